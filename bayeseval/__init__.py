@@ -1,0 +1,45 @@
+"""bayeseval: how good a fixed classifier really is, per subgroup, with honest uncertainty.
+
+The package imports no PyMC or PyTensor at import time; the PyMC engine loads
+them on first use.
+"""
+
+from bayeseval._warnings import (
+    BayesevalWarning,
+    CalibrationWarning,
+    ConvergenceWarning,
+    EmptyStratumWarning,
+    ModelCheckWarning,
+    PrecisionLimitedWarning,
+    ReweightingWarning,
+    ZeroVarianceWarning,
+)
+from bayeseval.counts import Counts, tabulate
+from bayeseval.metrics import Metric, get_metric
+
+# -- frequentist core (intervals, stratified) --
+
+# -- Bayesian models --
+
+# -- reports --
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "BayesevalWarning",
+    "CalibrationWarning",
+    "ConvergenceWarning",
+    "EmptyStratumWarning",
+    "ModelCheckWarning",
+    "PrecisionLimitedWarning",
+    "ReweightingWarning",
+    "ZeroVarianceWarning",
+    "Counts",
+    "tabulate",
+    "Metric",
+    "get_metric",
+    # -- frequentist core --
+    # -- Bayesian models --
+    # -- reports --
+]

@@ -1,0 +1,54 @@
+"""Warning classes raised by bayeseval.
+
+Every warning the package emits derives from :class:`BayesevalWarning`, so a
+user can silence or escalate all of them at once::
+
+    import warnings
+    import bayeseval
+    warnings.simplefilter("error", bayeseval.BayesevalWarning)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BayesevalWarning",
+    "ZeroVarianceWarning",
+    "EmptyStratumWarning",
+    "ReweightingWarning",
+    "ConvergenceWarning",
+    "ModelCheckWarning",
+    "CalibrationWarning",
+    "PrecisionLimitedWarning",
+]
+
+
+class BayesevalWarning(UserWarning):
+    """Base class of every warning emitted by bayeseval."""
+
+
+class ZeroVarianceWarning(BayesevalWarning):
+    """A rate of 0 or 1 gives a plug-in standard error of 0, which is not certainty."""
+
+
+class EmptyStratumWarning(BayesevalWarning):
+    """A stratum has no trials: its rate is undefined."""
+
+
+class ReweightingWarning(BayesevalWarning):
+    """The sample composition differs from the population: pooled numbers need reweighting."""
+
+
+class ConvergenceWarning(BayesevalWarning):
+    """An MCMC run failed a diagnostic (R-hat, effective sample size, divergences)."""
+
+
+class ModelCheckWarning(BayesevalWarning):
+    """A posterior predictive check or a comparison flags a misfit."""
+
+
+class CalibrationWarning(BayesevalWarning):
+    """A classifier's probabilities disagree with counted outcomes beyond their uncertainty."""
+
+
+class PrecisionLimitedWarning(BayesevalWarning):
+    """A design cannot reach the requested precision; the result is precision limited."""
