@@ -1,0 +1,125 @@
+"""Bayesian hierarchical models of per-stratum rates.
+
+:func:`fit_hierarchical` fits the hierarchical Beta-binomial model (or its robust and
+logit-normal variants) with the exact grid engine (no PyMC) or the PyMC engine, and returns a
+:class:`Posterior`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bayeseval._validation import check_method, check_positive_int
+from bayeseval.counts import Counts, as_counts
+from bayeseval.models.posterior import Posterior
+from bayeseval.models.priors import Prior, prior_predictive_spread, resolve_prior
+
+__all__ = [
+    "fit_hierarchical",
+    "Posterior",
+    "Prior",
+    "resolve_prior",
+    "prior_predictive_spread",
+]
+
+_ENGINES = ("exact", "pymc")
+_MODELS = ("beta_binomial", "robust", "logit_normal")
+
+
+def fit_hierarchical(
+    successes: Any,
+    trials: Any = None,
+    *,
+    strata: Any = None,
+    engine: str = "exact",
+    model: str = "beta_binomial",
+    prior: Any = "default",
+    prior_mean: Any = None,
+    draws: int = 4000,
+    random_seed: Any = None,
+    **engine_options: Any,
+) -> Posterior:
+    r"""Fit a hierarchical model that partially pools per-stratum rates.
+
+    .. math::
+
+        s_k \sim \mathrm{Bin}(n_k, \theta_k), \quad
+        \theta_k \sim \mathrm{Beta}(\mu\kappa, (1 - \mu)\kappa)
+
+    Parameters
+    ----------
+    successes : array-like, Series or Counts
+        Successes per stratum, or a :class:`~bayeseval.Counts`.
+    trials : array-like or Series, optional
+        Trials per stratum (omit when ``successes`` is a Counts).
+    strata : sequence, optional
+        Stratum labels.
+    engine : {"exact", "pymc"}
+        ``"exact"``: numerical integration over ``(logit mu, log kappa)`` and exact Beta draws
+        (milliseconds, no PyMC). ``"pymc"``: NUTS via :func:`bayeseval.models.pymc.fit_pymc`.
+    model : {"beta_binomial", "robust", "logit_normal"}
+        ``"robust"``: a two-component population that lets outlying strata stand apart (see
+        :mod:`bayeseval.models.robust`); ``"logit_normal"``: PyMC only.
+    prior : {"default", "bda"}, dict or Prior
+        Prior on ``(mu, kappa)``; see :mod:`bayeseval.models.priors`.
+    prior_mean : array-like, dict or Series, optional
+        Per-stratum prior guesses ``m_k`` of the rate; the population mean of stratum k becomes
+        ``expit(logit(mu) + o_k)`` with ``o_k = logit(m_k) - mean_j logit(m_j)``.
+    draws : int
+        Number of posterior draws.
+    random_seed : int, optional
+        Seed for reproducible draws.
+    **engine_options
+        Passed to the engine (exact: ``grid_size``, ``outlier_prob``; PyMC: ``chains``, ``tune``...).
+
+    Returns
+    -------
+    Posterior
+
+    Examples
+    --------
+    >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], strata=["a", "b", "c"], random_seed=0)
+    >>> post.summary().loc["a", "mean"] > 2 / 40  # pulled up toward the pooled mean
+    True
+    """
+    counts = successes if isinstance(successes, Counts) else as_counts(successes, trials, strata=strata)
+    if isinstance(successes, Counts) and trials is not None:
+        raise TypeError("pass either a Counts object or successes and trials, not both")
+    engine = check_method(engine, _ENGINES, "engine")
+    model = check_method(model, _MODELS, "model")
+    draws = check_positive_int(draws, "draws")
+    if engine == "exact":
+        if model == "logit_normal":
+            raise ValueError(
+                "model 'logit_normal' needs engine='pymc'; the exact engine fits "
+                "'beta_binomial' and 'robust'"
+            )
+        from bayeseval.models.exact import fit_exact
+
+        return fit_exact(
+            counts,
+            model=model,
+            prior=prior,
+            prior_mean=prior_mean,
+            draws=draws,
+            random_seed=random_seed,
+            **engine_options,
+        )
+    try:
+        import pymc  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            "engine='pymc' needs PyMC, which is not installed; install it with "
+            "`pip install pymc`, or use engine='exact'"
+        ) from exc
+    from bayeseval.models.pymc import fit_pymc
+
+    return fit_pymc(
+        counts,
+        model=model,
+        prior=prior,
+        prior_mean=prior_mean,
+        draws=draws,
+        random_seed=random_seed,
+        **engine_options,
+    )

@@ -1,0 +1,631 @@
+r"""Exact engine for the hierarchical Beta-binomial model (no PyMC).
+
+Model
+-----
+.. math::
+
+    s_k \mid \theta_k \sim \mathrm{Bin}(n_k, \theta_k), \qquad
+    \theta_k \sim \mathrm{Beta}(\mu_k \kappa, (1 - \mu_k) \kappa), \qquad
+    \mu_k = \mathrm{expit}(\mathrm{logit}\,\mu + o_k),
+
+with ``o_k = 0`` unless per-stratum prior means are given. The hyperparameters are
+two-dimensional, so the marginal posterior of ``(u, v) = (logit mu, log kappa)``
+
+.. math::
+
+    \log p(u, v \mid s) = \log p(u, v) + \sum_k \left[ \log B(a_k + s_k, b_k + n_k - s_k)
+        - \log B(a_k, b_k) \right] + \mathrm{const}, \quad a_k = \mu_k\kappa,\ b_k = (1-\mu_k)\kappa,
+
+is integrated numerically on an adaptive grid: the mode is found with
+``scipy.optimize.minimize``, the curvature (a finite-difference Hessian) sets the initial box,
+and the box is expanded where the posterior touches its edge and shrunk to the region holding
+all but a negligible mass (log density within 25 of the maximum, i.e. relative density above
+about 1e-11), then evaluated at the final resolution. ``log kappa`` is bounded to
+``[log 1e-4, log 1e6]``: when the data are consistent with complete pooling the posterior is flat
+toward large kappa and the bound truncates it (reported in ``diagnostics["edge_mass"]``).
+
+Strata with identical ``(s_k, n_k, o_k)`` are collapsed, and without offsets the sum is
+rewritten as sums of ``gammaln`` over the distinct values of ``s``, ``n - s`` and ``n``
+weighted by their multiplicities, so the cost grows with the number of distinct values, not
+strata. Draws of ``(u, v)`` pick grid cells by their mass with uniform jitter within the cell;
+``theta_k | mu, kappa ~ Beta(a_k + s_k, b_k + n_k - s_k)`` is then drawn exactly. The grid
+(:class:`ExactFit`) also gives exact posterior moments and quantiles of each ``theta_k`` as a
+mixture of Beta distributions, without sampling.
+
+The robust model (``model="robust"``) is described in :mod:`bayeseval.models.robust`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+from scipy.special import betainc, betaln, expit, gammaln, logit
+
+from bayeseval._validation import check_positive_int, check_probability
+from bayeseval._warnings import PrecisionLimitedWarning
+from bayeseval.counts import Counts
+from bayeseval.models.posterior import Posterior
+from bayeseval.models.priors import Prior, resolve_prior
+
+__all__ = ["ExactFit", "fit_exact", "prior_offsets", "U_BOUNDS", "V_BOUNDS"]
+
+#: Bounds of u = logit(mu).
+U_BOUNDS = (-25.0, 25.0)
+#: Bounds of v = log(kappa): kappa in [1e-4, 1e6].
+V_BOUNDS = (float(np.log(1e-4)), float(np.log(1e6)))
+
+_DROP = 25.0  # grid keeps log density within _DROP of the max (relative density e^-25 ~ 1e-11)
+_MODELS = ("beta_binomial", "robust")
+
+
+def prior_offsets(prior_mean: Any, counts: Counts) -> np.ndarray | None:
+    """Logit offsets ``o_k = logit(m_k) - mean_j logit(m_j)`` from per-stratum prior means.
+
+    Parameters
+    ----------
+    prior_mean : array-like, dict, Series or None
+        Prior guesses ``m_k`` in (0, 1), one per stratum (aligned by label for dict/Series).
+    counts : Counts
+        The strata.
+
+    Returns
+    -------
+    numpy.ndarray or None
+
+    Examples
+    --------
+    >>> c = Counts.from_arrays([1, 2], [10, 10])
+    >>> prior_offsets([0.1, 0.1], c).tolist()
+    [0.0, 0.0]
+    """
+    if prior_mean is None:
+        return None
+    import pandas as pd
+
+    index = counts.strata
+    if isinstance(prior_mean, dict):
+        prior_mean = pd.Series(prior_mean)
+    if isinstance(prior_mean, pd.Series):
+        missing = [k for k in index if k not in prior_mean.index]
+        if missing:
+            raise ValueError(f"prior_mean has no value for strata {missing[:5]}")
+        m = prior_mean.reindex(index).to_numpy(dtype=float)
+    else:
+        m = np.atleast_1d(np.asarray(prior_mean, dtype=float))
+        if m.size == 1:
+            m = np.full(len(index), float(m[0]))
+    if m.shape != (len(index),):
+        raise ValueError(f"prior_mean must have one value per stratum ({len(index)}), got shape {m.shape}")
+    if not np.all((m > 0) & (m < 1)):
+        raise ValueError(f"prior_mean values must be strictly between 0 and 1, got {m[~((m > 0) & (m < 1))][:5].tolist()}")
+    lm = logit(m)
+    return lm - lm.mean()
+
+
+class ExactFit:
+    """The exact engine's grid over ``(u, v) = (logit mu, log kappa)``.
+
+    Attributes
+    ----------
+    grid_u, grid_v : numpy.ndarray
+        Grid point coordinates (flattened, shape (G,)).
+    weights : numpy.ndarray
+        Normalised posterior mass of each grid cell (sums to 1).
+    du, dv : float
+        Cell widths.
+    log_post : numpy.ndarray
+        Unnormalised log posterior at the grid points.
+    diagnostics : dict
+        ``mode``, ``hessian``, ``grid_shape``, ``edge_mass``, ``n_evaluations``, ``distinct``.
+
+    Examples
+    --------
+    >>> c = Counts.from_arrays([2, 5, 9], [40, 50, 60])
+    >>> fit = ExactFit(c)
+    >>> round(float(fit.weights.sum()), 6)
+    1.0
+    >>> mean, var = fit.posterior_moments()
+    >>> mean.shape
+    (3,)
+    """
+
+    def __init__(
+        self,
+        counts: Counts,
+        *,
+        prior: Any = "default",
+        model: str = "beta_binomial",
+        prior_mean: Any = None,
+        grid_size: int = 48,
+        outlier_prob: float = 0.1,
+    ) -> None:
+        if not isinstance(counts, Counts):
+            raise TypeError(f"counts must be a Counts object, got {type(counts).__name__}")
+        if model not in _MODELS:
+            raise ValueError(f"unknown model {model!r} for the exact engine; valid choices are {list(_MODELS)}")
+        self.counts = counts
+        self.prior: Prior = resolve_prior(prior)
+        self.model = model
+        self.grid_size = check_positive_int(grid_size, "grid_size", minimum=8)
+        self.outlier_prob = check_probability(outlier_prob, "outlier_prob", open_interval=True)
+        s = counts.successes.to_numpy().astype(np.int64)
+        n = counts.trials.to_numpy().astype(np.int64)
+        self.offsets = prior_offsets(prior_mean, counts)
+        self._s, self._n = s, n
+        # distinct (s, n, o) triples
+        o = self.offsets if self.offsets is not None else np.zeros(len(s))
+        keys = np.column_stack([s.astype(float), n.astype(float), o])
+        uniq, inverse, mult = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        self._ps = uniq[:, 0]
+        self._pn = uniq[:, 1]
+        self._pf = self._pn - self._ps
+        self._po = uniq[:, 2]
+        self._pm = mult.astype(float)
+        self._inverse = inverse.ravel()
+        self._fast = self.offsets is None and model == "beta_binomial"
+        if self._fast:
+            self._tabs = [self._table(self._ps), self._table(self._pf), self._table(self._pn)]
+        if model == "robust":
+            # log marginal of the wide component Beta(1, 1), without the binomial coefficient
+            self._l0 = betaln(1.0 + self._ps, 1.0 + self._pf)
+        self.n_evaluations = 0
+        self._build()
+        self._moments: tuple[np.ndarray, np.ndarray] | None = None
+        self._compact: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    # -- log posterior -------------------------------------------------------------------
+    def _table(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct non-zero values and their multiplicity-weighted counts."""
+        vals, inv = np.unique(values, return_inverse=True)
+        w = np.bincount(inv.ravel(), weights=self._pm, minlength=len(vals))
+        keep = vals > 0
+        return vals[keep], w[keep]
+
+    def _pair_loglik(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Log Beta-binomial marginal (no binomial coefficient) per grid point and pair, (G, J)."""
+        kappa = np.exp(v)[:, None]
+        mu = expit(u[:, None] + self._po[None, :])
+        a = mu * kappa
+        b = kappa - a
+        b = np.maximum(b, 1e-300)
+        a = np.maximum(a, 1e-300)
+        return betaln(a + self._ps, b + self._pf) - betaln(a, b)
+
+    def _loglik(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Marginal log likelihood of the hyperparameters at points (u, v)."""
+        u = np.asarray(u, dtype=float).ravel()
+        v = np.asarray(v, dtype=float).ravel()
+        self.n_evaluations += u.size
+        if self._fast:
+            kappa = np.exp(v)
+            a = np.maximum(expit(u) * kappa, 1e-300)
+            b = np.maximum(expit(-u) * kappa, 1e-300)
+            out = np.zeros(u.size)
+            for base, (vals, w) in zip((a, b, kappa), self._tabs, strict=True):
+                if vals.size == 0:
+                    continue
+                term = (gammaln(base[:, None] + vals[None, :]) - gammaln(base)[:, None]) @ w
+                out += -term if base is kappa else term
+            return out
+        out = np.empty(u.size)
+        chunk = max(1, int(2_000_000 // max(len(self._ps), 1)))
+        for i in range(0, u.size, chunk):
+            l1 = self._pair_loglik(u[i : i + chunk], v[i : i + chunk])
+            if self.model == "robust":
+                eps = self.outlier_prob
+                l1 = np.logaddexp(np.log1p(-eps) + l1, np.log(eps) + self._l0[None, :])
+            out[i : i + chunk] = l1 @ self._pm
+        return out
+
+    def log_posterior(self, u: Any, v: Any) -> np.ndarray:
+        """Unnormalised log posterior of ``(logit mu, log kappa)`` (prior Jacobian included).
+
+        Examples
+        --------
+        >>> fit = ExactFit(Counts.from_arrays([2, 5], [40, 50]))
+        >>> bool(np.isfinite(fit.log_posterior(-2.0, 3.0)).all())
+        True
+        """
+        u = np.asarray(u, dtype=float)
+        v = np.asarray(v, dtype=float)
+        u, v = np.broadcast_arrays(u, v)
+        lp = self._loglik(u, v) + np.asarray(self.prior.log_density(u, v)).ravel()
+        return lp.reshape(u.shape)
+
+    # -- grid --------------------------------------------------------------------------------
+    def _mode(self) -> tuple[np.ndarray, np.ndarray]:
+        s_tot = float(self._s.sum())
+        n_tot = float(self._n.sum())
+        u0 = float(logit((s_tot + 0.5) / (n_tot + 1.0)))
+        vs = np.linspace(-2.0, 12.0, 15)
+        lp0 = self.log_posterior(np.full_like(vs, u0), vs)
+        v0 = float(vs[np.nanargmax(np.where(np.isfinite(lp0), lp0, -np.inf))])
+
+        def f(x: np.ndarray) -> float:
+            val = float(self.log_posterior(x[0], x[1]))
+            return -val if np.isfinite(val) else 1e300
+
+        res = optimize.minimize(f, np.array([u0, v0]), method="L-BFGS-B", bounds=[U_BOUNDS, V_BOUNDS])
+        x = np.clip(res.x, [U_BOUNDS[0], V_BOUNDS[0]], [U_BOUNDS[1], V_BOUNDS[1]])
+        h = 1e-2
+        steps = np.array([[i * h, j * h] for i in (-1, 0, 1) for j in (-1, 0, 1)])
+        pts = x[None, :] + steps
+        vals = self.log_posterior(pts[:, 0], pts[:, 1]).reshape(3, 3)
+        huu = (vals[2, 1] - 2 * vals[1, 1] + vals[0, 1]) / h**2
+        hvv = (vals[1, 2] - 2 * vals[1, 1] + vals[1, 0]) / h**2
+        huv = (vals[2, 2] - vals[2, 0] - vals[0, 2] + vals[0, 0]) / (4 * h**2)
+        hess = -np.array([[huu, huv], [huv, hvv]])  # negative Hessian of log posterior
+        return x, hess
+
+    def _build(self) -> None:
+        mode, hess = self._mode()
+        try:
+            cov = np.linalg.inv(hess)
+            sd = np.sqrt(np.diag(cov))
+            if not np.all(np.isfinite(sd)) or np.any(np.diag(cov) <= 0):
+                raise np.linalg.LinAlgError
+        except np.linalg.LinAlgError:
+            sd = np.array([1.0, 3.0])
+        sd = np.clip(sd, 1e-4, 10.0)
+        lo = np.maximum(mode - 7.5 * sd, [U_BOUNDS[0], V_BOUNDS[0]])
+        hi = np.minimum(mode + 7.5 * sd, [U_BOUNDS[1], V_BOUNDS[1]])
+        bmin = np.array([U_BOUNDS[0], V_BOUNDS[0]])
+        bmax = np.array([U_BOUNDS[1], V_BOUNDS[1]])
+        m_final = self.grid_size
+        m = max(16, m_final // 2)
+        final = False
+        for _ in range(12):
+            gu = np.linspace(lo[0], hi[0], m)
+            gv = np.linspace(lo[1], hi[1], m)
+            U, V = np.meshgrid(gu, gv, indexing="ij")
+            lp = self.log_posterior(U.ravel(), V.ravel()).reshape(m, m)
+            lp = np.where(np.isfinite(lp), lp, -np.inf)
+            mx = lp.max()
+            sig = lp > mx - _DROP
+            iu = np.flatnonzero(sig.any(axis=1))
+            iv = np.flatnonzero(sig.any(axis=0))
+            first = np.array([iu[0], iv[0]])
+            last = np.array([iu[-1], iv[-1]])
+            width = hi - lo
+            grids = (gu, gv)
+            touched = False
+            new_lo, new_hi = lo.copy(), hi.copy()
+            for d in range(2):
+                if first[d] == 0 and lo[d] > bmin[d] + 1e-12:
+                    new_lo[d] = max(bmin[d], lo[d] - width[d])
+                    touched = True
+                else:
+                    new_lo[d] = grids[d][max(first[d] - 1, 0)]
+                if last[d] == m - 1 and hi[d] < bmax[d] - 1e-12:
+                    new_hi[d] = min(bmax[d], hi[d] + width[d])
+                    touched = True
+                else:
+                    new_hi[d] = grids[d][min(last[d] + 1, m - 1)]
+            if touched:
+                lo, hi = new_lo, new_hi
+                final = False
+                continue
+            span = (last - first + 1) / m
+            if final and np.all(span > 0.5):
+                break
+            lo, hi = new_lo, new_hi
+            if np.any(hi - lo <= 0):
+                hi = np.where(hi - lo <= 0, lo + 1e-3, hi)
+            m = m_final
+            final = True
+        w = np.exp(lp - mx)
+        total = w.sum()
+        edge = np.zeros_like(w, dtype=bool)
+        edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = True
+        self.grid_u = U.ravel()
+        self.grid_v = V.ravel()
+        self.log_post = lp.ravel()
+        self.weights = (w / total).ravel()
+        self.du = float(gu[1] - gu[0])
+        self.dv = float(gv[1] - gv[0])
+        self.log_evidence = float(mx + np.log(total) + np.log(self.du * self.dv))
+        edge_mass = float(w[edge].sum() / total)
+        self.diagnostics = {
+            "mode": {"logit_mu": float(mode[0]), "log_kappa": float(mode[1])},
+            "hessian": hess,
+            "grid_shape": (m, m),
+            "box": {"logit_mu": (float(lo[0]), float(hi[0])), "log_kappa": (float(lo[1]), float(hi[1]))},
+            "edge_mass": edge_mass,
+            "n_evaluations": self.n_evaluations,
+            "distinct": len(self._ps),
+        }
+        if edge_mass > 1e-4:
+            warnings.warn(
+                f"the posterior of (mu, kappa) has mass {edge_mass:.2g} on the edge of the "
+                f"integration grid (kappa is bounded to [1e-4, 1e6], logit mu to +-25); the data "
+                "are consistent with extreme pooling and the result depends on these bounds",
+                PrecisionLimitedWarning,
+                stacklevel=4,
+            )
+
+    # -- exact posterior summaries --------------------------------------------------------------
+    def _compact_grid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Grid points holding all but 1e-10 of the mass (renormalised)."""
+        if self._compact is None:
+            order = np.argsort(self.weights)
+            cum = np.cumsum(self.weights[order])
+            keep = np.sort(order[cum > 1e-10])
+            w = self.weights[keep]
+            self._compact = (self.grid_u[keep], self.grid_v[keep], w / w.sum())
+        return self._compact
+
+    def _components(self, u: np.ndarray, v: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Conditional Beta components of theta for each (u, v) point and distinct pair.
+
+        Returns a list of (weight, A, B) arrays of shape (G, J).
+        """
+        kappa = np.exp(v)[:, None]
+        mu = expit(u[:, None] + self._po[None, :])
+        a = mu * kappa
+        A = a + self._ps[None, :]
+        B = (kappa - a) + self._pf[None, :]
+        if self.model != "robust":
+            return [(np.ones_like(A), A, B)]
+        eps = self.outlier_prob
+        l1 = betaln(A, B) - betaln(np.maximum(a, 1e-300), np.maximum(kappa - a, 1e-300))
+        l0 = self._l0[None, :]
+        r = expit((np.log1p(-eps) + l1) - (np.log(eps) + l0))  # P(main component | u, v, s)
+        ones = np.ones_like(A)
+        return [
+            (r, A, B),
+            (1.0 - r, ones + self._ps[None, :], ones + self._pf[None, :]),
+        ]
+
+    def posterior_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Exact posterior mean and variance of each ``theta_k`` (mixture over the grid).
+
+        Returns
+        -------
+        (mean, variance) : tuple of numpy.ndarray, each of shape (K,)
+
+        Examples
+        --------
+        >>> fit = ExactFit(Counts.from_arrays([2, 5], [40, 50]))
+        >>> m, v = fit.posterior_moments()
+        >>> bool(np.all((m > 0) & (m < 1) & (v > 0)))
+        True
+        """
+        if self._moments is None:
+            u, v, w = self._compact_grid()
+            m1 = np.zeros(len(self._ps))
+            m2 = np.zeros(len(self._ps))
+            for r, A, B in self._components(u, v):
+                mean = A / (A + B)
+                ex2 = mean * (A + 1.0) / (A + B + 1.0)
+                m1 += w @ (r * mean)
+                m2 += w @ (r * ex2)
+            var = np.maximum(m2 - m1**2, 0.0)
+            self._moments = (m1[self._inverse], var[self._inverse])
+        return self._moments
+
+    def _pair_cdf(self, x: np.ndarray, comps: list, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture CDF and density at x (shape (J,)) for each distinct pair."""
+        cdf = np.zeros(x.shape)
+        pdf = np.zeros(x.shape)
+        xx = x[None, :]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            for r, A, B in comps:
+                cdf += w @ (r * betainc(A, B, xx))
+                logpdf = (A - 1) * np.log(xx) + (B - 1) * np.log1p(-xx) - betaln(A, B)
+                pdf += w @ (r * np.exp(np.clip(logpdf, -700, 700)))
+        return cdf, pdf
+
+    def cdf(self, x: Any) -> np.ndarray:
+        """Exact posterior ``P(theta_k <= x)`` for each stratum (x scalar or per stratum).
+
+        Examples
+        --------
+        >>> fit = ExactFit(Counts.from_arrays([2, 5], [40, 50]))
+        >>> p = fit.cdf(0.5)
+        >>> bool(np.all(p > 0.99))
+        True
+        """
+        u, v, w = self._compact_grid()
+        x = np.broadcast_to(np.asarray(x, dtype=float), (len(self._s),))
+        J = len(self._ps)
+        out = np.empty(len(self._s))
+        comps = self._components(u, v)
+        # evaluate per distinct pair at its strata's x (x may vary by stratum)
+        uniq_x, inv_x = np.unique(np.column_stack([self._inverse, x]), axis=0, return_inverse=True)
+        inv_x = inv_x.ravel()
+        pair = uniq_x[:, 0].astype(int)
+        xs = uniq_x[:, 1]
+        cdf = np.empty(len(xs))
+        for start in range(0, len(xs), J):
+            sel = slice(start, start + J)
+            idx = pair[sel]
+            sub = [(r[:, idx], A[:, idx], B[:, idx]) for r, A, B in comps]
+            cdf[sel] = self._pair_cdf(np.clip(xs[sel], 0.0, 1.0), sub, w)[0]
+        out[:] = cdf[inv_x]
+        return np.clip(out, 0.0, 1.0)
+
+    def quantiles(self, q: Any) -> np.ndarray:
+        """Exact posterior quantiles of each ``theta_k`` (mixture of Betas over the grid).
+
+        Solved by safeguarded Newton iterations on the mixture CDF to 1e-10.
+
+        Parameters
+        ----------
+        q : float or sequence of float
+            Probabilities in (0, 1).
+
+        Returns
+        -------
+        numpy.ndarray of shape (len(q), K) (or (K,) for a scalar q)
+
+        Examples
+        --------
+        >>> fit = ExactFit(Counts.from_arrays([2, 5], [40, 50]))
+        >>> lo, hi = fit.quantiles([0.025, 0.975])
+        >>> bool(np.all(lo < hi))
+        True
+        """
+        scalar = np.ndim(q) == 0
+        qs = np.atleast_1d(np.asarray(q, dtype=float))
+        if np.any((qs <= 0) | (qs >= 1)):
+            raise ValueError(f"q must be strictly between 0 and 1, got {qs.tolist()}")
+        u, v, w = self._compact_grid()
+        comps = self._components(u, v)
+        mean, var = self._pair_moments(comps, w)
+        out = np.empty((len(qs), len(self._ps)))
+        for i, target in enumerate(qs):
+            out[i] = self._solve(target, comps, w, mean, var)
+        res = out[:, self._inverse]
+        return res[0] if scalar else res
+
+    def _pair_moments(self, comps: list, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m1 = np.zeros(len(self._ps))
+        m2 = np.zeros(len(self._ps))
+        for r, A, B in comps:
+            mean = A / (A + B)
+            m1 += w @ (r * mean)
+            m2 += w @ (r * mean * (A + 1.0) / (A + B + 1.0))
+        return m1, np.maximum(m2 - m1**2, 1e-300)
+
+    def _solve(self, target: float, comps: list, w: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+        from scipy import stats
+
+        # moment-matched Beta as the starting point
+        common = np.maximum(mean * (1 - mean) / var - 1.0, 1e-6)
+        x = stats.beta.ppf(target, np.maximum(mean * common, 1e-8), np.maximum((1 - mean) * common, 1e-8))
+        x = np.clip(np.nan_to_num(x, nan=mean), 1e-15, 1 - 1e-15)
+        lo = np.zeros_like(x)
+        hi = np.ones_like(x)
+        for _ in range(60):
+            F, f = self._pair_cdf(x, comps, w)
+            err = F - target
+            lo = np.where(err < 0, x, lo)
+            hi = np.where(err >= 0, x, hi)
+            if np.all(np.abs(err) < 1e-10) or np.all(hi - lo < 1e-13):
+                break
+            with np.errstate(divide="ignore", invalid="ignore"):
+                step = x - err / f
+            bad = ~np.isfinite(step) | (step <= lo) | (step >= hi)
+            x = np.where(bad, 0.5 * (lo + hi), step)
+        return x
+
+    # -- sampling -------------------------------------------------------------------------------
+    def sample_hyper(self, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``(u, v)``: a grid cell by its mass, then uniform jitter within the cell."""
+        idx = rng.choice(self.weights.size, size=draws, p=self.weights)
+        u = self.grid_u[idx] + (rng.random(draws) - 0.5) * self.du
+        v = self.grid_v[idx] + (rng.random(draws) - 0.5) * self.dv
+        u = np.clip(u, *U_BOUNDS)
+        v = np.clip(v, *V_BOUNDS)
+        return u, v
+
+    def sample_theta(self, u: np.ndarray, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``theta`` (len(u), K) exactly from its conditional given each ``(u, v)``."""
+        S = len(u)
+        out = np.empty((S, len(self._ps)))
+        chunk = max(1, int(4_000_000 // max(len(self._ps), 1)))
+        for i in range(0, S, chunk):
+            sl = slice(i, i + chunk)
+            comps = self._components(u[sl], v[sl])
+            r, A, B = comps[0]
+            th = rng.beta(np.maximum(A, 1e-300), np.maximum(B, 1e-300))
+            if len(comps) > 1:
+                _, A0, B0 = comps[1]
+                alt = rng.beta(A0, B0)
+                th = np.where(rng.random(th.shape) < r, th, alt)
+            out[sl] = th
+        return out[:, self._inverse]
+
+    def outlier_probability(self) -> np.ndarray:
+        """Robust model: posterior probability that each stratum belongs to the wide component."""
+        if self.model != "robust":
+            return np.zeros(len(self._s))
+        u, v, w = self._compact_grid()
+        r = self._components(u, v)[0][0]
+        return (1.0 - w @ r)[self._inverse]
+
+    def hyper_moments(self) -> dict[str, float]:
+        """Posterior means of mu and kappa from the grid (exact up to the grid)."""
+        mu = expit(self.grid_u)
+        kappa = np.exp(self.grid_v)
+        return {
+            "mu": float(self.weights @ mu),
+            "kappa": float(self.weights @ kappa),
+            "logit_mu": float(self.weights @ self.grid_u),
+            "log_kappa": float(self.weights @ self.grid_v),
+        }
+
+
+def fit_exact(
+    counts: Counts,
+    *,
+    model: str = "beta_binomial",
+    prior: Any = "default",
+    prior_mean: Any = None,
+    draws: int = 4000,
+    random_seed: Any = None,
+    grid_size: int = 48,
+    outlier_prob: float = 0.1,
+) -> Posterior:
+    """Fit the hierarchical Beta-binomial (or robust) model with the exact grid engine.
+
+    Parameters
+    ----------
+    counts : Counts
+        Successes and trials per stratum.
+    model : {"beta_binomial", "robust"}
+        The population model (see :mod:`bayeseval.models.robust` for ``"robust"``).
+    prior : {"default", "bda"}, dict or Prior
+        Prior on ``(mu, kappa)`` (see :mod:`bayeseval.models.priors`).
+    prior_mean : array-like, dict or Series, optional
+        Per-stratum prior guesses of the rate; become logit offsets of the population mean.
+    draws : int
+        Number of posterior draws.
+    random_seed : int or numpy Generator, optional
+        Seed for ``numpy.random.default_rng``.
+    grid_size : int
+        Points per axis of the final grid (default 48).
+    outlier_prob : float
+        Robust model only: prior probability ``eps`` that a stratum is an outlier.
+
+    Returns
+    -------
+    Posterior
+        ``theta`` draws are generated lazily on first use; ``posterior.exact`` holds the
+        :class:`ExactFit` for exact moments and quantiles.
+
+    Examples
+    --------
+    >>> post = fit_exact(Counts.from_arrays([2, 5, 9], [40, 50, 60]), random_seed=0, draws=1000)
+    >>> post.engine, post.n_draws
+    ('exact', 1000)
+    """
+    draws = check_positive_int(draws, "draws")
+    fit = ExactFit(
+        counts, prior=prior, model=model, prior_mean=prior_mean, grid_size=grid_size, outlier_prob=outlier_prob
+    )
+    rng = np.random.default_rng(random_seed)
+    u, v = fit.sample_hyper(draws, rng)
+    theta_rng = np.random.default_rng(rng.integers(2**63))
+
+    def theta() -> np.ndarray:
+        return fit.sample_theta(u, v, theta_rng)
+
+    diagnostics = dict(fit.diagnostics)
+    if fit.offsets is not None:
+        diagnostics["offsets"] = fit.offsets
+    if model == "robust":
+        diagnostics["outlier_prob"] = fit.outlier_prob
+    return Posterior(
+        theta=theta,
+        counts=counts,
+        hyper={"mu": expit(u), "kappa": np.exp(v)},
+        engine="exact",
+        model=model,
+        prior=fit.prior,
+        diagnostics=diagnostics,
+        exact=fit,
+    )

@@ -1,0 +1,510 @@
+"""Posterior: draws of per-stratum rates plus summaries and derived quantities.
+
+Both engines (exact and PyMC) return a :class:`Posterior`. It holds draws of
+``theta`` (n_draws x K strata), draws of the hyperparameters, and the
+:class:`~bayeseval.counts.Counts` it was fitted to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import expit, logit
+
+from bayeseval._validation import check_level, check_method, check_weights
+from bayeseval.counts import Counts, stratum_labels
+from bayeseval.models.priors import Prior
+
+__all__ = ["Posterior"]
+
+_INTERVALS = ("eti", "hdi")
+
+
+class Posterior:
+    """Posterior of a hierarchical model of per-stratum rates.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray of shape (n_draws, K), or a callable returning one
+        Posterior draws of the stratum rates, columns in the order of ``counts.strata``.
+        An engine may pass a zero-argument callable to draw them lazily on first use.
+    counts : Counts
+        The data the model was fitted to.
+    hyper : dict of str to numpy.ndarray
+        Hyperparameter draws, each of shape (n_draws,), e.g. ``{"mu": ..., "kappa": ...}``
+        (logit-normal: ``{"intercept": ..., "sigma": ...}``).
+    engine : str
+        ``"exact"`` or ``"pymc"``.
+    model : str
+        ``"beta_binomial"``, ``"robust"`` or ``"logit_normal"``.
+    prior : Prior or str
+        The prior used.
+    idata : arviz.InferenceData, optional
+        The engine's InferenceData (PyMC); built lazily from the draws when None.
+    diagnostics : dict, optional
+        Engine diagnostics (R-hat, ESS, divergences, grid size...). The exact engine stores
+        ``"offsets"`` (logit offsets from ``prior_mean``) here when used.
+    exact : object, optional
+        The exact engine's grid fit (:class:`~bayeseval.models.exact.ExactFit`); when given,
+        :meth:`summary` uses exact mixture moments and quantiles instead of draws.
+
+    Examples
+    --------
+    >>> from bayeseval.models import fit_hierarchical
+    >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], random_seed=0, draws=1000)
+    >>> post.summary().columns.tolist()
+    ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage']
+    >>> post.draws("theta").shape
+    (1000, 3)
+    """
+
+    def __init__(
+        self,
+        *,
+        theta: np.ndarray | Callable[[], np.ndarray],
+        counts: Counts,
+        hyper: dict[str, np.ndarray],
+        engine: str,
+        model: str,
+        prior: Prior | str,
+        idata: Any = None,
+        diagnostics: dict | None = None,
+        exact: Any = None,
+    ) -> None:
+        if not isinstance(counts, Counts):
+            raise TypeError(f"counts must be a Counts object, got {type(counts).__name__}")
+        self._counts = counts
+        self._theta_source = theta
+        self._theta: np.ndarray | None = None
+        if not callable(theta):
+            self._theta = self._check_theta(theta)
+        self._hyper = {str(k): np.asarray(v, dtype=float) for k, v in (hyper or {}).items()}
+        for key, val in self._hyper.items():
+            if val.ndim != 1:
+                raise ValueError(f"hyper[{key!r}] must be one-dimensional draws, got shape {val.shape}")
+        self.engine = str(engine)
+        self.model = str(model)
+        self.prior = prior
+        self._idata = idata
+        self.diagnostics = dict(diagnostics or {})
+        self.exact = exact
+
+    # -- basic attributes ------------------------------------------------------------------
+    def _check_theta(self, theta: Any) -> np.ndarray:
+        arr = np.asarray(theta, dtype=float)
+        if arr.ndim != 2 or arr.shape[1] != len(self._counts):
+            raise ValueError(
+                f"theta must have shape (n_draws, {len(self._counts)}), got {arr.shape}"
+            )
+        return arr
+
+    @property
+    def theta(self) -> np.ndarray:
+        """Draws of the stratum rates, shape (n_draws, K) (drawn on first use if lazy)."""
+        if self._theta is None:
+            self._theta = self._check_theta(self._theta_source())
+        return self._theta
+
+    @property
+    def counts(self) -> Counts:
+        """The Counts the model was fitted to."""
+        return self._counts
+
+    @property
+    def strata(self) -> pd.Index:
+        """The stratum labels."""
+        return self._counts.strata
+
+    @property
+    def hyper(self) -> dict[str, np.ndarray]:
+        """Hyperparameter draws by name."""
+        return dict(self._hyper)
+
+    @property
+    def n_draws(self) -> int:
+        """Number of posterior draws."""
+        if self._theta is not None:
+            return int(self._theta.shape[0])
+        if self._hyper:
+            return int(next(iter(self._hyper.values())).shape[0])
+        return int(self.theta.shape[0])
+
+    def __repr__(self) -> str:
+        name = self.prior.name if isinstance(self.prior, Prior) else str(self.prior)
+        return (
+            f"<Posterior engine={self.engine!r} model={self.model!r} prior={name!r} "
+            f"strata={len(self._counts)} draws={self.n_draws}>"
+        )
+
+    # -- draws -----------------------------------------------------------------------------
+    def draws(self, name: str = "theta") -> pd.DataFrame | np.ndarray:
+        """Posterior draws of a quantity.
+
+        Parameters
+        ----------
+        name : str
+            ``"theta"`` (DataFrame, draws x strata, columns labelled by stratum), ``"mu"``,
+            ``"kappa"``, ``"alpha"`` (``mu * kappa``), ``"beta"`` (``(1 - mu) * kappa``), or any
+            other hyperparameter the engine stored (e.g. ``"sigma"``), as a 1-D array.
+
+        Returns
+        -------
+        pandas.DataFrame or numpy.ndarray
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 5], [40, 50], random_seed=0, draws=500)
+        >>> bool(np.allclose(post.draws("alpha"), post.draws("mu") * post.draws("kappa")))
+        True
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a string, got {type(name).__name__}")
+        if name == "theta":
+            return pd.DataFrame(self.theta, columns=self.strata)
+        if name in self._hyper:
+            return self._hyper[name].copy()
+        if name in ("alpha", "beta") and "mu" in self._hyper and "kappa" in self._hyper:
+            mu, kappa = self._hyper["mu"], self._hyper["kappa"]
+            return mu * kappa if name == "alpha" else (1.0 - mu) * kappa
+        valid = ["theta", *self._hyper]
+        if "mu" in self._hyper and "kappa" in self._hyper:
+            valid += ["alpha", "beta"]
+        raise ValueError(f"unknown name {name!r}; this posterior has {valid}")
+
+    def _column(self, stratum: Hashable) -> int:
+        index = self.strata
+        try:
+            loc = index.get_loc(stratum)
+        except (KeyError, TypeError):
+            loc = None
+        if isinstance(loc, (int, np.integer)):
+            return int(loc)
+        labels = stratum_labels(index)
+        if isinstance(stratum, str) and stratum in labels:
+            return labels.index(stratum)
+        raise ValueError(f"unknown stratum {stratum!r}; strata are {list(index[:10])}")
+
+    def weighted(self, weights: Any = None) -> np.ndarray:
+        """Draws of the population-weighted rate ``sum_k pi_k theta_k``.
+
+        Parameters
+        ----------
+        weights : array-like, dict or Series, optional
+            Population shares ``pi_k`` (summing to 1); defaults to ``counts.weights``.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_draws,)
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 5], [40, 50], random_seed=0, draws=500)
+        >>> post.weighted([0.5, 0.5]).shape
+        (500,)
+        """
+        if weights is None:
+            if self._counts.weights is None:
+                raise ValueError(
+                    "weights is None and the counts carry no population shares; pass weights"
+                )
+            w = self._counts.weights.to_numpy()
+        else:
+            w = check_weights(weights, self.strata)
+        return self.theta @ w
+
+    def gap(self, a: Hashable, b: Hashable) -> np.ndarray:
+        """Draws of the gap ``theta_a - theta_b`` between two strata.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], strata=["x", "y"], random_seed=0, draws=500)
+        >>> bool(post.gap("y", "x").mean() > 0)
+        True
+        """
+        return self.theta[:, self._column(a)] - self.theta[:, self._column(b)]
+
+    def prob_gap(self, a: Hashable, b: Hashable, delta: float = 0.0) -> float:
+        """Posterior probability ``P(theta_a - theta_b > delta)``.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], strata=["x", "y"], random_seed=0, draws=500)
+        >>> post.prob_gap("y", "x") > 0.5
+        True
+        """
+        return float(np.mean(self.gap(a, b) > float(delta)))
+
+    def prob_below(self, threshold: float) -> pd.Series:
+        """Posterior probability that each stratum's rate is below ``threshold``.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], strata=["x", "y"], random_seed=0, draws=500)
+        >>> post.prob_below(0.5).round(2).tolist()
+        [1.0, 1.0]
+        """
+        thr = float(threshold)
+        if self.exact is not None and hasattr(self.exact, "cdf"):
+            p = self.exact.cdf(thr)
+        else:
+            p = np.mean(self.theta < thr, axis=0)
+        return pd.Series(p, index=self.strata, name=f"P(theta < {thr:g})")
+
+    def prob(
+        self,
+        a: Hashable | None = None,
+        b: Hashable | None = None,
+        *,
+        delta: float = 0.0,
+        threshold: float | None = None,
+    ) -> float | pd.Series:
+        """Posterior probabilities: a gap ``P(theta_a - theta_b > delta)`` or ``P(theta_k < threshold)``.
+
+        Parameters
+        ----------
+        a, b : stratum labels, optional
+            Give both for ``P(theta_a - theta_b > delta)`` (a float).
+        delta : float
+            Margin for the gap.
+        threshold : float, optional
+            Give it (without ``a``/``b``) for ``P(theta_k < threshold)`` per stratum (a Series),
+            or with ``a`` only for one stratum (a float).
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], strata=["x", "y"], random_seed=0, draws=500)
+        >>> post.prob("y", "x", delta=0.0) == post.prob_gap("y", "x")
+        True
+        """
+        if threshold is not None:
+            if b is not None:
+                raise ValueError("give threshold with at most one stratum a, not b")
+            out = self.prob_below(threshold)
+            return float(out.iloc[self._column(a)]) if a is not None else out
+        if a is None or b is None:
+            raise ValueError("give both strata a and b for a gap probability, or a threshold")
+        return self.prob_gap(a, b, delta)
+
+    def ranks(self, *, descending: bool = False) -> pd.DataFrame:
+        """Posterior distribution of each stratum's rank (1 = lowest rate).
+
+        Parameters
+        ----------
+        descending : bool
+            Rank 1 is the highest rate when True.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum: ``mean_rank``, ``median_rank``, ``p_best`` (probability of
+            rank 1) and one column per rank ``1..K`` with the probability of that rank.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], strata=["x", "y"], random_seed=0, draws=500)
+        >>> post.ranks().loc["x", "mean_rank"] < 1.5
+        True
+        """
+        th = -self.theta if descending else self.theta
+        r = stats.rankdata(th, axis=1, method="ordinal").astype(int)
+        K = th.shape[1]
+        probs = np.stack([np.mean(r == j, axis=0) for j in range(1, K + 1)], axis=1)
+        frame = pd.DataFrame(probs, index=self.strata, columns=list(range(1, K + 1)))
+        frame.insert(0, "p_best", probs[:, 0])
+        frame.insert(0, "median_rank", np.median(r, axis=0))
+        frame.insert(0, "mean_rank", r.mean(axis=0))
+        return frame
+
+    # -- summaries -------------------------------------------------------------------------
+    def pooled_mean(self) -> np.ndarray:
+        """Posterior mean of each stratum's population mean (the point pooling moves toward).
+
+        ``E[mu]`` for the Beta-binomial model (``E[expit(logit mu + o_k)]`` with prior-mean
+        offsets), ``E[expit(intercept)]`` for the logit-normal model.
+        """
+        K = len(self._counts)
+        offsets = self.diagnostics.get("offsets")
+        if "mu" in self._hyper:
+            mu = self._hyper["mu"]
+            if offsets is not None:
+                o = np.asarray(offsets, dtype=float)
+                return expit(logit(mu)[:, None] + o[None, :]).mean(axis=0)
+            return np.full(K, mu.mean())
+        if "intercept" in self._hyper:
+            return np.full(K, expit(self._hyper["intercept"]).mean())
+        return np.full(K, np.average(self.theta.mean(axis=0), weights=self._counts.trials + 1))
+
+    def shrinkage(self) -> pd.Series:
+        """Shrinkage per stratum.
+
+        ``(raw - posterior mean) / (raw - pooled mean)``: the fraction of the distance from the
+        raw rate to the pooled mean that the posterior mean travelled (0 = no pooling, 1 =
+        complete pooling). NaN when undefined: a stratum without trials, or a raw rate within
+        1e-9 of the pooled mean.
+        """
+        raw = self._counts.rates.to_numpy()
+        post = self._post_mean()
+        pooled = self.pooled_mean()
+        denom = raw - pooled
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.where(np.abs(denom) > 1e-9, (raw - post) / denom, np.nan)
+        return pd.Series(out, index=self.strata, name="shrinkage")
+
+    def _post_mean(self) -> np.ndarray:
+        if self.exact is not None and hasattr(self.exact, "posterior_moments"):
+            return np.asarray(self.exact.posterior_moments()[0], dtype=float)
+        return self.theta.mean(axis=0)
+
+    def summary(self, level: float = 0.95, interval: str = "eti") -> pd.DataFrame:
+        """Per-stratum summary.
+
+        Parameters
+        ----------
+        level : float
+            Credible level (0.95 = 95%).
+        interval : {"eti", "hdi"}
+            Equal-tailed interval, or highest-density interval (``arviz.hdi`` on the draws).
+            With the exact engine, the mean and the equal-tailed quantiles are computed exactly
+            from the grid mixture of Beta distributions rather than from draws.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum: ``successes``, ``trials``, ``raw_rate``, ``mean``, ``median``,
+            ``lower``, ``upper``, ``shrinkage``.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], random_seed=0, draws=500)
+        >>> s = post.summary(level=0.9)
+        >>> bool((s["lower"] < s["mean"]).all() and (s["mean"] < s["upper"]).all())
+        True
+        """
+        level = check_level(level)
+        interval = check_method(interval, _INTERVALS, "interval")
+        alpha = 1.0 - level
+        exact = self.exact is not None and hasattr(self.exact, "quantiles")
+        mean = self._post_mean()
+        if exact:
+            q = self.exact.quantiles([0.5, alpha / 2, 1 - alpha / 2])
+            median = q[0]
+            lower, upper = q[1], q[2]
+        else:
+            median = np.median(self.theta, axis=0)
+            lower = np.quantile(self.theta, alpha / 2, axis=0)
+            upper = np.quantile(self.theta, 1 - alpha / 2, axis=0)
+        if interval == "hdi":
+            import arviz as az
+
+            h = np.asarray(az.hdi(self.theta[None, :, :], hdi_prob=level))
+            lower, upper = h[:, 0], h[:, 1]
+        frame = pd.DataFrame(
+            {
+                "successes": self._counts.successes,
+                "trials": self._counts.trials,
+                "raw_rate": self._counts.rates,
+                "mean": mean,
+                "median": median,
+                "lower": lower,
+                "upper": upper,
+            },
+            index=self.strata,
+        )
+        frame["shrinkage"] = self.shrinkage()
+        return frame
+
+    # -- predictive and likelihood ------------------------------------------------------------
+    def sample_predictive(self, random_seed: Any = None) -> np.ndarray:
+        """Replicated successes ``s_k^rep ~ Binomial(n_k, theta_k)``, one per draw.
+
+        Returns
+        -------
+        numpy.ndarray of int, shape (n_draws, K)
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], random_seed=0, draws=200)
+        >>> rep = post.sample_predictive(random_seed=1)
+        >>> rep.shape, bool((rep <= np.array([40, 50])).all())
+        ((200, 2), True)
+        """
+        rng = np.random.default_rng(random_seed)
+        n = self._counts.trials.to_numpy()
+        return rng.binomial(n[None, :], self.theta)
+
+    @property
+    def log_likelihood(self) -> np.ndarray:
+        """Pointwise binomial log-likelihood ``log Bin(s_k | n_k, theta_k)``, shape (n_draws, K)."""
+        s = self._counts.successes.to_numpy()
+        n = self._counts.trials.to_numpy()
+        return stats.binom.logpmf(s[None, :], n[None, :], self.theta)
+
+    # -- ArviZ ---------------------------------------------------------------------------------
+    @property
+    def idata(self) -> Any:
+        """An ``arviz.InferenceData`` with dims chain/draw/stratum.
+
+        For the exact engine (independent draws) the draws are split into 4 chains when the
+        number of draws is divisible by 4, so ``arviz.summary`` reports R-hat and ESS. Groups:
+        ``posterior`` (theta, hyperparameters, alpha/beta), ``log_likelihood`` (``successes``,
+        binomial log pmf, so ``arviz.loo`` works), ``observed_data`` (successes) and
+        ``constant_data`` (trials).
+        """
+        if self._idata is None:
+            self._idata = self._build_idata()
+        return self._idata
+
+    def _build_idata(self) -> Any:
+        import arviz as az
+
+        theta = self.theta
+        S, K = theta.shape
+        chains = 4 if S % 4 == 0 and S >= 8 else 1
+        per = S // chains
+
+        def pack(x: np.ndarray) -> np.ndarray:
+            return x.reshape((chains, per) + x.shape[1:])
+
+        posterior = {"theta": pack(theta)}
+        for key, val in self._hyper.items():
+            posterior[key] = pack(val)
+        if "mu" in self._hyper and "kappa" in self._hyper:
+            posterior["alpha"] = pack(self.draws("alpha"))
+            posterior["beta"] = pack(self.draws("beta"))
+        labels = stratum_labels(self.strata)
+        coords = {"stratum": labels}
+        dims = {"theta": ["stratum"], "successes": ["stratum"], "trials": ["stratum"]}
+        return az.from_dict(
+            posterior=posterior,
+            log_likelihood={"successes": pack(self.log_likelihood)},
+            observed_data={"successes": self._counts.successes.to_numpy()},
+            constant_data={"trials": self._counts.trials.to_numpy()},
+            coords=coords,
+            dims=dims,
+            attrs={"engine": self.engine, "model": self.model},
+        )
+
+    def plot(self, *args: Any, **kwargs: Any) -> Any:
+        """Forest plot of the posterior; hands off to :mod:`bayeseval.plots` when available."""
+        try:
+            from bayeseval import plots
+        except ImportError as exc:  # pragma: no cover - depends on the plots module
+            raise ImportError("plotting needs bayeseval.plots, which is not available") from exc
+        for name in ("plot_posterior", "posterior_forest", "forest"):
+            fn = getattr(plots, name, None)
+            if fn is not None:
+                return fn(self, *args, **kwargs)
+        raise NotImplementedError("bayeseval.plots has no posterior plot yet")
