@@ -20,6 +20,7 @@ from bayeseval.metrics import Metric, get_metric
 # -- frequentist core (intervals, stratified) --
 
 # -- Bayesian models --
+from bayeseval.models import Posterior, fit_hierarchical
 
 # -- reports --
 
@@ -41,5 +42,7 @@ __all__ = [
     "get_metric",
     # -- frequentist core --
     # -- Bayesian models --
+    "fit_hierarchical",
+    "Posterior",
     # -- reports --
 ]
