@@ -18,6 +18,8 @@ from bayeseval.counts import Counts, tabulate
 from bayeseval.metrics import Metric, get_metric
 
 # -- frequentist core (intervals, stratified) --
+# ruff: noqa: I001  (imports are grouped by the section comments, not sorted)
+from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
 
 # -- Bayesian models --
 from bayeseval.models import Posterior, fit_hierarchical
@@ -41,6 +43,9 @@ __all__ = [
     "Metric",
     "get_metric",
     # -- frequentist core --
+    "proportion_ci",
+    "proportion_se",
+    "bootstrap_ci",
     # -- Bayesian models --
     "fit_hierarchical",
     "Posterior",
