@@ -22,22 +22,39 @@ Everything here works before a single label is bought (SPEC sections 3 to 5):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
 
 import numpy as np
-from scipy import stats
+import pandas as pd
+from scipy import optimize, stats
 
 from bayeseval._validation import (
     _short,
+    as_float_array,
+    check_level,
+    check_method,
     check_positive_int,
     check_probability,
 )
 
 __all__ = [
+    "sample_size",
+    "achieved_halfwidth",
+    "sample_size_multi",
+    "MultiPlan",
+    "subgroup_rows",
+    "SubgroupPlan",
+    "allocate",
+    "risk_variance",
+    "se_for",
+    "halfwidth_table",
     "SplitDecision",
     "split_decision",
+    "detectable_gap",
+    "GapPlan",
 ]
 
 # Relative slack used when rounding a real-valued requirement up to an integer:
@@ -66,6 +83,698 @@ def _check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> 
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
     return value
+
+
+# ---------------------------------------------------------------------------
+# Sample sizes for one rate (SPEC section 3)
+# ---------------------------------------------------------------------------
+
+_SIZE_METHODS = ("normal", "wilson", "clopper_pearson")
+
+
+def _check_rate(rate: Any, name: str = "rate") -> float:
+    return check_probability(rate, name)
+
+
+def _halfwidth_continuous(n: np.ndarray, rate: float, z: float, method: str) -> np.ndarray:
+    """Planning half-width of the interval at ``x = rate * n`` (x treated as real)."""
+    n = np.asarray(n, dtype=float)
+    if method == "normal":
+        return z * np.sqrt(rate * (1.0 - rate) / n)
+    if method == "wilson":
+        # (upper - lower) / 2 of the Wilson score interval at p_hat = rate
+        return z * np.sqrt(n * rate * (1.0 - rate) + z * z / 4.0) / (n + z * z)
+    # Clopper-Pearson with x = rate * n: Beta quantiles, which for integer x
+    # are exactly the exact interval; closed forms at x = 0 and x = n.
+    alpha = 2.0 * stats.norm.sf(z)
+    x = rate * n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.where(x > 0, stats.beta.ppf(alpha / 2.0, np.maximum(x, 1e-300), n - x + 1.0), 0.0)
+        upper = np.where(
+            x < n, stats.beta.ppf(1.0 - alpha / 2.0, x + 1.0, np.maximum(n - x, 1e-300)), 1.0
+        )
+    return (upper - lower) / 2.0
+
+
+def achieved_halfwidth(
+    trials: Any, *, rate: float | None = None, level: float = 0.95, method: str = "normal"
+) -> float | np.ndarray:
+    r"""Planning half-width of a ``level`` interval for a rate from ``trials`` trials.
+
+    This is the quantity :func:`sample_size` inverts. The interval is taken at
+    the planning rate with :math:`x = r n` successes treated as a real number:
+
+    * ``"normal"``: :math:`z\sqrt{r(1-r)/n}`;
+    * ``"wilson"``: :math:`z\sqrt{n r(1-r) + z^2/4}\,/\,(n + z^2)`, half the
+      width of the Wilson score interval at :math:`\hat p = r`;
+    * ``"clopper_pearson"``: half the distance between the Beta quantiles
+      :math:`B(\alpha/2;\, x, n-x+1)` and :math:`B(1-\alpha/2;\, x+1, n-x)`,
+      which is the exact interval whenever :math:`r n` is a whole number
+      (lower bound 0 at :math:`x = 0`, upper bound 1 at :math:`x = n`).
+
+    Treating :math:`x` as real makes the half-width a smooth, decreasing
+    function of :math:`n`; with integer successes it zig-zags as :math:`r n`
+    crosses whole numbers.
+
+    Parameters
+    ----------
+    trials : int or array-like
+        Number of trials (positive).
+    rate : float, optional
+        Planning rate in [0, 1]; None means the conservative 0.5.
+    level : float, default 0.95
+        Confidence level.
+    method : {"normal", "wilson", "clopper_pearson"}
+        Interval the half-width belongs to.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(achieved_halfwidth(100, rate=0.9), 4)
+    0.0588
+    """
+    level = check_level(level)
+    method = check_method(method, _SIZE_METHODS)
+    rate = 0.5 if rate is None else _check_rate(rate)
+    n = as_float_array(trials, "trials")
+    if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n <= 0):
+        raise ValueError(f"trials must be positive finite numbers, got {_short(trials)}")
+    out = _halfwidth_continuous(n, rate, _z(level), method)
+    return float(out) if out.ndim == 0 else out
+
+
+def sample_size(
+    *,
+    se: float | None = None,
+    halfwidth: float | None = None,
+    rate: float | None = None,
+    level: float = 0.95,
+    method: str = "normal",
+) -> int:
+    r"""Trials needed for a target standard error or half-width on one rate.
+
+    Normal formula (SPEC section 3), rounded up:
+
+    .. math::
+
+        n \ge \frac{r(1-r)}{s^2} \quad\text{(target SE } s\text{)}, \qquad
+        n \ge \frac{z^2\, r(1-r)}{e^2} \quad\text{(target half-width } e\text{)},
+
+    with :math:`z = \Phi^{-1}((1+\text{level})/2)` (1.959964 at 95%) and
+    :math:`r = 1/2` (the conservative :math:`r(1-r) = 1/4`) when no planning
+    rate is given. Using the exact quantile instead of the rounded 1.96
+    changes no entry of the SPEC table (the largest shift, 2401.00 -> 2400.91,
+    stays below the same integer). Floating-point noise is ignored when
+    rounding up (``1.96**2 / 4 / 0.02**2`` evaluates to 2400.9999999999995).
+
+    ``method="wilson"`` or ``"clopper_pearson"`` returns instead the smallest
+    :math:`n` whose interval at the planning rate has half-width
+    :math:`\le e` (see :func:`achieved_halfwidth` for the definition, which
+    treats :math:`x = r n` as real so that the half-width decreases with
+    :math:`n`), found by doubling and integer bisection. Near 0 or 1 the
+    normal formula underestimates; these methods do not. A target ``se`` with
+    these methods means a half-width of :math:`z s`.
+
+    Parameters
+    ----------
+    se : float, optional
+        Target standard error, in (0, 0.5]. Give exactly one of ``se`` and ``halfwidth``.
+    halfwidth : float, optional
+        Target half-width of the ``level`` interval, in (0, 1).
+    rate : float, optional
+        Planning rate. None means the conservative 0.5. The normal method needs
+        a rate strictly between 0 and 1.
+    level : float, default 0.95
+        Confidence level.
+    method : {"normal", "wilson", "clopper_pearson"}, default "normal"
+
+    Returns
+    -------
+    int
+        Number of trials (for recall: true positives; for precision:
+        predicted positives; see :func:`sample_size_multi` for rows).
+
+    Examples
+    --------
+    >>> sample_size(se=0.03)
+    278
+    >>> sample_size(halfwidth=0.05, rate=0.7)
+    323
+    >>> sample_size(halfwidth=0.05, rate=0.97, method="wilson") > sample_size(halfwidth=0.05, rate=0.97)
+    True
+    """
+    if (se is None) == (halfwidth is None):
+        raise ValueError(
+            f"give exactly one of se and halfwidth, got se={se!r} and halfwidth={halfwidth!r}"
+        )
+    level = check_level(level)
+    method = check_method(method, _SIZE_METHODS)
+    z = _z(level)
+    if se is not None:
+        target = _check_positive_real(se, "se")
+        if target > 0.5:
+            raise ValueError(f"se must be at most 0.5 (the largest SE of one Bernoulli trial), got {target!r}")
+        e = z * target
+    else:
+        target = _check_positive_real(halfwidth, "halfwidth")
+        if target >= 1:
+            raise ValueError(f"halfwidth must be below 1, got {target!r}")
+        e = target
+    r = 0.5 if rate is None else _check_rate(rate)
+
+    if method == "normal":
+        if r in (0.0, 1.0):
+            raise ValueError(
+                f"rate must be strictly between 0 and 1 for the normal method (its SE is 0 at "
+                f"rate={r!r}); use method='wilson' or 'clopper_pearson'"
+            )
+        v = r * (1.0 - r)
+        need = v / target**2 if se is not None else z * z * v / e**2
+        return max(1, _ceil(need))
+
+    def ok(n: int) -> bool:
+        return bool(_halfwidth_continuous(np.array(float(n)), r, z, method) <= e * (1.0 + 1e-12))
+
+    hi = 1
+    while not ok(hi):
+        hi *= 2
+        if hi > 2**40:  # pragma: no cover - only for absurd targets
+            raise ValueError(f"halfwidth {e!r} is not reachable with {method} intervals")
+    lo = hi // 2  # ok(lo) is False unless hi == 1
+    if hi == 1:
+        return 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# ---------------------------------------------------------------------------
+# Several metrics, subgroups
+# ---------------------------------------------------------------------------
+
+_TRIAL_SHARE = {
+    "all": ("every row", lambda prev, ppr: 1.0),
+    "true_pos": ("true positives", lambda prev, ppr: prev),
+    "true_neg": ("true negatives", lambda prev, ppr: None if prev is None else 1.0 - prev),
+    "pred_pos": ("predicted positives", lambda prev, ppr: ppr),
+    "pred_neg": ("predicted negatives", lambda prev, ppr: None if ppr is None else 1.0 - ppr),
+}
+
+
+@dataclass(frozen=True)
+class MultiPlan:
+    """Outcome of :func:`sample_size_multi`.
+
+    Attributes
+    ----------
+    rows : int
+        Rows needed so that every metric meets its target (the maximum).
+    binding : str
+        The metric that sets ``rows``.
+    table : pandas.DataFrame
+        Per metric: planning rate, target half-width, trials needed, what the
+        trials are, the share of rows that are trials, and rows needed.
+    """
+
+    rows: int
+    binding: str
+    table: pd.DataFrame = field(repr=False)
+
+
+def sample_size_multi(
+    metrics: Mapping[str, float | None],
+    *,
+    halfwidth: float | Mapping[str, float] | None = None,
+    se: float | Mapping[str, float] | None = None,
+    prevalence: float | None = None,
+    predicted_positive_rate: float | None = None,
+    level: float = 0.95,
+    method: str = "normal",
+) -> MultiPlan:
+    r"""Rows needed to estimate several metrics at once: plan each, take the maximum.
+
+    Each metric's trials are a share :math:`q` of the rows (SPEC section 3):
+    every row for accuracy and error rate, the true positives for recall
+    (:math:`q` = prevalence), the true negatives for specificity and FPR, the
+    predicted positives for precision (:math:`q` = predicted-positive rate,
+    which depends on the threshold), the predicted negatives for NPV. A metric
+    needing :math:`n` trials needs :math:`\lceil n / q \rceil` rows, and the
+    plan is the maximum over metrics.
+
+    Parameters
+    ----------
+    metrics : mapping of metric name to planning rate
+        E.g. ``{"recall": 0.7, "precision": 0.8}``; a rate of None means the
+        conservative 0.5. Names as in :func:`bayeseval.get_metric`.
+    halfwidth, se : float or mapping, optional
+        Target, common to all metrics or per metric name. Give exactly one.
+    prevalence : float, optional
+        Share of rows that are true positives; needed for recall, specificity, FPR.
+    predicted_positive_rate : float, optional
+        Share of rows predicted positive; needed for precision and NPV.
+    level : float, default 0.95
+    method : {"normal", "wilson", "clopper_pearson"}, default "normal"
+
+    Returns
+    -------
+    MultiPlan
+
+    Examples
+    --------
+    >>> plan = sample_size_multi({"recall": 0.7, "precision": 0.8}, halfwidth=0.05,
+    ...                          prevalence=0.1, predicted_positive_rate=0.08)
+    >>> plan.rows, plan.binding
+    (3230, 'recall')
+    """
+    from bayeseval.metrics import get_metric
+
+    if not isinstance(metrics, Mapping) or len(metrics) == 0:
+        raise TypeError(
+            f"metrics must be a non-empty mapping of metric name to planning rate, got {_short(metrics)}"
+        )
+    if (se is None) == (halfwidth is None):
+        raise ValueError(
+            f"give exactly one of se and halfwidth, got se={se!r} and halfwidth={halfwidth!r}"
+        )
+    if prevalence is not None:
+        prevalence = check_probability(prevalence, "prevalence", open_interval=True)
+    if predicted_positive_rate is not None:
+        predicted_positive_rate = check_probability(
+            predicted_positive_rate, "predicted_positive_rate", open_interval=True
+        )
+
+    def pick(target: Any, key: str, name: str) -> float | None:
+        if target is None:
+            return None
+        if isinstance(target, Mapping):
+            if key not in target:
+                raise ValueError(f"{name} has no target for metric {key!r}; got keys {list(target)}")
+            return target[key]
+        return target
+
+    rows = []
+    for key, rate in metrics.items():
+        m = get_metric(key)
+        what, share_fn = _TRIAL_SHARE[m.trials]
+        q = share_fn(prevalence, predicted_positive_rate)
+        if q is None:
+            needed = "prevalence" if m.trials in ("true_pos", "true_neg") else "predicted_positive_rate"
+            raise ValueError(f"metric {key!r} counts {what} as trials: give {needed}")
+        t_se, t_hw = pick(se, key, "se"), pick(halfwidth, key, "halfwidth")
+        n = sample_size(se=t_se, halfwidth=t_hw, rate=rate, level=level, method=method)
+        rows.append(
+            {
+                "metric": m.name,
+                "rate": 0.5 if rate is None else float(rate),
+                "se": t_se,
+                "halfwidth": t_hw if t_hw is not None else None,
+                "trials": n,
+                "trials_are": what,
+                "trial_share": float(q),
+                "rows": _ceil(n / q),
+            }
+        )
+    table = pd.DataFrame(rows).set_index("metric")
+    table = table.drop(columns=["se"] if se is None else ["halfwidth"])
+    binding = str(table["rows"].idxmax())
+    return MultiPlan(rows=int(table["rows"].max()), binding=binding, table=table)
+
+
+@dataclass(frozen=True)
+class SubgroupPlan:
+    """Outcome of :func:`subgroup_rows`: minority rows and total rows needed."""
+
+    minority_rows: int
+    total_rows: int
+    n_min: int
+    n_groups: int
+    share: float
+
+
+def subgroup_rows(n_min: int, n_groups: int, share: float) -> SubgroupPlan:
+    r"""Rows needed when each of K subgroups needs ``n_min`` minority rows.
+
+    .. math::
+
+        n^+ = K\, n_{\min}, \qquad N = \lceil K\, n_{\min} / \pi \rceil,
+
+    where :math:`\pi` is the minority (e.g. positive) share of the rows.
+
+    Parameters
+    ----------
+    n_min : int
+        Minority rows each subgroup needs (e.g. from :func:`sample_size`).
+    n_groups : int
+        Number of subgroups K.
+    share : float
+        Minority share of all rows, in (0, 1].
+
+    Returns
+    -------
+    SubgroupPlan
+        ``minority_rows`` and ``total_rows``.
+
+    Examples
+    --------
+    >>> plan = subgroup_rows(323, 8, 0.004)   # SPEC section 3
+    >>> plan.minority_rows, plan.total_rows
+    (2584, 646000)
+    """
+    n_min = check_positive_int(n_min, "n_min")
+    n_groups = check_positive_int(n_groups, "n_groups")
+    share = check_probability(share, "share")
+    if share == 0:
+        raise ValueError(f"share must be positive, got {share!r}")
+    minority = n_groups * n_min
+    return SubgroupPlan(
+        minority_rows=minority,
+        total_rows=_ceil(minority / share),
+        n_min=n_min,
+        n_groups=n_groups,
+        share=share,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Variance of the weighted risk and half-widths (SPEC sections 1 and 4)
+# ---------------------------------------------------------------------------
+
+
+def _as_series(values: Any, name: str, index: pd.Index | None = None) -> pd.Series:
+    """Series of floats; dicts/Series keep labels, sequences get ``index`` or 0..K-1."""
+    if isinstance(values, Mapping) and not isinstance(values, pd.Series):
+        values = pd.Series(dict(values))
+    if isinstance(values, pd.Series):
+        if index is not None:
+            missing = [k for k in index if k not in values.index]
+            extra = [k for k in values.index if k not in set(index)]
+            if missing or extra:
+                raise ValueError(
+                    f"{name} do not match the strata of weights: missing {missing[:5]}, extra {extra[:5]}"
+                )
+            values = values.reindex(index)
+        arr = as_float_array(values.to_numpy(), name)
+        out_index = values.index
+    else:
+        arr = np.atleast_1d(as_float_array(values, name))
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+        out_index = index if index is not None else pd.RangeIndex(arr.size)
+        if arr.size != len(out_index):
+            raise ValueError(f"{name} must have one value per stratum ({len(out_index)}), got {arr.size}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; give one value per stratum")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {_short(arr.tolist())}")
+    return pd.Series(arr, index=out_index, name=name)
+
+
+def _weights_series(weights: Any) -> pd.Series:
+    from bayeseval._validation import check_weights
+
+    w = _as_series(weights, "weights")
+    check_weights(w.to_numpy(), len(w))
+    return w
+
+
+def risk_variance(weights: Any, rates: Any, counts: Any) -> float:
+    r"""Variance of the target-weighted risk for given rates and per-stratum counts.
+
+    .. math::
+
+        \operatorname{Var}(\hat R) = \sum_k \pi_k^2\, \frac{r_k(1-r_k)}{n_k}
+
+    (SPEC section 1). The SE is its square root.
+
+    Parameters
+    ----------
+    weights : array-like, dict or Series
+        Population shares :math:`\pi_k`, summing to 1.
+    rates : array-like, dict or Series
+        Planning (or estimated) rates :math:`r_k` in [0, 1].
+    counts : array-like, dict or Series
+        Trials per stratum :math:`n_k` (positive).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> v = risk_variance([0.8, 0.2], [0.09, 0.2275], [286, 114])
+    >>> round(v, 6), round(v ** 0.5, 4)
+    (0.000245, 0.0157)
+    """
+    w = _weights_series(weights)
+    r = _as_series(rates, "rates", w.index)
+    n = _as_series(counts, "counts", w.index)
+    if np.any((r < 0) | (r > 1)):
+        raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
+    if np.any(n <= 0):
+        raise ValueError(f"counts must be positive, got {_short(n.tolist())}")
+    return float(np.sum(w.to_numpy() ** 2 * r.to_numpy() * (1 - r.to_numpy()) / n.to_numpy()))
+
+
+def se_for(rate: Any, trials: Any) -> float | np.ndarray:
+    r"""Standard error :math:`\sqrt{r(1-r)/n}` of a rate from ``trials`` trials.
+
+    Examples
+    --------
+    >>> round(se_for(0.7, 2000), 4)   # SPEC section 1, recall 0.70
+    0.0102
+    """
+    r = as_float_array(rate, "rate")
+    n = as_float_array(trials, "trials")
+    if r.size == 0 or not np.all(np.isfinite(r)) or np.any((r < 0) | (r > 1)):
+        raise ValueError(f"rate must be between 0 and 1, got {_short(rate)}")
+    if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n <= 0):
+        raise ValueError(f"trials must be positive, got {_short(trials)}")
+    out = np.sqrt(r * (1 - r) / n)
+    return float(out) if out.ndim == 0 else out
+
+
+def halfwidth_table(
+    rate: float, trials: Any, *, level: float = 0.95, methods: Any = ("normal", "wilson")
+) -> pd.DataFrame:
+    """SE and interval half-widths of one rate at several trial counts.
+
+    Parameters
+    ----------
+    rate : float
+        The rate (planning value).
+    trials : array-like of int
+        Trial counts to tabulate.
+    level : float, default 0.95
+    methods : sequence of str
+        Half-width columns to add (see :func:`achieved_halfwidth`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``trials``, columns ``se`` and ``halfwidth_<method>``.
+
+    Examples
+    --------
+    >>> halfwidth_table(0.9, [100, 1000, 10000])["halfwidth_normal"].round(3).tolist()
+    [0.059, 0.019, 0.006]
+    """
+    rate = _check_rate(rate)
+    n = np.atleast_1d(as_float_array(trials, "trials"))
+    table = pd.DataFrame({"se": np.atleast_1d(se_for(rate, n))}, index=pd.Index(n.astype(int), name="trials"))
+    if isinstance(methods, str):
+        methods = [methods]
+    for m in methods:
+        table[f"halfwidth_{m}"] = np.atleast_1d(achieved_halfwidth(n, rate=rate, level=level, method=m))
+    table.insert(0, "rate", rate)
+    return table
+
+
+# ---------------------------------------------------------------------------
+# Allocating a fixed budget across strata (SPEC section 4)
+# ---------------------------------------------------------------------------
+
+_ALLOC_METHODS = ("proportional", "equal", "optimal", "equal_precision", "compromise")
+
+
+def _bound(value: Any, name: str, index: pd.Index, default: float) -> np.ndarray:
+    if value is None:
+        return np.full(len(index), default)
+    if isinstance(value, Real) and not isinstance(value, bool):
+        arr = np.full(len(index), float(value))
+    elif isinstance(value, bool):
+        raise TypeError(f"{name} must be a count or one count per stratum, got {value!r}")
+    else:
+        arr = _as_series(value, name, index).to_numpy()
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
+        raise ValueError(f"{name} must be non-negative whole numbers, got {_short(arr.tolist())}")
+    return arr
+
+
+def _water_fill(total: float, scores: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Real allocation n_k = clip(lam * s_k, lo_k, hi_k) with sum n_k = total."""
+    pos = scores > 0
+    if not np.any(pos):
+        return _water_fill(total, np.ones_like(scores), lo, hi)
+    cap_pos = float(np.sum(np.where(pos, hi, lo)))
+    if cap_pos < total:
+        # strata with positive scores are all full; spread the rest over the others
+        n = np.where(pos, hi, lo).astype(float)
+        rest = ~pos
+        n[rest] = _water_fill(total - float(np.sum(n[pos])), np.ones(int(rest.sum())), lo[rest], hi[rest])
+        return n
+
+    def g(lam: float) -> float:
+        return float(np.sum(np.clip(lam * scores, lo, hi))) - total
+
+    if g(0.0) >= 0:
+        return lo.astype(float)
+    upper = 1.0
+    while g(upper) < 0:
+        upper *= 2.0
+    lam = optimize.brentq(g, 0.0, upper, xtol=1e-14, rtol=1e-15, maxiter=500)
+    n = np.clip(lam * scores, lo, hi)
+    # make the sum exact: rescale the strata that are not at a bound
+    free = (n > lo) & (n < hi)
+    if np.any(free):
+        fixed_sum = float(np.sum(n[~free]))
+        n[free] = scores[free] * (total - fixed_sum) / float(np.sum(scores[free]))
+    return n
+
+
+def _largest_remainder(real: np.ndarray, total: int, hi: np.ndarray) -> np.ndarray:
+    base = np.floor(real + 1e-9).astype(np.int64)
+    base = np.minimum(base, hi.astype(np.int64) if np.all(np.isfinite(hi)) else base)
+    remainder = int(total - base.sum())
+    if remainder > 0:
+        frac = real - base
+        frac[base >= hi] = -np.inf
+        order = np.argsort(-frac, kind="stable")
+        base[order[:remainder]] += 1
+    elif remainder < 0:  # pragma: no cover - defensive, floating noise only
+        frac = real - base
+        order = np.argsort(frac, kind="stable")
+        base[order[:-remainder]] -= 1
+    return base
+
+
+def allocate(
+    total: int,
+    weights: Any,
+    rates: Any = None,
+    *,
+    method: str = "optimal",
+    minimum: Any = None,
+    capacity: Any = None,
+) -> pd.Series:
+    r"""Split a budget of ``total`` trials across strata.
+
+    Rules (SPEC section 4), each an allocation :math:`n_k \propto s_k`:
+
+    * ``"proportional"``: :math:`s_k = \pi_k`;
+    * ``"equal"``: :math:`s_k = 1`;
+    * ``"optimal"``: minimises :math:`\operatorname{Var}(\hat R) = \sum_k
+      \pi_k^2 v_k / n_k` with :math:`v_k = r_k(1-r_k)` (Neyman allocation):
+      :math:`s_k = \pi_k \sqrt{v_k}`, minimum variance
+      :math:`(\sum_k \pi_k\sqrt{v_k})^2 / n`;
+    * ``"equal_precision"``: every stratum reaches the same half-width:
+      :math:`s_k = v_k`;
+    * ``"compromise"``: every stratum first gets its ``minimum``, then the rest
+      of the budget is shared optimally on top,
+      :math:`n_k = m_k + (n - \sum_j m_j)\, \pi_k\sqrt{v_k} / \sum_j \pi_j \sqrt{v_j}`.
+
+    ``minimum`` and ``capacity`` are hard bounds :math:`m_k \le n_k \le c_k`.
+    For the first four rules the constrained allocation is
+    :math:`n_k = \operatorname{clip}(\lambda s_k, m_k, c_k)` with
+    :math:`\lambda` chosen so that the counts sum to the total: strata below
+    their minimum are fixed at it, strata above capacity at it, and the rest
+    is re-shared in proportion to :math:`s_k` (for ``"optimal"`` this is the
+    exact constrained minimum of the variance). Real allocations are rounded
+    to integers by largest remainder, so the counts sum exactly to ``total``
+    and stay within the bounds.
+
+    Parameters
+    ----------
+    total : int
+        Trials to allocate.
+    weights : array-like, dict or Series
+        Population shares :math:`\pi_k` (sum to 1). Dict or Series labels
+        become the index of the result.
+    rates : array-like, dict or Series, optional
+        Planning rates :math:`r_k`; None means 0.5 everywhere (then
+        ``"optimal"`` equals ``"proportional"`` and ``"equal_precision"``
+        equals ``"equal"``).
+    method : {"optimal", "proportional", "equal", "equal_precision", "compromise"}
+    minimum : int or per-stratum counts, optional
+        Hard lower bounds (required for ``"compromise"``).
+    capacity : int or per-stratum counts, optional
+        Hard upper bounds (rows available).
+
+    Returns
+    -------
+    pandas.Series of int
+        Trials per stratum, summing to ``total``.
+
+    Raises
+    ------
+    ValueError
+        If the minimums exceed the total, the capacities cannot hold it, or a
+        stratum's minimum exceeds its capacity.
+
+    Examples
+    --------
+    >>> allocate(500, [0.8, 0.2], [0.05, 0.30]).tolist()   # SPEC section 4
+    [328, 172]
+    >>> allocate(500, {"a": 0.8, "b": 0.2}, method="proportional").to_dict()
+    {'a': 400, 'b': 100}
+    """
+    total = check_positive_int(total, "total", minimum=0)
+    method = check_method(method, _ALLOC_METHODS)
+    w = _weights_series(weights)
+    index = w.index
+    pi = w.to_numpy()
+    if rates is None:
+        v = np.full(len(index), 0.25)
+    else:
+        r = _as_series(rates, "rates", index).to_numpy()
+        if np.any((r < 0) | (r > 1)):
+            raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
+        v = r * (1 - r)
+    lo = _bound(minimum, "minimum", index, 0.0)
+    hi = _bound(capacity, "capacity", index, np.inf)
+    if np.any(lo > hi):
+        k = int(np.flatnonzero(lo > hi)[0])
+        raise ValueError(
+            f"minimum exceeds capacity for stratum {index[k]!r}: minimum {lo[k]:g} > capacity {hi[k]:g}"
+        )
+    if lo.sum() > total:
+        raise ValueError(f"minimum counts sum to {lo.sum():g}, more than the total {total}")
+    if hi.sum() < total:
+        raise ValueError(f"capacity sums to {hi.sum():g}, less than the total {total}")
+
+    neyman = pi * np.sqrt(v)
+    scores = {
+        "proportional": pi,
+        "equal": np.ones(len(index)),
+        "optimal": neyman,
+        "equal_precision": v,
+        "compromise": neyman,
+    }[method]
+    if method == "compromise":
+        if minimum is None:
+            raise ValueError("method 'compromise' needs minimum (the per-stratum counts met first)")
+        extra = _water_fill(total - float(lo.sum()), scores, np.zeros_like(lo), hi - lo)
+        real = lo + extra
+    else:
+        real = _water_fill(float(total), scores, lo, hi)
+    counts = _largest_remainder(real, total, hi)
+    return pd.Series(counts, index=index, name="trials", dtype="int64")
 
 
 # ---------------------------------------------------------------------------
@@ -305,3 +1014,164 @@ def split_decision(
         f"{n_min:,}",
         max_groups=int(max_groups),
     )
+
+
+# ---------------------------------------------------------------------------
+# Detectable gap between two groups (SPEC section 11)
+# ---------------------------------------------------------------------------
+
+_GAP_METHODS = ("pooled", "arcsine")
+
+
+@dataclass(frozen=True)
+class GapPlan:
+    """Outcome of :func:`detectable_gap`.
+
+    Attributes
+    ----------
+    n_per_group : int or float
+        Trials per group: the (rounded-up) requirement when a gap was given,
+        the given count when the gap was solved for.
+    rate_a, rate_b : float
+        The two groups' rates.
+    gap : float
+        ``rate_b - rate_a``.
+    level, power : float
+        Confidence level (1 - alpha) of the two-sided test and its power.
+    method : str
+        ``"pooled"`` or ``"arcsine"``.
+    solved_for : str
+        ``"n_per_group"`` or ``"gap"``.
+    """
+
+    n_per_group: float
+    rate_a: float
+    rate_b: float
+    gap: float
+    level: float
+    power: float
+    method: str
+    solved_for: str
+
+
+def _gap_n(pa: float, pb: float, za: float, zb: float, method: str) -> float:
+    """Real-valued trials per group for the two-sided two-proportion z-test."""
+    if method == "arcsine":
+        h = 2 * np.arcsin(np.sqrt(pb)) - 2 * np.arcsin(np.sqrt(pa))
+        return float(2.0 * ((za + zb) / h) ** 2)
+    pbar = (pa + pb) / 2.0
+    num = za * np.sqrt(2 * pbar * (1 - pbar)) + zb * np.sqrt(pa * (1 - pa) + pb * (1 - pb))
+    return float(num**2 / (pb - pa) ** 2)
+
+
+def detectable_gap(
+    *,
+    rate_a: float,
+    rate_b: float | None = None,
+    n_per_group: float | None = None,
+    gap: float | None = None,
+    level: float = 0.95,
+    power: float = 0.8,
+    method: str = "pooled",
+    direction: str = "up",
+) -> GapPlan:
+    r"""Trials per group to detect a difference between two rates, or the reverse.
+
+    Two groups with ``n`` trials each; the two-sided two-proportion z-test at
+    significance :math:`\alpha = 1 - \text{level}` should reject with
+    probability ``power`` when the rates are :math:`p_a` and :math:`p_b`.
+    With :math:`\bar p = (p_a + p_b)/2` (``method="pooled"``, variance pooled
+    under the null, unpooled under the alternative; the far tail ignored):
+
+    .. math::
+
+        n = \frac{\left(z_{1-\alpha/2}\sqrt{2\bar p(1-\bar p)}
+              + z_{\text{power}}\sqrt{p_a(1-p_a) + p_b(1-p_b)}\right)^2}{(p_b - p_a)^2}
+
+    rounded up. ``method="arcsine"`` uses Cohen's effect size
+    :math:`h = 2\arcsin\sqrt{p_b} - 2\arcsin\sqrt{p_a}` and
+    :math:`n = 2\,((z_{1-\alpha/2} + z_{\text{power}})/h)^2` (each arcsine-transformed
+    rate has variance :math:`1/(4n)`, so :math:`2\arcsin\sqrt{\hat p}` has :math:`1/n`).
+
+    Give ``rate_b`` (or ``gap``, with ``rate_b = rate_a + gap``) to get the
+    trials per group; give ``n_per_group`` instead to get the smallest gap
+    :math:`|p_b - p_a|` detectable with that many trials, upward
+    (:math:`p_b > p_a`, ``direction="up"``) or downward (``"down"``), as the
+    root of :math:`n(p_b) = n_{\text{per group}}` (found with
+    :func:`scipy.optimize.brentq`; :math:`n(p_b)` decreases as :math:`p_b`
+    moves away from :math:`p_a`).
+
+    Parameters
+    ----------
+    rate_a : float
+        Rate of group A, in (0, 1).
+    rate_b : float, optional
+        Rate of group B, in (0, 1), different from ``rate_a``.
+    n_per_group : float, optional
+        Trials per group (to solve for the gap).
+    gap : float, optional
+        ``rate_b - rate_a`` (alternative to ``rate_b``).
+    level : float, default 0.95
+        1 - significance level of the two-sided test.
+    power : float, default 0.8
+        Probability of detecting the gap.
+    method : {"pooled", "arcsine"}, default "pooled"
+    direction : {"up", "down"}, default "up"
+        Side of ``rate_a`` on which the detectable ``rate_b`` is searched
+        (only when solving for the gap).
+
+    Returns
+    -------
+    GapPlan
+
+    Examples
+    --------
+    >>> detectable_gap(rate_a=0.663, rate_b=0.709).n_per_group
+    1597
+    >>> round(detectable_gap(rate_a=0.663, n_per_group=1597).gap, 4)
+    0.046
+    """
+    rate_a = check_probability(rate_a, "rate_a", open_interval=True)
+    level = check_level(level)
+    power = check_level(power, "power")
+    method = check_method(method, _GAP_METHODS)
+    direction = check_method(direction, ("up", "down"), "direction")
+    given = [x is not None for x in (rate_b, n_per_group, gap)]
+    if sum(given) != 1:
+        raise ValueError(
+            "give exactly one of rate_b, gap (to get n_per_group) and n_per_group (to get the gap); "
+            f"got rate_b={rate_b!r}, gap={gap!r}, n_per_group={n_per_group!r}"
+        )
+    za = _z(level)
+    zb = float(stats.norm.ppf(power))
+    if n_per_group is None:
+        if gap is not None:
+            if isinstance(gap, bool) or not isinstance(gap, Real) or not np.isfinite(gap):
+                raise TypeError(f"gap must be a finite number, got {_short(gap)}")
+            if gap == 0:
+                raise ValueError("gap must not be 0 (no sample size detects a zero difference)")
+            rate_b = rate_a + float(gap)
+            if not 0 < rate_b < 1:
+                raise ValueError(
+                    f"gap={gap!r} puts rate_b = rate_a + gap = {rate_b!r} outside (0, 1)"
+                )
+        rate_b = check_probability(rate_b, "rate_b", open_interval=True)
+        if rate_b == rate_a:
+            raise ValueError(f"rate_b must differ from rate_a (both {rate_a!r})")
+        n = _ceil(_gap_n(rate_a, rate_b, za, zb, method))
+        return GapPlan(n, rate_a, rate_b, rate_b - rate_a, level, power, method, "n_per_group")
+
+    n_target = _check_positive_real(n_per_group, "n_per_group")
+
+    def f(pb: float) -> float:
+        return _gap_n(rate_a, pb, za, zb, method) - n_target
+
+    edge = 1.0 - 1e-12 if direction == "up" else 1e-12
+    if f(edge) > 0:
+        raise ValueError(
+            f"n_per_group={n_target:g} is too small to detect any {'increase' if direction == 'up' else 'decrease'} "
+            f"from rate_a={rate_a!r} at power {power:g}"
+        )
+    near = rate_a + 1e-12 if direction == "up" else rate_a - 1e-12
+    rate_b = float(optimize.brentq(f, min(near, edge), max(near, edge), xtol=1e-14, rtol=1e-14, maxiter=500))
+    return GapPlan(n_target, rate_a, rate_b, rate_b - rate_a, level, power, method, "gap")
