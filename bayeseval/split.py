@@ -1,0 +1,992 @@
+r"""The dual-constraint split: class proportion versus a minimum count (SPEC section 5).
+
+A class-stratified split keeps the class share but may leave the minority with
+a few dozen test rows. :func:`dual_constraint_split` asks
+:func:`bayeseval.planning.split_decision` what to do for every minority key
+(a class, or a class-by-group cell) and builds the split:
+
+* ``proportional`` -- every key keeps its population share;
+* ``grow_test`` -- a larger test set, still proportional per class;
+* ``raise_share`` -- same test size, the minority oversampled; overall metrics
+  need the row weights in ``test_weights`` (:math:`w_+ = \pi/\pi_t`,
+  :math:`w_- = (1-\pi)/(1-\pi_t)`), and thresholds tuned on the test set must
+  be re-calibrated to the population share (a
+  :class:`~bayeseval.ReweightingWarning` says so);
+* ``degraded`` -- the request cannot be met: an error, or (with
+  ``on_infeasible="degrade"``) the proportional split flagged with a
+  :class:`~bayeseval.PrecisionLimitedWarning`.
+
+Which rows go to the test set depends only on the seed, the row id and the
+row's key, never on row order or partitioning. Every row gets the keyed hash
+
+.. code-block:: text
+
+    mix64(z)   = splitmix64 finalizer:  z ^= z >> 30; z *= 0xBF58476D1CE4E5B9;
+                                        z ^= z >> 27; z *= 0x94D049BB133111EB;
+                                        z ^= z >> 31            (all mod 2**64)
+    fnv1a64(b) = 64-bit FNV-1a of the bytes b
+    id64       = the id as a 64-bit two's-complement integer (integer ids), or
+                 fnv1a64(utf-8 bytes of the id) (string ids, pandas only)
+    key_text   = the key's values as text joined by "\x1f" (e.g. "1\x1fnorth")
+    salt(key)  = mix64(fnv1a64(key_text) ^ mix64(seed + 0x9E3779B97F4A7C15))
+    rank       = mix64(mix64(id64) ^ salt(key)) >> 1        (63 bits, >= 0)
+
+and within each key the ``n`` rows with the smallest ``(rank, id)`` form the
+test set. The same integer arithmetic runs in numpy (pandas input), in DuckDB
+SQL (Parquet/CSV paths and relations: a ``ROW_NUMBER()`` window per key) and
+in Spark SQL (:func:`bayeseval.spark.dual_constraint_split`), so all three give
+the same test ids. pandas' own ``hash_pandas_object`` is not used because its
+output is not promised to stay the same across pandas versions.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._validation import check_method, check_positive_int, check_probability, iter_columns
+from bayeseval._warnings import PrecisionLimitedWarning, ReweightingWarning
+
+__all__ = [
+    "SplitResult",
+    "dual_constraint_split",
+    "DualConstraintSplit",
+    "RepeatedDualConstraintSplit",
+    "row_rank",
+    "key_salt",
+]
+
+OTHER = "other"
+_BRANCH_ORDER = ("proportional", "grow_test", "raise_share", "degraded")
+
+# ---------------------------------------------------------------------------
+# The keyed hash
+# ---------------------------------------------------------------------------
+_M64 = (1 << 64) - 1
+_C1 = 0xBF58476D1CE4E5B9
+_C2 = 0x94D049BB133111EB
+_GOLDEN = 0x9E3779B97F4A7C15
+_FNV_OFFSET = 0xCBF29CE484222325
+_FNV_PRIME = 0x100000001B3
+
+
+def _mix64_int(z: int) -> int:
+    """splitmix64 finalizer on a Python int (mod 2**64)."""
+    z &= _M64
+    z = ((z ^ (z >> 30)) * _C1) & _M64
+    z = ((z ^ (z >> 27)) * _C2) & _M64
+    return z ^ (z >> 31)
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    """splitmix64 finalizer on a uint64 array (wrapping arithmetic)."""
+    z = np.asarray(z, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(_C1)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(_C2)
+    return z ^ (z >> np.uint64(31))
+
+
+def _fnv1a64_bytes(data: bytes) -> int:
+    h = _FNV_OFFSET
+    for b in data:
+        h = ((h ^ b) * _FNV_PRIME) & _M64
+    return h
+
+
+def _fnv1a64_strings(values: Sequence[str]) -> np.ndarray:
+    """FNV-1a 64 of the UTF-8 bytes of each string, vectorised over rows."""
+    encoded = [str(v).encode("utf-8") for v in values]
+    n = len(encoded)
+    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+    if n == 0:
+        return h
+    lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=n)
+    width = int(lengths.max())
+    if width == 0:
+        return h
+    mat = np.array(encoded, dtype=f"S{width}").view(np.uint8).reshape(n, width)
+    prime = np.uint64(_FNV_PRIME)
+    with np.errstate(over="ignore"):
+        for j in range(width):
+            active = lengths > j
+            step = (h ^ mat[:, j].astype(np.uint64)) * prime
+            h = np.where(active, step, h)
+    return h
+
+
+def _key_text(key: tuple) -> str:
+    parts = []
+    for v in key:
+        if isinstance(v, np.generic):
+            v = v.item()
+        parts.append(str(v))
+    return "\x1f".join(parts)
+
+
+def key_salt(key: Hashable | tuple, random_seed: int) -> int:
+    """The 64-bit salt of a key (a class, or a class-by-group tuple) for a seed.
+
+    Examples
+    --------
+    >>> key_salt((1,), 0) == key_salt((1,), 0) != key_salt((1,), 1)
+    True
+    """
+    key = key if isinstance(key, tuple) else (key,)
+    text = _key_text(key).encode("utf-8")
+    seed = _mix64_int((int(random_seed) + _GOLDEN) & _M64)
+    return _mix64_int(_fnv1a64_bytes(text) ^ seed)
+
+
+def _id64(ids: Any) -> tuple[np.ndarray, np.ndarray]:
+    """64-bit id values and an integer tie-break order for row ids (integers or strings)."""
+    ids = pd.Index(ids) if not isinstance(ids, pd.Index) else ids
+    if pd.api.types.is_bool_dtype(ids.dtype):
+        raise TypeError("row ids must be integers or strings, got booleans")
+    if pd.api.types.is_integer_dtype(ids.dtype):
+        if pd.api.types.is_unsigned_integer_dtype(ids.dtype):
+            values = ids.to_numpy(np.uint64)
+            return values, values.view(np.int64) ^ np.int64(-(1 << 63))
+        values = ids.to_numpy(np.int64)
+        return values.view(np.uint64), values
+    inferred = pd.api.types.infer_dtype(ids, skipna=False)
+    if inferred == "integer":
+        values = np.asarray([int(v) for v in ids], dtype=np.int64)
+        return values.view(np.uint64), values
+    if inferred == "string":
+        codes, _ = pd.factorize(ids, sort=True)
+        return _fnv1a64_strings(ids), codes.astype(np.int64)
+    raise TypeError(
+        f"row ids must be integers or strings (the index, or id_column), got dtype {ids.dtype} "
+        f"({inferred})"
+    )
+
+
+def row_rank(ids: Any, salts: Any) -> np.ndarray:
+    """The 63-bit keyed rank ``mix64(mix64(id64) ^ salt) >> 1`` of each row.
+
+    Parameters
+    ----------
+    ids : array-like of int or str
+        Row ids.
+    salts : int or array of uint64
+        The salt of each row's key (:func:`key_salt`).
+
+    Examples
+    --------
+    >>> r = row_rank([1, 2, 3], key_salt((1,), 0))
+    >>> r.dtype, bool((r >= 0).all())
+    (dtype('int64'), True)
+    """
+    u, _ = _id64(pd.Index(ids))
+    salts = np.asarray(salts, dtype=np.uint64) if np.ndim(salts) else np.uint64(int(salts))
+    return (_mix64(_mix64(u) ^ salts) >> np.uint64(1)).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------
+# The plan: which key gets how many test rows (engine independent)
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    cells: pd.DataFrame  # one row per original cell: cell columns, rows, key (int)
+    keys: list[tuple]  # key tuples, position = key int
+    table: pd.DataFrame  # per key: rows, share, n_min, proportional, test, weight, branch
+    decisions: dict
+    branch: str
+    n_total: int
+    n_test: int
+    n_test_requested: int
+    merged: list
+    salts: np.ndarray  # uint64 per key
+    reweight: bool
+    warning: str | None
+
+
+def _check_seed(random_seed: Any) -> int:
+    if isinstance(random_seed, bool) or not isinstance(random_seed, Integral):
+        raise TypeError(f"random_seed must be an integer, got {random_seed!r}")
+    return int(random_seed)
+
+
+def _largest_remainder(total: int, sizes: np.ndarray, grand: int) -> np.ndarray:
+    """Integer shares ``total * sizes / grand`` summing to ``total`` (largest remainders)."""
+    sizes = np.asarray(sizes, dtype=object)
+    exact = [total * int(s) for s in sizes]
+    base = np.array([e // grand for e in exact], dtype=np.int64)
+    rem = np.array([e % grand for e in exact], dtype=object)
+    short = int(total - base.sum())
+    if short > 0:
+        order = sorted(range(len(rem)), key=lambda i: (-rem[i], i))
+        for i in order[:short]:
+            base[i] += 1
+    return base
+
+
+def _normalise_n_min(n_min: Any, keys: list[tuple], classes_of: list, minority: set, grouped: bool) -> np.ndarray:
+    out = np.zeros(len(keys), dtype=np.int64)
+    if n_min is None:
+        return out
+    if isinstance(n_min, Mapping):
+        by_key = {k: i for i, k in enumerate(keys)}
+        class_values = {c for c in classes_of}
+        for k, v in n_min.items():
+            v = check_positive_int(v, f"n_min[{k!r}]", minimum=0)
+            kt = k if isinstance(k, tuple) else (k,)
+            if kt in by_key:
+                out[by_key[kt]] = v
+            elif not isinstance(k, tuple) and k in class_values:
+                for i, c in enumerate(classes_of):
+                    if c == k:
+                        out[i] = max(out[i], v) if grouped else v
+            else:
+                raise ValueError(
+                    f"n_min has an entry for {k!r}, which is neither a class nor a key of the data; "
+                    f"keys are {keys[:10]}"
+                )
+        return out
+    value = check_positive_int(n_min, "n_min")
+    for i, c in enumerate(classes_of):
+        if c in minority:
+            out[i] = value
+    return out
+
+
+def _plan(
+    cells: pd.DataFrame,
+    *,
+    label: str,
+    groups: list[str],
+    test_size: Any,
+    n_min: Any,
+    max_test_share: float,
+    max_inflate: float,
+    merge_below: int | None,
+    halfwidth: float | None,
+    rate: float | None,
+    on_infeasible: str,
+    random_seed: int,
+) -> _Plan:
+    """Plan a split from the cell counts (``cells``: cell columns plus ``rows``)."""
+    from bayeseval.planning import split_decision
+
+    cols = [label] + groups
+    cells = cells.sort_values(cols, kind="stable").reset_index(drop=True)
+    n_total = int(cells["rows"].sum())
+    if n_total < 2:
+        raise ValueError(f"data must have at least 2 rows to split, got {n_total}")
+
+    # requested test size
+    if isinstance(test_size, bool) or not isinstance(test_size, Real):
+        raise TypeError(f"test_size must be a fraction in (0, 1) or a row count, got {test_size!r}")
+    if isinstance(test_size, Integral) or (isinstance(test_size, float) and test_size >= 1):
+        n_req = check_positive_int(test_size, "test_size")
+    else:
+        frac = check_probability(test_size, "test_size", open_interval=True)
+        n_req = max(1, int(math.ceil(frac * n_total - 1e-9)))
+    if n_req >= n_total:
+        raise ValueError(f"test_size must leave rows for training: {n_req} of {n_total} rows")
+
+    # merge rare cells into "other"
+    cell_keys = [
+        tuple(v.item() if isinstance(v, np.generic) else v for v in r)
+        for r in cells[cols].itertuples(index=False, name=None)
+    ]
+    merged: list = []
+    keys_of_cell: list[tuple] = []
+    for k, rows in zip(cell_keys, cells["rows"], strict=True):
+        if merge_below is not None and rows < merge_below:
+            merged.append(k if len(k) > 1 else k[0])
+            keys_of_cell.append((k[0],) + (OTHER,) * len(groups) if groups else (OTHER,))
+        else:
+            keys_of_cell.append(k)
+    key_list: list[tuple] = []
+    seen: dict[tuple, int] = {}
+    for k in keys_of_cell:
+        if k not in seen:
+            seen[k] = len(key_list)
+            key_list.append(k)
+    cells["key"] = [seen[k] for k in keys_of_cell]
+    rows_k = cells.groupby("key", sort=True)["rows"].sum().to_numpy(np.int64)
+
+    classes_of = [k[0] for k in key_list]
+    class_rows: dict = {}
+    for c, r in zip(classes_of, rows_k, strict=True):
+        class_rows[c] = class_rows.get(c, 0) + int(r)
+    majority = max(class_rows, key=lambda c: class_rows[c])  # first largest in sorted order
+    minority = {c for c in class_rows if c != majority}
+
+    if n_min is None and halfwidth is not None:
+        from bayeseval.planning import sample_size
+
+        if rate is None:
+            raise ValueError("rate is required with halfwidth (the planning rate of the metric)")
+        n_min = sample_size(halfwidth=halfwidth, rate=rate)
+    elif n_min is not None and halfwidth is not None:
+        raise ValueError("give either n_min or halfwidth (with rate), not both")
+    need = _normalise_n_min(n_min, key_list, classes_of, minority, bool(groups))
+
+    # per-key decisions against the requested test size
+    decisions: dict = {}
+    for i, k in enumerate(key_list):
+        if need[i] <= 0 or rows_k[i] >= n_total:
+            continue
+        decisions[k if len(k) > 1 else k[0]] = split_decision(
+            n_total=n_total,
+            n_test=n_req,
+            share=rows_k[i] / n_total,
+            n_min=int(need[i]),
+            max_test_share=max_test_share,
+            max_inflate=max_inflate,
+        )
+    branches = {k: d.branch for k, d in decisions.items()}
+    degraded = [k for k, b in branches.items() if b == "degraded"]
+    if degraded and on_infeasible == "raise":
+        lines = []
+        for k in degraded:
+            i = seen[k if isinstance(k, tuple) else (k,)]
+            lines.append(f"{k!r}: n_min={need[i]} but the key has {rows_k[i]} rows "
+                         f"(a proportional test set gives about {decisions[k].n_minority_proportional})")
+        raise ValueError(
+            "n_min cannot be met for " + "; ".join(lines)
+            + f". {decisions[degraded[0]].reason}. Pass on_infeasible='degrade' to accept a "
+            "precision-limited proportional split, merge groups (merge_below), or lower n_min."
+        )
+
+    grown = [d.n_test for d in decisions.values() if d.branch == "grow_test"]
+    n_test = max([n_req] + grown)
+    prop = _largest_remainder(n_test, rows_k, n_total)
+    target = prop.copy()
+    for i, k in enumerate(key_list):
+        kk = k if len(k) > 1 else k[0]
+        if kk in decisions and decisions[kk].branch != "degraded":
+            target[i] = max(target[i], min(int(need[i]), int(rows_k[i])))
+    excess = int(target.sum() - n_test)
+    if excess > 0:
+        major = np.array([c == majority for c in classes_of])
+        room = np.where(major, target, 0)
+        if room.sum() < excess:
+            raise ValueError(
+                f"the minimum counts need {int(target.sum())} test rows, more than the test size {n_test}"
+            )
+        cut = _largest_remainder(excess, room, int(room.sum()))
+        target = target - cut
+    # raised above the exact proportional count by at least one row (not mere rounding)
+    raised = np.array(
+        [int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)]
+    )
+    reweight = bool(raised.any())
+    share_pop = rows_k / n_total
+    share_test = target / n_test
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = np.where(target > 0, share_pop / share_test, np.nan) if reweight else np.ones(len(rows_k))
+
+    def key_branch(i: int) -> str:
+        k = key_list[i]
+        d = decisions.get(k if len(k) > 1 else k[0])
+        return d.branch if d is not None else "-"
+
+    index = pd.MultiIndex.from_tuples(key_list, names=cols) if groups else pd.Index(
+        [k[0] for k in key_list], name=label
+    )
+    table = pd.DataFrame(
+        {
+            "rows": rows_k,
+            "share": share_pop,
+            "n_min": need,
+            "proportional": prop,
+            "test": target,
+            "test_share": share_test,
+            "weight": weight,
+            "branch": [key_branch(i) for i in range(len(key_list))],
+        },
+        index=index,
+    )
+    overall = "proportional"
+    for b in branches.values():
+        if _BRANCH_ORDER.index(b) > _BRANCH_ORDER.index(overall):
+            overall = b
+    warning = None
+    if overall == "degraded":
+        short = [f"{k!r}: {table['test'].iloc[seen[k if isinstance(k, tuple) else (k,)]]} test rows "
+                 f"instead of {need[seen[k if isinstance(k, tuple) else (k,)]]}" for k in degraded]
+        warning = "precision limited: " + "; ".join(short[:8])
+    elif reweight:
+        warning = (
+            "the test set over-represents the minority: report overall metrics with test_weights "
+            "(population share / test share), and re-calibrate any threshold tuned on this set "
+            "to the population share"
+        )
+    salts = np.array([key_salt(k, random_seed) for k in key_list], dtype=np.uint64)
+    return _Plan(
+        cells=cells,
+        keys=key_list,
+        table=table,
+        decisions=decisions,
+        branch=overall,
+        n_total=n_total,
+        n_test=n_test,
+        n_test_requested=n_req,
+        merged=merged,
+        salts=salts,
+        reweight=reweight,
+        warning=warning,
+    )
+
+
+def _emit_warnings(plan: _Plan, stacklevel: int = 3) -> None:
+    if plan.branch == "degraded":
+        warnings.warn(plan.warning, PrecisionLimitedWarning, stacklevel=stacklevel)
+    elif plan.reweight:
+        warnings.warn(plan.warning, ReweightingWarning, stacklevel=stacklevel)
+
+
+# ---------------------------------------------------------------------------
+# The result
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class SplitResult:
+    """A dual-constraint split.
+
+    Attributes
+    ----------
+    train, test : pandas.DataFrame, DuckDB relation or Spark DataFrame
+        The two parts, in the engine of the input.
+    decision : SplitDecision, dict or None
+        The :class:`~bayeseval.planning.SplitDecision` of the one minority key
+        that has a minimum count, or a dict ``{key: SplitDecision}`` when
+        several keys have one; None when no minimum was requested.
+    decisions : dict
+        Always the dict ``{key: SplitDecision}``.
+    branch : str
+        The overall branch: the most demanding of the per-key branches
+        (``proportional`` < ``grow_test`` < ``raise_share`` < ``degraded``).
+    test_weights : pandas.Series or relation/DataFrame
+        Per test row, population share / test share of the row's key (all 1
+        when the proportion is kept), indexed by row id. For DuckDB and Spark a
+        relation/DataFrame with the id column and ``weight``.
+    merged : list
+        Cells merged into ``"other"`` before splitting.
+    table : pandas.DataFrame
+        Per key: rows, population share, n_min, proportional test rows, test
+        rows, test share, weight and the key's branch.
+    n_test, n_test_requested, n_total : int
+        Final and requested test sizes, rows in all.
+    """
+
+    train: Any
+    test: Any
+    decision: Any
+    decisions: dict
+    branch: str
+    test_weights: Any
+    merged: list
+    table: pd.DataFrame
+    n_test: int
+    n_test_requested: int
+    n_total: int
+    random_seed: int
+    engine: str = "pandas"
+    warning: str | None = None
+    extra: dict = field(default_factory=dict, repr=False)
+
+    def report(self) -> str:
+        """A short plain-text account of the split."""
+        lines = [
+            f"Dual-constraint split ({self.engine}, random_seed={self.random_seed}): "
+            f"{self.n_total:,} rows -> test {self.n_test:,} ({self.n_test / self.n_total:.1%}; "
+            f"requested {self.n_test_requested:,}), train {self.n_total - self.n_test:,}",
+            f"Branch: {self.branch}",
+        ]
+        for k, d in list(self.decisions.items())[:3]:
+            lines.append(f"  {k!r}: {d.branch} -- {d.reason}")
+        if len(self.decisions) > 3:
+            lines.append(f"  ... and {len(self.decisions) - 3} more keys (see .decisions and the table)")
+        if self.merged:
+            lines.append(f"Merged into {OTHER!r}: {self.merged}")
+        if self.warning:
+            lines.append(f"Warning: {self.warning}")
+        cols = ["rows", "n_min", "proportional", "test", "weight", "branch"]
+        lines.append(self.table[cols].to_string(float_format=lambda x: f"{x:.4g}"))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def _result_decision(decisions: dict) -> Any:
+    if not decisions:
+        return None
+    if len(decisions) == 1:
+        return next(iter(decisions.values()))
+    return dict(decisions)
+
+
+# ---------------------------------------------------------------------------
+# Public function
+# ---------------------------------------------------------------------------
+
+
+def _check_options(max_test_share: Any, max_inflate: Any, merge_below: Any, on_infeasible: Any) -> tuple:
+    max_test_share = check_probability(max_test_share, "max_test_share", open_interval=True)
+    if isinstance(max_inflate, bool) or not isinstance(max_inflate, Real):
+        raise TypeError(f"max_inflate must be a number >= 1, got {max_inflate!r}")
+    if not float(max_inflate) >= 1:
+        raise ValueError(f"max_inflate must be >= 1 (1 means no oversampling), got {max_inflate!r}")
+    if merge_below is not None:
+        merge_below = check_positive_int(merge_below, "merge_below")
+    on_infeasible = check_method(on_infeasible, ("raise", "degrade"), "on_infeasible")
+    return max_test_share, float(max_inflate), merge_below, on_infeasible
+
+
+def dual_constraint_split(
+    data: pd.DataFrame | Any,
+    *,
+    label: str,
+    test_size: float | int = 0.2,
+    n_min: int | Mapping[Any, int] | None = None,
+    groups: str | Sequence[str] | None = None,
+    max_test_share: float = 0.3,
+    max_inflate: float = 5.0,
+    merge_below: int | None = None,
+    halfwidth: float | None = None,
+    rate: float | None = None,
+    on_infeasible: str = "raise",
+    id_column: str | None = None,
+    random_seed: int = 0,
+) -> SplitResult:
+    """Split into train and test meeting both the class proportion and a minimum count.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, Parquet/CSV path or DuckDB relation
+        One row per example. For a path or relation the split runs in DuckDB
+        SQL (a ``ROW_NUMBER()`` window per key) and ``train``/``test`` are
+        DuckDB relations (lazy; ``.df()``, ``.to_parquet()`` materialise them);
+        ``id_column`` is then required and must hold integers.
+    label : str
+        The class column.
+    test_size : float or int, default 0.2
+        Requested test size, a fraction of the rows (rounded up) or a count.
+    n_min : int, dict or None
+        Minority test rows each key needs. An int applies to every minority
+        class (every class but the most frequent), or with ``groups`` to
+        every minority class-by-group cell. A dict maps a class (applies to
+        each of its cells) or a full key tuple ``(class, group, ...)`` to a
+        count. None: derived from ``halfwidth`` and ``rate`` with
+        :func:`bayeseval.planning.sample_size`, or no minimum (a plain
+        class-stratified split).
+    groups : str or list of str, optional
+        Group column(s); the key becomes class x group.
+    max_test_share : float, default 0.3
+        Cap on the test set as a share of all rows (``grow_test``).
+    max_inflate : float, default 5.0
+        Cap on a key's test share as a multiple of its population share
+        (``raise_share``).
+    merge_below : int, optional
+        Cells with fewer rows merge into an ``"other"`` cell of their class
+        (without ``groups``: rare classes merge into class ``"other"``).
+    halfwidth, rate : float, optional
+        Target half-width and planning rate from which ``n_min`` is derived.
+    on_infeasible : {"raise", "degrade"}
+        When a key's minimum cannot be met (not enough rows, or the caps
+        forbid it): raise a ValueError naming the key and its counts, or
+        return the proportional split of the degraded branch with a
+        :class:`~bayeseval.PrecisionLimitedWarning`. Nothing is under-filled
+        silently.
+    id_column : str, optional
+        Column of unique row ids (integers or strings). Default: the index,
+        which must then be unique.
+    random_seed : int, default 0
+        Seed of the keyed hash.
+
+    Returns
+    -------
+    SplitResult
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> y = np.r_[np.ones(1_260, int), np.zeros(298_740, int)]      # 0.42% positive
+    >>> res = dual_constraint_split(pd.DataFrame({"y": y}), label="y", test_size=60_000, n_min=323)
+    >>> res.branch, res.n_test, int(res.test["y"].sum())
+    ('grow_test', 76905, 323)
+    """
+    from bayeseval import _duckdb
+
+    max_test_share, max_inflate, merge_below, on_infeasible = _check_options(
+        max_test_share, max_inflate, merge_below, on_infeasible
+    )
+    seed = _check_seed(random_seed)
+    gcols = iter_columns(groups, "groups")
+    options = dict(
+        label=label, groups=gcols, test_size=test_size, n_min=n_min, max_test_share=max_test_share,
+        max_inflate=max_inflate, merge_below=merge_below, halfwidth=halfwidth, rate=rate,
+        on_infeasible=on_infeasible, random_seed=seed,
+    )
+    if not isinstance(data, pd.DataFrame):
+        if _duckdb.is_duckdb_source(data):
+            return _split_duckdb(data, id_column=id_column, **options)
+        raise TypeError(
+            f"data must be a pandas DataFrame, a Parquet/CSV path or a DuckDB relation, got {type(data).__name__}"
+        )
+    cols = [label] + gcols
+    for name, c in [("label", label)] + [("groups", g) for g in gcols] + (
+        [("id_column", id_column)] if id_column is not None else []
+    ):
+        if c not in data.columns:
+            raise ValueError(f"{name} column {c!r} is not in data; columns are {list(data.columns)[:20]}")
+    for c in cols:
+        if data[c].isna().any():
+            raise ValueError(f"column {c!r} has missing values; drop or fill them before splitting")
+    ids = pd.Index(data[id_column]) if id_column is not None else data.index
+    if ids.has_duplicates:
+        dup = ids[ids.duplicated()][0]
+        what = f"id_column {id_column!r}" if id_column is not None else "data.index"
+        raise ValueError(f"{what} must hold unique row ids, got {dup!r} twice")
+
+    codes, uniques = _cell_codes(data, cols)
+    cells = uniques.copy()
+    cells["rows"] = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
+    cells["_code"] = np.arange(len(uniques))
+    plan = _plan(cells, **options)
+    key_of_code = np.empty(len(uniques), dtype=np.int64)
+    key_of_code[plan.cells["_code"].to_numpy()] = plan.cells["key"].to_numpy()
+    key = key_of_code[codes]
+    test_mask = _select(ids, key, plan)
+    _emit_warnings(plan)
+    test = data[test_mask]
+    weights = pd.Series(
+        plan.table["weight"].to_numpy()[key[test_mask]], index=ids[test_mask], name="weight"
+    )
+    return SplitResult(
+        train=data[~test_mask],
+        test=test,
+        decision=_result_decision(plan.decisions),
+        decisions=plan.decisions,
+        branch=plan.branch,
+        test_weights=weights,
+        merged=plan.merged,
+        table=plan.table,
+        n_test=plan.n_test,
+        n_test_requested=plan.n_test_requested,
+        n_total=plan.n_total,
+        random_seed=seed,
+        engine="pandas",
+        warning=plan.warning,
+    )
+
+
+def _cell_codes(data: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Integer cell code per row and the table of distinct cells."""
+    grouped = data.groupby(cols if len(cols) > 1 else cols[0], sort=True, observed=True, dropna=False)
+    codes = grouped.ngroup().to_numpy(np.int64)
+    first = pd.Series(np.arange(len(data))).groupby(codes).first().to_numpy()
+    uniques = data.iloc[first][cols].reset_index(drop=True)
+    return codes, uniques
+
+
+def _select(ids: pd.Index, key: np.ndarray, plan: _Plan) -> np.ndarray:
+    """Boolean test mask: per key, the rows with the smallest (rank, id)."""
+    u, tie = _id64(ids)
+    rank = (_mix64(_mix64(u) ^ plan.salts[key]) >> np.uint64(1)).astype(np.int64)
+    order = np.lexsort((tie, rank, key))
+    sorted_key = key[order]
+    starts = np.searchsorted(sorted_key, np.arange(len(plan.keys)), side="left")
+    pos = np.arange(len(order)) - starts[sorted_key]
+    take = plan.table["test"].to_numpy(np.int64)
+    mask = np.zeros(len(order), dtype=bool)
+    mask[order[pos < take[sorted_key]]] = True
+    return mask
+
+
+# ---------------------------------------------------------------------------
+# DuckDB engine
+# ---------------------------------------------------------------------------
+
+
+def _duckdb_mix(expr: str) -> list[str]:
+    """SQL steps (each refers to the previous as ``z``) of the splitmix64 finalizer on UBIGINT."""
+
+    def mul(c: int) -> str:
+        return f"((z::UHUGEINT * {c}::UHUGEINT) % 18446744073709551616::UHUGEINT)::UBIGINT"
+
+    return [
+        expr,
+        "xor(z, z >> 30)",
+        mul(_C1),
+        "xor(z, z >> 27)",
+        mul(_C2),
+        "xor(z, z >> 31)",
+    ]
+
+
+def duckdb_rank_sql(id_expr: str, salt_expr: str, source: str) -> str:
+    """SQL selecting ``*`` and ``__rank`` (the keyed rank) from ``source``.
+
+    ``id_expr`` is an integer column, ``salt_expr`` a UBIGINT column of ``source``.
+    """
+    u = (
+        f"(CASE WHEN {id_expr} < 0 THEN ({id_expr}::HUGEINT + 18446744073709551616::HUGEINT)::UBIGINT "
+        f"ELSE {id_expr}::UBIGINT END)"
+    )
+    steps = _duckdb_mix(u) + [f"xor(z, {salt_expr})"] + _duckdb_mix("z")[1:] + ["(z >> 1)::BIGINT"]
+    sql = f"SELECT *, {steps[0]} AS z FROM {source}"
+    for s in steps[1:-1]:
+        sql = f"SELECT * REPLACE ({s} AS z) FROM ({sql})"
+    return f"SELECT * EXCLUDE (z), {steps[-1]} AS __rank FROM ({sql})"
+
+
+def _split_duckdb(data: Any, *, id_column: str | None, **options: Any) -> SplitResult:
+    from bayeseval._duckdb import as_relation, quote_ident, sql_literal
+
+    if id_column is None:
+        raise ValueError("id_column is required for a Parquet/CSV path or DuckDB relation (no index)")
+    rel = as_relation(data)
+    label, gcols = options["label"], options["groups"]
+    cols = [label] + gcols
+    available = list(rel.columns)
+    for name, c in [("label", label), ("id_column", id_column)] + [("groups", g) for g in gcols]:
+        if c not in available:
+            raise ValueError(f"{name} column {c!r} is not in data; columns are {available[:20]}")
+    id_type = str(rel.select(quote_ident(id_column)).types[0]).upper()
+    if not any(t in id_type for t in ("INT",)) or "HUGEINT" in id_type:
+        raise TypeError(f"id_column {id_column!r} must hold integers for the DuckDB engine, got {id_type}")
+    q = [quote_ident(c) for c in cols]
+    qid = quote_ident(id_column)
+    stats = rel.query(
+        "__d",
+        f"SELECT {', '.join(q)}, COUNT(*) AS rows, "
+        f"SUM(CASE WHEN {qid} IS NULL THEN 1 ELSE 0 END) AS null_ids FROM __d GROUP BY ALL",
+    ).df()
+    for c in cols:
+        if stats[c].isna().any():
+            raise ValueError(f"column {c!r} has missing values; drop or fill them before splitting")
+    if int(stats["null_ids"].sum()):
+        raise ValueError(f"id_column {id_column!r} has missing ids")
+    n_ids = int(rel.query("__d", f"SELECT COUNT(DISTINCT {qid}) FROM __d").fetchall()[0][0])
+    if n_ids != int(stats["rows"].sum()):
+        raise ValueError(f"id_column {id_column!r} must hold unique row ids ({n_ids} distinct in {int(stats['rows'].sum())} rows)")
+    cells = stats[cols + ["rows"]].copy()
+    plan = _plan(cells, **options)
+    _emit_warnings(plan, stacklevel=4)
+
+    take = plan.table["test"].to_numpy(np.int64)
+    weight = plan.table["weight"].to_numpy()
+    values = []
+    for row in plan.cells[cols + ["key"]].itertuples(index=False, name=None):
+        k = int(row[-1])
+        w = "NULL" if not np.isfinite(weight[k]) else repr(float(weight[k]))
+        lits = [sql_literal(v) for v in row[:-1]]
+        values.append(f"({', '.join(lits)}, {k}, {int(plan.salts[k])}::UBIGINT, {int(take[k])}, {w}::DOUBLE)")
+    kcols = [f"__c{i}" for i in range(len(cols))]
+    ktable = f"(VALUES {', '.join(values)}) AS __k({', '.join(kcols)}, __key, __salt, __n, __w)"
+    on = " AND ".join(f"__d.{qc} = __k.{kc}" for qc, kc in zip(q, kcols, strict=True))
+    joined = f"(SELECT __d.*, __k.__key, __k.__salt, __k.__n, __k.__w FROM __d JOIN {ktable} ON {on})"
+    ranked = duckdb_rank_sql(qid, "__salt", joined)
+    numbered = (
+        f"SELECT *, ROW_NUMBER() OVER (PARTITION BY __key ORDER BY __rank, {qid}) AS __rn "
+        f"FROM ({ranked})"
+    )
+    drop = "EXCLUDE (__key, __salt, __n, __w, __rank, __rn)"
+    test = rel.query("__d", f"SELECT * {drop} FROM ({numbered}) WHERE __rn <= __n")
+    train = rel.query("__d", f"SELECT * {drop} FROM ({numbered}) WHERE __rn > __n")
+    test_weights = rel.query(
+        "__d", f"SELECT {qid}, __w AS weight FROM ({numbered}) WHERE __rn <= __n"
+    )
+    return SplitResult(
+        train=train,
+        test=test,
+        decision=_result_decision(plan.decisions),
+        decisions=plan.decisions,
+        branch=plan.branch,
+        test_weights=test_weights,
+        merged=plan.merged,
+        table=plan.table,
+        n_test=plan.n_test,
+        n_test_requested=plan.n_test_requested,
+        n_total=plan.n_total,
+        random_seed=int(options["random_seed"]),
+        engine="duckdb",
+        warning=plan.warning,
+    )
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn splitters
+# ---------------------------------------------------------------------------
+
+try:  # scikit-learn is a dependency, but keep import errors readable
+    from sklearn.model_selection import BaseCrossValidator as _Base
+except ImportError:  # pragma: no cover
+    _Base = object  # type: ignore[assignment,misc]
+
+
+class DualConstraintSplit(_Base):
+    """A scikit-learn splitter yielding one dual-constraint train/test split.
+
+    Usable as ``cv=`` in :func:`sklearn.model_selection.cross_validate` and
+    :class:`~sklearn.model_selection.GridSearchCV`. ``split(X, y, groups)``
+    takes the class labels from ``y`` and, when given, the subgroups from
+    ``groups`` (one column, or a 2-D array of several): the key is then
+    class x group (``groups`` does *not* keep groups together as in
+    ``GroupKFold``). Row ids are ``X.index`` when ``X`` is a pandas object with
+    a unique index, else the positions, so with a DataFrame the split does not
+    depend on row order. The yielded arrays are positions.
+
+    Parameters
+    ----------
+    test_size, n_min, max_test_share, max_inflate, merge_below, halfwidth, rate, on_infeasible, random_seed
+        As in :func:`dual_constraint_split`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.r_[np.ones(50, int), np.zeros(950, int)]
+    >>> cv = DualConstraintSplit(test_size=0.2, n_min=10)
+    >>> train, test = next(cv.split(np.zeros((1000, 1)), y))
+    >>> len(test), int(y[test].sum())
+    (200, 10)
+    """
+
+    def __init__(
+        self,
+        test_size: float | int = 0.2,
+        n_min: int | Mapping[Any, int] | None = None,
+        max_test_share: float = 0.3,
+        max_inflate: float = 5.0,
+        merge_below: int | None = None,
+        halfwidth: float | None = None,
+        rate: float | None = None,
+        on_infeasible: str = "raise",
+        random_seed: int = 0,
+    ) -> None:
+        _check_options(max_test_share, max_inflate, merge_below, on_infeasible)
+        _check_seed(random_seed)
+        self.test_size = test_size
+        self.n_min = n_min
+        self.max_test_share = max_test_share
+        self.max_inflate = max_inflate
+        self.merge_below = merge_below
+        self.halfwidth = halfwidth
+        self.rate = rate
+        self.on_infeasible = on_infeasible
+        self.random_seed = random_seed
+
+    def _seeds(self) -> list[int]:
+        return [int(self.random_seed)]
+
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        """Number of splits (1)."""
+        return len(self._seeds())
+
+    def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield ``(train, test)`` position arrays.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, ...)
+            Features (only its length and, for pandas, its index are used).
+        y : array-like of shape (n_samples,)
+            Class labels (required).
+        groups : array-like of shape (n_samples,) or (n_samples, n_group_columns), optional
+            Subgroups making the key class x group.
+        """
+        if y is None:
+            raise ValueError("y is required: DualConstraintSplit stratifies on the class labels")
+        n = len(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != n:
+            raise ValueError(f"y must be one-dimensional with {n} labels, got shape {y.shape}")
+        index = getattr(X, "index", None)
+        if isinstance(index, pd.Index) and len(index) == n and not index.has_duplicates and (
+            pd.api.types.is_integer_dtype(index.dtype) or pd.api.types.infer_dtype(index) in ("string", "integer")
+        ):
+            ids = index
+        else:
+            ids = pd.RangeIndex(n)
+        frame = pd.DataFrame({"__y": y}, index=ids)
+        gcols: list[str] = []
+        if groups is not None:
+            g = np.asarray(groups)
+            if g.ndim == 1:
+                g = g[:, None]
+            if g.shape[0] != n:
+                raise ValueError(f"groups must have {n} rows, got {g.shape[0]}")
+            for j in range(g.shape[1]):
+                frame[f"__g{j}"] = g[:, j]
+                gcols.append(f"__g{j}")
+        frame["__pos"] = np.arange(n)
+        for seed in self._seeds():
+            res = dual_constraint_split(
+                frame,
+                label="__y",
+                test_size=self.test_size,
+                n_min=self.n_min,
+                groups=gcols or None,
+                max_test_share=self.max_test_share,
+                max_inflate=self.max_inflate,
+                merge_below=self.merge_below,
+                halfwidth=self.halfwidth,
+                rate=self.rate,
+                on_infeasible=self.on_infeasible,
+                random_seed=seed,
+            )
+            test = np.sort(res.test["__pos"].to_numpy())
+            train = np.sort(res.train["__pos"].to_numpy())
+            yield train, test
+
+    def _iter_test_indices(self, X: Any = None, y: Any = None, groups: Any = None) -> Iterator[np.ndarray]:
+        for _, test in self.split(X, y, groups):
+            yield test
+
+
+class RepeatedDualConstraintSplit(DualConstraintSplit):
+    """:class:`DualConstraintSplit` repeated ``n_repeats`` times with different seeds.
+
+    The seed of repeat ``r`` is drawn from ``np.random.default_rng(random_seed)``,
+    so the sequence of splits is reproducible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.r_[np.ones(50, int), np.zeros(950, int)]
+    >>> cv = RepeatedDualConstraintSplit(n_repeats=3, n_min=10)
+    >>> cv.get_n_splits(), len({tuple(t) for _, t in cv.split(np.zeros((1000, 1)), y)})
+    (3, 3)
+    """
+
+    def __init__(
+        self,
+        n_repeats: int = 10,
+        test_size: float | int = 0.2,
+        n_min: int | Mapping[Any, int] | None = None,
+        max_test_share: float = 0.3,
+        max_inflate: float = 5.0,
+        merge_below: int | None = None,
+        halfwidth: float | None = None,
+        rate: float | None = None,
+        on_infeasible: str = "raise",
+        random_seed: int = 0,
+    ) -> None:
+        check_positive_int(n_repeats, "n_repeats")
+        super().__init__(
+            test_size=test_size, n_min=n_min, max_test_share=max_test_share, max_inflate=max_inflate,
+            merge_below=merge_below, halfwidth=halfwidth, rate=rate, on_infeasible=on_infeasible,
+            random_seed=random_seed,
+        )
+        self.n_repeats = n_repeats
+
+    def _seeds(self) -> list[int]:
+        rng = np.random.default_rng(self.random_seed)
+        return [int(s) for s in rng.integers(0, 2**62, size=int(self.n_repeats))]
