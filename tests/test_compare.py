@@ -1,0 +1,249 @@
+"""Tests for bayeseval.compare (SPEC section 6)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from bayeseval._warnings import BayesevalWarning
+from bayeseval.compare import (
+    McNemarResult,
+    PairedBootstrap,
+    mcnemar,
+    mcnemar_from_predictions,
+    paired_bootstrap,
+)
+
+
+def _pairs(n11: int, b: int, c: int, n22: int) -> tuple[np.ndarray, np.ndarray]:
+    """correct_a, correct_b with the given 2x2 table (rows A right/wrong, cols B right/wrong)."""
+    a = np.array([1] * n11 + [1] * b + [0] * c + [0] * n22, dtype=bool)
+    bb = np.array([1] * n11 + [0] * b + [1] * c + [0] * n22, dtype=bool)
+    return a, bb
+
+
+# ---------------------------------------------------------------------------
+# McNemar
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 60), st.integers(0, 60), st.integers(0, 40))
+def test_mcnemar_matches_statsmodels(n11, b, c, n22):
+    if n11 + b + c + n22 == 0:
+        return
+    a, bb = _pairs(n11, b, c, n22)
+    table = [[n11, b], [c, n22]]
+    res = mcnemar(a, bb, method="exact")
+    assert (res.b, res.c) == (b, c)
+    if b + c == 0:
+        assert res.pvalue == 1.0
+        return
+    ref = sm_mcnemar(table, exact=True)
+    assert res.statistic == ref.statistic
+    assert res.pvalue == pytest.approx(ref.pvalue, abs=1e-12, rel=1e-12)
+    ref = sm_mcnemar(table, exact=False, correction=True)
+    res = mcnemar(a, bb, method="asymptotic")
+    assert res.statistic == pytest.approx(ref.statistic, abs=1e-12, rel=1e-12)
+    assert res.pvalue == pytest.approx(ref.pvalue, abs=1e-12, rel=1e-12)
+
+
+@pytest.mark.parametrize("b, c", [(0, 5), (3, 9), (10, 10), (25, 12), (1, 0), (40, 61)])
+def test_mcnemar_midp_closed_form(b, c):
+    # mid-p: 2 * sum_{i < k} C(m, i) / 2^m + C(m, k) / 2^m, capped at 1, k = min(b, c)
+    m, k = b + c, min(b, c)
+    ref = min(1.0, (2 * sum(math.comb(m, i) for i in range(k)) + math.comb(m, k)) / 2**m)
+    a, bb = _pairs(7, b, c, 3)
+    res = mcnemar(a, bb, method="midp")
+    assert res.pvalue == pytest.approx(ref, abs=1e-12, rel=1e-12)
+    # mid-p is never above the exact p-value
+    assert res.pvalue <= mcnemar(a, bb, method="exact").pvalue + 1e-15
+
+
+def test_mcnemar_fields_and_predictions_helper():
+    y = np.array([1, 0, 1, 1, 0, 0, 1, 0])
+    pa = np.array([1, 0, 1, 0, 0, 1, 1, 0])  # wrong at 3, 5
+    pb = np.array([0, 0, 1, 1, 1, 1, 1, 1])  # wrong at 0, 4, 5, 7
+    res = mcnemar_from_predictions(y, pa, pb, method="exact")
+    assert isinstance(res, McNemarResult)
+    # b: A right & B wrong = rows 0, 4, 7; c: A wrong & B right = row 3
+    assert (res.b, res.c, res.n) == (3, 1, 8)
+    assert res.difference == pytest.approx((6 - 4) / 8)
+    assert res.pvalue == pytest.approx(stats.binomtest(1, 4, 0.5).pvalue, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "a, b, kwargs, exc, match",
+    [
+        ([1, 0], [1, 0, 1], {}, ValueError, "same length"),
+        ([], [], {}, ValueError, "correct_a"),
+        ([1, 2], [1, 0], {}, ValueError, "correct_a"),
+        ([1, 0], [1, float("nan")], {}, ValueError, "correct_b"),
+        ([1, 0], [1, 0], {"method": "fisher"}, ValueError, "method"),
+        ("10", [1, 0], {}, TypeError, "correct_a"),
+    ],
+)
+def test_mcnemar_bad_input(a, b, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        mcnemar(a, b, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# Paired bootstrap
+# ---------------------------------------------------------------------------
+
+
+def _shared_hard(n: int, rng: np.random.Generator, p_hard=0.25, p_a=0.03, p_b=0.06):
+    """Binary task where both models fail on the same hard rows plus a little of their own."""
+    y = rng.integers(0, 2, n)
+    hard = rng.random(n) < p_hard
+    a = np.where(hard | (rng.random(n) < p_a), 1 - y, y)
+    b = np.where(hard | (rng.random(n) < p_b), 1 - y, y)
+    return y, a, b
+
+
+def test_paired_interval_is_narrower_when_models_share_hard_rows():
+    # SPEC section 6: the difference's interval is far narrower than either model's own
+    rng = np.random.default_rng(20261129)
+    y, a, b = _shared_hard(1500, rng)
+    res = paired_bootstrap(y, a, b, metric="accuracy", random_seed=7)
+    assert isinstance(res, PairedBootstrap)
+    wa, wb = res.ci_a[1] - res.ci_a[0], res.ci_b[1] - res.ci_b[0]
+    assert res.width < 0.6 * min(wa, wb)
+    assert res.width < 0.5 * res.independent_width
+    assert res.correlation > 0.7
+    # point estimates are the plain accuracies
+    assert res.estimate_a == pytest.approx(np.mean(a == y))
+    assert res.difference == pytest.approx(np.mean(a == y) - np.mean(b == y))
+    # the table and the sentence carry both widths
+    assert res.table.loc["difference", "width"] == pytest.approx(res.width)
+    assert f"{wa:.3g}" in res.sentence and f"{res.width:.3g}" in res.sentence
+    assert "narrower" in res.sentence
+
+
+def test_pattern_bootstrap_matches_row_bootstrap():
+    # a named metric (multinomial over row patterns) and the same metric as a callable
+    # (explicit row resampling) are the same bootstrap: intervals agree within MC error
+    rng = np.random.default_rng(3)
+    y, a, b = _shared_hard(600, rng)
+    named = paired_bootstrap(y, a, b, metric="recall", random_seed=1, n_resamples=2000)
+
+    def recall(yt, yp):
+        return np.mean(yp[yt == 1] == 1)
+
+    rows = paired_bootstrap(y, a, b, metric=recall, random_seed=2, n_resamples=1000)
+    assert named.estimate_a == pytest.approx(rows.estimate_a)
+    for x, z in ((named.ci, rows.ci), (named.ci_a, rows.ci_a), (named.ci_b, rows.ci_b)):
+        assert x[0] == pytest.approx(z[0], abs=0.012)
+        assert x[1] == pytest.approx(z[1], abs=0.012)
+
+
+def test_bca_single_model_matches_scipy():
+    # model A's own BCa interval for accuracy equals scipy.stats.bootstrap's BCa on the
+    # per-row correctness (a mean) within Monte-Carlo error
+    rng = np.random.default_rng(11)
+    y, a, b = _shared_hard(800, rng)
+    res = paired_bootstrap(y, a, b, metric="accuracy", method="bca", random_seed=5, n_resamples=4000)
+    ref = stats.bootstrap(
+        ((a == y).astype(float),), np.mean, method="BCa", n_resamples=4000, random_state=6
+    ).confidence_interval
+    assert res.ci_a[0] == pytest.approx(ref.low, abs=0.006)
+    assert res.ci_a[1] == pytest.approx(ref.high, abs=0.006)
+
+
+def test_weighted_metric_and_strata():
+    rng = np.random.default_rng(5)
+    n = 3000
+    strata = rng.choice(["u", "v", "w"], n, p=[0.7, 0.2, 0.1])
+    y, a, b = _shared_hard(n, rng)
+    w = {"u": 0.2, "v": 0.3, "w": 0.5}
+    res = paired_bootstrap(y, a, b, metric="error_rate", strata=strata, weights=w, random_seed=0)
+    manual_a = sum(w[k] * np.mean(a[strata == k] != y[strata == k]) for k in w)
+    manual_b = sum(w[k] * np.mean(b[strata == k] != y[strata == k]) for k in w)
+    assert res.estimate_a == pytest.approx(manual_a, rel=1e-12)
+    assert res.difference == pytest.approx(manual_a - manual_b, rel=1e-12)
+    # weighted SE: sum w_k^2 var_k / n_k of the difference per stratum, normal approximation
+    var = 0.0
+    for k, wk in w.items():
+        d = (a[strata == k] != y[strata == k]).astype(float) - (b[strata == k] != y[strata == k])
+        var += wk**2 * d.var() / d.size
+    normal_width = 2 * stats.norm.ppf(0.975) * math.sqrt(var)
+    assert res.width == pytest.approx(normal_width, rel=0.12)
+    # a sequence of weights is aligned with the sorted stratum labels
+    res2 = paired_bootstrap(y, a, b, metric="error_rate", strata=strata, weights=[0.2, 0.3, 0.5],
+                            random_seed=0)
+    assert res2.ci == res.ci
+
+
+def test_reproducible_with_seed():
+    rng = np.random.default_rng(9)
+    y, a, b = _shared_hard(300, rng)
+    r1 = paired_bootstrap(y, a, b, metric="accuracy", random_seed=42)
+    r2 = paired_bootstrap(y, a, b, metric="accuracy", random_seed=42)
+    r3 = paired_bootstrap(y, a, b, metric="accuracy", random_seed=43)
+    assert r1.ci == r2.ci and r1.ci_a == r2.ci_a
+    assert not np.array_equal(r1.replicates.to_numpy(), r3.replicates.to_numpy())
+
+
+def test_difference_interval_coverage():
+    # seeded simulation: rows from a known population (hard rows shared by both models);
+    # true accuracies: A = 0.75 * 0.97 = 0.7275, B = 0.75 * 0.94 = 0.705, difference 0.0225.
+    # 400 data sets of 400 rows; coverage of the 95% percentile interval must lie in
+    # [0.92, 0.98] (binomial SE of the coverage estimate ~0.011, slack ~ +-2.7 SE).
+    rng = np.random.default_rng(123)
+    true_diff = 0.75 * 0.97 - 0.75 * 0.94
+    hits = 0
+    reps = 400
+    for i in range(reps):
+        y, a, b = _shared_hard(400, rng)
+        res = paired_bootstrap(y, a, b, metric="accuracy", n_resamples=1000, random_seed=i)
+        hits += res.ci[0] <= true_diff <= res.ci[1]
+    assert 0.92 <= hits / reps <= 0.98
+
+
+def test_warns_when_replicates_lose_all_trials():
+    rng = np.random.default_rng(0)
+    y = np.zeros(200, dtype=int)
+    y[:3] = 1
+    a = np.where(rng.random(200) < 0.1, 1 - y, y)
+    b = y.copy()
+    with pytest.warns(BayesevalWarning, match="no trials"):
+        res = paired_bootstrap(y, a, b, metric="recall", random_seed=1)
+    assert res.n_resamples < 2000
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(pred_b=[1, 0]), ValueError, "same length"),
+        (dict(y_true=[]), ValueError, "y_true"),
+        (dict(y_true=[1.0, float("nan"), 0.0]), ValueError, "y_true"),
+        (dict(weights=[0.5, 0.5]), ValueError, "strata"),
+        (dict(strata=["a", "b", "a"], weights=[0.5, 0.6]), ValueError, "weights"),
+        (dict(strata=["a", "b"]), ValueError, "strata"),
+        (dict(metric="auc"), ValueError, "metric"),
+        (dict(method="bc"), ValueError, "method"),
+        (dict(level=1.5), ValueError, "level"),
+        (dict(level=0.0), ValueError, "level"),
+        (dict(n_resamples=5), ValueError, "n_resamples"),
+        (dict(y_true="abc"), TypeError, "y_true"),
+    ],
+)
+def test_paired_bootstrap_bad_input(kwargs, exc, match):
+    args = dict(y_true=[1, 0, 1], pred_a=[1, 0, 0], pred_b=[1, 1, 1], metric="accuracy")
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        paired_bootstrap(args.pop("y_true"), args.pop("pred_a"), args.pop("pred_b"), **args)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(st.floats(max_value=0.0), st.floats(min_value=1.0), st.just(float("nan"))))
+def test_paired_bootstrap_level_property(level):
+    with pytest.raises((ValueError, TypeError), match="level"):
+        paired_bootstrap([1, 0, 1], [1, 0, 0], [1, 1, 1], level=level)
