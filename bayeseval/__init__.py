@@ -20,6 +20,8 @@ from bayeseval.metrics import Metric, get_metric
 # -- frequentist core (intervals, stratified) --
 # ruff: noqa: I001  (imports are grouped by the section comments, not sorted)
 from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
+from bayeseval.planning import allocate, sample_size
+from bayeseval.compare import mcnemar, paired_bootstrap
 
 # -- Bayesian models --
 from bayeseval.models import Posterior, fit_hierarchical
@@ -46,6 +48,10 @@ __all__ = [
     "proportion_ci",
     "proportion_se",
     "bootstrap_ci",
+    "sample_size",
+    "allocate",
+    "mcnemar",
+    "paired_bootstrap",
     # -- Bayesian models --
     "fit_hierarchical",
     "Posterior",
