@@ -16,11 +16,11 @@ two-dimensional, so the marginal posterior of ``(u, v) = (logit mu, log kappa)``
     \log p(u, v \mid s) = \log p(u, v) + \sum_k \left[ \log B(a_k + s_k, b_k + n_k - s_k)
         - \log B(a_k, b_k) \right] + \mathrm{const}, \quad a_k = \mu_k\kappa,\ b_k = (1-\mu_k)\kappa,
 
-is integrated numerically on an adaptive grid: the mode is found with
-``scipy.optimize.minimize``, the curvature (a finite-difference Hessian) sets the initial box,
-and the box is expanded where the posterior touches its edge and shrunk to the region holding
-all but a negligible mass (log density within 25 of the maximum, i.e. relative density above
-about 1e-11), then evaluated at the final resolution. ``log kappa`` is bounded to
+is integrated numerically on an adaptive grid: the mode is found by damped Newton steps, the
+curvature (a finite-difference Hessian) sets the initial box (+-7.5 sd), and the box is expanded
+where the posterior has mass on its edge and shrunk to the region holding all but a negligible
+mass (each end of each axis may leave out at most 1e-8 of the mass), then evaluated at the final
+resolution (``grid_size`` points per axis). ``log kappa`` is bounded to
 ``[log 1e-4, log 1e6]``: when the data are consistent with complete pooling the posterior is flat
 toward large kappa and the bound truncates it (reported in ``diagnostics["edge_mass"]``).
 
@@ -41,7 +41,6 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 from scipy.special import betainc, betaln, expit, gammaln, logit
 
 from bayeseval._validation import check_positive_int, check_probability
@@ -57,7 +56,7 @@ U_BOUNDS = (-25.0, 25.0)
 #: Bounds of v = log(kappa): kappa in [1e-4, 1e6].
 V_BOUNDS = (float(np.log(1e-4)), float(np.log(1e6)))
 
-_DROP = 25.0  # grid keeps log density within _DROP of the max (relative density e^-25 ~ 1e-11)
+_TRIM = 1e-8  # mass each end of each axis may leave outside the grid (4e-8 in all)
 _MODELS = ("beta_binomial", "robust")
 
 
@@ -177,12 +176,40 @@ class ExactFit:
         self._compact: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     # -- log posterior -------------------------------------------------------------------
-    def _table(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct non-zero values and their multiplicity-weighted counts."""
+    def _table(self, values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """Precompute ``sum_j m_j [gammaln(x + c_j) - gammaln(x)]`` for distinct values c_j.
+
+        Values up to a cut ``T`` use ``sum_{i<T} C_i log(x + i)`` with ``C_i`` the number of
+        strata whose value exceeds ``i`` (a log is several times cheaper than a gammaln);
+        values above ``T`` add ``gammaln(x + c) - gammaln(x + T)``.
+        """
         vals, inv = np.unique(values, return_inverse=True)
         w = np.bincount(inv.ravel(), weights=self._pm, minlength=len(vals))
         keep = vals > 0
-        return vals[keep], w[keep]
+        vals, w = vals[keep], w[keep]
+        if vals.size == 0:
+            return 0, np.zeros(0), vals, w
+        # cost model: one log per integer below the cut, ~5 logs per gammaln above it
+        cand = np.concatenate([[0.0], vals])
+        cost = cand + 5.0 * (len(vals) - np.arange(len(cand)))
+        cut = int(cand[int(np.argmin(cost))])
+        i = np.arange(cut)
+        # C_i = sum of multiplicities of values > i (for i < cut)
+        csum = np.concatenate([[0.0], np.cumsum(w)])
+        pos = np.searchsorted(vals, i, side="right")
+        C = csum[-1] - csum[pos]
+        big = vals > cut
+        return cut, C, vals[big], w[big]
+
+    @staticmethod
+    def _table_term(x: np.ndarray, table: tuple) -> np.ndarray:
+        cut, C, bvals, bw = table
+        out = np.zeros(x.size)
+        if cut:
+            out += np.log(x[:, None] + np.arange(cut)[None, :]) @ C
+        if bvals.size:
+            out += (gammaln(x[:, None] + bvals[None, :]) - gammaln(x + cut)[:, None]) @ bw
+        return out
 
     def _pair_loglik(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Log Beta-binomial marginal (no binomial coefficient) per grid point and pair, (G, J)."""
@@ -204,11 +231,14 @@ class ExactFit:
             a = np.maximum(expit(u) * kappa, 1e-300)
             b = np.maximum(expit(-u) * kappa, 1e-300)
             out = np.zeros(u.size)
-            for base, (vals, w) in zip((a, b, kappa), self._tabs, strict=True):
-                if vals.size == 0:
-                    continue
-                term = (gammaln(base[:, None] + vals[None, :]) - gammaln(base)[:, None]) @ w
-                out += -term if base is kappa else term
+            step = max(1, int(4_000_000 // max(max(tab[0] for tab in self._tabs), 1)))
+            for i in range(0, u.size, step):
+                sl = slice(i, i + step)
+                out[sl] = (
+                    self._table_term(a[sl], self._tabs[0])
+                    + self._table_term(b[sl], self._tabs[1])
+                    - self._table_term(kappa[sl], self._tabs[2])
+                )
             return out
         out = np.empty(u.size)
         chunk = max(1, int(2_000_000 // max(len(self._ps), 1)))
@@ -236,28 +266,57 @@ class ExactFit:
         return lp.reshape(u.shape)
 
     # -- grid --------------------------------------------------------------------------------
+    def _stencil(self, x: np.ndarray, h: float = 1e-2) -> tuple[float, np.ndarray, np.ndarray]:
+        """Log posterior, gradient and negative Hessian at x by a 9-point stencil."""
+        lo = np.array([U_BOUNDS[0], V_BOUNDS[0]]) + h
+        hi = np.array([U_BOUNDS[1], V_BOUNDS[1]]) - h
+        c = np.clip(x, lo, hi)
+        steps = np.array([[i * h, j * h] for i in (-1, 0, 1) for j in (-1, 0, 1)])
+        pts = c[None, :] + steps
+        f = self.log_posterior(pts[:, 0], pts[:, 1]).reshape(3, 3)
+        grad = np.array([(f[2, 1] - f[0, 1]) / (2 * h), (f[1, 2] - f[1, 0]) / (2 * h)])
+        huu = (f[2, 1] - 2 * f[1, 1] + f[0, 1]) / h**2
+        hvv = (f[1, 2] - 2 * f[1, 1] + f[1, 0]) / h**2
+        huv = (f[2, 2] - f[2, 0] - f[0, 2] + f[0, 0]) / (4 * h**2)
+        return float(f[1, 1]), grad, -np.array([[huu, huv], [huv, hvv]])
+
     def _mode(self) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mode of (u, v) by damped Newton steps, and the negative Hessian there."""
         s_tot = float(self._s.sum())
         n_tot = float(self._n.sum())
         u0 = float(logit((s_tot + 0.5) / (n_tot + 1.0)))
         vs = np.linspace(-2.0, 12.0, 15)
         lp0 = self.log_posterior(np.full_like(vs, u0), vs)
-        v0 = float(vs[np.nanargmax(np.where(np.isfinite(lp0), lp0, -np.inf))])
-
-        def f(x: np.ndarray) -> float:
-            val = float(self.log_posterior(x[0], x[1]))
-            return -val if np.isfinite(val) else 1e300
-
-        res = optimize.minimize(f, np.array([u0, v0]), method="L-BFGS-B", bounds=[U_BOUNDS, V_BOUNDS])
-        x = np.clip(res.x, [U_BOUNDS[0], V_BOUNDS[0]], [U_BOUNDS[1], V_BOUNDS[1]])
-        h = 1e-2
-        steps = np.array([[i * h, j * h] for i in (-1, 0, 1) for j in (-1, 0, 1)])
-        pts = x[None, :] + steps
-        vals = self.log_posterior(pts[:, 0], pts[:, 1]).reshape(3, 3)
-        huu = (vals[2, 1] - 2 * vals[1, 1] + vals[0, 1]) / h**2
-        hvv = (vals[1, 2] - 2 * vals[1, 1] + vals[1, 0]) / h**2
-        huv = (vals[2, 2] - vals[2, 0] - vals[0, 2] + vals[0, 0]) / (4 * h**2)
-        hess = -np.array([[huu, huv], [huv, hvv]])  # negative Hessian of log posterior
+        lp0 = np.where(np.isfinite(lp0), lp0, -np.inf)
+        x = np.array([u0, float(vs[np.argmax(lp0)])])
+        bmin = np.array([U_BOUNDS[0], V_BOUNDS[0]])
+        bmax = np.array([U_BOUNDS[1], V_BOUNDS[1]])
+        fx, grad, hess = self._stencil(x)
+        for _ in range(60):
+            try:
+                evals = np.linalg.eigvalsh(hess)
+                pd_ok = bool(np.all(evals > 1e-8))
+            except np.linalg.LinAlgError:
+                pd_ok = False
+            step = np.linalg.solve(hess, grad) if pd_ok else grad / max(np.abs(grad).max(), 1.0)
+            norm = float(np.abs(step).max())
+            if norm > 2.0:
+                step *= 2.0 / norm
+            improved = False
+            for _ in range(30):
+                cand = np.clip(x + step, bmin, bmax)
+                fc = float(self.log_posterior(cand[0], cand[1]))
+                if np.isfinite(fc) and fc >= fx - 1e-12:
+                    improved = True
+                    break
+                step *= 0.5
+            if not improved:
+                break
+            moved = float(np.abs(cand - x).max())
+            x = cand
+            fx, grad, hess = self._stencil(x)
+            if moved < 1e-7:
+                break
         return x, hess
 
     def _build(self) -> None:
@@ -284,32 +343,36 @@ class ExactFit:
             lp = self.log_posterior(U.ravel(), V.ravel()).reshape(m, m)
             lp = np.where(np.isfinite(lp), lp, -np.inf)
             mx = lp.max()
-            sig = lp > mx - _DROP
-            iu = np.flatnonzero(sig.any(axis=1))
-            iv = np.flatnonzero(sig.any(axis=0))
-            first = np.array([iu[0], iv[0]])
-            last = np.array([iu[-1], iv[-1]])
+            w = np.exp(lp - mx)
+            w /= w.sum()
+            first = np.zeros(2, dtype=int)
+            last = np.zeros(2, dtype=int)
+            for d in range(2):
+                marg = w.sum(axis=1 - d)
+                # cells at either end holding less than _TRIM of the mass are not needed
+                first[d] = int(np.argmax(np.cumsum(marg) > _TRIM))
+                last[d] = m - 1 - int(np.argmax(np.cumsum(marg[::-1]) > _TRIM))
             width = hi - lo
             grids = (gu, gv)
             touched = False
             new_lo, new_hi = lo.copy(), hi.copy()
             for d in range(2):
                 if first[d] == 0 and lo[d] > bmin[d] + 1e-12:
-                    new_lo[d] = max(bmin[d], lo[d] - width[d])
+                    new_lo[d] = max(bmin[d], lo[d] - 0.5 * width[d])
                     touched = True
                 else:
-                    new_lo[d] = grids[d][max(first[d] - 1, 0)]
+                    new_lo[d] = grids[d][max(first[d] - 2, 0)]
                 if last[d] == m - 1 and hi[d] < bmax[d] - 1e-12:
-                    new_hi[d] = min(bmax[d], hi[d] + width[d])
+                    new_hi[d] = min(bmax[d], hi[d] + 0.5 * width[d])
                     touched = True
                 else:
-                    new_hi[d] = grids[d][min(last[d] + 1, m - 1)]
+                    new_hi[d] = grids[d][min(last[d] + 2, m - 1)]
             if touched:
                 lo, hi = new_lo, new_hi
                 final = False
                 continue
             span = (last - first + 1) / m
-            if final and np.all(span > 0.5):
+            if final and np.all(span > 0.4):
                 break
             lo, hi = new_lo, new_hi
             if np.any(hi - lo <= 0):

@@ -116,6 +116,11 @@ class Prior:
         log_jac_mu = log_expit(u) + log_expit(-u)  # log mu(1-mu) = log dmu/du
         if self.improper:  # bda
             return log_jac_mu - 0.5 * v
+        if self.name == "default" and self.mu is _DEFAULT_MU and self.kappa is _DEFAULT_KAPPA:
+            # closed form of the default prior (fast path): Beta(1, 1) density is 1 and
+            # log kappa ~ Normal(log median, sd), so p(v) is a normal density in v
+            z = (v - np.log(DEFAULT_KAPPA_MEDIAN)) / DEFAULT_LOG_KAPPA_SD
+            return log_jac_mu - 0.5 * z**2 - np.log(DEFAULT_LOG_KAPPA_SD * np.sqrt(2 * np.pi))
         mu = expit(u)
         kappa = np.exp(v)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -173,12 +178,11 @@ def default_prior() -> Prior:
     >>> round(float(default_prior().kappa.median()), 6)
     20.0
     """
-    return Prior(
-        name="default",
-        mu=stats.beta(1.0, 1.0),
-        kappa=stats.lognorm(DEFAULT_LOG_KAPPA_SD, scale=DEFAULT_KAPPA_MEDIAN),
-        improper=False,
-    )
+    return Prior(name="default", mu=_DEFAULT_MU, kappa=_DEFAULT_KAPPA, improper=False)
+
+
+_DEFAULT_MU = stats.beta(1.0, 1.0)
+_DEFAULT_KAPPA = stats.lognorm(DEFAULT_LOG_KAPPA_SD, scale=DEFAULT_KAPPA_MEDIAN)
 
 
 def _check_frozen(dist: Any, key: str, lower: float, upper: float) -> Any:
