@@ -649,8 +649,8 @@ def _water_fill(total: float, scores: np.ndarray, lo: np.ndarray, hi: np.ndarray
 
 
 def _largest_remainder(real: np.ndarray, total: int, hi: np.ndarray) -> np.ndarray:
-    base = np.floor(real + 1e-9).astype(np.int64)
-    base = np.minimum(base, hi.astype(np.int64) if np.all(np.isfinite(hi)) else base)
+    base = np.floor(real + 1e-9)
+    base = np.minimum(base, np.where(np.isfinite(hi), hi, base)).astype(np.int64)
     remainder = int(total - base.sum())
     if remainder > 0:
         frac = real - base
@@ -695,7 +695,9 @@ def allocate(
     :math:`\lambda` chosen so that the counts sum to the total: strata below
     their minimum are fixed at it, strata above capacity at it, and the rest
     is re-shared in proportion to :math:`s_k` (for ``"optimal"`` this is the
-    exact constrained minimum of the variance). Real allocations are rounded
+    exact constrained minimum of the variance). Strata with a score of 0
+    (e.g. a planning rate of 0 or 1 under ``"optimal"``) get only their
+    minimum; if every score is 0 the budget is split equally. Real allocations are rounded
     to integers by largest remainder, so the counts sum exactly to ``total``
     and stay within the bounds.
 

@@ -513,3 +513,50 @@ def test_infeasible_minimums(k, total):
     minimum = total // k + 1
     with pytest.raises(ValueError, match="minimum"):
         allocate(total, [1 / k] * k, minimum=minimum)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(10, 2_000_000),
+    st.floats(0.05, 0.5),
+    st.floats(1e-4, 0.5),
+    st.integers(1, 500),
+    st.integers(1, 10),
+    st.floats(0.05, 0.9),
+    st.floats(1.0, 10.0),
+)
+def test_split_decision_invariants(n_total, test_frac, share, n_min, k, cap, inflate):
+    n_test = max(1, int(test_frac * n_total))
+    d = split_decision(n_total=n_total, n_test=n_test, share=share, n_min=n_min, n_groups=k,
+                       max_test_share=cap, max_inflate=inflate)
+    assert d.n_min_total == k * n_min
+    assert d.n_minority_proportional == round(share * n_test)
+    if d.branch == "proportional":
+        assert share * n_test >= k * n_min * (1 - 1e-9) and d.n_test == n_test
+    elif d.branch == "grow_test":
+        assert d.n_test > n_test or share * n_test < k * n_min
+        assert d.n_test <= cap * n_total * (1 + 1e-9)
+        assert d.n_minority_test >= k * n_min and not d.reweight
+    elif d.branch == "raise_share":
+        assert d.n_test == n_test and d.reweight and d.n_minority_test == k * n_min
+        assert d.test_share <= share * inflate * (1 + 1e-9)
+        assert d.warning is not None
+    else:
+        assert d.branch == "degraded" and "precision limited" in d.warning
+        assert d.n_minority_test <= k * n_min  # round(share * n_test) may reach it
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(["rates", "counts"]),
+    st.sampled_from([-1.0, float("nan"), float("inf"), 0.0, 2.0]),
+)
+def test_risk_variance_bad_values(which, bad):
+    args = {"rates": [0.1, 0.2], "counts": [10, 20]}
+    if which == "rates" and bad == 0.0:
+        bad = -0.5  # a rate of 0 is valid
+    if which == "counts" and bad == 2.0:
+        bad = -2.0  # a count of 2 is valid
+    args[which] = [bad, args[which][1]]
+    with pytest.raises((ValueError, TypeError), match=which):
+        risk_variance([0.5, 0.5], args["rates"], args["counts"])
