@@ -261,6 +261,13 @@ class PairedBootstrap:
             r = other / w
             return f"{r:.1f} times narrower than" if r >= 1 else f"{1 / r:.1f} times wider than"
 
+        rho = self.correlation
+        if np.isfinite(rho) and rho >= 0.3:
+            why = (f"The two models' replicates correlate at {rho:.2f}: they succeed and fail "
+                   "on many of the same rows, which pairing cancels.")
+        else:
+            why = (f"The two models' replicates correlate at only {rho:.2f}, so pairing "
+                   "gains little here.")
         verdict = (
             "excludes 0: the models differ"
             if self.ci[0] > 0 or self.ci[1] < 0
@@ -271,8 +278,7 @@ class PairedBootstrap:
             f"{self.difference:.4g}) is [{self.ci[0]:.4g}, {self.ci[1]:.4g}], {w:.3g} wide, and "
             f"{verdict}. It is {times(wa)} model A's own interval ({wa:.3g} wide) and "
             f"{times(wb)} model B's ({wb:.3g}); treating the models as independent would give a "
-            f"difference interval about {self.independent_width:.3g} wide. The two models' "
-            f"replicates correlate at {self.correlation:.2f} because they fail on the same rows."
+            f"difference interval about {self.independent_width:.3g} wide. {why}"
         )
 
     def __str__(self) -> str:
@@ -372,7 +378,9 @@ def paired_bootstrap(
     patterns per stratum (trial/success for A and B), so replicates are drawn
     as multinomial counts of those patterns: exactly the row bootstrap, at a
     cost independent of the number of rows. A callable metric
-    ``f(y_true, y_pred) -> float`` is evaluated on resampled rows.
+    ``f(y_true, y_pred) -> float`` is evaluated on resampled rows
+    (``2 * n_resamples`` calls, per stratum when ``weights`` are given; BCa
+    adds a jackknife of ``2 * n`` calls), so keep it fast.
 
     Parameters
     ----------

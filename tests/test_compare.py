@@ -247,3 +247,17 @@ def test_paired_bootstrap_bad_input(kwargs, exc, match):
 def test_paired_bootstrap_level_property(level):
     with pytest.raises((ValueError, TypeError), match="level"):
         paired_bootstrap([1, 0, 1], [1, 0, 0], [1, 1, 1], level=level)
+
+
+def test_independent_errors_pairing_gains_little():
+    # models whose errors are independent: the paired interval is about as wide as the
+    # independent one (sqrt(wa^2 + wb^2)), and the sentence says pairing gains little
+    rng = np.random.default_rng(21)
+    n = 2000
+    y = rng.integers(0, 2, n)
+    a = np.where(rng.random(n) < 0.2, 1 - y, y)
+    b = np.where(rng.random(n) < 0.2, 1 - y, y)
+    res = paired_bootstrap(y, a, b, metric="accuracy", random_seed=3)
+    assert abs(res.correlation) < 0.15
+    assert res.width == pytest.approx(res.independent_width, rel=0.1)
+    assert "gains little" in res.sentence
