@@ -545,6 +545,17 @@ def risk_variance(weights: Any, rates: Any, counts: Any) -> float:
 def se_for(rate: Any, trials: Any) -> float | np.ndarray:
     r"""Standard error :math:`\sqrt{r(1-r)/n}` of a rate from ``trials`` trials.
 
+    Parameters
+    ----------
+    rate : float or array-like
+        Rate(s) in [0, 1].
+    trials : int or array-like
+        Trial count(s), positive; broadcast against ``rate``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
     Examples
     --------
     >>> round(se_for(0.7, 2000), 4)   # SPEC section 1, recall 0.70
