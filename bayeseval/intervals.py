@@ -63,6 +63,49 @@ def _normalise_method(method: Any) -> str:
     return check_method(method, PROPORTION_METHODS)
 
 
+def _bounds(s: np.ndarray, n: np.ndarray, alpha: float, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Interval bounds for float arrays ``s <= n``, ``n > 0`` (no validation).
+
+    Works for fractional (effective) counts, e.g. ``n / design_effect``.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = s / n
+        if method in ("wald", "wilson", "agresti_coull"):
+            z = stats.norm.isf(alpha / 2)
+            if method == "wald":
+                half = z * np.sqrt(p * (1 - p) / n)
+                lo, hi = p - half, p + half
+            elif method == "wilson":
+                z2 = z * z
+                denom = 1 + z2 / n
+                centre = (p + z2 / (2 * n)) / denom
+                half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n**2)) / denom
+                lo, hi = centre - half, centre + half
+                lo = np.where(s == 0, 0.0, lo)
+                hi = np.where(s == n, 1.0, hi)
+            else:
+                n_c = n + z * z
+                p_c = (s + z * z / 2) / n_c
+                half = z * np.sqrt(p_c * (1 - p_c) / n_c)
+                lo, hi = p_c - half, p_c + half
+        elif method == "clopper_pearson":
+            lo = stats.beta.ppf(alpha / 2, s, n - s + 1)
+            hi = stats.beta.isf(alpha / 2, s + 1, n - s)
+            # closed forms at the edges (beta.ppf is undefined for a zero shape)
+            lo = np.where(s == 0, 0.0, lo)
+            hi = np.where(s == n, 1.0, hi)
+            lo = np.where((s == n) & (n > 0), (alpha / 2) ** (1 / n), lo)
+            hi = np.where((s == 0) & (n > 0), 1 - (alpha / 2) ** (1 / n), hi)
+        else:  # jeffreys
+            lo = stats.beta.ppf(alpha / 2, s + 0.5, n - s + 0.5)
+            hi = stats.beta.isf(alpha / 2, s + 0.5, n - s + 0.5)
+            lo = np.where(s == 0, 0.0, lo)
+            hi = np.where(s == n, 1.0, hi)
+    lo = np.clip(np.asarray(lo, dtype=float), 0.0, 1.0)
+    hi = np.clip(np.asarray(hi, dtype=float), 0.0, 1.0)
+    return lo, hi
+
+
 def proportion_ci(
     successes: Any,
     trials: Any,
@@ -143,41 +186,7 @@ def proportion_ci(
             stacklevel=2,
         )
     n_safe = np.where(empty, 1.0, n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = s / n_safe
-        if method in ("wald", "wilson", "agresti_coull"):
-            z = stats.norm.isf(alpha / 2)
-            if method == "wald":
-                half = z * np.sqrt(p * (1 - p) / n_safe)
-                lo, hi = p - half, p + half
-            elif method == "wilson":
-                z2 = z * z
-                denom = 1 + z2 / n_safe
-                centre = (p + z2 / (2 * n_safe)) / denom
-                half = z * np.sqrt(p * (1 - p) / n_safe + z2 / (4 * n_safe**2)) / denom
-                lo, hi = centre - half, centre + half
-                lo = np.where(s == 0, 0.0, lo)
-                hi = np.where(s == n, 1.0, hi)
-            else:
-                n_c = n_safe + z * z
-                p_c = (s + z * z / 2) / n_c
-                half = z * np.sqrt(p_c * (1 - p_c) / n_c)
-                lo, hi = p_c - half, p_c + half
-        elif method == "clopper_pearson":
-            lo = stats.beta.ppf(alpha / 2, s, n_safe - s + 1)
-            hi = stats.beta.isf(alpha / 2, s + 1, n_safe - s)
-            # closed forms at the edges (beta.ppf is undefined for a zero shape)
-            lo = np.where(s == 0, 0.0, lo)
-            hi = np.where(s == n, 1.0, hi)
-            lo = np.where((s == n) & (n > 0), (alpha / 2) ** (1 / n_safe), lo)
-            hi = np.where((s == 0) & (n > 0), 1 - (alpha / 2) ** (1 / n_safe), hi)
-        else:  # jeffreys
-            lo = stats.beta.ppf(alpha / 2, s + 0.5, n_safe - s + 0.5)
-            hi = stats.beta.isf(alpha / 2, s + 0.5, n_safe - s + 0.5)
-            lo = np.where(s == 0, 0.0, lo)
-            hi = np.where(s == n, 1.0, hi)
-    lo = np.clip(np.asarray(lo, dtype=float), 0.0, 1.0)
-    hi = np.clip(np.asarray(hi, dtype=float), 0.0, 1.0)
+    lo, hi = _bounds(s, n_safe, alpha, method)
     lo = np.where(empty, np.nan, lo)
     hi = np.where(empty, np.nan, hi)
     return _wrap(lo, like, scalar, "lower"), _wrap(hi, like, scalar, "upper")

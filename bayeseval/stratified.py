@@ -1,0 +1,683 @@
+r"""Stratified (population-weighted) estimates, row reweighting and clustered rows.
+
+SPEC section 1: with population shares :math:`\pi_k` and per-stratum rates
+:math:`\hat r_k = s_k / n_k`, the population risk is estimated by
+:math:`\hat R = \sum_k \pi_k \hat r_k`, whose variance is
+:math:`\sum_k \pi_k^2 r_k (1 - r_k) / n_k`. The pooled rate of the sample is a
+different estimand (the risk at the test set's composition); results show it
+beside the weighted estimate.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from bayeseval._validation import _short, check_level, check_weights
+from bayeseval._warnings import EmptyStratumWarning, ReweightingWarning, ZeroVarianceWarning
+from bayeseval.counts import Counts, as_counts
+from bayeseval.intervals import _bounds, _normalise_method, proportion_ci
+from bayeseval.metrics import Metric, get_metric
+
+__all__ = [
+    "StratifiedRisk",
+    "stratified_risk",
+    "reweight",
+    "weighted_metric",
+    "ReweightedMetrics",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class StratifiedRisk:
+    r"""A population-weighted risk with its uncertainty and the per-stratum table.
+
+    Attributes
+    ----------
+    estimate : float
+        :math:`\hat R = \sum_k \pi_k \hat r_k`, the population estimate.
+    se : float
+        Its standard error: the plug-in :math:`\sqrt{\sum_k \pi_k^2 \hat r_k(1-\hat r_k)/n_k}`
+        (SPEC section 1), or the cluster-robust SE when clusters were given.
+        Strata whose rate is 0 or 1 contribute 0 here (see ``se_interval``).
+    se_interval : float
+        The SE the interval uses: ``se`` with every stratum whose rate is 0 or 1
+        given the Agresti-Coull (Wilson-adjusted) variance
+        :math:`\tilde r(1-\tilde r)/(n+z^2)`, :math:`\tilde r = (s + z^2/2)/(n+z^2)`,
+        instead of 0. Equal to ``se`` when no rate is 0 or 1.
+    ci : tuple of float
+        ``(lower, upper)``: ``estimate -/+ z * se_interval`` clipped to [0, 1]
+        (normal approximation with the estimated SE). When some rates are 0 or
+        1, the centre also uses those strata's Agresti-Coull-adjusted rate
+        (the interval is widened to contain ``estimate`` if needed). With a
+        single stratum of positive weight (and no clusters) it is that
+        stratum's ``method`` interval instead.
+    unweighted : float
+        The pooled rate of the sample, :math:`\sum_k s_k / \sum_k n_k`: the risk
+        at the *test set's* composition, not the population estimate.
+    table : pandas.DataFrame
+        Per stratum: successes, trials, rate, se, lower, upper (the ``method``
+        interval), weight, sample_share, contribution (weight x rate) and, with
+        clusters, n_clusters and design_effect.
+    design_effect : float or None
+        Cluster-robust variance / independent-rows variance, when clusters were given.
+    se_independent : float
+        The plug-in SE assuming independent rows (equals ``se`` without clusters).
+    n_clusters : int or None
+        Number of clusters, when given.
+    zero_variance : list
+        Strata (with positive weight) whose observed rate is 0 or 1.
+    level, method : float, str
+        Interval level and the per-stratum interval method.
+    """
+
+    estimate: float
+    se: float
+    se_interval: float
+    ci: tuple[float, float]
+    unweighted: float
+    table: pd.DataFrame
+    level: float
+    method: str
+    se_independent: float
+    design_effect: float | None = None
+    n_clusters: int | None = None
+    zero_variance: list[Hashable] = field(default_factory=list)
+    metric: str | None = None
+
+    @property
+    def lower(self) -> float:
+        """Lower bound of :attr:`ci`."""
+        return self.ci[0]
+
+    @property
+    def upper(self) -> float:
+        """Upper bound of :attr:`ci`."""
+        return self.ci[1]
+
+    def summary(self) -> pd.DataFrame:
+        """Two rows, reweighted (the population estimate) and unweighted, with SE and interval.
+
+        The unweighted row's SE and interval treat the pooled rows as one
+        binomial sample (Wilson interval), for comparison only.
+        """
+        s = int(self.table["successes"].sum())
+        n = int(self.table["trials"].sum())
+        if n > 0:
+            ulo, uhi = proportion_ci(s, n, level=self.level, method="wilson")
+            use = float(np.sqrt(self.unweighted * (1 - self.unweighted) / n))
+        else:
+            ulo = uhi = use = float("nan")
+        frame = pd.DataFrame(
+            {
+                "estimate": [self.estimate, self.unweighted],
+                "se": [self.se, use],
+                "lower": [self.ci[0], ulo],
+                "upper": [self.ci[1], uhi],
+            },
+            index=pd.Index(["reweighted", "unweighted"], name="estimand"),
+        )
+        frame.attrs["population_estimate"] = "reweighted"
+        frame.attrs["note"] = (
+            "reweighted = sum of population share x stratum rate, the population estimate; "
+            "unweighted = pooled rate at the test set's composition"
+        )
+        if self.design_effect is not None:
+            frame.attrs["design_effect"] = self.design_effect
+        return frame
+
+    def __repr__(self) -> str:
+        pct = f"{100 * self.level:g}%"
+        lines = [
+            f"StratifiedRisk{f' ({self.metric})' if self.metric else ''}: "
+            f"{self.estimate:.4f} (SE {self.se:.4f}, {pct} CI {self.ci[0]:.4f} to {self.ci[1]:.4f})"
+            "  <- population estimate",
+            f"  unweighted pooled rate {self.unweighted:.4f} (test-set composition, a different estimand)",
+        ]
+        if self.design_effect is not None:
+            lines.append(
+                f"  clustered rows: {self.n_clusters} clusters, design effect {self.design_effect:.2f} "
+                f"(independent-rows SE {self.se_independent:.4f})"
+            )
+        if self.zero_variance:
+            lines.append(
+                f"  rate 0 or 1 in {list(self.zero_variance)[:5]}: plug-in SE 0 is not certainty; "
+                f"interval uses SE {self.se_interval:.4f}"
+            )
+        lines.append(self.table.to_string(float_format=lambda v: f"{v:.4f}"))
+        return "\n".join(lines)
+
+
+def _row_counts(
+    successes: Any, trials: Any, strata: Any, cluster: Any
+) -> tuple[Counts, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Validate row-level data; return Counts and per-row (y, t, stratum code, cluster code)."""
+    y = np.asarray(successes.to_numpy() if isinstance(successes, pd.Series) else successes)
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(
+            f"with cluster=, successes must be a non-empty 1-D array of per-row 0/1 outcomes, got shape {y.shape}"
+        )
+    n_rows = y.size
+
+    def _binary(arr: Any, name: str) -> np.ndarray:
+        a = np.asarray(arr.to_numpy() if isinstance(arr, pd.Series) else arr)
+        if a.shape != (n_rows,):
+            raise ValueError(f"{name} must have one value per row ({n_rows}), got shape {a.shape}")
+        try:
+            f = a.astype(float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be 0/1 per row, got {_short(a)}") from exc
+        if not np.all(np.isin(f, (0.0, 1.0))):
+            raise ValueError(f"{name} must be 0/1 (or boolean) per row when cluster is given, got {_short(a)}")
+        return f
+
+    yf = _binary(y, "successes")
+    tf = np.ones(n_rows) if trials is None else _binary(trials, "trials")
+    if np.any(yf > tf):
+        i = int(np.flatnonzero(yf > tf)[0])
+        raise ValueError(f"successes must imply trials: row {i} is a success but not a trial")
+    cl = np.asarray(cluster.to_numpy() if isinstance(cluster, pd.Series) else cluster)
+    if cl.shape != (n_rows,):
+        raise ValueError(f"cluster must give one id per row ({n_rows}), got shape {cl.shape}")
+    ccodes, cuniq = pd.factorize(cl)
+    if np.any(ccodes < 0):
+        raise ValueError("cluster has missing ids; every row needs a cluster")
+    if strata is None:
+        codes = np.zeros(n_rows, dtype=np.int64)
+        labels = pd.Index(["all"], name="stratum")
+    else:
+        st = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+        if st.shape != (n_rows,):
+            raise ValueError(f"strata must give one label per row ({n_rows}), got shape {st.shape}")
+        codes, uniq = pd.factorize(st, sort=True)
+        if np.any(codes < 0):
+            raise ValueError("strata has missing labels; every row needs a stratum")
+        labels = pd.Index(uniq, name=getattr(strata, "name", None) or "stratum")
+    k = len(labels)
+    s = np.bincount(codes, weights=yf, minlength=k).astype(np.int64)
+    n = np.bincount(codes, weights=tf, minlength=k).astype(np.int64)
+    counts = Counts(pd.Series(s, index=labels), pd.Series(n, index=labels))
+    return counts, yf, tf, codes, ccodes, len(cuniq)
+
+
+def stratified_risk(
+    successes: Any,
+    trials: Any = None,
+    weights: Mapping[Hashable, float] | Sequence[float] | pd.Series | None = None,
+    *,
+    level: float = 0.95,
+    method: str = "wilson",
+    strata: Any = None,
+    cluster: Any = None,
+) -> StratifiedRisk:
+    r"""Population-weighted risk :math:`\sum_k \pi_k \hat r_k` with SE, interval and table.
+
+    Parameters
+    ----------
+    successes : array-like, Series or Counts
+        Successes per stratum (e.g. errors), or a :class:`~bayeseval.Counts`.
+        With ``cluster``: one 0/1 outcome per *row* instead.
+    trials : array-like or Series, optional
+        Trials per stratum (omit when passing Counts). With ``cluster``: an
+        optional 0/1 trial indicator per row (default: every row is a trial).
+    weights : dict, Series or sequence, optional
+        Population shares :math:`\pi_k`, keyed by stratum or in stratum order;
+        they must sum to 1 (tolerance 1e-9) and match the strata. Defaults to
+        ``Counts.weights``; with a single stratum, to 1.
+    level : float
+        Confidence level in (0, 1).
+    method : str
+        Interval method for the per-stratum bounds in ``table``
+        (see :func:`~bayeseval.proportion_ci`).
+    strata : sequence, optional
+        Stratum labels (per stratum; with ``cluster``, one per row).
+    cluster : array-like, optional
+        Cluster id of each row (document, customer, video). Rows of a cluster
+        are dependent: ``se`` becomes the cluster-robust SE and the result
+        reports the design effect.
+
+    Returns
+    -------
+    StratifiedRisk
+
+    Warns
+    -----
+    ZeroVarianceWarning
+        A stratum with positive weight has rate 0 or 1: its plug-in variance is
+        0, which is not certainty. ``se`` keeps the SPEC plug-in value, but the
+        interval uses ``se_interval``, which gives such strata the
+        Agresti-Coull (Wilson-adjusted) variance and rate
+        :math:`\tilde r = (s + z^2/2)/(n + z^2)`, so it does not collapse.
+    EmptyStratumWarning
+        A stratum with positive weight has no trials: the estimate is NaN.
+
+    Notes
+    -----
+    The interval is normal, :math:`\hat R \pm z\,\widehat{SE}`, with the
+    estimated SE; it is adequate when every stratum has a few dozen trials
+    and rates away from 0 and 1. For small strata prefer the Bayesian
+    posterior of :math:`\sum_k \pi_k \theta_k`.
+
+    With clusters the SE is the linearisation (ratio-estimator) sandwich:
+    each row contributes :math:`e_i = \pi_k (y_i - \hat r_k t_i)/n_k`; with
+    cluster totals :math:`E_c = \sum_{i \in c} e_i` over :math:`G` clusters,
+    :math:`\widehat{Var} = G/(G-1) \sum_c E_c^2`. Clusters may span strata.
+    Without clustering, :math:`\sum_i e_i^2` is exactly the plug-in variance,
+    so ``design_effect`` = :math:`\widehat{Var}_{cluster} / \widehat{Var}_{indep}`
+    (about :math:`1 + (m-1)\rho` for clusters of size m with intra-cluster
+    correlation :math:`\rho`). Per-stratum ``lower``/``upper`` then use the
+    effective counts :math:`n_k / \mathrm{deff}_k`.
+
+    Examples
+    --------
+    >>> res = stratified_risk([26, 26], [286, 114], {"a": 0.8, "b": 0.2}, strata=["a", "b"])
+    >>> round(res.estimate, 4), round(res.se, 4), round(res.unweighted, 4)
+    (0.1183, 0.0157, 0.13)
+    """
+    level = check_level(level)
+    method = _normalise_method(method)
+    clustered = cluster is not None
+    if clustered:
+        if isinstance(successes, Counts):
+            raise TypeError("cluster needs row-level data: pass per-row successes, not a Counts object")
+        counts, yf, tf, codes, ccodes, n_clusters = _row_counts(successes, trials, strata, cluster)
+    else:
+        counts = as_counts(successes, trials, strata=strata)
+    labels = counts.strata
+    if weights is None:
+        if counts.weights is not None:
+            w = counts.weights.to_numpy()
+        elif len(labels) == 1:
+            w = np.ones(1)
+        else:
+            raise ValueError(
+                "weights are required: give the population share of each of the "
+                f"{len(labels)} strata {list(labels[:5])} (they must sum to 1)"
+            )
+    else:
+        if isinstance(weights, Mapping):
+            weights = pd.Series(dict(weights), dtype=float)
+        w = check_weights(weights, labels)
+
+    s = counts.successes.to_numpy().astype(float)
+    n = counts.trials.to_numpy().astype(float)
+    has = n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(has, s / np.where(has, n, 1.0), np.nan)
+        v = np.where(has, r * (1 - r) / np.where(has, n, 1.0), np.nan)
+    used = w > 0
+    empty_used = used & ~has
+    if np.any(empty_used):
+        warnings.warn(
+            f"strata {list(labels[empty_used][:5])} have positive population share but no trials: "
+            "the weighted risk is undefined (NaN); label rows there or merge strata",
+            EmptyStratumWarning,
+            stacklevel=2,
+        )
+    elif np.any(~has):
+        warnings.warn(
+            f"strata {list(labels[~has][:5])} have no trials (their weight is 0, so the estimate is defined)",
+            EmptyStratumWarning,
+            stacklevel=2,
+        )
+    contribution = np.where(used, w * np.nan_to_num(r), 0.0)
+    contribution = np.where(empty_used, np.nan, contribution)
+    estimate = float(np.sum(contribution)) if not np.any(empty_used) else float("nan")
+    var_ind = float(np.sum(np.where(used & has, w**2 * v, 0.0)))
+    if np.any(empty_used):
+        var_ind = float("nan")
+
+    z = float(stats.norm.isf((1 - level) / 2))
+    degenerate = used & has & ((s == 0) | (s == n))
+    zero_var = list(labels[degenerate])
+    if zero_var:
+        warnings.warn(
+            f"strata {zero_var[:5]} have an observed rate of exactly 0 or 1: their plug-in SE is 0, "
+            "which is not certainty. The reported interval gives them the Agresti-Coull "
+            "(Wilson-adjusted) variance instead of 0",
+            ZeroVarianceWarning,
+            stacklevel=2,
+        )
+    n_adj = n + z * z
+    r_adj = (s + z * z / 2) / n_adj
+    v_floor = np.where(degenerate, w**2 * r_adj * (1 - r_adj) / n_adj, 0.0)
+    # interval centre: the Agresti-Coull-adjusted rate for the degenerate strata
+    centre_shift = float(np.sum(np.where(degenerate, w * (r_adj - np.nan_to_num(r)), 0.0)))
+
+    n_eff = n.copy()
+    deff_k = np.full(len(labels), np.nan)
+    design_effect = None
+    g = None
+    clusters_k = None
+    if clustered:
+        g = n_clusters
+        ri = np.nan_to_num(r)[codes]
+        ni = np.where(has, n, 1.0)[codes]
+        resid = yf - ri * tf  # per-row residual of the stratum ratio estimator
+        e = w[codes] * resid / ni
+        e_c = np.bincount(ccodes, weights=e, minlength=g)
+        var = float(g / (g - 1) * np.sum(e_c**2)) if g > 1 else float("nan")
+        design_effect = var / var_ind if var_ind > 0 else float("nan")
+        # per-stratum cluster-robust variance and design effect
+        clusters_k = np.zeros(len(labels), dtype=np.int64)
+        for k in range(len(labels)):
+            rows = codes == k
+            cc, cidx = np.unique(ccodes[rows], return_inverse=True)
+            gk = len(cc)
+            clusters_k[k] = gk
+            if gk > 1 and has[k] and v[k] > 0:
+                tot = np.bincount(cidx, weights=resid[rows], minlength=gk)
+                var_k = gk / (gk - 1) * np.sum(tot**2) / n[k] ** 2
+                deff_k[k] = var_k / v[k]
+        n_eff = np.where(np.isfinite(deff_k) & (deff_k > 0), n / np.where(deff_k > 0, deff_k, 1), n)
+        se = float(np.sqrt(var)) if np.isfinite(var) else float("nan")
+        var_interval = var + float(np.sum(v_floor))
+    else:
+        se = float(np.sqrt(var_ind)) if np.isfinite(var_ind) else float("nan")
+        var_interval = var_ind + float(np.sum(v_floor))
+    se_interval = float(np.sqrt(var_interval)) if np.isfinite(var_interval) else float("nan")
+
+    alpha = 1 - level
+    lo_k = np.full(len(labels), np.nan)
+    hi_k = np.full(len(labels), np.nan)
+    if np.any(has):
+        lo_k[has], hi_k[has] = _bounds(s[has] * n_eff[has] / n[has], n_eff[has], alpha, method)
+
+    if np.isnan(estimate):
+        ci = (float("nan"), float("nan"))
+    elif np.sum(used) == 1 and not clustered:
+        k = int(np.flatnonzero(used)[0])
+        ci = (float(lo_k[k]), float(hi_k[k]))
+    else:
+        centre = estimate + centre_shift
+        ci = (
+            float(np.clip(min(centre - z * se_interval, estimate), 0.0, 1.0)),
+            float(np.clip(max(centre + z * se_interval, estimate), 0.0, 1.0)),
+        )
+
+    total = n.sum()
+    table = pd.DataFrame(
+        {
+            "successes": counts.successes.to_numpy(),
+            "trials": counts.trials.to_numpy(),
+            "rate": r,
+            "se": np.sqrt(v),
+            "lower": lo_k,
+            "upper": hi_k,
+            "weight": w,
+            "sample_share": n / total if total > 0 else np.full(len(n), np.nan),
+            "contribution": contribution,
+        },
+        index=labels,
+    )
+    if clustered:
+        table["se"] = np.sqrt(v * np.nan_to_num(deff_k, nan=1.0))
+        table["n_clusters"] = clusters_k
+        table["design_effect"] = deff_k
+    unweighted = float(s.sum() / total) if total > 0 else float("nan")
+    return StratifiedRisk(
+        estimate=estimate,
+        se=se,
+        se_interval=se_interval,
+        ci=ci,
+        unweighted=unweighted,
+        table=table,
+        level=level,
+        method=method,
+        se_independent=float(np.sqrt(var_ind)) if np.isfinite(var_ind) else float("nan"),
+        design_effect=design_effect,
+        n_clusters=g,
+        zero_variance=zero_var,
+        metric=counts.metric,
+    )
+
+
+# -- row reweighting ---------------------------------------------------------------------------
+
+
+def _shares_series(population_shares: Any) -> pd.Series:
+    if isinstance(population_shares, Mapping):
+        ps = pd.Series(dict(population_shares), dtype=float)
+    elif isinstance(population_shares, pd.Series):
+        ps = population_shares.astype(float)
+    else:
+        raise TypeError(
+            "population_shares must be a dict or Series keyed by stratum "
+            f"(or a number, the positive share, when strata is None), got {_short(population_shares)}"
+        )
+    check_weights(ps, ps.index, name="population_shares")
+    return ps
+
+
+def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Series) -> np.ndarray:
+    r"""Row weights that undo over- or under-sampling: population share / sample share.
+
+    Row :math:`i` in stratum :math:`k` gets :math:`w_i = \pi_k / (n_k / N)`,
+    so the weighted rows have the population composition (for a binary label
+    with population positive share :math:`\pi` and test share :math:`\pi_t`:
+    :math:`w_+ = \pi/\pi_t`, :math:`w_- = (1-\pi)/(1-\pi_t)`). The weights
+    average 1 over the rows.
+
+    Parameters
+    ----------
+    strata : array-like
+        Stratum label of each row.
+    population_shares : dict or Series
+        Population share of each stratum, summing to 1 (tolerance 1e-9).
+        Every stratum present in the rows needs a share; a stratum with a
+        positive share must have rows.
+
+    Returns
+    -------
+    numpy.ndarray
+        One weight per row.
+
+    Examples
+    --------
+    >>> reweight(["pos", "pos", "neg", "neg"], {"pos": 0.1, "neg": 0.9}).tolist()
+    [0.2, 0.2, 1.8, 1.8]
+    """
+    ps = _shares_series(population_shares)
+    st = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+    if st.ndim != 1 or st.size == 0:
+        raise ValueError(f"strata must be a non-empty 1-D array of row labels, got shape {st.shape}")
+    codes, uniq = pd.factorize(st, sort=True)
+    if np.any(codes < 0):
+        raise ValueError("strata has missing labels; every row needs a stratum")
+    missing = [u for u in uniq if u not in ps.index]
+    if missing:
+        raise ValueError(f"population_shares has no share for strata {missing[:5]} found in the rows")
+    absent = [k for k, v in ps.items() if v > 0 and k not in set(uniq)]
+    if absent:
+        raise ValueError(
+            f"population_shares gives positive shares to strata {absent[:5]} that have no rows; "
+            "reweighting cannot represent them"
+        )
+    sample_share = np.bincount(codes) / st.size
+    pi = ps.reindex(pd.Index(uniq)).to_numpy()
+    return (pi / sample_share)[codes]
+
+
+@dataclass(frozen=True, eq=False)
+class ReweightedMetrics:
+    """Metrics computed on the rows as sampled (unweighted) and reweighted to the population.
+
+    Attributes
+    ----------
+    report : pandas.DataFrame
+        Indexed by metric, two columns ``unweighted`` and ``reweighted``;
+        ``reweighted`` is the population estimate.
+    table : pandas.DataFrame
+        ``report`` plus ``trials`` (real trial count), ``se_unweighted`` and
+        ``se_reweighted`` (linearised SE of the weighted ratio, which is set by
+        the real counts; weights do not add information).
+    weights : numpy.ndarray
+        The row weights.
+    shares : pandas.DataFrame
+        Per stratum: population_share, sample_share, weight.
+    """
+
+    report: pd.DataFrame
+    table: pd.DataFrame
+    weights: np.ndarray
+    shares: pd.DataFrame
+
+    def summary(self) -> pd.DataFrame:
+        """The two-column report (unweighted | reweighted)."""
+        return self.report
+
+    def __repr__(self) -> str:
+        return (
+            "Metrics unweighted (test-set composition) | reweighted (population estimate):\n"
+            + self.table.to_string(float_format=lambda v: f"{v:.4f}")
+        )
+
+
+def weighted_metric(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    strata: Any = None,
+    population_shares: Mapping[Hashable, float] | pd.Series | float,
+    metric: str | Metric | Sequence[str | Metric] = ("recall", "precision"),
+    pos_label: Any = 1,
+) -> ReweightedMetrics:
+    r"""Any metric on the rows as sampled and reweighted to the population composition.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like
+        True and predicted labels, one per row.
+    strata : array-like, optional
+        Stratum of each row (e.g. a group, or the true label). When None,
+        ``population_shares`` must be a number: the population share of the
+        positive class, and the strata are the true label (positive / not).
+    population_shares : dict, Series or float
+        Population share per stratum (summing to 1), or the positive share.
+    metric : str, Metric or list of them
+        Metrics from :mod:`bayeseval.metrics` (``recall``, ``precision``,
+        ``error_rate``, ``accuracy``, ``fpr``, ``specificity``, ``npv``).
+    pos_label : optional
+        The positive class.
+
+    Returns
+    -------
+    ReweightedMetrics
+        ``report`` has columns ``unweighted`` and ``reweighted``; the
+        reweighted column is the population estimate.
+
+    Warns
+    -----
+    ReweightingWarning
+        When the sample composition differs from the population by more than one
+        percentage point in some stratum: pooled (unweighted) numbers then do not
+        describe the population.
+
+    Notes
+    -----
+    A weighted rate is :math:`\sum_i w_i t_i y_i / \sum_i w_i t_i` with trial
+    indicator :math:`t_i`, success indicator :math:`y_i` and row weights from
+    :func:`reweight`. Its SE (``table['se_reweighted']``) is the stratified
+    linearisation: with :math:`z_i = w_i (y_i - \hat r t_i) / \sum_j w_j t_j`,
+    :math:`\widehat{Var} = \sum_k \sum_{i \in k} (z_i - \bar z_k)^2`; for an error
+    rate with group strata it equals the plug-in SE of :func:`stratified_risk`. Reweighting
+    by the true label leaves recall and FPR unchanged (their trials are within
+    one label) and changes precision and NPV.
+
+    Examples
+    --------
+    >>> y = [1, 1, 1, 1, 0, 0, 0, 0]
+    >>> p = [1, 1, 1, 0, 1, 0, 0, 0]
+    >>> r = weighted_metric(y, p, population_shares=0.1, metric="precision")
+    >>> r.report.round(3).loc["precision"].tolist()
+    [0.75, 0.25]
+    """
+    yt = np.asarray(y_true)
+    yp = np.asarray(y_pred)
+    if yt.ndim != 1 or yt.size == 0:
+        raise ValueError(f"y_true must be a non-empty 1-D array, got shape {yt.shape}")
+    if yp.shape != yt.shape:
+        raise ValueError(f"y_true and y_pred must have the same length, got {yt.shape} and {yp.shape}")
+    if strata is None:
+        if isinstance(population_shares, bool) or not isinstance(population_shares, (int, float)):
+            raise TypeError(
+                "strata is None, so population_shares must be the population share of the positive "
+                f"class (a number), got {_short(population_shares)}"
+            )
+        pi = float(population_shares)
+        if not (0.0 < pi < 1.0):
+            raise ValueError(f"population_shares (the positive share) must be in (0, 1), got {pi!r}")
+        strata_arr = np.where(yt == pos_label, "positive", "negative")
+        shares = {"positive": pi, "negative": 1.0 - pi}
+    else:
+        strata_arr = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+        if strata_arr.shape != yt.shape:
+            raise ValueError(
+                f"strata must give one label per row ({yt.size}), got shape {strata_arr.shape}"
+            )
+        shares = population_shares
+    w = reweight(strata_arr, shares)  # type: ignore[arg-type]
+    ps = _shares_series(shares)
+    codes, uniq = pd.factorize(strata_arr, sort=True)
+    sample = pd.Series(np.bincount(codes) / yt.size, index=pd.Index(uniq, name="stratum"))
+    pop = ps.reindex(sample.index)
+    share_table = pd.DataFrame(
+        {"population_share": pop, "sample_share": sample, "weight": pop / sample}
+    )
+    gap = float(np.max(np.abs(pop.to_numpy() - sample.to_numpy())))
+    if gap > 0.01:
+        worst = sample.index[int(np.argmax(np.abs(pop.to_numpy() - sample.to_numpy())))]
+        warnings.warn(
+            f"the sample composition differs from the population (stratum {worst!r}: sample share "
+            f"{sample[worst]:.3g} vs population share {pop[worst]:.3g}); unweighted numbers describe "
+            "the test set, the reweighted column is the population estimate",
+            ReweightingWarning,
+            stacklevel=2,
+        )
+
+    metrics = [metric] if isinstance(metric, (str, Metric)) else list(metric)
+    if not metrics:
+        raise ValueError("metric is empty; give at least one metric name")
+    rows = {}
+    for m in metrics:
+        mm = get_metric(m)
+        trial, success = mm.masks(yt, yp, pos_label)
+        t = trial.astype(float)
+        y = success.astype(float)
+        nt = t.sum()
+        if nt == 0:
+            warnings.warn(f"{mm.name} has no trials in these rows: its value is NaN", EmptyStratumWarning, stacklevel=2)
+            rows[mm.name] = dict(trials=0, unweighted=np.nan, reweighted=np.nan, se_unweighted=np.nan, se_reweighted=np.nan)
+            continue
+        ru = y.sum() / nt
+        wt = (w * t).sum()
+        rw = (w * y).sum() / wt if wt > 0 else np.nan
+        if wt > 0:
+            lin = w * (y - rw * t) / wt  # linearised ratio, centred within strata
+            lin_mean = np.bincount(codes, weights=lin) / np.bincount(codes)
+            se_w = float(np.sqrt(np.sum((lin - lin_mean[codes]) ** 2)))
+        else:
+            se_w = np.nan
+        rows[mm.name] = dict(
+            trials=int(nt),
+            unweighted=ru,
+            reweighted=rw,
+            se_unweighted=np.sqrt(ru * (1 - ru) / nt),
+            se_reweighted=se_w,
+        )
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "metric"
+    table = table[["unweighted", "reweighted", "trials", "se_unweighted", "se_reweighted"]]
+    report = table[["unweighted", "reweighted"]].copy()
+    report.attrs["population_estimate"] = "reweighted"
+    report.attrs["note"] = (
+        "unweighted: the rows as sampled (test-set composition); "
+        "reweighted: population share / sample share row weights, the population estimate"
+    )
+    return ReweightedMetrics(report=report, table=table, weights=w, shares=share_table)
