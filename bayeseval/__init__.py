@@ -20,6 +20,7 @@ from bayeseval.metrics import Metric, get_metric
 # -- frequentist core (intervals, stratified) --
 # ruff: noqa: I001  (imports are grouped by the section comments, not sorted)
 from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
+from bayeseval.stratified import StratifiedRisk, reweight, stratified_risk, weighted_metric
 from bayeseval.planning import allocate, sample_size
 from bayeseval.compare import mcnemar, paired_bootstrap
 
@@ -48,6 +49,10 @@ __all__ = [
     "proportion_ci",
     "proportion_se",
     "bootstrap_ci",
+    "stratified_risk",
+    "StratifiedRisk",
+    "reweight",
+    "weighted_metric",
     "sample_size",
     "allocate",
     "mcnemar",
