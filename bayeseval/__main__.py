@@ -1,0 +1,7 @@
+"""Allow ``python -m bayeseval``."""
+
+import sys
+
+from bayeseval.cli import main
+
+sys.exit(main())
