@@ -196,7 +196,9 @@ class Counts:
         )
         if isinstance(index, pd.MultiIndex):
             for i, name in enumerate(index.names):
-                ds = ds.assign_coords({str(name or f"level_{i}"): ("stratum", index.get_level_values(i).to_numpy())})
+                # a level called "stratum" must not overwrite the joined dimension labels
+                coord = str(name) if name is not None and str(name) != "stratum" else f"level_{i}"
+                ds = ds.assign_coords({coord: ("stratum", index.get_level_values(i).to_numpy())})
         if self.metric:
             ds.attrs["metric"] = self.metric
         return ds
@@ -362,7 +364,7 @@ def _count(
         out.index = pd.Index(["all"], name="stratum")
         return out.astype(np.int64)
     for c in cols:
-        work[c] = data[c].to_numpy()
+        work[c] = data[c].array  # keeps categorical dtype, so unobserved categories stay as empty strata
     out = work.groupby(cols if len(cols) > 1 else cols[0], observed=False, sort=True, dropna=False)[
         ["successes", "trials"]
     ].sum()
