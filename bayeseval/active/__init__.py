@@ -1,0 +1,11 @@
+"""Active evaluation: labelling campaigns that stop when every credible interval is narrow enough.
+
+See SPEC section 10. :class:`Campaign` runs a campaign stored in SQLite; :func:`simulate`
+replays campaigns with known labels to compare proposal rules; :mod:`bayeseval.active.rules`
+holds the rules and the fast grid posterior they use.
+"""
+
+from bayeseval.active.campaign import Campaign
+from bayeseval.active.rules import RULES, GridPosterior, RuleState, forecast_labels, get_rule
+
+__all__ = ["Campaign", "RULES", "GridPosterior", "RuleState", "forecast_labels", "get_rule"]
