@@ -1,0 +1,555 @@
+"""Plots: every matplotlib call of bayeseval lives here.
+
+Every function takes ``ax=None`` (a new figure is made when omitted) and returns
+the matplotlib Axes it drew on. No function changes rcParams or global style,
+and none calls ``plt.show()``.
+
+- :func:`forest`: raw rate with its frequentist interval beside the pooled
+  posterior interval, per stratum, sized by trials, with the overall rate.
+- :func:`halfwidth_curve`: interval half-width against labels (campaign
+  traces, observed and forecast, several rules side by side).
+- :func:`allocation`: per-stratum counts under several allocation rules.
+- :func:`sample_size_curve`: trials needed against target half-width.
+- :func:`ppc`: observed rate against the posterior predictive interval.
+- :func:`coverage`: coverage of interval methods in a calibration study.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "forest",
+    "halfwidth_curve",
+    "allocation",
+    "sample_size_curve",
+    "ppc",
+    "coverage",
+]
+
+_RAW = "#555555"
+_POST = "#1f77b4"
+_FLAG = "#d62728"
+_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+
+
+def _axes(ax: Any, figsize: tuple[float, float] = (7, 4)) -> Any:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def _labels(index: pd.Index) -> list[str]:
+    from bayeseval.counts import stratum_labels
+
+    return stratum_labels(index)
+
+
+def _pick(frame: pd.DataFrame, names: Sequence[str], what: str) -> pd.Series:
+    for name in names:
+        if name in frame.columns:
+            return frame[name].astype(float)
+    raise ValueError(f"the table needs a column for {what} (one of {list(names)}); "
+                     f"it has {list(frame.columns)}")
+
+
+def _forest_frame(data: Any, level: float) -> tuple[pd.DataFrame, dict[str, float] | None]:
+    """Normalise the input of :func:`forest` to columns trials, rate, lower, upper,
+    post_mean, post_lower, post_upper; plus the overall rate if known."""
+    overall = None
+    # a Report
+    if hasattr(data, "table") and hasattr(data, "overall") and isinstance(data.table, pd.DataFrame):
+        frame = data.table
+        ov = data.overall
+        for est in ("posterior_weighted", "reweighted"):
+            if est in ov.index:
+                overall = {
+                    "estimate": float(ov.loc[est, "estimate"]),
+                    "lower": float(ov.loc[est, "lower"]),
+                    "upper": float(ov.loc[est, "upper"]),
+                    "label": "population-weighted (pooled)" if est == "posterior_weighted"
+                    else "population-weighted",
+                }
+                break
+        if overall is None and "unweighted" in ov.index:
+            overall = {
+                "estimate": float(ov.loc["unweighted", "estimate"]),
+                "lower": float(ov.loc["unweighted", "lower"]),
+                "upper": float(ov.loc["unweighted", "upper"]),
+                "label": "overall (test-set composition)",
+            }
+        data = frame
+    # a Posterior
+    if hasattr(data, "summary") and hasattr(data, "counts") and not isinstance(data, pd.DataFrame):
+        from bayeseval.intervals import proportion_ci
+
+        post = data
+        summ = post.summary(level=level)
+        counts = post.counts
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lo, hi = proportion_ci(counts.successes, counts.trials, level=level, method="wilson")
+        frame = pd.DataFrame(
+            {
+                "trials": counts.trials,
+                "rate": counts.rates,
+                "lower": np.asarray(lo, dtype=float),
+                "upper": np.asarray(hi, dtype=float),
+                "post_mean": summ["mean"].to_numpy(),
+                "post_lower": summ["lower"].to_numpy(),
+                "post_upper": summ["upper"].to_numpy(),
+            },
+            index=counts.strata,
+        )
+        if counts.weights is not None:
+            draws = np.asarray(post.weighted(counts.weights))
+            a = (1 - level) / 2
+            overall = {
+                "estimate": float(draws.mean()),
+                "lower": float(np.quantile(draws, a)),
+                "upper": float(np.quantile(draws, 1 - a)),
+                "label": "population-weighted (pooled)",
+            }
+        return frame, overall
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(
+            f"data must be a Report, a Posterior or a DataFrame, got {type(data).__name__}"
+        )
+    frame = pd.DataFrame(
+        {
+            "trials": _pick(data, ["trials", "n"], "trials"),
+            "rate": _pick(data, ["rate", "raw_rate"], "the raw rate"),
+            "lower": _pick(data, ["lower", "wilson_lower", "freq_lower"], "the frequentist lower bound"),
+            "upper": _pick(data, ["upper", "wilson_upper", "freq_upper"], "the frequentist upper bound"),
+            "post_mean": _pick(data, ["post_mean", "posterior_mean", "bayes_mean"], "the posterior mean"),
+            "post_lower": _pick(data, ["post_lower", "posterior_lower", "bayes_lower"],
+                                "the posterior lower bound"),
+            "post_upper": _pick(data, ["post_upper", "posterior_upper", "bayes_upper"],
+                                "the posterior upper bound"),
+        },
+        index=data.index,
+    )
+    return frame, overall
+
+
+def forest(
+    data: Any,
+    *,
+    level: float = 0.95,
+    overall: Mapping[str, float] | None = None,
+    ax: Any = None,
+) -> Any:
+    """Forest plot: each stratum's raw rate and frequentist interval beside its pooled posterior.
+
+    For every stratum (one row, labelled on the y axis) the raw rate with its
+    Wilson interval (grey circle) sits just above the pooled posterior mean with
+    its credible interval (blue diamond); marker areas grow with the stratum's
+    trials. A vertical line and band show the overall rate: the
+    population-weighted posterior when population shares are known, else the
+    unweighted rate of the test set.
+
+    Parameters
+    ----------
+    data : Report, Posterior or pandas.DataFrame
+        A :class:`~bayeseval.report.Report`, a fitted
+        :class:`~bayeseval.models.posterior.Posterior` (Wilson intervals are
+        computed from its counts), or a DataFrame indexed by stratum with columns
+        ``trials``, ``rate``, ``lower``, ``upper``, ``post_mean``, ``post_lower``,
+        ``post_upper`` (as in ``Report.table``).
+    level : float, default 0.95
+        Interval level, used when ``data`` is a Posterior.
+    overall : mapping, optional
+        ``{"estimate": .., "lower": .., "upper": .., "label": ..}`` overriding the overall line.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from bayeseval.models import fit_hierarchical
+    >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], random_seed=0, draws=500)
+    >>> ax = forest(post)
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['0', '1', '2']
+    """
+    frame, ov = _forest_frame(data, level)
+    if overall is not None:
+        ov = dict(overall)
+    ax = _axes(ax, (7, max(2.5, 0.45 * len(frame) + 1.2)))
+    K = len(frame)
+    y = np.arange(K)[::-1].astype(float)  # first stratum on top
+    n = frame["trials"].to_numpy(dtype=float)
+    nmax = max(float(np.nanmax(n)) if K else 1.0, 1.0)
+    sizes = 15 + 135 * np.sqrt(np.nan_to_num(n) / nmax)
+    off = 0.17
+    if ov is not None:
+        ax.axvspan(ov["lower"], ov["upper"], color=_POST, alpha=0.10, lw=0)
+        ax.axvline(ov["estimate"], color=_POST, ls="--", lw=1,
+                   label=f"{ov.get('label', 'overall')}: {ov['estimate']:.3f}")
+    r = frame["rate"].to_numpy(dtype=float)
+    ax.errorbar(
+        r, y + off,
+        xerr=np.vstack([r - frame["lower"], frame["upper"] - r]).clip(min=0),
+        fmt="none", ecolor=_RAW, elinewidth=1.5, capsize=2, label="_raw_interval",
+    )
+    ax.scatter(r, y + off, s=sizes, color=_RAW, marker="o", zorder=3, label="raw rate, Wilson interval")
+    m = frame["post_mean"].to_numpy(dtype=float)
+    ax.errorbar(
+        m, y - off,
+        xerr=np.vstack([m - frame["post_lower"], frame["post_upper"] - m]).clip(min=0),
+        fmt="none", ecolor=_POST, elinewidth=1.5, capsize=2, label="_post_interval",
+    )
+    ax.scatter(m, y - off, s=sizes, color=_POST, marker="D", zorder=3,
+               label="pooled posterior, credible interval")
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{lab}" for lab in _labels(frame.index)])
+    ax.set_ylim(-0.7, K - 0.3)
+    for yi, ni in zip(y, n, strict=True):
+        ax.annotate(f"n={int(ni)}" if np.isfinite(ni) else "", (1.0, yi), xycoords=("axes fraction", "data"),
+                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=8, color=_RAW)
+    ax.set_xlabel("rate")
+    ax.set_xlim(left=max(0.0, ax.get_xlim()[0]))
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="best", fontsize=8, frameon=False)
+    return ax
+
+
+def halfwidth_curve(
+    trace: pd.DataFrame,
+    *,
+    target: float | None = None,
+    band: tuple[float, float] = (0.1, 0.9),
+    ax: Any = None,
+) -> Any:
+    """Interval half-width against the number of labels, per rule (and observed vs forecast).
+
+    Parameters
+    ----------
+    trace : pandas.DataFrame
+        Columns ``labels`` and ``halfwidth``; optional ``rule`` (one line per
+        rule), ``repeat`` (several simulated runs per rule: the median line and
+        a ``band`` of quantiles are drawn), and ``kind`` with values
+        ``"observed"`` / ``"forecast"`` (forecast drawn dashed).
+    target : float, optional
+        The target half-width, drawn as a horizontal line.
+    band : (float, float), default (0.1, 0.9)
+        Quantiles of the band across repeats.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tr = pd.DataFrame({"rule": ["a"] * 3 + ["b"] * 3, "labels": [0, 50, 100] * 2,
+    ...                    "halfwidth": [0.2, 0.1, 0.07, 0.2, 0.12, 0.09]})
+    >>> ax = halfwidth_curve(tr, target=0.08)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['a', 'b', 'target 0.08']
+    """
+    if not isinstance(trace, pd.DataFrame):
+        raise TypeError(f"trace must be a DataFrame, got {type(trace).__name__}")
+    for col in ("labels", "halfwidth"):
+        if col not in trace.columns:
+            raise ValueError(f"trace needs a column {col!r}; it has {list(trace.columns)}")
+    ax = _axes(ax)
+    tr = trace.copy()
+    if "rule" not in tr.columns:
+        tr["rule"] = "campaign"
+    if "kind" not in tr.columns:
+        tr["kind"] = "observed"
+    rules = list(pd.unique(tr["rule"]))
+    for i, rule in enumerate(rules):
+        color = _COLORS[i % len(_COLORS)]
+        sub = tr[tr["rule"] == rule]
+        for kind in ("observed", "forecast"):
+            part = sub[sub["kind"] == kind]
+            if part.empty:
+                continue
+            g = part.groupby("labels")["halfwidth"]
+            med = g.median()
+            style = "-" if kind == "observed" else "--"
+            label = str(rule) if kind == "observed" else f"{rule} (forecast)"
+            ax.plot(med.index, med.to_numpy(), style, color=color, lw=1.8, label=label)
+            if "repeat" in part.columns and part["repeat"].nunique() > 1:
+                lo, hi = g.quantile(band[0]), g.quantile(band[1])
+                ax.fill_between(lo.index, lo.to_numpy(), hi.to_numpy(), color=color, alpha=0.15, lw=0)
+    if target is not None:
+        ax.axhline(target, color="black", ls=":", lw=1, label=f"target {target:g}")
+    ax.set_xlabel("labels")
+    ax.set_ylabel("interval half-width")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def allocation(
+    data: pd.DataFrame | Mapping[str, Any] | None = None,
+    *,
+    total: int | None = None,
+    weights: Any = None,
+    rates: Any = None,
+    minimum: Any = None,
+    ax: Any = None,
+) -> Any:
+    """Grouped bars of per-stratum counts under several allocation rules.
+
+    Parameters
+    ----------
+    data : DataFrame or mapping of rule name to Series, optional
+        Counts per stratum (index) for each rule (columns). When omitted, the
+        rules ``proportional``, ``optimal`` and (with ``minimum``)
+        ``optimal + minimum`` are computed with :func:`bayeseval.planning.allocate`
+        from ``total``, ``weights``, ``rates`` and ``minimum``.
+    total, weights, rates, minimum
+        Arguments of :func:`~bayeseval.planning.allocate`, used when ``data`` is None.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> ax = allocation(total=500, weights={"a": 0.8, "b": 0.2}, rates={"a": 0.05, "b": 0.3})
+    >>> [round(p.get_height()) for p in ax.patches]
+    [400, 100, 328, 172]
+    """
+    if data is None:
+        if total is None or weights is None:
+            raise ValueError("give data, or total and weights (and rates) to compute allocations")
+        from bayeseval.planning import allocate
+
+        frame = pd.DataFrame(
+            {
+                "proportional": allocate(total, weights, rates, method="proportional"),
+                "optimal": allocate(total, weights, rates, method="optimal"),
+            }
+        )
+        if minimum is not None:
+            frame["optimal + minimum"] = allocate(total, weights, rates, method="optimal",
+                                                  minimum=minimum)
+    else:
+        frame = pd.DataFrame(dict(data)) if not isinstance(data, pd.DataFrame) else data
+    ax = _axes(ax, (max(5, 0.9 * len(frame) + 3), 4))
+    K, R = frame.shape
+    x = np.arange(K)
+    width = 0.8 / max(R, 1)
+    for j, rule in enumerate(frame.columns):
+        bars = ax.bar(x + (j - (R - 1) / 2) * width, frame[rule].to_numpy(dtype=float), width,
+                      label=str(rule), color=_COLORS[j % len(_COLORS)])
+        if K <= 12:
+            ax.bar_label(bars, fmt="%d", fontsize=7, padding=1)
+    ax.set_xticks(x)
+    ax.set_xticklabels(_labels(frame.index))
+    ax.set_ylabel("labels per stratum")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def sample_size_curve(
+    rates: Sequence[float] = (0.5, 0.7, 0.8, 0.9, 0.95),
+    *,
+    halfwidths: Sequence[float] | None = None,
+    level: float = 0.95,
+    method: str = "normal",
+    ax: Any = None,
+) -> Any:
+    """Trials needed against the target half-width, one curve per planning rate (log y axis).
+
+    Parameters
+    ----------
+    rates : sequence of float
+        Planning rates (one line each).
+    halfwidths : sequence of float, optional
+        Half-widths on the x axis; default 0.01 to 0.15.
+    level : float, default 0.95
+    method : {"normal", "wilson", "clopper_pearson"}
+        Passed to :func:`bayeseval.planning.sample_size`.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> ax = sample_size_curve([0.7], halfwidths=[0.05, 0.1])
+    >>> ax.lines[0].get_ydata().tolist()  # SPEC section 3 table: 323 and 81
+    [323.0, 81.0]
+    """
+    from bayeseval.planning import sample_size
+
+    hw = np.asarray(halfwidths if halfwidths is not None else np.linspace(0.01, 0.15, 57), dtype=float)
+    ax = _axes(ax)
+    for i, r in enumerate(rates):
+        n = [float(sample_size(halfwidth=float(e), rate=float(r), level=level, method=method)) for e in hw]
+        ax.plot(hw, n, color=_COLORS[i % len(_COLORS)], lw=1.8, label=f"rate {r:g}")
+    ax.set_yscale("log")
+    ax.set_xlabel(f"target half-width ({100 * level:g}% interval)")
+    ax.set_ylabel("trials needed")
+    ax.grid(which="both", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def ppc(
+    data: Any,
+    *,
+    level: float = 0.95,
+    random_seed: int | None = None,
+    ax: Any = None,
+) -> Any:
+    """Posterior predictive check: each stratum's observed rate against its predictive interval.
+
+    Parameters
+    ----------
+    data : Posterior or pandas.DataFrame
+        A fitted Posterior (replicated counts are drawn with
+        ``sample_predictive``), or a DataFrame indexed by stratum with columns
+        ``observed``, ``lower``, ``upper`` (predictive interval of the rate) and
+        optionally ``p_value``.
+    level : float, default 0.95
+        Level of the predictive interval; strata outside it are drawn in red.
+    random_seed : int, optional
+        Seed for the replicated counts.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from bayeseval.models import fit_hierarchical
+    >>> post = fit_hierarchical([2, 5, 30], [40, 50, 60], random_seed=0, draws=1000)
+    >>> ax = ppc(post, random_seed=1)
+    >>> len(ax.get_xticklabels())
+    3
+    """
+    if isinstance(data, pd.DataFrame):
+        frame = pd.DataFrame(
+            {
+                "observed": _pick(data, ["observed", "rate", "raw_rate"], "the observed rate"),
+                "lower": _pick(data, ["lower", "rep_lower", "pred_lower"], "the predictive lower bound"),
+                "upper": _pick(data, ["upper", "rep_upper", "pred_upper"], "the predictive upper bound"),
+            },
+            index=data.index,
+        )
+    elif hasattr(data, "sample_predictive"):
+        rep = np.asarray(data.sample_predictive(random_seed=random_seed), dtype=float)
+        n = data.counts.trials.to_numpy(dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rr = rep / np.where(n > 0, n, np.nan)[None, :]
+        a = (1 - level) / 2
+        frame = pd.DataFrame(
+            {
+                "observed": data.counts.rates.to_numpy(),
+                "lower": np.nanquantile(rr, a, axis=0) if rr.size else [],
+                "upper": np.nanquantile(rr, 1 - a, axis=0) if rr.size else [],
+            },
+            index=data.counts.strata,
+        )
+    else:
+        raise TypeError(f"data must be a Posterior or a DataFrame, got {type(data).__name__}")
+    ax = _axes(ax, (max(5, 0.7 * len(frame) + 2), 4))
+    x = np.arange(len(frame))
+    mid = (frame["lower"] + frame["upper"]) / 2
+    ax.errorbar(x, mid, yerr=np.vstack([mid - frame["lower"], frame["upper"] - mid]), fmt="none",
+                ecolor=_POST, elinewidth=6, alpha=0.35, label=f"{100 * level:g}% predictive interval")
+    obs = frame["observed"].to_numpy(dtype=float)
+    outside = (obs < frame["lower"].to_numpy()) | (obs > frame["upper"].to_numpy())
+    colors = np.where(outside, _FLAG, "black")
+    ax.scatter(x, obs, c=list(colors), zorder=3, s=30, label="observed rate")
+    if outside.any():
+        ax.scatter([], [], c=_FLAG, s=30, label="outside the interval")
+    ax.set_xticks(x)
+    ax.set_xticklabels(_labels(frame.index), rotation=30 if len(frame) > 6 else 0, ha="right"
+                       if len(frame) > 6 else "center")
+    ax.set_ylabel("rate")
+    ax.set_title("posterior predictive check", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def coverage(
+    results: pd.DataFrame,
+    *,
+    nominal: float = 0.95,
+    by: str | None = None,
+    ax: Any = None,
+) -> Any:
+    """Coverage of interval methods in a calibration study, with the nominal level.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Columns ``method`` and ``coverage``; optional ``lower``/``upper``
+        (Monte Carlo interval of the coverage, drawn as error bars), or
+        ``n_sims`` (then a binomial 95% band is computed), and a grouping column
+        ``by`` (e.g. ``"scenario"``) drawn as separate colours.
+    nominal : float, default 0.95
+        The nominal level, drawn as a dashed horizontal line.
+    by : str, optional
+        Column that groups the points (one colour per value).
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> res = pd.DataFrame({"method": ["wald", "wilson"], "coverage": [0.91, 0.95]})
+    >>> ax = coverage(res)
+    >>> float(ax.lines[-1].get_ydata()[0])
+    0.95
+    """
+    if not isinstance(results, pd.DataFrame):
+        raise TypeError(f"results must be a DataFrame, got {type(results).__name__}")
+    for col in ("method", "coverage"):
+        if col not in results.columns:
+            raise ValueError(f"results needs a column {col!r}; it has {list(results.columns)}")
+    ax = _axes(ax)
+    methods = list(pd.unique(results["method"]))
+    x_of = {m: i for i, m in enumerate(methods)}
+    groups = [(None, results)] if by is None else list(results.groupby(by, sort=False))
+    G = len(groups)
+    width = 0.6 / max(G, 1)
+    for j, (key, part) in enumerate(groups):
+        x = np.array([x_of[m] for m in part["method"]], dtype=float) + (j - (G - 1) / 2) * width
+        cov = part["coverage"].to_numpy(dtype=float)
+        if {"lower", "upper"} <= set(part.columns):
+            err = np.vstack([cov - part["lower"].to_numpy(float), part["upper"].to_numpy(float) - cov])
+        elif "n_sims" in part.columns:
+            se = np.sqrt(cov * (1 - cov) / part["n_sims"].to_numpy(float))
+            err = np.vstack([1.96 * se, 1.96 * se])
+        else:
+            err = None
+        color = _COLORS[j % len(_COLORS)]
+        ax.errorbar(x, cov, yerr=err, fmt="o", color=color, capsize=3,
+                    label=str(key) if key is not None else "coverage")
+    ax.set_xticks(np.arange(len(methods)))
+    ax.set_xticklabels([str(m) for m in methods])
+    ax.set_ylabel("coverage")
+    ax.grid(axis="y", alpha=0.3)
+    ax.axhline(nominal, color="black", ls="--", lw=1, label=f"nominal {nominal:g}")
+    ax.legend(fontsize=8, frameon=False)
+    return ax
