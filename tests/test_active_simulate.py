@@ -1,0 +1,113 @@
+"""Seeded simulations: label savings of the hierarchical expected-width rule."""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pytest
+
+from bayeseval.active.simulate import plot_halfwidth, simulate, synthetic_pool
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def pool():
+    # 12 strata, largest 100x the smallest (68,577 ... 724 rows), error rates 0.07 ... 0.18
+    return synthetic_pool(n_rows=200_000, n_strata=12, random_seed=1)
+
+
+@pytest.fixture(scope="module")
+def ew_vs_ib(pool):
+    return simulate(
+        pool,
+        strata="stratum",
+        prediction="pred",
+        truth="truth",
+        rules=["expected_width", "independent_beta"],
+        repeats=4,
+        batch_size=20,
+        random_seed=0,
+        progress=False,
+    )
+
+
+def test_pool_is_very_unequal(pool):
+    sizes = pool.groupby("stratum").size()
+    rates = (pool["pred"] != pool["truth"]).groupby(pool["stratum"]).mean()
+    assert len(sizes) >= 10 and sizes.max() / sizes.min() > 50
+    assert rates.max() / rates.min() > 2
+
+
+def test_expected_width_saves_labels_over_independent_beta(ew_vs_ib):
+    s = ew_vs_ib.summary()
+    assert s["reached_goal"].eq(1.0).all()
+    ew, ib = s.loc["expected_width", "labels_mean"], s.loc["independent_beta", "labels_mean"]
+    # issue 4 target: at least 20% fewer labels (seed 1 gives 1250 vs 1695, 26%)
+    assert ew <= 0.8 * ib
+    # coverage of the true rates at stop: nominal 0.95; sequential stopping costs some,
+    # stated slack 0.12 over 4 x 12 intervals (measured 0.92 and 0.94)
+    assert s.loc["expected_width", "coverage"] >= 0.83
+    assert s.loc["independent_beta", "coverage"] >= 0.83
+    # every run stops with every half-width at the target
+    assert (ew_vs_ib.table["max_halfwidth"] <= 0.05).all()
+
+
+def test_expected_width_saves_80_percent_over_proportional(pool, ew_vs_ib):
+    ew = ew_vs_ib.table.query("rule == 'expected_width'")["labels_used"].max()
+    budget = int(5 * ew)
+    # proportional random labelling (larger batches only to keep the test fast; random
+    # sampling does not depend on the batch size): it does not reach the goal within 5x
+    # the labels expected_width needed, so expected_width needs < 20% of its labels
+    prop = simulate(
+        pool,
+        strata="stratum",
+        prediction="pred",
+        truth="truth",
+        rules=["proportional"],
+        repeats=2,
+        batch_size=200,
+        budget=budget,
+        random_seed=0,
+        progress=False,
+    )
+    assert (~prop.table["reached_goal"]).all()
+    assert (prop.table["labels_used"] == budget).all()
+
+
+def test_trace_and_plot(ew_vs_ib):
+    trace = ew_vs_ib.trace
+    run = trace[(trace["rule"] == "expected_width") & (trace["repeat"] == 0)]
+    # labels increase by the batch size each round, the final half-width meets the target
+    assert np.all(np.diff(run["labels"]) == 20)
+    assert run["max_halfwidth"].iloc[-1] <= 0.05 < run["max_halfwidth"].iloc[-2]
+    final = ew_vs_ib.table.query("rule == 'expected_width' and repeat == 0")["labels_used"].iloc[0]
+    assert run["labels"].iloc[-1] == final
+    ax = plot_halfwidth(ew_vs_ib)
+    assert ax.get_xlabel() == "labels" and len(ax.get_lines()) >= 9
+
+
+def test_simulation_is_reproducible(pool):
+    kw = dict(strata="stratum", prediction="pred", truth="truth", rules=["thompson"], repeats=1,
+              batch_size=50, target_halfwidth=0.08, random_seed=5, progress=False)
+    a, b = simulate(pool, **kw), simulate(pool, **kw)
+    assert a.table["labels_used"].tolist() == b.table["labels_used"].tolist()
+    assert a.trace["max_halfwidth"].tolist() == b.trace["max_halfwidth"].tolist()
+
+
+def test_true_rates_match_data(pool):
+    res = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=["uniform"],
+                   repeats=1, batch_size=100, target_halfwidth=0.1, random_seed=0, progress=False)
+    expected = (pool["pred"] != pool["truth"]).groupby(pool["stratum"]).mean()
+    np.testing.assert_allclose(res.true_rates.to_numpy(), expected.to_numpy())
+
+
+def test_overall_goal_uses_far_fewer_labels(pool):
+    res = simulate(pool, strata="stratum", prediction="pred", truth="truth",
+                   rules=["expected_width"], goal="overall", target_halfwidth=0.02,
+                   repeats=2, batch_size=20, random_seed=0, progress=False)
+    # the weighted error rate needs about z^2 p(1-p)/h^2 ~ 1.96^2 * 0.13 * 0.87 / 0.02^2 ~ 1090
+    # labels under proportional allocation; Neyman-like allocation and pooling do at least as well
+    assert res.table["reached_goal"].all()
+    assert res.table["labels_used"].max() <= 1150
+    assert res.table["overall_covered"].mean() >= 0.5
