@@ -365,3 +365,49 @@ def test_bootstrap_interval_is_a_tuple_with_details() -> None:
     assert lo == res.lower and hi == res.upper and lo < res.estimate < hi
     assert res.distribution.shape == (500,)
     assert res.se == pytest.approx(np.std(res.distribution, ddof=1))
+
+
+def test_closed_form_jackknives_match_brute_force() -> None:
+    from bayeseval.intervals import (
+        _f1_jackknife,
+        _jackknife,
+        _mean_jackknife,
+        _mean_statistic,
+        _weighted_risk_jackknife,
+        _weighted_risk_statistic,
+    )
+
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 2, 300)
+    p = np.where(rng.random(300) < 0.7, y, 1 - y)
+    x = (y != p).astype(float)
+    codes = rng.integers(0, 3, 300)
+    w = np.array([0.2, 0.5, 0.3])
+
+    def f1_stat(a, b, axis=-1):
+        return f1_score(a, b, axis=axis)
+
+    np.testing.assert_allclose(_mean_jackknife(x), _jackknife(_mean_statistic, [x], True), atol=1e-14)
+    np.testing.assert_allclose(_f1_jackknife(1)(y, p), _jackknife(f1_stat, [y, p], True), atol=1e-14)
+    np.testing.assert_allclose(
+        _weighted_risk_jackknife(w)(x, codes),
+        _jackknife(_weighted_risk_statistic(w), [x, codes], True),
+        atol=1e-14,
+    )
+
+
+def test_large_n_bca_engine_matches_scipy() -> None:
+    # above 5000 rows the built-in statistics use the internal engine with a closed-form
+    # jackknife; with the same generator stream it must reproduce scipy.stats.bootstrap's BCa
+    rng = np.random.default_rng(12)
+    n = 6000
+    y = rng.integers(0, 2, n)
+    p = np.where(rng.random(n) < 0.8, y, 1 - y)
+    ours = bootstrap_ci((y, p), "f1", n_resamples=600, random_seed=3)
+    ref = stats.bootstrap(
+        (y, p), lambda a, b, axis=-1: f1_score(a, b, axis=axis), n_resamples=600, vectorized=True,
+        paired=True, batch=2_000_000 // n, rng=np.random.default_rng(3),
+    )
+    assert not ours.stratified
+    assert ours.lower == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ours.upper == pytest.approx(ref.confidence_interval.high, abs=1e-12)
