@@ -219,9 +219,10 @@ def forest(
         ax.annotate(f"n={int(ni)}" if np.isfinite(ni) else "", (1.0, yi), xycoords=("axes fraction", "data"),
                     xytext=(4, 0), textcoords="offset points", va="center", fontsize=8, color=_RAW)
     ax.set_xlabel("rate")
-    ax.set_xlim(left=max(0.0, ax.get_xlim()[0]))
+    lo, hi = ax.get_xlim()
+    ax.set_xlim(max(lo, -0.015 * (hi - max(lo, 0.0))), min(hi, 1.0 + 0.015 * hi))
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="best", fontsize=8, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=8, frameon=False)
     return ax
 
 

@@ -1,0 +1,212 @@
+"""Tests for bayeseval.report: evaluate() and the Report renderings."""
+
+import html
+import json
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeseval._warnings import ZeroVarianceWarning
+from bayeseval.counts import Counts, tabulate
+from bayeseval.datasets import make_pool
+from bayeseval.intervals import proportion_ci
+from bayeseval.models import fit_hierarchical
+from bayeseval.planning import sample_size
+from bayeseval.report import Report, evaluate
+from bayeseval.stratified import stratified_risk
+
+matplotlib.use("Agg")
+
+WEIGHTS = {"s1": 0.2, "s2": 0.2, "s3": 0.2, "s4": 0.2, "s5": 0.1, "s6": 0.1}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    # s6 has true error rate 0 (so a rate-0 stratum) and a tiny share of the pool
+    return make_pool(
+        3000, 6, rates=[0.02, 0.05, 0.1, 0.2, 0.3, 0.0],
+        shares=[0.4, 0.3, 0.15, 0.1, 0.04, 0.01], random_seed=0,
+    )
+
+
+@pytest.fixture(scope="module")
+def rep(pool):
+    return evaluate(pool, y_true="y_true", y_pred="y_pred", strata="stratum", weights=WEIGHTS,
+                    target_halfwidth=0.05, random_seed=0)
+
+
+def test_table_matches_the_building_blocks(pool, rep):
+    counts = tabulate(pool, y_true="y_true", y_pred="y_pred", strata="stratum", weights=WEIGHTS)
+    t = rep.table
+    assert t["successes"].tolist() == counts.successes.tolist()
+    assert t["trials"].tolist() == counts.trials.tolist()
+    lo, hi = proportion_ci(counts.successes, counts.trials, level=0.95, method="wilson")
+    np.testing.assert_allclose(t["lower"], lo, rtol=1e-12)
+    np.testing.assert_allclose(t["upper"], hi, rtol=1e-12)
+    post = fit_hierarchical(counts, engine="exact", random_seed=0).summary(level=0.95)
+    np.testing.assert_allclose(t["post_mean"], post["mean"], rtol=1e-10)
+    np.testing.assert_allclose(t["post_lower"], post["lower"], rtol=1e-10)
+    np.testing.assert_allclose(t["post_upper"], post["upper"], rtol=1e-10)
+    np.testing.assert_allclose(t["shrinkage"], post["shrinkage"], rtol=1e-10)
+    with pytest.warns(ZeroVarianceWarning):  # s6 has rate 0
+        sr = stratified_risk(counts, level=0.95)
+    assert rep.overall.loc["reweighted", "estimate"] == pytest.approx(sr.estimate, rel=1e-12)
+    assert rep.overall.loc["reweighted", "lower"] == pytest.approx(sr.ci[0], rel=1e-12)
+    assert rep.overall.loc["unweighted", "estimate"] == pytest.approx(
+        counts.total_successes / counts.total_trials, rel=1e-12)
+    # the reweighted estimate is sum pi_k r_k (SPEC section 1)
+    r = counts.successes / counts.trials
+    assert rep.overall.loc["reweighted", "estimate"] == pytest.approx(
+        sum(WEIGHTS[k] * r[k] for k in WEIGHTS), rel=1e-12)
+    assert np.allclose(t["weight"], list(WEIGHTS.values()))
+
+
+def test_warnings_in_plain_words(rep):
+    t = rep.table
+    # s6 has 0 errors: rate-0 warning and flag
+    assert t.loc["s6", "successes"] == 0 and "rate 0" in t.loc["s6", "flags"]
+    assert any("'s6' has a rate of 0" in w and "not certainty" in w for w in rep.warnings)
+    # strata wider than the target get the extra labels the Wilson planner asks for
+    wide = t.index[t["halfwidth"] > 0.05]
+    assert len(wide) >= 1
+    for k in wide:
+        need = sample_size(halfwidth=0.05, rate=float(t.loc[k, "rate"]), method="wilson")
+        assert t.loc[k, "extra_needed"] == max(0, need - t.loc[k, "trials"])
+        assert "too wide" in t.loc[k, "flags"]
+        assert any(f"'{k}' is too small" in w for w in rep.warnings)
+    assert (t.loc[t["halfwidth"] <= 0.05, "extra_needed"] == 0).all()
+    # composition: s1 is 40% of the test set but 20% of the population
+    assert any("composition differs" in w and "not a population estimate" in w for w in rep.warnings)
+
+
+def test_no_composition_warning_when_shares_match():
+    counts = Counts.from_arrays([10, 20], [500, 500], strata=["a", "b"])
+    rep = evaluate(counts, weights={"a": 0.5, "b": 0.5}, random_seed=1)
+    assert not any("composition" in w for w in rep.warnings)
+    # equal shares: the reweighted rate equals the unweighted one (30 / 1000)
+    assert rep.overall.loc["reweighted", "estimate"] == pytest.approx(0.03)
+    assert rep.overall.loc["unweighted", "estimate"] == pytest.approx(0.03)
+
+
+def test_without_weights_the_note_says_sample_composition():
+    counts = Counts.from_arrays([3, 8], [100, 100], strata=["a", "b"])
+    rep = evaluate(counts, random_seed=0)
+    assert list(rep.overall.index) == ["unweighted"]
+    assert any("test set's own composition" in n for n in rep.notes)
+    assert rep.table["weight"].isna().all() and rep.table["extra_needed"].isna().all()
+
+
+def test_model_flags_an_outlying_stratum():
+    # nine strata near 5% and one at 60%: the pooled model's replicated counts rarely reach 60%
+    s = [5, 4, 6, 5, 5, 4, 6, 5, 5, 120]
+    counts = Counts.from_arrays(s, [100] * 9 + [200], strata=[f"g{i}" for i in range(10)])
+    rep = evaluate(counts, random_seed=3)
+    assert "ppc_counts" in rep.checks.index
+    assert rep.table["ppc_p"].between(0, 1).all()
+    p = rep.table["ppc_p"]
+    assert p.idxmin() == "g9"
+
+
+def test_html_contains_every_stratum_and_warning(rep):
+    before = dict(matplotlib.rcParams)
+    text = rep._repr_html_()
+    assert dict(matplotlib.rcParams) == before  # no global style change
+    for k in rep.table.index:
+        assert f">{k}<" in text
+    for w in rep.warnings:
+        assert html.escape(w) in text
+    assert "data:image/png;base64," in text
+    assert "population estimate" in text
+    assert "<img" not in rep.to_html(plot=False)
+
+
+def test_text_rendering(rep):
+    text = str(rep)
+    for k in rep.table.index:
+        assert k in text
+    assert "population estimate" in text and "Warnings:" in text
+    assert f"{rep.overall.loc['reweighted', 'estimate']:.4f}" in text
+
+
+def _parse_md_table(md: str) -> pd.DataFrame:
+    lines = [ln for ln in md.splitlines() if ln.startswith("|")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = []
+    for ln in lines[2:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        if cells[0] == "estimand" or len(cells) != len(header):
+            break
+        rows.append(cells)
+    return pd.DataFrame(rows, columns=header).set_index("stratum")
+
+
+def test_markdown_round_trip(rep, tmp_path):
+    path = rep.save(tmp_path / "r.md")
+    md = path.read_text()
+    back = _parse_md_table(md)
+    t = rep.table
+    assert back.index.tolist() == [str(k) for k in t.index]
+    assert back["trials"].astype(int).tolist() == t["trials"].tolist()
+    for col in ("rate", "lower", "upper", "post_mean", "post_lower", "post_upper"):
+        np.testing.assert_allclose(back[col].astype(float), t[col].round(4), atol=1e-12)
+    assert back["flags"].tolist() == t["flags"].tolist()
+    for w in rep.warnings:
+        assert w in md
+
+
+def test_save_html_and_bad_suffix(rep, tmp_path):
+    path = rep.save(tmp_path / "r.html")
+    text = path.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "s5" in text and "base64" in text
+    with pytest.raises(ValueError, match="path must end"):
+        rep.save(tmp_path / "r.pdf")
+
+
+def test_to_dict_is_json_and_complete(rep):
+    d = json.loads(json.dumps(rep.to_dict()))
+    assert [s["stratum"] for s in d["strata"]] == list(rep.table.index)
+    assert d["strata"][0]["trials"] == int(rep.table["trials"].iloc[0])
+    assert d["population_estimate"] == "reweighted"
+    assert d["overall"]["reweighted"]["estimate"] == pytest.approx(
+        rep.overall.loc["reweighted", "estimate"])
+    assert d["warnings"] == rep.warnings
+
+
+def test_to_frame_and_xarray(rep):
+    frame = rep.to_frame()
+    assert frame["stratum"].tolist() == list(rep.table.index)
+    assert len(frame) == len(rep.table)
+    ds = rep.to_xarray()
+    np.testing.assert_allclose(ds["post_mean"].to_numpy(), rep.table["post_mean"].to_numpy())
+    assert ds.attrs["reweighted_estimate"] == pytest.approx(rep.overall.loc["reweighted", "estimate"])
+
+
+def test_recall_with_multiindex_strata_and_empty_stratum():
+    df = pd.DataFrame({
+        "y": [1, 1, 0, 1, 1, 0, 0, 0] * 10,
+        "p": [1, 0, 0, 1, 1, 1, 0, 0] * 10,
+        "g": ["a", "a", "a", "b", "b", "b", "c", "c"] * 10,
+        "h": ["x", "y"] * 40,
+    })
+    rep = evaluate(df, y_true="y", y_pred="p", strata=["g", "h"], metric="recall", random_seed=0)
+    assert rep.metric == "recall"
+    assert isinstance(rep.table.index, pd.MultiIndex)
+    # stratum c has no positives: kept, flagged empty, warned about
+    empty = [k for k in rep.table.index if k[0] == "c"]
+    assert all("empty" in rep.table.loc[k, "flags"] for k in empty)
+    assert any("no trials" in w for w in rep.warnings)
+    assert "a | x" in str(rep)
+    json.dumps(rep.to_dict())
+
+
+def test_bad_arguments():
+    counts = Counts.from_arrays([1], [10])
+    with pytest.raises(ValueError, match="target_halfwidth"):
+        evaluate(counts, target_halfwidth=0.7)
+    with pytest.raises(ValueError, match="engine"):
+        evaluate(counts, engine="stan")
+    with pytest.raises(TypeError, match="y_true"):
+        evaluate(pd.DataFrame({"a": [1]}))
+    assert isinstance(evaluate(counts, random_seed=0), Report)
