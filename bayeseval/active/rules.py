@@ -270,9 +270,16 @@ def hierarchical_grid(
     du, dv = 18 / (c1u - 1), 19.8 / (c1v - 1)
     ulo, uhi = u1[good].min() - du, u1[good].max() + du
     vlo, vhi = v1[good].min() - dv, min(v1[good].max() + dv, 13.8)
-    # stage 2: refine
-    u2, v2 = np.meshgrid(np.linspace(ulo, uhi, nu_), np.linspace(vlo, vhi, nv_), indexing="ij")
-    u, v = u2.ravel(), v2.ravel()
+    # stage 2: a medium grid on that box, stage 3: the final grid on the box holding the mass
+    u2, v2 = np.meshgrid(np.linspace(ulo, uhi, 12), np.linspace(vlo, vhi, 12), indexing="ij")
+    u2, v2 = u2.ravel(), v2.ravel()
+    lp2 = logpost(u2, v2)
+    good = lp2 > np.nanmax(lp2) - 14.0
+    du, dv = (uhi - ulo) / 11, (vhi - vlo) / 11
+    ulo, uhi = max(u2[good].min() - du, ulo), min(u2[good].max() + du, uhi)
+    vlo, vhi = max(v2[good].min() - dv, vlo), min(v2[good].max() + dv, vhi)
+    u3, v3 = np.meshgrid(np.linspace(ulo, uhi, nu_), np.linspace(vlo, vhi, nv_), indexing="ij")
+    u, v = u3.ravel(), v3.ravel()
     lp = logpost(u, v)
     w = np.exp(lp - np.nanmax(lp))
     w = np.where(np.isfinite(w), w, 0.0)
@@ -546,6 +553,9 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
         def gain(t: np.ndarray) -> np.ndarray:
             return c / (neff + t) - c / (neff + t + p)
 
+        def gain_one(j: int) -> float:
+            return c[j] / (neff[j] + t[j]) - c[j] / (neff[j] + t[j] + p[j])
+
         eligible = cap > 0
     else:
         hw = state.halfwidths()
@@ -555,6 +565,11 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
             h1 = hw * np.sqrt(neff / (neff + t + p))
             excess = np.maximum(h0 - target, 0) - np.maximum(h1 - target, 0)
             return excess + 1e-3 * (h0 - h1)
+
+        def gain_one(j: int) -> float:
+            h0 = hw[j] * np.sqrt(neff[j] / (neff[j] + t[j]))
+            h1 = hw[j] * np.sqrt(neff[j] / (neff[j] + t[j] + p[j]))
+            return max(h0 - target, 0.0) - max(h1 - target, 0.0) + 1e-3 * (h0 - h1)
 
         eligible = (cap > 0) & (hw > target)
         if not eligible.any():
@@ -572,15 +587,8 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
         if counts[j] >= cap[j]:
             g[j] = -np.inf
         else:
-            g[j] = gain(t[j : j + 1])[0] if state.goal == "overall" else _gain_one(state, hw, neff, p, t, j)
+            g[j] = gain_one(j)
     return counts
-
-
-def _gain_one(state, hw, neff, p, t, j):
-    target = state.target_halfwidth
-    h0 = hw[j] * np.sqrt(neff[j] / (neff[j] + t[j]))
-    h1 = hw[j] * np.sqrt(neff[j] / (neff[j] + t[j] + p[j]))
-    return max(h0 - target, 0) - max(h1 - target, 0) + 1e-3 * (h0 - h1)
 
 
 def expected_width(state: RuleState, batch_size: int, rng: np.random.Generator) -> pd.Series:

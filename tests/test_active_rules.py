@@ -1,0 +1,201 @@
+"""Tests of the proposal rules and the grid posterior they use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from bayeseval.active.rules import (
+    RuleState,
+    expected_width,
+    forecast_labels,
+    hierarchical_grid,
+    independent_beta,
+    independent_posterior,
+    neyman,
+    outlying_strata,
+    proportional,
+    thompson,
+    uniform,
+)
+
+RNG = np.random.default_rng
+
+
+def test_preposterior_variance_identity():
+    # E over y ~ BetaBinom(m, a, b) of Var(theta | y) = Var(theta) (a + b) / (a + b + m),
+    # checked by enumerating the Beta-binomial predictive (scipy.stats.betabinom)
+    a, b, m = 3.0, 17.0, 25
+    y = np.arange(m + 1)
+    pmf = stats.betabinom.pmf(y, m, a, b)
+    post_var = stats.beta.var(a + y, b + m - y)
+    expected = float(pmf @ post_var)
+    var = stats.beta.var(a, b)
+    assert expected == pytest.approx(var * (a + b) / (a + b + m), rel=1e-12)
+    # the rules' effective sample size of a single Beta is exactly a + b
+    post = independent_posterior([a - 1], [a + b - 2])
+    assert post.n_eff().iloc[0] == pytest.approx(a + b, rel=1e-9)
+
+
+def test_independent_intervals_are_beta_quantiles():
+    post = independent_posterior([3, 0], [40, 10])
+    lo, hi = post.interval(0.9)
+    np.testing.assert_allclose(lo, stats.beta.ppf(0.05, [4, 1], [38, 11]), rtol=1e-10)
+    np.testing.assert_allclose(hi, stats.beta.ppf(0.95, [4, 1], [38, 11]), rtol=1e-10)
+
+
+def test_hierarchical_grid_pools_and_moments_match_exact_engine():
+    from bayeseval.counts import Counts
+    from bayeseval.models.exact import ExactFit
+
+    s = np.array([0, 2, 5, 9, 4, 1, 12, 3])
+    n = np.array([12, 40, 60, 80, 35, 20, 90, 30])
+    post = hierarchical_grid(s, n)
+    fit = ExactFit(Counts.from_arrays(s, n), grid_size=64)
+    mean, var = fit.posterior_moments()
+    np.testing.assert_allclose(post.mean(), mean, atol=1e-3)
+    np.testing.assert_allclose(np.sqrt(post.var()), np.sqrt(var), rtol=0.02)
+    q = fit.quantiles([0.025, 0.975])
+    lo, hi = post.interval(0.95)
+    np.testing.assert_allclose(lo, q[0], atol=2e-3)
+    np.testing.assert_allclose(hi, q[1], atol=2e-3)
+    # pooling: the 0/12 stratum is pulled up toward the others, and narrower than alone
+    alone = independent_posterior(s, n)
+    assert post.mean().iloc[0] > alone.mean().iloc[0]
+    assert post.var().iloc[0] < alone.var().iloc[0]
+
+
+def test_weighted_moments_against_draws():
+    s = np.array([3, 10, 30])
+    n = np.array([30, 60, 100])
+    post = hierarchical_grid(s, n)
+    w = np.array([0.5, 0.3, 0.2])
+    mean, var = post.weighted(w)
+    rng = RNG(0)
+    g = rng.choice(len(post.weights), size=200_000, p=post.weights)
+    draws = rng.beta(post.a[g], post.b[g]) @ w
+    assert mean == pytest.approx(draws.mean(), abs=5e-4)
+    assert np.sqrt(var) == pytest.approx(draws.std(), rel=0.01)
+
+
+def test_outlier_flagged_and_robust_model_keeps_pooling_for_others():
+    rng = RNG(3)
+    n = np.full(10, 200)
+    s = rng.binomial(n, 0.1)
+    assert not outlying_strata(hierarchical_grid(s, n), s, n).any()
+    s_out = s.copy()
+    s_out[4] = 120  # 60% where the others are near 10%
+    flags = outlying_strata(hierarchical_grid(s_out, n), s_out, n)
+    assert flags.tolist() == [i == 4 for i in range(10)]
+    st = RuleState.from_counts(s_out, n, available=np.full(10, 1000))
+    post = st.posterior
+    assert post.model == "robust" and post.outliers == [4]
+    # the outlier is modelled on its own: Beta(1 + 120, 1 + 80)
+    assert post.mean().iloc[4] == pytest.approx(121 / 202)
+    # the others still pool (posterior sd below their independent sd)
+    alone = independent_posterior(s_out, n)
+    others = [i for i in range(10) if i != 4]
+    assert (post.var().iloc[others] < alone.var().iloc[others]).all()
+    # while the plain model lets the outlier inflate the spread (weaker pooling)
+    plain = hierarchical_grid(s_out, n)
+    assert (plain.var().iloc[others] > post.var().iloc[others]).all()
+
+
+def test_greedy_batch_spreads_over_equal_strata():
+    st = RuleState.from_counts([5] * 4, [50] * 4, available=[1000] * 4, model="independent")
+    alloc = expected_width(st, 40, RNG(0))
+    assert alloc.tolist() == [10, 10, 10, 10]
+
+
+def test_batch_not_all_from_best_stratum():
+    # stratum 0 is the best single choice, but after ~k labels its marginal gain falls
+    st = RuleState.from_counts([10, 8, 2], [60, 60, 60], available=[1000] * 3, model="independent")
+    alloc = expected_width(st, 120, RNG(0))
+    assert alloc.sum() == 120
+    assert alloc.iloc[0] == alloc.max() and alloc.iloc[0] < 120 and alloc.iloc[1] > 0
+
+
+def test_done_and_exhausted_strata_get_nothing():
+    # stratum 0 is done (half-width far below 0.05), stratum 2 has only 3 rows left
+    st = RuleState.from_counts(
+        [10, 10, 10], [5000, 50, 50], available=[1000, 1000, 3], model="independent"
+    )
+    assert st.stratum_done().tolist() == [True, False, False]
+    for rule in (expected_width, independent_beta, thompson, neyman, uniform):
+        alloc = rule(st, 50, RNG(1))
+        assert alloc.iloc[0] == 0, rule.__name__
+        assert alloc.iloc[2] <= 3, rule.__name__
+        assert alloc.sum() == 50, rule.__name__
+
+
+def test_pending_labels_count_as_requested():
+    base = dict(available=[1000, 1000], model="independent")
+    a = expected_width(RuleState.from_counts([5, 5], [50, 50], **base), 20, RNG(0))
+    b = expected_width(RuleState.from_counts([5, 5], [50, 50], pending=[40, 0], **base), 20, RNG(0))
+    assert a.tolist() == [10, 10]
+    assert b.iloc[1] > b.iloc[0]
+
+
+def test_trial_probability_lowers_gain_per_label():
+    # recall-like: same successes / trials, but stratum 1's labelled rows are rarely trials
+    st = RuleState.from_counts(
+        [20, 20], [40, 40], labelled=[50, 400], available=[5000, 5000], trial_known=False, model="independent"
+    )
+    np.testing.assert_allclose(st.p_trial(), [41 / 52, 41 / 402])
+    alloc = expected_width(st, 100, RNG(0))
+    assert alloc.iloc[0] > alloc.iloc[1]
+    # the forecast divides the trials needed by P(trial)
+    f = forecast_labels(st)
+    assert f.iloc[1] > 5 * f.iloc[0]
+
+
+def test_forecast_matches_brute_force():
+    st = RuleState.from_counts([12, 3], [100, 30], available=[10_000, 10_000], model="independent")
+    f = forecast_labels(st)
+    hw = st.halfwidths()
+    neff = st.posterior.n_eff().to_numpy()
+    for j in range(2):
+        m = next(m for m in range(100_000) if hw[j] * np.sqrt(neff[j] / (neff[j] + m)) <= 0.05)
+        assert f.iloc[j] == m
+    # and the forecast is close to what a Beta posterior actually needs (within 10%):
+    # Beta(13 + 0.12 m, 89 + 0.88 m) half-width at 0.05
+    need = next(
+        m for m in range(0, 5000, 5)
+        if np.diff(stats.beta.ppf([0.025, 0.975], 13 + 0.12 * m, 89 + 0.88 * m))[0] / 2 <= 0.05
+    )
+    assert abs(f.iloc[0] - need) <= 0.1 * need + 5
+
+
+def test_overall_goal_allocation_follows_weights():
+    st = RuleState.from_counts(
+        [5, 5, 5], [50, 50, 50], available=[1000] * 3, weights=[0.7, 0.2, 0.1], goal="overall",
+        model="independent",
+    )
+    # strata 1 and 2 already have more than their optimal share: everything goes to stratum 0
+    assert expected_width(st, 100, RNG(0)).tolist() == [100, 0, 0]
+    # from scratch (Beta(1, 1) each, n_eff = 2): the variance-optimal allocation has
+    # (2 + n_k) proportional to w_k, i.e. n = 106 w - 2 = (72.2, 19.2, 8.6)
+    st0 = RuleState.from_counts(
+        [0, 0, 0], [0, 0, 0], available=[1000] * 3, weights=[0.7, 0.2, 0.1], goal="overall",
+        model="independent",
+    )
+    np.testing.assert_allclose(expected_width(st0, 100, RNG(0)), [72.2, 19.2, 8.6], atol=1.5)
+    # Neyman: labels proportional to w * sd (equal sds here)
+    assert neyman(st, 100, RNG(0)).tolist() == [100, 0, 0]
+    np.testing.assert_allclose(neyman(st0, 100, RNG(0)), [70, 20, 10], atol=1)
+
+
+def test_proportional_and_uniform_baselines():
+    st = RuleState.from_counts([0, 0], [0, 0], available=[9000, 1000])
+    draws = np.array([proportional(st, 100, RNG(i)).iloc[1] for i in range(200)])
+    # hypergeometric mean 10 per 100 draws
+    assert draws.mean() == pytest.approx(10, abs=0.6)
+    assert uniform(st, 100, RNG(0)).tolist() == [50, 50]
+
+
+def test_thompson_respects_capacity_and_is_seeded():
+    st = RuleState.from_counts([1, 1, 1], [10, 10, 10], available=[5, 500, 500])
+    a = thompson(st, 60, RNG(7))
+    b = thompson(st, 60, RNG(7))
+    assert a.tolist() == b.tolist() and a.sum() == 60 and a.iloc[0] <= 5
