@@ -28,6 +28,7 @@ from bayeseval.compare import mcnemar, paired_bootstrap
 from bayeseval.models import Posterior, fit_hierarchical
 
 # -- reports --
+from bayeseval.report import Report, evaluate
 
 __version__ = "0.1.0"
 
@@ -61,4 +62,6 @@ __all__ = [
     "fit_hierarchical",
     "Posterior",
     # -- reports --
+    "evaluate",
+    "Report",
 ]
