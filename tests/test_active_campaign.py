@@ -364,3 +364,100 @@ def test_two_processes_ingest_concurrently(tmp_path):
     c = Campaign.open(path)
     assert c.labels_used == 200 and c.status()["pending"].sum() == 0
     c.close()
+
+
+# -- metrics, scores, goals ---------------------------------------------------------------------
+def test_recall_counts_only_true_positives_as_trials(tmp_path):
+    pool = make_pool(n=2000, k=3, seed=6)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", metric="recall", random_seed=0)
+    st = c.state()
+    assert not st.trial_known
+    b = c.propose(60)
+    truth = oracle(b)
+    c.ingest(truth)
+    st = c.status()
+    g = pool.loc[b.index, "g"]
+    pred = pool.loc[b.index, "pred"]
+    # recall: trials = true positives, successes = true positives predicted positive
+    assert (st["trials"].reindex(sorted(set(g))) == truth.eq(1).groupby(g).sum()).all()
+    assert (st["successes"].reindex(sorted(set(g))) == (truth.eq(1) & pred.eq(1)).groupby(g).sum()).all()
+    assert (st["labelled"].reindex(sorted(set(g))) == g.value_counts().sort_index()).all()
+    c.close()
+
+
+def test_precision_proposes_only_predicted_positives(tmp_path):
+    pool = make_pool(n=2000, k=3, seed=7)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", metric="precision", random_seed=0)
+    b = c.propose(80)
+    assert (pool.loc[b.index, "pred"] == 1).all()
+    c.ingest(oracle(b))
+    st = c.status()
+    assert (st["trials"] == st["labelled"]).all()
+    assert st["pool_rows"].sum() == 2000
+    c.close()
+
+
+def test_score_seeds_prior_and_bins(tmp_path):
+    rng = np.random.default_rng(8)
+    pool = make_pool(n=3000, k=3, seed=8)
+    pool["score"] = rng.uniform(0.5, 1.0, len(pool))
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", score="score",
+                        score_bins=3, random_seed=0)
+    assert c.strata.names == ["g", "score_bin"] and len(c.strata) == 9
+    # prior mean per stratum = 1 - mean score in the stratum
+    bins = pd.qcut(pool["score"], 3, duplicates="drop").astype(str)
+    expected = 1 - pool["score"].groupby([pool["g"], bins]).mean()
+    got = pd.Series(c.config["prior_mean"], index=c.strata)
+    np.testing.assert_allclose(got.to_numpy(), expected.reindex(c.strata).to_numpy(), rtol=1e-12)
+    b = c.propose(9)
+    assert "score" in b.columns and "score_bin" in b.columns
+    np.testing.assert_allclose(b["score"].to_numpy(), pool.loc[b.index, "score"].to_numpy())
+    c.close()
+
+
+def test_overall_goal_status(tmp_path):
+    pool = make_pool(n=3000, k=4, seed=10)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", goal="overall",
+                        target_halfwidth=0.08, random_seed=0)
+    while not c.done:
+        c.ingest(oracle(c.propose(40)))
+    o = c.status().attrs["overall"]
+    assert o["done"] and o["halfwidth"] <= 0.08
+    # a 0.08 half-width on a rate near 0.4 needs about 1.96^2 * 0.24 / 0.08^2 ~ 144 labels
+    assert 80 <= c.labels_used <= 240
+    assert c.forecast().sum() == 0
+    c.close()
+
+
+def test_bad_create_arguments(tmp_path):
+    pool = make_pool(n=100)
+    with pytest.raises(ValueError, match="strata column 'zz'"):
+        Campaign.create(tmp_path / "a.db", pool, strata="zz", prediction="pred")
+    with pytest.raises(ValueError, match="unknown rule"):
+        Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred", rule="best")
+    with pytest.raises(ValueError, match="goal"):
+        Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred", goal="all")
+    dup = pool.copy()
+    dup.index = [1] * len(dup)
+    with pytest.raises(ValueError, match="unique"):
+        Campaign.create(tmp_path / "a.db", dup, strata="g", prediction="pred")
+    assert not (tmp_path / "a.db").exists()
+    Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred").close()
+    with pytest.raises(ValueError, match="already exists"):
+        Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred")
+
+
+@pytest.mark.slow
+def test_million_row_pool(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    pool = pd.DataFrame(
+        {"g": rng.integers(0, 40, n), "pred": rng.integers(0, 2, n), "extra": rng.normal(size=n)}
+    )
+    c = Campaign.create(tmp_path / "big.db", pool, strata="g", prediction="pred", random_seed=0)
+    assert c.status()["pool_rows"].sum() == n
+    b = c.propose(200)
+    assert len(b) == 200 and b.index.is_unique
+    c.ingest(pd.Series(rng.integers(0, 2, 200), index=b.index))
+    assert c.labels_used == 200
+    c.close()

@@ -7,5 +7,17 @@ holds the rules and the fast grid posterior they use.
 
 from bayeseval.active.campaign import Campaign
 from bayeseval.active.rules import RULES, GridPosterior, RuleState, forecast_labels, get_rule
+from bayeseval.active.simulate import SimulationResult, plot_halfwidth, simulate, synthetic_pool
 
-__all__ = ["Campaign", "RULES", "GridPosterior", "RuleState", "forecast_labels", "get_rule"]
+__all__ = [
+    "Campaign",
+    "RULES",
+    "GridPosterior",
+    "RuleState",
+    "forecast_labels",
+    "get_rule",
+    "simulate",
+    "SimulationResult",
+    "plot_halfwidth",
+    "synthetic_pool",
+]
