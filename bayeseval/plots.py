@@ -231,21 +231,31 @@ def halfwidth_curve(
     *,
     target: float | None = None,
     band: tuple[float, float] = (0.1, 0.9),
+    logx: bool = False,
     ax: Any = None,
 ) -> Any:
     """Interval half-width against the number of labels, per rule (and observed vs forecast).
 
     Parameters
     ----------
-    trace : pandas.DataFrame
-        Columns ``labels`` and ``halfwidth``; optional ``rule`` (one line per
-        rule), ``repeat`` (several simulated runs per rule: the median line and
-        a ``band`` of quantiles are drawn), and ``kind`` with values
-        ``"observed"`` / ``"forecast"`` (forecast drawn dashed).
+    trace : pandas.DataFrame, simulation result or Campaign
+        A DataFrame with columns ``labels`` and ``halfwidth`` (or
+        ``max_halfwidth``); optional ``rule`` (one line per rule), ``repeat``
+        (several simulated runs per rule: the median line and a ``band`` of
+        quantiles are drawn), and ``kind`` with values ``"observed"`` /
+        ``"forecast"`` (forecast drawn dashed). Also accepted: the result of
+        :func:`bayeseval.active.simulate.simulate` (its ``trace``), or a
+        :class:`~bayeseval.active.campaign.Campaign`: the largest stratum
+        half-width at each proposal round (observed) and a dashed line to the
+        labels its ``forecast()`` says are still needed to reach the target.
     target : float, optional
-        The target half-width, drawn as a horizontal line.
+        The target half-width, drawn as a horizontal line (taken from the
+        simulation or campaign settings when omitted).
     band : (float, float), default (0.1, 0.9)
-        Quantiles of the band across repeats.
+        Quantiles of the band across repeats. Each run is held at its last
+        half-width after it stops, so late points summarise all runs.
+    logx : bool, default False
+        Symmetric-log x axis, for rules whose label counts differ by orders of magnitude.
     ax : matplotlib Axes, optional
 
     Returns
@@ -261,8 +271,19 @@ def halfwidth_curve(
     >>> [t.get_text() for t in ax.get_legend().get_texts()]
     ['a', 'b', 'target 0.08']
     """
+    if hasattr(trace, "trace") and hasattr(trace, "settings"):  # active.simulate result
+        if target is None:
+            target = trace.settings.get("target_halfwidth")
+        trace = trace.trace
+    elif hasattr(trace, "history") and hasattr(trace, "forecast"):  # a live Campaign
+        trace, campaign_target = _campaign_trace(trace)
+        target = campaign_target if target is None else target
     if not isinstance(trace, pd.DataFrame):
-        raise TypeError(f"trace must be a DataFrame, got {type(trace).__name__}")
+        raise TypeError(
+            f"trace must be a DataFrame, a simulation result or a Campaign, got {type(trace).__name__}"
+        )
+    if "halfwidth" not in trace.columns and "max_halfwidth" in trace.columns:
+        trace = trace.rename(columns={"max_halfwidth": "halfwidth"})
     for col in ("labels", "halfwidth"):
         if col not in trace.columns:
             raise ValueError(f"trace needs a column {col!r}; it has {list(trace.columns)}")
@@ -280,22 +301,58 @@ def halfwidth_curve(
             part = sub[sub["kind"] == kind]
             if part.empty:
                 continue
-            g = part.groupby("labels")["halfwidth"]
-            med = g.median()
             style = "-" if kind == "observed" else "--"
             label = str(rule) if kind == "observed" else f"{rule} (forecast)"
-            ax.plot(med.index, med.to_numpy(), style, color=color, lw=1.8, label=label)
             if "repeat" in part.columns and part["repeat"].nunique() > 1:
-                lo, hi = g.quantile(band[0]), g.quantile(band[1])
-                ax.fill_between(lo.index, lo.to_numpy(), hi.to_numpy(), color=color, alpha=0.15, lw=0)
+                # each run is a step function of labels, held at its last value after it
+                # stops; the median and the band are taken across runs on the common grid
+                wide = part.pivot_table(index="labels", columns="repeat", values="halfwidth",
+                                        aggfunc="last").sort_index().ffill()
+                grid = wide.index.to_numpy(dtype=float)
+                vals = wide.to_numpy(dtype=float)
+                ax.plot(grid, np.nanmedian(vals, axis=1), style, color=color, lw=1.8, label=label)
+                lo = np.nanquantile(vals, band[0], axis=1)
+                hi = np.nanquantile(vals, band[1], axis=1)
+                ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0)
+            else:
+                med = part.groupby("labels")["halfwidth"].median()
+                ax.plot(med.index, med.to_numpy(), style, color=color, lw=1.8, label=label)
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1, label=f"target {target:g}")
+    if logx:
+        ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlim(left=0)
     ax.set_xlabel("labels")
     ax.set_ylabel("interval half-width")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, frameon=False)
     return ax
+
+
+def _campaign_trace(campaign: Any) -> tuple[pd.DataFrame, float | None]:
+    """Observed (labels, max half-width) per proposal round of a Campaign, plus its forecast."""
+    rows = []
+    hist = campaign.history()
+    for _, rec in hist.iterrows():
+        det = rec.get("details") or {}
+        if "labels_used" in det and "max_halfwidth" in det:
+            rows.append(("observed", int(det["labels_used"]), float(det["max_halfwidth"])))
+    status = campaign.status()
+    hw_now = float(status["halfwidth"].max()) if "halfwidth" in status.columns else np.nan
+    used = int(campaign.labels_used)
+    rows.append(("observed", used, hw_now))
+    target = None
+    config = getattr(campaign, "config", None)
+    if isinstance(config, Mapping) and "target_halfwidth" in config:
+        target = float(config["target_halfwidth"])
+    need = int(np.nansum(np.asarray(campaign.forecast(), dtype=float)))
+    if target is not None and need > 0 and np.isfinite(hw_now):
+        rows += [("forecast", used, hw_now), ("forecast", used + need, target)]
+    frame = pd.DataFrame(rows, columns=["kind", "labels", "halfwidth"])
+    frame = frame.drop_duplicates(subset=["kind", "labels"], keep="last")
+    frame["rule"] = getattr(campaign, "_rule_name", None) or "campaign"
+    return frame, target
 
 
 def allocation(

@@ -159,3 +159,39 @@ def test_coverage_nominal_line_and_groups():
     assert seg[:, 1].min() == pytest.approx(0.90 - 1.96 * np.sqrt(0.09 / 1000))
     with pytest.raises(ValueError, match="coverage"):
         plots.coverage(pd.DataFrame({"method": ["a"]}))
+
+
+def test_halfwidth_curve_accepts_simulation_results():
+    from types import SimpleNamespace
+
+    # runs stop at different label counts: each is held at its last value afterwards
+    trace = pd.DataFrame({"rule": "uniform", "repeat": [0, 0, 0, 1, 1],
+                          "labels": [0, 10, 20, 0, 10], "max_halfwidth": [0.5, 0.2, 0.1, 0.5, 0.3]})
+    res = SimpleNamespace(trace=trace, settings={"target_halfwidth": 0.1})
+    ax = plots.halfwidth_curve(res, logx=True)
+    line = [ln for ln in ax.lines if ln.get_label() == "uniform"][0]
+    # medians across the two runs: (0.5, 0.5), (0.2, 0.3), (0.1, 0.3 held)
+    np.testing.assert_allclose(line.get_ydata(), [0.5, 0.25, 0.2])
+    assert [ln for ln in ax.lines if ln.get_label() == "target 0.1"]
+    assert ax.get_xscale() == "symlog"
+
+
+def test_halfwidth_curve_from_a_campaign(tmp_path):
+    from bayeseval.active.campaign import Campaign
+    from bayeseval.datasets import make_pool
+
+    pool = make_pool(4000, 3, rates=[0.05, 0.1, 0.2], random_seed=0)
+    camp = Campaign.create(tmp_path / "c.db", pool.drop(columns=["y_true", "error"]),
+                           strata="stratum", prediction="y_pred", target_halfwidth=0.05,
+                           random_seed=0)
+    for _ in range(2):
+        prop = camp.propose(60)
+        camp.ingest(pd.Series(pool.loc[prop.index, "y_true"].to_numpy(), index=prop.index))
+    ax = plots.halfwidth_curve(camp)
+    observed = [ln for ln in ax.lines if ln.get_label() == "expected_width"][0]
+    forecast = [ln for ln in ax.lines if ln.get_label().endswith("(forecast)")][0]
+    assert observed.get_xdata().tolist() == [0, 60, 120]
+    assert observed.get_ydata()[-1] == pytest.approx(camp.status()["halfwidth"].max())
+    assert forecast.get_xdata()[-1] == 120 + int(camp.forecast().sum())
+    assert forecast.get_ydata()[-1] == 0.05
+    camp.close()
