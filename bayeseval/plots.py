@@ -124,17 +124,26 @@ def _forest_frame(data: Any, level: float) -> tuple[pd.DataFrame, dict[str, floa
         raise TypeError(
             f"data must be a Report, a Posterior or a DataFrame, got {type(data).__name__}"
         )
+    cols = set(data.columns)
+    if "post_mean" in cols or "posterior_mean" in cols:
+        # Report.table layout: lower/upper are the frequentist bounds
+        freq = (["lower", "wilson_lower", "freq_lower"], ["upper", "wilson_upper", "freq_upper"])
+        post = (["post_mean", "posterior_mean"], ["post_lower", "posterior_lower"],
+                ["post_upper", "posterior_upper"])
+    else:
+        # side-by-side layout (checks.compare_frequentist): wilson_* frequentist, mean/lower/upper
+        # the posterior
+        freq = (["wilson_lower", "freq_lower"], ["wilson_upper", "freq_upper"])
+        post = (["mean"], ["lower"], ["upper"])
     frame = pd.DataFrame(
         {
             "trials": _pick(data, ["trials", "n"], "trials"),
             "rate": _pick(data, ["rate", "raw_rate"], "the raw rate"),
-            "lower": _pick(data, ["lower", "wilson_lower", "freq_lower"], "the frequentist lower bound"),
-            "upper": _pick(data, ["upper", "wilson_upper", "freq_upper"], "the frequentist upper bound"),
-            "post_mean": _pick(data, ["post_mean", "posterior_mean", "bayes_mean"], "the posterior mean"),
-            "post_lower": _pick(data, ["post_lower", "posterior_lower", "bayes_lower"],
-                                "the posterior lower bound"),
-            "post_upper": _pick(data, ["post_upper", "posterior_upper", "bayes_upper"],
-                                "the posterior upper bound"),
+            "lower": _pick(data, freq[0], "the frequentist lower bound"),
+            "upper": _pick(data, freq[1], "the frequentist upper bound"),
+            "post_mean": _pick(data, post[0], "the posterior mean"),
+            "post_lower": _pick(data, post[1], "the posterior lower bound"),
+            "post_upper": _pick(data, post[2], "the posterior upper bound"),
         },
         index=data.index,
     )
@@ -164,7 +173,9 @@ def forest(
         :class:`~bayeseval.models.posterior.Posterior` (Wilson intervals are
         computed from its counts), or a DataFrame indexed by stratum with columns
         ``trials``, ``rate``, ``lower``, ``upper``, ``post_mean``, ``post_lower``,
-        ``post_upper`` (as in ``Report.table``).
+        ``post_upper`` (as in ``Report.table``), or the side-by-side layout
+        ``trials``, ``raw_rate``, ``wilson_lower``, ``wilson_upper``, ``mean``,
+        ``lower``, ``upper`` (posterior).
     level : float, default 0.95
         Interval level, used when ``data`` is a Posterior.
     overall : mapping, optional

@@ -76,8 +76,17 @@ def test_forest_from_report_and_frame_with_given_ax():
     assert any(np.isclose(ln.get_xdata()[0], 12 / 160) for ln in ax.lines)
     ax2 = plots.forest(rep.table)
     assert all(_n_bars(c) == 3 for c in _errorbars(ax2))
-    with pytest.raises(ValueError, match="post_mean"):
-        plots.forest(rep.table.drop(columns="post_mean"))
+    with pytest.raises(ValueError, match="posterior upper bound"):
+        plots.forest(rep.table.drop(columns="post_upper"))
+    # side-by-side layout: wilson_* are frequentist, mean/lower/upper the posterior
+    side = pd.DataFrame({"trials": [10, 20], "raw_rate": [0.1, 0.2], "wilson_lower": [0.02, 0.08],
+                         "wilson_upper": [0.4, 0.42], "mean": [0.15, 0.19], "lower": [0.05, 0.09],
+                         "upper": [0.3, 0.33]}, index=["x", "y"])
+    ax3 = plots.forest(side)
+    raw_pts, post_pts = [c for c in ax3.collections if isinstance(c, PathCollection)]
+    np.testing.assert_allclose(post_pts.get_offsets()[:, 0], [0.15, 0.19])
+    seg = _errorbars(ax3)[1].lines[2][0].get_segments()[0]  # posterior bar of stratum x
+    np.testing.assert_allclose(sorted(seg[:, 0]), [0.05, 0.3])
     with pytest.raises(TypeError):
         plots.forest([1, 2, 3])
 
