@@ -84,7 +84,8 @@ def test_trace_and_plot(ew_vs_ib):
     final = ew_vs_ib.table.query("rule == 'expected_width' and repeat == 0")["labels_used"].iloc[0]
     assert run["labels"].iloc[-1] == final
     ax = plot_halfwidth(ew_vs_ib)
-    assert ax.get_xlabel() == "labels" and len(ax.get_lines()) >= 9
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["expected_width", "independent_beta", "target 0.05"]
 
 
 def test_simulation_is_reproducible(pool):
@@ -106,8 +107,11 @@ def test_overall_goal_uses_far_fewer_labels(pool):
     res = simulate(pool, strata="stratum", prediction="pred", truth="truth",
                    rules=["expected_width"], goal="overall", target_halfwidth=0.02,
                    repeats=2, batch_size=20, random_seed=0, progress=False)
-    # the weighted error rate needs about z^2 p(1-p)/h^2 ~ 1.96^2 * 0.13 * 0.87 / 0.02^2 ~ 1090
-    # labels under proportional allocation; Neyman-like allocation and pooling do at least as well
+    # simple random sampling needs n = z^2 p (1 - p) / h^2 labels for the weighted error rate
+    # (pool-share weights: p is the pooled error rate); Neyman-like allocation plus pooling
+    # should need no more, up to the noise of a sequential stop (slack 15%)
+    p = float((pool["pred"] != pool["truth"]).mean())
+    n_srs = 1.959964**2 * p * (1 - p) / 0.02**2
     assert res.table["reached_goal"].all()
-    assert res.table["labels_used"].max() <= 1150
-    assert res.table["overall_covered"].mean() >= 0.5
+    assert res.table["labels_used"].mean() <= 1.15 * n_srs
+    assert (res.table["max_halfwidth"] > 0.05).all()  # strata themselves stay wide

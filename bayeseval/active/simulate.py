@@ -337,7 +337,8 @@ def simulate(
 def plot_halfwidth(result: SimulationResult, ax: Any = None) -> Any:
     """Plot the largest credible-interval half-width against labels used, per rule.
 
-    Each repeat is a thin line; the target half-width is a dashed line.
+    Hands off to :func:`bayeseval.plots.halfwidth_curve` (median over repeats with a
+    10-90% band, the target as a dotted line, symmetric-log label axis).
 
     Parameters
     ----------
@@ -359,21 +360,6 @@ def plot_halfwidth(result: SimulationResult, ax: Any = None) -> Any:
     >>> ax.get_xlabel()
     'labels'
     """
-    import matplotlib.pyplot as plt
+    from bayeseval.plots import halfwidth_curve
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    colours = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
-    for i, (rule, part) in enumerate(result.trace.groupby("rule", sort=False)):
-        colour = colours[i % len(colours)]
-        for j, (_, run) in enumerate(part.groupby("repeat")):
-            ax.step(run["labels"], run["max_halfwidth"], where="post", color=colour, alpha=0.6, lw=1,
-                    label=rule if j == 0 else None)
-    target = result.settings.get("target_halfwidth")
-    if target is not None:
-        ax.axhline(target, color="k", ls="--", lw=1, label="target")
-    ax.set_xlabel("labels")
-    ax.set_ylabel("largest half-width" if result.settings.get("goal") == "each" else "half-width (overall)")
-    ax.set_xscale("symlog", linthresh=100)
-    ax.legend(frameon=False)
-    return ax
+    return halfwidth_curve(result, logx=True, ax=ax)
