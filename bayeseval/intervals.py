@@ -26,6 +26,7 @@ from bayeseval._validation import (
     check_weights,
 )
 from bayeseval._warnings import EmptyStratumWarning, ZeroVarianceWarning
+from bayeseval.counts import Counts
 
 __all__ = [
     "PROPORTION_METHODS",
@@ -109,7 +110,7 @@ def _bounds(s: np.ndarray, n: np.ndarray, alpha: float, method: str) -> tuple[np
 
 def proportion_ci(
     successes: Any,
-    trials: Any,
+    trials: Any = None,
     *,
     level: float = 0.95,
     method: str = "wilson",
@@ -120,7 +121,9 @@ def proportion_ci(
     ----------
     successes, trials : int, array-like or pandas.Series
         Counts (non-negative whole numbers, ``successes <= trials``), broadcast
-        against each other.
+        against each other. ``successes`` may also be a
+        :class:`~bayeseval.Counts` (then omit ``trials``): the bounds come back
+        as Series indexed by stratum.
     level : float
         Confidence level in (0, 1); 0.95 gives a 95% interval.
     method : {"wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald"}
@@ -170,6 +173,12 @@ def proportion_ci(
     """
     level = check_level(level)
     method = _normalise_method(method)
+    if isinstance(successes, Counts):
+        if trials is not None:
+            raise TypeError("pass either a Counts object or successes and trials, not both")
+        successes, trials = successes.successes, successes.trials
+    elif trials is None:
+        raise TypeError("trials is required when successes is not a Counts object")
     scalar = np.ndim(successes) == 0 and np.ndim(trials) == 0
     like = successes if isinstance(successes, pd.Series) else trials
     s_raw = successes.to_numpy() if isinstance(successes, pd.Series) else successes

@@ -431,3 +431,16 @@ def test_weighted_risk_bootstrap_coverage_long() -> None:
             hits[method] += lo <= truth <= hi
     for method, h in hits.items():
         assert 0.925 <= h / reps <= 0.97, (method, h / reps)
+
+
+def test_counts_object_input() -> None:
+    from bayeseval import Counts
+
+    c = Counts.from_arrays([3, 0], [40, 12], strata=["a", "b"])
+    lo, hi = proportion_ci(c, method="jeffreys")
+    assert list(lo.index) == ["a", "b"] and lo["b"] == 0.0
+    assert hi["a"] == pytest.approx(proportion_ci(3, 40, method="jeffreys")[1])
+    with pytest.raises(TypeError, match="not both"):
+        proportion_ci(c, [1, 2])
+    with pytest.raises(TypeError, match="trials is required"):
+        proportion_ci([1, 2])
