@@ -296,7 +296,7 @@ def tabulate(
     --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"y": [1, 1, 0, 1], "p": [1, 0, 0, 1], "g": ["a", "a", "b", "b"]})
-    >>> tabulate(df, y_true="y", y_pred="p", strata="g", metric="recall").to_frame()
+    >>> tabulate(df, y_true="y", y_pred="p", strata="g", metric="recall").to_frame()  # doctest: +NORMALIZE_WHITESPACE
        successes  trials
     g
     a          1       2
