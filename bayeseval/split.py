@@ -715,36 +715,44 @@ def _select(ids: pd.Index, key: np.ndarray, plan: _Plan) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def _duckdb_mix(expr: str) -> list[str]:
-    """SQL steps (each refers to the previous as ``z``) of the splitmix64 finalizer on UBIGINT."""
+def _duckdb_mul(c: int) -> str:
+    """SQL for ``z * c mod 2**64`` on UBIGINT ``z`` using 32-bit halves (no overflow, no HUGEINT)."""
+    lo, hi = c & 0xFFFFFFFF, c >> 32
+    zl, zh = "(z & 4294967295)", "(z >> 32)"
+    p = f"({zl} * {lo}::UBIGINT)"
+    mid = (
+        f"((({zh} * {lo}::UBIGINT) & 4294967295) + (({zl} * {hi}::UBIGINT) & 4294967295) "
+        f"+ ({p} >> 32)) & 4294967295"
+    )
+    return f"((({mid}) << 32) | ({p} & 4294967295))"
 
-    def mul(c: int) -> str:
-        return f"((z::UHUGEINT * {c}::UHUGEINT) % 18446744073709551616::UHUGEINT)::UBIGINT"
 
+def _duckdb_mix() -> list[str]:
+    """SQL steps (each refers to the previous value as ``z``) of the splitmix64 finalizer."""
     return [
-        expr,
         "xor(z, z >> 30)",
-        mul(_C1),
+        _duckdb_mul(_C1),
         "xor(z, z >> 27)",
-        mul(_C2),
+        _duckdb_mul(_C2),
         "xor(z, z >> 31)",
     ]
 
 
 def duckdb_rank_sql(id_expr: str, salt_expr: str, source: str) -> str:
-    """SQL selecting ``*`` and ``__rank`` (the keyed rank) from ``source``.
+    """DuckDB SQL selecting ``*`` and ``__rank`` (the keyed rank) from ``source``.
 
     ``id_expr`` is an integer column, ``salt_expr`` a UBIGINT column of ``source``.
+    Every step is one projection over the previous one (``z``).
     """
     u = (
-        f"(CASE WHEN {id_expr} < 0 THEN ({id_expr}::HUGEINT + 18446744073709551616::HUGEINT)::UBIGINT "
+        f"(CASE WHEN {id_expr} < 0 THEN 18446744073709551615::UBIGINT - (-({id_expr}::BIGINT + 1))::UBIGINT "
         f"ELSE {id_expr}::UBIGINT END)"
     )
-    steps = _duckdb_mix(u) + [f"xor(z, {salt_expr})"] + _duckdb_mix("z")[1:] + ["(z >> 1)::BIGINT"]
-    sql = f"SELECT *, {steps[0]} AS z FROM {source}"
-    for s in steps[1:-1]:
+    steps = _duckdb_mix() + [f"xor(z, {salt_expr})"] + _duckdb_mix()
+    sql = f"SELECT *, {u} AS z FROM {source}"
+    for s in steps:
         sql = f"SELECT * REPLACE ({s} AS z) FROM ({sql})"
-    return f"SELECT * EXCLUDE (z), {steps[-1]} AS __rank FROM ({sql})"
+    return f"SELECT * EXCLUDE (z), (z >> 1)::BIGINT AS __rank FROM ({sql})"
 
 
 def _split_duckdb(data: Any, *, id_column: str | None, **options: Any) -> SplitResult:
