@@ -1,0 +1,305 @@
+"""Tests of bayeseval.classic: error-rate estimators, risk averaging, error-reject curve."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.model_selection import LeaveOneOut
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+
+from bayeseval._warnings import CalibrationWarning
+from bayeseval.classic import (
+    _632,
+    error_reject_curve,
+    estimate_error,
+    plot_error_reject,
+    risk_averaging,
+)
+
+
+def gaussians(rng: np.random.Generator, m: int, d: int, delta: float):
+    """Two classes N(0, I) and N(delta e1, I), m rows each."""
+    X = rng.standard_normal((2 * m, d))
+    y = np.repeat([0, 1], m)
+    X[y == 1, 0] += delta
+    return X, y
+
+
+def lda_true_error(model, d: int, delta: float) -> float:
+    """Closed-form conditional error of a fitted LDA rule w.x + b > 0 under the true Gaussians."""
+    w, b = model.coef_.ravel(), float(model.intercept_[0])
+    s = np.linalg.norm(w)
+    mu1 = np.zeros(d)
+    mu1[0] = delta
+    return 0.5 * stats.norm.cdf(b / s) + 0.5 * stats.norm.cdf(-(w @ mu1 + b) / s)
+
+
+# ----------------------------------------------------------------- reference values
+
+
+def test_632_formulas_match_efron_tibshirani_by_hand():
+    # Efron & Tibshirani (1997) eqs. 24, 27-29, 32 evaluated by hand:
+    # err=0.1, Err1=0.3, gamma=0.5 -> R = 0.2/0.4 = 0.5, w = .632/(1 - .184) = 0.774510
+    # Err.632 = .368*.1 + .632*.3 = 0.2264; Err.632+ = (1-w)*.1 + w*.3 = 0.254902
+    e632, e632p, r, w = _632(0.1, 0.3, 0.5)
+    assert e632 == pytest.approx(0.2264)
+    assert r == pytest.approx(0.5)
+    assert w == pytest.approx(0.632 / 0.816)
+    assert e632p == pytest.approx(0.1 + (0.632 / 0.816) * 0.2)
+    # Err1 above gamma is clipped to gamma and R = 1, so w = 1 and Err.632+ = gamma
+    e632, e632p, r, w = _632(0.0, 0.6, 0.5)
+    assert (r, w, e632p) == pytest.approx((1.0, 1.0, 0.5))
+    # no overfitting (Err1 <= err): R = 0 and .632+ equals .632
+    e632, e632p, r, w = _632(0.2, 0.15, 0.5)
+    assert r == 0.0 and e632p == pytest.approx(e632)
+
+
+def test_resubstitution_and_loo_match_manual_loops():
+    rng = np.random.default_rng(3)
+    X, y = gaussians(rng, 25, 3, 1.5)
+    table = estimate_error(
+        LinearDiscriminantAnalysis(), X, y, methods=("resubstitution", "loo"), random_seed=0
+    ).set_index("method")
+    resub = np.mean(LinearDiscriminantAnalysis().fit(X, y).predict(X) != y)
+    loo_wrong = [
+        LinearDiscriminantAnalysis().fit(X[tr], y[tr]).predict(X[te])[0] != y[te][0]
+        for tr, te in LeaveOneOut().split(X)
+    ]
+    assert table.loc["resubstitution", "estimate"] == pytest.approx(resub)
+    assert np.isnan(table.loc["resubstitution", "se"])
+    k, n = int(np.sum(loo_wrong)), len(loo_wrong)
+    assert table.loc["loo", "estimate"] == pytest.approx(k / n)
+    assert table.loc["loo", "se"] == pytest.approx(np.sqrt(k / n * (1 - k / n) / n))
+    # Wilson interval, reference from SciPy's binomtest
+    ref = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert table.loc["loo", "lower"] == pytest.approx(ref.low)
+    assert table.loc["loo", "upper"] == pytest.approx(ref.high)
+
+
+def test_holdout_wilson_interval_and_split_size():
+    rng = np.random.default_rng(4)
+    X, y = gaussians(rng, 50, 2, 1.0)
+    row = estimate_error(
+        LinearDiscriminantAnalysis(), X, y, methods=("holdout",), test_size=0.3,
+        level=0.9, random_seed=5,
+    ).iloc[0]
+    n_test = 30  # 30% of 100 rows
+    k = round(row["estimate"] * n_test)
+    assert row["estimate"] == pytest.approx(k / n_test)
+    ref = stats.binomtest(k, n_test).proportion_ci(confidence_level=0.9, method="wilson")
+    assert (row["lower"], row["upper"]) == pytest.approx((ref.low, ref.high))
+    assert "tested on 30" in row["notes"]
+
+
+def test_seeded_runs_are_reproducible_and_dataframe_input_works():
+    rng = np.random.default_rng(6)
+    X, y = gaussians(rng, 30, 3, 2.0)
+    methods = ("holdout", "kfold", "bootstrap632plus")
+    a = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=methods, n_bootstrap=20,
+                       random_seed=11)
+    b = estimate_error(LinearDiscriminantAnalysis(), pd.DataFrame(X), pd.Series(y),
+                       methods=methods, n_bootstrap=20, random_seed=11)
+    pd.testing.assert_frame_equal(a, b)
+    assert list(a["method"]) == list(methods)
+
+
+def test_632plus_on_pure_noise_with_1nn():
+    # Efron & Tibshirani (1997), section 3: 1-NN on labels independent of X has
+    # resubstitution error 0 and true error 0.5; Err.632 is then about .632 * 0.5 = 0.316,
+    # far too low, while .632+ (R close to 1, w close to 1) recovers about 0.5.
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((80, 2))
+    y = np.repeat([0, 1], 40)
+    t = estimate_error(
+        KNeighborsClassifier(n_neighbors=1), X, y,
+        methods=("resubstitution", "bootstrap632", "bootstrap632plus"),
+        n_bootstrap=100, random_seed=1,
+    ).set_index("method")["estimate"]
+    assert t["resubstitution"] == 0.0
+    assert t["bootstrap632"] == pytest.approx(0.316, abs=0.04)
+    assert t["bootstrap632plus"] == pytest.approx(0.5, abs=0.06)
+
+
+# ----------------------------------------------------------------- risk averaging
+
+
+def test_risk_averaging_function_by_hand_and_per_stratum():
+    proba = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8], [0.5, 0.5]])
+    # 1 - max: 0.1, 0.4, 0.2, 0.5
+    assert risk_averaging(proba) == pytest.approx(0.3)
+    assert risk_averaging(proba[:, 1]) == pytest.approx(0.3)  # 1-D = P(class 1)
+    s = risk_averaging(proba, strata=pd.Series(["a", "b", "a", "b"], name="group"))
+    assert s.index.name == "group"
+    assert s.to_dict() == pytest.approx({"a": 0.15, "b": 0.45})
+    three = np.array([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]])
+    assert risk_averaging(three) == pytest.approx((0.5 + 0.2) / 2)
+
+
+def test_risk_averaging_input_errors_name_the_argument():
+    with pytest.raises(ValueError, match="sum to 1"):
+        risk_averaging([[0.5, 0.6]])
+    with pytest.raises(ValueError, match="strata"):
+        risk_averaging([0.2, 0.3], strata=["a"])
+    with pytest.raises(ValueError, match="methods"):
+        estimate_error(LinearDiscriminantAnalysis(), np.zeros((4, 1)), [0, 1, 0, 1],
+                       methods=("jackknife",))
+    with pytest.raises(TypeError, match="predict_proba"):
+        from sklearn.svm import LinearSVC
+
+        estimate_error(LinearSVC(), np.random.default_rng(0).normal(size=(20, 2)),
+                       np.repeat([0, 1], 10), methods=("risk_averaging",))
+
+
+def test_risk_averaging_close_to_bayes_error_for_lda():
+    # Well-specified model (equal covariances): the mean of 1 - max P(k|x) over a large
+    # unlabelled sample approaches the Bayes error Phi(-Delta/2) as the design grows.
+    d, delta = 3, 2.0
+    bayes = stats.norm.cdf(-delta / 2)  # 0.158655
+    est = []
+    for seed in range(5):
+        rng = np.random.default_rng([21, seed])
+        X, y = gaussians(rng, 300, d, delta)
+        Xu, _ = gaussians(rng, 2000, d, delta)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CalibrationWarning)
+            row = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=("risk_averaging",),
+                                 unlabelled=Xu, random_seed=seed).iloc[0]
+        assert row["se"] < 0.004  # label-free: sd of r(x) / sqrt(4000)
+        est.append(row["estimate"])
+    assert np.mean(est) == pytest.approx(bayes, abs=0.01)
+
+
+def test_calibration_warning_for_overconfident_probabilities():
+    # Gaussian naive Bayes on five copies of one informative feature counts the same
+    # evidence five times: its probabilities are far too extreme.
+    rng = np.random.default_rng(8)
+    z = rng.standard_normal(400)
+    y = np.repeat([0, 1], 200)
+    z[y == 1] += 1.0
+    X = np.column_stack([z + 0.05 * rng.standard_normal(400) for _ in range(5)])
+    with pytest.warns(CalibrationWarning, match="overconfident"):
+        row = estimate_error(GaussianNB(), X, y, methods=("risk_averaging",),
+                             random_seed=0).iloc[0]
+    assert "disagrees" in row["notes"]
+    # LDA on the same data is calibrated enough: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        row = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=("risk_averaging",),
+                             random_seed=0).iloc[0]
+    assert "agrees" in row["notes"]
+
+
+# ----------------------------------------------------------------- error-reject trade-off
+
+
+def test_error_reject_curve_chow_integral_matches_numerical_stieltjes():
+    rng = np.random.default_rng(9)
+    p1 = rng.uniform(size=500)
+    curve = error_reject_curve(p1, thresholds=[0.1, 0.25, 0.5])
+    r = np.minimum(p1, 1 - p1)
+    for t, est in zip(curve["threshold"], curve["estimated_error"], strict=True):
+        # E(t) = -int_0^t tau dR(tau), with R the empirical reject-rate curve, summed
+        # independently over a fine grid: tau times the drop of R in each cell
+        grid = np.linspace(0, t, 401)
+        reject = np.array([(r > g).mean() for g in grid])
+        mids = (grid[1:] + grid[:-1]) / 2
+        stieltjes = -np.sum(mids * np.diff(reject))
+        # and E(t) is the mean of r over accepted rows times the accepted share
+        assert est == pytest.approx(np.mean(r * (r <= t)), abs=1e-12)
+        assert est == pytest.approx(stieltjes, abs=2e-3)
+    # nothing rejected at t = 0.5 for two classes: E is the risk-averaging estimate
+    assert curve["reject_rate"].iloc[-1] == 0.0
+    assert curve["estimated_error"].iloc[-1] == pytest.approx(risk_averaging(p1))
+
+
+def test_error_reject_curve_label_free_matches_counted_when_calibrated():
+    # Labels drawn from the probabilities themselves: calibrated by construction.
+    rng = np.random.default_rng(10)
+    p1 = rng.beta(0.7, 0.7, size=40_000)
+    y = (rng.uniform(size=p1.size) < p1).astype(int)
+    curve = error_reject_curve(p1, y, thresholds=np.linspace(0.05, 0.5, 10))
+    diff = curve["error_of_accepted"] - curve["estimated_error_of_accepted"]
+    assert np.all(np.abs(diff) < 0.01)
+    assert np.all(np.diff(curve["reject_rate"]) <= 0)
+    assert np.all(np.diff(curve["estimated_error_of_accepted"]) >= 0)
+
+
+def test_error_reject_curve_with_class_labels_and_plot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.4, 0.35, 0.25]])
+    curve = error_reject_curve(proba, ["a", "c", "b"], thresholds=[0.35, 0.65],
+                               classes=["a", "b", "c"])
+    # t=0.35: row 0 (r=.3) accepted, row 1 (r=.4) and 2 (r=.6) rejected
+    assert curve["n_accepted"].tolist() == [1, 3]
+    assert curve["error_of_accepted"].tolist() == pytest.approx([0.0, 1 / 3])
+    ax = plot_error_reject(curve)
+    assert ax.get_xlabel() == "reject rate"
+    assert len(ax.get_lines()) == 2  # label-free and counted
+    with pytest.raises(ValueError, match="y_true"):
+        error_reject_curve(proba, ["a"])
+
+
+# ----------------------------------------------------------------- validation simulation
+
+
+def _ordering_study(reps: int, m: int, d: int, n_bootstrap: int, test_size: float):
+    delta = 2.0
+    rows = []
+    for seed in range(reps):
+        rng = np.random.default_rng([31, m, seed])
+        X, y = gaussians(rng, m, d, delta)
+        t = estimate_error(
+            LinearDiscriminantAnalysis(), X, y,
+            methods=("resubstitution", "holdout", "bootstrap632", "bootstrap632plus"),
+            test_size=test_size, n_bootstrap=n_bootstrap, random_seed=seed,
+        )
+        true = lda_true_error(LinearDiscriminantAnalysis().fit(X, y), d, delta)
+        rows.append(dict(zip(t["method"], t["estimate"], strict=True), true=true))
+    return pd.DataFrame(rows)
+
+
+def _assert_orderings(res: pd.DataFrame, z: float = 3.0, z_plus: float = 3.0) -> None:
+    """Mean orderings resub < true < holdout and resub < .632 <= .632+ < holdout.
+
+    Each difference must exceed z standard errors of the paired mean difference
+    (z_plus for .632+ below holdout).
+    """
+
+    def above(a: str, b: str, zz: float = z) -> None:
+        diff = res[a] - res[b]
+        se = diff.std(ddof=1) / np.sqrt(len(diff))
+        assert diff.mean() > zz * se, f"{a} not above {b}: {diff.mean():.4f} (se {se:.4f})"
+
+    above("true", "resubstitution")
+    above("holdout", "true")
+    above("bootstrap632", "resubstitution")
+    above("holdout", "bootstrap632")
+    above("holdout", "bootstrap632plus", z_plus)
+    assert (res["bootstrap632plus"] >= res["bootstrap632"] - 1e-12).all()
+
+
+def test_estimator_orderings_on_gaussian_classes_lda():
+    # LDA, d = 10, Delta = 2, 20 rows per class: a steep learning curve, so the holdout
+    # (train on half) is clearly pessimistic and resubstitution clearly optimistic.
+    # True conditional error in closed form. Seeded; the margins measured are 6 or more
+    # standard errors (3 required).
+    res = _ordering_study(reps=120, m=20, d=10, n_bootstrap=20, test_size=0.5)
+    _assert_orderings(res)
+
+
+@pytest.mark.slow
+def test_estimator_orderings_full_study_defaults():
+    # Default holdout share 0.3 and 50 bootstrap fits, two design sizes. With the default
+    # 30% holdout, .632+ is nearly as pessimistic as the holdout (Efron & Tibshirani 1997
+    # report the same upward tendency of .632+), so only its mean ordering is asserted.
+    for m in (20, 50):
+        res = _ordering_study(reps=200, m=m, d=10, n_bootstrap=50, test_size=0.3)
+        _assert_orderings(res, z=2.0, z_plus=0.0)
