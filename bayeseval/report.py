@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._validation import check_level
-from bayeseval._warnings import BayesevalWarning
+from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
 from bayeseval.counts import Counts, stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import Metric, get_metric
@@ -681,7 +681,7 @@ def evaluate(
                 post = fit_hierarchical(counts, engine=engine, random_seed=random_seed)
                 summ = post.summary(level=level)
             for w in caught:
-                if issubclass(w.category, BayesevalWarning) and "ConvergenceWarning" in w.category.__name__:
+                if issubclass(w.category, ConvergenceWarning):
                     warn.append(f"The pooled model's sampler reported a problem: {w.message}")
         except Exception as exc:  # the report stays useful without the pooled model
             warn.append(f"The pooled model could not be fitted ({type(exc).__name__}: {exc}); "
