@@ -56,7 +56,10 @@ class GridPosterior:
     """Posterior of per-stratum rates as a mixture of Betas over a hyperparameter grid.
 
     ``theta_k | data, grid point g ~ Beta(a[g, k], b[g, k])`` with grid weights ``weights[g]``
-    (normalised). The independent model is the special case of one grid point.
+    (normalised). The independent model is the special case of one grid point. For the robust
+    model (:mod:`bayeseval.models.robust`) the conditional posterior is a two-component mixture:
+    ``Beta(a[g, k], b[g, k])`` with probability ``resp[g, k]`` and the wide component's
+    ``Beta(1 + s_k, 1 + n_k - s_k)`` (``a_wide``, ``b_wide``) otherwise.
 
     Attributes
     ----------
@@ -65,9 +68,13 @@ class GridPosterior:
         Posterior Beta parameters of each stratum at each grid point (data included).
     strata : pandas.Index
     outliers : list
-        Strata the exchangeability check flagged (modelled without pooling).
+        Strata flagged as outlying (by the predictive check, or with posterior outlier
+        probability above 0.5 under the robust model).
     model : str
         ``"beta_binomial"``, ``"robust"`` or ``"independent"``.
+    resp, a_wide, b_wide : numpy.ndarray or None
+        Robust model only: probability of the population component per grid point and
+        stratum, and the wide component's Beta parameters per stratum.
 
     Examples
     --------
@@ -83,12 +90,40 @@ class GridPosterior:
     outliers: list = field(default_factory=list)
     model: str = "beta_binomial"
     hyper: dict[str, np.ndarray] = field(default_factory=dict)
+    resp: np.ndarray | None = None
+    a_wide: np.ndarray | None = None
+    b_wide: np.ndarray | None = None
 
     def _component_moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of each theta_k given each grid point, shape (G, K)."""
         tot = self.a + self.b
         m = self.a / tot
-        v = m * (1.0 - m) / (tot + 1.0)
-        return m, v
+        if self.resp is None:
+            return m, m * (1.0 - m) / (tot + 1.0)
+        ex2 = m * (self.a + 1.0) / (tot + 1.0)
+        tw = self.a_wide + self.b_wide
+        m0 = self.a_wide / tw
+        ex2_0 = m0 * (self.a_wide + 1.0) / (tw + 1.0)
+        r = self.resp
+        mean = r * m + (1 - r) * m0
+        second = r * ex2 + (1 - r) * ex2_0
+        return mean, np.maximum(second - mean * mean, 0.0)
+
+    def outlier_probability(self) -> pd.Series:
+        """Posterior probability that each stratum belongs to the wide component (robust model)."""
+        if self.resp is None:
+            return pd.Series(0.0, index=self.strata, name="outlier_probability")
+        return pd.Series(1.0 - self.weights @ self.resp, index=self.strata, name="outlier_probability")
+
+    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Draws of the rates, shape ``(size, K)`` (grid point, then component, then Beta)."""
+        g = rng.choice(len(self.weights), size=size, p=self.weights)
+        a, b = self.a[g], self.b[g]
+        if self.resp is not None:
+            wide = rng.random(a.shape) >= self.resp[g]
+            a = np.where(wide, self.a_wide[None, :], a)
+            b = np.where(wide, self.b_wide[None, :], b)
+        return rng.beta(a, b)
 
     def mean(self) -> pd.Series:
         """Posterior mean of each stratum's rate."""
@@ -138,7 +173,7 @@ def _mixture_quantiles(post: GridPosterior, probs: Any, tol: float = 2e-5, max_s
     mass, iterating only on the quantiles whose CDF is not yet within ``tol`` of the target.
     """
     probs = np.atleast_1d(np.asarray(probs, dtype=float))
-    if len(post.weights) == 1:
+    if len(post.weights) == 1 and post.resp is None:
         return betaincinv(post.a[0][None, :], post.b[0][None, :], probs[:, None])
     mean, var = post.mean().to_numpy(), post.var().to_numpy()
     a0, b0 = _moment_beta(mean, var)
@@ -152,17 +187,33 @@ def _mixture_quantiles(post: GridPosterior, probs: Any, tol: float = 2e-5, max_s
     a_all = np.tile(post.a[keep], (1, len(probs)))
     b_all = np.tile(post.b[keep], (1, len(probs)))
     lb_all = betaln(a_all, b_all)
+    robust = post.resp is not None
+    if robust:
+        r_all = np.tile(post.resp[keep], (1, len(probs)))
+        wide_w = 1.0 - w @ r_all  # (2K,) weight of the wide component
+        a0_all = np.tile(post.a_wide, len(probs))
+        b0_all = np.tile(post.b_wide, len(probs))
+        lb0_all = betaln(a0_all, b0_all)
     lo, hi = np.zeros_like(q), np.ones_like(q)
     active = np.arange(len(q))
     for _ in range(max_steps):
         a, b, lb = a_all[:, active], b_all[:, active], lb_all[:, active]
         qa = q[active]
         qc = np.clip(qa, 1e-15, 1 - 1e-15)
-        f = w @ betainc(a, b, qc) - pr[active]
+        wr = w[:, None] * r_all[:, active] if robust else w[:, None]
+        cdf = (wr * betainc(a, b, qc)).sum(axis=0)
+        if robust:
+            a0, b0 = a0_all[active], b0_all[active]
+            cdf = cdf + wide_w[active] * betainc(a0, b0, qc)
+        f = cdf - pr[active]
         conv = np.abs(f) < tol
         if conv.all():
             break
-        pdf = w @ np.exp((a - 1) * np.log(qc) + (b - 1) * np.log1p(-qc) - lb)
+        pdf = (wr * np.exp((a - 1) * np.log(qc) + (b - 1) * np.log1p(-qc) - lb)).sum(axis=0)
+        if robust:
+            pdf = pdf + wide_w[active] * np.exp(
+                (a0 - 1) * np.log(qc) + (b0 - 1) * np.log1p(-qc) - lb0_all[active]
+            )
         lo[active] = np.where(f < 0, np.maximum(lo[active], qa), lo[active])
         hi[active] = np.where(f > 0, np.minimum(hi[active], qa), hi[active])
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -204,15 +255,19 @@ def hierarchical_grid(
     strata: pd.Index | None = None,
     prior: Any = "default",
     prior_mean: Any = None,
+    model: str = "beta_binomial",
+    outlier_prob: float = 0.1,
     exclude: Any = None,
     size: tuple[int, int] = (20, 16),
 ) -> GridPosterior:
     """The exact Beta-binomial hierarchical posterior on an adaptive 2-D grid.
 
-    Stage one scans a wide ``(logit mu, log kappa)`` box, stage two refines the box holding
-    the posterior mass. Strata in ``exclude`` (e.g. flagged as outlying) do not inform the
-    hyperparameters and get an independent ``Beta(1 + s, 1 + n - s)`` posterior, which is
-    the deterministic robust approximation used by the active loop.
+    Stage one scans a wide ``(logit mu, log kappa)`` box, stage two a medium grid on the box
+    holding the mass, stage three the final grid on the refined box. ``model="robust"`` is the
+    two-component population of :mod:`bayeseval.models.robust` (``Beta(mu kappa, (1 - mu)
+    kappa)`` with probability ``1 - outlier_prob``, ``Beta(1, 1)`` otherwise). Strata in
+    ``exclude`` do not inform the hyperparameters and get an independent ``Beta(1 + s, 1 + n
+    - s)`` posterior.
 
     Parameters
     ----------
@@ -225,6 +280,10 @@ def hierarchical_grid(
     prior_mean : array-like, optional
         Prior guesses of each stratum's rate; they shift the strata on the logit scale
         (``mu_k = expit(logit mu + o_k)``, offsets centred).
+    model : {"beta_binomial", "robust"}
+        Population model.
+    outlier_prob : float
+        Robust model: prior probability that a stratum is an outlier.
     exclude : array-like of bool, optional
         Strata modelled without pooling.
     size : (int, int)
@@ -253,10 +312,17 @@ def hierarchical_grid(
     use = (n > 0) & ~excl
     su, nu, ou = s[use], n[use], offsets[use]
 
+    robust = model == "robust"
+    if robust:
+        l_wide = betaln(1.0 + su, 1.0 + nu - su)  # wide component, binomial coefficient dropped
+        log_eps, log_1m = np.log(outlier_prob), np.log1p(-outlier_prob)
+
     def logpost(u, v):
         lp = _log_prior(prior, u, v)
         if use.any():
             _, _, ll = _grid_loglik(u, v, su, nu, ou)
+            if robust:
+                ll = np.logaddexp(log_1m + ll, log_eps + l_wide)
             lp = lp + ll.sum(axis=1)
         return lp
 
@@ -292,14 +358,26 @@ def hierarchical_grid(
     if excl.any():
         a[:, excl] = 1.0 + s[excl]
         b[:, excl] = 1.0 + (n - s)[excl]
+    resp = a_wide = b_wide = None
+    outliers = list(strata[excl])
+    if robust:
+        a_prior, b_prior = a - s, b - (n - s)
+        l_main = betaln(a, b) - betaln(a_prior, b_prior)
+        resp = expit((np.log1p(-outlier_prob) + l_main) - (np.log(outlier_prob) + betaln(1.0 + s, 1.0 + n - s)))
+        resp[:, excl] = 0.0
+        a_wide, b_wide = 1.0 + s, 1.0 + (n - s)
+        outliers = list(strata[(1.0 - w @ resp) > 0.5])
     return GridPosterior(
         weights=w,
         a=a,
         b=b,
         strata=strata,
-        outliers=list(strata[excl]),
-        model="robust" if excl.any() else "beta_binomial",
+        outliers=outliers,
+        model="robust" if (robust or excl.any()) else "beta_binomial",
         hyper={"logit_mu": u, "log_kappa": v, "offsets": offsets},
+        resp=resp,
+        a_wide=a_wide,
+        b_wide=b_wide,
     )
 
 
@@ -510,23 +588,23 @@ class RuleState:
 
 
 def fit_state_posterior(state: RuleState) -> GridPosterior:
-    """Fit the posterior a state asks for (``auto`` switches to robust on outliers)."""
+    """Fit the posterior a state asks for.
+
+    ``model="auto"``: the plain Beta-binomial unless the leave-one-out predictive check
+    (:func:`outlying_strata`) flags a stratum, then the robust mixture population
+    (:mod:`bayeseval.models.robust`); the flagged strata are listed in ``outliers``.
+    """
+    kw = dict(strata=state.strata, prior=state.prior, prior_mean=state.prior_mean)
     if state.model == "independent":
         return independent_posterior(state.successes, state.trials, strata=state.strata)
-    post = hierarchical_grid(
-        state.successes, state.trials, strata=state.strata, prior=state.prior, prior_mean=state.prior_mean
-    )
-    if state.model in ("auto", "robust"):
+    if state.model == "robust":
+        return hierarchical_grid(state.successes, state.trials, model="robust", **kw)
+    post = hierarchical_grid(state.successes, state.trials, **kw)
+    if state.model == "auto":
         flags = outlying_strata(post, state.successes, state.trials)
         if flags.any():
-            post = hierarchical_grid(
-                state.successes,
-                state.trials,
-                strata=state.strata,
-                prior=state.prior,
-                prior_mean=state.prior_mean,
-                exclude=flags,
-            )
+            post = hierarchical_grid(state.successes, state.trials, model="robust", **kw)
+            post.outliers = sorted(set(post.outliers) | set(state.strata[flags]), key=list(state.strata).index)
     return post
 
 
@@ -662,8 +740,7 @@ def thompson(state: RuleState, batch_size: int, rng: np.random.Generator) -> pd.
     neff = post.n_eff().to_numpy()
     p = np.clip(state.p_trial(), 1e-6, 1)
     t = p * state.pending
-    g = rng.choice(len(post.weights), size=batch_size, p=post.weights)
-    theta = rng.beta(post.a[g], post.b[g])
+    theta = post.sample(batch_size, rng)
     scale = state.weights**2 if state.goal == "overall" else np.ones(k)
     for i in range(batch_size):
         score = np.where(eligible & (counts < cap), scale * theta[i] * (1 - theta[i]) / (neff + t + 1), -np.inf)

@@ -41,6 +41,9 @@ class SimulationResult:
         or of the weighted rate for goal ``"overall"``).
     true_rates : pandas.Series
         The metric per stratum on the full data.
+    intervals : pandas.DataFrame
+        Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
+        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper``, ``true_rate``, ``covered``.
     settings : dict
         The arguments of the run.
 
@@ -58,6 +61,7 @@ class SimulationResult:
     trace: pd.DataFrame
     true_rates: pd.Series
     settings: dict[str, Any] = field(default_factory=dict)
+    intervals: pd.DataFrame | None = None
 
     def summary(self) -> pd.DataFrame:
         """Per rule: mean and sd of labels used, mean coverage, share reaching the goal, mean wall time."""
@@ -237,7 +241,8 @@ def simulate(
         prior_mean = np.clip(1 - per if m.name == "error_rate" else per, 1e-3, 1 - 1e-3)
     seed_seq = np.random.SeedSequence(random_seed)
     repeat_seeds = seed_seq.spawn(repeats)
-    rows, trace_rows = [], []
+    rows, trace_rows, final_rows = [], [], []
+    labels_k = list(index)
     tasks = [(ri, r) for r in range(repeats) for ri in range(len(resolved))]
     bar = None
     if progress:
@@ -314,6 +319,10 @@ def simulate(
                 "wall_time": time.perf_counter() - t0,
             }
         )
+        mean_k = st.posterior.mean().to_numpy()
+        for j in range(k):
+            final_rows.append((name, r, labels_k[j], int(lab[j]), int(n_k[j]), mean_k[j], lo[j], hi[j], tr[j],
+                               bool(lo[j] <= tr[j] <= hi[j]) if ok[j] else np.nan))
         if bar is not None:
             bar.update(1)
     if bar is not None:
@@ -331,7 +340,11 @@ def simulate(
         "rules": [r[0] for r in resolved],
         "random_seed": random_seed,
     }
-    return SimulationResult(table=table, trace=trace, true_rates=true_rates, settings=settings)
+    intervals = pd.DataFrame(
+        final_rows,
+        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "true_rate", "covered"],
+    )
+    return SimulationResult(table=table, trace=trace, true_rates=true_rates, settings=settings, intervals=intervals)
 
 
 def plot_halfwidth(result: SimulationResult, ax: Any = None) -> Any:
