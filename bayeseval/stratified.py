@@ -153,6 +153,14 @@ class StratifiedRisk:
         lines.append(self.table.to_string(float_format=lambda v: f"{v:.4f}"))
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        head = (
+            f"<p><b>Population-weighted {self.metric or 'risk'}</b>: {self.estimate:.4f} "
+            f"(SE {self.se:.4f}; {100 * self.level:g}% CI {self.ci[0]:.4f} to {self.ci[1]:.4f}). "
+            f"Unweighted pooled rate {self.unweighted:.4f} describes the test set's composition.</p>"
+        )
+        return head + self.table.to_html(float_format=lambda v: f"{v:.4f}")
+
 
 def _row_counts(
     successes: Any, trials: Any, strata: Any, cluster: Any
@@ -516,7 +524,8 @@ class ReweightedMetrics:
     table : pandas.DataFrame
         ``report`` plus ``trials`` (real trial count), ``se_unweighted`` and
         ``se_reweighted`` (linearised SE of the weighted ratio, which is set by
-        the real counts; weights do not add information).
+        the real counts; weights do not add information), and ``lower``,
+        ``upper``: a normal interval for the reweighted value.
     weights : numpy.ndarray
         The row weights.
     shares : pandas.DataFrame
@@ -547,6 +556,7 @@ def weighted_metric(
     population_shares: Mapping[Hashable, float] | pd.Series | float,
     metric: str | Metric | Sequence[str | Metric] = ("recall", "precision"),
     pos_label: Any = 1,
+    level: float = 0.95,
 ) -> ReweightedMetrics:
     r"""Any metric on the rows as sampled and reweighted to the population composition.
 
@@ -565,6 +575,9 @@ def weighted_metric(
         ``error_rate``, ``accuracy``, ``fpr``, ``specificity``, ``npv``).
     pos_label : optional
         The positive class.
+    level : float
+        Level of the normal interval of the reweighted value in ``table``
+        (``lower``, ``upper``: reweighted -/+ z se_reweighted, clipped to [0, 1]).
 
     Returns
     -------
@@ -598,6 +611,7 @@ def weighted_metric(
     >>> r.report.round(3).loc["precision"].tolist()
     [0.75, 0.25]
     """
+    level = check_level(level)
     yt = np.asarray(y_true)
     yp = np.asarray(y_pred)
     if yt.ndim != 1 or yt.size == 0:
@@ -674,6 +688,9 @@ def weighted_metric(
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "metric"
     table = table[["unweighted", "reweighted", "trials", "se_unweighted", "se_reweighted"]]
+    z = float(stats.norm.isf((1 - level) / 2))
+    table["lower"] = (table["reweighted"] - z * table["se_reweighted"]).clip(0.0, 1.0)
+    table["upper"] = (table["reweighted"] + z * table["se_reweighted"]).clip(0.0, 1.0)
     report = table[["unweighted", "reweighted"]].copy()
     report.attrs["population_estimate"] = "reweighted"
     report.attrs["note"] = (
