@@ -20,13 +20,19 @@ Models
 ``"robust"``
     The two-component population of :mod:`bayeseval.models.robust` and the exact engine:
     ``theta_k ~ (1 - eps) Beta(mu_k kappa, (1 - mu_k) kappa) + eps Beta(1, 1)`` with
-    ``eps = outlier_prob`` (default 0.1). Sampled in the marginal form (a mixture of two Beta-binomial
-    likelihoods); each ``theta_k`` is drawn from its posterior component mixture.
+    ``eps = outlier_prob`` (default 0.1). Sampled in the marginal form (a mixture of two
+    Beta-binomial likelihoods); each ``theta_k`` is drawn from its posterior component
+    mixture.
 ``"logit_normal"``
     ``logit theta_k = intercept + o_k + x_k' beta + sum_f sigma_f z_f[level_f(k)]
-    + sigma z_k`` (non-centred), ``intercept ~ Normal(0, 1.5)``, ``sigma, sigma_f ~
-    HalfNormal(1)``, ``z ~ Normal(0, 1)``, coefficients ``beta ~ Normal(0, 1)`` on
-    standardised covariates.
+    + sigma z_k`` with ``intercept ~ Normal(0, 1.5)``, ``sigma, sigma_f ~ HalfNormal(1)``,
+    ``z_k ~ Normal(0, 1)`` (non-centred; ``parametrization="centered"`` samples
+    ``b_k = sigma z_k ~ Normal(0, sigma)`` instead), and coefficients ``beta ~ Normal(0, 1)``
+    on standardised covariates. The effects of each crossed factor (``factors``, levels of a
+    multi-level stratum index such as group x label) are ``sigma_f z_f`` with ``z_f`` a
+    zero-sum standard normal vector (:class:`pymc.ZeroSumNormal`), so the intercept is the
+    average over levels and is not confounded with the factor effects; with factors, the
+    stratum term ``sigma z_k`` is their interaction (``interaction=False`` drops it).
 
 After sampling, R-hat, bulk and tail effective sample size and divergences are checked
 (:func:`check_convergence`) and each failure raises a
@@ -60,7 +66,12 @@ __all__ = [
 
 #: Models the PyMC engine fits.
 MODELS = ("beta_binomial", "robust", "logit_normal")
-_PARAMETRIZATIONS = ("marginal", "centered")
+#: Parametrisations per model; the first is the default.
+_PARAMETRIZATIONS = {
+    "beta_binomial": ("marginal", "centered"),
+    "robust": ("marginal",),
+    "logit_normal": ("noncentered", "centered"),
+}
 
 #: Largest acceptable rank-normalised split R-hat (Vehtari et al. 2021).
 RHAT_THRESHOLD = 1.01
@@ -87,7 +98,7 @@ def fit_pymc(
     covariates: pd.DataFrame | None = None,
     factors: Sequence[Hashable] | None = None,
     interaction: bool = True,
-    parametrization: str = "marginal",
+    parametrization: str | None = None,
     outlier_prob: float = ROBUST_OUTLIER_SHARE,
     progressbar: bool = False,
     **kwargs: Any,
@@ -136,9 +147,12 @@ def fit_pymc(
     interaction : bool
         Logit-normal only: keep the stratum-level effect ``sigma z_k``. With crossed factors
         whose cells are the strata it is their interaction; False leaves the additive model.
-    parametrization : {"marginal", "centered"}
-        Beta-binomial only: sample ``(mu, kappa)`` with ``theta`` integrated out (default,
-        mixes best) or sample ``theta`` with NUTS as well.
+    parametrization : str, optional
+        Beta-binomial: ``"marginal"`` (default; sample ``(mu, kappa)`` with ``theta``
+        integrated out, mixes best) or ``"centered"`` (sample ``theta`` with NUTS as well).
+        Logit-normal: ``"noncentered"`` (default; ``sigma z_k``, best when strata have few
+        trials) or ``"centered"`` (``b_k ~ Normal(0, sigma)``, better when every stratum has
+        many trials). Robust: ``"marginal"`` only.
     outlier_prob : float
         Robust model only: prior probability ``eps`` that a stratum belongs to the wide
         ``Beta(1, 1)`` component (default 0.1, as in the exact engine).
@@ -177,10 +191,13 @@ def fit_pymc(
     if not isinstance(model, str) or model.lower() not in MODELS:
         raise ValueError(f"unknown model {model!r}; valid choices are {list(MODELS)}")
     model = model.lower()
-    if not isinstance(parametrization, str) or parametrization.lower() not in _PARAMETRIZATIONS:
+    valid = _PARAMETRIZATIONS[model]
+    if parametrization is None:
+        parametrization = valid[0]
+    if not isinstance(parametrization, str) or parametrization.lower() not in valid:
         raise ValueError(
-            f"unknown parametrization {parametrization!r}; valid choices are "
-            f"{list(_PARAMETRIZATIONS)}"
+            f"unknown parametrization {parametrization!r} for model={model!r}; valid choices "
+            f"are {list(valid)}"
         )
     parametrization = parametrization.lower()
     draws = check_positive_int(draws, "draws")
@@ -190,10 +207,6 @@ def fit_pymc(
     outlier_prob = check_probability(outlier_prob, "outlier_prob", open_interval=True)
     if model != "logit_normal" and (covariates is not None or factors):
         raise ValueError(f"covariates and factors need model='logit_normal', got model={model!r}")
-    if model != "beta_binomial" and parametrization != "marginal":
-        raise ValueError(
-            f"parametrization={parametrization!r} applies to model='beta_binomial' only"
-        )
 
     s = counts.successes.to_numpy().astype(np.int64)
     n = counts.trials.to_numpy().astype(np.int64)
@@ -219,7 +232,7 @@ def fit_pymc(
 
     if model == "logit_normal":
         pm_model, hyper_names = _logit_normal_model(
-            counts, s, n, labels, offsets, covariates, factors, interaction
+            counts, s, n, labels, offsets, covariates, factors, interaction, parametrization
         )
     elif model == "robust":
         pm_model, hyper_names = _robust_model(s, n, labels, offsets, prior_obj, outlier_prob)
@@ -269,14 +282,14 @@ def fit_pymc(
         post["beta"] = (1.0 - post["mu"]) * post["kappa"]
     _add_log_likelihood(idata, theta.reshape(n_chains, n_per, -1), s, n, labels)
 
-    diagnostics = check_convergence(idata, var_names=hyper_names + ["theta"])
+    diagnostics = check_convergence(idata, var_names=hyper_names + ["theta"], model=model)
     diagnostics.update(
         {
             "chains": int(n_chains),
             "draws_per_chain": int(n_per),
             "tune": int(tune),
             "target_accept": float(target_accept),
-            "parametrization": parametrization if model == "beta_binomial" else None,
+            "parametrization": parametrization,
             "sampling_seconds": float(elapsed),
         }
     )
@@ -304,6 +317,7 @@ def check_convergence(
     rhat_threshold: float = RHAT_THRESHOLD,
     ess_per_chain: float = ESS_PER_CHAIN,
     warn: bool = True,
+    model: str | None = None,
 ) -> dict[str, Any]:
     """Check R-hat, bulk and tail ESS and divergences of an MCMC run with ArviZ.
 
@@ -319,6 +333,8 @@ def check_convergence(
         Smallest acceptable bulk and tail ESS per chain (default 100, i.e. 400 for 4 chains).
     warn : bool
         Emit a :class:`~bayeseval.ConvergenceWarning` per failed diagnostic.
+    model : str, optional
+        The model that was fitted; tailors the advice in the warnings.
 
     Returns
     -------
@@ -365,14 +381,23 @@ def check_convergence(
         divergences = int(idata.sample_stats["diverging"].to_numpy().sum())
     n_draws = int(post.sizes["chain"] * post.sizes["draw"])
 
+    if model == "logit_normal":
+        reparam = "the centred parametrisation when strata have many trials "
+        reparam += "(parametrization='centered'), "
+        alternative = "or the Beta-binomial model with the exact engine (engine='exact')."
+    elif model == "beta_binomial" or model is None:
+        reparam = "the marginal parametrisation (parametrization='marginal'), "
+        alternative = "or the exact engine (engine='exact')."
+    else:
+        reparam = ""
+        alternative = "or the exact engine (engine='exact')."
     failed: list[str] = []
     messages: list[str] = []
     if np.isfinite(rhat_max) and rhat_max > rhat_threshold:
         failed.append("rhat")
         messages.append(
             f"R-hat = {rhat_max:.3f} for {rhat_var!r} exceeds {rhat_threshold}: the chains "
-            "disagree. Try more tuning (tune=2000 or more) and more draws, or the exact engine "
-            "(engine='exact') for the Beta-binomial model."
+            f"disagree. Try more tuning (tune=2000 or more), more draws, {alternative}"
         )
     for kind, value, var in (("bulk", ess_bulk, ess_bulk_var), ("tail", ess_tail, ess_tail_var)):
         if np.isfinite(value) and value < ess_threshold:
@@ -385,16 +410,14 @@ def check_convergence(
                     if kind == "bulk"
                     else "interval endpoints (tail quantiles) are imprecise. "
                 )
-                + "Try more draws, more tuning, the non-centred/marginal parametrisation, or "
-                "the exact engine (engine='exact')."
+                + f"Try more draws, more tuning, {reparam}{alternative}"
             )
     if divergences > 0:
         failed.append("divergences")
         messages.append(
             f"{divergences} divergent transitions out of {n_draws} draws: the sampler may have "
-            "missed part of the posterior. Try a higher target_accept (0.95 or 0.99), the "
-            "non-centred/marginal parametrisation (parametrization='marginal'), or the exact "
-            "engine (engine='exact')."
+            "missed part of the posterior. Try a higher target_accept (0.95 or 0.99), "
+            f"{reparam}{alternative}"
         )
     if warn:
         for msg in messages:
@@ -606,6 +629,7 @@ def _logit_normal_model(
     covariates: pd.DataFrame | None,
     factors: Sequence[Hashable] | None,
     interaction: bool,
+    parametrization: str = "noncentered",
 ) -> tuple[Any, list[str]]:
     import pymc as pm
 
@@ -639,13 +663,15 @@ def _logit_normal_model(
             hyper.append("coef")
         for f, codes in factor_codes.items():
             sd = pm.HalfNormal(f"sigma_{f}", sigma=1.0)
-            z_f = pm.Normal(f"z_{f}", 0.0, 1.0, dims=f"level_{f}")
+            z_f = pm.ZeroSumNormal(f"z_{f}", sigma=1.0, dims=f"level_{f}")
             eta = eta + sd * z_f[codes]
             hyper.append(f"sigma_{f}")
         if interaction:
             sigma = pm.HalfNormal("sigma", sigma=1.0)
-            z = pm.Normal("z", 0.0, 1.0, dims="stratum")
-            eta = eta + sigma * z
+            if parametrization == "centered":
+                eta = eta + pm.Normal("b", 0.0, sigma, dims="stratum")
+            else:
+                eta = eta + sigma * pm.Normal("z", 0.0, 1.0, dims="stratum")
             hyper.append("sigma")
         theta = pm.Deterministic("theta", pm.math.invlogit(eta), dims="stratum")
         pm.Binomial("successes", n=n, p=theta, observed=s, dims="stratum")
