@@ -509,7 +509,9 @@ def bootstrap_ci(
     n_resamples : int
         Number of bootstrap replicates.
     strata : array-like, optional
-        Stratum label of each row: resample within strata.
+        Stratum label of each row: resample within strata. A callable
+        ``statistic`` that needs the rows' strata should receive them as one
+        of the ``data`` arrays (every replicate keeps each row's stratum).
     weights : dict, Series or sequence, optional
         Population shares for ``statistic="weighted_risk"`` (keyed by stratum,
         or in the order of the sorted stratum labels).
