@@ -97,9 +97,13 @@ def prior_offsets(prior_mean: Any, counts: Counts) -> np.ndarray | None:
         if m.size == 1:
             m = np.full(len(index), float(m[0]))
     if m.shape != (len(index),):
-        raise ValueError(f"prior_mean must have one value per stratum ({len(index)}), got shape {m.shape}")
+        raise ValueError(
+            f"prior_mean must have one value per stratum ({len(index)}), got shape {m.shape}"
+        )
     if not np.all((m > 0) & (m < 1)):
-        raise ValueError(f"prior_mean values must be strictly between 0 and 1, got {m[~((m > 0) & (m < 1))][:5].tolist()}")
+        raise ValueError(
+            f"prior_mean values must be strictly between 0 and 1, got {m[~((m > 0) & (m < 1))][:5].tolist()}"
+        )
     lm = logit(m)
     return lm - lm.mean()
 
@@ -118,7 +122,9 @@ class ExactFit:
     log_post : numpy.ndarray
         Unnormalised log posterior at the grid points.
     diagnostics : dict
-        ``mode``, ``hessian``, ``grid_shape``, ``edge_mass``, ``n_evaluations``, ``distinct``.
+        ``mode``, ``hessian``, ``grid_shape``, ``box``, ``edge_mass`` (mass on the grid's
+        edge), ``kappa_bound_mass`` (posterior mass per unit of log kappa at kappa = 1e6), ``n_evaluations``, ``distinct``
+        (number of distinct (s, n) pairs).
 
     Examples
     --------
@@ -144,7 +150,9 @@ class ExactFit:
         if not isinstance(counts, Counts):
             raise TypeError(f"counts must be a Counts object, got {type(counts).__name__}")
         if model not in _MODELS:
-            raise ValueError(f"unknown model {model!r} for the exact engine; valid choices are {list(_MODELS)}")
+            raise ValueError(
+                f"unknown model {model!r} for the exact engine; valid choices are {list(_MODELS)}"
+            )
         self.counts = counts
         self.prior: Prior = resolve_prior(prior)
         self.model = model
@@ -173,7 +181,7 @@ class ExactFit:
         self.n_evaluations = 0
         self._build()
         self._moments: tuple[np.ndarray, np.ndarray] | None = None
-        self._compact: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._compact: dict | None = None
 
     # -- log posterior -------------------------------------------------------------------
     def _table(self, values: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -380,9 +388,20 @@ class ExactFit:
             m = m_final
             final = True
         w = np.exp(lp - mx)
-        total = w.sum()
         edge = np.zeros_like(w, dtype=bool)
         edge[0, :] = edge[-1, :] = edge[:, 0] = edge[:, -1] = True
+        edge_mass = float(w[edge].sum() / w.sum())
+        # posterior mass per unit of log kappa at the kappa upper bound (complete pooling):
+        # about the mass a further unit of log kappa beyond the bound would hold
+        dv = float(gv[1] - gv[0])
+        top_mass = float(w[:, -1].sum() / w.sum() / dv) if hi[1] >= bmax[1] - 1e-12 else 0.0
+        top_edge = float(w[:, -1].sum() / w.sum()) if top_mass else 0.0
+        # trapezoid rule: half weight on the grid's edges (matters when an edge is a hard bound)
+        w[0, :] *= 0.5
+        w[-1, :] *= 0.5
+        w[:, 0] *= 0.5
+        w[:, -1] *= 0.5
+        total = w.sum()
         self.grid_u = U.ravel()
         self.grid_v = V.ravel()
         self.log_post = lp.ravel()
@@ -390,37 +409,50 @@ class ExactFit:
         self.du = float(gu[1] - gu[0])
         self.dv = float(gv[1] - gv[0])
         self.log_evidence = float(mx + np.log(total) + np.log(self.du * self.dv))
-        edge_mass = float(w[edge].sum() / total)
         self.diagnostics = {
             "mode": {"logit_mu": float(mode[0]), "log_kappa": float(mode[1])},
             "hessian": hess,
             "grid_shape": (m, m),
-            "box": {"logit_mu": (float(lo[0]), float(hi[0])), "log_kappa": (float(lo[1]), float(hi[1]))},
+            "box": {
+                "logit_mu": (float(lo[0]), float(hi[0])),
+                "log_kappa": (float(lo[1]), float(hi[1])),
+            },
             "edge_mass": edge_mass,
             "n_evaluations": self.n_evaluations,
             "distinct": len(self._ps),
         }
-        if edge_mass > 1e-4:
+        self.diagnostics["kappa_bound_mass"] = top_mass
+        other = edge_mass - top_edge
+        if top_mass > 1e-2 or other > 1e-4:
+            where = (
+                "at the upper bound of kappa (1e6): the data are consistent with complete "
+                "pooling; the rates are unaffected but the posterior of kappa is truncated"
+                if top_mass > 1e-2
+                else "on the edge of the integration grid (kappa in [1e-4, 1e6], logit mu in "
+                "[-25, 25]); the result depends on these bounds"
+            )
             warnings.warn(
-                f"the posterior of (mu, kappa) has mass {edge_mass:.2g} on the edge of the "
-                f"integration grid (kappa is bounded to [1e-4, 1e6], logit mu to +-25); the data "
-                "are consistent with extreme pooling and the result depends on these bounds",
+                f"the posterior of (mu, kappa) has mass {max(top_mass, other):.2g} {where}",
                 PrecisionLimitedWarning,
                 stacklevel=4,
             )
 
     # -- exact posterior summaries --------------------------------------------------------------
-    def _compact_grid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Grid points holding all but 1e-10 of the mass (renormalised)."""
+    def _compact_grid(self, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Grid points holding all but ``tol`` of the mass (renormalised)."""
         if self._compact is None:
+            self._compact = {}
+        if tol not in self._compact:
             order = np.argsort(self.weights)
             cum = np.cumsum(self.weights[order])
-            keep = np.sort(order[cum > 1e-10])
+            keep = np.sort(order[cum > tol])
             w = self.weights[keep]
-            self._compact = (self.grid_u[keep], self.grid_v[keep], w / w.sum())
-        return self._compact
+            self._compact[tol] = (self.grid_u[keep], self.grid_v[keep], w / w.sum())
+        return self._compact[tol]
 
-    def _components(self, u: np.ndarray, v: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _components(
+        self, u: np.ndarray, v: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Conditional Beta components of theta for each (u, v) point and distinct pair.
 
         Returns a list of (weight, A, B) arrays of shape (G, J).
@@ -513,7 +545,8 @@ class ExactFit:
     def quantiles(self, q: Any) -> np.ndarray:
         """Exact posterior quantiles of each ``theta_k`` (mixture of Betas over the grid).
 
-        Solved by safeguarded Newton iterations on the mixture CDF to 1e-10.
+        Solved by safeguarded Newton iterations on the mixture CDF to 1e-9, over the grid points
+        holding all but 1e-7 of the mass.
 
         Parameters
         ----------
@@ -535,7 +568,8 @@ class ExactFit:
         qs = np.atleast_1d(np.asarray(q, dtype=float))
         if np.any((qs <= 0) | (qs >= 1)):
             raise ValueError(f"q must be strictly between 0 and 1, got {qs.tolist()}")
-        u, v, w = self._compact_grid()
+        # dropping grid mass 1e-7 moves a quantile by at most 1e-7 / density
+        u, v, w = self._compact_grid(1e-7)
         comps = self._components(u, v)
         mean, var = self._pair_moments(comps, w)
         out = np.empty((len(qs), len(self._ps)))
@@ -553,36 +587,59 @@ class ExactFit:
             m2 += w @ (r * mean * (A + 1.0) / (A + B + 1.0))
         return m1, np.maximum(m2 - m1**2, 1e-300)
 
-    def _solve(self, target: float, comps: list, w: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+    def _solve(
+        self, target: float, comps: list, w: np.ndarray, mean: np.ndarray, var: np.ndarray
+    ) -> np.ndarray:
         from scipy import stats
 
-        # moment-matched Beta as the starting point
+        # moment-matched Beta as the starting point, then safeguarded Newton steps on the
+        # strata not yet converged (|F(x) - q| < 1e-9 or a bracket narrower than 1e-12)
         common = np.maximum(mean * (1 - mean) / var - 1.0, 1e-6)
-        x = stats.beta.ppf(target, np.maximum(mean * common, 1e-8), np.maximum((1 - mean) * common, 1e-8))
-        x = np.clip(np.nan_to_num(x, nan=mean), 1e-15, 1 - 1e-15)
+        x = stats.beta.ppf(
+            target, np.maximum(mean * common, 1e-8), np.maximum((1 - mean) * common, 1e-8)
+        )
+        x = np.clip(np.nan_to_num(x, nan=0.5), 1e-15, 1 - 1e-15)
         lo = np.zeros_like(x)
         hi = np.ones_like(x)
-        for _ in range(60):
-            F, f = self._pair_cdf(x, comps, w)
+        active = np.arange(x.size)
+        for _ in range(100):
+            sub = [(r[:, active], A[:, active], B[:, active]) for r, A, B in comps]
+            xa = x[active]
+            F, f = self._pair_cdf(xa, sub, w)
             err = F - target
-            lo = np.where(err < 0, x, lo)
-            hi = np.where(err >= 0, x, hi)
-            if np.all(np.abs(err) < 1e-10) or np.all(hi - lo < 1e-13):
-                break
+            lo[active] = np.where(err < 0, xa, lo[active])
+            hi[active] = np.where(err >= 0, xa, hi[active])
+            done = (np.abs(err) < 1e-9) | (hi[active] - lo[active] < 1e-12)
             with np.errstate(divide="ignore", invalid="ignore"):
-                step = x - err / f
-            bad = ~np.isfinite(step) | (step <= lo) | (step >= hi)
-            x = np.where(bad, 0.5 * (lo + hi), step)
+                step = xa - err / f
+            la, ha = lo[active], hi[active]
+            bad = ~np.isfinite(step) | (step <= la) | (step >= ha)
+            x[active] = np.where(done, xa, np.where(bad, 0.5 * (la + ha), step))
+            active = active[~done]
+            if active.size == 0:
+                break
         return x
 
     # -- sampling -------------------------------------------------------------------------------
     def sample_hyper(self, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """Draw ``(u, v)``: a grid cell by its mass, then uniform jitter within the cell."""
+        """Draw ``(u, v)``: a grid cell by its mass, then uniform jitter within the cell.
+
+        Examples
+        --------
+        >>> fit = ExactFit(Counts.from_arrays([2, 5], [40, 50]))
+        >>> u, v = fit.sample_hyper(10, np.random.default_rng(0))
+        >>> u.shape
+        (10,)
+        """
         idx = rng.choice(self.weights.size, size=draws, p=self.weights)
         u = self.grid_u[idx] + (rng.random(draws) - 0.5) * self.du
         v = self.grid_v[idx] + (rng.random(draws) - 0.5) * self.dv
-        u = np.clip(u, *U_BOUNDS)
-        v = np.clip(v, *V_BOUNDS)
+        # edge cells carry half weight (trapezoid rule) and cover the inner half-cell only:
+        # reflect jitter that falls outside the grid back inside
+        for x, g in ((u, self.grid_u), (v, self.grid_v)):
+            lo, hi = g.min(), g.max()
+            np.copyto(x, np.where(x < lo, 2 * lo - x, x))
+            np.copyto(x, np.where(x > hi, 2 * hi - x, x))
         return u, v
 
     def sample_theta(self, u: np.ndarray, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -668,7 +725,12 @@ def fit_exact(
     """
     draws = check_positive_int(draws, "draws")
     fit = ExactFit(
-        counts, prior=prior, model=model, prior_mean=prior_mean, grid_size=grid_size, outlier_prob=outlier_prob
+        counts,
+        prior=prior,
+        model=model,
+        prior_mean=prior_mean,
+        grid_size=grid_size,
+        outlier_prob=outlier_prob,
     )
     rng = np.random.default_rng(random_seed)
     u, v = fit.sample_hyper(draws, rng)

@@ -85,7 +85,9 @@ class Posterior:
         self._hyper = {str(k): np.asarray(v, dtype=float) for k, v in (hyper or {}).items()}
         for key, val in self._hyper.items():
             if val.ndim != 1:
-                raise ValueError(f"hyper[{key!r}] must be one-dimensional draws, got shape {val.shape}")
+                raise ValueError(
+                    f"hyper[{key!r}] must be one-dimensional draws, got shape {val.shape}"
+                )
         self.engine = str(engine)
         self.model = str(model)
         self.prior = prior
@@ -313,7 +315,7 @@ class Posterior:
         --------
         >>> from bayeseval.models import fit_hierarchical
         >>> post = fit_hierarchical([2, 9], [40, 50], strata=["x", "y"], random_seed=0, draws=500)
-        >>> post.ranks().loc["x", "mean_rank"] < 1.5
+        >>> bool(post.ranks().loc["x", "mean_rank"] < 1.5)
         True
         """
         th = -self.theta if descending else self.theta

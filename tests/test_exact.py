@@ -1,0 +1,348 @@
+"""Tests of the exact grid engine (bayeseval.models.exact) and the robust model."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import betaln, expit
+
+from bayeseval import PrecisionLimitedWarning
+from bayeseval.counts import Counts
+from bayeseval.models import fit_hierarchical
+from bayeseval.models.exact import ExactFit, prior_offsets
+from bayeseval.models.robust import fit_robust, robust_logpmf
+
+# Rat tumour data: Gelman et al., Bayesian Data Analysis, 3rd ed., Table 5.1 (71 experiments,
+# Tarone 1982); the same arrays as http://www.stat.columbia.edu/~gelman/book/data/rats.asc.
+RATS_Y = np.array(
+    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
+     2, 1, 5, 2, 5, 3, 2, 7, 7, 3, 3, 2, 9, 10, 4, 4, 4, 4, 4, 4, 4, 10, 4, 4, 4, 5, 11, 12, 5,
+     5, 6, 5, 6, 6, 6, 6, 16, 15, 15, 9, 4]
+)  # fmt: skip
+RATS_N = np.array(
+    [20, 20, 20, 20, 20, 20, 20, 19, 19, 19, 19, 18, 18, 17, 20, 20, 20, 20, 19, 19, 18, 18, 25,
+     24, 23, 20, 20, 20, 20, 20, 20, 10, 49, 19, 46, 27, 17, 49, 47, 20, 20, 13, 48, 50, 20, 20,
+     20, 20, 20, 20, 20, 48, 19, 19, 19, 22, 46, 49, 20, 20, 23, 19, 22, 20, 20, 20, 52, 46, 47,
+     24, 14]
+)  # fmt: skip
+
+# Efron, B. and Morris, C. (1975), "Data analysis using Stein's estimator and its
+# generalizations", JASA 70:311-319, Table 1: hits in the first 45 at-bats of the 1970 season
+# for 18 players, and their batting average over the remainder of the season (the held-out
+# truth). Same values as R package pscl, data(EfronMorris).
+BASEBALL_HITS = np.array([18, 17, 16, 15, 14, 14, 13, 12, 11, 11, 10, 10, 10, 10, 10, 9, 8, 7])
+BASEBALL_REST = np.array(
+    [0.346, 0.298, 0.276, 0.222, 0.273, 0.270, 0.263, 0.210, 0.269, 0.230, 0.264, 0.256, 0.303,
+     0.264, 0.226, 0.285, 0.316, 0.200]
+)  # fmt: skip
+
+
+def _brute_force(s, n, log_prior, u_range, v_range, m=500):
+    """Independent midpoint-rule integration over (logit mu, log kappa) on a fixed fine grid.
+
+    The likelihood is the Beta-binomial ratio of Beta functions (no gammaln tables, no
+    adaptive box), the prior is given as a density of (mu, kappa) and the Jacobian of
+    (u, v) -> (mu, kappa) is added here.
+    """
+    u = np.linspace(*u_range, m)
+    v = np.linspace(*v_range, m)
+    U, V = np.meshgrid(u, v, indexing="ij")
+    mu, kappa = expit(U), np.exp(V)
+    a, b = mu * kappa, (1 - mu) * kappa
+    ll = np.zeros_like(U)
+    pairs, mult = np.unique(np.column_stack([s, n]), axis=0, return_counts=True)
+    for (sk, nk), c in zip(pairs, mult, strict=True):
+        # Beta-binomial log pmf up to the binomial coefficient: B(a + s, b + n - s) / B(a, b)
+        ll += c * (betaln(a + sk, b + nk - sk) - betaln(a, b))
+    lp = ll + log_prior(mu, kappa) + np.log(mu * (1 - mu)) + V
+    w = np.exp(lp - lp.max())
+    w /= w.sum()
+    theta_mean = np.array(
+        [np.sum(w * (a + sk) / (kappa + nk)) for sk, nk in zip(s, n, strict=True)]
+    )
+    return {
+        "mu": np.sum(w * mu),
+        "kappa": np.sum(w * kappa),
+        "log_kappa": np.sum(w * V),
+        "theta": theta_mean,
+        "alpha": np.sum(w * a),
+        "beta": np.sum(w * b),
+    }
+
+
+def test_grid_matches_brute_force_default_prior():
+    # default prior: mu ~ Beta(1, 1), kappa ~ lognormal(sigma=2.5, median 20)
+    kappa_prior = stats.lognorm(2.5, scale=20.0)
+    ref = _brute_force(
+        RATS_Y, RATS_N, lambda mu, k: kappa_prior.logpdf(k), (-3.5, 0.0), (-2.0, np.log(1e6))
+    )
+    fit = ExactFit(Counts.from_arrays(RATS_Y, RATS_N), prior="default")
+    mom = fit.hyper_moments()
+    assert mom["mu"] == pytest.approx(ref["mu"], abs=1e-3)
+    assert mom["log_kappa"] == pytest.approx(ref["log_kappa"], abs=1e-3)
+    assert mom["kappa"] == pytest.approx(ref["kappa"], rel=1e-3)
+    mean, _ = fit.posterior_moments()
+    np.testing.assert_allclose(mean, ref["theta"], atol=1e-3)
+
+
+def test_grid_matches_brute_force_bda_prior_small_data():
+    s, n = np.array([0, 2, 5, 9, 1]), np.array([15, 30, 40, 60, 12])
+    # the posterior is wide here (mu poorly determined at small kappa): integrate the same
+    # bounded region as the engine's hard bounds in log kappa
+    ref = _brute_force(
+        s, n, lambda mu, k: -1.5 * np.log(k), (-12.0, 8.0), (np.log(1e-4), np.log(1e6)), m=800
+    )  # p(alpha, beta) ∝ (alpha+beta)^-2.5 times |d(alpha,beta)/d(mu,kappa)| = kappa
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+        fit = ExactFit(Counts.from_arrays(s, n), prior="bda")
+    mom = fit.hyper_moments()
+    assert mom["mu"] == pytest.approx(ref["mu"], abs=1e-3)
+    assert mom["log_kappa"] == pytest.approx(ref["log_kappa"], abs=2e-3)
+    mean, _ = fit.posterior_moments()
+    np.testing.assert_allclose(mean, ref["theta"], atol=1e-3)
+
+
+def test_draws_agree_with_exact_moments_and_quantiles():
+    post = fit_hierarchical(RATS_Y, RATS_N, random_seed=3, draws=20_000)
+    theta = post.theta
+    mean, var = post.exact.posterior_moments()
+    se = np.sqrt(var / theta.shape[0])
+    assert np.all(np.abs(theta.mean(axis=0) - mean) < 5 * se)
+    q = post.exact.quantiles([0.025, 0.5, 0.975])
+    emp = np.quantile(theta, [0.025, 0.5, 0.975], axis=0)
+    np.testing.assert_allclose(emp, q, atol=0.01)
+    # the quantiles solve the mixture CDF
+    np.testing.assert_allclose(post.exact.cdf(q[2]), 0.975, atol=1e-7)
+
+
+def test_rats_bda_prior_matches_bda3():
+    # BDA3 section 5.3 reports the posterior of (alpha, beta) centred near alpha = 2.4, beta = 14.3
+    fit = ExactFit(Counts.from_arrays(RATS_Y, RATS_N), prior="bda")
+    a = fit.weights @ (expit(fit.grid_u) * np.exp(fit.grid_v))
+    b = fit.weights @ (expit(-fit.grid_u) * np.exp(fit.grid_v))
+    assert a == pytest.approx(2.4, abs=0.1)
+    assert b == pytest.approx(14.3, abs=0.5)
+    assert fit.diagnostics["edge_mass"] < 1e-6
+
+
+def test_baseball_shrinkage_beats_raw_rates():
+    # Efron & Morris (1975): the pooled estimates predict the rest of the season better
+    n = np.full(18, 45)
+    raw = BASEBALL_HITS / 45
+    for prior in ("default", "bda"):
+        post = fit_hierarchical(BASEBALL_HITS, n, prior=prior, random_seed=0)
+        pooled = post.summary()["mean"].to_numpy()
+        sse_raw = np.sum((raw - BASEBALL_REST) ** 2)
+        sse_pooled = np.sum((pooled - BASEBALL_REST) ** 2)
+        # measured: raw 0.0755; pooled about 0.02 (a reduction of more than half)
+        assert sse_pooled < 0.5 * sse_raw
+
+
+def test_identical_strata_are_collapsed_and_give_equal_results():
+    s = np.array([1, 3, 1, 3, 1, 7])
+    n = np.array([20, 30, 20, 30, 20, 40])
+    fit = ExactFit(Counts.from_arrays(s, n))
+    assert fit.diagnostics["distinct"] == 3
+    mean, var = fit.posterior_moments()
+    assert mean[0] == mean[2] == mean[4]
+    # the collapsed likelihood equals the per-stratum sum of Beta-binomial log pmfs
+    u, v = np.array([-2.0, -1.0]), np.array([1.0, 4.0])
+    a, b = expit(u) * np.exp(v), expit(-u) * np.exp(v)
+    ref = sum(stats.betabinom.logpmf(sk, nk, a, b) for sk, nk in zip(s, n, strict=True))
+    log_choose = sum(
+        stats.binom.logpmf(sk, nk, 0.5) - nk * np.log(0.5) for sk, nk in zip(s, n, strict=True)
+    )
+    np.testing.assert_allclose(fit._loglik(u, v) + log_choose, ref, rtol=1e-10)
+
+
+def test_fast_and_general_likelihood_paths_agree():
+    rng = np.random.default_rng(5)
+    n = rng.integers(1, 3000, 60)
+    s = rng.binomial(n, 0.07)
+    c = Counts.from_arrays(s, n)
+    fast = ExactFit(c)
+    slow = ExactFit(c, prior_mean=np.full(60, 0.2))  # equal prior means: zero offsets, general path
+    assert slow.offsets is not None and np.allclose(slow.offsets, 0)
+    u, v = np.array([-3.0, -2.5, 0.5]), np.array([0.0, 3.0, 12.0])
+    np.testing.assert_allclose(fast._loglik(u, v), slow._loglik(u, v), rtol=1e-9, atol=1e-6)
+
+
+def test_prior_mean_offsets_move_the_population_mean():
+    c = Counts.from_arrays([1, 1], [10, 10], strata=["low", "high"])
+    o = prior_offsets({"low": 0.05, "high": 0.4}, c)
+    assert o.sum() == pytest.approx(0.0)
+    assert o[1] - o[0] == pytest.approx(np.log(0.4 / 0.6) - np.log(0.05 / 0.95))
+    post = fit_hierarchical(c, prior_mean={"low": 0.05, "high": 0.4}, random_seed=0)
+    mean = post.summary()["mean"]
+    assert mean["high"] > mean["low"] + 0.02  # same data, different prior guesses
+    with pytest.raises(ValueError, match="prior_mean"):
+        fit_hierarchical(c, prior_mean=[0.1, 1.2])
+
+
+def test_empty_stratum_gets_the_population_predictive():
+    c = Counts.from_arrays([2, 3, 4, 0], [40, 40, 40, 0], strata=list("abcd"))
+    post = fit_hierarchical(c, random_seed=1, draws=8000)
+    s = post.summary()
+    assert np.isnan(s.loc["d", "raw_rate"]) and np.isnan(s.loc["d", "shrinkage"])
+    # E[theta_d] = E[mu] exactly
+    assert s.loc["d", "mean"] == pytest.approx(post.exact.hyper_moments()["mu"], abs=1e-9)
+    assert s.loc["d", "upper"] - s.loc["d", "lower"] > s.loc["a", "upper"] - s.loc["a", "lower"]
+
+
+def test_seeded_fits_are_reproducible():
+    a = fit_hierarchical(RATS_Y, RATS_N, random_seed=42, draws=500)
+    b = fit_hierarchical(RATS_Y, RATS_N, random_seed=42, draws=500)
+    np.testing.assert_array_equal(a.theta, b.theta)
+    np.testing.assert_array_equal(a.draws("kappa"), b.draws("kappa"))
+
+
+def test_engine_and_model_validation():
+    with pytest.raises(ValueError, match="engine"):
+        fit_hierarchical([1], [2], engine="stan")
+    with pytest.raises(ValueError, match="logit_normal"):
+        fit_hierarchical([1, 2], [5, 5], model="logit_normal")
+    with pytest.raises(ValueError, match="prior"):
+        fit_hierarchical([1, 2], [5, 5], prior="flat")
+    with pytest.raises(TypeError, match="draws"):
+        fit_hierarchical([1, 2], [5, 5], draws=1.5)
+
+
+def test_complete_pooling_data_warns_about_the_kappa_bound():
+    # identical rates in many strata under the improper bda prior: flat toward kappa -> inf
+    with pytest.warns(PrecisionLimitedWarning, match="complete pooling"):
+        ExactFit(Counts.from_arrays(np.full(30, 5), np.full(30, 50)), prior="bda")
+
+
+# -- simulation-based calibration -----------------------------------------------------------
+def _sbc_ranks(n_reps, n_draws, seed):
+    rng = np.random.default_rng(seed)
+    n = np.array([10, 25, 40, 60, 15, 80])
+    ranks = np.empty((n_reps, 2), dtype=int)
+    prior_mu, prior_kappa = stats.beta(1, 1), stats.lognorm(2.5, scale=20.0)
+    for r in range(n_reps):
+        mu, kappa = prior_mu.rvs(random_state=rng), prior_kappa.rvs(random_state=rng)
+        theta = rng.beta(max(mu * kappa, 1e-12), max((1 - mu) * kappa, 1e-12), size=n.size)
+        s = rng.binomial(n, theta)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrecisionLimitedWarning)
+            post = fit_hierarchical(s, n, draws=n_draws, random_seed=rng.integers(2**32))
+        ranks[r, 0] = np.sum(post.draws("mu") < mu)
+        ranks[r, 1] = np.sum(post.theta[:, 0] < theta[0])
+    return ranks
+
+
+def _uniformity_pvalue(ranks, n_draws, bins):
+    hist = np.bincount(ranks * bins // (n_draws + 1), minlength=bins)
+    return stats.chisquare(hist).pvalue
+
+
+def test_simulation_based_calibration_small():
+    # 150 replications, 99 draws each: ranks of mu and theta_1 uniform on 0..99 (10 bins)
+    ranks = _sbc_ranks(150, 99, seed=2024)
+    for j in range(2):
+        assert _uniformity_pvalue(ranks[:, j], 99, 10) > 0.001
+
+
+@pytest.mark.slow
+def test_simulation_based_calibration_large():
+    ranks = _sbc_ranks(1000, 99, seed=7)
+    for j in range(2):
+        assert _uniformity_pvalue(ranks[:, j], 99, 20) > 0.001
+
+
+# -- robust model -----------------------------------------------------------------------------
+def test_robust_logpmf_is_the_stated_mixture():
+    s, n, mu, kappa, eps = 7, 30, 0.12, 40.0, 0.1
+    ref = np.log(
+        (1 - eps) * stats.betabinom.pmf(s, n, mu * kappa, (1 - mu) * kappa)
+        + eps * stats.betabinom.pmf(s, n, 1, 1)
+    )
+    assert robust_logpmf(s, n, mu, kappa, eps) == pytest.approx(ref, rel=1e-12)
+    # and it sums to one over s
+    total = np.exp(robust_logpmf(np.arange(n + 1), n, mu, kappa, eps)).sum()
+    assert total == pytest.approx(1.0, abs=1e-12)
+
+
+def test_robust_grid_likelihood_matches_logpmf():
+    s, n = np.array([2, 5, 30]), np.array([40, 60, 80])
+    fit = ExactFit(Counts.from_arrays(s, n), model="robust", outlier_prob=0.2)
+    u, v = np.array([-2.0, -1.0]), np.array([2.0, 5.0])
+    ref = sum(robust_logpmf(sk, nk, expit(u), np.exp(v), 0.2) for sk, nk in zip(s, n, strict=True))
+    log_choose = sum(
+        stats.binom.logpmf(sk, nk, 0.5) - nk * np.log(0.5) for sk, nk in zip(s, n, strict=True)
+    )
+    np.testing.assert_allclose(fit._loglik(u, v) + log_choose, ref, rtol=1e-10)
+    # the conditional posterior of theta is the stated two-component mixture: check its mean
+    r, A, B = fit._components(u, v)[0]
+    bb = betaln(A, B) - betaln(
+        expit(u)[:, None] * np.exp(v)[:, None], expit(-u)[:, None] * np.exp(v)[:, None]
+    )
+    r_ref = 0.8 * np.exp(bb) / (0.8 * np.exp(bb) + 0.2 * np.exp(betaln(1 + s, 1 + n - s)))
+    np.testing.assert_allclose(r, r_ref, rtol=1e-10)
+
+
+def _outlier_dataset(rng):
+    """14 strata with rates from Beta(8, 80) clipped to [0.03, 0.15], one stratum at 0.35."""
+    true = np.r_[np.clip(rng.beta(8, 80, 14), 0.03, 0.15), 0.35]
+    n = rng.integers(40, 201, 15)
+    return true, n, rng.binomial(n, true)
+
+
+def _robust_study(n_reps, seed, level=0.9):
+    """Mean width ratio (robust / plain) and coverage of the 14 ordinary strata."""
+    rng = np.random.default_rng(seed)
+    ratio, cover_plain, cover_robust = [], [], []
+    tail = (1 - level) / 2
+    for _ in range(n_reps):
+        true, n, s = _outlier_dataset(rng)
+        c = Counts.from_arrays(s, n)
+        q = {}
+        for model in ("beta_binomial", "robust"):
+            # equal-tailed intervals from 4000 exact draws (the exact mixture quantiles agree to
+            # Monte Carlo error and are slower)
+            post = fit_hierarchical(c, model=model, draws=4000, random_seed=rng.integers(2**32))
+            q[model] = np.quantile(post.theta, [tail, 1 - tail], axis=0)
+        qp, qr = q["beta_binomial"], q["robust"]
+        ratio.append((qr[1] - qr[0])[:14].mean() / (qp[1] - qp[0])[:14].mean())
+        cover_plain.append(((qp[0] <= true) & (true <= qp[1]))[:14].mean())
+        cover_robust.append(((qr[0] <= true) & (true <= qr[1]))[:14].mean())
+    return np.array(ratio), np.mean(cover_plain), np.mean(cover_robust)
+
+
+def test_robust_model_keeps_pooling_with_one_outlier():
+    # deterministic design: 14 rates at the quantiles of Beta(8, 80) (0.04-0.15), one at 0.35,
+    # trials 40-200, successes = round(n * rate)
+    true = np.r_[np.clip(stats.beta(8, 80).ppf((np.arange(14) + 0.5) / 14), 0.03, 0.15), 0.35]
+    n = np.linspace(40, 200, 15).astype(int)
+    s = np.round(n * true).astype(int)
+    plain = fit_hierarchical(s, n, random_seed=0)
+    robust = fit_robust(s, n, random_seed=0)
+    wp = (plain.summary()["upper"] - plain.summary()["lower"]).to_numpy()
+    wr = (robust.summary()["upper"] - robust.summary()["lower"]).to_numpy()
+    # measured: 0.67
+    assert wr[:14].mean() / wp[:14].mean() < 0.8
+    # kappa stays large, and the outlier is recognised as one
+    assert robust.exact.hyper_moments()["log_kappa"] > plain.exact.hyper_moments()["log_kappa"] + 1
+    p_out = robust.exact.outlier_probability()
+    assert p_out[14] > 0.5 and np.median(p_out[:14]) < 0.1
+
+
+def test_robust_model_narrower_and_calibrated_small():
+    # 30 replicate datasets, 90% intervals. Measured (seed 3): mean width ratio 0.84,
+    # coverage of the 14 ordinary strata 0.90 (robust) and 0.94 (plain). Slack: with 420
+    # interval checks the Monte Carlo sd of the coverage is about 0.015, and the clipped
+    # Beta(8, 80) truth is not exactly the model's population, so we allow 0.06 below nominal.
+    ratio, cover_plain, cover_robust = _robust_study(30, seed=3)
+    assert ratio.mean() < 0.88
+    assert cover_robust > 0.90 - 0.06
+    assert cover_plain > 0.90 - 0.06
+
+
+@pytest.mark.slow
+def test_robust_model_narrower_and_calibrated_large():
+    ratio, cover_plain, cover_robust = _robust_study(300, seed=4)
+    assert ratio.mean() < 0.88
+    assert abs(cover_robust - 0.90) < 0.03
