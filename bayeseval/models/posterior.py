@@ -351,16 +351,26 @@ class Posterior:
         """Shrinkage per stratum.
 
         ``(raw - posterior mean) / (raw - pooled mean)``: the fraction of the distance from the
-        raw rate to the pooled mean that the posterior mean travelled (0 = no pooling, 1 =
-        complete pooling). NaN when undefined: a stratum without trials, or a raw rate within
-        1e-9 of the pooled mean.
+        raw rate to the pooled mean (:meth:`pooled_mean`) that the posterior mean travelled
+        (0 = no pooling, 1 = complete pooling). NaN when undefined: a stratum without trials,
+        or a raw rate within half a count (``0.5 / n_k``) of the pooled mean, where the ratio
+        of two small differences is meaningless.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([1, 9, 20], [30, 60, 80], random_seed=0, draws=500)
+        >>> bool(0 < post.shrinkage().iloc[0] < 1)
+        True
         """
         raw = self._counts.rates.to_numpy()
         post = self._post_mean()
         pooled = self.pooled_mean()
         denom = raw - pooled
+        n = self._counts.trials.to_numpy()
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.where(np.abs(denom) > 1e-9, (raw - post) / denom, np.nan)
+            defined = (n > 0) & (np.abs(denom) >= 0.5 / np.maximum(n, 1))
+            out = np.where(defined, (raw - post) / denom, np.nan)
         return pd.Series(out, index=self.strata, name="shrinkage")
 
     def _post_mean(self) -> np.ndarray:

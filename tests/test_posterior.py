@@ -1,0 +1,199 @@
+"""Tests of the Posterior object (bayeseval.models.posterior)."""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from bayeseval.counts import Counts
+from bayeseval.models import Posterior, fit_hierarchical
+
+S = np.array([3, 8, 1, 12, 5])
+N = np.array([60, 80, 30, 90, 50])
+STRATA = ["a", "b", "c", "d", "e"]
+
+
+@pytest.fixture(scope="module")
+def post():
+    return fit_hierarchical(S, N, strata=STRATA, random_seed=1, draws=4000)
+
+
+def _manual_posterior(seed=0, draws=1000):
+    """A Posterior built directly (as the PyMC engine does) from known draws."""
+    rng = np.random.default_rng(seed)
+    counts = Counts.from_arrays(S, N, strata=STRATA)
+    theta = rng.beta(S + 1, N - S + 1, size=(draws, len(S)))
+    hyper = {"mu": rng.beta(2, 20, draws), "kappa": rng.gamma(5, 4, draws)}
+    return Posterior(
+        theta=theta,
+        counts=counts,
+        hyper=hyper,
+        engine="pymc",
+        model="beta_binomial",
+        prior="default",
+    )
+
+
+def test_summary_columns_and_values_from_draws():
+    p = _manual_posterior()
+    s = p.summary(level=0.9)
+    assert list(s.columns) == [
+        "successes",
+        "trials",
+        "raw_rate",
+        "mean",
+        "median",
+        "lower",
+        "upper",
+        "shrinkage",
+    ]
+    assert list(s.index) == STRATA
+    np.testing.assert_allclose(s["mean"], p.theta.mean(axis=0))
+    np.testing.assert_allclose(s["lower"], np.quantile(p.theta, 0.05, axis=0))
+    np.testing.assert_allclose(s["upper"], np.quantile(p.theta, 0.95, axis=0))
+    np.testing.assert_allclose(s["raw_rate"], S / N)
+
+
+def test_hdi_is_arviz_hdi_and_not_wider_than_eti():
+    p = _manual_posterior()
+    h = p.summary(interval="hdi")
+    ref = az.hdi(p.theta[None, :, :], hdi_prob=0.95)
+    np.testing.assert_allclose(h["lower"], ref[:, 0])
+    e = p.summary(interval="eti")
+    wh, we = h["upper"] - h["lower"], e["upper"] - e["lower"]
+    # the shortest interval is not wider than the equal-tailed one (up to sample noise for
+    # nearly symmetric posteriors) and clearly narrower for the skewed one (c: 1 of 30)
+    assert np.all(wh <= we + 0.003)
+    assert wh["c"] < we["c"] - 0.005
+    assert h.loc["c", "lower"] < e.loc["c", "lower"]
+    with pytest.raises(ValueError, match="interval"):
+        p.summary(interval="hpd")
+    with pytest.raises(ValueError, match="level"):
+        p.summary(level=95)
+
+
+def test_shrinkage_definition(post):
+    s = post.summary()
+    pooled = post.pooled_mean()
+    np.testing.assert_allclose(pooled, post.draws("mu").mean())
+    expected = (s["raw_rate"] - s["mean"]) / (s["raw_rate"] - pooled)
+    defined = np.abs(s["raw_rate"] - pooled) >= 0.5 / s["trials"]
+    np.testing.assert_allclose(s["shrinkage"][defined], expected[defined])
+    # b and e have raw rates 0.1, within half a count of the pooled mean: undefined
+    assert np.isnan(s.loc["b", "shrinkage"]) and np.isnan(s.loc["e", "shrinkage"])
+    ok = s["shrinkage"].dropna()
+    # partial pooling: every other stratum moves part of the way
+    assert len(ok) == 3 and np.all((ok > 0) & (ok < 1))
+    # the smallest stratum (c, 30 trials) is shrunk the most among strata far from the mean
+    assert s.loc["c", "shrinkage"] > s.loc["d", "shrinkage"]
+
+
+def test_exact_summary_uses_mixture_quantiles(post):
+    s = post.summary(level=0.9)
+    q = post.exact.quantiles([0.05, 0.95])
+    np.testing.assert_allclose(s["lower"], q[0])
+    np.testing.assert_allclose(s["upper"], q[1])
+    # and agrees with the draws to Monte Carlo error
+    np.testing.assert_allclose(s["lower"], np.quantile(post.theta, 0.05, axis=0), atol=0.005)
+
+
+def test_draws_names(post):
+    th = post.draws("theta")
+    assert isinstance(th, pd.DataFrame) and list(th.columns) == STRATA
+    assert th.shape == (4000, 5)
+    mu, kappa = post.draws("mu"), post.draws("kappa")
+    np.testing.assert_allclose(post.draws("alpha"), mu * kappa)
+    np.testing.assert_allclose(post.draws("beta"), (1 - mu) * kappa)
+    with pytest.raises(ValueError, match="unknown name 'sigma'"):
+        post.draws("sigma")
+
+
+def test_weighted_gap_prob(post):
+    w = np.array([0.1, 0.2, 0.3, 0.2, 0.2])
+    np.testing.assert_allclose(post.weighted(w), post.theta @ w)
+    np.testing.assert_allclose(post.weighted(dict(zip(STRATA, w, strict=True))), post.theta @ w)
+    with pytest.raises(ValueError, match="sum to 1"):
+        post.weighted([0.5, 0.5, 0.5, 0.0, 0.0])
+    with pytest.raises(ValueError, match="weights"):
+        post.weighted(None)  # counts carry no weights
+    gap = post.gap("d", "c")
+    np.testing.assert_allclose(gap, post.theta[:, 3] - post.theta[:, 2])
+    assert post.prob_gap("d", "c", delta=0.02) == pytest.approx(np.mean(gap > 0.02))
+    assert post.prob("d", "c", delta=0.02) == post.prob_gap("d", "c", delta=0.02)
+    with pytest.raises(ValueError, match="unknown stratum"):
+        post.gap("z", "a")
+
+
+def test_prob_below_exact_and_from_draws(post):
+    p_exact = post.prob_below(0.1)
+    p_draws = (post.theta < 0.1).mean(axis=0)
+    np.testing.assert_allclose(p_exact.to_numpy(), p_draws, atol=0.03)
+    assert post.prob(threshold=0.1).equals(p_exact)
+    assert post.prob("a", threshold=0.1) == pytest.approx(p_exact["a"])
+    manual = _manual_posterior()
+    np.testing.assert_allclose(manual.prob_below(0.1), (manual.theta < 0.1).mean(axis=0))
+
+
+def test_ranks():
+    p = _manual_posterior()
+    r = p.ranks()
+    probs = r[list(range(1, 6))].to_numpy()
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    np.testing.assert_allclose(probs.sum(axis=0), 1.0)
+    np.testing.assert_allclose(r["mean_rank"].sum(), 15.0)
+    ranks = stats.rankdata(p.theta, axis=1)
+    np.testing.assert_allclose(r["mean_rank"], ranks.mean(axis=0))
+    # lowest raw rate (a = 0.05 or c = 0.033) is most likely the best when low is good
+    assert r["p_best"].idxmax() in ("a", "c")
+    assert p.ranks(descending=True)["p_best"].idxmax() == "d"
+
+
+def test_predictive_and_log_likelihood(post):
+    rep1 = post.sample_predictive(random_seed=5)
+    rep2 = post.sample_predictive(random_seed=5)
+    np.testing.assert_array_equal(rep1, rep2)
+    assert rep1.shape == (4000, 5) and np.all(rep1 <= N)
+    # replicated mean equals n * E[theta] within Monte Carlo error
+    np.testing.assert_allclose(rep1.mean(axis=0), N * post.theta.mean(axis=0), rtol=0.05)
+    ll = post.log_likelihood
+    np.testing.assert_allclose(ll, stats.binom.logpmf(S, N, post.theta))
+
+
+def test_idata_for_arviz(post):
+    idata = post.idata
+    th = idata.posterior["theta"]
+    assert th.dims == ("chain", "draw", "stratum")
+    assert list(th.coords["stratum"].values) == STRATA
+    assert th.shape == (4, 1000, 5)
+    np.testing.assert_allclose(th.values.reshape(4000, 5), post.theta)
+    summ = az.summary(idata, var_names=["mu", "kappa"])
+    assert (summ["r_hat"] < 1.01).all()  # independent draws
+    loo = az.loo(idata)
+    assert np.isfinite(loo.elpd_loo)
+    np.testing.assert_array_equal(idata.observed_data["successes"].values, S)
+    assert post.idata is idata  # cached
+
+
+def test_posterior_validation_and_repr():
+    counts = Counts.from_arrays(S, N, strata=STRATA)
+    with pytest.raises(ValueError, match="theta must have shape"):
+        Posterior(
+            theta=np.zeros((10, 3)), counts=counts, hyper={}, engine="x", model="m", prior="p"
+        )
+    with pytest.raises(TypeError, match="counts"):
+        Posterior(theta=np.zeros((10, 5)), counts=None, hyper={}, engine="x", model="m", prior="p")
+    p = _manual_posterior(draws=12)
+    assert p.n_draws == 12
+    assert "engine='pymc'" in repr(p) and "strata=5" in repr(p)
+
+
+def test_multiindex_strata_labels():
+    idx = pd.MultiIndex.from_tuples([("f", "x"), ("f", "y"), ("m", "x")], names=["sex", "grp"])
+    counts = Counts(pd.Series([2, 3, 4], index=idx), pd.Series([20, 30, 40], index=idx))
+    post = fit_hierarchical(counts, random_seed=0, draws=400)
+    assert list(post.idata.posterior.coords["stratum"].values) == ["f | x", "f | y", "m | x"]
+    assert post.gap(("m", "x"), ("f", "x")).shape == (400,)
+    assert post.gap("m | x", "f | x").shape == (400,)
