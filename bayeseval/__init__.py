@@ -23,6 +23,7 @@ from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
 from bayeseval.stratified import StratifiedRisk, reweight, stratified_risk, weighted_metric
 from bayeseval.planning import allocate, sample_size
 from bayeseval.compare import mcnemar, paired_bootstrap
+from bayeseval.classic import error_reject_curve, estimate_error, risk_averaging
 
 # -- Bayesian models --
 from bayeseval.models import Posterior, fit_hierarchical
@@ -58,6 +59,9 @@ __all__ = [
     "allocate",
     "mcnemar",
     "paired_bootstrap",
+    "estimate_error",
+    "risk_averaging",
+    "error_reject_curve",
     # -- Bayesian models --
     "fit_hierarchical",
     "Posterior",
