@@ -488,13 +488,16 @@ def ppc(
 
     Parameters
     ----------
-    data : Posterior or pandas.DataFrame
-        A fitted Posterior (replicated counts are drawn with
-        ``sample_predictive``), or a DataFrame indexed by stratum with columns
-        ``observed``, ``lower``, ``upper`` (predictive interval of the rate) and
-        optionally ``p_value``.
+    data : PPCResult, Posterior or pandas.DataFrame
+        The result of :func:`bayeseval.checks.posterior_predictive_check`
+        (its per-stratum predictive intervals of the counts, divided by the
+        trials; strata it flags are drawn in red), a fitted Posterior (plain
+        replicated counts are drawn with ``sample_predictive``; strata outside
+        their interval are drawn in red), or a DataFrame indexed by stratum with
+        either ``successes``, ``trials``, ``pred_lower``, ``pred_upper`` (counts)
+        or ``observed``, ``lower``, ``upper`` (rates), and optionally ``flag``.
     level : float, default 0.95
-        Level of the predictive interval; strata outside it are drawn in red.
+        Level of the predictive interval when it is computed here.
     random_seed : int, optional
         Seed for the replicated counts.
     ax : matplotlib Axes, optional
@@ -511,15 +514,34 @@ def ppc(
     >>> len(ax.get_xticklabels())
     3
     """
+    flag = None
+    if hasattr(data, "table") and hasattr(data, "global_table"):  # checks.PPCResult
+        level = float(getattr(data, "level", level))
+        data = data.table
     if isinstance(data, pd.DataFrame):
-        frame = pd.DataFrame(
-            {
-                "observed": _pick(data, ["observed", "rate", "raw_rate"], "the observed rate"),
-                "lower": _pick(data, ["lower", "rep_lower", "pred_lower"], "the predictive lower bound"),
-                "upper": _pick(data, ["upper", "rep_upper", "pred_upper"], "the predictive upper bound"),
-            },
-            index=data.index,
-        )
+        if {"successes", "trials", "pred_lower", "pred_upper"} <= set(data.columns):
+            # predictive interval of the count: divide by trials to compare rates
+            n = data["trials"].to_numpy(dtype=float)
+            n = np.where(n > 0, n, np.nan)
+            frame = pd.DataFrame(
+                {
+                    "observed": data["successes"].to_numpy(dtype=float) / n,
+                    "lower": data["pred_lower"].to_numpy(dtype=float) / n,
+                    "upper": data["pred_upper"].to_numpy(dtype=float) / n,
+                },
+                index=data.index,
+            )
+        else:
+            frame = pd.DataFrame(
+                {
+                    "observed": _pick(data, ["observed", "rate", "raw_rate"], "the observed rate"),
+                    "lower": _pick(data, ["lower", "rep_lower"], "the predictive lower bound"),
+                    "upper": _pick(data, ["upper", "rep_upper"], "the predictive upper bound"),
+                },
+                index=data.index,
+            )
+        if "flag" in data.columns:
+            flag = data["flag"].fillna(False).to_numpy(dtype=bool)
     elif hasattr(data, "sample_predictive"):
         rep = np.asarray(data.sample_predictive(random_seed=random_seed), dtype=float)
         n = data.counts.trials.to_numpy(dtype=float)
@@ -535,18 +557,24 @@ def ppc(
             index=data.counts.strata,
         )
     else:
-        raise TypeError(f"data must be a Posterior or a DataFrame, got {type(data).__name__}")
+        raise TypeError(
+            f"data must be a Posterior, a PPCResult or a DataFrame, got {type(data).__name__}"
+        )
     ax = _axes(ax, (max(5, 0.7 * len(frame) + 2), 4))
     x = np.arange(len(frame))
     mid = (frame["lower"] + frame["upper"]) / 2
     ax.errorbar(x, mid, yerr=np.vstack([mid - frame["lower"], frame["upper"] - mid]), fmt="none",
                 ecolor=_POST, elinewidth=6, alpha=0.35, label=f"{100 * level:g}% predictive interval")
     obs = frame["observed"].to_numpy(dtype=float)
-    outside = (obs < frame["lower"].to_numpy()) | (obs > frame["upper"].to_numpy())
-    colors = np.where(outside, _FLAG, "black")
+    if flag is None:
+        flag = (obs < frame["lower"].to_numpy()) | (obs > frame["upper"].to_numpy())
+        flag_label = "outside the interval"
+    else:
+        flag_label = "flagged by the check"
+    colors = np.where(flag, _FLAG, "black")
     ax.scatter(x, obs, c=list(colors), zorder=3, s=30, label="observed rate")
-    if outside.any():
-        ax.scatter([], [], c=_FLAG, s=30, label="outside the interval")
+    if flag.any():
+        ax.scatter([], [], c=_FLAG, s=30, label=flag_label)
     ax.set_xticks(x)
     ax.set_xticklabels(_labels(frame.index), rotation=30 if len(frame) > 6 else 0, ha="right"
                        if len(frame) > 6 else "center")

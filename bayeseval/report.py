@@ -441,6 +441,10 @@ class Report:
         raise ValueError(f"kind must be 'forest' or 'ppc', got {kind!r}")
 
 
+def _strata(n: int) -> str:
+    return f"{n} stratum" if n == 1 else f"{n} strata"
+
+
 def _label(key: Any) -> str:
     return " | ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
@@ -512,7 +516,7 @@ def _ppc_fallback(post: Any, level: float, random_seed: Any) -> tuple[np.ndarray
             "statistic": ["per-stratum counts", "between-stratum dispersion (chi-square)"],
             "p_value": [float(np.nanmin(p)) if np.isfinite(p).any() else np.nan, p_disp],
             "verdict": [
-                "ok" if n_flag == 0 else f"{n_flag} strata extreme under the model",
+                "ok" if n_flag == 0 else f"{_strata(n_flag)} extreme under the model",
                 "ok" if p_disp >= alpha else "the model does not reproduce the spread of the rates",
             ],
         },
@@ -521,35 +525,42 @@ def _ppc_fallback(post: Any, level: float, random_seed: Any) -> tuple[np.ndarray
     return p, checks
 
 
-def _model_checks(post: Any, level: float, random_seed: Any) -> tuple[np.ndarray, pd.DataFrame]:
-    """Model-check verdicts: bayeseval.checks when available, else the built-in PPC."""
+def _model_checks(
+    post: Any, level: float, random_seed: Any
+) -> tuple[np.ndarray, np.ndarray, list[str], pd.DataFrame]:
+    """Model-check verdicts: per-stratum p-values, flags, reasons, and a checks table.
+
+    Uses :mod:`bayeseval.checks` (mixed and cross-validated predictive checks,
+    frequentist side by side) when available, else a plain posterior predictive check.
+    """
     try:
-        from bayeseval.checks import posterior_predictive_check
+        from bayeseval.checks import compare_frequentist, posterior_predictive_check
     except ImportError:
-        return _ppc_fallback(post, level, random_seed)
-    return _from_checks(posterior_predictive_check, post, level, random_seed)
-
-
-def _from_checks(ppc_fn: Any, post: Any, level: float, random_seed: Any) -> tuple[np.ndarray, pd.DataFrame]:
-    try:
-        res = ppc_fn(post, random_seed=random_seed)
-    except Exception:  # pragma: no cover - defensive: fall back to the built-in check
-        return _ppc_fallback(post, level, random_seed)
-    table = getattr(res, "table", None)
-    if not isinstance(table, pd.DataFrame):
-        return _ppc_fallback(post, level, random_seed)
-    pcol = next((c for c in ("p_value", "ppp", "p") if c in table.columns), None)
-    if pcol is None:
-        return _ppc_fallback(post, level, random_seed)
-    p = table[pcol].reindex(post.strata).to_numpy(dtype=float)
-    _, checks = _ppc_fallback(post, level, random_seed)
-    alpha = 1 - level
-    n_flag = int(np.nansum(p < alpha))
-    checks.loc["ppc_counts", "p_value"] = float(np.nanmin(p)) if np.isfinite(p).any() else np.nan
-    checks.loc["ppc_counts", "verdict"] = (
-        "ok" if n_flag == 0 else f"{n_flag} strata extreme under the model"
-    )
-    return p, checks
+        p, checks = _ppc_fallback(post, level, random_seed)
+        return p, np.nan_to_num(p, nan=1.0) < 1 - level, [""] * len(p), checks
+    res = posterior_predictive_check(post, random_seed=random_seed, level=level)
+    table = res.table.reindex(post.strata)
+    p = table["p_value"].to_numpy(dtype=float)
+    flagged = table["flag"].fillna(False).to_numpy(dtype=bool)
+    side = compare_frequentist(post, level=level, ppc=res)
+    reasons = side["reason"].reindex(post.strata).fillna("").astype(str).tolist()
+    n_flag = int(flagged.sum())
+    rows = {
+        "ppc_counts": (
+            "per-stratum counts (cross-validated mixed predictive check)",
+            float(np.nanmin(p)) if np.isfinite(p).any() else np.nan,
+            "ok" if n_flag == 0 else f"{_strata(n_flag)} extreme under the model",
+        )
+    }
+    for _, g in res.global_table.iterrows():
+        rows[f"ppc_{g['statistic']}"] = (
+            f"{g['statistic']} of the stratum rates",
+            float(g["p_value"]),
+            "ok" if not bool(g["flag"]) else "outside the model's predictive range",
+        )
+    checks = pd.DataFrame.from_dict(rows, orient="index", columns=["statistic", "p_value", "verdict"])
+    checks.index.name = "check"
+    return p, flagged, reasons, checks
 
 
 def _extra_needed(rate: float, trials: int, target: float, level: float) -> float:
@@ -694,7 +705,16 @@ def evaluate(
             table["shrinkage"] = summ["shrinkage"].to_numpy()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", BayesevalWarning)
-                p, checks = _model_checks(post, level, random_seed)
+                try:
+                    p, model_flag, model_reason, checks = _model_checks(post, level, random_seed)
+                except Exception as exc:  # keep the report; say which check was used
+                    p, checks = _ppc_fallback(post, level, random_seed)
+                    model_flag = np.nan_to_num(p, nan=1.0) < 1 - level
+                    model_reason = [""] * len(p)
+                    notes.append(
+                        f"bayeseval.checks failed on these strata ({type(exc).__name__}: {exc}); "
+                        "a plain posterior predictive check was used instead."
+                    )
             table["ppc_p"] = p
     else:
         warn.append("No stratum has any trials: there is nothing to estimate.")
@@ -748,7 +768,8 @@ def evaluate(
         flags[k].append("empty")
     if empty:
         warn.append(
-            f"{len(empty)} strata have no trials for {metric_name} and no estimate: "
+            f"{_strata(len(empty))} {'has' if len(empty) == 1 else 'have'} no trials for "
+            f"{metric_name} and no estimate: "
             f"{_fmt_labels(empty)}."
         )
     for k in index[has_trials.to_numpy()]:
@@ -789,20 +810,41 @@ def evaluate(
         for k in empty:
             table.loc[k, "extra_needed"] = _extra_needed(0.5, 0, target_halfwidth, level)
     if post is not None:
-        alpha = 1 - level
-        bad = table.index[(table["ppc_p"] < alpha).to_numpy()]
+        bad = list(index[model_flag])
         for k in bad:
             flags[k].append("model check")
-        if len(bad):
+        if bad:
             warn.append(
-                f"The pooled model finds {len(bad)} strata extreme under its own predictions "
-                f"(predictive p < {alpha:g}): {_fmt_labels(list(bad))}. Their pooled estimates "
-                "may be shrunk too far; compare them with the raw rates."
+                f"The pooled model finds {_strata(len(bad))} extreme under its own predictions: "
+                f"{_fmt_labels(bad)}. Their pooled estimates may be pulled too far toward the "
+                "others; report the raw rate beside them, or refit with model='robust'."
             )
-        if "ppc_dispersion" in checks.index and checks.loc["ppc_dispersion", "p_value"] < alpha:
+        shrunk = [k for k, r in zip(index, model_reason, strict=True)
+                  if r == "strong shrinkage of a small stratum"]
+        for k in shrunk:
+            flags[k].append("strong shrinkage")
+        if shrunk:
             warn.append(
-                "The pooled model does not reproduce how much the strata's rates differ "
-                "(dispersion check failed); treat the pooled intervals with care."
+                f"Small strata whose pooled estimate leans heavily on the other strata: "
+                f"{_fmt_labels(shrunk)}. Their credible intervals borrow certainty from the "
+                "pooling assumption; the raw rate and Wilson interval are what their own data say."
+            )
+        disagree = [k for k, r in zip(index, model_reason, strict=True)
+                    if r == "posterior and frequentist estimates disagree"]
+        for k in disagree:
+            flags[k].append("estimates disagree")
+        if disagree:
+            warn.append(
+                f"For {_fmt_labels(disagree)} the pooled estimate and the raw rate disagree "
+                "(one lies outside the other's interval)."
+            )
+        glob = [c for c in checks.index if c != "ppc_counts"
+                and str(checks.loc[c, "verdict"]) != "ok"]
+        if glob:
+            warn.append(
+                "The pooled model does not reproduce the spread of the stratum rates "
+                f"({', '.join(c.removeprefix('ppc_') for c in glob)} check failed); treat the "
+                "pooled intervals with care."
             )
     if counts.weights is not None and total_n > 0:
         share = counts.sample_shares

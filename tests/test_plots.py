@@ -204,3 +204,24 @@ def test_halfwidth_curve_from_a_campaign(tmp_path):
     assert forecast.get_xdata()[-1] == 120 + int(camp.forecast().sum())
     assert forecast.get_ydata()[-1] == 0.05
     camp.close()
+
+
+def test_ppc_from_checks_result():
+    checks = pytest.importorskip("bayeseval.checks")
+    import warnings
+
+    post = fit_hierarchical([4, 6, 5, 40], [50, 50, 50, 50], random_seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = checks.posterior_predictive_check(post, random_seed=1)
+    ax = plots.ppc(res)
+    bars = _errorbars(ax)
+    assert _n_bars(bars[0]) == 4
+    # the bars span the predictive interval of the count divided by the trials
+    segs = bars[0].lines[2][0].get_segments()
+    np.testing.assert_allclose([s[:, 1].min() for s in segs], res.table["pred_lower"] / 50)
+    np.testing.assert_allclose([s[:, 1].max() for s in segs], res.table["pred_upper"] / 50)
+    pts = [c for c in ax.collections if isinstance(c, PathCollection)][0]
+    colors = [tuple(c) for c in pts.get_facecolors()]
+    assert colors[3] != colors[0]  # the flagged stratum (40 of 50) is drawn in red
+    assert "flagged by the check" in [t.get_text() for t in ax.get_legend().get_texts()]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval._warnings import ZeroVarianceWarning
+from bayeseval._warnings import ModelCheckWarning, ZeroVarianceWarning
 from bayeseval.counts import Counts, tabulate
 from bayeseval.datasets import make_pool
 from bayeseval.intervals import proportion_ci
@@ -99,14 +99,33 @@ def test_without_weights_the_note_says_sample_composition():
 
 
 def test_model_flags_an_outlying_stratum():
-    # nine strata near 5% and one at 60%: the pooled model's replicated counts rarely reach 60%
+    # nine strata near 5% and one at 60%: the outlier has by far the smallest predictive p-value
     s = [5, 4, 6, 5, 5, 4, 6, 5, 5, 120]
     counts = Counts.from_arrays(s, [100] * 9 + [200], strata=[f"g{i}" for i in range(10)])
     rep = evaluate(counts, random_seed=3)
     assert "ppc_counts" in rep.checks.index
     assert rep.table["ppc_p"].between(0, 1).all()
-    p = rep.table["ppc_p"]
-    assert p.idxmin() == "g9"
+    assert rep.table["ppc_p"].idxmin() == "g9"
+
+
+def test_model_check_verdicts_come_from_bayeseval_checks():
+    checks = pytest.importorskip("bayeseval.checks")
+    s = [5, 4, 6, 5, 5, 4, 6, 5, 5, 120]
+    counts = Counts.from_arrays(s, [100] * 9 + [200], strata=[f"g{i}" for i in range(10)])
+    rep = evaluate(counts, random_seed=3)
+    post = fit_hierarchical(counts, random_seed=3)
+    with pytest.warns(ModelCheckWarning):
+        ppc = checks.posterior_predictive_check(post, random_seed=3)
+    np.testing.assert_allclose(rep.table["ppc_p"], ppc.table["p_value"])
+    assert ppc.outliers == ["g9"]
+    assert rep.table["flags"].tolist() == [""] * 9 + ["model check"]
+    assert any("'g9'" in w and "extreme under its own predictions" in w for w in rep.warnings)
+    # a tiny stratum pulled hard toward the others (compare_frequentist's docstring example)
+    small = evaluate(Counts.from_arrays([1, 6, 5, 7], [4, 60, 50, 70]), random_seed=0)
+    side = checks.compare_frequentist(fit_hierarchical(small.counts, random_seed=0), random_seed=0)
+    assert side.loc[0, "reason"] == "strong shrinkage of a small stratum"
+    assert "strong shrinkage" in small.table.loc[0, "flags"]
+    assert any("leans heavily on the other strata" in w for w in small.warnings)
 
 
 def test_html_contains_every_stratum_and_warning(rep):
