@@ -502,16 +502,57 @@ class ExactFit:
         return self._moments
 
     def _pair_cdf(self, x: np.ndarray, comps: list, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mixture CDF and density at x (shape (J,)) for each distinct pair."""
+        """Mixture CDF and density at x (shape (J,)); comps hold (r, A, B, log B(A, B))."""
         cdf = np.zeros(x.shape)
         pdf = np.zeros(x.shape)
         xx = x[None, :]
+        lx, l1x = np.log(xx), np.log1p(-xx)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            for r, A, B in comps:
+            for r, A, B, lnorm in comps:
                 cdf += w @ (r * betainc(A, B, xx))
-                logpdf = (A - 1) * np.log(xx) + (B - 1) * np.log1p(-xx) - betaln(A, B)
+                logpdf = (A - 1) * lx + (B - 1) * l1x - lnorm
                 pdf += w @ (r * np.exp(np.clip(logpdf, -700, 700)))
         return cdf, pdf
+
+    @property
+    def quantiles_affordable(self) -> bool:
+        """Whether exact quantiles are cheap (distinct pairs x quadrature points <= 2e5).
+
+        :meth:`Posterior.summary` uses exact mixture quantiles when True and quantiles of the
+        draws otherwise (thousands of distinct strata).
+        """
+        if len(self._ps) * 100 > 2e5:  # quadrature has at least ~100 points
+            return False
+        return len(self._ps) * len(self._quadrature()[2]) <= 2e5
+
+    def _quadrature(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Grid points for exact quantiles: every other grid point when that is as accurate.
+
+        The grid is dense for sampling; for the smooth Beta mixtures a grid with twice the
+        spacing is usually as accurate. It is used when the posterior means and sds of every
+        theta_k computed on it agree with the full grid to 1e-5; otherwise the full grid is
+        used. Points holding less than 1e-7 of the mass are dropped.
+        """
+        if getattr(self, "_quad", None) is not None:
+            return self._quad
+        m = self.diagnostics["grid_shape"][0]
+        full = self._compact_grid(1e-7)
+        lp = self.log_post.reshape(m, m)[::2, ::2]
+        w = np.exp(lp - lp.max())
+        for sl in (np.s_[0, :], np.s_[-1, :], np.s_[:, 0], np.s_[:, -1]):
+            w[sl] *= 0.5
+        w = (w / w.sum()).ravel()
+        u = self.grid_u.reshape(m, m)[::2, ::2].ravel()
+        v = self.grid_v.reshape(m, m)[::2, ::2].ravel()
+        order = np.argsort(w)
+        keep = np.sort(order[np.cumsum(w[order]) > 1e-7])
+        coarse = (u[keep], v[keep], w[keep] / w[keep].sum())
+        mf, vf = self._pair_moments(self._components(full[0], full[1]), full[2])
+        mc, vc = self._pair_moments(self._components(coarse[0], coarse[1]), coarse[2])
+        ok = np.max(np.abs(mf - mc)) < 1e-5 and np.max(np.abs(np.sqrt(vf) - np.sqrt(vc))) < 1e-5
+        self._quad = coarse if ok else full
+        self.diagnostics["quadrature_points"] = len(self._quad[2])
+        return self._quad
 
     def cdf(self, x: Any) -> np.ndarray:
         """Exact posterior ``P(theta_k <= x)`` for each stratum (x scalar or per stratum).
@@ -523,24 +564,15 @@ class ExactFit:
         >>> bool(np.all(p > 0.99))
         True
         """
-        u, v, w = self._compact_grid()
+        u, v, w = self._quadrature()
         x = np.broadcast_to(np.asarray(x, dtype=float), (len(self._s),))
-        J = len(self._ps)
-        out = np.empty(len(self._s))
-        comps = self._components(u, v)
-        # evaluate per distinct pair at its strata's x (x may vary by stratum)
-        uniq_x, inv_x = np.unique(np.column_stack([self._inverse, x]), axis=0, return_inverse=True)
-        inv_x = inv_x.ravel()
-        pair = uniq_x[:, 0].astype(int)
-        xs = uniq_x[:, 1]
-        cdf = np.empty(len(xs))
-        for start in range(0, len(xs), J):
-            sel = slice(start, start + J)
-            idx = pair[sel]
-            sub = [(r[:, idx], A[:, idx], B[:, idx]) for r, A, B in comps]
-            cdf[sel] = self._pair_cdf(np.clip(xs[sel], 0.0, 1.0), sub, w)[0]
-        out[:] = cdf[inv_x]
-        return np.clip(out, 0.0, 1.0)
+        comps = [(r, A, B, betaln(A, B)) for r, A, B in self._components(u, v)]
+        # evaluate per distinct (pair, x) combination (x may vary by stratum)
+        uniq, inv = np.unique(np.column_stack([self._inverse, x]), axis=0, return_inverse=True)
+        pair = uniq[:, 0].astype(int)
+        sub = [tuple(c[:, pair] for c in comp) for comp in comps]
+        cdf = self._pair_cdf(np.clip(uniq[:, 1], 0.0, 1.0), sub, w)[0]
+        return np.clip(cdf[inv.ravel()], 0.0, 1.0)
 
     def quantiles(self, q: Any) -> np.ndarray:
         """Exact posterior quantiles of each ``theta_k`` (mixture of Betas over the grid).
@@ -569,8 +601,8 @@ class ExactFit:
         if np.any((qs <= 0) | (qs >= 1)):
             raise ValueError(f"q must be strictly between 0 and 1, got {qs.tolist()}")
         # dropping grid mass 1e-7 moves a quantile by at most 1e-7 / density
-        u, v, w = self._compact_grid(1e-7)
-        comps = self._components(u, v)
+        u, v, w = self._quadrature()
+        comps = [(r, A, B, betaln(A, B)) for r, A, B in self._components(u, v)]
         mean, var = self._pair_moments(comps, w)
         out = np.empty((len(qs), len(self._ps)))
         for i, target in enumerate(qs):
@@ -581,7 +613,7 @@ class ExactFit:
     def _pair_moments(self, comps: list, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m1 = np.zeros(len(self._ps))
         m2 = np.zeros(len(self._ps))
-        for r, A, B in comps:
+        for r, A, B, *_ in comps:
             mean = A / (A + B)
             m1 += w @ (r * mean)
             m2 += w @ (r * mean * (A + 1.0) / (A + B + 1.0))
@@ -603,7 +635,7 @@ class ExactFit:
         hi = np.ones_like(x)
         active = np.arange(x.size)
         for _ in range(100):
-            sub = [(r[:, active], A[:, active], B[:, active]) for r, A, B in comps]
+            sub = [tuple(x[:, active] for x in comp) for comp in comps]
             xa = x[active]
             F, f = self._pair_cdf(xa, sub, w)
             err = F - target
