@@ -598,13 +598,16 @@ def coverage(
     ----------
     results : pandas.DataFrame
         Columns ``method`` and ``coverage``; optional ``lower``/``upper``
-        (Monte Carlo interval of the coverage, drawn as error bars), or
-        ``n_sims`` (then a binomial 95% band is computed), and a grouping column
-        ``by`` (e.g. ``"scenario"``) drawn as separate colours.
+        (Monte Carlo interval of the coverage, drawn as error bars), ``mc_se``
+        (Monte Carlo SE: bars of +/- 1.96 SE) or ``n_sims`` (a binomial 95% band
+        is computed), and a grouping column ``by``. The output of
+        :func:`bayeseval.checks.calibration_study` plots as it is (grouped by
+        ``configuration``).
     nominal : float, default 0.95
         The nominal level, drawn as a dashed horizontal line.
     by : str, optional
-        Column that groups the points (one colour per value).
+        Column that groups the points (one colour per value); defaults to
+        ``"configuration"`` when that column exists with several values.
     ax : matplotlib Axes, optional
 
     Returns
@@ -624,6 +627,8 @@ def coverage(
     for col in ("method", "coverage"):
         if col not in results.columns:
             raise ValueError(f"results needs a column {col!r}; it has {list(results.columns)}")
+    if by is None and "configuration" in results.columns and results["configuration"].nunique() > 1:
+        by = "configuration"
     ax = _axes(ax)
     methods = list(pd.unique(results["method"]))
     x_of = {m: i for i, m in enumerate(methods)}
@@ -635,11 +640,16 @@ def coverage(
         cov = part["coverage"].to_numpy(dtype=float)
         if {"lower", "upper"} <= set(part.columns):
             err = np.vstack([cov - part["lower"].to_numpy(float), part["upper"].to_numpy(float) - cov])
+        elif "mc_se" in part.columns:
+            se = part["mc_se"].to_numpy(float)
+            err = np.vstack([1.96 * se, 1.96 * se])
         elif "n_sims" in part.columns:
             se = np.sqrt(cov * (1 - cov) / part["n_sims"].to_numpy(float))
             err = np.vstack([1.96 * se, 1.96 * se])
         else:
             err = None
+        if err is not None:  # a coverage band stays inside [0, 1]
+            err = np.vstack([np.minimum(err[0], cov), np.minimum(err[1], 1 - cov)])
         color = _COLORS[j % len(_COLORS)]
         ax.errorbar(x, cov, yerr=err, fmt="o", color=color, capsize=3,
                     label=str(key) if key is not None else "coverage")

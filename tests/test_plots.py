@@ -225,3 +225,19 @@ def test_ppc_from_checks_result():
     colors = [tuple(c) for c in pts.get_facecolors()]
     assert colors[3] != colors[0]  # the flagged stratum (40 of 50) is drawn in red
     assert "flagged by the check" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_coverage_reads_calibration_study_layout():
+    # layout of checks.calibration_study: configuration, method, coverage, mean_width, mc_se
+    res = pd.DataFrame({"configuration": ["exch"] * 2 + ["outlier"] * 2,
+                        "method": ["wilson", "wald"] * 2, "coverage": [0.95, 0.88, 0.99, 0.86],
+                        "mean_width": 0.2, "mc_se": [0.01, 0.015, 0.02, 0.015]})
+    ax = plots.coverage(res)
+    bars = _errorbars(ax)
+    assert len(bars) == 2  # grouped by configuration without being told
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"exch", "outlier", "nominal 0.95"} <= set(labels)
+    seg = bars[0].lines[2][0].get_segments()[1]  # wald, exch: 0.88 +/- 1.96 * 0.015
+    assert seg[:, 1].min() == pytest.approx(0.88 - 1.96 * 0.015)
+    top = bars[1].lines[2][0].get_segments()[0]  # wilson, outlier: 0.99 + 0.039 clipped at 1
+    assert top[:, 1].max() == pytest.approx(1.0)
