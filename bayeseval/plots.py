@@ -124,6 +124,17 @@ def _forest_frame(data: Any, level: float) -> tuple[pd.DataFrame, dict[str, floa
         raise TypeError(
             f"data must be a Report, a Posterior or a DataFrame, got {type(data).__name__}"
         )
+    if "weighted overall" in data.index and "post_mean" in data.columns:
+        # compare_frequentist's last row: the population-weighted rate
+        row = data.loc["weighted overall"]
+        if overall is None:
+            overall = {
+                "estimate": float(row["post_mean"]),
+                "lower": float(row["post_lower"]),
+                "upper": float(row["post_upper"]),
+                "label": "population-weighted (pooled)",
+            }
+        data = data.drop(index="weighted overall")
     cols = set(data.columns)
     if "post_mean" in cols or "posterior_mean" in cols:
         # Report.table layout: lower/upper are the frequentist bounds

@@ -241,3 +241,19 @@ def test_coverage_reads_calibration_study_layout():
     assert seg[:, 1].min() == pytest.approx(0.88 - 1.96 * 0.015)
     top = bars[1].lines[2][0].get_segments()[0]  # wilson, outlier: 0.99 + 0.039 clipped at 1
     assert top[:, 1].max() == pytest.approx(1.0)
+
+
+def test_forest_from_compare_frequentist(post):
+    checks = pytest.importorskip("bayeseval.checks")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        side = checks.compare_frequentist(post, weights=post.counts.weights, random_seed=0)
+    ax = plots.forest(side)
+    # the "weighted overall" row becomes the vertical line, not a stratum
+    assert [t.get_text() for t in ax.get_yticklabels()] == STRATA
+    assert any(np.isclose(ln.get_xdata()[0], side.loc["weighted overall", "post_mean"])
+               for ln in ax.lines)
+    raw_pts, _ = [c for c in ax.collections if isinstance(c, PathCollection)]
+    np.testing.assert_allclose(raw_pts.get_offsets()[:, 0], side["raw_rate"].iloc[:-1])
