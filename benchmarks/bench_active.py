@@ -52,10 +52,32 @@ def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
     # so bigger batches keep the run short (overshoot at most 200 labels)
     prop = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=["proportional"],
                     repeats=1 if quick else 3, batch_size=200, random_seed=0, progress=False)
-    summary = pd.concat([summary, prop.summary()])
+    robust = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=["expected_width"],
+                      repeats=repeats, batch_size=20, random_seed=0, progress=False, model="robust").summary()
+    robust.index = ["expected_width [model=robust]"]
+    summary = pd.concat([summary, robust, prop.summary()])
     ew = summary.loc["expected_width", "labels_mean"]
     summary["saving_of_expected_width"] = 1 - ew / summary["labels_mean"]
     return summary
+
+
+def bench_outlier(repeats: int) -> pd.DataFrame:
+    """One stratum far from the others (error rate 0.45): plain pooling vs auto (robust on a flag)."""
+    pool = synthetic_pool(n_rows=200_000, n_strata=12, random_seed=1)
+    rng = np.random.default_rng(5)
+    m = (pool["stratum"] == "s06").to_numpy()
+    err = rng.random(m.sum()) < 0.45
+    pool.loc[m, "pred"] = np.where(err, 1 - pool.loc[m, "truth"], pool.loc[m, "truth"])
+    rows = []
+    for model in ("auto", "beta_binomial"):
+        res = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=["expected_width"],
+                       repeats=repeats, batch_size=20, random_seed=0, progress=False, model=model)
+        out = res.summary()
+        out.index = [f"expected_width [model={model}]"]
+        iv = res.intervals
+        out["coverage_outlier"] = iv.loc[iv["stratum"] == "s06", "covered"].mean()
+        rows.append(out)
+    return pd.concat(rows)
 
 
 def bench_campaign_10k() -> dict:
@@ -79,6 +101,8 @@ def main() -> None:
     print(bench_step().round(1).to_string(index=False))
     print("\n## rules on the generated pool (12 strata, 200,000 rows, target half-width 0.05, level 0.95)")
     print(bench_rules(repeats=3 if args.quick else 10, quick=args.quick).round(3).to_string())
+    print("\n## one outlying stratum (s06 at 0.45): plain pooling vs auto")
+    print(bench_outlier(repeats=3 if args.quick else 10).round(3).to_string())
     print("\n## simulated ~10,000-label campaign, 50 strata, batch 50")
     print(bench_campaign_10k())
 
