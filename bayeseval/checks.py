@@ -1,0 +1,888 @@
+"""Checks of a hierarchical model against the data and the frequentist estimators (SPEC 9).
+
+* :func:`posterior_predictive_check`: replicated counts per stratum and for global statistics
+  (between-stratum dispersion, minimum and maximum stratum rate), predictive p-values, and
+  the strata whose observed count is extreme under the model.
+* :func:`compare_frequentist`: per stratum, the raw rate with Wilson and Clopper-Pearson
+  intervals beside the posterior mean and credible interval, with the reason when they
+  disagree; the same for the weighted overall rate.
+* :func:`compare_pooling`: complete, no and partial pooling compared by PSIS-LOO (ArviZ).
+* :func:`calibration_study` and :func:`simulation_based_calibration`: frequentist coverage of
+  the interval types on simulated configurations, and rank uniformity of the exact engine.
+
+References
+----------
+Gelman, A., Meng, X.-L. & Stern, H. (1996). Posterior predictive assessment of model fitness
+via realized discrepancies. Statistica Sinica 6, 733-807.
+
+Marshall, E. C. & Spiegelhalter, D. J. (2007). Identifying outliers in Bayesian hierarchical
+models: a simulation-based approach. Bayesian Analysis 2, 409-444.
+
+Vehtari, A., Gelman, A. & Gabry, J. (2017). Practical Bayesian model evaluation using
+leave-one-out cross-validation and WAIC. Statistics and Computing 27, 1413-1432.
+
+Talts, S., Betancourt, M., Simpson, D., Vehtari, A. & Gelman, A. (2018). Validating Bayesian
+inference algorithms with simulation-based calibration. arXiv:1804.06788.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import expit, logit
+
+from bayeseval._validation import (
+    check_level,
+    check_method,
+    check_positive_int,
+)
+from bayeseval._warnings import ModelCheckWarning, PrecisionLimitedWarning
+from bayeseval.counts import Counts, as_counts
+
+__all__ = [
+    "PPCResult",
+    "PoolingComparison",
+    "SBCResult",
+    "posterior_predictive_check",
+    "compare_frequentist",
+    "compare_pooling",
+    "calibration_study",
+    "simulation_based_calibration",
+]
+
+_STATISTICS = ("dispersion", "min", "max")
+_CONFIGURATIONS = ("exchangeable", "outlier", "unequal_sizes")
+_INTERVAL_METHODS = ("hierarchical", "wilson", "jeffreys", "clopper_pearson", "wald")
+
+
+# --------------------------------------------------------------------------------- helpers
+
+
+def _mid_p(rep: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lower mid-p ``P(rep < obs) + 0.5 P(rep == obs)`` and the two-sided p-value.
+
+    ``rep`` has draws along axis 0; ``obs`` broadcasts against ``rep[0]``.
+    """
+    below = np.mean(rep < obs, axis=0)
+    equal = np.mean(rep == obs, axis=0)
+    lower = below + 0.5 * equal
+    return lower, np.minimum(1.0, 2.0 * np.minimum(lower, 1.0 - lower))
+
+
+def _population_theta(posterior: Any, rng: np.random.Generator) -> np.ndarray | None:
+    """Rates of fresh strata drawn from the fitted population, one per draw and stratum.
+
+    Beta-binomial (and robust): ``Beta(mu_k kappa, (1 - mu_k) kappa)`` with the prior-mean
+    offsets, and with probability ``outlier_prob`` a Uniform(0, 1) rate for the robust
+    model. Logit-normal without covariates: ``expit(intercept + sigma z)``. None otherwise.
+    """
+    hyper = posterior.hyper
+    K = len(posterior.counts)
+    offsets = posterior.diagnostics.get("offsets")
+    if "mu" in hyper and "kappa" in hyper:
+        mu, kappa = hyper["mu"], hyper["kappa"]
+        S = mu.size
+        lm = logit(np.clip(mu, 1e-12, 1 - 1e-12))[:, None]
+        if offsets is not None:
+            lm = lm + np.asarray(offsets, dtype=float)[None, :]
+        mu_k = np.broadcast_to(expit(lm), (S, K))
+        a = np.maximum(mu_k * kappa[:, None], 1e-300)
+        b = np.maximum((1.0 - mu_k) * kappa[:, None], 1e-300)
+        theta = rng.beta(a, b)
+        if posterior.model == "robust":
+            eps = float(posterior.diagnostics.get("outlier_prob", 0.1))
+            wide = rng.uniform(size=(S, K)) < eps
+            theta = np.where(wide, rng.uniform(size=(S, K)), theta)
+        return theta
+    if "intercept" in hyper and "sigma" in hyper and not any(k.startswith("coef_") for k in hyper):
+        S = hyper["intercept"].size
+        eta = hyper["intercept"][:, None] + hyper["sigma"][:, None] * rng.standard_normal((S, K))
+        return expit(eta)
+    return None
+
+
+def _dispersion(s: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Pearson chi-square of stratum rates about the pooled rate, per row of ``s``."""
+    s = np.atleast_2d(s).astype(float)
+    p = s.sum(axis=1, keepdims=True) / n.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x2 = (s - n * p) ** 2 / (n * p * (1.0 - p))
+    return np.where(np.isfinite(x2), x2, 0.0).sum(axis=1)
+
+
+def _global_statistic(name: str, s: np.ndarray, n: np.ndarray) -> np.ndarray:
+    if name == "dispersion":
+        return _dispersion(s, n)
+    rates = np.atleast_2d(s) / n
+    return rates.min(axis=1) if name == "min" else rates.max(axis=1)
+
+
+def _refit_without(posterior: Any, k: int, draws: int, seed: int) -> Any:
+    """Refit the exact engine without stratum ``k`` (beta-binomial or robust models)."""
+    from bayeseval.models import fit_hierarchical
+
+    c = posterior.counts
+    keep = np.ones(len(c), dtype=bool)
+    keep[k] = False
+    offsets = posterior.diagnostics.get("offsets")
+    prior_mean = None
+    if offsets is not None:
+        prior_mean = expit(np.asarray(offsets, dtype=float)[keep])
+    sub = Counts.from_arrays(
+        c.successes.to_numpy()[keep], c.trials.to_numpy()[keep], strata=list(c.strata[keep])
+    )
+    options = {}
+    if posterior.model == "robust" and "outlier_prob" in posterior.diagnostics:
+        options["outlier_prob"] = posterior.diagnostics["outlier_prob"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+        return fit_hierarchical(
+            sub, engine="exact", model=posterior.model, prior=posterior.prior,
+            prior_mean=prior_mean, draws=draws, random_seed=seed, **options,
+        )
+
+
+# ------------------------------------------------------------------- posterior predictive
+
+
+@dataclass(frozen=True)
+class PPCResult:
+    """Result of :func:`posterior_predictive_check`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Per stratum: ``successes``, ``trials``, ``pred_lower``, ``pred_upper`` (predictive
+        interval of the count), ``p_value`` (two-sided mid-p), ``p_posterior`` (the plain
+        posterior predictive p-value), ``check`` (which replication gave ``p_value``),
+        ``direction`` (``"high"``/``"low"``) and ``flag``.
+    global_table : pandas.DataFrame
+        Per statistic: ``statistic``, ``observed``, ``pred_lower``, ``pred_upper``,
+        ``p_value``, ``flag``.
+    outliers : list
+        Labels of the flagged strata.
+    level : float
+        Level of the predictive intervals; ``1 - level`` is the family-wise flag rate.
+    """
+
+    table: pd.DataFrame
+    global_table: pd.DataFrame
+    outliers: list = field(default_factory=list)
+    level: float = 0.95
+
+    def __repr__(self) -> str:
+        flagged = int(self.global_table["flag"].sum())
+        return (
+            f"<PPCResult strata={len(self.table)} outliers={self.outliers[:5]!r} "
+            f"global flags={flagged}>"
+        )
+
+
+def posterior_predictive_check(
+    posterior: Any,
+    *,
+    statistics: Sequence[str] = _STATISTICS,
+    random_seed: int | np.random.Generator | None = None,
+    level: float = 0.95,
+    cross_validate: bool = True,
+) -> PPCResult:
+    r"""Predictive checks of a hierarchical fit: per-stratum counts and global statistics.
+
+    A plain posterior predictive replicate :math:`s_k^{rep} \sim \mathrm{Bin}(n_k, \theta_k)`
+    reuses the stratum's own :math:`\theta_k`, which was fit to :math:`s_k`, so it can hardly
+    find that stratum surprising (its p-value is reported as ``p_posterior``). The check that
+    decides therefore uses the *mixed* replicate of Marshall & Spiegelhalter (2007): a fresh
+    rate from the fitted population, :math:`\tilde\theta_k \sim
+    \mathrm{Beta}(\mu_k\kappa, (1-\mu_k)\kappa)` per posterior draw of
+    :math:`(\mu, \kappa)`, then :math:`s_k^{rep} \sim \mathrm{Bin}(n_k, \tilde\theta_k)`.
+    The (at most 10) strata with the smallest mixed p-values below 0.5 are re-checked
+    against a refit of the exact engine *without* that stratum (cross-validated mixed
+    p-value, approximately uniform under the model), so one outlier cannot hide by widening
+    the population it is judged against.
+
+    p-values are two-sided mid-p values for discrete counts,
+    :math:`p = 2 \min(P^- , 1 - P^-)` with :math:`P^- = P(s^{rep} < s) + \tfrac12 P(s^{rep} = s)`.
+    A stratum is flagged when :math:`p < (1 - \text{level}) / K` (Bonferroni over the
+    :math:`K` strata with trials, so about a ``1 - level`` chance of any false flag under
+    the model). Global statistics (``dispersion``: Pearson chi-square of stratum rates
+    about the pooled rate; ``min`` and ``max`` stratum rate) are compared with their
+    mixed replicates and flagged when :math:`p < (1 - \text{level}) / J` for :math:`J`
+    statistics.
+
+    Parameters
+    ----------
+    posterior : Posterior
+        From :func:`bayeseval.fit_hierarchical` (any engine).
+    statistics : sequence of str
+        Global statistics among ``"dispersion"``, ``"min"``, ``"max"``.
+    random_seed : int or numpy Generator, optional
+        Seed of the replicates and refits.
+    level : float
+        Level of the predictive intervals (0.95 = 95%).
+    cross_validate : bool
+        Re-check suspicious strata against a refit without them (exact engine;
+        beta-binomial and robust models only).
+
+    Returns
+    -------
+    PPCResult
+
+    Warns
+    -----
+    ModelCheckWarning
+        When a stratum or a global statistic is flagged.
+
+    Examples
+    --------
+    >>> from bayeseval.models import fit_hierarchical
+    >>> post = fit_hierarchical([4, 6, 5, 40], [50, 50, 50, 50], draws=2000, random_seed=0)
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     ppc = posterior_predictive_check(post, random_seed=1)
+    >>> ppc.outliers
+    [3]
+    """
+    level = check_level(level)
+    if isinstance(statistics, str):
+        statistics = (statistics,)
+    statistics = [check_method(s, _STATISTICS, "statistics") for s in statistics]
+    rng = np.random.default_rng(random_seed)
+    alpha = 1.0 - level
+    counts = posterior.counts
+    s = counts.successes.to_numpy()
+    n = counts.trials.to_numpy()
+    has = n > 0
+    K = int(has.sum())
+
+    rep_post = posterior.sample_predictive(random_seed=rng)
+    _, p_post = _mid_p(rep_post, s[None, :])
+    theta_new = _population_theta(posterior, rng)
+    if theta_new is None:
+        rep = rep_post
+        check = np.full(len(s), "posterior")
+    else:
+        rep = rng.binomial(n[None, :], theta_new)
+        check = np.full(len(s), "mixed", dtype=object)
+    lower_tail, p_val = _mid_p(rep, s[None, :])
+    lo = np.quantile(rep, alpha / 2, axis=0, method="lower")
+    hi = np.quantile(rep, 1 - alpha / 2, axis=0, method="higher")
+
+    refit_ok = (
+        cross_validate and theta_new is not None and K >= 3
+        and posterior.model in ("beta_binomial", "robust")
+    )
+    if refit_ok:
+        # the most extreme strata (at most 10): an outlier widens the population it is
+        # judged against, so its mixed p-value alone may look unremarkable
+        suspects = np.flatnonzero(has & (p_val < 0.5))
+        suspects = suspects[np.argsort(p_val[suspects], kind="stable")][:10]
+        draws = min(posterior.n_draws, 4000)
+        for k in suspects:
+            sub = _refit_without(posterior, int(k), draws, int(rng.integers(2**31 - 1)))
+            th = _population_theta(sub, rng)
+            if th is None:  # pragma: no cover - the exact engine always stores mu, kappa
+                continue
+            if sub.diagnostics.get("offsets") is not None:
+                # the held-out stratum's own offset relative to the others' centre
+                o = np.asarray(posterior.diagnostics["offsets"], dtype=float)
+                keep = np.arange(len(o)) != k
+                mu = sub.hyper["mu"]
+                mk = expit(logit(mu) + o[k] - o[keep].mean())
+                kap = sub.hyper["kappa"]
+                tk = rng.beta(mk * kap, (1 - mk) * kap)
+            else:
+                tk = th[:, 0]
+            rk = rng.binomial(n[k], tk)
+            lower_tail[k], p_val[k] = (x[0] for x in _mid_p(rk[:, None], np.array([s[k]])))
+            lo[k] = np.quantile(rk, alpha / 2, method="lower")
+            hi[k] = np.quantile(rk, 1 - alpha / 2, method="higher")
+            check[k] = "cross-validated"
+
+    p_val = np.where(has, p_val, np.nan)
+    flag = has & (p_val < alpha / max(K, 1))
+    table = pd.DataFrame(
+        {
+            "successes": counts.successes,
+            "trials": counts.trials,
+            "pred_lower": lo.astype(np.int64),
+            "pred_upper": hi.astype(np.int64),
+            "p_value": p_val,
+            "p_posterior": np.where(has, p_post, np.nan),
+            "check": check,
+            "direction": np.where(lower_tail > 0.5, "high", "low"),
+            "flag": flag,
+        },
+        index=counts.strata,
+    )
+    rows = []
+    for name in statistics:
+        obs = float(_global_statistic(name, s[has], n[has])[0])
+        t_rep = _global_statistic(name, rep[:, has], n[has])
+        _, p = _mid_p(t_rep, obs)
+        rows.append(
+            {
+                "statistic": name,
+                "observed": obs,
+                "pred_lower": float(np.quantile(t_rep, alpha / 2)),
+                "pred_upper": float(np.quantile(t_rep, 1 - alpha / 2)),
+                "p_value": float(p),
+                "flag": bool(p < alpha / len(statistics)),
+            }
+        )
+    global_table = pd.DataFrame(
+        rows, columns=["statistic", "observed", "pred_lower", "pred_upper", "p_value", "flag"]
+    )
+    outliers = list(counts.strata[flag])
+    if outliers:
+        warnings.warn(
+            f"{len(outliers)} stratum(s) with counts extreme under the model: {outliers[:10]} "
+            f"(two-sided predictive p < {alpha / max(K, 1):.2g}); consider model='robust' "
+            "or check these strata's data",
+            ModelCheckWarning,
+            stacklevel=2,
+        )
+    bad = global_table.loc[global_table["flag"], "statistic"].tolist()
+    if bad:
+        warnings.warn(
+            f"global statistic(s) {bad} outside the model's predictive range "
+            f"(p < {alpha / len(statistics):.2g}): the Beta population may not describe the spread of the strata",
+            ModelCheckWarning,
+            stacklevel=2,
+        )
+    return PPCResult(table=table, global_table=global_table, outliers=outliers, level=level)
+
+
+# ------------------------------------------------------------------ frequentist side by side
+
+
+def compare_frequentist(
+    posterior: Any,
+    *,
+    level: float = 0.95,
+    weights: Any = None,
+    ppc: PPCResult | None = None,
+    random_seed: int | np.random.Generator | None = None,
+) -> pd.DataFrame:
+    r"""Frequentist and Bayesian estimates side by side, with the reason when they disagree.
+
+    Per stratum: the raw rate, its plug-in standard error, Wilson and Clopper-Pearson
+    intervals (:func:`bayeseval.intervals.proportion_ci`), the posterior mean, sd and
+    equal-tailed credible interval, the width ratio (credible / Wilson width) and the
+    shrinkage. A stratum is flagged, with its ``reason``, when
+
+    * ``"misfit"``: the posterior predictive check flags it;
+    * ``"strong shrinkage of a small stratum"``: shrinkage >= 0.5, trials at most the median,
+      and either the estimates disagree (below) or the credible interval is less than half
+      the Wilson width (certainty borrowed from the other strata);
+    * ``"posterior and frequentist estimates disagree"``: the posterior mean lies outside
+      the Wilson interval or the raw rate outside the credible interval.
+
+    With ``weights``, a last row ``"weighted overall"`` compares
+    :func:`bayeseval.stratified.stratified_risk` (estimate, SE and interval) with the
+    posterior of :math:`\sum_k \pi_k \theta_k`; it is flagged when the means differ by more
+    than two stratified SEs or the posterior sd and the SE differ by more than a factor 2.
+
+    Parameters
+    ----------
+    posterior : Posterior
+    level : float
+        Level of every interval (0.95 = 95%).
+    weights : array-like, dict or Series, optional
+        Population shares of the strata.
+    ppc : PPCResult, optional
+        A check already run; computed (seeded by ``random_seed``) when omitted.
+    random_seed : int or numpy Generator, optional
+        Seed of the predictive check when it is run here.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by stratum (plus ``"weighted overall"``): ``successes, trials, raw_rate, se,
+        wilson_lower, wilson_upper, cp_lower, cp_upper, post_mean, post_sd, post_lower,
+        post_upper, width_ratio, shrinkage, flag, reason``.
+
+    Examples
+    --------
+    >>> from bayeseval.models import fit_hierarchical
+    >>> post = fit_hierarchical([1, 6, 5, 7], [4, 60, 50, 70], draws=2000, random_seed=0)
+    >>> table = compare_frequentist(post, random_seed=1)
+    >>> table.loc[0, "reason"]
+    'strong shrinkage of a small stratum'
+    """
+    from bayeseval.intervals import proportion_ci
+
+    level = check_level(level)
+    counts = posterior.counts
+    s = counts.successes
+    n = counts.trials
+    summ = posterior.summary(level=level)
+    if ppc is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ModelCheckWarning)
+            ppc = posterior_predictive_check(posterior, random_seed=random_seed, level=level)
+    has = n.to_numpy() > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw = np.where(has, s / n.where(n > 0, 1), np.nan)
+        se = np.sqrt(raw * (1 - raw) / n.to_numpy())
+    wl, wu = proportion_ci(s, n, level=level, method="wilson")
+    cl, cu = proportion_ci(s, n, level=level, method="clopper_pearson")
+    frame = pd.DataFrame(
+        {
+            "successes": s,
+            "trials": n,
+            "raw_rate": raw,
+            "se": se,
+            "wilson_lower": np.asarray(wl, dtype=float),
+            "wilson_upper": np.asarray(wu, dtype=float),
+            "cp_lower": np.asarray(cl, dtype=float),
+            "cp_upper": np.asarray(cu, dtype=float),
+            "post_mean": summ["mean"].to_numpy(),
+            "post_sd": posterior.theta.std(axis=0, ddof=1),
+            "post_lower": summ["lower"].to_numpy(),
+            "post_upper": summ["upper"].to_numpy(),
+        },
+        index=counts.strata,
+    )
+    frame["width_ratio"] = (frame["post_upper"] - frame["post_lower"]) / (
+        frame["wilson_upper"] - frame["wilson_lower"]
+    )
+    frame["shrinkage"] = summ["shrinkage"].to_numpy()
+    outside = (
+        (frame["post_mean"] < frame["wilson_lower"])
+        | (frame["post_mean"] > frame["wilson_upper"])
+        | (frame["raw_rate"] < frame["post_lower"])
+        | (frame["raw_rate"] > frame["post_upper"])
+    ).to_numpy()
+    narrow = (frame["width_ratio"] < 0.5).to_numpy()
+    misfit = ppc.table["flag"].reindex(frame.index).fillna(False).astype(bool).to_numpy()
+    small = n.to_numpy() <= np.median(n.to_numpy()[has]) if has.any() else np.zeros(len(n), bool)
+    strong = np.nan_to_num(frame["shrinkage"].to_numpy(), nan=0.0) >= 0.5
+    shrunk = strong & small & (outside | narrow)
+    reason = np.where(
+        misfit,
+        "misfit",
+        np.where(
+            shrunk,
+            "strong shrinkage of a small stratum",
+            np.where(outside, "posterior and frequentist estimates disagree", ""),
+        ),
+    )
+    outside = outside | shrunk
+    frame["flag"] = misfit | outside
+    frame["reason"] = reason
+    if weights is not None:
+        from bayeseval.stratified import stratified_risk
+
+        sr = stratified_risk(s, n, weights, level=level)
+        draws = posterior.weighted(weights)
+        a = (1 - level) / 2
+        p_lo, p_hi = np.quantile(draws, [a, 1 - a])
+        p_mean, p_sd = float(draws.mean()), float(draws.std(ddof=1))
+        why = []
+        if abs(p_mean - sr.estimate) > 2 * sr.se:
+            why.append("posterior mean and stratified estimate differ by more than 2 SE")
+        if sr.se > 0 and not (0.5 <= p_sd / sr.se <= 2.0):
+            why.append(f"posterior sd is {p_sd / sr.se:.2f} times the stratified SE")
+        row = pd.DataFrame(
+            {
+                "successes": [int(s.sum())],
+                "trials": [int(n.sum())],
+                "raw_rate": [sr.estimate],
+                "se": [sr.se],
+                "wilson_lower": [sr.ci[0]],
+                "wilson_upper": [sr.ci[1]],
+                "cp_lower": [np.nan],
+                "cp_upper": [np.nan],
+                "post_mean": [p_mean],
+                "post_sd": [p_sd],
+                "post_lower": [p_lo],
+                "post_upper": [p_hi],
+                "width_ratio": [(p_hi - p_lo) / (sr.ci[1] - sr.ci[0])],
+                "shrinkage": [np.nan],
+                "flag": [bool(why)],
+                "reason": ["; ".join(why)],
+            },
+            index=["weighted overall"],
+        )
+        frame.index = frame.index.astype(object)
+        frame = pd.concat([frame, row])
+    return frame
+
+
+# --------------------------------------------------------------------------- pooling (LOO)
+
+
+@dataclass(frozen=True)
+class PoolingComparison:
+    """Result of :func:`compare_pooling`: ``table`` (``arviz.compare``) and ``verdict``.
+
+    Unpacks as ``table, verdict = compare_pooling(counts)``.
+    """
+
+    table: pd.DataFrame
+    verdict: str
+    loo: dict = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.table, self.verdict))
+
+    def __repr__(self) -> str:
+        return f"<PoolingComparison: {self.verdict}>"
+
+
+def _idata(theta: np.ndarray, s: np.ndarray, n: np.ndarray, labels: list) -> Any:
+    import arviz as az
+
+    S = theta.shape[0]
+    chains = 4 if S % 4 == 0 and S >= 8 else 1
+    shape = (chains, S // chains)
+    ll = stats.binom.logpmf(s[None, :], n[None, :], theta)
+    return az.from_dict(
+        posterior={"theta": theta.reshape(shape + theta.shape[1:])},
+        log_likelihood={"successes": ll.reshape(shape + ll.shape[1:])},
+        observed_data={"successes": s},
+        coords={"stratum": labels},
+        dims={"theta": ["stratum"], "successes": ["stratum"]},
+    )
+
+
+def compare_pooling(
+    counts: Any,
+    trials: Any = None,
+    *,
+    draws: int = 4000,
+    random_seed: int | np.random.Generator | None = None,
+    prior: Any = "default",
+) -> PoolingComparison:
+    r"""Complete, no and partial pooling compared by PSIS-LOO, with a plain-language verdict.
+
+    * complete pooling: one rate for every stratum, :math:`\theta \sim
+      \mathrm{Beta}(1 + \sum s_k, 1 + \sum (n_k - s_k))` (conjugate, drawn exactly);
+    * no pooling: independent :math:`\theta_k \sim \mathrm{Beta}(1 + s_k, 1 + n_k - s_k)`;
+    * partial pooling: the hierarchical Beta-binomial (exact engine, ``prior``).
+
+    The pointwise log-likelihood is the binomial log pmf of each stratum's count, so the
+    comparison asks how well each model predicts a whole left-out stratum
+    (:func:`arviz.loo`, :func:`arviz.compare`; Vehtari, Gelman & Gabry 2017). A difference
+    smaller than twice its standard error is reported as not distinguishing the models.
+
+    Parameters
+    ----------
+    counts : Counts, or array-like of successes
+        The data (with ``trials`` when not a Counts).
+    trials : array-like, optional
+        Trials per stratum.
+    draws : int
+        Posterior draws per model.
+    random_seed : int or numpy Generator, optional
+    prior : {"default", "bda"}, dict or Prior
+        Prior of the partial-pooling model.
+
+    Returns
+    -------
+    PoolingComparison
+        ``table``: the ``arviz.compare`` DataFrame (rank, elpd_loo, p_loo, elpd_diff, weight,
+        se, dse, warning), indexed by model name; ``verdict``: one sentence.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     table, verdict = compare_pooling([2, 30, 5, 45, 3, 28], [100] * 6, random_seed=0)
+    >>> table.index[0] in ("no pooling", "partial pooling")
+    True
+    """
+    import arviz as az
+
+    from bayeseval.models import fit_hierarchical
+
+    c = counts if isinstance(counts, Counts) else as_counts(counts, trials)
+    draws = check_positive_int(draws, "draws", minimum=8)
+    rng = np.random.default_rng(random_seed)
+    s = c.successes.to_numpy()
+    n = c.trials.to_numpy()
+    labels = [str(x) for x in c.strata]
+    theta_c = rng.beta(1 + s.sum(), 1 + (n - s).sum(), size=draws)
+    theta_c = np.repeat(theta_c[:, None], len(s), axis=1)
+    theta_n = rng.beta(1 + s[None, :], 1 + (n - s)[None, :], size=(draws, len(s)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+        post = fit_hierarchical(c, engine="exact", prior=prior, draws=draws,
+                                random_seed=int(rng.integers(2**31 - 1)))
+    models = {
+        "complete pooling": _idata(theta_c, s, n, labels),
+        "no pooling": _idata(theta_n, s, n, labels),
+        "partial pooling": _idata(post.theta, s, n, labels),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # high Pareto k: reported in the verdict
+        loos = {k: az.loo(v, pointwise=True) for k, v in models.items()}
+        table = az.compare(loos, ic="loo")
+    best = table.index[0]
+    parts = [f"The data support {best} best (elpd_loo {table.loc[best, 'elpd_loo']:.1f})"]
+    close = [
+        m for m in table.index[1:]
+        if table.loc[m, "elpd_diff"] < 2 * max(float(table.loc[m, "dse"]), 1e-12)
+    ]
+    far = [m for m in table.index[1:] if m not in close]
+    if close:
+        parts.append(
+            "but do not clearly distinguish it from " + " and ".join(close)
+            + " (difference under 2 standard errors)"
+        )
+    if far:
+        parts.append(
+            ("; " if close else ", ") + "they clearly favour it over " + " and ".join(
+                f"{m} (elpd difference {table.loc[m, 'elpd_diff']:.1f} +/- "
+                f"{table.loc[m, 'dse']:.1f})" for m in far
+            )
+        )
+    verdict = " ".join(parts[:2]) + "".join(parts[2:]) + "."
+    verdict = verdict.replace(" ;", ";")
+    high_k = {m: int(np.sum(np.asarray(loos[m].pareto_k) > 0.7)) for m in loos}
+    if any(high_k.values()):
+        verdict += " Pareto k > 0.7 for " + ", ".join(
+            f"{v} strata under {m}" for m, v in high_k.items() if v
+        ) + ": those strata are influential and the LOO estimate is less reliable."
+    return PoolingComparison(table=table, verdict=verdict, loo=loos)
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+def _config_rates(
+    name: str, n_strata: int, trials: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """True rates, trials and an outlier mask for one simulated data set."""
+    theta = rng.beta(6.0, 54.0, size=n_strata)  # mean 0.10, sd about 0.04
+    n = np.full(n_strata, trials, dtype=np.int64)
+    out = np.zeros(n_strata, dtype=bool)
+    if name == "outlier":
+        theta[-1] = 0.35
+        out[-1] = True
+    elif name == "unequal_sizes":
+        n = np.unique(np.geomspace(5, 20 * trials, n_strata).round().astype(np.int64))
+        n = np.resize(n, n_strata)
+    return theta, n, out
+
+
+def calibration_study(
+    configurations: Sequence[str] = _CONFIGURATIONS,
+    *,
+    n_strata: int = 12,
+    trials: int = 40,
+    repeats: int = 200,
+    level: float = 0.95,
+    methods: Sequence[str] = _INTERVAL_METHODS,
+    random_seed: int | np.random.Generator | None = None,
+) -> pd.DataFrame:
+    r"""Frequentist coverage and mean width of hierarchical and classical intervals.
+
+    For each configuration, ``repeats`` data sets are simulated: true rates
+    :math:`\theta_k \sim \mathrm{Beta}(6, 54)` (mean 0.10), :math:`s_k \sim
+    \mathrm{Bin}(n_k, \theta_k)`:
+
+    * ``exchangeable``: ``n_strata`` strata of ``trials`` rows each;
+    * ``outlier``: the same with the last stratum's rate set to 0.35;
+    * ``unequal_sizes``: trials spread geometrically from 5 to ``20 * trials``.
+
+    Each data set is fit with the exact engine (equal-tailed credible intervals) and the
+    classical intervals of :func:`bayeseval.intervals.proportion_ci` are computed per
+    stratum. Coverage is the share of (data set, stratum) pairs whose interval contains the
+    true rate. For ``outlier`` an extra configuration ``"outlier (outlying stratum)"``
+    reports the outlying stratum alone.
+
+    Parameters
+    ----------
+    configurations : sequence of str
+        Among ``"exchangeable"``, ``"outlier"``, ``"unequal_sizes"``.
+    n_strata : int
+        Strata per data set.
+    trials : int
+        Trials per stratum (the scale of the sizes for ``unequal_sizes``).
+    repeats : int
+        Simulated data sets per configuration.
+    level : float
+        Interval level (0.95 = 95%).
+    methods : sequence of str
+        Among ``"hierarchical"``, ``"wilson"``, ``"jeffreys"``, ``"clopper_pearson"``,
+        ``"wald"``.
+    random_seed : int or numpy Generator, optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``configuration, method, coverage, mean_width, mc_se`` (Monte Carlo standard
+        error of the coverage, treating the intervals as independent).
+
+    Examples
+    --------
+    >>> t = calibration_study(("exchangeable",), repeats=20, methods=("wilson",),
+    ...                       random_seed=0)
+    >>> t[["configuration", "method"]].values.tolist()
+    [['exchangeable', 'wilson']]
+    """
+    from bayeseval.intervals import proportion_ci
+    from bayeseval.models import fit_hierarchical
+
+    if isinstance(configurations, str):
+        configurations = (configurations,)
+    configurations = [check_method(c, _CONFIGURATIONS, "configurations") for c in configurations]
+    if isinstance(methods, str):
+        methods = (methods,)
+    methods = [check_method(m, _INTERVAL_METHODS, "methods") for m in methods]
+    n_strata = check_positive_int(n_strata, "n_strata", minimum=2)
+    trials = check_positive_int(trials, "trials")
+    repeats = check_positive_int(repeats, "repeats")
+    level = check_level(level)
+    rng = np.random.default_rng(random_seed)
+    rows = []
+    for config in configurations:
+        hits = {m: [] for m in methods}
+        widths = {m: [] for m in methods}
+        outlier_mask = []
+        for _ in range(repeats):
+            theta, n, out = _config_rates(config, n_strata, trials, rng)
+            s = rng.binomial(n, theta)
+            for m in methods:
+                if m == "hierarchical":
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+                        post = fit_hierarchical(s, n, draws=400,
+                                                random_seed=int(rng.integers(2**31 - 1)))
+                    summ = post.summary(level=level)
+                    lo, hi = summ["lower"].to_numpy(), summ["upper"].to_numpy()
+                else:
+                    lo, hi = proportion_ci(s, n, level=level, method=m)
+                    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+                hits[m].append((lo <= theta) & (theta <= hi))
+                widths[m].append(hi - lo)
+            outlier_mask.append(out)
+        mask = np.concatenate(outlier_mask)
+        subsets = [(config, np.ones_like(mask))]
+        if mask.any():
+            subsets.append((f"{config} (outlying stratum)", mask))
+        for label, sel in subsets:
+            for m in methods:
+                h = np.concatenate(hits[m])[sel]
+                w = np.concatenate(widths[m])[sel]
+                cov = float(h.mean())
+                rows.append(
+                    {
+                        "configuration": label,
+                        "method": m,
+                        "coverage": cov,
+                        "mean_width": float(w.mean()),
+                        "mc_se": float(np.sqrt(cov * (1 - cov) / h.size)),
+                    }
+                )
+    return pd.DataFrame(rows, columns=["configuration", "method", "coverage", "mean_width", "mc_se"])
+
+
+@dataclass(frozen=True)
+class SBCResult:
+    """Result of :func:`simulation_based_calibration`.
+
+    Attributes
+    ----------
+    ranks : pandas.DataFrame
+        One row per replication: the rank of the true ``mu``, ``kappa`` and ``theta[0]``
+        among the posterior draws (0 to ``n_draws``).
+    table : pandas.DataFrame
+        Per parameter: ``parameter``, ``chi2``, ``p_value`` (chi-square test of uniform rank
+        histograms over ``bins`` bins).
+    """
+
+    ranks: pd.DataFrame
+    table: pd.DataFrame
+
+
+def simulation_based_calibration(
+    *,
+    trials: Sequence[int] = (10, 25, 40, 60, 15, 80),
+    n_reps: int = 200,
+    n_draws: int = 99,
+    bins: int = 10,
+    prior: Any = "default",
+    fit_prior: Any = None,
+    random_seed: int | np.random.Generator | None = None,
+) -> SBCResult:
+    r"""Simulation-based calibration of the exact engine (Talts et al. 2018).
+
+    Each replication draws :math:`(\mu, \kappa)` from ``prior``, rates
+    :math:`\theta_k \sim \mathrm{Beta}(\mu\kappa, (1-\mu)\kappa)` and counts
+    :math:`s_k \sim \mathrm{Bin}(n_k, \theta_k)`, fits the exact engine with ``fit_prior``
+    (default: the same prior) and records the rank of each true value among ``n_draws``
+    posterior draws. With a correct engine and the same prior the ranks are uniform on
+    ``0..n_draws``; a chi-square test over ``bins`` bins measures it. Passing a different
+    ``fit_prior`` shows what a miscalibrated posterior looks like.
+
+    Parameters
+    ----------
+    trials : sequence of int
+        Trials of each simulated stratum.
+    n_reps : int
+        Replications.
+    n_draws : int
+        Posterior draws per fit (ranks range over ``0..n_draws``); ``n_draws + 1`` should be
+        a multiple of ``bins``.
+    bins : int
+        Histogram bins of the chi-square test.
+    prior : {"default"}, dict or Prior
+        A proper prior to simulate from.
+    fit_prior : optional
+        Prior of the fits; defaults to ``prior``.
+    random_seed : int or numpy Generator, optional
+
+    Returns
+    -------
+    SBCResult
+
+    Examples
+    --------
+    >>> res = simulation_based_calibration(n_reps=30, random_seed=0)
+    >>> res.table["parameter"].tolist()
+    ['mu', 'kappa', 'theta[0]']
+    """
+    from bayeseval.models import fit_hierarchical
+    from bayeseval.models.priors import resolve_prior
+
+    n = np.asarray(trials, dtype=np.int64)
+    if n.ndim != 1 or n.size < 2 or np.any(n < 1):
+        raise ValueError(f"trials must list at least two positive counts, got {trials!r}")
+    n_reps = check_positive_int(n_reps, "n_reps", minimum=2)
+    n_draws = check_positive_int(n_draws, "n_draws")
+    bins = check_positive_int(bins, "bins", minimum=2)
+    sim_prior = resolve_prior(prior)
+    fit_with = sim_prior if fit_prior is None else fit_prior
+    rng = np.random.default_rng(random_seed)
+    ranks = np.empty((n_reps, 3), dtype=np.int64)
+    for r in range(n_reps):
+        mu, kappa = (float(x[0]) for x in sim_prior.sample(1, random_seed=rng))
+        theta = rng.beta(max(mu * kappa, 1e-12), max((1 - mu) * kappa, 1e-12), size=n.size)
+        s = rng.binomial(n, theta)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrecisionLimitedWarning)
+            post = fit_hierarchical(s, n, prior=fit_with, draws=n_draws,
+                                    random_seed=int(rng.integers(2**31 - 1)))
+        ranks[r] = (
+            np.sum(post.draws("mu") < mu),
+            np.sum(post.draws("kappa") < kappa),
+            np.sum(post.theta[:, 0] < theta[0]),
+        )
+    frame = pd.DataFrame(ranks, columns=["mu", "kappa", "theta[0]"])
+    rows = []
+    for col in frame.columns:
+        hist = np.bincount(frame[col].to_numpy() * bins // (n_draws + 1), minlength=bins)
+        res = stats.chisquare(hist)
+        rows.append({"parameter": col, "chi2": float(res.statistic), "p_value": float(res.pvalue)})
+    return SBCResult(ranks=frame, table=pd.DataFrame(rows))
+
