@@ -27,6 +27,12 @@ from bayeseval.classic import error_reject_curve, estimate_error, risk_averaging
 
 # -- Bayesian models --
 from bayeseval.models import Posterior, fit_hierarchical
+from bayeseval.checks import (
+    calibration_study,
+    compare_frequentist,
+    compare_pooling,
+    posterior_predictive_check,
+)
 
 # -- reports --
 from bayeseval.report import Report, evaluate
@@ -65,6 +71,10 @@ __all__ = [
     # -- Bayesian models --
     "fit_hierarchical",
     "Posterior",
+    "posterior_predictive_check",
+    "compare_frequentist",
+    "compare_pooling",
+    "calibration_study",
     # -- reports --
     "evaluate",
     "Report",
