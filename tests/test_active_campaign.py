@@ -372,6 +372,23 @@ def test_two_processes_ingest_concurrently(tmp_path):
     c.close()
 
 
+def test_release_makes_rows_proposable_again(tmp_path):
+    pool = make_pool(n=60, k=1, seed=12)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", random_seed=0,
+                        target_halfwidth=0.01)
+    b1 = c.propose(40)
+    assert c.release(b1.index[:10]) == 10
+    with pytest.raises(ValueError, match="never proposed"):
+        c.ingest(oracle(b1.iloc[:1]))
+    b2 = c.propose(30)  # 20 never-proposed rows + the 10 released ones
+    assert len(b2) == 30 and set(b1.index[:10]) <= set(b2.index)
+    assert not set(b2.index) & set(b1.index[10:])
+    c.ingest(oracle(b1.iloc[10:]))
+    assert c.release() == 30 and c.status()["pending"].sum() == 0
+    assert consistency(tmp_path / "c.db") == set(b1.index[10:])
+    c.close()
+
+
 # -- metrics, scores, goals ---------------------------------------------------------------------
 def test_recall_counts_only_true_positives_as_trials(tmp_path):
     pool = make_pool(n=2000, k=3, seed=6)

@@ -774,6 +774,40 @@ class Campaign:
             store.record_labels(conn, [tuple(r) for r in rows])
         return len(rows)
 
+    def release(self, ids: Any = None) -> int:
+        """Withdraw pending proposals (e.g. a batch the labellers will not return).
+
+        Released rows become eligible again and may be proposed in a later round.
+
+        Parameters
+        ----------
+        ids : iterable of row ids, optional
+            The pending rows to release; default all pending rows.
+
+        Returns
+        -------
+        int
+            Number of proposals released. Ids that are not pending are ignored.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     prediction="pred", random_seed=0)
+        >>> b = c.propose(6)
+        >>> c.release(b.index[:2])
+        2
+        >>> int(c.status()["pending"].sum())
+        4
+        """
+        with self._store.transaction() as conn:
+            if ids is None:
+                rids = [r[0] for r in conn.execute("SELECT rid FROM proposals WHERE status = 'pending'")]
+            else:
+                rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None]
+            return self._store.release(conn, rids)
+
     def _rounds(self, conn: Any, ids: list[Any]) -> dict[Any, int]:
         out: dict[Any, int] = {}
         for i in range(0, len(ids), 900):

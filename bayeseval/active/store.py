@@ -364,6 +364,21 @@ class CampaignStore:
         )
         self.set_meta(conn, "rng_state", rng_state)
 
+    def release(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> int:
+        """Delete pending proposals of the given ids and update counts (call inside a transaction)."""
+        info = self.pool_info(conn, rids)
+        status = self.proposal_status(conn, rids)
+        gone = [r for r in rids if status.get(r) == "pending"]
+        agg: dict[int, int] = {}
+        for r in gone:
+            code = int(info[r][0])
+            agg[code] = agg.get(code, 0) + 1
+        conn.executemany("DELETE FROM proposals WHERE rid = ? AND status = 'pending'", [(r,) for r in gone])
+        conn.executemany(
+            "UPDATE counts SET pending = pending - ? WHERE stratum = ?", [(n, c) for c, n in agg.items()]
+        )
+        return len(gone)
+
     def record_labels(
         self,
         conn: sqlite3.Connection,
