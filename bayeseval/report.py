@@ -281,7 +281,8 @@ class Report:
         if len(self.checks):
             lines += ["", "Model checks:"]
             for name, row in self.checks.iterrows():
-                p = "" if pd.isna(row["p_value"]) else f" (p = {row['p_value']:.3f})"
+                p = "" if pd.isna(row["p_value"]) else f" (smallest p = {row['p_value']:.3f})" \
+                    if name == "ppc_counts" else f" (p = {row['p_value']:.3f})"
                 lines.append(f"  {name}: {row['verdict']}{p}")
         if self.notes:
             lines += ["", "Notes:"] + [f"  - {n}" for n in self.notes]
@@ -337,7 +338,7 @@ class Report:
         plots.forest(self, ax=ax)
         fig.tight_layout()
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi)
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
         return buf.getvalue()
 
     def to_html(self, *, plot: bool = True) -> str:
@@ -545,11 +546,15 @@ def _model_checks(
     side = compare_frequentist(post, level=level, ppc=res)
     reasons = side["reason"].reindex(post.strata).fillna("").astype(str).tolist()
     n_flag = int(flagged.sum())
+    k_has = int(np.isfinite(p).sum())
+    threshold = (1 - level) / max(k_has, 1)
     rows = {
         "ppc_counts": (
             "per-stratum counts (cross-validated mixed predictive check)",
             float(np.nanmin(p)) if np.isfinite(p).any() else np.nan,
-            "ok" if n_flag == 0 else f"{_strata(n_flag)} extreme under the model",
+            f"ok: no stratum below p = {threshold:.2g} ({1 - level:g} / {k_has} strata)"
+            if n_flag == 0
+            else f"{_strata(n_flag)} extreme under the model (p below {threshold:.2g})",
         )
     }
     for _, g in res.global_table.iterrows():
@@ -839,7 +844,7 @@ def evaluate(
                 "(one lies outside the other's interval)."
             )
         glob = [c for c in checks.index if c != "ppc_counts"
-                and str(checks.loc[c, "verdict"]) != "ok"]
+                and not str(checks.loc[c, "verdict"]).startswith("ok")]
         if glob:
             warn.append(
                 "The pooled model does not reproduce the spread of the stratum rates "
