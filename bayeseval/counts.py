@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 
 from bayeseval._validation import check_counts, check_weights, iter_columns
 from bayeseval._warnings import EmptyStratumWarning
@@ -179,12 +178,14 @@ class Counts:
         frame = pd.DataFrame({"successes": self.successes, "trials": self.trials})
         return frame
 
-    def to_xarray(self) -> xr.Dataset:
+    def to_xarray(self) -> Any:
         """An xarray Dataset with ``successes``, ``trials`` (and ``weights``) over ``stratum``.
 
         A multi-level stratum index becomes one ``stratum`` dimension whose labels
         are the joined level values, with each level kept as a coordinate.
         """
+        import xarray as xr
+
         frame = self.to_frame()
         if self.weights is not None:
             frame["weights"] = self.weights
