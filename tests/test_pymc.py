@@ -256,6 +256,7 @@ def test_rhat_failure_warns_with_value_and_advice():
     assert out["rhat_max"] == pytest.approx(float(az.rhat(idata)["kappa"]))
     assert re.match(r"R-hat = 1\.\d+ for 'kappa' exceeds 1\.01.*tune", messages[0])
     assert "engine='exact'" in messages[0]
+    assert caught[0].filename == __file__  # the warning points at the caller, not the package
 
 
 def test_low_ess_and_divergences_warn():

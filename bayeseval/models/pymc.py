@@ -42,6 +42,8 @@ After sampling, R-hat, bulk and tail effective sample size and divergences are c
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 import warnings
 from collections.abc import Hashable, Sequence
@@ -54,6 +56,7 @@ from scipy import special, stats
 from bayeseval._validation import check_positive_int, check_probability
 from bayeseval._warnings import ConvergenceWarning
 from bayeseval.counts import Counts, stratum_labels
+from bayeseval.models.robust import DEFAULT_OUTLIER_PROB
 
 __all__ = [
     "fit_pymc",
@@ -78,9 +81,9 @@ RHAT_THRESHOLD = 1.01
 #: Smallest acceptable bulk and tail ESS per chain (Vehtari et al. 2021 ask for 100 per chain,
 #: i.e. 400 with four chains).
 ESS_PER_CHAIN = 100
-#: Default prior share ``eps`` of the outlier component in the robust model (as in the exact
-#: engine's ``outlier_prob``).
-ROBUST_OUTLIER_SHARE = 0.1
+#: Default prior share ``eps`` of the outlier component in the robust model (the exact engine's
+#: :data:`bayeseval.models.robust.DEFAULT_OUTLIER_PROB`).
+ROBUST_OUTLIER_SHARE = DEFAULT_OUTLIER_PROB
 
 
 # -- public entry point -----------------------------------------------------------------------
@@ -159,7 +162,9 @@ def fit_pymc(
     progressbar : bool
         Show PyMC's progress bar.
     **kwargs
-        Passed to :func:`pymc.sample` (e.g. ``cores``, ``nuts_sampler``, ``init``).
+        Passed to :func:`pymc.sample`, e.g. ``cores`` (default 1: the chains run one after
+        the other, which avoids the start-up cost of worker processes on these small models;
+        ``cores=chains`` runs them in parallel), ``nuts_sampler`` or ``init``.
 
     Returns
     -------
@@ -420,8 +425,9 @@ def check_convergence(
             f"{reparam}{alternative}"
         )
     if warn:
+        level = _external_stacklevel()
         for msg in messages:
-            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+            warnings.warn(msg, ConvergenceWarning, stacklevel=level)
     return {
         "rhat_max": rhat_max,
         "rhat_var": rhat_var,
@@ -435,6 +441,17 @@ def check_convergence(
         "failed": failed,
         "ok": not failed,
     }
+
+
+def _external_stacklevel() -> int:
+    """Stack level of the first caller outside the bayeseval package (for warnings.warn)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 # -- model builders ---------------------------------------------------------------------------
