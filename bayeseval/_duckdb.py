@@ -7,10 +7,14 @@ the :class:`~bayeseval.metrics.Metric` definition (its ``trials`` and
 ``successes`` fields), and only the small table of counts is fetched.
 
 When the metric depends on a positive class and ``pos_label`` is not given,
-the positive class is not known before the data are read; the single
-``GROUP BY`` then also groups by the two label columns (a confusion table per
-stratum, a few rows per stratum) and the masks are applied to that small table
+the positive class is not known before the data are read. For numeric or
+boolean label columns the query assumes the usual binary 0/1 labels (positive
+1, as the pandas path decides) and counts, in the same pass, rows with any
+other label; only if there are some (multi-class labels) does a second
+``GROUP BY`` group by the two label columns as well (a confusion table per
+stratum, a few rows per stratum), and the masks are applied to that small table
 with :meth:`Metric.masks`, exactly as the pandas path applies them to the rows.
+String labels go straight to the confusion table.
 
 The result is identical to the pandas path of :func:`bayeseval.tabulate` on the
 same data: same index (names, order, dtypes), same int64 counts, the same
@@ -153,7 +157,7 @@ def tabulate_duckdb(
     --------
     >>> import duckdb
     >>> from bayeseval.metrics import get_metric
-    >>> rel = duckdb.sql("SELECT * FROM (VALUES (1, 1, 'a'), (1, 0, 'a'), (0, 0, 'b')) t(y, p, g)")
+    >>> rel = duckdb.sql("SELECT * FROM (VALUES (1, 1, 'a'), (1, 0, 'a'), (1, 1, 'b')) t(y, p, g)")
     >>> tabulate_duckdb(rel, y_true="y", y_pred="p", strata="g",
     ...                 metric=get_metric("recall")).to_frame().loc["a"].tolist()
     [1, 2]
@@ -166,31 +170,50 @@ def tabulate_duckdb(
             raise ValueError(f"{name} column {col!r} is not in data; columns are {available[:20]}")
     t, p = quote_ident(y_true), quote_ident(y_pred)
     group = [quote_ident(c) for c in cols]
-    positive = pos_label
-    confusion = metric.needs_positive and pos_label is None
     checks = (
         "COUNT(*) AS __rows, "
         f"SUM(CASE WHEN {t} IS NULL THEN 1 ELSE 0 END)::BIGINT AS __null_true, "
         f"SUM(CASE WHEN {p} IS NULL THEN 1 ELSE 0 END)::BIGINT AS __null_pred"
     )
-    if confusion:
-        keys = group + [t, p]
-        select = ", ".join(keys + ["COUNT(*)::BIGINT AS __n"])
-    else:
+
+    def run(select: str, keys: list[str]) -> pd.DataFrame:
+        sql = f"SELECT {select}, {checks} FROM __bayeseval_data"
+        if keys:
+            sql += " GROUP BY " + ", ".join(keys)
+        return rel.query("__bayeseval_data", sql).df()
+
+    def conditional_sums(positive: Any, extra: str = "") -> pd.DataFrame:
         trial = _mask_sql(metric.trials, t, p, positive)
         success = f"({trial} AND {_mask_sql(metric.successes, t, p, positive)})"
-        keys = list(group)
         select = ", ".join(
-            keys
+            group
             + [
                 f"SUM(CASE WHEN {success} THEN 1 ELSE 0 END)::BIGINT AS __s",
                 f"SUM(CASE WHEN {trial} THEN 1 ELSE 0 END)::BIGINT AS __t",
             ]
         )
-    sql = f"SELECT {select}, {checks} FROM __bayeseval_data"
-    if keys:
-        sql += " GROUP BY " + ", ".join(keys)
-    table = rel.query("__bayeseval_data", sql).df()
+        return run(select + extra, group)
+
+    confusion = metric.needs_positive and pos_label is None
+    table = None
+    if confusion:
+        types = dict(zip(rel.columns, (str(x).upper() for x in rel.types), strict=True))
+        if _is_numeric(types[y_true]) and _is_numeric(types[y_pred]):
+            # Binary 0/1 (or boolean) labels are the common case: count with positive 1 and
+            # check in the same pass that no other label occurs.
+            extra = (
+                f", SUM(CASE WHEN {t} NOT IN (0, 1) OR {p} NOT IN (0, 1) THEN 1 ELSE 0 END)::BIGINT "
+                "AS __other_labels"
+            )
+            table = conditional_sums(1, extra)
+            if int(table["__other_labels"].sum()) == 0:
+                confusion = False
+            else:
+                table = None
+        if table is None:
+            table = run(", ".join(group + [t, p, "COUNT(*)::BIGINT AS __n"]), group + [t, p])
+    else:
+        table = conditional_sums(pos_label)
 
     if table.empty or int(table["__rows"].sum()) == 0:
         raise ValueError("data has no rows")
@@ -211,6 +234,16 @@ def tabulate_duckdb(
             stacklevel=3,
         )
     return counts
+
+
+_NUMERIC = {
+    "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+    "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE",
+}
+
+
+def _is_numeric(type_name: str) -> bool:
+    return type_name in _NUMERIC or type_name.startswith("DECIMAL")
 
 
 def _shape(table: pd.DataFrame, cols: list[str]) -> pd.DataFrame:

@@ -26,6 +26,9 @@ def frame() -> pd.DataFrame:
             "h": rng.integers(0, 3, n),
             "yc": rng.choice(["cat", "dog", "eel"], n),
             "pc": rng.choice(["cat", "dog", "eel"], n),
+            "y3": rng.integers(0, 3, n),  # numeric multi-class labels
+            "p3": rng.integers(0, 3, n),
+            "yf": rng.integers(0, 2, n).astype(float),  # binary labels stored as floats
             "yb": rng.integers(0, 2, n).astype(bool),
             "pb": rng.integers(0, 2, n).astype(bool),
         }
@@ -60,6 +63,9 @@ CASES = [
     # multi-class one-vs-rest: a `class` level is appended
     {"metric": "recall", "y_true": "yc", "y_pred": "pc", "strata": "g"},
     {"metric": "fpr", "y_true": "yc", "y_pred": "pc"},
+    {"metric": "recall", "y_true": "y3", "y_pred": "p3", "strata": "g"},
+    {"metric": "precision", "y_true": "yf", "y_pred": "p", "strata": "h"},
+    {"metric": "recall", "y_true": "yb", "y_pred": "p"},
     {"metric": "recall", "y_true": "yc", "y_pred": "pc", "pos_label": "dog", "strata": ["h", "g"]},
 ]
 
