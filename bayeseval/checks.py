@@ -650,8 +650,14 @@ def compare_pooling(
     high_k = {m: int(np.sum(np.asarray(loos[m].pareto_k) > 0.7)) for m in loos}
     if any(high_k.values()):
         verdict += " Pareto k > 0.7 for " + ", ".join(
-            f"{v} strata under {m}" for m, v in high_k.items() if v
-        ) + ": those strata are influential and the LOO estimate is less reliable."
+            f"{v} {'stratum' if v == 1 else 'strata'} under {m}"
+            for m, v in high_k.items()
+            if v
+        ) + (
+            ": leaving out such a stratum changes the fit a lot (always so for no pooling, "
+            "where each stratum alone determines its rate), so those LOO estimates are "
+            "less reliable."
+        )
     return PoolingComparison(table=table, verdict=verdict, loo=loos)
 
 
