@@ -34,8 +34,24 @@ from bayeseval.checks import (
     posterior_predictive_check,
 )
 
+# -- active evaluation --
+from bayeseval.active import Campaign, simulate
+
 # -- reports --
 from bayeseval.report import Report, evaluate
+
+# Submodules that pull in heavier libraries (scikit-learn, DuckDB, PySpark,
+# matplotlib) load on first attribute access: ``bayeseval.split`` etc.
+_LAZY_SUBMODULES = frozenset({"split", "spark", "plots", "datasets", "demo", "gate", "cli"})
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"bayeseval.{name}")
+    raise AttributeError(f"module 'bayeseval' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 
@@ -75,6 +91,9 @@ __all__ = [
     "compare_frequentist",
     "compare_pooling",
     "calibration_study",
+    # -- active evaluation --
+    "Campaign",
+    "simulate",
     # -- reports --
     "evaluate",
     "Report",
