@@ -56,6 +56,9 @@ _TABLE_COLUMNS = [
     "flags",
 ]
 
+# the HTML rendering embeds a forest plot only up to this many strata
+_MAX_PLOT_STRATA = 60
+
 _COLUMN_DOC = {
     "successes": "successes (e.g. errors) in the stratum",
     "trials": "trials (rows counted by the metric)",
@@ -342,7 +345,11 @@ class Report:
         return buf.getvalue()
 
     def to_html(self, *, plot: bool = True) -> str:
-        """Self-contained HTML: style, table, overall rates, checks, warnings, optional plot."""
+        """Self-contained HTML: style, table, overall rates, checks, warnings, optional plot.
+
+        The forest plot (a base64 PNG) is embedded when ``plot`` is true and there are at
+        most 60 strata.
+        """
         t = self._display_table()
         esc = html.escape
         parts = [
@@ -393,7 +400,12 @@ class Report:
             )
         else:
             parts.append("<p>No warnings.</p>")
-        if plot:
+        if plot and len(self.table) > _MAX_PLOT_STRATA:
+            parts.append(
+                f"<p>(forest plot omitted: {len(self.table)} strata are more than "
+                f"{_MAX_PLOT_STRATA} rows can show; plot a subset with bayeseval.plots.forest)</p>"
+            )
+        elif plot:
             try:
                 png = base64.b64encode(self.forest_png()).decode("ascii")
                 parts.append(

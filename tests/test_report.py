@@ -229,3 +229,11 @@ def test_bad_arguments():
     with pytest.raises(TypeError, match="y_true"):
         evaluate(pd.DataFrame({"a": [1]}))
     assert isinstance(evaluate(counts, random_seed=0), Report)
+
+
+def test_html_omits_the_plot_for_many_strata():
+    counts = Counts.from_arrays([5] * 61, [100] * 61)
+    rep = evaluate(counts, random_seed=0)
+    text = rep.to_html()
+    assert "<img" not in text and "forest plot omitted: 61 strata" in text
+    assert text.count("<tr") == 61 + 1 + 1 + len(rep.overall)  # strata, 2 headers, overall rows
