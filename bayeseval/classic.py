@@ -317,6 +317,8 @@ def estimate_error(
         raise TypeError(
             f"estimator must be a scikit-learn classifier with fit and predict, got {estimator!r}"
         )
+    if not hasattr(X, "iloc") and not hasattr(X, "shape"):
+        X = np.asarray(X)
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of class labels, got shape {y.shape}")

@@ -303,3 +303,23 @@ def test_estimator_orderings_full_study_defaults():
     for m in (20, 50):
         res = _ordering_study(reps=200, m=m, d=10, n_bootstrap=50, test_size=0.3)
         _assert_orderings(res, z=2.0, z_plus=0.0)
+
+
+def test_multiclass_string_labels_list_input_and_unlabelled_risk_average():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(90, 2))
+    y = np.array(["a", "b", "c"])[rng.integers(0, 3, 90)]
+    X[y == "b", 0] += 2
+    U = rng.normal(size=(40, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationWarning)
+        t = estimate_error(LogisticRegression(), X.tolist(), y, unlabelled=U,
+                           methods=("resubstitution", "risk_averaging"), random_seed=0)
+    t = t.set_index("method")
+    model = LogisticRegression().fit(X, y)
+    r = 1 - model.predict_proba(U).max(axis=1)
+    assert t.loc["risk_averaging", "estimate"] == pytest.approx(r.mean())
+    assert t.loc["risk_averaging", "se"] == pytest.approx(r.std(ddof=1) / np.sqrt(40))
+    assert t.loc["resubstitution", "estimate"] == pytest.approx(np.mean(model.predict(X) != y))
