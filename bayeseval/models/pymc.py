@@ -225,7 +225,7 @@ def fit_pymc(
                 "model='logit_normal' has fixed weakly informative priors and takes "
                 f"prior='default' only, got prior={prior!r}"
             )
-        prior_obj: Any = "logit_normal_default"
+        prior_obj: Any = "default"
     else:
         prior_obj = resolve_prior(prior)
 
