@@ -187,8 +187,8 @@ def test_empty_stratum_gets_the_population_predictive():
     post = fit_hierarchical(c, random_seed=1, draws=8000)
     s = post.summary()
     assert np.isnan(s.loc["d", "raw_rate"]) and np.isnan(s.loc["d", "shrinkage"])
-    # E[theta_d] = E[mu] exactly
-    assert s.loc["d", "mean"] == pytest.approx(post.exact.hyper_moments()["mu"], abs=1e-9)
+    # E[theta_d] = E[mu] (up to the 1e-7 of grid mass the moment quadrature leaves out)
+    assert s.loc["d", "mean"] == pytest.approx(post.exact.hyper_moments()["mu"], abs=1e-6)
     assert s.loc["d", "upper"] - s.loc["d", "lower"] > s.loc["a", "upper"] - s.loc["a", "lower"]
 
 

@@ -451,27 +451,29 @@ class ExactFit:
         return self._compact[tol]
 
     def _components(
-        self, u: np.ndarray, v: np.ndarray
+        self, u: np.ndarray, v: np.ndarray, idx: np.ndarray | None = None
     ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Conditional Beta components of theta for each (u, v) point and distinct pair.
 
-        Returns a list of (weight, A, B) arrays of shape (G, J).
+        Returns a list of (weight, A, B) arrays of shape (G, J) (J = len(idx) when given).
         """
+        sel = slice(None) if idx is None else idx
+        ps, pf, po = self._ps[sel], self._pf[sel], self._po[sel]
         kappa = np.exp(v)[:, None]
-        mu = expit(u[:, None] + self._po[None, :])
+        mu = expit(u[:, None] + po[None, :])
         a = mu * kappa
-        A = a + self._ps[None, :]
-        B = (kappa - a) + self._pf[None, :]
+        A = a + ps[None, :]
+        B = (kappa - a) + pf[None, :]
         if self.model != "robust":
             return [(np.ones_like(A), A, B)]
         eps = self.outlier_prob
         l1 = betaln(A, B) - betaln(np.maximum(a, 1e-300), np.maximum(kappa - a, 1e-300))
-        l0 = self._l0[None, :]
+        l0 = self._l0[sel][None, :]
         r = expit((np.log1p(-eps) + l1) - (np.log(eps) + l0))  # P(main component | u, v, s)
         ones = np.ones_like(A)
         return [
             (r, A, B),
-            (1.0 - r, ones + self._ps[None, :], ones + self._pf[None, :]),
+            (1.0 - r, ones + ps[None, :], ones + pf[None, :]),
         ]
 
     def posterior_moments(self) -> tuple[np.ndarray, np.ndarray]:
@@ -489,17 +491,23 @@ class ExactFit:
         True
         """
         if self._moments is None:
-            u, v, w = self._compact_grid()
-            m1 = np.zeros(len(self._ps))
-            m2 = np.zeros(len(self._ps))
-            for r, A, B in self._components(u, v):
-                mean = A / (A + B)
-                ex2 = mean * (A + 1.0) / (A + B + 1.0)
-                m1 += w @ (r * mean)
-                m2 += w @ (r * ex2)
-            var = np.maximum(m2 - m1**2, 0.0)
+            u, v, w = self._quadrature()
+            m1, var = self._pair_moments_chunked(u, v, w)
             self._moments = (m1[self._inverse], var[self._inverse])
         return self._moments
+
+    def _pair_moments_chunked(
+        self, u: np.ndarray, v: np.ndarray, w: np.ndarray, idx: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Mixture mean and variance per distinct pair, in chunks of pairs."""
+        pairs = np.arange(len(self._ps)) if idx is None else np.asarray(idx)
+        m1 = np.empty(len(pairs))
+        var = np.empty(len(pairs))
+        step = max(1, int(2_000_000 // max(len(u), 1)))
+        for i in range(0, len(pairs), step):
+            sub = pairs[i : i + step]
+            m1[i : i + step], var[i : i + step] = self._pair_moments(self._components(u, v, sub), w)
+        return m1, var
 
     def _pair_cdf(self, x: np.ndarray, comps: list, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mixture CDF and density at x (shape (J,)); comps hold (r, A, B, log B(A, B))."""
@@ -514,24 +522,22 @@ class ExactFit:
                 pdf += w @ (r * np.exp(np.clip(logpdf, -700, 700)))
         return cdf, pdf
 
-    @property
-    def quantiles_affordable(self) -> bool:
-        """Whether exact quantiles are cheap (distinct pairs x quadrature points <= 2e5).
-
-        :meth:`Posterior.summary` uses exact mixture quantiles when True and quantiles of the
-        draws otherwise (thousands of distinct strata).
-        """
-        if len(self._ps) * 100 > 2e5:  # quadrature has at least ~100 points
-            return False
-        return len(self._ps) * len(self._quadrature()[2]) <= 2e5
+    def _check_pairs(self, limit: int = 200) -> np.ndarray:
+        """Up to ``limit`` distinct pairs spread over the range of trials and successes."""
+        J = len(self._ps)
+        if J <= limit:
+            return np.arange(J)
+        order = np.lexsort((self._ps, self._pn))
+        return np.unique(order[np.linspace(0, J - 1, limit).round().astype(int)])
 
     def _quadrature(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Grid points for exact quantiles: every other grid point when that is as accurate.
+        """Grid points for exact moments and quantiles: every other point when as accurate.
 
         The grid is dense for sampling; for the smooth Beta mixtures a grid with twice the
-        spacing is usually as accurate. It is used when the posterior means and sds of every
-        theta_k computed on it agree with the full grid to 1e-5; otherwise the full grid is
-        used. Points holding less than 1e-7 of the mass are dropped.
+        spacing is usually as accurate. It is used when the posterior means and sds of theta
+        computed on it agree with the full grid to 1e-5 (checked on up to 200 distinct strata
+        spread over the range of trials); otherwise the full grid is used. Points holding less
+        than 1e-7 of the mass are dropped (moving a mean by at most 1e-7).
         """
         if getattr(self, "_quad", None) is not None:
             return self._quad
@@ -547,8 +553,9 @@ class ExactFit:
         order = np.argsort(w)
         keep = np.sort(order[np.cumsum(w[order]) > 1e-7])
         coarse = (u[keep], v[keep], w[keep] / w[keep].sum())
-        mf, vf = self._pair_moments(self._components(full[0], full[1]), full[2])
-        mc, vc = self._pair_moments(self._components(coarse[0], coarse[1]), coarse[2])
+        idx = self._check_pairs()
+        mf, vf = self._pair_moments_chunked(*full, idx)
+        mc, vc = self._pair_moments_chunked(*coarse, idx)
         ok = np.max(np.abs(mf - mc)) < 1e-5 and np.max(np.abs(np.sqrt(vf) - np.sqrt(vc))) < 1e-5
         self._quad = coarse if ok else full
         self.diagnostics["quadrature_points"] = len(self._quad[2])
@@ -578,7 +585,10 @@ class ExactFit:
         """Exact posterior quantiles of each ``theta_k`` (mixture of Betas over the grid).
 
         Solved by safeguarded Newton iterations on the mixture CDF to 1e-9, over the grid points
-        holding all but 1e-7 of the mass.
+        holding all but 1e-7 of the mass. With many distinct strata (pairs x points > 3e4), a Beta with the
+        exact mean and variance is used instead when it reproduces the exact quantiles to 5e-4
+        on up to 200 strata spread over the range of trials (``diagnostics["quantile_method"]``
+        says which was used).
 
         Parameters
         ----------
@@ -602,17 +612,38 @@ class ExactFit:
             raise ValueError(f"q must be strictly between 0 and 1, got {qs.tolist()}")
         # dropping grid mass 1e-7 moves a quantile by at most 1e-7 / density
         u, v, w = self._quadrature()
-        comps = [(r, A, B, betaln(A, B)) for r, A, B in self._components(u, v)]
-        mean, var = self._pair_moments(comps, w)
-        out = np.empty((len(qs), len(self._ps)))
-        for i, target in enumerate(qs):
-            out[i] = self._solve(target, comps, w, mean, var)
+        J = len(self._ps)
+        if J * len(w) > 3e4:
+            # thousands of distinct strata: when a Beta with the exact mean and variance
+            # reproduces the exact mixture quantiles to 5e-4 on up to 200 strata spread over the
+            # range of trials, use it for all (the hyperparameters are then well determined)
+            idx = self._check_pairs()
+            exact = self._exact_quantiles(qs, u, v, w, idx)
+            mean, var = self._pair_moments_chunked(u, v, w)
+            approx = _beta_ppf_matched(qs, mean, var)
+            if np.max(np.abs(approx[:, idx] - exact)) < 5e-4:
+                self.diagnostics["quantile_method"] = "moment-matched Beta (checked to 5e-4)"
+                res = approx[:, self._inverse]
+                return res[0] if scalar else res
+        self.diagnostics["quantile_method"] = "exact mixture"
+        out = np.empty((len(qs), J))
+        step = max(1, int(200_000 // max(len(w), 1)))
+        for i in range(0, J, step):
+            sub = np.arange(i, min(i + step, J))
+            out[:, sub] = self._exact_quantiles(qs, u, v, w, sub)
         res = out[:, self._inverse]
         return res[0] if scalar else res
 
+    def _exact_quantiles(
+        self, qs: np.ndarray, u: np.ndarray, v: np.ndarray, w: np.ndarray, idx: np.ndarray
+    ) -> np.ndarray:
+        comps = [(r, A, B, betaln(A, B)) for r, A, B in self._components(u, v, idx)]
+        mean, var = self._pair_moments(comps, w)
+        return np.stack([self._solve(target, comps, w, mean, var) for target in qs])
+
     def _pair_moments(self, comps: list, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        m1 = np.zeros(len(self._ps))
-        m2 = np.zeros(len(self._ps))
+        m1 = np.zeros(comps[0][1].shape[1])
+        m2 = np.zeros(comps[0][1].shape[1])
         for r, A, B, *_ in comps:
             mean = A / (A + B)
             m1 += w @ (r * mean)
@@ -622,20 +653,15 @@ class ExactFit:
     def _solve(
         self, target: float, comps: list, w: np.ndarray, mean: np.ndarray, var: np.ndarray
     ) -> np.ndarray:
-        from scipy import stats
-
         # moment-matched Beta as the starting point, then safeguarded Newton steps on the
         # strata not yet converged (|F(x) - q| < 1e-9 or a bracket narrower than 1e-12)
-        common = np.maximum(mean * (1 - mean) / var - 1.0, 1e-6)
-        x = stats.beta.ppf(
-            target, np.maximum(mean * common, 1e-8), np.maximum((1 - mean) * common, 1e-8)
-        )
+        x = _beta_ppf_matched(np.array([target]), mean, var)[0]
         x = np.clip(np.nan_to_num(x, nan=0.5), 1e-15, 1 - 1e-15)
         lo = np.zeros_like(x)
         hi = np.ones_like(x)
         active = np.arange(x.size)
         for _ in range(100):
-            sub = [tuple(x[:, active] for x in comp) for comp in comps]
+            sub = [tuple(c[:, active] for c in comp) for comp in comps]
             xa = x[active]
             F, f = self._pair_cdf(xa, sub, w)
             err = F - target
@@ -709,6 +735,17 @@ class ExactFit:
             "logit_mu": float(self.weights @ self.grid_u),
             "log_kappa": float(self.weights @ self.grid_v),
         }
+
+
+def _beta_ppf_matched(qs: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """Quantiles (len(qs), J) of Beta distributions with the given means and variances."""
+    from scipy.special import betaincinv
+
+    var = np.maximum(var, 1e-300)
+    common = np.maximum(mean * (1 - mean) / var - 1.0, 1e-6)
+    a = np.maximum(mean * common, 1e-8)
+    b = np.maximum((1 - mean) * common, 1e-8)
+    return betaincinv(a[None, :], b[None, :], np.asarray(qs, dtype=float)[:, None])
 
 
 def fit_exact(

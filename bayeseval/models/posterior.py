@@ -388,8 +388,8 @@ class Posterior:
         interval : {"eti", "hdi"}
             Equal-tailed interval, or highest-density interval (``arviz.hdi`` on the draws).
             With the exact engine, the mean and the equal-tailed quantiles are computed exactly
-            from the grid mixture of Beta distributions rather than from draws (the quantiles
-            from draws when there are thousands of distinct strata, where that is faster).
+            from the grid mixture of Beta distributions rather than from draws (see
+            :meth:`bayeseval.models.exact.ExactFit.quantiles`).
 
         Returns
         -------
@@ -408,11 +408,7 @@ class Posterior:
         level = check_level(level)
         interval = check_method(interval, _INTERVALS, "interval")
         alpha = 1.0 - level
-        exact = (
-            self.exact is not None
-            and hasattr(self.exact, "quantiles")
-            and getattr(self.exact, "quantiles_affordable", True)
-        )
+        exact = self.exact is not None and hasattr(self.exact, "quantiles")
         mean = self._post_mean()
         if exact:
             q = self.exact.quantiles([0.5, alpha / 2, 1 - alpha / 2])
