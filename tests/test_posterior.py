@@ -197,3 +197,13 @@ def test_multiindex_strata_labels():
     assert list(post.idata.posterior.coords["stratum"].values) == ["f | x", "f | y", "m | x"]
     assert post.gap(("m", "x"), ("f", "x")).shape == (400,)
     assert post.gap("m | x", "f | x").shape == (400,)
+
+
+def test_plot_hands_off_to_the_forest_plot(post):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = post.plot()
+    assert len(ax.get_yticklabels()) == 5
+    plt.close(ax.figure)
