@@ -7,14 +7,14 @@ the :class:`~bayeseval.metrics.Metric` definition (its ``trials`` and
 ``successes`` fields), and only the small table of counts is fetched.
 
 When the metric depends on a positive class and ``pos_label`` is not given,
-the positive class is not known before the data are read. For numeric or
-boolean label columns the query assumes the usual binary 0/1 labels (positive
-1, as the pandas path decides) and counts, in the same pass, rows with any
-other label; only if there are some (multi-class labels) does a second
-``GROUP BY`` group by the two label columns as well (a confusion table per
-stratum, a few rows per stratum), and the masks are applied to that small table
-with :meth:`Metric.masks`, exactly as the pandas path applies them to the rows.
-String labels go straight to the confusion table.
+the positive class is not known before the data are read. An ungrouped
+query (which DuckDB answers from Parquet statistics without reading the rows)
+gets the row count, the missing labels and the range of integer or boolean
+labels; labels all in {0, 1} make 1 the positive class, as in the pandas path.
+Otherwise (multi-class or string labels) the ``GROUP BY`` also groups by the
+two label columns (a confusion table per stratum, a few rows per stratum) and
+the masks are applied to that small table with :meth:`Metric.masks`, exactly as
+the pandas path applies them to the rows.
 
 The result is identical to the pandas path of :func:`bayeseval.tabulate` on the
 same data: same index (names, order, dtypes), same int64 counts, the same
@@ -170,56 +170,59 @@ def tabulate_duckdb(
             raise ValueError(f"{name} column {col!r} is not in data; columns are {available[:20]}")
     t, p = quote_ident(y_true), quote_ident(y_pred)
     group = [quote_ident(c) for c in cols]
-    checks = (
-        "COUNT(*) AS __rows, "
-        f"SUM(CASE WHEN {t} IS NULL THEN 1 ELSE 0 END)::BIGINT AS __null_true, "
-        f"SUM(CASE WHEN {p} IS NULL THEN 1 ELSE 0 END)::BIGINT AS __null_pred"
-    )
+    types = dict(zip(rel.columns, (str(x).upper() for x in rel.types), strict=True))
+    confusion = metric.needs_positive and pos_label is None
+    numeric = _is_numeric(types[y_true]) and _is_numeric(types[y_pred])
+    integral = numeric and _is_integral(types[y_true]) and _is_integral(types[y_pred])
 
-    def run(select: str, keys: list[str]) -> pd.DataFrame:
-        sql = f"SELECT {select}, {checks} FROM __bayeseval_data"
+    # One ungrouped pass for the checks: rows, missing labels and, when the positive class
+    # must be inferred from integer labels, their range. For Parquet, DuckDB answers it from
+    # the file's statistics without reading the data.
+    pre = ["COUNT(*) AS rows", f"COUNT({t}) AS nn_true", f"COUNT({p}) AS nn_pred"]
+    if confusion and integral:
+        for i, (c, name) in enumerate(((t, y_true), (p, y_pred))):
+            cast = f"{c}::TINYINT" if types[name] == "BOOLEAN" else c
+            pre += [f"MIN({cast}) AS min{i}", f"MAX({cast}) AS max{i}"]
+    elif confusion and numeric:
+        pre.append(
+            f"SUM(CASE WHEN {t} NOT IN (0, 1) OR {p} NOT IN (0, 1) THEN 1 ELSE 0 END) AS other"
+        )
+    stats = rel.query("__bayeseval_data", f"SELECT {', '.join(pre)} FROM __bayeseval_data").df()
+    stats = stats.iloc[0]
+    rows = int(stats["rows"])
+    if rows == 0:
+        raise ValueError("data has no rows")
+    if rows != int(stats["nn_true"]) or rows != int(stats["nn_pred"]):
+        col = y_true if rows != int(stats["nn_true"]) else y_pred
+        raise ValueError(f"column {col!r} has missing labels; drop or fill them before tabulating")
+    positive = pos_label
+    if confusion and integral:
+        # integer (or boolean) labels all in {0, 1}: the positive class is 1, as in pandas
+        if all(int(stats[f"min{i}"]) >= 0 and int(stats[f"max{i}"]) <= 1 for i in range(2)):
+            confusion, positive = False, 1
+    elif confusion and numeric and int(stats["other"]) == 0:
+        confusion, positive = False, 1
+
+    def run(select: list[str], keys: list[str]) -> pd.DataFrame:
+        sql = f"SELECT {', '.join(select)} FROM __bayeseval_data"
         if keys:
             sql += " GROUP BY " + ", ".join(keys)
         return rel.query("__bayeseval_data", sql).df()
 
-    def conditional_sums(positive: Any, extra: str = "") -> pd.DataFrame:
+    if confusion:
+        # multi-class (or string) labels: a confusion table per stratum, masks applied in pandas
+        table = run(group + [t, p, "COUNT(*)::BIGINT AS __n"], group + [t, p])
+    else:
         trial = _mask_sql(metric.trials, t, p, positive)
         success = f"({trial} AND {_mask_sql(metric.successes, t, p, positive)})"
-        select = ", ".join(
+        table = run(
             group
             + [
                 f"SUM(CASE WHEN {success} THEN 1 ELSE 0 END)::BIGINT AS __s",
                 f"SUM(CASE WHEN {trial} THEN 1 ELSE 0 END)::BIGINT AS __t",
-            ]
+            ],
+            group,
         )
-        return run(select + extra, group)
-
-    confusion = metric.needs_positive and pos_label is None
-    table = None
-    if confusion:
-        types = dict(zip(rel.columns, (str(x).upper() for x in rel.types), strict=True))
-        if _is_numeric(types[y_true]) and _is_numeric(types[y_pred]):
-            # Binary 0/1 (or boolean) labels are the common case: count with positive 1 and
-            # check in the same pass that no other label occurs.
-            extra = (
-                f", SUM(CASE WHEN {t} NOT IN (0, 1) OR {p} NOT IN (0, 1) THEN 1 ELSE 0 END)::BIGINT "
-                "AS __other_labels"
-            )
-            table = conditional_sums(1, extra)
-            if int(table["__other_labels"].sum()) == 0:
-                confusion = False
-            else:
-                table = None
-        if table is None:
-            table = run(", ".join(group + [t, p, "COUNT(*)::BIGINT AS __n"]), group + [t, p])
-    else:
-        table = conditional_sums(pos_label)
-
-    if table.empty or int(table["__rows"].sum()) == 0:
-        raise ValueError("data has no rows")
-    if int(table["__null_true"].sum()) or int(table["__null_pred"].sum()):
-        col = y_true if int(table["__null_true"].sum()) else y_pred
-        raise ValueError(f"column {col!r} has missing labels; drop or fill them before tabulating")
 
     if confusion:
         frame = _from_confusion(table, cols, y_true, y_pred, metric)
@@ -240,6 +243,10 @@ _NUMERIC = {
     "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
     "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE",
 }
+
+
+def _is_integral(type_name: str) -> bool:
+    return type_name in _NUMERIC and type_name not in ("FLOAT", "DOUBLE")
 
 
 def _is_numeric(type_name: str) -> bool:

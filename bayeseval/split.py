@@ -209,6 +209,7 @@ class _Plan:
     salts: np.ndarray  # uint64 per key
     reweight: bool
     warning: str | None
+    notes: list = field(default_factory=list)  # (warning class, message)
 
 
 def _check_seed(random_seed: Any) -> int:
@@ -353,8 +354,8 @@ def _plan(
         lines = []
         for k in degraded:
             i = seen[k if isinstance(k, tuple) else (k,)]
-            lines.append(f"{k!r}: n_min={need[i]} but the key has {rows_k[i]} rows "
-                         f"(a proportional test set gives about {decisions[k].n_minority_proportional})")
+            lines.append(f"{k!r}: n_min={need[i]}, but the key has {rows_k[i]} rows and a proportional "
+                         f"test set gives about {decisions[k].n_minority_proportional}")
         raise ValueError(
             "n_min cannot be met for " + "; ".join(lines)
             + f". {decisions[degraded[0]].reason}. Pass on_infeasible='degrade' to accept a "
@@ -414,17 +415,19 @@ def _plan(
     for b in branches.values():
         if _BRANCH_ORDER.index(b) > _BRANCH_ORDER.index(overall):
             overall = b
-    warning = None
-    if overall == "degraded":
+    notes: list = []
+    if degraded:
         short = [f"{k!r}: {table['test'].iloc[seen[k if isinstance(k, tuple) else (k,)]]} test rows "
                  f"instead of {need[seen[k if isinstance(k, tuple) else (k,)]]}" for k in degraded]
-        warning = "precision limited: " + "; ".join(short[:8])
-    elif reweight:
-        warning = (
+        notes.append((PrecisionLimitedWarning,
+                      "precision limited: " + "; ".join(short[:8]) + ("; ..." if len(short) > 8 else "")))
+    if reweight:
+        notes.append((ReweightingWarning,
             "the test set over-represents the minority: report overall metrics with test_weights "
             "(population share / test share), and re-calibrate any threshold tuned on this set "
             "to the population share"
-        )
+        ))
+    warning = ". ".join(text for _, text in notes) if notes else None
     salts = np.array([key_salt(k, random_seed) for k in key_list], dtype=np.uint64)
     return _Plan(
         cells=cells,
@@ -439,14 +442,13 @@ def _plan(
         salts=salts,
         reweight=reweight,
         warning=warning,
+        notes=notes,
     )
 
 
 def _emit_warnings(plan: _Plan, stacklevel: int = 3) -> None:
-    if plan.branch == "degraded":
-        warnings.warn(plan.warning, PrecisionLimitedWarning, stacklevel=stacklevel)
-    elif plan.reweight:
-        warnings.warn(plan.warning, ReweightingWarning, stacklevel=stacklevel)
+    for category, message in plan.notes:
+        warnings.warn(message, category, stacklevel=stacklevel)
 
 
 # ---------------------------------------------------------------------------

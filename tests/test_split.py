@@ -114,7 +114,7 @@ def test_raise_share_branch_reweights(fraud):
 
 def test_degraded_branch_raises_by_default(fraud):
     # 8 regions x 323 = 2,584 positives needed, only ~157 per region exist
-    with pytest.raises(ValueError, match=r"n_min cannot be met for \(1, 0\): n_min=323 but the key has 1\d\d rows"):
+    with pytest.raises(ValueError, match=r"n_min cannot be met for \(1, 0\): n_min=323, but the key has 1\d\d rows"):
         dual_constraint_split(fraud, label="y", groups="region", test_size=N_TEST, n_min=323)
 
 
@@ -352,3 +352,17 @@ def test_splitter_validates_in_init():
         RepeatedDualConstraintSplit(n_repeats=0)
     cv = DualConstraintSplit(n_min=5, random_seed=3)
     assert cv.n_min == 5 and cv.random_seed == 3 and "n_min=5" in repr(cv)
+
+
+def test_mixed_raise_and_degraded_warn_both(fraud):
+    df = fraud.copy()
+    df.loc[df.index[df["y"] == 0][:50], "y"] = 2  # a third class with only 50 rows
+    with pytest.warns(ReweightingWarning, match="re-calibrate"), pytest.warns(
+        PrecisionLimitedWarning, match=r"2: \d+ test rows instead of 100"
+    ):
+        res = dual_constraint_split(df, label="y", test_size=N_TEST, n_min={1: 323, 2: 100},
+                                    max_test_share=0.22, on_infeasible="degrade")
+    assert res.branch == "degraded"
+    assert res.decisions[1].branch == "raise_share" and res.decisions[2].branch == "degraded"
+    assert int((res.test["y"] == 1).sum()) == 323  # the feasible key is still met
+    assert res.table.loc[2, "test"] == res.table.loc[2, "proportional"]
