@@ -460,14 +460,20 @@ class ExactFit:
         sel = slice(None) if idx is None else idx
         ps, pf, po = self._ps[sel], self._pf[sel], self._po[sel]
         kappa = np.exp(v)[:, None]
-        mu = expit(u[:, None] + po[None, :])
-        a = mu * kappa
+        if self.offsets is None:  # mu_k = mu: no (G, J) expit needed
+            a = expit(u)[:, None] * kappa
+            b = expit(-u)[:, None] * kappa
+        else:
+            a = expit(u[:, None] + po[None, :]) * kappa
+            b = kappa - a
         A = a + ps[None, :]
-        B = (kappa - a) + pf[None, :]
+        B = b + pf[None, :]
         if self.model != "robust":
-            return [(np.ones_like(A), A, B)]
+            return [(np.ones((1, A.shape[1])), A, B)]
+        a = np.broadcast_to(a, A.shape)
+        b = np.broadcast_to(b, A.shape)
         eps = self.outlier_prob
-        l1 = betaln(A, B) - betaln(np.maximum(a, 1e-300), np.maximum(kappa - a, 1e-300))
+        l1 = betaln(A, B) - betaln(np.maximum(a, 1e-300), np.maximum(b, 1e-300))
         l0 = self._l0[sel][None, :]
         r = expit((np.log1p(-eps) + l1) - (np.log(eps) + l0))  # P(main component | u, v, s)
         ones = np.ones_like(A)
@@ -709,7 +715,7 @@ class ExactFit:
             sl = slice(i, i + chunk)
             comps = self._components(u[sl], v[sl])
             r, A, B = comps[0]
-            th = rng.beta(np.maximum(A, 1e-300), np.maximum(B, 1e-300))
+            th = rng.beta(A, B)
             if len(comps) > 1:
                 _, A0, B0 = comps[1]
                 alt = rng.beta(A0, B0)
