@@ -140,7 +140,18 @@ def test_prob_below_exact_and_from_draws(post):
 def test_ranks():
     p = _manual_posterior()
     r = p.ranks()
+    assert r.columns[:6].tolist() == [
+        "mean_rank",
+        "median_rank",
+        "lower_rank",
+        "upper_rank",
+        "p_best",
+        "p_worst",
+    ]
+    assert "p_best" in p.ranks(probabilities=False) and 1 not in p.ranks(probabilities=False)
     probs = r[list(range(1, 6))].to_numpy()
+    np.testing.assert_allclose(probs[:, 0], r["p_best"])
+    np.testing.assert_allclose(probs[:, -1], r["p_worst"])
     np.testing.assert_allclose(probs.sum(axis=1), 1.0)
     np.testing.assert_allclose(probs.sum(axis=0), 1.0)
     np.testing.assert_allclose(r["mean_rank"].sum(), 15.0)

@@ -11,11 +11,17 @@ from typing import Any
 
 from bayeseval._validation import check_method, check_positive_int
 from bayeseval.counts import Counts, as_counts
+from bayeseval.models.exact import ExactFit, fit_exact
 from bayeseval.models.posterior import Posterior
 from bayeseval.models.priors import Prior, prior_predictive_spread, resolve_prior
+from bayeseval.models.robust import fit_robust, robust_logpmf
 
 __all__ = [
     "fit_hierarchical",
+    "fit_exact",
+    "fit_robust",
+    "robust_logpmf",
+    "ExactFit",
     "Posterior",
     "Prior",
     "resolve_prior",
@@ -96,8 +102,6 @@ def fit_hierarchical(
                 "model 'logit_normal' needs engine='pymc'; the exact engine fits "
                 "'beta_binomial' and 'robust'"
             )
-        from bayeseval.models.exact import fit_exact
-
         return fit_exact(
             counts,
             model=model,

@@ -297,19 +297,23 @@ class Posterior:
             raise ValueError("give both strata a and b for a gap probability, or a threshold")
         return self.prob_gap(a, b, delta)
 
-    def ranks(self, *, descending: bool = False) -> pd.DataFrame:
+    def ranks(self, *, descending: bool = False, probabilities: bool | None = None) -> pd.DataFrame:
         """Posterior distribution of each stratum's rank (1 = lowest rate).
 
         Parameters
         ----------
         descending : bool
             Rank 1 is the highest rate when True.
+        probabilities : bool, optional
+            Include one column per rank ``1..K`` with the probability of that rank (a K x K
+            table). Default: only when K <= 50.
 
         Returns
         -------
         pandas.DataFrame
-            Indexed by stratum: ``mean_rank``, ``median_rank``, ``p_best`` (probability of
-            rank 1) and one column per rank ``1..K`` with the probability of that rank.
+            Indexed by stratum: ``mean_rank``, ``median_rank``, ``lower_rank`` and
+            ``upper_rank`` (95% equal-tailed), ``p_best`` (probability of rank 1), ``p_worst``
+            (probability of rank K), and optionally the rank probabilities.
 
         Examples
         --------
@@ -319,13 +323,26 @@ class Posterior:
         True
         """
         th = -self.theta if descending else self.theta
-        r = stats.rankdata(th, axis=1, method="ordinal").astype(int)
-        K = th.shape[1]
-        probs = np.stack([np.mean(r == j, axis=0) for j in range(1, K + 1)], axis=1)
-        frame = pd.DataFrame(probs, index=self.strata, columns=list(range(1, K + 1)))
-        frame.insert(0, "p_best", probs[:, 0])
-        frame.insert(0, "median_rank", np.median(r, axis=0))
-        frame.insert(0, "mean_rank", r.mean(axis=0))
+        r = stats.rankdata(th, axis=1, method="ordinal").astype(np.int64)
+        S, K = th.shape
+        frame = pd.DataFrame(
+            {
+                "mean_rank": r.mean(axis=0),
+                "median_rank": np.median(r, axis=0),
+                "lower_rank": np.quantile(r, 0.025, axis=0, method="inverted_cdf"),
+                "upper_rank": np.quantile(r, 0.975, axis=0, method="inverted_cdf"),
+                "p_best": np.mean(r == 1, axis=0),
+                "p_worst": np.mean(r == K, axis=0),
+            },
+            index=self.strata,
+        )
+        if probabilities is None:
+            probabilities = K <= 50
+        if probabilities:
+            flat = (np.arange(K)[None, :] * K + (r - 1)).ravel()
+            probs = np.bincount(flat, minlength=K * K).reshape(K, K) / S
+            for j in range(K):
+                frame[j + 1] = probs[:, j]
         return frame
 
     # -- summaries -------------------------------------------------------------------------
