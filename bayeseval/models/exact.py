@@ -331,9 +331,9 @@ class ExactFit:
         mode, hess = self._mode()
         try:
             cov = np.linalg.inv(hess)
-            sd = np.sqrt(np.diag(cov))
-            if not np.all(np.isfinite(sd)) or np.any(np.diag(cov) <= 0):
+            if not np.all(np.isfinite(cov)) or np.any(np.diag(cov) <= 0):
                 raise np.linalg.LinAlgError
+            sd = np.sqrt(np.diag(cov))
         except np.linalg.LinAlgError:
             sd = np.array([1.0, 3.0])
         sd = np.clip(sd, 1e-4, 10.0)
