@@ -460,7 +460,7 @@ def make_fraud_scenario(
     recall_a: float | Sequence[float] | None = None,
     recall_b: float | Sequence[float] | None = None,
     fpr: float = 0.01,
-    correlation: float = 0.5,
+    correlation: float = 0.95,
     group_shares: Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """Simulate the SPEC section 10 reference scenario: rare positives, subgroups, two models.
@@ -492,8 +492,14 @@ def make_fraud_scenario(
         as in the SPEC) and model ``b`` 0.67 (a gap of 3 points).
     fpr : float, default 0.01
         False positive rate of both models.
-    correlation : float, default 0.5
-        Correlation of the two models' latent scores, in [-1, 1].
+    correlation : float, default 0.95
+        Correlation of the two models' latent scores, in [-1, 1]. The default
+        makes the two models disagree on about 9% of positives (6.2% caught
+        only by ``a``, 3.2% only by ``b`` at recalls 0.70 / 0.67). At 125
+        positives per group, comparing the two recalls' point estimates then
+        picks the better model in about 70% of groups when the models are
+        scored on *different* rows (SPEC section 10: about 71%) and about 87%
+        when they are scored on the *same* rows (SPEC: about 88%).
     group_shares : sequence of float, optional
         Population shares of the groups (default equal).
 

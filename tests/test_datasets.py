@@ -126,7 +126,7 @@ def test_fraud_scenario_recall_share_and_pairing():
     # discordant pairs (a flags, b misses) follow the Gaussian copula:
     # P = ra - Phi2(z_a, z_b; rho), computed with scipy's bivariate normal cdf
     g2 = pos[pos["group"] == "g2"]
-    expected = datasets._paired_discordance(0.5, 0.7, 0.65)
+    expected = datasets._paired_discordance(df.attrs["correlation"], 0.7, 0.65)
     observed = ((g2["pred_a"] == 1) & (g2["pred_b"] == 0)).mean()
     assert abs(observed - expected) < 4 * np.sqrt(expected * (1 - expected) / len(g2))
     # sanity of the helper against a closed form: rho = 0 gives ra (1 - rb)
@@ -140,6 +140,16 @@ def test_fraud_scenario_defaults_match_spec_section_10():
     assert len(df) == 1_000_000 and df["group"].nunique() == 8
     assert abs(df["y_true"].mean() - 0.005) < 4 * np.sqrt(0.005 * 0.995 / 1e6)
     assert set(df.attrs["recall_a"].values()) == {0.7}
+    # paired vs unpaired: at 125 positives per group, P(recall_a_hat > recall_b_hat) is
+    # Phi(0.03 / sd) with sd = sqrt((p10 + p01 - 0.03^2) / 125) on the same rows (about 0.87,
+    # SPEC 0.88) and sd = sqrt((0.7 * 0.3 + 0.67 * 0.33) / 125) on different rows (0.70, SPEC 0.71)
+    p10 = datasets._paired_discordance(0.95, 0.70, 0.67)
+    paired = stats.norm.cdf(0.03 / np.sqrt((2 * p10 - 0.03 - 0.03**2) / 125))
+    unpaired = stats.norm.cdf(0.03 / np.sqrt((0.7 * 0.3 + 0.67 * 0.33) / 125))
+    assert paired == pytest.approx(0.87, abs=0.01) and unpaired == pytest.approx(0.70, abs=0.01)
+    pos = df[df["y_true"] == 1]
+    p10_obs = ((pos["pred_a"] == 1) & (pos["pred_b"] == 0)).mean()
+    assert abs(p10_obs - p10) < 4 * np.sqrt(p10 * (1 - p10) / len(pos))
     assert stats.norm.ppf(0.975) * np.sqrt(0.7 * 0.3 / 125) == pytest.approx(0.080, abs=5e-4)
     small = datasets.make_fraud_scenario(1000, random_seed=1)
     pd.testing.assert_frame_equal(small, datasets.make_fraud_scenario(1000, random_seed=1))
