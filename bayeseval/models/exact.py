@@ -121,6 +121,10 @@ class ExactFit:
         Cell widths.
     log_post : numpy.ndarray
         Unnormalised log posterior at the grid points.
+    log_evidence : float
+        Log marginal likelihood of the model (prior normalised; up to the binomial
+        coefficients, which do not depend on the model; meaningless for the improper ``"bda"``
+        prior).
     diagnostics : dict
         ``mode``, ``hessian``, ``grid_shape``, ``box``, ``edge_mass`` (mass on the grid's
         edge), ``kappa_bound_mass`` (posterior mass per unit of log kappa at kappa = 1e6), ``n_evaluations``, ``distinct``
@@ -394,7 +398,8 @@ class ExactFit:
         # posterior mass per unit of log kappa at the kappa upper bound (complete pooling):
         # about the mass a further unit of log kappa beyond the bound would hold
         dv = float(gv[1] - gv[0])
-        top_mass = float(w[:, -1].sum() / w.sum() / dv) if hi[1] >= bmax[1] - 1e-12 else 0.0
+        at_top = gv[-1] >= bmax[1] - 1e-12
+        top_mass = float(w[:, -1].sum() / w.sum() / dv) if at_top else 0.0
         top_edge = float(w[:, -1].sum() / w.sum()) if top_mass else 0.0
         # trapezoid rule: half weight on the grid's edges (matters when an edge is a hard bound)
         w[0, :] *= 0.5
@@ -414,8 +419,8 @@ class ExactFit:
             "hessian": hess,
             "grid_shape": (m, m),
             "box": {
-                "logit_mu": (float(lo[0]), float(hi[0])),
-                "log_kappa": (float(lo[1]), float(hi[1])),
+                "logit_mu": (float(gu[0]), float(gu[-1])),
+                "log_kappa": (float(gv[0]), float(gv[-1])),
             },
             "edge_mass": edge_mass,
             "n_evaluations": self.n_evaluations,
