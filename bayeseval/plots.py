@@ -34,6 +34,7 @@ __all__ = [
 _RAW = "#555555"
 _POST = "#1f77b4"
 _FLAG = "#d62728"
+_MILD = "#ff7f0e"
 _COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 
 
@@ -244,7 +245,7 @@ def forest(
     lo, hi = ax.get_xlim()
     ax.set_xlim(max(lo, -0.015 * (hi - max(lo, 0.0))), min(hi, 1.0 + 0.015 * hi))
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8, frameon=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
     return ax
 
 
@@ -435,7 +436,9 @@ def allocation(
         if K <= 12:
             ax.bar_label(bars, fmt="%d", fontsize=7, padding=1)
     ax.set_xticks(x)
-    ax.set_xticklabels(_labels(frame.index))
+    names = _labels(frame.index)
+    crowded = K * max((len(s) for s in names), default=0) > 60
+    ax.set_xticklabels(names, rotation=25 if crowded else 0, ha="right" if crowded else "center")
     ax.set_ylabel("labels per stratum")
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, frameon=False)
@@ -577,15 +580,21 @@ def ppc(
     ax.errorbar(x, mid, yerr=np.vstack([mid - frame["lower"], frame["upper"] - mid]), fmt="none",
                 ecolor=_POST, elinewidth=6, alpha=0.35, label=f"{100 * level:g}% predictive interval")
     obs = frame["observed"].to_numpy(dtype=float)
+    outside = (obs < frame["lower"].to_numpy()) | (obs > frame["upper"].to_numpy())
     if flag is None:
-        flag = (obs < frame["lower"].to_numpy()) | (obs > frame["upper"].to_numpy())
+        flag = outside
         flag_label = "outside the interval"
     else:
         flag_label = "flagged by the check"
-    colors = np.where(flag, _FLAG, "black")
-    ax.scatter(x, obs, c=list(colors), zorder=3, s=30, label="observed rate")
+    # outside the interval but not flagged (the check corrects for testing every stratum)
+    mild = outside & ~flag
+    colors = np.where(flag, _FLAG, np.where(mild, _MILD, "black"))
+    ax.scatter(x, obs, c=list(colors), zorder=3, s=30, label="_observed")
+    ax.scatter([], [], c="black", s=30, label="observed rate")  # legend proxy: plain colour
     if flag.any():
         ax.scatter([], [], c=_FLAG, s=30, label=flag_label)
+    if mild.any():
+        ax.scatter([], [], c=_MILD, s=30, label="outside the interval, not flagged")
     ax.set_xticks(x)
     ax.set_xticklabels(_labels(frame.index), rotation=30 if len(frame) > 6 else 0, ha="right"
                        if len(frame) > 6 else "center")

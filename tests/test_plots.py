@@ -257,3 +257,17 @@ def test_forest_from_compare_frequentist(post):
                for ln in ax.lines)
     raw_pts, _ = [c for c in ax.collections if isinstance(c, PathCollection)]
     np.testing.assert_allclose(raw_pts.get_offsets()[:, 0], side["raw_rate"].iloc[:-1])
+
+
+def test_ppc_separates_flagged_from_merely_outside():
+    # "b" is outside its interval but not flagged (the check corrects for K strata); "c" is flagged
+    frame = pd.DataFrame({"successes": [5, 40, 45], "trials": [50, 50, 50],
+                          "pred_lower": [2, 10, 10], "pred_upper": [10, 35, 35],
+                          "flag": [False, False, True]}, index=["a", "b", "c"])
+    ax = plots.ppc(frame)
+    pts = [c for c in ax.collections if isinstance(c, PathCollection)][0]
+    np.testing.assert_allclose(pts.get_offsets()[:, 1], [0.1, 0.8, 0.9])
+    colors = [tuple(np.round(c, 3)) for c in pts.get_facecolors()]
+    assert len(set(colors)) == 3
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"observed rate", "flagged by the check", "outside the interval, not flagged"} <= set(labels)
