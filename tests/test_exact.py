@@ -331,18 +331,21 @@ def test_robust_model_keeps_pooling_with_one_outlier():
 
 
 def test_robust_model_narrower_and_calibrated_small():
-    # 30 replicate datasets, 90% intervals. Measured (seed 3): mean width ratio 0.84,
-    # coverage of the 14 ordinary strata 0.90 (robust) and 0.94 (plain). Slack: with 420
-    # interval checks the Monte Carlo sd of the coverage is about 0.015, and the clipped
-    # Beta(8, 80) truth is not exactly the model's population, so we allow 0.06 below nominal.
+    # 30 replicate datasets, 90% intervals from 4,000 draws. Measured (seed 3): mean width
+    # ratio robust / plain 0.87; coverage of the 14 ordinary strata 0.87 (robust) and 0.91
+    # (plain). Slack: 420 interval checks (correlated within a dataset) give a Monte Carlo sd
+    # of about 0.02, and the clipped Beta(8, 80) truth is not the model's population, so we
+    # allow 0.06 below nominal here; the slow version (300 datasets) pins it to 0.03.
     ratio, cover_plain, cover_robust = _robust_study(30, seed=3)
-    assert ratio.mean() < 0.88
+    assert ratio.mean() < 0.9
     assert cover_robust > 0.90 - 0.06
     assert cover_plain > 0.90 - 0.06
 
 
 @pytest.mark.slow
 def test_robust_model_narrower_and_calibrated_large():
+    # measured (seed 4, 300 datasets): ratio 0.84, coverage 0.876 (robust), 0.919 (plain)
     ratio, cover_plain, cover_robust = _robust_study(300, seed=4)
     assert ratio.mean() < 0.88
     assert abs(cover_robust - 0.90) < 0.03
+    assert abs(cover_plain - 0.90) < 0.03
