@@ -163,3 +163,24 @@ def test_generators_validate_arguments():
         datasets.make_fraud_scenario(100, correlation=2.0)
     with pytest.raises(ValueError, match="strata"):
         datasets.make_strata(3, strata=["a", "b"])
+
+
+def test_german_credit_supports_the_spec_section_11_figures():
+    # SPEC 11: logistic regression with out-of-fold predictions, accuracy 0.709 overall and 0.663
+    # for the 371 under-30s. A standardised logistic regression on the 7 numeric attributes with
+    # 10-fold stratified CV (shuffle, random_state=0) gives 0.707 / 0.671 on this file; with all
+    # 20 attributes one-hot encoded it is about 0.75 / 0.71, so the SPEC used the numeric ones.
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = datasets.load_german_credit(as_frame=False)
+    numeric = X.select_dtypes("number")
+    assert numeric.shape[1] == 7
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    pred = cross_val_predict(model, numeric, y, cv=StratifiedKFold(10, shuffle=True, random_state=0))
+    correct = (pred == y.to_numpy())
+    under30 = (X["age"] < 30).to_numpy()
+    assert correct.mean() == pytest.approx(0.709, abs=0.01)
+    assert correct[under30].mean() == pytest.approx(0.663, abs=0.015)
