@@ -297,12 +297,13 @@ def test_estimator_orderings_on_gaussian_classes_lda():
 
 @pytest.mark.slow
 def test_estimator_orderings_full_study_defaults():
-    # Default holdout share 0.3 and 50 bootstrap fits, two design sizes. With the default
-    # 30% holdout, .632+ is nearly as pessimistic as the holdout (Efron & Tibshirani 1997
-    # report the same upward tendency of .632+), so only its mean ordering is asserted.
-    for m in (20, 50):
-        res = _ordering_study(reps=200, m=m, d=10, n_bootstrap=50, test_size=0.3)
-        _assert_orderings(res, z=2.0, z_plus=0.0)
+    # Default holdout share 0.3 and 50 bootstrap fits, 400 replicates at 20 rows per class
+    # (where the learning curve is steep enough for the 30% holdout's pessimism, about
+    # 0.02, to be resolved; at 50 rows per class it is a few thousandths, below the Monte
+    # Carlo error). With the default 30% holdout, .632+ is nearly as pessimistic as the
+    # holdout, so only its mean ordering is asserted.
+    res = _ordering_study(reps=400, m=20, d=10, n_bootstrap=50, test_size=0.3)
+    _assert_orderings(res, z=2.0, z_plus=0.0)
 
 
 def test_multiclass_string_labels_list_input_and_unlabelled_risk_average():
