@@ -349,3 +349,32 @@ def test_robust_model_narrower_and_calibrated_large():
     assert ratio.mean() < 0.88
     assert abs(cover_robust - 0.90) < 0.03
     assert abs(cover_plain - 0.90) < 0.03
+
+
+def test_robust_prior_on_outlier_share():
+    s = np.array([3, 4, 5, 6, 4, 5, 30])
+    n = np.array([50, 60, 70, 80, 50, 60, 80])
+    c = Counts.from_arrays(s, n)
+    # the grid likelihood is the average over the quadrature nodes of the fixed-eps likelihood
+    prior = stats.beta(2, 18)
+    fit = ExactFit(c, model="robust", outlier_prob=prior)
+    nodes = prior.ppf((np.arange(8) + 0.5) / 8)
+    u, v = np.array([-2.5, -2.0]), np.array([2.0, 4.0])
+    fixed = np.array([ExactFit(c, model="robust", outlier_prob=e)._loglik(u, v) for e in nodes])
+    np.testing.assert_allclose(fit._loglik(u, v), np.log(np.mean(np.exp(fixed), axis=0)))
+    # a prior concentrated at 0.1 reproduces the fixed share
+    sharp = fit_robust(c, outlier_prob=stats.beta(2000, 18000), random_seed=0)
+    fixed01 = fit_robust(c, outlier_prob=0.1, random_seed=0)
+    np.testing.assert_allclose(
+        sharp.exact.posterior_moments()[0], fixed01.exact.posterior_moments()[0], atol=1e-4
+    )
+    post = fit_robust(c, outlier_prob=prior, random_seed=1, draws=2000)
+    eps = post.draws("outlier_prob")
+    assert eps.shape == (2000,) and np.all(np.isin(eps, fit._eps))
+    assert len(np.unique(eps)) > 1  # eps is integrated, not fixed
+    assert post.exact.outlier_probability()[6] > 0.5
+    # draws agree with the exact marginal means
+    mean, var = post.exact.posterior_moments()
+    assert np.all(np.abs(post.theta.mean(axis=0) - mean) < 5 * np.sqrt(var / 2000))
+    with pytest.raises(ValueError, match="outlier_prob"):
+        ExactFit(c, model="robust", outlier_prob=stats.norm(0, 1))

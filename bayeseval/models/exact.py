@@ -41,7 +41,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy.special import betainc, betaln, expit, gammaln, logit
+from scipy.special import betainc, betaln, expit, gammaln, logit, logsumexp
 
 from bayeseval._validation import check_positive_int, check_probability
 from bayeseval._warnings import PrecisionLimitedWarning
@@ -56,6 +56,7 @@ U_BOUNDS = (-25.0, 25.0)
 #: Bounds of v = log(kappa): kappa in [1e-4, 1e6].
 V_BOUNDS = (float(np.log(1e-4)), float(np.log(1e6)))
 
+_EPS_NODES = 8  # quadrature nodes for a prior on the robust model's outlier share
 _TRIM = 1e-8  # mass each end of each axis may leave outside the grid (4e-8 in all)
 _MODELS = ("beta_binomial", "robust")
 
@@ -149,7 +150,7 @@ class ExactFit:
         model: str = "beta_binomial",
         prior_mean: Any = None,
         grid_size: int = 48,
-        outlier_prob: float = 0.1,
+        outlier_prob: Any = 0.1,
     ) -> None:
         if not isinstance(counts, Counts):
             raise TypeError(f"counts must be a Counts object, got {type(counts).__name__}")
@@ -161,7 +162,19 @@ class ExactFit:
         self.prior: Prior = resolve_prior(prior)
         self.model = model
         self.grid_size = check_positive_int(grid_size, "grid_size", minimum=8)
-        self.outlier_prob = check_probability(outlier_prob, "outlier_prob", open_interval=True)
+        if hasattr(outlier_prob, "ppf") and hasattr(outlier_prob, "support"):
+            lo_e, hi_e = (float(x) for x in outlier_prob.support())
+            if lo_e < 0 or hi_e > 1:
+                raise ValueError(
+                    f"outlier_prob as a distribution must live on (0, 1), got support ({lo_e:g}, {hi_e:g})"
+                )
+            # equal-mass quadrature of the prior of eps (INLA-style 1-D integration)
+            self.outlier_prob = outlier_prob
+            nodes = np.asarray(outlier_prob.ppf((np.arange(_EPS_NODES) + 0.5) / _EPS_NODES))
+            self._eps = np.clip(nodes.astype(float), 1e-9, 1 - 1e-9)
+        else:
+            self.outlier_prob = check_probability(outlier_prob, "outlier_prob", open_interval=True)
+            self._eps = np.array([self.outlier_prob])
         s = counts.successes.to_numpy().astype(np.int64)
         n = counts.trials.to_numpy().astype(np.int64)
         self.offsets = prior_offsets(prior_mean, counts)
@@ -257,10 +270,40 @@ class ExactFit:
         for i in range(0, u.size, chunk):
             l1 = self._pair_loglik(u[i : i + chunk], v[i : i + chunk])
             if self.model == "robust":
-                eps = self.outlier_prob
-                l1 = np.logaddexp(np.log1p(-eps) + l1, np.log(eps) + self._l0[None, :])
-            out[i : i + chunk] = l1 @ self._pm
+                out[i : i + chunk] = logsumexp(self._eps_loglik(l1), axis=1) - np.log(
+                    len(self._eps)
+                )
+            else:
+                out[i : i + chunk] = l1 @ self._pm
         return out
+
+    def _eps_loglik(self, l1: np.ndarray) -> np.ndarray:
+        """Robust model: log likelihood (G, E) at each eps node from the main-component terms."""
+        out = np.empty((l1.shape[0], len(self._eps)))
+        for e, eps in enumerate(self._eps):
+            both = np.logaddexp(np.log1p(-eps) + l1, np.log(eps) + self._l0[None, :])
+            out[:, e] = both @ self._pm
+        return out
+
+    def _eps_posterior(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Robust model: posterior probabilities (G, E) of the eps nodes given (u, v)."""
+        if len(self._eps) == 1:
+            return np.ones((len(u), 1))
+        out = np.empty((len(u), len(self._eps)))
+        chunk = max(1, int(2_000_000 // max(len(self._ps), 1)))
+        for i in range(0, len(u), chunk):
+            ll = self._eps_loglik(self._pair_loglik(u[i : i + chunk], v[i : i + chunk]))
+            out[i : i + chunk] = np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
+        return out
+
+    def sample_outlier_prob(
+        self, u: np.ndarray, v: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Robust model: draw ``eps`` (one of its quadrature nodes) given each ``(u, v)``."""
+        p = self._eps_posterior(u, v)
+        c = np.cumsum(p, axis=1)
+        idx = (rng.random(len(u))[:, None] > c[:, :-1]).sum(axis=1)
+        return self._eps[idx]
 
     def log_posterior(self, u: Any, v: Any) -> np.ndarray:
         """Unnormalised log posterior of ``(logit mu, log kappa)`` (prior Jacobian included).
@@ -456,11 +499,17 @@ class ExactFit:
         return self._compact[tol]
 
     def _components(
-        self, u: np.ndarray, v: np.ndarray, idx: np.ndarray | None = None
+        self,
+        u: np.ndarray,
+        v: np.ndarray,
+        idx: np.ndarray | None = None,
+        eps: np.ndarray | None = None,
     ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Conditional Beta components of theta for each (u, v) point and distinct pair.
 
         Returns a list of (weight, A, B) arrays of shape (G, J) (J = len(idx) when given).
+        Robust model: ``eps`` gives the outlier share per point (G,); by default the fixed
+        share, or with a prior on it the component weights averaged over its posterior nodes.
         """
         sel = slice(None) if idx is None else idx
         ps, pf, po = self._ps[sel], self._pf[sel], self._po[sel]
@@ -477,10 +526,19 @@ class ExactFit:
             return [(np.ones((1, A.shape[1])), A, B)]
         a = np.broadcast_to(a, A.shape)
         b = np.broadcast_to(b, A.shape)
-        eps = self.outlier_prob
         l1 = betaln(A, B) - betaln(np.maximum(a, 1e-300), np.maximum(b, 1e-300))
         l0 = self._l0[sel][None, :]
-        r = expit((np.log1p(-eps) + l1) - (np.log(eps) + l0))  # P(main component | u, v, s)
+
+        def main_prob(e: Any) -> np.ndarray:  # P(main component | u, v, eps, s)
+            return expit((np.log1p(-e) + l1) - (np.log(e) + l0))
+
+        if eps is not None:
+            r = main_prob(np.asarray(eps, dtype=float).reshape(-1, 1))
+        elif len(self._eps) == 1:
+            r = main_prob(self._eps[0])
+        else:
+            pe = self._eps_posterior(u, v)
+            r = sum(pe[:, [e]] * main_prob(val) for e, val in enumerate(self._eps))
         ones = np.ones_like(A)
         return [
             (r, A, B),
@@ -711,14 +769,24 @@ class ExactFit:
             np.copyto(x, np.where(x > hi, 2 * hi - x, x))
         return u, v
 
-    def sample_theta(self, u: np.ndarray, v: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Draw ``theta`` (len(u), K) exactly from its conditional given each ``(u, v)``."""
+    def sample_theta(
+        self,
+        u: np.ndarray,
+        v: np.ndarray,
+        rng: np.random.Generator,
+        eps: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Draw ``theta`` (len(u), K) exactly from its conditional given each ``(u, v)``.
+
+        Robust model with a prior on the outlier share: pass the draws of ``eps`` (from
+        :meth:`sample_outlier_prob`) so that all strata of one draw share it.
+        """
         S = len(u)
         out = np.empty((S, len(self._ps)))
         chunk = max(1, int(4_000_000 // max(len(self._ps), 1)))
         for i in range(0, S, chunk):
             sl = slice(i, i + chunk)
-            comps = self._components(u[sl], v[sl])
+            comps = self._components(u[sl], v[sl], eps=None if eps is None else eps[sl])
             r, A, B = comps[0]
             th = rng.beta(A, B)
             if len(comps) > 1:
@@ -768,7 +836,7 @@ def fit_exact(
     draws: int = 4000,
     random_seed: Any = None,
     grid_size: int = 48,
-    outlier_prob: float = 0.1,
+    outlier_prob: Any = 0.1,
 ) -> Posterior:
     """Fit the hierarchical Beta-binomial (or robust) model with the exact grid engine.
 
@@ -788,8 +856,10 @@ def fit_exact(
         Seed for ``numpy.random.default_rng``.
     grid_size : int
         Points per axis of the final grid (default 48).
-    outlier_prob : float
-        Robust model only: prior probability ``eps`` that a stratum is an outlier.
+    outlier_prob : float or scipy.stats frozen distribution
+        Robust model only: prior probability ``eps`` that a stratum is an outlier, fixed
+        (default 0.1), or a prior on it (e.g. ``scipy.stats.beta(1, 9)``), integrated on an
+        8-node equal-mass quadrature of that prior.
 
     Returns
     -------
@@ -814,20 +884,27 @@ def fit_exact(
     )
     rng = np.random.default_rng(random_seed)
     u, v = fit.sample_hyper(draws, rng)
+    hyper = {"mu": expit(u), "kappa": np.exp(v)}
+    eps = None
+    if model == "robust" and len(fit._eps) > 1:
+        eps = fit.sample_outlier_prob(u, v, rng)
+        hyper["outlier_prob"] = eps
     theta_rng = np.random.default_rng(rng.integers(2**63))
 
     def theta() -> np.ndarray:
-        return fit.sample_theta(u, v, theta_rng)
+        return fit.sample_theta(u, v, theta_rng, eps)
 
     diagnostics = dict(fit.diagnostics)
     if fit.offsets is not None:
         diagnostics["offsets"] = fit.offsets
     if model == "robust":
-        diagnostics["outlier_prob"] = fit.outlier_prob
+        diagnostics["outlier_prob"] = (
+            fit.outlier_prob if len(fit._eps) == 1 else float(fit.outlier_prob.mean())
+        )
     return Posterior(
         theta=theta,
         counts=counts,
-        hyper={"mu": expit(u), "kappa": np.exp(v)},
+        hyper=hyper,
         engine="exact",
         model=model,
         prior=fit.prior,

@@ -10,7 +10,8 @@ Each stratum's rate comes from a two-component mixture population:
                   + \varepsilon\,\mathrm{Beta}(1, 1), \qquad
     s_k \mid \theta_k \sim \mathrm{Bin}(n_k, \theta_k),
 
-with ``eps = outlier_prob`` fixed (default 0.1), the same prior on ``(mu, kappa)`` as the plain
+with ``eps = outlier_prob`` fixed (default 0.1; the exact engine also accepts a prior on
+``eps``, integrated on an 8-node equal-mass quadrature), the same prior on ``(mu, kappa)`` as the plain
 Beta-binomial model (``prior="default"``, ``"bda"`` or a dict; see
 :mod:`bayeseval.models.priors`), and, with ``prior_mean``, ``mu`` replaced by
 ``mu_k = expit(logit(mu) + o_k)`` in the main component only.
@@ -114,7 +115,7 @@ def fit_robust(
     strata: Any = None,
     prior: Any = "default",
     prior_mean: Any = None,
-    outlier_prob: float = DEFAULT_OUTLIER_PROB,
+    outlier_prob: Any = DEFAULT_OUTLIER_PROB,
     draws: int = 4000,
     random_seed: Any = None,
     grid_size: int = 48,
@@ -129,8 +130,10 @@ def fit_robust(
         Counts per stratum, or a Counts as ``successes``.
     prior, prior_mean
         As in :func:`bayeseval.models.fit_hierarchical`.
-    outlier_prob : float
-        Prior probability ``eps`` that a stratum is an outlier (default 0.1).
+    outlier_prob : float or scipy.stats frozen distribution
+        Prior probability ``eps`` that a stratum is an outlier (default 0.1), or a prior on
+        it such as ``scipy.stats.beta(1, 9)`` (integrated on an 8-node equal-mass quadrature
+        of the prior; the draws of ``eps`` are then in ``posterior.draws("outlier_prob")``).
     draws, random_seed, grid_size
         Number of draws, seed, grid points per axis.
 
