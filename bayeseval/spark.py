@@ -10,7 +10,8 @@ Needs the optional extra ``spark`` (``pip install "bayeseval[spark]"``);
 * :func:`dual_constraint_split` -- the split of
   :func:`bayeseval.split.dual_constraint_split` with Spark DataFrames for
   ``train`` and ``test``. The keyed rank of every row is computed with Spark
-  SQL integer arithmetic (64-bit products done exactly in ``DECIMAL``), so the
+  SQL integer arithmetic (64-bit products on 16-bit limbs, so nothing
+  overflows in ANSI mode), so the
   test set is exactly the one pandas and DuckDB select: within each key the
   ``n`` rows with the smallest ``(rank, id)``. Spark finds it without
   collecting any class to the driver: a per-key rank threshold keeps a few
@@ -167,19 +168,22 @@ def tabulate(
 
 
 def _mul_sql(c: int) -> str:
-    """SQL for ``z * c mod 2**64`` on a BIGINT ``z`` holding 64 bits (two's complement).
+    """Spark SQL for ``z * c mod 2**64`` on a BIGINT ``z`` holding 64 bits (two's complement).
 
-    The 64 x 64-bit product is done exactly in DECIMAL on the 32-bit halves of
-    ``z``; the result is mapped back to a signed BIGINT with the same bits.
+    Schoolbook multiplication on 16-bit limbs: every partial product and sum stays
+    below 2**36, so nothing overflows (Spark's ANSI mode raises on BIGINT overflow),
+    and the two 32-bit halves of the result are joined with a shift and a bitwise OR.
     """
-    return (
-        "transform(array(pmod(pmod(CAST(shiftrightunsigned(z, 32) AS DECIMAL(10,0)) * "
-        f"CAST('{c}' AS DECIMAL(20,0)), CAST('4294967296' AS DECIMAL(10,0))) * "
-        "CAST('4294967296' AS DECIMAL(10,0)) + CAST(z & 4294967295 AS DECIMAL(10,0)) * "
-        f"CAST('{c}' AS DECIMAL(20,0)), CAST('{_TWO64}' AS DECIMAL(20,0)))), "
-        f"r -> CAST(CASE WHEN r >= CAST('{_TWO63}' AS DECIMAL(20,0)) "
-        f"THEN r - CAST('{_TWO64}' AS DECIMAL(20,0)) ELSE r END AS BIGINT))[0]"
-    )
+    cl = [(c >> (16 * j)) & 0xFFFF for j in range(4)]
+    a = ["(z & 65535)"] + [f"(shiftrightunsigned(z, {16 * i}) & 65535)" for i in (1, 2, 3)]
+
+    def col(k: int) -> str:
+        return " + ".join(f"{a[i]} * {cl[k - i]}" for i in range(k + 1))
+
+    s0, s1, s2, s3 = (f"({col(k)})" for k in range(4))
+    low = f"({s0} + shiftleft({s1} & 65535, 16))"
+    high = f"((shiftright({s1}, 16) + {s2} + shiftleft({s3} & 65535, 16) + shiftright({low}, 32)) & 4294967295)"
+    return f"(shiftleft({high}, 32) | ({low} & 4294967295))"
 
 
 def _mix_sql_steps() -> list[str]:

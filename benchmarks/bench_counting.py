@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -172,6 +173,7 @@ def main() -> None:
               f"{info['trials']:,} trials)")
     print(f"this process (data in memory, all methods run): "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    shutil.rmtree(tmp, ignore_errors=True)
     ratio = timings["bayeseval.tabulate(Parquet path) [DuckDB]"][0] / ref_db
     speedup = ref_fl / timings["bayeseval.tabulate(Parquet path) [DuckDB]"][0]
     print()
