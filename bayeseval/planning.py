@@ -633,6 +633,10 @@ def _water_fill(total: float, scores: np.ndarray, lo: np.ndarray, hi: np.ndarray
     pos = scores > 0
     if not np.any(pos):
         return _water_fill(total, np.ones_like(scores), lo, hi)
+    # The allocation is scale free: rescale, and floor positive scores at 1e-12 of the
+    # largest so that the multiplier lam stays finite when tiny (even subnormal) scores
+    # must absorb the budget.
+    scores = np.where(pos, np.maximum(scores / float(np.max(scores)), 1e-12), 0.0)
     cap_pos = float(np.sum(np.where(pos, hi, lo)))
     if cap_pos < total:
         # strata with positive scores are all full; spread the rest over the others
