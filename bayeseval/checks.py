@@ -135,7 +135,7 @@ def _refit_without(posterior: Any, k: int, draws: int, seed: int) -> Any:
     if offsets is not None:
         prior_mean = expit(np.asarray(offsets, dtype=float)[keep])
     sub = Counts.from_arrays(
-        c.successes.to_numpy()[keep], c.trials.to_numpy()[keep], strata=list(c.strata[keep])
+        c.successes.to_numpy()[keep], c.trials.to_numpy()[keep], strata=c.strata[keep]
     )
     options = {}
     if posterior.model == "robust" and "outlier_prob" in posterior.diagnostics:

@@ -246,3 +246,18 @@ def test_input_errors_name_the_argument():
         simulation_based_calibration(trials=[10])
     with pytest.raises(ValueError, match="methods"):
         calibration_study(methods=("bayes",), repeats=2)
+
+
+def test_ppc_works_on_multi_level_strata_and_flags_the_planted_cell():
+    # group x label cells: five near 0.08, one planted at 0.375 (30 of 80)
+    import pandas as pd
+
+    from bayeseval import Counts
+
+    idx = pd.MultiIndex.from_product([["a", "b", "c"], ["x", "y"]], names=["group", "label"])
+    counts = Counts(pd.Series([3, 5, 2, 4, 4, 30], index=idx), pd.Series([40, 50, 30, 60, 40, 80], index=idx))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = posterior_predictive_check(fit_hierarchical(counts, random_seed=0), random_seed=0)
+    assert list(res.table.index) == list(idx)
+    assert list(res.outliers) == [("c", "y")]
