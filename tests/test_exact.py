@@ -344,7 +344,10 @@ def test_robust_model_narrower_and_calibrated_small():
 
 @pytest.mark.slow
 def test_robust_model_narrower_and_calibrated_large():
-    # measured (seed 4, 300 datasets): ratio 0.84, coverage 0.876 (robust), 0.919 (plain)
+    # measured (seed 4, 300 datasets): ratio 0.84, coverage 0.876 (robust), 0.919 (plain).
+    # The plain model fitted to the 14 ordinary strata alone (no outlier) covers 0.870 on this
+    # design (150 datasets): the shortfall comes from the clipped-Beta truth under strong
+    # pooling, not from the mixture; the robust model matches that outlier-free benchmark.
     ratio, cover_plain, cover_robust = _robust_study(300, seed=4)
     assert ratio.mean() < 0.88
     assert abs(cover_robust - 0.90) < 0.03
