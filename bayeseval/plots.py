@@ -596,8 +596,10 @@ def ppc(
     if mild.any():
         ax.scatter([], [], c=_MILD, s=30, label="outside the interval, not flagged")
     ax.set_xticks(x)
-    ax.set_xticklabels(_labels(frame.index), rotation=30 if len(frame) > 6 else 0, ha="right"
-                       if len(frame) > 6 else "center")
+    labels = _labels(frame.index)
+    # tilt the names when there are many strata or the names are long enough to collide
+    tilt = len(frame) > 6 or max((len(str(t)) for t in labels), default=0) * len(frame) > 60
+    ax.set_xticklabels(labels, rotation=30 if tilt else 0, ha="right" if tilt else "center")
     ax.set_ylabel("rate")
     ax.set_title("posterior predictive check", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
