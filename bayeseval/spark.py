@@ -278,12 +278,11 @@ def dual_constraint_split(
     from pyspark.sql import types as T
 
     from bayeseval.split import (
-        SplitResult,
         _check_options,
         _check_seed,
         _emit_warnings,
         _plan,
-        _result_decision,
+        _split_result,
     )
 
     max_test_share, max_inflate, merge_below, on_infeasible = _check_options(
@@ -407,19 +406,11 @@ def dual_constraint_split(
     test = marked.filter(F.col("__test")).select(*out_cols)
     train = marked.filter(~F.col("__test")).select(*out_cols)
     test_weights = marked.filter(F.col("__test")).select(id_column, F.col("__w").alias("weight"))
-    return SplitResult(
+    return _split_result(
+        plan,
         train=train,
         test=test,
-        decision=_result_decision(plan.decisions),
-        decisions=plan.decisions,
-        branch=plan.branch,
         test_weights=test_weights,
-        merged=plan.merged,
-        table=plan.table,
-        n_test=plan.n_test,
-        n_test_requested=plan.n_test_requested,
-        n_total=plan.n_total,
         random_seed=seed,
         engine="spark",
-        warning=plan.warning,
     )

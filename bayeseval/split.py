@@ -539,6 +539,28 @@ def _result_decision(decisions: dict) -> Any:
 # ---------------------------------------------------------------------------
 
 
+def _split_result(
+    plan: Any, *, train: Any, test: Any, test_weights: Any, random_seed: int, engine: str
+) -> SplitResult:
+    """Package one engine's train/test selection with the plan behind it."""
+    return SplitResult(
+        train=train,
+        test=test,
+        decision=_result_decision(plan.decisions),
+        decisions=plan.decisions,
+        branch=plan.branch,
+        test_weights=test_weights,
+        merged=plan.merged,
+        table=plan.table,
+        n_test=plan.n_test,
+        n_test_requested=plan.n_test_requested,
+        n_total=plan.n_total,
+        random_seed=random_seed,
+        engine=engine,
+        warning=plan.warning,
+    )
+
+
 def _check_options(max_test_share: Any, max_inflate: Any, merge_below: Any, on_infeasible: Any) -> tuple:
     max_test_share = check_probability(max_test_share, "max_test_share", open_interval=True)
     if isinstance(max_inflate, bool) or not isinstance(max_inflate, Real):
@@ -671,21 +693,13 @@ def dual_constraint_split(
     weights = pd.Series(
         plan.table["weight"].to_numpy()[key[test_mask]], index=ids[test_mask], name="weight"
     )
-    return SplitResult(
+    return _split_result(
+        plan,
         train=data[~test_mask],
         test=test,
-        decision=_result_decision(plan.decisions),
-        decisions=plan.decisions,
-        branch=plan.branch,
         test_weights=weights,
-        merged=plan.merged,
-        table=plan.table,
-        n_test=plan.n_test,
-        n_test_requested=plan.n_test_requested,
-        n_total=plan.n_total,
         random_seed=seed,
         engine="pandas",
-        warning=plan.warning,
     )
 
 
@@ -814,21 +828,13 @@ def _split_duckdb(data: Any, *, id_column: str | None, **options: Any) -> SplitR
     test_weights = rel.query(
         "__d", f"SELECT {qid}, __w AS weight FROM ({numbered}) WHERE __rn <= __n"
     )
-    return SplitResult(
+    return _split_result(
+        plan,
         train=train,
         test=test,
-        decision=_result_decision(plan.decisions),
-        decisions=plan.decisions,
-        branch=plan.branch,
         test_weights=test_weights,
-        merged=plan.merged,
-        table=plan.table,
-        n_test=plan.n_test,
-        n_test_requested=plan.n_test_requested,
-        n_total=plan.n_total,
         random_seed=int(options["random_seed"]),
         engine="duckdb",
-        warning=plan.warning,
     )
 
 
