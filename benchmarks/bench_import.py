@@ -33,7 +33,7 @@ print(json.dumps({"seconds": t1 - t0, "loaded": heavy, "n_modules": len(sys.modu
 BASELINE = r"""
 import json, time
 t0 = time.perf_counter()
-import numpy, scipy.stats, pandas, xarray
+import numpy, scipy.stats, pandas
 print(json.dumps({"seconds": time.perf_counter() - t0}))
 """
 
@@ -56,7 +56,7 @@ def main() -> int:
     print(f"import bayeseval (fresh subprocess, median of {args.repeat})")
     print(f"{'measure':<44}{'value':>14}")
     print(f"{'import bayeseval [s]':<44}{med:>14.3f}")
-    print(f"{'import numpy+scipy.stats+pandas+xarray [s]':<44}{med_base:>14.3f}")
+    print(f"{'import numpy+scipy.stats+pandas [s]':<44}{med_base:>14.3f}")
     print(f"{'ratio bayeseval / its core dependencies':<44}{med / med_base:>14.2f}")
     print(f"{'modules in sys.modules after import':<44}{runs[-1]['n_modules']:>14d}")
     print(f"{'heavy packages loaded':<44}{', '.join(loaded) or '-':>14}")
