@@ -583,21 +583,15 @@ def test_evaluate_bad_input_names_argument():
     assert_raises_naming(evaluate, "engine", c, engine="stan")
 
 
-# -- known defects (reported to the lead; strict xfail so the fix is noticed) -----------------
-@pytest.mark.xfail(strict=True, reason="fit_hierarchical accepts a prior_mean with the wrong number of strata "
-                   "(one value for two strata) without error; it should raise ValueError naming prior_mean")
+# -- defects found by these properties, now fixed ---------------------------------------------
 def test_fit_hierarchical_prior_mean_length_is_checked():
     assert_raises_naming(fit_hierarchical, "prior_mean", [1, 2], [5, 5], prior_mean=[0.2])
 
 
-@pytest.mark.xfail(strict=True, reason="an invalid random_seed reaches numpy.random.default_rng, whose "
-                   "TypeError ('SeedSequence expects int ...') does not name random_seed")
 def test_fit_hierarchical_bad_random_seed_names_random_seed():
     assert_raises_naming(fit_hierarchical, "random_seed", [1, 2], [5, 5], random_seed="x")
 
 
-@pytest.mark.xfail(strict=True, reason="bootstrap_ci passes an invalid random_seed to numpy unchecked; the "
-                   "error does not name random_seed")
 def test_bootstrap_ci_bad_random_seed_names_random_seed():
     from bayeseval import bootstrap_ci
 
