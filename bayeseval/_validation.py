@@ -22,6 +22,8 @@ __all__ = [
     "check_positive_int",
     "check_probability",
     "as_float_array",
+    "check_random_seed",
+    "make_rng",
 ]
 
 
@@ -192,3 +194,33 @@ def iter_columns(columns: str | Iterable[str] | None, name: str) -> list[str]:
     if not all(isinstance(c, str) for c in cols):
         raise TypeError(f"{name} must be a column name or a list of column names, got {cols!r}")
     return cols
+
+
+def check_random_seed(random_seed: Any, name: str = "random_seed") -> Any:
+    """Return ``random_seed`` if numpy can seed a generator with it, else raise naming it.
+
+    Accepted: None, a non-negative integer, a sequence of non-negative integers,
+    a ``numpy.random.SeedSequence`` or a ``numpy.random.Generator``.
+    """
+    if random_seed is None or isinstance(random_seed, (np.random.Generator, np.random.SeedSequence)):
+        return random_seed
+    if isinstance(random_seed, bool):
+        raise TypeError(f"{name} must be None, an integer or a numpy Generator, got {random_seed!r}")
+    if isinstance(random_seed, Integral):
+        if random_seed < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {random_seed}")
+        return int(random_seed)
+    if isinstance(random_seed, (list, tuple, np.ndarray)) and len(random_seed) > 0:
+        arr = np.asarray(random_seed)
+        if arr.dtype.kind in "iu" and np.all(arr >= 0):
+            return random_seed
+    raise TypeError(
+        f"{name} must be None, a non-negative integer, a sequence of them or a numpy Generator, "
+        f"got {_short(random_seed)}"
+    )
+
+
+def make_rng(random_seed: Any, name: str = "random_seed") -> np.random.Generator:
+    """A numpy Generator from a validated ``random_seed`` (a Generator is passed through)."""
+    seed = check_random_seed(random_seed, name)
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

@@ -24,6 +24,7 @@ from bayeseval._validation import (
     check_method,
     check_positive_int,
     check_weights,
+    make_rng,
 )
 from bayeseval._warnings import EmptyStratumWarning, ZeroVarianceWarning
 from bayeseval.counts import Counts
@@ -613,7 +614,7 @@ def bootstrap_ci(
     else:
         raise TypeError(f"statistic must be a callable or a name, got {_short(statistic)}")
 
-    rng = random_seed if isinstance(random_seed, np.random.Generator) else np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     estimate = float(_evaluate(stat_fn, arrays, np.arange(n_rows)[None, :], vectorized)[0])
 
     # SciPy's BCa computes a brute-force jackknife (n_rows evaluations on n_rows - 1

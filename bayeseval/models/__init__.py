@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bayeseval._validation import check_method, check_positive_int
+import numpy as np
+import pandas as pd
+
+from bayeseval._validation import check_method, check_positive_int, check_random_seed
 from bayeseval.counts import Counts, as_counts
 from bayeseval.models.exact import ExactFit, fit_exact
 from bayeseval.models.posterior import Posterior
@@ -96,6 +99,12 @@ def fit_hierarchical(
     engine = check_method(engine, _ENGINES, "engine")
     model = check_method(model, _MODELS, "model")
     draws = check_positive_int(draws, "draws")
+    random_seed = check_random_seed(random_seed)
+    if prior_mean is not None and not isinstance(prior_mean, (dict, pd.Series)) and np.ndim(prior_mean) > 0:
+        if len(prior_mean) != len(counts):
+            raise ValueError(
+                f"prior_mean must have one value per stratum ({len(counts)}), got {len(prior_mean)}"
+            )
     if engine == "exact":
         if model == "logit_normal":
             raise ValueError(
