@@ -41,6 +41,7 @@ from bayeseval._validation import (
     check_level,
     check_method,
     check_positive_int,
+    make_rng,
 )
 from bayeseval._warnings import ModelCheckWarning, PrecisionLimitedWarning
 from bayeseval.counts import Counts, as_counts
@@ -253,7 +254,7 @@ def posterior_predictive_check(
     if isinstance(statistics, str):
         statistics = (statistics,)
     statistics = [check_method(s, _STATISTICS, "statistics") for s in statistics]
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     alpha = 1.0 - level
     counts = posterior.counts
     s = counts.successes.to_numpy()
@@ -606,7 +607,7 @@ def compare_pooling(
 
     c = counts if isinstance(counts, Counts) else as_counts(counts, trials)
     draws = check_positive_int(draws, "draws", minimum=8)
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     s = c.successes.to_numpy()
     n = c.trials.to_numpy()
     labels = [str(x) for x in c.strata]
@@ -749,7 +750,7 @@ def calibration_study(
     trials = check_positive_int(trials, "trials")
     repeats = check_positive_int(repeats, "repeats")
     level = check_level(level)
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     rows = []
     for config in configurations:
         hits = {m: [] for m in methods}
@@ -869,7 +870,7 @@ def simulation_based_calibration(
     bins = check_positive_int(bins, "bins", minimum=2)
     sim_prior = resolve_prior(prior)
     fit_with = sim_prior if fit_prior is None else fit_prior
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     ranks = np.empty((n_reps, 3), dtype=np.int64)
     for r in range(n_reps):
         mu, kappa = (float(x[0]) for x in sim_prior.sample(1, random_seed=rng))

@@ -43,6 +43,7 @@ from bayeseval._validation import (
     check_method,
     check_positive_int,
     check_probability,
+    make_rng,
 )
 from bayeseval._warnings import CalibrationWarning
 
@@ -329,7 +330,7 @@ def estimate_error(
     if classes.size < 2:
         raise ValueError(f"y must contain at least two classes, got {classes.tolist()}")
 
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=3)
     cv_seed, holdout_seed = int(seeds[0]), int(seeds[1])
     boot_rng = np.random.default_rng(int(seeds[2]))

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayeseval._validation import _short, check_level, check_method, check_positive_int
+from bayeseval._validation import _short, check_level, check_method, check_positive_int, make_rng
 from bayeseval._warnings import BayesevalWarning
 from bayeseval.metrics import Metric, get_metric
 
@@ -421,7 +421,7 @@ def paired_bootstrap(
     level = check_level(level)
     method = check_method(method, ("percentile", "bca"))
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=10)
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     n = y.size
 
     if strata is None:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from bayeseval._validation import check_positive_int, check_probability
+from bayeseval._validation import check_positive_int, check_probability, make_rng
 from bayeseval.counts import Counts
 
 __all__ = [
@@ -341,7 +341,7 @@ def make_strata(
     ([50, 100, 200], [0.1, 0.2, 0.3])
     """
     check_positive_int(n_strata, "n_strata")
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     index = _strata_index(n_strata, strata)
     n = np.broadcast_to(np.asarray(trials), (n_strata,)).astype(np.int64)
     if np.any(n < 0):
@@ -423,7 +423,7 @@ def make_pool(
     check_probability(positive_share, "positive_share")
     if not sharpness > 0:
         raise ValueError(f"sharpness must be positive, got {sharpness!r}")
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     index = _strata_index(n_strata, strata)
     r = _true_rates(rates, n_strata, mean_rate, concentration, rng)
     w = _shares(shares, n_strata, "shares")
@@ -525,7 +525,7 @@ def make_fraud_scenario(
     check_probability(fpr, "fpr")
     if not -1 <= correlation <= 1:
         raise ValueError(f"correlation must lie in [-1, 1], got {correlation!r}")
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     ra = _true_rates(0.70 if recall_a is None else recall_a, n_groups, 0.5, 1.0, rng)
     rb = _true_rates(0.67 if recall_b is None else recall_b, n_groups, 0.5, 1.0, rng)
     w = _shares(group_shares, n_groups, "group_shares")

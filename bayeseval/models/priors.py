@@ -44,6 +44,8 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit, log_expit
 
+from bayeseval._validation import make_rng
+
 __all__ = [
     "Prior",
     "resolve_prior",
@@ -149,7 +151,7 @@ class Prior:
         """
         if self.improper:
             raise ValueError(f"prior {self.name!r} is improper and cannot be sampled")
-        rng = np.random.default_rng(random_seed)
+        rng = make_rng(random_seed)
         mu = np.asarray(self.mu.rvs(size=size, random_state=rng), dtype=float)
         kappa = np.asarray(self.kappa.rvs(size=size, random_state=rng), dtype=float)
         return mu, kappa

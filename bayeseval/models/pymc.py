@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from bayeseval._validation import check_positive_int, check_probability
+from bayeseval._validation import check_positive_int, check_probability, make_rng
 from bayeseval._warnings import ConvergenceWarning
 from bayeseval.counts import Counts, stratum_labels
 from bayeseval.models.robust import DEFAULT_OUTLIER_PROB
@@ -229,7 +229,7 @@ def fit_pymc(
     else:
         prior_obj = resolve_prior(prior)
 
-    rng = np.random.default_rng(random_seed)
+    rng = make_rng(random_seed)
     pm_seed = int(rng.integers(2**31 - 1))
     draws_per_chain = math.ceil(draws / chains)
 
