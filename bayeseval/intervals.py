@@ -128,15 +128,20 @@ def proportion_ci(
     level : float
         Confidence level in (0, 1); 0.95 gives a 95% interval.
     method : {"wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald"}
-        ``wilson`` (default): the Wilson score interval, good coverage at every n.
+        ``wilson`` (default): the Wilson score interval; mean coverage is close
+        to ``level`` at every n, but its minimum dips below it for p near 0 or 1
+        (95% intervals: minimum 0.84 at n = 5, 0.91 at n = 50; see
+        ``docs/validation.md``).
         ``jeffreys``: equal-tailed Beta(s + 1/2, n - s + 1/2) quantiles, with the
         lower bound set to 0 at ``s = 0`` and the upper bound to 1 at ``s = n``
-        (Brown, Cai and DasGupta 2001). ``clopper_pearson``: the exact interval
+        (Brown, Cai and DasGupta 2001); mean coverage close to ``level``, minimum
+        below it (95%: 0.87 at n = 10, 0.88 at n = 50). ``clopper_pearson``: the exact interval
         from Beta quantiles, conservative (coverage >= level for every p); at
         ``s = 0`` the lower bound is exactly 0 and the upper is
         :math:`1 - (\alpha/2)^{1/n}`, symmetrically at ``s = n``.
         ``agresti_coull``: add :math:`z^2/2` successes and :math:`z^2/2` failures,
-        then Wald. ``wald`` (alias ``normal``): :math:`\hat p \pm z
+        then Wald; slightly conservative on average (95%: mean 0.96, minimum
+        0.90 at n = 5). ``wald`` (alias ``normal``): :math:`\hat p \pm z
         \sqrt{\hat p(1-\hat p)/n}`. **Wald undercovers**: below a few dozen
         trials or near 0 or 1 its coverage falls far below ``level`` (at
         ``s = 0`` or ``s = n`` it collapses to a single point); never use it
@@ -506,7 +511,12 @@ def bootstrap_ci(
     level : float
         Confidence level in (0, 1).
     method : {"bca", "percentile"}
-        Bias-corrected and accelerated (default) or plain percentile.
+        Bias-corrected and accelerated (default) or plain percentile. For a
+        single proportion the bootstrap undercovers at small n and collapses to
+        a point at 0 or n successes (95% percentile: mean coverage 0.85 over
+        n = 5..500, minimum 0.05; see ``docs/validation.md``): use
+        :func:`proportion_ci` for one rate and the bootstrap for statistics that
+        are not one proportion.
     n_resamples : int
         Number of bootstrap replicates.
     strata : array-like, optional
