@@ -85,6 +85,15 @@ def fit_hierarchical(
     -------
     Posterior
 
+    Notes
+    -----
+    Coverage (measured, ``docs/validation.md``): the 95% credible intervals of the
+    plain Beta-binomial cover about 0.93 of true rates when strata are exchangeable
+    (slightly below nominal, about 23% narrower than Wilson). A stratum that is an
+    outlier from the others is pulled toward the pooled mean and its interval
+    covers only about 0.73-0.84; ``model="robust"`` brings it back to about 0.92.
+    Use :func:`bayeseval.checks.posterior_predictive_check` to find such strata.
+
     Examples
     --------
     >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], strata=["a", "b", "c"], random_seed=0)
