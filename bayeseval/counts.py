@@ -359,14 +359,64 @@ def _count(
     positive: Any,
 ) -> pd.DataFrame:
     trial, success = metric.masks(truth.to_numpy(), pred.to_numpy(), positive)
-    work = pd.DataFrame({"successes": success.astype(np.int64), "trials": trial.astype(np.int64)})
     if not cols:
-        out = work.sum().to_frame().T
-        out.index = pd.Index(["all"], name="stratum")
+        out = pd.DataFrame(
+            {"successes": [int(success.sum())], "trials": [int(trial.sum())]},
+            index=pd.Index(["all"], name="stratum"),
+        )
         return out.astype(np.int64)
+    if any(isinstance(data[c].dtype, pd.CategoricalDtype) for c in cols):
+        # groupby keeps unobserved categories as empty strata
+        work = pd.DataFrame({"successes": success.astype(np.int64), "trials": trial.astype(np.int64)})
+        for c in cols:
+            work[c] = data[c].array
+        out = work.groupby(cols if len(cols) > 1 else cols[0], observed=False, sort=True, dropna=False)[
+            ["successes", "trials"]
+        ].sum()
+        return out.astype(np.int64)
+    return _count_codes(data, trial, success, cols)
+
+
+def _count_codes(
+    data: pd.DataFrame, trial: np.ndarray, success: np.ndarray, cols: list[str]
+) -> pd.DataFrame:
+    """Count by integer codes (factorize + bincount): the strata present in the rows, sorted.
+
+    Gives the same table as ``groupby(cols, sort=True, dropna=False).sum()``
+    without building a frame of the rows.
+    """
+    codes, levels = [], []
     for c in cols:
-        work[c] = data[c].array  # keeps categorical dtype, so unobserved categories stay as empty strata
-    out = work.groupby(cols if len(cols) > 1 else cols[0], observed=False, sort=True, dropna=False)[
-        ["successes", "trials"]
-    ].sum()
-    return out.astype(np.int64)
+        code, uniques = pd.factorize(data[c], sort=True, use_na_sentinel=False)
+        codes.append(code.astype(np.int64))
+        levels.append(uniques)
+    shape = tuple(len(u) for u in levels)
+    combos = None
+    if len(cols) == 1:
+        flat, size = codes[0], shape[0]
+    elif float(np.prod(shape, dtype=float)) <= max(4 * len(data), 1_000_000):
+        flat, size = np.ravel_multi_index(codes, shape), int(np.prod(shape))
+    else:  # many sparse combinations: number the observed ones only
+        combos, flat = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+        flat, size = flat.ravel(), len(combos)
+    rows = np.bincount(flat, minlength=size)
+    n_trials = np.bincount(flat, weights=trial, minlength=size)
+    n_success = np.bincount(flat, weights=success, minlength=size)
+    present = np.flatnonzero(rows)
+    if len(cols) == 1:
+        index = pd.Index(levels[0][present], name=cols[0])
+    else:
+        if combos is None:
+            parts = np.unravel_index(present, shape)
+        else:
+            parts = tuple(combos[present, i] for i in range(len(cols)))
+        index = pd.MultiIndex.from_arrays(
+            [levels[i][parts[i]] for i in range(len(cols))], names=cols
+        )
+    return pd.DataFrame(
+        {
+            "successes": n_success[present].astype(np.int64),
+            "trials": n_trials[present].astype(np.int64),
+        },
+        index=index,
+    )
