@@ -41,7 +41,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy.special import betainc, betaln, expit, gammaln, logit, logsumexp
+from scipy.special import betainc, betaln, expit, gammaln, log_expit, logit, logsumexp
 
 from bayeseval._validation import check_positive_int, check_probability
 from bayeseval._warnings import PrecisionLimitedWarning
@@ -653,11 +653,25 @@ class ExactFit:
     def quantiles(self, q: Any) -> np.ndarray:
         """Exact posterior quantiles of each ``theta_k`` (mixture of Betas over the grid).
 
-        Solved by safeguarded Newton iterations on the mixture CDF to 1e-9, over the grid points
-        holding all but 1e-7 of the mass. With many distinct strata (pairs x points > 3e4), a Beta with the
-        exact mean and variance is used instead when it reproduces the exact quantiles to 5e-4
-        on up to 200 strata spread over the range of trials (``diagnostics["quantile_method"]``
-        says which was used).
+        The mixture is the one used by :meth:`posterior_moments` (the quadrature grid points
+        holding all but 1e-7 of the mass). For each distinct stratum and all requested
+        probabilities at once (vectorised over strata), the solver works on the logit scale,
+        where each Beta component has a smooth log-concave density:
+
+        1. start from the quantiles of a Beta with the exact mixture mean and variance;
+        2. evaluate the mixture CDF exactly (``scipy.special.betainc``) at one anchor per
+           stratum, the start of the median;
+        3. carry the CDF from the anchor to the other starts by integrating the mixture
+           density (15-point Gauss-Kronrod on the logit scale; where the Kronrod error
+           estimate exceeds 1e-11 the CDF is evaluated with ``betainc`` instead);
+        4. Halley steps on ``F(t) - q`` with the CDF updated by 4-point Gauss-Legendre
+           integrals of the density over each step (steps longer than half the narrowest
+           component's logit-scale sd use ``betainc``), stopping per stratum and probability
+           when ``|F - q| < 1e-11``.
+
+        The CDF is thus evaluated with ``betainc`` once per grid point and stratum (not once
+        per iteration and probability), and the result solves the exact mixture CDF to about
+        1e-10 in probability (``diagnostics["quantile_method"]``).
 
         Parameters
         ----------
@@ -677,38 +691,40 @@ class ExactFit:
         """
         scalar = np.ndim(q) == 0
         qs = np.atleast_1d(np.asarray(q, dtype=float))
-        if np.any((qs <= 0) | (qs >= 1)):
+        if qs.ndim != 1 or np.any(~((qs > 0) & (qs < 1))):
             raise ValueError(f"q must be strictly between 0 and 1, got {qs.tolist()}")
-        # dropping grid mass 1e-7 moves a quantile by at most 1e-7 / density
         u, v, w = self._quadrature()
         J = len(self._ps)
-        if J * len(w) > 3e4:
-            # thousands of distinct strata: when a Beta with the exact mean and variance
-            # reproduces the exact mixture quantiles to 5e-4 on up to 200 strata spread over the
-            # range of trials, use it for all (the hyperparameters are then well determined)
-            idx = self._check_pairs()
-            exact = self._exact_quantiles(qs, u, v, w, idx)
-            mean, var = self._pair_moments_chunked(u, v, w)
-            approx = _beta_ppf_matched(qs, mean, var)
-            if np.max(np.abs(approx[:, idx] - exact)) < 5e-4:
-                self.diagnostics["quantile_method"] = "moment-matched Beta (checked to 5e-4)"
-                res = approx[:, self._inverse]
-                return res[0] if scalar else res
-        self.diagnostics["quantile_method"] = "exact mixture"
         out = np.empty((len(qs), J))
-        step = max(1, int(200_000 // max(len(w), 1)))
+        # memory: 15 Kronrod nodes x grid points x strata in a chunk
+        step = max(1, int(3_000_000 // (15 * (len(w) + 1))))
         for i in range(0, J, step):
             sub = np.arange(i, min(i + step, J))
-            out[:, sub] = self._exact_quantiles(qs, u, v, w, sub)
+            W, A, B = self._mixture(u, v, w, sub)
+            out[:, sub] = _mixture_quantiles(qs, W, A, B)
+        self.diagnostics["quantile_method"] = "exact mixture"
         res = out[:, self._inverse]
         return res[0] if scalar else res
 
-    def _exact_quantiles(
-        self, qs: np.ndarray, u: np.ndarray, v: np.ndarray, w: np.ndarray, idx: np.ndarray
-    ) -> np.ndarray:
-        comps = [(r, A, B, betaln(A, B)) for r, A, B in self._components(u, v, idx)]
-        mean, var = self._pair_moments(comps, w)
-        return np.stack([self._solve(target, comps, w, mean, var) for target in qs])
+    def _mixture(
+        self, u: np.ndarray, v: np.ndarray, w: np.ndarray, idx: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The mixture of Betas of the pairs ``idx`` as weight, A, B arrays of shape (G', J).
+
+        A component that is the same at every grid point (the robust model's wide
+        component) is collapsed into one row carrying its total weight.
+        """
+        Ws, As, Bs = [], [], []
+        for r, A, B in self._components(u, v, idx):
+            if A.shape[0] > 1 and np.all(A == A[:1]) and np.all(B == B[:1]):
+                Ws.append((w @ np.broadcast_to(r, A.shape))[None, :])
+                As.append(A[:1])
+                Bs.append(B[:1])
+            else:
+                Ws.append(w[:, None] * r)
+                As.append(A)
+                Bs.append(B)
+        return np.concatenate(Ws), np.concatenate(As), np.concatenate(Bs)
 
     def _pair_moments(self, comps: list, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m1 = np.zeros(comps[0][1].shape[1])
@@ -718,34 +734,6 @@ class ExactFit:
             m1 += w @ (r * mean)
             m2 += w @ (r * mean * (A + 1.0) / (A + B + 1.0))
         return m1, np.maximum(m2 - m1**2, 1e-300)
-
-    def _solve(
-        self, target: float, comps: list, w: np.ndarray, mean: np.ndarray, var: np.ndarray
-    ) -> np.ndarray:
-        # moment-matched Beta as the starting point, then safeguarded Newton steps on the
-        # strata not yet converged (|F(x) - q| < 1e-9 or a bracket narrower than 1e-12)
-        x = _beta_ppf_matched(np.array([target]), mean, var)[0]
-        x = np.clip(np.nan_to_num(x, nan=0.5), 1e-15, 1 - 1e-15)
-        lo = np.zeros_like(x)
-        hi = np.ones_like(x)
-        active = np.arange(x.size)
-        for _ in range(100):
-            sub = [tuple(c[:, active] for c in comp) for comp in comps]
-            xa = x[active]
-            F, f = self._pair_cdf(xa, sub, w)
-            err = F - target
-            lo[active] = np.where(err < 0, xa, lo[active])
-            hi[active] = np.where(err >= 0, xa, hi[active])
-            done = (np.abs(err) < 1e-9) | (hi[active] - lo[active] < 1e-12)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                step = xa - err / f
-            la, ha = lo[active], hi[active]
-            bad = ~np.isfinite(step) | (step <= la) | (step >= ha)
-            x[active] = np.where(done, xa, np.where(bad, 0.5 * (la + ha), step))
-            active = active[~done]
-            if active.size == 0:
-                break
-        return x
 
     # -- sampling -------------------------------------------------------------------------------
     def sample_hyper(self, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -825,6 +813,147 @@ def _beta_ppf_matched(qs: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.n
     a = np.maximum(mean * common, 1e-8)
     b = np.maximum((1 - mean) * common, 1e-8)
     return betaincinv(a[None, :], b[None, :], np.asarray(qs, dtype=float)[:, None])
+
+
+# 15-point Gauss-Kronrod rule on [-1, 1] with its embedded 7-point Gauss rule (QUADPACK qk15)
+_XK = np.array(
+    [0.991455371120812639206854697526329, 0.949107912342758524526189684047851,
+     0.864864423359769072789712788640926, 0.741531185599394439863864773280788,
+     0.586087235467691130294144845693013, 0.405845151377397166906606412076961,
+     0.207784955007898467600689403773245, 0.0]
+)  # fmt: skip
+_WK = np.array(
+    [0.022935322010529224963732008058970, 0.063092092629978553290700663189204,
+     0.104790010322250183839876322541518, 0.140653259715525918745189590510238,
+     0.169004726639267902826583426598550, 0.190350578064785409913256402421014,
+     0.204432940075298892414161999234649, 0.209482141084727828012999174891714]
+)  # fmt: skip
+_WG = np.array(
+    [0.129484966168869693270611432679082, 0.279705391489276667901467771423780,
+     0.381830050505118944950369775488975, 0.417959183673469387755102040816327]
+)  # fmt: skip
+_GK_NODES = np.concatenate([-_XK[:-1], _XK[::-1]])
+_GK_WK = np.concatenate([_WK[:-1], _WK[::-1]])
+_GK_WG = np.zeros(15)
+_GK_WG[[1, 3, 5, 7, 9, 11, 13]] = np.concatenate([_WG[:-1], _WG[::-1]])
+_GL4_NODES, _GL4_W = np.polynomial.legendre.leggauss(4)
+_Q_TOL = 1e-11  # |F(quantile) - q| at which the solver stops
+_GK_TOL = 1e-7  # |Kronrod - Gauss| above which the CDF is evaluated with betainc instead
+
+
+class _Mixture:
+    """Mixture of Beta components (rows) for each stratum (columns), on the logit scale."""
+
+    def __init__(self, W: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
+        self.W, self.A, self.B = W, A, B
+        with np.errstate(divide="ignore"):
+            self.logW = np.log(W) - betaln(A, B)
+        self.AB = A + B
+
+    def density(self, t: np.ndarray, cols: np.ndarray, slope: bool = False) -> Any:
+        """Mixture density in t = logit(x) at t (N, c) for the columns ``cols`` (c,)."""
+        lx = log_expit(t)[:, None, :]
+        l1x = log_expit(-t)[:, None, :]
+        A, B, logW = self.A[:, cols], self.B[:, cols], self.logW[:, cols]
+        e = A[None] * lx
+        e += B[None] * l1x
+        e += logW[None]
+        np.exp(e, out=e)
+        if not slope:
+            return e.sum(axis=1)
+        # d/dt [A log x + B log(1 - x)] = A - (A + B) x
+        x = expit(t)[:, None, :]
+        d = A[None] - self.AB[:, cols][None] * x
+        return e.sum(axis=1), (e * d).sum(axis=1)
+
+    def cdf(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Mixture CDF at t (c,) by betainc, for the columns ``cols``."""
+        x = expit(t)
+        return np.einsum(
+            "gc,gc->c", self.W[:, cols], betainc(self.A[:, cols], self.B[:, cols], x[None, :])
+        )
+
+    def integral_gk(self, t0: np.ndarray, t1: np.ndarray, cols: np.ndarray) -> tuple:
+        """Integral of the density over [t0, t1] (15-point Kronrod) and its error estimate."""
+        mid, half = 0.5 * (t0 + t1), 0.5 * (t1 - t0)
+        f = self.density(mid[None, :] + half[None, :] * _GK_NODES[:, None], cols)
+        k = half * (_GK_WK @ f)
+        g = half * (_GK_WG @ f)
+        return k, np.abs(k - g)
+
+    def integral_gl4(self, t0: np.ndarray, t1: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        mid, half = 0.5 * (t0 + t1), 0.5 * (t1 - t0)
+        f = self.density(mid[None, :] + half[None, :] * _GL4_NODES[:, None], cols)
+        return half * (_GL4_W @ f)
+
+
+def _mixture_quantiles(qs: np.ndarray, W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Quantiles (len(qs), J) of per-column mixtures ``sum_g W[g] Beta(A[g], B[g])``.
+
+    See :meth:`ExactFit.quantiles` for the algorithm.
+    """
+    mix = _Mixture(W, A, B)
+    J = A.shape[1]
+    Q = len(qs)
+    mean = np.einsum("gj,gj->j", W, A / mix.AB)
+    m2 = np.einsum("gj,gj->j", W, A * (A + 1.0) / (mix.AB * (mix.AB + 1.0)))
+    var = np.maximum(m2 - mean**2, 1e-300)
+    with np.errstate(all="ignore"):
+        start = _beta_ppf_matched(np.r_[0.5, qs], mean, var)
+        t_start = np.clip(logit(np.clip(start, 1e-300, 1.0)), -700.0, 700.0)
+        t_start = np.where(np.isfinite(t_start), t_start, 0.0)
+    # narrowest component on the logit scale (sd of the logit of Beta(A, B) ~ sqrt(1/A + 1/B))
+    # among those with weight >= 1e-10 (lighter ones move a CDF by at most their weight)
+    s_min = np.sqrt(np.min(np.where(W >= 1e-10, 1.0 / A + 1.0 / B, np.inf), axis=0))
+    all_cols = np.arange(J)
+    anchor_t = t_start[0]
+    anchor_F = mix.cdf(anchor_t, all_cols)
+    # flattened state over (quantile, stratum)
+    cols = np.tile(all_cols, Q)
+    target = np.repeat(qs, J)
+    t = t_start[1:].ravel().copy()
+    F = np.tile(anchor_F, Q)
+    move = t != np.tile(anchor_t, Q)
+    if move.any():
+        k, err = mix.integral_gk(np.tile(anchor_t, Q)[move], t[move], cols[move])
+        F[move] += k
+        bad = np.flatnonzero(move)[err > _GK_TOL]
+        if bad.size:
+            F[bad] = mix.cdf(t[bad], cols[bad])
+    lo = np.full(t.size, -np.inf)
+    hi = np.full(t.size, np.inf)
+    active = np.flatnonzero(np.abs(F - target) >= _Q_TOL)
+    for _ in range(100):
+        if active.size == 0:
+            break
+        ta, ca, d = t[active], cols[active], F[active] - target[active]
+        lo[active] = np.where(d < 0, ta, lo[active])
+        hi[active] = np.where(d > 0, ta, hi[active])
+        f, df = mix.density(ta[None, :], ca, slope=True)
+        f, df = f[0], df[0]
+        with np.errstate(all="ignore"):
+            newton = d / f
+            halley = newton / (1.0 - 0.5 * newton * df / f)
+            h = np.where(np.isfinite(halley) & (np.abs(halley) < 2 * np.abs(newton)), halley, newton)
+        h = -np.clip(np.nan_to_num(h, nan=0.0, posinf=5.0, neginf=-5.0), -5.0, 5.0)
+        la, ha = lo[active], hi[active]
+        tn = ta + h
+        outside = (tn <= la) | (tn >= ha) | (h == 0)
+        both = np.isfinite(la) & np.isfinite(ha)
+        tn = np.where(outside & both, 0.5 * (la + ha), tn)
+        tn = np.where(outside & ~both & np.isfinite(la), np.maximum(tn, la + 1.0), tn)
+        tn = np.where(outside & ~both & np.isfinite(ha), np.minimum(tn, ha - 1.0), tn)
+        small = np.abs(tn - ta) <= 0.5 * s_min[ca]
+        Fn = np.empty(active.size)
+        if small.any():
+            Fn[small] = F[active[small]] + mix.integral_gl4(ta[small], tn[small], ca[small])
+        if (~small).any():
+            Fn[~small] = mix.cdf(tn[~small], ca[~small])
+        t[active], F[active] = tn, Fn
+        stuck = np.isfinite(lo[active]) & np.isfinite(hi[active])
+        stuck &= hi[active] - lo[active] < 1e-13 * np.maximum(1.0, np.abs(tn))
+        active = active[(np.abs(Fn - target[active]) >= _Q_TOL) & ~stuck]
+    return expit(t).reshape(Q, J)
 
 
 def fit_exact(
