@@ -25,7 +25,7 @@ def ew_vs_ib(pool):
         prediction="pred",
         truth="truth",
         rules=["expected_width", "independent_beta"],
-        repeats=4,
+        repeats=8,
         batch_size=20,
         random_seed=0,
         progress=False,
@@ -43,14 +43,31 @@ def test_expected_width_saves_labels_over_independent_beta(ew_vs_ib):
     s = ew_vs_ib.summary()
     assert s["reached_goal"].eq(1.0).all()
     ew, ib = s.loc["expected_width", "labels_mean"], s.loc["independent_beta", "labels_mean"]
-    # issue 4 target: at least 20% fewer labels (seed 1 gives 1250 vs 1695, 26%)
+    # issue 4 target: at least 20% fewer labels (seed 0, 8 repeats: 1288 vs 1733, 26%)
     assert ew <= 0.8 * ib
-    # coverage of the true rates at stop: nominal 0.95; sequential stopping costs some,
-    # stated slack 0.12 over 4 x 12 intervals (measured 0.92 and 0.94)
-    assert s.loc["expected_width", "coverage"] >= 0.83
-    assert s.loc["independent_beta", "coverage"] >= 0.83
+    # coverage of the true rates at stop (mean over 8 repeats x 12 strata), nominal 0.95.
+    # Stated slack 0.05: binomial sd of a mean of 96 intervals is about 0.022, and pooled
+    # intervals for fixed (not redrawn) rates sit about 0.01-0.015 below nominal even without
+    # sequential stopping (see benchmarks/bench_active.py). Measured: 0.927 and 0.969.
+    assert s.loc["expected_width", "coverage"] >= 0.90
+    assert s.loc["independent_beta", "coverage"] >= 0.90
     # every run stops with every half-width at the target
     assert (ew_vs_ib.table["max_halfwidth"] <= 0.05).all()
+
+
+@pytest.mark.slow
+def test_expected_width_coverage_close_to_nominal_over_40_repeats(pool):
+    # the default (robust) model: mean coverage at stop over 40 x 12 intervals within 0.02
+    # of the nominal 0.95 (measured 0.940; the plain Beta-binomial model gives 0.919 on the
+    # same seeds, with misses concentrated in the strata far from the others)
+    res = simulate(pool, strata="stratum", prediction="pred", truth="truth",
+                   rules=["expected_width", "independent_beta"], repeats=40, batch_size=20,
+                   random_seed=0, progress=False)
+    s = res.summary()
+    assert res.table["reached_goal"].all()
+    assert s.loc["expected_width", "coverage"] >= 0.93
+    # and still at least 20% fewer labels than independent_beta (measured 1360 vs about 1750)
+    assert s.loc["expected_width", "labels_mean"] <= 0.8 * s.loc["independent_beta", "labels_mean"]
 
 
 def test_expected_width_saves_80_percent_over_proportional(pool, ew_vs_ib):

@@ -143,7 +143,7 @@ class Campaign:
         budget: int | None = None,
         pos_label: Any = 1,
         label_set: Sequence[Any] | None = None,
-        model: str = "auto",
+        model: str = "robust",
         random_seed: Any = None,
     ) -> Campaign:
         """Create a campaign file from a pool of unlabelled predictions.
@@ -192,8 +192,13 @@ class Campaign:
         label_set : sequence, optional
             Valid label values; default ``{0, 1}`` (or booleans) for binary predictions,
             otherwise the predicted values plus ``pos_label``.
-        model : {"auto", "beta_binomial", "robust"}
-            ``auto`` uses the robust approximation only when a stratum looks outlying.
+        model : {"robust", "auto", "beta_binomial"}
+            Population model of the rule and the stopping check. ``"robust"`` (default): the
+            two-component population of :mod:`bayeseval.models.robust`, so a stratum far from
+            the others is pooled less and its interval keeps close to nominal coverage at
+            stop (simulated coverage 0.94 at level 0.95 against 0.92 for the plain model, for
+            about 3% more labels; ``benchmarks/bench_active.py``). ``"auto"`` switches to the
+            robust model only when a stratum fails the predictive check.
         random_seed : int, optional
             Seed of the campaign's random generator (persisted, so resumes are exact).
 

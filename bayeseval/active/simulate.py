@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._validation import check_level, check_method, check_positive_int, iter_columns
-from bayeseval.active.rules import RuleState, get_rule
+from bayeseval.active.rules import RuleState, get_rule, stopping_options
 from bayeseval.metrics import get_metric
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
@@ -150,9 +150,12 @@ def simulate(
     score: str | None = None,
     prior: str = "default",
     pos_label: Any = 1,
-    model: str = "auto",
+    model: str = "robust",
     random_seed: Any = None,
     progress: bool = True,
+    stop_level: Any = "default",
+    own_check: Any = "default",
+    min_data_share: Any = "default",
 ) -> SimulationResult:
     """Replay labelling campaigns with an oracle and compare proposal rules.
 
@@ -177,6 +180,9 @@ def simulate(
         order for every rule (common random numbers).
     progress : bool
         Show a tqdm progress bar.
+    stop_level, own_check, min_data_share
+        Stopping safeguards, see :func:`bayeseval.active.rules.stopping_options`
+        (``"default"``: :data:`~bayeseval.active.rules.STOPPING_DEFAULTS`, all off).
 
     Returns
     -------
@@ -209,6 +215,7 @@ def simulate(
     if isinstance(rules, str):
         rules = [rules]
     resolved = [get_rule(r) for r in rules]
+    stopping = stopping_options(level, stop_level=stop_level, own_check=own_check, min_data_share=min_data_share)
     grouped = data.groupby(cols if len(cols) > 1 else cols[0], sort=True, observed=True)
     codes = grouped.ngroup().to_numpy()
     index = grouped.size().index
@@ -275,6 +282,7 @@ def simulate(
                 model="independent" if rule_model == "independent" else model,
                 prior=prior,
                 prior_mean=prior_mean,
+                **stopping,
             )
             if goal == "overall":
                 _, olo, ohi = st.overall()
