@@ -381,3 +381,138 @@ def test_robust_prior_on_outlier_share():
     assert np.all(np.abs(post.theta.mean(axis=0) - mean) < 5 * np.sqrt(var / 2000))
     with pytest.raises(ValueError, match="outlier_prob"):
         ExactFit(c, model="robust", outlier_prob=stats.norm(0, 1))
+
+
+# -- exact mixture quantiles --------------------------------------------------------------------
+def _outlier_design():
+    """The deterministic 15-stratum design of test_robust_model_keeps_pooling_with_one_outlier."""
+    true = np.r_[np.clip(stats.beta(8, 80).ppf((np.arange(14) + 0.5) / 14), 0.03, 0.15), 0.35]
+    n = np.linspace(40, 200, 15).astype(int)
+    return np.round(n * true).astype(int), n
+
+
+def _generated(k, seed=0):
+    """The simulated data of benchmarks/bench_exact.py: trials log-uniform in [10, 2000]."""
+    rng = np.random.default_rng(seed)
+    n = np.round(np.exp(rng.uniform(np.log(10), np.log(2000), k))).astype(int)
+    return rng.binomial(n, rng.beta(2, 30, k)), n
+
+
+def _brute_force_quantiles(fit, qs, strata):
+    """Invert the mixture CDF by 60 bisection steps on [0, 1] with scipy.stats.beta.cdf.
+
+    The mixture is the engine's quadrature grid (``fit._quadrature()``: points and weights).
+    For the plain model its Beta components are rebuilt here from (logit mu, log kappa); the
+    robust model's two-component weights come from ``fit._components``.
+    """
+    u, v, w = fit._quadrature()
+    s = fit._s[strata].astype(float)
+    n = fit._n[strata].astype(float)
+    if fit.model == "robust":
+        comps = fit._components(u, v)
+        comps = [(np.broadcast_to(r, A.shape)[:, fit._inverse[strata]],
+                  A[:, fit._inverse[strata]], B[:, fit._inverse[strata]]) for r, A, B in comps]  # fmt: skip
+    else:
+        a = expit(u)[:, None] * np.exp(v)[:, None]
+        b = expit(-u)[:, None] * np.exp(v)[:, None]
+        comps = [(np.ones((len(u), len(s))), a + s, b + n - s)]
+
+    def cdf(x):  # x (Q, K) -> mixture CDF (Q, K)
+        return sum(
+            np.einsum(
+                "g,gqk->qk", w, r[:, None, :] * stats.beta.cdf(x[None], A[:, None], B[:, None])
+            )
+            for r, A, B in comps
+        )
+
+    lo = np.zeros((len(qs), len(s)))
+    hi = np.ones_like(lo)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        below = cdf(mid) < np.asarray(qs)[:, None]
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+@pytest.mark.parametrize("case", ["rats", "bda_small", "robust", "generated_1000"])
+def test_exact_quantiles_match_brute_force_inversion(case):
+    qs = [0.5, 0.025, 0.975, 0.005]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+        if case == "rats":
+            fit = ExactFit(Counts.from_arrays(RATS_Y, RATS_N))
+        elif case == "bda_small":
+            fit = ExactFit(Counts.from_arrays([0, 2, 5, 9, 1], [15, 30, 40, 60, 12]), prior="bda")
+        elif case == "robust":
+            fit = ExactFit(Counts.from_arrays(*_outlier_design()), model="robust")
+        else:
+            fit = ExactFit(Counts.from_arrays(*_generated(1000)))
+    K = len(fit._s)
+    # every stratum, or 40 spread over the range of trials for the 1,000-stratum set
+    strata = np.arange(K) if K <= 100 else np.argsort(fit._n)[np.linspace(0, K - 1, 40).astype(int)]
+    got = fit.quantiles(qs)[:, strata]
+    ref = _brute_force_quantiles(fit, qs, strata)
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-6)
+    # in probability: the engine's CDF at the quantiles is the target
+    for q, x in zip(qs, fit.quantiles(qs), strict=True):
+        np.testing.assert_allclose(fit.cdf(x), q, rtol=0, atol=1e-8)
+
+
+def test_summary_values_unchanged_from_the_previous_quantile_solver():
+    # Pinned with the previous implementation (commit 65bdc24: safeguarded Newton steps on the
+    # mixture CDF evaluated with betainc at every iteration, to |F - q| < 1e-9), by
+    # fit_hierarchical(...).summary() on the same data; columns mean, median, lower, upper.
+    post = fit_hierarchical(RATS_Y, RATS_N, random_seed=0)
+    s = post.summary().iloc[[0, 14, 31, 43, 66, 70]]
+    pinned_rats = [
+        [0.06561871214278296, 0.05813093173527699, 0.007813371852693657, 0.1655753232259506],
+        [0.09277333244275374, 0.08585752299510065, 0.02081831364373168, 0.20395701456040105],
+        [0.12721159703789295, 0.11820130277037234, 0.03008451991753247, 0.27574707599609116],
+        [0.1855182845507584, 0.1821979259266199, 0.10259044459635862, 0.28721446259873873],
+        [0.266784231354731, 0.26406940056262257, 0.16899664293105382, 0.3798846145424401],
+        [0.2085325905151991, 0.2009570564478074, 0.08653999985162449, 0.3730792792542465],
+    ]
+    np.testing.assert_allclose(s[["mean", "median", "lower", "upper"]], pinned_rats, atol=1e-6)
+    np.testing.assert_allclose(
+        s["shrinkage"].iloc[[0, 1, 3, 4, 5]],
+        [0.4565694310707123, 0.45638902211019367, 0.2573210271012717, 0.2494834607603522,
+         0.54355957903676],
+        atol=1e-6,
+    )  # fmt: skip
+    s90 = post.summary(level=0.9).iloc[[0, 43]]
+    np.testing.assert_allclose(
+        s90[["lower", "upper"]],
+        [[0.012063392406680858, 0.14482218601326488], [0.1135976232127714, 0.26878695762097654]],
+        atol=1e-6,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+        bda = fit_hierarchical([0, 2, 5, 9, 1], [15, 30, 40, 60, 12], prior="bda", random_seed=0)
+    np.testing.assert_allclose(
+        bda.summary()[["mean", "median", "lower", "upper"]],
+        [[0.07424153631774355, 0.07405097108301568, 0.00018003464491397222, 0.17397599324386867],
+         [0.09258968225507921, 0.09058787377004925, 0.022122416510678224, 0.17939281714857605],
+         [0.1199307925813407, 0.11534199034978196, 0.053000743544403824, 0.21472738657103246],
+         [0.1344548125099042, 0.12933089246353602, 0.07093176480643898, 0.22429067232281616],
+         [0.10603195806109322, 0.10144042591279448, 0.01758136386346799, 0.23606234943516555]],
+        atol=1e-6,
+    )  # fmt: skip
+    robust = fit_robust(*_outlier_design(), random_seed=0)
+    np.testing.assert_allclose(
+        robust.summary().iloc[[0, 7, 13, 14]][["mean", "median", "lower", "upper"]],
+        [[0.09529203662027061, 0.09661332758398124, 0.05282274898157185, 0.1306329028083996],
+         [0.0992651673728645, 0.09938198864055892, 0.06833639276408374, 0.1304319324256466],
+         [0.11890372075380992, 0.11553661452190955, 0.09003983226229037, 0.16656992014870592],
+         [0.35135812711968367, 0.35088641941266213, 0.2869632965700642, 0.41842308893081265]],
+        atol=1e-6,
+    )  # fmt: skip
+
+
+def test_summary_does_not_draw_theta_unless_hdi():
+    post = fit_hierarchical(RATS_Y, RATS_N, random_seed=0)
+    eti = post.summary()
+    assert post._theta is None  # means, quantiles and shrinkage came from the grid
+    hdi = post.summary(interval="hdi")
+    assert post._theta is not None and post._theta.shape == (4000, 71)
+    np.testing.assert_allclose(hdi["mean"], eti["mean"])
+    assert np.all(hdi["upper"] - hdi["lower"] <= eti["upper"] - eti["lower"] + 0.01)
