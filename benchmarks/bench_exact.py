@@ -5,8 +5,8 @@ Prints, per size, the median wall time (time.perf_counter, median of repeats, on
 - ``fit``: ``fit_hierarchical(..., engine="exact")`` -- the adaptive grid over
   (logit mu, log kappa) and 4,000 hyperparameter draws (theta is drawn lazily);
 - ``+theta``: the same plus the 4,000 x K exact Beta draws of theta;
-- ``+summary``: the fit plus ``summary()`` (exact mixture quantiles, or quantiles of the
-  draws for thousands of distinct strata);
+- ``+summary``: the fit plus ``summary()`` (exact posterior means and exact mixture
+  quantiles from the grid; no theta draws);
 - ``moments``: the fit plus ``exact.posterior_moments()`` (what active campaigns use);
 
 the median process CPU time of the fit (``fit cpu``, insensitive to other processes on a
