@@ -667,7 +667,7 @@ class ExactFit:
            ``betainc`` instead);
         4. Halley steps on ``F(t) - q`` with the CDF updated by 4-point (2-point for tiny
            steps) Gauss-Legendre integrals of the density over each step (steps longer than
-           half the narrowest component's logit-scale sd use ``betainc``), stopping per
+           half the narrowest component's logit-scale sd are integrated as in 3), stopping per
            stratum and probability when ``|F - q| < 1e-11``.
 
         The CDF is thus evaluated with ``betainc`` typically once per grid point and stratum
@@ -883,6 +883,15 @@ class _Mixture:
         g = half * (_GK_WG @ f)
         return k, np.abs(k - g)
 
+    def carry(self, t0: np.ndarray, t1: np.ndarray, F0: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """CDF at t1 from its value F0 at t0: Kronrod integral, or betainc where unsure."""
+        k, err = self.integral_gk(t0, t1, cols)
+        out = F0 + k
+        bad = err > _GK_TOL
+        if bad.any():
+            out[bad] = self.cdf(t1[bad], cols[bad])
+        return out
+
     def integral_gl(
         self, t0: np.ndarray, t1: np.ndarray, cols: np.ndarray, n: int = 4
     ) -> np.ndarray:
@@ -921,11 +930,7 @@ def _mixture_quantiles(qs: np.ndarray, W: np.ndarray, A: np.ndarray, B: np.ndarr
     F = np.tile(anchor_F, Q)
     move = t != np.tile(anchor_t, Q)
     if move.any():
-        k, err = mix.integral_gk(np.tile(anchor_t, Q)[move], t[move], cols[move])
-        F[move] += k
-        bad = np.flatnonzero(move)[err > _GK_TOL]
-        if bad.size:
-            F[bad] = mix.cdf(t[bad], cols[bad])
+        F[move] = mix.carry(np.tile(anchor_t, Q)[move], t[move], F[move], cols[move])
     lo = np.full(t.size, -np.inf)
     hi = np.full(t.size, np.inf)
     active = np.flatnonzero(np.abs(F - target) >= _Q_TOL)
@@ -940,7 +945,9 @@ def _mixture_quantiles(qs: np.ndarray, W: np.ndarray, A: np.ndarray, B: np.ndarr
         with np.errstate(all="ignore"):
             newton = d / f
             halley = newton / (1.0 - 0.5 * newton * df / f)
-            h = np.where(np.isfinite(halley) & (np.abs(halley) < 2 * np.abs(newton)), halley, newton)
+            h = np.where(
+                np.isfinite(halley) & (np.abs(halley) < 2 * np.abs(newton)), halley, newton
+            )
         h = -np.clip(np.nan_to_num(h, nan=0.0, posinf=5.0, neginf=-5.0), -5.0, 5.0)
         la, ha = lo[active], hi[active]
         tn = ta + h
@@ -950,14 +957,16 @@ def _mixture_quantiles(qs: np.ndarray, W: np.ndarray, A: np.ndarray, B: np.ndarr
         tn = np.where(outside & ~both & np.isfinite(la), np.maximum(tn, la + 1.0), tn)
         tn = np.where(outside & ~both & np.isfinite(ha), np.minimum(tn, ha - 1.0), tn)
         # steps within half the narrowest component's sd: Gauss-Legendre (2 points for the
-        # last, tiny steps; error ~ (h / sd)^5 / 4320, resp. ~ 2e-8 (h / sd)^9); else betainc
+        # last, tiny steps; error ~ (h / sd)^5 / 4320, resp. ~ 2e-8 (h / sd)^9); longer steps
+        # as the starts (Kronrod, or betainc where unsure)
         rel = np.abs(tn - ta) / s_min[ca]
         Fn = np.empty(active.size)
         for sel, n in ((rel <= 0.02, 2), ((rel > 0.02) & (rel <= 0.5), 4)):
             if sel.any():
                 Fn[sel] = F[active[sel]] + mix.integral_gl(ta[sel], tn[sel], ca[sel], n)
-        if (rel > 0.5).any():
-            Fn[rel > 0.5] = mix.cdf(tn[rel > 0.5], ca[rel > 0.5])
+        big = rel > 0.5
+        if big.any():
+            Fn[big] = mix.carry(ta[big], tn[big], F[active[big]], ca[big])
         t[active], F[active] = tn, Fn
         stuck = np.isfinite(lo[active]) & np.isfinite(hi[active])
         stuck &= hi[active] - lo[active] < 1e-13 * np.maximum(1.0, np.abs(tn))
