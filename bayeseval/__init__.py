@@ -4,6 +4,8 @@ The package imports no PyMC or PyTensor at import time; the PyMC engine loads
 them on first use.
 """
 
+from typing import TYPE_CHECKING
+
 from bayeseval._warnings import (
     BayesevalWarning,
     CalibrationWarning,
@@ -17,40 +19,78 @@ from bayeseval._warnings import (
 from bayeseval.counts import Counts, tabulate
 from bayeseval.metrics import Metric, get_metric
 
-# -- frequentist core (intervals, stratified) --
-# ruff: noqa: I001  (imports are grouped by the section comments, not sorted)
-from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
-from bayeseval.stratified import StratifiedRisk, reweight, stratified_risk, weighted_metric
-from bayeseval.planning import allocate, sample_size
-from bayeseval.compare import mcnemar, paired_bootstrap
-from bayeseval.classic import error_reject_curve, estimate_error, risk_averaging
+# Everything else loads on first use (PEP 562), so ``import bayeseval`` stays light:
+# SciPy's stats module alone takes most of a second to import. Static type checkers
+# see the plain imports below.
+_EXPORTS = {
+    # frequentist core
+    "proportion_ci": "intervals",
+    "proportion_se": "intervals",
+    "bootstrap_ci": "intervals",
+    "stratified_risk": "stratified",
+    "StratifiedRisk": "stratified",
+    "reweight": "stratified",
+    "weighted_metric": "stratified",
+    "sample_size": "planning",
+    "allocate": "planning",
+    "mcnemar": "compare",
+    "paired_bootstrap": "compare",
+    "estimate_error": "classic",
+    "risk_averaging": "classic",
+    "error_reject_curve": "classic",
+    # Bayesian models and their checks
+    "fit_hierarchical": "models",
+    "Posterior": "models",
+    "posterior_predictive_check": "checks",
+    "compare_frequentist": "checks",
+    "compare_pooling": "checks",
+    "calibration_study": "checks",
+    # active evaluation
+    "Campaign": "active",
+    "simulate": "active",
+    # reports
+    "evaluate": "report",
+    "Report": "report",
+}
 
-# -- Bayesian models --
-from bayeseval.models import Posterior, fit_hierarchical
-from bayeseval.checks import (
-    calibration_study,
-    compare_frequentist,
-    compare_pooling,
-    posterior_predictive_check,
+_SUBMODULES = frozenset(
+    {
+        "intervals", "stratified", "planning", "compare", "classic", "models", "checks",
+        "active", "report", "split", "spark", "plots", "datasets", "demo", "gate", "cli",
+    }
 )
 
-# -- active evaluation --
-from bayeseval.active import Campaign, simulate
-
-# -- reports --
-from bayeseval.report import Report, evaluate
-
-# Submodules that pull in heavier libraries (scikit-learn, DuckDB, PySpark,
-# matplotlib) load on first attribute access: ``bayeseval.split`` etc.
-_LAZY_SUBMODULES = frozenset({"split", "spark", "plots", "datasets", "demo", "gate", "cli"})
+if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval.active import Campaign, simulate
+    from bayeseval.checks import (
+        calibration_study,
+        compare_frequentist,
+        compare_pooling,
+        posterior_predictive_check,
+    )
+    from bayeseval.classic import error_reject_curve, estimate_error, risk_averaging
+    from bayeseval.compare import mcnemar, paired_bootstrap
+    from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
+    from bayeseval.models import Posterior, fit_hierarchical
+    from bayeseval.planning import allocate, sample_size
+    from bayeseval.report import Report, evaluate
+    from bayeseval.stratified import StratifiedRisk, reweight, stratified_risk, weighted_metric
 
 
 def __getattr__(name: str):
-    if name in _LAZY_SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"bayeseval.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
         return importlib.import_module(f"bayeseval.{name}")
     raise AttributeError(f"module 'bayeseval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
 
 
 __version__ = "0.1.0"
