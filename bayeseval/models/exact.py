@@ -853,20 +853,35 @@ class _Mixture:
         self.AB = A + B
 
     def density(self, t: np.ndarray, cols: np.ndarray, slope: bool = False) -> Any:
-        """Mixture density in t = logit(x) at t (N, c) for the columns ``cols`` (c,)."""
-        lx = log_expit(t)[:, None, :]
-        l1x = log_expit(-t)[:, None, :]
+        """Mixture density in t = logit(x) at t (N, c) for the columns ``cols`` (c,).
+
+        With ``slope``, also its derivative in t. One node at a time, in place, so the
+        (grid points x columns) buffers stay in cache.
+        """
+        lx = log_expit(t)
+        l1x = log_expit(-t)
         A, B, logW = self.A[:, cols], self.B[:, cols], self.logW[:, cols]
-        e = A[None] * lx
-        e += B[None] * l1x
-        e += logW[None]
-        np.exp(e, out=e)
-        if not slope:
-            return e.sum(axis=1)
-        # d/dt [A log x + B log(1 - x)] = A - (A + B) x
-        x = expit(t)[:, None, :]
-        d = A[None] - self.AB[:, cols][None] * x
-        return e.sum(axis=1), (e * d).sum(axis=1)
+        out = np.empty(t.shape)
+        buf = np.empty(A.shape)
+        tmp = np.empty(A.shape)
+        if slope:
+            d_out = np.empty(t.shape)
+            AB = self.AB[:, cols]
+            x = expit(t)
+        for i in range(t.shape[0]):
+            np.multiply(A, lx[i], out=buf)
+            np.multiply(B, l1x[i], out=tmp)
+            buf += tmp
+            buf += logW
+            np.exp(buf, out=buf)
+            out[i] = buf.sum(axis=0)
+            if slope:
+                # d/dt [A log x + B log(1 - x)] = A - (A + B) x
+                np.multiply(AB, x[i], out=tmp)
+                np.subtract(A, tmp, out=tmp)
+                tmp *= buf
+                d_out[i] = tmp.sum(axis=0)
+        return (out, d_out) if slope else out
 
     def cdf(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Mixture CDF at t (c,) by betainc, for the columns ``cols``."""
