@@ -840,6 +840,7 @@ _GK_WG = np.zeros(15)
 _GK_WG[[1, 3, 5, 7, 9, 11, 13]] = np.concatenate([_WG[:-1], _WG[::-1]])
 _GL = {n: np.polynomial.legendre.leggauss(n) for n in (2, 4)}
 _Q_TOL = 1e-11  # |F(quantile) - q| at which the solver stops
+_Q_VERIFY = 1e-8  # |F(quantile) - q| by the exact CDF above which a solution is re-solved
 _GK_TOL = 1e-7  # |Kronrod - Gauss| above which the CDF is evaluated with betainc instead
 
 
@@ -986,7 +987,29 @@ def _mixture_quantiles(qs: np.ndarray, W: np.ndarray, A: np.ndarray, B: np.ndarr
         stuck = np.isfinite(lo[active]) & np.isfinite(hi[active])
         stuck &= hi[active] - lo[active] < 1e-13 * np.maximum(1.0, np.abs(tn))
         active = active[(np.abs(Fn - target[active]) >= _Q_TOL) & ~stuck]
+    # Verify every solution with the exact CDF (betainc) and repair by bisection where the
+    # carried integrals went wrong (extreme counts, e.g. millions of trials with no failures).
+    with np.errstate(all="ignore"):
+        F_exact = mix.cdf(t, cols)
+    bad = np.flatnonzero(~(np.abs(F_exact - target) <= _Q_VERIFY))
+    if bad.size:
+        t[bad] = _bisect_quantiles(mix, target[bad], cols[bad])
     return expit(t).reshape(Q, J)
+
+
+def _bisect_quantiles(mix: Any, target: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Logit-scale quantiles by bisection on the exact mixture CDF (slow, always right)."""
+    lo = np.full(target.size, -745.0)
+    hi = np.full(target.size, 745.0)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        with np.errstate(all="ignore"):
+            below = mix.cdf(mid, cols) < target
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+        if np.all(hi - lo <= 1e-12 * np.maximum(1.0, np.abs(mid))):
+            break
+    return 0.5 * (lo + hi)
 
 
 def fit_exact(
