@@ -527,14 +527,18 @@ class Posterior:
             attrs={"engine": self.engine, "model": self.model},
         )
 
-    def plot(self, *args: Any, **kwargs: Any) -> Any:
-        """Forest plot of the posterior; hands off to :mod:`bayeseval.plots` when available."""
-        try:
-            from bayeseval import plots
-        except ImportError as exc:  # pragma: no cover - depends on the plots module
-            raise ImportError("plotting needs bayeseval.plots, which is not available") from exc
-        for name in ("plot_posterior", "posterior_forest", "forest"):
-            fn = getattr(plots, name, None)
-            if fn is not None:
-                return fn(self, *args, **kwargs)
-        raise NotImplementedError("bayeseval.plots has no posterior plot yet")
+    def plot(self, *, level: float = 0.95, ax: Any = None) -> Any:
+        """Forest plot of raw rates beside the pooled posterior (see :func:`bayeseval.plots.forest`).
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from bayeseval.models import fit_hierarchical
+        >>> ax = fit_hierarchical([2, 5, 9], [40, 50, 60], random_seed=0, draws=500).plot()
+        >>> len(ax.get_yticklabels())
+        3
+        """
+        from bayeseval import plots
+
+        return plots.forest(self, level=level, ax=ax)
