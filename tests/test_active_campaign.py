@@ -271,7 +271,11 @@ def test_kill9_loses_nothing_and_never_double_counts(tmp_path):
     """A child loops propose/ingest and is SIGKILLed at random moments, four times."""
     pool = make_pool(n=1500, k=5, seed=9)
     path = tmp_path / "c.db"
-    Campaign.create(path, pool, strata="g", prediction="pred", random_seed=1, budget=250).close()
+    # a target no sample of this pool reaches and a large budget: the child is still
+    # labelling when each kill comes, however fast the machine
+    Campaign.create(
+        path, pool, strata="g", prediction="pred", random_seed=1, budget=1200, target_halfwidth=0.005
+    ).close()
     script = tmp_path / "child.py"
     script.write_text(CHILD.format(root=str(ROOT)))
     log = tmp_path / "log.jsonl"
