@@ -24,14 +24,16 @@ class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaults
 
 
 def _read_table(path: str) -> Any:
+    """Read a .csv (.csv.gz) or .parquet file, with a one-line error for anything else."""
     import pandas as pd
 
     p = Path(path)
     if not p.exists():
         raise ValueError(f"file not found: {path}")
-    if p.suffix.lower() in (".parquet", ".pq"):
+    suffix = p.suffix.lower()
+    if suffix in (".parquet", ".pq"):
         return pd.read_parquet(p)
-    if p.suffix.lower() in (".csv", ".gz", ".txt"):
+    if suffix in (".csv", ".txt") or p.name.lower().endswith(".csv.gz"):
         return pd.read_csv(p)
     raise ValueError(f"unsupported file type {p.suffix!r} for {path}; use .csv or .parquet")
 

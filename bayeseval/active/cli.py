@@ -14,27 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bayeseval.cli import _Formatter, _read_table
+
 __all__ = ["register", "run", "build_parser", "main"]
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
-
-
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
-
-
-def _read_table(path: str) -> Any:
-    import pandas as pd
-
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"file not found: {path}")
-    suffix = p.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        return pd.read_parquet(p)
-    if suffix in (".csv", ".txt") or p.name.lower().endswith(".csv.gz"):
-        return pd.read_csv(p)
-    raise ValueError(f"unsupported file type {p.suffix!r} for {path}; use .csv or .parquet")
 
 
 def _write_table(frame: Any, path: str) -> None:
