@@ -1,0 +1,102 @@
+"""One vocabulary across the public API, checked by walking every public signature.
+
+As scikit-learn's ``test_public_functions.py`` does: every function, class and public method
+exported in an ``__all__`` of the package or of its public submodules is inspected, and a
+parameter name from the banned list fails the test with the name to use instead. A renamed
+keyword may still be accepted through a deprecation shim, which does not appear in the
+signature (``inspect.signature`` follows ``__wrapped__``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+import bayeseval
+from bayeseval._results import Result
+
+#: banned parameter name -> the project's name for it
+BANNED = {
+    "population_shares": "weights",
+    "shares": "weights",
+    "truth": "y_true",
+    "prediction": "y_pred",
+    "predictions": "y_pred",
+    "alpha": "level",
+    "confidence": "level",
+    "seed": "random_seed",
+    "rng": "random_seed",
+    "n_boot": "n_resamples",
+    "n_bootstrap": "n_resamples",
+    "n_reps": "n_repeats",
+    "repeats": "n_repeats",
+    "n_draws": "draws",
+}
+
+
+def public_callables():
+    """Yield ``(qualified name, callable)`` for every exported function, class and method."""
+    seen = set()
+    modules = ["bayeseval"] + [f"bayeseval.{m}" for m in sorted(bayeseval._SUBMODULES)]
+    for modname in modules:
+        module = importlib.import_module(modname)
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, Warning):
+                continue
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            qual = f"{obj.__module__}.{obj.__qualname__}"
+            if inspect.isfunction(obj):
+                yield qual, obj
+                continue
+            if not issubclass(obj, Result):  # result constructors are internal
+                yield qual, obj
+            for mname, member in vars(obj).items():
+                if mname.startswith("_") and mname != "__init__":
+                    continue
+                func = member.__func__ if isinstance(member, staticmethod | classmethod) else member
+                if inspect.isfunction(func) and mname != "__init__":
+                    yield f"{qual}.{mname}", func
+
+
+def _signature(func):
+    try:
+        return inspect.signature(func)
+    except (TypeError, ValueError):  # builtins without a signature
+        return None
+
+
+def test_the_walk_finds_the_main_entry_points():
+    names = {q.rsplit(".", 1)[-1] for q, _ in public_callables()}
+    assert {"tabulate", "proportion_ci", "fit_hierarchical", "evaluate", "simulate"} <= names
+
+
+@pytest.mark.xfail(reason="renames with deprecation shims are being completed", strict=False)
+def test_no_banned_parameter_names():
+    offenders = []
+    for qual, func in public_callables():
+        sig = _signature(func)
+        if sig is None:
+            continue
+        for name in sig.parameters:
+            if name in BANNED:
+                offenders.append(f"{qual}({name}=...): use {BANNED[name]!r}")
+    assert offenders == []
+
+
+@pytest.mark.xfail(reason="renames with deprecation shims are being completed", strict=False)
+def test_random_seed_is_keyword_only():
+    offenders = []
+    for qual, func in public_callables():
+        sig = _signature(func)
+        if sig is None or "random_seed" not in sig.parameters:
+            continue
+        if sig.parameters["random_seed"].kind is not inspect.Parameter.KEYWORD_ONLY:
+            offenders.append(qual)
+    assert offenders == []
