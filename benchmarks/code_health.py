@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib
-import inspect
 import json
 import subprocess
 import sys
@@ -29,26 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _layers():
-    """The import analysis of ``tests/test_layers.py`` (one implementation for test and report)."""
+def _test_module(name: str):
+    """Load ``tests/<name>.py``: the test and this report share one implementation."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_layers", ROOT / "tests" / "test_layers.py")
+    spec = importlib.util.spec_from_file_location(f"_{name}", ROOT / "tests" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-#: numpydoc checks that make a docstring structurally complete.
-NUMPYDOC_CHECKS = (
-    "GL08",  # no docstring
-    "SS01",  # no summary
-    "PR01",  # parameters not documented
-    "PR02",  # unknown parameters documented
-    "PR07",  # parameter without a description
-    "RT01",  # no Returns section
-    "RT03",  # Returns without a description
-)
-
 
 def package_lines() -> int:
     return sum(len(p.read_text().splitlines()) for p in (ROOT / "bayeseval").rglob("*.py"))
@@ -76,49 +62,10 @@ def complex_functions(limit: int = 20) -> list[str]:
             for d in json.loads(proc.stdout or "[]")]
 
 
-def exported_objects() -> dict[str, object]:
-    import bayeseval
-
-    objects: dict[str, object] = {}
-    modules = ["bayeseval"] + [f"bayeseval.{m}" for m in sorted(bayeseval._SUBMODULES)]
-    for modname in modules:
-        module = importlib.import_module(modname)
-        for name in getattr(module, "__all__", []):
-            obj = getattr(module, name)
-            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
-                continue
-            if not getattr(obj, "__module__", "").startswith("bayeseval"):
-                continue
-            if inspect.isclass(obj) and issubclass(obj, Warning):
-                continue
-            qual = f"{obj.__module__}.{obj.__qualname__}"
-            objects[qual] = obj
-            if inspect.isclass(obj):
-                for mname, member in vars(obj).items():
-                    if mname.startswith("_"):
-                        continue
-                    func = member.fget if isinstance(member, property) else member
-                    if isinstance(func, staticmethod | classmethod):
-                        func = func.__func__
-                    if inspect.isfunction(func):
-                        objects[f"{qual}.{mname}"] = func
-    return objects
-
-
 def numpydoc_report() -> tuple[int, int, dict[str, list[str]]]:
-    from numpydoc.validate import validate
-
-    failures: dict[str, list[str]] = {}
-    objects = exported_objects()
-    for qual in objects:
-        try:
-            result = validate(qual)
-        except (AttributeError, ImportError, TypeError, ValueError) as exc:  # not importable by name
-            failures[qual] = [f"unresolvable: {exc}"]
-            continue
-        codes = [code for code, _ in result["errors"] if code in NUMPYDOC_CHECKS]
-        if codes:
-            failures[qual] = codes
+    api = _test_module("test_public_api")
+    objects = dict(api.public_callables())
+    failures = api.numpydoc_failures(objects)
     return len(objects), len(objects) - len(failures), failures
 
 
@@ -127,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="list every finding")
     args = parser.parse_args(argv)
 
-    layers = _layers()
+    layers = _test_module("test_layers")
     graph, local = layers.import_graph(ROOT / "bayeseval")
     cycles = layers.import_cycles(graph)
     sideways = layers.sideways_private_imports(ROOT / "bayeseval")

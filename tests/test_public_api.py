@@ -36,6 +36,18 @@ BANNED = {
 }
 
 
+#: numpydoc checks that make a docstring structurally complete
+NUMPYDOC_CHECKS = (
+    "GL08",  # no docstring
+    "SS01",  # no summary
+    "PR01",  # parameters not documented
+    "PR02",  # unknown parameters documented
+    "PR07",  # parameter without a description
+    "RT01",  # no Returns section
+    "RT03",  # Returns without a description
+)
+
+
 def public_callables():
     """Yield ``(qualified name, callable)`` for every exported function, class and method."""
     seen = set()
@@ -100,3 +112,24 @@ def test_random_seed_is_keyword_only():
         if sig.parameters["random_seed"].kind is not inspect.Parameter.KEYWORD_ONLY:
             offenders.append(qual)
     assert offenders == []
+
+
+def numpydoc_failures(objects) -> dict[str, list[str]]:
+    """numpydoc's structural errors (:data:`NUMPYDOC_CHECKS`) per exported object."""
+    from numpydoc.docscrape import get_doc_object
+    from numpydoc.validate import validate
+
+    failures = {}
+    for qual, obj in objects.items():
+        errors = validate(get_doc_object(obj))["errors"]
+        codes = sorted({code for code, _ in errors if code in NUMPYDOC_CHECKS})
+        if codes:
+            failures[qual] = codes
+    return failures
+
+
+@pytest.mark.xfail(reason="docstrings are being completed", strict=False)
+def test_every_exported_docstring_passes_numpydoc():
+    pytest.importorskip("numpydoc")  # a dev dependency, not a runtime one
+    failures = numpydoc_failures(dict(public_callables()))
+    assert failures == {}
