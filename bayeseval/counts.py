@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._validation import check_counts, check_weights, iter_columns
+from bayeseval._validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._warnings import EmptyStratumWarning
 from bayeseval.metrics import Metric, get_metric
 
@@ -83,7 +83,11 @@ class Counts:
         Parameters
         ----------
         successes, trials : array-like or pandas.Series
-            Counts per stratum. If ``successes`` is a Series its index names the strata.
+            Counts per stratum: whole numbers from 0 to 2**53 (larger ones are
+            not exact as floats), with totals that fit a 64-bit integer. If
+            ``successes`` is a Series its index names the strata. Two Series
+            are paired by index label, not position (the order of
+            ``successes`` is kept); their indexes must hold the same labels.
         strata : sequence, optional
             Stratum labels; defaults to the Series index or ``0..K-1``.
         weights : array-like, dict or Series, optional
@@ -95,18 +99,20 @@ class Counts:
         --------
         >>> Counts.from_arrays([1, 2], [10, 20]).to_frame().shape
         (2, 2)
+        >>> s = pd.Series([1, 2], index=["a", "b"])
+        >>> n = pd.Series([10, 3], index=["b", "a"])
+        >>> Counts.from_arrays(s, n).trials.to_dict()
+        {'a': 3, 'b': 10}
         """
         if isinstance(successes, Counts):
             return successes
+        successes, trials = align_by_label(("successes", successes), ("trials", trials))
         if strata is None:
             if isinstance(successes, pd.Series):
                 strata = successes.index
             elif isinstance(trials, pd.Series):
                 strata = trials.index
-        s, n = check_counts(
-            successes.to_numpy() if isinstance(successes, pd.Series) else successes,
-            trials.to_numpy() if isinstance(trials, pd.Series) else trials,
-        )
+        s, n = check_counts(successes, trials)
         s, n = np.atleast_1d(s), np.atleast_1d(n)
         if s.ndim != 1:
             raise ValueError(f"successes and trials must be one-dimensional, got shape {s.shape}")

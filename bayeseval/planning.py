@@ -33,6 +33,7 @@ from scipy import optimize, stats
 
 from bayeseval._validation import (
     _short,
+    align_by_label,
     as_float_array,
     check_level,
     check_method,
@@ -472,14 +473,19 @@ def _as_series(values: Any, name: str, index: pd.Index | None = None) -> pd.Seri
     if isinstance(values, Mapping) and not isinstance(values, pd.Series):
         values = pd.Series(dict(values))
     if isinstance(values, pd.Series):
-        if index is not None:
-            missing = [k for k in index if k not in values.index]
-            extra = [k for k in values.index if k not in set(index)]
-            if missing or extra:
+        if values.index.has_duplicates:
+            dup = list(values.index[values.index.duplicated()].unique()[:5])
+            raise ValueError(f"{name} has duplicate stratum labels {dup}; give one value per stratum")
+        if index is not None and not values.index.equals(index):
+            indexer = values.index.get_indexer(index)
+            if len(values) != len(index) or np.any(indexer < 0):
+                missing = list(index.difference(values.index, sort=False)[:5])
+                extra = list(values.index.difference(index, sort=False)[:5])
                 raise ValueError(
-                    f"{name} do not match the strata of weights: missing {missing[:5]}, extra {extra[:5]}"
+                    f"{name} do not match the strata of weights (paired by label): "
+                    f"missing {missing}, extra {extra}"
                 )
-            values = values.reindex(index)
+            values = pd.Series(values.to_numpy()[indexer], index=index)
         arr = as_float_array(values.to_numpy(), name)
         out_index = values.index
     else:
@@ -547,20 +553,24 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
 
     Parameters
     ----------
-    rate : float or array-like
+    rate : float, array-like or pandas.Series
         Rate(s) in [0, 1].
-    trials : int or array-like
-        Trial count(s), positive; broadcast against ``rate``.
+    trials : int, array-like or pandas.Series
+        Trial count(s), positive; broadcast against ``rate``. Two Series are
+        paired by index label (in the order of ``rate``).
 
     Returns
     -------
-    float or numpy.ndarray
+    float, numpy.ndarray or pandas.Series
+        A Series (index kept) when an input is a Series.
 
     Examples
     --------
     >>> round(se_for(0.7, 2000), 4)   # SPEC section 1, recall 0.70
     0.0102
     """
+    rate, trials = align_by_label(("rate", rate), ("trials", trials))
+    like = rate if isinstance(rate, pd.Series) else trials if isinstance(trials, pd.Series) else None
     r = as_float_array(rate, "rate")
     n = as_float_array(trials, "trials")
     if r.size == 0 or not np.all(np.isfinite(r)) or np.any((r < 0) | (r > 1)):
@@ -568,6 +578,8 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
     if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n <= 0):
         raise ValueError(f"trials must be positive, got {_short(trials)}")
     out = np.sqrt(r * (1 - r) / n)
+    if like is not None and out.shape == (len(like),):
+        return pd.Series(out, index=like.index, name="se")
     return float(out) if out.ndim == 0 else out
 
 
