@@ -27,6 +27,7 @@ __all__ = [
     "align_by_label",
     "check_no_missing",
     "missing_mask",
+    "as_row_array",
     "MAX_EXACT_COUNT",
 ]
 
@@ -272,6 +273,28 @@ def align_by_label(*named: tuple[str, Any]) -> list[Any]:
     return out
 
 
+def as_row_array(value: Any) -> np.ndarray:
+    """A NumPy array of row values that keeps missing entries visible.
+
+    ``np.asarray(["a", float("nan")])`` turns the NaN into the string
+    ``"nan"``; a list of strings holding a missing value is kept as an object
+    array instead, so that :func:`missing_mask` sees it.
+
+    Examples
+    --------
+    >>> as_row_array(["a", float("nan")]).dtype
+    dtype('O')
+    """
+    if isinstance(value, (pd.Series, pd.Index, pd.DataFrame)):
+        return value.to_numpy()
+    arr = np.asarray(value)
+    if arr.dtype.kind in "US" and not isinstance(value, np.ndarray):
+        obj = np.asarray(value, dtype=object)
+        if np.asarray(pd.isna(obj), dtype=bool).any():
+            return obj
+    return arr
+
+
 def missing_mask(value: Any) -> np.ndarray:
     """Boolean mask of missing entries (NaN, None, pd.NA, NaT), one per row.
 
@@ -282,7 +305,7 @@ def missing_mask(value: Any) -> np.ndarray:
     >>> missing_mask([1.0, None, float("nan"), 0.0]).tolist()
     [False, True, True, False]
     """
-    arr = value.to_numpy() if isinstance(value, (pd.Series, pd.DataFrame, pd.Index)) else np.asarray(value)
+    arr = as_row_array(value)
     kind = arr.dtype.kind
     if kind in "iub":
         mask = np.zeros(arr.shape, dtype=bool)

@@ -40,6 +40,7 @@ from scipy import stats
 
 from bayeseval._validation import (
     align_by_label,
+    as_row_array,
     check_level,
     check_method,
     check_no_missing,
@@ -190,6 +191,27 @@ def _bootstrap_errors(
     return loss_sum, oob_count, redraws, failures
 
 
+def _check_design(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the classifier and the design data; pair a DataFrame ``X`` and Series ``y`` by label."""
+    if not hasattr(estimator, "fit") or not hasattr(estimator, "predict"):
+        raise TypeError(
+            f"estimator must be a scikit-learn classifier with fit and predict, got {estimator!r}"
+        )
+    if not hasattr(X, "iloc") and not hasattr(X, "shape"):
+        X = np.asarray(X)
+    X, y = align_by_label(("X", X), ("y", y))
+    y = as_row_array(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D array of class labels, got shape {y.shape}")
+    check_no_missing(y, "y", hint="every row needs a label; drop those rows first")
+    if hasattr(X, "shape") and X.shape[0] != y.size:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.size} labels")
+    classes, class_counts = np.unique(y, return_counts=True)
+    if classes.size < 2:
+        raise ValueError(f"y must contain at least two classes, got {classes.tolist()}")
+    return X, y, classes, class_counts
+
+
 def _632(
     err_resub: float, err1: float, gamma: float
 ) -> tuple[float, float, float, float]:
@@ -324,23 +346,8 @@ def estimate_error(
     test_size = check_probability(test_size, "test_size", open_interval=True)
     n_splits = check_positive_int(n_splits, "n_splits", minimum=2)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", minimum=1)
-    if not hasattr(estimator, "fit") or not hasattr(estimator, "predict"):
-        raise TypeError(
-            f"estimator must be a scikit-learn classifier with fit and predict, got {estimator!r}"
-        )
-    if not hasattr(X, "iloc") and not hasattr(X, "shape"):
-        X = np.asarray(X)
-    X, y = align_by_label(("X", X), ("y", y))
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be a 1-D array of class labels, got shape {y.shape}")
-    check_no_missing(y, "y", hint="every row needs a label; drop those rows first")
+    X, y, classes, class_counts = _check_design(estimator, X, y)
     n = y.size
-    if hasattr(X, "shape") and X.shape[0] != n:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {n} labels")
-    classes, class_counts = np.unique(y, return_counts=True)
-    if classes.size < 2:
-        raise ValueError(f"y must contain at least two classes, got {classes.tolist()}")
 
     rng = make_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=3)
@@ -518,7 +525,7 @@ def _drop_missing_rows(proba: Any, strata: Any) -> tuple[np.ndarray, Any]:
         return p, strata
     keep = ~missing_mask(p)
     if strata is not None:
-        keys = np.asarray(strata)
+        keys = as_row_array(strata)
         if keys.shape != keep.shape:
             raise ValueError(f"strata must have one label per row ({keep.size}), got shape {keys.shape}")
         keep &= ~missing_mask(keys)
@@ -574,7 +581,7 @@ def risk_averaging(
     r = _risk(proba)
     if strata is None:
         return float(r.mean())
-    keys = np.asarray(strata)
+    keys = as_row_array(strata)
     if keys.shape != r.shape:
         raise ValueError(
             f"strata must have one label per row ({r.size}), got shape {keys.shape}"
@@ -662,7 +669,7 @@ def error_reject_curve(
         est_acc = np.where(n_acc > 0, est_error / (1.0 - reject_rate), np.nan)
     counted = np.full(t.size, np.nan)
     if y_true is not None:
-        yt = np.asarray(y_true)
+        yt = as_row_array(y_true)
         if yt.shape != (n,):
             raise ValueError(f"y_true must have one label per row ({n}), got shape {yt.shape}")
         check_no_missing(yt, "y_true", hint="every row needs a label; drop those rows first")

@@ -23,6 +23,7 @@ from bayeseval._validation import (
     check_counts,
     check_level,
     check_method,
+    check_no_missing,
     check_positive_int,
     check_weights,
     make_rng,
@@ -306,13 +307,19 @@ class BootstrapInterval(tuple):
 def f1_score(y_true: Any, y_pred: Any, *, pos_label: Any = 1, axis: int = -1) -> Any:
     """F1 = 2 TP / (2 TP + FP + FN) along ``axis`` (vectorised for the bootstrap).
 
-    Returns NaN where there are no positives and no predicted positives.
+    Returns NaN where there are no positives and no predicted positives. A
+    missing label (NaN, None, pd.NA) is an error; two Series are paired by
+    index label.
 
     Examples
     --------
     >>> f1_score([1, 1, 0, 0], [1, 0, 1, 0])
     0.5
     """
+    y_true, y_pred = align_by_label(("y_true", y_true), ("y_pred", y_pred))
+    if np.ndim(y_true) == 1:  # rows; 2-D replicate batches of the bootstrap are not re-checked
+        check_no_missing(y_true, "y_true")
+        check_no_missing(y_pred, "y_pred")
     yt = np.asarray(y_true) == pos_label
     yp = np.asarray(y_pred) == pos_label
     tp = np.sum(yt & yp, axis=axis)

@@ -22,6 +22,7 @@ from scipy import stats
 from bayeseval._validation import (
     _short,
     align_by_label,
+    as_row_array,
     check_level,
     check_no_missing,
     check_weights,
@@ -203,7 +204,7 @@ def _row_counts(
     if np.any(yf > tf):
         i = int(np.flatnonzero(yf > tf)[0])
         raise ValueError(f"successes must imply trials: row {i} is a success but not a trial")
-    cl = np.asarray(cluster.to_numpy() if isinstance(cluster, pd.Series) else cluster)
+    cl = as_row_array(cluster)
     if cl.shape != (n_rows,):
         raise ValueError(f"cluster must give one id per row ({n_rows}), got shape {cl.shape}")
     ccodes, cuniq = pd.factorize(cl)
@@ -213,7 +214,7 @@ def _row_counts(
         codes = np.zeros(n_rows, dtype=np.int64)
         labels = pd.Index(["all"], name="stratum")
     else:
-        st = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+        st = as_row_array(strata)
         if st.shape != (n_rows,):
             raise ValueError(f"strata must give one label per row ({n_rows}), got shape {st.shape}")
         codes, uniq = pd.factorize(st, sort=True)
@@ -505,7 +506,7 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     [0.2, 0.2, 1.8, 1.8]
     """
     ps = _shares_series(population_shares)
-    st = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+    st = as_row_array(strata)
     if st.ndim != 1 or st.size == 0:
         raise ValueError(f"strata must be a non-empty 1-D array of row labels, got shape {st.shape}")
     check_no_missing(st, "strata", hint="every row needs a stratum; drop or fill them first")
@@ -656,14 +657,14 @@ def weighted_metric(
     """
     level = check_level(level)
     y_true, y_pred, strata = align_by_label(("y_true", y_true), ("y_pred", y_pred), ("strata", strata))
-    yt = np.asarray(y_true)
-    yp = np.asarray(y_pred)
+    yt = as_row_array(y_true)
+    yp = as_row_array(y_pred)
     if yt.ndim != 1 or yt.size == 0:
         raise ValueError(f"y_true must be a non-empty 1-D array, got shape {yt.shape}")
     if yp.shape != yt.shape:
         raise ValueError(f"y_true and y_pred must have the same length, got {yt.shape} and {yp.shape}")
     if strata is not None:
-        strata = np.asarray(strata)
+        strata = as_row_array(strata)
         if strata.shape != yt.shape:
             raise ValueError(f"strata must give one label per row ({yt.size}), got shape {strata.shape}")
     yt, yp, strata = _rows_without_missing(
