@@ -305,6 +305,9 @@ def missing_mask(value: Any) -> np.ndarray:
     >>> missing_mask([1.0, None, float("nan"), 0.0]).tolist()
     [False, True, True, False]
     """
+    if isinstance(value, (pd.Series, pd.DataFrame)):
+        mask = value.isna().to_numpy()  # fast for pandas' own (e.g. Arrow string) dtypes
+        return mask if mask.ndim == 1 else mask.any(axis=1)
     arr = as_row_array(value)
     kind = arr.dtype.kind
     if kind in "iub":

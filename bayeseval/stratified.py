@@ -527,26 +527,30 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
 
 
 def _rows_without_missing(
-    columns: dict[str, np.ndarray | None], dropna: bool
+    columns: dict[str, Any], arrays: list[np.ndarray | None], dropna: bool
 ) -> list[np.ndarray | None]:
-    """Refuse (or, with ``dropna``, drop) rows with a missing value in any of ``columns``."""
+    """Refuse (or, with ``dropna``, drop) rows with a missing value in any of ``columns``.
+
+    ``columns`` holds the inputs as given (named), ``arrays`` the same rows as
+    NumPy arrays; the arrays are returned, without the dropped rows.
+    """
     if not isinstance(dropna, (bool, np.bool_)):
         raise TypeError(f"dropna must be True or False, got {_short(dropna)}")
     if not dropna:
         for name, value in columns.items():
             if value is not None:
                 check_no_missing(value, name, hint="drop or fill them first, or pass dropna=True")
-        return list(columns.values())
+        return arrays
     keep = None
     for value in columns.values():
         if value is not None:
             ok = ~missing_mask(value)
             keep = ok if keep is None else keep & ok
     if keep is None or keep.all():
-        return list(columns.values())
+        return arrays
     if not keep.any():
         raise ValueError(f"every row has a missing value in {', '.join(columns)}; nothing is left after dropna")
-    return [None if v is None else v[keep] for v in columns.values()]
+    return [None if a is None else a[keep] for a in arrays]
 
 
 @dataclass(frozen=True, eq=False)
@@ -663,12 +667,13 @@ def weighted_metric(
         raise ValueError(f"y_true must be a non-empty 1-D array, got shape {yt.shape}")
     if yp.shape != yt.shape:
         raise ValueError(f"y_true and y_pred must have the same length, got {yt.shape} and {yp.shape}")
+    raw_strata = strata
     if strata is not None:
         strata = as_row_array(strata)
         if strata.shape != yt.shape:
             raise ValueError(f"strata must give one label per row ({yt.size}), got shape {strata.shape}")
     yt, yp, strata = _rows_without_missing(
-        {"y_true": yt, "y_pred": yp, "strata": strata}, dropna
+        {"y_true": y_true, "y_pred": y_pred, "strata": raw_strata}, [yt, yp, strata], dropna
     )
     if strata is None:
         if isinstance(population_shares, bool) or not isinstance(population_shares, (int, float)):
