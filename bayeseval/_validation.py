@@ -97,6 +97,8 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
+        if isinstance(value, (list, tuple, np.ndarray, pd.Series, pd.Index)):
+            check_no_missing(value, name)  # pd.NA cannot become a float: say it is missing
         raise TypeError(f"{name} must be numeric, got {_short(value)}") from exc
     return arr
 

@@ -33,7 +33,10 @@ class Counts:
     Attributes
     ----------
     successes, trials : pandas.Series
-        Integer counts indexed by stratum (a plain or a multi-level index).
+        Integer counts indexed by stratum (a plain or a multi-level index),
+        paired by stratum label (``trials`` is put in the order of
+        ``successes``); each count is a whole number from 0 to 2**53 and the
+        totals fit a 64-bit integer.
     metric : str or None
         Name of the metric the counts measure, when known.
     weights : pandas.Series or None
@@ -55,7 +58,9 @@ class Counts:
         if not isinstance(self.successes, pd.Series) or not isinstance(self.trials, pd.Series):
             raise TypeError("Counts.successes and Counts.trials must be pandas Series")
         if not self.successes.index.equals(self.trials.index):
-            raise ValueError("successes and trials must share one stratum index")
+            # paired by stratum label (raises naming both when the label sets differ)
+            _, trials = align_by_label(("successes", self.successes), ("trials", self.trials))
+            object.__setattr__(self, "trials", trials)
         if self.successes.index.has_duplicates:
             dup = self.successes.index[self.successes.index.duplicated()][0]
             raise ValueError(f"strata must be unique, got {dup!r} twice")

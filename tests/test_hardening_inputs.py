@@ -436,3 +436,51 @@ def test_huge_counts_are_refused_exactly(trials, huge, draw):
         c = Counts.from_arrays(np.zeros_like(trials), trials)
     if sum(int(t) for t in trials) <= 2**63 - 1:
         assert c.total_trials == sum(int(t) for t in trials)
+
+
+def test_counts_constructor_pairs_series_by_label():
+    c = Counts(pd.Series([1, 2], index=["a", "b"]), pd.Series([10, 3], index=["b", "a"]))
+    assert c.trials.to_dict() == {"a": 3, "b": 10} and list(c.strata) == ["a", "b"]
+    _raises(lambda: Counts(pd.Series([1, 2], index=["a", "b"]), pd.Series([10, 3], index=["b", "c"])),
+            "successes", "trials", "'c'")
+
+
+def test_planning_missing_per_stratum_values_are_value_errors():
+    _raises(lambda: allocate(100, [0.5, 0.5], rates=[0.1, pd.NA]), "rates", "[1]")
+    _raises(lambda: risk_variance([0.5, 0.5], [0.1, 0.2], pd.Series([10, pd.NA], dtype=object)),
+            "counts", "[1]")
+
+
+@given(labelled_counts(), st.sampled_from(["optimal", "proportional", "equal_precision"]))
+@FAST
+def test_permuted_planning_series_equal_the_aligned_plan(data, method):
+    s, n, labels, perm = data
+    w = np.arange(1, len(n) + 1, dtype=float)
+    w /= w.sum()
+    rates = np.clip(s / n, 0.01, 0.99)
+    ws = pd.Series(w, index=labels)
+    rs = pd.Series(rates, index=labels).iloc[perm]
+    ns = pd.Series(n, index=labels).iloc[perm[::-1]]
+    got = allocate(1000, ws, rs, method=method)
+    assert list(got.index) == labels
+    assert got.tolist() == allocate(1000, w, rates, method=method).tolist()
+    assert risk_variance(ws, rs, ns) == pytest.approx(float(np.sum(w**2 * rates * (1 - rates) / n)),
+                                                      rel=1e-12)
+    se = se_for(rs, ns)
+    np.testing.assert_allclose(se.reindex(labels).to_numpy(), np.sqrt(rates * (1 - rates) / n),
+                               rtol=1e-12)
+
+
+@given(rows())
+@FAST
+def test_permuted_error_reject_curve_equals_the_hand_count(data):
+    y, p, _, perm = data
+    idx = pd.Index([f"r{i}" for i in range(y.size)])
+    p1 = np.linspace(0.02, 0.98, y.size)
+    proba = pd.Series(p1, index=idx)
+    curve = error_reject_curve(proba, pd.Series(y, index=idx).iloc[perm], thresholds=[0.3, 0.5])
+    risk = np.minimum(p1, 1 - p1)
+    wrong = (p1 > 0.5).astype(int) != y  # argmax of (1 - p, p): class 1 only when p > 0.5
+    for t, got in zip([0.3, 0.5], curve["error_of_accepted"], strict=True):
+        acc = risk <= t
+        assert got == pytest.approx(wrong[acc].mean() if acc.any() else np.nan, nan_ok=True)
