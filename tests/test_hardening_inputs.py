@@ -484,3 +484,23 @@ def test_permuted_error_reject_curve_equals_the_hand_count(data):
     for t, got in zip([0.3, 0.5], curve["error_of_accepted"], strict=True):
         acc = risk <= t
         assert got == pytest.approx(wrong[acc].mean() if acc.any() else np.nan, nan_ok=True)
+
+
+def test_mcnemar_pairs_series_by_label_and_refuses_missing():
+    from scipy.stats import binomtest
+
+    from bayeseval import mcnemar
+    from bayeseval.compare import mcnemar_from_predictions
+
+    idx = [f"r{i}" for i in range(12)]
+    a = pd.Series([1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1], index=idx)
+    b = pd.Series([0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1], index=idx)
+    res = mcnemar(a, b.iloc[::-1])
+    assert (res.b, res.c) == (5, 1)  # A right, B wrong: r0..r4; A wrong, B right: r7
+    assert res.pvalue == pytest.approx(binomtest(1, 6, 0.5).pvalue)
+    y = pd.Series(np.ones(12, dtype=int), index=idx)
+    res2 = mcnemar_from_predictions(y, a.iloc[::-1], b.sample(frac=1.0, random_state=0))
+    assert (res2.b, res2.c) == (5, 1)
+    _raises(lambda: mcnemar([1, None, 0], [1, 1, 0]), "correct_a", "[1]")
+    _raises(lambda: mcnemar_from_predictions([1, 0, 1], [1, 0, 1], np.array([1, pd.NA, 0], dtype=object)),
+            "pred_b", "[1]")
