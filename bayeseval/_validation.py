@@ -18,6 +18,7 @@ __all__ = [
     "check_level",
     "check_method",
     "check_counts",
+    "check_count_limit",
     "check_weights",
     "check_positive_int",
     "check_probability",
@@ -166,6 +167,29 @@ def _as_count_array(value: Any, name: str) -> np.ndarray:
         bad = arr[arr != np.round(arr)].ravel()[0]
         raise ValueError(f"{name} must be whole numbers, got {bad!r}")
     return arr
+
+
+def check_count_limit(value: Any, name: str) -> None:
+    """Raise ValueError when a count (int or array) exceeds 2**53, the exact-float limit.
+
+    Examples
+    --------
+    >>> check_count_limit(2**53, "total")
+    >>> check_count_limit(2**53 + 1, "total")
+    Traceback (most recent call last):
+    ...
+    ValueError: total must be counts no larger than 2**53 = 9007199254740992 (larger whole numbers are not exactly representable as floating-point numbers), got 9007199254740993
+    """
+    if isinstance(value, Integral):
+        if abs(int(value)) > MAX_EXACT_COUNT:
+            raise ValueError(_too_large(name, int(value)))
+        return
+    raw = np.asarray(value)
+    _check_exact_integers(raw, name)
+    if raw.dtype.kind == "f":
+        big = np.isfinite(raw) & (np.abs(raw) > MAX_EXACT_COUNT)
+        if big.any():
+            raise ValueError(_too_large(name, float(raw[big].ravel()[0])))
 
 
 def check_counts(

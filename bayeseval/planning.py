@@ -35,6 +35,7 @@ from bayeseval._validation import (
     _short,
     align_by_label,
     as_float_array,
+    check_count_limit,
     check_level,
     check_method,
     check_positive_int,
@@ -609,6 +610,7 @@ def halfwidth_table(
     [0.059, 0.019, 0.006]
     """
     rate = _check_rate(rate)
+    check_count_limit(trials, "trials")
     n = np.atleast_1d(as_float_array(trials, "trials"))
     table = pd.DataFrame({"se": np.atleast_1d(se_for(rate, n))}, index=pd.Index(n.astype(int), name="trials"))
     if isinstance(methods, str):
@@ -630,11 +632,13 @@ def _bound(value: Any, name: str, index: pd.Index, default: float) -> np.ndarray
     if value is None:
         return np.full(len(index), default)
     if isinstance(value, Real) and not isinstance(value, bool):
+        check_count_limit(value, name)
         arr = np.full(len(index), float(value))
     elif isinstance(value, bool):
         raise TypeError(f"{name} must be a count or one count per stratum, got {value!r}")
     else:
         arr = _as_series(value, name, index).to_numpy()
+    check_count_limit(arr, name)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must be non-negative whole numbers, got {_short(arr.tolist())}")
     return arr
@@ -764,6 +768,7 @@ def allocate(
     {'a': 400, 'b': 100}
     """
     total = check_positive_int(total, "total", minimum=0)
+    check_count_limit(total, "total")
     method = check_method(method, _ALLOC_METHODS)
     w = _weights_series(weights)
     index = w.index

@@ -504,3 +504,15 @@ def test_mcnemar_pairs_series_by_label_and_refuses_missing():
     _raises(lambda: mcnemar([1, None, 0], [1, 1, 0]), "correct_a", "[1]")
     _raises(lambda: mcnemar_from_predictions([1, 0, 1], [1, 0, 1], np.array([1, pd.NA, 0], dtype=object)),
             "pred_b", "[1]")
+
+
+def test_planning_counts_beyond_exact_floats_are_refused():
+    _raises(lambda: allocate(2**60, [0.3, 0.7]), "total", "2**53")
+    _raises(lambda: allocate(100, [0.3, 0.7], capacity=2**53 + 1), "capacity", str(2**53 + 1))
+    _raises(lambda: allocate(100, [0.3, 0.7], minimum=[0, 2**62]), "minimum", "2**53")
+    from bayeseval.planning import halfwidth_table
+
+    _raises(lambda: halfwidth_table(0.5, [100, 1e20]), "trials", "2**53")
+    # at the limit the allocation is exact: the counts sum to the total in integer arithmetic
+    got = allocate(2**53, [0.3, 0.7], method="proportional")
+    assert sum(int(v) for v in got) == 2**53
