@@ -292,7 +292,8 @@ def align_by_label(*named: tuple[str, Any]) -> list[Any]:
             only_other = _labels(value.index.difference(ref, sort=False))
             raise ValueError(
                 f"{first_name} and {name} have different index labels (pandas inputs are paired "
-                f"by label): {only_first} only in {first_name}, {only_other} only in {name}"
+                f"by label): {only_first} only in {first_name}, {only_other} only in {name}; "
+                "reindex them to the same labels, or pass arrays (.to_numpy()) to pair by position"
             )
         aligned = value.iloc[indexer]
         out[i] = aligned.set_axis(ref, axis=0)
