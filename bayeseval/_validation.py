@@ -18,13 +18,23 @@ __all__ = [
     "check_level",
     "check_method",
     "check_counts",
+    "check_count_limit",
     "check_weights",
     "check_positive_int",
     "check_probability",
     "as_float_array",
     "check_random_seed",
     "make_rng",
+    "align_by_label",
+    "check_no_missing",
+    "missing_mask",
+    "as_row_array",
+    "MAX_EXACT_COUNT",
 ]
+
+#: Largest count accepted: every whole number up to 2**53 is exactly a float64.
+MAX_EXACT_COUNT = 2**53
+_INT64_MAX = 2**63 - 1
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -88,8 +98,98 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
+        if isinstance(value, (list, tuple, np.ndarray, pd.Series, pd.Index)):
+            check_no_missing(value, name)  # pd.NA cannot become a float: say it is missing
         raise TypeError(f"{name} must be numeric, got {_short(value)}") from exc
     return arr
+
+
+def _check_exact_integers(raw: np.ndarray, name: str) -> None:
+    """Refuse integers above 2**53, compared exactly (a float64 would round them)."""
+    kind = raw.dtype.kind
+    if kind in "iu" and raw.size and raw.max() > MAX_EXACT_COUNT:
+        bad = raw[raw > MAX_EXACT_COUNT].ravel()[0]
+    elif kind == "O":
+        big = [x for x in raw.ravel() if isinstance(x, Integral) and abs(int(x)) > MAX_EXACT_COUNT]
+        if not big:
+            return
+        bad = big[0]
+    else:
+        return
+    raise ValueError(_too_large(name, int(bad)))
+
+
+def _too_large(name: str, bad: Any) -> str:
+    return (
+        f"{name} must be counts no larger than 2**53 = {MAX_EXACT_COUNT} (larger whole numbers "
+        f"are not exactly representable as floating-point numbers), got {bad!r}"
+    )
+
+
+def _check_total(arr: np.ndarray, name: str) -> None:
+    """Refuse counts whose total does not fit a 64-bit integer (summed exactly)."""
+    if arr.size == 0 or float(np.sum(arr)) < 2.0**62:
+        return  # every count is <= 2**53, so a float sum below 2**62 is far from 2**63
+    ints = arr.astype(np.int64).ravel()
+    # exact: split each count (<= 2**53) into 27 high and 26 low bits, sum each in int64
+    total = int(np.sum(ints >> 26)) * 2**26 + int(np.sum(ints & (2**26 - 1)))
+    if total > _INT64_MAX:
+        raise ValueError(
+            f"{name} sum to {total}, more than 2**63 - 1 (the largest 64-bit integer): "
+            "their total cannot be represented; use smaller counts"
+        )
+
+
+def _as_count_array(value: Any, name: str) -> np.ndarray:
+    """Float array of counts: numeric, no missing values, exact (<= 2**53), finite, whole, >= 0."""
+    if isinstance(value, (pd.Series, pd.Index)):
+        value = value.to_numpy()
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be numeric, got {_short(value)}")
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric, got {_short(value)}") from exc
+    if raw.dtype.kind == "O":
+        check_no_missing(raw, name)
+    _check_exact_integers(raw, name)
+    arr = as_float_array(raw, name)
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; give at least one count")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite counts, got {_short(value)}")
+    if np.any(arr < 0):
+        bad = arr[arr < 0].ravel()[0]
+        raise ValueError(f"{name} must be non-negative counts, got {bad!r}")
+    if np.any(arr > MAX_EXACT_COUNT):
+        raise ValueError(_too_large(name, int(arr[arr > MAX_EXACT_COUNT].ravel()[0])))
+    if np.any(arr != np.round(arr)):
+        bad = arr[arr != np.round(arr)].ravel()[0]
+        raise ValueError(f"{name} must be whole numbers, got {bad!r}")
+    return arr
+
+
+def check_count_limit(value: Any, name: str) -> None:
+    """Raise ValueError when a count (int or array) exceeds 2**53, the exact-float limit.
+
+    Examples
+    --------
+    >>> check_count_limit(2**53, "total")
+    >>> check_count_limit(2**53 + 1, "total")
+    Traceback (most recent call last):
+    ...
+    ValueError: total must be counts no larger than 2**53 = 9007199254740992 (larger whole numbers are not exactly representable as floating-point numbers), got 9007199254740993
+    """
+    if isinstance(value, Integral):
+        if abs(int(value)) > MAX_EXACT_COUNT:
+            raise ValueError(_too_large(name, int(value)))
+        return
+    raw = np.asarray(value)
+    _check_exact_integers(raw, name)
+    if raw.dtype.kind == "f":
+        big = np.isfinite(raw) & (np.abs(raw) > MAX_EXACT_COUNT)
+        if big.any():
+            raise ValueError(_too_large(name, float(raw[big].ravel()[0])))
 
 
 def check_counts(
@@ -103,21 +203,14 @@ def check_counts(
     """Validate success and trial counts and return them as int64 arrays of one shape.
 
     Counts must be finite, non-negative whole numbers, of broadcastable shapes,
-    not empty, with ``successes <= trials`` element-wise.
+    not empty, with ``successes <= trials`` element-wise. They must also be
+    exact: every count at most 2**53 (checked on the integers, before any
+    float conversion) and the totals within a 64-bit integer. Two pandas Series
+    are paired by index label (see :func:`align_by_label`).
     """
-    s = as_float_array(successes, successes_name)
-    n = as_float_array(trials, trials_name)
-    for arr, name, raw in ((s, successes_name, successes), (n, trials_name, trials)):
-        if arr.size == 0:
-            raise ValueError(f"{name} is empty; give at least one count")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} must be finite counts, got {_short(raw)}")
-        if np.any(arr < 0):
-            bad = arr[arr < 0].ravel()[0]
-            raise ValueError(f"{name} must be non-negative counts, got {bad!r}")
-        if np.any(arr != np.round(arr)):
-            bad = arr[arr != np.round(arr)].ravel()[0]
-            raise ValueError(f"{name} must be whole numbers, got {bad!r}")
+    successes, trials = align_by_label((successes_name, successes), (trials_name, trials))
+    s = _as_count_array(successes, successes_name)
+    n = _as_count_array(trials, trials_name)
     try:
         s, n = np.broadcast_arrays(s, n)
     except ValueError as exc:
@@ -133,7 +226,154 @@ def check_counts(
     if not allow_zero_trials and np.any(n == 0):
         i = int(np.flatnonzero((n == 0).ravel())[0])
         raise ValueError(f"{trials_name} must be positive, got 0 at position {i}")
+    _check_total(s, successes_name)
+    _check_total(n, trials_name)
     return s.astype(np.int64), n.astype(np.int64)
+
+
+# -- pandas alignment and missing values ------------------------------------------------------
+
+
+def _labels(index: pd.Index, limit: int = 5) -> list[Any]:
+    return list(index[:limit])
+
+
+def align_by_label(*named: tuple[str, Any]) -> list[Any]:
+    """Pair pandas inputs by index label, never by position.
+
+    Parameters
+    ----------
+    *named : (name, value) pairs
+        The arguments of one call, in order. Values that are pandas Series or
+        DataFrames carry an index; other values are left alone (paired by
+        position).
+
+    Returns
+    -------
+    list
+        The values in the same order; every pandas value after the first is
+        reordered to the first pandas value's index (label order of the first
+        argument is kept).
+
+    Raises
+    ------
+    ValueError
+        When two pandas inputs' indexes hold different labels (naming both
+        arguments and some labels found in only one), or when their indexes
+        differ and one has duplicate labels (pairing would be ambiguous).
+
+    Examples
+    --------
+    >>> a = pd.Series([1, 2], index=["a", "b"])
+    >>> b = pd.Series([10, 3], index=["b", "a"])
+    >>> align_by_label(("successes", a), ("trials", b))[1].tolist()
+    [3, 10]
+    """
+    out = [value for _, value in named]
+    frames = [(i, name, value) for i, (name, value) in enumerate(named)
+              if isinstance(value, (pd.Series, pd.DataFrame))]
+    if len(frames) < 2:
+        return out
+    _, first_name, first = frames[0]
+    ref = first.index
+    for i, name, value in frames[1:]:
+        if value.index.equals(ref):
+            continue
+        for nm, idx in ((first_name, ref), (name, value.index)):
+            if idx.has_duplicates:
+                raise ValueError(
+                    f"{nm} has duplicate index labels {_labels(idx[idx.duplicated()].unique())}, so "
+                    f"{first_name} and {name} cannot be paired by label; make the index unique "
+                    "or pass arrays (paired by position)"
+                )
+        indexer = value.index.get_indexer(ref)
+        if len(value.index) != len(ref) or np.any(indexer < 0):
+            only_first = _labels(ref.difference(value.index, sort=False))
+            only_other = _labels(value.index.difference(ref, sort=False))
+            raise ValueError(
+                f"{first_name} and {name} have different index labels (pandas inputs are paired "
+                f"by label): {only_first} only in {first_name}, {only_other} only in {name}; "
+                "reindex them to the same labels, or pass arrays (.to_numpy()) to pair by position"
+            )
+        aligned = value.iloc[indexer]
+        out[i] = aligned.set_axis(ref, axis=0)
+    return out
+
+
+def as_row_array(value: Any) -> np.ndarray:
+    """A NumPy array of row values that keeps missing entries visible.
+
+    ``np.asarray(["a", float("nan")])`` turns the NaN into the string
+    ``"nan"``; a list of strings holding a missing value is kept as an object
+    array instead, so that :func:`missing_mask` sees it.
+
+    Examples
+    --------
+    >>> as_row_array(["a", float("nan")]).dtype
+    dtype('O')
+    """
+    if isinstance(value, (pd.Series, pd.Index, pd.DataFrame)):
+        return value.to_numpy()
+    arr = np.asarray(value)
+    if arr.dtype.kind in "US" and not isinstance(value, np.ndarray):
+        obj = np.asarray(value, dtype=object)
+        if np.asarray(pd.isna(obj), dtype=bool).any():
+            return obj
+    return arr
+
+
+def missing_mask(value: Any) -> np.ndarray:
+    """Boolean mask of missing entries (NaN, None, pd.NA, NaT), one per row.
+
+    For a 2-D input a row is missing when any of its entries is.
+
+    Examples
+    --------
+    >>> missing_mask([1.0, None, float("nan"), 0.0]).tolist()
+    [False, True, True, False]
+    """
+    if isinstance(value, (pd.Series, pd.DataFrame)):
+        mask = value.isna().to_numpy()  # fast for pandas' own (e.g. Arrow string) dtypes
+        return mask if mask.ndim == 1 else mask.any(axis=1)
+    arr = as_row_array(value)
+    kind = arr.dtype.kind
+    if kind in "iub":
+        mask = np.zeros(arr.shape, dtype=bool)
+    elif kind in "fc":
+        mask = np.isnan(arr)
+    elif kind in "mM":
+        mask = np.isnat(arr)
+    else:
+        mask = np.asarray(pd.isna(arr), dtype=bool)
+    if mask.ndim == 0:
+        return mask.reshape(1)
+    if mask.ndim > 1:
+        mask = mask.reshape(mask.shape[0], -1).any(axis=1)
+    return mask
+
+
+def check_no_missing(value: Any, name: str, *, hint: str = "drop or fill them first") -> None:
+    """Raise ValueError when ``value`` holds a missing entry (NaN, None, pd.NA, NaT).
+
+    The message names the argument, the number of missing rows and the first
+    positions (and index labels for pandas input).
+
+    Examples
+    --------
+    >>> check_no_missing([1, 0, 1], "y_true")
+    >>> check_no_missing([1, None, 1], "y_true")
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true has 1 missing value(s) (NaN/None/NA) at position(s) [1]; drop or fill them first
+    """
+    mask = missing_mask(value)
+    if not mask.any():
+        return
+    pos = np.flatnonzero(mask)
+    where = f"position(s) {pos[:5].tolist()}"
+    if isinstance(value, (pd.Series, pd.DataFrame)) and not isinstance(value.index, pd.RangeIndex):
+        where += f" (index labels {list(value.index[pos[:5]])})"
+    raise ValueError(f"{name} has {pos.size} missing value(s) (NaN/None/NA) at {where}; {hint}")
 
 
 def check_weights(
@@ -153,6 +393,9 @@ def check_weights(
     if isinstance(weights, dict):
         weights = pd.Series(weights, dtype=float)
     if isinstance(weights, pd.Series) and not isinstance(index, int):
+        if weights.index.has_duplicates:
+            dup = _labels(weights.index[weights.index.duplicated()].unique())
+            raise ValueError(f"{name} has duplicate stratum labels {dup}; give one share per stratum")
         keys = list(weights.index)
         wanted = list(index)
         missing = [k for k in wanted if k not in weights.index]

@@ -39,8 +39,11 @@ import pandas as pd
 from scipy import stats
 
 from bayeseval._validation import (
+    align_by_label,
+    as_row_array,
     check_level,
     check_method,
+    check_no_missing,
     check_positive_int,
     check_probability,
     make_rng,
@@ -93,7 +96,14 @@ def _take(data: Any, idx: np.ndarray) -> Any:
 
 def _risk(proba: Any, name: str = "proba") -> np.ndarray:
     """Conditional risk 1 - max_k P(k | x) of each row from a probability matrix."""
-    p = np.asarray(proba, dtype=float)
+    if isinstance(proba, (pd.Series, pd.DataFrame)):
+        proba = proba.to_numpy()
+    p = np.asarray(proba)
+    if p.dtype.kind not in "biuf":
+        check_no_missing(p, name)
+    p = p.astype(float)
+    if p.ndim in (1, 2) and p.shape[0] > 0:
+        check_no_missing(p, name, hint="every row needs its class probabilities")
     if p.ndim == 1:
         p = np.column_stack([1.0 - p, p])
     if p.ndim != 2 or p.shape[0] == 0:
@@ -181,6 +191,27 @@ def _bootstrap_errors(
     return loss_sum, oob_count, redraws, failures
 
 
+def _check_design(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the classifier and the design data; pair a DataFrame ``X`` and Series ``y`` by label."""
+    if not hasattr(estimator, "fit") or not hasattr(estimator, "predict"):
+        raise TypeError(
+            f"estimator must be a scikit-learn classifier with fit and predict, got {estimator!r}"
+        )
+    if not hasattr(X, "iloc") and not hasattr(X, "shape"):
+        X = np.asarray(X)
+    X, y = align_by_label(("X", X), ("y", y))
+    y = as_row_array(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D array of class labels, got shape {y.shape}")
+    check_no_missing(y, "y", hint="every row needs a label; drop those rows first")
+    if hasattr(X, "shape") and X.shape[0] != y.size:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.size} labels")
+    classes, class_counts = np.unique(y, return_counts=True)
+    if classes.size < 2:
+        raise ValueError(f"y must contain at least two classes, got {classes.tolist()}")
+    return X, y, classes, class_counts
+
+
 def _632(
     err_resub: float, err1: float, gamma: float
 ) -> tuple[float, float, float, float]:
@@ -261,7 +292,8 @@ def estimate_error(
     X : array-like or DataFrame, shape (n, p)
         Design data.
     y : array-like, shape (n,)
-        Class labels.
+        Class labels (none missing). When ``X`` is a DataFrame and ``y`` a
+        Series, they are paired by index label (in the order of ``X``).
     methods : sequence of str
         Any of ``resubstitution, holdout, loo, kfold, bootstrap632,
         bootstrap632plus, risk_averaging``.
@@ -314,21 +346,8 @@ def estimate_error(
     test_size = check_probability(test_size, "test_size", open_interval=True)
     n_splits = check_positive_int(n_splits, "n_splits", minimum=2)
     n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", minimum=1)
-    if not hasattr(estimator, "fit") or not hasattr(estimator, "predict"):
-        raise TypeError(
-            f"estimator must be a scikit-learn classifier with fit and predict, got {estimator!r}"
-        )
-    if not hasattr(X, "iloc") and not hasattr(X, "shape"):
-        X = np.asarray(X)
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be a 1-D array of class labels, got shape {y.shape}")
+    X, y, classes, class_counts = _check_design(estimator, X, y)
     n = y.size
-    if hasattr(X, "shape") and X.shape[0] != n:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {n} labels")
-    classes, class_counts = np.unique(y, return_counts=True)
-    if classes.size < 2:
-        raise ValueError(f"y must contain at least two classes, got {classes.tolist()}")
 
     rng = make_rng(random_seed)
     seeds = rng.integers(0, 2**31 - 1, size=3)
@@ -497,8 +516,27 @@ def _risk_averaging_row(
     }
 
 
+def _drop_missing_rows(proba: Any, strata: Any) -> tuple[np.ndarray, Any]:
+    """Rows of ``proba`` (and ``strata``) without a missing probability or stratum."""
+    from bayeseval._validation import missing_mask
+
+    p = np.asarray(proba.to_numpy() if isinstance(proba, (pd.Series, pd.DataFrame)) else proba)
+    if p.ndim not in (1, 2):
+        return p, strata
+    keep = ~missing_mask(p)
+    if strata is not None:
+        keys = as_row_array(strata)
+        if keys.shape != keep.shape:
+            raise ValueError(f"strata must have one label per row ({keep.size}), got shape {keys.shape}")
+        keep &= ~missing_mask(keys)
+        strata = keys[keep]
+    if not keep.any():
+        raise ValueError("every row of proba (or strata) has a missing value; nothing is left after dropna")
+    return p[keep], strata
+
+
 def risk_averaging(
-    proba: Any, *, strata: Any = None
+    proba: Any, *, strata: Any = None, dropna: bool = False
 ) -> float | pd.Series:
     r"""Label-free error estimate: the mean conditional risk :math:`1 - \max_k P(k \mid x)`.
 
@@ -514,7 +552,12 @@ def risk_averaging(
         Class probabilities from ``predict_proba``; a 1-D array is read as
         P(class 1) of a two-class problem.
     strata : array-like of shape (n,), optional
-        Stratum label of each row.
+        Stratum label of each row. A Series is paired with a DataFrame or
+        Series ``proba`` by index label.
+    dropna : bool, default False
+        A row with a missing probability or stratum (NaN, None, pd.NA) is an
+        error naming the argument and the rows; ``dropna=True`` drops such
+        rows instead.
 
     Returns
     -------
@@ -529,16 +572,23 @@ def risk_averaging(
     >>> risk_averaging([0.9, 0.2, 0.5], strata=["a", "a", "b"]).round(3).tolist()
     [0.15, 0.5]
     """
+    if not isinstance(dropna, (bool, np.bool_)):
+        raise TypeError(f"dropna must be True or False, got {dropna!r}")
+    name = getattr(strata, "name", None)
+    proba, strata = align_by_label(("proba", proba), ("strata", strata))
+    if dropna:
+        proba, strata = _drop_missing_rows(proba, strata)
     r = _risk(proba)
     if strata is None:
         return float(r.mean())
-    keys = np.asarray(strata)
+    keys = as_row_array(strata)
     if keys.shape != r.shape:
         raise ValueError(
             f"strata must have one label per row ({r.size}), got shape {keys.shape}"
         )
+    check_no_missing(keys, "strata", hint="every row needs a stratum; drop or fill them, or pass dropna=True")
     out = pd.Series(r).groupby(keys).mean()
-    out.index.name = getattr(strata, "name", None) or "stratum"
+    out.index.name = name or "stratum"
     out.name = "risk_averaging"
     return out
 
@@ -574,7 +624,9 @@ def error_reject_curve(
     proba : array-like, shape (n, n_classes) or (n,)
         Class probabilities (a 1-D array is P(class 1) of two classes).
     y_true : array-like of shape (n,), optional
-        True labels; when given, the counted error of accepted rows is added.
+        True labels (none missing); when given, the counted error of accepted
+        rows is added. A Series is paired with a DataFrame or Series ``proba``
+        by index label.
     thresholds : array-like, optional
         Risk thresholds ``t``; default 51 points from 0 to 1 - 1/K.
     classes : sequence, optional
@@ -597,6 +649,7 @@ def error_reject_curve(
     >>> curve[cols].round(3).values.tolist()
     [[0.5, 0.0, 0.1], [0.0, 0.5, 0.25]]
     """
+    proba, y_true = align_by_label(("proba", proba), ("y_true", y_true))
     r = _risk(proba)
     p = np.asarray(proba, dtype=float)
     k = 2 if p.ndim == 1 else p.shape[1]
@@ -616,9 +669,10 @@ def error_reject_curve(
         est_acc = np.where(n_acc > 0, est_error / (1.0 - reject_rate), np.nan)
     counted = np.full(t.size, np.nan)
     if y_true is not None:
-        yt = np.asarray(y_true)
+        yt = as_row_array(y_true)
         if yt.shape != (n,):
             raise ValueError(f"y_true must have one label per row ({n}), got shape {yt.shape}")
+        check_no_missing(yt, "y_true", hint="every row needs a label; drop those rows first")
         labels = np.arange(k) if classes is None else np.asarray(classes)
         if labels.size != k:
             raise ValueError(f"classes must name the {k} columns of proba, got {len(labels)}")

@@ -129,6 +129,12 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
     (30, 5, True)
     """
     method = check_method(method, _MCNEMAR_METHODS)
+    from bayeseval._validation import align_by_label, check_no_missing
+
+    correct_a, correct_b = align_by_label(("correct_a", correct_a), ("correct_b", correct_b))
+    for name, value in (("correct_a", correct_a), ("correct_b", correct_b)):
+        if np.ndim(value) == 1:
+            check_no_missing(value, name)
     a = _as_bool(correct_a, "correct_a")
     bb = _as_bool(correct_b, "correct_b")
     if a.shape != bb.shape:
@@ -176,6 +182,12 @@ def mcnemar_from_predictions(
     >>> mcnemar_from_predictions([1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 1, 1]).b
     1
     """
+    from bayeseval._validation import align_by_label, check_no_missing
+
+    y_true, pred_a, pred_b = align_by_label(("y_true", y_true), ("pred_a", pred_a), ("pred_b", pred_b))
+    for name, value in (("y_true", y_true), ("pred_a", pred_a), ("pred_b", pred_b)):
+        if np.ndim(value) == 1:
+            check_no_missing(value, name)
     y, pa, pb = _rows(y_true, pred_a, pred_b)
     return mcnemar(pa == y, pb == y, method=method)
 

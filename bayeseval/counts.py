@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._validation import check_counts, check_weights, iter_columns
+from bayeseval._validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._warnings import EmptyStratumWarning
 from bayeseval.metrics import Metric, get_metric
 
@@ -33,7 +33,10 @@ class Counts:
     Attributes
     ----------
     successes, trials : pandas.Series
-        Integer counts indexed by stratum (a plain or a multi-level index).
+        Integer counts indexed by stratum (a plain or a multi-level index),
+        paired by stratum label (``trials`` is put in the order of
+        ``successes``); each count is a whole number from 0 to 2**53 and the
+        totals fit a 64-bit integer.
     metric : str or None
         Name of the metric the counts measure, when known.
     weights : pandas.Series or None
@@ -55,7 +58,9 @@ class Counts:
         if not isinstance(self.successes, pd.Series) or not isinstance(self.trials, pd.Series):
             raise TypeError("Counts.successes and Counts.trials must be pandas Series")
         if not self.successes.index.equals(self.trials.index):
-            raise ValueError("successes and trials must share one stratum index")
+            # paired by stratum label (raises naming both when the label sets differ)
+            _, trials = align_by_label(("successes", self.successes), ("trials", self.trials))
+            object.__setattr__(self, "trials", trials)
         if self.successes.index.has_duplicates:
             dup = self.successes.index[self.successes.index.duplicated()][0]
             raise ValueError(f"strata must be unique, got {dup!r} twice")
@@ -83,7 +88,11 @@ class Counts:
         Parameters
         ----------
         successes, trials : array-like or pandas.Series
-            Counts per stratum. If ``successes`` is a Series its index names the strata.
+            Counts per stratum: whole numbers from 0 to 2**53 (larger ones are
+            not exact as floats), with totals that fit a 64-bit integer. If
+            ``successes`` is a Series its index names the strata. Two Series
+            are paired by index label, not position (the order of
+            ``successes`` is kept); their indexes must hold the same labels.
         strata : sequence, optional
             Stratum labels; defaults to the Series index or ``0..K-1``.
         weights : array-like, dict or Series, optional
@@ -95,18 +104,20 @@ class Counts:
         --------
         >>> Counts.from_arrays([1, 2], [10, 20]).to_frame().shape
         (2, 2)
+        >>> s = pd.Series([1, 2], index=["a", "b"])
+        >>> n = pd.Series([10, 3], index=["b", "a"])
+        >>> Counts.from_arrays(s, n).trials.to_dict()
+        {'a': 3, 'b': 10}
         """
         if isinstance(successes, Counts):
             return successes
+        successes, trials = align_by_label(("successes", successes), ("trials", trials))
         if strata is None:
             if isinstance(successes, pd.Series):
                 strata = successes.index
             elif isinstance(trials, pd.Series):
                 strata = trials.index
-        s, n = check_counts(
-            successes.to_numpy() if isinstance(successes, pd.Series) else successes,
-            trials.to_numpy() if isinstance(trials, pd.Series) else trials,
-        )
+        s, n = check_counts(successes, trials)
         s, n = np.atleast_1d(s), np.atleast_1d(n)
         if s.ndim != 1:
             raise ValueError(f"successes and trials must be one-dimensional, got shape {s.shape}")

@@ -19,9 +19,11 @@ from scipy import stats
 
 from bayeseval._validation import (
     _short,
+    align_by_label,
     check_counts,
     check_level,
     check_method,
+    check_no_missing,
     check_positive_int,
     check_weights,
     make_rng,
@@ -121,8 +123,9 @@ def proportion_ci(
     Parameters
     ----------
     successes, trials : int, array-like or pandas.Series
-        Counts (non-negative whole numbers, ``successes <= trials``), broadcast
-        against each other. ``successes`` may also be a
+        Counts (non-negative whole numbers up to 2**53, ``successes <= trials``),
+        broadcast against each other. Two Series are paired by index label
+        (the order of ``successes`` is kept) and must hold the same labels. ``successes`` may also be a
         :class:`~bayeseval.Counts` (then omit ``trials``): the bounds come back
         as Series indexed by stratum.
     level : float
@@ -160,7 +163,9 @@ def proportion_ci(
     Raises
     ------
     ValueError
-        Negative, fractional, NaN or mismatched counts, ``successes > trials``,
+        Negative, fractional, NaN, missing or mismatched counts, counts above
+        2**53 (not exact as floats), Series whose index labels differ,
+        ``successes > trials``,
         ``level`` outside (0, 1), or an unknown ``method``.
 
     Notes
@@ -185,11 +190,10 @@ def proportion_ci(
         successes, trials = successes.successes, successes.trials
     elif trials is None:
         raise TypeError("trials is required when successes is not a Counts object")
+    successes, trials = align_by_label(("successes", successes), ("trials", trials))
     scalar = np.ndim(successes) == 0 and np.ndim(trials) == 0
     like = successes if isinstance(successes, pd.Series) else trials
-    s_raw = successes.to_numpy() if isinstance(successes, pd.Series) else successes
-    n_raw = trials.to_numpy() if isinstance(trials, pd.Series) else trials
-    s_int, n_int = check_counts(s_raw, n_raw)
+    s_int, n_int = check_counts(successes, trials)
     s = s_int.astype(float)
     n = n_int.astype(float)
     alpha = 1.0 - level
@@ -219,7 +223,7 @@ def proportion_se(successes: Any, trials: Any) -> Any:
     Parameters
     ----------
     successes, trials : int, array-like or pandas.Series
-        Counts; a rate can be planned with e.g. ``proportion_se(0.9 * n, n)``
+        Counts (paired by index label when both are Series); a rate can be planned with e.g. ``proportion_se(0.9 * n, n)``
         only when ``0.9 * n`` is whole, otherwise use
         :func:`bayeseval.planning.sample_size`.
 
@@ -233,11 +237,10 @@ def proportion_se(successes: Any, trials: Any) -> Any:
     >>> round(proportion_se(90, 100), 4)  # SPEC section 1: accuracy 0.9, n = 100
     0.03
     """
+    successes, trials = align_by_label(("successes", successes), ("trials", trials))
     scalar = np.ndim(successes) == 0 and np.ndim(trials) == 0
     like = successes if isinstance(successes, pd.Series) else trials
-    s_raw = successes.to_numpy() if isinstance(successes, pd.Series) else successes
-    n_raw = trials.to_numpy() if isinstance(trials, pd.Series) else trials
-    s_int, n_int = check_counts(s_raw, n_raw)
+    s_int, n_int = check_counts(successes, trials)
     s, n = s_int.astype(float), n_int.astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = s / n
@@ -304,13 +307,19 @@ class BootstrapInterval(tuple):
 def f1_score(y_true: Any, y_pred: Any, *, pos_label: Any = 1, axis: int = -1) -> Any:
     """F1 = 2 TP / (2 TP + FP + FN) along ``axis`` (vectorised for the bootstrap).
 
-    Returns NaN where there are no positives and no predicted positives.
+    Returns NaN where there are no positives and no predicted positives. A
+    missing label (NaN, None, pd.NA) is an error; two Series are paired by
+    index label.
 
     Examples
     --------
     >>> f1_score([1, 1, 0, 0], [1, 0, 1, 0])
     0.5
     """
+    y_true, y_pred = align_by_label(("y_true", y_true), ("y_pred", y_pred))
+    if np.ndim(y_true) == 1:  # rows; 2-D replicate batches of the bootstrap are not re-checked
+        check_no_missing(y_true, "y_true")
+        check_no_missing(y_pred, "y_pred")
     yt = np.asarray(y_true) == pos_label
     yp = np.asarray(y_pred) == pos_label
     tp = np.sum(yt & yp, axis=axis)

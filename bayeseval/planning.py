@@ -33,7 +33,9 @@ from scipy import optimize, stats
 
 from bayeseval._validation import (
     _short,
+    align_by_label,
     as_float_array,
+    check_count_limit,
     check_level,
     check_method,
     check_positive_int,
@@ -472,14 +474,19 @@ def _as_series(values: Any, name: str, index: pd.Index | None = None) -> pd.Seri
     if isinstance(values, Mapping) and not isinstance(values, pd.Series):
         values = pd.Series(dict(values))
     if isinstance(values, pd.Series):
-        if index is not None:
-            missing = [k for k in index if k not in values.index]
-            extra = [k for k in values.index if k not in set(index)]
-            if missing or extra:
+        if values.index.has_duplicates:
+            dup = list(values.index[values.index.duplicated()].unique()[:5])
+            raise ValueError(f"{name} has duplicate stratum labels {dup}; give one value per stratum")
+        if index is not None and not values.index.equals(index):
+            indexer = values.index.get_indexer(index)
+            if len(values) != len(index) or np.any(indexer < 0):
+                missing = list(index.difference(values.index, sort=False)[:5])
+                extra = list(values.index.difference(index, sort=False)[:5])
                 raise ValueError(
-                    f"{name} do not match the strata of weights: missing {missing[:5]}, extra {extra[:5]}"
+                    f"{name} do not match the strata of weights (paired by label): "
+                    f"missing {missing}, extra {extra}"
                 )
-            values = values.reindex(index)
+            values = pd.Series(values.to_numpy()[indexer], index=index)
         arr = as_float_array(values.to_numpy(), name)
         out_index = values.index
     else:
@@ -547,20 +554,24 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
 
     Parameters
     ----------
-    rate : float or array-like
+    rate : float, array-like or pandas.Series
         Rate(s) in [0, 1].
-    trials : int or array-like
-        Trial count(s), positive; broadcast against ``rate``.
+    trials : int, array-like or pandas.Series
+        Trial count(s), positive; broadcast against ``rate``. Two Series are
+        paired by index label (in the order of ``rate``).
 
     Returns
     -------
-    float or numpy.ndarray
+    float, numpy.ndarray or pandas.Series
+        A Series (index kept) when an input is a Series.
 
     Examples
     --------
     >>> round(se_for(0.7, 2000), 4)   # SPEC section 1, recall 0.70
     0.0102
     """
+    rate, trials = align_by_label(("rate", rate), ("trials", trials))
+    like = rate if isinstance(rate, pd.Series) else trials if isinstance(trials, pd.Series) else None
     r = as_float_array(rate, "rate")
     n = as_float_array(trials, "trials")
     if r.size == 0 or not np.all(np.isfinite(r)) or np.any((r < 0) | (r > 1)):
@@ -568,6 +579,8 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
     if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n <= 0):
         raise ValueError(f"trials must be positive, got {_short(trials)}")
     out = np.sqrt(r * (1 - r) / n)
+    if like is not None and out.shape == (len(like),):
+        return pd.Series(out, index=like.index, name="se")
     return float(out) if out.ndim == 0 else out
 
 
@@ -597,6 +610,7 @@ def halfwidth_table(
     [0.059, 0.019, 0.006]
     """
     rate = _check_rate(rate)
+    check_count_limit(trials, "trials")
     n = np.atleast_1d(as_float_array(trials, "trials"))
     table = pd.DataFrame({"se": np.atleast_1d(se_for(rate, n))}, index=pd.Index(n.astype(int), name="trials"))
     if isinstance(methods, str):
@@ -618,11 +632,13 @@ def _bound(value: Any, name: str, index: pd.Index, default: float) -> np.ndarray
     if value is None:
         return np.full(len(index), default)
     if isinstance(value, Real) and not isinstance(value, bool):
+        check_count_limit(value, name)
         arr = np.full(len(index), float(value))
     elif isinstance(value, bool):
         raise TypeError(f"{name} must be a count or one count per stratum, got {value!r}")
     else:
         arr = _as_series(value, name, index).to_numpy()
+    check_count_limit(arr, name)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
         raise ValueError(f"{name} must be non-negative whole numbers, got {_short(arr.tolist())}")
     return arr
@@ -752,6 +768,7 @@ def allocate(
     {'a': 400, 'b': 100}
     """
     total = check_positive_int(total, "total", minimum=0)
+    check_count_limit(total, "total")
     method = check_method(method, _ALLOC_METHODS)
     w = _weights_series(weights)
     index = w.index

@@ -19,7 +19,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayeseval._validation import _short, check_level, check_weights
+from bayeseval._validation import (
+    _short,
+    align_by_label,
+    as_row_array,
+    check_level,
+    check_no_missing,
+    check_weights,
+    missing_mask,
+)
 from bayeseval._warnings import EmptyStratumWarning, ReweightingWarning, ZeroVarianceWarning
 from bayeseval.counts import Counts, as_counts
 from bayeseval.intervals import _bounds, _normalise_method, proportion_ci
@@ -166,6 +174,12 @@ def _row_counts(
     successes: Any, trials: Any, strata: Any, cluster: Any
 ) -> tuple[Counts, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Validate row-level data; return Counts and per-row (y, t, stratum code, cluster code)."""
+    successes, trials, strata, cluster = align_by_label(
+        ("successes", successes), ("trials", trials), ("strata", strata), ("cluster", cluster)
+    )
+    for name, value in (("successes", successes), ("trials", trials), ("strata", strata), ("cluster", cluster)):
+        if value is not None and np.ndim(value) == 1:
+            check_no_missing(value, name, hint="every row needs a value; drop or fill them first")
     y = np.asarray(successes.to_numpy() if isinstance(successes, pd.Series) else successes)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(
@@ -190,7 +204,7 @@ def _row_counts(
     if np.any(yf > tf):
         i = int(np.flatnonzero(yf > tf)[0])
         raise ValueError(f"successes must imply trials: row {i} is a success but not a trial")
-    cl = np.asarray(cluster.to_numpy() if isinstance(cluster, pd.Series) else cluster)
+    cl = as_row_array(cluster)
     if cl.shape != (n_rows,):
         raise ValueError(f"cluster must give one id per row ({n_rows}), got shape {cl.shape}")
     ccodes, cuniq = pd.factorize(cl)
@@ -200,7 +214,7 @@ def _row_counts(
         codes = np.zeros(n_rows, dtype=np.int64)
         labels = pd.Index(["all"], name="stratum")
     else:
-        st = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+        st = as_row_array(strata)
         if st.shape != (n_rows,):
             raise ValueError(f"strata must give one label per row ({n_rows}), got shape {st.shape}")
         codes, uniq = pd.factorize(st, sort=True)
@@ -492,16 +506,16 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     [0.2, 0.2, 1.8, 1.8]
     """
     ps = _shares_series(population_shares)
-    st = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+    st = as_row_array(strata)
     if st.ndim != 1 or st.size == 0:
         raise ValueError(f"strata must be a non-empty 1-D array of row labels, got shape {st.shape}")
+    check_no_missing(st, "strata", hint="every row needs a stratum; drop or fill them first")
     codes, uniq = pd.factorize(st, sort=True)
-    if np.any(codes < 0):
-        raise ValueError("strata has missing labels; every row needs a stratum")
     missing = [u for u in uniq if u not in ps.index]
     if missing:
         raise ValueError(f"population_shares has no share for strata {missing[:5]} found in the rows")
-    absent = [k for k, v in ps.items() if v > 0 and k not in set(uniq)]
+    present = set(uniq)
+    absent = [k for k, v in ps.items() if v > 0 and k not in present]
     if absent:
         raise ValueError(
             f"population_shares gives positive shares to strata {absent[:5]} that have no rows; "
@@ -510,6 +524,33 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     sample_share = np.bincount(codes) / st.size
     pi = ps.reindex(pd.Index(uniq)).to_numpy()
     return (pi / sample_share)[codes]
+
+
+def _rows_without_missing(
+    columns: dict[str, Any], arrays: list[np.ndarray | None], dropna: bool
+) -> list[np.ndarray | None]:
+    """Refuse (or, with ``dropna``, drop) rows with a missing value in any of ``columns``.
+
+    ``columns`` holds the inputs as given (named), ``arrays`` the same rows as
+    NumPy arrays; the arrays are returned, without the dropped rows.
+    """
+    if not isinstance(dropna, (bool, np.bool_)):
+        raise TypeError(f"dropna must be True or False, got {_short(dropna)}")
+    if not dropna:
+        for name, value in columns.items():
+            if value is not None:
+                check_no_missing(value, name, hint="drop or fill them first, or pass dropna=True")
+        return arrays
+    keep = None
+    for value in columns.values():
+        if value is not None:
+            ok = ~missing_mask(value)
+            keep = ok if keep is None else keep & ok
+    if keep is None or keep.all():
+        return arrays
+    if not keep.any():
+        raise ValueError(f"every row has a missing value in {', '.join(columns)}; nothing is left after dropna")
+    return [None if a is None else a[keep] for a in arrays]
 
 
 @dataclass(frozen=True, eq=False)
@@ -557,13 +598,16 @@ def weighted_metric(
     metric: str | Metric | Sequence[str | Metric] = ("recall", "precision"),
     pos_label: Any = 1,
     level: float = 0.95,
+    dropna: bool = False,
 ) -> ReweightedMetrics:
     r"""Any metric on the rows as sampled and reweighted to the population composition.
 
     Parameters
     ----------
     y_true, y_pred : array-like
-        True and predicted labels, one per row.
+        True and predicted labels, one per row. pandas Series (and ``strata``
+        as a Series) are paired by index label, in the order of ``y_true``;
+        their indexes must hold the same labels.
     strata : array-like, optional
         Stratum of each row (e.g. a group, or the true label). When None,
         ``population_shares`` must be a number: the population share of the
@@ -578,6 +622,10 @@ def weighted_metric(
     level : float
         Level of the normal interval of the reweighted value in ``table``
         (``lower``, ``upper``: reweighted -/+ z se_reweighted, clipped to [0, 1]).
+    dropna : bool, default False
+        A missing ``y_true``, ``y_pred`` or ``strata`` (NaN, None, pd.NA, NaT)
+        is an error naming the argument and the rows. With ``dropna=True``
+        such rows are dropped first (``weights`` then has one entry per kept row).
 
     Returns
     -------
@@ -612,12 +660,21 @@ def weighted_metric(
     [0.75, 0.25]
     """
     level = check_level(level)
-    yt = np.asarray(y_true)
-    yp = np.asarray(y_pred)
+    y_true, y_pred, strata = align_by_label(("y_true", y_true), ("y_pred", y_pred), ("strata", strata))
+    yt = as_row_array(y_true)
+    yp = as_row_array(y_pred)
     if yt.ndim != 1 or yt.size == 0:
         raise ValueError(f"y_true must be a non-empty 1-D array, got shape {yt.shape}")
     if yp.shape != yt.shape:
         raise ValueError(f"y_true and y_pred must have the same length, got {yt.shape} and {yp.shape}")
+    raw_strata = strata
+    if strata is not None:
+        strata = as_row_array(strata)
+        if strata.shape != yt.shape:
+            raise ValueError(f"strata must give one label per row ({yt.size}), got shape {strata.shape}")
+    yt, yp, strata = _rows_without_missing(
+        {"y_true": y_true, "y_pred": y_pred, "strata": raw_strata}, [yt, yp, strata], dropna
+    )
     if strata is None:
         if isinstance(population_shares, bool) or not isinstance(population_shares, (int, float)):
             raise TypeError(
@@ -630,11 +687,7 @@ def weighted_metric(
         strata_arr = np.where(yt == pos_label, "positive", "negative")
         shares = {"positive": pi, "negative": 1.0 - pi}
     else:
-        strata_arr = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
-        if strata_arr.shape != yt.shape:
-            raise ValueError(
-                f"strata must give one label per row ({yt.size}), got shape {strata_arr.shape}"
-            )
+        strata_arr = strata
         shares = population_shares
     w = reweight(strata_arr, shares)  # type: ignore[arg-type]
     ps = _shares_series(shares)
