@@ -285,6 +285,22 @@ def _check_settings(
     return cols, m, target, rule_name, prior_name
 
 
+def _check_no_missing(frame: pd.DataFrame, named: Sequence[tuple[str, str]], where: str) -> None:
+    """Raise naming the argument, the column and the row ids when a column has missing values.
+
+    ``named`` pairs an argument name with a column; None, NaN, ``pd.NA`` and ``NaT`` count as
+    missing.
+    """
+    for name, col in named:
+        missing = frame[col].isna().to_numpy()
+        if missing.any():
+            ids = frame.index[missing][:10].tolist()
+            raise ValueError(
+                f"{name} column {col!r} has {int(missing.sum())} missing values (None/NaN/NA) at row ids "
+                f"{ids}; fill or drop them before {where}"
+            )
+
+
 def _check_target_halfwidth(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"target_halfwidth must be a number in (0, 0.5), got {value!r}")
@@ -316,9 +332,7 @@ def _score_bins(sc: pd.Series, score_bins: Any) -> pd.Series:
 
 def _prediction_values(pred: pd.Series, prediction: str) -> tuple[np.ndarray, list[Any]]:
     """Factorize the prediction column: (codes, distinct values as Python scalars), or raise."""
-    if pred.isna().any():
-        bad = pred.index[pred.isna().to_numpy()][:10].tolist()
-        raise ValueError(f"prediction column {prediction!r} has missing values (row ids {bad})")
+    _check_no_missing(pred.to_frame(), [("prediction", prediction)], "creating a campaign")
     codes, uniques = pd.factorize(pred.to_numpy(dtype=object) if pred.dtype == object else pred.to_numpy())
     values = [_py(v) for v in uniques]
     for v in values:
@@ -390,13 +404,7 @@ def _strata_frame(
         cols = [*cols, "score_bin"]
     if not cols:
         raise ValueError("give strata (one or more columns) or score_bins")
-    for c in cols:
-        missing = frame[c].isna().to_numpy()
-        if missing.any():
-            ids = pool.index[missing][:10].tolist()
-            raise ValueError(
-                f"strata column {c!r} has missing values (row ids {ids}); fill them before creating a campaign"
-            )
+    _check_no_missing(frame, [("strata", c) for c in cols], "creating a campaign")
     return frame, cols, sc
 
 

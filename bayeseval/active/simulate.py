@@ -17,9 +17,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._validation import check_level, check_method, check_positive_int, iter_columns
+from bayeseval._validation import (
+    check_level,
+    check_method,
+    check_positive_int,
+    check_random_seed,
+    iter_columns,
+)
+from bayeseval.active.campaign import _check_no_missing, _check_target_halfwidth
 from bayeseval.active.rules import RuleState, get_rule, stopping_options
 from bayeseval.metrics import get_metric
+from bayeseval.models.priors import resolve_prior
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
 
@@ -202,9 +210,22 @@ def simulate(
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     cols = iter_columns(strata, "strata")
-    for name, col in [("prediction", prediction), ("truth", truth)] + [("strata", c) for c in cols]:
+    if not cols:
+        raise ValueError("strata must name one or more columns of data")
+    named = [("truth", truth), ("prediction", prediction)] + [("strata", c) for c in cols]
+    for name, col in named:
+        if not isinstance(col, str):
+            raise TypeError(f"{name} must be a column name (str), got {col!r}")
         if col not in data.columns:
             raise ValueError(f"{name} column {col!r} is not in data; columns are {list(data.columns)[:20]}")
+    if len(data) == 0:
+        raise ValueError("data has no rows")
+    _check_no_missing(data, named, "simulating")
+    target_halfwidth = _check_target_halfwidth(target_halfwidth)
+    random_seed = check_random_seed(random_seed)
+    if not isinstance(prior, str):
+        raise TypeError(f"prior must be a prior name ('default' or 'bda'), got {type(prior).__name__}")
+    resolve_prior(prior)
     m = get_metric(metric)
     level = check_level(level)
     goal = check_method(goal, ("each", "overall"), "goal")
