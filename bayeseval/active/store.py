@@ -391,18 +391,18 @@ class CampaignStore:
     def pending_ids(self, conn: sqlite3.Connection | None = None, round_: int | None = None) -> list[Any]:
         """Ids of the pending proposals (of one round when ``round_`` is given), in proposal order."""
         conn = conn or self.conn
-        sql = "SELECT rid FROM proposals WHERE status = 'pending'"
+        sql = "SELECT p.rid FROM proposals p JOIN pool ON pool.rid = p.rid WHERE p.status = 'pending'"
         args: tuple[Any, ...] = ()
         if round_ is not None:
-            sql, args = sql + " AND round = ?", (int(round_),)
-        return [r[0] for r in conn.execute(sql + " ORDER BY round, rowid", args)]
+            sql, args = sql + " AND p.round = ?", (int(round_),)
+        return [r[0] for r in conn.execute(sql + " ORDER BY p.round, pool.stratum, pool.ord", args)]
 
     @_guarded("read its pending proposals")
     def pending(self) -> pd.DataFrame:
-        """Pending proposals: rid, round, time, stratum."""
+        """Pending proposals: rid, round, time, stratum (in the order they were proposed)."""
         rows = self.conn.execute(
             "SELECT p.rid, p.round, p.time, pool.stratum FROM proposals p JOIN pool ON pool.rid = p.rid "
-            "WHERE p.status = 'pending' ORDER BY p.round, p.rowid"
+            "WHERE p.status = 'pending' ORDER BY p.round, pool.stratum, pool.ord"
         ).fetchall()
         return pd.DataFrame(rows, columns=["rid", "round", "time", "stratum"]).set_index("rid")
 
