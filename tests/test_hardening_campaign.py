@@ -392,7 +392,7 @@ CREATE_CHILD = textwrap.dedent(
     sys.path.insert(0, {root!r})
     from bayeseval.active import Campaign
 
-    n = 150_000
+    n = 300_000
     rng = np.random.default_rng(0)
     pool = pd.DataFrame({{"g": rng.integers(0, 10, n), "pred": rng.integers(0, 2, n)}})
     print("ready", flush=True)
@@ -414,14 +414,14 @@ def test_kill9_during_create_never_leaves_an_unusable_file(tmp_path):
         path = d / "c.db"
         proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.0, 0.8))
+        time.sleep(rng.uniform(0.0, 0.3))
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
         if path.exists():  # published: a complete campaign that opens
             c = Campaign.open(path)
-            assert c.status()["pool_rows"].sum() == 150_000
+            assert c.status()["pool_rows"].sum() == 300_000
             c.close()
             outcomes.append("complete")
         else:  # never published: create works again
