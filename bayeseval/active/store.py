@@ -149,6 +149,9 @@ def _header_problem(path: Path) -> str | None:
     page_size = 65536 if page_size == 1 else page_size
     change, n_pages = struct.unpack(">II", header[24:32])
     (valid_for,) = struct.unpack(">I", header[92:96])
+    wal = Path(str(path) + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return None  # pages may still live in the write-ahead log (SQLite recovers them)
     if n_pages and valid_for == change and size < page_size * n_pages:
         return f"truncated ({size} bytes, the header says {page_size * n_pages})"
     return None
