@@ -837,3 +837,54 @@ def test_property_simulate_refuses_missing_values(sim_pool, column, missing, row
     text = str(err.value)
     assert f"{name} column {col!r}" in text and "missing" in text
     assert repr(int(data.index[min(rows)])) in text
+
+
+# ---------------------------------------------------------------------------------------
+# properties across the classes: missing values at create, mixed label types, alignment
+# ---------------------------------------------------------------------------------------
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    column=st.sampled_from([("strata", "g"), ("prediction", "pred")]),
+    missing=st.sampled_from([None, np.nan, pd.NA]),
+    rows=st.lists(st.integers(0, 99), min_size=1, max_size=3, unique=True),
+)
+def test_property_create_refuses_missing_values_and_writes_nothing(tmp_path_factory, column, missing, rows):
+    d = tmp_path_factory.mktemp("miss")
+    name, col = column
+    pool = make_pool(n=100).astype({col: object})
+    pool.loc[pool.index[rows], col] = missing
+    with pytest.raises(ValueError) as err:
+        Campaign.create(d / "c.db", pool, strata="g", prediction="pred")
+    assert f"{name} column {col!r}" in str(err.value) and repr(int(pool.index[min(rows)])) in str(err.value)
+    assert os.listdir(d) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.integers(), st.floats(), st.booleans(), st.text(max_size=4), st.none()))
+def test_property_string_labels_never_match_numbers(x):
+    labels = LabelSet(["cat", "dog", "1"])
+    got = labels.normalise(x)
+    if isinstance(x, str) and x in ("cat", "dog", "1"):
+        assert got == x
+    elif x is None or (isinstance(x, float) and math.isnan(x)):
+        assert got is not None and got not in ("cat", "dog", "1")  # missing
+    else:
+        assert got is None  # 1 never matches "1"; "Cat" never matches "cat"
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(list(range(8))), as_frame=st.booleans())
+def test_property_labels_are_paired_by_row_id_not_position(tmp_path_factory, order, as_frame):
+    path = tmp_path_factory.mktemp("align") / "c.db"
+    pool = make_pool(n=60, k=2)
+    c = Campaign.create(path, pool, strata="g", prediction="pred", random_seed=0, target_halfwidth=0.01)
+    b = c.propose(8)
+    truth = pd.Series([truth_of(r) for r in b.index], index=b.index)
+    shuffled = truth.iloc[list(order)]
+    if as_frame:
+        c.ingest(pd.DataFrame({"id": shuffled.index, "label": shuffled.to_numpy()}), id_column="id")
+    else:
+        c.ingest(shuffled)
+    assert (c.labels()["label"].reindex(b.index) == truth).all()
+    assert_counts_match_labels(c, pool)
+    c.close()
