@@ -294,11 +294,11 @@ class CampaignStore:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
+                self.conn.execute("COMMIT")
             except BaseException:
-                if self.conn.in_transaction:
+                if self.conn.in_transaction:  # a failed COMMIT leaves the transaction open
                     self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
 
     # -- reads -------------------------------------------------------------------------
     @_guarded("read its settings")
