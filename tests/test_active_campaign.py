@@ -142,7 +142,10 @@ def _bad_cases(pool, b):
         "unknown": (pd.Series([1, 0], index=[pending[0], 999_999_999]), "not in the pool"),
         "never proposed": (pd.Series([1, 0], index=[pending[0], never[0]]), "never proposed"),
         "dup in batch": (pd.Series([1, 0], index=[pending[0], pending[0]]), "duplicate"),
-        "already labelled": (pd.Series([1, 0], index=[pending[0], labelled[0]]), "already labelled"),
+        # a different label for a labelled row (the same label would be a no-op retry)
+        "already labelled": (
+            pd.Series([1, 1 - truth_of(labelled[0])], index=[pending[0], labelled[0]]), "already labelled"
+        ),
         "nan label": (pd.Series([1.0, np.nan], index=pending[:2]), "missing labels"),
         "invalid label": (pd.Series([1, 7], index=pending[:2]), "invalid labels"),
         "string label": (pd.Series([1, "cat"], index=pending[:2], dtype=object), "invalid labels"),

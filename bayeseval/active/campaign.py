@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from numbers import Integral, Real
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -31,15 +33,19 @@ from bayeseval._validation import (
     check_level,
     check_method,
     check_positive_int,
+    check_random_seed,
     check_weights,
     iter_columns,
 )
-from bayeseval.active.rules import RuleState, forecast_labels, get_rule
-from bayeseval.active.store import CampaignStore
+from bayeseval.active.rules import RULES, RuleState, forecast_labels, get_rule
+from bayeseval.active.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts import Counts, stratum_labels
 from bayeseval.metrics import get_metric
+from bayeseval.models.priors import resolve_prior
 
-__all__ = ["Campaign", "GOALS"]
+__all__ = ["Campaign", "GOALS", "IngestResult", "LabelSet"]
+
+_INT64_MAX = 2**63 - 1
 
 GOALS = ("each", "overall")
 
@@ -62,15 +68,12 @@ def _py(value: Any) -> Any:
 
 
 def _label_key(value: Any) -> Any:
-    """Normalise a label for set membership: integral floats become ints, numpy -> Python."""
+    """Comparison key of a known label: bools and integral floats become ints, numpy -> Python."""
     value = _py(value)
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return None
-        if value.is_integer():
-            return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return value
 
 
@@ -79,6 +82,338 @@ def _is_missing(value: Any) -> bool:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
         return False
+
+
+_INT_TEXT = re.compile(r"[+-]?\d+")
+_MISSING = object()
+
+
+class IngestResult(int):
+    """The number of labels newly recorded by :meth:`Campaign.ingest` (an ``int``).
+
+    Attributes
+    ----------
+    new : int
+        Labels recorded for rows that had none (the integer value).
+    unchanged : int
+        Rows sent again with the label they already had (a retry): nothing written.
+    relabelled : int
+        Rows whose stored label was replaced (``relabel=True`` only).
+
+    Examples
+    --------
+    >>> r = IngestResult(3, unchanged=2)
+    >>> r == 3, r.new, r.unchanged, r.relabelled
+    (True, 3, 2, 0)
+    """
+
+    new: int
+    unchanged: int
+    relabelled: int
+
+    def __new__(cls, new: int, *, unchanged: int = 0, relabelled: int = 0) -> IngestResult:
+        obj = super().__new__(cls, int(new))
+        obj.new, obj.unchanged, obj.relabelled = int(new), int(unchanged), int(relabelled)
+        return obj
+
+
+class LabelSet:
+    """The labels a campaign knows, and the one lossless normalisation applied to incoming labels.
+
+    A campaign's known labels are fixed at creation (``label_set`` of :meth:`Campaign.create`):
+    by default ``[0, 1]`` (``[False, True]`` for a boolean prediction column) when every
+    prediction is 0 or 1, otherwise the distinct predicted values. A true class the model never
+    predicts is legitimate but must be declared by passing ``label_set`` explicitly; every
+    value of ``label_set`` must be a string, or every value a number or a bool, never a mix.
+
+    An incoming label ``v`` is accepted only when it equals a known label after this
+    normalisation, and is stored as that known label:
+
+    * numbers (Python or numpy) compare by value, so ``1.0`` is ``1`` and ``True``/``False``
+      are ``1``/``0`` (as in Python); ``0.5``, ``1.9``, ``inf`` equal no integer label;
+    * with numeric (or boolean) known labels, a string is read as a number when it is a
+      decimal number (``"1"``, ``" 1 "``, ``"1.0"``; with boolean labels also ``"true"`` /
+      ``"false"`` in any case) and then compared as above;
+    * with string known labels, a string must match exactly (case and spaces count) and a
+      number never matches;
+    * ``None``, NaN, ``pd.NA`` and ``NaT`` are missing labels; any other type is invalid.
+
+    Parameters
+    ----------
+    values : sequence
+        The known labels.
+    name : str
+        Argument name used in error messages.
+
+    Examples
+    --------
+    >>> labels = LabelSet([0, 1])
+    >>> labels.normalise(1.0), labels.normalise("0"), labels.normalise(True)
+    (1, 0, 1)
+    >>> labels.normalise(0.5) is None
+    True
+    """
+
+    def __init__(self, values: Sequence[Any], name: str = "label_set") -> None:
+        vals = [_py(v) for v in values]
+        if not vals:
+            raise ValueError(f"{name} must hold at least one label, got {list(values)!r}")
+        for v in vals:
+            if _is_missing(v) or not isinstance(v, (str, int, float)):
+                raise ValueError(f"{name} values must be strings, integers, floats or bools, got {v!r}")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"{name} values must be finite, got {v!r}")
+        is_str = [isinstance(v, str) for v in vals]
+        if any(is_str) and not all(is_str):
+            raise ValueError(f"{name} mixes strings and numbers, so labels could never match: {vals!r}")
+        if all(is_str):
+            self.kind = "str"
+        elif all(isinstance(v, bool) for v in vals):
+            self.kind = "bool"
+        else:
+            self.kind = "number"
+        self.canon = {}
+        for v in vals:
+            key = _label_key(v)
+            if key in self.canon and self.canon[key] != v:
+                raise ValueError(f"{name} holds {self.canon[key]!r} and {v!r}, which are the same label")
+            self.canon[key] = v
+        self.values = list(self.canon.values())
+
+    def _number_key(self, value: Any) -> Any:
+        """Key of a number (or of the text of one) for numeric/boolean known labels."""
+        if isinstance(value, str):
+            text = value.strip()
+            if self.kind == "bool" and text.lower() in ("true", "false"):
+                return int(text.lower() == "true")
+            if _INT_TEXT.fullmatch(text):
+                return int(text)
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return _label_key(value)
+
+    def normalise(self, value: Any) -> Any:
+        """The known label equal to ``value`` (see the class docstring), ``None`` if there is none.
+
+        Missing values give the module's ``_MISSING`` marker.
+        """
+        value = _py(value)
+        if value is None or _is_missing(value):
+            return _MISSING
+        if self.kind == "str":
+            return value if isinstance(value, str) and value in self.canon else None
+        if not isinstance(value, (str, int, float)):
+            return None
+        return self.canon.get(self._number_key(value))
+
+    def normalise_many(self, values: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Normalise an array of labels, once per distinct value.
+
+        Returns ``(canonical, missing, invalid)``: an object array of known labels and two
+        boolean masks.
+        """
+        arr = np.asarray(values, dtype=object)
+        codes, uniques = pd.factorize(pd.Series(arr, dtype=object), use_na_sentinel=True)
+        mapped = [self.normalise(u) for u in uniques]
+        missing_u = np.array([m is _MISSING for m in mapped] + [True], dtype=bool)
+        invalid_u = np.array([m is None for m in mapped] + [False], dtype=bool)
+        canon_u = np.empty(len(mapped) + 1, dtype=object)
+        canon_u[:-1] = [None if (m is None or m is _MISSING) else m for m in mapped]
+        return canon_u[codes], missing_u[codes], invalid_u[codes]
+
+    def __contains__(self, value: Any) -> bool:
+        return self.normalise(value) not in (None, _MISSING)
+
+
+# -- create: validation helpers (everything is checked before anything is written) ----------
+def _row_ids(index: pd.Index) -> tuple[str, list[Any]]:
+    """The row-id type (INTEGER/TEXT) and the ids as Python values, or raise."""
+    if index.has_duplicates:
+        dup = index[index.duplicated()][:5].tolist()
+        raise ValueError(f"pool index (the row id) must be unique, got duplicates {dup}")
+    if index.hasnans:
+        raise ValueError("pool index (the row id) has missing values")
+    if pd.api.types.is_integer_dtype(index.dtype) or index.inferred_type == "integer":
+        ids = index.tolist()
+        lo, hi = (min(ids), max(ids)) if ids else (0, 0)
+        if hi > _INT64_MAX or lo < -_INT64_MAX - 1:
+            bad = hi if hi > _INT64_MAX else lo
+            raise ValueError(
+                f"pool index (the row id) must fit in a signed 64-bit integer, got {bad}; "
+                "use string ids for larger numbers"
+            )
+        return "INTEGER", [int(x) for x in ids]
+    if pd.api.types.is_string_dtype(index.dtype) and index.inferred_type == "string":
+        return "TEXT", [str(x) for x in index]
+    raise TypeError(
+        f"pool index (the row id) must hold integers or strings, got dtype {index.dtype} "
+        f"({index.inferred_type})"
+    )
+
+
+def _check_settings(
+    pool: Any, strata: Any, prediction: Any, score: Any, metric: str, target_halfwidth: Any,
+    rule: Any, prior: Any, score_bins: Any,
+) -> tuple[list[str], Any, float, str, str]:
+    """Check the column names and scalar settings; return (cols, metric, target, rule, prior)."""
+    if not isinstance(pool, pd.DataFrame):
+        raise TypeError(f"pool must be a pandas DataFrame, got {type(pool).__name__}")
+    if len(pool) == 0:
+        raise ValueError("pool has no rows")
+    m = get_metric(metric)
+    cols = iter_columns(strata, "strata")
+    named = [("prediction", prediction)] + [("strata", c) for c in cols]
+    named += [("score", score)] if score is not None else []
+    for name, col in named:
+        if not isinstance(col, str):
+            raise TypeError(f"{name} must be a column name (str), got {col!r}")
+        if col not in pool.columns:
+            raise ValueError(f"{name} column {col!r} is not in pool; columns are {list(pool.columns)[:20]}")
+    target = _check_target_halfwidth(target_halfwidth)
+    if not isinstance(rule, str):
+        raise TypeError(f"rule must be a rule name for a stored campaign (one of {sorted(RULES)}), got {rule!r}")
+    rule_name, _, _ = get_rule(rule)
+    if not isinstance(prior, str):
+        raise TypeError(f"prior must be a prior name ('default' or 'bda') for a stored campaign, got {type(prior).__name__}")
+    prior_name = resolve_prior(prior).name
+    if score_bins is not None and score is None:
+        raise ValueError(f"score_bins={score_bins!r} needs a score column (score=...)")
+    return cols, m, target, rule_name, prior_name
+
+
+def _check_no_missing(frame: pd.DataFrame, named: Sequence[tuple[str, str]], where: str) -> None:
+    """Raise naming the argument, the column and the row ids when a column has missing values.
+
+    ``named`` pairs an argument name with a column; None, NaN, ``pd.NA`` and ``NaT`` count as
+    missing.
+    """
+    for name, col in named:
+        missing = frame[col].isna().to_numpy()
+        if missing.any():
+            ids = frame.index[missing][:10].tolist()
+            raise ValueError(
+                f"{name} column {col!r} has {int(missing.sum())} missing values (None/NaN/NA) at row ids "
+                f"{ids}; fill or drop them before {where}"
+            )
+
+
+def _check_target_halfwidth(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"target_halfwidth must be a number in (0, 0.5), got {value!r}")
+    value = float(value)
+    if not (math.isfinite(value) and 0 < value < 0.5):
+        raise ValueError(f"target_halfwidth must be a finite number in (0, 0.5), got {value!r}")
+    return value
+
+
+def _score_bins(sc: pd.Series, score_bins: Any) -> pd.Series:
+    """The ``score_bin`` stratum column (text labels of the bins)."""
+    if isinstance(score_bins, Integral) and not isinstance(score_bins, bool):
+        if score_bins < 1:
+            raise ValueError(f"score_bins must be a number of bins >= 1 or a list of edges, got {score_bins!r}")
+        bins = pd.qcut(sc, int(score_bins), duplicates="drop")
+    else:
+        if isinstance(score_bins, (str, bytes, bool)) or not np.iterable(score_bins):
+            raise TypeError(f"score_bins must be an int >= 1 or a sequence of bin edges, got {score_bins!r}")
+        edges = np.asarray(list(score_bins), dtype=float) if len(list(score_bins)) else np.array([])
+        if edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+            raise ValueError(
+                f"score_bins edges must be at least two finite, strictly increasing numbers, got {list(score_bins)!r}"
+            )
+        bins = pd.cut(sc, edges.tolist(), include_lowest=True)
+    if bins.isna().any():
+        raise ValueError(f"score_bins {score_bins!r} leave some scores outside every bin")
+    return bins.astype(str)
+
+
+def _prediction_values(pred: pd.Series, prediction: str) -> tuple[np.ndarray, list[Any]]:
+    """Factorize the prediction column: (codes, distinct values as Python scalars), or raise."""
+    _check_no_missing(pred.to_frame(), [("prediction", prediction)], "creating a campaign")
+    codes, uniques = pd.factorize(pred.to_numpy(dtype=object) if pred.dtype == object else pred.to_numpy())
+    values = [_py(v) for v in uniques]
+    for v in values:
+        if not isinstance(v, (str, int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+            raise ValueError(
+                f"prediction column {prediction!r} must hold strings, integers, finite floats or bools, "
+                f"got {v!r} ({type(v).__name__})"
+            )
+    if any(isinstance(v, str) for v in values) and not all(isinstance(v, str) for v in values):
+        raise ValueError(
+            f"prediction column {prediction!r} mixes strings and numbers ({values[:6]!r}); "
+            "labels of one type are needed so predictions and true labels compare"
+        )
+    return codes, values
+
+
+def _known_labels(
+    pred: pd.Series, pred_values: list[Any], label_set: Any, prediction: str
+) -> LabelSet:
+    """The campaign's :class:`LabelSet` (see its docstring for the default)."""
+    if label_set is None:
+        keys = {_label_key(v) for v in pred_values}
+        if keys <= {0, 1}:
+            default = [False, True] if pred.dtype == bool else [0, 1]
+        else:
+            default = sorted(pred_values, key=lambda v: (str(type(v)), v))
+        return LabelSet(default, "label_set")
+    if isinstance(label_set, (str, bytes)) or not np.iterable(label_set):
+        raise TypeError(f"label_set must be a sequence of labels, got {label_set!r}")
+    labels = LabelSet(list(label_set), "label_set")
+    bad = [v for v in pred_values if labels.normalise(v) is None]
+    if bad:
+        raise ValueError(
+            f"prediction column {prediction!r} has values {bad[:5]} that are not in label_set {labels.values}"
+        )
+    return labels
+
+
+def _positive_label(labels: LabelSet, pos_label: Any, metric: Any, prediction: str) -> Any:
+    """``pos_label`` as a known label (class metrics), or raise naming it."""
+    if not metric.needs_positive:
+        return _py(pos_label) if isinstance(_py(pos_label), (str, int, float, type(None))) else str(pos_label)
+    known = labels.normalise(pos_label)
+    if known is None or known is _MISSING:
+        raise ValueError(
+            f"pos_label {pos_label!r} is not one of the campaign's labels {labels.values} (from prediction "
+            f"column {prediction!r}); metric {metric.name!r} would never count a trial for it. Pass "
+            "label_set=[...] to declare a class the model never predicts"
+        )
+    return known
+
+
+def _strata_frame(
+    pool: pd.DataFrame, cols: list[str], score: str | None, score_bins: Any
+) -> tuple[pd.DataFrame, list[str], Any]:
+    """The stratum columns (with ``score_bin`` when asked), their names and the score column."""
+    frame = pool[cols].copy() if cols else pd.DataFrame(index=pool.index)
+    sc = None
+    if score is not None:
+        sc = pd.to_numeric(pool[score], errors="coerce")
+        bad = sc.isna() | (sc < 0) | (sc > 1)
+        if bad.any():
+            ids = pool.index[bad.to_numpy()][:10].tolist()
+            raise ValueError(
+                f"score column {score!r} must hold probabilities in [0, 1] without missing values (row ids {ids})"
+            )
+    if score_bins is not None:
+        frame["score_bin"] = _score_bins(sc, score_bins)
+        cols = [*cols, "score_bin"]
+    if not cols:
+        raise ValueError("give strata (one or more columns) or score_bins")
+    _check_no_missing(frame, [("strata", c) for c in cols], "creating a campaign")
+    return frame, cols, sc
+
+
+def _json_scalar(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"{obj!r} ({type(obj).__name__}) is not a storable value")
 
 
 class Campaign:
@@ -106,7 +441,11 @@ class Campaign:
 
     def __init__(self, store: CampaignStore) -> None:
         self._store = store
-        self.config: dict[str, Any] = json.loads(store.get_meta("config") or "{}")
+        try:
+            self.config: dict[str, Any] = json.loads(store.get_meta("config") or "{}")
+        except json.JSONDecodeError as exc:
+            store.close()
+            raise ValueError(f"campaign database {str(store.path)!r} has an unreadable configuration: {exc}") from exc
         self.metric = get_metric(self.config["metric"])
         self._rule_name, self._rule, self._model = get_rule(self.config["rule"])
         strata = store.strata()
@@ -119,7 +458,7 @@ class Campaign:
             self.strata = pd.MultiIndex.from_tuples(keys, names=cols)
         self._n_rows = strata["n_rows"].to_numpy()
         self._n_eligible = strata["n_eligible"].to_numpy()
-        self._labels_canon = {_label_key(v): v for v in self.config["label_set"]}
+        self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
 
     # -- construction --------------------------------------------------------------------
@@ -145,6 +484,7 @@ class Campaign:
         label_set: Sequence[Any] | None = None,
         model: str = "robust",
         random_seed: Any = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Campaign:
         """Create a campaign file from a pool of unlabelled predictions.
 
@@ -181,17 +521,24 @@ class Campaign:
             informative prior (``1 - mean score`` as the expected error for ``error_rate``,
             ``mean score`` for ``accuracy``).
         score_bins : int or sequence of float, optional
-            Add a ``score_bin`` stratum column: ``int`` gives that many equal-count bins,
-            a sequence gives bin edges.
+            Add a ``score_bin`` stratum column: ``int`` (>= 1) gives that many equal-count
+            bins, a sequence gives at least two strictly increasing bin edges.
         prior : {"default", "bda"}
-            Hyperprior of the hierarchical model.
+            Hyperprior of the hierarchical model (checked by
+            :func:`bayeseval.models.priors.resolve_prior`).
         budget : int, optional
             Maximum number of labels.
         pos_label : optional
-            Positive class for class-dependent metrics.
+            Positive class for class-dependent metrics (recall, precision, ...); it must be
+            one of the campaign's known labels (see ``label_set``). Ignored by ``error_rate``
+            and ``accuracy``.
         label_set : sequence, optional
-            Valid label values; default ``{0, 1}`` (or booleans) for binary predictions,
-            otherwise the predicted values plus ``pos_label``.
+            The known labels: a true label is accepted only when it equals one of them after
+            the lossless normalisation of :class:`LabelSet` (``1.0`` is ``1``; ``"1"`` is ``1``
+            only when the labels are numbers; ``0.5``, ``inf``, missing values and unknown
+            strings are rejected). Default: ``[0, 1]`` (``[False, True]`` for a boolean
+            column) when every prediction is 0 or 1, otherwise the distinct predicted values.
+            Pass it to declare a true class the model never predicts.
         model : {"robust", "auto", "beta_binomial"}
             Population model of the rule and the stopping check. ``"robust"`` (default): the
             two-component population of :mod:`bayeseval.models.robust`, so a stratum far from
@@ -200,7 +547,15 @@ class Campaign:
             about 3% more labels; ``benchmarks/bench_active.py``). ``"auto"`` switches to the
             robust model only when a stratum fails the predictive check.
         random_seed : int, optional
-            Seed of the campaign's random generator (persisted, so resumes are exact).
+            Seed of the campaign's random generator (persisted, so resumes are exact);
+            checked by :func:`bayeseval._validation.check_random_seed`.
+        busy_timeout : float
+            Seconds to wait for another process's write lock before raising ``ValueError``
+            (default 10).
+
+        Every setting is checked before anything is written: a failed create leaves no
+        file. The database is built in a temporary file next to ``path`` and published
+        atomically, so a process killed during ``create`` leaves no file at ``path``.
 
         Returns
         -------
@@ -216,111 +571,52 @@ class Campaign:
         [0, 0]
         >>> c.close()
         """
-        if not isinstance(pool, pd.DataFrame):
-            raise TypeError(f"pool must be a pandas DataFrame, got {type(pool).__name__}")
-        if len(pool) == 0:
-            raise ValueError("pool has no rows")
-        m = get_metric(metric)
-        cols = iter_columns(strata, "strata")
-        for name, col in [("prediction", prediction)] + [("strata", c) for c in cols] + (
-            [("score", score)] if score is not None else []
-        ):
-            if col not in pool.columns:
-                raise ValueError(f"{name} column {col!r} is not in pool; columns are {list(pool.columns)[:20]}")
-        target_halfwidth = float(target_halfwidth)
-        if not (0 < target_halfwidth < 0.5):
-            raise ValueError(f"target_halfwidth must be in (0, 0.5), got {target_halfwidth!r}")
+        cols, m, target_halfwidth, rule_name, prior = _check_settings(
+            pool, strata, prediction, score, metric, target_halfwidth, rule, prior, score_bins
+        )
         level = check_level(level)
         goal = check_method(goal, GOALS, "goal")
-        rule_name, _, _ = get_rule(rule)
         model = check_method(model, ("auto", "beta_binomial", "robust"), "model")
-        if not isinstance(prior, str):
-            raise TypeError(f"prior must be a prior name ('default' or 'bda') for a stored campaign, got {type(prior).__name__}")
         if budget is not None:
             budget = check_positive_int(budget, "budget")
-        index = pool.index
-        if index.has_duplicates:
-            dup = index[index.duplicated()][:5].tolist()
-            raise ValueError(f"pool index (the row id) must be unique, got duplicates {dup}")
-        if index.hasnans:
-            raise ValueError("pool index (the row id) has missing values")
-        if pd.api.types.is_integer_dtype(index.dtype):
-            rid_type, rids = "INTEGER", [int(x) for x in index]
-        elif pd.api.types.is_string_dtype(index.dtype) or index.inferred_type == "string":
-            rid_type, rids = "TEXT", [str(x) for x in index]
-        else:
-            raise TypeError(f"pool index (the row id) must hold integers or strings, got dtype {index.dtype}")
-        frame = pool[cols].copy() if cols else pd.DataFrame(index=pool.index)
-        if score is not None:
-            sc = pd.to_numeric(pool[score], errors="coerce")
-            if sc.isna().any() or ((sc < 0) | (sc > 1)).any():
-                raise ValueError(f"score column {score!r} must hold probabilities in [0, 1] without missing values")
-        if score_bins is not None:
-            if score is None:
-                raise ValueError("score_bins needs a score column")
-            if isinstance(score_bins, int):
-                bins = pd.qcut(sc, score_bins, duplicates="drop")
-            else:
-                bins = pd.cut(sc, list(score_bins), include_lowest=True)
-            if bins.isna().any():
-                raise ValueError(f"score_bins {score_bins!r} leave some scores outside every bin")
-            frame["score_bin"] = bins.astype(str)
-            cols = [*cols, "score_bin"]
-        if not cols:
-            raise ValueError("give strata (one or more columns) or score_bins")
-        for c in cols:
-            if frame[c].isna().any():
-                raise ValueError(f"strata column {c!r} has missing values; fill them before creating a campaign")
+        random_seed = check_random_seed(random_seed)
+        busy_timeout = CampaignStore.check_timeout(busy_timeout)
+        rid_type, rids = _row_ids(pool.index)
+        frame, cols, sc = _strata_frame(pool, cols, score, score_bins)
         pred = pool[prediction]
-        if pred.isna().any():
-            raise ValueError(f"prediction column {prediction!r} has missing values")
-        # strata codes
+        pred_codes, pred_values = _prediction_values(pred, prediction)
+        labels = _known_labels(pred, pred_values, label_set, prediction)
+        positive = _positive_label(labels, pos_label, m, prediction)
         grouped = frame.groupby(cols, sort=True, observed=True)
         codes = grouped.ngroup().to_numpy()
-        gindex = grouped.size().index
-        keys = [tuple(_py(x) for x in k) if isinstance(k, tuple) else (_py(k),) for k in gindex]
-        # label set
-        pred_values = [_py(v) for v in pd.unique(pred)]
-        if label_set is None:
-            vals = set(_label_key(v) for v in pred_values)
-            if vals <= {0, 1}:
-                label_set = [False, True] if pred.dtype == bool else [0, 1]
-            else:
-                label_set = sorted(set(pred_values) | ({_py(pos_label)} if m.needs_positive else set()), key=str)
-        label_set = [_py(v) for v in label_set]
-        canon = {_label_key(v) for v in label_set}
-        bad_pred = [v for v in pred_values if _label_key(v) not in canon]
-        if bad_pred:
-            raise ValueError(f"prediction column {prediction!r} has values {bad_pred[:5]} that are not in label_set {label_set}")
-        # eligibility: for metrics whose trials depend on the prediction only
-        pred_arr = pred.to_numpy()
-        positive = _py(pos_label)
+        keys = [tuple(_py(x) for x in k) if isinstance(k, tuple) else (_py(k),) for k in grouped.size().index]
+        try:
+            json.dumps(keys)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text") from exc
+        # eligibility: for metrics whose trials depend on the prediction only (per distinct value)
         if m.trials in ("pred_pos", "pred_neg"):
-            is_pos = np.array([_label_key(v) == _label_key(positive) for v in pred_arr])
+            is_pos = np.array([_label_key(v) == _label_key(positive) for v in pred_values], dtype=bool)[pred_codes]
             eligible = is_pos if m.trials == "pred_pos" else ~is_pos
         else:
             eligible = np.ones(len(pool), bool)
-        # prior means from the score
-        prior_mean = None
-        if score is not None and m.name in ("error_rate", "accuracy"):
-            per = pd.Series(sc.to_numpy()).groupby(codes).mean().reindex(range(len(keys)))
-            pm = (1 - per) if m.name == "error_rate" else per
-            prior_mean = np.clip(pm.to_numpy(dtype=float), 1e-3, 1 - 1e-3).tolist()
         strata_index = (
             pd.Index([k[0] for k in keys], name=cols[0])
             if len(cols) == 1
             else pd.MultiIndex.from_tuples(keys, names=cols)
         )
+        w = None if weights is None else check_weights(weights, strata_index).tolist()
+        prior_mean = None
+        if score is not None and m.name in ("error_rate", "accuracy"):
+            per = pd.Series(sc.to_numpy()).groupby(codes).mean().reindex(range(len(keys)))
+            pm = (1 - per) if m.name == "error_rate" else per
+            prior_mean = np.clip(pm.to_numpy(dtype=float), 1e-3, 1 - 1e-3).tolist()
         n_rows = np.bincount(codes, minlength=len(keys))
         n_eligible = np.bincount(codes, weights=eligible, minlength=len(keys)).astype(np.int64)
-        if weights is not None:
-            w = check_weights(weights, strata_index).tolist()
-        else:
-            w = None
         rng = np.random.default_rng(random_seed)
         order = rng.permutation(len(pool))
         scores = sc.to_numpy(dtype=float).tolist() if score is not None else [None] * len(pool)
-        preds = [_py(v) for v in pred_arr.tolist()]
+        preds = [pred_values[i] for i in pred_codes.tolist()]
         config = {
             "strata": cols,
             "prediction": prediction,
@@ -336,24 +632,22 @@ class Campaign:
             "prior_mean": prior_mean,
             "budget": budget,
             "pos_label": positive,
-            "label_set": label_set,
+            "label_set": labels.values,
             "model": model,
             "random_seed": random_seed if isinstance(random_seed, (int, type(None))) else str(random_seed),
-            "index_name": index.name if isinstance(index.name, (str, type(None))) else str(index.name),
+            "index_name": pool.index.name if isinstance(pool.index.name, (str, type(None))) else str(pool.index.name),
         }
+        try:
+            meta_config = json.dumps(config, default=_json_scalar)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"campaign settings cannot be stored: {exc}") from exc
         pool_rows = zip(
-            rids,
-            codes.tolist(),
-            preds,
-            scores,
-            eligible.astype(int).tolist(),
-            order.tolist(),
-            strict=True,
+            rids, codes.tolist(), preds, scores, eligible.astype(int).tolist(), order.tolist(), strict=True
         )
         store = CampaignStore.initialise(
             path,
             meta={
-                "config": json.dumps(config),
+                "config": meta_config,
                 "version": _version(),
                 "rng_state": json.dumps(rng.bit_generator.state),
             },
@@ -362,12 +656,25 @@ class Campaign:
             pool_rows=pool_rows,
             n_rows=n_rows.tolist(),
             n_eligible=n_eligible.tolist(),
+            busy_timeout=busy_timeout,
         )
         return cls(store)
 
     @classmethod
-    def open(cls, path: str | PathLike[str]) -> Campaign:
+    def open(cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Campaign:
         """Open an existing campaign file and resume exactly where it was.
+
+        The file is checked to be a bayeseval campaign database before anything is changed;
+        anything else (a text file, a truncated or corrupt database, another application's
+        SQLite file) is a ``ValueError`` naming the path.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The campaign file.
+        busy_timeout : float
+            Seconds a write waits for another process's lock before raising ``ValueError``
+            (default 10).
 
         Examples
         --------
@@ -378,7 +685,7 @@ class Campaign:
         >>> Campaign.open(path).config["metric"]
         'error_rate'
         """
-        return cls(CampaignStore(Path(path)))
+        return cls(CampaignStore(Path(path), busy_timeout=busy_timeout))
 
     def close(self) -> None:
         """Close the database connection."""
@@ -535,7 +842,9 @@ class Campaign:
             return pd.Index(np.asarray(list(values), dtype=np.int64), name=name)
         return pd.Index([str(v) for v in values], dtype=object, name=name)
 
-    def propose(self, batch_size: int) -> pd.DataFrame:
+    def propose(
+        self, batch_size: int, *, writer: Callable[[pd.DataFrame], Any] | None = None
+    ) -> pd.DataFrame:
         """Propose the next rows to label and record the proposal.
 
         Parameters
@@ -543,6 +852,11 @@ class Campaign:
         batch_size : int
             Number of rows wanted. Fewer come back when the budget, the pool or the goal
             leaves fewer to ask for; none when the campaign is done.
+        writer : callable, optional
+            Called with the batch before the proposal is committed (e.g. to write the batch
+            file). If it raises, nothing is recorded (the rows stay unproposed and the random
+            generator state is unchanged, so the same call proposes the same batch again)
+            and the exception propagates. Not called when the batch is empty.
 
         Returns
         -------
@@ -561,48 +875,90 @@ class Campaign:
         (True, 10)
         """
         batch_size = check_positive_int(batch_size, "batch_size")
+        if writer is not None and not callable(writer):
+            raise TypeError(f"writer must be a callable taking the batch DataFrame, got {writer!r}")
         store = self._store
-        with store.transaction() as conn:
-            st = self._state(conn)
-            budget = self.config.get("budget")
-            n = batch_size
-            if budget is not None:
-                n = min(n, int(budget) - int(st.labelled.sum()) - int(st.pending.sum()))
-            if n <= 0 or st.is_done():
-                rids_by_code: dict[int, list[Any]] = {}
-            else:
-                rng = np.random.default_rng()
-                rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
-                alloc = self._rule(st, n, rng).to_numpy()
-                alloc = np.minimum(alloc, st.available)
-                rids_by_code = {}
-                for i in np.flatnonzero(alloc > 0):
-                    code = int(self._codes[i])
-                    rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
-                round_ = store.next_round(conn)
-                labels = stratum_labels(self.strata)
-                allocation = {labels[i]: int(alloc[i]) for i in np.flatnonzero(alloc > 0)}
-                hw = st.halfwidths()
-                details = {
-                    "model": st.posterior.model,
-                    "outliers": [str(x) for x in st.posterior.outliers],
-                    "labels_used": int(st.labelled.sum()),
-                    "pending_before": int(st.pending.sum()),
-                    "max_halfwidth": float(np.max(hw)),
-                    "requested": int(batch_size),
-                }
-                store.record_proposal(
-                    conn,
-                    round_=round_,
-                    rids_by_code=rids_by_code,
-                    rule=self._rule_name,
-                    allocation=allocation,
-                    version=_version(),
-                    details=details,
-                    rng_state=json.dumps(rng.bit_generator.state),
-                )
-        rids = [r for code in sorted(rids_by_code) for r in rids_by_code[code]]
-        return self._rows_frame(rids, round_ if rids else None)
+        with store.transaction("record a proposal") as conn:
+            rids, round_ = self._draw(conn, batch_size)
+            batch = self._rows_frame(rids, round_ if rids else None)
+            if writer is not None and rids:
+                writer(batch)
+        return batch
+
+    def _draw(self, conn: Any, batch_size: int) -> tuple[list[Any], int | None]:
+        """Allocate and draw a batch, and record it (inside the caller's transaction)."""
+        store = self._store
+        st = self._state(conn)
+        budget = self.config.get("budget")
+        n = batch_size
+        if budget is not None:
+            n = min(n, int(budget) - int(st.labelled.sum()) - int(st.pending.sum()))
+        if n <= 0 or st.is_done():
+            return [], None
+        rng = np.random.default_rng()
+        rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
+        alloc = np.minimum(self._rule(st, n, rng).to_numpy(), st.available)
+        rids_by_code: dict[int, list[Any]] = {}
+        for i in np.flatnonzero(alloc > 0):
+            code = int(self._codes[i])
+            rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
+        round_ = store.next_round(conn)
+        labels = stratum_labels(self.strata)
+        allocation = {labels[i]: int(alloc[i]) for i in np.flatnonzero(alloc > 0)}
+        details = {
+            "model": st.posterior.model,
+            "outliers": [str(x) for x in st.posterior.outliers],
+            "labels_used": int(st.labelled.sum()),
+            "pending_before": int(st.pending.sum()),
+            "max_halfwidth": float(np.max(st.halfwidths())),
+            "requested": int(batch_size),
+        }
+        store.record_proposal(
+            conn,
+            round_=round_,
+            rids_by_code=rids_by_code,
+            rule=self._rule_name,
+            allocation=allocation,
+            version=_version(),
+            details=details,
+            rng_state=json.dumps(rng.bit_generator.state),
+        )
+        return [r for code in sorted(rids_by_code) for r in rids_by_code[code]], round_
+
+    def pending_batch(self, round: int | None = None) -> pd.DataFrame:  # noqa: A002
+        """The pending proposals as a batch, in the layout :meth:`propose` returns.
+
+        Use it to write the rows to label again (e.g. after the batch file was lost).
+
+        Parameters
+        ----------
+        round : int, optional
+            Only the pending rows of this proposal round; default every pending row.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: the stratum columns, the prediction (and score) column and
+            ``round``, in proposal order.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     prediction="pred", random_seed=0)
+        >>> b = c.propose(6)
+        >>> c.pending_batch().index.equals(b.index)
+        True
+        """
+        if round is not None:
+            round = check_positive_int(round, "round")
+        pend = self._store.pending()
+        if round is not None:
+            pend = pend[pend["round"] == round]
+        frame = self._rows_frame(list(pend.index), None)
+        frame["round"] = pend["round"].to_numpy(dtype=np.int64)
+        return frame
 
     def _rows_frame(self, rids: list[Any], round_: int | None) -> pd.DataFrame:
         rows = self._store.pool_rows(rids)
@@ -617,13 +973,13 @@ class Campaign:
         out[self.config["prediction"]] = rows["prediction"].to_numpy() if len(rows) else []
         if self.config.get("score"):
             out[self.config["score"]] = rows["score"].to_numpy(dtype=float) if len(rows) else []
-        out["round"] = round_ if round_ is not None else []
+        out["round"] = np.full(len(out), round_ if round_ is not None else 0, dtype=np.int64)
         return out
 
     # -- ingest --------------------------------------------------------------------------
     def _parse_labels(
         self, labels: Any, id_column: str | None, label_column: str | None
-    ) -> tuple[list[Any], list[Any]]:
+    ) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(labels, pd.DataFrame):
             frame = labels
             if id_column is not None:
@@ -643,11 +999,11 @@ class Campaign:
                     raise ValueError(f"labels DataFrame: give label_column, one of {rest}")
             if label_column not in frame.columns:
                 raise ValueError(f"label_column {label_column!r} is not in labels; columns are {list(frame.columns)}")
-            return list(ids.to_numpy()), list(frame[label_column].to_numpy())
+            return ids.to_numpy(dtype=object), frame[label_column].to_numpy(dtype=object)
         if isinstance(labels, pd.Series):
-            return list(labels.index), list(labels.to_numpy())
+            return labels.index.to_numpy(dtype=object), labels.to_numpy(dtype=object)
         if isinstance(labels, dict):
-            return list(labels.keys()), list(labels.values())
+            return np.array(list(labels.keys()), dtype=object), np.array(list(labels.values()), dtype=object)
         raise TypeError(f"labels must be a pandas Series indexed by row id or a DataFrame, got {type(labels).__name__}")
 
     def _norm_rid(self, rid: Any) -> Any:
@@ -659,7 +1015,7 @@ class Campaign:
                 return rid
             if isinstance(rid, float) and rid.is_integer():
                 return int(rid)
-            if isinstance(rid, str) and rid.strip().lstrip("-").isdigit():
+            if isinstance(rid, str) and _INT_TEXT.fullmatch(rid.strip()):
                 return int(rid.strip())
             return None
         if rid is None or _is_missing(rid):
@@ -672,7 +1028,8 @@ class Campaign:
         *,
         id_column: str | None = None,
         label_column: str | None = None,
-    ) -> int:
+        relabel: bool = False,
+    ) -> IngestResult:
         """Record true labels for proposed rows (all or nothing).
 
         Parameters
@@ -680,20 +1037,29 @@ class Campaign:
         labels : pandas.Series or pandas.DataFrame
             True labels indexed by row id, or a frame with an id column (``id_column``, or
             the index) and a label column (``label_column``; default ``label`` or the only
-            other column).
+            other column). Each label must equal one of the campaign's known labels after
+            the lossless normalisation described in :class:`LabelSet` (``1.0`` is ``1``;
+            ``"1"`` is ``1`` only when the labels are numbers); it is stored as that label.
         id_column, label_column : str, optional
             Column names for a DataFrame.
+        relabel : bool
+            Replace the stored label of rows already labelled differently (and correct the
+            counts). Default False: such rows are an error.
 
         Returns
         -------
-        int
-            Number of labels recorded.
+        IngestResult
+            An ``int``: the number of labels newly recorded; ``.unchanged`` counts rows sent
+            again with the label they already have (a retry is a no-op for them) and
+            ``.relabelled`` the rows whose label was replaced.
 
         Raises
         ------
         ValueError
-            Naming the offending ids and values, for ids not in the pool, ids never proposed,
-            ids given twice or already labelled, and missing or invalid labels. Nothing is
+            Naming the offending row ids (and values), for ids not in the pool, ids never
+            proposed, ids given twice, missing labels, labels that are not known labels
+            (fractional, infinite, unknown strings, classes outside ``label_set``) and,
+            unless ``relabel``, a label different from the one already stored. Nothing is
             written when any check fails.
 
         Examples
@@ -705,81 +1071,102 @@ class Campaign:
         >>> b = c.propose(4)
         >>> c.ingest(pd.Series([0, 1, 1, 0], index=b.index))
         4
-        >>> c.ingest(pd.Series([0], index=b.index[:1]))
+        >>> r = c.ingest(pd.Series([0.0, 1.0], index=b.index[:2]))  # a retry: no-op
+        >>> int(r), r.unchanged
+        (0, 2)
+        >>> c.ingest(pd.Series([0.5], index=b.index[:1]))
         Traceback (most recent call last):
         ...
-        ValueError: labels rejected, nothing recorded: already labelled: ...
+        ValueError: labels rejected, nothing recorded: invalid labels ...
         """
         raw_ids, raw_labels = self._parse_labels(labels, id_column, label_column)
-        if not raw_ids:
-            return 0
-        problems: dict[str, list[str]] = {}
+        if len(raw_ids) == 0:
+            return IngestResult(0)
+        problems = _Problems()
+        ids, values = self._check_batch(raw_ids, raw_labels, problems)
+        with self._store.transaction("record labels") as conn:
+            new, changed, unchanged = self._sort_against_store(conn, ids, values, problems, relabel)
+            problems.raise_if_any()
+            self._write_labels(conn, new, changed)
+        return IngestResult(len(new), unchanged=unchanged, relabelled=len(changed))
 
-        def add(kind: str, item: Any) -> None:
-            problems.setdefault(kind, []).append(repr(_py(item)))
-
-        ids: list[Any] = []
+    def _check_batch(
+        self, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: _Problems
+    ) -> tuple[list[Any], list[Any]]:
+        """Row ids and known labels of the batch; unknown ids, duplicates and bad labels noted."""
+        nids = [self._norm_rid(r) for r in raw_ids]
+        canon, missing, invalid = self._labels.normalise_many(raw_labels)
         seen: set[Any] = set()
+        ids: list[Any] = []
         values: list[Any] = []
-        for rid, lab in zip(raw_ids, raw_labels, strict=True):
-            nid = self._norm_rid(rid)
+        for i, nid in enumerate(nids):
             if nid is None:
-                add("unknown ids (not in the pool)", rid)
-                continue
-            if nid in seen:
-                add("duplicate ids in this batch", rid)
-                continue
-            seen.add(nid)
-            if _is_missing(lab):
-                add("missing labels for ids", rid)
-                continue
-            key = _label_key(lab)
-            if key not in self._labels_canon:
-                try:
-                    key = _label_key(type(next(iter(self._labels_canon)))(lab))
-                except (TypeError, ValueError, StopIteration):
-                    pass
-            if key not in self._labels_canon:
-                add(f"invalid labels (valid: {self.config['label_set']})", lab)
-                continue
-            ids.append(nid)
-            values.append(self._labels_canon[key])
+                problems.add("unknown ids (not in the pool)", raw_ids[i])
+            elif nid in seen:
+                problems.add("duplicate ids in this batch", raw_ids[i])
+            elif missing[i]:
+                seen.add(nid)
+                problems.add("missing labels for ids", raw_ids[i])
+            elif invalid[i]:
+                seen.add(nid)
+                problems.add(
+                    f"invalid labels (known labels: {self._labels.values}) for ids",
+                    raw_ids[i],
+                    repr(_py(raw_labels[i])),
+                )
+            else:
+                seen.add(nid)
+                ids.append(nid)
+                values.append(canon[i])
+        return ids, values
+
+    def _sort_against_store(
+        self, conn: Any, ids: list[Any], values: list[Any], problems: _Problems, relabel: bool
+    ) -> tuple[list[list[Any]], list[list[Any]], int]:
+        """Split the batch into new labels, changed labels and unchanged re-sends."""
         store = self._store
-        with store.transaction() as conn:
-            info = store.pool_info(conn, ids)
-            status = store.proposal_status(conn, ids)
-            rounds = self._rounds(conn, ids)
-            rows = []
-            preds = []
-            for rid, lab in zip(ids, values, strict=True):
-                if rid not in info:
-                    add("unknown ids (not in the pool)", rid)
-                elif rid not in status:
-                    add("ids never proposed", rid)
-                elif status[rid] != "pending":
-                    add("already labelled", rid)
-                else:
-                    rows.append([rid, lab, 0, 0, rounds[rid], info[rid][0]])
-                    preds.append(info[rid][1])
-            if problems:
-                parts = []
-                for kind, items in problems.items():
-                    shown = ", ".join(items[:10]) + (f" ... ({len(items)} in all)" if len(items) > 10 else "")
-                    parts.append(f"{kind}: {shown}")
-                raise ValueError("labels rejected, nothing recorded: " + "; ".join(parts))
-            truth = np.array([r[1] for r in rows], dtype=object)
-            pred = np.array(preds, dtype=object)
-            trial, success = self.metric.masks(
-                np.array([_label_key(x) for x in truth], dtype=object),
-                np.array([_label_key(x) for x in pred], dtype=object),
-                _label_key(self.config.get("pos_label")),
-            )
+        info = store.pool_info(conn, ids)
+        proposals = store.proposals(conn, ids)
+        stored = store.stored_labels(conn, [r for r in ids if proposals.get(r, ("",))[0] == "labelled"])
+        new: list[list[Any]] = []
+        changed: list[list[Any]] = []
+        unchanged = 0
+        for rid, lab in zip(ids, values, strict=True):
+            if rid not in info:
+                problems.add("unknown ids (not in the pool)", rid)
+            elif rid not in proposals:
+                problems.add("ids never proposed", rid)
+            elif proposals[rid][0] == "pending":
+                new.append([rid, lab, 0, 0, proposals[rid][1], info[rid][0], info[rid][1]])
+            elif _label_key(stored[rid][0]) == _label_key(lab):
+                unchanged += 1
+            elif relabel:
+                old = stored[rid]
+                changed.append([rid, lab, 0, 0, 2 * old[1] + old[2], info[rid][0], info[rid][1]])
+            else:
+                problems.add(
+                    "already labelled with a different label (pass relabel=True to replace it) for ids",
+                    rid,
+                    f"{_py(stored[rid][0])!r} -> {_py(lab)!r}",
+                )
+        return new, changed, unchanged
+
+    def _write_labels(self, conn: Any, new: list[list[Any]], changed: list[list[Any]]) -> None:
+        """Compute trial/success flags and write new and changed labels."""
+        for rows in (new, changed):
+            if not rows:
+                continue
+            truth = np.array([_label_key(r[1]) for r in rows], dtype=object)
+            pred = np.array([_label_key(r[6]) for r in rows], dtype=object)
+            trial, success = self.metric.masks(truth, pred, _label_key(self.config.get("pos_label")))
             for r, t, s in zip(rows, trial, success, strict=True):
                 r[2], r[3] = int(t), int(s)
-            store.record_labels(conn, [tuple(r) for r in rows])
-        return len(rows)
+        if new:
+            self._store.record_labels(conn, [tuple(r[:6]) for r in new])
+        if changed:
+            self._store.replace_labels(conn, [tuple(r[:6]) for r in changed])
 
-    def release(self, ids: Any = None) -> int:
+    def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).
 
         Released rows become eligible again and may be proposed in a later round.
@@ -787,7 +1174,9 @@ class Campaign:
         Parameters
         ----------
         ids : iterable of row ids, optional
-            The pending rows to release; default all pending rows.
+            The pending rows to release; default all pending rows (of ``round`` if given).
+        round : int, optional
+            Release only the pending rows of this proposal round.
 
         Returns
         -------
@@ -806,24 +1195,38 @@ class Campaign:
         >>> int(c.status()["pending"].sum())
         4
         """
-        with self._store.transaction() as conn:
+        if round is not None:
+            round = check_positive_int(round, "round")
+        if ids is not None and (isinstance(ids, (str, bytes)) or not np.iterable(ids)):
+            ids = [ids]
+        with self._store.transaction("release proposals") as conn:
+            pending = self._store.pending_ids(conn, round)
             if ids is None:
-                rids = [r[0] for r in conn.execute("SELECT rid FROM proposals WHERE status = 'pending'")]
+                rids = pending
             else:
-                rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None]
+                keep = set(pending)
+                rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None and r in keep]
             return self._store.release(conn, rids)
 
-    def _rounds(self, conn: Any, ids: list[Any]) -> dict[Any, int]:
-        out: dict[Any, int] = {}
-        for i in range(0, len(ids), 900):
-            chunk = ids[i : i + 900]
-            out.update(
-                conn.execute(
-                    "SELECT rid, round FROM proposals WHERE rid IN ({})".format(",".join("?" * len(chunk))),
-                    chunk,
-                ).fetchall()
-            )
-        return out
+
+class _Problems:
+    """Reasons a batch of labels is rejected, grouped by kind, each naming the row ids."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, list[str]] = {}
+
+    def add(self, kind: str, rid: Any, detail: str | None = None) -> None:
+        text = repr(_py(rid)) if detail is None else f"{_py(rid)!r} ({detail})"
+        self.items.setdefault(kind, []).append(text)
+
+    def raise_if_any(self) -> None:
+        if not self.items:
+            return
+        parts = []
+        for kind, items in self.items.items():
+            shown = ", ".join(items[:10]) + (f" ... ({len(items)} in all)" if len(items) > 10 else "")
+            parts.append(f"{kind}: {shown}")
+        raise ValueError("labels rejected, nothing recorded: " + "; ".join(parts))
 
 
 def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFrame:

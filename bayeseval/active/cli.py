@@ -1,41 +1,175 @@
-"""``bayeseval campaign create|propose|ingest|status``: run a labelling campaign from files.
+"""``bayeseval campaign create|propose|ingest|status|pending|release|export``.
 
-The lead's ``bayeseval/cli.py`` calls :func:`register` on its sub-parsers; this module can also
-run on its own (``python -m bayeseval.active.cli campaign ...``). Exit codes: 0 on success,
-2 with a one-line reason on bad input.
+Run a labelling campaign from files. The main ``bayeseval/cli.py`` calls :func:`register` on
+its sub-parsers; this module can also run on its own (``python -m bayeseval.active.cli
+campaign ...``).
+
+Exit codes: 0 on success; 2 on bad input, with exactly one line on stderr naming the option
+or file at fault (malformed options included). Batch files (``.csv``, ``.csv.gz``,
+``.parquet``) carry the row id as a column (named after the pool's id column, ``row`` by
+default), so a batch file can be read back by ``ingest`` as it is. ``propose`` writes the
+batch file before it commits the proposal: if the file cannot be written nothing is
+recorded, so no row is left pending without a file. ``export`` writes the pending rows
+again, ``release`` withdraws them and ``pending`` lists them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bayeseval.cli import _Formatter, _read_table
+from bayeseval.cli import _Formatter
 
 __all__ = ["register", "run", "build_parser", "main"]
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
+_CSV_SUFFIXES = (".csv", ".csv.gz", ".txt")
+_PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
-def _write_table(frame: Any, path: str) -> None:
+# -- files ---------------------------------------------------------------------------------
+def _kind(path: str, option: str) -> str:
+    name = Path(path).name.lower()
+    if name.endswith(_PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(_CSV_SUFFIXES):
+        return "csv"
+    raise ValueError(f"{option} {path!r}: unsupported file type; use .csv, .csv.gz or .parquet")
+
+
+def _read_input(path: str, option: str, *, text_columns: Sequence[str] = ()) -> Any:
+    """Read a .csv/.csv.gz/.parquet file; any failure is a ValueError naming ``option``.
+
+    ``text_columns`` of a CSV file are read as text, so ``ingest`` sees labels and ids as
+    written (``"007"`` stays ``"007"``) and applies the campaign's own normalisation.
+    """
+    import pandas as pd
+
+    kind = _kind(path, option)
     p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        frame.to_parquet(p)
-    elif suffix == ".csv":
-        frame.to_csv(p)
-    else:
-        raise ValueError(f"unsupported output type {p.suffix!r} for {path}; use .csv or .parquet")
+    if not p.is_file():
+        raise ValueError(f"{option} {path!r}: file not found")
+    try:
+        if kind == "parquet":
+            frame = pd.read_parquet(p)
+        else:
+            frame = pd.read_csv(p, dtype={c: str for c in text_columns})
+    except (ValueError, TypeError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{option} {path!r}: cannot read it as {kind.upper()}: {detail}") from exc
+    if len(frame.columns) == 0 or len(frame) == 0:
+        raise ValueError(f"{option} {path!r}: the file has no rows")
+    return frame
+
+
+def _check_out(path: str, option: str = "--out") -> str:
+    """The output kind of ``path`` (csv or parquet) if it can be written there, else raise."""
+    kind = _kind(path, option)
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise ValueError(f"{option} {path!r}: directory {str(parent)!r} does not exist")
+    if Path(path).is_dir():
+        raise ValueError(f"{option} {path!r} is a directory")
+    return kind
+
+
+def _write_batch(frame: Any, path: str, option: str = "--out") -> None:
+    """Write a batch (id as a column, empty label column) atomically: temp file, then rename."""
+    kind = _check_out(path, option)
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.writing-{os.getpid()}")
+    try:
+        if kind == "parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            gz = p.name.lower().endswith(".gz")
+            frame.to_csv(tmp, index=False, compression="gzip" if gz else None)
+        os.replace(tmp, p)
+    except OSError as exc:
+        raise ValueError(f"{option} {path!r}: cannot write it: {exc.strerror or exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _label_name(campaign: Any) -> str:
+    """The batch files' label column: ``label`` unless a campaign column already has that name."""
+    used = set(campaign.config["strata"]) | {campaign.config["prediction"], campaign.config.get("score")}
+    return "label" if "label" not in used else "true_label"
+
+
+def _batch_table(campaign: Any, batch: Any) -> Any:
+    """The batch as written to a file: the row id as a column, then an empty label column."""
+    out = batch.copy()
+    id_name = campaign.config.get("index_name") or "row"
+    out.index.name = id_name
+    out[_label_name(campaign)] = None
+    return out.reset_index()
+
+
+def _open(db: str) -> Any:
+    from bayeseval.active import Campaign
+
+    try:
+        return Campaign.open(db)
+    except ValueError as exc:
+        raise ValueError(f"--db: {exc}") from exc
+
+
+# -- option types (argparse turns their ValueError into a one-line usage error) -----------
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _open_unit(upper: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number in (0, {upper:g}), got {text!r}") from None
+        if not (0 < value < upper):  # also refuses nan and inf
+            raise argparse.ArgumentTypeError(f"expected a number in (0, {upper:g}), got {text!r}")
+        return value
+
+    return parse
+
+
+def _score_bins(text: str) -> Any:
+    if text.strip().isdigit():
+        return _positive_int(text.strip())
+    try:
+        edges = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of bins or comma-separated increasing edges, got {text!r}"
+        ) from None
+    return edges
 
 
 def _columns(value: str) -> list[str]:
     cols = [c.strip() for c in value.split(",") if c.strip()]
     if not cols:
-        raise ValueError(f"--strata needs one or more column names, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected one or more column names, got {value!r}")
     return cols
 
 
@@ -52,20 +186,17 @@ def _scalar(value: str | None) -> Any:
 def _create(args: argparse.Namespace) -> int:
     from bayeseval.active import Campaign
 
-    pool = _read_table(args.pool)
+    pool = _read_input(args.pool, "--pool")
     if args.id_column:
         if args.id_column not in pool.columns:
             raise ValueError(f"--id-column {args.id_column!r} is not in {args.pool}; columns are {list(pool.columns)[:20]}")
         pool = pool.set_index(args.id_column)
     else:
         pool.index.name = "row"
-    bins: Any = None
-    if args.score_bins:
-        bins = int(args.score_bins) if args.score_bins.isdigit() else [float(x) for x in args.score_bins.split(",")]
     c = Campaign.create(
         args.db,
         pool,
-        strata=_columns(args.strata) if args.strata else None,
+        strata=args.strata,
         prediction=args.prediction,
         metric=args.metric,
         target_halfwidth=args.target_halfwidth,
@@ -73,7 +204,7 @@ def _create(args: argparse.Namespace) -> int:
         goal=args.goal,
         rule=args.rule,
         score=args.score,
-        score_bins=bins,
+        score_bins=args.score_bins,
         budget=args.budget,
         pos_label=_scalar(args.pos_label),
         random_seed=args.seed,
@@ -84,50 +215,48 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _propose(args: argparse.Namespace) -> int:
-    from bayeseval.active import Campaign
-
-    c = Campaign.open(args.db)
+    _check_out(args.out)
+    c = _open(args.db)
     try:
-        batch = c.propose(args.batch_size)
-        out = batch.copy()
-        if out.index.name is None:
-            out.index.name = "row"
-        out["label"] = None
-        _write_table(out, args.out)
+        batch = c.propose(args.batch_size, writer=lambda b: _write_batch(_batch_table(c, b), args.out))
+        label = _label_name(c)
         if len(batch) == 0:
+            _write_batch(_batch_table(c, batch), args.out)
             reason = "the goal is met" if c.done else "the budget or the pool is spent"
             print(f"nothing to propose: {reason}; wrote an empty file {args.out}")
         else:
-            print(f"proposed {len(batch)} rows (round {int(batch['round'].iloc[0])}); fill the 'label' column of {args.out} and run 'bayeseval campaign ingest'")
+            print(f"proposed {len(batch)} rows (round {int(batch['round'].iloc[0])}); fill the {label!r} column of {args.out} and run 'bayeseval campaign ingest'")
     finally:
         c.close()
     return EXIT_OK
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from bayeseval.active import Campaign
-
-    frame = _read_table(args.labels)
-    c = Campaign.open(args.db)
+    c = _open(args.db)
     try:
         id_col = args.id_column or c.config.get("index_name") or "row"
+        label_col = args.label_column or _label_name(c)
+        frame = _read_input(args.labels, "--labels", text_columns=(id_col, label_col))
         if id_col not in frame.columns:
             raise ValueError(f"--id-column {id_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
-        if args.label_column not in frame.columns:
-            raise ValueError(f"--label-column {args.label_column!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
-        n = c.ingest(frame, id_column=id_col, label_column=args.label_column)
+        if label_col not in frame.columns:
+            raise ValueError(f"--label-column {label_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
+        try:
+            r = c.ingest(frame, id_column=id_col, label_column=label_col, relabel=args.relabel)
+        except ValueError as exc:
+            raise ValueError(f"--labels {args.labels!r}: {exc}") from exc
         state = "goal met" if c.done else "not done yet"
-        print(f"ingested {n} labels; {c.labels_used} labels in all; {state}")
+        extra = f", {r.relabelled} relabelled" if r.relabelled else ""
+        print(f"ingested {r.new} new labels ({r.unchanged} already present with the same label{extra}); {c.labels_used} labels in all; {state}")
     finally:
         c.close()
     return EXIT_OK
 
 
 def _status(args: argparse.Namespace) -> int:
-    from bayeseval.active import Campaign
     from bayeseval.counts import stratum_labels
 
-    c = Campaign.open(args.db)
+    c = _open(args.db)
     try:
         st = c.status()
         forecast = c.forecast()
@@ -162,29 +291,175 @@ def _status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"create": _create, "propose": _propose, "ingest": _ingest, "status": _status}
+def _pending(args: argparse.Namespace) -> int:
+    c = _open(args.db)
+    try:
+        pend = c.pending
+        by_round = pend.groupby("round").size() if len(pend) else None
+        if args.json:
+            rounds = {} if by_round is None else {str(k): int(v) for k, v in by_round.items()}
+            ids = [x.item() if hasattr(x, "item") else x for x in pend.index]
+            print(json.dumps({"db": str(args.db), "pending": len(pend), "rounds": rounds, "ids": ids}, indent=2))
+        elif by_round is None:
+            print("no pending proposals")
+        else:
+            parts = ", ".join(f"round {k}: {v}" for k, v in by_round.items())
+            print(f"{len(pend)} pending proposals ({parts}); 'bayeseval campaign export' writes them again")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _release(args: argparse.Namespace) -> int:
+    c = _open(args.db)
+    try:
+        if args.all or args.round is not None:
+            n = c.release(round=args.round)
+        elif args.ids is not None:
+            n = c.release(args.ids)
+        else:
+            id_col = args.id_column or c.config.get("index_name") or "row"
+            frame = _read_input(args.file, "--file", text_columns=(id_col,))
+            if id_col not in frame.columns:
+                raise ValueError(f"--id-column {id_col!r} is not in {args.file}; columns are {list(frame.columns)[:20]}")
+            n = c.release(frame[id_col].tolist())
+        print(f"released {n} pending proposals; {len(c.pending)} still pending")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    _check_out(args.out)
+    c = _open(args.db)
+    try:
+        batch = c.pending_batch(round=args.round)
+        _write_batch(_batch_table(c, batch), args.out)
+        print(f"wrote {len(batch)} pending rows to {args.out}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "create": _create,
+    "propose": _propose,
+    "ingest": _ingest,
+    "status": _status,
+    "pending": _pending,
+    "release": _release,
+    "export": _export,
+}
+
+
+def _one_line(text: str, fallback: str) -> str:
+    return " ".join(text.split()) or fallback
 
 
 def run(args: argparse.Namespace) -> int:
     """Run a parsed ``campaign`` command; return the exit code (2 with a one-line reason on bad input)."""
     cmd = getattr(args, "campaign_command", None)
     if cmd not in _COMMANDS:
-        print("bayeseval campaign: error: choose a sub-command: create, propose, ingest or status", file=sys.stderr)
+        print(f"bayeseval campaign: error: choose a sub-command: {', '.join(_COMMANDS)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         return _COMMANDS[cmd](args)
     except (ValueError, TypeError, KeyError, OSError) as exc:
-        text = str(exc).strip()
-        message = text.splitlines()[0] if text else type(exc).__name__
-        print(f"bayeseval campaign {cmd}: error: {message}", file=sys.stderr)
+        print(f"bayeseval campaign {cmd}: error: {_one_line(str(exc), type(exc).__name__)}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 
+def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Make ``parser`` report usage errors as one line on stderr and exit 2."""
+
+    def error(message: str) -> None:
+        parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {_one_line(message, 'bad arguments')}\n")
+
+    parser.error = error  # type: ignore[method-assign]
+    return parser
+
+
+def _add(sub: Any, name: str, help_: str, description: str, example: str) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help_, description=description, epilog=f"example:\n  {example}", formatter_class=_Formatter)
+    p.add_argument("--db", required=True, help="campaign database" + (" file to create" if name == "create" else ""))
+    return _one_line_errors(p)
+
+
+def _add_create(sub: Any) -> None:
+    p = _add(
+        sub,
+        "create",
+        "create a campaign from a pool file",
+        "Create a campaign database from a pool of unlabelled predictions (.csv, .csv.gz or .parquet).",
+        "bayeseval campaign create --pool pool.parquet --id-column id --strata region,age "
+        "--prediction pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
+    )
+    p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
+    p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
+    p.add_argument("--prediction", required=True, help="column with the predicted label")
+    p.add_argument("--metric", default="error_rate", help="error_rate, accuracy, recall, precision, ...")
+    p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
+    p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
+    p.add_argument("--goal", default="each", choices=["each", "overall"], help="every stratum or the weighted overall rate")
+    p.add_argument("--rule", default="expected_width", help="proposal rule")
+    p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
+    p.add_argument("--score-bins", type=_score_bins, default=None, help="N equal-count score bins, or comma-separated edges")
+    p.add_argument("--pos-label", default="1", help="positive class for class metrics")
+    p.add_argument("--budget", type=_positive_int, default=None, help="maximum number of labels")
+    p.add_argument("--seed", type=_seed, default=None, help="random seed (a whole number >= 0)")
+
+
+def _add_others(sub: Any) -> None:
+    p = _add(sub, "propose", "write the next rows to label",
+             "Propose the next batch and write it with an empty label column. The file is written "
+             "before the proposal is recorded: if it cannot be written, nothing is recorded.",
+             "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
+    p.add_argument("--batch-size", type=_positive_int, default=50, help="rows to propose")
+    p.add_argument("--out", required=True, help="output file (.csv, .csv.gz or .parquet)")
+
+    p = _add(sub, "ingest", "read labelled rows back",
+             "Record labels for proposed rows; all or nothing (any bad row rejects the file). Rows "
+             "sent again with the label they already have are skipped; a different label for a "
+             "labelled row is an error unless --relabel.",
+             "bayeseval campaign ingest --db camp.db --labels batch.csv --label-column label")
+    p.add_argument("--labels", required=True, help="labelled file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--id-column", default=None, help="row id column (default: the pool's id column name)")
+    p.add_argument("--label-column", default=None, help="column with the true labels (default: label)")
+    p.add_argument("--relabel", action="store_true", help="replace the stored label of rows labelled differently")
+
+    p = _add(sub, "status", "show per-stratum progress",
+             "Per-stratum labels, posterior mean and credible interval, half-width, done flag and forecast.",
+             "bayeseval campaign status --db camp.db --json")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = _add(sub, "pending", "list the proposals waiting for labels",
+             "Number of pending proposals per round (and their ids with --json).",
+             "bayeseval campaign pending --db camp.db")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = _add(sub, "release", "withdraw pending proposals",
+             "Withdraw pending proposals so their rows can be proposed again.",
+             "bayeseval campaign release --db camp.db --round 3")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all", action="store_true", help="every pending proposal")
+    which.add_argument("--round", type=_positive_int, default=None, help="the pending proposals of one round")
+    which.add_argument("--ids", type=_columns, default=None, help="comma-separated row ids")
+    which.add_argument("--file", default=None, help="a batch file whose id column lists the rows")
+    p.add_argument("--id-column", default=None, help="row id column of --file (default: the pool's id column name)")
+
+    p = _add(sub, "export", "write the pending rows to a file again",
+             "Re-write the pending proposals (all, or one --round) as a batch file with an empty label column.",
+             "bayeseval campaign export --db camp.db --out batch.csv")
+    p.add_argument("--out", required=True, help="output file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--round", type=_positive_int, default=None, help="only this round's pending rows")
+
+
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``campaign`` command (with create/propose/ingest/status) to ``subparsers``."""
+    """Add the ``campaign`` command and its sub-commands to ``subparsers``."""
     campaign = subparsers.add_parser(
         "campaign",
-        help="run an active labelling campaign (create, propose, ingest, status)",
+        help="run an active labelling campaign (create, propose, ingest, status, pending, release, export)",
         description=(
             "Run a labelling campaign that stops when every stratum's credible interval is "
             "narrow enough. State lives in one SQLite file (--db); 'propose' writes the rows to "
@@ -196,68 +471,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
             "--prediction pred --db camp.db --seed 1\n"
             "  bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv\n"
             "  bayeseval campaign ingest --db camp.db --labels batch.csv\n"
-            "  bayeseval campaign status --db camp.db"
+            "  bayeseval campaign status --db camp.db\n"
+            "  bayeseval campaign export --db camp.db --out batch.csv   (the pending rows again)"
         ),
         formatter_class=_Formatter,
     )
+    _one_line_errors(campaign)
     sub = campaign.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND")
-
-    p = sub.add_parser(
-        "create",
-        help="create a campaign from a pool file",
-        description="Create a campaign database from a pool of unlabelled predictions (CSV or Parquet).",
-        epilog="example:\n  bayeseval campaign create --pool pool.parquet --id-column id --strata region,age "
-        "--prediction pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
-        formatter_class=_Formatter,
-    )
-    p.add_argument("--pool", required=True, help="pool file (.csv or .parquet)")
-    p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
-    p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
-    p.add_argument("--prediction", required=True, help="column with the predicted label")
-    p.add_argument("--metric", default="error_rate", help="error_rate, accuracy, recall, precision, ...")
-    p.add_argument("--target-halfwidth", type=float, default=0.05, help="target credible-interval half-width")
-    p.add_argument("--level", type=float, default=0.95, help="credible level")
-    p.add_argument("--goal", default="each", choices=["each", "overall"], help="every stratum or the weighted overall rate")
-    p.add_argument("--rule", default="expected_width", help="proposal rule")
-    p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
-    p.add_argument("--score-bins", default=None, help="N equal-count score bins, or comma-separated edges")
-    p.add_argument("--pos-label", default="1", help="positive class for class metrics")
-    p.add_argument("--budget", type=int, default=None, help="maximum number of labels")
-    p.add_argument("--seed", type=int, default=None, help="random seed")
-    p.add_argument("--db", required=True, help="campaign database file to create")
-
-    p = sub.add_parser(
-        "propose",
-        help="write the next rows to label",
-        description="Propose the next batch and write it with an empty 'label' column.",
-        epilog="example:\n  bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv",
-        formatter_class=_Formatter,
-    )
-    p.add_argument("--db", required=True, help="campaign database")
-    p.add_argument("--batch-size", type=int, default=50, help="rows to propose")
-    p.add_argument("--out", required=True, help="output file (.csv or .parquet)")
-
-    p = sub.add_parser(
-        "ingest",
-        help="read labelled rows back",
-        description="Record labels for proposed rows; all or nothing (any bad row rejects the file).",
-        epilog="example:\n  bayeseval campaign ingest --db camp.db --labels batch.csv --label-column label",
-        formatter_class=_Formatter,
-    )
-    p.add_argument("--db", required=True, help="campaign database")
-    p.add_argument("--labels", required=True, help="labelled file (.csv or .parquet)")
-    p.add_argument("--id-column", default=None, help="row id column (default: the pool's id column name)")
-    p.add_argument("--label-column", default="label", help="column with the true labels")
-
-    p = sub.add_parser(
-        "status",
-        help="show per-stratum progress",
-        description="Per-stratum labels, posterior mean and credible interval, half-width, done flag and forecast.",
-        epilog="example:\n  bayeseval campaign status --db camp.db --json",
-        formatter_class=_Formatter,
-    )
-    p.add_argument("--db", required=True, help="campaign database")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_create(sub)
+    _add_others(sub)
     campaign.set_defaults(func=run)
     return campaign
 
@@ -265,6 +487,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     """A stand-alone parser with only the ``campaign`` command (for tests and ``python -m``)."""
     parser = argparse.ArgumentParser(prog="bayeseval", formatter_class=_Formatter)
+    _one_line_errors(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     register(sub)
     return parser
@@ -273,7 +496,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run; return the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error already reported on one line (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     if getattr(args, "command", None) != "campaign":
         parser.print_help()
         return EXIT_BAD_INPUT

@@ -17,9 +17,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._validation import check_level, check_method, check_positive_int, iter_columns
+from bayeseval._validation import (
+    check_level,
+    check_method,
+    check_positive_int,
+    check_random_seed,
+    iter_columns,
+)
+from bayeseval.active.campaign import _check_no_missing, _check_target_halfwidth
 from bayeseval.active.rules import RuleState, get_rule, stopping_options
 from bayeseval.metrics import get_metric
+from bayeseval.models.priors import resolve_prior
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
 
@@ -162,11 +170,14 @@ def simulate(
     Parameters
     ----------
     data : pandas.DataFrame
-        Rows with stratum columns, the prediction and the true label.
+        Rows with stratum columns, the prediction and the true label. A missing value
+        (None, NaN, ``pd.NA``) in any of them is a ``ValueError`` naming the argument and
+        the row ids.
     strata, prediction, truth : str
         Column names.
     metric, target_halfwidth, level, goal, weights, score, prior, pos_label, model
-        As in :meth:`bayeseval.active.Campaign.create`.
+        As in :meth:`bayeseval.active.Campaign.create` (``target_halfwidth`` must be a
+        finite number in (0, 0.5)).
     rules : sequence of str
         Rule names (see :data:`bayeseval.active.RULES`).
     repeats : int
@@ -199,12 +210,8 @@ def simulate(
     >>> list(res.table.columns)[:4]
     ['rule', 'repeat', 'labels_used', 'coverage']
     """
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     cols = iter_columns(strata, "strata")
-    for name, col in [("prediction", prediction), ("truth", truth)] + [("strata", c) for c in cols]:
-        if col not in data.columns:
-            raise ValueError(f"{name} column {col!r} is not in data; columns are {list(data.columns)[:20]}")
+    target_halfwidth, random_seed = _check_inputs(data, cols, truth, prediction, target_halfwidth, random_seed, prior)
     m = get_metric(metric)
     level = check_level(level)
     goal = check_method(goal, ("each", "overall"), "goal")
@@ -353,6 +360,35 @@ def simulate(
         columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "true_rate", "covered"],
     )
     return SimulationResult(table=table, trace=trace, true_rates=true_rates, settings=settings, intervals=intervals)
+
+
+def _check_inputs(
+    data: Any, cols: list[str], truth: Any, prediction: Any, target_halfwidth: Any, random_seed: Any, prior: Any
+) -> tuple[float, Any]:
+    """Validate simulate's data and settings; return the target half-width and the seed.
+
+    Missing truth, prediction or stratum values (None, NaN, ``pd.NA``) are a ValueError naming
+    the argument, the column and the row ids, as in :meth:`~bayeseval.active.Campaign.create`.
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if not cols:
+        raise ValueError("strata must name one or more columns of data")
+    named = [("truth", truth), ("prediction", prediction)] + [("strata", c) for c in cols]
+    for name, col in named:
+        if not isinstance(col, str):
+            raise TypeError(f"{name} must be a column name (str), got {col!r}")
+        if col not in data.columns:
+            raise ValueError(f"{name} column {col!r} is not in data; columns are {list(data.columns)[:20]}")
+    if len(data) == 0:
+        raise ValueError("data has no rows")
+    _check_no_missing(data, named, "simulating")
+    target_halfwidth = _check_target_halfwidth(target_halfwidth)
+    random_seed = check_random_seed(random_seed)
+    if not isinstance(prior, str):
+        raise TypeError(f"prior must be a prior name ('default' or 'bda'), got {type(prior).__name__}")
+    resolve_prior(prior)
+    return target_halfwidth, random_seed
 
 
 def plot_halfwidth(result: SimulationResult, ax: Any = None) -> Any:

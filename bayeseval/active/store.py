@@ -1,6 +1,6 @@
 """The SQLite store that holds a labelling campaign's state.
 
-One file per campaign, opened in WAL mode with a busy timeout. Tables:
+One file per campaign, in WAL mode. Tables:
 
 ``meta``       key/value: the campaign configuration (JSON), package version, creation time,
                the row-id type and the random generator state after the last proposal.
@@ -14,29 +14,50 @@ One file per campaign, opened in WAL mode with a busy timeout. Tables:
                ``labels`` and ``proposals`` inside the same transactions.
 ``decisions``  round (PRIMARY KEY), rule, allocation JSON, time, package version, details JSON.
 
-Every write (create, propose, ingest) is one ``BEGIN IMMEDIATE`` transaction: a process
+Creation builds the whole database in a hidden temporary file next to the target
+(``.<name>.creating-<pid>-<random>``) and publishes it with an atomic, no-clobber hard link
+(a rename where the file system has no hard links): a process killed during creation leaves
+no file at the target path, only the temporary file, which nothing else reads.
+
+Opening checks, before changing anything, that the file is an SQLite database of the right
+size holding a bayeseval campaign of a known schema version (a foreign or corrupt file is a
+``ValueError`` naming the path; no pragma that alters the file is run on it).
+
+Every write (propose, ingest, release) is one ``BEGIN IMMEDIATE`` transaction: a process
 killed at any moment leaves either all of a write or none of it, and two processes writing
-at once are serialized by SQLite's lock (the busy timeout makes the second one wait).
+at once are serialized by SQLite's lock. A process that finds the lock held waits at most
+``busy_timeout`` seconds (default :data:`DEFAULT_BUSY_TIMEOUT`, 10 s) and then raises a
+``ValueError`` saying the campaign is locked by another process.
+
+SQLite errors are caught here, at the store boundary, and re-raised as ``ValueError`` naming
+the database path and the operation.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import secrets
 import sqlite3
+import struct
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["CampaignStore", "SCHEMA_VERSION"]
+__all__ = ["CampaignStore", "SCHEMA_VERSION", "DEFAULT_BUSY_TIMEOUT"]
 
 SCHEMA_VERSION = 1
-_BUSY_TIMEOUT_MS = 60_000
+#: Seconds a campaign waits for another process's write lock before giving up.
+DEFAULT_BUSY_TIMEOUT = 10.0
+_TABLES = frozenset({"meta", "strata", "pool", "proposals", "labels", "counts", "decisions"})
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -94,6 +115,48 @@ def _py(value: Any) -> Any:
     return value
 
 
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _is_lock_error(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _guarded(action: str) -> Callable[[F], F]:
+    """Re-raise sqlite3 errors of a store method as ValueError naming the path and ``action``."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def inner(self: CampaignStore, *args: Any, **kwargs: Any) -> Any:
+            with self._errors(action):
+                return fn(self, *args, **kwargs)
+
+        return inner  # type: ignore[return-value]
+
+    return wrap
+
+
+def _header_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be an intact SQLite database, judged from its header (None if it can)."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        return "not an SQLite database file" if size else "an empty file"
+    (page_size,) = struct.unpack(">H", header[16:18])
+    page_size = 65536 if page_size == 1 else page_size
+    change, n_pages = struct.unpack(">II", header[24:32])
+    (valid_for,) = struct.unpack(">I", header[92:96])
+    wal = Path(str(path) + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return None  # pages may still live in the write-ahead log (SQLite recovers them)
+    if n_pages and valid_for == change and size < page_size * n_pages:
+        return f"truncated ({size} bytes, the header says {page_size * n_pages})"
+    return None
+
+
 class CampaignStore:
     """Thin wrapper around the campaign's SQLite file.
 
@@ -101,6 +164,8 @@ class CampaignStore:
     ----------
     path : str or path-like
         The database file.
+    busy_timeout : float
+        Seconds to wait for another process's write lock before raising ``ValueError``.
 
     Examples
     --------
@@ -113,27 +178,63 @@ class CampaignStore:
     >>> store.close()
     """
 
-    def __init__(self, path: str | PathLike[str]) -> None:
+    def __init__(self, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
         self.path = Path(path)
-        if not self.path.exists():
-            raise ValueError(f"path {str(path)!r}: no campaign database there")
-        self.conn = self._connect(self.path)
-        try:
-            version = self.get_meta("schema_version")
-        except sqlite3.DatabaseError as exc:
-            self.conn.close()
-            raise ValueError(f"path {str(path)!r} is not a bayeseval campaign database: {exc}") from exc
-        if version is None:
-            self.conn.close()
-            raise ValueError(f"path {str(path)!r} is not a bayeseval campaign database (no schema_version)")
+        self.busy_timeout = _check_timeout(busy_timeout)
+        self._check_is_campaign()
+        self.conn = self._connect(self.path, self.busy_timeout)
         self.rid_type = self.get_meta("rid_type")
 
     # -- connection --------------------------------------------------------------------
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            where = f"campaign database {str(self.path)!r}"
+            if _is_lock_error(exc):
+                raise ValueError(
+                    f"{where} is locked by another process writing to it; gave up after waiting "
+                    f"busy_timeout={self.busy_timeout:g} s while trying to {action}; retry when it is done"
+                ) from exc
+            raise ValueError(f"{where}: could not {action}: {exc}") from exc
+
+    def _check_is_campaign(self) -> None:
+        """Refuse anything but a bayeseval campaign file, without changing the file."""
+        where = f"path {str(self.path)!r}"
+        if not self.path.exists():
+            raise ValueError(f"{where}: no campaign database there")
+        if not self.path.is_file():
+            raise ValueError(f"{where} is not a file, so not a bayeseval campaign database")
+        problem = _header_problem(self.path)
+        if problem is not None:
+            raise ValueError(f"{where} is not a bayeseval campaign database: {problem}")
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise ValueError(f"{where}: cannot open it as a campaign database: {exc}") from exc
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            missing = sorted(_TABLES - tables)
+            if missing:
+                raise ValueError(f"{where} is not a bayeseval campaign database (no tables {missing})")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.Error as exc:
+            raise ValueError(f"{where} is not a readable bayeseval campaign database: {exc}") from exc
+        finally:
+            conn.close()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            got = None if row is None else row[0]
+            raise ValueError(
+                f"{where} is not a bayeseval campaign database of schema version {SCHEMA_VERSION} "
+                f"(schema_version {got!r})"
+            )
+
     @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+    def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+        """A connection with the campaign's per-connection settings (none changes the file)."""
+        conn = sqlite3.connect(str(path), timeout=busy_timeout, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
@@ -149,75 +250,58 @@ class CampaignStore:
         pool_rows: Any,
         n_rows: Sequence[int] | None = None,
         n_eligible: Sequence[int] | None = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> CampaignStore:
-        """Create a new campaign database in one transaction.
+        """Create a new campaign database, all or nothing.
 
+        The database is built in a temporary file in the same directory and published
+        at ``path`` only when complete (a hard link that fails if ``path`` exists meanwhile).
         ``pool_rows`` is an iterable of ``(rid, stratum_code, prediction, score, eligible, ord)``.
         """
         path = Path(path)
-        if path.exists():
-            raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it")
         if rid_type not in ("INTEGER", "TEXT"):
             raise ValueError(f"rid_type must be 'INTEGER' or 'TEXT', got {rid_type!r}")
-        conn = cls._connect(path)
+        busy_timeout = _check_timeout(busy_timeout)
+        _check_new_path(path)
+        tmp = path.with_name(f".{path.name}.creating-{os.getpid()}-{secrets.token_hex(4)}")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            for stmt in _SCHEMA.format(rid_type=rid_type).split(";"):
-                if stmt.strip():
-                    conn.execute(stmt)
-            conn.executemany("INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?)", pool_rows)
-            conn.execute(_INDEXES)
-            k = len(strata_keys)
-            if n_rows is None or n_eligible is None:
-                got = dict(conn.execute("SELECT stratum, COUNT(*) FROM pool GROUP BY stratum"))
-                eli = dict(
-                    conn.execute("SELECT stratum, COUNT(*) FROM pool WHERE eligible=1 GROUP BY stratum")
-                )
-                n_rows = [int(got.get(i, 0)) for i in range(k)]
-                n_eligible = [int(eli.get(i, 0)) for i in range(k)]
-            conn.executemany(
-                "INSERT INTO strata VALUES (?, ?, ?, ?)",
-                [
-                    (i, json.dumps([_py(v) for v in key]), int(n_rows[i]), int(n_eligible[i]))
-                    for i, key in enumerate(strata_keys)
-                ],
-            )
-            conn.executemany(
-                "INSERT INTO counts VALUES (?, 0, 0, 0, 0)", [(i,) for i in range(k)]
-            )
-            full = dict(meta)
-            full.update(
-                schema_version=str(SCHEMA_VERSION), rid_type=rid_type, created=str(time.time())
-            )
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", list(full.items()))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            conn.close()
-            path.unlink(missing_ok=True)
-            for suffix in ("-wal", "-shm"):
-                Path(str(path) + suffix).unlink(missing_ok=True)
-            raise
-        conn.close()
-        return cls(path)
+            try:
+                _build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible)
+            except sqlite3.Error as exc:
+                raise ValueError(f"path {str(path)!r}: could not create the campaign database: {exc}") from exc
+            _publish(tmp, path)
+        finally:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                Path(str(tmp) + suffix).unlink(missing_ok=True)
+        return cls(path, busy_timeout=busy_timeout)
+
+    @staticmethod
+    def check_timeout(value: Any) -> float:
+        """``busy_timeout`` as float seconds >= 0, or raise naming it."""
+        return _check_timeout(value)
 
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any exception)."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+    def transaction(self, action: str = "write to it") -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any exception).
+
+        sqlite3 errors (a held lock included) come out as ``ValueError`` naming the path.
+        """
+        with self._errors(action):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:  # a failed COMMIT leaves the transaction open
+                    self.conn.execute("ROLLBACK")
+                raise
 
     # -- reads -------------------------------------------------------------------------
+    @_guarded("read its settings")
     def get_meta(self, key: str) -> str | None:
         """One value of the meta table (None when missing)."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -227,6 +311,7 @@ class CampaignStore:
         """Write one meta value (call inside a transaction)."""
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
+    @_guarded("read its strata")
     def strata(self) -> pd.DataFrame:
         """Stratum table: code, key (list), n_rows, n_eligible."""
         rows = self.conn.execute("SELECT code, key, n_rows, n_eligible FROM strata ORDER BY code").fetchall()
@@ -239,6 +324,7 @@ class CampaignStore:
             index=pd.Index([r[0] for r in rows], name="code"),
         )
 
+    @_guarded("read its counts")
     def counts(self, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
         """Per-stratum labelled, trials, successes, pending (indexed by stratum code)."""
         conn = conn or self.conn
@@ -264,52 +350,66 @@ class CampaignStore:
         ).fetchall()
         return [r[0] for r in rows]
 
+    @_guarded("read pool rows")
     def pool_rows(self, rids: Sequence[Any]) -> pd.DataFrame:
         """Pool rows (rid, stratum, prediction, score) for the given ids, in that order."""
         out = []
-        for chunk in _chunks(list(rids), 900):
+        for chunk in _chunks([_py(r) for r in rids], 900):
             marks = ",".join("?" * len(chunk))
             out.extend(
                 self.conn.execute(
-                    f"SELECT rid, stratum, prediction, score FROM pool WHERE rid IN ({marks})",
-                    [_py(r) for r in chunk],
+                    f"SELECT rid, stratum, prediction, score FROM pool WHERE rid IN ({marks})", chunk
                 ).fetchall()
             )
         frame = pd.DataFrame(out, columns=["rid", "stratum", "prediction", "score"])
         frame = frame.set_index("rid")
         return frame.reindex([_py(r) for r in rids])
 
+    def _lookup(self, conn: sqlite3.Connection, sql: str, rids: Sequence[Any]) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
+        for chunk in _chunks(list(rids), 900):
+            out.extend(conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk).fetchall())
+        return out
+
     def proposal_status(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, str]:
         """``{rid: status}`` for the given ids that were ever proposed."""
-        out: dict[Any, str] = {}
-        for chunk in _chunks(list(rids), 900):
-            marks = ",".join("?" * len(chunk))
-            out.update(
-                conn.execute(
-                    f"SELECT rid, status FROM proposals WHERE rid IN ({marks})", chunk
-                ).fetchall()
-            )
-        return out
+        rows = self._lookup(conn, "SELECT rid, status FROM proposals WHERE rid IN ({marks})", rids)
+        return {r[0]: r[1] for r in rows}
+
+    def proposals(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[str, int]]:
+        """``{rid: (status, round)}`` for the given ids that were ever proposed."""
+        rows = self._lookup(conn, "SELECT rid, status, round FROM proposals WHERE rid IN ({marks})", rids)
+        return {r[0]: (r[1], int(r[2])) for r in rows}
 
     def pool_info(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[int, Any]]:
         """``{rid: (stratum_code, prediction)}`` for the given ids found in the pool."""
-        out: dict[Any, tuple[int, Any]] = {}
-        for chunk in _chunks(list(rids), 900):
-            marks = ",".join("?" * len(chunk))
-            for rid, code, pred in conn.execute(
-                f"SELECT rid, stratum, prediction FROM pool WHERE rid IN ({marks})", chunk
-            ):
-                out[rid] = (code, pred)
-        return out
+        rows = self._lookup(conn, "SELECT rid, stratum, prediction FROM pool WHERE rid IN ({marks})", rids)
+        return {r[0]: (r[1], r[2]) for r in rows}
 
+    def stored_labels(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[Any, int, int]]:
+        """``{rid: (label, trial, success)}`` for the given ids that have a label."""
+        rows = self._lookup(conn, "SELECT rid, label, trial, success FROM labels WHERE rid IN ({marks})", rids)
+        return {r[0]: (r[1], int(r[2]), int(r[3])) for r in rows}
+
+    def pending_ids(self, conn: sqlite3.Connection | None = None, round_: int | None = None) -> list[Any]:
+        """Ids of the pending proposals (of one round when ``round_`` is given), in proposal order."""
+        conn = conn or self.conn
+        sql = "SELECT p.rid FROM proposals p JOIN pool ON pool.rid = p.rid WHERE p.status = 'pending'"
+        args: tuple[Any, ...] = ()
+        if round_ is not None:
+            sql, args = sql + " AND p.round = ?", (int(round_),)
+        return [r[0] for r in conn.execute(sql + " ORDER BY p.round, pool.stratum, pool.ord", args)]
+
+    @_guarded("read its pending proposals")
     def pending(self) -> pd.DataFrame:
-        """Pending proposals: rid, round, time, stratum."""
+        """Pending proposals: rid, round, time, stratum (in the order they were proposed)."""
         rows = self.conn.execute(
             "SELECT p.rid, p.round, p.time, pool.stratum FROM proposals p JOIN pool ON pool.rid = p.rid "
-            "WHERE p.status = 'pending' ORDER BY p.round, p.rowid"
+            "WHERE p.status = 'pending' ORDER BY p.round, pool.stratum, pool.ord"
         ).fetchall()
         return pd.DataFrame(rows, columns=["rid", "round", "time", "stratum"]).set_index("rid")
 
+    @_guarded("read its labels")
     def labels(self) -> pd.DataFrame:
         """All labels: rid, label, trial, success, round, time, stratum."""
         rows = self.conn.execute(
@@ -320,6 +420,7 @@ class CampaignStore:
             rows, columns=["rid", "label", "trial", "success", "round", "time", "stratum"]
         ).set_index("rid")
 
+    @_guarded("read its decisions")
     def decisions(self) -> pd.DataFrame:
         """The decisions log."""
         rows = self.conn.execute(
@@ -327,6 +428,7 @@ class CampaignStore:
         ).fetchall()
         return pd.DataFrame(rows, columns=["round", "rule", "allocation", "time", "version", "details"])
 
+    @_guarded("read its tables")
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table's content, sorted (for tests that compare states)."""
         out = {}
@@ -368,7 +470,7 @@ class CampaignStore:
         """Delete pending proposals of the given ids and update counts (call inside a transaction)."""
         info = self.pool_info(conn, rids)
         status = self.proposal_status(conn, rids)
-        gone = [r for r in rids if status.get(r) == "pending"]
+        gone = list(dict.fromkeys(r for r in rids if status.get(r) == "pending"))
         agg: dict[int, int] = {}
         for r in gone:
             code = int(info[r][0])
@@ -408,6 +510,115 @@ class CampaignStore:
             "successes = successes + ?, pending = pending - ? WHERE stratum = ?",
             [(a[0], a[1], a[2], a[0], code) for code, a in agg.items()],
         )
+
+    def replace_labels(
+        self,
+        conn: sqlite3.Connection,
+        rows: Sequence[tuple[Any, Any, int, int, int, int]],
+    ) -> None:
+        """Overwrite stored labels ``(rid, label, trial, success, old_trial_success, code)``.
+
+        ``old_trial_success`` is ``(old_trial, old_success)`` packed as ``2 * trial + success``;
+        the counts move by the difference. Call inside a transaction, after validation.
+        """
+        now = time.time()
+        conn.executemany(
+            "UPDATE labels SET label = ?, trial = ?, success = ?, time = ? WHERE rid = ?",
+            [(r[1], r[2], r[3], now, r[0]) for r in rows],
+        )
+        agg: dict[int, list[int]] = {}
+        for _, _, trial, success, old, code in rows:
+            a = agg.setdefault(int(code), [0, 0])
+            a[0] += int(trial) - old // 2
+            a[1] += int(success) - old % 2
+        conn.executemany(
+            "UPDATE counts SET trials = trials + ?, successes = successes + ? WHERE stratum = ?",
+            [(a[0], a[1], code) for code, a in agg.items()],
+        )
+
+
+def _check_timeout(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"busy_timeout must be a number of seconds, got {value!r}")
+    value = float(value)
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"busy_timeout must be a finite number of seconds >= 0, got {value!r}")
+    return value
+
+
+def _check_new_path(path: Path) -> None:
+    if path.exists():
+        raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it")
+    if not path.parent.is_dir():
+        raise ValueError(f"path {str(path)!r}: directory {str(path.parent)!r} does not exist")
+
+
+def _build(
+    tmp: Path,
+    meta: dict[str, str],
+    rid_type: str,
+    strata_keys: Sequence[Sequence[Any]],
+    pool_rows: Any,
+    n_rows: Sequence[int] | None,
+    n_eligible: Sequence[int] | None,
+) -> None:
+    """Write a complete campaign database to ``tmp`` (a private file: no journal needed)."""
+    conn = sqlite3.connect(str(tmp), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("BEGIN")
+        for stmt in _SCHEMA.format(rid_type=rid_type).split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        conn.executemany("INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?)", pool_rows)
+        conn.execute(_INDEXES)
+        k = len(strata_keys)
+        if n_rows is None or n_eligible is None:
+            got = dict(conn.execute("SELECT stratum, COUNT(*) FROM pool GROUP BY stratum"))
+            eli = dict(conn.execute("SELECT stratum, COUNT(*) FROM pool WHERE eligible=1 GROUP BY stratum"))
+            n_rows = [int(got.get(i, 0)) for i in range(k)]
+            n_eligible = [int(eli.get(i, 0)) for i in range(k)]
+        conn.executemany(
+            "INSERT INTO strata VALUES (?, ?, ?, ?)",
+            [
+                (i, json.dumps([_py(v) for v in key]), int(n_rows[i]), int(n_eligible[i]))
+                for i, key in enumerate(strata_keys)
+            ],
+        )
+        conn.executemany("INSERT INTO counts VALUES (?, 0, 0, 0, 0)", [(i,) for i in range(k)])
+        full = dict(meta)
+        full.update(schema_version=str(SCHEMA_VERSION), rid_type=rid_type, created=str(time.time()))
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", list(full.items()))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA journal_mode = WAL")
+    finally:
+        conn.close()
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _publish(tmp: Path, path: Path) -> None:
+    """Make the finished ``tmp`` appear at ``path`` atomically, never replacing a file there."""
+    for suffix in ("-wal", "-shm"):  # left by a database once at ``path``: never replay them
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    try:
+        os.link(tmp, path)
+    except FileExistsError as exc:
+        raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it") from exc
+    except OSError as exc:  # a file system without hard links: rename instead
+        if path.exists():
+            raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it") from exc
+        os.replace(tmp, path)
+    if hasattr(os, "O_DIRECTORY"):
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
