@@ -7,6 +7,7 @@ them on first use.
 from typing import TYPE_CHECKING
 
 from bayeseval._warnings import (
+    BayesevalDeprecationWarning,
     BayesevalWarning,
     CalibrationWarning,
     ConvergenceWarning,
@@ -98,6 +99,7 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "BayesevalWarning",
+    "BayesevalDeprecationWarning",
     "CalibrationWarning",
     "ConvergenceWarning",
     "EmptyStratumWarning",

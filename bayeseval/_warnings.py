@@ -19,6 +19,7 @@ __all__ = [
     "ModelCheckWarning",
     "CalibrationWarning",
     "PrecisionLimitedWarning",
+    "BayesevalDeprecationWarning",
 ]
 
 
@@ -52,3 +53,7 @@ class CalibrationWarning(BayesevalWarning):
 
 class PrecisionLimitedWarning(BayesevalWarning):
     """A design cannot reach the requested precision; the result is precision limited."""
+
+
+class BayesevalDeprecationWarning(BayesevalWarning, FutureWarning):
+    """A renamed argument or function is used under its old name; it goes in the next release."""
