@@ -16,8 +16,7 @@ that overlap say little.
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +24,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayeseval._validation import _short, check_level, check_method, check_positive_int, make_rng
-from bayeseval._warnings import BayesevalWarning
+from bayeseval._core import resampling as rs
+from bayeseval._validation import (
+    _short,
+    check_level,
+    check_method,
+    check_positive_int,
+    check_weights,
+    make_rng,
+)
 from bayeseval.metrics import Metric, get_metric
 
 __all__ = [
@@ -75,7 +81,8 @@ class McNemarResult:
 def _as_bool(values: Any, name: str) -> np.ndarray:
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be an array of booleans (or 0/1), got {_short(values)}")
-    arr = np.asarray(values)
+    arr = np.asarray(values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values)
+    rs.check_no_missing(np.ravel(arr), name)
     if arr.ndim != 1:
         arr = np.ravel(arr) if arr.ndim > 1 else np.atleast_1d(arr)
     if arr.size == 0:
@@ -176,7 +183,7 @@ def mcnemar_from_predictions(
     >>> mcnemar_from_predictions([1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 1, 1]).b
     1
     """
-    y, pa, pb = _rows(y_true, pred_a, pred_b)
+    y, pa, pb, _ = _rows(y_true, pred_a, pred_b)
     return mcnemar(pa == y, pb == y, method=method)
 
 
@@ -285,56 +292,53 @@ class PairedBootstrap:
         return self.sentence
 
 
-def _rows(y_true: Any, pred_a: Any, pred_b: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    out = []
-    for name, v in (("y_true", y_true), ("pred_a", pred_a), ("pred_b", pred_b)):
+def _rows(
+    y_true: Any, pred_a: Any, pred_b: Any, strata: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+    """Labels, predictions (and strata), pandas inputs paired by index label, no missing values."""
+    named = (("y_true", y_true), ("pred_a", pred_a), ("pred_b", pred_b))
+    for name, v in named:
         if isinstance(v, (str, bytes)) or v is None:
             raise TypeError(f"{name} must be an array of labels, got {_short(v)}")
+    *values, strata = rs.align_by_label(*named, ("strata", strata))
+    out = []
+    for (name, _), v in zip(named, values, strict=True):
         arr = np.asarray(v.to_numpy() if isinstance(v, (pd.Series, pd.Index)) else v)
         if arr.ndim != 1:
             raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
         if arr.size == 0:
             raise ValueError(f"{name} is empty; give one label per row")
-        if arr.dtype.kind == "f" and np.any(np.isnan(arr)):
-            raise ValueError(f"{name} contains NaN; drop unlabelled rows first")
+        rs.check_no_missing(arr, name, hint="drop unlabelled rows first")
         out.append(arr)
     if not (out[0].size == out[1].size == out[2].size):
         raise ValueError(
             "y_true, pred_a and pred_b must have the same length, got "
             f"{out[0].size}, {out[1].size} and {out[2].size}"
         )
-    return out[0], out[1], out[2]
+    return out[0], out[1], out[2], strata
 
 
-def _default_positive(metric: Metric, y: np.ndarray, pa: np.ndarray, pb: np.ndarray, pos_label: Any) -> Any:
-    if pos_label is not None or not metric.needs_positive:
-        return pos_label
-    labels = set(pd.unique(np.concatenate([y, pa, pb]).astype(object)))
-    if labels <= {0, 1} or labels <= {False, True}:
-        return 1
-    raise ValueError(
-        f"metric {metric.name!r} needs pos_label for labels {sorted(map(str, labels))[:6]}"
-    )
+def _strata(strata: Any, n: int, weights: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Stratum codes (sorted labels) and the population shares aligned with them."""
+    if strata is None:
+        if weights is not None:
+            raise ValueError("weights (population shares per stratum) need strata")
+        return None, None
+    st_arr = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+    if st_arr.shape != (n,):
+        raise ValueError(f"strata must have one label per row ({n}), got shape {st_arr.shape}")
+    rs.check_no_missing(st_arr, "strata", hint="every row needs a stratum")
+    codes, uniques = pd.factorize(st_arr, sort=True)
+    if weights is None:
+        return codes.astype(np.int64), None
+    if isinstance(weights, Mapping):
+        weights = pd.Series(dict(weights), dtype=float)
+    return codes.astype(np.int64), check_weights(weights, pd.Index(uniques))
 
 
-def _interval(
-    reps: np.ndarray, estimate: float, jack: np.ndarray | None, jack_w: np.ndarray | None,
-    level: float, method: str,
-) -> tuple[float, float]:
-    alpha = 1.0 - level
-    qs = np.array([alpha / 2.0, 1.0 - alpha / 2.0])
-    if method == "bca":
-        less = np.mean(reps < estimate) + 0.5 * np.mean(reps == estimate)
-        less = min(max(less, 1.0 / (2 * reps.size)), 1.0 - 1.0 / (2 * reps.size))
-        z0 = stats.norm.ppf(less)
-        d = np.average(jack, weights=jack_w) - jack
-        num = np.sum(jack_w * d**3)
-        den = 6.0 * np.sum(jack_w * d**2) ** 1.5
-        acc = num / den if den > 0 else 0.0
-        zq = stats.norm.ppf(qs)
-        qs = stats.norm.cdf(z0 + (z0 + zq) / (1.0 - acc * (z0 + zq)))
-    lo, hi = np.quantile(reps, qs)
-    return float(lo), float(hi)
+def _with_difference(values: np.ndarray) -> np.ndarray:
+    """(..., 2) metric of A and B -> (..., 3) with A - B appended."""
+    return np.concatenate([values, values[..., :1] - values[..., 1:]], axis=-1)
 
 
 def paired_bootstrap(
@@ -347,8 +351,8 @@ def paired_bootstrap(
     weights: Any = None,
     pos_label: Any = None,
     level: float = 0.95,
-    method: str = "percentile",
-    n_resamples: int = 2000,
+    method: str = "bca",
+    n_resamples: int = 9999,
     random_seed: int | np.random.Generator | None = None,
 ) -> PairedBootstrap:
     r"""Paired bootstrap interval for the difference in a metric between two models.
@@ -417,92 +421,54 @@ def paired_bootstrap(
     >>> res.width < (res.ci_a[1] - res.ci_a[0]) / 2
     True
     """
-    y, pa, pb = _rows(y_true, pred_a, pred_b)
+    y, pa, pb, strata = _rows(y_true, pred_a, pred_b, strata)
     level = check_level(level)
     method = check_method(method, ("percentile", "bca"))
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=10)
     rng = make_rng(random_seed)
     n = y.size
-
-    if strata is None:
-        if weights is not None:
-            raise ValueError("weights (population shares per stratum) need strata")
-        codes = np.zeros(n, dtype=np.int64)
-        labels: list[Hashable] = ["all"]
-    else:
-        st_arr = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
-        if st_arr.shape != (n,):
-            raise ValueError(f"strata must have one label per row ({n}), got shape {st_arr.shape}")
-        if pd.isna(st_arr).any():
-            raise ValueError("strata contains missing labels")
-        codes_idx, uniques = pd.factorize(st_arr, sort=True)
-        codes = codes_idx.astype(np.int64)
-        labels = list(uniques)
-    n_strata = len(labels)
-    pi: np.ndarray | None = None
-    if weights is not None:
-        from bayeseval._validation import check_weights
-
-        if isinstance(weights, Mapping):
-            weights = pd.Series(dict(weights), dtype=float)
-        pi = check_weights(weights, pd.Index(labels))
+    rs.check_enough_rows(n, "y_true")
+    codes, pi = _strata(strata, n, weights)
+    layout = rs.stratum_layout(codes, n)
 
     if callable(metric) and not isinstance(metric, Metric):
         name = getattr(metric, "__name__", "metric")
-        est, reps, jack, jack_w = _callable_bootstrap(
-            metric, y, pa, pb, codes, n_strata, pi, n_resamples, rng, method == "bca"
-        )
+        stat = _callable_statistic(metric, y, pa, pb, layout.codes, pi)
+        est = np.asarray(stat(np.arange(n)[None, :]))[0]
+        _check_defined(est, name)
+        reps = rs.bootstrap_replicates(stat, layout, n_resamples, rng)
+
+        def jack() -> rs.Jackknife:
+            return rs.jackknife_values(stat, layout.codes)
     else:
         m = get_metric(metric)
         name = m.name
-        pos = _default_positive(m, y, pa, pb, pos_label)
-        est, reps, jack, jack_w = _pattern_bootstrap(
-            m, pos, y, pa, pb, codes, n_strata, pi, n_resamples, rng, method == "bca"
-        )
+        pos = rs.resolve_pos_label(pos_label, (y, pa, pb), what=f"metric {name!r}") if m.needs_positive else pos_label
+        counts = _pattern_counts(m, pos, y, pa, pb, layout)
 
-    if not np.all(np.isfinite(est)):
-        raise ValueError(
-            f"{name} is undefined on the data (no trials for one model or one stratum): "
-            f"model A {est[0]!r}, model B {est[1]!r}"
-        )
-    ok = np.all(np.isfinite(reps), axis=1)
-    if not np.all(ok):
-        dropped = int(np.sum(~ok))
-        warnings.warn(
-            f"{dropped} of {reps.shape[0]} bootstrap replicates had no trials for {name} and "
-            "were dropped; the interval may be too narrow (give strata to resample within them)",
-            BayesevalWarning,
-            stacklevel=2,
-        )
-        reps = reps[ok]
-        if reps.shape[0] < 10:
-            raise ValueError(f"fewer than 10 usable bootstrap replicates for {name}")
-    est3 = np.array([est[0], est[1], est[0] - est[1]])
-    reps3 = np.column_stack([reps[:, 0], reps[:, 1], reps[:, 0] - reps[:, 1]])
-    cis = []
-    for j in range(3):
-        jj = None
-        if jack is not None:
-            jj = jack[:, j] if j < 2 else jack[:, 0] - jack[:, 1]
-        cis.append(_interval(reps3[:, j], est3[j], jj, jack_w, level, method))
+        def stat(c: np.ndarray) -> np.ndarray:
+            return _with_difference(_pattern_stat(c, pi))
+
+        est = stat(counts)
+        _check_defined(est, name)
+        reps = rs.resample_counts(stat, counts, n_resamples, rng)
+
+        def jack() -> rs.Jackknife:
+            return rs.jackknife_counts(stat, counts)
+
+    reps = rs.drop_undefined(reps, name)
+    lower, upper = rs.confidence_interval(reps, est, level=level, method=method, jackknife=jack, what=name)
     with np.errstate(invalid="ignore", divide="ignore"):
-        corr = float(np.corrcoef(reps[:, 0], reps[:, 1])[0, 1]) if reps.shape[0] > 1 else float("nan")
+        corr = float(np.corrcoef(reps[:, 0], reps[:, 1])[0, 1])
     index = pd.Index(["model_a", "model_b", "difference"], name="quantity")
-    table = pd.DataFrame(
-        {
-            "estimate": est3,
-            "lower": [c[0] for c in cis],
-            "upper": [c[1] for c in cis],
-        },
-        index=index,
-    )
+    table = pd.DataFrame({"estimate": est, "lower": lower, "upper": upper}, index=index)
     table["width"] = table["upper"] - table["lower"]
-    replicates = pd.DataFrame(reps3, columns=list(index))
+    cis = [(float(lo), float(hi)) for lo, hi in zip(lower, upper, strict=True)]
     return PairedBootstrap(
         metric=name,
-        estimate_a=float(est3[0]),
-        estimate_b=float(est3[1]),
-        difference=float(est3[2]),
+        estimate_a=float(est[0]),
+        estimate_b=float(est[1]),
+        difference=float(est[2]),
         ci=cis[2],
         ci_a=cis[0],
         ci_b=cis[1],
@@ -512,8 +478,16 @@ def paired_bootstrap(
         n_rows=int(n),
         correlation=corr,
         table=table,
-        replicates=replicates,
+        replicates=pd.DataFrame(reps, columns=list(index)),
     )
+
+
+def _check_defined(est: np.ndarray, name: str) -> None:
+    if not np.all(np.isfinite(est)):
+        raise ValueError(
+            f"{name} is undefined on the data (no trials for one model or one stratum): "
+            f"model A {float(est[0])!r}, model B {float(est[1])!r}"
+        )
 
 
 # indicator of (trial_a, success_a, trial_b, success_b) for each of the 16 patterns
@@ -535,64 +509,36 @@ def _pattern_stat(counts: np.ndarray, pi: np.ndarray | None) -> np.ndarray:
         return np.stack([wa.sum(axis=-1), wb.sum(axis=-1)], axis=-1)
 
 
-def _pattern_bootstrap(
-    m: Metric, pos: Any, y: np.ndarray, pa: np.ndarray, pb: np.ndarray, codes: np.ndarray,
-    n_strata: int, pi: np.ndarray | None, n_resamples: int, rng: np.random.Generator, jackknife: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+def _pattern_counts(
+    m: Metric, pos: Any, y: np.ndarray, pa: np.ndarray, pb: np.ndarray, layout: rs.StratumLayout
+) -> np.ndarray:
+    """Rows per stratum and pattern (trial/success of A and B): (S, 16) counts."""
     ta, sa = m.masks(y, pa, pos)
     tb, sb = m.masks(y, pb, pos)
     pattern = ta.astype(np.int64) + 2 * sa + 4 * tb + 8 * sb
-    counts = np.zeros((n_strata, 16))
-    np.add.at(counts, (codes, pattern), 1.0)
-    est = _pattern_stat(counts, pi)
-    reps = np.empty((n_resamples, n_strata, 16))
-    for s in range(n_strata):
-        ns = counts[s].sum()
-        reps[:, s, :] = rng.multinomial(int(ns), counts[s] / ns, size=n_resamples)
-    boot = _pattern_stat(reps, pi)
-    jack = jack_w = None
-    if jackknife:
-        cells = np.argwhere(counts > 0)
-        loo = np.repeat(counts[None], len(cells), axis=0)
-        loo[np.arange(len(cells)), cells[:, 0], cells[:, 1]] -= 1.0
-        jack = _pattern_stat(loo, pi)
-        jack_w = counts[cells[:, 0], cells[:, 1]]
-        keep = np.all(np.isfinite(jack), axis=1)
-        jack, jack_w = jack[keep], jack_w[keep]
-    return est, boot, jack, jack_w
+    counts = np.zeros((layout.n_strata, 16))
+    np.add.at(counts, (layout.codes, pattern), 1.0)
+    return counts
 
 
-def _callable_bootstrap(
+def _callable_statistic(
     f: Callable[[np.ndarray, np.ndarray], float], y: np.ndarray, pa: np.ndarray, pb: np.ndarray,
-    codes: np.ndarray, n_strata: int, pi: np.ndarray | None, n_resamples: int,
-    rng: np.random.Generator, jackknife: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
-    groups = [np.flatnonzero(codes == s) for s in range(n_strata)]
+    codes: np.ndarray, pi: np.ndarray | None,
+) -> Callable[[np.ndarray], np.ndarray]:
+    """(A, B, A - B) of ``f`` on each row set of an index matrix (per stratum when weighted)."""
 
-    def stat(idx_by_stratum: list[np.ndarray]) -> np.ndarray:
+    def one(idx: np.ndarray) -> tuple[float, float]:
         if pi is None:
-            idx = np.concatenate(idx_by_stratum)
-            return np.array([f(y[idx], pa[idx]), f(y[idx], pb[idx])], dtype=float)
-        out = np.zeros(2)
-        for w, idx in zip(pi, idx_by_stratum, strict=True):
-            if w > 0:
-                out += w * np.array([f(y[idx], pa[idx]), f(y[idx], pb[idx])], dtype=float)
-        return out
+            return float(f(y[idx], pa[idx])), float(f(y[idx], pb[idx]))
+        a = b = 0.0
+        c = codes[idx]
+        for k in np.flatnonzero(pi > 0):
+            sel = idx[c == k]
+            a += pi[k] * float(f(y[sel], pa[sel]))
+            b += pi[k] * float(f(y[sel], pb[sel]))
+        return a, b
 
-    est = stat(groups)
-    boot = np.empty((n_resamples, 2))
-    for i in range(n_resamples):
-        boot[i] = stat([g[rng.integers(0, g.size, g.size)] for g in groups])
-    jack = jack_w = None
-    if jackknife:
-        vals = []
-        for s, g in enumerate(groups):
-            for j in range(g.size):
-                parts = list(groups)
-                parts[s] = np.delete(g, j)
-                vals.append(stat(parts))
-        jack = np.asarray(vals)
-        jack_w = np.ones(len(vals))
-        keep = np.all(np.isfinite(jack), axis=1)
-        jack, jack_w = jack[keep], jack_w[keep]
-    return est, boot, jack, jack_w
+    def statistic(index: np.ndarray) -> np.ndarray:
+        return _with_difference(np.array([one(idx) for idx in index], dtype=float).reshape(-1, 2))
+
+    return statistic

@@ -435,8 +435,7 @@ def _as_rows(data: Any, strata: Any) -> tuple[list[np.ndarray], Any]:
     lengths = {len(a) for a in arrays}
     if len(lengths) != 1:
         raise ValueError(f"data arrays have mismatched lengths {sorted(lengths)}; rows are resampled jointly")
-    if lengths == {0}:
-        raise ValueError("data is empty; give at least one row")
+    rs.check_enough_rows(len(arrays[0]), "data")
     for (name, _), arr in zip(named, arrays, strict=True):
         rs.check_no_missing(arr, name)
     return arrays, strata

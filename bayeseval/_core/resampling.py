@@ -38,6 +38,7 @@ __all__ = [
     "MIN_REPLICATES",
     "StratumLayout",
     "stratum_layout",
+    "check_enough_rows",
     "batch_size",
     "resample_indices",
     "bootstrap_replicates",
@@ -114,6 +115,20 @@ def stratum_layout(codes: np.ndarray | None, n_rows: int) -> StratumLayout:
     order = np.argsort(codes, kind="stable")
     bounds = np.cumsum(np.bincount(codes, minlength=n_strata))[:-1]
     return StratumLayout(codes=codes, groups=tuple(np.split(order, bounds)))
+
+
+def check_enough_rows(n_rows: int, name: str) -> None:
+    """Raise ValueError unless there are at least two rows to resample (naming the argument).
+
+    Examples
+    --------
+    >>> check_enough_rows(1, "data")
+    Traceback (most recent call last):
+    ...
+    ValueError: data has 1 row(s); the bootstrap needs at least two
+    """
+    if n_rows < 2:
+        raise ValueError(f"{name} has {n_rows} row(s); the bootstrap needs at least two")
 
 
 def batch_size(n_resamples: int, width: int, max_cells: int = MAX_CELLS) -> int:
