@@ -385,7 +385,9 @@ def _weighted_risk_replicates(x: np.ndarray, layout: rs.StratumLayout, weights: 
 
     def statistic(idx: np.ndarray) -> np.ndarray:
         rates = np.add.reduceat(x[idx], starts, axis=1) / sizes
-        return rates[:, used] @ weights[used]
+        # the same sum for the estimate and every replicate (a matrix product may round a
+        # one-row product differently, which would break the ties counted in the BCa bias term)
+        return np.sum(rates[:, used] * weights[used], axis=1)
 
     return statistic
 

@@ -470,7 +470,7 @@ def resolve_pos_label(
     'yes'
     """
     labels = _label_set(arrays)
-    shown = sorted(map(repr, labels))[:6]
+    shown = "[" + ", ".join(sorted(map(repr, labels))[:6]) + "]"
     if pos_label is not None:
         if not any(_same_label(pos_label, lab) for lab in labels):
             raise ValueError(f"pos_label {pos_label!r} is not among the labels {shown}")
