@@ -473,6 +473,7 @@ def _builtin(
         if len(arrays) != 2:
             raise ValueError(f"statistic='f1' takes data=(y_true, y_pred), got {len(arrays)} arrays")
         yt, yp = arrays
+        rs.check_label_kinds(("data[0] (y_true)", yt), ("data[1] (y_pred)", yp))
         pos = rs.resolve_pos_label(pos_label, arrays, what="statistic='f1'", legacy_default=1)
         return (lambda idx: f1_score(yt[idx], yp[idx], pos_label=pos, axis=-1)), np.arange(n_rows), (
             lambda: rs.Jackknife(_f1_jackknife(pos)(yt, yp)[:, None], layout.codes, np.ones(n_rows)))
@@ -584,7 +585,8 @@ def bootstrap_ci(
     several samples) with each stratum's own jackknife. Replicates are drawn
     a batch at a time (memory stays bounded). For the built-in statistics the
     jackknife is in closed form; for a callable it costs one evaluation per
-    row. Replicates where the statistic is undefined are dropped with a
+    row, and on more than 2000 rows a delete-a-group jackknife (about 2000
+    groups of rows, nested in the strata) gives the acceleration. Replicates where the statistic is undefined are dropped with a
     warning. A degenerate bootstrap distribution (every replicate equal, e.g.
     no errors at all) gives a collapsed interval and a
     :class:`~bayeseval.ZeroVarianceWarning`: it is not certainty.

@@ -7,7 +7,9 @@ One implementation of each piece:
   distinct rows, multinomial counts per stratum (:func:`resample_counts`;
   the same bootstrap distribution at a cost independent of the rows);
   replicates are drawn a batch at a time so memory stays bounded;
-* the delete-one jackknife (:func:`jackknife_values`, :func:`jackknife_counts`);
+* the delete-one jackknife (:func:`jackknife_values`, :func:`jackknife_counts`),
+  and a delete-a-group jackknife for statistics without a closed form on many
+  rows (:func:`jackknife_groups`);
 * percentile and BCa intervals (:func:`confidence_interval`): the bias
   correction :math:`z_0 = \\Phi^{-1}(p)` with :math:`p` the share of
   replicates below the estimate, ties counted half, and the acceleration from
@@ -36,6 +38,7 @@ from bayeseval._warnings import BayesevalWarning
 __all__ = [
     "MAX_CELLS",
     "MIN_REPLICATES",
+    "MAX_DELETIONS",
     "StratumLayout",
     "stratum_layout",
     "check_enough_rows",
@@ -44,6 +47,7 @@ __all__ = [
     "bootstrap_replicates",
     "resample_counts",
     "Jackknife",
+    "jackknife_groups",
     "jackknife_values",
     "jackknife_counts",
     "acceleration",
@@ -51,12 +55,15 @@ __all__ = [
     "drop_undefined",
     "confidence_interval",
     "resolve_pos_label",
+    "check_label_kinds",
     "check_no_missing",
     "align_by_label",
 ]
 
 #: Index entries (or counts) materialised per batch of replicates: about 16 MB of int64.
 MAX_CELLS = 2_000_000
+#: Rows above which the jackknife deletes groups of rows rather than single rows.
+MAX_DELETIONS = 2000
 #: Fewest usable replicates an interval is computed from.
 MIN_REPLICATES = 10
 
@@ -241,16 +248,47 @@ class Jackknife(NamedTuple):
     freq: np.ndarray
 
 
+def jackknife_groups(codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """Group of each row for a delete-a-group jackknife: about ``n_groups`` groups nested in strata.
+
+    Groups have about ``ceil(n / n_groups)`` rows; within a stratum the rows are
+    dealt out in turn (row ``i`` of the stratum to group ``i mod G_j``), so every
+    group spreads over the whole stratum. A stratum has at least two groups
+    when it has two rows.
+
+    Examples
+    --------
+    >>> jackknife_groups(np.array([0, 0, 0, 0, 1, 1, 1]), 3).tolist()
+    [0, 1, 0, 1, 2, 3, 2]
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    size = -(-codes.size // max(n_groups, 1))
+    out = np.empty(codes.size, dtype=np.int64)
+    offset = 0
+    for rows in stratum_layout(codes, codes.size).groups:
+        g = max(-(-rows.size // size), min(rows.size, 2))
+        out[rows] = offset + np.arange(rows.size) % g
+        offset += g
+    return out
+
+
 def jackknife_values(
     statistic: Callable[[np.ndarray], Any],
     codes: np.ndarray,
     *,
     max_cells: int = MAX_CELLS,
+    max_deletions: int = MAX_DELETIONS,
 ) -> Jackknife:
-    """Delete-one jackknife of ``statistic(index_matrix)`` over all rows, a batch at a time.
+    """Jackknife of ``statistic(index_matrix)``: delete-one, or delete-a-group on many rows.
 
-    Row ``i`` of the result is the statistic on every row but ``i`` (which
-    also deletes it from its stratum). ``codes`` are the rows' strata.
+    Up to ``max_deletions`` rows, row ``i`` of the result is the statistic on
+    every row but ``i`` (which also deletes it from its stratum), computed a
+    batch at a time; this is the jackknife of :func:`scipy.stats.bootstrap`.
+    On more rows, a delete-a-group jackknife with about ``max_deletions``
+    groups nested in the strata (:func:`jackknife_groups`) keeps the cost at
+    ``max_deletions`` evaluations: each value is the statistic without one
+    group, standing for that group in :func:`acceleration` (which estimates the
+    same skewness from group totals). ``codes`` are the rows' strata.
 
     Examples
     --------
@@ -258,7 +296,10 @@ def jackknife_values(
     >>> jackknife_values(lambda idx: x[idx].mean(axis=1), np.zeros(3, int)).values.ravel().tolist()
     [4.0, 3.5, 1.5]
     """
-    n = int(np.asarray(codes).size)
+    codes = np.asarray(codes, dtype=np.int64)
+    n = int(codes.size)
+    if n > max_deletions:
+        return _group_jackknife(statistic, codes, max_deletions)
     base = np.arange(n - 1)
     step = batch_size(n, n - 1, max_cells)
     parts = []
@@ -266,7 +307,16 @@ def jackknife_values(
         rows = np.arange(start, min(n, start + step))
         idx = base[None, :] + (base[None, :] >= rows[:, None])  # rows 0..n-1 without `rows[j]`
         parts.append(_as_columns(statistic(idx), rows.size))
-    return Jackknife(np.concatenate(parts, axis=0), np.asarray(codes, dtype=np.int64), np.ones(n))
+    return Jackknife(np.concatenate(parts, axis=0), codes, np.ones(n))
+
+
+def _group_jackknife(statistic: Callable[[np.ndarray], Any], codes: np.ndarray, n_groups: int) -> Jackknife:
+    gid = jackknife_groups(codes, n_groups)
+    n_gid = int(gid.max()) + 1
+    values = [_as_columns(statistic(np.flatnonzero(gid != g)[None, :]), 1) for g in range(n_gid)]
+    group_codes = np.zeros(n_gid, dtype=np.int64)
+    group_codes[gid] = codes
+    return Jackknife(np.concatenate(values, axis=0), group_codes, np.ones(n_gid))
 
 
 def jackknife_counts(statistic: Callable[[np.ndarray], Any], counts: np.ndarray) -> Jackknife:
@@ -490,6 +540,32 @@ def resolve_pos_label(
         f"{what} needs pos_label (the positive class) for labels {shown}; pos_label=None means 1 "
         "only for 0/1 or boolean labels"
     )
+
+
+def _label_kind(arr: np.ndarray) -> str:
+    if arr.dtype.kind in "biuf":
+        return "numbers"
+    if arr.dtype.kind in "US":
+        return "strings"
+    kinds = {"strings" if isinstance(v, (str, bytes)) else "numbers" if isinstance(v, (int, float, np.number, np.bool_))
+             else type(v).__name__ for v in pd.unique(arr)}
+    return kinds.pop() if len(kinds) == 1 else "mixed types " + "/".join(sorted(kinds))
+
+
+def check_label_kinds(*named: tuple[str, np.ndarray]) -> None:
+    """Raise ValueError when label arrays mix numbers and strings (``1`` never equals ``"1"``).
+
+    Examples
+    --------
+    >>> check_label_kinds(("y_true", np.array([0, 1])), ("pred_a", np.array(["0", "1"])))
+    Traceback (most recent call last):
+    ...
+    ValueError: labels must be of one kind to be compared: y_true holds numbers, pred_a holds strings
+    """
+    kinds = {name: _label_kind(np.asarray(arr)) for name, arr in named}
+    if len(set(kinds.values())) > 1 or any(k.startswith("mixed") for k in kinds.values()):
+        shown = ", ".join(f"{name} holds {kind}" for name, kind in kinds.items())
+        raise ValueError(f"labels must be of one kind to be compared: {shown}")
 
 
 def _same_label(a: Any, b: Any) -> bool:
