@@ -464,31 +464,7 @@ def paired_bootstrap(
     codes, pi = _strata(strata, n, weights)
     layout = rs.stratum_layout(codes, n)
 
-    if callable(metric) and not isinstance(metric, Metric):
-        name = getattr(metric, "__name__", "metric")
-        stat = _callable_statistic(metric, y, pa, pb, layout.codes, pi)
-        est = np.asarray(stat(np.arange(n)[None, :]))[0]
-        _check_defined(est, name)
-        reps = rs.bootstrap_replicates(stat, layout, n_resamples, rng)
-
-        def jack() -> rs.Jackknife:
-            return rs.jackknife_values(stat, layout.codes)
-    else:
-        m = get_metric(metric)
-        name = m.name
-        pos = rs.resolve_pos_label(pos_label, (y, pa, pb), what=f"metric {name!r}") if m.needs_positive else pos_label
-        counts = _pattern_counts(m, pos, y, pa, pb, layout)
-
-        def stat(c: np.ndarray) -> np.ndarray:
-            return _with_difference(_pattern_stat(c, pi))
-
-        est = stat(counts)
-        _check_defined(est, name)
-        reps = rs.resample_counts(stat, counts, n_resamples, rng)
-
-        def jack() -> rs.Jackknife:
-            return rs.jackknife_counts(stat, counts)
-
+    name, est, reps, jack = _replicates(metric, pos_label, (y, pa, pb), layout, pi, n_resamples, rng)
     reps = rs.drop_undefined(reps, name)
     lower, upper = rs.confidence_interval(reps, est, level=level, method=method, jackknife=jack, what=name)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -513,6 +489,32 @@ def paired_bootstrap(
         table=table,
         replicates=pd.DataFrame(reps, columns=list(index)),
     )
+
+
+def _replicates(
+    metric: Any, pos_label: Any, rows: tuple[np.ndarray, np.ndarray, np.ndarray], layout: rs.StratumLayout,
+    pi: np.ndarray | None, n_resamples: int, rng: np.random.Generator,
+) -> tuple[str, np.ndarray, np.ndarray, Callable[[], rs.Jackknife]]:
+    """Metric name, (A, B, A - B) on the data, its bootstrap replicates and its jackknife."""
+    y, pa, pb = rows
+    if callable(metric) and not isinstance(metric, Metric):
+        name = getattr(metric, "__name__", "metric")
+        stat = _callable_statistic(metric, y, pa, pb, layout.codes, pi)
+        est = np.asarray(stat(np.arange(layout.n_rows)[None, :]))[0]
+        _check_defined(est, name)
+        return name, est, rs.bootstrap_replicates(stat, layout, n_resamples, rng), (
+            lambda: rs.jackknife_values(stat, layout.codes))
+    m = get_metric(metric)
+    pos = rs.resolve_pos_label(pos_label, rows, what=f"metric {m.name!r}") if m.needs_positive else pos_label
+    counts = _pattern_counts(m, pos, y, pa, pb, layout)
+
+    def count_stat(c: np.ndarray) -> np.ndarray:
+        return _with_difference(_pattern_stat(c, pi))
+
+    est = count_stat(counts)
+    _check_defined(est, m.name)
+    return m.name, est, rs.resample_counts(count_stat, counts, n_resamples, rng), (
+        lambda: rs.jackknife_counts(count_stat, counts))
 
 
 def _check_defined(est: np.ndarray, name: str) -> None:

@@ -306,13 +306,34 @@ class BootstrapInterval(tuple):
 def f1_score(y_true: Any, y_pred: Any, *, pos_label: Any = 1, axis: int = -1) -> Any:
     """F1 = 2 TP / (2 TP + FP + FN) along ``axis`` (vectorised for the bootstrap).
 
-    Returns NaN where there are no positives and no predicted positives.
+    Returns NaN where there are no positives and no predicted positives. A
+    missing label (NaN, None, ``pd.NA``) is a ValueError naming the argument.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like
+        True and predicted labels (the last axis holds the rows).
+    pos_label : optional
+        The positive class.
+    axis : int, default -1
+        Axis of the rows.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        F1 along ``axis``.
 
     Examples
     --------
     >>> f1_score([1, 1, 0, 0], [1, 0, 1, 0])
     0.5
     """
+    rs.check_no_missing(np.ravel(np.asarray(y_true)), "y_true")
+    rs.check_no_missing(np.ravel(np.asarray(y_pred)), "y_pred")
+    return _f1(y_true, y_pred, pos_label, axis)
+
+
+def _f1(y_true: Any, y_pred: Any, pos_label: Any, axis: int = -1) -> Any:
     yt = np.asarray(y_true) == pos_label
     yp = np.asarray(y_pred) == pos_label
     tp = np.sum(yt & yp, axis=axis)
@@ -475,7 +496,7 @@ def _builtin(
         yt, yp = arrays
         rs.check_label_kinds(("data[0] (y_true)", yt), ("data[1] (y_pred)", yp))
         pos = rs.resolve_pos_label(pos_label, arrays, what="statistic='f1'", legacy_default=1)
-        return (lambda idx: f1_score(yt[idx], yp[idx], pos_label=pos, axis=-1)), np.arange(n_rows), (
+        return (lambda idx: _f1(yt[idx], yp[idx], pos, axis=-1)), np.arange(n_rows), (
             lambda: rs.Jackknife(_f1_jackknife(pos)(yt, yp)[:, None], layout.codes, np.ones(n_rows)))
     if labels is None:
         raise ValueError("statistic='weighted_risk' needs strata (the stratum of each row)")

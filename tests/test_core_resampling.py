@@ -418,3 +418,8 @@ def test_labels_mixing_numbers_and_strings_are_refused():
                    "pred_b holds mixed types")
     _raises_naming(lambda: bootstrap_ci((np.array(["a", "b", "a"]), np.array([1, 0, 1])), "f1", pos_label="a",
                                         n_resamples=50), "data[0] (y_true) holds strings")
+
+
+def test_f1_score_refuses_missing_labels():
+    _raises_naming(lambda: f1_score([1, 0, np.nan], [1, 0, 1]), "y_true has 1 missing")
+    _raises_naming(lambda: f1_score([1, 0, 1], pd.Series([1, pd.NA, None], dtype=object)), "y_pred has 2 missing")
