@@ -481,7 +481,9 @@ def confidence_interval(
     reps = np.asarray(replicates, dtype=float)
     est = np.atleast_1d(np.asarray(estimate, dtype=float))
     alpha = (1.0 - level) / 2.0
-    accel = acceleration(jackknife()) if method == "bca" and jackknife is not None else None
+    accel = None
+    if method == "bca":  # without a jackknife: no acceleration (the bias-corrected percentile interval)
+        accel = acceleration(jackknife()) if jackknife is not None else np.zeros(reps.shape[1])
     lower = np.empty(reps.shape[1])
     upper = np.empty(reps.shape[1])
     for col in range(reps.shape[1]):
@@ -499,7 +501,7 @@ def confidence_interval(
 
 
 def _label_set(arrays: Sequence[np.ndarray]) -> list[Any]:
-    return list(pd.unique(np.concatenate([np.asarray(a, dtype=object) for a in arrays])))
+    return list(pd.unique(np.concatenate([pd.unique(np.asarray(a).ravel()).astype(object) for a in arrays])))
 
 
 def resolve_pos_label(
