@@ -50,7 +50,7 @@ _MCNEMAR_METHODS = ("exact", "midp", "asymptotic")
 class McNemarResult:
     """Outcome of :func:`mcnemar`.
 
-    Attributes
+    Parameters
     ----------
     statistic : float
         ``min(b, c)`` for the exact and mid-p tests; the continuity-corrected
@@ -100,7 +100,7 @@ def _as_bool(values: Any, name: str) -> np.ndarray:
 
 
 def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemarResult:
-    r"""McNemar's test that two classifiers are equally accurate on the same rows.
+    r"""Test whether two classifiers are equally accurate on the same rows (McNemar's test).
 
     Only the discordant pairs carry information: :math:`b` rows where A is
     right and B wrong, :math:`c` rows where A is wrong and B right. Under the
@@ -126,6 +126,7 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
     Returns
     -------
     McNemarResult
+        The statistic, the p-value and the discordant counts ``b`` and ``c``.
 
     Examples
     --------
@@ -166,7 +167,7 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
 def mcnemar_from_predictions(
     y_true: Any, pred_a: Any, pred_b: Any, *, method: str = "exact"
 ) -> McNemarResult:
-    """McNemar's test from true labels and two models' predictions on the same rows.
+    """Run McNemar's test from true labels and two models' predictions on the same rows.
 
     Parameters
     ----------
@@ -177,6 +178,7 @@ def mcnemar_from_predictions(
     Returns
     -------
     McNemarResult
+        The statistic, the p-value and the discordant counts ``b`` and ``c``.
 
     Examples
     --------
@@ -196,7 +198,7 @@ def mcnemar_from_predictions(
 class PairedBootstrap:
     """Outcome of :func:`paired_bootstrap`.
 
-    Attributes
+    Parameters
     ----------
     metric : str
         Metric name (or the callable's name).
@@ -209,12 +211,14 @@ class PairedBootstrap:
     ci_a, ci_b : tuple of float
         Bootstrap intervals of each model's own metric (same replicates).
     level : float
+        Confidence level.
     method : str
         ``"percentile"`` or ``"bca"``.
     n_resamples : int
         Replicates used (replicates where the metric is undefined, e.g. no
         trials, are dropped).
     n_rows : int
+        Number of paired rows.
     correlation : float
         Correlation of the two models' replicates: the reason the paired
         interval is narrow.

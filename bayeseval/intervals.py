@@ -266,6 +266,23 @@ class BootstrapInterval(tuple):
     ``estimate`` (the statistic on the data), ``se`` (standard deviation of the
     replicates), ``distribution`` (the replicates), ``method``, ``level`` and
     ``stratified``.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The interval.
+    estimate : float
+        The statistic on the data.
+    se : float
+        Standard deviation of the replicates.
+    distribution : numpy.ndarray
+        The bootstrap replicates (undefined ones dropped).
+    method : str
+        ``"bca"`` or ``"percentile"``.
+    level : float
+        Confidence level.
+    stratified : bool
+        Whether rows were resampled within strata.
     """
 
     lower: float
