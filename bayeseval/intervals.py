@@ -17,9 +17,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval._core import resampling as rs
 from bayeseval._validation import (
     _short,
     align_by_label,
+    as_float_array,
     check_counts,
     check_level,
     check_method,
@@ -267,6 +269,23 @@ class BootstrapInterval(tuple):
     ``estimate`` (the statistic on the data), ``se`` (standard deviation of the
     replicates), ``distribution`` (the replicates), ``method``, ``level`` and
     ``stratified``.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The interval.
+    estimate : float
+        The statistic on the data.
+    se : float
+        Standard deviation of the replicates.
+    distribution : numpy.ndarray
+        The bootstrap replicates (undefined ones dropped).
+    method : str
+        ``"bca"`` or ``"percentile"``.
+    level : float
+        Confidence level.
+    stratified : bool
+        Whether rows were resampled within strata.
     """
 
     lower: float
@@ -308,8 +327,22 @@ def f1_score(y_true: Any, y_pred: Any, *, pos_label: Any = 1, axis: int = -1) ->
     """F1 = 2 TP / (2 TP + FP + FN) along ``axis`` (vectorised for the bootstrap).
 
     Returns NaN where there are no positives and no predicted positives. A
-    missing label (NaN, None, pd.NA) is an error; two Series are paired by
-    index label.
+    missing label (NaN, None, ``pd.NA``) is a ValueError naming the argument; two Series
+    are paired by index label.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like
+        True and predicted labels (the last axis holds the rows).
+    pos_label : optional
+        The positive class.
+    axis : int, default -1
+        Axis of the rows.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        F1 along ``axis``.
 
     Examples
     --------
@@ -317,9 +350,12 @@ def f1_score(y_true: Any, y_pred: Any, *, pos_label: Any = 1, axis: int = -1) ->
     0.5
     """
     y_true, y_pred = align_by_label(("y_true", y_true), ("y_pred", y_pred))
-    if np.ndim(y_true) == 1:  # rows; 2-D replicate batches of the bootstrap are not re-checked
-        check_no_missing(y_true, "y_true")
-        check_no_missing(y_pred, "y_pred")
+    check_no_missing(np.ravel(np.asarray(y_true, dtype=object)), "y_true")
+    check_no_missing(np.ravel(np.asarray(y_pred, dtype=object)), "y_pred")
+    return _f1(y_true, y_pred, pos_label, axis)
+
+
+def _f1(y_true: Any, y_pred: Any, pos_label: Any, axis: int = -1) -> Any:
     yt = np.asarray(y_true) == pos_label
     yp = np.asarray(y_pred) == pos_label
     tp = np.sum(yt & yp, axis=axis)
@@ -355,6 +391,8 @@ def _f1_jackknife(pos_label: Any) -> Callable[..., np.ndarray]:
 
 
 def _weighted_risk_statistic(weights: np.ndarray) -> Callable[..., Any]:
+    """sum_k w_k * mean of ``x`` over the rows of stratum k, for any set of rows."""
+
     def statistic(x: np.ndarray, codes: np.ndarray, axis: int = -1) -> Any:
         total = 0.0
         for k, w in enumerate(weights):
@@ -383,17 +421,57 @@ def _weighted_risk_jackknife(weights: np.ndarray) -> Callable[..., np.ndarray]:
     return jack
 
 
-def _as_data(data: Any) -> list[np.ndarray]:
-    if isinstance(data, pd.DataFrame):
-        arrays = [data[c].to_numpy() for c in data.columns]
-    elif isinstance(data, (pd.Series, np.ndarray)):
-        arrays = [np.asarray(data)]
-    elif isinstance(data, (list, tuple)) and len(data) and all(
+def _weighted_risk_replicates(x: np.ndarray, layout: rs.StratumLayout, weights: np.ndarray) -> Callable[..., Any]:
+    """The weighted risk of index matrices laid out stratum by stratum (one reduceat per batch)."""
+    starts, sizes = layout.starts, layout.sizes.astype(float)
+    used = weights > 0
+
+    def statistic(idx: np.ndarray) -> np.ndarray:
+        rates = np.add.reduceat(x[idx], starts, axis=1) / sizes
+        # the same sum for the estimate and every replicate (a matrix product may round a
+        # one-row product differently, which would break the ties counted in the BCa bias term)
+        return np.sum(rates[:, used] * weights[used], axis=1)
+
+    return statistic
+
+
+def _index_statistic(
+    statistic: Callable[..., Any], arrays: list[np.ndarray], vectorized: bool
+) -> Callable[[np.ndarray], Any]:
+    """``statistic(*arrays)`` as a function of an index matrix (replicates x rows)."""
+    if vectorized:
+        return lambda idx: statistic(*[a[idx] for a in arrays], axis=-1)
+    return lambda idx: [statistic(*[a[i] for a in arrays]) for i in idx]
+
+
+def _jackknife(statistic: Callable[..., Any], arrays: list[np.ndarray], vectorized: bool) -> np.ndarray:
+    """Delete-one jackknife values by brute force (one statistic evaluation per row)."""
+    jack = rs.jackknife_values(_index_statistic(statistic, arrays, vectorized), np.zeros(len(arrays[0]), int))
+    return jack.values[:, 0]
+
+
+def _data_items(data: Any) -> list[tuple[str, Any]]:
+    if isinstance(data, (pd.DataFrame, pd.Series, np.ndarray)):
+        return [("data", data)]
+    if isinstance(data, (list, tuple)) and len(data) and all(
         isinstance(a, (list, tuple, np.ndarray, pd.Series)) for a in data
     ):
-        arrays = [np.asarray(a) for a in data]
-    else:
-        arrays = [np.asarray(data)]
+        return [(f"data[{i}]", a) for i, a in enumerate(data)]
+    return [("data", data)]
+
+
+def _as_rows(data: Any, strata: Any) -> tuple[list[np.ndarray], Any]:
+    """The data arrays and the strata, pandas inputs paired by index label, no missing values."""
+    items = _data_items(data)
+    values = align_by_label(*items, ("strata", strata))
+    strata = values.pop()
+    named: list[tuple[str, Any]] = []
+    for (name, _), value in zip(items, values, strict=True):
+        if isinstance(value, pd.DataFrame):
+            named.extend((f"data[{c!r}]", value[c].to_numpy()) for c in value.columns)
+        else:
+            named.append((name, value.to_numpy() if isinstance(value, pd.Series) else value))
+    arrays = [np.asarray(v) for _, v in named]
     if not arrays or any(a.ndim != 1 for a in arrays):
         raise ValueError(
             "data must be one 1-D array or a sequence of 1-D arrays of equal length (rows), "
@@ -402,85 +480,56 @@ def _as_data(data: Any) -> list[np.ndarray]:
     lengths = {len(a) for a in arrays}
     if len(lengths) != 1:
         raise ValueError(f"data arrays have mismatched lengths {sorted(lengths)}; rows are resampled jointly")
-    if lengths == {0}:
-        raise ValueError("data is empty; give at least one row")
-    return arrays
+    rs.check_enough_rows(len(arrays[0]), "data")
+    for (name, _), arr in zip(named, arrays, strict=True):
+        check_no_missing(arr, name)
+    return arrays, strata
 
 
-def _evaluate(
-    statistic: Callable[..., Any],
-    arrays: list[np.ndarray],
-    index: np.ndarray,
-    vectorized: bool,
-) -> np.ndarray:
-    """Statistic on each row of the index matrix ``index`` (replicates x rows)."""
-    if vectorized:
-        return np.asarray(statistic(*[a[index] for a in arrays], axis=-1), dtype=float).reshape(len(index))
-    return np.array([statistic(*[a[idx] for a in arrays]) for idx in index], dtype=float)
+def _strata_codes(strata: Any, n_rows: int) -> tuple[np.ndarray | None, pd.Index | None]:
+    if strata is None:
+        return None, None
+    strata_arr = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
+    if strata_arr.ndim != 1 or len(strata_arr) != n_rows:
+        raise ValueError(f"strata must give one label per row ({n_rows} rows), got shape {strata_arr.shape}")
+    check_no_missing(strata_arr, "strata", hint="every row needs a stratum")
+    codes, uniques = pd.factorize(strata_arr, sort=True)
+    return codes.astype(np.int64), pd.Index(uniques)
 
 
-def _stratified_distribution(
-    statistic: Callable[..., Any],
-    arrays: list[np.ndarray],
-    codes: np.ndarray,
-    n_strata: int,
-    n_resamples: int,
-    rng: np.random.Generator,
-    vectorized: bool,
-    stratum_means: np.ndarray | None = None,
-) -> np.ndarray:
-    """Replicates of the statistic with every stratum's rows resampled within the stratum.
-
-    Index matrices are built a batch of replicates at a time (memory stays
-    bounded). With ``stratum_means`` (the weights of a weighted mean of
-    per-stratum means of ``arrays[0]``) the statistic is computed directly.
-    """
-    n_rows = len(codes)
-    rows = [np.flatnonzero(codes == k) for k in range(n_strata)]
-    batch = max(1, min(n_resamples, 2_000_000 // max(n_rows, 1)))
-    out = np.empty(n_resamples)
-    for start in range(0, n_resamples, batch):
-        b = min(batch, n_resamples - start)
-        draws = [rng.integers(0, len(r), size=(b, len(r))) for r in rows]
-        if stratum_means is not None:
-            x = arrays[0]
-            val = np.zeros(b)
-            for k, r in enumerate(rows):
-                if stratum_means[k] > 0:
-                    val += stratum_means[k] * x[r][draws[k]].mean(axis=1)
-            out[start : start + b] = val
-            continue
-        index = np.empty((b, n_rows), dtype=np.int64)
-        for r, d in zip(rows, draws, strict=True):
-            index[:, r] = r[d]
-        out[start : start + b] = _evaluate(statistic, arrays, index, vectorized)
-    return out
+_Built = tuple[Callable[[np.ndarray], Any], np.ndarray, Callable[[], rs.Jackknife]]
 
 
-def _jackknife(statistic: Callable[..., Any], arrays: list[np.ndarray], vectorized: bool) -> np.ndarray:
-    """Delete-one jackknife values by brute force (one statistic evaluation per row)."""
-    n = len(arrays[0])
-    base = np.arange(n - 1)
-    jack = np.empty(n)
-    step = max(1, 2_000_000 // max(n, 1))
-    for start in range(0, n, step):
-        rows = np.arange(start, min(n, start + step))
-        # delete-one index: rows 0..n-2 with the deleted row skipped
-        idx = base[None, :] + (base[None, :] >= rows[:, None])
-        jack[rows] = _evaluate(statistic, arrays, idx, vectorized)
-    return jack
-
-
-def _bca_probs(dist: np.ndarray, estimate: float, jack: np.ndarray, level: float) -> np.ndarray:
-    """BCa quantile levels (Efron 1987), as in scipy.stats.bootstrap."""
-    alpha = 1 - level
-    # mid-rank of the estimate among the replicates (ties count half), as SciPy does
-    z0 = stats.norm.ppf((np.sum(dist < estimate) + np.sum(dist <= estimate)) / (2 * dist.size))
-    d = np.nanmean(jack) - jack
-    denom = 6.0 * np.nansum(d**2) ** 1.5
-    accel = np.nansum(d**3) / denom if denom > 0 else 0.0
-    zq = stats.norm.ppf(np.array([alpha / 2, 1 - alpha / 2]))
-    return stats.norm.cdf(z0 + (z0 + zq) / (1 - accel * (z0 + zq)))
+def _builtin(
+    key: str, arrays: list[np.ndarray], layout: rs.StratumLayout, labels: pd.Index | None,
+    weights: Any, pos_label: Any,
+) -> _Built:
+    """Index statistic, the rows of the estimate and the closed-form jackknife of a named statistic."""
+    n_rows = layout.n_rows
+    if key == "mean":
+        if len(arrays) != 1:
+            raise ValueError(f"statistic='mean' takes one data array, got {len(arrays)}")
+        x = as_float_array(arrays[0], "data")
+        return (lambda idx: x[idx].mean(axis=1)), np.arange(n_rows), (
+            lambda: rs.Jackknife(_mean_jackknife(x)[:, None], layout.codes, np.ones(n_rows)))
+    if key == "f1":
+        if len(arrays) != 2:
+            raise ValueError(f"statistic='f1' takes data=(y_true, y_pred), got {len(arrays)} arrays")
+        yt, yp = arrays
+        rs.check_label_kinds(("data[0] (y_true)", yt), ("data[1] (y_pred)", yp))
+        pos = rs.resolve_pos_label(pos_label, arrays, what="statistic='f1'", legacy_default=1)
+        return (lambda idx: _f1(yt[idx], yp[idx], pos, axis=-1)), np.arange(n_rows), (
+            lambda: rs.Jackknife(_f1_jackknife(pos)(yt, yp)[:, None], layout.codes, np.ones(n_rows)))
+    if labels is None:
+        raise ValueError("statistic='weighted_risk' needs strata (the stratum of each row)")
+    if weights is None:
+        raise ValueError("statistic='weighted_risk' needs weights (population shares per stratum)")
+    if len(arrays) != 1:
+        raise ValueError(f"statistic='weighted_risk' takes one data array of 0/1 outcomes, got {len(arrays)}")
+    w = check_weights(pd.Series(dict(weights), dtype=float) if isinstance(weights, Mapping) else weights, labels)
+    x = as_float_array(arrays[0], "data")
+    return _weighted_risk_replicates(x, layout, w), layout.order, (
+        lambda: rs.Jackknife(_weighted_risk_jackknife(w)(x, layout.codes)[:, None], layout.codes, np.ones(n_rows)))
 
 
 def bootstrap_ci(
@@ -492,7 +541,7 @@ def bootstrap_ci(
     n_resamples: int = 9999,
     strata: Any = None,
     weights: Mapping[Hashable, float] | Sequence[float] | pd.Series | None = None,
-    pos_label: Any = 1,
+    pos_label: Any = None,
     vectorized: bool | None = None,
     random_seed: int | np.random.Generator | None = None,
 ) -> BootstrapInterval:
@@ -508,7 +557,9 @@ def bootstrap_ci(
     data : array-like, sequence of array-likes, or pandas.DataFrame
         Row data: one array, or several arrays of equal length (for a
         DataFrame, its columns in order) passed to ``statistic`` as positional
-        arguments.
+        arguments. pandas inputs (and ``strata``) are paired by index label.
+        A missing value (NaN, None, ``pd.NA``) is a ValueError naming the
+        array and the count: drop or fill such rows first.
     statistic : callable or {"mean", "f1", "weighted_risk"}
         ``statistic(*arrays) -> float``; if it accepts ``axis=`` and
         ``vectorized=True`` is given, it is called on batches of replicates.
@@ -517,16 +568,16 @@ def bootstrap_ci(
         ``"weighted_risk"``: ``data`` = one array of 0/1 outcomes (e.g. errors),
         ``strata`` the rows' strata and ``weights`` the population shares;
         the statistic is :math:`\sum_k \pi_k \hat r_k`.
-    level : float
+    level : float, default 0.95
         Confidence level in (0, 1).
-    method : {"bca", "percentile"}
-        Bias-corrected and accelerated (default) or plain percentile. For a
+    method : {"bca", "percentile"}, default "bca"
+        Bias-corrected and accelerated or plain percentile. For a
         single proportion the bootstrap undercovers at small n and collapses to
         a point at 0 or n successes (95% percentile: mean coverage 0.85 over
         n = 5..500, minimum 0.05; see ``docs/validation.md``): use
         :func:`proportion_ci` for one rate and the bootstrap for statistics that
         are not one proportion.
-    n_resamples : int
+    n_resamples : int, default 9999
         Number of bootstrap replicates.
     strata : array-like, optional
         Stratum label of each row: resample within strata. A callable
@@ -536,7 +587,10 @@ def bootstrap_ci(
         Population shares for ``statistic="weighted_risk"`` (keyed by stratum,
         or in the order of the sorted stratum labels).
     pos_label : optional
-        Positive class for ``"f1"``.
+        Positive class for ``"f1"``; it must be one of the labels. None (the
+        default) means 1 for 0/1 or boolean labels and is an error for other
+        labels (until the next release, labels that include 1 still use 1,
+        the former default, with a ``FutureWarning``).
     vectorized : bool, optional
         Whether a callable ``statistic`` accepts ``axis=``; the built-in
         statistics are vectorised.
@@ -549,21 +603,35 @@ def bootstrap_ci(
         A ``(lower, upper)`` tuple with ``estimate``, ``se`` and
         ``distribution`` attributes.
 
+    Raises
+    ------
+    ValueError
+        For missing values, mismatched lengths or indexes, a bad argument, or
+        a statistic that is undefined on the data.
+
     Notes
     -----
-    Without ``strata`` this calls :func:`scipy.stats.bootstrap` (``paired=True``).
-    SciPy does not stratify, so with ``strata`` the resampling is done here
-    with NumPy (a batch of replicates at a time) and the interval computed the
-    same way as SciPy: percentile quantiles, or BCa with the bias correction
-    :math:`z_0 = \Phi^{-1}(\#\{\theta^*_b < \hat\theta\}/B)` (ties counted half)
-    and the acceleration from the delete-one jackknife over all rows (the
-    usual approximation for stratified data). For the built-in statistics the
+    :func:`bootstrap_ci` and :func:`bayeseval.paired_bootstrap` share one
+    resampling kernel and one default policy: BCa with 9999 replicates (the
+    defaults of :func:`scipy.stats.bootstrap`). BCa is second-order accurate
+    and follows skewed statistics (F1, small risks) better than the
+    percentile interval; 9999 replicates keep the Monte-Carlo error of its
+    tail quantiles small.
+
+    Without ``strata`` the replicates, the percentile interval and the BCa
+    interval are those of :func:`scipy.stats.bootstrap` (``paired=True``) for
+    the same generator: bias correction
+    :math:`z_0 = \Phi^{-1}(\#\{\theta^*_b < \hat\theta\}/B)` (ties counted
+    half) and the acceleration from the delete-one jackknife. With ``strata``
+    the strata are resampled as independent samples, and the acceleration is
+    the multi-sample formula (Efron & Tibshirani 1993, eq. 15.36; SciPy's for
+    several samples) with each stratum's own jackknife. Replicates are drawn
+    a batch at a time (memory stays bounded). For the built-in statistics the
     jackknife is in closed form; for a callable it costs one evaluation per
-    row. With one stratum the result equals SciPy's for the same seed; the
-    built-in statistics on more than 5000 rows use this engine for BCa even
-    without strata, to avoid SciPy's brute-force jackknife. A degenerate
-    bootstrap distribution (every
-    replicate equal, e.g. no errors at all) gives a collapsed interval and a
+    row, and on more than 2000 rows a delete-a-group jackknife (about 2000
+    groups of rows, nested in the strata) gives the acceleration. Replicates where the statistic is undefined are dropped with a
+    warning. A degenerate bootstrap distribution (every replicate equal, e.g.
+    no errors at all) gives a collapsed interval and a
     :class:`~bayeseval.ZeroVarianceWarning`: it is not certainty.
 
     Examples
@@ -578,101 +646,31 @@ def bootstrap_ci(
     level = check_level(level)
     method = check_method(method, ("bca", "percentile"))
     n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=10)
-    arrays = _as_data(data)
-    n_rows = len(arrays[0])
+    rng = make_rng(random_seed)
+    arrays, strata = _as_rows(data, strata)
+    codes, labels = _strata_codes(strata, len(arrays[0]))
+    layout = rs.stratum_layout(codes, len(arrays[0]))
 
-    codes = None
-    labels: pd.Index | None = None
-    if strata is not None:
-        strata_arr = np.asarray(strata.to_numpy() if isinstance(strata, pd.Series) else strata)
-        if strata_arr.ndim != 1 or len(strata_arr) != n_rows:
-            raise ValueError(
-                f"strata must give one label per row ({n_rows} rows), got shape {strata_arr.shape}"
-            )
-        codes, uniques = pd.factorize(strata_arr, sort=True)
-        if np.any(codes < 0):
-            raise ValueError("strata has missing labels; every row needs a stratum")
-        labels = pd.Index(uniques)
-
-    jack_fn: Callable[..., np.ndarray] | None = None
-    stratum_means: np.ndarray | None = None
     if isinstance(statistic, str):
         key = check_method(statistic, ("mean", "f1", "weighted_risk"), name="statistic")
-        vectorized = True
-        if key == "mean":
-            if len(arrays) != 1:
-                raise ValueError(f"statistic='mean' takes one data array, got {len(arrays)}")
-            arrays = [arrays[0].astype(float)]
-            stat_fn: Callable[..., Any] = _mean_statistic
-            jack_fn = _mean_jackknife
-        elif key == "f1":
-            if len(arrays) != 2:
-                raise ValueError(f"statistic='f1' takes data=(y_true, y_pred), got {len(arrays)} arrays")
-
-            def stat_fn(yt: np.ndarray, yp: np.ndarray, axis: int = -1) -> Any:
-                return f1_score(yt, yp, pos_label=pos_label, axis=axis)
-
-            jack_fn = _f1_jackknife(pos_label)
-        else:
-            if codes is None or labels is None:
-                raise ValueError("statistic='weighted_risk' needs strata (the stratum of each row)")
-            if weights is None:
-                raise ValueError("statistic='weighted_risk' needs weights (population shares per stratum)")
-            if len(arrays) != 1:
-                raise ValueError(f"statistic='weighted_risk' takes one data array of 0/1 outcomes, got {len(arrays)}")
-            w = check_weights(
-                pd.Series(dict(weights), dtype=float) if isinstance(weights, Mapping) else weights, labels
-            )
-            arrays = [arrays[0].astype(float), codes]
-            stat_fn = _weighted_risk_statistic(w)
-            jack_fn = _weighted_risk_jackknife(w)
-            stratum_means = w
+        stat, rows, jack = _builtin(key, arrays, layout, labels, weights, pos_label)
     elif callable(statistic):
-        stat_fn = statistic
-        vectorized = bool(vectorized)
+        stat = _index_statistic(statistic, arrays, bool(vectorized))
+        rows = np.arange(layout.n_rows)
+        jack = lambda: rs.jackknife_values(stat, layout.codes)  # noqa: E731
     else:
         raise TypeError(f"statistic must be a callable or a name, got {_short(statistic)}")
 
-    rng = make_rng(random_seed)
-    estimate = float(_evaluate(stat_fn, arrays, np.arange(n_rows)[None, :], vectorized)[0])
-
-    # SciPy's BCa computes a brute-force jackknife (n_rows evaluations on n_rows - 1
-    # rows); for the built-in statistics on many rows the closed-form jackknife of the
-    # engine below is far cheaper and gives the same interval.
-    use_scipy = codes is None and not (method == "bca" and jack_fn is not None and n_rows > 5000)
-    if use_scipy:
-        res = stats.bootstrap(
-            tuple(arrays),
-            stat_fn,
-            n_resamples=n_resamples,
-            batch=max(1, 2_000_000 // max(n_rows, 1)) if vectorized else None,
-            vectorized=vectorized,
-            paired=True,
-            confidence_level=level,
-            method="BCa" if method == "bca" else "percentile",
-            rng=rng,
-        )
-        dist = np.asarray(res.bootstrap_distribution, dtype=float)
-        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if np.nanmax(dist) == np.nanmin(dist):
-            lo = hi = float(dist[0])
-    else:
-        if codes is None:
-            codes_used, n_strata = np.zeros(n_rows, dtype=np.int64), 1
-        else:
-            codes_used, n_strata = codes, len(labels)  # type: ignore[arg-type]
-        dist = _stratified_distribution(
-            stat_fn, arrays, codes_used, n_strata, n_resamples, rng, vectorized, stratum_means
-        )
-        alpha = 1 - level
-        probs = np.array([alpha / 2, 1 - alpha / 2])
-        if np.nanmax(dist) > np.nanmin(dist) and method == "bca":
-            jack = jack_fn(*arrays) if jack_fn is not None else _jackknife(stat_fn, arrays, vectorized)
-            probs = _bca_probs(dist, estimate, jack, level)
-        if np.any(~np.isfinite(probs)):
-            probs = np.array([alpha / 2, 1 - alpha / 2])
-        lo, hi = (float(v) for v in np.nanquantile(dist, probs))
-    if np.nanmax(dist) == np.nanmin(dist):
+    estimate = float(np.asarray(stat(rows[None, :]), dtype=float).ravel()[0])
+    if not np.isfinite(estimate):
+        raise ValueError(f"statistic {_short(statistic)} is undefined on the data (got {estimate!r})")
+    reps = rs.bootstrap_replicates(stat, layout, n_resamples, rng)
+    reps = rs.drop_undefined(reps, f"statistic {_short(statistic)}")
+    (lo,), (hi,) = rs.confidence_interval(
+        reps, [estimate], level=level, method=method, jackknife=jack, what=f"statistic {_short(statistic)}"
+    )
+    dist = reps[:, 0]
+    if dist.max() == dist.min():
         warnings.warn(
             "every bootstrap replicate gives the same value, so the bootstrap interval "
             f"collapses to {dist[0]:g}; that is not certainty (e.g. no errors were observed): "
@@ -684,7 +682,7 @@ def bootstrap_ci(
         lo,
         hi,
         estimate=estimate,
-        se=float(np.nanstd(dist, ddof=1)),
+        se=float(np.std(dist, ddof=1)),
         distribution=dist,
         method=method,
         level=level,

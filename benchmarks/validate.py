@@ -672,7 +672,7 @@ def main() -> None:
     add("")
 
     add("## 2. Bootstrap percentile and BCa\n")
-    add("`bayeseval.bootstrap_ci(data, 'mean', method=...)` (which calls `scipy.stats.bootstrap`) with "
+    add("`bayeseval.bootstrap_ci(data, 'mean', method=...)` (the replicates and intervals of `scipy.stats.bootstrap` for the same seed) with "
         f"{cfg.boot_resamples} resamples. The data are n exchangeable 0/1 rows, so the interval depends on "
         "the data only through the number of ones x: it is computed once for each x = 0..n (seeded) and "
         "the coverage is then enumerated exactly over x as in section 1. The only Monte Carlo error is the "

@@ -215,7 +215,7 @@ def test_warns_when_replicates_lose_all_trials():
     b = y.copy()
     with pytest.warns(BayesevalWarning, match="no trials"):
         res = paired_bootstrap(y, a, b, metric="recall", random_seed=1)
-    assert res.n_resamples < 2000
+    assert res.n_resamples < 9999  # the default number of resamples; some were dropped
 
 
 @pytest.mark.parametrize(
