@@ -44,7 +44,9 @@ __all__ = [
     "FABInterval",
     "beta_mixture_predictive",
     "fab_regions",
+    "fab_split",
     "fab_interval",
+    "fab_intervals_all_counts",
     "loo_beta_mixture",
     "adaptive_interval",
 ]
@@ -277,7 +279,7 @@ def fab_split(n: int, prior_pmf: Any, alpha: float) -> np.ndarray:
     lower tail above it:
 
     >>> w = fab_split(20, beta_mixture_predictive(20, [1.0], [10.0], [90.0]), 0.05)
-    >>> bool(w[20] < 0.5 < w[300])
+    >>> bool(w[10] < 0.5 < w[150])
     True
     """
     p0 = np.sin(_THETA[1:-1]) ** 2
@@ -306,17 +308,18 @@ def _invert(x: np.ndarray, n: np.ndarray, table: np.ndarray, alpha: float) -> tu
     rejecting side of its bracket, so the interval contains the acceptance set.
     """
     x, n = np.asarray(x, float), np.asarray(n, float)
+    x_lo, n_hi = np.maximum(x, 1.0), np.maximum(n - x, 1.0)  # ends 0 and 1 are set below
     zero, half = np.zeros(x.shape), np.full(x.shape, np.pi / 2)
     out_lo, in_lo = zero.copy(), half.copy()  # lower end: rejecting at 0, accepting at 1
     in_hi, out_hi = zero.copy(), half.copy()
     for _ in range(_BISECT_STEPS):
-        mid = 0.5 * (out_lo + in_lo)
-        p = np.sin(mid) ** 2
-        acc = special.bdtrc(x - 1, n, p) > alpha * (1.0 - _split_at(mid, table))
+        mid = 0.5 * (out_lo + in_lo)  # P(X >= x) = I_p(x, n - x + 1)
+        acc = special.betainc(x_lo, n - x + 1, np.sin(mid) ** 2) > alpha * (
+            1.0 - _split_at(mid, table)
+        )
         in_lo, out_lo = np.where(acc, mid, in_lo), np.where(acc, out_lo, mid)
-        mid = 0.5 * (in_hi + out_hi)
-        p = np.sin(mid) ** 2
-        acc = special.bdtr(x, n, p) > alpha * _split_at(mid, table)
+        mid = 0.5 * (in_hi + out_hi)  # P(X <= x) = I_(1-p)(n - x, x + 1)
+        acc = special.betainc(n_hi, x + 1, np.cos(mid) ** 2) > alpha * _split_at(mid, table)
         in_hi, out_hi = np.where(acc, mid, in_hi), np.where(acc, out_hi, mid)
     lower = np.where(x <= 0, 0.0, np.sin(out_lo) ** 2)
     upper = np.where(x >= n, 1.0, np.sin(out_hi) ** 2)
@@ -511,9 +514,9 @@ def loo_beta_mixture(
 
     Examples
     --------
-    >>> w, a, b = loo_beta_mixture([3, 4, 5, 30], [50, 50, 50, 50])
-    >>> means = w @ (a / (a + b))
-    >>> bool(means[3] < 0.12 < means[0])  # the outlier's prior comes from the others
+    >>> w, a, b = loo_beta_mixture([3, 4, 5, 4, 6, 3, 30], [50] * 7)
+    >>> means = w @ (a / (a + b))  # prior mean of each stratum's rate
+    >>> bool(means[-1] < 0.1 < 0.2 < means[0])  # the outlier's prior comes from the others
     True
     """
     s, n = check_counts(successes, trials)
