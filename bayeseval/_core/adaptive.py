@@ -131,9 +131,9 @@ def beta_mixture_predictive(n: int, weights: Any, a: Any, b: Any) -> np.ndarray:
     """
     w = np.asarray(weights, float).ravel()
     order = np.argsort(w)[::-1]
-    # the largest components holding all but 1e-8 of the weight (no probability that
+    # the largest components holding all but 1e-6 of the weight (no probability that
     # matters changes; the interval stays exact whatever prior it is given)
-    size = int(np.searchsorted(np.cumsum(w[order]), (1.0 - 1e-8) * w.sum())) + 1
+    size = int(np.searchsorted(np.cumsum(w[order]), (1.0 - 1e-6) * w.sum())) + 1
     keep = order[:size]
     w, a, b = w[keep], np.asarray(a, float).ravel()[keep], np.asarray(b, float).ravel()[keep]
     k = np.arange(n, dtype=float)
@@ -477,7 +477,7 @@ def loo_beta_mixture(
     successes: Any,
     trials: Any,
     *,
-    grid_size: tuple[int, int] = (48, 24),
+    grid_size: tuple[int, int] = (40, 20),
     kappa_range: tuple[float, float] = (0.5, 1e6),
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Leave-one-out prior of each stratum's rate: a Beta mixture from the other strata.
