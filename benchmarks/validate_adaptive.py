@@ -70,7 +70,7 @@ def others_prior(rng: np.random.Generator, m: int = 15) -> tuple:
     s = rng.binomial(n, rng.beta(80, 920, m))
     s_all, n_all = np.append(s, 0), np.append(n, 0)  # the new stratum carries no data
     w, a, b = loo_beta_mixture(s_all, n_all)
-    return w[-1], a, b
+    return w[-1], a[-1], b[-1]
 
 
 def priors(rng: np.random.Generator) -> dict:
@@ -146,7 +146,7 @@ def simulate(repeats: int, seed: int) -> dict:
                 row[(pv, "holm")] = holm_flags(p, 0.05)
                 row[(pv, "per_stratum")] = p <= 0.05
             # exact coverage of stratum 0's adaptive interval given the other strata
-            pmf = beta_mixture_predictive(int(n[0]), w[0], a, b)
+            pmf = beta_mixture_predictive(int(n[0]), w[0], a[0], b[0])
             iv95 = fab_intervals_all_counts(int(n[0]), pmf, 0.95)
             iv90 = fab_intervals_all_counts(int(n[0]), pmf, 0.90)
             truth = np.array([rates[0]])

@@ -477,7 +477,7 @@ def loo_beta_mixture(
     successes: Any,
     trials: Any,
     *,
-    grid_size: tuple[int, int] = (40, 20),
+    grid_size: tuple[int, int] = (60, 20),
     kappa_range: tuple[float, float] = (0.5, 1e6),
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Leave-one-out prior of each stratum's rate: a Beta mixture from the other strata.
@@ -488,8 +488,10 @@ def loo_beta_mixture(
     grid over ``(logit mean, log concentration)`` with BDA3's hyperprior
     ``p(alpha, beta) ~ (alpha + beta)^(-5/2)`` truncated to the grid. The weights use
     ``p(phi | y_-i) ~ p(phi | y) / p(y_i | phi)``, so one likelihood matrix serves all
-    strata (about 0.1 s for 1,000 strata). A two-stage grid first locates, then
-    resolves, the region where any leave-one-out hyper-posterior has mass.
+    strata that share a grid (about 0.3 s for 1,000 strata). The grid of the mean is
+    logit-spaced over the range of the *other* strata's rates (widened), so stratum
+    ``i``'s prior does not depend on its own count at all; this is what keeps the
+    adaptive interval's coverage guarantee exact for every stratum.
 
     Why this and not a plug-in fit of the others: with 10-20 strata the marginal
     likelihood of the concentration is flat or maximal at infinity, and a plug-in Beta
@@ -507,32 +509,52 @@ def loo_beta_mixture(
 
     Returns
     -------
-    weights : numpy.ndarray, shape (S, G)
-        Mixture weights per stratum (rows sum to 1).
-    a, b : numpy.ndarray, shape (G,)
-        Beta parameters shared by all strata.
+    weights, a, b : numpy.ndarray, shape (S, G)
+        Mixture weights (rows sum to 1) and Beta parameters per stratum.
 
     Examples
     --------
     >>> w, a, b = loo_beta_mixture([3, 4, 5, 4, 6, 3, 30], [50] * 7)
-    >>> means = w @ (a / (a + b))  # prior mean of each stratum's rate
+    >>> means = (w * a / (a + b)).sum(axis=1)  # prior mean of each stratum's rate
     >>> bool(means[-1] < 0.1 < 0.2 < means[0])  # the outlier's prior comes from the others
     True
     """
     s, n = check_counts(successes, trials)
     s, n = s.ravel(), n.ravel()
     n_mu, n_kappa = (int(v) for v in grid_size)
+    lo, hi = _others_range(s, n)
+    weights = np.empty((s.size, n_mu * n_kappa))
+    a, b = np.empty_like(weights), np.empty_like(weights)
+    for lo_g, hi_g in set(zip(lo.tolist(), hi.tolist(), strict=True)):
+        rows = (lo == lo_g) & (hi == hi_g)
+        a_g, b_g, log_prior = _hyper_grid(lo_g, hi_g, n_mu, n_kappa, kappa_range)
+        weights[rows] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior)[rows])
+        a[rows], b[rows] = a_g, b_g
+    return weights, a, b
+
+
+def _extreme_of_others(rate: np.ndarray, used: np.ndarray, sign: float) -> np.ndarray:
+    """Per stratum, the min (sign 1) or max (sign -1) rate of the OTHER used strata."""
+    key = np.where(used, sign * rate, np.inf)
+    order = np.argsort(key, kind="stable")
+    out = np.full(rate.size, key[order[0]])
+    out[order[0]] = key[order[1]] if rate.size > 1 else np.inf
+    return sign * out
+
+
+def _others_range(s: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Range of the mean's grid for each stratum, from the OTHER strata's rates only.
+
+    ``[0.2 * min rate, 1 - 0.2 * (1 - max rate)]`` over the other strata with trials
+    (rates ``(y + 0.5) / (n + 1)``), so a stratum's own count never moves its grid; at
+    most four distinct ranges occur (the strata holding the extremes differ).
+    """
+    used = n > 0
     rate = (s + 0.5) / (n + 1.0)
-    lo, hi = 0.2 * rate.min(), 1.0 - 0.2 * (1.0 - rate.max())
-    a, b, log_prior = _hyper_grid(lo, hi, n_mu, n_kappa, kappa_range)
-    logw = _loo_log_weights(s, n, a, b, log_prior)
-    mass = np.exp(logw).max(axis=0) > 1e-9
-    eta = special.logit(a / (a + b))
-    step = (special.logit(hi) - special.logit(lo)) / (n_mu - 1)
-    lo2 = special.expit(max(eta[mass].min() - step, special.logit(lo)))
-    hi2 = special.expit(min(eta[mass].max() + step, special.logit(hi)))
-    a, b, log_prior = _hyper_grid(lo2, hi2, n_mu, n_kappa, kappa_range)
-    return np.exp(_loo_log_weights(s, n, a, b, log_prior)), a, b
+    lowest, highest = _extreme_of_others(rate, used, 1.0), _extreme_of_others(rate, used, -1.0)
+    lo = np.where(np.isfinite(lowest), 0.2 * lowest, 0.01)
+    hi = np.where(np.isfinite(highest), 1.0 - 0.2 * (1.0 - highest), 0.99)
+    return lo, hi
 
 
 def adaptive_interval(successes: Any, trials: Any, *, level: float = 0.95) -> FABInterval:

@@ -44,8 +44,8 @@ def predictive_p_values(
         Observed counts.
     weights : array_like, shape (S, G)
         Mixture weights per stratum.
-    a, b : array_like, shape (G,)
-        Beta parameters of the components.
+    a, b : array_like, shape (G,) or (S, G)
+        Beta parameters of the components (shared, or per stratum).
     p_value : {"mid_p", "doubled"}
         ``"doubled"``: ``min(1, 2 min(P(Y <= y), P(Y >= y)))``, never anti-conservative
         when the predictive is right. ``"mid_p"``: the same with half of ``P(Y = y)``
@@ -74,12 +74,13 @@ def predictive_p_values(
     s, n = check_counts(successes, trials)
     s, n = s.ravel(), n.ravel()
     weights = np.asarray(weights, float).reshape(s.size, -1)
+    a, b = (np.broadcast_to(np.asarray(v, float), weights.shape) for v in (a, b))
     out = np.ones((4, s.size))
     for i, (si, ni) in enumerate(zip(s, n, strict=True)):
         if ni == 0:
             out[1, i] = 0.0
             continue
-        pmf = beta_mixture_predictive(int(ni), weights[i], a, b)
+        pmf = beta_mixture_predictive(int(ni), weights[i], a[i], b[i])
         below, above, at = pmf[: si + 1].sum(), pmf[si:].sum(), pmf[si]
         out[2, i], out[3, i] = min(below, 1.0), min(above, 1.0)
         out[1, i] = float(np.arange(ni + 1) @ pmf)
