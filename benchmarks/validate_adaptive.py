@@ -82,6 +82,11 @@ def priors(rng: np.random.Generator) -> dict:
         "Beta(0.5, 0.5) (Jeffreys)": ([1.0], [0.5], [0.5]),
         "0.5 Beta(8,92) + 0.5 Beta(60,40)": ([0.5, 0.5], [8.0, 60.0], [92.0, 40.0]),
         "LOO of 15 strata near 0.08": loo,
+        "0.9 LOO + 0.1 Beta(1, 1) (adaptive_interval)": (
+            np.append(0.9 * np.asarray(loo[0]), 0.1),
+            np.append(loo[1], 1.0),
+            np.append(loo[2], 1.0),
+        ),
     }
 
 
@@ -107,20 +112,24 @@ def table_coverage(prior_set: dict, sizes) -> None:
 
 def table_width(loo: tuple, sizes) -> None:
     print("\n## 2. Mean width (exact expectation under the true rate), level 0.95\n")
-    print("Prior: leave-one-out prior from 15 strata near 0.08 (the group is not among them).\n")
-    print("| n | truth | adaptive | Clopper-Pearson | Wilson | adaptive / CP | adaptive / Wilson |")
-    print("|---|---|---|---|---|---|---|")
-    for truth in (0.08, 0.40):
+    print("Prior: leave-one-out prior from 15 strata near 0.08 (the group is not among them);")
+    print("'adaptive' mixes in a uniform component of weight 0.1 (the default of")
+    print("adaptive_interval), 'pure' does not. Ratios are to Clopper-Pearson (CP).\n")
+    print("| n | truth | adaptive | pure | Clopper-Pearson | Wilson | adaptive / CP | "
+          "pure / CP | adaptive / Wilson |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for truth in (0.08, 0.15, 0.40):
         for n in sizes:
             pmf = beta_mixture_predictive(n, *loo)
-            iv = fab_intervals_all_counts(n, pmf, 0.95)
+            iv = fab_intervals_all_counts(n, pmf, 0.95, diffuse_weight=0.1)
+            pure = fab_intervals_all_counts(n, pmf, 0.95)
             cp = fab_intervals_all_counts(n, pmf, 0.95, split=0.5)
             wl = wilson(np.arange(n + 1), n, 0.95)
             prob = stats.binom.pmf(np.arange(n + 1), n, truth)
-            widths = [float(prob @ (u - lo)) for lo, u in (iv, cp, wl)]
+            w = [float(prob @ (u - lo)) for lo, u in (iv, pure, cp, wl)]
             print(
-                f"| {n} | {truth:.2f} | {widths[0]:.4f} | {widths[1]:.4f} | {widths[2]:.4f} | "
-                f"{widths[0] / widths[1]:.3f} | {widths[0] / widths[2]:.3f} |"
+                f"| {n} | {truth:.2f} | {w[0]:.4f} | {w[1]:.4f} | {w[2]:.4f} | {w[3]:.4f} | "
+                f"{w[0] / w[2]:.3f} | {w[1] / w[2]:.3f} | {w[0] / w[3]:.3f} |"
             )
 
 
@@ -147,8 +156,8 @@ def simulate(repeats: int, seed: int) -> dict:
                 row[(pv, "per_stratum")] = p <= 0.05
             # exact coverage of stratum 0's adaptive interval given the other strata
             pmf = beta_mixture_predictive(int(n[0]), w[0], a[0], b[0])
-            iv95 = fab_intervals_all_counts(int(n[0]), pmf, 0.95)
-            iv90 = fab_intervals_all_counts(int(n[0]), pmf, 0.90)
+            iv95 = fab_intervals_all_counts(int(n[0]), pmf, 0.95, diffuse_weight=0.1)
+            iv90 = fab_intervals_all_counts(int(n[0]), pmf, 0.90, diffuse_weight=0.1)
             truth = np.array([rates[0]])
             row["cov95"] = coverage(iv95.lower, iv95.upper, int(n[0]), truth)[0]
             row["cov90"] = coverage(iv90.lower, iv90.upper, int(n[0]), truth)[0]

@@ -12,12 +12,12 @@ rate, whatever the prior. A prior that is centred near the truth moves the rejec
 region to where the data are unlikely under the prior and gives a shorter interval on
 average; a prior far from the truth gives a wider interval but never less coverage.
 
-The share ``w(p0)`` of ``alpha`` in the lower tail is made non-decreasing in ``p0``
-(isotonic regression of the optimal shares on a grid): then both ends of the
+In practice the share ``w(p0)`` of ``alpha`` in the lower tail is chosen as a
+non-decreasing function of ``p0`` that minimises the prior-expected length (Pratt's
+identity; dynamic programming on a grid, :func:`fab_split`): then both ends of the
 acceptance region are non-decreasing in ``p0``, the set ``{p0 : x in A(p0)}`` is
-always one interval, and its ends are found exactly by bisection. Where the optimal
-shares are already monotone (a unimodal prior: the usual case) the tests are the
-FAB-optimal ones; elsewhere they stay exact, only less short.
+always one interval, and its ends are found exactly by bisection. Every test stays
+exact whatever ``w``, so the guarantee does not depend on this choice.
 
 The leave-one-out prior (:func:`loo_beta_mixture`) gives each stratum a prior built
 from the *other* strata only, so the guarantee holds for each stratum, the outlier
@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from bayeseval._validation import as_float_array, check_counts, check_level, check_probability
 
@@ -156,6 +156,7 @@ def beta_mixture_predictive(n: int, weights: Any, a: Any, b: Any) -> np.ndarray:
 _GRID_SIZE = 201  # points of the split function, uniform in theta = arcsin(sqrt(p))
 _THETA = np.linspace(0.0, np.pi / 2, _GRID_SIZE)
 _BISECT_STEPS = 56
+_LEVELS = np.linspace(0.0, 1.0, 101)  # split levels searched by fab_split
 
 
 def _binom_pmf(k: np.ndarray, n: int, p0: np.ndarray) -> np.ndarray:
@@ -247,17 +248,36 @@ def fab_regions(
     return a, b
 
 
+def _split_masses(n: int, prior_pmf: np.ndarray, alpha: float) -> np.ndarray:
+    """Prior-predictive acceptance probability at each (grid rate, split level)."""
+    p0 = np.sin(_THETA) ** 2
+    lower, upper = _tails(p0, n)
+    rows = np.arange(p0.size)[:, None]
+    # a(w): largest a with P(X < a) <= alpha w; b(w): smallest b with P(X > b) <= alpha (1 - w)
+    # (one sorted search over rows offset by 2; rows hold values in [0, 1])
+    keys = (2.0 * rows + lower[:, :-1]).ravel()
+    a = np.searchsorted(keys, (2.0 * rows + alpha * _LEVELS).ravel(), side="right")
+    a = a.reshape(p0.size, -1) - (n + 1) * rows - 1
+    keys = (2.0 * rows - upper).ravel()
+    b = np.searchsorted(keys, (2.0 * rows - alpha * (1.0 - _LEVELS)).ravel(), side="left")
+    b = np.clip(b.reshape(p0.size, -1) - (n + 1) * rows, 0, n)
+    a = np.clip(a, 0, n)
+    prior_cdf = np.concatenate([[0.0], np.cumsum(prior_pmf)])
+    return prior_cdf[b + 1] - prior_cdf[a]
+
+
 def fab_split(n: int, prior_pmf: Any, alpha: float) -> np.ndarray:
     """Lower-tail share ``w(p0)`` of the adaptive tests, on the grid ``arcsin(sqrt(p0))``.
 
-    At each of 201 grid points (uniform in ``theta = arcsin(sqrt(p0))``) the
-    FAB-optimal region is found exactly (:func:`fab_regions`) together with the range of
-    shares ``w`` that produce it; the midpoints are then made non-decreasing in
-    ``p0`` by isotonic regression, and ``w`` is linear in ``theta`` between grid points.
-    A non-decreasing ``w`` makes the acceptance region's ends non-decreasing in
-    ``p0``, so the set of ``p0`` accepting a count is always one interval (no hull
-    needed), and wherever the midpoints were already monotone the region is the
-    FAB-optimal one.
+    The share is chosen, among all non-decreasing functions of ``p0`` taking values on
+    101 levels in [0, 1] at 201 grid points (uniform in ``theta = arcsin(sqrt(p0))``),
+    to minimise the prior-expected interval length, which by Pratt's identity is
+    ``integral of P_prior(X in A(p0)) dp0`` (dynamic programming, exact on the grid).
+    At each rate the test has ``P(X < a) <= alpha w`` and ``P(X > b) <= alpha (1 - w)``
+    with ``a`` largest and ``b`` smallest, so it is exact whatever ``w``; between grid
+    points ``w`` is linear in ``theta``. A non-decreasing ``w`` makes both ends of the
+    acceptance region non-decreasing in ``p0``, so the set of rates accepting a count
+    is always one interval, and its ends are found exactly by bisection.
 
     Parameters
     ----------
@@ -282,10 +302,27 @@ def fab_split(n: int, prior_pmf: Any, alpha: float) -> np.ndarray:
     >>> bool(w[10] < 0.5 < w[150])
     True
     """
-    p0 = np.sin(_THETA[1:-1]) ** 2
-    _, _, w_lo, w_hi = _optimal(p0, n, np.asarray(prior_pmf, float), alpha)
-    w = optimize.isotonic_regression(0.5 * (w_lo + w_hi)).x
-    return np.clip(np.concatenate([w[:1], w, w[-1:]]), 0.0, 1.0)
+    mass = _split_masses(n, np.asarray(prior_pmf, float), alpha)
+    # cost per grid point: dp0 = sin(2 theta) dtheta, plus a tie-break toward w = 1/2
+    cost = mass * np.sin(2.0 * _THETA)[:, None] + 1e-12 * np.abs(_LEVELS - 0.5)[None, :]
+    best = np.empty(mass.shape, dtype=np.int64)  # argmin over levels <= j at the previous point
+    total = cost[0].copy()
+    for k in range(1, _GRID_SIZE):
+        run_arg = _running_argmin(total)
+        best[k] = run_arg
+        total = cost[k] + total[run_arg]
+    path = np.empty(_GRID_SIZE, dtype=np.int64)
+    path[-1] = int(np.argmin(total))
+    for k in range(_GRID_SIZE - 1, 0, -1):
+        path[k - 1] = best[k, path[k]]
+    return _LEVELS[path]
+
+
+def _running_argmin(values: np.ndarray) -> np.ndarray:
+    """Index of the minimum of ``values[:j + 1]`` for every ``j`` (first on ties)."""
+    running = np.minimum.accumulate(values)
+    is_new = np.concatenate([[True], values[1:] < running[:-1]])
+    return np.maximum.accumulate(np.where(is_new, np.arange(values.size), 0))
 
 
 # --------------------------------------------------------------------------- inversion
@@ -336,6 +373,7 @@ def fab_interval(
     *,
     level: float = 0.95,
     split: float | None = None,
+    diffuse_weight: float = 0.0,
 ) -> FABInterval:
     """Adaptive (FAB) confidence intervals for binomial proportions, one per stratum.
 
@@ -361,6 +399,11 @@ def fab_interval(
     split : float, optional
         Force the lower-tail share of ``1 - level``; ``0.5`` gives the equal-tailed
         Clopper-Pearson interval, whatever the prior.
+    diffuse_weight : float
+        Weight of a uniform (Beta(1, 1)) component mixed into the prior before the
+        tests are chosen: it bounds how much wider than Clopper-Pearson the interval
+        of a stratum far from the prior can be, at a small cost when the prior is
+        right (see :func:`adaptive_interval`).
 
     Returns
     -------
@@ -392,6 +435,7 @@ def fab_interval(
     level = check_level(level)
     if split is not None:
         split = check_probability(split, "split")
+    diffuse_weight = check_probability(diffuse_weight, "diffuse_weight")
     s, n = check_counts(successes, trials)
     w, a, b = _check_beta_prior(prior_a, prior_b, prior_weights, s.shape)
     alpha = 1.0 - level
@@ -401,8 +445,9 @@ def fab_interval(
         if split is not None:
             table[i] = split
         elif ni > 0:
-            table[i] = fab_split(int(ni), beta_mixture_predictive(
-                int(ni), flat_w[i], flat_a[i], flat_b[i]), alpha)
+            pmf = beta_mixture_predictive(int(ni), flat_w[i], flat_a[i], flat_b[i])
+            pmf = (1.0 - diffuse_weight) * pmf + diffuse_weight / (ni + 1.0)
+            table[i] = fab_split(int(ni), pmf, alpha)
         else:
             table[i] = 0.5
     lower, upper = _invert(s.ravel(), n.ravel(), table, alpha)
@@ -410,7 +455,12 @@ def fab_interval(
 
 
 def fab_intervals_all_counts(
-    n: int, prior_pmf: Any, level: float = 0.95, split: float | None = None
+    n: int,
+    prior_pmf: Any,
+    level: float = 0.95,
+    split: float | None = None,
+    *,
+    diffuse_weight: float = 0.0,
 ) -> FABInterval:
     """Adaptive intervals for every count ``0..n`` under one prior-predictive pmf.
 
@@ -427,6 +477,8 @@ def fab_intervals_all_counts(
         Confidence level.
     split : float, optional
         Force the lower-tail share (0.5: Clopper-Pearson).
+    diffuse_weight : float
+        Weight of a uniform component mixed into the prior (as in :func:`fab_interval`).
 
     Returns
     -------
@@ -441,8 +493,13 @@ def fab_intervals_all_counts(
     (6,)
     """
     level = check_level(level)
+    diffuse_weight = check_probability(diffuse_weight, "diffuse_weight")
     alpha = 1.0 - level
-    table = np.full(_GRID_SIZE, split) if split is not None else fab_split(n, prior_pmf, alpha)
+    if split is not None:
+        table = np.full(_GRID_SIZE, check_probability(split, "split"))
+    else:
+        pmf = (1.0 - diffuse_weight) * np.asarray(prior_pmf, float) + diffuse_weight / (n + 1.0)
+        table = fab_split(n, pmf, alpha)
     x = np.arange(n + 1)
     return FABInterval(*_invert(x, np.full(n + 1, n), np.tile(table, (n + 1, 1)), alpha))
 
@@ -557,7 +614,9 @@ def _others_range(s: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return lo, hi
 
 
-def adaptive_interval(successes: Any, trials: Any, *, level: float = 0.95) -> FABInterval:
+def adaptive_interval(
+    successes: Any, trials: Any, *, level: float = 0.95, diffuse_weight: float = 0.1
+) -> FABInterval:
     """Adaptive interval per stratum with a leave-one-out prior from the other strata.
 
     Combines :func:`loo_beta_mixture` (the prior of stratum ``i`` depends only on the
@@ -572,6 +631,12 @@ def adaptive_interval(successes: Any, trials: Any, *, level: float = 0.95) -> FA
         Counts per stratum.
     level : float
         Confidence level.
+    diffuse_weight : float
+        Weight of a uniform component mixed into each leave-one-out prior (default
+        0.1): with 15 other strata near 0.08, it brings the expected width of an
+        outlier at 0.40 from 1.21x to 1.11x Clopper-Pearson's at n = 100 (from 1.24x to
+        1.04x at n = 500) while the width when the stratum is alike stays 0.87-0.91x
+        Clopper-Pearson's.
 
     Returns
     -------
@@ -593,5 +658,7 @@ def adaptive_interval(successes: Any, trials: Any, *, level: float = 0.95) -> FA
     level = check_level(level)
     s, n = check_counts(successes, trials)
     weights, a, b = loo_beta_mixture(s.ravel(), n.ravel())
-    iv = fab_interval(s.ravel(), n.ravel(), a, b, weights, level=level)
+    iv = fab_interval(
+        s.ravel(), n.ravel(), a, b, weights, level=level, diffuse_weight=diffuse_weight
+    )
     return FABInterval(iv.lower.reshape(s.shape), iv.upper.reshape(s.shape))
