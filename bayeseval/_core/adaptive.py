@@ -210,6 +210,11 @@ def fab_regions(
     ``P(X > b) <= alpha * (1 - w)`` with ``a`` largest and ``b`` smallest; ``w = 0.5``
     gives the equal-tailed (Clopper-Pearson) test.
 
+    The pointwise optimum can jump back and forth between lower-tail shares as ``p0``
+    moves, which would make the set of accepted rates for a count a union of pieces;
+    the intervals therefore use the best *non-decreasing* share (:func:`fab_split`),
+    which coincides with this optimum wherever the optimum is monotone.
+
     Parameters
     ----------
     p0 : array_like, shape (K,)
@@ -302,27 +307,39 @@ def fab_split(n: int, prior_pmf: Any, alpha: float) -> np.ndarray:
     >>> bool(w[10] < 0.5 < w[150])
     True
     """
-    mass = _split_masses(n, np.asarray(prior_pmf, float), alpha)
-    # cost per grid point: dp0 = sin(2 theta) dtheta, plus a tie-break toward w = 1/2
-    cost = mass * np.sin(2.0 * _THETA)[:, None] + 1e-12 * np.abs(_LEVELS - 0.5)[None, :]
-    best = np.empty(mass.shape, dtype=np.int64)  # argmin over levels <= j at the previous point
-    total = cost[0].copy()
-    for k in range(1, _GRID_SIZE):
-        run_arg = _running_argmin(total)
-        best[k] = run_arg
-        total = cost[k] + total[run_arg]
-    path = np.empty(_GRID_SIZE, dtype=np.int64)
-    path[-1] = int(np.argmin(total))
-    for k in range(_GRID_SIZE - 1, 0, -1):
-        path[k - 1] = best[k, path[k]]
-    return _LEVELS[path]
+    cost = _split_cost(n, np.asarray(prior_pmf, float), alpha)
+    return _LEVELS[_best_monotone_path(cost[None])[0]]
 
 
-def _running_argmin(values: np.ndarray) -> np.ndarray:
-    """Index of the minimum of ``values[:j + 1]`` for every ``j`` (first on ties)."""
-    running = np.minimum.accumulate(values)
-    is_new = np.concatenate([[True], values[1:] < running[:-1]])
-    return np.maximum.accumulate(np.where(is_new, np.arange(values.size), 0))
+def _split_cost(n: int, prior_pmf: np.ndarray, alpha: float) -> np.ndarray:
+    """Cost of each split level at each grid point: acceptance mass times dp0."""
+    mass = _split_masses(n, prior_pmf, alpha)
+    # dp0 = sin(2 theta) dtheta, plus a tie-break toward w = 1/2
+    return mass * np.sin(2.0 * _THETA)[:, None] + 1e-12 * np.abs(_LEVELS - 0.5)[None, :]
+
+
+def _best_monotone_path(cost: np.ndarray) -> np.ndarray:
+    """Level indices, non-decreasing along the grid, minimising the summed cost.
+
+    ``cost`` has shape (B, K, W): B independent problems, K grid points, W levels.
+    Dynamic programming: ``total_k(j) = cost_k(j) + min_{j' <= j} total_(k-1)(j')``.
+    """
+    batch, size, levels = cost.shape
+    best = np.zeros((batch, size, levels), dtype=np.int64)
+    total = cost[:, 0].copy()
+    index = np.arange(levels)
+    for k in range(1, size):
+        running = np.minimum.accumulate(total, axis=1)
+        is_new = np.ones(total.shape, bool)
+        is_new[:, 1:] = total[:, 1:] < running[:, :-1]
+        best[:, k] = np.maximum.accumulate(np.where(is_new, index, 0), axis=1)
+        total = cost[:, k] + running
+    path = np.empty((batch, size), dtype=np.int64)
+    path[:, -1] = np.argmin(total, axis=1)
+    rows = np.arange(batch)
+    for k in range(size - 1, 0, -1):
+        path[:, k - 1] = best[rows, k, path[:, k]]
+    return path
 
 
 # --------------------------------------------------------------------------- inversion
@@ -439,19 +456,28 @@ def fab_interval(
     s, n = check_counts(successes, trials)
     w, a, b = _check_beta_prior(prior_a, prior_b, prior_weights, s.shape)
     alpha = 1.0 - level
-    flat_w, flat_a, flat_b = (v.reshape(s.size, -1) for v in (w, a, b))
-    table = np.empty((s.size, _GRID_SIZE))
-    for i, ni in enumerate(n.ravel()):
-        if split is not None:
-            table[i] = split
-        elif ni > 0:
-            pmf = beta_mixture_predictive(int(ni), flat_w[i], flat_a[i], flat_b[i])
-            pmf = (1.0 - diffuse_weight) * pmf + diffuse_weight / (ni + 1.0)
-            table[i] = fab_split(int(ni), pmf, alpha)
-        else:
-            table[i] = 0.5
+    if split is not None:
+        table = np.full((s.size, _GRID_SIZE), split)
+    else:
+        prior = tuple(v.reshape(s.size, -1) for v in (w, a, b))
+        table = _split_tables(n.ravel(), prior, alpha, diffuse_weight)
     lower, upper = _invert(s.ravel(), n.ravel(), table, alpha)
     return FABInterval(lower.reshape(s.shape), upper.reshape(s.shape))
+
+
+def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: float) -> np.ndarray:
+    """Split table per stratum (rows), the dynamic programme run in batches of strata."""
+    table = np.full((n.size, _GRID_SIZE), 0.5)
+    todo = np.flatnonzero(n > 0)
+    for start in range(0, todo.size, 64):
+        chunk = todo[start : start + 64]
+        cost = np.empty((chunk.size, _GRID_SIZE, _LEVELS.size))
+        for j, i in enumerate(chunk):
+            pmf = beta_mixture_predictive(int(n[i]), prior[0][i], prior[1][i], prior[2][i])
+            pmf = (1.0 - diffuse_weight) * pmf + diffuse_weight / (n[i] + 1.0)
+            cost[j] = _split_cost(int(n[i]), pmf, alpha)
+        table[chunk] = _LEVELS[_best_monotone_path(cost)]
+    return table
 
 
 def fab_intervals_all_counts(
