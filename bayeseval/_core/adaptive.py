@@ -157,6 +157,7 @@ _GRID_SIZE = 201  # points of the split function, uniform in theta = arcsin(sqrt
 _THETA = np.linspace(0.0, np.pi / 2, _GRID_SIZE)
 _BISECT_STEPS = 56
 _LEVELS = np.linspace(0.0, 1.0, 101)  # split levels searched by fab_split
+_MARGIN = 0.75  # logit units added each side of the other strata's range of rates
 
 
 def _binom_pmf(k: np.ndarray, n: int, p0: np.ndarray) -> np.ndarray:
@@ -628,15 +629,16 @@ def _extreme_of_others(rate: np.ndarray, used: np.ndarray, sign: float) -> np.nd
 def _others_range(s: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Range of the mean's grid for each stratum, from the OTHER strata's rates only.
 
-    ``[0.2 * min rate, 1 - 0.2 * (1 - max rate)]`` over the other strata with trials
-    (rates ``(y + 0.5) / (n + 1)``), so a stratum's own count never moves its grid; at
-    most four distinct ranges occur (the strata holding the extremes differ).
+    On the logit scale, from the smallest to the largest rate ``(y + 0.5) / (n + 1)``
+    of the other strata with trials, widened by ``_MARGIN`` each side, so a stratum's
+    own count never moves its grid; at most four distinct ranges occur (the strata
+    holding the extremes differ).
     """
     used = n > 0
     rate = (s + 0.5) / (n + 1.0)
     lowest, highest = _extreme_of_others(rate, used, 1.0), _extreme_of_others(rate, used, -1.0)
-    lo = np.where(np.isfinite(lowest), 0.2 * lowest, 0.01)
-    hi = np.where(np.isfinite(highest), 1.0 - 0.2 * (1.0 - highest), 0.99)
+    lo = special.expit(np.where(np.isfinite(lowest), special.logit(lowest) - _MARGIN, -4.6))
+    hi = special.expit(np.where(np.isfinite(highest), special.logit(highest) + _MARGIN, 4.6))
     return lo, hi
 
 
