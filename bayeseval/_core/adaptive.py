@@ -25,10 +25,14 @@ included: the exact hierarchical posterior predictive of a new stratum's rate un
 Beta-binomial model with BDA3's hyperprior ``p(alpha, beta) ~ (alpha + beta)^(-5/2)``,
 evaluated on a hyper-grid and written as a mixture of Beta distributions.
 
-Measured (exact enumeration over the stratum's count, 2,001-point grid of true rates
-plus the interval end points; ``benchmarks/validate_adaptive.py``): minimum coverage
-over the grid >= the nominal level at n in {5, 10, 20, 50, 100, 500}, levels 0.90 and
-0.95, for priors centred at the truth and far from it.
+Measured (``benchmarks/validate_adaptive.py``, exact enumeration over the stratum's
+own count, 2,001 true rates plus every interval end and points 1e-9 either side):
+the minimum coverage is >= the nominal level (no shortfall at all) at n in
+{5, 10, 20, 50, 100, 500}, levels 0.90 and 0.95, for seven priors (Beta centred at
+0.08, weak and strong; Beta(50, 50); Jeffreys; a bimodal mixture; leave-one-out
+priors). With the leave-one-out prior of 15 strata near 0.08 the expected width at a
+true rate of 0.08 is 0.87-0.89x Clopper-Pearson's and 0.92-0.96x Wilson's for
+n >= 20 (1.00-1.07x Wilson's at n = 5-10).
 """
 
 from __future__ import annotations
@@ -662,8 +666,8 @@ def adaptive_interval(
     diffuse_weight : float
         Weight of a uniform component mixed into each leave-one-out prior (default
         0.1): with 15 other strata near 0.08, it brings the expected width of an
-        outlier at 0.40 from 1.21x to 1.11x Clopper-Pearson's at n = 100 (from 1.24x to
-        1.04x at n = 500) while the width when the stratum is alike stays 0.87-0.91x
+        outlier at 0.40 from 1.21x to 1.11x Clopper-Pearson's at n = 100 (from 2.86x to
+        1.08x at n = 500) while the width when the stratum is alike stays 0.87-0.89x
         Clopper-Pearson's.
 
     Returns
@@ -673,9 +677,13 @@ def adaptive_interval(
 
     Notes
     -----
-    Measured by seeded simulation (``benchmarks/validate_adaptive.py``): an outlier at
-    0.40 with 20 trials among 10-20 strata near 0.08 is covered at least at the nominal
-    level; when strata are alike the mean width is below Clopper-Pearson's.
+    Measured (``benchmarks/validate_adaptive.py``, 400 seeded datasets, coverage exact
+    given the other strata): an outlier at 0.40 with 20 trials among 10-20 strata near
+    0.08 (50-500 trials) is covered 0.984 of the time at level 0.95 and 0.943 at 0.90;
+    its expected width is 0.91-1.11x Clopper-Pearson's (n = 5-500). When the stratum
+    is like the others (true rate 0.08) the width is 0.87-0.89x Clopper-Pearson's and
+    0.92-0.96x Wilson's for n >= 20. About 4 s of CPU for 1,000 strata of 20-500
+    trials.
 
     Examples
     --------
