@@ -272,3 +272,18 @@ def test_hyperprior_grid_uses_bda_density():
     diff = log_prior - expect
     assert np.ptp(diff) < 1e-10
     assert special.logit(0.05) == pytest.approx(np.log(a / b).min())
+
+
+def test_monotone_split_path_matches_brute_force():
+    # the dynamic programme behind fab_split against enumeration of every
+    # non-decreasing path (5 grid points x 4 levels)
+    from bayeseval._core.adaptive import _best_monotone_path
+
+    rng = np.random.default_rng(4)
+    cost = rng.uniform(size=(3, 5, 4))
+    paths = [p for p in itertools.product(range(4), repeat=5) if list(p) == sorted(p)]
+    got = _best_monotone_path(cost)
+    for i in range(3):
+        best = min(sum(cost[i, k, j] for k, j in enumerate(p)) for p in paths)
+        assert sum(cost[i, k, j] for k, j in enumerate(got[i])) == pytest.approx(best)
+        assert np.all(np.diff(got[i]) >= 0)
