@@ -1,0 +1,700 @@
+"""Adaptive (FAB, "frequentist, assisted by Bayes") binomial intervals.
+
+The interval inverts, for every null rate ``p0``, an exact level-``alpha`` binomial
+test of ``H0: p = p0`` whose acceptance region ``[a, b]`` (integers) satisfies
+``P(X < a) + P(X > b) <= alpha`` under ``Binomial(n, p0)`` and, among all such regions,
+has the smallest prior-predictive probability (Yu and Hoff 2018, Biometrika 105(2),
+"Adaptive multigroup confidence intervals with constant coverage", for normal means;
+the same construction for binomial proportions). The tail split is therefore chosen
+by the prior, not by the data, and every test is exact at level ``alpha``: the
+interval covers the true rate with probability at least ``1 - alpha`` at *every* true
+rate, whatever the prior. A prior that is centred near the truth moves the rejection
+region to where the data are unlikely under the prior and gives a shorter interval on
+average; a prior far from the truth gives a wider interval but never less coverage.
+
+In practice the share ``w(p0)`` of ``alpha`` in the lower tail is chosen as a
+non-decreasing function of ``p0`` that minimises the prior-expected length (Pratt's
+identity; dynamic programming on a grid, :func:`fab_split`): then both ends of the
+acceptance region are non-decreasing in ``p0``, the set ``{p0 : x in A(p0)}`` is
+always one interval, and its ends are found exactly by bisection. Every test stays
+exact whatever ``w``, so the guarantee does not depend on this choice.
+
+The leave-one-out prior (:func:`loo_beta_mixture`) gives each stratum a prior built
+from the *other* strata only, so the guarantee holds for each stratum, the outlier
+included: the exact hierarchical posterior predictive of a new stratum's rate under a
+Beta-binomial model with BDA3's hyperprior ``p(alpha, beta) ~ (alpha + beta)^(-5/2)``,
+evaluated on a hyper-grid and written as a mixture of Beta distributions.
+
+Measured (``benchmarks/validate_adaptive.py``, exact enumeration over the stratum's
+own count, 2,001 true rates plus every interval end and points 1e-9 either side):
+the minimum coverage is >= the nominal level (no shortfall at all) at n in
+{5, 10, 20, 50, 100, 500}, levels 0.90 and 0.95, for seven priors (Beta centred at
+0.08, weak and strong; Beta(50, 50); Jeffreys; a bimodal mixture; leave-one-out
+priors). With the leave-one-out prior of 15 strata near 0.08 the expected width at a
+true rate of 0.08 is 0.87-0.89x Clopper-Pearson's and 0.92-0.96x Wilson's for
+n >= 20 (1.00-1.07x Wilson's at n = 5-10).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from scipy import special
+
+from bayeseval._validation import as_float_array, check_counts, check_level, check_probability
+
+__all__ = [
+    "FABInterval",
+    "beta_mixture_predictive",
+    "fab_regions",
+    "fab_split",
+    "fab_interval",
+    "fab_intervals_all_counts",
+    "loo_beta_mixture",
+    "adaptive_interval",
+]
+
+class FABInterval(NamedTuple):
+    """Lower and upper ends of adaptive intervals."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+# --------------------------------------------------------------------------- priors
+
+
+def _check_beta_prior(prior_a: Any, prior_b: Any, prior_weights: Any, shape: tuple) -> tuple:
+    """Return (weights, a, b) as arrays of shape ``shape + (G,)`` after validation."""
+    a = as_float_array(prior_a, "prior_a")
+    b = as_float_array(prior_b, "prior_b")
+    for arr, name in ((a, "prior_a"), (b, "prior_b")):
+        bad = ~(np.isfinite(arr) & (arr > 0))
+        if np.any(bad):
+            raise ValueError(
+                f"{name} must hold finite positive Beta parameters, got {arr[bad].ravel()[0]!r}"
+            )
+    if prior_weights is None:
+        try:
+            a, b = (np.broadcast_to(v, shape)[..., None] for v in (a, b))
+        except ValueError as exc:
+            raise ValueError(
+                f"prior_a and prior_b (shapes {np.shape(prior_a)}, {np.shape(prior_b)}) must "
+                f"broadcast to the shape of successes {shape}"
+            ) from exc
+        return np.ones_like(a), a, b
+    w = as_float_array(prior_weights, "prior_weights")
+    if w.ndim == 0:
+        raise ValueError(
+            f"prior_weights must be an array whose last axis indexes mixture components, got {w!r}"
+        )
+    bad = ~(np.isfinite(w) & (w >= 0))
+    if np.any(bad):
+        raise ValueError(
+            f"prior_weights must be finite and non-negative, got {w[bad].ravel()[0]!r}"
+        )
+    try:
+        w, a, b = np.broadcast_arrays(w, a, b)
+        full = shape + (w.shape[-1],)
+        w, a, b = (np.broadcast_to(v, full) for v in (w, a, b))
+    except ValueError as exc:
+        raise ValueError(
+            f"prior_weights, prior_a and prior_b (shapes {np.shape(prior_weights)}, "
+            f"{np.shape(prior_a)}, {np.shape(prior_b)}) must broadcast to the shape of "
+            f"successes {shape} plus one axis of mixture components"
+        ) from exc
+    total = w.sum(axis=-1, keepdims=True)
+    if np.any(total <= 0):
+        raise ValueError(f"prior_weights must have a positive sum, got {total.min()!r}")
+    return w / total, a, b
+
+
+def beta_mixture_predictive(n: int, weights: Any, a: Any, b: Any) -> np.ndarray:
+    """Prior-predictive pmf of a binomial count under a mixture of Beta distributions.
+
+    Parameters
+    ----------
+    n : int
+        Number of trials.
+    weights, a, b : array_like, shape (G,)
+        Mixture weights (summing to 1) and Beta parameters of the components.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n + 1,)
+        ``sum_g weights[g] * BetaBinomial(k; n, a[g], b[g])`` for ``k = 0..n``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> pmf = beta_mixture_predictive(10, [1.0], [2.0], [8.0])
+    >>> bool(np.allclose(pmf, stats.betabinom.pmf(np.arange(11), 10, 2.0, 8.0)))
+    True
+    """
+    w = np.asarray(weights, float).ravel()
+    order = np.argsort(w)[::-1]
+    # the largest components holding all but 1e-6 of the weight (no probability that
+    # matters changes; the interval stays exact whatever prior it is given)
+    size = int(np.searchsorted(np.cumsum(w[order]), (1.0 - 1e-6) * w.sum())) + 1
+    keep = order[:size]
+    w, a, b = w[keep], np.asarray(a, float).ravel()[keep], np.asarray(b, float).ravel()[keep]
+    k = np.arange(n, dtype=float)
+    # log pmf by the ratio recursion pmf(k+1)/pmf(k) = (n-k)(k+a) / ((k+1)(n-k-1+b))
+    log_ratio = (
+        np.log((n - k) / (k + 1.0))[None, :]
+        + np.log(k[None, :] + a[:, None])
+        - np.log(n - k[None, :] - 1.0 + b[:, None])
+    )
+    log_bb = np.zeros((w.size, n + 1))
+    log_bb[:, 0] = special.betaln(a, n + b) - special.betaln(a, b)
+    log_bb[:, 1:] = log_bb[:, :1] + np.cumsum(log_ratio, axis=1)
+    top = log_bb.max(axis=0)
+    pmf = np.exp(top) * (w[:, None] * np.exp(log_bb - top[None, :])).sum(axis=0)
+    return pmf / pmf.sum()
+
+
+# --------------------------------------------------------------------------- regions
+
+_GRID_SIZE = 201  # points of the split function, uniform in theta = arcsin(sqrt(p))
+_THETA = np.linspace(0.0, np.pi / 2, _GRID_SIZE)
+_BISECT_STEPS = 56
+_LEVELS = np.linspace(0.0, 1.0, 101)  # split levels searched by fab_split
+_MARGIN = 0.75  # logit units added each side of the other strata's range of rates
+
+
+def _binom_pmf(k: np.ndarray, n: int, p0: np.ndarray) -> np.ndarray:
+    """Binomial pmf, rows = null rates, columns = counts (exact at p0 = 0 and 1)."""
+    log_choose = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+    logp = special.xlogy(k[None, :], p0[:, None]) + special.xlog1py(n - k[None, :], -p0[:, None])
+    return np.exp(log_choose[None, :] + logp)
+
+
+def _tails(p0: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``P(X < a)`` for a = 0..n+1 and ``P(X > b)`` for b = 0..n, rows = null rates."""
+    pmf = _binom_pmf(np.arange(n + 1), n, p0)
+    lower = np.zeros((p0.size, n + 2))
+    lower[:, 1:] = np.cumsum(pmf, axis=1)
+    lower[:, -1] = 1.0
+    upper = np.zeros((p0.size, n + 1))
+    upper[:, :-1] = np.cumsum(pmf[:, :0:-1], axis=1)[:, ::-1]  # accurate in the tail
+    return lower, upper
+
+
+def _optimal(p0: np.ndarray, n: int, prior_pmf: np.ndarray, alpha: float) -> tuple:
+    """FAB-optimal regions and the range of lower-tail shares ``w`` that give them."""
+    lower, upper = _tails(p0, n)
+    budget = alpha - lower[:, :-1]  # upper-tail budget left by each a = 0..n
+    rows = np.arange(p0.size)
+    # smallest b with P(X > b) <= budget: one sorted search over rows offset by 2
+    keys = (2.0 * rows[:, None] - upper).ravel()
+    b_all = np.searchsorted(keys, (2.0 * rows[:, None] - budget).ravel(), side="left")
+    b_all = np.clip(b_all.reshape(budget.shape) - (n + 1) * rows[:, None], 0, n)
+    prior_cdf = np.concatenate([[0.0], np.cumsum(prior_pmf)])
+    mass = prior_cdf[b_all + 1] - prior_cdf[:-1][None, :]
+    # near-ties go to the split closest to equal tails (deterministic, symmetric)
+    objective = mass + 1e-12 * np.abs(lower[:, :-1] / alpha - 0.5)
+    objective[budget < 0] = np.inf
+    a = np.argmin(objective, axis=1)
+    b = b_all[rows, a]
+    w_lo = lower[rows, a] / alpha
+    w_hi = np.minimum(lower[rows, a + 1] / alpha, 1.0 - upper[rows, b] / alpha)
+    return a, b, np.clip(w_lo, 0.0, 1.0), np.clip(w_hi, 0.0, 1.0)
+
+
+def fab_regions(
+    p0: Any, n: int, prior_pmf: Any, alpha: float, split: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Acceptance regions ``[a, b]`` of the exact binomial tests of ``p = p0``.
+
+    With ``split=None`` the region minimises the prior-predictive probability
+    ``sum(prior_pmf[a:b + 1])`` among all integer regions with
+    ``P(X < a) + P(X > b) <= alpha`` under ``Binomial(n, p0)`` (the FAB test). With a
+    fixed ``split = w`` the region has ``P(X < a) <= alpha * w`` and
+    ``P(X > b) <= alpha * (1 - w)`` with ``a`` largest and ``b`` smallest; ``w = 0.5``
+    gives the equal-tailed (Clopper-Pearson) test.
+
+    The pointwise optimum can jump back and forth between lower-tail shares as ``p0``
+    moves, which would make the set of accepted rates for a count a union of pieces;
+    the intervals therefore use the best *non-decreasing* share (:func:`fab_split`),
+    which coincides with this optimum wherever the optimum is monotone.
+
+    Parameters
+    ----------
+    p0 : array_like, shape (K,)
+        Null rates.
+    n : int
+        Number of trials.
+    prior_pmf : array_like, shape (n + 1,)
+        Prior-predictive probabilities of the counts ``0..n`` (ignored with ``split``).
+    alpha : float
+        Test size (1 - level).
+    split : float or None
+        Force the share of ``alpha`` in the lower tail.
+
+    Returns
+    -------
+    a, b : numpy.ndarray of int, shape (K,)
+        The region's smallest and largest accepted count.
+
+    Examples
+    --------
+    Under a prior concentrated near 0.1, the test of ``p0 = 0.5`` with 20 trials puts
+    all of ``alpha`` it can in the lower tail (below 6) and the rest above 14:
+
+    >>> pmf = beta_mixture_predictive(20, [1.0], [10.0], [90.0])
+    >>> a, b = fab_regions([0.5], 20, pmf, 0.05)
+    >>> int(a[0]), int(b[0])
+    (6, 14)
+    """
+    p0 = np.atleast_1d(np.asarray(p0, float))
+    if split is not None:
+        lower, upper = _tails(p0, n)
+        a = np.sum(lower[:, :-1] <= alpha * split, axis=1) - 1
+        b = np.sum(upper > alpha * (1.0 - split), axis=1)
+        return a, b
+    a, b, _, _ = _optimal(p0, n, np.asarray(prior_pmf, float), alpha)
+    return a, b
+
+
+def _split_masses(n: int, prior_pmf: np.ndarray, alpha: float) -> np.ndarray:
+    """Prior-predictive acceptance probability at each (grid rate, split level)."""
+    p0 = np.sin(_THETA) ** 2
+    lower, upper = _tails(p0, n)
+    rows = np.arange(p0.size)[:, None]
+    # a(w): largest a with P(X < a) <= alpha w; b(w): smallest b with P(X > b) <= alpha (1 - w)
+    # (one sorted search over rows offset by 2; rows hold values in [0, 1])
+    keys = (2.0 * rows + lower[:, :-1]).ravel()
+    a = np.searchsorted(keys, (2.0 * rows + alpha * _LEVELS).ravel(), side="right")
+    a = a.reshape(p0.size, -1) - (n + 1) * rows - 1
+    keys = (2.0 * rows - upper).ravel()
+    b = np.searchsorted(keys, (2.0 * rows - alpha * (1.0 - _LEVELS)).ravel(), side="left")
+    b = np.clip(b.reshape(p0.size, -1) - (n + 1) * rows, 0, n)
+    a = np.clip(a, 0, n)
+    prior_cdf = np.concatenate([[0.0], np.cumsum(prior_pmf)])
+    return prior_cdf[b + 1] - prior_cdf[a]
+
+
+def fab_split(n: int, prior_pmf: Any, alpha: float) -> np.ndarray:
+    """Lower-tail share ``w(p0)`` of the adaptive tests, on the grid ``arcsin(sqrt(p0))``.
+
+    The share is chosen, among all non-decreasing functions of ``p0`` taking values on
+    101 levels in [0, 1] at 201 grid points (uniform in ``theta = arcsin(sqrt(p0))``),
+    to minimise the prior-expected interval length, which by Pratt's identity is
+    ``integral of P_prior(X in A(p0)) dp0`` (dynamic programming, exact on the grid).
+    At each rate the test has ``P(X < a) <= alpha w`` and ``P(X > b) <= alpha (1 - w)``
+    with ``a`` largest and ``b`` smallest, so it is exact whatever ``w``; between grid
+    points ``w`` is linear in ``theta``. A non-decreasing ``w`` makes both ends of the
+    acceptance region non-decreasing in ``p0``, so the set of rates accepting a count
+    is always one interval, and its ends are found exactly by bisection.
+
+    Parameters
+    ----------
+    n : int
+        Number of trials.
+    prior_pmf : array_like, shape (n + 1,)
+        Prior-predictive probabilities of the counts.
+    alpha : float
+        Test size.
+
+    Returns
+    -------
+    numpy.ndarray, shape (201,)
+        ``w`` at the grid points.
+
+    Examples
+    --------
+    With a prior near 0.1 the rejection goes to the upper tail below 0.1 and to the
+    lower tail above it:
+
+    >>> w = fab_split(20, beta_mixture_predictive(20, [1.0], [10.0], [90.0]), 0.05)
+    >>> bool(w[10] < 0.5 < w[150])
+    True
+    """
+    cost = _split_cost(n, np.asarray(prior_pmf, float), alpha)
+    return _LEVELS[_best_monotone_path(cost[None])[0]]
+
+
+def _split_cost(n: int, prior_pmf: np.ndarray, alpha: float) -> np.ndarray:
+    """Cost of each split level at each grid point: acceptance mass times dp0."""
+    mass = _split_masses(n, prior_pmf, alpha)
+    # dp0 = sin(2 theta) dtheta, plus a tie-break toward w = 1/2
+    return mass * np.sin(2.0 * _THETA)[:, None] + 1e-12 * np.abs(_LEVELS - 0.5)[None, :]
+
+
+def _best_monotone_path(cost: np.ndarray) -> np.ndarray:
+    """Level indices, non-decreasing along the grid, minimising the summed cost.
+
+    ``cost`` has shape (B, K, W): B independent problems, K grid points, W levels.
+    Dynamic programming: ``total_k(j) = cost_k(j) + min_{j' <= j} total_(k-1)(j')``.
+    """
+    batch, size, levels = cost.shape
+    best = np.zeros((batch, size, levels), dtype=np.int64)
+    total = cost[:, 0].copy()
+    index = np.arange(levels)
+    for k in range(1, size):
+        running = np.minimum.accumulate(total, axis=1)
+        is_new = np.ones(total.shape, bool)
+        is_new[:, 1:] = total[:, 1:] < running[:, :-1]
+        best[:, k] = np.maximum.accumulate(np.where(is_new, index, 0), axis=1)
+        total = cost[:, k] + running
+    path = np.empty((batch, size), dtype=np.int64)
+    path[:, -1] = np.argmin(total, axis=1)
+    rows = np.arange(batch)
+    for k in range(size - 1, 0, -1):
+        path[:, k - 1] = best[rows, k, path[:, k]]
+    return path
+
+
+# --------------------------------------------------------------------------- inversion
+
+
+def _split_at(theta: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Interpolate each row's split table (rows of ``table``) at that row's ``theta``."""
+    pos = np.clip(theta / _THETA[-1] * (_GRID_SIZE - 1), 0.0, _GRID_SIZE - 1)
+    i = np.minimum(pos.astype(np.int64), _GRID_SIZE - 2)
+    frac = pos - i
+    rows = np.arange(table.shape[0])
+    return (1.0 - frac) * table[rows, i] + frac * table[rows, i + 1]
+
+
+def _invert(x: np.ndarray, n: np.ndarray, table: np.ndarray, alpha: float) -> tuple:
+    """Exact ends of ``{p0 : x accepted}`` for rows (x, n, split table), by bisection.
+
+    Lower end: inf of ``P(X >= x) > alpha (1 - w(p0))`` (increasing in p0); upper end:
+    sup of ``P(X <= x) > alpha w(p0)`` (decreasing). Each end is returned on the
+    rejecting side of its bracket, so the interval contains the acceptance set.
+    """
+    x, n = np.asarray(x, float), np.asarray(n, float)
+    x_lo, n_hi = np.maximum(x, 1.0), np.maximum(n - x, 1.0)  # ends 0 and 1 are set below
+    zero, half = np.zeros(x.shape), np.full(x.shape, np.pi / 2)
+    out_lo, in_lo = zero.copy(), half.copy()  # lower end: rejecting at 0, accepting at 1
+    in_hi, out_hi = zero.copy(), half.copy()
+    for _ in range(_BISECT_STEPS):
+        mid = 0.5 * (out_lo + in_lo)  # P(X >= x) = I_p(x, n - x + 1)
+        acc = special.betainc(x_lo, n - x + 1, np.sin(mid) ** 2) > alpha * (
+            1.0 - _split_at(mid, table)
+        )
+        in_lo, out_lo = np.where(acc, mid, in_lo), np.where(acc, out_lo, mid)
+        mid = 0.5 * (in_hi + out_hi)  # P(X <= x) = I_(1-p)(n - x, x + 1)
+        acc = special.betainc(n_hi, x + 1, np.cos(mid) ** 2) > alpha * _split_at(mid, table)
+        in_hi, out_hi = np.where(acc, mid, in_hi), np.where(acc, out_hi, mid)
+    lower = np.where(x <= 0, 0.0, np.sin(out_lo) ** 2)
+    upper = np.where(x >= n, 1.0, np.sin(out_hi) ** 2)
+    empty = n <= 0
+    return np.where(empty, 0.0, lower), np.where(empty, 1.0, upper)
+
+
+def fab_interval(
+    successes: Any,
+    trials: Any,
+    prior_a: Any,
+    prior_b: Any,
+    prior_weights: Any = None,
+    *,
+    level: float = 0.95,
+    split: float | None = None,
+    diffuse_weight: float = 0.0,
+) -> FABInterval:
+    """Adaptive (FAB) confidence intervals for binomial proportions, one per stratum.
+
+    Each interval inverts exact binomial tests whose tail split is chosen from the
+    prior to minimise the prior-predictive probability of acceptance (see
+    :func:`fab_split`), so its coverage is at least ``level`` at every true rate
+    whatever the prior; the prior (one Beta or a Beta mixture per stratum) only
+    decides where the interval is short.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int
+        Counts per stratum (broadcast together).
+    prior_a, prior_b : array_like
+        Beta parameters. Without ``prior_weights``: one Beta per stratum (broadcast to
+        the shape of ``successes``). With ``prior_weights``: the last axis indexes the
+        mixture components, e.g. shape ``(G,)`` for one mixture shared by all strata or
+        ``(S, G)`` for one mixture per stratum.
+    prior_weights : array_like, optional
+        Mixture weights (non-negative, normalised per stratum).
+    level : float
+        Confidence level in (0, 1).
+    split : float, optional
+        Force the lower-tail share of ``1 - level``; ``0.5`` gives the equal-tailed
+        Clopper-Pearson interval, whatever the prior.
+    diffuse_weight : float
+        Weight of a uniform (Beta(1, 1)) component mixed into the prior before the
+        tests are chosen: it bounds how much wider than Clopper-Pearson the interval
+        of a stratum far from the prior can be, at a small cost when the prior is
+        right (see :func:`adaptive_interval`).
+
+    Returns
+    -------
+    FABInterval
+        ``lower`` and ``upper``, shaped like ``successes``; ``[0, 1]`` where
+        ``trials`` is 0.
+
+    Notes
+    -----
+    Because the split is non-decreasing in the null rate, the set of null rates whose
+    test accepts the observed count is one interval; its ends are found by bisection
+    to about 1e-15 on the ``arcsin(sqrt(p))`` scale and rounded outward. Exact
+    enumeration over the count (``benchmarks/validate_adaptive.py``) gives a minimum
+    coverage over 2,001 true rates plus every interval end of at least ``level`` for
+    n in {5, 10, 20, 50, 100, 500}, levels 0.90 and 0.95, priors centred at the
+    truth and far from it.
+
+    Examples
+    --------
+    A prior near 0.08 gives a shorter interval than Clopper-Pearson for 2 of 50:
+
+    >>> lo, hi = fab_interval(2, 50, prior_a=8.0, prior_b=92.0)
+    >>> cp = fab_interval(2, 50, prior_a=8.0, prior_b=92.0, split=0.5)
+    >>> bool(hi - lo < cp.upper - cp.lower)
+    True
+    >>> round(float(cp.upper), 4)  # equal-tailed Clopper-Pearson upper end
+    0.1371
+    """
+    level = check_level(level)
+    if split is not None:
+        split = check_probability(split, "split")
+    diffuse_weight = check_probability(diffuse_weight, "diffuse_weight")
+    s, n = check_counts(successes, trials)
+    w, a, b = _check_beta_prior(prior_a, prior_b, prior_weights, s.shape)
+    alpha = 1.0 - level
+    if split is not None:
+        table = np.full((s.size, _GRID_SIZE), split)
+    else:
+        prior = tuple(v.reshape(s.size, -1) for v in (w, a, b))
+        table = _split_tables(n.ravel(), prior, alpha, diffuse_weight)
+    lower, upper = _invert(s.ravel(), n.ravel(), table, alpha)
+    return FABInterval(lower.reshape(s.shape), upper.reshape(s.shape))
+
+
+def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: float) -> np.ndarray:
+    """Split table per stratum (rows), the dynamic programme run in batches of strata."""
+    table = np.full((n.size, _GRID_SIZE), 0.5)
+    todo = np.flatnonzero(n > 0)
+    for start in range(0, todo.size, 64):
+        chunk = todo[start : start + 64]
+        cost = np.empty((chunk.size, _GRID_SIZE, _LEVELS.size))
+        for j, i in enumerate(chunk):
+            pmf = beta_mixture_predictive(int(n[i]), prior[0][i], prior[1][i], prior[2][i])
+            pmf = (1.0 - diffuse_weight) * pmf + diffuse_weight / (n[i] + 1.0)
+            cost[j] = _split_cost(int(n[i]), pmf, alpha)
+        table[chunk] = _LEVELS[_best_monotone_path(cost)]
+    return table
+
+
+def fab_intervals_all_counts(
+    n: int,
+    prior_pmf: Any,
+    level: float = 0.95,
+    split: float | None = None,
+    *,
+    diffuse_weight: float = 0.0,
+) -> FABInterval:
+    """Adaptive intervals for every count ``0..n`` under one prior-predictive pmf.
+
+    Used for exact-enumeration coverage: the prior of a stratum depends only on the
+    other strata, so its interval for each possible own count is computed here once.
+
+    Parameters
+    ----------
+    n : int
+        Number of trials.
+    prior_pmf : array_like, shape (n + 1,)
+        Prior-predictive pmf of the count (ignored with ``split``).
+    level : float
+        Confidence level.
+    split : float, optional
+        Force the lower-tail share (0.5: Clopper-Pearson).
+    diffuse_weight : float
+        Weight of a uniform component mixed into the prior (as in :func:`fab_interval`).
+
+    Returns
+    -------
+    FABInterval
+        Arrays of shape ``(n + 1,)``: the interval for each count.
+
+    Examples
+    --------
+    >>> pmf = beta_mixture_predictive(5, [1.0], [1.0], [1.0])
+    >>> iv = fab_intervals_all_counts(5, pmf, 0.9)
+    >>> iv.lower.shape
+    (6,)
+    """
+    level = check_level(level)
+    diffuse_weight = check_probability(diffuse_weight, "diffuse_weight")
+    alpha = 1.0 - level
+    if split is not None:
+        table = np.full(_GRID_SIZE, check_probability(split, "split"))
+    else:
+        pmf = (1.0 - diffuse_weight) * np.asarray(prior_pmf, float) + diffuse_weight / (n + 1.0)
+        table = fab_split(n, pmf, alpha)
+    x = np.arange(n + 1)
+    return FABInterval(*_invert(x, np.full(n + 1, n), np.tile(table, (n + 1, 1)), alpha))
+
+
+# --------------------------------------------------------------------------- LOO prior
+
+
+def _hyper_grid(mu_lo: float, mu_hi: float, n_mu: int, n_kappa: int, kappa_range) -> tuple:
+    """Grid over (logit mean, log concentration) and the log hyperprior weight per point.
+
+    Hyperprior: BDA3 (5.9), ``p(alpha, beta) ~ (alpha + beta)^(-5/2)``, i.e.
+    ``p(mu, kappa) ~ kappa^(-3/2)`` (uniform mean), truncated to the grid; in the grid
+    coordinates ``(logit mu, log kappa)`` the Jacobian adds ``mu (1 - mu) kappa``.
+    """
+    eta = np.linspace(special.logit(mu_lo), special.logit(mu_hi), n_mu)
+    log_kappa = np.linspace(np.log(kappa_range[0]), np.log(kappa_range[1]), n_kappa)
+    eta, log_kappa = (v.ravel() for v in np.meshgrid(eta, log_kappa, indexing="ij"))
+    mu, kappa = special.expit(eta), np.exp(log_kappa)
+    log_prior = np.log(mu) + np.log1p(-mu) - 0.5 * log_kappa
+    return mu * kappa, (1.0 - mu) * kappa, log_prior
+
+
+def _loo_log_weights(s, n, a, b, log_prior) -> np.ndarray:
+    loglik = special.betaln(s[:, None] + a[None, :], (n - s)[:, None] + b[None, :])
+    loglik -= special.betaln(a, b)[None, :]
+    total = loglik.sum(axis=0) + log_prior
+    logw = total[None, :] - loglik
+    return logw - special.logsumexp(logw, axis=1, keepdims=True)
+
+
+def loo_beta_mixture(
+    successes: Any,
+    trials: Any,
+    *,
+    grid_size: tuple[int, int] = (60, 20),
+    kappa_range: tuple[float, float] = (0.5, 1e6),
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Leave-one-out prior of each stratum's rate: a Beta mixture from the other strata.
+
+    For stratum ``i`` this is the exact posterior predictive distribution of a new
+    stratum's rate under the Beta-binomial hierarchical model fitted to the other
+    strata only, ``p(theta | y_-i) = sum_g w_ig Beta(theta; a_g, b_g)``, evaluated on a
+    grid over ``(logit mean, log concentration)`` with BDA3's hyperprior
+    ``p(alpha, beta) ~ (alpha + beta)^(-5/2)`` truncated to the grid. The weights use
+    ``p(phi | y_-i) ~ p(phi | y) / p(y_i | phi)``, so one likelihood matrix serves all
+    strata that share a grid (about 0.3 s for 1,000 strata). The grid of the mean is
+    logit-spaced over the range of the *other* strata's rates (widened), so stratum
+    ``i``'s prior does not depend on its own count at all; this is what keeps the
+    adaptive interval's coverage guarantee exact for every stratum.
+
+    Why this and not a plug-in fit of the others: with 10-20 strata the marginal
+    likelihood of the concentration is flat or maximal at infinity, and a plug-in Beta
+    would ignore that uncertainty, making the predictive too narrow (a conflict check
+    would then over-flag). The FAB interval's coverage does not depend on this choice.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int, shape (S,)
+        Counts per stratum; strata with zero trials carry no information.
+    grid_size : (int, int)
+        Points along the mean and along the concentration.
+    kappa_range : (float, float)
+        Range of the concentration ``alpha + beta``.
+
+    Returns
+    -------
+    weights, a, b : numpy.ndarray, shape (S, G)
+        Mixture weights (rows sum to 1) and Beta parameters per stratum.
+
+    Examples
+    --------
+    >>> w, a, b = loo_beta_mixture([3, 4, 5, 4, 6, 3, 30], [50] * 7)
+    >>> means = (w * a / (a + b)).sum(axis=1)  # prior mean of each stratum's rate
+    >>> bool(means[-1] < 0.1 < 0.2 < means[0])  # the outlier's prior comes from the others
+    True
+    """
+    s, n = check_counts(successes, trials)
+    s, n = s.ravel(), n.ravel()
+    n_mu, n_kappa = (int(v) for v in grid_size)
+    lo, hi = _others_range(s, n)
+    weights = np.empty((s.size, n_mu * n_kappa))
+    a, b = np.empty_like(weights), np.empty_like(weights)
+    for lo_g, hi_g in set(zip(lo.tolist(), hi.tolist(), strict=True)):
+        rows = (lo == lo_g) & (hi == hi_g)
+        a_g, b_g, log_prior = _hyper_grid(lo_g, hi_g, n_mu, n_kappa, kappa_range)
+        weights[rows] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior)[rows])
+        a[rows], b[rows] = a_g, b_g
+    return weights, a, b
+
+
+def _extreme_of_others(rate: np.ndarray, used: np.ndarray, sign: float) -> np.ndarray:
+    """Per stratum, the min (sign 1) or max (sign -1) rate of the OTHER used strata."""
+    key = np.where(used, sign * rate, np.inf)
+    order = np.argsort(key, kind="stable")
+    out = np.full(rate.size, key[order[0]])
+    out[order[0]] = key[order[1]] if rate.size > 1 else np.inf
+    return sign * out
+
+
+def _others_range(s: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Range of the mean's grid for each stratum, from the OTHER strata's rates only.
+
+    On the logit scale, from the smallest to the largest rate ``(y + 0.5) / (n + 1)``
+    of the other strata with trials, widened by ``_MARGIN`` each side, so a stratum's
+    own count never moves its grid; at most four distinct ranges occur (the strata
+    holding the extremes differ).
+    """
+    used = n > 0
+    rate = (s + 0.5) / (n + 1.0)
+    lowest, highest = _extreme_of_others(rate, used, 1.0), _extreme_of_others(rate, used, -1.0)
+    lo = special.expit(np.where(np.isfinite(lowest), special.logit(lowest) - _MARGIN, -4.6))
+    hi = special.expit(np.where(np.isfinite(highest), special.logit(highest) + _MARGIN, 4.6))
+    return lo, hi
+
+
+def adaptive_interval(
+    successes: Any, trials: Any, *, level: float = 0.95, diffuse_weight: float = 0.1
+) -> FABInterval:
+    """Adaptive interval per stratum with a leave-one-out prior from the other strata.
+
+    Combines :func:`loo_beta_mixture` (the prior of stratum ``i`` depends only on the
+    other strata) with :func:`fab_interval`. Because stratum ``i``'s own count never
+    enters its prior, each interval keeps coverage >= ``level`` at every value of its
+    own true rate, outlier included; when the strata are alike it is shorter than
+    Clopper-Pearson.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int
+        Counts per stratum.
+    level : float
+        Confidence level.
+    diffuse_weight : float
+        Weight of a uniform component mixed into each leave-one-out prior (default
+        0.1): with 15 other strata near 0.08, it brings the expected width of an
+        outlier at 0.40 from 1.21x to 1.11x Clopper-Pearson's at n = 100 (from 2.86x to
+        1.08x at n = 500) while the width when the stratum is alike stays 0.87-0.89x
+        Clopper-Pearson's.
+
+    Returns
+    -------
+    FABInterval
+        ``lower`` and ``upper`` per stratum, shaped like ``successes``.
+
+    Notes
+    -----
+    Measured (``benchmarks/validate_adaptive.py``, 400 seeded datasets, coverage exact
+    given the other strata): an outlier at 0.40 with 20 trials among 10-20 strata near
+    0.08 (50-500 trials) is covered 0.984 of the time at level 0.95 and 0.943 at 0.90;
+    its expected width is 0.91-1.11x Clopper-Pearson's (n = 5-500). When the stratum
+    is like the others (true rate 0.08) the width is 0.87-0.89x Clopper-Pearson's and
+    0.92-0.96x Wilson's for n >= 20. About 4 s of CPU for 1,000 strata of 20-500
+    trials.
+
+    Examples
+    --------
+    >>> lo, hi = adaptive_interval([4, 3, 5, 4, 9], [50, 40, 60, 50, 20])
+    >>> bool(np.all((lo <= [4/50, 3/40, 5/60, 4/50, 9/20]) & (hi >= [4/50, 3/40, 5/60, 4/50, 9/20])))
+    True
+    """
+    level = check_level(level)
+    s, n = check_counts(successes, trials)
+    weights, a, b = loo_beta_mixture(s.ravel(), n.ravel())
+    iv = fab_interval(
+        s.ravel(), n.ravel(), a, b, weights, level=level, diffuse_weight=diffuse_weight
+    )
+    return FABInterval(iv.lower.reshape(s.shape), iv.upper.reshape(s.shape))

@@ -1,0 +1,192 @@
+"""Per-stratum conflict check: each stratum's count against its leave-one-out predictive.
+
+For stratum ``i`` the predictive distribution of its count given the *other* strata is
+the exact Beta-binomial hierarchical posterior predictive, a mixture of
+Beta-binomials over a hyper-grid (:func:`bayeseval._core.adaptive.loo_beta_mixture`),
+so a stratum that differs from the others cannot pull its own reference toward
+itself. The check reports a two-sided p-value per stratum and flags strata with a
+multiplicity-aware rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from bayeseval._core.adaptive import beta_mixture_predictive, loo_beta_mixture
+from bayeseval._validation import check_counts, check_method, check_probability
+
+__all__ = ["ConflictCheck", "predictive_p_values", "holm_flags", "loo_conflict"]
+
+_P_VALUES = ("doubled", "mid_p")
+_CONTROLS = ("holm", "per_stratum")
+
+
+class ConflictCheck(NamedTuple):
+    """Result of :func:`loo_conflict`, one entry per stratum."""
+
+    p_value: np.ndarray
+    flagged: np.ndarray
+    expected: np.ndarray
+    p_below: np.ndarray
+    p_above: np.ndarray
+
+
+def predictive_p_values(
+    successes: Any, trials: Any, weights: Any, a: Any, b: Any, *, p_value: str = "mid_p"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Two-sided p-values of counts under Beta-mixture predictive distributions.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int, shape (S,)
+        Observed counts.
+    weights : array_like, shape (S, G)
+        Mixture weights per stratum.
+    a, b : array_like, shape (G,) or (S, G)
+        Beta parameters of the components (shared, or per stratum).
+    p_value : {"mid_p", "doubled"}
+        ``"doubled"``: ``min(1, 2 min(P(Y <= y), P(Y >= y)))``, never anti-conservative
+        when the predictive is right. ``"mid_p"``: the same with half of ``P(Y = y)``
+        on each side, ``min(1, 2 min(P(Y < y), P(Y > y)) + P(Y = y))``, closer to
+        nominal for discrete counts (no randomisation).
+
+    Returns
+    -------
+    p_value, expected, p_below, p_above : numpy.ndarray, shape (S,)
+        The two-sided p-value, the predictive mean count, ``P(Y <= y)`` and
+        ``P(Y >= y)``.
+
+    Examples
+    --------
+    With one Beta(8, 92) component the predictive is a Beta-binomial:
+
+    >>> from scipy import stats
+    >>> p, mean, lo, hi = predictive_p_values([9], [20], [[1.0]], [8.0], [92.0],
+    ...                                       p_value="doubled")
+    >>> bool(np.isclose(hi[0], stats.betabinom.sf(8, 20, 8.0, 92.0)))
+    True
+    >>> bool(np.isclose(p[0], 2 * hi[0]))
+    True
+    """
+    p_value = check_method(p_value, _P_VALUES, "p_value")
+    s, n = check_counts(successes, trials)
+    s, n = s.ravel(), n.ravel()
+    weights = np.asarray(weights, float).reshape(s.size, -1)
+    a, b = (np.broadcast_to(np.asarray(v, float), weights.shape) for v in (a, b))
+    out = np.ones((4, s.size))
+    for i, (si, ni) in enumerate(zip(s, n, strict=True)):
+        if ni == 0:
+            out[1, i] = 0.0
+            continue
+        pmf = beta_mixture_predictive(int(ni), weights[i], a[i], b[i])
+        below, above, at = pmf[: si + 1].sum(), pmf[si:].sum(), pmf[si]
+        out[2, i], out[3, i] = min(below, 1.0), min(above, 1.0)
+        out[1, i] = float(np.arange(ni + 1) @ pmf)
+        if p_value == "doubled":
+            out[0, i] = min(1.0, 2.0 * min(below, above))
+        else:
+            out[0, i] = min(1.0, 2.0 * min(below - at, above - at) + at)
+    return out[0], out[1], out[2], out[3]
+
+
+def holm_flags(p_values: Any, alpha: float) -> np.ndarray:
+    """Holm's step-down rule: flags with family-wise error rate at most ``alpha``.
+
+    Sort the p-values ascending; flag the ``k``-th smallest while
+    ``p_(k) <= alpha / (m - k + 1)`` and stop at the first that fails.
+
+    Examples
+    --------
+    >>> holm_flags([0.001, 0.02, 0.04, 0.5], 0.05).tolist()
+    [True, False, False, False]
+    """
+    p = np.asarray(p_values, float).ravel()
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    passed = p[order] <= alpha / (m - np.arange(m))
+    keep = np.cumprod(passed).astype(bool)
+    flags = np.zeros(m, bool)
+    flags[order[keep]] = True
+    return flags
+
+
+def loo_conflict(
+    successes: Any,
+    trials: Any,
+    *,
+    alpha: float = 0.05,
+    control: str = "holm",
+    p_value: str = "mid_p",
+) -> ConflictCheck:
+    """Flag strata whose counts conflict with what the other strata predict.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int, shape (S,)
+        Counts per stratum (at least two strata; zero-trial strata get p-value 1).
+    alpha : float
+        Error rate of the flag rule.
+    control : {"holm", "per_stratum"}
+        ``"holm"`` (default): Holm's step-down rule over the strata with trials,
+        which bounds the probability of flagging *any* stratum of an exchangeable
+        dataset (per-dataset false-flag rate) by ``alpha``. ``"per_stratum"``: flag
+        ``p <= alpha``, which bounds the false-flag rate of each stratum.
+    p_value : {"mid_p", "doubled"}
+        Two-sided p-value (see :func:`predictive_p_values`).
+
+    Returns
+    -------
+    ConflictCheck
+        ``p_value``, ``flagged``, ``expected`` (predictive mean count), ``p_below``
+        (``P(Y <= y)``) and ``p_above`` (``P(Y >= y)``) per stratum.
+
+    Notes
+    -----
+    The reference of stratum ``i`` is the posterior predictive of its count under the
+    Beta-binomial model fitted to the other strata (BDA3 hyperprior, hyper-grid), so
+    an outlier is compared with the others only. The p-value is mid-p by default (no
+    randomisation). Measured by seeded simulation (``benchmarks/validate_adaptive.py``,
+    400 datasets per scenario; one stratum at 0.40 with 20 trials among 10-20 strata
+    with rates near 0.08 and 50-500 trials; exchangeable: all near 0.08):
+
+    ============  =======  ===========  ======================  ======================
+    p-value       control  power        false flags / dataset   false flags / stratum
+    ============  =======  ===========  ======================  ======================
+    mid_p         holm     0.71 (0.02)  0.003                   0.0002
+    mid_p         per      0.94 (0.01)  0.36                    0.026
+    doubled       holm     0.66 (0.02)  0.000                   0.0000
+    doubled       per      0.92 (0.01)  0.27                    0.019
+    ============  =======  ===========  ======================  ======================
+
+    With Holm the power is close to its ceiling: a Bin(20, 0.4) count is 6 or less
+    with probability 0.25, and 6 of 20 is not extreme enough at ``alpha / m`` for
+    15 strata near 0.08. ``control="per_stratum"`` trades per-dataset control for
+    power when a false flag only costs width (reading the stratum's own interval).
+    About 0.5 s of CPU for 1,000 strata.
+
+    Examples
+    --------
+    >>> check = loo_conflict([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20])
+    >>> check.flagged.tolist()
+    [False, False, False, False, False, False, True]
+    """
+    alpha = check_probability(alpha, "alpha", open_interval=True)
+    control = check_method(control, _CONTROLS, "control")
+    s, n = check_counts(successes, trials)
+    shape = s.shape
+    s, n = s.ravel(), n.ravel()
+    if np.count_nonzero(n) < 2:
+        raise ValueError(
+            f"trials must have at least two strata with trials to compare, got {n.tolist()!r}"
+        )
+    weights, a, b = loo_beta_mixture(s, n)
+    p, expected, below, above = predictive_p_values(s, n, weights, a, b, p_value=p_value)
+    used = n > 0
+    flagged = np.zeros(s.size, bool)
+    if control == "holm":
+        flagged[used] = holm_flags(p[used], alpha)
+    else:
+        flagged = used & (p <= alpha)
+    return ConflictCheck(*(v.reshape(shape) for v in (p, flagged, expected, below, above)))

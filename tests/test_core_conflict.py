@@ -1,0 +1,131 @@
+"""Leave-one-out conflict check: p-values against scipy, Holm against statsmodels,
+power and false-flag rates by seeded simulation with stated tolerances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from bayeseval._core.adaptive import loo_beta_mixture
+from bayeseval._core.conflict import holm_flags, loo_conflict, predictive_p_values
+
+
+@pytest.mark.parametrize("y", [0, 1, 3, 9, 20])
+def test_p_values_match_scipy_betabinom(y):
+    n, a, b = 20, 8.0, 92.0
+    below, above, at = (
+        stats.betabinom.cdf(y, n, a, b),
+        stats.betabinom.sf(y - 1, n, a, b),
+        stats.betabinom.pmf(y, n, a, b),
+    )
+    p, mean, lo, hi = predictive_p_values([y], [n], [[1.0]], [a], [b], p_value="doubled")
+    assert lo[0] == pytest.approx(below, rel=1e-9)
+    assert hi[0] == pytest.approx(above, rel=1e-9)
+    assert mean[0] == pytest.approx(stats.betabinom.mean(n, a, b), rel=1e-9)
+    assert p[0] == pytest.approx(min(1.0, 2 * min(below, above)), rel=1e-9)
+    mid, *_ = predictive_p_values([y], [n], [[1.0]], [a], [b], p_value="mid_p")
+    assert mid[0] == pytest.approx(min(1.0, 2 * min(below - at, above - at) + at), rel=1e-9)
+
+
+def test_p_values_of_a_mixture_match_scipy():
+    n, y = 30, 11
+    w, a, b = np.array([0.2, 0.8]), np.array([2.0, 40.0]), np.array([18.0, 360.0])
+    above = sum(wi * stats.betabinom.sf(y - 1, n, ai, bi) for wi, ai, bi in zip(w, a, b, strict=True))
+    p, *_ = predictive_p_values([y], [n], w[None, :], a, b, p_value="doubled")
+    assert p[0] == pytest.approx(2 * above, rel=1e-8)
+
+
+def test_holm_matches_statsmodels():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        p = rng.uniform(0, 0.2, rng.integers(2, 30)) ** 2
+        expect = multipletests(p, alpha=0.05, method="holm")[0]
+        np.testing.assert_array_equal(holm_flags(p, 0.05), expect)
+
+
+def _datasets(rng, repeats, outlier):
+    for _ in range(repeats):
+        m = int(rng.integers(10, 21))
+        n = rng.integers(50, 501, m)
+        rates = rng.beta(80, 920, m)  # strata "near 0.08" (sd about 0.009)
+        if outlier:
+            n[0], rates[0] = 20, 0.40
+        else:
+            n[0] = rng.integers(10, 31)
+        yield rng.binomial(n, rates), n
+
+
+def _rates(repeats, seed):
+    rng = np.random.default_rng(seed)
+    power = np.mean([loo_conflict(s, n).flagged[0] for s, n in _datasets(rng, repeats, True)])
+    null = [loo_conflict(s, n).flagged for s, n in _datasets(rng, repeats, False)]
+    per_dataset = np.mean([f.any() for f in null])
+    return power, per_dataset
+
+
+def test_power_and_false_flags_short():
+    # 25 datasets per scenario. Long-run values (benchmarks/validate_adaptive.py, 400
+    # datasets): power 0.71, per-dataset false-flag rate 0.003. Tolerance: a binomial
+    # 99% band for 25 trials (about 2.6 standard errors) around the targets 0.7 / 0.05.
+    power, per_dataset = _rates(25, seed=11)
+    assert power >= 0.70 - 2.6 * np.sqrt(0.70 * 0.30 / 25)
+    assert per_dataset <= 0.05 + 2.6 * np.sqrt(0.05 * 0.95 / 25)
+
+
+@pytest.mark.slow
+def test_power_and_false_flags_long():
+    # 300 datasets per scenario: power target 0.7 (standard error about 0.025 at 0.76),
+    # per-dataset false-flag target 0.05 (standard error about 0.013 at 0.05).
+    power, per_dataset = _rates(300, seed=12)
+    assert power >= 0.70
+    assert per_dataset <= 0.05
+
+
+def test_flagged_stratum_is_far_in_its_loo_predictive():
+    # a stratum flagged by Holm has a p-value below alpha / m by construction; check the
+    # p-value itself against scipy for the outlier with the LOO mixture from the others
+    s = np.array([4, 6, 5, 3, 7, 4, 12])
+    n = np.array([50, 70, 60, 40, 80, 50, 20])
+    check = loo_conflict(s, n)
+    w, a, b = loo_beta_mixture(s, n)
+    keep = w[-1] > 0
+    above = sum(
+        wi * stats.betabinom.sf(12, 20, ai, bi)
+        for wi, ai, bi in zip(w[-1][keep], a[-1][keep], b[-1][keep], strict=True)
+    )
+    at = sum(
+        wi * stats.betabinom.pmf(12, 20, ai, bi)
+        for wi, ai, bi in zip(w[-1][keep], a[-1][keep], b[-1][keep], strict=True)
+    )
+    expect = min(1.0, 2 * above + at)
+    # the predictive drops mixture components holding 1e-6 of the weight in total
+    assert check.p_value[-1] == pytest.approx(expect, rel=0, abs=2e-6)
+    assert check.flagged[-1] == (expect <= 0.05 / 7)
+    assert not check.flagged[:-1].any()
+
+
+def test_zero_trial_stratum_is_never_flagged_and_has_p_one():
+    check = loo_conflict([4, 0, 5, 30], [50, 0, 60, 50], control="per_stratum")
+    assert check.p_value[1] == 1.0 and not check.flagged[1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "words"),
+    [
+        ({"alpha": 1.5}, ValueError, ["alpha", "1.5"]),
+        ({"alpha": 0.0}, ValueError, ["alpha", "0.0"]),
+        ({"control": "bonf"}, ValueError, ["control", "'bonf'", "holm"]),
+        ({"p_value": "exact"}, ValueError, ["p_value", "'exact'", "mid_p"]),
+        ({"successes": [3, 40]}, ValueError, ["successes", "40"]),
+        ({"trials": [10, 0]}, ValueError, ["trials", "[10, 0]"]),
+    ],
+)
+def test_validation_names_argument_and_value(kwargs, exc, words):
+    args = {"successes": [3, 0], "trials": [10, 10]}
+    args.update(kwargs)
+    with pytest.raises(exc) as info:
+        loo_conflict(**args)
+    for word in words:
+        assert word in str(info.value)
