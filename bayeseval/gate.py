@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._validation import check_level, check_positive_int, check_probability
+from bayeseval._validation import check_level, check_method, check_positive_int, check_probability
 from bayeseval.counts import Counts, tabulate
-from bayeseval.intervals import proportion_ci
+from bayeseval.intervals import PROPORTION_METHODS, proportion_ci
+from bayeseval.metrics import get_metric
 
 __all__ = ["gate", "GateResult"]
 
@@ -74,8 +75,19 @@ def gate(
     max_halfwidth : float, optional
         Every stratum's interval half-width, ``(upper - lower) / 2``, must be at
         most this.
+    y_true, y_pred : str, optional
+        Columns with the true and predicted labels (rows only).
+    strata : str or list of str, optional
+        Stratum column(s) (rows only).
+    metric : str, default "error_rate"
+        Metric whose trials are counted (see :func:`bayeseval.get_metric`).
     level, method : float, str
         Interval level and method (see :func:`bayeseval.proportion_ci`).
+    pos_label : optional
+        Positive class for class metrics (rows only; see :func:`bayeseval.tabulate`).
+
+    Every argument is checked before the data are counted; a bad one raises
+    ``TypeError`` or ``ValueError`` naming it.
 
     Returns
     -------
@@ -95,11 +107,20 @@ def gate(
     if max_halfwidth is not None:
         max_halfwidth = check_probability(max_halfwidth, "max_halfwidth", open_interval=True)
     level = check_level(level)
+    method = check_method(method, PROPORTION_METHODS)
+    metric = get_metric(metric).name
     if isinstance(data, Counts):
+        given = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
+        extra = {k: v for k, v in given.items() if v is not None}
+        if extra:
+            raise TypeError(f"data is a Counts: {sorted(extra)} apply to rows only, got {extra!r}")
         counts = data
     else:
         if y_true is None or y_pred is None:
-            raise TypeError("y_true and y_pred are required when data is a DataFrame")
+            raise TypeError(
+                "y_true and y_pred are required when data is a DataFrame, "
+                f"got y_true={y_true!r}, y_pred={y_pred!r}"
+            )
         counts = tabulate(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric, pos_label=pos_label)
     table = counts.to_frame()
     table["rate"] = counts.rates

@@ -199,7 +199,7 @@ class Report:
         return ds
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (NaN becomes None): settings, strata, overall, checks, warnings.
+        """A JSON-ready dict (NaN becomes None): settings, strata, overall, checks, findings.
 
         Examples
         --------
@@ -208,7 +208,7 @@ class Report:
         >>> counts, _ = make_strata(2, random_seed=0)
         >>> d = evaluate(counts, random_seed=0).to_dict()
         >>> sorted(d)[:4], json.loads(json.dumps(d))["metric"]
-        (['checks', 'engine', 'level', 'metric'], 'error_rate')
+        (['checks', 'engine', 'findings', 'level'], 'error_rate')
         """
         strata = []
         for key, row in self.table.iterrows():
@@ -234,6 +234,11 @@ class Report:
             "checks": checks,
             "warnings": list(self.warnings),
             "notes": list(self.notes),
+            "findings": [
+                {"flag": f.flag, "strata": [_json_key(k) for k in f.strata], "message": f.message,
+                 "severity": f.severity}
+                for f in self.findings
+            ],
         }
 
     # -- rendering -------------------------------------------------------------------------------
