@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from bayeseval._validation import check_level, check_method, check_random_seed, check_weights
 from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
@@ -558,7 +559,11 @@ class _Settings:
     random_seed: Any
 
 
-def _check_target(target_halfwidth: Any) -> float | None:
+# the planner (sample_size with method="wilson") searches up to this many trials per stratum
+_MAX_PLANNED = 2**40
+
+
+def _check_target(target_halfwidth: Any, level: float) -> float | None:
     if target_halfwidth is None:
         return None
     if isinstance(target_halfwidth, bool) or not isinstance(target_halfwidth, Real):
@@ -566,6 +571,14 @@ def _check_target(target_halfwidth: Any) -> float | None:
     value = float(target_halfwidth)
     if not 0 < value < 0.5:
         raise ValueError(f"target_halfwidth must be in (0, 0.5), got {target_halfwidth!r}")
+    # the most trials any stratum can need is at rate 0.5, at most z^2 / (4 e^2) (Wilson needs
+    # z^2 fewer); refuse a target whose extra labels the planner cannot count
+    root_n = float(norm.ppf((1 + level) / 2)) / (2 * value)  # sqrt of the trials needed
+    if root_n > math.sqrt(_MAX_PLANNED):
+        raise ValueError(
+            f"target_halfwidth {target_halfwidth!r} is too small: a stratum near rate 0.5 would "
+            f"need about {root_n:.3g}**2 labels, more than 2**40"
+        )
     return value
 
 
@@ -618,6 +631,7 @@ def _check_arguments(
             "'beta_binomial' and 'robust'"
         )
     resolve_prior(kw["prior"])
+    level = check_level(kw["level"])
     metric = kw["metric"]
     return _Settings(
         metric=None if metric is None else get_metric(metric),
@@ -625,8 +639,8 @@ def _check_arguments(
         engine=engine,
         model=model,
         prior=kw["prior"],
-        level=check_level(kw["level"]),
-        target_halfwidth=_check_target(kw["target_halfwidth"]),
+        level=level,
+        target_halfwidth=_check_target(kw["target_halfwidth"], level),
         random_seed=check_random_seed(kw["random_seed"]),
     )
 

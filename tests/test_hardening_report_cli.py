@@ -611,3 +611,20 @@ def test_gate_refuses_row_arguments_with_counts():
 
     with pytest.raises(TypeError, match=r"strata.*'g'"):
         gate(COUNTS, strata="g", min_trials=5)
+
+
+def test_a_target_too_small_to_plan_is_refused_before_fitting(monkeypatch):
+    import bayeseval.models
+    from bayeseval.planning import sample_size
+
+    monkeypatch.setattr(bayeseval.models, "fit_hierarchical", lambda *a, **k: 1 / 0)
+    with pytest.raises(ValueError, match=r"target_halfwidth 1e-300 is too small"):
+        evaluate(COUNTS, target_halfwidth=1e-300)
+    with pytest.raises(ValueError, match=r"target_halfwidth 1e-08 is too small"):
+        evaluate(COUNTS, target_halfwidth=1e-8)
+    monkeypatch.undo()
+    # a small target that the planner can still count is accepted, with its extra labels
+    rep = evaluate(COUNTS, target_halfwidth=1e-5, random_seed=0)
+    expected = [sample_size(halfwidth=1e-5, rate=3 / 40, method="wilson") - 40,
+                sample_size(halfwidth=1e-5, rate=5 / 50, method="wilson") - 50]
+    assert rep.table["extra_needed"].tolist() == expected
