@@ -628,3 +628,19 @@ def test_a_target_too_small_to_plan_is_refused_before_fitting(monkeypatch):
     expected = [sample_size(halfwidth=1e-5, rate=3 / 40, method="wilson") - 40,
                 sample_size(halfwidth=1e-5, rate=5 / 50, method="wilson") - 50]
     assert rep.table["extra_needed"].tolist() == expected
+
+
+@pytest.mark.parametrize("names", [["$$", "x"], ["$\\frac{$", "$5-$10"]])
+def test_html_plot_shows_dollar_names_as_text(names):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from bayeseval import plots
+
+    rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=names), random_seed=0)
+    assert "data:image/png;base64," in rep.to_html(plot=True)
+    ax = Figure().subplots()
+    plots.forest(rep, ax=ax)
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(names)
