@@ -293,7 +293,8 @@ class Report:
     def __str__(self) -> str:
         t = self._display_table()
         body = t.apply(lambda col: col.map(lambda v, c=col.name: self._fmt(c, v)))
-        lines = self._header() + ["", body.to_string(), "", "Overall rate:"]
+        body.index = pd.Index([_printable(k) for k in body.index], name=body.index.name)
+        lines = [_printable(h) for h in self._header()] + ["", body.to_string(), "", "Overall rate:"]
         lines += self._overall_lines()
         if len(self.checks):
             lines += ["", "Model checks:"]
@@ -503,6 +504,11 @@ def _md_escape(text: str) -> str:
     lead = len(escaped) - len(escaped.lstrip(" "))
     trail = len(escaped) - len(escaped.rstrip(" ")) if body else 0
     return "&#32;" * lead + body + "&#32;" * trail
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (newline, tab...) shown as escapes, for one text line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
 
 
 def _md_row(cells: Sequence[str]) -> str:

@@ -644,3 +644,12 @@ def test_html_plot_shows_dollar_names_as_text(names):
     ax = Figure().subplots()
     plots.forest(rep, ax=ax)
     assert sorted(t.get_text() for t in ax.get_yticklabels()) == sorted(names)
+
+
+def test_text_rendering_keeps_one_line_per_stratum():
+    names = ["line1\nline2", "tab\there", "Zürich"]
+    rep = evaluate(Counts.from_arrays([3, 5, 2], [40, 50, 30], strata=names), random_seed=0)
+    text = str(rep)
+    table = text.split("\n\n")[1].splitlines()
+    assert len(table) == 2 + len(names)  # two header lines + one line per stratum
+    assert "line1\\nline2" in text and "tab\\there" in text and "Zürich" in text
