@@ -55,11 +55,8 @@ class _Parser(argparse.ArgumentParser):
 
 # -- typed converters: each names the option through argparse ("argument --x: ...") ---------
 def _converter(name: str, check: Callable[[str], Any]) -> Callable[[str], Any]:
-    def convert(text: str) -> Any:
-        return check(text)
-
-    convert.__name__ = name
-    return convert
+    check.__name__ = name  # argparse names the type in some messages
+    return check
 
 
 def _parse_number(text: str, kind: type) -> Any:

@@ -72,6 +72,11 @@ def german_credit_predictions(random_seed: int = 0, *, features: str = "numeric"
         (accuracy about 0.71 overall and 0.67 for the 371 under-30s). ``all`` adds the one-hot encoded categorical attributes
         (accuracy about 0.75).
 
+    Returns
+    -------
+    pandas.DataFrame
+        The German credit data with the ``predicted`` column added.
+
     Examples
     --------
     >>> df = german_credit_predictions(random_seed=0)

@@ -21,7 +21,7 @@ __all__ = ["gate", "GateResult"]
 class GateResult:
     """Outcome of :func:`gate`.
 
-    Attributes
+    Parameters
     ----------
     passed : bool
         True when every stratum meets every criterion.
@@ -39,7 +39,13 @@ class GateResult:
         return self.table[~self.table["passed"]]
 
     def summary(self) -> str:
-        """Plain-text verdict with the failing strata."""
+        """Plain-text verdict with the failing strata.
+
+        Returns
+        -------
+        str
+            ``PASSED: ...`` or ``FAILED: ...`` followed by the failing strata.
+        """
         n = len(self.table)
         if self.passed:
             return f"PASSED: all {n} strata meet the gate."
@@ -66,32 +72,33 @@ def gate(
 ) -> GateResult:
     """Check per-stratum minimum trial counts and maximum interval half-widths.
 
+    Every argument is checked before the data are counted; a bad one raises
+    ``TypeError`` or ``ValueError`` naming it.
+
     Parameters
     ----------
     data : pandas.DataFrame or Counts
         Labelled predictions (with ``y_true``, ``y_pred``, ``strata``) or counts.
-    min_trials : int, optional
-        Every stratum needs at least this many trials.
-    max_halfwidth : float, optional
-        Every stratum's interval half-width, ``(upper - lower) / 2``, must be at
-        most this.
     y_true, y_pred : str, optional
         Columns with the true and predicted labels (rows only).
     strata : str or list of str, optional
         Stratum column(s) (rows only).
     metric : str, default "error_rate"
         Metric whose trials are counted (see :func:`bayeseval.get_metric`).
+    min_trials : int, optional
+        Every stratum needs at least this many trials.
+    max_halfwidth : float, optional
+        Every stratum's interval half-width, ``(upper - lower) / 2``, must be at
+        most this.
     level, method : float, str
         Interval level and method (see :func:`bayeseval.proportion_ci`).
     pos_label : optional
         Positive class for class metrics (rows only; see :func:`bayeseval.tabulate`).
 
-    Every argument is checked before the data are counted; a bad one raises
-    ``TypeError`` or ``ValueError`` naming it.
-
     Returns
     -------
     GateResult
+        ``passed`` and the per-stratum table with the reason of every failure.
 
     Examples
     --------

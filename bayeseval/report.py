@@ -84,7 +84,7 @@ _COLUMN_DOC = {
 class Report:
     """The result of :func:`evaluate`: tables, checks and warnings for one evaluation.
 
-    Attributes
+    Parameters
     ----------
     table : pandas.DataFrame
         Indexed by stratum. Columns ``successes``, ``trials``, ``rate``, ``lower``,
@@ -108,10 +108,16 @@ class Report:
     notes : list of str
         Plain-English notes that are not warnings (e.g. which number is the
         population estimate).
-    metric, level, engine, target_halfwidth
-        The settings used.
+    metric : str
+        Name of the metric.
+    level : float
+        Level of every interval.
+    engine : str
+        Engine of the pooled model.
     counts : Counts
         The tabulated counts.
+    target_halfwidth : float or None
+        The wanted half-width per stratum, if any.
     posterior : Posterior or None
         The pooled model (None when no stratum has any trials; a finding says so).
     stratified : StratifiedRisk or None
@@ -153,6 +159,11 @@ class Report:
     def to_frame(self) -> pd.DataFrame:
         """The per-stratum table as a tidy DataFrame: one row per stratum, stratum as column(s).
 
+        Returns
+        -------
+        pandas.DataFrame
+            :attr:`table` with the stratum index as column(s).
+
         Examples
         --------
         >>> from bayeseval.datasets import make_strata
@@ -164,6 +175,11 @@ class Report:
 
     def to_xarray(self) -> Any:
         """An ``xarray.Dataset`` of the table over dimension ``stratum``; overall rates as attrs.
+
+        Returns
+        -------
+        xarray.Dataset
+            One variable per table column; settings, warnings and overall rates as attributes.
 
         Examples
         --------
@@ -201,6 +217,13 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN becomes None): settings, strata, overall, checks, findings.
+
+        Returns
+        -------
+        dict
+            Keys ``metric``, ``level``, ``engine``, ``target_halfwidth``,
+            ``population_estimate``, ``strata``, ``overall``, ``checks``,
+            ``warnings``, ``notes`` and ``findings``.
 
         Examples
         --------
@@ -361,7 +384,18 @@ class Report:
         return "\n".join(out) + "\n"
 
     def forest_png(self, *, dpi: int = 100) -> bytes:
-        """A PNG of the forest plot (raw rate with Wilson interval beside the pooled posterior)."""
+        """A PNG of the forest plot (raw rate with Wilson interval beside the pooled posterior).
+
+        Parameters
+        ----------
+        dpi : int, default 100
+            Resolution of the image.
+
+        Returns
+        -------
+        bytes
+            The PNG file's bytes.
+        """
         from matplotlib.figure import Figure
 
         from bayeseval import plots
@@ -379,7 +413,17 @@ class Report:
         """Self-contained HTML: style, table, overall rates, checks, warnings, optional plot.
 
         The forest plot (a base64 PNG) is embedded when ``plot`` is true and there are at
-        most 60 strata.
+        most 60 strata. User text (stratum names, metric label, warnings) is HTML-escaped.
+
+        Parameters
+        ----------
+        plot : bool, default True
+            Embed the forest plot.
+
+        Returns
+        -------
+        str
+            An HTML fragment (one ``div``).
         """
         t = self._display_table()
         esc = html.escape
@@ -448,6 +492,13 @@ class Report:
     def save(self, path: str | PathLike[str], *, plot: bool = True) -> Path:
         """Write the report to ``path``: ``.html``/``.htm`` or ``.md``/``.markdown`` by suffix.
 
+        Parameters
+        ----------
+        path : str or PathLike
+            The file to write; its suffix chooses the format.
+        plot : bool, default True
+            Embed the forest plot (HTML only).
+
         Returns
         -------
         pathlib.Path
@@ -468,7 +519,22 @@ class Report:
         return p
 
     def plot(self, kind: str = "forest", ax: Any = None, **kwargs: Any) -> Any:
-        """Plot the report (``kind="forest"`` or ``"ppc"``); returns the matplotlib Axes."""
+        """Plot the report (``kind="forest"`` or ``"ppc"``).
+
+        Parameters
+        ----------
+        kind : {"forest", "ppc"}, default "forest"
+            Forest plot of the strata, or the pooled model's predictive check.
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on (default: a new figure).
+        **kwargs
+            Passed to :func:`bayeseval.plots.forest` or :func:`bayeseval.plots.ppc`.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
         from bayeseval import plots
 
         if kind == "forest":
@@ -659,7 +725,7 @@ class Finding:
     Rendering (text, HTML, Markdown) only formats findings; the report's
     ``warnings`` and ``notes`` are the messages of its findings.
 
-    Attributes
+    Parameters
     ----------
     flag : str
         Short tag, e.g. ``"empty"``, ``"rate 0"``, ``"too wide"``, ``"model check"``,
