@@ -1,41 +1,197 @@
 """The ``bayeseval`` command line: a thin layer over the public functions.
 
-Every sub-command accepts ``--json`` for machine-readable output, exits 0 on
-success, 1 when a gate fails, and 2 with a one-line reason on bad input.
+Every sub-command accepts ``--json`` for machine-readable output. Exit codes:
+0 on success, 1 when a gate fails, 2 on bad input with one line on stderr,
+``bayeseval: error: <message>``, naming the option or file at fault.
+
+Options are checked by typed converters when the command line is parsed, so
+a bad value is refused before any work starts. Files are read by
+:func:`_read_table`, which turns every reader error (empty, garbled or
+unreadable file) into a ``ValueError`` naming the file. ``main`` catches
+``ValueError``, ``TypeError``, ``OSError``, ``OverflowError`` and
+``sqlite3.Error`` (a campaign database that cannot be used) and nothing
+else: any other exception is a bug and shows its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import sqlite3
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from bayeseval.intervals import PROPORTION_METHODS
 
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+# the exceptions that mean "bad input" at the top of main(); anything else is a bug
+_INPUT_ERRORS = (ValueError, TypeError, OSError, OverflowError, sqlite3.Error)
+
+# counts and row numbers the command line prints must be exactly representable as floats
+_MAX_COUNT = 2**53
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     pass
 
 
-def _read_table(path: str) -> Any:
-    """Read a .csv (.csv.gz) or .parquet file, with a one-line error for anything else."""
+class _UsageError(ValueError):
+    """A command-line usage error (unknown option, bad option value)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are raised (one line in main) instead of printed with usage."""
+
+    def error(self, message: str) -> Any:  # noqa: D102 (argparse API)
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# -- typed converters: each names the option through argparse ("argument --x: ...") ---------
+def _converter(name: str, check: Callable[[str], Any]) -> Callable[[str], Any]:
+    check.__name__ = name  # argparse names the type in some messages
+    return check
+
+
+def _parse_number(text: str, kind: type) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        word = "an integer" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"must be {word}, got {text!r}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _int_at_least(minimum: int, maximum: int = _MAX_COUNT) -> Callable[[str], int]:
+    def check(text: str) -> int:
+        value = _parse_number(text, int)
+        if not minimum <= value <= maximum:
+            upper = "2**53" if maximum == _MAX_COUNT else f"{maximum}"
+            raise argparse.ArgumentTypeError(
+                f"must be an integer >= {minimum} and <= {upper}, got {text!r}"
+            )
+        return value
+
+    return _converter("int", check)
+
+
+def _float_between(low: float, high: float, *, closed_high: bool = False) -> Callable[[str], float]:
+    def check(text: str) -> float:
+        value = _parse_number(text, float)
+        if not (low < value < high or (closed_high and value == high)):
+            bracket = "]" if closed_high else ")"
+            raise argparse.ArgumentTypeError(f"must be in ({low:g}, {high:g}{bracket}, got {text!r}")
+        return value
+
+    return _converter("float", check)
+
+
+def _rate(text: str) -> float:
+    value = _parse_number(text, float)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a rate in [0, 1], got {text!r}")
+    return value
+
+
+def _metric(text: str) -> str:
+    from bayeseval.metrics import get_metric
+
+    try:
+        return get_metric(text).name
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _weights_json(text: str) -> Any:
+    """--weights: a JSON object stratum -> share, or a JSON list of shares in stratum order."""
+    from bayeseval._validation import check_weights
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"must be JSON such as '{{\"a\": 0.7, \"b\": 0.3}}' ({exc.msg} at character "
+            f"{exc.pos}), got {text!r}"
+        ) from None
+    if not isinstance(value, (dict, list)) or not value:
+        raise argparse.ArgumentTypeError(
+            f"must be a JSON object stratum -> share or a list of shares, got {text!r}"
+        )
+    shares = list(value.values()) if isinstance(value, dict) else value
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in shares):
+        raise argparse.ArgumentTypeError(f"shares must be numbers, got {text!r}")
+    try:
+        check_weights(shares, len(shares), name="shares")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def _report_path(text: str) -> Path:
+    """--out of report: a .html/.htm/.md/.markdown file in an existing folder."""
+    path = Path(text)
+    if path.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
+        raise argparse.ArgumentTypeError(f"must end in .html, .htm, .md or .markdown, got {text!r}")
+    _check_writable_parent(path, text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"is a folder, not a file: {text!r}")
+    return path
+
+
+def _folder(text: str) -> Path:
+    """--out of demo: a folder (created if missing), not an existing file."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"must be a folder, but {text!r} is an existing file")
+    return path
+
+
+def _check_writable_parent(path: Path, text: str) -> None:
+    parent = path.parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {str(parent)!r} does not exist (for {text!r})")
+
+
+# -- files -----------------------------------------------------------------------------------
+def _read_table(path: str, *, name: str = "file") -> Any:
+    """Read a .csv (.csv.gz, .txt) or .parquet (.pq) file as a pandas DataFrame.
+
+    Every failure (missing, empty, garbled or unreadable file) is a ``ValueError``
+    whose one-line message names ``name`` (the option, e.g. ``"--pool"``) and the path.
+    """
     import pandas as pd
 
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"file not found: {path}")
-    suffix = p.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        return pd.read_parquet(p)
-    if suffix in (".csv", ".txt") or p.name.lower().endswith(".csv.gz"):
-        return pd.read_csv(p)
-    raise ValueError(f"unsupported file type {p.suffix!r} for {path}; use .csv or .parquet")
+        raise ValueError(f"{name} file not found: {path!r}")
+    if p.is_dir():
+        raise ValueError(f"{name} file {path!r} is a folder, not a .csv or .parquet file")
+    lower = p.name.lower()
+    if lower.endswith((".parquet", ".pq")):
+        kind, reader = "Parquet", pd.read_parquet
+    elif lower.endswith((".csv", ".txt", ".csv.gz")):
+        kind, reader = "CSV", pd.read_csv
+    else:
+        raise ValueError(f"{name} file {path!r} has unsupported file type {p.suffix!r}; use .csv or .parquet")
+    try:
+        return reader(p)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{name} file {path!r} is empty: no header and no rows") from None
+    except (ValueError, OSError) as exc:  # pandas/pyarrow parser errors are ValueErrors
+        raise ValueError(f"{name} file {path!r} could not be read as {kind}: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return text or type(exc).__name__
 
 
 def _split_columns(value: str | None) -> list[str] | None:
@@ -45,6 +201,95 @@ def _split_columns(value: str | None) -> list[str] | None:
     return cols or None
 
 
+def _check_columns(frame: Any, path: str, columns: dict[str, Any]) -> None:
+    """Every option naming a column must name a column of the file."""
+    have = [str(c) for c in frame.columns]
+    for option, names in columns.items():
+        for col in [names] if isinstance(names, str) else (names or []):
+            if col not in frame.columns:
+                raise ValueError(f"{option} column {col!r} is not in {path!r}; columns are {have}")
+    if len(frame) == 0:
+        raise ValueError(f"data file {path!r} has a header but no rows")
+
+
+def _typed_like(text: str, column: Any, option: str) -> Any:
+    """Parse ``text`` to the type of ``column``'s values: int, float, bool or the text itself."""
+    import pandas as pd
+
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        table = {"true": True, "1": True, "false": False, "0": False}
+        if text.strip().lower() not in table:
+            raise ValueError(f"{option} {text!r} must be true or false: column {column.name!r} is boolean")
+        return table[text.strip().lower()]
+    if pd.api.types.is_integer_dtype(dtype):
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(
+                f"{option} {text!r} must be an integer: column {column.name!r} holds integers"
+            ) from None
+    if pd.api.types.is_float_dtype(dtype):
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(
+                f"{option} {text!r} must be a number: column {column.name!r} holds numbers"
+            ) from None
+    return text
+
+
+def _pos_label(args: argparse.Namespace, frame: Any, metric: str) -> Any:
+    """The positive class: --pos-label parsed to the y_true column's type, or None.
+
+    A class metric on one or two labels other than 0/1 needs --pos-label (which one is positive
+    is not a guess the command makes).
+    """
+    import pandas as pd
+
+    from bayeseval.metrics import get_metric
+
+    truth, pred = frame[args.y_true], frame[args.y_pred]
+    labels = sorted({*pd.unique(truth.dropna()), *pd.unique(pred.dropna())}, key=repr)
+    if args.pos_label is not None:
+        value = _typed_like(args.pos_label, truth, "--pos-label")
+        if value not in set(labels):
+            raise ValueError(
+                f"--pos-label {args.pos_label!r} is not a label of columns {args.y_true!r} and "
+                f"{args.y_pred!r}; labels are {[_plain(v) for v in labels][:10]}"
+            )
+        return value
+    binary = set(labels) <= {0, 1} or set(labels) <= {False, True}
+    if get_metric(metric).needs_positive and len(labels) <= 2 and not binary:
+        raise ValueError(
+            f"metric {metric!r} needs --pos-label: columns {args.y_true!r}/{args.y_pred!r} hold "
+            f"the labels {[_plain(v) for v in labels]}; say which one is the positive class"
+        )
+    return None
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _weights_for(value: Any, frame: Any, strata: list[str] | None) -> Any:
+    """--weights keys (JSON strings) parsed to the strata columns' types; lists pass through."""
+    if not isinstance(value, dict) or not strata:
+        return value
+    out = {}
+    for key, share in value.items():
+        parts = key.split(" | ") if len(strata) > 1 else [key]
+        if len(parts) != len(strata):
+            raise ValueError(
+                f"--weights key {key!r} must give one label per strata column {strata}, joined "
+                "by ' | '"
+            )
+        typed = tuple(_typed_like(p, frame[c], "--weights key") for p, c in zip(parts, strata, strict=True))
+        out[typed if len(typed) > 1 else typed[0]] = share
+    return out
+
+
+# -- output ------------------------------------------------------------------------------------
 def _emit(payload: Any, as_json: bool, text: str) -> None:
     if as_json:
         print(json.dumps(payload, indent=2, default=_json_default))
@@ -74,16 +319,48 @@ def _frame_records(frame: Any) -> list[dict[str, Any]]:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from bayeseval.demo import run_demo
 
-    return run_demo(out=Path(args.out), quick=args.quick, random_seed=args.seed, as_json=args.json)
+    return run_demo(out=args.out, quick=args.quick, random_seed=args.seed, as_json=args.json)
 
 
 # -- plan ----------------------------------------------------------------------------------
+def _count_or_error(value: float, what: str, option: str, given: Any) -> int:
+    """``ceil(value)`` as an int, refusing counts that are not exactly representable."""
+    if not math.isfinite(value) or value > _MAX_COUNT:
+        raise ValueError(
+            f"{option} {given!r} needs {value:.3g} {what}, more than 2**53: no count that large "
+            "is exact"
+        )
+    return int(-(-value // 1))
+
+
+def _check_plan_target(args: argparse.Namespace, option: str) -> None:
+    """Refuse a target so small that no method's count can be exact (before computing it).
+
+    Every interval at level ``L`` needs at least ``z**2 / (2 e) - z**2`` trials for a
+    half-width ``e`` (the Wilson bound at rate 0; other rates and methods need more).
+    """
+    from scipy.stats import norm
+
+    z = float(norm.ppf((1 + args.level) / 2))
+    e = args.halfwidth if args.se is None else z * args.se
+    target = args.se if args.se is not None else args.halfwidth
+    if e <= 0 or z * z / (2 * e) - z * z > _MAX_COUNT:
+        raise ValueError(
+            f"{option} {target!r} is too small: it needs more than 2**53 trials per stratum, "
+            "more than any count can hold exactly; choose a larger target"
+        )
+
+
 def _cmd_plan(args: argparse.Namespace) -> int:
     from bayeseval import planning
 
+    option = "--se" if args.se is not None else "--halfwidth"
+    _check_plan_target(args, option)
     n = planning.sample_size(
         se=args.se, halfwidth=args.halfwidth, rate=args.rate, level=args.level, method=args.method
     )
+    target = args.halfwidth if args.se is None else args.se
+    n = _count_or_error(float(n), "trials per stratum", option, target)
     payload: dict[str, Any] = {
         "n_per_stratum": n,
         "halfwidth": args.halfwidth,
@@ -93,34 +370,43 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         "method": args.method,
     }
     lines = [f"trials needed per stratum: {n}"]
-    if args.groups and args.groups > 1:
-        payload["n_groups"] = args.groups
-        payload["minority_rows"] = n * args.groups
-        lines.append(f"across {args.groups} groups: {n * args.groups} minority rows")
-    if args.share:
-        total = n * (args.groups or 1) / args.share
-        payload["total_rows"] = int(-(-total // 1))
+    groups = args.groups or 1
+    if groups > 1:
+        payload["n_groups"] = groups
+        payload["minority_rows"] = _count_or_error(float(n) * groups, "minority rows", "--groups", groups)
+        lines.append(f"across {groups} groups: {payload['minority_rows']} minority rows")
+    if args.share is not None:
+        payload["total_rows"] = _count_or_error(n * groups / args.share, "rows", "--share", args.share)
         lines.append(f"at a minority share of {args.share:g}: about {payload['total_rows']:,} rows in all")
     _emit(payload, args.json, "\n".join(lines))
     return EXIT_OK
 
 
 # -- report ----------------------------------------------------------------------------------
+def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
+    """Read the data file and check that every column option names one of its columns."""
+    data = _read_table(args.data, name="data")
+    strata = _split_columns(args.strata)
+    _check_columns(data, args.data, {"--y-true": args.y_true, "--y-pred": args.y_pred, "--strata": strata})
+    return data, strata
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from bayeseval.report import evaluate
 
-    data = _read_table(args.data)
-    weights = json.loads(args.weights) if args.weights else None
+    data, strata = _load(args)
     report = evaluate(
         data,
         y_true=args.y_true,
         y_pred=args.y_pred,
-        strata=_split_columns(args.strata),
+        strata=strata,
         metric=args.metric,
-        weights=weights,
+        weights=_weights_for(args.weights, data, strata),
         level=args.level,
         target_halfwidth=args.target_halfwidth,
+        pos_label=_pos_label(args, data, args.metric),
         random_seed=args.seed,
+        model=args.model,
     )
     if args.out:
         report.save(args.out)
@@ -139,17 +425,18 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
     if args.min_trials is None and args.max_halfwidth is None:
         raise ValueError("give --min-trials and/or --max-halfwidth: the gate needs a criterion")
-    data = _read_table(args.data)
+    data, strata = _load(args)
     result = gate(
         data,
         y_true=args.y_true,
         y_pred=args.y_pred,
-        strata=_split_columns(args.strata),
+        strata=strata,
         metric=args.metric,
         min_trials=args.min_trials,
         max_halfwidth=args.max_halfwidth,
         level=args.level,
         method=args.method,
+        pos_label=_pos_label(args, data, args.metric),
     )
     if args.json:
         print(json.dumps({"passed": result.passed, "strata": _frame_records(result.table)}, indent=2))
@@ -158,25 +445,23 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser of the ``bayeseval`` command."""
-    parser = argparse.ArgumentParser(
-        prog="bayeseval",
-        formatter_class=_Formatter,
-        description="How good is a fixed classifier, per subgroup, with honest uncertainty.",
-        epilog=textwrap.dedent(
-            """\
-            examples:
-              bayeseval demo
-              bayeseval plan --halfwidth 0.05 --rate 0.7
-              bayeseval report preds.csv --y-true y --y-pred pred --strata group --metric recall
-              bayeseval gate preds.csv --y-true y --y-pred pred --strata group --max-halfwidth 0.1
-              bayeseval campaign --help
-            """
-        ),
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+# -- parser ------------------------------------------------------------------------------------
+_LEVEL = _float_between(0.0, 1.0)
+_SEED = _int_at_least(0)
 
+_EPILOG = """\
+examples:
+  bayeseval demo
+  bayeseval plan --halfwidth 0.05 --rate 0.7
+  bayeseval report preds.csv --y-true y --y-pred pred --strata group --metric recall
+  bayeseval gate preds.csv --y-true y --y-pred pred --strata group --max-halfwidth 0.1
+  bayeseval campaign --help
+
+exit codes: 0 success, 1 a gate failed, 2 bad input (one line on stderr)
+"""
+
+
+def _add_demo(sub: Any) -> None:
     demo = sub.add_parser(
         "demo",
         help="run the end-to-end example on bundled data",
@@ -185,12 +470,15 @@ def build_parser() -> argparse.ArgumentParser:
         "small groups, check the model, plan a test set and run a short simulated labelling campaign.",
         epilog="example:\n  bayeseval demo --out demo-report",
     )
-    demo.add_argument("--out", default="bayeseval-report", help="folder for the HTML report and plots")
-    demo.add_argument("--seed", type=int, default=0, help="random seed")
+    demo.add_argument("--out", type=_folder, default="bayeseval-report",
+                      help="folder for the HTML report and plots (created if missing)")
+    demo.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0, help="random seed")
     demo.add_argument("--quick", action="store_true", help="smaller simulation, for a fast look")
     demo.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     demo.set_defaults(func=_cmd_demo)
 
+
+def _add_plan(sub: Any) -> None:
     plan = sub.add_parser(
         "plan",
         help="trials needed for a target interval width",
@@ -200,41 +488,61 @@ def build_parser() -> argparse.ArgumentParser:
         "  bayeseval plan --halfwidth 0.05 --rate 0.7 --groups 8 --share 0.004 --json",
     )
     target = plan.add_mutually_exclusive_group(required=True)
-    target.add_argument("--halfwidth", type=float, help="target half-width of the interval")
-    target.add_argument("--se", type=float, help="target standard error")
-    plan.add_argument("--rate", type=float, default=None, help="planning rate (default: conservative 0.5)")
-    plan.add_argument("--level", type=float, default=0.95, help="interval level")
-    plan.add_argument("--method", default="normal", help="normal, wilson or clopper_pearson")
-    plan.add_argument("--groups", type=int, default=None, help="number of subgroups needing this n")
-    plan.add_argument("--share", type=float, default=None, help="minority share in the population")
+    target.add_argument("--halfwidth", type=_float_between(0.0, 1.0), help="target half-width of the interval")
+    target.add_argument("--se", type=_float_between(0.0, 0.5, closed_high=True), help="target standard error")
+    plan.add_argument("--rate", type=_rate, default=None, help="planning rate (default: conservative 0.5)")
+    plan.add_argument("--level", type=_LEVEL, default=0.95, help="interval level")
+    plan.add_argument("--method", default="normal", choices=("normal", "wilson", "clopper_pearson"),
+                      help="interval the plan is for")
+    plan.add_argument("--groups", type=_int_at_least(1), default=None, help="number of subgroups needing this n")
+    plan.add_argument("--share", type=_float_between(0.0, 1.0, closed_high=True), default=None,
+                      help="minority share in the population")
     plan.add_argument("--json", action="store_true", help="machine-readable output")
     plan.set_defaults(func=_cmd_plan)
 
-    def add_data_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("data", help="predictions file (.csv or .parquet)")
-        p.add_argument("--y-true", required=True, help="column with the true labels")
-        p.add_argument("--y-pred", required=True, help="column with the predicted labels")
-        p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
-        p.add_argument("--metric", default="error_rate", help="error_rate, accuracy, recall, precision, ...")
-        p.add_argument("--level", type=float, default=0.95, help="interval level")
-        p.add_argument("--json", action="store_true", help="machine-readable output")
 
+def _add_data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--y-true", required=True, help="column with the true labels")
+    p.add_argument("--y-pred", required=True, help="column with the predicted labels")
+    p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
+    p.add_argument("--metric", type=_metric, default="error_rate",
+                   help="error_rate, accuracy, recall, precision, fpr, specificity, npv")
+    p.add_argument("--pos-label", default=None,
+                   help="positive class for recall, precision, ...: parsed as an integer when the "
+                   "--y-true column holds integers (a number for floats, true/false for booleans); "
+                   "required for two labels other than 0/1")
+    p.add_argument("--level", type=_LEVEL, default=0.95, help="interval level")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _add_report(sub: Any) -> None:
     report = sub.add_parser(
         "report",
         help="per-stratum report with intervals and pooled estimates",
         formatter_class=_Formatter,
         description="Evaluate predictions per stratum: raw rates with Wilson intervals, pooled "
         "posterior estimates, the overall rate unweighted and reweighted, and model checks.",
-        epilog="example:\n  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
-        "--metric recall --out report.html",
+        epilog="examples:\n  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
+        "--metric recall --pos-label yes --out report.html\n"
+        "  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
+        "--weights '{\"a\": 0.7, \"b\": 0.3}'",
     )
-    add_data_args(report)
-    report.add_argument("--weights", default=None, help='population shares as JSON, e.g. \'{"a": 0.7, "b": 0.3}\'')
-    report.add_argument("--target-halfwidth", type=float, default=None, help="flag strata wider than this")
-    report.add_argument("--seed", type=int, default=0, help="random seed")
-    report.add_argument("--out", default=None, help="write the report to .html or .md")
+    _add_data_args(report)
+    report.add_argument("--weights", type=_weights_json, default=None,
+                        help="population shares as JSON, e.g. '{\"a\": 0.7, \"b\": 0.3}' (keys parsed "
+                        "to the strata column's type; with several strata columns join the labels "
+                        "with ' | '), or a list in stratum order")
+    report.add_argument("--target-halfwidth", type=_float_between(0.0, 0.5), default=None,
+                        help="flag strata wider than this")
+    report.add_argument("--model", default="beta_binomial", choices=("beta_binomial", "robust"),
+                        help="pooled model; 'robust' lets outlying strata stand apart")
+    report.add_argument("--seed", type=_SEED, default=0, help="random seed (a non-negative integer)")
+    report.add_argument("--out", type=_report_path, default=None, help="write the report to .html or .md")
     report.set_defaults(func=_cmd_report)
 
+
+def _add_gate(sub: Any) -> None:
     gate_p = sub.add_parser(
         "gate",
         help="fail (exit 1) when strata miss minimum counts or maximum widths",
@@ -245,36 +553,80 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  bayeseval gate test.csv --y-true y --y-pred pred --strata region "
         "--metric recall --min-trials 300 --max-halfwidth 0.05",
     )
-    add_data_args(gate_p)
-    gate_p.add_argument("--min-trials", type=int, default=None, help="minimum trials per stratum")
-    gate_p.add_argument("--max-halfwidth", type=float, default=None, help="maximum interval half-width")
-    gate_p.add_argument("--method", default="wilson", help="interval method")
+    _add_data_args(gate_p)
+    gate_p.add_argument("--min-trials", type=_int_at_least(1), default=None, help="minimum trials per stratum")
+    gate_p.add_argument("--max-halfwidth", type=_float_between(0.0, 1.0), default=None,
+                        help="maximum interval half-width")
+    gate_p.add_argument("--method", default="wilson", choices=PROPORTION_METHODS, help="interval method")
     gate_p.set_defaults(func=_cmd_gate)
 
-    try:
-        from bayeseval.active import cli as campaign_cli
-    except ImportError:  # the campaign module is optional at this level
-        campaign_cli = None
-    if campaign_cli is not None and hasattr(campaign_cli, "register"):
-        campaign_cli.register(sub)
-        campaign = sub.choices.get("campaign")
-        if campaign is not None and campaign.get_default("func") is None:
-            campaign.set_defaults(func=campaign_cli.run)
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser of the ``bayeseval`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser with the ``demo``, ``plan``, ``report``, ``gate`` and
+        ``campaign`` commands; its errors raise ``ValueError`` (``main`` prints
+        them as one line and exits 2).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["plan", "--halfwidth", "0.05"])
+    >>> args.command, args.halfwidth
+    ('plan', 0.05)
+    """
+    from bayeseval import __version__
+    from bayeseval.active import cli as campaign_cli
+
+    parser = _Parser(
+        prog="bayeseval",
+        formatter_class=_Formatter,
+        description="How good is a fixed classifier, per subgroup, with honest uncertainty.",
+        epilog=textwrap.dedent(_EPILOG),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_demo(sub)
+    _add_plan(sub)
+    _add_report(sub)
+    _add_gate(sub)
+    campaign_cli.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code."""
+    """Run the command line and return the exit code.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 when a gate fails, 2 on bad input (with one line on
+        stderr: ``bayeseval: error: <message>``).
+
+    Examples
+    --------
+    >>> main(["plan", "--halfwidth", "0.05", "--rate", "0.7"])
+    trials needed per stratum: 323
+    0
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return EXIT_BAD_INPUT
     try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return EXIT_BAD_INPUT
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, KeyError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"bayeseval {args.command}: error: {message}", file=sys.stderr)
+    except SystemExit as exc:  # --help and --version end the parse with a status
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    except _INPUT_ERRORS as exc:
+        print(f"bayeseval: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

@@ -21,6 +21,7 @@ import io
 import json
 import time
 import warnings
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -67,10 +68,14 @@ def german_credit_predictions(random_seed: int = 0, *, features: str = "numeric"
     random_seed : int
         Seed of the fold assignment.
     features : {"numeric", "all"}
-        ``numeric`` (default) uses the seven numeric attributes, scaled; this is
-        the model of SPEC section 11 (accuracy about 0.71 overall and 0.67 for
-        the under-30s). ``all`` adds the one-hot encoded categorical attributes
+        ``numeric`` (default) uses the seven numeric attributes, scaled
+        (accuracy about 0.71 overall and 0.67 for the 371 under-30s). ``all`` adds the one-hot encoded categorical attributes
         (accuracy about 0.75).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The German credit data with the ``predicted`` column added.
 
     Examples
     --------
@@ -88,6 +93,7 @@ def german_credit_predictions(random_seed: int = 0, *, features: str = "numeric"
     from bayeseval.datasets import load_german_credit
 
     features = check_method(features, ("numeric", "all"), name="features")
+    random_seed = _check_seed(random_seed)
     data = load_german_credit()
     label = "good_credit"
     drop = {label, "credit", "sex", "age_group"}
@@ -102,6 +108,30 @@ def german_credit_predictions(random_seed: int = 0, *, features: str = "numeric"
     out = data.copy()
     out["predicted"] = cross_val_predict(model, data[numeric + categorical], data[label], cv=cv)
     return out
+
+
+def _check_demo_arguments(out: Any, quick: Any, random_seed: Any, as_json: Any) -> Path:
+    """Check every argument of :func:`run_demo` before any work; return ``out`` as a Path."""
+    if not isinstance(out, (str, PathLike)):
+        raise TypeError(f"out must be a folder path, got {out!r}")
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"out must be a folder, but {str(path)!r} is an existing file")
+    for name, flag in (("quick", quick), ("as_json", as_json)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    _check_seed(random_seed)
+    return path
+
+
+def _check_seed(random_seed: Any) -> int:
+    """A seed for numpy and scikit-learn alike: an integer in [0, 2**32)."""
+    from bayeseval._validation import check_positive_int
+
+    seed = check_positive_int(random_seed, "random_seed", minimum=0)
+    if seed >= 2**32:  # scikit-learn's fold assignment takes seeds below 2**32
+        raise ValueError(f"random_seed must be below 2**32, got {seed}")
+    return seed
 
 
 def run_demo(
@@ -129,6 +159,13 @@ def run_demo(
     int
         0 on success (the exit code of ``bayeseval demo``).
 
+    Raises
+    ------
+    ValueError
+        If ``out`` is an existing file, or ``random_seed`` is negative or 2**32 or more.
+    TypeError
+        If ``random_seed`` is not an integer, or ``quick``/``as_json`` are not booleans.
+
     Examples
     --------
     >>> run_demo("demo-out", quick=True)  # doctest: +SKIP
@@ -145,8 +182,8 @@ def run_demo(
     from bayeseval.datasets import load_compas
     from bayeseval.report import evaluate
 
+    out = _check_demo_arguments(out, quick, random_seed, as_json)
     quiet = as_json
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     progress = _Progress(6, quiet=quiet)
     summary: dict[str, Any] = {}

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._validation import check_level, check_positive_int, check_probability
+from bayeseval._validation import check_level, check_method, check_positive_int, check_probability
 from bayeseval.counts import Counts, tabulate
-from bayeseval.intervals import proportion_ci
+from bayeseval.intervals import PROPORTION_METHODS, proportion_ci
+from bayeseval.metrics import get_metric
 
 __all__ = ["gate", "GateResult"]
 
@@ -20,7 +21,7 @@ __all__ = ["gate", "GateResult"]
 class GateResult:
     """Outcome of :func:`gate`.
 
-    Attributes
+    Parameters
     ----------
     passed : bool
         True when every stratum meets every criterion.
@@ -38,7 +39,13 @@ class GateResult:
         return self.table[~self.table["passed"]]
 
     def summary(self) -> str:
-        """Plain-text verdict with the failing strata."""
+        """Plain-text verdict with the failing strata.
+
+        Returns
+        -------
+        str
+            ``PASSED: ...`` or ``FAILED: ...`` followed by the failing strata.
+        """
         n = len(self.table)
         if self.passed:
             return f"PASSED: all {n} strata meet the gate."
@@ -65,10 +72,19 @@ def gate(
 ) -> GateResult:
     """Check per-stratum minimum trial counts and maximum interval half-widths.
 
+    Every argument is checked before the data are counted; a bad one raises
+    ``TypeError`` or ``ValueError`` naming it.
+
     Parameters
     ----------
     data : pandas.DataFrame or Counts
         Labelled predictions (with ``y_true``, ``y_pred``, ``strata``) or counts.
+    y_true, y_pred : str, optional
+        Columns with the true and predicted labels (rows only).
+    strata : str or list of str, optional
+        Stratum column(s) (rows only).
+    metric : str, default "error_rate"
+        Metric whose trials are counted (see :func:`bayeseval.get_metric`).
     min_trials : int, optional
         Every stratum needs at least this many trials.
     max_halfwidth : float, optional
@@ -76,10 +92,13 @@ def gate(
         most this.
     level, method : float, str
         Interval level and method (see :func:`bayeseval.proportion_ci`).
+    pos_label : optional
+        Positive class for class metrics (rows only; see :func:`bayeseval.tabulate`).
 
     Returns
     -------
     GateResult
+        ``passed`` and the per-stratum table with the reason of every failure.
 
     Examples
     --------
@@ -95,11 +114,20 @@ def gate(
     if max_halfwidth is not None:
         max_halfwidth = check_probability(max_halfwidth, "max_halfwidth", open_interval=True)
     level = check_level(level)
+    method = check_method(method, PROPORTION_METHODS)
+    metric = get_metric(metric).name
     if isinstance(data, Counts):
+        given = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
+        extra = {k: v for k, v in given.items() if v is not None}
+        if extra:
+            raise TypeError(f"data is a Counts: {sorted(extra)} apply to rows only, got {extra!r}")
         counts = data
     else:
         if y_true is None or y_pred is None:
-            raise TypeError("y_true and y_pred are required when data is a DataFrame")
+            raise TypeError(
+                "y_true and y_pred are required when data is a DataFrame, "
+                f"got y_true={y_true!r}, y_pred={y_pred!r}"
+            )
         counts = tabulate(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric, pos_label=pos_label)
     table = counts.to_frame()
     table["rate"] = counts.rates

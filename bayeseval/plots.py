@@ -236,7 +236,8 @@ def forest(
     ax.scatter(m, y - off, s=sizes, color=_POST, marker="D", zorder=3,
                label="pooled posterior, credible interval")
     ax.set_yticks(y)
-    ax.set_yticklabels([f"{lab}" for lab in _labels(frame.index)])
+    # stratum names are user text: shown as written, never parsed as mathtext ("$$" would raise)
+    ax.set_yticklabels([f"{lab}" for lab in _labels(frame.index)], parse_math=False)
     ax.set_ylim(-0.7, K - 0.3)
     for yi, ni in zip(y, n, strict=True):
         ax.annotate(f"n={int(ni)}" if np.isfinite(ni) else "", (1.0, yi), xycoords=("axes fraction", "data"),
@@ -599,7 +600,8 @@ def ppc(
     labels = _labels(frame.index)
     # tilt the names when there are many strata or the names are long enough to collide
     tilt = len(frame) > 6 or max((len(str(t)) for t in labels), default=0) * len(frame) > 60
-    ax.set_xticklabels(labels, rotation=30 if tilt else 0, ha="right" if tilt else "center")
+    ax.set_xticklabels(labels, rotation=30 if tilt else 0, ha="right" if tilt else "center",
+                       parse_math=False)
     ax.set_ylabel("rate")
     ax.set_title("posterior predictive check", fontsize=10)
     ax.grid(axis="y", alpha=0.3)

@@ -18,20 +18,22 @@ import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Real
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
-from bayeseval._validation import check_level
+from bayeseval._validation import check_level, check_method, check_random_seed, check_weights
 from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
 from bayeseval.counts import Counts, stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import Metric, get_metric
 
-__all__ = ["Report", "evaluate"]
+__all__ = ["Finding", "Report", "evaluate"]
 
 # composition check: a stratum's sample share differs from its population share by more
 # than this (absolute) or by a factor beyond 1.5 either way
@@ -82,7 +84,7 @@ _COLUMN_DOC = {
 class Report:
     """The result of :func:`evaluate`: tables, checks and warnings for one evaluation.
 
-    Attributes
+    Parameters
     ----------
     table : pandas.DataFrame
         Indexed by stratum. Columns ``successes``, ``trials``, ``rate``, ``lower``,
@@ -106,14 +108,26 @@ class Report:
     notes : list of str
         Plain-English notes that are not warnings (e.g. which number is the
         population estimate).
-    metric, level, engine, target_halfwidth
-        The settings used.
+    metric : str
+        Name of the metric.
+    level : float
+        Level of every interval.
+    engine : str
+        Engine of the pooled model.
     counts : Counts
         The tabulated counts.
+    target_halfwidth : float or None
+        The wanted half-width per stratum, if any.
     posterior : Posterior or None
-        The pooled model (None if it could not be fitted; the reason is in ``warnings``).
+        The pooled model (None when no stratum has any trials; a finding says so).
     stratified : StratifiedRisk or None
-        The reweighted estimate, when weights were given.
+        The reweighted estimate, when weights were given and it is defined.
+    title : str
+        Title of the renderings (default: ``"bayeseval report: <metric>"``).
+    findings : list of Finding
+        Everything the report found, as data (flag, strata, message, severity);
+        ``warnings`` and ``notes`` are their messages, and the table's ``flags``
+        come from the findings about strata.
 
     Examples
     --------
@@ -139,10 +153,16 @@ class Report:
     posterior: Any = None
     stratified: Any = None
     title: str = field(default="")
+    findings: list[Finding] = field(default_factory=list)
 
     # -- conversions ---------------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
         """The per-stratum table as a tidy DataFrame: one row per stratum, stratum as column(s).
+
+        Returns
+        -------
+        pandas.DataFrame
+            :attr:`table` with the stratum index as column(s).
 
         Examples
         --------
@@ -155,6 +175,11 @@ class Report:
 
     def to_xarray(self) -> Any:
         """An ``xarray.Dataset`` of the table over dimension ``stratum``; overall rates as attrs.
+
+        Returns
+        -------
+        xarray.Dataset
+            One variable per table column; settings, warnings and overall rates as attributes.
 
         Examples
         --------
@@ -191,7 +216,14 @@ class Report:
         return ds
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (NaN becomes None): settings, strata, overall, checks, warnings.
+        """A JSON-ready dict (NaN becomes None): settings, strata, overall, checks, findings.
+
+        Returns
+        -------
+        dict
+            Keys ``metric``, ``level``, ``engine``, ``target_halfwidth``,
+            ``population_estimate``, ``strata``, ``overall``, ``checks``,
+            ``warnings``, ``notes`` and ``findings``.
 
         Examples
         --------
@@ -200,7 +232,7 @@ class Report:
         >>> counts, _ = make_strata(2, random_seed=0)
         >>> d = evaluate(counts, random_seed=0).to_dict()
         >>> sorted(d)[:4], json.loads(json.dumps(d))["metric"]
-        (['checks', 'engine', 'level', 'metric'], 'error_rate')
+        (['checks', 'engine', 'findings', 'level'], 'error_rate')
         """
         strata = []
         for key, row in self.table.iterrows():
@@ -226,6 +258,11 @@ class Report:
             "checks": checks,
             "warnings": list(self.warnings),
             "notes": list(self.notes),
+            "findings": [
+                {"flag": f.flag, "strata": [_json_key(k) for k in f.strata], "message": f.message,
+                 "severity": f.severity}
+                for f in self.findings
+            ],
         }
 
     # -- rendering -------------------------------------------------------------------------------
@@ -279,7 +316,8 @@ class Report:
     def __str__(self) -> str:
         t = self._display_table()
         body = t.apply(lambda col: col.map(lambda v, c=col.name: self._fmt(c, v)))
-        lines = self._header() + ["", body.to_string(), "", "Overall rate:"]
+        body.index = pd.Index([_printable(k) for k in body.index], name=body.index.name)
+        lines = [_printable(h) for h in self._header()] + ["", body.to_string(), "", "Overall rate:"]
         lines += self._overall_lines()
         if len(self.checks):
             lines += ["", "Model checks:"]
@@ -302,35 +340,62 @@ class Report:
         )
 
     def to_markdown(self) -> str:
-        """The report as Markdown: header, per-stratum table, overall rates, checks, warnings."""
+        """The report as Markdown: header, per-stratum table, overall rates, checks, warnings.
+
+        Every piece of text that can come from the user (stratum names, metric
+        label, title, warnings and notes quoting them) is escaped: HTML
+        characters become entities, as in :meth:`to_html`, and so do table
+        pipes and line breaks, so a cell renders as its exact text and never as
+        HTML, a second row or a broken table.
+
+        Returns
+        -------
+        str
+            The Markdown document.
+
+        Examples
+        --------
+        >>> from bayeseval import Counts
+        >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["<b>a|b</b>", "c"]),
+        ...                random_seed=0)
+        >>> [ln.split(" | ")[0] for ln in rep.to_markdown().splitlines() if ln.startswith("| &")]
+        ['| &lt;b&gt;a&#124;b&lt;/b&gt;']
+        """
         t = self._display_table()
         cols = ["stratum"] + list(t.columns)
-        out = [f"# {self._header()[0]}", ""] + [f"{h}  " for h in self._header()[1:]] + [""]
-        out.append("| " + " | ".join(cols) + " |")
+        head = self._header()
+        out = [f"# {_md_escape(head[0])}", ""] + [f"{_md_escape(h)}  " for h in head[1:]] + [""]
+        out.append("| " + " | ".join(cols) + " |")  # the report's own column names
         out.append("|" + "|".join("---" if c in ("stratum", "flags") else "---:" for c in cols) + "|")
         for key, row in t.iterrows():
-            cells = [_md_escape(str(key))] + [
-                _md_escape(self._fmt(c, row[c])) for c in t.columns
-            ]
-            out.append("| " + " | ".join(cells) + " |")
+            out.append(_md_row([str(key)] + [self._fmt(c, row[c]) for c in t.columns]))
         out += ["", "## Overall rate", "", "| estimand | estimate | lower | upper |", "|---|---:|---:|---:|"]
         for est, row in self.overall.iterrows():
-            out.append(
-                f"| {est} | {row['estimate']:.4f} | {row['lower']:.4f} | {row['upper']:.4f} |"
-            )
+            out.append(_md_row([str(est)] + [f"{row[c]:.4f}" for c in ("estimate", "lower", "upper")]))
         if len(self.checks):
             out += ["", "## Model checks", "", "| check | p-value | verdict |", "|---|---:|---|"]
             for name, row in self.checks.iterrows():
                 p = "" if pd.isna(row["p_value"]) else f"{row['p_value']:.3f}"
-                out.append(f"| {name} | {p} | {_md_escape(str(row['verdict']))} |")
+                out.append(_md_row([str(name), p, str(row["verdict"])]))
         if self.notes:
-            out += ["", "## Notes", ""] + [f"- {n}" for n in self.notes]
+            out += ["", "## Notes", ""] + [f"- {_md_escape(n)}" for n in self.notes]
         out += ["", "## Warnings", ""]
-        out += [f"- {w}" for w in self.warnings] if self.warnings else ["No warnings."]
+        out += [f"- {_md_escape(w)}" for w in self.warnings] if self.warnings else ["No warnings."]
         return "\n".join(out) + "\n"
 
     def forest_png(self, *, dpi: int = 100) -> bytes:
-        """A PNG of the forest plot (raw rate with Wilson interval beside the pooled posterior)."""
+        """A PNG of the forest plot (raw rate with Wilson interval beside the pooled posterior).
+
+        Parameters
+        ----------
+        dpi : int, default 100
+            Resolution of the image.
+
+        Returns
+        -------
+        bytes
+            The PNG file's bytes.
+        """
         from matplotlib.figure import Figure
 
         from bayeseval import plots
@@ -348,7 +413,17 @@ class Report:
         """Self-contained HTML: style, table, overall rates, checks, warnings, optional plot.
 
         The forest plot (a base64 PNG) is embedded when ``plot`` is true and there are at
-        most 60 strata.
+        most 60 strata. User text (stratum names, metric label, warnings) is HTML-escaped.
+
+        Parameters
+        ----------
+        plot : bool, default True
+            Embed the forest plot.
+
+        Returns
+        -------
+        str
+            An HTML fragment (one ``div``).
         """
         t = self._display_table()
         esc = html.escape
@@ -406,13 +481,8 @@ class Report:
                 f"{_MAX_PLOT_STRATA} rows can show; plot a subset with bayeseval.plots.forest)</p>"
             )
         elif plot:
-            try:
-                png = base64.b64encode(self.forest_png()).decode("ascii")
-                parts.append(
-                    f"<img alt='forest plot of the strata' src='data:image/png;base64,{png}'/>"
-                )
-            except Exception as exc:  # a plot failure must not hide the report
-                parts.append(f"<p class='warn'>(forest plot unavailable: {esc(str(exc))})</p>")
+            png = base64.b64encode(self.forest_png()).decode("ascii")
+            parts.append(f"<img alt='forest plot of the strata' src='data:image/png;base64,{png}'/>")
         parts.append("</div>")
         return "\n".join(parts)
 
@@ -421,6 +491,13 @@ class Report:
 
     def save(self, path: str | PathLike[str], *, plot: bool = True) -> Path:
         """Write the report to ``path``: ``.html``/``.htm`` or ``.md``/``.markdown`` by suffix.
+
+        Parameters
+        ----------
+        path : str or PathLike
+            The file to write; its suffix chooses the format.
+        plot : bool, default True
+            Embed the forest plot (HTML only).
 
         Returns
         -------
@@ -442,7 +519,22 @@ class Report:
         return p
 
     def plot(self, kind: str = "forest", ax: Any = None, **kwargs: Any) -> Any:
-        """Plot the report (``kind="forest"`` or ``"ppc"``); returns the matplotlib Axes."""
+        """Plot the report (``kind="forest"`` or ``"ppc"``).
+
+        Parameters
+        ----------
+        kind : {"forest", "ppc"}, default "forest"
+            Forest plot of the strata, or the pooled model's predictive check.
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on (default: a new figure).
+        **kwargs
+            Passed to :func:`bayeseval.plots.forest` or :func:`bayeseval.plots.ppc`.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
         from bayeseval import plots
 
         if kind == "forest":
@@ -462,8 +554,31 @@ def _label(key: Any) -> str:
     return " | ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
+# Markdown: HTML characters become entities as in the HTML output, and so do the characters
+# that would change the document's structure (table pipe, line breaks, code-span backtick, the
+# backslash escape). Entities, not backslashes, so that even a naive split on "|" or on lines
+# sees the right cells and rows.
+_MD_ENTITIES = {"|": "&#124;", "`": "&#96;", "\\": "&#92;", "\n": "&#10;", "\r": "&#13;",
+                "\t": "&#9;"}
+
+
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """Escape ``text`` so that Markdown shows it as text inside one line or one table cell."""
+    escaped = "".join(_MD_ENTITIES.get(ch, ch) for ch in html.escape(str(text), quote=False))
+    # a table cell loses its leading and trailing spaces: keep them as entities
+    body = escaped.strip(" ")
+    lead = len(escaped) - len(escaped.lstrip(" "))
+    trail = len(escaped) - len(escaped.rstrip(" ")) if body else 0
+    return "&#32;" * lead + body + "&#32;" * trail
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (newline, tab...) shown as escapes, for one text line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(_md_escape(c) for c in cells) + " |"
 
 
 def _json_key(key: Any) -> Any:
@@ -497,66 +612,237 @@ def _fmt_labels(keys: Sequence[Any], limit: int = 6) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-def _ppc_fallback(post: Any, level: float, random_seed: Any) -> tuple[np.ndarray, pd.DataFrame]:
-    """Per-stratum two-sided predictive p-values and a dispersion check from replicated counts."""
-    rep = post.sample_predictive(random_seed=random_seed)
-    s = post.counts.successes.to_numpy()
-    n = post.counts.trials.to_numpy()
-    ge = (rep >= s[None, :]).mean(axis=0)
-    le = (rep <= s[None, :]).mean(axis=0)
-    p = np.minimum(1.0, 2 * np.minimum(ge, le))
-    p = np.where(n > 0, p, np.nan)
-    # between-stratum dispersion: chi-square of the rates around the pooled rate
-    keep = n > 0
+# -- evaluate: arguments -------------------------------------------------------------------------
+_ENGINES = ("exact", "pymc")
+_MODELS = ("beta_binomial", "robust", "logit_normal")
 
-    def chi2(x: np.ndarray) -> np.ndarray:
-        x = np.atleast_2d(x)[:, keep]
-        nn = n[keep]
-        pooled = x.sum(axis=1, keepdims=True) / nn.sum()
-        expected = nn[None, :] * pooled
-        var = expected * (1 - pooled)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            terms = np.where(var > 0, (x - expected) ** 2 / var, 0.0)
-        return terms.sum(axis=1)
 
-    stat_obs = float(chi2(s)[0])
-    stat_rep = chi2(rep)
-    p_disp = float(min(1.0, 2 * min((stat_rep >= stat_obs).mean(), (stat_rep <= stat_obs).mean())))
-    alpha = 1 - level
-    n_flag = int(np.nansum(p < alpha))
-    checks = pd.DataFrame(
-        {
-            "statistic": ["per-stratum counts", "between-stratum dispersion (chi-square)"],
-            "p_value": [float(np.nanmin(p)) if np.isfinite(p).any() else np.nan, p_disp],
-            "verdict": [
-                "ok" if n_flag == 0 else f"{_strata(n_flag)} extreme under the model",
-                "ok" if p_disp >= alpha else "the model does not reproduce the spread of the rates",
-            ],
-        },
-        index=pd.Index(["ppc_counts", "ppc_dispersion"], name="check"),
+@dataclass(frozen=True)
+class _Settings:
+    """The validated arguments of :func:`evaluate`."""
+
+    metric: Metric | None
+    weights: Any
+    engine: str
+    model: str
+    prior: Any
+    level: float
+    target_halfwidth: float | None
+    random_seed: Any
+
+
+# the planner (sample_size with method="wilson") searches up to this many trials per stratum
+_MAX_PLANNED = 2**40
+
+
+def _check_target(target_halfwidth: Any, level: float) -> float | None:
+    if target_halfwidth is None:
+        return None
+    if isinstance(target_halfwidth, bool) or not isinstance(target_halfwidth, Real):
+        raise TypeError(f"target_halfwidth must be a number, got {target_halfwidth!r}")
+    value = float(target_halfwidth)
+    if not 0 < value < 0.5:
+        raise ValueError(f"target_halfwidth must be in (0, 0.5), got {target_halfwidth!r}")
+    # the most trials any stratum can need is at rate 0.5, at most z^2 / (4 e^2) (Wilson needs
+    # z^2 fewer); refuse a target whose extra labels the planner cannot count
+    root_n = float(norm.ppf((1 + level) / 2)) / (2 * value)  # sqrt of the trials needed
+    if root_n > math.sqrt(_MAX_PLANNED):
+        raise ValueError(
+            f"target_halfwidth {target_halfwidth!r} is too small: a stratum near rate 0.5 would "
+            f"need about {root_n:.3g}**2 labels, more than 2**40"
+        )
+    return value
+
+
+def _check_weights_values(weights: Any) -> Any:
+    """Check population shares before the strata are known (matching comes later)."""
+    if weights is None:
+        return None
+    if isinstance(weights, (str, bytes)) or not isinstance(
+        weights, (Mapping, pd.Series, Sequence, np.ndarray)
+    ):
+        raise TypeError(
+            "weights must be a mapping stratum -> population share, a Series or a sequence, "
+            f"got {weights!r}"
+        )
+    check_weights(dict(weights) if isinstance(weights, Mapping) else weights, len(weights))
+    return weights
+
+
+def _check_row_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any) -> None:
+    if isinstance(data, Counts):
+        given = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
+        extra = {k: v for k, v in given.items() if v is not None}
+        if extra:
+            raise TypeError(
+                "data is a Counts (already tabulated): y_true, y_pred, strata and pos_label "
+                f"apply to rows only, got {extra!r}"
+            )
+        return
+    if y_true is None or y_pred is None:
+        raise TypeError(
+            "y_true and y_pred (column names) are required unless data is a Counts, "
+            f"got y_true={y_true!r}, y_pred={y_pred!r}"
+        )
+    if strata is not None and not isinstance(strata, (str, Sequence)):
+        raise TypeError(f"strata must be a column name or a list of column names, got {strata!r}")
+
+
+def _check_arguments(
+    data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any, **kw: Any
+) -> _Settings:
+    """Validate every argument of :func:`evaluate` before any work is done."""
+    _check_row_arguments(data, y_true, y_pred, strata, pos_label)
+    from bayeseval.models.priors import resolve_prior
+
+    engine = check_method(kw["engine"], _ENGINES, "engine")
+    model = check_method(kw["model"], _MODELS, "model")
+    if model == "logit_normal" and engine != "pymc":
+        raise ValueError(
+            f"model {kw['model']!r} needs engine='pymc'; engine {kw['engine']!r} fits "
+            "'beta_binomial' and 'robust'"
+        )
+    resolve_prior(kw["prior"])
+    level = check_level(kw["level"])
+    metric = kw["metric"]
+    return _Settings(
+        metric=None if metric is None else get_metric(metric),
+        weights=_check_weights_values(kw["weights"]),
+        engine=engine,
+        model=model,
+        prior=kw["prior"],
+        level=level,
+        target_halfwidth=_check_target(kw["target_halfwidth"], level),
+        random_seed=check_random_seed(kw["random_seed"]),
     )
-    return p, checks
 
 
-def _model_checks(
-    post: Any, level: float, random_seed: Any
-) -> tuple[np.ndarray, np.ndarray, list[str], pd.DataFrame]:
-    """Model-check verdicts: per-stratum p-values, flags, reasons, and a checks table.
+# -- evaluate: sections that return data ---------------------------------------------------------
+@dataclass(frozen=True)
+class Finding:
+    """One thing :func:`evaluate` found, as data: a short flag, the strata and a message.
 
-    Uses :mod:`bayeseval.checks` (mixed and cross-validated predictive checks,
-    frequentist side by side) when available, else a plain posterior predictive check.
+    Rendering (text, HTML, Markdown) only formats findings; the report's
+    ``warnings`` and ``notes`` are the messages of its findings.
+
+    Parameters
+    ----------
+    flag : str
+        Short tag, e.g. ``"empty"``, ``"rate 0"``, ``"too wide"``, ``"model check"``,
+        ``"composition"``. A finding about strata adds its flag to their ``flags`` cell.
+    strata : tuple
+        The strata it concerns; empty for a finding about the whole evaluation.
+    message : str
+        The plain-English sentence shown to the reader.
+    severity : {"warning", "note"}
+        Warnings call for attention; notes explain how to read the numbers.
+
+    Examples
+    --------
+    >>> from bayeseval import Counts
+    >>> rep = evaluate(Counts.from_arrays([0, 5], [40, 50], strata=["a", "b"]), random_seed=0)
+    >>> ("rate 0", ("a",)) in [(f.flag, f.strata) for f in rep.findings]
+    True
     """
-    try:
-        from bayeseval.checks import compare_frequentist, posterior_predictive_check
-    except ImportError:
-        p, checks = _ppc_fallback(post, level, random_seed)
-        return p, np.nan_to_num(p, nan=1.0) < 1 - level, [""] * len(p), checks
-    res = posterior_predictive_check(post, random_seed=random_seed, level=level)
+
+    flag: str
+    strata: tuple[Any, ...]
+    message: str
+    severity: str = "warning"
+
+
+@dataclass
+class _Pooled:
+    """The pooled model's section: posterior, its summary and the model-check results."""
+
+    post: Any = None
+    summary: pd.DataFrame | None = None
+    ppc_p: np.ndarray | None = None
+    flagged: np.ndarray | None = None
+    reasons: list[str] = field(default_factory=list)
+    checks: pd.DataFrame = field(default_factory=lambda: _empty_checks())
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _empty_checks() -> pd.DataFrame:
+    checks = pd.DataFrame(
+        {"statistic": pd.Series(dtype=str), "p_value": pd.Series(dtype=float),
+         "verdict": pd.Series(dtype=str)}
+    )
+    checks.index.name = "check"
+    return checks
+
+
+def _count(data: Any, cfg: _Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any
+           ) -> tuple[Counts, str]:
+    """Rows (or ready Counts) -> Counts and the metric's name."""
+    if isinstance(data, Counts):
+        counts = data if cfg.weights is None else data.with_weights(cfg.weights)
+        name = counts.metric or (cfg.metric.name if cfg.metric is not None else "rate")
+        return counts, name
+    metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesevalWarning)
+        counts = tabulate(
+            data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
+            pos_label=pos_label, weights=cfg.weights,
+        )
+    return counts, metric.name
+
+
+def _frequentist_table(counts: Counts, level: float) -> pd.DataFrame:
+    """Counts, raw rates and Wilson intervals per stratum; the other columns start as NaN."""
+    s, n = counts.successes, counts.trials
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesevalWarning)
+        lower, upper = proportion_ci(s, n, level=level, method="wilson")
+    table = pd.DataFrame(index=counts.strata)
+    table["successes"] = s
+    table["trials"] = n
+    table["rate"] = counts.rates
+    table["lower"] = np.asarray(lower, dtype=float)
+    table["upper"] = np.asarray(upper, dtype=float)
+    table["halfwidth"] = (table["upper"] - table["lower"]) / 2
+    for col in ("post_mean", "post_lower", "post_upper", "shrinkage", "ppc_p", "extra_needed"):
+        table[col] = np.nan
+    table["sample_share"] = counts.sample_shares.to_numpy()
+    table["weight"] = np.nan if counts.weights is None else counts.weights.to_numpy()
+    return table
+
+
+def _pooled_section(counts: Counts, cfg: _Settings) -> _Pooled:
+    """Fit the pooled model and run its checks, or say why there is nothing to pool."""
+    if not bool((counts.trials > 0).any()):
+        return _Pooled(findings=[Finding(
+            "no trials", (), "No stratum has any trials: there is nothing to estimate.")])
+    from bayeseval.checks import compare_frequentist, posterior_predictive_check
+    from bayeseval.models import fit_hierarchical
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BayesevalWarning)
+        post = fit_hierarchical(
+            counts, engine=cfg.engine, model=cfg.model, prior=cfg.prior,
+            random_seed=cfg.random_seed,
+        )
+        summary = post.summary(level=cfg.level)
+    findings = [
+        Finding("sampler", (), f"The pooled model's sampler reported a problem: {w.message}")
+        for w in caught if issubclass(w.category, ConvergenceWarning)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesevalWarning)
+        res = posterior_predictive_check(post, random_seed=cfg.random_seed, level=cfg.level)
+        side = compare_frequentist(post, level=cfg.level, ppc=res)
     table = res.table.reindex(post.strata)
     p = table["p_value"].to_numpy(dtype=float)
     flagged = table["flag"].fillna(False).to_numpy(dtype=bool)
-    side = compare_frequentist(post, level=level, ppc=res)
     reasons = side["reason"].reindex(post.strata).fillna("").astype(str).tolist()
+    return _Pooled(post, summary, p, flagged, reasons, _checks_table(res, p, flagged, cfg.level),
+                   findings)
+
+
+def _checks_table(res: Any, p: np.ndarray, flagged: np.ndarray, level: float) -> pd.DataFrame:
+    """One row per model check: statistic, p-value and verdict."""
     n_flag = int(flagged.sum())
     k_has = int(np.isfinite(p).sum())
     threshold = (1 - level) / max(k_has, 1)
@@ -577,7 +863,173 @@ def _model_checks(
         )
     checks = pd.DataFrame.from_dict(rows, orient="index", columns=["statistic", "p_value", "verdict"])
     checks.index.name = "check"
-    return p, flagged, reasons, checks
+    return checks
+
+
+def _overall_section(
+    counts: Counts, post: Any, level: float
+) -> tuple[pd.DataFrame, Any, list[Finding]]:
+    """Overall rate: unweighted, and with weights reweighted and posterior-weighted."""
+    total_s, total_n = int(counts.successes.sum()), int(counts.trials.sum())
+    rows: dict[str, list[float]] = {"unweighted": [np.nan] * 4}
+    if total_n > 0:
+        ulo, uhi = proportion_ci(total_s, total_n, level=level, method="wilson")
+        rate = total_s / total_n
+        rows["unweighted"] = [rate, ulo, uhi, math.sqrt(rate * (1 - rate) / total_n)]
+    sr = None
+    findings: list[Finding] = []
+    if counts.weights is None:
+        findings.append(Finding("unweighted", (), (
+            "No population shares were given: the overall rate is unweighted, so it estimates "
+            "the rate at the test set's own composition, not necessarily the population's. "
+            "Pass weights= to get the population estimate."), "note"))
+    else:
+        sr, reweighted, more = _reweighted(counts, level)
+        rows["reweighted"] = reweighted
+        findings += more
+        if post is not None:
+            draws = np.asarray(post.weighted(counts.weights))
+            a = (1 - level) / 2
+            rows["posterior_weighted"] = [
+                float(draws.mean()), float(np.quantile(draws, a)),
+                float(np.quantile(draws, 1 - a)), float(draws.std(ddof=1)),
+            ]
+    overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
+    overall.index.name = "estimand"
+    return overall, sr, findings
+
+
+def _reweighted(counts: Counts, level: float) -> tuple[Any, list[float], list[Finding]]:
+    """The reweighted rate, or why it is undefined (a stratum with a share but no trials)."""
+    from bayeseval.stratified import stratified_risk
+
+    w = counts.weights
+    missing = list(counts.strata[((w > 0) & (counts.trials == 0)).to_numpy()])
+    if missing:
+        return None, [np.nan] * 4, [Finding("no reweighted rate", tuple(missing), (
+            f"The reweighted rate is undefined: {_fmt_labels(missing)} "
+            f"{'has' if len(missing) == 1 else 'have'} a population share but no trials."))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesevalWarning)
+        sr = stratified_risk(counts, level=level)
+    note = Finding("reweighted", (), (
+        "The reweighted rate (population share x stratum rate, summed) is the population "
+        "estimate; the unweighted rate is the rate at the test set's own composition."), "note")
+    return sr, [sr.estimate, sr.ci[0], sr.ci[1], sr.se], [note]
+
+
+def _stratum_findings(counts: Counts, table: pd.DataFrame, metric_name: str) -> list[Finding]:
+    """Empty strata and strata at a rate of 0 or 1."""
+    has = (counts.trials > 0).to_numpy()
+    empty = list(counts.strata[~has])
+    out = []
+    if empty:
+        out.append(Finding("empty", tuple(empty), (
+            f"{_strata(len(empty))} {'has' if len(empty) == 1 else 'have'} no trials for "
+            f"{metric_name} and no estimate: {_fmt_labels(empty)}.")))
+    for k in counts.strata[has]:
+        sk, nk = int(counts.successes.loc[k]), int(counts.trials.loc[k])
+        if sk in (0, nk):
+            which = "0" if sk == 0 else "1"
+            lo, hi = table.loc[k, "lower"], table.loc[k, "upper"]
+            out.append(Finding(f"rate {which}", (k,), (
+                f"Stratum {_label(k)!r} has a rate of {which} ({sk} of {nk}): the plug-in "
+                f"standard error is 0, which is not certainty; the Wilson interval "
+                f"[{lo:.3f}, {hi:.3f}] is the honest range.")))
+    return out
+
+
+def _target_section(table: pd.DataFrame, target: float, level: float) -> tuple[np.ndarray, list[Finding]]:
+    """Labels still needed per stratum for ``target`` and a finding per stratum that is too wide."""
+    extra = np.zeros(len(table))
+    findings = []
+    for i, (k, row) in enumerate(table.iterrows()):
+        n = int(row["trials"])
+        if n == 0:
+            extra[i] = _extra_needed(0.5, 0, target, level)
+            continue
+        if row["halfwidth"] <= target:
+            continue
+        extra[i] = _extra_needed(float(row["rate"]), n, target, level)
+        more = (
+            f"about {int(extra[i])} more labels (at its observed rate {row['rate']:.3f})"
+            if extra[i] > 0
+            else "more labels (the planning formula at its observed rate says it should "
+            "already be close)"
+        )
+        findings.append(Finding("too wide", (k,), (
+            f"Stratum {_label(k)!r} is too small for a half-width of {target:g}: "
+            f"{n} trials give {row['halfwidth']:.3f}; it needs {more}.")))
+    return extra, findings
+
+
+def _model_findings(index: pd.Index, pooled: _Pooled) -> list[Finding]:
+    """Strata the model checks single out, and global checks that fail."""
+    out = []
+    bad = list(index[pooled.flagged])
+    if bad:
+        out.append(Finding("model check", tuple(bad), (
+            f"The pooled model finds {_strata(len(bad))} extreme under its own predictions: "
+            f"{_fmt_labels(bad)}. Their pooled estimates may be pulled too far toward the "
+            "others; report the raw rate beside them, or refit with model='robust'.")))
+    shrunk = [k for k, r in zip(index, pooled.reasons, strict=True)
+              if r == "strong shrinkage of a small stratum"]
+    if shrunk:
+        out.append(Finding("strong shrinkage", tuple(shrunk), (
+            f"Small strata whose pooled estimate leans heavily on the other strata: "
+            f"{_fmt_labels(shrunk)}. Their credible intervals borrow certainty from the "
+            "pooling assumption; the raw rate and Wilson interval are what their own data say.")))
+    disagree = [k for k, r in zip(index, pooled.reasons, strict=True)
+                if r == "posterior and frequentist estimates disagree"]
+    if disagree:
+        out.append(Finding("estimates disagree", tuple(disagree), (
+            f"For {_fmt_labels(disagree)} the pooled estimate and the raw rate disagree "
+            "(one lies outside the other's interval).")))
+    checks = pooled.checks
+    glob = [c for c in checks.index if c != "ppc_counts"
+            and not str(checks.loc[c, "verdict"]).startswith("ok")]
+    if glob:
+        out.append(Finding("model spread", (), (
+            "The pooled model does not reproduce the spread of the stratum rates "
+            f"({', '.join(c.removeprefix('ppc_') for c in glob)} check failed); treat the "
+            "pooled intervals with care.")))
+    return out
+
+
+def _composition_findings(counts: Counts, overall: pd.DataFrame) -> list[Finding]:
+    """The test set's composition against the population shares."""
+    if counts.weights is None or int(counts.trials.sum()) == 0:
+        return []
+    share, w = counts.sample_shares, counts.weights
+    ratio = np.where(w > 0, share / w.where(w > 0, np.nan), np.inf)
+    off = (np.abs(share - w) > _SHARE_TOL) | (ratio > _SHARE_RATIO) | (ratio < 1 / _SHARE_RATIO)
+    if not bool(np.asarray(off).any()):
+        return []
+    worst = (share - w).abs().idxmax()
+    un = overall.loc["unweighted", "estimate"]
+    re = overall.loc["reweighted", "estimate"]
+    use = (f"use the reweighted rate ({re:.4f})." if np.isfinite(re)
+           else "the reweighted rate is undefined here (see above).")
+    return [Finding("composition", (), (
+        "The test set's composition differs from the population "
+        f"(e.g. {_label(worst)!r}: {share.loc[worst]:.1%} of the test set, "
+        f"{w.loc[worst]:.1%} of the population), so the unweighted rate "
+        f"({un:.4f}) is not a population estimate; {use}"))]
+
+
+_TABLE_FLAGS = ("empty", "rate 0", "rate 1", "too wide", "model check", "strong shrinkage",
+                "estimates disagree")
+
+
+def _flags(index: pd.Index, findings: Sequence[Finding]) -> list[str]:
+    """The ``flags`` cell of every stratum, from the findings about strata."""
+    flags: dict[Any, list[str]] = {k: [] for k in index}
+    for f in sorted(findings, key=lambda f: _TABLE_FLAGS.index(f.flag) if f.flag in _TABLE_FLAGS
+                    else len(_TABLE_FLAGS)):
+        if f.flag in _TABLE_FLAGS:
+            for k in f.strata:
+                flags[k].append(f.flag)
+    return [", ".join(flags[k]) for k in index]
 
 
 def _extra_needed(rate: float, trials: int, target: float, level: float) -> float:
@@ -601,14 +1053,20 @@ def evaluate(
     target_halfwidth: float | None = None,
     pos_label: Any = None,
     random_seed: int | None = None,
+    model: str = "beta_binomial",
+    prior: Any = "default",
 ) -> Report:
     """Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
+
+    Every argument is checked before any work is done; a bad one raises
+    ``TypeError`` or ``ValueError`` naming it.
 
     Parameters
     ----------
     data : pandas.DataFrame, path, DuckDB relation or Counts
         One row per labelled example (see :func:`~bayeseval.tabulate`), or
-        ready-made :class:`~bayeseval.Counts` (then ``y_true``/``y_pred`` are not needed).
+        ready-made :class:`~bayeseval.Counts` (then ``y_true``, ``y_pred``,
+        ``strata`` and ``pos_label`` must not be given).
     y_true, y_pred : str
         Columns with the true and the predicted labels.
     strata : str or list of str, optional
@@ -631,10 +1089,17 @@ def evaluate(
         Positive class for class-dependent metrics (recall, precision, ...).
     random_seed : int, optional
         Seed for the posterior draws and the predictive checks.
+    model : {"beta_binomial", "robust", "logit_normal"}, default "beta_binomial"
+        Pooled model (see :func:`~bayeseval.fit_hierarchical`); ``"robust"`` lets
+        outlying strata stand apart; ``"logit_normal"`` needs ``engine="pymc"``.
+    prior : {"default", "bda"}, dict or Prior, default "default"
+        Prior of the pooled model (see :func:`bayeseval.models.priors.resolve_prior`).
 
     Returns
     -------
     Report
+        With the findings as data (:class:`Finding`) and their messages in
+        ``warnings`` and ``notes``.
 
     Examples
     --------
@@ -648,250 +1113,42 @@ def evaluate(
     >>> any("rate of 0" in w for w in rep.warnings)
     True
     """
-    level = check_level(level)
-    if target_halfwidth is not None:
-        if isinstance(target_halfwidth, bool) or not isinstance(target_halfwidth, (int, float)):
-            raise TypeError(f"target_halfwidth must be a number, got {target_halfwidth!r}")
-        if not 0 < target_halfwidth < 0.5:
-            raise ValueError(f"target_halfwidth must be in (0, 0.5), got {target_halfwidth!r}")
-        target_halfwidth = float(target_halfwidth)
-    if engine not in ("exact", "pymc"):
-        raise ValueError(f"engine must be 'exact' or 'pymc', got {engine!r}")
-
-    if isinstance(data, Counts):
-        counts = data if weights is None else data.with_weights(weights)
-        metric_name = counts.metric or (get_metric(metric).name if metric else "rate")
-    else:
-        if y_true is None or y_pred is None:
-            raise TypeError("y_true and y_pred (column names) are required unless data is a Counts")
-        metric_name = get_metric(metric).name
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", BayesevalWarning)
-            counts = tabulate(
-                data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
-                pos_label=pos_label, weights=weights,
-            )
-    warn: list[str] = []
-    notes: list[str] = []
-    s = counts.successes
-    n = counts.trials
-    index = counts.strata
-    has_trials = n > 0
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", BayesevalWarning)
-        lower, upper = proportion_ci(s, n, level=level, method="wilson")
-    table = pd.DataFrame(index=index)
-    table["successes"] = s
-    table["trials"] = n
-    table["rate"] = counts.rates
-    table["lower"] = np.asarray(lower, dtype=float)
-    table["upper"] = np.asarray(upper, dtype=float)
-    table["halfwidth"] = (table["upper"] - table["lower"]) / 2
-    for col in ("post_mean", "post_lower", "post_upper", "shrinkage", "ppc_p", "extra_needed"):
-        table[col] = np.nan
-    table["sample_share"] = counts.sample_shares.to_numpy()
-    table["weight"] = np.nan if counts.weights is None else counts.weights.to_numpy()
-    flags: dict[Any, list[str]] = {k: [] for k in index}
-
-    # -- pooled posterior -----------------------------------------------------------------------
-    post = None
-    checks = pd.DataFrame(
-        {"statistic": pd.Series(dtype=str), "p_value": pd.Series(dtype=float),
-         "verdict": pd.Series(dtype=str)}
+    cfg = _check_arguments(
+        data, y_true, y_pred, strata, pos_label, metric=metric, weights=weights, engine=engine,
+        model=model, prior=prior, level=level, target_halfwidth=target_halfwidth,
+        random_seed=random_seed,
     )
-    if int(has_trials.sum()) >= 1:
-        from bayeseval.models import fit_hierarchical
-
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", BayesevalWarning)
-                post = fit_hierarchical(counts, engine=engine, random_seed=random_seed)
-                summ = post.summary(level=level)
-            for w in caught:
-                if issubclass(w.category, ConvergenceWarning):
-                    warn.append(f"The pooled model's sampler reported a problem: {w.message}")
-        except Exception as exc:  # the report stays useful without the pooled model
-            warn.append(f"The pooled model could not be fitted ({type(exc).__name__}: {exc}); "
-                        "the table shows the frequentist columns only.")
-            post = None
-        if post is not None:
-            table["post_mean"] = summ["mean"].to_numpy()
-            table["post_lower"] = summ["lower"].to_numpy()
-            table["post_upper"] = summ["upper"].to_numpy()
-            table["shrinkage"] = summ["shrinkage"].to_numpy()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", BayesevalWarning)
-                try:
-                    p, model_flag, model_reason, checks = _model_checks(post, level, random_seed)
-                except Exception as exc:  # keep the report; say which check was used
-                    p, checks = _ppc_fallback(post, level, random_seed)
-                    model_flag = np.nan_to_num(p, nan=1.0) < 1 - level
-                    model_reason = [""] * len(p)
-                    notes.append(
-                        f"bayeseval.checks failed on these strata ({type(exc).__name__}: {exc}); "
-                        "a plain posterior predictive check was used instead."
-                    )
-            table["ppc_p"] = p
-    else:
-        warn.append("No stratum has any trials: there is nothing to estimate.")
-
-    # -- overall rates ----------------------------------------------------------------------------
-    total_s, total_n = int(s.sum()), int(n.sum())
-    rows = {}
-    if total_n > 0:
-        ulo, uhi = proportion_ci(total_s, total_n, level=level, method="wilson")
-        rate = total_s / total_n
-        rows["unweighted"] = [rate, ulo, uhi, math.sqrt(rate * (1 - rate) / total_n)]
-    else:
-        rows["unweighted"] = [np.nan] * 4
-    sr = None
-    if counts.weights is not None:
-        from bayeseval.stratified import stratified_risk
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", BayesevalWarning)
-            try:
-                sr = stratified_risk(counts, level=level)
-            except ValueError as exc:
-                warn.append(f"The reweighted rate could not be computed: {exc}")
-        if sr is not None:
-            rows["reweighted"] = [sr.estimate, sr.ci[0], sr.ci[1], sr.se]
-        if post is not None:
-            draws = np.asarray(post.weighted(counts.weights))
-            a = (1 - level) / 2
-            rows["posterior_weighted"] = [
-                float(draws.mean()), float(np.quantile(draws, a)),
-                float(np.quantile(draws, 1 - a)), float(draws.std(ddof=1)),
-            ]
-        notes.append(
-            "The reweighted rate (population share x stratum rate, summed) is the population "
-            "estimate; the unweighted rate is the rate at the test set's own composition."
-        )
-    else:
-        notes.append(
-            "No population shares were given: the overall rate is unweighted, so it estimates "
-            "the rate at the test set's own composition, not necessarily the population's. "
-            "Pass weights= to get the population estimate."
-        )
-    overall = pd.DataFrame.from_dict(
-        rows, orient="index", columns=["estimate", "lower", "upper", "se"]
-    )
-    overall.index.name = "estimand"
-
-    # -- warnings in plain words -------------------------------------------------------------------
-    empty = list(index[~has_trials.to_numpy()])
-    for k in empty:
-        flags[k].append("empty")
-    if empty:
-        warn.append(
-            f"{_strata(len(empty))} {'has' if len(empty) == 1 else 'have'} no trials for "
-            f"{metric_name} and no estimate: "
-            f"{_fmt_labels(empty)}."
-        )
-    for k in index[has_trials.to_numpy()]:
-        sk, nk = int(s.loc[k]), int(n.loc[k])
-        label = _label(k)
-        if sk == 0 or sk == nk:
-            which = "0" if sk == 0 else "1"
-            flags[k].append(f"rate {which}")
-            lo, hi = table.loc[k, "lower"], table.loc[k, "upper"]
-            warn.append(
-                f"Stratum {label!r} has a rate of {which} ({sk} of {nk}): the plug-in standard "
-                f"error is 0, which is not certainty; the Wilson interval [{lo:.3f}, {hi:.3f}] "
-                "is the honest range."
-            )
-    if target_halfwidth is not None:
-        for k in index[has_trials.to_numpy()]:
-            hw = float(table.loc[k, "halfwidth"])
-            extra = _extra_needed(float(table.loc[k, "rate"]), int(n.loc[k]), target_halfwidth, level)
-            if hw <= target_halfwidth:
-                extra = 0.0
-            table.loc[k, "extra_needed"] = extra
-            if hw > target_halfwidth:
-                flags[k].append("too wide")
-        wide = table.index[(table["halfwidth"] > target_halfwidth).to_numpy()]
-        for k in wide:
-            label = _label(k)
-            extra = int(table.loc[k, "extra_needed"])
-            more = (
-                f"about {extra} more labels (at its observed rate {table.loc[k, 'rate']:.3f})"
-                if extra > 0
-                else "more labels (the planning formula at its observed rate says it should "
-                "already be close)"
-            )
-            warn.append(
-                f"Stratum {label!r} is too small for a half-width of {target_halfwidth:g}: "
-                f"{int(n.loc[k])} trials give {table.loc[k, 'halfwidth']:.3f}; it needs {more}."
-            )
-        for k in empty:
-            table.loc[k, "extra_needed"] = _extra_needed(0.5, 0, target_halfwidth, level)
-    if post is not None:
-        bad = list(index[model_flag])
-        for k in bad:
-            flags[k].append("model check")
-        if bad:
-            warn.append(
-                f"The pooled model finds {_strata(len(bad))} extreme under its own predictions: "
-                f"{_fmt_labels(bad)}. Their pooled estimates may be pulled too far toward the "
-                "others; report the raw rate beside them, or refit with model='robust'."
-            )
-        shrunk = [k for k, r in zip(index, model_reason, strict=True)
-                  if r == "strong shrinkage of a small stratum"]
-        for k in shrunk:
-            flags[k].append("strong shrinkage")
-        if shrunk:
-            warn.append(
-                f"Small strata whose pooled estimate leans heavily on the other strata: "
-                f"{_fmt_labels(shrunk)}. Their credible intervals borrow certainty from the "
-                "pooling assumption; the raw rate and Wilson interval are what their own data say."
-            )
-        disagree = [k for k, r in zip(index, model_reason, strict=True)
-                    if r == "posterior and frequentist estimates disagree"]
-        for k in disagree:
-            flags[k].append("estimates disagree")
-        if disagree:
-            warn.append(
-                f"For {_fmt_labels(disagree)} the pooled estimate and the raw rate disagree "
-                "(one lies outside the other's interval)."
-            )
-        glob = [c for c in checks.index if c != "ppc_counts"
-                and not str(checks.loc[c, "verdict"]).startswith("ok")]
-        if glob:
-            warn.append(
-                "The pooled model does not reproduce the spread of the stratum rates "
-                f"({', '.join(c.removeprefix('ppc_') for c in glob)} check failed); treat the "
-                "pooled intervals with care."
-            )
-    if counts.weights is not None and total_n > 0:
-        share = counts.sample_shares
-        w = counts.weights
-        ratio = np.where(w > 0, share / w.where(w > 0, np.nan), np.inf)
-        off = (np.abs(share - w) > _SHARE_TOL) | (ratio > _SHARE_RATIO) | (ratio < 1 / _SHARE_RATIO)
-        if bool(np.asarray(off).any()):
-            worst = (share - w).abs().idxmax()
-            label = _label(worst)
-            un = overall.loc["unweighted", "estimate"]
-            re = overall.loc["reweighted", "estimate"] if "reweighted" in overall.index else np.nan
-            warn.append(
-                "The test set's composition differs from the population "
-                f"(e.g. {label!r}: {share.loc[worst]:.1%} of the test set, "
-                f"{w.loc[worst]:.1%} of the population), so the unweighted rate "
-                f"({un:.4f}) is not a population estimate; use the reweighted rate ({re:.4f})."
-            )
-    table["flags"] = [", ".join(flags[k]) for k in index]
-    table = table[_TABLE_COLUMNS]
+    counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
+    table = _frequentist_table(counts, cfg.level)
+    pooled = _pooled_section(counts, cfg)
+    if pooled.post is not None:
+        for col, src in (("post_mean", "mean"), ("post_lower", "lower"), ("post_upper", "upper"),
+                         ("shrinkage", "shrinkage")):
+            table[col] = pooled.summary[src].to_numpy()
+        table["ppc_p"] = pooled.ppc_p
+    overall, sr, overall_findings = _overall_section(counts, pooled.post, cfg.level)
+    findings = pooled.findings + _stratum_findings(counts, table, metric_name)
+    if cfg.target_halfwidth is not None:
+        table["extra_needed"], wide = _target_section(table, cfg.target_halfwidth, cfg.level)
+        findings += wide
+    if pooled.post is not None:
+        findings += _model_findings(counts.strata, pooled)
+    findings += [f for f in overall_findings if f.severity == "warning"]
+    findings += _composition_findings(counts, overall)
+    findings += [f for f in overall_findings if f.severity == "note"]
+    table["flags"] = _flags(counts.strata, findings)
     return Report(
-        table=table,
+        table=table[_TABLE_COLUMNS],
         overall=overall,
-        checks=checks,
-        warnings=warn,
-        notes=notes,
+        checks=pooled.checks,
+        warnings=[f.message for f in findings if f.severity == "warning"],
+        notes=[f.message for f in findings if f.severity == "note"],
         metric=metric_name,
-        level=level,
-        engine=engine,
+        level=cfg.level,
+        engine=cfg.engine,
         counts=counts,
-        target_halfwidth=target_halfwidth,
-        posterior=post,
+        target_halfwidth=cfg.target_halfwidth,
+        posterior=pooled.post,
         stratified=sr,
+        findings=findings,
     )

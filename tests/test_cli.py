@@ -20,7 +20,7 @@ def test_plan_json_matches_the_library_and_spec(capsys):
 def test_bad_input_exits_2_with_one_line_reason(capsys):
     assert main(["plan", "--halfwidth", "1.5"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("bayeseval plan: error:") and "halfwidth" in err
+    assert err.startswith("bayeseval: error:") and "--halfwidth" in err and "1.5" in err
     assert len(err.splitlines()) == 1
 
 
