@@ -360,13 +360,13 @@ def confusion_counts(
     Examples
     --------
     >>> import pandas as pd
-    >>> t = pd.DataFrame({"g": ["a", "a", "b"], "y": [1, 1, 0], "p": [1, 0, 0], "n": [30, 10, 50]})
+    >>> t = pd.DataFrame({"g": ["a", "a", "b"], "y": [1, 1, 1], "p": [1, 0, 0], "n": [30, 10, 50]})
     >>> confusion_counts(t, y_true="y", y_pred="p", count="n", strata="g",
     ...                  metric="recall").to_frame()  # doctest: +NORMALIZE_WHITESPACE
        successes  trials
     g
     a         30      40
-    b          0       0
+    b          0      50
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")

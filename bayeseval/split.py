@@ -1,4 +1,4 @@
-r"""The dual-constraint split: class proportion versus a minimum count (SPEC section 5).
+r"""The dual-constraint split: class proportion versus a minimum count.
 
 A class-stratified split keeps the class share but may leave the minority with
 a few dozen test rows. :func:`dual_constraint_split` asks
@@ -34,8 +34,10 @@ row's key, never on row order or partitioning. Every row gets the keyed hash
 and within each key the ``n`` rows with the smallest ``(rank, id)`` form the
 test set. The same integer arithmetic runs in numpy (pandas input), in DuckDB
 SQL (Parquet/CSV paths and relations: a ``ROW_NUMBER()`` window per key) and
-in Spark SQL (:func:`bayeseval.spark.dual_constraint_split`), so all three give
-the same test ids. pandas' own ``hash_pandas_object`` is not used because its
+in Spark SQL (PySpark DataFrames), so all three give the same test ids. Each
+engine is a back end with two operations (rows per key, and the test-row
+selection); the plan between them (how many test rows per key) is computed once,
+here, from the small table of key counts. pandas' own ``hash_pandas_object`` is not used because its
 output is not promised to stay the same across pandas versions.
 """
 

@@ -12,6 +12,15 @@ from bayeseval._core.hashing import id64, rank_of
 
 
 def _codes(series: pd.Series, sort: bool) -> tuple[np.ndarray, Any]:
+    """Integer codes and the values they stand for (sorted when ``sort``; NaN kept as a value)."""
+    values = series.to_numpy() if isinstance(series.dtype, np.dtype) else None
+    if values is not None and values.dtype.kind in "biu" and len(values):
+        # small-range integers and booleans: the value itself is the code (no hashing); values
+        # absent from the data get no row in the table, so unused codes are harmless
+        lo, hi = (int(values.min()), int(values.max())) if values.dtype.kind != "b" else (0, 1)
+        if hi - lo < 256:
+            code = values.astype(np.int64) - lo
+            return code, np.arange(lo, hi + 1).astype(values.dtype)
     code, uniques = pd.factorize(series, sort=sort, use_na_sentinel=False)
     return code.astype(np.int64, copy=False), uniques
 
