@@ -202,7 +202,10 @@ def _plan(
 
     cols = [label] + groups
     pos = list(range(len(cols)))
-    cells = cells.sort_values(pos, kind="stable").reset_index(drop=True)
+    # sorted by each column's factorize order, which also orders mixed object columns
+    cells = cells.sort_values(
+        pos, kind="stable", key=lambda col: pd.Series(pd.factorize(col, sort=True)[0], index=col.index)
+    ).reset_index(drop=True)
     n_total = int(cells["rows"].sum())
     if n_total < 2:
         raise ValueError(f"data must have at least 2 rows to split, got {n_total}")
@@ -635,6 +638,12 @@ def _check_missing_cells(cells: pd.DataFrame, columns: list[tuple[str, str]]) ->
 
 
 
+def _check_no_missing(values: np.ndarray, name: str) -> None:
+    missing = int(pd.isna(values).sum())
+    if missing:
+        raise ValueError(f"{name} has {missing} missing values (NaN, None or NA); drop or fill them before splitting")
+
+
 class DualConstraintSplit(_Base):
     """A scikit-learn splitter yielding one dual-constraint train/test split.
 
@@ -711,6 +720,7 @@ class DualConstraintSplit(_Base):
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != n:
             raise ValueError(f"y must be one-dimensional with {n} labels, got shape {y.shape}")
+        _check_no_missing(y, "y")
         index = getattr(X, "index", None)
         if isinstance(index, pd.Index) and len(index) == n and not index.has_duplicates and (
             pd.api.types.is_integer_dtype(index.dtype) or pd.api.types.infer_dtype(index) in ("string", "integer")
@@ -726,6 +736,7 @@ class DualConstraintSplit(_Base):
                 g = g[:, None]
             if g.shape[0] != n:
                 raise ValueError(f"groups must have {n} rows, got {g.shape[0]}")
+            _check_no_missing(g, "groups")
             for j in range(g.shape[1]):
                 frame[f"__g{j}"] = g[:, j]
                 gcols.append(f"__g{j}")

@@ -434,3 +434,22 @@ def test_property_duckdb_split_matches_pandas_whatever_the_names(names, seed):
     test = got.test.df()
     assert list(test.columns) == list(frame.columns)
     assert sorted(test[id_column]) == sorted(expected.test[id_column])
+
+
+def test_sklearn_splitter_names_y_and_groups_for_missing_values():
+    from bayeseval.split import DualConstraintSplit
+
+    cv = DualConstraintSplit(test_size=0.2)
+    X = np.zeros((100, 1))
+    with pytest.raises(ValueError, match=r"^y has 50 missing values"):
+        next(cv.split(X, np.array([1.0, np.nan] * 50)))
+    with pytest.raises(ValueError, match=r"^groups has 25 missing values"):
+        next(cv.split(X, np.array([1, 0] * 50), groups=np.array(["a", "b", "c", None] * 25, dtype=object)))
+
+
+def test_split_orders_a_mixed_type_group_column():
+    frame = pd.DataFrame({"y": [0, 1] * 20, "g": pd.Series([1, "a", 1, "a"] * 10, dtype=object)})
+    res = dual_constraint_split(frame, label="g", test_size=0.2)
+    # by hand: two keys of 20 rows each, 8 test rows split 4/4 (largest remainders)
+    assert res.table["rows"].tolist() == [20, 20] and res.table["test"].tolist() == [4, 4]
+    assert sorted(res.test["g"].astype(str).value_counts().tolist()) == [4, 4]

@@ -21,7 +21,13 @@ def _codes(series: pd.Series, sort: bool) -> tuple[np.ndarray, Any]:
         if hi - lo < 256:
             code = values.astype(np.int64) - lo
             return code, np.arange(lo, hi + 1).astype(values.dtype)
-    code, uniques = pd.factorize(series, sort=sort, use_na_sentinel=False)
+    try:
+        code, uniques = pd.factorize(series, sort=sort, use_na_sentinel=False)
+    except TypeError as exc:  # sorting values that cannot be ordered (numbers and strings)
+        raise ValueError(
+            f"column {series.name!r} mixes value types that cannot be ordered (e.g. numbers and strings); "
+            "convert it to one type"
+        ) from exc
     return code.astype(np.int64, copy=False), uniques
 
 
