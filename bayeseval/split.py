@@ -177,6 +177,130 @@ def _normalise_n_min(n_min: Any, keys: list[tuple], classes_of: list, minority: 
     return out
 
 
+def _requested_test_size(test_size: Any, n_total: int) -> int:
+    if isinstance(test_size, bool) or not isinstance(test_size, Real):
+        raise TypeError(f"test_size must be a fraction in (0, 1) or a row count, got {test_size!r}")
+    if isinstance(test_size, Integral) or (isinstance(test_size, float) and test_size >= 1):
+        n_req = check_positive_int(test_size, "test_size")
+    else:
+        frac = check_probability(test_size, "test_size", open_interval=True)
+        n_req = max(1, int(math.ceil(frac * n_total - 1e-9)))
+    if n_req >= n_total:
+        raise ValueError(f"test_size must leave rows for training: {n_req} of {n_total} rows")
+    return n_req
+
+
+def _merge_cells(
+    cells: pd.DataFrame, pos: list[int], n_groups: int, merge_below: int | None
+) -> tuple[list[tuple], dict, list]:
+    """Give every cell its key (rare cells merge into ``"other"``); adds column ``key`` to ``cells``."""
+    cell_keys = [
+        tuple(v.item() if isinstance(v, np.generic) else v for v in r)
+        for r in cells[pos].itertuples(index=False, name=None)
+    ]
+    merged: list = []
+    keys_of_cell: list[tuple] = []
+    for k, rows in zip(cell_keys, cells["rows"], strict=True):
+        if merge_below is not None and rows < merge_below:
+            merged.append(k if len(k) > 1 else k[0])
+            keys_of_cell.append((k[0],) + (OTHER,) * n_groups if n_groups else (OTHER,))
+        else:
+            keys_of_cell.append(k)
+    key_list: list[tuple] = []
+    seen: dict[tuple, int] = {}
+    for k in keys_of_cell:
+        if k not in seen:
+            seen[k] = len(key_list)
+            key_list.append(k)
+    cells["key"] = [seen[k] for k in keys_of_cell]
+    return key_list, seen, merged
+
+
+def _resolve_n_min(n_min: Any, halfwidth: float | None, rate: float | None) -> Any:
+    if n_min is None and halfwidth is not None:
+        from bayeseval.planning import sample_size
+
+        if rate is None:
+            raise ValueError("rate is required with halfwidth (the planning rate of the metric)")
+        return sample_size(halfwidth=halfwidth, rate=rate)
+    if n_min is not None and halfwidth is not None:
+        raise ValueError("give either n_min or halfwidth (with rate), not both")
+    return n_min
+
+
+def _short_key(k: tuple) -> Any:
+    return k if len(k) > 1 else k[0]
+
+
+def _decide(
+    key_list: list[tuple], need: np.ndarray, rows_k: np.ndarray, n_total: int, n_req: int,
+    max_test_share: float, max_inflate: float, on_infeasible: str,
+) -> dict:
+    """Per-key decisions against the requested test size; raise for degraded keys unless allowed."""
+    from bayeseval.planning import split_decision
+
+    decisions: dict = {}
+    for i, k in enumerate(key_list):
+        if need[i] <= 0 or rows_k[i] >= n_total:
+            continue
+        decisions[_short_key(k)] = split_decision(
+            n_total=n_total, n_test=n_req, share=rows_k[i] / n_total, n_min=int(need[i]),
+            max_test_share=max_test_share, max_inflate=max_inflate,
+        )
+    degraded = [k for k, d in decisions.items() if d.branch == "degraded"]
+    if degraded and on_infeasible == "raise":
+        index = {_short_key(k): i for i, k in enumerate(key_list)}
+        lines = [f"{k!r}: n_min={need[index[k]]}, but the key has {rows_k[index[k]]} rows and a "
+                 f"proportional test set gives about {decisions[k].n_minority_proportional}" for k in degraded]
+        raise ValueError(
+            "n_min cannot be met for " + "; ".join(lines)
+            + f". {decisions[degraded[0]].reason}. Pass on_infeasible='degrade' to accept a "
+            "precision-limited proportional split, merge groups (merge_below), or lower n_min."
+        )
+    return decisions
+
+
+def _targets(
+    key_list: list[tuple], decisions: dict, need: np.ndarray, rows_k: np.ndarray, n_total: int, n_req: int,
+    major: np.ndarray,
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """The final test size, the proportional test rows per key and the test rows per key."""
+    grown = [d.n_test for d in decisions.values() if d.branch == "grow_test"]
+    n_test = max([n_req] + grown)
+    prop = _largest_remainder(n_test, rows_k, n_total)
+    target = prop.copy()
+    for i, k in enumerate(key_list):
+        d = decisions.get(_short_key(k))
+        if d is not None and d.branch != "degraded":
+            target[i] = max(target[i], min(int(need[i]), int(rows_k[i])))
+    excess = int(target.sum() - n_test)
+    if excess > 0:
+        room = np.where(major, target, 0)
+        if room.sum() < excess:
+            raise ValueError(
+                f"the minimum counts need {int(target.sum())} test rows, more than the test size {n_test}"
+            )
+        target = target - _largest_remainder(excess, room, int(room.sum()))
+    return n_test, prop, target
+
+
+def _notes(degraded: list, table: pd.DataFrame, key_list: list[tuple], reweight: bool) -> list:
+    notes: list = []
+    if degraded:
+        index = {_short_key(k): i for i, k in enumerate(key_list)}
+        short = [f"{k!r}: {table['test'].iloc[index[k]]} test rows instead of {table['n_min'].iloc[index[k]]}"
+                 for k in degraded]
+        notes.append((PrecisionLimitedWarning,
+                      "precision limited: " + "; ".join(short[:8]) + ("; ..." if len(short) > 8 else "")))
+    if reweight:
+        notes.append((ReweightingWarning,
+            "the test set over-represents the minority: report overall metrics with test_weights "
+            "(population share / test share), and re-calibrate any threshold tuned on this set "
+            "to the population share"
+        ))
+    return notes
+
+
 def _plan(
     cells: pd.DataFrame,
     *,
@@ -198,8 +322,6 @@ def _plan(
     ``label`` and ``groups``), ``rows``, and whatever else the back end needs;
     positional labels cannot collide with the user's column names.
     """
-    from bayeseval.planning import split_decision
-
     cols = [label] + groups
     pos = list(range(len(cols)))
     # sorted by each column's factorize order, which also orders mixed object columns
@@ -209,38 +331,8 @@ def _plan(
     n_total = int(cells["rows"].sum())
     if n_total < 2:
         raise ValueError(f"data must have at least 2 rows to split, got {n_total}")
-
-    # requested test size
-    if isinstance(test_size, bool) or not isinstance(test_size, Real):
-        raise TypeError(f"test_size must be a fraction in (0, 1) or a row count, got {test_size!r}")
-    if isinstance(test_size, Integral) or (isinstance(test_size, float) and test_size >= 1):
-        n_req = check_positive_int(test_size, "test_size")
-    else:
-        frac = check_probability(test_size, "test_size", open_interval=True)
-        n_req = max(1, int(math.ceil(frac * n_total - 1e-9)))
-    if n_req >= n_total:
-        raise ValueError(f"test_size must leave rows for training: {n_req} of {n_total} rows")
-
-    # merge rare cells into "other"
-    cell_keys = [
-        tuple(v.item() if isinstance(v, np.generic) else v for v in r)
-        for r in cells[pos].itertuples(index=False, name=None)
-    ]
-    merged: list = []
-    keys_of_cell: list[tuple] = []
-    for k, rows in zip(cell_keys, cells["rows"], strict=True):
-        if merge_below is not None and rows < merge_below:
-            merged.append(k if len(k) > 1 else k[0])
-            keys_of_cell.append((k[0],) + (OTHER,) * len(groups) if groups else (OTHER,))
-        else:
-            keys_of_cell.append(k)
-    key_list: list[tuple] = []
-    seen: dict[tuple, int] = {}
-    for k in keys_of_cell:
-        if k not in seen:
-            seen[k] = len(key_list)
-            key_list.append(k)
-    cells["key"] = [seen[k] for k in keys_of_cell]
+    n_req = _requested_test_size(test_size, n_total)
+    key_list, _, merged = _merge_cells(cells, pos, len(groups), merge_below)
     rows_k = cells.groupby("key", sort=True)["rows"].sum().to_numpy(np.int64)
 
     classes_of = [k[0] for k in key_list]
@@ -249,62 +341,12 @@ def _plan(
         class_rows[c] = class_rows.get(c, 0) + int(r)
     majority = max(class_rows, key=lambda c: class_rows[c])  # first largest in sorted order
     minority = {c for c in class_rows if c != majority}
-
-    if n_min is None and halfwidth is not None:
-        from bayeseval.planning import sample_size
-
-        if rate is None:
-            raise ValueError("rate is required with halfwidth (the planning rate of the metric)")
-        n_min = sample_size(halfwidth=halfwidth, rate=rate)
-    elif n_min is not None and halfwidth is not None:
-        raise ValueError("give either n_min or halfwidth (with rate), not both")
+    n_min = _resolve_n_min(n_min, halfwidth, rate)
     need = _normalise_n_min(n_min, key_list, classes_of, minority, bool(groups))
 
-    # per-key decisions against the requested test size
-    decisions: dict = {}
-    for i, k in enumerate(key_list):
-        if need[i] <= 0 or rows_k[i] >= n_total:
-            continue
-        decisions[k if len(k) > 1 else k[0]] = split_decision(
-            n_total=n_total,
-            n_test=n_req,
-            share=rows_k[i] / n_total,
-            n_min=int(need[i]),
-            max_test_share=max_test_share,
-            max_inflate=max_inflate,
-        )
-    branches = {k: d.branch for k, d in decisions.items()}
-    degraded = [k for k, b in branches.items() if b == "degraded"]
-    if degraded and on_infeasible == "raise":
-        lines = []
-        for k in degraded:
-            i = seen[k if isinstance(k, tuple) else (k,)]
-            lines.append(f"{k!r}: n_min={need[i]}, but the key has {rows_k[i]} rows and a proportional "
-                         f"test set gives about {decisions[k].n_minority_proportional}")
-        raise ValueError(
-            "n_min cannot be met for " + "; ".join(lines)
-            + f". {decisions[degraded[0]].reason}. Pass on_infeasible='degrade' to accept a "
-            "precision-limited proportional split, merge groups (merge_below), or lower n_min."
-        )
-
-    grown = [d.n_test for d in decisions.values() if d.branch == "grow_test"]
-    n_test = max([n_req] + grown)
-    prop = _largest_remainder(n_test, rows_k, n_total)
-    target = prop.copy()
-    for i, k in enumerate(key_list):
-        kk = k if len(k) > 1 else k[0]
-        if kk in decisions and decisions[kk].branch != "degraded":
-            target[i] = max(target[i], min(int(need[i]), int(rows_k[i])))
-    excess = int(target.sum() - n_test)
-    if excess > 0:
-        major = np.array([c == majority for c in classes_of])
-        room = np.where(major, target, 0)
-        if room.sum() < excess:
-            raise ValueError(
-                f"the minimum counts need {int(target.sum())} test rows, more than the test size {n_test}"
-            )
-        cut = _largest_remainder(excess, room, int(room.sum()))
-        target = target - cut
+    decisions = _decide(key_list, need, rows_k, n_total, n_req, max_test_share, max_inflate, on_infeasible)
+    major = np.array([c == majority for c in classes_of])
+    n_test, prop, target = _targets(key_list, decisions, need, rows_k, n_total, n_req, major)
     # raised above the exact proportional count by at least one row (not mere rounding)
     raised = np.array(
         [int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)]
@@ -315,14 +357,10 @@ def _plan(
     with np.errstate(divide="ignore", invalid="ignore"):
         weight = np.where(target > 0, share_pop / share_test, np.nan) if reweight else np.ones(len(rows_k))
 
-    def key_branch(i: int) -> str:
-        k = key_list[i]
-        d = decisions.get(k if len(k) > 1 else k[0])
-        return d.branch if d is not None else "-"
-
     index = pd.MultiIndex.from_tuples(key_list, names=cols) if groups else pd.Index(
         [k[0] for k in key_list], name=label
     )
+    branch_of = [decisions[_short_key(k)].branch if _short_key(k) in decisions else "-" for k in key_list]
     table = pd.DataFrame(
         {
             "rows": rows_k,
@@ -332,28 +370,13 @@ def _plan(
             "test": target,
             "test_share": share_test,
             "weight": weight,
-            "branch": [key_branch(i) for i in range(len(key_list))],
+            "branch": branch_of,
         },
         index=index,
     )
-    overall = "proportional"
-    for b in branches.values():
-        if _BRANCH_ORDER.index(b) > _BRANCH_ORDER.index(overall):
-            overall = b
-    notes: list = []
-    if degraded:
-        short = [f"{k!r}: {table['test'].iloc[seen[k if isinstance(k, tuple) else (k,)]]} test rows "
-                 f"instead of {need[seen[k if isinstance(k, tuple) else (k,)]]}" for k in degraded]
-        notes.append((PrecisionLimitedWarning,
-                      "precision limited: " + "; ".join(short[:8]) + ("; ..." if len(short) > 8 else "")))
-    if reweight:
-        notes.append((ReweightingWarning,
-            "the test set over-represents the minority: report overall metrics with test_weights "
-            "(population share / test share), and re-calibrate any threshold tuned on this set "
-            "to the population share"
-        ))
-    warning = ". ".join(text for _, text in notes) if notes else None
-    salts = np.array([key_salt(k, random_seed) for k in key_list], dtype=np.uint64)
+    overall = max((d.branch for d in decisions.values()), key=_BRANCH_ORDER.index, default="proportional")
+    degraded = [k for k, d in decisions.items() if d.branch == "degraded"]
+    notes = _notes(degraded, table, key_list, reweight)
     return _Plan(
         cells=cells,
         keys=key_list,
@@ -364,9 +387,9 @@ def _plan(
         n_test=n_test,
         n_test_requested=n_req,
         merged=merged,
-        salts=salts,
+        salts=np.array([key_salt(k, random_seed) for k in key_list], dtype=np.uint64),
         reweight=reweight,
-        warning=warning,
+        warning=". ".join(text for _, text in notes) if notes else None,
         notes=notes,
     )
 
