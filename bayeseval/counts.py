@@ -10,17 +10,20 @@ from __future__ import annotations
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Number
 from os import PathLike
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from bayeseval._core.backends import ConfusionTable, backend_for
+from bayeseval._core.naming import fresh_names
 from bayeseval._validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._warnings import EmptyStratumWarning
 from bayeseval.metrics import Metric, get_metric
 
-__all__ = ["Counts", "tabulate"]
+__all__ = ["Counts", "tabulate", "confusion_counts"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,15 +260,6 @@ def as_counts(
     return Counts.from_arrays(successes, trials, strata=strata, weights=weights)
 
 
-def _positive_label(metric: Metric, y_true: pd.Series, y_pred: pd.Series, pos_label: Any) -> Any:
-    if pos_label is not None:
-        return pos_label
-    labels = set(pd.unique(y_true.dropna())) | set(pd.unique(y_pred.dropna()))
-    if labels <= {0, 1} or labels <= {False, True}:
-        return 1
-    return None  # multi-class or unknown: one-vs-rest per class
-
-
 def tabulate(
     data: pd.DataFrame | str | PathLike | Any,
     *,
@@ -278,11 +272,16 @@ def tabulate(
 ) -> Counts:
     """Turn a frame of predictions into :class:`Counts` per stratum.
 
+    Every engine computes the same small confusion table (rows per stratum x
+    true label x predicted label) and :func:`confusion_counts` applies the
+    metric to it, so pandas, DuckDB and Spark give identical Counts.
+
     Parameters
     ----------
-    data : pandas.DataFrame, path or DuckDB relation
-        One row per example. A path to a Parquet or CSV file, or a DuckDB
-        relation, is counted inside DuckDB without loading it into pandas.
+    data : pandas.DataFrame, path, DuckDB relation or Spark DataFrame
+        One row per example. A path to a Parquet or CSV file (or a glob), or a
+        DuckDB relation, is counted inside DuckDB without loading it into
+        pandas; a PySpark DataFrame is counted by Spark.
     y_true, y_pred : str
         Columns holding the true and predicted labels.
     strata : str or list of str, optional
@@ -292,8 +291,9 @@ def tabulate(
         ``fpr``, ``specificity`` or ``npv``.
     pos_label : optional
         The positive class for class-dependent metrics. For binary 0/1 or
-        boolean labels it defaults to 1. When labels have more than two values
-        and ``pos_label`` is None, the metric is computed one-vs-rest for every
+        boolean labels it defaults to 1. Two other label values (e.g.
+        ``"yes"``/``"no"``) need ``pos_label``. With more than two label values
+        and ``pos_label`` None, the metric is computed one-vs-rest for every
         class and a ``class`` level is appended to the strata.
     weights : dict or Series, optional
         Population shares of the strata, summing to 1.
@@ -303,6 +303,17 @@ def tabulate(
     Counts
         Strata that have rows but no trials (e.g. no positives for recall) are
         kept with zero trials and an :class:`~bayeseval.EmptyStratumWarning`.
+
+    Raises
+    ------
+    ValueError
+        A column is missing; labels or strata hold missing values (NaN, None,
+        ``pd.NA`` or SQL NULL: the message names the column and the number of
+        rows); the two label columns hold different types (numbers and
+        strings); two non-0/1 labels without ``pos_label`` for a class metric;
+        or DuckDB cannot read the data (the message names the path).
+    TypeError
+        ``data`` is of an unsupported type.
 
     Examples
     --------
@@ -315,119 +326,190 @@ def tabulate(
     b          1       1
     """
     m = get_metric(metric)
-    if not isinstance(data, pd.DataFrame):
-        from bayeseval import _duckdb
-
-        if _duckdb.is_duckdb_source(data):
-            counts = _duckdb.tabulate_duckdb(
-                data, y_true=y_true, y_pred=y_pred, strata=strata, metric=m, pos_label=pos_label
-            )
-            return counts if weights is None else counts.with_weights(weights)
-        raise TypeError(
-            f"data must be a pandas DataFrame, a Parquet/CSV path or a DuckDB relation, got {type(data).__name__}"
-        )
     cols = iter_columns(strata, "strata")
-    for name, col in [("y_true", y_true), ("y_pred", y_pred)] + [("strata", c) for c in cols]:
-        if col not in data.columns:
-            raise ValueError(f"{name} column {col!r} is not in data; columns are {list(data.columns)[:20]}")
-    if len(data) == 0:
-        raise ValueError("data has no rows")
-    truth, pred = data[y_true], data[y_pred]
-    if truth.isna().any() or pred.isna().any():
-        col = y_true if truth.isna().any() else y_pred
-        raise ValueError(f"column {col!r} has missing labels; drop or fill them before tabulating")
+    backend = backend_for(data)
+    backend.check_columns([("y_true", y_true), ("y_pred", y_pred)] + [("strata", c) for c in cols])
+    counts = _counts_from_table(backend.confusion(cols, y_true, y_pred), m, pos_label, weights)
+    _warn_empty(counts, m, stacklevel=3)
+    return counts
 
-    positive = _positive_label(m, truth, pred, pos_label) if m.needs_positive else None
-    if m.needs_positive and positive is None:
-        classes = sorted(set(pd.unique(truth)) | set(pd.unique(pred)), key=str)
-        parts = []
-        for cls in classes:
-            part = _count(data, truth, pred, cols, m, cls)
-            part["class"] = cls
-            parts.append(part)
-        frame = pd.concat(parts).reset_index()
-        keys = (cols or ["stratum"]) + ["class"]
-        frame = frame.set_index(keys).sort_index()
-    else:
-        frame = _count(data, truth, pred, cols, m, positive)
-    counts = Counts(frame["successes"], frame["trials"], metric=m.name, weights=weights)
+
+def confusion_counts(
+    table: pd.DataFrame,
+    *,
+    y_true: str,
+    y_pred: str,
+    count: str,
+    strata: str | Sequence[str] | None = None,
+    metric: str | Metric = "error_rate",
+    pos_label: Any = None,
+    weights: Mapping[Hashable, float] | pd.Series | None = None,
+) -> Counts:
+    """Apply a metric to a confusion table: rows per (stratum, true label, predicted label).
+
+    The one place where counted rows become :class:`Counts`: :func:`tabulate`
+    hands every engine's confusion table to the same rules (missing values
+    refused, label types checked, the positive class resolved, the metric's
+    trial and success cells summed per stratum). Use it directly for a table
+    counted elsewhere (e.g. a ``GROUP BY`` in a data warehouse).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per cell; several rows of the same cell are added up.
+    y_true, y_pred : str
+        Columns holding the true and predicted label of each cell.
+    count : str
+        Column holding the number of rows in each cell (non-negative integers).
+    strata, metric, pos_label, weights
+        As in :func:`tabulate`.
+
+    Returns
+    -------
+    Counts
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"g": ["a", "a", "b"], "y": [1, 1, 1], "p": [1, 0, 0], "n": [30, 10, 50]})
+    >>> confusion_counts(t, y_true="y", y_pred="p", count="n", strata="g",
+    ...                  metric="recall").to_frame()  # doctest: +NORMALIZE_WHITESPACE
+       successes  trials
+    g
+    a         30      40
+    b          0      50
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    m = get_metric(metric)
+    cols = iter_columns(strata, "strata")
+    backend = backend_for(table)
+    backend.check_columns([("y_true", y_true), ("y_pred", y_pred), ("count", count)] + [("strata", c) for c in cols])
+    n = table[count]
+    if not pd.api.types.is_integer_dtype(n.dtype) or bool((n < 0).any()):
+        raise ValueError(f"count column {count!r} must hold non-negative integers, got dtype {n.dtype}")
+    confusion = ConfusionTable(
+        strata=pd.DataFrame({i: table[c].reset_index(drop=True) for i, c in enumerate(cols)}, index=range(len(table))),
+        truth=table[y_true].reset_index(drop=True),
+        pred=table[y_pred].reset_index(drop=True),
+        n=n.to_numpy(np.int64),
+        names=cols,
+        y_true=y_true,
+        y_pred=y_pred,
+        dtypes=(str(table[y_true].dtype), str(table[y_pred].dtype)),
+    )
+    counts = _counts_from_table(confusion, m, pos_label, weights)
+    _warn_empty(counts, m, stacklevel=3)
+    return counts
+
+
+def _warn_empty(counts: Counts, m: Metric, stacklevel: int) -> None:
     if len(counts.empty):
         warnings.warn(
             f"{len(counts.empty)} strata have no trials for {m.name} and no rate: "
             f"{list(counts.empty[:5])}",
             EmptyStratumWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
-    return counts
 
 
-def _count(
-    data: pd.DataFrame,
-    truth: pd.Series,
-    pred: pd.Series,
-    cols: list[str],
-    metric: Metric,
-    positive: Any,
-) -> pd.DataFrame:
-    trial, success = metric.masks(truth.to_numpy(), pred.to_numpy(), positive)
-    if not cols:
-        out = pd.DataFrame(
-            {"successes": [int(success.sum())], "trials": [int(trial.sum())]},
-            index=pd.Index(["all"], name="stratum"),
-        )
-        return out.astype(np.int64)
-    if any(isinstance(data[c].dtype, pd.CategoricalDtype) for c in cols):
-        # groupby keeps unobserved categories as empty strata
-        work = pd.DataFrame({"successes": success.astype(np.int64), "trials": trial.astype(np.int64)})
-        for c in cols:
-            work[c] = data[c].array
-        out = work.groupby(cols if len(cols) > 1 else cols[0], observed=False, sort=True, dropna=False)[
-            ["successes", "trials"]
-        ].sum()
-        return out.astype(np.int64)
-    return _count_codes(data, trial, success, cols)
-
-
-def _count_codes(
-    data: pd.DataFrame, trial: np.ndarray, success: np.ndarray, cols: list[str]
-) -> pd.DataFrame:
-    """Count by integer codes (factorize + bincount): the strata present in the rows, sorted.
-
-    Gives the same table as ``groupby(cols, sort=True, dropna=False).sum()``
-    without building a frame of the rows.
-    """
-    codes, levels = [], []
-    for c in cols:
-        code, uniques = pd.factorize(data[c], sort=True, use_na_sentinel=False)
-        codes.append(code.astype(np.int64))
-        levels.append(uniques)
-    shape = tuple(len(u) for u in levels)
-    combos = None
-    if len(cols) == 1:
-        flat, size = codes[0], shape[0]
-    elif float(np.prod(shape, dtype=float)) <= max(4 * len(data), 1_000_000):
-        flat, size = np.ravel_multi_index(codes, shape), int(np.prod(shape))
-    else:  # many sparse combinations: number the observed ones only
-        combos, flat = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
-        flat, size = flat.ravel(), len(combos)
-    rows = np.bincount(flat, minlength=size)
-    n_trials = np.bincount(flat, weights=trial, minlength=size)
-    n_success = np.bincount(flat, weights=success, minlength=size)
-    present = np.flatnonzero(rows)
-    if len(cols) == 1:
-        index = pd.Index(levels[0][present], name=cols[0])
+def _counts_from_table(table: ConfusionTable, m: Metric, pos_label: Any, weights: Any) -> Counts:
+    """The shared rules: refuse missing values and mixed label types, resolve the positive class, count."""
+    _check_missing(table)
+    if int(table.n.sum()) == 0:
+        raise ValueError("data has no rows")
+    _check_label_types(table, pos_label if m.needs_positive else None)
+    positive, classes = _resolve_positive(m, table, pos_label)
+    if classes is None:
+        frame = _count_cells(table, m, positive)
     else:
-        if combos is None:
-            parts = np.unravel_index(present, shape)
-        else:
-            parts = tuple(combos[present, i] for i in range(len(cols)))
-        index = pd.MultiIndex.from_arrays(
-            [levels[i][parts[i]] for i in range(len(cols))], names=cols
+        level = fresh_names(table.names or ["stratum"], ["class"])[0]
+        parts = [_count_cells(table, m, cls) for cls in classes]
+        frame = pd.concat(parts, keys=classes, names=[level])
+        frame = frame.reorder_levels(list(range(1, frame.index.nlevels)) + [0]).sort_index()
+    return Counts(frame["successes"], frame["trials"], metric=m.name, weights=weights)
+
+
+def _check_missing(table: ConfusionTable) -> None:
+    columns = [("y_true", table.y_true, table.truth, "missing labels"),
+               ("y_pred", table.y_pred, table.pred, "missing labels")]
+    columns += [("strata", name, table.strata[i], "missing values") for i, name in enumerate(table.names)]
+    for arg, col, values, what in columns:
+        missing = pd.isna(values).to_numpy(bool)
+        if missing.any():
+            rows = int(table.n[missing].sum())
+            raise ValueError(
+                f"{arg} column {col!r} has {what} in {rows} row{'s' if rows != 1 else ''} "
+                "(NaN, None, NA or NULL); drop or fill them before tabulating"
+            )
+
+
+def _label_kind(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_, Number)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
+def _check_label_types(table: ConfusionTable, pos_label: Any) -> None:
+    """Labels of one type in both columns (numbers or strings): otherwise nothing would match."""
+    kinds = {}
+    for arg, col, values, dtype in [("y_true", table.y_true, table.truth, table.dtypes[0]),
+                                    ("y_pred", table.y_pred, table.pred, table.dtypes[1])]:
+        found = {_label_kind(v) for v in pd.unique(values)}
+        if len(found) > 1:
+            raise ValueError(
+                f"{arg} column {col!r} (dtype {dtype}) mixes label types {sorted(found)}; "
+                "convert it to one type"
+            )
+        kinds[arg] = found
+    if kinds["y_true"] != kinds["y_pred"]:
+        raise ValueError(
+            f"y_true column {table.y_true!r} (dtype {table.dtypes[0]}) holds {'/'.join(kinds['y_true'])} "
+            f"labels but y_pred column {table.y_pred!r} (dtype {table.dtypes[1]}) holds "
+            f"{'/'.join(kinds['y_pred'])} labels, so no prediction could equal a true label; "
+            "convert one column to the other's type"
         )
-    return pd.DataFrame(
-        {
-            "successes": n_success[present].astype(np.int64),
-            "trials": n_trials[present].astype(np.int64),
-        },
-        index=index,
-    )
+    if pos_label is not None and _label_kind(pos_label) not in kinds["y_true"]:
+        raise ValueError(
+            f"pos_label {pos_label!r} is a {_label_kind(pos_label)} but the labels in "
+            f"{table.y_true!r} and {table.y_pred!r} are {'/'.join(kinds['y_true'])}s; "
+            "give pos_label the labels' type"
+        )
+
+
+def _resolve_positive(m: Metric, table: ConfusionTable, pos_label: Any) -> tuple[Any, list | None]:
+    """``(positive, None)``, or ``(None, classes)`` for one-vs-rest over more than two classes."""
+    if not m.needs_positive:
+        return None, None
+    if pos_label is not None:
+        return pos_label, None
+    labels = set(pd.unique(table.truth)) | set(pd.unique(table.pred))
+    if labels <= {0, 1}:
+        return 1, None
+    shown = sorted(labels, key=str)
+    if len(labels) <= 2:
+        raise ValueError(
+            f"metric {m.name!r} needs pos_label (the positive class): the labels of y_true "
+            f"{table.y_true!r} and y_pred {table.y_pred!r} are {shown}, not 0/1, so neither is "
+            f"positive by default; pass pos_label, e.g. pos_label={shown[-1]!r}"
+        )
+    return None, shown
+
+
+def _count_cells(table: ConfusionTable, m: Metric, positive: Any) -> pd.DataFrame:
+    """Successes and trials per stratum: the metric's cells of the confusion table, summed."""
+    trial, success = m.masks(table.truth.to_numpy(), table.pred.to_numpy(), positive)
+    s = np.where(success, table.n, 0)
+    t = np.where(trial, table.n, 0)
+    k = len(table.names)
+    if k == 0:
+        index = pd.Index(["all"], name="stratum")
+        return pd.DataFrame({"successes": [int(s.sum())], "trials": [int(t.sum())]}, index=index).astype(np.int64)
+    work = table.strata.copy()
+    work["successes"] = s
+    work["trials"] = t
+    out = work.groupby(list(range(k)), observed=False, sort=True, dropna=False)[["successes", "trials"]].sum()
+    out.index = out.index.set_names(table.names)
+    return out.astype(np.int64)

@@ -1,8 +1,12 @@
 """Metric definitions: which rows are trials and which are successes.
 
-Every metric in bayeseval reduces to successes out of trials per stratum
-(SPEC section 1). A :class:`Metric` turns arrays of true and predicted labels
-into two boolean masks, ``trial`` and ``success``; ``success`` implies ``trial``.
+Every metric in bayeseval reduces to successes out of trials per stratum.
+A :class:`Metric` turns arrays of true and predicted labels into two boolean
+masks, ``trial`` and ``success``; ``success`` implies ``trial``. The arrays may
+be rows, or the cells of a confusion table (one entry per observed pair of true
+and predicted label): :meth:`Metric.masks` is the only interpreter of the row
+sets below, and :func:`bayeseval.counts.confusion_counts` applies it to the
+confusion table every engine (pandas, DuckDB, Spark) computes.
 
 ==================  ===========================  =========================
 metric              trials                       successes

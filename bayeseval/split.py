@@ -1,4 +1,4 @@
-r"""The dual-constraint split: class proportion versus a minimum count (SPEC section 5).
+r"""The dual-constraint split: class proportion versus a minimum count.
 
 A class-stratified split keeps the class share but may leave the minority with
 a few dozen test rows. :func:`dual_constraint_split` asks
@@ -34,8 +34,10 @@ row's key, never on row order or partitioning. Every row gets the keyed hash
 and within each key the ``n`` rows with the smallest ``(rank, id)`` form the
 test set. The same integer arithmetic runs in numpy (pandas input), in DuckDB
 SQL (Parquet/CSV paths and relations: a ``ROW_NUMBER()`` window per key) and
-in Spark SQL (:func:`bayeseval.spark.dual_constraint_split`), so all three give
-the same test ids. pandas' own ``hash_pandas_object`` is not used because its
+in Spark SQL (PySpark DataFrames), so all three give the same test ids. Each
+engine is a back end with two operations (rows per key, and the test-row
+selection); the plan between them (how many test rows per key) is computed once,
+here, from the small table of key counts. pandas' own ``hash_pandas_object`` is not used because its
 output is not promised to stay the same across pandas versions.
 """
 
@@ -43,14 +45,28 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.model_selection import BaseCrossValidator as _Base
 
+from bayeseval._core.backends import backend_for
+from bayeseval._core.hashing import C1 as _C1  # noqa: F401 - re-exported
+from bayeseval._core.hashing import C2 as _C2  # noqa: F401 - re-exported
+from bayeseval._core.hashing import (
+    duckdb_rank_sql,  # noqa: F401 - re-exported
+    key_salt,
+)
+from bayeseval._core.hashing import fnv1a64_bytes as _fnv1a64_bytes  # noqa: F401 - re-exported
+from bayeseval._core.hashing import fnv1a64_strings as _fnv1a64_strings  # noqa: F401 - re-exported
+from bayeseval._core.hashing import id64 as _id64
+from bayeseval._core.hashing import mix64 as _mix64  # noqa: F401 - re-exported
+from bayeseval._core.hashing import mix64_int as _mix64_int  # noqa: F401 - re-exported
+from bayeseval._core.hashing import rank_of as _rank_of
 from bayeseval._validation import check_method, check_positive_int, check_probability, iter_columns
 from bayeseval._warnings import PrecisionLimitedWarning, ReweightingWarning
 
@@ -69,106 +85,6 @@ _BRANCH_ORDER = ("proportional", "grow_test", "raise_share", "degraded")
 # ---------------------------------------------------------------------------
 # The keyed hash
 # ---------------------------------------------------------------------------
-_M64 = (1 << 64) - 1
-_C1 = 0xBF58476D1CE4E5B9
-_C2 = 0x94D049BB133111EB
-_GOLDEN = 0x9E3779B97F4A7C15
-_FNV_OFFSET = 0xCBF29CE484222325
-_FNV_PRIME = 0x100000001B3
-
-
-def _mix64_int(z: int) -> int:
-    """splitmix64 finalizer on a Python int (mod 2**64)."""
-    z &= _M64
-    z = ((z ^ (z >> 30)) * _C1) & _M64
-    z = ((z ^ (z >> 27)) * _C2) & _M64
-    return z ^ (z >> 31)
-
-
-def _mix64(z: np.ndarray) -> np.ndarray:
-    """splitmix64 finalizer on a uint64 array (wrapping arithmetic)."""
-    z = np.asarray(z, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(_C1)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(_C2)
-    return z ^ (z >> np.uint64(31))
-
-
-def _fnv1a64_bytes(data: bytes) -> int:
-    h = _FNV_OFFSET
-    for b in data:
-        h = ((h ^ b) * _FNV_PRIME) & _M64
-    return h
-
-
-def _fnv1a64_strings(values: Sequence[str]) -> np.ndarray:
-    """FNV-1a 64 of the UTF-8 bytes of each string, vectorised over rows."""
-    encoded = [str(v).encode("utf-8") for v in values]
-    n = len(encoded)
-    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
-    if n == 0:
-        return h
-    lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=n)
-    width = int(lengths.max())
-    if width == 0:
-        return h
-    mat = np.array(encoded, dtype=f"S{width}").view(np.uint8).reshape(n, width)
-    prime = np.uint64(_FNV_PRIME)
-    with np.errstate(over="ignore"):
-        for j in range(width):
-            active = lengths > j
-            step = (h ^ mat[:, j].astype(np.uint64)) * prime
-            h = np.where(active, step, h)
-    return h
-
-
-def _key_text(key: tuple) -> str:
-    parts = []
-    for v in key:
-        if isinstance(v, np.generic):
-            v = v.item()
-        parts.append(str(v))
-    return "\x1f".join(parts)
-
-
-def key_salt(key: Hashable | tuple, random_seed: int) -> int:
-    """The 64-bit salt of a key (a class, or a class-by-group tuple) for a seed.
-
-    Examples
-    --------
-    >>> key_salt((1,), 0) == key_salt((1,), 0) != key_salt((1,), 1)
-    True
-    """
-    key = key if isinstance(key, tuple) else (key,)
-    text = _key_text(key).encode("utf-8")
-    seed = _mix64_int((int(random_seed) + _GOLDEN) & _M64)
-    return _mix64_int(_fnv1a64_bytes(text) ^ seed)
-
-
-def _id64(ids: Any) -> tuple[np.ndarray, np.ndarray]:
-    """64-bit id values and an integer tie-break order for row ids (integers or strings)."""
-    ids = pd.Index(ids) if not isinstance(ids, pd.Index) else ids
-    if pd.api.types.is_bool_dtype(ids.dtype):
-        raise TypeError("row ids must be integers or strings, got booleans")
-    if pd.api.types.is_integer_dtype(ids.dtype):
-        if pd.api.types.is_unsigned_integer_dtype(ids.dtype):
-            values = ids.to_numpy(np.uint64)
-            return values, values.view(np.int64) ^ np.int64(-(1 << 63))
-        values = ids.to_numpy(np.int64)
-        return values.view(np.uint64), values
-    inferred = pd.api.types.infer_dtype(ids, skipna=False)
-    if inferred == "integer":
-        values = np.asarray([int(v) for v in ids], dtype=np.int64)
-        return values.view(np.uint64), values
-    if inferred == "string":
-        codes, _ = pd.factorize(ids, sort=True)
-        return _fnv1a64_strings(ids), codes.astype(np.int64)
-    raise TypeError(
-        f"row ids must be integers or strings (the index, or id_column), got dtype {ids.dtype} "
-        f"({inferred})"
-    )
-
-
 def row_rank(ids: Any, salts: Any) -> np.ndarray:
     """The 63-bit keyed rank ``mix64(mix64(id64) ^ salt) >> 1`` of each row.
 
@@ -187,7 +103,7 @@ def row_rank(ids: Any, salts: Any) -> np.ndarray:
     """
     u, _ = _id64(pd.Index(ids))
     salts = np.asarray(salts, dtype=np.uint64) if np.ndim(salts) else np.uint64(int(salts))
-    return (_mix64(_mix64(u) ^ salts) >> np.uint64(1)).astype(np.int64)
+    return _rank_of(u, salts)
 
 
 # ---------------------------------------------------------------------------
@@ -261,6 +177,130 @@ def _normalise_n_min(n_min: Any, keys: list[tuple], classes_of: list, minority: 
     return out
 
 
+def _requested_test_size(test_size: Any, n_total: int) -> int:
+    if isinstance(test_size, bool) or not isinstance(test_size, Real):
+        raise TypeError(f"test_size must be a fraction in (0, 1) or a row count, got {test_size!r}")
+    if isinstance(test_size, Integral) or (isinstance(test_size, float) and test_size >= 1):
+        n_req = check_positive_int(test_size, "test_size")
+    else:
+        frac = check_probability(test_size, "test_size", open_interval=True)
+        n_req = max(1, int(math.ceil(frac * n_total - 1e-9)))
+    if n_req >= n_total:
+        raise ValueError(f"test_size must leave rows for training: {n_req} of {n_total} rows")
+    return n_req
+
+
+def _merge_cells(
+    cells: pd.DataFrame, pos: list[int], n_groups: int, merge_below: int | None
+) -> tuple[list[tuple], dict, list]:
+    """Give every cell its key (rare cells merge into ``"other"``); adds column ``key`` to ``cells``."""
+    cell_keys = [
+        tuple(v.item() if isinstance(v, np.generic) else v for v in r)
+        for r in cells[pos].itertuples(index=False, name=None)
+    ]
+    merged: list = []
+    keys_of_cell: list[tuple] = []
+    for k, rows in zip(cell_keys, cells["rows"], strict=True):
+        if merge_below is not None and rows < merge_below:
+            merged.append(k if len(k) > 1 else k[0])
+            keys_of_cell.append((k[0],) + (OTHER,) * n_groups if n_groups else (OTHER,))
+        else:
+            keys_of_cell.append(k)
+    key_list: list[tuple] = []
+    seen: dict[tuple, int] = {}
+    for k in keys_of_cell:
+        if k not in seen:
+            seen[k] = len(key_list)
+            key_list.append(k)
+    cells["key"] = [seen[k] for k in keys_of_cell]
+    return key_list, seen, merged
+
+
+def _resolve_n_min(n_min: Any, halfwidth: float | None, rate: float | None) -> Any:
+    if n_min is None and halfwidth is not None:
+        from bayeseval.planning import sample_size
+
+        if rate is None:
+            raise ValueError("rate is required with halfwidth (the planning rate of the metric)")
+        return sample_size(halfwidth=halfwidth, rate=rate)
+    if n_min is not None and halfwidth is not None:
+        raise ValueError("give either n_min or halfwidth (with rate), not both")
+    return n_min
+
+
+def _short_key(k: tuple) -> Any:
+    return k if len(k) > 1 else k[0]
+
+
+def _decide(
+    key_list: list[tuple], need: np.ndarray, rows_k: np.ndarray, n_total: int, n_req: int,
+    max_test_share: float, max_inflate: float, on_infeasible: str,
+) -> dict:
+    """Per-key decisions against the requested test size; raise for degraded keys unless allowed."""
+    from bayeseval.planning import split_decision
+
+    decisions: dict = {}
+    for i, k in enumerate(key_list):
+        if need[i] <= 0 or rows_k[i] >= n_total:
+            continue
+        decisions[_short_key(k)] = split_decision(
+            n_total=n_total, n_test=n_req, share=rows_k[i] / n_total, n_min=int(need[i]),
+            max_test_share=max_test_share, max_inflate=max_inflate,
+        )
+    degraded = [k for k, d in decisions.items() if d.branch == "degraded"]
+    if degraded and on_infeasible == "raise":
+        index = {_short_key(k): i for i, k in enumerate(key_list)}
+        lines = [f"{k!r}: n_min={need[index[k]]}, but the key has {rows_k[index[k]]} rows and a "
+                 f"proportional test set gives about {decisions[k].n_minority_proportional}" for k in degraded]
+        raise ValueError(
+            "n_min cannot be met for " + "; ".join(lines)
+            + f". {decisions[degraded[0]].reason}. Pass on_infeasible='degrade' to accept a "
+            "precision-limited proportional split, merge groups (merge_below), or lower n_min."
+        )
+    return decisions
+
+
+def _targets(
+    key_list: list[tuple], decisions: dict, need: np.ndarray, rows_k: np.ndarray, n_total: int, n_req: int,
+    major: np.ndarray,
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """The final test size, the proportional test rows per key and the test rows per key."""
+    grown = [d.n_test for d in decisions.values() if d.branch == "grow_test"]
+    n_test = max([n_req] + grown)
+    prop = _largest_remainder(n_test, rows_k, n_total)
+    target = prop.copy()
+    for i, k in enumerate(key_list):
+        d = decisions.get(_short_key(k))
+        if d is not None and d.branch != "degraded":
+            target[i] = max(target[i], min(int(need[i]), int(rows_k[i])))
+    excess = int(target.sum() - n_test)
+    if excess > 0:
+        room = np.where(major, target, 0)
+        if room.sum() < excess:
+            raise ValueError(
+                f"the minimum counts need {int(target.sum())} test rows, more than the test size {n_test}"
+            )
+        target = target - _largest_remainder(excess, room, int(room.sum()))
+    return n_test, prop, target
+
+
+def _notes(degraded: list, table: pd.DataFrame, key_list: list[tuple], reweight: bool) -> list:
+    notes: list = []
+    if degraded:
+        index = {_short_key(k): i for i, k in enumerate(key_list)}
+        short = [f"{k!r}: {table['test'].iloc[index[k]]} test rows instead of {table['n_min'].iloc[index[k]]}"
+                 for k in degraded]
+        notes.append((PrecisionLimitedWarning,
+                      "precision limited: " + "; ".join(short[:8]) + ("; ..." if len(short) > 8 else "")))
+    if reweight:
+        notes.append((ReweightingWarning,
+            "the test set over-represents the minority: report overall metrics with test_weights "
+            "(population share / test share), and re-calibrate any threshold tuned on this set "
+            "to the population share"
+        ))
+    return notes
+
+
 def _plan(
     cells: pd.DataFrame,
     *,
@@ -276,46 +316,23 @@ def _plan(
     on_infeasible: str,
     random_seed: int,
 ) -> _Plan:
-    """Plan a split from the cell counts (``cells``: cell columns plus ``rows``)."""
-    from bayeseval.planning import split_decision
+    """Plan a split from the cell counts.
 
+    ``cells`` has one row per cell: positional columns ``0..k-1`` (the values of
+    ``label`` and ``groups``), ``rows``, and whatever else the back end needs;
+    positional labels cannot collide with the user's column names.
+    """
     cols = [label] + groups
-    cells = cells.sort_values(cols, kind="stable").reset_index(drop=True)
+    pos = list(range(len(cols)))
+    # sorted by each column's factorize order, which also orders mixed object columns
+    cells = cells.sort_values(
+        pos, kind="stable", key=lambda col: pd.Series(pd.factorize(col, sort=True)[0], index=col.index)
+    ).reset_index(drop=True)
     n_total = int(cells["rows"].sum())
     if n_total < 2:
         raise ValueError(f"data must have at least 2 rows to split, got {n_total}")
-
-    # requested test size
-    if isinstance(test_size, bool) or not isinstance(test_size, Real):
-        raise TypeError(f"test_size must be a fraction in (0, 1) or a row count, got {test_size!r}")
-    if isinstance(test_size, Integral) or (isinstance(test_size, float) and test_size >= 1):
-        n_req = check_positive_int(test_size, "test_size")
-    else:
-        frac = check_probability(test_size, "test_size", open_interval=True)
-        n_req = max(1, int(math.ceil(frac * n_total - 1e-9)))
-    if n_req >= n_total:
-        raise ValueError(f"test_size must leave rows for training: {n_req} of {n_total} rows")
-
-    # merge rare cells into "other"
-    cell_keys = [
-        tuple(v.item() if isinstance(v, np.generic) else v for v in r)
-        for r in cells[cols].itertuples(index=False, name=None)
-    ]
-    merged: list = []
-    keys_of_cell: list[tuple] = []
-    for k, rows in zip(cell_keys, cells["rows"], strict=True):
-        if merge_below is not None and rows < merge_below:
-            merged.append(k if len(k) > 1 else k[0])
-            keys_of_cell.append((k[0],) + (OTHER,) * len(groups) if groups else (OTHER,))
-        else:
-            keys_of_cell.append(k)
-    key_list: list[tuple] = []
-    seen: dict[tuple, int] = {}
-    for k in keys_of_cell:
-        if k not in seen:
-            seen[k] = len(key_list)
-            key_list.append(k)
-    cells["key"] = [seen[k] for k in keys_of_cell]
+    n_req = _requested_test_size(test_size, n_total)
+    key_list, _, merged = _merge_cells(cells, pos, len(groups), merge_below)
     rows_k = cells.groupby("key", sort=True)["rows"].sum().to_numpy(np.int64)
 
     classes_of = [k[0] for k in key_list]
@@ -324,62 +341,12 @@ def _plan(
         class_rows[c] = class_rows.get(c, 0) + int(r)
     majority = max(class_rows, key=lambda c: class_rows[c])  # first largest in sorted order
     minority = {c for c in class_rows if c != majority}
-
-    if n_min is None and halfwidth is not None:
-        from bayeseval.planning import sample_size
-
-        if rate is None:
-            raise ValueError("rate is required with halfwidth (the planning rate of the metric)")
-        n_min = sample_size(halfwidth=halfwidth, rate=rate)
-    elif n_min is not None and halfwidth is not None:
-        raise ValueError("give either n_min or halfwidth (with rate), not both")
+    n_min = _resolve_n_min(n_min, halfwidth, rate)
     need = _normalise_n_min(n_min, key_list, classes_of, minority, bool(groups))
 
-    # per-key decisions against the requested test size
-    decisions: dict = {}
-    for i, k in enumerate(key_list):
-        if need[i] <= 0 or rows_k[i] >= n_total:
-            continue
-        decisions[k if len(k) > 1 else k[0]] = split_decision(
-            n_total=n_total,
-            n_test=n_req,
-            share=rows_k[i] / n_total,
-            n_min=int(need[i]),
-            max_test_share=max_test_share,
-            max_inflate=max_inflate,
-        )
-    branches = {k: d.branch for k, d in decisions.items()}
-    degraded = [k for k, b in branches.items() if b == "degraded"]
-    if degraded and on_infeasible == "raise":
-        lines = []
-        for k in degraded:
-            i = seen[k if isinstance(k, tuple) else (k,)]
-            lines.append(f"{k!r}: n_min={need[i]}, but the key has {rows_k[i]} rows and a proportional "
-                         f"test set gives about {decisions[k].n_minority_proportional}")
-        raise ValueError(
-            "n_min cannot be met for " + "; ".join(lines)
-            + f". {decisions[degraded[0]].reason}. Pass on_infeasible='degrade' to accept a "
-            "precision-limited proportional split, merge groups (merge_below), or lower n_min."
-        )
-
-    grown = [d.n_test for d in decisions.values() if d.branch == "grow_test"]
-    n_test = max([n_req] + grown)
-    prop = _largest_remainder(n_test, rows_k, n_total)
-    target = prop.copy()
-    for i, k in enumerate(key_list):
-        kk = k if len(k) > 1 else k[0]
-        if kk in decisions and decisions[kk].branch != "degraded":
-            target[i] = max(target[i], min(int(need[i]), int(rows_k[i])))
-    excess = int(target.sum() - n_test)
-    if excess > 0:
-        major = np.array([c == majority for c in classes_of])
-        room = np.where(major, target, 0)
-        if room.sum() < excess:
-            raise ValueError(
-                f"the minimum counts need {int(target.sum())} test rows, more than the test size {n_test}"
-            )
-        cut = _largest_remainder(excess, room, int(room.sum()))
-        target = target - cut
+    decisions = _decide(key_list, need, rows_k, n_total, n_req, max_test_share, max_inflate, on_infeasible)
+    major = np.array([c == majority for c in classes_of])
+    n_test, prop, target = _targets(key_list, decisions, need, rows_k, n_total, n_req, major)
     # raised above the exact proportional count by at least one row (not mere rounding)
     raised = np.array(
         [int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)]
@@ -390,14 +357,10 @@ def _plan(
     with np.errstate(divide="ignore", invalid="ignore"):
         weight = np.where(target > 0, share_pop / share_test, np.nan) if reweight else np.ones(len(rows_k))
 
-    def key_branch(i: int) -> str:
-        k = key_list[i]
-        d = decisions.get(k if len(k) > 1 else k[0])
-        return d.branch if d is not None else "-"
-
     index = pd.MultiIndex.from_tuples(key_list, names=cols) if groups else pd.Index(
         [k[0] for k in key_list], name=label
     )
+    branch_of = [decisions[_short_key(k)].branch if _short_key(k) in decisions else "-" for k in key_list]
     table = pd.DataFrame(
         {
             "rows": rows_k,
@@ -407,28 +370,13 @@ def _plan(
             "test": target,
             "test_share": share_test,
             "weight": weight,
-            "branch": [key_branch(i) for i in range(len(key_list))],
+            "branch": branch_of,
         },
         index=index,
     )
-    overall = "proportional"
-    for b in branches.values():
-        if _BRANCH_ORDER.index(b) > _BRANCH_ORDER.index(overall):
-            overall = b
-    notes: list = []
-    if degraded:
-        short = [f"{k!r}: {table['test'].iloc[seen[k if isinstance(k, tuple) else (k,)]]} test rows "
-                 f"instead of {need[seen[k if isinstance(k, tuple) else (k,)]]}" for k in degraded]
-        notes.append((PrecisionLimitedWarning,
-                      "precision limited: " + "; ".join(short[:8]) + ("; ..." if len(short) > 8 else "")))
-    if reweight:
-        notes.append((ReweightingWarning,
-            "the test set over-represents the minority: report overall metrics with test_weights "
-            "(population share / test share), and re-calibrate any threshold tuned on this set "
-            "to the population share"
-        ))
-    warning = ". ".join(text for _, text in notes) if notes else None
-    salts = np.array([key_salt(k, random_seed) for k in key_list], dtype=np.uint64)
+    overall = max((d.branch for d in decisions.values()), key=_BRANCH_ORDER.index, default="proportional")
+    degraded = [k for k, d in decisions.items() if d.branch == "degraded"]
+    notes = _notes(degraded, table, key_list, reweight)
     return _Plan(
         cells=cells,
         keys=key_list,
@@ -439,9 +387,9 @@ def _plan(
         n_test=n_test,
         n_test_requested=n_req,
         merged=merged,
-        salts=salts,
+        salts=np.array([key_salt(k, random_seed) for k in key_list], dtype=np.uint64),
         reweight=reweight,
-        warning=warning,
+        warning=". ".join(text for _, text in notes) if notes else None,
         notes=notes,
     )
 
@@ -588,16 +536,20 @@ def dual_constraint_split(
     on_infeasible: str = "raise",
     id_column: str | None = None,
     random_seed: int = 0,
+    check_ids: bool = True,
 ) -> SplitResult:
     """Split into train and test meeting both the class proportion and a minimum count.
 
     Parameters
     ----------
-    data : pandas.DataFrame, Parquet/CSV path or DuckDB relation
+    data : pandas.DataFrame, Parquet/CSV path, DuckDB relation or Spark DataFrame
         One row per example. For a path or relation the split runs in DuckDB
         SQL (a ``ROW_NUMBER()`` window per key) and ``train``/``test`` are
         DuckDB relations (lazy; ``.df()``, ``.to_parquet()`` materialise them);
-        ``id_column`` is then required and must hold integers.
+        for a PySpark DataFrame it runs in Spark and ``train``/``test`` are
+        Spark DataFrames. ``id_column`` is then required and must hold
+        integers. The test ids are the same on every engine, and ``train`` and
+        ``test`` keep the input's columns unchanged whatever their names.
     label : str
         The class column.
     test_size : float or int, default 0.2
@@ -633,10 +585,26 @@ def dual_constraint_split(
         which must then be unique.
     random_seed : int, default 0
         Seed of the keyed hash.
+    check_ids : bool, default True
+        DuckDB and Spark: check that the ids are unique (one distinct count
+        over the data). pandas always checks.
 
     Returns
     -------
     SplitResult
+        For DuckDB and Spark, ``test_weights`` holds ``id_column`` and
+        ``weight`` (``weight_1`` when ``id_column`` is itself called ``weight``).
+
+    Raises
+    ------
+    ValueError
+        A column is missing; ``label`` or ``groups`` hold missing values (the
+        message names the column and the number of rows); ids are missing or
+        repeated; the minimum counts cannot be met; or DuckDB cannot read the
+        data (the message names the path).
+    TypeError
+        ``data`` is of an unsupported type, or the ids are not integers
+        (DuckDB, Spark).
 
     Examples
     --------
@@ -646,206 +614,57 @@ def dual_constraint_split(
     >>> res.branch, res.n_test, int(res.test["y"].sum())
     ('grow_test', 76905, 323)
     """
-    from bayeseval import _duckdb
-
     max_test_share, max_inflate, merge_below, on_infeasible = _check_options(
         max_test_share, max_inflate, merge_below, on_infeasible
     )
     seed = _check_seed(random_seed)
     gcols = iter_columns(groups, "groups")
-    options = dict(
-        label=label, groups=gcols, test_size=test_size, n_min=n_min, max_test_share=max_test_share,
+    backend = backend_for(data)
+    cols = [label] + gcols
+    backend.check_columns(
+        [("label", label)] + [("groups", g) for g in gcols]
+        + ([("id_column", id_column)] if id_column is not None else [])
+    )
+    cells = backend.key_counts(cols, id_column=id_column, check_ids=check_ids)
+    _check_missing_cells(cells, [("label", label)] + [("groups", g) for g in gcols])
+    plan = _plan(
+        cells, label=label, groups=gcols, test_size=test_size, n_min=n_min, max_test_share=max_test_share,
         max_inflate=max_inflate, merge_below=merge_below, halfwidth=halfwidth, rate=rate,
         on_infeasible=on_infeasible, random_seed=seed,
     )
-    if not isinstance(data, pd.DataFrame):
-        if _duckdb.is_duckdb_source(data):
-            return _split_duckdb(data, id_column=id_column, **options)
-        raise TypeError(
-            f"data must be a pandas DataFrame, a Parquet/CSV path or a DuckDB relation, got {type(data).__name__}"
-        )
-    cols = [label] + gcols
-    for name, c in [("label", label)] + [("groups", g) for g in gcols] + (
-        [("id_column", id_column)] if id_column is not None else []
-    ):
-        if c not in data.columns:
-            raise ValueError(f"{name} column {c!r} is not in data; columns are {list(data.columns)[:20]}")
-    for c in cols:
-        if data[c].isna().any():
-            raise ValueError(f"column {c!r} has missing values; drop or fill them before splitting")
-    ids = pd.Index(data[id_column]) if id_column is not None else data.index
-    if ids.has_duplicates:
-        dup = ids[ids.duplicated()][0]
-        what = f"id_column {id_column!r}" if id_column is not None else "data.index"
-        raise ValueError(f"{what} must hold unique row ids, got {dup!r} twice")
-
-    codes, uniques = _cell_codes(data, cols)
-    cells = uniques.copy()
-    cells["rows"] = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
-    cells["_code"] = np.arange(len(uniques))
-    plan = _plan(cells, **options)
-    key_of_code = np.empty(len(uniques), dtype=np.int64)
-    key_of_code[plan.cells["_code"].to_numpy()] = plan.cells["key"].to_numpy()
-    key = key_of_code[codes]
-    test_mask = _select(ids, key, plan)
-    _emit_warnings(plan)
-    test = data[test_mask]
-    weights = pd.Series(
-        plan.table["weight"].to_numpy()[key[test_mask]], index=ids[test_mask], name="weight"
+    _emit_warnings(plan, stacklevel=3)
+    train, test, test_weights = backend.select_test(
+        plan.cells, cols=cols, id_column=id_column, salts=plan.salts,
+        take=plan.table["test"].to_numpy(np.int64), weight=plan.table["weight"].to_numpy(float),
     )
     return _split_result(
-        plan,
-        train=data[~test_mask],
-        test=test,
-        test_weights=weights,
-        random_seed=seed,
-        engine="pandas",
+        plan, train=train, test=test, test_weights=test_weights, random_seed=seed, engine=backend.engine
     )
 
 
-def _cell_codes(data: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Integer cell code per row and the table of distinct cells."""
-    grouped = data.groupby(cols if len(cols) > 1 else cols[0], sort=True, observed=True, dropna=False)
-    codes = grouped.ngroup().to_numpy(np.int64)
-    first = pd.Series(np.arange(len(data))).groupby(codes).first().to_numpy()
-    uniques = data.iloc[first][cols].reset_index(drop=True)
-    return codes, uniques
-
-
-def _select(ids: pd.Index, key: np.ndarray, plan: _Plan) -> np.ndarray:
-    """Boolean test mask: per key, the rows with the smallest (rank, id)."""
-    u, tie = _id64(ids)
-    rank = (_mix64(_mix64(u) ^ plan.salts[key]) >> np.uint64(1)).astype(np.int64)
-    order = np.lexsort((tie, rank, key))
-    sorted_key = key[order]
-    starts = np.searchsorted(sorted_key, np.arange(len(plan.keys)), side="left")
-    pos = np.arange(len(order)) - starts[sorted_key]
-    take = plan.table["test"].to_numpy(np.int64)
-    mask = np.zeros(len(order), dtype=bool)
-    mask[order[pos < take[sorted_key]]] = True
-    return mask
-
-
-# ---------------------------------------------------------------------------
-# DuckDB engine
-# ---------------------------------------------------------------------------
-
-
-def _duckdb_mul(c: int) -> str:
-    """SQL for ``z * c mod 2**64`` on UBIGINT ``z`` using 32-bit halves (no overflow, no HUGEINT)."""
-    lo, hi = c & 0xFFFFFFFF, c >> 32
-    zl, zh = "(z & 4294967295)", "(z >> 32)"
-    p = f"({zl} * {lo}::UBIGINT)"
-    mid = (
-        f"((({zh} * {lo}::UBIGINT) & 4294967295) + (({zl} * {hi}::UBIGINT) & 4294967295) "
-        f"+ ({p} >> 32)) & 4294967295"
-    )
-    return f"((({mid}) << 32) | ({p} & 4294967295))"
-
-
-def _duckdb_mix() -> list[str]:
-    """SQL steps (each refers to the previous value as ``z``) of the splitmix64 finalizer."""
-    return [
-        "xor(z, z >> 30)",
-        _duckdb_mul(_C1),
-        "xor(z, z >> 27)",
-        _duckdb_mul(_C2),
-        "xor(z, z >> 31)",
-    ]
-
-
-def duckdb_rank_sql(id_expr: str, salt_expr: str, source: str) -> str:
-    """DuckDB SQL selecting ``*`` and ``__rank`` (the keyed rank) from ``source``.
-
-    ``id_expr`` is an integer column, ``salt_expr`` a UBIGINT column of ``source``.
-    Every step is one projection over the previous one (``z``).
-    """
-    u = (
-        f"(CASE WHEN {id_expr} < 0 THEN 18446744073709551615::UBIGINT - (-({id_expr}::BIGINT + 1))::UBIGINT "
-        f"ELSE {id_expr}::UBIGINT END)"
-    )
-    steps = _duckdb_mix() + [f"xor(z, {salt_expr})"] + _duckdb_mix()
-    sql = f"SELECT *, {u} AS z FROM {source}"
-    for s in steps:
-        sql = f"SELECT * REPLACE ({s} AS z) FROM ({sql})"
-    return f"SELECT * EXCLUDE (z), (z >> 1)::BIGINT AS __rank FROM ({sql})"
-
-
-def _split_duckdb(data: Any, *, id_column: str | None, **options: Any) -> SplitResult:
-    from bayeseval._duckdb import as_relation, quote_ident, sql_literal
-
-    if id_column is None:
-        raise ValueError("id_column is required for a Parquet/CSV path or DuckDB relation (no index)")
-    rel = as_relation(data)
-    label, gcols = options["label"], options["groups"]
-    cols = [label] + gcols
-    available = list(rel.columns)
-    for name, c in [("label", label), ("id_column", id_column)] + [("groups", g) for g in gcols]:
-        if c not in available:
-            raise ValueError(f"{name} column {c!r} is not in data; columns are {available[:20]}")
-    id_type = str(rel.select(quote_ident(id_column)).types[0]).upper()
-    if not any(t in id_type for t in ("INT",)) or "HUGEINT" in id_type:
-        raise TypeError(f"id_column {id_column!r} must hold integers for the DuckDB engine, got {id_type}")
-    q = [quote_ident(c) for c in cols]
-    qid = quote_ident(id_column)
-    stats = rel.query(
-        "__d",
-        f"SELECT {', '.join(q)}, COUNT(*) AS rows, "
-        f"SUM(CASE WHEN {qid} IS NULL THEN 1 ELSE 0 END) AS null_ids FROM __d GROUP BY ALL",
-    ).df()
-    for c in cols:
-        if stats[c].isna().any():
-            raise ValueError(f"column {c!r} has missing values; drop or fill them before splitting")
-    if int(stats["null_ids"].sum()):
-        raise ValueError(f"id_column {id_column!r} has missing ids")
-    n_ids = int(rel.query("__d", f"SELECT COUNT(DISTINCT {qid}) FROM __d").fetchall()[0][0])
-    if n_ids != int(stats["rows"].sum()):
-        raise ValueError(f"id_column {id_column!r} must hold unique row ids ({n_ids} distinct in {int(stats['rows'].sum())} rows)")
-    cells = stats[cols + ["rows"]].copy()
-    plan = _plan(cells, **options)
-    _emit_warnings(plan, stacklevel=4)
-
-    take = plan.table["test"].to_numpy(np.int64)
-    weight = plan.table["weight"].to_numpy()
-    values = []
-    for row in plan.cells[cols + ["key"]].itertuples(index=False, name=None):
-        k = int(row[-1])
-        w = "NULL" if not np.isfinite(weight[k]) else repr(float(weight[k]))
-        lits = [sql_literal(v) for v in row[:-1]]
-        values.append(f"({', '.join(lits)}, {k}, {int(plan.salts[k])}::UBIGINT, {int(take[k])}, {w}::DOUBLE)")
-    kcols = [f"__c{i}" for i in range(len(cols))]
-    ktable = f"(VALUES {', '.join(values)}) AS __k({', '.join(kcols)}, __key, __salt, __n, __w)"
-    on = " AND ".join(f"__d.{qc} = __k.{kc}" for qc, kc in zip(q, kcols, strict=True))
-    joined = f"(SELECT __d.*, __k.__key, __k.__salt, __k.__n, __k.__w FROM __d JOIN {ktable} ON {on})"
-    ranked = duckdb_rank_sql(qid, "__salt", joined)
-    numbered = (
-        f"SELECT *, ROW_NUMBER() OVER (PARTITION BY __key ORDER BY __rank, {qid}) AS __rn "
-        f"FROM ({ranked})"
-    )
-    drop = "EXCLUDE (__key, __salt, __n, __w, __rank, __rn)"
-    test = rel.query("__d", f"SELECT * {drop} FROM ({numbered}) WHERE __rn <= __n")
-    train = rel.query("__d", f"SELECT * {drop} FROM ({numbered}) WHERE __rn > __n")
-    test_weights = rel.query(
-        "__d", f"SELECT {qid}, __w AS weight FROM ({numbered}) WHERE __rn <= __n"
-    )
-    return _split_result(
-        plan,
-        train=train,
-        test=test,
-        test_weights=test_weights,
-        random_seed=int(options["random_seed"]),
-        engine="duckdb",
-    )
+def _check_missing_cells(cells: pd.DataFrame, columns: list[tuple[str, str]]) -> None:
+    """Refuse missing labels or groups (NaN, None, NA, NULL), naming the column and the rows."""
+    rows = cells["rows"].to_numpy(np.int64)
+    for i, (arg, col) in enumerate(columns):
+        missing = pd.isna(cells[i]).to_numpy(bool)
+        if missing.any():
+            n = int(rows[missing].sum())
+            raise ValueError(
+                f"{arg} column {col!r} has missing values in {n} row{'s' if n != 1 else ''} "
+                "(NaN, None, NA or NULL); drop or fill them before splitting"
+            )
 
 
 # ---------------------------------------------------------------------------
 # scikit-learn splitters
 # ---------------------------------------------------------------------------
 
-try:  # scikit-learn is a dependency, but keep import errors readable
-    from sklearn.model_selection import BaseCrossValidator as _Base
-except ImportError:  # pragma: no cover
-    _Base = object  # type: ignore[assignment,misc]
+
+
+def _check_no_missing(values: np.ndarray, name: str) -> None:
+    missing = int(pd.isna(values).sum())
+    if missing:
+        raise ValueError(f"{name} has {missing} missing values (NaN, None or NA); drop or fill them before splitting")
 
 
 class DualConstraintSplit(_Base):
@@ -924,6 +743,7 @@ class DualConstraintSplit(_Base):
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != n:
             raise ValueError(f"y must be one-dimensional with {n} labels, got shape {y.shape}")
+        _check_no_missing(y, "y")
         index = getattr(X, "index", None)
         if isinstance(index, pd.Index) and len(index) == n and not index.has_duplicates and (
             pd.api.types.is_integer_dtype(index.dtype) or pd.api.types.infer_dtype(index) in ("string", "integer")
@@ -939,6 +759,7 @@ class DualConstraintSplit(_Base):
                 g = g[:, None]
             if g.shape[0] != n:
                 raise ValueError(f"groups must have {n} rows, got {g.shape[0]}")
+            _check_no_missing(g, "groups")
             for j in range(g.shape[1]):
                 frame[f"__g{j}"] = g[:, j]
                 gcols.append(f"__g{j}")

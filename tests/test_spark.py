@@ -118,3 +118,61 @@ def test_split_errors(sdf):
         spark_split(sdf, label="y", id_column="g")
     with pytest.raises(TypeError, match="pyspark.sql.DataFrame"):
         spark_split(pd.DataFrame({"y": [0, 1]}), label="y", id_column="y")
+
+
+def test_internal_and_dotted_names_give_pandas_results(spark):
+    # user columns named like the engine's internals, with dots, spaces and quotes
+    rng = np.random.default_rng(4)
+    n = 400
+    frame = pd.DataFrame({
+        "__key": rng.permutation(n).astype(np.int64) * 13 - 900,   # the id column
+        "a.b": (rng.random(n) < 0.1).astype(np.int64),              # the label
+        "z": rng.choice(["u", "v"], n),                              # the group
+        "__rank": rng.integers(0, 2, n).astype(np.int64),            # the prediction
+        "__test": rng.integers(0, 3, n).astype(np.int64),
+        "w s'": rng.integers(0, 3, n).astype(np.int64),
+        "__cut_rank": rng.integers(0, 3, n).astype(np.int64),
+    })
+    from pyspark.sql import types as T
+
+    schema = T.StructType([T.StructField(c, T.StringType() if c == "z" else T.LongType()) for c in frame.columns])
+    sdf = spark.createDataFrame([tuple(r) for r in frame.itertuples(index=False, name=None)], schema=schema)
+    kw = dict(label="a.b", groups="z", id_column="__key", n_min=10, on_infeasible="degrade")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = dual_constraint_split(frame, **kw)
+        got = dual_constraint_split(sdf, **kw)
+    test = pd.DataFrame([tuple(r) for r in got.test.collect()], columns=got.test.columns)
+    test = test.astype({c: frame[c].dtype for c in frame.columns})
+    assert list(test.columns) == list(frame.columns)  # nothing renamed or overwritten
+    assert sorted(test["__key"]) == sorted(expected.test["__key"])
+    pd.testing.assert_frame_equal(
+        test.sort_values("__key").reset_index(drop=True),
+        expected.test.sort_values("__key").reset_index(drop=True),
+    )
+    # counts: a hand-computed reference of recall per (z, __test)
+    truth, pred = frame["a.b"].to_numpy(), frame["__rank"].to_numpy()
+    ref = pd.DataFrame({"s": ((truth == 1) & (pred == 1)).astype(int), "t": (truth == 1).astype(int)}).groupby(
+        [frame["z"], frame["__test"]]).sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        counts = tabulate(sdf, y_true="a.b", y_pred="__rank", strata=["z", "__test"], metric="recall")
+    assert counts.successes.tolist() == ref["s"].tolist() and counts.trials.tolist() == ref["t"].tolist()
+    assert list(counts.strata.names) == ["z", "__test"]
+
+
+def test_missing_and_mixed_labels_refused_like_pandas(spark):
+    nan_rows = spark.createDataFrame([(1.0, 1, "a"), (float("nan"), 0, "a"), (None, 1, "b"), (0.0, 0, "b")],
+                                     "y double, p long, g string")
+    with pytest.raises(ValueError, match=r"y_true column 'y' has missing labels in 2 rows"):
+        tabulate(nan_rows, y_true="y", y_pred="p", strata="g")
+    mixed = spark.createDataFrame([(1, "1", "a"), (0, "0", None)], "y long, p string, g string")
+    with pytest.raises(ValueError, match=r"y_true column 'y' \(dtype bigint\).*y_pred column 'p' \(dtype string\)"):
+        tabulate(mixed, y_true="y", y_pred="p")
+    with pytest.raises(ValueError, match=r"strata column 'g' has missing values in 1 row\b"):
+        tabulate(mixed, y_true="y", y_pred="y", strata="g")
+    yes_no = spark.createDataFrame([("yes", "yes"), ("yes", "no"), ("no", "no")], "y string, p string")
+    with pytest.raises(ValueError, match=r"metric 'recall' needs pos_label"):
+        tabulate(yes_no, y_true="y", y_pred="p", metric="recall")
+    got = tabulate(yes_no, y_true="y", y_pred="p", metric="recall", pos_label="yes")
+    assert (got.total_successes, got.total_trials) == (1, 2)  # by hand: 1 of 2 true "yes" found

@@ -1,0 +1,206 @@
+"""The keyed row hash of the dual-constraint split, in numpy, DuckDB SQL and Spark SQL.
+
+.. code-block:: text
+
+    mix64(z)   = splitmix64 finalizer:  z ^= z >> 30; z *= 0xBF58476D1CE4E5B9;
+                                        z ^= z >> 27; z *= 0x94D049BB133111EB;
+                                        z ^= z >> 31            (all mod 2**64)
+    fnv1a64(b) = 64-bit FNV-1a of the bytes b
+    salt(key)  = mix64(fnv1a64(key_text) ^ mix64(seed + 0x9E3779B97F4A7C15))
+    rank       = mix64(mix64(id64) ^ salt(key)) >> 1        (63 bits, >= 0)
+
+The SQL builders take every column name they use as an argument, so callers can
+pass names that do not occur among the user's columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+M64 = (1 << 64) - 1
+C1 = 0xBF58476D1CE4E5B9
+C2 = 0x94D049BB133111EB
+GOLDEN = 0x9E3779B97F4A7C15
+FNV_OFFSET = 0xCBF29CE484222325
+FNV_PRIME = 0x100000001B3
+_TWO64 = 1 << 64
+_TWO63 = 1 << 63
+
+
+def mix64_int(z: int) -> int:
+    """splitmix64 finalizer on a Python int (mod 2**64)."""
+    z &= M64
+    z = ((z ^ (z >> 30)) * C1) & M64
+    z = ((z ^ (z >> 27)) * C2) & M64
+    return z ^ (z >> 31)
+
+
+def mix64(z: np.ndarray) -> np.ndarray:
+    """splitmix64 finalizer on a uint64 array (wrapping arithmetic)."""
+    z = np.asarray(z, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(C1)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(C2)
+    return z ^ (z >> np.uint64(31))
+
+
+def fnv1a64_bytes(data: bytes) -> int:
+    """64-bit FNV-1a of ``data``."""
+    h = FNV_OFFSET
+    for b in data:
+        h = ((h ^ b) * FNV_PRIME) & M64
+    return h
+
+
+def fnv1a64_strings(values: Sequence[str]) -> np.ndarray:
+    """FNV-1a 64 of the UTF-8 bytes of each string, vectorised over rows."""
+    encoded = [str(v).encode("utf-8") for v in values]
+    n = len(encoded)
+    h = np.full(n, FNV_OFFSET, dtype=np.uint64)
+    if n == 0:
+        return h
+    lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=n)
+    width = int(lengths.max())
+    if width == 0:
+        return h
+    mat = np.array(encoded, dtype=f"S{width}").view(np.uint8).reshape(n, width)
+    prime = np.uint64(FNV_PRIME)
+    with np.errstate(over="ignore"):
+        for j in range(width):
+            active = lengths > j
+            step = (h ^ mat[:, j].astype(np.uint64)) * prime
+            h = np.where(active, step, h)
+    return h
+
+
+def key_text(key: tuple) -> str:
+    """The key's values as text joined by ``"\\x1f"``."""
+    return "\x1f".join(str(v.item() if isinstance(v, np.generic) else v) for v in key)
+
+
+def key_salt(key: Hashable | tuple, random_seed: int) -> int:
+    """The 64-bit salt of a key (a class, or a class-by-group tuple) for a seed.
+
+    Examples
+    --------
+    >>> key_salt((1,), 0) == key_salt(1, 0) != key_salt((1,), 1)
+    True
+    """
+    key = key if isinstance(key, tuple) else (key,)
+    seed = mix64_int((int(random_seed) + GOLDEN) & M64)
+    return mix64_int(fnv1a64_bytes(key_text(key).encode("utf-8")) ^ seed)
+
+
+def id64(ids: Any) -> tuple[np.ndarray, np.ndarray]:
+    """64-bit id values and an integer tie-break order for row ids (integers or strings)."""
+    ids = pd.Index(ids) if not isinstance(ids, pd.Index) else ids
+    if pd.api.types.is_bool_dtype(ids.dtype):
+        raise TypeError("row ids must be integers or strings, got booleans")
+    if pd.api.types.is_integer_dtype(ids.dtype):
+        if pd.api.types.is_unsigned_integer_dtype(ids.dtype):
+            values = ids.to_numpy(np.uint64)
+            return values, values.view(np.int64) ^ np.int64(-(1 << 63))
+        values = ids.to_numpy(np.int64)
+        return values.view(np.uint64), values
+    inferred = pd.api.types.infer_dtype(ids, skipna=False)
+    if inferred == "integer":
+        values = np.asarray([int(v) for v in ids], dtype=np.int64)
+        return values.view(np.uint64), values
+    if inferred == "string":
+        codes, _ = pd.factorize(ids, sort=True)
+        return fnv1a64_strings(ids), codes.astype(np.int64)
+    raise TypeError(
+        f"row ids must be integers or strings (the index, or id_column), got dtype {ids.dtype} "
+        f"({inferred})"
+    )
+
+
+def rank_of(u: np.ndarray, salts: Any) -> np.ndarray:
+    """The 63-bit keyed rank of 64-bit ids ``u`` under ``salts`` (uint64)."""
+    return (mix64(mix64(u) ^ salts) >> np.uint64(1)).astype(np.int64)
+
+
+def signed64(u: int) -> int:
+    """An unsigned 64-bit integer as the signed integer with the same bits."""
+    u = int(u)
+    return u - _TWO64 if u >= _TWO63 else u
+
+
+# -- DuckDB SQL ------------------------------------------------------------------------------
+
+
+def _duckdb_mul(c: int, z: str) -> str:
+    """SQL for ``z * c mod 2**64`` on UBIGINT ``z`` using 32-bit halves (no overflow, no HUGEINT)."""
+    lo, hi = c & 0xFFFFFFFF, c >> 32
+    zl, zh = f"({z} & 4294967295)", f"({z} >> 32)"
+    p = f"({zl} * {lo}::UBIGINT)"
+    mid = (
+        f"((({zh} * {lo}::UBIGINT) & 4294967295) + (({zl} * {hi}::UBIGINT) & 4294967295) "
+        f"+ ({p} >> 32)) & 4294967295"
+    )
+    return f"((({mid}) << 32) | ({p} & 4294967295))"
+
+
+def _duckdb_mix(z: str) -> list[str]:
+    return [f"xor({z}, {z} >> 30)", _duckdb_mul(C1, z), f"xor({z}, {z} >> 27)", _duckdb_mul(C2, z),
+            f"xor({z}, {z} >> 31)"]
+
+
+def duckdb_rank_sql(id_expr: str, salt_expr: str, source: str, *, z: str = "z", out: str = "__rank") -> str:
+    """DuckDB SQL selecting ``*`` and ``out`` (the keyed rank) from ``source``.
+
+    ``id_expr`` is an integer column, ``salt_expr`` a UBIGINT column of ``source``;
+    ``z`` (a quoted identifier absent from ``source``) holds the intermediate value.
+    """
+    u = (
+        f"(CASE WHEN {id_expr} < 0 THEN 18446744073709551615::UBIGINT - (-({id_expr}::BIGINT + 1))::UBIGINT "
+        f"ELSE {id_expr}::UBIGINT END)"
+    )
+    steps = _duckdb_mix(z) + [f"xor({z}, {salt_expr})"] + _duckdb_mix(z)
+    sql = f"SELECT *, {u} AS {z} FROM {source}"
+    for s in steps:
+        sql = f"SELECT * REPLACE ({s} AS {z}) FROM ({sql})"
+    return f"SELECT * EXCLUDE ({z}), ({z} >> 1)::BIGINT AS {out} FROM ({sql})"
+
+
+# -- Spark SQL -------------------------------------------------------------------------------
+
+
+def _spark_mul(c: int) -> str:
+    """Spark SQL for ``z * c mod 2**64`` on a BIGINT lambda variable ``z`` (two's complement).
+
+    Schoolbook multiplication on 16-bit limbs: every partial product and sum stays
+    below 2**36, so nothing overflows (Spark's ANSI mode raises on BIGINT overflow).
+    """
+    cl = [(c >> (16 * j)) & 0xFFFF for j in range(4)]
+    a = ["(z & 65535)"] + [f"(shiftrightunsigned(z, {16 * i}) & 65535)" for i in (1, 2, 3)]
+
+    def col(k: int) -> str:
+        return " + ".join(f"{a[i]} * {cl[k - i]}" for i in range(k + 1))
+
+    s0, s1, s2, s3 = (f"({col(k)})" for k in range(4))
+    low = f"({s0} + shiftleft({s1} & 65535, 16))"
+    high = f"((shiftright({s1}, 16) + {s2} + shiftleft({s3} & 65535, 16) + shiftright({low}, 32)) & 4294967295)"
+    return f"(shiftleft({high}, 32) | ({low} & 4294967295))"
+
+
+def _spark_mix() -> list[str]:
+    return ["z ^ shiftrightunsigned(z, 30)", _spark_mul(C1), "z ^ shiftrightunsigned(z, 27)",
+            _spark_mul(C2), "z ^ shiftrightunsigned(z, 31)"]
+
+
+def spark_rank_sql(id_expr: str, salt_expr: str) -> str:
+    """Spark SQL for the keyed rank ``mix64(mix64(id) ^ salt) >> 1``.
+
+    Every step is a lambda over the previous value (``transform(array(prev),
+    z -> step)[0]``); the lambda variable ``z`` shadows any column of that name.
+    """
+    steps = _spark_mix() + [f"z ^ {salt_expr}"] + _spark_mix() + ["shiftrightunsigned(z, 1)"]
+    expr = f"CAST({id_expr} AS BIGINT)"
+    for step in steps:
+        expr = f"transform(array({expr}), z -> {step})[0]"
+    return expr
