@@ -4,21 +4,18 @@ The hyperparameters of the hierarchical Beta-binomial model, ``(u, v) = (logit m
 are two-dimensional; :func:`integrate` evaluates an unnormalised log posterior on a regular
 grid over the box holding its mass and returns trapezoid-rule weights (:class:`HyperGrid`).
 
-Two presets find the box:
+The mode is found by damped Newton steps and the curvature there (a finite-difference Hessian)
+sets the initial box (+-7.5 sd). The box is then expanded where the posterior has mass on its
+edge (unless the edge is a bound) and shrunk to the region holding all but a negligible mass
+(each end of each axis may leave out at most 1e-8 of it), and the final grid is evaluated at
+``grid_size`` points per axis. Cells on the grid's edges carry half weight. Two presets:
 
 ``"accurate"``
-    The mode by damped Newton steps, the curvature there (a finite-difference Hessian) sets
-    the initial box (+-7.5 sd); ``grid_size`` 48 points per axis.
+    48 points per axis; a first pass at half that resolution before the final grid.
 ``"fast"``
-    A coarse scan of the whole bounded box, zoomed in (16 x 16 points per stage) on the cells
-    within 16 log units of the best until the region spans a good part of the box; no
-    derivatives; ``grid_size`` 24 points per axis. Used where the posterior is refitted after
+    20 points per axis, and the first pass at that resolution is final when the box already
+    fits the mass (about half the evaluations); used where the posterior is refitted after
     every batch of labels.
-
-Both then run the same adaptive loop: the box is expanded where the posterior has mass on its
-edge (unless the edge is a bound) and shrunk to the region holding all but a negligible mass
-(each end of each axis may leave out at most 1e-8 of it), and the final grid is evaluated
-at ``grid_size`` points per axis. Cells on the grid's edges carry half weight.
 """
 
 from __future__ import annotations
@@ -31,11 +28,9 @@ import numpy as np
 __all__ = ["PRESETS", "HyperGrid", "integrate"]
 
 #: preset name -> points per axis of the final grid
-PRESETS: dict[str, int] = {"fast": 24, "accurate": 48}
+PRESETS: dict[str, int] = {"fast": 20, "accurate": 48}
 
 _TRIM = 1e-8  # mass each end of each axis may leave outside the grid
-_ZOOM_POINTS = 16
-_ZOOM_DROP = 16.0  # log units below the best scanned point that count as holding mass
 
 LogPost = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -59,9 +54,9 @@ class HyperGrid:
     log_evidence : float
         Log of the integral of the unnormalised posterior.
     mode : numpy.ndarray
-        The mode (accurate preset) or best grid point (fast preset).
-    hessian : numpy.ndarray or None
-        Negative Hessian at the mode (accurate preset).
+        The posterior mode.
+    hessian : numpy.ndarray
+        Negative Hessian at the mode.
     edge_mass, top_mass, top_edge : float
         Mass on the grid's edge; mass per unit of ``v`` at the upper bound of ``v`` and the
         mass on that edge (zero unless the grid reaches the bound).
@@ -76,7 +71,7 @@ class HyperGrid:
     dv: float
     log_evidence: float
     mode: np.ndarray
-    hessian: np.ndarray | None
+    hessian: np.ndarray
     edge_mass: float
     top_mass: float
     top_edge: float
@@ -174,30 +169,6 @@ def _curvature_box(mode: np.ndarray, hess: np.ndarray, bmin: np.ndarray, bmax: n
     return np.maximum(mode - 7.5 * sd, bmin), np.minimum(mode + 7.5 * sd, bmax)
 
 
-# -- fast preset: zoomed scans ---------------------------------------------------------------
-def _zoom_box(log_post: LogPost, bmin: np.ndarray, bmax: np.ndarray) -> tuple:
-    """Box around the region within ``_ZOOM_DROP`` of the best point, by zoomed scans."""
-    lo, hi = bmin.copy(), bmax.copy()
-    best = 0.5 * (lo + hi)
-    for _ in range(8):
-        gu = np.linspace(lo[0], hi[0], _ZOOM_POINTS)
-        gv = np.linspace(lo[1], hi[1], _ZOOM_POINTS)
-        lp = _evaluate(log_post, gu, gv)
-        i, j = np.unravel_index(int(np.argmax(lp)), lp.shape)
-        best = np.array([gu[i], gv[j]])
-        good = lp > lp[i, j] - _ZOOM_DROP
-        rows, cols = np.flatnonzero(good.any(axis=1)), np.flatnonzero(good.any(axis=0))
-        first = np.array([rows[0], cols[0]])
-        last = np.array([rows[-1], cols[-1]])
-        step = (hi - lo) / (_ZOOM_POINTS - 1)
-        new_lo = np.maximum(lo + (first - 1) * step, lo)
-        new_hi = np.minimum(lo + (last + 1) * step, hi)
-        if np.all(last - first + 1 >= 0.3 * _ZOOM_POINTS):
-            break
-        lo, hi = new_lo, new_hi
-    return lo, hi, best
-
-
 # -- the shared adaptive loop -----------------------------------------------------------------
 def _trim_ends(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """First and last index per axis outside which each end holds less than ``_TRIM``."""
@@ -289,11 +260,11 @@ def integrate(
     bounds : ((float, float), (float, float))
         Hard bounds of ``u`` and ``v``.
     preset : {"fast", "accurate"}
-        How the box is found and the default resolution (see the module docstring).
+        Resolution and passes (see the module docstring).
     grid_size : int, optional
         Points per axis of the final grid (default: the preset's).
     start_u : float
-        Accurate preset: where the mode search starts on the ``u`` axis.
+        Where the mode search starts on the ``u`` axis.
 
     Returns
     -------
@@ -310,12 +281,11 @@ def integrate(
     m_final = PRESETS[preset] if grid_size is None else int(grid_size)
     bmin = np.array([bounds[0][0], bounds[1][0]], dtype=float)
     bmax = np.array([bounds[0][1], bounds[1][1]], dtype=float)
+    mode, hess = find_mode(log_post, bmin, bmax, start_u)
+    lo, hi = _curvature_box(mode, hess, bmin, bmax)
     if preset == "accurate":
-        mode, hess = find_mode(log_post, bmin, bmax, start_u)
-        lo, hi = _curvature_box(mode, hess, bmin, bmax)
         m_start, final = max(16, m_final // 2), False
     else:
-        lo, hi, mode = _zoom_box(log_post, bmin, bmax)
-        hess, m_start, final = None, m_final, True
+        m_start, final = m_final, True
     gu, gv, lp = _refine(log_post, lo, hi, bmin, bmax, m_start, m_final, final)
     return _finish(gu, gv, lp, bmax[1], mode, hess)

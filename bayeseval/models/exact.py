@@ -21,8 +21,11 @@ found by damped Newton steps, the curvature (a finite-difference Hessian) sets t
 (+-7.5 sd), and the box is expanded where the posterior has mass on its edge and shrunk to the
 region holding all but a negligible mass (each end of each axis may leave out at most 1e-8 of
 the mass), then evaluated at the final resolution (``grid_size`` points per axis, default 48).
-``preset="fast"`` (used by the labelling campaigns, which refit after every batch) finds the
-box by zoomed coarse scans instead and uses 24 points per axis. ``log kappa`` is bounded to
+``preset="fast"`` (used by the labelling campaigns, which refit after every batch) uses 20
+points per axis, skips the half-resolution pass when the first box fits, and computes moments
+and quantiles from the grid points holding all but 1e-5 of the mass (1e-7 for the accurate
+preset); see :mod:`bayeseval._core.grid`.
+``log kappa`` is bounded to
 ``[log 1e-4, log 1e6]``: when the data are consistent with complete pooling the posterior is flat
 toward large kappa and the bound truncates it (reported in ``diagnostics["edge_mass"]``).
 
@@ -63,6 +66,8 @@ V_BOUNDS = (float(np.log(1e-4)), float(np.log(1e6)))
 _EPS_NODES = 8  # quadrature nodes for a prior on the robust model's outlier share
 _TRIM = 1e-8  # mass each end of each axis may leave outside the grid (4e-8 in all)
 _MODELS = ("beta_binomial", "robust")
+#: mass the quadrature of moments and quantiles may drop, per preset
+_QUAD_TRIM = {"accurate": 1e-7, "fast": 1e-5}
 
 
 def prior_offsets(prior_mean: Any, counts: Counts) -> np.ndarray | None:
@@ -123,7 +128,7 @@ class ExactFit:
     prior, model, prior_mean, outlier_prob
         As in :func:`fit_exact`.
     grid_size : int, optional
-        Points per axis of the final grid (default: 48 for the accurate preset, 24 for fast).
+        Points per axis of the final grid (default: 48 for the accurate preset, 20 for fast).
     preset : {"accurate", "fast"}
         How the grid is found (see the module docstring).
 
@@ -521,7 +526,7 @@ class ExactFit:
         """
         if getattr(self, "_quad", None) is not None:
             return self._quad
-        full = self._grid.compact(1e-7)
+        full = self._grid.compact(_QUAD_TRIM[self.preset])
         self._quad = full
         if self.preset == "accurate":
             coarse = self._grid.every_other(1e-7)
