@@ -50,6 +50,7 @@ from scipy.special import betaln, expit, gammaln, logit, logsumexp
 
 from bayeseval._core.grid import PRESETS, integrate
 from bayeseval._core.mixture import BetaMixture
+from bayeseval._core.ppc import Nodes
 from bayeseval._validation import check_positive_int, check_probability
 from bayeseval._warnings import PrecisionLimitedWarning
 from bayeseval.counts import Counts
@@ -671,6 +672,34 @@ class ExactFit:
         for sub in self._pair_chunks():
             out[sub] = self.mixture(sub).outlier_probability()
         return out[self._inverse]
+
+    def predictive_nodes(self, strata: Any = None) -> Nodes:
+        """Population Beta parameters and each stratum's own log likelihood at every grid point.
+
+        The input of the leave-one-out mixed predictive check
+        (:func:`bayeseval._core.ppc.loo_mixed_check`). The robust model with a prior on the
+        outlier share uses its prior mean.
+
+        Parameters
+        ----------
+        strata : array-like of int, optional
+            Positions of the strata to include (default: all).
+
+        Returns
+        -------
+        bayeseval._core.ppc.Nodes
+        """
+        pos = np.arange(len(self._s)) if strata is None else np.asarray(strata, dtype=int)
+        pairs = self._inverse[pos]
+        kappa = np.exp(self.grid_v)[:, None]
+        a = np.maximum(expit(self.grid_u[:, None] + self._po[pairs][None, :]) * kappa, 1e-300)
+        b = np.maximum(kappa - a, 1e-300)
+        ll = betaln(a + self._ps[pairs], b + self._pf[pairs]) - betaln(a, b)
+        eps = 0.0
+        if self.model == "robust":
+            eps = float(self._eps.mean())
+            ll = np.logaddexp(np.log1p(-eps) + ll, np.log(eps) + self._l0[pairs][None, :])
+        return Nodes(self.weights, a, b, ll, eps)
 
     def hyper_moments(self) -> dict[str, float]:
         """Posterior means of mu and kappa from the grid (exact up to the grid)."""
