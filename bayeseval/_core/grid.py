@@ -7,15 +7,20 @@ grid over the box holding its mass and returns trapezoid-rule weights (:class:`H
 The mode is found by damped Newton steps and the curvature there (a finite-difference Hessian)
 sets the initial box (+-7.5 sd). The box is then expanded where the posterior has mass on its
 edge (unless the edge is a bound) and shrunk to the region holding all but a negligible mass
-(each end of each axis may leave out at most 1e-8 of it), and the final grid is evaluated at
+(each end of each axis may leave out at most ``trim`` of it), and the final grid is evaluated at
 ``grid_size`` points per axis. Cells on the grid's edges carry half weight. Two presets:
 
 ``"accurate"``
-    48 points per axis; a first pass at half that resolution before the final grid.
+    48 points per axis; a first pass at half that resolution before the final grid; each end
+    of each axis may leave out 1e-8 of the mass.
 ``"fast"``
     20 points per axis, and the first pass at that resolution is final when the box already
-    fits the mass (about half the evaluations); used where the posterior is refitted after
-    every batch of labels.
+    fits the mass (about half the evaluations); each end of each axis may leave out 1e-5 of
+    the mass. Used where the posterior is refitted after every batch of labels. With few
+    strata the posterior of ``(logit mu, log kappa)`` is a funnel (wide in ``logit mu`` at
+    small ``kappa``, narrow at large ``kappa``); the tighter box resolves its narrow part
+    better (4 strata: the weighted rate's variance within 3% of a 96-point grid, where 48
+    points on the 1e-8 box are 35% off).
 """
 
 from __future__ import annotations
@@ -29,8 +34,9 @@ __all__ = ["PRESETS", "HyperGrid", "integrate"]
 
 #: preset name -> points per axis of the final grid
 PRESETS: dict[str, int] = {"fast": 20, "accurate": 48}
+#: preset name -> mass each end of each axis may leave outside the grid
+_PRESET_TRIM = {"fast": 1e-5, "accurate": 1e-8}
 
-_TRIM = 1e-8  # mass each end of each axis may leave outside the grid
 
 LogPost = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -170,14 +176,14 @@ def _curvature_box(mode: np.ndarray, hess: np.ndarray, bmin: np.ndarray, bmax: n
 
 
 # -- the shared adaptive loop -----------------------------------------------------------------
-def _trim_ends(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """First and last index per axis outside which each end holds less than ``_TRIM``."""
+def _trim_ends(w: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray]:
+    """First and last index per axis outside which each end holds less than ``trim``."""
     m = np.array(w.shape)
     first, last = np.zeros(2, dtype=int), np.zeros(2, dtype=int)
     for d in range(2):
         marg = w.sum(axis=1 - d)
-        first[d] = int(np.argmax(np.cumsum(marg) > _TRIM))
-        last[d] = m[d] - 1 - int(np.argmax(np.cumsum(marg[::-1]) > _TRIM))
+        first[d] = int(np.argmax(np.cumsum(marg) > trim))
+        last[d] = m[d] - 1 - int(np.argmax(np.cumsum(marg[::-1]) > trim))
     return first, last
 
 
@@ -201,13 +207,13 @@ def _adjust(lo, hi, grids, first, last, bmin, bmax) -> tuple:
     return new_lo, new_hi, touched
 
 
-def _refine(log_post, lo, hi, bmin, bmax, m_start, m_final, final) -> tuple:
+def _refine(log_post, lo, hi, bmin, bmax, m_start, m_final, final, trim) -> tuple:
     m = m_start
     for _ in range(12):
         gu, gv = np.linspace(lo[0], hi[0], m), np.linspace(lo[1], hi[1], m)
         lp = _evaluate(log_post, gu, gv)
         w = np.exp(lp - lp.max())
-        first, last = _trim_ends(w / w.sum())
+        first, last = _trim_ends(w / w.sum(), trim)
         new_lo, new_hi, touched = _adjust(lo, hi, (gu, gv), first, last, bmin, bmax)
         if touched:
             lo, hi, final = new_lo, new_hi, False
@@ -250,6 +256,7 @@ def integrate(
     preset: str = "accurate",
     grid_size: int | None = None,
     start_u: float = 0.0,
+    trim: float | None = None,
 ) -> HyperGrid:
     """Integrate ``exp(log_post(u, v))`` on an adaptive grid within ``bounds``.
 
@@ -265,6 +272,8 @@ def integrate(
         Points per axis of the final grid (default: the preset's).
     start_u : float
         Where the mode search starts on the ``u`` axis.
+    trim : float, optional
+        Mass each end of each axis may leave outside the grid (default: the preset's).
 
     Returns
     -------
@@ -279,6 +288,7 @@ def integrate(
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; valid choices are {sorted(PRESETS)}")
     m_final = PRESETS[preset] if grid_size is None else int(grid_size)
+    trim = _PRESET_TRIM[preset] if trim is None else float(trim)
     bmin = np.array([bounds[0][0], bounds[1][0]], dtype=float)
     bmax = np.array([bounds[0][1], bounds[1][1]], dtype=float)
     mode, hess = find_mode(log_post, bmin, bmax, start_u)
@@ -287,5 +297,5 @@ def integrate(
         m_start, final = max(16, m_final // 2), False
     else:
         m_start, final = m_final, True
-    gu, gv, lp = _refine(log_post, lo, hi, bmin, bmax, m_start, m_final, final)
+    gu, gv, lp = _refine(log_post, lo, hi, bmin, bmax, m_start, m_final, final, trim)
     return _finish(gu, gv, lp, bmax[1], mode, hess)

@@ -22,7 +22,8 @@ found by damped Newton steps, the curvature (a finite-difference Hessian) sets t
 region holding all but a negligible mass (each end of each axis may leave out at most 1e-8 of
 the mass), then evaluated at the final resolution (``grid_size`` points per axis, default 48).
 ``preset="fast"`` (used by the labelling campaigns, which refit after every batch) uses 20
-points per axis, skips the half-resolution pass when the first box fits, and computes moments
+points per axis on a box that may leave out 1e-5 of the mass at each end of each axis, skips
+the half-resolution pass when the first box fits, and computes moments
 and quantiles from the grid points holding all but 1e-5 of the mass (1e-7 for the accurate
 preset); see :mod:`bayeseval._core.grid`.
 ``log kappa`` is bounded to
