@@ -296,7 +296,9 @@ class ExactFit:
         chunk = max(1, int(2_000_000 // max(len(self._ps), 1)))
         for i in range(0, u.size, chunk):
             l1 = self._pair_loglik(u[i : i + chunk], v[i : i + chunk])
-            if self.model == "robust":
+            if self.model == "robust" and len(self._eps) == 1:
+                out[i : i + chunk] = self._eps_loglik(l1)[:, 0]
+            elif self.model == "robust":
                 out[i : i + chunk] = logsumexp(self._eps_loglik(l1), axis=1) - np.log(
                     len(self._eps)
                 )
