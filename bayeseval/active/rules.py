@@ -77,10 +77,12 @@ class MixturePosterior:
     ``sum_k weights_k theta_k``; ``weighted(weights, ...)`` gives draws of it (as
     :meth:`bayeseval.models.posterior.Posterior.weighted` does).
 
-    Attributes
+    Parameters
     ----------
     mixture : BetaMixture
+        The rates' posterior, one column per stratum.
     strata : pandas.Index
+        Stratum labels.
     model : str
         ``"beta_binomial"``, ``"robust"`` or ``"independent"``.
     outliers : list
@@ -106,36 +108,110 @@ class MixturePosterior:
     fit_strata: np.ndarray | None = None
 
     def mean(self) -> pd.Series:
-        """Posterior mean of each stratum's rate."""
+        """Posterior mean of each stratum's rate.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum.
+        """
         return pd.Series(self.mixture.mean(), index=self.strata, name="mean")
 
     def var(self) -> pd.Series:
-        """Posterior variance of each stratum's rate."""
+        """Posterior variance of each stratum's rate.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum.
+        """
         return pd.Series(self.mixture.var(), index=self.strata, name="var")
 
     def n_eff(self) -> pd.Series:
-        """Effective sample size ``mean (1 - mean) / var - 1`` of each stratum's posterior."""
+        """Effective sample size ``mean (1 - mean) / var - 1`` of each stratum's posterior.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum (at least 1e-3).
+        """
         mean, var = self.mixture.mean(), self.mixture.var()
         return pd.Series(np.maximum(mean * (1 - mean) / var - 1.0, 1e-3), index=self.strata)
 
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Equal-tailed credible interval of each rate (exact quantiles of the Beta mixture)."""
+        """Equal-tailed credible interval of each rate (exact quantiles of the Beta mixture).
+
+        Parameters
+        ----------
+        level : float
+            Credible level (0.95 = 95%).
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            Lower and upper bounds, one per stratum.
+        """
         return self.mixture.interval(level)
 
     def outlier_probability(self) -> pd.Series:
-        """Posterior probability that each stratum belongs to the wide component (robust model)."""
+        """Posterior probability that each stratum belongs to the wide component.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum (zeros unless the population is robust).
+        """
         return pd.Series(self.mixture.outlier_probability(), index=self.strata, name="outlier_probability")
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """Draws of the rates, shape ``(size, K)`` (grid node, then component, then Beta)."""
+        """Joint draws of the rates (grid node, then component, then Beta).
+
+        Parameters
+        ----------
+        size : int
+            Number of draws.
+        rng : numpy.random.Generator
+            Source of randomness (the rules pass theirs).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(size, K)``.
+        """
         return self.mixture.sample(size, rng)
 
     def weighted_moments(self, weights: Any) -> tuple[float, float]:
-        """Exact mean and variance of ``sum_k weights_k theta_k`` (over the grid)."""
+        """Exact mean and variance of ``sum_k weights_k theta_k`` (over the grid).
+
+        Parameters
+        ----------
+        weights : array-like
+            One weight per stratum (population shares).
+
+        Returns
+        -------
+        (float, float)
+            Mean and variance.
+        """
         return self.mixture.weighted_moments(weights)
 
     def weighted(self, weights: Any, *, draws: int = 4000, random_seed: Any = None) -> np.ndarray:
-        """Draws of ``sum_k weights_k theta_k`` (see :meth:`weighted_moments` for its moments)."""
+        """Draws of ``sum_k weights_k theta_k`` (see :meth:`weighted_moments` for its moments).
+
+        Parameters
+        ----------
+        weights : array-like
+            One weight per stratum (population shares).
+        draws : int
+            Number of draws.
+        random_seed : int or numpy Generator, optional
+            Seed for ``numpy.random.default_rng``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(draws,)``.
+        """
         return self.mixture.weighted_draws(weights, draws, np.random.default_rng(random_seed))
 
 

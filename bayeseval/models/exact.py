@@ -502,6 +502,11 @@ class ExactFit:
     def stratum_mixture(self) -> BetaMixture:
         """The posterior of every stratum's rate as a Beta mixture (one column per stratum).
 
+        Returns
+        -------
+        bayeseval._core.mixture.BetaMixture
+            Columns in the order of the strata.
+
         Examples
         --------
         >>> fit = ExactFit(Counts.from_arrays([2, 5, 2], [40, 50, 40]))
@@ -691,6 +696,7 @@ class ExactFit:
         Returns
         -------
         bayeseval._core.ppc.Nodes
+            Grid weights, population Beta parameters and log likelihoods (grid points x strata).
         """
         pos = np.arange(len(self._s)) if strata is None else np.asarray(strata, dtype=int)
         pairs = self._inverse[pos]

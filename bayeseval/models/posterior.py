@@ -212,7 +212,8 @@ class Posterior:
 
         Returns
         -------
-        numpy.ndarray of shape (n_draws,)
+        numpy.ndarray
+            One value per draw, shape ``(n_draws,)``.
 
         Examples
         --------
