@@ -316,3 +316,17 @@ def test_campaign_check_and_model_check_agree_on_the_planted_outlier():
         warnings.simplefilter("ignore")
         ppc = posterior_predictive_check(fit_hierarchical(s, n, random_seed=0), random_seed=0)
     assert list(np.flatnonzero(flags)) == ppc.outliers == [14]
+
+
+def test_large_predictives_are_sampled_with_a_seed(monkeypatch):
+    # above the tabulation budget the kernel samples 20,000 replicates; against the exact pmf
+    # the lower mid-p has sd <= 0.0036 (allow 0.015)
+    import bayeseval._core.ppc as ppc
+
+    w, a, b = np.array([0.4, 0.6]), np.array([4.0, 9.0]), np.array([40.0, 60.0])
+    exact = ppc.mixture_mid_p(14, 120, w, a, b)
+    monkeypatch.setattr(ppc, "_MAX_CELLS", 10)
+    sampled = ppc.mixture_mid_p(14, 120, w, a, b, rng=np.random.default_rng(3))
+    assert sampled[0] == pytest.approx(exact[0], abs=0.015)
+    assert abs(sampled[2] - exact[2]) <= 1 and abs(sampled[3] - exact[3]) <= 1
+    assert sampled == ppc.mixture_mid_p(14, 120, w, a, b, rng=np.random.default_rng(3))

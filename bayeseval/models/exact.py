@@ -730,8 +730,9 @@ def fit_exact(
     prior_mean: Any = None,
     draws: int = 4000,
     random_seed: Any = None,
-    grid_size: int = 48,
+    grid_size: int | None = None,
     outlier_prob: Any = 0.1,
+    preset: str = "accurate",
 ) -> Posterior:
     """Fit the hierarchical Beta-binomial (or robust) model with the exact grid engine.
 
@@ -749,12 +750,14 @@ def fit_exact(
         Number of posterior draws.
     random_seed : int or numpy Generator, optional
         Seed for ``numpy.random.default_rng``.
-    grid_size : int
-        Points per axis of the final grid (default 48).
+    grid_size : int, optional
+        Points per axis of the final grid (default: 48 for the accurate preset, 20 for fast).
     outlier_prob : float or scipy.stats frozen distribution
         Robust model only: prior probability ``eps`` that a stratum is an outlier, fixed
         (default 0.1), or a prior on it (e.g. ``scipy.stats.beta(1, 9)``), integrated on an
         8-node equal-mass quadrature of that prior.
+    preset : {"accurate", "fast"}
+        Resolution of the grid over ``(logit mu, log kappa)`` (see the module docstring).
 
     Returns
     -------
@@ -776,6 +779,7 @@ def fit_exact(
         prior_mean=prior_mean,
         grid_size=grid_size,
         outlier_prob=outlier_prob,
+        preset=preset,
     )
     rng = np.random.default_rng(random_seed)
     u, v = fit.sample_hyper(draws, rng)
