@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
-from scipy.special import expit, logit
+from scipy.special import betaln, expit, logit
 
+from bayeseval._core.ppc import Nodes, bonferroni_flags, loo_mixed_check, mid_p
 from bayeseval._validation import (
     check_level,
     check_method,
@@ -63,17 +64,6 @@ _INTERVAL_METHODS = ("hierarchical", "wilson", "jeffreys", "clopper_pearson", "w
 
 
 # --------------------------------------------------------------------------------- helpers
-
-
-def _mid_p(rep: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lower mid-p ``P(rep < obs) + 0.5 P(rep == obs)`` and the two-sided p-value.
-
-    ``rep`` has draws along axis 0; ``obs`` broadcasts against ``rep[0]``.
-    """
-    below = np.mean(rep < obs, axis=0)
-    equal = np.mean(rep == obs, axis=0)
-    lower = below + 0.5 * equal
-    return lower, np.minimum(1.0, 2.0 * np.minimum(lower, 1.0 - lower))
 
 
 def _population_theta(posterior: Any, rng: np.random.Generator) -> np.ndarray | None:
@@ -124,29 +114,32 @@ def _global_statistic(name: str, s: np.ndarray, n: np.ndarray) -> np.ndarray:
     return rates.min(axis=1) if name == "min" else rates.max(axis=1)
 
 
-def _refit_without(posterior: Any, k: int, draws: int, seed: int) -> Any:
-    """Refit the exact engine without stratum ``k`` (beta-binomial or robust models)."""
-    from bayeseval.models import fit_hierarchical
+def _loo_nodes(posterior: Any, strata: np.ndarray) -> Nodes | None:
+    """Hyperparameter nodes for the leave-one-out check of ``strata`` (positions).
 
-    c = posterior.counts
-    keep = np.ones(len(c), dtype=bool)
-    keep[k] = False
+    The exact engine's grid when available, else the posterior draws of ``(mu, kappa)``
+    (equal weights); None for models without a Beta population.
+    """
+    if getattr(posterior, "exact", None) is not None:
+        return posterior.exact.predictive_nodes(strata)
+    hyper = posterior.hyper
+    if posterior.model not in ("beta_binomial", "robust") or not {"mu", "kappa"} <= set(hyper):
+        return None
+    s = posterior.counts.successes.to_numpy()[strata].astype(float)
+    f = posterior.counts.trials.to_numpy()[strata] - s
+    lm = logit(np.clip(hyper["mu"], 1e-12, 1 - 1e-12))[:, None]
     offsets = posterior.diagnostics.get("offsets")
-    prior_mean = None
     if offsets is not None:
-        prior_mean = expit(np.asarray(offsets, dtype=float)[keep])
-    sub = Counts.from_arrays(
-        c.successes.to_numpy()[keep], c.trials.to_numpy()[keep], strata=c.strata[keep]
-    )
-    options = {}
-    if posterior.model == "robust" and "outlier_prob" in posterior.diagnostics:
-        options["outlier_prob"] = posterior.diagnostics["outlier_prob"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrecisionLimitedWarning)
-        return fit_hierarchical(
-            sub, engine="exact", model=posterior.model, prior=posterior.prior,
-            prior_mean=prior_mean, draws=draws, random_seed=seed, **options,
-        )
+        lm = lm + np.asarray(offsets, dtype=float)[strata][None, :]
+    kappa = hyper["kappa"][:, None]
+    a = np.maximum(expit(lm) * kappa, 1e-300)
+    b = np.maximum(kappa - a, 1e-300)
+    ll = betaln(a + s, b + f) - betaln(a, b)
+    eps = 0.0
+    if posterior.model == "robust":
+        eps = float(posterior.diagnostics.get("outlier_prob", 0.1))
+        ll = np.logaddexp(np.log1p(-eps) + ll, np.log(eps) + betaln(1.0 + s, 1.0 + f))
+    return Nodes(np.full(kappa.shape[0], 1.0 / kappa.shape[0]), a, b, ll, eps)
 
 
 # ------------------------------------------------------------------- posterior predictive
@@ -202,10 +195,14 @@ def posterior_predictive_check(
     rate from the fitted population, :math:`\tilde\theta_k \sim
     \mathrm{Beta}(\mu_k\kappa, (1-\mu_k)\kappa)` per posterior draw of
     :math:`(\mu, \kappa)`, then :math:`s_k^{rep} \sim \mathrm{Bin}(n_k, \tilde\theta_k)`.
-    The (at most 10) strata with the smallest mixed p-values below 0.5 are re-checked
-    against a refit of the exact engine *without* that stratum (cross-validated mixed
+    The (at most 10) strata with the smallest mixed p-values below 0.5 are re-checked with
+    that stratum left out of the posterior of :math:`(\mu, \kappa)` (cross-validated mixed
     p-value, approximately uniform under the model), so one outlier cannot hide by widening
-    the population it is judged against.
+    the population it is judged against: the hyperparameter nodes (the exact engine's grid
+    points, or the posterior draws of other engines) are reweighted by
+    :math:`1 / p(s_k \mid \mu, \kappa)` and the count is compared with the exact mixture
+    of Beta-binomial distributions they imply (:mod:`bayeseval._core.ppc`, the same kernel
+    the labelling campaigns use).
 
     p-values are two-sided mid-p values for discrete counts,
     :math:`p = 2 \min(P^- , 1 - P^-)` with :math:`P^- = P(s^{rep} < s) + \tfrac12 P(s^{rep} = s)`.
@@ -223,12 +220,12 @@ def posterior_predictive_check(
     statistics : sequence of str
         Global statistics among ``"dispersion"``, ``"min"``, ``"max"``.
     random_seed : int or numpy Generator, optional
-        Seed of the replicates and refits.
+        Seed of the replicates.
     level : float
         Level of the predictive intervals (0.95 = 95%).
     cross_validate : bool
-        Re-check suspicious strata against a refit without them (exact engine;
-        beta-binomial and robust models only).
+        Re-check suspicious strata with their own likelihood left out (beta-binomial and
+        robust models).
 
     Returns
     -------
@@ -263,7 +260,7 @@ def posterior_predictive_check(
     K = int(has.sum())
 
     rep_post = posterior.sample_predictive(random_seed=rng)
-    _, p_post = _mid_p(rep_post, s[None, :])
+    _, p_post = mid_p(rep_post, s[None, :])
     theta_new = _population_theta(posterior, rng)
     if theta_new is None:
         rep = rep_post
@@ -271,43 +268,24 @@ def posterior_predictive_check(
     else:
         rep = rng.binomial(n[None, :], theta_new)
         check = np.full(len(s), "mixed", dtype=object)
-    lower_tail, p_val = _mid_p(rep, s[None, :])
+    lower_tail, p_val = mid_p(rep, s[None, :])
     lo = np.quantile(rep, alpha / 2, axis=0, method="lower")
     hi = np.quantile(rep, 1 - alpha / 2, axis=0, method="higher")
 
-    refit_ok = (
-        cross_validate and theta_new is not None and K >= 3
-        and posterior.model in ("beta_binomial", "robust")
-    )
-    if refit_ok:
+    if cross_validate and theta_new is not None and K >= 3:
         # the most extreme strata (at most 10): an outlier widens the population it is
         # judged against, so its mixed p-value alone may look unremarkable
         suspects = np.flatnonzero(has & (p_val < 0.5))
         suspects = suspects[np.argsort(p_val[suspects], kind="stable")][:10]
-        draws = min(posterior.n_draws, 4000)
-        for k in suspects:
-            sub = _refit_without(posterior, int(k), draws, int(rng.integers(2**31 - 1)))
-            th = _population_theta(sub, rng)
-            if th is None:  # pragma: no cover - the exact engine always stores mu, kappa
-                continue
-            if sub.diagnostics.get("offsets") is not None:
-                # the held-out stratum's own offset relative to the others' centre
-                o = np.asarray(posterior.diagnostics["offsets"], dtype=float)
-                keep = np.arange(len(o)) != k
-                mu = sub.hyper["mu"]
-                mk = expit(logit(mu) + o[k] - o[keep].mean())
-                kap = sub.hyper["kappa"]
-                tk = rng.beta(mk * kap, (1 - mk) * kap)
-            else:
-                tk = th[:, 0]
-            rk = rng.binomial(n[k], tk)
-            lower_tail[k], p_val[k] = (x[0] for x in _mid_p(rk[:, None], np.array([s[k]])))
-            lo[k] = np.quantile(rk, alpha / 2, method="lower")
-            hi[k] = np.quantile(rk, 1 - alpha / 2, method="higher")
-            check[k] = "cross-validated"
+        nodes = _loo_nodes(posterior, suspects) if suspects.size else None
+        if nodes is not None:
+            res = loo_mixed_check(s[suspects], n[suspects], nodes, level=level, rng=rng)
+            lower_tail[suspects], p_val[suspects] = res["lower"], res["p_value"]
+            lo[suspects], hi[suspects] = res["pred_lower"], res["pred_upper"]
+            check[suspects] = "cross-validated"
 
     p_val = np.where(has, p_val, np.nan)
-    flag = has & (p_val < alpha / max(K, 1))
+    flag = bonferroni_flags(np.nan_to_num(p_val, nan=1.0), has, level)
     table = pd.DataFrame(
         {
             "successes": counts.successes,
@@ -326,7 +304,7 @@ def posterior_predictive_check(
     for name in statistics:
         obs = float(_global_statistic(name, s[has], n[has])[0])
         t_rep = _global_statistic(name, rep[:, has], n[has])
-        _, p = _mid_p(t_rep, obs)
+        _, p = mid_p(t_rep, obs)
         rows.append(
             {
                 "statistic": name,

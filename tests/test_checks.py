@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from bayeseval._core.ppc import mid_p as _mid_p
 from bayeseval._warnings import ModelCheckWarning, PrecisionLimitedWarning
 from bayeseval.checks import (
-    _mid_p,
     calibration_study,
     compare_frequentist,
     compare_pooling,

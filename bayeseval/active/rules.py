@@ -3,10 +3,12 @@
 Every rule has the signature ``propose_allocation(state, batch_size, rng) -> pandas.Series``
 (labels to request per stratum, aligned with ``state.strata``). A :class:`RuleState` holds the
 per-stratum counts (successes, trials, labelled, pending, rows still available) and the goal;
-its :attr:`RuleState.posterior` is a :class:`GridPosterior`: the hierarchical Beta-binomial
-posterior of SPEC section 8 on a grid of ``(logit mu, log kappa)``, given which each
-``theta_k`` is ``Beta(alpha_gk + s_k, beta_gk + n_k - s_k)``. Posterior moments of each
-``theta_k`` are mixtures of Beta moments, so no sampling is needed.
+its :attr:`RuleState.posterior` is a :class:`MixturePosterior`: the hierarchical Beta-binomial
+posterior of :mod:`bayeseval.models.exact` on the fast preset of its grid over
+``(logit mu, log kappa)``, given which each ``theta_k`` is
+``Beta(alpha_gk + s_k, beta_gk + n_k - s_k)``. Posterior moments and quantiles of each
+``theta_k`` are those of a mixture of Betas (:mod:`bayeseval._core.mixture`), so no sampling
+is needed.
 
 Preposterior variance
 ---------------------
@@ -21,18 +23,27 @@ is asked for fewer labels. The expected half-width after ``t`` more trials is
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from scipy.special import betainc, betaincinv, betaln, expit, logit
+from scipy.special import betaincinv
+
+from bayeseval._core.mixture import BetaMixture
+from bayeseval._core.ppc import loo_mixed_check
+from bayeseval._validation import check_level, check_probability
+from bayeseval._warnings import PrecisionLimitedWarning
+from bayeseval.counts import Counts
+from bayeseval.models.exact import ExactFit
+from bayeseval.models.priors import resolve_prior
 
 __all__ = [
     "RULES",
     "GridPosterior",
+    "MixturePosterior",
     "RuleState",
     "get_rule",
     "hierarchical_grid",
@@ -54,29 +65,33 @@ __all__ = [
 # the posterior object the rules work on
 # ---------------------------------------------------------------------------------------
 @dataclass
-class GridPosterior:
-    """Posterior of per-stratum rates as a mixture of Betas over a hyperparameter grid.
+class MixturePosterior:
+    """Posterior of the per-stratum rates as a mixture of Betas over a hyperparameter grid.
 
-    ``theta_k | data, grid point g ~ Beta(a[g, k], b[g, k])`` with grid weights ``weights[g]``
-    (normalised). The independent model is the special case of one grid point. For the robust
-    model (:mod:`bayeseval.models.robust`) the conditional posterior is a two-component mixture:
-    ``Beta(a[g, k], b[g, k])`` with probability ``resp[g, k]`` and the wide component's
-    ``Beta(1 + s_k, 1 + n_k - s_k)`` (``a_wide``, ``b_wide``) otherwise.
+    A labelled view of a :class:`bayeseval._core.mixture.BetaMixture` (one column per
+    stratum): ``theta_k | data, grid node g ~ Beta(a[g, k], b[g, k])`` with node weights
+    ``w_g``, and for the robust population a second, wide component (see
+    :mod:`bayeseval.models.robust`). The independent model is the one-node case.
 
-    Attributes
+    ``weighted_moments(weights)`` gives the exact mean and variance of the weighted rate
+    ``sum_k weights_k theta_k``; ``weighted(weights, ...)`` gives draws of it (as
+    :meth:`bayeseval.models.posterior.Posterior.weighted` does).
+
+    Parameters
     ----------
-    weights : numpy.ndarray, shape (G,)
-    a, b : numpy.ndarray, shape (G, K)
-        Posterior Beta parameters of each stratum at each grid point (data included).
+    mixture : BetaMixture
+        The rates' posterior, one column per stratum.
     strata : pandas.Index
+        Stratum labels.
+    model : str
+        ``"beta_binomial"``, ``"robust"`` or ``"independent"``.
     outliers : list
         Strata flagged as outlying (by the predictive check, or with posterior outlier
         probability above 0.5 under the robust model).
-    model : str
-        ``"beta_binomial"``, ``"robust"`` or ``"independent"``.
-    resp, a_wide, b_wide : numpy.ndarray or None
-        Robust model only: probability of the population component per grid point and
-        stratum, and the wide component's Beta parameters per stratum.
+    fit : ExactFit or None
+        The exact engine's grid fit behind the mixture (None for the independent model).
+    fit_strata : numpy.ndarray or None
+        Positions of the strata in ``fit`` (strata modelled without pooling are not in it).
 
     Examples
     --------
@@ -85,80 +100,123 @@ class GridPosterior:
     [0.136, 0.304]
     """
 
-    weights: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
+    mixture: BetaMixture
     strata: pd.Index
-    outliers: list = field(default_factory=list)
     model: str = "beta_binomial"
-    hyper: dict[str, np.ndarray] = field(default_factory=dict)
-    resp: np.ndarray | None = None
-    a_wide: np.ndarray | None = None
-    b_wide: np.ndarray | None = None
-
-    def _component_moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of each theta_k given each grid point, shape (G, K)."""
-        tot = self.a + self.b
-        m = self.a / tot
-        if self.resp is None:
-            return m, m * (1.0 - m) / (tot + 1.0)
-        ex2 = m * (self.a + 1.0) / (tot + 1.0)
-        tw = self.a_wide + self.b_wide
-        m0 = self.a_wide / tw
-        ex2_0 = m0 * (self.a_wide + 1.0) / (tw + 1.0)
-        r = self.resp
-        mean = r * m + (1 - r) * m0
-        second = r * ex2 + (1 - r) * ex2_0
-        return mean, np.maximum(second - mean * mean, 0.0)
-
-    def outlier_probability(self) -> pd.Series:
-        """Posterior probability that each stratum belongs to the wide component (robust model)."""
-        if self.resp is None:
-            return pd.Series(0.0, index=self.strata, name="outlier_probability")
-        return pd.Series(1.0 - self.weights @ self.resp, index=self.strata, name="outlier_probability")
-
-    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
-        """Draws of the rates, shape ``(size, K)`` (grid point, then component, then Beta)."""
-        g = rng.choice(len(self.weights), size=size, p=self.weights)
-        a, b = self.a[g], self.b[g]
-        if self.resp is not None:
-            wide = rng.random(a.shape) >= self.resp[g]
-            a = np.where(wide, self.a_wide[None, :], a)
-            b = np.where(wide, self.b_wide[None, :], b)
-        return rng.beta(a, b)
+    outliers: list = field(default_factory=list)
+    fit: Any = None
+    fit_strata: np.ndarray | None = None
 
     def mean(self) -> pd.Series:
-        """Posterior mean of each stratum's rate."""
-        m, _ = self._component_moments()
-        return pd.Series(self.weights @ m, index=self.strata, name="mean")
+        """Posterior mean of each stratum's rate.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum.
+        """
+        return pd.Series(self.mixture.mean(), index=self.strata, name="mean")
 
     def var(self) -> pd.Series:
-        """Posterior variance of each stratum's rate (law of total variance over the grid)."""
-        m, v = self._component_moments()
-        mean = self.weights @ m
-        second = self.weights @ (v + m * m)
-        return pd.Series(np.maximum(second - mean * mean, 1e-300), index=self.strata, name="var")
+        """Posterior variance of each stratum's rate.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum.
+        """
+        return pd.Series(self.mixture.var(), index=self.strata, name="var")
 
     def n_eff(self) -> pd.Series:
-        """Effective sample size ``mean (1 - mean) / var - 1`` of each stratum's posterior."""
-        mean, var = self.mean().to_numpy(), self.var().to_numpy()
+        """Effective sample size ``mean (1 - mean) / var - 1`` of each stratum's posterior.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum (at least 1e-3).
+        """
+        mean, var = self.mixture.mean(), self.mixture.var()
         return pd.Series(np.maximum(mean * (1 - mean) / var - 1.0, 1e-3), index=self.strata)
 
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Equal-tailed credible interval of each rate (quantiles of the Beta mixture)."""
-        alpha = (1.0 - level) / 2.0
-        q = _mixture_quantiles(self, [alpha, 1.0 - alpha])
-        return q[0], q[1]
+        """Equal-tailed credible interval of each rate (exact quantiles of the Beta mixture).
 
-    def weighted(self, weights: np.ndarray) -> tuple[float, float]:
-        """Mean and variance of ``sum_k weights_k theta_k`` (exact over the grid)."""
-        w = np.asarray(weights, dtype=float)
-        m, v = self._component_moments()
-        cond_mean = m @ w
-        cond_var = v @ (w * w)
-        mean = float(self.weights @ cond_mean)
-        var = float(self.weights @ (cond_var + cond_mean**2) - mean**2)
-        return mean, max(var, 1e-300)
+        Parameters
+        ----------
+        level : float
+            Credible level (0.95 = 95%).
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            Lower and upper bounds, one per stratum.
+        """
+        return self.mixture.interval(level)
+
+    def outlier_probability(self) -> pd.Series:
+        """Posterior probability that each stratum belongs to the wide component.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum (zeros unless the population is robust).
+        """
+        return pd.Series(self.mixture.outlier_probability(), index=self.strata, name="outlier_probability")
+
+    def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Joint draws of the rates (grid node, then component, then Beta).
+
+        Parameters
+        ----------
+        size : int
+            Number of draws.
+        rng : numpy.random.Generator
+            Source of randomness (the rules pass theirs).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(size, K)``.
+        """
+        return self.mixture.sample(size, rng)
+
+    def weighted_moments(self, weights: Any) -> tuple[float, float]:
+        """Exact mean and variance of ``sum_k weights_k theta_k`` (over the grid).
+
+        Parameters
+        ----------
+        weights : array-like
+            One weight per stratum (population shares).
+
+        Returns
+        -------
+        (float, float)
+            Mean and variance.
+        """
+        return self.mixture.weighted_moments(weights)
+
+    def weighted(self, weights: Any, *, draws: int = 4000, random_seed: Any = None) -> np.ndarray:
+        """Draws of ``sum_k weights_k theta_k`` (see :meth:`weighted_moments` for its moments).
+
+        Parameters
+        ----------
+        weights : array-like
+            One weight per stratum (population shares).
+        draws : int
+            Number of draws.
+        random_seed : int or numpy Generator, optional
+            Seed for ``numpy.random.default_rng``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(draws,)``.
+        """
+        return self.mixture.weighted_draws(weights, draws, np.random.default_rng(random_seed))
+
+
+#: Deprecated alias of :class:`MixturePosterior` (the campaign posterior before 0.2).
+GridPosterior = MixturePosterior
 
 
 def _moment_beta(mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -167,87 +225,13 @@ def _moment_beta(mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndar
     return mean * nu, (1 - mean) * nu
 
 
-def _mixture_quantiles(post: GridPosterior, probs: Any, tol: float = 2e-5, max_steps: int = 16) -> np.ndarray:
-    """Quantiles ``probs`` of each stratum's Beta mixture, shape ``(len(probs), K)``.
-
-    Moment-matched Beta start, then safeguarded Newton steps (bisection inside the current
-    bracket when a step leaves it) on the mixture CDF over the grid points that carry the
-    mass, iterating only on the quantiles whose CDF is not yet within ``tol`` of the target.
-    """
-    probs = np.atleast_1d(np.asarray(probs, dtype=float))
-    if len(post.weights) == 1 and post.resp is None:
-        return betaincinv(post.a[0][None, :], post.b[0][None, :], probs[:, None])
-    mean, var = post.mean().to_numpy(), post.var().to_numpy()
-    a0, b0 = _moment_beta(mean, var)
-    k = len(mean)
-    q = betaincinv(a0[None, :], b0[None, :], probs[:, None]).ravel()
-    pr = np.repeat(probs, k)
-    order = np.argsort(post.weights)[::-1]
-    cum = np.cumsum(post.weights[order])
-    keep = order[: min(int(np.searchsorted(cum, 1 - 1e-5)) + 1, 300)]
-    w = post.weights[keep] / post.weights[keep].sum()
-    a_all = np.tile(post.a[keep], (1, len(probs)))
-    b_all = np.tile(post.b[keep], (1, len(probs)))
-    lb_all = betaln(a_all, b_all)
-    robust = post.resp is not None
-    if robust:
-        r_all = np.tile(post.resp[keep], (1, len(probs)))
-        wide_w = 1.0 - w @ r_all  # (2K,) weight of the wide component
-        a0_all = np.tile(post.a_wide, len(probs))
-        b0_all = np.tile(post.b_wide, len(probs))
-        lb0_all = betaln(a0_all, b0_all)
-    lo, hi = np.zeros_like(q), np.ones_like(q)
-    active = np.arange(len(q))
-    for _ in range(max_steps):
-        a, b, lb = a_all[:, active], b_all[:, active], lb_all[:, active]
-        qa = q[active]
-        qc = np.clip(qa, 1e-15, 1 - 1e-15)
-        wr = w[:, None] * r_all[:, active] if robust else w[:, None]
-        cdf = (wr * betainc(a, b, qc)).sum(axis=0)
-        if robust:
-            a0, b0 = a0_all[active], b0_all[active]
-            cdf = cdf + wide_w[active] * betainc(a0, b0, qc)
-        f = cdf - pr[active]
-        conv = np.abs(f) < tol
-        if conv.all():
-            break
-        pdf = (wr * np.exp((a - 1) * np.log(qc) + (b - 1) * np.log1p(-qc) - lb)).sum(axis=0)
-        if robust:
-            pdf = pdf + wide_w[active] * np.exp(
-                (a0 - 1) * np.log(qc) + (b0 - 1) * np.log1p(-qc) - lb0_all[active]
-            )
-        lo[active] = np.where(f < 0, np.maximum(lo[active], qa), lo[active])
-        hi[active] = np.where(f > 0, np.minimum(hi[active], qa), hi[active])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = qa - f / pdf
-        la, ha = lo[active], hi[active]
-        bad = ~np.isfinite(step) | (step <= la) | (step >= ha)
-        q[active] = np.where(conv, qa, np.where(bad, 0.5 * (la + ha), step))
-        active = active[~conv]
-    return q.reshape(len(probs), k)
-
-
 # ---------------------------------------------------------------------------------------
-# fitting: the exact Beta-binomial posterior on a (logit mu, log kappa) grid
+# fitting: the exact engine's fast preset
 # ---------------------------------------------------------------------------------------
-def _log_prior(prior: Any, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-    from bayeseval.models.priors import resolve_prior
-
-    return resolve_prior(prior).log_density(u, v)
-
-
-def _resolve_prior(prior: Any) -> Any:
-    from bayeseval.models.priors import resolve_prior
-
-    return resolve_prior(prior)
-
-
-def _grid_loglik(u, v, s, n, offsets):
-    mu = expit(u[:, None] + offsets[None, :])
-    kappa = np.exp(v)[:, None]
-    a, b = mu * kappa, (1 - mu) * kappa
-    ll = betaln(a + s, b + n - s) - betaln(a, b)
-    return a, b, ll
+def _grid_size(size: Any) -> int | None:
+    if size is None:
+        return None
+    return int(max(np.atleast_1d(size)))
 
 
 def hierarchical_grid(
@@ -260,16 +244,14 @@ def hierarchical_grid(
     model: str = "beta_binomial",
     outlier_prob: float = 0.1,
     exclude: Any = None,
-    size: tuple[int, int] = (20, 16),
-) -> GridPosterior:
-    """The exact Beta-binomial hierarchical posterior on an adaptive 2-D grid.
+    size: Any = None,
+) -> MixturePosterior:
+    """The hierarchical Beta-binomial posterior of the rates on the exact engine's fast grid.
 
-    Stage one scans a wide ``(logit mu, log kappa)`` box, stage two a medium grid on the box
-    holding the mass, stage three the final grid on the refined box. ``model="robust"`` is the
-    two-component population of :mod:`bayeseval.models.robust` (``Beta(mu kappa, (1 - mu)
-    kappa)`` with probability ``1 - outlier_prob``, ``Beta(1, 1)`` otherwise). Strata in
-    ``exclude`` do not inform the hyperparameters and get an independent ``Beta(1 + s, 1 + n
-    - s)`` posterior.
+    :class:`bayeseval.models.exact.ExactFit` with ``preset="fast"`` (see
+    :mod:`bayeseval._core.grid`); ``model="robust"`` is the two-component population of
+    :mod:`bayeseval.models.robust`. Strata in ``exclude`` do not inform the hyperparameters
+    and get an independent ``Beta(1 + s, 1 + n - s)`` posterior.
 
     Parameters
     ----------
@@ -280,20 +262,20 @@ def hierarchical_grid(
     prior : str, dict or Prior
         Hyperprior, see :func:`bayeseval.models.priors.resolve_prior`.
     prior_mean : array-like, optional
-        Prior guesses of each stratum's rate; they shift the strata on the logit scale
-        (``mu_k = expit(logit mu + o_k)``, offsets centred).
+        Prior guesses of each stratum's rate, strictly between 0 and 1; they shift the strata
+        on the logit scale (``mu_k = expit(logit mu + o_k)``, offsets centred).
     model : {"beta_binomial", "robust"}
         Population model.
     outlier_prob : float
         Robust model: prior probability that a stratum is an outlier.
     exclude : array-like of bool, optional
         Strata modelled without pooling.
-    size : (int, int)
-        Grid points in ``logit mu`` and ``log kappa`` per stage.
+    size : int or (int, int), optional
+        Points per axis of the final grid (default 20; of a pair the larger is used).
 
     Returns
     -------
-    GridPosterior
+    MixturePosterior
 
     Examples
     --------
@@ -301,89 +283,44 @@ def hierarchical_grid(
     >>> bool(post.mean().iloc[0] > 1 / 50)  # pooled toward the others
     True
     """
-    s = np.asarray(successes, dtype=float)
-    n = np.asarray(trials, dtype=float)
+    s = np.asarray(successes, dtype=np.int64)
+    n = np.asarray(trials, dtype=np.int64)
     k = len(s)
-    strata = pd.RangeIndex(k) if strata is None else strata
-    offsets = np.zeros(k)
-    if prior_mean is not None:
-        pm = np.clip(np.asarray(prior_mean, dtype=float), 1e-4, 1 - 1e-4)
-        offsets = logit(pm) - logit(pm).mean()
+    strata = pd.RangeIndex(k) if strata is None else pd.Index(strata)
     excl = np.zeros(k, bool) if exclude is None else np.asarray(exclude, bool)
-    prior = _resolve_prior(prior)
-    use = (n > 0) & ~excl
-    su, nu, ou = s[use], n[use], offsets[use]
-
-    robust = model == "robust"
-    if robust:
-        l_wide = betaln(1.0 + su, 1.0 + nu - su)  # wide component, binomial coefficient dropped
-        log_eps, log_1m = np.log(outlier_prob), np.log1p(-outlier_prob)
-
-    def logpost(u, v):
-        lp = _log_prior(prior, u, v)
-        if use.any():
-            _, _, ll = _grid_loglik(u, v, su, nu, ou)
-            if robust:
-                ll = np.logaddexp(log_1m + ll, log_eps + l_wide)
-            lp = lp + ll.sum(axis=1)
-        return lp
-
-    nu_, nv_ = size
-    # stage 1: wide box
-    c1u, c1v = 16, 16
-    u1, v1 = np.meshgrid(np.linspace(-10, 8, c1u), np.linspace(-6, 13.8, c1v), indexing="ij")
-    u1, v1 = u1.ravel(), v1.ravel()
-    lp1 = logpost(u1, v1)
-    good = lp1 > np.nanmax(lp1) - 16.0
-    du, dv = 18 / (c1u - 1), 19.8 / (c1v - 1)
-    ulo, uhi = u1[good].min() - du, u1[good].max() + du
-    vlo, vhi = v1[good].min() - dv, min(v1[good].max() + dv, 13.8)
-    # stage 2: a medium grid on that box, stage 3: the final grid on the box holding the mass
-    u2, v2 = np.meshgrid(np.linspace(ulo, uhi, 12), np.linspace(vlo, vhi, 12), indexing="ij")
-    u2, v2 = u2.ravel(), v2.ravel()
-    lp2 = logpost(u2, v2)
-    good = lp2 > np.nanmax(lp2) - 14.0
-    du, dv = (uhi - ulo) / 11, (vhi - vlo) / 11
-    ulo, uhi = max(u2[good].min() - du, ulo), min(u2[good].max() + du, uhi)
-    vlo, vhi = max(v2[good].min() - dv, vlo), min(v2[good].max() + dv, vhi)
-    u3, v3 = np.meshgrid(np.linspace(ulo, uhi, nu_), np.linspace(vlo, vhi, nv_), indexing="ij")
-    u, v = u3.ravel(), v3.ravel()
-    lp = logpost(u, v)
-    w = np.exp(lp - np.nanmax(lp))
-    w = np.where(np.isfinite(w), w, 0.0)
-    keep = w > 1e-12 * w.max()
-    u, v, w = u[keep], v[keep], w[keep] / w[keep].sum()
-    mu = expit(u[:, None] + offsets[None, :])
-    kappa = np.exp(v)[:, None]
-    a = mu * kappa + s
-    b = (1 - mu) * kappa + (n - s)
+    use = np.flatnonzero(~excl)
+    pm = None if prior_mean is None else np.broadcast_to(np.asarray(prior_mean, dtype=float), (k,))[use]
+    counts = Counts.from_arrays(s[use], n[use], strata=strata[use])
+    with warnings.catch_warnings():
+        # the campaign reports rates; a posterior of kappa truncated at its bound (complete
+        # pooling) does not change them
+        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+        fit = ExactFit(counts, prior=prior, model=model, prior_mean=pm, outlier_prob=outlier_prob,
+                       preset="fast", grid_size=_grid_size(size))
+    mix = fit.stratum_mixture()
     if excl.any():
-        a[:, excl] = 1.0 + s[excl]
-        b[:, excl] = 1.0 + (n - s)[excl]
-    resp = a_wide = b_wide = None
+        mix = _with_unpooled(mix, use, s, n)
     outliers = list(strata[excl])
-    if robust:
-        a_prior, b_prior = a - s, b - (n - s)
-        l_main = betaln(a, b) - betaln(a_prior, b_prior)
-        resp = expit((np.log1p(-outlier_prob) + l_main) - (np.log(outlier_prob) + betaln(1.0 + s, 1.0 + n - s)))
-        resp[:, excl] = 0.0
-        a_wide, b_wide = 1.0 + s, 1.0 + (n - s)
-        outliers = list(strata[(1.0 - w @ resp) > 0.5])
-    return GridPosterior(
-        weights=w,
-        a=a,
-        b=b,
-        strata=strata,
-        outliers=outliers,
-        model="robust" if (robust or excl.any()) else "beta_binomial",
-        hyper={"logit_mu": u, "log_kappa": v, "offsets": offsets},
-        resp=resp,
-        a_wide=a_wide,
-        b_wide=b_wide,
+    if model == "robust":
+        outliers = list(strata[mix.outlier_probability() > 0.5])
+    return MixturePosterior(
+        mixture=mix, strata=strata, model="robust" if (model == "robust" or excl.any()) else model,
+        outliers=outliers, fit=fit, fit_strata=use,
     )
 
 
-def independent_posterior(successes: Any, trials: Any, *, strata: pd.Index | None = None) -> GridPosterior:
+def _with_unpooled(mix: BetaMixture, use: np.ndarray, s: np.ndarray, n: np.ndarray) -> BetaMixture:
+    """Add the strata not in ``use`` as independent ``Beta(1 + s, 1 + n - s)`` columns."""
+    G, k = mix.weights.size, len(s)
+    a, b = np.ones((G, k)), np.ones((G, k))
+    resp = np.zeros((G, k))
+    a[:, use], b[:, use] = mix.a, mix.b
+    resp[:, use] = 1.0 if mix.resp is None else mix.resp
+    a_wide, b_wide = 1.0 + s.astype(float), 1.0 + (n - s).astype(float)
+    return BetaMixture(mix.weights, a, b, resp=resp, a_wide=a_wide, b_wide=b_wide)
+
+
+def independent_posterior(successes: Any, trials: Any, *, strata: pd.Index | None = None) -> MixturePosterior:
     """Independent ``Beta(1 + s_k, 1 + n_k - s_k)`` posteriors (no pooling).
 
     Examples
@@ -394,56 +331,61 @@ def independent_posterior(successes: Any, trials: Any, *, strata: pd.Index | Non
     s = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)
     strata = pd.RangeIndex(len(s)) if strata is None else strata
-    return GridPosterior(
-        weights=np.ones(1), a=(1 + s)[None, :], b=(1 + n - s)[None, :], strata=strata, model="independent"
-    )
+    return MixturePosterior(BetaMixture.single(1 + s, 1 + n - s), strata, model="independent")
 
 
-def outlying_strata(post: GridPosterior, successes: Any, trials: Any, *, alpha: float = 0.01) -> np.ndarray:
+def outlying_strata(
+    post: MixturePosterior, successes: Any, trials: Any, *, level: float = 0.99, alpha: Any = None
+) -> np.ndarray:
     """Flag strata whose count is extreme under the others (leave-one-out predictive check).
 
-    For stratum ``k`` the grid weights are reweighted to leave its own likelihood out; the
-    predictive of ``s_k`` is the Beta-binomial with the moment-matched Beta of the
-    leave-one-out ``theta_k``. A two-sided tail probability below ``alpha / K`` (Bonferroni
-    over the strata with data) flags it.
+    The leave-one-out mixed predictive check of :mod:`bayeseval._core.ppc` (the kernel of
+    :func:`bayeseval.checks.posterior_predictive_check`): for stratum ``k`` the grid nodes are
+    reweighted to leave its own likelihood out, and its count is compared with the exact
+    mixture of Beta-binomial predictives of a fresh rate from the population. A two-sided
+    mid-p value below ``(1 - level) / K`` (Bonferroni over the strata with data) flags it.
+    Only strata more than two predictive sd from the predictive mean are tabulated.
+
+    Parameters
+    ----------
+    post : MixturePosterior
+        A pooled posterior (:func:`hierarchical_grid`).
+    successes, trials : array-like
+        The counts ``post`` was fitted to.
+    level : float
+        Family-wise level (default 0.99: a 1% chance of any false flag under the model).
+    alpha : float, optional
+        Deprecated: ``1 - level``.
 
     Returns
     -------
     numpy.ndarray of bool
+
+    Examples
+    --------
+    >>> s, n = [4, 5, 6, 5, 40], [50, 50, 50, 50, 50]
+    >>> outlying_strata(hierarchical_grid(s, n), s, n).tolist()
+    [False, False, False, False, True]
     """
-    s = np.asarray(successes, dtype=float)
-    n = np.asarray(trials, dtype=float)
-    has = n > 0
+    if alpha is not None:
+        warnings.warn("outlying_strata(alpha=...) is deprecated; pass level=1 - alpha", DeprecationWarning,
+                      stacklevel=2)
+        level = 1.0 - check_probability(alpha, "alpha", open_interval=True)
+    level = check_level(level, "level")
+    s = np.asarray(successes, dtype=np.int64)
+    n = np.asarray(trials, dtype=np.int64)
     flags = np.zeros(len(s), bool)
-    if has.sum() < 3 or len(post.weights) < 2:
+    if post.fit is None or int((n > 0).sum()) < 3:
         return flags
-    # prior Beta parameters per grid point: a - s, b - (n - s)
-    a0 = post.a - s
-    b0 = post.b - (n - s)
-    ll = betaln(post.a, post.b) - betaln(a0, b0)  # log p(s_k | g) up to a constant in g
-    logw = np.log(np.maximum(post.weights, 1e-300))[:, None] - ll
-    logw -= logw.max(axis=0, keepdims=True)
-    wl = np.exp(logw)
-    wl /= wl.sum(axis=0, keepdims=True)
-    m = a0 / (a0 + b0)
-    v = m * (1 - m) / (a0 + b0 + 1)
-    mean = (wl * m).sum(axis=0)
-    var = (wl * (v + m * m)).sum(axis=0) - mean**2
-    pa, pb = _moment_beta(mean, var)
-    # normal screen, then the exact Beta-binomial tails for strata that could be flagged
-    tot = pa + pb
-    pm = n * pa / tot
-    psd = np.sqrt(n * pa * pb * (tot + n) / (tot**2 * (tot + 1)) + 1e-12)
-    screen = has & (np.abs(s - pm) > 2.0 * psd)
-    p = np.ones(len(s))
-    for j in np.flatnonzero(screen):
-        support = np.arange(int(n[j]) + 1)
-        logpmf = stats.betabinom.logpmf(support, n[j], pa[j], pb[j])
-        pmf = np.exp(logpmf - logpmf.max())
-        pmf /= pmf.sum()
-        sj = int(s[j])
-        p[j] = min(1.0, 2 * min(pmf[: sj + 1].sum(), pmf[sj:].sum()))
-    flags = has & (p < alpha / max(int(has.sum()), 1))
+    pos = post.fit_strata
+    fs, fn = post.fit.counts.successes.to_numpy(), post.fit.counts.trials.to_numpy()
+    if s.shape != n.shape or s.shape != (len(post.strata),) or np.any(s[pos] != fs) or np.any(n[pos] != fn):
+        raise ValueError(
+            f"successes and trials must be the counts the posterior was fitted to, got {s.tolist()[:5]} "
+            f"and {n.tolist()[:5]}"
+        )
+    res = loo_mixed_check(s[pos], n[pos], post.fit.predictive_nodes(), level=level, screen=True)
+    flags[pos] = res["flag"]
     return flags
 
 
@@ -572,13 +514,13 @@ class RuleState:
     stop_level: float | None = None
     own_check: float | None = None
     min_data_share: float = 0.0
-    _posterior: GridPosterior | None = field(default=None, repr=False)
+    _posterior: MixturePosterior | None = field(default=None, repr=False)
     _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _stop_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.model != "independent":
-            self.prior = _resolve_prior(self.prior)
+            self.prior = resolve_prior(self.prior)
 
     @classmethod
     def from_counts(
@@ -608,7 +550,7 @@ class RuleState:
 
     # -- derived quantities (cached) ------------------------------------------------------
     @property
-    def posterior(self) -> GridPosterior:
+    def posterior(self) -> MixturePosterior:
         """The current posterior (hierarchical unless ``model="independent"``)."""
         if self._posterior is None:
             self._posterior = fit_state_posterior(self)
@@ -660,7 +602,7 @@ class RuleState:
 
     def overall(self) -> tuple[float, float, float]:
         """Mean and equal-tailed interval of the weighted rate (moment-matched Beta)."""
-        mean, var = self.posterior.weighted(self.weights)
+        mean, var = self.posterior.weighted_moments(self.weights)
         a, b = _moment_beta(np.array([mean]), np.array([var]))
         alpha = (1 - self.level) / 2
         lo, hi = betaincinv(a[0], b[0], np.array([alpha, 1 - alpha]))
@@ -700,7 +642,7 @@ class RuleState:
         self._stop_interval = None
 
 
-def fit_state_posterior(state: RuleState) -> GridPosterior:
+def fit_state_posterior(state: RuleState) -> MixturePosterior:
     """Fit the posterior a state asks for.
 
     ``model="auto"``: the plain Beta-binomial unless the leave-one-out predictive check
@@ -998,7 +940,7 @@ def forecast_labels(state: RuleState) -> pd.Series:
         need_t = np.maximum(neff * (hw / target) ** 2 - neff - t0, 0.0)
         m = np.ceil(need_t / p - 1e-9)
     else:
-        mean, var = post.weighted(state.weights)
+        mean, var = post.weighted_moments(state.weights)
         _, lo, hi = state.overall()
         hw = (hi - lo) / 2
         if hw <= target:

@@ -79,7 +79,8 @@ def fit_hierarchical(
     random_seed : int, optional
         Seed for reproducible draws.
     **engine_options
-        Passed to the engine (exact: ``grid_size``, ``outlier_prob``; PyMC: ``chains``, ``tune``...).
+        Passed to the engine (exact: ``grid_size``, ``outlier_prob``, ``preset``; PyMC: ``chains``,
+        ``tune``...).
 
     Returns
     -------
@@ -129,14 +130,7 @@ def fit_hierarchical(
             random_seed=random_seed,
             **engine_options,
         )
-    try:
-        import pymc  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(
-            "engine='pymc' needs PyMC, which is not installed; install it with "
-            "`pip install pymc`, or use engine='exact'"
-        ) from exc
-    from bayeseval.models.pymc import fit_pymc
+    from bayeseval.models.pymc import fit_pymc  # lazy: PyMC is slow to import
 
     return fit_pymc(
         counts,

@@ -191,8 +191,19 @@ class Posterior:
             return labels.index(stratum)
         raise ValueError(f"unknown stratum {stratum!r}; strata are {list(index[:10])}")
 
+    def _population_weights(self, weights: Any) -> np.ndarray:
+        if weights is None:
+            if self._counts.weights is None:
+                raise ValueError(
+                    "weights is None and the counts carry no population shares; pass weights"
+                )
+            return self._counts.weights.to_numpy()
+        return check_weights(weights, self.strata)
+
     def weighted(self, weights: Any = None) -> np.ndarray:
         """Draws of the population-weighted rate ``sum_k pi_k theta_k``.
+
+        :meth:`weighted_moments` gives its mean and variance (exact with the exact engine).
 
         Parameters
         ----------
@@ -201,7 +212,8 @@ class Posterior:
 
         Returns
         -------
-        numpy.ndarray of shape (n_draws,)
+        numpy.ndarray
+            One value per draw, shape ``(n_draws,)``.
 
         Examples
         --------
@@ -210,15 +222,38 @@ class Posterior:
         >>> post.weighted([0.5, 0.5]).shape
         (500,)
         """
-        if weights is None:
-            if self._counts.weights is None:
-                raise ValueError(
-                    "weights is None and the counts carry no population shares; pass weights"
-                )
-            w = self._counts.weights.to_numpy()
-        else:
-            w = check_weights(weights, self.strata)
-        return self.theta @ w
+        return self.theta @ self._population_weights(weights)
+
+    def weighted_moments(self, weights: Any = None) -> tuple[float, float]:
+        """Mean and variance of the population-weighted rate ``sum_k pi_k theta_k``.
+
+        With the exact engine they are computed exactly from the Beta mixture over the grid
+        (given the hyperparameters the rates are independent; law of total variance), else
+        from the draws of :meth:`weighted`.
+
+        Parameters
+        ----------
+        weights : array-like, dict or Series, optional
+            Population shares ``pi_k`` (summing to 1); defaults to ``counts.weights``.
+
+        Returns
+        -------
+        (float, float)
+            Mean and variance.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 5], [40, 50], random_seed=0, draws=500)
+        >>> mean, var = post.weighted_moments([0.5, 0.5])
+        >>> bool(0.04 < mean < 0.12 and var > 0)
+        True
+        """
+        w = self._population_weights(weights)
+        if self.exact is not None and hasattr(self.exact, "stratum_mixture"):
+            return self.exact.stratum_mixture().weighted_moments(w)
+        d = self.theta @ w
+        return float(d.mean()), float(d.var(ddof=1))
 
     def gap(self, a: Hashable, b: Hashable) -> np.ndarray:
         """Draws of the gap ``theta_a - theta_b`` between two strata.
