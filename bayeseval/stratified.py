@@ -1,15 +1,17 @@
 r"""Stratified (population-weighted) estimates, row reweighting and clustered rows.
 
-SPEC section 1: with population shares :math:`\pi_k` and per-stratum rates
-:math:`\hat r_k = s_k / n_k`, the population risk is estimated by
-:math:`\hat R = \sum_k \pi_k \hat r_k`, whose variance is
-:math:`\sum_k \pi_k^2 r_k (1 - r_k) / n_k`. The pooled rate of the sample is a
-different estimand (the risk at the test set's composition); results show it
-beside the weighted estimate.
+With population shares :math:`\pi_k` and per-stratum rates :math:`\hat r_k = s_k / n_k`, the
+population risk is estimated by :math:`\hat R = \sum_k \pi_k \hat r_k`, whose variance is
+:math:`\sum_k \pi_k^2 r_k (1 - r_k) / n_k` (the stratified estimator of a mean; Cochran 1977,
+*Sampling Techniques*, 3rd ed., section 5.3). The pooled rate of the sample is a different
+estimand (the risk at the test set's composition); results show it beside the weighted
+estimate. Rows that come in clusters (documents, customers, videos) go to
+:func:`clustered_risk`, which gives a cluster-robust SE and the design effect.
 """
 
 from __future__ import annotations
 
+import html
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +21,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval._core.binomial import binomial_bounds, normalise_method
+from bayeseval._core.results import stores_table
+from bayeseval._results import Result
 from bayeseval._validation import (
     _short,
     align_by_label,
@@ -28,22 +33,29 @@ from bayeseval._validation import (
     check_weights,
     missing_mask,
 )
-from bayeseval._warnings import EmptyStratumWarning, ReweightingWarning, ZeroVarianceWarning
+from bayeseval._warnings import (
+    BayesevalDeprecationWarning,
+    EmptyStratumWarning,
+    ReweightingWarning,
+    ZeroVarianceWarning,
+)
 from bayeseval.counts import Counts, as_counts
-from bayeseval.intervals import _bounds, _normalise_method, proportion_ci
+from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import Metric, get_metric
 
 __all__ = [
     "StratifiedRisk",
     "stratified_risk",
+    "clustered_risk",
     "reweight",
     "weighted_metric",
     "ReweightedMetrics",
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class StratifiedRisk:
+@stores_table
+@dataclass(frozen=True, eq=False, repr=False)
+class StratifiedRisk(Result):
     r"""A population-weighted risk with its uncertainty and the per-stratum table.
 
     Attributes
@@ -51,8 +63,8 @@ class StratifiedRisk:
     estimate : float
         :math:`\hat R = \sum_k \pi_k \hat r_k`, the population estimate.
     se : float
-        Its standard error: the plug-in :math:`\sqrt{\sum_k \pi_k^2 \hat r_k(1-\hat r_k)/n_k}`
-        (SPEC section 1), or the cluster-robust SE when clusters were given.
+        Its standard error: the plug-in :math:`\sqrt{\sum_k \pi_k^2 \hat r_k(1-\hat r_k)/n_k}`,
+        or the cluster-robust SE for :func:`clustered_risk`.
         Strata whose rate is 0 or 1 contribute 0 here (see ``se_interval``).
     se_interval : float
         The SE the interval uses: ``se`` with every stratum whose rate is 0 or 1
@@ -73,16 +85,20 @@ class StratifiedRisk:
         Per stratum: successes, trials, rate, se, lower, upper (the ``method``
         interval), weight, sample_share, contribution (weight x rate) and, with
         clusters, n_clusters and design_effect.
-    design_effect : float or None
-        Cluster-robust variance / independent-rows variance, when clusters were given.
+    level : float
+        Interval level.
+    method : str
+        The per-stratum interval method.
     se_independent : float
         The plug-in SE assuming independent rows (equals ``se`` without clusters).
+    design_effect : float or None
+        Cluster-robust variance / independent-rows variance, when clusters were given.
     n_clusters : int or None
         Number of clusters, when given.
     zero_variance : list
         Strata (with positive weight) whose observed rate is 0 or 1.
-    level, method : float, str
-        Interval level and the per-stratum interval method.
+    metric : str or None
+        Name of the metric the counts measure, when known.
     """
 
     estimate: float
@@ -90,7 +106,7 @@ class StratifiedRisk:
     se_interval: float
     ci: tuple[float, float]
     unweighted: float
-    table: pd.DataFrame
+    table: pd.DataFrame = field()  # explicit: the inherited ``Result.table`` is no default
     level: float
     method: str
     se_independent: float
@@ -114,6 +130,12 @@ class StratifiedRisk:
 
         The unweighted row's SE and interval treat the pooled rows as one
         binomial sample (Wilson interval), for comparison only.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``estimand`` (``reweighted``, ``unweighted``), with columns
+            ``estimate, se, lower, upper``.
         """
         s = int(self.table["successes"].sum())
         n = int(self.table["trials"].sum())
@@ -163,69 +185,297 @@ class StratifiedRisk:
 
     def _repr_html_(self) -> str:
         head = (
-            f"<p><b>Population-weighted {self.metric or 'risk'}</b>: {self.estimate:.4f} "
-            f"(SE {self.se:.4f}; {100 * self.level:g}% CI {self.ci[0]:.4f} to {self.ci[1]:.4f}). "
-            f"Unweighted pooled rate {self.unweighted:.4f} describes the test set's composition.</p>"
+            f"<p><b>Population-weighted {html.escape(str(self.metric or 'risk'))}</b>: "
+            f"{self.estimate:.4f} (SE {self.se:.4f}; {100 * self.level:g}% CI "
+            f"{self.ci[0]:.4f} to {self.ci[1]:.4f}). Unweighted pooled rate "
+            f"{self.unweighted:.4f} describes the test set's composition.</p>"
         )
-        return head + self.table.to_html(float_format=lambda v: f"{v:.4f}")
+        return head + self.table.to_html(float_format=lambda v: f"{v:.4f}", escape=True)
 
 
-def _row_counts(
-    successes: Any, trials: Any, strata: Any, cluster: Any
-) -> tuple[Counts, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Validate row-level data; return Counts and per-row (y, t, stratum code, cluster code)."""
-    successes, trials, strata, cluster = align_by_label(
-        ("successes", successes), ("trials", trials), ("strata", strata), ("cluster", cluster)
+# -- clustered rows: validation ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ClusterRows:
+    """Per-row outcomes, trial indicators, stratum codes and cluster codes of clustered rows."""
+
+    y: np.ndarray
+    t: np.ndarray
+    codes: np.ndarray
+    ccodes: np.ndarray
+    n_clusters: int
+
+
+def _binary_rows(arr: Any, name: str, n_rows: int) -> np.ndarray:
+    a = np.asarray(arr.to_numpy() if isinstance(arr, pd.Series) else arr)
+    if a.shape != (n_rows,):
+        raise ValueError(f"{name} must have one value per row ({n_rows}), got shape {a.shape}")
+    try:
+        f = a.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be 0/1 per row, got {_short(a)}") from exc
+    if not np.all(np.isin(f, (0.0, 1.0))):
+        raise ValueError(f"{name} must be 0/1 (or boolean) per row when rows are clustered, got {_short(a)}")
+    return f
+
+
+def _row_labels(values: Any, name: str, n_rows: int, what: str) -> np.ndarray:
+    arr = as_row_array(values)
+    if arr.shape != (n_rows,):
+        raise ValueError(f"{name} must give one {what} per row ({n_rows}), got shape {arr.shape}")
+    return arr
+
+
+def _row_strata(strata: Any, n_rows: int) -> tuple[np.ndarray, pd.Index]:
+    if strata is None:
+        return np.zeros(n_rows, dtype=np.int64), pd.Index(["all"], name="stratum")
+    codes, uniq = pd.factorize(_row_labels(strata, "strata", n_rows, "label"), sort=True)
+    if np.any(codes < 0):
+        raise ValueError("strata has missing labels; every row needs a stratum")
+    return codes, pd.Index(uniq, name=getattr(strata, "name", None) or "stratum")
+
+
+def _row_counts(outcomes: Any, trials: Any, strata: Any, cluster: Any, name: str) -> tuple[Counts, _ClusterRows]:
+    """Validate clustered row-level data; return the per-stratum Counts and the rows."""
+    outcomes, trials, strata, cluster = align_by_label(
+        (name, outcomes), ("trials", trials), ("strata", strata), ("cluster", cluster)
     )
-    for name, value in (("successes", successes), ("trials", trials), ("strata", strata), ("cluster", cluster)):
+    for label, value in ((name, outcomes), ("trials", trials), ("strata", strata), ("cluster", cluster)):
         if value is not None and np.ndim(value) == 1:
-            check_no_missing(value, name, hint="every row needs a value; drop or fill them first")
-    y = np.asarray(successes.to_numpy() if isinstance(successes, pd.Series) else successes)
+            check_no_missing(value, label, hint="every row needs a value; drop or fill them first")
+    y = np.asarray(outcomes.to_numpy() if isinstance(outcomes, pd.Series) else outcomes)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(
-            f"with cluster=, successes must be a non-empty 1-D array of per-row 0/1 outcomes, got shape {y.shape}"
+            f"{name} must be a non-empty 1-D array of per-row 0/1 outcomes, got shape {y.shape}"
         )
     n_rows = y.size
-
-    def _binary(arr: Any, name: str) -> np.ndarray:
-        a = np.asarray(arr.to_numpy() if isinstance(arr, pd.Series) else arr)
-        if a.shape != (n_rows,):
-            raise ValueError(f"{name} must have one value per row ({n_rows}), got shape {a.shape}")
-        try:
-            f = a.astype(float)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be 0/1 per row, got {_short(a)}") from exc
-        if not np.all(np.isin(f, (0.0, 1.0))):
-            raise ValueError(f"{name} must be 0/1 (or boolean) per row when cluster is given, got {_short(a)}")
-        return f
-
-    yf = _binary(y, "successes")
-    tf = np.ones(n_rows) if trials is None else _binary(trials, "trials")
+    yf = _binary_rows(y, name, n_rows)
+    tf = np.ones(n_rows) if trials is None else _binary_rows(trials, "trials", n_rows)
     if np.any(yf > tf):
         i = int(np.flatnonzero(yf > tf)[0])
-        raise ValueError(f"successes must imply trials: row {i} is a success but not a trial")
-    cl = as_row_array(cluster)
-    if cl.shape != (n_rows,):
-        raise ValueError(f"cluster must give one id per row ({n_rows}), got shape {cl.shape}")
-    ccodes, cuniq = pd.factorize(cl)
+        raise ValueError(f"{name} must imply trials: row {i} is a success but not a trial")
+    ccodes, cuniq = pd.factorize(_row_labels(cluster, "cluster", n_rows, "id"))
     if np.any(ccodes < 0):
         raise ValueError("cluster has missing ids; every row needs a cluster")
-    if strata is None:
-        codes = np.zeros(n_rows, dtype=np.int64)
-        labels = pd.Index(["all"], name="stratum")
-    else:
-        st = as_row_array(strata)
-        if st.shape != (n_rows,):
-            raise ValueError(f"strata must give one label per row ({n_rows}), got shape {st.shape}")
-        codes, uniq = pd.factorize(st, sort=True)
-        if np.any(codes < 0):
-            raise ValueError("strata has missing labels; every row needs a stratum")
-        labels = pd.Index(uniq, name=getattr(strata, "name", None) or "stratum")
-    k = len(labels)
-    s = np.bincount(codes, weights=yf, minlength=k).astype(np.int64)
-    n = np.bincount(codes, weights=tf, minlength=k).astype(np.int64)
+    codes, labels = _row_strata(strata, n_rows)
+    s = np.bincount(codes, weights=yf, minlength=len(labels)).astype(np.int64)
+    n = np.bincount(codes, weights=tf, minlength=len(labels)).astype(np.int64)
     counts = Counts(pd.Series(s, index=labels), pd.Series(n, index=labels))
-    return counts, yf, tf, codes, ccodes, len(cuniq)
+    return counts, _ClusterRows(yf, tf, codes, ccodes, len(cuniq))
+
+
+# -- the estimate in sections ------------------------------------------------------------------
+
+
+def _resolve_weights(weights: Any, counts: Counts) -> np.ndarray:
+    labels = counts.strata
+    if weights is None:
+        if counts.weights is not None:
+            return counts.weights.to_numpy()
+        if len(labels) == 1:
+            return np.ones(1)
+        raise ValueError(
+            "weights are required: give the population share of each of the "
+            f"{len(labels)} strata {list(labels[:5])} (they must sum to 1)"
+        )
+    if isinstance(weights, Mapping):
+        weights = pd.Series(dict(weights), dtype=float)
+    return check_weights(weights, labels)
+
+
+@dataclass(frozen=True)
+class _Strata:
+    """Per-stratum quantities of the estimate."""
+
+    labels: pd.Index
+    w: np.ndarray
+    s: np.ndarray
+    n: np.ndarray
+    r: np.ndarray  # rate, NaN without trials
+    v: np.ndarray  # plug-in variance of the rate, NaN without trials
+
+    @property
+    def has(self) -> np.ndarray:
+        return self.n > 0
+
+    @property
+    def used(self) -> np.ndarray:
+        return self.w > 0
+
+
+def _strata(counts: Counts, w: np.ndarray) -> _Strata:
+    s = counts.successes.to_numpy().astype(float)
+    n = counts.trials.to_numpy().astype(float)
+    has = n > 0
+    n_safe = np.where(has, n, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(has, s / n_safe, np.nan)
+        v = np.where(has, r * (1 - r) / n_safe, np.nan)
+    return _Strata(counts.strata, w, s, n, r, v)
+
+
+def _warn_empty(st: _Strata, stacklevel: int) -> None:
+    empty_used = st.used & ~st.has
+    if np.any(empty_used):
+        warnings.warn(
+            f"strata {list(st.labels[empty_used][:5])} have positive population share but no trials: "
+            "the weighted risk is undefined (NaN); label rows there or merge strata",
+            EmptyStratumWarning,
+            stacklevel=stacklevel + 1,
+        )
+    elif np.any(~st.has):
+        warnings.warn(
+            f"strata {list(st.labels[~st.has][:5])} have no trials (their weight is 0, so the estimate is defined)",
+            EmptyStratumWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _zero_variance_floor(st: _Strata, z: float, stacklevel: int) -> tuple[list, float, float]:
+    """Strata with rate 0 or 1: their labels, the Agresti-Coull variance added and centre shift."""
+    degenerate = st.used & st.has & ((st.s == 0) | (st.s == st.n))
+    zero_var = list(st.labels[degenerate])
+    if zero_var:
+        warnings.warn(
+            f"strata {zero_var[:5]} have an observed rate of exactly 0 or 1: their plug-in SE is 0, "
+            "which is not certainty. The reported interval gives them the Agresti-Coull "
+            "(Wilson-adjusted) variance instead of 0",
+            ZeroVarianceWarning,
+            stacklevel=stacklevel + 1,
+        )
+    n_adj = st.n + z * z
+    r_adj = (st.s + z * z / 2) / n_adj
+    v_floor = float(np.sum(np.where(degenerate, st.w**2 * r_adj * (1 - r_adj) / n_adj, 0.0)))
+    # interval centre: the Agresti-Coull-adjusted rate for the degenerate strata
+    centre_shift = float(np.sum(np.where(degenerate, st.w * (r_adj - np.nan_to_num(st.r)), 0.0)))
+    return zero_var, v_floor, centre_shift
+
+
+@dataclass(frozen=True)
+class _ClusterVariance:
+    var: float
+    design_effect: float
+    clusters_k: np.ndarray
+    deff_k: np.ndarray
+
+
+def _cluster_variance(st: _Strata, rows: _ClusterRows, var_ind: float) -> _ClusterVariance:
+    """Linearisation (ratio-estimator) sandwich variance, overall and per stratum."""
+    g, codes, ccodes = rows.n_clusters, rows.codes, rows.ccodes
+    ri = np.nan_to_num(st.r)[codes]
+    ni = np.where(st.has, st.n, 1.0)[codes]
+    resid = rows.y - ri * rows.t  # per-row residual of the stratum ratio estimator
+    e_c = np.bincount(ccodes, weights=st.w[codes] * resid / ni, minlength=g)
+    var = float(g / (g - 1) * np.sum(e_c**2)) if g > 1 else float("nan")
+    design_effect = var / var_ind if var_ind > 0 else float("nan")
+    k_strata = len(st.labels)
+    clusters_k = np.zeros(k_strata, dtype=np.int64)
+    deff_k = np.full(k_strata, np.nan)
+    for k in range(k_strata):
+        in_k = codes == k
+        cc, cidx = np.unique(ccodes[in_k], return_inverse=True)
+        gk = clusters_k[k] = len(cc)
+        if gk > 1 and st.has[k] and st.v[k] > 0:
+            tot = np.bincount(cidx, weights=resid[in_k], minlength=gk)
+            deff_k[k] = gk / (gk - 1) * np.sum(tot**2) / st.n[k] ** 2 / st.v[k]
+    return _ClusterVariance(var, design_effect, clusters_k, deff_k)
+
+
+def _interval(
+    st: _Strata, estimate: float, se_interval: float, centre_shift: float, z: float,
+    lo_k: np.ndarray, hi_k: np.ndarray, clustered: bool,
+) -> tuple[float, float]:
+    if np.isnan(estimate):
+        return float("nan"), float("nan")
+    if np.sum(st.used) == 1 and not clustered:
+        k = int(np.flatnonzero(st.used)[0])
+        return float(lo_k[k]), float(hi_k[k])
+    centre = estimate + centre_shift
+    return (
+        float(np.clip(min(centre - z * se_interval, estimate), 0.0, 1.0)),
+        float(np.clip(max(centre + z * se_interval, estimate), 0.0, 1.0)),
+    )
+
+
+def _stratum_table(
+    counts: Counts, st: _Strata, contribution: np.ndarray, lo_k: np.ndarray, hi_k: np.ndarray,
+    cv: _ClusterVariance | None,
+) -> pd.DataFrame:
+    total = st.n.sum()
+    table = pd.DataFrame(
+        {
+            "successes": counts.successes.to_numpy(),
+            "trials": counts.trials.to_numpy(),
+            "rate": st.r,
+            "se": np.sqrt(st.v),
+            "lower": lo_k,
+            "upper": hi_k,
+            "weight": st.w,
+            "sample_share": st.n / total if total > 0 else np.full(len(st.n), np.nan),
+            "contribution": contribution,
+        },
+        index=st.labels,
+    )
+    if cv is not None:
+        table["se"] = np.sqrt(st.v * np.nan_to_num(cv.deff_k, nan=1.0))
+        table["n_clusters"] = cv.clusters_k
+        table["design_effect"] = cv.deff_k
+    return table
+
+
+def _sqrt(var: float) -> float:
+    return float(np.sqrt(var)) if np.isfinite(var) else float("nan")
+
+
+def _estimate(
+    counts: Counts, weights: Any, level: float, method: str, rows: _ClusterRows | None,
+    stacklevel: int,
+) -> StratifiedRisk:
+    """The weighted risk, its SE and interval, with or without clustered rows."""
+    st = _strata(counts, _resolve_weights(weights, counts))
+    _warn_empty(st, stacklevel + 1)
+    empty_used = bool(np.any(st.used & ~st.has))
+    contribution = np.where(st.used, st.w * np.nan_to_num(st.r), 0.0)
+    contribution = np.where(st.used & ~st.has, np.nan, contribution)
+    estimate = float("nan") if empty_used else float(np.sum(contribution))
+    var_ind = float("nan") if empty_used else float(np.sum(np.where(st.used & st.has, st.w**2 * st.v, 0.0)))
+    z = float(stats.norm.isf((1 - level) / 2))
+    zero_var, v_floor, centre_shift = _zero_variance_floor(st, z, stacklevel + 1)
+
+    cv = None if rows is None else _cluster_variance(st, rows, var_ind)
+    var = var_ind if cv is None else cv.var
+    n_eff = st.n
+    if cv is not None:
+        deff = cv.deff_k
+        n_eff = np.where(np.isfinite(deff) & (deff > 0), st.n / np.where(deff > 0, deff, 1), st.n)
+    se_interval = _sqrt(var + v_floor)
+    lo_k = np.full(len(st.labels), np.nan)
+    hi_k = np.full(len(st.labels), np.nan)
+    has = st.has
+    if np.any(has):
+        lo_k[has], hi_k[has] = binomial_bounds(
+            st.s[has] * n_eff[has] / st.n[has], n_eff[has], 1 - level, method
+        )
+    total = st.n.sum()
+    return StratifiedRisk(
+        estimate=estimate,
+        se=_sqrt(var),
+        se_interval=se_interval,
+        ci=_interval(st, estimate, se_interval, centre_shift, z, lo_k, hi_k, cv is not None),
+        unweighted=float(st.s.sum() / total) if total > 0 else float("nan"),
+        table=_stratum_table(counts, st, contribution, lo_k, hi_k, cv),
+        level=level,
+        method=method,
+        se_independent=_sqrt(var_ind),
+        design_effect=None if cv is None else cv.design_effect,
+        n_clusters=None if rows is None else rows.n_clusters,
+        zero_variance=zero_var,
+        metric=counts.metric,
+    )
+
+
+# -- public entry points -----------------------------------------------------------------------
 
 
 def stratified_risk(
@@ -244,10 +494,8 @@ def stratified_risk(
     ----------
     successes : array-like, Series or Counts
         Successes per stratum (e.g. errors), or a :class:`~bayeseval.Counts`.
-        With ``cluster``: one 0/1 outcome per *row* instead.
     trials : array-like or Series, optional
-        Trials per stratum (omit when passing Counts). With ``cluster``: an
-        optional 0/1 trial indicator per row (default: every row is a trial).
+        Trials per stratum (omit when passing Counts).
     weights : dict, Series or sequence, optional
         Population shares :math:`\pi_k`, keyed by stratum or in stratum order;
         they must sum to 1 (tolerance 1e-9) and match the strata. Defaults to
@@ -258,21 +506,24 @@ def stratified_risk(
         Interval method for the per-stratum bounds in ``table``
         (see :func:`~bayeseval.proportion_ci`).
     strata : sequence, optional
-        Stratum labels (per stratum; with ``cluster``, one per row).
+        Stratum labels, one per stratum.
     cluster : array-like, optional
-        Cluster id of each row (document, customer, video). Rows of a cluster
-        are dependent: ``se`` becomes the cluster-robust SE and the result
-        reports the design effect.
+        Deprecated: clustered rows have their own entry point,
+        :func:`clustered_risk`. Given here, ``successes`` (and ``trials``) are
+        read as per-row 0/1 outcomes and ``strata`` as per-row labels, as in
+        :func:`clustered_risk`, with a deprecation warning.
 
     Returns
     -------
     StratifiedRisk
+        The population estimate, its SE and interval, the pooled (unweighted)
+        rate and the per-stratum table.
 
     Warns
     -----
     ZeroVarianceWarning
         A stratum with positive weight has rate 0 or 1: its plug-in variance is
-        0, which is not certainty. ``se`` keeps the SPEC plug-in value, but the
+        0, which is not certainty. ``se`` keeps the plug-in value, but the
         interval uses ``se_interval``, which gives such strata the
         Agresti-Coull (Wilson-adjusted) variance and rate
         :math:`\tilde r = (s + z^2/2)/(n + z^2)`, so it does not collapse.
@@ -286,178 +537,107 @@ def stratified_risk(
     and rates away from 0 and 1. For small strata prefer the Bayesian
     posterior of :math:`\sum_k \pi_k \theta_k`.
 
-    With clusters the SE is the linearisation (ratio-estimator) sandwich:
-    each row contributes :math:`e_i = \pi_k (y_i - \hat r_k t_i)/n_k`; with
-    cluster totals :math:`E_c = \sum_{i \in c} e_i` over :math:`G` clusters,
-    :math:`\widehat{Var} = G/(G-1) \sum_c E_c^2`. Clusters may span strata.
-    Without clustering, :math:`\sum_i e_i^2` is exactly the plug-in variance,
-    so ``design_effect`` = :math:`\widehat{Var}_{cluster} / \widehat{Var}_{indep}`
-    (about :math:`1 + (m-1)\rho` for clusters of size m with intra-cluster
-    correlation :math:`\rho`). Per-stratum ``lower``/``upper`` then use the
-    effective counts :math:`n_k / \mathrm{deff}_k`.
-
     Examples
     --------
     >>> res = stratified_risk([26, 26], [286, 114], {"a": 0.8, "b": 0.2}, strata=["a", "b"])
     >>> round(res.estimate, 4), round(res.se, 4), round(res.unweighted, 4)
     (0.1183, 0.0157, 0.13)
     """
+    if cluster is not None:
+        warnings.warn(
+            "stratified_risk(cluster=...) is deprecated: clustered rows have their own entry "
+            "point, clustered_risk(outcomes, cluster=..., strata=..., weights=...); "
+            "the cluster argument stops working in the next release",
+            BayesevalDeprecationWarning,
+            stacklevel=2,
+        )
+        return _clustered(successes, trials, weights, strata, cluster, level, method, "successes")
     level = check_level(level)
-    method = _normalise_method(method)
-    clustered = cluster is not None
-    if clustered:
-        if isinstance(successes, Counts):
-            raise TypeError("cluster needs row-level data: pass per-row successes, not a Counts object")
-        counts, yf, tf, codes, ccodes, n_clusters = _row_counts(successes, trials, strata, cluster)
-    else:
-        counts = as_counts(successes, trials, strata=strata)
-    labels = counts.strata
-    if weights is None:
-        if counts.weights is not None:
-            w = counts.weights.to_numpy()
-        elif len(labels) == 1:
-            w = np.ones(1)
-        else:
-            raise ValueError(
-                "weights are required: give the population share of each of the "
-                f"{len(labels)} strata {list(labels[:5])} (they must sum to 1)"
-            )
-    else:
-        if isinstance(weights, Mapping):
-            weights = pd.Series(dict(weights), dtype=float)
-        w = check_weights(weights, labels)
+    method = normalise_method(method)
+    counts = as_counts(successes, trials, strata=strata)
+    return _estimate(counts, weights, level, method, None, stacklevel=3)
 
-    s = counts.successes.to_numpy().astype(float)
-    n = counts.trials.to_numpy().astype(float)
-    has = n > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.where(has, s / np.where(has, n, 1.0), np.nan)
-        v = np.where(has, r * (1 - r) / np.where(has, n, 1.0), np.nan)
-    used = w > 0
-    empty_used = used & ~has
-    if np.any(empty_used):
-        warnings.warn(
-            f"strata {list(labels[empty_used][:5])} have positive population share but no trials: "
-            "the weighted risk is undefined (NaN); label rows there or merge strata",
-            EmptyStratumWarning,
-            stacklevel=2,
-        )
-    elif np.any(~has):
-        warnings.warn(
-            f"strata {list(labels[~has][:5])} have no trials (their weight is 0, so the estimate is defined)",
-            EmptyStratumWarning,
-            stacklevel=2,
-        )
-    contribution = np.where(used, w * np.nan_to_num(r), 0.0)
-    contribution = np.where(empty_used, np.nan, contribution)
-    estimate = float(np.sum(contribution)) if not np.any(empty_used) else float("nan")
-    var_ind = float(np.sum(np.where(used & has, w**2 * v, 0.0)))
-    if np.any(empty_used):
-        var_ind = float("nan")
 
-    z = float(stats.norm.isf((1 - level) / 2))
-    degenerate = used & has & ((s == 0) | (s == n))
-    zero_var = list(labels[degenerate])
-    if zero_var:
-        warnings.warn(
-            f"strata {zero_var[:5]} have an observed rate of exactly 0 or 1: their plug-in SE is 0, "
-            "which is not certainty. The reported interval gives them the Agresti-Coull "
-            "(Wilson-adjusted) variance instead of 0",
-            ZeroVarianceWarning,
-            stacklevel=2,
-        )
-    n_adj = n + z * z
-    r_adj = (s + z * z / 2) / n_adj
-    v_floor = np.where(degenerate, w**2 * r_adj * (1 - r_adj) / n_adj, 0.0)
-    # interval centre: the Agresti-Coull-adjusted rate for the degenerate strata
-    centre_shift = float(np.sum(np.where(degenerate, w * (r_adj - np.nan_to_num(r)), 0.0)))
+def _clustered(
+    outcomes: Any, trials: Any, weights: Any, strata: Any, cluster: Any, level: float,
+    method: str, name: str,
+) -> StratifiedRisk:
+    """Shared by :func:`clustered_risk` and the deprecated ``stratified_risk(cluster=...)``."""
+    level = check_level(level)
+    method = normalise_method(method)
+    if isinstance(outcomes, Counts):
+        raise TypeError(f"clustered rows need row-level data: pass per-row 0/1 {name}, not a Counts object")
+    if cluster is None:
+        raise TypeError("cluster is required: give the cluster id of every row")
+    counts, rows = _row_counts(outcomes, trials, strata, cluster, name)
+    return _estimate(counts, weights, level, method, rows, stacklevel=4)
 
-    n_eff = n.copy()
-    deff_k = np.full(len(labels), np.nan)
-    design_effect = None
-    g = None
-    clusters_k = None
-    if clustered:
-        g = n_clusters
-        ri = np.nan_to_num(r)[codes]
-        ni = np.where(has, n, 1.0)[codes]
-        resid = yf - ri * tf  # per-row residual of the stratum ratio estimator
-        e = w[codes] * resid / ni
-        e_c = np.bincount(ccodes, weights=e, minlength=g)
-        var = float(g / (g - 1) * np.sum(e_c**2)) if g > 1 else float("nan")
-        design_effect = var / var_ind if var_ind > 0 else float("nan")
-        # per-stratum cluster-robust variance and design effect
-        clusters_k = np.zeros(len(labels), dtype=np.int64)
-        for k in range(len(labels)):
-            rows = codes == k
-            cc, cidx = np.unique(ccodes[rows], return_inverse=True)
-            gk = len(cc)
-            clusters_k[k] = gk
-            if gk > 1 and has[k] and v[k] > 0:
-                tot = np.bincount(cidx, weights=resid[rows], minlength=gk)
-                var_k = gk / (gk - 1) * np.sum(tot**2) / n[k] ** 2
-                deff_k[k] = var_k / v[k]
-        n_eff = np.where(np.isfinite(deff_k) & (deff_k > 0), n / np.where(deff_k > 0, deff_k, 1), n)
-        se = float(np.sqrt(var)) if np.isfinite(var) else float("nan")
-        var_interval = var + float(np.sum(v_floor))
-    else:
-        se = float(np.sqrt(var_ind)) if np.isfinite(var_ind) else float("nan")
-        var_interval = var_ind + float(np.sum(v_floor))
-    se_interval = float(np.sqrt(var_interval)) if np.isfinite(var_interval) else float("nan")
 
-    alpha = 1 - level
-    lo_k = np.full(len(labels), np.nan)
-    hi_k = np.full(len(labels), np.nan)
-    if np.any(has):
-        lo_k[has], hi_k[has] = _bounds(s[has] * n_eff[has] / n[has], n_eff[has], alpha, method)
+def clustered_risk(
+    outcomes: Any,
+    *,
+    cluster: Any,
+    strata: Any = None,
+    weights: Mapping[Hashable, float] | Sequence[float] | pd.Series | None = None,
+    trials: Any = None,
+    level: float = 0.95,
+    method: str = "wilson",
+) -> StratifiedRisk:
+    r"""Population-weighted risk of clustered rows, with a cluster-robust SE and design effect.
 
-    if np.isnan(estimate):
-        ci = (float("nan"), float("nan"))
-    elif np.sum(used) == 1 and not clustered:
-        k = int(np.flatnonzero(used)[0])
-        ci = (float(lo_k[k]), float(hi_k[k]))
-    else:
-        centre = estimate + centre_shift
-        ci = (
-            float(np.clip(min(centre - z * se_interval, estimate), 0.0, 1.0)),
-            float(np.clip(max(centre + z * se_interval, estimate), 0.0, 1.0)),
-        )
+    Rows of one cluster (a document, a customer, a video) are dependent; treating them
+    as independent understates the SE. The estimate is the same as
+    :func:`stratified_risk` on the per-stratum counts of these rows; ``se`` is the
+    cluster-robust SE and the result reports the design effect.
 
-    total = n.sum()
-    table = pd.DataFrame(
-        {
-            "successes": counts.successes.to_numpy(),
-            "trials": counts.trials.to_numpy(),
-            "rate": r,
-            "se": np.sqrt(v),
-            "lower": lo_k,
-            "upper": hi_k,
-            "weight": w,
-            "sample_share": n / total if total > 0 else np.full(len(n), np.nan),
-            "contribution": contribution,
-        },
-        index=labels,
-    )
-    if clustered:
-        table["se"] = np.sqrt(v * np.nan_to_num(deff_k, nan=1.0))
-        table["n_clusters"] = clusters_k
-        table["design_effect"] = deff_k
-    unweighted = float(s.sum() / total) if total > 0 else float("nan")
-    return StratifiedRisk(
-        estimate=estimate,
-        se=se,
-        se_interval=se_interval,
-        ci=ci,
-        unweighted=unweighted,
-        table=table,
-        level=level,
-        method=method,
-        se_independent=float(np.sqrt(var_ind)) if np.isfinite(var_ind) else float("nan"),
-        design_effect=design_effect,
-        n_clusters=g,
-        zero_variance=zero_var,
-        metric=counts.metric,
-    )
+    Parameters
+    ----------
+    outcomes : array-like or Series
+        One 0/1 (or boolean) outcome per row, e.g. 1 for an error.
+    cluster : array-like or Series
+        Cluster id of each row. Clusters may span strata.
+    strata : array-like or Series, optional
+        Stratum label of each row; all rows form one stratum when omitted.
+    weights : dict, Series or sequence, optional
+        Population shares :math:`\pi_k` of the strata (sorted labels when a
+        sequence), summing to 1; may be omitted with a single stratum.
+    trials : array-like or Series, optional
+        A 0/1 trial indicator per row (default: every row is a trial); rows with
+        0 do not count (e.g. negatives for recall). An outcome of 1 needs a trial.
+    level : float
+        Confidence level in (0, 1).
+    method : str
+        Interval method of the per-stratum bounds in ``table``, computed with the
+        effective counts :math:`n_k / \mathrm{deff}_k`.
+
+    Returns
+    -------
+    StratifiedRisk
+        With ``design_effect``, ``n_clusters``, ``se_independent`` and per-stratum
+        ``n_clusters`` and ``design_effect`` columns in ``table``. Series inputs are
+        paired by index label.
+
+    Notes
+    -----
+    The SE is the linearisation (ratio-estimator) sandwich: each row contributes
+    :math:`e_i = \pi_k (y_i - \hat r_k t_i)/n_k`; with cluster totals
+    :math:`E_c = \sum_{i \in c} e_i` over :math:`G` clusters,
+    :math:`\widehat{Var} = G/(G-1) \sum_c E_c^2` (the CR1 cluster-robust variance of
+    the stratum means; Cameron and Miller 2015, "A practitioner's guide to
+    cluster-robust inference", J. Human Resources 50(2)). Without clustering,
+    :math:`\sum_i e_i^2` is exactly the plug-in variance, so ``design_effect`` =
+    :math:`\widehat{Var}_{cluster} / \widehat{Var}_{indep}` (about
+    :math:`1 + (m-1)\rho` for clusters of size m with intra-cluster correlation
+    :math:`\rho`; Kish 1965, *Survey Sampling*).
+
+    Examples
+    --------
+    >>> y = [1, 1, 0, 0, 0, 0, 1, 0]
+    >>> res = clustered_risk(y, cluster=[0, 0, 1, 1, 2, 2, 3, 3])
+    >>> res.estimate, res.n_clusters, round(res.design_effect, 3)
+    (0.375, 4, 1.956)
+    """
+    return _clustered(outcomes, trials, weights, strata, cluster, level, method, "outcomes")
 
 
 # -- row reweighting ---------------------------------------------------------------------------
