@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from bayeseval._core.binomial import binomial_bounds, normalise_method
+from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.results import stores_table
 from bayeseval._results import Result
 from bayeseval._validation import (
@@ -643,21 +644,22 @@ def clustered_risk(
 # -- row reweighting ---------------------------------------------------------------------------
 
 
-def _shares_series(population_shares: Any) -> pd.Series:
-    if isinstance(population_shares, Mapping):
-        ps = pd.Series(dict(population_shares), dtype=float)
-    elif isinstance(population_shares, pd.Series):
-        ps = population_shares.astype(float)
+def _shares_series(weights: Any) -> pd.Series:
+    if isinstance(weights, Mapping):
+        ps = pd.Series(dict(weights), dtype=float)
+    elif isinstance(weights, pd.Series):
+        ps = weights.astype(float)
     else:
         raise TypeError(
-            "population_shares must be a dict or Series keyed by stratum "
-            f"(or a number, the positive share, when strata is None), got {_short(population_shares)}"
+            "weights must be a dict or Series keyed by stratum "
+            f"(or a number, the positive share, when strata is None), got {_short(weights)}"
         )
-    check_weights(ps, ps.index, name="population_shares")
+    check_weights(ps, ps.index, name="weights")
     return ps
 
 
-def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Series) -> np.ndarray:
+@renamed_kwargs(population_shares="weights")
+def reweight(strata: Any, weights: Mapping[Hashable, float] | pd.Series) -> np.ndarray:
     r"""Row weights that undo over- or under-sampling: population share / sample share.
 
     Row :math:`i` in stratum :math:`k` gets :math:`w_i = \pi_k / (n_k / N)`,
@@ -670,10 +672,11 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     ----------
     strata : array-like
         Stratum label of each row.
-    population_shares : dict or Series
+    weights : dict or Series
         Population share of each stratum, summing to 1 (tolerance 1e-9).
         Every stratum present in the rows needs a share; a stratum with a
-        positive share must have rows.
+        positive share must have rows. (Formerly ``population_shares``, still
+        accepted with a deprecation warning.)
 
     Returns
     -------
@@ -685,7 +688,7 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     >>> reweight(["pos", "pos", "neg", "neg"], {"pos": 0.1, "neg": 0.9}).tolist()
     [0.2, 0.2, 1.8, 1.8]
     """
-    ps = _shares_series(population_shares)
+    ps = _shares_series(weights)
     st = as_row_array(strata)
     if st.ndim != 1 or st.size == 0:
         raise ValueError(f"strata must be a non-empty 1-D array of row labels, got shape {st.shape}")
@@ -693,12 +696,12 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     codes, uniq = pd.factorize(st, sort=True)
     missing = [u for u in uniq if u not in ps.index]
     if missing:
-        raise ValueError(f"population_shares has no share for strata {missing[:5]} found in the rows")
+        raise ValueError(f"weights has no share for strata {missing[:5]} found in the rows")
     present = set(uniq)
     absent = [k for k, v in ps.items() if v > 0 and k not in present]
     if absent:
         raise ValueError(
-            f"population_shares gives positive shares to strata {absent[:5]} that have no rows; "
+            f"weights gives positive shares to strata {absent[:5]} that have no rows; "
             "reweighting cannot represent them"
         )
     sample_share = np.bincount(codes) / st.size
@@ -733,8 +736,9 @@ def _rows_without_missing(
     return [None if a is None else a[keep] for a in arrays]
 
 
-@dataclass(frozen=True, eq=False)
-class ReweightedMetrics:
+@stores_table
+@dataclass(frozen=True, eq=False, repr=False)
+class ReweightedMetrics(Result):
     """Metrics computed on the rows as sampled (unweighted) and reweighted to the population.
 
     Attributes
@@ -747,34 +751,62 @@ class ReweightedMetrics:
         ``se_reweighted`` (linearised SE of the weighted ratio, which is set by
         the real counts; weights do not add information), and ``lower``,
         ``upper``: a normal interval for the reweighted value.
-    weights : numpy.ndarray
-        The row weights.
-    shares : pandas.DataFrame
-        Per stratum: population_share, sample_share, weight.
+    row_weights : numpy.ndarray
+        The row weights (population share / sample share of each row's stratum).
+        Formerly ``weights``, still readable with a deprecation warning.
+    composition : pandas.DataFrame
+        Per stratum: population_share, sample_share, weight. Formerly ``shares``,
+        still readable with a deprecation warning.
     """
 
+    title = "Metrics unweighted (test-set composition) | reweighted (population estimate)"
+
     report: pd.DataFrame
-    table: pd.DataFrame
-    weights: np.ndarray
-    shares: pd.DataFrame
+    table: pd.DataFrame = field()  # explicit: the inherited ``Result.table`` is no default
+    row_weights: np.ndarray = field()
+    composition: pd.DataFrame = field()
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Deprecated name of :attr:`row_weights`."""
+        _renamed_attribute("weights", "row_weights")
+        return self.row_weights
+
+    @property
+    def shares(self) -> pd.DataFrame:
+        """Deprecated name of :attr:`composition`."""
+        _renamed_attribute("shares", "composition")
+        return self.composition
 
     def summary(self) -> pd.DataFrame:
-        """The two-column report (unweighted | reweighted)."""
+        """The two-column report (unweighted | reweighted).
+
+        Returns
+        -------
+        pandas.DataFrame
+            :attr:`report`.
+        """
         return self.report
 
     def __repr__(self) -> str:
-        return (
-            "Metrics unweighted (test-set composition) | reweighted (population estimate):\n"
-            + self.table.to_string(float_format=lambda v: f"{v:.4f}")
-        )
+        return f"{self._heading()}:\n" + self.table.to_string(float_format=lambda v: f"{v:.4f}")
 
 
+def _renamed_attribute(old: str, new: str) -> None:
+    warnings.warn(
+        f"ReweightedMetrics.{old} is renamed {new}; the old name stops working in the next release",
+        BayesevalDeprecationWarning,
+        stacklevel=3,
+    )
+
+
+@renamed_kwargs(population_shares="weights")
 def weighted_metric(
     y_true: Any,
     y_pred: Any,
     *,
     strata: Any = None,
-    population_shares: Mapping[Hashable, float] | pd.Series | float,
+    weights: Mapping[Hashable, float] | pd.Series | float,
     metric: str | Metric | Sequence[str | Metric] = ("recall", "precision"),
     pos_label: Any = 1,
     level: float = 0.95,
@@ -790,10 +822,12 @@ def weighted_metric(
         their indexes must hold the same labels.
     strata : array-like, optional
         Stratum of each row (e.g. a group, or the true label). When None,
-        ``population_shares`` must be a number: the population share of the
+        ``weights`` must be a number: the population share of the
         positive class, and the strata are the true label (positive / not).
-    population_shares : dict, Series or float
+    weights : dict, Series or float
         Population share per stratum (summing to 1), or the positive share.
+        (Formerly ``population_shares``, still accepted with a deprecation
+        warning.)
     metric : str, Metric or list of them
         Metrics from :mod:`bayeseval.metrics` (``recall``, ``precision``,
         ``error_rate``, ``accuracy``, ``fpr``, ``specificity``, ``npv``).
@@ -805,7 +839,7 @@ def weighted_metric(
     dropna : bool, default False
         A missing ``y_true``, ``y_pred`` or ``strata`` (NaN, None, pd.NA, NaT)
         is an error naming the argument and the rows. With ``dropna=True``
-        such rows are dropped first (``weights`` then has one entry per kept row).
+        such rows are dropped first (``row_weights`` then has one entry per kept row).
 
     Returns
     -------
@@ -835,89 +869,22 @@ def weighted_metric(
     --------
     >>> y = [1, 1, 1, 1, 0, 0, 0, 0]
     >>> p = [1, 1, 1, 0, 1, 0, 0, 0]
-    >>> r = weighted_metric(y, p, population_shares=0.1, metric="precision")
+    >>> r = weighted_metric(y, p, weights=0.1, metric="precision")
     >>> r.report.round(3).loc["precision"].tolist()
     [0.75, 0.25]
     """
     level = check_level(level)
-    y_true, y_pred, strata = align_by_label(("y_true", y_true), ("y_pred", y_pred), ("strata", strata))
-    yt = as_row_array(y_true)
-    yp = as_row_array(y_pred)
-    if yt.ndim != 1 or yt.size == 0:
-        raise ValueError(f"y_true must be a non-empty 1-D array, got shape {yt.shape}")
-    if yp.shape != yt.shape:
-        raise ValueError(f"y_true and y_pred must have the same length, got {yt.shape} and {yp.shape}")
-    raw_strata = strata
-    if strata is not None:
-        strata = as_row_array(strata)
-        if strata.shape != yt.shape:
-            raise ValueError(f"strata must give one label per row ({yt.size}), got shape {strata.shape}")
-    yt, yp, strata = _rows_without_missing(
-        {"y_true": y_true, "y_pred": y_pred, "strata": raw_strata}, [yt, yp, strata], dropna
-    )
-    if strata is None:
-        if isinstance(population_shares, bool) or not isinstance(population_shares, (int, float)):
-            raise TypeError(
-                "strata is None, so population_shares must be the population share of the positive "
-                f"class (a number), got {_short(population_shares)}"
-            )
-        pi = float(population_shares)
-        if not (0.0 < pi < 1.0):
-            raise ValueError(f"population_shares (the positive share) must be in (0, 1), got {pi!r}")
-        strata_arr = np.where(yt == pos_label, "positive", "negative")
-        shares = {"positive": pi, "negative": 1.0 - pi}
-    else:
-        strata_arr = strata
-        shares = population_shares
+    yt, yp, strata = _metric_rows(y_true, y_pred, strata, dropna)
+    strata_arr, shares = _row_strata_and_shares(yt, strata, weights, pos_label)
     w = reweight(strata_arr, shares)  # type: ignore[arg-type]
-    ps = _shares_series(shares)
-    codes, uniq = pd.factorize(strata_arr, sort=True)
-    sample = pd.Series(np.bincount(codes) / yt.size, index=pd.Index(uniq, name="stratum"))
-    pop = ps.reindex(sample.index)
-    share_table = pd.DataFrame(
-        {"population_share": pop, "sample_share": sample, "weight": pop / sample}
-    )
-    gap = float(np.max(np.abs(pop.to_numpy() - sample.to_numpy())))
-    if gap > 0.01:
-        worst = sample.index[int(np.argmax(np.abs(pop.to_numpy() - sample.to_numpy())))]
-        warnings.warn(
-            f"the sample composition differs from the population (stratum {worst!r}: sample share "
-            f"{sample[worst]:.3g} vs population share {pop[worst]:.3g}); unweighted numbers describe "
-            "the test set, the reweighted column is the population estimate",
-            ReweightingWarning,
-            stacklevel=2,
-        )
-
+    composition, codes = _composition(strata_arr, shares)
     metrics = [metric] if isinstance(metric, (str, Metric)) else list(metric)
     if not metrics:
         raise ValueError("metric is empty; give at least one metric name")
     rows = {}
     for m in metrics:
         mm = get_metric(m)
-        trial, success = mm.masks(yt, yp, pos_label)
-        t = trial.astype(float)
-        y = success.astype(float)
-        nt = t.sum()
-        if nt == 0:
-            warnings.warn(f"{mm.name} has no trials in these rows: its value is NaN", EmptyStratumWarning, stacklevel=2)
-            rows[mm.name] = dict(trials=0, unweighted=np.nan, reweighted=np.nan, se_unweighted=np.nan, se_reweighted=np.nan)
-            continue
-        ru = y.sum() / nt
-        wt = (w * t).sum()
-        rw = (w * y).sum() / wt if wt > 0 else np.nan
-        if wt > 0:
-            lin = w * (y - rw * t) / wt  # linearised ratio, centred within strata
-            lin_mean = np.bincount(codes, weights=lin) / np.bincount(codes)
-            se_w = float(np.sqrt(np.sum((lin - lin_mean[codes]) ** 2)))
-        else:
-            se_w = np.nan
-        rows[mm.name] = dict(
-            trials=int(nt),
-            unweighted=ru,
-            reweighted=rw,
-            se_unweighted=np.sqrt(ru * (1 - ru) / nt),
-            se_reweighted=se_w,
-        )
+        rows[mm.name] = _reweighted_row(mm, yt, yp, pos_label, w, codes)
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "metric"
     table = table[["unweighted", "reweighted", "trials", "se_unweighted", "se_reweighted"]]
@@ -930,4 +897,83 @@ def weighted_metric(
         "unweighted: the rows as sampled (test-set composition); "
         "reweighted: population share / sample share row weights, the population estimate"
     )
-    return ReweightedMetrics(report=report, table=table, weights=w, shares=share_table)
+    return ReweightedMetrics(report=report, table=table, row_weights=w, composition=composition)
+
+
+def _metric_rows(y_true: Any, y_pred: Any, strata: Any, dropna: bool) -> list[np.ndarray | None]:
+    """Validated row arrays of ``y_true``, ``y_pred`` and ``strata`` (paired by label)."""
+    y_true, y_pred, strata = align_by_label(("y_true", y_true), ("y_pred", y_pred), ("strata", strata))
+    yt = as_row_array(y_true)
+    yp = as_row_array(y_pred)
+    if yt.ndim != 1 or yt.size == 0:
+        raise ValueError(f"y_true must be a non-empty 1-D array, got shape {yt.shape}")
+    if yp.shape != yt.shape:
+        raise ValueError(f"y_true and y_pred must have the same length, got {yt.shape} and {yp.shape}")
+    st = None
+    if strata is not None:
+        st = as_row_array(strata)
+        if st.shape != yt.shape:
+            raise ValueError(f"strata must give one label per row ({yt.size}), got shape {st.shape}")
+    return _rows_without_missing(
+        {"y_true": y_true, "y_pred": y_pred, "strata": strata}, [yt, yp, st], dropna
+    )
+
+
+def _row_strata_and_shares(yt: np.ndarray, strata: Any, weights: Any, pos_label: Any) -> tuple[np.ndarray, Any]:
+    """Stratum of each row and the population shares; without strata, positive / negative."""
+    if strata is not None:
+        return strata, weights
+    if isinstance(weights, bool) or not isinstance(weights, (int, float)):
+        raise TypeError(
+            "strata is None, so weights must be the population share of the positive "
+            f"class (a number), got {_short(weights)}"
+        )
+    pi = float(weights)
+    if not (0.0 < pi < 1.0):
+        raise ValueError(f"weights (the positive share) must be in (0, 1), got {pi!r}")
+    return np.where(yt == pos_label, "positive", "negative"), {"positive": pi, "negative": 1.0 - pi}
+
+
+def _composition(strata: np.ndarray, shares: Any) -> tuple[pd.DataFrame, np.ndarray]:
+    """Population and sample share per stratum (warning when they differ); stratum codes."""
+    ps = _shares_series(shares)
+    codes, uniq = pd.factorize(strata, sort=True)
+    sample = pd.Series(np.bincount(codes) / strata.size, index=pd.Index(uniq, name="stratum"))
+    pop = ps.reindex(sample.index)
+    gaps = np.abs(pop.to_numpy() - sample.to_numpy())
+    if float(np.max(gaps)) > 0.01:
+        worst = sample.index[int(np.argmax(gaps))]
+        warnings.warn(
+            f"the sample composition differs from the population (stratum {worst!r}: sample share "
+            f"{sample[worst]:.3g} vs population share {pop[worst]:.3g}); unweighted numbers describe "
+            "the test set, the reweighted column is the population estimate",
+            ReweightingWarning,
+            stacklevel=4,
+        )
+    frame = pd.DataFrame({"population_share": pop, "sample_share": sample, "weight": pop / sample})
+    return frame, codes
+
+
+def _reweighted_row(
+    mm: Metric, yt: np.ndarray, yp: np.ndarray, pos_label: Any, w: np.ndarray, codes: np.ndarray
+) -> dict[str, float]:
+    """One metric unweighted and reweighted, with the linearised SE of the weighted ratio."""
+    trial, success = mm.masks(yt, yp, pos_label)
+    t = trial.astype(float)
+    y = success.astype(float)
+    nt = t.sum()
+    if nt == 0:
+        warnings.warn(f"{mm.name} has no trials in these rows: its value is NaN", EmptyStratumWarning, stacklevel=4)
+        return dict(trials=0, unweighted=np.nan, reweighted=np.nan, se_unweighted=np.nan, se_reweighted=np.nan)
+    ru = y.sum() / nt
+    wt = (w * t).sum()
+    rw = se_w = np.nan
+    if wt > 0:
+        rw = (w * y).sum() / wt
+        lin = w * (y - rw * t) / wt  # linearised ratio, centred within strata
+        lin_mean = np.bincount(codes, weights=lin) / np.bincount(codes)
+        se_w = float(np.sqrt(np.sum((lin - lin_mean[codes]) ** 2)))
+    return dict(
+        trials=int(nt), unweighted=ru, reweighted=rw, se_unweighted=np.sqrt(ru * (1 - ru) / nt),
+        se_reweighted=se_w,
+    )

@@ -312,13 +312,13 @@ def test_reweight_binary_label_formula() -> None:
 
 
 def test_reweight_errors() -> None:
-    with pytest.raises(ValueError, match="population_shares"):
+    with pytest.raises(ValueError, match="weights"):
         reweight(["a", "b"], {"a": 0.5, "b": 0.6})
     with pytest.raises(ValueError, match="no share for strata"):
         reweight(["a", "b", "c"], {"a": 0.5, "b": 0.5})
     with pytest.raises(ValueError, match="no rows"):
         reweight(["a", "a"], {"a": 0.5, "b": 0.5})
-    with pytest.raises(TypeError, match="population_shares"):
+    with pytest.raises(TypeError, match="weights"):
         reweight(["a"], [1.0])
 
 
@@ -335,10 +335,10 @@ def test_weighted_metric_matches_sklearn_sample_weight() -> None:
     rng = np.random.default_rng(3)
     y, p = _binary_sample(rng)
     with pytest.warns(ReweightingWarning, match="population estimate"):
-        res = weighted_metric(y, p, population_shares=0.05, metric=["recall", "precision", "accuracy"])
+        res = weighted_metric(y, p, weights=0.05, metric=["recall", "precision", "accuracy"])
     pi_t = y.mean()
     w = np.where(y == 1, 0.05 / pi_t, 0.95 / (1 - pi_t))
-    np.testing.assert_allclose(res.weights, w, rtol=1e-12)
+    np.testing.assert_allclose(res.row_weights, w, rtol=1e-12)
     rep = res.report
     assert list(rep.columns) == ["unweighted", "reweighted"]
     assert rep.attrs["population_estimate"] == "reweighted"
@@ -361,7 +361,7 @@ def test_reweighted_error_rate_equals_stratified_risk() -> None:
     p = np.where(rng.random(900) < np.select([g == "a", g == "b"], [0.9, 0.8], 0.6), y, 1 - y)
     shares = {"a": 0.2, "b": 0.3, "c": 0.5}
     with pytest.warns(ReweightingWarning):
-        rw = weighted_metric(y, p, strata=g, population_shares=shares, metric="error_rate")
+        rw = weighted_metric(y, p, strata=g, weights=shares, metric="error_rate")
     err = pd.Series(y != p).groupby(g)
     sr = stratified_risk(err.sum().to_numpy(), err.size().to_numpy(), [0.2, 0.3, 0.5])
     assert rw.report.loc["error_rate", "reweighted"] == pytest.approx(sr.estimate, abs=1e-12)
@@ -376,21 +376,21 @@ def test_weighted_metric_no_warning_when_composition_matches() -> None:
     p[:5] = 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = weighted_metric(y, p, population_shares=0.3, metric="precision")
+        res = weighted_metric(y, p, weights=0.3, metric="precision")
     assert res.report.loc["precision", "reweighted"] == pytest.approx(1.0)
 
 
 def test_weighted_metric_errors() -> None:
-    with pytest.raises(TypeError, match="population_shares"):
-        weighted_metric([1, 0], [1, 0], population_shares={"a": 1.0})
-    with pytest.raises(ValueError, match="population_shares"):
-        weighted_metric([1, 0], [1, 0], population_shares=1.5)
+    with pytest.raises(TypeError, match="weights"):
+        weighted_metric([1, 0], [1, 0], weights={"a": 1.0})
+    with pytest.raises(ValueError, match="weights"):
+        weighted_metric([1, 0], [1, 0], weights=1.5)
     with pytest.raises(ValueError, match="same length"):
-        weighted_metric([1, 0], [1], population_shares=0.5)
+        weighted_metric([1, 0], [1], weights=0.5)
     with pytest.raises(ValueError, match="strata"):
-        weighted_metric([1, 0], [1, 0], strata=["a"], population_shares={"a": 1.0})
+        weighted_metric([1, 0], [1, 0], strata=["a"], weights={"a": 1.0})
     with pytest.raises(ValueError, match="unknown metric"):
-        weighted_metric([1, 0], [1, 0], population_shares=0.5, metric="auc")
+        weighted_metric([1, 0], [1, 0], weights=0.5, metric="auc")
 
 
 def test_result_type() -> None:
@@ -411,7 +411,7 @@ def test_reweighted_interval_coverage() -> None:
         for _ in range(150):
             y = np.r_[np.ones(180, int), np.zeros(420, int)]
             p = np.where(y == 1, rng.random(600) < 0.8, rng.random(600) < 0.05).astype(int)
-            t = weighted_metric(y, p, population_shares=0.05, metric="precision").table
+            t = weighted_metric(y, p, weights=0.05, metric="precision").table
             hits += t.loc["precision", "lower"] <= truth <= t.loc["precision", "upper"]
     assert 0.89 <= hits / 150 <= 0.99
 
