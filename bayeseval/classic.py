@@ -747,6 +747,8 @@ def plot_error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on: estimated (and, when counted, observed) error of
+        accepted rows against the reject rate.
 
     Examples
     --------

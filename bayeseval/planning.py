@@ -755,6 +755,29 @@ def _largest_remainder(real: np.ndarray, total: int, hi: np.ndarray) -> np.ndarr
     return base
 
 
+def _planning_variances(rates: Any, index: pd.Index) -> np.ndarray:
+    """:math:`r_k (1 - r_k)` per stratum; 1/4 (the largest) without planning rates."""
+    if rates is None:
+        return np.full(len(index), 0.25)
+    r = _as_series(rates, "rates", index).to_numpy()
+    if np.any((r < 0) | (r > 1)):
+        raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
+    return r * (1 - r)
+
+
+def _check_feasible(total: int, lo: np.ndarray, hi: np.ndarray, index: pd.Index) -> None:
+    """Minimums below capacities, and a total between their sums."""
+    if np.any(lo > hi):
+        k = int(np.flatnonzero(lo > hi)[0])
+        raise ValueError(
+            f"minimum exceeds capacity for stratum {index[k]!r}: minimum {lo[k]:g} > capacity {hi[k]:g}"
+        )
+    if lo.sum() > total:
+        raise ValueError(f"minimum counts sum to {lo.sum():g}, more than the total {total}")
+    if hi.sum() < total:
+        raise ValueError(f"capacity sums to {hi.sum():g}, less than the total {total}")
+
+
 def allocate(
     total: int,
     weights: Any,
@@ -833,26 +856,11 @@ def allocate(
     method = check_method(method, _ALLOC_METHODS)
     w = _weights_series(weights)
     index = w.index
-    pi = w.to_numpy()
-    if rates is None:
-        v = np.full(len(index), 0.25)
-    else:
-        r = _as_series(rates, "rates", index).to_numpy()
-        if np.any((r < 0) | (r > 1)):
-            raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
-        v = r * (1 - r)
+    v = _planning_variances(rates, index)
     lo = _bound(minimum, "minimum", index, 0.0)
     hi = _bound(capacity, "capacity", index, np.inf)
-    if np.any(lo > hi):
-        k = int(np.flatnonzero(lo > hi)[0])
-        raise ValueError(
-            f"minimum exceeds capacity for stratum {index[k]!r}: minimum {lo[k]:g} > capacity {hi[k]:g}"
-        )
-    if lo.sum() > total:
-        raise ValueError(f"minimum counts sum to {lo.sum():g}, more than the total {total}")
-    if hi.sum() < total:
-        raise ValueError(f"capacity sums to {hi.sum():g}, less than the total {total}")
-
+    _check_feasible(total, lo, hi, index)
+    pi = w.to_numpy()
     neyman = pi * np.sqrt(v)
     scores = {
         "proportional": pi,
