@@ -18,7 +18,13 @@ from bayeseval import (
     ZeroVarianceWarning,
 )
 from bayeseval.intervals import proportion_ci
-from bayeseval.stratified import StratifiedRisk, reweight, stratified_risk, weighted_metric
+from bayeseval.stratified import (
+    StratifiedRisk,
+    clustered_risk,
+    reweight,
+    stratified_risk,
+    weighted_metric,
+)
 
 Z95 = stats.norm.isf(0.025)
 
@@ -227,7 +233,7 @@ def test_cluster_of_one_row_each_is_independent() -> None:
     rng = np.random.default_rng(0)
     y = (rng.random(500) < 0.2).astype(int)
     g = rng.choice(["a", "b"], 500)
-    res = stratified_risk(y, None, {"a": 0.3, "b": 0.7}, strata=g, cluster=np.arange(500))
+    res = clustered_risk(y, cluster=np.arange(500), strata=g, weights={"a": 0.3, "b": 0.7})
     assert res.design_effect == pytest.approx(500 / 499, rel=1e-12)
     plain = stratified_risk(
         pd.Series(y).groupby(g).sum().to_numpy(), pd.Series(g).value_counts().sort_index().to_numpy(),
@@ -248,7 +254,7 @@ def test_cluster_se_matches_statsmodels() -> None:
     strata = rng.integers(0, k, n_rows)
     y = (rng.random(n_rows) < 0.15 + 0.03 * (cl % 7) + 0.05 * strata).astype(float)
     w = np.array([0.5, 0.3, 0.2])
-    res = stratified_risk(y, None, w, strata=strata, cluster=cl)
+    res = clustered_risk(y, cluster=cl, strata=strata, weights=w)
     x = np.eye(k)[strata]
     fit = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": cl})
     var_sm = w @ fit.cov_params() @ w * (n_rows - k) / (n_rows - 1)
@@ -262,15 +268,15 @@ def test_cluster_with_trial_indicator() -> None:
     y = np.array([1, 0, 1, 0, 0, 1, 0, 0])
     t = np.array([1, 1, 1, 0, 0, 1, 1, 0])
     cl = np.array([0, 0, 1, 1, 2, 2, 3, 3])
-    res = stratified_risk(y, t, cluster=cl)
+    res = clustered_risk(y, trials=t, cluster=cl)
     assert res.estimate == pytest.approx(3 / 5)
     assert int(res.table["trials"].iloc[0]) == 5
-    with pytest.raises(ValueError, match="successes must imply trials"):
-        stratified_risk(np.array([1, 0]), np.array([0, 1]), cluster=[0, 1])
+    with pytest.raises(ValueError, match="outcomes must imply trials"):
+        clustered_risk(np.array([1, 0]), trials=np.array([0, 1]), cluster=[0, 1])
     with pytest.raises(ValueError, match="cluster"):
-        stratified_risk(y, t, cluster=cl[:-1])
+        clustered_risk(y, trials=t, cluster=cl[:-1])
     with pytest.raises(TypeError, match="row-level"):
-        stratified_risk(Counts.from_arrays([1], [2]), cluster=[0, 1])
+        clustered_risk(Counts.from_arrays([1], [2]), cluster=[0, 1])
 
 
 def test_design_effect_and_coverage_with_known_icc() -> None:
@@ -289,7 +295,7 @@ def test_design_effect_and_coverage_with_known_icc() -> None:
     for _ in range(reps):
         pc = rng.beta(p * ab, (1 - p) * ab, n_cl)
         y = (rng.random((n_cl, m)) < pc[:, None]).astype(float).ravel()
-        res = stratified_risk(y, None, {"a": 0.5, "b": 0.5}, strata=strata, cluster=cl)
+        res = clustered_risk(y, cluster=cl, strata=strata, weights={"a": 0.5, "b": 0.5})
         deffs.append(res.design_effect)
         hit += res.ci[0] <= p <= res.ci[1]
         hit_naive += abs(res.estimate - p) <= Z95 * res.se_independent
