@@ -700,7 +700,6 @@ def error_reject_curve(
     t = np.atleast_1d(np.asarray(thresholds, dtype=float))
     if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0) or np.any(t > 1):
         raise ValueError(f"thresholds must be finite numbers in [0, 1], got {thresholds!r}")
-    n = r.size
     # R(t) = share of rows with r > t; integral of R from 0 to t = mean(min(r, t))
     accepted = r[None, :] <= t[:, None]
     reject_rate = 1.0 - accepted.mean(axis=1)
@@ -711,15 +710,7 @@ def error_reject_curve(
         est_acc = np.where(n_acc > 0, est_error / (1.0 - reject_rate), np.nan)
     counted = np.full(t.size, np.nan)
     if y_true is not None:
-        yt = as_row_array(y_true)
-        if yt.shape != (n,):
-            raise ValueError(f"y_true must have one label per row ({n}), got shape {yt.shape}")
-        check_no_missing(yt, "y_true", hint="every row needs a label; drop those rows first")
-        labels = np.arange(k) if classes is None else np.asarray(classes)
-        if labels.size != k:
-            raise ValueError(f"classes must name the {k} columns of proba, got {len(labels)}")
-        pk = np.column_stack([1 - p, p]) if p.ndim == 1 else p
-        wrong = labels[np.argmax(pk, axis=1)] != yt
+        wrong = _wrong_decisions(p, y_true, classes)
         errs = (accepted & wrong[None, :]).sum(axis=1)
         counted = np.where(n_acc > 0, errs / np.maximum(n_acc, 1), np.nan)
     return pd.DataFrame(
@@ -732,6 +723,21 @@ def error_reject_curve(
             "estimated_error": est_error,
         }
     )
+
+
+def _wrong_decisions(p: np.ndarray, y_true: Any, classes: Any) -> np.ndarray:
+    """Whether the most probable class of each row differs from its true label."""
+    k = 2 if p.ndim == 1 else p.shape[1]
+    n = p.shape[0]
+    yt = as_row_array(y_true)
+    if yt.shape != (n,):
+        raise ValueError(f"y_true must have one label per row ({n}), got shape {yt.shape}")
+    check_no_missing(yt, "y_true", hint="every row needs a label; drop those rows first")
+    labels = np.arange(k) if classes is None else np.asarray(classes)
+    if labels.size != k:
+        raise ValueError(f"classes must name the {k} columns of proba, got {len(labels)}")
+    pk = np.column_stack([1 - p, p]) if p.ndim == 1 else p
+    return labels[np.argmax(pk, axis=1)] != yt
 
 
 def plot_error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
