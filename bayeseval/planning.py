@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from bayeseval._core.results import stores_table
+from bayeseval._core.weighted_variance import stratum_variance_terms
 from bayeseval._results import Result
 from bayeseval._validation import (
     _short,
@@ -605,7 +606,7 @@ def risk_variance(weights: Any, rates: Any, counts: Any) -> float:
         raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
     if np.any(n <= 0):
         raise ValueError(f"counts must be positive, got {_short(n.tolist())}")
-    return float(np.sum(w.to_numpy() ** 2 * r.to_numpy() * (1 - r.to_numpy()) / n.to_numpy()))
+    return float(np.sum(stratum_variance_terms(w.to_numpy(), r.to_numpy(), n.to_numpy())))
 
 
 def se_for(rate: Any, trials: Any) -> float | np.ndarray:

@@ -24,6 +24,7 @@ from scipy import stats
 from bayeseval._core.binomial import binomial_bounds, normalise_method
 from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.results import stores_table
+from bayeseval._core.weighted_variance import stratum_variance_terms
 from bayeseval._results import Result
 from bayeseval._validation import (
     _short,
@@ -347,7 +348,7 @@ def _zero_variance_floor(st: _Strata, z: float, stacklevel: int) -> tuple[list, 
         )
     n_adj = st.n + z * z
     r_adj = (st.s + z * z / 2) / n_adj
-    v_floor = float(np.sum(np.where(degenerate, st.w**2 * r_adj * (1 - r_adj) / n_adj, 0.0)))
+    v_floor = float(np.sum(np.where(degenerate, stratum_variance_terms(st.w, r_adj, n_adj), 0.0)))
     # interval centre: the Agresti-Coull-adjusted rate for the degenerate strata
     centre_shift = float(np.sum(np.where(degenerate, st.w * (r_adj - np.nan_to_num(st.r)), 0.0)))
     return zero_var, v_floor, centre_shift
@@ -440,7 +441,8 @@ def _estimate(
     contribution = np.where(st.used, st.w * np.nan_to_num(st.r), 0.0)
     contribution = np.where(st.used & ~st.has, np.nan, contribution)
     estimate = float("nan") if empty_used else float(np.sum(contribution))
-    var_ind = float("nan") if empty_used else float(np.sum(np.where(st.used & st.has, st.w**2 * st.v, 0.0)))
+    terms = stratum_variance_terms(st.w, st.r, np.where(st.has, st.n, 1.0))
+    var_ind = float("nan") if empty_used else float(np.sum(np.where(st.used & st.has, terms, 0.0)))
     z = float(stats.norm.isf((1 - level) / 2))
     zero_var, v_floor, centre_shift = _zero_variance_floor(st, z, stacklevel + 1)
 
