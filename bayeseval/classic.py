@@ -1,4 +1,4 @@
-"""Classic error-rate estimators for a classifier fit on the data at hand.
+r"""Classic error-rate estimators for a classifier fit on the data at hand.
 
 A classifier's error counted on its own design data (resubstitution) is
 optimistic; a holdout estimate measures a classifier trained on less data and
@@ -12,6 +12,22 @@ The error-reject trade-off (Chow 1970) links the reject rate of the rule
 "reject when max_k P(k | x) < 1 - t" to the error rate of the accepted rows;
 the error can be read off the reject-rate curve alone, without labels
 (Fukunaga & Kessell 1972).
+
+Notes
+-----
+The .632 and .632+ estimators of :func:`estimate_error` (Efron & Tibshirani 1997). With
+:math:`\overline{err}` the resubstitution error and
+:math:`\widehat{Err}^{(1)} = n^{-1}\sum_i \hat E_i` the leave-one-out bootstrap error
+(:math:`\hat E_i` the error on row *i* averaged over the bootstrap fits whose sample did not
+contain it), :math:`\widehat{Err}^{(.632)} = .368\,\overline{err} + .632\,\widehat{Err}^{(1)}`.
+The .632+ estimator uses the no-information rate
+:math:`\hat\gamma = \sum_k \hat p_k (1 - \hat q_k)` (observed class shares times one minus
+predicted class shares), the relative overfitting rate
+:math:`\hat R = (\widehat{Err}^{(1)\prime} - \overline{err}) / (\hat\gamma - \overline{err})`
+(0 unless both differences are positive,
+:math:`\widehat{Err}^{(1)\prime} = \min(\widehat{Err}^{(1)}, \hat\gamma)`) and the weight
+:math:`\hat w = .632 / (1 - .368 \hat R)`:
+:math:`\widehat{Err}^{(.632+)} = (1 - \hat w)\,\overline{err} + \hat w\,\widehat{Err}^{(1)\prime}`.
 
 References
 ----------
@@ -260,19 +276,9 @@ def estimate_error(
       cross-validated predictions (:func:`sklearn.model_selection.cross_val_predict`).
       The standard error and Wilson interval treat the ``n`` held-out
       predictions as independent, which they are not quite.
-    * ``bootstrap632`` and ``bootstrap632plus``: Efron & Tibshirani (1997). With
-      :math:`\overline{err}` the resubstitution error and
-      :math:`\widehat{Err}^{(1)} = n^{-1}\sum_i \hat E_i` the leave-one-out
-      bootstrap error (:math:`\hat E_i` the error on row *i* averaged over the
-      bootstrap fits whose sample did not contain it),
-      :math:`\widehat{Err}^{(.632)} = .368\,\overline{err} + .632\,\widehat{Err}^{(1)}`.
-      The .632+ estimator uses the no-information rate
-      :math:`\hat\gamma = \sum_k \hat p_k (1 - \hat q_k)` (observed class shares
-      times one minus predicted class shares), the relative overfitting rate
-      :math:`\hat R = (\widehat{Err}^{(1)\prime} - \overline{err}) / (\hat\gamma - \overline{err})`
-      (0 unless both differences are positive, :math:`\widehat{Err}^{(1)\prime} = \min(\widehat{Err}^{(1)}, \hat\gamma)`)
-      and the weight :math:`\hat w = .632 / (1 - .368 \hat R)`:
-      :math:`\widehat{Err}^{(.632+)} = (1 - \hat w)\,\overline{err} + \hat w\,\widehat{Err}^{(1)\prime}`.
+    * ``bootstrap632`` and ``bootstrap632plus``: Efron & Tibshirani (1997), a
+      weighted mean of the resubstitution error and the leave-one-out
+      bootstrap error (formulas in the :mod:`bayeseval.classic` module notes).
       No standard error is reported (the bootstrap is not a binomial count).
     * ``risk_averaging``: the mean of the conditional risk
       :math:`1 - \max_k \hat P(k \mid x)` from ``predict_proba``, over

@@ -217,8 +217,12 @@ def _binary_rows(arr: Any, name: str, n_rows: int) -> np.ndarray:
         f = a.astype(float)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be 0/1 per row, got {_short(a)}") from exc
-    if not np.all(np.isin(f, (0.0, 1.0))):
-        raise ValueError(f"{name} must be 0/1 (or boolean) per row when rows are clustered, got {_short(a)}")
+    bad = np.flatnonzero(~np.isin(f, (0.0, 1.0)))
+    if bad.size:
+        raise ValueError(
+            f"{name} must be 0/1 (or boolean) per row when rows are clustered; rows "
+            f"{bad[:5].tolist()} hold {_short(a[bad[:5]].tolist())}"
+        )
     return f
 
 

@@ -121,8 +121,10 @@ def test_clustered_risk_is_exported_and_keyword_only():
 def test_clustered_risk_validation_names_the_argument_and_the_row():
     with pytest.raises(ValueError, match=r"outcomes must imply trials: row 0"):
         clustered_risk([1, 0], trials=[0, 1], cluster=[0, 1])
-    with pytest.raises(ValueError, match=r"outcomes must be 0/1.*2"):
+    with pytest.raises(ValueError, match=r"outcomes must be 0/1.*rows \[1\] hold \[2\]"):
         clustered_risk([1, 2], cluster=[0, 1])
+    with pytest.raises(ValueError, match=r"trials must be 0/1.*rows \[2\] hold \[2\]"):
+        clustered_risk([1, 0, 1], trials=[1, 1, 2], cluster=[0, 1, 1])
     with pytest.raises(ValueError, match=r"cluster.*\[1\]"):
         clustered_risk([1, 0, 1], cluster=np.array([0, None, 1], dtype=object))
     with pytest.raises(ValueError, match=r"cluster must give one id per row \(3\)"):
