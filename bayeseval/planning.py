@@ -218,6 +218,7 @@ def sample_size(
     level : float, default 0.95
         Confidence level.
     method : {"normal", "wilson", "clopper_pearson"}, default "normal"
+        The normal formula, or a search over Wilson or Clopper-Pearson intervals.
 
     Returns
     -------
@@ -829,6 +830,7 @@ def allocate(
         ``"optimal"`` equals ``"proportional"`` and ``"equal_precision"``
         equals ``"equal"``).
     method : {"optimal", "proportional", "equal", "equal_precision", "compromise"}
+        The allocation rule (above).
     minimum : int or per-stratum counts, optional
         Hard lower bounds (required for ``"compromise"``).
     capacity : int or per-stratum counts, optional
