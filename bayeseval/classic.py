@@ -700,17 +700,11 @@ def error_reject_curve(
     proba, y_true = align_by_label(("proba", proba), ("y_true", y_true))
     r = _risk(proba)
     p = np.asarray(proba, dtype=float)
-    k = 2 if p.ndim == 1 else p.shape[1]
-    if thresholds is None:
-        thresholds = np.linspace(0.0, 1.0 - 1.0 / k, 51)
-    t = np.atleast_1d(np.asarray(thresholds, dtype=float))
-    if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0) or np.any(t > 1):
-        raise ValueError(f"thresholds must be finite numbers in [0, 1], got {thresholds!r}")
+    t = _thresholds(thresholds, 2 if p.ndim == 1 else p.shape[1])
     # R(t) = share of rows with r > t; integral of R from 0 to t = mean(min(r, t))
     accepted = r[None, :] <= t[:, None]
     reject_rate = 1.0 - accepted.mean(axis=1)
-    integral = np.minimum(r[None, :], t[:, None]).mean(axis=1)
-    est_error = integral - t * reject_rate
+    est_error = np.minimum(r[None, :], t[:, None]).mean(axis=1) - t * reject_rate
     n_acc = accepted.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         est_acc = np.where(n_acc > 0, est_error / (1.0 - reject_rate), np.nan)
@@ -729,6 +723,16 @@ def error_reject_curve(
             "estimated_error": est_error,
         }
     )
+
+
+def _thresholds(thresholds: Any, k: int) -> np.ndarray:
+    """Validated risk thresholds; 51 points from 0 to 1 - 1/k by default."""
+    if thresholds is None:
+        return np.linspace(0.0, 1.0 - 1.0 / k, 51)
+    t = np.atleast_1d(np.asarray(thresholds, dtype=float))
+    if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0) or np.any(t > 1):
+        raise ValueError(f"thresholds must be finite numbers in [0, 1], got {thresholds!r}")
+    return t
 
 
 def _wrong_decisions(p: np.ndarray, y_true: Any, classes: Any) -> np.ndarray:

@@ -1011,6 +1011,15 @@ def split_decision(
     ...                n_groups=8).branch
     'degraded'
     """
+    req = _split_request(n_total, n_test, share, n_min, n_groups, max_test_share, max_inflate)
+    return _keep_proportion(req) or _grow_test(req) or _raise_share(req) or _degrade(req)
+
+
+def _split_request(
+    n_total: Any, n_test: Any, share: Any, n_min: Any, n_groups: Any, max_test_share: Any,
+    max_inflate: Any,
+) -> _SplitRequest:
+    """Validate the inputs of :func:`split_decision`."""
     n_total = check_positive_int(n_total, "n_total")
     n_test = check_positive_int(n_test, "n_test")
     if n_test > n_total:
@@ -1024,16 +1033,7 @@ def split_decision(
     max_inflate = _check_positive_real(max_inflate, "max_inflate")
     if max_inflate < 1:
         raise ValueError(f"max_inflate must be >= 1 (1 means no oversampling), got {max_inflate!r}")
-    req = _SplitRequest(
-        n_total=n_total,
-        n_test=n_test,
-        share=share,
-        n_min=n_min,
-        n_groups=n_groups,
-        max_test_share=max_test_share,
-        max_inflate=max_inflate,
-    )
-    return _keep_proportion(req) or _grow_test(req) or _raise_share(req) or _degrade(req)
+    return _SplitRequest(n_total, n_test, share, n_min, n_groups, max_test_share, max_inflate)
 
 
 @dataclass(frozen=True)

@@ -891,12 +891,7 @@ def weighted_metric(
     for m in metrics:
         mm = get_metric(m)
         rows[mm.name] = _reweighted_row(mm, yt, yp, pos_label, w, codes)
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table.index.name = "metric"
-    table = table[["unweighted", "reweighted", "trials", "se_unweighted", "se_reweighted"]]
-    z = float(stats.norm.isf((1 - level) / 2))
-    table["lower"] = (table["reweighted"] - z * table["se_reweighted"]).clip(0.0, 1.0)
-    table["upper"] = (table["reweighted"] + z * table["se_reweighted"]).clip(0.0, 1.0)
+    table = _metrics_table(rows, level)
     report = table[["unweighted", "reweighted"]].copy()
     report.attrs["population_estimate"] = "reweighted"
     report.attrs["note"] = (
@@ -904,6 +899,17 @@ def weighted_metric(
         "reweighted: population share / sample share row weights, the population estimate"
     )
     return ReweightedMetrics(report=report, table=table, row_weights=w, composition=composition)
+
+
+def _metrics_table(rows: dict[str, dict[str, float]], level: float) -> pd.DataFrame:
+    """Per metric: unweighted, reweighted, trials, both SEs and the reweighted normal interval."""
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "metric"
+    table = table[["unweighted", "reweighted", "trials", "se_unweighted", "se_reweighted"]]
+    z = float(stats.norm.isf((1 - level) / 2))
+    table["lower"] = (table["reweighted"] - z * table["se_reweighted"]).clip(0.0, 1.0)
+    table["upper"] = (table["reweighted"] + z * table["se_reweighted"]).clip(0.0, 1.0)
+    return table
 
 
 def _metric_rows(y_true: Any, y_pred: Any, strata: Any, dropna: bool) -> list[np.ndarray | None]:
