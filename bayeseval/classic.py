@@ -556,7 +556,7 @@ def _risk_averaging_row(
                 f"({se_d:.4f}); the classifier's probabilities look {direction}, so the "
                 "label-free estimate is not trustworthy without recalibration",
                 CalibrationWarning,
-                stacklevel=3,
+                stacklevel=5,  # _risk_averaging_row < _method_rows < estimate_error < shim < caller
             )
         else:
             note += " agrees within its uncertainty"

@@ -328,13 +328,13 @@ def _warn_empty(st: _Strata, stacklevel: int) -> None:
             f"strata {list(st.labels[empty_used][:5])} have positive population share but no trials: "
             "the weighted risk is undefined (NaN); label rows there or merge strata",
             EmptyStratumWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=stacklevel,
         )
     elif np.any(~st.has):
         warnings.warn(
             f"strata {list(st.labels[~st.has][:5])} have no trials (their weight is 0, so the estimate is defined)",
             EmptyStratumWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=stacklevel,
         )
 
 
@@ -348,7 +348,7 @@ def _zero_variance_floor(st: _Strata, z: float, stacklevel: int) -> tuple[list, 
             "which is not certainty. The reported interval gives them the Agresti-Coull "
             "(Wilson-adjusted) variance instead of 0",
             ZeroVarianceWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=stacklevel,
         )
     n_adj = st.n + z * z
     r_adj = (st.s + z * z / 2) / n_adj

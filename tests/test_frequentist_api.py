@@ -290,3 +290,41 @@ def test_normalise_method_names_the_value():
     assert normalise_method("Clopper-Pearson") == "clopper_pearson"
     with pytest.raises(ValueError, match="method.*'bogus'"):
         normalise_method("bogus")
+
+
+# -- warnings point at the caller's line ------------------------------------------------------
+
+
+def _warning_sites(func):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        func()
+    return {(w.category.__name__, Path(w.filename).name) for w in caught}
+
+
+def test_warnings_point_at_the_caller():
+    here = Path(__file__).name
+    sites = _warning_sites(lambda: stratified_risk([0, 0], [10, 0], [0.5, 0.5]))
+    assert sites == {("ZeroVarianceWarning", here), ("EmptyStratumWarning", here)}
+    sites = _warning_sites(lambda: clustered_risk([0, 0, 1, 1], cluster=[0, 1, 2, 3],
+                                                  strata=list("aabb"), weights=[0.5, 0.5]))
+    assert sites == {("ZeroVarianceWarning", here)}
+    sites = _warning_sites(lambda: stratified_risk([0, 0, 1, 1], strata=list("aabb"),
+                                                   weights=[0.5, 0.5], cluster=[0, 1, 2, 3]))
+    assert sites == {("ZeroVarianceWarning", here), ("BayesevalDeprecationWarning", here)}
+    sites = _warning_sites(lambda: weighted_metric([1, 0, 0, 0], [0, 0, 0, 0], weights=0.5,
+                                                   metric=["recall", "precision"]))
+    assert sites == {("ReweightingWarning", here), ("EmptyStratumWarning", here)}
+
+
+def test_calibration_warning_points_at_the_caller():
+    from sklearn.naive_bayes import GaussianNB
+
+    # Gaussian naive Bayes on strongly correlated features is overconfident
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(400, 1))
+    X = np.hstack([z + 0.05 * rng.normal(size=(400, 1)) for _ in range(8)])
+    y = (z[:, 0] + rng.normal(size=400) > 0).astype(int)
+    sites = _warning_sites(lambda: estimate_error(GaussianNB(), X, y, methods=("risk_averaging",),
+                                                  random_seed=0))
+    assert sites == {("CalibrationWarning", Path(__file__).name)}
