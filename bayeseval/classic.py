@@ -658,14 +658,12 @@ def error_reject_curve(
 
     .. math:: E(t) = -\int_0^t \tau \, dR(\tau) = \int_0^t R(\tau)\, d\tau - t\,R(t),
 
-    the second form by integration by parts, so the error follows from the
-    reject-rate curve alone, with no label (Fukunaga & Kessell 1972). At
-    :math:`t = 1 - 1/K` nothing is rejected and :math:`E` is the overall error
-    (the risk-averaging estimate). The error rate among accepted rows is
-    :math:`E(t) / (1 - R(t))`. Here :math:`R` is the empirical reject-rate
-    curve of the rows in ``proba``, integrated exactly (it is a step
-    function). Like risk averaging, the estimate is only as good as the
-    probabilities' calibration; compare it with the counted column.
+    the second form by integration by parts, so the error follows from the reject-rate
+    curve alone, with no label (Fukunaga & Kessell 1972). At :math:`t = 1 - 1/K` nothing
+    is rejected and :math:`E` is the overall error (the risk-averaging estimate). The
+    error rate among accepted rows is :math:`E(t) / (1 - R(t))`, with :math:`R` the
+    empirical (step) reject-rate curve of ``proba``, integrated exactly. Like risk
+    averaging, it is only as good as the probabilities' calibration.
 
     Parameters
     ----------
