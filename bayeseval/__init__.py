@@ -29,6 +29,7 @@ _EXPORTS = {
     "proportion_se": "intervals",
     "bootstrap_ci": "intervals",
     "stratified_risk": "stratified",
+    "clustered_risk": "stratified",
     "StratifiedRisk": "stratified",
     "reweight": "stratified",
     "weighted_metric": "stratified",
@@ -75,7 +76,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.models import Posterior, fit_hierarchical
     from bayeseval.planning import allocate, sample_size
     from bayeseval.report import Report, evaluate
-    from bayeseval.stratified import StratifiedRisk, reweight, stratified_risk, weighted_metric
+    from bayeseval.stratified import (
+        StratifiedRisk,
+        clustered_risk,
+        reweight,
+        stratified_risk,
+        weighted_metric,
+    )
 
 
 def __getattr__(name: str):
@@ -116,6 +123,7 @@ __all__ = [
     "proportion_se",
     "bootstrap_ci",
     "stratified_risk",
+    "clustered_risk",
     "StratifiedRisk",
     "reweight",
     "weighted_metric",

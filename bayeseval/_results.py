@@ -26,7 +26,8 @@ MAX_ROWS = 30
 class Result:
     """Base class of result objects: a tidy ``table``, ``to_frame()`` and notebook display.
 
-    Subclasses implement :attr:`table`; everything else follows from it.
+    Subclasses provide ``table`` (a property or a dataclass field); everything else follows
+    from it.
 
     Examples
     --------
@@ -43,28 +44,31 @@ class Result:
     #: heading of the HTML display; the class name when ``None``
     title: ClassVar[str | None] = None
 
-    @property
-    def table(self) -> Any:
-        """The result as a tidy DataFrame (implemented by each result type)."""
-        raise NotImplementedError(f"{type(self).__name__} does not define its table")
+    # ``table`` is provided by each result type, as a property or as a dataclass field (the
+    # base defines no descriptor of that name, so a dataclass can store it).
+
+    def _table(self) -> Any:
+        if "table" not in getattr(self, "__dict__", {}) and not hasattr(type(self), "table"):
+            raise NotImplementedError(f"{type(self).__name__} does not define its table")
+        return self.table
 
     def to_frame(self) -> Any:
-        """Return a copy of :attr:`table`.
+        """Return a copy of ``table``.
 
         Returns
         -------
         pandas.DataFrame
             A copy the caller may modify without changing the result.
         """
-        return self.table.copy()
+        return self._table().copy()
 
     def _heading(self) -> str:
         return self.title or type(self).__name__
 
     def _repr_html_(self) -> str:
-        table = self.table
+        table = self._table()
         body = table.to_html(max_rows=MAX_ROWS, escape=True, float_format=lambda x: f"{x:.4g}")
         return f"<div><strong>{html.escape(self._heading())}</strong>{body}</div>"
 
     def __repr__(self) -> str:
-        return f"{self._heading()}\n{self.table.to_string(max_rows=MAX_ROWS)}"
+        return f"{self._heading()}\n{self._table().to_string(max_rows=MAX_ROWS)}"

@@ -1,4 +1,4 @@
-"""Classic error-rate estimators for a classifier fit on the data at hand.
+r"""Classic error-rate estimators for a classifier fit on the data at hand.
 
 A classifier's error counted on its own design data (resubstitution) is
 optimistic; a holdout estimate measures a classifier trained on less data and
@@ -12,6 +12,22 @@ The error-reject trade-off (Chow 1970) links the reject rate of the rule
 "reject when max_k P(k | x) < 1 - t" to the error rate of the accepted rows;
 the error can be read off the reject-rate curve alone, without labels
 (Fukunaga & Kessell 1972).
+
+Notes
+-----
+The .632 and .632+ estimators of :func:`estimate_error` (Efron & Tibshirani 1997). With
+:math:`\overline{err}` the resubstitution error and
+:math:`\widehat{Err}^{(1)} = n^{-1}\sum_i \hat E_i` the leave-one-out bootstrap error
+(:math:`\hat E_i` the error on row *i* averaged over the bootstrap fits whose sample did not
+contain it), :math:`\widehat{Err}^{(.632)} = .368\,\overline{err} + .632\,\widehat{Err}^{(1)}`.
+The .632+ estimator uses the no-information rate
+:math:`\hat\gamma = \sum_k \hat p_k (1 - \hat q_k)` (observed class shares times one minus
+predicted class shares), the relative overfitting rate
+:math:`\hat R = (\widehat{Err}^{(1)\prime} - \overline{err}) / (\hat\gamma - \overline{err})`
+(0 unless both differences are positive,
+:math:`\widehat{Err}^{(1)\prime} = \min(\widehat{Err}^{(1)}, \hat\gamma)`) and the weight
+:math:`\hat w = .632 / (1 - .368 \hat R)`:
+:math:`\widehat{Err}^{(.632+)} = (1 - \hat w)\,\overline{err} + \hat w\,\widehat{Err}^{(1)\prime}`.
 
 References
 ----------
@@ -32,12 +48,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval._core.binomial import binomial_bounds
+from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import (
     align_by_label,
     as_row_array,
@@ -47,6 +66,7 @@ from bayeseval._validation import (
     check_positive_int,
     check_probability,
     make_rng,
+    missing_mask,
 )
 from bayeseval._warnings import CalibrationWarning
 
@@ -75,15 +95,8 @@ _COLUMNS = ["method", "estimate", "se", "lower", "upper", "notes"]
 
 
 def _wilson(errors: int, n: int, level: float) -> tuple[float, float]:
-    """Wilson score interval; bayeseval.intervals.proportion_ci when available."""
-    try:
-        from bayeseval.intervals import proportion_ci
-    except ImportError:  # pragma: no cover - the frequentist core ships it
-        res = stats.binomtest(int(errors), int(n)).proportion_ci(
-            confidence_level=level, method="wilson"
-        )
-        return float(res.low), float(res.high)
-    lo, hi = proportion_ci(int(errors), int(n), level=level, method="wilson")
+    """Wilson score interval of ``errors`` out of ``n`` (the shared binomial kernel)."""
+    lo, hi = binomial_bounds(float(errors), float(n), 1.0 - level, "wilson")
     return float(lo), float(hi)
 
 
@@ -147,7 +160,7 @@ def _bootstrap_errors(
     estimator: Any,
     X: Any,
     y: np.ndarray,
-    n_bootstrap: int,
+    n_resamples: int,
     rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Out-of-bag loss sums and counts per observation over bootstrap fits.
@@ -163,7 +176,7 @@ def _bootstrap_errors(
     redraws = 0
     failures = 0
     last_error: Exception | None = None
-    for _ in range(n_bootstrap):
+    for _ in range(n_resamples):
         for _attempt in range(100):
             idx = rng.integers(0, n, size=n)
             if np.unique(y[idx]).size == n_classes:
@@ -184,9 +197,9 @@ def _bootstrap_errors(
         wrong = np.asarray(model.predict(_take(X, oob))) != y[oob]
         loss_sum[oob] += wrong
         oob_count[oob] += 1
-    if failures > n_bootstrap // 2:
+    if failures > n_resamples // 2:
         raise ValueError(
-            f"{failures} of {n_bootstrap} bootstrap fits failed; last error: {last_error}"
+            f"{failures} of {n_resamples} bootstrap fits failed; last error: {last_error}"
         ) from last_error
     return loss_sum, oob_count, redraws, failures
 
@@ -234,6 +247,7 @@ def _632(
 # --------------------------------------------------------------------------- public API
 
 
+@renamed_kwargs(n_bootstrap="n_resamples")
 def estimate_error(
     estimator: Any,
     X: Any,
@@ -242,7 +256,7 @@ def estimate_error(
     methods: Sequence[str] = METHODS,
     test_size: float = 0.3,
     n_splits: int = 10,
-    n_bootstrap: int = 200,
+    n_resamples: int = 200,
     unlabelled: Any = None,
     level: float = 0.95,
     random_seed: int | np.random.Generator | None = None,
@@ -262,19 +276,9 @@ def estimate_error(
       cross-validated predictions (:func:`sklearn.model_selection.cross_val_predict`).
       The standard error and Wilson interval treat the ``n`` held-out
       predictions as independent, which they are not quite.
-    * ``bootstrap632`` and ``bootstrap632plus``: Efron & Tibshirani (1997). With
-      :math:`\overline{err}` the resubstitution error and
-      :math:`\widehat{Err}^{(1)} = n^{-1}\sum_i \hat E_i` the leave-one-out
-      bootstrap error (:math:`\hat E_i` the error on row *i* averaged over the
-      bootstrap fits whose sample did not contain it),
-      :math:`\widehat{Err}^{(.632)} = .368\,\overline{err} + .632\,\widehat{Err}^{(1)}`.
-      The .632+ estimator uses the no-information rate
-      :math:`\hat\gamma = \sum_k \hat p_k (1 - \hat q_k)` (observed class shares
-      times one minus predicted class shares), the relative overfitting rate
-      :math:`\hat R = (\widehat{Err}^{(1)\prime} - \overline{err}) / (\hat\gamma - \overline{err})`
-      (0 unless both differences are positive, :math:`\widehat{Err}^{(1)\prime} = \min(\widehat{Err}^{(1)}, \hat\gamma)`)
-      and the weight :math:`\hat w = .632 / (1 - .368 \hat R)`:
-      :math:`\widehat{Err}^{(.632+)} = (1 - \hat w)\,\overline{err} + \hat w\,\widehat{Err}^{(1)\prime}`.
+    * ``bootstrap632`` and ``bootstrap632plus``: Efron & Tibshirani (1997), a
+      weighted mean of the resubstitution error and the leave-one-out
+      bootstrap error (formulas in the :mod:`bayeseval.classic` module notes).
       No standard error is reported (the bootstrap is not a binomial count).
     * ``risk_averaging``: the mean of the conditional risk
       :math:`1 - \max_k \hat P(k \mid x)` from ``predict_proba``, over
@@ -302,8 +306,9 @@ def estimate_error(
     n_splits : int
         Folds of ``kfold`` and of the out-of-fold probabilities of
         ``risk_averaging``; lowered to the smallest class size when needed.
-    n_bootstrap : int
-        Bootstrap fits for ``bootstrap632`` and ``bootstrap632plus``.
+    n_resamples : int
+        Bootstrap fits for ``bootstrap632`` and ``bootstrap632plus`` (formerly
+        ``n_bootstrap``, still accepted with a deprecation warning).
     unlabelled : array-like or DataFrame, optional
         Rows without labels for ``risk_averaging``.
     level : float
@@ -330,126 +335,171 @@ def estimate_error(
     True
     """
     from sklearn.base import clone
-    from sklearn.model_selection import (
-        LeaveOneOut,
-        StratifiedKFold,
-        cross_val_predict,
-        train_test_split,
-    )
 
+    methods = _check_methods(methods)
+    level = check_level(level)
+    test_size = check_probability(test_size, "test_size", open_interval=True)
+    n_splits = check_positive_int(n_splits, "n_splits", minimum=2)
+    n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=1)
+    X, y, classes, class_counts = _check_design(estimator, X, y)
+    seeds = make_rng(random_seed).integers(0, 2**31 - 1, size=3)
+    design = _Design(
+        estimator=estimator, X=X, y=y, classes=classes, class_counts=class_counts, level=level,
+        cv_seed=int(seeds[0]), holdout_seed=int(seeds[1]), boot_seed=int(seeds[2]),
+        n_splits=n_splits, test_size=test_size, n_resamples=n_resamples,
+    )
+    needs_full = {"resubstitution", "bootstrap632", "bootstrap632plus"} & set(methods) or (
+        "risk_averaging" in methods and unlabelled is not None
+    )
+    if needs_full:
+        design.full = clone(estimator).fit(X, y)
+        design.resub_pred = np.asarray(design.full.predict(X))
+        design.err_resub = float(np.mean(design.resub_pred != y))
+    rows: dict[str, dict[str, Any]] = {}
+    for method in methods:
+        if method not in rows:
+            rows.update(_method_rows(design, method, unlabelled))
+    return pd.DataFrame([rows[m] for m in dict.fromkeys(methods)], columns=_COLUMNS)
+
+
+def _check_methods(methods: Any) -> list[str]:
     if isinstance(methods, str):
         methods = (methods,)
     methods = [check_method(m, METHODS, "methods") for m in methods]
     if not methods:
         raise ValueError("methods is empty; give at least one of " + ", ".join(METHODS))
-    level = check_level(level)
-    test_size = check_probability(test_size, "test_size", open_interval=True)
-    n_splits = check_positive_int(n_splits, "n_splits", minimum=2)
-    n_bootstrap = check_positive_int(n_bootstrap, "n_bootstrap", minimum=1)
-    X, y, classes, class_counts = _check_design(estimator, X, y)
-    n = y.size
+    return methods
 
-    rng = make_rng(random_seed)
-    seeds = rng.integers(0, 2**31 - 1, size=3)
-    cv_seed, holdout_seed = int(seeds[0]), int(seeds[1])
-    boot_rng = np.random.default_rng(int(seeds[2]))
 
-    folds = min(n_splits, int(class_counts.min()))
-    fold_note = ""
-    if folds < 2:
-        folds = 0
-    elif folds < n_splits:
-        fold_note = f"; n_splits lowered from {n_splits} to {folds} (smallest class)"
-    cv = StratifiedKFold(n_splits=folds, shuffle=True, random_state=cv_seed) if folds else None
+@dataclass
+class _Design:
+    """The classifier, its design data and the settings shared by the estimators."""
 
-    rows: dict[str, dict[str, Any]] = {}
-    needs_full = {"resubstitution", "bootstrap632", "bootstrap632plus"} & set(methods) or (
-        "risk_averaging" in methods and unlabelled is not None
+    estimator: Any
+    X: Any
+    y: np.ndarray
+    classes: np.ndarray
+    class_counts: np.ndarray
+    level: float
+    cv_seed: int
+    holdout_seed: int
+    boot_seed: int
+    n_splits: int
+    test_size: float
+    n_resamples: int
+    full: Any = None
+    resub_pred: np.ndarray | None = None
+    err_resub: float = float("nan")
+
+    @property
+    def folds(self) -> int:
+        """Folds of the cross-validation: ``n_splits`` capped by the smallest class (0: none)."""
+        folds = min(self.n_splits, int(self.class_counts.min()))
+        return folds if folds >= 2 else 0
+
+    @property
+    def cv(self) -> Any:
+        from sklearn.model_selection import StratifiedKFold
+
+        if not self.folds:
+            return None
+        return StratifiedKFold(n_splits=self.folds, shuffle=True, random_state=self.cv_seed)
+
+
+def _uncounted_row(method: str, estimate: float, notes: str) -> dict[str, Any]:
+    return {"method": method, "estimate": estimate, "se": np.nan, "lower": np.nan,
+            "upper": np.nan, "notes": notes}
+
+
+def _method_rows(design: _Design, method: str, unlabelled: Any) -> dict[str, dict[str, Any]]:
+    """The table rows of one method (the two bootstrap methods come together)."""
+    if method == "resubstitution":
+        row = _uncounted_row(method, design.err_resub, "errors on the design data; optimistic (biased low)")
+        return {method: row}
+    if method == "holdout":
+        return {method: _holdout_row(design)}
+    if method in ("loo", "kfold"):
+        return {method: _cross_validated_row(design, method)}
+    if method in ("bootstrap632", "bootstrap632plus"):
+        return _bootstrap632_rows(design)
+    if not hasattr(design.estimator, "predict_proba"):
+        raise TypeError(
+            "method 'risk_averaging' needs an estimator with predict_proba, "
+            f"got {type(design.estimator).__name__}"
+        )
+    return {method: _risk_averaging_row(
+        design.estimator, design.full, design.X, design.y, unlabelled, design.cv, design.level,
+        design.classes,
+    )}
+
+
+def _holdout_row(design: _Design) -> dict[str, Any]:
+    from sklearn.base import clone
+    from sklearn.model_selection import train_test_split
+
+    y = design.y
+    idx_train, idx_test = train_test_split(
+        np.arange(y.size), test_size=design.test_size, stratify=y, random_state=design.holdout_seed
     )
-    full = clone(estimator).fit(X, y) if needs_full else None
-    err_resub = float("nan")
-    resub_pred = None
-    if full is not None:
-        resub_pred = np.asarray(full.predict(X))
-        err_resub = float(np.mean(resub_pred != y))
+    model = clone(design.estimator).fit(_take(design.X, idx_train), y[idx_train])
+    wrong = np.asarray(model.predict(_take(design.X, idx_test))) != y[idx_test]
+    return _counted_row(
+        "holdout",
+        wrong,
+        design.level,
+        f"trained on {idx_train.size} rows, tested on {idx_test.size}; "
+        "pessimistic for the classifier trained on all rows; Wilson interval",
+    )
 
-    for method in methods:
-        if method in rows:
-            continue
-        if method == "resubstitution":
-            rows[method] = {
-                "method": method,
-                "estimate": err_resub,
-                "se": np.nan,
-                "lower": np.nan,
-                "upper": np.nan,
-                "notes": "errors on the design data; optimistic (biased low)",
-            }
-        elif method == "holdout":
-            idx_train, idx_test = train_test_split(
-                np.arange(n), test_size=test_size, stratify=y, random_state=holdout_seed
-            )
-            model = clone(estimator).fit(_take(X, idx_train), y[idx_train])
-            wrong = np.asarray(model.predict(_take(X, idx_test))) != y[idx_test]
-            rows[method] = _counted_row(
-                method,
-                wrong,
-                level,
-                f"trained on {idx_train.size} rows, tested on {idx_test.size}; "
-                "pessimistic for the classifier trained on all rows; Wilson interval",
-            )
-        elif method in ("loo", "kfold"):
-            if method == "kfold" and cv is None:
-                rows[method] = {
-                    "method": method, "estimate": np.nan, "se": np.nan, "lower": np.nan,
-                    "upper": np.nan, "notes": "not computed: a class has a single row",
-                }
-                continue
-            splitter = LeaveOneOut() if method == "loo" else cv
-            pred = np.asarray(cross_val_predict(clone(estimator), X, y, cv=splitter))
-            note = (
-                "leave-one-out" if method == "loo" else f"stratified {folds}-fold{fold_note}"
-            ) + "; interval treats held-out predictions as independent (approximate)"
-            rows[method] = _counted_row(method, pred != y, level, note)
-        elif method in ("bootstrap632", "bootstrap632plus"):
-            loss_sum, oob_count, redraws, failures = _bootstrap_errors(
-                estimator, X, y, n_bootstrap, boot_rng
-            )
-            seen = oob_count > 0
-            err1 = float(np.mean(loss_sum[seen] / oob_count[seen]))
-            p_k = class_counts / n
-            q_k = np.array([np.mean(resub_pred == c) for c in classes])
-            gamma = float(np.sum(p_k * (1 - q_k)))
-            err632, err632plus, r, w = _632(err_resub, err1, gamma)
-            extra = ""
-            if not seen.all():
-                extra += f"; {int((~seen).sum())} rows never out of bag were skipped"
-            if redraws:
-                extra += f"; {redraws} one-class resamples redrawn"
-            if failures:
-                extra += f"; {failures} bootstrap fits failed and were skipped"
-            rows["bootstrap632"] = {
-                "method": "bootstrap632", "estimate": err632, "se": np.nan,
-                "lower": np.nan, "upper": np.nan,
-                "notes": f"{n_bootstrap} bootstrap fits; Err(1)={err1:.4f}, "
-                f"resubstitution={err_resub:.4f}{extra}",
-            }
-            rows["bootstrap632plus"] = {
-                "method": "bootstrap632plus", "estimate": err632plus, "se": np.nan,
-                "lower": np.nan, "upper": np.nan,
-                "notes": f"{n_bootstrap} bootstrap fits; gamma={gamma:.4f}, R={r:.3f}, "
-                f"w={w:.3f}{extra}",
-            }
-        elif method == "risk_averaging":
-            if not hasattr(estimator, "predict_proba"):
-                raise TypeError(
-                    "method 'risk_averaging' needs an estimator with predict_proba, "
-                    f"got {type(estimator).__name__}"
-                )
-            rows[method] = _risk_averaging_row(
-                estimator, full, X, y, unlabelled, cv, level, classes
-            )
-    return pd.DataFrame([rows[m] for m in dict.fromkeys(methods)], columns=_COLUMNS)
+
+def _cross_validated_row(design: _Design, method: str) -> dict[str, Any]:
+    from sklearn.base import clone
+    from sklearn.model_selection import LeaveOneOut, cross_val_predict
+
+    if method == "kfold" and not design.folds:
+        return _uncounted_row(method, np.nan, "not computed: a class has a single row")
+    splitter = LeaveOneOut() if method == "loo" else design.cv
+    pred = np.asarray(cross_val_predict(clone(design.estimator), design.X, design.y, cv=splitter))
+    if method == "loo":
+        what = "leave-one-out"
+    else:
+        lowered = design.folds < design.n_splits
+        what = f"stratified {design.folds}-fold" + (
+            f"; n_splits lowered from {design.n_splits} to {design.folds} (smallest class)"
+            if lowered else ""
+        )
+    note = what + "; interval treats held-out predictions as independent (approximate)"
+    return _counted_row(method, pred != design.y, design.level, note)
+
+
+def _bootstrap632_rows(design: _Design) -> dict[str, dict[str, Any]]:
+    y, n_resamples, err_resub = design.y, design.n_resamples, design.err_resub
+    loss_sum, oob_count, redraws, failures = _bootstrap_errors(
+        design.estimator, design.X, y, n_resamples, np.random.default_rng(design.boot_seed)
+    )
+    seen = oob_count > 0
+    err1 = float(np.mean(loss_sum[seen] / oob_count[seen]))
+    p_k = design.class_counts / y.size
+    q_k = np.array([np.mean(design.resub_pred == c) for c in design.classes])
+    gamma = float(np.sum(p_k * (1 - q_k)))
+    err632, err632plus, r, w = _632(err_resub, err1, gamma)
+    extra = ""
+    if not seen.all():
+        extra += f"; {int((~seen).sum())} rows never out of bag were skipped"
+    if redraws:
+        extra += f"; {redraws} one-class resamples redrawn"
+    if failures:
+        extra += f"; {failures} bootstrap fits failed and were skipped"
+    return {
+        "bootstrap632": _uncounted_row(
+            "bootstrap632", err632,
+            f"{n_resamples} bootstrap fits; Err(1)={err1:.4f}, resubstitution={err_resub:.4f}{extra}",
+        ),
+        "bootstrap632plus": _uncounted_row(
+            "bootstrap632plus", err632plus,
+            f"{n_resamples} bootstrap fits; gamma={gamma:.4f}, R={r:.3f}, w={w:.3f}{extra}",
+        ),
+    }
 
 
 def _risk_averaging_row(
@@ -506,7 +556,7 @@ def _risk_averaging_row(
                 f"({se_d:.4f}); the classifier's probabilities look {direction}, so the "
                 "label-free estimate is not trustworthy without recalibration",
                 CalibrationWarning,
-                stacklevel=3,
+                stacklevel=5,  # _risk_averaging_row < _method_rows < estimate_error < shim < caller
             )
         else:
             note += " agrees within its uncertainty"
@@ -518,8 +568,6 @@ def _risk_averaging_row(
 
 def _drop_missing_rows(proba: Any, strata: Any) -> tuple[np.ndarray, Any]:
     """Rows of ``proba`` (and ``strata``) without a missing probability or stratum."""
-    from bayeseval._validation import missing_mask
-
     p = np.asarray(proba.to_numpy() if isinstance(proba, (pd.Series, pd.DataFrame)) else proba)
     if p.ndim not in (1, 2):
         return p, strata
@@ -610,14 +658,12 @@ def error_reject_curve(
 
     .. math:: E(t) = -\int_0^t \tau \, dR(\tau) = \int_0^t R(\tau)\, d\tau - t\,R(t),
 
-    the second form by integration by parts, so the error follows from the
-    reject-rate curve alone, with no label (Fukunaga & Kessell 1972). At
-    :math:`t = 1 - 1/K` nothing is rejected and :math:`E` is the overall error
-    (the risk-averaging estimate). The error rate among accepted rows is
-    :math:`E(t) / (1 - R(t))`. Here :math:`R` is the empirical reject-rate
-    curve of the rows in ``proba``, integrated exactly (it is a step
-    function). Like risk averaging, the estimate is only as good as the
-    probabilities' calibration; compare it with the counted column.
+    the second form by integration by parts, so the error follows from the reject-rate
+    curve alone, with no label (Fukunaga & Kessell 1972). At :math:`t = 1 - 1/K` nothing
+    is rejected and :math:`E` is the overall error (the risk-averaging estimate). The
+    error rate among accepted rows is :math:`E(t) / (1 - R(t))`, with :math:`R` the
+    empirical (step) reject-rate curve of ``proba``, integrated exactly. Like risk
+    averaging, it is only as good as the probabilities' calibration.
 
     Parameters
     ----------
@@ -652,32 +698,17 @@ def error_reject_curve(
     proba, y_true = align_by_label(("proba", proba), ("y_true", y_true))
     r = _risk(proba)
     p = np.asarray(proba, dtype=float)
-    k = 2 if p.ndim == 1 else p.shape[1]
-    if thresholds is None:
-        thresholds = np.linspace(0.0, 1.0 - 1.0 / k, 51)
-    t = np.atleast_1d(np.asarray(thresholds, dtype=float))
-    if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0) or np.any(t > 1):
-        raise ValueError(f"thresholds must be finite numbers in [0, 1], got {thresholds!r}")
-    n = r.size
+    t = _thresholds(thresholds, 2 if p.ndim == 1 else p.shape[1])
     # R(t) = share of rows with r > t; integral of R from 0 to t = mean(min(r, t))
     accepted = r[None, :] <= t[:, None]
     reject_rate = 1.0 - accepted.mean(axis=1)
-    integral = np.minimum(r[None, :], t[:, None]).mean(axis=1)
-    est_error = integral - t * reject_rate
+    est_error = np.minimum(r[None, :], t[:, None]).mean(axis=1) - t * reject_rate
     n_acc = accepted.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         est_acc = np.where(n_acc > 0, est_error / (1.0 - reject_rate), np.nan)
     counted = np.full(t.size, np.nan)
     if y_true is not None:
-        yt = as_row_array(y_true)
-        if yt.shape != (n,):
-            raise ValueError(f"y_true must have one label per row ({n}), got shape {yt.shape}")
-        check_no_missing(yt, "y_true", hint="every row needs a label; drop those rows first")
-        labels = np.arange(k) if classes is None else np.asarray(classes)
-        if labels.size != k:
-            raise ValueError(f"classes must name the {k} columns of proba, got {len(labels)}")
-        pk = np.column_stack([1 - p, p]) if p.ndim == 1 else p
-        wrong = labels[np.argmax(pk, axis=1)] != yt
+        wrong = _wrong_decisions(p, y_true, classes)
         errs = (accepted & wrong[None, :]).sum(axis=1)
         counted = np.where(n_acc > 0, errs / np.maximum(n_acc, 1), np.nan)
     return pd.DataFrame(
@@ -690,6 +721,31 @@ def error_reject_curve(
             "estimated_error": est_error,
         }
     )
+
+
+def _thresholds(thresholds: Any, k: int) -> np.ndarray:
+    """Validated risk thresholds; 51 points from 0 to 1 - 1/k by default."""
+    if thresholds is None:
+        return np.linspace(0.0, 1.0 - 1.0 / k, 51)
+    t = np.atleast_1d(np.asarray(thresholds, dtype=float))
+    if t.ndim != 1 or t.size == 0 or not np.all(np.isfinite(t)) or np.any(t < 0) or np.any(t > 1):
+        raise ValueError(f"thresholds must be finite numbers in [0, 1], got {thresholds!r}")
+    return t
+
+
+def _wrong_decisions(p: np.ndarray, y_true: Any, classes: Any) -> np.ndarray:
+    """Whether the most probable class of each row differs from its true label."""
+    k = 2 if p.ndim == 1 else p.shape[1]
+    n = p.shape[0]
+    yt = as_row_array(y_true)
+    if yt.shape != (n,):
+        raise ValueError(f"y_true must have one label per row ({n}), got shape {yt.shape}")
+    check_no_missing(yt, "y_true", hint="every row needs a label; drop those rows first")
+    labels = np.arange(k) if classes is None else np.asarray(classes)
+    if labels.size != k:
+        raise ValueError(f"classes must name the {k} columns of proba, got {len(labels)}")
+    pk = np.column_stack([1 - p, p]) if p.ndim == 1 else p
+    return labels[np.argmax(pk, axis=1)] != yt
 
 
 def plot_error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
@@ -705,6 +761,8 @@ def plot_error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on: estimated (and, when counted, observed) error of
+        accepted rows against the reject rate.
 
     Examples
     --------

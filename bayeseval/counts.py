@@ -33,6 +33,16 @@ class Counts:
     Build one with :func:`tabulate` from a predictions frame, or with
     :meth:`Counts.from_arrays` from numbers you already have.
 
+    Parameters
+    ----------
+    successes, trials : pandas.Series
+        Counts indexed by stratum; ``trials`` is paired with ``successes`` by
+        label.
+    metric : str, optional
+        Name of the metric the counts measure.
+    weights : array-like, dict or Series, optional
+        Population shares of the strata, summing to 1.
+
     Attributes
     ----------
     successes, trials : pandas.Series
@@ -102,6 +112,11 @@ class Counts:
             Population shares, summing to 1.
         metric : str, optional
             Name of the metric.
+
+        Returns
+        -------
+        Counts
+            The validated counts (``successes`` itself when it is a Counts).
 
         Examples
         --------
@@ -184,6 +199,11 @@ class Counts:
     def to_frame(self) -> pd.DataFrame:
         """A DataFrame indexed by stratum with columns ``successes`` and ``trials``.
 
+        Returns
+        -------
+        pandas.DataFrame
+            One row per stratum.
+
         Examples
         --------
         >>> Counts.from_arrays([1], [4], strata=["x"]).to_frame().loc["x", "trials"]
@@ -197,6 +217,11 @@ class Counts:
 
         A multi-level stratum index becomes one ``stratum`` dimension whose labels
         are the joined level values, with each level kept as a coordinate.
+
+        Returns
+        -------
+        xarray.Dataset
+            One ``stratum`` dimension; the metric name (if any) in ``attrs``.
         """
         import xarray as xr
 
@@ -219,11 +244,33 @@ class Counts:
         return ds
 
     def with_weights(self, weights: Any) -> Counts:
-        """Return a copy carrying population shares ``weights`` (summing to 1)."""
+        """Return a copy carrying population shares ``weights`` (summing to 1).
+
+        Parameters
+        ----------
+        weights : array-like, dict or Series
+            Population share of each stratum, summing to 1.
+
+        Returns
+        -------
+        Counts
+            The same counts with ``weights`` set.
+        """
         return Counts(self.successes, self.trials, metric=self.metric, weights=weights)
 
     def subset(self, strata: Iterable[Hashable]) -> Counts:
-        """Counts restricted to the given strata (weights dropped, since they no longer sum to 1)."""
+        """Counts restricted to the given strata (weights dropped, since they no longer sum to 1).
+
+        Parameters
+        ----------
+        strata : iterable
+            Labels of the strata to keep, in the order wanted.
+
+        Returns
+        -------
+        Counts
+            The selected strata, without weights.
+        """
         keep = list(strata)
         return Counts(self.successes.loc[keep], self.trials.loc[keep], metric=self.metric)
 

@@ -1,7 +1,7 @@
 """Confidence intervals: one proportion (five methods) and the bootstrap.
 
 :func:`proportion_ci` gives an interval for ``successes`` out of ``trials``
-(SPEC section 2), vectorised over arrays and pandas objects.
+with five methods (Brown, Cai and DasGupta 2001), vectorised over arrays and pandas objects.
 :func:`bootstrap_ci` gives percentile or BCa bootstrap intervals for metrics
 that are not one proportion (F1, a population-weighted risk), optionally
 resampling within strata so that no stratum ever vanishes from a replicate.
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from bayeseval._core import resampling as rs
+from bayeseval._core.binomial import PROPORTION_METHODS, binomial_bounds, normalise_method
 from bayeseval._validation import (
     _short,
     align_by_label,
@@ -42,18 +42,6 @@ __all__ = [
     "f1_score",
 ]
 
-#: Interval methods accepted by :func:`proportion_ci`.
-PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald")
-
-_METHOD_ALIASES = {
-    "normal": "wald",
-    "score": "wilson",
-    "beta": "clopper_pearson",
-    "exact": "clopper_pearson",
-    "cp": "clopper_pearson",
-    "ac": "agresti_coull",
-}
-
 
 def _wrap(values: np.ndarray, like: Any, scalar: bool, name: str | None = None) -> Any:
     if scalar:
@@ -61,56 +49,6 @@ def _wrap(values: np.ndarray, like: Any, scalar: bool, name: str | None = None) 
     if isinstance(like, pd.Series):
         return pd.Series(values, index=like.index, name=name)
     return values
-
-
-def _normalise_method(method: Any) -> str:
-    if isinstance(method, str):
-        key = method.lower().replace("-", "_")
-        method = _METHOD_ALIASES.get(key, key)
-    return check_method(method, PROPORTION_METHODS)
-
-
-def _bounds(s: np.ndarray, n: np.ndarray, alpha: float, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Interval bounds for float arrays ``s <= n``, ``n > 0`` (no validation).
-
-    Works for fractional (effective) counts, e.g. ``n / design_effect``.
-    """
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = s / n
-        if method in ("wald", "wilson", "agresti_coull"):
-            z = stats.norm.isf(alpha / 2)
-            if method == "wald":
-                half = z * np.sqrt(p * (1 - p) / n)
-                lo, hi = p - half, p + half
-            elif method == "wilson":
-                z2 = z * z
-                denom = 1 + z2 / n
-                centre = (p + z2 / (2 * n)) / denom
-                half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n**2)) / denom
-                lo, hi = centre - half, centre + half
-                lo = np.where(s == 0, 0.0, lo)
-                hi = np.where(s == n, 1.0, hi)
-            else:
-                n_c = n + z * z
-                p_c = (s + z * z / 2) / n_c
-                half = z * np.sqrt(p_c * (1 - p_c) / n_c)
-                lo, hi = p_c - half, p_c + half
-        elif method == "clopper_pearson":
-            lo = stats.beta.ppf(alpha / 2, s, n - s + 1)
-            hi = stats.beta.isf(alpha / 2, s + 1, n - s)
-            # closed forms at the edges (beta.ppf is undefined for a zero shape)
-            lo = np.where(s == 0, 0.0, lo)
-            hi = np.where(s == n, 1.0, hi)
-            lo = np.where((s == n) & (n > 0), (alpha / 2) ** (1 / n), lo)
-            hi = np.where((s == 0) & (n > 0), 1 - (alpha / 2) ** (1 / n), hi)
-        else:  # jeffreys
-            lo = stats.beta.ppf(alpha / 2, s + 0.5, n - s + 0.5)
-            hi = stats.beta.isf(alpha / 2, s + 0.5, n - s + 0.5)
-            lo = np.where(s == 0, 0.0, lo)
-            hi = np.where(s == n, 1.0, hi)
-    lo = np.clip(np.asarray(lo, dtype=float), 0.0, 1.0)
-    hi = np.clip(np.asarray(hi, dtype=float), 0.0, 1.0)
-    return lo, hi
 
 
 def proportion_ci(
@@ -185,7 +123,7 @@ def proportion_ci(
     array([0.    , 0.1871])
     """
     level = check_level(level)
-    method = _normalise_method(method)
+    method = normalise_method(method)
     if isinstance(successes, Counts):
         if trials is not None:
             raise TypeError("pass either a Counts object or successes and trials, not both")
@@ -208,7 +146,7 @@ def proportion_ci(
             stacklevel=2,
         )
     n_safe = np.where(empty, 1.0, n)
-    lo, hi = _bounds(s, n_safe, alpha, method)
+    lo, hi = binomial_bounds(s, n_safe, alpha, method)
     lo = np.where(empty, np.nan, lo)
     hi = np.where(empty, np.nan, hi)
     return _wrap(lo, like, scalar, "lower"), _wrap(hi, like, scalar, "upper")
@@ -236,7 +174,7 @@ def proportion_se(successes: Any, trials: Any) -> Any:
 
     Examples
     --------
-    >>> round(proportion_se(90, 100), 4)  # SPEC section 1: accuracy 0.9, n = 100
+    >>> round(proportion_se(90, 100), 4)  # accuracy 0.9 on n = 100: sqrt(0.9 * 0.1 / 100)
     0.03
     """
     successes, trials = align_by_label(("successes", successes), ("trials", trials))

@@ -1,6 +1,6 @@
 """Planning: sample sizes, budget allocation, the split decision, detectable gaps.
 
-Everything here works before a single label is bought (SPEC sections 3 to 5):
+Everything here works before a single label is bought:
 
 * :func:`sample_size` -- trials needed for a target standard error or
   half-width on one rate (normal formula, or a search over Wilson or
@@ -14,7 +14,7 @@ Everything here works before a single label is bought (SPEC sections 3 to 5):
 * :func:`risk_variance`, :func:`se_for`, :func:`halfwidth_table` -- the
   variance and half-width a design achieves;
 * :func:`split_decision` -- keep the class proportion, grow the test set,
-  raise the minority share, or degrade (SPEC section 5);
+  raise the minority share, or degrade;
 * :func:`detectable_gap` -- rows per group to detect a difference between two
   groups' rates, and the smallest gap detectable with given rows.
 """
@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from bayeseval._core.weighted_variance import stratum_variance_terms
+from bayeseval._results import Result
 from bayeseval._validation import (
     _short,
     align_by_label,
@@ -40,7 +42,9 @@ from bayeseval._validation import (
     check_method,
     check_positive_int,
     check_probability,
+    check_weights,
 )
+from bayeseval.metrics import get_metric
 
 __all__ = [
     "sample_size",
@@ -88,7 +92,7 @@ def _check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> 
 
 
 # ---------------------------------------------------------------------------
-# Sample sizes for one rate (SPEC section 3)
+# Sample sizes for one rate
 # ---------------------------------------------------------------------------
 
 _SIZE_METHODS = ("normal", "wilson", "clopper_pearson")
@@ -152,6 +156,7 @@ def achieved_halfwidth(
     Returns
     -------
     float or numpy.ndarray
+        The half-width, one per value of ``trials``.
 
     Examples
     --------
@@ -178,7 +183,7 @@ def sample_size(
 ) -> int:
     r"""Trials needed for a target standard error or half-width on one rate.
 
-    Normal formula (SPEC section 3), rounded up:
+    Normal formula, rounded up:
 
     .. math::
 
@@ -188,8 +193,8 @@ def sample_size(
     with :math:`z = \Phi^{-1}((1+\text{level})/2)` (1.959964 at 95%) and
     :math:`r = 1/2` (the conservative :math:`r(1-r) = 1/4`) when no planning
     rate is given. Using the exact quantile instead of the rounded 1.96
-    changes no entry of the SPEC table (the largest shift, 2401.00 -> 2400.91,
-    stays below the same integer). Floating-point noise is ignored when
+    changes the classic table values by less than one trial (the largest
+    shift, 2401.00 -> 2400.91, stays below the same integer). Floating-point noise is ignored when
     rounding up (``1.96**2 / 4 / 0.02**2`` evaluates to 2400.9999999999995).
 
     ``method="wilson"`` or ``"clopper_pearson"`` returns instead the smallest
@@ -212,6 +217,7 @@ def sample_size(
     level : float, default 0.95
         Confidence level.
     method : {"normal", "wilson", "clopper_pearson"}, default "normal"
+        The normal formula, or a search over Wilson or Clopper-Pearson intervals.
 
     Returns
     -------
@@ -228,25 +234,12 @@ def sample_size(
     >>> sample_size(halfwidth=0.05, rate=0.97, method="wilson") > sample_size(halfwidth=0.05, rate=0.97)
     True
     """
-    if (se is None) == (halfwidth is None):
-        raise ValueError(
-            f"give exactly one of se and halfwidth, got se={se!r} and halfwidth={halfwidth!r}"
-        )
+    _check_one_target(se, halfwidth)
     level = check_level(level)
     method = check_method(method, _SIZE_METHODS)
     z = _z(level)
-    if se is not None:
-        target = _check_positive_real(se, "se")
-        if target > 0.5:
-            raise ValueError(f"se must be at most 0.5 (the largest SE of one Bernoulli trial), got {target!r}")
-        e = z * target
-    else:
-        target = _check_positive_real(halfwidth, "halfwidth")
-        if target >= 1:
-            raise ValueError(f"halfwidth must be below 1, got {target!r}")
-        e = target
+    target, e = _target_halfwidth(se, halfwidth, z)
     r = 0.5 if rate is None else _check_rate(rate)
-
     if method == "normal":
         if r in (0.0, 1.0):
             raise ValueError(
@@ -256,6 +249,31 @@ def sample_size(
         v = r * (1.0 - r)
         need = v / target**2 if se is not None else z * z * v / e**2
         return max(1, _ceil(need))
+    return _smallest_trials(r, z, e, method)
+
+
+def _check_one_target(se: Any, halfwidth: Any) -> None:
+    if (se is None) == (halfwidth is None):
+        raise ValueError(
+            f"give exactly one of se and halfwidth, got se={se!r} and halfwidth={halfwidth!r}"
+        )
+
+
+def _target_halfwidth(se: Any, halfwidth: Any, z: float) -> tuple[float, float]:
+    """The validated target (``se`` or ``halfwidth``) and the half-width it means."""
+    if se is not None:
+        target = _check_positive_real(se, "se")
+        if target > 0.5:
+            raise ValueError(f"se must be at most 0.5 (the largest SE of one Bernoulli trial), got {target!r}")
+        return target, z * target
+    target = _check_positive_real(halfwidth, "halfwidth")
+    if target >= 1:
+        raise ValueError(f"halfwidth must be below 1, got {target!r}")
+    return target, target
+
+
+def _smallest_trials(r: float, z: float, e: float, method: str) -> int:
+    """Smallest n whose planning half-width is at most ``e``: doubling, then integer bisection."""
 
     def ok(n: int) -> bool:
         return bool(_halfwidth_continuous(np.array(float(n)), r, z, method) <= e * (1.0 + 1e-12))
@@ -265,9 +283,9 @@ def sample_size(
         hi *= 2
         if hi > 2**40:  # pragma: no cover - only for absurd targets
             raise ValueError(f"halfwidth {e!r} is not reachable with {method} intervals")
-    lo = hi // 2  # ok(lo) is False unless hi == 1
     if hi == 1:
         return 1
+    lo = hi // 2  # ok(lo) is False
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if ok(mid):
@@ -290,8 +308,8 @@ _TRIAL_SHARE = {
 }
 
 
-@dataclass(frozen=True)
-class MultiPlan:
+@dataclass(frozen=True, repr=False)
+class MultiPlan(Result):
     """Outcome of :func:`sample_size_multi`.
 
     Attributes
@@ -322,7 +340,7 @@ def sample_size_multi(
 ) -> MultiPlan:
     r"""Rows needed to estimate several metrics at once: plan each, take the maximum.
 
-    Each metric's trials are a share :math:`q` of the rows (SPEC section 3):
+    Each metric's trials are a share :math:`q` of the rows:
     every row for accuracy and error rate, the true positives for recall
     (:math:`q` = prevalence), the true negatives for specificity and FPR, the
     predicted positives for precision (:math:`q` = predicted-positive rate,
@@ -342,11 +360,15 @@ def sample_size_multi(
     predicted_positive_rate : float, optional
         Share of rows predicted positive; needed for precision and NPV.
     level : float, default 0.95
+        Confidence level of the half-widths.
     method : {"normal", "wilson", "clopper_pearson"}, default "normal"
+        How trials are planned (see :func:`sample_size`).
 
     Returns
     -------
     MultiPlan
+        ``rows`` (the maximum over metrics), the ``binding`` metric and the
+        per-metric ``table``.
 
     Examples
     --------
@@ -355,63 +377,99 @@ def sample_size_multi(
     >>> plan.rows, plan.binding
     (3230, 'recall')
     """
-    from bayeseval.metrics import get_metric
-
     if not isinstance(metrics, Mapping) or len(metrics) == 0:
         raise TypeError(
             f"metrics must be a non-empty mapping of metric name to planning rate, got {_short(metrics)}"
         )
-    if (se is None) == (halfwidth is None):
-        raise ValueError(
-            f"give exactly one of se and halfwidth, got se={se!r} and halfwidth={halfwidth!r}"
-        )
+    _check_one_target(se, halfwidth)
     if prevalence is not None:
         prevalence = check_probability(prevalence, "prevalence", open_interval=True)
     if predicted_positive_rate is not None:
         predicted_positive_rate = check_probability(
             predicted_positive_rate, "predicted_positive_rate", open_interval=True
         )
-
-    def pick(target: Any, key: str, name: str) -> float | None:
-        if target is None:
-            return None
-        if isinstance(target, Mapping):
-            if key not in target:
-                raise ValueError(f"{name} has no target for metric {key!r}; got keys {list(target)}")
-            return target[key]
-        return target
-
-    rows = []
-    for key, rate in metrics.items():
-        m = get_metric(key)
-        what, share_fn = _TRIAL_SHARE[m.trials]
-        q = share_fn(prevalence, predicted_positive_rate)
-        if q is None:
-            needed = "prevalence" if m.trials in ("true_pos", "true_neg") else "predicted_positive_rate"
-            raise ValueError(f"metric {key!r} counts {what} as trials: give {needed}")
-        t_se, t_hw = pick(se, key, "se"), pick(halfwidth, key, "halfwidth")
-        n = sample_size(se=t_se, halfwidth=t_hw, rate=rate, level=level, method=method)
-        rows.append(
-            {
-                "metric": m.name,
-                "rate": 0.5 if rate is None else float(rate),
-                "se": t_se,
-                "halfwidth": t_hw if t_hw is not None else None,
-                "trials": n,
-                "trials_are": what,
-                "trial_share": float(q),
-                "rows": _ceil(n / q),
-            }
-        )
+    rows = [
+        _metric_plan(key, rate, _pick_target(se, key, "se"), _pick_target(halfwidth, key, "halfwidth"),
+                     prevalence, predicted_positive_rate, level, method)
+        for key, rate in metrics.items()
+    ]
     table = pd.DataFrame(rows).set_index("metric")
     table = table.drop(columns=["se"] if se is None else ["halfwidth"])
     binding = str(table["rows"].idxmax())
     return MultiPlan(rows=int(table["rows"].max()), binding=binding, table=table)
 
 
-@dataclass(frozen=True)
-class SubgroupPlan:
-    """Outcome of :func:`subgroup_rows`: minority rows and total rows needed."""
+def _pick_target(target: Any, key: str, name: str) -> float | None:
+    """The target of metric ``key``: common to all metrics or per metric name."""
+    if target is None:
+        return None
+    if isinstance(target, Mapping):
+        if key not in target:
+            raise ValueError(f"{name} has no target for metric {key!r}; got keys {list(target)}")
+        return target[key]
+    return target
+
+
+def _metric_plan(
+    key: str, rate: Any, t_se: Any, t_hw: Any, prevalence: float | None,
+    predicted_positive_rate: float | None, level: float, method: str,
+) -> dict[str, Any]:
+    """One row of :func:`sample_size_multi`'s table."""
+    m = get_metric(key)
+    what, share_fn = _TRIAL_SHARE[m.trials]
+    q = share_fn(prevalence, predicted_positive_rate)
+    if q is None:
+        needed = "prevalence" if m.trials in ("true_pos", "true_neg") else "predicted_positive_rate"
+        raise ValueError(f"metric {key!r} counts {what} as trials: give {needed}")
+    n = sample_size(se=t_se, halfwidth=t_hw, rate=rate, level=level, method=method)
+    return {
+        "metric": m.name,
+        "rate": 0.5 if rate is None else float(rate),
+        "se": t_se,
+        "halfwidth": t_hw,
+        "trials": n,
+        "trials_are": what,
+        "trial_share": float(q),
+        "rows": _ceil(n / q),
+    }
+
+
+class _OneRowPlan(Result):
+    """A plan whose tidy table is one row holding its fields."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the plan as a plain dictionary.
+
+        Returns
+        -------
+        dict
+            Field name to value.
+        """
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}  # type: ignore[attr-defined]
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The plan as a one-row DataFrame, one column per field."""
+        return pd.DataFrame([self.to_dict()])
+
+
+@dataclass(frozen=True, repr=False)
+class SubgroupPlan(_OneRowPlan):
+    r"""Outcome of :func:`subgroup_rows`: minority rows and total rows needed.
+
+    Attributes
+    ----------
+    minority_rows : int
+        Minority rows needed, :math:`K n_{\min}`.
+    total_rows : int
+        Rows needed at the minority share, :math:`\lceil K n_{\min} / \pi \rceil`.
+    n_min : int
+        Minority rows each subgroup needs.
+    n_groups : int
+        Number of subgroups K.
+    share : float
+        Minority share of all rows (a scalar, not population shares of strata).
+    """
 
     minority_rows: int
     total_rows: int
@@ -436,7 +494,8 @@ def subgroup_rows(n_min: int, n_groups: int, share: float) -> SubgroupPlan:
     n_groups : int
         Number of subgroups K.
     share : float
-        Minority share of all rows, in (0, 1].
+        Minority share of all rows, in (0, 1] (one number: the share of the
+        minority class, not population shares of strata).
 
     Returns
     -------
@@ -445,7 +504,7 @@ def subgroup_rows(n_min: int, n_groups: int, share: float) -> SubgroupPlan:
 
     Examples
     --------
-    >>> plan = subgroup_rows(323, 8, 0.004)   # SPEC section 3
+    >>> plan = subgroup_rows(323, 8, 0.004)   # 8 groups x 323 positives at share 0.4%
     >>> plan.minority_rows, plan.total_rows
     (2584, 646000)
     """
@@ -465,7 +524,7 @@ def subgroup_rows(n_min: int, n_groups: int, share: float) -> SubgroupPlan:
 
 
 # ---------------------------------------------------------------------------
-# Variance of the weighted risk and half-widths (SPEC sections 1 and 4)
+# Variance of the weighted risk and half-widths
 # ---------------------------------------------------------------------------
 
 
@@ -504,8 +563,6 @@ def _as_series(values: Any, name: str, index: pd.Index | None = None) -> pd.Seri
 
 
 def _weights_series(weights: Any) -> pd.Series:
-    from bayeseval._validation import check_weights
-
     w = _as_series(weights, "weights")
     check_weights(w.to_numpy(), len(w))
     return w
@@ -518,7 +575,8 @@ def risk_variance(weights: Any, rates: Any, counts: Any) -> float:
 
         \operatorname{Var}(\hat R) = \sum_k \pi_k^2\, \frac{r_k(1-r_k)}{n_k}
 
-    (SPEC section 1). The SE is its square root.
+    (the stratified estimator's variance; Cochran 1977, *Sampling Techniques*,
+    section 5.3). The SE is its square root.
 
     Parameters
     ----------
@@ -532,6 +590,7 @@ def risk_variance(weights: Any, rates: Any, counts: Any) -> float:
     Returns
     -------
     float
+        :math:`\operatorname{Var}(\hat R)`.
 
     Examples
     --------
@@ -546,7 +605,7 @@ def risk_variance(weights: Any, rates: Any, counts: Any) -> float:
         raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
     if np.any(n <= 0):
         raise ValueError(f"counts must be positive, got {_short(n.tolist())}")
-    return float(np.sum(w.to_numpy() ** 2 * r.to_numpy() * (1 - r.to_numpy()) / n.to_numpy()))
+    return float(np.sum(stratum_variance_terms(w.to_numpy(), r.to_numpy(), n.to_numpy())))
 
 
 def se_for(rate: Any, trials: Any) -> float | np.ndarray:
@@ -567,7 +626,7 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
 
     Examples
     --------
-    >>> round(se_for(0.7, 2000), 4)   # SPEC section 1, recall 0.70
+    >>> round(se_for(0.7, 2000), 4)   # recall 0.70 on 2000 positives
     0.0102
     """
     rate, trials = align_by_label(("rate", rate), ("trials", trials))
@@ -596,6 +655,7 @@ def halfwidth_table(
     trials : array-like of int
         Trial counts to tabulate.
     level : float, default 0.95
+        Confidence level of the half-widths.
     methods : sequence of str
         Half-width columns to add (see :func:`achieved_halfwidth`).
 
@@ -622,7 +682,7 @@ def halfwidth_table(
 
 
 # ---------------------------------------------------------------------------
-# Allocating a fixed budget across strata (SPEC section 4)
+# Allocating a fixed budget across strata
 # ---------------------------------------------------------------------------
 
 _ALLOC_METHODS = ("proportional", "equal", "optimal", "equal_precision", "compromise")
@@ -695,6 +755,29 @@ def _largest_remainder(real: np.ndarray, total: int, hi: np.ndarray) -> np.ndarr
     return base
 
 
+def _planning_variances(rates: Any, index: pd.Index) -> np.ndarray:
+    """:math:`r_k (1 - r_k)` per stratum; 1/4 (the largest) without planning rates."""
+    if rates is None:
+        return np.full(len(index), 0.25)
+    r = _as_series(rates, "rates", index).to_numpy()
+    if np.any((r < 0) | (r > 1)):
+        raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
+    return r * (1 - r)
+
+
+def _check_feasible(total: int, lo: np.ndarray, hi: np.ndarray, index: pd.Index) -> None:
+    """Minimums below capacities, and a total between their sums."""
+    if np.any(lo > hi):
+        k = int(np.flatnonzero(lo > hi)[0])
+        raise ValueError(
+            f"minimum exceeds capacity for stratum {index[k]!r}: minimum {lo[k]:g} > capacity {hi[k]:g}"
+        )
+    if lo.sum() > total:
+        raise ValueError(f"minimum counts sum to {lo.sum():g}, more than the total {total}")
+    if hi.sum() < total:
+        raise ValueError(f"capacity sums to {hi.sum():g}, less than the total {total}")
+
+
 def allocate(
     total: int,
     weights: Any,
@@ -706,7 +789,8 @@ def allocate(
 ) -> pd.Series:
     r"""Split a budget of ``total`` trials across strata.
 
-    Rules (SPEC section 4), each an allocation :math:`n_k \propto s_k`:
+    Rules, each an allocation :math:`n_k \propto s_k` (Neyman allocation: Cochran 1977,
+    section 5.5):
 
     * ``"proportional"``: :math:`s_k = \pi_k`;
     * ``"equal"``: :math:`s_k = 1`;
@@ -744,6 +828,7 @@ def allocate(
         ``"optimal"`` equals ``"proportional"`` and ``"equal_precision"``
         equals ``"equal"``).
     method : {"optimal", "proportional", "equal", "equal_precision", "compromise"}
+        The allocation rule (above).
     minimum : int or per-stratum counts, optional
         Hard lower bounds (required for ``"compromise"``).
     capacity : int or per-stratum counts, optional
@@ -762,7 +847,7 @@ def allocate(
 
     Examples
     --------
-    >>> allocate(500, [0.8, 0.2], [0.05, 0.30]).tolist()   # SPEC section 4
+    >>> allocate(500, [0.8, 0.2], [0.05, 0.30]).tolist()   # Neyman: pi_k sqrt(r_k (1 - r_k))
     [328, 172]
     >>> allocate(500, {"a": 0.8, "b": 0.2}, method="proportional").to_dict()
     {'a': 400, 'b': 100}
@@ -772,26 +857,11 @@ def allocate(
     method = check_method(method, _ALLOC_METHODS)
     w = _weights_series(weights)
     index = w.index
-    pi = w.to_numpy()
-    if rates is None:
-        v = np.full(len(index), 0.25)
-    else:
-        r = _as_series(rates, "rates", index).to_numpy()
-        if np.any((r < 0) | (r > 1)):
-            raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
-        v = r * (1 - r)
+    v = _planning_variances(rates, index)
     lo = _bound(minimum, "minimum", index, 0.0)
     hi = _bound(capacity, "capacity", index, np.inf)
-    if np.any(lo > hi):
-        k = int(np.flatnonzero(lo > hi)[0])
-        raise ValueError(
-            f"minimum exceeds capacity for stratum {index[k]!r}: minimum {lo[k]:g} > capacity {hi[k]:g}"
-        )
-    if lo.sum() > total:
-        raise ValueError(f"minimum counts sum to {lo.sum():g}, more than the total {total}")
-    if hi.sum() < total:
-        raise ValueError(f"capacity sums to {hi.sum():g}, less than the total {total}")
-
+    _check_feasible(total, lo, hi, index)
+    pi = w.to_numpy()
     neyman = pi * np.sqrt(v)
     scores = {
         "proportional": pi,
@@ -812,12 +882,12 @@ def allocate(
 
 
 # ---------------------------------------------------------------------------
-# Split decision (SPEC section 5)
+# Split decision
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SplitDecision:
+@dataclass(frozen=True, repr=False)
+class SplitDecision(_OneRowPlan):
     """Outcome of :func:`split_decision`.
 
     Attributes
@@ -844,7 +914,7 @@ class SplitDecision:
         ``share * n_test`` (rounded).
     reweight : bool
         True when the test set over-represents the minority, so that overall
-        metrics must be reweighted (SPEC section 1).
+        metrics must be reweighted (population share / sample share row weights).
     reason : str
         Plain-English account of the decision.
     warning : str or None
@@ -875,9 +945,6 @@ class SplitDecision:
     max_groups: int = 0
     n_min_achievable: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the decision as a plain dictionary."""
-        return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
 def split_decision(
@@ -893,7 +960,7 @@ def split_decision(
     r"""Decide between keeping the class proportion and meeting a minimum count.
 
     A class-stratified split keeps the minority share but may leave the
-    minority with a few dozen test rows. This function follows SPEC section 5:
+    minority with a few dozen test rows. This function decides in this order:
 
     1. :math:`n_{\min,\text{total}} = K\, n_{\min}`.
     2. :math:`n^+_{\text{prop}} = \pi\, n_{\text{test}}`. If
@@ -930,6 +997,8 @@ def split_decision(
     Returns
     -------
     SplitDecision
+        The branch taken, the final test-set size and minority rows, whether
+        metrics need reweighting, and a plain-English reason.
 
     Examples
     --------
@@ -940,6 +1009,15 @@ def split_decision(
     ...                n_groups=8).branch
     'degraded'
     """
+    req = _split_request(n_total, n_test, share, n_min, n_groups, max_test_share, max_inflate)
+    return _keep_proportion(req) or _grow_test(req) or _raise_share(req) or _degrade(req)
+
+
+def _split_request(
+    n_total: Any, n_test: Any, share: Any, n_min: Any, n_groups: Any, max_test_share: Any,
+    max_inflate: Any,
+) -> _SplitRequest:
+    """Validate the inputs of :func:`split_decision`."""
     n_total = check_positive_int(n_total, "n_total")
     n_test = check_positive_int(n_test, "n_test")
     if n_test > n_total:
@@ -953,112 +1031,160 @@ def split_decision(
     max_inflate = _check_positive_real(max_inflate, "max_inflate")
     if max_inflate < 1:
         raise ValueError(f"max_inflate must be >= 1 (1 means no oversampling), got {max_inflate!r}")
+    return _SplitRequest(n_total, n_test, share, n_min, n_groups, max_test_share, max_inflate)
 
-    n_min_total = n_groups * n_min
-    prop_exact = share * n_test
-    n_prop = int(round(prop_exact))
-    available = int(round(share * n_total))
-    cap_rows = max_test_share * n_total
-    groups_txt = f" ({n_groups} groups x {n_min})" if n_groups > 1 else ""
 
-    def done(branch: str, final_n: int, n_minority: int, reweight: bool, reason: str,
-             warning: str | None, max_groups: int | None = None) -> SplitDecision:
-        test_share = n_minority / final_n if branch == "raise_share" else share
+@dataclass(frozen=True)
+class _SplitRequest:
+    """The validated inputs of :func:`split_decision` and the quantities every branch uses."""
+
+    n_total: int
+    n_test: int
+    share: float
+    n_min: int
+    n_groups: int
+    max_test_share: float
+    max_inflate: float
+
+    @property
+    def n_min_total(self) -> int:
+        return self.n_groups * self.n_min
+
+    @property
+    def n_prop(self) -> int:
+        return int(round(self.share * self.n_test))
+
+    @property
+    def available(self) -> int:
+        return int(round(self.share * self.n_total))
+
+    @property
+    def grown(self) -> int:
+        return _ceil(self.n_min_total / self.share)
+
+    @property
+    def raised(self) -> float:
+        return self.n_min_total / self.n_test
+
+    @property
+    def enough_minority(self) -> bool:
+        return self.n_min_total <= self.share * self.n_total * (1.0 + _CEIL_RTOL)
+
+    @property
+    def groups_txt(self) -> str:
+        return f" ({self.n_groups} groups x {self.n_min})" if self.n_groups > 1 else ""
+
+    def decide(
+        self, branch: str, final_n: int, n_minority: int, reweight: bool, reason: str,
+        warning: str | None, max_groups: int | None = None,
+    ) -> SplitDecision:
+        test_share = n_minority / final_n if branch == "raise_share" else self.share
         return SplitDecision(
             branch=branch,
-            n_total=n_total,
+            n_total=self.n_total,
             n_test=final_n,
-            share=share,
+            share=self.share,
             test_share=float(test_share),
             n_minority_test=int(n_minority),
-            n_min_total=n_min_total,
-            n_minority_proportional=n_prop,
+            n_min_total=self.n_min_total,
+            n_minority_proportional=self.n_prop,
             reweight=reweight,
             reason=reason,
             warning=warning,
-            n_minority_available=available,
-            max_groups=int(n_minority // n_min) if max_groups is None else max_groups,
-            n_min_achievable=int(n_minority // n_groups),
+            n_minority_available=self.available,
+            max_groups=int(n_minority // self.n_min) if max_groups is None else max_groups,
+            n_min_achievable=int(n_minority // self.n_groups),
         )
 
-    # 2. keep the proportion
-    if prop_exact >= n_min_total * (1.0 - _CEIL_RTOL):
-        return done(
-            "proportional", n_test, n_prop, False,
-            f"a proportional test set of {n_test:,} rows holds about {n_prop:,} minority rows "
-            f"(share {share:.4g}), at least the {n_min_total:,} requested{groups_txt}; "
-            "keep the class proportion",
-            None,
-        )
 
-    enough_minority = n_min_total <= share * n_total * (1.0 + _CEIL_RTOL)
-    # 3. grow the test set at the population share
-    grown = _ceil(n_min_total / share)
-    if enough_minority and grown <= cap_rows * (1.0 + _CEIL_RTOL):
-        n_minority = max(n_min_total, int(math.floor(share * grown + 1e-9)))
-        return done(
-            "grow_test", grown, n_minority, False,
-            f"a proportional test set of {n_test:,} rows holds only about {n_prop:,} minority rows, "
-            f"fewer than the {n_min_total:,} requested{groups_txt}; growing the test set to "
-            f"{grown:,} rows ({grown / n_total:.1%} of the data, cap {max_test_share:.0%}) keeps "
-            f"the population share and meets the request",
-            None,
-        )
+def _keep_proportion(req: _SplitRequest) -> SplitDecision | None:
+    if req.share * req.n_test < req.n_min_total * (1.0 - _CEIL_RTOL):
+        return None
+    return req.decide(
+        "proportional", req.n_test, req.n_prop, False,
+        f"a proportional test set of {req.n_test:,} rows holds about {req.n_prop:,} minority rows "
+        f"(share {req.share:.4g}), at least the {req.n_min_total:,} requested{req.groups_txt}; "
+        "keep the class proportion",
+        None,
+    )
 
-    # 4. raise the minority share of the test set
-    raised = n_min_total / n_test
-    if enough_minority and raised <= share * max_inflate * (1.0 + _CEIL_RTOL) and n_min_total <= n_test:
-        return done(
-            "raise_share", n_test, n_min_total, True,
-            f"growing the test set to {grown:,} rows would exceed the cap of {max_test_share:.0%} "
-            f"of {n_total:,} rows; instead the {n_test:,}-row test set takes {n_min_total:,} "
-            f"minority rows (share {raised:.4g}, {raised / share:.2f} x the population share "
-            f"{share:.4g}, within the inflate cap {max_inflate:g})",
-            "the test set over-represents the minority: report overall metrics with reweighting "
-            "(population share / sample share), and re-calibrate any threshold tuned on this set "
-            "to the population share",
-        )
 
-    # 5. degrade
-    why = []
-    if not enough_minority:
-        why.append(f"the data hold only about {available:,} minority rows, fewer than the "
-                   f"{n_min_total:,} requested")
+def _grow_test(req: _SplitRequest) -> SplitDecision | None:
+    grown = req.grown
+    if not (req.enough_minority and grown <= req.max_test_share * req.n_total * (1.0 + _CEIL_RTOL)):
+        return None
+    n_minority = max(req.n_min_total, int(math.floor(req.share * grown + 1e-9)))
+    return req.decide(
+        "grow_test", grown, n_minority, False,
+        f"a proportional test set of {req.n_test:,} rows holds only about {req.n_prop:,} minority "
+        f"rows, fewer than the {req.n_min_total:,} requested{req.groups_txt}; growing the test set "
+        f"to {grown:,} rows ({grown / req.n_total:.1%} of the data, cap {req.max_test_share:.0%}) "
+        "keeps the population share and meets the request",
+        None,
+    )
+
+
+def _raise_share(req: _SplitRequest) -> SplitDecision | None:
+    raised, share = req.raised, req.share
+    if not (
+        req.enough_minority
+        and raised <= share * req.max_inflate * (1.0 + _CEIL_RTOL)
+        and req.n_min_total <= req.n_test
+    ):
+        return None
+    return req.decide(
+        "raise_share", req.n_test, req.n_min_total, True,
+        f"growing the test set to {req.grown:,} rows would exceed the cap of "
+        f"{req.max_test_share:.0%} of {req.n_total:,} rows; instead the {req.n_test:,}-row test set "
+        f"takes {req.n_min_total:,} minority rows (share {raised:.4g}, {raised / share:.2f} x the "
+        f"population share {share:.4g}, within the inflate cap {req.max_inflate:g})",
+        "the test set over-represents the minority: report overall metrics with reweighting "
+        "(population share / sample share), and re-calibrate any threshold tuned on this set "
+        "to the population share",
+    )
+
+
+def _degrade(req: _SplitRequest) -> SplitDecision:
+    if not req.enough_minority:
+        why = [f"the data hold only about {req.available:,} minority rows, fewer than the "
+               f"{req.n_min_total:,} requested"]
     else:
-        why.append(f"growing the test set would need {grown:,} rows (> {max_test_share:.0%} of "
-                   f"{n_total:,})")
-        why.append(f"raising the minority share would need {raised:.4g} (> {max_inflate:g} x "
-                   f"{share:.4g})")
+        why = [
+            f"growing the test set would need {req.grown:,} rows (> {req.max_test_share:.0%} of "
+            f"{req.n_total:,})",
+            f"raising the minority share would need {req.raised:.4g} (> {req.max_inflate:g} x "
+            f"{req.share:.4g})",
+        ]
     # the most minority rows any option could give, for the "merge groups" remedy
     best = max(
-        n_prop,
-        min(available, int(math.floor(cap_rows * share + 1e-9))),
-        min(available, n_test, int(math.floor(n_test * share * max_inflate + 1e-9))),
+        req.n_prop,
+        min(req.available, int(math.floor(req.max_test_share * req.n_total * req.share + 1e-9))),
+        min(req.available, req.n_test, int(math.floor(req.n_test * req.share * req.max_inflate + 1e-9))),
     )
-    max_groups = best // n_min
-    merge = (f"merge groups (at most {max_groups} groups of {n_min} can be met)" if max_groups
-             else f"merge groups (not even one group of {n_min} can be met; at most {best:,} "
+    max_groups = best // req.n_min
+    merge = (f"merge groups (at most {max_groups} groups of {req.n_min} can be met)" if max_groups
+             else f"merge groups (not even one group of {req.n_min} can be met; at most {best:,} "
                   "minority rows are reachable)")
-    return done(
-        "degraded", n_test, n_prop, False,
+    per_group = req.n_prop // req.n_groups
+    return req.decide(
+        "degraded", req.n_test, req.n_prop, False,
         "the request cannot be met: " + "; ".join(why) + f". The proportional test set keeps "
-        f"about {n_prop:,} minority rows ({n_prop // n_groups:,} per group); relax the target "
+        f"about {req.n_prop:,} minority rows ({per_group:,} per group); relax the target "
         f"half-width, {merge}, or fall back to cross-validation",
-        f"precision limited: about {n_prop // n_groups:,} minority rows per group instead of "
-        f"{n_min:,}",
+        f"precision limited: about {per_group:,} minority rows per group instead of {req.n_min:,}",
         max_groups=int(max_groups),
     )
 
 
 # ---------------------------------------------------------------------------
-# Detectable gap between two groups (SPEC section 11)
+# Detectable gap between two groups
 # ---------------------------------------------------------------------------
 
 _GAP_METHODS = ("pooled", "arcsine")
 
 
-@dataclass(frozen=True)
-class GapPlan:
+@dataclass(frozen=True, repr=False)
+class GapPlan(_OneRowPlan):
     """Outcome of :func:`detectable_gap`.
 
     Attributes
@@ -1150,6 +1276,8 @@ def detectable_gap(
     power : float, default 0.8
         Probability of detecting the gap.
     method : {"pooled", "arcsine"}, default "pooled"
+        Variance of the test statistic: pooled under the null, or the
+        arcsine transform (Cohen's h).
     direction : {"up", "down"}, default "up"
         Side of ``rate_a`` on which the detectable ``rate_b`` is searched
         (only when solving for the gap).
@@ -1157,6 +1285,7 @@ def detectable_gap(
     Returns
     -------
     GapPlan
+        The trials per group, both rates, the gap and what was solved for.
 
     Examples
     --------
@@ -1179,23 +1308,36 @@ def detectable_gap(
     za = _z(level)
     zb = float(stats.norm.ppf(power))
     if n_per_group is None:
-        if gap is not None:
-            if isinstance(gap, bool) or not isinstance(gap, Real) or not np.isfinite(gap):
-                raise TypeError(f"gap must be a finite number, got {_short(gap)}")
-            if gap == 0:
-                raise ValueError("gap must not be 0 (no sample size detects a zero difference)")
-            rate_b = rate_a + float(gap)
-            if not 0 < rate_b < 1:
-                raise ValueError(
-                    f"gap={gap!r} puts rate_b = rate_a + gap = {rate_b!r} outside (0, 1)"
-                )
-        rate_b = check_probability(rate_b, "rate_b", open_interval=True)
-        if rate_b == rate_a:
-            raise ValueError(f"rate_b must differ from rate_a (both {rate_a!r})")
+        rate_b = _rate_b(rate_a, rate_b, gap)
         n = _ceil(_gap_n(rate_a, rate_b, za, zb, method))
         return GapPlan(n, rate_a, rate_b, rate_b - rate_a, level, power, method, "n_per_group")
-
     n_target = _check_positive_real(n_per_group, "n_per_group")
+    rate_b = _detectable_rate(rate_a, n_target, za, zb, method, direction, power)
+    return GapPlan(n_target, rate_a, rate_b, rate_b - rate_a, level, power, method, "gap")
+
+
+def _rate_b(rate_a: float, rate_b: Any, gap: Any) -> float:
+    """The validated rate of group B, given directly or as ``rate_a + gap``."""
+    if gap is not None:
+        if isinstance(gap, bool) or not isinstance(gap, Real) or not np.isfinite(gap):
+            raise TypeError(f"gap must be a finite number, got {_short(gap)}")
+        if gap == 0:
+            raise ValueError("gap must not be 0 (no sample size detects a zero difference)")
+        rate_b = rate_a + float(gap)
+        if not 0 < rate_b < 1:
+            raise ValueError(
+                f"gap={gap!r} puts rate_b = rate_a + gap = {rate_b!r} outside (0, 1)"
+            )
+    rate_b = check_probability(rate_b, "rate_b", open_interval=True)
+    if rate_b == rate_a:
+        raise ValueError(f"rate_b must differ from rate_a (both {rate_a!r})")
+    return rate_b
+
+
+def _detectable_rate(
+    rate_a: float, n_target: float, za: float, zb: float, method: str, direction: str, power: float
+) -> float:
+    """The rate B at which ``n_target`` trials per group give the requested power."""
 
     def f(pb: float) -> float:
         return _gap_n(rate_a, pb, za, zb, method) - n_target
@@ -1203,9 +1345,9 @@ def detectable_gap(
     edge = 1.0 - 1e-12 if direction == "up" else 1e-12
     if f(edge) > 0:
         raise ValueError(
-            f"n_per_group={n_target:g} is too small to detect any {'increase' if direction == 'up' else 'decrease'} "
+            f"n_per_group={n_target:g} is too small to detect any "
+            f"{'increase' if direction == 'up' else 'decrease'} "
             f"from rate_a={rate_a!r} at power {power:g}"
         )
     near = rate_a + 1e-12 if direction == "up" else rate_a - 1e-12
-    rate_b = float(optimize.brentq(f, min(near, edge), max(near, edge), xtol=1e-14, rtol=1e-14, maxiter=500))
-    return GapPlan(n_target, rate_a, rate_b, rate_b - rate_a, level, power, method, "gap")
+    return float(optimize.brentq(f, min(near, edge), max(near, edge), xtol=1e-14, rtol=1e-14, maxiter=500))

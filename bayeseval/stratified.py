@@ -1,15 +1,17 @@
 r"""Stratified (population-weighted) estimates, row reweighting and clustered rows.
 
-SPEC section 1: with population shares :math:`\pi_k` and per-stratum rates
-:math:`\hat r_k = s_k / n_k`, the population risk is estimated by
-:math:`\hat R = \sum_k \pi_k \hat r_k`, whose variance is
-:math:`\sum_k \pi_k^2 r_k (1 - r_k) / n_k`. The pooled rate of the sample is a
-different estimand (the risk at the test set's composition); results show it
-beside the weighted estimate.
+With population shares :math:`\pi_k` and per-stratum rates :math:`\hat r_k = s_k / n_k`, the
+population risk is estimated by :math:`\hat R = \sum_k \pi_k \hat r_k`, whose variance is
+:math:`\sum_k \pi_k^2 r_k (1 - r_k) / n_k` (the stratified estimator of a mean; Cochran 1977,
+*Sampling Techniques*, 3rd ed., section 5.3). The pooled rate of the sample is a different
+estimand (the risk at the test set's composition); results show it beside the weighted
+estimate. Rows that come in clusters (documents, customers, videos) go to
+:func:`clustered_risk`, which gives a cluster-robust SE and the design effect.
 """
 
 from __future__ import annotations
 
+import html
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +21,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval._core.binomial import binomial_bounds, normalise_method
+from bayeseval._core.deprecation import renamed_kwargs
+from bayeseval._core.weighted_variance import stratum_variance_terms
+from bayeseval._results import Result
 from bayeseval._validation import (
     _short,
     align_by_label,
@@ -28,22 +34,28 @@ from bayeseval._validation import (
     check_weights,
     missing_mask,
 )
-from bayeseval._warnings import EmptyStratumWarning, ReweightingWarning, ZeroVarianceWarning
+from bayeseval._warnings import (
+    BayesevalDeprecationWarning,
+    EmptyStratumWarning,
+    ReweightingWarning,
+    ZeroVarianceWarning,
+)
 from bayeseval.counts import Counts, as_counts
-from bayeseval.intervals import _bounds, _normalise_method, proportion_ci
+from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import Metric, get_metric
 
 __all__ = [
     "StratifiedRisk",
     "stratified_risk",
+    "clustered_risk",
     "reweight",
     "weighted_metric",
     "ReweightedMetrics",
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class StratifiedRisk:
+@dataclass(frozen=True, eq=False, repr=False)
+class StratifiedRisk(Result):
     r"""A population-weighted risk with its uncertainty and the per-stratum table.
 
     Attributes
@@ -51,8 +63,8 @@ class StratifiedRisk:
     estimate : float
         :math:`\hat R = \sum_k \pi_k \hat r_k`, the population estimate.
     se : float
-        Its standard error: the plug-in :math:`\sqrt{\sum_k \pi_k^2 \hat r_k(1-\hat r_k)/n_k}`
-        (SPEC section 1), or the cluster-robust SE when clusters were given.
+        Its standard error: the plug-in :math:`\sqrt{\sum_k \pi_k^2 \hat r_k(1-\hat r_k)/n_k}`,
+        or the cluster-robust SE for :func:`clustered_risk`.
         Strata whose rate is 0 or 1 contribute 0 here (see ``se_interval``).
     se_interval : float
         The SE the interval uses: ``se`` with every stratum whose rate is 0 or 1
@@ -73,16 +85,20 @@ class StratifiedRisk:
         Per stratum: successes, trials, rate, se, lower, upper (the ``method``
         interval), weight, sample_share, contribution (weight x rate) and, with
         clusters, n_clusters and design_effect.
-    design_effect : float or None
-        Cluster-robust variance / independent-rows variance, when clusters were given.
+    level : float
+        Interval level.
+    method : str
+        The per-stratum interval method.
     se_independent : float
         The plug-in SE assuming independent rows (equals ``se`` without clusters).
+    design_effect : float or None
+        Cluster-robust variance / independent-rows variance, when clusters were given.
     n_clusters : int or None
         Number of clusters, when given.
     zero_variance : list
         Strata (with positive weight) whose observed rate is 0 or 1.
-    level, method : float, str
-        Interval level and the per-stratum interval method.
+    metric : str or None
+        Name of the metric the counts measure, when known.
     """
 
     estimate: float
@@ -90,7 +106,7 @@ class StratifiedRisk:
     se_interval: float
     ci: tuple[float, float]
     unweighted: float
-    table: pd.DataFrame
+    table: pd.DataFrame = field()  # explicit: the inherited ``Result.table`` is no default
     level: float
     method: str
     se_independent: float
@@ -114,6 +130,12 @@ class StratifiedRisk:
 
         The unweighted row's SE and interval treat the pooled rows as one
         binomial sample (Wilson interval), for comparison only.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``estimand`` (``reweighted``, ``unweighted``), with columns
+            ``estimate, se, lower, upper``.
         """
         s = int(self.table["successes"].sum())
         n = int(self.table["trials"].sum())
@@ -163,69 +185,302 @@ class StratifiedRisk:
 
     def _repr_html_(self) -> str:
         head = (
-            f"<p><b>Population-weighted {self.metric or 'risk'}</b>: {self.estimate:.4f} "
-            f"(SE {self.se:.4f}; {100 * self.level:g}% CI {self.ci[0]:.4f} to {self.ci[1]:.4f}). "
-            f"Unweighted pooled rate {self.unweighted:.4f} describes the test set's composition.</p>"
+            f"<p><b>Population-weighted {html.escape(str(self.metric or 'risk'))}</b>: "
+            f"{self.estimate:.4f} (SE {self.se:.4f}; {100 * self.level:g}% CI "
+            f"{self.ci[0]:.4f} to {self.ci[1]:.4f}). Unweighted pooled rate "
+            f"{self.unweighted:.4f} describes the test set's composition.</p>"
         )
-        return head + self.table.to_html(float_format=lambda v: f"{v:.4f}")
+        return head + self.table.to_html(float_format=lambda v: f"{v:.4f}", escape=True)
 
 
-def _row_counts(
-    successes: Any, trials: Any, strata: Any, cluster: Any
-) -> tuple[Counts, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Validate row-level data; return Counts and per-row (y, t, stratum code, cluster code)."""
-    successes, trials, strata, cluster = align_by_label(
-        ("successes", successes), ("trials", trials), ("strata", strata), ("cluster", cluster)
+# -- clustered rows: validation ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ClusterRows:
+    """Per-row outcomes, trial indicators, stratum codes and cluster codes of clustered rows."""
+
+    y: np.ndarray
+    t: np.ndarray
+    codes: np.ndarray
+    ccodes: np.ndarray
+    n_clusters: int
+
+
+def _binary_rows(arr: Any, name: str, n_rows: int) -> np.ndarray:
+    a = np.asarray(arr.to_numpy() if isinstance(arr, pd.Series) else arr)
+    if a.shape != (n_rows,):
+        raise ValueError(f"{name} must have one value per row ({n_rows}), got shape {a.shape}")
+    try:
+        f = a.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be 0/1 per row, got {_short(a)}") from exc
+    bad = np.flatnonzero(~np.isin(f, (0.0, 1.0)))
+    if bad.size:
+        raise ValueError(
+            f"{name} must be 0/1 (or boolean) per row when rows are clustered; rows "
+            f"{bad[:5].tolist()} hold {_short(a[bad[:5]].tolist())}"
+        )
+    return f
+
+
+def _row_labels(values: Any, name: str, n_rows: int, what: str) -> np.ndarray:
+    arr = as_row_array(values)
+    if arr.shape != (n_rows,):
+        raise ValueError(f"{name} must give one {what} per row ({n_rows}), got shape {arr.shape}")
+    return arr
+
+
+def _row_strata(strata: Any, n_rows: int) -> tuple[np.ndarray, pd.Index]:
+    if strata is None:
+        return np.zeros(n_rows, dtype=np.int64), pd.Index(["all"], name="stratum")
+    codes, uniq = pd.factorize(_row_labels(strata, "strata", n_rows, "label"), sort=True)
+    if np.any(codes < 0):
+        raise ValueError("strata has missing labels; every row needs a stratum")
+    return codes, pd.Index(uniq, name=getattr(strata, "name", None) or "stratum")
+
+
+def _row_counts(outcomes: Any, trials: Any, strata: Any, cluster: Any, name: str) -> tuple[Counts, _ClusterRows]:
+    """Validate clustered row-level data; return the per-stratum Counts and the rows."""
+    outcomes, trials, strata, cluster = align_by_label(
+        (name, outcomes), ("trials", trials), ("strata", strata), ("cluster", cluster)
     )
-    for name, value in (("successes", successes), ("trials", trials), ("strata", strata), ("cluster", cluster)):
+    for label, value in ((name, outcomes), ("trials", trials), ("strata", strata), ("cluster", cluster)):
         if value is not None and np.ndim(value) == 1:
-            check_no_missing(value, name, hint="every row needs a value; drop or fill them first")
-    y = np.asarray(successes.to_numpy() if isinstance(successes, pd.Series) else successes)
+            check_no_missing(value, label, hint="every row needs a value; drop or fill them first")
+    y = np.asarray(outcomes.to_numpy() if isinstance(outcomes, pd.Series) else outcomes)
     if y.ndim != 1 or y.size == 0:
         raise ValueError(
-            f"with cluster=, successes must be a non-empty 1-D array of per-row 0/1 outcomes, got shape {y.shape}"
+            f"{name} must be a non-empty 1-D array of per-row 0/1 outcomes, got shape {y.shape}"
         )
     n_rows = y.size
-
-    def _binary(arr: Any, name: str) -> np.ndarray:
-        a = np.asarray(arr.to_numpy() if isinstance(arr, pd.Series) else arr)
-        if a.shape != (n_rows,):
-            raise ValueError(f"{name} must have one value per row ({n_rows}), got shape {a.shape}")
-        try:
-            f = a.astype(float)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be 0/1 per row, got {_short(a)}") from exc
-        if not np.all(np.isin(f, (0.0, 1.0))):
-            raise ValueError(f"{name} must be 0/1 (or boolean) per row when cluster is given, got {_short(a)}")
-        return f
-
-    yf = _binary(y, "successes")
-    tf = np.ones(n_rows) if trials is None else _binary(trials, "trials")
+    yf = _binary_rows(y, name, n_rows)
+    tf = np.ones(n_rows) if trials is None else _binary_rows(trials, "trials", n_rows)
     if np.any(yf > tf):
         i = int(np.flatnonzero(yf > tf)[0])
-        raise ValueError(f"successes must imply trials: row {i} is a success but not a trial")
-    cl = as_row_array(cluster)
-    if cl.shape != (n_rows,):
-        raise ValueError(f"cluster must give one id per row ({n_rows}), got shape {cl.shape}")
-    ccodes, cuniq = pd.factorize(cl)
+        raise ValueError(f"{name} must imply trials: row {i} is a success but not a trial")
+    ccodes, cuniq = pd.factorize(_row_labels(cluster, "cluster", n_rows, "id"))
     if np.any(ccodes < 0):
         raise ValueError("cluster has missing ids; every row needs a cluster")
-    if strata is None:
-        codes = np.zeros(n_rows, dtype=np.int64)
-        labels = pd.Index(["all"], name="stratum")
-    else:
-        st = as_row_array(strata)
-        if st.shape != (n_rows,):
-            raise ValueError(f"strata must give one label per row ({n_rows}), got shape {st.shape}")
-        codes, uniq = pd.factorize(st, sort=True)
-        if np.any(codes < 0):
-            raise ValueError("strata has missing labels; every row needs a stratum")
-        labels = pd.Index(uniq, name=getattr(strata, "name", None) or "stratum")
-    k = len(labels)
-    s = np.bincount(codes, weights=yf, minlength=k).astype(np.int64)
-    n = np.bincount(codes, weights=tf, minlength=k).astype(np.int64)
+    codes, labels = _row_strata(strata, n_rows)
+    s = np.bincount(codes, weights=yf, minlength=len(labels)).astype(np.int64)
+    n = np.bincount(codes, weights=tf, minlength=len(labels)).astype(np.int64)
     counts = Counts(pd.Series(s, index=labels), pd.Series(n, index=labels))
-    return counts, yf, tf, codes, ccodes, len(cuniq)
+    return counts, _ClusterRows(yf, tf, codes, ccodes, len(cuniq))
+
+
+# -- the estimate in sections ------------------------------------------------------------------
+
+
+def _resolve_weights(weights: Any, counts: Counts) -> np.ndarray:
+    labels = counts.strata
+    if weights is None:
+        if counts.weights is not None:
+            return counts.weights.to_numpy()
+        if len(labels) == 1:
+            return np.ones(1)
+        raise ValueError(
+            "weights are required: give the population share of each of the "
+            f"{len(labels)} strata {list(labels[:5])} (they must sum to 1)"
+        )
+    if isinstance(weights, Mapping):
+        weights = pd.Series(dict(weights), dtype=float)
+    return check_weights(weights, labels)
+
+
+@dataclass(frozen=True)
+class _Strata:
+    """Per-stratum quantities of the estimate."""
+
+    labels: pd.Index
+    w: np.ndarray
+    s: np.ndarray
+    n: np.ndarray
+    r: np.ndarray  # rate, NaN without trials
+    v: np.ndarray  # plug-in variance of the rate, NaN without trials
+
+    @property
+    def has(self) -> np.ndarray:
+        return self.n > 0
+
+    @property
+    def used(self) -> np.ndarray:
+        return self.w > 0
+
+
+def _strata(counts: Counts, w: np.ndarray) -> _Strata:
+    s = counts.successes.to_numpy().astype(float)
+    n = counts.trials.to_numpy().astype(float)
+    has = n > 0
+    n_safe = np.where(has, n, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(has, s / n_safe, np.nan)
+        v = np.where(has, r * (1 - r) / n_safe, np.nan)
+    return _Strata(counts.strata, w, s, n, r, v)
+
+
+def _warn_empty(st: _Strata, stacklevel: int) -> None:
+    empty_used = st.used & ~st.has
+    if np.any(empty_used):
+        warnings.warn(
+            f"strata {list(st.labels[empty_used][:5])} have positive population share but no trials: "
+            "the weighted risk is undefined (NaN); label rows there or merge strata",
+            EmptyStratumWarning,
+            stacklevel=stacklevel,
+        )
+    elif np.any(~st.has):
+        warnings.warn(
+            f"strata {list(st.labels[~st.has][:5])} have no trials (their weight is 0, so the estimate is defined)",
+            EmptyStratumWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def _zero_variance_floor(st: _Strata, z: float, stacklevel: int) -> tuple[list, float, float]:
+    """Strata with rate 0 or 1: their labels, the Agresti-Coull variance added and centre shift."""
+    degenerate = st.used & st.has & ((st.s == 0) | (st.s == st.n))
+    zero_var = list(st.labels[degenerate])
+    if zero_var:
+        warnings.warn(
+            f"strata {zero_var[:5]} have an observed rate of exactly 0 or 1: their plug-in SE is 0, "
+            "which is not certainty. The reported interval gives them the Agresti-Coull "
+            "(Wilson-adjusted) variance instead of 0",
+            ZeroVarianceWarning,
+            stacklevel=stacklevel,
+        )
+    n_adj = st.n + z * z
+    r_adj = (st.s + z * z / 2) / n_adj
+    v_floor = float(np.sum(np.where(degenerate, stratum_variance_terms(st.w, r_adj, n_adj), 0.0)))
+    # interval centre: the Agresti-Coull-adjusted rate for the degenerate strata
+    centre_shift = float(np.sum(np.where(degenerate, st.w * (r_adj - np.nan_to_num(st.r)), 0.0)))
+    return zero_var, v_floor, centre_shift
+
+
+@dataclass(frozen=True)
+class _ClusterVariance:
+    var: float
+    design_effect: float
+    clusters_k: np.ndarray
+    deff_k: np.ndarray
+
+
+def _cluster_variance(st: _Strata, rows: _ClusterRows, var_ind: float) -> _ClusterVariance:
+    """Linearisation (ratio-estimator) sandwich variance, overall and per stratum."""
+    g, codes, ccodes = rows.n_clusters, rows.codes, rows.ccodes
+    ri = np.nan_to_num(st.r)[codes]
+    ni = np.where(st.has, st.n, 1.0)[codes]
+    resid = rows.y - ri * rows.t  # per-row residual of the stratum ratio estimator
+    e_c = np.bincount(ccodes, weights=st.w[codes] * resid / ni, minlength=g)
+    var = float(g / (g - 1) * np.sum(e_c**2)) if g > 1 else float("nan")
+    design_effect = var / var_ind if var_ind > 0 else float("nan")
+    k_strata = len(st.labels)
+    clusters_k = np.zeros(k_strata, dtype=np.int64)
+    deff_k = np.full(k_strata, np.nan)
+    for k in range(k_strata):
+        in_k = codes == k
+        cc, cidx = np.unique(ccodes[in_k], return_inverse=True)
+        gk = clusters_k[k] = len(cc)
+        if gk > 1 and st.has[k] and st.v[k] > 0:
+            tot = np.bincount(cidx, weights=resid[in_k], minlength=gk)
+            deff_k[k] = gk / (gk - 1) * np.sum(tot**2) / st.n[k] ** 2 / st.v[k]
+    return _ClusterVariance(var, design_effect, clusters_k, deff_k)
+
+
+def _interval(
+    st: _Strata, estimate: float, se_interval: float, centre_shift: float, z: float,
+    lo_k: np.ndarray, hi_k: np.ndarray, clustered: bool,
+) -> tuple[float, float]:
+    if np.isnan(estimate):
+        return float("nan"), float("nan")
+    if np.sum(st.used) == 1 and not clustered:
+        k = int(np.flatnonzero(st.used)[0])
+        return float(lo_k[k]), float(hi_k[k])
+    centre = estimate + centre_shift
+    return (
+        float(np.clip(min(centre - z * se_interval, estimate), 0.0, 1.0)),
+        float(np.clip(max(centre + z * se_interval, estimate), 0.0, 1.0)),
+    )
+
+
+def _stratum_table(
+    counts: Counts, st: _Strata, contribution: np.ndarray, lo_k: np.ndarray, hi_k: np.ndarray,
+    cv: _ClusterVariance | None,
+) -> pd.DataFrame:
+    total = st.n.sum()
+    table = pd.DataFrame(
+        {
+            "successes": counts.successes.to_numpy(),
+            "trials": counts.trials.to_numpy(),
+            "rate": st.r,
+            "se": np.sqrt(st.v),
+            "lower": lo_k,
+            "upper": hi_k,
+            "weight": st.w,
+            "sample_share": st.n / total if total > 0 else np.full(len(st.n), np.nan),
+            "contribution": contribution,
+        },
+        index=st.labels,
+    )
+    if cv is not None:
+        table["se"] = np.sqrt(st.v * np.nan_to_num(cv.deff_k, nan=1.0))
+        table["n_clusters"] = cv.clusters_k
+        table["design_effect"] = cv.deff_k
+    return table
+
+
+def _sqrt(var: float) -> float:
+    return float(np.sqrt(var)) if np.isfinite(var) else float("nan")
+
+
+def _estimate(
+    counts: Counts, weights: Any, level: float, method: str, rows: _ClusterRows | None,
+    stacklevel: int,
+) -> StratifiedRisk:
+    """The weighted risk, its SE and interval, with or without clustered rows."""
+    st = _strata(counts, _resolve_weights(weights, counts))
+    _warn_empty(st, stacklevel + 1)
+    empty_used = bool(np.any(st.used & ~st.has))
+    contribution = np.where(st.used, st.w * np.nan_to_num(st.r), 0.0)
+    contribution = np.where(st.used & ~st.has, np.nan, contribution)
+    estimate = float("nan") if empty_used else float(np.sum(contribution))
+    terms = stratum_variance_terms(st.w, st.r, np.where(st.has, st.n, 1.0))
+    var_ind = float("nan") if empty_used else float(np.sum(np.where(st.used & st.has, terms, 0.0)))
+    z = float(stats.norm.isf((1 - level) / 2))
+    zero_var, v_floor, centre_shift = _zero_variance_floor(st, z, stacklevel + 1)
+
+    cv = None if rows is None else _cluster_variance(st, rows, var_ind)
+    var = var_ind if cv is None else cv.var
+    n_eff = st.n
+    if cv is not None:
+        deff = cv.deff_k
+        n_eff = np.where(np.isfinite(deff) & (deff > 0), st.n / np.where(deff > 0, deff, 1), st.n)
+    se_interval = _sqrt(var + v_floor)
+    lo_k = np.full(len(st.labels), np.nan)
+    hi_k = np.full(len(st.labels), np.nan)
+    has = st.has
+    if np.any(has):
+        lo_k[has], hi_k[has] = binomial_bounds(
+            st.s[has] * (n_eff[has] / st.n[has]), n_eff[has], 1 - level, method
+        )
+    total = st.n.sum()
+    return StratifiedRisk(
+        estimate=estimate,
+        se=_sqrt(var),
+        se_interval=se_interval,
+        ci=_interval(st, estimate, se_interval, centre_shift, z, lo_k, hi_k, cv is not None),
+        unweighted=float(st.s.sum() / total) if total > 0 else float("nan"),
+        table=_stratum_table(counts, st, contribution, lo_k, hi_k, cv),
+        level=level,
+        method=method,
+        se_independent=_sqrt(var_ind),
+        design_effect=None if cv is None else cv.design_effect,
+        n_clusters=None if rows is None else rows.n_clusters,
+        zero_variance=zero_var,
+        metric=counts.metric,
+    )
+
+
+# -- public entry points -----------------------------------------------------------------------
 
 
 def stratified_risk(
@@ -244,10 +499,8 @@ def stratified_risk(
     ----------
     successes : array-like, Series or Counts
         Successes per stratum (e.g. errors), or a :class:`~bayeseval.Counts`.
-        With ``cluster``: one 0/1 outcome per *row* instead.
     trials : array-like or Series, optional
-        Trials per stratum (omit when passing Counts). With ``cluster``: an
-        optional 0/1 trial indicator per row (default: every row is a trial).
+        Trials per stratum (omit when passing Counts).
     weights : dict, Series or sequence, optional
         Population shares :math:`\pi_k`, keyed by stratum or in stratum order;
         they must sum to 1 (tolerance 1e-9) and match the strata. Defaults to
@@ -258,21 +511,24 @@ def stratified_risk(
         Interval method for the per-stratum bounds in ``table``
         (see :func:`~bayeseval.proportion_ci`).
     strata : sequence, optional
-        Stratum labels (per stratum; with ``cluster``, one per row).
+        Stratum labels, one per stratum.
     cluster : array-like, optional
-        Cluster id of each row (document, customer, video). Rows of a cluster
-        are dependent: ``se`` becomes the cluster-robust SE and the result
-        reports the design effect.
+        Deprecated: clustered rows have their own entry point,
+        :func:`clustered_risk`. Given here, ``successes`` (and ``trials``) are
+        read as per-row 0/1 outcomes and ``strata`` as per-row labels, as in
+        :func:`clustered_risk`, with a deprecation warning.
 
     Returns
     -------
     StratifiedRisk
+        The population estimate, its SE and interval, the pooled (unweighted)
+        rate and the per-stratum table.
 
     Warns
     -----
     ZeroVarianceWarning
         A stratum with positive weight has rate 0 or 1: its plug-in variance is
-        0, which is not certainty. ``se`` keeps the SPEC plug-in value, but the
+        0, which is not certainty. ``se`` keeps the plug-in value, but the
         interval uses ``se_interval``, which gives such strata the
         Agresti-Coull (Wilson-adjusted) variance and rate
         :math:`\tilde r = (s + z^2/2)/(n + z^2)`, so it does not collapse.
@@ -286,198 +542,128 @@ def stratified_risk(
     and rates away from 0 and 1. For small strata prefer the Bayesian
     posterior of :math:`\sum_k \pi_k \theta_k`.
 
-    With clusters the SE is the linearisation (ratio-estimator) sandwich:
-    each row contributes :math:`e_i = \pi_k (y_i - \hat r_k t_i)/n_k`; with
-    cluster totals :math:`E_c = \sum_{i \in c} e_i` over :math:`G` clusters,
-    :math:`\widehat{Var} = G/(G-1) \sum_c E_c^2`. Clusters may span strata.
-    Without clustering, :math:`\sum_i e_i^2` is exactly the plug-in variance,
-    so ``design_effect`` = :math:`\widehat{Var}_{cluster} / \widehat{Var}_{indep}`
-    (about :math:`1 + (m-1)\rho` for clusters of size m with intra-cluster
-    correlation :math:`\rho`). Per-stratum ``lower``/``upper`` then use the
-    effective counts :math:`n_k / \mathrm{deff}_k`.
-
     Examples
     --------
     >>> res = stratified_risk([26, 26], [286, 114], {"a": 0.8, "b": 0.2}, strata=["a", "b"])
     >>> round(res.estimate, 4), round(res.se, 4), round(res.unweighted, 4)
     (0.1183, 0.0157, 0.13)
     """
+    if cluster is not None:
+        warnings.warn(
+            "stratified_risk(cluster=...) is deprecated: clustered rows have their own entry "
+            "point, clustered_risk(outcomes, cluster=..., strata=..., weights=...); "
+            "the cluster argument stops working in the next release",
+            BayesevalDeprecationWarning,
+            stacklevel=2,
+        )
+        return _clustered(successes, trials, weights, strata, cluster, level, method, "successes")
     level = check_level(level)
-    method = _normalise_method(method)
-    clustered = cluster is not None
-    if clustered:
-        if isinstance(successes, Counts):
-            raise TypeError("cluster needs row-level data: pass per-row successes, not a Counts object")
-        counts, yf, tf, codes, ccodes, n_clusters = _row_counts(successes, trials, strata, cluster)
-    else:
-        counts = as_counts(successes, trials, strata=strata)
-    labels = counts.strata
-    if weights is None:
-        if counts.weights is not None:
-            w = counts.weights.to_numpy()
-        elif len(labels) == 1:
-            w = np.ones(1)
-        else:
-            raise ValueError(
-                "weights are required: give the population share of each of the "
-                f"{len(labels)} strata {list(labels[:5])} (they must sum to 1)"
-            )
-    else:
-        if isinstance(weights, Mapping):
-            weights = pd.Series(dict(weights), dtype=float)
-        w = check_weights(weights, labels)
+    method = normalise_method(method)
+    counts = as_counts(successes, trials, strata=strata)
+    return _estimate(counts, weights, level, method, None, stacklevel=3)
 
-    s = counts.successes.to_numpy().astype(float)
-    n = counts.trials.to_numpy().astype(float)
-    has = n > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.where(has, s / np.where(has, n, 1.0), np.nan)
-        v = np.where(has, r * (1 - r) / np.where(has, n, 1.0), np.nan)
-    used = w > 0
-    empty_used = used & ~has
-    if np.any(empty_used):
-        warnings.warn(
-            f"strata {list(labels[empty_used][:5])} have positive population share but no trials: "
-            "the weighted risk is undefined (NaN); label rows there or merge strata",
-            EmptyStratumWarning,
-            stacklevel=2,
-        )
-    elif np.any(~has):
-        warnings.warn(
-            f"strata {list(labels[~has][:5])} have no trials (their weight is 0, so the estimate is defined)",
-            EmptyStratumWarning,
-            stacklevel=2,
-        )
-    contribution = np.where(used, w * np.nan_to_num(r), 0.0)
-    contribution = np.where(empty_used, np.nan, contribution)
-    estimate = float(np.sum(contribution)) if not np.any(empty_used) else float("nan")
-    var_ind = float(np.sum(np.where(used & has, w**2 * v, 0.0)))
-    if np.any(empty_used):
-        var_ind = float("nan")
 
-    z = float(stats.norm.isf((1 - level) / 2))
-    degenerate = used & has & ((s == 0) | (s == n))
-    zero_var = list(labels[degenerate])
-    if zero_var:
-        warnings.warn(
-            f"strata {zero_var[:5]} have an observed rate of exactly 0 or 1: their plug-in SE is 0, "
-            "which is not certainty. The reported interval gives them the Agresti-Coull "
-            "(Wilson-adjusted) variance instead of 0",
-            ZeroVarianceWarning,
-            stacklevel=2,
-        )
-    n_adj = n + z * z
-    r_adj = (s + z * z / 2) / n_adj
-    v_floor = np.where(degenerate, w**2 * r_adj * (1 - r_adj) / n_adj, 0.0)
-    # interval centre: the Agresti-Coull-adjusted rate for the degenerate strata
-    centre_shift = float(np.sum(np.where(degenerate, w * (r_adj - np.nan_to_num(r)), 0.0)))
+def _clustered(
+    outcomes: Any, trials: Any, weights: Any, strata: Any, cluster: Any, level: float,
+    method: str, name: str,
+) -> StratifiedRisk:
+    """Shared by :func:`clustered_risk` and the deprecated ``stratified_risk(cluster=...)``."""
+    level = check_level(level)
+    method = normalise_method(method)
+    if isinstance(outcomes, Counts):
+        raise TypeError(f"clustered rows need row-level data: pass per-row 0/1 {name}, not a Counts object")
+    if cluster is None:
+        raise TypeError("cluster is required: give the cluster id of every row")
+    counts, rows = _row_counts(outcomes, trials, strata, cluster, name)
+    return _estimate(counts, weights, level, method, rows, stacklevel=4)
 
-    n_eff = n.copy()
-    deff_k = np.full(len(labels), np.nan)
-    design_effect = None
-    g = None
-    clusters_k = None
-    if clustered:
-        g = n_clusters
-        ri = np.nan_to_num(r)[codes]
-        ni = np.where(has, n, 1.0)[codes]
-        resid = yf - ri * tf  # per-row residual of the stratum ratio estimator
-        e = w[codes] * resid / ni
-        e_c = np.bincount(ccodes, weights=e, minlength=g)
-        var = float(g / (g - 1) * np.sum(e_c**2)) if g > 1 else float("nan")
-        design_effect = var / var_ind if var_ind > 0 else float("nan")
-        # per-stratum cluster-robust variance and design effect
-        clusters_k = np.zeros(len(labels), dtype=np.int64)
-        for k in range(len(labels)):
-            rows = codes == k
-            cc, cidx = np.unique(ccodes[rows], return_inverse=True)
-            gk = len(cc)
-            clusters_k[k] = gk
-            if gk > 1 and has[k] and v[k] > 0:
-                tot = np.bincount(cidx, weights=resid[rows], minlength=gk)
-                var_k = gk / (gk - 1) * np.sum(tot**2) / n[k] ** 2
-                deff_k[k] = var_k / v[k]
-        n_eff = np.where(np.isfinite(deff_k) & (deff_k > 0), n / np.where(deff_k > 0, deff_k, 1), n)
-        se = float(np.sqrt(var)) if np.isfinite(var) else float("nan")
-        var_interval = var + float(np.sum(v_floor))
-    else:
-        se = float(np.sqrt(var_ind)) if np.isfinite(var_ind) else float("nan")
-        var_interval = var_ind + float(np.sum(v_floor))
-    se_interval = float(np.sqrt(var_interval)) if np.isfinite(var_interval) else float("nan")
 
-    alpha = 1 - level
-    lo_k = np.full(len(labels), np.nan)
-    hi_k = np.full(len(labels), np.nan)
-    if np.any(has):
-        lo_k[has], hi_k[has] = _bounds(s[has] * n_eff[has] / n[has], n_eff[has], alpha, method)
+def clustered_risk(
+    outcomes: Any,
+    *,
+    cluster: Any,
+    strata: Any = None,
+    weights: Mapping[Hashable, float] | Sequence[float] | pd.Series | None = None,
+    trials: Any = None,
+    level: float = 0.95,
+    method: str = "wilson",
+) -> StratifiedRisk:
+    r"""Population-weighted risk of clustered rows, with a cluster-robust SE and design effect.
 
-    if np.isnan(estimate):
-        ci = (float("nan"), float("nan"))
-    elif np.sum(used) == 1 and not clustered:
-        k = int(np.flatnonzero(used)[0])
-        ci = (float(lo_k[k]), float(hi_k[k]))
-    else:
-        centre = estimate + centre_shift
-        ci = (
-            float(np.clip(min(centre - z * se_interval, estimate), 0.0, 1.0)),
-            float(np.clip(max(centre + z * se_interval, estimate), 0.0, 1.0)),
-        )
+    Rows of one cluster (a document, a customer, a video) are dependent; treating them
+    as independent understates the SE. The estimate is the same as
+    :func:`stratified_risk` on the per-stratum counts of these rows; ``se`` is the
+    cluster-robust SE and the result reports the design effect.
 
-    total = n.sum()
-    table = pd.DataFrame(
-        {
-            "successes": counts.successes.to_numpy(),
-            "trials": counts.trials.to_numpy(),
-            "rate": r,
-            "se": np.sqrt(v),
-            "lower": lo_k,
-            "upper": hi_k,
-            "weight": w,
-            "sample_share": n / total if total > 0 else np.full(len(n), np.nan),
-            "contribution": contribution,
-        },
-        index=labels,
-    )
-    if clustered:
-        table["se"] = np.sqrt(v * np.nan_to_num(deff_k, nan=1.0))
-        table["n_clusters"] = clusters_k
-        table["design_effect"] = deff_k
-    unweighted = float(s.sum() / total) if total > 0 else float("nan")
-    return StratifiedRisk(
-        estimate=estimate,
-        se=se,
-        se_interval=se_interval,
-        ci=ci,
-        unweighted=unweighted,
-        table=table,
-        level=level,
-        method=method,
-        se_independent=float(np.sqrt(var_ind)) if np.isfinite(var_ind) else float("nan"),
-        design_effect=design_effect,
-        n_clusters=g,
-        zero_variance=zero_var,
-        metric=counts.metric,
-    )
+    Parameters
+    ----------
+    outcomes : array-like or Series
+        One 0/1 (or boolean) outcome per row, e.g. 1 for an error.
+    cluster : array-like or Series
+        Cluster id of each row. Clusters may span strata.
+    strata : array-like or Series, optional
+        Stratum label of each row; all rows form one stratum when omitted.
+    weights : dict, Series or sequence, optional
+        Population shares :math:`\pi_k` of the strata (sorted labels when a
+        sequence), summing to 1; may be omitted with a single stratum.
+    trials : array-like or Series, optional
+        A 0/1 trial indicator per row (default: every row is a trial); rows with
+        0 do not count (e.g. negatives for recall). An outcome of 1 needs a trial.
+    level : float
+        Confidence level in (0, 1).
+    method : str
+        Interval method of the per-stratum bounds in ``table``, computed with the
+        effective counts :math:`n_k / \mathrm{deff}_k`.
+
+    Returns
+    -------
+    StratifiedRisk
+        With ``design_effect``, ``n_clusters``, ``se_independent`` and per-stratum
+        ``n_clusters`` and ``design_effect`` columns in ``table``. Series inputs are
+        paired by index label.
+
+    Notes
+    -----
+    The SE is the linearisation (ratio-estimator) sandwich: each row contributes
+    :math:`e_i = \pi_k (y_i - \hat r_k t_i)/n_k`; with cluster totals
+    :math:`E_c = \sum_{i \in c} e_i` over :math:`G` clusters,
+    :math:`\widehat{Var} = G/(G-1) \sum_c E_c^2` (the CR1 cluster-robust variance of
+    the stratum means; Cameron and Miller 2015, "A practitioner's guide to
+    cluster-robust inference", J. Human Resources 50(2)). Without clustering,
+    :math:`\sum_i e_i^2` is exactly the plug-in variance, so ``design_effect`` =
+    :math:`\widehat{Var}_{cluster} / \widehat{Var}_{indep}` (about
+    :math:`1 + (m-1)\rho` for clusters of size m with intra-cluster correlation
+    :math:`\rho`; Kish 1965, *Survey Sampling*).
+
+    Examples
+    --------
+    >>> y = [1, 1, 0, 0, 0, 0, 1, 0]
+    >>> res = clustered_risk(y, cluster=[0, 0, 1, 1, 2, 2, 3, 3])
+    >>> res.estimate, res.n_clusters, round(res.design_effect, 3)
+    (0.375, 4, 1.956)
+    """
+    return _clustered(outcomes, trials, weights, strata, cluster, level, method, "outcomes")
 
 
 # -- row reweighting ---------------------------------------------------------------------------
 
 
-def _shares_series(population_shares: Any) -> pd.Series:
-    if isinstance(population_shares, Mapping):
-        ps = pd.Series(dict(population_shares), dtype=float)
-    elif isinstance(population_shares, pd.Series):
-        ps = population_shares.astype(float)
+def _shares_series(weights: Any) -> pd.Series:
+    if isinstance(weights, Mapping):
+        ps = pd.Series(dict(weights), dtype=float)
+    elif isinstance(weights, pd.Series):
+        ps = weights.astype(float)
     else:
         raise TypeError(
-            "population_shares must be a dict or Series keyed by stratum "
-            f"(or a number, the positive share, when strata is None), got {_short(population_shares)}"
+            "weights must be a dict or Series keyed by stratum "
+            f"(or a number, the positive share, when strata is None), got {_short(weights)}"
         )
-    check_weights(ps, ps.index, name="population_shares")
+    check_weights(ps, ps.index, name="weights")
     return ps
 
 
-def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Series) -> np.ndarray:
+@renamed_kwargs(population_shares="weights")
+def reweight(strata: Any, weights: Mapping[Hashable, float] | pd.Series) -> np.ndarray:
     r"""Row weights that undo over- or under-sampling: population share / sample share.
 
     Row :math:`i` in stratum :math:`k` gets :math:`w_i = \pi_k / (n_k / N)`,
@@ -490,10 +676,11 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     ----------
     strata : array-like
         Stratum label of each row.
-    population_shares : dict or Series
+    weights : dict or Series
         Population share of each stratum, summing to 1 (tolerance 1e-9).
         Every stratum present in the rows needs a share; a stratum with a
-        positive share must have rows.
+        positive share must have rows. (Formerly ``population_shares``, still
+        accepted with a deprecation warning.)
 
     Returns
     -------
@@ -505,7 +692,7 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     >>> reweight(["pos", "pos", "neg", "neg"], {"pos": 0.1, "neg": 0.9}).tolist()
     [0.2, 0.2, 1.8, 1.8]
     """
-    ps = _shares_series(population_shares)
+    ps = _shares_series(weights)
     st = as_row_array(strata)
     if st.ndim != 1 or st.size == 0:
         raise ValueError(f"strata must be a non-empty 1-D array of row labels, got shape {st.shape}")
@@ -513,12 +700,12 @@ def reweight(strata: Any, population_shares: Mapping[Hashable, float] | pd.Serie
     codes, uniq = pd.factorize(st, sort=True)
     missing = [u for u in uniq if u not in ps.index]
     if missing:
-        raise ValueError(f"population_shares has no share for strata {missing[:5]} found in the rows")
+        raise ValueError(f"weights has no share for strata {missing[:5]} found in the rows")
     present = set(uniq)
     absent = [k for k, v in ps.items() if v > 0 and k not in present]
     if absent:
         raise ValueError(
-            f"population_shares gives positive shares to strata {absent[:5]} that have no rows; "
+            f"weights gives positive shares to strata {absent[:5]} that have no rows; "
             "reweighting cannot represent them"
         )
     sample_share = np.bincount(codes) / st.size
@@ -553,8 +740,8 @@ def _rows_without_missing(
     return [None if a is None else a[keep] for a in arrays]
 
 
-@dataclass(frozen=True, eq=False)
-class ReweightedMetrics:
+@dataclass(frozen=True, eq=False, repr=False)
+class ReweightedMetrics(Result):
     """Metrics computed on the rows as sampled (unweighted) and reweighted to the population.
 
     Attributes
@@ -567,34 +754,62 @@ class ReweightedMetrics:
         ``se_reweighted`` (linearised SE of the weighted ratio, which is set by
         the real counts; weights do not add information), and ``lower``,
         ``upper``: a normal interval for the reweighted value.
-    weights : numpy.ndarray
-        The row weights.
-    shares : pandas.DataFrame
-        Per stratum: population_share, sample_share, weight.
+    row_weights : numpy.ndarray
+        The row weights (population share / sample share of each row's stratum).
+        Formerly ``weights``, still readable with a deprecation warning.
+    composition : pandas.DataFrame
+        Per stratum: population_share, sample_share, weight. Formerly ``shares``,
+        still readable with a deprecation warning.
     """
 
+    title = "Metrics unweighted (test-set composition) | reweighted (population estimate)"
+
     report: pd.DataFrame
-    table: pd.DataFrame
-    weights: np.ndarray
-    shares: pd.DataFrame
+    table: pd.DataFrame = field()  # explicit: the inherited ``Result.table`` is no default
+    row_weights: np.ndarray = field()
+    composition: pd.DataFrame = field()
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Deprecated name of :attr:`row_weights`."""
+        _renamed_attribute("weights", "row_weights")
+        return self.row_weights
+
+    @property
+    def shares(self) -> pd.DataFrame:
+        """Deprecated name of :attr:`composition`."""
+        _renamed_attribute("shares", "composition")
+        return self.composition
 
     def summary(self) -> pd.DataFrame:
-        """The two-column report (unweighted | reweighted)."""
+        """The two-column report (unweighted | reweighted).
+
+        Returns
+        -------
+        pandas.DataFrame
+            :attr:`report`.
+        """
         return self.report
 
     def __repr__(self) -> str:
-        return (
-            "Metrics unweighted (test-set composition) | reweighted (population estimate):\n"
-            + self.table.to_string(float_format=lambda v: f"{v:.4f}")
-        )
+        return f"{self._heading()}:\n" + self.table.to_string(float_format=lambda v: f"{v:.4f}")
 
 
+def _renamed_attribute(old: str, new: str) -> None:
+    warnings.warn(
+        f"ReweightedMetrics.{old} is renamed {new}; the old name stops working in the next release",
+        BayesevalDeprecationWarning,
+        stacklevel=3,
+    )
+
+
+@renamed_kwargs(population_shares="weights")
 def weighted_metric(
     y_true: Any,
     y_pred: Any,
     *,
     strata: Any = None,
-    population_shares: Mapping[Hashable, float] | pd.Series | float,
+    weights: Mapping[Hashable, float] | pd.Series | float,
     metric: str | Metric | Sequence[str | Metric] = ("recall", "precision"),
     pos_label: Any = 1,
     level: float = 0.95,
@@ -610,10 +825,12 @@ def weighted_metric(
         their indexes must hold the same labels.
     strata : array-like, optional
         Stratum of each row (e.g. a group, or the true label). When None,
-        ``population_shares`` must be a number: the population share of the
+        ``weights`` must be a number: the population share of the
         positive class, and the strata are the true label (positive / not).
-    population_shares : dict, Series or float
+    weights : dict, Series or float
         Population share per stratum (summing to 1), or the positive share.
+        (Formerly ``population_shares``, still accepted with a deprecation
+        warning.)
     metric : str, Metric or list of them
         Metrics from :mod:`bayeseval.metrics` (``recall``, ``precision``,
         ``error_rate``, ``accuracy``, ``fpr``, ``specificity``, ``npv``).
@@ -625,7 +842,7 @@ def weighted_metric(
     dropna : bool, default False
         A missing ``y_true``, ``y_pred`` or ``strata`` (NaN, None, pd.NA, NaT)
         is an error naming the argument and the rows. With ``dropna=True``
-        such rows are dropped first (``weights`` then has one entry per kept row).
+        such rows are dropped first (``row_weights`` then has one entry per kept row).
 
     Returns
     -------
@@ -655,11 +872,45 @@ def weighted_metric(
     --------
     >>> y = [1, 1, 1, 1, 0, 0, 0, 0]
     >>> p = [1, 1, 1, 0, 1, 0, 0, 0]
-    >>> r = weighted_metric(y, p, population_shares=0.1, metric="precision")
+    >>> r = weighted_metric(y, p, weights=0.1, metric="precision")
     >>> r.report.round(3).loc["precision"].tolist()
     [0.75, 0.25]
     """
     level = check_level(level)
+    yt, yp, strata = _metric_rows(y_true, y_pred, strata, dropna)
+    strata_arr, shares = _row_strata_and_shares(yt, strata, weights, pos_label)
+    w = reweight(strata_arr, shares)  # type: ignore[arg-type]
+    composition, codes = _composition(strata_arr, shares)
+    metrics = [metric] if isinstance(metric, (str, Metric)) else list(metric)
+    if not metrics:
+        raise ValueError("metric is empty; give at least one metric name")
+    rows = {}
+    for m in metrics:
+        mm = get_metric(m)
+        rows[mm.name] = _reweighted_row(mm, yt, yp, pos_label, w, codes)
+    table = _metrics_table(rows, level)
+    report = table[["unweighted", "reweighted"]].copy()
+    report.attrs["population_estimate"] = "reweighted"
+    report.attrs["note"] = (
+        "unweighted: the rows as sampled (test-set composition); "
+        "reweighted: population share / sample share row weights, the population estimate"
+    )
+    return ReweightedMetrics(report=report, table=table, row_weights=w, composition=composition)
+
+
+def _metrics_table(rows: dict[str, dict[str, float]], level: float) -> pd.DataFrame:
+    """Per metric: unweighted, reweighted, trials, both SEs and the reweighted normal interval."""
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "metric"
+    table = table[["unweighted", "reweighted", "trials", "se_unweighted", "se_reweighted"]]
+    z = float(stats.norm.isf((1 - level) / 2))
+    table["lower"] = (table["reweighted"] - z * table["se_reweighted"]).clip(0.0, 1.0)
+    table["upper"] = (table["reweighted"] + z * table["se_reweighted"]).clip(0.0, 1.0)
+    return table
+
+
+def _metric_rows(y_true: Any, y_pred: Any, strata: Any, dropna: bool) -> list[np.ndarray | None]:
+    """Validated row arrays of ``y_true``, ``y_pred`` and ``strata`` (paired by label)."""
     y_true, y_pred, strata = align_by_label(("y_true", y_true), ("y_pred", y_pred), ("strata", strata))
     yt = as_row_array(y_true)
     yp = as_row_array(y_pred)
@@ -667,87 +918,71 @@ def weighted_metric(
         raise ValueError(f"y_true must be a non-empty 1-D array, got shape {yt.shape}")
     if yp.shape != yt.shape:
         raise ValueError(f"y_true and y_pred must have the same length, got {yt.shape} and {yp.shape}")
-    raw_strata = strata
+    st = None
     if strata is not None:
-        strata = as_row_array(strata)
-        if strata.shape != yt.shape:
-            raise ValueError(f"strata must give one label per row ({yt.size}), got shape {strata.shape}")
-    yt, yp, strata = _rows_without_missing(
-        {"y_true": y_true, "y_pred": y_pred, "strata": raw_strata}, [yt, yp, strata], dropna
+        st = as_row_array(strata)
+        if st.shape != yt.shape:
+            raise ValueError(f"strata must give one label per row ({yt.size}), got shape {st.shape}")
+    return _rows_without_missing(
+        {"y_true": y_true, "y_pred": y_pred, "strata": strata}, [yt, yp, st], dropna
     )
-    if strata is None:
-        if isinstance(population_shares, bool) or not isinstance(population_shares, (int, float)):
-            raise TypeError(
-                "strata is None, so population_shares must be the population share of the positive "
-                f"class (a number), got {_short(population_shares)}"
-            )
-        pi = float(population_shares)
-        if not (0.0 < pi < 1.0):
-            raise ValueError(f"population_shares (the positive share) must be in (0, 1), got {pi!r}")
-        strata_arr = np.where(yt == pos_label, "positive", "negative")
-        shares = {"positive": pi, "negative": 1.0 - pi}
-    else:
-        strata_arr = strata
-        shares = population_shares
-    w = reweight(strata_arr, shares)  # type: ignore[arg-type]
+
+
+def _row_strata_and_shares(yt: np.ndarray, strata: Any, weights: Any, pos_label: Any) -> tuple[np.ndarray, Any]:
+    """Stratum of each row and the population shares; without strata, positive / negative."""
+    if strata is not None:
+        return strata, weights
+    if isinstance(weights, bool) or not isinstance(weights, (int, float)):
+        raise TypeError(
+            "strata is None, so weights must be the population share of the positive "
+            f"class (a number), got {_short(weights)}"
+        )
+    pi = float(weights)
+    if not (0.0 < pi < 1.0):
+        raise ValueError(f"weights (the positive share) must be in (0, 1), got {pi!r}")
+    return np.where(yt == pos_label, "positive", "negative"), {"positive": pi, "negative": 1.0 - pi}
+
+
+def _composition(strata: np.ndarray, shares: Any) -> tuple[pd.DataFrame, np.ndarray]:
+    """Population and sample share per stratum (warning when they differ); stratum codes."""
     ps = _shares_series(shares)
-    codes, uniq = pd.factorize(strata_arr, sort=True)
-    sample = pd.Series(np.bincount(codes) / yt.size, index=pd.Index(uniq, name="stratum"))
+    codes, uniq = pd.factorize(strata, sort=True)
+    sample = pd.Series(np.bincount(codes) / strata.size, index=pd.Index(uniq, name="stratum"))
     pop = ps.reindex(sample.index)
-    share_table = pd.DataFrame(
-        {"population_share": pop, "sample_share": sample, "weight": pop / sample}
-    )
-    gap = float(np.max(np.abs(pop.to_numpy() - sample.to_numpy())))
-    if gap > 0.01:
-        worst = sample.index[int(np.argmax(np.abs(pop.to_numpy() - sample.to_numpy())))]
+    gaps = np.abs(pop.to_numpy() - sample.to_numpy())
+    if float(np.max(gaps)) > 0.01:
+        worst = sample.index[int(np.argmax(gaps))]
         warnings.warn(
             f"the sample composition differs from the population (stratum {worst!r}: sample share "
             f"{sample[worst]:.3g} vs population share {pop[worst]:.3g}); unweighted numbers describe "
             "the test set, the reweighted column is the population estimate",
             ReweightingWarning,
-            stacklevel=2,
+            stacklevel=4,
         )
+    frame = pd.DataFrame({"population_share": pop, "sample_share": sample, "weight": pop / sample})
+    return frame, codes
 
-    metrics = [metric] if isinstance(metric, (str, Metric)) else list(metric)
-    if not metrics:
-        raise ValueError("metric is empty; give at least one metric name")
-    rows = {}
-    for m in metrics:
-        mm = get_metric(m)
-        trial, success = mm.masks(yt, yp, pos_label)
-        t = trial.astype(float)
-        y = success.astype(float)
-        nt = t.sum()
-        if nt == 0:
-            warnings.warn(f"{mm.name} has no trials in these rows: its value is NaN", EmptyStratumWarning, stacklevel=2)
-            rows[mm.name] = dict(trials=0, unweighted=np.nan, reweighted=np.nan, se_unweighted=np.nan, se_reweighted=np.nan)
-            continue
-        ru = y.sum() / nt
-        wt = (w * t).sum()
-        rw = (w * y).sum() / wt if wt > 0 else np.nan
-        if wt > 0:
-            lin = w * (y - rw * t) / wt  # linearised ratio, centred within strata
-            lin_mean = np.bincount(codes, weights=lin) / np.bincount(codes)
-            se_w = float(np.sqrt(np.sum((lin - lin_mean[codes]) ** 2)))
-        else:
-            se_w = np.nan
-        rows[mm.name] = dict(
-            trials=int(nt),
-            unweighted=ru,
-            reweighted=rw,
-            se_unweighted=np.sqrt(ru * (1 - ru) / nt),
-            se_reweighted=se_w,
-        )
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    table.index.name = "metric"
-    table = table[["unweighted", "reweighted", "trials", "se_unweighted", "se_reweighted"]]
-    z = float(stats.norm.isf((1 - level) / 2))
-    table["lower"] = (table["reweighted"] - z * table["se_reweighted"]).clip(0.0, 1.0)
-    table["upper"] = (table["reweighted"] + z * table["se_reweighted"]).clip(0.0, 1.0)
-    report = table[["unweighted", "reweighted"]].copy()
-    report.attrs["population_estimate"] = "reweighted"
-    report.attrs["note"] = (
-        "unweighted: the rows as sampled (test-set composition); "
-        "reweighted: population share / sample share row weights, the population estimate"
+
+def _reweighted_row(
+    mm: Metric, yt: np.ndarray, yp: np.ndarray, pos_label: Any, w: np.ndarray, codes: np.ndarray
+) -> dict[str, float]:
+    """One metric unweighted and reweighted, with the linearised SE of the weighted ratio."""
+    trial, success = mm.masks(yt, yp, pos_label)
+    t = trial.astype(float)
+    y = success.astype(float)
+    nt = t.sum()
+    if nt == 0:
+        warnings.warn(f"{mm.name} has no trials in these rows: its value is NaN", EmptyStratumWarning, stacklevel=4)
+        return dict(trials=0, unweighted=np.nan, reweighted=np.nan, se_unweighted=np.nan, se_reweighted=np.nan)
+    ru = y.sum() / nt
+    wt = (w * t).sum()
+    rw = se_w = np.nan
+    if wt > 0:
+        rw = (w * y).sum() / wt
+        lin = w * (y - rw * t) / wt  # linearised ratio, centred within strata
+        lin_mean = np.bincount(codes, weights=lin) / np.bincount(codes)
+        se_w = float(np.sqrt(np.sum((lin - lin_mean[codes]) ** 2)))
+    return dict(
+        trials=int(nt), unweighted=ru, reweighted=rw, se_unweighted=np.sqrt(ru * (1 - ru) / nt),
+        se_reweighted=se_w,
     )
-    return ReweightedMetrics(report=report, table=table, weights=w, shares=share_table)

@@ -87,7 +87,7 @@ def one_replicate(args: tuple[str, int, int]) -> list[dict]:
     X, y = draw(rng, m)
     clf = make_classifier(name)
     methods = [k for k in ORDER[1:] if k != "loo" or m <= LOO_MAX]
-    table = estimate_error(clf, X, y, methods=methods, n_bootstrap=N_BOOT, random_seed=seed)
+    table = estimate_error(clf, X, y, methods=methods, n_resamples=N_BOOT, random_seed=seed)
     fitted = make_classifier(name).fit(X, y)
     if name == "LDA":
         true = lda_true_error(fitted)

@@ -101,10 +101,10 @@ def test_seeded_runs_are_reproducible_and_dataframe_input_works():
     rng = np.random.default_rng(6)
     X, y = gaussians(rng, 30, 3, 2.0)
     methods = ("holdout", "kfold", "bootstrap632plus")
-    a = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=methods, n_bootstrap=20,
+    a = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=methods, n_resamples=20,
                        random_seed=11)
     b = estimate_error(LinearDiscriminantAnalysis(), pd.DataFrame(X), pd.Series(y),
-                       methods=methods, n_bootstrap=20, random_seed=11)
+                       methods=methods, n_resamples=20, random_seed=11)
     pd.testing.assert_frame_equal(a, b)
     assert list(a["method"]) == list(methods)
 
@@ -119,7 +119,7 @@ def test_632plus_on_pure_noise_with_1nn():
     t = estimate_error(
         KNeighborsClassifier(n_neighbors=1), X, y,
         methods=("resubstitution", "bootstrap632", "bootstrap632plus"),
-        n_bootstrap=100, random_seed=1,
+        n_resamples=100, random_seed=1,
     ).set_index("method")["estimate"]
     assert t["resubstitution"] == 0.0
     assert t["bootstrap632"] == pytest.approx(0.316, abs=0.04)
@@ -259,7 +259,7 @@ def _ordering_study(reps: int, m: int, d: int, n_bootstrap: int, test_size: floa
         t = estimate_error(
             LinearDiscriminantAnalysis(), X, y,
             methods=("resubstitution", "holdout", "bootstrap632", "bootstrap632plus"),
-            test_size=test_size, n_bootstrap=n_bootstrap, random_seed=seed,
+            test_size=test_size, n_resamples=n_bootstrap, random_seed=seed,
         )
         true = lda_true_error(LinearDiscriminantAnalysis().fit(X, y), d, delta)
         rows.append(dict(zip(t["method"], t["estimate"], strict=True), true=true))

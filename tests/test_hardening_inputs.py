@@ -156,7 +156,7 @@ def test_weighted_metric_pairs_series_by_label():
     y = pd.Series([1, 1, 1, 0, 0, 0], index=list("abcdef"))
     p = pd.Series([1, 0, 0, 0, 1, 1], index=list("fedcba"))  # aligned: a1 b1 c0 d0 e0 f1
     g = pd.Series(["x", "y", "x", "y", "x", "y"], index=list("cbafed"))  # aligned: a x, b y ...
-    res = _quietly(weighted_metric, y, p, strata=g, population_shares={"x": 0.5, "y": 0.5},
+    res = _quietly(weighted_metric, y, p, strata=g, weights={"x": 0.5, "y": 0.5},
                    metric="accuracy")
     yt = np.array([1, 1, 1, 0, 0, 0])
     yp = np.array([1, 1, 0, 0, 0, 1])
@@ -164,7 +164,7 @@ def test_weighted_metric_pairs_series_by_label():
     acc = {s: np.mean(yt[gg == s] == yp[gg == s]) for s in ("x", "y")}
     assert res.report.loc["accuracy", "reweighted"] == pytest.approx(0.5 * acc["x"] + 0.5 * acc["y"])
     assert res.report.loc["accuracy", "unweighted"] == pytest.approx(np.mean(yt == yp))
-    _raises(lambda: weighted_metric(y, p.rename(index={"a": "z"}), population_shares=0.5),
+    _raises(lambda: weighted_metric(y, p.rename(index={"a": "z"}), weights=0.5),
             "y_true", "y_pred")
 
 
@@ -214,21 +214,21 @@ def test_f1_score_pairs_series_by_label():
 @pytest.mark.parametrize("na", MISSING)
 def test_weighted_metric_missing_truth_is_an_error_issue_example(na):
     y = pd.Series([1, na, 0, 1], dtype=object)
-    _raises(lambda: weighted_metric(y, [1, 0, 0, 1], population_shares=0.3), "y_true", "[1]")
-    _raises(lambda: weighted_metric([1, 0, 0, 1], [1, 0, na, 1], population_shares=0.3),
+    _raises(lambda: weighted_metric(y, [1, 0, 0, 1], weights=0.3), "y_true", "[1]")
+    _raises(lambda: weighted_metric([1, 0, 0, 1], [1, 0, na, 1], weights=0.3),
             "y_pred", "[2]")
     _raises(lambda: weighted_metric([1, 0, 0, 1], [1, 0, 0, 1], strata=["a", na, "b", "a"],
-                                    population_shares={"a": 0.5, "b": 0.5}), "strata", "[1]")
+                                    weights={"a": 0.5, "b": 0.5}), "strata", "[1]")
 
 
 def test_weighted_metric_nullable_and_dropna():
     y = pd.Series([1, pd.NA, 0, 1, 1, 0], dtype="Int64")
     p = [1, 0, 0, 0, 1, 1]
-    _raises(lambda: weighted_metric(y, p, population_shares=0.3), "y_true", "1 missing")
-    got = _quietly(weighted_metric, y, p, population_shares=0.3, metric="recall", dropna=True)
+    _raises(lambda: weighted_metric(y, p, weights=0.3), "y_true", "1 missing")
+    got = _quietly(weighted_metric, y, p, weights=0.3, metric="recall", dropna=True)
     # kept rows: y = 1 0 1 1 0, p = 1 0 0 1 1 -> recall 2/3
     assert got.report.loc["recall", "unweighted"] == pytest.approx(2 / 3)
-    assert got.weights.size == 5
+    assert got.row_weights.size == 5
 
 
 @pytest.mark.parametrize("na", MISSING)
@@ -385,7 +385,7 @@ def test_permuted_rows_give_the_aligned_result(data):
     shares = {"a": 0.4, "b": 0.6}
     with _silenced():
         got = weighted_metric(ys, ps.iloc[perm], strata=gs.iloc[perm[::-1]],
-                              population_shares=shares, metric="error_rate")
+                              weights=shares, metric="error_rate")
         sr = stratified_risk(ys, weights=shares, strata=gs.iloc[perm], cluster=ps.iloc[perm[::-1]])
     err = {k: np.mean((y != p)[g == k]) for k in ("a", "b")}
     assert got.report.loc["error_rate", "reweighted"] == pytest.approx(0.4 * err["a"] + 0.6 * err["b"])
@@ -407,7 +407,7 @@ def test_a_missing_value_anywhere_names_the_argument_and_position(data, na, draw
     cols = {"y_true": y.astype(object), "y_pred": p.astype(object), "strata": g.astype(object)}
     cols[which][i] = na
     _raises(lambda: weighted_metric(cols["y_true"], cols["y_pred"], strata=cols["strata"],
-                                    population_shares={"a": 0.5, "b": 0.5}), which, f"[{i}]")
+                                    weights={"a": 0.5, "b": 0.5}), which, f"[{i}]")
     if which == "y_true":
         _raises(lambda: error_reject_curve(np.full(y.size, 0.3), cols["y_true"]), "y_true", f"[{i}]")
         _raises(lambda: f1_score(cols["y_true"], p), "y_true", f"[{i}]")
@@ -516,3 +516,15 @@ def test_planning_counts_beyond_exact_floats_are_refused():
     # at the limit the allocation is exact: the counts sum to the total in integer arithmetic
     got = allocate(2**53, [0.3, 0.7], method="proportional")
     assert sum(int(v) for v in got) == 2**53
+
+
+@pytest.mark.parametrize("method", ["wald", "wilson", "agresti_coull", "jeffreys", "clopper_pearson"])
+def test_stratified_risk_all_successes_at_large_counts_is_not_nan(method):
+    # s = n = 759,806,365: s * n is past 2**53, so an effective count s * n_eff / n rounded
+    # above n and gave a NaN Wald interval (sqrt of a negative variance). Closed form: the
+    # interval of a rate of 1 has upper end 1 and lower end at most 1.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesevalWarning)
+        res = stratified_risk([759806365], [759806365], weights=[1.0], method=method, level=0.999999)
+    assert res.ci[1] == 1.0 and 0.0 <= res.ci[0] <= 1.0
+    assert np.isfinite(res.table[["lower", "upper"]].to_numpy()).all()

@@ -519,9 +519,9 @@ def test_reweight_gives_the_population_composition(data):
 def test_reweight_bad_input_names_argument():
     from bayeseval import reweight
 
-    assert_raises_naming(reweight, "population_shares", ["a", "b"], {"a": 0.5, "b": 0.6})
-    assert_raises_naming(reweight, "population_shares", ["a", "b"], {"a": -0.5, "b": 1.5})
-    assert_raises_naming(reweight, "population_shares", ["a", "c"], {"a": 0.5, "b": 0.5})
+    assert_raises_naming(reweight, "weights", ["a", "b"], {"a": 0.5, "b": 0.6})
+    assert_raises_naming(reweight, "weights", ["a", "b"], {"a": -0.5, "b": 1.5})
+    assert_raises_naming(reweight, "weights", ["a", "c"], {"a": 0.5, "b": 0.5})
 
 
 @FAST

@@ -49,3 +49,17 @@ def test_a_result_without_a_table_says_so():
 
     with pytest.raises(NotImplementedError, match="Empty"):
         Empty().to_frame()
+
+
+def test_a_dataclass_result_can_store_its_table_in_a_field():
+    from dataclasses import dataclass, field
+
+    @dataclass(frozen=True, repr=False)
+    class Plan(Result):
+        table: pd.DataFrame = field()
+        level: float = 0.95
+
+    frame = pd.DataFrame({"n": [3]})
+    plan = Plan(table=frame)
+    pd.testing.assert_frame_equal(plan.to_frame(), frame)
+    assert repr(plan).splitlines()[0] == "Plan"

@@ -18,7 +18,13 @@ from bayeseval import (
     ZeroVarianceWarning,
 )
 from bayeseval.intervals import proportion_ci
-from bayeseval.stratified import StratifiedRisk, reweight, stratified_risk, weighted_metric
+from bayeseval.stratified import (
+    StratifiedRisk,
+    clustered_risk,
+    reweight,
+    stratified_risk,
+    weighted_metric,
+)
 
 Z95 = stats.norm.isf(0.025)
 
@@ -227,7 +233,7 @@ def test_cluster_of_one_row_each_is_independent() -> None:
     rng = np.random.default_rng(0)
     y = (rng.random(500) < 0.2).astype(int)
     g = rng.choice(["a", "b"], 500)
-    res = stratified_risk(y, None, {"a": 0.3, "b": 0.7}, strata=g, cluster=np.arange(500))
+    res = clustered_risk(y, cluster=np.arange(500), strata=g, weights={"a": 0.3, "b": 0.7})
     assert res.design_effect == pytest.approx(500 / 499, rel=1e-12)
     plain = stratified_risk(
         pd.Series(y).groupby(g).sum().to_numpy(), pd.Series(g).value_counts().sort_index().to_numpy(),
@@ -248,7 +254,7 @@ def test_cluster_se_matches_statsmodels() -> None:
     strata = rng.integers(0, k, n_rows)
     y = (rng.random(n_rows) < 0.15 + 0.03 * (cl % 7) + 0.05 * strata).astype(float)
     w = np.array([0.5, 0.3, 0.2])
-    res = stratified_risk(y, None, w, strata=strata, cluster=cl)
+    res = clustered_risk(y, cluster=cl, strata=strata, weights=w)
     x = np.eye(k)[strata]
     fit = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": cl})
     var_sm = w @ fit.cov_params() @ w * (n_rows - k) / (n_rows - 1)
@@ -262,15 +268,15 @@ def test_cluster_with_trial_indicator() -> None:
     y = np.array([1, 0, 1, 0, 0, 1, 0, 0])
     t = np.array([1, 1, 1, 0, 0, 1, 1, 0])
     cl = np.array([0, 0, 1, 1, 2, 2, 3, 3])
-    res = stratified_risk(y, t, cluster=cl)
+    res = clustered_risk(y, trials=t, cluster=cl)
     assert res.estimate == pytest.approx(3 / 5)
     assert int(res.table["trials"].iloc[0]) == 5
-    with pytest.raises(ValueError, match="successes must imply trials"):
-        stratified_risk(np.array([1, 0]), np.array([0, 1]), cluster=[0, 1])
+    with pytest.raises(ValueError, match="outcomes must imply trials"):
+        clustered_risk(np.array([1, 0]), trials=np.array([0, 1]), cluster=[0, 1])
     with pytest.raises(ValueError, match="cluster"):
-        stratified_risk(y, t, cluster=cl[:-1])
+        clustered_risk(y, trials=t, cluster=cl[:-1])
     with pytest.raises(TypeError, match="row-level"):
-        stratified_risk(Counts.from_arrays([1], [2]), cluster=[0, 1])
+        clustered_risk(Counts.from_arrays([1], [2]), cluster=[0, 1])
 
 
 def test_design_effect_and_coverage_with_known_icc() -> None:
@@ -289,7 +295,7 @@ def test_design_effect_and_coverage_with_known_icc() -> None:
     for _ in range(reps):
         pc = rng.beta(p * ab, (1 - p) * ab, n_cl)
         y = (rng.random((n_cl, m)) < pc[:, None]).astype(float).ravel()
-        res = stratified_risk(y, None, {"a": 0.5, "b": 0.5}, strata=strata, cluster=cl)
+        res = clustered_risk(y, cluster=cl, strata=strata, weights={"a": 0.5, "b": 0.5})
         deffs.append(res.design_effect)
         hit += res.ci[0] <= p <= res.ci[1]
         hit_naive += abs(res.estimate - p) <= Z95 * res.se_independent
@@ -312,13 +318,13 @@ def test_reweight_binary_label_formula() -> None:
 
 
 def test_reweight_errors() -> None:
-    with pytest.raises(ValueError, match="population_shares"):
+    with pytest.raises(ValueError, match="weights"):
         reweight(["a", "b"], {"a": 0.5, "b": 0.6})
     with pytest.raises(ValueError, match="no share for strata"):
         reweight(["a", "b", "c"], {"a": 0.5, "b": 0.5})
     with pytest.raises(ValueError, match="no rows"):
         reweight(["a", "a"], {"a": 0.5, "b": 0.5})
-    with pytest.raises(TypeError, match="population_shares"):
+    with pytest.raises(TypeError, match="weights"):
         reweight(["a"], [1.0])
 
 
@@ -335,10 +341,10 @@ def test_weighted_metric_matches_sklearn_sample_weight() -> None:
     rng = np.random.default_rng(3)
     y, p = _binary_sample(rng)
     with pytest.warns(ReweightingWarning, match="population estimate"):
-        res = weighted_metric(y, p, population_shares=0.05, metric=["recall", "precision", "accuracy"])
+        res = weighted_metric(y, p, weights=0.05, metric=["recall", "precision", "accuracy"])
     pi_t = y.mean()
     w = np.where(y == 1, 0.05 / pi_t, 0.95 / (1 - pi_t))
-    np.testing.assert_allclose(res.weights, w, rtol=1e-12)
+    np.testing.assert_allclose(res.row_weights, w, rtol=1e-12)
     rep = res.report
     assert list(rep.columns) == ["unweighted", "reweighted"]
     assert rep.attrs["population_estimate"] == "reweighted"
@@ -361,7 +367,7 @@ def test_reweighted_error_rate_equals_stratified_risk() -> None:
     p = np.where(rng.random(900) < np.select([g == "a", g == "b"], [0.9, 0.8], 0.6), y, 1 - y)
     shares = {"a": 0.2, "b": 0.3, "c": 0.5}
     with pytest.warns(ReweightingWarning):
-        rw = weighted_metric(y, p, strata=g, population_shares=shares, metric="error_rate")
+        rw = weighted_metric(y, p, strata=g, weights=shares, metric="error_rate")
     err = pd.Series(y != p).groupby(g)
     sr = stratified_risk(err.sum().to_numpy(), err.size().to_numpy(), [0.2, 0.3, 0.5])
     assert rw.report.loc["error_rate", "reweighted"] == pytest.approx(sr.estimate, abs=1e-12)
@@ -376,21 +382,21 @@ def test_weighted_metric_no_warning_when_composition_matches() -> None:
     p[:5] = 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = weighted_metric(y, p, population_shares=0.3, metric="precision")
+        res = weighted_metric(y, p, weights=0.3, metric="precision")
     assert res.report.loc["precision", "reweighted"] == pytest.approx(1.0)
 
 
 def test_weighted_metric_errors() -> None:
-    with pytest.raises(TypeError, match="population_shares"):
-        weighted_metric([1, 0], [1, 0], population_shares={"a": 1.0})
-    with pytest.raises(ValueError, match="population_shares"):
-        weighted_metric([1, 0], [1, 0], population_shares=1.5)
+    with pytest.raises(TypeError, match="weights"):
+        weighted_metric([1, 0], [1, 0], weights={"a": 1.0})
+    with pytest.raises(ValueError, match="weights"):
+        weighted_metric([1, 0], [1, 0], weights=1.5)
     with pytest.raises(ValueError, match="same length"):
-        weighted_metric([1, 0], [1], population_shares=0.5)
+        weighted_metric([1, 0], [1], weights=0.5)
     with pytest.raises(ValueError, match="strata"):
-        weighted_metric([1, 0], [1, 0], strata=["a"], population_shares={"a": 1.0})
+        weighted_metric([1, 0], [1, 0], strata=["a"], weights={"a": 1.0})
     with pytest.raises(ValueError, match="unknown metric"):
-        weighted_metric([1, 0], [1, 0], population_shares=0.5, metric="auc")
+        weighted_metric([1, 0], [1, 0], weights=0.5, metric="auc")
 
 
 def test_result_type() -> None:
@@ -411,7 +417,7 @@ def test_reweighted_interval_coverage() -> None:
         for _ in range(150):
             y = np.r_[np.ones(180, int), np.zeros(420, int)]
             p = np.where(y == 1, rng.random(600) < 0.8, rng.random(600) < 0.05).astype(int)
-            t = weighted_metric(y, p, population_shares=0.05, metric="precision").table
+            t = weighted_metric(y, p, weights=0.05, metric="precision").table
             hits += t.loc["precision", "lower"] <= truth <= t.loc["precision", "upper"]
     assert 0.89 <= hits / 150 <= 0.99
 
