@@ -18,6 +18,7 @@ from bayeseval._warnings import (
     ReweightingWarning,
     ZeroVarianceWarning,
 )
+
 # Everything except the warning classes loads on first use (PEP 562), so ``import bayeseval``
 # (and the command line's help) stays light: pandas and SciPy's stats module take most of a
 # second to import. Static type checkers see the plain imports below.

@@ -21,9 +21,9 @@ import math
 import sqlite3
 import sys
 import textwrap
-from statistics import NormalDist
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 from bayeseval import __version__
