@@ -23,6 +23,15 @@ from typing import Any, ClassVar
 MAX_ROWS = 30
 
 
+class _TableNotDefined:
+    """``Result.table`` until a subclass defines it (a property, or a dataclass field)."""
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:  # no class-level value: a dataclass field ``table`` then has no default
+            raise AttributeError("table")
+        raise NotImplementedError(f"{type(obj).__name__} does not define its table")
+
+
 class Result:
     """Base class of result objects: a tidy ``table``, ``to_frame()`` and notebook display.
 
@@ -43,10 +52,9 @@ class Result:
     #: heading of the HTML display; the class name when ``None``
     title: ClassVar[str | None] = None
 
-    @property
-    def table(self) -> Any:
-        """The result as a tidy DataFrame (implemented by each result type)."""
-        raise NotImplementedError(f"{type(self).__name__} does not define its table")
+    #: the result as a tidy DataFrame: a property of each result type, or a dataclass field
+    #: named ``table`` (a non-data descriptor here, so that an instance attribute replaces it)
+    table: Any = _TableNotDefined()
 
     def to_frame(self) -> Any:
         """Return a copy of :attr:`table`.

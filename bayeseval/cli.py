@@ -416,7 +416,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"passed": result.passed, "strata": _frame_records(result.table)}, indent=2))
     else:
-        print(result.summary())
+        print(result.to_text())
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 
 
