@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from bayeseval._results import Result
 from bayeseval._validation import check_level, check_method, check_random_seed, check_weights
 from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
 from bayeseval.counts import Counts, stratum_labels, tabulate
@@ -80,8 +81,8 @@ _COLUMN_DOC = {
 }
 
 
-@dataclass
-class Report:
+@dataclass(repr=False)
+class Report(Result):
     """The result of :func:`evaluate`: tables, checks and warnings for one evaluation.
 
     Parameters
@@ -718,8 +719,8 @@ def _check_arguments(
 
 
 # -- evaluate: sections that return data ---------------------------------------------------------
-@dataclass(frozen=True)
-class Finding:
+@dataclass(frozen=True, repr=False)
+class Finding(Result):
     """One thing :func:`evaluate` found, as data: a short flag, the strata and a message.
 
     Rendering (text, HTML, Markdown) only formats findings; the report's
@@ -749,6 +750,21 @@ class Finding:
     strata: tuple[Any, ...]
     message: str
     severity: str = "warning"
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The finding as a tidy table: one row per stratum it concerns (one row if none).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``flag``, ``stratum`` (None for a finding about the whole evaluation),
+            ``message`` and ``severity``.
+        """
+        strata = list(self.strata) or [None]
+        return pd.DataFrame(
+            {"flag": self.flag, "stratum": strata, "message": self.message, "severity": self.severity}
+        )
 
 
 @dataclass
