@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from bayeseval import plots
 from bayeseval._results import Result
 from bayeseval._validation import check_level, check_method, check_random_seed, check_weights
 from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
@@ -397,9 +398,7 @@ class Report(Result):
         bytes
             The PNG file's bytes.
         """
-        from matplotlib.figure import Figure
-
-        from bayeseval import plots
+        from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
 
         height = max(2.5, 0.45 * len(self.table) + 1.2)
         fig = Figure(figsize=(7, height))
@@ -534,17 +533,9 @@ class Report(Result):
         Returns
         -------
         matplotlib.axes.Axes
-            The axes drawn on.
+            The axes drawn on (see :func:`bayeseval.plots.plot`).
         """
-        from bayeseval import plots
-
-        if kind == "forest":
-            return plots.forest(self, ax=ax, **kwargs)
-        if kind == "ppc":
-            if self.posterior is None:
-                raise ValueError("kind='ppc' needs the pooled posterior, which was not fitted")
-            return plots.ppc(self.posterior, ax=ax, **kwargs)
-        raise ValueError(f"kind must be 'forest' or 'ppc', got {kind!r}")
+        return plots.plot(self, ax=ax, kind=kind, **kwargs)
 
 
 def _strata(n: int) -> str:
