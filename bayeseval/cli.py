@@ -107,7 +107,7 @@ def _rate(text: str) -> float:
 
 
 def _metric(text: str) -> str:
-    from bayeseval.metrics import get_metric
+    from bayeseval.metrics import get_metric  # deferred: fast start-up
 
     try:
         return get_metric(text).name
@@ -117,7 +117,7 @@ def _metric(text: str) -> str:
 
 def _weights_json(text: str) -> Any:
     """--weights: a JSON object stratum -> share, or a JSON list of shares in stratum order."""
-    from bayeseval._validation import check_weights
+    from bayeseval._validation import check_weights  # deferred: fast start-up
 
     try:
         value = json.loads(text)
@@ -191,7 +191,7 @@ def _check_columns(frame: Any, path: str, columns: dict[str, Any]) -> None:
 
 def _typed_like(text: str, column: Any, option: str) -> Any:
     """Parse ``text`` to the type of ``column``'s values: int, float, bool or the text itself."""
-    import pandas as pd
+    import pandas as pd  # deferred: fast start-up
 
     dtype = column.dtype
     if pd.api.types.is_bool_dtype(dtype):
@@ -222,9 +222,9 @@ def _pos_label(args: argparse.Namespace, frame: Any, metric: str) -> Any:
     A class metric on one or two labels other than 0/1 needs --pos-label (which one is positive
     is not a guess the command makes).
     """
-    import pandas as pd
+    import pandas as pd  # deferred: fast start-up
 
-    from bayeseval.metrics import get_metric
+    from bayeseval.metrics import get_metric  # deferred: fast start-up
 
     truth, pred = frame[args.y_true], frame[args.y_pred]
     labels = sorted({*pd.unique(truth.dropna()), *pd.unique(pred.dropna())}, key=repr)
@@ -275,7 +275,7 @@ def _emit(payload: Any, as_json: bool, text: str) -> None:
 
 
 def _json_default(obj: Any) -> Any:
-    import numpy as np
+    import numpy as np  # deferred: fast start-up
 
     if isinstance(obj, np.integer):
         return int(obj)
@@ -294,7 +294,7 @@ def _frame_records(frame: Any) -> list[dict[str, Any]]:
 
 # -- demo ----------------------------------------------------------------------------------
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bayeseval.demo import run_demo
+    from bayeseval.demo import run_demo  # deferred: fast start-up
 
     return run_demo(out=args.out, quick=args.quick, random_seed=args.seed, as_json=args.json)
 
@@ -327,7 +327,7 @@ def _check_plan_target(args: argparse.Namespace, option: str) -> None:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from bayeseval import planning
+    from bayeseval import planning  # deferred: fast start-up
 
     option = "--se" if args.se is not None else "--halfwidth"
     _check_plan_target(args, option)
@@ -367,7 +367,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from bayeseval.report import evaluate
+    from bayeseval.report import evaluate  # deferred: fast start-up
 
     data, strata = _load(args)
     report = evaluate(
@@ -396,7 +396,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 # -- gate ----------------------------------------------------------------------------------
 def _cmd_gate(args: argparse.Namespace) -> int:
-    from bayeseval.gate import gate
+    from bayeseval.gate import gate  # deferred: fast start-up
 
     if args.min_trials is None and args.max_halfwidth is None:
         raise ValueError("give --min-trials and/or --max-halfwidth: the gate needs a criterion")

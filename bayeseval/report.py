@@ -31,9 +31,14 @@ from bayeseval import plots
 from bayeseval._results import Result
 from bayeseval._validation import check_level, check_method, check_random_seed, check_weights
 from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
+from bayeseval.checks import compare_frequentist, posterior_predictive_check
 from bayeseval.counts import Counts, stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import Metric, get_metric
+from bayeseval.models import fit_hierarchical
+from bayeseval.models.priors import resolve_prior
+from bayeseval.planning import sample_size
+from bayeseval.stratified import stratified_risk
 
 __all__ = ["Finding", "Report", "evaluate"]
 
@@ -685,8 +690,6 @@ def _check_arguments(
 ) -> _Settings:
     """Validate every argument of :func:`evaluate` before any work is done."""
     _check_row_arguments(data, y_true, y_pred, strata, pos_label)
-    from bayeseval.models.priors import resolve_prior
-
     engine = check_method(kw["engine"], _ENGINES, "engine")
     model = check_method(kw["model"], _MODELS, "model")
     if model == "logit_normal" and engine != "pymc":
@@ -822,9 +825,6 @@ def _pooled_section(counts: Counts, cfg: _Settings) -> _Pooled:
     if not bool((counts.trials > 0).any()):
         return _Pooled(findings=[Finding(
             "no trials", (), "No stratum has any trials: there is nothing to estimate.")])
-    from bayeseval.checks import compare_frequentist, posterior_predictive_check
-    from bayeseval.models import fit_hierarchical
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BayesevalWarning)
         post = fit_hierarchical(
@@ -908,8 +908,6 @@ def _overall_section(
 
 def _reweighted(counts: Counts, level: float) -> tuple[Any, list[float], list[Finding]]:
     """The reweighted rate, or why it is undefined (a stratum with a share but no trials)."""
-    from bayeseval.stratified import stratified_risk
-
     w = counts.weights
     missing = list(counts.strata[((w > 0) & (counts.trials == 0)).to_numpy()])
     if missing:
@@ -1040,8 +1038,6 @@ def _flags(index: pd.Index, findings: Sequence[Finding]) -> list[str]:
 
 
 def _extra_needed(rate: float, trials: int, target: float, level: float) -> float:
-    from bayeseval.planning import sample_size
-
     r = min(max(rate, 0.0), 1.0)
     need = sample_size(halfwidth=target, rate=r, level=level, method="wilson")
     return float(max(0, int(need) - int(trials)))
@@ -1126,6 +1122,11 @@ def evaluate(
         random_seed=random_seed,
     )
     counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
+    return _build_report(counts, metric_name, cfg)
+
+
+def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
+    """Run every section of :func:`evaluate` on ``counts`` and gather their data in a Report."""
     table = _frequentist_table(counts, cfg.level)
     pooled = _pooled_section(counts, cfg)
     if pooled.post is not None:
