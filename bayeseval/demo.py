@@ -63,7 +63,7 @@ def _fmt(frame: pd.DataFrame, digits: int = 3) -> str:
     return frame.to_string(float_format=lambda v: f"{v:.{digits}f}")
 
 
-def german_credit_predictions(random_seed: int = 0, *, features: str = "numeric") -> pd.DataFrame:
+def german_credit_predictions(*, random_seed: int = 0, features: str = "numeric") -> pd.DataFrame:
     """Out-of-fold predictions of a logistic regression on German credit.
 
     Returns the bundled data with a ``predicted`` column (1 = good credit),
@@ -228,7 +228,7 @@ def _use_file_backend() -> None:
 
 def _credit_predictions(demo: _Demo) -> pd.DataFrame:
     """Step 1: out-of-fold predictions on German credit and the accuracy overall and under 30."""
-    credit = german_credit_predictions(demo.random_seed)
+    credit = german_credit_predictions(random_seed=demo.random_seed)
     correct = credit["predicted"] == credit["good_credit"]
     under30 = credit["age"] < 30
     acc_all, acc_u30 = float(correct.mean()), float(correct[under30].mean())

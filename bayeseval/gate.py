@@ -49,7 +49,13 @@ class GateResult(Result):
 
     @property
     def failing(self) -> pd.DataFrame:
-        """The rows of :attr:`table` that fail."""
+        """The rows of :attr:`table` that fail.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The failing strata, with the ``reason`` of each failure.
+        """
         return self.table[~self.table["passed"]]
 
     def _heading(self) -> str:
