@@ -536,20 +536,15 @@ def make_fraud_scenario(
     >>> round(float(df["y_true"].mean()), 3)
     0.005
     """
-    check_positive_int(n_rows, "n_rows")
-    check_positive_int(n_groups, "n_groups")
-    check_probability(share, "share")
-    check_probability(fpr, "fpr")
-    if not -1 <= correlation <= 1:
-        raise ValueError(f"correlation must lie in [-1, 1], got {correlation!r}")
+    _check_fraud_arguments(n_rows, n_groups, share, fpr, correlation)
     rng = make_rng(random_seed)
     ra = _true_rates(0.70 if recall_a is None else recall_a, n_groups, 0.5, 1.0, rng)
     rb = _true_rates(0.67 if recall_b is None else recall_b, n_groups, 0.5, 1.0, rng)
     w = _shares(group_shares, n_groups, "group_shares")
-    names = [f"g{g + 1}" for g in range(n_groups)]
     g = rng.choice(n_groups, size=n_rows, p=w)
     y = rng.random(n_rows) < share
     pred_a, pred_b = _copula_flags(y, g, (ra, rb), fpr, correlation, rng)
+    names = [f"g{k + 1}" for k in range(n_groups)]
     df = pd.DataFrame(
         {
             "group": pd.Categorical.from_codes(g, categories=names),
@@ -558,15 +553,20 @@ def make_fraud_scenario(
             "pred_b": pred_b.astype(np.int8),
         }
     )
-    df.attrs.update(
-        recall_a=dict(zip(names, ra.tolist(), strict=True)),
-        recall_b=dict(zip(names, rb.tolist(), strict=True)),
-        share=float(share),
-        fpr=float(fpr),
-        correlation=float(correlation),
-        group_shares=dict(zip(names, w.tolist(), strict=True)),
-    )
+    by_group = {"recall_a": ra, "recall_b": rb, "group_shares": w}
+    df.attrs.update({key: dict(zip(names, v.tolist(), strict=True)) for key, v in by_group.items()})
+    df.attrs.update(share=float(share), fpr=float(fpr), correlation=float(correlation))
     return df
+
+
+def _check_fraud_arguments(n_rows: Any, n_groups: Any, share: Any, fpr: Any, correlation: Any) -> None:
+    """Positive counts, probabilities for ``share`` and ``fpr``, a correlation in [-1, 1]."""
+    check_positive_int(n_rows, "n_rows")
+    check_positive_int(n_groups, "n_groups")
+    check_probability(share, "share")
+    check_probability(fpr, "fpr")
+    if not -1 <= correlation <= 1:
+        raise ValueError(f"correlation must lie in [-1, 1], got {correlation!r}")
 
 
 def _copula_flags(
