@@ -4,6 +4,7 @@ The package imports no PyMC or PyTensor at import time; the PyMC engine loads
 them on first use.
 """
 
+import importlib
 from typing import TYPE_CHECKING
 
 from bayeseval._warnings import (
@@ -17,13 +18,16 @@ from bayeseval._warnings import (
     ReweightingWarning,
     ZeroVarianceWarning,
 )
-from bayeseval.counts import Counts, tabulate
-from bayeseval.metrics import Metric, get_metric
 
-# Everything else loads on first use (PEP 562), so ``import bayeseval`` stays light:
-# SciPy's stats module alone takes most of a second to import. Static type checkers
-# see the plain imports below.
+# Everything except the warning classes loads on first use (PEP 562), so ``import bayeseval``
+# (and the command line's help) stays light: pandas and SciPy's stats module take most of a
+# second to import. Static type checkers see the plain imports below.
 _EXPORTS = {
+    # counting
+    "Counts": "counts",
+    "tabulate": "counts",
+    "Metric": "metrics",
+    "get_metric": "metrics",
     # frequentist core
     "proportion_ci": "intervals",
     "proportion_se": "intervals",
@@ -72,7 +76,9 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from bayeseval.classic import error_reject_curve, estimate_error, risk_averaging
     from bayeseval.compare import mcnemar, paired_bootstrap
+    from bayeseval.counts import Counts, tabulate
     from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
+    from bayeseval.metrics import Metric, get_metric
     from bayeseval.models import Posterior, fit_hierarchical
     from bayeseval.planning import allocate, sample_size
     from bayeseval.report import Report, evaluate
@@ -86,8 +92,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def __getattr__(name: str):
-    import importlib
-
     if name in _EXPORTS:
         value = getattr(importlib.import_module(f"bayeseval.{_EXPORTS[name]}"), name)
         globals()[name] = value

@@ -6,7 +6,7 @@ Every sub-command accepts ``--json`` for machine-readable output. Exit codes:
 
 Options are checked by typed converters when the command line is parsed, so
 a bad value is refused before any work starts. Files are read by
-:func:`_read_table`, which turns every reader error (empty, garbled or
+:func:`bayeseval._core.cli_io.read_table`, which turns every reader error (empty, garbled or
 unreadable file) into a ``ValueError`` naming the file. ``main`` catches
 ``ValueError``, ``TypeError``, ``OSError``, ``OverflowError`` and
 ``sqlite3.Error`` (a campaign database that cannot be used) and nothing
@@ -23,9 +23,11 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
-from bayeseval.intervals import PROPORTION_METHODS
+from bayeseval import __version__
+from bayeseval._core.cli_io import HelpFormatter, one_line, read_table
 
 __all__ = ["main", "build_parser"]
 
@@ -34,12 +36,15 @@ EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 # the exceptions that mean "bad input" at the top of main(); anything else is a bug
 _INPUT_ERRORS = (ValueError, TypeError, OSError, OverflowError, sqlite3.Error)
 
+# the interval methods of ``proportion_ci`` (``bayeseval.intervals.PROPORTION_METHODS``, spelled
+# out so that the parser does not import SciPy; a test keeps the two equal)
+PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald")
+
 # counts and row numbers the command line prints must be exactly representable as floats
 _MAX_COUNT = 2**53
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
+_Formatter = HelpFormatter
 
 
 class _UsageError(ValueError):
@@ -102,7 +107,7 @@ def _rate(text: str) -> float:
 
 
 def _metric(text: str) -> str:
-    from bayeseval.metrics import get_metric
+    from bayeseval.metrics import get_metric  # deferred: fast start-up
 
     try:
         return get_metric(text).name
@@ -112,7 +117,7 @@ def _metric(text: str) -> str:
 
 def _weights_json(text: str) -> Any:
     """--weights: a JSON object stratum -> share, or a JSON list of shares in stratum order."""
-    from bayeseval._validation import check_weights
+    from bayeseval._validation import check_weights  # deferred: fast start-up
 
     try:
         value = json.loads(text)
@@ -161,37 +166,9 @@ def _check_writable_parent(path: Path, text: str) -> None:
 
 
 # -- files -----------------------------------------------------------------------------------
-def _read_table(path: str, *, name: str = "file") -> Any:
-    """Read a .csv (.csv.gz, .txt) or .parquet (.pq) file as a pandas DataFrame.
-
-    Every failure (missing, empty, garbled or unreadable file) is a ``ValueError``
-    whose one-line message names ``name`` (the option, e.g. ``"--pool"``) and the path.
-    """
-    import pandas as pd
-
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"{name} file not found: {path!r}")
-    if p.is_dir():
-        raise ValueError(f"{name} file {path!r} is a folder, not a .csv or .parquet file")
-    lower = p.name.lower()
-    if lower.endswith((".parquet", ".pq")):
-        kind, reader = "Parquet", pd.read_parquet
-    elif lower.endswith((".csv", ".txt", ".csv.gz")):
-        kind, reader = "CSV", pd.read_csv
-    else:
-        raise ValueError(f"{name} file {path!r} has unsupported file type {p.suffix!r}; use .csv or .parquet")
-    try:
-        return reader(p)
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{name} file {path!r} is empty: no header and no rows") from None
-    except (ValueError, OSError) as exc:  # pandas/pyarrow parser errors are ValueErrors
-        raise ValueError(f"{name} file {path!r} could not be read as {kind}: {_one_line(exc)}") from None
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-    return text or type(exc).__name__
+# (kept under their old names for the campaign command line, which imports them from here)
+_read_table = read_table
+_one_line = one_line
 
 
 def _split_columns(value: str | None) -> list[str] | None:
@@ -214,7 +191,7 @@ def _check_columns(frame: Any, path: str, columns: dict[str, Any]) -> None:
 
 def _typed_like(text: str, column: Any, option: str) -> Any:
     """Parse ``text`` to the type of ``column``'s values: int, float, bool or the text itself."""
-    import pandas as pd
+    import pandas as pd  # deferred: fast start-up
 
     dtype = column.dtype
     if pd.api.types.is_bool_dtype(dtype):
@@ -245,9 +222,9 @@ def _pos_label(args: argparse.Namespace, frame: Any, metric: str) -> Any:
     A class metric on one or two labels other than 0/1 needs --pos-label (which one is positive
     is not a guess the command makes).
     """
-    import pandas as pd
+    import pandas as pd  # deferred: fast start-up
 
-    from bayeseval.metrics import get_metric
+    from bayeseval.metrics import get_metric  # deferred: fast start-up
 
     truth, pred = frame[args.y_true], frame[args.y_pred]
     labels = sorted({*pd.unique(truth.dropna()), *pd.unique(pred.dropna())}, key=repr)
@@ -298,7 +275,7 @@ def _emit(payload: Any, as_json: bool, text: str) -> None:
 
 
 def _json_default(obj: Any) -> Any:
-    import numpy as np
+    import numpy as np  # deferred: fast start-up
 
     if isinstance(obj, np.integer):
         return int(obj)
@@ -317,7 +294,7 @@ def _frame_records(frame: Any) -> list[dict[str, Any]]:
 
 # -- demo ----------------------------------------------------------------------------------
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bayeseval.demo import run_demo
+    from bayeseval.demo import run_demo  # deferred: fast start-up
 
     return run_demo(out=args.out, quick=args.quick, random_seed=args.seed, as_json=args.json)
 
@@ -339,9 +316,7 @@ def _check_plan_target(args: argparse.Namespace, option: str) -> None:
     Every interval at level ``L`` needs at least ``z**2 / (2 e) - z**2`` trials for a
     half-width ``e`` (the Wilson bound at rate 0; other rates and methods need more).
     """
-    from scipy.stats import norm
-
-    z = float(norm.ppf((1 + args.level) / 2))
+    z = NormalDist().inv_cdf((1 + args.level) / 2)
     e = args.halfwidth if args.se is None else z * args.se
     target = args.se if args.se is not None else args.halfwidth
     if e <= 0 or z * z / (2 * e) - z * z > _MAX_COUNT:
@@ -352,7 +327,7 @@ def _check_plan_target(args: argparse.Namespace, option: str) -> None:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from bayeseval import planning
+    from bayeseval import planning  # deferred: fast start-up
 
     option = "--se" if args.se is not None else "--halfwidth"
     _check_plan_target(args, option)
@@ -385,14 +360,14 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 # -- report ----------------------------------------------------------------------------------
 def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
     """Read the data file and check that every column option names one of its columns."""
-    data = _read_table(args.data, name="data")
+    data = read_table(args.data, name="data")
     strata = _split_columns(args.strata)
     _check_columns(data, args.data, {"--y-true": args.y_true, "--y-pred": args.y_pred, "--strata": strata})
     return data, strata
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from bayeseval.report import evaluate
+    from bayeseval.report import evaluate  # deferred: fast start-up
 
     data, strata = _load(args)
     report = evaluate(
@@ -421,7 +396,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 # -- gate ----------------------------------------------------------------------------------
 def _cmd_gate(args: argparse.Namespace) -> int:
-    from bayeseval.gate import gate
+    from bayeseval.gate import gate  # deferred: fast start-up
 
     if args.min_trials is None and args.max_halfwidth is None:
         raise ValueError("give --min-trials and/or --max-halfwidth: the gate needs a criterion")
@@ -441,7 +416,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"passed": result.passed, "strata": _frame_records(result.table)}, indent=2))
     else:
-        print(result.summary())
+        print(result.to_text())
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 
 
@@ -465,7 +440,7 @@ def _add_demo(sub: Any) -> None:
     demo = sub.add_parser(
         "demo",
         help="run the end-to-end example on bundled data",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Fit a classifier on bundled data, evaluate it per group with intervals, pool "
         "small groups, check the model, plan a test set and run a short simulated labelling campaign.",
         epilog="example:\n  bayeseval demo --out demo-report",
@@ -482,7 +457,7 @@ def _add_plan(sub: Any) -> None:
     plan = sub.add_parser(
         "plan",
         help="trials needed for a target interval width",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Sample size for one rate from a target half-width or standard error.",
         epilog="examples:\n  bayeseval plan --halfwidth 0.05 --rate 0.7\n"
         "  bayeseval plan --halfwidth 0.05 --rate 0.7 --groups 8 --share 0.004 --json",
@@ -520,7 +495,7 @@ def _add_report(sub: Any) -> None:
     report = sub.add_parser(
         "report",
         help="per-stratum report with intervals and pooled estimates",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Evaluate predictions per stratum: raw rates with Wilson intervals, pooled "
         "posterior estimates, the overall rate unweighted and reweighted, and model checks.",
         epilog="examples:\n  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
@@ -546,7 +521,7 @@ def _add_gate(sub: Any) -> None:
     gate_p = sub.add_parser(
         "gate",
         help="fail (exit 1) when strata miss minimum counts or maximum widths",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Check a labelled test set against per-stratum minimum trial counts and/or "
         "maximum interval half-widths. Exits 1 with a table of the failing strata, so a release "
         "pipeline can block on it.",
@@ -561,8 +536,32 @@ def _add_gate(sub: Any) -> None:
     gate_p.set_defaults(func=_cmd_gate)
 
 
-def build_parser() -> argparse.ArgumentParser:
+_CAMPAIGN_HELP = "run an active labelling campaign (create, propose, ingest, status, pending, release, export)"
+
+
+def _add_campaign(sub: Any, *, full: bool) -> None:
+    """The ``campaign`` command: in full, or a placeholder that only lists it in the help.
+
+    The campaign command line imports the campaign engine (SciPy, pandas); the other commands
+    and ``bayeseval --help`` do not need it, so ``main`` registers it in full only when the
+    command is ``campaign``.
+    """
+    if full:
+        from bayeseval.active import cli as campaign_cli  # deferred: heavy, campaign only
+
+        campaign_cli.register(sub)
+    else:
+        sub.add_parser("campaign", help=_CAMPAIGN_HELP, add_help=False)
+
+
+def build_parser(*, campaign: bool = True) -> argparse.ArgumentParser:
     """Build the argument parser of the ``bayeseval`` command.
+
+    Parameters
+    ----------
+    campaign : bool, default True
+        Register the ``campaign`` command with all its sub-commands. With ``False`` the command
+        is only listed in the help, and the parser starts faster (no campaign engine import).
 
     Returns
     -------
@@ -577,12 +576,9 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.command, args.halfwidth
     ('plan', 0.05)
     """
-    from bayeseval import __version__
-    from bayeseval.active import cli as campaign_cli
-
     parser = _Parser(
         prog="bayeseval",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="How good is a fixed classifier, per subgroup, with honest uncertainty.",
         epilog=textwrap.dedent(_EPILOG),
     )
@@ -592,8 +588,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_plan(sub)
     _add_report(sub)
     _add_gate(sub)
-    campaign_cli.register(sub)
+    _add_campaign(sub, full=campaign)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv`` (its first argument that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -616,7 +617,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     trials needed per stratum: 323
     0
     """
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(campaign=_command(argv) == "campaign")
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
@@ -626,7 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help and --version end the parse with a status
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     except _INPUT_ERRORS as exc:
-        print(f"bayeseval: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"bayeseval: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

@@ -5,7 +5,7 @@ Real data (shipped inside the package, work offline; sources and licences in
 
 - :func:`load_german_credit`: UCI Statlog German Credit Data, 1,000 applicants,
   20 attributes and a good/bad credit label (Hofmann 1994, CC BY 4.0). 371
-  applicants are younger than 30 (``age < 30``), the group of SPEC section 11.
+  applicants are younger than 30 (``age < 30``), the small subgroup the examples study.
 - :func:`load_compas`: ProPublica's COMPAS two-year recidivism data, 7,214
   defendants (6,172 after ProPublica's own filter), with race, sex and age group
   and the COMPAS risk score as a ready-made classifier.
@@ -16,7 +16,7 @@ the data so tests and demos can check what an estimator recovers):
 - :func:`make_strata`: successes and trials per stratum with known rates.
 - :func:`make_pool`: a row-level pool of predictions with stratum keys, hidden
   true labels and a calibrated confidence, for labelling campaigns.
-- :func:`make_fraud_scenario`: the SPEC section 10 reference scenario (a rare
+- :func:`make_fraud_scenario`: a fraud-detection scenario (a rare
   positive class, several subgroups, two models of known recall per group).
 """
 
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import check_positive_int, check_probability, make_rng
 from bayeseval.counts import Counts
 
@@ -317,7 +318,8 @@ def make_strata(
     rates : float or sequence of float, optional
         True rates. By default they are drawn from
         ``Beta(mean_rate * concentration, (1 - mean_rate) * concentration)``,
-        the beta-binomial model of SPEC section 8.
+        the beta-binomial model of the hierarchical engine (Gelman et al.,
+        *Bayesian Data Analysis*, 3rd ed., section 5.3).
     mean_rate, concentration : float
         Mean ``mu`` and concentration ``kappa`` of that Beta distribution.
     weights : sequence of float, optional
@@ -355,6 +357,7 @@ def make_strata(
     return counts, pd.Series(r, index=index, name="rate")
 
 
+@renamed_kwargs(shares="weights")
 def make_pool(
     n_rows: int = 10_000,
     n_strata: int = 8,
@@ -362,7 +365,7 @@ def make_pool(
     rates: float | Sequence[float] | None = None,
     mean_rate: float = 0.1,
     concentration: float = 50.0,
-    shares: Sequence[float] | None = None,
+    weights: Sequence[float] | None = None,
     positive_share: float = 0.3,
     sharpness: float = 20.0,
     strata: Sequence[Hashable] | None = None,
@@ -370,13 +373,13 @@ def make_pool(
 ) -> pd.DataFrame:
     """Simulate a pool of classifier predictions with stratum keys and known error rates.
 
-    Each row belongs to a stratum (drawn with probabilities ``shares``), has a
+    Each row belongs to a stratum (drawn with probabilities ``weights``), has a
     true label ``y_true`` (positive with probability ``positive_share``), a
     per-row error probability ``p_i ~ Beta(r_k * sharpness, (1 - r_k) * sharpness)``
     around its stratum's error rate ``r_k``, and a prediction that is wrong with
     probability ``p_i``. The column ``confidence = 1 - p_i`` is therefore a
     calibrated probability that the prediction is right (a prior guess of the
-    error rate before labelling, SPEC section 7), and each stratum's error rate
+    error rate before labelling), and each stratum's error rate
     is exactly ``r_k`` in expectation.
 
     Parameters
@@ -390,8 +393,8 @@ def make_pool(
         ``Beta(mean_rate * concentration, (1 - mean_rate) * concentration)`` if omitted.
     mean_rate, concentration : float
         Parameters of that Beta distribution.
-    shares : sequence of float, optional
-        Population shares of the strata (default equal).
+    weights : sequence of float, optional
+        Population shares of the strata (default equal). Formerly ``shares`` (deprecated).
     positive_share : float, default 0.3
         Probability that a row's true label is 1.
     sharpness : float, default 20
@@ -407,8 +410,8 @@ def make_pool(
     pandas.DataFrame
         Columns ``row_id``, ``stratum``, ``y_true``, ``y_pred``, ``confidence``
         and ``error`` (1 when ``y_pred != y_true``). ``df.attrs["rates"]`` holds
-        the true error rates and ``df.attrs["shares"]`` the population shares,
-        both as dicts keyed by stratum.
+        the true error rates and ``df.attrs["weights"]`` (also under the former
+        name ``"shares"``) the population shares, both as dicts keyed by stratum.
 
     Examples
     --------
@@ -426,17 +429,34 @@ def make_pool(
     rng = make_rng(random_seed)
     index = _strata_index(n_strata, strata)
     r = _true_rates(rates, n_strata, mean_rate, concentration, rng)
-    w = _shares(shares, n_strata, "shares")
+    w = _shares(weights, n_strata, "weights")
     k = rng.choice(n_strata, size=n_rows, p=w)
-    rk = r[k]
+    p = _row_error_probability(r[k], sharpness, rng)
+    df = _pool_rows(k, p, index, positive_share, rng)
+    df.attrs["rates"] = {key: float(v) for key, v in zip(index, r, strict=True)}
+    df.attrs["weights"] = {key: float(v) for key, v in zip(index, w, strict=True)}
+    df.attrs["shares"] = dict(df.attrs["weights"])
+    return df
+
+
+def _row_error_probability(rk: np.ndarray, sharpness: float, rng: np.random.Generator) -> np.ndarray:
+    """Per-row error probability ``Beta(r_k * sharpness, (1 - r_k) * sharpness)`` (``r_k`` at 0 or 1)."""
     inner = (rk > 0) & (rk < 1)
     p = rk.copy()
     p[inner] = rng.beta(rk[inner] * sharpness, (1 - rk[inner]) * sharpness)
+    return p
+
+
+def _pool_rows(
+    k: np.ndarray, p: np.ndarray, index: pd.Index, positive_share: float, rng: np.random.Generator
+) -> pd.DataFrame:
+    """The pool's rows: stratum ``index[k]``, true label, a prediction wrong with probability ``p``."""
+    n_rows = len(k)
     error = rng.random(n_rows) < p
     y_true = (rng.random(n_rows) < positive_share).astype(np.int64)
     y_pred = np.where(error, 1 - y_true, y_true)
     labels = np.asarray(index, dtype=object)[k]
-    df = pd.DataFrame(
+    return pd.DataFrame(
         {
             "row_id": np.arange(n_rows, dtype=np.int64),
             "stratum": pd.Categorical(labels, categories=list(index)),
@@ -446,24 +466,21 @@ def make_pool(
             "error": error.astype(np.int64),
         }
     )
-    df.attrs["rates"] = {key: float(v) for key, v in zip(index, r, strict=True)}
-    df.attrs["shares"] = {key: float(v) for key, v in zip(index, w, strict=True)}
-    return df
 
 
 def make_fraud_scenario(
     n_rows: int = 1_000_000,
     share: float = 0.005,
     n_groups: int = 8,
-    random_seed: int | np.random.Generator | None = None,
     *,
+    random_seed: int | np.random.Generator | None = None,
     recall_a: float | Sequence[float] | None = None,
     recall_b: float | Sequence[float] | None = None,
     fpr: float = 0.01,
     correlation: float = 0.95,
     group_shares: Sequence[float] | None = None,
 ) -> pd.DataFrame:
-    """Simulate the SPEC section 10 reference scenario: rare positives, subgroups, two models.
+    """Simulate a fraud-detection scenario: rare positives, subgroups, two models.
 
     ``n_rows`` rows fall into ``n_groups`` subgroups (equal shares by default);
     each row is positive (fraud) with probability ``share``. Two classifiers
@@ -474,7 +491,7 @@ def make_fraud_scenario(
     they threshold a pair of standard normal scores with correlation
     ``correlation`` (a Gaussian copula), which keeps each model's recall
     exactly at its stated value while making paired comparisons sharper than
-    two independent intervals (SPEC section 6).
+    two independent intervals.
 
     Parameters
     ----------
@@ -488,8 +505,8 @@ def make_fraud_scenario(
         Seed for ``numpy.random.default_rng``.
     recall_a, recall_b : float or sequence of float, optional
         True recall per group of the two models. Defaults: model ``a`` has
-        recall 0.70 in every group (95% half-width about 8% at 125 positives,
-        as in the SPEC) and model ``b`` 0.67 (a gap of 3 points).
+        recall 0.70 in every group (95% half-width about 8% at 125 positives)
+        and model ``b`` 0.67 (a gap of 3 points).
     fpr : float, default 0.01
         False positive rate of both models.
     correlation : float, default 0.95
@@ -498,8 +515,8 @@ def make_fraud_scenario(
         only by ``a``, 3.2% only by ``b`` at recalls 0.70 / 0.67). At 125
         positives per group, comparing the two recalls' point estimates then
         picks the better model in about 70% of groups when the models are
-        scored on *different* rows (SPEC section 10: about 71%) and about 87%
-        when they are scored on the *same* rows (SPEC: about 88%).
+        scored on *different* rows and about 87% when they are scored on the
+        *same* rows.
     group_shares : sequence of float, optional
         Population shares of the groups (default equal).
 
@@ -519,26 +536,15 @@ def make_fraud_scenario(
     >>> round(float(df["y_true"].mean()), 3)
     0.005
     """
-    check_positive_int(n_rows, "n_rows")
-    check_positive_int(n_groups, "n_groups")
-    check_probability(share, "share")
-    check_probability(fpr, "fpr")
-    if not -1 <= correlation <= 1:
-        raise ValueError(f"correlation must lie in [-1, 1], got {correlation!r}")
+    _check_fraud_arguments(n_rows, n_groups, share, fpr, correlation)
     rng = make_rng(random_seed)
     ra = _true_rates(0.70 if recall_a is None else recall_a, n_groups, 0.5, 1.0, rng)
     rb = _true_rates(0.67 if recall_b is None else recall_b, n_groups, 0.5, 1.0, rng)
     w = _shares(group_shares, n_groups, "group_shares")
-    names = [f"g{g + 1}" for g in range(n_groups)]
     g = rng.choice(n_groups, size=n_rows, p=w)
     y = rng.random(n_rows) < share
-    z1 = rng.standard_normal(n_rows)
-    z2 = correlation * z1 + np.sqrt(1 - correlation**2) * rng.standard_normal(n_rows)
-    # P(flag) = recall on positives, fpr on negatives: flag when Phi(z) < p.
-    pa = np.where(y, ra[g], fpr)
-    pb = np.where(y, rb[g], fpr)
-    pred_a = z1 < special.ndtri(pa)
-    pred_b = z2 < special.ndtri(pb)
+    pred_a, pred_b = _copula_flags(y, g, (ra, rb), fpr, correlation, rng)
+    names = [f"g{k + 1}" for k in range(n_groups)]
     df = pd.DataFrame(
         {
             "group": pd.Categorical.from_codes(g, categories=names),
@@ -547,15 +553,42 @@ def make_fraud_scenario(
             "pred_b": pred_b.astype(np.int8),
         }
     )
-    df.attrs.update(
-        recall_a=dict(zip(names, ra.tolist(), strict=True)),
-        recall_b=dict(zip(names, rb.tolist(), strict=True)),
-        share=float(share),
-        fpr=float(fpr),
-        correlation=float(correlation),
-        group_shares=dict(zip(names, w.tolist(), strict=True)),
-    )
+    by_group = {"recall_a": ra, "recall_b": rb, "group_shares": w}
+    df.attrs.update({key: dict(zip(names, v.tolist(), strict=True)) for key, v in by_group.items()})
+    df.attrs.update(share=float(share), fpr=float(fpr), correlation=float(correlation))
     return df
+
+
+def _check_fraud_arguments(n_rows: Any, n_groups: Any, share: Any, fpr: Any, correlation: Any) -> None:
+    """Positive counts, probabilities for ``share`` and ``fpr``, a correlation in [-1, 1]."""
+    check_positive_int(n_rows, "n_rows")
+    check_positive_int(n_groups, "n_groups")
+    check_probability(share, "share")
+    check_probability(fpr, "fpr")
+    if not -1 <= correlation <= 1:
+        raise ValueError(f"correlation must lie in [-1, 1], got {correlation!r}")
+
+
+def _copula_flags(
+    y: np.ndarray,
+    g: np.ndarray,
+    recalls: tuple[np.ndarray, np.ndarray],
+    fpr: float,
+    correlation: float,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two models' flags from correlated standard normal scores (a Gaussian copula).
+
+    Model ``j`` flags a row when ``Phi(z_j) < p``, with ``p`` its recall in the row's group on
+    positives and ``fpr`` on negatives, so each model's rates are exact and the two scores have
+    correlation ``correlation``.
+    """
+    n_rows = len(y)
+    z1 = rng.standard_normal(n_rows)
+    z2 = correlation * z1 + np.sqrt(1 - correlation**2) * rng.standard_normal(n_rows)
+    pa = np.where(y, recalls[0][g], fpr)
+    pb = np.where(y, recalls[1][g], fpr)
+    return z1 < special.ndtri(pa), z2 < special.ndtri(pb)
 
 
 def _paired_discordance(correlation: float, ra: float, rb: float) -> float:

@@ -27,6 +27,13 @@ from typing import Any
 
 import pandas as pd
 
+from bayeseval import checks, planning, plots
+from bayeseval._validation import check_method, check_positive_int
+from bayeseval.active.simulate import simulate, synthetic_pool
+from bayeseval.counts import Counts
+from bayeseval.datasets import load_compas, load_german_credit
+from bayeseval.report import Report, evaluate
+
 __all__ = ["run_demo"]
 
 
@@ -56,7 +63,7 @@ def _fmt(frame: pd.DataFrame, digits: int = 3) -> str:
     return frame.to_string(float_format=lambda v: f"{v:.{digits}f}")
 
 
-def german_credit_predictions(random_seed: int = 0, *, features: str = "numeric") -> pd.DataFrame:
+def german_credit_predictions(*, random_seed: int = 0, features: str = "numeric") -> pd.DataFrame:
     """Out-of-fold predictions of a logistic regression on German credit.
 
     Returns the bundled data with a ``predicted`` column (1 = good credit),
@@ -88,9 +95,6 @@ def german_credit_predictions(random_seed: int = 0, *, features: str = "numeric"
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
-    from bayeseval._validation import check_method
-    from bayeseval.datasets import load_german_credit
 
     features = check_method(features, ("numeric", "all"), name="features")
     random_seed = _check_seed(random_seed)
@@ -126,8 +130,6 @@ def _check_demo_arguments(out: Any, quick: Any, random_seed: Any, as_json: Any) 
 
 def _check_seed(random_seed: Any) -> int:
     """A seed for numpy and scikit-learn alike: an integer in [0, 2**32)."""
-    from bayeseval._validation import check_positive_int
-
     seed = check_positive_int(random_seed, "random_seed", minimum=0)
     if seed >= 2**32:  # scikit-learn's fold assignment takes seeds below 2**32
         raise ValueError(f"random_seed must be below 2**32, got {seed}")
@@ -171,40 +173,75 @@ def run_demo(
     >>> run_demo("demo-out", quick=True)  # doctest: +SKIP
     0
     """
-    import matplotlib
+    out = _check_demo_arguments(out, quick, random_seed, as_json)
+    _use_file_backend()
+    out.mkdir(parents=True, exist_ok=True)
+    demo = _Demo(random_seed=random_seed, quick=quick, quiet=as_json)
+    progress = _Progress(6, quiet=demo.quiet)
+    progress("German credit: logistic regression (numeric attributes), 10-fold out-of-fold predictions")
+    credit = _credit_predictions(demo)
+    progress("Per group (age group x sex): Wilson intervals, pooled posterior, checks")
+    credit_report = _credit_section(demo, credit)
+    progress("COMPAS: false positive rate per race, pooled and checked against the data")
+    _compas_section(demo)
+    progress("Planning: labels for a target width, allocation, and the split decision")
+    _planning_section(demo, credit, credit_report)
+    progress("A simulated labelling campaign: labels needed per proposal rule")
+    _campaign_section(demo)
+    progress(f"Writing the HTML report to {out}")
+    report_path = _write_report(demo, out, credit_report)
+    if as_json:
+        print(json.dumps(demo.summary, indent=2, default=str))
+    else:
+        print(f"\nreport written to {report_path}")
+    return 0
+
+
+class _Demo:
+    """What the demo's sections share: settings, the JSON summary and the report's HTML parts."""
+
+    def __init__(self, *, random_seed: int, quick: bool, quiet: bool) -> None:
+        self.random_seed, self.quick, self.quiet = random_seed, quick, quiet
+        self.summary: dict[str, Any] = {}
+        self.sections: list[str] = []
+        self.figures: list[tuple[str, str]] = []
+
+    def say(self, text: str) -> None:
+        _say(text, self.quiet)
+
+    def figure(self, title: str, draw: Any) -> None:
+        """Draw with ``draw(ax)`` on a new figure and keep it as a PNG for the report."""
+        import matplotlib.pyplot as plt  # deferred: matplotlib only when the demo runs
+
+        fig, ax = plt.subplots(figsize=(7, 4))
+        draw(ax)
+        self.figures.append((title, _png(fig)))
+        plt.close(fig)
+
+
+def _use_file_backend() -> None:
+    """Draw to files (Agg) unless the user already chose a backend."""
+    import matplotlib  # deferred: matplotlib only when the demo runs
 
     matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
 
-    from bayeseval import checks, planning, plots
-    from bayeseval.active import simulate
-    from bayeseval.active.simulate import synthetic_pool
-    from bayeseval.datasets import load_compas
-    from bayeseval.report import evaluate
 
-    out = _check_demo_arguments(out, quick, random_seed, as_json)
-    quiet = as_json
-    out.mkdir(parents=True, exist_ok=True)
-    progress = _Progress(6, quiet=quiet)
-    summary: dict[str, Any] = {}
-    sections: list[str] = []
-    figures: list[tuple[str, str]] = []
-
-    # 1. classifier with out-of-fold predictions ---------------------------------------------
-    progress("German credit: logistic regression (numeric attributes), 10-fold out-of-fold predictions")
-    credit = german_credit_predictions(random_seed)
+def _credit_predictions(demo: _Demo) -> pd.DataFrame:
+    """Step 1: out-of-fold predictions on German credit and the accuracy overall and under 30."""
+    credit = german_credit_predictions(random_seed=demo.random_seed)
     correct = credit["predicted"] == credit["good_credit"]
     under30 = credit["age"] < 30
     acc_all, acc_u30 = float(correct.mean()), float(correct[under30].mean())
-    _say(
+    demo.say(
         f"accuracy {acc_all:.3f} on all 1,000 applicants, {acc_u30:.3f} on the "
-        f"{int(under30.sum())} under 30",
-        quiet,
+        f"{int(under30.sum())} under 30"
     )
-    summary["german_credit"] = {"accuracy": acc_all, "accuracy_under_30": acc_u30}
+    demo.summary["german_credit"] = {"accuracy": acc_all, "accuracy_under_30": acc_u30}
+    return credit
 
-    # 2. per-group evaluation ------------------------------------------------------------------
-    progress("Per group (age group x sex): Wilson intervals, pooled posterior, checks")
+
+def _credit_section(demo: _Demo, credit: pd.DataFrame) -> Report:
+    """Step 2: the per-group report of the German credit classifier."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         credit_report = evaluate(
@@ -214,112 +251,113 @@ def run_demo(
             strata=["age_group", "sex"],
             metric="accuracy",
             target_halfwidth=0.05,
-            random_seed=random_seed,
+            random_seed=demo.random_seed,
         )
-    _say(str(credit_report), quiet)
-    summary["german_credit"]["per_group"] = json.loads(
+    demo.say(str(credit_report))
+    demo.summary["german_credit"]["per_group"] = json.loads(
         credit_report.table[["trials", "rate", "lower", "upper", "post_mean"]]
         .reset_index()
         .astype({"age_group": str, "sex": str})
         .to_json(orient="records")
     )
-    sections.append(
+    demo.sections.append(
         "<h2>German credit: accuracy per age group and sex</h2>" + credit_report.to_html(plot=True)
     )
+    return credit_report
 
-    # 3. small groups, pooled and checked ------------------------------------------------------
-    progress("COMPAS: false positive rate per race, pooled and checked against the data")
-    compas = load_compas()
+
+_SIDE_COLUMNS = ["trials", "raw_rate", "wilson_lower", "wilson_upper", "post_mean", "post_lower",
+                 "post_upper", "reason"]
+
+
+def _compas_section(demo: _Demo) -> None:
+    """Step 3: COMPAS's false positive rate per race, pooled, checked and compared."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compas_report = evaluate(
-            compas,
+            load_compas(),
             y_true="two_year_recid",
             y_pred="predicted_recid",
             strata="race",
             metric="fpr",
-            random_seed=random_seed,
+            random_seed=demo.random_seed,
         )
         post = compas_report.posterior
         side = checks.compare_frequentist(post)
-        ppc = checks.posterior_predictive_check(post, random_seed=random_seed)
-        pooling = checks.compare_pooling(compas_report.counts, random_seed=random_seed)
-    cols = ["trials", "raw_rate", "wilson_lower", "wilson_upper", "post_mean", "post_lower", "post_upper", "reason"]
-    _say("raw rate with its Wilson interval next to the pooled posterior:", quiet)
-    _say(_fmt(side[cols]), quiet)
+        ppc = checks.posterior_predictive_check(post, random_seed=demo.random_seed)
+        pooling = checks.compare_pooling(compas_report.counts, random_seed=demo.random_seed)
+    demo.say("raw rate with its Wilson interval next to the pooled posterior:")
+    demo.say(_fmt(side[_SIDE_COLUMNS]))
     verdict = pooling.verdict
-    _say(f"pooling choice (PSIS-LOO): {verdict}", quiet)
-    _say("posterior predictive checks:\n" + _fmt(ppc.global_table), quiet)
-    summary["compas"] = {
+    demo.say(f"pooling choice (PSIS-LOO): {verdict}")
+    demo.say("posterior predictive checks:\n" + _fmt(ppc.global_table))
+    demo.summary["compas"] = {
         "pooled": json.loads(post.summary().reset_index().to_json(orient="records")),
         "pooling_verdict": verdict,
         "ppc_outliers": [str(s) for s in ppc.outliers],
     }
-    sections.append(
+    demo.sections.append(
         "<h2>COMPAS: false positive rate per race</h2>"
         + compas_report.to_html(plot=True)
         + "<h3>Frequentist and Bayesian side by side</h3>"
-        + side[cols].to_html(float_format=lambda v: f"{v:.3f}")
+        + side[_SIDE_COLUMNS].to_html(float_format=lambda v: f"{v:.3f}")
         + f"<p><b>Pooling choice (PSIS-LOO):</b> {html.escape(verdict)}</p>"
     )
-    fig, ax = plt.subplots(figsize=(7, 4))
-    plots.ppc(ppc, ax=ax)
-    figures.append(("Posterior predictive check (COMPAS)", _png(fig)))
-    plt.close(fig)
+    demo.figure("Posterior predictive check (COMPAS)", lambda ax: plots.ppc(ppc, ax=ax))
 
-    # 4. planning ------------------------------------------------------------------------------
-    progress("Planning: labels for a target width, allocation, and the split decision")
-    rate_u30 = acc_u30
-    n_u30 = planning.sample_size(halfwidth=0.05, rate=rate_u30)
-    _say(
-        f"to know under-30 accuracy (about {rate_u30:.2f}) within +/-0.05 you need {n_u30} "
-        f"labelled under-30 applicants; the data set has {int(under30.sum())}",
-        quiet,
-    )
-    counts = credit_report.counts
-    shares = counts.trials / counts.total_trials
-    rates = counts.rates.clip(0.01, 0.99)
-    budget = 400
-    alloc = pd.DataFrame(
+
+def _allocations(counts: Counts, budget: int) -> pd.DataFrame:
+    """``budget`` labels across the strata of ``counts``: proportional, optimal, optimal with 60."""
+    shares = (counts.trials / counts.total_trials).to_numpy()
+    rates = counts.rates.clip(0.01, 0.99).to_numpy()
+    return pd.DataFrame(
         {
-            "proportional": planning.allocate(budget, shares.to_numpy(), method="proportional").to_numpy(),
-            "optimal": planning.allocate(budget, shares.to_numpy(), rates.to_numpy(), method="optimal").to_numpy(),
-            "minimum 60": planning.allocate(
-                budget, shares.to_numpy(), rates.to_numpy(), method="optimal", minimum=60
-            ).to_numpy(),
+            "proportional": planning.allocate(budget, shares, method="proportional").to_numpy(),
+            "optimal": planning.allocate(budget, shares, rates, method="optimal").to_numpy(),
+            "minimum 60": planning.allocate(budget, shares, rates, method="optimal", minimum=60).to_numpy(),
         },
         index=[" | ".join(map(str, k)) for k in counts.strata],
     )
-    _say(f"allocating {budget} labels across the groups:\n{alloc.to_string()}", quiet)
+
+
+def _planning_section(demo: _Demo, credit: pd.DataFrame, credit_report: Report) -> None:
+    """Step 4: labels for a target width, an allocation of 400 labels, the fraud-scale split."""
+    under30 = credit["age"] < 30
+    rate_u30 = demo.summary["german_credit"]["accuracy_under_30"]
+    n_u30 = planning.sample_size(halfwidth=0.05, rate=rate_u30)
+    demo.say(
+        f"to know under-30 accuracy (about {rate_u30:.2f}) within +/-0.05 you need {n_u30} "
+        f"labelled under-30 applicants; the data set has {int(under30.sum())}"
+    )
+    budget = 400
+    alloc = _allocations(credit_report.counts, budget)
+    demo.say(f"allocating {budget} labels across the groups:\n{alloc.to_string()}")
     fraud = planning.split_decision(n_total=300_000, n_test=60_000, share=0.0042, n_min=323)
     fraud8 = planning.split_decision(n_total=300_000, n_test=60_000, share=0.0042, n_min=323, n_groups=8)
-    _say(
+    demo.say(
         f"fraud-scale split (300,000 rows, 0.42% positive, 60,000 test rows, 323 positives needed): "
-        f"{fraud.branch}, test set of {fraud.n_test:,} rows; with 8 groups: {fraud8.branch}",
-        quiet,
+        f"{fraud.branch}, test set of {fraud.n_test:,} rows; with 8 groups: {fraud8.branch}"
     )
-    summary["planning"] = {
+    demo.summary["planning"] = {
         "under_30_labels_needed": n_u30,
         "allocation": alloc.to_dict(),
         "fraud_split": fraud.branch,
         "fraud_split_test_rows": int(fraud.n_test),
         "fraud_split_8_groups": fraud8.branch,
     }
-    sections.append(
+    demo.sections.append(
         "<h2>Planning</h2>"
         f"<p>Under-30 accuracy within &plusmn;0.05 needs {n_u30} labelled rows.</p>"
         + alloc.to_html()
         + f"<p>Fraud-scale split: <b>{fraud.branch}</b> ({html.escape(fraud.reason)}); "
         f"with 8 groups: <b>{fraud8.branch}</b> ({html.escape(fraud8.reason)}).</p>"
     )
-    fig, ax = plt.subplots(figsize=(7, 4))
-    plots.allocation(alloc, ax=ax)
-    figures.append(("Allocation of 400 labels", _png(fig)))
-    plt.close(fig)
+    demo.figure(f"Allocation of {budget} labels", lambda ax: plots.allocation(alloc, ax=ax))
 
-    # 5. simulated campaign --------------------------------------------------------------------
-    progress("A simulated labelling campaign: labels needed per proposal rule")
-    pool = synthetic_pool(n_rows=50_000, n_strata=10, random_seed=random_seed)
+
+def _campaign_section(demo: _Demo) -> None:
+    """Step 5: a short simulated labelling campaign comparing two proposal rules."""
+    pool = synthetic_pool(n_rows=50_000, n_strata=10, random_seed=demo.random_seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sim = simulate(
@@ -329,29 +367,27 @@ def run_demo(
             truth="truth",
             target_halfwidth=0.08,
             rules=("expected_width", "proportional"),
-            repeats=1 if quick else 3,
+            repeats=1 if demo.quick else 3,
             batch_size=20,
-            random_seed=random_seed,
-            progress=not quiet,
+            random_seed=demo.random_seed,
+            progress=not demo.quiet,
         )
     sim_summary = sim.summary()
-    _say(_fmt(sim_summary, 2), quiet)
-    summary["campaign"] = json.loads(sim_summary.reset_index().to_json(orient="records"))
-    sections.append(
+    demo.say(_fmt(sim_summary, 2))
+    demo.summary["campaign"] = json.loads(sim_summary.reset_index().to_json(orient="records"))
+    demo.sections.append(
         "<h2>Simulated labelling campaign (target half-width 0.08, 10 strata)</h2>"
         + sim_summary.to_html(float_format=lambda v: f"{v:.2f}")
     )
-    fig, ax = plt.subplots(figsize=(7, 4))
-    sim.plot(ax=ax)
-    figures.append(("Half-width against labels", _png(fig)))
-    plt.close(fig)
+    demo.figure("Half-width against labels", lambda ax: plots.plot(sim, ax=ax))
 
-    # 6. report --------------------------------------------------------------------------------
-    progress(f"Writing the HTML report to {out}")
-    body = "\n".join(sections)
+
+def _write_report(demo: _Demo, out: Path, credit_report: Report) -> Path:
+    """Step 6: the HTML page of every section and figure, and the German credit Markdown report."""
+    body = "\n".join(demo.sections)
     body += "".join(
         f'<h3>{html.escape(title)}</h3><img alt="{html.escape(title)}" src="data:image/png;base64,{b64}"/>'
-        for title, b64 in figures
+        for title, b64 in demo.figures
     )
     page = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>bayeseval demo</title>"
@@ -362,9 +398,5 @@ def run_demo(
     report_path = out / "report.html"
     report_path.write_text(page, encoding="utf-8")
     credit_report.save(out / "german_credit.md")
-    summary["report"] = str(report_path)
-    if as_json:
-        print(json.dumps(summary, indent=2, default=str))
-    else:
-        print(f"\nreport written to {report_path}")
-    return 0
+    demo.summary["report"] = str(report_path)
+    return report_path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._results import Result
 from bayeseval._validation import check_level, check_method, check_positive_int, check_probability
+from bayeseval._warnings import BayesevalDeprecationWarning
 from bayeseval.counts import Counts, tabulate
 from bayeseval.intervals import PROPORTION_METHODS, proportion_ci
 from bayeseval.metrics import get_metric
@@ -17,8 +20,8 @@ from bayeseval.metrics import get_metric
 __all__ = ["gate", "GateResult"]
 
 
-@dataclass(frozen=True)
-class GateResult:
+@dataclass(frozen=True, repr=False)
+class GateResult(Result):
     """Outcome of :func:`gate`.
 
     Parameters
@@ -28,23 +31,50 @@ class GateResult:
     table : pandas.DataFrame
         Per stratum: successes, trials, rate, lower, upper, halfwidth, the
         criteria and ``passed`` with a ``reason`` for the strata that fail.
+
+    Examples
+    --------
+    >>> from bayeseval import Counts
+    >>> res = gate(Counts.from_arrays([5, 40], [50, 400], strata=["a", "b"]), min_trials=100)
+    >>> res.table["passed"].tolist()
+    [False, True]
+    >>> print(res.to_text().splitlines()[0])
+    FAILED: 1 of 2 strata miss the gate.
     """
+
+    title = "Release gate"
 
     passed: bool
     table: pd.DataFrame
 
     @property
     def failing(self) -> pd.DataFrame:
-        """The rows of :attr:`table` that fail."""
+        """The rows of :attr:`table` that fail.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The failing strata, with the ``reason`` of each failure.
+        """
         return self.table[~self.table["passed"]]
 
-    def summary(self) -> str:
+    def _heading(self) -> str:
+        verdict = "passed" if self.passed else f"failed ({len(self.failing)} of {len(self.table)} strata)"
+        return f"Release gate: {verdict}"
+
+    def to_text(self) -> str:
         """Plain-text verdict with the failing strata.
 
         Returns
         -------
         str
             ``PASSED: ...`` or ``FAILED: ...`` followed by the failing strata.
+
+        Examples
+        --------
+        >>> from bayeseval import Counts
+        >>> gate(Counts.from_arrays([40], [400], strata=["a"]), min_trials=100).to_text()
+        'PASSED: all 1 strata meet the gate.'
         """
         n = len(self.table)
         if self.passed:
@@ -55,6 +85,35 @@ class GateResult:
             f"FAILED: {len(failing)} of {n} strata miss the gate.\n"
             + failing[cols].to_string(float_format=lambda v: f"{v:.4f}")
         )
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def summary(self) -> str:
+        """Plain-text verdict (deprecated: use :meth:`to_text`, or :attr:`table` for the table).
+
+        Returns
+        -------
+        str
+            The same text as :meth:`to_text`.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> from bayeseval import Counts
+        >>> res = gate(Counts.from_arrays([40], [400], strata=["a"]), min_trials=100)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     res.summary() == res.to_text()
+        True
+        """
+        warnings.warn(
+            "GateResult.summary() is renamed to_text() (the tidy table is GateResult.table); "
+            "summary() stops returning text in the next release",
+            BayesevalDeprecationWarning,
+            stacklevel=2,
+        )
+        return self.to_text()
 
 
 def gate(
@@ -107,56 +166,67 @@ def gate(
     >>> res.passed, list(res.failing.index)
     (False, ['a'])
     """
+    min_trials, max_halfwidth = _check_criteria(min_trials, max_halfwidth)
+    level = check_level(level)
+    method = check_method(method, PROPORTION_METHODS)
+    metric = get_metric(metric).name
+    rows = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
+    counts = _counts(data, metric, rows)
+    table = _interval_table(counts, level, method)
+    table["reason"] = [_reason(row, min_trials, max_halfwidth) for _, row in table.iterrows()]
+    table["passed"] = table["reason"] == ""
+    return GateResult(passed=bool(table["passed"].all()), table=table)
+
+
+def _check_criteria(min_trials: Any, max_halfwidth: Any) -> tuple[int | None, float | None]:
+    """At least one criterion, each checked (a positive integer, a half-width in (0, 1))."""
     if min_trials is None and max_halfwidth is None:
-        raise ValueError("gate needs min_trials and/or max_halfwidth")
+        raise ValueError("gate needs min_trials and/or max_halfwidth, got neither")
     if min_trials is not None:
         min_trials = check_positive_int(min_trials, "min_trials")
     if max_halfwidth is not None:
         max_halfwidth = check_probability(max_halfwidth, "max_halfwidth", open_interval=True)
-    level = check_level(level)
-    method = check_method(method, PROPORTION_METHODS)
-    metric = get_metric(metric).name
+    return min_trials, max_halfwidth
+
+
+def _counts(data: Any, metric: str, rows: dict[str, Any]) -> Counts:
+    """``data`` as Counts: given, or tabulated from rows (the row arguments only for rows)."""
     if isinstance(data, Counts):
-        given = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
-        extra = {k: v for k, v in given.items() if v is not None}
+        extra = {k: v for k, v in rows.items() if v is not None}
         if extra:
             raise TypeError(f"data is a Counts: {sorted(extra)} apply to rows only, got {extra!r}")
-        counts = data
-    else:
-        if y_true is None or y_pred is None:
-            raise TypeError(
-                "y_true and y_pred are required when data is a DataFrame, "
-                f"got y_true={y_true!r}, y_pred={y_pred!r}"
-            )
-        counts = tabulate(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric, pos_label=pos_label)
+        return data
+    if rows["y_true"] is None or rows["y_pred"] is None:
+        raise TypeError(
+            "y_true and y_pred are required when data is a DataFrame, "
+            f"got y_true={rows['y_true']!r}, y_pred={rows['y_pred']!r}"
+        )
+    return tabulate(data, metric=metric, **rows)
+
+
+def _interval_table(counts: Counts, level: float, method: str) -> pd.DataFrame:
+    """Counts, rate, interval and half-width per stratum (NaN interval without trials)."""
     table = counts.to_frame()
     table["rate"] = counts.rates
-    has = table["trials"] > 0
+    has = (table["trials"] > 0).to_numpy()
     lower = np.full(len(table), np.nan)
     upper = np.full(len(table), np.nan)
     if has.any():
-        lo, hi = proportion_ci(
-            table.loc[has, "successes"].to_numpy(),
-            table.loc[has, "trials"].to_numpy(),
-            level=level,
-            method=method,
+        lower[has], upper[has] = proportion_ci(
+            table["successes"].to_numpy()[has], table["trials"].to_numpy()[has], level=level, method=method
         )
-        lower[has.to_numpy()] = lo
-        upper[has.to_numpy()] = hi
     table["lower"], table["upper"] = lower, upper
     table["halfwidth"] = (table["upper"] - table["lower"]) / 2
-    reasons: list[str] = []
-    for _, row in table.iterrows():
-        why = []
-        if row["trials"] == 0:
-            why.append("no trials")
-        elif min_trials is not None and row["trials"] < min_trials:
-            why.append(f"{int(row['trials'])} trials < {min_trials}")
-        if max_halfwidth is not None and row["trials"] > 0 and row["halfwidth"] > max_halfwidth:
-            why.append(f"half-width {row['halfwidth']:.4f} > {max_halfwidth:g}")
-        if max_halfwidth is not None and row["trials"] == 0 and "no trials" not in why:
-            why.append("no trials")
-        reasons.append("; ".join(why))
-    table["reason"] = reasons
-    table["passed"] = table["reason"] == ""
-    return GateResult(passed=bool(table["passed"].all()), table=table)
+    return table
+
+
+def _reason(row: pd.Series, min_trials: int | None, max_halfwidth: float | None) -> str:
+    """Why a stratum fails the gate ("" when it passes)."""
+    if row["trials"] == 0:
+        return "no trials"
+    why = []
+    if min_trials is not None and row["trials"] < min_trials:
+        why.append(f"{int(row['trials'])} trials < {min_trials}")
+    if max_halfwidth is not None and row["halfwidth"] > max_halfwidth:
+        why.append(f"half-width {row['halfwidth']:.4f} > {max_halfwidth:g}")
+    return "; ".join(why)

@@ -12,17 +12,33 @@ and none calls ``plt.show()``.
 - :func:`sample_size_curve`: trials needed against target half-width.
 - :func:`ppc`: observed rate against the posterior predictive interval.
 - :func:`coverage`: coverage of interval methods in a calibration study.
+- :func:`plot`: the default plot of a result object, chosen by its type (``Report``,
+  ``Posterior``, ``PPCResult``, ``SimulationResult``, ``Campaign``, ``StratifiedRisk``);
+  the results' ``.plot()`` methods hand off to it.
+
+Inputs are dispatched on their type (:func:`functools.singledispatch`). The result types live
+in modules that import more than this one needs, so they are registered when their module is
+first loaded (an object of a type exists only once its module is), and importing
+``bayeseval.plots`` imports none of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import sys
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from bayeseval.counts import stratum_labels
+from bayeseval.intervals import proportion_ci
+from bayeseval.planning import allocate, sample_size
+
 __all__ = [
+    "plot",
     "forest",
     "halfwidth_curve",
     "allocation",
@@ -48,9 +64,37 @@ def _axes(ax: Any, figsize: tuple[float, float] = (7, 4)) -> Any:
 
 
 def _labels(index: pd.Index) -> list[str]:
-    from bayeseval.counts import stratum_labels
-
     return stratum_labels(index)
+
+
+# -- dispatch on result types, registered once the type's module is loaded ---------------------
+#: (dispatcher, module, class name, handler) not yet registered
+_PENDING: list[tuple[Any, str, str, Callable[..., Any]]] = []
+
+
+def _when_loaded(dispatcher: Any, module: str, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated handler for ``module.name`` once ``module`` is imported."""
+
+    def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
+        _PENDING.append((dispatcher, module, name, handler))
+        return handler
+
+    return decorate
+
+
+def _dispatch(dispatcher: Any, obj: Any) -> Callable[..., Any]:
+    """The implementation of ``dispatcher`` for ``obj``'s type (pending types registered first)."""
+    for item in list(_PENDING):
+        dispatcher_, module, name, handler = item
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            dispatcher_.register(getattr(loaded, name), handler)
+            _PENDING.remove(item)
+    return dispatcher.dispatch(type(obj))
+
+
+def _overall_band(estimate: float, lower: float, upper: float, label: str) -> dict[str, Any]:
+    return {"estimate": float(estimate), "lower": float(lower), "upper": float(upper), "label": label}
 
 
 def _pick(frame: pd.DataFrame, names: Sequence[str], what: str) -> pd.Series:
@@ -61,83 +105,73 @@ def _pick(frame: pd.DataFrame, names: Sequence[str], what: str) -> pd.Series:
                      f"it has {list(frame.columns)}")
 
 
-def _forest_frame(data: Any, level: float) -> tuple[pd.DataFrame, dict[str, float] | None]:
-    """Normalise the input of :func:`forest` to columns trials, rate, lower, upper,
-    post_mean, post_lower, post_upper; plus the overall rate if known."""
+@functools.singledispatch
+def _forest_frame(data: Any, level: float) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    """The input of :func:`forest` as columns trials, rate, lower, upper, post_mean, post_lower,
+    post_upper (indexed by stratum), plus the overall rate if known."""
+    raise TypeError(f"data must be a Report, a Posterior or a DataFrame, got {type(data).__name__}")
+
+
+@_when_loaded(_forest_frame, "bayeseval.report", "Report")
+def _report_forest_frame(report: Any, level: float) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    ov = report.overall
+    labels = {
+        "posterior_weighted": "population-weighted (pooled)",
+        "reweighted": "population-weighted",
+        "unweighted": "overall (test-set composition)",
+    }
+    overall = next(
+        (
+            _overall_band(*ov.loc[est, ["estimate", "lower", "upper"]], label)
+            for est, label in labels.items()
+            if est in ov.index
+        ),
+        None,
+    )
+    frame, _ = _table_forest_frame(report.table, level)
+    return frame, overall
+
+
+@_when_loaded(_forest_frame, "bayeseval.models.posterior", "Posterior")
+def _posterior_forest_frame(post: Any, level: float) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    summ = post.summary(level=level)
+    counts = post.counts
+    with warnings.catch_warnings():  # empty strata: the interval is (0, 1), drawn as such
+        warnings.simplefilter("ignore")
+        lo, hi = proportion_ci(counts.successes, counts.trials, level=level, method="wilson")
+    frame = pd.DataFrame(
+        {
+            "trials": counts.trials,
+            "rate": counts.rates,
+            "lower": np.asarray(lo, dtype=float),
+            "upper": np.asarray(hi, dtype=float),
+            "post_mean": summ["mean"].to_numpy(),
+            "post_lower": summ["lower"].to_numpy(),
+            "post_upper": summ["upper"].to_numpy(),
+        },
+        index=counts.strata,
+    )
     overall = None
-    # a Report
-    if hasattr(data, "table") and hasattr(data, "overall") and isinstance(data.table, pd.DataFrame):
-        frame = data.table
-        ov = data.overall
-        for est in ("posterior_weighted", "reweighted"):
-            if est in ov.index:
-                overall = {
-                    "estimate": float(ov.loc[est, "estimate"]),
-                    "lower": float(ov.loc[est, "lower"]),
-                    "upper": float(ov.loc[est, "upper"]),
-                    "label": "population-weighted (pooled)" if est == "posterior_weighted"
-                    else "population-weighted",
-                }
-                break
-        if overall is None and "unweighted" in ov.index:
-            overall = {
-                "estimate": float(ov.loc["unweighted", "estimate"]),
-                "lower": float(ov.loc["unweighted", "lower"]),
-                "upper": float(ov.loc["unweighted", "upper"]),
-                "label": "overall (test-set composition)",
-            }
-        data = frame
-    # a Posterior
-    if hasattr(data, "summary") and hasattr(data, "counts") and not isinstance(data, pd.DataFrame):
-        from bayeseval.intervals import proportion_ci
-
-        post = data
-        summ = post.summary(level=level)
-        counts = post.counts
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            lo, hi = proportion_ci(counts.successes, counts.trials, level=level, method="wilson")
-        frame = pd.DataFrame(
-            {
-                "trials": counts.trials,
-                "rate": counts.rates,
-                "lower": np.asarray(lo, dtype=float),
-                "upper": np.asarray(hi, dtype=float),
-                "post_mean": summ["mean"].to_numpy(),
-                "post_lower": summ["lower"].to_numpy(),
-                "post_upper": summ["upper"].to_numpy(),
-            },
-            index=counts.strata,
+    if counts.weights is not None:
+        draws = np.asarray(post.weighted(counts.weights))
+        a = (1 - level) / 2
+        overall = _overall_band(
+            draws.mean(), np.quantile(draws, a), np.quantile(draws, 1 - a), "population-weighted (pooled)"
         )
-        if counts.weights is not None:
-            draws = np.asarray(post.weighted(counts.weights))
-            a = (1 - level) / 2
-            overall = {
-                "estimate": float(draws.mean()),
-                "lower": float(np.quantile(draws, a)),
-                "upper": float(np.quantile(draws, 1 - a)),
-                "label": "population-weighted (pooled)",
-            }
-        return frame, overall
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(
-            f"data must be a Report, a Posterior or a DataFrame, got {type(data).__name__}"
-        )
+    return frame, overall
+
+
+@_forest_frame.register
+def _table_forest_frame(data: pd.DataFrame, level: float) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    overall = None
     if "weighted overall" in data.index and "post_mean" in data.columns:
         # compare_frequentist's last row: the population-weighted rate
         row = data.loc["weighted overall"]
-        if overall is None:
-            overall = {
-                "estimate": float(row["post_mean"]),
-                "lower": float(row["post_lower"]),
-                "upper": float(row["post_upper"]),
-                "label": "population-weighted (pooled)",
-            }
+        overall = _overall_band(
+            row["post_mean"], row["post_lower"], row["post_upper"], "population-weighted (pooled)"
+        )
         data = data.drop(index="weighted overall")
-    cols = set(data.columns)
-    if "post_mean" in cols or "posterior_mean" in cols:
+    if "post_mean" in data.columns or "posterior_mean" in data.columns:
         # Report.table layout: lower/upper are the frequentist bounds
         freq = (["lower", "wilson_lower", "freq_lower"], ["upper", "wilson_upper", "freq_upper"])
         post = (["post_mean", "posterior_mean"], ["post_lower", "posterior_lower"],
@@ -192,11 +226,13 @@ def forest(
         Interval level, used when ``data`` is a Posterior.
     overall : mapping, optional
         ``{"estimate": .., "lower": .., "upper": .., "label": ..}`` overriding the overall line.
-    ax : matplotlib Axes, optional
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when omitted.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
 
     Examples
     --------
@@ -206,7 +242,7 @@ def forest(
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['0', '1', '2']
     """
-    frame, ov = _forest_frame(data, level)
+    frame, ov = _dispatch(_forest_frame, data)(data, level)
     if overall is not None:
         ov = dict(overall)
     ax = _axes(ax, (7, max(2.5, 0.45 * len(frame) + 1.2)))
@@ -215,30 +251,34 @@ def forest(
     n = frame["trials"].to_numpy(dtype=float)
     nmax = max(float(np.nanmax(n)) if K else 1.0, 1.0)
     sizes = 15 + 135 * np.sqrt(np.nan_to_num(n) / nmax)
-    off = 0.17
     if ov is not None:
         ax.axvspan(ov["lower"], ov["upper"], color=_POST, alpha=0.10, lw=0)
         ax.axvline(ov["estimate"], color=_POST, ls="--", lw=1,
                    label=f"{ov.get('label', 'overall')}: {ov['estimate']:.3f}")
-    r = frame["rate"].to_numpy(dtype=float)
-    ax.errorbar(
-        r, y + off,
-        xerr=np.vstack([r - frame["lower"], frame["upper"] - r]).clip(min=0),
-        fmt="none", ecolor=_RAW, elinewidth=1.5, capsize=2, label="_raw_interval",
-    )
-    ax.scatter(r, y + off, s=sizes, color=_RAW, marker="o", zorder=3, label="raw rate, Wilson interval")
-    m = frame["post_mean"].to_numpy(dtype=float)
-    ax.errorbar(
-        m, y - off,
-        xerr=np.vstack([m - frame["post_lower"], frame["post_upper"] - m]).clip(min=0),
-        fmt="none", ecolor=_POST, elinewidth=1.5, capsize=2, label="_post_interval",
-    )
-    ax.scatter(m, y - off, s=sizes, color=_POST, marker="D", zorder=3,
-               label="pooled posterior, credible interval")
+    _interval_markers(ax, frame[["rate", "lower", "upper"]], y + 0.17, sizes, _RAW, "o",
+                      "raw rate, Wilson interval")
+    _interval_markers(ax, frame[["post_mean", "post_lower", "post_upper"]], y - 0.17, sizes, _POST, "D",
+                      "pooled posterior, credible interval")
+    _forest_axes(ax, frame.index, y, n)
+    return ax
+
+
+def _interval_markers(
+    ax: Any, cols: pd.DataFrame, y: np.ndarray, sizes: np.ndarray, color: str, marker: str, label: str
+) -> None:
+    """One row of the forest: point (column 0) with its interval (columns 1 and 2)."""
+    mid, lo, hi = (cols.iloc[:, j].to_numpy(dtype=float) for j in range(3))
+    ax.errorbar(mid, y, xerr=np.vstack([mid - lo, hi - mid]).clip(min=0), fmt="none", ecolor=color,
+                elinewidth=1.5, capsize=2, label="_interval")
+    ax.scatter(mid, y, s=sizes, color=color, marker=marker, zorder=3, label=label)
+
+
+def _forest_axes(ax: Any, index: pd.Index, y: np.ndarray, n: np.ndarray) -> None:
+    """Stratum names, trial counts, x range, grid and legend of the forest plot."""
     ax.set_yticks(y)
     # stratum names are user text: shown as written, never parsed as mathtext ("$$" would raise)
-    ax.set_yticklabels([f"{lab}" for lab in _labels(frame.index)], parse_math=False)
-    ax.set_ylim(-0.7, K - 0.3)
+    ax.set_yticklabels([f"{lab}" for lab in _labels(index)], parse_math=False)
+    ax.set_ylim(-0.7, len(index) - 0.3)
     for yi, ni in zip(y, n, strict=True):
         ax.annotate(f"n={int(ni)}" if np.isfinite(ni) else "", (1.0, yi), xycoords=("axes fraction", "data"),
                     xytext=(4, 0), textcoords="offset points", va="center", fontsize=8, color=_RAW)
@@ -247,7 +287,24 @@ def forest(
     ax.set_xlim(max(lo, -0.015 * (hi - max(lo, 0.0))), min(hi, 1.0 + 0.015 * hi))
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
-    return ax
+
+
+@functools.singledispatch
+def _trace_frame(trace: Any) -> tuple[pd.DataFrame, float | None]:
+    """The input of :func:`halfwidth_curve` as a DataFrame, plus the target it carries."""
+    raise TypeError(
+        f"trace must be a DataFrame, a simulation result or a Campaign, got {type(trace).__name__}"
+    )
+
+
+@_trace_frame.register
+def _table_trace(trace: pd.DataFrame) -> tuple[pd.DataFrame, float | None]:
+    return trace, None
+
+
+@_when_loaded(_trace_frame, "bayeseval.active.simulate", "SimulationResult")
+def _simulation_trace(result: Any) -> tuple[pd.DataFrame, float | None]:
+    return result.trace, result.settings.get("target_halfwidth")
 
 
 def halfwidth_curve(
@@ -262,7 +319,7 @@ def halfwidth_curve(
 
     Parameters
     ----------
-    trace : pandas.DataFrame, simulation result or Campaign
+    trace : pandas.DataFrame, SimulationResult or Campaign
         A DataFrame with columns ``labels`` and ``halfwidth`` (or
         ``max_halfwidth``); optional ``rule`` (one line per rule), ``repeat``
         (several simulated runs per rule: the median line and a ``band`` of
@@ -280,11 +337,13 @@ def halfwidth_curve(
         half-width after it stops, so late points summarise all runs.
     logx : bool, default False
         Symmetric-log x axis, for rules whose label counts differ by orders of magnitude.
-    ax : matplotlib Axes, optional
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when omitted.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
 
     Examples
     --------
@@ -295,52 +354,18 @@ def halfwidth_curve(
     >>> [t.get_text() for t in ax.get_legend().get_texts()]
     ['a', 'b', 'target 0.08']
     """
-    if hasattr(trace, "trace") and hasattr(trace, "settings"):  # active.simulate result
-        if target is None:
-            target = trace.settings.get("target_halfwidth")
-        trace = trace.trace
-    elif hasattr(trace, "history") and hasattr(trace, "forecast"):  # a live Campaign
-        trace, campaign_target = _campaign_trace(trace)
-        target = campaign_target if target is None else target
-    if not isinstance(trace, pd.DataFrame):
-        raise TypeError(
-            f"trace must be a DataFrame, a simulation result or a Campaign, got {type(trace).__name__}"
-        )
-    if "halfwidth" not in trace.columns and "max_halfwidth" in trace.columns:
-        trace = trace.rename(columns={"max_halfwidth": "halfwidth"})
-    for col in ("labels", "halfwidth"):
-        if col not in trace.columns:
-            raise ValueError(f"trace needs a column {col!r}; it has {list(trace.columns)}")
+    trace, carried = _dispatch(_trace_frame, trace)(trace)
+    target = carried if target is None else target
+    tr = _check_trace(trace)
     ax = _axes(ax)
-    tr = trace.copy()
-    if "rule" not in tr.columns:
-        tr["rule"] = "campaign"
-    if "kind" not in tr.columns:
-        tr["kind"] = "observed"
-    rules = list(pd.unique(tr["rule"]))
-    for i, rule in enumerate(rules):
-        color = _COLORS[i % len(_COLORS)]
+    for i, rule in enumerate(pd.unique(tr["rule"])):
         sub = tr[tr["rule"] == rule]
         for kind in ("observed", "forecast"):
             part = sub[sub["kind"] == kind]
-            if part.empty:
-                continue
-            style = "-" if kind == "observed" else "--"
-            label = str(rule) if kind == "observed" else f"{rule} (forecast)"
-            if "repeat" in part.columns and part["repeat"].nunique() > 1:
-                # each run is a step function of labels, held at its last value after it
-                # stops; the median and the band are taken across runs on the common grid
-                wide = part.pivot_table(index="labels", columns="repeat", values="halfwidth",
-                                        aggfunc="last").sort_index().ffill()
-                grid = wide.index.to_numpy(dtype=float)
-                vals = wide.to_numpy(dtype=float)
-                ax.plot(grid, np.nanmedian(vals, axis=1), style, color=color, lw=1.8, label=label)
-                lo = np.nanquantile(vals, band[0], axis=1)
-                hi = np.nanquantile(vals, band[1], axis=1)
-                ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0)
-            else:
-                med = part.groupby("labels")["halfwidth"].median()
-                ax.plot(med.index, med.to_numpy(), style, color=color, lw=1.8, label=label)
+            if not part.empty:
+                label = str(rule) if kind == "observed" else f"{rule} (forecast)"
+                style = "-" if kind == "observed" else "--"
+                _halfwidth_line(ax, part, band, style, _COLORS[i % len(_COLORS)], label)
     if target is not None:
         ax.axhline(target, color="black", ls=":", lw=1, label=f"target {target:g}")
     if logx:
@@ -354,6 +379,41 @@ def halfwidth_curve(
     return ax
 
 
+def _check_trace(trace: pd.DataFrame) -> pd.DataFrame:
+    """A copy of the trace with columns labels, halfwidth, rule and kind."""
+    if "halfwidth" not in trace.columns and "max_halfwidth" in trace.columns:
+        trace = trace.rename(columns={"max_halfwidth": "halfwidth"})
+    for col in ("labels", "halfwidth"):
+        if col not in trace.columns:
+            raise ValueError(f"trace needs a column {col!r}; it has {list(trace.columns)}")
+    tr = trace.copy()
+    if "rule" not in tr.columns:
+        tr["rule"] = "campaign"
+    if "kind" not in tr.columns:
+        tr["kind"] = "observed"
+    return tr
+
+
+def _halfwidth_line(ax: Any, part: pd.DataFrame, band: tuple[float, float], style: str, color: str,
+                    label: str) -> None:
+    """One rule's line: the median over repeats with a quantile band, or the single run."""
+    if "repeat" in part.columns and part["repeat"].nunique() > 1:
+        # each run is a step function of labels, held at its last value after it
+        # stops; the median and the band are taken across runs on the common grid
+        wide = part.pivot_table(index="labels", columns="repeat", values="halfwidth",
+                                aggfunc="last").sort_index().ffill()
+        grid = wide.index.to_numpy(dtype=float)
+        vals = wide.to_numpy(dtype=float)
+        ax.plot(grid, np.nanmedian(vals, axis=1), style, color=color, lw=1.8, label=label)
+        lo = np.nanquantile(vals, band[0], axis=1)
+        hi = np.nanquantile(vals, band[1], axis=1)
+        ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0)
+    else:
+        med = part.groupby("labels")["halfwidth"].median()
+        ax.plot(med.index, med.to_numpy(), style, color=color, lw=1.8, label=label)
+
+
+@_when_loaded(_trace_frame, "bayeseval.active.campaign", "Campaign")
 def _campaign_trace(campaign: Any) -> tuple[pd.DataFrame, float | None]:
     """Observed (labels, max half-width) per proposal round of a Campaign, plus its forecast."""
     rows = []
@@ -397,13 +457,21 @@ def allocation(
         rules ``proportional``, ``optimal`` and (with ``minimum``)
         ``optimal + minimum`` are computed with :func:`bayeseval.planning.allocate`
         from ``total``, ``weights``, ``rates`` and ``minimum``.
-    total, weights, rates, minimum
-        Arguments of :func:`~bayeseval.planning.allocate`, used when ``data`` is None.
-    ax : matplotlib Axes, optional
+    total : int, optional
+        Labels to allocate (see :func:`~bayeseval.planning.allocate`), used when ``data`` is None.
+    weights : mapping or sequence of float, optional
+        Population shares of the strata, used when ``data`` is None.
+    rates : mapping or sequence of float, optional
+        Planning rates of the strata (optimal allocation), used when ``data`` is None.
+    minimum : int or mapping, optional
+        Minimum labels per stratum of the third rule, used when ``data`` is None.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when omitted.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
 
     Examples
     --------
@@ -413,9 +481,10 @@ def allocation(
     """
     if data is None:
         if total is None or weights is None:
-            raise ValueError("give data, or total and weights (and rates) to compute allocations")
-        from bayeseval.planning import allocate
-
+            raise ValueError(
+                f"give data, or total and weights (and rates) to compute allocations, got "
+                f"total={total!r}, weights={weights!r}"
+            )
         frame = pd.DataFrame(
             {
                 "proportional": allocate(total, weights, rates, method="proportional"),
@@ -463,22 +532,23 @@ def sample_size_curve(
     halfwidths : sequence of float, optional
         Half-widths on the x axis; default 0.01 to 0.15.
     level : float, default 0.95
+        Level of the planned interval.
     method : {"normal", "wilson", "clopper_pearson"}
         Passed to :func:`bayeseval.planning.sample_size`.
-    ax : matplotlib Axes, optional
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when omitted.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
 
     Examples
     --------
     >>> ax = sample_size_curve([0.7], halfwidths=[0.05, 0.1])
-    >>> ax.lines[0].get_ydata().tolist()  # SPEC section 3 table: 323 and 81
+    >>> ax.lines[0].get_ydata().tolist()  # ceil(1.96**2 * 0.7 * 0.3 / e**2) at e = 0.05, 0.1
     [323.0, 81.0]
     """
-    from bayeseval.planning import sample_size
-
     hw = np.asarray(halfwidths if halfwidths is not None else np.linspace(0.01, 0.15, 57), dtype=float)
     ax = _axes(ax)
     for i, r in enumerate(rates):
@@ -490,6 +560,57 @@ def sample_size_curve(
     ax.grid(which="both", alpha=0.3)
     ax.legend(fontsize=8, frameon=False)
     return ax
+
+
+@functools.singledispatch
+def _ppc_frame(data: Any, level: float, random_seed: Any) -> tuple[pd.DataFrame, np.ndarray | None, float]:
+    """The input of :func:`ppc` as columns observed, lower, upper (rates), the strata a check
+    flagged (or None) and the level."""
+    raise TypeError(f"data must be a Posterior, a PPCResult or a DataFrame, got {type(data).__name__}")
+
+
+@_ppc_frame.register
+def _table_ppc_frame(data: pd.DataFrame, level: float, random_seed: Any) -> tuple[pd.DataFrame, np.ndarray | None, float]:
+    if {"successes", "trials", "pred_lower", "pred_upper"} <= set(data.columns):
+        # predictive interval of the count: divide by trials to compare rates
+        n = data["trials"].to_numpy(dtype=float)
+        n = np.where(n > 0, n, np.nan)
+        columns = {
+            "observed": data["successes"].to_numpy(dtype=float) / n,
+            "lower": data["pred_lower"].to_numpy(dtype=float) / n,
+            "upper": data["pred_upper"].to_numpy(dtype=float) / n,
+        }
+    else:
+        columns = {
+            "observed": _pick(data, ["observed", "rate", "raw_rate"], "the observed rate"),
+            "lower": _pick(data, ["lower", "rep_lower"], "the predictive lower bound"),
+            "upper": _pick(data, ["upper", "rep_upper"], "the predictive upper bound"),
+        }
+    flag = data["flag"].fillna(False).to_numpy(dtype=bool) if "flag" in data.columns else None
+    return pd.DataFrame(columns, index=data.index), flag, level
+
+
+@_when_loaded(_ppc_frame, "bayeseval.checks", "PPCResult")
+def _check_ppc_frame(result: Any, level: float, random_seed: Any) -> tuple[pd.DataFrame, np.ndarray | None, float]:
+    return _table_ppc_frame(result.table, float(result.level), random_seed)
+
+
+@_when_loaded(_ppc_frame, "bayeseval.models.posterior", "Posterior")
+def _posterior_ppc_frame(post: Any, level: float, random_seed: Any) -> tuple[pd.DataFrame, np.ndarray | None, float]:
+    rep = np.asarray(post.sample_predictive(random_seed=random_seed), dtype=float)
+    n = post.counts.trials.to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rr = rep / np.where(n > 0, n, np.nan)[None, :]
+    a = (1 - level) / 2
+    frame = pd.DataFrame(
+        {
+            "observed": post.counts.rates.to_numpy(),
+            "lower": np.nanquantile(rr, a, axis=0) if rr.size else [],
+            "upper": np.nanquantile(rr, 1 - a, axis=0) if rr.size else [],
+        },
+        index=post.counts.strata,
+    )
+    return frame, None, level
 
 
 def ppc(
@@ -515,11 +636,13 @@ def ppc(
         Level of the predictive interval when it is computed here.
     random_seed : int, optional
         Seed for the replicated counts.
-    ax : matplotlib Axes, optional
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when omitted.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
 
     Examples
     --------
@@ -529,57 +652,28 @@ def ppc(
     >>> len(ax.get_xticklabels())
     3
     """
-    flag = None
-    if hasattr(data, "table") and hasattr(data, "global_table"):  # checks.PPCResult
-        level = float(getattr(data, "level", level))
-        data = data.table
-    if isinstance(data, pd.DataFrame):
-        if {"successes", "trials", "pred_lower", "pred_upper"} <= set(data.columns):
-            # predictive interval of the count: divide by trials to compare rates
-            n = data["trials"].to_numpy(dtype=float)
-            n = np.where(n > 0, n, np.nan)
-            frame = pd.DataFrame(
-                {
-                    "observed": data["successes"].to_numpy(dtype=float) / n,
-                    "lower": data["pred_lower"].to_numpy(dtype=float) / n,
-                    "upper": data["pred_upper"].to_numpy(dtype=float) / n,
-                },
-                index=data.index,
-            )
-        else:
-            frame = pd.DataFrame(
-                {
-                    "observed": _pick(data, ["observed", "rate", "raw_rate"], "the observed rate"),
-                    "lower": _pick(data, ["lower", "rep_lower"], "the predictive lower bound"),
-                    "upper": _pick(data, ["upper", "rep_upper"], "the predictive upper bound"),
-                },
-                index=data.index,
-            )
-        if "flag" in data.columns:
-            flag = data["flag"].fillna(False).to_numpy(dtype=bool)
-    elif hasattr(data, "sample_predictive"):
-        rep = np.asarray(data.sample_predictive(random_seed=random_seed), dtype=float)
-        n = data.counts.trials.to_numpy(dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rr = rep / np.where(n > 0, n, np.nan)[None, :]
-        a = (1 - level) / 2
-        frame = pd.DataFrame(
-            {
-                "observed": data.counts.rates.to_numpy(),
-                "lower": np.nanquantile(rr, a, axis=0) if rr.size else [],
-                "upper": np.nanquantile(rr, 1 - a, axis=0) if rr.size else [],
-            },
-            index=data.counts.strata,
-        )
-    else:
-        raise TypeError(
-            f"data must be a Posterior, a PPCResult or a DataFrame, got {type(data).__name__}"
-        )
+    frame, flag, level = _dispatch(_ppc_frame, data)(data, level, random_seed)
     ax = _axes(ax, (max(5, 0.7 * len(frame) + 2), 4))
     x = np.arange(len(frame))
     mid = (frame["lower"] + frame["upper"]) / 2
     ax.errorbar(x, mid, yerr=np.vstack([mid - frame["lower"], frame["upper"] - mid]), fmt="none",
                 ecolor=_POST, elinewidth=6, alpha=0.35, label=f"{100 * level:g}% predictive interval")
+    _ppc_points(ax, x, frame, flag)
+    ax.set_xticks(x)
+    labels = _labels(frame.index)
+    # tilt the names when there are many strata or the names are long enough to collide
+    tilt = len(frame) > 6 or max((len(str(t)) for t in labels), default=0) * len(frame) > 60
+    ax.set_xticklabels(labels, rotation=30 if tilt else 0, ha="right" if tilt else "center",
+                       parse_math=False)
+    ax.set_ylabel("rate")
+    ax.set_title("posterior predictive check", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def _ppc_points(ax: Any, x: np.ndarray, frame: pd.DataFrame, flag: np.ndarray | None) -> None:
+    """Observed rates: red where flagged (or outside without a check), orange outside only."""
     obs = frame["observed"].to_numpy(dtype=float)
     outside = (obs < frame["lower"].to_numpy()) | (obs > frame["upper"].to_numpy())
     if flag is None:
@@ -596,17 +690,6 @@ def ppc(
         ax.scatter([], [], c=_FLAG, s=30, label=flag_label)
     if mild.any():
         ax.scatter([], [], c=_MILD, s=30, label="outside the interval, not flagged")
-    ax.set_xticks(x)
-    labels = _labels(frame.index)
-    # tilt the names when there are many strata or the names are long enough to collide
-    tilt = len(frame) > 6 or max((len(str(t)) for t in labels), default=0) * len(frame) > 60
-    ax.set_xticklabels(labels, rotation=30 if tilt else 0, ha="right" if tilt else "center",
-                       parse_math=False)
-    ax.set_ylabel("rate")
-    ax.set_title("posterior predictive check", fontsize=10)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
-    return ax
 
 
 def coverage(
@@ -632,11 +715,13 @@ def coverage(
     by : str, optional
         Column that groups the points (one colour per value); defaults to
         ``"configuration"`` when that column exists with several values.
-    ax : matplotlib Axes, optional
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when omitted.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
 
     Examples
     --------
@@ -662,18 +747,7 @@ def coverage(
     for j, (key, part) in enumerate(groups):
         x = np.array([x_of[m] for m in part["method"]], dtype=float) + (j - (G - 1) / 2) * width
         cov = part["coverage"].to_numpy(dtype=float)
-        if {"lower", "upper"} <= set(part.columns):
-            err = np.vstack([cov - part["lower"].to_numpy(float), part["upper"].to_numpy(float) - cov])
-        elif "mc_se" in part.columns:
-            se = part["mc_se"].to_numpy(float)
-            err = np.vstack([1.96 * se, 1.96 * se])
-        elif "n_sims" in part.columns:
-            se = np.sqrt(cov * (1 - cov) / part["n_sims"].to_numpy(float))
-            err = np.vstack([1.96 * se, 1.96 * se])
-        else:
-            err = None
-        if err is not None:  # a coverage band stays inside [0, 1]
-            err = np.vstack([np.minimum(err[0], cov), np.minimum(err[1], 1 - cov)])
+        err = _coverage_errors(part, cov)
         color = _COLORS[j % len(_COLORS)]
         ax.errorbar(x, cov, yerr=err, fmt="o", color=color, capsize=3,
                     label=str(key) if key is not None else "coverage")
@@ -683,4 +757,129 @@ def coverage(
     ax.grid(axis="y", alpha=0.3)
     ax.axhline(nominal, color="black", ls="--", lw=1, label=f"nominal {nominal:g}")
     ax.legend(fontsize=8, frameon=False)
+    return ax
+
+
+def _coverage_errors(part: pd.DataFrame, cov: np.ndarray) -> np.ndarray | None:
+    """Error bars of the coverage: given bounds, +/- 1.96 Monte Carlo SE, or none; kept in [0, 1]."""
+    if {"lower", "upper"} <= set(part.columns):
+        err = np.vstack([cov - part["lower"].to_numpy(float), part["upper"].to_numpy(float) - cov])
+    elif "mc_se" in part.columns:
+        se = part["mc_se"].to_numpy(float)
+        err = np.vstack([1.96 * se, 1.96 * se])
+    elif "n_sims" in part.columns:
+        se = np.sqrt(cov * (1 - cov) / part["n_sims"].to_numpy(float))
+        err = np.vstack([1.96 * se, 1.96 * se])
+    else:
+        return None
+    return np.vstack([np.minimum(err[0], cov), np.minimum(err[1], 1 - cov)])
+
+
+# -- one entry point for result objects ------------------------------------------------------
+@functools.singledispatch
+def _plot(result: Any, ax: Any = None, **kwargs: Any) -> Any:
+    raise TypeError(
+        "plot() draws a Report, Posterior, PPCResult, SimulationResult, Campaign or "
+        f"StratifiedRisk (or a type registered with plot.register), got {type(result).__name__}"
+    )
+
+
+def plot(result: Any, ax: Any = None, **kwargs: Any) -> Any:
+    """Draw the default plot of a result object, chosen by the result's type.
+
+    ==================  ===============================================================
+    type                plot
+    ==================  ===============================================================
+    Report              :func:`forest` (``kind="ppc"``: :func:`ppc` of its posterior)
+    Posterior           :func:`forest`
+    PPCResult           :func:`ppc`
+    SimulationResult    :func:`halfwidth_curve`
+    Campaign            :func:`halfwidth_curve`
+    StratifiedRisk      each stratum's rate and interval with the population estimate
+    ==================  ===============================================================
+
+    The results' ``.plot()`` methods call this function. Other types can be added with
+    ``plot.register(SomeType)`` (:func:`functools.singledispatch`).
+
+    Parameters
+    ----------
+    result : object
+        A result of one of the types above.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when omitted.
+    **kwargs
+        Passed to the plotting function of the type (e.g. ``level`` for a Posterior).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Raises
+    ------
+    TypeError
+        When no plot is registered for ``type(result)``.
+
+    Examples
+    --------
+    >>> from bayeseval.models import fit_hierarchical
+    >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], random_seed=0, draws=500)
+    >>> ax = plot(post)
+    >>> len(ax.get_yticklabels())
+    3
+    """
+    return _dispatch(_plot, result)(result, ax=ax, **kwargs)
+
+
+plot.register = _plot.register  # type: ignore[attr-defined]
+
+
+@_when_loaded(_plot, "bayeseval.report", "Report")
+def _plot_report(report: Any, ax: Any = None, kind: str = "forest", **kwargs: Any) -> Any:
+    if kind == "forest":
+        return forest(report, ax=ax, **kwargs)
+    if kind == "ppc":
+        if report.posterior is None:
+            raise ValueError("kind='ppc' needs the pooled posterior, which was not fitted")
+        return ppc(report.posterior, ax=ax, **kwargs)
+    raise ValueError(f"kind must be 'forest' or 'ppc', got {kind!r}")
+
+
+@_when_loaded(_plot, "bayeseval.models.posterior", "Posterior")
+def _plot_posterior(post: Any, ax: Any = None, **kwargs: Any) -> Any:
+    return forest(post, ax=ax, **kwargs)
+
+
+@_when_loaded(_plot, "bayeseval.checks", "PPCResult")
+def _plot_ppc_result(result: Any, ax: Any = None, **kwargs: Any) -> Any:
+    return ppc(result, ax=ax, **kwargs)
+
+
+@_when_loaded(_plot, "bayeseval.active.simulate", "SimulationResult")
+def _plot_simulation(result: Any, ax: Any = None, **kwargs: Any) -> Any:
+    return halfwidth_curve(result, ax=ax, **kwargs)
+
+
+@_when_loaded(_plot, "bayeseval.active.campaign", "Campaign")
+def _plot_campaign(campaign: Any, ax: Any = None, **kwargs: Any) -> Any:
+    return halfwidth_curve(campaign, ax=ax, **kwargs)
+
+
+@_when_loaded(_plot, "bayeseval.stratified", "StratifiedRisk")
+def _plot_stratified(risk: Any, ax: Any = None) -> Any:
+    """Each stratum's rate and interval (area ~ population share) with the population estimate."""
+    table = risk.table
+    ax = _axes(ax, (7, max(2.5, 0.4 * len(table) + 1.2)))
+    y = np.arange(len(table))[::-1].astype(float)
+    w = table["weight"].to_numpy(dtype=float)
+    sizes = 15 + 135 * np.sqrt(np.nan_to_num(w) / max(float(np.nanmax(w)) if len(w) else 1.0, 1e-12))
+    ax.axvspan(risk.ci[0], risk.ci[1], color=_POST, alpha=0.10, lw=0)
+    ax.axvline(risk.estimate, color=_POST, ls="--", lw=1, label=f"population estimate: {risk.estimate:.3f}")
+    _interval_markers(ax, table[["rate", "lower", "upper"]], y, sizes, _RAW, "o",
+                      f"stratum rate, {risk.method} interval (area ~ population share)")
+    ax.set_yticks(y)
+    ax.set_yticklabels(_labels(table.index), parse_math=False)
+    ax.set_xlabel("rate")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=1, fontsize=8, frameon=False)
     return ax

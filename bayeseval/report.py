@@ -27,11 +27,18 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from bayeseval import plots
+from bayeseval._results import Result
 from bayeseval._validation import check_level, check_method, check_random_seed, check_weights
 from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
+from bayeseval.checks import compare_frequentist, posterior_predictive_check
 from bayeseval.counts import Counts, stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import Metric, get_metric
+from bayeseval.models import fit_hierarchical
+from bayeseval.models.priors import resolve_prior
+from bayeseval.planning import sample_size
+from bayeseval.stratified import stratified_risk
 
 __all__ = ["Finding", "Report", "evaluate"]
 
@@ -80,8 +87,8 @@ _COLUMN_DOC = {
 }
 
 
-@dataclass
-class Report:
+@dataclass(repr=False)
+class Report(Result):
     """The result of :func:`evaluate`: tables, checks and warnings for one evaluation.
 
     Parameters
@@ -396,9 +403,7 @@ class Report:
         bytes
             The PNG file's bytes.
         """
-        from matplotlib.figure import Figure
-
-        from bayeseval import plots
+        from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
 
         height = max(2.5, 0.45 * len(self.table) + 1.2)
         fig = Figure(figsize=(7, height))
@@ -533,17 +538,9 @@ class Report:
         Returns
         -------
         matplotlib.axes.Axes
-            The axes drawn on.
+            The axes drawn on (see :func:`bayeseval.plots.plot`).
         """
-        from bayeseval import plots
-
-        if kind == "forest":
-            return plots.forest(self, ax=ax, **kwargs)
-        if kind == "ppc":
-            if self.posterior is None:
-                raise ValueError("kind='ppc' needs the pooled posterior, which was not fitted")
-            return plots.ppc(self.posterior, ax=ax, **kwargs)
-        raise ValueError(f"kind must be 'forest' or 'ppc', got {kind!r}")
+        return plots.plot(self, ax=ax, kind=kind, **kwargs)
 
 
 def _strata(n: int) -> str:
@@ -693,8 +690,6 @@ def _check_arguments(
 ) -> _Settings:
     """Validate every argument of :func:`evaluate` before any work is done."""
     _check_row_arguments(data, y_true, y_pred, strata, pos_label)
-    from bayeseval.models.priors import resolve_prior
-
     engine = check_method(kw["engine"], _ENGINES, "engine")
     model = check_method(kw["model"], _MODELS, "model")
     if model == "logit_normal" and engine != "pymc":
@@ -718,8 +713,8 @@ def _check_arguments(
 
 
 # -- evaluate: sections that return data ---------------------------------------------------------
-@dataclass(frozen=True)
-class Finding:
+@dataclass(frozen=True, repr=False)
+class Finding(Result):
     """One thing :func:`evaluate` found, as data: a short flag, the strata and a message.
 
     Rendering (text, HTML, Markdown) only formats findings; the report's
@@ -749,6 +744,21 @@ class Finding:
     strata: tuple[Any, ...]
     message: str
     severity: str = "warning"
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The finding as a tidy table: one row per stratum it concerns (one row if none).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``flag``, ``stratum`` (None for a finding about the whole evaluation),
+            ``message`` and ``severity``.
+        """
+        strata = list(self.strata) or [None]
+        return pd.DataFrame(
+            {"flag": self.flag, "stratum": strata, "message": self.message, "severity": self.severity}
+        )
 
 
 @dataclass
@@ -815,9 +825,6 @@ def _pooled_section(counts: Counts, cfg: _Settings) -> _Pooled:
     if not bool((counts.trials > 0).any()):
         return _Pooled(findings=[Finding(
             "no trials", (), "No stratum has any trials: there is nothing to estimate.")])
-    from bayeseval.checks import compare_frequentist, posterior_predictive_check
-    from bayeseval.models import fit_hierarchical
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BayesevalWarning)
         post = fit_hierarchical(
@@ -901,8 +908,6 @@ def _overall_section(
 
 def _reweighted(counts: Counts, level: float) -> tuple[Any, list[float], list[Finding]]:
     """The reweighted rate, or why it is undefined (a stratum with a share but no trials)."""
-    from bayeseval.stratified import stratified_risk
-
     w = counts.weights
     missing = list(counts.strata[((w > 0) & (counts.trials == 0)).to_numpy()])
     if missing:
@@ -1033,8 +1038,6 @@ def _flags(index: pd.Index, findings: Sequence[Finding]) -> list[str]:
 
 
 def _extra_needed(rate: float, trials: int, target: float, level: float) -> float:
-    from bayeseval.planning import sample_size
-
     r = min(max(rate, 0.0), 1.0)
     need = sample_size(halfwidth=target, rate=r, level=level, method="wilson")
     return float(max(0, int(need) - int(trials)))
@@ -1119,6 +1122,11 @@ def evaluate(
         random_seed=random_seed,
     )
     counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
+    return _build_report(counts, metric_name, cfg)
+
+
+def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
+    """Run every section of :func:`evaluate` on ``counts`` and gather their data in a Report."""
     table = _frequentist_table(counts, cfg.level)
     pooled = _pooled_section(counts, cfg)
     if pooled.post is not None:

@@ -93,7 +93,7 @@ def test_make_strata_draws_rates_from_beta():
 
 def test_make_pool_rates_confidence_and_seed():
     rates = [0.05, 0.1, 0.2, 0.4]
-    pool = datasets.make_pool(80_000, 4, rates=rates, shares=[0.4, 0.3, 0.2, 0.1], random_seed=3)
+    pool = datasets.make_pool(80_000, 4, rates=rates, weights=[0.4, 0.3, 0.2, 0.1], random_seed=3)
     assert pool.attrs["rates"] == dict(zip(["s1", "s2", "s3", "s4"], rates, strict=True))
     by = pool.groupby("stratum", observed=True)
     n = by.size()
@@ -105,7 +105,7 @@ def test_make_pool_rates_confidence_and_seed():
     assert (np.abs((1 - by["confidence"].mean()) - rates) < 0.005).all()
     assert ((pool["y_true"] != pool["y_pred"]).astype(int) == pool["error"]).all()
     pd.testing.assert_frame_equal(
-        pool, datasets.make_pool(80_000, 4, rates=rates, shares=[0.4, 0.3, 0.2, 0.1], random_seed=3)
+        pool, datasets.make_pool(80_000, 4, rates=rates, weights=[0.4, 0.3, 0.2, 0.1], random_seed=3)
     )
 
 

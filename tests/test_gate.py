@@ -19,13 +19,13 @@ def test_gate_flags_exactly_the_strata_that_miss_each_criterion():
     expected_fail = [s for s, n, h in zip("abc", [50, 400, 120], hw, strict=True) if n < 100 or h > 0.05]
     assert list(res.failing.index) == expected_fail
     assert not res.passed
-    assert "FAILED" in res.summary() and "a" in res.summary()
+    assert "FAILED" in res.to_text() and "a" in res.to_text()
 
 
 def test_gate_passes_when_every_stratum_is_wide_enough_and_large_enough():
     res = gate(Counts.from_arrays([100, 90], [1000, 900], strata=["x", "y"]), max_halfwidth=0.03)
     assert res.passed
-    assert res.summary().startswith("PASSED")
+    assert res.to_text().startswith("PASSED")
 
 
 def test_gate_on_a_frame_counts_the_metric_trials():

@@ -106,19 +106,16 @@ def test_rows_need_column_names_and_strata_of_the_right_type():
 
 
 def test_a_failing_model_or_check_surfaces_instead_of_a_silent_fallback(monkeypatch):
-    import bayeseval.checks
-    import bayeseval.models
-
     assert not hasattr(report, "_ppc_fallback")
 
     def broken(*a, **k):
         raise RuntimeError("broken check")
 
-    monkeypatch.setattr(bayeseval.checks, "posterior_predictive_check", broken)
+    monkeypatch.setattr(report, "posterior_predictive_check", broken)
     with pytest.raises(RuntimeError, match="broken check"):
         evaluate(COUNTS, random_seed=0)
     monkeypatch.undo()
-    monkeypatch.setattr(bayeseval.models, "fit_hierarchical", broken)
+    monkeypatch.setattr(report, "fit_hierarchical", broken)
     with pytest.raises(RuntimeError, match="broken check"):
         evaluate(COUNTS, random_seed=0)
 

@@ -171,12 +171,13 @@ def test_coverage_nominal_line_and_groups():
 
 
 def test_halfwidth_curve_accepts_simulation_results():
-    from types import SimpleNamespace
+    from bayeseval.active.simulate import SimulationResult
 
     # runs stop at different label counts: each is held at its last value afterwards
     trace = pd.DataFrame({"rule": "uniform", "repeat": [0, 0, 0, 1, 1],
                           "labels": [0, 10, 20, 0, 10], "max_halfwidth": [0.5, 0.2, 0.1, 0.5, 0.3]})
-    res = SimpleNamespace(trace=trace, settings={"target_halfwidth": 0.1})
+    res = SimulationResult(table=pd.DataFrame(), trace=trace, true_rates=pd.Series(dtype=float),
+                           intervals=pd.DataFrame(), settings={"target_halfwidth": 0.1})
     ax = plots.halfwidth_curve(res, logx=True)
     line = [ln for ln in ax.lines if ln.get_label() == "uniform"][0]
     # medians across the two runs: (0.5, 0.5), (0.2, 0.3), (0.1, 0.3 held)

@@ -27,7 +27,7 @@ def pool():
     # s6 has true error rate 0 (so a rate-0 stratum) and a tiny share of the pool
     return make_pool(
         3000, 6, rates=[0.02, 0.05, 0.1, 0.2, 0.3, 0.0],
-        shares=[0.4, 0.3, 0.15, 0.1, 0.04, 0.01], random_seed=0,
+        weights=[0.4, 0.3, 0.15, 0.1, 0.04, 0.01], random_seed=0,
     )
 
 

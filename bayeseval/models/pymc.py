@@ -56,6 +56,9 @@ from scipy import special, stats
 from bayeseval._validation import check_positive_int, check_probability, make_rng
 from bayeseval._warnings import ConvergenceWarning
 from bayeseval.counts import Counts, stratum_labels
+from bayeseval.models.exact import prior_offsets
+from bayeseval.models.posterior import Posterior
+from bayeseval.models.priors import resolve_prior
 from bayeseval.models.robust import DEFAULT_OUTLIER_PROB
 
 __all__ = [
@@ -185,55 +188,20 @@ def fit_pymc(
     >>> post = fit_pymc(counts, draws=1000, random_seed=1)  # doctest: +SKIP
     >>> post.summary()[["mean", "lower", "upper"]].round(2)  # doctest: +SKIP
     """
-    from bayeseval.models.exact import prior_offsets
-    from bayeseval.models.posterior import Posterior
-    from bayeseval.models.priors import resolve_prior
-
-    if not isinstance(counts, Counts):
-        raise TypeError(f"counts must be a bayeseval Counts object, got {type(counts).__name__}")
-    if len(counts) == 0:
-        raise ValueError("counts has no strata")
-    if not isinstance(model, str) or model.lower() not in MODELS:
-        raise ValueError(f"unknown model {model!r}; valid choices are {list(MODELS)}")
-    model = model.lower()
-    valid = _PARAMETRIZATIONS[model]
-    if parametrization is None:
-        parametrization = valid[0]
-    if not isinstance(parametrization, str) or parametrization.lower() not in valid:
-        raise ValueError(
-            f"unknown parametrization {parametrization!r} for model={model!r}; valid choices "
-            f"are {list(valid)}"
-        )
-    parametrization = parametrization.lower()
+    model, parametrization = _check_model(counts, model, parametrization, covariates, factors)
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
     target_accept = check_probability(target_accept, "target_accept", open_interval=True)
     outlier_prob = check_probability(outlier_prob, "outlier_prob", open_interval=True)
-    if model != "logit_normal" and (covariates is not None or factors):
-        raise ValueError(f"covariates and factors need model='logit_normal', got model={model!r}")
-
+    prior_obj = _model_prior(model, prior)
     s = counts.successes.to_numpy().astype(np.int64)
     n = counts.trials.to_numpy().astype(np.int64)
     labels = stratum_labels(counts.strata)
     raw_offsets = prior_offsets(prior_mean, counts)
     offsets = np.zeros(len(counts)) if raw_offsets is None else raw_offsets
-
-    if model == "logit_normal":
-        if not (prior is None or (isinstance(prior, str) and prior.lower() == "default")):
-            raise ValueError(
-                "model='logit_normal' has fixed weakly informative priors and takes "
-                f"prior='default' only, got prior={prior!r}"
-            )
-        prior_obj: Any = "default"
-    else:
-        prior_obj = resolve_prior(prior)
-
     rng = make_rng(random_seed)
     pm_seed = int(rng.integers(2**31 - 1))
-    draws_per_chain = math.ceil(draws / chains)
-
-    import pymc as pm
 
     if model == "logit_normal":
         pm_model, hyper_names = _logit_normal_model(
@@ -242,56 +210,21 @@ def fit_pymc(
     elif model == "robust":
         pm_model, hyper_names = _robust_model(s, n, labels, offsets, prior_obj, outlier_prob)
     else:
-        pm_model, hyper_names = _beta_binomial_model(
-            s, n, labels, offsets, prior_obj, parametrization
-        )
+        pm_model, hyper_names = _beta_binomial_model(s, n, labels, offsets, prior_obj, parametrization)
+    sample_kwargs = {
+        "draws": math.ceil(draws / chains), "tune": tune, "chains": chains, "random_seed": pm_seed,
+        "target_accept": target_accept, "progressbar": progressbar,
+        "cores": 1, "compute_convergence_checks": False, **kwargs,
+    }
+    idata, elapsed = _sample(pm_model, sample_kwargs)
 
-    sample_kwargs = {"cores": 1, "compute_convergence_checks": False, **kwargs}
-    start = time.perf_counter()
-    with pm_model:
-        idata = pm.sample(
-            draws=draws_per_chain,
-            tune=tune,
-            chains=chains,
-            random_seed=pm_seed,
-            target_accept=target_accept,
-            progressbar=progressbar,
-            **sample_kwargs,
-        )
-    elapsed = time.perf_counter() - start
-
-    post = idata.posterior
-    n_chains, n_per = post.sizes["chain"], post.sizes["draw"]
-    hyper: dict[str, np.ndarray] = {}
-    for name in hyper_names:
-        values = post[name].to_numpy().reshape(n_chains * n_per, -1)
-        if name == "coef":  # one entry per covariate
-            for j, cov in enumerate(post["covariate"].to_numpy()):
-                hyper[f"coef_{cov}"] = values[:, j]
-        else:
-            hyper[name] = values[:, 0]
-
-    if "theta" in post:
-        theta = post["theta"].to_numpy().reshape(n_chains * n_per, -1)
-    else:  # marginal forms: draw theta from its exact conditional given the hyperparameters
-        mu_k = special.expit(special.logit(hyper["mu"])[:, None] + offsets[None, :])
-        kappa = hyper["kappa"][:, None]
-        if model == "robust":
-            theta = _robust_theta(s, n, mu_k, kappa, outlier_prob, rng)
-        else:
-            theta = rng.beta(mu_k * kappa + s, (1.0 - mu_k) * kappa + (n - s))
-        _add_to_posterior(idata, "theta", theta.reshape(n_chains, n_per, -1), labels)
-
-    if "mu" in hyper and "kappa" in hyper:  # alpha = mu kappa, beta = (1 - mu) kappa
-        post["alpha"] = post["mu"] * post["kappa"]
-        post["beta"] = (1.0 - post["mu"]) * post["kappa"]
-    _add_log_likelihood(idata, theta.reshape(n_chains, n_per, -1), s, n, labels)
-
+    hyper = _hyper_draws(idata.posterior, hyper_names)
+    theta = _theta_draws(idata, hyper, (s, n, offsets, labels), model, outlier_prob, rng)
     diagnostics = check_convergence(idata, var_names=hyper_names + ["theta"], model=model)
     diagnostics.update(
         {
-            "chains": int(n_chains),
-            "draws_per_chain": int(n_per),
+            "chains": int(idata.posterior.sizes["chain"]),
+            "draws_per_chain": int(idata.posterior.sizes["draw"]),
             "tune": int(tune),
             "target_accept": float(target_accept),
             "parametrization": parametrization,
@@ -312,6 +245,97 @@ def fit_pymc(
         idata=idata,
         diagnostics=diagnostics,
     )
+
+
+def _check_model(
+    counts: Any, model: Any, parametrization: Any, covariates: Any, factors: Any
+) -> tuple[str, str]:
+    """The counts, the model name and its parametrisation (lower case; the model's default)."""
+    if not isinstance(counts, Counts):
+        raise TypeError(f"counts must be a bayeseval Counts object, got {type(counts).__name__}")
+    if len(counts) == 0:
+        raise ValueError("counts has no strata")
+    if not isinstance(model, str) or model.lower() not in MODELS:
+        raise ValueError(f"unknown model {model!r}; valid choices are {list(MODELS)}")
+    model = model.lower()
+    valid = _PARAMETRIZATIONS[model]
+    if parametrization is None:
+        parametrization = valid[0]
+    if not isinstance(parametrization, str) or parametrization.lower() not in valid:
+        raise ValueError(
+            f"unknown parametrization {parametrization!r} for model={model!r}; valid choices "
+            f"are {list(valid)}"
+        )
+    if model != "logit_normal" and (covariates is not None or factors):
+        raise ValueError(f"covariates and factors need model='logit_normal', got model={model!r}")
+    return model, parametrization.lower()
+
+
+def _model_prior(model: str, prior: Any) -> Any:
+    """The resolved prior; the logit-normal model has fixed priors and takes "default" only."""
+    if model != "logit_normal":
+        return resolve_prior(prior)
+    if not (prior is None or (isinstance(prior, str) and prior.lower() == "default")):
+        raise ValueError(
+            "model='logit_normal' has fixed weakly informative priors and takes "
+            f"prior='default' only, got prior={prior!r}"
+        )
+    return "default"
+
+
+def _sample(pm_model: Any, sample_kwargs: dict[str, Any]) -> tuple[Any, float]:
+    """Run :func:`pymc.sample` on ``pm_model``; return the InferenceData and the seconds taken."""
+    import pymc as pm  # deferred: PyMC loads only when this engine is used
+
+    start = time.perf_counter()
+    with pm_model:
+        idata = pm.sample(**sample_kwargs)
+    return idata, time.perf_counter() - start
+
+
+def _hyper_draws(post: Any, hyper_names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Flat draws of each hyperparameter (one entry per covariate for ``coef``)."""
+    total = post.sizes["chain"] * post.sizes["draw"]
+    hyper: dict[str, np.ndarray] = {}
+    for name in hyper_names:
+        values = post[name].to_numpy().reshape(total, -1)
+        if name == "coef":  # one entry per covariate
+            for j, cov in enumerate(post["covariate"].to_numpy()):
+                hyper[f"coef_{cov}"] = values[:, j]
+        else:
+            hyper[name] = values[:, 0]
+    return hyper
+
+
+def _theta_draws(
+    idata: Any,
+    hyper: dict[str, np.ndarray],
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, list[str]],
+    model: str,
+    outlier_prob: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Flat draws of the stratum rates, added to ``idata`` with ``alpha``, ``beta`` and the
+    log-likelihood. The marginal forms draw ``theta`` from its exact conditional given the
+    hyperparameters."""
+    s, n, offsets, labels = data
+    post = idata.posterior
+    n_chains, n_per = post.sizes["chain"], post.sizes["draw"]
+    if "theta" in post:
+        theta = post["theta"].to_numpy().reshape(n_chains * n_per, -1)
+    else:
+        mu_k = special.expit(special.logit(hyper["mu"])[:, None] + offsets[None, :])
+        kappa = hyper["kappa"][:, None]
+        if model == "robust":
+            theta = _robust_theta(s, n, mu_k, kappa, outlier_prob, rng)
+        else:
+            theta = rng.beta(mu_k * kappa + s, (1.0 - mu_k) * kappa + (n - s))
+        _add_to_posterior(idata, "theta", theta.reshape(n_chains, n_per, -1), labels)
+    if "mu" in hyper and "kappa" in hyper:  # alpha = mu kappa, beta = (1 - mu) kappa
+        post["alpha"] = post["mu"] * post["kappa"]
+        post["beta"] = (1.0 - post["mu"]) * post["kappa"]
+    _add_log_likelihood(idata, theta.reshape(n_chains, n_per, -1), s, n, labels)
+    return theta
 
 
 # -- diagnostics ------------------------------------------------------------------------------
@@ -355,92 +379,102 @@ def check_convergence(
     >>> check_convergence(idata)["ok"]
     True
     """
-    import arviz as az
+    import arviz as az  # deferred: ArviZ loads only with the PyMC engine
 
     post = idata.posterior
     names = [v for v in (var_names or list(post.data_vars)) if v in post]
     n_chains = int(post.sizes["chain"])
-    ess_threshold = float(ess_per_chain) * n_chains
-
-    def _extreme(ds: Any, worst: str) -> tuple[float, str | None]:
-        best_val, best_name = (-np.inf if worst == "max" else np.inf), None
-        for name in names:
-            vals = np.asarray(ds[name].to_numpy(), dtype=float)
-            vals = vals[np.isfinite(vals)]
-            if vals.size == 0:
-                continue
-            v = vals.max() if worst == "max" else vals.min()
-            if (worst == "max" and v > best_val) or (worst == "min" and v < best_val):
-                best_val, best_name = float(v), name
-        return best_val, best_name
-
     sub = post[names]
     if n_chains > 1:
-        rhat_max, rhat_var = _extreme(az.rhat(sub), "max")
+        rhat_max, rhat_var = _extreme(az.rhat(sub), names, "max")
     else:
         rhat_max, rhat_var = float("nan"), None
-    ess_bulk, ess_bulk_var = _extreme(az.ess(sub, method="bulk"), "min")
-    ess_tail, ess_tail_var = _extreme(az.ess(sub, method="tail"), "min")
+    ess_bulk, ess_bulk_var = _extreme(az.ess(sub, method="bulk"), names, "min")
+    ess_tail, ess_tail_var = _extreme(az.ess(sub, method="tail"), names, "min")
     divergences = 0
     if hasattr(idata, "sample_stats") and "diverging" in idata.sample_stats:
         divergences = int(idata.sample_stats["diverging"].to_numpy().sum())
-    n_draws = int(post.sizes["chain"] * post.sizes["draw"])
-
-    if model == "logit_normal":
-        reparam = "the centred parametrisation when strata have many trials "
-        reparam += "(parametrization='centered'), "
-        alternative = "or the Beta-binomial model with the exact engine (engine='exact')."
-    elif model == "beta_binomial" or model is None:
-        reparam = "the marginal parametrisation (parametrization='marginal'), "
-        alternative = "or the exact engine (engine='exact')."
-    else:
-        reparam = ""
-        alternative = "or the exact engine (engine='exact')."
-    failed: list[str] = []
-    messages: list[str] = []
-    if np.isfinite(rhat_max) and rhat_max > rhat_threshold:
-        failed.append("rhat")
-        messages.append(
-            f"R-hat = {rhat_max:.3f} for {rhat_var!r} exceeds {rhat_threshold}: the chains "
-            f"disagree. Try more tuning (tune=2000 or more), more draws, {alternative}"
-        )
-    for kind, value, var in (("bulk", ess_bulk, ess_bulk_var), ("tail", ess_tail, ess_tail_var)):
-        if np.isfinite(value) and value < ess_threshold:
-            failed.append(f"ess_{kind}")
-            messages.append(
-                f"{kind} ESS = {value:.0f} for {var!r} is below {ess_threshold:.0f} "
-                f"({ess_per_chain:g} per chain): "
-                + (
-                    "posterior means and medians are imprecise. "
-                    if kind == "bulk"
-                    else "interval endpoints (tail quantiles) are imprecise. "
-                )
-                + f"Try more draws, more tuning, {reparam}{alternative}"
-            )
-    if divergences > 0:
-        failed.append("divergences")
-        messages.append(
-            f"{divergences} divergent transitions out of {n_draws} draws: the sampler may have "
-            "missed part of the posterior. Try a higher target_accept (0.95 or 0.99), "
-            f"{reparam}{alternative}"
-        )
-    if warn:
-        level = _external_stacklevel()
-        for msg in messages:
-            warnings.warn(msg, ConvergenceWarning, stacklevel=level)
-    return {
+    result = {
         "rhat_max": rhat_max,
         "rhat_var": rhat_var,
         "ess_bulk_min": ess_bulk,
         "ess_bulk_var": ess_bulk_var,
         "ess_tail_min": ess_tail,
         "ess_tail_var": ess_tail_var,
-        "ess_threshold": ess_threshold,
+        "ess_threshold": float(ess_per_chain) * n_chains,
         "rhat_threshold": float(rhat_threshold),
         "divergences": divergences,
-        "failed": failed,
-        "ok": not failed,
     }
+    n_draws = int(post.sizes["chain"] * post.sizes["draw"])
+    failed, messages = _convergence_failures(result, ess_per_chain, n_draws, model)
+    if warn:
+        level = _external_stacklevel()
+        for msg in messages:
+            warnings.warn(msg, ConvergenceWarning, stacklevel=level)
+    return {**result, "failed": failed, "ok": not failed}
+
+
+def _extreme(ds: Any, names: Sequence[str], worst: str) -> tuple[float, str | None]:
+    """The largest (``worst="max"``) or smallest finite value over ``names``, and its variable."""
+    best_val, best_name = (-np.inf if worst == "max" else np.inf), None
+    for name in names:
+        vals = np.asarray(ds[name].to_numpy(), dtype=float)
+        vals = vals[np.isfinite(vals)]
+        if vals.size == 0:
+            continue
+        v = vals.max() if worst == "max" else vals.min()
+        if (worst == "max" and v > best_val) or (worst == "min" and v < best_val):
+            best_val, best_name = float(v), name
+    return best_val, best_name
+
+
+def _advice(model: str | None) -> tuple[str, str]:
+    """What to try when sampling fails: a reparametrisation (if any) and another engine."""
+    if model == "logit_normal":
+        return (
+            "the centred parametrisation when strata have many trials (parametrization='centered'), ",
+            "or the Beta-binomial model with the exact engine (engine='exact').",
+        )
+    if model == "beta_binomial" or model is None:
+        return "the marginal parametrisation (parametrization='marginal'), ", "or the exact engine (engine='exact')."
+    return "", "or the exact engine (engine='exact')."
+
+
+def _convergence_failures(
+    d: dict[str, Any], ess_per_chain: float, n_draws: int, model: str | None
+) -> tuple[list[str], list[str]]:
+    """Names of the failed diagnostics and a plain-English message with advice for each."""
+    reparam, alternative = _advice(model)
+    failed: list[str] = []
+    messages: list[str] = []
+    if np.isfinite(d["rhat_max"]) and d["rhat_max"] > d["rhat_threshold"]:
+        failed.append("rhat")
+        messages.append(
+            f"R-hat = {d['rhat_max']:.3f} for {d['rhat_var']!r} exceeds {d['rhat_threshold']}: the chains "
+            f"disagree. Try more tuning (tune=2000 or more), more draws, {alternative}"
+        )
+    consequence = {
+        "bulk": "posterior means and medians are imprecise. ",
+        "tail": "interval endpoints (tail quantiles) are imprecise. ",
+    }
+    threshold = d["ess_threshold"]
+    for kind in ("bulk", "tail"):
+        value, var = d[f"ess_{kind}_min"], d[f"ess_{kind}_var"]
+        if np.isfinite(value) and value < threshold:
+            failed.append(f"ess_{kind}")
+            messages.append(
+                f"{kind} ESS = {value:.0f} for {var!r} is below {threshold:.0f} "
+                f"({ess_per_chain:g} per chain): {consequence[kind]}"
+                f"Try more draws, more tuning, {reparam}{alternative}"
+            )
+    if d["divergences"] > 0:
+        failed.append("divergences")
+        messages.append(
+            f"{d['divergences']} divergent transitions out of {n_draws} draws: the sampler may have "
+            "missed part of the posterior. Try a higher target_accept (0.95 or 0.99), "
+            f"{reparam}{alternative}"
+        )
+    return failed, messages
 
 
 def _external_stacklevel() -> int:
