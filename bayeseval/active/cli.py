@@ -19,10 +19,12 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bayeseval._warnings import BayesevalDeprecationWarning
 from bayeseval.cli import _Formatter
 
 __all__ = ["register", "run", "build_parser", "main"]
@@ -98,7 +100,7 @@ def _write_batch(frame: Any, path: str, option: str = "--out") -> None:
 
 def _label_name(campaign: Any) -> str:
     """The batch files' label column: ``label`` unless a campaign column already has that name."""
-    used = set(campaign.config["strata"]) | {campaign.config["prediction"], campaign.config.get("score")}
+    used = set(campaign.config["strata"]) | {campaign.spec.y_pred, campaign.spec.score}
     return "label" if "label" not in used else "true_label"
 
 
@@ -173,6 +175,32 @@ def _columns(value: str) -> list[str]:
     return cols
 
 
+class _Renamed(argparse.Action):
+    """A renamed option's old spelling: still accepted, with a deprecation warning."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        warnings.warn(
+            f"{option_string} is renamed {self.new}; the old name stops working in the next release",
+            BayesevalDeprecationWarning,
+            stacklevel=2,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def _unit(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not (0 <= value < 1):
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
+
+
 def _scalar(value: str | None) -> Any:
     if value is None:
         return None
@@ -193,20 +221,28 @@ def _create(args: argparse.Namespace) -> int:
         pool = pool.set_index(args.id_column)
     else:
         pool.index.name = "row"
+    if args.y_pred is None:
+        raise ValueError("--y-pred is required: the column with the predicted label")
     c = Campaign.create(
         args.db,
         pool,
         strata=args.strata,
-        prediction=args.prediction,
+        y_pred=args.y_pred,
         metric=args.metric,
         target_halfwidth=args.target_halfwidth,
         level=args.level,
         goal=args.goal,
         rule=args.rule,
+        model=args.model,
+        prior=args.prior,
         score=args.score,
         score_bins=args.score_bins,
         budget=args.budget,
+        batch_size=args.batch_size,
         pos_label=_scalar(args.pos_label),
+        stop_level=args.stop_level,
+        own_check=args.own_check,
+        min_data_share=args.min_data_share,
         random_seed=args.seed,
     )
     print(f"created campaign {args.db}: {len(pool)} pool rows, {len(c.strata)} strata, metric {c.metric.name}, rule {args.rule}")
@@ -392,21 +428,31 @@ def _add_create(sub: Any) -> None:
         "create a campaign from a pool file",
         "Create a campaign database from a pool of unlabelled predictions (.csv, .csv.gz or .parquet).",
         "bayeseval campaign create --pool pool.parquet --id-column id --strata region,age "
-        "--prediction pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
+        "--y-pred pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
     )
     p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
     p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
-    p.add_argument("--prediction", required=True, help="column with the predicted label")
+    p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
+    p.add_argument("--prediction", dest="y_pred", action=_Renamed, new="--y-pred", help=argparse.SUPPRESS)
     p.add_argument("--metric", default="error_rate", help="error_rate, accuracy, recall, precision, ...")
     p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
     p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
     p.add_argument("--goal", default="each", choices=["each", "overall"], help="every stratum or the weighted overall rate")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
+    p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
+    p.add_argument("--prior", default="default", choices=["default", "bda"], help="hyperprior of the hierarchical model")
     p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
     p.add_argument("--score-bins", type=_score_bins, default=None, help="N equal-count score bins, or comma-separated edges")
     p.add_argument("--pos-label", default="1", help="positive class for class metrics")
     p.add_argument("--budget", type=_positive_int, default=None, help="maximum number of labels")
+    p.add_argument("--batch-size", type=_positive_int, default=50, help="rows 'propose' asks for by default")
+    p.add_argument("--stop-level", type=_open_unit(1.0), default=None,
+                   help="level at which the stopping rule checks the half-widths (default: --level)")
+    p.add_argument("--own-check", type=_open_unit(1.0), default=None,
+                   help="a stratum is done only when its pooled interval overlaps its own interval at this level")
+    p.add_argument("--min-data-share", type=_unit, default=0.0,
+                   help="a stratum is done only when its own trials are at least this share of its information")
     p.add_argument("--seed", type=_seed, default=None, help="random seed (a whole number >= 0)")
 
 
@@ -415,7 +461,8 @@ def _add_others(sub: Any) -> None:
              "Propose the next batch and write it with an empty label column. The file is written "
              "before the proposal is recorded: if it cannot be written, nothing is recorded.",
              "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
-    p.add_argument("--batch-size", type=_positive_int, default=50, help="rows to propose")
+    p.add_argument("--batch-size", type=_positive_int, default=None,
+                   help="rows to propose (default: the campaign's batch size, set at create)")
     p.add_argument("--out", required=True, help="output file (.csv, .csv.gz or .parquet)")
 
     p = _add(sub, "ingest", "read labelled rows back",
@@ -468,7 +515,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         epilog=(
             "examples:\n"
             "  bayeseval campaign create --pool pool.csv --id-column id --strata region "
-            "--prediction pred --db camp.db --seed 1\n"
+            "--y-pred pred --db camp.db --seed 1\n"
             "  bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv\n"
             "  bayeseval campaign ingest --db camp.db --labels batch.csv\n"
             "  bayeseval campaign status --db camp.db\n"
