@@ -52,11 +52,13 @@ from bayeseval.active.spec import (
     rule_generator,
     seed_sequences,
     spec_columns,
+    spec_docs,
     spec_from_arguments,
 )
 from bayeseval.active.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts import Counts, stratum_labels
 from bayeseval.metrics import get_metric
+from bayeseval.models import fit_hierarchical
 
 __all__ = ["Campaign", "CampaignSpec", "GOALS", "IngestResult", "LabelSet"]
 
@@ -65,6 +67,15 @@ _INT64_MAX = 2**63 - 1
 
 class IngestResult(int, Result):
     """The number of labels newly recorded by :meth:`Campaign.ingest` (an ``int``).
+
+    Parameters
+    ----------
+    new : int
+        Labels recorded for rows that had none.
+    unchanged : int
+        Rows sent again with the label they already had.
+    relabelled : int
+        Rows whose stored label was replaced.
 
     Attributes
     ----------
@@ -165,6 +176,31 @@ def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) ->
     )
 
 
+def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any) -> CampaignStore:
+    """Check the pool against the spec and write the campaign file (nothing is written on error)."""
+    if not isinstance(spec.rule, str):
+        raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
+    busy_timeout = CampaignStore.check_timeout(busy_timeout)
+    check_columns(pool, spec_columns(spec), "pool")
+    rid_type, rids = _row_ids(pool.index)
+    design = design_pool(spec, pool)
+    _check_keys(design.keys, design.columns)
+    config = _config(spec, design, pool.index.name)
+    seed = seed_sequences(spec.random_seed, 1)[0]
+    rng = rule_generator(seed)
+    store = CampaignStore.initialise(
+        path,
+        meta={"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)},
+        rid_type=rid_type,
+        strata_keys=design.keys,
+        pool_rows=_pool_rows(rids, design, proposal_order(design, seed)),
+        n_rows=design.strata.n_rows.tolist(),
+        n_eligible=design.strata.n_eligible.tolist(),
+        busy_timeout=busy_timeout,
+    )
+    return store
+
+
 def _json_scalar(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return obj.item()
@@ -177,6 +213,23 @@ class Campaign:
     """A labelling campaign stored in SQLite.
 
     Create one with :meth:`Campaign.create`, resume it with :meth:`Campaign.open`.
+
+    Parameters
+    ----------
+    store : CampaignStore
+        The open campaign database (:class:`~bayeseval.active.store.CampaignStore`).
+
+    Attributes
+    ----------
+    spec : CampaignSpec
+        The campaign's settings, as stored in its file.
+    config : dict
+        The stored configuration: the spec's fields plus what they resolved to on the pool
+        (stratum columns, known labels, weights, prior means, the row-id column name).
+    metric : Metric
+        The campaign's metric.
+    strata : pandas.Index
+        The strata (a MultiIndex for several stratum columns).
 
     Examples
     --------
@@ -229,6 +282,7 @@ class Campaign:
     # -- construction --------------------------------------------------------------------
     @classmethod
     @renamed_kwargs(prediction="y_pred")
+    @spec_docs
     def create(
         cls,
         path: str | PathLike[str],
@@ -272,72 +326,7 @@ class Campaign:
         pool : pandas.DataFrame
             One row per unlabelled item; the index is the row id (integers or strings,
             unique). Only the stratum, prediction and score columns are stored.
-        strata : str or list of str, optional
-            Column(s) defining the strata (none with ``score_bins`` uses the bins only).
-        y_pred : str
-            Column with the classifier's predicted label (formerly ``prediction``).
-        metric : str
-            ``error_rate`` (default), ``accuracy``, ``recall``, ``precision``, ... (see
-            :func:`bayeseval.get_metric`). For precision-type metrics only rows whose
-            prediction makes them trials are proposed; for recall-type metrics the rule
-            weighs each stratum by its posterior probability that a labelled row is a trial.
-        target_halfwidth : float
-            Target credible-interval half-width, a finite number in (0, 0.5).
-        level : float
-            Credible level (0.95 = 95%).
-        goal : {"each", "overall"}
-            Every stratum's interval, or the population-weighted rate's, within the target.
-        weights : dict, Series or array, optional
-            Population shares of the strata (for ``goal="overall"``); default: the strata's
-            shares of the eligible pool rows.
-        rule : str
-            ``expected_width`` (default), ``thompson``, ``neyman``, ``proportional``,
-            ``uniform`` or ``independent_beta``.
-        score : str, optional
-            Column with the classifier's top-class probability; its per-stratum mean seeds an
-            informative prior (``1 - mean score`` as the expected error for ``error_rate``,
-            ``mean score`` for ``accuracy``).
-        score_bins : int or sequence of float, optional
-            Add a ``score_bin`` stratum column: ``int`` (>= 1) gives that many equal-count
-            bins, a sequence gives at least two strictly increasing bin edges.
-        prior : {"default", "bda"}
-            Hyperprior of the hierarchical model (checked by
-            :func:`bayeseval.models.priors.resolve_prior`).
-        budget : int, optional
-            Maximum number of labels.
-        pos_label : object, optional
-            Positive class for class-dependent metrics (recall, precision, ...); it must be
-            one of the campaign's known labels (see ``label_set``). Ignored by ``error_rate``
-            and ``accuracy``.
-        label_set : sequence, optional
-            The known labels: a true label is accepted only when it equals one of them after
-            the lossless normalisation of :class:`LabelSet` (``1.0`` is ``1``; ``"1"`` is ``1``
-            only when the labels are numbers; ``0.5``, ``inf``, missing values and unknown
-            strings are rejected). Default: ``[0, 1]`` (``[False, True]`` for a boolean
-            column) when every prediction is 0 or 1, otherwise the distinct predicted values.
-            Pass it to declare a true class the model never predicts.
-        model : {"robust", "auto", "beta_binomial"}
-            Population model of the rule and the stopping check. ``"robust"`` (default): the
-            two-component population of :mod:`bayeseval.models.robust`, so a stratum far from
-            the others is pooled less and its interval keeps close to nominal coverage at
-            stop (simulated coverage 0.94 at level 0.95 against 0.92 for the plain model, for
-            about 3% more labels; ``benchmarks/bench_active.py``). ``"auto"`` switches to the
-            robust model only when a stratum fails the predictive check.
-        batch_size : int
-            Default number of rows :meth:`propose` asks for (default 10).
-        stop_level : float, optional
-            Level at which the stopping rule checks the half-widths (at least ``level``);
-            default: ``level``.
-        own_check : float, optional
-            A stratum counts as done only when its pooled interval overlaps its own Jeffreys
-            interval at this level; default off.
-        min_data_share : float
-            A stratum counts as done only when its own trials are at least this share of its
-            posterior effective sample size; default 0 (off).
-        random_seed : int, optional
-            Seed of the campaign's random generator (persisted, so resumes are exact). A
-            simulation of the same spec with the same seed proposes the same rows (repeat 0
-            of :func:`~bayeseval.active.simulate`).
+        {spec_parameters}
         spec : CampaignSpec, optional
             All the settings above in one object; the individual settings must then be left
             at their defaults.
@@ -367,27 +356,7 @@ class Campaign:
             stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
-        if not isinstance(spec.rule, str):
-            raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
-        busy_timeout = CampaignStore.check_timeout(busy_timeout)
-        check_columns(pool, spec_columns(spec), "pool")
-        rid_type, rids = _row_ids(pool.index)
-        design = design_pool(spec, pool)
-        _check_keys(design.keys, design.columns)
-        config = _config(spec, design, pool.index.name)
-        seed = seed_sequences(spec.random_seed, 1)[0]
-        rng = rule_generator(seed)
-        store = CampaignStore.initialise(
-            path,
-            meta={"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)},
-            rid_type=rid_type,
-            strata_keys=design.keys,
-            pool_rows=_pool_rows(rids, design, proposal_order(design, seed)),
-            n_rows=design.strata.n_rows.tolist(),
-            n_eligible=design.strata.n_eligible.tolist(),
-            busy_timeout=busy_timeout,
-        )
-        return cls(store)
+        return cls(_initialise(path, pool, spec, busy_timeout))
 
     @classmethod
     def open(cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Campaign:
@@ -404,6 +373,12 @@ class Campaign:
         busy_timeout : float
             Seconds a write waits for another process's lock before raising ``ValueError``
             (default 10).
+
+        Returns
+        -------
+        Campaign
+            The campaign, with its stored spec (:attr:`spec`); files written before a setting
+            existed open with that setting's default.
 
         Examples
         --------
@@ -444,7 +419,14 @@ class Campaign:
         )
 
     def state(self) -> RuleState:
-        """The current :class:`~bayeseval.active.rules.RuleState` (counts and posterior)."""
+        """The campaign's current state as its rule sees it.
+
+        Returns
+        -------
+        RuleState
+            Counts per stratum, the goal and the posterior (see
+            :class:`~bayeseval.active.rules.RuleState`).
+        """
         return self._state()
 
     @property
@@ -475,7 +457,13 @@ class Campaign:
         return self._state().is_done()
 
     def counts(self) -> Counts:
-        """Successes and trials of the metric per stratum, as :class:`~bayeseval.Counts`."""
+        """Successes and trials of the metric per stratum.
+
+        Returns
+        -------
+        Counts
+            The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum.
+        """
         c = self._store.counts().reindex(self._codes, fill_value=0)
         return Counts.from_arrays(
             c["successes"].to_numpy(), c["trials"].to_numpy(), strata=self.strata, metric=self.metric.name
@@ -511,11 +499,23 @@ class Campaign:
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
         the target, counting pending proposals as already requested.
+
+        Returns
+        -------
+        pandas.Series
+            Labels per stratum (integers), indexed by stratum.
         """
         return forecast_labels(self._state())
 
     def history(self) -> pd.DataFrame:
-        """The decisions log: round, rule, allocation (dict stratum -> labels), time, version, details."""
+        """The decisions log, one row per proposal round.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by round: ``rule``, ``allocation`` (dict stratum -> labels), ``time``,
+            ``version`` and ``details`` (model, outliers, labels used, largest half-width).
+        """
         frame = self._store.decisions()
         frame["allocation"] = frame["allocation"].map(json.loads)
         frame["details"] = frame["details"].map(lambda x: json.loads(x) if x else {})
@@ -523,7 +523,13 @@ class Campaign:
         return frame.set_index("round")
 
     def labels(self) -> pd.DataFrame:
-        """Every ingested label with its trial and success flags, round, time and stratum."""
+        """Every ingested label.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: the label, its trial and success flags, round, time and stratum.
+        """
         frame = self._store.labels()
         frame["stratum"] = self.strata[frame["stratum"].to_numpy()] if len(frame) else []
         frame.index = self._rid_index(frame.index)
@@ -532,11 +538,17 @@ class Campaign:
     def posterior(self, **kwargs: Any) -> Any:
         """Fit :func:`bayeseval.models.fit_hierarchical` to the current counts (full Posterior).
 
-        Keyword arguments go to ``fit_hierarchical`` (e.g. ``engine="pymc"``); by default the
-        exact engine with the campaign's prior, model and prior means.
-        """
-        from bayeseval.models import fit_hierarchical
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``fit_hierarchical`` (e.g. ``engine="pymc"``); by default the exact
+            engine with the campaign's prior, model and prior means.
 
+        Returns
+        -------
+        Posterior
+            The fitted posterior of the rate per stratum.
+        """
         model = self.spec.model
         if model == "auto":
             model = "robust" if self._state().posterior.outliers else "beta_binomial"
@@ -605,7 +617,7 @@ class Campaign:
             return [], None
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
-        alloc = self.spec.allocate(st, n, rng)
+        alloc = self.spec.allocate(st, n, random_seed=rng)
         rids_by_code: dict[int, list[Any]] = {}
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])

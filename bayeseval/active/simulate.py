@@ -36,6 +36,7 @@ from bayeseval.active.spec import (
     rule_generator,
     seed_sequences,
     spec_columns,
+    spec_docs,
     spec_from_arguments,
 )
 from bayeseval.metrics import get_metric
@@ -213,6 +214,7 @@ def synthetic_pool(
 
 
 @renamed_kwargs(truth="y_true", prediction="y_pred", repeats="n_repeats")
+@spec_docs
 def simulate(
     data: pd.DataFrame,
     *,
@@ -249,55 +251,16 @@ def simulate(
         Rows with stratum columns, the prediction and the true label. A missing value
         (None, NaN, ``pd.NA``) in any of them is a ``ValueError`` naming the argument and
         the row ids.
-    strata : str or list of str, optional
-        Stratum column(s).
-    y_pred : str
-        Column with the predicted label (formerly ``prediction``).
     y_true : str
         Column with the true label, the oracle's answer (formerly ``truth``).
-    metric : str
-        The metric, as in :meth:`bayeseval.active.Campaign.create`.
-    target_halfwidth : float
-        Target credible-interval half-width, a finite number in (0, 0.5).
-    level : float
-        Credible level (0.95 = 95%).
     rules : sequence of str or callable, optional
         Rules to compare (see :data:`bayeseval.active.RULES`); default the spec's rule when
         ``spec`` is given, else ``expected_width``, ``independent_beta`` and ``proportional``.
     n_repeats : int
-        Campaigns per rule (formerly ``repeats``).
-    batch_size : int
-        Labels per round.
-    budget : int, optional
-        Stop after this many labels even if the goal is not met.
-    goal : {"each", "overall"}
-        Every stratum's interval, or the population-weighted rate's, within the target.
-    weights : dict, Series or array, optional
-        Population shares of the strata; default the strata's shares of the eligible rows.
-    score : str, optional
-        Column with the top-class probability (informative prior).
-    score_bins : int or sequence of float, optional
-        Add a ``score_bin`` stratum column, as in :meth:`~bayeseval.active.Campaign.create`.
-    prior : {"default", "bda"}
-        Hyperprior of the hierarchical model.
-    pos_label : object
-        Positive class for class-dependent metrics.
-    label_set : sequence, optional
-        The known labels; default from the predicted and true labels together.
-    model : {"robust", "auto", "beta_binomial"}
-        Population model of the rules and the stopping check.
-    stop_level : float, optional
-        Level at which the stopping rule checks the half-widths (at least ``level``).
-    own_check : float, optional
-        Level of each stratum's own Jeffreys interval that its pooled interval must overlap
-        before the stratum counts as done; default off.
-    min_data_share : float
-        Floor on each stratum's own trials as a share of its posterior effective sample
-        size; default 0 (off).
-    random_seed : int, optional
-        Seed. Repeat 0 uses it as a campaign would (same row order and rule draws as
-        ``Campaign.create(..., random_seed=random_seed)``); the other repeats use independent
-        child seeds. Every rule sees the same row order in a repeat (common random numbers).
+        Campaigns per rule (formerly ``repeats``). Repeat 0 uses ``random_seed`` as a
+        campaign would, the others independent child seeds; every rule sees the same row
+        order in a repeat (common random numbers).
+    {spec_parameters}
     spec : CampaignSpec, optional
         All the campaign settings in one object; the individual settings must then be left
         at their defaults.
@@ -330,13 +293,7 @@ def simulate(
     n_repeats = check_positive_int(n_repeats, "n_repeats")
     specs = _rule_specs(spec, rules, given)
     oracle = _oracle(data, spec, y_true)
-    runs = []
-    with _progress(progress, n_repeats * len(specs)) as bar:
-        for r, seed in enumerate(seed_sequences(spec.random_seed, n_repeats)):
-            queues = oracle.queues(proposal_order(oracle.design, seed))
-            for rule_spec in specs:
-                runs.append(_replay(rule_spec, oracle, queues, rule_generator(seed), r))
-                bar.update(1)
+    runs = _replay_all(specs, oracle, n_repeats, progress)
     return _result(runs, oracle, spec, specs, n_repeats)
 
 
@@ -420,7 +377,7 @@ def _replay(spec: CampaignSpec, oracle: _Oracle, queues: list[Any], rng: np.rand
         st = spec.rule_state(design, successes=s_k.copy(), trials=n_k.copy(), labelled=lab.copy(), pending=np.zeros(k))
         trace.append((spec.rule_name, repeat, int(lab.sum()), _max_halfwidth(st)))
         n = spec.round_size(st)
-        alloc = spec.allocate(st, n, rng) if n else np.zeros(k, np.int64)
+        alloc = spec.allocate(st, n, random_seed=rng) if n else np.zeros(k, np.int64)
         if alloc.sum() == 0:
             break
         for j in np.flatnonzero(alloc):
@@ -430,6 +387,18 @@ def _replay(spec: CampaignSpec, oracle: _Oracle, queues: list[Any], rng: np.rand
             lab[j] += int(alloc[j])
         rounds += 1
     return _Run(spec.rule_name, repeat, st, lab, n_k, rounds, time.perf_counter() - t0, trace)
+
+
+def _replay_all(specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, progress: bool) -> list[_Run]:
+    """Every (repeat, rule) campaign; the rules of a repeat share its row order and rule stream."""
+    runs = []
+    with _progress(progress, n_repeats * len(specs)) as bar:
+        for r, seed in enumerate(seed_sequences(specs[0].random_seed, n_repeats)):
+            queues = oracle.queues(proposal_order(oracle.design, seed))
+            for rule_spec in specs:
+                runs.append(_replay(rule_spec, oracle, queues, rule_generator(seed), r))
+                bar.update(1)
+    return runs
 
 
 # -- collecting the runs -------------------------------------------------------------------
