@@ -218,6 +218,26 @@ def test_cli_old_flag_warns_and_creates_the_same_campaign(tmp_path, pool):
         assert (new.spec.min_data_share, new.spec.stop_level) == (0.2, 0.97)
 
 
+def test_cli_ingest_old_label_flag_warns_and_reads_the_same_column(tmp_path, pool):
+    path = tmp_path / "pool.csv"
+    pool.reset_index().to_csv(path, index=False)
+    db, out = str(tmp_path / "c.db"), tmp_path / "b.csv"
+    assert main(["campaign", "create", "--pool", str(path), "--id-column", "row_id", "--strata", "stratum",
+                 "--y-pred", "pred", "--db", db, "--seed", "1"]) == 0
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "8", "--out", str(out)]) == 0
+    batch = pd.read_csv(out)
+    batch["answer"] = pool.loc[batch["row_id"], "truth"].to_numpy()
+    batch.iloc[:4].to_csv(tmp_path / "first.csv", index=False)
+    batch.iloc[4:].to_csv(tmp_path / "second.csv", index=False)
+    with pytest.warns(BayesevalDeprecationWarning, match="--label-column is renamed --y-true"):
+        assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "first.csv"),
+                     "--label-column", "answer"]) == 0
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "second.csv"), "--y-true", "answer"]) == 0
+    with Campaign.open(db) as camp:
+        labels = camp.labels()["label"]
+        assert labels.sort_index().tolist() == pool.loc[sorted(batch["row_id"]), "truth"].tolist()
+
+
 def test_cli_without_y_pred_exits_2_naming_it(tmp_path, pool, capsys):
     path = tmp_path / "pool.csv"
     pool.reset_index().to_csv(path, index=False)

@@ -271,12 +271,12 @@ def _ingest(args: argparse.Namespace) -> int:
     c = _open(args.db)
     try:
         id_col = args.id_column or c.config.get("index_name") or "row"
-        label_col = args.label_column or _label_name(c)
+        label_col = args.y_true or _label_name(c)
         frame = _read_input(args.labels, "--labels", text_columns=(id_col, label_col))
         if id_col not in frame.columns:
             raise ValueError(f"--id-column {id_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
         if label_col not in frame.columns:
-            raise ValueError(f"--label-column {label_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
+            raise ValueError(f"--y-true {label_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
         try:
             r = c.ingest(frame, id_column=id_col, label_column=label_col, relabel=args.relabel)
         except ValueError as exc:
@@ -469,10 +469,11 @@ def _add_others(sub: Any) -> None:
              "Record labels for proposed rows; all or nothing (any bad row rejects the file). Rows "
              "sent again with the label they already have are skipped; a different label for a "
              "labelled row is an error unless --relabel.",
-             "bayeseval campaign ingest --db camp.db --labels batch.csv --label-column label")
+             "bayeseval campaign ingest --db camp.db --labels batch.csv --y-true label")
     p.add_argument("--labels", required=True, help="labelled file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="row id column (default: the pool's id column name)")
-    p.add_argument("--label-column", default=None, help="column with the true labels (default: label)")
+    p.add_argument("--y-true", dest="y_true", default=None, help="column with the true labels (default: label)")
+    p.add_argument("--label-column", dest="y_true", action=_Renamed, new="--y-true", help=argparse.SUPPRESS)
     p.add_argument("--relabel", action="store_true", help="replace the stored label of rows labelled differently")
 
     p = _add(sub, "status", "show per-stratum progress",
