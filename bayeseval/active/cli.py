@@ -393,7 +393,18 @@ def _one_line(text: str, fallback: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run a parsed ``campaign`` command; return the exit code (2 with a one-line reason on bad input)."""
+    """Run a parsed ``campaign`` command.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments of ``bayeseval campaign ...``.
+
+    Returns
+    -------
+    int
+        The exit code: 0, or 2 with a one-line reason on stderr for bad input.
+    """
     cmd = getattr(args, "campaign_command", None)
     if cmd not in _COMMANDS:
         print(f"bayeseval campaign: error: choose a sub-command: {', '.join(_COMMANDS)}", file=sys.stderr)
@@ -504,7 +515,18 @@ def _add_others(sub: Any) -> None:
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``campaign`` command and its sub-commands to ``subparsers``."""
+    """Add the ``campaign`` command and its sub-commands to ``subparsers``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The sub-parsers of the main ``bayeseval`` parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``campaign`` parser.
+    """
     campaign = subparsers.add_parser(
         "campaign",
         help="run an active labelling campaign (create, propose, ingest, status, pending, release, export)",
@@ -533,7 +555,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """A stand-alone parser with only the ``campaign`` command (for tests and ``python -m``)."""
+    """A stand-alone parser with only the ``campaign`` command (for tests and ``python -m``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser.
+    """
     parser = argparse.ArgumentParser(prog="bayeseval", formatter_class=_Formatter)
     _one_line_errors(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -542,7 +570,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run; return the exit code."""
+    """Parse ``argv`` and run.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Command-line arguments; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code (0 on success, 2 on bad input).
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
