@@ -401,6 +401,8 @@ class CampaignSpec:
     (('g',), 0.2, True)
     >>> spec.replace(level=0.9).level
     0.9
+    >>> spec.replace(level=0.9) == spec, spec.replace() == spec
+    (False, True)
     >>> CampaignSpec(y_pred="pred", strata="g", stop_level=0.9)
     Traceback (most recent call last):
     ...
@@ -455,6 +457,19 @@ class CampaignSpec:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+
+    def _key(self) -> dict[str, Any]:
+        weights = self.weights
+        if isinstance(weights, pd.Series | dict):
+            weights = tuple(sorted((str(k), float(v)) for k, v in weights.items()))
+        return {**self.to_config(), "weights": weights, "rule": self.rule}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CampaignSpec):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]
 
     def replace(self, **changes: Any) -> CampaignSpec:
         """A copy with some fields changed (validated again).
