@@ -65,9 +65,9 @@ def _summarise(res, label: str | None = None) -> pd.DataFrame:
 
 def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
     pool = synthetic_pool(n_rows=200_000, n_strata=12, random_seed=1)
-    kw = dict(strata="stratum", prediction="pred", truth="truth", batch_size=20, random_seed=0, progress=False)
+    kw = dict(strata="stratum", y_pred="pred", y_true="truth", batch_size=20, random_seed=0, progress=False)
     rules = ["expected_width", "independent_beta", "thompson", "neyman", "uniform"]
-    parts = [_summarise(simulate(pool, rules=rules, repeats=repeats, **kw))]
+    parts = [_summarise(simulate(pool, rules=rules, n_repeats=repeats, **kw))]
     # the previous default (plain Beta-binomial unless the predictive check flags a stratum)
     # and the stopping safeguards (off by default)
     variants = [
@@ -79,11 +79,11 @@ def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
     if quick:
         variants = variants[:1]
     for label, extra in variants:
-        parts.append(_summarise(simulate(pool, rules=["expected_width"], repeats=repeats, **kw, **extra), label))
+        parts.append(_summarise(simulate(pool, rules=["expected_width"], n_repeats=repeats, **kw, **extra), label))
     # proportional random labelling: random sampling does not depend on the batch size,
     # so bigger batches keep the run short (overshoot at most 200 labels)
     kw["batch_size"] = 200
-    parts.append(_summarise(simulate(pool, rules=["proportional"], repeats=1 if quick else 3, **kw)))
+    parts.append(_summarise(simulate(pool, rules=["proportional"], n_repeats=1 if quick else 3, **kw)))
     summary = pd.concat(parts)
     ew = summary.loc["expected_width", "labels_mean"]
     summary["saving_of_expected_width"] = 1 - ew / summary["labels_mean"]
@@ -123,8 +123,8 @@ def bench_outlier(repeats: int) -> pd.DataFrame:
     pool.loc[m, "pred"] = np.where(err, 1 - pool.loc[m, "truth"], pool.loc[m, "truth"])
     rows = []
     for model in ("robust", "auto", "beta_binomial"):
-        res = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=["expected_width"],
-                       repeats=repeats, batch_size=20, random_seed=0, progress=False, model=model)
+        res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
+                       n_repeats=repeats, batch_size=20, random_seed=0, progress=False, model=model)
         out = res.summary()
         out.index = [f"expected_width [model={model}]"]
         iv = res.intervals
@@ -136,8 +136,8 @@ def bench_outlier(repeats: int) -> pd.DataFrame:
 def bench_campaign_10k() -> dict:
     pool = synthetic_pool(n_rows=1_000_000, n_strata=50, size_ratio=20, random_seed=2)
     t0, c0 = time.perf_counter(), time.process_time()
-    res = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=["expected_width"],
-                   repeats=1, batch_size=50, target_halfwidth=0.045, random_seed=0, progress=False)
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
+                   n_repeats=1, batch_size=50, target_halfwidth=0.045, random_seed=0, progress=False)
     row = res.table.iloc[0]
     return {"labels_used": int(row["labels_used"]), "rounds": int(row["rounds"]),
             "wall_time_s": round(time.perf_counter() - t0, 2),

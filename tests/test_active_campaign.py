@@ -74,7 +74,7 @@ def consistency(path):
 # -- basic behaviour -----------------------------------------------------------------------
 def test_propose_ingest_roundtrip_int_ids(tmp_path):
     pool = make_pool()
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", random_seed=3)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=3)
     b = c.propose(25)
     assert len(b) == 25 and b.index.dtype == np.int64 and b.index.name == "rid"
     # rows come from the pool with their stratum and prediction
@@ -96,7 +96,7 @@ def test_propose_ingest_roundtrip_int_ids(tmp_path):
 
 def test_string_ids_roundtrip_and_dataframe_ingest(tmp_path):
     pool = make_pool(str_ids=True)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", random_seed=1)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=1)
     b = c.propose(10)
     assert b.index.dtype == object and all(isinstance(x, str) for x in b.index)
     frame = pd.DataFrame({"id": b.index, "label": oracle(b).to_numpy()})
@@ -110,7 +110,7 @@ def test_status_intervals_match_exact_engine(tmp_path):
     from bayeseval.models.exact import ExactFit
 
     pool = make_pool(n=4000, k=6, seed=2)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", random_seed=2, model="beta_binomial")
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=2, model="beta_binomial")
     for _ in range(6):
         c.ingest(oracle(c.propose(40)))
     st = c.status()
@@ -127,7 +127,7 @@ def test_status_intervals_match_exact_engine(tmp_path):
 @pytest.fixture
 def labelled_campaign(tmp_path):
     pool = make_pool()
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", random_seed=5)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=5)
     b = c.propose(20)
     c.ingest(oracle(b.iloc[:10]))
     yield c, pool, b
@@ -184,12 +184,12 @@ def test_resume_proposes_same_batch(tmp_path, rule):
         for _ in range(n_rounds):
             c.ingest(oracle(c.propose(15)))
 
-    a = Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred", rule=rule, random_seed=11)
+    a = Campaign.create(tmp_path / "a.db", pool, strata="g", y_pred="pred", rule=rule, random_seed=11)
     steps(a, 3)
     a.close()
     a = Campaign.open(tmp_path / "a.db")
     next_a = a.propose(15)
-    b = Campaign.create(tmp_path / "b.db", pool, strata="g", prediction="pred", rule=rule, random_seed=11)
+    b = Campaign.create(tmp_path / "b.db", pool, strata="g", y_pred="pred", rule=rule, random_seed=11)
     steps(b, 3)
     next_b = b.propose(15)
     assert list(next_a.index) == list(next_b.index)
@@ -200,7 +200,7 @@ def test_resume_proposes_same_batch(tmp_path, rule):
 
 def test_budget_and_history(tmp_path):
     pool = make_pool()
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", budget=30, random_seed=0)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", budget=30, random_seed=0)
     b1 = c.propose(20)
     b2 = c.propose(20)
     assert len(b1) == 20 and len(b2) == 10  # pending proposals count against the budget
@@ -277,7 +277,7 @@ def test_kill9_loses_nothing_and_never_double_counts(tmp_path):
     # a target no sample of this pool reaches and a large budget: the child is still
     # labelling when each kill comes, however fast the machine
     Campaign.create(
-        path, pool, strata="g", prediction="pred", random_seed=1, budget=1200, target_halfwidth=0.005
+        path, pool, strata="g", y_pred="pred", random_seed=1, budget=1200, target_halfwidth=0.005
     ).close()
     script = tmp_path / "child.py"
     script.write_text(CHILD.format(root=str(ROOT)))
@@ -352,7 +352,7 @@ CONCURRENT = textwrap.dedent(
 def test_two_processes_ingest_concurrently(tmp_path):
     pool = make_pool(n=2000, k=4, seed=3)
     path = tmp_path / "c.db"
-    c = Campaign.create(path, pool, strata="g", prediction="pred", random_seed=3)
+    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=3)
     b1, b2 = c.propose(100), c.propose(100)
     c.close()
     (tmp_path / "a.json").write_text(json.dumps([int(x) for x in b1.index]))
@@ -381,7 +381,7 @@ def test_two_processes_ingest_concurrently(tmp_path):
 
 def test_release_makes_rows_proposable_again(tmp_path):
     pool = make_pool(n=60, k=1, seed=12)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", random_seed=0,
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=0,
                         target_halfwidth=0.01)
     b1 = c.propose(40)
     assert c.release(b1.index[:10]) == 10
@@ -399,7 +399,7 @@ def test_release_makes_rows_proposable_again(tmp_path):
 # -- metrics, scores, goals ---------------------------------------------------------------------
 def test_recall_counts_only_true_positives_as_trials(tmp_path):
     pool = make_pool(n=2000, k=3, seed=6)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", metric="recall", random_seed=0)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", metric="recall", random_seed=0)
     st = c.state()
     assert not st.trial_known
     b = c.propose(60)
@@ -417,7 +417,7 @@ def test_recall_counts_only_true_positives_as_trials(tmp_path):
 
 def test_precision_proposes_only_predicted_positives(tmp_path):
     pool = make_pool(n=2000, k=3, seed=7)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", metric="precision", random_seed=0)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", metric="precision", random_seed=0)
     b = c.propose(80)
     assert (pool.loc[b.index, "pred"] == 1).all()
     c.ingest(oracle(b))
@@ -431,7 +431,7 @@ def test_score_seeds_prior_and_bins(tmp_path):
     rng = np.random.default_rng(8)
     pool = make_pool(n=3000, k=3, seed=8)
     pool["score"] = rng.uniform(0.5, 1.0, len(pool))
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", score="score",
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score="score",
                         score_bins=3, random_seed=0)
     assert c.strata.names == ["g", "score_bin"] and len(c.strata) == 9
     # prior mean per stratum = 1 - mean score in the stratum
@@ -447,7 +447,7 @@ def test_score_seeds_prior_and_bins(tmp_path):
 
 def test_overall_goal_status(tmp_path):
     pool = make_pool(n=3000, k=4, seed=10)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", goal="overall",
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal="overall",
                         target_halfwidth=0.08, random_seed=0)
     while not c.done:
         c.ingest(oracle(c.propose(40)))
@@ -462,19 +462,19 @@ def test_overall_goal_status(tmp_path):
 def test_bad_create_arguments(tmp_path):
     pool = make_pool(n=100)
     with pytest.raises(ValueError, match="strata column 'zz'"):
-        Campaign.create(tmp_path / "a.db", pool, strata="zz", prediction="pred")
+        Campaign.create(tmp_path / "a.db", pool, strata="zz", y_pred="pred")
     with pytest.raises(ValueError, match="unknown rule"):
-        Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred", rule="best")
+        Campaign.create(tmp_path / "a.db", pool, strata="g", y_pred="pred", rule="best")
     with pytest.raises(ValueError, match="goal"):
-        Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred", goal="all")
+        Campaign.create(tmp_path / "a.db", pool, strata="g", y_pred="pred", goal="all")
     dup = pool.copy()
     dup.index = [1] * len(dup)
     with pytest.raises(ValueError, match="unique"):
-        Campaign.create(tmp_path / "a.db", dup, strata="g", prediction="pred")
+        Campaign.create(tmp_path / "a.db", dup, strata="g", y_pred="pred")
     assert not (tmp_path / "a.db").exists()
-    Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred").close()
+    Campaign.create(tmp_path / "a.db", pool, strata="g", y_pred="pred").close()
     with pytest.raises(ValueError, match="already exists"):
-        Campaign.create(tmp_path / "a.db", pool, strata="g", prediction="pred")
+        Campaign.create(tmp_path / "a.db", pool, strata="g", y_pred="pred")
 
 
 @pytest.mark.slow
@@ -484,7 +484,7 @@ def test_million_row_pool(tmp_path):
     pool = pd.DataFrame(
         {"g": rng.integers(0, 40, n), "pred": rng.integers(0, 2, n), "extra": rng.normal(size=n)}
     )
-    c = Campaign.create(tmp_path / "big.db", pool, strata="g", prediction="pred", random_seed=0)
+    c = Campaign.create(tmp_path / "big.db", pool, strata="g", y_pred="pred", random_seed=0)
     assert c.status()["pool_rows"].sum() == n
     b = c.propose(200)
     assert len(b) == 200 and b.index.is_unique

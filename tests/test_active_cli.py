@@ -35,7 +35,7 @@ def test_full_cli_cycle(tmp_path, pool_csv, capsys):
     path, pool = pool_csv
     db = tmp_path / "c.db"
     assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--prediction", "pred", "--db", str(db), "--seed", "1", "--target-halfwidth", "0.2"]) == 0
+                 "--y-pred", "pred", "--db", str(db), "--seed", "1", "--target-halfwidth", "0.2"]) == 0
     out = tmp_path / "batch.csv"
     assert main(["campaign", "propose", "--db", str(db), "--batch-size", "30", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
@@ -64,12 +64,12 @@ def test_bad_input_exits_2_with_one_line(tmp_path, pool_csv, capsys):
     path, pool = pool_csv
     db = tmp_path / "c.db"
     assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "nope",
-                 "--prediction", "pred", "--db", str(db)]) == 2
+                 "--y-pred", "pred", "--db", str(db)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "nope" in err
     assert not db.exists()
     assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--prediction", "pred", "--db", str(db), "--seed", "2"]) == 0
+                 "--y-pred", "pred", "--db", str(db), "--seed", "2"]) == 0
     out = tmp_path / "b.csv"
     assert main(["campaign", "propose", "--db", str(db), "--batch-size", "5", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
@@ -92,7 +92,7 @@ def test_module_entry_point_parquet(tmp_path, pool_csv):
     db = tmp_path / "c.db"
     run = [sys.executable, "-m", "bayeseval.active.cli", "campaign"]
     r = subprocess.run(run + ["create", "--pool", str(pq), "--id-column", "id", "--strata", "region",
-                              "--prediction", "pred", "--db", str(db)], capture_output=True, text=True)
+                              "--y-pred", "pred", "--db", str(db)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     r = subprocess.run(run + ["propose", "--db", str(db), "--batch-size", "12", "--out", str(tmp_path / "b.parquet")],
                        capture_output=True, text=True)

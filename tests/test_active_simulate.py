@@ -22,10 +22,10 @@ def ew_vs_ib(pool):
     return simulate(
         pool,
         strata="stratum",
-        prediction="pred",
-        truth="truth",
+        y_pred="pred",
+        y_true="truth",
         rules=["expected_width", "independent_beta"],
-        repeats=8,
+        n_repeats=8,
         batch_size=20,
         random_seed=0,
         progress=False,
@@ -60,8 +60,8 @@ def test_expected_width_coverage_close_to_nominal_over_40_repeats(pool):
     # the default (robust) model: mean coverage at stop over 40 x 12 intervals within 0.02
     # of the nominal 0.95 (measured 0.940; the plain Beta-binomial model gives 0.919 on the
     # same seeds, with misses concentrated in the strata far from the others)
-    res = simulate(pool, strata="stratum", prediction="pred", truth="truth",
-                   rules=["expected_width", "independent_beta"], repeats=40, batch_size=20,
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
+                   rules=["expected_width", "independent_beta"], n_repeats=40, batch_size=20,
                    random_seed=0, progress=False)
     s = res.summary()
     assert res.table["reached_goal"].all()
@@ -79,10 +79,10 @@ def test_expected_width_saves_80_percent_over_proportional(pool, ew_vs_ib):
     prop = simulate(
         pool,
         strata="stratum",
-        prediction="pred",
-        truth="truth",
+        y_pred="pred",
+        y_true="truth",
         rules=["proportional"],
-        repeats=2,
+        n_repeats=2,
         batch_size=200,
         budget=budget,
         random_seed=0,
@@ -106,7 +106,7 @@ def test_trace_and_plot(ew_vs_ib):
 
 
 def test_simulation_is_reproducible(pool):
-    kw = dict(strata="stratum", prediction="pred", truth="truth", rules=["thompson"], repeats=1,
+    kw = dict(strata="stratum", y_pred="pred", y_true="truth", rules=["thompson"], n_repeats=1,
               batch_size=50, target_halfwidth=0.08, random_seed=5, progress=False)
     a, b = simulate(pool, **kw), simulate(pool, **kw)
     assert a.table["labels_used"].tolist() == b.table["labels_used"].tolist()
@@ -114,16 +114,16 @@ def test_simulation_is_reproducible(pool):
 
 
 def test_true_rates_match_data(pool):
-    res = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=["uniform"],
-                   repeats=1, batch_size=100, target_halfwidth=0.1, random_seed=0, progress=False)
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["uniform"],
+                   n_repeats=1, batch_size=100, target_halfwidth=0.1, random_seed=0, progress=False)
     expected = (pool["pred"] != pool["truth"]).groupby(pool["stratum"]).mean()
     np.testing.assert_allclose(res.true_rates.to_numpy(), expected.to_numpy())
 
 
 def test_overall_goal_uses_far_fewer_labels(pool):
-    res = simulate(pool, strata="stratum", prediction="pred", truth="truth",
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
                    rules=["expected_width"], goal="overall", target_halfwidth=0.02,
-                   repeats=2, batch_size=20, random_seed=0, progress=False)
+                   n_repeats=2, batch_size=20, random_seed=0, progress=False)
     # simple random sampling needs n = z^2 p (1 - p) / h^2 labels for the weighted error rate
     # (pool-share weights: p is the pooled error rate); Neyman-like allocation plus pooling
     # should need no more, up to the noise of a sequential stop (slack 15%)

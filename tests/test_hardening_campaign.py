@@ -52,7 +52,7 @@ def new_campaign(tmp_path, name="c.db", pool=None, **kw):
     pool = make_pool() if pool is None else pool
     kw.setdefault("random_seed", 1)
     kw.setdefault("target_halfwidth", 0.01)
-    return Campaign.create(tmp_path / name, pool, strata="g", prediction="pred", **kw), pool
+    return Campaign.create(tmp_path / name, pool, strata="g", y_pred="pred", **kw), pool
 
 
 def recount(c, pool):
@@ -172,7 +172,7 @@ def test_a_class_the_model_never_predicts_needs_label_set(tmp_path):
 def test_label_set_that_mixes_types_or_misses_predictions_is_refused(tmp_path):
     with pytest.raises(ValueError, match="label_set mixes strings and numbers"):
         new_campaign(tmp_path, label_set=[0, 1, "1"])
-    with pytest.raises(ValueError, match=r"prediction column 'pred' has values \[1\]"):
+    with pytest.raises(ValueError, match=r"y_pred column 'pred' has values \[1\]"):
         new_campaign(tmp_path, label_set=[0, 2])
     assert os.listdir(tmp_path) == []
 
@@ -182,7 +182,7 @@ def test_cli_ingest_of_fractional_and_infinite_labels(tmp_path, capsys):
     pool.reset_index().to_csv(tmp_path / "pool.csv", index=False)
     db = str(tmp_path / "c.db")
     assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "rid",
-                 "--strata", "g", "--prediction", "pred", "--db", db, "--seed", "1"]) == 0
+                 "--strata", "g", "--y-pred", "pred", "--db", db, "--seed", "1"]) == 0
     out = tmp_path / "b.csv"
     assert main(["campaign", "propose", "--db", db, "--batch-size", "4", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
@@ -238,7 +238,7 @@ def _acceptable(v):
 def test_property_ingest_is_exact_or_refuses_everything(tmp_path_factory, values):
     path = tmp_path_factory.mktemp("prop") / "c.db"
     pool = make_pool(n=60, k=2)
-    c = Campaign.create(path, pool, strata="g", prediction="pred", random_seed=0, target_halfwidth=0.01)
+    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, target_halfwidth=0.01)
     b = c.propose(len(values))
     ids = b.index[: len(values)]
     ok = [_acceptable(v) for v in values]
@@ -284,7 +284,7 @@ def test_property_ingest_is_exact_or_refuses_everything(tmp_path_factory, values
 )
 def test_bad_settings_are_refused_before_any_file_exists(tmp_path, kwargs, exc, names):
     with pytest.raises(exc) as err:
-        Campaign.create(tmp_path / "c.db", make_pool(), strata="g", prediction="pred", **kwargs)
+        Campaign.create(tmp_path / "c.db", make_pool(), strata="g", y_pred="pred", **kwargs)
     for name in names:
         assert name in str(err.value)
     assert os.listdir(tmp_path) == []
@@ -292,7 +292,7 @@ def test_bad_settings_are_refused_before_any_file_exists(tmp_path, kwargs, exc, 
 
 def test_rule_callable_is_refused_because_it_cannot_be_reopened(tmp_path):
     with pytest.raises(TypeError, match="rule must be a rule name"):
-        Campaign.create(tmp_path / "c.db", make_pool(), strata="g", prediction="pred", rule=lambda s, n, r: None)
+        Campaign.create(tmp_path / "c.db", make_pool(), strata="g", y_pred="pred", rule=lambda s, n, r: None)
     assert os.listdir(tmp_path) == []
 
 
@@ -311,7 +311,7 @@ def test_bad_score_bins(tmp_path, bins):
     pool = make_pool()
     pool["score"] = np.linspace(0.5, 1.0, len(pool))
     with pytest.raises((ValueError, TypeError), match="score_bins"):
-        Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", score="score", score_bins=bins)
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score="score", score_bins=bins)
     assert os.listdir(tmp_path) == []
 
 
@@ -327,7 +327,7 @@ def test_row_ids_beyond_int64_are_refused(tmp_path, index):
     pool = make_pool(n=5)
     pool.index = index
     with pytest.raises(ValueError, match="64-bit") as err:
-        Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred")
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred")
     assert str(int(index.max() if index.max() > 0 else index.min())) in str(err.value)
     assert os.listdir(tmp_path) == []
 
@@ -335,7 +335,7 @@ def test_row_ids_beyond_int64_are_refused(tmp_path, index):
 def test_largest_int64_id_round_trips(tmp_path):
     pool = make_pool(n=5)
     pool.index = pd.Index(np.arange(5, dtype=np.uint64) + np.uint64(2**63 - 5))
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred", random_seed=0, target_halfwidth=0.01)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=0, target_halfwidth=0.01)
     b = c.propose(5)
     assert sorted(int(x) for x in b.index) == [2**63 - 5 + i for i in range(5)]
     assert c.ingest(pd.Series(1, index=b.index)) == 5
@@ -347,7 +347,7 @@ def test_missing_strata_or_prediction_name_the_rows(tmp_path, column, value):
     pool = make_pool().astype({column: object})
     pool.loc[pool.index[[3, 9]], column] = value
     with pytest.raises(ValueError, match="missing values") as err:
-        Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred")
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred")
     assert column in str(err.value) and repr(int(pool.index[3])) in str(err.value)
 
 
@@ -355,7 +355,7 @@ def test_mixed_type_predictions_are_refused(tmp_path):
     pool = make_pool().astype({"pred": object})
     pool.loc[pool.index[0], "pred"] = "1"
     with pytest.raises(ValueError, match="mixes strings and numbers"):
-        Campaign.create(tmp_path / "c.db", pool, strata="g", prediction="pred")
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred")
 
 
 def test_failure_between_build_and_publish_leaves_no_file(tmp_path, monkeypatch):
@@ -402,7 +402,7 @@ CREATE_CHILD = textwrap.dedent(
     rng = np.random.default_rng(0)
     pool = pd.DataFrame({{"g": rng.integers(0, 10, n), "pred": rng.integers(0, 2, n)}})
     print("ready", flush=True)
-    Campaign.create(sys.argv[1], pool, strata="g", prediction="pred", random_seed=0).close()
+    Campaign.create(sys.argv[1], pool, strata="g", y_pred="pred", random_seed=0).close()
     print("done", flush=True)
     """
 )
@@ -431,7 +431,7 @@ def test_kill9_during_create_never_leaves_an_unusable_file(tmp_path):
             c.close()
             outcomes.append("complete")
         else:  # never published: create works again
-            Campaign.create(path, make_pool(), strata="g", prediction="pred").close()
+            Campaign.create(path, make_pool(), strata="g", y_pred="pred").close()
             outcomes.append("absent")
     assert "absent" in outcomes  # at least one kill landed during create
 
@@ -465,7 +465,7 @@ def cli_campaign(tmp_path):
     pool.reset_index().to_csv(tmp_path / "pool.csv", index=False)
     db = str(tmp_path / "c.db")
     assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "rid",
-                 "--strata", "g", "--prediction", "pred", "--db", db, "--seed", "1",
+                 "--strata", "g", "--y-pred", "pred", "--db", db, "--seed", "1",
                  "--target-halfwidth", "0.01"]) == 0
     return db, pool
 
@@ -639,7 +639,7 @@ def test_cli_ingest_twice_and_relabel(tmp_path, cli_campaign, capsys):
 def test_property_repeated_ingests_count_each_row_once(tmp_path_factory, subsets):
     path = tmp_path_factory.mktemp("idem") / "c.db"
     pool = make_pool(n=80, k=3)
-    c = Campaign.create(path, pool, strata="g", prediction="pred", random_seed=0, target_halfwidth=0.01)
+    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, target_halfwidth=0.01)
     b = c.propose(15)
     truth = pd.Series([truth_of(r) for r in b.index], index=b.index)
     seen: set[int] = set()
@@ -752,19 +752,19 @@ def test_cli_on_a_foreign_file_is_one_line(tmp_path, capsys):
         (["propose", "--batch-size", "0", "--out", "b.csv"], "--batch-size"),
         (["propose", "--out", "b.csv", "--bogus"], "--bogus"),
         (["propose"], "--out"),
-        (["create", "--pool", "POOL", "--prediction", "pred", "--target-halfwidth", "nan"], "--target-halfwidth"),
-        (["create", "--pool", "POOL", "--prediction", "pred", "--target-halfwidth", "0.5"], "--target-halfwidth"),
-        (["create", "--pool", "POOL", "--prediction", "pred", "--level", "1.5"], "--level"),
-        (["create", "--pool", "POOL", "--prediction", "pred", "--seed", "-1"], "--seed"),
-        (["create", "--pool", "POOL", "--prediction", "pred", "--budget", "x"], "--budget"),
-        (["create", "--pool", "POOL", "--prediction", "pred", "--score-bins", "a,b"], "--score-bins"),
-        (["create", "--pool", "POOL", "--prediction", "pred", "--strata", ","], "--strata"),
-        (["create", "--pool", "EMPTY", "--prediction", "pred"], "--pool"),
-        (["create", "--pool", "HEADER", "--prediction", "pred", "--strata", "g"], "--pool"),
-        (["create", "--pool", "GARBLED_PQ", "--prediction", "pred"], "--pool"),
-        (["create", "--pool", "GARBLED_CSV", "--prediction", "pred"], "--pool"),
-        (["create", "--pool", "pool.xlsx", "--prediction", "pred"], "--pool"),
-        (["create", "--pool", "nope.csv", "--prediction", "pred"], "--pool"),
+        (["create", "--pool", "POOL", "--y-pred", "pred", "--target-halfwidth", "nan"], "--target-halfwidth"),
+        (["create", "--pool", "POOL", "--y-pred", "pred", "--target-halfwidth", "0.5"], "--target-halfwidth"),
+        (["create", "--pool", "POOL", "--y-pred", "pred", "--level", "1.5"], "--level"),
+        (["create", "--pool", "POOL", "--y-pred", "pred", "--seed", "-1"], "--seed"),
+        (["create", "--pool", "POOL", "--y-pred", "pred", "--budget", "x"], "--budget"),
+        (["create", "--pool", "POOL", "--y-pred", "pred", "--score-bins", "a,b"], "--score-bins"),
+        (["create", "--pool", "POOL", "--y-pred", "pred", "--strata", ","], "--strata"),
+        (["create", "--pool", "EMPTY", "--y-pred", "pred"], "--pool"),
+        (["create", "--pool", "HEADER", "--y-pred", "pred", "--strata", "g"], "--pool"),
+        (["create", "--pool", "GARBLED_PQ", "--y-pred", "pred"], "--pool"),
+        (["create", "--pool", "GARBLED_CSV", "--y-pred", "pred"], "--pool"),
+        (["create", "--pool", "pool.xlsx", "--y-pred", "pred"], "--pool"),
+        (["create", "--pool", "nope.csv", "--y-pred", "pred"], "--pool"),
         (["ingest", "--labels", "EMPTY"], "--labels"),
         (["ingest", "--labels", "GARBLED_PQ"], "--labels"),
         (["bogus"], "bogus"),
@@ -819,12 +819,12 @@ def sim_pool():
 @pytest.mark.parametrize("target", [0, 0.5, -0.1, math.nan, math.inf, 1e-400])
 def test_simulate_refuses_bad_target_halfwidth(sim_pool, target):
     with pytest.raises(ValueError, match="target_halfwidth"):
-        simulate(sim_pool, strata="stratum", prediction="pred", truth="truth", target_halfwidth=target, progress=False)
+        simulate(sim_pool, strata="stratum", y_pred="pred", y_true="truth", target_halfwidth=target, progress=False)
 
 
 @settings(max_examples=40, deadline=None)
 @given(
-    column=st.sampled_from([("truth", "truth"), ("prediction", "pred"), ("strata", "stratum")]),
+    column=st.sampled_from([("y_true", "truth"), ("y_pred", "pred"), ("strata", "stratum")]),
     missing=st.sampled_from([None, np.nan, pd.NA]),
     rows=st.lists(st.integers(0, 1999), min_size=1, max_size=3, unique=True),
 )
@@ -833,7 +833,7 @@ def test_property_simulate_refuses_missing_values(sim_pool, column, missing, row
     data = sim_pool.astype({col: object})
     data.loc[data.index[rows], col] = missing
     with pytest.raises(ValueError) as err:
-        simulate(data, strata="stratum", prediction="pred", truth="truth", repeats=1, progress=False)
+        simulate(data, strata="stratum", y_pred="pred", y_true="truth", n_repeats=1, progress=False)
     text = str(err.value)
     assert f"{name} column {col!r}" in text and "missing" in text
     assert repr(int(data.index[min(rows)])) in text
@@ -844,7 +844,7 @@ def test_property_simulate_refuses_missing_values(sim_pool, column, missing, row
 # ---------------------------------------------------------------------------------------
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    column=st.sampled_from([("strata", "g"), ("prediction", "pred")]),
+    column=st.sampled_from([("strata", "g"), ("y_pred", "pred")]),
     missing=st.sampled_from([None, np.nan, pd.NA]),
     rows=st.lists(st.integers(0, 99), min_size=1, max_size=3, unique=True),
 )
@@ -854,7 +854,7 @@ def test_property_create_refuses_missing_values_and_writes_nothing(tmp_path_fact
     pool = make_pool(n=100).astype({col: object})
     pool.loc[pool.index[rows], col] = missing
     with pytest.raises(ValueError) as err:
-        Campaign.create(d / "c.db", pool, strata="g", prediction="pred")
+        Campaign.create(d / "c.db", pool, strata="g", y_pred="pred")
     assert f"{name} column {col!r}" in str(err.value) and repr(int(pool.index[min(rows)])) in str(err.value)
     assert os.listdir(d) == []
 
@@ -877,7 +877,7 @@ def test_property_string_labels_never_match_numbers(x):
 def test_property_labels_are_paired_by_row_id_not_position(tmp_path_factory, order, as_frame):
     path = tmp_path_factory.mktemp("align") / "c.db"
     pool = make_pool(n=60, k=2)
-    c = Campaign.create(path, pool, strata="g", prediction="pred", random_seed=0, target_halfwidth=0.01)
+    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, target_halfwidth=0.01)
     b = c.propose(8)
     truth = pd.Series([truth_of(r) for r in b.index], index=b.index)
     shuffled = truth.iloc[list(order)]

@@ -192,7 +192,7 @@ def test_halfwidth_curve_from_a_campaign(tmp_path):
 
     pool = make_pool(4000, 3, rates=[0.05, 0.1, 0.2], random_seed=0)
     camp = Campaign.create(tmp_path / "c.db", pool.drop(columns=["y_true", "error"]),
-                           strata="stratum", prediction="y_pred", target_halfwidth=0.05,
+                           strata="stratum", y_pred="y_pred", target_halfwidth=0.05,
                            random_seed=0)
     for _ in range(2):
         prop = camp.propose(60)

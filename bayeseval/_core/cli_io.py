@@ -15,6 +15,7 @@ read), so that ``bayeseval --help`` starts quickly.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,9 @@ def one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def read_table(path: str, *, name: str = "file") -> Any:
+def read_table(
+    path: str, *, name: str = "file", text_columns: Sequence[str] = (), require_rows: bool = False
+) -> Any:
     """Read a .csv (.csv.gz, .txt) or .parquet (.pq) file as a pandas DataFrame.
 
     Parameters
@@ -82,6 +85,11 @@ def read_table(path: str, *, name: str = "file") -> Any:
         The file to read.
     name : str, default "file"
         What the file is called in messages, e.g. the option ``"--pool"``.
+    text_columns : sequence of str, optional
+        Columns of a CSV file read as text, so that labels and ids arrive as written
+        (``"007"`` stays ``"007"``).
+    require_rows : bool, default False
+        Refuse a file with no rows or no columns.
 
     Returns
     -------
@@ -115,9 +123,13 @@ def read_table(path: str, *, name: str = "file") -> Any:
         kind, reader = "CSV", pd.read_csv
     else:
         raise ValueError(f"{name} file {path!r} has unsupported file type {p.suffix!r}; use .csv or .parquet")
+    options = {"dtype": {c: str for c in text_columns}} if kind == "CSV" and text_columns else {}
     try:
-        return reader(p)
+        frame = reader(p, **options)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{name} file {path!r} is empty: no header and no rows") from None
-    except (ValueError, OSError) as exc:  # pandas/pyarrow parser errors are ValueErrors
+    except (ValueError, TypeError, OSError) as exc:  # pandas/pyarrow parser errors are ValueErrors
         raise ValueError(f"{name} file {path!r} could not be read as {kind}: {one_line(exc)}") from None
+    if require_rows and (len(frame.columns) == 0 or len(frame) == 0):
+        raise ValueError(f"{name} file {path!r} has no rows")
+    return frame

@@ -1,8 +1,9 @@
-"""Labelling campaigns that stop when every credible interval is narrow enough (SPEC section 10).
+"""Labelling campaigns that stop when every credible interval is narrow enough.
 
 A :class:`Campaign` keeps its whole state in one SQLite file (see
-:mod:`bayeseval.active.store`): the pool reference (row id, stratum, prediction, optional
-score), every proposal, every label and every decision. Each round it
+:mod:`bayeseval.active.store`): the settings (a :class:`~bayeseval.active.CampaignSpec`), the
+pool reference (row id, stratum, prediction, optional score), every proposal, every label and
+every decision. Each round it
 
 1. fits the hierarchical Beta-binomial posterior of the metric per stratum on a small exact
    grid (switching to the robust approximation when a leave-one-out predictive check flags
@@ -12,16 +13,15 @@ score), every proposal, every label and every decision. Each round it
 
 and records the proposal, the decision and the random generator state in one transaction.
 ``ingest`` validates labels completely before writing them in one transaction, so a crash at
-any moment loses no acknowledged label and never counts one twice.
+any moment loses no acknowledged label and never counts one twice. The stopping rule, with the
+safeguards ``stop_level``, ``own_check`` and ``min_data_share``, is the one that
+:func:`bayeseval.active.simulate` replays.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
-from collections.abc import Callable, Sequence
-from numbers import Integral, Real
+from collections.abc import Callable, Iterator, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -29,67 +29,53 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._validation import (
-    check_level,
-    check_method,
-    check_positive_int,
-    check_random_seed,
-    check_weights,
-    iter_columns,
+from bayeseval import __version__
+from bayeseval._core.deprecation import renamed_kwargs
+from bayeseval._results import Result
+from bayeseval._validation import check_positive_int
+from bayeseval.active.rules import RuleState, forecast_labels, get_rule
+from bayeseval.active.spec import (
+    GOALS,
+    INT_TEXT,
+    CampaignSpec,
+    LabelSet,
+    PoolDesign,
+    StrataDesign,
+    check_columns,
+    design_pool,
+    is_missing,
+    label_key,
+    metric_flags,
+    population_weights,
+    proposal_order,
+    py_scalar,
+    rule_generator,
+    seed_sequences,
+    spec_columns,
+    spec_docs,
+    spec_from_arguments,
 )
-from bayeseval.active.rules import RULES, RuleState, forecast_labels, get_rule
 from bayeseval.active.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts import Counts, stratum_labels
 from bayeseval.metrics import get_metric
-from bayeseval.models.priors import resolve_prior
+from bayeseval.models import fit_hierarchical
 
-__all__ = ["Campaign", "GOALS", "IngestResult", "LabelSet"]
+__all__ = ["Campaign", "CampaignSpec", "GOALS", "IngestResult", "LabelSet"]
 
 _INT64_MAX = 2**63 - 1
 
-GOALS = ("each", "overall")
 
-
-def _version() -> str:
-    try:
-        from bayeseval import __version__
-
-        return str(__version__)
-    except ImportError:  # pragma: no cover
-        return "unknown"
-
-
-def _py(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, pd.Interval):
-        return str(value)
-    return value
-
-
-def _label_key(value: Any) -> Any:
-    """Comparison key of a known label: bools and integral floats become ints, numpy -> Python."""
-    value = _py(value)
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def _is_missing(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-_INT_TEXT = re.compile(r"[+-]?\d+")
-_MISSING = object()
-
-
-class IngestResult(int):
+class IngestResult(int, Result):
     """The number of labels newly recorded by :meth:`Campaign.ingest` (an ``int``).
+
+    Parameters
+    ----------
+    new : int
+        Labels recorded for rows that had none.
+    unchanged : int
+        Rows sent again with the label they already had.
+    relabelled : int
+        Rows whose stored label was replaced.
 
     Attributes
     ----------
@@ -110,123 +96,17 @@ class IngestResult(int):
     new: int
     unchanged: int
     relabelled: int
+    title = "IngestResult"
 
     def __new__(cls, new: int, *, unchanged: int = 0, relabelled: int = 0) -> IngestResult:
         obj = super().__new__(cls, int(new))
         obj.new, obj.unchanged, obj.relabelled = int(new), int(unchanged), int(relabelled)
         return obj
 
-
-class LabelSet:
-    """The labels a campaign knows, and the one lossless normalisation applied to incoming labels.
-
-    A campaign's known labels are fixed at creation (``label_set`` of :meth:`Campaign.create`):
-    by default ``[0, 1]`` (``[False, True]`` for a boolean prediction column) when every
-    prediction is 0 or 1, otherwise the distinct predicted values. A true class the model never
-    predicts is legitimate but must be declared by passing ``label_set`` explicitly; every
-    value of ``label_set`` must be a string, or every value a number or a bool, never a mix.
-
-    An incoming label ``v`` is accepted only when it equals a known label after this
-    normalisation, and is stored as that known label:
-
-    * numbers (Python or numpy) compare by value, so ``1.0`` is ``1`` and ``True``/``False``
-      are ``1``/``0`` (as in Python); ``0.5``, ``1.9``, ``inf`` equal no integer label;
-    * with numeric (or boolean) known labels, a string is read as a number when it is a
-      decimal number (``"1"``, ``" 1 "``, ``"1.0"``; with boolean labels also ``"true"`` /
-      ``"false"`` in any case) and then compared as above;
-    * with string known labels, a string must match exactly (case and spaces count) and a
-      number never matches;
-    * ``None``, NaN, ``pd.NA`` and ``NaT`` are missing labels; any other type is invalid.
-
-    Parameters
-    ----------
-    values : sequence
-        The known labels.
-    name : str
-        Argument name used in error messages.
-
-    Examples
-    --------
-    >>> labels = LabelSet([0, 1])
-    >>> labels.normalise(1.0), labels.normalise("0"), labels.normalise(True)
-    (1, 0, 1)
-    >>> labels.normalise(0.5) is None
-    True
-    """
-
-    def __init__(self, values: Sequence[Any], name: str = "label_set") -> None:
-        vals = [_py(v) for v in values]
-        if not vals:
-            raise ValueError(f"{name} must hold at least one label, got {list(values)!r}")
-        for v in vals:
-            if _is_missing(v) or not isinstance(v, (str, int, float)):
-                raise ValueError(f"{name} values must be strings, integers, floats or bools, got {v!r}")
-            if isinstance(v, float) and not math.isfinite(v):
-                raise ValueError(f"{name} values must be finite, got {v!r}")
-        is_str = [isinstance(v, str) for v in vals]
-        if any(is_str) and not all(is_str):
-            raise ValueError(f"{name} mixes strings and numbers, so labels could never match: {vals!r}")
-        if all(is_str):
-            self.kind = "str"
-        elif all(isinstance(v, bool) for v in vals):
-            self.kind = "bool"
-        else:
-            self.kind = "number"
-        self.canon = {}
-        for v in vals:
-            key = _label_key(v)
-            if key in self.canon and self.canon[key] != v:
-                raise ValueError(f"{name} holds {self.canon[key]!r} and {v!r}, which are the same label")
-            self.canon[key] = v
-        self.values = list(self.canon.values())
-
-    def _number_key(self, value: Any) -> Any:
-        """Key of a number (or of the text of one) for numeric/boolean known labels."""
-        if isinstance(value, str):
-            text = value.strip()
-            if self.kind == "bool" and text.lower() in ("true", "false"):
-                return int(text.lower() == "true")
-            if _INT_TEXT.fullmatch(text):
-                return int(text)
-            try:
-                value = float(text)
-            except ValueError:
-                return None
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        return _label_key(value)
-
-    def normalise(self, value: Any) -> Any:
-        """The known label equal to ``value`` (see the class docstring), ``None`` if there is none.
-
-        Missing values give the module's ``_MISSING`` marker.
-        """
-        value = _py(value)
-        if value is None or _is_missing(value):
-            return _MISSING
-        if self.kind == "str":
-            return value if isinstance(value, str) and value in self.canon else None
-        if not isinstance(value, (str, int, float)):
-            return None
-        return self.canon.get(self._number_key(value))
-
-    def normalise_many(self, values: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Normalise an array of labels, once per distinct value.
-
-        Returns ``(canonical, missing, invalid)``: an object array of known labels and two
-        boolean masks.
-        """
-        arr = np.asarray(values, dtype=object)
-        codes, uniques = pd.factorize(pd.Series(arr, dtype=object), use_na_sentinel=True)
-        mapped = [self.normalise(u) for u in uniques]
-        missing_u = np.array([m is _MISSING for m in mapped] + [True], dtype=bool)
-        invalid_u = np.array([m is None for m in mapped] + [False], dtype=bool)
-        canon_u = np.empty(len(mapped) + 1, dtype=object)
-        canon_u[:-1] = [None if (m is None or m is _MISSING) else m for m in mapped]
-        return canon_u[codes], missing_u[codes], invalid_u[codes]
-
-    def __contains__(self, value: Any) -> bool:
-        return self.normalise(value) not in (None, _MISSING)
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row: ``new``, ``unchanged`` and ``relabelled`` labels."""
+        return pd.DataFrame({"new": [self.new], "unchanged": [self.unchanged], "relabelled": [self.relabelled]})
 
 
 # -- create: validation helpers (everything is checked before anything is written) ----------
@@ -255,157 +135,70 @@ def _row_ids(index: pd.Index) -> tuple[str, list[Any]]:
     )
 
 
-def _check_settings(
-    pool: Any, strata: Any, prediction: Any, score: Any, metric: str, target_halfwidth: Any,
-    rule: Any, prior: Any, score_bins: Any,
-) -> tuple[list[str], Any, float, str, str]:
-    """Check the column names and scalar settings; return (cols, metric, target, rule, prior)."""
-    if not isinstance(pool, pd.DataFrame):
-        raise TypeError(f"pool must be a pandas DataFrame, got {type(pool).__name__}")
-    if len(pool) == 0:
-        raise ValueError("pool has no rows")
-    m = get_metric(metric)
-    cols = iter_columns(strata, "strata")
-    named = [("prediction", prediction)] + [("strata", c) for c in cols]
-    named += [("score", score)] if score is not None else []
-    for name, col in named:
-        if not isinstance(col, str):
-            raise TypeError(f"{name} must be a column name (str), got {col!r}")
-        if col not in pool.columns:
-            raise ValueError(f"{name} column {col!r} is not in pool; columns are {list(pool.columns)[:20]}")
-    target = _check_target_halfwidth(target_halfwidth)
-    if not isinstance(rule, str):
-        raise TypeError(f"rule must be a rule name for a stored campaign (one of {sorted(RULES)}), got {rule!r}")
-    rule_name, _, _ = get_rule(rule)
-    if not isinstance(prior, str):
-        raise TypeError(f"prior must be a prior name ('default' or 'bda') for a stored campaign, got {type(prior).__name__}")
-    prior_name = resolve_prior(prior).name
-    if score_bins is not None and score is None:
-        raise ValueError(f"score_bins={score_bins!r} needs a score column (score=...)")
-    return cols, m, target, rule_name, prior_name
+def _check_keys(keys: list[tuple[Any, ...]], cols: list[str]) -> None:
+    """Raise when stratum keys cannot be stored as JSON."""
+    try:
+        json.dumps(keys)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text") from exc
 
 
-def _check_no_missing(frame: pd.DataFrame, named: Sequence[tuple[str, str]], where: str) -> None:
-    """Raise naming the argument, the column and the row ids when a column has missing values.
+def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any) -> str:
+    """The configuration stored in a campaign file: the spec plus what it resolved to on the pool."""
+    config = spec.to_config()
+    config.update(
+        strata=design.columns,
+        weights=None if spec.weights is None else design.strata.weights.tolist(),
+        prior_mean=None if design.strata.prior_mean is None else design.strata.prior_mean.tolist(),
+        pos_label=design.positive,
+        label_set=design.labels.values,
+        index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),
+    )
+    try:
+        return json.dumps(config, default=_json_scalar)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"campaign settings cannot be stored: {exc}") from exc
 
-    ``named`` pairs an argument name with a column; None, NaN, ``pd.NA`` and ``NaT`` count as
-    missing.
+
+def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) -> Iterator[tuple[Any, ...]]:
+    """Rows of the store's pool table: id, stratum code, prediction, score, eligible, order.
+
+    ``queues`` lists each stratum's eligible rows in proposal order; a row's order is its
+    place in its stratum's queue (0 for rows never proposed).
     """
-    for name, col in named:
-        missing = frame[col].isna().to_numpy()
-        if missing.any():
-            ids = frame.index[missing][:10].tolist()
-            raise ValueError(
-                f"{name} column {col!r} has {int(missing.sum())} missing values (None/NaN/NA) at row ids "
-                f"{ids}; fill or drop them before {where}"
-            )
+    order = np.zeros(len(rids), dtype=np.int64)
+    for queue in queues:
+        order[queue] = np.arange(len(queue))
+    scores = design.score.tolist() if design.score is not None else [None] * len(rids)
+    return zip(
+        rids, design.codes.tolist(), design.y_pred.tolist(), scores, design.eligible.astype(int).tolist(),
+        order.tolist(), strict=True,
+    )
 
 
-def _check_target_halfwidth(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"target_halfwidth must be a number in (0, 0.5), got {value!r}")
-    value = float(value)
-    if not (math.isfinite(value) and 0 < value < 0.5):
-        raise ValueError(f"target_halfwidth must be a finite number in (0, 0.5), got {value!r}")
-    return value
-
-
-def _score_bins(sc: pd.Series, score_bins: Any) -> pd.Series:
-    """The ``score_bin`` stratum column (text labels of the bins)."""
-    if isinstance(score_bins, Integral) and not isinstance(score_bins, bool):
-        if score_bins < 1:
-            raise ValueError(f"score_bins must be a number of bins >= 1 or a list of edges, got {score_bins!r}")
-        bins = pd.qcut(sc, int(score_bins), duplicates="drop")
-    else:
-        if isinstance(score_bins, (str, bytes, bool)) or not np.iterable(score_bins):
-            raise TypeError(f"score_bins must be an int >= 1 or a sequence of bin edges, got {score_bins!r}")
-        edges = np.asarray(list(score_bins), dtype=float) if len(list(score_bins)) else np.array([])
-        if edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
-            raise ValueError(
-                f"score_bins edges must be at least two finite, strictly increasing numbers, got {list(score_bins)!r}"
-            )
-        bins = pd.cut(sc, edges.tolist(), include_lowest=True)
-    if bins.isna().any():
-        raise ValueError(f"score_bins {score_bins!r} leave some scores outside every bin")
-    return bins.astype(str)
-
-
-def _prediction_values(pred: pd.Series, prediction: str) -> tuple[np.ndarray, list[Any]]:
-    """Factorize the prediction column: (codes, distinct values as Python scalars), or raise."""
-    _check_no_missing(pred.to_frame(), [("prediction", prediction)], "creating a campaign")
-    codes, uniques = pd.factorize(pred.to_numpy(dtype=object) if pred.dtype == object else pred.to_numpy())
-    values = [_py(v) for v in uniques]
-    for v in values:
-        if not isinstance(v, (str, int, float)) or (isinstance(v, float) and not math.isfinite(v)):
-            raise ValueError(
-                f"prediction column {prediction!r} must hold strings, integers, finite floats or bools, "
-                f"got {v!r} ({type(v).__name__})"
-            )
-    if any(isinstance(v, str) for v in values) and not all(isinstance(v, str) for v in values):
-        raise ValueError(
-            f"prediction column {prediction!r} mixes strings and numbers ({values[:6]!r}); "
-            "labels of one type are needed so predictions and true labels compare"
-        )
-    return codes, values
-
-
-def _known_labels(
-    pred: pd.Series, pred_values: list[Any], label_set: Any, prediction: str
-) -> LabelSet:
-    """The campaign's :class:`LabelSet` (see its docstring for the default)."""
-    if label_set is None:
-        keys = {_label_key(v) for v in pred_values}
-        if keys <= {0, 1}:
-            default = [False, True] if pred.dtype == bool else [0, 1]
-        else:
-            default = sorted(pred_values, key=lambda v: (str(type(v)), v))
-        return LabelSet(default, "label_set")
-    if isinstance(label_set, (str, bytes)) or not np.iterable(label_set):
-        raise TypeError(f"label_set must be a sequence of labels, got {label_set!r}")
-    labels = LabelSet(list(label_set), "label_set")
-    bad = [v for v in pred_values if labels.normalise(v) is None]
-    if bad:
-        raise ValueError(
-            f"prediction column {prediction!r} has values {bad[:5]} that are not in label_set {labels.values}"
-        )
-    return labels
-
-
-def _positive_label(labels: LabelSet, pos_label: Any, metric: Any, prediction: str) -> Any:
-    """``pos_label`` as a known label (class metrics), or raise naming it."""
-    if not metric.needs_positive:
-        return _py(pos_label) if isinstance(_py(pos_label), (str, int, float, type(None))) else str(pos_label)
-    known = labels.normalise(pos_label)
-    if known is None or known is _MISSING:
-        raise ValueError(
-            f"pos_label {pos_label!r} is not one of the campaign's labels {labels.values} (from prediction "
-            f"column {prediction!r}); metric {metric.name!r} would never count a trial for it. Pass "
-            "label_set=[...] to declare a class the model never predicts"
-        )
-    return known
-
-
-def _strata_frame(
-    pool: pd.DataFrame, cols: list[str], score: str | None, score_bins: Any
-) -> tuple[pd.DataFrame, list[str], Any]:
-    """The stratum columns (with ``score_bin`` when asked), their names and the score column."""
-    frame = pool[cols].copy() if cols else pd.DataFrame(index=pool.index)
-    sc = None
-    if score is not None:
-        sc = pd.to_numeric(pool[score], errors="coerce")
-        bad = sc.isna() | (sc < 0) | (sc > 1)
-        if bad.any():
-            ids = pool.index[bad.to_numpy()][:10].tolist()
-            raise ValueError(
-                f"score column {score!r} must hold probabilities in [0, 1] without missing values (row ids {ids})"
-            )
-    if score_bins is not None:
-        frame["score_bin"] = _score_bins(sc, score_bins)
-        cols = [*cols, "score_bin"]
-    if not cols:
-        raise ValueError("give strata (one or more columns) or score_bins")
-    _check_no_missing(frame, [("strata", c) for c in cols], "creating a campaign")
-    return frame, cols, sc
+def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any) -> CampaignStore:
+    """Check the pool against the spec and write the campaign file (nothing is written on error)."""
+    if not isinstance(spec.rule, str):
+        raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
+    busy_timeout = CampaignStore.check_timeout(busy_timeout)
+    check_columns(pool, spec_columns(spec), "pool")
+    rid_type, rids = _row_ids(pool.index)
+    design = design_pool(spec, pool)
+    _check_keys(design.keys, design.columns)
+    config = _config(spec, design, pool.index.name)
+    seed = seed_sequences(spec.random_seed, 1)[0]
+    rng = rule_generator(seed)
+    store = CampaignStore.initialise(
+        path,
+        meta={"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)},
+        rid_type=rid_type,
+        strata_keys=design.keys,
+        pool_rows=_pool_rows(rids, design, proposal_order(design, seed)),
+        n_rows=design.strata.n_rows.tolist(),
+        n_eligible=design.strata.n_eligible.tolist(),
+        busy_timeout=busy_timeout,
+    )
+    return store
 
 
 def _json_scalar(obj: Any) -> Any:
@@ -421,6 +214,23 @@ class Campaign:
 
     Create one with :meth:`Campaign.create`, resume it with :meth:`Campaign.open`.
 
+    Parameters
+    ----------
+    store : CampaignStore
+        The open campaign database (:class:`~bayeseval.active.store.CampaignStore`).
+
+    Attributes
+    ----------
+    spec : CampaignSpec
+        The campaign's settings, as stored in its file.
+    config : dict
+        The stored configuration: the spec's fields plus what they resolved to on the pool
+        (stratum columns, known labels, weights, prior means, the row-id column name).
+    metric : Metric
+        The campaign's metric.
+    strata : pandas.Index
+        The strata (a MultiIndex for several stratum columns).
+
     Examples
     --------
     >>> import os, tempfile
@@ -428,7 +238,7 @@ class Campaign:
     >>> rng = np.random.default_rng(0)
     >>> pool = pd.DataFrame({"g": rng.choice(["a", "b"], 500), "pred": rng.integers(0, 2, 500)})
     >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
-    >>> c = Campaign.create(path, pool, strata="g", prediction="pred", random_seed=1)
+    >>> c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=1)
     >>> batch = c.propose(20)
     >>> len(batch)
     20
@@ -446,8 +256,9 @@ class Campaign:
         except json.JSONDecodeError as exc:
             store.close()
             raise ValueError(f"campaign database {str(store.path)!r} has an unreadable configuration: {exc}") from exc
-        self.metric = get_metric(self.config["metric"])
-        self._rule_name, self._rule, self._model = get_rule(self.config["rule"])
+        self.spec = CampaignSpec.from_config(self.config)
+        self.metric = get_metric(self.spec.metric)
+        self._rule_name, self._rule, self._model = get_rule(self.spec.rule)
         strata = store.strata()
         self._codes = strata.index.to_numpy()
         cols = self.config["strata"]
@@ -456,20 +267,29 @@ class Campaign:
             self.strata = pd.Index([k[0] for k in keys], name=cols[0])
         else:
             self.strata = pd.MultiIndex.from_tuples(keys, names=cols)
-        self._n_rows = strata["n_rows"].to_numpy()
-        self._n_eligible = strata["n_eligible"].to_numpy()
+        n_eligible = strata["n_eligible"].to_numpy()
+        pm = self.config.get("prior_mean")
+        self._design = StrataDesign(
+            strata=self.strata,
+            n_rows=strata["n_rows"].to_numpy(),
+            n_eligible=n_eligible,
+            weights=population_weights(self.config.get("weights"), self.strata, n_eligible),
+            prior_mean=None if pm is None else np.asarray(pm, dtype=float),
+        )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
 
     # -- construction --------------------------------------------------------------------
     @classmethod
+    @renamed_kwargs(prediction="y_pred")
+    @spec_docs
     def create(
         cls,
         path: str | PathLike[str],
         pool: pd.DataFrame,
         *,
-        strata: str | Sequence[str] | None,
-        prediction: str,
+        strata: str | Sequence[str] | None = None,
+        y_pred: str | None = None,
         metric: str = "error_rate",
         target_halfwidth: float = 0.05,
         level: float = 0.95,
@@ -483,10 +303,21 @@ class Campaign:
         pos_label: Any = 1,
         label_set: Sequence[Any] | None = None,
         model: str = "robust",
+        batch_size: int = 10,
+        stop_level: float | None = None,
+        own_check: float | None = None,
+        min_data_share: float = 0.0,
         random_seed: Any = None,
+        spec: CampaignSpec | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Campaign:
         """Create a campaign file from a pool of unlabelled predictions.
+
+        The settings form a :class:`~bayeseval.active.CampaignSpec` (pass one as ``spec=``, or
+        the settings one by one); it is stored in the file and read back by :meth:`open`.
+        Every setting is checked before anything is written: a failed create leaves no file.
+        The database is built in a temporary file next to ``path`` and published atomically,
+        so a process killed during ``create`` leaves no file at ``path``.
 
         Parameters
         ----------
@@ -495,170 +326,37 @@ class Campaign:
         pool : pandas.DataFrame
             One row per unlabelled item; the index is the row id (integers or strings,
             unique). Only the stratum, prediction and score columns are stored.
-        strata : str or list of str
-            Column(s) defining the strata (``None`` with ``score_bins`` uses the bins only).
-        prediction : str
-            Column with the classifier's predicted label.
-        metric : str
-            ``error_rate`` (default), ``accuracy``, ``recall``, ``precision``, ... (see
-            :func:`bayeseval.get_metric`). For precision-type metrics only rows whose
-            prediction makes them trials are proposed; for recall-type metrics the rule
-            weighs each stratum by its posterior probability that a labelled row is a trial.
-        target_halfwidth : float
-            Target credible-interval half-width.
-        level : float
-            Credible level (0.95 = 95%).
-        goal : {"each", "overall"}
-            Every stratum's interval, or the population-weighted rate's, within the target.
-        weights : dict, Series or array, optional
-            Population shares of the strata (for ``goal="overall"``); default: the strata's
-            shares of the eligible pool rows.
-        rule : str
-            ``expected_width`` (default), ``thompson``, ``neyman``, ``proportional``,
-            ``uniform`` or ``independent_beta``.
-        score : str, optional
-            Column with the classifier's top-class probability; its per-stratum mean seeds an
-            informative prior (``1 - mean score`` as the expected error for ``error_rate``,
-            ``mean score`` for ``accuracy``).
-        score_bins : int or sequence of float, optional
-            Add a ``score_bin`` stratum column: ``int`` (>= 1) gives that many equal-count
-            bins, a sequence gives at least two strictly increasing bin edges.
-        prior : {"default", "bda"}
-            Hyperprior of the hierarchical model (checked by
-            :func:`bayeseval.models.priors.resolve_prior`).
-        budget : int, optional
-            Maximum number of labels.
-        pos_label : optional
-            Positive class for class-dependent metrics (recall, precision, ...); it must be
-            one of the campaign's known labels (see ``label_set``). Ignored by ``error_rate``
-            and ``accuracy``.
-        label_set : sequence, optional
-            The known labels: a true label is accepted only when it equals one of them after
-            the lossless normalisation of :class:`LabelSet` (``1.0`` is ``1``; ``"1"`` is ``1``
-            only when the labels are numbers; ``0.5``, ``inf``, missing values and unknown
-            strings are rejected). Default: ``[0, 1]`` (``[False, True]`` for a boolean
-            column) when every prediction is 0 or 1, otherwise the distinct predicted values.
-            Pass it to declare a true class the model never predicts.
-        model : {"robust", "auto", "beta_binomial"}
-            Population model of the rule and the stopping check. ``"robust"`` (default): the
-            two-component population of :mod:`bayeseval.models.robust`, so a stratum far from
-            the others is pooled less and its interval keeps close to nominal coverage at
-            stop (simulated coverage 0.94 at level 0.95 against 0.92 for the plain model, for
-            about 3% more labels; ``benchmarks/bench_active.py``). ``"auto"`` switches to the
-            robust model only when a stratum fails the predictive check.
-        random_seed : int, optional
-            Seed of the campaign's random generator (persisted, so resumes are exact);
-            checked by :func:`bayeseval._validation.check_random_seed`.
+        {spec_parameters}
+        spec : CampaignSpec, optional
+            All the settings above in one object; the individual settings must then be left
+            at their defaults.
         busy_timeout : float
             Seconds to wait for another process's write lock before raising ``ValueError``
             (default 10).
 
-        Every setting is checked before anything is written: a failed create leaves no
-        file. The database is built in a temporary file next to ``path`` and published
-        atomically, so a process killed during ``create`` leaves no file at ``path``.
-
         Returns
         -------
         Campaign
+            The new campaign, open on ``path``.
 
         Examples
         --------
         >>> import os, tempfile
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     prediction="pred", random_seed=0)
+        ...                     y_pred="pred", random_seed=0)
         >>> c.status()["labelled"].tolist()
         [0, 0]
         >>> c.close()
         """
-        cols, m, target_halfwidth, rule_name, prior = _check_settings(
-            pool, strata, prediction, score, metric, target_halfwidth, rule, prior, score_bins
+        settings = dict(
+            strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
+            goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
+            budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
+            stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, random_seed=random_seed,
         )
-        level = check_level(level)
-        goal = check_method(goal, GOALS, "goal")
-        model = check_method(model, ("auto", "beta_binomial", "robust"), "model")
-        if budget is not None:
-            budget = check_positive_int(budget, "budget")
-        random_seed = check_random_seed(random_seed)
-        busy_timeout = CampaignStore.check_timeout(busy_timeout)
-        rid_type, rids = _row_ids(pool.index)
-        frame, cols, sc = _strata_frame(pool, cols, score, score_bins)
-        pred = pool[prediction]
-        pred_codes, pred_values = _prediction_values(pred, prediction)
-        labels = _known_labels(pred, pred_values, label_set, prediction)
-        positive = _positive_label(labels, pos_label, m, prediction)
-        grouped = frame.groupby(cols, sort=True, observed=True)
-        codes = grouped.ngroup().to_numpy()
-        keys = [tuple(_py(x) for x in k) if isinstance(k, tuple) else (_py(k),) for k in grouped.size().index]
-        try:
-            json.dumps(keys)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text") from exc
-        # eligibility: for metrics whose trials depend on the prediction only (per distinct value)
-        if m.trials in ("pred_pos", "pred_neg"):
-            is_pos = np.array([_label_key(v) == _label_key(positive) for v in pred_values], dtype=bool)[pred_codes]
-            eligible = is_pos if m.trials == "pred_pos" else ~is_pos
-        else:
-            eligible = np.ones(len(pool), bool)
-        strata_index = (
-            pd.Index([k[0] for k in keys], name=cols[0])
-            if len(cols) == 1
-            else pd.MultiIndex.from_tuples(keys, names=cols)
-        )
-        w = None if weights is None else check_weights(weights, strata_index).tolist()
-        prior_mean = None
-        if score is not None and m.name in ("error_rate", "accuracy"):
-            per = pd.Series(sc.to_numpy()).groupby(codes).mean().reindex(range(len(keys)))
-            pm = (1 - per) if m.name == "error_rate" else per
-            prior_mean = np.clip(pm.to_numpy(dtype=float), 1e-3, 1 - 1e-3).tolist()
-        n_rows = np.bincount(codes, minlength=len(keys))
-        n_eligible = np.bincount(codes, weights=eligible, minlength=len(keys)).astype(np.int64)
-        rng = np.random.default_rng(random_seed)
-        order = rng.permutation(len(pool))
-        scores = sc.to_numpy(dtype=float).tolist() if score is not None else [None] * len(pool)
-        preds = [pred_values[i] for i in pred_codes.tolist()]
-        config = {
-            "strata": cols,
-            "prediction": prediction,
-            "metric": m.name,
-            "target_halfwidth": target_halfwidth,
-            "level": level,
-            "goal": goal,
-            "weights": w,
-            "rule": rule_name,
-            "score": score,
-            "score_bins": score_bins if not isinstance(score_bins, np.ndarray) else score_bins.tolist(),
-            "prior": prior,
-            "prior_mean": prior_mean,
-            "budget": budget,
-            "pos_label": positive,
-            "label_set": labels.values,
-            "model": model,
-            "random_seed": random_seed if isinstance(random_seed, (int, type(None))) else str(random_seed),
-            "index_name": pool.index.name if isinstance(pool.index.name, (str, type(None))) else str(pool.index.name),
-        }
-        try:
-            meta_config = json.dumps(config, default=_json_scalar)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"campaign settings cannot be stored: {exc}") from exc
-        pool_rows = zip(
-            rids, codes.tolist(), preds, scores, eligible.astype(int).tolist(), order.tolist(), strict=True
-        )
-        store = CampaignStore.initialise(
-            path,
-            meta={
-                "config": meta_config,
-                "version": _version(),
-                "rng_state": json.dumps(rng.bit_generator.state),
-            },
-            rid_type=rid_type,
-            strata_keys=keys,
-            pool_rows=pool_rows,
-            n_rows=n_rows.tolist(),
-            n_eligible=n_eligible.tolist(),
-            busy_timeout=busy_timeout,
-        )
-        return cls(store)
+        spec = spec_from_arguments(spec, "Campaign.create", settings)
+        return cls(_initialise(path, pool, spec, busy_timeout))
 
     @classmethod
     def open(cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Campaign:
@@ -676,12 +374,18 @@ class Campaign:
             Seconds a write waits for another process's lock before raising ``ValueError``
             (default 10).
 
+        Returns
+        -------
+        Campaign
+            The campaign, with its stored spec (:attr:`spec`); files written before a setting
+            existed open with that setting's default.
+
         Examples
         --------
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
-        >>> Campaign.create(path, pool, strata="g", prediction="pred").close()
+        >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
         >>> Campaign.open(path).config["metric"]
         'error_rate'
         """
@@ -704,36 +408,25 @@ class Campaign:
         )
 
     # -- state -----------------------------------------------------------------------------
-    def _weights(self) -> np.ndarray:
-        if self.config.get("weights") is not None:
-            return np.asarray(self.config["weights"], dtype=float)
-        tot = self._n_eligible.sum()
-        return self._n_eligible / tot if tot else np.full(len(self._codes), 1.0 / len(self._codes))
-
     def _state(self, conn: Any = None) -> RuleState:
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
-        labelled = counts["labelled"].to_numpy()
-        pending = counts["pending"].to_numpy()
-        pm = self.config.get("prior_mean")
-        return RuleState(
-            strata=self.strata,
+        return self.spec.rule_state(
+            self._design,
             successes=counts["successes"].to_numpy(),
             trials=counts["trials"].to_numpy(),
-            labelled=labelled,
-            pending=pending,
-            available=np.maximum(self._n_eligible - labelled - pending, 0),
-            weights=self._weights(),
-            target_halfwidth=float(self.config["target_halfwidth"]),
-            level=float(self.config["level"]),
-            goal=self.config["goal"],
-            trial_known=not self.metric.trials_need_truth,
-            model=self._model if self._model == "independent" else self.config.get("model", "auto"),
-            prior=self.config.get("prior", "default"),
-            prior_mean=None if pm is None else np.asarray(pm, dtype=float),
+            labelled=counts["labelled"].to_numpy(),
+            pending=counts["pending"].to_numpy(),
         )
 
     def state(self) -> RuleState:
-        """The current :class:`~bayeseval.active.rules.RuleState` (counts and posterior)."""
+        """The campaign's current state as its rule sees it.
+
+        Returns
+        -------
+        RuleState
+            Counts per stratum, the goal and the posterior (see
+            :class:`~bayeseval.active.rules.RuleState`).
+        """
         return self._state()
 
     @property
@@ -749,7 +442,7 @@ class Campaign:
     @property
     def budget_left(self) -> int | None:
         """Labels the budget still allows, counting pending proposals (None without a budget)."""
-        budget = self.config.get("budget")
+        budget = self.spec.budget
         if budget is None:
             return None
         c = self._store.counts()
@@ -758,13 +451,19 @@ class Campaign:
     @property
     def done(self) -> bool:
         """True when the goal is met, the budget is spent or nothing is left to label."""
-        budget = self.config.get("budget")
+        budget = self.spec.budget
         if budget is not None and self.labels_used >= int(budget):
             return True
         return self._state().is_done()
 
     def counts(self) -> Counts:
-        """Successes and trials of the metric per stratum, as :class:`~bayeseval.Counts`."""
+        """Successes and trials of the metric per stratum.
+
+        Returns
+        -------
+        Counts
+            The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum.
+        """
         c = self._store.counts().reindex(self._codes, fill_value=0)
         return Counts.from_arrays(
             c["successes"].to_numpy(), c["trials"].to_numpy(), strata=self.strata, metric=self.metric.name
@@ -788,23 +487,35 @@ class Campaign:
         >>> import os, tempfile
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     prediction="pred")
+        ...                     y_pred="pred")
         >>> list(c.status().columns)[:4]
         ['pool_rows', 'labelled', 'pending', 'trials']
         """
         st = self._state()
-        return _status_frame(st, self._n_rows)
+        return _status_frame(st, self._design.n_rows)
 
     def forecast(self) -> pd.Series:
         """Labels still needed per stratum to meet the target, from the current posterior.
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
         the target, counting pending proposals as already requested.
+
+        Returns
+        -------
+        pandas.Series
+            Labels per stratum (integers), indexed by stratum.
         """
         return forecast_labels(self._state())
 
     def history(self) -> pd.DataFrame:
-        """The decisions log: round, rule, allocation (dict stratum -> labels), time, version, details."""
+        """The decisions log, one row per proposal round.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by round: ``rule``, ``allocation`` (dict stratum -> labels), ``time``,
+            ``version`` and ``details`` (model, outliers, labels used, largest half-width).
+        """
         frame = self._store.decisions()
         frame["allocation"] = frame["allocation"].map(json.loads)
         frame["details"] = frame["details"].map(lambda x: json.loads(x) if x else {})
@@ -812,7 +523,13 @@ class Campaign:
         return frame.set_index("round")
 
     def labels(self) -> pd.DataFrame:
-        """Every ingested label with its trial and success flags, round, time and stratum."""
+        """Every ingested label.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: the label, its trial and success flags, round, time and stratum.
+        """
         frame = self._store.labels()
         frame["stratum"] = self.strata[frame["stratum"].to_numpy()] if len(frame) else []
         frame.index = self._rid_index(frame.index)
@@ -821,18 +538,24 @@ class Campaign:
     def posterior(self, **kwargs: Any) -> Any:
         """Fit :func:`bayeseval.models.fit_hierarchical` to the current counts (full Posterior).
 
-        Keyword arguments go to ``fit_hierarchical`` (e.g. ``engine="pymc"``); by default the
-        exact engine with the campaign's prior, model and prior means.
-        """
-        from bayeseval.models import fit_hierarchical
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``fit_hierarchical`` (e.g. ``engine="pymc"``); by default the exact
+            engine with the campaign's prior, model and prior means.
 
-        model = self.config.get("model", "auto")
+        Returns
+        -------
+        Posterior
+            The fitted posterior of the rate per stratum.
+        """
+        model = self.spec.model
         if model == "auto":
             model = "robust" if self._state().posterior.outliers else "beta_binomial"
         kwargs.setdefault("model", model)
-        kwargs.setdefault("prior", self.config.get("prior", "default"))
-        if self.config.get("prior_mean") is not None:
-            kwargs.setdefault("prior_mean", np.asarray(self.config["prior_mean"]))
+        kwargs.setdefault("prior", self.spec.prior)
+        if self._design.prior_mean is not None:
+            kwargs.setdefault("prior_mean", self._design.prior_mean)
         return fit_hierarchical(self.counts(), **kwargs)
 
     # -- propose -------------------------------------------------------------------------
@@ -843,14 +566,14 @@ class Campaign:
         return pd.Index([str(v) for v in values], dtype=object, name=name)
 
     def propose(
-        self, batch_size: int, *, writer: Callable[[pd.DataFrame], Any] | None = None
+        self, batch_size: int | None = None, *, writer: Callable[[pd.DataFrame], Any] | None = None
     ) -> pd.DataFrame:
         """Propose the next rows to label and record the proposal.
 
         Parameters
         ----------
-        batch_size : int
-            Number of rows wanted. Fewer come back when the budget, the pool or the goal
+        batch_size : int, optional
+            Number of rows wanted; default the spec's ``batch_size``. Fewer come back when the budget, the pool or the goal
             leaves fewer to ask for; none when the campaign is done.
         writer : callable, optional
             Called with the batch before the proposal is committed (e.g. to write the batch
@@ -869,12 +592,12 @@ class Campaign:
         >>> import os, tempfile
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     prediction="pred", random_seed=0)
+        ...                     y_pred="pred", random_seed=0)
         >>> batch = c.propose(10)
         >>> batch.index.is_unique, len(batch)
         (True, 10)
         """
-        batch_size = check_positive_int(batch_size, "batch_size")
+        batch_size = self.spec.batch_size if batch_size is None else check_positive_int(batch_size, "batch_size")
         if writer is not None and not callable(writer):
             raise TypeError(f"writer must be a callable taking the batch DataFrame, got {writer!r}")
         store = self._store
@@ -889,15 +612,12 @@ class Campaign:
         """Allocate and draw a batch, and record it (inside the caller's transaction)."""
         store = self._store
         st = self._state(conn)
-        budget = self.config.get("budget")
-        n = batch_size
-        if budget is not None:
-            n = min(n, int(budget) - int(st.labelled.sum()) - int(st.pending.sum()))
-        if n <= 0 or st.is_done():
+        n = self.spec.round_size(st, batch_size)
+        if n == 0:
             return [], None
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
-        alloc = np.minimum(self._rule(st, n, rng).to_numpy(), st.available)
+        alloc = self.spec.allocate(st, n, random_seed=rng)
         rids_by_code: dict[int, list[Any]] = {}
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])
@@ -919,7 +639,7 @@ class Campaign:
             rids_by_code=rids_by_code,
             rule=self._rule_name,
             allocation=allocation,
-            version=_version(),
+            version=__version__,
             details=details,
             rng_state=json.dumps(rng.bit_generator.state),
         )
@@ -946,7 +666,7 @@ class Campaign:
         >>> import os, tempfile
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     prediction="pred", random_seed=0)
+        ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(6)
         >>> c.pending_batch().index.equals(b.index)
         True
@@ -970,9 +690,9 @@ class Campaign:
                 out[c] = self.strata.get_level_values(j)[codes].to_numpy() if len(rows) else []
             else:
                 out[c] = self.strata[codes].to_numpy() if len(rows) else []
-        out[self.config["prediction"]] = rows["prediction"].to_numpy() if len(rows) else []
-        if self.config.get("score"):
-            out[self.config["score"]] = rows["score"].to_numpy(dtype=float) if len(rows) else []
+        out[self.spec.y_pred] = rows["prediction"].to_numpy() if len(rows) else []
+        if self.spec.score:
+            out[self.spec.score] = rows["score"].to_numpy(dtype=float) if len(rows) else []
         out["round"] = np.full(len(out), round_ if round_ is not None else 0, dtype=np.int64)
         return out
 
@@ -1007,7 +727,7 @@ class Campaign:
         raise TypeError(f"labels must be a pandas Series indexed by row id or a DataFrame, got {type(labels).__name__}")
 
     def _norm_rid(self, rid: Any) -> Any:
-        rid = _py(rid)
+        rid = py_scalar(rid)
         if self._rid_int:
             if isinstance(rid, bool):
                 return None
@@ -1015,10 +735,10 @@ class Campaign:
                 return rid
             if isinstance(rid, float) and rid.is_integer():
                 return int(rid)
-            if isinstance(rid, str) and _INT_TEXT.fullmatch(rid.strip()):
+            if isinstance(rid, str) and INT_TEXT.fullmatch(rid.strip()):
                 return int(rid.strip())
             return None
-        if rid is None or _is_missing(rid):
+        if rid is None or is_missing(rid):
             return None
         return str(rid)
 
@@ -1067,7 +787,7 @@ class Campaign:
         >>> import os, tempfile
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     prediction="pred", random_seed=0)
+        ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(4)
         >>> c.ingest(pd.Series([0, 1, 1, 0], index=b.index))
         4
@@ -1112,7 +832,7 @@ class Campaign:
                 problems.add(
                     f"invalid labels (known labels: {self._labels.values}) for ids",
                     raw_ids[i],
-                    repr(_py(raw_labels[i])),
+                    repr(py_scalar(raw_labels[i])),
                 )
             else:
                 seen.add(nid)
@@ -1138,7 +858,7 @@ class Campaign:
                 problems.add("ids never proposed", rid)
             elif proposals[rid][0] == "pending":
                 new.append([rid, lab, 0, 0, proposals[rid][1], info[rid][0], info[rid][1]])
-            elif _label_key(stored[rid][0]) == _label_key(lab):
+            elif label_key(stored[rid][0]) == label_key(lab):
                 unchanged += 1
             elif relabel:
                 old = stored[rid]
@@ -1147,7 +867,7 @@ class Campaign:
                 problems.add(
                     "already labelled with a different label (pass relabel=True to replace it) for ids",
                     rid,
-                    f"{_py(stored[rid][0])!r} -> {_py(lab)!r}",
+                    f"{py_scalar(stored[rid][0])!r} -> {py_scalar(lab)!r}",
                 )
         return new, changed, unchanged
 
@@ -1156,9 +876,9 @@ class Campaign:
         for rows in (new, changed):
             if not rows:
                 continue
-            truth = np.array([_label_key(r[1]) for r in rows], dtype=object)
-            pred = np.array([_label_key(r[6]) for r in rows], dtype=object)
-            trial, success = self.metric.masks(truth, pred, _label_key(self.config.get("pos_label")))
+            trial, success = metric_flags(
+                self.metric, [r[1] for r in rows], [r[6] for r in rows], self.config.get("pos_label")
+            )
             for r, t, s in zip(rows, trial, success, strict=True):
                 r[2], r[3] = int(t), int(s)
         if new:
@@ -1188,7 +908,7 @@ class Campaign:
         >>> import os, tempfile
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     prediction="pred", random_seed=0)
+        ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(6)
         >>> c.release(b.index[:2])
         2
@@ -1216,7 +936,7 @@ class _Problems:
         self.items: dict[str, list[str]] = {}
 
     def add(self, kind: str, rid: Any, detail: str | None = None) -> None:
-        text = repr(_py(rid)) if detail is None else f"{_py(rid)!r} ({detail})"
+        text = repr(py_scalar(rid)) if detail is None else f"{py_scalar(rid)!r} ({detail})"
         self.items.setdefault(kind, []).append(text)
 
     def raise_if_any(self) -> None:

@@ -19,11 +19,14 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bayeseval.cli import _Formatter
+from bayeseval._core.cli_io import HelpFormatter as _Formatter
+from bayeseval._core.cli_io import one_line, read_table
+from bayeseval._warnings import BayesevalDeprecationWarning
 
 __all__ = ["register", "run", "build_parser", "main"]
 
@@ -43,28 +46,9 @@ def _kind(path: str, option: str) -> str:
 
 
 def _read_input(path: str, option: str, *, text_columns: Sequence[str] = ()) -> Any:
-    """Read a .csv/.csv.gz/.parquet file; any failure is a ValueError naming ``option``.
-
-    ``text_columns`` of a CSV file are read as text, so ``ingest`` sees labels and ids as
-    written (``"007"`` stays ``"007"``) and applies the campaign's own normalisation.
-    """
-    import pandas as pd
-
-    kind = _kind(path, option)
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"{option} {path!r}: file not found")
-    try:
-        if kind == "parquet":
-            frame = pd.read_parquet(p)
-        else:
-            frame = pd.read_csv(p, dtype={c: str for c in text_columns})
-    except (ValueError, TypeError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise ValueError(f"{option} {path!r}: cannot read it as {kind.upper()}: {detail}") from exc
-    if len(frame.columns) == 0 or len(frame) == 0:
-        raise ValueError(f"{option} {path!r}: the file has no rows")
-    return frame
+    """Read a .csv/.csv.gz/.parquet file; any failure is a ValueError naming ``option``."""
+    _kind(path, option)
+    return read_table(path, name=option, text_columns=text_columns, require_rows=True)
 
 
 def _check_out(path: str, option: str = "--out") -> str:
@@ -98,7 +82,7 @@ def _write_batch(frame: Any, path: str, option: str = "--out") -> None:
 
 def _label_name(campaign: Any) -> str:
     """The batch files' label column: ``label`` unless a campaign column already has that name."""
-    used = set(campaign.config["strata"]) | {campaign.config["prediction"], campaign.config.get("score")}
+    used = set(campaign.config["strata"]) | {campaign.spec.y_pred, campaign.spec.score}
     return "label" if "label" not in used else "true_label"
 
 
@@ -173,6 +157,32 @@ def _columns(value: str) -> list[str]:
     return cols
 
 
+class _Renamed(argparse.Action):
+    """A renamed option's old spelling: still accepted, with a deprecation warning."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        warnings.warn(
+            f"{option_string} is renamed {self.new}; the old name stops working in the next release",
+            BayesevalDeprecationWarning,
+            stacklevel=2,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def _unit(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not (0 <= value < 1):
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
+
+
 def _scalar(value: str | None) -> Any:
     if value is None:
         return None
@@ -193,20 +203,28 @@ def _create(args: argparse.Namespace) -> int:
         pool = pool.set_index(args.id_column)
     else:
         pool.index.name = "row"
+    if args.y_pred is None:
+        raise ValueError("--y-pred is required: the column with the predicted label")
     c = Campaign.create(
         args.db,
         pool,
         strata=args.strata,
-        prediction=args.prediction,
+        y_pred=args.y_pred,
         metric=args.metric,
         target_halfwidth=args.target_halfwidth,
         level=args.level,
         goal=args.goal,
         rule=args.rule,
+        model=args.model,
+        prior=args.prior,
         score=args.score,
         score_bins=args.score_bins,
         budget=args.budget,
+        batch_size=args.batch_size,
         pos_label=_scalar(args.pos_label),
+        stop_level=args.stop_level,
+        own_check=args.own_check,
+        min_data_share=args.min_data_share,
         random_seed=args.seed,
     )
     print(f"created campaign {args.db}: {len(pool)} pool rows, {len(c.strata)} strata, metric {c.metric.name}, rule {args.rule}")
@@ -235,12 +253,12 @@ def _ingest(args: argparse.Namespace) -> int:
     c = _open(args.db)
     try:
         id_col = args.id_column or c.config.get("index_name") or "row"
-        label_col = args.label_column or _label_name(c)
+        label_col = args.y_true or _label_name(c)
         frame = _read_input(args.labels, "--labels", text_columns=(id_col, label_col))
         if id_col not in frame.columns:
             raise ValueError(f"--id-column {id_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
         if label_col not in frame.columns:
-            raise ValueError(f"--label-column {label_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
+            raise ValueError(f"--y-true {label_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
         try:
             r = c.ingest(frame, id_column=id_col, label_column=label_col, relabel=args.relabel)
         except ValueError as exc:
@@ -352,12 +370,19 @@ _COMMANDS = {
 }
 
 
-def _one_line(text: str, fallback: str) -> str:
-    return " ".join(text.split()) or fallback
-
-
 def run(args: argparse.Namespace) -> int:
-    """Run a parsed ``campaign`` command; return the exit code (2 with a one-line reason on bad input)."""
+    """Run a parsed ``campaign`` command.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments of ``bayeseval campaign ...``.
+
+    Returns
+    -------
+    int
+        The exit code: 0, or 2 with a one-line reason on stderr for bad input.
+    """
     cmd = getattr(args, "campaign_command", None)
     if cmd not in _COMMANDS:
         print(f"bayeseval campaign: error: choose a sub-command: {', '.join(_COMMANDS)}", file=sys.stderr)
@@ -365,7 +390,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _COMMANDS[cmd](args)
     except (ValueError, TypeError, KeyError, OSError) as exc:
-        print(f"bayeseval campaign {cmd}: error: {_one_line(str(exc), type(exc).__name__)}", file=sys.stderr)
+        print(f"bayeseval campaign {cmd}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 
@@ -373,7 +398,7 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     """Make ``parser`` report usage errors as one line on stderr and exit 2."""
 
     def error(message: str) -> None:
-        parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {_one_line(message, 'bad arguments')}\n")
+        parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {' '.join(message.split()) or 'bad arguments'}\n")
 
     parser.error = error  # type: ignore[method-assign]
     return parser
@@ -392,21 +417,31 @@ def _add_create(sub: Any) -> None:
         "create a campaign from a pool file",
         "Create a campaign database from a pool of unlabelled predictions (.csv, .csv.gz or .parquet).",
         "bayeseval campaign create --pool pool.parquet --id-column id --strata region,age "
-        "--prediction pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
+        "--y-pred pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
     )
     p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
     p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
-    p.add_argument("--prediction", required=True, help="column with the predicted label")
+    p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
+    p.add_argument("--prediction", dest="y_pred", action=_Renamed, new="--y-pred", help=argparse.SUPPRESS)
     p.add_argument("--metric", default="error_rate", help="error_rate, accuracy, recall, precision, ...")
     p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
     p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
     p.add_argument("--goal", default="each", choices=["each", "overall"], help="every stratum or the weighted overall rate")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
+    p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
+    p.add_argument("--prior", default="default", choices=["default", "bda"], help="hyperprior of the hierarchical model")
     p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
     p.add_argument("--score-bins", type=_score_bins, default=None, help="N equal-count score bins, or comma-separated edges")
     p.add_argument("--pos-label", default="1", help="positive class for class metrics")
     p.add_argument("--budget", type=_positive_int, default=None, help="maximum number of labels")
+    p.add_argument("--batch-size", type=_positive_int, default=50, help="rows 'propose' asks for by default")
+    p.add_argument("--stop-level", type=_open_unit(1.0), default=None,
+                   help="level at which the stopping rule checks the half-widths (default: --level)")
+    p.add_argument("--own-check", type=_open_unit(1.0), default=None,
+                   help="a stratum is done only when its pooled interval overlaps its own interval at this level")
+    p.add_argument("--min-data-share", type=_unit, default=0.0,
+                   help="a stratum is done only when its own trials are at least this share of its information")
     p.add_argument("--seed", type=_seed, default=None, help="random seed (a whole number >= 0)")
 
 
@@ -415,17 +450,19 @@ def _add_others(sub: Any) -> None:
              "Propose the next batch and write it with an empty label column. The file is written "
              "before the proposal is recorded: if it cannot be written, nothing is recorded.",
              "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
-    p.add_argument("--batch-size", type=_positive_int, default=50, help="rows to propose")
+    p.add_argument("--batch-size", type=_positive_int, default=None,
+                   help="rows to propose (default: the campaign's batch size, set at create)")
     p.add_argument("--out", required=True, help="output file (.csv, .csv.gz or .parquet)")
 
     p = _add(sub, "ingest", "read labelled rows back",
              "Record labels for proposed rows; all or nothing (any bad row rejects the file). Rows "
              "sent again with the label they already have are skipped; a different label for a "
              "labelled row is an error unless --relabel.",
-             "bayeseval campaign ingest --db camp.db --labels batch.csv --label-column label")
+             "bayeseval campaign ingest --db camp.db --labels batch.csv --y-true label")
     p.add_argument("--labels", required=True, help="labelled file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="row id column (default: the pool's id column name)")
-    p.add_argument("--label-column", default=None, help="column with the true labels (default: label)")
+    p.add_argument("--y-true", dest="y_true", default=None, help="column with the true labels (default: label)")
+    p.add_argument("--label-column", dest="y_true", action=_Renamed, new="--y-true", help=argparse.SUPPRESS)
     p.add_argument("--relabel", action="store_true", help="replace the stored label of rows labelled differently")
 
     p = _add(sub, "status", "show per-stratum progress",
@@ -456,7 +493,18 @@ def _add_others(sub: Any) -> None:
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``campaign`` command and its sub-commands to ``subparsers``."""
+    """Add the ``campaign`` command and its sub-commands to ``subparsers``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The sub-parsers of the main ``bayeseval`` parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``campaign`` parser.
+    """
     campaign = subparsers.add_parser(
         "campaign",
         help="run an active labelling campaign (create, propose, ingest, status, pending, release, export)",
@@ -468,7 +516,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         epilog=(
             "examples:\n"
             "  bayeseval campaign create --pool pool.csv --id-column id --strata region "
-            "--prediction pred --db camp.db --seed 1\n"
+            "--y-pred pred --db camp.db --seed 1\n"
             "  bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv\n"
             "  bayeseval campaign ingest --db camp.db --labels batch.csv\n"
             "  bayeseval campaign status --db camp.db\n"
@@ -485,7 +533,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """A stand-alone parser with only the ``campaign`` command (for tests and ``python -m``)."""
+    """A stand-alone parser with only the ``campaign`` command (for tests and ``python -m``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser.
+    """
     parser = argparse.ArgumentParser(prog="bayeseval", formatter_class=_Formatter)
     _one_line_errors(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -494,7 +548,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run; return the exit code."""
+    """Parse ``argv`` and run.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Command-line arguments; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code (0 on success, 2 on bad input).
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -1,40 +1,69 @@
 """Replay labelling campaigns on data with known labels to compare proposal rules.
 
-:func:`simulate` runs each rule ``repeats`` times in memory (no SQLite) with the same rule
-code and the same stopping rule as a :class:`~bayeseval.active.Campaign`: every round the
-posterior is refitted, the campaign stops when the goal is met (or the budget or the pool is
-spent), otherwise the rule allocates the next batch and rows are drawn at random within each
-stratum from an oracle that knows the true labels.
+:func:`simulate` runs a :class:`~bayeseval.active.CampaignSpec` ``n_repeats`` times per rule in
+memory (no SQLite), with an oracle that knows the true labels. It shares with
+:class:`~bayeseval.active.Campaign` everything but the storage: the pool is read by the same
+:func:`~bayeseval.active.spec.design_pool`, each round's state, size and allocation come from
+the same spec methods (so the stopping rule and its safeguards ``stop_level``, ``own_check``
+and ``min_data_share`` are the same), and rows are drawn in the same random order: repeat 0
+with ``random_seed=s`` proposes exactly the rows of a campaign created with ``random_seed=s``
+whose labeller answers with the true labels (:func:`~bayeseval.active.spec.seed_sequences`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from bayeseval._validation import (
-    check_level,
-    check_method,
-    check_positive_int,
-    check_random_seed,
-    iter_columns,
+from bayeseval._core.deprecation import renamed_kwargs
+from bayeseval._results import Result
+from bayeseval._validation import check_positive_int
+from bayeseval.active.rules import RuleState
+from bayeseval.active.spec import (
+    CampaignSpec,
+    PoolDesign,
+    check_columns,
+    check_no_missing,
+    design_pool,
+    metric_flags,
+    proposal_order,
+    py_scalar,
+    rule_generator,
+    seed_sequences,
+    spec_columns,
+    spec_docs,
+    spec_from_arguments,
 )
-from bayeseval.active.campaign import _check_no_missing, _check_target_halfwidth
-from bayeseval.active.rules import RuleState, get_rule, stopping_options
 from bayeseval.metrics import get_metric
-from bayeseval.models.priors import resolve_prior
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
 
+#: rules compared when neither ``rules`` nor ``spec`` is given
+DEFAULT_RULES = ("expected_width", "independent_beta", "proportional")
 
-@dataclass
-class SimulationResult:
+
+class SimulationResult(Result):
     """Result of :func:`simulate`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per (rule, repeat), see Attributes.
+    trace : pandas.DataFrame
+        One row per round.
+    true_rates : pandas.Series
+        The metric per stratum on the full data.
+    settings : dict, optional
+        The settings of the run.
+    intervals : pandas.DataFrame, optional
+        Final per-stratum results of every run.
+    spec : CampaignSpec, optional
+        The campaign specification replayed.
 
     Attributes
     ----------
@@ -53,26 +82,50 @@ class SimulationResult:
         Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
         ``labelled``, ``trials``, ``mean``, ``lower``, ``upper``, ``true_rate``, ``covered``.
     settings : dict
-        The arguments of the run.
+        The settings of the run (the spec's fields, ``rules`` and ``n_repeats``).
+    spec : CampaignSpec or None
+        The campaign specification replayed.
 
     Examples
     --------
     >>> pool = synthetic_pool(n_rows=20_000, n_strata=4, random_seed=0)
-    >>> res = simulate(pool, strata="stratum", prediction="pred", truth="truth",
-    ...                rules=["uniform"], repeats=1, target_halfwidth=0.1, random_seed=0,
+    >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
+    ...                rules=["uniform"], n_repeats=1, target_halfwidth=0.1, random_seed=0,
     ...                progress=False)
     >>> bool(res.table["reached_goal"].all())
     True
     """
 
-    table: pd.DataFrame
-    trace: pd.DataFrame
-    true_rates: pd.Series
-    settings: dict[str, Any] = field(default_factory=dict)
-    intervals: pd.DataFrame | None = None
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        trace: pd.DataFrame,
+        true_rates: pd.Series,
+        settings: dict[str, Any] | None = None,
+        intervals: pd.DataFrame | None = None,
+        spec: CampaignSpec | None = None,
+    ) -> None:
+        self._table = table
+        self.trace = trace
+        self.true_rates = true_rates
+        self.settings = {} if settings is None else settings
+        self.intervals = intervals
+        self.spec = spec
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per (rule, repeat) run (see the class docstring)."""
+        return self._table
 
     def summary(self) -> pd.DataFrame:
-        """Per rule: mean and sd of labels used, mean coverage, share reaching the goal, mean wall time."""
+        """Per rule: mean and sd of labels used, mean coverage, share reaching the goal, mean wall time.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by rule: ``labels_mean``, ``labels_sd``, ``coverage``, ``reached_goal``,
+            ``wall_time``.
+        """
         g = self.table.groupby("rule", sort=False)
         return pd.DataFrame(
             {
@@ -85,14 +138,19 @@ class SimulationResult:
         )
 
     def plot(self, ax: Any = None) -> Any:
-        """Half-width against labels per rule (see :func:`plot_halfwidth`)."""
+        """Half-width against labels per rule (see :func:`plot_halfwidth`).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; default a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
         return plot_halfwidth(self, ax=ax)
-
-    def _repr_html_(self) -> str:  # pragma: no cover - notebook display
-        return self.summary()._repr_html_()
-
-    def __repr__(self) -> str:
-        return f"SimulationResult(\n{self.summary()!r}\n)"
 
 
 def synthetic_pool(
@@ -109,6 +167,21 @@ def synthetic_pool(
     Stratum shares fall geometrically so the largest is ``size_ratio`` times the smallest;
     error rates are drawn from ``Beta(mean_rate * concentration, (1 - mean_rate) *
     concentration)`` (the hierarchical model's population). Binary truth and predictions.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows.
+    n_strata : int
+        Number of strata.
+    mean_rate : float
+        Mean error rate of the strata.
+    concentration : float
+        Concentration of the Beta population of error rates (larger: more similar strata).
+    size_ratio : float
+        Size of the largest stratum over the smallest.
+    random_seed : int, optional
+        Seed of the random generator.
 
     Returns
     -------
@@ -140,30 +213,35 @@ def synthetic_pool(
     )
 
 
+@renamed_kwargs(truth="y_true", prediction="y_pred", repeats="n_repeats")
+@spec_docs
 def simulate(
     data: pd.DataFrame,
     *,
-    strata: str | Sequence[str],
-    prediction: str,
-    truth: str,
+    strata: str | Sequence[str] | None = None,
+    y_pred: str | None = None,
+    y_true: str | None = None,
     metric: str = "error_rate",
     target_halfwidth: float = 0.05,
     level: float = 0.95,
-    rules: Sequence[str] = ("expected_width", "independent_beta", "proportional"),
-    repeats: int = 10,
+    rules: Sequence[Any] | None = None,
+    n_repeats: int = 10,
     batch_size: int = 10,
     budget: int | None = None,
     goal: str = "each",
     weights: Any = None,
     score: str | None = None,
+    score_bins: int | Sequence[float] | None = None,
     prior: str = "default",
     pos_label: Any = 1,
+    label_set: Sequence[Any] | None = None,
     model: str = "robust",
+    stop_level: float | None = None,
+    own_check: float | None = None,
+    min_data_share: float = 0.0,
     random_seed: Any = None,
+    spec: CampaignSpec | None = None,
     progress: bool = True,
-    stop_level: Any = "default",
-    own_check: Any = "default",
-    min_data_share: Any = "default",
 ) -> SimulationResult:
     """Replay labelling campaigns with an oracle and compare proposal rules.
 
@@ -173,222 +251,225 @@ def simulate(
         Rows with stratum columns, the prediction and the true label. A missing value
         (None, NaN, ``pd.NA``) in any of them is a ``ValueError`` naming the argument and
         the row ids.
-    strata, prediction, truth : str
-        Column names.
-    metric, target_halfwidth, level, goal, weights, score, prior, pos_label, model
-        As in :meth:`bayeseval.active.Campaign.create` (``target_halfwidth`` must be a
-        finite number in (0, 0.5)).
-    rules : sequence of str
-        Rule names (see :data:`bayeseval.active.RULES`).
-    repeats : int
-        Campaigns per rule.
-    batch_size : int
-        Labels per round.
-    budget : int, optional
-        Stop after this many labels even if the goal is not met.
-    random_seed : int, optional
-        Seed; each (rule, repeat) gets its own stream, and repeat ``r`` uses the same row
-        order for every rule (common random numbers).
+    y_true : str
+        Column with the true label, the oracle's answer (formerly ``truth``).
+    rules : sequence of str or callable, optional
+        Rules to compare (see :data:`bayeseval.active.RULES`); default the spec's rule when
+        ``spec`` is given, else ``expected_width``, ``independent_beta`` and ``proportional``.
+    n_repeats : int
+        Campaigns per rule (formerly ``repeats``). Repeat 0 uses ``random_seed`` as a
+        campaign would, the others independent child seeds; every rule sees the same row
+        order in a repeat (common random numbers).
+    {spec_parameters}
+    spec : CampaignSpec, optional
+        All the campaign settings in one object; the individual settings must then be left
+        at their defaults.
     progress : bool
         Show a tqdm progress bar.
-    stop_level, own_check, min_data_share
-        Stopping safeguards, see :func:`bayeseval.active.rules.stopping_options`
-        (``"default"``: :data:`~bayeseval.active.rules.STOPPING_DEFAULTS`, all off).
 
     Returns
     -------
     SimulationResult
         ``.table`` (one row per rule and repeat), ``.trace`` (half-width per round),
-        ``.summary()`` and ``.plot()``.
+        ``.intervals`` (final per-stratum intervals), ``.summary()`` and ``.plot()``.
 
     Examples
     --------
     >>> pool = synthetic_pool(n_rows=20_000, n_strata=4, random_seed=0)
-    >>> res = simulate(pool, strata="stratum", prediction="pred", truth="truth",
-    ...                rules=["expected_width"], repeats=1, target_halfwidth=0.1,
+    >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
+    ...                rules=["expected_width"], n_repeats=1, target_halfwidth=0.1,
     ...                random_seed=0, progress=False)
     >>> list(res.table.columns)[:4]
     ['rule', 'repeat', 'labels_used', 'coverage']
     """
-    cols = iter_columns(strata, "strata")
-    target_halfwidth, random_seed = _check_inputs(data, cols, truth, prediction, target_halfwidth, random_seed, prior)
-    m = get_metric(metric)
-    level = check_level(level)
-    goal = check_method(goal, ("each", "overall"), "goal")
-    repeats = check_positive_int(repeats, "repeats")
-    batch_size = check_positive_int(batch_size, "batch_size")
-    if budget is not None:
-        budget = check_positive_int(budget, "budget")
-    if isinstance(rules, str):
-        rules = [rules]
-    resolved = [get_rule(r) for r in rules]
-    stopping = stopping_options(level, stop_level=stop_level, own_check=own_check, min_data_share=min_data_share)
-    grouped = data.groupby(cols if len(cols) > 1 else cols[0], sort=True, observed=True)
-    codes = grouped.ngroup().to_numpy()
-    index = grouped.size().index
-    k = len(index)
-    trial, success = m.masks(data[truth].to_numpy(), data[prediction].to_numpy(), pos_label)
-    if m.trials in ("pred_pos", "pred_neg"):
-        eligible = trial.copy()
-    else:
-        eligible = np.ones(len(data), bool)
-    true_s = np.bincount(codes, weights=success, minlength=k)
-    true_n = np.bincount(codes, weights=trial, minlength=k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        true_rates = pd.Series(np.where(true_n > 0, true_s / np.maximum(true_n, 1), np.nan), index=index, name="rate")
-    # per stratum: trial / success flags of the eligible rows
-    flags = []
-    for j in range(k):
-        sel = (codes == j) & eligible
-        flags.append((trial[sel].astype(np.int8), success[sel].astype(np.int8)))
-    n_elig = np.array([len(f[0]) for f in flags])
-    if weights is None:
-        w = n_elig / n_elig.sum()
-    else:
-        from bayeseval._validation import check_weights
+    settings = dict(
+        strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
+        batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
+        prior=prior, pos_label=pos_label, label_set=label_set, model=model, stop_level=stop_level,
+        own_check=own_check, min_data_share=min_data_share, random_seed=random_seed,
+    )
+    given = spec is not None
+    spec = spec_from_arguments(spec, "simulate", settings)
+    n_repeats = check_positive_int(n_repeats, "n_repeats")
+    specs = _rule_specs(spec, rules, given)
+    oracle = _oracle(data, spec, y_true)
+    runs = _replay_all(specs, oracle, n_repeats, progress)
+    return _result(runs, oracle, spec, specs, n_repeats)
 
-        w = check_weights(weights, index)
-    true_overall = float(np.nansum(w * true_rates.to_numpy()))
-    prior_mean = None
-    if score is not None and m.name in ("error_rate", "accuracy"):
-        per = pd.Series(data[score].to_numpy(dtype=float)).groupby(codes).mean().reindex(range(k)).to_numpy()
-        prior_mean = np.clip(1 - per if m.name == "error_rate" else per, 1e-3, 1 - 1e-3)
-    seed_seq = np.random.SeedSequence(random_seed)
-    repeat_seeds = seed_seq.spawn(repeats)
-    rows, trace_rows, final_rows = [], [], []
-    labels_k = list(index)
-    tasks = [(ri, r) for r in range(repeats) for ri in range(len(resolved))]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(tasks), desc="simulating campaigns", leave=False)
-    for ri, r in tasks:
-        name, fn, rule_model = resolved[ri]
-        order_rng = np.random.default_rng(repeat_seeds[r])
-        perms = [order_rng.permutation(n) for n in n_elig]
-        rule_rng = np.random.default_rng([ri, *repeat_seeds[r].generate_state(2)])
-        t0 = time.perf_counter()
-        s_k = np.zeros(k, np.int64)
-        n_k = np.zeros(k, np.int64)
-        lab = np.zeros(k, np.int64)
-        rounds = 0
-        while True:
-            st = RuleState(
-                strata=index,
-                successes=s_k.copy(),
-                trials=n_k.copy(),
-                labelled=lab.copy(),
-                pending=np.zeros(k, np.int64),
-                available=n_elig - lab,
-                weights=w,
-                target_halfwidth=float(target_halfwidth),
-                level=level,
-                goal=goal,
-                trial_known=not m.trials_need_truth,
-                model="independent" if rule_model == "independent" else model,
-                prior=prior,
-                prior_mean=prior_mean,
-                **stopping,
-            )
-            if goal == "overall":
-                _, olo, ohi = st.overall()
-                hw_now = (ohi - olo) / 2
-            else:
-                hw_now = float(np.max(st.halfwidths()))
-            trace_rows.append((name, r, int(lab.sum()), hw_now))
-            if st.is_done() or (budget is not None and lab.sum() >= budget):
-                break
-            n_batch = batch_size if budget is None else min(batch_size, budget - int(lab.sum()))
-            alloc = np.minimum(fn(st, n_batch, rule_rng).to_numpy(), st.available)
-            if alloc.sum() == 0:
-                break
-            for j in np.flatnonzero(alloc):
-                take = perms[j][lab[j] : lab[j] + alloc[j]]
-                n_k[j] += int(flags[j][0][take].sum())
-                s_k[j] += int(flags[j][1][take].sum())
-                lab[j] += int(alloc[j])
-            rounds += 1
-        lo, hi = st.intervals()
-        ok = ~np.isnan(true_rates.to_numpy())
-        tr = true_rates.to_numpy()
-        covered = (lo[ok] <= tr[ok]) & (tr[ok] <= hi[ok])
-        hw = (hi - lo) / 2
-        if goal == "overall":
-            _, olo, ohi = st.overall()
-            reached = (ohi - olo) / 2 <= target_halfwidth
-            overall_cov = bool(olo <= true_overall <= ohi)
-        else:
-            reached = bool(np.all(hw <= target_halfwidth))
-            overall_cov = np.nan
-        rows.append(
-            {
-                "rule": name,
-                "repeat": r,
-                "labels_used": int(lab.sum()),
-                "coverage": float(covered.mean()) if covered.size else np.nan,
-                "reached_goal": bool(reached),
-                "rounds": rounds,
-                "max_halfwidth": float(hw.max()),
-                "overall_covered": overall_cov,
-                "wall_time": time.perf_counter() - t0,
-            }
+# -- the oracle: the pool with its true labels ---------------------------------------------
+@dataclass
+class _Oracle:
+    design: PoolDesign
+    trial: np.ndarray
+    success: np.ndarray
+    true_rates: pd.Series
+    true_overall: float
+
+    def queues(self, order: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per stratum, the trial and success flags of its eligible rows in proposal order."""
+        return [(self.trial[rows].astype(np.int64), self.success[rows].astype(np.int64)) for rows in order]
+
+
+def _oracle(data: Any, spec: CampaignSpec, y_true: Any) -> _Oracle:
+    """Validate the data and compute the true flags and rates (missing values name row ids)."""
+    if not isinstance(y_true, str):
+        raise TypeError(f"y_true must be a column name (str), got {y_true!r}")
+    named = [("y_true", y_true), *spec_columns(spec)]
+    check_columns(data, named, "data")
+    check_no_missing(data, [n for n in named if n[0] != "score"], "simulating")
+    truth = data[y_true]
+    design = design_pool(spec, data, extra_labels=[py_scalar(v) for v in pd.unique(truth)])
+    known, _, invalid = design.labels.normalise_many(truth)
+    if invalid.any():
+        ids = data.index[invalid][:10].tolist()
+        raise ValueError(
+            f"y_true column {y_true!r} has labels outside label_set {design.labels.values} at row ids {ids}"
         )
-        mean_k = st.posterior.mean().to_numpy()
-        for j in range(k):
-            final_rows.append((name, r, labels_k[j], int(lab[j]), int(n_k[j]), mean_k[j], lo[j], hi[j], tr[j],
-                               bool(lo[j] <= tr[j] <= hi[j]) if ok[j] else np.nan))
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    table = pd.DataFrame(rows).sort_values(["rule", "repeat"], kind="stable").reset_index(drop=True)
-    trace = pd.DataFrame(trace_rows, columns=["rule", "repeat", "labels", "max_halfwidth"])
-    settings = {
-        "metric": m.name,
-        "target_halfwidth": float(target_halfwidth),
-        "level": level,
-        "goal": goal,
-        "batch_size": batch_size,
-        "budget": budget,
-        "repeats": repeats,
-        "rules": [r[0] for r in resolved],
-        "random_seed": random_seed,
+    trial, success = metric_flags(get_metric(spec.metric), known, design.y_pred, design.positive)
+    k = len(design.keys)
+    true_s = np.bincount(design.codes, weights=success, minlength=k)
+    true_n = np.bincount(design.codes, weights=trial, minlength=k)
+    rates = np.where(true_n > 0, true_s / np.maximum(true_n, 1), np.nan)
+    true_rates = pd.Series(rates, index=design.strata.strata, name="rate")
+    true_overall = float(np.nansum(design.strata.weights * rates))
+    return _Oracle(design, trial, success, true_rates, true_overall)
+
+
+def _rule_specs(spec: CampaignSpec, rules: Any, spec_given: bool) -> list[CampaignSpec]:
+    """One spec per rule compared: ``rules``, else the spec's rule, else :data:`DEFAULT_RULES`."""
+    if rules is None:
+        rules = (spec.rule,) if spec_given else DEFAULT_RULES
+    if isinstance(rules, str) or callable(rules):
+        rules = [rules]
+    return [spec.replace(rule=rule) for rule in rules]
+
+
+# -- one campaign --------------------------------------------------------------------------
+@dataclass
+class _Run:
+    rule: str
+    repeat: int
+    state: RuleState
+    labelled: np.ndarray
+    trials: np.ndarray
+    rounds: int
+    wall_time: float
+    trace: list[tuple[str, int, int, float]]
+
+
+def _max_halfwidth(state: RuleState) -> float:
+    """The half-width the goal is about: the widest stratum's, or the weighted rate's."""
+    if state.goal == "overall":
+        _, lo, hi = state.overall()
+        return (hi - lo) / 2
+    return float(np.max(state.halfwidths()))
+
+
+def _replay(spec: CampaignSpec, oracle: _Oracle, queues: list[Any], rng: np.random.Generator, repeat: int) -> _Run:
+    """Run one campaign: state, stop check, allocation and draws, round after round."""
+    design = oracle.design.strata
+    k = len(queues)
+    s_k, n_k, lab = (np.zeros(k, np.int64) for _ in range(3))
+    trace: list[tuple[str, int, int, float]] = []
+    rounds, t0 = 0, time.perf_counter()
+    while True:
+        st = spec.rule_state(design, successes=s_k.copy(), trials=n_k.copy(), labelled=lab.copy(), pending=np.zeros(k))
+        trace.append((spec.rule_name, repeat, int(lab.sum()), _max_halfwidth(st)))
+        n = spec.round_size(st)
+        alloc = spec.allocate(st, n, random_seed=rng) if n else np.zeros(k, np.int64)
+        if alloc.sum() == 0:
+            break
+        for j in np.flatnonzero(alloc):
+            trial, success = queues[j]
+            n_k[j] += int(trial[lab[j] : lab[j] + alloc[j]].sum())
+            s_k[j] += int(success[lab[j] : lab[j] + alloc[j]].sum())
+            lab[j] += int(alloc[j])
+        rounds += 1
+    return _Run(spec.rule_name, repeat, st, lab, n_k, rounds, time.perf_counter() - t0, trace)
+
+
+def _replay_all(specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, progress: bool) -> list[_Run]:
+    """Every (repeat, rule) campaign; the rules of a repeat share its row order and rule stream."""
+    runs = []
+    with _progress(progress, n_repeats * len(specs)) as bar:
+        for r, seed in enumerate(seed_sequences(specs[0].random_seed, n_repeats)):
+            queues = oracle.queues(proposal_order(oracle.design, seed))
+            for rule_spec in specs:
+                runs.append(_replay(rule_spec, oracle, queues, rule_generator(seed), r))
+                bar.update(1)
+    return runs
+
+
+# -- collecting the runs -------------------------------------------------------------------
+def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
+    """The run's line of ``SimulationResult.table``."""
+    st = run.state
+    lo, hi = st.intervals()
+    tr = oracle.true_rates.to_numpy()
+    ok = ~np.isnan(tr)
+    covered = (lo[ok] <= tr[ok]) & (tr[ok] <= hi[ok])
+    hw = (hi - lo) / 2
+    if st.goal == "overall":
+        _, olo, ohi = st.overall()
+        reached, overall_cov = (ohi - olo) / 2 <= target, bool(olo <= oracle.true_overall <= ohi)
+    else:
+        reached, overall_cov = bool(np.all(hw <= target)), np.nan
+    return {
+        "rule": run.rule,
+        "repeat": run.repeat,
+        "labels_used": int(run.labelled.sum()),
+        "coverage": float(covered.mean()) if covered.size else np.nan,
+        "reached_goal": bool(reached),
+        "rounds": run.rounds,
+        "max_halfwidth": float(hw.max()),
+        "overall_covered": overall_cov,
+        "wall_time": run.wall_time,
     }
+
+
+def _final_rows(run: _Run, oracle: _Oracle) -> list[tuple[Any, ...]]:
+    """The run's lines of ``SimulationResult.intervals`` (one per stratum)."""
+    lo, hi = run.state.intervals()
+    mean = run.state.posterior.mean().to_numpy()
+    tr = oracle.true_rates.to_numpy()
+    return [
+        (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], tr[j],
+         bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan)
+        for j, label in enumerate(oracle.true_rates.index)
+    ]
+
+
+def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[CampaignSpec], n_repeats: int) -> SimulationResult:
+    table = pd.DataFrame([_run_row(run, oracle, spec.target_halfwidth) for run in runs])
+    table = table.sort_values(["rule", "repeat"], kind="stable").reset_index(drop=True)
+    trace = pd.DataFrame([t for run in runs for t in run.trace], columns=["rule", "repeat", "labels", "max_halfwidth"])
     intervals = pd.DataFrame(
-        final_rows,
+        [row for run in runs for row in _final_rows(run, oracle)],
         columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "true_rate", "covered"],
     )
-    return SimulationResult(table=table, trace=trace, true_rates=true_rates, settings=settings, intervals=intervals)
+    settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
+    settings["random_seed"] = spec.random_seed
+    return SimulationResult(table, trace, oracle.true_rates, settings=settings, intervals=intervals, spec=spec)
 
 
-def _check_inputs(
-    data: Any, cols: list[str], truth: Any, prediction: Any, target_halfwidth: Any, random_seed: Any, prior: Any
-) -> tuple[float, Any]:
-    """Validate simulate's data and settings; return the target half-width and the seed.
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
 
-    Missing truth, prediction or stratum values (None, NaN, ``pd.NA``) are a ValueError naming
-    the argument, the column and the row ids, as in :meth:`~bayeseval.active.Campaign.create`.
-    """
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    if not cols:
-        raise ValueError("strata must name one or more columns of data")
-    named = [("truth", truth), ("prediction", prediction)] + [("strata", c) for c in cols]
-    for name, col in named:
-        if not isinstance(col, str):
-            raise TypeError(f"{name} must be a column name (str), got {col!r}")
-        if col not in data.columns:
-            raise ValueError(f"{name} column {col!r} is not in data; columns are {list(data.columns)[:20]}")
-    if len(data) == 0:
-        raise ValueError("data has no rows")
-    _check_no_missing(data, named, "simulating")
-    target_halfwidth = _check_target_halfwidth(target_halfwidth)
-    random_seed = check_random_seed(random_seed)
-    if not isinstance(prior, str):
-        raise TypeError(f"prior must be a prior name ('default' or 'bda'), got {type(prior).__name__}")
-    resolve_prior(prior)
-    return target_halfwidth, random_seed
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+def _progress(show: bool, total: int) -> Any:
+    if not show:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="simulating campaigns", leave=False)
 
 
 def plot_halfwidth(result: SimulationResult, ax: Any = None) -> Any:
@@ -400,19 +481,22 @@ def plot_halfwidth(result: SimulationResult, ax: Any = None) -> Any:
     Parameters
     ----------
     result : SimulationResult
-    ax : matplotlib Axes, optional
+        The simulation to plot.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure.
 
     Returns
     -------
     matplotlib.axes.Axes
+        The axes drawn on.
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> pool = synthetic_pool(n_rows=5_000, n_strata=3, random_seed=0)
-    >>> res = simulate(pool, strata="stratum", prediction="pred", truth="truth",
-    ...                rules=["uniform"], repeats=1, target_halfwidth=0.15, progress=False)
+    >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
+    ...                rules=["uniform"], n_repeats=1, target_halfwidth=0.15, progress=False)
     >>> ax = plot_halfwidth(res)
     >>> ax.get_xlabel()
     'labels'

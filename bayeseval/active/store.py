@@ -254,9 +254,31 @@ class CampaignStore:
     ) -> CampaignStore:
         """Create a new campaign database, all or nothing.
 
-        The database is built in a temporary file in the same directory and published
-        at ``path`` only when complete (a hard link that fails if ``path`` exists meanwhile).
-        ``pool_rows`` is an iterable of ``(rid, stratum_code, prediction, score, eligible, ord)``.
+        The database is built in a temporary file in the same directory and published at
+        ``path`` only when complete (a hard link that fails if ``path`` exists meanwhile).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to create (must not exist).
+        meta : dict
+            Key/value settings for the ``meta`` table (the configuration JSON, the version, the
+            random generator state).
+        rid_type : {"INTEGER", "TEXT"}
+            SQLite type of the row ids.
+        strata_keys : sequence of sequence
+            Each stratum's key (the stratum column values), in code order.
+        pool_rows : iterable of tuple
+            ``(rid, stratum_code, prediction, score, eligible, ord)`` per pool row.
+        n_rows, n_eligible : sequence of int, optional
+            Pool rows and eligible rows per stratum; counted from ``pool_rows`` when omitted.
+        busy_timeout : float
+            Seconds to wait for another process's lock.
+
+        Returns
+        -------
+        CampaignStore
+            The store, open on ``path``.
         """
         path = Path(path)
         if rid_type not in ("INTEGER", "TEXT"):
@@ -277,7 +299,18 @@ class CampaignStore:
 
     @staticmethod
     def check_timeout(value: Any) -> float:
-        """``busy_timeout`` as float seconds >= 0, or raise naming it."""
+        """``busy_timeout`` as float seconds >= 0, or raise naming it.
+
+        Parameters
+        ----------
+        value : float
+            Seconds.
+
+        Returns
+        -------
+        float
+            The checked number of seconds.
+        """
         return _check_timeout(value)
 
     def close(self) -> None:
@@ -289,6 +322,16 @@ class CampaignStore:
         """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any exception).
 
         sqlite3 errors (a held lock included) come out as ``ValueError`` naming the path.
+
+        Parameters
+        ----------
+        action : str
+            What the transaction does, for error messages.
+
+        Yields
+        ------
+        sqlite3.Connection
+            The connection, inside the transaction.
         """
         with self._errors(action):
             self.conn.execute("BEGIN IMMEDIATE")
@@ -303,17 +346,42 @@ class CampaignStore:
     # -- reads -------------------------------------------------------------------------
     @_guarded("read its settings")
     def get_meta(self, key: str) -> str | None:
-        """One value of the meta table (None when missing)."""
+        """One value of the meta table.
+
+        Parameters
+        ----------
+        key : str
+            The setting's key.
+
+        Returns
+        -------
+        str or None
+            The stored text, None when missing.
+        """
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
     def set_meta(self, conn: sqlite3.Connection, key: str, value: str) -> None:
-        """Write one meta value (call inside a transaction)."""
+        """Write one meta value (call inside a transaction).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        key, value : str
+            The setting's key and text.
+        """
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     @_guarded("read its strata")
     def strata(self) -> pd.DataFrame:
-        """Stratum table: code, key (list), n_rows, n_eligible."""
+        """The stratum table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum code: ``key`` (list of column values), ``n_rows``, ``n_eligible``.
+        """
         rows = self.conn.execute("SELECT code, key, n_rows, n_eligible FROM strata ORDER BY code").fetchall()
         return pd.DataFrame(
             {
@@ -326,7 +394,18 @@ class CampaignStore:
 
     @_guarded("read its counts")
     def counts(self, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
-        """Per-stratum labelled, trials, successes, pending (indexed by stratum code)."""
+        """Per-stratum counts.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection, optional
+            Read inside this transaction; default the store's connection.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum code: ``labelled``, ``trials``, ``successes``, ``pending``.
+        """
         conn = conn or self.conn
         rows = conn.execute(
             "SELECT stratum, labelled, trials, successes, pending FROM counts ORDER BY stratum"
@@ -335,13 +414,39 @@ class CampaignStore:
         return frame.set_index("code").astype(np.int64)
 
     def next_round(self, conn: sqlite3.Connection | None = None) -> int:
-        """The number of the next proposal round (1 for the first)."""
+        """The number of the next proposal round.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection, optional
+            Read inside this transaction; default the store's connection.
+
+        Returns
+        -------
+        int
+            1 for the first round, else one more than the last recorded round.
+        """
         conn = conn or self.conn
         row = conn.execute("SELECT MAX(round) FROM decisions").fetchone()
         return 1 if row[0] is None else int(row[0]) + 1
 
     def sample_rows(self, conn: sqlite3.Connection, code: int, m: int) -> list[Any]:
-        """The next ``m`` eligible, never-proposed rows of a stratum in random order."""
+        """The next ``m`` eligible, never-proposed rows of a stratum, in the stored random order.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        code : int
+            The stratum code.
+        m : int
+            Rows wanted.
+
+        Returns
+        -------
+        list
+            Row ids (fewer than ``m`` when the stratum runs out).
+        """
         rows = conn.execute(
             "SELECT rid FROM pool WHERE stratum = ? AND eligible = 1 "
             "AND NOT EXISTS (SELECT 1 FROM proposals p WHERE p.rid = pool.rid) "
@@ -352,7 +457,18 @@ class CampaignStore:
 
     @_guarded("read pool rows")
     def pool_rows(self, rids: Sequence[Any]) -> pd.DataFrame:
-        """Pool rows (rid, stratum, prediction, score) for the given ids, in that order."""
+        """Pool rows for the given ids, in that order.
+
+        Parameters
+        ----------
+        rids : sequence
+            Row ids.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: ``stratum``, ``prediction``, ``score``.
+        """
         out = []
         for chunk in _chunks([_py(r) for r in rids], 900):
             marks = ",".join("?" * len(chunk))
@@ -372,27 +488,92 @@ class CampaignStore:
         return out
 
     def proposal_status(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, str]:
-        """``{rid: status}`` for the given ids that were ever proposed."""
+        """The proposal status of the given ids that were ever proposed.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection to read with.
+        rids : sequence
+            Row ids.
+
+        Returns
+        -------
+        dict
+            ``{rid: status}`` with status ``"pending"`` or ``"labelled"``.
+        """
         rows = self._lookup(conn, "SELECT rid, status FROM proposals WHERE rid IN ({marks})", rids)
         return {r[0]: r[1] for r in rows}
 
     def proposals(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[str, int]]:
-        """``{rid: (status, round)}`` for the given ids that were ever proposed."""
+        """Status and round of the given ids that were ever proposed.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection to read with.
+        rids : sequence
+            Row ids.
+
+        Returns
+        -------
+        dict
+            ``{rid: (status, round)}``.
+        """
         rows = self._lookup(conn, "SELECT rid, status, round FROM proposals WHERE rid IN ({marks})", rids)
         return {r[0]: (r[1], int(r[2])) for r in rows}
 
     def pool_info(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[int, Any]]:
-        """``{rid: (stratum_code, prediction)}`` for the given ids found in the pool."""
+        """Stratum and prediction of the given ids found in the pool.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection to read with.
+        rids : sequence
+            Row ids.
+
+        Returns
+        -------
+        dict
+            ``{rid: (stratum_code, prediction)}``.
+        """
         rows = self._lookup(conn, "SELECT rid, stratum, prediction FROM pool WHERE rid IN ({marks})", rids)
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def stored_labels(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[Any, int, int]]:
-        """``{rid: (label, trial, success)}`` for the given ids that have a label."""
+        """Stored labels of the given ids that have one.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection to read with.
+        rids : sequence
+            Row ids.
+
+        Returns
+        -------
+        dict
+            ``{rid: (label, trial, success)}``.
+        """
         rows = self._lookup(conn, "SELECT rid, label, trial, success FROM labels WHERE rid IN ({marks})", rids)
         return {r[0]: (r[1], int(r[2]), int(r[3])) for r in rows}
 
     def pending_ids(self, conn: sqlite3.Connection | None = None, round_: int | None = None) -> list[Any]:
-        """Ids of the pending proposals (of one round when ``round_`` is given), in proposal order."""
+        """Ids of the pending proposals, in proposal order.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection, optional
+            Read inside this transaction; default the store's connection.
+        round_ : int, optional
+            Only the pending proposals of this round.
+
+        Returns
+        -------
+        list
+            Row ids.
+        """
         conn = conn or self.conn
         sql = "SELECT p.rid FROM proposals p JOIN pool ON pool.rid = p.rid WHERE p.status = 'pending'"
         args: tuple[Any, ...] = ()
@@ -402,7 +583,13 @@ class CampaignStore:
 
     @_guarded("read its pending proposals")
     def pending(self) -> pd.DataFrame:
-        """Pending proposals: rid, round, time, stratum (in the order they were proposed)."""
+        """The pending proposals, in the order they were proposed.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: ``round``, ``time``, ``stratum`` (code).
+        """
         rows = self.conn.execute(
             "SELECT p.rid, p.round, p.time, pool.stratum FROM proposals p JOIN pool ON pool.rid = p.rid "
             "WHERE p.status = 'pending' ORDER BY p.round, pool.stratum, pool.ord"
@@ -411,7 +598,13 @@ class CampaignStore:
 
     @_guarded("read its labels")
     def labels(self) -> pd.DataFrame:
-        """All labels: rid, label, trial, success, round, time, stratum."""
+        """Every stored label.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: ``label``, ``trial``, ``success``, ``round``, ``time``, ``stratum``.
+        """
         rows = self.conn.execute(
             "SELECT l.rid, l.label, l.trial, l.success, l.round, l.time, pool.stratum "
             "FROM labels l JOIN pool ON pool.rid = l.rid ORDER BY l.time, l.rowid"
@@ -422,7 +615,14 @@ class CampaignStore:
 
     @_guarded("read its decisions")
     def decisions(self) -> pd.DataFrame:
-        """The decisions log."""
+        """The decisions log.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per round: ``round``, ``rule``, ``allocation`` (JSON), ``time``, ``version``,
+            ``details`` (JSON).
+        """
         rows = self.conn.execute(
             "SELECT round, rule, allocation, time, version, details FROM decisions ORDER BY round"
         ).fetchall()
@@ -430,7 +630,13 @@ class CampaignStore:
 
     @_guarded("read its tables")
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
-        """Every table's content, sorted (for tests that compare states)."""
+        """Every table's content, sorted (for tests that compare states).
+
+        Returns
+        -------
+        dict
+            Table name -> sorted list of rows.
+        """
         out = {}
         for (table,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
             rows = self.conn.execute(f"SELECT * FROM {table}").fetchall()
@@ -450,7 +656,27 @@ class CampaignStore:
         details: dict[str, Any],
         rng_state: str,
     ) -> None:
-        """Insert proposals, the decision and the RNG state (call inside a transaction)."""
+        """Insert proposals, the decision and the random generator state (inside a transaction).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        round_ : int
+            The round number.
+        rids_by_code : dict
+            Stratum code -> proposed row ids.
+        rule : str
+            The rule's name.
+        allocation : dict
+            Stratum label -> labels requested.
+        version : str
+            Package version.
+        details : dict
+            Decision details (model, outliers, labels used, half-width).
+        rng_state : str
+            The random generator state after the draw, as JSON.
+        """
         now = time.time()
         conn.executemany(
             "INSERT INTO proposals VALUES (?, ?, ?, 'pending')",
@@ -467,7 +693,20 @@ class CampaignStore:
         self.set_meta(conn, "rng_state", rng_state)
 
     def release(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> int:
-        """Delete pending proposals of the given ids and update counts (call inside a transaction)."""
+        """Delete pending proposals of the given ids and update the counts (inside a transaction).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        rids : sequence
+            Row ids; those not pending are ignored.
+
+        Returns
+        -------
+        int
+            Number of proposals released.
+        """
         info = self.pool_info(conn, rids)
         status = self.proposal_status(conn, rids)
         gone = list(dict.fromkeys(r for r in rids if status.get(r) == "pending"))
@@ -486,9 +725,14 @@ class CampaignStore:
         conn: sqlite3.Connection,
         rows: Sequence[tuple[Any, Any, int, int, int, int]],
     ) -> None:
-        """Insert labels ``(rid, label, trial, success, round, code)`` and update counts.
+        """Insert labels and update the counts (inside a transaction, after validation).
 
-        Call inside a transaction, after validation.
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        rows : sequence of tuple
+            ``(rid, label, trial, success, round, code)`` per label.
         """
         now = time.time()
         conn.executemany(
@@ -516,10 +760,15 @@ class CampaignStore:
         conn: sqlite3.Connection,
         rows: Sequence[tuple[Any, Any, int, int, int, int]],
     ) -> None:
-        """Overwrite stored labels ``(rid, label, trial, success, old_trial_success, code)``.
+        """Overwrite stored labels and move the counts by the difference (inside a transaction).
 
-        ``old_trial_success`` is ``(old_trial, old_success)`` packed as ``2 * trial + success``;
-        the counts move by the difference. Call inside a transaction, after validation.
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        rows : sequence of tuple
+            ``(rid, label, trial, success, old, code)`` per label, where ``old`` packs the stored
+            flags as ``2 * trial + success``.
         """
         now = time.time()
         conn.executemany(

@@ -1,0 +1,265 @@
+"""One campaign specification shared by Campaign.create and simulate.
+
+The reference for a real campaign is the simulation of the same spec (and the other way
+round): a campaign whose labeller answers with the true labels must propose the same rows,
+stop at the same round and report the same intervals as repeat 0 of ``simulate``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sqlite3
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import betaincinv
+
+from bayeseval._results import Result
+from bayeseval._warnings import BayesevalDeprecationWarning
+from bayeseval.active import Campaign, CampaignSpec, SimulationResult, simulate, synthetic_pool
+from bayeseval.active.campaign import IngestResult
+from bayeseval.active.cli import main
+from bayeseval.active.spec import StrataDesign
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return synthetic_pool(n_rows=6_000, n_strata=4, size_ratio=8, random_seed=3)
+
+
+def drive(campaign: Campaign, pool: pd.DataFrame) -> list[pd.DataFrame]:
+    """Label every proposed batch with the true labels until the campaign stops."""
+    batches = []
+    while not campaign.done:
+        batch = campaign.propose()
+        if len(batch) == 0:
+            break
+        batches.append(batch)
+        campaign.ingest(pool.loc[batch.index, "truth"])
+    return batches
+
+
+def run_both(tmp_path, pool, spec):
+    sim = simulate(pool, y_true="truth", spec=spec, n_repeats=1, progress=False)
+    camp = Campaign.create(tmp_path / "c.db", pool, spec=spec)
+    batches = drive(camp, pool)
+    return sim, camp, batches
+
+
+@pytest.mark.parametrize("rule", ["expected_width", "thompson"])
+def test_simulate_replays_the_campaign_of_the_same_spec(tmp_path, pool, rule):
+    spec = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, rule=rule,
+                        random_seed=11)
+    sim, camp, batches = run_both(tmp_path, pool, spec)
+    # same number of rounds and labels, the same labels per stratum and the same counts
+    assert len(batches) == int(sim.table["rounds"].iloc[0])
+    assert camp.labels_used == int(sim.table["labels_used"].iloc[0])
+    status = camp.status()
+    final = sim.intervals.set_index("stratum")
+    assert status["labelled"].tolist() == final["labelled"].tolist()
+    assert status["trials"].tolist() == final["trials"].tolist()
+    np.testing.assert_allclose(status["lower"], final["lower"], rtol=1e-12)
+    np.testing.assert_allclose(status["upper"], final["upper"], rtol=1e-12)
+    # the half-width before each round, as the campaign logged it, is the simulation's trace
+    logged = [d["max_halfwidth"] for d in camp.history()["details"]]
+    np.testing.assert_allclose(logged, sim.trace["max_halfwidth"].to_numpy()[:-1], rtol=1e-12)
+    # and the successes come from the labelled rows themselves (independent count)
+    rows = pool.loc[pd.concat(batches).index]
+    errors = (rows["pred"] != rows["truth"]).groupby(rows["stratum"]).sum()
+    assert status["successes"].tolist() == errors.reindex(status.index, fill_value=0).tolist()
+    camp.close()
+
+
+@pytest.mark.parametrize(
+    "safeguard",
+    [{"stop_level": 0.99}, {"min_data_share": 0.9}],
+)
+def test_safeguards_change_stopping_in_a_campaign_as_in_simulate(tmp_path, pool, safeguard):
+    base = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, random_seed=5)
+    guarded = base.replace(**safeguard)
+    plain = simulate(pool, y_true="truth", spec=base, n_repeats=1, progress=False)
+    sim, camp, _ = run_both(tmp_path, pool, guarded)
+    used = camp.labels_used
+    assert used == int(sim.table["labels_used"].iloc[0])
+    assert used > int(plain.table["labels_used"].iloc[0])
+    st = camp.state()
+    assert st.stop_level == guarded.stop_level and st.min_data_share == guarded.min_data_share
+    if "stop_level" in safeguard:
+        # at stop every stratum's 99% interval is within the target (checked on the posterior)
+        lo, hi = st.posterior.interval(0.99)
+        assert np.all((hi - lo) / 2 <= 0.08)
+    else:
+        assert np.all(st.data_share() >= 0.9)
+    camp.close()
+
+
+def test_own_check_keeps_a_disagreeing_stratum_open():
+    # ten strata agree on about 0.1; the last one's own data (8 of 12) disagree with where
+    # pooling puts it, so with own_check it is not done although its interval is narrow enough
+    spec = CampaignSpec(y_pred="p", strata="g", target_halfwidth=0.2, own_check=0.95, model="beta_binomial")
+    k = 11
+    design = StrataDesign(pd.Index(list("abcdefghijk"), name="g"), np.full(k, 1000), np.full(k, 1000),
+                          np.full(k, 1 / k), None)
+    s, n = np.array([20] * 10 + [8]), np.array([200] * 10 + [12])
+    st = spec.rule_state(design, successes=s, trials=n, labelled=n, pending=np.zeros(k))
+    lo, hi = st.intervals()
+    own_lo = betaincinv(0.5 + s, 0.5 + n - s, 0.025)  # Jeffreys interval at own_check
+    own_hi = betaincinv(0.5 + s, 0.5 + n - s, 0.975)
+    overlap = (lo <= own_hi) & (own_lo <= hi)
+    assert not overlap.all() and ((hi - lo) / 2 <= 0.2).all()  # only the check keeps a stratum open
+    assert st.stratum_done().tolist() == overlap.tolist()
+    plain = spec.replace(own_check=None).rule_state(design, successes=s, trials=n, labelled=n, pending=np.zeros(k))
+    assert plain.stratum_done().all()
+
+
+def test_the_spec_is_stored_and_read_back(tmp_path, pool):
+    spec = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.07, level=0.9, batch_size=13,
+                        stop_level=0.95, own_check=0.99, min_data_share=0.1, model="auto", random_seed=4)
+    Campaign.create(tmp_path / "c.db", pool, spec=spec).close()
+    with Campaign.open(tmp_path / "c.db") as camp:
+        # the default label set is resolved on the pool and stored with the rest
+        assert camp.spec == spec.replace(label_set=[0, 1])
+        assert len(camp.propose()) == 13  # the stored batch size is propose's default
+
+
+def test_an_older_file_without_the_new_settings_still_opens(tmp_path, pool):
+    Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", random_seed=0).close()
+    conn = sqlite3.connect(tmp_path / "c.db")
+    config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+    for key in ("stop_level", "own_check", "min_data_share", "batch_size", "model"):
+        config.pop(key)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+    conn.commit()
+    conn.close()
+    with Campaign.open(tmp_path / "c.db") as camp:
+        spec = camp.spec
+        assert (spec.stop_level, spec.own_check, spec.min_data_share, spec.batch_size) == (None, None, 0.0, 10)
+        assert spec.model == "auto"  # files from before the model setting used the automatic switch
+        assert len(camp.propose()) == 10
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, names",
+    [
+        ({"y_pred": None}, TypeError, ["y_pred", "None"]),
+        ({"batch_size": 0}, ValueError, ["batch_size", "0"]),
+        ({"min_data_share": 1.5}, ValueError, ["min_data_share", "1.5"]),
+        ({"stop_level": 0.9}, ValueError, ["stop_level", "0.9"]),
+        ({"own_check": 2}, ValueError, ["own_check", "2"]),
+        ({"goal": "some"}, ValueError, ["goal", "some"]),
+        ({"score_bins": 3}, ValueError, ["score_bins", "3"]),
+        ({"target_halfwidth": 0.5}, ValueError, ["target_halfwidth", "0.5"]),
+        ({"rule": "nope"}, ValueError, ["rule", "nope"]),
+        ({"label_set": [0, "a"]}, ValueError, ["label_set", "'a'"]),
+    ],
+)
+def test_spec_validation_names_the_field_and_the_value(kwargs, exc, names):
+    settings = {"y_pred": "pred", "strata": "stratum", **kwargs}
+    with pytest.raises(exc) as err:
+        CampaignSpec(**settings)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_spec_and_settings_together_are_refused(tmp_path, pool):
+    spec = CampaignSpec(y_pred="pred", strata="stratum")
+    with pytest.raises(TypeError, match=r"spec=.*\['min_data_share', 'target_halfwidth'\]"):
+        simulate(pool, y_true="truth", spec=spec, target_halfwidth=0.1, min_data_share=0.2, progress=False)
+    with pytest.raises(TypeError, match=r"spec=.*\['budget'\]"):
+        Campaign.create(tmp_path / "c.db", pool, spec=spec, budget=10)
+    assert not (tmp_path / "c.db").exists()
+
+
+def _same_table(a, b):
+    cols = [c for c in a.table.columns if c != "wall_time"]
+    pd.testing.assert_frame_equal(a.table[cols], b.table[cols])
+
+
+@pytest.mark.parametrize(
+    "names, old",
+    [
+        ({"y_pred": "pred", "truth": "truth", "n_repeats": 2}, "truth"),
+        ({"prediction": "pred", "y_true": "truth", "n_repeats": 2}, "prediction"),
+        ({"y_pred": "pred", "y_true": "truth", "repeats": 2}, "repeats"),
+    ],
+)
+def test_simulate_old_names_warn_and_give_the_same_result(pool, names, old):
+    kw = {"strata": "stratum", "rules": ["uniform"], "target_halfwidth": 0.1, "random_seed": 1, "progress": False}
+    new = simulate(pool, y_pred="pred", y_true="truth", n_repeats=2, **kw)
+    with pytest.warns(BayesevalDeprecationWarning, match=f"'{old}' is renamed"):
+        got = simulate(pool, **names, **kw)
+    _same_table(got, new)
+
+
+def test_create_old_name_warns_and_gives_the_same_campaign(tmp_path, pool):
+    with pytest.warns(BayesevalDeprecationWarning, match="'prediction' is renamed 'y_pred'"):
+        old = Campaign.create(tmp_path / "old.db", pool, strata="stratum", prediction="pred", random_seed=2)
+    new = Campaign.create(tmp_path / "new.db", pool, strata="stratum", y_pred="pred", random_seed=2)
+    assert old.propose(30).index.tolist() == new.propose(30).index.tolist()
+    assert old.spec.to_config() == new.spec.to_config()
+    old.close()
+    new.close()
+
+
+def test_cli_old_flag_warns_and_creates_the_same_campaign(tmp_path, pool):
+    path = tmp_path / "pool.csv"
+    pool.reset_index().to_csv(path, index=False)
+    args = ["campaign", "create", "--pool", str(path), "--id-column", "row_id", "--strata", "stratum",
+            "--seed", "3", "--min-data-share", "0.2", "--stop-level", "0.97"]
+    with pytest.warns(BayesevalDeprecationWarning, match="--prediction is renamed --y-pred"):
+        assert main([*args, "--prediction", "pred", "--db", str(tmp_path / "old.db")]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main([*args, "--y-pred", "pred", "--db", str(tmp_path / "new.db")]) == 0
+    with Campaign.open(tmp_path / "old.db") as old, Campaign.open(tmp_path / "new.db") as new:
+        assert old.spec.to_config() == new.spec.to_config()
+        assert (new.spec.min_data_share, new.spec.stop_level) == (0.2, 0.97)
+
+
+def test_cli_ingest_old_label_flag_warns_and_reads_the_same_column(tmp_path, pool):
+    path = tmp_path / "pool.csv"
+    pool.reset_index().to_csv(path, index=False)
+    db, out = str(tmp_path / "c.db"), tmp_path / "b.csv"
+    assert main(["campaign", "create", "--pool", str(path), "--id-column", "row_id", "--strata", "stratum",
+                 "--y-pred", "pred", "--db", db, "--seed", "1"]) == 0
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "8", "--out", str(out)]) == 0
+    batch = pd.read_csv(out)
+    batch["answer"] = pool.loc[batch["row_id"], "truth"].to_numpy()
+    batch.iloc[:4].to_csv(tmp_path / "first.csv", index=False)
+    batch.iloc[4:].to_csv(tmp_path / "second.csv", index=False)
+    with pytest.warns(BayesevalDeprecationWarning, match="--label-column is renamed --y-true"):
+        assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "first.csv"),
+                     "--label-column", "answer"]) == 0
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "second.csv"), "--y-true", "answer"]) == 0
+    with Campaign.open(db) as camp:
+        labels = camp.labels()["label"]
+        assert labels.sort_index().tolist() == pool.loc[sorted(batch["row_id"]), "truth"].tolist()
+
+
+def test_cli_without_y_pred_exits_2_naming_it(tmp_path, pool, capsys):
+    path = tmp_path / "pool.csv"
+    pool.reset_index().to_csv(path, index=False)
+    assert main(["campaign", "create", "--pool", str(path), "--strata", "stratum", "--db", str(tmp_path / "c.db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--y-pred" in err and err.count("\n") == 0
+
+
+def test_random_seed_is_keyword_only():
+    for func in (simulate, Campaign.create, synthetic_pool):
+        param = inspect.signature(func).parameters["random_seed"]
+        assert param.kind is inspect.Parameter.KEYWORD_ONLY, func
+
+
+def test_results_follow_the_results_protocol(pool):
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["uniform"], n_repeats=1,
+                   target_halfwidth=0.1, random_seed=0, progress=False)
+    assert isinstance(res, SimulationResult) and isinstance(res, Result)
+    frame = res.to_frame()
+    frame.loc[0, "labels_used"] = -1
+    assert res.table.loc[0, "labels_used"] > 0  # to_frame is a copy
+    assert "<strong>SimulationResult</strong>" in res._repr_html_()
+    r = IngestResult(3, unchanged=2, relabelled=1)
+    assert isinstance(r, Result) and r == 3 and repr(r) == "3"
+    assert r.table.to_dict("records") == [{"new": 3, "unchanged": 2, "relabelled": 1}]
