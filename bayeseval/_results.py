@@ -47,7 +47,7 @@ class Result:
     # ``table`` is provided by each result type, as a property or as a dataclass field (the
     # base defines no descriptor of that name, so a dataclass can store it).
 
-    def _table(self) -> Any:
+    def _result_table(self) -> Any:
         if "table" not in getattr(self, "__dict__", {}) and not hasattr(type(self), "table"):
             raise NotImplementedError(f"{type(self).__name__} does not define its table")
         return self.table
@@ -60,15 +60,15 @@ class Result:
         pandas.DataFrame
             A copy the caller may modify without changing the result.
         """
-        return self._table().copy()
+        return self._result_table().copy()
 
     def _heading(self) -> str:
         return self.title or type(self).__name__
 
     def _repr_html_(self) -> str:
-        table = self._table()
+        table = self._result_table()
         body = table.to_html(max_rows=MAX_ROWS, escape=True, float_format=lambda x: f"{x:.4g}")
         return f"<div><strong>{html.escape(self._heading())}</strong>{body}</div>"
 
     def __repr__(self) -> str:
-        return f"{self._heading()}\n{self._table().to_string(max_rows=MAX_ROWS)}"
+        return f"{self._heading()}\n{self._result_table().to_string(max_rows=MAX_ROWS)}"
