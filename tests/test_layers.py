@@ -183,7 +183,6 @@ def test_no_import_cycles():
     assert import_cycles(graph) == []
 
 
-@pytest.mark.xfail(reason="layering is being completed", strict=False)
 def test_no_sideways_private_imports():
     assert sideways_private_imports() == []
 
