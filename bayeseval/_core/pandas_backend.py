@@ -1,14 +1,73 @@
-"""The pandas back end: integer codes (factorize) and bincount, no frame of the rows built."""
+"""The pandas back end: a large frame is counted by DuckDB scanning it in place; a small one by
+integer codes (factorize) and bincount. Neither builds a frame of the rows.
+
+DuckDB reads the frame's columns without copying them and hashes them in native, parallel code:
+at 12,000,000 rows that is an order of magnitude faster than factorizing a string column in
+NumPy, and it needs no per-row integer code arrays (a factorized column costs 8 bytes a row).
+Only columns whose values DuckDB reads exactly are handed over (NumPy booleans, integers and
+floats, pandas strings and categoricals); the small confusion table it returns is cast back to
+the frame's dtypes, so both paths give the same table and the same Counts.
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from bayeseval._core.backends import Backend, ConfusionTable
+from bayeseval._core.backends import Backend, ConfusionTable, confusion_from_frame
 from bayeseval._core.hashing import id64, rank_of
+
+#: frames with at least this many rows are counted by DuckDB when their dtypes allow it
+DUCKDB_MIN_ROWS = 100_000
+
+_LOCAL = threading.local()
+
+
+def _scanned_exactly(dtype: Any) -> bool:
+    """Whether DuckDB reads a column of this dtype value for value (no cast that changes groups)."""
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "biu" or dtype in (np.float32, np.float64)
+    return isinstance(dtype, (pd.StringDtype, pd.CategoricalDtype))
+
+
+def _connection() -> Any:
+    """This thread's in-memory DuckDB connection (connections are not shared between threads)."""
+    import duckdb
+
+    con = getattr(_LOCAL, "con", None)
+    if con is None:
+        con = _LOCAL.con = duckdb.connect()
+    return con
+
+
+def duckdb_group_counts(series: list[pd.Series]) -> pd.DataFrame:
+    """Rows per combination of the values of ``series``, counted by DuckDB over the columns in place.
+
+    Returns positional columns ``0..k-1`` in the series' own dtypes and ``n`` (int64). Missing
+    values (NaN, None, NA) form their own groups. Categorical columns are counted by their integer
+    codes (DuckDB would otherwise convert every row to its category) and decoded afterwards.
+    """
+    scanned = [s.cat.codes if isinstance(s.dtype, pd.CategoricalDtype) else s for s in series]
+    frame = pd.DataFrame({f"c{i}": s.reset_index(drop=True) for i, s in enumerate(scanned)}, copy=False)
+    names = ", ".join(frame.columns)
+    con = _connection()
+    con.register("bayeseval_rows", frame)
+    try:
+        table = con.sql(f"SELECT {names}, COUNT(*)::BIGINT AS n FROM bayeseval_rows GROUP BY ALL").df()
+    finally:
+        con.unregister("bayeseval_rows")
+    out: dict[Any, Any] = {}
+    for i, s in enumerate(series):
+        values = table[f"c{i}"]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            out[i] = pd.Categorical.from_codes(values.to_numpy(np.int64), dtype=s.dtype)
+        else:
+            out[i] = values.astype(s.dtype)
+    out["n"] = table["n"].to_numpy(np.int64)
+    return pd.DataFrame(out)
 
 
 def _codes(series: pd.Series, sort: bool) -> tuple[np.ndarray, Any]:
@@ -68,6 +127,11 @@ class PandasBackend(Backend):
         if len(self.data) == 0:
             raise ValueError("data has no rows")
         series = [self._column(c) for c in strata] + [self._column(y_true), self._column(y_pred)]
+        dtypes = (str(series[-2].dtype), str(series[-1].dtype))
+        if len(self.data) >= DUCKDB_MIN_ROWS and all(_scanned_exactly(s.dtype) for s in series):
+            table = duckdb_group_counts(series)
+            table = table.rename(columns={len(strata): "t", len(strata) + 1: "p"})
+            return confusion_from_frame(table, list(strata), y_true, y_pred, dtypes)
         parts = [_codes(s, sort=i < len(strata)) for i, s in enumerate(series)]
         shape = tuple(len(u) for _, u in parts)
         flat, combos = _combine([c for c, _ in parts], shape, len(self.data))
