@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._core.backends import ConfusionTable, backend_for
+from bayeseval._core.backends import ConfusionTable
+from bayeseval._core.engines import backend_for
 from bayeseval._core.naming import fresh_names
 from bayeseval._validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._warnings import EmptyStratumWarning

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import BaseCrossValidator as _Base
 
-from bayeseval._core.backends import backend_for
+from bayeseval._core.engines import backend_for
 from bayeseval._core.hashing import C1 as _C1  # noqa: F401 - re-exported
 from bayeseval._core.hashing import C2 as _C2  # noqa: F401 - re-exported
 from bayeseval._core.hashing import (
