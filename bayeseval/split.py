@@ -67,6 +67,8 @@ from bayeseval._core.hashing import id64 as _id64
 from bayeseval._core.hashing import mix64 as _mix64  # noqa: F401 - re-exported
 from bayeseval._core.hashing import mix64_int as _mix64_int  # noqa: F401 - re-exported
 from bayeseval._core.hashing import rank_of as _rank_of
+from bayeseval._core.table_field import table_field
+from bayeseval._results import Result
 from bayeseval._validation import check_method, check_positive_int, check_probability, iter_columns
 from bayeseval._warnings import PrecisionLimitedWarning, ReweightingWarning
 
@@ -404,11 +406,15 @@ def _emit_warnings(plan: _Plan, stacklevel: int = 3) -> None:
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class SplitResult:
+@table_field
+@dataclass(repr=False)
+class SplitResult(Result):
     """A dual-constraint split.
 
-    Attributes
+    Its :attr:`table` (one row per key) is the tidy view of the result;
+    ``str(result)`` is the plain-text :meth:`report`.
+
+    Parameters
     ----------
     train, test : pandas.DataFrame, DuckDB relation or Spark DataFrame
         The two parts, in the engine of the input.
@@ -432,7 +438,26 @@ class SplitResult:
         rows, test share, weight and the key's branch.
     n_test, n_test_requested, n_total : int
         Final and requested test sizes, rows in all.
+    random_seed : int
+        The seed of the keyed hash that chose the test rows.
+    engine : str
+        ``"pandas"``, ``"duckdb"`` or ``"spark"``: where the rows were split.
+    warning : str or None
+        The warning issued with the split (a degraded or reweighted split), if any.
+    extra : dict
+        Engine-specific details.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeseval.split import dual_constraint_split
+    >>> df = pd.DataFrame({"y": [0, 1] * 50})
+    >>> res = dual_constraint_split(df, label="y", test_size=0.2, random_seed=0)
+    >>> res.n_test, list(res.table["test"])
+    (20, [10, 10])
     """
+
+    title = "Dual-constraint split"
 
     train: Any
     test: Any
@@ -441,7 +466,7 @@ class SplitResult:
     branch: str
     test_weights: Any
     merged: list
-    table: pd.DataFrame
+    table: pd.DataFrame = field()  # a field, not the inherited property (see table_field)
     n_test: int
     n_test_requested: int
     n_total: int
@@ -451,7 +476,13 @@ class SplitResult:
     extra: dict = field(default_factory=dict, repr=False)
 
     def report(self) -> str:
-        """A short plain-text account of the split."""
+        """A short plain-text account of the split.
+
+        Returns
+        -------
+        str
+            Sizes, the branch, the first decisions, merged cells and the per-key table.
+        """
         lines = [
             f"Dual-constraint split ({self.engine}, random_seed={self.random_seed}): "
             f"{self.n_total:,} rows -> test {self.n_test:,} ({self.n_test / self.n_total:.1%}; "
