@@ -67,6 +67,7 @@ from bayeseval._core.hashing import id64 as _id64
 from bayeseval._core.hashing import mix64 as _mix64  # noqa: F401 - re-exported
 from bayeseval._core.hashing import mix64_int as _mix64_int  # noqa: F401 - re-exported
 from bayeseval._core.hashing import rank_of as _rank_of
+from bayeseval._core.keyword_only import positional_deprecated
 from bayeseval._core.table_field import table_field
 from bayeseval._results import Result
 from bayeseval._validation import check_method, check_positive_int, check_probability, iter_columns
@@ -97,9 +98,14 @@ def row_rank(ids: Any, salts: Any) -> np.ndarray:
     salts : int or array of uint64
         The salt of each row's key (:func:`key_salt`).
 
+    Returns
+    -------
+    numpy.ndarray
+        int64 ranks in ``[0, 2**63)``, one per id.
+
     Examples
     --------
-    >>> r = row_rank([1, 2, 3], key_salt((1,), 0))
+    >>> r = row_rank([1, 2, 3], key_salt((1,), random_seed=0))
     >>> r.dtype, bool((r >= 0).all())
     (dtype('int64'), True)
     """
@@ -389,7 +395,7 @@ def _plan(
         n_test=n_test,
         n_test_requested=n_req,
         merged=merged,
-        salts=np.array([key_salt(k, random_seed) for k in key_list], dtype=np.uint64),
+        salts=np.array([key_salt(k, random_seed=random_seed) for k in key_list], dtype=np.uint64),
         reweight=reweight,
         warning=". ".join(text for _, text in notes) if notes else None,
         notes=notes,
@@ -725,6 +731,7 @@ class DualConstraintSplit(_Base):
     (200, 10)
     """
 
+    @positional_deprecated
     def __init__(
         self,
         test_size: float | int = 0.2,
@@ -735,6 +742,7 @@ class DualConstraintSplit(_Base):
         halfwidth: float | None = None,
         rate: float | None = None,
         on_infeasible: str = "raise",
+        *,
         random_seed: int = 0,
     ) -> None:
         _check_options(max_test_share, max_inflate, merge_below, on_infeasible)
@@ -753,7 +761,18 @@ class DualConstraintSplit(_Base):
         return [int(self.random_seed)]
 
     def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
-        """Number of splits (1)."""
+        """Number of splits (1; ``n_repeats`` for the repeated splitter).
+
+        Parameters
+        ----------
+        X, y, groups : object
+            Ignored; present for scikit-learn compatibility.
+
+        Returns
+        -------
+        int
+            The number of train/test splits :meth:`split` yields.
+        """
         return len(self._seeds())
 
     def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -825,6 +844,13 @@ class RepeatedDualConstraintSplit(DualConstraintSplit):
     The seed of repeat ``r`` is drawn from ``np.random.default_rng(random_seed)``,
     so the sequence of splits is reproducible.
 
+    Parameters
+    ----------
+    n_repeats : int, default 10
+        Number of splits, each with its own seed.
+    test_size, n_min, max_test_share, max_inflate, merge_below, halfwidth, rate, on_infeasible, random_seed
+        As in :func:`dual_constraint_split`.
+
     Examples
     --------
     >>> import numpy as np
@@ -834,6 +860,7 @@ class RepeatedDualConstraintSplit(DualConstraintSplit):
     (3, 3)
     """
 
+    @positional_deprecated
     def __init__(
         self,
         n_repeats: int = 10,
@@ -845,6 +872,7 @@ class RepeatedDualConstraintSplit(DualConstraintSplit):
         halfwidth: float | None = None,
         rate: float | None = None,
         on_infeasible: str = "raise",
+        *,
         random_seed: int = 0,
     ) -> None:
         check_positive_int(n_repeats, "n_repeats")

@@ -63,11 +63,11 @@ def test_fnv1a64_reference_values_and_vectorised():
 
 
 def test_row_rank_matches_the_documented_formula():
-    salt = key_salt((1, "north"), 42)
+    salt = key_salt((1, "north"), random_seed=42)
     ids = np.array([-5, 0, 7, 2**40], dtype=np.int64)
     expected = [(_mix64_int(_mix64_int(int(i) % 2**64) ^ salt)) >> 1 for i in ids]
     assert row_rank(ids, salt).tolist() == expected
-    assert key_salt((1, "north"), 42) != key_salt((1, "south"), 42) != key_salt((1, "north"), 43)
+    assert key_salt((1, "north"), random_seed=42) != key_salt((1, "south"), random_seed=42) != key_salt((1, "north"), random_seed=43)
 
 
 # -- decision branches with the SPEC figures ------------------------------------------------
