@@ -332,10 +332,7 @@ def _plan(
     """
     cols = [label] + groups
     pos = list(range(len(cols)))
-    # sorted by each column's factorize order, which also orders mixed object columns
-    cells = cells.sort_values(
-        pos, kind="stable", key=lambda col: pd.Series(pd.factorize(col, sort=True)[0], index=col.index)
-    ).reset_index(drop=True)
+    cells = _sorted_cells(cells, pos)
     n_total = int(cells["rows"].sum())
     if n_total < 2:
         raise ValueError(f"data must have at least 2 rows to split, got {n_total}")
@@ -344,44 +341,15 @@ def _plan(
     rows_k = cells.groupby("key", sort=True)["rows"].sum().to_numpy(np.int64)
 
     classes_of = [k[0] for k in key_list]
-    class_rows: dict = {}
-    for c, r in zip(classes_of, rows_k, strict=True):
-        class_rows[c] = class_rows.get(c, 0) + int(r)
-    majority = max(class_rows, key=lambda c: class_rows[c])  # first largest in sorted order
-    minority = {c for c in class_rows if c != majority}
+    majority = _majority_class(classes_of, rows_k)
+    minority = {c for c in classes_of if c != majority}
     n_min = _resolve_n_min(n_min, halfwidth, rate)
     need = _normalise_n_min(n_min, key_list, classes_of, minority, bool(groups))
 
     decisions = _decide(key_list, need, rows_k, n_total, n_req, max_test_share, max_inflate, on_infeasible)
     major = np.array([c == majority for c in classes_of])
     n_test, prop, target = _targets(key_list, decisions, need, rows_k, n_total, n_req, major)
-    # raised above the exact proportional count by at least one row (not mere rounding)
-    raised = np.array(
-        [int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)]
-    )
-    reweight = bool(raised.any())
-    share_pop = rows_k / n_total
-    share_test = target / n_test
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weight = np.where(target > 0, share_pop / share_test, np.nan) if reweight else np.ones(len(rows_k))
-
-    index = pd.MultiIndex.from_tuples(key_list, names=cols) if groups else pd.Index(
-        [k[0] for k in key_list], name=label
-    )
-    branch_of = [decisions[_short_key(k)].branch if _short_key(k) in decisions else "-" for k in key_list]
-    table = pd.DataFrame(
-        {
-            "rows": rows_k,
-            "share": share_pop,
-            "n_min": need,
-            "proportional": prop,
-            "test": target,
-            "test_share": share_test,
-            "weight": weight,
-            "branch": branch_of,
-        },
-        index=index,
-    )
+    table, reweight = _plan_table(cols, key_list, decisions, rows_k, need, prop, target, n_test)
     overall = max((d.branch for d in decisions.values()), key=_BRANCH_ORDER.index, default="proportional")
     degraded = [k for k, d in decisions.items() if d.branch == "degraded"]
     notes = _notes(degraded, table, key_list, reweight)
@@ -400,6 +368,52 @@ def _plan(
         warning=". ".join(text for _, text in notes) if notes else None,
         notes=notes,
     )
+
+
+def _sorted_cells(cells: pd.DataFrame, pos: list[int]) -> pd.DataFrame:
+    """Cells sorted by each column's factorize order, which also orders mixed object columns."""
+    return cells.sort_values(
+        pos, kind="stable", key=lambda col: pd.Series(pd.factorize(col, sort=True)[0], index=col.index)
+    ).reset_index(drop=True)
+
+
+def _majority_class(classes_of: list, rows_k: np.ndarray) -> Any:
+    """The class with the most rows (the first largest in sorted order)."""
+    class_rows: dict = {}
+    for c, r in zip(classes_of, rows_k, strict=True):
+        class_rows[c] = class_rows.get(c, 0) + int(r)
+    return max(class_rows, key=lambda c: class_rows[c])
+
+
+def _plan_table(
+    cols: list[str], key_list: list[tuple], decisions: dict, rows_k: np.ndarray, need: np.ndarray,
+    prop: np.ndarray, target: np.ndarray, n_test: int,
+) -> tuple[pd.DataFrame, bool]:
+    """The per-key table of the plan, and whether the test set must be reweighted.
+
+    A key is reweighted when its test rows are raised above the exact proportional count by
+    at least one row (not mere rounding); the weight is population share / test share.
+    """
+    n_total = int(rows_k.sum())
+    raised = np.array(
+        [int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)]
+    )
+    reweight = bool(raised.any())
+    share_pop = rows_k / n_total
+    share_test = target / n_test
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = np.where(target > 0, share_pop / share_test, np.nan) if reweight else np.ones(len(rows_k))
+    if len(cols) > 1:
+        index = pd.MultiIndex.from_tuples(key_list, names=cols)
+    else:
+        index = pd.Index([k[0] for k in key_list], name=cols[0])
+    branch_of = [decisions[_short_key(k)].branch if _short_key(k) in decisions else "-" for k in key_list]
+    table = pd.DataFrame(
+        {"rows": rows_k, "share": share_pop, "n_min": need, "proportional": prop, "test": target,
+         "test_share": share_test, "weight": weight, "branch": branch_of},
+        index=index,
+    )
+    return table, reweight
 
 
 def _emit_warnings(plan: _Plan, stacklevel: int = 3) -> None:
