@@ -160,8 +160,6 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
     (30, 5, True)
     """
     method = check_method(method, _MCNEMAR_METHODS)
-    from bayeseval._validation import align_by_label, check_no_missing
-
     correct_a, correct_b = align_by_label(("correct_a", correct_a), ("correct_b", correct_b))
     for name, value in (("correct_a", correct_a), ("correct_b", correct_b)):
         if np.ndim(value) == 1:

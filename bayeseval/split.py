@@ -72,6 +72,7 @@ from bayeseval._core.table_field import table_field
 from bayeseval._results import Result
 from bayeseval._validation import check_method, check_positive_int, check_probability, iter_columns
 from bayeseval._warnings import PrecisionLimitedWarning, ReweightingWarning
+from bayeseval.planning import sample_size, split_decision
 
 __all__ = [
     "SplitResult",
@@ -226,8 +227,6 @@ def _merge_cells(
 
 def _resolve_n_min(n_min: Any, halfwidth: float | None, rate: float | None) -> Any:
     if n_min is None and halfwidth is not None:
-        from bayeseval.planning import sample_size
-
         if rate is None:
             raise ValueError("rate is required with halfwidth (the planning rate of the metric)")
         return sample_size(halfwidth=halfwidth, rate=rate)
@@ -245,8 +244,6 @@ def _decide(
     max_test_share: float, max_inflate: float, on_infeasible: str,
 ) -> dict:
     """Per-key decisions against the requested test size; raise for degraded keys unless allowed."""
-    from bayeseval.planning import split_decision
-
     decisions: dict = {}
     for i, k in enumerate(key_list):
         if need[i] <= 0 or rows_k[i] >= n_total:
