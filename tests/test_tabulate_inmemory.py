@@ -1,6 +1,7 @@
-"""tabulate on in-memory pandas frames: the DuckDB scan (large frames) and the NumPy codes path
-(small frames) give Counts identical to a hand-written pandas filter-then-groupby, for every metric,
-and refuse the same bad inputs with the same messages."""
+"""tabulate on in-memory pandas frames: the chunked small-code count (booleans, small integers,
+categoricals), the DuckDB scan (large frames of other dtypes) and the factorize path (small frames)
+each give Counts identical to a hand-written pandas filter-then-groupby, for every metric, and refuse
+the same bad inputs with the same messages."""
 
 from __future__ import annotations
 
@@ -29,13 +30,18 @@ def reference(df, strata, metric, pos):
     return out
 
 
-@pytest.fixture(params=["duckdb", "codes"])
+@pytest.fixture(params=["small_codes", "duckdb", "factorize"])
 def path(request, monkeypatch):
+    """Force one counting path (the small-code path declines columns it cannot count)."""
     monkeypatch.setattr(pandas_backend, "DUCKDB_MIN_ROWS", 0 if request.param == "duckdb" else 10**12)
+    if request.param == "small_codes":
+        monkeypatch.setattr(pandas_backend, "CHUNK_ROWS", 1000)  # several chunks on a small frame
+    else:
+        monkeypatch.setattr(pandas_backend, "small_code_counts", lambda series: None)
     return request.param
 
 
-def _frame(kind, n=4000, seed=0):
+def _frame(kind, n=1500, seed=0):
     rng = np.random.default_rng(seed)
     if kind == "int8_str":
         g = pd.Series(rng.choice(["b", "a", "c"], n), dtype="str")
@@ -44,6 +50,10 @@ def _frame(kind, n=4000, seed=0):
     if kind == "bool_float_strata":
         y = rng.random(n) < 0.3
         return pd.DataFrame({"g": rng.integers(0, 4, n) / 2, "y": y, "p": rng.random(n) < 0.3}), True
+    if kind == "uint64_int16":
+        y = rng.integers(-1, 1, n).astype(np.int16)
+        return pd.DataFrame({"g": rng.integers(0, 3, n).astype(np.uint64) + np.uint64(2**63 + 5),
+                             "y": y, "p": np.where(rng.random(n) < 0.3, -1 - y, y)}), -1
     if kind == "strings":
         lab = np.array(["yes", "no"])
         return pd.DataFrame({"g": rng.integers(0, 3, n).astype(np.uint8),
@@ -58,11 +68,11 @@ def _tab(df, strata, metric, **kw):
         return bayeseval.tabulate(df, y_true="y", y_pred="p", strata=strata, metric=metric, **kw)
 
 
-@pytest.mark.parametrize("kind", ["int8_str", "bool_float_strata", "strings"])
+@pytest.mark.parametrize("kind", ["int8_str", "bool_float_strata", "uint64_int16", "strings"])
 @pytest.mark.parametrize("metric", METRICS)
 def test_counts_equal_hand_written_pandas(path, kind, metric):
     df, pos = _frame(kind)
-    kw = {"pos_label": pos} if kind == "strings" and metric not in ("error_rate", "accuracy") else {}
+    kw = {"pos_label": pos} if pos not in (1, True) and metric not in ("error_rate", "accuracy") else {}
     counts = _tab(df, "g", metric, **kw)
     ref = reference(df, ["g"], metric, pos)
     np.testing.assert_array_equal(counts.successes.to_numpy(), ref["successes"].to_numpy())
@@ -113,6 +123,14 @@ def test_missing_stratum_refused_with_row_count(path):
     df.loc[[3, 9], "g"] = np.nan
     with pytest.raises(ValueError, match=r"strata column 'g' has missing values in 2 rows"):
         _tab(df, "g", "recall")
+
+
+def test_missing_categorical_stratum_refused_with_row_count(path):
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"g": pd.Categorical(["a", None, "b", None, None] * 40), "y": rng.integers(0, 2, 200),
+                       "p": rng.integers(0, 2, 200)})
+    with pytest.raises(ValueError, match=r"strata column 'g' has missing values in 120 rows"):
+        _tab(df, "g", "error_rate")
 
 
 def test_missing_label_refused_with_row_count(path):

@@ -1,5 +1,9 @@
-"""The pandas back end: a large frame is counted by DuckDB scanning it in place; a small one by
-integer codes (factorize) and bincount. Neither builds a frame of the rows.
+"""The pandas back end: counting without building a frame of the rows.
+
+* Columns that are their own small codes (booleans, small-range integers, categoricals) are
+  counted by a chunked ``bincount`` in their narrow dtypes: a few MB of temporaries at any size.
+* Otherwise a large frame (strings, floats, wide integers) is counted by DuckDB scanning it in
+  place; a small one by integer codes (factorize) and bincount.
 
 DuckDB reads the frame's columns without copying them and hashes them in native, parallel code:
 at 12,000,000 rows that is an order of magnitude faster than factorizing a string column in
@@ -70,6 +74,94 @@ def duckdb_group_counts(series: list[pd.Series]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+#: rows counted per step by the small-code path (bounds its temporary arrays to a few MB)
+CHUNK_ROWS = 1 << 20
+#: the small-code path is used while the table of all code combinations has at most this many cells
+MAX_CELLS = 1 << 22
+
+
+class _SmallCodes:
+    """A column whose values are their own small integer codes: booleans, small-range integers,
+    categoricals. ``codes`` keeps the column's narrow dtype (no per-row int64 copy);
+    :meth:`chunk` gives the codes ``0..size-1`` of a slice of rows; :meth:`decode` maps used
+    codes back to values."""
+
+    def __init__(self, series: pd.Series) -> None:
+        self.series = series
+        dtype = series.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            self.codes = series.cat.codes.to_numpy()
+            self.offset, self.size = 1, len(dtype.categories) + 1  # code -1 (missing) becomes 0
+        else:
+            self.codes = series.to_numpy()
+            if dtype.kind == "b":
+                self.offset, self.size = 0, 2
+            else:
+                lo, hi = int(self.codes.min()), int(self.codes.max())
+                self.offset, self.size = -lo, hi - lo + 1
+
+    @staticmethod
+    def accepts(series: pd.Series) -> bool:
+        """Whether ``series`` is boolean, categorical, or integer with fewer than 256 distinct values
+        in its range."""
+        dtype = series.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            return True
+        if not isinstance(dtype, np.dtype) or dtype.kind not in "biu":
+            return False
+        if dtype.kind == "b" or dtype.itemsize == 1:
+            return True
+        values = series.to_numpy()
+        return int(values.max()) - int(values.min()) < 256
+
+    def chunk(self, start: int, stop: int) -> np.ndarray:
+        """Codes ``0..size-1`` (int64) of rows ``start:stop``."""
+        part = self.codes[start:stop]
+        if part.dtype.kind == "u":  # unsigned: subtract the minimum before leaving uint64
+            return (part - part.dtype.type(-self.offset)).astype(np.int64)
+        return part.astype(np.int64) + self.offset
+
+    def decode(self, used: np.ndarray) -> pd.Series:
+        """The values of the used codes, in the column's dtype."""
+        dtype = self.series.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            return pd.Series(pd.Categorical.from_codes(used - 1, dtype=dtype))
+        if dtype.kind == "b":
+            return pd.Series(used.astype(bool))
+        if dtype.kind == "u":
+            return pd.Series(used.astype(dtype) + dtype.type(-self.offset))
+        return pd.Series((used - self.offset).astype(dtype))
+
+
+def small_code_counts(series: list[pd.Series]) -> pd.DataFrame | None:
+    """Rows per combination of values by chunked ``bincount`` when every column is a small code.
+
+    Returns positional columns ``0..k-1`` in the series' dtypes and ``n``, or None when a column
+    is not a small code or the combinations are too many. Memory: a few MB per chunk, whatever
+    the number of rows.
+    """
+    if not all(_SmallCodes.accepts(s) for s in series):
+        return None
+    cols = [_SmallCodes(s) for s in series]
+    shape = tuple(c.size for c in cols)
+    cells = int(np.prod(shape, dtype=np.int64))
+    if cells > MAX_CELLS:
+        return None
+    n_rows = len(series[0])
+    counts = np.zeros(cells, dtype=np.int64)
+    for start in range(0, n_rows, CHUNK_ROWS):
+        flat = np.zeros(min(CHUNK_ROWS, n_rows - start), dtype=np.int64)
+        for col in cols:
+            flat *= col.size
+            flat += col.chunk(start, start + CHUNK_ROWS)
+        counts += np.bincount(flat, minlength=cells)
+    present = np.flatnonzero(counts)
+    used = np.unravel_index(present, shape)
+    out: dict[Any, Any] = {i: col.decode(u) for i, (col, u) in enumerate(zip(cols, used, strict=True))}
+    out["n"] = counts[present]
+    return pd.DataFrame(out)
+
+
 def _codes(series: pd.Series, sort: bool) -> tuple[np.ndarray, Any]:
     """Integer codes and the values they stand for (sorted when ``sort``; NaN kept as a value)."""
     values = series.to_numpy() if isinstance(series.dtype, np.dtype) else None
@@ -77,9 +169,12 @@ def _codes(series: pd.Series, sort: bool) -> tuple[np.ndarray, Any]:
         # small-range integers and booleans: the value itself is the code (no hashing); values
         # absent from the data get no row in the table, so unused codes are harmless
         lo, hi = (int(values.min()), int(values.max())) if values.dtype.kind != "b" else (0, 1)
+        if values.dtype.kind == "b":
+            return values.astype(np.int64), np.array([False, True])
         if hi - lo < 256:
-            code = values.astype(np.int64) - lo
-            return code, np.arange(lo, hi + 1).astype(values.dtype)
+            base = values.dtype.type(lo)  # subtract in the column's dtype: uint64 above 2**63 fits
+            code = (values - base).astype(np.int64)
+            return code, np.arange(hi - lo + 1).astype(values.dtype) + base
     try:
         code, uniques = pd.factorize(series, sort=sort, use_na_sentinel=False)
     except TypeError as exc:  # sorting values that cannot be ordered (numbers and strings)
@@ -128,8 +223,10 @@ class PandasBackend(Backend):
             raise ValueError("data has no rows")
         series = [self._column(c) for c in strata] + [self._column(y_true), self._column(y_pred)]
         dtypes = (str(series[-2].dtype), str(series[-1].dtype))
-        if len(self.data) >= DUCKDB_MIN_ROWS and all(_scanned_exactly(s.dtype) for s in series):
+        table = small_code_counts(series)
+        if table is None and len(self.data) >= DUCKDB_MIN_ROWS and all(_scanned_exactly(s.dtype) for s in series):
             table = duckdb_group_counts(series)
+        if table is not None:
             table = table.rename(columns={len(strata): "t", len(strata) + 1: "p"})
             return confusion_from_frame(table, list(strata), y_true, y_pred, dtypes)
         parts = [_codes(s, sort=i < len(strata)) for i, s in enumerate(series)]
