@@ -77,7 +77,7 @@ def hand_pandas(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     return success.groupby(rows["group"]).agg(["sum", "count"])
 
 
-def in_memory_ratios(df: pd.DataFrame, repeats: int) -> None:
+def in_memory_ratios(df: pd.DataFrame, repeats: int, label: str = "string groups") -> None:
     """tabulate(frame) against hand-written DuckDB SQL and pandas over the same frame, every metric."""
     import duckdb
 
@@ -85,7 +85,7 @@ def in_memory_ratios(df: pd.DataFrame, repeats: int) -> None:
 
     con = duckdb.connect()
     con.register("frame", df)
-    print(f"\nin-memory frame ({df.memory_usage(deep=True).sum() / 2**20:.0f} MiB), best of {repeats}:")
+    print(f"\nin-memory frame, {label} ({df.memory_usage(deep=True).sum() / 2**20:.0f} MiB), best of {repeats}:")
     print(f"{'metric':12s} {'tabulate s':>11s} {'DuckDB SQL s':>13s} {'pandas s':>9s} "
           f"{'/ DuckDB SQL':>13s} {'/ pandas':>9s}")
     worst = 0.0
@@ -159,6 +159,7 @@ def main() -> None:
     t0 = time.perf_counter()
     df = make_data(args.rows)
     in_memory_ratios(df, args.repeats)
+    in_memory_ratios(df.assign(group=df["group"].astype("category")), args.repeats, "categorical groups")
     if args.in_memory_only:
         return
     tmp = tempfile.mkdtemp(prefix="bayeseval-bench-")

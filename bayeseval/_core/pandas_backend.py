@@ -74,8 +74,8 @@ def duckdb_group_counts(series: list[pd.Series]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-#: rows counted per step by the small-code path (bounds its temporary arrays to a few MB)
-CHUNK_ROWS = 1 << 20
+#: rows counted per step by the small-code path (a 512 KB buffer that stays in cache)
+CHUNK_ROWS = 1 << 16
 #: the small-code path is used while the table of all code combinations has at most this many cells
 MAX_CELLS = 1 << 22
 
@@ -83,8 +83,7 @@ MAX_CELLS = 1 << 22
 class _SmallCodes:
     """A column whose values are their own small integer codes: booleans, small-range integers,
     categoricals. ``codes`` keeps the column's narrow dtype (no per-row int64 copy);
-    :meth:`chunk` gives the codes ``0..size-1`` of a slice of rows; :meth:`decode` maps used
-    codes back to values."""
+    ``codes + offset`` lies in ``0..size-1``; :meth:`decode` maps used codes back to values."""
 
     def __init__(self, series: pd.Series) -> None:
         self.series = series
@@ -114,13 +113,6 @@ class _SmallCodes:
         values = series.to_numpy()
         return int(values.max()) - int(values.min()) < 256
 
-    def chunk(self, start: int, stop: int) -> np.ndarray:
-        """Codes ``0..size-1`` (int64) of rows ``start:stop``."""
-        part = self.codes[start:stop]
-        if part.dtype.kind == "u":  # unsigned: subtract the minimum before leaving uint64
-            return (part - part.dtype.type(-self.offset)).astype(np.int64)
-        return part.astype(np.int64) + self.offset
-
     def decode(self, used: np.ndarray) -> pd.Series:
         """The values of the used codes, in the column's dtype."""
         dtype = self.series.dtype
@@ -149,12 +141,23 @@ def small_code_counts(series: list[pd.Series]) -> pd.DataFrame | None:
         return None
     n_rows = len(series[0])
     counts = np.zeros(cells, dtype=np.int64)
-    for start in range(0, n_rows, CHUNK_ROWS):
-        flat = np.zeros(min(CHUNK_ROWS, n_rows - start), dtype=np.int64)
-        for col in cols:
-            flat *= col.size
-            flat += col.chunk(start, start + CHUNK_ROWS)
-        counts += np.bincount(flat, minlength=cells)
+    # the cell of a row is Horner's sum over columns of (code + offset) * stride; the offsets'
+    # share is one constant, added once. int64 arithmetic wraps modulo 2**64, so a uint64 column
+    # cast to int64 (wrapping) still lands on the right cell in 0..cells-1.
+    constant = 0
+    for col in cols:
+        constant = (constant * col.size + col.offset) % (1 << 64)
+    constant = constant - (1 << 64) if constant >= 1 << 63 else constant
+    buffer = np.empty(min(CHUNK_ROWS, n_rows), dtype=np.int64)
+    with np.errstate(over="ignore"):
+        for start in range(0, n_rows, CHUNK_ROWS):
+            flat = buffer[: min(CHUNK_ROWS, n_rows - start)]
+            np.copyto(flat, cols[0].codes[start:start + CHUNK_ROWS], casting="unsafe")
+            for col in cols[1:]:
+                flat *= col.size
+                np.add(flat, col.codes[start:start + CHUNK_ROWS], out=flat, casting="unsafe")
+            flat += constant
+            counts += np.bincount(flat, minlength=cells)
     present = np.flatnonzero(counts)
     used = np.unravel_index(present, shape)
     out: dict[Any, Any] = {i: col.decode(u) for i, (col, u) in enumerate(zip(cols, used, strict=True))}
