@@ -318,13 +318,10 @@ def tabulate(
 
     Notes
     -----
-    A pandas frame is counted without building a frame of its rows: boolean,
-    small-range integer and categorical columns by a chunked ``bincount`` in
-    their own narrow dtypes; a large frame with string, float or wide integer
-    columns by DuckDB scanning the frame in place (about as fast as a
-    hand-written DuckDB ``GROUP BY`` over the same frame, with a few MB of
-    temporaries); a small one by factorizing. Every path yields the same
-    confusion table, so the Counts and the errors do not depend on the path.
+    A pandas frame is counted without a copy of its rows: boolean, small integer
+    and categorical columns by a chunked ``bincount``; other large frames by
+    DuckDB scanning the frame in place; small ones by factorizing. All paths
+    give the same confusion table, hence the same Counts and errors.
 
     Examples
     --------
