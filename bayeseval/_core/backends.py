@@ -103,6 +103,16 @@ def is_duckdb_relation(data: Any) -> bool:
 def is_duckdb_source(data: Any) -> bool:
     """Whether ``data`` is something DuckDB can count: a Parquet/CSV path (or glob) or a relation.
 
+    Parameters
+    ----------
+    data : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        True for a DuckDB relation or a path ending in a Parquet/CSV suffix.
+
     Examples
     --------
     >>> is_duckdb_source("predictions/*.parquet"), is_duckdb_source([1, 2])
@@ -116,7 +126,18 @@ def is_duckdb_source(data: Any) -> bool:
 
 
 def is_spark_dataframe(data: Any) -> bool:
-    """Whether ``data`` is a PySpark DataFrame (classic or Spark Connect)."""
+    """Whether ``data`` is a PySpark DataFrame (classic or Spark Connect).
+
+    Parameters
+    ----------
+    data : object
+        Anything; pyspark is not imported.
+
+    Returns
+    -------
+    bool
+        True for a ``pyspark.sql.DataFrame``.
+    """
     return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pyspark")
 
 
