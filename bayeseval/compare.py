@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from bayeseval._core import resampling as rs
+from bayeseval._results import Result
 from bayeseval._validation import (
     _short,
     align_by_label,
@@ -48,9 +49,11 @@ __all__ = [
 _MCNEMAR_METHODS = ("exact", "midp", "asymptotic")
 
 
-@dataclass(frozen=True)
-class McNemarResult:
+@dataclass(frozen=True, repr=False)
+class McNemarResult(Result):
     """Outcome of :func:`mcnemar`.
+
+    Its :attr:`table` is one row (index ``test``, the method) with every field.
 
     Parameters
     ----------
@@ -69,7 +72,17 @@ class McNemarResult:
         Number of paired rows.
     difference : float
         Accuracy of A minus accuracy of B, :math:`(b - c) / n`.
+
+    Examples
+    --------
+    >>> res = mcnemar([1, 1, 1, 0, 1], [0, 0, 1, 0, 1])
+    >>> res.b, res.c, round(res.pvalue, 3)
+    (2, 0, 0.5)
+    >>> res.table.columns.tolist()
+    ['statistic', 'pvalue', 'b', 'c', 'n', 'difference']
     """
+
+    title = "McNemar test"
 
     statistic: float
     pvalue: float
@@ -78,6 +91,13 @@ class McNemarResult:
     method: str
     n: int = 0
     difference: float = float("nan")
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row indexed by the method: statistic, p-value, discordant counts, rows, difference."""
+        row = {"statistic": self.statistic, "pvalue": self.pvalue, "b": self.b, "c": self.c, "n": self.n,
+               "difference": self.difference}
+        return pd.DataFrame(row, index=pd.Index([self.method], name="test"))
 
 
 def _as_bool(values: Any, name: str) -> np.ndarray:
@@ -139,8 +159,6 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
     (30, 5, True)
     """
     method = check_method(method, _MCNEMAR_METHODS)
-    from bayeseval._validation import align_by_label, check_no_missing
-
     correct_a, correct_b = align_by_label(("correct_a", correct_a), ("correct_b", correct_b))
     for name, value in (("correct_a", correct_a), ("correct_b", correct_b)):
         if np.ndim(value) == 1:
@@ -202,9 +220,12 @@ def mcnemar_from_predictions(
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PairedBootstrap:
+@dataclass(frozen=True, repr=False)
+class PairedBootstrap(Result):
     """Outcome of :func:`paired_bootstrap`.
+
+    Its :attr:`table` (model A, model B, difference) is the tidy view;
+    ``str(result)`` is the plain-English :attr:`sentence`.
 
     Parameters
     ----------
@@ -236,7 +257,19 @@ class PairedBootstrap:
     replicates : pandas.DataFrame
         The bootstrap replicates (columns ``model_a``, ``model_b``,
         ``difference``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([1, 0] * 100)
+    >>> a = y.copy(); a[:20] = 1 - a[:20]
+    >>> b = y.copy(); b[:30] = 1 - b[:30]
+    >>> res = paired_bootstrap(y, a, b, metric="accuracy", random_seed=0)
+    >>> round(res.difference, 3), res.table.index.tolist()
+    (0.05, ['model_a', 'model_b', 'difference'])
     """
+
+    title = "Paired bootstrap"
 
     metric: str
     estimate_a: float

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._core.backends import ConfusionTable, backend_for
+from bayeseval._core.backends import ConfusionTable
+from bayeseval._core.engines import backend_for
 from bayeseval._core.naming import fresh_names
 from bayeseval._validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._warnings import EmptyStratumWarning
@@ -361,6 +362,13 @@ def tabulate(
         or DuckDB cannot read the data (the message names the path).
     TypeError
         ``data`` is of an unsupported type.
+
+    Notes
+    -----
+    A pandas frame is counted without a copy of its rows: boolean, small integer
+    and categorical columns by a chunked ``bincount``; other large frames by
+    DuckDB scanning the frame in place; small ones by factorizing. All paths
+    give the same confusion table, hence the same Counts and errors.
 
     Examples
     --------

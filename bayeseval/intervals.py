@@ -18,6 +18,7 @@ import pandas as pd
 
 from bayeseval._core import resampling as rs
 from bayeseval._core.binomial import PROPORTION_METHODS, binomial_bounds, normalise_method
+from bayeseval._results import Result
 from bayeseval._validation import (
     _short,
     align_by_label,
@@ -200,10 +201,11 @@ def proportion_se(successes: Any, trials: Any) -> Any:
 # -- bootstrap -----------------------------------------------------------------------------
 
 
-class BootstrapInterval(tuple):
+class BootstrapInterval(tuple, Result):
     """A ``(lower, upper)`` pair with the bootstrap details as attributes.
 
-    Unpacks like a tuple (``lo, hi = bootstrap_ci(...)``) and carries
+    Unpacks like a tuple (``lo, hi = bootstrap_ci(...)``), has the results
+    protocol's one-row :attr:`table` and ``to_frame()``, and carries
     ``estimate`` (the statistic on the data), ``se`` (standard deviation of the
     replicates), ``distribution`` (the replicates), ``method``, ``level`` and
     ``stratified``.
@@ -251,6 +253,14 @@ class BootstrapInterval(tuple):
         obj.level = level
         obj.stratified = stratified
         return obj
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row (index ``statistic``): estimate, lower, upper, se, method, level, n_resamples."""
+        row = {"estimate": self.estimate, "lower": self.lower, "upper": self.upper, "se": self.se,
+               "method": self.method, "level": self.level, "stratified": self.stratified,
+               "n_resamples": int(self.distribution.size)}
+        return pd.DataFrame(row, index=pd.Index(["statistic"], name="quantity"))
 
     def __repr__(self) -> str:
         kind = "stratified " if self.stratified else ""

@@ -73,7 +73,22 @@ class Metric:
         return self.trials in ("true_pos", "true_neg")
 
     def masks(self, y_true: Any, y_pred: Any, positive: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """Return boolean ``(trial, success)`` masks for the given labels."""
+        """Return boolean ``(trial, success)`` masks for the given labels.
+
+        Parameters
+        ----------
+        y_true, y_pred : array-like
+            True and predicted labels of the same shape: rows, or the cells of a
+            confusion table.
+        positive : optional
+            The positive class (used by metrics that need one).
+
+        Returns
+        -------
+        trial, success : numpy.ndarray of bool
+            Which entries are trials and which trials are successes (``success``
+            implies ``trial``).
+        """
         y_true = np.asarray(y_true)
         y_pred = np.asarray(y_pred)
         if y_true.shape != y_pred.shape:
@@ -124,6 +139,24 @@ CLASS_METRICS = tuple(k for k, m in METRICS.items() if m.needs_positive)
 
 def get_metric(metric: str | Metric) -> Metric:
     """Look up a metric by name (or alias) and return its :class:`Metric`.
+
+    Parameters
+    ----------
+    metric : str or Metric
+        A name from :data:`METRICS` or an alias (``tpr``, ``sensitivity``, ``ppv``, ``tnr``,
+        ...), case and ``-``/space insensitive; a :class:`Metric` is returned as is.
+
+    Returns
+    -------
+    Metric
+        The metric's definition.
+
+    Raises
+    ------
+    ValueError
+        An unknown name (the message lists the valid ones).
+    TypeError
+        ``metric`` is neither a string nor a Metric.
 
     Examples
     --------

@@ -97,6 +97,7 @@ def keyed_rank(df: Any, *, id_column: str, salt_column: str, out: str = "__rank"
     Returns
     -------
     pyspark.sql.DataFrame
+        ``df`` with the column ``out`` added (BIGINT, non-negative).
 
     Examples
     --------

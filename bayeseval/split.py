@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import BaseCrossValidator as _Base
 
-from bayeseval._core.backends import backend_for
+from bayeseval._core.engines import backend_for
 from bayeseval._core.hashing import C1 as _C1  # noqa: F401 - re-exported
 from bayeseval._core.hashing import C2 as _C2  # noqa: F401 - re-exported
 from bayeseval._core.hashing import (
@@ -67,8 +67,11 @@ from bayeseval._core.hashing import id64 as _id64
 from bayeseval._core.hashing import mix64 as _mix64  # noqa: F401 - re-exported
 from bayeseval._core.hashing import mix64_int as _mix64_int  # noqa: F401 - re-exported
 from bayeseval._core.hashing import rank_of as _rank_of
+from bayeseval._core.keyword_only import positional_deprecated
+from bayeseval._results import Result
 from bayeseval._validation import check_method, check_positive_int, check_probability, iter_columns
 from bayeseval._warnings import PrecisionLimitedWarning, ReweightingWarning
+from bayeseval.planning import sample_size, split_decision
 
 __all__ = [
     "SplitResult",
@@ -95,9 +98,14 @@ def row_rank(ids: Any, salts: Any) -> np.ndarray:
     salts : int or array of uint64
         The salt of each row's key (:func:`key_salt`).
 
+    Returns
+    -------
+    numpy.ndarray
+        int64 ranks in ``[0, 2**63)``, one per id.
+
     Examples
     --------
-    >>> r = row_rank([1, 2, 3], key_salt((1,), 0))
+    >>> r = row_rank([1, 2, 3], key_salt((1,), random_seed=0))
     >>> r.dtype, bool((r >= 0).all())
     (dtype('int64'), True)
     """
@@ -218,8 +226,6 @@ def _merge_cells(
 
 def _resolve_n_min(n_min: Any, halfwidth: float | None, rate: float | None) -> Any:
     if n_min is None and halfwidth is not None:
-        from bayeseval.planning import sample_size
-
         if rate is None:
             raise ValueError("rate is required with halfwidth (the planning rate of the metric)")
         return sample_size(halfwidth=halfwidth, rate=rate)
@@ -237,8 +243,6 @@ def _decide(
     max_test_share: float, max_inflate: float, on_infeasible: str,
 ) -> dict:
     """Per-key decisions against the requested test size; raise for degraded keys unless allowed."""
-    from bayeseval.planning import split_decision
-
     decisions: dict = {}
     for i, k in enumerate(key_list):
         if need[i] <= 0 or rows_k[i] >= n_total:
@@ -324,10 +328,7 @@ def _plan(
     """
     cols = [label] + groups
     pos = list(range(len(cols)))
-    # sorted by each column's factorize order, which also orders mixed object columns
-    cells = cells.sort_values(
-        pos, kind="stable", key=lambda col: pd.Series(pd.factorize(col, sort=True)[0], index=col.index)
-    ).reset_index(drop=True)
+    cells = _sorted_cells(cells, pos)
     n_total = int(cells["rows"].sum())
     if n_total < 2:
         raise ValueError(f"data must have at least 2 rows to split, got {n_total}")
@@ -336,44 +337,15 @@ def _plan(
     rows_k = cells.groupby("key", sort=True)["rows"].sum().to_numpy(np.int64)
 
     classes_of = [k[0] for k in key_list]
-    class_rows: dict = {}
-    for c, r in zip(classes_of, rows_k, strict=True):
-        class_rows[c] = class_rows.get(c, 0) + int(r)
-    majority = max(class_rows, key=lambda c: class_rows[c])  # first largest in sorted order
-    minority = {c for c in class_rows if c != majority}
+    majority = _majority_class(classes_of, rows_k)
+    minority = {c for c in classes_of if c != majority}
     n_min = _resolve_n_min(n_min, halfwidth, rate)
     need = _normalise_n_min(n_min, key_list, classes_of, minority, bool(groups))
 
     decisions = _decide(key_list, need, rows_k, n_total, n_req, max_test_share, max_inflate, on_infeasible)
     major = np.array([c == majority for c in classes_of])
     n_test, prop, target = _targets(key_list, decisions, need, rows_k, n_total, n_req, major)
-    # raised above the exact proportional count by at least one row (not mere rounding)
-    raised = np.array(
-        [int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)]
-    )
-    reweight = bool(raised.any())
-    share_pop = rows_k / n_total
-    share_test = target / n_test
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weight = np.where(target > 0, share_pop / share_test, np.nan) if reweight else np.ones(len(rows_k))
-
-    index = pd.MultiIndex.from_tuples(key_list, names=cols) if groups else pd.Index(
-        [k[0] for k in key_list], name=label
-    )
-    branch_of = [decisions[_short_key(k)].branch if _short_key(k) in decisions else "-" for k in key_list]
-    table = pd.DataFrame(
-        {
-            "rows": rows_k,
-            "share": share_pop,
-            "n_min": need,
-            "proportional": prop,
-            "test": target,
-            "test_share": share_test,
-            "weight": weight,
-            "branch": branch_of,
-        },
-        index=index,
-    )
+    table, reweight = _plan_table(cols, key_list, decisions, rows_k, need, prop, target, n_test)
     overall = max((d.branch for d in decisions.values()), key=_BRANCH_ORDER.index, default="proportional")
     degraded = [k for k, d in decisions.items() if d.branch == "degraded"]
     notes = _notes(degraded, table, key_list, reweight)
@@ -387,11 +359,57 @@ def _plan(
         n_test=n_test,
         n_test_requested=n_req,
         merged=merged,
-        salts=np.array([key_salt(k, random_seed) for k in key_list], dtype=np.uint64),
+        salts=np.array([key_salt(k, random_seed=random_seed) for k in key_list], dtype=np.uint64),
         reweight=reweight,
         warning=". ".join(text for _, text in notes) if notes else None,
         notes=notes,
     )
+
+
+def _sorted_cells(cells: pd.DataFrame, pos: list[int]) -> pd.DataFrame:
+    """Cells sorted by each column's factorize order, which also orders mixed object columns."""
+    return cells.sort_values(
+        pos, kind="stable", key=lambda col: pd.Series(pd.factorize(col, sort=True)[0], index=col.index)
+    ).reset_index(drop=True)
+
+
+def _majority_class(classes_of: list, rows_k: np.ndarray) -> Any:
+    """The class with the most rows (the first largest in sorted order)."""
+    class_rows: dict = {}
+    for c, r in zip(classes_of, rows_k, strict=True):
+        class_rows[c] = class_rows.get(c, 0) + int(r)
+    return max(class_rows, key=lambda c: class_rows[c])
+
+
+def _plan_table(
+    cols: list[str], key_list: list[tuple], decisions: dict, rows_k: np.ndarray, need: np.ndarray,
+    prop: np.ndarray, target: np.ndarray, n_test: int,
+) -> tuple[pd.DataFrame, bool]:
+    """The per-key table of the plan, and whether the test set must be reweighted.
+
+    A key is reweighted when its test rows are raised above the exact proportional count by
+    at least one row (not mere rounding); the weight is population share / test share.
+    """
+    n_total = int(rows_k.sum())
+    raised = np.array(
+        [int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)]
+    )
+    reweight = bool(raised.any())
+    share_pop = rows_k / n_total
+    share_test = target / n_test
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = np.where(target > 0, share_pop / share_test, np.nan) if reweight else np.ones(len(rows_k))
+    if len(cols) > 1:
+        index = pd.MultiIndex.from_tuples(key_list, names=cols)
+    else:
+        index = pd.Index([k[0] for k in key_list], name=cols[0])
+    branch_of = [decisions[_short_key(k)].branch if _short_key(k) in decisions else "-" for k in key_list]
+    table = pd.DataFrame(
+        {"rows": rows_k, "share": share_pop, "n_min": need, "proportional": prop, "test": target,
+         "test_share": share_test, "weight": weight, "branch": branch_of},
+        index=index,
+    )
+    return table, reweight
 
 
 def _emit_warnings(plan: _Plan, stacklevel: int = 3) -> None:
@@ -404,11 +422,14 @@ def _emit_warnings(plan: _Plan, stacklevel: int = 3) -> None:
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class SplitResult:
+@dataclass(repr=False)
+class SplitResult(Result):
     """A dual-constraint split.
 
-    Attributes
+    Its :attr:`table` (one row per key) is the tidy view of the result;
+    ``str(result)`` is the plain-text :meth:`report`.
+
+    Parameters
     ----------
     train, test : pandas.DataFrame, DuckDB relation or Spark DataFrame
         The two parts, in the engine of the input.
@@ -432,7 +453,26 @@ class SplitResult:
         rows, test share, weight and the key's branch.
     n_test, n_test_requested, n_total : int
         Final and requested test sizes, rows in all.
+    random_seed : int
+        The seed of the keyed hash that chose the test rows.
+    engine : str
+        ``"pandas"``, ``"duckdb"`` or ``"spark"``: where the rows were split.
+    warning : str or None
+        The warning issued with the split (a degraded or reweighted split), if any.
+    extra : dict
+        Engine-specific details.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeseval.split import dual_constraint_split
+    >>> df = pd.DataFrame({"y": [0, 1] * 50})
+    >>> res = dual_constraint_split(df, label="y", test_size=0.2, random_seed=0)
+    >>> res.n_test, list(res.table["test"])
+    (20, [10, 10])
     """
+
+    title = "Dual-constraint split"
 
     train: Any
     test: Any
@@ -441,7 +481,7 @@ class SplitResult:
     branch: str
     test_weights: Any
     merged: list
-    table: pd.DataFrame
+    table: pd.DataFrame = field()
     n_test: int
     n_test_requested: int
     n_total: int
@@ -451,7 +491,13 @@ class SplitResult:
     extra: dict = field(default_factory=dict, repr=False)
 
     def report(self) -> str:
-        """A short plain-text account of the split."""
+        """A short plain-text account of the split.
+
+        Returns
+        -------
+        str
+            Sizes, the branch, the first decisions, merged cells and the per-key table.
+        """
         lines = [
             f"Dual-constraint split ({self.engine}, random_seed={self.random_seed}): "
             f"{self.n_total:,} rows -> test {self.n_test:,} ({self.n_test / self.n_total:.1%}; "
@@ -694,6 +740,7 @@ class DualConstraintSplit(_Base):
     (200, 10)
     """
 
+    @positional_deprecated
     def __init__(
         self,
         test_size: float | int = 0.2,
@@ -704,6 +751,7 @@ class DualConstraintSplit(_Base):
         halfwidth: float | None = None,
         rate: float | None = None,
         on_infeasible: str = "raise",
+        *,
         random_seed: int = 0,
     ) -> None:
         _check_options(max_test_share, max_inflate, merge_below, on_infeasible)
@@ -722,7 +770,18 @@ class DualConstraintSplit(_Base):
         return [int(self.random_seed)]
 
     def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
-        """Number of splits (1)."""
+        """Number of splits (1; ``n_repeats`` for the repeated splitter).
+
+        Parameters
+        ----------
+        X, y, groups : object
+            Ignored; present for scikit-learn compatibility.
+
+        Returns
+        -------
+        int
+            The number of train/test splits :meth:`split` yields.
+        """
         return len(self._seeds())
 
     def split(self, X: Any, y: Any = None, groups: Any = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -794,6 +853,13 @@ class RepeatedDualConstraintSplit(DualConstraintSplit):
     The seed of repeat ``r`` is drawn from ``np.random.default_rng(random_seed)``,
     so the sequence of splits is reproducible.
 
+    Parameters
+    ----------
+    n_repeats : int, default 10
+        Number of splits, each with its own seed.
+    test_size, n_min, max_test_share, max_inflate, merge_below, halfwidth, rate, on_infeasible, random_seed
+        As in :func:`dual_constraint_split`.
+
     Examples
     --------
     >>> import numpy as np
@@ -803,6 +869,7 @@ class RepeatedDualConstraintSplit(DualConstraintSplit):
     (3, 3)
     """
 
+    @positional_deprecated
     def __init__(
         self,
         n_repeats: int = 10,
@@ -814,6 +881,7 @@ class RepeatedDualConstraintSplit(DualConstraintSplit):
         halfwidth: float | None = None,
         rate: float | None = None,
         on_infeasible: str = "raise",
+        *,
         random_seed: int = 0,
     ) -> None:
         check_positive_int(n_repeats, "n_repeats")

@@ -1,4 +1,4 @@
-"""Tests for bayeseval.compare (SPEC section 6)."""
+"""Tests for bayeseval.compare: McNemar tests and the paired bootstrap."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def _shared_hard(n: int, rng: np.random.Generator, p_hard=0.25, p_a=0.03, p_b=0.
 
 
 def test_paired_interval_is_narrower_when_models_share_hard_rows():
-    # SPEC section 6: the difference's interval is far narrower than either model's own
+    # pairing: the difference's interval is far narrower than either model's own
     rng = np.random.default_rng(20261129)
     y, a, b = _shared_hard(1500, rng)
     res = paired_bootstrap(y, a, b, metric="accuracy", random_seed=7)

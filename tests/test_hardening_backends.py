@@ -78,7 +78,7 @@ def _reference_test_ids(frame, label, groups, id_column, take_per_key, seed=0) -
     chosen = []
     for key, part in frame.groupby(cols, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        rank = row_rank(part[id_column].to_numpy(), key_salt(key, seed))
+        rank = row_rank(part[id_column].to_numpy(), key_salt(key, random_seed=seed))
         order = np.lexsort((part[id_column].to_numpy(), rank))
         chosen.extend(part[id_column].to_numpy()[order[: take_per_key[key]]].tolist())
     return sorted(chosen)

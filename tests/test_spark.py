@@ -65,7 +65,7 @@ def test_keyed_rank_matches_numpy(spark, sdf, frame):
 
     from bayeseval.spark import _signed, keyed_rank
 
-    salt = key_salt((1, "east"), 9)
+    salt = key_salt((1, "east"), random_seed=9)
     got = (
         keyed_rank(sdf.withColumn("__salt", F.lit(_signed(salt))), id_column="id", salt_column="__salt")
         .select("id", "__rank")

@@ -1,4 +1,4 @@
-"""Dual-constraint split (SPEC section 5): decisions, keyed-hash selection, engines, scikit-learn."""
+"""Dual-constraint split: decisions, keyed-hash selection, engines, scikit-learn."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from bayeseval.split import (
     row_rank,
 )
 
-# SPEC section 5 figures: 300,000 rows at a 0.42% positive share, a 60,000-row test set.
+# The fraud-scale case: 300,000 rows at a 0.42% positive share, a 60,000-row test set.
 N, N_POS, N_TEST = 300_000, 1_260, 60_000
 
 
@@ -63,21 +63,21 @@ def test_fnv1a64_reference_values_and_vectorised():
 
 
 def test_row_rank_matches_the_documented_formula():
-    salt = key_salt((1, "north"), 42)
+    salt = key_salt((1, "north"), random_seed=42)
     ids = np.array([-5, 0, 7, 2**40], dtype=np.int64)
     expected = [(_mix64_int(_mix64_int(int(i) % 2**64) ^ salt)) >> 1 for i in ids]
     assert row_rank(ids, salt).tolist() == expected
-    assert key_salt((1, "north"), 42) != key_salt((1, "south"), 42) != key_salt((1, "north"), 43)
+    assert key_salt((1, "north"), random_seed=42) != key_salt((1, "south"), random_seed=42) != key_salt((1, "north"), random_seed=43)
 
 
-# -- decision branches with the SPEC figures ------------------------------------------------
+# -- decision branches with the fraud-scale figures ------------------------------------------------
 
 
 def test_proportional_branch(fraud):
     res = _quiet(data=fraud, label="y", test_size=N_TEST, n_min=200)
     assert res.branch == "proportional"
     assert res.n_test == N_TEST == len(res.test)
-    # 0.0042 * 60,000 = 252 positives (SPEC section 5)
+    # 0.0042 * 60,000 = 252 positives
     assert int(res.test["y"].sum()) == 252
     assert res.decision.n_minority_proportional == 252
     assert (res.test_weights == 1).all()
@@ -86,7 +86,7 @@ def test_proportional_branch(fraud):
 
 def test_grow_test_branch(fraud):
     res = _quiet(data=fraud, label="y", test_size=N_TEST, n_min=323)
-    # n_test' = ceil(323 / 0.0042) = 76,905 (SPEC: "about 76,900"), 25.6% <= 30% cap
+    # n_test' = ceil(323 / 0.0042) = 76,905 (about 76,900), 25.6% <= 30% cap
     assert res.branch == "grow_test" and res.decision.branch == "grow_test"
     assert res.n_test == 76_905 == len(res.test)
     assert int(res.test["y"].sum()) == 323
@@ -104,7 +104,7 @@ def test_raise_share_branch_reweights(fraud):
     assert pos == 323
     pi, pi_t = N_POS / N, pos / N_TEST
     w = res.test_weights.loc[res.test.index]
-    # SPEC section 1: w+ = pi / pi_t, w- = (1 - pi) / (1 - pi_t)
+    # importance weights of a share-raised test set: w+ = pi / pi_t, w- = (1 - pi) / (1 - pi_t)
     np.testing.assert_allclose(w[res.test["y"] == 1], pi / pi_t)
     np.testing.assert_allclose(w[res.test["y"] == 0], (1 - pi) / (1 - pi_t))
     assert pi / pi_t == pytest.approx(0.7802, abs=1e-4)
@@ -152,7 +152,7 @@ def test_no_under_fill_multiclass_dict(fraud):
 
 
 def test_halfwidth_and_rate_give_n_min(fraud):
-    # SPEC section 3 table: rate 0.70, e = 0.05 -> 323 -> the grow_test figure above
+    # 1.96^2 * 0.7 * 0.3 / 0.05^2 = 322.7 -> 323 for rate 0.70, half-width 0.05 -> the grow_test figure above
     res = _quiet(data=fraud, label="y", test_size=N_TEST, halfwidth=0.05, rate=0.7)
     assert res.table.loc[1, "n_min"] == 323
     assert res.n_test == 76_905

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConfusionTable", "Backend", "backend_for", "is_duckdb_source", "is_spark_dataframe"]
+__all__ = ["ConfusionTable", "Backend", "is_duckdb_source", "is_spark_dataframe"]
 
 _FILE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".csv.gz", ".tsv.gz", ".csv.zst")
 ACCEPTED = "a pandas DataFrame, a Parquet/CSV path, a DuckDB relation or a Spark DataFrame"
@@ -103,6 +103,16 @@ def is_duckdb_relation(data: Any) -> bool:
 def is_duckdb_source(data: Any) -> bool:
     """Whether ``data`` is something DuckDB can count: a Parquet/CSV path (or glob) or a relation.
 
+    Parameters
+    ----------
+    data : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        True for a DuckDB relation or a path ending in a Parquet/CSV suffix.
+
     Examples
     --------
     >>> is_duckdb_source("predictions/*.parquet"), is_duckdb_source([1, 2])
@@ -116,25 +126,19 @@ def is_duckdb_source(data: Any) -> bool:
 
 
 def is_spark_dataframe(data: Any) -> bool:
-    """Whether ``data`` is a PySpark DataFrame (classic or Spark Connect)."""
+    """Whether ``data`` is a PySpark DataFrame (classic or Spark Connect).
+
+    Parameters
+    ----------
+    data : object
+        Anything; pyspark is not imported.
+
+    Returns
+    -------
+    bool
+        True for a ``pyspark.sql.DataFrame``.
+    """
     return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pyspark")
-
-
-def backend_for(data: Any) -> Backend:
-    """The back end for ``data`` (pandas, DuckDB or Spark); TypeError for anything else."""
-    if isinstance(data, pd.DataFrame):
-        from bayeseval._core.pandas_backend import PandasBackend
-
-        return PandasBackend(data)
-    if is_duckdb_source(data):
-        from bayeseval._core.duckdb_backend import DuckDBBackend
-
-        return DuckDBBackend(data)
-    if is_spark_dataframe(data):
-        from bayeseval._core.spark_backend import SparkBackend
-
-        return SparkBackend(data)
-    raise TypeError(f"data must be {ACCEPTED}, got {type(data).__name__}")
 
 
 def string_columns_as_str(frame: pd.DataFrame) -> pd.DataFrame:

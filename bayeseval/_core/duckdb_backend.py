@@ -34,6 +34,16 @@ from bayeseval._core.naming import fresh_names
 def quote_ident(name: str) -> str:
     """Quote a column name for DuckDB SQL.
 
+    Parameters
+    ----------
+    name : str
+        The column name, taken literally.
+
+    Returns
+    -------
+    str
+        The name in double quotes, inner double quotes doubled.
+
     Examples
     --------
     >>> print(quote_ident('x"y'))
@@ -44,6 +54,23 @@ def quote_ident(name: str) -> str:
 
 def sql_literal(value: Any) -> str:
     """Render a label value (bool, int, float or str) as a SQL literal.
+
+    Parameters
+    ----------
+    value : bool, int, float or str
+        The label value (NumPy scalars included); floats must be finite.
+
+    Returns
+    -------
+    str
+        The SQL literal.
+
+    Raises
+    ------
+    ValueError
+        A non-finite float.
+    TypeError
+        A value of another type.
 
     Examples
     --------
@@ -87,6 +114,18 @@ def as_relation(data: Any, con: Any = None) -> Any:
     Paths are opened on ``con`` (a new in-memory connection when None); a
     relation is returned unchanged and keeps its own connection. A file DuckDB
     cannot open or read raises a ValueError naming the path.
+
+    Parameters
+    ----------
+    data : str, path or DuckDB relation
+        A Parquet/CSV path or glob, or a relation.
+    con : duckdb.DuckDBPyConnection, optional
+        The connection to open a path on.
+
+    Returns
+    -------
+    duckdb.DuckDBPyRelation
+        The rows, not yet read.
     """
     import duckdb
 

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._core.keyword_only import positional_deprecated
+
 M64 = (1 << 64) - 1
 C1 = 0xBF58476D1CE4E5B9
 C2 = 0x94D049BB133111EB
@@ -82,12 +84,26 @@ def key_text(key: tuple) -> str:
     return "\x1f".join(str(v.item() if isinstance(v, np.generic) else v) for v in key)
 
 
-def key_salt(key: Hashable | tuple, random_seed: int) -> int:
+@positional_deprecated
+def key_salt(key: Hashable | tuple, *, random_seed: int) -> int:
     """The 64-bit salt of a key (a class, or a class-by-group tuple) for a seed.
+
+    Parameters
+    ----------
+    key : hashable or tuple
+        The key's values (a single value counts as a one-value tuple).
+    random_seed : int
+        The split's seed.
+
+    Returns
+    -------
+    int
+        ``mix64(fnv1a64(key_text) ^ mix64(random_seed + golden ratio constant))``, in
+        ``[0, 2**64)``.
 
     Examples
     --------
-    >>> key_salt((1,), 0) == key_salt(1, 0) != key_salt((1,), 1)
+    >>> key_salt((1,), random_seed=0) == key_salt(1, random_seed=0) != key_salt((1,), random_seed=1)
     True
     """
     key = key if isinstance(key, tuple) else (key,)
@@ -198,6 +214,23 @@ def spark_rank_sql(id_expr: str, salt_expr: str) -> str:
 
     Every step is a lambda over the previous value (``transform(array(prev),
     z -> step)[0]``); the lambda variable ``z`` shadows any column of that name.
+
+    Parameters
+    ----------
+    id_expr : str
+        SQL expression of the integer row id.
+    salt_expr : str
+        SQL expression of the key's salt as a signed 64-bit integer.
+
+    Returns
+    -------
+    str
+        A Spark SQL expression of type BIGINT, the 63-bit rank (non-negative).
+
+    Examples
+    --------
+    >>> spark_rank_sql("id", "salt").startswith("transform(array(")
+    True
     """
     steps = _spark_mix() + [f"z ^ {salt_expr}"] + _spark_mix() + ["shiftrightunsigned(z, 1)"]
     expr = f"CAST({id_expr} AS BIGINT)"

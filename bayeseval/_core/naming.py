@@ -14,6 +14,18 @@ def fresh_names(taken: Iterable[object], bases: Iterable[str]) -> list[str]:
 
     A base already taken gets the first free suffix ``_1``, ``_2``, ...
 
+    Parameters
+    ----------
+    taken : iterable
+        Names in use (compared without regard to case).
+    bases : iterable of str
+        The wanted names.
+
+    Returns
+    -------
+    list of str
+        One free name per base, in order.
+
     Examples
     --------
     >>> fresh_names(["z", "__KEY", "__key_1"], ["z", "__key", "__rank"])
