@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import proportion_confint
 import bayeseval
 from bayeseval import Counts, evaluate
 from bayeseval.models import fit_hierarchical
-from bayeseval.report import Finding, _model_findings, _Pooled
+from bayeseval.report import _model_findings, _Pooled
 
 
 def _flags(rep, k):
