@@ -40,6 +40,10 @@ _INPUT_ERRORS = (ValueError, TypeError, OSError, OverflowError, sqlite3.Error)
 # out so that the parser does not import SciPy; a test keeps the two equal)
 PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald")
 
+# the formats of ``Report.save`` (spelled out so that the parser does not import the report
+# module; a test keeps the two equal)
+_REPORT_SUFFIXES = (".html", ".htm", ".md", ".markdown", ".json", ".csv", ".xlsx", ".tex")
+
 # counts and row numbers the command line prints must be exactly representable as floats
 _MAX_COUNT = 2**53
 
@@ -141,10 +145,12 @@ def _weights_json(text: str) -> Any:
 
 
 def _report_path(text: str) -> Path:
-    """--out of report: a .html/.htm/.md/.markdown file in an existing folder."""
+    """--out of report: a file in an existing folder whose suffix ``Report.save`` writes."""
     path = Path(text)
-    if path.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
-        raise argparse.ArgumentTypeError(f"must end in .html, .htm, .md or .markdown, got {text!r}")
+    if path.suffix.lower() not in _REPORT_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"must end in {', '.join(_REPORT_SUFFIXES)}, got {text!r}"
+        )
     _check_writable_parent(path, text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"is a folder, not a file: {text!r}")
@@ -477,6 +483,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         pos_label=_pos_label(args, data, args.metric),
         random_seed=args.seed,
         model=args.model,
+        source=args.data,
     )
     if args.out:
         report.save(args.out)
@@ -674,7 +681,9 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--model", default="beta_binomial", choices=("beta_binomial", "robust"),
                         help="pooled model; 'robust' lets outlying strata stand apart")
     report.add_argument("--seed", type=_SEED, default=0, help="random seed (a non-negative integer)")
-    report.add_argument("--out", type=_report_path, default=None, help="write the report to .html or .md")
+    report.add_argument("--out", type=_report_path, default=None,
+                        help="also write the report to a file: .html, .md, .json, .csv, .xlsx "
+                        "(needs openpyxl) or .tex")
     report.set_defaults(func=_cmd_report)
 
 
