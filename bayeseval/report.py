@@ -517,8 +517,9 @@ class Report(Result):
             if k:
                 groups.append(f"<th class='g gs' colspan='{k}'>{name}</th>")
         names = "".join(
-            f"<th{' class=gs' if c in starts else ''} title='{esc(_COLUMN_DOC.get(c, c))}'>"
-            f"{esc(c)}</th>" for c in t.columns
+            f"<th{' class=gs' if c in starts else ' class=f' if c == 'flags' else ''} "
+            f"title='{esc(_COLUMN_DOC.get(c, c))}'>"
+            f"{esc(c).replace('_', '_<wbr>')}</th>" for c in t.columns
         )
         rows = []
         for key, row in t.iterrows():

@@ -19,10 +19,13 @@ REPORT_CSS = (
     ".bayeseval-report .bv-scroll{overflow-x:auto;max-width:100%}"
     ".bayeseval-report table{border-collapse:collapse;margin:4px 0 10px 0;"
     "font-variant-numeric:tabular-nums}"
-    ".bayeseval-report th,.bayeseval-report td{padding:2px 8px;border-bottom:1px solid #ddd;"
+    ".bayeseval-report th,.bayeseval-report td{padding:2px 6px;border-bottom:1px solid #ddd;"
     "text-align:right;white-space:nowrap}"
+    ".bayeseval-report .bv-strata{font-size:13px}"
+    ".bayeseval-report .bv-strata thead th{white-space:normal;vertical-align:bottom}"
     ".bayeseval-report td.s{text-align:left}"
-    ".bayeseval-report td.f{text-align:left;white-space:normal;min-width:9em}"
+    ".bayeseval-report td.f,.bayeseval-report th.f{text-align:left;white-space:normal;"
+    "min-width:7em}"
     ".bayeseval-report th.g{text-align:center;background:#f2f2f2;border-bottom:2px solid #999}"
     ".bayeseval-report .gs{border-left:2px solid #bbb}"
     ".bayeseval-report .bv-strata tr>:first-child{position:sticky;left:0;background:#fff}"
@@ -37,7 +40,7 @@ REPORT_CSS = (
 
 #: styles of a whole page (body width, headings, plain tables outside reports)
 PAGE_CSS = (
-    "body{margin:0 auto;padding:12px 20px;max-width:1200px;"
+    "body{margin:0 auto;padding:12px 20px;max-width:1500px;"
     "font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;font-size:15px;"
     "line-height:1.45;color:#222}"
     "h1{font-size:1.6em}h2{font-size:1.3em;margin-top:1.8em;border-bottom:1px solid #ddd}"
