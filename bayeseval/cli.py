@@ -785,6 +785,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     --------
     >>> main(["plan", "--halfwidth", "0.05", "--rate", "0.7"])
     trials needed per stratum: 323
+    planning rate: 0.7 (from --rate)
     0
     """
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -255,7 +255,8 @@ class Report(Result):
         dict
             Keys ``metric``, ``level``, ``engine``, ``target_halfwidth``,
             ``population_estimate``, ``strata``, ``overall``, ``checks``,
-            ``warnings``, ``notes`` and ``findings``.
+            ``warnings``, ``notes``, ``findings``, and the provenance ``version``,
+            ``created`` and ``source``.
 
         Examples
         --------
@@ -264,7 +265,7 @@ class Report(Result):
         >>> counts, _ = make_strata(2, random_seed=0)
         >>> d = evaluate(counts, random_seed=0).to_dict()
         >>> sorted(d)[:4], json.loads(json.dumps(d))["metric"]
-        (['checks', 'engine', 'findings', 'level'], 'error_rate')
+        (['checks', 'created', 'engine', 'findings'], 'error_rate')
         """
         strata = []
         for key, row in self.table.iterrows():
@@ -295,6 +296,9 @@ class Report(Result):
                  "severity": f.severity}
                 for f in self.findings
             ],
+            "version": self.version,
+            "created": self.created,
+            "source": self.source,
         }
 
     # -- rendering -------------------------------------------------------------------------------
@@ -477,7 +481,7 @@ class Report(Result):
         >>> from bayeseval import Counts
         >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["a", "b"]), random_seed=0)
         >>> text = rep.to_html(plot=False)
-        >>> "overflow-x:auto" in text, "colspan='6'>raw</th>" in text
+        >>> "overflow-x:auto" in text, "colspan='7'>raw</th>" in text
         (True, True)
         """
         esc = html.escape
@@ -638,7 +642,7 @@ class Report(Result):
         --------
         >>> from bayeseval import Counts
         >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["a_1", "b"]), random_seed=0)
-        >>> [ln for ln in rep.to_latex().splitlines() if ln.startswith("a")][0][:14]
+        >>> [ln for ln in rep.to_latex().splitlines() if ln.startswith("a")][0][:15]
         'a\\_1 & 3 & 40 &'
         """
         t = self._display_table()

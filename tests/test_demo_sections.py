@@ -14,7 +14,9 @@ from bayeseval.demo import _Demo, _Progress, _write_report
 
 
 def test_progress_prints_each_steps_own_time(capsys, monkeypatch):
-    clock = iter([0.0, 0.0, 2.0, 2.5, 7.5])  # start, step 1 at 0, step 2 at 2 s ...
+    # start; step 1 starts at 0; step 1 ends and step 2 starts at 2.0; step 2 ends at 2.5;
+    # the total is read at 7.5
+    clock = iter([0.0, 0.0, 2.0, 2.0, 2.5, 7.5])
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
     progress = _Progress(2)
     progress("first")
