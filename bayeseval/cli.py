@@ -40,6 +40,10 @@ _INPUT_ERRORS = (ValueError, TypeError, OSError, OverflowError, sqlite3.Error)
 # out so that the parser does not import SciPy; a test keeps the two equal)
 PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald")
 
+# the formats of ``Report.save`` (spelled out so that the parser does not import the report
+# module; a test keeps the two equal)
+_REPORT_SUFFIXES = (".html", ".htm", ".md", ".markdown", ".json", ".csv", ".xlsx", ".tex")
+
 # counts and row numbers the command line prints must be exactly representable as floats
 _MAX_COUNT = 2**53
 
@@ -141,10 +145,12 @@ def _weights_json(text: str) -> Any:
 
 
 def _report_path(text: str) -> Path:
-    """--out of report: a .html/.htm/.md/.markdown file in an existing folder."""
+    """--out of report: a file in an existing folder whose suffix ``Report.save`` writes."""
     path = Path(text)
-    if path.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
-        raise argparse.ArgumentTypeError(f"must end in .html, .htm, .md or .markdown, got {text!r}")
+    if path.suffix.lower() not in _REPORT_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"must end in {', '.join(_REPORT_SUFFIXES)}, got {text!r}"
+        )
     _check_writable_parent(path, text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"is a folder, not a file: {text!r}")
@@ -329,6 +335,11 @@ def _check_plan_target(args: argparse.Namespace, option: str) -> None:
 def _cmd_plan(args: argparse.Namespace) -> int:
     from bayeseval import planning  # deferred: fast start-up
 
+    if args.halfwidth is None and args.se is None:
+        raise ValueError(
+            "plan needs --halfwidth or --se (or a sub-command: allocate, split; see "
+            "'bayeseval plan --help')"
+        )
     option = "--se" if args.se is not None else "--halfwidth"
     _check_plan_target(args, option)
     n = planning.sample_size(
@@ -336,15 +347,21 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     )
     target = args.halfwidth if args.se is None else args.se
     n = _count_or_error(float(n), "trials per stratum", option, target)
+    rate = 0.5 if args.rate is None else args.rate
     payload: dict[str, Any] = {
         "n_per_stratum": n,
         "halfwidth": args.halfwidth,
         "se": args.se,
         "rate": args.rate,
+        "assumed_rate": rate,
         "level": args.level,
         "method": args.method,
     }
-    lines = [f"trials needed per stratum: {n}"]
+    lines = [f"trials needed per stratum: {n}", _assumed_rate_line(args.rate)]
+    edge = _edge_warning(args, planning, n, rate)
+    if edge is not None:
+        payload["wilson_n_per_stratum"], payload["warning"] = edge
+        lines.append(f"warning: {edge[1]}")
     groups = args.groups or 1
     if groups > 1:
         payload["n_groups"] = groups
@@ -353,6 +370,90 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if args.share is not None:
         payload["total_rows"] = _count_or_error(n * groups / args.share, "rows", "--share", args.share)
         lines.append(f"at a minority share of {args.share:g}: about {payload['total_rows']:,} rows in all")
+    _emit(payload, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+def _assumed_rate_line(rate: float | None) -> str:
+    if rate is None:
+        return ("planning rate: 0.5 (assumed: no --rate given; 0.5 needs the most trials, so the "
+                "plan holds at any rate)")
+    return f"planning rate: {rate:g} (from --rate)"
+
+
+def _edge_warning(args: argparse.Namespace, planning: Any, n: int, rate: float
+                  ) -> tuple[int, str] | None:
+    """With --method normal and --halfwidth: the Wilson-search size when the normal one falls short.
+
+    The normal formula assumes a symmetric interval; near a rate of 0 or 1 the Wilson interval
+    on that many trials is wider than the target, and a search over n finds the size it needs.
+    """
+    if args.method != "normal" or args.halfwidth is None:
+        return None
+    wilson = int(planning.sample_size(halfwidth=args.halfwidth, rate=rate, level=args.level,
+                                      method="wilson"))
+    if wilson <= n:
+        return None
+    return wilson, (
+        f"at a rate of {rate:g} the normal approximation's {n} trials give a Wilson interval "
+        f"wider than +/-{args.halfwidth:g}; the Wilson search needs {wilson} "
+        "(use --method wilson)"
+    )
+
+
+def _json_object(what: str) -> Callable[[str], Any]:
+    """A JSON object label -> number or a JSON list of numbers (option values per stratum)."""
+    def check(text: str) -> Any:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise argparse.ArgumentTypeError(
+                f"must be JSON such as '{{\"a\": 0.1, \"b\": 0.3}}' ({exc.msg}), got {text!r}"
+            ) from None
+        values = list(value.values()) if isinstance(value, dict) else value
+        if not isinstance(values, list) or not values or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        ):
+            raise argparse.ArgumentTypeError(
+                f"must be a JSON object stratum -> {what} or a list of numbers, got {text!r}"
+            )
+        return value
+
+    return _converter("json", check)
+
+
+def _cmd_allocate(args: argparse.Namespace) -> int:
+    from bayeseval import planning  # deferred: fast start-up
+
+    weights, rates = args.weights, args.rates
+    if rates is not None and isinstance(weights, dict) != isinstance(rates, dict):
+        raise ValueError("--rates must be a JSON object when --weights is one, and a list when "
+                         f"--weights is a list; got --weights {weights!r} and --rates {rates!r}")
+    if isinstance(weights, dict) and isinstance(rates, dict) and set(rates) != set(weights):
+        raise ValueError(f"--rates keys {sorted(rates)} must be the --weights keys {sorted(weights)}")
+    alloc = planning.allocate(args.budget, weights, rates, method=args.method, minimum=args.minimum)
+    labels = [str(k) for k in alloc.index]
+    payload = {"budget": args.budget, "method": args.method, "minimum": args.minimum,
+               "allocation": dict(zip(labels, (int(v) for v in alloc), strict=True))}
+    width = max(len(x) for x in labels + ["stratum"])
+    lines = [f"allocating {args.budget} labels ({args.method}):", f"  {'stratum':<{width}}  labels"]
+    lines += [f"  {k:<{width}}  {int(v)}" for k, v in zip(labels, alloc, strict=True)]
+    _emit(payload, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+def _cmd_split(args: argparse.Namespace) -> int:
+    from bayeseval import planning  # deferred: fast start-up
+
+    res = planning.split_decision(
+        n_total=args.n_total, n_test=args.n_test, share=args.share, n_min=args.n_min,
+        n_groups=args.groups, max_test_share=args.max_test_share, max_inflate=args.max_inflate,
+    )
+    payload = res.table.iloc[0].to_dict()
+    lines = [f"decision: {res.branch}", f"test set: {res.n_test:,} rows "
+             f"({res.n_minority_test:,} minority rows)", f"why: {res.reason}"]
+    if res.warning:
+        lines.append(f"warning: {res.warning}")
     _emit(payload, args.json, "\n".join(lines))
     return EXIT_OK
 
@@ -382,6 +483,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         pos_label=_pos_label(args, data, args.metric),
         random_seed=args.seed,
         model=args.model,
+        source=args.data,
     )
     if args.out:
         report.save(args.out)
@@ -456,16 +558,25 @@ def _add_demo(sub: Any) -> None:
 def _add_plan(sub: Any) -> None:
     plan = sub.add_parser(
         "plan",
-        help="trials needed for a target interval width",
+        help="trials needed for a target interval width; label allocation; test-split decision",
         formatter_class=HelpFormatter,
-        description="Sample size for one rate from a target half-width or standard error.",
+        description="Sample size for one rate from a target half-width or standard error. The "
+        "output states the planning rate it assumed and, near a rate of 0 or 1, the larger size "
+        "a Wilson interval needs. Sub-commands: 'allocate' shares a labelling budget across "
+        "strata, 'split' decides how to draw a test set that holds enough minority rows.",
         epilog="examples:\n  bayeseval plan --halfwidth 0.05 --rate 0.7\n"
-        "  bayeseval plan --halfwidth 0.05 --rate 0.7 --groups 8 --share 0.004 --json",
+        "  bayeseval plan --halfwidth 0.05 --rate 0.7 --groups 8 --share 0.004 --json\n"
+        "  bayeseval plan allocate --budget 400 --weights '{\"a\": 0.7, \"b\": 0.3}' "
+        "--rates '{\"a\": 0.1, \"b\": 0.4}'\n"
+        "  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 --n-min 323",
     )
-    target = plan.add_mutually_exclusive_group(required=True)
-    target.add_argument("--halfwidth", type=_float_between(0.0, 1.0), help="target half-width of the interval")
-    target.add_argument("--se", type=_float_between(0.0, 0.5, closed_high=True), help="target standard error")
-    plan.add_argument("--rate", type=_rate, default=None, help="planning rate (default: conservative 0.5)")
+    target = plan.add_mutually_exclusive_group()
+    target.add_argument("--halfwidth", type=_float_between(0.0, 1.0),
+                        help="target half-width of the interval (this or --se)")
+    target.add_argument("--se", type=_float_between(0.0, 0.5, closed_high=True),
+                        help="target standard error (this or --halfwidth)")
+    plan.add_argument("--rate", type=_rate, default=None,
+                      help="planning rate; without it 0.5, which needs the most trials")
     plan.add_argument("--level", type=_LEVEL, default=0.95, help="interval level")
     plan.add_argument("--method", default="normal", choices=("normal", "wilson", "clopper_pearson"),
                       help="interval the plan is for")
@@ -474,6 +585,63 @@ def _add_plan(sub: Any) -> None:
                       help="minority share in the population")
     plan.add_argument("--json", action="store_true", help="machine-readable output")
     plan.set_defaults(func=_cmd_plan)
+    subs = plan.add_subparsers(dest="plan_command", metavar="SUBCOMMAND")
+    _add_plan_allocate(subs)
+    _add_plan_split(subs)
+
+
+def _add_plan_allocate(subs: Any) -> None:
+    alloc = subs.add_parser(
+        "allocate",
+        help="share a labelling budget across strata",
+        formatter_class=HelpFormatter,
+        description="Split a budget of labels across strata (bayeseval.planning.allocate): "
+        "'optimal' is Neyman allocation (Cochran 1977, section 5.5), 'proportional' follows the "
+        "population shares, 'equal' gives each stratum the same, 'equal_precision' the same "
+        "half-width, 'compromise' a minimum first and the rest optimally.",
+        epilog="example:\n  bayeseval plan allocate --budget 400 --weights '{\"a\": 0.7, \"b\": 0.3}' "
+        "--rates '{\"a\": 0.1, \"b\": 0.4}' --minimum 60",
+    )
+    alloc.add_argument("--budget", type=_int_at_least(1), required=True, help="labels to allocate")
+    alloc.add_argument("--weights", type=_weights_json, required=True,
+                       help="population shares as JSON, e.g. '{\"a\": 0.7, \"b\": 0.3}', or a list")
+    alloc.add_argument("--rates", type=_json_object("planning rate"), default=None,
+                       help="planning rates as JSON, keyed like --weights; without them 0.5 everywhere")
+    alloc.add_argument("--method", default="optimal",
+                       choices=("optimal", "proportional", "equal", "equal_precision", "compromise"),
+                       help="allocation rule")
+    alloc.add_argument("--minimum", type=_int_at_least(0), default=None,
+                       help="labels every stratum gets at least")
+    alloc.add_argument("--json", action="store_true", help="machine-readable output")
+    alloc.set_defaults(func=_cmd_allocate)
+
+
+def _add_plan_split(subs: Any) -> None:
+    split = subs.add_parser(
+        "split",
+        aliases=["split-decision", "split_decision"],
+        help="keep the class proportion in the test set, or grow it / oversample the minority",
+        formatter_class=HelpFormatter,
+        description="Decide how to draw a test set (bayeseval.planning.split_decision): keep the "
+        "minority share if a proportional test set holds --n-min minority rows per group, else "
+        "grow the test set (up to --max-test-share of the data), else oversample the minority "
+        "and reweight.",
+        epilog="example:\n  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 "
+        "--n-min 323 --groups 8",
+    )
+    split.add_argument("--n-total", type=_int_at_least(1), required=True, help="rows in the data")
+    split.add_argument("--n-test", type=_int_at_least(1), required=True, help="planned test rows")
+    split.add_argument("--share", type=_float_between(0.0, 1.0), required=True,
+                       help="minority share of the rows")
+    split.add_argument("--n-min", type=_int_at_least(1), required=True,
+                       help="minority test rows needed per group")
+    split.add_argument("--groups", type=_int_at_least(1), default=1, help="groups needing --n-min each")
+    split.add_argument("--max-test-share", type=_float_between(0.0, 1.0, closed_high=True), default=0.3,
+                       help="largest share of the data the test set may take")
+    split.add_argument("--max-inflate", type=_float_between(1.0, math.inf), default=5.0,
+                       help="largest factor by which the minority may be oversampled")
+    split.add_argument("--json", action="store_true", help="machine-readable output")
+    split.set_defaults(func=_cmd_split)
 
 
 def _add_data_args(p: argparse.ArgumentParser) -> None:
@@ -513,7 +681,9 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--model", default="beta_binomial", choices=("beta_binomial", "robust"),
                         help="pooled model; 'robust' lets outlying strata stand apart")
     report.add_argument("--seed", type=_SEED, default=0, help="random seed (a non-negative integer)")
-    report.add_argument("--out", type=_report_path, default=None, help="write the report to .html or .md")
+    report.add_argument("--out", type=_report_path, default=None,
+                        help="also write the report to a file: .html, .md, .json, .csv, .xlsx "
+                        "(needs openpyxl) or .tex")
     report.set_defaults(func=_cmd_report)
 
 
@@ -615,6 +785,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     --------
     >>> main(["plan", "--halfwidth", "0.05", "--rate", "0.7"])
     trials needed per stratum: 323
+    planning rate: 0.7 (from --rate)
     0
     """
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -10,7 +10,8 @@ The story, on bundled data, with progress printed at every step:
 4. plan: labels needed for a target width, a budget allocation, and the split
    decision on the fraud-scale example;
 5. a short simulated labelling campaign comparing proposal rules;
-6. an HTML report with the plots, written to the output folder.
+6. an HTML page with every section and its plots inline, and the German credit
+   report as Markdown, written to the output folder (the demo lists both).
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ import io
 import json
 import time
 import warnings
+from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from bayeseval import checks, planning, plots
+from bayeseval import __version__, checks, planning, plots
+from bayeseval._core.html_page import page
 from bayeseval._validation import check_method, check_positive_int
 from bayeseval.active.simulate import simulate, synthetic_pool
 from bayeseval.counts import Counts
@@ -38,14 +41,32 @@ __all__ = ["run_demo"]
 
 
 class _Progress:
+    """Numbered step headers; each step's own duration is printed when it ends."""
+
     def __init__(self, total: int, quiet: bool = False) -> None:
-        self.total, self.step, self.start, self.quiet = total, 0, time.perf_counter(), quiet
+        self.total, self.step, self.quiet = total, 0, quiet
+        self.start = self.step_start = time.perf_counter()
+        self.times: list[float] = []
+
+    def _end_step(self) -> None:
+        if self.step:
+            took = time.perf_counter() - self.step_start
+            self.times.append(took)
+            if not self.quiet:
+                print(f"  (step {self.step} took {took:.1f} s)", flush=True)
 
     def __call__(self, message: str) -> None:
+        self._end_step()
         self.step += 1
+        self.step_start = time.perf_counter()
         if not self.quiet:
-            elapsed = time.perf_counter() - self.start
-            print(f"\n[{self.step}/{self.total}] {message}  ({elapsed:.1f} s)", flush=True)
+            print(f"\n[{self.step}/{self.total}] {message}", flush=True)
+
+    def done(self) -> None:
+        """End the last step; print the total time."""
+        self._end_step()
+        if not self.quiet:
+            print(f"\nall {self.step} steps took {time.perf_counter() - self.start:.1f} s", flush=True)
 
 
 def _say(text: str, quiet: bool) -> None:
@@ -148,7 +169,8 @@ def run_demo(
     Parameters
     ----------
     out : str or Path
-        Folder for ``report.html`` and the plots (created if missing).
+        Folder for ``report.html`` (every section with its plots inline) and
+        ``german_credit.md`` (created if missing); the demo lists every file it wrote.
     quick : bool
         Fewer simulated campaigns, for a fast look.
     random_seed : int
@@ -188,12 +210,16 @@ def run_demo(
     _planning_section(demo, credit, credit_report)
     progress("A simulated labelling campaign: labels needed per proposal rule")
     _campaign_section(demo)
-    progress(f"Writing the HTML report to {out}")
-    report_path = _write_report(demo, out, credit_report)
+    progress(f"Writing the reports to {out}")
+    _write_report(demo, out, credit_report)
+    progress.done()
+    demo.summary["step_seconds"] = [round(t, 2) for t in progress.times]
     if as_json:
         print(json.dumps(demo.summary, indent=2, default=str))
     else:
-        print(f"\nreport written to {report_path}")
+        print("\nfiles written:")
+        for path, what in demo.files:
+            print(f"  {path}  ({what})")
     return 0
 
 
@@ -204,19 +230,27 @@ class _Demo:
         self.random_seed, self.quick, self.quiet = random_seed, quick, quiet
         self.summary: dict[str, Any] = {}
         self.sections: list[str] = []
-        self.figures: list[tuple[str, str]] = []
+        self.files: list[tuple[Path, str]] = []
 
     def say(self, text: str) -> None:
         _say(text, self.quiet)
 
-    def figure(self, title: str, draw: Any) -> None:
-        """Draw with ``draw(ax)`` on a new figure and keep it as a PNG for the report."""
+    def section(self, *parts: str) -> None:
+        """One section of the page: its heading, tables and figures together."""
+        self.sections.append("<section>" + "".join(parts) + "</section>")
+
+    @staticmethod
+    def figure(title: str, draw: Any) -> str:
+        """Draw with ``draw(ax)`` on a new figure; return it as an inline HTML figure."""
         import matplotlib.pyplot as plt  # deferred: matplotlib only when the demo runs
 
         fig, ax = plt.subplots(figsize=(7, 4))
         draw(ax)
-        self.figures.append((title, _png(fig)))
+        png = _png(fig)
         plt.close(fig)
+        esc = html.escape(title)
+        return (f"<figure><figcaption>{esc}</figcaption>"
+                f"<img alt='{esc}' src='data:image/png;base64,{png}'/></figure>")
 
 
 def _use_file_backend() -> None:
@@ -260,8 +294,8 @@ def _credit_section(demo: _Demo, credit: pd.DataFrame) -> Report:
         .astype({"age_group": str, "sex": str})
         .to_json(orient="records")
     )
-    demo.sections.append(
-        "<h2>German credit: accuracy per age group and sex</h2>" + credit_report.to_html(plot=True)
+    demo.section(
+        "<h2>German credit: accuracy per age group and sex</h2>", credit_report.to_html(plot=True)
     )
     return credit_report
 
@@ -296,14 +330,14 @@ def _compas_section(demo: _Demo) -> None:
         "pooling_verdict": verdict,
         "ppc_outliers": [str(s) for s in ppc.outliers],
     }
-    demo.sections.append(
-        "<h2>COMPAS: false positive rate per race</h2>"
-        + compas_report.to_html(plot=True)
-        + "<h3>Frequentist and Bayesian side by side</h3>"
-        + side[_SIDE_COLUMNS].to_html(float_format=lambda v: f"{v:.3f}")
-        + f"<p><b>Pooling choice (PSIS-LOO):</b> {html.escape(verdict)}</p>"
+    demo.section(
+        "<h2>COMPAS: false positive rate per race</h2>",
+        compas_report.to_html(plot=True),
+        "<h3>Frequentist and Bayesian side by side</h3><div class='bv-wide'>",
+        side[_SIDE_COLUMNS].to_html(float_format=lambda v: f"{v:.3f}"),
+        f"</div><p><b>Pooling choice (PSIS-LOO):</b> {html.escape(verdict)}</p>",
+        demo.figure("Posterior predictive check (COMPAS)", lambda ax: plots.ppc(ppc, ax=ax)),
     )
-    demo.figure("Posterior predictive check (COMPAS)", lambda ax: plots.ppc(ppc, ax=ax))
 
 
 def _allocations(counts: Counts, budget: int) -> pd.DataFrame:
@@ -345,14 +379,16 @@ def _planning_section(demo: _Demo, credit: pd.DataFrame, credit_report: Report) 
         "fraud_split_test_rows": int(fraud.n_test),
         "fraud_split_8_groups": fraud8.branch,
     }
-    demo.sections.append(
-        "<h2>Planning</h2>"
-        f"<p>Under-30 accuracy within &plusmn;0.05 needs {n_u30} labelled rows.</p>"
-        + alloc.to_html()
-        + f"<p>Fraud-scale split: <b>{fraud.branch}</b> ({html.escape(fraud.reason)}); "
-        f"with 8 groups: <b>{fraud8.branch}</b> ({html.escape(fraud8.reason)}).</p>"
+    demo.section(
+        "<h2>Planning</h2>",
+        f"<p>Under-30 accuracy within &plusmn;0.05 needs {n_u30} labelled rows.</p>",
+        f"<h3>Allocating {budget} labels across the groups</h3><div class='bv-wide'>",
+        alloc.to_html(),
+        "</div>",
+        demo.figure(f"Allocation of {budget} labels", lambda ax: plots.allocation(alloc, ax=ax)),
+        f"<p>Fraud-scale split: <b>{fraud.branch}</b> ({html.escape(fraud.reason)}); "
+        f"with 8 groups: <b>{fraud8.branch}</b> ({html.escape(fraud8.reason)}).</p>",
     )
-    demo.figure(f"Allocation of {budget} labels", lambda ax: plots.allocation(alloc, ax=ax))
 
 
 def _campaign_section(demo: _Demo) -> None:
@@ -375,28 +411,28 @@ def _campaign_section(demo: _Demo) -> None:
     sim_summary = sim.summary()
     demo.say(_fmt(sim_summary, 2))
     demo.summary["campaign"] = json.loads(sim_summary.reset_index().to_json(orient="records"))
-    demo.sections.append(
+    demo.section(
         "<h2>Simulated labelling campaign (target half-width 0.08, 10 strata)</h2>"
-        + sim_summary.to_html(float_format=lambda v: f"{v:.2f}")
+        "<div class='bv-wide'>",
+        sim_summary.to_html(float_format=lambda v: f"{v:.2f}"),
+        "</div>",
+        demo.figure("Half-width against labels", lambda ax: plots.plot(sim, ax=ax)),
     )
-    demo.figure("Half-width against labels", lambda ax: plots.plot(sim, ax=ax))
 
 
-def _write_report(demo: _Demo, out: Path, credit_report: Report) -> Path:
-    """Step 6: the HTML page of every section and figure, and the German credit Markdown report."""
-    body = "\n".join(demo.sections)
-    body += "".join(
-        f'<h3>{html.escape(title)}</h3><img alt="{html.escape(title)}" src="data:image/png;base64,{b64}"/>'
-        for title, b64 in demo.figures
-    )
-    page = (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>bayeseval demo</title>"
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}</style>"
-        f"</head><body><h1>bayeseval demo</h1>{body}</body></html>"
-    )
+def _write_report(demo: _Demo, out: Path, credit_report: Report) -> None:
+    """Step 6: the HTML page (every section with its own figures) and the German credit report."""
+    created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    meta = (f"<ul class='bv-meta'><li><b>bayeseval</b> {html.escape(__version__)}</li>"
+            f"<li><b>created</b> {created}</li><li><b>data</b> bundled German credit and COMPAS "
+            f"data, a synthetic labelling pool</li><li><b>random seed</b> {demo.random_seed}</li>"
+            "</ul>")
+    body = f"<h1>bayeseval demo</h1><div class='bayeseval-report'>{meta}</div>" + "\n".join(
+        demo.sections)
     report_path = out / "report.html"
-    report_path.write_text(page, encoding="utf-8")
-    credit_report.save(out / "german_credit.md")
+    report_path.write_text(page("bayeseval demo", body), encoding="utf-8")
+    demo.files.append((report_path, "the whole demo as one self-contained HTML page"))
+    md_path = credit_report.save(out / "german_credit.md")
+    demo.files.append((md_path, "the German credit report of step 2, as Markdown"))
     demo.summary["report"] = str(report_path)
-    return report_path
+    demo.summary["files"] = [str(path) for path, _ in demo.files]

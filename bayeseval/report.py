@@ -18,6 +18,7 @@ import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from numbers import Real
 from os import PathLike
 from pathlib import Path
@@ -27,11 +28,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from bayeseval import plots
+from bayeseval import __version__, plots
+from bayeseval._core.html_page import REPORT_CSS, page
 from bayeseval._results import Result
 from bayeseval._validation import check_level, check_method, check_random_seed, check_weights
 from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
-from bayeseval.checks import compare_frequentist, posterior_predictive_check
+from bayeseval.checks import posterior_predictive_check
 from bayeseval.counts import Counts, stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import Metric, get_metric
@@ -65,6 +67,17 @@ _TABLE_COLUMNS = [
     "flags",
 ]
 
+# display order of the table's columns, in groups: the raw counts and Wilson intervals, the
+# pooled model, and the checks
+_COLUMN_GROUPS = (
+    ("raw", ("successes", "trials", "rate", "lower", "upper", "halfwidth", "sample_share", "weight")),
+    ("pooled", ("post_mean", "post_lower", "post_upper", "shrinkage")),
+    ("checks", ("ppc_p", "extra_needed", "flags")),
+)
+# columns left out of the renderings when they hold nothing (no weights, no target, no model)
+_OPTIONAL_COLUMNS = ("weight", "post_mean", "post_lower", "post_upper", "shrinkage", "ppc_p",
+                     "extra_needed")
+
 # the HTML rendering embeds a forest plot only up to this many strata
 _MAX_PLOT_STRATA = 60
 
@@ -78,12 +91,13 @@ _COLUMN_DOC = {
     "post_mean": "pooled (hierarchical) posterior mean",
     "post_lower": "pooled posterior credible interval, lower bound",
     "post_upper": "pooled posterior credible interval, upper bound",
-    "shrinkage": "share of the way from the raw rate to the pooled mean the posterior moved",
+    "shrinkage": "weight of the population mean in the pooled estimate, 0 (own data only) to 1",
     "sample_share": "the stratum's share of the test set's trials",
     "weight": "population share (given weights)",
     "ppc_p": "posterior predictive p-value of the stratum's count",
     "extra_needed": "more labels needed for the target half-width (at the observed rate)",
-    "flags": "short flags: empty, rate 0, rate 1, too wide, model check",
+    "flags": "short flags: empty, rate 0, rate 1, too wide, model check, strong shrinkage, "
+    "estimates disagree",
 }
 
 
@@ -97,10 +111,12 @@ class Report(Result):
         Indexed by stratum. Columns ``successes``, ``trials``, ``rate``, ``lower``,
         ``upper`` (Wilson interval), ``halfwidth``, ``post_mean``, ``post_lower``,
         ``post_upper`` (pooled posterior, equal-tailed credible interval),
-        ``shrinkage``, ``sample_share``, ``weight`` (population share, NaN
-        without weights), ``ppc_p`` (posterior predictive p-value), ``extra_needed``
-        (labels still needed for ``target_halfwidth``; 0 when met, NaN without a
-        target) and ``flags`` (comma-separated short flags).
+        ``shrinkage`` (the weight of the population mean in the pooled estimate,
+        0 to 1: see :func:`evaluate`), ``sample_share``, ``weight`` (population
+        share, NaN without weights), ``ppc_p`` (posterior predictive p-value),
+        ``extra_needed`` (labels still needed for ``target_halfwidth``; 0 when met,
+        NaN without a target) and ``flags`` (comma-separated short flags, each
+        defined in :func:`evaluate`).
     overall : pandas.DataFrame
         Indexed by ``estimand``: ``unweighted`` (the pooled rate of the test set,
         Wilson interval: the rate at the *test set's composition*) and, with
@@ -135,6 +151,12 @@ class Report(Result):
         Everything the report found, as data (flag, strata, message, severity);
         ``warnings`` and ``notes`` are their messages, and the table's ``flags``
         come from the findings about strata.
+    source : str
+        The data the report was made from (a file path, or the kind of object given).
+    created : str
+        When the report was made (UTC, ISO 8601 to the second).
+    version : str
+        The bayeseval version that made it.
 
     Examples
     --------
@@ -161,6 +183,9 @@ class Report(Result):
     stratified: Any = None
     title: str = field(default="")
     findings: list[Finding] = field(default_factory=list)
+    source: str = ""
+    created: str = ""
+    version: str = __version__
 
     # -- conversions ---------------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
@@ -230,7 +255,8 @@ class Report(Result):
         dict
             Keys ``metric``, ``level``, ``engine``, ``target_halfwidth``,
             ``population_estimate``, ``strata``, ``overall``, ``checks``,
-            ``warnings``, ``notes`` and ``findings``.
+            ``warnings``, ``notes``, ``findings``, and the provenance ``version``,
+            ``created`` and ``source``.
 
         Examples
         --------
@@ -239,7 +265,7 @@ class Report(Result):
         >>> counts, _ = make_strata(2, random_seed=0)
         >>> d = evaluate(counts, random_seed=0).to_dict()
         >>> sorted(d)[:4], json.loads(json.dumps(d))["metric"]
-        (['checks', 'engine', 'findings', 'level'], 'error_rate')
+        (['checks', 'created', 'engine', 'findings'], 'error_rate')
         """
         strata = []
         for key, row in self.table.iterrows():
@@ -270,19 +296,20 @@ class Report(Result):
                  "severity": f.severity}
                 for f in self.findings
             ],
+            "version": self.version,
+            "created": self.created,
+            "source": self.source,
         }
 
     # -- rendering -------------------------------------------------------------------------------
     def _display_table(self) -> pd.DataFrame:
+        """The table in display order (raw | pooled | checks), without columns that are all NaN."""
         t = self.table.copy()
         t.index = pd.Index(stratum_labels(t.index), name="stratum")
-        if t["weight"].isna().all():
-            t = t.drop(columns="weight")
-        if t["extra_needed"].isna().all():
-            t = t.drop(columns="extra_needed")
-        if t["ppc_p"].isna().all():
-            t = t.drop(columns="ppc_p")
-        return t
+        order = [c for _, cols in _COLUMN_GROUPS for c in cols if c in t.columns]
+        t = t[order + [c for c in t.columns if c not in order]]
+        empty = [c for c in _OPTIONAL_COLUMNS if c in t.columns and t[c].isna().all()]
+        return t.drop(columns=empty)
 
     @staticmethod
     def _fmt(col: str, val: Any) -> str:
@@ -294,13 +321,28 @@ class Report(Result):
             return str(val)
         return f"{float(val):.4f}"
 
+    def _provenance(self) -> list[tuple[str, str]]:
+        """What the report was made from and with: version, date, data, metric, level, engine."""
+        engine = self.engine if self.posterior is not None else f"{self.engine} (no pooled model)"
+        return [
+            ("bayeseval", self.version),
+            ("created", self.created or "not recorded"),
+            ("data", self.source or "not recorded"),
+            ("metric", self.metric),
+            ("level", f"{100 * self.level:g}%"),
+            ("engine", engine),
+        ]
+
     def _header(self) -> list[str]:
+        """Title, provenance line, what the table holds, and the target if any."""
         pct = f"{100 * self.level:g}%"
+        pooled = (f"pooled posterior from the {self.engine} engine" if self.posterior is not None
+                  else "no pooled model")
         lines = [
             self.title or f"bayeseval report: {self.metric}",
-            f"{len(self.table)} strata, {int(self.table['trials'].sum())} trials, "
-            f"{pct} intervals (Wilson for raw rates; pooled posterior from the {self.engine} "
-            "engine)",
+            "; ".join(f"{k}: {v}" for k, v in self._provenance()),
+            f"{_strata(len(self.table))}, {int(self.table['trials'].sum())} trials, "
+            f"{pct} intervals (Wilson for raw rates; {pooled})",
         ]
         if self.target_halfwidth is not None:
             lines.append(f"target half-width: {self.target_halfwidth:g}")
@@ -415,10 +457,14 @@ class Report(Result):
         return buf.getvalue()
 
     def to_html(self, *, plot: bool = True) -> str:
-        """Self-contained HTML: style, table, overall rates, checks, warnings, optional plot.
+        """Self-contained HTML: style, header, table, overall rates, checks, warnings, plot.
 
-        The forest plot (a base64 PNG) is embedded when ``plot`` is true and there are at
-        most 60 strata. User text (stratum names, metric label, warnings) is HTML-escaped.
+        The header names the bayeseval version, the date, the data, the metric, the
+        level and the engine. The strata table is grouped raw | pooled | checks and
+        scrolls sideways inside the page when the page is narrower than the table
+        (the stratum column stays in view). The forest plot (a base64 PNG) is
+        embedded when ``plot`` is true and there are at most 60 strata. User text
+        (stratum names, metric label, warnings) is HTML-escaped.
 
         Parameters
         ----------
@@ -428,42 +474,89 @@ class Report(Result):
         Returns
         -------
         str
-            An HTML fragment (one ``div``).
+            An HTML fragment (one ``div``) with its styles inline.
+
+        Examples
+        --------
+        >>> from bayeseval import Counts
+        >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["a", "b"]), random_seed=0)
+        >>> text = rep.to_html(plot=False)
+        >>> "overflow-x:auto" in text, "colspan='7'>raw</th>" in text
+        (True, True)
         """
-        t = self._display_table()
         esc = html.escape
+        head = self._header()
         parts = [
             "<div class='bayeseval-report'>",
-            "<style>.bayeseval-report table{border-collapse:collapse;margin:4px 0 10px 0}"
-            ".bayeseval-report th,.bayeseval-report td{padding:2px 8px;border-bottom:1px solid #ddd;"
-            "text-align:right}.bayeseval-report td.s{text-align:left}"
-            ".bayeseval-report .warn{color:#8a3b00}.bayeseval-report tr.flag td{background:#fff4e5}"
-            "</style>",
-            f"<h3>{esc(self._header()[0])}</h3>",
-            "<p>" + "<br>".join(esc(h) for h in self._header()[1:]) + "</p>",
-            "<table><thead><tr><th>stratum</th>"
-            + "".join(f"<th title='{esc(_COLUMN_DOC.get(c, c))}'>{esc(c)}</th>" for c in t.columns)
-            + "</tr></thead><tbody>",
+            f"<style>{REPORT_CSS}</style>",
+            f"<h3>{esc(head[0])}</h3>",
+            "<ul class='bv-meta'>"
+            + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in self._provenance())
+            + "</ul>",
+            "<p>" + "<br>".join(esc(h) for h in head[2:]) + "</p>",
+            self._html_strata(),
+            self._html_overall(),
+            self._html_findings(),
         ]
+        if plot and len(self.table) > _MAX_PLOT_STRATA:
+            parts.append(
+                f"<p>(forest plot omitted: {len(self.table)} strata are more than "
+                f"{_MAX_PLOT_STRATA} rows can show; plot a subset with bayeseval.plots.forest)</p>"
+            )
+        elif plot:
+            png = base64.b64encode(self.forest_png()).decode("ascii")
+            parts.append(f"<img alt='forest plot of the strata' src='data:image/png;base64,{png}'/>")
+        parts.append("</div>")
+        return "\n".join(parts)
+
+    def _html_strata(self) -> str:
+        """The strata table, its columns grouped raw | pooled | checks, in a scrolling box."""
+        esc = html.escape
+        t = self._display_table()
+        starts = {cols_present[0] for cols_present in
+                  ([c for c in cols if c in t.columns] for _, cols in _COLUMN_GROUPS) if cols_present}
+        groups = ["<th rowspan='2'>stratum</th>"]
+        for name, cols in _COLUMN_GROUPS:
+            k = sum(c in t.columns for c in cols)
+            if k:
+                groups.append(f"<th class='g gs' colspan='{k}'>{name}</th>")
+        names = "".join(
+            f"<th{' class=gs' if c in starts else ' class=f' if c == 'flags' else ''} "
+            f"title='{esc(_COLUMN_DOC.get(c, c))}'>"
+            f"{esc(c).replace('_', '_<wbr>')}</th>" for c in t.columns
+        )
+        rows = []
         for key, row in t.iterrows():
             cls = " class='flag'" if row.get("flags") else ""
             cells = "".join(
-                f"<td{' class=s' if c == 'flags' else ''}>{esc(self._fmt(c, row[c]))}</td>"
+                f"<td class='{'f' if c == 'flags' else ''}{' gs' if c in starts else ''}'>"
+                f"{esc(self._fmt(c, row[c]))}</td>"
                 for c in t.columns
             )
-            parts.append(f"<tr{cls}><td class='s'>{esc(str(key))}</td>{cells}</tr>")
-        parts.append("</tbody></table>")
-        parts.append(
-            "<b>Overall rate</b><table><thead><tr><th>estimand</th><th>estimate</th>"
-            "<th>lower</th><th>upper</th></tr></thead><tbody>"
+            rows.append(f"<tr{cls}><td class='s'>{esc(str(key))}</td>{cells}</tr>")
+        return (
+            "<div class='bv-scroll'><table class='bv-strata'><thead><tr>" + "".join(groups)
+            + f"</tr><tr>{names}</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
         )
+
+    def _html_overall(self) -> str:
+        esc = html.escape
+        rows = []
         for est, row in self.overall.iterrows():
             mark = " (population estimate)" if est == "reweighted" else ""
-            parts.append(
+            rows.append(
                 f"<tr><td class='s'>{esc(str(est))}{mark}</td><td>{row['estimate']:.4f}</td>"
                 f"<td>{row['lower']:.4f}</td><td>{row['upper']:.4f}</td></tr>"
             )
-        parts.append("</tbody></table>")
+        return (
+            "<b>Overall rate</b><div class='bv-scroll'><table><thead><tr><th>estimand</th>"
+            "<th>estimate</th><th>lower</th><th>upper</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></div>"
+        )
+
+    def _html_findings(self) -> str:
+        esc = html.escape
+        parts = []
         if len(self.checks):
             parts.append("<b>Model checks</b><ul>")
             for name, row in self.checks.iterrows():
@@ -480,22 +573,20 @@ class Report(Result):
             )
         else:
             parts.append("<p>No warnings.</p>")
-        if plot and len(self.table) > _MAX_PLOT_STRATA:
-            parts.append(
-                f"<p>(forest plot omitted: {len(self.table)} strata are more than "
-                f"{_MAX_PLOT_STRATA} rows can show; plot a subset with bayeseval.plots.forest)</p>"
-            )
-        elif plot:
-            png = base64.b64encode(self.forest_png()).decode("ascii")
-            parts.append(f"<img alt='forest plot of the strata' src='data:image/png;base64,{png}'/>")
-        parts.append("</div>")
         return "\n".join(parts)
 
     def _repr_html_(self) -> str:
         return self.to_html(plot=True)
 
     def save(self, path: str | PathLike[str], *, plot: bool = True) -> Path:
-        """Write the report to ``path``: ``.html``/``.htm`` or ``.md``/``.markdown`` by suffix.
+        """Write the report to ``path``; the suffix chooses the format.
+
+        ``.html``/``.htm``: a styled, self-contained page (:meth:`to_html`).
+        ``.md``/``.markdown``: :meth:`to_markdown`. ``.json``: :meth:`to_dict`.
+        ``.csv``: the strata table (:meth:`to_frame`). ``.xlsx``: sheets ``strata``,
+        ``overall``, ``checks`` and ``findings`` (needs the openpyxl or XlsxWriter
+        package). ``.tex``: LaTeX ``tabular`` environments of the strata table and
+        the overall rates (plain LaTeX, no extra packages), text escaped.
 
         Parameters
         ----------
@@ -508,20 +599,69 @@ class Report(Result):
         -------
         pathlib.Path
             The path written.
+
+        Raises
+        ------
+        ValueError
+            For another suffix, or ``.xlsx`` when no Excel engine is installed (the
+            message names the engines it looked for).
+
+        Examples
+        --------
+        >>> import tempfile, pandas as pd
+        >>> from bayeseval import Counts
+        >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["a", "b"]), random_seed=0)
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     pd.read_csv(rep.save(f"{d}/r.csv"))["successes"].tolist()
+        [3, 5]
         """
         p = Path(path)
         suffix = p.suffix.lower()
-        if suffix in (".html", ".htm"):
-            text = "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>bayeseval report</title>" \
-                "</head><body>\n" + self.to_html(plot=plot) + "\n</body></html>\n"
-        elif suffix in (".md", ".markdown"):
-            text = self.to_markdown()
-        else:
+        if suffix not in _WRITERS:
             raise ValueError(
-                f"path must end in .html, .htm, .md or .markdown, got {str(path)!r}"
+                f"path must end in {', '.join(sorted(_WRITERS))}, got {str(path)!r}"
             )
-        p.write_text(text, encoding="utf-8")
+        if suffix == ".xlsx":
+            _write_xlsx(self, p)
+            return p
+        p.write_text(_WRITERS[suffix](self, plot), encoding="utf-8")
         return p
+
+    def to_latex(self) -> str:
+        r"""The strata table and the overall rates as LaTeX ``tabular`` environments.
+
+        Plain LaTeX (``\hline`` rules, no packages needed); every cell is escaped
+        (``& % $ # _ { } ~ ^ \`` and line breaks), so stratum names print as text.
+
+        Returns
+        -------
+        str
+            A LaTeX fragment to ``\input`` into a document.
+
+        Examples
+        --------
+        >>> from bayeseval import Counts
+        >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["a_1", "b"]), random_seed=0)
+        >>> [ln for ln in rep.to_latex().splitlines() if ln.startswith("a")][0][:15]
+        'a\\_1 & 3 & 40 &'
+        """
+        t = self._display_table()
+        cols = ["stratum"] + list(t.columns)
+        lines = [f"% {_tex_escape(self._header()[0])}",
+                 f"% {_tex_escape(self._header()[1])}",
+                 "\\begin{tabular}{l" + "r" * (len(cols) - 2) + "l}", "\\hline",
+                 " & ".join(_tex_escape(c) for c in cols) + " \\\\", "\\hline"]
+        for key, row in t.iterrows():
+            cells = [str(key)] + [self._fmt(c, row[c]) for c in t.columns]
+            lines.append(" & ".join(_tex_escape(c) for c in cells) + " \\\\")
+        lines += ["\\hline", "\\end{tabular}", "",
+                  "\\begin{tabular}{lrrr}", "\\hline", "estimand & estimate & lower & upper \\\\",
+                  "\\hline"]
+        for est, row in self.overall.iterrows():
+            vals = [f"{row[c]:.4f}" if np.isfinite(row[c]) else "" for c in ("estimate", "lower", "upper")]
+            lines.append(" & ".join([_tex_escape(str(est))] + vals) + " \\\\")
+        lines += ["\\hline", "\\end{tabular}"]
+        return "\n".join(lines) + "\n"
 
     def plot(self, kind: str = "forest", ax: Any = None, **kwargs: Any) -> Any:
         """Plot the report (``kind="forest"`` or ``"ppc"``).
@@ -576,6 +716,64 @@ def _printable(text: str) -> str:
 
 def _md_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(_md_escape(c) for c in cells) + " |"
+
+
+# LaTeX: the ten special characters, and line breaks as spaces
+_TEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                "\\": r"\textbackslash{}", "\n": " ", "\r": " "}
+
+
+def _tex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped, so that it prints as itself."""
+    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def _html_document(report: Report, plot: bool) -> str:
+    title = report.title or f"bayeseval report: {report.metric}"
+    return page(title, report.to_html(plot=plot))
+
+
+_WRITERS = {
+    ".html": _html_document,
+    ".htm": _html_document,
+    ".md": lambda report, plot: report.to_markdown(),
+    ".markdown": lambda report, plot: report.to_markdown(),
+    ".json": lambda report, plot: json.dumps(report.to_dict(), indent=2) + "\n",
+    ".csv": lambda report, plot: report.to_frame().to_csv(index=False),
+    ".tex": lambda report, plot: report.to_latex(),
+    ".xlsx": None,  # binary: written by _write_xlsx
+}
+
+_EXCEL_ENGINES = ("openpyxl", "xlsxwriter")
+
+
+def _excel_engine() -> str:
+    """The first Excel writer pandas can use, or a ValueError naming the missing engines."""
+    from importlib.util import find_spec
+
+    for name in _EXCEL_ENGINES:
+        if find_spec(name) is not None:
+            return name
+    raise ValueError(
+        "writing .xlsx needs an Excel engine: neither openpyxl nor xlsxwriter is installed "
+        "(pip install openpyxl); save to .csv instead"
+    )
+
+
+def _write_xlsx(report: Report, path: Path) -> None:
+    """Sheets strata, overall, checks and findings (the findings' strata as text labels)."""
+    engine = _excel_engine()
+    findings = pd.DataFrame(
+        [{"flag": f.flag, "strata": ", ".join(_label(k) for k in f.strata), "message": f.message,
+          "severity": f.severity} for f in report.findings],
+        columns=["flag", "strata", "message", "severity"],
+    )
+    with pd.ExcelWriter(path, engine=engine) as xl:
+        report.to_frame().to_excel(xl, sheet_name="strata", index=False)
+        report.overall.reset_index().to_excel(xl, sheet_name="overall", index=False)
+        report.checks.reset_index().to_excel(xl, sheet_name="checks", index=False)
+        findings.to_excel(xl, sheet_name="findings", index=False)
 
 
 def _json_key(key: Any) -> Any:
@@ -769,7 +967,6 @@ class _Pooled:
     summary: pd.DataFrame | None = None
     ppc_p: np.ndarray | None = None
     flagged: np.ndarray | None = None
-    reasons: list[str] = field(default_factory=list)
     checks: pd.DataFrame = field(default_factory=lambda: _empty_checks())
     findings: list[Finding] = field(default_factory=list)
 
@@ -822,9 +1019,15 @@ def _frequentist_table(counts: Counts, level: float) -> pd.DataFrame:
 
 def _pooled_section(counts: Counts, cfg: _Settings) -> _Pooled:
     """Fit the pooled model and run its checks, or say why there is nothing to pool."""
-    if not bool((counts.trials > 0).any()):
+    with_trials = int((counts.trials > 0).sum())
+    if with_trials == 0:
         return _Pooled(findings=[Finding(
             "no trials", (), "No stratum has any trials: there is nothing to estimate.")])
+    if with_trials == 1:
+        return _Pooled(findings=[Finding("no pooling", (), (
+            "Only one stratum has trials, so there are no other strata to pool it with: the "
+            "report gives its raw rate and Wilson interval and fits no pooled model (the spread "
+            "between strata cannot be estimated from one stratum)."), "note")])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BayesevalWarning)
         post = fit_hierarchical(
@@ -839,12 +1042,10 @@ def _pooled_section(counts: Counts, cfg: _Settings) -> _Pooled:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesevalWarning)
         res = posterior_predictive_check(post, random_seed=cfg.random_seed, level=cfg.level)
-        side = compare_frequentist(post, level=cfg.level, ppc=res)
     table = res.table.reindex(post.strata)
     p = table["p_value"].to_numpy(dtype=float)
     flagged = table["flag"].fillna(False).to_numpy(dtype=bool)
-    reasons = side["reason"].reindex(post.strata).fillna("").astype(str).tolist()
-    return _Pooled(post, summary, p, flagged, reasons, _checks_table(res, p, flagged, cfg.level),
+    return _Pooled(post, summary, p, flagged, _checks_table(res, p, flagged, cfg.level),
                    findings)
 
 
@@ -857,7 +1058,7 @@ def _checks_table(res: Any, p: np.ndarray, flagged: np.ndarray, level: float) ->
         "ppc_counts": (
             "per-stratum counts (cross-validated mixed predictive check)",
             float(np.nanmin(p)) if np.isfinite(p).any() else np.nan,
-            f"ok: no stratum below p = {threshold:.2g} ({1 - level:g} / {k_has} strata)"
+            f"ok: no stratum below p = {threshold:.2g} ({1 - level:g} / {_strata(k_has)})"
             if n_flag == 0
             else f"{_strata(n_flag)} extreme under the model (p below {threshold:.2g})",
         )
@@ -968,8 +1169,30 @@ def _target_section(table: pd.DataFrame, target: float, level: float) -> tuple[n
     return extra, findings
 
 
-def _model_findings(index: pd.Index, pooled: _Pooled) -> list[Finding]:
-    """Strata the model checks single out, and global checks that fail."""
+def _shrinkage(post: Any, counts: Counts) -> np.ndarray:
+    """Weight of the population mean in each stratum's pooled estimate, 0 to 1 (see evaluate).
+
+    Beta-binomial and robust models: the posterior mean of ``kappa / (kappa + n_k)``;
+    logit-normal: of ``1 / (1 + sigma**2 n_k p_k (1 - p_k))``. 1 for a stratum without trials.
+    """
+    n = counts.trials.to_numpy(dtype=float)
+    hyper = post.hyper
+    if "kappa" in hyper:
+        kappa = np.asarray(hyper["kappa"], dtype=float)[:, None]
+        return (kappa / (kappa + n[None, :])).mean(axis=0)
+    if "sigma" in hyper:
+        sigma2 = np.asarray(hyper["sigma"], dtype=float)[:, None] ** 2
+        p = np.asarray(post.theta, dtype=float).mean(axis=0)
+        return (1.0 / (1.0 + sigma2 * (n * p * (1 - p))[None, :])).mean(axis=0)
+    raise ValueError(
+        f"the pooled model {post.model!r} has neither 'kappa' nor 'sigma' draws "
+        f"(it has {sorted(hyper)}): its shrinkage is not defined"
+    )
+
+
+def _model_findings(table: pd.DataFrame, pooled: _Pooled) -> list[Finding]:
+    """Strata the model checks single out, strong shrinkage, disagreement, failed global checks."""
+    index = table.index
     out = []
     bad = list(index[pooled.flagged])
     if bad:
@@ -977,19 +1200,20 @@ def _model_findings(index: pd.Index, pooled: _Pooled) -> list[Finding]:
             f"The pooled model finds {_strata(len(bad))} extreme under its own predictions: "
             f"{_fmt_labels(bad)}. Their pooled estimates may be pulled too far toward the "
             "others; report the raw rate beside them, or refit with model='robust'.")))
-    shrunk = [k for k, r in zip(index, pooled.reasons, strict=True)
-              if r == "strong shrinkage of a small stratum"]
+    width_ratio = (table["post_upper"] - table["post_lower"]) / (table["upper"] - table["lower"])
+    shrunk = list(index[((table["shrinkage"] >= 0.5) & (width_ratio < 0.5)).to_numpy()])
     if shrunk:
         out.append(Finding("strong shrinkage", tuple(shrunk), (
-            f"Small strata whose pooled estimate leans heavily on the other strata: "
-            f"{_fmt_labels(shrunk)}. Their credible intervals borrow certainty from the "
+            f"Strata whose pooled estimate leans heavily on the other strata (at least half its "
+            f"weight on the population mean, and a credible interval under half the Wilson "
+            f"width): {_fmt_labels(shrunk)}. Their credible intervals borrow certainty from the "
             "pooling assumption; the raw rate and Wilson interval are what their own data say.")))
-    disagree = [k for k, r in zip(index, pooled.reasons, strict=True)
-                if r == "posterior and frequentist estimates disagree"]
+    apart = (table["post_upper"] < table["lower"]) | (table["post_lower"] > table["upper"])
+    disagree = list(index[apart.to_numpy()])
     if disagree:
         out.append(Finding("estimates disagree", tuple(disagree), (
-            f"For {_fmt_labels(disagree)} the pooled estimate and the raw rate disagree "
-            "(one lies outside the other's interval).")))
+            f"For {_fmt_labels(disagree)} the pooled estimate and the raw rate disagree: the "
+            "credible interval and the Wilson interval do not overlap.")))
     checks = pooled.checks
     glob = [c for c in checks.index if c != "ppc_counts"
             and not str(checks.loc[c, "verdict"]).startswith("ok")]
@@ -1058,8 +1282,9 @@ def evaluate(
     random_seed: int | None = None,
     model: str = "beta_binomial",
     prior: Any = "default",
+    source: str | None = None,
 ) -> Report:
-    """Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
+    r"""Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
 
     Every argument is checked before any work is done; a bad one raises
     ``TypeError`` or ``ValueError`` naming it.
@@ -1097,12 +1322,47 @@ def evaluate(
         outlying strata stand apart; ``"logit_normal"`` needs ``engine="pymc"``.
     prior : {"default", "bda"}, dict or Prior, default "default"
         Prior of the pooled model (see :func:`bayeseval.models.priors.resolve_prior`).
+    source : str, optional
+        How the report's header names the data (default: the file path when ``data``
+        is one, otherwise the kind of object and its size, e.g. ``"pandas DataFrame
+        (1,000 rows)"``).
 
     Returns
     -------
     Report
         With the findings as data (:class:`Finding`) and their messages in
         ``warnings`` and ``notes``.
+
+    Notes
+    -----
+    With fewer than two strata that have trials there is nothing to pool: the
+    report gives the raw rates and Wilson intervals only and a note says why.
+
+    ``shrinkage`` is the weight of the population mean in a stratum's pooled
+    estimate, from 0 (its own data only) to 1 (the population mean only). In the
+    Beta-binomial model, given the population mean :math:`\mu` and concentration
+    :math:`\kappa`, the posterior mean of a stratum with :math:`s_k` successes in
+    :math:`n_k` trials is :math:`(1 - B_k)\, s_k / n_k + B_k \mu` with
+    :math:`B_k = \kappa / (\kappa + n_k)` (Gelman et al., *Bayesian Data
+    Analysis*, 3rd ed., section 5.3); the column is the posterior mean of
+    :math:`B_k`. For the robust model it is the same weight for a stratum that
+    belongs to the main population. For the logit-normal model it is the
+    normal-approximation weight :math:`1 / (1 + \sigma^2 n_k p_k (1 - p_k))`
+    (Gelman and Hill, 2007, section 12.5), with :math:`p_k` the posterior mean.
+    A stratum without trials has shrinkage 1.
+
+    The ``flags`` column holds, per stratum, each flag whose definition holds:
+
+    * ``empty``: no trials;
+    * ``rate 0`` / ``rate 1``: every trial a failure / a success;
+    * ``too wide``: the Wilson half-width exceeds ``target_halfwidth``;
+    * ``model check``: the stratum's predictive p-value is below
+      ``(1 - level) / K`` (``K`` strata with trials);
+    * ``strong shrinkage``: shrinkage of at least 0.5 *and* a credible interval
+      less than half as wide as the Wilson interval (certainty borrowed from the
+      other strata);
+    * ``estimates disagree``: the Wilson interval and the credible interval do
+      not overlap.
 
     Examples
     --------
@@ -1121,8 +1381,25 @@ def evaluate(
         model=model, prior=prior, level=level, target_halfwidth=target_halfwidth,
         random_seed=random_seed,
     )
+    if source is not None and not isinstance(source, str):
+        raise TypeError(f"source must be a string or None, got {source!r}")
     counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
-    return _build_report(counts, metric_name, cfg)
+    report = _build_report(counts, metric_name, cfg)
+    report.source = _describe_source(data) if source is None else source
+    report.created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return report
+
+
+def _describe_source(data: Any) -> str:
+    """How the header names the data: a path, or the kind of object and its size."""
+    if isinstance(data, (str, PathLike)):
+        return str(data)
+    if isinstance(data, Counts):
+        return f"Counts ({_strata(len(data))})"
+    if isinstance(data, pd.DataFrame):
+        return f"pandas DataFrame ({len(data):,} rows)"
+    kind = type(data)
+    return f"{kind.__module__.split('.')[0]} {kind.__name__}"
 
 
 def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
@@ -1130,9 +1407,9 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
     table = _frequentist_table(counts, cfg.level)
     pooled = _pooled_section(counts, cfg)
     if pooled.post is not None:
-        for col, src in (("post_mean", "mean"), ("post_lower", "lower"), ("post_upper", "upper"),
-                         ("shrinkage", "shrinkage")):
+        for col, src in (("post_mean", "mean"), ("post_lower", "lower"), ("post_upper", "upper")):
             table[col] = pooled.summary[src].to_numpy()
+        table["shrinkage"] = _shrinkage(pooled.post, counts)
         table["ppc_p"] = pooled.ppc_p
     overall, sr, overall_findings = _overall_section(counts, pooled.post, cfg.level)
     findings = pooled.findings + _stratum_findings(counts, table, metric_name)
@@ -1140,7 +1417,7 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
         table["extra_needed"], wide = _target_section(table, cfg.target_halfwidth, cfg.level)
         findings += wide
     if pooled.post is not None:
-        findings += _model_findings(counts.strata, pooled)
+        findings += _model_findings(table, pooled)
     findings += [f for f in overall_findings if f.severity == "warning"]
     findings += _composition_findings(counts, overall)
     findings += [f for f in overall_findings if f.severity == "note"]

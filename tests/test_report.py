@@ -49,7 +49,13 @@ def test_table_matches_the_building_blocks(pool, rep):
     np.testing.assert_allclose(t["post_mean"], post["mean"], rtol=1e-10)
     np.testing.assert_allclose(t["post_lower"], post["lower"], rtol=1e-10)
     np.testing.assert_allclose(t["post_upper"], post["upper"], rtol=1e-10)
-    np.testing.assert_allclose(t["shrinkage"], post["shrinkage"], rtol=1e-10)
+    # shrinkage: the posterior mean of kappa / (kappa + n_k), the population mean's weight in
+    # E[theta_k | mu, kappa, data] = (1 - B_k) s_k / n_k + B_k mu (BDA3 section 5.3)
+    kappa = fit_hierarchical(counts, engine="exact", random_seed=0).draws("kappa")
+    n = counts.trials.to_numpy()
+    np.testing.assert_allclose(t["shrinkage"], [np.mean(kappa / (kappa + nk)) for nk in n],
+                               rtol=1e-10)
+    assert t["shrinkage"].between(0, 1).all()
     with pytest.warns(ZeroVarianceWarning):  # s6 has rate 0
         sr = stratified_risk(counts, level=0.95)
     assert rep.overall.loc["reweighted", "estimate"] == pytest.approx(sr.estimate, rel=1e-12)
@@ -236,4 +242,5 @@ def test_html_omits_the_plot_for_many_strata():
     rep = evaluate(counts, random_seed=0)
     text = rep.to_html()
     assert "<img" not in text and "forest plot omitted: 61 strata" in text
-    assert text.count("<tr") == 61 + 1 + 1 + len(rep.overall)  # strata, 2 headers, overall rows
+    # strata, 2 header rows (column groups, column names), 1 overall header, overall rows
+    assert text.count("<tr") == 61 + 2 + 1 + len(rep.overall)

@@ -49,6 +49,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
             or not action.option_strings
         ):
             return text
+        if "default" in str(default).lower():  # e.g. --prior default: say it once
+            return f"{text} (when omitted: %(default)s)"
         return f"{text} (default: %(default)s)"
 
 
