@@ -8,21 +8,24 @@ window.MathJax = {
     processEnvironments: true,
   },
   options: {
-    // only the maths that arithmatex marked, and the markdown cells of notebooks
-    ignoreHtmlClass: ".*|",
+    // in the page content, only the maths that arithmatex marked and the markdown cells
+    // of notebooks (whose paragraphs carry no class, so "ignore every class" would skip them)
+    ignoreHtmlClass: "md-content",
     processHtmlClass: "arithmatex|jp-RenderedMarkdown|jp-MarkdownOutput",
   },
   svg: { fontCache: "global" },
 };
 
-// typeset again after Material's instant navigation swaps the page content
+// typeset (again) once MathJax is ready and whenever Material's instant navigation swaps
+// the page content
 if (typeof document$ !== "undefined") {
   document$.subscribe(() => {
-    if (window.MathJax && MathJax.typesetPromise) {
-      MathJax.startup.output.clearCache();
-      MathJax.typesetClear();
-      MathJax.texReset();
-      MathJax.typesetPromise();
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise = MathJax.startup.promise.then(() => {
+        MathJax.typesetClear();
+        MathJax.texReset();
+        return MathJax.typesetPromise();
+      });
     }
   });
 }
