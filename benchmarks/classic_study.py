@@ -237,7 +237,8 @@ def write_doc(raw, mean, sd, reps, seconds, curve, path: Path) -> None:
 DOC_HEAD = """# Classic error-rate estimators
 
 `bayeseval.classic` estimates the error rate of a scikit-learn classifier that
-was trained on the data at hand (SPEC section 7):
+was trained on the data at hand, with or without labels (resubstitution, hold-out,
+cross-validation, the .632 and .632+ bootstrap, and label-free risk averaging):
 
 ```python
 from bayeseval.classic import estimate_error, risk_averaging, error_reject_curve
