@@ -39,7 +39,8 @@ def test_full_cli_cycle(tmp_path, pool_csv, capsys):
     out = tmp_path / "batch.csv"
     assert main(["campaign", "propose", "--db", str(db), "--batch-size", "30", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
-    assert len(batch) == 30 and {"id", "region", "pred", "label"} <= set(batch.columns)
+    assert len(batch) == 30 and {"id", "region", "label"} <= set(batch.columns)
+    assert "pred" not in batch.columns  # annotators do not see the model's prediction by default
     assert batch["label"].isna().all()
     # the labelling team fills the label column
     batch["label"] = pool.loc[batch["id"], "truth"].to_numpy()

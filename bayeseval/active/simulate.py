@@ -377,7 +377,7 @@ def _replay(spec: CampaignSpec, oracle: _Oracle, queues: list[Any], rng: np.rand
         st = spec.rule_state(design, successes=s_k.copy(), trials=n_k.copy(), labelled=lab.copy(), pending=np.zeros(k))
         trace.append((spec.rule_name, repeat, int(lab.sum()), _max_halfwidth(st)))
         n = spec.round_size(st)
-        alloc = spec.allocate(st, n, random_seed=rng) if n else np.zeros(k, np.int64)
+        alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
         if alloc.sum() == 0:
             break
         for j in np.flatnonzero(alloc):
