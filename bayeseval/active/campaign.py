@@ -824,12 +824,9 @@ class Campaign:
         id_column, label_column : str, optional
             Column names for a DataFrame.
         annotator_column : str, optional
-            Column of a DataFrame naming who gave each label: every row of ``labels`` is then
-            one annotation, all are stored (see :meth:`annotations`), and a row's label is
-            resolved from its annotations by the campaign's ``resolve`` rule once it has
-            ``annotators`` of them (majority by default, a tie leaves it unresolved).
-            Unresolved rows stay pending. Required when the campaign needs more than one
-            annotation per row.
+            Column naming who gave each label: each row of ``labels`` is one annotation, all
+            are stored (:meth:`annotations`) and a row's label is resolved by the spec's
+            ``resolve`` rule once it has ``annotators`` of them; unresolved rows stay pending.
         relabel : bool
             Replace the stored label of rows already labelled differently (and correct the
             counts); with ``annotator_column``, replace an annotator's earlier label of a row

@@ -604,7 +604,8 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--goal", default="each", choices=["each", "overall"], help="every stratum or the weighted overall rate")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
     p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
-    p.add_argument("--prior", default="default", choices=["default", "bda"], help="hyperprior of the hierarchical model")
+    p.add_argument("--prior", default="default", choices=["default", "bda"],
+                   help="hyperprior of the hierarchical model: bda, or the package's own (the default)")
     p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
     p.add_argument("--score-bins", type=_score_bins, default=None, help="N equal-count score bins, or comma-separated edges")
     p.add_argument("--pos-label", default="1", help="positive class for class metrics")
