@@ -105,7 +105,7 @@ class SimulationResult(Result):
         intervals: pd.DataFrame | None = None,
         spec: CampaignSpec | None = None,
     ) -> None:
-        self._table = table
+        self._runs = table
         self.trace = trace
         self.true_rates = true_rates
         self.settings = {} if settings is None else settings
@@ -115,7 +115,7 @@ class SimulationResult(Result):
     @property
     def table(self) -> pd.DataFrame:
         """One row per (rule, repeat) run (see the class docstring)."""
-        return self._table
+        return self._runs
 
     def summary(self) -> pd.DataFrame:
         """Per rule: mean and sd of labels used, mean coverage, share reaching the goal, mean wall time.
