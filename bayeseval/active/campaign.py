@@ -870,7 +870,7 @@ class Campaign:
         if self.spec.annotators > 1:
             raise ValueError(
                 f"this campaign resolves labels from annotators={self.spec.annotators} annotations per row: "
-                "pass annotator_column naming who gave each label"
+                "pass annotator_column (--annotator-column on the command line) naming who gave each label"
             )
         raw_ids, raw_labels = self._parse_labels(labels, id_column, label_column)
         if len(raw_ids) == 0:

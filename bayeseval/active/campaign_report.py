@@ -64,27 +64,26 @@ def progress_by_round(campaign: Any) -> pd.DataFrame:
 
 
 def _png(ax: Any) -> str:
-    """The figure of ``ax`` as an inline ``<img>`` (base64 PNG); the figure is closed."""
-    import matplotlib.pyplot as plt
-
-    fig = ax.figure
+    """The figure of ``ax`` as an inline ``<img>`` (base64 PNG)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    plt.close(fig)
+    ax.figure.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     return f'<img alt="plot" src="data:image/png;base64,{data}"/>'
 
 
-def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
-    import matplotlib
+def _axes(width: float) -> Any:
+    """Axes on a figure outside pyplot (no backend change, nothing left open)."""
+    from matplotlib.figure import Figure
 
-    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
-        matplotlib.use("Agg")
+    return Figure(figsize=(width, 4)).subplots()
+
+
+def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
     from bayeseval import plots
 
-    figures = [_png(plots.halfwidth_curve(campaign))]
+    figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
     if progress.shape[1]:
-        figures.append(_png(plots.allocation(progress)))
+        figures.append(_png(plots.allocation(progress, ax=_axes(max(5, 0.9 * len(progress) + 3)))))
     return figures
 
 
