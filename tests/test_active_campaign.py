@@ -75,9 +75,9 @@ def consistency(path):
 def test_propose_ingest_roundtrip_int_ids(tmp_path):
     pool = make_pool()
     c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=3)
-    b = c.propose(25)
+    b = c.propose(25, show_prediction=True)
     assert len(b) == 25 and b.index.dtype == np.int64 and b.index.name == "rid"
-    # rows come from the pool with their stratum and prediction
+    # rows come from the pool with their stratum and (when asked) prediction
     assert (pool.loc[b.index, "g"].to_numpy() == b["g"].to_numpy()).all()
     assert (pool.loc[b.index, "pred"].to_numpy() == b["pred"].to_numpy()).all()
     assert "other" not in b.columns  # only the columns the campaign needs
@@ -439,7 +439,7 @@ def test_score_seeds_prior_and_bins(tmp_path):
     expected = 1 - pool["score"].groupby([pool["g"], bins]).mean()
     got = pd.Series(c.config["prior_mean"], index=c.strata)
     np.testing.assert_allclose(got.to_numpy(), expected.reindex(c.strata).to_numpy(), rtol=1e-12)
-    b = c.propose(9)
+    b = c.propose(9, show_prediction=True)
     assert "score" in b.columns and "score_bin" in b.columns
     np.testing.assert_allclose(b["score"].to_numpy(), pool.loc[b.index, "score"].to_numpy())
     c.close()

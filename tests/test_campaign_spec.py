@@ -263,3 +263,70 @@ def test_results_follow_the_results_protocol(pool):
     r = IngestResult(3, unchanged=2, relabelled=1)
     assert isinstance(r, Result) and r == 3 and repr(r) == "3"
     assert r.table.to_dict("records") == [{"new": 3, "unchanged": 2, "relabelled": 1}]
+
+
+# -- label costs -----------------------------------------------------------------------------
+def _twin_pool(n=2000):
+    """Two identical strata: same size, same predictions, same true labels."""
+    half = pd.DataFrame({"pred": [0, 1] * (n // 4), "truth": [0, 1, 1, 0] * (n // 8)})
+    both = pd.concat([half.assign(g="cheap"), half.assign(g="dear")], ignore_index=True)
+    return both
+
+
+def test_costs_favour_the_cheap_twin_and_totals_are_hand_sums(tmp_path):
+    pool = _twin_pool()
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", costs={"dear": 4.0},
+                        target_halfwidth=0.03, random_seed=1)
+    plain = Campaign.create(tmp_path / "p.db", pool, strata="g", y_pred="pred", target_halfwidth=0.03, random_seed=1)
+    for _ in range(3):
+        b = c.propose(40)
+        n = b["g"].value_counts()
+        assert n.get("cheap", 0) > n.get("dear", 0)  # the cheap stratum gets more labels every round
+        c.ingest(pool.loc[b.index, "truth"])
+        bp = plain.propose(40)
+        assert abs(bp["g"].value_counts().get("cheap", 0) - 20) <= 1  # equal costs: an even split
+        plain.ingest(pool.loc[bp.index, "truth"])
+    st = c.status()
+    labelled = st["labelled"]
+    assert st["cost"].tolist() == [labelled["cheap"] * 1.0, labelled["dear"] * 4.0]
+    f = c.forecast(cost=True)
+    assert f["cost"].tolist() == [f.loc["cheap", "labels"] * 1.0, f.loc["dear", "labels"] * 4.0]
+    assert c.forecast().tolist() == f["labels"].tolist()
+    assert c.label_costs.tolist() == [1.0, 4.0]
+    with Campaign.open(tmp_path / "c.db") as again:  # the costs are stored in the file
+        assert again.label_costs.tolist() == [1.0, 4.0]
+    c.close()
+    plain.close()
+
+
+def test_simulate_applies_the_same_costs_overall_goal_matches_neyman_with_costs():
+    # goal "overall" on two identical strata with equal weights: the cost-optimal allocation
+    # (Cochran, Sampling Techniques, 5.5) is n_k proportional to w_k S_k / sqrt(c_k), so the
+    # cheap twin gets sqrt(4) = 2 times the labels of the one 4x as expensive
+    pool = _twin_pool(4000)
+    spec = CampaignSpec(y_pred="pred", strata="g", target_halfwidth=0.03, goal="overall", batch_size=20,
+                        costs=[1.0, 4.0], random_seed=0)
+    res = simulate(pool, y_true="truth", spec=spec, n_repeats=2, progress=False)
+    n = res.intervals.groupby("stratum")["labelled"].sum()
+    assert 1.7 <= n["cheap"] / n["dear"] <= 2.3
+
+
+@pytest.mark.parametrize(
+    "costs, error, match",
+    [
+        ({"north": 0.0}, ValueError, r"costs must be finite numbers > 0, got 0.0 for stratum 'north'"),
+        ({"west": 2.0}, ValueError, r"costs name strata that are not in the pool: \['west'\]"),
+        ([1.0], ValueError, r"costs must give one cost per stratum \(2\), got 1"),
+        ("cheap", TypeError, "costs must be a dict"),
+    ],
+)
+def test_bad_costs_name_the_argument_and_value(tmp_path, costs, error, match):
+    pool = pd.DataFrame({"g": ["north", "south"] * 20, "pred": [0, 1] * 20})
+    with pytest.raises(error, match=match):
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", costs=costs)
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_costs_need_a_gain_rule():
+    with pytest.raises(ValueError, match="costs need a rule .* got rule='neyman'"):
+        CampaignSpec(y_pred="p", costs=[1.0, 2.0], rule="neyman")

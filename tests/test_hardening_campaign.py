@@ -503,7 +503,7 @@ def test_propose_whose_file_write_fails_strands_nothing(tmp_path, cli_campaign, 
 def test_batch_file_round_trip(tmp_path, cli_campaign, suffix):
     db, pool = cli_campaign
     out = tmp_path / f"b{suffix}"
-    assert main(["campaign", "propose", "--db", db, "--batch-size", "12", "--out", str(out)]) == 0
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "12", "--out", str(out), "--show-prediction"]) == 0
     batch = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)
     assert list(batch.columns[:1]) == ["rid"] and len(batch) == 12  # the id is a column
     assert (pool.loc[batch["rid"], "pred"].to_numpy() == batch["pred"].to_numpy()).all()

@@ -33,6 +33,7 @@ from bayeseval import __version__
 from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
+from bayeseval.active.annotations import agreement, resolve_labels
 from bayeseval.active.rules import RuleState, forecast_labels, get_rule
 from bayeseval.active.spec import (
     GOALS,
@@ -76,6 +77,10 @@ class IngestResult(int, Result):
         Rows sent again with the label they already had.
     relabelled : int
         Rows whose stored label was replaced.
+    annotations : int
+        Annotations newly stored (ingest with ``annotator_column``).
+    unresolved : int
+        Annotated rows still pending because their annotations do not settle a label.
 
     Attributes
     ----------
@@ -85,6 +90,10 @@ class IngestResult(int, Result):
         Rows sent again with the label they already had (a retry): nothing written.
     relabelled : int
         Rows whose stored label was replaced (``relabel=True`` only).
+    annotations : int
+        Annotations newly stored or replaced (ingest with ``annotator_column``).
+    unresolved : int
+        Annotated rows that stay pending: too few annotations, or a tie (see ``resolve``).
 
     Examples
     --------
@@ -96,11 +105,16 @@ class IngestResult(int, Result):
     new: int
     unchanged: int
     relabelled: int
+    annotations: int
+    unresolved: int
     title = "IngestResult"
 
-    def __new__(cls, new: int, *, unchanged: int = 0, relabelled: int = 0) -> IngestResult:
+    def __new__(
+        cls, new: int, *, unchanged: int = 0, relabelled: int = 0, annotations: int = 0, unresolved: int = 0
+    ) -> IngestResult:
         obj = super().__new__(cls, int(new))
         obj.new, obj.unchanged, obj.relabelled = int(new), int(unchanged), int(relabelled)
+        obj.annotations, obj.unresolved = int(annotations), int(unresolved)
         return obj
 
     @property
@@ -150,6 +164,7 @@ def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any) -> str:
         strata=design.columns,
         weights=None if spec.weights is None else design.strata.weights.tolist(),
         prior_mean=None if design.strata.prior_mean is None else design.strata.prior_mean.tolist(),
+        costs=None if design.strata.costs is None else design.strata.costs.tolist(),
         pos_label=design.positive,
         label_set=design.labels.values,
         index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),
@@ -275,6 +290,7 @@ class Campaign:
             n_eligible=n_eligible,
             weights=population_weights(self.config.get("weights"), self.strata, n_eligible),
             prior_mean=None if pm is None else np.asarray(pm, dtype=float),
+            costs=None if self.config.get("costs") is None else np.asarray(self.config["costs"], dtype=float),
         )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
@@ -307,6 +323,9 @@ class Campaign:
         stop_level: float | None = None,
         own_check: float | None = None,
         min_data_share: float = 0.0,
+        annotators: int = 1,
+        resolve: str = "majority",
+        costs: Any = None,
         random_seed: Any = None,
         spec: CampaignSpec | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
@@ -353,7 +372,8 @@ class Campaign:
             strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
             goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
-            stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, random_seed=random_seed,
+            stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, annotators=annotators,
+            resolve=resolve, costs=costs, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         return cls(_initialise(path, pool, spec, busy_timeout))
@@ -479,8 +499,10 @@ class Campaign:
             ``successes``, ``mean``, ``lower``, ``upper``, ``halfwidth`` (of the credible
             interval at ``level`` under the campaign's model), ``done`` (half-width at most
             the target), ``exhausted`` (no row left to propose) and ``outlier`` (modelled
-            without pooling). With ``goal="overall"`` ``frame.attrs["overall"]`` holds the
-            weighted rate's mean, lower, upper, halfwidth and done.
+            without pooling), ``cost`` (labels times the stratum's label cost: the label count
+            when the campaign has no ``costs``). With ``goal="overall"``
+            ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
+            halfwidth and done.
 
         Examples
         --------
@@ -492,20 +514,48 @@ class Campaign:
         ['pool_rows', 'labelled', 'pending', 'trials']
         """
         st = self._state()
-        return _status_frame(st, self._design.n_rows)
+        frame = _status_frame(st, self._design.n_rows)
+        frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
+        return frame
 
-    def forecast(self) -> pd.Series:
+    @property
+    def label_costs(self) -> pd.Series:
+        """The cost of one label per stratum (1 everywhere without ``costs``)."""
+        costs = self._design.costs
+        values = np.ones(len(self.strata)) if costs is None else np.asarray(costs, dtype=float)
+        return pd.Series(values, index=self.strata, name="cost_per_label")
+
+    def forecast(self, *, cost: bool = False) -> pd.Series | pd.DataFrame:
         """Labels still needed per stratum to meet the target, from the current posterior.
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
         the target, counting pending proposals as already requested.
 
+        Parameters
+        ----------
+        cost : bool
+            Also give what those labels cost (labels times the stratum's label cost).
+
         Returns
         -------
-        pandas.Series
-            Labels per stratum (integers), indexed by stratum.
+        pandas.Series or pandas.DataFrame
+            Labels per stratum (integers), indexed by stratum; with ``cost=True`` a frame
+            with the columns ``labels`` and ``cost``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", costs={"b": 4.0})
+        >>> f = c.forecast(cost=True)
+        >>> bool((f["cost"] == f["labels"] * [1.0, 4.0]).all())
+        True
         """
-        return forecast_labels(self._state())
+        labels = forecast_labels(self._state())
+        if not cost:
+            return labels
+        return pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
 
     def history(self) -> pd.DataFrame:
         """The decisions log, one row per proposal round.
@@ -566,7 +616,11 @@ class Campaign:
         return pd.Index([str(v) for v in values], dtype=object, name=name)
 
     def propose(
-        self, batch_size: int | None = None, *, writer: Callable[[pd.DataFrame], Any] | None = None
+        self,
+        batch_size: int | None = None,
+        *,
+        writer: Callable[[pd.DataFrame], Any] | None = None,
+        show_prediction: bool = False,
     ) -> pd.DataFrame:
         """Propose the next rows to label and record the proposal.
 
@@ -580,12 +634,15 @@ class Campaign:
             file). If it raises, nothing is recorded (the rows stay unproposed and the random
             generator state is unchanged, so the same call proposes the same batch again)
             and the exception propagates. Not called when the batch is empty.
+        show_prediction : bool
+            Include the model's prediction (and score) columns. Default False: annotators
+            should not see what the model predicted, which would bias their labels.
 
         Returns
         -------
         pandas.DataFrame
-            The proposed pool rows, indexed by row id: the stratum columns, the prediction
-            (and score) column and ``round``.
+            The proposed pool rows, indexed by row id: the stratum columns, ``round`` and,
+            with ``show_prediction``, the prediction (and score) columns.
 
         Examples
         --------
@@ -603,7 +660,7 @@ class Campaign:
         store = self._store
         with store.transaction("record a proposal") as conn:
             rids, round_ = self._draw(conn, batch_size)
-            batch = self._rows_frame(rids, round_ if rids else None)
+            batch = self._rows_frame(rids, round_ if rids else None, show_prediction)
             if writer is not None and rids:
                 writer(batch)
         return batch
@@ -617,7 +674,7 @@ class Campaign:
             return [], None
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
-        alloc = self.spec.allocate(st, n, random_seed=rng)
+        alloc = self.spec.allocate(st, n, random_seed=rng, design=self._design)
         rids_by_code: dict[int, list[Any]] = {}
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])
@@ -645,7 +702,7 @@ class Campaign:
         )
         return [r for code in sorted(rids_by_code) for r in rids_by_code[code]], round_
 
-    def pending_batch(self, round: int | None = None) -> pd.DataFrame:  # noqa: A002
+    def pending_batch(self, round: int | None = None, *, show_prediction: bool = False) -> pd.DataFrame:  # noqa: A002
         """The pending proposals as a batch, in the layout :meth:`propose` returns.
 
         Use it to write the rows to label again (e.g. after the batch file was lost).
@@ -654,12 +711,14 @@ class Campaign:
         ----------
         round : int, optional
             Only the pending rows of this proposal round; default every pending row.
+        show_prediction : bool
+            Include the model's prediction (and score) columns (default False).
 
         Returns
         -------
         pandas.DataFrame
-            Indexed by row id: the stratum columns, the prediction (and score) column and
-            ``round``, in proposal order.
+            Indexed by row id: the stratum columns (the prediction and score columns with
+            ``show_prediction``) and ``round``, in proposal order.
 
         Examples
         --------
@@ -676,11 +735,11 @@ class Campaign:
         pend = self._store.pending()
         if round is not None:
             pend = pend[pend["round"] == round]
-        frame = self._rows_frame(list(pend.index), None)
+        frame = self._rows_frame(list(pend.index), None, show_prediction)
         frame["round"] = pend["round"].to_numpy(dtype=np.int64)
         return frame
 
-    def _rows_frame(self, rids: list[Any], round_: int | None) -> pd.DataFrame:
+    def _rows_frame(self, rids: list[Any], round_: int | None, show_prediction: bool = False) -> pd.DataFrame:
         rows = self._store.pool_rows(rids)
         cols = self.config["strata"]
         out = pd.DataFrame(index=self._rid_index(rows.index))
@@ -690,15 +749,16 @@ class Campaign:
                 out[c] = self.strata.get_level_values(j)[codes].to_numpy() if len(rows) else []
             else:
                 out[c] = self.strata[codes].to_numpy() if len(rows) else []
-        out[self.spec.y_pred] = rows["prediction"].to_numpy() if len(rows) else []
-        if self.spec.score:
+        if show_prediction:
+            out[self.spec.y_pred] = rows["prediction"].to_numpy() if len(rows) else []
+        if show_prediction and self.spec.score:
             out[self.spec.score] = rows["score"].to_numpy(dtype=float) if len(rows) else []
         out["round"] = np.full(len(out), round_ if round_ is not None else 0, dtype=np.int64)
         return out
 
     # -- ingest --------------------------------------------------------------------------
     def _parse_labels(
-        self, labels: Any, id_column: str | None, label_column: str | None
+        self, labels: Any, id_column: str | None, label_column: str | None, exclude: tuple[Any, ...] = ()
     ) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(labels, pd.DataFrame):
             frame = labels
@@ -709,7 +769,7 @@ class Campaign:
             else:
                 ids = frame.index.to_series()
             if label_column is None:
-                rest = [c for c in frame.columns if c != id_column and c != "round"]
+                rest = [c for c in frame.columns if c != id_column and c != "round" and c not in exclude]
                 candidates = [c for c in rest if c in ("label", "y_true", "truth", "y")]
                 if candidates:
                     label_column = candidates[0]
@@ -748,6 +808,7 @@ class Campaign:
         *,
         id_column: str | None = None,
         label_column: str | None = None,
+        annotator_column: str | None = None,
         relabel: bool = False,
     ) -> IngestResult:
         """Record true labels for proposed rows (all or nothing).
@@ -762,9 +823,14 @@ class Campaign:
             ``"1"`` is ``1`` only when the labels are numbers); it is stored as that label.
         id_column, label_column : str, optional
             Column names for a DataFrame.
+        annotator_column : str, optional
+            Column naming who gave each label: each row of ``labels`` is one annotation, all
+            are stored (:meth:`annotations`) and a row's label is resolved by the spec's
+            ``resolve`` rule once it has ``annotators`` of them; unresolved rows stay pending.
         relabel : bool
             Replace the stored label of rows already labelled differently (and correct the
-            counts). Default False: such rows are an error.
+            counts); with ``annotator_column``, replace an annotator's earlier label of a row
+            and accept a change of the resolved label. Default False: such rows are an error.
 
         Returns
         -------
@@ -799,6 +865,13 @@ class Campaign:
         ...
         ValueError: labels rejected, nothing recorded: invalid labels ...
         """
+        if annotator_column is not None:
+            return self._ingest_annotations(labels, id_column, label_column, annotator_column, relabel)
+        if self.spec.annotators > 1:
+            raise ValueError(
+                f"this campaign resolves labels from annotators={self.spec.annotators} annotations per row: "
+                "pass annotator_column (--annotator-column on the command line) naming who gave each label"
+            )
         raw_ids, raw_labels = self._parse_labels(labels, id_column, label_column)
         if len(raw_ids) == 0:
             return IngestResult(0)
@@ -885,6 +958,185 @@ class Campaign:
             self._store.record_labels(conn, [tuple(r[:6]) for r in new])
         if changed:
             self._store.replace_labels(conn, [tuple(r[:6]) for r in changed])
+
+    # -- several annotators ----------------------------------------------------------------
+    def _ingest_annotations(
+        self, labels: Any, id_column: str | None, label_column: str | None, annotator_column: str, relabel: bool
+    ) -> IngestResult:
+        """Store annotations, then resolve the label of every row they touch (all or nothing)."""
+        if not isinstance(labels, pd.DataFrame):
+            raise TypeError(f"labels must be a DataFrame when annotator_column is given, got {type(labels).__name__}")
+        if annotator_column not in labels.columns:
+            raise ValueError(f"annotator_column {annotator_column!r} is not in labels; columns are {list(labels.columns)}")
+        raw_ids, raw_labels = self._parse_labels(labels, id_column, label_column, (annotator_column,))
+        if len(raw_ids) == 0:
+            return IngestResult(0)
+        problems = _Problems()
+        items = self._check_annotations(raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object), problems)
+        with self._store.transaction("record annotations") as conn:
+            writes, votes, unchanged = self._merge_annotations(conn, items, problems, relabel)
+            new, changed, unresolved = self._resolved_rows(conn, votes, problems, relabel)
+            problems.raise_if_any()
+            self._store.record_annotations(conn, writes)
+            self._write_labels(conn, new, changed)
+        return IngestResult(
+            len(new), unchanged=unchanged, relabelled=len(changed), annotations=len(writes), unresolved=unresolved
+        )
+
+    def _check_annotations(
+        self, raw_ids: np.ndarray, raw_labels: np.ndarray, raw_who: np.ndarray, problems: _Problems
+    ) -> list[tuple[Any, str, Any]]:
+        """``(row id, annotator, known label)`` per valid annotation; the others noted."""
+        canon, missing, invalid = self._labels.normalise_many(raw_labels)
+        seen: set[tuple[Any, str]] = set()
+        items = []
+        for i, rid in enumerate(self._norm_rid(r) for r in raw_ids):
+            who = py_scalar(raw_who[i])
+            who = None if who is None or is_missing(who) or not str(who).strip() else str(who).strip()
+            if rid is None:
+                problems.add("unknown ids (not in the pool)", raw_ids[i])
+            elif who is None:
+                problems.add("missing annotator for ids", raw_ids[i])
+            elif (rid, who) in seen:
+                problems.add("the same annotator twice in this batch for ids", raw_ids[i], who)
+            elif missing[i]:
+                problems.add("missing labels for ids", raw_ids[i], who)
+            elif invalid[i]:
+                problems.add(
+                    f"invalid labels (known labels: {self._labels.values}) for ids", raw_ids[i], repr(py_scalar(raw_labels[i]))
+                )
+            else:
+                seen.add((rid, who))
+                items.append((rid, who, canon[i]))
+        return items
+
+    def _merge_annotations(
+        self, conn: Any, items: list[tuple[Any, str, Any]], problems: _Problems, relabel: bool
+    ) -> tuple[list[tuple[Any, str, Any, int]], dict[Any, dict[str, Any]], int]:
+        """The annotations to write and every touched row's votes after writing them."""
+        rids = list(dict.fromkeys(r for r, _, _ in items))
+        info = self._store.pool_info(conn, rids)
+        proposals = self._store.proposals(conn, rids)
+        stored = self._store.row_annotations(conn, rids)
+        votes: dict[Any, dict[str, Any]] = {}
+        writes: list[tuple[Any, str, Any, int]] = []
+        unchanged = 0
+        for rid, who, lab in items:
+            if rid not in info:
+                problems.add("unknown ids (not in the pool)", rid)
+                continue
+            if rid not in proposals:
+                problems.add("ids never proposed", rid)
+                continue
+            row = votes.setdefault(rid, dict(stored.get(rid, {})))
+            if who in row and label_key(row[who]) == label_key(lab):
+                unchanged += 1
+            elif who in row and not relabel:
+                problems.add(
+                    "annotator already gave a different label (pass relabel=True to replace it) for ids",
+                    rid,
+                    f"{who}: {py_scalar(row[who])!r} -> {py_scalar(lab)!r}",
+                )
+            else:
+                row[who] = lab
+                writes.append((rid, who, lab, proposals[rid][1]))
+        touched = {w[0] for w in writes}
+        return writes, {r: v for r, v in votes.items() if r in touched}, unchanged
+
+    def _resolved_rows(
+        self, conn: Any, votes: dict[Any, dict[str, Any]], problems: _Problems, relabel: bool
+    ) -> tuple[list[list[Any]], list[list[Any]], int]:
+        """New and changed labels of the touched rows, resolved by the campaign's rule."""
+        keys = {r: {a: label_key(v) for a, v in row.items()} for r, row in votes.items()}
+        resolved = resolve_labels(keys, self.spec.resolve, needed=self.spec.annotators)
+        rids = list(votes)
+        info = self._store.pool_info(conn, rids)
+        proposals = self._store.proposals(conn, rids)
+        stored = self._store.stored_labels(conn, [r for r in rids if proposals[r][0] == "labelled"])
+        new: list[list[Any]] = []
+        changed: list[list[Any]] = []
+        unresolved = 0
+        for rid, key in resolved.items():
+            lab = None if key is None else self._labels.canon[key]
+            if rid not in stored:
+                if lab is None:
+                    unresolved += 1
+                else:
+                    new.append([rid, lab, 0, 0, proposals[rid][1], info[rid][0], info[rid][1]])
+            elif lab is None:
+                problems.add("annotations would leave labelled rows unresolved for ids", rid)
+            elif label_key(stored[rid][0]) != key:
+                if relabel:
+                    old = stored[rid]
+                    changed.append([rid, lab, 0, 0, 2 * old[1] + old[2], info[rid][0], info[rid][1]])
+                else:
+                    problems.add(
+                        "annotations change the resolved label (pass relabel=True to accept it) for ids",
+                        rid,
+                        f"{py_scalar(stored[rid][0])!r} -> {py_scalar(lab)!r}",
+                    )
+        return new, changed, unresolved
+
+    def annotations(self) -> pd.DataFrame:
+        """Every stored annotation (ingest with ``annotator_column``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``row``, ``annotator``, ``label``, ``round``, ``time`` and ``stratum``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", annotators=2, random_seed=0)
+        >>> b = c.propose(2)
+        >>> ann = pd.DataFrame({"row": list(b.index) * 2, "annotator": ["ann", "ann", "bo", "bo"],
+        ...                     "label": [1, 0, 1, 1]})
+        >>> r = c.ingest(ann, id_column="row", annotator_column="annotator")
+        >>> int(r), r.annotations, r.unresolved, len(c.annotations())
+        (1, 4, 1, 4)
+        """
+        frame = self._store.annotations().rename(columns={"rid": "row"})
+        frame["stratum"] = self.strata[frame["stratum"].to_numpy()] if len(frame) else []
+        frame["row"] = self._rid_index(frame["row"]).to_numpy()
+        frame["time"] = pd.to_datetime(frame["time"], unit="s")
+        return frame
+
+    def agreement(self) -> pd.DataFrame:
+        """Agreement between annotators per stratum (Cohen's kappa for two, Fleiss' for more).
+
+        See :func:`bayeseval.active.annotations.agreement` for which rows each kappa uses.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum: ``rows``, ``annotators``, ``method`` (``"cohen"``,
+            ``"fleiss"`` or None) and ``kappa`` (NaN where no row has two annotations).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a"] * 50, "pred": [0, 1] * 25})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", annotators=2, random_seed=0)
+        >>> b = c.propose(4)
+        >>> ann = pd.DataFrame({"row": list(b.index) * 2, "annotator": ["x"] * 4 + ["y"] * 4,
+        ...                     "label": [1, 1, 0, 0, 1, 0, 0, 0]})
+        >>> _ = c.ingest(ann, id_column="row", annotator_column="annotator")
+        >>> c.agreement()[["rows", "method", "kappa"]].to_dict("records")
+        [{'rows': 4, 'method': 'cohen', 'kappa': 0.5}]
+        """
+        ann = self._store.annotations()
+        codes = ann.groupby("rid")["stratum"].first()
+        table = agreement(ann.rename(columns={"rid": "row"}), codes.rename("code"))
+        table = table.reindex(range(len(self.strata)))
+        table["rows"] = table["rows"].fillna(0).astype(np.int64)
+        table["annotators"] = table["annotators"].fillna(0).astype(np.int64)
+        table["method"] = table["method"].astype(object).where(table["method"].notna(), None)
+        table.index = self.strata
+        return table
 
     def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).

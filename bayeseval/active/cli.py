@@ -1,4 +1,4 @@
-"""``bayeseval campaign create|propose|ingest|status|pending|release|export``.
+"""``bayeseval campaign create|propose|ingest|status|pending|release|export|forecast|history|report``.
 
 Run a labelling campaign from files. The main ``bayeseval/cli.py`` calls :func:`register` on
 its sub-parsers; this module can also run on its own (``python -m bayeseval.active.cli
@@ -10,7 +10,14 @@ or file at fault (malformed options included). Batch files (``.csv``, ``.csv.gz`
 default), so a batch file can be read back by ``ingest`` as it is. ``propose`` writes the
 batch file before it commits the proposal: if the file cannot be written nothing is
 recorded, so no row is left pending without a file. ``export`` writes the pending rows
-again, ``release`` withdraws them and ``pending`` lists them.
+again, ``release`` withdraws them and ``pending`` lists them. ``forecast`` gives the labels
+(and their cost) still needed, ``history`` the proposal rounds and ``report`` writes an HTML
+report. Every command takes ``--json`` for machine-readable output.
+
+Batches leave out the model's prediction (and score) unless ``--show-prediction`` is given.
+``--format`` (default: from the file name) writes a batch as ``csv``, ``parquet``,
+``labelstudio`` (Label Studio tasks, ``.json``) or ``jsonl``; ``ingest`` recognises a Label
+Studio JSON or CSV export and JSON Lines by their content, one annotation per annotator.
 """
 
 from __future__ import annotations
@@ -33,6 +40,13 @@ __all__ = ["register", "run", "build_parser", "main"]
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".txt")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
+#: batch file formats and the file names each needs
+FORMATS = {
+    "csv": _CSV_SUFFIXES,
+    "parquet": _PARQUET_SUFFIXES,
+    "labelstudio": (".json",),
+    "jsonl": (".jsonl",),
+}
 
 
 # -- files ---------------------------------------------------------------------------------
@@ -51,9 +65,16 @@ def _read_input(path: str, option: str, *, text_columns: Sequence[str] = ()) -> 
     return read_table(path, name=option, text_columns=text_columns, require_rows=True)
 
 
-def _check_out(path: str, option: str = "--out") -> str:
-    """The output kind of ``path`` (csv or parquet) if it can be written there, else raise."""
-    kind = _kind(path, option)
+def _check_out(path: str, option: str = "--out", fmt: str | None = None) -> str:
+    """The output format of ``path`` (``fmt``, or from its name) if it can be written there, else raise."""
+    name = Path(path).name.lower()
+    if fmt is None:
+        fmt = next((f for f, suffixes in FORMATS.items() if name.endswith(suffixes)), None)
+        if fmt is None:
+            raise ValueError(f"{option} {path!r}: unsupported file type; use .csv, .csv.gz, .parquet, .json or .jsonl")
+    elif not name.endswith(FORMATS[fmt]):
+        raise ValueError(f"{option} {path!r}: --format {fmt} writes a {' or '.join(FORMATS[fmt])} file")
+    kind = fmt
     parent = Path(path).parent
     if not parent.is_dir():
         raise ValueError(f"{option} {path!r}: directory {str(parent)!r} does not exist")
@@ -62,13 +83,24 @@ def _check_out(path: str, option: str = "--out") -> str:
     return kind
 
 
-def _write_batch(frame: Any, path: str, option: str = "--out") -> None:
-    """Write a batch (id as a column, empty label column) atomically: temp file, then rename."""
-    kind = _check_out(path, option)
+def _write_batch(campaign: Any, batch: Any, path: str, fmt: str | None = None, option: str = "--out") -> None:
+    """Write a batch atomically (temp file, then rename) in its format.
+
+    CSV and Parquet: the row id as a column and an empty label column; Label Studio: tasks
+    in its JSON import format; JSON Lines: one object per row with an empty label.
+    """
+    from bayeseval.active.annotations import to_jsonl, to_labelstudio
+
+    kind = _check_out(path, option, fmt)
     p = Path(path)
     tmp = p.with_name(f".{p.name}.writing-{os.getpid()}")
+    frame = _batch_table(campaign, batch) if kind in ("csv", "parquet") else None
     try:
-        if kind == "parquet":
+        if kind == "labelstudio":
+            tmp.write_text(json.dumps(to_labelstudio(batch), indent=1), encoding="utf-8")
+        elif kind == "jsonl":
+            tmp.write_text(to_jsonl(batch, id_name=_id_name(campaign), label_name=_label_name(campaign)), encoding="utf-8")
+        elif kind == "parquet":
             frame.to_parquet(tmp, index=False)
         else:
             gz = p.name.lower().endswith(".gz")
@@ -86,11 +118,15 @@ def _label_name(campaign: Any) -> str:
     return "label" if "label" not in used else "true_label"
 
 
+def _id_name(campaign: Any) -> str:
+    """The batch files' row-id column: the pool's id column name, ``row`` by default."""
+    return campaign.config.get("index_name") or "row"
+
+
 def _batch_table(campaign: Any, batch: Any) -> Any:
     """The batch as written to a file: the row id as a column, then an empty label column."""
     out = batch.copy()
-    id_name = campaign.config.get("index_name") or "row"
-    out.index.name = id_name
+    out.index.name = _id_name(campaign)
     out[_label_name(campaign)] = None
     return out.reset_index()
 
@@ -193,9 +229,47 @@ def _scalar(value: str | None) -> Any:
 
 
 # -- commands ------------------------------------------------------------------------------
+def _costs(text: str) -> dict[str, float]:
+    """``--costs stratum=cost,...`` as a mapping (strata named by their label text)."""
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        name, sep, value = part.rpartition("=")
+        try:
+            cost = float(value)
+        except ValueError:
+            cost = float("nan")
+        if not sep or not name.strip() or not (cost > 0 and cost < float("inf")):
+            raise argparse.ArgumentTypeError(f"expected stratum=cost pairs with costs > 0, got {part!r}")
+        out[name.strip()] = cost
+    return out
+
+
+def _print_json(payload: Any) -> None:
+    print(json.dumps(payload, indent=2, default=_json_default))
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "item"):
+        return obj.item()
+    return str(obj)
+
+
+def _records(frame: Any, index_name: str = "stratum") -> list[dict[str, Any]]:
+    """A per-stratum frame as JSON records, the stratum as its label text."""
+    from bayeseval.counts import stratum_labels
+
+    table = frame.copy()
+    table.index = stratum_labels(frame.index)
+    return json.loads(table.reset_index(names=index_name).to_json(orient="records"))
+
+
 def _create(args: argparse.Namespace) -> int:
     from bayeseval.active import Campaign
 
+    if Path(args.db).exists():
+        raise ValueError(f"--db {args.db!r} already exists; run the other campaign commands on it, or choose a new file")
+    if args.y_pred is None:
+        raise ValueError("--y-pred is required: the column with the predicted label")
     pool = _read_input(args.pool, "--pool")
     if args.id_column:
         if args.id_column not in pool.columns:
@@ -203,105 +277,133 @@ def _create(args: argparse.Namespace) -> int:
         pool = pool.set_index(args.id_column)
     else:
         pool.index.name = "row"
-    if args.y_pred is None:
-        raise ValueError("--y-pred is required: the column with the predicted label")
-    c = Campaign.create(
-        args.db,
-        pool,
-        strata=args.strata,
-        y_pred=args.y_pred,
-        metric=args.metric,
-        target_halfwidth=args.target_halfwidth,
-        level=args.level,
-        goal=args.goal,
-        rule=args.rule,
-        model=args.model,
-        prior=args.prior,
-        score=args.score,
-        score_bins=args.score_bins,
-        budget=args.budget,
-        batch_size=args.batch_size,
-        pos_label=_scalar(args.pos_label),
-        stop_level=args.stop_level,
-        own_check=args.own_check,
-        min_data_share=args.min_data_share,
-        random_seed=args.seed,
+    settings = dict(
+        strata=args.strata, y_pred=args.y_pred, metric=args.metric, target_halfwidth=args.target_halfwidth,
+        level=args.level, goal=args.goal, rule=args.rule, model=args.model, prior=args.prior, score=args.score,
+        score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
+        stop_level=args.stop_level, own_check=args.own_check, min_data_share=args.min_data_share,
+        annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
     )
-    print(f"created campaign {args.db}: {len(pool)} pool rows, {len(c.strata)} strata, metric {c.metric.name}, rule {args.rule}")
-    c.close()
+    c = Campaign.create(args.db, pool, **settings)
+    try:
+        if args.json:
+            _print_json({"db": str(args.db), "pool_rows": len(pool), "strata": len(c.strata), "metric": c.metric.name,
+                         "rule": args.rule, "config": c.config})
+        else:
+            print(f"created campaign {args.db}: {len(pool)} pool rows, {len(c.strata)} strata, metric "
+                  f"{c.metric.name}, rule {args.rule}; next: 'bayeseval campaign propose --db {args.db} --out batch.csv'")
+    finally:
+        c.close()
     return EXIT_OK
 
 
 def _propose(args: argparse.Namespace) -> int:
-    _check_out(args.out)
+    _check_out(args.out, "--out", args.format)
     c = _open(args.db)
     try:
-        batch = c.propose(args.batch_size, writer=lambda b: _write_batch(_batch_table(c, b), args.out))
-        label = _label_name(c)
+        batch = c.propose(
+            args.batch_size, show_prediction=args.show_prediction,
+            writer=lambda b: _write_batch(c, b, args.out, args.format),
+        )
         if len(batch) == 0:
-            _write_batch(_batch_table(c, batch), args.out)
-            reason = "the goal is met" if c.done else "the budget or the pool is spent"
+            _write_batch(c, batch, args.out, args.format)
+        done = bool(c.done)
+        if args.json:
+            rnd = int(batch["round"].iloc[0]) if len(batch) else None
+            _print_json({"db": str(args.db), "out": str(args.out), "proposed": len(batch), "round": rnd, "done": done})
+        elif len(batch) == 0:
+            reason = "the goal is met" if done else "the budget or the pool is spent"
             print(f"nothing to propose: {reason}; wrote an empty file {args.out}")
         else:
-            print(f"proposed {len(batch)} rows (round {int(batch['round'].iloc[0])}); fill the {label!r} column of {args.out} and run 'bayeseval campaign ingest'")
+            print(f"proposed {len(batch)} rows (round {int(batch['round'].iloc[0])}); label them in {args.out} "
+                  "and run 'bayeseval campaign ingest'")
     finally:
         c.close()
     return EXIT_OK
+
+
+def _read_labels(c: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The labels file as a frame and the ``Campaign.ingest`` keyword arguments to read it."""
+    from bayeseval.active.annotations import read_annotations
+
+    id_col = args.id_column or _id_name(c)
+    if not str(args.labels).lower().endswith((".json", ".jsonl")):
+        _kind(args.labels, "--labels")
+    if not Path(args.labels).is_file():
+        raise ValueError(f"--labels {args.labels!r}: no such file")
+    try:
+        ann = read_annotations(args.labels, from_name=args.from_name, id_name=id_col)
+    except (ValueError, KeyError, OSError) as exc:
+        raise ValueError(f"--labels {args.labels!r}: {one_line(exc)}") from exc
+    if ann is not None:
+        if (ann["annotator"] == "").all() and not args.annotator_column:
+            return ann, {"id_column": "row", "label_column": "label"}
+        return ann, {"id_column": "row", "label_column": "label", "annotator_column": "annotator"}
+    label_col = args.y_true or _label_name(c)
+    text = (id_col, label_col) + ((args.annotator_column,) if args.annotator_column else ())
+    frame = _read_input(args.labels, "--labels", text_columns=text)
+    for option, col in (("--id-column", id_col), ("--y-true", label_col), ("--annotator-column", args.annotator_column)):
+        if col is not None and col not in frame.columns:
+            raise ValueError(f"{option} {col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
+    return frame, {"id_column": id_col, "label_column": label_col, "annotator_column": args.annotator_column}
 
 
 def _ingest(args: argparse.Namespace) -> int:
     c = _open(args.db)
     try:
-        id_col = args.id_column or c.config.get("index_name") or "row"
-        label_col = args.y_true or _label_name(c)
-        frame = _read_input(args.labels, "--labels", text_columns=(id_col, label_col))
-        if id_col not in frame.columns:
-            raise ValueError(f"--id-column {id_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
-        if label_col not in frame.columns:
-            raise ValueError(f"--y-true {label_col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
+        frame, kwargs = _read_labels(c, args)
         try:
-            r = c.ingest(frame, id_column=id_col, label_column=label_col, relabel=args.relabel)
+            r = c.ingest(frame, relabel=args.relabel, **kwargs)
         except ValueError as exc:
             raise ValueError(f"--labels {args.labels!r}: {exc}") from exc
-        state = "goal met" if c.done else "not done yet"
-        extra = f", {r.relabelled} relabelled" if r.relabelled else ""
-        print(f"ingested {r.new} new labels ({r.unchanged} already present with the same label{extra}); {c.labels_used} labels in all; {state}")
+        done, used = bool(c.done), int(c.labels_used)
+        if args.json:
+            _print_json({"db": str(args.db), "new": r.new, "unchanged": r.unchanged, "relabelled": r.relabelled,
+                         "annotations": r.annotations, "unresolved": r.unresolved, "labels_used": used, "done": done})
+        else:
+            extra = f", {r.relabelled} relabelled" if r.relabelled else ""
+            if kwargs.get("annotator_column"):
+                extra += f"; {r.annotations} annotations stored, {r.unresolved} rows still unresolved"
+            print(f"ingested {r.new} new labels ({r.unchanged} already present with the same label{extra}); "
+                  f"{used} labels in all; {'goal met' if done else 'not done yet'}")
     finally:
         c.close()
     return EXIT_OK
 
 
-def _status(args: argparse.Namespace) -> int:
-    from bayeseval.counts import stratum_labels
+def _status_table(c: Any) -> Any:
+    """What ``Campaign.status()`` shows, plus the forecast labels and their cost."""
+    st = c.status()
+    forecast = c.forecast(cost=True)
+    st["forecast"] = forecast["labels"].to_numpy()
+    st["forecast_cost"] = forecast["cost"].to_numpy()
+    return st
 
+
+def _status(args: argparse.Namespace) -> int:
     c = _open(args.db)
     try:
-        st = c.status()
-        forecast = c.forecast()
-        st["forecast"] = forecast.to_numpy()
-        done, used = c.done, c.labels_used
+        st = _status_table(c)
+        done, used = bool(c.done), int(c.labels_used)
+        totals = {"cost": float(st["cost"].sum()), "forecast": int(st["forecast"].sum()),
+                  "forecast_cost": float(st["forecast_cost"].sum())}
         if args.json:
-            table = st.copy()
-            table.index = stratum_labels(st.index)
             payload = {
-                "db": str(args.db),
-                "done": bool(done),
-                "labels_used": int(used),
-                "target_halfwidth": c.config["target_halfwidth"],
-                "level": c.config["level"],
-                "goal": c.config["goal"],
-                "overall": st.attrs.get("overall"),
-                "strata": json.loads(table.reset_index(names="stratum").to_json(orient="records")),
+                "db": str(args.db), "done": done, "labels_used": used,
+                "target_halfwidth": c.config["target_halfwidth"], "level": c.config["level"], "goal": c.config["goal"],
+                "overall": st.attrs.get("overall"), **totals, "strata": _records(st),
             }
-            print(json.dumps(payload, indent=2, default=float))
+            if len(c.annotations()):
+                payload["agreement"] = _records(c.agreement())
+            _print_json(payload)
         else:
-            cols = ["labelled", "pending", "trials", "successes", "mean", "lower", "upper", "halfwidth", "done", "forecast"]
-            print(st[cols].to_string(float_format=lambda x: f"{x:.4f}"))
+            print(st.to_string(float_format=lambda x: f"{x:.4f}"))
             if "overall" in st.attrs:
                 o = st.attrs["overall"]
                 print(f"overall: {o['mean']:.4f} [{o['lower']:.4f}, {o['upper']:.4f}] half-width {o['halfwidth']:.4f}")
             print(
-                f"labels used: {used}; target half-width {c.config['target_halfwidth']} at level "
+                f"labels used: {used} (cost {totals['cost']:g}); still needed: {totals['forecast']} (cost "
+                f"{totals['forecast_cost']:g}); target half-width {c.config['target_halfwidth']} at level "
                 f"{c.config['level']}; {'done' if done else 'not done'}"
             )
     finally:
@@ -336,24 +438,92 @@ def _release(args: argparse.Namespace) -> int:
         elif args.ids is not None:
             n = c.release(args.ids)
         else:
-            id_col = args.id_column or c.config.get("index_name") or "row"
+            id_col = args.id_column or _id_name(c)
             frame = _read_input(args.file, "--file", text_columns=(id_col,))
             if id_col not in frame.columns:
                 raise ValueError(f"--id-column {id_col!r} is not in {args.file}; columns are {list(frame.columns)[:20]}")
             n = c.release(frame[id_col].tolist())
-        print(f"released {n} pending proposals; {len(c.pending)} still pending")
+        left = len(c.pending)
+        if args.json:
+            _print_json({"db": str(args.db), "released": n, "pending": left})
+        else:
+            print(f"released {n} pending proposals; {left} still pending")
     finally:
         c.close()
     return EXIT_OK
 
 
 def _export(args: argparse.Namespace) -> int:
-    _check_out(args.out)
+    _check_out(args.out, "--out", args.format)
     c = _open(args.db)
     try:
-        batch = c.pending_batch(round=args.round)
-        _write_batch(_batch_table(c, batch), args.out)
-        print(f"wrote {len(batch)} pending rows to {args.out}")
+        batch = c.pending_batch(round=args.round, show_prediction=args.show_prediction)
+        _write_batch(c, batch, args.out, args.format)
+        if args.json:
+            _print_json({"db": str(args.db), "out": str(args.out), "rows": len(batch)})
+        else:
+            print(f"wrote {len(batch)} pending rows to {args.out}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _forecast(args: argparse.Namespace) -> int:
+    c = _open(args.db)
+    try:
+        f = c.forecast(cost=True)
+        f["cost_per_label"] = c.label_costs.to_numpy()
+        total, cost = int(f["labels"].sum()), float(f["cost"].sum())
+        if args.json:
+            _print_json({"db": str(args.db), "labels": total, "cost": cost, "strata": _records(f)})
+        else:
+            print(f.to_string())
+            print(f"labels still needed: {total}; their cost: {cost:g}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _history(args: argparse.Namespace) -> int:
+    c = _open(args.db)
+    try:
+        h = c.history()
+        if args.json:
+            rows = [{"round": int(r), "rule": rec["rule"], "allocation": rec["allocation"], "time": rec["time"].isoformat(),
+                     "version": rec["version"], "details": rec["details"]} for r, rec in h.iterrows()]
+            _print_json({"db": str(args.db), "rounds": rows})
+        elif not len(h):
+            print("no proposal rounds yet")
+        else:
+            for r, rec in h.iterrows():
+                alloc = ", ".join(f"{k}: {v}" for k, v in rec["allocation"].items())
+                print(f"round {r} ({rec['time']:%Y-%m-%d %H:%M:%S}, {rec['rule']}): {alloc}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    from bayeseval.active.campaign_report import campaign_report_html
+
+    out = Path(args.out)
+    if not out.name.lower().endswith((".html", ".htm")):
+        raise ValueError(f"--out {args.out!r}: the report is an .html file")
+    if not out.parent.is_dir():
+        raise ValueError(f"--out {args.out!r}: directory {str(out.parent)!r} does not exist")
+    c = _open(args.db)
+    try:
+        html = campaign_report_html(c)
+        tmp = out.with_name(f".{out.name}.writing-{os.getpid()}")
+        try:
+            tmp.write_text(html, encoding="utf-8")
+            os.replace(tmp, out)
+        finally:
+            tmp.unlink(missing_ok=True)
+        if args.json:
+            _print_json({"db": str(args.db), "out": str(out), "bytes": len(html.encode())})
+        else:
+            print(f"wrote the campaign report to {out}")
     finally:
         c.close()
     return EXIT_OK
@@ -367,6 +537,9 @@ _COMMANDS = {
     "pending": _pending,
     "release": _release,
     "export": _export,
+    "forecast": _forecast,
+    "history": _history,
+    "report": _report,
 }
 
 
@@ -407,6 +580,7 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 def _add(sub: Any, name: str, help_: str, description: str, example: str) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help=help_, description=description, epilog=f"example:\n  {example}", formatter_class=_Formatter)
     p.add_argument("--db", required=True, help="campaign database" + (" file to create" if name == "create" else ""))
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     return _one_line_errors(p)
 
 
@@ -430,7 +604,8 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--goal", default="each", choices=["each", "overall"], help="every stratum or the weighted overall rate")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
     p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
-    p.add_argument("--prior", default="default", choices=["default", "bda"], help="hyperprior of the hierarchical model")
+    p.add_argument("--prior", default="default", choices=["default", "bda"],
+                   help="hyperprior of the hierarchical model: bda, or the package's own (the default)")
     p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
     p.add_argument("--score-bins", type=_score_bins, default=None, help="N equal-count score bins, or comma-separated edges")
     p.add_argument("--pos-label", default="1", help="positive class for class metrics")
@@ -442,6 +617,12 @@ def _add_create(sub: Any) -> None:
                    help="a stratum is done only when its pooled interval overlaps its own interval at this level")
     p.add_argument("--min-data-share", type=_unit, default=0.0,
                    help="a stratum is done only when its own trials are at least this share of its information")
+    p.add_argument("--annotators", type=_positive_int, default=1,
+                   help="annotations a row needs before its label is resolved")
+    p.add_argument("--resolve", default="majority",
+                   help="how annotations become a label: majority (a tie stays unresolved) or annotator:NAME")
+    p.add_argument("--costs", type=_costs, default=None,
+                   help="label cost per stratum, e.g. 'north=1,south=4' (strata not listed cost 1)")
     p.add_argument("--seed", type=_seed, default=None, help="random seed (a whole number >= 0)")
 
 
@@ -452,7 +633,7 @@ def _add_others(sub: Any) -> None:
              "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
     p.add_argument("--batch-size", type=_positive_int, default=None,
                    help="rows to propose (default: the campaign's batch size, set at create)")
-    p.add_argument("--out", required=True, help="output file (.csv, .csv.gz or .parquet)")
+    _add_batch_output(p)
 
     p = _add(sub, "ingest", "read labelled rows back",
              "Record labels for proposed rows; all or nothing (any bad row rejects the file). Rows "
@@ -464,16 +645,21 @@ def _add_others(sub: Any) -> None:
     p.add_argument("--y-true", dest="y_true", default=None, help="column with the true labels (default: label)")
     p.add_argument("--label-column", dest="y_true", action=_Renamed, new="--y-true", help=argparse.SUPPRESS)
     p.add_argument("--relabel", action="store_true", help="replace the stored label of rows labelled differently")
+    p.add_argument("--annotator-column", default=None,
+                   help="column naming who gave each label (one row per annotation; Label Studio exports need none)")
+    p.add_argument("--from-name", default=None,
+                   help="Label Studio choice control holding the label (default: the only one, or 'label')")
 
     p = _add(sub, "status", "show per-stratum progress",
-             "Per-stratum labels, posterior mean and credible interval, half-width, done flag and forecast.",
+             "Everything Campaign.status() shows per stratum (pool rows, labels, pending, trials, "
+             "successes, posterior mean and credible interval, half-width, done, exhausted, outlier, "
+             "cost), plus the forecast labels and their cost; with --json also the annotators' "
+             "agreement per stratum.",
              "bayeseval campaign status --db camp.db --json")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
 
     p = _add(sub, "pending", "list the proposals waiting for labels",
              "Number of pending proposals per round (and their ids with --json).",
              "bayeseval campaign pending --db camp.db")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
 
     p = _add(sub, "release", "withdraw pending proposals",
              "Withdraw pending proposals so their rows can be proposed again.",
@@ -488,8 +674,28 @@ def _add_others(sub: Any) -> None:
     p = _add(sub, "export", "write the pending rows to a file again",
              "Re-write the pending proposals (all, or one --round) as a batch file with an empty label column.",
              "bayeseval campaign export --db camp.db --out batch.csv")
-    p.add_argument("--out", required=True, help="output file (.csv, .csv.gz or .parquet)")
+    _add_batch_output(p)
     p.add_argument("--round", type=_positive_int, default=None, help="only this round's pending rows")
+
+    p = _add(sub, "forecast", "labels (and cost) still needed",
+             "Labels still needed per stratum to meet the target, from the current posterior, and their cost.",
+             "bayeseval campaign forecast --db camp.db")
+    p = _add(sub, "history", "the proposal rounds",
+             "One line per proposal round: time, rule and labels requested per stratum.",
+             "bayeseval campaign history --db camp.db --json")
+    p = _add(sub, "report", "write an HTML campaign report",
+             "An HTML report: per-stratum progress over the rounds, the current intervals, the "
+             "forecast and the labels still needed, with plots inline.",
+             "bayeseval campaign report --db camp.db --out report.html")
+    p.add_argument("--out", required=True, help="the .html file to write")
+
+
+def _add_batch_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, help="output file (.csv, .csv.gz, .parquet, .json or .jsonl)")
+    p.add_argument("--format", choices=list(FORMATS), default=None,
+                   help="batch format (default: from the --out name; labelstudio writes Label Studio tasks, .json)")
+    p.add_argument("--show-prediction", action="store_true",
+                   help="include the model's prediction (and score); left out by default so labels are not biased")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -507,7 +713,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     """
     campaign = subparsers.add_parser(
         "campaign",
-        help="run an active labelling campaign (create, propose, ingest, status, pending, release, export)",
+        help="run an active labelling campaign (create, propose, ingest, status, pending, release, export, "
+        "forecast, history, report)",
         description=(
             "Run a labelling campaign that stops when every stratum's credible interval is "
             "narrow enough. State lives in one SQLite file (--db); 'propose' writes the rows to "
@@ -520,7 +727,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
             "  bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv\n"
             "  bayeseval campaign ingest --db camp.db --labels batch.csv\n"
             "  bayeseval campaign status --db camp.db\n"
-            "  bayeseval campaign export --db camp.db --out batch.csv   (the pending rows again)"
+            "  bayeseval campaign export --db camp.db --out batch.csv   (the pending rows again)\n"
+            "  bayeseval campaign propose --db camp.db --out tasks.json --format labelstudio\n"
+            "  bayeseval campaign ingest --db camp.db --labels label-studio-export.json\n"
+            "  bayeseval campaign report --db camp.db --out report.html"
         ),
         formatter_class=_Formatter,
     )

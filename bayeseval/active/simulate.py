@@ -105,7 +105,7 @@ class SimulationResult(Result):
         intervals: pd.DataFrame | None = None,
         spec: CampaignSpec | None = None,
     ) -> None:
-        self._table = table
+        self._runs = table
         self.trace = trace
         self.true_rates = true_rates
         self.settings = {} if settings is None else settings
@@ -115,7 +115,7 @@ class SimulationResult(Result):
     @property
     def table(self) -> pd.DataFrame:
         """One row per (rule, repeat) run (see the class docstring)."""
-        return self._table
+        return self._runs
 
     def summary(self) -> pd.DataFrame:
         """Per rule: mean and sd of labels used, mean coverage, share reaching the goal, mean wall time.
@@ -377,7 +377,7 @@ def _replay(spec: CampaignSpec, oracle: _Oracle, queues: list[Any], rng: np.rand
         st = spec.rule_state(design, successes=s_k.copy(), trials=n_k.copy(), labelled=lab.copy(), pending=np.zeros(k))
         trace.append((spec.rule_name, repeat, int(lab.sum()), _max_halfwidth(st)))
         n = spec.round_size(st)
-        alloc = spec.allocate(st, n, random_seed=rng) if n else np.zeros(k, np.int64)
+        alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
         if alloc.sum() == 0:
             break
         for j in np.flatnonzero(alloc):

@@ -36,6 +36,7 @@ from bayeseval._validation import (
     iter_columns,
 )
 from bayeseval.active.rules import RULES, RuleState, get_rule, stopping_options
+from bayeseval.counts import stratum_labels
 from bayeseval.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
@@ -45,6 +46,8 @@ __all__ = ["CampaignSpec", "LabelSet", "GOALS", "MODELS"]
 GOALS = ("each", "overall")
 #: population models of the rules and the stopping check
 MODELS = ("robust", "auto", "beta_binomial")
+#: rules whose allocation can weigh each stratum's expected gain by its label cost
+COST_RULES = ("expected_width", "independent_beta")
 #: settings whose "default" string means the value in ``rules.STOPPING_DEFAULTS``
 SAFEGUARDS = ("stop_level", "own_check", "min_data_share")
 
@@ -281,6 +284,57 @@ def _check_weights_shape(weights: Any) -> Any:
     return tuple(np.asarray(weights, dtype=float).tolist())
 
 
+def check_resolve(resolve: Any) -> str:
+    """``resolve`` as ``"majority"`` or ``"annotator:NAME"``, or raise naming it."""
+    if not isinstance(resolve, str):
+        raise TypeError(f"resolve must be 'majority' or 'annotator:NAME', got {resolve!r}")
+    if resolve == "majority" or (resolve.startswith("annotator:") and resolve[len("annotator:"):].strip()):
+        return resolve
+    raise ValueError(f"resolve must be 'majority' or 'annotator:NAME', got {resolve!r}")
+
+
+def _check_costs_shape(costs: Any) -> Any:
+    if costs is None or isinstance(costs, (dict, pd.Series)):
+        return costs
+    if isinstance(costs, (str, bytes)) or not np.iterable(costs):
+        raise TypeError(f"costs must be a dict, a pandas Series or a sequence of label costs, got {costs!r}")
+    return tuple(np.asarray(costs, dtype=float).tolist())
+
+
+def stratum_costs(costs: Any, strata: pd.Index) -> np.ndarray | None:
+    """Label cost per stratum aligned to ``strata`` (None without costs), or raise naming ``costs``.
+
+    A mapping may leave strata out (they cost 1); a sequence gives one cost per stratum. Every
+    cost must be a finite number > 0.
+    """
+    if costs is None:
+        return None
+    if isinstance(costs, (dict, pd.Series)):
+        values = [1.0] * len(strata)
+        position = {s: i for i, s in enumerate(strata)}
+        text = {t: i for i, t in enumerate(stratum_labels(strata))}
+        unknown = []
+        for key, cost in (costs.items() if isinstance(costs, dict) else costs.items()):
+            key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+            where = position.get(key, text.get(str(key)))
+            if where is None:
+                unknown.append(key)
+            else:
+                values[where] = cost
+        if unknown:
+            raise ValueError(f"costs name strata that are not in the pool: {unknown[:5]}; strata are {list(text)[:10]}")
+    else:
+        values = list(costs)
+        if len(values) != len(strata):
+            raise ValueError(f"costs must give one cost per stratum ({len(strata)}), got {len(values)}: {values[:10]}")
+    arr = np.empty(len(values), dtype=float)
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (Real, np.number)) or not (math.isfinite(float(v)) and float(v) > 0):
+            raise ValueError(f"costs must be finite numbers > 0, got {v!r} for stratum {list(strata)[i]!r}")
+        arr[i] = float(v)
+    return arr
+
+
 # -- the specification -----------------------------------------------------------------------
 #: numpydoc entries of the spec's fields, shared by CampaignSpec, Campaign.create and simulate
 FIELD_DOCS: dict[str, str] = {
@@ -347,6 +401,20 @@ FIELD_DOCS: dict[str, str] = {
     A stratum counts as done only when its own trials are at least this share of its
     posterior effective sample size, so pooling stands in for at most ``1 -
     min_data_share`` of its information; default 0 (off).""",
+    "annotators": """annotators : int
+    Annotations a row needs before it is resolved into a label (default 1). Rows with fewer
+    annotations, or whose annotations the ``resolve`` rule cannot settle, stay pending.""",
+    "resolve": """resolve : str
+    How several annotations of a row become its label: ``"majority"`` (default; the label
+    given by strictly more annotators than any other, a tie leaves the row unresolved) or
+    ``"annotator:NAME"`` (the label of annotator ``NAME``; rows that annotator has not
+    labelled stay unresolved).""",
+    "costs": """costs : dict, Series or sequence of float, optional
+    Cost of one label per stratum (e.g. strata that need expert annotators cost more): a
+    mapping from stratum to cost (strata not listed cost 1) or one positive number per
+    stratum. With costs the ``expected_width`` and ``independent_beta`` rules give each
+    label to the stratum with the largest expected gain per unit cost; :meth:`status` and
+    :meth:`forecast` report the cost. Default: every label costs 1.""",
     "random_seed": """random_seed : int, sequence of int, SeedSequence or Generator, optional
     Seed of the campaign's random streams (row order and the rule's draws). A campaign
     created with seed ``s`` proposes the rows of repeat 0 of a simulation with seed ``s``
@@ -428,6 +496,9 @@ class CampaignSpec:
     stop_level: float | None = None
     own_check: float | None = None
     min_data_share: float = 0.0
+    annotators: int = 1
+    resolve: str = "majority"
+    costs: Any = None
     random_seed: Any = None
 
     def __post_init__(self) -> None:
@@ -449,10 +520,17 @@ class CampaignSpec:
             "batch_size": check_positive_int(self.batch_size, "batch_size"),
             "budget": None if self.budget is None else check_positive_int(self.budget, "budget"),
             "random_seed": check_random_seed(self.random_seed),
+            "annotators": check_positive_int(self.annotators, "annotators"),
+            "resolve": check_resolve(self.resolve),
+            "costs": _check_costs_shape(self.costs),
             **stopping_options(
                 level, stop_level=self.stop_level, own_check=self.own_check, min_data_share=self.min_data_share
             ),
         }
+        if checked["costs"] is not None and checked["rule"] not in COST_RULES and isinstance(self.rule, str):
+            raise ValueError(
+                f"costs need a rule that weighs gains by cost ({', '.join(COST_RULES)}), got rule={self.rule!r}"
+            )
         if checked["score_bins"] is not None and checked["score"] is None:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
         for name, value in checked.items():
@@ -561,7 +639,9 @@ class CampaignSpec:
             return 0
         return n
 
-    def allocate(self, state: RuleState, n: int, *, random_seed: np.random.Generator) -> np.ndarray:
+    def allocate(
+        self, state: RuleState, n: int, *, random_seed: np.random.Generator, design: StrataDesign | None = None
+    ) -> np.ndarray:
         """Labels per stratum for a round of ``n``: the rule's allocation, capped by the rows left.
 
         Parameters
@@ -573,12 +653,19 @@ class CampaignSpec:
         random_seed : numpy.random.Generator
             The campaign's rule generator (:func:`rule_generator`), drawn from by randomised
             rules.
+        design : StrataDesign, optional
+            The strata's design; when it carries unequal label costs the allocation gives each
+            label to the stratum with the largest expected gain per unit cost
+            (:func:`cost_allocation`).
 
         Returns
         -------
         numpy.ndarray
             Integer labels per stratum, aligned to ``state.strata``.
         """
+        costs = None if design is None else design.costs
+        if costs is not None and np.ptp(costs) > 0:
+            return cost_allocation(state, n, costs)
         rule = get_rule(self.rule)[1]
         return np.minimum(rule(state, n, random_seed).to_numpy(), state.available).astype(np.int64)
 
@@ -596,11 +683,12 @@ class CampaignSpec:
         out["prediction"] = out.pop("y_pred")
         out["strata"] = list(self.strata)
         out["rule"] = self.rule_name
-        for name in ("score_bins", "label_set", "weights"):
+        for name in ("score_bins", "label_set", "weights", "costs"):
             if isinstance(out[name], tuple):
                 out[name] = list(out[name])
-        if isinstance(out["weights"], pd.Series | dict):
-            out["weights"] = None  # stored aligned to the strata by the campaign
+        for name in ("weights", "costs"):
+            if isinstance(out[name], pd.Series | dict):
+                out[name] = None  # stored aligned to the strata by the campaign
         seed = self.random_seed
         out["random_seed"] = seed if isinstance(seed, (int, type(None))) else str(seed)
         return out
@@ -694,6 +782,8 @@ class StrataDesign:
         Population shares of the strata.
     prior_mean : numpy.ndarray or None
         Per-stratum prior guesses from the mean score.
+    costs : numpy.ndarray or None
+        Label cost per stratum (None: every label costs 1).
     """
 
     strata: pd.Index
@@ -701,6 +791,7 @@ class StrataDesign:
     n_eligible: np.ndarray
     weights: np.ndarray
     prior_mean: np.ndarray | None
+    costs: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -933,6 +1024,7 @@ def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequenc
         n_eligible=n_eligible,
         weights=population_weights(spec.weights, strata, n_eligible),
         prior_mean=_prior_mean(spec, sc, codes, len(keys)),
+        costs=stratum_costs(spec.costs, strata),
     )
     values = np.empty(len(pred_values), dtype=object)
     values[:] = pred_values
@@ -1038,3 +1130,80 @@ def metric_flags(metric: Any, y_true: Any, y_pred: Any, positive: Any) -> tuple[
     pred = np.array([label_key(v) for v in y_pred], dtype=object)
     trial, success = metric.masks(truth, pred, label_key(positive))
     return np.asarray(trial, bool), np.asarray(success, bool)
+
+
+def _cost_gains(state: RuleState) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The expected-width rule's gain of one more label per stratum, and who may get labels.
+
+    The same expected reduction as the ``expected_width`` rule: of the excess of a stratum's
+    stopping half-width over the target, ``h sqrt(n_eff / (n_eff + t))`` after ``t`` more
+    expected trials (goal ``"each"``), or of the weighted rate's variance ``sum_k c_k /
+    (n_eff_k + t_k)`` (goal ``"overall"``). Returns ``(gain(t), p_trial, eligible)``.
+    """
+    p = np.clip(state.p_trial(), 1e-6, 1.0)
+    neff = state.posterior.n_eff().to_numpy()
+    cap = state.available.astype(np.int64)
+    if state.goal == "overall":
+        c = state.weights**2 * state.posterior.var().to_numpy() * neff
+
+        def gain(t: np.ndarray) -> np.ndarray:
+            return c / (neff + t) - c / (neff + t + p)
+
+        return gain, p, cap > 0
+    hw = state.stop_halfwidths()
+    done = state.stratum_done()
+    target = np.where(done | (hw > state.target_halfwidth), state.target_halfwidth, 0.0)
+
+    def gain_each(t: np.ndarray) -> np.ndarray:
+        h0 = hw * np.sqrt(neff / (neff + t))
+        h1 = hw * np.sqrt(neff / (neff + t + p))
+        return np.maximum(h0 - target, 0) - np.maximum(h1 - target, 0) + 1e-3 * (h0 - h1)
+
+    eligible = (cap > 0) & ~done
+    return gain_each, p, eligible if eligible.any() else cap > 0
+
+
+def cost_allocation(state: RuleState, n: int, costs: np.ndarray) -> np.ndarray:
+    """Labels per stratum for a round of ``n`` when labels cost differently per stratum.
+
+    Greedy with diminishing returns: each label in turn goes to the stratum with the largest
+    expected gain (the ``expected_width`` rule's expected reduction of the excess half-width,
+    or of the weighted rate's variance for goal ``"overall"``) divided by its label cost, and
+    that stratum's expected trials grow by ``P(trial)``. With equal costs this is the
+    ``expected_width`` allocation; a stratum ``r`` times as expensive gets a label only when
+    its gain is ``r`` times as large.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's current state.
+    n : int
+        Labels in the round.
+    costs : numpy.ndarray
+        Label cost per stratum (> 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer labels per stratum, at most the rows available.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([5, 5], [50, 50], available=[500, 500], target_halfwidth=0.02)
+    >>> a = cost_allocation(st, 10, np.array([1.0, 4.0]))
+    >>> int(a.sum()), bool(a[0] > a[1])
+    (10, True)
+    """
+    gain, p, eligible = _cost_gains(state)
+    cap = state.available.astype(np.int64)
+    counts = np.zeros(len(cap), np.int64)
+    t = np.clip(state.p_trial(), 1e-6, 1.0) * state.pending
+    for _ in range(int(n)):
+        score = np.where(eligible & (counts < cap), gain(t) / costs, -np.inf)
+        j = int(np.argmax(score))
+        if not np.isfinite(score[j]):
+            break
+        counts[j] += 1
+        t = t.copy()
+        t[j] += p[j]
+    return counts

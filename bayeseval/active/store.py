@@ -13,6 +13,9 @@ One file per campaign, in WAL mode. Tables:
 ``counts``     per-stratum labelled / trials / successes / pending, kept in step with
                ``labels`` and ``proposals`` inside the same transactions.
 ``decisions``  round (PRIMARY KEY), rule, allocation JSON, time, package version, details JSON.
+``annotations`` row id and annotator (PRIMARY KEY together), label, round, time: every
+               annotation of a row when several annotators label it (schema version 2; a
+               version-1 file gains the empty table, in one transaction, when opened).
 
 Creation builds the whole database in a hidden temporary file next to the target
 (``.<name>.creating-<pid>-<random>``) and publishes it with an atomic, no-clobber hard link
@@ -53,7 +56,9 @@ import pandas as pd
 
 __all__ = ["CampaignStore", "SCHEMA_VERSION", "DEFAULT_BUSY_TIMEOUT"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: older schema versions that :class:`CampaignStore` upgrades when it opens them
+_UPGRADABLE = ("1",)
 #: Seconds a campaign waits for another process's write lock before giving up.
 DEFAULT_BUSY_TIMEOUT = 10.0
 _TABLES = frozenset({"meta", "strata", "pool", "proposals", "labels", "counts", "decisions"})
@@ -95,6 +100,14 @@ CREATE TABLE counts (
     trials INTEGER NOT NULL,
     successes INTEGER NOT NULL,
     pending INTEGER NOT NULL
+);
+CREATE TABLE annotations (
+    rid {rid_type} NOT NULL,
+    annotator TEXT NOT NULL,
+    label,
+    round INTEGER NOT NULL,
+    time REAL NOT NULL,
+    PRIMARY KEY (rid, annotator)
 );
 CREATE TABLE decisions (
     round INTEGER PRIMARY KEY,
@@ -184,6 +197,16 @@ class CampaignStore:
         self._check_is_campaign()
         self.conn = self._connect(self.path, self.busy_timeout)
         self.rid_type = self.get_meta("rid_type")
+        if self.get_meta("schema_version") in _UPGRADABLE:
+            self._upgrade()
+
+    def _upgrade(self) -> None:
+        """Bring a version-1 file to the current schema (one transaction: all or nothing)."""
+        table = _SCHEMA.split("CREATE TABLE annotations")[1].split(";")[0]
+        with self.transaction("upgrade its schema") as conn:
+            if conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] in _UPGRADABLE:
+                conn.execute("CREATE TABLE IF NOT EXISTS annotations" + table.format(rid_type=self.rid_type))
+                self.set_meta(conn, "schema_version", str(SCHEMA_VERSION))
 
     # -- connection --------------------------------------------------------------------
     @contextmanager
@@ -223,7 +246,7 @@ class CampaignStore:
             raise ValueError(f"{where} is not a readable bayeseval campaign database: {exc}") from exc
         finally:
             conn.close()
-        if row is None or row[0] != str(SCHEMA_VERSION):
+        if row is None or row[0] not in (str(SCHEMA_VERSION), *_UPGRADABLE):
             got = None if row is None else row[0]
             raise ValueError(
                 f"{where} is not a bayeseval campaign database of schema version {SCHEMA_VERSION} "
@@ -642,6 +665,57 @@ class CampaignStore:
             rows = self.conn.execute(f"SELECT * FROM {table}").fetchall()
             out[table] = sorted(rows, key=repr)
         return out
+
+    def row_annotations(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, dict[str, Any]]:
+        """Stored annotations of the given ids.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection to read with.
+        rids : sequence
+            Row ids.
+
+        Returns
+        -------
+        dict
+            ``{rid: {annotator: label}}`` for the ids that have annotations.
+        """
+        out: dict[Any, dict[str, Any]] = {}
+        for rid, who, label in self._lookup(conn, "SELECT rid, annotator, label FROM annotations WHERE rid IN ({marks})", rids):
+            out.setdefault(rid, {})[who] = label
+        return out
+
+    @_guarded("read its annotations")
+    def annotations(self) -> pd.DataFrame:
+        """Every stored annotation.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``rid``, ``annotator``, ``label``, ``round``, ``time``, ``stratum`` (code).
+        """
+        rows = self.conn.execute(
+            "SELECT a.rid, a.annotator, a.label, a.round, a.time, pool.stratum FROM annotations a "
+            "JOIN pool ON pool.rid = a.rid ORDER BY a.time, a.rowid"
+        ).fetchall()
+        return pd.DataFrame(rows, columns=["rid", "annotator", "label", "round", "time", "stratum"])
+
+    def record_annotations(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, str, Any, int]]) -> None:
+        """Insert or replace annotations (inside a transaction, after validation).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        rows : sequence of tuple
+            ``(rid, annotator, label, round)`` per annotation.
+        """
+        now = time.time()
+        conn.executemany(
+            "INSERT OR REPLACE INTO annotations VALUES (?, ?, ?, ?, ?)",
+            [(_py(r[0]), str(r[1]), _py(r[2]), int(r[3]), now) for r in rows],
+        )
 
     # -- writes ------------------------------------------------------------------------
     def record_proposal(

@@ -1,0 +1,326 @@
+"""Annotation-tool round trips, several annotators, agreement and schema upgrade of campaigns.
+
+References: Label Studio's documented task import format (a list of ``{"data": {...}}``
+objects with optional ``meta``) and export formats (JSON: tasks with ``"annotations":
+[{"result": [{"from_name", "to_name", "type": "choices", "value": {"choices": [...]}}],
+"completed_by": ...}]``; CSV: one row per annotation with the choice column and
+``annotator``); Cohen's kappa against ``sklearn.metrics.cohen_kappa_score``; Fleiss' kappa
+against the worked example of Fleiss (1971) as tabulated on Wikipedia (kappa = 0.210) and
+``statsmodels.stats.inter_rater.fleiss_kappa`` when statsmodels is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from bayeseval.active import Campaign
+from bayeseval.active.annotations import (
+    ROW_ID_KEY,
+    agreement,
+    cohen_kappa,
+    fleiss_kappa,
+    read_jsonl,
+    read_labelstudio,
+    resolve_labels,
+    to_labelstudio,
+)
+from bayeseval.active.cli import main
+
+
+def make_pool(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    pool = pd.DataFrame(
+        {
+            "region": rng.choice(["north", "south"], n),
+            "pred": rng.integers(0, 2, n),
+            "truth": rng.integers(0, 2, n),
+            "text": [f"item {i}" for i in range(n)],
+        },
+        index=pd.Index(np.arange(1000, 1000 + n), name="id"),
+    )
+    return pool
+
+
+@pytest.fixture
+def pool():
+    return make_pool()
+
+
+def _ls_export(tasks, labels_by_row, annotators=(("7", None),)):
+    """A Label Studio JSON export of ``tasks``: every annotator gives the row's label (or an override)."""
+    out = []
+    for t, task in enumerate(tasks, start=1):
+        rid = task["data"][ROW_ID_KEY]
+        anns = []
+        for a, (who, override) in enumerate(annotators):
+            label = labels_by_row[rid] if override is None else override(rid)
+            anns.append({
+                "id": 100 * t + a, "completed_by": int(who), "was_cancelled": False, "lead_time": 3.2,
+                "result": [{"id": f"r{t}{a}", "from_name": "label", "to_name": "item", "type": "choices",
+                            "origin": "manual", "value": {"choices": [str(label)]}}],
+            })
+        out.append({"id": t, "data": task["data"], "meta": task["meta"], "annotations": anns, "predictions": []})
+    return out
+
+
+# -- Label Studio round trip ----------------------------------------------------------------
+def test_labelstudio_json_round_trip_through_the_cli(tmp_path, pool):
+    pool.reset_index().to_csv(tmp_path / "pool.csv", index=False)
+    db = str(tmp_path / "c.db")
+    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "id", "--strata", "region",
+                 "--y-pred", "pred", "--db", db, "--seed", "1"]) == 0
+    tasks_path = tmp_path / "tasks.json"
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "20", "--out", str(tasks_path),
+                 "--format", "labelstudio"]) == 0
+    tasks = json.loads(tasks_path.read_text())
+    # the documented import format: a list of {"data": {...}, "meta": {...}}; the row id is carried
+    assert isinstance(tasks, list) and len(tasks) == 20
+    assert all(set(t) == {"data", "meta"} and t["data"][ROW_ID_KEY] == t["meta"][ROW_ID_KEY] for t in tasks)
+    assert all("pred" not in t["data"] for t in tasks)  # the prediction is not shown to annotators
+    rows = [t["data"][ROW_ID_KEY] for t in tasks]
+    assert all(t["data"]["region"] == pool.loc[t["data"][ROW_ID_KEY], "region"] for t in tasks)
+    truth = pool["truth"].to_dict()
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(_ls_export(tasks, truth)))
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(export)]) == 0
+    with Campaign.open(db) as c:
+        labels = c.labels()
+        assert sorted(labels.index) == sorted(rows)
+        assert (labels["label"].astype(int) == pool.loc[labels.index, "truth"]).all()
+        sub = pool.loc[rows]
+        errors = (sub["truth"] != sub["pred"]).groupby(sub["region"]).sum()
+        st = c.status()
+        for region, e in errors.items():
+            assert st.loc[region, "successes"] == e
+        assert len(c.annotations()) == 20 and set(c.annotations()["annotator"]) == {"7"}
+    # ingesting the same export again changes nothing
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(export)]) == 0
+    with Campaign.open(db) as c:
+        assert c.labels_used == 20
+
+
+def test_show_prediction_puts_the_prediction_in_the_tasks(tmp_path, pool):
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", random_seed=2)
+    hidden = c.propose(5)
+    shown = c.pending_batch(show_prediction=True)
+    assert "pred" not in hidden.columns and "pred" not in c.pending_batch().columns
+    tasks = to_labelstudio(shown)
+    assert [t["data"]["pred"] for t in tasks] == pool.loc[hidden.index, "pred"].tolist()
+    c.close()
+
+
+def test_labelstudio_csv_export_is_detected_and_ingested(tmp_path, pool):
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", random_seed=3)
+    batch = c.propose(12)
+    c.close()
+    # Label Studio's CSV export: the task's data fields, the choice column named after the
+    # control, and one row per annotation with its annotator
+    frame = pd.DataFrame({
+        "id": range(1, 13),
+        ROW_ID_KEY: batch.index,
+        "region": batch["region"].to_numpy(),
+        "label": pool.loc[batch.index, "truth"].astype(str).to_numpy(),
+        "annotator": "ann@example.com",
+        "annotation_id": range(50, 62),
+        "created_at": "2024-01-01T00:00:00Z",
+        "updated_at": "2024-01-01T00:00:00Z",
+        "lead_time": 2.5,
+    })
+    path = tmp_path / "export.csv"
+    frame.to_csv(path, index=False)
+    assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(path)]) == 0
+    with Campaign.open(tmp_path / "c.db") as c:
+        got = c.labels()["label"].astype(int)
+        assert got.sort_index().tolist() == pool.loc[sorted(batch.index), "truth"].tolist()
+
+
+def test_jsonl_round_trip(tmp_path, pool):
+    pool.reset_index().to_csv(tmp_path / "pool.csv", index=False)
+    db = str(tmp_path / "c.db")
+    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "id", "--strata", "region",
+                 "--y-pred", "pred", "--db", db, "--seed", "4"]) == 0
+    out = tmp_path / "batch.jsonl"
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "9", "--out", str(out)]) == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(lines) == 9 and all(x["label"] is None and "pred" not in x for x in lines)
+    for x in lines:
+        x["label"] = int(pool.loc[x["id"], "truth"])
+    out.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert read_jsonl(out, id_name="id")["label"].tolist() == [x["label"] for x in lines]
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(out)]) == 0
+    with Campaign.open(db) as c:
+        assert c.labels_used == 9
+        assert (c.labels()["label"].astype(int) == pool.loc[c.labels().index, "truth"]).all()
+
+
+def test_labelstudio_reader_skips_cancelled_and_reads_user_objects():
+    export = [
+        {"id": 1, "data": {ROW_ID_KEY: "a"}, "annotations": [
+            {"completed_by": {"id": 3, "email": "x@y.z"}, "result": [
+                {"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": ["yes"]}}]},
+            {"completed_by": 4, "was_cancelled": True, "result": []},
+        ]},
+        {"id": 2, "meta": {ROW_ID_KEY: "b"}, "data": {}, "annotations": [{"completed_by": 5, "result": []}]},
+    ]
+    got = read_labelstudio(export)
+    assert got.to_dict("records") == [{"row": "a", "annotator": "x@y.z", "label": "yes"}]
+    with pytest.raises(ValueError, match=ROW_ID_KEY):
+        read_labelstudio([{"id": 9, "data": {"text": "no id"}, "annotations": []}])
+
+
+# -- several annotators ----------------------------------------------------------------------
+def test_majority_resolution_ties_stay_pending(tmp_path, pool):
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=5)
+    b = c.propose(4)
+    r0, r1, r2, r3 = b.index
+    ann = pd.DataFrame({
+        "row": [r0, r0, r1, r1, r2, r3],
+        "annotator": ["ana", "bo", "ana", "bo", "ana", "ana"],
+        "label": [1, 1, 1, 0, 0, 1],
+    })
+    res = c.ingest(ann, id_column="row", annotator_column="annotator")
+    # r0 agreed (label 1); r1 tied 1-1: unresolved; r2, r3 have one annotation of the two needed
+    assert (int(res), res.annotations, res.unresolved) == (1, 6, 3)
+    assert c.labels()["label"].to_dict() == {r0: 1}
+    assert set(c.pending.index) == {r1, r2, r3}
+    # a third annotator breaks the tie 2-1
+    res = c.ingest(pd.DataFrame({"row": [r1], "annotator": ["cy"], "label": [0]}), id_column="row",
+                   annotator_column="annotator")
+    assert int(res) == 1 and c.labels().loc[r1, "label"] == 0
+    # a retry is a no-op; a changed annotation needs relabel
+    assert c.ingest(ann, id_column="row", annotator_column="annotator").unchanged == 6
+    with pytest.raises(ValueError, match=rf"annotator already gave a different label.*{r0}"):
+        c.ingest(pd.DataFrame({"row": [r0], "annotator": ["ana"], "label": [0]}), id_column="row",
+                 annotator_column="annotator")
+    # plain ingest is refused: this campaign resolves from two annotations per row
+    with pytest.raises(ValueError, match="annotator_column"):
+        c.ingest(pd.Series([1], index=[r2]))
+    c.close()
+
+
+def test_chosen_annotator_rule(tmp_path, pool):
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", resolve="annotator:expert",
+                        random_seed=6)
+    b = c.propose(3)
+    ann = pd.DataFrame({"row": [b.index[0], b.index[0], b.index[1]], "who": ["crowd", "expert", "crowd"],
+                        "label": [1, 0, 1]})
+    res = c.ingest(ann, id_column="row", annotator_column="who")
+    assert int(res) == 1 and res.unresolved == 1 and c.labels()["label"].to_dict() == {b.index[0]: 0}
+    c.close()
+
+
+@pytest.mark.parametrize(
+    "frame, match",
+    [
+        (lambda r: pd.DataFrame({"row": [r], "annotator": [None], "label": [1]}), "missing annotator for ids"),
+        (lambda r: pd.DataFrame({"row": [r, r], "annotator": ["a", "a"], "label": [1, 0]}), "same annotator twice"),
+        (lambda r: pd.DataFrame({"row": [r], "annotator": ["a"], "label": [7]}), "invalid labels"),
+        (lambda r: pd.DataFrame({"row": [99999], "annotator": ["a"], "label": [1]}), "unknown ids.*99999"),
+    ],
+)
+def test_bad_annotations_name_the_rows_and_write_nothing(tmp_path, pool, frame, match):
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", random_seed=7)
+    b = c.propose(2)
+    before = c._store.dump()
+    with pytest.raises(ValueError, match=match):
+        c.ingest(frame(b.index[0]), id_column="row", annotator_column="annotator")
+    assert c._store.dump() == before
+    c.close()
+
+
+def test_resolve_setting_is_validated():
+    from bayeseval.active import CampaignSpec
+
+    with pytest.raises(ValueError, match="resolve must be 'majority' or 'annotator:NAME', got 'vote'"):
+        CampaignSpec(y_pred="p", resolve="vote")
+    with pytest.raises(ValueError, match="annotators must be .*0"):
+        CampaignSpec(y_pred="p", annotators=0)
+    assert resolve_labels({1: {"a": "x", "b": "y", "c": "y"}}) == {1: "y"}
+
+
+# -- agreement -------------------------------------------------------------------------------
+def test_cohen_kappa_matches_sklearn():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a = rng.integers(0, 3, 40)
+        b = np.where(rng.random(40) < 0.6, a, rng.integers(0, 3, 40))
+        assert cohen_kappa(a.tolist(), b.tolist()) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+
+
+FLEISS_1971 = [
+    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+]
+
+
+def test_fleiss_kappa_matches_the_published_example_and_statsmodels():
+    assert fleiss_kappa(FLEISS_1971) == pytest.approx(0.20993, abs=5e-5)
+    rng = np.random.default_rng(1)
+    table = rng.multinomial(4, [0.5, 0.3, 0.2], size=30)
+    try:
+        from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+    except ImportError:  # statsmodels is not a dependency: the closed form below stands in
+        p = table.sum(0) / table.sum()
+        pbar = ((table**2).sum(1) - 4).mean() / 12
+        expected = (pbar - (p**2).sum()) / (1 - (p**2).sum())
+    else:
+        expected = sm_fleiss(table, method="fleiss")
+    assert fleiss_kappa(table) == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError, match="same number"):
+        fleiss_kappa([[2, 0], [1, 2]])
+
+
+def test_campaign_agreement_per_stratum(tmp_path, pool):
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=8)
+    b = c.propose(40)
+    rng = np.random.default_rng(3)
+    north = [r for r in b.index if pool.loc[r, "region"] == "north"]
+    south = [r for r in b.index if pool.loc[r, "region"] == "south"]
+    x = rng.integers(0, 2, len(north))
+    y = np.where(rng.random(len(north)) < 0.7, x, 1 - x)
+    rows = [(r, "x", int(u)) for r, u in zip(north, x, strict=True)] + [(r, "y", int(v)) for r, v in zip(north, y, strict=True)]
+    votes3 = rng.integers(0, 2, (len(south), 3))
+    rows += [(r, w, int(v[j])) for r, v in zip(south, votes3, strict=True) for j, w in enumerate(["p", "q", "s"])]
+    c.ingest(pd.DataFrame(rows, columns=["row", "annotator", "label"]), id_column="row", annotator_column="annotator")
+    agree = c.agreement()
+    assert agree.loc["north", "method"] == "cohen" and agree.loc["north", "rows"] == len(north)
+    assert agree.loc["north", "kappa"] == pytest.approx(cohen_kappa_score(x, y), abs=1e-12)
+    table = np.stack([(votes3 == 0).sum(1), (votes3 == 1).sum(1)], axis=1)
+    p = table.sum(0) / table.sum()
+    pbar = ((table**2).sum(1) - 3).mean() / 6
+    expected = (pbar - (p**2).sum()) / (1 - (p**2).sum())
+    assert agree.loc["south", "method"] == "fleiss" and agree.loc["south", "annotators"] == 3
+    assert agree.loc["south", "kappa"] == pytest.approx(expected, abs=1e-12)
+    # majority of three always resolves; two annotators tie where they disagree
+    assert c.labels_used == len(south) + int((x == y).sum())
+    c.close()
+
+
+def test_agreement_function_without_double_annotations():
+    ann = pd.DataFrame({"row": [1, 2], "annotator": ["a", "b"], "label": [1, 0]})
+    got = agreement(ann, pd.Series(["g", "h"], index=[1, 2]))
+    assert got["rows"].tolist() == [0, 0] and got["method"].isna().all() and got["kappa"].isna().all()
+
+
+# -- schema upgrade --------------------------------------------------------------------------
+def test_version_1_file_is_upgraded_on_open(tmp_path, pool):
+    path = tmp_path / "c.db"
+    c = Campaign.create(path, pool, strata="region", y_pred="pred", random_seed=9)
+    b = c.propose(4)
+    c.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE annotations")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with Campaign.open(path) as c:
+        assert c._store.get_meta("schema_version") == "2"
+        res = c.ingest(pd.DataFrame({"row": b.index, "annotator": "a", "label": 1}), id_column="row",
+                       annotator_column="annotator")
+        assert int(res) == 4 and len(c.annotations()) == 4
