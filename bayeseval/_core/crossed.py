@@ -164,7 +164,7 @@ class _Field:
         inv = np.linalg.inv(self.schur)
         quad = np.sum((fixed[None] @ inv) * fixed[None], axis=-1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(self.diag > 0, self.site / self.diag, 1.0)
+            ratio = np.where(self.diag > 0, self.site / self.diag, 0.0)
             own = np.where(self.diag > 0, 1.0 / self.diag, 0.0)
         return mean, (1.0 - ratio) ** 2 * quad + own
 
