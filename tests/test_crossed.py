@@ -216,3 +216,23 @@ def test_bad_data_types_are_named():
         fit_crossed(frame, factors=["g"], y_true="y")
     with pytest.raises(ValueError, match=r"'successes' and 'trials'; columns are \['g', 'y'\]"):
         fit_crossed(frame, factors=["g"])
+
+
+def test_cells_without_any_data_get_the_prior_predictive():
+    # no trials anywhere: each cell's logit is alpha + sigma_g z_g + sigma_h z_h + sigma gamma,
+    # simulated directly from the priors (zero-sum z over L levels: variance (L - 1) / L)
+    cells = _cells(["a", "b", "c"], ["x", "y"], names=["g", "h"])
+    counts = Counts.from_arrays([0] * 6, [0] * 6, strata=cells)
+    table = fit_crossed(counts, factors=["g", "h"], random_seed=0, draws=200).table
+    rng = np.random.default_rng(5)
+    size = 400_000
+    sd = np.abs(rng.standard_normal((3, size)))
+    eta = (1.5 * rng.standard_normal(size)
+           + sd[0] * np.sqrt(2 / 3) * rng.standard_normal(size)
+           + sd[1] * np.sqrt(1 / 2) * rng.standard_normal(size)
+           + sd[2] * rng.standard_normal(size))
+    lo, hi = special.expit(np.quantile(eta, [0.025, 0.975]))
+    assert table["predicted"].all()
+    np.testing.assert_allclose(table["mean"], 0.5, atol=1e-6)
+    np.testing.assert_allclose(table["lower"], lo, atol=0.005)
+    np.testing.assert_allclose(table["upper"], hi, atol=0.005)

@@ -58,7 +58,7 @@ class CrossedDesign:
     zero-sum coordinates, ``gamma`` the per-cell interaction (absent without it), and
     ``eta = fixed @ b + gamma``.
 
-    Attributes
+    Parameters
     ----------
     fixed : numpy.ndarray
         ``(C, q)`` design of ``b``.
@@ -374,7 +374,7 @@ def _subset(field: _Field, keep: np.ndarray) -> _Field:
 class CrossedApproximation:
     """The integrated nested Laplace approximation of a crossed-factor model.
 
-    Attributes
+    Parameters
     ----------
     design : CrossedDesign
         The model's design.
