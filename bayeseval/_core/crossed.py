@@ -505,8 +505,8 @@ def fit_crossed_laplace(
     names: list,
     *,
     interaction: bool = True,
-    dz: float = 1.0,
-    drop: float = 5.0,
+    dz: float = 1.25,
+    drop: float = 6.0,
 ) -> CrossedApproximation:
     """Integrated nested Laplace approximation of the crossed-factor logit-normal model.
 
