@@ -292,12 +292,16 @@ def fit_crossed(
 
     Notes
     -----
-    Measured against PyMC's NUTS on the same model and priors (4 chains x 1,000 draws after
-    1,000 tuning steps, ``target_accept=0.95``), on COMPAS error rates by race x sex x age
-    (36 cells, two of them empty, several with one to three defendants): the largest
-    difference over cells is 0.003 in posterior mean and 0.013 in a 95% interval end, about
-    the Monte Carlo error of the NUTS run; the approximation takes about 0.3 s where the
-    PyMC fit takes about 100 s (``benchmarks/bench_crossed.py``).
+    Measured (``benchmarks/bench_crossed.py``) on COMPAS error rates by race x sex x age (36
+    cells, two of them empty, several with one to three defendants), against PyMC's NUTS on
+    the same model and priors (4 chains x 1,000 draws after 1,000 tuning steps,
+    ``target_accept=0.95``, R-hat 1.006, tail ESS 1,011): the largest difference over cells
+    is 0.002 in posterior mean and 0.008 in a 95% interval end (lower), 0.005 (upper).
+    Against an importance-sampling reference of the exact posterior (effective sample size
+    about 22,000): 0.002 in mean, 0.004 and 0.005 in the interval ends. Time: 0.2 to 1 s
+    where the PyMC fit takes 100 to 420 s on the same (shared) machine, 280 to 440 times
+    faster in the same run. The remaining error is mostly in cells of the races with few
+    people (Asian, Native American), whose intervals sit up to 0.005 too high.
 
     Draws are joint: each picks a grid point by its weight and draws the latent field from
     its Gaussian approximation, then each cell's logit is mapped onto the corrected
