@@ -236,3 +236,9 @@ def test_cells_without_any_data_get_the_prior_predictive():
     np.testing.assert_allclose(table["mean"], 0.5, atol=1e-6)
     np.testing.assert_allclose(table["lower"], lo, atol=0.005)
     np.testing.assert_allclose(table["upper"], hi, atol=0.005)
+
+
+def test_missing_factor_values_in_a_frame_of_counts_are_refused():
+    frame = pd.DataFrame({"g": ["a", None, "b"], "successes": [1, 2, 3], "trials": [5, 5, 5]})
+    with pytest.raises(ValueError, match=r"column 'g' has 1 missing value.*position\(s\) \[1\]"):
+        fit_crossed(frame, factors=["g"])

@@ -46,7 +46,7 @@ from threadpoolctl import threadpool_limits
 
 from bayeseval._core.crossed import CrossedApproximation, fit_crossed_laplace
 from bayeseval._results import Result
-from bayeseval._validation import check_level, check_positive_int, make_rng
+from bayeseval._validation import check_level, check_no_missing, check_positive_int, make_rng
 from bayeseval.counts import Counts, tabulate
 from bayeseval.models.posterior import Posterior
 
@@ -214,6 +214,8 @@ def _counts_from_frame(
     if not {"successes", "trials"} <= set(frame.columns):
         raise ValueError("a frame needs y_true and y_pred (one row per example) or columns "
                          f"'successes' and 'trials'; columns are {list(frame.columns)[:20]}")
+    for col in (*factors, "successes", "trials"):
+        check_no_missing(frame[col], f"column {col!r}")
     agg = frame.groupby(factors, observed=True, sort=True)[["successes", "trials"]].sum()
     if not isinstance(agg.index, pd.MultiIndex):
         agg.index = pd.MultiIndex.from_arrays([agg.index], names=factors)
