@@ -201,6 +201,8 @@ def test_unknown_factor_is_named():
         ({"factors": ["g"], "level": 1.5}, ValueError, r"level .* got 1.5"),
         ({"factors": ["g"], "draws": 0}, ValueError, r"draws must be an integer >= 1, got 0"),
         ({"factors": ["g"], "random_seed": -1}, ValueError, r"random_seed .* got -1"),
+        ({"factors": ["g"], "interaction": "no"}, TypeError, r"interaction must be .* got 'no'"),
+        ({"factors": ["g"], "complete": 1}, TypeError, r"complete must be .* got 1"),
     ],
 )
 def test_invalid_arguments_name_argument_and_value(kwargs, error, pattern):

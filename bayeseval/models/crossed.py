@@ -189,6 +189,12 @@ class CrossedFit(Result):
         return pd.DataFrame.from_dict(rows, orient="index", columns=["mean", "lower", "upper"])
 
 
+def _check_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def _check_factors(factors: Any) -> list[str]:
     names = [factors] if isinstance(factors, str) else factors
     if not isinstance(names, Sequence) or isinstance(names, (bytes, bytearray)) or not names:
@@ -316,16 +322,17 @@ def fit_crossed(
     names = _check_factors(factors)
     level = check_level(level)
     draws = check_positive_int(draws, "draws")
+    interaction = _check_flag(interaction, "interaction")
+    complete = _check_flag(complete, "complete")
     rng = make_rng(random_seed)
     counts = _prepare_counts(counts_or_frame, names, complete, y_true, y_pred, metric, pos_label)
-    cells = counts.strata
-    codes = [pd.factorize(cells.get_level_values(f), sort=True)[0] for f in names]
+    codes = [pd.factorize(counts.strata.get_level_values(f), sort=True)[0] for f in names]
     n_levels = [int(code.max()) + 1 for code in codes]
     # thousands of tiny batched solves: BLAS threads only add overhead (3x measured)
     with threadpool_limits(limits=1, user_api="blas"):
         approx = fit_crossed_laplace(counts.successes.to_numpy(), counts.trials.to_numpy(),
                                      codes, n_levels, [str(f) for f in names],
-                                     interaction=bool(interaction))
+                                     interaction=interaction)
         theta, idx = approx.sample(draws, rng)
     return _assemble(approx, theta, idx, counts, [str(f) for f in names], level)
 
