@@ -29,9 +29,9 @@ same model and priors (4 chains x 1,000 draws after 1,000 tuning steps,
 ``target_accept=0.95``, R-hat 1.006, tail ESS 1,011): the largest difference over cells is
 0.002 in posterior mean and 0.008 in a 95% interval end (lower; 0.005 upper). Against an
 importance-sampling reference of the exact posterior (effective sample size about 22,000):
-0.002 in mean, 0.004 and 0.005 in the interval ends. Time: 0.2 to 1 s where the PyMC fit
-takes 100 to 420 s on the same (shared, two-core) machine: 280 to 440 times faster in the
-same run. The remaining error is mostly in cells of the races with few people (Asian,
+0.002 in mean, 0.004 and 0.005 in the interval ends. Time: 0.2 to 1.8 s where the PyMC fit
+takes 100 to 420 s on the same (shared, two-core, often loaded) machine: 200 to 440 times
+faster in the same run (four runs). The remaining error is mostly in cells of the races with few people (Asian,
 Native American), whose intervals sit up to 0.005 too high.
 """
 
@@ -306,7 +306,7 @@ def fit_crossed(
     Notes
     -----
     On COMPAS race x sex x age the cell means agree with PyMC's NUTS within 0.002 and the
-    95% interval ends within 0.008, 280 to 440 times faster (module docstring).
+    95% interval ends within 0.008, 200 to 440 times faster (module docstring).
 
     Examples
     --------
