@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import betaincinv
 
+from bayeseval._core.conflict import flag_power, loo_conflict
+from bayeseval._core.adaptive import loo_beta_mixture
 from bayeseval._core.mixture import BetaMixture
 from bayeseval._core.ppc import loo_mixed_check
 from bayeseval._validation import check_level, check_probability
@@ -489,6 +491,16 @@ class RuleState:
         A stratum is done only when its own trials are at least this share of its posterior
         effective sample size, so pooling cannot stand in for more than ``1 - min_data_share``
         of its information (default 0: off).
+    check_level : float or None
+        Per-stratum conflict check (default 0.95; None switches it and the own-data
+        support rule off): a stratum whose count has a two-sided mid-p value at most
+        ``1 - check_level`` under its leave-one-out predictive
+        (:func:`bayeseval._core.conflict.loo_conflict`) is not pooled (its posterior is
+        its own data's ``Beta(1 + s, 1 + n - s)``), and an unflagged stratum is done only
+        when that check has power ``check_power`` against a true rate one target
+        half-width beyond its interval (see :meth:`supported`).
+    check_power : float
+        Power the conflict check must have before an unflagged stratum may stop.
 
     Examples
     --------
@@ -514,7 +526,11 @@ class RuleState:
     stop_level: float | None = None
     own_check: float | None = None
     min_data_share: float = 0.0
+    check_level: float | None = 0.95
+    check_power: float = 0.8
     _posterior: MixturePosterior | None = field(default=None, repr=False)
+    _conflict: tuple[np.ndarray, np.ndarray, tuple] | None = field(default=None, repr=False)
+    _supported: np.ndarray | None = field(default=None, repr=False)
     _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _stop_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
@@ -593,6 +609,64 @@ class RuleState:
         lo, hi = self.intervals()
         return (n == 0) | ((lo <= ohi) & (olo <= hi))
 
+    def conflict_flags(self) -> np.ndarray:
+        """Strata whose counts conflict with their leave-one-out predictive (not pooled).
+
+        All False when the check is off (``check_level=None``), the model is independent,
+        or fewer than two strata have trials.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+        """
+        return self._conflict_check()[0]
+
+    def _conflict_check(self) -> tuple[np.ndarray, tuple | None]:
+        if self._conflict is None:
+            k = len(self.strata)
+            s, n = self.successes, self.trials
+            if self.check_level is None or self.model == "independent" or np.count_nonzero(n) < 2:
+                self._conflict = (np.zeros(k, bool), None)
+            else:
+                mixture = loo_beta_mixture(s, n)
+                flags = loo_conflict(s, n, alpha=1.0 - self.check_level, control="per_stratum",
+                                     mixture=mixture).flagged
+                self._conflict = (np.asarray(flags, bool), mixture)
+        return self._conflict
+
+    def supported(self) -> np.ndarray:
+        """Strata whose own data support their interval.
+
+        A stratum is supported when it is not pooled (flagged by the conflict check, or the
+        model is independent), or when the per-stratum conflict check would flag it with
+        probability at least ``check_power`` were its true rate one target half-width above
+        its interval's upper end (and, when that is positive, one half-width below its lower
+        end). Pooling can then narrow an interval, but cannot hide a stratum whose rate lies
+        that far outside it. All True when the check is off.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+        """
+        if self._supported is None:
+            flags, mixture = self._conflict_check()
+            k = len(self.strata)
+            if self.check_power <= 0:
+                self._supported = np.ones(k, bool)
+            elif mixture is None:
+                self._supported = np.ones(k, bool) if (self.check_level is None or self.model == "independent"
+                                                       or np.count_nonzero(self.trials) < 2) else np.zeros(k, bool)
+            else:
+                lo, hi = self.intervals()
+                d = self.target_halfwidth
+                rates = np.column_stack([lo - d, hi + d])
+                power = flag_power(self.successes, self.trials, rates, alpha=1.0 - self.check_level,
+                                   mixture=mixture)
+                ok_lo = (rates[:, 0] <= 0) | (power[:, 0] >= self.check_power)
+                ok_hi = (rates[:, 1] >= 1) | (power[:, 1] >= self.check_power)
+                self._supported = flags | (ok_lo & ok_hi)
+        return self._supported
+
     def data_share(self) -> np.ndarray:
         """Share of each stratum's posterior effective sample size that is its own trials."""
         if self.model == "independent":
@@ -617,7 +691,7 @@ class RuleState:
     def stratum_done(self) -> np.ndarray:
         """Strata that meet the goal: half-width at ``stop_level`` within the target, plus the
         optional no-pooling check (``own_check``) and data-share floor (``min_data_share``)."""
-        done = self.stop_halfwidths() <= self.target_halfwidth
+        done = (self.stop_halfwidths() <= self.target_halfwidth) & self.supported()
         if self.own_check is not None:
             done &= self.own_consistent()
         if self.min_data_share > 0:
@@ -640,6 +714,8 @@ class RuleState:
         self._posterior = None
         self._interval = None
         self._stop_interval = None
+        self._conflict = None
+        self._supported = None
 
 
 def fit_state_posterior(state: RuleState) -> MixturePosterior:
@@ -649,14 +725,20 @@ def fit_state_posterior(state: RuleState) -> MixturePosterior:
     (:func:`outlying_strata`) flags a stratum, then the robust mixture population
     (:mod:`bayeseval.models.robust`); the flagged strata are listed in ``outliers``.
     """
-    kw = dict(strata=state.strata, prior=state.prior, prior_mean=state.prior_mean)
     if state.model == "independent":
         return independent_posterior(state.successes, state.trials, strata=state.strata)
+    gated = state.conflict_flags()
+    if np.count_nonzero(~gated & (state.trials > 0)) < 2 and gated.any():
+        return independent_posterior(state.successes, state.trials, strata=state.strata)
+    kw = dict(strata=state.strata, prior=state.prior, prior_mean=state.prior_mean,
+              exclude=gated if gated.any() else None)
     if state.model == "robust":
         return hierarchical_grid(state.successes, state.trials, model="robust", **kw)
     post = hierarchical_grid(state.successes, state.trials, **kw)
     if state.model == "auto":
-        flags = outlying_strata(post, state.successes, state.trials)
+        pos = post.fit_strata
+        flags = np.zeros(len(state.strata), bool)
+        flags[pos] = outlying_strata(post, state.successes, state.trials)[pos] if len(pos) >= 3 else False
         if flags.any():
             post = hierarchical_grid(state.successes, state.trials, model="robust", **kw)
             post.outliers = sorted(set(post.outliers) | set(state.strata[flags]), key=list(state.strata).index)
@@ -767,6 +849,7 @@ def _with_model(state: RuleState, model: str) -> RuleState:
         state.strata, state.successes, state.trials, state.labelled, state.pending, state.available,
         state.weights, state.target_halfwidth, state.level, state.goal, state.trial_known, model,
         state.prior, state.prior_mean, state.stop_level, state.own_check, state.min_data_share,
+        state.check_level, state.check_power,
     )
 
 

@@ -187,7 +187,7 @@ def fit_pymc(
     """
     from bayeseval.models.exact import prior_offsets
     from bayeseval.models.posterior import Posterior
-    from bayeseval.models.priors import resolve_prior
+    from bayeseval.models.priors import check_proper_posterior, resolve_prior
 
     if not isinstance(counts, Counts):
         raise TypeError(f"counts must be a bayeseval Counts object, got {type(counts).__name__}")
@@ -228,6 +228,7 @@ def fit_pymc(
         prior_obj: Any = "default"
     else:
         prior_obj = resolve_prior(prior)
+        check_proper_posterior(prior_obj, s, n)
 
     rng = make_rng(random_seed)
     pm_seed = int(rng.integers(2**31 - 1))
