@@ -39,13 +39,13 @@ from scipy.special import betaln, expit, logit
 
 from bayeseval._core.conflict import loo_conflict
 from bayeseval._core.ppc import Nodes, bonferroni_flags, loo_mixed_check, mid_p
+from bayeseval._results import Result
 from bayeseval._validation import (
     check_level,
     check_method,
     check_positive_int,
     make_rng,
 )
-from bayeseval._results import Result
 from bayeseval._warnings import ModelCheckWarning, PrecisionLimitedWarning
 from bayeseval.counts import Counts, as_counts
 
@@ -519,7 +519,10 @@ def compare_frequentist(
     pandas.DataFrame
         Indexed by stratum (plus ``"weighted overall"``): ``successes, trials, raw_rate, se,
         wilson_lower, wilson_upper, cp_lower, cp_upper, post_mean, post_sd, post_lower,
-        post_upper, width_ratio, shrinkage, flag, reason``.
+        post_upper, width_ratio, shrinkage, flag, reason, read``; ``read`` says which
+        interval to read: ``"own data"`` (the Wilson interval) for a stratum the
+        predictive check flags (its count conflicts with the other strata), else
+        ``"pooled"``.
 
     Examples
     --------
@@ -590,6 +593,7 @@ def compare_frequentist(
     outside = outside | shrunk
     frame["flag"] = misfit | outside
     frame["reason"] = reason
+    frame["read"] = np.where(misfit, "own data", "pooled")
     if weights is not None:
         from bayeseval.stratified import stratified_risk
 
