@@ -633,6 +633,7 @@ class RuleState:
         Returns
         -------
         numpy.ndarray of bool
+            One flag per stratum.
         """
         return self._conflict_check()[0]
 
@@ -662,6 +663,7 @@ class RuleState:
         Returns
         -------
         numpy.ndarray of bool
+            One value per stratum.
         """
         if self._supported is None:
             flags, mixture = self._conflict_check()
