@@ -70,9 +70,9 @@ def exact_wilson_baseline(reps: int = 100) -> pd.DataFrame:
     stratum the coverage given its true rate and size is ``sum_x Bin(x; n, p) 1[covered]``,
     so only the draw of the rates and sizes is random (no Monte Carlo over the counts).
     """
+    import validate as v
     from scipy import stats
 
-    import validate as v
     from bayeseval import proportion_ci
 
     rows = []
