@@ -58,7 +58,7 @@ class Posterior:
     >>> from bayeseval.models import fit_hierarchical
     >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], random_seed=0, draws=1000)
     >>> post.summary().columns.tolist()
-    ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage']
+    ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage', 'read', 'read_reason']
     >>> post.draws("theta").shape
     (1000, 3)
     """
@@ -584,20 +584,23 @@ class Posterior:
         return plots.forest(self, level=level, ax=ax)
 
 
-def which_interval(counts: Any, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def which_interval(counts: Any, level: float = 0.95, control: str = "per_stratum") -> tuple[np.ndarray, np.ndarray]:
     """Which interval to read per stratum: the pooled one, or the stratum's own data.
 
     A stratum whose count conflicts with the leave-one-out predictive of the other strata
-    (the exact check of :func:`bayeseval.checks.conflict_check`, Holm's rule at
-    ``1 - level``) is not described by the population the pooled interval borrows from:
-    read its own-data interval (e.g. Wilson or the adaptive interval) for it.
+    (the exact check of :func:`bayeseval.checks.conflict_check`, by default each stratum
+    at ``1 - level``: a false flag only costs width, a missed outlier costs coverage) is
+    not described by the population the pooled interval borrows from: read its own-data
+    interval (e.g. Wilson or the adaptive interval) for it.
 
     Parameters
     ----------
     counts : Counts
         Successes and trials per stratum.
     level : float
-        ``1 - level`` is the per-dataset error rate of the flag rule.
+        ``1 - level`` is the error rate of the flag rule.
+    control : {"per_stratum", "holm"}
+        Error rate bounded per stratum (default) or per dataset (Holm).
 
     Returns
     -------
@@ -616,7 +619,7 @@ def which_interval(counts: Any, level: float = 0.95) -> tuple[np.ndarray, np.nda
     k = len(s)
     if np.count_nonzero(n) < 2:
         return np.full(k, "pooled", dtype=object), np.full(k, "fewer than two strata to compare", dtype=object)
-    res = loo_conflict(s, n, alpha=1.0 - check_level(level), control="holm")
+    res = loo_conflict(s, n, alpha=1.0 - check_level(level), control=control)
     flag = np.asarray(res.flagged, bool)
     high = res.p_below > res.p_above
     reason = np.where(
