@@ -21,6 +21,10 @@ from bayeseval._validation import check_counts, check_method, check_probability
 __all__ = ["ConflictCheck", "predictive_p_values", "holm_flags", "loo_conflict", "flag_power"]
 
 _P_VALUES = ("doubled", "mid_p")
+#: strata with more trials are not checked (p-value 1, never flagged): the exact predictive
+#: pmf has ``trials + 1`` points per mixture component, and at this size pooling hardly
+#: moves a stratum's interval, so there is nothing for the check to protect
+MAX_TRIALS = 20_000
 _CONTROLS = ("holm", "per_stratum")
 
 
@@ -81,6 +85,9 @@ def predictive_p_values(
         if ni == 0:
             out[1, i] = 0.0
             continue
+        if ni > MAX_TRIALS:  # not checked: p-value 1 (see MAX_TRIALS)
+            out[1, i] = float(ni * (weights[i] @ (a[i] / (a[i] + b[i]))))
+            continue
         pmf = beta_mixture_predictive(int(ni), weights[i], a[i], b[i])
         below, above, at = pmf[: si + 1].sum(), pmf[si:].sum(), pmf[si]
         out[2, i], out[3, i] = min(below, 1.0), min(above, 1.0)
@@ -127,7 +134,8 @@ def loo_conflict(
     Parameters
     ----------
     successes, trials : array_like of int, shape (S,)
-        Counts per stratum (at least two strata; zero-trial strata get p-value 1).
+        Counts per stratum (at least two strata; zero-trial strata, and strata with more
+        than ``MAX_TRIALS`` trials, get p-value 1).
     alpha : float
         Error rate of the flag rule.
     control : {"holm", "per_stratum"}
@@ -260,7 +268,7 @@ def flag_power(
     weights, a, b = loo_beta_mixture(s, n) if mixture is None else mixture
     out = np.zeros(r2.shape)
     for i, ni in enumerate(n):
-        if ni == 0:
+        if ni == 0 or ni > MAX_TRIALS:
             continue
         pmf = beta_mixture_predictive(int(ni), weights[i], a[i], b[i])
         flagged = np.flatnonzero(_p_values_all_counts(pmf, p_value) <= alpha)

@@ -13,7 +13,7 @@ edge (unless the edge is a bound) and shrunk to the region holding all but a neg
 ``"accurate"``
     48 points per axis; a first pass at half that resolution before the final grid; each end
     of each axis may leave out 1e-8 of the mass. The final grid is then refined on the same
-    box (``2 m - 1`` points per axis, up to 385) until the posterior moments of ``u``,
+    box (``2 m - 1`` points per axis, up to 189) until the posterior moments of ``u``,
     ``v`` and ``exp(-v)`` agree with those of its every-other-point subgrid to 1e-2 (in
     sd units, or relative), so the preset stays accurate with very few strata, where the
     posterior is a funnel that 48 points do not resolve.
@@ -308,7 +308,7 @@ def integrate(
 
 
 #: accurate preset: largest points per axis, and the tolerance of the moment check
-_MAX_POINTS = 385
+_MAX_POINTS = 193
 _MOMENT_TOL = 1e-2
 
 

@@ -1138,7 +1138,7 @@ def target_feasibility(
     >>> t["feasible"].tolist()
     [False, True]
     >>> round(float(t.loc["small", "achievable_halfwidth"]), 3)
-    0.138
+    0.139
     """
     from scipy.stats import norm
 
