@@ -46,6 +46,7 @@ _EXPORTS = {
     "error_reject_curve": "classic",
     # Bayesian models and their checks
     "fit_hierarchical": "models",
+    "fit_crossed": "models",
     "Posterior": "models",
     "posterior_predictive_check": "checks",
     "compare_frequentist": "checks",
@@ -79,7 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.counts import Counts, tabulate
     from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
     from bayeseval.metrics import Metric, get_metric
-    from bayeseval.models import Posterior, fit_hierarchical
+    from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
     from bayeseval.planning import allocate, sample_size
     from bayeseval.report import Report, evaluate
     from bayeseval.stratified import (
@@ -140,6 +141,7 @@ __all__ = [
     "error_reject_curve",
     # -- Bayesian models --
     "fit_hierarchical",
+    "fit_crossed",
     "Posterior",
     "posterior_predictive_check",
     "compare_frequentist",

@@ -37,7 +37,9 @@ import pandas as pd
 from scipy import stats
 from scipy.special import betaln, expit, logit
 
+from bayeseval._core.conflict import loo_conflict
 from bayeseval._core.ppc import Nodes, bonferroni_flags, loo_mixed_check, mid_p
+from bayeseval._results import Result
 from bayeseval._validation import (
     check_level,
     check_method,
@@ -48,6 +50,8 @@ from bayeseval._warnings import ModelCheckWarning, PrecisionLimitedWarning
 from bayeseval.counts import Counts, as_counts
 
 __all__ = [
+    "ConflictResult",
+    "conflict_check",
     "PPCResult",
     "PoolingComparison",
     "SBCResult",
@@ -142,6 +146,124 @@ def _loo_nodes(posterior: Any, strata: np.ndarray) -> Nodes | None:
     return Nodes(np.full(kappa.shape[0], 1.0 / kappa.shape[0]), a, b, ll, eps)
 
 
+# ------------------------------------------------------------------- per-stratum conflict
+
+
+@dataclass(frozen=True, repr=False)
+class ConflictResult(Result):
+    """Result of :func:`conflict_check`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Per stratum: ``successes``, ``trials``, ``expected`` (leave-one-out predictive mean
+        count), ``p_value`` (two-sided mid-p of the count under its leave-one-out
+        predictive), ``direction`` (``"high"``/``"low"``: the count's side of the
+        predictive), ``flag``, ``read`` (``"pooled"`` or ``"own data"``: which interval to
+        read for the stratum) and ``reason``.
+    level : float
+        ``1 - level`` is the error rate of the flag rule.
+    control : str
+        ``"holm"`` (per-dataset error rate) or ``"per_stratum"``.
+    """
+
+    frame: pd.DataFrame
+    level: float = 0.95
+    control: str = "holm"
+    title = "Conflict check"
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """Per-stratum table (see the class docstring)."""
+        return self.frame
+
+    @property
+    def flagged(self) -> list:
+        """Labels of the flagged strata."""
+        return list(self.frame.index[self.frame["flag"].to_numpy(bool)])
+
+
+def conflict_check(
+    data: Any,
+    trials: Any = None,
+    *,
+    level: float = 0.95,
+    control: str = "holm",
+) -> ConflictResult:
+    r"""Per-stratum conflict check: each stratum's count against what the others predict.
+
+    For stratum :math:`k` the reference is the posterior predictive distribution of its
+    count under the Beta-binomial hierarchical model fitted to the *other* strata only
+    (a mixture of Beta-binomials over a grid of the hyperparameters, BDA3 hyperprior), so
+    an outlier cannot pull its own reference toward itself. The two-sided mid-p value of
+    the count is exact (no simulation). A flagged stratum's pooled interval is not
+    supported by its own data: read its own-data interval instead (``read`` column).
+
+    Measured by seeded simulation (``benchmarks/validate_adaptive.py``, 400 datasets per
+    scenario): one stratum at 0.40 with 20 trials among 10-20 strata near 0.08 with
+    50-500 trials is flagged with probability 0.71 under ``control="holm"`` (per-dataset
+    false-flag rate 0.003 when all strata are alike) and 0.94 under
+    ``control="per_stratum"`` (per-stratum false-flag rate 0.026, per dataset 0.36).
+
+    Parameters
+    ----------
+    data : Posterior, Counts or array_like
+        A fitted posterior (its counts are checked), a :class:`~bayeseval.counts.Counts`,
+        or the successes per stratum (then pass ``trials``).
+    trials : array_like, optional
+        Trials per stratum when ``data`` holds the successes.
+    level : float
+        ``1 - level`` is the error rate of the flag rule (default 0.95).
+    control : {"holm", "per_stratum"}
+        ``"holm"``: Holm's step-down rule over the strata with trials, so the chance of
+        flagging *any* stratum of an exchangeable dataset is at most ``1 - level``.
+        ``"per_stratum"``: flag ``p <= 1 - level``, which bounds each stratum's false-flag
+        rate instead (more power, more false flags per dataset).
+
+    Returns
+    -------
+    ConflictResult
+        ``table`` (one row per stratum), ``flagged`` (labels).
+
+    Examples
+    --------
+    >>> res = conflict_check([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20])
+    >>> res.flagged
+    [6]
+    >>> res.table.loc[6, "read"]
+    'own data'
+    """
+    level = check_level(level)
+    control = check_method(control, ("holm", "per_stratum"), "control")
+    counts = data.counts if hasattr(data, "counts") and trials is None else as_counts(data, trials)
+    s = counts.successes.to_numpy()
+    n = counts.trials.to_numpy()
+    res = loo_conflict(s, n, alpha=1.0 - level, control=control)
+    flag = np.asarray(res.flagged, bool)
+    p = np.where(n > 0, res.p_value, np.nan)
+    high = res.p_below > res.p_above
+    reason = np.where(
+        flag,
+        np.where(high, "count above what the other strata predict",
+                 "count below what the other strata predict"),
+        np.where(n > 0, "consistent with the other strata", "no trials"),
+    )
+    frame = pd.DataFrame(
+        {
+            "successes": counts.successes,
+            "trials": counts.trials,
+            "expected": res.expected,
+            "p_value": p,
+            "direction": np.where(high, "high", "low"),
+            "flag": flag,
+            "read": np.where(flag, "own data", "pooled"),
+            "reason": reason,
+        },
+        index=counts.strata,
+    )
+    return ConflictResult(frame=frame, level=level, control=control)
+
+
 # ------------------------------------------------------------------- posterior predictive
 
 
@@ -155,7 +277,8 @@ class PPCResult:
         Per stratum: ``successes``, ``trials``, ``pred_lower``, ``pred_upper`` (predictive
         interval of the count), ``p_value`` (two-sided mid-p), ``p_posterior`` (the plain
         posterior predictive p-value), ``check`` (which replication gave ``p_value``),
-        ``direction`` (``"high"``/``"low"``) and ``flag``.
+        ``direction`` (``"high"``/``"low"``), ``p_conflict`` (p-value of
+        :func:`conflict_check`) and ``flag`` (its Holm flag).
     global_table : pandas.DataFrame
         Per statistic: ``statistic``, ``observed``, ``pred_lower``, ``pred_upper``,
         ``p_value``, ``flag``.
@@ -202,13 +325,17 @@ def posterior_predictive_check(
     points, or the posterior draws of other engines) are reweighted by
     :math:`1 / p(s_k \mid \mu, \kappa)` and the count is compared with the exact mixture
     of Beta-binomial distributions they imply (:mod:`bayeseval._core.ppc`, the same kernel
-    the labelling campaigns use).
+    the labelling campaigns use); these give the predictive intervals of the count.
 
-    p-values are two-sided mid-p values for discrete counts,
-    :math:`p = 2 \min(P^- , 1 - P^-)` with :math:`P^- = P(s^{rep} < s) + \tfrac12 P(s^{rep} = s)`.
-    A stratum is flagged when :math:`p < (1 - \text{level}) / K` (Bonferroni over the
-    :math:`K` strata with trials, so about a ``1 - level`` chance of any false flag under
-    the model). Global statistics (``dispersion``: Pearson chi-square of stratum rates
+    p-values are two-sided mid-p values for discrete counts. A stratum is flagged when its
+    (cross-validated) mixed p-value is below :math:`(1 - \text{level}) / K` (Bonferroni
+    over the :math:`K` strata with trials) *or* when :func:`conflict_check` flags it (its
+    p-value in ``p_conflict``: the exact mid-p value of the count under the Beta-binomial
+    predictive fitted to the *other* strata, Holm's rule at ``1 - level``). Each rule has
+    at most about a ``1 - level`` chance of any false flag when the strata are alike, the
+    union at most twice that. The conflict check gives the power: 0.71 against one
+    stratum at 0.40 with 20 trials among 10-20 strata near 0.08, where the mixed check
+    alone flagged 31%; the mixed check helps with very few strata. Global statistics (``dispersion``: Pearson chi-square of stratum rates
     about the pooled rate; ``min`` and ``max`` stratum rate) are compared with their
     mixed replicates and flagged when :math:`p < (1 - \text{level}) / J` for :math:`J`
     statistics.
@@ -286,6 +413,11 @@ def posterior_predictive_check(
 
     p_val = np.where(has, p_val, np.nan)
     flag = bonferroni_flags(np.nan_to_num(p_val, nan=1.0), has, level)
+    p_conflict = np.full(len(s), np.nan)
+    if K >= 2:
+        conflict = conflict_check(counts, level=level).table
+        flag |= conflict["flag"].to_numpy(bool)
+        p_conflict = conflict["p_value"].to_numpy(float)
     table = pd.DataFrame(
         {
             "successes": counts.successes,
@@ -296,6 +428,7 @@ def posterior_predictive_check(
             "p_posterior": np.where(has, p_post, np.nan),
             "check": check,
             "direction": np.where(lower_tail > 0.5, "high", "low"),
+            "p_conflict": p_conflict,
             "flag": flag,
         },
         index=counts.strata,
@@ -322,7 +455,8 @@ def posterior_predictive_check(
     if outliers:
         warnings.warn(
             f"{len(outliers)} stratum(s) with counts extreme under the model: {outliers[:10]} "
-            f"(two-sided predictive p < {alpha / max(K, 1):.2g}); consider model='robust' "
+            "(leave-one-out conflict check, Holm at "
+            f"{alpha:.2g}); read their own-data intervals, consider model='robust' "
             "or check these strata's data",
             ModelCheckWarning,
             stacklevel=2,
@@ -385,7 +519,10 @@ def compare_frequentist(
     pandas.DataFrame
         Indexed by stratum (plus ``"weighted overall"``): ``successes, trials, raw_rate, se,
         wilson_lower, wilson_upper, cp_lower, cp_upper, post_mean, post_sd, post_lower,
-        post_upper, width_ratio, shrinkage, flag, reason``.
+        post_upper, width_ratio, shrinkage, flag, reason, read``; ``read`` says which
+        interval to read: ``"own data"`` (the Wilson interval) for a stratum the
+        predictive check flags (its count conflicts with the other strata), else
+        ``"pooled"``.
 
     Examples
     --------
@@ -456,6 +593,7 @@ def compare_frequentist(
     outside = outside | shrunk
     frame["flag"] = misfit | outside
     frame["reason"] = reason
+    frame["read"] = np.where(misfit, "own data", "pooled")
     if weights is not None:
         from bayeseval.stratified import stratified_risk
 

@@ -442,7 +442,7 @@ def _estimate(
     empty_used = bool(np.any(st.used & ~st.has))
     contribution = np.where(st.used, st.w * np.nan_to_num(st.r), 0.0)
     contribution = np.where(st.used & ~st.has, np.nan, contribution)
-    estimate = float("nan") if empty_used else float(np.sum(contribution))
+    estimate = float("nan") if empty_used else float(np.clip(np.sum(contribution), 0.0, 1.0))  # a convex combination of rates; rounding of the weights can pass 1
     terms = stratum_variance_terms(st.w, st.r, np.where(st.has, st.n, 1.0))
     var_ind = float("nan") if empty_used else float(np.sum(np.where(st.used & st.has, terms, 0.0)))
     z = float(stats.norm.isf((1 - level) / 2))

@@ -78,7 +78,7 @@ def test_ppc_mixed_pvalue_matches_beta_binomial_mixture():
     assert ppc.outliers == []
     assert list(ppc.table.columns) == [
         "successes", "trials", "pred_lower", "pred_upper", "p_value", "p_posterior", "check",
-        "direction", "flag",
+        "direction", "p_conflict", "flag",
     ]
 
 

@@ -528,3 +528,15 @@ def test_stratified_risk_all_successes_at_large_counts_is_not_nan(method):
         res = stratified_risk([759806365], [759806365], weights=[1.0], method=method, level=0.999999)
     assert res.ci[1] == 1.0 and 0.0 <= res.ci[0] <= 1.0
     assert np.isfinite(res.table[["lower", "upper"]].to_numpy()).all()
+
+
+def test_stratified_risk_estimate_stays_in_unit_interval_when_weights_round_past_one():
+    # ten weights of 0.1 sum to 0.9999999999999999 and other splits pass 1 by an ulp; a
+    # weighted mean of rates that are all 1 is 1 exactly (closed form), never 1 + eps.
+    w = [0.15324321880937372, 0.1741020222634683, 0.16984617858461468, 0.02639650050407304,
+         0.17258204177922165, 0.15790905335663924, 0.14592098470260945]
+    assert np.sum(w) > 1.0  # 1.0000000000000002 in binary floating point
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesevalWarning)
+        res = stratified_risk([1] * 7, [1] * 7, weights=w, method="wald", level=0.5)
+    assert res.estimate == 1.0 and res.ci[1] == 1.0

@@ -49,6 +49,8 @@ def test_summary_columns_and_values_from_draws():
         "lower",
         "upper",
         "shrinkage",
+        "read",
+        "read_reason",
     ]
     assert list(s.index) == STRATA
     np.testing.assert_allclose(s["mean"], p.theta.mean(axis=0))

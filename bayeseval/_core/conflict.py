@@ -13,13 +13,18 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy import stats
 
 from bayeseval._core.adaptive import beta_mixture_predictive, loo_beta_mixture
 from bayeseval._validation import check_counts, check_method, check_probability
 
-__all__ = ["ConflictCheck", "predictive_p_values", "holm_flags", "loo_conflict"]
+__all__ = ["ConflictCheck", "predictive_p_values", "holm_flags", "loo_conflict", "flag_power"]
 
 _P_VALUES = ("doubled", "mid_p")
+#: strata with more trials are not checked (p-value 1, never flagged): the exact predictive
+#: pmf has ``trials + 1`` points per mixture component, and at this size pooling hardly
+#: moves a stratum's interval, so there is nothing for the check to protect
+MAX_TRIALS = 20_000
 _CONTROLS = ("holm", "per_stratum")
 
 
@@ -80,6 +85,9 @@ def predictive_p_values(
         if ni == 0:
             out[1, i] = 0.0
             continue
+        if ni > MAX_TRIALS:  # not checked: p-value 1 (see MAX_TRIALS)
+            out[1, i] = float(ni * (weights[i] @ (a[i] / (a[i] + b[i]))))
+            continue
         pmf = beta_mixture_predictive(int(ni), weights[i], a[i], b[i])
         below, above, at = pmf[: si + 1].sum(), pmf[si:].sum(), pmf[si]
         out[2, i], out[3, i] = min(below, 1.0), min(above, 1.0)
@@ -119,13 +127,15 @@ def loo_conflict(
     alpha: float = 0.05,
     control: str = "holm",
     p_value: str = "mid_p",
+    mixture: tuple | None = None,
 ) -> ConflictCheck:
     """Flag strata whose counts conflict with what the other strata predict.
 
     Parameters
     ----------
     successes, trials : array_like of int, shape (S,)
-        Counts per stratum (at least two strata; zero-trial strata get p-value 1).
+        Counts per stratum (at least two strata; zero-trial strata, and strata with more
+        than ``MAX_TRIALS`` trials, get p-value 1).
     alpha : float
         Error rate of the flag rule.
     control : {"holm", "per_stratum"}
@@ -135,6 +145,8 @@ def loo_conflict(
         ``p <= alpha``, which bounds the false-flag rate of each stratum.
     p_value : {"mid_p", "doubled"}
         Two-sided p-value (see :func:`predictive_p_values`).
+    mixture : (weights, a, b), optional
+        The leave-one-out mixtures of :func:`loo_beta_mixture` when already computed.
 
     Returns
     -------
@@ -181,7 +193,7 @@ def loo_conflict(
         raise ValueError(
             f"trials must have at least two strata with trials to compare, got {n.tolist()!r}"
         )
-    weights, a, b = loo_beta_mixture(s, n)
+    weights, a, b = loo_beta_mixture(s, n) if mixture is None else mixture
     p, expected, below, above = predictive_p_values(s, n, weights, a, b, p_value=p_value)
     used = n > 0
     flagged = np.zeros(s.size, bool)
@@ -190,3 +202,79 @@ def loo_conflict(
     else:
         flagged = used & (p <= alpha)
     return ConflictCheck(*(v.reshape(shape) for v in (p, flagged, expected, below, above)))
+
+
+def _p_values_all_counts(pmf: np.ndarray, p_value: str) -> np.ndarray:
+    """Two-sided p-value of every count ``0..n`` under one predictive pmf."""
+    below = np.minimum(np.cumsum(pmf), 1.0)
+    above = np.minimum(np.cumsum(pmf[::-1])[::-1], 1.0)
+    if p_value == "doubled":
+        return np.minimum(1.0, 2.0 * np.minimum(below, above))
+    return np.minimum(1.0, 2.0 * np.minimum(below - pmf, above - pmf) + pmf)
+
+
+def flag_power(
+    successes: Any,
+    trials: Any,
+    rates: Any,
+    *,
+    alpha: float = 0.05,
+    p_value: str = "mid_p",
+    mixture: tuple | None = None,
+) -> np.ndarray:
+    """Power of the per-stratum conflict rule at given true rates (exact, by enumeration).
+
+    For stratum ``i`` the rule flags the counts ``y`` in ``0..n_i`` whose two-sided
+    p-value under the leave-one-out predictive (:func:`loo_conflict`) is at most
+    ``alpha``; the power at a true rate ``r`` is ``sum over flagged y of Bin(y; n_i, r)``.
+    The reference depends only on the other strata, so the enumeration is exact.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int, shape (S,)
+        Counts per stratum (at least two strata with trials).
+    rates : array_like, shape (S,) or (S, R)
+        True rates at which the power is wanted, one per stratum or ``R`` per stratum
+        (values outside [0, 1] give power 0).
+    alpha : float
+        Per-stratum level of the rule (``control="per_stratum"``).
+    p_value : {"mid_p", "doubled"}
+        Two-sided p-value (see :func:`predictive_p_values`).
+    mixture : (weights, a, b), optional
+        The leave-one-out mixtures of :func:`loo_beta_mixture` when already computed.
+
+    Returns
+    -------
+    numpy.ndarray, shape (S,) or (S, R)
+        Probability of a flag per stratum and rate (0 for strata without trials).
+
+    Examples
+    --------
+    One stratum of 40 trials among strata near 0.08: the rule almost never flags it at
+    its own rate, and usually does at 0.30.
+
+    >>> s, n = [4, 5, 3, 4, 6, 4, 3], [50, 60, 40, 50, 70, 50, 40]
+    >>> pw = flag_power(s, n, [[0.08, 0.3]] * 7)
+    >>> bool(pw[-1, 0] < 0.05 < 0.8 < pw[-1, 1])
+    True
+    """
+    p_value = check_method(p_value, _P_VALUES, "p_value")
+    alpha = check_probability(alpha, "alpha", open_interval=True)
+    s, n = check_counts(successes, trials)
+    s, n = s.ravel(), n.ravel()
+    r = np.asarray(rates, float)
+    squeeze = r.ndim <= 1
+    r2 = np.broadcast_to(r[:, None] if r.ndim == 1 else r, (s.size, 1 if squeeze else r.shape[-1]))
+    weights, a, b = loo_beta_mixture(s, n) if mixture is None else mixture
+    out = np.zeros(r2.shape)
+    for i, ni in enumerate(n):
+        if ni == 0 or ni > MAX_TRIALS:
+            continue
+        pmf = beta_mixture_predictive(int(ni), weights[i], a[i], b[i])
+        flagged = np.flatnonzero(_p_values_all_counts(pmf, p_value) <= alpha)
+        if flagged.size == 0:
+            continue
+        ok = (r2[i] >= 0) & (r2[i] <= 1)
+        pr = np.clip(r2[i], 0.0, 1.0)
+        out[i] = np.where(ok, stats.binom.pmf(flagged[:, None], int(ni), pr[None, :]).sum(axis=0), 0.0)
+    return out[:, 0] if squeeze else out

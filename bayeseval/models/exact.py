@@ -56,7 +56,7 @@ from bayeseval._validation import check_positive_int, check_probability
 from bayeseval._warnings import PrecisionLimitedWarning
 from bayeseval.counts import Counts
 from bayeseval.models.posterior import Posterior
-from bayeseval.models.priors import Prior, resolve_prior
+from bayeseval.models.priors import Prior, check_proper_posterior, resolve_prior
 
 __all__ = ["ExactFit", "fit_exact", "prior_offsets", "U_BOUNDS", "V_BOUNDS"]
 
@@ -205,6 +205,7 @@ class ExactFit:
             self._eps = np.array([self.outlier_prob])
         s = counts.successes.to_numpy().astype(np.int64)
         n = counts.trials.to_numpy().astype(np.int64)
+        check_proper_posterior(self.prior, s, n)
         self.offsets = prior_offsets(prior_mean, counts)
         self._s, self._n = s, n
         # distinct (s, n, o) triples

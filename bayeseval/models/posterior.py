@@ -15,11 +15,12 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
+from bayeseval._core.conflict import loo_conflict
 from bayeseval._validation import check_level, check_method, check_weights
 from bayeseval.counts import Counts, stratum_labels
 from bayeseval.models.priors import Prior
 
-__all__ = ["Posterior"]
+__all__ = ["Posterior", "which_interval"]
 
 _INTERVALS = ("eti", "hdi")
 
@@ -57,7 +58,7 @@ class Posterior:
     >>> from bayeseval.models import fit_hierarchical
     >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], random_seed=0, draws=1000)
     >>> post.summary().columns.tolist()
-    ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage']
+    ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage', 'read', 'read_reason']
     >>> post.draws("theta").shape
     (1000, 3)
     """
@@ -447,7 +448,10 @@ class Posterior:
         -------
         pandas.DataFrame
             Indexed by stratum: ``successes``, ``trials``, ``raw_rate``, ``mean``, ``median``,
-            ``lower``, ``upper``, ``shrinkage``.
+            ``lower``, ``upper``, ``shrinkage``, and which interval to read, ``read``
+            (``"pooled"``, or ``"own data"`` when the stratum's count conflicts with what the
+            other strata predict) with its reason ``read_reason`` (see
+            :func:`which_interval`).
 
         Examples
         --------
@@ -488,6 +492,7 @@ class Posterior:
             index=self.strata,
         )
         frame["shrinkage"] = self.shrinkage()
+        frame["read"], frame["read_reason"] = which_interval(self._counts)
         return frame
 
     # -- predictive and likelihood ------------------------------------------------------------
@@ -577,3 +582,49 @@ class Posterior:
         from bayeseval import plots
 
         return plots.forest(self, level=level, ax=ax)
+
+
+def which_interval(counts: Any, level: float = 0.95, control: str = "per_stratum") -> tuple[np.ndarray, np.ndarray]:
+    """Which interval to read per stratum: the pooled one, or the stratum's own data.
+
+    A stratum whose count conflicts with the leave-one-out predictive of the other strata
+    (the exact check of :func:`bayeseval.checks.conflict_check`, by default each stratum
+    at ``1 - level``: a false flag only costs width, a missed outlier costs coverage) is
+    not described by the population the pooled interval borrows from: read its own-data
+    interval (e.g. Wilson or the adaptive interval) for it.
+
+    Parameters
+    ----------
+    counts : Counts
+        Successes and trials per stratum.
+    level : float
+        ``1 - level`` is the error rate of the flag rule.
+    control : {"per_stratum", "holm"}
+        Error rate bounded per stratum (default) or per dataset (Holm).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``"pooled"`` or ``"own data"`` per stratum, and the reason.
+
+    Examples
+    --------
+    >>> from bayeseval.counts import Counts
+    >>> read, why = which_interval(Counts.from_arrays([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20]))
+    >>> read.tolist()[-2:]
+    ['pooled', 'own data']
+    """
+    s = counts.successes.to_numpy()
+    n = counts.trials.to_numpy()
+    k = len(s)
+    if np.count_nonzero(n) < 2:
+        return np.full(k, "pooled", dtype=object), np.full(k, "fewer than two strata to compare", dtype=object)
+    res = loo_conflict(s, n, alpha=1.0 - check_level(level), control=control)
+    flag = np.asarray(res.flagged, bool)
+    high = res.p_below > res.p_above
+    reason = np.where(
+        flag,
+        np.where(high, "count above what the other strata predict", "count below what the other strata predict"),
+        np.where(n > 0, "consistent with the other strata", "no trials: pooled prediction"),
+    ).astype(object)
+    return np.where(flag, "own data", "pooled").astype(object), reason

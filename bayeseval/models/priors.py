@@ -51,6 +51,7 @@ __all__ = [
     "resolve_prior",
     "default_prior",
     "prior_predictive_spread",
+    "check_proper_posterior",
     "DEFAULT_KAPPA_MEDIAN",
     "DEFAULT_LOG_KAPPA_SD",
 ]
@@ -301,3 +302,46 @@ def prior_predictive_spread(
         "quantiles": {q: float(np.quantile(sd, q)) for q in quantiles},
         "mass": mass,
     }
+
+
+def check_proper_posterior(prior: Prior, successes: Any, trials: Any) -> None:
+    """Raise when an improper prior meets data that leave the posterior improper.
+
+    Under the improper ``"bda"`` prior the posterior of ``(mu, kappa)`` is proper only when
+    at least one stratum has ``0 < successes < trials``. With every stratum at 0 successes
+    (or every one at its number of trials) the likelihood stays bounded away from 0 as the
+    population mean goes to 0 (or 1) while the prior does not decay fast enough, so the
+    posterior has infinite mass there: any interval or mean computed from it is an artefact
+    of the integration bounds.
+
+    Parameters
+    ----------
+    prior : Prior
+        The resolved prior.
+    successes, trials : array_like of int
+        Counts per stratum.
+
+    Raises
+    ------
+    ValueError
+        Naming the prior, the counts and what to do (use a proper prior).
+
+    Examples
+    --------
+    >>> check_proper_posterior(resolve_prior("bda"), [0, 2], [10, 10])  # proper: no error
+    >>> check_proper_posterior(resolve_prior("bda"), [0, 0], [10, 10])
+    Traceback (most recent call last):
+    ...
+    ValueError: prior='bda' is improper, and so is its posterior when no stratum has 0 < successes < trials (successes=[0, 0], trials=[10, 10]); use prior='default' (proper) or another proper prior
+    """
+    if not prior.improper:
+        return
+    s = np.asarray(successes, dtype=np.int64).ravel()
+    n = np.asarray(trials, dtype=np.int64).ravel()
+    if np.any((s > 0) & (s < n)):
+        return
+    raise ValueError(
+        f"prior={prior.name!r} is improper, and so is its posterior when no stratum has "
+        f"0 < successes < trials (successes={s.tolist()[:10]}, trials={n.tolist()[:10]}); "
+        f"use prior='default' (proper) or another proper prior"
+    )

@@ -58,7 +58,7 @@ from bayeseval._warnings import ConvergenceWarning
 from bayeseval.counts import Counts, stratum_labels
 from bayeseval.models.exact import prior_offsets
 from bayeseval.models.posterior import Posterior
-from bayeseval.models.priors import resolve_prior
+from bayeseval.models.priors import check_proper_posterior, resolve_prior
 from bayeseval.models.robust import DEFAULT_OUTLIER_PROB
 
 __all__ = [
@@ -200,6 +200,8 @@ def fit_pymc(
     labels = stratum_labels(counts.strata)
     raw_offsets = prior_offsets(prior_mean, counts)
     offsets = np.zeros(len(counts)) if raw_offsets is None else raw_offsets
+    if model != "logit_normal":
+        check_proper_posterior(prior_obj, s, n)
     rng = make_rng(random_seed)
     pm_seed = int(rng.integers(2**31 - 1))
 

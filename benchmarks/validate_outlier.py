@@ -1,0 +1,145 @@
+"""Outlier safety of the campaign stopping rule, the default fit and the conflict check.
+
+Scenarios (seeded): one atypical stratum (error rate 0.16) among nine homogeneous strata
+with rates near 0.06, the atypical stratum holding 2%, 6.4% or 15% of a 40,000-row pool; and
+the exchangeable control (all ten strata near 0.06). ``expected_width`` campaigns with the
+default settings to a 0.05 half-width at level 0.95; coverage at stop of every stratum, and
+labels used.
+
+Run: ``python benchmarks/validate_outlier.py campaigns [--repeats 20] [--out file.csv]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pandas as pd
+
+from bayeseval.active.simulate import simulate
+
+N_STRATA = 10
+HOMOGENEOUS = np.linspace(0.05, 0.07, N_STRATA - 1)
+
+
+def atypical_pool(share: float | None, *, n_rows: int = 40_000, atypical_rate: float = 0.16,
+                  random_seed: int = 0) -> pd.DataFrame:
+    """Pool with stratum ``s00`` at ``atypical_rate`` holding ``share`` of the rows (None: exchangeable)."""
+    rng = np.random.default_rng(random_seed)
+    rest = 1.0 - (share if share is not None else 1.0 / N_STRATA)
+    other = np.geomspace(1.0, 4.0, N_STRATA - 1)
+    shares = np.concatenate([[1.0 - rest], rest * other / other.sum()])
+    sizes = np.round(shares * n_rows).astype(int)
+    rates = np.concatenate([[atypical_rate if share is not None else 0.06], HOMOGENEOUS])
+    strata = np.repeat([f"s{i:02d}" for i in range(N_STRATA)], sizes)
+    err = rng.random(sizes.sum()) < np.repeat(rates, sizes)
+    truth = rng.integers(0, 2, sizes.sum())
+    pred = np.where(err, 1 - truth, truth)
+    return pd.DataFrame({"stratum": strata, "truth": truth, "pred": pred})
+
+
+SCENARIOS = {"atypical 2%": 0.02, "atypical 6.4%": 0.064, "atypical 15%": 0.15, "exchangeable": None}
+
+
+def run_campaigns(repeats: int, rules=("expected_width",), **kw) -> pd.DataFrame:
+    rows = []
+    for name, share in SCENARIOS.items():
+        pool = atypical_pool(share, random_seed=1)
+        t0 = time.perf_counter()
+        res = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=list(rules),
+                       repeats=repeats, batch_size=20, random_seed=0, progress=False, **kw)
+        iv = res.intervals
+        for rule in rules:
+            tab = res.table[res.table["rule"] == rule]
+            cov = iv[iv["rule"] == rule].groupby("stratum")["covered"].mean()
+            row = {"scenario": name, "rule": rule, "labels_mean": tab["labels_used"].mean(),
+                   "labels_s00": iv[(iv["rule"] == rule) & (iv["stratum"] == "s00")]["trials"].mean()
+                   if "trials" in iv else np.nan,
+                   "coverage_s00": cov.get("s00"), "coverage_min_stratum": cov.min(),
+                   "coverage_mean": cov.mean(), "seconds": time.perf_counter() - t0}
+            row.update({f"cov_{k}": v for k, v in cov.items()})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def exact_wilson_baseline(reps: int = 100) -> pd.DataFrame:
+    """Wilson coverage of the hierarchical study's datasets, computed exactly.
+
+    Same datasets as ``benchmarks/validate.py`` (seed ``7000 + scenario index``); for each
+    stratum the coverage given its true rate and size is ``sum_x Bin(x; n, p) 1[covered]``,
+    so only the draw of the rates and sizes is random (no Monte Carlo over the counts).
+    """
+    import validate as v
+    from scipy import stats
+
+    from bayeseval import proportion_ci
+
+    rows = []
+    for si, scenario in enumerate(v.SCENARIOS):
+        rng = np.random.default_rng(7000 + si)
+        cov, hits = [], []
+        for _ in range(reps):
+            s, n, theta = v.simulate_dataset(scenario, rng)
+            hits.append(v.interval_hits(*proportion_ci(s, n, level=v.LEVEL, method="wilson")[:2], theta))
+            for nk, pk in zip(n, theta, strict=True):
+                x = np.arange(nk + 1)
+                lo, hi = proportion_ci(x, np.full(nk + 1, nk), level=v.LEVEL, method="wilson")[:2]
+                cov.append(float(stats.binom.pmf(x, nk, pk) @ ((np.asarray(lo) <= pk) & (pk <= np.asarray(hi)))))
+        rows.append({"scenario": scenario, "wilson_monte_carlo": float(np.mean(hits)),
+                     "wilson_exact": float(np.mean(cov))})
+    return pd.DataFrame(rows)
+
+
+def default_fit_study(reps: int = 100, random_seed: int = 11) -> pd.DataFrame:
+    """Coverage of a small outlier (0.40, 10-30 trials) among 12 strata near 0.08 (50-500
+    trials): pooled interval, the interval the ``read`` column points to (Wilson when it
+    says "own data"), and Wilson; plus widths of the alike strata relative to Wilson."""
+    import warnings
+
+    from bayeseval import proportion_ci
+    from bayeseval.models import fit_hierarchical
+
+    rng = np.random.default_rng(random_seed)
+    rows = []
+    for _ in range(reps):
+        n = np.concatenate([rng.integers(50, 501, 12), [rng.integers(10, 31)]])
+        theta = np.concatenate([rng.beta(8, 92, 12), [0.40]])
+        s = rng.binomial(n, theta)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = fit_hierarchical(s, n, random_seed=0, draws=200).summary()
+            wl, wh = (np.asarray(x) for x in proportion_ci(s, n, method="wilson")[:2])
+        own = (t["read"] == "own data").to_numpy()
+        rl, rh = np.where(own, wl, t["lower"]), np.where(own, wh, t["upper"])
+        k = 12
+        rows.append({"pooled": t["lower"].iloc[k] <= 0.4 <= t["upper"].iloc[k],
+                     "read": rl[k] <= 0.4 <= rh[k], "wilson": wl[k] <= 0.4 <= wh[k],
+                     "flagged": bool(own[k]), "false_flags": int(own[:k].sum()),
+                     "width_pooled": float(np.mean((t["upper"] - t["lower"]).to_numpy()[:k] / (wh - wl)[:k])),
+                     "width_read": float(np.mean((rh - rl)[:k] / (wh - wl)[:k]))})
+    return pd.DataFrame(rows).mean().to_frame("mean").T
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("what", choices=["campaigns", "wilson", "fit"])
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--rules", default="expected_width")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    if args.what == "fit":
+        print(default_fit_study(args.repeats).round(3).to_string(index=False))
+        return
+    if args.what == "wilson":
+        print(exact_wilson_baseline().round(3).to_string(index=False))
+        return
+    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")))
+    pd.set_option("display.width", 250)
+    print(out.round(3).to_string(index=False))
+    if args.out:
+        out.to_csv(args.out, index=False)
+
+
+if __name__ == "__main__":
+    main()
