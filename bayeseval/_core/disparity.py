@@ -242,10 +242,10 @@ def gap_interval(est: Any, lo: Any, hi: Any) -> tuple[float, float, float]:
     >>> gap_interval([0.2, 0.5, 0.3], [0.1, 0.35, 0.2], [0.3, 0.65, 0.4])
     (0.3, 0.04999999999999999, 0.55)
     """
-    e, l, u = _arrays(est, lo, hi)
-    keep = np.isfinite(e) & np.isfinite(l) & np.isfinite(u)
+    e, low, upp = _arrays(est, lo, hi)
+    keep = np.isfinite(e) & np.isfinite(low) & np.isfinite(upp)
     if np.count_nonzero(keep) < 2:
         return float("nan"), float("nan"), float("nan")
-    e, l, u = e[keep], l[keep], u[keep]
+    e, low, upp = e[keep], low[keep], upp[keep]
     gap = float(e.max() - e.min())
-    return gap, float(max(0.0, l.max() - u.min())), float(u.max() - l.min())
+    return gap, float(max(0.0, low.max() - upp.min())), float(upp.max() - low.min())
