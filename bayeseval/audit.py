@@ -55,6 +55,7 @@ from bayeseval._warnings import EmptyStratumWarning
 from bayeseval.counts import stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import Metric
+from bayeseval.models import fit_hierarchical
 from bayeseval.planning import sample_size
 
 __all__ = ["Audit", "audit", "METRICS", "CRITERIA", "add_audit_parser", "run_audit"]
@@ -224,8 +225,6 @@ def _pooled(counts: Any, groups: list[str], level: float, random_seed: Any) -> P
     every grouping; with several group columns this is the place to switch to a
     crossed-factor model.
     """
-    from bayeseval.models import fit_hierarchical
-
     s, n = counts
     post = fit_hierarchical(
         s, n, strata=groups, model=_POOLED_MODEL, draws=_N_DRAWS, random_seed=random_seed

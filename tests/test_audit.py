@@ -297,3 +297,28 @@ def test_command_line_exit_codes_and_json(tmp_path, capsys):
     with pytest.raises(ValueError, match="unsupported"):
         _cli([str(tmp_path / "x.txt.bz2"), "--y-true", "y", "--y-pred", "p", "--groups", "g"])
     assert run_audit is not None
+
+
+def test_forest_plot_draws_a_prediction_distinctly():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayeseval.plots import disparities
+
+    df = _frame(300, seed=4)
+    df = df[~((df["race"] == "a") & (df["sex"] == "f"))]
+    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics="fpr", tolerance=0.1,
+                random_seed=0)
+    ax = disparities(res)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "fpr: a | f - b | f (predicted, no data)" in labels
+    assert len(labels) == len(res.disparities.query("measure != 'ratio'"))
+    dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+    hollow = [ln for ln in ax.lines if ln.get_markerfacecolor() == "none"]
+    assert len(dashed) == 1 and len(hollow) == 1
+    row = res.disparities.set_index(["measure", "group"]).loc[("difference", "a | f")]
+    assert tuple(dashed[0].get_xdata()) == (row["posterior_lower"], row["posterior_upper"])
+    with pytest.raises(ValueError, match="measure must be 'difference' or 'ratio', got 'gap'"):
+        disparities(res, measure="gap")
+    with pytest.raises(TypeError, match="result must be an Audit"):
+        disparities(res.groups)
