@@ -311,7 +311,7 @@ def test_forest_plot_draws_a_prediction_distinctly():
                 random_seed=0)
     ax = disparities(res)
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert "fpr: a | f - b | f (predicted, no data)" in labels
+    assert f"fpr: a | f - {res.reference} (predicted, no data)" in labels
     assert len(labels) == len(res.disparities.query("measure != 'ratio'"))
     dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
     hollow = [ln for ln in ax.lines if ln.get_markerfacecolor() == "none"]
