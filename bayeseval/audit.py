@@ -348,7 +348,7 @@ def _pairwise(name: str, fit: _MetricFit, labels: list[str], ref: int, level: fl
         methods = ("mover", "mover-r")
     else:
         r_est, rlo, rhi = katz_ratio(
-            fit.successes[others], fit.trials[others], fit.successes[ref], fit.trials[ref], 1 - level
+            fit.successes[others], fit.trials[others], fit.successes[ref], fit.trials[ref], level
         )
         methods = ("newcombe", "katz-log")
     draws = fit.pooled.draws
@@ -441,7 +441,7 @@ def _trials_needed(fit: _MetricFit, groups: np.ndarray, halfwidth: float, level:
     return out
 
 
-def _labels_rows(row: dict, fit: _MetricFit, labels: list[str], rows: np.ndarray, n_metrics: int) -> list[dict]:
+def _labels_rows(row: dict, fit: _MetricFit, labels: list[str], rows: np.ndarray) -> list[dict]:
     """Extra trials (and rows) per group for the gap interval to decide, at the current rates."""
     tol, gap = row["tolerance"], row["gap"]
     if tol is None or row["metric_verdict"] != "undecided" or not np.isfinite(gap) or gap == tol:
@@ -471,7 +471,7 @@ def _labels_rows(row: dict, fit: _MetricFit, labels: list[str], rows: np.ndarray
 class Audit(Result):
     """Result of :func:`audit`: per-group rates, disparities and verdicts.
 
-    Attributes
+    Parameters
     ----------
     groups : pandas.DataFrame
         One row per group x metric: ``successes``, ``trials``, ``rate``, the adaptive
@@ -686,25 +686,37 @@ def audit(
     labels, rows, counts = _tabulate_all(data, cols, y_true, y_pred, names, pos_label)
     ref = _reference(reference, labels, rows)
     fits = _fit_all(names, counts, labels, level, random_seed)
-    group_table = pd.concat([_group_frame(m, labels, fits[m]) for m in names], ignore_index=True)
-    parts = [pd.concat([_pairwise(m, fits[m], labels, ref, level, tol), _gap_row(m, fits[m], level, tol)])
-             for m in names] if len(labels) > 1 else [_gap_row(m, fits[m], level, tol) for m in names]
+    verdicts, labels_needed = _verdict_tables(names, fits, labels, rows, level, tol)
+    return Audit(
+        groups=pd.concat([_group_frame(m, labels, fits[m]) for m in names], ignore_index=True),
+        disparities=_disparity_table(names, fits, labels, ref, level, tol),
+        verdicts=verdicts,
+        labels_needed=labels_needed,
+        reference=labels[ref],
+        level=level,
+        tolerance=tol,
+    )
+
+
+def _disparity_table(names, fits, labels, ref, level, tol) -> pd.DataFrame:
+    parts = []
+    for m in names:
+        if len(labels) > 1:
+            parts.append(_pairwise(m, fits[m], labels, ref, level, tol))
+        parts.append(_gap_row(m, fits[m], level, tol))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _verdict_tables(names, fits, labels, rows, level, tol) -> tuple[pd.DataFrame, pd.DataFrame]:
     verdict_rows, label_rows = [], []
     for criterion, needed in CRITERIA.items():
         if all(m in names for m in needed):
             new = _verdict_rows(criterion, fits, level, tol)
             verdict_rows += new
             for row in new:
-                label_rows += _labels_rows(row, fits[row["metric"]], labels, rows, len(needed))
-    return Audit(
-        groups=group_table,
-        disparities=pd.concat(parts, ignore_index=True),
-        verdicts=pd.DataFrame(verdict_rows, columns=_VERDICT_COLUMNS),
-        labels_needed=pd.DataFrame(label_rows, columns=_LABEL_COLUMNS),
-        reference=labels[ref],
-        level=level,
-        tolerance=tol,
-    )
+                label_rows += _labels_rows(row, fits[row["metric"]], labels, rows)
+    return (pd.DataFrame(verdict_rows, columns=_VERDICT_COLUMNS),
+            pd.DataFrame(label_rows, columns=_LABEL_COLUMNS))
 
 
 _VERDICT_COLUMNS = ["criterion", "metric", "gap", "lower", "upper", "level", "tolerance",

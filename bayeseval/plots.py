@@ -688,9 +688,10 @@ def coverage(
 
 # -- fairness audits ---------------------------------------------------------------------------
 def _disparity_rows(result: Any, measure: str, metrics: Any) -> pd.DataFrame:
-    from bayeseval.audit import Audit
+    from bayeseval._results import Result
 
-    if not isinstance(result, Audit):
+    # an Audit (bayeseval.audit), recognised without importing the audit machinery
+    if not (isinstance(result, Result) and isinstance(getattr(result, "disparities", None), pd.DataFrame)):
         raise TypeError(f"result must be an Audit from bayeseval.audit, got {type(result).__name__}")
     if measure not in ("difference", "ratio"):
         raise ValueError(f"measure must be 'difference' or 'ratio', got {measure!r}")

@@ -65,7 +65,7 @@ def test_katz_ratio_matches_statsmodels_log_and_log_adjusted():
     n1, n2 = rng.integers(5, 500, 40), rng.integers(5, 500, 40)
     s1, s2 = rng.binomial(n1, 0.3), rng.binomial(n2, 0.4)
     s1[:4] = 0  # zero counts: 0.5 added (statsmodels "log-adjusted")
-    est, lo, hi = katz_ratio(s1, n1, s2, n2, 0.05)
+    est, lo, hi = katz_ratio(s1, n1, s2, n2, 0.95)
     for i in range(40):
         method = "log-adjusted" if s1[i] == 0 else "log"
         ref = confint_proportions_2indep(s1[i], n1[i], s2[i], n2[i], compare="ratio", method=method)
@@ -74,7 +74,7 @@ def test_katz_ratio_matches_statsmodels_log_and_log_adjusted():
 
 
 def test_katz_ratio_without_trials_is_nan():
-    est, lo, hi = katz_ratio([3, 2], [0, 10], [4, 5], [10, 0], 0.05)
+    est, lo, hi = katz_ratio([3, 2], [0, 10], [4, 5], [10, 0], 0.95)
     assert np.isnan(est).all() and np.isnan(lo).all() and np.isnan(hi).all()
 
 

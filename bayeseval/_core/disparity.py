@@ -17,7 +17,7 @@ rates such as balanced accuracy.
   al. 1978, Biometrics 34:469-474), with 0.5 added to each count and each number of
   trials when a count is zero.
 * :func:`gap_interval` -- a simultaneous interval for the max-min gap across groups,
-  projected from per-group intervals at the Bonferroni level ``1 - alpha / G``.
+  projected from per-group intervals at the Bonferroni level ``1 - (1 - level) / G``.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def mover_ratio(
 
 
 def katz_ratio(
-    s1: Any, n1: Any, s2: Any, n2: Any, alpha: float
+    s1: Any, n1: Any, s2: Any, n2: Any, level: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Katz log interval of the ratio of two proportions ``(s1 / n1) / (s2 / n2)``.
 
@@ -161,8 +161,8 @@ def katz_ratio(
     ----------
     s1, n1, s2, n2 : array_like
         Successes and trials of the two groups.
-    alpha : float
-        One minus the confidence level.
+    level : float
+        Confidence level.
 
     Returns
     -------
@@ -172,12 +172,12 @@ def katz_ratio(
 
     Examples
     --------
-    >>> est, lo, hi = katz_ratio(56, 70, 48, 80, 0.05)
+    >>> est, lo, hi = katz_ratio(56, 70, 48, 80, 0.95)
     >>> round(float(est), 4), round(float(lo), 4), round(float(hi), 4)
     (1.3333, 1.0766, 1.6512)
     """
     s1, n1, s2, n2 = _arrays(s1, n1, s2, n2)
-    z = -special.ndtri(alpha / 2)
+    z = special.ndtri(0.5 + level / 2)
     add = np.where((s1 == 0) | (s2 == 0), 0.5, 0.0)
     a1, m1, a2, m2 = s1 + add, n1 + add, s2 + add, n2 + add
     with np.errstate(divide="ignore", invalid="ignore"):
