@@ -649,22 +649,16 @@ def audit(
 
     Raises
     ------
-    ValueError
-        An unknown metric, a column missing, labels not binary without ``pos_label``,
-        a reference that is not a group, or ``tolerance``/``level`` out of range.
-    TypeError
-        ``metrics`` or ``tolerance`` of the wrong type.
+    ValueError, TypeError
+        Bad arguments (unknown metric, missing column, non-binary labels without
+        ``pos_label``, unknown reference, out-of-range tolerance or level).
 
     Notes
     -----
-    The max-min gap interval is ``[max(0, max l - min u), max u - min l]`` over
-    Clopper-Pearson intervals at level ``1 - (1 - level) / G`` for the ``G`` groups
-    with trials: if all ``G`` intervals hold (probability at least ``level``), the gap
-    lies inside, whatever the true rates. It is conservative when the gap is large and
-    exact-or-better at a zero gap. A verdict is "outside" when the gap interval (at a
-    Bonferroni-adjusted level over the criterion's metrics) lies above the tolerance,
-    "within tolerance" when it lies at or below it, "undecided" otherwise; so a wrong
-    decided verdict has probability at most ``1 - level``.
+    The max-min gap interval projects Clopper-Pearson intervals at level
+    ``1 - (1 - level) / G`` (the ``G`` groups with trials): its coverage is at least
+    ``level`` whatever the true rates, so a decided verdict is wrong with probability
+    at most ``1 - level`` (see the module docstring).
 
     Examples
     --------

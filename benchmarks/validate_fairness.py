@@ -151,7 +151,7 @@ def coverage(reps: int, fl_reps: int, n_boot: int, seed: int = 2026) -> tuple[pd
         def agg(items: list, key: str) -> np.ndarray:
             return np.mean([it[key] for it in items], axis=0)
 
-        for label, items, cov_key, w_key, n, secs in (
+        for label, items, cov_key, w_key, _n, secs in (
             ("ours: Newcombe difference", ours, "diff_cover", "diff_width", reps, t_ours),
             ("ours: posterior difference (robust pooled)", ours, "post_diff_cover", "post_diff_width", reps, None),
             ("bootstrap percentile difference (1,000)", boot, "diff_cover", "diff_width", reps, t_boot),
