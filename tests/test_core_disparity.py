@@ -69,8 +69,16 @@ def test_katz_ratio_matches_statsmodels_log_and_log_adjusted():
     for i in range(40):
         method = "log-adjusted" if s1[i] == 0 else "log"
         ref = confint_proportions_2indep(s1[i], n1[i], s2[i], n2[i], compare="ratio", method=method)
-        assert (lo[i], hi[i]) == pytest.approx(ref, rel=1e-10)
+        assert hi[i] == pytest.approx(ref[1], rel=1e-10)
+        # a zero numerator: the lower end is 0, so the interval holds the raw ratio 0
+        assert lo[i] == (0.0 if s1[i] == 0 else pytest.approx(ref[0], rel=1e-10))
         assert est[i] == pytest.approx((s1[i] / n1[i]) / (s2[i] / n2[i]))
+
+
+def test_katz_ratio_zero_denominator_has_infinite_upper_end():
+    est, lo, hi = katz_ratio(5, 20, 0, 30, 0.95)
+    ref = confint_proportions_2indep(5, 20, 0, 30, compare="ratio", method="log-adjusted")
+    assert np.isinf(est) and np.isinf(hi) and lo == pytest.approx(ref[0], rel=1e-10)
 
 
 def test_katz_ratio_without_trials_is_nan():

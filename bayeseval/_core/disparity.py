@@ -154,8 +154,9 @@ def katz_ratio(
 
     ``log(r) +- z sqrt(1/s1 - 1/n1 + 1/s2 - 1/n2)``. When either count is zero the
     interval is computed with 0.5 added to both counts and both numbers of trials
-    (statsmodels' ``"log-adjusted"``), which keeps both ends finite; the returned
-    estimate is always the raw ratio.
+    (statsmodels' ``"log-adjusted"``), and the end on the side of the zero is then
+    set to 0 (zero numerator) or infinity (zero denominator), so that the interval
+    always contains the raw ratio, which is the returned estimate.
 
     Parameters
     ----------
@@ -185,8 +186,9 @@ def katz_ratio(
         centre = np.log((a1 / m1) / (a2 / m2))
         half = z * np.sqrt(1 / a1 - 1 / m1 + 1 / a2 - 1 / m2)
     empty = (n1 <= 0) | (n2 <= 0)
-    lower = np.where(empty, np.nan, np.exp(centre - half))
-    upper = np.where(empty, np.nan, np.exp(centre + half))
+    # a zero numerator (denominator) count: the ratio may be 0 (infinite), as the raw ratio says
+    lower = np.where(empty, np.nan, np.where(s1 == 0, 0.0, np.exp(centre - half)))
+    upper = np.where(empty, np.nan, np.where(s2 == 0, np.inf, np.exp(centre + half)))
     return np.where(empty, np.nan, est), lower, upper
 
 
