@@ -31,6 +31,7 @@ current rates.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import warnings
 from dataclasses import dataclass
@@ -536,6 +537,53 @@ class Audit(Result):
         for title, frame in (("Disparities", self.disparities), ("Verdicts", self.verdicts)):
             parts.append(_Titled(title, frame)._repr_html_())
         return "".join(parts)
+
+    def to_html(self, *, plot: bool = True) -> str:
+        """An HTML section for reports: the verdicts, disparities, groups and the forest plot.
+
+        Parameters
+        ----------
+        plot : bool
+            Embed the disparity forest plot as a PNG (base64).
+
+        Returns
+        -------
+        str
+            A ``<section>`` element; every label is escaped.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"y": [1, 0] * 20, "p": [1, 1] * 20, "g": ["<a>", "b"] * 20})
+        >>> html = audit(df, y_true="y", y_pred="p", groups="g", metrics="fpr",
+        ...              random_seed=0).to_html(plot=False)
+        >>> "&lt;a&gt;" in html and "<a>" not in html
+        True
+        """
+        parts = ["<section class='audit'><h2>Fairness audit</h2>",
+                 f"<p>Reference group: {html.escape(self.reference)}; level {self.level:g}; "
+                 f"tolerance {self.tolerance if self.tolerance is not None else 'none'}.</p>"]
+        for title, frame in (("Verdicts", self.verdicts), ("Disparities", self.disparities),
+                             ("Groups", self.groups), ("Labels needed to decide", self.labels_needed)):
+            if len(frame):
+                parts.append(_Titled(title, frame)._repr_html_())
+        if plot:
+            parts.append(f"<img alt='disparities' src='data:image/png;base64,{self._forest_png()}'/>")
+        return "".join(parts) + "</section>"
+
+    def _forest_png(self) -> str:
+        import base64
+        import io
+
+        import matplotlib.pyplot as plt
+
+        from bayeseval.plots import disparities
+
+        ax = disparities(self)
+        buf = io.BytesIO()
+        ax.figure.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+        plt.close(ax.figure)
+        return base64.b64encode(buf.getvalue()).decode("ascii")
 
     def to_dict(self) -> dict:
         """The audit as plain JSON-ready data.

@@ -322,3 +322,14 @@ def test_forest_plot_draws_a_prediction_distinctly():
         disparities(res, measure="gap")
     with pytest.raises(TypeError, match="result must be an Audit"):
         disparities(res.groups)
+
+
+def test_html_section_escapes_labels_and_embeds_the_plot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    df = _two_groups(30, 0.5, 0.6).replace({"g": {"a": "<i>x</i>"}})
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", tolerance=0.2, random_seed=0)
+    page = res.to_html()
+    assert "&lt;i&gt;x&lt;/i&gt;" in page and "<i>x</i>" not in page
+    assert page.count("data:image/png;base64,") == 1 and "Verdicts" in page
