@@ -16,7 +16,8 @@
 
    Coverage, mean width and time per dataset are printed as Markdown tables.
 
-Run: ``python benchmarks/validate_fairness.py`` (about 10 minutes) or ``--quick``.
+Run: ``python benchmarks/validate_fairness.py`` (about 30 minutes on 2 idle cores, most of it
+in MetricFrame's bootstrap) or ``--quick`` (about 3 minutes).
 """
 
 from __future__ import annotations
