@@ -690,9 +690,9 @@ def coverage(
 def _disparity_rows(result: Any, measure: str, metrics: Any) -> pd.DataFrame:
     from bayeseval._results import Result
 
-    # an Audit (bayeseval.audit), recognised without importing the audit machinery
+    # an Audit (bayeseval.fairness), recognised without importing the audit machinery
     if not (isinstance(result, Result) and isinstance(getattr(result, "disparities", None), pd.DataFrame)):
-        raise TypeError(f"result must be an Audit from bayeseval.audit, got {type(result).__name__}")
+        raise TypeError(f"result must be an Audit from bayeseval.fairness.audit, got {type(result).__name__}")
     if measure not in ("difference", "ratio"):
         raise ValueError(f"measure must be 'difference' or 'ratio', got {measure!r}")
     table = result.disparities
@@ -721,7 +721,7 @@ def disparities(
     Parameters
     ----------
     result : Audit
-        The output of :func:`bayeseval.audit.audit`.
+        The output of :func:`bayeseval.fairness.audit`.
     measure : {"difference", "ratio"}
         Which disparity to draw.
     metrics : str or list of str, optional
@@ -737,7 +737,7 @@ def disparities(
     Examples
     --------
     >>> import pandas as pd
-    >>> from bayeseval.audit import audit
+    >>> from bayeseval.fairness import audit
     >>> df = pd.DataFrame({"y": [1, 0] * 60, "p": [1, 0, 0, 0] * 30,
     ...                    "g": ["a"] * 80 + ["b"] * 40})
     >>> res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", random_seed=0)

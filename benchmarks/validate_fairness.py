@@ -1,6 +1,6 @@
 """Fairness audits side by side with fairlearn's MetricFrame.
 
-1. Point estimates: ``bayeseval.audit`` against ``MetricFrame.by_group`` for every
+1. Point estimates: ``bayeseval.fairness.audit`` against ``MetricFrame.by_group`` for every
    metric and group (COMPAS-like synthetic data, two crossed group columns).
 2. Coverage by seeded simulation: 6 groups of 20 to 2,000 rows, selection rate
    (demographic parity), (a) equal true rates 0.3 and (b) one disadvantaged group
@@ -38,7 +38,7 @@ from fairlearn.metrics import (
 )
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_score, zero_one_loss
 
-from bayeseval.audit import audit
+from bayeseval.fairness import audit
 
 SIZES = np.array([20, 50, 100, 300, 1000, 2000])
 SCENARIOS = {

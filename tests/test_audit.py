@@ -21,7 +21,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from bayeseval import proportion_ci
 from bayeseval._core.disparity import bonferroni_level, gap_interval, mover_difference
-from bayeseval.audit import Audit, add_audit_parser, audit, run_audit
+from bayeseval.fairness import Audit, add_audit_parser, audit, run_audit
 
 
 def _npv(y_true, y_pred):

@@ -1,5 +1,8 @@
 """Fairness audits: per-group rates, disparities with honest intervals, and verdicts.
 
+The module is ``fairness`` so that the package attribute ``bayeseval.audit`` can be the
+function :func:`audit` (a submodule of the same name would replace it once imported).
+
 :func:`audit` counts each metric per group once, then reports three intervals per
 group and metric, the disparities between groups, and a verdict per fairness
 criterion:
