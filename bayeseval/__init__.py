@@ -47,6 +47,9 @@ _EXPORTS = {
     # Bayesian models and their checks
     "fit_hierarchical": "models",
     "fit_crossed": "models",
+    # fairness audits
+    "audit": "fairness",
+    "Audit": "fairness",
     "Posterior": "models",
     "posterior_predictive_check": "checks",
     "compare_frequentist": "checks",
@@ -63,7 +66,7 @@ _EXPORTS = {
 _SUBMODULES = frozenset(
     {
         "intervals", "stratified", "planning", "compare", "classic", "models", "checks",
-        "active", "report", "split", "spark", "plots", "datasets", "demo", "gate", "cli",
+        "active", "report", "fairness", "split", "spark", "plots", "datasets", "demo", "gate", "cli",
     }
 )
 
@@ -78,6 +81,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.classic import error_reject_curve, estimate_error, risk_averaging
     from bayeseval.compare import mcnemar, paired_bootstrap
     from bayeseval.counts import Counts, tabulate
+    from bayeseval.fairness import Audit, audit
     from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
     from bayeseval.metrics import Metric, get_metric
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
@@ -142,6 +146,8 @@ __all__ = [
     # -- Bayesian models --
     "fit_hierarchical",
     "fit_crossed",
+    "audit",
+    "Audit",
     "Posterior",
     "posterior_predictive_check",
     "compare_frequentist",

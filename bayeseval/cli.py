@@ -724,7 +724,20 @@ def _add_campaign(sub: Any, *, full: bool) -> None:
         sub.add_parser("campaign", help=_CAMPAIGN_HELP, add_help=False)
 
 
-def build_parser(*, campaign: bool = True) -> argparse.ArgumentParser:
+_AUDIT_HELP = "fairness audit: per-group rates, disparities and verdicts"
+
+
+def _add_audit(sub: Any, *, full: bool) -> None:
+    """The ``audit`` command: in full, or a placeholder that only lists it in the help."""
+    if full:
+        from bayeseval.fairness import add_audit_parser  # deferred: heavy, audit only
+
+        add_audit_parser(sub)
+    else:
+        sub.add_parser("audit", help=_AUDIT_HELP, add_help=False)
+
+
+def build_parser(*, campaign: bool = True, audit: bool = True) -> argparse.ArgumentParser:
     """Build the argument parser of the ``bayeseval`` command.
 
     Parameters
@@ -732,11 +745,13 @@ def build_parser(*, campaign: bool = True) -> argparse.ArgumentParser:
     campaign : bool, default True
         Register the ``campaign`` command with all its sub-commands. With ``False`` the command
         is only listed in the help, and the parser starts faster (no campaign engine import).
+    audit : bool, default True
+        Register the ``audit`` command in full (the same trade-off as ``campaign``).
 
     Returns
     -------
     argparse.ArgumentParser
-        The parser with the ``demo``, ``plan``, ``report``, ``gate`` and
+        The parser with the ``demo``, ``plan``, ``report``, ``gate``, ``audit`` and
         ``campaign`` commands; its errors raise ``ValueError`` (``main`` prints
         them as one line and exits 2).
 
@@ -758,6 +773,7 @@ def build_parser(*, campaign: bool = True) -> argparse.ArgumentParser:
     _add_plan(sub)
     _add_report(sub)
     _add_gate(sub)
+    _add_audit(sub, full=audit)
     _add_campaign(sub, full=campaign)
     return parser
 
@@ -789,7 +805,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(campaign=_command(argv) == "campaign")
+    command = _command(argv)
+    parser = build_parser(campaign=command == "campaign", audit=command == "audit")
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):

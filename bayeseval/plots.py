@@ -883,3 +883,95 @@ def _plot_stratified(risk: Any, ax: Any = None) -> Any:
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=1, fontsize=8, frameon=False)
     return ax
+
+
+# -- fairness audits ---------------------------------------------------------------------------
+def _disparity_rows(result: Any, measure: str, metrics: Any) -> pd.DataFrame:
+    from bayeseval._results import Result
+
+    # an Audit (bayeseval.fairness), recognised without importing the audit machinery
+    if not (isinstance(result, Result) and isinstance(getattr(result, "disparities", None), pd.DataFrame)):
+        raise TypeError(f"result must be an Audit from bayeseval.fairness.audit, got {type(result).__name__}")
+    if measure not in ("difference", "ratio"):
+        raise ValueError(f"measure must be 'difference' or 'ratio', got {measure!r}")
+    table = result.disparities
+    wanted = list(pd.unique(table["metric"])) if metrics is None else (
+        [metrics] if isinstance(metrics, str) else list(metrics))
+    unknown = [m for m in wanted if m not in set(table["metric"])]
+    if unknown:
+        raise ValueError(f"metrics {unknown!r} are not in the audit; it has {list(pd.unique(table['metric']))}")
+    keep = table["metric"].isin(wanted) & table["measure"].isin(
+        [measure, "max-min gap"] if measure == "difference" else [measure])
+    return table[keep].reset_index(drop=True)
+
+
+def disparities(
+    result: Any, *, measure: str = "difference", metrics: Any = None, ax: Any = None
+) -> Any:
+    """Forest plot of an audit's disparities: each group against the reference.
+
+    For each metric and group, the frequentist interval (Newcombe's for differences,
+    Katz's for ratios; filled marker) and, just below it, the posterior interval of
+    the pooled model (grey). A group without data has no measurement: only its pooled
+    *prediction* is drawn, dashed with a hollow marker and labelled "predicted, no
+    data". With ``measure="difference"`` each metric's max-min gap is drawn too, and
+    the tolerance (when the audit has one) as dotted lines at +- tolerance.
+
+    Parameters
+    ----------
+    result : Audit
+        The output of :func:`bayeseval.fairness.audit`.
+    measure : {"difference", "ratio"}
+        Which disparity to draw.
+    metrics : str or list of str, optional
+        Metrics to draw (default: all in the audit).
+    ax : matplotlib Axes, optional
+        Axes to draw on (a new figure when omitted).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeseval.fairness import audit
+    >>> df = pd.DataFrame({"y": [1, 0] * 60, "p": [1, 0, 0, 0] * 30,
+    ...                    "g": ["a"] * 80 + ["b"] * 40})
+    >>> res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", random_seed=0)
+    >>> ax = disparities(res)
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['tpr: b - a', 'tpr: max-min gap']
+    """
+    rows = _disparity_rows(result, measure, metrics)
+    ax = _axes(ax, figsize=(7, max(2.5, 0.45 * len(rows) + 1)))
+    y = np.arange(len(rows))[::-1].astype(float)
+    sep = " / " if measure == "ratio" else " - "
+    labels = []
+    for yi, (_, row) in zip(y, rows.iterrows(), strict=True):
+        gap = row["measure"] == "max-min gap"
+        name = f"{row['metric']}: " + ("max-min gap" if gap else f"{row['group']}{sep}{row['reference']}")
+        if row["predicted"]:
+            ax.plot([row["posterior_lower"], row["posterior_upper"]], [yi, yi], color=_POST, ls="--", lw=1.5)
+            ax.plot(row["posterior_mean"], yi, "o", mfc="none", color=_POST)
+            name += " (predicted, no data)"
+        else:
+            ax.plot([row["lower"], row["upper"]], [yi, yi], color=_FLAG if gap else _RAW, lw=2)
+            ax.plot(row["estimate"], yi, "o", color=_FLAG if gap else _RAW)
+            ax.plot([row["posterior_lower"], row["posterior_upper"]], [yi - 0.25] * 2, color="#999999", lw=1)
+        labels.append(name)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels)
+    centre = 1.0 if measure == "ratio" else 0.0
+    ax.axvline(centre, color="black", lw=0.8)
+    if measure == "difference" and result.tolerance is not None:
+        for t in (-result.tolerance, result.tolerance):
+            ax.axvline(t, color="black", ls=":", lw=1)
+    if measure == "ratio":
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{measure} ({result.level:.0%} intervals; grey: pooled posterior)")
+    return ax
+
+
+__all__.append("disparities")

@@ -34,7 +34,7 @@ from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval.active.annotations import agreement, resolve_labels
-from bayeseval.active.rules import RuleState, forecast_labels, get_rule
+from bayeseval.active.rules import RuleState, forecast_labels, get_rule, target_feasibility
 from bayeseval.active.spec import (
     GOALS,
     INT_TEXT,
@@ -376,7 +376,10 @@ class Campaign:
             resolve=resolve, costs=costs, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
-        return cls(_initialise(path, pool, spec, busy_timeout))
+        campaign = cls(_initialise(path, pool, spec, busy_timeout))
+        if spec.goal == "each":
+            campaign.feasibility(warn=True)
+        return campaign
 
     @classmethod
     def open(cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Campaign:
@@ -552,10 +555,52 @@ class Campaign:
         >>> bool((f["cost"] == f["labels"] * [1.0, 4.0]).all())
         True
         """
-        labels = forecast_labels(self._state())
+        st = self._state()
+        if st.goal == "each":
+            self.feasibility(warn=True)
+        labels = forecast_labels(st)
         if not cost:
             return labels
         return pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
+
+    def feasibility(self, *, warn: bool = False) -> pd.DataFrame:
+        """Whether each stratum's half-width target can be met from the rows left in the pool.
+
+        A stratum can reach at most its trials so far plus the expected trials among its
+        rows not yet labelled (for recall, the rows that are actually positive); the
+        achievable half-width is the Wilson half-width at that size and the stratum's
+        current posterior mean rate. ``create`` and ``forecast`` call this with
+        ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
+        labels are spent on it.
+
+        Parameters
+        ----------
+        warn : bool, default False
+            Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot
+            reach the target and the half-width each can reach.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+
+        Examples
+        --------
+        >>> import os, tempfile, warnings
+        >>> pool = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 2000, "pred": 0})
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                         y_pred="pred", target_halfwidth=0.05)
+        >>> c.feasibility()["feasible"].tolist()
+        [False, True]
+        """
+        st = self._state()
+        rate = np.clip(np.asarray(st.posterior.mean(), dtype=float), 0.0, 1.0)
+        return target_feasibility(
+            st.available, st.p_trial(), st.target_halfwidth, trials=st.trials, rate=rate,
+            level=st.level, strata=st.strata, warn=warn,
+        )
 
     def history(self) -> pd.DataFrame:
         """The decisions log, one row per proposal round.
