@@ -211,7 +211,7 @@ def test_cli_old_flag_warns_and_creates_the_same_campaign(tmp_path, pool):
     with pytest.warns(BayesevalDeprecationWarning, match="--prediction is renamed --y-pred"):
         assert main([*args, "--prediction", "pred", "--db", str(tmp_path / "old.db")]) == 0
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", BayesevalDeprecationWarning)
         assert main([*args, "--y-pred", "pred", "--db", str(tmp_path / "new.db")]) == 0
     with Campaign.open(tmp_path / "old.db") as old, Campaign.open(tmp_path / "new.db") as new:
         assert old.spec.to_config() == new.spec.to_config()
