@@ -12,12 +12,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
-from bayeseval import BayesevalWarning, Counts, mcnemar, proportion_ci, stratified_risk, tabulate
-
-statsmodels = pytest.importorskip("statsmodels")
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar  # noqa: E402
 from statsmodels.stats.proportion import proportion_confint  # noqa: E402
+
+from bayeseval import BayesevalWarning, Counts, mcnemar, proportion_ci, stratified_risk, tabulate
 
 SM_METHOD = {"wald": "normal", "wilson": "wilson", "agresti_coull": "agresti_coull",
              "clopper_pearson": "beta", "jeffreys": "jeffreys"}
@@ -102,7 +100,7 @@ SK_METRICS = ["recall", "precision", "accuracy"]
 
 @pytest.mark.parametrize("metric", SK_METRICS)
 def test_tabulate_rates_match_sklearn_per_group(metric):
-    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    import sklearn.metrics as sklearn_metrics
     fn = getattr(sklearn_metrics, f"{metric}_score")
     df = grouped_frame()
     rates = tabulate(df, y_true="y", y_pred="p", strata="g", metric=metric).rates
@@ -125,7 +123,7 @@ def test_error_rate_is_one_minus_sklearn_accuracy_and_counts_are_exact():
 
 @pytest.mark.parametrize("metric", SK_METRICS)
 def test_tabulate_rates_match_fairlearn_metricframe(metric):
-    fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
+    import fairlearn.metrics as fairlearn_metrics
     import sklearn.metrics
 
     df = grouped_frame(seed=6)
@@ -136,7 +134,7 @@ def test_tabulate_rates_match_fairlearn_metricframe(metric):
 
 
 def test_stratified_risk_matches_fairlearn_weighted_by_group():
-    fairlearn_metrics = pytest.importorskip("fairlearn.metrics")
+    import fairlearn.metrics as fairlearn_metrics
     from sklearn.metrics import recall_score
 
     df = grouped_frame(seed=7)
@@ -149,7 +147,7 @@ def test_stratified_risk_matches_fairlearn_weighted_by_group():
 
 
 def test_ppi_classical_interval_is_bayeseval_wald():
-    ppi_py = pytest.importorskip("ppi_py")
+    import ppi_py
     rng = np.random.default_rng(8)
     for n in (30, 300, 3000):
         y = (rng.random(n) < 0.8).astype(float)
@@ -161,7 +159,7 @@ def test_ppi_classical_interval_is_bayeseval_wald():
 
 
 def test_ppi_with_uninformative_predictions_falls_back_to_the_labelled_only_width():
-    ppi_py = pytest.importorskip("ppi_py")
+    import ppi_py
     rng = np.random.default_rng(9)
     n, big = 400, 200_000
     y = (rng.random(n) < 0.7).astype(float)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import warnings
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from bayeseval import EmptyStratumWarning, tabulate
 from bayeseval._duckdb import is_duckdb_source, sql_literal
-
-duckdb = pytest.importorskip("duckdb")
 
 
 @pytest.fixture(scope="module")

@@ -198,7 +198,6 @@ def test_no_banned_names_and_keyword_only_seeds_in_these_modules():
 
 
 def test_docstrings_of_these_modules_pass_numpydoc():
-    pytest.importorskip("numpydoc")
     objects = {q: f for q, f in api.public_callables() if any(f"bayeseval.{m}." in q for m in MODULES)}
     assert len(objects) > 20
     assert api.numpydoc_failures(objects) == {}

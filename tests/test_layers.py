@@ -186,3 +186,17 @@ def test_no_sideways_private_imports():
 
 def test_core_imports_no_feature_module():
     assert core_upward_imports() == []
+
+
+def test_tests_do_not_skip_the_package_or_its_required_dependencies():
+    """Required dependencies and the package's own modules are imported, never importorskip-ed."""
+    required = ("bayeseval", "pymc", "arviz", "numpy", "pandas", "xarray", "scipy", "duckdb",
+                "sklearn", "matplotlib")
+    offenders = []
+    for path in sorted((PACKAGE.parent / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip"
+                    and node.args and isinstance(node.args[0], ast.Constant)
+                    and str(node.args[0].value).split(".")[0] in required):
+                offenders.append(f"{path.name}:{node.lineno} {node.args[0].value}")
+    assert offenders == []

@@ -208,8 +208,9 @@ def test_halfwidth_curve_from_a_campaign(tmp_path):
 
 
 def test_ppc_from_checks_result():
-    checks = pytest.importorskip("bayeseval.checks")
     import warnings
+
+    from bayeseval import checks
 
     post = fit_hierarchical([4, 6, 5, 40], [50, 50, 50, 50], random_seed=0)
     with warnings.catch_warnings():
@@ -245,8 +246,9 @@ def test_coverage_reads_calibration_study_layout():
 
 
 def test_forest_from_compare_frequentist(post):
-    checks = pytest.importorskip("bayeseval.checks")
     import warnings
+
+    from bayeseval import checks
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -213,7 +213,7 @@ def test_multiindex_strata_labels():
 
 
 def test_plot_hands_off_to_the_forest_plot(post):
-    matplotlib = pytest.importorskip("matplotlib")
+    import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -14,20 +14,18 @@ import subprocess
 import sys
 import warnings
 
+import arviz as az
 import numpy as np
 import pandas as pd
+import pymc as pm
 import pytest
 from scipy import special, stats
 
 from bayeseval import ConvergenceWarning, Counts
 from bayeseval.models import fit_hierarchical
+from bayeseval.models import pymc as bp  # noqa: E402
 from bayeseval.models.exact import ExactFit
 from bayeseval.models.priors import resolve_prior
-
-pm = pytest.importorskip("pymc")
-az = pytest.importorskip("arviz")
-
-from bayeseval.models import pymc as bp  # noqa: E402
 
 # Rat tumour data, Gelman et al., Bayesian Data Analysis 3rd ed., Table 5.1 (Tarone 1982):
 # tumours y_j out of n_j rats in 71 historical control groups (the 71st is the current one).

@@ -258,7 +258,7 @@ def small() -> pd.DataFrame:
     ],
 )
 def test_duckdb_equals_pandas(small, kw, tmp_path):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
     expected = _quiet(data=small, label="y", id_column="id", test_size=0.2, **kw)
     path = tmp_path / "rows.parquet"
     small.to_parquet(path)
@@ -276,7 +276,7 @@ def test_duckdb_equals_pandas(small, kw, tmp_path):
 
 
 def test_duckdb_needs_integer_id_column(small):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
     with pytest.raises(ValueError, match="id_column is required"):
         dual_constraint_split(duckdb.from_df(small), label="y")
     with pytest.raises(TypeError, match="must hold integers"):
