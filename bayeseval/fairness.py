@@ -68,8 +68,8 @@ __all__ = ["Audit", "audit", "METRICS", "CRITERIA", "add_audit_parser", "run_aud
 #: audit metrics as (trials, successes) row sets of :class:`bayeseval.Metric`
 _ROW_SETS = {
     "selection_rate": ("all", "pred_pos", "share of rows predicted positive"),
-    "tpr": ("true_pos", "pred_pos", "share of true positives predicted positive"),
-    "fnr": ("true_pos", "pred_neg", "share of true positives predicted negative"),
+    "tpr": ("true_pos", "pred_pos", "share of actual positives predicted positive"),
+    "fnr": ("true_pos", "pred_neg", "share of actual positives predicted negative"),
     "fpr": ("true_neg", "pred_pos", "share of true negatives predicted positive"),
     "tnr": ("true_neg", "pred_neg", "share of true negatives predicted negative"),
     "ppv": ("pred_pos", "true_pos", "share of predicted positives that are positive"),

@@ -115,7 +115,7 @@ class Metric:
 METRICS: dict[str, Metric] = {
     "error_rate": Metric("error_rate", "all", "wrong", "share of rows the classifier gets wrong"),
     "accuracy": Metric("accuracy", "all", "right", "share of rows the classifier gets right"),
-    "recall": Metric("recall", "true_pos", "pred_pos", "share of true positives predicted positive"),
+    "recall": Metric("recall", "true_pos", "pred_pos", "share of actual positives predicted positive"),
     "precision": Metric("precision", "pred_pos", "true_pos", "share of predicted positives that are positive"),
     "fpr": Metric("fpr", "true_neg", "pred_pos", "share of true negatives predicted positive"),
     "specificity": Metric("specificity", "true_neg", "pred_neg", "share of true negatives predicted negative"),

@@ -222,7 +222,7 @@ def sample_size(
     Returns
     -------
     int
-        Number of trials (for recall: true positives; for precision:
+        Number of trials (for recall: actual positives; for precision:
         predicted positives; see :func:`sample_size_multi` for rows).
 
     Examples
@@ -301,7 +301,7 @@ def _smallest_trials(r: float, z: float, e: float, method: str) -> int:
 
 _TRIAL_SHARE = {
     "all": ("every row", lambda prev, ppr: 1.0),
-    "true_pos": ("true positives", lambda prev, ppr: prev),
+    "true_pos": ("actual positives", lambda prev, ppr: prev),
     "true_neg": ("true negatives", lambda prev, ppr: None if prev is None else 1.0 - prev),
     "pred_pos": ("predicted positives", lambda prev, ppr: ppr),
     "pred_neg": ("predicted negatives", lambda prev, ppr: None if ppr is None else 1.0 - ppr),
@@ -341,7 +341,7 @@ def sample_size_multi(
     r"""Rows needed to estimate several metrics at once: plan each, take the maximum.
 
     Each metric's trials are a share :math:`q` of the rows:
-    every row for accuracy and error rate, the true positives for recall
+    every row for accuracy and error rate, the actual positives for recall
     (:math:`q` = prevalence), the true negatives for specificity and FPR, the
     predicted positives for precision (:math:`q` = predicted-positive rate,
     which depends on the threshold), the predicted negatives for NPV. A metric
@@ -356,7 +356,7 @@ def sample_size_multi(
     halfwidth, se : float or mapping, optional
         Target, common to all metrics or per metric name. Give exactly one.
     prevalence : float, optional
-        Share of rows that are true positives; needed for recall, specificity, FPR.
+        Share of rows that are actual positives; needed for recall, specificity, FPR.
     predicted_positive_rate : float, optional
         Share of rows predicted positive; needed for precision and NPV.
     level : float, default 0.95
