@@ -88,6 +88,7 @@ def fit_hierarchical(
     Returns
     -------
     Posterior
+        Posterior draws of every stratum's rate and the hyperparameters, with diagnostics.
 
     Notes
     -----

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 from scipy.special import betaln, expit, gammaln, logit, logsumexp
 
+from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.grid import PRESETS, integrate
 from bayeseval._core.mixture import BetaMixture
 from bayeseval._core.ppc import Nodes
@@ -326,10 +327,25 @@ class ExactFit:
             out[i : i + chunk] = np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
         return out
 
+    @renamed_kwargs(rng="random_seed")
     def sample_outlier_prob(
-        self, u: np.ndarray, v: np.ndarray, rng: np.random.Generator
+        self, u: np.ndarray, v: np.ndarray, *, random_seed: Any = None
     ) -> np.ndarray:
-        """Robust model: draw ``eps`` (one of its quadrature nodes) given each ``(u, v)``."""
+        """Robust model: draw ``eps`` (one of its quadrature nodes) given each ``(u, v)``.
+
+        Parameters
+        ----------
+        u, v : numpy.ndarray
+            Draws of ``logit mu`` and ``log kappa`` (same length).
+        random_seed : int, numpy.random.Generator or None, optional
+            Seed or generator for ``numpy.random.default_rng``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One outlier share per ``(u, v)`` draw, shape ``(len(u),)``.
+        """
+        rng = np.random.default_rng(random_seed)
         p = self._eps_posterior(u, v)
         c = np.cumsum(p, axis=1)
         idx = (rng.random(len(u))[:, None] > c[:, :-1]).sum(axis=1)
@@ -337,6 +353,18 @@ class ExactFit:
 
     def log_posterior(self, u: Any, v: Any) -> np.ndarray:
         """Unnormalised log posterior of ``(logit mu, log kappa)`` (prior Jacobian included).
+
+        Parameters
+        ----------
+        u : float or array-like
+            ``logit mu`` value(s).
+        v : float or array-like
+            ``log kappa`` value(s), broadcast against ``u``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Log posterior up to a constant, with the broadcast shape of ``u`` and ``v``.
 
         Examples
         --------
@@ -453,7 +481,10 @@ class ExactFit:
 
         Returns
         -------
-        (mean, variance) : tuple of numpy.ndarray, each of shape (K,)
+        mean : numpy.ndarray
+            Posterior mean of each stratum, shape (K,).
+        variance : numpy.ndarray
+            Posterior variance of each stratum, shape (K,).
 
         Examples
         --------
@@ -552,6 +583,16 @@ class ExactFit:
     def cdf(self, x: Any) -> np.ndarray:
         """Exact posterior ``P(theta_k <= x)`` for each stratum (x scalar or per stratum).
 
+        Parameters
+        ----------
+        x : float or array-like of float
+            Threshold, one for all strata or one per stratum.
+
+        Returns
+        -------
+        numpy.ndarray
+            Posterior probability ``P(theta_k <= x_k)`` per stratum, shape (K,).
+
         Examples
         --------
         >>> fit = ExactFit(Counts.from_arrays([2, 5], [40, 50]))
@@ -603,7 +644,8 @@ class ExactFit:
 
         Returns
         -------
-        numpy.ndarray of shape (len(q), K) (or (K,) for a scalar q)
+        numpy.ndarray
+            Quantiles of shape (len(q), K), or (K,) for a scalar ``q``.
 
         Examples
         --------
@@ -625,16 +667,34 @@ class ExactFit:
 
 
     # -- sampling -------------------------------------------------------------------------------
-    def sample_hyper(self, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    @renamed_kwargs(rng="random_seed")
+    def sample_hyper(
+        self, draws: int, *, random_seed: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``(u, v)``: a grid cell by its mass, then uniform jitter within the cell.
+
+        Parameters
+        ----------
+        draws : int
+            Number of draws.
+        random_seed : int, numpy.random.Generator or None, optional
+            Seed or generator for ``numpy.random.default_rng``.
+
+        Returns
+        -------
+        u : numpy.ndarray
+            Draws of ``logit mu``, shape (draws,).
+        v : numpy.ndarray
+            Draws of ``log kappa``, shape (draws,).
 
         Examples
         --------
         >>> fit = ExactFit(Counts.from_arrays([2, 5], [40, 50]))
-        >>> u, v = fit.sample_hyper(10, np.random.default_rng(0))
+        >>> u, v = fit.sample_hyper(10, random_seed=0)
         >>> u.shape
         (10,)
         """
+        rng = np.random.default_rng(random_seed)
         idx = rng.choice(self.weights.size, size=draws, p=self.weights)
         u = self.grid_u[idx] + (rng.random(draws) - 0.5) * self.du
         v = self.grid_v[idx] + (rng.random(draws) - 0.5) * self.dv
@@ -646,18 +706,35 @@ class ExactFit:
             np.copyto(x, np.where(x > hi, 2 * hi - x, x))
         return u, v
 
+    @renamed_kwargs(rng="random_seed")
     def sample_theta(
         self,
         u: np.ndarray,
         v: np.ndarray,
-        rng: np.random.Generator,
         eps: np.ndarray | None = None,
+        *,
+        random_seed: Any = None,
     ) -> np.ndarray:
         """Draw ``theta`` (len(u), K) exactly from its conditional given each ``(u, v)``.
 
         Robust model with a prior on the outlier share: pass the draws of ``eps`` (from
         :meth:`sample_outlier_prob`) so that all strata of one draw share it.
+
+        Parameters
+        ----------
+        u, v : numpy.ndarray
+            Draws of ``logit mu`` and ``log kappa`` (same length).
+        eps : numpy.ndarray, optional
+            Draws of the outlier share, one per ``(u, v)`` (robust model only).
+        random_seed : int, numpy.random.Generator or None, optional
+            Seed or generator for ``numpy.random.default_rng``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Draws of every stratum's rate, shape (len(u), K).
         """
+        rng = np.random.default_rng(random_seed)
         S = len(u)
         out = np.empty((S, len(self._ps)))
         chunk = max(1, int(4_000_000 // max(len(self._ps), 1)))
@@ -674,7 +751,13 @@ class ExactFit:
         return out[:, self._inverse]
 
     def outlier_probability(self) -> np.ndarray:
-        """Robust model: posterior probability that each stratum belongs to the wide component."""
+        """Robust model: posterior probability that each stratum belongs to the wide component.
+
+        Returns
+        -------
+        numpy.ndarray
+            Probability per stratum, shape (K,) (zeros for the plain beta-binomial model).
+        """
         if self.model != "robust":
             return np.zeros(len(self._s))
         out = np.empty(len(self._ps))
@@ -712,7 +795,13 @@ class ExactFit:
         return Nodes(self.weights, a, b, ll, eps)
 
     def hyper_moments(self) -> dict[str, float]:
-        """Posterior means of mu and kappa from the grid (exact up to the grid)."""
+        """Posterior means of mu and kappa from the grid (exact up to the grid).
+
+        Returns
+        -------
+        dict of str to float
+            Posterior means of ``mu``, ``kappa``, ``logit_mu`` and ``log_kappa``.
+        """
         mu = expit(self.grid_u)
         kappa = np.exp(self.grid_v)
         return {
@@ -783,16 +872,16 @@ def fit_exact(
         preset=preset,
     )
     rng = np.random.default_rng(random_seed)
-    u, v = fit.sample_hyper(draws, rng)
+    u, v = fit.sample_hyper(draws, random_seed=rng)
     hyper = {"mu": expit(u), "kappa": np.exp(v)}
     eps = None
     if model == "robust" and len(fit._eps) > 1:
-        eps = fit.sample_outlier_prob(u, v, rng)
+        eps = fit.sample_outlier_prob(u, v, random_seed=rng)
         hyper["outlier_prob"] = eps
     theta_rng = np.random.default_rng(rng.integers(2**63))
 
     def theta() -> np.ndarray:
-        return fit.sample_theta(u, v, theta_rng, eps)
+        return fit.sample_theta(u, v, eps, random_seed=theta_rng)
 
     diagnostics = dict(fit.diagnostics)
     if fit.offsets is not None:

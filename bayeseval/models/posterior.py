@@ -157,6 +157,7 @@ class Posterior:
         Returns
         -------
         pandas.DataFrame or numpy.ndarray
+            Draws x strata DataFrame for ``"theta"``, otherwise a 1-D array of draws.
 
         Examples
         --------
@@ -259,6 +260,16 @@ class Posterior:
     def gap(self, a: Hashable, b: Hashable) -> np.ndarray:
         """Draws of the gap ``theta_a - theta_b`` between two strata.
 
+        Parameters
+        ----------
+        a, b : hashable
+            Stratum labels.
+
+        Returns
+        -------
+        numpy.ndarray
+            One gap per posterior draw, shape (n_draws,).
+
         Examples
         --------
         >>> from bayeseval.models import fit_hierarchical
@@ -271,6 +282,18 @@ class Posterior:
     def prob_gap(self, a: Hashable, b: Hashable, delta: float = 0.0) -> float:
         """Posterior probability ``P(theta_a - theta_b > delta)``.
 
+        Parameters
+        ----------
+        a, b : hashable
+            Stratum labels.
+        delta : float
+            Margin the gap must exceed.
+
+        Returns
+        -------
+        float
+            Share of posterior draws with ``theta_a - theta_b > delta``.
+
         Examples
         --------
         >>> from bayeseval.models import fit_hierarchical
@@ -282,6 +305,17 @@ class Posterior:
 
     def prob_below(self, threshold: float) -> pd.Series:
         """Posterior probability that each stratum's rate is below ``threshold``.
+
+        Parameters
+        ----------
+        threshold : float
+            Rate threshold.
+
+        Returns
+        -------
+        pandas.Series
+            ``P(theta_k < threshold)`` per stratum (exact for the exact engine), indexed by
+            stratum.
 
         Examples
         --------
@@ -316,6 +350,11 @@ class Posterior:
         threshold : float, optional
             Give it (without ``a``/``b``) for ``P(theta_k < threshold)`` per stratum (a Series),
             or with ``a`` only for one stratum (a float).
+
+        Returns
+        -------
+        float or pandas.Series
+            A float for a gap or a single stratum, a Series per stratum for a threshold alone.
 
         Examples
         --------
@@ -387,6 +426,18 @@ class Posterior:
 
         ``E[mu]`` for the Beta-binomial model (``E[expit(logit mu + o_k)]`` with prior-mean
         offsets), ``E[expit(intercept)]`` for the logit-normal model.
+
+        Returns
+        -------
+        numpy.ndarray
+            Pooled mean per stratum, shape (K,).
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], random_seed=0, draws=500)
+        >>> post.pooled_mean().shape
+        (2,)
         """
         K = len(self._counts)
         offsets = self.diagnostics.get("offsets")
@@ -408,6 +459,11 @@ class Posterior:
         (0 = no pooling, 1 = complete pooling). NaN when undefined: a stratum without trials,
         or a raw rate within half a count (``0.5 / n_k``) of the pooled mean, where the ratio
         of two small differences is meaningless.
+
+        Returns
+        -------
+        pandas.Series
+            Shrinkage per stratum, indexed by stratum.
 
         Examples
         --------
@@ -496,12 +552,18 @@ class Posterior:
         return frame
 
     # -- predictive and likelihood ------------------------------------------------------------
-    def sample_predictive(self, random_seed: Any = None) -> np.ndarray:
+    def sample_predictive(self, *, random_seed: Any = None) -> np.ndarray:
         """Replicated successes ``s_k^rep ~ Binomial(n_k, theta_k)``, one per draw.
+
+        Parameters
+        ----------
+        random_seed : int, numpy.random.Generator or None, optional
+            Seed or generator for ``numpy.random.default_rng``.
 
         Returns
         -------
-        numpy.ndarray of int, shape (n_draws, K)
+        numpy.ndarray
+            Replicated success counts (int), shape (n_draws, K).
 
         Examples
         --------
@@ -569,6 +631,18 @@ class Posterior:
 
     def plot(self, *, level: float = 0.95, ax: Any = None) -> Any:
         """Forest plot of raw rates beside the pooled posterior (see :func:`bayeseval.plots.forest`).
+
+        Parameters
+        ----------
+        level : float
+            Credible level of the intervals.
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes with the plot.
 
         Examples
         --------

@@ -44,6 +44,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit, log_expit
 
+from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import make_rng
 
 __all__ = [
@@ -68,7 +69,7 @@ _PRIOR_NAMES = ("default", "bda")
 class Prior:
     """A prior on ``(mu, kappa)``.
 
-    Attributes
+    Parameters
     ----------
     name : str
         ``"default"``, ``"bda"`` or ``"custom"``.
@@ -130,7 +131,7 @@ class Prior:
             lp = self.mu.logpdf(mu) + log_jac_mu + self.kappa.logpdf(kappa) + v
         return np.where(np.isnan(lp), -np.inf, lp)
 
-    def sample(self, size: int, random_seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def sample(self, size: int, *, random_seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``(mu, kappa)`` from a proper prior.
 
         Parameters
@@ -142,7 +143,10 @@ class Prior:
 
         Returns
         -------
-        (mu, kappa) : tuple of numpy.ndarray
+        mu : numpy.ndarray
+            Draws of the population mean rate, shape (size,).
+        kappa : numpy.ndarray
+            Draws of the concentration, shape (size,).
 
         Examples
         --------
@@ -213,6 +217,7 @@ def resolve_prior(prior: Any = "default") -> Prior:
     Returns
     -------
     Prior
+        The resolved prior (``prior`` itself when it is already a :class:`Prior`).
 
     Examples
     --------
@@ -251,10 +256,11 @@ def resolve_prior(prior: Any = "default") -> Prior:
     )
 
 
+@renamed_kwargs(n_draws="draws")
 def prior_predictive_spread(
     prior: Any = "default",
     *,
-    n_draws: int = 20_000,
+    draws: int = 20_000,
     random_seed: Any = None,
     quantiles: tuple[float, ...] = (0.05, 0.25, 0.5, 0.75, 0.95),
 ) -> dict[str, Any]:
@@ -268,7 +274,7 @@ def prior_predictive_spread(
     ----------
     prior : str, dict or Prior
         A proper prior (``"bda"`` is improper and raises).
-    n_draws : int
+    draws : int
         Number of prior draws.
     random_seed : int, optional
         Seed.
@@ -289,7 +295,7 @@ def prior_predictive_spread(
     True
     """
     p = resolve_prior(prior)
-    mu, kappa = p.sample(n_draws, random_seed=random_seed)
+    mu, kappa = p.sample(draws, random_seed=random_seed)
     sd = np.sqrt(mu * (1.0 - mu) / (kappa + 1.0))
     edges = [0.0, 0.005, 0.02, 0.05, 0.2, np.inf]
     names = ["<0.005", "0.005-0.02", "0.02-0.05", "0.05-0.2", ">0.2"]

@@ -86,6 +86,7 @@ def robust_logpmf(
     Returns
     -------
     numpy.ndarray
+        Log probabilities, with the broadcast shape of the inputs.
 
     Examples
     --------
