@@ -1169,27 +1169,6 @@ def _target_section(table: pd.DataFrame, target: float, level: float) -> tuple[n
     return extra, findings
 
 
-def _shrinkage(post: Any, counts: Counts) -> np.ndarray:
-    """Weight of the population mean in each stratum's pooled estimate, 0 to 1 (see evaluate).
-
-    Beta-binomial and robust models: the posterior mean of ``kappa / (kappa + n_k)``;
-    logit-normal: of ``1 / (1 + sigma**2 n_k p_k (1 - p_k))``. 1 for a stratum without trials.
-    """
-    n = counts.trials.to_numpy(dtype=float)
-    hyper = post.hyper
-    if "kappa" in hyper:
-        kappa = np.asarray(hyper["kappa"], dtype=float)[:, None]
-        return (kappa / (kappa + n[None, :])).mean(axis=0)
-    if "sigma" in hyper:
-        sigma2 = np.asarray(hyper["sigma"], dtype=float)[:, None] ** 2
-        p = np.asarray(post.theta, dtype=float).mean(axis=0)
-        return (1.0 / (1.0 + sigma2 * (n * p * (1 - p))[None, :])).mean(axis=0)
-    raise ValueError(
-        f"the pooled model {post.model!r} has neither 'kappa' nor 'sigma' draws "
-        f"(it has {sorted(hyper)}): its shrinkage is not defined"
-    )
-
-
 def _model_findings(table: pd.DataFrame, pooled: _Pooled) -> list[Finding]:
     """Strata the model checks single out, strong shrinkage, disagreement, failed global checks."""
     index = table.index
@@ -1409,7 +1388,7 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
     if pooled.post is not None:
         for col, src in (("post_mean", "mean"), ("post_lower", "lower"), ("post_upper", "upper")):
             table[col] = pooled.summary[src].to_numpy()
-        table["shrinkage"] = _shrinkage(pooled.post, counts)
+        table["shrinkage"] = pooled.post.shrinkage().to_numpy()
         table["ppc_p"] = pooled.ppc_p
     overall, sr, overall_findings = _overall_section(counts, pooled.post, cfg.level)
     findings = pooled.findings + _stratum_findings(counts, table, metric_name)

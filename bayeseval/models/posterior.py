@@ -452,34 +452,41 @@ class Posterior:
         return np.full(K, np.average(self.theta.mean(axis=0), weights=self._counts.trials + 1))
 
     def shrinkage(self) -> pd.Series:
-        """Shrinkage per stratum.
+        """Shrinkage per stratum: the weight of the population mean in its pooled estimate.
 
-        ``(raw - posterior mean) / (raw - pooled mean)``: the fraction of the distance from the
-        raw rate to the pooled mean (:meth:`pooled_mean`) that the posterior mean travelled
-        (0 = no pooling, 1 = complete pooling). NaN when undefined: a stratum without trials,
-        or a raw rate within half a count (``0.5 / n_k``) of the pooled mean, where the ratio
-        of two small differences is meaningless.
+        A number from 0 (the stratum's own data only) to 1 (the population mean only). For
+        the Beta-binomial and robust models it is the posterior mean of
+        ``kappa / (kappa + n_k)``, the weight of the population mean in the conditional
+        posterior mean ``(kappa mu + s_k) / (kappa + n_k)`` (Gelman et al., *Bayesian Data
+        Analysis*, 3rd ed., section 5.3); for the logit-normal model the analogous
+        ``1 / (1 + sigma^2 n_k p_k (1 - p_k))`` (Gelman and Hill 2007, section 12.5). A
+        stratum without trials gets 1. NaN for models with neither ``kappa`` nor ``sigma``
+        draws (the crossed-factor model pools along several variance components).
 
         Returns
         -------
         pandas.Series
-            Shrinkage per stratum, indexed by stratum.
+            Shrinkage per stratum, in [0, 1], indexed by stratum.
 
         Examples
         --------
         >>> from bayeseval.models import fit_hierarchical
         >>> post = fit_hierarchical([1, 9, 20], [30, 60, 80], random_seed=0, draws=500)
-        >>> bool(0 < post.shrinkage().iloc[0] < 1)
-        True
+        >>> s = post.shrinkage()
+        >>> bool(((0 <= s) & (s <= 1)).all()), bool(s.iloc[0] > s.iloc[2])  # fewer trials, more pooling
+        (True, True)
         """
-        raw = self._counts.rates.to_numpy()
-        post = self._post_mean()
-        pooled = self.pooled_mean()
-        denom = raw - pooled
-        n = self._counts.trials.to_numpy()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            defined = (n > 0) & (np.abs(denom) >= 0.5 / np.maximum(n, 1))
-            out = np.where(defined, (raw - post) / denom, np.nan)
+        n = self._counts.trials.to_numpy(dtype=float)
+        hyper = self.hyper or {}
+        if "kappa" in hyper:
+            kappa = np.asarray(hyper["kappa"], dtype=float).reshape(-1)[:, None]
+            out = (kappa / (kappa + n[None, :])).mean(axis=0)
+        elif "sigma" in hyper:
+            sigma2 = np.asarray(hyper["sigma"], dtype=float).reshape(-1)[:, None] ** 2
+            p = np.asarray(self.theta, dtype=float).mean(axis=0)
+            out = (1.0 / (1.0 + sigma2 * (n * p * (1 - p))[None, :])).mean(axis=0)
+        else:
+            out = np.full(len(n), np.nan)
         return pd.Series(out, index=self.strata, name="shrinkage")
 
     def _post_mean(self) -> np.ndarray:
