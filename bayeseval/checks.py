@@ -38,6 +38,7 @@ from scipy import stats
 from scipy.special import betaln, expit, logit
 
 from bayeseval._core.conflict import loo_conflict
+from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.ppc import Nodes, bonferroni_flags, loo_mixed_check, mid_p
 from bayeseval._results import Result
 from bayeseval._validation import (
@@ -271,7 +272,7 @@ def conflict_check(
 class PPCResult:
     """Result of :func:`posterior_predictive_check`.
 
-    Attributes
+    Parameters
     ----------
     table : pandas.DataFrame
         Per stratum: ``successes``, ``trials``, ``pred_lower``, ``pred_upper`` (predictive
@@ -357,6 +358,7 @@ def posterior_predictive_check(
     Returns
     -------
     PPCResult
+        Per-stratum table, global-statistic table and the labels of the flagged strata.
 
     Warns
     -----
@@ -505,6 +507,7 @@ def compare_frequentist(
     Parameters
     ----------
     posterior : Posterior
+        From :func:`bayeseval.fit_hierarchical` (any engine).
     level : float
         Level of every interval (0.95 = 95%).
     weights : array-like, dict or Series, optional
@@ -641,6 +644,15 @@ class PoolingComparison:
     """Result of :func:`compare_pooling`: ``table`` (``arviz.compare``) and ``verdict``.
 
     Unpacks as ``table, verdict = compare_pooling(counts)``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The ``arviz.compare`` table, indexed by model name.
+    verdict : str
+        One plain-language sentence.
+    loo : dict
+        The ``arviz.loo`` result of each model, by model name.
     """
 
     table: pd.DataFrame
@@ -699,6 +711,7 @@ def compare_pooling(
     draws : int
         Posterior draws per model.
     random_seed : int or numpy Generator, optional
+        Seed of the posterior draws.
     prior : {"default", "bda"}, dict or Prior
         Prior of the partial-pooling model.
 
@@ -797,19 +810,20 @@ def _config_rates(
     return theta, n, out
 
 
+@renamed_kwargs(repeats="n_repeats")
 def calibration_study(
     configurations: Sequence[str] = _CONFIGURATIONS,
     *,
     n_strata: int = 12,
     trials: int = 40,
-    repeats: int = 200,
+    n_repeats: int = 200,
     level: float = 0.95,
     methods: Sequence[str] = _INTERVAL_METHODS,
     random_seed: int | np.random.Generator | None = None,
 ) -> pd.DataFrame:
     r"""Frequentist coverage and mean width of hierarchical and classical intervals.
 
-    For each configuration, ``repeats`` data sets are simulated: true rates
+    For each configuration, ``n_repeats`` data sets are simulated: true rates
     :math:`\theta_k \sim \mathrm{Beta}(6, 54)` (mean 0.10), :math:`s_k \sim
     \mathrm{Bin}(n_k, \theta_k)`:
 
@@ -831,14 +845,15 @@ def calibration_study(
         Strata per data set.
     trials : int
         Trials per stratum (the scale of the sizes for ``unequal_sizes``).
-    repeats : int
-        Simulated data sets per configuration.
+    n_repeats : int
+        Simulated data sets per configuration (formerly ``repeats``).
     level : float
         Interval level (0.95 = 95%).
     methods : sequence of str
         Among ``"hierarchical"``, ``"wilson"``, ``"jeffreys"``, ``"clopper_pearson"``,
         ``"wald"``.
     random_seed : int or numpy Generator, optional
+        Seed of the simulated data sets and of the hierarchical fits.
 
     Returns
     -------
@@ -848,7 +863,7 @@ def calibration_study(
 
     Examples
     --------
-    >>> t = calibration_study(("exchangeable",), repeats=20, methods=("wilson",),
+    >>> t = calibration_study(("exchangeable",), n_repeats=20, methods=("wilson",),
     ...                       random_seed=0)
     >>> t[["configuration", "method"]].values.tolist()
     [['exchangeable', 'wilson']]
@@ -864,7 +879,7 @@ def calibration_study(
     methods = [check_method(m, _INTERVAL_METHODS, "methods") for m in methods]
     n_strata = check_positive_int(n_strata, "n_strata", minimum=2)
     trials = check_positive_int(trials, "trials")
-    repeats = check_positive_int(repeats, "repeats")
+    n_repeats = check_positive_int(n_repeats, "n_repeats")
     level = check_level(level)
     rng = make_rng(random_seed)
     rows = []
@@ -872,7 +887,7 @@ def calibration_study(
         hits = {m: [] for m in methods}
         widths = {m: [] for m in methods}
         outlier_mask = []
-        for _ in range(repeats):
+        for _ in range(n_repeats):
             theta, n, out = _config_rates(config, n_strata, trials, rng)
             s = rng.binomial(n, theta)
             for m in methods:
@@ -914,11 +929,11 @@ def calibration_study(
 class SBCResult:
     """Result of :func:`simulation_based_calibration`.
 
-    Attributes
+    Parameters
     ----------
     ranks : pandas.DataFrame
         One row per replication: the rank of the true ``mu``, ``kappa`` and ``theta[0]``
-        among the posterior draws (0 to ``n_draws``).
+        among the posterior draws (0 to ``draws``).
     table : pandas.DataFrame
         Per parameter: ``parameter``, ``chi2``, ``p_value`` (chi-square test of uniform rank
         histograms over ``bins`` bins).
@@ -928,11 +943,12 @@ class SBCResult:
     table: pd.DataFrame
 
 
+@renamed_kwargs(n_reps="n_repeats", n_draws="draws")
 def simulation_based_calibration(
     *,
     trials: Sequence[int] = (10, 25, 40, 60, 15, 80),
-    n_reps: int = 200,
-    n_draws: int = 99,
+    n_repeats: int = 200,
+    draws: int = 99,
     bins: int = 10,
     prior: Any = "default",
     fit_prior: Any = None,
@@ -943,20 +959,20 @@ def simulation_based_calibration(
     Each replication draws :math:`(\mu, \kappa)` from ``prior``, rates
     :math:`\theta_k \sim \mathrm{Beta}(\mu\kappa, (1-\mu)\kappa)` and counts
     :math:`s_k \sim \mathrm{Bin}(n_k, \theta_k)`, fits the exact engine with ``fit_prior``
-    (default: the same prior) and records the rank of each true value among ``n_draws``
+    (default: the same prior) and records the rank of each true value among ``draws``
     posterior draws. With a correct engine and the same prior the ranks are uniform on
-    ``0..n_draws``; a chi-square test over ``bins`` bins measures it. Passing a different
+    ``0..draws``; a chi-square test over ``bins`` bins measures it. Passing a different
     ``fit_prior`` shows what a miscalibrated posterior looks like.
 
     Parameters
     ----------
     trials : sequence of int
         Trials of each simulated stratum.
-    n_reps : int
-        Replications.
-    n_draws : int
-        Posterior draws per fit (ranks range over ``0..n_draws``); ``n_draws + 1`` should be
-        a multiple of ``bins``.
+    n_repeats : int
+        Replications (formerly ``n_reps``).
+    draws : int
+        Posterior draws per fit (ranks range over ``0..draws``); ``draws + 1`` should be
+        a multiple of ``bins`` (formerly ``n_draws``).
     bins : int
         Histogram bins of the chi-square test.
     prior : {"default"}, dict or Prior
@@ -964,14 +980,17 @@ def simulation_based_calibration(
     fit_prior : optional
         Prior of the fits; defaults to ``prior``.
     random_seed : int or numpy Generator, optional
+        Seed of the simulations and of the fits.
 
     Returns
     -------
     SBCResult
+        Rank of each true value per replication and the chi-square uniformity test per
+        parameter.
 
     Examples
     --------
-    >>> res = simulation_based_calibration(n_reps=30, random_seed=0)
+    >>> res = simulation_based_calibration(n_repeats=30, random_seed=0)
     >>> res.table["parameter"].tolist()
     ['mu', 'kappa', 'theta[0]']
     """
@@ -981,20 +1000,20 @@ def simulation_based_calibration(
     n = np.asarray(trials, dtype=np.int64)
     if n.ndim != 1 or n.size < 2 or np.any(n < 1):
         raise ValueError(f"trials must list at least two positive counts, got {trials!r}")
-    n_reps = check_positive_int(n_reps, "n_reps", minimum=2)
-    n_draws = check_positive_int(n_draws, "n_draws")
+    n_repeats = check_positive_int(n_repeats, "n_repeats", minimum=2)
+    draws = check_positive_int(draws, "draws")
     bins = check_positive_int(bins, "bins", minimum=2)
     sim_prior = resolve_prior(prior)
     fit_with = sim_prior if fit_prior is None else fit_prior
     rng = make_rng(random_seed)
-    ranks = np.empty((n_reps, 3), dtype=np.int64)
-    for r in range(n_reps):
+    ranks = np.empty((n_repeats, 3), dtype=np.int64)
+    for r in range(n_repeats):
         mu, kappa = (float(x[0]) for x in sim_prior.sample(1, random_seed=rng))
         theta = rng.beta(max(mu * kappa, 1e-12), max((1 - mu) * kappa, 1e-12), size=n.size)
         s = rng.binomial(n, theta)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrecisionLimitedWarning)
-            post = fit_hierarchical(s, n, prior=fit_with, draws=n_draws,
+            post = fit_hierarchical(s, n, prior=fit_with, draws=draws,
                                     random_seed=int(rng.integers(2**31 - 1)))
         ranks[r] = (
             np.sum(post.draws("mu") < mu),
@@ -1004,7 +1023,7 @@ def simulation_based_calibration(
     frame = pd.DataFrame(ranks, columns=["mu", "kappa", "theta[0]"])
     rows = []
     for col in frame.columns:
-        hist = np.bincount(frame[col].to_numpy() * bins // (n_draws + 1), minlength=bins)
+        hist = np.bincount(frame[col].to_numpy() * bins // (draws + 1), minlength=bins)
         res = stats.chisquare(hist)
         rows.append({"parameter": col, "chi2": float(res.statistic), "p_value": float(res.pvalue)})
     return SBCResult(ranks=frame, table=pd.DataFrame(rows))

@@ -601,7 +601,7 @@ def main() -> None:
         log("bayeseval.checks.calibration_study")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BayesevalWarning)
-            cal = calibration_study(("exchangeable", "outlier", "unequal_sizes"), repeats=cfg.cal_repeats,
+            cal = calibration_study(("exchangeable", "outlier", "unequal_sizes"), n_repeats=cfg.cal_repeats,
                                     methods=("hierarchical", "wilson", "jeffreys", "clopper_pearson", "wald"),
                                     random_seed=2026)
     plot_hierarchical(hier["all strata"], IMG / "validation_hierarchical.png")
@@ -702,7 +702,7 @@ def main() -> None:
     if cal is not None:
         add("### 3a. `bayeseval.checks.calibration_study` (exact engine and classical intervals)\n")
         add(f"The package's own calibration study, called as `calibration_study(('exchangeable', 'outlier', "
-            f"'unequal_sizes'), repeats={cfg.cal_repeats}, methods=('hierarchical', 'wilson', 'jeffreys', "
+            f"'unequal_sizes'), n_repeats={cfg.cal_repeats}, methods=('hierarchical', 'wilson', 'jeffreys', "
             "'clopper_pearson', 'wald'), random_seed=2026)`: 12 strata of 40 trials (unequal sizes: 5 to 800), "
             "true rates from Beta(6, 54), outlier rate 0.35; `hierarchical` is the exact engine's Beta-binomial "
             "posterior interval. Its `mc_se` treats intervals as independent, which slightly understates the "

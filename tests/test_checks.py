@@ -203,7 +203,7 @@ def test_compare_pooling_prefers_pooling_that_matches_the_data():
 
 
 def test_calibration_study_coverage():
-    t = calibration_study(("exchangeable", "outlier"), repeats=60, random_seed=4)
+    t = calibration_study(("exchangeable", "outlier"), n_repeats=60, random_seed=4)
     t = t.set_index(["configuration", "method"])
     for config in ("exchangeable", "outlier"):
         row = t.loc[(config, "wilson")]
@@ -221,7 +221,7 @@ def test_calibration_study_coverage():
 
 @pytest.mark.slow
 def test_calibration_study_full():
-    t = calibration_study(repeats=300, random_seed=5).set_index(["configuration", "method"])
+    t = calibration_study(n_repeats=300, random_seed=5).set_index(["configuration", "method"])
     for config in ("exchangeable", "outlier", "unequal_sizes"):
         assert abs(t.loc[(config, "wilson"), "coverage"] - 0.95) < 0.02
         assert abs(t.loc[(config, "hierarchical"), "coverage"] - 0.95) < 0.03
@@ -229,11 +229,11 @@ def test_calibration_study_full():
 
 
 def test_simulation_based_calibration_uniform_and_detects_a_wrong_prior():
-    ok = simulation_based_calibration(n_reps=100, random_seed=1).table.set_index("parameter")
+    ok = simulation_based_calibration(n_repeats=100, random_seed=1).table.set_index("parameter")
     assert (ok["p_value"] > 0.01).all()
     # fitting with a prior far from the simulating one: ranks pile up, test rejects
     bad = simulation_based_calibration(
-        n_reps=100, random_seed=1, fit_prior={"kappa": stats.lognorm(0.3, scale=300)}
+        n_repeats=100, random_seed=1, fit_prior={"kappa": stats.lognorm(0.3, scale=300)}
     ).table.set_index("parameter")
     assert bad.loc["kappa", "p_value"] < 1e-6
     assert bad.loc["theta[0]", "p_value"] < 1e-3
@@ -241,11 +241,11 @@ def test_simulation_based_calibration_uniform_and_detects_a_wrong_prior():
 
 def test_input_errors_name_the_argument():
     with pytest.raises(ValueError, match="configurations"):
-        calibration_study(("bimodal",), repeats=2)
+        calibration_study(("bimodal",), n_repeats=2)
     with pytest.raises(ValueError, match="trials"):
         simulation_based_calibration(trials=[10])
     with pytest.raises(ValueError, match="methods"):
-        calibration_study(methods=("bayes",), repeats=2)
+        calibration_study(methods=("bayes",), n_repeats=2)
 
 
 def test_ppc_works_on_multi_level_strata_and_flags_the_planted_cell():

@@ -168,7 +168,7 @@ class MixturePosterior:
         return pd.Series(self.mixture.outlier_probability(), index=self.strata, name="outlier_probability")
 
     @renamed_kwargs(rng="random_seed")
-    def sample(self, size: int, random_seed: Any = None) -> np.ndarray:
+    def sample(self, size: int, *, random_seed: Any = None) -> np.ndarray:
         """Joint draws of the rates (grid node, then component, then Beta).
 
         Parameters
@@ -467,6 +467,7 @@ class RuleState:
     Parameters
     ----------
     strata : pandas.Index
+        Stratum labels; every array below is aligned to them.
     successes, trials : numpy.ndarray
         Counted successes and trials of the metric among the labelled rows.
     labelled : numpy.ndarray
@@ -543,11 +544,11 @@ class RuleState:
     min_data_share: float = 0.0
     check_level: float | None = None
     check_power: float = 0.0
-    _posterior: MixturePosterior | None = field(default=None, repr=False)
-    _conflict: tuple[np.ndarray, np.ndarray, tuple] | None = field(default=None, repr=False)
-    _supported: np.ndarray | None = field(default=None, repr=False)
-    _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
-    _stop_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _posterior: MixturePosterior | None = field(default=None, init=False, repr=False)
+    _conflict: tuple[np.ndarray, np.ndarray, tuple] | None = field(default=None, init=False, repr=False)
+    _supported: np.ndarray | None = field(default=None, init=False, repr=False)
+    _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
+    _stop_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.model != "independent":
@@ -566,7 +567,38 @@ class RuleState:
         strata: Any = None,
         **kwargs: Any,
     ) -> RuleState:
-        """Build a state from arrays (labelled defaults to trials, pending to 0)."""
+        """Build a state from arrays (labelled defaults to trials, pending to 0).
+
+        Parameters
+        ----------
+        successes, trials : array-like of int
+            Counted successes and trials per stratum.
+        available : array-like of int
+            Eligible rows never proposed, per stratum.
+        labelled : array-like of int, optional
+            Labelled rows per stratum (default: ``trials``).
+        pending : array-like of int, optional
+            Rows proposed and not yet labelled (default: 0).
+        weights : array-like of float, optional
+            Population shares (default: each stratum's share of available, labelled and
+            pending rows; equal shares when all are 0).
+        strata : array-like, optional
+            Stratum labels (default: ``0..K-1``).
+        **kwargs
+            Further :class:`RuleState` fields (``target_halfwidth``, ``level``, ``goal``,
+            ``model``, ...).
+
+        Returns
+        -------
+        RuleState
+            The state, with nothing cached yet.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 300])
+        >>> st.weights.round(3).tolist()
+        [0.267, 0.733]
+        """
         s = np.asarray(successes, dtype=np.int64)
         n = np.asarray(trials, dtype=np.int64)
         k = len(s)
@@ -588,18 +620,37 @@ class RuleState:
         return self._posterior
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-stratum equal-tailed credible intervals (cached)."""
+        """Per-stratum equal-tailed credible intervals at ``level`` (cached).
+
+        Returns
+        -------
+        lower, upper : numpy.ndarray
+            Interval ends, one per stratum.
+        """
         if self._interval is None:
             self._interval = self.posterior.interval(self.level)
         return self._interval
 
     def halfwidths(self) -> np.ndarray:
-        """Per-stratum credible-interval half-widths."""
+        """Per-stratum credible-interval half-widths at ``level``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Half the width of each stratum's credible interval.
+        """
         lo, hi = self.intervals()
         return (hi - lo) / 2.0
 
     def stop_halfwidths(self) -> np.ndarray:
-        """Per-stratum half-widths at ``stop_level`` (the level the stopping rule checks)."""
+        """Per-stratum half-widths at ``stop_level`` (the level the stopping rule checks).
+
+        Returns
+        -------
+        numpy.ndarray
+            Half the width of each stratum's credible interval at ``stop_level``
+            (``level`` when it is None).
+        """
         if self.stop_level is None or self.stop_level == self.level:
             return self.halfwidths()
         if self._stop_interval is None:
@@ -613,6 +664,11 @@ class RuleState:
         The no-pooling sanity check: a stratum whose own data disagree with where pooling put
         it (the two intervals are disjoint) is not done, whatever its half-width. All True when
         ``own_check`` is None or the posterior is not pooled.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum; strata without trials count as consistent.
         """
         k = len(self.strata)
         if self.own_check is None or self.model == "independent":
@@ -685,14 +741,26 @@ class RuleState:
         return self._supported
 
     def data_share(self) -> np.ndarray:
-        """Share of each stratum's posterior effective sample size that is its own trials."""
+        """Share of each stratum's posterior effective sample size that is its own trials.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``min(trials / n_eff, 1)`` per stratum (all 1 for the independent model).
+        """
         if self.model == "independent":
             return np.ones(len(self.strata))
         neff = self.posterior.n_eff().to_numpy()
         return np.minimum(self.trials / np.maximum(neff, 1e-9), 1.0)
 
     def overall(self) -> tuple[float, float, float]:
-        """Mean and equal-tailed interval of the weighted rate (moment-matched Beta)."""
+        """Mean and equal-tailed interval of the weighted rate (moment-matched Beta).
+
+        Returns
+        -------
+        mean, lower, upper : float
+            Posterior mean of :math:`\\sum_k w_k \\theta_k` and its interval at ``level``.
+        """
         mean, var = self.posterior.weighted_moments(self.weights)
         a, b = _moment_beta(np.array([mean]), np.array([var]))
         alpha = (1 - self.level) / 2
@@ -700,14 +768,26 @@ class RuleState:
         return mean, float(lo), float(hi)
 
     def p_trial(self) -> np.ndarray:
-        """Posterior mean probability that a labelled row is a trial, per stratum."""
+        """Posterior mean probability that a labelled row is a trial, per stratum.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(1 + trials) / (2 + labelled)``, or all 1 when ``trial_known``.
+        """
         if self.trial_known:
             return np.ones(len(self.strata))
         return (1.0 + self.trials) / (2.0 + self.labelled)
 
     def stratum_done(self) -> np.ndarray:
         """Strata that meet the goal: half-width at ``stop_level`` within the target, plus the
-        optional no-pooling check (``own_check``) and data-share floor (``min_data_share``)."""
+        optional no-pooling check (``own_check``) and data-share floor (``min_data_share``).
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+        """
         done = (self.stop_halfwidths() <= self.target_halfwidth) & self.supported()
         if self.own_check is not None:
             done &= self.own_consistent()
@@ -716,11 +796,24 @@ class RuleState:
         return done
 
     def exhausted(self) -> np.ndarray:
-        """Strata with no row left to propose."""
+        """Strata with no row left to propose.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where ``available`` is 0.
+        """
         return self.available <= 0
 
     def is_done(self) -> bool:
-        """Whether the goal is met (or nothing is left to label)."""
+        """Whether the goal is met (or nothing is left to label).
+
+        Returns
+        -------
+        bool
+            True when the ``goal`` is reached, or every unfinished stratum is exhausted
+            with nothing pending.
+        """
         if self.goal == "overall":
             _, lo, hi = self.overall()
             return (hi - lo) / 2 <= self.target_halfwidth or bool(self.exhausted().all())
@@ -897,7 +990,7 @@ def thompson(state: RuleState, batch_size: int, rng: np.random.Generator) -> pd.
     neff = post.n_eff().to_numpy()
     p = np.clip(state.p_trial(), 1e-6, 1)
     t = p * state.pending
-    theta = post.sample(batch_size, rng)
+    theta = post.sample(batch_size, random_seed=rng)
     scale = state.weights**2 if state.goal == "overall" else np.ones(k)
     for i in range(batch_size):
         score = np.where(eligible & (counts < cap), scale * theta[i] * (1 - theta[i]) / (neff + t + 1), -np.inf)
@@ -998,6 +1091,26 @@ RULES: dict[str, tuple[Rule, str]] = {
 def get_rule(rule: str | Rule) -> tuple[str, Rule, str]:
     """Resolve a rule name (or callable) to ``(name, function, model)``.
 
+    Parameters
+    ----------
+    rule : str or callable
+        A name among the built-in rules, or a function
+        ``propose_allocation(state, batch_size, rng) -> pandas.Series``.
+
+    Returns
+    -------
+    name : str
+        The rule's name (a callable's ``__name__``).
+    function : callable
+        The allocation function.
+    model : str
+        The posterior model the rule uses (``"auto"`` for a callable).
+
+    Raises
+    ------
+    ValueError
+        When ``rule`` is not a known name.
+
     Examples
     --------
     >>> get_rule("expected_width")[0]
@@ -1022,6 +1135,16 @@ def forecast_labels(state: RuleState) -> pd.Series:
     allocation minimising total labels subject to the expected variance of the weighted rate
     reaching the target, by water-filling. Capped at the rows available (a stratum that cannot
     reach the target gets its remaining rows).
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's current state (goal, target and counts).
+
+    Returns
+    -------
+    pandas.Series
+        Labels still needed per stratum (int, indexed by stratum, named ``"forecast"``).
 
     Examples
     --------
