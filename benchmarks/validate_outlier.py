@@ -47,8 +47,8 @@ def run_campaigns(repeats: int, rules=("expected_width",), **kw) -> pd.DataFrame
     for name, share in SCENARIOS.items():
         pool = atypical_pool(share, random_seed=1)
         t0 = time.perf_counter()
-        res = simulate(pool, strata="stratum", prediction="pred", truth="truth", rules=list(rules),
-                       repeats=repeats, batch_size=20, random_seed=0, progress=False, **kw)
+        res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=list(rules),
+                       n_repeats=repeats, batch_size=20, random_seed=0, progress=False, **kw)
         iv = res.intervals
         for rule in rules:
             tab = res.table[res.table["rule"] == rule]

@@ -12,8 +12,6 @@ from __future__ import annotations
 import importlib
 import inspect
 
-import pytest
-
 import bayeseval
 from bayeseval._results import Result
 
@@ -89,7 +87,6 @@ def test_the_walk_finds_the_main_entry_points():
     assert {"tabulate", "proportion_ci", "fit_hierarchical", "evaluate", "simulate"} <= names
 
 
-@pytest.mark.xfail(reason="renames with deprecation shims are being completed", strict=False)
 def test_no_banned_parameter_names():
     offenders = []
     for qual, func in public_callables():
@@ -102,7 +99,6 @@ def test_no_banned_parameter_names():
     assert offenders == []
 
 
-@pytest.mark.xfail(reason="renames with deprecation shims are being completed", strict=False)
 def test_random_seed_is_keyword_only():
     offenders = []
     for qual, func in public_callables():
@@ -128,7 +124,6 @@ def numpydoc_failures(objects) -> dict[str, list[str]]:
     return failures
 
 
-@pytest.mark.xfail(reason="docstrings are being completed", strict=False)
 def test_every_exported_docstring_passes_numpydoc():
     failures = numpydoc_failures(dict(public_callables()))
     assert failures == {}
