@@ -59,41 +59,22 @@ from bayeseval._validation import check_level, check_random_seed, iter_columns
 from bayeseval._warnings import EmptyStratumWarning
 from bayeseval.counts import stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
-from bayeseval.metrics import Metric
+from bayeseval.metrics import get_metric
 from bayeseval.models import fit_hierarchical
 from bayeseval.planning import sample_size
 
 __all__ = ["Audit", "audit", "METRICS", "CRITERIA", "add_audit_parser", "run_audit"]
 
-#: audit metrics as (trials, successes) row sets of :class:`bayeseval.Metric`
-_ROW_SETS = {
-    "selection_rate": ("all", "pred_pos", "share of rows predicted positive"),
-    "tpr": ("true_pos", "pred_pos", "share of actual positives predicted positive"),
-    "fnr": ("true_pos", "pred_neg", "share of actual positives predicted negative"),
-    "fpr": ("true_neg", "pred_pos", "share of true negatives predicted positive"),
-    "tnr": ("true_neg", "pred_neg", "share of true negatives predicted negative"),
-    "ppv": ("pred_pos", "true_pos", "share of predicted positives that are positive"),
-    "npv": ("pred_neg", "true_neg", "share of predicted negatives that are negative"),
-    "error_rate": ("all", "wrong", "share of rows predicted wrongly"),
-    "accuracy": ("all", "right", "share of rows predicted rightly"),
+#: audit metric names and the :data:`bayeseval.metrics.METRICS` definition each one uses
+_BASE = {
+    "selection_rate": "selection_rate", "tpr": "recall", "fnr": "fnr", "fpr": "fpr",
+    "tnr": "specificity", "ppv": "precision", "npv": "npv", "error_rate": "error_rate",
+    "accuracy": "accuracy",
 }
+_AUDIT_NAME = {base: name for name, base in _BASE.items()}
 
 #: every metric :func:`audit` reports, in display order
-METRICS = tuple(_ROW_SETS) + ("balanced_accuracy",)
-
-_ALIASES = {
-    "recall": "tpr",
-    "sensitivity": "tpr",
-    "true_positive_rate": "tpr",
-    "false_negative_rate": "fnr",
-    "false_positive_rate": "fpr",
-    "specificity": "tnr",
-    "true_negative_rate": "tnr",
-    "precision": "ppv",
-    "negative_predictive_value": "npv",
-    "error": "error_rate",
-    "zero_one_loss": "error_rate",
-}
+METRICS = tuple(_BASE) + ("balanced_accuracy",)
 
 #: fairness criteria and the metrics whose max-min gap each one bounds
 CRITERIA = {
@@ -105,15 +86,6 @@ CRITERIA = {
 
 _N_DRAWS = 4000
 _POOLED_MODEL = "robust"
-
-
-@dataclass(frozen=True)
-class _AuditMetric(Metric):
-    """A metric whose row sets always need the positive class (selection rate included)."""
-
-    @property
-    def needs_positive(self) -> bool:
-        return True
 
 
 class PooledFit(NamedTuple):
@@ -157,7 +129,11 @@ def _check_metrics(metrics: Any) -> list[str]:
         if not isinstance(item, str):
             raise TypeError(f"metrics must hold metric names (str), got {item!r}")
         key = item.lower().replace("-", "_").replace(" ", "_")
-        key = _ALIASES.get(key, key)
+        if key not in METRICS:
+            try:
+                key = _AUDIT_NAME.get(get_metric(key).name, key)
+            except ValueError:
+                pass
         if key not in METRICS:
             raise ValueError(f"metrics: unknown metric {item!r}; valid choices are {list(METRICS)}")
         if key not in out:
@@ -177,12 +153,11 @@ def _check_tolerance(tolerance: Any) -> float | None:
 
 
 def _count(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any) -> Any:
-    trials, successes, text = _ROW_SETS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
         counts = tabulate(
             data, y_true=y_true, y_pred=y_pred, strata=cols,
-            metric=_AuditMetric(name, trials, successes, text), pos_label=pos_label,
+            metric=_BASE[name], pos_label=pos_label,
         )
     if counts.successes.index.nlevels > len(cols):
         raise ValueError(
@@ -203,7 +178,7 @@ def _full_index(index: pd.Index, n_columns: int) -> pd.Index:
 
 def _tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: list[str], pos_label: Any):
     """Successes and trials per group for each base metric, and rows per group."""
-    needed = [m for m in _ROW_SETS if m in names]
+    needed = [m for m in _BASE if m in names]
     if "balanced_accuracy" in names:
         needed += [m for m in ("tpr", "tnr") if m not in needed]
     rows = _count(data, cols, y_true, y_pred, "accuracy", pos_label).trials

@@ -65,7 +65,7 @@ class Metric:
     @property
     def needs_positive(self) -> bool:
         """Whether the metric depends on which label is the positive class."""
-        return self.trials != "all"
+        return self.trials != "all" or self.successes not in ("wrong", "right")
 
     @property
     def trials_need_truth(self) -> bool:
@@ -120,6 +120,8 @@ METRICS: dict[str, Metric] = {
     "fpr": Metric("fpr", "true_neg", "pred_pos", "share of true negatives predicted positive"),
     "specificity": Metric("specificity", "true_neg", "pred_neg", "share of true negatives predicted negative"),
     "npv": Metric("npv", "pred_neg", "true_neg", "share of predicted negatives that are negative"),
+    "fnr": Metric("fnr", "true_pos", "pred_neg", "share of actual positives predicted negative"),
+    "selection_rate": Metric("selection_rate", "all", "pred_pos", "share of rows predicted positive"),
 }
 
 _ALIASES = {
@@ -131,6 +133,10 @@ _ALIASES = {
     "false_positive_rate": "fpr",
     "tnr": "specificity",
     "negative_predictive_value": "npv",
+    "true_positive_rate": "recall",
+    "true_negative_rate": "specificity",
+    "false_negative_rate": "fnr",
+    "zero_one_loss": "error_rate",
 }
 
 #: Metrics that depend on a positive class (computed one-vs-rest per class).

@@ -164,7 +164,7 @@ def test_metric_masks_definitions() -> None:
     p = np.array([1, 0, 1, 0, 1])
     expected = {  # (trials, successes) by the SPEC table
         "error_rate": (5, 2), "accuracy": (5, 3), "recall": (3, 2), "precision": (3, 2),
-        "fpr": (2, 1), "specificity": (2, 1), "npv": (2, 1),
+        "fpr": (2, 1), "specificity": (2, 1), "npv": (2, 1), "fnr": (3, 1), "selection_rate": (5, 3),
     }
     for name, (nt, ns) in expected.items():
         trial, success = METRICS[name].masks(y, p, 1)
