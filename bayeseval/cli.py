@@ -119,10 +119,8 @@ def _metric(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _weights_json(text: str) -> Any:
-    """--weights: a JSON object stratum -> share, or a JSON list of shares in stratum order."""
-    from bayeseval._validation import check_weights  # deferred: fast start-up
-
+def _parse_json_numbers(text: str, what: str) -> Any:
+    """A JSON object label -> number, or a JSON list of numbers; else ArgumentTypeError."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -130,13 +128,27 @@ def _weights_json(text: str) -> Any:
             f"must be JSON such as '{{\"a\": 0.7, \"b\": 0.3}}' ({exc.msg} at character "
             f"{exc.pos}), got {text!r}"
         ) from None
-    if not isinstance(value, (dict, list)) or not value:
+    values = list(value.values()) if isinstance(value, dict) else value
+    if not isinstance(values, list) or not values or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
         raise argparse.ArgumentTypeError(
-            f"must be a JSON object stratum -> share or a list of shares, got {text!r}"
+            f"must be a JSON object stratum -> {what} or a list of numbers, got {text!r}"
         )
+    return value
+
+
+def _json_object(what: str) -> Callable[[str], Any]:
+    """A JSON object label -> number or a JSON list of numbers (option values per stratum)."""
+    return _converter("json", lambda text: _parse_json_numbers(text, what))
+
+
+def _weights_json(text: str) -> Any:
+    """--weights: a JSON object stratum -> share, or a JSON list of shares in stratum order."""
+    from bayeseval._validation import check_weights  # deferred: fast start-up
+
+    value = _parse_json_numbers(text, "share")
     shares = list(value.values()) if isinstance(value, dict) else value
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in shares):
-        raise argparse.ArgumentTypeError(f"shares must be numbers, got {text!r}")
     try:
         check_weights(shares, len(shares), name="shares")
     except ValueError as exc:
@@ -399,27 +411,6 @@ def _edge_warning(args: argparse.Namespace, planning: Any, n: int, rate: float
         f"wider than +/-{args.halfwidth:g}; the Wilson search needs {wilson} "
         "(use --method wilson)"
     )
-
-
-def _json_object(what: str) -> Callable[[str], Any]:
-    """A JSON object label -> number or a JSON list of numbers (option values per stratum)."""
-    def check(text: str) -> Any:
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise argparse.ArgumentTypeError(
-                f"must be JSON such as '{{\"a\": 0.1, \"b\": 0.3}}' ({exc.msg}), got {text!r}"
-            ) from None
-        values = list(value.values()) if isinstance(value, dict) else value
-        if not isinstance(values, list) or not values or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-        ):
-            raise argparse.ArgumentTypeError(
-                f"must be a JSON object stratum -> {what} or a list of numbers, got {text!r}"
-            )
-        return value
-
-    return _converter("json", check)
 
 
 def _cmd_allocate(args: argparse.Namespace) -> int:
