@@ -19,6 +19,7 @@ __all__ = [
     "ModelCheckWarning",
     "CalibrationWarning",
     "PrecisionLimitedWarning",
+    "PerformanceWarning",
     "BayesevalDeprecationWarning",
 ]
 
@@ -53,6 +54,10 @@ class CalibrationWarning(BayesevalWarning):
 
 class PrecisionLimitedWarning(BayesevalWarning):
     """A design cannot reach the requested precision; the result is precision limited."""
+
+
+class PerformanceWarning(BayesevalWarning):
+    """A computation runs on a slow fallback (e.g. PyTensor without a BLAS library)."""
 
 
 class BayesevalDeprecationWarning(BayesevalWarning, FutureWarning):

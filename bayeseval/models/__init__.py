@@ -83,7 +83,7 @@ def fit_hierarchical(
         Seed for reproducible draws.
     **engine_options
         Passed to the engine (exact: ``grid_size``, ``outlier_prob``, ``preset``; PyMC: ``chains``,
-        ``tune``...).
+        ``tune``, ``progress=False`` to silence the sampling progress bar...).
 
     Returns
     -------

@@ -37,24 +37,40 @@ Models
 After sampling, R-hat, bulk and tail effective sample size and divergences are checked
 (:func:`check_convergence`) and each failure raises a
 :class:`~bayeseval.ConvergenceWarning` that says what to try.
+
+BLAS
+----
+PyTensor compiles the models to C and links them to a BLAS library. A pip-installed PyTensor
+often finds none ("PyTensor could not link to a BLAS installation") and runs its matrix
+operations on slow fallbacks. Before the first model is built, this engine points PyTensor at
+the OpenBLAS that SciPy's wheel ships (the one SciPy's own linear algebra uses), after
+checking that a test program links and runs with it. Flags the user set (``PYTENSOR_FLAGS``
+``blas__ldflags=...`` or a ``.pytensorrc`` file) are never overridden. When no BLAS can be
+found at all, a :class:`~bayeseval.PerformanceWarning` says so once, with the one-line fix.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import logging
 import math
 import os
+import shlex
 import sys
 import time
 import warnings
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import check_positive_int, check_probability, make_rng
-from bayeseval._warnings import ConvergenceWarning
+from bayeseval._warnings import ConvergenceWarning, PerformanceWarning
 from bayeseval.counts import Counts, stratum_labels
 from bayeseval.models.exact import prior_offsets
 from bayeseval.models.posterior import Posterior
@@ -64,6 +80,7 @@ from bayeseval.models.robust import DEFAULT_OUTLIER_PROB
 __all__ = [
     "fit_pymc",
     "check_convergence",
+    "configure_pytensor",
     "MODELS",
     "RHAT_THRESHOLD",
     "ESS_PER_CHAIN",
@@ -89,7 +106,149 @@ ESS_PER_CHAIN = 100
 ROBUST_OUTLIER_SHARE = DEFAULT_OUTLIER_PROB
 
 
+# -- PyTensor set-up: BLAS ----------------------------------------------------------------------
+#: Real-valued BLAS routines (Fortran names) that PyTensor's generated C code may call.
+_BLAS_ROUTINES = tuple(
+    f"{p}{name}_"
+    for p in "sd"
+    for name in (
+        "rot", "rotg", "rotm", "rotmg", "swap", "scal", "copy", "axpy", "dot", "nrm2", "asum",
+        "gemv", "gbmv", "symv", "sbmv", "spmv", "trmv", "tbmv", "tpmv", "trsv", "tbsv", "tpsv",
+        "ger", "syr", "spr", "syr2", "spr2", "gemm", "symm", "syrk", "syr2k", "trmm", "trsm",
+    )
+) + ("isamax_", "idamax_")
+
+#: The one-line fix named when PyTensor runs without BLAS.
+BLAS_FIX = (
+    "export PYTENSOR_FLAGS='blas__ldflags=-L/path/to/blas/lib -lopenblas' before starting "
+    "Python (or install PyMC with conda: conda install -c conda-forge pymc)"
+)
+
+# what the set-up decided, once per process: "ldflags" and "source" (user, bundled, pytensor)
+_BLAS_STATE: dict[str, str] = {}
+
+
+def _bundled_blas() -> tuple[Path, str] | None:
+    """The OpenBLAS shipped in SciPy's (or NumPy's) wheel with 32-bit integers, and its symbol prefix.
+
+    Wheels rename the BLAS symbols (``scipy_ddot_`` for ``ddot_``); NumPy's own copy uses 64-bit
+    integers (``scipy_ddot_64_``), which PyTensor's C code cannot call, so it is skipped.
+    """
+    if sys.platform == "win32":  # a DLL is not linked by path with MinGW
+        return None
+    import scipy
+
+    for package in (scipy, np):
+        base = Path(package.__file__).parent
+        for folder in (base.parent / f"{base.name}.libs", base / ".dylibs"):
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.glob("*openblas*")):
+                if not (path.suffix in (".so", ".dylib") or ".so." in path.name):
+                    continue
+                try:
+                    lib = ctypes.CDLL(str(path))
+                except OSError:
+                    continue
+                for prefix in ("scipy_", ""):
+                    if hasattr(lib, f"{prefix}ddot_"):
+                        return path, prefix
+    return None
+
+
+def _blas_flags(path: Path, prefix: str) -> list[str]:
+    """PyTensor ``blas__ldflags`` that link ``path``, renaming the routines to its ``prefix``."""
+    lib = ctypes.CDLL(str(path))
+    # --no-as-needed: GNU ld would otherwise drop a library named before the object using it
+    flags = ["-Wl,--no-as-needed"] if sys.platform.startswith("linux") else []
+    flags += [str(path), f"-Wl,-rpath,{path.parent}"]
+    if prefix:
+        flags += [f"-D{name}={prefix}{name}" for name in _BLAS_ROUTINES if hasattr(lib, prefix + name)]
+    return flags
+
+
+def _checked_bundled_flags() -> str:
+    """The bundled BLAS's flags if a test program links and runs with them, else ""."""
+    found = _bundled_blas()
+    if found is None:
+        return ""
+    from pytensor.link.c.cmodule import try_blas_flag
+
+    flags = _blas_flags(*found)
+    return " ".join(shlex.quote(f) for f in flags) if try_blas_flag(flags) else ""
+
+
+def configure_pytensor() -> dict[str, str]:
+    """Point PyTensor at a BLAS library before the first PyMC model is compiled (once per process).
+
+    Flags the user set (``PYTENSOR_FLAGS`` or ``.pytensorrc``) and a choice PyTensor already
+    made are kept. Otherwise the OpenBLAS that SciPy's wheel ships is used when a test
+    program links and runs with it, and PyTensor's own search runs only when it does not.
+    If no BLAS results, a :class:`~bayeseval.PerformanceWarning` names the fix (once).
+
+    Returns
+    -------
+    dict
+        ``ldflags`` (the flags PyTensor uses, "" for none) and ``source``: ``"user"``,
+        ``"bundled"`` (SciPy's OpenBLAS) or ``"pytensor"`` (PyTensor's own search).
+
+    Examples
+    --------
+    >>> configure_pytensor()["source"] in ("user", "bundled", "pytensor")  # doctest: +SKIP
+    True
+    """
+    if _BLAS_STATE:
+        return dict(_BLAS_STATE)
+    import pytensor
+
+    config = pytensor.config
+    param = vars(type(config)).get("blas__ldflags")
+    if param is not None and hasattr(param, "val"):  # user flags, or decided earlier
+        source = "pytensor" if getattr(param, "is_default", True) else "user"
+        flags = config.blas__ldflags
+    else:
+        flags, source = _checked_bundled_flags(), "bundled"
+        if flags:
+            config.blas__ldflags = flags
+        else:  # PyTensor's own search; its multi-line warning is replaced by ours
+            source = "pytensor"
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="PyTensor could not link", category=UserWarning)
+                flags = config.blas__ldflags
+    _BLAS_STATE.update(ldflags=flags, source=source)
+    if not flags and source != "user":
+        warnings.warn(
+            "PyTensor found no BLAS library, so the PyMC engine runs its matrix operations on "
+            f"slow fallbacks. To fix it: {BLAS_FIX}.",
+            PerformanceWarning,
+            stacklevel=_external_stacklevel(),
+        )
+    return dict(_BLAS_STATE)
+
+
+def _pymc() -> Any:
+    """The ``pymc`` module, imported after PyTensor's BLAS is set up."""
+    configure_pytensor()
+    import pymc
+
+    return pymc
+
+
+@contextlib.contextmanager
+def _quiet_pymc(quiet: bool) -> Iterator[None]:
+    """Silence PyMC's informational log lines (sampler choice, timing) while ``quiet``."""
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    if quiet:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 # -- public entry point -----------------------------------------------------------------------
+@renamed_kwargs(progressbar="progress")
 def fit_pymc(
     counts: Counts,
     *,
@@ -106,7 +265,7 @@ def fit_pymc(
     interaction: bool = True,
     parametrization: str | None = None,
     outlier_prob: float = ROBUST_OUTLIER_SHARE,
-    progressbar: bool = False,
+    progress: bool = True,
     **kwargs: Any,
 ):
     """Fit a hierarchical model to ``counts`` with PyMC's NUTS sampler.
@@ -162,8 +321,10 @@ def fit_pymc(
     outlier_prob : float
         Robust model only: prior probability ``eps`` that a stratum belongs to the wide
         ``Beta(1, 1)`` component (default 0.1, as in the exact engine).
-    progressbar : bool
-        Show PyMC's progress bar.
+    progress : bool, default True
+        Show PyMC's progress bar while sampling (a live bar in terminals and Jupyter) and its
+        log lines (sampler, chains, time taken). False prints nothing. (Formerly
+        ``progressbar``, still accepted with a deprecation warning.)
     **kwargs
         Passed to :func:`pymc.sample`, e.g. ``cores`` (default 1: the chains run one after
         the other, which avoids the start-up cost of worker processes on these small models;
@@ -194,6 +355,8 @@ def fit_pymc(
     tune = check_positive_int(tune, "tune", minimum=0)
     target_accept = check_probability(target_accept, "target_accept", open_interval=True)
     outlier_prob = check_probability(outlier_prob, "outlier_prob", open_interval=True)
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
     prior_obj = _model_prior(model, prior)
     s = counts.successes.to_numpy().astype(np.int64)
     n = counts.trials.to_numpy().astype(np.int64)
@@ -215,7 +378,7 @@ def fit_pymc(
         pm_model, hyper_names = _beta_binomial_model(s, n, labels, offsets, prior_obj, parametrization)
     sample_kwargs = {
         "draws": math.ceil(draws / chains), "tune": tune, "chains": chains, "random_seed": pm_seed,
-        "target_accept": target_accept, "progressbar": progressbar,
+        "target_accept": target_accept, "progressbar": bool(progress),
         "cores": 1, "compute_convergence_checks": False, **kwargs,
     }
     idata, elapsed = _sample(pm_model, sample_kwargs)
@@ -287,10 +450,10 @@ def _model_prior(model: str, prior: Any) -> Any:
 
 def _sample(pm_model: Any, sample_kwargs: dict[str, Any]) -> tuple[Any, float]:
     """Run :func:`pymc.sample` on ``pm_model``; return the InferenceData and the seconds taken."""
-    import pymc as pm  # deferred: PyMC loads only when this engine is used
+    pm = _pymc()  # deferred: PyMC loads only when this engine is used
 
     start = time.perf_counter()
-    with pm_model:
+    with pm_model, _quiet_pymc(not sample_kwargs.get("progressbar", True)):
         idata = pm.sample(**sample_kwargs)
     return idata, time.perf_counter() - start
 
@@ -527,7 +690,7 @@ def _pm_spec(frozen: Any, which: str) -> tuple[Any, dict[str, float], float]:
     the density of the SciPy distribution shifted by ``-loc``, i.e. ``kappa = loc + X``.
     ``loguniform`` comes back as ``("loguniform", {"lower": ..., "upper": ...}, loc)``.
     """
-    import pymc as pm
+    pm = _pymc()
 
     name, p = _frozen_params(frozen)
     loc, scale = p["loc"], p["scale"]
@@ -567,7 +730,7 @@ def _pm_spec(frozen: Any, which: str) -> tuple[Any, dict[str, float], float]:
 
 def _hyperprior(prior: Any, pooled_rate: float) -> tuple[Any, Any]:
     """Register ``mu`` and ``kappa`` in the current PyMC model; return the two tensors."""
-    import pymc as pm
+    pm = _pymc()
     import pytensor.tensor as pt
 
     if prior.improper:
@@ -609,7 +772,7 @@ def _beta_binomial_model(
     prior: Any,
     parametrization: str,
 ) -> tuple[Any, list[str]]:
-    import pymc as pm
+    pm = _pymc()
     import pytensor.tensor as pt
 
     with pm.Model(coords={"stratum": labels}) as model:
@@ -640,7 +803,7 @@ def _robust_model(
     prior: Any,
     eps: float,
 ) -> tuple[Any, list[str]]:
-    import pymc as pm
+    pm = _pymc()
     import pytensor.tensor as pt
 
     with pm.Model(coords={"stratum": labels}) as model:
@@ -684,7 +847,7 @@ def _logit_normal_model(
     interaction: bool,
     parametrization: str = "noncentered",
 ) -> tuple[Any, list[str]]:
-    import pymc as pm
+    pm = _pymc()
 
     coords: dict[str, Any] = {"stratum": labels}
     x = None
