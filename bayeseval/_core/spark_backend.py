@@ -3,11 +3,15 @@
 Column references are backtick-quoted (dotted names, spaces and quotes work),
 and every column the back end adds is named so that it is absent from the
 input (Spark compares names case-insensitively by default). The keyed rank is
-Spark SQL integer arithmetic (:func:`bayeseval._core.hashing.spark_rank_sql`), so
-the test set is exactly the one pandas and DuckDB select: within each key the
-``n`` rows with the smallest ``(rank, id)``. A per-key rank threshold keeps a few
-more candidates than needed, a window ``row_number`` over the candidates finds
-the exact cut-off row, and the cut-offs (one row per key) are broadcast back.
+Spark SQL integer arithmetic, one projection per step
+(:func:`bayeseval._core.hashing.spark_rank_steps`), which whole-stage code
+generation compiles into the scan's loop; no Python runs per row. The test set
+is exactly the one pandas and DuckDB select: within each key the ``n`` rows
+with the smallest ``(rank, id)``. One ``groupBy`` over a narrow rank band per
+key (:meth:`SparkBackend._cut_offs`) finds each key's cut-off row, and the
+cut-offs (one row per key) are broadcast back. What reaches the driver: the
+rows per key, the distinct-id count, and the band's ``(rank, id)`` pairs (about
+ten binomial standard deviations per key, a few thousand rows at a billion).
 ``pyspark`` is imported inside the functions only.
 """
 
