@@ -12,9 +12,16 @@ one.
   is identical to :func:`bayeseval.tabulate` on the same rows in pandas.
 * :func:`dual_constraint_split` -- the split with Spark DataFrames for
   ``train`` and ``test``. The keyed rank of every row is computed with Spark
-  SQL integer arithmetic (64-bit products on 16-bit limbs, so nothing
-  overflows in ANSI mode), so the test set is exactly the one pandas and
-  DuckDB select, without collecting any class to the driver.
+  SQL integer arithmetic (64-bit products from 32-bit halves and 16-bit limbs,
+  so nothing overflows in ANSI mode), one projection per step so that
+  whole-stage code generation compiles it (no UDF, no Python per row); the
+  test set is exactly the one pandas and DuckDB select, without collecting
+  any class to the driver. Measured on 2 million rows (local[2], 2 cores): the
+  rank costs 0.25-0.4 us per row, against 24 us when it was one nested
+  expression of higher-order functions (:func:`keyed_rank_sql`).
+* :func:`keyed_rank_sql` -- the same rank as one SQL expression (nested
+  ``transform`` lambdas, for SQL text); Spark evaluates those lambdas without
+  code generation, so prefer :func:`keyed_rank` on a DataFrame.
 
 Column names are taken literally (dots, spaces and quotes work), and the
 columns the engine adds internally are named so that they cannot collide with

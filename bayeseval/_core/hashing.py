@@ -186,27 +186,59 @@ def duckdb_rank_sql(id_expr: str, salt_expr: str, source: str, *, z: str = "z", 
 # -- Spark SQL -------------------------------------------------------------------------------
 
 
-def _spark_mul(c: int) -> str:
-    """Spark SQL for ``z * c mod 2**64`` on a BIGINT lambda variable ``z`` (two's complement).
+def _spark_mul(c: int, z: str = "z") -> str:
+    """Spark SQL for ``z * c mod 2**64`` on a BIGINT ``z`` (two's complement).
 
-    Schoolbook multiplication on 16-bit limbs: every partial product and sum stays
-    below 2**36, so nothing overflows (Spark's ANSI mode raises on BIGINT overflow).
+    Spark's ANSI mode raises on BIGINT overflow, so the product is built from
+    32-bit halves of ``z`` times 16-bit limbs of ``c``: every product and sum
+    stays below 2**51, and the parts beyond 2**64 are dropped by masks and
+    shifts (which wrap). Six multiplications and five additions (each an
+    overflow-checked call under ANSI), against ten and twelve for 16-bit limbs
+    on both sides.
     """
-    cl = [(c >> (16 * j)) & 0xFFFF for j in range(4)]
-    a = ["(z & 65535)"] + [f"(shiftrightunsigned(z, {16 * i}) & 65535)" for i in (1, 2, 3)]
-
-    def col(k: int) -> str:
-        return " + ".join(f"{a[i]} * {cl[k - i]}" for i in range(k + 1))
-
-    s0, s1, s2, s3 = (f"({col(k)})" for k in range(4))
-    low = f"({s0} + shiftleft({s1} & 65535, 16))"
-    high = f"((shiftright({s1}, 16) + {s2} + shiftleft({s3} & 65535, 16) + shiftright({low}, 32)) & 4294967295)"
-    return f"(shiftleft({high}, 32) | ({low} & 4294967295))"
+    c0, c1, c2, c3 = ((c >> (16 * j)) & 0xFFFF for j in range(4))
+    lo, hi = f"({z} & 4294967295)", f"shiftrightunsigned({z}, 32)"
+    a = f"({lo} * {c0})"                   # < 2**48, bits 0..47 of the product
+    w = (                                  # bits 16..63 of the product, mod 2**48
+        f"(shiftright({a}, 16) + {lo} * {c1} + shiftleft(({hi} * {c0} + {lo} * {c2}) & 4294967295, 16)"
+        f" + shiftleft(({hi} * {c1} + {lo} * {c3}) & 65535, 32))"
+    )
+    return f"(({a} & 65535) | shiftleft({w}, 16))"
 
 
-def _spark_mix() -> list[str]:
-    return ["z ^ shiftrightunsigned(z, 30)", _spark_mul(C1), "z ^ shiftrightunsigned(z, 27)",
-            _spark_mul(C2), "z ^ shiftrightunsigned(z, 31)"]
+def _spark_mix(z: str = "z") -> list[str]:
+    return [f"{z} ^ shiftrightunsigned({z}, 30)", _spark_mul(C1, z), f"{z} ^ shiftrightunsigned({z}, 27)",
+            _spark_mul(C2, z), f"{z} ^ shiftrightunsigned({z}, 31)"]
+
+
+def spark_rank_steps(z: str, salt_expr: str) -> list[str]:
+    """The keyed rank as Spark SQL steps, each an expression of the previous value ``z``.
+
+    Start from ``z = CAST(id AS BIGINT)`` and apply the steps in order (one
+    projection each); the last value is the 63-bit rank. Every step refers to
+    ``z`` several times, so the steps must be separate projections (Spark does
+    not merge projections that would repeat a non-trivial expression), never
+    one nested expression.
+
+    Parameters
+    ----------
+    z : str
+        SQL reference to the running value (a quoted column name).
+    salt_expr : str
+        SQL expression of the key's salt as a signed 64-bit integer.
+
+    Returns
+    -------
+    list of str
+        Twelve BIGINT expressions.
+
+    Examples
+    --------
+    >>> steps = spark_rank_steps("`z`", "`salt`")
+    >>> len(steps), steps[5], steps[-1]
+    (12, '`z` ^ `salt`', 'shiftrightunsigned(`z`, 1)')
+    """
+    return _spark_mix(z) + [f"{z} ^ {salt_expr}"] + _spark_mix(z) + [f"shiftrightunsigned({z}, 1)"]
 
 
 def spark_rank_sql(id_expr: str, salt_expr: str) -> str:
@@ -214,6 +246,9 @@ def spark_rank_sql(id_expr: str, salt_expr: str) -> str:
 
     Every step is a lambda over the previous value (``transform(array(prev),
     z -> step)[0]``); the lambda variable ``z`` shadows any column of that name.
+    Spark evaluates such lambdas without code generation (24 us per row on 2
+    million rows, local[2]): on a DataFrame, the projections of
+    :func:`spark_rank_steps` compute the same value in 0.25-0.4 us per row.
 
     Parameters
     ----------
@@ -232,8 +267,7 @@ def spark_rank_sql(id_expr: str, salt_expr: str) -> str:
     >>> spark_rank_sql("id", "salt").startswith("transform(array(")
     True
     """
-    steps = _spark_mix() + [f"z ^ {salt_expr}"] + _spark_mix() + ["shiftrightunsigned(z, 1)"]
     expr = f"CAST({id_expr} AS BIGINT)"
-    for step in steps:
+    for step in spark_rank_steps("z", salt_expr):
         expr = f"transform(array({expr}), z -> {step})[0]"
     return expr
