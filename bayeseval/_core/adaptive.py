@@ -554,11 +554,16 @@ def _hyper_grid(mu_lo: float, mu_hi: float, n_mu: int, n_kappa: int, kappa_range
 
 
 def _loo_log_weights(s, n, a, b, log_prior) -> np.ndarray:
-    loglik = special.betaln(s[:, None] + a[None, :], (n - s)[:, None] + b[None, :])
+    # once per distinct (s, n) pair (strata with the same counts have the same weights)
+    pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
+    ps, pn = pairs[:, 0], pairs[:, 1]
+    loglik = special.betaln(ps[:, None] + a[None, :], (pn - ps)[:, None] + b[None, :])
     loglik -= special.betaln(a, b)[None, :]
-    total = loglik.sum(axis=0) + log_prior
+    total = mult.astype(float) @ loglik + log_prior
     logw = total[None, :] - loglik
-    return logw - special.logsumexp(logw, axis=1, keepdims=True)
+    top = logw.max(axis=1, keepdims=True)
+    logw -= top + np.log(np.exp(logw - top).sum(axis=1, keepdims=True))
+    return logw[inv.ravel()]
 
 
 def loo_beta_mixture(

@@ -72,6 +72,7 @@ _GK_WG[[1, 3, 5, 7, 9, 11, 13]] = np.concatenate([_WG[:-1], _WG[::-1]])
 _GL = {n: np.polynomial.legendre.leggauss(n) for n in (2, 4)}
 _Q_TOL = 1e-11  # |F(quantile) - q| at which the solver stops
 _Q_VERIFY = 1e-8  # |F(quantile) - q| by the exact CDF above which a solution is re-solved
+_GK_TOL_VERIFY = 1e-10  # error estimate of the verifying integral above which betainc decides
 _GK_TOL = 1e-7  # |Kronrod - Gauss| above which the CDF is evaluated with betainc instead
 _CHUNK = 200_000  # components x columns per chunk (keeps the work arrays in cache)
 
@@ -219,14 +220,32 @@ def mixture_quantiles(qs: np.ndarray, W: np.ndarray, A: np.ndarray, B: np.ndarra
         stuck = np.isfinite(lo[active]) & np.isfinite(hi[active])
         stuck &= hi[active] - lo[active] < 1e-13 * np.maximum(1.0, np.abs(tn))
         active = active[(np.abs(Fn - target[active]) >= _Q_TOL) & ~stuck]
-    # Verify every solution with the exact CDF (betainc) and repair by bisection where the
-    # carried integrals went wrong (extreme counts, e.g. millions of trials with no failures).
+    _verify(mix, t, target, cols, np.tile(anchor_t, Q), F_anchor=np.tile(anchor_F, Q))
+    return expit(t).reshape(Q, J)
+
+
+def _verify(mix: Any, t: np.ndarray, target: np.ndarray, cols: np.ndarray, t0: np.ndarray,
+            F_anchor: np.ndarray) -> None:
+    """Check every solution ``t`` (in place) and repair by bisection where it is off.
+
+    The check integrates the density afresh from the anchor to the solution (two 15-point
+    Kronrod panels, independent of the path the solver took); where that disagrees with
+    ``q`` by more than ``_Q_VERIFY`` or its error estimate exceeds ``_GK_TOL_VERIFY``, the
+    exact CDF (betainc) decides, and solutions off by more than ``_Q_VERIFY`` by the exact
+    CDF are re-solved by bisection on it (extreme counts, e.g. millions of trials with no
+    failures).
+    """
     with np.errstate(all="ignore"):
-        F_exact = mix.cdf(t, cols)
-    bad = np.flatnonzero(~(np.abs(F_exact - target) <= _Q_VERIFY))
+        k, err = mix.integral_gk(t0, t, cols)
+        unsure = ~((np.abs(F_anchor + k - target) <= _Q_VERIFY) & (err <= _GK_TOL_VERIFY))
+    check = np.flatnonzero(unsure)
+    if check.size == 0:
+        return
+    with np.errstate(all="ignore"):
+        F_exact = mix.cdf(t[check], cols[check])
+    bad = check[~(np.abs(F_exact - target[check]) <= _Q_VERIFY)]
     if bad.size:
         t[bad] = _bisect_quantiles(mix, target[bad], cols[bad])
-    return expit(t).reshape(Q, J)
 
 
 def _bisect_quantiles(mix: Any, target: np.ndarray, cols: np.ndarray) -> np.ndarray:
