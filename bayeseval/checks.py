@@ -87,10 +87,10 @@ def _population_theta(posterior: Any, rng: np.random.Generator) -> np.ndarray | 
         lm = logit(np.clip(mu, 1e-12, 1 - 1e-12))[:, None]
         if offsets is not None:
             lm = lm + np.asarray(offsets, dtype=float)[None, :]
-        mu_k = np.broadcast_to(expit(lm), (S, K))
+        mu_k = expit(lm)  # (S, 1) without offsets: the draws broadcast it (same stream)
         a = np.maximum(mu_k * kappa[:, None], 1e-300)
         b = np.maximum((1.0 - mu_k) * kappa[:, None], 1e-300)
-        theta = rng.beta(a, b)
+        theta = rng.beta(a, b, size=(S, K))
         if posterior.model == "robust":
             eps = float(posterior.diagnostics.get("outlier_prob", 0.1))
             wide = rng.uniform(size=(S, K)) < eps
@@ -101,6 +101,15 @@ def _population_theta(posterior: Any, rng: np.random.Generator) -> np.ndarray | 
         eta = hyper["intercept"][:, None] + hyper["sigma"][:, None] * rng.standard_normal((S, K))
         return expit(eta)
     return None
+
+
+def _column_quantiles(rep: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lower ``alpha / 2`` and upper ``1 - alpha / 2`` quantiles of each column, in blocks."""
+    step = max(1, 1_000_000 // max(rep.shape[0], 1))
+    blocks = [rep[:, i : i + step] for i in range(0, rep.shape[1], step)]
+    lo = np.concatenate([np.quantile(b, alpha / 2, axis=0, method="lower") for b in blocks])
+    hi = np.concatenate([np.quantile(b, 1 - alpha / 2, axis=0, method="higher") for b in blocks])
+    return lo, hi
 
 
 def _dispersion(s: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -398,8 +407,7 @@ def posterior_predictive_check(
         rep = rng.binomial(n[None, :], theta_new)
         check = np.full(len(s), "mixed", dtype=object)
     lower_tail, p_val = mid_p(rep, s[None, :])
-    lo = np.quantile(rep, alpha / 2, axis=0, method="lower")
-    hi = np.quantile(rep, 1 - alpha / 2, axis=0, method="higher")
+    lo, hi = _column_quantiles(rep, alpha)
 
     if cross_validate and theta_new is not None and K >= 3:
         # the most extreme strata (at most 10): an outlier widens the population it is

@@ -95,17 +95,13 @@ class HyperGrid:
 
     def every_other(self, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every other point on each axis (twice the spacing), trapezoid weights, compacted."""
-        return self.thinned(2, tol)
-
-    def thinned(self, step: int, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every ``step``-th point on each axis, trapezoid weights, compacted to all but ``tol``."""
         m = self.shape
-        lp = self.log_post.reshape(m)[::step, ::step]
+        lp = self.log_post.reshape(m)[::2, ::2]
         w = np.exp(lp - lp.max())
         for sl in (np.s_[0, :], np.s_[-1, :], np.s_[:, 0], np.s_[:, -1]):
             w[sl] *= 0.5
-        u = self.u.reshape(m)[::step, ::step].ravel()
-        v = self.v.reshape(m)[::step, ::step].ravel()
+        u = self.u.reshape(m)[::2, ::2].ravel()
+        v = self.v.reshape(m)[::2, ::2].ravel()
         return _keep_mass(u, v, (w / w.sum()).ravel(), tol)
 
 

@@ -71,8 +71,6 @@ _TRIM = 1e-8  # mass each end of each axis may leave outside the grid (4e-8 in a
 _MODELS = ("beta_binomial", "robust")
 #: mass the quadrature of moments and quantiles may drop, per preset
 _QUAD_TRIM = {"accurate": 1e-7, "fast": 1e-5}
-#: largest change of a checked quantile allowed when the quantiles use a thinned grid
-_THIN_Q_TOL = 1e-7
 
 
 def prior_offsets(prior_mean: Any, counts: Counts) -> np.ndarray | None:
@@ -582,38 +580,6 @@ class ExactFit:
         self.diagnostics["quadrature_points"] = len(self._quad[2])
         return self._quad
 
-    def _quantile_points(self, qs: np.ndarray) -> tuple[tuple, int]:
-        """Grid points for the quantiles: the coarsest thinning of the grid that is as accurate.
-
-        Every 8th, 4th, then 2nd point per axis of the grid (trapezoid weights) is tried on
-        up to 200 distinct pairs spread over the range of trials plus the lowest and highest
-        rates; the first whose quantiles agree with those on the quadrature points
-        (:meth:`_quadrature`) to ``_THIN_Q_TOL`` on every checked pair and probability is
-        used. Where the posterior of the hyperparameters is narrow compared with the grid
-        spacing (many strata) the trapezoid rule converges fast, and the thinned grid has a
-        sixteenth of the points.
-        """
-        key = tuple(np.round(qs, 12).tolist())
-        cache = self.__dict__.setdefault("_qpoints", {})
-        if key in cache:
-            return cache[key]
-        full = self._quadrature()
-        cache[key] = (full, 1)
-        idx = self._check_pairs()
-        rate = (self._ps + 0.5) / (self._pn + 1.0)
-        idx = np.unique(np.r_[idx, np.argmin(rate), np.argmax(rate)])
-        if 2 * len(idx) < len(self._ps) and len(full[2]) > 16:  # the check costs a fraction
-            ref = self.mixture(idx, full).quantiles(qs)
-            for step in (8, 4, 2):
-                pts = self._grid.thinned(step, _QUAD_TRIM[self.preset])
-                if len(pts[2]) >= len(full[2]) or len(pts[2]) < 4:
-                    continue
-                got = self.mixture(idx, pts).quantiles(qs)
-                if np.max(np.abs(got - ref)) <= _THIN_Q_TOL:
-                    cache[key] = (pts, step)
-                    break
-        return cache[key]
-
     def cdf(self, x: Any) -> np.ndarray:
         """Exact posterior ``P(theta_k <= x)`` for each stratum (x scalar or per stratum).
 
@@ -693,12 +659,9 @@ class ExactFit:
         if qs.ndim != 1 or np.any(~((qs > 0) & (qs < 1))):
             raise ValueError(f"q must be strictly between 0 and 1, got {qs.tolist()}")
         out = np.empty((len(qs), len(self._ps)))
-        points, step = self._quantile_points(qs)
         for sub in self._pair_chunks():
-            out[:, sub] = self.mixture(sub, points).quantiles(qs)
-        self.diagnostics["quantile_method"] = "exact mixture" + (
-            f" (every {step}th grid point per axis, checked to {_THIN_Q_TOL:g})" if step > 1 else ""
-        )
+            out[:, sub] = self.mixture(sub).quantiles(qs)
+        self.diagnostics["quantile_method"] = "exact mixture"
         res = out[:, self._inverse]
         return res[0] if scalar else res
 
