@@ -220,6 +220,8 @@ def test_loo_weights_once_per_distinct_pair_match_the_direct_formula():
     logw = (loglik.sum(axis=0) + log_prior)[None, :] - loglik
     ref = logw - special.logsumexp(logw, axis=1, keepdims=True)
     np.testing.assert_allclose(_loo_log_weights(s, n, a, b, log_prior), ref, atol=1e-10)
+    rows = np.array([False, True, False, True, True, False, False])
+    np.testing.assert_allclose(_loo_log_weights(s, n, a, b, log_prior, rows), ref[rows], atol=1e-10)
 
 
 def test_conflict_p_values_once_per_distinct_pair_match_every_stratum():

@@ -553,17 +553,19 @@ def _hyper_grid(mu_lo: float, mu_hi: float, n_mu: int, n_kappa: int, kappa_range
     return mu * kappa, (1.0 - mu) * kappa, log_prior
 
 
-def _loo_log_weights(s, n, a, b, log_prior) -> np.ndarray:
+def _loo_log_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
+    """Leave-one-out log weights (strata ``rows``, default all) on one grid."""
     # once per distinct (s, n) pair (strata with the same counts have the same weights)
     pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
     ps, pn = pairs[:, 0], pairs[:, 1]
     loglik = special.betaln(ps[:, None] + a[None, :], (pn - ps)[:, None] + b[None, :])
     loglik -= special.betaln(a, b)[None, :]
     total = mult.astype(float) @ loglik + log_prior
-    logw = total[None, :] - loglik
+    need, back = np.unique(inv.ravel() if rows is None else inv.ravel()[rows], return_inverse=True)
+    logw = total[None, :] - loglik[need]
     top = logw.max(axis=1, keepdims=True)
     logw -= top + np.log(np.exp(logw - top).sum(axis=1, keepdims=True))
-    return logw[inv.ravel()]
+    return logw[back.ravel()]
 
 
 def loo_beta_mixture(
@@ -621,7 +623,7 @@ def loo_beta_mixture(
     for lo_g, hi_g in set(zip(lo.tolist(), hi.tolist(), strict=True)):
         rows = (lo == lo_g) & (hi == hi_g)
         a_g, b_g, log_prior = _hyper_grid(lo_g, hi_g, n_mu, n_kappa, kappa_range)
-        weights[rows] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior)[rows])
+        weights[rows] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior, rows))
         a[rows], b[rows] = a_g, b_g
     return weights, a, b
 
