@@ -27,8 +27,8 @@ exact summary              10,000              0.5
 =========================  ==================  ========
 
 An anchor measured in the same run (``anchor``: sorting 4,000,000 random floats with
-numpy) shows how fast the machine is at the time; each ratio is also given against it
-(time / anchor time / (target / anchor time on an idle 2-core machine, 0.35 s)).
+numpy, best of 3) shows how fast the machine is at the time, and each target time is also
+given in anchor units (time / anchor), comparable between runs on different machines.
 
 ``evaluate`` and ``summary`` at 100,000 strata hold several arrays of (draws or grid points)
 x strata (gigabytes); they run only with ``--full``. ``evaluate`` runs at 20,000 strata
@@ -60,7 +60,6 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_exact import simulated  # noqa: E402
 
-ANCHOR_IDLE = 0.35  # seconds of the anchor on an idle 2-core machine (reference only)
 TARGETS = [  # (label, columns summed, strata, seconds)
     ("propose + status, a round", ("propose2", "status"), 10_000, 1.0),
     ("create + propose", ("create", "propose"), 100_000, 30.0),
@@ -132,7 +131,7 @@ def main() -> None:
     sizes = [10, 100, 1_000, 10_000] + ([] if args.quick else [20_000, 100_000])
     heavy_max = 100_000 if args.full else 20_000
     a0 = anchor()
-    print(f"anchor (numpy sort of 4e6 floats): {a0:.3f} s (idle reference {ANCHOR_IDLE} s)\n")
+    print(f"anchor (numpy sort of 4e6 floats, best of 3): {a0:.4f} s\n")
     cols = ["create", "propose", "status", "propose2", "evaluate", "summary"]
     wall = {c: [] for c in cols}
     cpu = {c: [] for c in cols}
@@ -153,16 +152,15 @@ def main() -> None:
     print("\nslope of log time against log strata (sizes >= 1,000; 1 = linear), wall / cpu")
     for c in cols:
         print(f"  {c:<10}{slope(sizes, wall[c]):>7.2f} /{slope(sizes, cpu[c]):>6.2f}")
-    print("\nratio to target (measured / target; < 1 meets it), wall and cpu; and anchor-scaled wall")
+    print("\nratio to target (measured / target; < 1 meets it), wall and cpu; wall in anchor units")
     for label, parts, k, target in TARGETS:
         if k not in sizes or any(wall[p][sizes.index(k)] is None for p in parts):
             print(f"  {label:<28}{k:>8,} strata: not measured")
             continue
         w = sum(wall[p][sizes.index(k)] for p in parts)
         c = sum(cpu[p][sizes.index(k)] for p in parts)
-        scaled = w / (a0 / ANCHOR_IDLE)
         print(f"  {label:<28}{k:>8,} strata: {w:8.3f} s wall ({w / target:6.2f}x), "
-              f"{c:8.3f} s cpu ({c / target:6.2f}x), anchor-scaled {scaled / target:6.2f}x")
+              f"{c:8.3f} s cpu ({c / target:6.2f}x), {w / a0:8.0f} anchors")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,13 @@ log-concave density there):
    Gauss-Legendre integrals of the density over each step (steps longer than half the
    narrowest component's logit-scale sd are integrated as in 3), stopping when
    ``|F - q| < 1e-11``;
-5. verify every solution with the exact CDF and re-solve by bisection on it where
-   ``|F - q| > 1e-8`` (extreme counts).
+5. verify every solution by integrating the density afresh from the anchor (one 15-point
+   Kronrod panel, independent of the solver's path); where that differs from ``q`` by more
+   than 1e-8 or its error estimate exceeds 1e-10, evaluate the exact CDF (``betainc``) and
+   re-solve by bisection on it where ``|F - q| > 1e-8`` (extreme counts).
+
+Columns that share their parameters (strata with the same counts) are stored once
+(``column_index``) and every summary is computed once per stored column.
 """
 
 from __future__ import annotations
@@ -228,8 +233,8 @@ def _verify(mix: Any, t: np.ndarray, target: np.ndarray, cols: np.ndarray, t0: n
             F_anchor: np.ndarray) -> None:
     """Check every solution ``t`` (in place) and repair by bisection where it is off.
 
-    The check integrates the density afresh from the anchor to the solution (two 15-point
-    Kronrod panels, independent of the path the solver took); where that disagrees with
+    The check integrates the density afresh from the anchor to the solution (one 15-point
+    Kronrod panel, independent of the path the solver took); where that disagrees with
     ``q`` by more than ``_Q_VERIFY`` or its error estimate exceeds ``_GK_TOL_VERIFY``, the
     exact CDF (betainc) decides, and solutions off by more than ``_Q_VERIFY`` by the exact
     CDF are re-solved by bisection on it (extreme counts, e.g. millions of trials with no
