@@ -114,11 +114,16 @@ def _column_quantiles(rep: np.ndarray, alpha: float) -> tuple[np.ndarray, np.nda
 
 def _dispersion(s: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Pearson chi-square of stratum rates about the pooled rate, per row of ``s``."""
-    s = np.atleast_2d(s).astype(float)
-    p = s.sum(axis=1, keepdims=True) / n.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        x2 = (s - n * p) ** 2 / (n * p * (1.0 - p))
-    return np.where(np.isfinite(x2), x2, 0.0).sum(axis=1)
+    s_all = np.atleast_2d(s)
+    out = np.empty(s_all.shape[0])
+    step = max(1, 1_000_000 // max(s_all.shape[1], 1))  # rows per block
+    for i in range(0, s_all.shape[0], step):
+        s = s_all[i : i + step].astype(float)
+        p = s.sum(axis=1, keepdims=True) / n.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x2 = (s - n * p) ** 2 / (n * p * (1.0 - p))
+        out[i : i + step] = np.where(np.isfinite(x2), x2, 0.0).sum(axis=1)
+    return out
 
 
 def _global_statistic(name: str, s: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -444,9 +449,10 @@ def posterior_predictive_check(
         index=counts.strata,
     )
     rows = []
+    rep_has = rep if has.all() else rep[:, has]
     for name in statistics:
         obs = float(_global_statistic(name, s[has], n[has])[0])
-        t_rep = _global_statistic(name, rep[:, has], n[has])
+        t_rep = _global_statistic(name, rep_has, n[has])
         _, p = mid_p(t_rep, obs)
         rows.append(
             {
