@@ -553,16 +553,26 @@ def _hyper_grid(mu_lo: float, mu_hi: float, n_mu: int, n_kappa: int, kappa_range
     return mu * kappa, (1.0 - mu) * kappa, log_prior
 
 
+def _sum_lgamma_ratio(values: np.ndarray, mult: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``sum_j mult_j [gammaln(x + values_j) - gammaln(x)]`` per ``x``, once per distinct value."""
+    vals, inv = np.unique(values, return_inverse=True)
+    w = np.bincount(inv.ravel(), weights=mult, minlength=vals.size)
+    return special.gammaln(x[None, :] + vals[:, None]).T @ w - w.sum() * special.gammaln(x)
+
+
 def _loo_log_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
     """Leave-one-out log weights (strata ``rows``, default all) on one grid."""
     # once per distinct (s, n) pair (strata with the same counts have the same weights)
     pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
-    ps, pn = pairs[:, 0], pairs[:, 1]
-    loglik = special.betaln(ps[:, None] + a[None, :], (pn - ps)[:, None] + b[None, :])
-    loglik -= special.betaln(a, b)[None, :]
-    total = mult.astype(float) @ loglik + log_prior
+    ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
+    m = mult.astype(float)
+    # the log likelihood of all strata, summed once per distinct s, n - s and n
+    total = (_sum_lgamma_ratio(ps, m, a) + _sum_lgamma_ratio(pn - ps, m, b)
+             - _sum_lgamma_ratio(pn, m, a + b) + log_prior)
     need, back = np.unique(inv.ravel() if rows is None else inv.ravel()[rows], return_inverse=True)
-    logw = total[None, :] - loglik[need]
+    loglik = special.betaln(ps[need, None] + a[None, :], (pn - ps)[need, None] + b[None, :])
+    loglik -= special.betaln(a, b)[None, :]
+    logw = total[None, :] - loglik
     top = logw.max(axis=1, keepdims=True)
     logw -= top + np.log(np.exp(logw - top).sum(axis=1, keepdims=True))
     return logw[back.ravel()]
