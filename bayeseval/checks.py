@@ -87,10 +87,10 @@ def _population_theta(posterior: Any, rng: np.random.Generator) -> np.ndarray | 
         lm = logit(np.clip(mu, 1e-12, 1 - 1e-12))[:, None]
         if offsets is not None:
             lm = lm + np.asarray(offsets, dtype=float)[None, :]
-        mu_k = np.broadcast_to(expit(lm), (S, K))
+        mu_k = expit(lm)  # (S, 1) without offsets: the draws broadcast it (same stream)
         a = np.maximum(mu_k * kappa[:, None], 1e-300)
         b = np.maximum((1.0 - mu_k) * kappa[:, None], 1e-300)
-        theta = rng.beta(a, b)
+        theta = rng.beta(a, b, size=(S, K))
         if posterior.model == "robust":
             eps = float(posterior.diagnostics.get("outlier_prob", 0.1))
             wide = rng.uniform(size=(S, K)) < eps
@@ -103,13 +103,27 @@ def _population_theta(posterior: Any, rng: np.random.Generator) -> np.ndarray | 
     return None
 
 
+def _column_quantiles(rep: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lower ``alpha / 2`` and upper ``1 - alpha / 2`` quantiles of each column, in blocks."""
+    step = max(1, 1_000_000 // max(rep.shape[0], 1))
+    blocks = [rep[:, i : i + step] for i in range(0, rep.shape[1], step)]
+    lo = np.concatenate([np.quantile(b, alpha / 2, axis=0, method="lower") for b in blocks])
+    hi = np.concatenate([np.quantile(b, 1 - alpha / 2, axis=0, method="higher") for b in blocks])
+    return lo, hi
+
+
 def _dispersion(s: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Pearson chi-square of stratum rates about the pooled rate, per row of ``s``."""
-    s = np.atleast_2d(s).astype(float)
-    p = s.sum(axis=1, keepdims=True) / n.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        x2 = (s - n * p) ** 2 / (n * p * (1.0 - p))
-    return np.where(np.isfinite(x2), x2, 0.0).sum(axis=1)
+    s_all = np.atleast_2d(s)
+    out = np.empty(s_all.shape[0])
+    step = max(1, 1_000_000 // max(s_all.shape[1], 1))  # rows per block
+    for i in range(0, s_all.shape[0], step):
+        s = s_all[i : i + step].astype(float)
+        p = s.sum(axis=1, keepdims=True) / n.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x2 = (s - n * p) ** 2 / (n * p * (1.0 - p))
+        out[i : i + step] = np.where(np.isfinite(x2), x2, 0.0).sum(axis=1)
+    return out
 
 
 def _global_statistic(name: str, s: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -398,8 +412,7 @@ def posterior_predictive_check(
         rep = rng.binomial(n[None, :], theta_new)
         check = np.full(len(s), "mixed", dtype=object)
     lower_tail, p_val = mid_p(rep, s[None, :])
-    lo = np.quantile(rep, alpha / 2, axis=0, method="lower")
-    hi = np.quantile(rep, 1 - alpha / 2, axis=0, method="higher")
+    lo, hi = _column_quantiles(rep, alpha)
 
     if cross_validate and theta_new is not None and K >= 3:
         # the most extreme strata (at most 10): an outlier widens the population it is
@@ -436,9 +449,10 @@ def posterior_predictive_check(
         index=counts.strata,
     )
     rows = []
+    rep_has = rep if has.all() else rep[:, has]
     for name in statistics:
         obs = float(_global_statistic(name, s[has], n[has])[0])
-        t_rep = _global_statistic(name, rep[:, has], n[has])
+        t_rep = _global_statistic(name, rep_has, n[has])
         _, p = mid_p(t_rep, obs)
         rows.append(
             {

@@ -553,12 +553,29 @@ def _hyper_grid(mu_lo: float, mu_hi: float, n_mu: int, n_kappa: int, kappa_range
     return mu * kappa, (1.0 - mu) * kappa, log_prior
 
 
-def _loo_log_weights(s, n, a, b, log_prior) -> np.ndarray:
-    loglik = special.betaln(s[:, None] + a[None, :], (n - s)[:, None] + b[None, :])
+def _sum_lgamma_ratio(values: np.ndarray, mult: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``sum_j mult_j [gammaln(x + values_j) - gammaln(x)]`` per ``x``, once per distinct value."""
+    vals, inv = np.unique(values, return_inverse=True)
+    w = np.bincount(inv.ravel(), weights=mult, minlength=vals.size)
+    return special.gammaln(x[None, :] + vals[:, None]).T @ w - w.sum() * special.gammaln(x)
+
+
+def _loo_log_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
+    """Leave-one-out log weights (strata ``rows``, default all) on one grid."""
+    # once per distinct (s, n) pair (strata with the same counts have the same weights)
+    pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
+    ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
+    m = mult.astype(float)
+    # the log likelihood of all strata, summed once per distinct s, n - s and n
+    total = (_sum_lgamma_ratio(ps, m, a) + _sum_lgamma_ratio(pn - ps, m, b)
+             - _sum_lgamma_ratio(pn, m, a + b) + log_prior)
+    need, back = np.unique(inv.ravel() if rows is None else inv.ravel()[rows], return_inverse=True)
+    loglik = special.betaln(ps[need, None] + a[None, :], (pn - ps)[need, None] + b[None, :])
     loglik -= special.betaln(a, b)[None, :]
-    total = loglik.sum(axis=0) + log_prior
     logw = total[None, :] - loglik
-    return logw - special.logsumexp(logw, axis=1, keepdims=True)
+    top = logw.max(axis=1, keepdims=True)
+    logw -= top + np.log(np.exp(logw - top).sum(axis=1, keepdims=True))
+    return logw[back.ravel()]
 
 
 def loo_beta_mixture(
@@ -616,7 +633,7 @@ def loo_beta_mixture(
     for lo_g, hi_g in set(zip(lo.tolist(), hi.tolist(), strict=True)):
         rows = (lo == lo_g) & (hi == hi_g)
         a_g, b_g, log_prior = _hyper_grid(lo_g, hi_g, n_mu, n_kappa, kappa_range)
-        weights[rows] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior)[rows])
+        weights[rows] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior, rows))
         a[rows], b[rows] = a_g, b_g
     return weights, a, b
 

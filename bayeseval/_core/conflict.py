@@ -194,7 +194,15 @@ def loo_conflict(
             f"trials must have at least two strata with trials to compare, got {n.tolist()!r}"
         )
     weights, a, b = loo_beta_mixture(s, n) if mixture is None else mixture
-    p, expected, below, above = predictive_p_values(s, n, weights, a, b, p_value=p_value)
+    # strata with the same counts have the same leave-one-out predictive (same other strata)
+    pairs, first, inv = np.unique(np.column_stack([s, n]), axis=0, return_index=True, return_inverse=True)
+    if mixture is not None or len(first) == s.size:
+        first, inv = np.arange(s.size), np.arange(s.size)
+    w_f, a_f, b_f = (np.broadcast_to(v, weights.shape)[first] if np.ndim(v) == 2 else v
+                     for v in (weights, a, b))
+    p, expected, below, above = (
+        v[inv.ravel()] for v in predictive_p_values(s[first], n[first], w_f, a_f, b_f, p_value=p_value)
+    )
     used = n > 0
     flagged = np.zeros(s.size, bool)
     if control == "holm":

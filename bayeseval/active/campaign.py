@@ -1264,7 +1264,7 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
             "halfwidth": hw,
             "done": hw <= st.target_halfwidth,
             "exhausted": st.available <= 0,
-            "outlier": [x in set(post.outliers) for x in st.strata],
+            "outlier": np.asarray(st.strata.isin(list(post.outliers)), dtype=bool),
         },
         index=st.strata,
     )

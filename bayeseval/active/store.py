@@ -121,6 +121,10 @@ CREATE TABLE decisions (
 _INDEXES = "CREATE INDEX pool_sample ON pool (stratum, eligible, ord);"
 
 
+#: json.dumps with its default settings, built once (one encoder for many stratum keys)
+_KEY_JSON = json.JSONEncoder()
+
+
 def _py(value: Any) -> Any:
     """Convert numpy scalars to plain Python values for sqlite3."""
     if isinstance(value, np.generic):
@@ -406,13 +410,15 @@ class CampaignStore:
             Indexed by stratum code: ``key`` (list of column values), ``n_rows``, ``n_eligible``.
         """
         rows = self.conn.execute("SELECT code, key, n_rows, n_eligible FROM strata ORDER BY code").fetchall()
+        code, key, n_rows, n_eligible = zip(*rows, strict=True) if rows else ((), (), (), ())
         return pd.DataFrame(
             {
-                "key": [json.loads(r[1]) for r in rows],
-                "n_rows": [r[2] for r in rows],
-                "n_eligible": [r[3] for r in rows],
+                # each key is a JSON array: one parse of all of them
+                "key": json.loads("[" + ",".join(key) + "]"),
+                "n_rows": list(n_rows),
+                "n_eligible": list(n_eligible),
             },
-            index=pd.Index([r[0] for r in rows], name="code"),
+            index=pd.Index(list(code), name="code"),
         )
 
     @_guarded("read its counts")
@@ -890,6 +896,8 @@ def _build(
     try:
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("PRAGMA cache_size = -262144")  # up to 256 MiB of pages while building
+        conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("BEGIN")
         for stmt in _SCHEMA.format(rid_type=rid_type).split(";"):
             if stmt.strip():
@@ -905,7 +913,7 @@ def _build(
         conn.executemany(
             "INSERT INTO strata VALUES (?, ?, ?, ?)",
             [
-                (i, json.dumps([_py(v) for v in key]), int(n_rows[i]), int(n_eligible[i]))
+                (i, _KEY_JSON.encode([_py(v) for v in key]), int(n_rows[i]), int(n_eligible[i]))
                 for i, key in enumerate(strata_keys)
             ],
         )

@@ -625,8 +625,9 @@ class ExactFit:
            stratum, the start of the median;
         3. carry the CDF from the anchor to the other starts by integrating the mixture
            density (15-point Gauss-Kronrod on the logit scale; where the 15-point and the
-           embedded 7-point Gauss results differ by more than 1e-7 the CDF is evaluated with
-           ``betainc`` instead);
+           embedded 7-point Gauss results differ by more than 1e-10, or the interval spans
+           more than 8 sds of the narrowest component, the CDF is evaluated with ``betainc``
+           instead);
         4. Halley steps on ``F(t) - q`` with the CDF updated by 4-point (2-point for tiny
            steps) Gauss-Legendre integrals of the density over each step (steps longer than
            half the narrowest component's logit-scale sd are integrated as in 3), stopping per
@@ -635,7 +636,8 @@ class ExactFit:
         The CDF is thus evaluated with ``betainc`` typically once per grid point and stratum
         (not once per iteration and probability), about a third of the cost of the quantiles
         for the rat tumour data; the result solves the exact mixture CDF to about 1e-9 in
-        probability (1e-10 to 1e-9 measured; ``diagnostics["quantile_method"]``).
+        probability (below 1e-11 measured on the rat tumour data and on 1,000 simulated
+        strata; ``diagnostics["quantile_method"]``).
 
         Parameters
         ----------

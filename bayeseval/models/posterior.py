@@ -480,7 +480,13 @@ class Posterior:
         hyper = self.hyper or {}
         if "kappa" in hyper:
             kappa = np.asarray(hyper["kappa"], dtype=float).reshape(-1)[:, None]
-            out = (kappa / (kappa + n[None, :])).mean(axis=0)
+            # once per distinct n, in blocks of about a million draws x strata
+            n_u, inv = np.unique(n, return_inverse=True)
+            out = np.empty(n_u.size)
+            step = max(1, 1_000_000 // kappa.size)
+            for i in range(0, n_u.size, step):
+                out[i : i + step] = (kappa / (kappa + n_u[None, i : i + step])).mean(axis=0)
+            out = out[inv.ravel()]
         elif "sigma" in hyper:
             sigma2 = np.asarray(hyper["sigma"], dtype=float).reshape(-1)[:, None] ** 2
             p = np.asarray(self.theta, dtype=float).mean(axis=0)
