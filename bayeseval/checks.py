@@ -67,6 +67,9 @@ __all__ = [
 _STATISTICS = ("dispersion", "min", "max")
 _CONFIGURATIONS = ("exchangeable", "outlier", "unequal_sizes")
 _INTERVAL_METHODS = ("hierarchical", "wilson", "jeffreys", "clopper_pearson", "wald")
+#: also accepted by calibration_study (not run by default): the per-stratum adaptive
+#: interval and the interval ``Posterior.summary()["read"]`` points to
+_STUDY_METHODS = (*_INTERVAL_METHODS, "adaptive", "read")
 
 
 # --------------------------------------------------------------------------------- helpers
@@ -868,7 +871,10 @@ def calibration_study(
         Interval level (0.95 = 95%).
     methods : sequence of str
         Among ``"hierarchical"``, ``"wilson"``, ``"jeffreys"``, ``"clopper_pearson"``,
-        ``"wald"``.
+        ``"wald"`` (the default runs these five), ``"adaptive"`` (the per-stratum adaptive
+        interval, ``proportion_ci(..., method="adaptive")``) and ``"read"`` (the interval
+        ``Posterior.summary()["read"]`` points to: pooled, or adaptive for a stratum not
+        clearly typical of the others).
     random_seed : int or numpy Generator, optional
         Seed of the simulated data sets and of the hierarchical fits.
 
@@ -893,7 +899,7 @@ def calibration_study(
     configurations = [check_method(c, _CONFIGURATIONS, "configurations") for c in configurations]
     if isinstance(methods, str):
         methods = (methods,)
-    methods = [check_method(m, _INTERVAL_METHODS, "methods") for m in methods]
+    methods = [check_method(m, _STUDY_METHODS, "methods") for m in methods]
     n_strata = check_positive_int(n_strata, "n_strata", minimum=2)
     trials = check_positive_int(trials, "trials")
     n_repeats = check_positive_int(n_repeats, "n_repeats")
@@ -908,13 +914,14 @@ def calibration_study(
             theta, n, out = _config_rates(config, n_strata, trials, rng)
             s = rng.binomial(n, theta)
             for m in methods:
-                if m == "hierarchical":
+                if m in ("hierarchical", "read"):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", PrecisionLimitedWarning)
                         post = fit_hierarchical(s, n, draws=400,
                                                 random_seed=int(rng.integers(2**31 - 1)))
                     summ = post.summary(level=level)
-                    lo, hi = summ["lower"].to_numpy(), summ["upper"].to_numpy()
+                    ends = ("lower", "upper") if m == "hierarchical" else ("read_lower", "read_upper")
+                    lo, hi = summ[ends[0]].to_numpy(), summ[ends[1]].to_numpy()
                 else:
                     lo, hi = proportion_ci(s, n, level=level, method=m)
                     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)

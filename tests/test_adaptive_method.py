@@ -122,3 +122,10 @@ def test_stratified_adaptive_errors_name_the_method():
         be.stratified_risk([3, 0], [10, 0], {0: 1.0, 1: 0.0}, method="adaptive")
     with pytest.raises(ValueError, match=r"method='adaptive'.*clustered rows"):
         be.clustered_risk([1, 0, 1, 0], cluster=[0, 0, 1, 1], method="adaptive")
+
+
+def test_calibration_study_offers_the_adaptive_and_read_intervals():
+    from bayeseval.checks import calibration_study
+
+    with pytest.raises(ValueError, match=r"unknown methods 'fab'.*'adaptive', 'read'"):
+        calibration_study(("exchangeable",), n_repeats=2, methods=("fab",))
