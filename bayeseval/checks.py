@@ -37,7 +37,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import betaln, expit, logit
 
-from bayeseval._core.conflict import loo_conflict
+from bayeseval._core.adaptive import adaptive_interval
+from bayeseval._core.conflict import READ_ADAPTIVE_P, read_choice
 from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.ppc import Nodes, bonferroni_flags, loo_mixed_check, mid_p
 from bayeseval._results import Result
@@ -66,6 +67,9 @@ __all__ = [
 _STATISTICS = ("dispersion", "min", "max")
 _CONFIGURATIONS = ("exchangeable", "outlier", "unequal_sizes")
 _INTERVAL_METHODS = ("hierarchical", "wilson", "jeffreys", "clopper_pearson", "wald")
+#: also accepted by calibration_study (not run by default): the per-stratum adaptive
+#: interval and the interval ``Posterior.summary()["read"]`` points to
+_STUDY_METHODS = (*_INTERVAL_METHODS, "adaptive", "read")
 
 
 # --------------------------------------------------------------------------------- helpers
@@ -174,8 +178,9 @@ class ConflictResult(Result):
         Per stratum: ``successes``, ``trials``, ``expected`` (leave-one-out predictive mean
         count), ``p_value`` (two-sided mid-p of the count under its leave-one-out
         predictive), ``direction`` (``"high"``/``"low"``: the count's side of the
-        predictive), ``flag``, ``read`` (``"pooled"`` or ``"own data"``: which interval to
-        read for the stratum) and ``reason``.
+        predictive), ``flag``, ``read`` (``"pooled"`` or ``"adaptive"``: which interval to
+        read for the stratum, as in :meth:`bayeseval.models.Posterior.summary`: adaptive
+        when flagged or when the p-value is at most 0.20) and ``reason``.
     level : float
         ``1 - level`` is the error rate of the flag rule.
     control : str
@@ -212,7 +217,10 @@ def conflict_check(
     (a mixture of Beta-binomials over a grid of the hyperparameters, BDA3 hyperprior), so
     an outlier cannot pull its own reference toward itself. The two-sided mid-p value of
     the count is exact (no simulation). A flagged stratum's pooled interval is not
-    supported by its own data: read its own-data interval instead (``read`` column).
+    supported by its own data: read its adaptive interval instead (``read`` column, also
+    ``"adaptive"`` for an unflagged stratum whose p-value is at most 0.20, the default of
+    :func:`bayeseval.models.posterior.which_interval`; ``proportion_ci(...,
+    method="adaptive")`` gives the interval).
 
     Measured by seeded simulation (``benchmarks/validate_adaptive.py``, 400 datasets per
     scenario): one stratum at 0.40 with 20 trials among 10-20 strata near 0.08 with
@@ -246,23 +254,22 @@ def conflict_check(
     >>> res.flagged
     [6]
     >>> res.table.loc[6, "read"]
-    'own data'
+    'adaptive'
     """
     level = check_level(level)
     control = check_method(control, ("holm", "per_stratum"), "control")
     counts = data.counts if hasattr(data, "counts") and trials is None else as_counts(data, trials)
     s = counts.successes.to_numpy()
     n = counts.trials.to_numpy()
-    res = loo_conflict(s, n, alpha=1.0 - level, control=control)
+    if np.count_nonzero(n) < 2:
+        raise ValueError(
+            f"trials must have at least two strata with trials to compare, got {n.tolist()!r}"
+        )
+    choice = read_choice(s, n, alpha=1.0 - level, control=control, threshold=READ_ADAPTIVE_P)
+    res = choice.check
     flag = np.asarray(res.flagged, bool)
     p = np.where(n > 0, res.p_value, np.nan)
     high = res.p_below > res.p_above
-    reason = np.where(
-        flag,
-        np.where(high, "count above what the other strata predict",
-                 "count below what the other strata predict"),
-        np.where(n > 0, "consistent with the other strata", "no trials"),
-    )
     frame = pd.DataFrame(
         {
             "successes": counts.successes,
@@ -271,8 +278,8 @@ def conflict_check(
             "p_value": p,
             "direction": np.where(high, "high", "low"),
             "flag": flag,
-            "read": np.where(flag, "own data", "pooled"),
-            "reason": reason,
+            "read": choice.read,
+            "reason": choice.reason,
         },
         index=counts.strata,
     )
@@ -535,11 +542,15 @@ def compare_frequentist(
     -------
     pandas.DataFrame
         Indexed by stratum (plus ``"weighted overall"``): ``successes, trials, raw_rate, se,
-        wilson_lower, wilson_upper, cp_lower, cp_upper, post_mean, post_sd, post_lower,
-        post_upper, width_ratio, shrinkage, flag, reason, read``; ``read`` says which
-        interval to read: ``"own data"`` (the Wilson interval) for a stratum the
-        predictive check flags (its count conflicts with the other strata), else
-        ``"pooled"``.
+        wilson_lower, wilson_upper, cp_lower, cp_upper, adaptive_lower, adaptive_upper,
+        post_mean, post_sd, post_lower, post_upper, width_ratio, shrinkage, flag, reason,
+        read, read_reason, read_lower, read_upper``. ``adaptive_*`` is the adaptive
+        interval (``proportion_ci(..., method="adaptive")``; NaN with fewer than two strata
+        with trials). ``read`` says which interval to read, as in
+        :meth:`~bayeseval.models.Posterior.summary`: ``"adaptive"`` for a stratum whose
+        count is not clearly typical of what the other strata predict (leave-one-out
+        conflict p-value at most 0.20), else ``"pooled"``; ``read_lower``/``read_upper``
+        are that interval's ends (empty on the weighted row).
 
     Examples
     --------
@@ -566,6 +577,10 @@ def compare_frequentist(
         se = np.sqrt(raw * (1 - raw) / n.to_numpy())
     wl, wu = proportion_ci(s, n, level=level, method="wilson")
     cl, cu = proportion_ci(s, n, level=level, method="clopper_pearson")
+    al, au = np.full(len(n), np.nan), np.full(len(n), np.nan)
+    if np.count_nonzero(has) >= 2:
+        iv = adaptive_interval(s.to_numpy(), n.to_numpy(), level=level)
+        al[has], au[has] = iv.lower[has], iv.upper[has]
     frame = pd.DataFrame(
         {
             "successes": s,
@@ -576,6 +591,8 @@ def compare_frequentist(
             "wilson_upper": np.asarray(wu, dtype=float),
             "cp_lower": np.asarray(cl, dtype=float),
             "cp_upper": np.asarray(cu, dtype=float),
+            "adaptive_lower": al,
+            "adaptive_upper": au,
             "post_mean": summ["mean"].to_numpy(),
             "post_sd": posterior.theta.std(axis=0, ddof=1),
             "post_lower": summ["lower"].to_numpy(),
@@ -610,7 +627,8 @@ def compare_frequentist(
     outside = outside | shrunk
     frame["flag"] = misfit | outside
     frame["reason"] = reason
-    frame["read"] = np.where(misfit, "own data", "pooled")
+    for col in ("read", "read_reason", "read_lower", "read_upper"):
+        frame[col] = summ[col].to_numpy()
     if weights is not None:
         from bayeseval.stratified import stratified_risk
 
@@ -634,6 +652,8 @@ def compare_frequentist(
                 "wilson_upper": [sr.ci[1]],
                 "cp_lower": [np.nan],
                 "cp_upper": [np.nan],
+                "adaptive_lower": [np.nan],
+                "adaptive_upper": [np.nan],
                 "post_mean": [p_mean],
                 "post_sd": [p_sd],
                 "post_lower": [p_lo],
@@ -865,7 +885,10 @@ def calibration_study(
         Interval level (0.95 = 95%).
     methods : sequence of str
         Among ``"hierarchical"``, ``"wilson"``, ``"jeffreys"``, ``"clopper_pearson"``,
-        ``"wald"``.
+        ``"wald"`` (the default runs these five), ``"adaptive"`` (the per-stratum adaptive
+        interval, ``proportion_ci(..., method="adaptive")``) and ``"read"`` (the interval
+        ``Posterior.summary()["read"]`` points to: pooled, or adaptive for a stratum not
+        clearly typical of the others).
     random_seed : int or numpy Generator, optional
         Seed of the simulated data sets and of the hierarchical fits.
 
@@ -890,7 +913,7 @@ def calibration_study(
     configurations = [check_method(c, _CONFIGURATIONS, "configurations") for c in configurations]
     if isinstance(methods, str):
         methods = (methods,)
-    methods = [check_method(m, _INTERVAL_METHODS, "methods") for m in methods]
+    methods = [check_method(m, _STUDY_METHODS, "methods") for m in methods]
     n_strata = check_positive_int(n_strata, "n_strata", minimum=2)
     trials = check_positive_int(trials, "trials")
     n_repeats = check_positive_int(n_repeats, "n_repeats")
@@ -905,13 +928,14 @@ def calibration_study(
             theta, n, out = _config_rates(config, n_strata, trials, rng)
             s = rng.binomial(n, theta)
             for m in methods:
-                if m == "hierarchical":
+                if m in ("hierarchical", "read"):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", PrecisionLimitedWarning)
                         post = fit_hierarchical(s, n, draws=400,
                                                 random_seed=int(rng.integers(2**31 - 1)))
                     summ = post.summary(level=level)
-                    lo, hi = summ["lower"].to_numpy(), summ["upper"].to_numpy()
+                    ends = ("lower", "upper") if m == "hierarchical" else ("read_lower", "read_upper")
+                    lo, hi = summ[ends[0]].to_numpy(), summ[ends[1]].to_numpy()
                 else:
                     lo, hi = proportion_ci(s, n, level=level, method=m)
                     lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)

@@ -10,11 +10,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._core.binomial import STRATA_METHODS
 from bayeseval._results import Result
 from bayeseval._validation import check_level, check_method, check_positive_int, check_probability
 from bayeseval._warnings import BayesevalDeprecationWarning
 from bayeseval.counts import Counts, tabulate
-from bayeseval.intervals import PROPORTION_METHODS, proportion_ci
+from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import get_metric
 
 __all__ = ["gate", "GateResult"]
@@ -168,7 +169,7 @@ def gate(
     """
     min_trials, max_halfwidth = _check_criteria(min_trials, max_halfwidth)
     level = check_level(level)
-    method = check_method(method, PROPORTION_METHODS)
+    method = check_method(method, STRATA_METHODS)  # per-stratum intervals: adaptive too
     metric = get_metric(metric).name
     rows = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
     counts = _counts(data, metric, rows)

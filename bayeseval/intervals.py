@@ -17,7 +17,13 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._core import resampling as rs
-from bayeseval._core.binomial import PROPORTION_METHODS, binomial_bounds, normalise_method
+from bayeseval._core.adaptive import adaptive_interval
+from bayeseval._core.binomial import (
+    ADAPTIVE,
+    PROPORTION_METHODS,
+    binomial_bounds,
+    normalise_method,
+)
 from bayeseval._results import Result
 from bayeseval._validation import (
     _short,
@@ -71,7 +77,7 @@ def proportion_ci(
         as Series indexed by stratum.
     level : float
         Confidence level in (0, 1); 0.95 gives a 95% interval.
-    method : {"wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald"}
+    method : {"wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald", "adaptive"}
         ``wilson`` (default): the Wilson score interval; mean coverage is close
         to ``level`` at every n, but its minimum dips below it for p near 0 or 1
         (95% intervals: minimum 0.84 at n = 5, 0.91 at n = 50; see
@@ -91,6 +97,12 @@ def proportion_ci(
         ``s = 0`` or ``s = n`` it collapses to a single point); never use it
         as a default. ``normal``, ``beta``, ``exact`` and ``score`` are accepted
         as aliases (statsmodels' names).
+        ``adaptive`` (alias ``fab``): for a vector of strata, each stratum's
+        adaptive ("frequentist, assisted by Bayes") interval: it inverts exact
+        binomial tests (coverage >= ``level`` at every true rate, like
+        Clopper-Pearson) whose split of ``1 - level`` between the tails is
+        chosen from a prior built from the *other* strata only (leave-one-out
+        Beta-binomial predictive, BDA3 hyperprior); see Notes.
 
     Returns
     -------
@@ -107,13 +119,30 @@ def proportion_ci(
         Negative, fractional, NaN, missing or mismatched counts, counts above
         2**53 (not exact as floats), Series whose index labels differ,
         ``successes > trials``,
-        ``level`` outside (0, 1), or an unknown ``method``.
+        ``level`` outside (0, 1), or an unknown ``method``; with
+        ``method="adaptive"``, fewer than two strata with trials or counts that
+        are not one-dimensional (one entry per stratum).
 
     Notes
     -----
     Quantiles come from :mod:`scipy.stats` (``norm.isf``, ``beta.ppf``,
     ``beta.isf``); the bounds agree with statsmodels'
     ``proportion_confint`` to 1e-10 (except Jeffreys at 0 and n, see above).
+
+    ``method="adaptive"`` (Yu and Hoff 2018, *Biometrika* 105(2), for normal
+    means; the same test inversion for binomial counts): because the prior of
+    a stratum depends only on the other strata, its coverage can be computed by
+    enumerating the stratum's own count; over 2,001 true rates and every
+    interval end it is at least ``level`` for n in {5, 10, 20, 50, 100, 500}
+    (``benchmarks/validate_adaptive.py``). When the strata are alike it is
+    shorter than Clopper-Pearson (0.87-0.89x at n >= 20 for 15 strata near
+    0.08) and about as wide as Wilson (0.92-1.07x); for an outlier it is wider
+    (up to 1.11x Clopper-Pearson) but keeps its coverage. A single stratum
+    (or fewer than two strata with trials) raises ``ValueError``: there is
+    nothing to borrow from, and a silent switch to another method would hand
+    back a different interval than asked for; use ``"clopper_pearson"``.
+    There is no matching standard error (the interval is not symmetric about
+    the rate), so :func:`proportion_se` has no adaptive variant.
 
     Examples
     --------
@@ -122,9 +151,20 @@ def proportion_ci(
     (0.3968, 0.8922)
     >>> proportion_ci([0, 5], [10, 10], method="clopper_pearson")[0].round(4)
     array([0.    , 0.1871])
+
+    Adaptive intervals of seven strata: the six alike strata get intervals shorter
+    than Clopper-Pearson's; the last (9 of 20, far from the others) keeps a wide one:
+
+    >>> s, n = [4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20]
+    >>> lo, hi = proportion_ci(s, n, method="adaptive")
+    >>> (hi - lo).round(3)
+    array([0.154, 0.131, 0.142, 0.167, 0.126, 0.154, 0.496])
+    >>> cp_lo, cp_hi = proportion_ci(s, n, method="clopper_pearson")
+    >>> (cp_hi - cp_lo).round(3)
+    array([0.17 , 0.145, 0.156, 0.188, 0.136, 0.17 , 0.454])
     """
     level = check_level(level)
-    method = normalise_method(method)
+    method = normalise_method(method, adaptive=True)
     if isinstance(successes, Counts):
         if trials is not None:
             raise TypeError("pass either a Counts object or successes and trials, not both")
@@ -138,6 +178,7 @@ def proportion_ci(
     s = s_int.astype(float)
     n = n_int.astype(float)
     alpha = 1.0 - level
+    adaptive = _adaptive_bounds(s_int, n_int, level) if method == ADAPTIVE else None
     empty = n == 0
     if np.any(empty):
         warnings.warn(
@@ -146,11 +187,31 @@ def proportion_ci(
             EmptyStratumWarning,
             stacklevel=2,
         )
-    n_safe = np.where(empty, 1.0, n)
-    lo, hi = binomial_bounds(s, n_safe, alpha, method)
+    if method == ADAPTIVE:
+        lo, hi = adaptive
+    else:
+        lo, hi = binomial_bounds(s, np.where(empty, 1.0, n), alpha, method)
     lo = np.where(empty, np.nan, lo)
     hi = np.where(empty, np.nan, hi)
     return _wrap(lo, like, scalar, "lower"), _wrap(hi, like, scalar, "upper")
+
+
+def _adaptive_bounds(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Adaptive intervals of one-dimensional strata (at least two with trials)."""
+    if s.ndim != 1 or s.size < 2:
+        raise ValueError(
+            "method='adaptive' needs the counts of at least two strata, one entry per stratum "
+            f"(each stratum's prior comes from the others), got successes of shape {s.shape}; "
+            "for a single proportion use method='clopper_pearson'"
+        )
+    if np.count_nonzero(n) < 2:
+        raise ValueError(
+            "method='adaptive' needs at least two strata with trials (each stratum's prior "
+            f"comes from the others), got trials {_short(n.tolist())}; "
+            "use method='clopper_pearson'"
+        )
+    iv = adaptive_interval(s, n, level=level)
+    return np.asarray(iv.lower, dtype=float), np.asarray(iv.upper, dtype=float)
 
 
 def proportion_se(successes: Any, trials: Any) -> Any:

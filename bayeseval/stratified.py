@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayeseval._core.binomial import binomial_bounds, normalise_method
+from bayeseval._core.adaptive import adaptive_interval
+from bayeseval._core.binomial import ADAPTIVE, binomial_bounds, normalise_method
 from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.weighted_variance import stratum_variance_terms
 from bayeseval._results import Result
@@ -432,6 +433,29 @@ def _sqrt(var: float) -> float:
     return float(np.sqrt(var)) if np.isfinite(var) else float("nan")
 
 
+def _stratum_bounds(
+    st: _Strata, n_eff: np.ndarray, level: float, method: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-stratum interval bounds (NaN without trials); effective counts for clusters."""
+    lo_k = np.full(len(st.labels), np.nan)
+    hi_k = np.full(len(st.labels), np.nan)
+    has = st.has
+    if method == ADAPTIVE:
+        if np.count_nonzero(has) < 2:
+            raise ValueError(
+                "method='adaptive' needs at least two strata with trials (each stratum's "
+                f"interval borrows its prior from the others), got {int(np.count_nonzero(has))}; "
+                "use method='clopper_pearson'"
+            )
+        iv = adaptive_interval(st.s.astype(np.int64), st.n.astype(np.int64), level=level)
+        lo_k[has], hi_k[has] = iv.lower[has], iv.upper[has]
+    elif np.any(has):
+        lo_k[has], hi_k[has] = binomial_bounds(
+            st.s[has] * (n_eff[has] / st.n[has]), n_eff[has], 1 - level, method
+        )
+    return lo_k, hi_k
+
+
 def _estimate(
     counts: Counts, weights: Any, level: float, method: str, rows: _ClusterRows | None,
     stacklevel: int,
@@ -455,13 +479,7 @@ def _estimate(
         deff = cv.deff_k
         n_eff = np.where(np.isfinite(deff) & (deff > 0), st.n / np.where(deff > 0, deff, 1), st.n)
     se_interval = _sqrt(var + v_floor)
-    lo_k = np.full(len(st.labels), np.nan)
-    hi_k = np.full(len(st.labels), np.nan)
-    has = st.has
-    if np.any(has):
-        lo_k[has], hi_k[has] = binomial_bounds(
-            st.s[has] * (n_eff[has] / st.n[has]), n_eff[has], 1 - level, method
-        )
+    lo_k, hi_k = _stratum_bounds(st, n_eff, level, method)
     total = st.n.sum()
     return StratifiedRisk(
         estimate=estimate,
@@ -509,7 +527,10 @@ def stratified_risk(
         Confidence level in (0, 1).
     method : str
         Interval method for the per-stratum bounds in ``table``
-        (see :func:`~bayeseval.proportion_ci`).
+        (see :func:`~bayeseval.proportion_ci`); ``"adaptive"`` gives each
+        stratum's adaptive interval, whose tail split comes from the other
+        strata (at least two strata with trials; coverage >= ``level`` for every
+        stratum, shorter than Clopper-Pearson when the strata are alike).
     strata : sequence, optional
         Stratum labels, one per stratum.
     cluster : array-like, optional
@@ -558,7 +579,7 @@ def stratified_risk(
         )
         return _clustered(successes, trials, weights, strata, cluster, level, method, "successes")
     level = check_level(level)
-    method = normalise_method(method)
+    method = normalise_method(method, adaptive=True)
     counts = as_counts(successes, trials, strata=strata)
     return _estimate(counts, weights, level, method, None, stacklevel=3)
 
@@ -569,7 +590,13 @@ def _clustered(
 ) -> StratifiedRisk:
     """Shared by :func:`clustered_risk` and the deprecated ``stratified_risk(cluster=...)``."""
     level = check_level(level)
-    method = normalise_method(method)
+    method = normalise_method(method, adaptive=True)
+    if method == ADAPTIVE:
+        raise ValueError(
+            "method='adaptive' inverts exact binomial tests of whole counts; clustered rows "
+            "give effective counts n / design effect, so it is not offered with clusters; "
+            "use method='wilson' or 'clopper_pearson'"
+        )
     if isinstance(outcomes, Counts):
         raise TypeError(f"clustered rows need row-level data: pass per-row 0/1 {name}, not a Counts object")
     if cluster is None:
@@ -613,7 +640,8 @@ def clustered_risk(
         Confidence level in (0, 1).
     method : str
         Interval method of the per-stratum bounds in ``table``, computed with the
-        effective counts :math:`n_k / \mathrm{deff}_k`.
+        effective counts :math:`n_k / \mathrm{deff}_k` (so not ``"adaptive"``, which
+        needs whole counts: ``ValueError``).
 
     Returns
     -------

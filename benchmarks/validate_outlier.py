@@ -91,46 +91,13 @@ def exact_wilson_baseline(reps: int = 100) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def default_fit_study(reps: int = 100, random_seed: int = 11) -> pd.DataFrame:
-    """Coverage of a small outlier (0.40, 10-30 trials) among 12 strata near 0.08 (50-500
-    trials): pooled interval, the interval the ``read`` column points to (Wilson when it
-    says "own data"), and Wilson; plus widths of the alike strata relative to Wilson."""
-    import warnings
-
-    from bayeseval import proportion_ci
-    from bayeseval.models import fit_hierarchical
-
-    rng = np.random.default_rng(random_seed)
-    rows = []
-    for _ in range(reps):
-        n = np.concatenate([rng.integers(50, 501, 12), [rng.integers(10, 31)]])
-        theta = np.concatenate([rng.beta(8, 92, 12), [0.40]])
-        s = rng.binomial(n, theta)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t = fit_hierarchical(s, n, random_seed=0, draws=200).summary()
-            wl, wh = (np.asarray(x) for x in proportion_ci(s, n, method="wilson")[:2])
-        own = (t["read"] == "own data").to_numpy()
-        rl, rh = np.where(own, wl, t["lower"]), np.where(own, wh, t["upper"])
-        k = 12
-        rows.append({"pooled": t["lower"].iloc[k] <= 0.4 <= t["upper"].iloc[k],
-                     "read": rl[k] <= 0.4 <= rh[k], "wilson": wl[k] <= 0.4 <= wh[k],
-                     "flagged": bool(own[k]), "false_flags": int(own[:k].sum()),
-                     "width_pooled": float(np.mean((t["upper"] - t["lower"]).to_numpy()[:k] / (wh - wl)[:k])),
-                     "width_read": float(np.mean((rh - rl)[:k] / (wh - wl)[:k]))})
-    return pd.DataFrame(rows).mean().to_frame("mean").T
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("what", choices=["campaigns", "wilson", "fit"])
+    parser.add_argument("what", choices=["campaigns", "wilson"])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--rules", default="expected_width")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    if args.what == "fit":
-        print(default_fit_study(args.repeats).round(3).to_string(index=False))
-        return
     if args.what == "wilson":
         print(exact_wilson_baseline().round(3).to_string(index=False))
         return

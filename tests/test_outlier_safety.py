@@ -52,7 +52,7 @@ def test_conflict_check_table_and_p_values_match_scipy():
     ref = _scipy_p_values(20, w[6], a[6], b[6])[9]
     assert res.table.loc[6, "p_value"] == pytest.approx(ref, rel=1e-3)  # components under 1e-6 dropped
     assert res.flagged == [6]
-    assert res.table.loc[6, "read"] == "own data" and res.table.loc[6, "direction"] == "high"
+    assert res.table.loc[6, "read"] == "adaptive" and res.table.loc[6, "direction"] == "high"
     assert (res.table.loc[:5, "read"] == "pooled").all()
     # a Counts object and a posterior give the same table
     post = fit_hierarchical(s, n, random_seed=0, draws=200)

@@ -51,6 +51,8 @@ def test_summary_columns_and_values_from_draws():
         "shrinkage",
         "read",
         "read_reason",
+        "read_lower",
+        "read_upper",
     ]
     assert list(s.index) == STRATA
     np.testing.assert_allclose(s["mean"], p.theta.mean(axis=0))

@@ -162,6 +162,8 @@ _THETA = np.linspace(0.0, np.pi / 2, _GRID_SIZE)
 _BISECT_STEPS = 56
 _LEVELS = np.linspace(0.0, 1.0, 101)  # split levels searched by fab_split
 _MARGIN = 0.75  # logit units added each side of the other strata's range of rates
+#: weight of the uniform component mixed into each leave-one-out prior by default
+DIFFUSE_WEIGHT = 0.1
 
 
 def _binom_pmf(k: np.ndarray, n: int, p0: np.ndarray) -> np.ndarray:
@@ -664,7 +666,12 @@ def _others_range(s: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def adaptive_interval(
-    successes: Any, trials: Any, *, level: float = 0.95, diffuse_weight: float = 0.1
+    successes: Any,
+    trials: Any,
+    *,
+    level: float = 0.95,
+    diffuse_weight: float = DIFFUSE_WEIGHT,
+    mixture: tuple | None = None,
 ) -> FABInterval:
     """Adaptive interval per stratum with a leave-one-out prior from the other strata.
 
@@ -686,6 +693,9 @@ def adaptive_interval(
         outlier at 0.40 from 1.21x to 1.11x Clopper-Pearson's at n = 100 (from 2.86x to
         1.08x at n = 500) while the width when the stratum is alike stays 0.87-0.89x
         Clopper-Pearson's.
+    mixture : (weights, a, b), optional
+        The leave-one-out priors of :func:`loo_beta_mixture` for these counts, when
+        already computed (e.g. by the conflict check).
 
     Returns
     -------
@@ -710,7 +720,7 @@ def adaptive_interval(
     """
     level = check_level(level)
     s, n = check_counts(successes, trials)
-    weights, a, b = loo_beta_mixture(s.ravel(), n.ravel())
+    weights, a, b = loo_beta_mixture(s.ravel(), n.ravel()) if mixture is None else mixture
     iv = fab_interval(
         s.ravel(), n.ravel(), a, b, weights, level=level, diffuse_weight=diffuse_weight
     )

@@ -14,8 +14,15 @@ from scipy import stats
 
 from bayeseval._validation import check_method
 
-#: interval methods accepted by ``proportion_ci``
+#: one-proportion interval methods (each interval from its own counts only)
 PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald")
+
+#: the method that needs several strata: each stratum's interval borrows its tail split
+#: from the other strata (``bayeseval._core.adaptive.adaptive_interval``)
+ADAPTIVE = "adaptive"
+
+#: every method ``proportion_ci`` accepts for a vector of strata
+STRATA_METHODS = (*PROPORTION_METHODS, ADAPTIVE)
 
 #: other spellings of the methods
 METHOD_ALIASES = {
@@ -25,21 +32,33 @@ METHOD_ALIASES = {
     "exact": "clopper_pearson",
     "cp": "clopper_pearson",
     "ac": "agresti_coull",
+    "fab": "adaptive",
 }
 
 
-def normalise_method(method: Any) -> str:
+def normalise_method(method: Any, *, adaptive: bool = False) -> str:
     """Return the canonical name of an interval method (aliases, case and dashes allowed).
+
+    ``adaptive=True`` also accepts ``"adaptive"`` (alias ``"fab"``), the method that needs
+    the counts of several strata; the error for an unknown method lists the methods
+    accepted where it is called.
 
     Examples
     --------
     >>> normalise_method("Clopper-Pearson"), normalise_method("score")
     ('clopper_pearson', 'wilson')
+    >>> normalise_method("FAB", adaptive=True)
+    'adaptive'
     """
     if isinstance(method, str):
         key = method.lower().replace("-", "_")
         method = METHOD_ALIASES.get(key, key)
-    return check_method(method, PROPORTION_METHODS)
+        if method == ADAPTIVE and not adaptive:
+            raise ValueError(
+                f"method {key!r} (the adaptive interval) needs the counts of several strata "
+                f"and is not offered here; valid choices are {list(PROPORTION_METHODS)}"
+            )
+    return check_method(method, STRATA_METHODS if adaptive else PROPORTION_METHODS)
 
 
 def _normal_bounds(s: np.ndarray, n: np.ndarray, z: float, method: str) -> tuple[Any, Any]:

@@ -15,10 +15,30 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats
 
-from bayeseval._core.adaptive import beta_mixture_predictive, loo_beta_mixture
+from bayeseval._core.adaptive import (
+    DIFFUSE_WEIGHT,
+    beta_mixture_predictive,
+    fab_interval,
+    loo_beta_mixture,
+)
 from bayeseval._validation import check_counts, check_method, check_probability
 
-__all__ = ["ConflictCheck", "predictive_p_values", "holm_flags", "loo_conflict", "flag_power"]
+__all__ = [
+    "ConflictCheck",
+    "ReadChoice",
+    "READ_ADAPTIVE_P",
+    "predictive_p_values",
+    "holm_flags",
+    "loo_conflict",
+    "flag_power",
+    "read_choice",
+    "read_bounds",
+]
+
+#: a stratum whose leave-one-out conflict p-value is at or below this is not clearly typical
+#: of the other strata: read its adaptive interval instead of the pooled one (measured
+#: trade-off: ``benchmarks/validate_default_fit.py``, docs/validation.md 6d)
+READ_ADAPTIVE_P = 0.20
 
 _P_VALUES = ("doubled", "mid_p")
 #: strata with more trials are not checked (p-value 1, never flagged): the exact predictive
@@ -286,3 +306,108 @@ def flag_power(
         pr = np.clip(r2[i], 0.0, 1.0)
         out[i] = np.where(ok, stats.binom.pmf(flagged[:, None], int(ni), pr[None, :]).sum(axis=0), 0.0)
     return out[:, 0] if squeeze else out
+
+
+class ReadChoice(NamedTuple):
+    """Which interval to read per stratum (:func:`read_choice`)."""
+
+    read: np.ndarray
+    reason: np.ndarray
+    adaptive: np.ndarray
+    check: ConflictCheck | None
+    successes: np.ndarray
+    trials: np.ndarray
+    mixture: tuple | None
+
+
+def read_choice(
+    successes: Any,
+    trials: Any,
+    *,
+    alpha: float = 0.05,
+    control: str = "per_stratum",
+    threshold: float = READ_ADAPTIVE_P,
+) -> ReadChoice:
+    """Read the pooled interval, or the adaptive one where the stratum is not clearly typical.
+
+    A stratum with trials reads ``"adaptive"`` when the conflict rule flags it (at
+    ``alpha`` under ``control``) or its two-sided mid-p value under the leave-one-out
+    predictive is at most ``threshold``; otherwise ``"pooled"``. With fewer than two
+    strata with trials there is nothing to compare and every stratum reads ``"pooled"``.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int, shape (S,)
+        Counts per stratum.
+    alpha : float
+        Error rate of the conflict flag (the reason then says "above" or "below").
+    control : {"per_stratum", "holm"}
+        Flag rule (see :func:`loo_conflict`).
+    threshold : float
+        Mid-p value at or below which an unflagged stratum reads its adaptive interval.
+
+    Returns
+    -------
+    ReadChoice
+        ``read`` and ``reason`` (object arrays), the ``adaptive`` mask, the conflict
+        ``check`` (None without two strata to compare), the counts and the leave-one-out
+        ``mixture`` (for :func:`read_bounds`).
+
+    Examples
+    --------
+    >>> c = read_choice([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20])
+    >>> c.read.tolist()[-2:], c.reason[-1]
+    (['pooled', 'adaptive'], 'count above what the other strata predict (p = 0.0015)')
+    """
+    s, n = check_counts(successes, trials)
+    s, n = s.ravel(), n.ravel()
+    k = s.size
+    if np.count_nonzero(n) < 2:
+        why = np.full(k, "fewer than two strata to compare", dtype=object)
+        none = np.zeros(k, bool)
+        return ReadChoice(np.full(k, "pooled", dtype=object), why, none, None, s, n, None)
+    mixture = loo_beta_mixture(s, n)
+    check = loo_conflict(s, n, alpha=alpha, control=control, mixture=mixture)
+    flag = np.asarray(check.flagged, bool)
+    adaptive = (n > 0) & (flag | (check.p_value <= threshold))
+    side = np.where(check.p_below > check.p_above, "above", "below").astype(object)
+    p_text = np.array([f"p = {p:.2g}" for p in check.p_value], dtype=object)
+    reason = np.where(
+        flag,
+        "count " + side + " what the other strata predict (" + p_text + ")",
+        np.where(
+            adaptive,
+            "count not clearly typical of the other strata (" + p_text + ")",
+            np.where(n > 0, "consistent with the other strata", "no trials: pooled prediction"),
+        ),
+    ).astype(object)
+    read = np.where(adaptive, "adaptive", "pooled").astype(object)
+    return ReadChoice(read, reason, adaptive, check, s, n, mixture)
+
+
+def read_bounds(
+    choice: ReadChoice, lower: Any, upper: Any, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ends of the interval ``read`` points to: ``lower``/``upper`` or the adaptive interval.
+
+    The adaptive interval of a stratum is :func:`bayeseval._core.adaptive.adaptive_interval`
+    at ``level`` (default diffuse weight), computed only for the strata that read it.
+
+    Examples
+    --------
+    >>> c = read_choice([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20])
+    >>> lo, hi = read_bounds(c, np.zeros(7), np.ones(7), 0.95)
+    >>> bool(lo[0] == 0.0 and 0.1 < lo[6] < 0.45 < hi[6] < 1.0)
+    True
+    """
+    lo = np.array(lower, dtype=float, copy=True)
+    hi = np.array(upper, dtype=float, copy=True)
+    rows = choice.adaptive
+    if choice.mixture is not None and rows.any():
+        w, a, b = (v[rows] for v in choice.mixture)
+        iv = fab_interval(
+            choice.successes[rows], choice.trials[rows], a, b, w,
+            level=level, diffuse_weight=DIFFUSE_WEIGHT,
+        )
+        lo[rows], hi[rows] = iv.lower, iv.upper
+    return lo, hi
