@@ -5,9 +5,10 @@ with rates near 0.06, the atypical stratum holding 2%, 6.4% or 15% of a 40,000-r
 the exchangeable control (all ten strata near 0.06). ``expected_width`` campaigns with the
 default settings to a 0.05 half-width at level 0.95; coverage at stop of every stratum, and
 labels used. ``--before`` adds each rule once more with the stopping rule before the
-own-evidence check became the default (``RuleState(own_floor=None)``), on the same seeds.
+own-evidence floor became the default (``RuleState(own_floor=None)``), ``--gain 1.5`` with
+the opt-in ``min_pooling_gain=1.5``; all on the same seeds.
 
-Run: ``python benchmarks/validate_outlier.py campaigns [--repeats 40] [--before] [--out file.csv]``
+Run: ``python benchmarks/validate_outlier.py campaigns [--repeats 40] [--before] [--gain 1.5] [--out file.csv]``
 """
 
 from __future__ import annotations
@@ -46,6 +47,22 @@ SCENARIOS = {"atypical 2%": 0.02, "atypical 6.4%": 0.064, "atypical 15%": 0.15, 
 
 
 @contextlib.contextmanager
+def pooling_gain(gain: float):
+    """Run with ``RuleState(min_pooling_gain=gain)`` (not exposed by the campaign settings yet)."""
+    original = RuleState.__post_init__
+
+    def post_init(self) -> None:
+        original(self)
+        self.min_pooling_gain = gain
+
+    RuleState.__post_init__ = post_init
+    try:
+        yield
+    finally:
+        RuleState.__post_init__ = original
+
+
+@contextlib.contextmanager
 def own_evidence_off():
     """Run with the stopping rule before the own-evidence check (``own_floor=None``).
 
@@ -76,7 +93,8 @@ def _campaign_rows(name: str, res, rules, label: str, t0: float) -> list[dict]:
     return rows
 
 
-def run_campaigns(repeats: int, rules=("expected_width",), before: bool = False, **kw) -> pd.DataFrame:
+def run_campaigns(repeats: int, rules=("expected_width",), before: bool = False, gain: float | None = None,
+                  **kw) -> pd.DataFrame:
     """Coverage at stop of every stratum and labels, per scenario and rule (same seeds)."""
     rows = []
     for name, share in SCENARIOS.items():
@@ -89,6 +107,11 @@ def run_campaigns(repeats: int, rules=("expected_width",), before: bool = False,
             with own_evidence_off():
                 res = simulate(pool, rules=pooled, **args)
             rows += _campaign_rows(name, res, pooled, " (before)", t0)
+        if gain is not None and pooled:
+            t0 = time.perf_counter()
+            with pooling_gain(gain):
+                res = simulate(pool, rules=pooled, **args)
+            rows += _campaign_rows(name, res, pooled, f" (min_pooling_gain={gain:g})", t0)
         t0 = time.perf_counter()
         rows += _campaign_rows(name, simulate(pool, rules=list(rules), **args), rules, "", t0)
     return pd.DataFrame(rows)
@@ -158,6 +181,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--rules", default="expected_width")
     parser.add_argument("--before", action="store_true", help="add the rule before the own-evidence check")
+    parser.add_argument("--gain", type=float, default=None, help="add the rule with this min_pooling_gain")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     if args.what == "fit":
@@ -166,7 +190,7 @@ def main() -> None:
     if args.what == "wilson":
         print(exact_wilson_baseline().round(3).to_string(index=False))
         return
-    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")), before=args.before)
+    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")), before=args.before, gain=args.gain)
     pd.set_option("display.width", 250)
     print(out.round(3).to_string(index=False))
     if args.out:

@@ -404,7 +404,7 @@ def outlying_strata(
 # ---------------------------------------------------------------------------------------
 #: defaults of the stopping safeguards (see :func:`stopping_options`)
 STOPPING_DEFAULTS: dict[str, Any] = {
-    "stop_level": None, "own_check": None, "min_data_share": 0.0, "own_floor": 2.0, "min_pooling_gain": 1.5,
+    "stop_level": None, "own_check": None, "min_data_share": 0.0, "own_floor": 2.0, "min_pooling_gain": None,
 }
 
 
@@ -420,7 +420,7 @@ def stopping_options(
     """Resolve the stopping safeguards of a campaign to :class:`RuleState` keyword arguments.
 
     ``"default"`` takes the value in :data:`STOPPING_DEFAULTS`: the own-evidence rule
-    (``own_floor=2``, ``min_pooling_gain=1.5``, see :meth:`RuleState.own_evidence`) is on,
+    (``own_floor=2``, see :meth:`RuleState.own_evidence`) is on; ``min_pooling_gain`` and
     the other safeguards are off
     (a stricter ``stop_level`` or a ``min_data_share`` cost many labels for little coverage).
     The safeguards apply to goal ``"each"``.
@@ -555,8 +555,9 @@ class RuleState:
         times ``target_halfwidth`` (see :meth:`own_evidence`).
     min_pooling_gain : float or None
         With the floor on, a stratum whose own half-width exceeds the target is done only
-        when pooling narrows its interval at least this many times (default 1.5; None: no
-        gain condition).
+        when pooling narrows its interval at least this many times (default None: no gain
+        condition; 1.5 raised the atypical stratum's coverage by 0.075-0.10 for 1.2-1.4x the
+        labels, and cost 1.3x the labels in the 12-stratum benchmark).
 
     Examples
     --------
