@@ -168,7 +168,7 @@ def main() -> None:
     pd.set_option("display.width", 160)
     print("## one proposal step, 50 strata (fit + intervals + allocation of 50 labels)")
     print(bench_step().round(1).to_string(index=False))
-    print(f"\n## rules on the generated pool (12 strata, 200,000 rows, target half-width 0.05, level 0.95, {args.repeats} repeats)")
+    print(f"\n## rules on the generated pool (12 strata, 200,000 rows, target half-width 0.05, level 0.95, {3 if args.quick else args.repeats} repeats)")
     print(bench_rules(repeats=3 if args.quick else args.repeats, quick=args.quick).round(3).to_string())
     print("\n## calibration of the pooled intervals without sequential stopping (12 strata x 100 labels)")
     print(bench_calibration(100 if args.quick else 400).round(4).to_string(index=False))
