@@ -63,6 +63,11 @@ def _summarise(res, label: str | None = None) -> pd.DataFrame:
     return out
 
 
+def _own_evidence_off(self) -> np.ndarray:
+    """The stopping rule before the own-evidence check (``RuleState(own_floor=None)``)."""
+    return np.ones(len(self.strata), bool)
+
+
 def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
     pool = synthetic_pool(n_rows=200_000, n_strata=12, random_seed=1)
     kw = dict(strata="stratum", y_pred="pred", y_true="truth", batch_size=20, random_seed=0, progress=False)
@@ -80,6 +85,16 @@ def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
         variants = variants[:1]
     for label, extra in variants:
         parts.append(_summarise(simulate(pool, rules=["expected_width"], n_repeats=repeats, **kw, **extra), label))
+    # the default stopping rule before the own-evidence check (own_floor=None); simulate's
+    # settings do not expose own_floor, so the check is switched off for this row only
+    original, RuleState.own_evidence = RuleState.own_evidence, _own_evidence_off
+    try:
+        before = simulate(pool, rules=["expected_width", "thompson"], n_repeats=repeats, **kw)
+    finally:
+        RuleState.own_evidence = original
+    before_summary = _summarise(before)
+    before_summary.index = [f"{rule} [own_floor=None, before]" for rule in before_summary.index]
+    parts.append(before_summary)
     # proportional random labelling: random sampling does not depend on the batch size,
     # so bigger batches keep the run short (overshoot at most 200 labels)
     kw["batch_size"] = 200
@@ -153,7 +168,7 @@ def main() -> None:
     pd.set_option("display.width", 160)
     print("## one proposal step, 50 strata (fit + intervals + allocation of 50 labels)")
     print(bench_step().round(1).to_string(index=False))
-    print(f"\n## rules on the generated pool (12 strata, 200,000 rows, target half-width 0.05, level 0.95, {args.repeats} repeats)")
+    print(f"\n## rules on the generated pool (12 strata, 200,000 rows, target half-width 0.05, level 0.95, {3 if args.quick else args.repeats} repeats)")
     print(bench_rules(repeats=3 if args.quick else args.repeats, quick=args.quick).round(3).to_string())
     print("\n## calibration of the pooled intervals without sequential stopping (12 strata x 100 labels)")
     print(bench_calibration(100 if args.quick else 400).round(4).to_string(index=False))

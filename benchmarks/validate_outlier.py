@@ -4,19 +4,23 @@ Scenarios (seeded): one atypical stratum (error rate 0.16) among nine homogeneou
 with rates near 0.06, the atypical stratum holding 2%, 6.4% or 15% of a 40,000-row pool; and
 the exchangeable control (all ten strata near 0.06). ``expected_width`` campaigns with the
 default settings to a 0.05 half-width at level 0.95; coverage at stop of every stratum, and
-labels used.
+labels used. ``--before`` adds each rule once more with the stopping rule before the
+own-evidence floor became the default (``RuleState(own_floor=None)``), ``--gain 1.5`` with
+the opt-in ``min_pooling_gain=1.5``; all on the same seeds.
 
-Run: ``python benchmarks/validate_outlier.py campaigns [--repeats 20] [--out file.csv]``
+Run: ``python benchmarks/validate_outlier.py campaigns [--repeats 40] [--before] [--gain 1.5] [--out file.csv]``
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 
 import numpy as np
 import pandas as pd
 
+from bayeseval.active.rules import RuleState
 from bayeseval.active.simulate import simulate
 
 N_STRATA = 10
@@ -42,24 +46,74 @@ def atypical_pool(share: float | None, *, n_rows: int = 40_000, atypical_rate: f
 SCENARIOS = {"atypical 2%": 0.02, "atypical 6.4%": 0.064, "atypical 15%": 0.15, "exchangeable": None}
 
 
-def run_campaigns(repeats: int, rules=("expected_width",), **kw) -> pd.DataFrame:
+@contextlib.contextmanager
+def pooling_gain(gain: float):
+    """Run with ``RuleState(min_pooling_gain=gain)`` (not exposed by the campaign settings yet)."""
+    original = RuleState.__post_init__
+
+    def post_init(self) -> None:
+        original(self)
+        self.min_pooling_gain = gain
+
+    RuleState.__post_init__ = post_init
+    try:
+        yield
+    finally:
+        RuleState.__post_init__ = original
+
+
+@contextlib.contextmanager
+def own_evidence_off():
+    """Run with the stopping rule before the own-evidence check (``own_floor=None``).
+
+    ``simulate`` builds its states from the campaign settings, which do not expose
+    ``own_floor`` yet; the check is switched off here for the comparison only.
+    """
+    original = RuleState.own_evidence
+    RuleState.own_evidence = lambda self: np.ones(len(self.strata), bool)
+    try:
+        yield
+    finally:
+        RuleState.own_evidence = original
+
+
+def _campaign_rows(name: str, res, rules, label: str, t0: float) -> list[dict]:
+    iv = res.intervals
+    rows = []
+    for rule in rules:
+        tab = res.table[res.table["rule"] == rule]
+        mine = iv[iv["rule"] == rule]
+        cov = mine.groupby("stratum")["covered"].mean()
+        row = {"scenario": name, "rule": rule + label, "labels_mean": tab["labels_used"].mean(),
+               "labels_s00": mine.loc[mine["stratum"] == "s00", "trials"].mean(),
+               "coverage_s00": cov.get("s00"), "coverage_min_stratum": cov.min(),
+               "coverage_mean": cov.mean(), "seconds": time.perf_counter() - t0}
+        row.update({f"cov_{k}": v for k, v in cov.items()})
+        rows.append(row)
+    return rows
+
+
+def run_campaigns(repeats: int, rules=("expected_width",), before: bool = False, gain: float | None = None,
+                  **kw) -> pd.DataFrame:
+    """Coverage at stop of every stratum and labels, per scenario and rule (same seeds)."""
     rows = []
     for name, share in SCENARIOS.items():
         pool = atypical_pool(share, random_seed=1)
+        args = dict(strata="stratum", y_pred="pred", y_true="truth", n_repeats=repeats, batch_size=20,
+                    random_seed=0, progress=False, **kw)
+        pooled = [r for r in rules if r != "independent_beta"]
+        if before and pooled:
+            t0 = time.perf_counter()
+            with own_evidence_off():
+                res = simulate(pool, rules=pooled, **args)
+            rows += _campaign_rows(name, res, pooled, " (before)", t0)
+        if gain is not None and pooled:
+            t0 = time.perf_counter()
+            with pooling_gain(gain):
+                res = simulate(pool, rules=pooled, **args)
+            rows += _campaign_rows(name, res, pooled, f" (min_pooling_gain={gain:g})", t0)
         t0 = time.perf_counter()
-        res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=list(rules),
-                       n_repeats=repeats, batch_size=20, random_seed=0, progress=False, **kw)
-        iv = res.intervals
-        for rule in rules:
-            tab = res.table[res.table["rule"] == rule]
-            cov = iv[iv["rule"] == rule].groupby("stratum")["covered"].mean()
-            row = {"scenario": name, "rule": rule, "labels_mean": tab["labels_used"].mean(),
-                   "labels_s00": iv[(iv["rule"] == rule) & (iv["stratum"] == "s00")]["trials"].mean()
-                   if "trials" in iv else np.nan,
-                   "coverage_s00": cov.get("s00"), "coverage_min_stratum": cov.min(),
-                   "coverage_mean": cov.mean(), "seconds": time.perf_counter() - t0}
-            row.update({f"cov_{k}": v for k, v in cov.items()})
-            rows.append(row)
+        rows += _campaign_rows(name, simulate(pool, rules=list(rules), **args), rules, "", t0)
     return pd.DataFrame(rows)
 
 
@@ -96,12 +150,14 @@ def main() -> None:
     parser.add_argument("what", choices=["campaigns", "wilson"])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--rules", default="expected_width")
+    parser.add_argument("--before", action="store_true", help="add the rule before the own-evidence check")
+    parser.add_argument("--gain", type=float, default=None, help="add the rule with this min_pooling_gain")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     if args.what == "wilson":
         print(exact_wilson_baseline().round(3).to_string(index=False))
         return
-    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")))
+    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")), before=args.before, gain=args.gain)
     pd.set_option("display.width", 250)
     print(out.round(3).to_string(index=False))
     if args.out:
