@@ -34,7 +34,7 @@ from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval.active.annotations import agreement, resolve_labels
-from bayeseval.active.rules import RuleState, forecast_labels, get_rule, target_feasibility
+from bayeseval.active.rules import RuleState, forecast_decision, forecast_labels, get_rule, target_feasibility
 from bayeseval.active.spec import (
     GOALS,
     INT_TEXT,
@@ -55,6 +55,7 @@ from bayeseval.active.spec import (
     spec_columns,
     spec_docs,
     spec_from_arguments,
+    stratum_thresholds,
 )
 from bayeseval.active.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts import Counts, stratum_labels
@@ -165,6 +166,7 @@ def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any) -> str:
         weights=None if spec.weights is None else design.strata.weights.tolist(),
         prior_mean=None if design.strata.prior_mean is None else design.strata.prior_mean.tolist(),
         costs=None if design.strata.costs is None else design.strata.costs.tolist(),
+        threshold=None if design.strata.threshold is None else design.strata.threshold.tolist(),
         pos_label=design.positive,
         label_set=design.labels.values,
         index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),
@@ -291,6 +293,7 @@ class Campaign:
             weights=population_weights(self.config.get("weights"), self.strata, n_eligible),
             prior_mean=None if pm is None else np.asarray(pm, dtype=float),
             costs=None if self.config.get("costs") is None else np.asarray(self.config["costs"], dtype=float),
+            threshold=None if self.spec.threshold is None else stratum_thresholds(self.spec.threshold, self.strata),
         )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
@@ -326,6 +329,9 @@ class Campaign:
         annotators: int = 1,
         resolve: str = "majority",
         costs: Any = None,
+        threshold: Any = None,
+        direction: str | None = None,
+        tolerance: float | None = None,
         random_seed: Any = None,
         spec: CampaignSpec | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
@@ -373,7 +379,8 @@ class Campaign:
             goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
             stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, annotators=annotators,
-            resolve=resolve, costs=costs, random_seed=random_seed,
+            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance,
+            random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         campaign = cls(_initialise(path, pool, spec, busy_timeout))
@@ -505,7 +512,11 @@ class Campaign:
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
-            halfwidth and done.
+            halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
+            (posterior probability that the rate meets the threshold) and ``decision``
+            (``"meets"``, ``"fails"`` or ``"undecided"``); ``done`` is then whether the
+            stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
+            interval, the tolerance and the verdict.
 
         Examples
         --------
@@ -532,7 +543,9 @@ class Campaign:
         """Labels still needed per stratum to meet the target, from the current posterior.
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
-        the target, counting pending proposals as already requested.
+        the target, counting pending proposals as already requested. Goals ``"decide"`` and
+        ``"gap"``: see :func:`~bayeseval.active.rules.forecast_decision` (for ``"decide"``,
+        the labels after which a stratum is more likely decided than not).
 
         Parameters
         ----------
@@ -558,7 +571,7 @@ class Campaign:
         st = self._state()
         if st.goal == "each":
             self.feasibility(warn=True)
-        labels = forecast_labels(st)
+        labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
         if not cost:
             return labels
         return pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
@@ -1262,12 +1275,20 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
             "lower": lo,
             "upper": hi,
             "halfwidth": hw,
-            "done": hw <= st.target_halfwidth,
+            "done": hw <= st.target_halfwidth if st.goal == "each" else st.stratum_done(),
             "exhausted": st.available <= 0,
             "outlier": [x in set(post.outliers) for x in st.strata],
         },
         index=st.strata,
     )
+    if st.goal == "decide":
+        frame["threshold"] = st.threshold
+        frame["p_meets"] = st.p_meets()
+        frame["decision"] = st.decisions()
+    if st.goal == "gap":
+        gap = {key: value for key, value in st.gap().items() if key != "bounds"}
+        gap["done"] = st.is_done()
+        frame.attrs["gap"] = gap
     if st.goal == "overall":
         mean, olo, ohi = st.overall()
         frame.attrs["overall"] = {

@@ -35,15 +35,19 @@ from bayeseval._validation import (
     check_weights,
     iter_columns,
 )
-from bayeseval.active.rules import RULES, RuleState, get_rule, stopping_options
+from bayeseval.active.rules import RULES, RuleState, decision_allocation, get_rule, stopping_options
 from bayeseval.counts import stratum_labels
 from bayeseval.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
 __all__ = ["CampaignSpec", "LabelSet", "GOALS", "MODELS"]
 
-#: goals of a campaign: every stratum's interval, or the population-weighted rate's
-GOALS = ("each", "overall")
+#: goals of a campaign: every stratum's interval, the population-weighted rate's, a decision
+#: per stratum against a threshold, or a verdict on the max-min gap against a tolerance
+GOALS = ("each", "overall", "decide", "gap")
+#: metrics where larger is better: by default a stratum meets its threshold from above
+ABOVE_METRICS = ("accuracy", "recall", "precision", "specificity", "npv")
+DIRECTIONS = ("below", "above")
 #: population models of the rules and the stopping check
 MODELS = ("robust", "auto", "beta_binomial")
 #: rules whose allocation can weigh each stratum's expected gain by its label cost
@@ -335,6 +339,85 @@ def stratum_costs(costs: Any, strata: pd.Index) -> np.ndarray | None:
     return arr
 
 
+def _check_threshold_shape(threshold: Any) -> Any:
+    """``threshold`` as a float in (0, 1), a mapping, or a tuple of floats (one per stratum)."""
+    if threshold is None or isinstance(threshold, (dict, pd.Series)):
+        return threshold
+    if isinstance(threshold, (str, bytes, bool)):
+        raise TypeError(f"threshold must be a number in (0, 1) or a mapping stratum -> number, got {threshold!r}")
+    if isinstance(threshold, (Real, np.number)):
+        return _unit_value(threshold, "threshold")
+    if not np.iterable(threshold):
+        raise TypeError(f"threshold must be a number in (0, 1) or a mapping stratum -> number, got {threshold!r}")
+    return tuple(_unit_value(v, "threshold") for v in threshold)
+
+
+def _unit_value(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
+        raise TypeError(f"{name} must be a number in (0, 1), got {value!r}")
+    value = float(value)
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return value
+
+
+def stratum_thresholds(threshold: Any, strata: pd.Index) -> np.ndarray | None:
+    """The decision threshold per stratum aligned to ``strata`` (None without one), or raise.
+
+    A number applies to every stratum; a mapping must name every stratum (by its key or its
+    label text); a sequence gives one threshold per stratum.
+    """
+    if threshold is None:
+        return None
+    if isinstance(threshold, float):
+        return np.full(len(strata), threshold)
+    if isinstance(threshold, (dict, pd.Series)):
+        position = {s: i for i, s in enumerate(strata)}
+        text = {t: i for i, t in enumerate(stratum_labels(strata))}
+        values = np.full(len(strata), np.nan)
+        unknown = []
+        for key, value in threshold.items():
+            key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+            where = position.get(key, text.get(str(key)))
+            if where is None:
+                unknown.append(key)
+            else:
+                values[where] = _unit_value(value, "threshold")
+        if unknown:
+            raise ValueError(f"threshold names strata that are not in the pool: {unknown[:5]}; strata are {list(text)[:10]}")
+        missing = [t for t, i in text.items() if np.isnan(values[i])]
+        if missing:
+            raise ValueError(f"threshold must give every stratum a threshold; missing {missing[:10]}")
+        return values
+    values = np.asarray(threshold, dtype=float)
+    if len(values) != len(strata):
+        raise ValueError(f"threshold must give one value per stratum ({len(strata)}), got {len(values)}: {list(values)[:10]}")
+    return values
+
+
+def _check_goal_settings(goal: str, metric: str, threshold: Any, direction: Any, tolerance: Any) -> dict[str, Any]:
+    """Check ``threshold``, ``direction`` and ``tolerance`` against the goal; resolve the direction."""
+    if goal == "decide" and threshold is None:
+        raise ValueError("goal='decide' needs threshold= (a number in (0, 1) or a mapping stratum -> number)")
+    if goal != "decide" and threshold is not None:
+        raise ValueError(f"threshold={threshold!r} is only used with goal='decide', got goal={goal!r}")
+    if goal == "gap" and tolerance is None:
+        raise ValueError("goal='gap' needs tolerance= (the largest acceptable max-min gap, in (0, 1))")
+    if goal != "gap" and tolerance is not None:
+        raise ValueError(f"tolerance={tolerance!r} is only used with goal='gap', got goal={goal!r}")
+    if direction is not None and direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {list(DIRECTIONS)}, got {direction!r}")
+    if goal != "decide" and direction is not None:
+        raise ValueError(f"direction={direction!r} is only used with goal='decide', got goal={goal!r}")
+    if goal == "decide" and direction is None:
+        direction = "above" if metric in ABOVE_METRICS else "below"
+    return {
+        "threshold": _check_threshold_shape(threshold),
+        "direction": direction,
+        "tolerance": None if tolerance is None else _unit_value(tolerance, "tolerance"),
+    }
+
+
 # -- the specification -----------------------------------------------------------------------
 #: numpydoc entries of the spec's fields, shared by CampaignSpec, Campaign.create and simulate
 FIELD_DOCS: dict[str, str] = {
@@ -354,8 +437,21 @@ FIELD_DOCS: dict[str, str] = {
     Target credible-interval half-width, a finite number in (0, 0.5); default 0.05.""",
     "level": """level : float
     Credible level of the reported intervals (0.95 = 95%).""",
-    "goal": """goal : {"each", "overall"}
-    Every stratum's interval, or the population-weighted rate's, within the target.""",
+    "goal": """goal : {"each", "overall", "decide", "gap"}
+    ``"each"``: every stratum's interval within the target half-width; ``"overall"``: the
+    population-weighted rate's; ``"decide"``: every stratum decided against its
+    ``threshold`` (``P(rate meets it)`` at least ``level``, or at most ``1 - level``);
+    ``"gap"``: the verdict on the max-min gap between the strata against ``tolerance``
+    decided (the audit's Bonferroni-projected gap interval wholly above or below it).""",
+    "threshold": """threshold : float, dict or sequence, optional
+    Goal ``"decide"``: the threshold of the rate, one number for every stratum or a
+    mapping stratum -> number (every stratum named), each in (0, 1).""",
+    "direction": """direction : {"below", "above"}, optional
+    Goal ``"decide"``: a stratum meets the threshold when its rate is below it (default for
+    error-type metrics such as ``error_rate``, ``fpr``, ``fnr``) or above it (default for
+    ``accuracy``, ``recall``, ``precision``, ``specificity``, ``npv``).""",
+    "tolerance": """tolerance : float, optional
+    Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates, in (0, 1).""",
     "weights": """weights : dict, Series or array, optional
     Population shares of the strata (for ``goal="overall"``); default: the strata's shares
     of the eligible pool rows.""",
@@ -499,6 +595,9 @@ class CampaignSpec:
     annotators: int = 1
     resolve: str = "majority"
     costs: Any = None
+    threshold: Any = None
+    direction: str | None = None
+    tolerance: float | None = None
     random_seed: Any = None
 
     def __post_init__(self) -> None:
@@ -527,6 +626,8 @@ class CampaignSpec:
                 level, stop_level=self.stop_level, own_check=self.own_check, min_data_share=self.min_data_share
             ),
         }
+        checked.update(_check_goal_settings(checked["goal"], checked["metric"], self.threshold, self.direction,
+                                            self.tolerance))
         if checked["costs"] is not None and checked["rule"] not in COST_RULES and isinstance(self.rule, str):
             raise ValueError(
                 f"costs need a rule that weighs gains by cost ({', '.join(COST_RULES)}), got rule={self.rule!r}"
@@ -537,10 +638,13 @@ class CampaignSpec:
             object.__setattr__(self, name, value)
 
     def _key(self) -> dict[str, Any]:
-        weights = self.weights
-        if isinstance(weights, pd.Series | dict):
-            weights = tuple(sorted((str(k), float(v)) for k, v in weights.items()))
-        return {**self.to_config(), "weights": weights, "rule": self.rule}
+        def mapping(value: Any) -> Any:
+            if isinstance(value, pd.Series | dict):
+                return tuple(sorted((str(k), float(v)) for k, v in value.items()))
+            return value
+
+        return {**self.to_config(), "weights": mapping(self.weights), "threshold": mapping(self.threshold),
+                "rule": self.rule}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CampaignSpec):
@@ -613,6 +717,9 @@ class CampaignSpec:
             model="independent" if rule_model == "independent" else self.model,
             prior=self.prior,
             prior_mean=design.prior_mean,
+            threshold=design.threshold,
+            direction=self.direction or "below",
+            tolerance=self.tolerance,
             **self.stopping(),
         )
 
@@ -664,6 +771,8 @@ class CampaignSpec:
             Integer labels per stratum, aligned to ``state.strata``.
         """
         costs = None if design is None else design.costs
+        if state.goal in ("decide", "gap") and costs is not None:
+            return decision_allocation(state, n, costs).to_numpy()
         if costs is not None and np.ptp(costs) > 0:
             return cost_allocation(state, n, costs)
         rule = get_rule(self.rule)[1]
@@ -683,10 +792,10 @@ class CampaignSpec:
         out["prediction"] = out.pop("y_pred")
         out["strata"] = list(self.strata)
         out["rule"] = self.rule_name
-        for name in ("score_bins", "label_set", "weights", "costs"):
+        for name in ("score_bins", "label_set", "weights", "costs", "threshold"):
             if isinstance(out[name], tuple):
                 out[name] = list(out[name])
-        for name in ("weights", "costs"):
+        for name in ("weights", "costs", "threshold"):
             if isinstance(out[name], pd.Series | dict):
                 out[name] = None  # stored aligned to the strata by the campaign
         seed = self.random_seed
@@ -784,6 +893,8 @@ class StrataDesign:
         Per-stratum prior guesses from the mean score.
     costs : numpy.ndarray or None
         Label cost per stratum (None: every label costs 1).
+    threshold : numpy.ndarray or None
+        Decision threshold per stratum (goal ``"decide"``).
     """
 
     strata: pd.Index
@@ -792,6 +903,7 @@ class StrataDesign:
     weights: np.ndarray
     prior_mean: np.ndarray | None
     costs: np.ndarray | None = None
+    threshold: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -1025,6 +1137,7 @@ def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequenc
         weights=population_weights(spec.weights, strata, n_eligible),
         prior_mean=_prior_mean(spec, sc, codes, len(keys)),
         costs=stratum_costs(spec.costs, strata),
+        threshold=stratum_thresholds(spec.threshold, strata),
     )
     values = np.empty(len(pred_values), dtype=object)
     values[:] = pred_values
