@@ -1514,20 +1514,30 @@ def _excess_at(a: float, b: float, thr: float, m: int, floor: float) -> float:
     return float(np.exp(logpmf) @ np.maximum(np.minimum(p, 1.0 - p) - floor, 0.0))
 
 
-def decision_gains(state: RuleState) -> tuple[Callable[[int, float], float], np.ndarray, np.ndarray]:
+def decision_gains(
+    state: RuleState, horizon: int = 10
+) -> tuple[Callable[[int, float], float], np.ndarray, np.ndarray]:
     """The gain of one more label per stratum for goal ``"decide"``, and who may get labels.
 
     The gain of a label to stratum ``j`` with ``t`` expected further trials is the expected
-    reduction of its undecidedness, :func:`undecided_excess` at ``t`` minus at ``t + p_j``
-    (``p_j = P(trial)``), on the Beta approximation of its posterior (mean and effective
-    sample size, so pooled strength counts), with ``floor = 1 - decision level``; strata
-    decided but held back by the validity checks count every reduction (floor 0). A
-    ``1e-3`` share of the expected half-width reduction breaks ties.
+    reduction of its undecidedness per label over the next ``horizon`` labels,
+    (:func:`undecided_excess` at ``t`` minus at ``t + horizon p_j``) / ``horizon`` (``p_j =
+    P(trial)``), on the Beta approximation of its posterior (mean and effective
+    sample size, so pooled strength counts), with ``floor = 1 - decision level``: the
+    expected excess of ``min(P(meets), 1 - P(meets))`` over what a decision allows, so a
+    stratum close to a decision gains more per label than one whose rate sits on the
+    threshold. Strata decided but held back by the validity checks count every reduction
+    (floor 0). With few trials one label can raise the expected excess (a first success
+    can undo a near-decision): looking ``horizon`` labels ahead smooths that, and the gain is
+    clipped at 0; a ``1e-3`` share of the expected half-width reduction breaks ties (it
+    spreads a first batch evenly).
 
     Parameters
     ----------
     state : RuleState
         A state with goal ``"decide"``.
+    horizon : int
+        Labels looked ahead (the allocation passes its batch size, at least 5).
 
     Returns
     -------
@@ -1550,7 +1560,9 @@ def decision_gains(state: RuleState) -> tuple[Callable[[int, float], float], np.
     cap = state.available.astype(np.int64)
 
     def gain(j: int, t: float) -> float:
-        d = undecided_excess(a[j], b[j], thr[j], t, floor[j]) - undecided_excess(a[j], b[j], thr[j], t + p[j], floor[j])
+        ahead = t + horizon * p[j]
+        d = (undecided_excess(a[j], b[j], thr[j], t, floor[j]) - undecided_excess(a[j], b[j], thr[j], ahead, floor[j]))
+        d = max(d / horizon, 0.0)
         shrink = hw[j] * (np.sqrt(neff[j] / (neff[j] + t)) - np.sqrt(neff[j] / (neff[j] + t + p[j])))
         return float(d + 1e-3 * shrink)
 
@@ -1609,7 +1621,7 @@ def _greedy_decision(state: RuleState, batch_size: int, costs: np.ndarray | None
         eligible = (cap > 0) & gap_targets(state)
         eligible = eligible if eligible.any() else cap > 0
     else:
-        gain, p, eligible = decision_gains(state)
+        gain, p, eligible = decision_gains(state, max(int(batch_size), 5))
     t = np.clip(state.p_trial(), 1e-6, 1.0) * state.pending
     g = np.array([gain(j, t[j]) / cost[j] if eligible[j] else -np.inf for j in range(k)])
     for _ in range(int(batch_size)):
@@ -1648,13 +1660,15 @@ def decision_allocation(state: RuleState, batch_size: int, costs: np.ndarray | N
 
     Examples
     --------
-    Stratum 0 (rate near 0.02 against a 0.10 threshold) is nearly decided, stratum 1 sits on
-    the threshold: most of the batch goes to stratum 0.
+    Stratum 0 (no error in 100 against a 0.10 threshold) is decided and gets nothing:
 
-    >>> st = RuleState.from_counts([1, 3], [30, 30], available=[500, 500], model="independent",
-    ...                            goal="decide", threshold=np.array([0.1, 0.1]))
-    >>> decision_allocation(st, 10).tolist()
-    [8, 2]
+    >>> st = RuleState.from_counts([0, 3, 9], [100, 30, 60], available=[500, 500, 500],
+    ...                            model="independent", goal="decide", threshold=np.array([0.1] * 3))
+    >>> st.decisions().tolist()
+    ['meets', 'undecided', 'undecided']
+    >>> a = decision_allocation(st, 20)
+    >>> int(a.iloc[0]), int(a.sum())
+    (0, 20)
     """
     return _as_series(state, _greedy_decision(state, batch_size, costs), "decision")
 

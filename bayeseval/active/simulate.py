@@ -72,7 +72,9 @@ class SimulationResult(Result):
         credible interval contains the true rate computed from the full data),
         ``reached_goal``, ``rounds``, ``max_halfwidth`` at stop, ``overall_covered`` (goal
         ``"overall"``: whether the weighted rate's interval covers the true weighted rate)
-        and ``wall_time`` in seconds.
+        and ``wall_time`` in seconds. Goal ``"decide"`` adds ``decided`` (strata decided at
+        stop) and ``wrong_decisions`` (decided strata whose decision the true rate
+        contradicts); goal ``"gap"`` adds ``verdict``, ``true_gap`` and ``wrong_verdict``.
     trace : pandas.DataFrame
         One row per round: ``rule``, ``repeat``, ``labels``, ``max_halfwidth`` (of the strata,
         or of the weighted rate for goal ``"overall"``).
@@ -80,7 +82,8 @@ class SimulationResult(Result):
         The metric per stratum on the full data.
     intervals : pandas.DataFrame
         Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
-        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper``, ``true_rate``, ``covered``.
+        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper``, ``true_rate``, ``covered``,
+        and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop.
     settings : dict
         The settings of the run (the spec's fields, ``rules`` and ``n_repeats``).
     spec : CampaignSpec or None
@@ -239,6 +242,9 @@ def simulate(
     stop_level: float | None = None,
     own_check: float | None = None,
     min_data_share: float = 0.0,
+    threshold: Any = None,
+    direction: str | None = None,
+    tolerance: float | None = None,
     random_seed: Any = None,
     spec: CampaignSpec | None = None,
     progress: bool = True,
@@ -286,7 +292,8 @@ def simulate(
         strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
         prior=prior, pos_label=pos_label, label_set=label_set, model=model, stop_level=stop_level,
-        own_check=own_check, min_data_share=min_data_share, random_seed=random_seed,
+        own_check=own_check, min_data_share=min_data_share, threshold=threshold, direction=direction,
+        tolerance=tolerance, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
@@ -413,8 +420,11 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
     if st.goal == "overall":
         _, olo, ohi = st.overall()
         reached, overall_cov = (ohi - olo) / 2 <= target, bool(olo <= oracle.true_overall <= ohi)
+    elif st.goal in ("decide", "gap"):
+        reached, overall_cov = st.is_done() and not _exhausted_undecided(st), np.nan
     else:
         reached, overall_cov = bool(np.all(hw <= target)), np.nan
+    extra = _decision_fields(st, oracle)
     return {
         "rule": run.rule,
         "repeat": run.repeat,
@@ -425,17 +435,65 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
         "max_halfwidth": float(hw.max()),
         "overall_covered": overall_cov,
         "wall_time": run.wall_time,
+        **extra,
     }
+
+
+def _exhausted_undecided(st: RuleState) -> bool:
+    """Whether the campaign stopped only because undecided strata ran out of rows."""
+    if st.goal == "gap":
+        return not st.gap_decided()
+    return bool(np.any(~st.stratum_done()))
+
+
+def true_decisions(true_rates: Any, threshold: Any, direction: str) -> np.ndarray:
+    """The correct decision per stratum: ``"meets"`` when the true rate is on the right side.
+
+    Parameters
+    ----------
+    true_rates, threshold : array-like
+        True rates and thresholds per stratum.
+    direction : {"below", "above"}
+        ``"below"``: a rate meets the threshold when it is strictly below it.
+
+    Returns
+    -------
+    numpy.ndarray of str
+        ``"meets"`` or ``"fails"`` (a rate equal to the threshold fails).
+    """
+    tr, thr = np.asarray(true_rates, dtype=float), np.asarray(threshold, dtype=float)
+    meets = tr < thr if direction == "below" else tr > thr
+    return np.where(meets, "meets", "fails").astype(object)
+
+
+def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
+    """Goal "decide": strata decided and wrong decisions; goal "gap": the verdict and whether it is right."""
+    if st.goal == "decide":
+        made = st.decisions()
+        truth = true_decisions(oracle.true_rates.to_numpy(), st.threshold, st.direction)
+        decided = made != "undecided"
+        return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & (made != truth)))}
+    if st.goal == "gap":
+        tr = oracle.true_rates.to_numpy()
+        true_gap = float(np.nanmax(tr) - np.nanmin(tr))
+        verdict = st.gap()["verdict"] if st.gap_decided() else "undecided"
+        right = "outside" if true_gap > st.tolerance else "within tolerance"
+        return {"verdict": verdict, "true_gap": true_gap, "wrong_verdict": verdict not in ("undecided", right)}
+    return {}
 
 
 def _final_rows(run: _Run, oracle: _Oracle) -> list[tuple[Any, ...]]:
     """The run's lines of ``SimulationResult.intervals`` (one per stratum)."""
     lo, hi = run.state.intervals()
-    mean = run.state.posterior.mean().to_numpy()
+    st = run.state
+    mean = st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
+    k = len(tr)
+    made = st.decisions() if st.goal == "decide" else np.full(k, None)
+    p = st.p_meets() if st.goal == "decide" else np.full(k, np.nan)
     return [
         (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], tr[j],
-         bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan)
+         bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan, p[j], made[j])
         for j, label in enumerate(oracle.true_rates.index)
     ]
 
@@ -446,7 +504,8 @@ def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[C
     trace = pd.DataFrame([t for run in runs for t in run.trace], columns=["rule", "repeat", "labels", "max_halfwidth"])
     intervals = pd.DataFrame(
         [row for run in runs for row in _final_rows(run, oracle)],
-        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "true_rate", "covered"],
+        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "true_rate", "covered",
+                 "p_meets", "decision"],
     )
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed
