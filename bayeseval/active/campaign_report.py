@@ -87,6 +87,20 @@ def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
     return figures
 
 
+def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
+    """The goal in words, with the decisions so far for the decision goals."""
+    spec = campaign.spec
+    if spec.goal == "decide":
+        counts = status["decision"].value_counts()
+        made = ", ".join(f"{int(counts.get(d, 0))} {d}" for d in ("meets", "fails", "undecided"))
+        return f"decide whether each rate is {spec.direction} its threshold at level {spec.level} ({made})"
+    if spec.goal == "gap":
+        g = status.attrs["gap"]
+        return (f"decide whether the max-min gap is within {spec.tolerance} at level {spec.level} (gap "
+                f"{g['gap']:.4f}, interval [{g['lower']:.4f}, {g['upper']:.4f}]: {g['verdict']})")
+    return f"{spec.goal}, half-width {spec.target_halfwidth} at level {spec.level}"
+
+
 def _table(frame: pd.DataFrame) -> str:
     return frame.to_html(escape=True, float_format=lambda x: f"{x:.4g}", na_rep="")
 
@@ -122,11 +136,10 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     status["forecast_cost"] = forecast["cost"].to_numpy()
     status.index = pd.Index(stratum_labels(status.index), name="stratum")
     progress = progress_by_round(campaign)
-    config = campaign.config
     esc = html.escape
     facts = [
         ("metric", campaign.metric.name),
-        ("goal", f"{config['goal']}, half-width {config['target_halfwidth']} at level {config['level']}"),
+        ("goal", _goal_text(campaign, status)),
         ("labels used", f"{campaign.labels_used} (cost {float(status['cost'].sum()):g})"),
         ("labels still needed", f"{int(status['forecast'].sum())} (cost {float(status['forecast_cost'].sum()):g})"),
         ("pending", str(int(status["pending"].sum()))),

@@ -244,6 +244,25 @@ def _costs(text: str) -> dict[str, float]:
     return out
 
 
+def _threshold(text: str) -> Any:
+    """``--threshold 0.1`` or ``--threshold north=0.1,south=0.15`` (strata named by their label text)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        name, sep, value = part.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not sep or not name.strip() or not (0.0 < number < 1.0):
+            raise argparse.ArgumentTypeError(f"expected a number in (0, 1) or stratum=value pairs, got {part!r}")
+        out[name.strip()] = number
+    return out
+
+
 def _print_json(payload: Any) -> None:
     print(json.dumps(payload, indent=2, default=_json_default))
 
@@ -283,6 +302,7 @@ def _create(args: argparse.Namespace) -> int:
         score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
         stop_level=args.stop_level, own_check=args.own_check, min_data_share=args.min_data_share,
         annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
+        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance,
     )
     c = Campaign.create(args.db, pool, **settings)
     try:
@@ -391,7 +411,8 @@ def _status(args: argparse.Namespace) -> int:
             payload = {
                 "db": str(args.db), "done": done, "labels_used": used,
                 "target_halfwidth": c.config["target_halfwidth"], "level": c.config["level"], "goal": c.config["goal"],
-                "overall": st.attrs.get("overall"), **totals, "strata": _records(st),
+                "direction": c.spec.direction, "tolerance": c.spec.tolerance,
+                "overall": st.attrs.get("overall"), "gap": st.attrs.get("gap"), **totals, "strata": _records(st),
             }
             if len(c.annotations()):
                 payload["agreement"] = _records(c.agreement())
@@ -401,14 +422,29 @@ def _status(args: argparse.Namespace) -> int:
             if "overall" in st.attrs:
                 o = st.attrs["overall"]
                 print(f"overall: {o['mean']:.4f} [{o['lower']:.4f}, {o['upper']:.4f}] half-width {o['halfwidth']:.4f}")
+            if "gap" in st.attrs:
+                g = st.attrs["gap"]
+                print(f"max-min gap: {g['gap']:.4f} [{g['lower']:.4f}, {g['upper']:.4f}] against tolerance "
+                      f"{g['tolerance']}: {g['verdict']}")
             print(
                 f"labels used: {used} (cost {totals['cost']:g}); still needed: {totals['forecast']} (cost "
-                f"{totals['forecast_cost']:g}); target half-width {c.config['target_halfwidth']} at level "
-                f"{c.config['level']}; {'done' if done else 'not done'}"
+                f"{totals['forecast_cost']:g}); {_goal_text(c)}; {'done' if done else 'not done'}"
             )
     finally:
         c.close()
     return EXIT_OK
+
+
+def _goal_text(c: Any) -> str:
+    """The campaign's goal in words, for the status line."""
+    spec = c.spec
+    if spec.goal == "decide":
+        values = set(spec.threshold) if isinstance(spec.threshold, tuple) else {spec.threshold}
+        thr = next(iter(values)) if len(values) == 1 else "its threshold"
+        return f"goal: decide whether each rate is {spec.direction} {thr} at level {spec.level}"
+    if spec.goal == "gap":
+        return f"goal: decide whether the max-min gap is within {spec.tolerance} at level {spec.level}"
+    return f"target half-width {spec.target_halfwidth} at level {spec.level}"
 
 
 def _pending(args: argparse.Namespace) -> int:
@@ -601,7 +637,16 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--metric", default="error_rate", help="error_rate, accuracy, recall, precision, ...")
     p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
     p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
-    p.add_argument("--goal", default="each", choices=["each", "overall"], help="every stratum or the weighted overall rate")
+    p.add_argument("--goal", default="each", choices=["each", "overall", "decide", "gap"],
+                   help="each: every stratum's interval; overall: the weighted rate's; decide: every stratum "
+                        "decided against --threshold; gap: the max-min gap decided against --tolerance")
+    p.add_argument("--threshold", type=_threshold, default=None,
+                   help="--goal decide: the rate's threshold, one number or 'stratum=value,...' for every stratum")
+    p.add_argument("--direction", default=None, choices=["below", "above"],
+                   help="--goal decide: a stratum meets the threshold below it (default for error-type metrics) "
+                        "or above it (default for accuracy, recall, precision, specificity, npv)")
+    p.add_argument("--tolerance", type=_open_unit(1.0), default=None,
+                   help="--goal gap: the largest acceptable max-min gap between strata")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
     p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
     p.add_argument("--prior", default="default", choices=["default", "bda"],
