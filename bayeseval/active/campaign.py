@@ -40,6 +40,7 @@ from bayeseval.active.spec import (
     INT_TEXT,
     CampaignSpec,
     LabelSet,
+    MetricStates,
     PoolDesign,
     StrataDesign,
     check_columns,
@@ -244,7 +245,9 @@ class Campaign:
         The stored configuration: the spec's fields plus what they resolved to on the pool
         (stratum columns, known labels, weights, prior means, the row-id column name).
     metric : Metric
-        The campaign's metric.
+        The campaign's metric (the first, for a campaign on several metrics).
+    metrics : list of Metric
+        Every metric of the campaign (one unless ``metric`` named several).
     strata : pandas.Index
         The strata (a MultiIndex for several stratum columns).
 
@@ -274,7 +277,8 @@ class Campaign:
             store.close()
             raise ValueError(f"campaign database {str(store.path)!r} has an unreadable configuration: {exc}") from exc
         self.spec = CampaignSpec.from_config(self.config)
-        self.metric = get_metric(self.spec.metric)
+        self.metric = get_metric(self.spec.metrics[0])
+        self.metrics = [get_metric(m) for m in self.spec.metrics]
         self._rule_name, self._rule, self._model = get_rule(self.spec.rule)
         strata = store.strata()
         self._codes = strata.index.to_numpy()
@@ -433,13 +437,19 @@ class Campaign:
 
     def __repr__(self) -> str:
         return (
-            f"<Campaign {self._store.path.name!r} metric={self.metric.name} strata={len(self.strata)} "
+            f"<Campaign {self._store.path.name!r} metric={','.join(m.name for m in self.metrics)} "
+            f"strata={len(self.strata)} "
             f"labels_used={self.labels_used} rule={self._rule_name}>"
         )
 
     # -- state -----------------------------------------------------------------------------
-    def _state(self, conn: Any = None) -> RuleState:
+    def _state(self, conn: Any = None) -> RuleState | MetricStates:
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
+        if len(self.metrics) > 1:
+            return self.spec.rule_states(
+                self._design, counts=self._metric_counts(), labelled=counts["labelled"].to_numpy(),
+                pending=counts["pending"].to_numpy(),
+            )
         return self.spec.rule_state(
             self._design,
             successes=counts["successes"].to_numpy(),
@@ -448,16 +458,36 @@ class Campaign:
             pending=counts["pending"].to_numpy(),
         )
 
-    def state(self) -> RuleState:
+    def state(self) -> RuleState | MetricStates:
         """The campaign's current state as its rule sees it.
 
         Returns
         -------
-        RuleState
+        RuleState or MetricStates
             Counts per stratum, the goal and the posterior (see
-            :class:`~bayeseval.active.rules.RuleState`).
+            :class:`~bayeseval.active.rules.RuleState`); for a campaign on several metrics
+            one state per metric (:class:`~bayeseval.active.spec.MetricStates`).
         """
         return self._state()
+
+    def _metric_counts(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Successes and trials per stratum of every metric, from the stored labels and predictions.
+
+        A labelled row counts for every metric it is a trial of.
+        """
+        labels = self._store.labels()
+        out = {}
+        if len(labels) == 0:
+            zero = np.zeros(len(self._codes), np.int64)
+            return {m.name: (zero, zero) for m in self.metrics}
+        preds = self._store.pool_rows(list(labels.index))["prediction"].to_numpy(dtype=object)
+        codes = labels["stratum"].to_numpy()
+        for m in self.metrics:
+            trial, success = metric_flags(m, labels["label"].to_numpy(dtype=object), preds, self.config.get("pos_label"))
+            n = pd.Series(trial.astype(np.int64)).groupby(codes).sum().reindex(self._codes, fill_value=0)
+            k = pd.Series(success.astype(np.int64)).groupby(codes).sum().reindex(self._codes, fill_value=0)
+            out[m.name] = (k.to_numpy(), n.to_numpy())
+        return out
 
     @property
     def labels_used(self) -> int:
@@ -486,14 +516,25 @@ class Campaign:
             return True
         return self._state().is_done()
 
-    def counts(self) -> Counts:
+    def counts(self, metric: str | None = None) -> Counts:
         """Successes and trials of the metric per stratum.
+
+        Parameters
+        ----------
+        metric : str, optional
+            One of the campaign's metrics (default the first).
 
         Returns
         -------
         Counts
             The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum.
         """
+        if metric is not None and get_metric(metric).name != self.metric.name:
+            name = get_metric(metric).name
+            if name not in self.spec.metrics:
+                raise ValueError(f"metric {metric!r} is not one of the campaign's metrics {list(self.spec.metrics)}")
+            s, n = self._metric_counts()[name]
+            return Counts.from_arrays(s, n, strata=self.strata, metric=name)
         c = self._store.counts().reindex(self._codes, fill_value=0)
         return Counts.from_arrays(
             c["successes"].to_numpy(), c["trials"].to_numpy(), strata=self.strata, metric=self.metric.name
@@ -516,7 +557,9 @@ class Campaign:
             (posterior probability that the rate meets the threshold) and ``decision``
             (``"meets"``, ``"fails"`` or ``"undecided"``); ``done`` is then whether the
             stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
-            interval, the tolerance and the verdict.
+            interval, the tolerance and the verdict. A campaign on several metrics gives the
+            table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
+            rows are shared; ``trials`` and ``successes`` are each metric's own).
 
         Examples
         --------
@@ -528,6 +571,13 @@ class Campaign:
         ['pool_rows', 'labelled', 'pending', 'trials']
         """
         st = self._state()
+        if isinstance(st, MetricStates):
+            frames = {m: _status_frame(s, self._design.n_rows) for m, s in st.states.items()}
+            frame = pd.concat(frames, names=["metric"])
+            frame["cost"] = frame["labelled"].to_numpy() * np.tile(self.label_costs.to_numpy(), len(frames))
+            overall = {m: f.attrs["overall"] for m, f in frames.items() if "overall" in f.attrs}
+            frame.attrs = {"overall": overall} if overall else {}
+            return frame
         frame = _status_frame(st, self._design.n_rows)
         frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
         return frame
@@ -571,7 +621,12 @@ class Campaign:
         st = self._state()
         if st.goal == "each":
             self.feasibility(warn=True)
-        labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
+        if isinstance(st, MetricStates):
+            # a label counts for every metric: a stratum needs the most any metric needs
+            need = np.max([forecast_labels(s).to_numpy() for s in st.states.values()], axis=0)
+            labels = pd.Series(need, index=self.strata, name="forecast")
+        else:
+            labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
         if not cost:
             return labels
         return pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
@@ -609,11 +664,9 @@ class Campaign:
         [False, True]
         """
         st = self._state()
-        rate = np.clip(np.asarray(st.posterior.mean(), dtype=float), 0.0, 1.0)
-        return target_feasibility(
-            st.available, st.p_trial(), st.target_halfwidth, trials=st.trials, rate=rate,
-            level=st.level, strata=st.strata, warn=warn,
-        )
+        if isinstance(st, MetricStates):
+            return pd.concat({m: _feasibility(s, warn) for m, s in st.states.items()}, names=["metric"])
+        return _feasibility(st, warn)
 
     def history(self) -> pd.DataFrame:
         """The decisions log, one row per proposal round.
@@ -740,9 +793,10 @@ class Campaign:
         round_ = store.next_round(conn)
         labels = stratum_labels(self.strata)
         allocation = {labels[i]: int(alloc[i]) for i in np.flatnonzero(alloc > 0)}
+        post = next(iter(st.states.values())).posterior if isinstance(st, MetricStates) else st.posterior
         details = {
-            "model": st.posterior.model,
-            "outliers": [str(x) for x in st.posterior.outliers],
+            "model": post.model,
+            "outliers": [str(x) for x in post.outliers],
             "labels_used": int(st.labelled.sum()),
             "pending_before": int(st.pending.sum()),
             "max_halfwidth": float(np.max(st.halfwidths())),
@@ -1257,6 +1311,15 @@ class _Problems:
             shown = ", ".join(items[:10]) + (f" ... ({len(items)} in all)" if len(items) > 10 else "")
             parts.append(f"{kind}: {shown}")
         raise ValueError("labels rejected, nothing recorded: " + "; ".join(parts))
+
+
+def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:
+    """:func:`target_feasibility` of one state at its posterior mean rates."""
+    rate = np.clip(np.asarray(st.posterior.mean(), dtype=float), 0.0, 1.0)
+    return target_feasibility(
+        st.available, st.p_trial(), st.target_halfwidth, trials=st.trials, rate=rate,
+        level=st.level, strata=st.strata, warn=warn,
+    )
 
 
 def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFrame:

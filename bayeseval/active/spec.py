@@ -395,8 +395,25 @@ def stratum_thresholds(threshold: Any, strata: pd.Index) -> np.ndarray | None:
     return values
 
 
-def _check_goal_settings(goal: str, metric: str, threshold: Any, direction: Any, tolerance: Any) -> dict[str, Any]:
+def check_metrics(metric: Any) -> str | tuple[str, ...]:
+    """``metric`` as a canonical metric name, or a tuple of two or more distinct names, or raise."""
+    if isinstance(metric, str):
+        return get_metric(metric).name
+    if isinstance(metric, bytes) or not np.iterable(metric):
+        raise TypeError(f"metric must be a metric name or a list of metric names, got {metric!r}")
+    names = [get_metric(m).name for m in metric]
+    if not names:
+        raise ValueError(f"metric must name at least one metric, got {metric!r}")
+    if len(set(names)) < len(names):
+        raise ValueError(f"metric names the same metric twice: {list(metric)!r} (as {names})")
+    return names[0] if len(names) == 1 else tuple(names)
+
+
+def _check_goal_settings(goal: str, metric: Any, threshold: Any, direction: Any, tolerance: Any) -> dict[str, Any]:
     """Check ``threshold``, ``direction`` and ``tolerance`` against the goal; resolve the direction."""
+    if not isinstance(metric, str) and goal in ("decide", "gap"):
+        raise ValueError(f"goal={goal!r} works on one metric, got metric={list(metric)!r}; use goal 'each' or "
+                         "'overall' for several metrics, or one campaign per metric")
     if goal == "decide" and threshold is None:
         raise ValueError("goal='decide' needs threshold= (a number in (0, 1) or a mapping stratum -> number)")
     if goal != "decide" and threshold is not None:
@@ -425,11 +442,15 @@ FIELD_DOCS: dict[str, str] = {
     Column with the classifier's predicted label (formerly ``prediction``).""",
     "strata": """strata : str or sequence of str, optional
     Column(s) defining the strata (none with ``score_bins`` uses the bins only).""",
-    "metric": """metric : str
+    "metric": """metric : str or list of str
     ``error_rate`` (default), ``accuracy``, ``recall``, ``precision``, ... (see
     :func:`bayeseval.get_metric`). For precision-type metrics only rows whose prediction
     makes them trials are proposed; for recall-type metrics the rule weighs each stratum by
-    its posterior probability that a labelled row is a trial.""",
+    its posterior probability that a labelled row is a trial. Several metrics (e.g.
+    ``["tpr", "fpr"]`` for equalized odds, ``["recall", "precision"]``) make one campaign
+    whose labelled rows count for every metric they are a trial of; each label goes where
+    the sum over the metrics of ``P(trial)`` times the expected gain is largest, and the
+    goal (``"each"`` or ``"overall"``) must be met for every metric.""",
     "pos_label": """pos_label : object, optional
     Positive class for class-dependent metrics (recall, precision, ...); it must be one of
     the known labels (see ``label_set``). Ignored by ``error_rate`` and ``accuracy``.""",
@@ -605,7 +626,7 @@ class CampaignSpec:
         checked = {
             "y_pred": _check_column_name(self.y_pred, "y_pred"),
             "strata": tuple(iter_columns(self.strata, "strata")),
-            "metric": get_metric(self.metric).name,
+            "metric": check_metrics(self.metric),
             "target_halfwidth": check_target_halfwidth(self.target_halfwidth),
             "level": level,
             "goal": check_method(self.goal, GOALS, "goal"),
@@ -669,6 +690,11 @@ class CampaignSpec:
         return dataclasses.replace(self, **changes)
 
     @property
+    def metrics(self) -> tuple[str, ...]:
+        """The campaign's metrics (one name, or several for a campaign on several metrics)."""
+        return (self.metric,) if isinstance(self.metric, str) else tuple(self.metric)
+
+    @property
     def rule_name(self) -> str:
         """The rule's name (a callable's ``__name__``)."""
         return get_rule(self.rule)[0]
@@ -683,7 +709,9 @@ class CampaignSpec:
         """
         return {name: getattr(self, name) for name in SAFEGUARDS}
 
-    def rule_state(self, design: StrataDesign, *, successes: Any, trials: Any, labelled: Any, pending: Any) -> RuleState:
+    def rule_state(
+        self, design: StrataDesign, *, successes: Any, trials: Any, labelled: Any, pending: Any, metric: str | None = None
+    ) -> RuleState:
         """The rule's view of a campaign: counts per stratum plus this spec's goal and model.
 
         Parameters
@@ -692,6 +720,10 @@ class CampaignSpec:
             The strata, their eligible rows, weights and prior means (:func:`design_pool`).
         successes, trials, labelled, pending : array-like
             Per stratum: counted successes and trials, labelled rows and pending proposals.
+        metric : str, optional
+            One metric of a campaign on several metrics: its trial status is then known
+            before labelling only when every row is a trial (the eligible rows are those of
+            any of the metrics).
 
         Returns
         -------
@@ -702,6 +734,9 @@ class CampaignSpec:
         labelled = np.asarray(labelled, dtype=np.int64)
         pending = np.asarray(pending, dtype=np.int64)
         rule_model = get_rule(self.rule)[2]
+        trial_known = not get_metric(self.metrics[0]).trials_need_truth
+        if metric is not None:
+            trial_known = get_metric(metric).trials == "all"
         return RuleState(
             strata=design.strata,
             successes=np.asarray(successes, dtype=np.int64),
@@ -713,7 +748,7 @@ class CampaignSpec:
             target_halfwidth=self.target_halfwidth,
             level=self.level,
             goal=self.goal,
-            trial_known=not get_metric(self.metric).trials_need_truth,
+            trial_known=trial_known,
             model="independent" if rule_model == "independent" else self.model,
             prior=self.prior,
             prior_mean=design.prior_mean,
@@ -722,6 +757,32 @@ class CampaignSpec:
             tolerance=self.tolerance,
             **self.stopping(),
         )
+
+    def rule_states(
+        self, design: StrataDesign, *, counts: dict[str, tuple[Any, Any]], labelled: Any, pending: Any
+    ) -> MetricStates:
+        """The rule's view of a campaign on several metrics: one :class:`RuleState` per metric.
+
+        Parameters
+        ----------
+        design : StrataDesign
+            The strata (:func:`design_pool`).
+        counts : dict
+            Metric name -> ``(successes, trials)`` per stratum.
+        labelled, pending : array-like
+            Labelled rows and pending proposals per stratum (shared by the metrics).
+
+        Returns
+        -------
+        MetricStates
+            The states, in the order of :attr:`metrics`.
+        """
+        states = {
+            m: self.rule_state(design, successes=counts[m][0], trials=counts[m][1], labelled=labelled,
+                               pending=pending, metric=m)
+            for m in self.metrics
+        }
+        return MetricStates(states)
 
     def round_size(self, state: RuleState, batch_size: int | None = None) -> int:
         """Labels to ask for next: 0 when the goal is met or the budget is spent.
@@ -771,6 +832,8 @@ class CampaignSpec:
             Integer labels per stratum, aligned to ``state.strata``.
         """
         costs = None if design is None else design.costs
+        if isinstance(state, MetricStates):
+            return metrics_allocation(state, n, costs)
         if state.goal in ("decide", "gap") and costs is not None:
             return decision_allocation(state, n, costs).to_numpy()
         if costs is not None and np.ptp(costs) > 0:
@@ -792,7 +855,7 @@ class CampaignSpec:
         out["prediction"] = out.pop("y_pred")
         out["strata"] = list(self.strata)
         out["rule"] = self.rule_name
-        for name in ("score_bins", "label_set", "weights", "costs", "threshold"):
+        for name in ("score_bins", "label_set", "weights", "costs", "threshold", "metric"):
             if isinstance(out[name], tuple):
                 out[name] = list(out[name])
         for name in ("weights", "costs", "threshold"):
@@ -1052,7 +1115,7 @@ def _known_labels(pred: pd.Series, pred_values: list[Any], spec: CampaignSpec, e
 
 def _positive_label(labels: LabelSet, spec: CampaignSpec) -> Any:
     """``pos_label`` as a known label (class metrics), or raise naming it."""
-    metric = get_metric(spec.metric)
+    metric = next((get_metric(m) for m in spec.metrics if get_metric(m).needs_positive), get_metric(spec.metrics[0]))
     pos = py_scalar(spec.pos_label)
     if not metric.needs_positive:
         return pos if isinstance(pos, (str, int, float, type(None))) else str(spec.pos_label)
@@ -1068,16 +1131,21 @@ def _positive_label(labels: LabelSet, spec: CampaignSpec) -> Any:
 
 def _eligible(spec: CampaignSpec, pred_codes: np.ndarray, pred_values: list[Any], positive: Any) -> np.ndarray:
     """Rows that may be proposed: for metrics whose trials depend on the prediction only, the trials."""
-    trials = get_metric(spec.metric).trials
-    if trials not in ("pred_pos", "pred_neg"):
+    kinds = {get_metric(m).trials for m in spec.metrics}
+    if not kinds <= {"pred_pos", "pred_neg"}:
         return np.ones(len(pred_codes), bool)
     is_pos = np.array([label_key(v) == label_key(positive) for v in pred_values], dtype=bool)[pred_codes]
-    return is_pos if trials == "pred_pos" else ~is_pos
+    out = np.zeros(len(pred_codes), bool)
+    if "pred_pos" in kinds:
+        out |= is_pos
+    if "pred_neg" in kinds:
+        out |= ~is_pos
+    return out
 
 
 def _prior_mean(spec: CampaignSpec, sc: pd.Series | None, codes: np.ndarray, k: int) -> np.ndarray | None:
     """Per-stratum prior guesses from the mean score (``error_rate`` and ``accuracy`` only)."""
-    if sc is None or spec.metric not in ("error_rate", "accuracy"):
+    if sc is None or not isinstance(spec.metric, str) or spec.metric not in ("error_rate", "accuracy"):
         return None
     per = pd.Series(sc.to_numpy(dtype=float)).groupby(codes).mean().reindex(range(k))
     pm = (1 - per) if spec.metric == "error_rate" else per
@@ -1319,4 +1387,125 @@ def cost_allocation(state: RuleState, n: int, costs: np.ndarray) -> np.ndarray:
         counts[j] += 1
         t = t.copy()
         t[j] += p[j]
+    return counts
+
+
+# -- several metrics in one campaign ---------------------------------------------------------
+class MetricStates:
+    """The states of a campaign on several metrics, one :class:`RuleState` per metric.
+
+    A labelled row counts for every metric it is a trial of, so the metrics share the
+    labelled, pending and available rows per stratum; each has its own successes, trials,
+    posterior and goal. The campaign is done when every metric's goal is met.
+
+    Parameters
+    ----------
+    states : dict
+        Metric name -> :class:`RuleState` (same strata and row counts).
+
+    Examples
+    --------
+    >>> a = RuleState.from_counts([1, 2], [400, 400], available=[100, 100], target_halfwidth=0.05)
+    >>> b = RuleState.from_counts([5, 9], [20, 20], available=[100, 100], target_halfwidth=0.05)
+    >>> a.is_done(), b.is_done(), MetricStates({"fpr": a, "tpr": b}).is_done()
+    (True, False, False)
+    """
+
+    def __init__(self, states: dict[str, RuleState]) -> None:
+        self.states = dict(states)
+        first = next(iter(self.states.values()))
+        self.strata = first.strata
+        self.labelled, self.pending, self.available = first.labelled, first.pending, first.available
+        self.goal = first.goal
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names."""
+        return list(self.states)
+
+    def is_done(self) -> bool:
+        """Whether every metric's goal is met (or nothing is left to label).
+
+        Returns
+        -------
+        bool
+        """
+        return all(st.is_done() for st in self.states.values())
+
+    def halfwidths(self) -> np.ndarray:
+        """Per stratum, the largest half-width over the metrics.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        return np.max([st.halfwidths() for st in self.states.values()], axis=0)
+
+
+def _metric_gains(state: RuleState) -> tuple[Any, np.ndarray, np.ndarray]:
+    """One metric's gain per further trial, its ``P(trial)`` and the strata it still needs."""
+    gain, p, _ = _cost_gains(state)
+    cap = state.available > 0
+    if state.goal == "overall":
+        _, lo, hi = state.overall()
+        need = np.full(len(cap), (hi - lo) / 2 > state.target_halfwidth)
+    else:
+        need = ~state.stratum_done()
+    return gain, p, need & cap
+
+
+def metrics_allocation(states: MetricStates, n: int, costs: np.ndarray | None = None) -> np.ndarray:
+    """Labels per stratum for a campaign on several metrics.
+
+    Greedy with diminishing returns: each label goes to the stratum with the largest sum,
+    over the metrics that still need it, of ``P(trial)`` times the expected gain of one more
+    trial (the ``expected_width`` rule's expected reduction of the excess half-width, or of
+    the weighted rate's variance for goal ``"overall"``; see :func:`cost_allocation`),
+    divided by the stratum's label cost. After each label every metric's expected trials in
+    that stratum grow by its ``P(trial)``, so a row that is a trial of both TPR and FPR with
+    probabilities ``p`` and ``1 - p`` serves each in proportion.
+
+    Parameters
+    ----------
+    states : MetricStates
+        The campaign's state per metric.
+    n : int
+        Labels in the round.
+    costs : numpy.ndarray, optional
+        Label cost per stratum.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer labels per stratum, at most the rows available.
+
+    Examples
+    --------
+    >>> tpr = RuleState.from_counts([20, 20], [25, 25], labelled=[100, 100], available=[500, 500],
+    ...                             trial_known=False, target_halfwidth=0.05)
+    >>> fpr = RuleState.from_counts([5, 30], [75, 75], labelled=[100, 100], available=[500, 500],
+    ...                             trial_known=False, target_halfwidth=0.05)
+    >>> int(metrics_allocation(MetricStates({"tpr": tpr, "fpr": fpr}), 20).sum())
+    20
+    """
+    k = len(states.strata)
+    cost = np.ones(k) if costs is None else np.asarray(costs, dtype=float)
+    parts = [_metric_gains(st) for st in states.states.values()]
+    cap = states.available.astype(np.int64)
+    counts = np.zeros(k, np.int64)
+    t = [np.clip(p, 1e-6, 1.0) * states.pending for _, p, _ in parts]
+    wanted = np.any([need for _, _, need in parts], axis=0)
+    if not wanted.any():
+        wanted = cap > 0
+    for _ in range(int(n)):
+        score = np.zeros(k)
+        for (gain, p, need), t_m in zip(parts, t, strict=True):
+            score += np.where(need, gain(t_m), 0.0)
+        score = np.where(wanted & (counts < cap), score / cost + 1e-12, -np.inf)
+        j = int(np.argmax(score))
+        if not np.isfinite(score[j]):
+            break
+        counts[j] += 1
+        for (_, p, _), t_m in zip(parts, t, strict=True):
+            t_m[j] += p[j]
     return counts
