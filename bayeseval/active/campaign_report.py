@@ -132,17 +132,25 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     """
     status = campaign.status()
     forecast = campaign.forecast(cost=True)
-    status["forecast"] = forecast["labels"].to_numpy()
-    status["forecast_cost"] = forecast["cost"].to_numpy()
-    status.index = pd.Index(stratum_labels(status.index), name="stratum")
+    reps = len(status) // len(forecast)  # several metrics: one block of strata per metric
+    status["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
+    status["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
+    once = status.xs(status.index.get_level_values("metric")[0], level="metric") if "metric" in status.index.names \
+        else status
+    if "metric" in status.index.names:
+        status.index = pd.MultiIndex.from_arrays(
+            [status.index.get_level_values("metric"), stratum_labels(status.index.droplevel("metric"))],
+            names=["metric", "stratum"])
+    else:
+        status.index = pd.Index(stratum_labels(status.index), name="stratum")
     progress = progress_by_round(campaign)
     esc = html.escape
     facts = [
-        ("metric", campaign.metric.name),
+        ("metric", ", ".join(m.name for m in campaign.metrics)),
         ("goal", _goal_text(campaign, status)),
-        ("labels used", f"{campaign.labels_used} (cost {float(status['cost'].sum()):g})"),
-        ("labels still needed", f"{int(status['forecast'].sum())} (cost {float(status['forecast_cost'].sum()):g})"),
-        ("pending", str(int(status["pending"].sum()))),
+        ("labels used", f"{campaign.labels_used} (cost {float(once['cost'].sum()):g})"),
+        ("labels still needed", f"{int(once['forecast'].sum())} (cost {float(once['forecast_cost'].sum()):g})"),
+        ("pending", str(int(once["pending"].sum()))),
         ("done", "yes" if campaign.done else "no"),
     ]
     parts = [

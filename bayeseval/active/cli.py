@@ -244,6 +244,14 @@ def _costs(text: str) -> dict[str, float]:
     return out
 
 
+def _metric_names(text: str) -> Any:
+    """``--metric recall`` or ``--metric tpr,fpr`` (several metrics in one campaign)."""
+    names = [p.strip() for p in text.split(",")]
+    if any(not n for n in names):
+        raise argparse.ArgumentTypeError(f"expected metric names separated by commas, got {text!r}")
+    return names[0] if len(names) == 1 else names
+
+
 def _threshold(text: str) -> Any:
     """``--threshold 0.1`` or ``--threshold north=0.1,south=0.15`` (strata named by their label text)."""
     try:
@@ -278,7 +286,9 @@ def _records(frame: Any, index_name: str = "stratum") -> list[dict[str, Any]]:
     from bayeseval.counts import stratum_labels
 
     table = frame.copy()
-    table.index = stratum_labels(frame.index)
+    if "metric" in (frame.index.names or []):  # several metrics: the metric becomes a column
+        table = table.reset_index("metric")
+    table.index = stratum_labels(table.index)
     return json.loads(table.reset_index(names=index_name).to_json(orient="records"))
 
 
@@ -307,11 +317,13 @@ def _create(args: argparse.Namespace) -> int:
     c = Campaign.create(args.db, pool, **settings)
     try:
         if args.json:
-            _print_json({"db": str(args.db), "pool_rows": len(pool), "strata": len(c.strata), "metric": c.metric.name,
+            _print_json({"db": str(args.db), "pool_rows": len(pool), "strata": len(c.strata),
+                         "metric": ",".join(m.name for m in c.metrics),
                          "rule": args.rule, "config": c.config})
         else:
             print(f"created campaign {args.db}: {len(pool)} pool rows, {len(c.strata)} strata, metric "
-                  f"{c.metric.name}, rule {args.rule}; next: 'bayeseval campaign propose --db {args.db} --out batch.csv'")
+                  f"{','.join(m.name for m in c.metrics)}, rule {args.rule}; next: "
+                  f"'bayeseval campaign propose --db {args.db} --out batch.csv'")
     finally:
         c.close()
     return EXIT_OK
@@ -395,8 +407,11 @@ def _status_table(c: Any) -> Any:
     """What ``Campaign.status()`` shows, plus the forecast labels and their cost."""
     st = c.status()
     forecast = c.forecast(cost=True)
-    st["forecast"] = forecast["labels"].to_numpy()
-    st["forecast_cost"] = forecast["cost"].to_numpy()
+    import numpy as np
+
+    reps = len(st) // len(forecast)  # a campaign on several metrics: one block of strata per metric
+    st["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
+    st["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
     return st
 
 
@@ -405,8 +420,9 @@ def _status(args: argparse.Namespace) -> int:
     try:
         st = _status_table(c)
         done, used = bool(c.done), int(c.labels_used)
-        totals = {"cost": float(st["cost"].sum()), "forecast": int(st["forecast"].sum()),
-                  "forecast_cost": float(st["forecast_cost"].sum())}
+        once = _one_block(st)
+        totals = {"cost": float(once["cost"].sum()), "forecast": int(once["forecast"].sum()),
+                  "forecast_cost": float(once["forecast_cost"].sum())}
         if args.json:
             payload = {
                 "db": str(args.db), "done": done, "labels_used": used,
@@ -433,6 +449,13 @@ def _status(args: argparse.Namespace) -> int:
     finally:
         c.close()
     return EXIT_OK
+
+
+def _one_block(st: Any) -> Any:
+    """The status rows of one metric (labels and costs are shared by a campaign's metrics)."""
+    if "metric" in (st.index.names or []):
+        return st.xs(st.index.get_level_values("metric")[0], level="metric")
+    return st
 
 
 def _goal_text(c: Any) -> str:
@@ -634,7 +657,9 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
     p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
     p.add_argument("--prediction", dest="y_pred", action=_Renamed, new="--y-pred", help=argparse.SUPPRESS)
-    p.add_argument("--metric", default="error_rate", help="error_rate, accuracy, recall, precision, ...")
+    p.add_argument("--metric", type=_metric_names, default="error_rate",
+                   help="error_rate, accuracy, recall, precision, ...; several comma separated (e.g. tpr,fpr) "
+                        "for one campaign on every one of them")
     p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
     p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
     p.add_argument("--goal", default="each", choices=["each", "overall", "decide", "gap"],

@@ -653,6 +653,11 @@ class CampaignSpec:
             raise ValueError(
                 f"costs need a rule that weighs gains by cost ({', '.join(COST_RULES)}), got rule={self.rule!r}"
             )
+        if not isinstance(checked["metric"], str) and isinstance(self.rule, str) and checked["rule"] not in COST_RULES:
+            raise ValueError(
+                f"several metrics need a rule that adds the metrics' gains ({', '.join(COST_RULES)}), got "
+                f"rule={self.rule!r} with metric={list(checked['metric'])!r}"
+            )
         if checked["score_bins"] is not None and checked["score"] is None:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
         for name, value in checked.items():
