@@ -19,7 +19,12 @@ from scipy.special import betainc
 
 from bayeseval.active import Campaign, CampaignSpec, simulate
 from bayeseval.active.cli import main
-from bayeseval.active.rules import RuleState, decision_allocation, forecast_decision, undecided_excess
+from bayeseval.active.rules import (
+    RuleState,
+    decision_allocation,
+    forecast_decision,
+    undecided_excess,
+)
 from bayeseval.active.simulate import true_decisions
 
 

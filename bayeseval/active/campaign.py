@@ -34,7 +34,13 @@ from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval.active.annotations import agreement, resolve_labels
-from bayeseval.active.rules import RuleState, forecast_decision, forecast_labels, get_rule, target_feasibility
+from bayeseval.active.rules import (
+    RuleState,
+    forecast_decision,
+    forecast_labels,
+    get_rule,
+    target_feasibility,
+)
 from bayeseval.active.spec import (
     GOALS,
     INT_TEXT,

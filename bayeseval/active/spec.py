@@ -1504,7 +1504,7 @@ def metrics_allocation(states: MetricStates, n: int, costs: np.ndarray | None = 
         wanted = cap > 0
     for _ in range(int(n)):
         score = np.zeros(k)
-        for (gain, p, need), t_m in zip(parts, t, strict=True):
+        for (gain, _, need), t_m in zip(parts, t, strict=True):
             score += np.where(need, gain(t_m), 0.0)
         score = np.where(wanted & (counts < cap), score / cost + 1e-12, -np.inf)
         j = int(np.argmax(score))
