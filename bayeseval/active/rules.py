@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import betaincinv
+from scipy.special import betainc, betaincinv
 
 from bayeseval._core.adaptive import loo_beta_mixture
 from bayeseval._core.conflict import flag_power, loo_conflict
@@ -889,6 +889,25 @@ class RuleState:
             self._decision["p_meets"] = below if self.direction == "below" else 1.0 - below
         return self._decision["p_meets"]
 
+    def own_p_meets(self) -> np.ndarray:
+        """``P(meets)`` under each stratum's own data alone (Jeffreys ``Beta(s + 1/2, n - s + 1/2)``).
+
+        Returns
+        -------
+        numpy.ndarray
+            One probability per stratum (NaN for a stratum without trials).
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([3], [20], available=[0], goal="decide", threshold=np.array([0.1]))
+        >>> round(float(st.own_p_meets()[0]), 4)  # scipy.stats.beta.cdf(0.1, 3.5, 17.5)
+        0.2137
+        """
+        s, n = self.successes.astype(float), self.trials.astype(float)
+        with np.errstate(invalid="ignore"):
+            below = np.where(n > 0, betainc(s + 0.5, n - s + 0.5, np.asarray(self.threshold, dtype=float)), np.nan)
+        return below if self.direction == "below" else 1.0 - below
+
     def goal_met(self) -> np.ndarray:
         """Strata whose posterior meets the goal, before the per-stratum validity checks.
 
@@ -912,7 +931,10 @@ class RuleState:
         k = len(self.strata)
         if self.goal == "decide":
             p, lv = self.p_meets(), self.decision_level()
-            return (p >= lv) | (p <= 1.0 - lv)
+            if self.model == "independent":
+                return (p >= lv) | (p <= 1.0 - lv)
+            own = self.own_p_meets()
+            return ((p >= lv) & (own >= 0.5)) | ((p <= 1.0 - lv) & (own <= 0.5))
         if self.goal == "gap":
             return np.full(k, self.gap()["verdict"] != "undecided")
         if self.goal == "overall":
