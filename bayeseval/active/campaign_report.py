@@ -81,7 +81,10 @@ def _axes(width: float) -> Any:
 def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
     from bayeseval import plots
 
-    figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
+    if campaign.spec.goal == "decide":  # the half-width has no target here: show the decisions
+        figures = [_png(_decision_plot(campaign, _axes(7)))]
+    else:
+        figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
     if progress.shape[1]:
         figures.append(_png(plots.allocation(progress, ax=_axes(max(5, 0.9 * len(progress) + 3)))))
     return figures
@@ -99,6 +102,22 @@ def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
         return (f"decide whether the max-min gap is within {spec.tolerance} at level {spec.level} (gap "
                 f"{g['gap']:.4f}, interval [{g['lower']:.4f}, {g['upper']:.4f}]: {g['verdict']})")
     return f"{spec.goal}, half-width {spec.target_halfwidth} at level {spec.level}"
+
+
+def _decision_plot(campaign: Any, ax: Any) -> Any:
+    """Each stratum's posterior probability of meeting its threshold, against the decision lines."""
+    status = campaign.status()
+    level = campaign.spec.level if campaign.spec.stop_level is None else campaign.spec.stop_level
+    names = stratum_labels(status.index)
+    colours = {"meets": "tab:green", "fails": "tab:red", "undecided": "tab:grey"}
+    y = np.arange(len(names))
+    ax.barh(y, status["p_meets"], color=[colours[d] for d in status["decision"]])
+    for x in (level, 1 - level):
+        ax.axvline(x, color="black", ls=":", lw=1)
+    ax.set_yticks(y, names)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(f"P(rate {campaign.spec.direction} threshold); green meets, red fails, grey undecided")
+    return ax
 
 
 def _table(frame: pd.DataFrame) -> str:

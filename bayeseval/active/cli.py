@@ -668,8 +668,8 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--threshold", type=_threshold, default=None,
                    help="--goal decide: the rate's threshold, one number or 'stratum=value,...' for every stratum")
     p.add_argument("--direction", default=None, choices=["below", "above"],
-                   help="--goal decide: a stratum meets the threshold below it (default for error-type metrics) "
-                        "or above it (default for accuracy, recall, precision, specificity, npv)")
+                   help="--goal decide: a stratum meets the threshold below it or above it; when omitted, "
+                        "above for accuracy, recall, precision, specificity and npv, below for the others")
     p.add_argument("--tolerance", type=_open_unit(1.0), default=None,
                    help="--goal gap: the largest acceptable max-min gap between strata")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
