@@ -1344,7 +1344,7 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
             "lower": lo,
             "upper": hi,
             "halfwidth": hw,
-            "done": hw <= st.target_halfwidth if st.goal == "each" else st.stratum_done(),
+            "done": hw <= st.target_halfwidth if st.goal in ("each", "overall") else st.stratum_done(),
             "exhausted": st.available <= 0,
             "outlier": [x in set(post.outliers) for x in st.strata],
         },
