@@ -230,18 +230,21 @@ def test_true_decisions_follow_the_direction():
 
 
 # -- the gap goal -----------------------------------------------------------------------------
-def test_gap_verdict_is_the_audit_rule_on_bonferroni_beta_intervals():
+def test_gap_verdict_is_the_audit_rule_on_bonferroni_clopper_pearson_intervals():
     s, n = np.array([40, 100, 55]), np.array([1000, 1000, 1000])
     level = 1 - 0.05 / 3
-    lo = stats.beta.ppf((1 - level) / 2, 1 + s, 1 + n - s)
-    hi = stats.beta.ppf((1 + level) / 2, 1 + s, 1 + n - s)
-    mean = (1 + s) / (2 + n)
+    lo = stats.beta.ppf((1 - level) / 2, s, n - s + 1)       # Clopper-Pearson, from SciPy
+    hi = stats.beta.ppf((1 + level) / 2, s + 1, n - s)
+    mean = s / n
     for tol in (0.005, 0.2, 0.05):
         st = RuleState.from_counts(s, n, available=[0] * 3, model="independent", goal="gap", tolerance=tol)
         info = st.gap()
         assert info["lower"] == pytest.approx(max(0.0, lo.max() - hi.min()), abs=1e-7)
         assert info["upper"] == pytest.approx(hi.max() - lo.min(), abs=1e-7)
         assert info["gap"] == pytest.approx(mean.max() - mean.min(), rel=1e-12)
+        # the pooled posterior does not enter the verdict: the same counts give it under pooling
+        pooled = RuleState.from_counts(s, n, available=[0] * 3, goal="gap", tolerance=tol)
+        assert pooled.gap()["verdict"] == info["verdict"]
         expected = ("outside" if lo.max() - hi.min() > tol else
                     "within tolerance" if hi.max() - lo.min() <= tol else "undecided")
         assert info["verdict"] == expected

@@ -34,6 +34,7 @@ import pandas as pd
 from scipy.special import betainc, betaincinv
 
 from bayeseval._core.adaptive import loo_beta_mixture
+from bayeseval._core.binomial import binomial_bounds
 from bayeseval._core.conflict import flag_power, loo_conflict
 from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.disparity import bonferroni_level, gap_interval
@@ -968,17 +969,20 @@ class RuleState:
     def gap(self) -> dict[str, Any]:
         """The max-min gap across the strata and its verdict against ``tolerance`` (goal ``"gap"``).
 
-        The audit's rule (:func:`bayeseval.audit`): each stratum's equal-tailed posterior
-        interval at the Bonferroni level ``1 - (1 - decision_level()) / K`` is projected to an
-        interval of the gap (:func:`bayeseval._core.disparity.gap_interval`); the verdict is
-        ``"outside"`` when its lower end exceeds the tolerance, ``"within tolerance"`` when
-        its upper end is at most the tolerance, ``"undecided"`` otherwise.
+        The audit's rule (:func:`bayeseval.audit`), on each stratum's own counts so that
+        pooling cannot narrow a gap: Clopper-Pearson intervals at the Bonferroni level
+        ``1 - (1 - decision_level()) / K`` are projected to an interval of the gap
+        (:func:`bayeseval._core.disparity.gap_interval`, coverage at least the level for every
+        configuration of true rates at a fixed sample size); the verdict is ``"outside"`` when
+        its lower end exceeds the tolerance, ``"within tolerance"`` when its upper end is at
+        most the tolerance, ``"undecided"`` otherwise. Strata without trials are left out.
 
         Returns
         -------
         dict
-            ``gap`` (max - min of the posterior means), ``lower``, ``upper``, ``level``
-            (the per-stratum Bonferroni level), ``tolerance`` and ``verdict``.
+            ``gap`` (max - min of the observed rates), ``lower``, ``upper``, ``level`` (the
+            per-stratum Bonferroni level), ``tolerance``, ``verdict`` and ``bounds`` (each
+            stratum's interval; ``[0, 1]`` without trials).
 
         Examples
         --------
@@ -991,8 +995,13 @@ class RuleState:
             raise ValueError(f"gap needs a tolerance (goal='gap'), got tolerance={self.tolerance!r}")
         if "gap" not in self._decision:
             level = bonferroni_level(self.decision_level(), len(self.strata))
-            lo, hi = self.posterior.interval(level)
-            gap, glo, ghi = gap_interval(self.posterior.mean().to_numpy(), lo, hi)
+            s, n = self.successes.astype(float), self.trials.astype(float)
+            lo, hi = np.zeros(len(n)), np.ones(len(n))
+            used = n > 0
+            if used.any():
+                lo[used], hi[used] = binomial_bounds(s[used], n[used], 1.0 - level, "clopper_pearson")
+            rate = np.where(used, s / np.maximum(n, 1.0), np.nan)
+            gap, glo, ghi = gap_interval(rate, np.where(used, lo, np.nan), np.where(used, hi, np.nan))
             tol = float(self.tolerance)
             verdict = "outside" if glo > tol else ("within tolerance" if ghi <= tol else "undecided")
             self._decision["gap"] = {"gap": gap, "lower": glo, "upper": ghi, "level": level, "tolerance": tol,
@@ -1613,13 +1622,13 @@ def gap_targets(state: RuleState) -> np.ndarray:
     """
     info = state.gap()
     lo, hi = info["bounds"]
-    mean = state.posterior.mean().to_numpy()
+    mean = np.where(state.trials > 0, state.successes / np.maximum(state.trials, 1), np.nan)
     tol = info["tolerance"]
     target = (state.trials == 0) | ~state.stratum_done()
     if info["verdict"] != "undecided":
         return target & ~state.stratum_done() | (state.trials == 0)
     if info["gap"] > tol:
-        target[[int(np.argmax(mean)), int(np.argmin(mean))]] = True
+        target[[int(np.nanargmax(mean)), int(np.nanargmin(mean))]] = True
     else:
         target |= (hi - lo.min() > tol) | (hi.max() - lo > tol)
     return target
