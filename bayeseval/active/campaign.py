@@ -34,12 +34,19 @@ from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval.active.annotations import agreement, resolve_labels
-from bayeseval.active.rules import RuleState, forecast_labels, get_rule, target_feasibility
+from bayeseval.active.rules import (
+    RuleState,
+    forecast_decision,
+    forecast_labels,
+    get_rule,
+    target_feasibility,
+)
 from bayeseval.active.spec import (
     GOALS,
     INT_TEXT,
     CampaignSpec,
     LabelSet,
+    MetricStates,
     PoolDesign,
     StrataDesign,
     check_columns,
@@ -55,6 +62,7 @@ from bayeseval.active.spec import (
     spec_columns,
     spec_docs,
     spec_from_arguments,
+    stratum_thresholds,
 )
 from bayeseval.active.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts import Counts, stratum_labels
@@ -165,6 +173,7 @@ def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any) -> str:
         weights=None if spec.weights is None else design.strata.weights.tolist(),
         prior_mean=None if design.strata.prior_mean is None else design.strata.prior_mean.tolist(),
         costs=None if design.strata.costs is None else design.strata.costs.tolist(),
+        threshold=None if design.strata.threshold is None else design.strata.threshold.tolist(),
         pos_label=design.positive,
         label_set=design.labels.values,
         index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),
@@ -242,7 +251,9 @@ class Campaign:
         The stored configuration: the spec's fields plus what they resolved to on the pool
         (stratum columns, known labels, weights, prior means, the row-id column name).
     metric : Metric
-        The campaign's metric.
+        The campaign's metric (the first, for a campaign on several metrics).
+    metrics : list of Metric
+        Every metric of the campaign (one unless ``metric`` named several).
     strata : pandas.Index
         The strata (a MultiIndex for several stratum columns).
 
@@ -272,7 +283,8 @@ class Campaign:
             store.close()
             raise ValueError(f"campaign database {str(store.path)!r} has an unreadable configuration: {exc}") from exc
         self.spec = CampaignSpec.from_config(self.config)
-        self.metric = get_metric(self.spec.metric)
+        self.metric = get_metric(self.spec.metrics[0])
+        self.metrics = [get_metric(m) for m in self.spec.metrics]
         self._rule_name, self._rule, self._model = get_rule(self.spec.rule)
         strata = store.strata()
         self._codes = strata.index.to_numpy()
@@ -291,6 +303,7 @@ class Campaign:
             weights=population_weights(self.config.get("weights"), self.strata, n_eligible),
             prior_mean=None if pm is None else np.asarray(pm, dtype=float),
             costs=None if self.config.get("costs") is None else np.asarray(self.config["costs"], dtype=float),
+            threshold=None if self.spec.threshold is None else stratum_thresholds(self.spec.threshold, self.strata),
         )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
@@ -326,6 +339,9 @@ class Campaign:
         annotators: int = 1,
         resolve: str = "majority",
         costs: Any = None,
+        threshold: Any = None,
+        direction: str | None = None,
+        tolerance: float | None = None,
         random_seed: Any = None,
         spec: CampaignSpec | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
@@ -373,7 +389,8 @@ class Campaign:
             goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
             stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, annotators=annotators,
-            resolve=resolve, costs=costs, random_seed=random_seed,
+            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance,
+            random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         campaign = cls(_initialise(path, pool, spec, busy_timeout))
@@ -426,13 +443,19 @@ class Campaign:
 
     def __repr__(self) -> str:
         return (
-            f"<Campaign {self._store.path.name!r} metric={self.metric.name} strata={len(self.strata)} "
+            f"<Campaign {self._store.path.name!r} metric={','.join(m.name for m in self.metrics)} "
+            f"strata={len(self.strata)} "
             f"labels_used={self.labels_used} rule={self._rule_name}>"
         )
 
     # -- state -----------------------------------------------------------------------------
-    def _state(self, conn: Any = None) -> RuleState:
+    def _state(self, conn: Any = None) -> RuleState | MetricStates:
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
+        if len(self.metrics) > 1:
+            return self.spec.rule_states(
+                self._design, counts=self._metric_counts(), labelled=counts["labelled"].to_numpy(),
+                pending=counts["pending"].to_numpy(),
+            )
         return self.spec.rule_state(
             self._design,
             successes=counts["successes"].to_numpy(),
@@ -441,16 +464,36 @@ class Campaign:
             pending=counts["pending"].to_numpy(),
         )
 
-    def state(self) -> RuleState:
+    def state(self) -> RuleState | MetricStates:
         """The campaign's current state as its rule sees it.
 
         Returns
         -------
-        RuleState
+        RuleState or MetricStates
             Counts per stratum, the goal and the posterior (see
-            :class:`~bayeseval.active.rules.RuleState`).
+            :class:`~bayeseval.active.rules.RuleState`); for a campaign on several metrics
+            one state per metric (:class:`~bayeseval.active.spec.MetricStates`).
         """
         return self._state()
+
+    def _metric_counts(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Successes and trials per stratum of every metric, from the stored labels and predictions.
+
+        A labelled row counts for every metric it is a trial of.
+        """
+        labels = self._store.labels()
+        out = {}
+        if len(labels) == 0:
+            zero = np.zeros(len(self._codes), np.int64)
+            return {m.name: (zero, zero) for m in self.metrics}
+        preds = self._store.pool_rows(list(labels.index))["prediction"].to_numpy(dtype=object)
+        codes = labels["stratum"].to_numpy()
+        for m in self.metrics:
+            trial, success = metric_flags(m, labels["label"].to_numpy(dtype=object), preds, self.config.get("pos_label"))
+            n = pd.Series(trial.astype(np.int64)).groupby(codes).sum().reindex(self._codes, fill_value=0)
+            k = pd.Series(success.astype(np.int64)).groupby(codes).sum().reindex(self._codes, fill_value=0)
+            out[m.name] = (k.to_numpy(), n.to_numpy())
+        return out
 
     @property
     def labels_used(self) -> int:
@@ -479,14 +522,25 @@ class Campaign:
             return True
         return self._state().is_done()
 
-    def counts(self) -> Counts:
+    def counts(self, metric: str | None = None) -> Counts:
         """Successes and trials of the metric per stratum.
+
+        Parameters
+        ----------
+        metric : str, optional
+            One of the campaign's metrics (default the first).
 
         Returns
         -------
         Counts
             The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum.
         """
+        if metric is not None and get_metric(metric).name != self.metric.name:
+            name = get_metric(metric).name
+            if name not in self.spec.metrics:
+                raise ValueError(f"metric {metric!r} is not one of the campaign's metrics {list(self.spec.metrics)}")
+            s, n = self._metric_counts()[name]
+            return Counts.from_arrays(s, n, strata=self.strata, metric=name)
         c = self._store.counts().reindex(self._codes, fill_value=0)
         return Counts.from_arrays(
             c["successes"].to_numpy(), c["trials"].to_numpy(), strata=self.strata, metric=self.metric.name
@@ -505,7 +559,13 @@ class Campaign:
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
-            halfwidth and done.
+            halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
+            (posterior probability that the rate meets the threshold) and ``decision``
+            (``"meets"``, ``"fails"`` or ``"undecided"``); ``done`` is then whether the
+            stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
+            interval, the tolerance and the verdict. A campaign on several metrics gives the
+            table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
+            rows are shared; ``trials`` and ``successes`` are each metric's own).
 
         Examples
         --------
@@ -517,6 +577,13 @@ class Campaign:
         ['pool_rows', 'labelled', 'pending', 'trials']
         """
         st = self._state()
+        if isinstance(st, MetricStates):
+            frames = {m: _status_frame(s, self._design.n_rows) for m, s in st.states.items()}
+            frame = pd.concat(frames, names=["metric"])
+            frame["cost"] = frame["labelled"].to_numpy() * np.tile(self.label_costs.to_numpy(), len(frames))
+            overall = {m: f.attrs["overall"] for m, f in frames.items() if "overall" in f.attrs}
+            frame.attrs = {"overall": overall} if overall else {}
+            return frame
         frame = _status_frame(st, self._design.n_rows)
         frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
         return frame
@@ -532,7 +599,9 @@ class Campaign:
         """Labels still needed per stratum to meet the target, from the current posterior.
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
-        the target, counting pending proposals as already requested.
+        the target, counting pending proposals as already requested. Goals ``"decide"`` and
+        ``"gap"``: see :func:`~bayeseval.active.rules.forecast_decision` (for ``"decide"``,
+        the labels after which a stratum is more likely decided than not).
 
         Parameters
         ----------
@@ -558,7 +627,12 @@ class Campaign:
         st = self._state()
         if st.goal == "each":
             self.feasibility(warn=True)
-        labels = forecast_labels(st)
+        if isinstance(st, MetricStates):
+            # a label counts for every metric: a stratum needs the most any metric needs
+            need = np.max([forecast_labels(s).to_numpy() for s in st.states.values()], axis=0)
+            labels = pd.Series(need, index=self.strata, name="forecast")
+        else:
+            labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
         if not cost:
             return labels
         return pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
@@ -596,11 +670,9 @@ class Campaign:
         [False, True]
         """
         st = self._state()
-        rate = np.clip(np.asarray(st.posterior.mean(), dtype=float), 0.0, 1.0)
-        return target_feasibility(
-            st.available, st.p_trial(), st.target_halfwidth, trials=st.trials, rate=rate,
-            level=st.level, strata=st.strata, warn=warn,
-        )
+        if isinstance(st, MetricStates):
+            return pd.concat({m: _feasibility(s, warn) for m, s in st.states.items()}, names=["metric"])
+        return _feasibility(st, warn)
 
     def history(self) -> pd.DataFrame:
         """The decisions log, one row per proposal round.
@@ -727,9 +799,10 @@ class Campaign:
         round_ = store.next_round(conn)
         labels = stratum_labels(self.strata)
         allocation = {labels[i]: int(alloc[i]) for i in np.flatnonzero(alloc > 0)}
+        post = next(iter(st.states.values())).posterior if isinstance(st, MetricStates) else st.posterior
         details = {
-            "model": st.posterior.model,
-            "outliers": [str(x) for x in st.posterior.outliers],
+            "model": post.model,
+            "outliers": [str(x) for x in post.outliers],
             "labels_used": int(st.labelled.sum()),
             "pending_before": int(st.pending.sum()),
             "max_halfwidth": float(np.max(st.halfwidths())),
@@ -1246,6 +1319,15 @@ class _Problems:
         raise ValueError("labels rejected, nothing recorded: " + "; ".join(parts))
 
 
+def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:
+    """:func:`target_feasibility` of one state at its posterior mean rates."""
+    rate = np.clip(np.asarray(st.posterior.mean(), dtype=float), 0.0, 1.0)
+    return target_feasibility(
+        st.available, st.p_trial(), st.target_halfwidth, trials=st.trials, rate=rate,
+        level=st.level, strata=st.strata, warn=warn,
+    )
+
+
 def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFrame:
     """Per-stratum status table of a rule state."""
     post = st.posterior
@@ -1262,12 +1344,20 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
             "lower": lo,
             "upper": hi,
             "halfwidth": hw,
-            "done": hw <= st.target_halfwidth,
+            "done": hw <= st.target_halfwidth if st.goal in ("each", "overall") else st.stratum_done(),
             "exhausted": st.available <= 0,
             "outlier": np.asarray(st.strata.isin(list(post.outliers)), dtype=bool),
         },
         index=st.strata,
     )
+    if st.goal == "decide":
+        frame["threshold"] = st.threshold
+        frame["p_meets"] = st.p_meets()
+        frame["decision"] = st.decisions()
+    if st.goal == "gap":
+        gap = {key: value for key, value in st.gap().items() if key != "bounds"}
+        gap["done"] = st.is_done()
+        frame.attrs["gap"] = gap
     if st.goal == "overall":
         mean, olo, ohi = st.overall()
         frame.attrs["overall"] = {

@@ -81,10 +81,43 @@ def _axes(width: float) -> Any:
 def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
     from bayeseval import plots
 
-    figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
+    if campaign.spec.goal == "decide":  # the half-width has no target here: show the decisions
+        figures = [_png(_decision_plot(campaign, _axes(7)))]
+    else:
+        figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
     if progress.shape[1]:
         figures.append(_png(plots.allocation(progress, ax=_axes(max(5, 0.9 * len(progress) + 3)))))
     return figures
+
+
+def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
+    """The goal in words, with the decisions so far for the decision goals."""
+    spec = campaign.spec
+    if spec.goal == "decide":
+        counts = status["decision"].value_counts()
+        made = ", ".join(f"{int(counts.get(d, 0))} {d}" for d in ("meets", "fails", "undecided"))
+        return f"decide whether each rate is {spec.direction} its threshold at level {spec.level} ({made})"
+    if spec.goal == "gap":
+        g = status.attrs["gap"]
+        return (f"decide whether the max-min gap is within {spec.tolerance} at level {spec.level} (gap "
+                f"{g['gap']:.4f}, interval [{g['lower']:.4f}, {g['upper']:.4f}]: {g['verdict']})")
+    return f"{spec.goal}, half-width {spec.target_halfwidth} at level {spec.level}"
+
+
+def _decision_plot(campaign: Any, ax: Any) -> Any:
+    """Each stratum's posterior probability of meeting its threshold, against the decision lines."""
+    status = campaign.status()
+    level = campaign.spec.level if campaign.spec.stop_level is None else campaign.spec.stop_level
+    names = stratum_labels(status.index)
+    colours = {"meets": "tab:green", "fails": "tab:red", "undecided": "tab:grey"}
+    y = np.arange(len(names))
+    ax.barh(y, status["p_meets"], color=[colours[d] for d in status["decision"]])
+    for x in (level, 1 - level):
+        ax.axvline(x, color="black", ls=":", lw=1)
+    ax.set_yticks(y, names)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(f"P(rate {campaign.spec.direction} threshold); green meets, red fails, grey undecided")
+    return ax
 
 
 def _table(frame: pd.DataFrame) -> str:
@@ -118,18 +151,25 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     """
     status = campaign.status()
     forecast = campaign.forecast(cost=True)
-    status["forecast"] = forecast["labels"].to_numpy()
-    status["forecast_cost"] = forecast["cost"].to_numpy()
-    status.index = pd.Index(stratum_labels(status.index), name="stratum")
+    reps = len(status) // len(forecast)  # several metrics: one block of strata per metric
+    status["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
+    status["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
+    once = status.xs(status.index.get_level_values("metric")[0], level="metric") if "metric" in status.index.names \
+        else status
+    if "metric" in status.index.names:
+        status.index = pd.MultiIndex.from_arrays(
+            [status.index.get_level_values("metric"), stratum_labels(status.index.droplevel("metric"))],
+            names=["metric", "stratum"])
+    else:
+        status.index = pd.Index(stratum_labels(status.index), name="stratum")
     progress = progress_by_round(campaign)
-    config = campaign.config
     esc = html.escape
     facts = [
-        ("metric", campaign.metric.name),
-        ("goal", f"{config['goal']}, half-width {config['target_halfwidth']} at level {config['level']}"),
-        ("labels used", f"{campaign.labels_used} (cost {float(status['cost'].sum()):g})"),
-        ("labels still needed", f"{int(status['forecast'].sum())} (cost {float(status['forecast_cost'].sum()):g})"),
-        ("pending", str(int(status["pending"].sum()))),
+        ("metric", ", ".join(m.name for m in campaign.metrics)),
+        ("goal", _goal_text(campaign, status)),
+        ("labels used", f"{campaign.labels_used} (cost {float(once['cost'].sum()):g})"),
+        ("labels still needed", f"{int(once['forecast'].sum())} (cost {float(once['forecast_cost'].sum()):g})"),
+        ("pending", str(int(once["pending"].sum()))),
         ("done", "yes" if campaign.done else "no"),
     ]
     parts = [

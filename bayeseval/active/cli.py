@@ -244,6 +244,33 @@ def _costs(text: str) -> dict[str, float]:
     return out
 
 
+def _metric_names(text: str) -> Any:
+    """``--metric recall`` or ``--metric tpr,fpr`` (several metrics in one campaign)."""
+    names = [p.strip() for p in text.split(",")]
+    if any(not n for n in names):
+        raise argparse.ArgumentTypeError(f"expected metric names separated by commas, got {text!r}")
+    return names[0] if len(names) == 1 else names
+
+
+def _threshold(text: str) -> Any:
+    """``--threshold 0.1`` or ``--threshold north=0.1,south=0.15`` (strata named by their label text)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        name, sep, value = part.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not sep or not name.strip() or not (0.0 < number < 1.0):
+            raise argparse.ArgumentTypeError(f"expected a number in (0, 1) or stratum=value pairs, got {part!r}")
+        out[name.strip()] = number
+    return out
+
+
 def _print_json(payload: Any) -> None:
     print(json.dumps(payload, indent=2, default=_json_default))
 
@@ -259,7 +286,9 @@ def _records(frame: Any, index_name: str = "stratum") -> list[dict[str, Any]]:
     from bayeseval.counts import stratum_labels
 
     table = frame.copy()
-    table.index = stratum_labels(frame.index)
+    if "metric" in (frame.index.names or []):  # several metrics: the metric becomes a column
+        table = table.reset_index("metric")
+    table.index = stratum_labels(table.index)
     return json.loads(table.reset_index(names=index_name).to_json(orient="records"))
 
 
@@ -283,15 +312,18 @@ def _create(args: argparse.Namespace) -> int:
         score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
         stop_level=args.stop_level, own_check=args.own_check, min_data_share=args.min_data_share,
         annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
+        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance,
     )
     c = Campaign.create(args.db, pool, **settings)
     try:
         if args.json:
-            _print_json({"db": str(args.db), "pool_rows": len(pool), "strata": len(c.strata), "metric": c.metric.name,
+            _print_json({"db": str(args.db), "pool_rows": len(pool), "strata": len(c.strata),
+                         "metric": ",".join(m.name for m in c.metrics),
                          "rule": args.rule, "config": c.config})
         else:
             print(f"created campaign {args.db}: {len(pool)} pool rows, {len(c.strata)} strata, metric "
-                  f"{c.metric.name}, rule {args.rule}; next: 'bayeseval campaign propose --db {args.db} --out batch.csv'")
+                  f"{','.join(m.name for m in c.metrics)}, rule {args.rule}; next: "
+                  f"'bayeseval campaign propose --db {args.db} --out batch.csv'")
     finally:
         c.close()
     return EXIT_OK
@@ -375,8 +407,11 @@ def _status_table(c: Any) -> Any:
     """What ``Campaign.status()`` shows, plus the forecast labels and their cost."""
     st = c.status()
     forecast = c.forecast(cost=True)
-    st["forecast"] = forecast["labels"].to_numpy()
-    st["forecast_cost"] = forecast["cost"].to_numpy()
+    import numpy as np
+
+    reps = len(st) // len(forecast)  # a campaign on several metrics: one block of strata per metric
+    st["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
+    st["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
     return st
 
 
@@ -385,13 +420,15 @@ def _status(args: argparse.Namespace) -> int:
     try:
         st = _status_table(c)
         done, used = bool(c.done), int(c.labels_used)
-        totals = {"cost": float(st["cost"].sum()), "forecast": int(st["forecast"].sum()),
-                  "forecast_cost": float(st["forecast_cost"].sum())}
+        once = _one_block(st)
+        totals = {"cost": float(once["cost"].sum()), "forecast": int(once["forecast"].sum()),
+                  "forecast_cost": float(once["forecast_cost"].sum())}
         if args.json:
             payload = {
                 "db": str(args.db), "done": done, "labels_used": used,
                 "target_halfwidth": c.config["target_halfwidth"], "level": c.config["level"], "goal": c.config["goal"],
-                "overall": st.attrs.get("overall"), **totals, "strata": _records(st),
+                "direction": c.spec.direction, "tolerance": c.spec.tolerance,
+                "overall": st.attrs.get("overall"), "gap": st.attrs.get("gap"), **totals, "strata": _records(st),
             }
             if len(c.annotations()):
                 payload["agreement"] = _records(c.agreement())
@@ -401,14 +438,36 @@ def _status(args: argparse.Namespace) -> int:
             if "overall" in st.attrs:
                 o = st.attrs["overall"]
                 print(f"overall: {o['mean']:.4f} [{o['lower']:.4f}, {o['upper']:.4f}] half-width {o['halfwidth']:.4f}")
+            if "gap" in st.attrs:
+                g = st.attrs["gap"]
+                print(f"max-min gap: {g['gap']:.4f} [{g['lower']:.4f}, {g['upper']:.4f}] against tolerance "
+                      f"{g['tolerance']}: {g['verdict']}")
             print(
                 f"labels used: {used} (cost {totals['cost']:g}); still needed: {totals['forecast']} (cost "
-                f"{totals['forecast_cost']:g}); target half-width {c.config['target_halfwidth']} at level "
-                f"{c.config['level']}; {'done' if done else 'not done'}"
+                f"{totals['forecast_cost']:g}); {_goal_text(c)}; {'done' if done else 'not done'}"
             )
     finally:
         c.close()
     return EXIT_OK
+
+
+def _one_block(st: Any) -> Any:
+    """The status rows of one metric (labels and costs are shared by a campaign's metrics)."""
+    if "metric" in (st.index.names or []):
+        return st.xs(st.index.get_level_values("metric")[0], level="metric")
+    return st
+
+
+def _goal_text(c: Any) -> str:
+    """The campaign's goal in words, for the status line."""
+    spec = c.spec
+    if spec.goal == "decide":
+        values = set(spec.threshold) if isinstance(spec.threshold, tuple) else {spec.threshold}
+        thr = next(iter(values)) if len(values) == 1 else "its threshold"
+        return f"goal: decide whether each rate is {spec.direction} {thr} at level {spec.level}"
+    if spec.goal == "gap":
+        return f"goal: decide whether the max-min gap is within {spec.tolerance} at level {spec.level}"
+    return f"target half-width {spec.target_halfwidth} at level {spec.level}"
 
 
 def _pending(args: argparse.Namespace) -> int:
@@ -598,10 +657,21 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
     p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
     p.add_argument("--prediction", dest="y_pred", action=_Renamed, new="--y-pred", help=argparse.SUPPRESS)
-    p.add_argument("--metric", default="error_rate", help="error_rate, accuracy, recall, precision, ...")
+    p.add_argument("--metric", type=_metric_names, default="error_rate",
+                   help="error_rate, accuracy, recall, precision, ...; several comma separated (e.g. tpr,fpr) "
+                        "for one campaign on every one of them")
     p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
     p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
-    p.add_argument("--goal", default="each", choices=["each", "overall"], help="every stratum or the weighted overall rate")
+    p.add_argument("--goal", default="each", choices=["each", "overall", "decide", "gap"],
+                   help="each: every stratum's interval; overall: the weighted rate's; decide: every stratum "
+                        "decided against --threshold; gap: the max-min gap decided against --tolerance")
+    p.add_argument("--threshold", type=_threshold, default=None,
+                   help="--goal decide: the rate's threshold, one number or 'stratum=value,...' for every stratum")
+    p.add_argument("--direction", default=None, choices=["below", "above"],
+                   help="--goal decide: a stratum meets the threshold below it or above it; when omitted, "
+                        "above for accuracy, recall, precision, specificity and npv, below for the others")
+    p.add_argument("--tolerance", type=_open_unit(1.0), default=None,
+                   help="--goal gap: the largest acceptable max-min gap between strata")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
     p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
     p.add_argument("--prior", default="default", choices=["default", "bda"],

@@ -23,6 +23,7 @@ is asked for fewer labels. The expected half-width after ``t`` more trials is
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import warnings
 from collections.abc import Callable
@@ -31,11 +32,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import betaincinv
+from scipy.special import betainc, betaincinv
 
 from bayeseval._core.adaptive import loo_beta_mixture
+from bayeseval._core.binomial import binomial_bounds
 from bayeseval._core.conflict import flag_power, loo_conflict
 from bayeseval._core.deprecation import renamed_kwargs
+from bayeseval._core.disparity import bonferroni_level, gap_interval
 from bayeseval._core.mixture import BetaMixture
 from bayeseval._core.ppc import loo_mixed_check
 from bayeseval._validation import check_level, check_probability
@@ -60,6 +63,11 @@ __all__ = [
     "proportional",
     "uniform",
     "forecast_labels",
+    "forecast_decision",
+    "decision_allocation",
+    "decision_gains",
+    "gap_targets",
+    "undecided_excess",
     "stopping_options",
     "STOPPING_DEFAULTS",
     "target_feasibility",
@@ -555,6 +563,13 @@ class RuleState:
         when pooling narrows its interval at least this many times (default None: no gain
         condition; 1.5 raised the atypical stratum's coverage by 0.075-0.10 for 1.2-1.4x the
         labels, and cost 1.3x the labels in the 12-stratum benchmark).
+    threshold : numpy.ndarray, optional
+        Goal ``"decide"``: the threshold of each stratum's rate (one value per stratum).
+    direction : {"below", "above"}
+        Goal ``"decide"``: a stratum meets its threshold when its rate is below it
+        (error-type metrics) or above it (accuracy-type metrics).
+    tolerance : float, optional
+        Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates.
 
     Examples
     --------
@@ -584,11 +599,15 @@ class RuleState:
     check_power: float = 0.0
     own_floor: float | None = STOPPING_DEFAULTS["own_floor"]
     min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"]
+    threshold: np.ndarray | None = None
+    direction: str = "below"
+    tolerance: float | None = None
     _posterior: MixturePosterior | None = field(default=None, init=False, repr=False)
     _conflict: tuple[np.ndarray, np.ndarray, tuple] | None = field(default=None, init=False, repr=False)
     _supported: np.ndarray | None = field(default=None, init=False, repr=False)
     _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
     _stop_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
+    _decision: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.model != "independent":
@@ -803,7 +822,8 @@ class RuleState:
         (``Beta(0.5 + s, 0.5 + n - s)``, equal-tailed at ``level``), ``p`` its pooled
         half-width at ``level`` and ``d`` the target: ``h <= own_floor * d`` and
         (``h <= d`` or ``h >= min_pooling_gain * p``). All True for the independent model or
-        when ``own_floor`` is None; the gain condition is skipped when
+        when ``own_floor`` is None or the goal is not ``"each"`` (a decision has its own
+        own-data condition in :meth:`goal_met`); the gain condition is skipped when
         ``min_pooling_gain`` is None.
 
         Returns
@@ -812,7 +832,7 @@ class RuleState:
             One value per stratum (strata without trials are not supported).
         """
         k = len(self.strata)
-        if self.own_floor is None or self.model == "independent":
+        if self.own_floor is None or self.model == "independent" or self.goal != "each":
             return np.ones(k, bool)
         s, n = self.successes.astype(float), self.trials.astype(float)
         alpha = (1.0 - self.level) / 2.0
@@ -880,15 +900,15 @@ class RuleState:
         return (1.0 + self.trials) / (2.0 + self.labelled)
 
     def stratum_done(self) -> np.ndarray:
-        """Strata that meet the goal: half-width at ``stop_level`` within the target, and
-        supported by their own data (:meth:`supported`).
+        """Strata that meet the goal (:meth:`goal_met`) and are supported by their own data
+        (:meth:`supported`).
 
         Returns
         -------
         numpy.ndarray of bool
             One value per stratum.
         """
-        return (self.stop_halfwidths() <= self.target_halfwidth) & self.supported()
+        return self.goal_met() & self.supported()
 
     def exhausted(self) -> np.ndarray:
         """Strata with no row left to propose.
@@ -912,6 +932,8 @@ class RuleState:
         if self.goal == "overall":
             _, lo, hi = self.overall()
             return (hi - lo) / 2 <= self.target_halfwidth or bool(self.exhausted().all())
+        if self.goal == "gap":
+            return self.gap_decided() or bool(np.all(self.exhausted() & (self.pending == 0)))
         return bool(np.all(self.stratum_done() | (self.exhausted() & (self.pending == 0))))
 
     def invalidate(self) -> None:
@@ -921,6 +943,177 @@ class RuleState:
         self._stop_interval = None
         self._conflict = None
         self._supported = None
+        self._decision = {}
+
+    # -- decision goals ("decide" and "gap") -----------------------------------------------
+    def decision_level(self) -> float:
+        """The posterior probability a decision needs: ``stop_level`` when set, else ``level``.
+
+        Returns
+        -------
+        float
+            A stratum is decided when ``P(meets)`` is at least this, or at most one minus it.
+        """
+        return self.level if self.stop_level is None else float(self.stop_level)
+
+    def p_meets(self) -> np.ndarray:
+        """Posterior probability that each stratum's rate meets its threshold (goal ``"decide"``).
+
+        ``P(theta_k < threshold_k)`` for direction ``"below"`` and ``P(theta_k >
+        threshold_k)`` for ``"above"``, from the exact CDF of the posterior Beta mixture.
+
+        Returns
+        -------
+        numpy.ndarray
+            One probability per stratum.
+
+        Raises
+        ------
+        ValueError
+            When the state has no ``threshold``.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([2], [100], available=[0], model="independent",
+        ...                            goal="decide", threshold=np.array([0.05]))
+        >>> round(float(st.p_meets()[0]), 4)  # scipy.stats.beta.cdf(0.05, 3, 99)
+        0.8858
+        """
+        if self.threshold is None:
+            raise ValueError(f"p_meets needs a threshold (goal='decide'), got threshold={self.threshold!r}")
+        if "p_meets" not in self._decision:
+            below = self.posterior.mixture.cdf(np.asarray(self.threshold, dtype=float))
+            self._decision["p_meets"] = below if self.direction == "below" else 1.0 - below
+        return self._decision["p_meets"]
+
+    def own_p_meets(self) -> np.ndarray:
+        """``P(meets)`` under each stratum's own data alone (Jeffreys ``Beta(s + 1/2, n - s + 1/2)``).
+
+        Returns
+        -------
+        numpy.ndarray
+            One probability per stratum (NaN for a stratum without trials).
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([3], [20], available=[0], goal="decide", threshold=np.array([0.1]))
+        >>> round(float(st.own_p_meets()[0]), 4)  # scipy.stats.beta.cdf(0.1, 3.5, 17.5)
+        0.2137
+        """
+        s, n = self.successes.astype(float), self.trials.astype(float)
+        with np.errstate(invalid="ignore"):
+            below = np.where(n > 0, betainc(s + 0.5, n - s + 0.5, np.asarray(self.threshold, dtype=float)), np.nan)
+        return below if self.direction == "below" else 1.0 - below
+
+    def goal_met(self) -> np.ndarray:
+        """Strata whose posterior meets the goal, before the per-stratum validity checks.
+
+        Goal ``"each"``: half-width at ``stop_level`` within the target. ``"decide"``:
+        ``P(meets) >= decision_level()`` or ``<= 1 - decision_level()``. ``"gap"``: the
+        verdict on the max-min gap is decided (every stratum alike). ``"overall"``: the
+        weighted rate's half-width is within the target (every stratum alike).
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum; :meth:`stratum_done` combines it with :meth:`supported`.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 30], [200, 200], available=[0, 0], model="independent",
+        ...                            goal="decide", threshold=np.array([0.1, 0.1]))
+        >>> st.goal_met().tolist()
+        [True, True]
+        """
+        k = len(self.strata)
+        if self.goal == "decide":
+            p, lv = self.p_meets(), self.decision_level()
+            if self.model == "independent":
+                return (p >= lv) | (p <= 1.0 - lv)
+            own = self.own_p_meets()
+            return ((p >= lv) & (own >= 0.5)) | ((p <= 1.0 - lv) & (own <= 0.5))
+        if self.goal == "gap":
+            return np.full(k, self.gap()["verdict"] != "undecided")
+        if self.goal == "overall":
+            _, lo, hi = self.overall()
+            return np.full(k, (hi - lo) / 2 <= self.target_halfwidth)
+        return self.stop_halfwidths() <= self.target_halfwidth
+
+    def decisions(self) -> np.ndarray:
+        """Each stratum's decision: ``"meets"``, ``"fails"`` or ``"undecided"`` (goal ``"decide"``).
+
+        A decision is declared only where :meth:`stratum_done` holds, so only where the
+        stratum's own data support it (:meth:`supported`) and the safeguards pass.
+
+        Returns
+        -------
+        numpy.ndarray of str
+            One value per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 30, 18], [200, 200, 200], available=[0, 0, 0],
+        ...                            model="independent", goal="decide", threshold=np.array([0.1] * 3))
+        >>> st.decisions().tolist()
+        ['meets', 'fails', 'undecided']
+        """
+        p = self.p_meets()
+        out = np.where(p >= 0.5, "meets", "fails").astype(object)
+        out[~self.stratum_done()] = "undecided"
+        return out
+
+    def gap(self) -> dict[str, Any]:
+        """The max-min gap across the strata and its verdict against ``tolerance`` (goal ``"gap"``).
+
+        The audit's rule (:func:`bayeseval.audit`), on each stratum's own counts so that
+        pooling cannot narrow a gap: Clopper-Pearson intervals at the Bonferroni level
+        ``1 - (1 - decision_level()) / K`` are projected to an interval of the gap
+        (:func:`bayeseval._core.disparity.gap_interval`, coverage at least the level for every
+        configuration of true rates at a fixed sample size); the verdict is ``"outside"`` when
+        its lower end exceeds the tolerance, ``"within tolerance"`` when its upper end is at
+        most the tolerance, ``"undecided"`` otherwise. Strata without trials are left out.
+
+        Returns
+        -------
+        dict
+            ``gap`` (max - min of the observed rates), ``lower``, ``upper``, ``level`` (the
+            per-stratum Bonferroni level), ``tolerance``, ``verdict`` and ``bounds`` (each
+            stratum's interval; ``[0, 1]`` without trials).
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([10, 12], [1000, 1000], available=[0, 0], model="independent",
+        ...                            goal="gap", tolerance=0.02)
+        >>> st.gap()["verdict"]
+        'within tolerance'
+        """
+        if self.tolerance is None:
+            raise ValueError(f"gap needs a tolerance (goal='gap'), got tolerance={self.tolerance!r}")
+        if "gap" not in self._decision:
+            level = bonferroni_level(self.decision_level(), len(self.strata))
+            s, n = self.successes.astype(float), self.trials.astype(float)
+            lo, hi = np.zeros(len(n)), np.ones(len(n))
+            used = n > 0
+            if used.any():
+                lo[used], hi[used] = binomial_bounds(s[used], n[used], 1.0 - level, "clopper_pearson")
+            rate = np.where(used, s / np.maximum(n, 1.0), np.nan)
+            gap, glo, ghi = gap_interval(rate, np.where(used, lo, np.nan), np.where(used, hi, np.nan))
+            tol = float(self.tolerance)
+            verdict = "outside" if glo > tol else ("within tolerance" if ghi <= tol else "undecided")
+            self._decision["gap"] = {"gap": gap, "lower": glo, "upper": ghi, "level": level, "tolerance": tol,
+                                     "verdict": verdict, "bounds": (lo, hi)}
+        return self._decision["gap"]
+
+    def gap_decided(self) -> bool:
+        """Whether the gap verdict is decided and every stratum's own data support it.
+
+        Returns
+        -------
+        bool
+            The verdict is not ``"undecided"``, every stratum has trials and
+            :meth:`stratum_done` holds for every stratum.
+        """
+        return bool(self.gap()["verdict"] != "undecided" and np.all(self.trials > 0) and self.stratum_done().all())
 
 
 def fit_state_posterior(state: RuleState) -> MixturePosterior:
@@ -1039,6 +1232,8 @@ def expected_width(state: RuleState, batch_size: int, rng: np.random.Generator) 
     >>> expected_width(st, 20, np.random.default_rng(0)).tolist()
     [20, 0]
     """
+    if state.goal in ("decide", "gap"):
+        return _as_series(state, _greedy_decision(state, batch_size), "expected_width")
     return _as_series(state, _greedy_width(state, batch_size), "expected_width")
 
 
@@ -1056,16 +1251,13 @@ def independent_beta(state: RuleState, batch_size: int, rng: np.random.Generator
     """
     if state.model != "independent":
         state = _with_model(state, "independent")
+    if state.goal in ("decide", "gap"):
+        return _as_series(state, _greedy_decision(state, batch_size), "independent_beta")
     return _as_series(state, _greedy_width(state, batch_size), "independent_beta")
 
 
 def _with_model(state: RuleState, model: str) -> RuleState:
-    return RuleState(
-        state.strata, state.successes, state.trials, state.labelled, state.pending, state.available,
-        state.weights, state.target_halfwidth, state.level, state.goal, state.trial_known, model,
-        state.prior, state.prior_mean, state.stop_level, state.own_check, state.min_data_share,
-        state.check_level, state.check_power,
-    )
+    return dataclasses.replace(state, model=model)
 
 
 def thompson(state: RuleState, batch_size: int, rng: np.random.Generator) -> pd.Series:
@@ -1086,7 +1278,7 @@ def thompson(state: RuleState, batch_size: int, rng: np.random.Generator) -> pd.
     counts = np.zeros(k, np.int64)
     cap = state.available.astype(np.int64)
     eligible = cap > 0
-    if state.goal == "each":
+    if state.goal in ("each", "decide"):
         notdone = ~state.stratum_done()
         if (eligible & notdone).any():
             eligible &= notdone
@@ -1139,7 +1331,7 @@ def neyman(state: RuleState, batch_size: int, rng: np.random.Generator) -> pd.Se
     w = state.weights if state.goal == "overall" else np.ones(len(state.strata))
     priority = w * np.sqrt(mean * (1 - mean)) / np.sqrt(np.clip(state.p_trial(), 1e-6, 1))
     eligible = np.ones(len(state.strata), bool)
-    if state.goal == "each":
+    if state.goal in ("each", "decide"):
         notdone = ~state.stratum_done()
         eligible = notdone if notdone.any() else eligible
     return _as_series(state, _greedy_priority(state, batch_size, priority, eligible), "neyman")
@@ -1173,7 +1365,7 @@ def uniform(state: RuleState, batch_size: int, rng: np.random.Generator) -> pd.S
     [5, 5, 2]
     """
     eligible = np.ones(len(state.strata), bool)
-    if state.goal == "each" and state.labelled.sum() > 0:
+    if state.goal in ("each", "decide") and state.labelled.sum() > 0:
         notdone = ~state.stratum_done()
         eligible = notdone if notdone.any() else eligible
     priority = np.ones(len(state.strata))
@@ -1397,3 +1589,296 @@ def target_feasibility(
             stacklevel=2,
         )
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# decision goals: proposal and forecast
+# ---------------------------------------------------------------------------------------
+def _beta_approx(state: RuleState) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's posterior as the Beta with its mean and variance (pooling included)."""
+    mean = np.clip(state.posterior.mean().to_numpy(), 1e-9, 1 - 1e-9)
+    neff = state.posterior.n_eff().to_numpy()
+    return mean * neff, (1.0 - mean) * neff
+
+
+def undecided_excess(a: float, b: float, threshold: float, m: float, floor: float) -> float:
+    """Expected excess over ``floor`` of ``min(P, 1 - P)`` after ``m`` more trials.
+
+    ``P = P(theta < threshold)`` under the posterior ``Beta(a + y, b + m - y)`` after ``y``
+    successes in ``m`` trials, averaged over the Beta-binomial predictive of ``y``; a
+    fractional ``m`` interpolates linearly between its neighbouring integers. Zero when the
+    stratum is decided at level ``1 - floor`` whatever the next trials show.
+
+    Parameters
+    ----------
+    a, b : float
+        The stratum's current posterior (a Beta approximation).
+    threshold : float
+        The decision threshold.
+    m : float
+        Further trials (>= 0).
+    floor : float
+        ``1 - decision level`` (0 counts every reduction of the uncertainty).
+
+    Returns
+    -------
+    float
+        The expected excess.
+
+    Examples
+    --------
+    Far from the threshold one more trial cannot undo a decision:
+
+    >>> undecided_excess(1.0, 99.0, 0.5, 3, 0.05)
+    0.0
+    >>> round(undecided_excess(5.0, 5.0, 0.5, 0, 0.05), 3)  # P = 0.5 now
+    0.45
+    """
+    lo = int(np.floor(m))
+    frac = m - lo
+    value = _excess_at(a, b, threshold, lo, floor)
+    if frac > 1e-12:
+        value = (1 - frac) * value + frac * _excess_at(a, b, threshold, lo + 1, floor)
+    return float(value)
+
+
+def _excess_at(a: float, b: float, thr: float, m: int, floor: float) -> float:
+    from scipy.special import betainc, betaln, gammaln
+
+    y = np.arange(m + 1, dtype=float)
+    logpmf = gammaln(m + 1.0) - gammaln(y + 1) - gammaln(m - y + 1) + betaln(a + y, b + m - y) - betaln(a, b)
+    p = betainc(a + y, b + m - y, thr)
+    return float(np.exp(logpmf) @ np.maximum(np.minimum(p, 1.0 - p) - floor, 0.0))
+
+
+def decision_gains(
+    state: RuleState, horizon: int = 10
+) -> tuple[Callable[[int, float], float], np.ndarray, np.ndarray]:
+    """The gain of one more label per stratum for goal ``"decide"``, and who may get labels.
+
+    The gain of a label to stratum ``j`` with ``t`` expected further trials is the expected
+    reduction of its undecidedness per label over the next ``horizon`` labels,
+    (:func:`undecided_excess` at ``t`` minus at ``t + horizon p_j``) / ``horizon`` (``p_j =
+    P(trial)``), on the Beta approximation of its posterior (mean and effective
+    sample size, so pooled strength counts), with ``floor = 1 - decision level``: the
+    expected excess of ``min(P(meets), 1 - P(meets))`` over what a decision allows, so a
+    stratum close to a decision gains more per label than one whose rate sits on the
+    threshold. Strata decided but held back by the validity checks count every reduction
+    (floor 0). With few trials one label can raise the expected excess (a first success
+    can undo a near-decision): looking ``horizon`` labels ahead smooths that, and the gain is
+    clipped at 0; a ``1e-3`` share of the expected half-width reduction breaks ties (it
+    spreads a first batch evenly).
+
+    Parameters
+    ----------
+    state : RuleState
+        A state with goal ``"decide"``.
+    horizon : int
+        Labels looked ahead (the allocation passes its batch size, at least 5).
+
+    Returns
+    -------
+    gain : callable
+        ``gain(j, t)``.
+    p_trial : numpy.ndarray
+        Probability that a label is a trial, per stratum.
+    eligible : numpy.ndarray of bool
+        Strata not done with rows left (all strata with rows left when every one is done).
+    """
+    a, b = _beta_approx(state)
+    thr = np.asarray(state.threshold, dtype=float)
+    if state.direction == "above":  # P(theta > t) = P(1 - theta < 1 - t): the same uncertainty
+        a, b, thr = b, a, 1.0 - thr
+    p = np.clip(state.p_trial(), 1e-6, 1.0)
+    neff = state.posterior.n_eff().to_numpy()
+    hw = state.halfwidths()
+    done = state.stratum_done()
+    floor = np.where(state.goal_met(), 0.0, 1.0 - state.decision_level())
+    cap = state.available.astype(np.int64)
+
+    def gain(j: int, t: float) -> float:
+        ahead = t + horizon * p[j]
+        d = (undecided_excess(a[j], b[j], thr[j], t, floor[j]) - undecided_excess(a[j], b[j], thr[j], ahead, floor[j]))
+        d = max(d / horizon, 0.0)
+        shrink = hw[j] * (np.sqrt(neff[j] / (neff[j] + t)) - np.sqrt(neff[j] / (neff[j] + t + p[j])))
+        return float(d + 1e-3 * shrink)
+
+    eligible = (cap > 0) & ~done
+    return gain, p, eligible if eligible.any() else cap > 0
+
+
+def gap_targets(state: RuleState) -> np.ndarray:
+    """The strata whose intervals keep the gap verdict undecided (goal ``"gap"``).
+
+    When the gap estimate exceeds the tolerance the verdict can only become ``"outside"``,
+    which needs the two extreme strata's intervals narrower (as the audit's labels-needed
+    table says); otherwise ``"within tolerance"`` needs every stratum whose interval end lies
+    more than the tolerance from the opposite end of another's. Strata without trials or
+    not yet supported by their own data are always targets.
+
+    Parameters
+    ----------
+    state : RuleState
+        A state with goal ``"gap"``.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        One value per stratum.
+    """
+    info = state.gap()
+    lo, hi = info["bounds"]
+    mean = np.where(state.trials > 0, state.successes / np.maximum(state.trials, 1), np.nan)
+    tol = info["tolerance"]
+    target = (state.trials == 0) | ~state.stratum_done()
+    if info["verdict"] != "undecided":
+        return target & ~state.stratum_done() | (state.trials == 0)
+    if info["gap"] > tol:
+        target[[int(np.nanargmax(mean)), int(np.nanargmin(mean))]] = True
+    else:
+        target |= (hi - lo.min() > tol) | (hi.max() - lo > tol)
+    return target
+
+
+def _greedy_decision(state: RuleState, batch_size: int, costs: np.ndarray | None = None) -> np.ndarray:
+    """Greedy batch for goals ``"decide"`` and ``"gap"``: largest gain per unit cost first."""
+    k = len(state.strata)
+    cost = np.ones(k) if costs is None else np.asarray(costs, dtype=float)
+    cap = state.available.astype(np.int64)
+    counts = np.zeros(k, np.int64)
+    if state.goal == "gap":
+        p = np.clip(state.p_trial(), 1e-6, 1.0)
+        neff = state.posterior.n_eff().to_numpy()
+        lo, hi = state.gap()["bounds"]
+        hw = (hi - lo) / 2
+
+        def gain(j: int, t: float) -> float:
+            return float(hw[j] * (np.sqrt(neff[j] / (neff[j] + t)) - np.sqrt(neff[j] / (neff[j] + t + p[j]))))
+
+        eligible = (cap > 0) & gap_targets(state)
+        eligible = eligible if eligible.any() else cap > 0
+    else:
+        gain, p, eligible = decision_gains(state, max(int(batch_size), 5))
+    t = np.clip(state.p_trial(), 1e-6, 1.0) * state.pending
+    g = np.array([gain(j, t[j]) / cost[j] if eligible[j] else -np.inf for j in range(k)])
+    for _ in range(int(batch_size)):
+        j = int(np.argmax(g))
+        if not np.isfinite(g[j]):
+            break
+        counts[j] += 1
+        t[j] += p[j]
+        g[j] = -np.inf if counts[j] >= cap[j] else gain(j, t[j]) / cost[j]
+    return counts
+
+
+def decision_allocation(state: RuleState, batch_size: int, costs: np.ndarray | None = None) -> pd.Series:
+    """Labels per stratum for goals ``"decide"`` and ``"gap"`` (the rules' decision mode).
+
+    Goal ``"decide"``: each label goes to the undecided stratum whose next label most reduces
+    the expected excess of ``min(P(meets), 1 - P(meets))`` over ``1 - level`` (see
+    :func:`decision_gains`), per unit of label cost; after each label that stratum's expected
+    trials grow by ``P(trial)``, so a batch spreads over strata near a decision and leaves
+    strata whose rate sits on the threshold for last. Goal ``"gap"``: the strata keeping the
+    verdict undecided (:func:`gap_targets`) by expected half-width reduction.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's state (goal ``"decide"`` or ``"gap"``).
+    batch_size : int
+        Labels in the batch.
+    costs : numpy.ndarray, optional
+        Label cost per stratum (default 1 each).
+
+    Returns
+    -------
+    pandas.Series
+        Labels per stratum, at most the rows available.
+
+    Examples
+    --------
+    Stratum 0 (no error in 100 against a 0.10 threshold) is decided and gets nothing:
+
+    >>> st = RuleState.from_counts([0, 3, 9], [100, 30, 60], available=[500, 500, 500],
+    ...                            model="independent", goal="decide", threshold=np.array([0.1] * 3))
+    >>> st.decisions().tolist()
+    ['meets', 'undecided', 'undecided']
+    >>> a = decision_allocation(st, 20)
+    >>> int(a.iloc[0]), int(a.sum())
+    (0, 20)
+    """
+    return _as_series(state, _greedy_decision(state, batch_size, costs), "decision")
+
+
+def forecast_decision(state: RuleState) -> pd.Series:
+    """Labels each stratum still needs before it is more likely decided than not.
+
+    Goal ``"decide"``: the smallest number of further labels ``m`` after which the
+    preposterior probability that the stratum is decided (``P(meets)`` at least the
+    decision level or at most one minus it, on the Beta approximation of its posterior)
+    reaches 0.5; pending labels count as requested. Goal ``"gap"``: for each target stratum
+    (:func:`gap_targets`), the labels that bring its Bonferroni interval's half-width to half
+    the distance between the gap estimate and the tolerance. Capped at the rows available.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's state.
+
+    Returns
+    -------
+    pandas.Series
+        Labels per stratum (int), named ``"forecast"``.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([3, 5], [50, 500], available=[5000, 5000], model="independent",
+    ...                            goal="decide", threshold=np.array([0.05, 0.05]))
+    >>> f = forecast_decision(st)
+    >>> bool(f.iloc[0] > 0), int(f.iloc[1])
+    (True, 0)
+    """
+    k = len(state.strata)
+    cap = state.available.astype(np.int64)
+    p = np.clip(state.p_trial(), 1e-6, 1.0)
+    t0 = p * state.pending
+    out = np.zeros(k, np.int64)
+    done = state.stratum_done()
+    if state.goal == "gap":
+        info = state.gap()
+        lo, hi = info["bounds"]
+        neff = state.posterior.n_eff().to_numpy()
+        want = max(abs(info["tolerance"] - info["gap"]) / 2, 1e-4)
+        need = np.maximum(neff * (((hi - lo) / 2) / want) ** 2 - neff - t0, 0.0)
+        out = np.where(gap_targets(state), np.ceil(need / p), 0).astype(np.int64)
+        return pd.Series(np.minimum(out, cap), index=state.strata, name="forecast")
+    a, b = _beta_approx(state)
+    thr = np.asarray(state.threshold, dtype=float)
+    if state.direction == "above":
+        a, b, thr = b, a, 1.0 - thr
+    floor = 1.0 - state.decision_level()
+    for j in np.flatnonzero(~done & (cap > 0)):
+        def undecided(m: int, j: int = j) -> bool:
+            return _p_undecided(a[j], b[j], thr[j], t0[j] + m * p[j], floor) > 0.5
+
+        hi_m = 1
+        while hi_m < cap[j] and undecided(hi_m):
+            hi_m *= 2
+        hi_m = min(hi_m, int(cap[j]))
+        lo_m = hi_m // 2
+        while hi_m - lo_m > 1:
+            mid = (lo_m + hi_m) // 2
+            lo_m, hi_m = (mid, hi_m) if undecided(mid) else (lo_m, mid)
+        out[j] = hi_m
+    return pd.Series(np.minimum(out, cap), index=state.strata, name="forecast")
+
+
+def _p_undecided(a: float, b: float, thr: float, m: float, floor: float) -> float:
+    """Preposterior probability that ``min(P, 1 - P) > floor`` after ``round(m)`` trials."""
+    from scipy.special import betainc, betaln, gammaln
+
+    m = int(round(m))
+    y = np.arange(m + 1, dtype=float)
+    logpmf = gammaln(m + 1.0) - gammaln(y + 1) - gammaln(m - y + 1) + betaln(a + y, b + m - y) - betaln(a, b)
+    p = betainc(a + y, b + m - y, thr)
+    return float(np.exp(logpmf) @ (np.minimum(p, 1.0 - p) > floor))

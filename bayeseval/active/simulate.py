@@ -26,6 +26,7 @@ from bayeseval._validation import check_positive_int
 from bayeseval.active.rules import RuleState
 from bayeseval.active.spec import (
     CampaignSpec,
+    MetricStates,
     PoolDesign,
     check_columns,
     check_no_missing,
@@ -72,7 +73,9 @@ class SimulationResult(Result):
         credible interval contains the true rate computed from the full data),
         ``reached_goal``, ``rounds``, ``max_halfwidth`` at stop, ``overall_covered`` (goal
         ``"overall"``: whether the weighted rate's interval covers the true weighted rate)
-        and ``wall_time`` in seconds.
+        and ``wall_time`` in seconds. Goal ``"decide"`` adds ``decided`` (strata decided at
+        stop) and ``wrong_decisions`` (decided strata whose decision the true rate
+        contradicts); goal ``"gap"`` adds ``verdict``, ``true_gap`` and ``wrong_verdict``.
     trace : pandas.DataFrame
         One row per round: ``rule``, ``repeat``, ``labels``, ``max_halfwidth`` (of the strata,
         or of the weighted rate for goal ``"overall"``).
@@ -80,7 +83,9 @@ class SimulationResult(Result):
         The metric per stratum on the full data.
     intervals : pandas.DataFrame
         Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
-        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper``, ``true_rate``, ``covered``.
+        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper``, ``true_rate``, ``covered``,
+        and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
+        campaign on several metrics has one line per stratum and metric).
     settings : dict
         The settings of the run (the spec's fields, ``rules`` and ``n_repeats``).
     spec : CampaignSpec or None
@@ -239,6 +244,9 @@ def simulate(
     stop_level: float | None = None,
     own_check: float | None = None,
     min_data_share: float = 0.0,
+    threshold: Any = None,
+    direction: str | None = None,
+    tolerance: float | None = None,
     random_seed: Any = None,
     spec: CampaignSpec | None = None,
     progress: bool = True,
@@ -286,7 +294,8 @@ def simulate(
         strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
         prior=prior, pos_label=pos_label, label_set=label_set, model=model, stop_level=stop_level,
-        own_check=own_check, min_data_share=min_data_share, random_seed=random_seed,
+        own_check=own_check, min_data_share=min_data_share, threshold=threshold, direction=direction,
+        tolerance=tolerance, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
@@ -305,6 +314,8 @@ class _Oracle:
     success: np.ndarray
     true_rates: pd.Series
     true_overall: float
+    #: a campaign on several metrics: every metric's oracle (the first is this one's flags)
+    by_metric: dict[str, _Oracle] | None = None
 
     def queues(self, order: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per stratum, the trial and success flags of its eligible rows in proposal order."""
@@ -326,7 +337,16 @@ def _oracle(data: Any, spec: CampaignSpec, y_true: Any) -> _Oracle:
         raise ValueError(
             f"y_true column {y_true!r} has labels outside label_set {design.labels.values} at row ids {ids}"
         )
-    trial, success = metric_flags(get_metric(spec.metric), known, design.y_pred, design.positive)
+    oracles = {m: _metric_oracle(design, m, known) for m in spec.metrics}
+    first = oracles[spec.metrics[0]]
+    if len(oracles) > 1:
+        first.by_metric = oracles
+    return first
+
+
+def _metric_oracle(design: PoolDesign, metric: str, known: np.ndarray) -> _Oracle:
+    """The true flags and rates of one metric."""
+    trial, success = metric_flags(get_metric(metric), known, design.y_pred, design.positive)
     k = len(design.keys)
     true_s = np.bincount(design.codes, weights=success, minlength=k)
     true_n = np.bincount(design.codes, weights=trial, minlength=k)
@@ -366,8 +386,10 @@ def _max_halfwidth(state: RuleState) -> float:
     return float(np.max(state.halfwidths()))
 
 
-def _replay(spec: CampaignSpec, oracle: _Oracle, queues: list[Any], rng: np.random.Generator, repeat: int) -> _Run:
+def _replay(spec: CampaignSpec, oracle: _Oracle, queues: Any, rng: np.random.Generator, repeat: int) -> _Run:
     """Run one campaign: state, stop check, allocation and draws, round after round."""
+    if isinstance(queues, dict):
+        return _replay_metrics(spec, oracle, queues, rng, repeat)
     design = oracle.design.strata
     k = len(queues)
     s_k, n_k, lab = (np.zeros(k, np.int64) for _ in range(3))
@@ -389,12 +411,46 @@ def _replay(spec: CampaignSpec, oracle: _Oracle, queues: list[Any], rng: np.rand
     return _Run(spec.rule_name, repeat, st, lab, n_k, rounds, time.perf_counter() - t0, trace)
 
 
+def _replay_metrics(spec: CampaignSpec, oracle: _Oracle, queues: dict[str, list[Any]], rng: np.random.Generator,
+                    repeat: int) -> _Run:
+    """One campaign on several metrics: each labelled row counts for every metric it is a trial of."""
+    design = oracle.design.strata
+    k = len(design.strata)
+    counts = {m: (np.zeros(k, np.int64), np.zeros(k, np.int64)) for m in queues}
+    lab = np.zeros(k, np.int64)
+    trace: list[tuple[str, int, int, float]] = []
+    rounds, t0 = 0, time.perf_counter()
+    while True:
+        st = spec.rule_states(design, counts={m: (s.copy(), n.copy()) for m, (s, n) in counts.items()},
+                              labelled=lab.copy(), pending=np.zeros(k))
+        trace.append((spec.rule_name, repeat, int(lab.sum()), float(np.max(st.halfwidths()))))
+        n = spec.round_size(st)
+        alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
+        if alloc.sum() == 0:
+            break
+        for j in np.flatnonzero(alloc):
+            for m, (s_k, n_k) in counts.items():
+                trial, success = queues[m][j]
+                n_k[j] += int(trial[lab[j] : lab[j] + alloc[j]].sum())
+                s_k[j] += int(success[lab[j] : lab[j] + alloc[j]].sum())
+            lab[j] += int(alloc[j])
+        rounds += 1
+    return _Run(spec.rule_name, repeat, st, lab, lab.copy(), rounds, time.perf_counter() - t0, trace)
+
+
+def _queues(oracle: _Oracle, order: list[np.ndarray]) -> Any:
+    """The flags in proposal order: a list per stratum, or a dict of them per metric."""
+    if oracle.by_metric:
+        return {m: o.queues(order) for m, o in oracle.by_metric.items()}
+    return oracle.queues(order)
+
+
 def _replay_all(specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, progress: bool) -> list[_Run]:
     """Every (repeat, rule) campaign; the rules of a repeat share its row order and rule stream."""
     runs = []
     with _progress(progress, n_repeats * len(specs)) as bar:
         for r, seed in enumerate(seed_sequences(specs[0].random_seed, n_repeats)):
-            queues = oracle.queues(proposal_order(oracle.design, seed))
+            queues = _queues(oracle, proposal_order(oracle.design, seed))
             for rule_spec in specs:
                 runs.append(_replay(rule_spec, oracle, queues, rule_generator(seed), r))
                 bar.update(1)
@@ -404,6 +460,13 @@ def _replay_all(specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, prog
 # -- collecting the runs -------------------------------------------------------------------
 def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
     """The run's line of ``SimulationResult.table``."""
+    if isinstance(run.state, MetricStates):
+        rows = [_run_row(_Run(run.rule, run.repeat, st, run.labelled, run.trials, run.rounds, run.wall_time, []),
+                         oracle.by_metric[m], target) for m, st in run.state.states.items()]
+        return {**rows[0], "coverage": float(np.mean([r["coverage"] for r in rows])),
+                "reached_goal": all(r["reached_goal"] for r in rows),
+                "max_halfwidth": max(r["max_halfwidth"] for r in rows),
+                "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal == "overall" else np.nan}
     st = run.state
     lo, hi = st.intervals()
     tr = oracle.true_rates.to_numpy()
@@ -413,8 +476,11 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
     if st.goal == "overall":
         _, olo, ohi = st.overall()
         reached, overall_cov = (ohi - olo) / 2 <= target, bool(olo <= oracle.true_overall <= ohi)
+    elif st.goal in ("decide", "gap"):
+        reached, overall_cov = st.is_done() and not _exhausted_undecided(st), np.nan
     else:
         reached, overall_cov = bool(np.all(hw <= target)), np.nan
+    extra = _decision_fields(st, oracle)
     return {
         "rule": run.rule,
         "repeat": run.repeat,
@@ -425,17 +491,71 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
         "max_halfwidth": float(hw.max()),
         "overall_covered": overall_cov,
         "wall_time": run.wall_time,
+        **extra,
     }
 
 
-def _final_rows(run: _Run, oracle: _Oracle) -> list[tuple[Any, ...]]:
-    """The run's lines of ``SimulationResult.intervals`` (one per stratum)."""
+def _exhausted_undecided(st: RuleState) -> bool:
+    """Whether the campaign stopped only because undecided strata ran out of rows."""
+    if st.goal == "gap":
+        return not st.gap_decided()
+    return bool(np.any(~st.stratum_done()))
+
+
+def true_decisions(true_rates: Any, threshold: Any, direction: str) -> np.ndarray:
+    """The correct decision per stratum: ``"meets"`` when the true rate is on the right side.
+
+    Parameters
+    ----------
+    true_rates, threshold : array-like
+        True rates and thresholds per stratum.
+    direction : {"below", "above"}
+        ``"below"``: a rate meets the threshold when it is strictly below it.
+
+    Returns
+    -------
+    numpy.ndarray of str
+        ``"meets"`` or ``"fails"`` (a rate equal to the threshold fails).
+    """
+    tr, thr = np.asarray(true_rates, dtype=float), np.asarray(threshold, dtype=float)
+    meets = tr < thr if direction == "below" else tr > thr
+    return np.where(meets, "meets", "fails").astype(object)
+
+
+def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
+    """Goal "decide": strata decided and wrong decisions; goal "gap": the verdict and whether it is right."""
+    if st.goal == "decide":
+        made = st.decisions()
+        truth = true_decisions(oracle.true_rates.to_numpy(), st.threshold, st.direction)
+        decided = made != "undecided"
+        return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & (made != truth)))}
+    if st.goal == "gap":
+        tr = oracle.true_rates.to_numpy()
+        true_gap = float(np.nanmax(tr) - np.nanmin(tr))
+        verdict = st.gap()["verdict"] if st.gap_decided() else "undecided"
+        right = "outside" if true_gap > st.tolerance else "within tolerance"
+        return {"verdict": verdict, "true_gap": true_gap, "wrong_verdict": verdict not in ("undecided", right)}
+    return {}
+
+
+def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[tuple[Any, ...]]:
+    """The run's lines of ``SimulationResult.intervals`` (one per stratum, and metric)."""
+    if isinstance(run.state, MetricStates):
+        out = []
+        for m, st in run.state.states.items():
+            sub = _Run(run.rule, run.repeat, st, run.labelled, st.trials, run.rounds, run.wall_time, [])
+            out += _final_rows(sub, oracle.by_metric[m], m)
+        return out
     lo, hi = run.state.intervals()
-    mean = run.state.posterior.mean().to_numpy()
+    st = run.state
+    mean = st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
+    k = len(tr)
+    made = st.decisions() if st.goal == "decide" else np.full(k, None)
+    p = st.p_meets() if st.goal == "decide" else np.full(k, np.nan)
     return [
         (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], tr[j],
-         bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan)
+         bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan, p[j], made[j], metric)
         for j, label in enumerate(oracle.true_rates.index)
     ]
 
@@ -445,12 +565,16 @@ def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[C
     table = table.sort_values(["rule", "repeat"], kind="stable").reset_index(drop=True)
     trace = pd.DataFrame([t for run in runs for t in run.trace], columns=["rule", "repeat", "labels", "max_halfwidth"])
     intervals = pd.DataFrame(
-        [row for run in runs for row in _final_rows(run, oracle)],
-        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "true_rate", "covered"],
+        [row for run in runs for row in _final_rows(run, oracle, spec.metrics[0])],
+        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "true_rate", "covered",
+                 "p_meets", "decision", "metric"],
     )
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed
-    return SimulationResult(table, trace, oracle.true_rates, settings=settings, intervals=intervals, spec=spec)
+    true_rates = oracle.true_rates
+    if oracle.by_metric:
+        true_rates = pd.concat({m: o.true_rates for m, o in oracle.by_metric.items()}, names=["metric"])
+    return SimulationResult(table, trace, true_rates, settings=settings, intervals=intervals, spec=spec)
 
 
 class _NoBar:

@@ -35,15 +35,19 @@ from bayeseval._validation import (
     check_weights,
     iter_columns,
 )
-from bayeseval.active.rules import RULES, RuleState, get_rule, stopping_options
+from bayeseval.active.rules import RULES, RuleState, decision_allocation, get_rule, stopping_options
 from bayeseval.counts import stratum_labels
 from bayeseval.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
 __all__ = ["CampaignSpec", "LabelSet", "GOALS", "MODELS"]
 
-#: goals of a campaign: every stratum's interval, or the population-weighted rate's
-GOALS = ("each", "overall")
+#: goals of a campaign: every stratum's interval, the population-weighted rate's, a decision
+#: per stratum against a threshold, or a verdict on the max-min gap against a tolerance
+GOALS = ("each", "overall", "decide", "gap")
+#: metrics where larger is better: by default a stratum meets its threshold from above
+ABOVE_METRICS = ("accuracy", "recall", "precision", "specificity", "npv")
+DIRECTIONS = ("below", "above")
 #: population models of the rules and the stopping check
 MODELS = ("robust", "auto", "beta_binomial")
 #: rules whose allocation can weigh each stratum's expected gain by its label cost
@@ -335,6 +339,102 @@ def stratum_costs(costs: Any, strata: pd.Index) -> np.ndarray | None:
     return arr
 
 
+def _check_threshold_shape(threshold: Any) -> Any:
+    """``threshold`` as a float in (0, 1), a mapping, or a tuple of floats (one per stratum)."""
+    if threshold is None or isinstance(threshold, (dict, pd.Series)):
+        return threshold
+    if isinstance(threshold, (str, bytes, bool)):
+        raise TypeError(f"threshold must be a number in (0, 1) or a mapping stratum -> number, got {threshold!r}")
+    if isinstance(threshold, (Real, np.number)):
+        return _unit_value(threshold, "threshold")
+    if not np.iterable(threshold):
+        raise TypeError(f"threshold must be a number in (0, 1) or a mapping stratum -> number, got {threshold!r}")
+    return tuple(_unit_value(v, "threshold") for v in threshold)
+
+
+def _unit_value(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
+        raise TypeError(f"{name} must be a number in (0, 1), got {value!r}")
+    value = float(value)
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return value
+
+
+def stratum_thresholds(threshold: Any, strata: pd.Index) -> np.ndarray | None:
+    """The decision threshold per stratum aligned to ``strata`` (None without one), or raise.
+
+    A number applies to every stratum; a mapping must name every stratum (by its key or its
+    label text); a sequence gives one threshold per stratum.
+    """
+    if threshold is None:
+        return None
+    if isinstance(threshold, float):
+        return np.full(len(strata), threshold)
+    if isinstance(threshold, (dict, pd.Series)):
+        position = {s: i for i, s in enumerate(strata)}
+        text = {t: i for i, t in enumerate(stratum_labels(strata))}
+        values = np.full(len(strata), np.nan)
+        unknown = []
+        for key, value in threshold.items():
+            key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+            where = position.get(key, text.get(str(key)))
+            if where is None:
+                unknown.append(key)
+            else:
+                values[where] = _unit_value(value, "threshold")
+        if unknown:
+            raise ValueError(f"threshold names strata that are not in the pool: {unknown[:5]}; strata are {list(text)[:10]}")
+        missing = [t for t, i in text.items() if np.isnan(values[i])]
+        if missing:
+            raise ValueError(f"threshold must give every stratum a threshold; missing {missing[:10]}")
+        return values
+    values = np.asarray(threshold, dtype=float)
+    if len(values) != len(strata):
+        raise ValueError(f"threshold must give one value per stratum ({len(strata)}), got {len(values)}: {list(values)[:10]}")
+    return values
+
+
+def check_metrics(metric: Any) -> str | tuple[str, ...]:
+    """``metric`` as a canonical metric name, or a tuple of two or more distinct names, or raise."""
+    if isinstance(metric, str):
+        return get_metric(metric).name
+    if isinstance(metric, bytes) or not np.iterable(metric):
+        raise TypeError(f"metric must be a metric name or a list of metric names, got {metric!r}")
+    names = [get_metric(m).name for m in metric]
+    if not names:
+        raise ValueError(f"metric must name at least one metric, got {metric!r}")
+    if len(set(names)) < len(names):
+        raise ValueError(f"metric names the same metric twice: {list(metric)!r} (as {names})")
+    return names[0] if len(names) == 1 else tuple(names)
+
+
+def _check_goal_settings(goal: str, metric: Any, threshold: Any, direction: Any, tolerance: Any) -> dict[str, Any]:
+    """Check ``threshold``, ``direction`` and ``tolerance`` against the goal; resolve the direction."""
+    if not isinstance(metric, str) and goal in ("decide", "gap"):
+        raise ValueError(f"goal={goal!r} works on one metric, got metric={list(metric)!r}; use goal 'each' or "
+                         "'overall' for several metrics, or one campaign per metric")
+    if goal == "decide" and threshold is None:
+        raise ValueError("goal='decide' needs threshold= (a number in (0, 1) or a mapping stratum -> number)")
+    if goal != "decide" and threshold is not None:
+        raise ValueError(f"threshold={threshold!r} is only used with goal='decide', got goal={goal!r}")
+    if goal == "gap" and tolerance is None:
+        raise ValueError("goal='gap' needs tolerance= (the largest acceptable max-min gap, in (0, 1))")
+    if goal != "gap" and tolerance is not None:
+        raise ValueError(f"tolerance={tolerance!r} is only used with goal='gap', got goal={goal!r}")
+    if direction is not None and direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {list(DIRECTIONS)}, got {direction!r}")
+    if goal != "decide" and direction is not None:
+        raise ValueError(f"direction={direction!r} is only used with goal='decide', got goal={goal!r}")
+    if goal == "decide" and direction is None:
+        direction = "above" if metric in ABOVE_METRICS else "below"
+    return {
+        "threshold": _check_threshold_shape(threshold),
+        "direction": direction,
+        "tolerance": None if tolerance is None else _unit_value(tolerance, "tolerance"),
+    }
+
+
 # -- the specification -----------------------------------------------------------------------
 #: numpydoc entries of the spec's fields, shared by CampaignSpec, Campaign.create and simulate
 FIELD_DOCS: dict[str, str] = {
@@ -342,11 +442,15 @@ FIELD_DOCS: dict[str, str] = {
     Column with the classifier's predicted label (formerly ``prediction``).""",
     "strata": """strata : str or sequence of str, optional
     Column(s) defining the strata (none with ``score_bins`` uses the bins only).""",
-    "metric": """metric : str
+    "metric": """metric : str or list of str
     ``error_rate`` (default), ``accuracy``, ``recall``, ``precision``, ... (see
     :func:`bayeseval.get_metric`). For precision-type metrics only rows whose prediction
     makes them trials are proposed; for recall-type metrics the rule weighs each stratum by
-    its posterior probability that a labelled row is a trial.""",
+    its posterior probability that a labelled row is a trial. Several metrics (e.g.
+    ``["tpr", "fpr"]`` for equalized odds, ``["recall", "precision"]``) make one campaign
+    whose labelled rows count for every metric they are a trial of; each label goes where
+    the sum over the metrics of ``P(trial)`` times the expected gain is largest, and the
+    goal (``"each"`` or ``"overall"``) must be met for every metric.""",
     "pos_label": """pos_label : object, optional
     Positive class for class-dependent metrics (recall, precision, ...); it must be one of
     the known labels (see ``label_set``). Ignored by ``error_rate`` and ``accuracy``.""",
@@ -354,8 +458,21 @@ FIELD_DOCS: dict[str, str] = {
     Target credible-interval half-width, a finite number in (0, 0.5); default 0.05.""",
     "level": """level : float
     Credible level of the reported intervals (0.95 = 95%).""",
-    "goal": """goal : {"each", "overall"}
-    Every stratum's interval, or the population-weighted rate's, within the target.""",
+    "goal": """goal : {"each", "overall", "decide", "gap"}
+    ``"each"``: every stratum's interval within the target half-width; ``"overall"``: the
+    population-weighted rate's; ``"decide"``: every stratum decided against its
+    ``threshold`` (``P(rate meets it)`` at least ``level``, or at most ``1 - level``);
+    ``"gap"``: the verdict on the max-min gap between the strata against ``tolerance``
+    decided (the audit's Bonferroni-projected gap interval wholly above or below it).""",
+    "threshold": """threshold : float, dict or sequence, optional
+    Goal ``"decide"``: the threshold of the rate, one number for every stratum or a
+    mapping stratum -> number (every stratum named), each in (0, 1).""",
+    "direction": """direction : {"below", "above"}, optional
+    Goal ``"decide"``: a stratum meets the threshold when its rate is below it (default for
+    error-type metrics such as ``error_rate``, ``fpr``, ``fnr``) or above it (default for
+    ``accuracy``, ``recall``, ``precision``, ``specificity``, ``npv``).""",
+    "tolerance": """tolerance : float, optional
+    Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates, in (0, 1).""",
     "weights": """weights : dict, Series or array, optional
     Population shares of the strata (for ``goal="overall"``); default: the strata's shares
     of the eligible pool rows.""",
@@ -499,6 +616,9 @@ class CampaignSpec:
     annotators: int = 1
     resolve: str = "majority"
     costs: Any = None
+    threshold: Any = None
+    direction: str | None = None
+    tolerance: float | None = None
     random_seed: Any = None
 
     def __post_init__(self) -> None:
@@ -506,7 +626,7 @@ class CampaignSpec:
         checked = {
             "y_pred": _check_column_name(self.y_pred, "y_pred"),
             "strata": tuple(iter_columns(self.strata, "strata")),
-            "metric": get_metric(self.metric).name,
+            "metric": check_metrics(self.metric),
             "target_halfwidth": check_target_halfwidth(self.target_halfwidth),
             "level": level,
             "goal": check_method(self.goal, GOALS, "goal"),
@@ -527,9 +647,16 @@ class CampaignSpec:
                 level, stop_level=self.stop_level, own_check=self.own_check, min_data_share=self.min_data_share
             ),
         }
+        checked.update(_check_goal_settings(checked["goal"], checked["metric"], self.threshold, self.direction,
+                                            self.tolerance))
         if checked["costs"] is not None and checked["rule"] not in COST_RULES and isinstance(self.rule, str):
             raise ValueError(
                 f"costs need a rule that weighs gains by cost ({', '.join(COST_RULES)}), got rule={self.rule!r}"
+            )
+        if not isinstance(checked["metric"], str) and isinstance(self.rule, str) and checked["rule"] not in COST_RULES:
+            raise ValueError(
+                f"several metrics need a rule that adds the metrics' gains ({', '.join(COST_RULES)}), got "
+                f"rule={self.rule!r} with metric={list(checked['metric'])!r}"
             )
         if checked["score_bins"] is not None and checked["score"] is None:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
@@ -537,10 +664,13 @@ class CampaignSpec:
             object.__setattr__(self, name, value)
 
     def _key(self) -> dict[str, Any]:
-        weights = self.weights
-        if isinstance(weights, pd.Series | dict):
-            weights = tuple(sorted((str(k), float(v)) for k, v in weights.items()))
-        return {**self.to_config(), "weights": weights, "rule": self.rule}
+        def mapping(value: Any) -> Any:
+            if isinstance(value, pd.Series | dict):
+                return tuple(sorted((str(k), float(v)) for k, v in value.items()))
+            return value
+
+        return {**self.to_config(), "weights": mapping(self.weights), "threshold": mapping(self.threshold),
+                "rule": self.rule}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CampaignSpec):
@@ -565,6 +695,11 @@ class CampaignSpec:
         return dataclasses.replace(self, **changes)
 
     @property
+    def metrics(self) -> tuple[str, ...]:
+        """The campaign's metrics (one name, or several for a campaign on several metrics)."""
+        return (self.metric,) if isinstance(self.metric, str) else tuple(self.metric)
+
+    @property
     def rule_name(self) -> str:
         """The rule's name (a callable's ``__name__``)."""
         return get_rule(self.rule)[0]
@@ -579,7 +714,9 @@ class CampaignSpec:
         """
         return {name: getattr(self, name) for name in SAFEGUARDS}
 
-    def rule_state(self, design: StrataDesign, *, successes: Any, trials: Any, labelled: Any, pending: Any) -> RuleState:
+    def rule_state(
+        self, design: StrataDesign, *, successes: Any, trials: Any, labelled: Any, pending: Any, metric: str | None = None
+    ) -> RuleState:
         """The rule's view of a campaign: counts per stratum plus this spec's goal and model.
 
         Parameters
@@ -588,6 +725,10 @@ class CampaignSpec:
             The strata, their eligible rows, weights and prior means (:func:`design_pool`).
         successes, trials, labelled, pending : array-like
             Per stratum: counted successes and trials, labelled rows and pending proposals.
+        metric : str, optional
+            One metric of a campaign on several metrics: its trial status is then known
+            before labelling only when every row is a trial (the eligible rows are those of
+            any of the metrics).
 
         Returns
         -------
@@ -598,6 +739,9 @@ class CampaignSpec:
         labelled = np.asarray(labelled, dtype=np.int64)
         pending = np.asarray(pending, dtype=np.int64)
         rule_model = get_rule(self.rule)[2]
+        trial_known = not get_metric(self.metrics[0]).trials_need_truth
+        if metric is not None:
+            trial_known = get_metric(metric).trials == "all"
         return RuleState(
             strata=design.strata,
             successes=np.asarray(successes, dtype=np.int64),
@@ -609,12 +753,41 @@ class CampaignSpec:
             target_halfwidth=self.target_halfwidth,
             level=self.level,
             goal=self.goal,
-            trial_known=not get_metric(self.metric).trials_need_truth,
+            trial_known=trial_known,
             model="independent" if rule_model == "independent" else self.model,
             prior=self.prior,
             prior_mean=design.prior_mean,
+            threshold=design.threshold,
+            direction=self.direction or "below",
+            tolerance=self.tolerance,
             **self.stopping(),
         )
+
+    def rule_states(
+        self, design: StrataDesign, *, counts: dict[str, tuple[Any, Any]], labelled: Any, pending: Any
+    ) -> MetricStates:
+        """The rule's view of a campaign on several metrics: one :class:`RuleState` per metric.
+
+        Parameters
+        ----------
+        design : StrataDesign
+            The strata (:func:`design_pool`).
+        counts : dict
+            Metric name -> ``(successes, trials)`` per stratum.
+        labelled, pending : array-like
+            Labelled rows and pending proposals per stratum (shared by the metrics).
+
+        Returns
+        -------
+        MetricStates
+            The states, in the order of :attr:`metrics`.
+        """
+        states = {
+            m: self.rule_state(design, successes=counts[m][0], trials=counts[m][1], labelled=labelled,
+                               pending=pending, metric=m)
+            for m in self.metrics
+        }
+        return MetricStates(states)
 
     def round_size(self, state: RuleState, batch_size: int | None = None) -> int:
         """Labels to ask for next: 0 when the goal is met or the budget is spent.
@@ -664,6 +837,10 @@ class CampaignSpec:
             Integer labels per stratum, aligned to ``state.strata``.
         """
         costs = None if design is None else design.costs
+        if isinstance(state, MetricStates):
+            return metrics_allocation(state, n, costs)
+        if state.goal in ("decide", "gap") and costs is not None:
+            return decision_allocation(state, n, costs).to_numpy()
         if costs is not None and np.ptp(costs) > 0:
             return cost_allocation(state, n, costs)
         rule = get_rule(self.rule)[1]
@@ -683,10 +860,10 @@ class CampaignSpec:
         out["prediction"] = out.pop("y_pred")
         out["strata"] = list(self.strata)
         out["rule"] = self.rule_name
-        for name in ("score_bins", "label_set", "weights", "costs"):
+        for name in ("score_bins", "label_set", "weights", "costs", "threshold", "metric"):
             if isinstance(out[name], tuple):
                 out[name] = list(out[name])
-        for name in ("weights", "costs"):
+        for name in ("weights", "costs", "threshold"):
             if isinstance(out[name], pd.Series | dict):
                 out[name] = None  # stored aligned to the strata by the campaign
         seed = self.random_seed
@@ -784,6 +961,8 @@ class StrataDesign:
         Per-stratum prior guesses from the mean score.
     costs : numpy.ndarray or None
         Label cost per stratum (None: every label costs 1).
+    threshold : numpy.ndarray or None
+        Decision threshold per stratum (goal ``"decide"``).
     """
 
     strata: pd.Index
@@ -792,6 +971,7 @@ class StrataDesign:
     weights: np.ndarray
     prior_mean: np.ndarray | None
     costs: np.ndarray | None = None
+    threshold: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -940,7 +1120,7 @@ def _known_labels(pred: pd.Series, pred_values: list[Any], spec: CampaignSpec, e
 
 def _positive_label(labels: LabelSet, spec: CampaignSpec) -> Any:
     """``pos_label`` as a known label (class metrics), or raise naming it."""
-    metric = get_metric(spec.metric)
+    metric = next((get_metric(m) for m in spec.metrics if get_metric(m).needs_positive), get_metric(spec.metrics[0]))
     pos = py_scalar(spec.pos_label)
     if not metric.needs_positive:
         return pos if isinstance(pos, (str, int, float, type(None))) else str(spec.pos_label)
@@ -956,16 +1136,21 @@ def _positive_label(labels: LabelSet, spec: CampaignSpec) -> Any:
 
 def _eligible(spec: CampaignSpec, pred_codes: np.ndarray, pred_values: list[Any], positive: Any) -> np.ndarray:
     """Rows that may be proposed: for metrics whose trials depend on the prediction only, the trials."""
-    trials = get_metric(spec.metric).trials
-    if trials not in ("pred_pos", "pred_neg"):
+    kinds = {get_metric(m).trials for m in spec.metrics}
+    if not kinds <= {"pred_pos", "pred_neg"}:
         return np.ones(len(pred_codes), bool)
     is_pos = np.array([label_key(v) == label_key(positive) for v in pred_values], dtype=bool)[pred_codes]
-    return is_pos if trials == "pred_pos" else ~is_pos
+    out = np.zeros(len(pred_codes), bool)
+    if "pred_pos" in kinds:
+        out |= is_pos
+    if "pred_neg" in kinds:
+        out |= ~is_pos
+    return out
 
 
 def _prior_mean(spec: CampaignSpec, sc: pd.Series | None, codes: np.ndarray, k: int) -> np.ndarray | None:
     """Per-stratum prior guesses from the mean score (``error_rate`` and ``accuracy`` only)."""
-    if sc is None or spec.metric not in ("error_rate", "accuracy"):
+    if sc is None or not isinstance(spec.metric, str) or spec.metric not in ("error_rate", "accuracy"):
         return None
     per = pd.Series(sc.to_numpy(dtype=float)).groupby(codes).mean().reindex(range(k))
     pm = (1 - per) if spec.metric == "error_rate" else per
@@ -1025,6 +1210,7 @@ def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequenc
         weights=population_weights(spec.weights, strata, n_eligible),
         prior_mean=_prior_mean(spec, sc, codes, len(keys)),
         costs=stratum_costs(spec.costs, strata),
+        threshold=stratum_thresholds(spec.threshold, strata),
     )
     values = np.empty(len(pred_values), dtype=object)
     values[:] = pred_values
@@ -1206,4 +1392,125 @@ def cost_allocation(state: RuleState, n: int, costs: np.ndarray) -> np.ndarray:
         counts[j] += 1
         t = t.copy()
         t[j] += p[j]
+    return counts
+
+
+# -- several metrics in one campaign ---------------------------------------------------------
+class MetricStates:
+    """The states of a campaign on several metrics, one :class:`RuleState` per metric.
+
+    A labelled row counts for every metric it is a trial of, so the metrics share the
+    labelled, pending and available rows per stratum; each has its own successes, trials,
+    posterior and goal. The campaign is done when every metric's goal is met.
+
+    Parameters
+    ----------
+    states : dict
+        Metric name -> :class:`RuleState` (same strata and row counts).
+
+    Examples
+    --------
+    >>> a = RuleState.from_counts([1, 2], [400, 400], available=[100, 100], target_halfwidth=0.05)
+    >>> b = RuleState.from_counts([5, 9], [20, 20], available=[100, 100], target_halfwidth=0.05)
+    >>> a.is_done(), b.is_done(), MetricStates({"fpr": a, "tpr": b}).is_done()
+    (True, False, False)
+    """
+
+    def __init__(self, states: dict[str, RuleState]) -> None:
+        self.states = dict(states)
+        first = next(iter(self.states.values()))
+        self.strata = first.strata
+        self.labelled, self.pending, self.available = first.labelled, first.pending, first.available
+        self.goal = first.goal
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names."""
+        return list(self.states)
+
+    def is_done(self) -> bool:
+        """Whether every metric's goal is met (or nothing is left to label).
+
+        Returns
+        -------
+        bool
+        """
+        return all(st.is_done() for st in self.states.values())
+
+    def halfwidths(self) -> np.ndarray:
+        """Per stratum, the largest half-width over the metrics.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        return np.max([st.halfwidths() for st in self.states.values()], axis=0)
+
+
+def _metric_gains(state: RuleState) -> tuple[Any, np.ndarray, np.ndarray]:
+    """One metric's gain per further trial, its ``P(trial)`` and the strata it still needs."""
+    gain, p, _ = _cost_gains(state)
+    cap = state.available > 0
+    if state.goal == "overall":
+        _, lo, hi = state.overall()
+        need = np.full(len(cap), (hi - lo) / 2 > state.target_halfwidth)
+    else:
+        need = ~state.stratum_done()
+    return gain, p, need & cap
+
+
+def metrics_allocation(states: MetricStates, n: int, costs: np.ndarray | None = None) -> np.ndarray:
+    """Labels per stratum for a campaign on several metrics.
+
+    Greedy with diminishing returns: each label goes to the stratum with the largest sum,
+    over the metrics that still need it, of ``P(trial)`` times the expected gain of one more
+    trial (the ``expected_width`` rule's expected reduction of the excess half-width, or of
+    the weighted rate's variance for goal ``"overall"``; see :func:`cost_allocation`),
+    divided by the stratum's label cost. After each label every metric's expected trials in
+    that stratum grow by its ``P(trial)``, so a row that is a trial of both TPR and FPR with
+    probabilities ``p`` and ``1 - p`` serves each in proportion.
+
+    Parameters
+    ----------
+    states : MetricStates
+        The campaign's state per metric.
+    n : int
+        Labels in the round.
+    costs : numpy.ndarray, optional
+        Label cost per stratum.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer labels per stratum, at most the rows available.
+
+    Examples
+    --------
+    >>> tpr = RuleState.from_counts([20, 20], [25, 25], labelled=[100, 100], available=[500, 500],
+    ...                             trial_known=False, target_halfwidth=0.05)
+    >>> fpr = RuleState.from_counts([5, 30], [75, 75], labelled=[100, 100], available=[500, 500],
+    ...                             trial_known=False, target_halfwidth=0.05)
+    >>> int(metrics_allocation(MetricStates({"tpr": tpr, "fpr": fpr}), 20).sum())
+    20
+    """
+    k = len(states.strata)
+    cost = np.ones(k) if costs is None else np.asarray(costs, dtype=float)
+    parts = [_metric_gains(st) for st in states.states.values()]
+    cap = states.available.astype(np.int64)
+    counts = np.zeros(k, np.int64)
+    t = [np.clip(p, 1e-6, 1.0) * states.pending for _, p, _ in parts]
+    wanted = np.any([need for _, _, need in parts], axis=0)
+    if not wanted.any():
+        wanted = cap > 0
+    for _ in range(int(n)):
+        score = np.zeros(k)
+        for (gain, _, need), t_m in zip(parts, t, strict=True):
+            score += np.where(need, gain(t_m), 0.0)
+        score = np.where(wanted & (counts < cap), score / cost + 1e-12, -np.inf)
+        j = int(np.argmax(score))
+        if not np.isfinite(score[j]):
+            break
+        counts[j] += 1
+        for (_, p, _), t_m in zip(parts, t, strict=True):
+            t_m[j] += p[j]
     return counts
