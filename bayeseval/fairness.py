@@ -613,7 +613,9 @@ class Audit(Result):
         return bool((self.verdicts["verdict"] == "outside").any()) if len(self.verdicts) else False
 
     def _repr_html_(self) -> str:
-        parts = [Result._repr_html_(self)]
+        parts = [f"<p>{html.escape(self.settings)}</p>"]
+        parts += [f"<p>Note: {html.escape(n)}</p>" for n in self.notes]
+        parts.append(Result._repr_html_(self))
         for title, frame in (("Disparities", self.disparities), ("Verdicts", self.verdicts)):
             parts.append(_Titled(title, frame)._repr_html_())
         return "".join(parts)

@@ -240,3 +240,16 @@ def test_min_trials_and_model_on_the_command_line(tmp_path):
     got = json.loads(out.getvalue())
     assert code == 0 and got["model"] == "beta_binomial" and got["min_trials"] == 10
     assert [v["verdict"] for v in got["verdicts"]] == ["within tolerance"]
+
+
+def test_plot_labels_the_gap_over_the_groups_kept():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayeseval.plots import disparities
+
+    res = audit(_three_groups(), y_true="y", y_pred="p", groups="g", metrics="selection_rate",
+                min_trials=10, random_seed=0)
+    labels = [t.get_text() for t in disparities(res).get_yticklabels()]
+    assert labels[-1] == "selection_rate: max-min gap, 2 of 3 measured (>= 10 trials)"
+    assert "selection_rate: c - a" in labels   # c stays among the differences
