@@ -462,6 +462,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from bayeseval.report import evaluate  # deferred: fast start-up
 
     data, strata = _load(args)
+    groups = _split_columns(args.groups)
+    _check_columns(data, args.data, {"--groups": groups})
     report = evaluate(
         data,
         y_true=args.y_true,
@@ -475,6 +477,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         random_seed=args.seed,
         model=args.model,
         source=args.data,
+        groups=groups,
+        tolerance=args.tolerance,
+        min_trials=args.min_trials,
     )
     if args.out:
         report.save(args.out)
@@ -672,6 +677,12 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--model", default="beta_binomial", choices=("beta_binomial", "robust"),
                         help="pooled model; 'robust' lets outlying strata stand apart")
     report.add_argument("--seed", type=_SEED, default=0, help="random seed (a non-negative integer)")
+    report.add_argument("--groups", default=None,
+                        help="group column(s), comma separated: adds a fairness audit section")
+    report.add_argument("--tolerance", type=_float_between(0.0, 1.0), default=None,
+                        help="largest acceptable max-min gap of the audit (needs --groups)")
+    report.add_argument("--min-trials", type=_int_at_least(1), default=None,
+                        help="audit: leave groups with fewer trials out of the gap (needs --groups)")
     report.add_argument("--out", type=_report_path, default=None,
                         help="also write the report to a file: .html, .md, .json, .csv, .xlsx "
                         "(needs openpyxl) or .tex")

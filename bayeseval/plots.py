@@ -914,7 +914,8 @@ def disparities(
     Katz's for ratios; filled marker) and, just below it, the posterior interval of
     the pooled model (grey). A group without data has no measurement: only its pooled
     *prediction* is drawn, dashed with a hollow marker and labelled "predicted, no
-    data". With ``measure="difference"`` each metric's max-min gap is drawn too, and
+    data". With ``measure="difference"`` each metric's max-min gap is drawn too (labelled
+    with the groups it is taken over when the audit's ``min_trials`` left some out), and
     the tolerance (when the audit has one) as dotted lines at +- tolerance.
 
     Parameters
@@ -951,7 +952,8 @@ def disparities(
     labels = []
     for yi, (_, row) in zip(y, rows.iterrows(), strict=True):
         gap = row["measure"] == "max-min gap"
-        name = f"{row['metric']}: " + ("max-min gap" if gap else f"{row['group']}{sep}{row['reference']}")
+        gap_of = "" if row["group"] == "all measured" else f", {row['group']}"  # min_trials
+        name = f"{row['metric']}: " + (f"max-min gap{gap_of}" if gap else f"{row['group']}{sep}{row['reference']}")
         if row["predicted"]:
             ax.plot([row["posterior_lower"], row["posterior_upper"]], [yi, yi], color=_POST, ls="--", lw=1.5)
             ax.plot(row["posterior_mean"], yi, "o", mfc="none", color=_POST)

@@ -31,7 +31,13 @@ from scipy.stats import norm
 from bayeseval import __version__, plots
 from bayeseval._core.html_page import REPORT_CSS, page
 from bayeseval._results import Result
-from bayeseval._validation import check_level, check_method, check_random_seed, check_weights
+from bayeseval._validation import (
+    check_level,
+    check_method,
+    check_random_seed,
+    check_weights,
+    iter_columns,
+)
 from bayeseval._warnings import BayesevalWarning, ConvergenceWarning
 from bayeseval.checks import posterior_predictive_check
 from bayeseval.counts import Counts, stratum_labels, tabulate
@@ -157,6 +163,10 @@ class Report(Result):
         When the report was made (UTC, ISO 8601 to the second).
     version : str
         The bayeseval version that made it.
+    audit : Audit or None
+        The fairness audit across ``groups`` (:func:`bayeseval.audit`), when
+        :func:`evaluate` was given ``groups``: rendered as the report's "Fairness audit"
+        section (verdicts, disparities, groups table and forest plot).
 
     Examples
     --------
@@ -186,6 +196,7 @@ class Report(Result):
     source: str = ""
     created: str = ""
     version: str = __version__
+    audit: Any = None
 
     # -- conversions ---------------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
@@ -255,8 +266,9 @@ class Report(Result):
         dict
             Keys ``metric``, ``level``, ``engine``, ``target_halfwidth``,
             ``population_estimate``, ``strata``, ``overall``, ``checks``,
-            ``warnings``, ``notes``, ``findings``, and the provenance ``version``,
-            ``created`` and ``source``.
+            ``warnings``, ``notes``, ``findings``, the provenance ``version``,
+            ``created`` and ``source``, and ``audit`` (:meth:`Audit.to_dict
+            <bayeseval.fairness.Audit.to_dict>`, or None without ``groups``).
 
         Examples
         --------
@@ -265,7 +277,7 @@ class Report(Result):
         >>> counts, _ = make_strata(2, random_seed=0)
         >>> d = evaluate(counts, random_seed=0).to_dict()
         >>> sorted(d)[:4], json.loads(json.dumps(d))["metric"]
-        (['checks', 'created', 'engine', 'findings'], 'error_rate')
+        (['audit', 'checks', 'created', 'engine'], 'error_rate')
         """
         strata = []
         for key, row in self.table.iterrows():
@@ -299,6 +311,7 @@ class Report(Result):
             "version": self.version,
             "created": self.created,
             "source": self.source,
+            "audit": None if self.audit is None else self.audit.to_dict(),
         }
 
     # -- rendering -------------------------------------------------------------------------------
@@ -374,6 +387,8 @@ class Report(Result):
                 p = "" if pd.isna(row["p_value"]) else f" (smallest p = {row['p_value']:.3f})" \
                     if name == "ppc_counts" else f" (p = {row['p_value']:.3f})"
                 lines.append(f"  {name}: {row['verdict']}{p}")
+        if self.audit is not None:
+            lines += ["", "Fairness audit:"] + [f"  {_printable(x)}" for x in _audit_lines(self.audit)]
         if self.notes:
             lines += ["", "Notes:"] + [f"  - {n}" for n in self.notes]
         if self.warnings:
@@ -426,6 +441,8 @@ class Report(Result):
             for name, row in self.checks.iterrows():
                 p = "" if pd.isna(row["p_value"]) else f"{row['p_value']:.3f}"
                 out.append(_md_row([str(name), p, str(row["verdict"])]))
+        if self.audit is not None:
+            out += ["", "## Fairness audit", ""] + [f"- {_md_escape(x)}" for x in _audit_lines(self.audit)]
         if self.notes:
             out += ["", "## Notes", ""] + [f"- {_md_escape(n)}" for n in self.notes]
         out += ["", "## Warnings", ""]
@@ -506,6 +523,8 @@ class Report(Result):
         elif plot:
             png = base64.b64encode(self.forest_png()).decode("ascii")
             parts.append(f"<img alt='forest plot of the strata' src='data:image/png;base64,{png}'/>")
+        if self.audit is not None:
+            parts.append(_html_audit(self.audit, plot))
         parts.append("</div>")
         return "\n".join(parts)
 
@@ -1262,6 +1281,9 @@ def evaluate(
     model: str = "beta_binomial",
     prior: Any = "default",
     source: str | None = None,
+    groups: str | Sequence[str] | None = None,
+    tolerance: float | None = None,
+    min_trials: int | None = None,
 ) -> Report:
     r"""Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
 
@@ -1305,6 +1327,18 @@ def evaluate(
         How the report's header names the data (default: the file path when ``data``
         is one, otherwise the kind of object and its size, e.g. ``"pandas DataFrame
         (1,000 rows)"``).
+    groups : str or list of str, optional
+        Group column(s) of a fairness audit (:func:`bayeseval.audit` on the same rows,
+        with the criteria's metrics ``selection_rate``, ``tpr``, ``fpr`` and ``ppv``, the
+        report's ``level``, ``pos_label`` and ``random_seed``, and the audit's default
+        pooled model): the report gains the "Fairness audit" section (verdicts,
+        disparities, groups table, forest plot), ``Report.audit``, and findings for
+        criteria decided outside the tolerance (warnings) or undecided (notes).
+    tolerance : float, optional
+        Largest acceptable max-min gap of the audit, in (0, 1); needs ``groups``.
+    min_trials : int, optional
+        The audit's ``min_trials``: groups with fewer trials are reported but left out of
+        the max-min gap and the verdicts; needs ``groups``.
 
     Returns
     -------
@@ -1362,8 +1396,17 @@ def evaluate(
     )
     if source is not None and not isinstance(source, str):
         raise TypeError(f"source must be a string or None, got {source!r}")
+    audit_groups = _check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
     counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
     report = _build_report(counts, metric_name, cfg)
+    if audit_groups is not None:
+        report.audit, found = _audit_section(
+            data, audit_groups, {"tolerance": tolerance, "min_trials": min_trials},
+            y_true, y_pred, pos_label, cfg,
+        )
+        report.findings += found
+        report.warnings += [f.message for f in found if f.severity == "warning"]
+        report.notes += [f.message for f in found if f.severity == "note"]
     report.source = _describe_source(data) if source is None else source
     report.created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return report
@@ -1416,3 +1459,175 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
         stratified=sr,
         findings=findings,
     )
+
+
+# -- the fairness audit section: data (audit, findings), then rendering ------------------------
+#: the metrics of the fairness criteria: the audit section's metrics
+_AUDIT_METRICS = ("selection_rate", "tpr", "fpr", "ppv")
+# the audit's forest plot is embedded up to this many rows (differences and gaps)
+_MAX_PLOT_ROWS = 80
+# the audit's groups table starts folded beyond this many rows
+_OPEN_GROUP_ROWS = 40
+
+
+def _check_groups(data: Any, groups: Any, options: dict) -> list[str] | None:
+    """``groups`` of :func:`evaluate` and the audit's options (the audit checks their values)."""
+    if groups is None:
+        for name, value in options.items():
+            if value is not None:
+                raise TypeError(f"{name} applies to the fairness audit: give groups too, got "
+                                f"{name}={value!r} and groups=None")
+        return None
+    if isinstance(data, Counts):
+        raise TypeError(f"groups (a fairness audit) needs one row per example; data is a Counts, "
+                        f"got groups={groups!r}")
+    cols = iter_columns(groups, "groups")
+    if not cols:
+        raise ValueError(f"groups must name at least one column, got {groups!r}")
+    return cols
+
+
+def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_pred: str,
+                   pos_label: Any, cfg: _Settings) -> tuple[Any, list[Finding]]:
+    """The audit across ``groups`` and its findings (criteria decided outside, undecided)."""
+    from bayeseval.fairness import audit  # deferred: the audit loads the crossed engine
+
+    res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=list(_AUDIT_METRICS),
+                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **options)
+    findings = []
+    for criterion, rows in res.verdicts.groupby("criterion", sort=False):
+        verdict = rows["verdict"].iloc[0]
+        gaps = "; ".join(f"{r.metric} gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
+                         for r in rows.itertuples())
+        if verdict == "outside":
+            findings.append(Finding("fairness", (), f"Fairness: {criterion} is outside the "
+                                    f"tolerance {res.tolerance:g} ({gaps}).", "warning"))
+        elif verdict == "undecided":
+            findings.append(Finding("fairness", (), f"Fairness: {criterion} is undecided at "
+                                    f"tolerance {res.tolerance:g} ({gaps}); the audit section "
+                                    "lists the labels each group needs to decide.", "note"))
+    findings += [Finding("fairness", (), f"Fairness audit: {note}", "note") for note in res.notes]
+    return res, findings
+
+
+def _fmt_num(value: Any, digits: int = 3) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    return f"{float(value):.{digits}f}"
+
+
+def _fmt_interval(lo: Any, hi: Any) -> str:
+    return "" if _fmt_num(lo) == "" or _fmt_num(hi) == "" else f"[{_fmt_num(lo)}, {_fmt_num(hi)}]"
+
+
+def _audit_group_flags(row: Any) -> str:
+    flags = []
+    if row["empty"]:
+        flags.append("empty: pooled value is a prediction")
+    if row["zero_successes"]:
+        flags.append("0 of n")
+    if row["conflict"]:
+        flags.append("conflicts with the other groups")
+    if not row["empty"] and not row["in_gap"]:
+        flags.append("not in the gap (few trials)")
+    return ", ".join(flags)
+
+
+def _html_rows(header: Sequence[str], rows: Sequence[tuple[Sequence[str], bool]], left: int = 1) -> str:
+    """A scrolling table: cells are escaped; the first ``left`` columns align left."""
+    esc = html.escape
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = []
+    for cells, flagged in rows:
+        tds = "".join(f"<td{' class=s' if i < left else ''}>{esc(c)}</td>" for i, c in enumerate(cells))
+        body.append(f"<tr{' class=flag' if flagged else ''}>{tds}</tr>")
+    return (f"<div class='bv-scroll'><table><thead><tr>{head}</tr></thead><tbody>"
+            + "".join(body) + "</tbody></table></div>")
+
+
+def _html_verdicts(res: Any) -> str:
+    rows = [([r.criterion, r.metric, _fmt_num(r.gap), _fmt_interval(r.lower, r.upper),
+              f"{r.level:g}", r.metric_verdict, _fmt_num(r.p_exceeds), r.verdict], r.verdict == "outside")
+            for r in res.verdicts.itertuples()]
+    return "<b>Verdicts</b>" + _html_rows(
+        ["criterion", "metric", "max-min gap", "interval", "level", "metric verdict",
+         "P(gap > tol)", "verdict"], rows, left=2)
+
+
+def _html_disparities(res: Any) -> str:
+    d = res.disparities[res.disparities["measure"] != "ratio"]
+    rows = []
+    for r in d.itertuples():
+        versus = "max-min gap: " + r.group if r.measure == "max-min gap" else f"{r.group} - {r.reference}"
+        measured = "prediction, no data" if r.predicted else _fmt_num(r.estimate)
+        rows.append(([r.metric, versus, measured, _fmt_interval(r.lower, r.upper),
+                      _fmt_num(r.posterior_mean), _fmt_interval(r.posterior_lower, r.posterior_upper),
+                      _fmt_num(r.p_exceeds)], bool(r.predicted)))
+    methods = ", ".join(sorted(set(d["method"])))
+    return ("<b>Disparities</b> (differences to the reference group and the max-min gap per "
+            f"metric; intervals: {html.escape(methods)}; ratios are in the JSON and in "
+            "<code>Audit.disparities</code>)" + _html_rows(
+                ["metric", "comparison", "estimate", "interval", "posterior mean",
+                 "posterior interval", "P(|d| > tol)"], rows, left=2))
+
+
+def _html_audit_groups(res: Any) -> str:
+    rows = []
+    for _, r in res.groups.iterrows():
+        flags = _audit_group_flags(r)
+        pooled = _fmt_num(r["pooled_mean"]) + (" (predicted)" if r["predicted"] else "")
+        rows.append(([str(r["group"]), str(r["metric"]), _fmt_num(r["successes"]),
+                      _fmt_num(r["trials"]), _fmt_num(r["rate"]),
+                      _fmt_interval(r["adaptive_lower"], r["adaptive_upper"]),
+                      _fmt_interval(r["wilson_lower"], r["wilson_upper"]), pooled,
+                      _fmt_interval(r["pooled_lower"], r["pooled_upper"]), flags], bool(flags)))
+    table = _html_rows(["group", "metric", "successes", "trials", "rate", "adaptive", "Wilson",
+                        "pooled mean", "pooled interval", "flags"], rows, left=2)
+    opened = " open" if len(rows) <= _OPEN_GROUP_ROWS else ""
+    return (f"<details{opened}><summary><b>Groups</b> ({len(rows)} rows: group x metric; "
+            "adaptive is the default reading)</summary>" + table + "</details>")
+
+
+def _audit_png(res: Any, rows: int) -> bytes:
+    from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
+
+    fig = Figure(figsize=(7, max(2.5, 0.45 * rows + 1)))
+    plots.disparities(res, ax=fig.subplots())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _html_audit(res: Any, plot: bool) -> str:
+    """The report's "Fairness audit" section: verdicts, disparities, groups, forest plot."""
+    esc = html.escape
+    parts = ["<h3>Fairness audit</h3>", f"<p>{esc(res.settings)}</p>"]
+    if len(res.verdicts):
+        parts.append(_html_verdicts(res))
+    parts.append(_html_disparities(res))
+    if len(res.labels_needed):
+        rows = [([r.criterion, r.metric, r.group, _fmt_num(r.trials), _fmt_num(r.extra_trials),
+                  _fmt_num(r.extra_rows)], False) for r in res.labels_needed.itertuples()]
+        parts.append("<b>Labels needed to decide</b> (at the current rates)" + _html_rows(
+            ["criterion", "metric", "group", "trials", "extra trials", "extra rows"], rows, left=3))
+    parts.append(_html_audit_groups(res))
+    n_rows = int((res.disparities["measure"] != "ratio").sum())
+    if plot and n_rows > _MAX_PLOT_ROWS:
+        parts.append(f"<p>(disparity plot omitted: {n_rows} rows are more than {_MAX_PLOT_ROWS}; "
+                     "draw a subset with bayeseval.plots.disparities(audit, metrics=...))</p>")
+    elif plot:
+        png = base64.b64encode(_audit_png(res, n_rows)).decode("ascii")
+        parts.append("<img alt='forest plot of the disparities' "
+                     f"src='data:image/png;base64,{png}'/>")
+    return "<section class='bv-audit'>" + "\n".join(parts) + "</section>"
+
+
+def _audit_lines(res: Any) -> list[str]:
+    """The audit's verdicts as text lines (terminal and Markdown)."""
+    lines = [res.settings]
+    for r in res.verdicts.itertuples():
+        lines.append(f"{r.criterion} ({r.metric}): gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}] "
+                     f"-> {r.verdict}")
+    return lines

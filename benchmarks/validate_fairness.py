@@ -15,9 +15,15 @@
      (MetricFrame has no reference comparison).
 
    Coverage, mean width and time per dataset are printed as Markdown tables.
+3. Tiny groups and the max-min gap (``min_trials``): on COMPAS race x sex x age (36 cells,
+   two empty, several of one to three people) the gap interval over every measured cell,
+   over the cells with at least 30 trials, and the posterior gap under the crossed and the
+   exchangeable (robust) model; and by simulation, the six groups above plus a group of 5
+   rows: coverage and width of the gap among the groups with at least 20 rows.
 
 Run: ``python benchmarks/validate_fairness.py`` (about 30 minutes on 2 idle cores, most of it
-in MetricFrame's bootstrap) or ``--quick`` (about 3 minutes).
+in MetricFrame's bootstrap) or ``--quick`` (about 3 minutes); ``--gaps-only`` runs part 3
+alone (about 2 minutes of CPU; 200 datasets for the simulation, 40 with ``--quick``).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from fairlearn.metrics import (
 )
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_score, zero_one_loss
 
+from bayeseval.datasets import load_compas
 from bayeseval.fairness import audit
 
 SIZES = np.array([20, 50, 100, 300, 1000, 2000])
@@ -191,16 +198,65 @@ def markdown(frame: pd.DataFrame, digits: int = 3, index: bool = False) -> str:
     return "\n".join(lines)
 
 
+def compas_gaps(min_trials: int = 30) -> pd.DataFrame:
+    """COMPAS race x sex x age: gap intervals with and without ``min_trials``, per metric."""
+    df = load_compas()
+    kw = dict(y_true="two_year_recid", y_pred="predicted_recid", groups=["race", "sex", "age_cat"],
+              metrics=["selection_rate", "tpr", "fpr", "ppv"], random_seed=0)
+    fits = {
+        "every cell, crossed": audit(df, **kw),
+        f">= {min_trials} trials, crossed": audit(df, min_trials=min_trials, **kw),
+        "every cell, exchangeable": audit(df, model="robust", **kw),
+        f">= {min_trials} trials, exchangeable": audit(df, model="robust", min_trials=min_trials, **kw),
+    }
+    rows = []
+    for name, res in fits.items():
+        gaps = res.disparities[res.disparities["measure"] == "max-min gap"]
+        for g in gaps.itertuples():
+            rows.append({"metric": g.metric, "groups": name, "cells": g.group, "gap": g.estimate,
+                         "interval": f"[{g.lower:.2f}, {g.upper:.2f}]",
+                         "posterior": f"[{g.posterior_lower:.2f}, {g.posterior_upper:.2f}]"})
+    return pd.DataFrame(rows).sort_values(["metric", "groups"], kind="stable")
+
+
+def tiny_group_coverage(reps: int, min_trials: int = 20, seed: int = 7) -> pd.DataFrame:
+    """The six groups (equal rates 0.3) plus a group of 5 rows: the gap with and without it."""
+    rng = np.random.default_rng(seed)
+    sizes, rates = np.append(SIZES, 5), np.full(7, 0.3)
+    out = {None: [], min_trials: []}
+    for _ in range(reps):
+        g = np.repeat(np.append(LABELS, "tiny"), sizes)
+        df = pd.DataFrame({"y": 1, "p": rng.binomial(1, np.repeat(rates, sizes)), "g": g})
+        seed_ = int(rng.integers(2**31))
+        for m in out:
+            res = audit(df, y_true="y", y_pred="p", groups="g", metrics="selection_rate",
+                        random_seed=seed_, min_trials=m)
+            gap = res.disparities.set_index("measure").loc["max-min gap"]
+            out[m].append((gap["lower"] <= 0.0 <= gap["upper"], gap["upper"] - gap["lower"]))
+    return pd.DataFrame([
+        {"gap over": "every group" if m is None else f"groups with >= {m} rows", "datasets": reps,
+         "coverage": np.mean([c for c, _ in v]), "mean width": np.mean([w for _, w in v])}
+        for m, v in out.items()
+    ])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=400, help="datasets per scenario (ours, row bootstrap)")
     ap.add_argument("--fairlearn-reps", type=int, default=100, help="datasets per scenario for MetricFrame")
     ap.add_argument("--n-boot", type=int, default=200, help="MetricFrame bootstrap samples")
     ap.add_argument("--quick", action="store_true", help="40 datasets, 10 for MetricFrame (n_boot 100)")
+    ap.add_argument("--gaps-only", action="store_true", help="only the tiny-group / min_trials part")
     args = ap.parse_args()
+    pd.set_option("display.width", 200)
+    print("## Tiny groups and the max-min gap: COMPAS race x sex x age\n")
+    print(markdown(compas_gaps()))
+    print("\n## Gap coverage with a group of 5 rows (equal rates 0.3, level 0.95)\n")
+    print(markdown(tiny_group_coverage(40 if args.quick else 200)))
+    if args.gaps_only:
+        return
     if args.quick:
         args.reps, args.fairlearn_reps, args.n_boot = 40, 10, 100
-    pd.set_option("display.width", 200)
     print("## Point estimates against fairlearn MetricFrame.by_group\n")
     print(markdown(parity()))
     table, per_group = coverage(args.reps, args.fairlearn_reps, args.n_boot)

@@ -77,6 +77,7 @@ def test_notebooks_found() -> None:
         "03_labelling_campaign.ipynb",
         "04_planning.ipynb",
         "05_model_checking.ipynb",
+        "06_intersectional_audit_compas.ipynb",
         "07_decision_campaign.ipynb",
     ]
 
