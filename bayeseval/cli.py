@@ -39,6 +39,9 @@ _INPUT_ERRORS = (ValueError, TypeError, OSError, OverflowError, sqlite3.Error)
 # the interval methods of ``proportion_ci`` (``bayeseval.intervals.PROPORTION_METHODS``, spelled
 # out so that the parser does not import SciPy; a test keeps the two equal)
 PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald")
+# and the per-stratum methods of ``gate`` (``bayeseval._core.binomial.STRATA_METHODS``): the
+# adaptive interval borrows its tail split from the other strata
+STRATA_METHODS = (*PROPORTION_METHODS, "adaptive")
 
 # the formats of ``Report.save`` (spelled out so that the parser does not import the report
 # module; a test keeps the two equal)
@@ -704,7 +707,9 @@ def _add_gate(sub: Any) -> None:
     gate_p.add_argument("--min-trials", type=_int_at_least(1), default=None, help="minimum trials per stratum")
     gate_p.add_argument("--max-halfwidth", type=_float_between(0.0, 1.0), default=None,
                         help="maximum interval half-width")
-    gate_p.add_argument("--method", default="wilson", choices=PROPORTION_METHODS, help="interval method")
+    gate_p.add_argument("--method", default="wilson", choices=STRATA_METHODS,
+                        help="interval method ('adaptive': each stratum's exact-coverage interval, "
+                        "narrower where the stratum is typical of the others; needs --strata)")
     gate_p.set_defaults(func=_cmd_gate)
 
 

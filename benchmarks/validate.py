@@ -257,7 +257,7 @@ def fit_interval(s: np.ndarray, n: np.ndarray, engine: str, model: str, seed: in
     draws = 2000
     if engine == "pymc":
         draws = cfg.pymc_draws
-        opts = {"tune": cfg.pymc_tune, "progressbar": False}
+        opts = {"tune": cfg.pymc_tune, "progress": False}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BayesevalWarning)
         post = fit_hierarchical(s, n, engine=engine, model=model, draws=draws, random_seed=seed, **opts)
@@ -382,7 +382,7 @@ def engine_agreement(cfg: Config, log) -> pd.DataFrame:
             ex = fit_hierarchical(s, n, engine="exact", draws=20000, random_seed=1).summary(level=LEVEL)
             t0 = time.perf_counter()
             pm_post = fit_hierarchical(s, n, engine="pymc", draws=cfg.agree_draws, random_seed=1,
-                                       tune=cfg.pymc_tune, progressbar=False)
+                                       tune=cfg.pymc_tune, progress=False)
             secs = time.perf_counter() - t0
             pm = pm_post.summary(level=LEVEL)
         theta = pm_post.draws("theta").to_numpy()
