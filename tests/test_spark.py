@@ -22,24 +22,6 @@ pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("bayeseval-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
     rng = np.random.default_rng(21)
     n = 3000

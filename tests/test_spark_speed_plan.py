@@ -25,24 +25,6 @@ PYTHON_NODES = ("PythonUDF", "BatchEvalPython", "ArrowEvalPython", "PythonMapInA
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("bayeseval-tests-plan")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
     rng = np.random.default_rng(16)
     n = 4000
