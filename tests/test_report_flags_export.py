@@ -172,11 +172,11 @@ def test_html_table_scrolls_and_groups_columns_raw_pooled_checks():
     shown = rep._display_table().columns
     raw = [c for c in ("successes", "trials", "rate", "lower", "upper", "halfwidth",
                        "sample_share", "weight") if c in shown]
-    assert groups == [(str(len(raw)), "raw"), ("4", "pooled"), ("3", "checks")]
+    assert groups == [(str(len(raw)), "raw"), ("7", "pooled"), ("3", "checks")]
     cells = re.findall(r"<th(?: class=gs| class=f)? title='[^']*'>([\w<>]+)</th>", text)
     names = [n.replace("<wbr>", "") for n in cells]  # long names may break after "_"
-    assert names == raw + ["post_mean", "post_lower", "post_upper", "shrinkage",
-                           "ppc_p", "extra_needed", "flags"]
+    assert names == raw + ["post_mean", "post_lower", "post_upper", "shrinkage", "read",
+                           "read_lower", "read_upper", "ppc_p", "extra_needed", "flags"]
 
 
 def test_saved_html_page_is_styled_and_self_contained(tmp_path):

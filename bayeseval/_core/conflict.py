@@ -386,12 +386,13 @@ def read_choice(
 
 
 def read_bounds(
-    choice: ReadChoice, lower: Any, upper: Any, level: float
+    choice: ReadChoice, lower: Any, upper: Any, level: float, rows: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ends of the interval ``read`` points to: ``lower``/``upper`` or the adaptive interval.
 
     The adaptive interval of a stratum is :func:`bayeseval._core.adaptive.adaptive_interval`
-    at ``level`` (default diffuse weight), computed only for the strata that read it.
+    at ``level`` (default diffuse weight), computed only for the strata that read it
+    (``rows``, a boolean mask: default ``choice.adaptive``).
 
     Examples
     --------
@@ -402,7 +403,7 @@ def read_bounds(
     """
     lo = np.array(lower, dtype=float, copy=True)
     hi = np.array(upper, dtype=float, copy=True)
-    rows = choice.adaptive
+    rows = choice.adaptive if rows is None else np.asarray(rows, bool) & (choice.trials > 0)
     if choice.mixture is not None and rows.any():
         w, a, b = (v[rows] for v in choice.mixture)
         iv = fab_interval(
