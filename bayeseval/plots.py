@@ -51,6 +51,7 @@ _RAW = "#555555"
 _POST = "#1f77b4"
 _FLAG = "#d62728"
 _MILD = "#ff7f0e"
+_READ = "#e6730f"  # the adaptive interval a stratum's row says to read
 _COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 
 
@@ -151,6 +152,7 @@ def _posterior_forest_frame(post: Any, level: float) -> tuple[pd.DataFrame, dict
         },
         index=counts.strata,
     )
+    _add_read_columns(frame, summ)
     overall = None
     if counts.weights is not None:
         draws = np.asarray(post.weighted(counts.weights))
@@ -193,7 +195,15 @@ def _table_forest_frame(data: pd.DataFrame, level: float) -> tuple[pd.DataFrame,
         },
         index=data.index,
     )
+    _add_read_columns(frame, data)
     return frame, overall
+
+
+def _add_read_columns(frame: pd.DataFrame, source: pd.DataFrame) -> None:
+    """Copy ``read``, ``read_lower``, ``read_upper`` (which interval to read) when ``source`` has them."""
+    if {"read", "read_lower", "read_upper"} <= set(source.columns):
+        for col in ("read", "read_lower", "read_upper"):
+            frame[col] = source[col].to_numpy()
 
 
 def forest(
@@ -208,7 +218,10 @@ def forest(
     For every stratum (one row, labelled on the y axis) the raw rate with its
     Wilson interval (grey circle) sits just above the pooled posterior mean with
     its credible interval (blue diamond); marker areas grow with the stratum's
-    trials. A vertical line and band show the overall rate: the
+    trials. A stratum whose row says to read its adaptive interval instead of the
+    pooled one (``read == "adaptive"`` in a report or a posterior summary: its count
+    is not clearly typical of the other strata) gets that interval too, in orange
+    below the pooled one. A vertical line and band show the overall rate: the
     population-weighted posterior when population shares are known, else the
     unweighted rate of the test set.
 
@@ -259,8 +272,21 @@ def forest(
                       "raw rate, Wilson interval")
     _interval_markers(ax, frame[["post_mean", "post_lower", "post_upper"]], y - 0.17, sizes, _POST, "D",
                       "pooled posterior, credible interval")
+    _read_markers(ax, frame, y - 0.36)
     _forest_axes(ax, frame.index, y, n)
     return ax
+
+
+def _read_markers(ax: Any, frame: pd.DataFrame, y: np.ndarray) -> None:
+    """The adaptive interval of the strata whose row says to read it (raw rate as the point)."""
+    if "read" not in frame.columns:
+        return
+    rows = (frame["read"] == "adaptive").to_numpy()
+    if not rows.any():
+        return
+    cols = frame.loc[rows, ["rate", "read_lower", "read_upper"]]
+    _interval_markers(ax, cols, y[rows], np.full(int(rows.sum()), 18.0), _READ, "s",
+                      "interval to read: adaptive (count atypical of the others)")
 
 
 def _interval_markers(

@@ -48,9 +48,14 @@ def test_forest_from_posterior(post):
     ax = plots.forest(post)
     assert [t.get_text() for t in ax.get_yticklabels()] == STRATA
     bars = _errorbars(ax)
-    assert len(bars) == 2 and all(_n_bars(c) == len(STRATA) for c in bars)
+    # raw and pooled intervals for every stratum, then the adaptive interval of the strata
+    # whose summary says to read it
+    reads = post.summary()["read"].to_numpy() == "adaptive"
+    assert len(bars) == 2 + bool(reads.any()) and all(_n_bars(c) == len(STRATA) for c in bars[:2])
+    if reads.any():
+        assert _n_bars(bars[2]) == int(reads.sum())
     # raw points at the observed rates; marker area grows with trials
-    raw_pts, post_pts = [c for c in ax.collections if isinstance(c, PathCollection)]
+    raw_pts, post_pts = [c for c in ax.collections if isinstance(c, PathCollection)][:2]
     np.testing.assert_allclose(raw_pts.get_offsets()[:, 0], post.counts.rates.to_numpy())
     means = post.summary()["mean"].to_numpy()
     np.testing.assert_allclose(post_pts.get_offsets()[:, 0], means)
@@ -258,7 +263,7 @@ def test_forest_from_compare_frequentist(post):
     assert [t.get_text() for t in ax.get_yticklabels()] == STRATA
     assert any(np.isclose(ln.get_xdata()[0], side.loc["weighted overall", "post_mean"])
                for ln in ax.lines)
-    raw_pts, _ = [c for c in ax.collections if isinstance(c, PathCollection)]
+    raw_pts = [c for c in ax.collections if isinstance(c, PathCollection)][0]
     np.testing.assert_allclose(raw_pts.get_offsets()[:, 0], side["raw_rate"].iloc[:-1])
 
 

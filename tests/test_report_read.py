@@ -110,3 +110,46 @@ def test_a_stratum_the_model_check_flags_never_reads_the_pooled_interval():
                                rtol=1e-12)
     assert table.loc[0, "read_lower"] == 0.0 and table.loc[2, "read_upper"] == 1.0
     assert table.loc[1, "read_reason"] == "flagged by the model check (p = 0.15)"
+
+
+def test_forest_draws_the_interval_to_read_for_an_atypical_stratum(rep):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.collections import LineCollection
+
+    from bayeseval import plots
+    from bayeseval.models import fit_hierarchical
+
+    lo, hi = proportion_ci(S, N, method="adaptive")
+    for data in (rep, fit_hierarchical(S, N, random_seed=0)):
+        ax = plots.forest(data)
+        # each errorbar is a LineCollection of horizontal segments; the adaptive one is the
+        # third family (orange) and holds only the stratum that reads it ('g', the bottom row)
+        segs = [c.get_segments() for c in ax.collections if isinstance(c, LineCollection)]
+        orange = [s for c, s in zip([c for c in ax.collections if isinstance(c, LineCollection)],
+                                    segs, strict=True)
+                  if np.allclose(c.get_color()[0][:3], matplotlib.colors.to_rgb("#e6730f"))]
+        assert len(orange) == 1 and len(orange[0]) == 1
+        (x0, y0), (x1, y1) = orange[0][0]
+        np.testing.assert_allclose([x0, x1], [lo[6], hi[6]], rtol=1e-9)
+        assert y0 == y1 == pytest.approx(-0.36)
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert any(t.startswith("interval to read: adaptive") for t in labels)
+        matplotlib.pyplot.close(ax.figure)
+
+
+def test_forest_without_atypical_strata_draws_no_read_interval():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayeseval import plots
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = evaluate(Counts.from_arrays([4, 6, 5, 3], [50, 70, 60, 40]), random_seed=0)
+    assert (rep.table["read"] == "pooled").all()
+    ax = plots.forest(rep)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert not any(t.startswith("interval to read") for t in labels)
+    matplotlib.pyplot.close(ax.figure)
