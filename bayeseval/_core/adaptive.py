@@ -158,6 +158,9 @@ def beta_mixture_predictive(n: int, weights: Any, a: Any, b: Any) -> np.ndarray:
 # --------------------------------------------------------------------------- regions
 
 _GRID_SIZE = 201  # points of the split function, uniform in theta = arcsin(sqrt(p))
+#: strata with more trials get the equal-tailed split (Clopper-Pearson): the split tables
+#: need (trials + 1) x 201 cells, and with that many trials the prior hardly shortens them
+MAX_FAB_TRIALS = 20_000
 _THETA = np.linspace(0.0, np.pi / 2, _GRID_SIZE)
 _BISECT_STEPS = 56
 _LEVELS = np.linspace(0.0, 1.0, 101)  # split levels searched by fab_split
@@ -437,6 +440,9 @@ def fab_interval(
 
     Notes
     -----
+    A stratum with more than ``MAX_FAB_TRIALS`` (20,000) trials gets the equal-tailed
+    split, i.e. the Clopper-Pearson interval (the split tables would need (trials + 1)
+    x 201 cells, and so many trials leave the prior almost nothing to shorten).
     Because the split is non-decreasing in the null rate, the set of null rates whose
     test accepts the observed count is one interval; its ends are found by bisection
     to about 1e-15 on the ``arcsin(sqrt(p))`` scale and rounded outward. Exact
@@ -475,7 +481,7 @@ def fab_interval(
 def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: float) -> np.ndarray:
     """Split table per stratum (rows), the dynamic programme run in batches of strata."""
     table = np.full((n.size, _GRID_SIZE), 0.5)
-    todo = np.flatnonzero(n > 0)
+    todo = np.flatnonzero((n > 0) & (n <= MAX_FAB_TRIALS))  # beyond: equal tails
     for start in range(0, todo.size, 64):
         chunk = todo[start : start + 64]
         cost = np.empty((chunk.size, _GRID_SIZE, _LEVELS.size))
@@ -586,6 +592,7 @@ def loo_beta_mixture(
     *,
     grid_size: tuple[int, int] = (60, 20),
     kappa_range: tuple[float, float] = (0.5, 1e6),
+    rows: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Leave-one-out prior of each stratum's rate: a Beta mixture from the other strata.
 
@@ -613,6 +620,10 @@ def loo_beta_mixture(
         Points along the mean and along the concentration.
     kappa_range : (float, float)
         Range of the concentration ``alpha + beta``.
+    rows : array_like of bool, shape (S,), optional
+        Return the mixtures of these strata only (each still leaves out only itself and
+        uses all the other strata); default all. The arrays then have one row per
+        selected stratum, equal to those rows of the full result.
 
     Returns
     -------
@@ -630,13 +641,18 @@ def loo_beta_mixture(
     s, n = s.ravel(), n.ravel()
     n_mu, n_kappa = (int(v) for v in grid_size)
     lo, hi = _others_range(s, n)
-    weights = np.empty((s.size, n_mu * n_kappa))
+    keep = np.ones(s.size, bool) if rows is None else np.asarray(rows, bool).ravel()
+    if keep.shape != s.shape:
+        raise ValueError(f"rows must be a boolean mask of length {s.size}, got shape {keep.shape}")
+    lo, hi = lo[keep], hi[keep]
+    where = np.flatnonzero(keep)
+    weights = np.empty((where.size, n_mu * n_kappa))
     a, b = np.empty_like(weights), np.empty_like(weights)
     for lo_g, hi_g in set(zip(lo.tolist(), hi.tolist(), strict=True)):
-        rows = (lo == lo_g) & (hi == hi_g)
+        sel = (lo == lo_g) & (hi == hi_g)  # of the kept rows
         a_g, b_g, log_prior = _hyper_grid(lo_g, hi_g, n_mu, n_kappa, kappa_range)
-        weights[rows] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior, rows))
-        a[rows], b[rows] = a_g, b_g
+        weights[sel] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior, where[sel]))
+        a[sel], b[sel] = a_g, b_g
     return weights, a, b
 
 

@@ -213,16 +213,10 @@ def loo_conflict(
         raise ValueError(
             f"trials must have at least two strata with trials to compare, got {n.tolist()!r}"
         )
-    weights, a, b = loo_beta_mixture(s, n) if mixture is None else mixture
-    # strata with the same counts have the same leave-one-out predictive (same other strata)
-    pairs, first, inv = np.unique(np.column_stack([s, n]), axis=0, return_index=True, return_inverse=True)
-    if mixture is not None or len(first) == s.size:
-        first, inv = np.arange(s.size), np.arange(s.size)
-    w_f, a_f, b_f = (np.broadcast_to(v, weights.shape)[first] if np.ndim(v) == 2 else v
-                     for v in (weights, a, b))
-    p, expected, below, above = (
-        v[inv.ravel()] for v in predictive_p_values(s[first], n[first], w_f, a_f, b_f, p_value=p_value)
-    )
+    if mixture is None:
+        p, expected, below, above = _cached_p_values(s, n, p_value)
+    else:
+        p, expected, below, above = predictive_p_values(s, n, *mixture, p_value=p_value)
     used = n > 0
     flagged = np.zeros(s.size, bool)
     if control == "holm":
@@ -230,6 +224,38 @@ def loo_conflict(
     else:
         flagged = used & (p <= alpha)
     return ConflictCheck(*(v.reshape(shape) for v in (p, flagged, expected, below, above)))
+
+
+#: the leave-one-out p-values of the last few count vectors: the conflict check of a
+#: report's model check and the ``read`` columns of its summary share one computation
+_P_CACHE: dict = {}
+_P_CACHE_SIZE = 4
+
+
+def _cached_p_values(s: np.ndarray, n: np.ndarray, p_value: str) -> tuple:
+    """Leave-one-out predictive p-values of ``(s, n)`` (:func:`predictive_p_values`), cached.
+
+    Strata with the same counts have the same leave-one-out predictive (the same other
+    strata), so each distinct ``(s, n)`` pair is computed once.
+    """
+    key = (s.astype(np.int64).tobytes(), n.astype(np.int64).tobytes(), p_value)
+    hit = _P_CACHE.pop(key, None)
+    if hit is None:
+        _, first, inv = np.unique(np.column_stack([s, n]), axis=0, return_index=True,
+                                  return_inverse=True)
+        keep = np.zeros(s.size, bool)
+        keep[first] = True
+        w, a, b = loo_beta_mixture(s, n, rows=keep)
+        # rows of the kept strata in index order; first[j] is the stratum of pair j
+        pos = np.cumsum(keep) - 1
+        out = predictive_p_values(s[keep], n[keep], w, a, b, p_value=p_value)
+        hit = tuple(v[pos[first]][inv.ravel()] for v in out)
+        for arr in hit:
+            arr.setflags(write=False)
+    _P_CACHE[key] = hit  # most recent last
+    while len(_P_CACHE) > _P_CACHE_SIZE:
+        _P_CACHE.pop(next(iter(_P_CACHE)))
+    return tuple(v.copy() for v in hit)
 
 
 def _p_values_all_counts(pmf: np.ndarray, p_value: str) -> np.ndarray:
@@ -308,6 +334,11 @@ def flag_power(
     return out[:, 0] if squeeze else out
 
 
+#: ``ReadChoice.mixture`` when the leave-one-out mixtures are computed on demand, for the
+#: strata whose adaptive interval is needed (:func:`read_bounds`)
+LOO_MIXTURE = "leave-one-out"
+
+
 class ReadChoice(NamedTuple):
     """Which interval to read per stratum (:func:`read_choice`)."""
 
@@ -317,7 +348,7 @@ class ReadChoice(NamedTuple):
     check: ConflictCheck | None
     successes: np.ndarray
     trials: np.ndarray
-    mixture: tuple | None
+    mixture: tuple | str | None
 
 
 def read_choice(
@@ -351,7 +382,8 @@ def read_choice(
     ReadChoice
         ``read`` and ``reason`` (object arrays), the ``adaptive`` mask, the conflict
         ``check`` (None without two strata to compare), the counts and the leave-one-out
-        ``mixture`` (for :func:`read_bounds`).
+        ``mixture`` (for :func:`read_bounds`: ``LOO_MIXTURE``, computed there for the strata
+        that need it).
 
     Examples
     --------
@@ -366,8 +398,7 @@ def read_choice(
         why = np.full(k, "fewer than two strata to compare", dtype=object)
         none = np.zeros(k, bool)
         return ReadChoice(np.full(k, "pooled", dtype=object), why, none, None, s, n, None)
-    mixture = loo_beta_mixture(s, n)
-    check = loo_conflict(s, n, alpha=alpha, control=control, mixture=mixture)
+    check = loo_conflict(s, n, alpha=alpha, control=control)
     flag = np.asarray(check.flagged, bool)
     adaptive = (n > 0) & (flag | (check.p_value <= threshold))
     side = np.where(check.p_below > check.p_above, "above", "below").astype(object)
@@ -382,7 +413,7 @@ def read_choice(
         ),
     ).astype(object)
     read = np.where(adaptive, "adaptive", "pooled").astype(object)
-    return ReadChoice(read, reason, adaptive, check, s, n, mixture)
+    return ReadChoice(read, reason, adaptive, check, s, n, LOO_MIXTURE)
 
 
 def read_bounds(
@@ -405,7 +436,10 @@ def read_bounds(
     hi = np.array(upper, dtype=float, copy=True)
     rows = choice.adaptive if rows is None else np.asarray(rows, bool) & (choice.trials > 0)
     if choice.mixture is not None and rows.any():
-        w, a, b = (v[rows] for v in choice.mixture)
+        if isinstance(choice.mixture, tuple):
+            w, a, b = (v[rows] for v in choice.mixture)
+        else:  # the leave-one-out mixtures of these strata only
+            w, a, b = loo_beta_mixture(choice.successes, choice.trials, rows=rows)
         iv = fab_interval(
             choice.successes[rows], choice.trials[rows], a, b, w,
             level=level, diffuse_weight=DIFFUSE_WEIGHT,
