@@ -336,6 +336,7 @@ class Campaign:
         stop_level: float | None = None,
         own_check: float | None = None,
         min_data_share: float = 0.0,
+        own_level: Any = "default",
         annotators: int = 1,
         resolve: str = "majority",
         costs: Any = None,
@@ -388,8 +389,8 @@ class Campaign:
             strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
             goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
-            stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, annotators=annotators,
-            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance,
+            stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, own_level=own_level,
+            annotators=annotators, resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance,
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)

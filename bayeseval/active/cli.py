@@ -209,6 +209,20 @@ class _Renamed(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def _own_level(text: str) -> float | str | None:
+    """``--own-level``: a number in (0, 1), ``default`` or ``none``."""
+    low = text.strip().lower()
+    if low in ("default", "none"):
+        return None if low == "none" else "default"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), 'default' or 'none', got {text!r}") from None
+    if not (0 < value < 1):
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), 'default' or 'none', got {text!r}")
+    return value
+
+
 def _unit(text: str) -> float:
     try:
         value = float(text)
@@ -311,6 +325,7 @@ def _create(args: argparse.Namespace) -> int:
         level=args.level, goal=args.goal, rule=args.rule, model=args.model, prior=args.prior, score=args.score,
         score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
         stop_level=args.stop_level, own_check=args.own_check, min_data_share=args.min_data_share,
+        own_level=args.own_level,
         annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
         threshold=args.threshold, direction=args.direction, tolerance=args.tolerance,
     )
@@ -687,6 +702,11 @@ def _add_create(sub: Any) -> None:
                    help="a stratum is done only when its pooled interval overlaps its own interval at this level")
     p.add_argument("--min-data-share", type=_unit, default=0.0,
                    help="a stratum is done only when its own trials are at least this share of its information")
+    p.add_argument("--own-level", type=_own_level, default="default",
+                   help="--goal decide with a pooled model: a stratum is decided only when its own data's "
+                        "P(meets) also reaches this level (at most one minus it for 'fails'); 'default' (the "
+                        "default) uses the decision level (--stop-level or --level), 'none' only asks the own "
+                        "data to lie on the same side (the rule before)")
     p.add_argument("--annotators", type=_positive_int, default=1,
                    help="annotations a row needs before its label is resolved")
     p.add_argument("--resolve", default="majority",

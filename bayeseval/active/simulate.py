@@ -244,6 +244,7 @@ def simulate(
     stop_level: float | None = None,
     own_check: float | None = None,
     min_data_share: float = 0.0,
+    own_level: Any = "default",
     threshold: Any = None,
     direction: str | None = None,
     tolerance: float | None = None,
@@ -294,8 +295,8 @@ def simulate(
         strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
         prior=prior, pos_label=pos_label, label_set=label_set, model=model, stop_level=stop_level,
-        own_check=own_check, min_data_share=min_data_share, threshold=threshold, direction=direction,
-        tolerance=tolerance, random_seed=random_seed,
+        own_check=own_check, min_data_share=min_data_share, own_level=own_level, threshold=threshold,
+        direction=direction, tolerance=tolerance, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)

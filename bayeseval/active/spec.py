@@ -53,7 +53,7 @@ MODELS = ("robust", "auto", "beta_binomial")
 #: rules whose allocation can weigh each stratum's expected gain by its label cost
 COST_RULES = ("expected_width", "independent_beta")
 #: settings whose "default" string means the value in ``rules.STOPPING_DEFAULTS``
-SAFEGUARDS = ("stop_level", "own_check", "min_data_share")
+SAFEGUARDS = ("stop_level", "own_check", "min_data_share", "own_level")
 
 INT_TEXT = re.compile(r"[+-]?\d+")
 #: marker returned by :meth:`LabelSet.normalise` for a missing label
@@ -518,6 +518,12 @@ FIELD_DOCS: dict[str, str] = {
     A stratum counts as done only when its own trials are at least this share of its
     posterior effective sample size, so pooling stands in for at most ``1 -
     min_data_share`` of its information; default 0 (off).""",
+    "own_level": """own_level : float, None or "default"
+    Goal ``"decide"`` with a pooled model: a stratum is decided only when its own-data
+    Jeffreys ``P(meets)`` is also at least ``own_level`` (at most ``1 - own_level`` for
+    "fails"), so pooling cannot decide an atypical stratum its own labels do not support;
+    default ``"default"``: the decision level (``stop_level`` or ``level``); None asks only
+    that the own data lie on the same side of 0.5 (the rule before).""",
     "annotators": """annotators : int
     Annotations a row needs before it is resolved into a label (default 1). Rows with fewer
     annotations, or whose annotations the ``resolve`` rule cannot settle, stay pending.""",
@@ -613,6 +619,7 @@ class CampaignSpec:
     stop_level: float | None = None
     own_check: float | None = None
     min_data_share: float = 0.0
+    own_level: Any = "default"
     annotators: int = 1
     resolve: str = "majority"
     costs: Any = None
@@ -644,7 +651,8 @@ class CampaignSpec:
             "resolve": check_resolve(self.resolve),
             "costs": _check_costs_shape(self.costs),
             **stopping_options(
-                level, stop_level=self.stop_level, own_check=self.own_check, min_data_share=self.min_data_share
+                level, stop_level=self.stop_level, own_check=self.own_check, min_data_share=self.min_data_share,
+                own_level=self.own_level,
             ),
         }
         checked.update(_check_goal_settings(checked["goal"], checked["metric"], self.threshold, self.direction,
@@ -710,7 +718,7 @@ class CampaignSpec:
         Returns
         -------
         dict
-            ``stop_level``, ``own_check`` and ``min_data_share``.
+            ``stop_level``, ``own_check``, ``min_data_share`` and ``own_level``.
         """
         return {name: getattr(self, name) for name in SAFEGUARDS}
 
