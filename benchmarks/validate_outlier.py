@@ -3,24 +3,28 @@
 Scenarios (seeded): one atypical stratum (error rate 0.16) among nine homogeneous strata
 with rates near 0.06, the atypical stratum holding 2%, 6.4% or 15% of a 40,000-row pool; and
 the exchangeable control (all ten strata near 0.06). ``expected_width`` campaigns with the
-default settings to a 0.05 half-width at level 0.95; coverage at stop of every stratum, and
-labels used. ``--before`` adds each rule once more with the stopping rule before the
-own-evidence floor became the default (``RuleState(own_floor=None)``), ``--gain 1.5`` with
-the opt-in ``min_pooling_gain=1.5``; all on the same seeds.
+default settings to a 0.05 half-width at level 0.95; coverage at stop of every stratum on
+the interval it reads (``simulate``'s ``covered``), and labels used. Each pooled rule runs
+with the stopping variants of ``VARIANTS``: "before" (``read_threshold=None``: every stratum
+stops on its pooled interval), the default (``read_threshold=0.2``: a stratum that reads its
+adaptive interval stops on it) and ``adaptive_floor=1.2``; ``--gain 1.5`` adds the opt-in
+``min_pooling_gain=1.5``; all on the same seeds. ``--write-docs`` rewrites the table of
+docs/validation.md section 6a.
 
-Run: ``python benchmarks/validate_outlier.py campaigns [--repeats 40] [--before] [--gain 1.5] [--out file.csv]``
+Run: ``python benchmarks/validate_outlier.py campaigns [--repeats 40] [--rules expected_width,independent_beta]
+[--gain 1.5] [--out file.csv] [--write-docs]``
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from bayeseval.active.rules import RuleState
 from bayeseval.active.simulate import simulate
 
 N_STRATA = 10
@@ -46,35 +50,12 @@ def atypical_pool(share: float | None, *, n_rows: int = 40_000, atypical_rate: f
 SCENARIOS = {"atypical 2%": 0.02, "atypical 6.4%": 0.064, "atypical 15%": 0.15, "exchangeable": None}
 
 
-@contextlib.contextmanager
-def pooling_gain(gain: float):
-    """Run with ``RuleState(min_pooling_gain=gain)`` (not exposed by the campaign settings yet)."""
-    original = RuleState.__post_init__
-
-    def post_init(self) -> None:
-        original(self)
-        self.min_pooling_gain = gain
-
-    RuleState.__post_init__ = post_init
-    try:
-        yield
-    finally:
-        RuleState.__post_init__ = original
-
-
-@contextlib.contextmanager
-def own_evidence_off():
-    """Run with the stopping rule before the own-evidence check (``own_floor=None``).
-
-    ``simulate`` builds its states from the campaign settings, which do not expose
-    ``own_floor`` yet; the check is switched off here for the comparison only.
-    """
-    original = RuleState.own_evidence
-    RuleState.own_evidence = lambda self: np.ones(len(self.strata), bool)
-    try:
-        yield
-    finally:
-        RuleState.own_evidence = original
+#: stopping rules compared (labels and keyword arguments of ``simulate``; same seeds)
+VARIANTS = {
+    "before (`read_threshold=None`)": {"read_threshold": None},
+    "default (`read_threshold=0.2`)": {},
+    "`adaptive_floor=1.2`": {"adaptive_floor": 1.2},
+}
 
 
 def _campaign_rows(name: str, res, rules, label: str, t0: float) -> list[dict]:
@@ -84,37 +65,96 @@ def _campaign_rows(name: str, res, rules, label: str, t0: float) -> list[dict]:
         tab = res.table[res.table["rule"] == rule]
         mine = iv[iv["rule"] == rule]
         cov = mine.groupby("stratum")["covered"].mean()
-        row = {"scenario": name, "rule": rule + label, "labels_mean": tab["labels_used"].mean(),
-               "labels_s00": mine.loc[mine["stratum"] == "s00", "trials"].mean(),
-               "coverage_s00": cov.get("s00"), "coverage_min_stratum": cov.min(),
+        s00 = mine[mine["stratum"] == "s00"]
+        row = {"scenario": name, "rule": rule, "variant": label, "labels_mean": tab["labels_used"].mean(),
+               "labels_s00": s00["trials"].mean(), "adaptive_s00": (s00["read"] == "adaptive").mean(),
+               "adaptive_others": (mine.loc[mine["stratum"] != "s00", "read"] == "adaptive").mean(),
+               "coverage_s00": cov.get("s00"), "coverage_min_other": cov.drop("s00").min(),
                "coverage_mean": cov.mean(), "seconds": time.perf_counter() - t0}
         row.update({f"cov_{k}": v for k, v in cov.items()})
         rows.append(row)
     return rows
 
 
-def run_campaigns(repeats: int, rules=("expected_width",), before: bool = False, gain: float | None = None,
+def run_campaigns(repeats: int, rules=("expected_width",), variants=tuple(VARIANTS), gain: float | None = None,
                   **kw) -> pd.DataFrame:
-    """Coverage at stop of every stratum and labels, per scenario and rule (same seeds)."""
+    """Coverage at stop of every stratum (on the interval it reads) and labels, per scenario,
+    rule and stopping variant (same seeds)."""
     rows = []
+    todo = {v: VARIANTS[v] for v in variants}
+    if gain is not None:
+        todo[f"`min_pooling_gain={gain:g}`"] = {"min_pooling_gain": gain}
     for name, share in SCENARIOS.items():
         pool = atypical_pool(share, random_seed=1)
         args = dict(strata="stratum", y_pred="pred", y_true="truth", n_repeats=repeats, batch_size=20,
                     random_seed=0, progress=False, **kw)
         pooled = [r for r in rules if r != "independent_beta"]
-        if before and pooled:
+        for label, options in todo.items():
+            if pooled:
+                t0 = time.perf_counter()
+                rows += _campaign_rows(name, simulate(pool, rules=pooled, **args, **options), pooled, label, t0)
+        if "independent_beta" in rules:
             t0 = time.perf_counter()
-            with own_evidence_off():
-                res = simulate(pool, rules=pooled, **args)
-            rows += _campaign_rows(name, res, pooled, " (before)", t0)
-        if gain is not None and pooled:
-            t0 = time.perf_counter()
-            with pooling_gain(gain):
-                res = simulate(pool, rules=pooled, **args)
-            rows += _campaign_rows(name, res, pooled, f" (min_pooling_gain={gain:g})", t0)
-        t0 = time.perf_counter()
-        rows += _campaign_rows(name, simulate(pool, rules=list(rules), **args), rules, "", t0)
-    return pd.DataFrame(rows)
+            rows += _campaign_rows(name, simulate(pool, rules=["independent_beta"], **args), ["independent_beta"],
+                                   "own interval", t0)
+    out = pd.DataFrame(rows)
+    base = out[out["variant"] == next(iter(todo))].set_index(["scenario", "rule"])["labels_mean"]
+    before = out["scenario"].map(base.groupby("scenario").first())
+    out.insert(4, "x_before", out["labels_mean"] / before)
+    return out
+
+
+def docs_table(out: pd.DataFrame) -> str:
+    """The markdown table of section 6a."""
+    lines = ["| scenario | stopping rule | labels (mean) | x before | labels in s00 | s00 reads adaptive | "
+             "coverage s00 | lowest other stratum | mean coverage | coverage s01..s09 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for _, r in out.iterrows():
+        others = " ".join(f"{r[f'cov_s{i:02d}']:.3f}" for i in range(1, N_STRATA))
+        lines.append(f"| {r['scenario']} | {r['rule']}, {r['variant']} | {r['labels_mean']:.0f} | "
+                     f"{r['x_before']:.2f} | {r['labels_s00']:.0f} | {r['adaptive_s00']:.2f} | "
+                     f"{r['coverage_s00']:.3f} | {r['coverage_min_other']:.3f} | {r['coverage_mean']:.3f} | "
+                     f"{others} |")
+    return "\n".join(lines)
+
+
+def docs_section(out: pd.DataFrame, repeats: int, command: str) -> str:
+    """The generated head of docs/validation.md section 6a (up to the 12-stratum comparison)."""
+    return f"""### 6a. Campaign stops with one atypical stratum
+
+Generated by `{command}`.
+Pool of 40,000 rows in 10 strata; stratum `s00` has error rate 0.16 (0.06 in the
+exchangeable control) and holds 2%, 6.4% or 15% of the rows; the other nine have rates
+0.050-0.070. Goal: every stratum's 95% interval at half-width 0.05; batches of 20 labels;
+{repeats} seeded repeats per row, the same seeds (common random numbers) for every row of a
+scenario; robust population model; own-evidence floor `own_floor=2` (default) in every row.
+Coverage is per stratum over the {repeats} stops, on the interval the stratum reads at its
+stop (the one `evaluate` tells users to read: the adaptive interval where the stratum's
+leave-one-out conflict mid-p value is at most 0.2 or the conflict rule flags it, else the
+pooled one; "s00 reads adaptive" is the share of stops where `s00` reads it).
+
+Stopping rules: "before" stops every stratum on its pooled interval's half-width
+(`read_threshold=None`); the default (`read_threshold=0.2`) stops a stratum that reads its
+adaptive interval on that interval's half-width; `adaptive_floor=1.2` (opt-in) also asks every
+pooled stratum's adaptive half-width to be at most 1.2 times the target; `independent_beta`
+models each stratum on its own data.
+
+{docs_table(out)}
+
+{END_MARK}"""
+
+
+#: where the generated part of section 6a ends (the reading below it is written by hand)
+END_MARK = "<!-- end of the table generated by benchmarks/validate_outlier.py -->"
+
+
+def rewrite_section(body: str) -> None:
+    """Replace the generated part of docs/validation.md section 6a (up to ``END_MARK``)."""
+    path = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
+    text = path.read_text()
+    start = text.index("### 6a.")
+    end = text.index(END_MARK, start) + len(END_MARK)
+    path.write_text(text[:start] + body + text[end:])
 
 
 def exact_wilson_baseline(reps: int = 100) -> pd.DataFrame:
@@ -150,18 +190,29 @@ def main() -> None:
     parser.add_argument("what", choices=["campaigns", "wilson"])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--rules", default="expected_width")
-    parser.add_argument("--before", action="store_true", help="add the rule before the own-evidence check")
+    parser.add_argument("--variants", default=",".join(str(i) for i in range(len(VARIANTS))),
+                        help="comma-separated indices into VARIANTS (0 before, 1 default, 2 adaptive_floor=1.2)")
     parser.add_argument("--gain", type=float, default=None, help="add the rule with this min_pooling_gain")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--write-docs", action="store_true", help="rewrite docs/validation.md section 6a")
     args = parser.parse_args()
     if args.what == "wilson":
         print(exact_wilson_baseline().round(3).to_string(index=False))
         return
-    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")), before=args.before, gain=args.gain)
+    names = list(VARIANTS)
+    variants = tuple(names[int(i)] for i in args.variants.split(","))
+    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")), variants=variants, gain=args.gain)
     pd.set_option("display.width", 250)
     print(out.round(3).to_string(index=False))
     if args.out:
         out.to_csv(args.out, index=False)
+    if args.write_docs:
+        argv = sys.argv[1:]
+        if "--out" in argv:  # where the CSV went is not part of the recipe
+            i = argv.index("--out")
+            argv = argv[:i] + argv[i + 2:]
+        command = "python benchmarks/validate_outlier.py " + " ".join(argv)
+        rewrite_section(docs_section(out, args.repeats, command))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -75,12 +74,8 @@ def test_stopping_options_defaults_and_errors():
             stopping_options(0.95, **{name: bad})
 
 
-@contextlib.contextmanager
-def _before():
-    import validate_outlier
-
-    with validate_outlier.own_evidence_off():
-        yield
+#: the stopping rule before the own-evidence floor (and before the read rule)
+BEFORE = {"own_floor": None, "read_threshold": None}
 
 
 def test_all_zero_start_no_longer_stops_the_campaign():
@@ -88,8 +83,7 @@ def test_all_zero_start_no_longer_stops_the_campaign():
     # stratum done after a handful of labels (before), the own-evidence floor does not
     s = np.zeros(10, int)
     n = np.full(10, 6)
-    with _before():
-        assert _state(s, n).is_done()
+    assert _state(s, n, **BEFORE).is_done()
     assert not _state(s, n).is_done()
 
 
@@ -106,8 +100,7 @@ def test_no_stratum_stops_on_pooling_alone_seeded():
     pool = vo.atypical_pool(0.064, random_seed=1)
     kw = dict(strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=8,
               batch_size=20, random_seed=0, progress=False)
-    with _before():
-        old = simulate(pool, **kw).intervals
+    old = simulate(pool, **kw, **BEFORE).intervals
     new = simulate(pool, **kw).intervals
     # the fewest trials with which any count has a Jeffreys half-width within 0.10 (scipy):
     # the half-width is smallest at 0 successes

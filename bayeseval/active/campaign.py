@@ -14,8 +14,10 @@ every decision. Each round it
 and records the proposal, the decision and the random generator state in one transaction.
 ``ingest`` validates labels completely before writing them in one transaction, so a crash at
 any moment loses no acknowledged label and never counts one twice. The stopping rule, with the
-safeguards ``stop_level``, ``own_check`` and ``min_data_share``, is the one that
-:func:`bayeseval.active.simulate` replays.
+safeguards ``stop_level``, ``own_check``, ``min_data_share``, ``own_floor`` (default 2),
+``min_pooling_gain``, ``read_threshold`` (default 0.2: a stratum that is not clearly typical
+of the others stops on the adaptive interval ``evaluate`` tells users to read) and
+``adaptive_floor``, is the one that :func:`bayeseval.active.simulate` replays.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval.active.annotations import agreement, resolve_labels
 from bayeseval.active.rules import (
+    STOPPING_DEFAULTS,
     RuleState,
     forecast_decision,
     forecast_labels,
@@ -337,6 +340,10 @@ class Campaign:
         own_check: float | None = None,
         min_data_share: float = 0.0,
         own_level: Any = "default",
+        own_floor: float | None = STOPPING_DEFAULTS["own_floor"],
+        min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"],
+        read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"],
+        adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"],
         annotators: int = 1,
         resolve: str = "majority",
         costs: Any = None,
@@ -390,7 +397,9 @@ class Campaign:
             goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
             stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, own_level=own_level,
-            annotators=annotators, resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance,
+            own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
+            adaptive_floor=adaptive_floor, annotators=annotators,
+            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance,
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
@@ -554,9 +563,12 @@ class Campaign:
         -------
         pandas.DataFrame
             Indexed by stratum: ``pool_rows``, ``labelled``, ``pending``, ``trials``,
-            ``successes``, ``mean``, ``lower``, ``upper``, ``halfwidth`` (of the credible
-            interval at ``level`` under the campaign's model), ``done`` (half-width at most
-            the target), ``exhausted`` (no row left to propose) and ``outlier`` (modelled
+            ``successes``, ``mean``, ``lower``, ``upper`` (the credible interval at ``level``
+            under the campaign's model), ``read`` (the interval to read, as ``evaluate``
+            says: ``"pooled"``, ``"adaptive"`` for a stratum not clearly typical of the others
+            with ``read_threshold`` on, ``"own"`` for the independent model),
+            ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
+            ``done`` (read half-width at most the target), ``exhausted`` (no row left to propose) and ``outlier`` (modelled
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
@@ -806,7 +818,7 @@ class Campaign:
             "outliers": [str(x) for x in post.outliers],
             "labels_used": int(st.labelled.sum()),
             "pending_before": int(st.pending.sum()),
-            "max_halfwidth": float(np.max(st.halfwidths())),
+            "max_halfwidth": float(np.max(st.read_halfwidths())),
             "requested": int(batch_size),
         }
         store.record_proposal(
@@ -1333,7 +1345,8 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
     """Per-stratum status table of a rule state."""
     post = st.posterior
     lo, hi = st.intervals()
-    hw = (hi - lo) / 2
+    read, rlo, rhi = st.read_intervals()
+    hw = (rhi - rlo) / 2
     frame = pd.DataFrame(
         {
             "pool_rows": n_rows if n_rows is not None else st.available + st.labelled + st.pending,
@@ -1344,6 +1357,9 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
             "mean": post.mean().to_numpy(),
             "lower": lo,
             "upper": hi,
+            "read": read,
+            "read_lower": rlo,
+            "read_upper": rhi,
             "halfwidth": hw,
             "done": hw <= st.target_halfwidth if st.goal in ("each", "overall") else st.stratum_done(),
             "exhausted": st.available <= 0,

@@ -233,6 +233,29 @@ def _unit(text: str) -> float:
     return value
 
 
+#: rules.STOPPING_DEFAULTS of the safeguards the CLI sets (not imported: the CLI starts
+#: without numpy/scipy; tests/test_campaign_read.py checks they agree)
+_STOPPING = {"own_floor": 2.0, "min_pooling_gain": None, "read_threshold": 0.2, "adaptive_floor": None}
+
+
+def _off_or(parse: Callable[[str], float]) -> Callable[[str], float | None]:
+    """``parse``, or None for the words ``none`` and ``off`` (a safeguard switched off)."""
+    def parse_or_off(text: str) -> float | None:
+        return None if text.strip().lower() in ("none", "off") else parse(text)
+
+    return parse_or_off
+
+
+def _factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1 or 'none', got {text!r}") from None
+    if not (1 <= value < float("inf")):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1 or 'none', got {text!r}")
+    return value
+
+
 def _scalar(value: str | None) -> Any:
     if value is None:
         return None
@@ -326,7 +349,8 @@ def _create(args: argparse.Namespace) -> int:
         score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
         stop_level=args.stop_level, own_check=args.own_check, min_data_share=args.min_data_share,
         own_level=args.own_level,
-        annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
+        own_floor=args.own_floor, min_pooling_gain=args.min_pooling_gain, read_threshold=args.read_threshold,
+        adaptive_floor=args.adaptive_floor, annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
         threshold=args.threshold, direction=args.direction, tolerance=args.tolerance,
     )
     c = Campaign.create(args.db, pool, **settings)
@@ -707,6 +731,18 @@ def _add_create(sub: Any) -> None:
                         "P(meets) also reaches this level (at most one minus it for 'fails'); 'default' (the "
                         "default) uses the decision level (--stop-level or --level), 'none' only asks the own "
                         "data to lie on the same side (the rule before)")
+    p.add_argument("--own-floor", type=_off_or(_factor), default=_STOPPING["own_floor"],
+                   help="a pooled stratum is done only when its own-data half-width is at most this many targets "
+                        "(default 2; 'none': off)")
+    p.add_argument("--min-pooling-gain", type=_off_or(_factor), default=_STOPPING["min_pooling_gain"],
+                   help="with --own-floor, a stratum whose own half-width exceeds the target is done only when "
+                        "pooling narrows its interval this many times (default: off)")
+    p.add_argument("--read-threshold", type=_off_or(_unit), default=_STOPPING["read_threshold"],
+                   help="a stratum whose leave-one-out conflict p-value is at most this reads, and stops on, its "
+                        "adaptive interval (default 0.2; 'none': every stratum stops on its pooled interval)")
+    p.add_argument("--adaptive-floor", type=_off_or(_factor), default=_STOPPING["adaptive_floor"],
+                   help="every pooled stratum is done only when its adaptive half-width is at most this many "
+                        "targets (default: off)")
     p.add_argument("--annotators", type=_positive_int, default=1,
                    help="annotations a row needs before its label is resolved")
     p.add_argument("--resolve", default="majority",

@@ -23,7 +23,7 @@ import pandas as pd
 from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
-from bayeseval.active.rules import RuleState
+from bayeseval.active.rules import STOPPING_DEFAULTS, RuleState
 from bayeseval.active.spec import (
     CampaignSpec,
     MetricStates,
@@ -70,7 +70,8 @@ class SimulationResult(Result):
     ----------
     table : pandas.DataFrame
         One row per (rule, repeat): ``labels_used``, ``coverage`` (share of strata whose final
-        credible interval contains the true rate computed from the full data),
+        read interval, the one the stratum stops on and ``evaluate`` tells users to read,
+        contains the true rate computed from the full data),
         ``reached_goal``, ``rounds``, ``max_halfwidth`` at stop, ``overall_covered`` (goal
         ``"overall"``: whether the weighted rate's interval covers the true weighted rate)
         and ``wall_time`` in seconds. Goal ``"decide"`` adds ``decided`` (strata decided at
@@ -83,7 +84,9 @@ class SimulationResult(Result):
         The metric per stratum on the full data.
     intervals : pandas.DataFrame
         Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
-        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper``, ``true_rate``, ``covered``,
+        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper`` (the credible interval),
+        ``read``, ``read_lower``, ``read_upper`` (the interval the stratum reads: ``"pooled"``,
+        ``"adaptive"`` or ``"own"``), ``true_rate``, ``covered`` (by the read interval),
         and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
         campaign on several metrics has one line per stratum and metric).
     settings : dict
@@ -245,6 +248,10 @@ def simulate(
     own_check: float | None = None,
     min_data_share: float = 0.0,
     own_level: Any = "default",
+    own_floor: float | None = STOPPING_DEFAULTS["own_floor"],
+    min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"],
+    read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"],
+    adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"],
     threshold: Any = None,
     direction: str | None = None,
     tolerance: float | None = None,
@@ -295,8 +302,10 @@ def simulate(
         strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
         prior=prior, pos_label=pos_label, label_set=label_set, model=model, stop_level=stop_level,
-        own_check=own_check, min_data_share=min_data_share, own_level=own_level, threshold=threshold,
-        direction=direction, tolerance=tolerance, random_seed=random_seed,
+        own_check=own_check, min_data_share=min_data_share, own_level=own_level,
+        own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
+        adaptive_floor=adaptive_floor, threshold=threshold, direction=direction,
+        tolerance=tolerance, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
@@ -380,11 +389,11 @@ class _Run:
 
 
 def _max_halfwidth(state: RuleState) -> float:
-    """The half-width the goal is about: the widest stratum's, or the weighted rate's."""
+    """The half-width the goal is about: the widest read interval's, or the weighted rate's."""
     if state.goal == "overall":
         _, lo, hi = state.overall()
         return (hi - lo) / 2
-    return float(np.max(state.halfwidths()))
+    return float(np.max(state.read_halfwidths()))
 
 
 def _replay(spec: CampaignSpec, oracle: _Oracle, queues: Any, rng: np.random.Generator, repeat: int) -> _Run:
@@ -424,7 +433,7 @@ def _replay_metrics(spec: CampaignSpec, oracle: _Oracle, queues: dict[str, list[
     while True:
         st = spec.rule_states(design, counts={m: (s.copy(), n.copy()) for m, (s, n) in counts.items()},
                               labelled=lab.copy(), pending=np.zeros(k))
-        trace.append((spec.rule_name, repeat, int(lab.sum()), float(np.max(st.halfwidths()))))
+        trace.append((spec.rule_name, repeat, int(lab.sum()), float(np.max(st.read_halfwidths()))))
         n = spec.round_size(st)
         alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
         if alloc.sum() == 0:
@@ -469,7 +478,7 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
                 "max_halfwidth": max(r["max_halfwidth"] for r in rows),
                 "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal == "overall" else np.nan}
     st = run.state
-    lo, hi = st.intervals()
+    _, lo, hi = st.read_intervals()  # the interval each stratum reads
     tr = oracle.true_rates.to_numpy()
     ok = ~np.isnan(tr)
     covered = (lo[ok] <= tr[ok]) & (tr[ok] <= hi[ok])
@@ -549,14 +558,16 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
         return out
     lo, hi = run.state.intervals()
     st = run.state
+    read, rlo, rhi = st.read_intervals()  # coverage is judged on the interval the stratum reads
     mean = st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
     k = len(tr)
     made = st.decisions() if st.goal == "decide" else np.full(k, None)
     p = st.p_meets() if st.goal == "decide" else np.full(k, np.nan)
     return [
-        (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], tr[j],
-         bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan, p[j], made[j], metric)
+        (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], read[j],
+         rlo[j], rhi[j], tr[j], bool(rlo[j] <= tr[j] <= rhi[j]) if not np.isnan(tr[j]) else np.nan, p[j],
+         made[j], metric)
         for j, label in enumerate(oracle.true_rates.index)
     ]
 
@@ -567,8 +578,8 @@ def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[C
     trace = pd.DataFrame([t for run in runs for t in run.trace], columns=["rule", "repeat", "labels", "max_halfwidth"])
     intervals = pd.DataFrame(
         [row for run in runs for row in _final_rows(run, oracle, spec.metrics[0])],
-        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "true_rate", "covered",
-                 "p_meets", "decision", "metric"],
+        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "read", "read_lower",
+                 "read_upper", "true_rate", "covered", "p_meets", "decision", "metric"],
     )
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed

@@ -35,7 +35,14 @@ from bayeseval._validation import (
     check_weights,
     iter_columns,
 )
-from bayeseval.active.rules import RULES, RuleState, decision_allocation, get_rule, stopping_options
+from bayeseval.active.rules import (
+    RULES,
+    STOPPING_DEFAULTS,
+    RuleState,
+    decision_allocation,
+    get_rule,
+    stopping_options,
+)
 from bayeseval.counts import stratum_labels
 from bayeseval.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
@@ -53,7 +60,8 @@ MODELS = ("robust", "auto", "beta_binomial")
 #: rules whose allocation can weigh each stratum's expected gain by its label cost
 COST_RULES = ("expected_width", "independent_beta")
 #: settings whose "default" string means the value in ``rules.STOPPING_DEFAULTS``
-SAFEGUARDS = ("stop_level", "own_check", "min_data_share", "own_level")
+SAFEGUARDS = ("stop_level", "own_check", "min_data_share", "own_level", "own_floor", "min_pooling_gain",
+              "read_threshold", "adaptive_floor")
 
 INT_TEXT = re.compile(r"[+-]?\d+")
 #: marker returned by :meth:`LabelSet.normalise` for a missing label
@@ -524,6 +532,20 @@ FIELD_DOCS: dict[str, str] = {
     "fails"), so pooling cannot decide an atypical stratum its own labels do not support;
     default ``"default"``: the decision level (``stop_level`` or ``level``); None asks only
     that the own data lie on the same side of 0.5 (the rule before).""",
+    "own_floor": """own_floor : float or None
+    A pooled stratum counts as done only when its own-data Jeffreys interval at ``level``
+    has a half-width of at most this many times the target; default 2, None: off.""",
+    "min_pooling_gain": """min_pooling_gain : float or None
+    With ``own_floor`` on, a stratum whose own half-width exceeds the target counts as done
+    only when pooling narrows its interval at least this many times; default None (off).""",
+    "read_threshold": """read_threshold : float or None
+    A stratum whose leave-one-out conflict mid-p value is at most this (or that the conflict
+    rule flags) reads its adaptive interval, as ``evaluate`` tells users, and counts as done
+    only when that interval meets the target; default 0.2, None: every stratum stops on its
+    pooled interval.""",
+    "adaptive_floor": """adaptive_floor : float or None
+    Every pooled stratum counts as done only when its adaptive interval has a half-width of
+    at most this many times the target; default None (off).""",
     "annotators": """annotators : int
     Annotations a row needs before it is resolved into a label (default 1). Rows with fewer
     annotations, or whose annotations the ``resolve`` rule cannot settle, stay pending.""",
@@ -620,6 +642,10 @@ class CampaignSpec:
     own_check: float | None = None
     min_data_share: float = 0.0
     own_level: Any = "default"
+    own_floor: float | None = STOPPING_DEFAULTS["own_floor"]
+    min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"]
+    read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"]
+    adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"]
     annotators: int = 1
     resolve: str = "majority"
     costs: Any = None
@@ -650,10 +676,7 @@ class CampaignSpec:
             "annotators": check_positive_int(self.annotators, "annotators"),
             "resolve": check_resolve(self.resolve),
             "costs": _check_costs_shape(self.costs),
-            **stopping_options(
-                level, stop_level=self.stop_level, own_check=self.own_check, min_data_share=self.min_data_share,
-                own_level=self.own_level,
-            ),
+            **stopping_options(level, **{name: getattr(self, name) for name in SAFEGUARDS}),
         }
         checked.update(_check_goal_settings(checked["goal"], checked["metric"], self.threshold, self.direction,
                                             self.tolerance))
@@ -718,7 +741,8 @@ class CampaignSpec:
         Returns
         -------
         dict
-            ``stop_level``, ``own_check``, ``min_data_share`` and ``own_level``.
+            ``stop_level``, ``own_check``, ``min_data_share``, ``own_level``, ``own_floor``,
+            ``min_pooling_gain``, ``read_threshold`` and ``adaptive_floor``.
         """
         return {name: getattr(self, name) for name in SAFEGUARDS}
 
@@ -1453,6 +1477,15 @@ class MetricStates:
         numpy.ndarray
         """
         return np.max([st.halfwidths() for st in self.states.values()], axis=0)
+
+    def read_halfwidths(self) -> np.ndarray:
+        """Per stratum, the largest half-width of the read interval over the metrics.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        return np.max([st.read_halfwidths() for st in self.states.values()], axis=0)
 
 
 def _metric_gains(state: RuleState) -> tuple[Any, np.ndarray, np.ndarray]:
