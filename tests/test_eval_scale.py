@@ -130,3 +130,24 @@ def test_evaluate_with_a_huge_flagged_stratum_stays_small():
     t = rep.table
     assert np.all(t["read_lower"] <= t["read_upper"])
     assert t.loc[4, "read_upper"] < 1e-6  # 0 of 67 million: the interval stays tiny
+
+
+def test_read_bounds_once_per_distinct_pair_equals_every_stratum_alone() -> None:
+    """Strata with equal counts share their leave-one-out prior, so computing the adaptive
+    interval once per distinct (successes, trials) pair gives, bit for bit, the interval
+    ``fab_interval`` gives each stratum with its own leave-one-out mixture."""
+    from bayeseval._core.adaptive import DIFFUSE_WEIGHT, fab_interval, loo_beta_mixture
+    from bayeseval._core.conflict import read_bounds, read_choice
+
+    rng = np.random.default_rng(7)
+    n = rng.choice([5, 10, 20, 50], 240)
+    s = rng.binomial(n, rng.beta(2, 20, n.size))
+    assert len(set(zip(s.tolist(), n.tolist(), strict=True))) < 60  # many repeated pairs
+    w, a, b = loo_beta_mixture(s, n)
+    ref = fab_interval(s, n, a, b, w, level=0.9, diffuse_weight=DIFFUSE_WEIGHT)
+    choice = read_choice(s, n)
+    every = np.ones(n.size, bool)
+    for c in (choice, choice._replace(mixture=(w, a, b))):
+        lo, hi = read_bounds(c, np.zeros(n.size), np.ones(n.size), 0.9, rows=every)
+        np.testing.assert_array_equal(lo, ref.lower)
+        np.testing.assert_array_equal(hi, ref.upper)

@@ -423,7 +423,9 @@ def read_bounds(
 
     The adaptive interval of a stratum is :func:`bayeseval._core.adaptive.adaptive_interval`
     at ``level`` (default diffuse weight), computed only for the strata that read it
-    (``rows``, a boolean mask: default ``choice.adaptive``).
+    (``rows``, a boolean mask: default ``choice.adaptive``), and once per distinct
+    ``(successes, trials)`` pair among them: a stratum's leave-one-out prior depends only on
+    the other strata, so two strata with the same counts have the same prior and interval.
 
     Examples
     --------
@@ -436,13 +438,29 @@ def read_bounds(
     hi = np.array(upper, dtype=float, copy=True)
     rows = choice.adaptive if rows is None else np.asarray(rows, bool) & (choice.trials > 0)
     if choice.mixture is not None and rows.any():
+        idx = np.flatnonzero(rows)
+        rep, back = _distinct_pairs(choice.successes[idx], choice.trials[idx])
+        rep = idx[rep]  # one stratum per distinct pair, in stratum order
         if isinstance(choice.mixture, tuple):
-            w, a, b = (v[rows] for v in choice.mixture)
+            w, a, b = (v[rep] for v in choice.mixture)
         else:  # the leave-one-out mixtures of these strata only
-            w, a, b = loo_beta_mixture(choice.successes, choice.trials, rows=rows)
+            mask = np.zeros(choice.trials.size, bool)
+            mask[rep] = True
+            w, a, b = loo_beta_mixture(choice.successes, choice.trials, rows=mask)
         iv = fab_interval(
-            choice.successes[rows], choice.trials[rows], a, b, w,
+            choice.successes[rep], choice.trials[rep], a, b, w,
             level=level, diffuse_weight=DIFFUSE_WEIGHT,
         )
-        lo[rows], hi[rows] = iv.lower, iv.upper
+        lo[idx], hi[idx] = iv.lower[back], iv.upper[back]
     return lo, hi
+
+
+def _distinct_pairs(successes: np.ndarray, trials: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First position of each distinct ``(successes, trials)`` pair, in increasing order,
+    and for every position the index of its pair among those firsts."""
+    pairs = np.stack([np.asarray(successes, float), np.asarray(trials, float)], axis=1)
+    _, first, inverse = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty(order.size, np.int64)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[np.reshape(inverse, -1)]
