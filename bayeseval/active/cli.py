@@ -141,37 +141,35 @@ def _open(db: str) -> Any:
 
 
 # -- option types (argparse turns their ValueError into a one-line usage error) -----------
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
-
-
-def _open_unit(upper: float) -> Callable[[str], float]:
-    def parse(text: str) -> float:
+def _number(cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str) -> Callable[[str], Any]:
+    """An option type: ``cast(text)`` when it parses and ``ok`` holds, else a usage error."""
+    def parse(text: str) -> Any:
         try:
-            value = float(text)
+            value = cast(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number in (0, {upper:g}), got {text!r}") from None
-        if not (0 < value < upper):  # also refuses nan and inf
-            raise argparse.ArgumentTypeError(f"expected a number in (0, {upper:g}), got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not ok(value):  # the range checks also refuse nan (and inf where bounded)
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
         return value
 
     return parse
+
+
+def _or_words(parse: Callable[[str], Any], words: dict[str, Any]) -> Callable[[str], Any]:
+    """``parse``, or the value of one of ``words`` (compared lower case, spaces stripped)."""
+    def parse_or_word(text: str) -> Any:
+        low = text.strip().lower()
+        return words[low] if low in words else parse(text)
+
+    return parse_or_word
+
+
+_positive_int = _number(int, lambda v: v >= 1, "a whole number >= 1")
+_seed = _number(int, lambda v: v >= 0, "a whole number >= 0")
+
+
+def _open_unit(upper: float) -> Callable[[str], float]:
+    return _number(float, lambda v: 0 < v < upper, f"a number in (0, {upper:g})")
 
 
 def _score_bins(text: str) -> Any:
@@ -209,28 +207,10 @@ class _Renamed(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def _own_level(text: str) -> float | str | None:
-    """``--own-level``: a number in (0, 1), ``default`` or ``none``."""
-    low = text.strip().lower()
-    if low in ("default", "none"):
-        return None if low == "none" else "default"
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), 'default' or 'none', got {text!r}") from None
-    if not (0 < value < 1):
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), 'default' or 'none', got {text!r}")
-    return value
-
-
-def _unit(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not (0 <= value < 1):
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
-    return value
+#: --own-level: a number in (0, 1), ``default`` (the decision level) or ``none`` (off)
+_own_level = _or_words(_number(float, lambda v: 0 < v < 1, "a number in (0, 1), 'default' or 'none'"),
+                       {"default": "default", "none": None})
+_unit = _number(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
 
 
 #: rules.STOPPING_DEFAULTS of the safeguards the CLI sets (not imported: the CLI starts
@@ -240,20 +220,10 @@ _STOPPING = {"own_floor": 2.0, "min_pooling_gain": None, "read_threshold": 0.2, 
 
 def _off_or(parse: Callable[[str], float]) -> Callable[[str], float | None]:
     """``parse``, or None for the words ``none`` and ``off`` (a safeguard switched off)."""
-    def parse_or_off(text: str) -> float | None:
-        return None if text.strip().lower() in ("none", "off") else parse(text)
-
-    return parse_or_off
+    return _or_words(parse, {"none": None, "off": None})
 
 
-def _factor(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1 or 'none', got {text!r}") from None
-    if not (1 <= value < float("inf")):  # also refuses nan
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1 or 'none', got {text!r}")
-    return value
+_factor = _number(float, lambda v: 1 <= v < float("inf"), "a number of at least 1 or 'none'")
 
 
 def _scalar(value: str | None) -> Any:
