@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
+from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats
 
@@ -21,18 +22,8 @@ from bayeseval.active.cli import main
 from bayeseval.active.rules import RuleState, decision_allocation, decision_gains, forecast_decision
 from bayeseval.active.simulate import true_decisions
 
-
-def exact_pool(rates, sizes, *, random_seed=0) -> pd.DataFrame:
-    """Strata with exactly round(rate * size) errors each, shuffled."""
-    rng = np.random.default_rng(random_seed)
-    parts = []
-    for i, (rate, size) in enumerate(zip(rates, sizes, strict=True)):
-        err = np.zeros(size, bool)
-        err[: int(round(rate * size))] = True
-        rng.shuffle(err)
-        truth = rng.integers(0, 2, size)
-        parts.append(pd.DataFrame({"stratum": f"s{i:02d}", "truth": truth, "pred": np.where(err, 1 - truth, truth)}))
-    return pd.concat(parts, ignore_index=True)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from validate_decide import exact_pool  # noqa: E402  (the benchmark's pool: exact error counts)
 
 
 def atypical_state(s0, n0, others, threshold, **kw) -> RuleState:
