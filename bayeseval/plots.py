@@ -8,6 +8,7 @@ and none calls ``plt.show()``.
   posterior interval, per stratum, sized by trials, with the overall rate.
 - :func:`halfwidth_curve`: interval half-width against labels (campaign
   traces, observed and forecast, several rules side by side).
+- :func:`labels_by_round`: a campaign's cumulative labels per stratum, round by round.
 - :func:`allocation`: per-stratum counts under several allocation rules.
 - :func:`sample_size_curve`: trials needed against target half-width.
 - :func:`ppc`: observed rate against the posterior predictive interval.
@@ -41,6 +42,7 @@ __all__ = [
     "plot",
     "forest",
     "halfwidth_curve",
+    "labels_by_round",
     "allocation",
     "sample_size_curve",
     "ppc",
@@ -463,6 +465,59 @@ def _campaign_trace(campaign: Any) -> tuple[pd.DataFrame, float | None]:
     frame = frame.drop_duplicates(subset=["kind", "labels"], keep="last")
     frame["rule"] = getattr(campaign, "_rule_name", None) or "campaign"
     return frame, target
+
+
+#: strata drawn in colour and named in the legend of :func:`labels_by_round` (the rest in grey)
+LABELS_NAMED = 10
+
+
+def labels_by_round(progress: pd.DataFrame, *, ax: Any = None) -> Any:
+    """Cumulative labels per stratum against the round: one step line per stratum.
+
+    With more than ``LABELS_NAMED`` strata, the ones with the most labels are drawn in
+    colour and named in the legend, the others in grey.
+
+    Parameters
+    ----------
+    progress : pandas.DataFrame
+        :func:`bayeseval.active.campaign_report.progress_by_round` of a campaign:
+        strata as rows, cumulative labels per round as columns.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made when omitted.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"round 1": [4, 4], "round 2": [12, 4]}, index=["a", "b"])
+    >>> ax = labels_by_round(frame)
+    >>> [line.get_ydata().tolist() for line in ax.get_lines()]  # from 0 labels before round 1
+    [[0, 4, 12], [0, 4, 4]]
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    ax = _axes(ax)
+    rounds = np.arange(0, progress.shape[1] + 1)  # round r spans (r - 1, r]
+    final = progress.iloc[:, -1]
+    named = set(final.sort_values(ascending=False, kind="stable").index[:LABELS_NAMED])
+    for name, row in progress.iterrows():
+        if name in named:
+            ax.step(rounds, np.r_[0, row.to_numpy()], where="pre", lw=1.6, label=f"{name} ({int(row.iloc[-1])})")
+        else:
+            ax.step(rounds, np.r_[0, row.to_numpy()], where="pre", lw=0.8, color="0.75", zorder=1)
+    ax.set_xlabel("round")
+    ax.set_ylabel("labels per stratum (cumulative)")
+    ax.set_xlim(0, rounds[-1])
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    title = "stratum (labels)" if len(progress) <= LABELS_NAMED else f"top {LABELS_NAMED} of {len(progress)} strata"
+    ax.legend(title=title, fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return ax
 
 
 def allocation(

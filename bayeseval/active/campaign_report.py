@@ -6,7 +6,7 @@ each proposal round (progress over rounds), the annotators' agreement when rows 
 annotations, and plots, inline as base64 PNG: the largest half-width against the labels with
 the forecast (:func:`bayeseval.plots.halfwidth_curve`; each stratum's probability of meeting
 its threshold for a decision goal) and the cumulative labels per stratum round by round
-(:func:`progress_plot`).
+(:func:`bayeseval.plots.labels_by_round`).
 Every value from the campaign is HTML-escaped.
 """
 
@@ -22,7 +22,7 @@ import pandas as pd
 
 from bayeseval.counts import stratum_labels
 
-__all__ = ["campaign_report_html", "progress_by_round", "progress_plot"]
+__all__ = ["campaign_report_html", "progress_by_round"]
 
 
 def progress_by_round(campaign: Any) -> pd.DataFrame:
@@ -88,59 +88,8 @@ def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
     else:
         figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
     if progress.shape[1]:
-        figures.append(_png(progress_plot(progress, ax=_axes(7))))
+        figures.append(_png(plots.labels_by_round(progress, ax=_axes(7))))
     return figures
-
-
-#: strata drawn in colour and named in the legend of the progress plot (the rest in grey)
-PROGRESS_NAMED = 10
-
-
-def progress_plot(progress: pd.DataFrame, *, ax: Any) -> Any:
-    """Cumulative labels per stratum against the round: one step line per stratum.
-
-    With more than ``PROGRESS_NAMED`` strata, the ones with the most labels are drawn in
-    colour and named in the legend, the others in grey.
-
-    Parameters
-    ----------
-    progress : pandas.DataFrame
-        :func:`progress_by_round`: strata as rows, cumulative labels per round as columns.
-    ax : matplotlib.axes.Axes
-        Axes to draw on.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
-
-    Examples
-    --------
-    >>> from matplotlib.figure import Figure
-    >>> frame = pd.DataFrame({"round 1": [4, 4], "round 2": [12, 4]}, index=["a", "b"])
-    >>> ax = progress_plot(frame, ax=Figure().subplots())
-    >>> [line.get_ydata().tolist() for line in ax.get_lines()]  # from 0 labels before round 1
-    [[0, 4, 12], [0, 4, 4]]
-    """
-    from matplotlib.ticker import MaxNLocator
-
-    rounds = np.arange(0, progress.shape[1] + 1)  # round r spans (r - 1, r]
-    final = progress.iloc[:, -1]
-    named = set(final.sort_values(ascending=False, kind="stable").index[:PROGRESS_NAMED])
-    for name, row in progress.iterrows():
-        if name in named:
-            ax.step(rounds, np.r_[0, row.to_numpy()], where="pre", lw=1.6, label=f"{name} ({int(row.iloc[-1])})")
-        else:
-            ax.step(rounds, np.r_[0, row.to_numpy()], where="pre", lw=0.8, color="0.75", zorder=1)
-    ax.set_xlabel("round")
-    ax.set_ylabel("labels per stratum (cumulative)")
-    ax.set_xlim(0, rounds[-1])
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    title = "stratum (labels)" if len(progress) <= PROGRESS_NAMED else f"top {PROGRESS_NAMED} of {len(progress)} strata"
-    ax.legend(title=title, fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return ax
 
 
 def _goal_text(campaign: Any, status: pd.DataFrame) -> str:

@@ -1,4 +1,4 @@
-"""The campaign report's progress plot: cumulative labels per stratum, round by round."""
+"""`plots.labels_by_round` (the campaign report's progress plot): cumulative labels per stratum, round by round."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from bayeseval.active import Campaign
-from bayeseval.active.campaign_report import PROGRESS_NAMED, progress_by_round, progress_plot
+from bayeseval.active.campaign_report import progress_by_round
+from bayeseval.plots import LABELS_NAMED, labels_by_round
 
 
 def _campaign(tmp_path, k: int, rounds: int) -> Campaign:
@@ -21,7 +22,7 @@ def _campaign(tmp_path, k: int, rounds: int) -> Campaign:
 
 def test_lines_end_at_each_strata_label_count(tmp_path) -> None:
     c = _campaign(tmp_path, 4, 3)
-    ax = progress_plot(progress_by_round(c), ax=Figure().subplots())
+    ax = labels_by_round(progress_by_round(c), ax=Figure().subplots())
     labels = c.labels()
     per = labels.groupby("stratum").size()  # counted from the stored labels, not the progress table
     ends = {line.get_label().split(" ")[0]: line.get_ydata()[-1] for line in ax.get_lines()}
@@ -34,8 +35,8 @@ def test_lines_end_at_each_strata_label_count(tmp_path) -> None:
 def test_many_strata_name_only_the_most_labelled(tmp_path) -> None:
     progress = pd.DataFrame({"round 1": np.arange(25), "round 2": 2 * np.arange(25)},
                             index=[f"s{i}" for i in range(25)])
-    ax = progress_plot(progress, ax=Figure().subplots())
+    ax = labels_by_round(progress, ax=Figure().subplots())
     named = [t.get_text().split(" ")[0] for t in ax.get_legend().get_texts()]
-    assert sorted(named) == sorted(f"s{i}" for i in range(24, 24 - PROGRESS_NAMED, -1))
+    assert sorted(named) == sorted(f"s{i}" for i in range(24, 24 - LABELS_NAMED, -1))
     grey = [line for line in ax.get_lines() if line.get_color() == "0.75"]
-    assert len(grey) == 25 - PROGRESS_NAMED
+    assert len(grey) == 25 - LABELS_NAMED
