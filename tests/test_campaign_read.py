@@ -231,3 +231,18 @@ def test_the_read_rule_raises_the_atypical_strata_coverage_seeded():
         out[name] = (int(covered.sum()), res.table["labels_used"].mean())
     assert out["on"][0] >= out["off"][0] + 2
     assert out["on"][1] <= 1.2 * out["off"][1]
+
+
+def test_status_done_is_the_stopping_rule_not_the_halfwidth_alone():
+    """A stratum with 0 of 3 among nine with 10 of 200: pooling makes its half-width tiny,
+    but its own Jeffreys 95% interval (scipy: Beta(0.5, 3.5)) is about 0.27 wide on each
+    side, over twice the 0.1 target, so the own-evidence floor keeps it open and the
+    status must not call it done."""
+    from bayeseval.active.campaign import _status_frame
+
+    st = RuleState.from_counts([0] + [10] * 9, [3] + [200] * 9, available=np.full(10, 100), target_halfwidth=0.1)
+    own = np.diff(stats.beta.ppf([0.025, 0.975], 0.5, 3.5))[0] / 2
+    assert own > 2 * 0.1
+    frame = _status_frame(st)
+    assert frame["halfwidth"].iloc[0] <= 0.1 and not frame["done"].iloc[0]
+    assert frame["done"].iloc[1:].all()

@@ -568,7 +568,9 @@ class Campaign:
             says: ``"pooled"``, ``"adaptive"`` for a stratum not clearly typical of the others
             with ``read_threshold`` on, ``"own"`` for the independent model),
             ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
-            ``done`` (read half-width at most the target), ``exhausted`` (no row left to propose) and ``outlier`` (modelled
+            ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
+            target and its own data supporting it, see :meth:`~bayeseval.active.rules.RuleState.stratum_done`),
+            ``exhausted`` (no row left to propose) and ``outlier`` (modelled
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
@@ -1361,7 +1363,7 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
             "read_lower": rlo,
             "read_upper": rhi,
             "halfwidth": hw,
-            "done": hw <= st.target_halfwidth if st.goal in ("each", "overall") else st.stratum_done(),
+            "done": hw <= st.target_halfwidth if st.goal == "overall" else st.stratum_done(),
             "exhausted": st.available <= 0,
             "outlier": np.asarray(st.strata.isin(list(post.outliers)), dtype=bool),
         },

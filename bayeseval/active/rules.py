@@ -842,8 +842,9 @@ class RuleState:
     def reading(self) -> ReadChoice | None:
         """Which interval each stratum reads (:func:`bayeseval._core.conflict.read_choice`), cached.
 
-        At ``read_threshold`` (with only ``adaptive_floor`` set, every stratum reads
-        ``"pooled"`` except those the conflict rule flags). None for the independent model,
+        At ``read_threshold``; with ``read_threshold=None`` and only ``adaptive_floor`` set
+        every stratum reads ``"pooled"`` (the choice then only carries the counts and the
+        leave-one-out mixtures the floor's adaptive intervals need). None for the independent model,
         goals other than ``"each"``, or when both ``read_threshold`` and ``adaptive_floor``
         are None.
 
@@ -1995,8 +1996,9 @@ def decision_gains(
     (floor 0). A pooled stratum whose pooled ``P(meets)`` is decided while its own data do
     not yet reach ``own_level`` (see :meth:`RuleState.goal_met`) is scored on its own
     Jeffreys posterior ``Beta(s + 1/2, n - s + 1/2)`` with ``floor = 1 - own level``: the
-    expected progress of the own-data decision, which is what its stop now waits for. With few trials one label can raise the expected excess (a first success
-    can undo a near-decision): looking ``horizon`` labels ahead smooths that, and the gain is
+    expected progress of the own-data decision, which is what its stop waits for. With few
+    trials one label can raise the expected excess (a first success can undo a
+    near-decision): looking ``horizon`` labels ahead smooths that, and the gain is
     clipped at 0; a ``1e-3`` share of the expected half-width reduction breaks ties (it
     spreads a first batch evenly).
 
@@ -2144,7 +2146,8 @@ def forecast_decision(state: RuleState) -> pd.Series:
     preposterior probability that the stratum is decided (``P(meets)`` at least the
     decision level or at most one minus it, on the Beta approximation of its posterior;
     for a stratum whose pooled ``P(meets)`` is decided while its own data do not yet reach
-    ``own_level``, its own Jeffreys ``P(meets)`` at ``own_level``) reaches 0.5; pending labels count as requested. Goal ``"gap"``: for each target stratum
+    ``own_level``, its own Jeffreys ``P(meets)`` at ``own_level``) reaches 0.5; pending
+    labels count as requested. Goal ``"gap"``: for each target stratum
     (:func:`gap_targets`), the labels that bring its Bonferroni interval's half-width to half
     the distance between the gap estimate and the tolerance. Capped at the rows available.
 

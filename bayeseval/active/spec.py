@@ -1484,6 +1484,7 @@ class MetricStates:
         Returns
         -------
         numpy.ndarray
+            One half-width per stratum (:meth:`RuleState.read_halfwidths` of each metric).
         """
         return np.max([st.read_halfwidths() for st in self.states.values()], axis=0)
 
