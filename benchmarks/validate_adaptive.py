@@ -16,11 +16,18 @@ Prints four tables (Markdown):
    strata, mid-p) and the alternatives.
 4. Coverage of the outlier's adaptive interval in the same simulation (exact given the
    other strata: enumeration over the outlier's own count).
+5. What the grid of ``split_trials`` costs: above 100 trials the split is optimised for
+   the nearest smaller value on a geometric grid (ratio 1.1) rather than for the
+   stratum's own number of trials. Expected width (exact, under the prior-predictive
+   distribution and at five true rates) against the split optimised for n itself, and
+   the minimum coverage (exact enumeration), for n from 105 to 2,000 (``--split-grid``
+   prints only this table).
 
 Run from the repository root::
 
     python benchmarks/validate_adaptive.py            # about 5-10 minutes
     python benchmarks/validate_adaptive.py --quick    # smoke version
+    python benchmarks/validate_adaptive.py --split-grid   # table 5 only (about 1 minute)
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from bayeseval._core.adaptive import (
     beta_mixture_predictive,
     fab_intervals_all_counts,
     loo_beta_mixture,
+    split_trials,
 )
 from bayeseval._core.conflict import holm_flags, predictive_p_values
 
@@ -201,12 +209,47 @@ def table_outlier_coverage(sim: dict) -> None:
               f"{c90.min():.4f} | {hit:.3f} |")
 
 
+GRID_SIZES = (105, 150, 250, 500, 1000, 2000)
+GRID_TRUTHS = (0.02, 0.08, 0.15, 0.40, 0.70)
+
+
+def table_split_grid(prior_set: dict, sizes) -> None:
+    print("\n## 5. The split's trials grid: width against the split optimised for n itself\n")
+    print("Level 0.95, uniform weight 0.1 mixed into each prior (the default of")
+    print("adaptive_interval). 'prior-averaged': expected width under the prior-predictive")
+    print("distribution of the count; 'at true rates': under Binomial(n, p) for p in")
+    print(f"{', '.join(map(str, GRID_TRUTHS))} (smallest and largest ratio). Ratios grid / own n.\n")
+    print("| prior | n | optimised for | prior-averaged | at true rates (min - max) | min coverage |")
+    print("|---|---|---|---|---|---|")
+    ratios = []
+    for name, (w, a, b) in prior_set.items():
+        for n in sizes:
+            pmf = beta_mixture_predictive(n, w, a, b)
+            grid = fab_intervals_all_counts(n, pmf, 0.95, diffuse_weight=0.1)
+            own = fab_intervals_all_counts(n, pmf, 0.95, diffuse_weight=0.1, optimise_for=n)
+            wg, wo = grid.upper - grid.lower, own.upper - own.lower
+            prob = stats.binom.pmf(np.arange(n + 1)[:, None], n, np.array(GRID_TRUTHS)[None, :])
+            at = (prob * wg[:, None]).sum(axis=0) / (prob * wo[:, None]).sum(axis=0)
+            avg = float(pmf @ wg / (pmf @ wo))
+            cov = coverage(grid.lower, grid.upper, n, rate_grid(grid.lower, grid.upper)).min()
+            ratios.append((avg, at.min(), at.max()))
+            print(f"| {name} | {n} | {int(split_trials(n))} | {avg:.3f} | "
+                  f"{at.min():.3f} - {at.max():.3f} | {cov:.4f} |")
+    r = np.array(ratios)
+    print(f"\nPrior-averaged ratio {r[:, 0].min():.3f} to {r[:, 0].max():.3f}; at single true "
+          f"rates {r[:, 1].min():.3f} to {r[:, 2].max():.3f}.")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke version")
     parser.add_argument("--repeats", type=int, default=400)
     parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--split-grid", action="store_true", help="table 5 only")
     args = parser.parse_args()
+    if args.split_grid:
+        table_split_grid(priors(np.random.default_rng(args.seed)), GRID_SIZES)
+        return
     sizes = (5, 20, 100) if args.quick else SIZES
     repeats = 30 if args.quick else args.repeats
     start = time.perf_counter()
@@ -217,6 +260,7 @@ def main() -> None:
     sim = simulate(repeats, args.seed + 1)
     table_conflict(sim, repeats)
     table_outlier_coverage(sim)
+    table_split_grid(prior_set, GRID_SIZES[:3] if args.quick else GRID_SIZES)
     print(f"\n(total {time.perf_counter() - start:.0f} s)")
 
 

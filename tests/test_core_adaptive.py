@@ -21,6 +21,7 @@ from bayeseval._core.adaptive import (
     fab_intervals_all_counts,
     fab_regions,
     loo_beta_mixture,
+    split_trials,
 )
 
 PRIORS = {
@@ -81,6 +82,38 @@ def test_coverage_by_exact_enumeration_n500(level, prior):
     iv = fab_intervals_all_counts(500, pmf, level)
     cov = exact_coverage(iv.lower, iv.upper, 500, rate_grid(iv.lower, iv.upper))
     assert cov.min() >= level - 1e-9
+
+
+def test_split_trials_grid():
+    n = np.arange(1, 20_001)
+    m = split_trials(n)
+    assert np.array_equal(m[:100], n[:100])  # own trials up to 100
+    assert np.all((m <= n) & (n < 1.1 * m + 1))  # at most one grid step (ratio 1.1) below
+    assert np.all(np.diff(m) >= 0)
+    assert np.unique(m[100:]).size < 60  # a few dozen shared values above 100
+
+
+@pytest.mark.parametrize("n", [137, 611])
+@pytest.mark.parametrize("prior", ["centred 0.08", "bimodal"])
+def test_off_grid_trials_same_interval_both_paths_and_exact_coverage(n, prior):
+    # fab_interval optimises the split for split_trials(n) < n from the Beta mixture;
+    # fab_intervals_all_counts thins a pmf of n trials (scipy's Beta-binomial here)
+    w, a, b = (np.asarray(v, float) for v in PRIORS[prior])
+    assert split_trials(n) < n
+    x = np.arange(n + 1)
+    pmf = sum(wg * stats.betabinom.pmf(x, n, ag, bg) for wg, ag, bg in zip(w, a, b, strict=True))
+    every = fab_intervals_all_counts(n, pmf, 0.95, diffuse_weight=0.1)
+    each = fab_interval(x, n, a, b, w, level=0.95, diffuse_weight=0.1)
+    np.testing.assert_allclose(each.lower, every.lower, atol=1e-12)
+    np.testing.assert_allclose(each.upper, every.upper, atol=1e-12)
+    cov = exact_coverage(each.lower, each.upper, n, rate_grid(each.lower, each.upper))
+    assert cov.min() >= 0.95 - 1e-9
+    # the split optimised for n itself: a different, equally exact interval of similar width
+    own = fab_intervals_all_counts(n, pmf, 0.95, diffuse_weight=0.1, optimise_for=n)
+    ratio = (pmf @ (each.upper - each.lower)) / (pmf @ (own.upper - own.lower))
+    assert 0.95 < ratio < 1.05
+    with pytest.raises(ValueError, match="optimise_for"):
+        fab_intervals_all_counts(n, pmf, 0.95, optimise_for=n + 1)
 
 
 @pytest.mark.parametrize("p0", [0.0, 0.03, 0.08, 0.2, 0.5, 0.93, 1.0])
