@@ -829,7 +829,7 @@ def adaptive_interval(
     0.08 (50-500 trials) is covered 0.984 of the time at level 0.95 and 0.943 at 0.90;
     its expected width is 0.91-1.11x Clopper-Pearson's (n = 5-500). When the stratum
     is like the others (true rate 0.08) the width is 0.87-0.89x Clopper-Pearson's and
-    0.92-0.96x Wilson's for n >= 20. About 4 s of CPU for 1,000 strata of 20-500
+    0.92-0.96x Wilson's for n >= 20. About 0.7 s of CPU for 1,000 strata of 20-500
     trials.
 
     Examples
