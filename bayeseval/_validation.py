@@ -7,12 +7,15 @@ argument and the offending value in the message.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = [
     "check_level",
@@ -35,6 +38,16 @@ __all__ = [
 #: Largest count accepted: every whole number up to 2**53 is exactly a float64.
 MAX_EXACT_COUNT = 2**53
 _INT64_MAX = 2**63 - 1
+
+
+def _is_pandas(value: Any, *kinds: str) -> bool:
+    """True when ``value`` is an instance of one of the pandas classes named in ``kinds``.
+
+    pandas is imported on first use (it takes about half a second), so the checks here do not
+    import it: a value can only be a pandas object once pandas has been imported.
+    """
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(value, tuple(getattr(pandas, k) for k in kinds))
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -98,7 +111,7 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
-        if isinstance(value, (list, tuple, np.ndarray, pd.Series, pd.Index)):
+        if isinstance(value, (list, tuple, np.ndarray)) or _is_pandas(value, "Series", "Index"):
             check_no_missing(value, name)  # pd.NA cannot become a float: say it is missing
         raise TypeError(f"{name} must be numeric, got {_short(value)}") from exc
     return arr
@@ -142,7 +155,7 @@ def _check_total(arr: np.ndarray, name: str) -> None:
 
 def _as_count_array(value: Any, name: str) -> np.ndarray:
     """Float array of counts: numeric, no missing values, exact (<= 2**53), finite, whole, >= 0."""
-    if isinstance(value, (pd.Series, pd.Index)):
+    if _is_pandas(value, "Series", "Index"):
         value = value.to_numpy()
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be numeric, got {_short(value)}")
@@ -264,6 +277,7 @@ def align_by_label(*named: tuple[str, Any]) -> list[Any]:
 
     Examples
     --------
+    >>> import pandas as pd
     >>> a = pd.Series([1, 2], index=["a", "b"])
     >>> b = pd.Series([10, 3], index=["b", "a"])
     >>> align_by_label(("successes", a), ("trials", b))[1].tolist()
@@ -271,7 +285,7 @@ def align_by_label(*named: tuple[str, Any]) -> list[Any]:
     """
     out = [value for _, value in named]
     frames = [(i, name, value) for i, (name, value) in enumerate(named)
-              if isinstance(value, (pd.Series, pd.DataFrame))]
+              if _is_pandas(value, "Series", "DataFrame")]
     if len(frames) < 2:
         return out
     _, first_name, first = frames[0]
@@ -312,10 +326,12 @@ def as_row_array(value: Any) -> np.ndarray:
     >>> as_row_array(["a", float("nan")]).dtype
     dtype('O')
     """
-    if isinstance(value, (pd.Series, pd.Index, pd.DataFrame)):
+    if _is_pandas(value, "Series", "Index", "DataFrame"):
         return value.to_numpy()
     arr = np.asarray(value)
     if arr.dtype.kind in "US" and not isinstance(value, np.ndarray):
+        import pandas as pd  # deferred: fast start-up
+
         obj = np.asarray(value, dtype=object)
         if np.asarray(pd.isna(obj), dtype=bool).any():
             return obj
@@ -332,7 +348,7 @@ def missing_mask(value: Any) -> np.ndarray:
     >>> missing_mask([1.0, None, float("nan"), 0.0]).tolist()
     [False, True, True, False]
     """
-    if isinstance(value, (pd.Series, pd.DataFrame)):
+    if _is_pandas(value, "Series", "DataFrame"):
         mask = value.isna().to_numpy()  # fast for pandas' own (e.g. Arrow string) dtypes
         return mask if mask.ndim == 1 else mask.any(axis=1)
     arr = as_row_array(value)
@@ -344,6 +360,8 @@ def missing_mask(value: Any) -> np.ndarray:
     elif kind in "mM":
         mask = np.isnat(arr)
     else:
+        import pandas as pd  # deferred: fast start-up
+
         mask = np.asarray(pd.isna(arr), dtype=bool)
     if mask.ndim == 0:
         return mask.reshape(1)
@@ -371,7 +389,7 @@ def check_no_missing(value: Any, name: str, *, hint: str = "drop or fill them fi
         return
     pos = np.flatnonzero(mask)
     where = f"position(s) {pos[:5].tolist()}"
-    if isinstance(value, (pd.Series, pd.DataFrame)) and not isinstance(value.index, pd.RangeIndex):
+    if _is_pandas(value, "Series", "DataFrame") and not _is_pandas(value.index, "RangeIndex"):
         where += f" (index labels {list(value.index[pos[:5]])})"
     raise ValueError(f"{name} has {pos.size} missing value(s) (NaN/None/NA) at {where}; {hint}")
 
@@ -391,8 +409,10 @@ def check_weights(
     """
     n = index if isinstance(index, int) else len(index)
     if isinstance(weights, dict):
+        import pandas as pd  # deferred: fast start-up
+
         weights = pd.Series(weights, dtype=float)
-    if isinstance(weights, pd.Series) and not isinstance(index, int):
+    if _is_pandas(weights, "Series") and not isinstance(index, int):
         if weights.index.has_duplicates:
             dup = _labels(weights.index[weights.index.duplicated()].unique())
             raise ValueError(f"{name} has duplicate stratum labels {dup}; give one share per stratum")
@@ -409,7 +429,7 @@ def check_weights(
             raise ValueError(f"{name} do not match the strata: " + "; ".join(parts))
         arr = as_float_array(weights.reindex(index).to_numpy(), name)
     else:
-        if isinstance(weights, pd.Series):
+        if _is_pandas(weights, "Series"):
             weights = weights.to_numpy()
         arr = as_float_array(weights, name)
     arr = np.atleast_1d(arr)

@@ -418,6 +418,8 @@ def _edge_warning(args: argparse.Namespace, planning: Any, n: int, rate: float
 
 def _cmd_allocate(args: argparse.Namespace) -> int:
     from bayeseval import planning  # deferred: fast start-up
+    from bayeseval._core import allocation  # deferred: fast start-up
+    from bayeseval._validation import MAX_EXACT_COUNT  # deferred: fast start-up
 
     weights, rates = args.weights, args.rates
     if rates is not None and isinstance(weights, dict) != isinstance(rates, dict):
@@ -425,25 +427,36 @@ def _cmd_allocate(args: argparse.Namespace) -> int:
                          f"--weights is a list; got --weights {weights!r} and --rates {rates!r}")
     if isinstance(weights, dict) and isinstance(rates, dict) and set(rates) != set(weights):
         raise ValueError(f"--rates keys {sorted(rates)} must be the --weights keys {sorted(weights)}")
-    alloc = planning.allocate(args.budget, weights, rates, method=args.method, minimum=args.minimum)
-    labels = [str(k) for k in alloc.index]
+    plain = allocation.plain_inputs(weights, rates, args.minimum, None)
+    if plain is None or args.budget > MAX_EXACT_COUNT:
+        # not plain numbers, or invalid: planning.allocate reads them with pandas (and raises)
+        alloc = planning.allocate(args.budget, weights, rates, method=args.method, minimum=args.minimum)
+        keys, counts = list(alloc.index), alloc.to_numpy()
+    else:  # JSON numbers: allocated on plain arrays, without importing pandas
+        keys, shares, variances, lo, hi = plain
+        counts = allocation.allocation_counts(args.budget, shares, variances, lo, hi, keys, args.method,
+                                              has_minimum=args.minimum is not None)
+    labels = [str(k) for k in keys]
     payload = {"budget": args.budget, "method": args.method, "minimum": args.minimum,
-               "allocation": dict(zip(labels, (int(v) for v in alloc), strict=True))}
+               "allocation": dict(zip(labels, (int(v) for v in counts), strict=True))}
     width = max(len(x) for x in labels + ["stratum"])
     lines = [f"allocating {args.budget} labels ({args.method}):", f"  {'stratum':<{width}}  labels"]
-    lines += [f"  {k:<{width}}  {int(v)}" for k, v in zip(labels, alloc, strict=True)]
+    lines += [f"  {k:<{width}}  {int(v)}" for k, v in zip(labels, counts, strict=True)]
     _emit(payload, args.json, "\n".join(lines))
     return EXIT_OK
 
 
 def _cmd_split(args: argparse.Namespace) -> int:
+    import numpy as np  # deferred: fast start-up
+
     from bayeseval import planning  # deferred: fast start-up
 
     res = planning.split_decision(
         n_total=args.n_total, n_test=args.n_test, share=args.share, n_min=args.n_min,
         n_groups=args.groups, max_test_share=args.max_test_share, max_inflate=args.max_inflate,
     )
-    payload = res.table.iloc[0].to_dict()
+    # the fields of ``res.table``'s one row, as Python numbers (the table would import pandas)
+    payload = {k: v.item() if isinstance(v, np.generic) else v for k, v in res.to_dict().items()}
     lines = [f"decision: {res.branch}", f"test set: {res.n_test:,} rows "
              f"({res.n_minority_test:,} minority rows)", f"why: {res.reason}"]
     if res.warning:

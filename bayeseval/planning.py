@@ -26,14 +26,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from numbers import Real
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
+from bayeseval._core.allocation import allocation_counts, plain_inputs
 from bayeseval._core.weighted_variance import stratum_variance_terms
 from bayeseval._results import Result
 from bayeseval._validation import (
+    _is_pandas,
     _short,
     align_by_label,
     as_float_array,
@@ -45,6 +46,9 @@ from bayeseval._validation import (
     check_weights,
 )
 from bayeseval.metrics import get_metric
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = [
     "sample_size",
@@ -403,6 +407,8 @@ def sample_size_multi(
                      prevalence, predicted_positive_rate, level, method)
         for key, rate in metrics.items()
     ]
+    import pandas as pd  # deferred: fast start-up
+
     table = pd.DataFrame(rows).set_index("metric")
     table = table.drop(columns=["se"] if se is None else ["halfwidth"])
     binding = str(table["rows"].idxmax())
@@ -460,6 +466,8 @@ class _OneRowPlan(Result):
     @property
     def table(self) -> pd.DataFrame:
         """The plan as a one-row DataFrame, one column per field."""
+        import pandas as pd  # deferred: fast start-up
+
         return pd.DataFrame([self.to_dict()])
 
 
@@ -540,6 +548,8 @@ def subgroup_rows(n_min: int, n_groups: int, share: float) -> SubgroupPlan:
 
 def _as_series(values: Any, name: str, index: pd.Index | None = None) -> pd.Series:
     """Series of floats; dicts/Series keep labels, sequences get ``index`` or 0..K-1."""
+    import pandas as pd  # deferred: fast start-up
+
     if isinstance(values, Mapping) and not isinstance(values, pd.Series):
         values = pd.Series(dict(values))
     if isinstance(values, pd.Series):
@@ -640,7 +650,7 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
     0.0102
     """
     rate, trials = align_by_label(("rate", rate), ("trials", trials))
-    like = rate if isinstance(rate, pd.Series) else trials if isinstance(trials, pd.Series) else None
+    like = rate if _is_pandas(rate, "Series") else trials if _is_pandas(trials, "Series") else None
     r = as_float_array(rate, "rate")
     n = as_float_array(trials, "trials")
     if r.size == 0 or not np.all(np.isfinite(r)) or np.any((r < 0) | (r > 1)):
@@ -649,6 +659,8 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
         raise ValueError(f"trials must be positive, got {_short(trials)}")
     out = np.sqrt(r * (1 - r) / n)
     if like is not None and out.shape == (len(like),):
+        import pandas as pd  # deferred: fast start-up (already loaded: an input is a Series)
+
         return pd.Series(out, index=like.index, name="se")
     return float(out) if out.ndim == 0 else out
 
@@ -682,6 +694,8 @@ def halfwidth_table(
     rate = _check_rate(rate)
     check_count_limit(trials, "trials")
     n = np.atleast_1d(as_float_array(trials, "trials"))
+    import pandas as pd  # deferred: fast start-up
+
     table = pd.DataFrame({"se": np.atleast_1d(se_for(rate, n))}, index=pd.Index(n.astype(int), name="trials"))
     if isinstance(methods, str):
         methods = [methods]
@@ -714,81 +728,6 @@ def _bound(value: Any, name: str, index: pd.Index, default: float) -> np.ndarray
     return arr
 
 
-def _water_fill(total: float, scores: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Real allocation n_k = clip(lam * s_k, lo_k, hi_k) with sum n_k = total."""
-    pos = scores > 0
-    if not np.any(pos):
-        return _water_fill(total, np.ones_like(scores), lo, hi)
-    # The allocation is scale free: rescale, and floor positive scores at 1e-12 of the
-    # largest so that the multiplier lam stays finite when tiny (even subnormal) scores
-    # must absorb the budget.
-    scores = np.where(pos, np.maximum(scores / float(np.max(scores)), 1e-12), 0.0)
-    cap_pos = float(np.sum(np.where(pos, hi, lo)))
-    if cap_pos < total:
-        # strata with positive scores are all full; spread the rest over the others
-        n = np.where(pos, hi, lo).astype(float)
-        rest = ~pos
-        n[rest] = _water_fill(total - float(np.sum(n[pos])), np.ones(int(rest.sum())), lo[rest], hi[rest])
-        return n
-
-    if float(np.sum(np.clip(0.0, lo, hi))) >= total:
-        return lo.astype(float)
-    lam = _fill_level(total, scores, lo, hi)
-    n = np.clip(lam * scores, lo, hi)
-    # make the sum exact: rescale the strata that are not at a bound
-    free = (n > lo) & (n < hi)
-    if np.any(free):
-        fixed_sum = float(np.sum(n[~free]))
-        n[free] = scores[free] * (total - fixed_sum) / float(np.sum(scores[free]))
-    return n
-
-
-def _fill_level(total: float, scores: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
-    """The multiplier lam > 0 with sum_k clip(lam s_k, lo_k, hi_k) = total, exactly.
-
-    The sum g(lam) is continuous, non-decreasing and linear between the knots lo_k / s_k and
-    hi_k / s_k: a bisection over the sorted knots finds the piece holding ``total`` (about
-    log2(2K) sums over K strata) and the root is read off that line. The caller ensures
-    g(0) < total <= g(inf).
-    """
-    pos = scores > 0
-
-    def g(lam: float) -> float:
-        return float(np.sum(np.clip(lam * scores, lo, hi)))
-
-    knots = np.concatenate([lo[pos] / scores[pos], hi[pos] / scores[pos]])
-    knots = np.unique(knots[np.isfinite(knots) & (knots > 0)])
-    i, j = 0, knots.size  # the first knot where g reaches the total
-    while i < j:
-        m = (i + j) // 2
-        if g(float(knots[m])) >= total:
-            j = m
-        else:
-            i = m + 1
-    a = float(knots[i - 1]) if i > 0 else 0.0
-    g_a = g(a)
-    if i == knots.size:  # past the last knot only strata without capacity still grow
-        return a + (total - g_a) / float(np.sum(scores[pos & ~np.isfinite(hi)]))
-    b = float(knots[i])
-    return a + (total - g_a) * (b - a) / (g(b) - g_a)
-
-
-def _largest_remainder(real: np.ndarray, total: int, hi: np.ndarray) -> np.ndarray:
-    base = np.floor(real + 1e-9)
-    base = np.minimum(base, np.where(np.isfinite(hi), hi, base)).astype(np.int64)
-    remainder = int(total - base.sum())
-    if remainder > 0:
-        frac = real - base
-        frac[base >= hi] = -np.inf
-        order = np.argsort(-frac, kind="stable")
-        base[order[:remainder]] += 1
-    elif remainder < 0:  # pragma: no cover - defensive, floating noise only
-        frac = real - base
-        order = np.argsort(frac, kind="stable")
-        base[order[:-remainder]] -= 1
-    return base
-
-
 def _planning_variances(rates: Any, index: pd.Index) -> np.ndarray:
     """:math:`r_k (1 - r_k)` per stratum; 1/4 (the largest) without planning rates."""
     if rates is None:
@@ -797,19 +736,6 @@ def _planning_variances(rates: Any, index: pd.Index) -> np.ndarray:
     if np.any((r < 0) | (r > 1)):
         raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
     return r * (1 - r)
-
-
-def _check_feasible(total: int, lo: np.ndarray, hi: np.ndarray, index: pd.Index) -> None:
-    """Minimums below capacities, and a total between their sums."""
-    if np.any(lo > hi):
-        k = int(np.flatnonzero(lo > hi)[0])
-        raise ValueError(
-            f"minimum exceeds capacity for stratum {index[k]!r}: minimum {lo[k]:g} > capacity {hi[k]:g}"
-        )
-    if lo.sum() > total:
-        raise ValueError(f"minimum counts sum to {lo.sum():g}, more than the total {total}")
-    if hi.sum() < total:
-        raise ValueError(f"capacity sums to {hi.sum():g}, less than the total {total}")
 
 
 def allocate(
@@ -889,29 +815,20 @@ def allocate(
     total = check_positive_int(total, "total", minimum=0)
     check_count_limit(total, "total")
     method = check_method(method, _ALLOC_METHODS)
-    w = _weights_series(weights)
-    index = w.index
-    v = _planning_variances(rates, index)
-    lo = _bound(minimum, "minimum", index, 0.0)
-    hi = _bound(capacity, "capacity", index, np.inf)
-    _check_feasible(total, lo, hi, index)
-    pi = w.to_numpy()
-    neyman = pi * np.sqrt(v)
-    scores = {
-        "proportional": pi,
-        "equal": np.ones(len(index)),
-        "optimal": neyman,
-        "equal_precision": v,
-        "compromise": neyman,
-    }[method]
-    if method == "compromise":
-        if minimum is None:
-            raise ValueError("method 'compromise' needs minimum (the per-stratum counts met first)")
-        extra = _water_fill(total - float(lo.sum()), scores, np.zeros_like(lo), hi - lo)
-        real = lo + extra
+    import pandas as pd  # deferred: fast start-up (the command line allocates without it)
+
+    plain = plain_inputs(weights, rates, minimum, capacity)
+    if plain is None:  # labelled or unusual inputs: read (and check) them with pandas
+        w = _weights_series(weights)
+        index = w.index
+        v = _planning_variances(rates, index)
+        lo = _bound(minimum, "minimum", index, 0.0)
+        hi = _bound(capacity, "capacity", index, np.inf)
+        pi = w.to_numpy()
     else:
-        real = _water_fill(float(total), scores, lo, hi)
-    counts = _largest_remainder(real, total, hi)
+        labels, pi, v, lo, hi = plain
+        index = pd.RangeIndex(len(labels)) if isinstance(labels, range) else pd.Index(labels)
+    counts = allocation_counts(total, pi, v, lo, hi, index, method, has_minimum=minimum is not None)
     return pd.Series(counts, index=index, name="trials", dtype="int64")
 
 

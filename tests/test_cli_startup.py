@@ -1,10 +1,11 @@
 """Command-line start-up: each command imports only what it needs.
 
 Every command runs in a fresh interpreter, which then reports the packages it loaded; the
-heavy ones (PyMC, PyTensor, ArviZ, Matplotlib, DuckDB, scikit-learn, xarray, SciPy) must
-not be among them for ``--help`` and the ``plan`` commands. No timing is asserted here
+heavy ones (PyMC, PyTensor, ArviZ, Matplotlib, DuckDB, scikit-learn, xarray, SciPy, pandas)
+must not be among them for ``--help`` and the ``plan`` commands. No timing is asserted here
 (``benchmarks/bench_import.py`` measures the seconds). The NumPy-only formulas the plan
-commands use instead of SciPy are checked against SciPy itself.
+commands use instead of SciPy are checked against SciPy itself, and the allocation of plain
+JSON inputs (without pandas) against ``planning.allocate``'s pandas reading of the same inputs.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ import pytest
 from scipy import optimize, stats
 
 from bayeseval import planning
+from bayeseval._core.allocation import _water_fill
 
 ROOT = Path(__file__).resolve().parents[1]
 
-HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "duckdb", "sklearn", "xarray", "scipy", "pyspark")
+HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "duckdb", "sklearn", "xarray", "scipy", "pyspark",
+         "pandas")
 
 PROBE = r"""
 import contextlib, io, json, sys
@@ -60,10 +63,15 @@ SPLIT = ["plan", "split", "--n-total", "300000", "--n-test", "60000", "--share",
         ["plan", "--help"],
         ["plan", "--halfwidth", "0.05", "--rate", "0.7", "--json"],
         ["plan", "--se", "0.02", "--method", "wilson", "--json"],
+        ["plan", "--halfwidth", "0.05", "--rate", "0.97"],
         ALLOCATE,
+        ["plan", "allocate", "--budget", "400", "--weights", "[0.7, 0.3]", "--method", "compromise",
+         "--minimum", "60"],
         SPLIT,
+        SPLIT[:-1],
     ],
-    ids=["help", "plan-help", "plan", "plan-wilson", "allocate", "split"],
+    ids=["help", "plan-help", "plan", "plan-wilson", "plan-edge-warning", "allocate",
+         "allocate-list", "split", "split-text"],
 )
 def test_help_and_plan_commands_load_no_heavy_package(args):
     result = run_cli(*args)
@@ -130,7 +138,65 @@ def test_bounded_allocation_matches_a_brentq_solution():
         hi = lo + rng.integers(0, 400, k)
         hi[rng.random(k) < 0.3] = np.inf
         total = float(rng.uniform(lo.sum() + 1, min(hi.sum(), lo.sum() + 5000)))
-        ours = planning._water_fill(total, scores, lo, hi)
+        ours = _water_fill(total, scores, lo, hi)
         ref = _brentq_allocation(total, scores, lo, hi)
         assert abs(ours.sum() - total) <= 1e-9 * total
         np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-7)
+
+
+def test_split_json_is_the_decision_table_row():
+    # the command line builds the row without pandas; it must equal the table's row
+    res = planning.split_decision(n_total=300000, n_test=60000, share=0.0042, n_min=323)
+    assert json.loads(run_cli(*SPLIT)["out"]) == res.table.iloc[0].to_dict()
+
+
+def _general_allocate(monkeypatch, *args, **kwargs):
+    """``planning.allocate`` reading every input with pandas (its path for labelled inputs)."""
+    with monkeypatch.context() as m:
+        m.setattr(planning, "plain_inputs", lambda *_: None)
+        return planning.allocate(*args, **kwargs)
+
+
+def _outcome(func, *args, **kwargs):
+    try:
+        return func(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+
+
+def test_plain_inputs_allocate_as_the_pandas_reading_does(monkeypatch):
+    """Plain dicts and lists (the command line's JSON) give the same Series, or the same error."""
+    import pandas as pd
+
+    rng = np.random.default_rng(11)
+    plain = 0
+    for _ in range(400):
+        k = int(rng.integers(1, 7))
+        shares = rng.dirichlet(np.ones(k)).tolist()
+        if rng.random() < 0.1:
+            shares[0] += 0.01  # no longer sums to 1
+        rates = rng.uniform(-0.1, 1.1 if rng.random() < 0.3 else 1.0, k).tolist()
+        if rng.random() < 0.05:
+            rates[-1] = float("nan")
+        keys = [f"s{i}" for i in rng.permutation(k)]
+        as_dict = rng.random() < 0.6
+        weights = dict(zip(keys, shares, strict=True)) if as_dict else shares
+        if rng.random() < 0.2:
+            rates = None
+        elif as_dict and rng.random() < 0.7:
+            rates = dict(zip(rng.permutation(keys).tolist(), rates, strict=True))
+        minimum = [None, 0, 5, 60, 300, 2.0, 2.5, -1, True][int(rng.integers(0, 9))]
+        capacity = [None, None, 100, 1000, 3.5][int(rng.integers(0, 5))]
+        method = ["optimal", "proportional", "equal", "equal_precision", "compromise"][int(rng.integers(0, 5))]
+        total = int(rng.integers(0, 2000))
+        kwargs = {"method": method, "minimum": minimum, "capacity": capacity}
+        plain += planning.plain_inputs(weights, rates, minimum, capacity) is not None
+        ours = _outcome(planning.allocate, total, weights, rates, **kwargs)
+        ref = _outcome(_general_allocate, monkeypatch, total, weights, rates, **kwargs)
+        if isinstance(ref, pd.Series):
+            assert isinstance(ours, pd.Series), (ours, weights, rates, kwargs)
+            pd.testing.assert_series_equal(ours, ref, check_exact=True)
+            assert type(ours.index) is type(ref.index)
+        else:
+            assert ours == ref
+    assert plain > 100  # the plain path was taken often enough to be tested
