@@ -568,8 +568,21 @@ def _sum_lgamma_ratio(values: np.ndarray, mult: np.ndarray, x: np.ndarray) -> np
     return special.gammaln(x[None, :] + vals[:, None]).T @ w - w.sum() * special.gammaln(x)
 
 
-def _loo_log_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
-    """Leave-one-out log weights (strata ``rows``, default all) on one grid."""
+#: a log weight this far below its row's largest is exactly 0 after ``exp`` (``exp(-746) == 0``)
+_UNDERFLOW_GAP = 800.0
+
+
+def _loo_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
+    """Leave-one-out weights (strata ``rows``, default all) on one grid, rows summing to 1.
+
+    ``exp`` of the normalised log weights, computed only where they can be non-zero: by
+    Jensen's inequality ``log E[theta^s (1 - theta)^f] >= s E[log theta] + f E[log(1 - theta)]``
+    under ``Beta(a, b)``, so ``total - s (psi(a) - psi(a + b)) - f (psi(b) - psi(a + b))``
+    bounds a stratum's log weight from above, and grid points whose bound lies more than
+    ``_UNDERFLOW_GAP`` below a log weight of the row get weight exactly 0 (as ``exp`` of
+    their log weight would). The other points, the row maxima and sums are the same
+    floating-point operations as on the full grid.
+    """
     # once per distinct (s, n) pair (strata with the same counts have the same weights)
     pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
     ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
@@ -578,12 +591,43 @@ def _loo_log_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
     total = (_sum_lgamma_ratio(ps, m, a) + _sum_lgamma_ratio(pn - ps, m, b)
              - _sum_lgamma_ratio(pn, m, a + b) + log_prior)
     need, back = np.unique(inv.ravel() if rows is None else inv.ravel()[rows], return_inverse=True)
-    loglik = special.betaln(ps[need, None] + a[None, :], (pn - ps)[need, None] + b[None, :])
-    loglik -= special.betaln(a, b)[None, :]
-    logw = total[None, :] - loglik
-    top = logw.max(axis=1, keepdims=True)
-    logw -= top + np.log(np.exp(logw - top).sum(axis=1, keepdims=True))
-    return logw[back.ravel()]
+    rs, rf = ps[need], (pn - ps)[need]
+    lb_ab = special.betaln(a, b)
+    r, g = _live_points(rs, rf, a, b, total, lb_ab)
+    loglik = special.betaln(rs[r] + a[g], rf[r] + b[g])
+    loglik -= lb_ab[g]
+    logw = total[g] - loglik
+    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])  # every row keeps a point
+    top = np.maximum.reduceat(logw, starts)
+    out = np.zeros((need.size, a.size))
+    out[r, g] = np.exp(logw - top[r])
+    log_sum = np.log(out.sum(axis=1))
+    out[r, g] = np.exp(logw - (top + log_sum)[r])
+    back = back.ravel()
+    if back.size == need.size and np.array_equal(back, np.arange(need.size)):
+        return out
+    return out[back]
+
+
+def _live_points(rs, rf, a, b, total, lb_ab) -> tuple[np.ndarray, np.ndarray]:
+    """(row, grid point) pairs, row-major, whose leave-one-out weight may be non-zero.
+
+    A row's log weight at the grid point of the largest ``total`` is exact (and at most the
+    row's largest); a point is live when its Jensen bound (see :func:`_loo_weights`) is
+    within ``_UNDERFLOW_GAP`` of it. Grid points whose bound is below that for every row
+    (taking the largest counts) are dropped before the per-row bounds.
+    """
+    dig = special.digamma(a + b)
+    da, db = special.digamma(a) - dig, special.digamma(b) - dig  # E[log theta], E[log(1 - theta)]
+    top = int(np.argmax(total))
+    floor = total[top] - (special.betaln(rs + a[top], rf + b[top]) - lb_ab[top]) - _UNDERFLOW_GAP
+    cols = np.flatnonzero(total - rs.max() * da - rf.max() * db >= floor.min())
+    bound = total[cols][None, :] - rs[:, None] * da[cols][None, :]
+    bound -= rf[:, None] * db[cols][None, :]
+    live = bound >= floor[:, None]
+    live[:, np.searchsorted(cols, top)] = True
+    r, j = np.nonzero(live)
+    return r, cols[j]
 
 
 def loo_beta_mixture(
@@ -651,7 +695,7 @@ def loo_beta_mixture(
     for lo_g, hi_g in set(zip(lo.tolist(), hi.tolist(), strict=True)):
         sel = (lo == lo_g) & (hi == hi_g)  # of the kept rows
         a_g, b_g, log_prior = _hyper_grid(lo_g, hi_g, n_mu, n_kappa, kappa_range)
-        weights[sel] = np.exp(_loo_log_weights(s, n, a_g, b_g, log_prior, where[sel]))
+        weights[sel] = _loo_weights(s, n, a_g, b_g, log_prior, where[sel])
         a[sel], b[sel] = a_g, b_g
     return weights, a, b
 
