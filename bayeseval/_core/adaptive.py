@@ -52,6 +52,7 @@ __all__ = [
     "fab_interval",
     "fab_intervals_all_counts",
     "loo_beta_mixture",
+    "loo_mixture_groups",
     "adaptive_interval",
 ]
 
@@ -572,6 +573,36 @@ def _sum_lgamma_ratio(values: np.ndarray, mult: np.ndarray, x: np.ndarray) -> np
 _UNDERFLOW_GAP = 800.0
 
 
+#: the distinct pairs and summed log likelihoods of the last few (counts, grid) pairs: the
+#: conflict check and the adaptive intervals of the same counts share one grid
+_TOTALS: dict = {}
+_TOTALS_SIZE = 8
+
+
+def _pair_totals(s, n, a, b, log_prior) -> tuple:
+    """Distinct ``(s, n)`` pairs (as floats), each stratum's pair and the log posterior of
+    all strata on the grid (:func:`_loo_weights`), cached for the last few inputs."""
+    s, n = np.asarray(s), np.asarray(n)
+    key = tuple((v.dtype.str, v.shape, v.tobytes()) for v in (s, n, a, b, log_prior))
+    hit = _TOTALS.pop(key, None)
+    if hit is None:
+        # once per distinct (s, n) pair (strata with the same counts have the same weights)
+        pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True,
+                                     return_counts=True)
+        ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
+        m = mult.astype(float)
+        # the log likelihood of all strata, summed once per distinct s, n - s and n
+        total = (_sum_lgamma_ratio(ps, m, a) + _sum_lgamma_ratio(pn - ps, m, b)
+                 - _sum_lgamma_ratio(pn, m, a + b) + log_prior)
+        hit = (ps, pn, inv.ravel(), total)
+        for arr in hit:
+            arr.setflags(write=False)
+    _TOTALS[key] = hit  # most recent last
+    while len(_TOTALS) > _TOTALS_SIZE:
+        _TOTALS.pop(next(iter(_TOTALS)))
+    return hit
+
+
 def _loo_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
     """Leave-one-out weights (strata ``rows``, default all) on one grid, rows summing to 1.
 
@@ -583,13 +614,7 @@ def _loo_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
     their log weight would). The other points, the row maxima and sums are the same
     floating-point operations as on the full grid.
     """
-    # once per distinct (s, n) pair (strata with the same counts have the same weights)
-    pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
-    ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
-    m = mult.astype(float)
-    # the log likelihood of all strata, summed once per distinct s, n - s and n
-    total = (_sum_lgamma_ratio(ps, m, a) + _sum_lgamma_ratio(pn - ps, m, b)
-             - _sum_lgamma_ratio(pn, m, a + b) + log_prior)
+    ps, pn, inv, total = _pair_totals(s, n, a, b, log_prior)
     need, back = np.unique(inv.ravel() if rows is None else inv.ravel()[rows], return_inverse=True)
     rs, rf = ps[need], (pn - ps)[need]
     lb_ab = special.betaln(a, b)
@@ -681,6 +706,53 @@ def loo_beta_mixture(
     >>> bool(means[-1] < 0.1 < 0.2 < means[0])  # the outlier's prior comes from the others
     True
     """
+    size, groups = loo_mixture_groups(successes, trials, grid_size=grid_size,
+                                      kappa_range=kappa_range, rows=rows)
+    weights = np.empty((size, int(grid_size[0]) * int(grid_size[1])))
+    a, b = np.empty_like(weights), np.empty_like(weights)
+    for sel, w, a_g, b_g in groups:
+        weights[sel] = w
+        a[sel], b[sel] = a_g, b_g
+    return weights, a, b
+
+
+def loo_mixture_groups(
+    successes: Any,
+    trials: Any,
+    *,
+    grid_size: tuple[int, int] = (60, 20),
+    kappa_range: tuple[float, float] = (0.5, 1e6),
+    rows: Any = None,
+) -> tuple[int, list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]]:
+    """The leave-one-out mixtures of :func:`loo_beta_mixture`, one group per hyper-grid.
+
+    At most four distinct grids occur (the range of the mean comes from the other strata);
+    the strata of a group share the grid's Beta parameters, which are returned once per
+    group instead of once per stratum.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int, shape (S,)
+        Counts per stratum.
+    grid_size, kappa_range, rows
+        As in :func:`loo_beta_mixture`.
+
+    Returns
+    -------
+    size : int
+        Number of selected strata (rows of :func:`loo_beta_mixture`'s arrays).
+    groups : list of (positions, weights, a, b)
+        Per grid: the positions of its strata among the selected ones (int array, shape
+        (R,)), their mixture weights (shape (R, G)) and the grid's Beta parameters
+        (shape (G,)).
+
+    Examples
+    --------
+    >>> size, groups = loo_mixture_groups([3, 4, 5, 4, 6, 3, 30], [50] * 7)
+    >>> w, a, b = loo_beta_mixture([3, 4, 5, 4, 6, 3, 30], [50] * 7)
+    >>> size, all(np.array_equal(w[pos], wg) and (a[pos] == ag).all() for pos, wg, ag, _ in groups)
+    (7, True)
+    """
     s, n = check_counts(successes, trials)
     s, n = s.ravel(), n.ravel()
     n_mu, n_kappa = (int(v) for v in grid_size)
@@ -690,14 +762,12 @@ def loo_beta_mixture(
         raise ValueError(f"rows must be a boolean mask of length {s.size}, got shape {keep.shape}")
     lo, hi = lo[keep], hi[keep]
     where = np.flatnonzero(keep)
-    weights = np.empty((where.size, n_mu * n_kappa))
-    a, b = np.empty_like(weights), np.empty_like(weights)
-    for lo_g, hi_g in set(zip(lo.tolist(), hi.tolist(), strict=True)):
-        sel = (lo == lo_g) & (hi == hi_g)  # of the kept rows
+    groups = []
+    for lo_g, hi_g in sorted(set(zip(lo.tolist(), hi.tolist(), strict=True))):
+        sel = np.flatnonzero((lo == lo_g) & (hi == hi_g))  # of the kept rows
         a_g, b_g, log_prior = _hyper_grid(lo_g, hi_g, n_mu, n_kappa, kappa_range)
-        weights[sel] = _loo_weights(s, n, a_g, b_g, log_prior, where[sel])
-        a[sel], b[sel] = a_g, b_g
-    return weights, a, b
+        groups.append((sel, _loo_weights(s, n, a_g, b_g, log_prior, where[sel]), a_g, b_g))
+    return where.size, groups
 
 
 def _extreme_of_others(rate: np.ndarray, used: np.ndarray, sign: float) -> np.ndarray:

@@ -20,6 +20,7 @@ from bayeseval._core.adaptive import (
     beta_mixture_predictive,
     fab_interval,
     loo_beta_mixture,
+    loo_mixture_groups,
 )
 from bayeseval._validation import check_counts, check_method, check_probability
 
@@ -258,10 +259,13 @@ def _cached_p_values(s: np.ndarray, n: np.ndarray, p_value: str) -> tuple:
                                   return_inverse=True)
         keep = np.zeros(s.size, bool)
         keep[first] = True
-        w, a, b = loo_beta_mixture(s, n, rows=keep)
         # rows of the kept strata in index order; first[j] is the stratum of pair j
         pos = np.cumsum(keep) - 1
-        out = predictive_p_values(s[keep], n[keep], w, a, b, p_value=p_value)
+        sk, nk = s[keep], n[keep]
+        size, groups = loo_mixture_groups(s, n, rows=keep)
+        out = np.empty((4, size))
+        for sel, w, a, b in groups:  # one hyper-grid per group, shared by its strata
+            out[:, sel] = predictive_p_values(sk[sel], nk[sel], w, a, b, p_value=p_value)
         hit = tuple(v[pos[first]][inv.ravel()] for v in out)
         for arr in hit:
             arr.setflags(write=False)
