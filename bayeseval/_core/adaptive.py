@@ -615,7 +615,10 @@ def _loo_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
     floating-point operations as on the full grid.
     """
     ps, pn, inv, total = _pair_totals(s, n, a, b, log_prior)
-    need, back = np.unique(inv.ravel() if rows is None else inv.ravel()[rows], return_inverse=True)
+    pair = inv if rows is None else inv[rows]
+    need, back = np.unique(pair, return_inverse=True)
+    if need.size == pair.size:  # distinct pairs: computed in the order of the rows
+        need, back = pair, None
     rs, rf = ps[need], (pn - ps)[need]
     lb_ab = special.betaln(a, b)
     r, g = _live_points(rs, rf, a, b, total, lb_ab)
@@ -628,10 +631,7 @@ def _loo_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
     out[r, g] = np.exp(logw - top[r])
     log_sum = np.log(out.sum(axis=1))
     out[r, g] = np.exp(logw - (top + log_sum)[r])
-    back = back.ravel()
-    if back.size == need.size and np.array_equal(back, np.arange(need.size)):
-        return out
-    return out[back]
+    return out if back is None else out[back.ravel()]
 
 
 def _live_points(rs, rf, a, b, total, lb_ab) -> tuple[np.ndarray, np.ndarray]:
