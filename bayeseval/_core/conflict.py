@@ -105,10 +105,12 @@ def predictive_p_values(
     out[1, n == 0] = 0.0
     for i in np.flatnonzero(n > MAX_TRIALS):  # not checked: p-value 1 (see MAX_TRIALS)
         out[1, i] = float(n[i] * (weights[i] @ (a[i] / (a[i] + b[i]))))
-    empty = ~(weights > 0).any(axis=1)  # no positive weight: the predictive is undefined
+    kept = _kept_components(weights, a, b)
+    empty = ~kept[3].any(axis=1)  # no non-zero weight: the predictive is undefined
     for rows in _same_trials_blocks(n, (n > 0) & (n <= MAX_TRIALS) & ~empty):
         ni = int(n[rows[0]])
-        pmfs = _mixture_pmfs(ni, weights[rows], a[rows], b[rows])
+        width = int(kept[3][rows].sum(axis=1).max())
+        pmfs = _mixture_pmfs(ni, *(v[rows, :width] for v in kept))
         for i, pmf in zip(rows, pmfs, strict=True):
             out[:, i] = _p_value_of(int(s[i]), ni, pmf, p_value)
     for i in np.flatnonzero((n > 0) & (n <= MAX_TRIALS) & empty):
@@ -147,14 +149,15 @@ def _same_trials_blocks(n: np.ndarray, use: np.ndarray) -> list:
 def _kept_components(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
     """Per row, the components :func:`beta_mixture_predictive` keeps, largest weight first.
 
-    The positive weights of each row (in grid order) are sorted in decreasing order and
+    The non-zero weights of each row (in grid order) are sorted in decreasing order and
     kept until they hold all but 1e-6 of the row's weight. Returns ``(weights, a, b, live)``
-    of shape (R, C), padded with weight 0 and Beta(1, 1) where ``live`` is False.
+    of shape (R, C), padded with weight 0 and Beta(1, 1) where ``live`` is False (a row
+    without non-zero weights keeps nothing).
     """
     r, g = np.nonzero(w)
     counts = np.bincount(r, minlength=w.shape[0])
     pos = np.arange(r.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    P = np.zeros((w.shape[0], int(counts.max())))
+    P = np.zeros((w.shape[0], int(counts.max()) if counts.size else 0))
     P[r, pos] = w[r, g]
     total = P.sum(axis=1)
     order = np.argsort(P, axis=1)[:, ::-1]
@@ -170,13 +173,14 @@ def _kept_components(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
     return (*out, live)
 
 
-def _mixture_pmfs(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`beta_mixture_predictive` of each row of ``w, a, b`` (R, G), all with ``n`` trials.
+def _mixture_pmfs(n: int, kw: np.ndarray, ka: np.ndarray, kb: np.ndarray,
+                  live: np.ndarray) -> np.ndarray:
+    """:func:`beta_mixture_predictive` of rows of kept components (:func:`_kept_components`),
+    all with ``n`` trials.
 
     The same floating-point operations per row (the components kept, in the same order;
     padding components add exact zeros), computed for the rows at once.
     """
-    kw, ka, kb, live = _kept_components(w, a, b)
     k = np.arange(n, dtype=float)
     log_ratio = (
         np.log((n - k) / (k + 1.0))[None, None, :]
