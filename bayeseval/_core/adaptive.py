@@ -646,7 +646,7 @@ def _live_points(rs, rf, a, b, total, lb_ab) -> tuple[np.ndarray, np.ndarray]:
     da, db = special.digamma(a) - dig, special.digamma(b) - dig  # E[log theta], E[log(1 - theta)]
     top = int(np.argmax(total))
     floor = total[top] - (special.betaln(rs + a[top], rf + b[top]) - lb_ab[top]) - _UNDERFLOW_GAP
-    cols = np.flatnonzero(total - rs.max() * da - rf.max() * db >= floor.min())
+    cols = np.union1d(np.flatnonzero(total - rs.max() * da - rf.max() * db >= floor.min()), [top])
     bound = total[cols][None, :] - rs[:, None] * da[cols][None, :]
     bound -= rf[:, None] * db[cols][None, :]
     live = bound >= floor[:, None]
