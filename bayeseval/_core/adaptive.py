@@ -135,12 +135,16 @@ def beta_mixture_predictive(n: int, weights: Any, a: Any, b: Any) -> np.ndarray:
     True
     """
     w = np.asarray(weights, float).ravel()
+    a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
+    nz = np.flatnonzero(w)
+    if 0 < nz.size < w.size:  # zero weights (e.g. underflowed) are never kept: sort the others
+        w, a, b = w[nz], a[nz], b[nz]
     order = np.argsort(w)[::-1]
     # the largest components holding all but 1e-6 of the weight (no probability that
     # matters changes; the interval stays exact whatever prior it is given)
     size = int(np.searchsorted(np.cumsum(w[order]), (1.0 - 1e-6) * w.sum())) + 1
     keep = order[:size]
-    w, a, b = w[keep], np.asarray(a, float).ravel()[keep], np.asarray(b, float).ravel()[keep]
+    w, a, b = w[keep], a[keep], b[keep]
     k = np.arange(n, dtype=float)
     # log pmf by the ratio recursion pmf(k+1)/pmf(k) = (n-k)(k+a) / ((k+1)(n-k-1+b))
     log_ratio = (
