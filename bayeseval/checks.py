@@ -162,11 +162,17 @@ def _dispersion(s: np.ndarray, n: np.ndarray) -> np.ndarray:
     return out
 
 
-def _global_statistic(name: str, s: np.ndarray, n: np.ndarray) -> np.ndarray:
+def _global_statistic(name: str, s: np.ndarray, n: np.ndarray, rates: dict | None = None) -> np.ndarray:
+    """The statistic ``name`` per row of ``s``; ``rates``: a dict keeping ``s / n`` for the
+    next statistic of the same counts."""
     if name == "dispersion":
         return _dispersion(s, n)
-    rates = np.atleast_2d(s) / n
-    return rates.min(axis=1) if name == "min" else rates.max(axis=1)
+    r = None if rates is None else rates.get("rates")
+    if r is None:
+        r = np.atleast_2d(s) / n
+        if rates is not None:
+            rates["rates"] = r
+    return r.min(axis=1) if name == "min" else r.max(axis=1)
 
 
 def _loo_nodes(posterior: Any, strata: np.ndarray) -> Nodes | None:
@@ -501,9 +507,10 @@ def posterior_predictive_check(
     )
     rows = []
     rep_has = rep if has.all() else rep[:, has]
+    rep_rates: dict = {}  # the replicated rates, shared by "min" and "max"
     for name in statistics:
         obs = float(_global_statistic(name, s[has], n[has])[0])
-        t_rep = _global_statistic(name, rep_has, n[has])
+        t_rep = _global_statistic(name, rep_has, n[has], rep_rates)
         _, p = mid_p(t_rep, obs)
         rows.append(
             {

@@ -1189,15 +1189,17 @@ def _stratum_findings(counts: Counts, table: pd.DataFrame, metric_name: str) -> 
         out.append(Finding("empty", tuple(empty), (
             f"{_strata(len(empty))} {'has' if len(empty) == 1 else 'have'} no trials for "
             f"{metric_name} and no estimate: {_fmt_labels(empty)}.")))
-    for k in counts.strata[has]:
-        sk, nk = int(counts.successes.loc[k]), int(counts.trials.loc[k])
-        if sk in (0, nk):
-            which = "0" if sk == 0 else "1"
-            lo, hi = table.loc[k, "lower"], table.loc[k, "upper"]
-            out.append(Finding(f"rate {which}", (k,), (
-                f"Stratum {_label(k)!r} has a rate of {which} ({sk} of {nk}): the plug-in "
-                f"standard error is 0, which is not certainty; the Wilson interval "
-                f"[{lo:.3f}, {hi:.3f}] is the honest range.")))
+    s, n = counts.successes.to_numpy(), counts.trials.to_numpy()
+    edge = has & ((s == 0) | (s == n))
+    labels = counts.strata[edge]
+    ends = table.loc[labels, ["lower", "upper"]].to_numpy() if edge.any() else ()
+    for k, sk, nk, (lo, hi) in zip(labels, s[edge], n[edge], ends, strict=True):
+        sk, nk = int(sk), int(nk)
+        which = "0" if sk == 0 else "1"
+        out.append(Finding(f"rate {which}", (k,), (
+            f"Stratum {_label(k)!r} has a rate of {which} ({sk} of {nk}): the plug-in "
+            f"standard error is 0, which is not certainty; the Wilson interval "
+            f"[{lo:.3f}, {hi:.3f}] is the honest range.")))
     return out
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from bayeseval import checks
 from bayeseval._core import conflict
-from bayeseval._core.adaptive import loo_beta_mixture
+from bayeseval._core.adaptive import beta_mixture_predictive, loo_beta_mixture, loo_mixture_groups
 from bayeseval._core.conflict import loo_conflict, predictive_p_values, read_bounds, read_choice
 from bayeseval.models import fit_hierarchical
 
@@ -52,6 +52,67 @@ def test_cached_p_values_equal_the_full_mixture_computation_and_are_not_shared()
     for i in range(conflict._P_CACHE_SIZE + 2):  # bounded: oldest entries dropped
         loo_conflict(s + (np.arange(60) == i), n)
     assert len(conflict._P_CACHE) == conflict._P_CACHE_SIZE
+
+
+def _p_values_one_by_one(s, n, w, a, b, p_value):
+    """The predictive p-values stratum by stratum, one pmf each (reference)."""
+    out = np.ones((4, len(s)))
+    for i, (si, ni) in enumerate(zip(s, n, strict=True)):
+        if ni == 0:
+            out[1, i] = 0.0
+            continue
+        if ni > conflict.MAX_TRIALS:
+            out[1, i] = float(ni * (w[i] @ (a[i] / (a[i] + b[i]))))
+            continue
+        pmf = beta_mixture_predictive(int(ni), w[i], a[i], b[i])
+        below, above, at = pmf[: si + 1].sum(), pmf[si:].sum(), pmf[si]
+        out[2, i], out[3, i] = min(below, 1.0), min(above, 1.0)
+        out[1, i] = float(np.arange(ni + 1) @ pmf)
+        if p_value == "doubled":
+            out[0, i] = min(1.0, 2.0 * min(below, above))
+        else:
+            out[0, i] = min(1.0, 2.0 * min(below - at, above - at) + at)
+    return out
+
+
+@pytest.mark.parametrize("p_value", ["mid_p", "doubled"])
+def test_p_values_in_blocks_of_equal_trials_equal_one_pmf_per_stratum(p_value):
+    # leave-one-out mixtures (mostly zero weights) and dense mixtures with shared parameters,
+    # repeated trials, zero trials and a stratum too large to check
+    s, n = _counts(300, seed=7)
+    n[:40] = 60
+    s[:40] = np.arange(40) % 12
+    w, a, b = loo_beta_mixture(s, n)
+    got = np.array(predictive_p_values(s, n, w, a, b, p_value=p_value))
+    np.testing.assert_allclose(got, _p_values_one_by_one(s, n, w, a, b, p_value), rtol=1e-12,
+                               atol=1e-15)
+    rng = np.random.default_rng(1)
+    w = rng.dirichlet(np.ones(9), 30)
+    w[:6, :4] = 0.0
+    a, b = rng.uniform(0.5, 30.0, 9), rng.uniform(5.0, 300.0, 9)
+    n = rng.integers(0, 40, 30)
+    n[[3, 4]], n[5] = 0, conflict.MAX_TRIALS + 1
+    s = rng.binomial(n, 0.1)
+    got = np.array(predictive_p_values(s, n, w, a, b, p_value=p_value))
+    ref = _p_values_one_by_one(s, n, w, np.broadcast_to(a, w.shape), np.broadcast_to(b, w.shape),
+                               p_value)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
+
+
+def test_mixture_groups_are_the_rows_of_the_full_mixtures():
+    s, n = _counts(50, seed=2)
+    rows = np.arange(50) % 3 == 0
+    rate = (s + 0.5) / (n + 1.0)
+    rows[[np.argmin(rate), np.argmax(rate)]] = True  # their grids differ from the others'
+    w, a, b = loo_beta_mixture(s, n, rows=rows)
+    size, groups = loo_mixture_groups(s, n, rows=rows)
+    assert size == rows.sum() and len(groups) == 3
+    seen = np.concatenate([pos for pos, *_ in groups])
+    np.testing.assert_array_equal(np.sort(seen), np.arange(size))
+    for pos, wg, ag, bg in groups:
+        np.testing.assert_array_equal(wg, w[pos])
+        np.testing.assert_array_equal(np.broadcast_to(ag, (pos.size, ag.size)), a[pos])
+        np.testing.assert_array_equal(np.broadcast_to(bg, (pos.size, bg.size)), b[pos])
 
 
 def test_read_bounds_on_demand_equal_those_from_the_full_mixtures():

@@ -16,7 +16,7 @@ import pytest
 from scipy import special, stats
 
 from bayeseval import PrecisionLimitedWarning
-from bayeseval._core.adaptive import _hyper_grid, _loo_log_weights, loo_beta_mixture
+from bayeseval._core.adaptive import _hyper_grid, _loo_weights, loo_beta_mixture
 from bayeseval._core.conflict import loo_conflict, predictive_p_values
 from bayeseval._core.mixture import BetaMixture
 from bayeseval.active.rules import RuleState, _greedy_width, hierarchical_grid
@@ -220,10 +220,47 @@ def test_loo_weights_once_per_distinct_pair_match_the_direct_formula():
     a, b, log_prior = _hyper_grid(0.02, 0.4, 12, 6, (0.5, 1e4))
     loglik = special.betaln(s[:, None] + a, (n - s)[:, None] + b) - special.betaln(a, b)
     logw = (loglik.sum(axis=0) + log_prior)[None, :] - loglik
-    ref = logw - special.logsumexp(logw, axis=1, keepdims=True)
-    np.testing.assert_allclose(_loo_log_weights(s, n, a, b, log_prior), ref, atol=1e-10)
+    ref = np.exp(logw - special.logsumexp(logw, axis=1, keepdims=True))
+    np.testing.assert_allclose(_loo_weights(s, n, a, b, log_prior), ref, rtol=1e-9, atol=1e-300)
     rows = np.array([False, True, False, True, True, False, False])
-    np.testing.assert_allclose(_loo_log_weights(s, n, a, b, log_prior, rows), ref[rows], atol=1e-10)
+    np.testing.assert_allclose(_loo_weights(s, n, a, b, log_prior, rows), ref[rows], rtol=1e-9,
+                               atol=1e-300)
+
+
+def _dense_loo_weights(s, n, a, b, log_prior):
+    """The leave-one-out weights on the full grid, every point computed (reference)."""
+    pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True,
+                                 return_counts=True)
+    ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
+    m = mult.astype(float)
+
+    def sum_ratio(values, x):
+        vals, j = np.unique(values, return_inverse=True)
+        w = np.bincount(j.ravel(), weights=m, minlength=vals.size)
+        return special.gammaln(x[None, :] + vals[:, None]).T @ w - w.sum() * special.gammaln(x)
+
+    total = sum_ratio(ps, a) + sum_ratio(pn - ps, b) - sum_ratio(pn, a + b) + log_prior
+    loglik = special.betaln(ps[:, None] + a[None, :], (pn - ps)[:, None] + b[None, :])
+    loglik -= special.betaln(a, b)[None, :]
+    logw = total[None, :] - loglik
+    top = logw.max(axis=1, keepdims=True)
+    logw -= top + np.log(np.exp(logw - top).sum(axis=1, keepdims=True))
+    return np.exp(logw)[inv.ravel()]
+
+
+def test_loo_weights_skip_only_points_that_underflow_to_zero():
+    # many strata: the hyper-posterior is sharp and most grid points get weight exactly 0
+    rng = np.random.default_rng(3)
+    n = np.round(np.exp(rng.uniform(np.log(10), np.log(2000), 3000))).astype(int)
+    n[:5] = 0
+    s = rng.binomial(n, rng.beta(2, 30, n.size))
+    a, b, log_prior = _hyper_grid(0.005, 0.5, 60, 20, (0.5, 1e6))
+    ref = _dense_loo_weights(s, n, a, b, log_prior)
+    got = _loo_weights(s, n, a, b, log_prior)
+    assert (ref == 0).mean() > 0.5
+    np.testing.assert_array_equal(got, ref)
+    rows = rng.random(n.size) < 0.2
+    np.testing.assert_array_equal(_loo_weights(s, n, a, b, log_prior, rows), ref[rows])
 
 
 def test_conflict_p_values_once_per_distinct_pair_match_every_stratum():
