@@ -35,7 +35,10 @@ import contextlib, io, json, sys
 from bayeseval.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
-    code = main(sys.argv[1:])
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:  # argparse's --help of a subcommand
+        code = exc.code
 top = sorted({name.split(".")[0] for name in sys.modules})
 print(json.dumps({"code": code, "out": out.getvalue(), "modules": top}))
 """
@@ -78,6 +81,29 @@ def test_help_and_plan_commands_load_no_heavy_package(args):
     assert result["code"] == 0
     loaded = sorted(set(HEAVY) & set(result["modules"]))
     assert loaded == [], f"bayeseval {' '.join(args)} imported {loaded}"
+
+
+def test_campaign_help_loads_no_heavy_package():
+    result = run_cli("campaign", "--help")
+    assert result["code"] == 0 and "usage: bayeseval campaign" in result["out"]
+    loaded = sorted(set(HEAVY) & set(result["modules"]))
+    assert loaded == [], f"bayeseval campaign --help imported {loaded}"
+
+
+def test_active_package_names_bind_on_first_use():
+    # bayeseval.active imports its names lazily; ``simulate`` must stay the function even
+    # after the submodule of the same name was imported (the import system binds it)
+    code = (
+        "import bayeseval.active.simulate, inspect\n"
+        "from bayeseval.active import simulate, Campaign, RULES\n"
+        "import bayeseval.active as a\n"
+        "print(inspect.isfunction(simulate), inspect.isfunction(a.simulate),"
+        " inspect.isclass(Campaign), 'expected_width' in RULES)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env=env, check=True)
+    assert proc.stdout.split() == ["True", "True", "True", "True"]
 
 
 def test_help_loads_neither_numpy_nor_pandas():
