@@ -27,6 +27,7 @@ from statistics import NormalDist
 from typing import Any
 
 from bayeseval import __version__
+from bayeseval._core.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
 from bayeseval._core.cli_io import HelpFormatter, one_line, read_table
 
 __all__ = ["main", "build_parser"]
@@ -744,17 +745,20 @@ def _add_campaign(sub: Any, *, full: bool) -> None:
         sub.add_parser("campaign", help=_CAMPAIGN_HELP, add_help=False)
 
 
-_AUDIT_HELP = "fairness audit: per-group rates, disparities and verdicts"
-
-
 def _add_audit(sub: Any, *, full: bool) -> None:
     """The ``audit`` command: in full, or a placeholder that only lists it in the help."""
     if full:
-        from bayeseval.fairness import add_audit_parser  # deferred: heavy, audit only
-
-        add_audit_parser(sub)
+        p = sub.add_parser("audit", help=AUDIT_HELP, description=AUDIT_DESCRIPTION)
+        add_audit_arguments(p)
+        p.set_defaults(func=_cmd_audit)
     else:
-        sub.add_parser("audit", help=_AUDIT_HELP, add_help=False)
+        sub.add_parser("audit", help=AUDIT_HELP, add_help=False)
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from bayeseval.fairness import run_audit  # deferred: heavy, run only
+
+    return run_audit(args)
 
 
 def build_parser(*, campaign: bool = True, audit: bool = True) -> argparse.ArgumentParser:

@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._core.adaptive import adaptive_interval
+from bayeseval._core.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, MODELS, add_audit_arguments
 from bayeseval._core.cli_io import read_table
 from bayeseval._core.conflict import loo_conflict
 from bayeseval._core.disparity import (
@@ -97,7 +98,6 @@ CRITERIA = {
 
 _N_DRAWS = 4000
 #: pooled models: crossed factors (several group columns), robust and plain Beta-binomial
-MODELS = ("crossed", "robust", "beta_binomial")
 
 
 class PooledFit(NamedTuple):
@@ -917,28 +917,8 @@ def add_audit_parser(sub: Any) -> argparse.ArgumentParser:
     >>> args.groups, args.tolerance
     ('race,sex', 0.1)
     """
-    p = sub.add_parser(
-        "audit",
-        help="fairness audit: per-group rates, disparities and verdicts",
-        description="Per-group rates with adaptive, Wilson and pooled intervals; differences, "
-        "ratios and the max-min gap with their intervals; a verdict per fairness criterion. "
-        "Exits 1 when a criterion is decided outside the tolerance, 2 on bad input.",
-    )
-    p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
-    p.add_argument("--y-true", required=True, help="column with the true labels")
-    p.add_argument("--y-pred", required=True, help="column with the predicted labels")
-    p.add_argument("--groups", required=True, help="group column(s), comma separated")
-    p.add_argument("--metrics", default=None, help="metrics, comma separated (default: all)")
-    p.add_argument("--reference", default=None, help="reference group (default: the largest)")
-    p.add_argument("--tolerance", type=float, default=None, help="largest acceptable gap, in (0, 1)")
-    p.add_argument("--level", type=float, default=0.95, help="confidence level")
-    p.add_argument("--pos-label", default=None, help="positive class (default 1 for 0/1 labels)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (a non-negative integer)")
-    p.add_argument("--model", default=None, choices=MODELS,
-                   help="pooled model (default: crossed for several group columns, else robust)")
-    p.add_argument("--min-trials", type=int, default=None,
-                   help="leave groups with fewer trials out of the max-min gap and the verdicts")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = sub.add_parser("audit", help=AUDIT_HELP, description=AUDIT_DESCRIPTION)
+    add_audit_arguments(p)
     p.set_defaults(func=run_audit)
     return p
 

@@ -83,11 +83,12 @@ def test_help_and_plan_commands_load_no_heavy_package(args):
     assert loaded == [], f"bayeseval {' '.join(args)} imported {loaded}"
 
 
-def test_campaign_help_loads_no_heavy_package():
-    result = run_cli("campaign", "--help")
-    assert result["code"] == 0 and "usage: bayeseval campaign" in result["out"]
+@pytest.mark.parametrize("command", ["campaign", "audit"])
+def test_campaign_and_audit_help_load_no_heavy_package(command):
+    result = run_cli(command, "--help")
+    assert result["code"] == 0 and f"usage: bayeseval {command}" in result["out"]
     loaded = sorted(set(HEAVY) & set(result["modules"]))
-    assert loaded == [], f"bayeseval campaign --help imported {loaded}"
+    assert loaded == [], f"bayeseval {command} --help imported {loaded}"
 
 
 def test_active_package_names_bind_on_first_use():
