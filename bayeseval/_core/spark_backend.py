@@ -147,14 +147,13 @@ class SparkBackend(Backend):
         About 1.6x faster than ``countDistinct`` (which first builds a partial hash
         table of every id in every task) on 10 million unique ids in local mode. The
         shuffle has one partition per :data:`_IDS_PER_TASK` rows (at least the
-        input's partitions and the default parallelism): each task's hash table of
-        ids stays small. Left to ``spark.sql.shuffle.partitions`` and adaptive
+        default parallelism): each task's hash table of ids stays small. Left to ``spark.sql.shuffle.partitions`` and adaptive
         coalescing, 10 million ids went to two tasks of 5 million and took about
         twice as long.
         """
         one = fresh_names(self.columns, ["__id"])[0]
         ids = self.data.select(col(id_column).alias(one))
-        parts = _input_partitions(self.data)
+        parts = _default_parallelism(self.data)
         if parts is None:
             ids = ids.repartition(col(one))
         else:
@@ -288,12 +287,15 @@ class SparkBackend(Backend):
 _IDS_PER_TASK = 250_000
 
 
-def _input_partitions(df: Any) -> int | None:
-    """Partitions of ``df``'s plan, at least the default parallelism (None on Spark Connect)."""
+def _default_parallelism(df: Any) -> int | None:
+    """The cluster's default parallelism (None on Spark Connect, which has no SparkContext).
+
+    Not the input's partition count: asking a DataFrame for its RDD runs, under
+    adaptive execution, every shuffle upstream of it (a join that produced the input).
+    """
     try:
-        sc = df.sparkSession.sparkContext
-        return max(1, int(sc.defaultParallelism), int(df._jdf.rdd().getNumPartitions()))
-    except Exception:  # noqa: BLE001 - Spark Connect has neither a SparkContext nor a JVM DataFrame
+        return max(1, int(df.sparkSession.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext
         return None
 
 
