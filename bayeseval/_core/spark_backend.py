@@ -147,9 +147,9 @@ class SparkBackend(Backend):
         About 1.6x faster than ``countDistinct`` (which first builds a partial hash
         table of every id in every task) on 10 million unique ids in local mode. The
         shuffle has one partition per :data:`_IDS_PER_TASK` rows (at least the
-        default parallelism): each task's hash table of ids stays small. Left to ``spark.sql.shuffle.partitions`` and adaptive
-        coalescing, 10 million ids went to two tasks of 5 million and took about
-        twice as long.
+        default parallelism): each task's hash table of ids stays small. Left to
+        ``spark.sql.shuffle.partitions`` and adaptive coalescing, 10 million ids went
+        to two tasks of 5 million and took about twice as long.
         """
         one = fresh_names(self.columns, ["__id"])[0]
         ids = self.data.select(col(id_column).alias(one))
