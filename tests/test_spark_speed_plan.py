@@ -147,3 +147,43 @@ def test_repeated_and_missing_ids_refused(spark):
     missing = spark.createDataFrame([(1, 0), (None, 1), (3, 0)], "id long, y long")
     with pytest.raises(ValueError, match=r"id_column 'id' has 1 missing row ids"):
         spark_split(missing, label="y", id_column="id")
+
+
+def test_local_table_literal_and_fallback(spark):
+    """Plain values become one JSON literal; dates (and large tables) go through createDataFrame."""
+    import datetime
+
+    from pyspark.sql import types as T
+
+    from bayeseval._core.spark_backend import local_table
+
+    fields = [T.StructField("k", T.LongType()), T.StructField("s", T.StringType()),
+              T.StructField("w", T.DoubleType()), T.StructField("b", T.BooleanType())]
+    rows = [(-(2**63), 'a"\u00e9\x1f', None, True), (2**63 - 1, "", 0.1, False)]
+    literal = local_table(spark, rows, fields)
+    assert [tuple(r) for r in literal.collect()] == rows
+    assert "ExistingRDD" not in formatted_plan(literal)
+    dated = local_table(spark, [(datetime.date(2024, 2, 29), 1)],
+                        [T.StructField("d", T.DateType()), T.StructField("k", T.LongType())])
+    assert [tuple(r) for r in dated.collect()] == [(datetime.date(2024, 2, 29), 1)]
+    assert local_table(spark, [], fields).count() == 0
+
+
+def test_split_of_native_rows_has_no_python_rdd(spark):
+    """Rows made in Spark: the split's plans hold no RDD of pickled Python rows (the small tables are literals)."""
+    from pyspark.sql import functions as F
+
+    sdf = spark.range(2000).select(
+        (F.col("id") * 7919 - 10**9).alias("id"),
+        (F.col("id") % 17 == 0).cast("long").alias("y"),
+        F.concat(F.lit("g"), (F.col("id") % 3).cast("string")).alias("g"),
+    )
+    frame = pd.DataFrame([tuple(r) for r in sdf.collect()], columns=["id", "y", "g"])
+    kw = dict(label="y", id_column="id", groups="g", n_min=15, test_size=0.2, on_infeasible="degrade")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = dual_constraint_split(sdf, **kw)
+        expected = dual_constraint_split(frame, **kw)
+    for part in (got.test, got.train, got.test_weights):
+        assert "ExistingRDD" not in formatted_plan(part)
+    assert sorted(r[0] for r in got.test.select("id").collect()) == sorted(expected.test["id"])

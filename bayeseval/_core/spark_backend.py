@@ -12,6 +12,9 @@ key (:meth:`SparkBackend._cut_offs`) finds each key's cut-off row, and the
 cut-offs (one row per key) are broadcast back. What reaches the driver: the
 rows per key, the distinct-id count, and the band's ``(rank, id)`` pairs (about
 ten binomial standard deviations per key, a few thousand rows at a billion).
+What the driver sends (the cells with their key, salt and band, the cut-offs)
+goes into the plan as one JSON literal (:func:`local_table`; up to 4,096 rows
+of plain values), so the executors run no Python at all.
 ``pyspark`` is imported inside the functions only.
 """
 
@@ -131,21 +134,30 @@ class SparkBackend(Backend):
             raise ValueError(f"id_column {id_column!r} has {missing} missing row ids")
         n_rows = int(stats["rows"].sum())
         if check_ids and n_rows:
-            n_ids = self._distinct_ids(id_column)
+            n_ids = self._distinct_ids(id_column, n_rows)
             if n_ids != n_rows:
                 raise ValueError(
                     f"id_column {id_column!r} must hold unique row ids ({n_ids} distinct in {n_rows} rows)"
                 )
         return stats.drop(columns="null").astype({"rows": np.int64})
 
-    def _distinct_ids(self, id_column: str) -> int:
+    def _distinct_ids(self, id_column: str, n_rows: int) -> int:
         """Distinct ids: one shuffle by id, then an aggregate that needs no second shuffle.
 
         About 1.6x faster than ``countDistinct`` (which first builds a partial hash
-        table of every id in every task) on 10 million unique ids in local mode.
+        table of every id in every task) on 10 million unique ids in local mode. The
+        shuffle has one partition per :data:`_IDS_PER_TASK` rows (at least the
+        default parallelism): each task's hash table of ids stays small. Left to
+        ``spark.sql.shuffle.partitions`` and adaptive coalescing, 10 million ids went
+        to two tasks of 5 million and took about twice as long.
         """
         one = fresh_names(self.columns, ["__id"])[0]
-        ids = self.data.select(col(id_column).alias(one)).repartition(col(one))
+        ids = self.data.select(col(id_column).alias(one))
+        parts = _default_parallelism(self.data)
+        if parts is None:
+            ids = ids.repartition(col(one))
+        else:
+            ids = ids.repartition(max(parts, -(-n_rows // _IDS_PER_TASK)), col(one))
         return int(ids.groupBy(col(one)).count().count())
 
     def select_test(
@@ -156,7 +168,6 @@ class SparkBackend(Backend):
         from pyspark.sql import types as T
 
         df = self.data
-        spark = df.sparkSession
         self._rows_per_key = (
             cells.groupby("key")["rows"].sum().reindex(range(len(take)), fill_value=0).to_numpy(np.int64)
         )
@@ -169,29 +180,37 @@ class SparkBackend(Backend):
         cnames = names[: len(cols)]
         key, salt, rank, lo_c, hi_c, band_rank, band_id, n_c, cut_rank_c, cut_id_c, w_c, test_c = names[len(cols):]
         long = T.LongType()
-        schema = T.StructType(
-            [T.StructField(c, self._type(orig)) for c, orig in zip(cnames, cols, strict=True)]
-            + [T.StructField(key, long), T.StructField(salt, long)]
-        )
+        cell_fields = [T.StructField(c, self._type(orig)) for c, orig in zip(cnames, cols, strict=True)]
         cell_rows = [
-            tuple(_python(v) for v in row[:-1]) + (int(row[-1]), signed64(salts[int(row[-1])]))
+            (tuple(_python(v) for v in row[:-1]), int(row[-1]))
             for row in cells[list(range(len(cols))) + ["key"]].itertuples(index=False, name=None)
         ]
-        cells_sdf = spark.createDataFrame(cell_rows, schema=schema)
         with_keys = df.withColumns({c: col(orig) for c, orig in zip(cnames, cols, strict=True)})
-        base = keyed_rank(with_keys.join(F.broadcast(cells_sdf), on=cnames, how="inner"),
-                          id_column=id_column, salt_column=salt, out=rank)
+
+        def ranked(keys: dict, extra: list) -> Any:
+            """The rows of the cells of ``keys`` (key -> extra values), with key, salt, extra and rank."""
+            table = local_table(
+                df.sparkSession,
+                [values + (k, signed64(salts[k])) + tuple(keys[k]) for values, k in cell_rows if k in keys],
+                cell_fields + [T.StructField(key, long), T.StructField(salt, long)] + extra,
+            )
+            joined = with_keys.join(F.broadcast(table), on=cnames, how="inner")
+            return keyed_rank(joined, id_column=id_column, salt_column=salt, out=rank)
+
         cut_rank, cut_id = self._cut_offs(
-            base, take, id_column=id_column, names=(key, rank, lo_c, hi_c, band_rank, band_id, n_c)
+            ranked, take, id_column=id_column, names=(key, rank, lo_c, hi_c, band_rank, band_id, n_c)
         )
         n_keys = len(take)
-        cut_sdf = spark.createDataFrame(
+        cut_sdf = local_table(
+            df.sparkSession,
             [(k, cut_rank[k], cut_id[k], float(weight[k]) if np.isfinite(weight[k]) else None) for k in range(n_keys)],
-            schema=T.StructType([T.StructField(key, long), T.StructField(cut_rank_c, long),
-                                 T.StructField(cut_id_c, long), T.StructField(w_c, T.DoubleType())]),
+            [T.StructField(key, long), T.StructField(cut_rank_c, long), T.StructField(cut_id_c, long),
+             T.StructField(w_c, T.DoubleType())],
         )
         idl = col(id_column).cast("long")
-        marked = base.join(F.broadcast(cut_sdf), on=key).withColumn(
+        # the cut-offs join after the rank: a filter on the rank's own projection would be pushed
+        # down the steps, copying each step's expression into the next one
+        marked = ranked({k: () for k in range(n_keys)}, []).join(F.broadcast(cut_sdf), on=key).withColumn(
             test_c,
             (col(rank) < col(cut_rank_c)) | ((col(rank) == col(cut_rank_c)) & (idl <= col(cut_id_c))),
         )
@@ -202,7 +221,7 @@ class SparkBackend(Backend):
         test_weights = marked.filter(col(test_c)).select(col(id_column), col(w_c).alias(weight_name))
         return train, test, test_weights
 
-    def _cut_offs(self, base: Any, take: np.ndarray, *, id_column: str, names: tuple) -> tuple[dict, dict]:
+    def _cut_offs(self, ranked: Any, take: np.ndarray, *, id_column: str, names: tuple) -> tuple[dict, dict]:
         """Per key, the (rank, id) of its ``take``-th row, from one aggregation over the rows.
 
         Ranks are uniform on ``[0, 2**63)``, so the ``take``-th smallest rank of a
@@ -210,15 +229,16 @@ class SparkBackend(Backend):
         counts, per key, the rows below a band around that point and returns the
         band's rows themselves (``(rank, id)``, about ``2 * 5`` binomial standard
         deviations of them); the driver sorts the band and reads the cut-off.
-        A key whose cut-off falls outside its band (probability about 1e-6) is
-        redone with a band 40 standard deviations wide, then with all its rows.
-        Keys that take none or all of their rows need no pass.
+        ``ranked(bands, fields)`` gives the rows of the keys in ``bands`` with
+        their band bounds (one broadcast table per cell: no second join), so the
+        rows of keys that take none or all of their rows are neither ranked nor
+        aggregated. A key whose cut-off falls outside its band (probability about
+        1e-6) is redone with a band 40 standard deviations wide, then with all its rows.
         """
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
         key, rank, lo_c, hi_c, band_rank, band_id, n_c = names
-        spark = base.sparkSession
         rows_k = self._rows_per_key
         cut_rank = {k: -1 for k in range(len(take))}
         cut_id = {k: -(1 << 63) for k in range(len(take))}
@@ -228,19 +248,15 @@ class SparkBackend(Backend):
                 cut_rank[k], cut_id[k] = _TWO63 - 1, _TWO63 - 1
             elif take[k] > 0:
                 todo.append(k)
-        long = T.LongType()
         idl = col(id_column).cast("long")
+        bounds = [T.StructField(lo_c, T.LongType()), T.StructField(hi_c, T.LongType())]
         for slack in _SLACKS:
             if not todo:
                 break
-            bands = [(k, *_band(int(take[k]), int(rows_k[k]), slack)) for k in todo]
-            params = spark.createDataFrame(
-                bands, schema=T.StructType([T.StructField(c, long) for c in (key, lo_c, hi_c)])
-            )
+            rows = ranked({k: _band(int(take[k]), int(rows_k[k]), slack) for k in todo}, bounds)
             in_band = (col(rank) >= col(lo_c)) & (col(rank) <= col(hi_c))
             found = (
-                base.join(F.broadcast(params), on=key)
-                .groupBy(
+                rows.groupBy(
                     col(key),
                     F.when(in_band, col(rank)).when(col(rank) < col(lo_c), F.lit(-1)).otherwise(F.lit(-2))
                     .alias(band_rank),
@@ -265,6 +281,61 @@ class SparkBackend(Backend):
                     missed.append(k)
             todo = missed
         return cut_rank, cut_id
+
+
+#: ids per task of the uniqueness check's shuffle
+_IDS_PER_TASK = 250_000
+
+
+def _default_parallelism(df: Any) -> int | None:
+    """The cluster's default parallelism (None on Spark Connect, which has no SparkContext).
+
+    Not the input's partition count: asking a DataFrame for its RDD runs, under
+    adaptive execution, every shuffle upstream of it (a join that produced the input).
+    """
+    try:
+        return max(1, int(df.sparkSession.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect: no SparkContext
+        return None
+
+
+#: up to this many rows, a small table is a literal in the plan (no Python worker runs for it)
+_LITERAL_ROWS = 4096
+
+
+def _json_value(v: Any) -> bool:
+    """Whether ``v`` round-trips exactly through JSON text into a Spark column."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return True
+    return isinstance(v, float) and math.isfinite(v)
+
+
+def local_table(spark: Any, rows: list[tuple], fields: list) -> Any:
+    """A small DataFrame of ``rows`` (plain Python values) built in the JVM.
+
+    Up to :data:`_LITERAL_ROWS` rows of integers, strings, booleans and finite
+    floats: one JSON text literal that ``from_json`` parses and ``inline``
+    unpacks, a single call from Python, and broadcasting it runs no Python
+    worker (``createDataFrame`` of a list is an RDD of pickled rows that a
+    Python worker unpickles in every job that broadcasts it). Other tables (many
+    cells, dates, decimals) use ``createDataFrame``.
+    """
+    import json
+
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    schema = T.StructType(fields)
+    simple = (T.BooleanType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType,
+              T.StringType)
+    if (
+        not rows or len(rows) > _LITERAL_ROWS
+        or not all(isinstance(f.dataType, simple) for f in fields)
+        or not all(_json_value(v) for row in rows for v in row)
+    ):
+        return spark.createDataFrame(rows, schema=schema)
+    text = json.dumps([dict(zip(schema.names, row, strict=True)) for row in rows])
+    return spark.range(0, 1, 1, 1).select(F.inline(F.from_json(F.lit(text), T.ArrayType(schema))))
 
 
 #: band half-widths in binomial standard deviations, one pass each; inf: every row of the key
