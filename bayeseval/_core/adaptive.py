@@ -355,21 +355,30 @@ def _best_monotone_path(cost: np.ndarray) -> np.ndarray:
     ``cost`` has shape (B, K, W): B independent problems, K grid points, W levels.
     Dynamic programming: ``total_k(j) = cost_k(j) + min_{j' <= j} total_(k-1)(j')``.
     """
-    batch, size, levels = cost.shape
-    best = np.zeros((batch, size, levels), dtype=np.int64)
-    total = cost[:, 0].copy()
-    index = np.arange(levels)
+    return _monotone_path_by_point(np.ascontiguousarray(np.transpose(cost, (1, 0, 2))))
+
+
+def _monotone_path_by_point(cost: np.ndarray) -> np.ndarray:
+    """:func:`_best_monotone_path` of ``cost`` laid out (K, B, W): one contiguous block per
+    grid point, the work arrays written in place (W <= 256 levels)."""
+    size, batch, levels = cost.shape
+    best = np.zeros((size, batch, levels), dtype=np.uint8)  # argmin of the prefix, per step
+    total = cost[0].copy()
+    index = np.arange(levels, dtype=np.uint8)
+    running = np.empty_like(total)
+    is_new = np.ones(total.shape, bool)
+    step = np.empty(total.shape, np.uint8)
     for k in range(1, size):
-        running = np.minimum.accumulate(total, axis=1)
-        is_new = np.ones(total.shape, bool)
-        is_new[:, 1:] = total[:, 1:] < running[:, :-1]
-        best[:, k] = np.maximum.accumulate(np.where(is_new, index, 0), axis=1)
-        total = cost[:, k] + running
+        np.minimum.accumulate(total, axis=1, out=running)
+        np.less(total[:, 1:], running[:, :-1], out=is_new[:, 1:])  # a new prefix minimum
+        np.multiply(is_new, index, out=step)
+        np.maximum.accumulate(step, axis=1, out=best[k])
+        np.add(cost[k], running, out=total)
     path = np.empty((batch, size), dtype=np.int64)
     path[:, -1] = np.argmin(total, axis=1)
     rows = np.arange(batch)
     for k in range(size - 1, 0, -1):
-        path[:, k - 1] = best[rows, k, path[:, k]]
+        path[:, k - 1] = best[k, rows, path[:, k]]
     return path
 
 
@@ -576,7 +585,7 @@ def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: flo
     tie = 1e-12 * np.abs(_LEVELS - 0.5)[None, :]  # tie-break toward w = 1/2
     for start in range(0, todo.size, 128):
         chunk = todo[start : start + 128]
-        cost = np.empty((chunk.size, _GRID_SIZE, _LEVELS.size))
+        cost = np.empty((_GRID_SIZE, chunk.size, _LEVELS.size))  # one block per grid point
         for j, i in enumerate(chunk):
             m = int(ref[i])
             if m not in ends:
@@ -585,8 +594,8 @@ def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: flo
             pmf = beta_mixture_predictive(m, prior[0][i], prior[1][i], prior[2][i])
             pmf = (1.0 - diffuse_weight) * pmf + diffuse_weight / (m + 1.0)
             cdf = np.concatenate([[0.0], np.cumsum(pmf)])
-            cost[j] = (cdf[b + 1] - cdf[a]) * weight + tie
-        table[chunk] = _LEVELS[_best_monotone_path(cost)]
+            cost[:, j] = (cdf[b + 1] - cdf[a]) * weight + tie
+        table[chunk] = _LEVELS[_monotone_path_by_point(cost)]
     return table
 
 
