@@ -116,6 +116,11 @@ def test_off_grid_trials_same_interval_both_paths_and_exact_coverage(n, prior):
         fab_intervals_all_counts(n, pmf, 0.95, optimise_for=n + 1)
 
 
+def test_all_counts_without_trials_is_the_whole_range():
+    iv = fab_intervals_all_counts(0, [1.0], 0.95, diffuse_weight=0.1)
+    assert iv.lower.tolist() == [0.0] and iv.upper.tolist() == [1.0]
+
+
 @pytest.mark.parametrize("p0", [0.0, 0.03, 0.08, 0.2, 0.5, 0.93, 1.0])
 def test_regions_minimise_prior_mass_among_level_alpha_regions(p0):
     n, alpha = 12, 0.05

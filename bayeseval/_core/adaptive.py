@@ -654,7 +654,7 @@ def fab_intervals_all_counts(
     else:  # the split of fab_interval: optimised for split_trials(n) of the n trials
         pmf = (1.0 - diffuse_weight) * np.asarray(prior_pmf, float) + diffuse_weight / (n + 1.0)
         m = int(split_trials(n)) if optimise_for is None else int(optimise_for)
-        if not 0 < m <= n:
+        if optimise_for is not None and not 0 < m <= n:
             raise ValueError(f"optimise_for must be in 1..n = {n}, got {optimise_for!r}")
         table = fab_split(m, _thin(pmf, n, m), alpha)
     x = np.arange(n + 1)
