@@ -135,30 +135,60 @@ def beta_mixture_predictive(n: int, weights: Any, a: Any, b: Any) -> np.ndarray:
     >>> bool(np.allclose(pmf, stats.betabinom.pmf(np.arange(11), 10, 2.0, 8.0)))
     True
     """
-    w = np.asarray(weights, float).ravel()
-    a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
-    nz = np.flatnonzero(w)
-    if 0 < nz.size < w.size:  # zero weights (e.g. underflowed) are never kept: sort the others
-        w, a, b = w[nz], a[nz], b[nz]
-    order = np.argsort(w)[::-1]
-    # the largest components holding all but 1e-6 of the weight (no probability that
-    # matters changes; the interval stays exact whatever prior it is given)
-    size = int(np.searchsorted(np.cumsum(w[order]), (1.0 - 1e-6) * w.sum())) + 1
-    keep = order[:size]
-    w, a, b = w[keep], a[keep], b[keep]
+    w = np.asarray(weights, float).ravel()[None, :]
+    a, b = np.asarray(a, float).ravel()[None, :], np.asarray(b, float).ravel()[None, :]
+    if not np.any(w):  # no weight: no predictive
+        return np.full(n + 1, np.nan)
+    return _mixture_pmfs(n, *_kept_components(w, a, b))[0]
+
+
+def _kept_components(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
+    """Per row, the components the predictive keeps, largest weight first.
+
+    The non-zero weights of each row (in grid order) are sorted in decreasing order and
+    kept until they hold all but 1e-6 of the row's weight (no probability that matters
+    changes; an adaptive interval stays exact whatever prior it is given). Returns ``(weights, a, b, live)``
+    of shape (R, C), padded with weight 0 and Beta(1, 1) where ``live`` is False (a row
+    without non-zero weights keeps nothing).
+    """
+    r, g = np.nonzero(w)
+    counts = np.bincount(r, minlength=w.shape[0])
+    pos = np.arange(r.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    P = np.zeros((w.shape[0], int(counts.max()) if counts.size else 0))
+    P[r, pos] = w[r, g]
+    total = P.sum(axis=1)
+    order = np.argsort(P, axis=1)[:, ::-1]
+    cs = np.cumsum(np.take_along_axis(P, order, axis=1), axis=1)
+    size = np.minimum((cs < ((1.0 - 1e-6) * total)[:, None]).sum(axis=1) + 1, counts)
+    order = order[:, : int(size.max())]
+    live = np.arange(order.shape[1])[None, :] < size[:, None]
+    out = []
+    for v, pad in ((w, 0.0), (a, 1.0), (b, 1.0)):
+        dense = np.full(P.shape, pad)
+        dense[r, pos] = v[r, g]
+        out.append(np.where(live, np.take_along_axis(dense, order, axis=1), pad))
+    return (*out, live)
+
+
+def _mixture_pmfs(n: int, kw: np.ndarray, ka: np.ndarray, kb: np.ndarray,
+                  live: np.ndarray) -> np.ndarray:
+    """:func:`beta_mixture_predictive` of rows of kept components (:func:`_kept_components`),
+    all with ``n`` trials (padding components add exact zeros), computed for the rows at once.
+    """
     k = np.arange(n, dtype=float)
     # log pmf by the ratio recursion pmf(k+1)/pmf(k) = (n-k)(k+a) / ((k+1)(n-k-1+b))
     log_ratio = (
-        np.log((n - k) / (k + 1.0))[None, :]
-        + np.log(k[None, :] + a[:, None])
-        - np.log(n - k[None, :] - 1.0 + b[:, None])
+        np.log((n - k) / (k + 1.0))[None, None, :]
+        + np.log(k[None, None, :] + ka[..., None])
+        - np.log(n - k[None, None, :] - 1.0 + kb[..., None])
     )
-    log_bb = np.zeros((w.size, n + 1))
-    log_bb[:, 0] = special.betaln(a, n + b) - special.betaln(a, b)
-    log_bb[:, 1:] = log_bb[:, :1] + np.cumsum(log_ratio, axis=1)
-    top = log_bb.max(axis=0)
-    pmf = np.exp(top) * (w[:, None] * np.exp(log_bb - top[None, :])).sum(axis=0)
-    return pmf / pmf.sum()
+    log_bb = np.empty(ka.shape + (n + 1,))
+    log_bb[..., 0] = special.betaln(ka, n + kb) - special.betaln(ka, kb)
+    log_bb[..., 1:] = log_bb[..., :1] + np.cumsum(log_ratio, axis=-1)
+    log_bb[~live] = -np.inf
+    top = log_bb.max(axis=1)
+    pmf = np.exp(top) * (kw[..., None] * np.exp(log_bb - top[:, None, :])).sum(axis=1)
+    return pmf / pmf.sum(axis=1, keepdims=True)
 
 
 # --------------------------------------------------------------------------- regions

@@ -13,10 +13,12 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from bayeseval._core.adaptive import (
     DIFFUSE_WEIGHT,
+    _kept_components,
+    _mixture_pmfs,
     beta_mixture_predictive,
     fab_interval,
     loo_beta_mixture,
@@ -88,7 +90,7 @@ def predictive_p_values(
     --------
     With one Beta(8, 92) component the predictive is a Beta-binomial:
 
-    >>> from scipy import special, stats
+    >>> from scipy import stats
     >>> p, mean, lo, hi = predictive_p_values([9], [20], [[1.0]], [8.0], [92.0],
     ...                                       p_value="doubled")
     >>> bool(np.isclose(hi[0], stats.betabinom.sf(8, 20, 8.0, 92.0)))
@@ -144,56 +146,6 @@ def _same_trials_blocks(n: np.ndarray, use: np.ndarray) -> list:
         step = max(1, _PMF_CELLS // (8 * (int(n[group[0]]) + 1)))
         blocks.extend(group[i : i + step] for i in range(0, group.size, step))
     return blocks
-
-
-def _kept_components(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
-    """Per row, the components :func:`beta_mixture_predictive` keeps, largest weight first.
-
-    The non-zero weights of each row (in grid order) are sorted in decreasing order and
-    kept until they hold all but 1e-6 of the row's weight. Returns ``(weights, a, b, live)``
-    of shape (R, C), padded with weight 0 and Beta(1, 1) where ``live`` is False (a row
-    without non-zero weights keeps nothing).
-    """
-    r, g = np.nonzero(w)
-    counts = np.bincount(r, minlength=w.shape[0])
-    pos = np.arange(r.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    P = np.zeros((w.shape[0], int(counts.max()) if counts.size else 0))
-    P[r, pos] = w[r, g]
-    total = P.sum(axis=1)
-    order = np.argsort(P, axis=1)[:, ::-1]
-    cs = np.cumsum(np.take_along_axis(P, order, axis=1), axis=1)
-    size = np.minimum((cs < ((1.0 - 1e-6) * total)[:, None]).sum(axis=1) + 1, counts)
-    order = order[:, : int(size.max())]
-    live = np.arange(order.shape[1])[None, :] < size[:, None]
-    out = []
-    for v, pad in ((w, 0.0), (a, 1.0), (b, 1.0)):
-        dense = np.full(P.shape, pad)
-        dense[r, pos] = v[r, g]
-        out.append(np.where(live, np.take_along_axis(dense, order, axis=1), pad))
-    return (*out, live)
-
-
-def _mixture_pmfs(n: int, kw: np.ndarray, ka: np.ndarray, kb: np.ndarray,
-                  live: np.ndarray) -> np.ndarray:
-    """:func:`beta_mixture_predictive` of rows of kept components (:func:`_kept_components`),
-    all with ``n`` trials.
-
-    The same floating-point operations per row (the components kept, in the same order;
-    padding components add exact zeros), computed for the rows at once.
-    """
-    k = np.arange(n, dtype=float)
-    log_ratio = (
-        np.log((n - k) / (k + 1.0))[None, None, :]
-        + np.log(k[None, None, :] + ka[..., None])
-        - np.log(n - k[None, None, :] - 1.0 + kb[..., None])
-    )
-    log_bb = np.empty(ka.shape + (n + 1,))
-    log_bb[..., 0] = special.betaln(ka, n + kb) - special.betaln(ka, kb)
-    log_bb[..., 1:] = log_bb[..., :1] + np.cumsum(log_ratio, axis=-1)
-    log_bb[~live] = -np.inf
-    top = log_bb.max(axis=1)
-    pmf = np.exp(top) * (kw[..., None] * np.exp(log_bb - top[:, None, :])).sum(axis=1)
-    return pmf / pmf.sum(axis=1, keepdims=True)
 
 
 def holm_flags(p_values: Any, alpha: float) -> np.ndarray:
