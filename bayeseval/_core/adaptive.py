@@ -207,6 +207,8 @@ _SPLIT_GRID = np.unique(
 )
 _BISECT_STEPS = 56
 _LEVELS = np.linspace(0.0, 1.0, 101)  # split levels searched by fab_split
+_DP0 = np.sin(2.0 * _THETA)[:, None]  # dp0 / dtheta at the grid points
+_TIE_BREAK = 1e-12 * np.abs(_LEVELS - 0.5)[None, :]  # toward equal tails
 _MARGIN = 0.75  # logit units added each side of the other strata's range of rates
 #: weight of the uniform component mixed into each leave-one-out prior by default
 DIFFUSE_WEIGHT = 0.1
@@ -325,13 +327,6 @@ def _region_ends(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(a, 0, n), b
 
 
-def _split_masses(n: int, prior_pmf: np.ndarray, alpha: float) -> np.ndarray:
-    """Prior-predictive acceptance probability at each (grid rate, split level)."""
-    a, b = _region_ends(n, alpha)
-    prior_cdf = np.concatenate([[0.0], np.cumsum(prior_pmf)])
-    return prior_cdf[b + 1] - prior_cdf[a]
-
-
 def fab_split(n: int, prior_pmf: Any, alpha: float) -> np.ndarray:
     """Lower-tail share ``w(p0)`` of the adaptive tests, on the grid ``arcsin(sqrt(p0))``.
 
@@ -368,15 +363,17 @@ def fab_split(n: int, prior_pmf: Any, alpha: float) -> np.ndarray:
     >>> bool(w[10] < 0.5 < w[150])
     True
     """
-    cost = _split_cost(n, np.asarray(prior_pmf, float), alpha)
+    cost = _split_cost(_region_ends(n, alpha), np.asarray(prior_pmf, float))
     return _LEVELS[_best_monotone_path(cost[None])[0]]
 
 
-def _split_cost(n: int, prior_pmf: np.ndarray, alpha: float) -> np.ndarray:
-    """Cost of each split level at each grid point: acceptance mass times dp0."""
-    mass = _split_masses(n, prior_pmf, alpha)
+def _split_cost(ends: tuple[np.ndarray, np.ndarray], prior_pmf: np.ndarray) -> np.ndarray:
+    """Cost of each split level at each grid point: the prior-predictive probability of
+    the acceptance region (``ends`` from :func:`_region_ends`) times dp0."""
+    a, b = ends
+    prior_cdf = np.concatenate([[0.0], np.cumsum(prior_pmf)])
     # dp0 = sin(2 theta) dtheta, plus a tie-break toward w = 1/2
-    return mass * np.sin(2.0 * _THETA)[:, None] + 1e-12 * np.abs(_LEVELS - 0.5)[None, :]
+    return (prior_cdf[b + 1] - prior_cdf[a]) * _DP0 + _TIE_BREAK
 
 
 def _best_monotone_path(cost: np.ndarray) -> np.ndarray:
@@ -590,16 +587,10 @@ def _thin(pmf: np.ndarray, n: int, m: int) -> np.ndarray:
     """
     if m == n:
         return pmf
+    from scipy import stats  # deferred: only enumeration uses it
+
     k, j = np.arange(n + 1), np.arange(m + 1)
-    log_h = (
-        special.gammaln(k + 1)[None, :] - special.gammaln(j + 1)[:, None]
-        - special.gammaln(k[None, :] - j[:, None] + 1.0)
-        + special.gammaln(n - k + 1)[None, :] - special.gammaln(m - j + 1)[:, None]
-        - special.gammaln(n - k[None, :] - m + j[:, None] + 1.0)
-        - (special.gammaln(n + 1) - special.gammaln(m + 1) - special.gammaln(n - m + 1))
-    )
-    valid = (k[None, :] >= j[:, None]) & (n - k[None, :] >= m - j[:, None])
-    out = np.where(valid, np.exp(np.where(valid, log_h, 0.0)), 0.0) @ pmf
+    out = stats.hypergeom.pmf(j[:, None], n, k[None, :], m) @ pmf
     return out / out.sum()
 
 
@@ -611,8 +602,6 @@ def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: flo
     ref = split_trials(n)
     todo = todo[np.argsort(ref[todo], kind="stable")]  # strata sharing tail tables together
     ends: dict[int, tuple] = {}
-    weight = np.sin(2.0 * _THETA)[:, None]  # dp0 = sin(2 theta) dtheta
-    tie = 1e-12 * np.abs(_LEVELS - 0.5)[None, :]  # tie-break toward w = 1/2
     for start in range(0, todo.size, 128):
         chunk = todo[start : start + 128]
         cost = np.empty((_GRID_SIZE, chunk.size, _LEVELS.size))  # one block per grid point
@@ -620,11 +609,8 @@ def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: flo
             m = int(ref[i])
             if m not in ends:
                 ends = {m: _region_ends(m, alpha)}  # sorted: earlier sizes are done
-            a, b = ends[m]
             pmf = beta_mixture_predictive(m, prior[0][i], prior[1][i], prior[2][i])
-            pmf = (1.0 - diffuse_weight) * pmf + diffuse_weight / (m + 1.0)
-            cdf = np.concatenate([[0.0], np.cumsum(pmf)])
-            cost[:, j] = (cdf[b + 1] - cdf[a]) * weight + tie
+            cost[:, j] = _split_cost(ends[m], (1.0 - diffuse_weight) * pmf + diffuse_weight / (m + 1.0))
         table[chunk] = _LEVELS[_monotone_path_by_point(cost)]
     return table
 
