@@ -41,16 +41,20 @@ def sdf(spark, frame):
     return spark.createDataFrame(rows, schema="id long, y long, g string").cache()
 
 
+def split_both(sdf, frame, **kw):
+    """The split of the Spark frame and of the same rows in pandas (warnings silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dual_constraint_split(sdf, **kw), dual_constraint_split(frame, **kw)
+
+
 def formatted_plan(sdf) -> str:
     return sdf._jdf.queryExecution().executedPlan().toString() + sdf._jdf.queryExecution().optimizedPlan().toString()
 
 
 def test_split_plan_has_no_python_and_ranks_in_generated_code(sdf, frame):
     kw = dict(label="y", id_column="id", groups="g", n_min=20, test_size=0.2, on_infeasible="degrade")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        got = dual_constraint_split(sdf, **kw)
-        expected = dual_constraint_split(frame, **kw)
+    got, expected = split_both(sdf, frame, **kw)
     for part in (got.test, got.train, got.test_weights):
         plan = formatted_plan(part)
         assert not [node for node in PYTHON_NODES if node in plan], plan[:2000]
@@ -128,10 +132,7 @@ def test_keys_taking_all_or_none_of_their_rows(spark):
     })
     sdf = spark.createDataFrame([tuple(r) for r in frame.itertuples(index=False, name=None)], "id long, y long")
     kw = dict(label="y", id_column="id", n_min=12, test_size=0.2, max_inflate=100)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = dual_constraint_split(frame, **kw)
-        got = dual_constraint_split(sdf, **kw)
+    got, expected = split_both(sdf, frame, **kw)
     pd.testing.assert_frame_equal(got.table, expected.table)
     assert sorted(r[0] for r in got.test.select("id").collect()) == sorted(expected.test["id"])
     # by hand: n_min equals the 12 positives, so every one of them is a test row
@@ -180,10 +181,7 @@ def test_split_of_native_rows_has_no_python_rdd(spark):
     )
     frame = pd.DataFrame([tuple(r) for r in sdf.collect()], columns=["id", "y", "g"])
     kw = dict(label="y", id_column="id", groups="g", n_min=15, test_size=0.2, on_infeasible="degrade")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        got = dual_constraint_split(sdf, **kw)
-        expected = dual_constraint_split(frame, **kw)
+    got, expected = split_both(sdf, frame, **kw)
     for part in (got.test, got.train, got.test_weights):
         assert "ExistingRDD" not in formatted_plan(part)
     assert sorted(r[0] for r in got.test.select("id").collect()) == sorted(expected.test["id"])
