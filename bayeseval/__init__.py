@@ -8,7 +8,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 from bayeseval._warnings import (
-    BayesevalDeprecationWarning,
     BayesevalWarning,
     CalibrationWarning,
     ConvergenceWarning,
@@ -116,7 +115,6 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "BayesevalWarning",
-    "BayesevalDeprecationWarning",
     "CalibrationWarning",
     "ConvergenceWarning",
     "EmptyStratumWarning",

@@ -2,9 +2,7 @@
 
 As scikit-learn's ``test_public_functions.py`` does: every function, class and public method
 exported in an ``__all__`` of the package or of its public submodules is inspected, and a
-parameter name from the banned list fails the test with the name to use instead. A renamed
-keyword may still be accepted through a deprecation shim, which does not appear in the
-signature (``inspect.signature`` follows ``__wrapped__``).
+parameter name from the banned list fails the test with the name to use instead.
 """
 
 from __future__ import annotations

@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from bayeseval import __version__
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval.active.annotations import agreement, resolve_labels
@@ -313,7 +312,6 @@ class Campaign:
 
     # -- construction --------------------------------------------------------------------
     @classmethod
-    @renamed_kwargs(prediction="y_pred")
     @spec_docs
     def create(
         cls,

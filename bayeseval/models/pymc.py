@@ -68,7 +68,6 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import check_positive_int, check_probability, make_rng
 from bayeseval._warnings import ConvergenceWarning, PerformanceWarning
 from bayeseval.counts import Counts, stratum_labels
@@ -248,7 +247,6 @@ def _quiet_pymc(quiet: bool) -> Iterator[None]:
 
 
 # -- public entry point -----------------------------------------------------------------------
-@renamed_kwargs(progressbar="progress")
 def fit_pymc(
     counts: Counts,
     *,
@@ -323,8 +321,7 @@ def fit_pymc(
         ``Beta(1, 1)`` component (default 0.1, as in the exact engine).
     progress : bool, default True
         Show PyMC's progress bar while sampling (a live bar in terminals and Jupyter) and its
-        log lines (sampler, chains, time taken). False prints nothing. (Formerly
-        ``progressbar``, still accepted with a deprecation warning.)
+        log lines (sampler, chains, time taken). False prints nothing.
     **kwargs
         Passed to :func:`pymc.sample`, e.g. ``cores`` (default 1: the chains run one after
         the other, which avoids the start-up cost of worker processes on these small models;
