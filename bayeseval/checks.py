@@ -1,4 +1,4 @@
-"""Checks of a hierarchical model against the data and the frequentist estimators (SPEC 9).
+"""Checks of a hierarchical model against the data and the frequentist estimators.
 
 * :func:`posterior_predictive_check`: replicated counts per stratum and for global statistics
   (between-stratum dispersion, minimum and maximum stratum rate), predictive p-values, and

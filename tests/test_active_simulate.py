@@ -43,7 +43,7 @@ def test_expected_width_saves_labels_over_independent_beta(ew_vs_ib):
     s = ew_vs_ib.summary()
     assert s["reached_goal"].eq(1.0).all()
     ew, ib = s.loc["expected_width", "labels_mean"], s.loc["independent_beta", "labels_mean"]
-    # issue 4 target: at least 20% fewer labels (seed 0, 8 repeats: 1288 vs 1733, 26%)
+    # target: at least 20% fewer labels (seed 0, 8 repeats: 1288 vs 1733, 26%)
     assert ew <= 0.8 * ib
     # coverage of the true rates at stop (mean over 8 repeats x 12 strata), nominal 0.95.
     # Stated slack 0.05: binomial sd of a mean of 96 intervals is about 0.022, and pooled

@@ -76,7 +76,7 @@ def test_pymc_agrees_with_exact_engine(realistic_fit):
     diff = np.abs(sp["mean"].to_numpy() - se["mean"].to_numpy())
     # posterior means within Monte Carlo error of the PyMC draws
     assert np.all(diff < np.maximum(4 * mcse, 0.002)), (diff, mcse)
-    # 95% equal-tailed interval endpoints within 0.01 (issue 3)
+    # 95% equal-tailed interval endpoints within 0.01
     assert np.max(np.abs(sp["lower"] - se["lower"])) < 0.01
     assert np.max(np.abs(sp["upper"] - se["upper"])) < 0.01
     # the hyperparameters agree too: E[mu] within 4 MCSE, median kappa within 10%
