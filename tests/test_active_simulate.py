@@ -39,6 +39,7 @@ def test_pool_is_very_unequal(pool):
     assert rates.max() / rates.min() > 2
 
 
+@pytest.mark.slow
 def test_expected_width_saves_labels_over_independent_beta(ew_vs_ib):
     s = ew_vs_ib.summary()
     assert s["reached_goal"].eq(1.0).all()
@@ -73,6 +74,7 @@ def test_expected_width_coverage_close_to_nominal_over_40_repeats(pool):
     assert s.loc["expected_width", "labels_mean"] <= 0.8 * s.loc["independent_beta", "labels_mean"]
 
 
+@pytest.mark.slow
 def test_expected_width_saves_80_percent_over_proportional(pool, ew_vs_ib):
     ew = ew_vs_ib.table.query("rule == 'expected_width'")["labels_used"].max()
     budget = int(5 * ew)
@@ -95,6 +97,7 @@ def test_expected_width_saves_80_percent_over_proportional(pool, ew_vs_ib):
     assert (prop.table["labels_used"] == budget).all()
 
 
+@pytest.mark.slow
 def test_trace_and_plot(ew_vs_ib):
     trace = ew_vs_ib.trace
     run = trace[(trace["rule"] == "expected_width") & (trace["repeat"] == 0)]
