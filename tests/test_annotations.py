@@ -490,6 +490,15 @@ def test_json_and_csv_exports_of_one_person_are_one_annotator(tmp_path, pool):
         assert c.labels_used == 6
 
 
+def test_created_username_ties_a_bare_user_id_to_its_email():
+    # a JSON export whose completed_by is the bare user id, with Label Studio's "e-mail, id" username
+    tasks = [{"id": 1, "data": {ROW_ID_KEY: 5}, "annotations": [
+        {"completed_by": 192, "created_username": " Ann@Example.org, 192", "result": _choice_result(1)}]},
+        {"id": 2, "data": {ROW_ID_KEY: 6}, "annotations": [{"completed_by": 192, "result": _choice_result(0)},
+                                                          {"completed_by": 193, "result": _choice_result(0)}]}]
+    assert read_labelstudio(tasks)["annotator"].tolist() == ["ann@example.org", "ann@example.org", "193"]
+
+
 def test_annotator_map_ties_a_bare_id_to_an_email(tmp_path):
     tasks = [{"id": 1, "data": {ROW_ID_KEY: 5}, "annotations": [{"completed_by": 7, "result": _choice_result(1)}]}]
     assert read_labelstudio(tasks)["annotator"].tolist() == ["7"]
@@ -569,8 +578,18 @@ def test_malformed_csv_export_names_the_record():
     frame = pd.DataFrame({ROW_ID_KEY: [1, 2], "label": ["1", '{"choices": ["0", "1"]}'], "annotator": ["a", "a"]})
     with pytest.raises(ValueError, match=r"CSV export record #2: expected exactly one choice"):
         read_labelstudio(frame)
-    with pytest.raises(ValueError, match=r"CSV export record #1: has no 'label' field"):
+    with pytest.raises(ValueError, match=r"no record has the choice field from_name='label'"):
         read_labelstudio(frame.rename(columns={"label": "choice"}))
+    assert read_labelstudio(frame.iloc[:1].rename(columns={"label": "choice"}), from_name="choice").shape == (1, 3)
+
+
+def test_json_min_records_of_unannotated_tasks_are_skipped():
+    # JSON-MIN writes a task nobody annotated as a record without the choice field
+    records = [{"id": 1, ROW_ID_KEY: 5, "label": "1", "annotator": 3, "annotation_id": 9},
+               {"id": 2, ROW_ID_KEY: 6, "annotator": None, "annotation_id": None}]
+    assert read_labelstudio(records).to_dict("records") == [{"row": 5, "annotator": "3", "label": "1"}]
+    with pytest.raises(ValueError, match="JSON-MIN export: no record has the choice field from_name='choice'"):
+        read_labelstudio(records, from_name="choice")
 
 
 def test_json_min_export_without_annotator_gives_each_annotation_its_identity(tmp_path, pool):

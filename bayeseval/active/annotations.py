@@ -348,15 +348,23 @@ def _task_annotations(task: Mapping[str, Any], where: str, from_name: str | None
     return rows, len(anns)
 
 
+#: Label Studio's ``created_username`` of an annotation: ``"<e-mail>, <user id>"``
+_CREATED_USERNAME = re.compile(r"\s*(\S+@\S+)\s*,\s*(\d+)\s*")
+
+
 def _export_users(tasks: Sequence[Any]) -> list[Mapping[str, Any]]:
-    """The user objects (``completed_by``) of a JSON export's well-formed annotations."""
+    """Users of a JSON export: ``completed_by`` objects and ``created_username`` e-mail/id pairs."""
     users = []
     for task in tasks:
         anns = task.get("annotations") if isinstance(task, Mapping) else None
         for ann in anns if isinstance(anns, list) else []:
-            who = ann.get("completed_by") if isinstance(ann, Mapping) else None
-            if isinstance(who, Mapping):
-                users.append(who)
+            if not isinstance(ann, Mapping):
+                continue
+            if isinstance(ann.get("completed_by"), Mapping):
+                users.append(ann["completed_by"])
+            pair = _CREATED_USERNAME.fullmatch(str(ann.get("created_username", "")))
+            if pair:
+                users.append({"email": pair.group(1), "id": pair.group(2)})
     return users
 
 
@@ -368,6 +376,7 @@ def _is_task(obj: Mapping[str, Any]) -> bool:
 def _from_json(tasks: Sequence[Any], from_name: str | None, annotator_map: Mapping[Any, Any] | None) -> pd.DataFrame:
     """A JSON or JSON-MIN export (a list of tasks or of flat records), validated record by record."""
     aliases = _aliases(annotator_map, _export_users(tasks))
+    _check_label_field([t for t in tasks if isinstance(t, Mapping) and not _is_task(t)], from_name or "label", "JSON-MIN export")
     rows: list[tuple[Any, str, Any]] = []
     seen = 0  # annotations before this task: an unnamed annotation's position in the file
     for i, task in enumerate(tasks):
@@ -412,6 +421,8 @@ def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping
     """
     if not isinstance(rec, Mapping):
         raise ValueError(f"{where}: must be an object, got {_short(rec)}")
+    if keys["cells"] and keys["label"] not in rec and keys["id"] in rec:
+        return []  # a Label Studio record of a task nobody annotated (see _check_label_field)
     for key in (keys["id"], keys["label"]):
         if key not in rec:
             raise ValueError(f"{where}: has no {key!r} field; fields are {list(rec)[:20]}")
@@ -425,7 +436,16 @@ def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping
     return [(rid, who, label)]
 
 
+def _check_label_field(records: Sequence[Any], name: str, what: str) -> None:
+    """Some flat record must carry the choice field (records of unannotated tasks lack it)."""
+    flat = [r for r in records if isinstance(r, Mapping)]
+    if flat and not any(name in r for r in flat):
+        raise ValueError(f"Label Studio {what}: no record has the choice field from_name={name!r}; "
+                         f"fields are {list(flat[0])[:20]}")
+
+
 def _from_flat(records: Sequence[Any], keys: Mapping[str, Any], aliases: Mapping[str, str], what: str) -> pd.DataFrame:
+    _check_label_field(records, keys["label"], what)
     rows = []
     for i, rec in enumerate(records):
         rows += _flat_record(rec, f"{what} #{i + 1}", keys, aliases, i + 1)
@@ -436,13 +456,16 @@ def read_labelstudio(source: Any, *, from_name: str | None = None,
                      annotator_map: Mapping[Any, Any] | None = None) -> pd.DataFrame:
     """The annotations of a Label Studio export (JSON, JSON-MIN or CSV).
 
-    Cancelled (skipped) annotations and annotations without a choice are left out. The
-    annotator is ``completed_by`` in the JSON export (a user id, or a user object whose e-mail
-    is used) and the ``annotator`` field in the JSON-MIN and CSV exports (the e-mail, or the
-    user id when the export holds no user objects), normalised by :func:`annotator_identity`;
-    a user id is replaced by the e-mail a user object of the same file gives it. An annotation
-    that names no annotator gets its own identity, ``annotation-<annotation id>``, else
-    ``annotation#<position in the file>``.
+    Cancelled (skipped) annotations, annotations without a choice and the records of tasks
+    nobody annotated are left out. The annotator is ``completed_by`` in the JSON export (a user
+    id, or a user object whose e-mail is used) and the ``annotator`` field in the JSON-MIN and
+    CSV exports (the e-mail, or the user id when the export held no user objects), normalised
+    by :func:`annotator_identity`; a user id is replaced by the e-mail the same file pairs it
+    with (a ``completed_by`` object, or an annotation's ``created_username``, ``"<e-mail>,
+    <id>"``). A bare user id that the file pairs with no e-mail cannot be matched to that
+    person's e-mail in another export: pass ``annotator_map``. An annotation that names no
+    annotator gets its own identity, ``annotation-<annotation id>``, else ``annotation#<its
+    position in the file, from 1>``.
 
     Every record is validated: a malformed one (a task or annotation that is not an object,
     ``annotations`` or ``result`` not a list, a choice ``value`` that is not an object with
