@@ -499,6 +499,17 @@ def test_created_username_ties_a_bare_user_id_to_its_email():
     assert read_labelstudio(tasks)["annotator"].tolist() == ["ann@example.org", "ann@example.org", "193"]
 
 
+def test_chosen_annotator_is_named_by_the_same_identity(tmp_path, pool):
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", resolve="annotator:Expert@Lab.org",
+                        random_seed=18)
+    b = c.propose(2)
+    ann = pd.DataFrame({"row": [b.index[0], b.index[0], b.index[1]], "who": [" expert@lab.ORG", "crowd", "crowd"],
+                        "label": [0, 1, 1]})
+    res = c.ingest(ann, id_column="row", annotator_column="who")
+    assert int(res) == 1 and c.labels()["label"].to_dict() == {b.index[0]: 0}
+    c.close()
+
+
 def test_annotator_map_ties_a_bare_id_to_an_email(tmp_path):
     tasks = [{"id": 1, "data": {ROW_ID_KEY: 5}, "annotations": [{"completed_by": 7, "result": _choice_result(1)}]}]
     assert read_labelstudio(tasks)["annotator"].tolist() == ["7"]

@@ -615,7 +615,7 @@ def _resolve_one(votes: Mapping[str, Any], rule: str, needed: int) -> Any:
     if len(votes) < needed:
         return None
     if rule.startswith("annotator:"):
-        return votes.get(rule[len("annotator:"):])
+        return votes.get(annotator_identity(rule[len("annotator:"):]))
     ranked = Counter(votes.values()).most_common()
     if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
         return None
@@ -629,8 +629,9 @@ def resolve_labels(votes: Mapping[Any, Mapping[str, Any]], rule: str = "majority
 
     * ``rule="majority"``: the label given by strictly more annotators than any other label;
       a tie between the most frequent labels leaves the row unresolved;
-    * ``rule="annotator:NAME"``: the label of annotator ``NAME``; unresolved when ``NAME``
-      has not labelled the row.
+    * ``rule="annotator:NAME"``: the label of annotator ``NAME`` (compared as
+      :func:`annotator_identity` names it, so an e-mail in any case); unresolved when
+      ``NAME`` has not labelled the row.
 
     Labels are compared as given (normalise them first, e.g. with
     :class:`~bayeseval.active.LabelSet`).

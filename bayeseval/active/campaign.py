@@ -1215,7 +1215,9 @@ class Campaign:
         Returns
         -------
         pandas.DataFrame
-            Columns ``row``, ``annotator``, ``label``, ``round``, ``time`` and ``stratum``.
+            Columns ``row``, ``annotator`` (as :func:`~bayeseval.active.annotations.annotator_identity`
+            names them), ``label``, ``round``, ``time`` (of the annotator's first label of the
+            row) and ``stratum``.
 
         Examples
         --------
