@@ -626,3 +626,30 @@ def test_json_min_export_without_annotator_gives_each_annotation_its_identity(tm
         del rec["annotation_id"]
     named = read_labelstudio(records)["annotator"]
     assert named.tolist() == [f"annotation#{k}" for k in range(1, 21)]
+
+
+def test_csv_export_listing_newest_first_is_read_oldest_first(tmp_path, pool):
+    # Label Studio's CSV export lists a task's annotations newest first: a tie-breaker annotated
+    # last comes first in the file, and must not count among the first two of its row
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=19)
+    rows = list(c.propose(40).index)
+    c.close()
+    rng = np.random.default_rng(19)
+    a = rng.integers(0, 2, 40)
+    b = np.where(rng.random(40) < 0.25, 1 - a, a)
+    records = []
+    for i, r in enumerate(rows):
+        if a[i] != b[i]:
+            records.append({ROW_ID_KEY: r, "label": str(a[i]), "annotator": "cy@x.org", "created_at": f"2024-01-03T00:00:{i:02d}Z"})
+        records.append({ROW_ID_KEY: r, "label": str(b[i]), "annotator": "bo@x.org", "created_at": f"2024-01-02T00:00:{i:02d}Z"})
+        records.append({ROW_ID_KEY: r, "label": str(a[i]), "annotator": "ana@x.org", "created_at": f"2024-01-01T00:00:{i:02d}Z"})
+    pd.DataFrame(records).to_csv(tmp_path / "export.csv", index=False)
+    assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "export.csv")]) == 0
+    region = pool.loc[rows, "region"].to_numpy()
+    with Campaign.open(tmp_path / "c.db") as c:
+        agree = c.agreement()
+        assert c.labels_used == 40
+        for g in ("north", "south"):
+            m = region == g
+            assert agree.loc[g, "method"] == "cohen" and agree.loc[g, "rows"] == m.sum()
+            assert agree.loc[g, "kappa"] == pytest.approx(cohen_kappa_score(a[m], b[m]), abs=1e-12)

@@ -328,8 +328,8 @@ def _unnamed(annotation_id: Any, position: int) -> str:
 
 
 def _task_annotations(task: Mapping[str, Any], where: str, from_name: str | None, aliases: Mapping[str, str],
-                      first: int) -> tuple[list[tuple[Any, str, Any]], int]:
-    """A JSON export task's ``(row, annotator, label)`` triples and the count of its annotations."""
+                      first: int) -> tuple[list[tuple[Any, str, Any, Any]], int]:
+    """A JSON export task's ``(row, annotator, label, created_at)`` and the count of its annotations."""
     rid = _task_row_id(task, where)
     anns = _listed(task.get("annotations", task.get("completions")), "annotations", where)
     rows = []
@@ -344,7 +344,7 @@ def _task_annotations(task: Mapping[str, Any], where: str, from_name: str | None
         if ann.get("was_cancelled") or label is None:
             continue
         name = annotator_identity(who, aliases) or _unnamed(ann.get("id"), first + j)
-        rows.append((rid, name, label))
+        rows.append((rid, name, label, ann.get("created_at")))
     return rows, len(anns)
 
 
@@ -373,11 +373,26 @@ def _is_task(obj: Mapping[str, Any]) -> bool:
     return "annotations" in obj or "completions" in obj or ("data" in obj and ROW_ID_KEY not in obj)
 
 
+def _in_time_order(rows: Sequence[tuple[Any, str, Any, Any]]) -> pd.DataFrame:
+    """The annotation table, oldest first by Label Studio's ``created_at`` when every one has it.
+
+    Label Studio's JSON-MIN and CSV exports list a task's annotations newest first; the order
+    matters to :func:`agreement`, which measures the first annotations of each row.
+    """
+    frame = pd.DataFrame([r[:3] for r in rows], columns=ANNOTATION_COLUMNS)
+    stamps = [r[3] for r in rows]
+    if rows and all(isinstance(t, str) and t for t in stamps):
+        times = pd.to_datetime(pd.Series(stamps), utc=True, format="ISO8601", errors="coerce")
+        if not times.isna().any():
+            frame = frame.iloc[np.argsort(times.to_numpy(), kind="stable")].reset_index(drop=True)
+    return frame
+
+
 def _from_json(tasks: Sequence[Any], from_name: str | None, annotator_map: Mapping[Any, Any] | None) -> pd.DataFrame:
     """A JSON or JSON-MIN export (a list of tasks or of flat records), validated record by record."""
     aliases = _aliases(annotator_map, _export_users(tasks))
     _check_label_field([t for t in tasks if isinstance(t, Mapping) and not _is_task(t)], from_name or "label", "JSON-MIN export")
-    rows: list[tuple[Any, str, Any]] = []
+    rows: list[tuple[Any, str, Any, Any]] = []
     seen = 0  # annotations before this task: an unnamed annotation's position in the file
     for i, task in enumerate(tasks):
         where = _where_task(task, i)
@@ -390,7 +405,7 @@ def _from_json(tasks: Sequence[Any], from_name: str | None, annotator_map: Mappi
         else:
             seen += 1
             rows += _flat_record(task, where, _flat_keys(from_name), aliases, seen)
-    return pd.DataFrame(rows, columns=ANNOTATION_COLUMNS)
+    return _in_time_order(rows)
 
 
 def _flat_keys(from_name: str | None) -> dict[str, Any]:
@@ -413,7 +428,7 @@ def _flat_label(value: Any, where: str) -> Any:
 
 
 def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping[str, str],
-                 position: int) -> list[tuple[Any, str, Any]]:
+                 position: int) -> list[tuple[Any, str, Any, Any]]:
     """The annotation of one flat record (JSON-MIN, CSV row, JSON Lines line), validated.
 
     ``keys`` names the id and label fields, whether label cells are Label Studio choice cells
@@ -433,7 +448,7 @@ def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping
     if label is None or _plain(label) is None or label == "":
         return []
     who = annotator_identity(rec.get("annotator"), aliases) or keys["unnamed"](rec.get("annotation_id"), position)
-    return [(rid, who, label)]
+    return [(rid, who, label, rec.get("created_at"))]
 
 
 def _check_label_field(records: Sequence[Any], name: str, what: str) -> None:
@@ -449,7 +464,7 @@ def _from_flat(records: Sequence[Any], keys: Mapping[str, Any], aliases: Mapping
     rows = []
     for i, rec in enumerate(records):
         rows += _flat_record(rec, f"{what} #{i + 1}", keys, aliases, i + 1)
-    return pd.DataFrame(rows, columns=ANNOTATION_COLUMNS)
+    return _in_time_order(rows)
 
 
 def read_labelstudio(source: Any, *, from_name: str | None = None,
@@ -465,7 +480,9 @@ def read_labelstudio(source: Any, *, from_name: str | None = None,
     <id>"``). A bare user id that the file pairs with no e-mail cannot be matched to that
     person's e-mail in another export: pass ``annotator_map``. An annotation that names no
     annotator gets its own identity, ``annotation-<annotation id>``, else ``annotation#<its
-    position in the file, from 1>``.
+    position in the file, from 1>``. The annotations come oldest first by their
+    ``created_at`` when every one has it (the JSON-MIN and CSV exports list a task's
+    annotations newest first), otherwise in file order.
 
     Every record is validated: a malformed one (a task or annotation that is not an object,
     ``annotations`` or ``result`` not a list, a choice ``value`` that is not an object with
@@ -563,7 +580,7 @@ def read_jsonl(source: Any, *, id_name: str = "row", label_name: str = "label",
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{where} is not JSON: {exc}") from exc
             rows += _flat_record(obj, where, keys, aliases, n)
-    return pd.DataFrame(rows, columns=ANNOTATION_COLUMNS)
+    return _in_time_order(rows)
 
 
 def read_annotations(path: Any, *, from_name: str | None = None, id_name: str = "row",
