@@ -335,6 +335,14 @@ def _ingest(c, rows, annotators, labels, relabel=False):
     return c.ingest(frame, id_column="row", annotator_column="annotator", relabel=relabel)
 
 
+def _proposed(tmp_path, pool, n, seed):
+    """A two-annotator campaign at ``tmp_path / "c.db"`` with ``n`` rows proposed (closed)."""
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=seed)
+    rows = list(c.propose(n).index)
+    c.close()
+    return rows
+
+
 def _report_kappas(html_text):
     """Stratum -> kappa of the report's agreement table (kappa is its last column)."""
     section = html_text.split("<h2>Agreement between annotators</h2>")[1].split("<tbody>")[1].split("</tbody>")[0]
@@ -468,9 +476,7 @@ def _choice_result(label):
 
 
 def test_json_and_csv_exports_of_one_person_are_one_annotator(tmp_path, pool):
-    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=15)
-    rows = list(c.propose(6).index)
-    c.close()
+    rows = _proposed(tmp_path, pool, 6, 15)
     truth = pool["truth"].to_dict()
     user = {"id": 7, "email": "Ann@Example.org", "first_name": "", "last_name": ""}
     # the JSON export: a user object on some annotations, the bare user id on others
@@ -594,9 +600,7 @@ def test_json_min_records_of_unannotated_tasks_are_skipped():
 
 
 def test_json_min_export_without_annotator_gives_each_annotation_its_identity(tmp_path, pool):
-    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=17)
-    rows = list(c.propose(10).index)
-    c.close()
+    rows = _proposed(tmp_path, pool, 10, 17)
     rng = np.random.default_rng(17)
     first = rng.integers(0, 2, 10)
     second = np.where(np.arange(10) < 3, 1 - first, first)  # the two annotators disagree on 3 rows
@@ -621,9 +625,7 @@ def test_json_min_export_without_annotator_gives_each_annotation_its_identity(tm
 def test_csv_export_listing_newest_first_is_read_oldest_first(tmp_path, pool):
     # Label Studio's CSV export lists a task's annotations newest first: a tie-breaker annotated
     # last comes first in the file, and must not count among the first two of its row
-    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=19)
-    rows = list(c.propose(40).index)
-    c.close()
+    rows = _proposed(tmp_path, pool, 40, 19)
     rng = np.random.default_rng(19)
     a = rng.integers(0, 2, 40)
     b = np.where(rng.random(40) < 0.25, 1 - a, a)
