@@ -422,7 +422,10 @@ def _status(args: argparse.Namespace) -> int:
                 "overall": st.attrs.get("overall"), "gap": st.attrs.get("gap"), **totals, "strata": _records(st),
             }
             if len(c.annotations()):
+                from bayeseval.active.annotations import AGREEMENT_RULE
+
                 payload["agreement"] = _records(c.agreement())
+                payload["agreement_rule"] = AGREEMENT_RULE
             _print_json(payload)
         else:
             print(st.to_string(float_format=lambda x: f"{x:.4f}"))
