@@ -31,6 +31,9 @@ from scipy.stats import norm
 from bayeseval import __version__, plots
 from bayeseval._core.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
 from bayeseval._core.html_page import REPORT_CSS, page
+from bayeseval._core.markdown import md_escape as _md_escape
+from bayeseval._core.markdown import md_row as _md_row
+from bayeseval._core.markdown import printable as _printable
 from bayeseval._results import Result
 from bayeseval._validation import (
     check_level,
@@ -743,33 +746,6 @@ def _strata(n: int) -> str:
 
 def _label(key: Any) -> str:
     return " | ".join(map(str, key)) if isinstance(key, tuple) else str(key)
-
-
-# Markdown: HTML characters become entities as in the HTML output, and so do the characters
-# that would change the document's structure (table pipe, line breaks, code-span backtick, the
-# backslash escape). Entities, not backslashes, so that even a naive split on "|" or on lines
-# sees the right cells and rows.
-_MD_ENTITIES = {"|": "&#124;", "`": "&#96;", "\\": "&#92;", "\n": "&#10;", "\r": "&#13;",
-                "\t": "&#9;"}
-
-
-def _md_escape(text: str) -> str:
-    """Escape ``text`` so that Markdown shows it as text inside one line or one table cell."""
-    escaped = "".join(_MD_ENTITIES.get(ch, ch) for ch in html.escape(str(text), quote=False))
-    # a table cell loses its leading and trailing spaces: keep them as entities
-    body = escaped.strip(" ")
-    lead = len(escaped) - len(escaped.lstrip(" "))
-    trail = len(escaped) - len(escaped.rstrip(" ")) if body else 0
-    return "&#32;" * lead + body + "&#32;" * trail
-
-
-def _printable(text: str) -> str:
-    """``text`` with control characters (newline, tab...) shown as escapes, for one text line."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
-
-
-def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(_md_escape(c) for c in cells) + " |"
 
 
 # LaTeX: the ten special characters, and line breaks as spaces
