@@ -23,6 +23,7 @@ of the others stops on the adaptive interval ``evaluate`` tells users to read) a
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from os import PathLike
 from pathlib import Path
@@ -35,10 +36,12 @@ from bayeseval import __version__
 from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
+from bayeseval._warnings import PrecisionLimitedWarning
 from bayeseval.active.annotations import agreement, resolve_labels
 from bayeseval.active.rules import (
     STOPPING_DEFAULTS,
     RuleState,
+    decision_reach,
     forecast_decision,
     forecast_labels,
     get_rule,
@@ -350,6 +353,7 @@ class Campaign:
         threshold: Any = None,
         direction: str | None = None,
         tolerance: float | None = None,
+        margin: float = 0.0,
         random_seed: Any = None,
         spec: CampaignSpec | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
@@ -399,7 +403,7 @@ class Campaign:
             stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, own_level=own_level,
             own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
             adaptive_floor=adaptive_floor, annotators=annotators,
-            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance,
+            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin,
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
@@ -576,8 +580,9 @@ class Campaign:
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
             halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
             (posterior probability that the rate meets the threshold) and ``decision``
-            (``"meets"``, ``"fails"`` or ``"undecided"``); ``done`` is then whether the
-            stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
+            (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
+            :meth:`~bayeseval.active.rules.RuleState.at_threshold`, or ``"undecided"``);
+            ``done`` is then whether the stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
             rows are shared; ``trials`` and ``successes`` are each metric's own).
@@ -627,7 +632,10 @@ class Campaign:
         -------
         pandas.Series or pandas.DataFrame
             Labels per stratum (integers), indexed by stratum; with ``cost=True`` a frame
-            with the columns ``labels`` and ``cost``.
+            with the columns ``labels`` and ``cost``, and for goal ``"decide"`` ``beyond``:
+            ``"rows"`` where the stratum's rows left are unlikely to decide it (the labels
+            shown are then all its rows), ``"budget"`` where the budget left is, else None
+            (see :func:`~bayeseval.active.rules.decision_reach`).
 
         Examples
         --------
@@ -650,7 +658,10 @@ class Campaign:
             labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
         if not cost:
             return labels
-        return pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
+        frame = pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
+        if st.goal == "decide" and not isinstance(st, MetricStates):
+            frame["beyond"] = decision_reach(st, self.budget_left)
+        return frame
 
     def feasibility(self, *, warn: bool = False) -> pd.DataFrame:
         """Whether each stratum's half-width target can be met from the rows left in the pool.
@@ -804,6 +815,7 @@ class Campaign:
         n = self.spec.round_size(st, batch_size)
         if n == 0:
             return [], None
+        self._warn_out_of_reach(conn, st)
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
         alloc = self.spec.allocate(st, n, random_seed=rng, design=self._design)
@@ -834,6 +846,37 @@ class Campaign:
             rng_state=json.dumps(rng.bit_generator.state),
         )
         return [r for code in sorted(rids_by_code) for r in rids_by_code[code]], round_
+
+    def _warn_out_of_reach(self, conn: Any, st: RuleState | MetricStates) -> None:
+        """Warn, once per stratum in the campaign's life, that its rows or the budget left cannot decide it.
+
+        Goal ``"decide"``: :func:`~bayeseval.active.rules.decision_reach`; the strata already
+        warned about are remembered in the campaign file (inside the proposal's transaction).
+        """
+        if isinstance(st, MetricStates) or st.goal != "decide":
+            return
+        budget = self.spec.budget
+        left = None if budget is None else max(int(budget) - int(st.labelled.sum()) - int(st.pending.sum()), 0)
+        reach = decision_reach(st, left)
+        warned = set(json.loads(self._store.get_meta("warned_out_of_reach") or "[]"))
+        new = [j for j in range(len(reach)) if reach[j] is not None and int(self._codes[j]) not in warned]
+        if not new:
+            return
+        names = stratum_labels(self.strata)
+        parts = [
+            f"{names[j]!r} (rate about {float(st.posterior.mean().iloc[j]):.4g} against threshold "
+            f"{float(st.threshold[j]):g}; {int(st.available[j]) if reach[j] == 'rows' else left} "
+            f"{'rows left of it' if reach[j] == 'rows' else 'labels left in the budget'})"
+            for j in new
+        ]
+        hint = "a wider margin=" if self.spec.margin else "margin= (an indifference margin)"
+        warnings.warn(
+            f"unlikely to be decided with what is left: stratum {'; '.join(parts)}; "
+            f"{hint} decides a stratum whose rate is at its threshold",
+            PrecisionLimitedWarning,
+            stacklevel=4,
+        )
+        self._store.set_meta(conn, "warned_out_of_reach", json.dumps(sorted(warned | {int(self._codes[j]) for j in new})))
 
     def pending_batch(self, round: int | None = None, *, show_prediction: bool = False) -> pd.DataFrame:  # noqa: A002
         """The pending proposals as a batch, in the layout :meth:`propose` returns.

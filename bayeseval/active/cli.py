@@ -321,7 +321,7 @@ def _create(args: argparse.Namespace) -> int:
         own_level=args.own_level,
         own_floor=args.own_floor, min_pooling_gain=args.min_pooling_gain, read_threshold=args.read_threshold,
         adaptive_floor=args.adaptive_floor, annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
-        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance,
+        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance, margin=args.margin,
     )
     c = Campaign.create(args.db, pool, **settings)
     try:
@@ -473,7 +473,8 @@ def _goal_text(c: Any) -> str:
     if spec.goal == "decide":
         values = set(spec.threshold) if isinstance(spec.threshold, tuple) else {spec.threshold}
         thr = next(iter(values)) if len(values) == 1 else "its threshold"
-        return f"goal: decide whether each rate is {spec.direction} {thr} at level {spec.level}"
+        within = f" (within {spec.margin:g} of it: at the threshold)" if spec.margin else ""
+        return f"goal: decide whether each rate is {spec.direction} {thr}{within} at level {spec.level}"
     if spec.goal == "gap":
         return f"goal: decide whether the max-min gap is within {spec.tolerance} at level {spec.level}"
     return f"target half-width {spec.target_halfwidth} at level {spec.level}"
@@ -681,6 +682,9 @@ def _add_create(sub: Any) -> None:
                         "above for accuracy, recall, precision, specificity and npv, below for the others")
     p.add_argument("--tolerance", type=_open_unit(1.0), default=None,
                    help="--goal gap: the largest acceptable max-min gap between strata")
+    p.add_argument("--margin", type=_number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), default=0.0,
+                   help="goal decide: a stratum whose interval lies within threshold +/- margin is decided "
+                   "'at the threshold' (default 0: off)")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
     p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
     p.add_argument("--prior", default="default", choices=["default", "bda"],
