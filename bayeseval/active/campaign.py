@@ -37,7 +37,7 @@ from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval._warnings import PrecisionLimitedWarning
-from bayeseval.active.annotations import agreement, resolve_labels
+from bayeseval.active.annotations import ROW_ID_KEY, agreement, content_kinds, labelstudio_config, resolve_labels
 from bayeseval.active.rules import (
     STOPPING_DEFAULTS,
     RuleState,
@@ -171,7 +171,7 @@ def _check_keys(keys: list[tuple[Any, ...]], cols: list[str]) -> None:
         raise ValueError(f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text") from exc
 
 
-def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any) -> str:
+def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any, content: list[str]) -> str:
     """The configuration stored in a campaign file: the spec plus what it resolved to on the pool."""
     config = spec.to_config()
     config.update(
@@ -183,6 +183,7 @@ def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any) -> str:
         pos_label=design.positive,
         label_set=design.labels.values,
         index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),
+        content=content,
     )
     try:
         return json.dumps(config, default=_json_scalar)
@@ -206,7 +207,52 @@ def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) ->
     )
 
 
-def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any) -> CampaignStore:
+def _check_content(content: Any, pool: pd.DataFrame, spec: CampaignSpec, design: PoolDesign) -> list[str]:
+    """The content columns as a list, or raise naming the offending column."""
+    if content is None:
+        return []
+    cols = [content] if isinstance(content, str) else content
+    if not np.iterable(cols) or not all(isinstance(c, str) for c in cols):
+        raise TypeError(f"content must be a column name or a list of column names, got {content!r}")
+    cols = list(cols)
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise ValueError(f"content names columns more than once: {dup}")
+    own = {c: "stratum column" for c in design.columns}
+    own.update({"round": "proposal round", ROW_ID_KEY: "row id key", "label": "label column of batch files",
+                "true_label": "label column of batch files", str(pool.index.name or "row"): "row id column",
+                spec.y_pred: "prediction (y_pred; batches show it with show_prediction)"})
+    if spec.score:
+        own[spec.score] = "score column (batches show it with show_prediction)"
+    for c in cols:
+        if c not in pool.columns:
+            raise ValueError(f"content column {c!r} is not in pool; columns are {list(pool.columns)[:20]}")
+        if c in own:
+            raise ValueError(f"content column {c!r} collides with the campaign's {own[c]}; rename it in the pool")
+    return cols
+
+
+def _content_rows(pool: pd.DataFrame, cols: list[str], rids: list[Any]) -> Iterator[tuple[Any, str]] | None:
+    """``(rid, JSON list of the content values)`` per pool row (None without content), or raise."""
+    if not cols:
+        return None
+    columns = []
+    for c in cols:
+        values = pool[c]
+        if pd.api.types.is_datetime64_any_dtype(values.dtype):
+            values = values.map(lambda x: None if pd.isna(x) else x.isoformat())
+        vals = values.astype(object).where(values.notna(), None).tolist()
+        vals = [None if isinstance(v, float) and not np.isfinite(v) else v for v in vals]
+        bad = next((v for v in vals if v is not None and not isinstance(v, (str, int, float, bool))), None)
+        if bad is not None:
+            raise ValueError(f"content column {c!r} holds values that cannot be stored ({type(bad).__name__} "
+                             f"{bad!r}); convert them to text")
+        columns.append(vals)
+    return ((rid, json.dumps(list(vals))) for rid, *vals in zip(rids, *columns, strict=True))
+
+
+def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any,
+                content: Any = None) -> CampaignStore:
     """Check the pool against the spec and write the campaign file (nothing is written on error)."""
     if not isinstance(spec.rule, str):
         raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
@@ -215,7 +261,9 @@ def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpe
     rid_type, rids = _row_ids(pool.index)
     design = design_pool(spec, pool)
     _check_keys(design.keys, design.columns)
-    config = _config(spec, design, pool.index.name)
+    cols = _check_content(content, pool, spec, design)
+    content_rows = _content_rows(pool, cols, rids)
+    config = _config(spec, design, pool.index.name, cols)
     seed = seed_sequences(spec.random_seed, 1)[0]
     rng = rule_generator(seed)
     store = CampaignStore.initialise(
@@ -227,6 +275,7 @@ def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpe
         n_rows=design.strata.n_rows.tolist(),
         n_eligible=design.strata.n_eligible.tolist(),
         busy_timeout=busy_timeout,
+        content_rows=content_rows,
     )
     return store
 
@@ -356,6 +405,7 @@ class Campaign:
         margin: float = 0.0,
         random_seed: Any = None,
         spec: CampaignSpec | None = None,
+        content: str | Sequence[str] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Campaign:
         """Create a campaign file from a pool of unlabelled predictions.
@@ -372,11 +422,20 @@ class Campaign:
             The SQLite file to create (must not exist).
         pool : pandas.DataFrame
             One row per unlabelled item; the index is the row id (integers or strings,
-            unique). Only the stratum, prediction and score columns are stored.
+            unique). Only the stratum, prediction and score columns are stored, and the
+            ``content`` columns.
         {spec_parameters}
         spec : CampaignSpec, optional
             All the settings above in one object; the individual settings must then be left
             at their defaults.
+        content : str or sequence of str, optional
+            Pool columns annotators need to see (text, image URLs): stored in the campaign
+            file and written into every batch (:meth:`propose`, :meth:`pending_batch`: CSV,
+            JSON Lines and each Label Studio task's ``data``); :meth:`labelstudio_config`
+            shows them. Each must be a pool column other than the stratum, prediction,
+            score and row-id columns and ``round``, ``label``, ``true_label``,
+            ``bayeseval_row_id`` (a ``ValueError`` names it); values must be text, numbers,
+            booleans, dates or missing.
         busy_timeout : float
             Seconds to wait for another process's write lock before raising ``ValueError``
             (default 10).
@@ -407,7 +466,7 @@ class Campaign:
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
-        campaign = cls(_initialise(path, pool, spec, busy_timeout))
+        campaign = cls(_initialise(path, pool, spec, busy_timeout, content))
         if spec.goal == "each":
             campaign.feasibility(warn=True)
         return campaign
@@ -925,6 +984,12 @@ class Campaign:
                 out[c] = self.strata.get_level_values(j)[codes].to_numpy() if len(rows) else []
             else:
                 out[c] = self.strata[codes].to_numpy() if len(rows) else []
+        content = self.config.get("content") or []
+        if content:
+            stored = self._store.content(list(rows.index))
+            missing = [None] * len(content)
+            for i, c in enumerate(content):
+                out[c] = pd.array([stored.get(r, missing)[i] for r in rows.index], dtype=object)
         if show_prediction:
             out[self.spec.y_pred] = rows["prediction"].to_numpy() if len(rows) else []
         if show_prediction and self.spec.score:
@@ -1252,6 +1317,51 @@ class Campaign:
                         f"{py_scalar(stored[rid][0])!r} -> {py_scalar(lab)!r}",
                     )
         return new, changed, unresolved
+
+    def labelstudio_config(self, *, content_types: dict[str, str] | None = None, show_prediction: bool = False) -> str:
+        """A Label Studio labelling configuration showing the campaign's content columns.
+
+        Each content column (``content=`` at create) is shown under a header with its name,
+        as an ``<Image>`` or a ``<Text>`` object (the rule of
+        :func:`~bayeseval.active.annotations.content_kinds`, on the first 200 stored rows;
+        ``content_types`` overrides it), followed by one ``<Choices name="label">`` control
+        whose choices are the campaign's known labels. Without content columns the row id
+        is shown.
+
+        Parameters
+        ----------
+        content_types : dict, optional
+            Content column -> ``"text"`` or ``"image"``, overriding the rule.
+        show_prediction : bool
+            Also show the model's prediction (write the tasks with ``show_prediction=True``
+            too). Default False: annotators should not see it.
+
+        Returns
+        -------
+        str
+            The XML configuration.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 5, "pred": [0, 1] * 5, "text": list("abcdefghij")})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", content="text", random_seed=0)
+        >>> print(c.labelstudio_config())
+        <View>
+          <Header value="text"/>
+          <Text name="text" value="$text"/>
+          <Choices name="label" toName="text" choice="single" showInline="true">
+            <Choice value="0"/>
+            <Choice value="1"/>
+          </Choices>
+        </View>
+        """
+        cols = list(self.config.get("content") or [])
+        sample = list(self._store.content().values())
+        kinds = content_kinds({c: [row[i] for row in sample] for i, c in enumerate(cols)}, content_types)
+        return labelstudio_config(self._labels.values, content=kinds,
+                                  prediction=self.spec.y_pred if show_prediction else None)
 
     def annotations(self) -> pd.DataFrame:
         """Every stored annotation (ingest with ``annotator_column``).
