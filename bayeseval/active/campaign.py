@@ -37,7 +37,13 @@ from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval._warnings import PrecisionLimitedWarning
-from bayeseval.active.annotations import ROW_ID_KEY, agreement, content_kinds, labelstudio_config, resolve_labels
+from bayeseval.active.annotations import (
+    ROW_ID_KEY,
+    agreement,
+    content_kinds,
+    labelstudio_config,
+    resolve_labels,
+)
 from bayeseval.active.rules import (
     STOPPING_DEFAULTS,
     RuleState,
