@@ -24,6 +24,7 @@ from bayeseval.active.cli import main
 from bayeseval.active.rules import (
     RuleState,
     decision_allocation,
+    decision_reach,
     forecast_decision,
     undecided_excess,
 )
@@ -409,3 +410,41 @@ def test_warning_once_when_the_budget_runs_out_before_a_stratum_is_decided(tmp_p
     assert f.loc["s0", "beyond"] == "budget"
     assert pd.isna(f.loc["s1", "beyond"])
     c.close()
+
+
+def _p_decided_scipy(a, b, m, thr, margin, level=0.95):
+    """P(decided after m trials) by enumerating SciPy's Beta-binomial predictive."""
+    y = np.arange(m + 1)
+    pmf = stats.betabinom(m, a, b).pmf(y)
+    post = stats.beta(a + y, b + m - y)
+    p = post.cdf(thr)
+    band = (post.ppf((1 - level) / 2) >= thr - margin) & (post.ppf((1 + level) / 2) <= thr + margin)
+    return float(pmf @ ((p >= level) | (p <= 1 - level) | band))
+
+
+def test_forecast_with_a_margin_is_where_a_decision_becomes_more_likely_than_not():
+    st = RuleState.from_counts([1230], [10000], available=[10000], model="independent", goal="decide",
+                               threshold=np.array([0.12]), margin=0.008)
+    f = int(forecast_decision(st).iloc[0])
+    a, b = 1 + 1230, 1 + 10000 - 1230  # the independent posterior Beta(1 + s, 1 + n - s)
+    assert _p_decided_scipy(a, b, f, 0.12, 0.008) > 0.5 > _p_decided_scipy(a, b, int(f * 0.9), 0.12, 0.008)
+    assert decision_reach(st).tolist() == [None]
+    bare = RuleState.from_counts([1230], [10000], available=[10000], model="independent", goal="decide",
+                                 threshold=np.array([0.12]))
+    assert decision_reach(bare).tolist() == ["rows"]
+    assert _p_decided_scipy(a, b, 10000, 0.12, 0.0) < 0.5  # no margin: out of reach of its rows
+
+
+def test_cli_margin_is_stored_and_a_bad_margin_exits_2_naming_it(tmp_path, capsys):
+    pool = exact_pool([0.1, 0.3], [400, 400])
+    pool.to_csv(tmp_path / "pool.csv", index=False)
+    db = str(tmp_path / "c.db")
+    base = ["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--strata", "stratum", "--y-pred", "pred",
+            "--goal", "decide", "--threshold", "0.12"]
+    assert main([*base, "--db", db, "--margin", "0.02"]) == 0
+    with Campaign.open(db) as c:
+        assert c.spec.margin == 0.02 and c.state().margin == 0.02
+    capsys.readouterr()
+    assert main([*base, "--db", str(tmp_path / "d.db"), "--margin", "0.7"]) == 2
+    err = capsys.readouterr().err
+    assert "--margin" in err and len(err.strip().splitlines()) == 1
