@@ -624,10 +624,12 @@ def _labelstudio_config(args: argparse.Namespace) -> int:
             os.replace(tmp, out)
         finally:
             tmp.unlink(missing_ok=True)
+        content = c.config.get("content") or []
         if args.json:
-            _print_json({"db": str(args.db), "out": str(out), "content": c.config.get("content") or []})
+            _print_json({"db": str(args.db), "out": str(out), "content": content})
         else:
-            print(f"wrote the Label Studio labelling configuration to {out}")
+            note = "" if content else " (no content columns: it shows the row id; create the campaign with --content)"
+            print(f"wrote the Label Studio labelling configuration to {out}{note}")
     finally:
         c.close()
     return EXIT_OK
