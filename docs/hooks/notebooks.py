@@ -9,7 +9,7 @@
 
 The notebooks are committed without outputs; mkdocs-jupyter executes them at build
 (``execute: true`` in ``mkdocs.yml``), so the site shows their outputs; ``on_post_page``
-  fails the build on a notebook page without any output.
+fails the build on a notebook page without any output.
 """
 
 from __future__ import annotations
