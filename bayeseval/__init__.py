@@ -50,6 +50,8 @@ _EXPORTS = {
     # fairness audits
     "audit": "fairness",
     "Audit": "fairness",
+    "impact_ratio_report": "impact",
+    "ImpactRatioReport": "impact",
     "Posterior": "models",
     "posterior_predictive_check": "checks",
     "compare_frequentist": "checks",
@@ -66,7 +68,7 @@ _EXPORTS = {
 _SUBMODULES = frozenset(
     {
         "intervals", "stratified", "planning", "compare", "classic", "models", "checks",
-        "active", "report", "fairness", "split", "spark", "plots", "datasets", "demo", "gate", "cli",
+        "active", "report", "fairness", "impact", "split", "spark", "plots", "datasets", "demo", "gate", "cli",
     }
 )
 
@@ -82,6 +84,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.compare import mcnemar, paired_bootstrap
     from bayeseval.counts import Counts, tabulate
     from bayeseval.fairness import Audit, audit
+    from bayeseval.impact import ImpactRatioReport, impact_ratio_report
     from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
     from bayeseval.metrics import Metric, get_metric
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
@@ -148,6 +151,8 @@ __all__ = [
     "fit_crossed",
     "audit",
     "Audit",
+    "impact_ratio_report",
+    "ImpactRatioReport",
     "Posterior",
     "posterior_predictive_check",
     "compare_frequentist",

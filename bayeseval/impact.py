@@ -34,7 +34,7 @@ from bayeseval._core.disparity import bonferroni_level, mover_ratio
 from bayeseval._results import Result
 from bayeseval._validation import check_level, check_probability, iter_columns
 
-__all__ = ["impact_ratio_report", "ImpactRatioReport", "impact_ratio_interval"]
+__all__ = ["impact_ratio_report", "ImpactRatioReport", "impact_ratio_interval", "FOUR_FIFTHS"]
 
 #: the four-fifths rule: an impact ratio below this reads as adverse impact
 FOUR_FIFTHS = 0.8
@@ -320,15 +320,38 @@ class ImpactRatioReport(Result):
         return {"fields": dict(self.fields), "tables": tables, "unknown": unknown}
 
     def to_text(self, width: int = 100) -> str:
-        """A summary for the terminal, no line wider than ``width`` characters."""
+        """The report for a terminal: its fields and tables, no line wider than ``width``.
+
+        Parameters
+        ----------
+        width : int, default 100
+            Widest line, in characters (table rows are cut to it, text wrapped).
+
+        Returns
+        -------
+        str
+            The text.
+        """
         return impact_render.text(self, width)
 
     def to_markdown(self) -> str:
-        """The report as a Markdown document (every cell escaped)."""
+        """The report as a Markdown document (every cell escaped).
+
+        Returns
+        -------
+        str
+            The document: the fields, one table per group column and intersection, notes.
+        """
         return impact_render.markdown(self)
 
     def to_html(self) -> str:
-        """The report as an HTML fragment (styled by the package's report style sheet)."""
+        """The report as an HTML fragment (styled by the package's report style sheet).
+
+        Returns
+        -------
+        str
+            Escaped HTML; :meth:`save` to ``.html`` wraps it in a self-contained page.
+        """
         return impact_render.html_fragment(self)
 
     def _repr_html_(self) -> str:
@@ -453,7 +476,7 @@ def impact_ratio_report(
     >>> rep.table[["category", "applicants", "rate", "impact_ratio"]].round(2).values.tolist()
     [['F', 40, 0.3, 0.6], ['M', 60, 0.5, 1.0]]
     >>> rep.table["verdict"].tolist()[0]
-    'undecided, about 100 more rows would decide it'
+    'undecided, about 230 more rows would decide it'
     """
     cols = _check_data(data, groups, selected, score)
     opts = _check_options(level, threshold, exclude_below, justification)
@@ -489,3 +512,31 @@ def _fields(cols, selected, score, median, n_rows, opts, justification, source, 
         "date": _check_date(date),
         "version": __version__,
     }
+
+
+def run_impact(args: Any) -> int:
+    """Run ``bayeseval impact-ratio`` from parsed arguments; print the report, return 0.
+
+    The command line's text is :meth:`ImpactRatioReport.to_text` (at most 100 columns);
+    ``--json`` prints :meth:`ImpactRatioReport.to_dict`; ``--out`` also writes a file.
+    """
+    from bayeseval._core.cli_io import read_table
+
+    data = read_table(args.data, name="data")
+    groups = [c.strip() for c in args.groups.split(",") if c.strip()]
+    report = impact_ratio_report(
+        data, groups=groups, selected=args.selected, score=args.score, level=args.level,
+        threshold=args.threshold, exclude_below=args.exclude_below,
+        justification=args.justification, source=args.source or args.data,
+        explanation=args.explanation, test_data=args.test_data, auditor=args.auditor,
+        date=args.date,
+    )
+    if args.out:
+        report.save(args.out)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(report.to_text(100))
+        if args.out:
+            print(f"\nreport written to {args.out}")
+    return 0

@@ -229,20 +229,21 @@ def _sheets(report: Any) -> dict[str, Any]:
 
 def save(report: Any, path: Path) -> Path:
     """Write ``report`` to ``path`` in the format its suffix names (see ``SUFFIXES``)."""
-    from bayeseval._core.spreadsheet import csv_safe_frame, write_xlsx  # deferred: files only
-
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise ValueError(f"path must end in {', '.join(SUFFIXES)}, got {str(path)!r}")
-    if suffix == ".xlsx":
-        return write_xlsx(path, _sheets(report))
+    if suffix in (".xlsx", ".csv"):
+        from bayeseval._core.spreadsheet import csv_safe_frame, write_xlsx  # deferred: files only
+
+        if suffix == ".xlsx":
+            return write_xlsx(path, _sheets(report))
+        path.write_text(csv_safe_frame(report.table).to_csv(index=False), encoding="utf-8")
+        return path
     if suffix in (".html", ".htm"):
         content = page(report.title, html_fragment(report))
     elif suffix == ".md":
         content = markdown(report)
-    elif suffix == ".json":
-        content = json.dumps(report.to_dict(), indent=2) + "\n"
     else:
-        content = csv_safe_frame(report.table).to_csv(index=False)
+        content = json.dumps(report.to_dict(), indent=2) + "\n"
     path.write_text(content, encoding="utf-8")
     return path
