@@ -217,7 +217,7 @@ def _one_table(counts: pd.DataFrame, factors: tuple[str, ...], n_rows: int, opts
     out["excluded"] = excluded = out["share"].to_numpy() < cut if cut is not None else np.zeros(n.size, bool)
     ratio, lo, hi, more = _ratios(s, n, ~excluded, opts)
     out["impact_ratio"], out["lower"], out["upper"] = ratio, lo, hi
-    out["verdict"] = ["excluded from the impact ratios" if ex else _verdict(a, b, m, opts["threshold"])
+    out["verdict"] = [f"excluded (under {100 * cut:g}% of the data)" if ex else _verdict(a, b, m, opts["threshold"])
                       for ex, a, b, m in zip(excluded, lo, hi, more, strict=True)]
     out["more_rows"] = pd.array([_round_rows(m) if np.isfinite(m) else pd.NA for m in more], dtype="Int64")
     return out

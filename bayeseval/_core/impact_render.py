@@ -81,7 +81,8 @@ def _interval(row: Any) -> str:
 
 
 def _percent(value: float) -> str:
-    return f"{100 * value:.1f}%"
+    """A share as a percentage: one decimal, two under 0.1% (so that no share shows as 0.0%)."""
+    return f"{100 * value:.2f}%" if 0 < value < 0.001 else f"{100 * value:.1f}%"
 
 
 def _display_rows(report: Any, name: str, frame: Any) -> tuple[list[str], list[list[str]]]:
@@ -104,7 +105,7 @@ def _unknown(report: Any, name: str) -> int:
 
 
 def _table_title(name: str) -> str:
-    return f"{name} categories" if " x " not in name else f"intersectional categories: {name}"
+    return f"Categories: {name}" if " x " not in name else f"Intersectional categories: {name}"
 
 
 _NOTES = (
@@ -175,14 +176,15 @@ def _html_table(report: Any, name: str, frame: Any) -> str:
     head, rows = _display_rows(report, name, frame)
     n_factors = len(name.split(" x "))
     parts = ["<div class='bv-scroll'><table class='bv-impact'><thead><tr>"]
-    parts += [f"<th{' class=f' if i < n_factors else ''}>{html.escape(h)}</th>" for i, h in enumerate(head)]
+    parts += [f"<th{' class=f' if i < n_factors else ''}>{html.escape(h)}</th>" for i, h in enumerate(head[:-1])]
+    parts.append(f"<th class='f' style='min-width:17em'>{html.escape(head[-1])}</th>")
     parts.append("</tr></thead><tbody>")
     for (_, row), cells in zip(frame.iterrows(), rows, strict=True):
         below = str(row["verdict"]).startswith("below")
         attr = " class='flag'" if below else (" style='color:#777'" if row["excluded"] else "")
         tds = [f"<td class='s'>{html.escape(c)}</td>" if i < n_factors else f"<td>{html.escape(c)}</td>"
                for i, c in enumerate(cells[:-1])]
-        tds.append(f"<td class='f'>{html.escape(cells[-1])}</td>")
+        tds.append(f"<td class='f' style='min-width:17em'>{html.escape(cells[-1])}</td>")
         parts.append(f"<tr{attr}>{''.join(tds)}</tr>")
     parts.append("</tbody></table></div>")
     return "".join(parts)
