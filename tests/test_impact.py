@@ -161,27 +161,30 @@ def _coverage(sizes, rates, reps, seed):
 
 
 def test_interval_covers_the_ratio_to_the_highest_true_rate():
-    # 2,000 seeded data sets: a 0.95 coverage has a standard error of 0.005; the docstring's
-    # figure (at least 0.944) minus three of them
-    cov = _coverage([20, 50, 200, 1000], [0.21, 0.3, 0.3, 0.3], 2000, seed=7)
-    assert cov.min() >= 0.93
-    cov = _coverage([20, 50, 200, 1000], [0.8, 0.8, 0.8, 0.8], 2000, seed=8)  # ties at the top
-    assert cov.min() >= 0.93
+    # 2,000 seeded data sets: near 0.955 a coverage has a standard error of 0.0046; the
+    # docstring's floor (0.955, the worst of a scan of true rates) minus two of them
+    for seed, (sizes, rates) in enumerate([
+        ([20, 50, 200, 1000], [0.21, 0.3, 0.3, 0.3]),
+        ([20, 50, 200, 1000], [0.8, 0.8, 0.8, 0.8]),  # ties at the top
+        ([30, 300], [0.12, 0.99]),  # the scan's worst configuration
+        ([20, 1000], [0.12, 0.9]),  # where Wilson parts cover about 0.90
+    ]):
+        assert _coverage(sizes, rates, 2000, seed=seed).min() >= 0.945
 
 
 @pytest.mark.slow
 def test_interval_coverage_over_sizes_rates_and_ratios():
-    # the docstring's grid: 4,000 data sets per configuration (standard error 0.0035), every
-    # category of at least 20 rows; tolerance 0.005 below the claimed 0.94
+    # the docstring's grid: 4,000 data sets per configuration (standard error 0.0024 near the
+    # measured 0.977), every category of at least 20 rows; tolerance 0.012 (five errors)
     worst = 1.0
     for sizes in ([20, 50, 200, 1000], [20, 20, 30, 50, 50, 100, 200, 300, 500, 1000, 1500, 2000]):
-        for k, top in enumerate((0.1, 0.3, 0.5, 0.8, 0.95)):
+        for k, top in enumerate((0.05, 0.1, 0.3, 0.5, 0.8, 0.95)):
             for j, ratio in enumerate((0.5, 0.6, 0.7, 0.8, 0.9, 1.0)):
                 for where in (0, len(sizes) - 1):
                     rates = np.full(len(sizes), top)
                     rates[where] *= ratio
                     worst = min(worst, _coverage(sizes, rates, 4000, seed=100 * k + 10 * j + where).min())
-    assert worst >= 0.935
+    assert worst >= 0.965
 
 
 def test_rows_that_would_decide_an_undecided_verdict_do_decide_it():

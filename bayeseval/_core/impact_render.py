@@ -113,7 +113,7 @@ _NOTES = (
     "included (the DCWP rules, 6 RCNY 5-301). The law asks for no interval. The interval shown "
     "is for the ratio to the highest true rate, whichever category has it: its lower end is the "
     "smallest lower end of the category's ratios to each other category, its upper end the "
-    "smallest Bonferroni-adjusted upper end (MOVER-R intervals with Wilson parts). A verdict is "
+    "smallest Bonferroni-adjusted upper end (MOVER-R intervals with Clopper-Pearson parts). A verdict is "
     "'below' when the whole interval is below the threshold, 'not below' when it is at or above "
     "it, and otherwise undecided, with the number of further rows, in the same category mix and "
     "at the observed rates, after which the interval would lie on one side."
