@@ -28,7 +28,14 @@ from typing import Any
 
 from bayeseval import __version__
 from bayeseval._core.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
-from bayeseval._core.cli_io import HelpFormatter, one_line, read_table
+from bayeseval._core.cli_io import (
+    HelpFormatter,
+    atomic_output,
+    check_output,
+    cli_warnings,
+    one_line,
+    read_table,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -318,6 +325,9 @@ def _frame_records(frame: Any) -> list[dict[str, Any]]:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from bayeseval.demo import run_demo  # deferred: fast start-up
 
+    if args.out.is_dir() and any(args.out.iterdir()) and not args.force:
+        raise ValueError(f"--out {str(args.out)!r} already holds files; give --force to let the demo "
+                         "replace its files there, or choose a new folder")
     return run_demo(out=args.out, quick=args.quick, random_seed=args.seed, as_json=args.json)
 
 
@@ -478,6 +488,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
 def _cmd_report(args: argparse.Namespace) -> int:
     from bayeseval.report import evaluate  # deferred: fast start-up
 
+    if args.out:  # before the work: never onto the data file, never over a file without --force
+        check_output(args.out, force=args.force, inputs=[("data", args.data)])
     data, strata = _load(args)
     groups = _split_columns(args.groups)
     _check_columns(data, args.data, {"--groups": groups})
@@ -499,7 +511,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         min_trials=args.min_trials,
     )
     if args.out:
-        report.save(args.out)
+        with atomic_output(args.out) as tmp:
+            report.save(tmp)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=_json_default))
     else:
@@ -565,6 +578,7 @@ def _add_demo(sub: Any) -> None:
     demo.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0, help="random seed")
     demo.add_argument("--quick", action="store_true", help="smaller simulation, for a fast look")
     demo.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    demo.add_argument("--force", action="store_true", help="replace the demo's files in a folder that holds files")
     demo.set_defaults(func=_cmd_demo)
 
 
@@ -703,6 +717,7 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--out", type=_report_path, default=None,
                         help="also write the report to a file: .html, .md, .json, .csv, .xlsx "
                         "(needs openpyxl) or .tex")
+    report.add_argument("--force", action="store_true", help="replace --out if it exists (never the data file)")
     report.set_defaults(func=_cmd_report)
 
 
@@ -831,17 +846,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     parser = build_parser(campaign=command == "campaign", audit=command == "audit")
-    try:
-        args = parser.parse_args(argv)
-        if not getattr(args, "command", None):
-            parser.print_help()
+    with cli_warnings():  # a warning is one "warning: ..." line, once
+        try:
+            args = parser.parse_args(argv)
+            if not getattr(args, "command", None):
+                parser.print_help()
+                return EXIT_BAD_INPUT
+            return int(args.func(args) or 0)
+        except SystemExit as exc:  # --help and --version end the parse with a status
+            return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+        except _INPUT_ERRORS as exc:
+            print(f"bayeseval: error: {one_line(exc)}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        return int(args.func(args) or 0)
-    except SystemExit as exc:  # --help and --version end the parse with a status
-        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
-    except _INPUT_ERRORS as exc:
-        print(f"bayeseval: error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":  # pragma: no cover

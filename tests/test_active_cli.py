@@ -117,7 +117,7 @@ def labelled_db(tmp_path, pool_csv, capsys):
     batch["label"] = pool.loc[batch["id"], "truth"].to_numpy()
     batch.to_csv(out, index=False)
     assert main(["campaign", "ingest", "--db", db, "--labels", str(out)]) == 0
-    assert main(["campaign", "propose", "--db", db, "--batch-size", "6", "--out", str(out)]) == 0
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "6", "--out", str(tmp_path / "b2.csv")]) == 0
     capsys.readouterr()
     return db, pool
 

@@ -210,13 +210,13 @@ def test_create_old_name_warns_and_gives_the_same_campaign(tmp_path, pool):
     new.close()
 
 
-def test_cli_old_flag_warns_and_creates_the_same_campaign(tmp_path, pool):
+def test_cli_old_flag_warns_and_creates_the_same_campaign(tmp_path, pool, capsys):
     path = tmp_path / "pool.csv"
     pool.reset_index().to_csv(path, index=False)
     args = ["campaign", "create", "--pool", str(path), "--id-column", "row_id", "--strata", "stratum",
             "--seed", "3", "--min-data-share", "0.2", "--stop-level", "0.97"]
-    with pytest.warns(BayesevalDeprecationWarning, match="--prediction is renamed --y-pred"):
-        assert main([*args, "--prediction", "pred", "--db", str(tmp_path / "old.db")]) == 0
+    assert main([*args, "--prediction", "pred", "--db", str(tmp_path / "old.db")]) == 0
+    assert "warning: --prediction is renamed --y-pred" in capsys.readouterr().err
     with warnings.catch_warnings():
         warnings.simplefilter("error", BayesevalDeprecationWarning)
         assert main([*args, "--y-pred", "pred", "--db", str(tmp_path / "new.db")]) == 0
@@ -225,7 +225,7 @@ def test_cli_old_flag_warns_and_creates_the_same_campaign(tmp_path, pool):
         assert (new.spec.min_data_share, new.spec.stop_level) == (0.2, 0.97)
 
 
-def test_cli_ingest_old_label_flag_warns_and_reads_the_same_column(tmp_path, pool):
+def test_cli_ingest_old_label_flag_warns_and_reads_the_same_column(tmp_path, pool, capsys):
     path = tmp_path / "pool.csv"
     pool.reset_index().to_csv(path, index=False)
     db, out = str(tmp_path / "c.db"), tmp_path / "b.csv"
@@ -236,9 +236,10 @@ def test_cli_ingest_old_label_flag_warns_and_reads_the_same_column(tmp_path, poo
     batch["answer"] = pool.loc[batch["row_id"], "truth"].to_numpy()
     batch.iloc[:4].to_csv(tmp_path / "first.csv", index=False)
     batch.iloc[4:].to_csv(tmp_path / "second.csv", index=False)
-    with pytest.warns(BayesevalDeprecationWarning, match="--label-column is renamed --y-true"):
-        assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "first.csv"),
-                     "--label-column", "answer"]) == 0
+    capsys.readouterr()
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "first.csv"),
+                 "--label-column", "answer"]) == 0
+    assert "warning: --label-column is renamed --y-true" in capsys.readouterr().err
     assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "second.csv"), "--y-true", "answer"]) == 0
     with Campaign.open(db) as camp:
         labels = camp.labels()["label"]

@@ -409,7 +409,9 @@ class Campaign:
         return campaign
 
     @classmethod
-    def open(cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Campaign:
+    def open(
+        cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, read_only: bool = False
+    ) -> Campaign:
         """Open an existing campaign file and resume exactly where it was.
 
         The file is checked to be a bayeseval campaign database before anything is changed;
@@ -423,6 +425,9 @@ class Campaign:
         busy_timeout : float
             Seconds a write waits for another process's lock before raising ``ValueError``
             (default 10).
+        read_only : bool, default False
+            Open for reading only: the file is never written (a campaign on a read-only
+            mount can be read; :meth:`propose`, :meth:`ingest` and :meth:`release` raise).
 
         Returns
         -------
@@ -439,7 +444,7 @@ class Campaign:
         >>> Campaign.open(path).config["metric"]
         'error_rate'
         """
-        return cls(CampaignStore(Path(path), busy_timeout=busy_timeout))
+        return cls(CampaignStore(Path(path), busy_timeout=busy_timeout, read_only=read_only))
 
     def close(self) -> None:
         """Close the database connection."""
