@@ -281,7 +281,7 @@ def cli_warnings() -> Iterator[None]:
     >>> sys.stderr = sys.stdout  # show the lines here
     >>> with cli_warnings():
     ...     for _ in range(2):
-    ...         warnings.warn("target cannot be met\n in 2 strata", UserWarning)
+    ...         warnings.warn("target cannot be met in 2 strata", UserWarning)
     warning: target cannot be met in 2 strata
     >>> sys.stderr = sys.__stderr__
     """
