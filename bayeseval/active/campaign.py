@@ -42,7 +42,7 @@ from bayeseval.active.rules import (
     forecast_decision,
     forecast_labels,
     get_rule,
-    target_feasibility,
+    stratum_feasibility,
 )
 from bayeseval.active.spec import (
     GOALS,
@@ -662,8 +662,9 @@ class Campaign:
 
         A stratum can reach at most its trials so far plus the expected trials among its
         rows not yet labelled (for recall, the rows that are actually positive); the
-        achievable half-width is the Wilson half-width at that size and the stratum's
-        current posterior mean rate. ``create`` and ``forecast`` call this with
+        achievable half-width is the half-width of the interval the campaign stops on
+        once every row is labelled at the stratum's current posterior mean rate
+        (:func:`~bayeseval.active.rules.stratum_feasibility`). ``create`` and ``forecast`` call this with
         ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
         labels are spent on it.
 
@@ -1340,12 +1341,8 @@ class _Problems:
 
 
 def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:
-    """:func:`target_feasibility` of one state at its posterior mean rates."""
-    rate = np.clip(np.asarray(st.posterior.mean(), dtype=float), 0.0, 1.0)
-    return target_feasibility(
-        st.available, st.p_trial(), st.target_halfwidth, trials=st.trials, rate=rate,
-        level=st.level, strata=st.strata, warn=warn,
-    )
+    """:func:`stratum_feasibility` of one state (every row labelled, at its posterior mean rates)."""
+    return stratum_feasibility(st, warn=warn)
 
 
 def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFrame:
