@@ -410,3 +410,23 @@ def test_a_file_that_cannot_be_opened_is_named_read_only_where_the_folder_is(tmp
     assert main(["campaign", "status", "--db", db]) == 2
     err = capsys.readouterr().err.strip()
     assert "read-only" in err and "not a" not in err
+
+
+# -- warnings on the command line ---------------------------------------------------------------------
+def test_a_warning_is_one_line_without_source_path_once_per_command(tmp_path, pool_csv, capsys):
+    import warnings
+
+    path, _ = pool_csv
+    db = str(tmp_path / "c.db")
+    hook = warnings.showwarning
+    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
+                 "--y-pred", "pred", "--db", db, "--target-halfwidth", "0.03"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: target_halfwidth=0.03 cannot be met")
+    assert ".py" not in err[0] and "return " not in err[0]
+    # the report reads the feasibility more than once: the warning is still printed once
+    for command in (["report", "--out", str(tmp_path / "r.html")], ["status"], ["forecast"]):
+        assert main(["campaign", command[0], "--db", db, *command[1:]]) == 0
+        lines = [line for line in capsys.readouterr().err.splitlines() if line]
+        assert lines == err, command
+    assert warnings.showwarning is hook  # the hook lives only while a command runs

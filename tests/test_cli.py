@@ -111,3 +111,18 @@ def test_demo_does_not_overwrite_a_folder_that_holds_files_without_force(tmp_pat
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--force" in err
     assert (tmp_path / "report.html").read_text() == "mine"
+
+
+def test_both_command_lines_print_a_package_warning_as_one_line(tmp_path, capsys):
+    import warnings
+
+    # a stratum without positives has no recall: EmptyStratumWarning, shown as one line
+    df = pd.DataFrame({"y": [0] * 40 + [1] * 50 + [0] * 50, "p": [1] * 20 + [0] * 120, "g": ["a"] * 40 + ["b"] * 100})
+    df.to_csv(tmp_path / "p.csv", index=False)
+    hook = warnings.showwarning
+    args = ["gate", str(tmp_path / "p.csv"), "--y-true", "y", "--y-pred", "p", "--strata", "g", "--metric", "recall",
+            "--min-trials", "5"]
+    main(args)
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert err == ["warning: 1 strata have no trials for recall and no rate: ['a']"]
+    assert warnings.showwarning is hook
