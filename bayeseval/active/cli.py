@@ -720,7 +720,9 @@ def _add_create(sub: Any) -> None:
 def _add_others(sub: Any) -> None:
     p = _add(sub, "propose", "write the next rows to label",
              "Propose the next batch and write it with an empty label column. The file is written "
-             "before the proposal is recorded: if it cannot be written, nothing is recorded.",
+             "under a temporary name and renamed onto --out once the proposal is recorded: if "
+             "either fails, nothing is recorded and --out is left as it was. --out is never the "
+             "campaign database, and an existing file is replaced only with --force.",
              "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
     p.add_argument("--batch-size", type=_positive_int, default=None,
                    help="rows to propose (default: the campaign's batch size, set at create)")
