@@ -430,3 +430,24 @@ def test_a_warning_is_one_line_without_source_path_once_per_command(tmp_path, po
         lines = [line for line in capsys.readouterr().err.splitlines() if line]
         assert lines == err, command
     assert warnings.showwarning is hook  # the hook lives only while a command runs
+
+
+def test_a_waiting_write_ahead_log_in_a_read_only_folder_is_refused_not_read_stale(tmp_path, pool_csv, capsys,
+                                                                                    monkeypatch):
+    db, _ = _db(tmp_path, pool_csv)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    with Campaign.open(db) as c:  # a proposal still in the write-ahead log when the files are copied
+        c.propose(7)
+        assert os.path.getsize(db + "-wal") > 0
+        shutil.copy(db, copy / "c.db")
+        shutil.copy(db + "-wal", copy / "c.db-wal")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if mode == os.W_OK else real_access(p, mode))
+    capsys.readouterr()
+    assert main(["campaign", "pending", "--db", str(copy / "c.db"), "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "write-ahead log" in err and "read-only" in err and err.count("\n") == 0
+    monkeypatch.undo()  # where the folder can be written, the log is applied: 7 pending, not 0
+    assert main(["campaign", "pending", "--db", str(copy / "c.db"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pending"] == 7

@@ -173,14 +173,24 @@ def _environment_problem(exc: sqlite3.Error, path: Path) -> str | None:
 
 
 def _read_only_uri(path: Path) -> str:
-    """SQLite URI opening ``path`` read-only; immutable when its folder cannot hold a -shm file."""
+    """SQLite URI opening ``path`` read-only; immutable when its folder cannot hold a -shm file.
+
+    A WAL database needs its ``-shm`` file, which SQLite creates next to it. In a folder
+    that cannot be written and without that file, no process can write the database, so
+    ``immutable=1`` (no locks, no -shm) reads it exactly, unless a write-ahead log holds
+    pages not yet copied into the file: reading the file alone would then give an older
+    state, so that case is refused.
+    """
     uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    if os.access(path.parent, os.W_OK) or Path(str(path) + "-shm").exists():
+        return uri
     wal = Path(str(path) + "-wal")
-    shm = Path(str(path) + "-shm")
-    waiting = wal.exists() and wal.stat().st_size > 0
-    if not os.access(path.parent, os.W_OK) and not (waiting and shm.exists()):
-        uri += "&immutable=1"  # nobody can write there: nothing changes under the reader
-    return uri
+    if wal.exists() and wal.stat().st_size > 0:
+        raise ValueError(
+            f"path {str(path)!r}: its write-ahead log {wal.name!r} holds changes not yet in the file and "
+            "its folder is read-only, so they cannot be applied; open it once where the folder can be written"
+        )
+    return uri + "&immutable=1"  # nobody can write there: nothing changes under the reader
 
 
 def _guarded(action: str) -> Callable[[F], F]:
