@@ -8,7 +8,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 from bayeseval._warnings import (
-    BayesevalDeprecationWarning,
     BayesevalWarning,
     CalibrationWarning,
     ConvergenceWarning,
@@ -111,12 +110,11 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
 
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "__version__",
     "BayesevalWarning",
-    "BayesevalDeprecationWarning",
     "CalibrationWarning",
     "ConvergenceWarning",
     "EmptyStratumWarning",

@@ -413,21 +413,7 @@ def check_weights(
 
         weights = pd.Series(weights, dtype=float)
     if _is_pandas(weights, "Series") and not isinstance(index, int):
-        if weights.index.has_duplicates:
-            dup = _labels(weights.index[weights.index.duplicated()].unique())
-            raise ValueError(f"{name} has duplicate stratum labels {dup}; give one share per stratum")
-        keys = list(weights.index)
-        wanted = list(index)
-        missing = [k for k in wanted if k not in weights.index]
-        extra = [k for k in keys if k not in set(wanted)]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"no weight for strata {missing[:5]}")
-            if extra:
-                parts.append(f"weights for unknown strata {extra[:5]}")
-            raise ValueError(f"{name} do not match the strata: " + "; ".join(parts))
-        arr = as_float_array(weights.reindex(index).to_numpy(), name)
+        arr = _weights_by_label(weights, index, name)
     else:
         if _is_pandas(weights, "Series"):
             weights = weights.to_numpy()
@@ -445,6 +431,24 @@ def check_weights(
             f"{name} are population shares and must sum to 1 (tolerance {tol:g}), got sum {total!r}"
         )
     return arr
+
+
+def _weights_by_label(weights: Any, index: Any, name: str) -> np.ndarray:
+    """Shares keyed by stratum, aligned to ``index``; every stratum exactly once."""
+    if weights.index.has_duplicates:
+        dup = _labels(weights.index[weights.index.duplicated()].unique())
+        raise ValueError(f"{name} has duplicate stratum labels {dup}; give one share per stratum")
+    wanted = list(index)
+    missing = [k for k in wanted if k not in weights.index]
+    extra = [k for k in weights.index if k not in set(wanted)]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"no weight for strata {missing[:5]}")
+        if extra:
+            parts.append(f"weights for unknown strata {extra[:5]}")
+        raise ValueError(f"{name} do not match the strata: " + "; ".join(parts))
+    return as_float_array(weights.reindex(index).to_numpy(), name)
 
 
 def iter_columns(columns: str | Iterable[str] | None, name: str) -> list[str]:

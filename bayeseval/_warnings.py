@@ -20,7 +20,6 @@ __all__ = [
     "CalibrationWarning",
     "PrecisionLimitedWarning",
     "PerformanceWarning",
-    "BayesevalDeprecationWarning",
 ]
 
 
@@ -59,6 +58,3 @@ class PrecisionLimitedWarning(BayesevalWarning):
 class PerformanceWarning(BayesevalWarning):
     """A computation runs on a slow fallback (e.g. PyTensor without a BLAS library)."""
 
-
-class BayesevalDeprecationWarning(BayesevalWarning, FutureWarning):
-    """A renamed argument or function is used under its old name; it goes in the next release."""

@@ -1,4 +1,4 @@
-"""Checks of a hierarchical model against the data and the frequentist estimators (SPEC 9).
+"""Checks of a hierarchical model against the data and the frequentist estimators.
 
 * :func:`posterior_predictive_check`: replicated counts per stratum and for global statistics
   (between-stratum dispersion, minimum and maximum stratum rate), predictive p-values, and
@@ -39,7 +39,6 @@ from scipy.special import betaln, expit, logit
 
 from bayeseval._core.adaptive import adaptive_interval
 from bayeseval._core.conflict import READ_ADAPTIVE_P, read_choice
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.ppc import Nodes, bonferroni_flags, loo_mixed_check, mid_p
 from bayeseval._results import Result
 from bayeseval._validation import (
@@ -895,7 +894,6 @@ def _config_rates(
     return theta, n, out
 
 
-@renamed_kwargs(repeats="n_repeats")
 def calibration_study(
     configurations: Sequence[str] = _CONFIGURATIONS,
     *,
@@ -931,7 +929,7 @@ def calibration_study(
     trials : int
         Trials per stratum (the scale of the sizes for ``unequal_sizes``).
     n_repeats : int
-        Simulated data sets per configuration (formerly ``repeats``).
+        Simulated data sets per configuration.
     level : float
         Interval level (0.95 = 95%).
     methods : sequence of str
@@ -1032,7 +1030,6 @@ class SBCResult:
     table: pd.DataFrame
 
 
-@renamed_kwargs(n_reps="n_repeats", n_draws="draws")
 def simulation_based_calibration(
     *,
     trials: Sequence[int] = (10, 25, 40, 60, 15, 80),
@@ -1058,10 +1055,10 @@ def simulation_based_calibration(
     trials : sequence of int
         Trials of each simulated stratum.
     n_repeats : int
-        Replications (formerly ``n_reps``).
+        Replications.
     draws : int
         Posterior draws per fit (ranks range over ``0..draws``); ``draws + 1`` should be
-        a multiple of ``bins`` (formerly ``n_draws``).
+        a multiple of ``bins``.
     bins : int
         Histogram bins of the chi-square test.
     prior : {"default"}, dict or Prior

@@ -56,7 +56,6 @@ import pandas as pd
 from scipy import stats
 
 from bayeseval._core.binomial import binomial_bounds
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import (
     align_by_label,
     as_row_array,
@@ -247,7 +246,6 @@ def _632(
 # --------------------------------------------------------------------------- public API
 
 
-@renamed_kwargs(n_bootstrap="n_resamples")
 def estimate_error(
     estimator: Any,
     X: Any,
@@ -307,8 +305,7 @@ def estimate_error(
         Folds of ``kfold`` and of the out-of-fold probabilities of
         ``risk_averaging``; lowered to the smallest class size when needed.
     n_resamples : int
-        Bootstrap fits for ``bootstrap632`` and ``bootstrap632plus`` (formerly
-        ``n_bootstrap``, still accepted with a deprecation warning).
+        Bootstrap fits for ``bootstrap632`` and ``bootstrap632plus``.
     unlabelled : array-like or DataFrame, optional
         Rows without labels for ``risk_averaging``.
     level : float

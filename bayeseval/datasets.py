@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import check_positive_int, check_probability, make_rng
 from bayeseval.counts import Counts
 
@@ -357,7 +356,6 @@ def make_strata(
     return counts, pd.Series(r, index=index, name="rate")
 
 
-@renamed_kwargs(shares="weights")
 def make_pool(
     n_rows: int = 10_000,
     n_strata: int = 8,
@@ -394,7 +392,7 @@ def make_pool(
     mean_rate, concentration : float
         Parameters of that Beta distribution.
     weights : sequence of float, optional
-        Population shares of the strata (default equal). Formerly ``shares`` (deprecated).
+        Population shares of the strata (default equal).
     positive_share : float, default 0.3
         Probability that a row's true label is 1.
     sharpness : float, default 20
@@ -410,8 +408,7 @@ def make_pool(
     pandas.DataFrame
         Columns ``row_id``, ``stratum``, ``y_true``, ``y_pred``, ``confidence``
         and ``error`` (1 when ``y_pred != y_true``). ``df.attrs["rates"]`` holds
-        the true error rates and ``df.attrs["weights"]`` (also under the former
-        name ``"shares"``) the population shares, both as dicts keyed by stratum.
+        the true error rates and ``df.attrs["weights"]`` the population shares, both as dicts keyed by stratum.
 
     Examples
     --------
@@ -435,7 +432,6 @@ def make_pool(
     df = _pool_rows(k, p, index, positive_share, rng)
     df.attrs["rates"] = {key: float(v) for key, v in zip(index, r, strict=True)}
     df.attrs["weights"] = {key: float(v) for key, v in zip(index, w, strict=True)}
-    df.attrs["shares"] = dict(df.attrs["weights"])
     return df
 
 

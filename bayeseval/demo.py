@@ -403,8 +403,8 @@ def _campaign_section(demo: _Demo) -> None:
             y_true="truth",
             target_halfwidth=0.08,
             rules=("expected_width", "proportional"),
-            n_repeats=1 if demo.quick else 3,
-            batch_size=20,
+            n_repeats=1 if demo.quick else 2,
+            batch_size=50,
             random_seed=demo.random_seed,
             progress=not demo.quiet,
         )

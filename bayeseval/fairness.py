@@ -75,7 +75,7 @@ from bayeseval.metrics import get_metric
 from bayeseval.models import fit_crossed, fit_hierarchical
 from bayeseval.planning import sample_size
 
-__all__ = ["Audit", "audit", "METRICS", "CRITERIA", "MODELS", "add_audit_parser", "run_audit"]
+__all__ = ["Audit", "audit", "METRICS", "CRITERIA", "MODELS"]
 
 #: audit metric names and the :data:`bayeseval.metrics.METRICS` definition each one uses
 _BASE = {

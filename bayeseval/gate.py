@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,6 @@ import pandas as pd
 from bayeseval._core.binomial import STRATA_METHODS
 from bayeseval._results import Result
 from bayeseval._validation import check_level, check_method, check_positive_int, check_probability
-from bayeseval._warnings import BayesevalDeprecationWarning
 from bayeseval.counts import Counts, tabulate
 from bayeseval.intervals import proportion_ci
 from bayeseval.metrics import get_metric
@@ -88,32 +86,6 @@ class GateResult(Result):
         )
 
     def __str__(self) -> str:
-        return self.to_text()
-
-    def summary(self) -> str:
-        """Plain-text verdict (deprecated: use :meth:`to_text`, or :attr:`table` for the table).
-
-        Returns
-        -------
-        str
-            The same text as :meth:`to_text`.
-
-        Examples
-        --------
-        >>> import warnings
-        >>> from bayeseval import Counts
-        >>> res = gate(Counts.from_arrays([40], [400], strata=["a"]), min_trials=100)
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     res.summary() == res.to_text()
-        True
-        """
-        warnings.warn(
-            "GateResult.summary() is renamed to_text() (the tidy table is GateResult.table); "
-            "summary() stops returning text in the next release",
-            BayesevalDeprecationWarning,
-            stacklevel=2,
-        )
         return self.to_text()
 
 

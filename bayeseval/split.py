@@ -67,7 +67,6 @@ from bayeseval._core.hashing import id64 as _id64
 from bayeseval._core.hashing import mix64 as _mix64  # noqa: F401 - re-exported
 from bayeseval._core.hashing import mix64_int as _mix64_int  # noqa: F401 - re-exported
 from bayeseval._core.hashing import rank_of as _rank_of
-from bayeseval._core.keyword_only import positional_deprecated
 from bayeseval._results import Result
 from bayeseval._validation import check_method, check_positive_int, check_probability, iter_columns
 from bayeseval._warnings import PrecisionLimitedWarning, ReweightingWarning
@@ -740,7 +739,6 @@ class DualConstraintSplit(_Base):
     (200, 10)
     """
 
-    @positional_deprecated
     def __init__(
         self,
         test_size: float | int = 0.2,
@@ -869,7 +867,6 @@ class RepeatedDualConstraintSplit(DualConstraintSplit):
     (3, 3)
     """
 
-    @positional_deprecated
     def __init__(
         self,
         n_repeats: int = 10,

@@ -23,7 +23,6 @@ from scipy import stats
 
 from bayeseval._core.adaptive import adaptive_interval
 from bayeseval._core.binomial import ADAPTIVE, binomial_bounds, normalise_method
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.weighted_variance import stratum_variance_terms
 from bayeseval._results import Result
 from bayeseval._validation import (
@@ -36,7 +35,6 @@ from bayeseval._validation import (
     missing_mask,
 )
 from bayeseval._warnings import (
-    BayesevalDeprecationWarning,
     EmptyStratumWarning,
     ReweightingWarning,
     ZeroVarianceWarning,
@@ -509,7 +507,6 @@ def stratified_risk(
     level: float = 0.95,
     method: str = "wilson",
     strata: Any = None,
-    cluster: Any = None,
 ) -> StratifiedRisk:
     r"""Population-weighted risk :math:`\sum_k \pi_k \hat r_k` with SE, interval and table.
 
@@ -533,11 +530,6 @@ def stratified_risk(
         stratum, shorter than Clopper-Pearson when the strata are alike).
     strata : sequence, optional
         Stratum labels, one per stratum.
-    cluster : array-like, optional
-        Deprecated: clustered rows have their own entry point,
-        :func:`clustered_risk`. Given here, ``successes`` (and ``trials``) are
-        read as per-row 0/1 outcomes and ``strata`` as per-row labels, as in
-        :func:`clustered_risk`, with a deprecation warning.
 
     Returns
     -------
@@ -569,15 +561,6 @@ def stratified_risk(
     >>> round(res.estimate, 4), round(res.se, 4), round(res.unweighted, 4)
     (0.1183, 0.0157, 0.13)
     """
-    if cluster is not None:
-        warnings.warn(
-            "stratified_risk(cluster=...) is deprecated: clustered rows have their own entry "
-            "point, clustered_risk(outcomes, cluster=..., strata=..., weights=...); "
-            "the cluster argument stops working in the next release",
-            BayesevalDeprecationWarning,
-            stacklevel=2,
-        )
-        return _clustered(successes, trials, weights, strata, cluster, level, method, "successes")
     level = check_level(level)
     method = normalise_method(method, adaptive=True)
     counts = as_counts(successes, trials, strata=strata)
@@ -588,7 +571,7 @@ def _clustered(
     outcomes: Any, trials: Any, weights: Any, strata: Any, cluster: Any, level: float,
     method: str, name: str,
 ) -> StratifiedRisk:
-    """Shared by :func:`clustered_risk` and the deprecated ``stratified_risk(cluster=...)``."""
+    """The estimate of :func:`clustered_risk` from per-row outcomes and cluster ids."""
     level = check_level(level)
     method = normalise_method(method, adaptive=True)
     if method == ADAPTIVE:
@@ -690,7 +673,6 @@ def _shares_series(weights: Any) -> pd.Series:
     return ps
 
 
-@renamed_kwargs(population_shares="weights")
 def reweight(strata: Any, weights: Mapping[Hashable, float] | pd.Series) -> np.ndarray:
     r"""Row weights that undo over- or under-sampling: population share / sample share.
 
@@ -707,8 +689,7 @@ def reweight(strata: Any, weights: Mapping[Hashable, float] | pd.Series) -> np.n
     weights : dict or Series
         Population share of each stratum, summing to 1 (tolerance 1e-9).
         Every stratum present in the rows needs a share; a stratum with a
-        positive share must have rows. (Formerly ``population_shares``, still
-        accepted with a deprecation warning.)
+        positive share must have rows.
 
     Returns
     -------
@@ -784,10 +765,8 @@ class ReweightedMetrics(Result):
         ``upper``: a normal interval for the reweighted value.
     row_weights : numpy.ndarray
         The row weights (population share / sample share of each row's stratum).
-        Formerly ``weights``, still readable with a deprecation warning.
     composition : pandas.DataFrame
-        Per stratum: population_share, sample_share, weight. Formerly ``shares``,
-        still readable with a deprecation warning.
+        Per stratum: population_share, sample_share, weight.
     """
 
     title = "Metrics unweighted (test-set composition) | reweighted (population estimate)"
@@ -796,18 +775,6 @@ class ReweightedMetrics(Result):
     table: pd.DataFrame = field()  # explicit: the inherited ``Result.table`` is no default
     row_weights: np.ndarray = field()
     composition: pd.DataFrame = field()
-
-    @property
-    def weights(self) -> np.ndarray:
-        """Deprecated name of :attr:`row_weights`."""
-        _renamed_attribute("weights", "row_weights")
-        return self.row_weights
-
-    @property
-    def shares(self) -> pd.DataFrame:
-        """Deprecated name of :attr:`composition`."""
-        _renamed_attribute("shares", "composition")
-        return self.composition
 
     def summary(self) -> pd.DataFrame:
         """The two-column report (unweighted | reweighted).
@@ -823,15 +790,8 @@ class ReweightedMetrics(Result):
         return f"{self._heading()}:\n" + self.table.to_string(float_format=lambda v: f"{v:.4f}")
 
 
-def _renamed_attribute(old: str, new: str) -> None:
-    warnings.warn(
-        f"ReweightedMetrics.{old} is renamed {new}; the old name stops working in the next release",
-        BayesevalDeprecationWarning,
-        stacklevel=3,
-    )
 
 
-@renamed_kwargs(population_shares="weights")
 def weighted_metric(
     y_true: Any,
     y_pred: Any,
@@ -857,8 +817,6 @@ def weighted_metric(
         positive class, and the strata are the true label (positive / not).
     weights : dict, Series or float
         Population share per stratum (summing to 1), or the positive share.
-        (Formerly ``population_shares``, still accepted with a deprecation
-        warning.)
     metric : str, Metric or list of them
         Metrics from :mod:`bayeseval.metrics` (``recall``, ``precision``,
         ``error_rate``, ``accuracy``, ``fpr``, ``specificity``, ``npv``).

@@ -1,4 +1,4 @@
-"""Benchmark of the active loop (issue 4).
+"""Benchmark of the active loop.
 
 1. Time of one proposal step with 50 strata (fresh posterior fit + intervals + allocation).
 2. Rule comparison on a generated pool with 12 strata of very unequal sizes (largest 100x the

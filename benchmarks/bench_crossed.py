@@ -18,7 +18,7 @@ weighted by exact posterior over proposal density (effective sample size about 2
 Prints, per cell, the posterior mean and 95% equal-tailed interval of both, the largest
 absolute differences, the wall time of both in the same run (the PyMC time includes model
 compilation, as a user sees it; the Laplace time is the median of 5 fits, each with 4,000
-joint draws) and their ratio. Targets (issue 14): means within 0.01, interval ends within 0.02,
+joint draws) and their ratio. Targets: means within 0.01, interval ends within 0.02,
 at least 100 times faster.
 
 Usage::

@@ -14,7 +14,7 @@ busy machine), the number of distinct (successes, trials) pairs and of log-poste
 evaluations, and the
 peak traced memory (tracemalloc) of a 1,000-stratum fit with and without theta draws.
 
-Targets (issue 3): 71 strata < 20 ms, 1,000 strata < 200 ms (fit).
+Targets: 71 strata < 20 ms, 1,000 strata < 200 ms (fit).
 The 71-stratum data set is the rat tumour data of BDA3 Table 5.1; the larger ones are
 simulated: trials log-uniform in [10, 2000], rates Beta(2, 30).
 

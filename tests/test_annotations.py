@@ -12,6 +12,7 @@ against the worked example of Fleiss (1971) as tabulated on Wikipedia (kappa = 0
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import numpy as np
@@ -23,6 +24,7 @@ from bayeseval.active import Campaign
 from bayeseval.active.annotations import (
     ROW_ID_KEY,
     agreement,
+    annotator_identity,
     cohen_kappa,
     fleiss_kappa,
     read_jsonl,
@@ -204,11 +206,12 @@ def test_majority_resolution_ties_stay_pending(tmp_path, pool):
     c.close()
 
 
-def test_chosen_annotator_rule(tmp_path, pool):
-    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", resolve="annotator:expert",
-                        random_seed=6)
+@pytest.mark.parametrize("rule, expert", [("annotator:expert", "expert"), ("annotator:Expert@Lab.org", " expert@lab.ORG")])
+def test_chosen_annotator_rule(tmp_path, pool, rule, expert):
+    # the chosen annotator is compared by identity: an e-mail in any case and spacing
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", resolve=rule, random_seed=6)
     b = c.propose(3)
-    ann = pd.DataFrame({"row": [b.index[0], b.index[0], b.index[1]], "who": ["crowd", "expert", "crowd"],
+    ann = pd.DataFrame({"row": [b.index[0], b.index[0], b.index[1]], "who": ["crowd", expert, "crowd"],
                         "label": [1, 0, 1]})
     res = c.ingest(ann, id_column="row", annotator_column="who")
     assert int(res) == 1 and res.unresolved == 1 and c.labels()["label"].to_dict() == {b.index[0]: 0}
@@ -324,3 +327,321 @@ def test_version_1_file_is_upgraded_on_open(tmp_path, pool):
         res = c.ingest(pd.DataFrame({"row": b.index, "annotator": "a", "label": 1}), id_column="row",
                        annotator_column="annotator")
         assert int(res) == 4 and len(c.annotations()) == 4
+
+
+# -- agreement is measured on the first annotations of every row --------------------------------
+def _ingest(c, rows, annotators, labels, relabel=False):
+    frame = pd.DataFrame({"row": list(rows), "annotator": list(annotators), "label": [int(v) for v in labels]})
+    return c.ingest(frame, id_column="row", annotator_column="annotator", relabel=relabel)
+
+
+def _proposed(tmp_path, pool, n, seed):
+    """A two-annotator campaign at ``tmp_path / "c.db"`` with ``n`` rows proposed (closed)."""
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=seed)
+    rows = list(c.propose(n).index)
+    c.close()
+    return rows
+
+
+def _report_kappas(html_text):
+    """Stratum -> kappa of the report's agreement table (kappa is its last column)."""
+    section = html_text.split("<h2>Agreement between annotators</h2>")[1].split("<tbody>")[1].split("</tbody>")[0]
+    out = {}
+    for stratum, cells in re.findall(r"<tr>\s*<th>([^<]+)</th>(.*?)</tr>", section, flags=re.S):
+        out[stratum] = float(re.findall(r"<td>([^<]*)</td>", cells)[-1])
+    return out
+
+
+@pytest.fixture
+def tie_broken(tmp_path, pool):
+    """Two annotators on 160 rows, disagreeing on a known set; a third labels only those rows."""
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=11)
+    rows = list(c.propose(160).index)
+    rng = np.random.default_rng(11)
+    first = pool.loc[rows, "truth"].to_numpy()
+    flip = rng.random(len(rows)) < 0.15
+    second = np.where(flip, 1 - first, first)
+    _ingest(c, rows * 2, ["ana"] * len(rows) + ["bo"] * len(rows), np.r_[first, second])
+    disagree = [r for r, f in zip(rows, flip, strict=True) if f]
+    _ingest(c, disagree, ["cy"] * len(disagree), rng.integers(0, 2, len(disagree)))
+    region = pool.loc[rows, "region"].to_numpy()
+    yield c, rows, first, second, region
+    c.close()
+
+
+def test_tie_breaker_does_not_make_agreement_perfect(tie_broken, tmp_path, capsys):
+    from bayeseval.active.campaign_report import campaign_report_html
+
+    c, rows, first, second, region = tie_broken
+    assert c.labels_used == len(rows)  # every tie resolved by the third annotator
+    reference = {g: cohen_kappa_score(first[region == g], second[region == g]) for g in ("north", "south")}
+    assert all(0.4 < k < 0.95 for k in reference.values())
+    agree = c.agreement()
+    for g, k in reference.items():
+        assert agree.loc[g, "method"] == "cohen" and agree.loc[g, "per_row"] == 2
+        assert agree.loc[g, "rows"] == (region == g).sum()  # every row annotated twice, not only the agreed ones
+        assert agree.loc[g, "kappa"] == pytest.approx(k, abs=1e-12)
+    capsys.readouterr()
+    assert main(["campaign", "status", "--db", str(tmp_path / "c.db"), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    got = {r["stratum"]: r for r in payload["agreement"]}
+    assert "first" in payload["agreement_rule"]
+    for g, k in reference.items():
+        assert got[g]["method"] == "cohen" and got[g]["rows"] == (region == g).sum()
+        assert got[g]["kappa"] == pytest.approx(k, abs=1e-9)  # JSON carries 10 decimals
+    report = _report_kappas(campaign_report_html(c, plots=False))
+    assert report == pytest.approx(reference, abs=5e-5)
+
+
+def test_relabelled_annotations_keep_their_place(tie_broken):
+    c, rows, first, second, region = tie_broken
+    # after the tie-breaks the first annotator corrects 8 of the labels the second disputed:
+    # kappa of the corrected labels, on every row
+    rng = np.random.default_rng(12)
+    fix = rng.choice(np.flatnonzero(first != second), 8, replace=False)
+    first = first.copy()
+    first[fix] = 1 - first[fix]
+    _ingest(c, [rows[i] for i in fix], ["ana"] * 8, first[fix], relabel=True)
+    agree = c.agreement()
+    for g in ("north", "south"):
+        m = region == g
+        assert agree.loc[g, "method"] == "cohen" and agree.loc[g, "rows"] == m.sum()
+        assert agree.loc[g, "kappa"] == pytest.approx(cohen_kappa_score(first[m], second[m]), abs=1e-12)
+
+
+def test_three_annotators_and_an_adjudicator(tmp_path, pool):
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=3, random_seed=13)
+    rows = list(c.propose(120).index)
+    rng = np.random.default_rng(13)
+    truth = pool.loc[rows, "truth"].to_numpy()
+    votes = np.stack([np.where(rng.random(len(rows)) < 0.2, 1 - truth, truth) for _ in range(3)], axis=1)
+    for j, who in enumerate(["p", "q", "s"]):
+        _ingest(c, rows, [who] * len(rows), votes[:, j])
+    split = [r for r, v in zip(rows, votes, strict=True) if len(set(v)) > 1]
+    # an adjudicator confirms the majority where the three split: a fourth annotation on those rows
+    majority = {r: int(np.round(v.mean())) for r, v in zip(rows, votes, strict=True)}
+    _ingest(c, split, ["expert"] * len(split), [majority[r] for r in split])
+    region = pool.loc[rows, "region"].to_numpy()
+    agree = c.agreement()
+    for g in ("north", "south"):
+        m = region == g
+        expected = sm_fleiss(aggregate_raters(votes[m])[0], method="fleiss")
+        assert agree.loc[g, "method"] == "fleiss" and agree.loc[g, "per_row"] == 3 and agree.loc[g, "rows"] == m.sum()
+        assert agree.loc[g, "kappa"] == pytest.approx(expected, abs=1e-12)
+        assert agree.loc[g, "kappa"] < 0.9
+
+
+def test_agreement_with_annotators_changing_from_row_to_row_uses_fleiss():
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    rng = np.random.default_rng(14)
+    n = 60
+    pair = rng.choice(["a", "b", "c"], (n, 2), replace=True)
+    pair[pair[:, 0] == pair[:, 1], 1] = "d"
+    first = rng.integers(0, 3, n)
+    second = np.where(rng.random(n) < 0.6, first, rng.integers(0, 3, n))
+    # given in reverse time order, with a late third annotation on the rows that disagree
+    late = np.flatnonzero(first != second)
+    ann = pd.DataFrame({
+        "row": np.r_[late, np.arange(n), np.arange(n)],
+        "annotator": np.r_[["z"] * len(late), pair[:, 1], pair[:, 0]],
+        "label": np.r_[rng.integers(0, 3, len(late)), second, first],
+        "time": np.r_[[3.0] * len(late), [2.0] * n, [1.0] * n],
+    })
+    got = agreement(ann, pd.Series("g", index=np.arange(n)))
+    expected = sm_fleiss(aggregate_raters(np.stack([first, second], axis=1))[0], method="fleiss")
+    assert got.loc["g", "method"] == "fleiss" and got.loc["g", "rows"] == n and got.loc["g", "per_row"] == 2
+    assert got.loc["g", "kappa"] == pytest.approx(expected, abs=1e-12)
+
+
+# -- one identity per annotator -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "who, expected",
+    [
+        ({"id": 3, "email": " Ann@Example.ORG ", "first_name": ""}, "ann@example.org"),
+        ({"id": 3, "email": ""}, "3"), (3, "3"), (3.0, "3"), ("3.0", "3"), (np.int64(3), "3"), (" 3 ", "3"),
+        ("Bo", "Bo"), ("BO@X.io", "bo@x.io"), (None, None), (float("nan"), None), ("  ", None), (2.5, "2.5"),
+    ],
+)
+def test_annotator_identity(who, expected):
+    assert annotator_identity(who) == expected
+
+
+def _choice_result(label):
+    return [{"from_name": "label", "to_name": "item", "type": "choices", "value": {"choices": [str(label)]}}]
+
+
+def test_json_and_csv_exports_of_one_person_are_one_annotator(tmp_path, pool):
+    rows = _proposed(tmp_path, pool, 6, 15)
+    truth = pool["truth"].to_dict()
+    user = {"id": 7, "email": "Ann@Example.org", "first_name": "", "last_name": ""}
+    # the JSON export: a user object on some annotations, the bare user id on others
+    tasks = [{"id": t, "data": {ROW_ID_KEY: r}, "annotations": [
+        {"id": 50 + t, "completed_by": user if t % 2 else 7, "result": _choice_result(truth[r])}]}
+        for t, r in enumerate(rows)]
+    (tmp_path / "export.json").write_text(json.dumps(tasks))
+    assert set(read_labelstudio(tmp_path / "export.json")["annotator"]) == {"ann@example.org"}
+    assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "export.json")]) == 0
+    # the CSV export of the same project names the person by e-mail; a second person by id
+    csv = pd.DataFrame({"id": list(range(6)) * 2, ROW_ID_KEY: rows * 2, "label": [str(truth[r]) for r in rows] * 2,
+                        "annotator": ["ann@example.org"] * 6 + ["9"] * 6, "annotation_id": range(50, 62)})
+    csv.to_csv(tmp_path / "export.csv", index=False)
+    assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "export.csv")]) == 0
+    with Campaign.open(tmp_path / "c.db") as c:
+        ann = c.annotations()
+        assert len(ann) == 12 and ann["annotator"].value_counts().to_dict() == {"ann@example.org": 6, "9": 6}
+        assert c.labels_used == 6
+
+
+def test_created_username_ties_a_bare_user_id_to_its_email():
+    # a JSON export whose completed_by is the bare user id, with Label Studio's "e-mail, id" username
+    tasks = [{"id": 1, "data": {ROW_ID_KEY: 5}, "annotations": [
+        {"completed_by": 192, "created_username": " Ann@Example.org, 192", "result": _choice_result(1)}]},
+        {"id": 2, "data": {ROW_ID_KEY: 6}, "annotations": [{"completed_by": 192, "result": _choice_result(0)},
+                                                          {"completed_by": 193, "result": _choice_result(0)}]}]
+    assert read_labelstudio(tasks)["annotator"].tolist() == ["ann@example.org", "ann@example.org", "193"]
+
+
+def test_annotator_map_ties_a_bare_id_to_an_email(tmp_path):
+    tasks = [{"id": 1, "data": {ROW_ID_KEY: 5}, "annotations": [{"completed_by": 7, "result": _choice_result(1)}]}]
+    assert read_labelstudio(tasks)["annotator"].tolist() == ["7"]
+    assert read_labelstudio(tasks, annotator_map={7.0: "Ann@Example.org"})["annotator"].tolist() == ["ann@example.org"]
+    with pytest.raises(TypeError, match="annotator_map must be a mapping"):
+        read_labelstudio(tasks, annotator_map=[7])
+
+
+def test_numeric_annotators_read_as_int_or_float_are_one_annotator(tmp_path, pool):
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", annotators=2, random_seed=16)
+    rows = list(c.propose(4).index)
+    labels = pool.loc[rows, "truth"].to_numpy()
+    r = c.ingest(pd.DataFrame({"row": rows, "who": [1, 1, 1, 1], "label": labels}), id_column="row", annotator_column="who")
+    assert r.annotations == 4
+    # the same annotations from a file where the column was read as floats: a retry, not a second annotator
+    again = pd.DataFrame({"row": rows, "who": [1.0, 1.0, 1.0, np.nan], "label": labels})
+    with pytest.raises(ValueError, match="missing annotator"):
+        c.ingest(again, id_column="row", annotator_column="who")
+    r = c.ingest(again.iloc[:3], id_column="row", annotator_column="who")
+    assert (r.annotations, r.unchanged) == (0, 3)
+    assert c.annotations()["annotator"].tolist() == ["1"] * 4
+    c.close()
+
+
+# -- malformed and unnamed annotations ----------------------------------------------------------
+MALFORMED = [
+    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": ["x"]}, r"task #2 \(id 41\) annotation 0: must be an object"),
+    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": 1, "result": [
+        {"from_name": "label", "to_name": "item", "type": "choices", "value": None}]}]},
+     r"task #2 \(id 41\) annotation 0: the choice's 'value' must be an object"),
+    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": {"completed_by": 1}}, r"task #2 \(id 41\): 'annotations' must be a list"),
+    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": 1, "result": 5}]},
+     r"task #2 \(id 41\) annotation 0: 'result' must be a list, got int 5"),
+    ({"id": 41, "annotations": [{"completed_by": 1, "result": []}]}, r"task #2 \(id 41\): the task has no 'data' object"),
+    ({"id": 41, "data": [1], "annotations": []}, r"task #2 \(id 41\): 'data' must be an object"),
+    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": [1], "result": []}]}, r"'completed_by' must be"),
+    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": 1, "result": [
+        {"from_name": "label", "to_name": "item", "type": "choices", "value": {"choices": ["0", "1"]}}]}]},
+     r"task #2 \(id 41\) annotation 0: expected exactly one choice"),
+    ({"id": 41, ROW_ID_KEY: {"x": 1}, "label": "1"}, rf"task #2 \(id 41\): '{ROW_ID_KEY}' must be a row id"),
+    ({"id": 41, ROW_ID_KEY: 1, "label": [{"choices": ["0"]}, {"choices": ["1"]}]}, r"task #2 \(id 41\): expected one choice"),
+    ("just text", r"task #2: must be a task object"),
+]
+
+
+@pytest.mark.parametrize("bad, match", MALFORMED)
+def test_malformed_labelstudio_json_is_one_line_naming_the_task(tmp_path, capsys, bad, match):
+    good = {"id": 40, "data": {ROW_ID_KEY: 2}, "annotations": [{"completed_by": 1, "result": _choice_result(1)}]}
+    with pytest.raises(ValueError, match=match):
+        read_labelstudio([good, bad])
+    pool = make_pool(20)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", random_seed=0)
+    c.close()
+    (tmp_path / "export.json").write_text(json.dumps([good, bad]))
+    capsys.readouterr()
+    assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "export.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(match, err) and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ('{"row": 1, "label": 1}\n[1, 2]\n', "line 2: must be an object"),
+        ('{"row": 1, "label": [1]}\n', "line 1: 'label' must be one label"),
+        ('{"row": null, "label": 1}\n', "line 1: 'row' must be a row id"),
+        ('{"id": 1, "label": 1}\n', "line 1: has no 'row' field"),
+    ],
+)
+def test_malformed_json_lines_name_the_line(tmp_path, text, match):
+    (tmp_path / "b.jsonl").write_text(text)
+    with pytest.raises(ValueError, match=match):
+        read_jsonl(tmp_path / "b.jsonl")
+
+
+def test_malformed_csv_export_names_the_record():
+    frame = pd.DataFrame({ROW_ID_KEY: [1, 2], "label": ["1", '{"choices": ["0", "1"]}'], "annotator": ["a", "a"]})
+    with pytest.raises(ValueError, match=r"CSV export record #2: expected exactly one choice"):
+        read_labelstudio(frame)
+    with pytest.raises(ValueError, match=r"no record has the choice field from_name='label'"):
+        read_labelstudio(frame.rename(columns={"label": "choice"}))
+    assert read_labelstudio(frame.iloc[:1].rename(columns={"label": "choice"}), from_name="choice").shape == (1, 3)
+
+
+def test_json_min_records_of_unannotated_tasks_are_skipped():
+    # JSON-MIN writes a task nobody annotated as a record without the choice field
+    records = [{"id": 1, ROW_ID_KEY: 5, "label": "1", "annotator": 3, "annotation_id": 9},
+               {"id": 2, ROW_ID_KEY: 6, "annotator": None, "annotation_id": None}]
+    assert read_labelstudio(records).to_dict("records") == [{"row": 5, "annotator": "3", "label": "1"}]
+    with pytest.raises(ValueError, match="JSON-MIN export: no record has the choice field from_name='choice'"):
+        read_labelstudio(records, from_name="choice")
+
+
+def test_json_min_export_without_annotator_gives_each_annotation_its_identity(tmp_path, pool):
+    rows = _proposed(tmp_path, pool, 10, 17)
+    rng = np.random.default_rng(17)
+    first = rng.integers(0, 2, 10)
+    second = np.where(np.arange(10) < 3, 1 - first, first)  # the two annotators disagree on 3 rows
+    # JSON-MIN: one flat record per annotation (task id, data fields, the choice), no annotator
+    records = [{"id": t, ROW_ID_KEY: r, "region": pool.loc[r, "region"], "label": str(v), "annotation_id": 100 + k * 10 + t}
+               for k, labels in enumerate((first, second)) for t, (r, v) in enumerate(zip(rows, labels, strict=True))]
+    got = read_labelstudio(records)
+    assert got.groupby("row")["annotator"].nunique().eq(2).all() and got["annotator"].nunique() == 20
+    (tmp_path / "min.json").write_text(json.dumps(records))
+    assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "min.json")]) == 0
+    with Campaign.open(tmp_path / "c.db") as c:
+        assert len(c.annotations()) == 20
+        assert c.labels_used == 7  # hand count: the 7 rows the two annotations agree on
+        assert c.labels()["label"].astype(int).to_dict() == {r: int(first[i]) for i, r in enumerate(rows) if i >= 3}
+    # without annotation ids either, the position in the file names each annotation
+    for rec in records:
+        del rec["annotation_id"]
+    named = read_labelstudio(records)["annotator"]
+    assert named.tolist() == [f"annotation#{k}" for k in range(1, 21)]
+
+
+def test_csv_export_listing_newest_first_is_read_oldest_first(tmp_path, pool):
+    # Label Studio's CSV export lists a task's annotations newest first: a tie-breaker annotated
+    # last comes first in the file, and must not count among the first two of its row
+    rows = _proposed(tmp_path, pool, 40, 19)
+    rng = np.random.default_rng(19)
+    a = rng.integers(0, 2, 40)
+    b = np.where(rng.random(40) < 0.25, 1 - a, a)
+    records = []
+    for i, r in enumerate(rows):
+        if a[i] != b[i]:
+            records.append({ROW_ID_KEY: r, "label": str(a[i]), "annotator": "cy@x.org", "created_at": f"2024-01-03T00:00:{i:02d}Z"})
+        records.append({ROW_ID_KEY: r, "label": str(b[i]), "annotator": "bo@x.org", "created_at": f"2024-01-02T00:00:{i:02d}Z"})
+        records.append({ROW_ID_KEY: r, "label": str(a[i]), "annotator": "ana@x.org", "created_at": f"2024-01-01T00:00:{i:02d}Z"})
+    pd.DataFrame(records).to_csv(tmp_path / "export.csv", index=False)
+    assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "export.csv")]) == 0
+    region = pool.loc[rows, "region"].to_numpy()
+    with Campaign.open(tmp_path / "c.db") as c:
+        agree = c.agreement()
+        assert c.labels_used == 40
+        for g in ("north", "south"):
+            m = region == g
+            assert agree.loc[g, "method"] == "cohen" and agree.loc[g, "rows"] == m.sum()
+            assert agree.loc[g, "kappa"] == pytest.approx(cohen_kappa_score(a[m], b[m]), abs=1e-12)

@@ -207,6 +207,7 @@ def test_cli_sets_the_stopping_options(tmp_path):
     assert main(bad) == 2 and not (tmp_path / "d.db").exists()
 
 
+@pytest.mark.slow
 def test_the_read_rule_raises_the_atypical_strata_coverage_seeded():
     """Seeded campaigns of the benchmark's 15% scenario (docs/validation.md 6a), first 12 repeats.
 

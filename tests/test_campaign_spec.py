@@ -10,7 +10,6 @@ from __future__ import annotations
 import inspect
 import json
 import sqlite3
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -18,7 +17,6 @@ import pytest
 from scipy.special import betaincinv
 
 from bayeseval._results import Result
-from bayeseval._warnings import BayesevalDeprecationWarning
 from bayeseval.active import Campaign, CampaignSpec, SimulationResult, simulate, synthetic_pool
 from bayeseval.active.campaign import IngestResult
 from bayeseval.active.cli import main
@@ -184,48 +182,7 @@ def _same_table(a, b):
     pd.testing.assert_frame_equal(a.table[cols], b.table[cols])
 
 
-@pytest.mark.parametrize(
-    "names, old",
-    [
-        ({"y_pred": "pred", "truth": "truth", "n_repeats": 2}, "truth"),
-        ({"prediction": "pred", "y_true": "truth", "n_repeats": 2}, "prediction"),
-        ({"y_pred": "pred", "y_true": "truth", "repeats": 2}, "repeats"),
-    ],
-)
-def test_simulate_old_names_warn_and_give_the_same_result(pool, names, old):
-    kw = {"strata": "stratum", "rules": ["uniform"], "target_halfwidth": 0.1, "random_seed": 1, "progress": False}
-    new = simulate(pool, y_pred="pred", y_true="truth", n_repeats=2, **kw)
-    with pytest.warns(BayesevalDeprecationWarning, match=f"'{old}' is renamed"):
-        got = simulate(pool, **names, **kw)
-    _same_table(got, new)
-
-
-def test_create_old_name_warns_and_gives_the_same_campaign(tmp_path, pool):
-    with pytest.warns(BayesevalDeprecationWarning, match="'prediction' is renamed 'y_pred'"):
-        old = Campaign.create(tmp_path / "old.db", pool, strata="stratum", prediction="pred", random_seed=2)
-    new = Campaign.create(tmp_path / "new.db", pool, strata="stratum", y_pred="pred", random_seed=2)
-    assert old.propose(30).index.tolist() == new.propose(30).index.tolist()
-    assert old.spec.to_config() == new.spec.to_config()
-    old.close()
-    new.close()
-
-
-def test_cli_old_flag_warns_and_creates_the_same_campaign(tmp_path, pool, capsys):
-    path = tmp_path / "pool.csv"
-    pool.reset_index().to_csv(path, index=False)
-    args = ["campaign", "create", "--pool", str(path), "--id-column", "row_id", "--strata", "stratum",
-            "--seed", "3", "--min-data-share", "0.2", "--stop-level", "0.97"]
-    assert main([*args, "--prediction", "pred", "--db", str(tmp_path / "old.db")]) == 0
-    assert "warning: --prediction is renamed --y-pred" in capsys.readouterr().err
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", BayesevalDeprecationWarning)
-        assert main([*args, "--y-pred", "pred", "--db", str(tmp_path / "new.db")]) == 0
-    with Campaign.open(tmp_path / "old.db") as old, Campaign.open(tmp_path / "new.db") as new:
-        assert old.spec.to_config() == new.spec.to_config()
-        assert (new.spec.min_data_share, new.spec.stop_level) == (0.2, 0.97)
-
-
-def test_cli_ingest_old_label_flag_warns_and_reads_the_same_column(tmp_path, pool, capsys):
+def test_cli_ingest_reads_the_y_true_column_in_two_batches(tmp_path, pool):
     path = tmp_path / "pool.csv"
     pool.reset_index().to_csv(path, index=False)
     db, out = str(tmp_path / "c.db"), tmp_path / "b.csv"
@@ -236,10 +193,8 @@ def test_cli_ingest_old_label_flag_warns_and_reads_the_same_column(tmp_path, poo
     batch["answer"] = pool.loc[batch["row_id"], "truth"].to_numpy()
     batch.iloc[:4].to_csv(tmp_path / "first.csv", index=False)
     batch.iloc[4:].to_csv(tmp_path / "second.csv", index=False)
-    capsys.readouterr()
     assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "first.csv"),
-                 "--label-column", "answer"]) == 0
-    assert "warning: --label-column is renamed --y-true" in capsys.readouterr().err
+                 "--y-true", "answer"]) == 0
     assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "second.csv"), "--y-true", "answer"]) == 0
     with Campaign.open(db) as camp:
         labels = camp.labels()["label"]

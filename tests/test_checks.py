@@ -161,7 +161,7 @@ def test_compare_frequentist_reference_values_and_reasons():
     assert per.loc[0, "reason"] == "strong shrinkage of a small stratum"
     assert bool(per.loc[0, "flag"])
     assert not per.loc[[1, 2, 3, 4], "flag"].any()
-    # weighted row: stratified estimate sum w r, SE sqrt(sum w^2 r (1 - r) / n) (SPEC 1)
+    # weighted row: stratified estimate sum w r, SE sqrt(sum w^2 r (1 - r) / n)
     r = s / n
     last = t.loc["weighted overall"]
     assert last["raw_rate"] == pytest.approx(np.sum(weights * r))

@@ -17,7 +17,6 @@ from bayeseval._core.grid import integrate
 from bayeseval._core.mixture import BetaMixture
 from bayeseval._core.ppc import Nodes, betabinom_mixture_pmf, loo_mixed_check, loo_weights, mid_p
 from bayeseval.active.rules import (
-    GridPosterior,
     MixturePosterior,
     RuleState,
     hierarchical_grid,
@@ -216,7 +215,7 @@ def test_fast_preset_rats_bda_prior_matches_bda3():
 def test_campaign_posterior_is_the_fast_exact_fit():
     s, n = np.array([3, 5, 4, 60, 2, 6]), np.array([50, 60, 45, 100, 30, 70])
     post = hierarchical_grid(s, n, model="robust")
-    assert isinstance(post, MixturePosterior) and GridPosterior is MixturePosterior
+    assert isinstance(post, MixturePosterior)
     fit = ExactFit(Counts.from_arrays(s, n), model="robust", preset="fast")
     np.testing.assert_allclose(post.mean(), fit.posterior_moments()[0], rtol=1e-12)
     np.testing.assert_allclose(post.outlier_probability(), fit.outlier_probability(), rtol=1e-12)
@@ -288,14 +287,11 @@ def test_robust_population_adds_the_uniform_component():
     assert res["p_value"][0] == pytest.approx(2 * min(lower, 1 - lower), abs=1e-12)
 
 
-def test_outlying_strata_level_and_deprecated_alpha():
+def test_outlying_strata_level():
     s, n = np.array([4, 5, 6, 5, 40, 6]), np.full(6, 50)
     post = hierarchical_grid(s, n)
     flags = outlying_strata(post, s, n, level=0.99)
     assert flags.tolist() == [False, False, False, False, True, False]
-    with pytest.warns(DeprecationWarning, match="level=1 - alpha"):
-        old = outlying_strata(post, s, n, alpha=0.01)
-    assert old.tolist() == flags.tolist()
     with pytest.raises(ValueError, match=r"level must be .*1\.5"):
         outlying_strata(post, s, n, level=1.5)
     with pytest.raises(ValueError, match=r"successes and trials must be the counts the posterior was fitted to"):

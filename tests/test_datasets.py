@@ -12,13 +12,13 @@ from bayeseval.counts import Counts
 
 
 def test_german_credit_counts_match_uci_documentation():
-    # UCI german.doc: 1,000 instances, 700 good / 300 bad; SPEC section 11: 371 under 30.
+    # UCI german.doc: 1,000 instances, 700 good / 300 bad; 371 under 30.
     df = datasets.load_german_credit()
     assert df.shape == (1000, 24)
     assert df["credit"].value_counts().to_dict() == {"good": 700, "bad": 300}
     assert int(df["good_credit"].sum()) == 700
     assert int((df["age"] < 30).sum()) == 371
-    assert int((df["age"] <= 30).sum()) == 411  # so the SPEC's 371 means age < 30
+    assert int((df["age"] <= 30).sum()) == 411  # so the published 371 means age < 30
     assert (df["age_group"] == "under 30").sum() == 371
     assert df["age"].between(19, 75).all()
     assert not df.isna().any().any()
@@ -134,7 +134,7 @@ def test_fraud_scenario_recall_share_and_pairing():
 
 
 def test_fraud_scenario_defaults_match_spec_section_10():
-    # SPEC 10: 1,000,000 rows, 0.5% positive, 8 subgroups; recall 0.70 gives a 95% half-width
+    # 1,000,000 rows, 0.5% positive, 8 subgroups; recall 0.70 gives a 95% half-width
     # of about 8% at 125 positives per subgroup: 1.96 * sqrt(0.7 * 0.3 / 125) = 0.080
     df = datasets.make_fraud_scenario(random_seed=0)
     assert len(df) == 1_000_000 and df["group"].nunique() == 8
@@ -142,7 +142,7 @@ def test_fraud_scenario_defaults_match_spec_section_10():
     assert set(df.attrs["recall_a"].values()) == {0.7}
     # paired vs unpaired: at 125 positives per group, P(recall_a_hat > recall_b_hat) is
     # Phi(0.03 / sd) with sd = sqrt((p10 + p01 - 0.03^2) / 125) on the same rows (about 0.87,
-    # SPEC 0.88) and sd = sqrt((0.7 * 0.3 + 0.67 * 0.33) / 125) on different rows (0.70, SPEC 0.71)
+    # published 0.88) and sd = sqrt((0.7 * 0.3 + 0.67 * 0.33) / 125) on different rows (0.70, published 0.71)
     p10 = datasets._paired_discordance(0.95, 0.70, 0.67)
     paired = stats.norm.cdf(0.03 / np.sqrt((2 * p10 - 0.03 - 0.03**2) / 125))
     unpaired = stats.norm.cdf(0.03 / np.sqrt((0.7 * 0.3 + 0.67 * 0.33) / 125))
@@ -166,10 +166,10 @@ def test_generators_validate_arguments():
 
 
 def test_german_credit_supports_the_spec_section_11_figures():
-    # SPEC 11: logistic regression with out-of-fold predictions, accuracy 0.709 overall and 0.663
+    # logistic regression with out-of-fold predictions, accuracy 0.709 overall and 0.663
     # for the 371 under-30s. A standardised logistic regression on the 7 numeric attributes with
     # 10-fold stratified CV (shuffle, random_state=0) gives 0.707 / 0.671 on this file; with all
-    # 20 attributes one-hot encoded it is about 0.75 / 0.71, so the SPEC used the numeric ones.
+    # 20 attributes one-hot encoded it is about 0.75 / 0.71, so the published figure used the numeric ones.
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from sklearn.pipeline import make_pipeline

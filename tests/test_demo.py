@@ -1,4 +1,4 @@
-"""The end-to-end demo: runs on bundled data and reproduces SPEC figures."""
+"""The end-to-end demo: runs on bundled data and reproduces the published worked figures."""
 
 import json
 
@@ -22,18 +22,19 @@ def demo_summary(tmp_path_factory):
     return json.loads(buf.getvalue()), out
 
 
-def test_out_of_fold_accuracy_matches_spec_section_11():
+def test_out_of_fold_accuracy_matches_the_published_figures():
     df = german_credit_predictions(random_seed=0)
     under30 = df["age"] < 30
-    assert int(under30.sum()) == 371  # SPEC section 11: 371 under-30s
+    assert int(under30.sum()) == 371  # 371 under-30s
     overall = accuracy_score(df["good_credit"], df["predicted"])
     young = accuracy_score(df.loc[under30, "good_credit"], df.loc[under30, "predicted"])
-    # SPEC section 11: accuracy 0.709 overall and 0.663 for the under-30s (one seed of 10-fold CV)
+    # accuracy 0.709 overall and 0.663 for the under-30s (one seed of 10-fold CV)
     assert abs(overall - 0.709) < 0.01
     assert abs(young - 0.663) < 0.015
 
 
-def test_demo_reports_the_same_accuracy_and_the_spec_split_decisions(demo_summary):
+@pytest.mark.slow
+def test_demo_reports_the_same_accuracy_and_the_split_decisions(demo_summary):
     summary, _ = demo_summary
     df = german_credit_predictions(random_seed=0)
     assert summary["german_credit"]["accuracy"] == pytest.approx(accuracy_score(df["good_credit"], df["predicted"]))
@@ -42,12 +43,13 @@ def test_demo_reports_the_same_accuracy_and_the_spec_split_decisions(demo_summar
     for g in groups:
         assert g["lower"] <= g["rate"] <= g["upper"]
     plan = summary["planning"]
-    # SPEC section 5 figures: n_min 323 at 0.42% grows the test set to about 76,900 rows; 8 groups degrade
+    # n_min 323 at 0.42% grows the test set to about 76,900 rows; 8 groups degrade
     assert plan["fraud_split"] == "grow_test"
     assert abs(plan["fraud_split_test_rows"] - 76_905) <= 5
     assert plan["fraud_split_8_groups"] == "degraded"
 
 
+@pytest.mark.slow
 def test_demo_campaign_rule_beats_proportional_and_pooling_keeps_small_groups_sane(demo_summary):
     summary, _ = demo_summary
     labels = {row["rule"]: row["labels_mean"] for row in summary["campaign"]}
@@ -59,6 +61,7 @@ def test_demo_campaign_rule_beats_proportional_and_pooling_keeps_small_groups_sa
     assert 0 < small["lower"] < small["mean"] < small["upper"] < 1
 
 
+@pytest.mark.slow
 def test_demo_writes_an_html_report_with_plots(demo_summary):
     summary, out = demo_summary
     html = (out / "report.html").read_text()

@@ -13,11 +13,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import bayeseval
-from bayeseval import BayesevalDeprecationWarning
 from bayeseval._core.binomial import binomial_bounds, normalise_method
 from bayeseval._results import Result
 from bayeseval.classic import _wilson, estimate_error
@@ -100,17 +98,6 @@ def test_clustered_risk_design_effect_by_hand():
     assert res.design_effect == pytest.approx(var / (r * (1 - r) / n), rel=1e-12)
 
 
-def test_deprecated_cluster_keyword_warns_and_gives_the_same_figures():
-    y, strata, cl = _clustered_sample(seed=9)
-    w = {0: 0.2, 1: 0.5, 2: 0.3}
-    new = clustered_risk(y, cluster=cl, strata=strata, weights=w)
-    with pytest.warns(BayesevalDeprecationWarning, match="clustered_risk"):
-        old = stratified_risk(y, None, w, strata=strata, cluster=cl)
-    assert (old.estimate, old.se, old.design_effect, old.n_clusters) == (
-        new.estimate, new.se, new.design_effect, new.n_clusters)
-    pd.testing.assert_frame_equal(old.table, new.table)
-
-
 def test_clustered_risk_is_exported_and_keyword_only():
     assert bayeseval.clustered_risk is clustered_risk
     assert "clustered_risk" in bayeseval.__all__
@@ -135,39 +122,23 @@ def test_clustered_risk_validation_names_the_argument_and_the_row():
         clustered_risk([1, 0], cluster=[0, 1], level=1.5)
 
 
-# -- renamed keywords keep working for one release ---------------------------------------------
-
-
-def test_reweight_population_shares_shim():
+def test_reweight_is_population_share_over_sample_share():
     strata = ["a", "a", "b", "b", "b"]
     shares = {"a": 0.2, "b": 0.8}
     new = reweight(strata, weights=shares)
-    with pytest.warns(BayesevalDeprecationWarning, match="'weights'"):
-        old = reweight(strata, population_shares=shares)
-    np.testing.assert_array_equal(old, new)
     np.testing.assert_allclose(new, [0.2 / 0.4, 0.2 / 0.4, 0.8 / 0.6, 0.8 / 0.6, 0.8 / 0.6])
-    with pytest.raises(TypeError, match="population_shares.*weights"):
-        reweight(strata, population_shares=shares, weights=shares)
 
 
-def test_weighted_metric_population_shares_shim_and_renamed_attributes():
+def test_weighted_precision_matches_a_hand_reweighting():
     y = [1, 1, 1, 1, 0, 0, 0, 0]
     p = [1, 1, 1, 0, 1, 0, 0, 0]
     new = _quiet(weighted_metric, y, p, weights=0.1, metric="precision")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = weighted_metric(y, p, population_shares=0.1, metric="precision")
-    assert any(issubclass(w.category, BayesevalDeprecationWarning) for w in caught)
-    pd.testing.assert_frame_equal(old.table, new.table)
     # precision reweighted by hand: TP weight 0.1/0.5, FP weight 0.9/0.5
     assert new.report.loc["precision", "reweighted"] == pytest.approx(3 * 0.2 / (3 * 0.2 + 1 * 1.8))
-    with pytest.warns(BayesevalDeprecationWarning, match="row_weights"):
-        np.testing.assert_array_equal(new.weights, new.row_weights)
-    with pytest.warns(BayesevalDeprecationWarning, match="composition"):
-        pd.testing.assert_frame_equal(new.shares, new.composition)
+    np.testing.assert_allclose(new.row_weights, [0.2] * 4 + [1.8] * 4)
 
 
-def test_estimate_error_n_bootstrap_shim():
+def test_estimate_error_bootstrap632_reports_its_fits():
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
     rng = np.random.default_rng(0)
@@ -175,9 +146,6 @@ def test_estimate_error_n_bootstrap_shim():
     y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
     kw = dict(methods=("bootstrap632",), random_seed=3)
     new = estimate_error(LinearDiscriminantAnalysis(), X, y, n_resamples=15, **kw)
-    with pytest.warns(BayesevalDeprecationWarning, match="n_resamples"):
-        old = estimate_error(LinearDiscriminantAnalysis(), X, y, n_bootstrap=15, **kw)
-    pd.testing.assert_frame_equal(old, new)
     assert "15 bootstrap fits" in new.loc[0, "notes"]
     with pytest.raises(ValueError, match=r"n_resamples.*0"):
         estimate_error(LinearDiscriminantAnalysis(), X, y, n_resamples=0, **kw)
@@ -308,9 +276,6 @@ def test_warnings_point_at_the_caller():
     sites = _warning_sites(lambda: clustered_risk([0, 0, 1, 1], cluster=[0, 1, 2, 3],
                                                   strata=list("aabb"), weights=[0.5, 0.5]))
     assert sites == {("ZeroVarianceWarning", here)}
-    sites = _warning_sites(lambda: stratified_risk([0, 0, 1, 1], strata=list("aabb"),
-                                                   weights=[0.5, 0.5], cluster=[0, 1, 2, 3]))
-    assert sites == {("ZeroVarianceWarning", here), ("BayesevalDeprecationWarning", here)}
     sites = _warning_sites(lambda: weighted_metric([1, 0, 0, 0], [0, 0, 0, 0], weights=0.5,
                                                    metric=["recall", "precision"]))
     assert sites == {("ReweightingWarning", here), ("EmptyStratumWarning", here)}

@@ -1,4 +1,4 @@
-"""Renamed keywords of the model checks and the active rules keep working and warn."""
+"""Argument validation and Monte Carlo bookkeeping of the model checks and the active rules."""
 
 import warnings
 
@@ -6,34 +6,21 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayeseval._warnings import BayesevalDeprecationWarning
 from bayeseval.active.rules import RuleState, forecast_labels, independent_posterior
 from bayeseval.checks import calibration_study, simulation_based_calibration
 
 
-def test_calibration_study_repeats_alias_warns_and_matches_the_new_name():
+def test_calibration_study_mc_se_is_the_binomial_se_of_its_intervals():
     kw = dict(configurations=("exchangeable",), methods=("wilson",), n_strata=3, trials=20,
               random_seed=0)
     new = calibration_study(n_repeats=5, **kw)
-    with pytest.warns(BayesevalDeprecationWarning, match="n_repeats"):
-        old = calibration_study(repeats=5, **kw)
-    assert old.equals(new)
     # 5 data sets x 3 strata: Monte Carlo SE of a proportion from 15 intervals
     cov = new["coverage"].iloc[0]
     assert new["mc_se"].iloc[0] == pytest.approx(np.sqrt(cov * (1 - cov) / 15))
 
 
-def test_calibration_study_both_names_is_a_type_error_naming_both():
-    with pytest.raises(TypeError, match="repeats.*n_repeats"):
-        calibration_study(repeats=2, n_repeats=2)
-
-
-def test_sbc_old_names_warn_and_ranks_stay_within_draws():
-    with pytest.warns(BayesevalDeprecationWarning) as rec:
-        res = simulation_based_calibration(n_reps=4, n_draws=19, bins=4, random_seed=1)
-    messages = " ".join(str(w.message) for w in rec)
-    assert "'n_reps' is renamed 'n_repeats'" in messages
-    assert "'n_draws' is renamed 'draws'" in messages
+def test_sbc_ranks_stay_within_draws():
+    res = simulation_based_calibration(n_repeats=4, draws=19, bins=4, random_seed=1)
     assert len(res.ranks) == 4
     assert res.ranks.to_numpy().min() >= 0 and res.ranks.to_numpy().max() <= 19
 

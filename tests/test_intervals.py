@@ -137,11 +137,11 @@ def test_exact_coverage_enumeration() -> None:
     assert wald10.min() < 0.7
 
 
-# -- SPEC section 1 figures via proportion_se ---------------------------------------------------
+# -- worked standard errors via proportion_se (closed form r(1 - r)/n) ---------------------------
 
 
 def test_spec_accuracy_figures() -> None:
-    # SPEC 1: accuracy 0.9 -> n=100 SE 0.030 (half-width about 0.059); n=1000 SE 0.0095
+    # accuracy 0.9 -> n=100 SE 0.030 (half-width about 0.059); n=1000 SE 0.0095
     # (half-width 0.019); n=10000 half-width 0.006
     z = stats.norm.isf(0.025)
     se100 = proportion_se(90, 100)
@@ -156,7 +156,7 @@ def test_spec_accuracy_figures() -> None:
     [(2000, 0.0102, 2.0), (500, 0.0205, 4.0), (200, 0.0324, 6.4), (80, 0.0512, 10.0), (40, 0.0725, 14.2)],
 )
 def test_spec_recall_table(n_pos: int, se: float, half_pct: float) -> None:
-    # SPEC 1: recall 0.70 with n+ positives
+    # recall 0.70 with n+ positives
     got = proportion_se(round(0.7 * n_pos), n_pos)
     assert round(got, 4) == se
     assert round(100 * stats.norm.isf(0.025) * got, 1) == half_pct
@@ -354,7 +354,7 @@ def _weighted_risk_coverage(seed: int, reps: int) -> dict[str, float]:
 
 
 def test_weighted_risk_bootstrap_coverage() -> None:
-    # seeded simulation: pi = (0.8, 0.2), n = (286, 114), r = (0.09, 0.2275) (SPEC section 1);
+    # seeded simulation: pi = (0.8, 0.2), n = (286, 114), r = (0.09, 0.2275);
     # true R = 0.1175. 200 replications of a stratified percentile and BCa bootstrap
     # (999 resamples). Binomial sd of a 0.95 coverage estimate over 200 runs is 0.015;
     # accept [0.90, 0.99].

@@ -1,4 +1,4 @@
-"""Tests for bayeseval.planning (SPEC sections 3 to 5)."""
+"""Tests for bayeseval.planning: sample sizes, allocation and the split decision."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from bayeseval.planning import (
 )
 
 # ---------------------------------------------------------------------------
-# split_decision (SPEC section 5; figures from issue 5)
+# split_decision
 # ---------------------------------------------------------------------------
 
 BASE = dict(n_total=300_000, n_test=60_000, share=0.0042)
@@ -107,10 +107,10 @@ def test_split_bad_input(kwargs, name):
 
 
 # ---------------------------------------------------------------------------
-# sample_size (SPEC section 3)
+# sample_size
 # ---------------------------------------------------------------------------
 
-# SPEC section 3 reference table (normal formula, z = 1.96):
+# reference table of the normal formula n = ceil(z^2 r (1 - r) / e^2), z = 1.96:
 # rows: rate; columns: e = 0.10, 0.05, 0.03, 0.02
 SPEC_TABLE = {
     0.50: (97, 385, 1068, 2401),
@@ -123,7 +123,7 @@ E_COLS = (0.10, 0.05, 0.03, 0.02)
 
 
 def test_sample_size_se_conservative_figure():
-    # SPEC section 3: s = 0.03, no planning rate -> n = ceil(0.25 / 0.0009) = 278
+    # s = 0.03, no planning rate -> n = ceil(0.25 / 0.0009) = 278
     assert sample_size(se=0.03) == 278
     assert sample_size(se=0.03, rate=0.5) == 278
     # n >= r(1-r)/s^2: 0.21 / 0.0009 = 233.3 -> 234
@@ -134,7 +134,7 @@ def test_sample_size_se_conservative_figure():
 def test_sample_size_spec_table(rate):
     got = tuple(sample_size(halfwidth=e, rate=rate) for e in E_COLS)
     assert got == SPEC_TABLE[rate]
-    # the SPEC table was made with z = 1.96; the exact quantile gives the same integers
+    # the table is made with z = 1.96; the exact quantile gives the same integers
     from_196 = tuple(math.ceil(1.96**2 * rate * (1 - rate) / e**2 - 1e-9) for e in E_COLS)
     assert from_196 == SPEC_TABLE[rate]
 
@@ -181,7 +181,7 @@ def test_planning_halfwidth_is_monotone_in_n():
 
 
 def test_exact_methods_need_more_near_the_edge():
-    # SPEC: near 0 or 1 the normal formula underestimates
+    # near 0 or 1 the normal formula underestimates
     for e in E_COLS:
         normal = sample_size(halfwidth=e, rate=0.95)
         assert sample_size(halfwidth=e, rate=0.95, method="wilson") > normal
@@ -199,12 +199,12 @@ def test_se_target_with_exact_methods_uses_z_times_se():
 
 
 # ---------------------------------------------------------------------------
-# SPEC section 1: SE and half-width figures
+# SE and half-width figures
 # ---------------------------------------------------------------------------
 
 
 def test_accuracy_figures():
-    # SPEC section 1: accuracy p = 0.9
+    # accuracy p = 0.9
     assert round(se_for(0.9, 100), 3) == 0.030
     assert round(achieved_halfwidth(100, rate=0.9), 3) == 0.059
     assert round(se_for(0.9, 1000), 4) == 0.0095
@@ -220,18 +220,18 @@ def test_accuracy_figures():
     [(2000, 0.0102, 2.0), (500, 0.0205, 4.0), (200, 0.0324, 6.4), (80, 0.0512, 10.0), (40, 0.0725, 14.2)],
 )
 def test_recall_figures(n, se, hw_pct):
-    # SPEC section 1: recall 0.70 with n+ positives
+    # recall 0.70 with n+ positives
     assert round(se_for(0.7, n), 4) == se
     assert round(100 * achieved_halfwidth(n, rate=0.7), 1) == hw_pct
 
 
 def test_risk_variance_figure():
-    # SPEC section 1: pi = (0.8, 0.2), n = (286, 114), r = (0.09, 0.2275)
+    # pi = (0.8, 0.2), n = (286, 114), r = (0.09, 0.2275)
     pi, r, n = [0.8, 0.2], [0.09, 0.2275], [286, 114]
     assert round(float(np.dot(pi, r)), 4) == 0.1175
     v = risk_variance(pi, r, n)
     # closed form: 0.64*0.09*0.91/286 + 0.04*0.2275*0.7725/114 = 0.00024494;
-    # the SPEC prints 0.0002450 (3 significant digits, 0.000245)
+    # the worked example prints 0.0002450 (3 significant digits, 0.000245)
     assert v == pytest.approx(0.64 * 0.09 * 0.91 / 286 + 0.04 * 0.2275 * 0.7725 / 114, rel=1e-12)
     assert round(v, 6) == 0.000245
     assert round(math.sqrt(v), 4) == 0.0157
@@ -271,14 +271,14 @@ def test_sample_size_multi_takes_the_maximum():
 
 
 def test_subgroup_rows_figure():
-    # SPEC section 3: 8 regions x 323 = 2584 positives; at 0.4% share about 646,000 rows
+    # 8 regions x 323 = 2584 positives; at 0.4% share about 646,000 rows
     plan = subgroup_rows(323, 8, 0.004)
     assert plan.minority_rows == 2584
     assert plan.total_rows == 646_000
 
 
 # ---------------------------------------------------------------------------
-# allocate (SPEC section 4)
+# allocate
 # ---------------------------------------------------------------------------
 
 

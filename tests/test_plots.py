@@ -118,7 +118,7 @@ def test_halfwidth_curve_rules_repeats_and_forecast():
 
 
 def test_allocation_bars_equal_allocate():
-    # SPEC section 4: pi = (0.8, 0.2), r = (0.05, 0.30), n = 500 -> optimal (328, 172)
+    # pi = (0.8, 0.2), r = (0.05, 0.30), n = 500 -> optimal (328, 172)
     w, r = {"a": 0.8, "b": 0.2}, {"a": 0.05, "b": 0.30}
     ax = plots.allocation(total=500, weights=w, rates=r, minimum=200)
     heights = [p.get_height() for p in ax.patches]
@@ -138,7 +138,7 @@ def test_sample_size_curve_values():
     rates = [0.5, 0.9]
     ax = plots.sample_size_curve(rates, halfwidths=[0.1, 0.05, 0.03, 0.02])
     assert len(ax.lines) == 2 and ax.get_yscale() == "log"
-    # SPEC section 3 table: 0.50 -> 97, 385, 1068, 2401; 0.90 -> 35, 139, 385, 865
+    # normal-formula table: 0.50 -> 97, 385, 1068, 2401; 0.90 -> 35, 139, 385, 865
     assert ax.lines[0].get_ydata().tolist() == [97, 385, 1068, 2401]
     assert ax.lines[1].get_ydata().tolist() == [35, 139, 385, 865]
     assert ax.lines[1].get_ydata()[0] == sample_size(halfwidth=0.1, rate=0.9)

@@ -2,15 +2,15 @@
 
 As scikit-learn's ``test_public_functions.py`` does: every function, class and public method
 exported in an ``__all__`` of the package or of its public submodules is inspected, and a
-parameter name from the banned list fails the test with the name to use instead. A renamed
-keyword may still be accepted through a deprecation shim, which does not appear in the
-signature (``inspect.signature`` follows ``__wrapped__``).
+parameter name from the banned list fails the test with the name to use instead.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import re
+from pathlib import Path
 
 import bayeseval
 from bayeseval._results import Result
@@ -127,3 +127,49 @@ def numpydoc_failures(objects) -> dict[str, list[str]]:
 def test_every_exported_docstring_passes_numpydoc():
     failures = numpydoc_failures(dict(public_callables()))
     assert failures == {}
+
+
+# -- the API page documents every exported name --------------------------------------------------
+
+API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+ENTRY = re.compile(r"^::: ([\w.]+)\s*$")
+MEMBERS = re.compile(r"^\s+members: \[(.*)\]\s*$")
+
+
+def _resolve(dotted: str):
+    """The object a mkdocstrings identifier names (a module, or an attribute of one)."""
+    try:
+        return importlib.import_module(dotted)
+    except ImportError:
+        module, _, attr = dotted.rpartition(".")
+        return getattr(importlib.import_module(module), attr)
+
+
+def documented_objects() -> set[int]:
+    """``id`` of every object the API page renders: ``::: entries`` and their ``members`` lists."""
+    found: set[int] = set()
+    current = None
+    for line in API_PAGE.read_text().splitlines():
+        if m := ENTRY.match(line):
+            current = _resolve(m.group(1))
+            found.add(id(current))
+        elif (m := MEMBERS.match(line)) and inspect.ismodule(current):
+            for name in (n.strip() for n in m.group(1).split(",") if n.strip()):
+                found.add(id(getattr(current, name)))
+    return found
+
+
+def test_the_api_page_documents_every_exported_name():
+    documented = documented_objects()
+    missing = []
+    # the command line's API is its commands (docs/guide/cli.md)
+    modules = ["bayeseval"] + [f"bayeseval.{m}" for m in sorted(bayeseval._SUBMODULES - {"cli"})]
+    for modname in modules:
+        module = importlib.import_module(modname)
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.ismodule(obj) or not callable(obj):
+                continue
+            if id(obj) not in documented:
+                missing.append(f"{modname}.{name}")
+    assert missing == []

@@ -57,7 +57,7 @@ def outlier_counts() -> tuple[Counts, np.ndarray]:
     return Counts.from_arrays(s, n, strata=[f"s{i:02d}" for i in range(15)]), true
 
 
-# -- the one real PyMC fit of the default run --------------------------------------------------
+# -- the one real PyMC fit (slow tier) ---------------------------------------------------------
 @pytest.fixture(scope="module")
 def realistic_fit():
     counts = realistic_counts()
@@ -69,6 +69,7 @@ def realistic_fit():
     return counts, post, exact, convergence
 
 
+@pytest.mark.slow
 def test_pymc_agrees_with_exact_engine(realistic_fit):
     counts, post, exact, _ = realistic_fit
     sp, se = post.summary(), exact.summary()  # exact summary: grid moments/quantiles, no MC error
@@ -76,7 +77,7 @@ def test_pymc_agrees_with_exact_engine(realistic_fit):
     diff = np.abs(sp["mean"].to_numpy() - se["mean"].to_numpy())
     # posterior means within Monte Carlo error of the PyMC draws
     assert np.all(diff < np.maximum(4 * mcse, 0.002)), (diff, mcse)
-    # 95% equal-tailed interval endpoints within 0.01 (issue 3)
+    # 95% equal-tailed interval endpoints within 0.01
     assert np.max(np.abs(sp["lower"] - se["lower"])) < 0.01
     assert np.max(np.abs(sp["upper"] - se["upper"])) < 0.01
     # the hyperparameters agree too: E[mu] within 4 MCSE, median kappa within 10%
@@ -86,6 +87,7 @@ def test_pymc_agrees_with_exact_engine(realistic_fit):
     assert abs(k_p / k_e - 1) < 0.1
 
 
+@pytest.mark.slow
 def test_pymc_fit_converged_and_reports_diagnostics(realistic_fit):
     _, post, _, convergence = realistic_fit
     d = post.diagnostics
@@ -102,6 +104,7 @@ def test_pymc_fit_converged_and_reports_diagnostics(realistic_fit):
     assert d["ess_tail_min"] == pytest.approx(min(float(ess[v].min()) for v in ess.data_vars))
 
 
+@pytest.mark.slow
 def test_pymc_posterior_object_and_inference_data(realistic_fit):
     counts, post, _, _ = realistic_fit
     assert post.engine == "pymc" and post.model == "beta_binomial"
@@ -130,6 +133,7 @@ def test_pymc_posterior_object_and_inference_data(realistic_fit):
     np.testing.assert_array_equal(idata.constant_data["trials"], counts.trials.to_numpy())
 
 
+@pytest.mark.slow
 def test_theta_draws_follow_their_conjugate_conditional(realistic_fit):
     # In the marginal parametrisation theta_k | mu, kappa, s ~ Beta(mu kappa + s, ...):
     # E[theta_k] must match the average of the conditional means over the (mu, kappa) draws

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bayeseval import BayesevalDeprecationWarning, Counts
+from bayeseval import Counts
 from bayeseval.models import fit_hierarchical
 from bayeseval.models import pymc as bp
 
@@ -146,13 +146,6 @@ def test_progress_reaches_pymc_sample(sample_kwargs, kwargs, expected):
     with pytest.raises(_Stop):
         fit_hierarchical(COUNTS, engine="pymc", random_seed=0, **kwargs)
     assert sample_kwargs["progressbar"] is expected
-
-
-def test_old_progressbar_name_still_works_with_a_deprecation_warning(sample_kwargs):
-    with pytest.warns(BayesevalDeprecationWarning, match="'progressbar' is renamed 'progress'"):
-        with pytest.raises(_Stop):
-            bp.fit_pymc(COUNTS, random_seed=0, progressbar=False)
-    assert sample_kwargs["progressbar"] is False
 
 
 def test_progress_must_be_a_bool(sample_kwargs):

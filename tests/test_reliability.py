@@ -224,7 +224,7 @@ def test_stratified_risk_ten_thousand_strata():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesevalWarning)
         res = stratified_risk(s, n, w)
-    # reference: the weighted mean of the raw rates (SPEC section 1)
+    # reference: the weighted mean of the raw rates
     assert res.estimate == pytest.approx(float(np.sum(w * s / n)), rel=1e-9)
     assert 0.0 <= res.ci[0] <= res.estimate <= res.ci[1] <= 1.0
 
@@ -262,7 +262,7 @@ def test_sample_size_positive_int(halfwidth, rate, level, method):
 @FAST
 @given(st.floats(1e-3, 0.2), st.floats(0.01, 0.99))
 def test_sample_size_normal_matches_closed_form(se, rate):
-    # SPEC section 3: n = ceil(r(1-r)/se^2) (floating noise ignored)
+    # n = ceil(r(1-r)/se^2) (floating noise ignored)
     n = sample_size(se=se, rate=rate)
     exact = rate * (1 - rate) / se**2
     assert math.ceil(exact - 1e-9) <= n <= math.ceil(exact) + 1
@@ -314,7 +314,7 @@ def test_risk_variance_finite_and_matches_formula(data):
     r = np.array(data.draw(st.lists(st.floats(0, 1), min_size=k, max_size=k)))
     n = np.array(data.draw(st.lists(st.integers(1, BIG), min_size=k, max_size=k)))
     v = risk_variance(w, r, n)
-    # SPEC section 1: Var = sum pi^2 r (1 - r) / n
+    # Var = sum pi^2 r (1 - r) / n
     assert math.isfinite(v) and v >= 0
     assert v == pytest.approx(float(np.sum(w**2 * r * (1 - r) / n)), rel=1e-9, abs=1e-300)
 
@@ -510,7 +510,7 @@ def test_reweight_gives_the_population_composition(data):
     pi = data.draw(shares(k))
     w = reweight(strata, dict(zip(labels, pi, strict=True)))
     assert np.all(np.isfinite(w)) and np.all(w > 0)
-    # SPEC section 1: weighted rows have the population composition, and the weights sum to N
+    # weighted rows have the population composition, and the weights sum to N
     got = pd.Series(w).groupby(strata).sum() / w.sum()
     np.testing.assert_allclose(got.loc[labels].to_numpy(), pi, atol=1e-12)
     assert w.sum() == pytest.approx(len(strata), rel=1e-12)

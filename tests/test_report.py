@@ -62,7 +62,7 @@ def test_table_matches_the_building_blocks(pool, rep):
     assert rep.overall.loc["reweighted", "lower"] == pytest.approx(sr.ci[0], rel=1e-12)
     assert rep.overall.loc["unweighted", "estimate"] == pytest.approx(
         counts.total_successes / counts.total_trials, rel=1e-12)
-    # the reweighted estimate is sum pi_k r_k (SPEC section 1)
+    # the reweighted estimate is sum pi_k r_k
     r = counts.successes / counts.trials
     assert rep.overall.loc["reweighted", "estimate"] == pytest.approx(
         sum(WEIGHTS[k] * r[k] for k in WEIGHTS), rel=1e-12)

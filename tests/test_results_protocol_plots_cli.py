@@ -24,7 +24,7 @@ import bayeseval  # noqa: E402
 from bayeseval import Counts, cli, datasets, plots  # noqa: E402
 from bayeseval._core import cli_io  # noqa: E402
 from bayeseval._results import Result  # noqa: E402
-from bayeseval._warnings import BayesevalDeprecationWarning, ConvergenceWarning  # noqa: E402
+from bayeseval._warnings import ConvergenceWarning  # noqa: E402
 from bayeseval.gate import GateResult, gate  # noqa: E402
 from bayeseval.models import Posterior, fit_hierarchical  # noqa: E402
 from bayeseval.report import Finding, Report, evaluate  # noqa: E402
@@ -47,7 +47,7 @@ def _run(code: str) -> str:
 
 
 # -- results protocol -----------------------------------------------------------------------------
-def test_gate_result_has_a_tidy_table_text_and_a_deprecated_summary():
+def test_gate_result_has_a_tidy_table_and_text():
     res = gate(COUNTS, max_halfwidth=0.087)
     assert isinstance(res, Result) and isinstance(res, GateResult)
     # the half-widths are the Wilson intervals of statsmodels
@@ -60,8 +60,6 @@ def test_gate_result_has_a_tidy_table_text_and_a_deprecated_summary():
     text = res.to_text()
     assert text.startswith(f"FAILED: {int((~expected).sum())} of 3 strata")
     assert str(res) == text
-    with pytest.warns(BayesevalDeprecationWarning, match="to_text"):
-        assert res.summary() == text
     # user text is escaped in the notebook display
     html = res._repr_html_()
     assert "&lt;c&gt;" in html and "<c>" not in html
@@ -264,17 +262,11 @@ def test_old_cli_names_are_the_shared_helpers(tmp_path):
         cli_io.read_table(str(tmp_path / "x.json"), name="data")
 
 
-# -- vocabulary shims --------------------------------------------------------------------------
-def test_make_pool_takes_weights_and_the_old_name_warns():
+def test_make_pool_draws_the_strata_with_the_given_weights():
     new = datasets.make_pool(3000, 3, rates=[0.1, 0.2, 0.3], weights=[0.6, 0.3, 0.1], random_seed=4)
-    with pytest.warns(BayesevalDeprecationWarning, match="'shares' is renamed 'weights'"):
-        old = datasets.make_pool(3000, 3, rates=[0.1, 0.2, 0.3], shares=[0.6, 0.3, 0.1], random_seed=4)
-    pd.testing.assert_frame_equal(new, old)
-    assert new.attrs["weights"] == {"s1": 0.6, "s2": 0.3, "s3": 0.1} == new.attrs["shares"]
+    assert new.attrs["weights"] == {"s1": 0.6, "s2": 0.3, "s3": 0.1}
     # the strata are drawn with these shares: 3000 rows, binomial sd about 27 for s1
     assert abs(int((new["stratum"] == "s1").sum()) - 1800) < 5 * np.sqrt(3000 * 0.6 * 0.4)
-    with pytest.raises(TypeError, match="'shares'.*'weights'"):
-        datasets.make_pool(100, 2, shares=[0.5, 0.5], weights=[0.5, 0.5])
     with pytest.raises(ValueError, match=r"weights must be 2 non-negative shares.*\[0.9, 0.9\]"):
         datasets.make_pool(100, 2, weights=[0.9, 0.9])
 

@@ -13,7 +13,6 @@ from scipy import stats
 import bayeseval
 from bayeseval._core.engines import backend_for
 from bayeseval._results import Result
-from bayeseval._warnings import BayesevalDeprecationWarning
 from bayeseval.compare import McNemarResult, PairedBootstrap, mcnemar, paired_bootstrap
 from bayeseval.split import (
     DualConstraintSplit,
@@ -88,24 +87,21 @@ def test_bootstrap_interval_keeps_tuple_unpacking_and_gets_a_table():
     assert row["n_resamples"] == ci.distribution.size
 
 
-def test_key_salt_positional_seed_warns_and_matches_keyword():
-    with pytest.warns(BayesevalDeprecationWarning, match=r"pass random_seed by keyword"):
-        old = key_salt((1, "north"), 42)
-    assert old == key_salt((1, "north"), random_seed=42)
-    with pytest.raises(TypeError, match=r"random_seed"):
-        key_salt((1,), 3, random_seed=3)
+def test_key_salt_takes_random_seed_by_keyword_only():
+    with pytest.raises(TypeError):
+        key_salt((1, "north"), 42)
+    assert key_salt((1, "north"), random_seed=42) != key_salt((1, "north"), random_seed=43)
 
 
-def test_splitters_take_random_seed_by_keyword_with_a_shim_for_position():
+def test_splitters_take_random_seed_by_keyword():
     y = np.r_[np.ones(50, int), np.zeros(450, int)]
     X = np.zeros((500, 1))
     new = DualConstraintSplit(0.2, 10, random_seed=7)
-    with pytest.warns(BayesevalDeprecationWarning, match=r"DualConstraintSplit.__init__\(\): pass random_seed"):
-        old = DualConstraintSplit(0.2, 10, 0.3, 5.0, None, None, None, "raise", 7)
-    assert old.random_seed == 7
-    np.testing.assert_array_equal(next(old.split(X, y))[1], next(new.split(X, y))[1])
-    with pytest.warns(BayesevalDeprecationWarning):
-        rep = RepeatedDualConstraintSplit(2, 0.2, 10, 0.3, 5.0, None, None, None, "raise", 7)
+    with pytest.raises(TypeError):
+        DualConstraintSplit(0.2, 10, 0.3, 5.0, None, None, None, "raise", 7)
+    again = DualConstraintSplit(0.2, 10, random_seed=7)
+    np.testing.assert_array_equal(next(again.split(X, y))[1], next(new.split(X, y))[1])
+    rep = RepeatedDualConstraintSplit(2, 0.2, 10, random_seed=7)
     assert rep.random_seed == 7 and rep.get_n_splits() == 2
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -87,6 +87,7 @@ def test_all_zero_start_no_longer_stops_the_campaign():
     assert not _state(s, n).is_done()
 
 
+@pytest.mark.slow
 def test_no_stratum_stops_on_pooling_alone_seeded():
     """Seeded campaigns, one stratum at 0.16 among nine near 0.06 (6.4% of a 40,000-row pool).
 

@@ -29,23 +29,23 @@ from bayeseval.stratified import (
 Z95 = stats.norm.isf(0.025)
 
 
-# -- SPEC section 1 worked figures -------------------------------------------------------------
+# -- worked figures of a population-weighted risk (closed form) ---------------------------------
 
 
 def test_spec_weighted_risk_figures() -> None:
-    # SPEC 1: pi = (0.8, 0.2), n = (286, 114), r = (0.09, 0.2275): R = 0.1175,
+    # pi = (0.8, 0.2), n = (286, 114), r = (0.09, 0.2275): R = 0.1175,
     # Var = 0.0002450, SE = 0.0157. Rates 0.09 and 0.2275 are whole counts only at
     # 200 x n = (57200, 22800) -> s = (5148, 5187); the variance scales as 1/n, so the
-    # SPEC variance is 200 x the variance at the scaled counts.
+    # worked example's variance is 200 x the variance at the scaled counts.
     res = stratified_risk([5148, 5187], [57200, 22800], [0.8, 0.2])
     assert res.table["rate"].tolist() == pytest.approx([0.09, 0.2275], abs=1e-15)
     assert round(res.estimate, 4) == 0.1175
-    # exact value 0.00024494: the SPEC's "0.0002450" holds to 3 significant digits
-    # (2.45e-4); at 7 decimals it is 0.0002449 (reported as a SPEC rounding slip)
+    # exact value 0.00024494: the worked example's "0.0002450" holds to 3 significant digits
+    # (2.45e-4); at 7 decimals it is 0.0002449 (a rounding slip in the worked example)
     assert f"{200 * res.se**2:.3g}" == "0.000245"
     assert 200 * res.se**2 == pytest.approx(0.00024494, abs=5e-9)
     assert round(np.sqrt(200) * res.se, 4) == 0.0157
-    # the same formula by hand: sum pi^2 r (1 - r) / n at the SPEC counts
+    # the same formula by hand: sum pi^2 r (1 - r) / n at the worked example's counts
     hand = 0.8**2 * 0.09 * 0.91 / 286 + 0.2**2 * 0.2275 * 0.7725 / 114
     assert 200 * res.se**2 == pytest.approx(hand, rel=1e-12)
 
@@ -167,7 +167,7 @@ def test_bad_level_and_method() -> None:
 def test_zero_rate_warns_and_interval_does_not_collapse() -> None:
     with pytest.warns(ZeroVarianceWarning, match="not certainty"):
         res = stratified_risk([0, 0], [286, 114], [0.8, 0.2])
-    assert res.estimate == 0.0 and res.se == 0.0  # plug-in value, as SPEC defines it
+    assert res.estimate == 0.0 and res.se == 0.0  # the plug-in value r(1 - r)/n at r = 0
     assert res.se_interval > 0 and res.ci[0] == 0.0
     # the upper bound is of the order of the weighted per-stratum Wilson upper bounds
     wil = proportion_ci([0, 0], [286, 114])[1] @ np.array([0.8, 0.2])
@@ -310,7 +310,7 @@ def test_design_effect_and_coverage_with_known_icc() -> None:
 
 
 def test_reweight_binary_label_formula() -> None:
-    # SPEC 1: w+ = pi / pi_t, w- = (1 - pi) / (1 - pi_t); population pi = 0.05, test pi_t = 0.25
+    # w+ = pi / pi_t, w- = (1 - pi) / (1 - pi_t); population pi = 0.05, test pi_t = 0.25
     labels = np.r_[np.ones(25, int), np.zeros(75, int)]
     w = reweight(labels, {1: 0.05, 0: 0.95})
     assert w[0] == pytest.approx(0.05 / 0.25) and w[-1] == pytest.approx(0.95 / 0.75)

@@ -21,8 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._core.keyword_only import positional_deprecated
-
 M64 = (1 << 64) - 1
 C1 = 0xBF58476D1CE4E5B9
 C2 = 0x94D049BB133111EB
@@ -84,7 +82,6 @@ def key_text(key: tuple) -> str:
     return "\x1f".join(str(v.item() if isinstance(v, np.generic) else v) for v in key)
 
 
-@positional_deprecated
 def key_salt(key: Hashable | tuple, *, random_seed: int) -> int:
     """The 64-bit salt of a key (a class, or a class-by-group tuple) for a seed.
 

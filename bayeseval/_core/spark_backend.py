@@ -265,22 +265,32 @@ class SparkBackend(Backend):
                 .agg(F.count(F.lit(1)).alias(n_c))
                 .collect()
             )
-            below: dict = {}
-            band: dict = {k: [] for k in todo}
-            for k, r, i, n in found:
-                if r == -1:
-                    below[k] = n
-                elif r >= 0:
-                    band[k].extend([(r, i)] * n)
-            missed = []
-            for k in todo:
-                j = int(take[k]) - below.get(k, 0) - 1
-                if 0 <= j < len(band[k]):
-                    cut_rank[k], cut_id[k] = sorted(band[k])[j]
-                else:  # pragma: no cover - about one key in a million
-                    missed.append(k)
-            todo = missed
+            cuts, todo = _read_bands(found, todo, take)
+            for k, (r, i) in cuts.items():
+                cut_rank[k], cut_id[k] = r, i
         return cut_rank, cut_id
+
+
+def _read_bands(found: list, todo: list[int], take: np.ndarray) -> tuple[dict, list[int]]:
+    """Cut-offs ``(rank, id)`` read from the band rows, and the keys whose cut-off missed the band.
+
+    ``found`` holds ``(key, band rank or -1 below / -2 above, id, count)`` rows.
+    """
+    below: dict = {}
+    band: dict = {k: [] for k in todo}
+    for k, r, i, n in found:
+        if r == -1:
+            below[k] = n
+        elif r >= 0:
+            band[k].extend([(r, i)] * n)
+    cuts, missed = {}, []
+    for k in todo:
+        j = int(take[k]) - below.get(k, 0) - 1
+        if 0 <= j < len(band[k]):
+            cuts[k] = sorted(band[k])[j]
+        else:  # pragma: no cover - about one key in a million
+            missed.append(k)
+    return cuts, missed
 
 
 #: ids per task of the uniqueness check's shuffle

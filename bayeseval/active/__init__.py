@@ -20,7 +20,6 @@ _EXPORTS = {
     "Campaign": "campaign",
     "CampaignSpec": "spec",
     "RULES": "rules",
-    "GridPosterior": "rules",
     "RuleState": "rules",
     "forecast_labels": "rules",
     "get_rule": "rules",
@@ -34,7 +33,6 @@ __all__ = [
     "Campaign",
     "CampaignSpec",
     "RULES",
-    "GridPosterior",
     "RuleState",
     "forecast_labels",
     "get_rule",
@@ -46,7 +44,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.active.campaign import Campaign
-    from bayeseval.active.rules import RULES, GridPosterior, RuleState, forecast_labels, get_rule
+    from bayeseval.active.rules import RULES, RuleState, forecast_labels, get_rule
     from bayeseval.active.simulate import SimulationResult, plot_halfwidth, simulate, synthetic_pool
     from bayeseval.active.spec import CampaignSpec
 

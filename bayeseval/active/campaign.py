@@ -32,10 +32,9 @@ import numpy as np
 import pandas as pd
 
 from bayeseval import __version__
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
-from bayeseval.active.annotations import agreement, resolve_labels
+from bayeseval.active.annotations import agreement, annotator_identity, resolve_labels
 from bayeseval.active.rules import (
     STOPPING_DEFAULTS,
     RuleState,
@@ -313,7 +312,6 @@ class Campaign:
 
     # -- construction --------------------------------------------------------------------
     @classmethod
-    @renamed_kwargs(prediction="y_pred")
     @spec_docs
     def create(
         cls,
@@ -1130,8 +1128,7 @@ class Campaign:
         seen: set[tuple[Any, str]] = set()
         items = []
         for i, rid in enumerate(self._norm_rid(r) for r in raw_ids):
-            who = py_scalar(raw_who[i])
-            who = None if who is None or is_missing(who) or not str(who).strip() else str(who).strip()
+            who = annotator_identity(raw_who[i])
             if rid is None:
                 problems.add("unknown ids (not in the pool)", raw_ids[i])
             elif who is None:
@@ -1222,7 +1219,9 @@ class Campaign:
         Returns
         -------
         pandas.DataFrame
-            Columns ``row``, ``annotator``, ``label``, ``round``, ``time`` and ``stratum``.
+            Columns ``row``, ``annotator`` (as :func:`~bayeseval.active.annotations.annotator_identity`
+            names them), ``label``, ``round``, ``time`` (of the annotator's first label of the
+            row) and ``stratum``.
 
         Examples
         --------
@@ -1244,15 +1243,20 @@ class Campaign:
         return frame
 
     def agreement(self) -> pd.DataFrame:
-        """Agreement between annotators per stratum (Cohen's kappa for two, Fleiss' for more).
+        """Agreement between annotators per stratum, on the first annotations of every row.
 
-        See :func:`bayeseval.active.annotations.agreement` for which rows each kappa uses.
+        Over every row annotated at least twice, the first ``per_row`` annotations of each row
+        by time (the fewest any such row has; an annotator's corrected label keeps the place of
+        the first one): Cohen's kappa when they are the same two annotators on every row,
+        otherwise Fleiss' kappa. Tie-breaking annotations asked for where the first annotators
+        disagree never choose the rows; see :func:`bayeseval.active.annotations.agreement`.
 
         Returns
         -------
         pandas.DataFrame
-            Indexed by stratum: ``rows``, ``annotators``, ``method`` (``"cohen"``,
-            ``"fleiss"`` or None) and ``kappa`` (NaN where no row has two annotations).
+            Indexed by stratum: ``rows`` (rows used), ``annotators``, ``per_row``, ``method``
+            (``"cohen"``, ``"fleiss"`` or None) and ``kappa`` (NaN where no row has two
+            annotations).
 
         Examples
         --------
@@ -1272,7 +1276,8 @@ class Campaign:
         table = agreement(ann.rename(columns={"rid": "row"}), codes.rename("code"))
         table = table.reindex(range(len(self.strata)))
         table["rows"] = table["rows"].fillna(0).astype(np.int64)
-        table["annotators"] = table["annotators"].fillna(0).astype(np.int64)
+        for col in ("annotators", "per_row"):
+            table[col] = table[col].fillna(0).astype(np.int64)
         table["method"] = table["method"].astype(object).where(table["method"].notna(), None)
         table.index = self.strata
         return table

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval.active.annotations import AGREEMENT_RULE
 from bayeseval.counts import stratum_labels
 
 __all__ = ["campaign_report_html", "progress_by_round"]
@@ -188,7 +189,7 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     if len(campaign.annotations()):
         agree = campaign.agreement()
         agree.index = pd.Index(stratum_labels(agree.index), name="stratum")
-        parts += ["<h2>Agreement between annotators</h2>", _table(agree)]
+        parts += ["<h2>Agreement between annotators</h2>", f"<p>{esc(AGREEMENT_RULE)}.</p>", _table(agree)]
     if plots:
         parts += ["<h2>Plots</h2>", *_plots(campaign, progress)]
     parts.append("</body></html>")

@@ -29,14 +29,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from bayeseval._core.cli_io import HelpFormatter as _Formatter
 from bayeseval._core.cli_io import atomic_output, check_output, cli_warnings, one_line, read_table
-from bayeseval._warnings import BayesevalDeprecationWarning
 
 __all__ = ["register", "run", "build_parser", "main"]
 
@@ -185,22 +183,6 @@ def _columns(value: str) -> list[str]:
     if not cols:
         raise argparse.ArgumentTypeError(f"expected one or more column names, got {value!r}")
     return cols
-
-
-class _Renamed(argparse.Action):
-    """A renamed option's old spelling: still accepted, with a deprecation warning."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, new: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, **kwargs)
-        self.new = new
-
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
-        warnings.warn(
-            f"{option_string} is renamed {self.new}; the old name stops working in the next release",
-            BayesevalDeprecationWarning,
-            stacklevel=2,
-        )
-        setattr(namespace, self.dest, values)
 
 
 #: --own-level: a number in (0, 1), ``default`` (the decision level) or ``none`` (off)
@@ -438,7 +420,10 @@ def _status(args: argparse.Namespace) -> int:
                 "overall": st.attrs.get("overall"), "gap": st.attrs.get("gap"), **totals, "strata": _records(st),
             }
             if len(c.annotations()):
+                from bayeseval.active.annotations import AGREEMENT_RULE
+
                 payload["agreement"] = _records(c.agreement())
+                payload["agreement_rule"] = AGREEMENT_RULE
             _print_json(payload)
         else:
             print(st.to_string(float_format=lambda x: f"{x:.4f}"))
@@ -660,7 +645,6 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
     p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
     p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
-    p.add_argument("--prediction", dest="y_pred", action=_Renamed, new="--y-pred", help=argparse.SUPPRESS)
     p.add_argument("--metric", type=_metric_names, default="error_rate",
                    help="error_rate, accuracy, recall, precision, ...; several comma separated (e.g. tpr,fpr) "
                         "for one campaign on every one of them")
@@ -736,7 +720,6 @@ def _add_others(sub: Any) -> None:
     p.add_argument("--labels", required=True, help="labelled file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="row id column (default: the pool's id column name)")
     p.add_argument("--y-true", dest="y_true", default=None, help="column with the true labels (default: label)")
-    p.add_argument("--label-column", dest="y_true", action=_Renamed, new="--y-true", help=argparse.SUPPRESS)
     p.add_argument("--relabel", action="store_true", help="replace the stored label of rows labelled differently")
     p.add_argument("--annotator-column", default=None,
                    help="column naming who gave each label (one row per annotation; Label Studio exports need none)")

@@ -44,7 +44,6 @@ from bayeseval._core.conflict import (
     read_bounds,
     read_choice,
 )
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.disparity import bonferroni_level, gap_interval
 from bayeseval._core.mixture import BetaMixture
 from bayeseval._core.ppc import loo_mixed_check
@@ -56,7 +55,6 @@ from bayeseval.models.priors import resolve_prior
 
 __all__ = [
     "RULES",
-    "GridPosterior",
     "MixturePosterior",
     "RuleState",
     "get_rule",
@@ -185,7 +183,6 @@ class MixturePosterior:
         """
         return pd.Series(self.mixture.outlier_probability(), index=self.strata, name="outlier_probability")
 
-    @renamed_kwargs(rng="random_seed")
     def sample(self, size: int, *, random_seed: Any = None) -> np.ndarray:
         """Joint draws of the rates (grid node, then component, then Beta).
 
@@ -194,7 +191,7 @@ class MixturePosterior:
         size : int
             Number of draws.
         random_seed : int or numpy.random.Generator, optional
-            Seed or generator (the rules pass theirs); ``rng=`` is a deprecated alias.
+            Seed or generator (the rules pass theirs).
 
         Returns
         -------
@@ -243,8 +240,6 @@ class MixturePosterior:
         return self.mixture.weighted_draws(weights, draws, np.random.default_rng(random_seed))
 
 
-#: Deprecated alias of :class:`MixturePosterior` (the campaign posterior before 0.2).
-GridPosterior = MixturePosterior
 
 
 def _moment_beta(mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -359,7 +354,7 @@ def independent_posterior(successes: Any, trials: Any, *, strata: pd.Index | Non
 
 
 def outlying_strata(
-    post: MixturePosterior, successes: Any, trials: Any, *, level: float = 0.99, alpha: Any = None
+    post: MixturePosterior, successes: Any, trials: Any, *, level: float = 0.99
 ) -> np.ndarray:
     """Flag strata whose count is extreme under the others (leave-one-out predictive check).
 
@@ -378,8 +373,6 @@ def outlying_strata(
         The counts ``post`` was fitted to.
     level : float
         Family-wise level (default 0.99: a 1% chance of any false flag under the model).
-    alpha : float, optional
-        Deprecated: ``1 - level``.
 
     Returns
     -------
@@ -391,10 +384,6 @@ def outlying_strata(
     >>> outlying_strata(hierarchical_grid(s, n), s, n).tolist()
     [False, False, False, False, True]
     """
-    if alpha is not None:
-        warnings.warn("outlying_strata(alpha=...) is deprecated; pass level=1 - alpha", DeprecationWarning,
-                      stacklevel=2)
-        level = 1.0 - check_probability(alpha, "alpha", open_interval=True)
     level = check_level(level, "level")
     s = np.asarray(successes, dtype=np.int64)
     n = np.asarray(trials, dtype=np.int64)

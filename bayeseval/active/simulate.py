@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
 from bayeseval.active.rules import STOPPING_DEFAULTS, RuleState
@@ -221,7 +220,6 @@ def synthetic_pool(
     )
 
 
-@renamed_kwargs(truth="y_true", prediction="y_pred", repeats="n_repeats")
 @spec_docs
 def simulate(
     data: pd.DataFrame,
@@ -268,12 +266,12 @@ def simulate(
         (None, NaN, ``pd.NA``) in any of them is a ``ValueError`` naming the argument and
         the row ids.
     y_true : str
-        Column with the true label, the oracle's answer (formerly ``truth``).
+        Column with the true label, the oracle's answer.
     rules : sequence of str or callable, optional
         Rules to compare (see :data:`bayeseval.active.RULES`); default the spec's rule when
         ``spec`` is given, else ``expected_width``, ``independent_beta`` and ``proportional``.
     n_repeats : int
-        Campaigns per rule (formerly ``repeats``). Repeat 0 uses ``random_seed`` as a
+        Campaigns per rule. Repeat 0 uses ``random_seed`` as a
         campaign would, the others independent child seeds; every rule sees the same row
         order in a repeat (common random numbers).
     {spec_parameters}

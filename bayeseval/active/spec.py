@@ -447,7 +447,7 @@ def _check_goal_settings(goal: str, metric: Any, threshold: Any, direction: Any,
 #: numpydoc entries of the spec's fields, shared by CampaignSpec, Campaign.create and simulate
 FIELD_DOCS: dict[str, str] = {
     "y_pred": """y_pred : str
-    Column with the classifier's predicted label (formerly ``prediction``).""",
+    Column with the classifier's predicted label.""",
     "strata": """strata : str or sequence of str, optional
     Column(s) defining the strata (none with ``score_bins`` uses the bins only).""",
     "metric": """metric : str or list of str

@@ -792,8 +792,9 @@ class CampaignStore:
             ``(rid, annotator, label, round)`` per annotation.
         """
         now = time.time()
-        conn.executemany(
-            "INSERT OR REPLACE INTO annotations VALUES (?, ?, ?, ?, ?)",
+        conn.executemany(  # a replaced label keeps the time (and place) of the annotator's first one
+            "INSERT INTO annotations VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (rid, annotator) DO UPDATE SET label = excluded.label, round = excluded.round",
             [(_py(r[0]), str(r[1]), _py(r[2]), int(r[3]), now) for r in rows],
         )
 

@@ -49,7 +49,6 @@ from typing import Any
 import numpy as np
 from scipy.special import betaln, expit, gammaln, logit, logsumexp
 
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._core.grid import PRESETS, integrate
 from bayeseval._core.mixture import BetaMixture
 from bayeseval._core.ppc import Nodes
@@ -327,7 +326,6 @@ class ExactFit:
             out[i : i + chunk] = np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
         return out
 
-    @renamed_kwargs(rng="random_seed")
     def sample_outlier_prob(
         self, u: np.ndarray, v: np.ndarray, *, random_seed: Any = None
     ) -> np.ndarray:
@@ -669,7 +667,6 @@ class ExactFit:
 
 
     # -- sampling -------------------------------------------------------------------------------
-    @renamed_kwargs(rng="random_seed")
     def sample_hyper(
         self, draws: int, *, random_seed: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -708,7 +705,6 @@ class ExactFit:
             np.copyto(x, np.where(x > hi, 2 * hi - x, x))
         return u, v
 
-    @renamed_kwargs(rng="random_seed")
     def sample_theta(
         self,
         u: np.ndarray,

@@ -44,7 +44,6 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit, log_expit
 
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import make_rng
 
 __all__ = [
@@ -256,7 +255,6 @@ def resolve_prior(prior: Any = "default") -> Prior:
     )
 
 
-@renamed_kwargs(n_draws="draws")
 def prior_predictive_spread(
     prior: Any = "default",
     *,

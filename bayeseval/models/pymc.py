@@ -60,7 +60,7 @@ import shlex
 import sys
 import time
 import warnings
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,6 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from bayeseval._core.deprecation import renamed_kwargs
 from bayeseval._validation import check_positive_int, check_probability, make_rng
 from bayeseval._warnings import ConvergenceWarning, PerformanceWarning
 from bayeseval.counts import Counts, stratum_labels
@@ -248,7 +247,6 @@ def _quiet_pymc(quiet: bool) -> Iterator[None]:
 
 
 # -- public entry point -----------------------------------------------------------------------
-@renamed_kwargs(progressbar="progress")
 def fit_pymc(
     counts: Counts,
     *,
@@ -323,8 +321,7 @@ def fit_pymc(
         ``Beta(1, 1)`` component (default 0.1, as in the exact engine).
     progress : bool, default True
         Show PyMC's progress bar while sampling (a live bar in terminals and Jupyter) and its
-        log lines (sampler, chains, time taken). False prints nothing. (Formerly
-        ``progressbar``, still accepted with a deprecation warning.)
+        log lines (sampler, chains, time taken). False prints nothing.
     **kwargs
         Passed to :func:`pymc.sample`, e.g. ``cores`` (default 1: the chains run one after
         the other, which avoids the start-up cost of worker processes on these small models;
@@ -701,31 +698,31 @@ def _pm_spec(frozen: Any, which: str) -> tuple[Any, dict[str, float], float]:
             f"supported families for {which} are {list(allowed)} (or use engine='exact', "
             "which accepts any frozen SciPy distribution)"
         )
-    if name == "uniform":
-        return pm.Uniform, {"lower": loc, "upper": loc + scale}, 0.0
-    if name == "beta":
-        if loc != 0.0 or scale != 1.0:
-            raise ValueError(
-                f"prior['mu'] = beta with loc={loc:g}, scale={scale:g} is not supported; "
-                "use loc=0, scale=1"
-            )
-        return pm.Beta, {"alpha": p["a"], "beta": p["b"]}, 0.0
-    if name == "lognorm":
-        return pm.LogNormal, {"mu": math.log(scale), "sigma": p["s"]}, loc
-    if name == "gamma":
-        return pm.Gamma, {"alpha": p["a"], "beta": 1.0 / scale}, loc
-    if name == "halfcauchy":
-        return pm.HalfCauchy, {"beta": scale}, loc
-    if name == "pareto":
-        return pm.Pareto, {"alpha": p["b"], "m": scale}, loc
-    if name == "expon":
-        return pm.Exponential, {"lam": 1.0 / scale}, loc
-    if name == "halfnorm":
-        return pm.HalfNormal, {"sigma": scale}, loc
-    if name == "invgamma":
-        return pm.InverseGamma, {"alpha": p["a"], "beta": scale}, loc
-    # loguniform / reciprocal(a, b, scale): density ∝ 1/x on (a scale, b scale)
-    return "loguniform", {"lower": p["a"] * scale, "upper": p["b"] * scale}, loc
+    if name == "beta" and (loc != 0.0 or scale != 1.0):
+        raise ValueError(
+            f"prior['mu'] = beta with loc={loc:g}, scale={scale:g} is not supported; "
+            "use loc=0, scale=1"
+        )
+    if name in ("loguniform", "reciprocal"):
+        # loguniform / reciprocal(a, b, scale): density ∝ 1/x on (a scale, b scale)
+        return "loguniform", {"lower": p["a"] * scale, "upper": p["b"] * scale}, loc
+    cls_name, params = _PM_FAMILIES[name]
+    shifted = 0.0 if name in ("uniform", "beta") else loc
+    return getattr(pm, cls_name), params(p, loc, scale), shifted
+
+
+#: SciPy family -> (PyMC class name, its parameters from SciPy's shape parameters, loc, scale)
+_PM_FAMILIES: dict[str, tuple[str, Callable[[dict, float, float], dict[str, float]]]] = {
+    "uniform": ("Uniform", lambda p, loc, scale: {"lower": loc, "upper": loc + scale}),
+    "beta": ("Beta", lambda p, loc, scale: {"alpha": p["a"], "beta": p["b"]}),
+    "lognorm": ("LogNormal", lambda p, loc, scale: {"mu": math.log(scale), "sigma": p["s"]}),
+    "gamma": ("Gamma", lambda p, loc, scale: {"alpha": p["a"], "beta": 1.0 / scale}),
+    "halfcauchy": ("HalfCauchy", lambda p, loc, scale: {"beta": scale}),
+    "pareto": ("Pareto", lambda p, loc, scale: {"alpha": p["b"], "m": scale}),
+    "expon": ("Exponential", lambda p, loc, scale: {"lam": 1.0 / scale}),
+    "halfnorm": ("HalfNormal", lambda p, loc, scale: {"sigma": scale}),
+    "invgamma": ("InverseGamma", lambda p, loc, scale: {"alpha": p["a"], "beta": scale}),
+}
 
 
 def _hyperprior(prior: Any, pooled_rate: float) -> tuple[Any, Any]:
