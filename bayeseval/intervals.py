@@ -315,6 +315,21 @@ class BootstrapInterval(tuple, Result):
         obj.stratified = stratified
         return obj
 
+    def __init__(
+        self,
+        lower: float,
+        upper: float,
+        *,
+        estimate: float,
+        se: float,
+        distribution: np.ndarray,
+        method: str,
+        level: float,
+        stratified: bool,
+    ) -> None:
+        # the attributes are set by __new__ (a tuple is built there); this signature documents them
+        super().__init__()
+
     @property
     def table(self) -> pd.DataFrame:
         """One row (index ``statistic``): estimate, lower, upper, se, method, level, n_resamples."""

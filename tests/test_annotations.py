@@ -323,7 +323,7 @@ def test_version_1_file_is_upgraded_on_open(tmp_path, pool):
     conn.commit()
     conn.close()
     with Campaign.open(path) as c:
-        assert c._store.get_meta("schema_version") == "2"
+        assert c._store.get_meta("schema_version") == "3"
         res = c.ingest(pd.DataFrame({"row": b.index, "annotator": "a", "label": 1}), id_column="row",
                        annotator_column="annotator")
         assert int(res) == 4 and len(c.annotations()) == 4
@@ -645,3 +645,144 @@ def test_csv_export_listing_newest_first_is_read_oldest_first(tmp_path, pool):
             m = region == g
             assert agree.loc[g, "method"] == "cohen" and agree.loc[g, "rows"] == m.sum()
             assert agree.loc[g, "kappa"] == pytest.approx(cohen_kappa_score(a[m], b[m]), abs=1e-12)
+
+
+def test_version_2_file_gains_the_content_and_task_tables_and_keeps_working(tmp_path, pool):
+    path = tmp_path / "c.db"
+    c = Campaign.create(path, pool, strata="region", y_pred="pred", random_seed=9)
+    first = c.propose(4)
+    c.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE content")
+    conn.execute("DROP TABLE tasks")
+    conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with Campaign.open(path) as c:
+        assert c._store.get_meta("schema_version") == "3"
+        tables = {r[0] for r in c._store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"content", "tasks", "annotations"} <= tables
+        assert c.pending_batch().index.tolist() == first.index.tolist()
+        assert len(c.propose(3)) == 3
+
+
+def test_a_newer_schema_version_is_refused_naming_it(tmp_path, pool):
+    path = tmp_path / "c.db"
+    Campaign.create(path, pool, strata="region", y_pred="pred", random_seed=9).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ValueError, match="schema_version '4'"):
+        Campaign.open(path)
+
+
+# -- content columns and the Label Studio labelling configuration ------------------------------
+def content_pool(n=120, seed=4):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "region": rng.choice(["north", "south"], n),
+            "pred": rng.integers(0, 2, n),
+            "text": [f"review {i}: \"fine\" & <ok>" for i in range(n)],
+            "image_url": [f"https://cdn.example.org/img/{i}.png?w=200" for i in range(n)],
+            "stars": rng.integers(1, 6, n),
+        },
+        index=pd.Index(np.arange(1000, 1000 + n), name="id"),
+    )
+
+
+def test_labelstudio_tasks_carry_the_content_columns(tmp_path):
+    pool = content_pool()
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", content=["text", "image_url"],
+                        random_seed=1)
+    batch = c.propose(6)
+    tasks = json.loads(json.dumps(to_labelstudio(batch)))  # as written to the file
+    assert len(tasks) == 6
+    for task in tasks:
+        rid = task["data"][ROW_ID_KEY]
+        assert task["meta"][ROW_ID_KEY] == rid
+        assert task["data"]["text"] == pool.loc[rid, "text"]
+        assert task["data"]["image_url"] == pool.loc[rid, "image_url"]
+        assert "pred" not in task["data"] and "stars" not in task["data"]
+    c.close()
+    with Campaign.open(tmp_path / "c.db") as c:  # stored in the file, not read from the pool again
+        again = c.pending_batch()
+        assert again["text"].tolist() == pool.loc[again.index, "text"].tolist()
+
+
+def test_labelstudio_config_shows_the_content_with_the_label_choices(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    pool = content_pool()
+    c = Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", content=["text", "image_url"],
+                        label_set=[0, 1, 2], random_seed=1)
+    root = ET.fromstring(c.labelstudio_config())
+    assert root.tag == "View"
+    choices = root.findall(".//Choices")
+    assert len(choices) == 1 and choices[0].get("name") == "label" and choices[0].get("choice") == "single"
+    assert [ch.get("value") for ch in choices[0].findall("Choice")] == ["0", "1", "2"]
+    objects = {el.get("name"): el for el in root if el.tag in ("Text", "Image")}
+    assert {n: el.tag for n, el in objects.items()} == {"text": "Text", "image_url": "Image"}
+    assert choices[0].get("toName") in objects  # a control names an object tag by its name
+    task = to_labelstudio(c.propose(2))[0]
+    for el in objects.values():  # every object reads a key of the tasks' data
+        assert el.get("value").startswith("$") and el.get("value")[1:] in task["data"]
+    assert "pred" not in c.labelstudio_config()
+    shown = ET.fromstring(c.labelstudio_config(show_prediction=True, content_types={"image_url": "text"}))
+    assert [el.get("value") for el in shown if el.tag == "Text"] == ["$text", "$image_url", "$pred"]
+    c.close()
+
+
+def test_an_image_column_is_told_by_its_values_or_its_name_with_urls():
+    from bayeseval.active.annotations import content_kinds
+
+    got = content_kinds({
+        "photo": ["https://x.org/a", None],  # an image word and URLs
+        "path": ["s/a.JPEG", "data:image/png;base64,AAA"],  # image files whatever the name
+        "img_caption": ["a dog on grass"],  # an image word but not URLs: text
+        "link": ["https://x.org/page"],  # URLs without an image word or suffix: text
+        "empty": [None, None],
+        "score": [0.5, 0.7],
+    })
+    assert got == {"photo": "image", "path": "image", "img_caption": "text", "link": "text", "empty": "text",
+                   "score": "text"}
+    with pytest.raises(ValueError, match="'text' or 'image'"):
+        content_kinds({"photo": []}, {"photo": "video"})
+
+
+def test_csv_batches_keep_the_content_and_the_cli_writes_the_config(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    pool = content_pool().reset_index()
+    pool.to_csv(tmp_path / "pool.csv", index=False)
+    db, out = str(tmp_path / "c.db"), str(tmp_path / "b.csv")
+    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "id", "--strata", "region",
+                 "--y-pred", "pred", "--db", db, "--content", "text,image_url", "--seed", "2"]) == 0
+    assert main(["campaign", "propose", "--db", db, "--out", out, "--batch-size", "5"]) == 0
+    batch = pd.read_csv(out)
+    want = pool.set_index("id").loc[batch["id"]]
+    assert batch["text"].tolist() == want["text"].tolist()
+    assert batch["image_url"].tolist() == want["image_url"].tolist()
+    cfg = tmp_path / "config.xml"
+    assert main(["campaign", "labelstudio-config", "--db", db, "--out", str(cfg),
+                 "--content-type", "image_url=text"]) == 0
+    root = ET.parse(cfg).getroot()
+    assert [el.tag for el in root if el.tag in ("Text", "Image")] == ["Text", "Text"]
+    capsys.readouterr()
+    assert main(["campaign", "labelstudio-config", "--db", db, "--content-type", "nope=image"]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, message", [
+    ("missing", "content column 'missing' is not in pool"),
+    (["text", "pred"], "content column 'pred' collides with the campaign's prediction"),
+    (["region"], "content column 'region' collides with the campaign's stratum column"),
+    (["label"], "content column 'label' collides"),
+    (["text", "text"], "more than once"),
+])
+def test_content_columns_are_validated_naming_the_column(tmp_path, content, message):
+    pool = content_pool().assign(label=0)
+    with pytest.raises(ValueError, match=message):
+        Campaign.create(tmp_path / "c.db", pool, strata="region", y_pred="pred", content=content)
+    assert not (tmp_path / "c.db").exists()

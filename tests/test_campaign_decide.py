@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -17,11 +18,13 @@ import pytest
 from scipy import stats
 from scipy.special import betainc
 
+from bayeseval._warnings import PrecisionLimitedWarning
 from bayeseval.active import Campaign, CampaignSpec, simulate
 from bayeseval.active.cli import main
 from bayeseval.active.rules import (
     RuleState,
     decision_allocation,
+    decision_reach,
     forecast_decision,
     undecided_excess,
 )
@@ -305,3 +308,143 @@ def test_cli_bad_threshold_exits_2_naming_it(tmp_path, capsys):
     assert "--threshold" in err and "s0=2" in err and err.count("\n") == 0
     assert main([*args, "--threshold", "0.5", "--direction", "sideways"]) == 2
     assert "--direction" in capsys.readouterr().err
+
+
+# -- indifference margin: strata whose rate sits on the threshold ------------------------------
+def test_a_stratum_at_threshold_plus_0_003_ends_at_the_threshold_before_its_rows_run_out():
+    # the scenario of a rate 0.123 against 0.12 scaled down: without a margin it needs about
+    # 1.645^2 * 0.123 * 0.877 / 0.003^2 = 32,000 trials, more than its 12,000 rows
+    pool = exact_pool([0.123, 0.03], [12_000, 2_000], random_seed=3)
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal="decide", threshold=0.12,
+                   margin=0.01, rules=["independent_beta"], n_repeats=1, batch_size=200, random_seed=1,
+                   progress=False)
+    final = res.intervals.set_index("stratum")
+    assert final.loc["s0", "decision"] == "at the threshold"
+    assert final.loc["s0", "labelled"] < 12_000
+    assert final.loc["s1", "decision"] == "meets"
+    assert int(res.table["wrong_decisions"].iloc[0]) == 0
+    # the decision reads the 95% interval of the stratum's Beta(1 + s, 1 + n - s) posterior
+    lo, hi = final.loc["s0", ["lower", "upper"]]
+    assert 0.11 <= lo and hi <= 0.13
+
+
+@pytest.mark.parametrize("s, n", [(123, 1000), (1230, 10000), (380, 3200), (400, 3200), (60, 500), (0, 0)])
+def test_at_threshold_is_the_interval_within_the_band_by_scipy_beta_quantiles(s, n):
+    thr, margin, level = 0.12, 0.01, 0.95
+    st = RuleState.from_counts([s], [n], available=[0], model="independent", goal="decide",
+                               threshold=np.array([thr]), margin=margin, level=level)
+    lo, hi = stats.beta(1 + s, 1 + n - s).ppf([(1 - level) / 2, (1 + level) / 2])
+    inside = n > 0 and thr - margin <= lo and hi <= thr + margin
+    assert bool(st.at_threshold()[0]) == inside
+    p = stats.beta(1 + s, 1 + n - s).cdf(thr)
+    side = p >= level or p <= 1 - level
+    expected = ("meets" if p >= 0.5 else "fails") if side else ("at the threshold" if inside else "undecided")
+    assert st.decisions()[0] == expected
+
+
+def test_at_threshold_with_a_pooled_model_also_needs_the_own_jeffreys_interval_in_the_band():
+    s, n = np.array([1230, 600, 610, 590]), np.array([10000, 10000, 10000, 10000])
+    st = RuleState.from_counts(s, n, available=[0] * 4, model="beta_binomial", goal="decide",
+                               threshold=np.full(4, 0.12), margin=0.01)
+    lo, hi = stats.beta(s + 0.5, n - s + 0.5).ppf([[0.025], [0.975]])
+    own_inside = (lo >= 0.11) & (hi <= 0.13)
+    plo, phi = st.posterior.interval(0.95)
+    pooled_inside = (plo >= 0.11) & (phi <= 0.13)
+    assert st.at_threshold().tolist() == (own_inside & pooled_inside).tolist()
+    assert not own_inside[1:].any() and own_inside[0]
+
+
+def test_margin_is_validated_naming_it():
+    with pytest.raises(ValueError, match="margin"):
+        CampaignSpec(y_pred="pred", goal="decide", threshold=0.1, margin=0.6)
+    with pytest.raises(ValueError, match="only used with goal='decide'"):
+        CampaignSpec(y_pred="pred", margin=0.01)
+    with pytest.raises(TypeError, match="margin"):
+        CampaignSpec(y_pred="pred", goal="decide", threshold=0.1, margin=True)
+
+
+def _run_rounds(c, pool, rounds, batch):
+    """Propose and ingest the true labels ``rounds`` times; the campaign's warnings."""
+    seen = []
+    for _ in range(rounds):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            b = c.propose(batch)
+        seen += [str(w.message) for w in rec if issubclass(w.category, PrecisionLimitedWarning)]
+        if len(b) == 0:
+            break
+        c.ingest(pool.loc[b.index, "truth"])
+    return seen
+
+
+def test_warning_once_when_a_stratum_cannot_be_decided_with_its_rows_left(tmp_path):
+    pool = exact_pool([0.123, 0.02], [3000, 1000], random_seed=5)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal="decide",
+                        threshold=0.12, rule="independent_beta", random_seed=2)
+    seen = _run_rounds(c, pool, 8, 250)
+    about_s0 = [m for m in seen if "'s0'" in m]
+    assert len(about_s0) == 1 and "\n" not in about_s0[0] and "rows left of it" in about_s0[0]
+    assert not any("'s1'" in m for m in seen)
+    # independent check: at the current rate the one-sided test needs more trials than the
+    # stratum has rows (normal approximation)
+    st = c.status().loc["s0"]
+    rate = st["successes"] / st["trials"]
+    need = stats.norm.ppf(0.95) ** 2 * rate * (1 - rate) / (rate - 0.12) ** 2
+    assert need > 3000
+    f = c.forecast(cost=True)
+    assert f.loc["s0", "beyond"] == "rows" and f.loc["s0", "labels"] == 3000 - st["labelled"] - st["pending"]
+    c.close()
+    c = Campaign.open(tmp_path / "c.db")  # remembered in the file: not said again
+    assert not [m for m in _run_rounds(c, pool, 1, 100) if "'s0'" in m]
+    c.close()
+
+
+def test_warning_once_when_the_budget_runs_out_before_a_stratum_is_decided(tmp_path):
+    pool = exact_pool([0.123, 0.02], [40_000, 1000], random_seed=6)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal="decide",
+                        threshold=0.12, rule="independent_beta", budget=3000, random_seed=2)
+    seen = _run_rounds(c, pool, 8, 250)
+    about_s0 = [m for m in seen if "'s0'" in m]
+    assert len(about_s0) == 1 and "labels left in the budget" in about_s0[0]
+    f = c.forecast(cost=True)
+    assert f.loc["s0", "beyond"] == "budget"
+    assert pd.isna(f.loc["s1", "beyond"])
+    c.close()
+
+
+def _p_decided_scipy(a, b, m, thr, margin, level=0.95):
+    """P(decided after m trials) by enumerating SciPy's Beta-binomial predictive."""
+    y = np.arange(m + 1)
+    pmf = stats.betabinom(m, a, b).pmf(y)
+    post = stats.beta(a + y, b + m - y)
+    p = post.cdf(thr)
+    band = (post.ppf((1 - level) / 2) >= thr - margin) & (post.ppf((1 + level) / 2) <= thr + margin)
+    return float(pmf @ ((p >= level) | (p <= 1 - level) | band))
+
+
+def test_forecast_with_a_margin_is_where_a_decision_becomes_more_likely_than_not():
+    st = RuleState.from_counts([1230], [10000], available=[10000], model="independent", goal="decide",
+                               threshold=np.array([0.12]), margin=0.008)
+    f = int(forecast_decision(st).iloc[0])
+    a, b = 1 + 1230, 1 + 10000 - 1230  # the independent posterior Beta(1 + s, 1 + n - s)
+    assert _p_decided_scipy(a, b, f, 0.12, 0.008) > 0.5 > _p_decided_scipy(a, b, int(f * 0.9), 0.12, 0.008)
+    assert decision_reach(st).tolist() == [None]
+    bare = RuleState.from_counts([1230], [10000], available=[10000], model="independent", goal="decide",
+                                 threshold=np.array([0.12]))
+    assert decision_reach(bare).tolist() == ["rows"]
+    assert _p_decided_scipy(a, b, 10000, 0.12, 0.0) < 0.5  # no margin: out of reach of its rows
+
+
+def test_cli_margin_is_stored_and_a_bad_margin_exits_2_naming_it(tmp_path, capsys):
+    pool = exact_pool([0.1, 0.3], [400, 400])
+    pool.to_csv(tmp_path / "pool.csv", index=False)
+    db = str(tmp_path / "c.db")
+    base = ["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--strata", "stratum", "--y-pred", "pred",
+            "--goal", "decide", "--threshold", "0.12"]
+    assert main([*base, "--db", db, "--margin", "0.02"]) == 0
+    with Campaign.open(db) as c:
+        assert c.spec.margin == 0.02 and c.state().margin == 0.02
+    capsys.readouterr()
+    assert main([*base, "--db", str(tmp_path / "d.db"), "--margin", "0.7"]) == 2
+    err = capsys.readouterr().err
+    assert "--margin" in err and len(err.strip().splitlines()) == 1

@@ -5,7 +5,8 @@ A campaign's proposed rows go to an annotation tool and come back as annotations
 * **Label Studio** (https://labelstud.io). :func:`to_labelstudio` turns a batch into tasks in
   Label Studio's JSON import format, a list of ``{"data": {...}, "meta": {...}}`` objects whose
   ``data`` holds the row's fields; the campaign's row id travels in ``data`` and ``meta`` under
-  :data:`ROW_ID_KEY`. :func:`labelstudio_config` writes a matching labelling configuration (a
+  :data:`ROW_ID_KEY`. :func:`labelstudio_config` writes a matching labelling configuration (the
+  content fields as ``<Text>`` or ``<Image>`` objects, :func:`content_kinds`, and a
   ``<Choices name="label">`` control over the campaign's known labels). A Label Studio export comes
   back through :func:`read_labelstudio`: the JSON export (tasks with ``"annotations": [{"result":
   [{"from_name", "to_name", "type": "choices", "value": {"choices": [...]}}], "completed_by":
@@ -41,6 +42,7 @@ __all__ = [
     "agreement",
     "annotator_identity",
     "cohen_kappa",
+    "content_kinds",
     "fleiss_kappa",
     "labelstudio_config",
     "read_annotations",
@@ -103,15 +105,89 @@ def to_labelstudio(batch: pd.DataFrame) -> list[dict[str, Any]]:
     return tasks
 
 
-def labelstudio_config(labels: Sequence[Any], *, text_field: str | None = None) -> str:
-    """A Label Studio labelling configuration: one ``Choices`` control named ``label``.
+#: file name endings of images (a URL's path, before any query string)
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tif", ".tiff", ".svg")
+#: words of a column name that say it holds images
+IMAGE_WORDS = frozenset({"image", "img", "photo", "picture", "pic", "thumbnail"})
+_URL_PREFIXES = ("http://", "https://", "s3://", "gs://", "azure-blob://", "/data/", "data:image/")
+#: Label Studio object tag per content kind
+_OBJECT_TAGS = {"text": "Text", "image": "Image"}
+
+
+def _is_image_value(value: str) -> bool:
+    path = value.split("?")[0].split("#")[0].lower()
+    return value.lower().startswith("data:image/") or path.endswith(IMAGE_SUFFIXES)
+
+
+def content_kinds(values: Mapping[str, Sequence[Any]], overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """How Label Studio should show each content column: ``"image"`` or ``"text"``.
+
+    The rule: a column is an image when every non-missing value is text naming an image (a
+    URL or path whose file name, before any ``?`` query, ends in one of
+    :data:`IMAGE_SUFFIXES`, or a ``data:image/`` URI), or when its name has a word of
+    :data:`IMAGE_WORDS` (``image_url``, ``img``, ``photo-path``; words split at ``_``,
+    ``-``, ``.`` and spaces) and every non-missing value is a URL (``http(s)://``,
+    ``s3://``, ``gs://``, ``azure-blob://``, ``/data/...`` or ``data:image/``); every other
+    column, and a column without values, is text.
+
+    Parameters
+    ----------
+    values : mapping
+        Column name -> some of its values.
+    overrides : mapping, optional
+        Column name -> ``"text"`` or ``"image"``, taking precedence over the rule.
+
+    Returns
+    -------
+    dict
+        Column name -> kind, in the order of ``values``.
+
+    Examples
+    --------
+    >>> content_kinds({"text": ["a cat"], "image_url": ["https://x.org/1?s=2"], "f": ["a/b.PNG"]})
+    {'text': 'text', 'image_url': 'image', 'f': 'image'}
+    >>> content_kinds({"f": ["a/b.png"]}, {"f": "text"})
+    {'f': 'text'}
+    """
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - set(values))
+    if unknown:
+        raise ValueError(f"content_types names columns that are not content columns: {unknown}; content is {list(values)}")
+    bad = {k: v for k, v in overrides.items() if v not in _OBJECT_TAGS}
+    if bad:
+        raise ValueError(f"content_types must map columns to 'text' or 'image', got {bad}")
+    out = {}
+    for name, vals in values.items():
+        texts = [v for v in vals if v is not None]
+        strings = bool(texts) and all(isinstance(v, str) for v in texts)
+        words = set(str(name).lower().replace("-", "_").replace(".", "_").replace(" ", "_").split("_"))
+        image = strings and (
+            all(_is_image_value(v) for v in texts)
+            or (bool(words & IMAGE_WORDS) and all(v.lower().startswith(_URL_PREFIXES) for v in texts))
+        )
+        out[name] = overrides.get(name, "image" if image else "text")
+    return out
+
+
+def labelstudio_config(
+    labels: Sequence[Any], *, content: Mapping[str, str] | Sequence[str] | None = None, prediction: str | None = None
+) -> str:
+    """A Label Studio labelling configuration: the content objects and one ``Choices`` control named ``label``.
+
+    Each content field is shown under a ``<Header>`` with its name, as an ``<Image>`` or
+    ``<Text>`` object named after the field whose ``value`` is ``$field`` (the task's
+    ``data`` key); the ``<Choices>`` control's ``toName`` is the first object (Label
+    Studio's control tags name one object), with one ``<Choice value>`` per label.
 
     Parameters
     ----------
     labels : sequence
         The campaign's known labels (the choices).
-    text_field : str, optional
-        The task field shown to the annotator (a ``Text`` object); default the row id.
+    content : mapping or sequence of str, optional
+        Task fields to show: field -> ``"text"`` or ``"image"`` (see :func:`content_kinds`),
+        or field names shown as text. Default: the row id (:data:`ROW_ID_KEY`).
+    prediction : str, optional
+        A task field holding the model's prediction, shown as text after the content.
 
     Returns
     -------
@@ -120,21 +196,36 @@ def labelstudio_config(labels: Sequence[Any], *, text_field: str | None = None) 
 
     Examples
     --------
-    >>> print(labelstudio_config([0, 1], text_field="text"))
+    >>> print(labelstudio_config([0, 1], content={"text": "text", "image_url": "image"}))
     <View>
-      <Text name="item" value="$text"/>
-      <Choices name="label" toName="item" choice="single" showInline="true">
+      <Header value="text"/>
+      <Text name="text" value="$text"/>
+      <Header value="image_url"/>
+      <Image name="image_url" value="$image_url"/>
+      <Choices name="label" toName="text" choice="single" showInline="true">
         <Choice value="0"/>
         <Choice value="1"/>
       </Choices>
     </View>
     """
-    field = text_field or ROW_ID_KEY
+    kinds = dict(content) if isinstance(content, Mapping) else {f: "text" for f in (content or ())}
+    shown = list(kinds.items()) or [(ROW_ID_KEY, "text")]
+    lines = []
+    for field, kind in shown:
+        if not re.fullmatch(r"[A-Za-z0-9_]+", str(field)) or field == "label":
+            raise ValueError(f"content field {field!r} cannot be shown by Label Studio, which refers to task "
+                             "fields as $name: use letters, digits and _ only (and not 'label')")
+        if kind not in _OBJECT_TAGS:
+            raise ValueError(f"content kind of {field!r} must be 'text' or 'image', got {kind!r}")
+        lines += [f"  <Header value={quoteattr(str(field))}/>",
+                  f"  <{_OBJECT_TAGS[kind]} name={quoteattr(str(field))} value={quoteattr('$' + str(field))}/>"]
+    if prediction is not None:
+        lines += [f"  <Header value={quoteattr('model prediction (' + str(prediction) + ')')}/>",
+                  f"  <Text name=\"bayeseval_prediction\" value={quoteattr('$' + str(prediction))}/>"]
     choices = "\n".join(f"    <Choice value={quoteattr(str(v))}/>" for v in labels)
     return (
-        "<View>\n"
-        f"  <Text name=\"item\" value={quoteattr('$' + field)}/>\n"
-        '  <Choices name="label" toName="item" choice="single" showInline="true">\n'
+        "<View>\n" + "\n".join(lines) + "\n"
+        f"  <Choices name=\"label\" toName={quoteattr(str(shown[0][0]))} choice=\"single\" showInline=\"true\">\n"
         f"{choices}\n"
         "  </Choices>\n"
         "</View>"

@@ -23,6 +23,7 @@ of the others stops on the adaptive interval ``evaluate`` tells users to read) a
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from os import PathLike
 from pathlib import Path
@@ -34,10 +35,19 @@ import pandas as pd
 from bayeseval import __version__
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
-from bayeseval.active.annotations import agreement, annotator_identity, resolve_labels
+from bayeseval._warnings import PrecisionLimitedWarning
+from bayeseval.active.annotations import (
+    ROW_ID_KEY,
+    agreement,
+    annotator_identity,
+    content_kinds,
+    labelstudio_config,
+    resolve_labels,
+)
 from bayeseval.active.rules import (
     STOPPING_DEFAULTS,
     RuleState,
+    decision_reach,
     forecast_decision,
     forecast_labels,
     get_rule,
@@ -167,7 +177,7 @@ def _check_keys(keys: list[tuple[Any, ...]], cols: list[str]) -> None:
         raise ValueError(f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text") from exc
 
 
-def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any) -> str:
+def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any, content: list[str]) -> str:
     """The configuration stored in a campaign file: the spec plus what it resolved to on the pool."""
     config = spec.to_config()
     config.update(
@@ -179,6 +189,7 @@ def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any) -> str:
         pos_label=design.positive,
         label_set=design.labels.values,
         index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),
+        content=content,
     )
     try:
         return json.dumps(config, default=_json_scalar)
@@ -202,7 +213,52 @@ def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) ->
     )
 
 
-def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any) -> CampaignStore:
+def _check_content(content: Any, pool: pd.DataFrame, spec: CampaignSpec, design: PoolDesign) -> list[str]:
+    """The content columns as a list, or raise naming the offending column."""
+    if content is None:
+        return []
+    cols = [content] if isinstance(content, str) else content
+    if not np.iterable(cols) or not all(isinstance(c, str) for c in cols):
+        raise TypeError(f"content must be a column name or a list of column names, got {content!r}")
+    cols = list(cols)
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise ValueError(f"content names columns more than once: {dup}")
+    own = {c: "stratum column" for c in design.columns}
+    own.update({"round": "proposal round", ROW_ID_KEY: "row id key", "label": "label column of batch files",
+                "true_label": "label column of batch files", str(pool.index.name or "row"): "row id column",
+                spec.y_pred: "prediction (y_pred; batches show it with show_prediction)"})
+    if spec.score:
+        own[spec.score] = "score column (batches show it with show_prediction)"
+    for c in cols:
+        if c not in pool.columns:
+            raise ValueError(f"content column {c!r} is not in pool; columns are {list(pool.columns)[:20]}")
+        if c in own:
+            raise ValueError(f"content column {c!r} collides with the campaign's {own[c]}; rename it in the pool")
+    return cols
+
+
+def _content_rows(pool: pd.DataFrame, cols: list[str], rids: list[Any]) -> Iterator[tuple[Any, str]] | None:
+    """``(rid, JSON list of the content values)`` per pool row (None without content), or raise."""
+    if not cols:
+        return None
+    columns = []
+    for c in cols:
+        values = pool[c]
+        if pd.api.types.is_datetime64_any_dtype(values.dtype):
+            values = values.map(lambda x: None if pd.isna(x) else x.isoformat())
+        vals = values.astype(object).where(values.notna(), None).tolist()
+        vals = [None if isinstance(v, float) and not np.isfinite(v) else v for v in vals]
+        bad = next((v for v in vals if v is not None and not isinstance(v, (str, int, float, bool))), None)
+        if bad is not None:
+            raise ValueError(f"content column {c!r} holds values that cannot be stored ({type(bad).__name__} "
+                             f"{bad!r}); convert them to text")
+        columns.append(vals)
+    return ((rid, json.dumps(list(vals))) for rid, *vals in zip(rids, *columns, strict=True))
+
+
+def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any,
+                content: Any = None) -> CampaignStore:
     """Check the pool against the spec and write the campaign file (nothing is written on error)."""
     if not isinstance(spec.rule, str):
         raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
@@ -211,7 +267,9 @@ def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpe
     rid_type, rids = _row_ids(pool.index)
     design = design_pool(spec, pool)
     _check_keys(design.keys, design.columns)
-    config = _config(spec, design, pool.index.name)
+    cols = _check_content(content, pool, spec, design)
+    content_rows = _content_rows(pool, cols, rids)
+    config = _config(spec, design, pool.index.name, cols)
     seed = seed_sequences(spec.random_seed, 1)[0]
     rng = rule_generator(seed)
     store = CampaignStore.initialise(
@@ -223,6 +281,7 @@ def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpe
         n_rows=design.strata.n_rows.tolist(),
         n_eligible=design.strata.n_eligible.tolist(),
         busy_timeout=busy_timeout,
+        content_rows=content_rows,
     )
     return store
 
@@ -348,8 +407,10 @@ class Campaign:
         threshold: Any = None,
         direction: str | None = None,
         tolerance: float | None = None,
+        margin: float = 0.0,
         random_seed: Any = None,
         spec: CampaignSpec | None = None,
+        content: str | Sequence[str] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Campaign:
         """Create a campaign file from a pool of unlabelled predictions.
@@ -366,11 +427,20 @@ class Campaign:
             The SQLite file to create (must not exist).
         pool : pandas.DataFrame
             One row per unlabelled item; the index is the row id (integers or strings,
-            unique). Only the stratum, prediction and score columns are stored.
+            unique). Only the stratum, prediction and score columns are stored, and the
+            ``content`` columns.
         {spec_parameters}
         spec : CampaignSpec, optional
             All the settings above in one object; the individual settings must then be left
             at their defaults.
+        content : str or sequence of str, optional
+            Pool columns annotators need to see (text, image URLs): stored in the campaign
+            file and written into every batch (:meth:`propose`, :meth:`pending_batch`: CSV,
+            JSON Lines and each Label Studio task's ``data``); :meth:`labelstudio_config`
+            shows them. Each must be a pool column other than the stratum, prediction,
+            score and row-id columns and ``round``, ``label``, ``true_label``,
+            ``bayeseval_row_id`` (a ``ValueError`` names it); values must be text, numbers,
+            booleans, dates or missing.
         busy_timeout : float
             Seconds to wait for another process's write lock before raising ``ValueError``
             (default 10).
@@ -397,11 +467,11 @@ class Campaign:
             stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, own_level=own_level,
             own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
             adaptive_floor=adaptive_floor, annotators=annotators,
-            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance,
+            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin,
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
-        campaign = cls(_initialise(path, pool, spec, busy_timeout))
+        campaign = cls(_initialise(path, pool, spec, busy_timeout, content))
         if spec.goal == "each":
             campaign.feasibility(warn=True)
         return campaign
@@ -579,8 +649,9 @@ class Campaign:
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
             halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
             (posterior probability that the rate meets the threshold) and ``decision``
-            (``"meets"``, ``"fails"`` or ``"undecided"``); ``done`` is then whether the
-            stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
+            (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
+            :meth:`~bayeseval.active.rules.RuleState.at_threshold`, or ``"undecided"``);
+            ``done`` is then whether the stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
             rows are shared; ``trials`` and ``successes`` are each metric's own).
@@ -630,7 +701,10 @@ class Campaign:
         -------
         pandas.Series or pandas.DataFrame
             Labels per stratum (integers), indexed by stratum; with ``cost=True`` a frame
-            with the columns ``labels`` and ``cost``.
+            with the columns ``labels`` and ``cost``, and for goal ``"decide"`` ``beyond``:
+            ``"rows"`` where the stratum's rows left are unlikely to decide it (the labels
+            shown are then all its rows), ``"budget"`` where the budget left is, else None
+            (see :func:`~bayeseval.active.rules.decision_reach`).
 
         Examples
         --------
@@ -653,7 +727,10 @@ class Campaign:
             labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
         if not cost:
             return labels
-        return pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
+        frame = pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
+        if st.goal == "decide" and not isinstance(st, MetricStates):
+            frame["beyond"] = decision_reach(st, self.budget_left)
+        return frame
 
     def feasibility(self, *, warn: bool = False) -> pd.DataFrame:
         """Whether each stratum's half-width target can be met from the rows left in the pool.
@@ -808,6 +885,7 @@ class Campaign:
         n = self.spec.round_size(st, batch_size)
         if n == 0:
             return [], None
+        self._warn_out_of_reach(conn, st)
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
         alloc = self.spec.allocate(st, n, random_seed=rng, design=self._design)
@@ -838,6 +916,37 @@ class Campaign:
             rng_state=json.dumps(rng.bit_generator.state),
         )
         return [r for code in sorted(rids_by_code) for r in rids_by_code[code]], round_
+
+    def _warn_out_of_reach(self, conn: Any, st: RuleState | MetricStates) -> None:
+        """Warn, once per stratum in the campaign's life, that its rows or the budget left cannot decide it.
+
+        Goal ``"decide"``: :func:`~bayeseval.active.rules.decision_reach`; the strata already
+        warned about are remembered in the campaign file (inside the proposal's transaction).
+        """
+        if isinstance(st, MetricStates) or st.goal != "decide":
+            return
+        budget = self.spec.budget
+        left = None if budget is None else max(int(budget) - int(st.labelled.sum()) - int(st.pending.sum()), 0)
+        reach = decision_reach(st, left)
+        warned = set(json.loads(self._store.get_meta("warned_out_of_reach") or "[]"))
+        new = [j for j in range(len(reach)) if reach[j] is not None and int(self._codes[j]) not in warned]
+        if not new:
+            return
+        names = stratum_labels(self.strata)
+        parts = [
+            f"{names[j]!r} (rate about {float(st.posterior.mean().iloc[j]):.4g} against threshold "
+            f"{float(st.threshold[j]):g}; {int(st.available[j]) if reach[j] == 'rows' else left} "
+            f"{'rows left of it' if reach[j] == 'rows' else 'labels left in the budget'})"
+            for j in new
+        ]
+        hint = "a wider margin=" if self.spec.margin else "margin= (an indifference margin)"
+        warnings.warn(
+            f"unlikely to be decided with what is left: stratum {'; '.join(parts)}; "
+            f"{hint} decides a stratum whose rate is at its threshold",
+            PrecisionLimitedWarning,
+            stacklevel=4,
+        )
+        self._store.set_meta(conn, "warned_out_of_reach", json.dumps(sorted(warned | {int(self._codes[j]) for j in new})))
 
     def pending_batch(self, round: int | None = None, *, show_prediction: bool = False) -> pd.DataFrame:  # noqa: A002
         """The pending proposals as a batch, in the layout :meth:`propose` returns.
@@ -886,6 +995,12 @@ class Campaign:
                 out[c] = self.strata.get_level_values(j)[codes].to_numpy() if len(rows) else []
             else:
                 out[c] = self.strata[codes].to_numpy() if len(rows) else []
+        content = self.config.get("content") or []
+        if content:
+            stored = self._store.content(list(rows.index))
+            missing = [None] * len(content)
+            for i, c in enumerate(content):
+                out[c] = pd.array([stored.get(r, missing)[i] for r in rows.index], dtype=object)
         if show_prediction:
             out[self.spec.y_pred] = rows["prediction"].to_numpy() if len(rows) else []
         if show_prediction and self.spec.score:
@@ -1212,6 +1327,51 @@ class Campaign:
                         f"{py_scalar(stored[rid][0])!r} -> {py_scalar(lab)!r}",
                     )
         return new, changed, unresolved
+
+    def labelstudio_config(self, *, content_types: dict[str, str] | None = None, show_prediction: bool = False) -> str:
+        """A Label Studio labelling configuration showing the campaign's content columns.
+
+        Each content column (``content=`` at create) is shown under a header with its name,
+        as an ``<Image>`` or a ``<Text>`` object (the rule of
+        :func:`~bayeseval.active.annotations.content_kinds`, on the first 200 stored rows;
+        ``content_types`` overrides it), followed by one ``<Choices name="label">`` control
+        whose choices are the campaign's known labels. Without content columns the row id
+        is shown.
+
+        Parameters
+        ----------
+        content_types : dict, optional
+            Content column -> ``"text"`` or ``"image"``, overriding the rule.
+        show_prediction : bool
+            Also show the model's prediction (write the tasks with ``show_prediction=True``
+            too). Default False: annotators should not see it.
+
+        Returns
+        -------
+        str
+            The XML configuration.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 5, "pred": [0, 1] * 5, "text": list("abcdefghij")})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", content="text", random_seed=0)
+        >>> print(c.labelstudio_config())
+        <View>
+          <Header value="text"/>
+          <Text name="text" value="$text"/>
+          <Choices name="label" toName="text" choice="single" showInline="true">
+            <Choice value="0"/>
+            <Choice value="1"/>
+          </Choices>
+        </View>
+        """
+        cols = list(self.config.get("content") or [])
+        sample = list(self._store.content().values())
+        kinds = content_kinds({c: [row[i] for row in sample] for i, c in enumerate(cols)}, content_types)
+        return labelstudio_config(self._labels.values, content=kinds,
+                                  prediction=self.spec.y_pred if show_prediction else None)
 
     def annotations(self) -> pd.DataFrame:
         """Every stored annotation (ingest with ``annotator_column``).

@@ -98,7 +98,8 @@ def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
     spec = campaign.spec
     if spec.goal == "decide":
         counts = status["decision"].value_counts()
-        made = ", ".join(f"{int(counts.get(d, 0))} {d}" for d in ("meets", "fails", "undecided"))
+        made = ", ".join(f"{int(counts.get(d, 0))} {d}" for d in ("meets", "fails", "at the threshold", "undecided")
+                         if d != "at the threshold" or spec.margin)
         return f"decide whether each rate is {spec.direction} its threshold at level {spec.level} ({made})"
     if spec.goal == "gap":
         g = status.attrs["gap"]
@@ -112,14 +113,15 @@ def _decision_plot(campaign: Any, ax: Any) -> Any:
     status = campaign.status()
     level = campaign.spec.level if campaign.spec.stop_level is None else campaign.spec.stop_level
     names = stratum_labels(status.index)
-    colours = {"meets": "tab:green", "fails": "tab:red", "undecided": "tab:grey"}
+    colours = {"meets": "tab:green", "fails": "tab:red", "at the threshold": "tab:blue", "undecided": "tab:grey"}
     y = np.arange(len(names))
     ax.barh(y, status["p_meets"], color=[colours[d] for d in status["decision"]])
     for x in (level, 1 - level):
         ax.axvline(x, color="black", ls=":", lw=1)
     ax.set_yticks(y, names)
     ax.set_xlim(0, 1)
-    ax.set_xlabel(f"P(rate {campaign.spec.direction} threshold); green meets, red fails, grey undecided")
+    ax.set_xlabel(f"P(rate {campaign.spec.direction} threshold); green meets, red fails, "
+                  f"{'blue at the threshold, ' if campaign.spec.margin else ''}grey undecided")
     return ax
 
 

@@ -1,4 +1,4 @@
-"""``bayeseval campaign create|propose|ingest|status|pending|release|export|forecast|history|report``.
+"""``bayeseval campaign create|propose|ingest|status|pending|release|export|forecast|history|report|labelstudio-config``.
 
 Run a labelling campaign from files. The main ``bayeseval/cli.py`` calls :func:`register` on
 its sub-parsers; this module can also run on its own (``python -m bayeseval.active.cli
@@ -299,9 +299,9 @@ def _create(args: argparse.Namespace) -> int:
         own_level=args.own_level,
         own_floor=args.own_floor, min_pooling_gain=args.min_pooling_gain, read_threshold=args.read_threshold,
         adaptive_floor=args.adaptive_floor, annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
-        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance,
+        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance, margin=args.margin,
     )
-    c = Campaign.create(args.db, pool, **settings)
+    c = Campaign.create(args.db, pool, content=args.content, **settings)
     try:
         if args.json:
             _print_json({"db": str(args.db), "pool_rows": len(pool), "strata": len(c.strata),
@@ -456,7 +456,8 @@ def _goal_text(c: Any) -> str:
     if spec.goal == "decide":
         values = set(spec.threshold) if isinstance(spec.threshold, tuple) else {spec.threshold}
         thr = next(iter(values)) if len(values) == 1 else "its threshold"
-        return f"goal: decide whether each rate is {spec.direction} {thr} at level {spec.level}"
+        within = f" (within {spec.margin:g} of it: at the threshold)" if spec.margin else ""
+        return f"goal: decide whether each rate is {spec.direction} {thr}{within} at level {spec.level}"
     if spec.goal == "gap":
         return f"goal: decide whether the max-min gap is within {spec.tolerance} at level {spec.level}"
     return f"target half-width {spec.target_halfwidth} at level {spec.level}"
@@ -577,6 +578,37 @@ def _report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _content_type(text: str) -> tuple[str, str]:
+    col, sep, kind = text.partition("=")
+    if not sep or not col.strip() or kind.strip() not in ("text", "image"):
+        raise argparse.ArgumentTypeError(f"expected COLUMN=text or COLUMN=image, got {text!r}")
+    return col.strip(), kind.strip()
+
+
+def _labelstudio_config(args: argparse.Namespace) -> int:
+    out = _check_out(args) if args.out else None
+    c = _open(args.db, read_only=True)
+    try:
+        try:
+            xml = c.labelstudio_config(content_types=dict(args.content_type or ()), show_prediction=args.show_prediction)
+        except ValueError as exc:
+            raise ValueError(f"--content-type: {exc}") from exc
+        if out is None:
+            print(xml)
+            return EXIT_OK
+        with atomic_output(out) as tmp:
+            tmp.write_text(xml + "\n", encoding="utf-8")
+        content = c.config.get("content") or []
+        if args.json:
+            _print_json({"db": str(args.db), "out": str(out), "content": content})
+        else:
+            note = "" if content else " (no content columns: it shows the row id; create the campaign with --content)"
+            print(f"wrote the Label Studio labelling configuration to {out}{note}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
 _COMMANDS = {
     "create": _create,
     "propose": _propose,
@@ -588,6 +620,7 @@ _COMMANDS = {
     "forecast": _forecast,
     "history": _history,
     "report": _report,
+    "labelstudio-config": _labelstudio_config,
 }
 
 
@@ -660,6 +693,9 @@ def _add_create(sub: Any) -> None:
                         "above for accuracy, recall, precision, specificity and npv, below for the others")
     p.add_argument("--tolerance", type=_open_unit(1.0), default=None,
                    help="--goal gap: the largest acceptable max-min gap between strata")
+    p.add_argument("--margin", type=_number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), default=0.0,
+                   help="goal decide: a stratum whose interval lies within threshold +/- margin is decided "
+                   "'at the threshold' (default 0: off)")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
     p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
     p.add_argument("--prior", default="default", choices=["default", "bda"],
@@ -699,6 +735,8 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--costs", type=_costs, default=None,
                    help="label cost per stratum, e.g. 'north=1,south=4' (strata not listed cost 1)")
     p.add_argument("--seed", type=_seed, default=None, help="random seed (a whole number >= 0)")
+    p.add_argument("--content", type=_columns, default=None,
+                   help="pool columns annotators see (text, image URLs), comma separated: written into every batch")
 
 
 def _add_others(sub: Any) -> None:
@@ -766,6 +804,19 @@ def _add_others(sub: Any) -> None:
     p.add_argument("--out", required=True, help="the .html file to write")
     _add_force(p)
 
+    p = _add(sub, "labelstudio-config", "write a Label Studio labelling configuration",
+             "The labelling configuration (XML) for the campaign's tasks: each content column (create "
+             "--content) as Text, or Image for columns of image URLs, and a Choices control named 'label' "
+             "with the campaign's known labels.",
+             "bayeseval campaign labelstudio-config --db camp.db --out config.xml")
+    p.add_argument("--out", default=None, help="the .xml file to write (default: print it)")
+    p.add_argument("--content-type", type=_content_type, action="append", default=None,
+                   help="COLUMN=text or COLUMN=image: how to show a content column (repeatable; "
+                   "default: Image for columns of image URLs)")
+    p.add_argument("--show-prediction", action="store_true",
+                   help="also show the model's prediction (write the tasks with --show-prediction too)")
+    _add_force(p)
+
 
 def _add_force(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true",
@@ -797,7 +848,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     campaign = subparsers.add_parser(
         "campaign",
         help="run an active labelling campaign (create, propose, ingest, status, pending, release, export, "
-        "forecast, history, report)",
+        "forecast, history, report, labelstudio-config)",
         description=(
             "Run a labelling campaign that stops when every stratum's credible interval is "
             "narrow enough. State lives in one SQLite file (--db); 'propose' writes the rows to "

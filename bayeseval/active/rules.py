@@ -78,7 +78,12 @@ __all__ = [
     "target_feasibility",
     "stratum_feasibility",
     "full_size_state",
+    "AT_THRESHOLD",
+    "decision_reach",
 ]
+
+#: the decision of a stratum known to lie within the indifference margin of its threshold
+AT_THRESHOLD = "at the threshold"
 
 
 # ---------------------------------------------------------------------------------------
@@ -644,6 +649,10 @@ class RuleState:
         (error-type metrics) or above it (accuracy-type metrics).
     tolerance : float, optional
         Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates.
+    margin : float
+        Goal ``"decide"``: the indifference margin; a stratum whose interval lies within
+        ``threshold +/- margin`` is decided ``"at the threshold"`` (see :meth:`at_threshold`).
+        Default 0: off.
 
     Examples
     --------
@@ -679,6 +688,7 @@ class RuleState:
     threshold: np.ndarray | None = None
     direction: str = "below"
     tolerance: float | None = None
+    margin: float = 0.0
     _posterior: MixturePosterior | None = field(default=None, init=False, repr=False)
     _conflict: tuple[np.ndarray, np.ndarray, tuple] | None = field(default=None, init=False, repr=False)
     _supported: np.ndarray | None = field(default=None, init=False, repr=False)
@@ -1303,12 +1313,7 @@ class RuleState:
         """
         k = len(self.strata)
         if self.goal == "decide":
-            p, lv = self.p_meets(), self.decision_level()
-            if self.model == "independent":
-                return (p >= lv) | (p <= 1.0 - lv)
-            own, olv = self.own_p_meets(), self.own_decision_level()
-            olv = 0.5 if olv is None else olv
-            return ((p >= lv) & (own >= olv)) | ((p <= 1.0 - lv) & (own <= 1.0 - olv))
+            return self.side_decided() | self.at_threshold()
         if self.goal == "gap":
             return np.full(k, self.gap()["verdict"] != "undecided")
         if self.goal == "overall":
@@ -1316,13 +1321,83 @@ class RuleState:
             return np.full(k, (hi - lo) / 2 <= self.target_halfwidth)
         return self.stop_halfwidths() <= self.target_halfwidth
 
-    def decisions(self) -> np.ndarray:
-        """Each stratum's decision: ``"meets"``, ``"fails"`` or ``"undecided"`` (goal ``"decide"``).
+    def side_decided(self) -> np.ndarray:
+        """Strata decided on one side of the threshold: the ``P(meets)`` part of :meth:`goal_met`.
 
-        A decision is declared only where :meth:`stratum_done` holds, so only where the
-        stratum's own data support it (:meth:`supported`; with a pooled model the own-data
-        ``P(meets)`` must reach ``own_level`` on the same side, see :meth:`goal_met`) and the
-        safeguards pass.
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum (goal ``"decide"``).
+        """
+        p, lv = self.p_meets(), self.decision_level()
+        if self.model == "independent":
+            return (p >= lv) | (p <= 1.0 - lv)
+        own, olv = self.own_p_meets(), self.own_decision_level()
+        olv = 0.5 if olv is None else olv
+        return ((p >= lv) & (own >= olv)) | ((p <= 1.0 - lv) & (own <= 1.0 - olv))
+
+    def at_threshold(self) -> np.ndarray:
+        """Strata whose rate is known to lie within the indifference margin of the threshold.
+
+        Goal ``"decide"`` with ``margin > 0``: the stratum's equal-tailed credible interval at
+        the decision level (:meth:`decision_level`; exact quantiles of the posterior Beta
+        mixture) lies within ``[threshold - margin, threshold + margin]``. With a pooled model
+        its own-data Jeffreys interval (``Beta(s + 1/2, n - s + 1/2)``, equal-tailed at
+        :meth:`own_decision_level`; with ``own_level=None`` its own mean ``(s + 1/2) / (n +
+        1)``) must lie within the band too, so pooling alone cannot declare it. Such a stratum
+        is decided ``"at the threshold"``: labelling it further could only tell on which
+        side of the threshold a rate lies that is, for the user's purpose, on it.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum; all False without a margin or for other goals.
+
+        Examples
+        --------
+        123 errors in 1,000 trials against a threshold of 0.12: the 95% interval
+        (0.103, 0.144) is within 0.12 +/- 0.03, not within 0.12 +/- 0.01.
+
+        >>> st = RuleState.from_counts([123], [1000], available=[0], model="independent",
+        ...                            goal="decide", threshold=np.array([0.12]), margin=0.03)
+        >>> st.at_threshold().tolist(), st.decisions().tolist()
+        ([True], ['at the threshold'])
+        >>> st.margin = 0.01; st.invalidate(); st.decisions().tolist()
+        ['undecided']
+        """
+        k = len(self.strata)
+        if self.goal != "decide" or not self.margin:
+            return np.zeros(k, bool)
+        if "at" not in self._decision:
+            thr = np.asarray(self.threshold, dtype=float)
+            lo, hi = self.posterior.interval(self.decision_level())
+            inside = (lo >= thr - self.margin) & (hi <= thr + self.margin) & (self.trials > 0)
+            if self.model != "independent":
+                inside &= self._own_within(thr)
+            self._decision["at"] = inside
+        return self._decision["at"]
+
+    def _own_within(self, thr: np.ndarray) -> np.ndarray:
+        """The own-data part of :meth:`at_threshold`."""
+        s, n = self.successes.astype(float), self.trials.astype(float)
+        olv = self.own_decision_level()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if olv is None:
+                mean = (s + 0.5) / (n + 1.0)
+                return np.abs(mean - thr) <= self.margin
+            a, b, tail = s + 0.5, n - s + 0.5, (1.0 - olv) / 2.0
+            lo, hi = betaincinv(a, b, tail), betaincinv(a, b, 1.0 - tail)
+        return (lo >= thr - self.margin) & (hi <= thr + self.margin)
+
+    def decisions(self) -> np.ndarray:
+        """Each stratum's decision: ``"meets"``, ``"fails"``, ``"at the threshold"`` or ``"undecided"``.
+
+        Goal ``"decide"``. A decision is declared only where :meth:`stratum_done` holds, so
+        only where the stratum's own data support it (:meth:`supported`; with a pooled model
+        the own-data ``P(meets)`` must reach ``own_level`` on the same side, see
+        :meth:`goal_met`) and the safeguards pass. ``"at the threshold"`` (only with a
+        ``margin``, see :meth:`at_threshold`) is given to a stratum not decided on either
+        side.
 
         Returns
         -------
@@ -1345,6 +1420,7 @@ class RuleState:
         """
         p = self.p_meets()
         out = np.where(p >= 0.5, "meets", "fails").astype(object)
+        out[self.at_threshold() & ~self.side_decided()] = AT_THRESHOLD
         out[~self.stratum_done()] = "undecided"
         return out
 
@@ -2218,8 +2294,10 @@ def forecast_decision(state: RuleState) -> pd.Series:
     preposterior probability that the stratum is decided (``P(meets)`` at least the
     decision level or at most one minus it, on the Beta approximation of its posterior;
     for a stratum whose pooled ``P(meets)`` is decided while its own data do not yet reach
-    ``own_level``, its own Jeffreys ``P(meets)`` at ``own_level``) reaches 0.5; pending
-    labels count as requested. Goal ``"gap"``: for each target stratum
+    ``own_level``, its own Jeffreys ``P(meets)`` at ``own_level``; with a ``margin``, also
+    its interval within ``threshold +/- margin``, see :meth:`RuleState.at_threshold`)
+    reaches 0.5; pending labels count as requested (:func:`decision_reach` says which
+    strata the rows left cannot decide). Goal ``"gap"``: for each target stratum
     (:func:`gap_targets`), the labels that bring its Bonferroni interval's half-width to half
     the distance between the gap estimate and the tolerance. Capped at the rows available.
 
@@ -2255,30 +2333,104 @@ def forecast_decision(state: RuleState) -> pd.Series:
         need = np.maximum(neff * (((hi - lo) / 2) / want) ** 2 - neff - t0, 0.0)
         out = np.where(gap_targets(state), np.ceil(need / p), 0).astype(np.int64)
         return pd.Series(np.minimum(out, cap), index=state.strata, name="forecast")
-    a, b, thr, floor = _decision_betas(state)
-    floor = np.where(_own_binding(state), floor, 1.0 - state.decision_level())
+    undecided = _undecided_after(state)
     for j in np.flatnonzero(~done & (cap > 0)):
-        def undecided(m: int, j: int = j) -> bool:
-            return _p_undecided(a[j], b[j], thr[j], t0[j] + m * p[j], floor[j]) > 0.5
-
         hi_m = 1
-        while hi_m < cap[j] and undecided(hi_m):
+        while hi_m < cap[j] and undecided(j, hi_m):
             hi_m *= 2
         hi_m = min(hi_m, int(cap[j]))
         lo_m = hi_m // 2
         while hi_m - lo_m > 1:
             mid = (lo_m + hi_m) // 2
-            lo_m, hi_m = (mid, hi_m) if undecided(mid) else (lo_m, mid)
+            lo_m, hi_m = (mid, hi_m) if undecided(j, mid) else (lo_m, mid)
         out[j] = hi_m
     return pd.Series(np.minimum(out, cap), index=state.strata, name="forecast")
 
 
-def _p_undecided(a: float, b: float, thr: float, m: float, floor: float) -> float:
-    """Preposterior probability that ``min(P, 1 - P) > floor`` after ``round(m)`` trials."""
-    from scipy.special import betainc, betaln, gammaln
+def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
+    """``undecided(j, m)``: whether stratum ``j`` is more likely undecided than not after ``m`` more labels."""
+    k = len(state.strata)
+    p = np.clip(state.p_trial(), 1e-6, 1.0)
+    t0 = p * state.pending
+    a, b, thr, floor = _decision_betas(state)
+    floor = np.where(_own_binding(state), floor, 1.0 - state.decision_level())
+    margin = np.where(_own_binding(state), 0.0, np.full(k, float(state.margin)))
+    level = state.decision_level()
+
+    def undecided(j: int, m: int) -> bool:
+        return _p_undecided(a[j], b[j], thr[j], t0[j] + m * p[j], floor[j], margin[j], level) > 0.5
+
+    return undecided
+
+
+def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarray:
+    """Which undecided strata the rows or the budget left cannot decide (goal ``"decide"``).
+
+    A stratum is out of reach of its rows when it is more likely undecided than not after
+    every row left of it is labelled (the preposterior of :func:`forecast_decision` at the
+    rows available), and out of reach of the budget when that holds at the ``budget_left``
+    labels (fewer than its rows). A rate close to its threshold needs about
+    ``z^2 rate (1 - rate) / (rate - threshold)^2`` trials (``z`` the normal quantile at the
+    decision level, one-sided): 32,000 for 0.123 against 0.12 at level 0.95. An indifference
+    ``margin`` (see :meth:`RuleState.at_threshold`) brings such a stratum within reach.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's state (goal ``"decide"``).
+    budget_left : int, optional
+        Labels the budget still allows (None: no budget).
+
+    Returns
+    -------
+    numpy.ndarray of object
+        Per stratum ``"rows"``, ``"budget"`` or None (decided, or within reach).
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([1230, 1], [10000, 100], available=[3000, 3000], model="independent",
+    ...                            goal="decide", threshold=np.array([0.12, 0.12]))
+    >>> decision_reach(st).tolist(), decision_reach(st, budget_left=500).tolist()
+    (['rows', None], ['rows', None])
+    >>> st = RuleState.from_counts([1230], [10000], available=[90000], model="independent",
+    ...                            goal="decide", threshold=np.array([0.12]))
+    >>> decision_reach(st).tolist(), decision_reach(st, budget_left=500).tolist()
+    ([None], ['budget'])
+    """
+    k = len(state.strata)
+    out = np.full(k, None, dtype=object)
+    if state.goal != "decide":
+        return out
+    cap = state.available.astype(np.int64)
+    undecided = _undecided_after(state)
+    for j in np.flatnonzero(~state.stratum_done()):
+        if undecided(j, int(cap[j])):
+            out[j] = "rows"
+        elif budget_left is not None and budget_left < cap[j] and undecided(j, max(int(budget_left), 0)):
+            out[j] = "budget"
+    return out
+
+
+def _p_undecided(
+    a: float, b: float, thr: float, m: float, floor: float, margin: float = 0.0, level: float = 0.95
+) -> float:
+    """Preposterior probability that the stratum is undecided after ``round(m)`` trials.
+
+    Undecided: ``min(P, 1 - P) > floor`` and, with a margin, the equal-tailed interval at
+    ``level`` not within ``thr +/- margin``.
+    """
+    from scipy.special import betainc, betaincinv, betaln, gammaln
 
     m = int(round(m))
     y = np.arange(m + 1, dtype=float)
     logpmf = gammaln(m + 1.0) - gammaln(y + 1) - gammaln(m - y + 1) + betaln(a + y, b + m - y) - betaln(a, b)
+    keep = logpmf > -40.0  # outcomes of probability below 1e-17 change nothing
+    y, pmf = y[keep], np.exp(logpmf[keep])
     p = betainc(a + y, b + m - y, thr)
-    return float(np.exp(logpmf) @ (np.minimum(p, 1.0 - p) > floor))
+    open_ = np.minimum(p, 1.0 - p) > floor
+    if margin > 0 and open_.any():
+        tail, i = (1.0 - level) / 2.0, np.flatnonzero(open_)
+        lo = betaincinv(a + y[i], b + m - y[i], tail)
+        hi = betaincinv(a + y[i], b + m - y[i], 1.0 - tail)
+        open_[i] = ~((lo >= thr - margin) & (hi <= thr + margin))
+    return float(pmf @ open_)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from bayeseval._results import Result
 from bayeseval._validation import check_positive_int
-from bayeseval.active.rules import STOPPING_DEFAULTS, RuleState
+from bayeseval.active.rules import AT_THRESHOLD, STOPPING_DEFAULTS, RuleState
 from bayeseval.active.spec import (
     CampaignSpec,
     MetricStates,
@@ -75,7 +75,8 @@ class SimulationResult(Result):
         ``"overall"``: whether the weighted rate's interval covers the true weighted rate)
         and ``wall_time`` in seconds. Goal ``"decide"`` adds ``decided`` (strata decided at
         stop) and ``wrong_decisions`` (decided strata whose decision the true rate
-        contradicts); goal ``"gap"`` adds ``verdict``, ``true_gap`` and ``wrong_verdict``.
+        contradicts: ``"at the threshold"`` is wrong when the true rate is more than the
+        ``margin`` from the threshold); goal ``"gap"`` adds ``verdict``, ``true_gap`` and ``wrong_verdict``.
     trace : pandas.DataFrame
         One row per round: ``rule``, ``repeat``, ``labels``, ``max_halfwidth`` (of the strata,
         or of the weighted rate for goal ``"overall"``).
@@ -253,6 +254,7 @@ def simulate(
     threshold: Any = None,
     direction: str | None = None,
     tolerance: float | None = None,
+    margin: float = 0.0,
     random_seed: Any = None,
     spec: CampaignSpec | None = None,
     progress: bool = True,
@@ -303,7 +305,7 @@ def simulate(
         own_check=own_check, min_data_share=min_data_share, own_level=own_level,
         own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
         adaptive_floor=adaptive_floor, threshold=threshold, direction=direction,
-        tolerance=tolerance, random_seed=random_seed,
+        tolerance=tolerance, margin=margin, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
@@ -534,9 +536,12 @@ def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
     """Goal "decide": strata decided and wrong decisions; goal "gap": the verdict and whether it is right."""
     if st.goal == "decide":
         made = st.decisions()
-        truth = true_decisions(oracle.true_rates.to_numpy(), st.threshold, st.direction)
+        tr = oracle.true_rates.to_numpy()
+        truth = true_decisions(tr, st.threshold, st.direction)
         decided = made != "undecided"
-        return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & (made != truth)))}
+        at = made == AT_THRESHOLD  # right when the true rate is within the margin
+        wrong = np.where(at, np.abs(tr - np.asarray(st.threshold, dtype=float)) > st.margin, made != truth)
+        return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & wrong))}
     if st.goal == "gap":
         tr = oracle.true_rates.to_numpy()
         true_gap = float(np.nanmax(tr) - np.nanmin(tr))

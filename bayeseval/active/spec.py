@@ -360,6 +360,18 @@ def _check_threshold_shape(threshold: Any) -> Any:
     return tuple(_unit_value(v, "threshold") for v in threshold)
 
 
+def _check_margin(margin: Any, goal: str) -> float:
+    """``margin`` as a float in [0, 0.5), only non-zero with goal "decide", or raise naming it."""
+    if isinstance(margin, bool) or not isinstance(margin, (Real, np.number)):
+        raise TypeError(f"margin must be a number in [0, 0.5), got {margin!r}")
+    value = float(margin)
+    if not (0.0 <= value < 0.5):
+        raise ValueError(f"margin must be a number in [0, 0.5), got {margin!r}")
+    if value > 0 and goal != "decide":
+        raise ValueError(f"margin={margin!r} is only used with goal='decide', got goal={goal!r}")
+    return value
+
+
 def _unit_value(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
         raise TypeError(f"{name} must be a number in (0, 1), got {value!r}")
@@ -479,6 +491,14 @@ FIELD_DOCS: dict[str, str] = {
     Goal ``"decide"``: a stratum meets the threshold when its rate is below it (default for
     error-type metrics such as ``error_rate``, ``fpr``, ``fnr``) or above it (default for
     ``accuracy``, ``recall``, ``precision``, ``specificity``, ``npv``).""",
+    "margin": """margin : float
+    Goal ``"decide"``: an indifference margin around the threshold. A stratum whose
+    credible interval at the decision level lies within ``threshold +/- margin`` is decided
+    ``"at the threshold"`` and gets no more labels; without one, a stratum whose rate sits
+    near its threshold needs about ``1.645^2 rate (1 - rate) / (rate - threshold)^2``
+    trials at level 0.95 (32,000 for 0.123 against 0.12). Default 0: no margin (the
+    margin is the user's statement of which rates are practically at the threshold; no
+    value follows from the data).""",
     "tolerance": """tolerance : float, optional
     Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates, in (0, 1).""",
     "weights": """weights : dict, Series or array, optional
@@ -652,6 +672,7 @@ class CampaignSpec:
     threshold: Any = None
     direction: str | None = None
     tolerance: float | None = None
+    margin: float = 0.0
     random_seed: Any = None
 
     def __post_init__(self) -> None:
@@ -680,6 +701,7 @@ class CampaignSpec:
         }
         checked.update(_check_goal_settings(checked["goal"], checked["metric"], self.threshold, self.direction,
                                             self.tolerance))
+        checked["margin"] = _check_margin(self.margin, checked["goal"])
         if checked["costs"] is not None and checked["rule"] not in COST_RULES and isinstance(self.rule, str):
             raise ValueError(
                 f"costs need a rule that weighs gains by cost ({', '.join(COST_RULES)}), got rule={self.rule!r}"
@@ -792,6 +814,7 @@ class CampaignSpec:
             threshold=design.threshold,
             direction=self.direction or "below",
             tolerance=self.tolerance,
+            margin=self.margin,
             **self.stopping(),
         )
 

@@ -14,8 +14,16 @@ One file per campaign, in WAL mode. Tables:
                ``labels`` and ``proposals`` inside the same transactions.
 ``decisions``  round (PRIMARY KEY), rule, allocation JSON, time, package version, details JSON.
 ``annotations`` row id and annotator (PRIMARY KEY together), label, round, time: every
-               annotation of a row when several annotators label it (schema version 2; a
-               version-1 file gains the empty table, in one transaction, when opened).
+               annotation of a row when several annotators label it (schema version 2).
+``content``    row id (PRIMARY KEY), the JSON list of the row's content columns (the values
+               annotators see, named by the configuration's ``content``), schema version 3.
+``tasks``      row id and annotation project (PRIMARY KEY together), the project's task id
+               (UNIQUE per project), time: where a row was sent as a task (schema version 3;
+               empty until a tool's sync records tasks).
+
+An older file (schema version 1 or 2) gains the tables it lacks, empty, in one transaction
+when opened (:func:`_upgrade_schema`); reads of ``content`` treat a file without the table
+as holding none.
 
 Creation builds the whole database in a hidden temporary file next to the target
 (``.<name>.creating-<pid>-<random>``) and publishes it with an atomic, no-clobber hard link
@@ -64,9 +72,9 @@ import pandas as pd
 
 __all__ = ["CampaignStore", "SCHEMA_VERSION", "DEFAULT_BUSY_TIMEOUT"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: older schema versions that :class:`CampaignStore` upgrades when it opens them
-_UPGRADABLE = ("1",)
+_UPGRADABLE = ("1", "2")
 #: Seconds a campaign waits for another process's write lock before giving up.
 DEFAULT_BUSY_TIMEOUT = 10.0
 _TABLES = frozenset({"meta", "strata", "pool", "proposals", "labels", "counts", "decisions"})
@@ -116,6 +124,18 @@ CREATE TABLE annotations (
     round INTEGER NOT NULL,
     time REAL NOT NULL,
     PRIMARY KEY (rid, annotator)
+);
+CREATE TABLE content (
+    rid {rid_type} PRIMARY KEY,
+    data TEXT NOT NULL
+);
+CREATE TABLE tasks (
+    rid {rid_type} NOT NULL,
+    project TEXT NOT NULL,
+    task_id INTEGER NOT NULL,
+    time REAL NOT NULL,
+    PRIMARY KEY (rid, project),
+    UNIQUE (project, task_id)
 );
 CREATE TABLE decisions (
     round INTEGER PRIMARY KEY,
@@ -270,16 +290,14 @@ class CampaignStore:
         return sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
 
     def _upgrade(self) -> None:
-        """Bring a version-1 file to the current schema (one transaction: all or nothing)."""
-        table = _SCHEMA.split("CREATE TABLE annotations")[1].split(";")[0]
-        if self.read_only:  # the file stays as it is: an empty annotations table for this connection only
+        """Bring an older file to the current schema (one transaction: all or nothing)."""
+        if self.read_only:  # the file stays as it is: the tables it lacks, empty, for this connection only
             with self._errors("read it"):
-                self.conn.execute("CREATE TEMP TABLE annotations" + table.format(rid_type=self.rid_type))
+                for stmt in _missing_tables(self.conn, self.rid_type):
+                    self.conn.execute(stmt.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
             return
         with self.transaction("upgrade its schema") as conn:
-            if conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] in _UPGRADABLE:
-                conn.execute("CREATE TABLE IF NOT EXISTS annotations" + table.format(rid_type=self.rid_type))
-                self.set_meta(conn, "schema_version", str(SCHEMA_VERSION))
+            _upgrade_schema(conn, self.rid_type)
 
     # -- connection --------------------------------------------------------------------
     @contextmanager
@@ -352,6 +370,7 @@ class CampaignStore:
         n_rows: Sequence[int] | None = None,
         n_eligible: Sequence[int] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        content_rows: Any = None,
     ) -> CampaignStore:
         """Create a new campaign database, all or nothing.
 
@@ -375,6 +394,8 @@ class CampaignStore:
             Pool rows and eligible rows per stratum; counted from ``pool_rows`` when omitted.
         busy_timeout : float
             Seconds to wait for another process's lock.
+        content_rows : iterable of tuple, optional
+            ``(rid, JSON list of the content values)`` per pool row (the ``content`` table).
 
         Returns
         -------
@@ -389,7 +410,7 @@ class CampaignStore:
         tmp = path.with_name(f".{path.name}.creating-{os.getpid()}-{secrets.token_hex(4)}")
         try:
             try:
-                _build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible)
+                _build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible, content_rows)
             except sqlite3.Error as exc:
                 raise ValueError(f"path {str(path)!r}: could not create the campaign database: {exc}") from exc
             _publish(tmp, path)
@@ -766,6 +787,30 @@ class CampaignStore:
             out.setdefault(rid, {})[who] = label
         return out
 
+    @_guarded("read the rows' content")
+    def content(self, rids: Sequence[Any] | None = None, *, limit: int = 200) -> dict[Any, list[Any]]:
+        """The stored content values of the given ids (none for a file without content).
+
+        Parameters
+        ----------
+        rids : sequence, optional
+            Row ids; default the first ``limit`` rows of the pool.
+        limit : int
+            Rows read when ``rids`` is None.
+
+        Returns
+        -------
+        dict
+            ``{rid: [value, ...]}``, the values in the order of the configuration's ``content``.
+        """
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'content'").fetchone():
+            return {}
+        if rids is None:
+            rows = self.conn.execute("SELECT rid, data FROM content ORDER BY rowid LIMIT ?", (int(limit),)).fetchall()
+        else:
+            rows = self._lookup(self.conn, "SELECT rid, data FROM content WHERE rid IN ({marks})", rids)
+        return {r[0]: json.loads(r[1]) for r in rows}
+
     @_guarded("read its annotations")
     def annotations(self) -> pd.DataFrame:
         """Every stored annotation.
@@ -941,6 +986,30 @@ class CampaignStore:
         )
 
 
+def _upgrade_schema(conn: sqlite3.Connection, rid_type: str) -> None:
+    """Create the tables of the current schema an older file lacks (empty) and set its version.
+
+    Every schema change is additive (a new table), so an older file upgrades by creating the
+    tables it does not have; runs inside the caller's transaction.
+    """
+    if conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] not in _UPGRADABLE:
+        return  # another process upgraded it meanwhile
+    for stmt in _missing_tables(conn, rid_type):
+        conn.execute(stmt)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _missing_tables(conn: sqlite3.Connection, rid_type: str) -> list[str]:
+    """The ``CREATE TABLE`` statements of the current schema's tables the file does not have."""
+    have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    out = []
+    for stmt in _SCHEMA.format(rid_type=rid_type).split(";"):
+        name = stmt.split("(")[0].split()[-1] if stmt.strip() else None
+        if name is not None and name not in have:
+            out.append(stmt)
+    return out
+
+
 def _check_timeout(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"busy_timeout must be a number of seconds, got {value!r}")
@@ -965,6 +1034,7 @@ def _build(
     pool_rows: Any,
     n_rows: Sequence[int] | None,
     n_eligible: Sequence[int] | None,
+    content_rows: Any = None,
 ) -> None:
     """Write a complete campaign database to ``tmp`` (a private file: no journal needed)."""
     conn = sqlite3.connect(str(tmp), isolation_level=None)
@@ -978,6 +1048,8 @@ def _build(
             if stmt.strip():
                 conn.execute(stmt)
         conn.executemany("INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?)", pool_rows)
+        if content_rows is not None:
+            conn.executemany("INSERT INTO content VALUES (?, ?)", content_rows)
         conn.execute(_INDEXES)
         k = len(strata_keys)
         if n_rows is None or n_eligible is None:

@@ -7,7 +7,9 @@
   notebook page (it points at a CDN); the site's bundled MathJax typesets the notebooks'
   markdown instead (see ``docs/javascripts/mathjax-config.js``).
 
-The notebooks are rendered as committed (without outputs: the test suite executes them).
+The notebooks are committed without outputs; mkdocs-jupyter executes them at build
+(``execute: true`` in ``mkdocs.yml``), so the site shows their outputs; ``on_post_page``
+fails the build on a notebook page without any output.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
@@ -40,5 +43,7 @@ def on_files(files: Files, config, **kwargs) -> Files:
 
 def on_post_page(output: str, page, config, **kwargs) -> str:
     if page.file.src_uri.endswith(".ipynb"):
+        if "jp-OutputArea-output" not in output:
+            raise PluginError(f"{page.file.src_uri} rendered without outputs: was it executed?")
         return NBCONVERT_MATHJAX.sub("", output)
     return output
