@@ -451,3 +451,33 @@ def test_a_waiting_write_ahead_log_in_a_read_only_folder_is_refused_not_read_sta
     monkeypatch.undo()  # where the folder can be written, the log is applied: 7 pending, not 0
     assert main(["campaign", "pending", "--db", str(copy / "c.db"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pending"] == 7
+
+
+def test_labelstudio_config_out_follows_the_same_rule(tmp_path, pool_csv, capsys):
+    db, _ = _db(tmp_path, pool_csv)
+    before = _digest(db)
+    config = tmp_path / "config.xml"
+    config.write_text("<View/>")
+    for target, extra, expected in ((db, ["--force"], "is the --db file itself"), (str(config), [], "--force")):
+        capsys.readouterr()
+        assert main(["campaign", "labelstudio-config", "--db", db, "--out", target, *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert expected in err and err.count("\n") == 0
+    assert _digest(db) == before and config.read_text() == "<View/>"
+    assert main(["campaign", "labelstudio-config", "--db", db, "--out", str(config), "--force"]) == 0
+    assert "<Choices" in config.read_text()
+
+
+def test_an_older_file_is_read_read_only_without_being_upgraded(tmp_path, pool_csv, capsys):
+    db, _ = _db(tmp_path, pool_csv)
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "5", "--out", str(tmp_path / "b.csv")]) == 0
+    conn = sqlite3.connect(db)  # the file as schema version 2 wrote it: no content and tasks tables
+    conn.executescript("DROP TABLE content; DROP TABLE tasks; UPDATE meta SET value = '2' WHERE key = 'schema_version';")
+    conn.close()
+    before = _digest(db)
+    capsys.readouterr()
+    assert main(["campaign", "pending", "--db", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pending"] == 5
+    assert main(["campaign", "export", "--db", db, "--out", str(tmp_path / "again.csv")]) == 0
+    assert len(pd.read_csv(tmp_path / "again.csv")) == 5
+    assert _digest(db) == before  # read, not upgraded
