@@ -32,6 +32,9 @@ __all__ = [
     "check_no_missing",
     "missing_mask",
     "as_row_array",
+    "fractional_label_error",
+    "first_fractional",
+    "check_class_labels",
     "MAX_EXACT_COUNT",
 ]
 
@@ -92,6 +95,79 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
     return value
+
+
+# -- class labels ---------------------------------------------------------------------------
+#: where scores go instead of a label column (the end of every fractional-label message)
+_SCORES_GO = (
+    "threshold scores into class predictions first (e.g. (score >= 0.5).astype(int)); a score "
+    "column belongs in score= of bayeseval.active.Campaign.create, and class probabilities in "
+    "proba= of bayeseval.classic.risk_averaging"
+)
+
+
+def fractional_label_error(name: str, column: Any, value: Any) -> ValueError:
+    """The one error for a label that is a number but not a whole number (a score, rounding noise).
+
+    ``column`` is the column's name, or None for an array argument. Every back end and every
+    entry point that reads labels raises this error, so the rule and the wording are one.
+
+    Examples
+    --------
+    >>> print(fractional_label_error("y_pred", "p", 0.73))  # doctest: +ELLIPSIS
+    y_pred column 'p' holds the fractional value 0.73, but labels are classes ...
+    """
+    what = f"{name} column {column!r}" if column is not None else name
+    return ValueError(
+        f"{what} holds the fractional value {value!r}, but labels are classes (strings, bools or "
+        "whole numbers such as 0, 1, 0.0, 1.0): every distinct number would be counted as a class "
+        f"of its own; {_SCORES_GO}"
+    )
+
+
+def first_fractional(values: Any) -> Any:
+    """The first number in ``values`` that is not a whole number (NaN is missing, not fractional).
+
+    Vectorised for float arrays; object arrays are checked element by element. Returns None when
+    every value is a string, a bool, an integer or an integer-valued float (the rule
+    :class:`bayeseval.active.spec.LabelSet` applies to one label at a time).
+
+    Examples
+    --------
+    >>> first_fractional(np.array([0.0, 1.0, np.nan])) is None, first_fractional([1, 0.999999])
+    (True, 0.999999)
+    """
+    arr = np.asarray(values)
+    kind = arr.dtype.kind
+    if kind in "biuUSmM":
+        return None
+    if kind == "f":
+        flat = arr.ravel()
+        bad = (flat != np.floor(flat)) & ~np.isnan(flat)  # NaN is missing; +-inf equal their floor
+        return flat[np.argmax(bad)].item() if bad.any() else None
+    for v in arr.ravel():
+        if isinstance(v, (bool, np.bool_, Integral, str, bytes)) or not isinstance(v, Real):
+            continue
+        f = float(v)
+        if not np.isnan(f) and not f.is_integer():
+            return v.item() if isinstance(v, np.generic) else v
+    return None
+
+
+def check_class_labels(values: Any, name: str, column: Any = None) -> None:
+    """Raise :func:`fractional_label_error` when ``values`` hold a fractional number.
+
+    Examples
+    --------
+    >>> check_class_labels([0.0, 1.0, 1], "y_true")
+    >>> check_class_labels([0, 0.5], "y_true")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true holds the fractional value 0.5, but labels are classes ...
+    """
+    bad = first_fractional(values.to_numpy() if _is_pandas(values, "Series", "Index") else values)
+    if bad is not None:
+        raise fractional_label_error(name, column, bad)
 
 
 def check_method(method: Any, valid: Sequence[str], name: str = "method") -> str:

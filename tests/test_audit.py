@@ -334,3 +334,14 @@ def test_html_section_escapes_labels_and_embeds_the_plot():
     page = res.to_html()
     assert "&lt;i&gt;x&lt;/i&gt;" in page and "<i>x</i>" not in page
     assert page.count("data:image/png;base64,") == 1 and "Verdicts" in page
+
+
+def test_audit_refuses_fractional_y_true_naming_the_column_and_the_value():
+    rng = np.random.default_rng(11)
+    p = rng.integers(0, 2, 400)
+    df = pd.DataFrame({"y": np.where(p == 1, 0.999999, 0.0), "p": p, "g": rng.choice(["a", "b"], 400)})
+    with pytest.raises(ValueError, match=r"y_true column 'y' holds the fractional value 0\.999999"):
+        audit(df, y_true="y", y_pred="p", groups="g")
+    truth = np.where(np.arange(400) % 8 == 0, 1 - p, p).astype(float)  # 0.0/1.0: 50 rows wrong
+    fixed = audit(df.assign(y=truth), y_true="y", y_pred="p", groups="g", metrics="error_rate")
+    assert int(fixed.groups["successes"].sum()) == int((truth != p).sum()) == 50
