@@ -57,3 +57,16 @@ def test_missing_file_is_a_one_line_error(tmp_path, capsys):
     code = main(["gate", str(tmp_path / "nope.csv"), "--y-true", "y", "--y-pred", "p", "--min-trials", "5"])
     assert code == 2
     assert "file not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["report", "gate", "audit"])
+def test_a_score_column_read_from_a_file_is_a_one_line_error(command, tmp_path, capsys):
+    df = pd.DataFrame({"y": [0, 1] * 20, "score": [0.25, 0.75] * 20, "g": ["a"] * 20 + ["b"] * 20})
+    path = tmp_path / "preds.csv"
+    df.to_csv(path, index=False)
+    extra = {"report": [], "gate": ["--min-trials", "5"], "audit": ["--groups", "g"]}[command]
+    code = main([command, str(path), "--y-true", "y", "--y-pred", "score", "--strata", "g", *extra]
+                if command != "audit" else [command, str(path), "--y-true", "y", "--y-pred", "score", *extra])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "y_pred column 'score' holds the fractional value 0.25" in err
