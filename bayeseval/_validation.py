@@ -24,6 +24,7 @@ __all__ = [
     "check_count_limit",
     "check_weights",
     "check_positive_int",
+    "check_not_bool",
     "check_probability",
     "as_float_array",
     "check_random_seed",
@@ -85,8 +86,22 @@ def check_probability(value: Any, name: str, *, open_interval: bool = False) -> 
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int >= ``minimum`` or raise."""
-    if isinstance(value, bool) or not isinstance(value, Integral):
+    """Return ``value`` as an int >= ``minimum`` or raise.
+
+    A bool is a TypeError (``True`` is not the count 1); an integer-valued float is accepted.
+
+    Examples
+    --------
+    >>> check_positive_int(3.0, "draws")
+    3
+    >>> check_positive_int(True, "draws")
+    Traceback (most recent call last):
+    ...
+    TypeError: draws must be an integer >= 1, got True (a bool, not a count)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r} (a bool, not a count)")
+    if not isinstance(value, Integral):
         if isinstance(value, Real) and float(value).is_integer():
             value = int(value)
         else:
@@ -180,6 +195,37 @@ def check_method(method: Any, valid: Sequence[str], name: str = "method") -> str
     return key
 
 
+def check_not_bool(value: Any, name: str, what: str = "counts") -> None:
+    """Raise TypeError when ``value`` is a bool or holds bools where numbers are wanted.
+
+    ``True`` is not the count 1 nor the share 1.0: a bool where a number is wanted is a slip
+    (a mask passed for a count). Arrays are checked by dtype; lists and tuples element by element.
+
+    Examples
+    --------
+    >>> check_not_bool([3, 4], "trials")
+    >>> check_not_bool([3, True], "trials")
+    Traceback (most recent call last):
+    ...
+    TypeError: trials must be counts, not bools, got [3, True]
+    """
+    if _is_pandas(value, "Series", "Index"):
+        value = value.to_numpy()
+    if isinstance(value, (bool, np.bool_)):
+        bad = True
+    elif isinstance(value, np.ndarray):
+        bad = value.dtype.kind == "b" or (
+            value.dtype.kind == "O" and any(isinstance(v, (bool, np.bool_)) for v in value.ravel()))
+    elif isinstance(value, (list, tuple)):
+        bad = any(isinstance(v, (bool, np.bool_)) or (isinstance(v, (list, tuple)) and
+                                                     any(isinstance(u, (bool, np.bool_)) for u in v))
+                  for v in value)
+    else:
+        bad = False
+    if bad:
+        raise TypeError(f"{name} must be {what}, not bools, got {_short(value)}")
+
+
 def as_float_array(value: Any, name: str) -> np.ndarray:
     """Convert ``value`` to a float array, raising TypeError for non-numeric input."""
     if isinstance(value, (str, bytes)):
@@ -235,6 +281,7 @@ def _as_count_array(value: Any, name: str) -> np.ndarray:
         value = value.to_numpy()
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be numeric, got {_short(value)}")
+    check_not_bool(value, name)
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -484,6 +531,7 @@ def check_weights(
     within ``tol`` and match the strata exactly.
     """
     n = index if isinstance(index, int) else len(index)
+    check_not_bool(list(weights.values()) if isinstance(weights, dict) else weights, name, "population shares")
     if isinstance(weights, dict):
         import pandas as pd  # deferred: fast start-up
 

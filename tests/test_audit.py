@@ -345,3 +345,11 @@ def test_audit_refuses_fractional_y_true_naming_the_column_and_the_value():
     truth = np.where(np.arange(400) % 8 == 0, 1 - p, p).astype(float)  # 0.0/1.0: 50 rows wrong
     fixed = audit(df.assign(y=truth), y_true="y", y_pred="p", groups="g", metrics="error_rate")
     assert int(fixed.groups["successes"].sum()) == int((truth != p).sum()) == 50
+
+
+def test_a_bool_for_min_trials_is_a_type_error_like_a_bool_tolerance():
+    df = pd.DataFrame({"y": [0, 1] * 50, "p": [0, 1, 1, 0] * 25, "g": ["a"] * 50 + ["b"] * 50})
+    for kwargs, name in (({"min_trials": True}, "min_trials"), ({"tolerance": True}, "tolerance")):
+        with pytest.raises(TypeError, match=rf"^{name} must be .*got True"):
+            audit(df, y_true="y", y_pred="p", groups="g", **kwargs)
+    assert audit(df, y_true="y", y_pred="p", groups="g", min_trials=1).groups["trials"].sum() > 0

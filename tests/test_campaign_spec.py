@@ -350,3 +350,13 @@ def test_create_refuses_a_score_column_as_y_pred_and_a_fractional_label_set(tmp_
         Campaign.create(tmp_path / "d.db", ints, strata="g", y_pred="pred", label_set=[0, 0.5, 1])
     c = Campaign.create(tmp_path / "e.db", ints, strata="g", y_pred="pred", random_seed=0)
     assert sorted(c.spec.label_set or [0, 1]) == [0, 1]
+
+
+@pytest.mark.parametrize("name", ["annotators", "budget", "batch_size"])
+def test_a_bool_where_a_count_is_wanted_is_a_type_error_naming_it(name, tmp_path):
+    pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+    with pytest.raises(TypeError, match=rf"^{name} must be an integer >= 1, got True \(a bool, not a count\)"):
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", **{name: True})
+    assert not (tmp_path / "c.db").exists()
+    c = Campaign.create(tmp_path / "d.db", pool, strata="g", y_pred="pred", random_seed=0, **{name: 1})
+    assert getattr(c.spec, name) == 1

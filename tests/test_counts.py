@@ -294,3 +294,12 @@ def test_confusion_counts_refuses_a_fractional_label_cell():
     t = pd.DataFrame({"y": [1.0, 0.3], "p": [1, 0], "n": [5, 5]})
     with pytest.raises(ValueError, match=r"y_true column 'y' holds the fractional value 0\.3"):
         confusion_counts(t, y_true="y", y_pred="p", count="n")
+
+
+def test_bool_counts_are_type_errors_naming_the_argument():
+    with pytest.raises(TypeError, match=r"^successes must be counts, not bools, got \[True, 0\]"):
+        Counts.from_arrays([True, 0], [5, 5])
+    with pytest.raises(TypeError, match=r"^trials must be counts, not bools"):
+        Counts.from_arrays([1, 0], np.array([True, True]))
+    with pytest.raises(TypeError, match=r"^weights must be population shares, not bools"):
+        Counts.from_arrays([1, 0], [5, 5], weights=[True, False])
