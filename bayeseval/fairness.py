@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from bayeseval._core import metric_names
 from bayeseval._core.adaptive import adaptive_interval
 from bayeseval._core.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, MODELS, add_audit_arguments
 from bayeseval._core.cli_io import read_table
@@ -71,7 +72,6 @@ from bayeseval._validation import (
 from bayeseval._warnings import EmptyStratumWarning
 from bayeseval.counts import Counts, stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
-from bayeseval.metrics import get_metric
 from bayeseval.models import fit_crossed, fit_hierarchical
 from bayeseval.planning import sample_size
 
@@ -83,7 +83,7 @@ _BASE = {
     "tnr": "specificity", "ppv": "precision", "npv": "npv", "error_rate": "error_rate",
     "accuracy": "accuracy",
 }
-_AUDIT_NAME = {base: name for name, base in _BASE.items()}
+_AUDIT_NAME = {base: name for name, base in _BASE.items()} | {"balanced_accuracy": "balanced_accuracy"}
 
 #: every metric :func:`audit` reports, in display order
 METRICS = tuple(_BASE) + ("balanced_accuracy",)
@@ -141,14 +141,10 @@ def _check_metrics(metrics: Any) -> list[str]:
     for item in items:
         if not isinstance(item, str):
             raise TypeError(f"metrics must hold metric names (str), got {item!r}")
-        key = item.lower().replace("-", "_").replace(" ", "_")
+        name = metric_names.canonical(item)
+        key = _AUDIT_NAME.get(name, name)
         if key not in METRICS:
-            try:
-                key = _AUDIT_NAME.get(get_metric(key).name, key)
-            except ValueError:
-                pass
-        if key not in METRICS:
-            raise ValueError(f"metrics: unknown metric {item!r}; valid choices are {list(METRICS)}")
+            raise ValueError(metric_names.unknown_metric(item, "metrics"))
         if key not in out:
             out.append(key)
     return out

@@ -1492,6 +1492,8 @@ def evaluate(
         raise TypeError(f"source must be a string or None, got {source!r}")
     audit_groups = _check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
     counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
+    if isinstance(metric, str) and not isinstance(data, Counts):
+        metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
     report = _build_report(counts, metric_name, cfg)
     if audit_groups is not None:
         report.audit, found = _audit_section(
