@@ -338,8 +338,9 @@ def tabulate(
     strata : str or list of str, optional
         Column(s) defining the strata. ``None`` gives one stratum ``"all"``.
     metric : str or Metric
-        ``error_rate`` (default), ``accuracy``, ``recall``, ``precision``,
-        ``fpr``, ``specificity`` or ``npv``.
+        A name or alias of :func:`~bayeseval.get_metric`: ``error_rate``
+        (default), ``accuracy``, ``recall`` (``tpr``), ``precision`` (``ppv``),
+        ``fpr``, ``specificity`` (``tnr``), ``npv``, ``fnr`` or ``selection_rate``.
     pos_label : optional
         The positive class for class-dependent metrics. For binary 0/1 or
         boolean labels it defaults to 1. Two other label values (e.g.

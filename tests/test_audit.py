@@ -21,7 +21,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from bayeseval import proportion_ci
 from bayeseval._core.disparity import bonferroni_level, gap_interval, mover_difference
-from bayeseval.fairness import Audit, add_audit_parser, audit, run_audit
+from bayeseval.fairness import METRICS, Audit, add_audit_parser, audit, run_audit
 
 
 def _npv(y_true, y_pred):
@@ -353,3 +353,18 @@ def test_a_bool_for_min_trials_is_a_type_error_like_a_bool_tolerance():
         with pytest.raises(TypeError, match=rf"^{name} must be .*got True"):
             audit(df, y_true="y", y_pred="p", groups="g", **kwargs)
     assert audit(df, y_true="y", y_pred="p", groups="g", min_trials=1).groups["trials"].sum() > 0
+
+
+def test_metrics_are_named_as_written_in_every_table():
+    rng = np.random.default_rng(12)
+    n = 1200
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "g": rng.choice(["a", "b", "c"], n)})
+    df["p"] = np.where(rng.random(n) < 0.8, df["y"], 1 - df["y"])
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["recall", "FPR"], tolerance=0.2)
+    assert list(res.groups["metric"].unique()) == ["recall", "FPR"]
+    assert set(res.disparities["metric"]) == {"recall", "FPR"}
+    assert set(res.verdicts["metric"]) == {"recall", "FPR"}  # equal opportunity, equalized odds
+    got = res.groups[res.groups["metric"] == "recall"].set_index("group")["rate"]
+    for g, rows in df.groupby("g"):
+        assert got[g] == pytest.approx(true_positive_rate(rows["y"], rows["p"]), rel=1e-12)
+    assert set(audit(df, y_true="y", y_pred="p", groups="g").groups["metric"]) == set(METRICS)
