@@ -158,8 +158,13 @@ def first_fractional(values: Any) -> Any:
         return None
     if kind == "f":
         flat = arr.ravel()
-        bad = (flat != np.floor(flat)) & ~np.isnan(flat)  # NaN is missing; +-inf equal their floor
-        return flat[np.argmax(bad)].item() if bad.any() else None
+        step = 1 << 16  # a few hundred KB of temporaries at any size
+        for start in range(0, flat.size, step):
+            part = flat[start:start + step]
+            bad = (part != np.floor(part)) & ~np.isnan(part)  # NaN is missing; +-inf equal their floor
+            if bad.any():
+                return part[np.argmax(bad)].item()
+        return None
     for v in arr.ravel():
         if isinstance(v, (bool, np.bool_, Integral, str, bytes)) or not isinstance(v, Real):
             continue

@@ -188,3 +188,9 @@ def test_duckdb_integer_valued_float_and_decimal_labels_count_as_classes():
     for col in ("yf", "yd"):
         counts = tabulate(rel, y_true=col, y_pred="p")
         assert counts.total_successes == hand and counts.total_trials == len(df)
+
+
+def test_duckdb_a_missing_float_label_is_missing_not_fractional():
+    rel = duckdb.from_df(pd.DataFrame({"y": [0.0, 1.0, np.nan, 1.0], "p": [0, 1, 1, 1]}))
+    with pytest.raises(ValueError, match=r"y_true column 'y' has missing labels in 1 row"):
+        tabulate(rel, y_true="y", y_pred="p")
