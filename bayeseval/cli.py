@@ -27,6 +27,7 @@ from statistics import NormalDist
 from typing import Any
 
 from bayeseval import __version__
+from bayeseval._core import metric_names
 from bayeseval._core.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
 from bayeseval._core.cli_io import (
     HelpFormatter,
@@ -122,12 +123,11 @@ def _rate(text: str) -> float:
 
 
 def _metric(text: str) -> str:
-    from bayeseval.metrics import get_metric  # deferred: fast start-up
-
-    try:
-        return get_metric(text).name
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    """A metric name or alias of one rate, returned as written (the report echoes it)."""
+    key = metric_names.canonical(text)
+    if key is None or key in metric_names.COMPOSITE:
+        raise argparse.ArgumentTypeError(metric_names.unknown_metric(text, composite=False))
+    return text.strip()
 
 
 def _parse_json_numbers(text: str, what: str) -> Any:
@@ -677,7 +677,8 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--y-pred", required=True, help="column with the predicted labels")
     p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
     p.add_argument("--metric", type=_metric, default="error_rate",
-                   help="error_rate, accuracy, recall, precision, fpr, specificity, npv")
+                   help=f"one of {metric_names.choices(composite=False)} (aliases in parentheses; "
+                   "balanced_accuracy, the mean of two rates, is reported by audit)")
     p.add_argument("--pos-label", default=None,
                    help="positive class for recall, precision, ...: parsed as an integer when the "
                    "--y-true column holds integers (a number for floats, true/false for booleans); "

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from bayeseval._core import metric_names
 from bayeseval._core.adaptive import adaptive_interval
 from bayeseval._core.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, MODELS, add_audit_arguments
 from bayeseval._core.cli_io import read_table
@@ -71,7 +72,6 @@ from bayeseval._validation import (
 from bayeseval._warnings import EmptyStratumWarning
 from bayeseval.counts import Counts, stratum_labels, tabulate
 from bayeseval.intervals import proportion_ci
-from bayeseval.metrics import get_metric
 from bayeseval.models import fit_crossed, fit_hierarchical
 from bayeseval.planning import sample_size
 
@@ -83,7 +83,7 @@ _BASE = {
     "tnr": "specificity", "ppv": "precision", "npv": "npv", "error_rate": "error_rate",
     "accuracy": "accuracy",
 }
-_AUDIT_NAME = {base: name for name, base in _BASE.items()}
+_AUDIT_NAME = {base: name for name, base in _BASE.items()} | {"balanced_accuracy": "balanced_accuracy"}
 
 #: every metric :func:`audit` reports, in display order
 METRICS = tuple(_BASE) + ("balanced_accuracy",)
@@ -127,9 +127,10 @@ class _MetricFit(NamedTuple):
 # --------------------------------------------------------------------------- inputs
 
 
-def _check_metrics(metrics: Any) -> list[str]:
+def _check_metrics(metrics: Any) -> dict[str, str]:
+    """Audit metric key -> the name as the user wrote it (shown in every table), in order."""
     if metrics is None:
-        return list(METRICS)
+        return {m: m for m in METRICS}
     items = [metrics] if isinstance(metrics, str) else metrics
     try:
         items = list(items)
@@ -137,20 +138,15 @@ def _check_metrics(metrics: Any) -> list[str]:
         raise TypeError(f"metrics must be a metric name or a list of names, got {metrics!r}") from None
     if not items:
         raise ValueError(f"metrics must name at least one metric, got {metrics!r}")
-    out = []
+    out: dict[str, str] = {}
     for item in items:
         if not isinstance(item, str):
             raise TypeError(f"metrics must hold metric names (str), got {item!r}")
-        key = item.lower().replace("-", "_").replace(" ", "_")
+        name = metric_names.canonical(item)
+        key = _AUDIT_NAME.get(name, name)
         if key not in METRICS:
-            try:
-                key = _AUDIT_NAME.get(get_metric(key).name, key)
-            except ValueError:
-                pass
-        if key not in METRICS:
-            raise ValueError(f"metrics: unknown metric {item!r}; valid choices are {list(METRICS)}")
-        if key not in out:
-            out.append(key)
+            raise ValueError(metric_names.unknown_metric(item, "metrics"))
+        out.setdefault(key, item.strip())
     return out
 
 
@@ -775,7 +771,10 @@ def audit(
     metrics : str or list of str, optional
         Any of ``selection_rate``, ``tpr`` (``recall``), ``fnr``, ``fpr``, ``tnr``
         (``specificity``), ``ppv`` (``precision``), ``npv``, ``error_rate``,
-        ``accuracy``, ``balanced_accuracy``; default all. Balanced accuracy is the mean
+        ``accuracy``, ``balanced_accuracy`` or any alias of
+        :data:`bayeseval._core.metric_names.NAMES`; default all. Every table and note
+        names a metric as it is written here (``recall`` stays ``recall``; the default
+        names are the short ones above). Balanced accuracy is the mean
         of TPR and TNR; its interval is the MOVER combination (Zou and Donner 2008) of
         the two rates' intervals, which treats them as independent proportions (they
         come from disjoint rows).
@@ -837,7 +836,8 @@ def audit(
     >>> res.verdicts[["criterion", "verdict"]].values.tolist()
     [['demographic_parity', 'within tolerance']]
     """
-    names = _check_metrics(metrics)
+    written = _check_metrics(metrics)
+    names = list(written)
     tol = _check_tolerance(tolerance)
     level = check_level(level)
     random_seed = check_random_seed(random_seed)
@@ -851,7 +851,7 @@ def audit(
     ref = _reference(reference, labels, rows)
     fits = _fit_all(names, counts, cells, level, random_seed, model, min_trials)
     verdicts, labels_needed = _verdict_tables(names, fits, labels, rows, level, tol)
-    return Audit(
+    return _as_written(written, Audit(
         groups=pd.concat([_group_frame(m, labels, fits[m]) for m in names], ignore_index=True),
         disparities=_disparity_table(names, fits, labels, ref, level, tol, min_trials),
         verdicts=verdicts,
@@ -862,7 +862,19 @@ def audit(
         model=model,
         min_trials=min_trials,
         notes=[note for m in names for note in _gap_notes(m, fits[m], labels, level, min_trials)],
-    )
+    ))
+
+
+def _as_written(written: dict[str, str], result: Audit) -> Audit:
+    """Every table and note names each metric as the user wrote it (``recall`` stays ``recall``)."""
+    if all(key == name for key, name in written.items()):
+        return result
+    for frame in (result.groups, result.disparities, result.verdicts, result.labels_needed):
+        frame["metric"] = frame["metric"].map(lambda m: written.get(m, m))
+    for i, note in enumerate(result.notes):
+        key, sep, rest = note.partition(": ")
+        result.notes[i] = written.get(key, key) + sep + rest
+    return result
 
 
 def _disparity_table(names, fits, labels, ref, level, tol, min_trials) -> pd.DataFrame:

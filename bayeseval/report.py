@@ -1381,7 +1381,10 @@ def evaluate(
     strata : str or list of str, optional
         Column(s) defining the strata; None gives one stratum.
     metric : str or Metric, default "error_rate"
-        Any metric of :func:`~bayeseval.get_metric`.
+        Any metric of :func:`~bayeseval.get_metric` (a name or an alias), shown in the
+        report as written (``"tpr"`` stays ``"tpr"``; it counts recall). Balanced
+        accuracy, the mean of two rates, is not one rate per stratum: it is refused
+        here, and :func:`~bayeseval.audit` reports it.
     weights : dict, Series or sequence, optional
         Population shares of the strata (summing to 1). With them the report
         gives the reweighted overall rate (the population estimate) beside the
@@ -1492,6 +1495,8 @@ def evaluate(
         raise TypeError(f"source must be a string or None, got {source!r}")
     audit_groups = _check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
     counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
+    if isinstance(metric, str) and not isinstance(data, Counts):
+        metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
     report = _build_report(counts, metric_name, cfg)
     if audit_groups is not None:
         report.audit, found = _audit_section(

@@ -21,7 +21,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from bayeseval import proportion_ci
 from bayeseval._core.disparity import bonferroni_level, gap_interval, mover_difference
-from bayeseval.fairness import Audit, add_audit_parser, audit, run_audit
+from bayeseval.fairness import METRICS, Audit, add_audit_parser, audit, run_audit
 
 
 def _npv(y_true, y_pred):
@@ -334,3 +334,37 @@ def test_html_section_escapes_labels_and_embeds_the_plot():
     page = res.to_html()
     assert "&lt;i&gt;x&lt;/i&gt;" in page and "<i>x</i>" not in page
     assert page.count("data:image/png;base64,") == 1 and "Verdicts" in page
+
+
+def test_audit_refuses_fractional_y_true_naming_the_column_and_the_value():
+    rng = np.random.default_rng(11)
+    p = rng.integers(0, 2, 400)
+    df = pd.DataFrame({"y": np.where(p == 1, 0.999999, 0.0), "p": p, "g": rng.choice(["a", "b"], 400)})
+    with pytest.raises(ValueError, match=r"y_true column 'y' holds the fractional value 0\.999999"):
+        audit(df, y_true="y", y_pred="p", groups="g")
+    truth = np.where(np.arange(400) % 8 == 0, 1 - p, p).astype(float)  # 0.0/1.0: 50 rows wrong
+    fixed = audit(df.assign(y=truth), y_true="y", y_pred="p", groups="g", metrics="error_rate")
+    assert int(fixed.groups["successes"].sum()) == int((truth != p).sum()) == 50
+
+
+def test_a_bool_for_min_trials_is_a_type_error_like_a_bool_tolerance():
+    df = pd.DataFrame({"y": [0, 1] * 50, "p": [0, 1, 1, 0] * 25, "g": ["a"] * 50 + ["b"] * 50})
+    for kwargs, name in (({"min_trials": True}, "min_trials"), ({"tolerance": True}, "tolerance")):
+        with pytest.raises(TypeError, match=rf"^{name} must be .*got True"):
+            audit(df, y_true="y", y_pred="p", groups="g", **kwargs)
+    assert audit(df, y_true="y", y_pred="p", groups="g", min_trials=1).groups["trials"].sum() > 0
+
+
+def test_metrics_are_named_as_written_in_every_table():
+    rng = np.random.default_rng(12)
+    n = 1200
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "g": rng.choice(["a", "b", "c"], n)})
+    df["p"] = np.where(rng.random(n) < 0.8, df["y"], 1 - df["y"])
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["recall", "FPR"], tolerance=0.2)
+    assert list(res.groups["metric"].unique()) == ["recall", "FPR"]
+    assert set(res.disparities["metric"]) == {"recall", "FPR"}
+    assert set(res.verdicts["metric"]) == {"recall", "FPR"}  # equal opportunity, equalized odds
+    got = res.groups[res.groups["metric"] == "recall"].set_index("group")["rate"]
+    for g, rows in df.groupby("g"):
+        assert got[g] == pytest.approx(true_positive_rate(rows["y"], rows["p"]), rel=1e-12)
+    assert set(audit(df, y_true="y", y_pred="p", groups="g").groups["metric"]) == set(METRICS)

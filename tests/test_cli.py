@@ -126,3 +126,16 @@ def test_both_command_lines_print_a_package_warning_as_one_line(tmp_path, capsys
     err = [line for line in capsys.readouterr().err.splitlines() if line]
     assert err == ["warning: 1 strata have no trials for recall and no rate: ['a']"]
     assert warnings.showwarning is hook
+
+
+@pytest.mark.parametrize("command", ["report", "gate", "audit"])
+def test_a_score_column_read_from_a_file_is_a_one_line_error(command, tmp_path, capsys):
+    df = pd.DataFrame({"y": [0, 1] * 20, "score": [0.25, 0.75] * 20, "g": ["a"] * 20 + ["b"] * 20})
+    path = tmp_path / "preds.csv"
+    df.to_csv(path, index=False)
+    extra = {"report": [], "gate": ["--min-trials", "5"], "audit": ["--groups", "g"]}[command]
+    code = main([command, str(path), "--y-true", "y", "--y-pred", "score", "--strata", "g", *extra]
+                if command != "audit" else [command, str(path), "--y-true", "y", "--y-pred", "score", *extra])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "y_pred column 'score' holds the fractional value 0.25" in err

@@ -244,3 +244,13 @@ def test_html_omits_the_plot_for_many_strata():
     assert "<img" not in text and "forest plot omitted: 61 strata" in text
     # strata, 2 header rows (column groups, column names), 1 overall header, overall rows
     assert text.count("<tr") == 61 + 2 + 1 + len(rep.overall)
+
+
+def test_evaluate_refuses_a_score_column_as_y_pred_naming_it():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, 300)
+    score = np.clip(np.where(y == 1, 0.9, 0.1) + rng.normal(0, 0.05, 300), 0.01, 0.99)
+    df = pd.DataFrame({"y": y, "score": score, "g": rng.choice(["a", "b"], 300)})
+    with pytest.raises(ValueError, match=r"y_pred column 'score' holds the fractional value") as err:
+        evaluate(df, y_true="y", y_pred="score", strata="g")
+    assert repr(float(score[0])) in str(err.value)  # the first row's score: every score is fractional

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from bayeseval._core.metric_names import choices
+
 #: pooled models of the audit (``--model``)
 MODELS = ("crossed", "robust", "beta_binomial")
 
@@ -33,7 +35,8 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--y-true", required=True, help="column with the true labels")
     p.add_argument("--y-pred", required=True, help="column with the predicted labels")
     p.add_argument("--groups", required=True, help="group column(s), comma separated")
-    p.add_argument("--metrics", default=None, help="metrics, comma separated (default: all)")
+    p.add_argument("--metrics", default=None,
+                   help=f"metrics, comma separated, of {choices()} (aliases in parentheses; default: all)")
     p.add_argument("--reference", default=None, help="reference group (default: the largest)")
     p.add_argument("--tolerance", type=float, default=None, help="largest acceptable gap, in (0, 1)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level")

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from bayeseval._validation import check_class_labels
 from bayeseval._warnings import BayesevalWarning
 
 __all__ = [
@@ -553,7 +554,8 @@ def _label_kind(arr: np.ndarray) -> str:
 
 
 def check_label_kinds(*named: tuple[str, np.ndarray]) -> None:
-    """Raise ValueError when label arrays mix numbers and strings (``1`` never equals ``"1"``).
+    """Raise ValueError when label arrays mix numbers and strings (``1`` never equals ``"1"``)
+    or hold a fractional number (a score is not a class).
 
     Examples
     --------
@@ -562,6 +564,8 @@ def check_label_kinds(*named: tuple[str, np.ndarray]) -> None:
     ...
     ValueError: labels must be of one kind to be compared: y_true holds numbers, pred_a holds strings
     """
+    for name, arr in named:
+        check_class_labels(arr, name)
     kinds = {name: _label_kind(np.asarray(arr)) for name, arr in named}
     if len(set(kinds.values())) > 1 or any(k.startswith("mixed") for k in kinds.values()):
         shown = ", ".join(f"{name} holds {kind}" for name, kind in kinds.items())

@@ -35,6 +35,7 @@ from typing import Any
 
 from bayeseval._core.cli_io import HelpFormatter as _Formatter
 from bayeseval._core.cli_io import atomic_output, check_output, cli_warnings, one_line, read_table
+from bayeseval._core.metric_names import choices as metric_choices
 
 __all__ = ["register", "run", "build_parser", "main"]
 
@@ -679,8 +680,8 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
     p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
     p.add_argument("--metric", type=_metric_names, default="error_rate",
-                   help="error_rate, accuracy, recall, precision, ...; several comma separated (e.g. tpr,fpr) "
-                        "for one campaign on every one of them")
+                   help=f"one of {metric_choices(composite=False)} (aliases in parentheses); several comma "
+                        "separated (e.g. tpr,fpr) for one campaign on every one of them")
     p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
     p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
     p.add_argument("--goal", default="each", choices=["each", "overall", "decide", "gap"],
