@@ -142,13 +142,13 @@ def _stratum_row(rows: _Rows, level: float, method: str) -> dict[str, Any]:
     }
 
 
-def _cells_of(proxy: np.ndarray, kind: str, trial: np.ndarray, m: Metric, y_pred: np.ndarray,
+def _cells_of(proxy: np.ndarray, kind: str, rows: np.ndarray, m: Metric, y_pred: np.ndarray,
               positive: Any, n_cells: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """Cell (and a label proxy's verdict) of each trial row of one stratum."""
+    """Cell (and a label proxy's verdict) of each of one stratum's trial rows (positions)."""
     if kind == "label":
-        verdict = m.masks(proxy[trial], y_pred[trial], positive)[1]
+        verdict = m.masks(proxy[rows], y_pred[rows], positive)[1]
         return verdict.astype(int), verdict
-    return score_cells(proxy[trial].astype(float), n_cells), None
+    return score_cells(proxy[rows].astype(float), n_cells), None
 
 
 def proxy_ci(
@@ -248,9 +248,12 @@ def proxy_ci(
     success = np.zeros(len(frame), dtype=bool)
     success[labelled] = m.masks(yt[labelled], yp[labelled], positive)[1]
     codes, keys = _stratum_index(frame, cols)
+    order = np.flatnonzero(trial)
+    order = order[np.argsort(codes[order], kind="stable")]
+    ends = np.searchsorted(codes[order], np.arange(len(keys) + 1))
     rows = []
     for j in range(len(keys)):
-        t = trial & (codes == j)
+        t = order[ends[j]:ends[j + 1]]  # the stratum's trial rows
         cells, verdict = _cells_of(px, kind, t, m, yp, positive, n_cells)
         rows.append(_stratum_row(_Rows(cells, labelled[t], success[t], verdict), level, method))
     table = pd.DataFrame(rows, index=keys)
