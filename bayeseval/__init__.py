@@ -37,6 +37,8 @@ _EXPORTS = {
     "StratifiedRisk": "stratified",
     "reweight": "stratified",
     "weighted_metric": "stratified",
+    "proxy_ci": "proxy",
+    "ProxyCI": "proxy",
     "sample_size": "planning",
     "allocate": "planning",
     "mcnemar": "compare",
@@ -67,6 +69,7 @@ _SUBMODULES = frozenset(
     {
         "intervals", "stratified", "planning", "compare", "classic", "models", "checks",
         "active", "report", "fairness", "split", "spark", "plots", "datasets", "demo", "gate", "cli",
+        "proxy",
     }
 )
 
@@ -86,6 +89,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.metrics import Metric, get_metric
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
     from bayeseval.planning import allocate, sample_size
+    from bayeseval.proxy import ProxyCI, proxy_ci
     from bayeseval.report import Report, evaluate
     from bayeseval.stratified import (
         StratifiedRisk,
@@ -136,6 +140,8 @@ __all__ = [
     "StratifiedRisk",
     "reweight",
     "weighted_metric",
+    "proxy_ci",
+    "ProxyCI",
     "sample_size",
     "allocate",
     "mcnemar",
