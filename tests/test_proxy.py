@@ -36,13 +36,13 @@ def test_hand_count_two_strata():
     assert a["effective_labels"] == pytest.approx(eff)
     if a["proxy_used"]:
         assert a["estimate"] == pytest.approx(ps)
-    else:  # labels-only: 5 right of 8
-        lo, hi = proportion_confint(5, 8, alpha=0.05, method="wilson")
+    else:  # labels-only: 5 right of 8 (Clopper-Pearson, the default)
+        lo, hi = proportion_confint(5, 8, alpha=0.05, method="beta")
         assert (a["estimate"], a["lower"], a["upper"]) == pytest.approx((5 / 8, lo, hi))
     assert bool(a["proxy_used"]) == (eff * 0.8 > 8)
     b = res.table.loc["b"]
     # stratum b: 4 labels in cells of 2 and 2 -> merged (fewer than 3): labels-only 2 of 4
-    lo, hi = proportion_confint(2, 4, alpha=0.05, method="wilson")
+    lo, hi = proportion_confint(2, 4, alpha=0.05, method="beta")
     assert (b["labelled"], b["cells"], bool(b["proxy_used"])) == (4, 1, False)
     assert (b["estimate"], b["lower"], b["upper"]) == pytest.approx((0.5, lo, hi))
 
@@ -100,7 +100,7 @@ def test_precision_counts_only_predicted_positives():
     row = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge",
                    metric="precision").table.loc["all"]
     # trials: the 6 predicted positives; 4 labelled, 2 true positives
-    lo, hi = proportion_confint(2, 4, alpha=0.05, method="wilson")
+    lo, hi = proportion_confint(2, 4, alpha=0.05, method="beta")
     assert (row["trials"], row["labelled"]) == (6, 4)
     assert row["agreement"] == pytest.approx(3 / 4)
     assert (row["estimate"], row["lower"], row["upper"]) == pytest.approx((0.5, lo, hi))
