@@ -1589,8 +1589,9 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     """The audit across ``groups`` and its findings (criteria decided outside, undecided)."""
     from bayeseval.fairness import audit  # deferred: the audit loads the crossed engine
 
+    given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
     res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=list(_AUDIT_METRICS),
-                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **options)
+                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **given)
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]

@@ -83,7 +83,9 @@ def test_single_column_parity_and_counts(data):
     sub = data[data["race"] == "b"]
     assert table.loc[("b", "tpr"), "trials"] == int((sub["y"] == 1).sum())
     assert table.loc[("b", "tpr"), "successes"] == int(((sub["y"] == 1) & (sub["p"] == 1)).sum())
-    assert res.reference == "w"  # the largest group
+    # default reference per metric: the measured group with the most trials (hand count)
+    positives = data.loc[data["y"] == 1, "race"].value_counts()
+    assert res.reference == {"tpr": positives.idxmax(), "selection_rate": data["race"].value_counts().idxmax()}
 
 
 def test_group_intervals_are_wilson_and_pooled_brackets(crossed, data):
@@ -97,7 +99,7 @@ def test_group_intervals_are_wilson_and_pooled_brackets(crossed, data):
 def test_differences_are_newcombe_and_ratios_katz(crossed):
     g = crossed.groups[crossed.groups["metric"] == "tpr"].set_index("group")
     d = crossed.disparities[crossed.disparities["metric"] == "tpr"].set_index(["measure", "group"])
-    ref = crossed.reference
+    ref = crossed.reference["tpr"]
     for group in g.index.drop(ref):
         args = (int(g.loc[group, "successes"]), int(g.loc[group, "trials"]),
                 int(g.loc[ref, "successes"]), int(g.loc[ref, "trials"]))
@@ -112,7 +114,8 @@ def test_differences_are_newcombe_and_ratios_katz(crossed):
 def test_empty_crossed_cell_is_shown_empty_with_a_labelled_prediction():
     df = _frame(400, seed=3)
     df = df[~((df["race"] == "a") & (df["sex"] == "f"))]
-    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics=["tpr"], random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics=["tpr"], random_seed=0,
+                min_trials=1)
     row = res.groups.set_index("group").loc["a | f"]
     assert row["trials"] == 0 and np.isnan(row["rate"]) and np.isnan(row["wilson_lower"])
     assert row["empty"] and row["predicted"] and 0 < row["pooled_mean"] < 1
@@ -196,8 +199,8 @@ def test_verdict_clearly_outside():
 
 
 def test_verdict_undecided_at_small_n_and_the_plan_decides():
-    res = audit(_two_groups(10, 0.6, 0.7), y_true="y", y_pred="p", groups="g",
-                metrics=["tpr"], tolerance=0.2, random_seed=0)
+    res = audit(_two_groups(10, 0.6, 0.7), y_true="y", y_pred="p", groups="g", metrics=["tpr"],
+                tolerance=0.2, random_seed=0, min_trials=1, method="bonferroni")
     v = res.verdicts.set_index("criterion").loc["equal_opportunity"]
     assert v["verdict"] == "undecided" and v["lower"] <= 0.2 < v["upper"]
     plan = res.labels_needed.set_index("group")
@@ -290,7 +293,7 @@ def test_command_line_exit_codes_and_json(tmp_path, capsys):
     base = [str(path), "--y-true", "y", "--y-pred", "p", "--groups", "g", "--metrics", "tpr"]
     assert _cli(base + ["--tolerance", "0.1", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert out["verdicts"][0]["verdict"] == "outside" and out["reference"] == "a"
+    assert out["verdicts"][0]["verdict"] == "outside" and out["reference"] == {"tpr": "a"}
     assert _cli(base + ["--tolerance", "0.5"]) == 0
     with pytest.raises(ValueError, match="--groups column 'zz'"):
         _cli([str(path), "--y-true", "y", "--y-pred", "p", "--groups", "zz"])
@@ -312,7 +315,7 @@ def test_forest_plot_draws_a_prediction_distinctly():
                 random_seed=0)
     ax = disparities(res)
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert f"fpr: a | f - {res.reference} (predicted, no data)" in labels
+    assert f"fpr: a | f - {res.reference['fpr']} (predicted, no data)" in labels
     assert len(labels) == len(res.disparities.query("measure != 'ratio'"))
     dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
     hollow = [ln for ln in ax.lines if ln.get_markerfacecolor() == "none"]
