@@ -53,7 +53,14 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._core.adaptive import adaptive_interval
-from bayeseval._core.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, MODELS, add_audit_arguments
+from bayeseval._core.audit_args import (
+    AUDIT_DESCRIPTION,
+    AUDIT_HELP,
+    GAP_METHODS,
+    MIN_TRIALS,
+    MODELS,
+    add_audit_arguments,
+)
 from bayeseval._core.cli_io import read_table
 from bayeseval._core.conflict import loo_conflict
 from bayeseval._core.disparity import (
@@ -104,15 +111,8 @@ CRITERIA = {
 
 _N_DRAWS = 4000
 
-#: methods of the max-min gap interval: simultaneous pairwise differences with a max-t
-#: critical value (default), or the exact Bonferroni projection of per-group intervals
-GAP_METHODS = ("max_t", "bonferroni")
-
 #: parametric-bootstrap replicates of the max-t critical value
 _N_RESAMPLES = 2000
-
-#: default ``min_trials``: groups with fewer trials are left out of the gap and the verdicts
-MIN_TRIALS = 30
 
 #: how a message names an option, per interface (Python keyword or command-line flag)
 _SPELLING = {
