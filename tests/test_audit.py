@@ -365,6 +365,13 @@ def test_gap_with_one_group_with_trials_is_not_measured():
     res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", tolerance=0.1, random_seed=0)
     _assert_not_measured(res, "tpr")
     assert any("not measured" in n for n in res.notes)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayeseval.plots import disparities
+
+    labels = [t.get_text() for t in disparities(res).get_yticklabels()]
+    assert labels[-1] == "tpr: max-min gap (not measured)"
 
 
 def test_gap_with_min_trials_above_every_group_is_not_measured():

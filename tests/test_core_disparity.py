@@ -180,8 +180,9 @@ def test_max_t_critical_is_the_studentized_range_for_large_equal_groups(k):
 
 
 def test_max_t_critical_is_never_below_the_normal_quantile():
-    # every rate 0 or 1: every replicate equals the data; the single-pair normal quantile is the floor
-    c = max_t_critical([0, 40, 30], [30, 40, 30], 0.9, rng=np.random.default_rng(0))
+    # every rate 0 (observed and pooled): every replicate equals the data; the single-pair
+    # normal quantile is the floor
+    c = max_t_critical([0, 0, 0], [30, 40, 30], 0.9, rng=np.random.default_rng(0))
     assert c == pytest.approx(stats.norm.ppf(0.95))
     gap, lo, hi = max_t_gap([30, 30], [30, 30], 0.95, rng=np.random.default_rng(0))
     assert gap == 0.0 and lo == 0.0 and hi > 0.05
@@ -220,12 +221,12 @@ def _gap_study(rates, reps, seed):
 
 
 def test_max_t_gap_coverage_and_power_small_simulation():
-    # 200 seeded datasets of six groups of 20-2,000 rows: binomial SE of a coverage of 0.95 is
-    # 0.015, so 0.95 - 0.035 allows about 2.3 SE; power with the 50-row group at 0.15
-    equal = _gap_study(np.full(6, 0.3), 200, 5)
-    apart = _gap_study(np.array([0.3, 0.15, 0.3, 0.3, 0.3, 0.3]), 200, 6)
+    # 150 seeded datasets of six groups of 20-2,000 rows: binomial SE of a coverage of 0.95 is
+    # 0.018, so 0.95 - 0.04 allows about 2.2 SE; power with the 50-row group at 0.15
+    equal = _gap_study(np.full(6, 0.3), 150, 5)
+    apart = _gap_study(np.array([0.3, 0.15, 0.3, 0.3, 0.3, 0.3]), 150, 6)
     for study in (equal, apart):
-        assert study["max_t"][0] >= 0.95 - 0.035
+        assert study["max_t"][0] >= 0.95 - 0.04
         assert study["max_t"][1] < 0.9 * study["bonferroni"][1]  # narrower
     assert apart["max_t"][2] > apart["bonferroni"][2] + 0.15  # detects the 0.15 gap more often
 

@@ -283,14 +283,21 @@ def max_t_critical(
 ) -> float:
     """Critical value of simultaneous pairwise differences: parametric-bootstrap max |t|.
 
-    Each group's counts are redrawn from the binomial at its observed rate (the
-    multinomial count bootstrap of :func:`bayeseval._core.resampling.resample_counts`);
-    for each replicate the largest studentised deviation over all pairs,
-    ``max_{i<j} |d*_ij - d_ij| / se*_ij`` (Agresti-Caffo centre and standard error, one
+    Each group's counts are redrawn from the binomial at given rates (the multinomial
+    count bootstrap of :func:`bayeseval._core.resampling.resample_counts`); for each
+    replicate the largest studentised deviation over all pairs,
+    ``max_{i<j} |d*_ij - delta_ij| / se*_ij`` (Agresti-Caffo centre and standard error, one
     success and one failure added per proportion, so a group at 0 or 1 has a positive
-    standard error), is recorded; the critical value is its ``level`` quantile, and at
-    least the normal quantile ``z_{(1 + level) / 2}`` of a single pair (the replicates
-    say nothing when every observed rate is 0 or 1, which makes them all equal).
+    standard error; ``delta`` the difference of the generating rates), is recorded, and
+    its ``level`` quantile taken. This is done twice, at the observed rates and at the
+    pooled rate (every group at the overall rate), and the larger value is returned, and
+    never less than the single-pair normal quantile ``z_{(1 + level) / 2}``. The pooled
+    calibration is the configuration of equal rates, where the gap interval must contain
+    0: calibrated at the observed rates alone, whose spread is noise there, the coverage
+    of a zero gap was 0.946 and 0.951 at rates 0.1 and 0.3 (six groups of 20-2,000, 2,000
+    datasets, SE 0.005), and with the larger of the two 0.959 and 0.961, at the same
+    power against a gap of 0.15 (0.54). The floor covers the degenerate case where every
+    rate is 0 or 1 and every replicate equals the data.
 
     Parameters
     ----------
@@ -303,7 +310,7 @@ def max_t_critical(
         Weights of the component proportions (default one component of weight 1;
         balanced accuracy is ``(0.5, 0.5)`` over TPR and TNR).
     n_resamples : int
-        Bootstrap replicates.
+        Bootstrap replicates of each of the two calibrations.
     rng : numpy.random.Generator
         Source of the replicates.
 
@@ -317,27 +324,35 @@ def max_t_critical(
     Two large groups: the max over one pair is the normal quantile, about 1.96.
 
     >>> c = max_t_critical([3000, 3000], [10000, 10000], 0.95, rng=np.random.default_rng(0))
-    >>> bool(1.85 < c < 2.07)
+    >>> bool(1.9 < c < 2.07)
     True
     """
+    s, n, w = _components(successes, trials, weights)
+    pooled = np.broadcast_to(s.sum(axis=0) / n.sum(axis=0), s.shape)
+    found = [_bootstrap_critical(rates, n, w, level, n_resamples, rng) for rates in (s / n, pooled)]
+    return float(max(*found, special.ndtri(0.5 + level / 2)))
+
+
+def _bootstrap_critical(rates: np.ndarray, n: np.ndarray, w: np.ndarray, level: float,
+                        n_resamples: int, rng: np.random.Generator) -> float:
+    """The ``level`` quantile of max |t| over the pairs, counts drawn at ``rates`` (G, K)."""
     from bayeseval._core.resampling import resample_counts
 
-    s, n, w = _components(successes, trials, weights)
-    groups, k = s.shape
+    groups, k = rates.shape
     pi, pj = _pair_index(groups)
-    rate, _, _ = _rates_and_variances(s, n, w)
+    rate = rates @ w
     truth = rate[pi] - rate[pj]
-    cells = np.stack([s.ravel(), (n - s).ravel()], axis=1)
-    n_b = np.broadcast_to(n, s.shape)
+    expected = rates * n
+    cells = np.stack([expected.ravel(), (n - expected).ravel()], axis=1)
 
     def statistic(draws: np.ndarray) -> np.ndarray:
         star = draws[..., 0].reshape(draws.shape[0], groups, k)
-        _, adj, var = _rates_and_variances(star, n_b, w)
+        _, adj, var = _rates_and_variances(star, n, w)
         t = np.abs(adj[:, pi] - adj[:, pj] - truth) / np.sqrt(var[:, pi] + var[:, pj])
         return t.max(axis=1)
 
     reps = resample_counts(statistic, cells, n_resamples, rng, max_cells=max(len(pi), 1) * 4000)
-    return float(max(np.quantile(reps[:, 0], level), special.ndtri(0.5 + level / 2)))
+    return float(np.quantile(reps[:, 0], level))
 
 
 def _components(successes: Any, trials: Any, weights: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
