@@ -938,7 +938,7 @@ def _reference_key(reference: Any, cols: list[str]) -> Any:
     return tuple(reference[c] for c in cols)
 
 
-def _reference(reference: Any, layout: _Layout) -> int | None:
+def _reference(reference: Any, layout: _Layout, spelling: str = "python") -> int | None:
     """The position of the reference group given by the user (None: the default, per metric)."""
     if reference is None:
         return None
@@ -956,9 +956,11 @@ def _reference(reference: Any, layout: _Layout) -> int | None:
         found = [g for g, lab in enumerate(labels) if lab == str(key)]
         found = found or [g for g, row in enumerate(rows) if _SEP.join(map(str, row)) == str(key)]
     if len(found) > 1:
+        how = (f"give the reference per group column, as a tuple {tuple(cols)} or a mapping "
+               "{column: value}") if spelling == "python" else (
+               f"give --reference as the tables label the group: {[labels[g] for g in found[:5]]}")
         raise ValueError(f"reference {reference!r} is ambiguous: it names the groups "
-                         f"{[rows[g] for g in found[:5]]}; give the reference per group column, as a "
-                         f"tuple {tuple(cols)} or a mapping {{column: value}}")
+                         f"{[rows[g] for g in found[:5]]}; {how}")
     if not found:
         raise ValueError(f"reference {reference!r} is not one of the groups {labels[:10]}")
     return found[0]
@@ -1077,14 +1079,17 @@ def audit(
     Notes
     -----
     Six groups of 20 to 2,000 rows, selection rate, 1,000 seeded datasets per scenario
-    (``benchmarks/validate_fairness.py``, Monte Carlo standard error of a coverage near
-    0.95 about 0.007): the max-t gap interval covered 0.96 at equal rates 0.30 and 0.97
-    with the 50-row group at 0.15, at mean width 0.43-0.46, and its lower end was above 0
-    (the gap detected) in about 55% of the datasets with that 0.15 gap; the Bonferroni
-    projection covered 0.99-1.00 at width 0.54-0.57 and detected the gap in about 23%.
-    The max-t interval's coverage is approximate (the critical value is calibrated at the
-    observed rates); the Bonferroni projection's is guaranteed, at the cost of width:
-    ``method="bonferroni"`` when a guarantee is needed.
+    (``benchmarks/validate_fairness.py --gap-intervals``; Monte Carlo standard error of a
+    coverage near 0.95 about 0.007, of a power near 0.5 about 0.016): the max-t gap
+    interval covered 0.968 and 0.962 at equal rates 0.30 and 0.05, and 0.983 with the
+    50-row group at 0.15, at mean width 0.43, 0.23 and 0.46; its lower end was above 0
+    (the gap found) in 0.51 of the datasets with that 0.15 gap. The Bonferroni
+    projection covered 0.996, 0.999 and 1.000 at width 0.54, 0.32 and 0.57 and found the
+    gap in 0.21. The max-t interval's coverage is approximate (calibrated by simulation
+    at the observed and the pooled rates); the Bonferroni projection's is guaranteed, at
+    the cost of width: ``method="bonferroni"`` when a guarantee is needed. With a
+    10-row group among the six, the max-t coverage was 0.949: below about 20 trials per
+    group it is an approximation, one reason for the default ``min_trials``.
 
     Why max-t rather than an exact-test step-down: a step-down procedure (Holm over
     pairwise exact tests) decides which pairs differ, but gives no simultaneous interval
@@ -1126,7 +1131,7 @@ def _audit(data: Any, *, y_true: str, y_pred: str, groups: Any, metrics: Any, re
     method = check_method(method, GAP_METHODS, "method")
     cells, rows, counts = _tabulate_all(data, cols, y_true, y_pred, names, pos_label)
     layout = _layout(cells, cols)
-    given = _reference(reference, layout)
+    given = _reference(reference, layout, spelling)
     fits = _fit_all(names, counts, cells, level, random_seed, model, min_trials)
     refs = {m: _default_reference(fits[m], rows) if given is None else given for m in names}
     spell = _SPELLING[spelling]
@@ -1310,10 +1315,11 @@ def exit_code(result: Audit) -> int:
     Returns
     -------
     int
-        1 when a criterion is decided outside the tolerance; else 3 when a criterion is
-        not measured (fewer than two groups with ``--min-trials`` trials: it is neither
-        within the tolerance nor undecided); else 0 (every criterion within the tolerance
-        or undecided, or no tolerance). Bad input is 2.
+        1 when a criterion is decided outside the tolerance; else 3 when a tolerance is
+        given and a criterion is not measured (fewer than two groups with
+        ``--min-trials`` trials: it is neither within the tolerance nor undecided); else 0
+        (every criterion within the tolerance or undecided, or no tolerance). Bad input
+        is 2.
 
     Examples
     --------
@@ -1325,4 +1331,4 @@ def exit_code(result: Audit) -> int:
     """
     if result.outside:
         return EXIT_OUTSIDE
-    return EXIT_NOT_MEASURED if result.not_measured else 0
+    return EXIT_NOT_MEASURED if result.tolerance is not None and result.not_measured else 0

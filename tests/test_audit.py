@@ -510,3 +510,14 @@ def test_default_reference_is_the_measured_group_with_most_trials_per_metric():
     assert d.loc[("tpr", "small"), "estimate"] == pytest.approx(70 / 80 - 60 / 100)
     assert d.loc[("ppv", "small"), "estimate"] == pytest.approx(70 / 75 - 60 / 90)
     assert np.isnan(d.loc[("tpr", "big"), "estimate"]) and d.loc[("tpr", "big"), "predicted"]
+
+
+def test_command_line_reference_is_a_label_and_its_messages_name_the_flag(tmp_path):
+    path = tmp_path / "c.csv"
+    _collide().to_csv(path, index=False)
+    base = [str(path), "--y-true", "y", "--y-pred", "p", "--groups", "f1,f2", "--metrics", "tpr",
+            "--min-trials", "1", "--json"]
+    with pytest.raises(ValueError, match=r"ambiguous.*give --reference as the tables label the group: "
+                                         r"\['a \| \"b \| c\"', '\"a \| b\" \| c'\]"):
+        _cli(base + ["--reference", "a | b | c"])
+    assert _cli(base + ["--reference", '"a | b" | c']) == 0

@@ -23,7 +23,8 @@ AUDIT_DESCRIPTION = (
     "Per-group rates with adaptive, Wilson and pooled intervals; differences, ratios and the "
     "max-min gap with their intervals; a verdict per fairness criterion. Exits 1 when a "
     "criterion is decided outside the tolerance, 3 when none is but a criterion is not measured "
-    "(fewer than two groups with --min-trials trials), 2 on bad input, else 0."
+    "at the tolerance given (fewer than two groups with --min-trials trials), 2 on bad input, "
+    "else 0."
 )
 
 
