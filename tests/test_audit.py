@@ -262,6 +262,8 @@ def test_posterior_is_reproducible_with_seed(data):
         ({"level": 1.5}, ValueError, ["level", "1.5"]),
         ({"groups": "nope"}, ValueError, ["strata", "'nope'"]),
         ({"groups": []}, ValueError, ["groups", "[]"]),
+        ({"method": "holm"}, ValueError, ["method", "'holm'", "max_t", "bonferroni"]),
+        ({"min_trials": None}, TypeError, ["min_trials", "None"]),
     ],
 )
 def test_bad_input_names_argument_and_value(data, kwargs, error, words):
