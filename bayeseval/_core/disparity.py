@@ -253,6 +253,10 @@ def gap_interval(est: Any, lo: Any, hi: Any) -> tuple[float, float, float]:
     return gap, float(max(0.0, low.max() - upp.min())), float(upp.max() - low.min())
 
 
+#: pairs x replicates held in memory at once by the max-t calibration (about 32 MB of floats)
+_PAIR_CELLS = 4_000_000
+
+
 def _pair_index(n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     i, j = np.triu_indices(n_groups, k=1)
     return i, j
@@ -351,7 +355,9 @@ def _bootstrap_critical(rates: np.ndarray, n: np.ndarray, w: np.ndarray, level: 
         t = np.abs(adj[:, pi] - adj[:, pj] - truth) / np.sqrt(var[:, pi] + var[:, pj])
         return t.max(axis=1)
 
-    reps = resample_counts(statistic, cells, n_resamples, rng, max_cells=max(len(pi), 1) * 4000)
+    # batches of about _PAIR_CELLS studentised pairs (bounded memory with many groups)
+    per_batch = max(1, _PAIR_CELLS // max(len(pi), 1))
+    reps = resample_counts(statistic, cells, n_resamples, rng, max_cells=per_batch * cells.size)
     return float(np.quantile(reps[:, 0], level))
 
 
