@@ -1594,13 +1594,13 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     """The audit across ``groups`` and its findings (criteria decided outside, undecided)."""
     from bayeseval.fairness import audit  # deferred: the audit loads the crossed engine
 
+    given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
     res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=list(_AUDIT_METRICS),
-                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **options)
+                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **given)
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]
-        gaps = "; ".join(f"{r.metric} gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
-                         for r in rows.itertuples())
+        gaps = "; ".join(_audit_gap_text(r) for r in rows.itertuples())
         if verdict == "outside":
             findings.append(Finding("fairness", (), f"Fairness: {criterion} is outside the "
                                     f"tolerance {res.tolerance:g} ({gaps}).", "warning"))
@@ -1608,6 +1608,11 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
             findings.append(Finding("fairness", (), f"Fairness: {criterion} is undecided at "
                                     f"tolerance {res.tolerance:g} ({gaps}); the audit section "
                                     "lists the labels each group needs to decide.", "note"))
+        elif verdict == "not measured":
+            findings.append(Finding("fairness", (), f"Fairness: {criterion} is not measured: fewer "
+                                    f"than two groups have {res.min_trials} trials for "
+                                    f"{', '.join(rows['metric'])}; it is not within the tolerance "
+                                    "either.", "warning"))
     findings += [Finding("fairness", (), f"Fairness audit: {note}", "note") for note in res.notes]
     return res, findings
 
@@ -1649,13 +1654,22 @@ def _html_rows(header: Sequence[str], rows: Sequence[tuple[Sequence[str], bool]]
             + "".join(body) + "</tbody></table></div>")
 
 
+def _audit_gap_text(r: Any) -> str:
+    """One metric's gap in words: 'tpr gap 0.120 [0.010, 0.230]', or 'tpr gap not measured'."""
+    if not np.isfinite(r.gap):
+        return f"{r.metric} gap not measured"
+    return f"{r.metric} gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
+
+
 def _html_verdicts(res: Any) -> str:
-    rows = [([r.criterion, r.metric, _fmt_num(r.gap), _fmt_interval(r.lower, r.upper),
-              f"{r.level:g}", r.metric_verdict, _fmt_num(r.p_exceeds), r.verdict], r.verdict == "outside")
+    rows = [([r.criterion, r.metric, _fmt_num(r.gap) or "not measured", _fmt_interval(r.lower, r.upper),
+              f"{r.level:g}", r.metric_verdict, _fmt_num(r.p_exceeds), r.verdict,
+              f"{r.high} / {r.low}" if r.high else "", r.note],
+             r.verdict in ("outside", "not measured"))
             for r in res.verdicts.itertuples()]
     return "<b>Verdicts</b>" + _html_rows(
         ["criterion", "metric", "max-min gap", "interval", "level", "metric verdict",
-         "P(gap > tol)", "verdict"], rows, left=2)
+         "P(gap > tol)", "verdict", "highest / lowest group", "note"], rows, left=2)
 
 
 def _html_disparities(res: Any) -> str:
@@ -1730,6 +1744,8 @@ def _audit_lines(res: Any) -> list[str]:
     """The audit's verdicts as text lines (terminal and Markdown)."""
     lines = [res.settings]
     for r in res.verdicts.itertuples():
-        lines.append(f"{r.criterion} ({r.metric}): gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}] "
-                     f"-> {r.verdict}")
+        gap = _audit_gap_text(r).removeprefix(f"{r.metric} ")
+        ends = f" (highest {r.high}, lowest {r.low})" if r.high else ""
+        note = f"; {r.note}" if r.note else ""
+        lines.append(f"{r.criterion} ({r.metric}): {gap}{ends} -> {r.verdict}{note}")
     return lines
