@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from bayeseval._core import metric_names
+from bayeseval._core import audit_text, metric_names
 from bayeseval._core.adaptive import adaptive_interval
 from bayeseval._core.audit_args import (
     AUDIT_DESCRIPTION,
@@ -794,6 +794,36 @@ class Audit(Result):
             parts.append(_Titled(title, frame)._repr_html_())
         return "".join(parts)
 
+    def to_text(self, *, width: int = 100) -> str:
+        """A summary for a terminal: verdicts, the groups that drive them, notes.
+
+        Parameters
+        ----------
+        width : int
+            The widest line (at least 40); long group labels wrap onto indented lines.
+
+        Returns
+        -------
+        str
+            The headline, the settings, one entry per criterion and metric (verdict, gap
+            and its interval, the highest and lowest group with their rates and trials)
+            and the notes. The full tables are :attr:`groups`, :attr:`disparities` and
+            :attr:`verdicts`.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"y": [1, 0, 1, 0] * 50, "p": [1, 0, 1, 1] * 50,
+        ...                    "g": ["a"] * 100 + ["b"] * 100})
+        >>> text = audit(df, y_true="y", y_pred="p", groups="g", metrics=["selection_rate"],
+        ...              tolerance=0.3, random_seed=0).to_text()
+        >>> text.splitlines()[0]
+        'Fairness audit of selection_rate over g (2 groups): 1 within tolerance.'
+        >>> max(len(line) for line in text.splitlines()) <= 100
+        True
+        """
+        return audit_text.summary(self, width=check_positive_int(width, "width"))
+
     def to_html(self, *, plot: bool = True) -> str:
         """An HTML section for reports: the verdicts, disparities, groups and the forest plot.
 
@@ -1304,14 +1334,9 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print(result.settings)
-        for note in result.notes:
-            print(f"note: {note}")
-        with pd.option_context("display.width", 160, "display.max_columns", 20):
-            print(result.groups.to_string(index=False))
-            print("\nDisparities\n" + result.disparities.to_string(index=False))
-            if len(result.verdicts):
-                print("\nVerdicts\n" + result.verdicts.to_string(index=False))
+        print(audit_text.summary(result, more=(
+            "Every table: --json. The per-group rates, disparities and verdicts in full: "
+            "--out audit.html (or .md, .csv, .xlsx, .json).")))
     return exit_code(result)
 
 

@@ -557,3 +557,20 @@ def test_command_line_reference_is_a_label_and_its_messages_name_the_flag(tmp_pa
                                          r"\['a \| \"b \| c\"', '\"a \| b\" \| c'\]"):
         _cli(base + ["--reference", "a | b | c"])
     assert _cli(base + ["--reference", '"a | b" | c']) == 0
+
+
+def test_the_audit_command_prints_a_summary_that_fits_100_columns(tmp_path, capsys):
+    from bayeseval.cli import main
+    from bayeseval.datasets import load_compas
+
+    path = tmp_path / "compas.csv"
+    load_compas().to_csv(path, index=False)
+    code = main(["audit", str(path), "--y-true", "two_year_recid", "--y-pred", "predicted_recid",
+                 "--groups", "race,sex", "--metrics", "fpr,tpr", "--tolerance", "0.1"])
+    out = capsys.readouterr().out
+    assert code == 1  # decided outside the tolerance (the published COMPAS disparities)
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert len(out.splitlines()) < 40
+    assert "equal_opportunity / tpr: outside" in out and "--out" in out
+    # the notes speak the command line's spelling
+    assert "--min-trials 30" in out and "min_trials=" not in out
