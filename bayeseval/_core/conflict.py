@@ -18,7 +18,7 @@ from scipy import stats
 from bayeseval._core.adaptive import (
     DIFFUSE_WEIGHT,
     _kept_components,
-    _mixture_pmfs,
+    beta_mixture_log_tails,
     beta_mixture_predictive,
     fab_interval,
     loo_beta_mixture,
@@ -44,9 +44,9 @@ __all__ = [
 READ_ADAPTIVE_P = 0.20
 
 _P_VALUES = ("doubled", "mid_p")
-#: strata with more trials are not checked (p-value 1, never flagged): the exact predictive
-#: pmf has ``trials + 1`` points per mixture component, and at this size pooling hardly
-#: moves a stratum's interval, so there is nothing for the check to protect
+#: :func:`flag_power` enumerates every count of a stratum (``trials + 1`` per mixture
+#: component): strata with more trials get power 0 there (the p-values themselves are
+#: computed at any number of trials)
 MAX_TRIALS = 20_000
 _CONTROLS = ("holm", "per_stratum")
 
@@ -103,49 +103,30 @@ def predictive_p_values(
     s, n = s.ravel(), n.ravel()
     weights = np.asarray(weights, float).reshape(s.size, -1)
     a, b = (np.broadcast_to(np.asarray(v, float), weights.shape) for v in (a, b))
-    out = np.ones((4, s.size))
-    out[1, n == 0] = 0.0
-    for i in np.flatnonzero(n > MAX_TRIALS):  # not checked: p-value 1 (see MAX_TRIALS)
-        out[1, i] = float(n[i] * (weights[i] @ (a[i] / (a[i] + b[i]))))
-    kept = _kept_components(weights, a, b)
-    empty = ~kept[3].any(axis=1)  # no non-zero weight: the predictive is undefined
-    for rows in _same_trials_blocks(n, (n > 0) & (n <= MAX_TRIALS) & ~empty):
-        ni = int(n[rows[0]])
-        width = int(kept[3][rows].sum(axis=1).max())
-        pmfs = _mixture_pmfs(ni, *(v[rows, :width] for v in kept))
-        for i, pmf in zip(rows, pmfs, strict=True):
-            out[:, i] = _p_value_of(int(s[i]), ni, pmf, p_value)
-    for i in np.flatnonzero((n > 0) & (n <= MAX_TRIALS) & empty):
-        out[:, i] = _p_value_of(int(s[i]), int(n[i]),
-                                beta_mixture_predictive(int(n[i]), weights[i], a[i], b[i]), p_value)
-    return out[0], out[1], out[2], out[3]
+    logs = np.full((3, s.size), np.nan)  # log P(Y < s), log P(Y = s), log P(Y > s)
+    logs[:, n == 0] = np.array([[-np.inf], [0.0], [-np.inf]])
+    expected = np.zeros(s.size)
+    kw, ka, kb, live = _kept_components(weights, a, b)
+    use = (n > 0) & live.any(axis=1)  # no non-zero weight: the predictive is undefined
+    if use.any():
+        kw = np.where(live, kw, 0.0)[use]
+        logs[:, use] = beta_mixture_log_tails(s[use], n[use], kw, ka[use], kb[use])
+        expected[use] = n[use] * ((kw * ka[use] / (ka[use] + kb[use])).sum(axis=1) / kw.sum(axis=1))
+    expected[(n > 0) & ~use] = np.nan
+    log_p, below, above = _log_p_values(*logs, p_value)
+    return np.exp(log_p), expected, np.exp(below), np.exp(above)
 
 
-def _p_value_of(si: int, ni: int, pmf: np.ndarray, p_value: str) -> tuple:
-    """(p-value, expected count, P(Y <= y), P(Y >= y)) of the count ``si`` under ``pmf``."""
-    below, above, at = pmf[: si + 1].sum(), pmf[si:].sum(), pmf[si]
-    if p_value == "doubled":
-        p = min(1.0, 2.0 * min(below, above))
-    else:
-        p = min(1.0, 2.0 * min(below - at, above - at) + at)
-    return p, float(np.arange(ni + 1) @ pmf), min(below, 1.0), min(above, 1.0)
-
-
-#: cells (rows x components x counts) of one block of predictive pmfs
-_PMF_CELLS = 1 << 20
-
-
-def _same_trials_blocks(n: np.ndarray, use: np.ndarray) -> list:
-    """Positions of the ``use`` strata in blocks of equal trials (at most ``_PMF_CELLS`` / 8
-    counts per block)."""
-    idx = np.flatnonzero(use)
-    idx = idx[np.argsort(n[idx], kind="stable")]
-    cuts = np.flatnonzero(np.diff(n[idx])) + 1
-    blocks = []
-    for group in np.split(idx, cuts) if idx.size else ():
-        step = max(1, _PMF_CELLS // (8 * (int(n[group[0]]) + 1)))
-        blocks.extend(group[i : i + step] for i in range(0, group.size, step))
-    return blocks
+def _log_p_values(below: np.ndarray, at: np.ndarray, above: np.ndarray, p_value: str) -> tuple:
+    """log two-sided p-value, ``log P(Y <= y)`` and ``log P(Y >= y)`` from the log tails
+    ``log P(Y < y)``, ``log P(Y = y)`` and ``log P(Y > y)``."""
+    with np.errstate(invalid="ignore"):
+        le, ge = np.logaddexp(below, at), np.logaddexp(above, at)
+        if p_value == "doubled":
+            log_p = np.log(2.0) + np.minimum(le, ge)
+        else:
+            log_p = np.logaddexp(np.log(2.0) + np.minimum(below, above), at)
+    return np.minimum(log_p, 0.0), np.minimum(le, 0.0), np.minimum(ge, 0.0)
 
 
 def holm_flags(p_values: Any, alpha: float) -> np.ndarray:
@@ -183,8 +164,7 @@ def loo_conflict(
     Parameters
     ----------
     successes, trials : array_like of int, shape (S,)
-        Counts per stratum (at least two strata; zero-trial strata, and strata with more
-        than ``MAX_TRIALS`` trials, get p-value 1).
+        Counts per stratum (at least two strata; zero-trial strata get p-value 1).
     alpha : float
         Error rate of the flag rule.
     control : {"holm", "per_stratum"}
@@ -434,7 +414,8 @@ def read_choice(
     flag = np.asarray(check.flagged, bool)
     adaptive = (n > 0) & (flag | (check.p_value <= threshold))
     side = np.where(check.p_below > check.p_above, "above", "below").astype(object)
-    p_text = np.array([f"p = {p:.2g}" for p in check.p_value], dtype=object)
+    p_text = np.array([f"p = {p:.2g}" if p >= 1e-300 else "p < 1e-300" for p in check.p_value],
+                      dtype=object)
     reason = np.where(
         flag,
         "count " + side + " what the other strata predict (" + p_text + ")",
