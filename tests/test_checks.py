@@ -12,10 +12,10 @@ from statsmodels.stats.proportion import proportion_confint
 from bayeseval._core.ppc import mid_p as _mid_p
 from bayeseval._warnings import ModelCheckWarning, PrecisionLimitedWarning
 from bayeseval.checks import (
-    conflict_check,
     calibration_study,
     compare_frequentist,
     compare_pooling,
+    conflict_check,
     posterior_predictive_check,
     simulation_based_calibration,
 )
