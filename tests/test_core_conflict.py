@@ -140,7 +140,10 @@ def _scipy_log_side(lo, hi, n, a, b):
     ("n", "s", "a", "b"),
     [
         (10**5, 10_000, 2e3, 8e3),  # far in the lower tail: P(Y < s) ~ exp(-85)
-        (10**5, 22_000, 20.0, 80.0),  # in the bulk of a broad component
+        (10**5, 22_000, 20.0, 80.0),  # in the bulk of a broad component (quadrature)
+        (10**5, 2_000, 20.0, 80.0),  # in the tail of a broad component: P(Y < s) ~ exp(-32)
+        (10**6, 150_000, 0.5, 1.5),  # a U-shaped component (quadrature)
+        (10**6, 40, 3.0, 50.0),  # near the lower edge (summed)
         (10**6, 100_000, 2e4, 8e4),  # P(Y < s) ~ exp(-3950): below the smallest double
         (10**6, 3, 0.3, 0.6),  # U-shaped component, count at the edge
         # ten million trials (SciPy's reference pmf takes seconds there)
