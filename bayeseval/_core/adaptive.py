@@ -923,8 +923,17 @@ def _hyper_grid(mu_lo: float, mu_hi: float, n_mu: int, n_kappa: int, kappa_range
     Hyperprior: BDA3 (5.9), ``p(alpha, beta) ~ (alpha + beta)^(-5/2)``, i.e.
     ``p(mu, kappa) ~ kappa^(-3/2)`` (uniform mean), truncated to the grid; in the grid
     coordinates ``(logit mu, log kappa)`` the Jacobian adds ``mu (1 - mu) kappa``.
+
+    The mean's nodes are logit-spaced over ``[mu_lo, mu_hi]``, with the node nearest to
+    each end of the other strata's range of rates (``_MARGIN`` inside the grid's ends) moved
+    onto it: when the other strata agree closely (their rates' spread far below the
+    spacing), the grid holds their common rate, so a large concentration is not penalised
+    for a mean one spacing away, and the predictive narrows as their trials grow.
     """
     eta = np.linspace(special.logit(mu_lo), special.logit(mu_hi), n_mu)
+    if n_mu > 2:
+        for end in (special.logit(mu_lo) + _MARGIN, special.logit(mu_hi) - _MARGIN):
+            eta[np.argmin(np.abs(eta - end))] = end
     log_kappa = np.linspace(np.log(kappa_range[0]), np.log(kappa_range[1]), n_kappa)
     eta, log_kappa = (v.ravel() for v in np.meshgrid(eta, log_kappa, indexing="ij"))
     mu, kappa = special.expit(eta), np.exp(log_kappa)
@@ -1042,9 +1051,10 @@ def loo_beta_mixture(
     ``p(alpha, beta) ~ (alpha + beta)^(-5/2)`` truncated to the grid. The weights use
     ``p(phi | y_-i) ~ p(phi | y) / p(y_i | phi)``, so one likelihood matrix serves all
     strata that share a grid (about 0.1 s of CPU for 1,000 strata). The grid of the mean is
-    logit-spaced over the range of the *other* strata's rates (widened), so stratum
-    ``i``'s prior does not depend on its own count at all; this is what keeps the
-    adaptive interval's coverage guarantee exact for every stratum.
+    logit-spaced over the range of the *other* strata's rates (widened), with nodes at
+    that range's ends (other strata that agree closely keep their common rate on the grid),
+    so stratum ``i``'s prior does not depend on its own count at all; this is what keeps
+    the adaptive interval's coverage guarantee exact for every stratum.
 
     Why this and not a plug-in fit of the others: with 10-20 strata the marginal
     likelihood of the concentration is flat or maximal at infinity, and a plug-in Beta

@@ -59,10 +59,13 @@ class ConflictCheck(NamedTuple):
     expected: np.ndarray
     p_below: np.ndarray
     p_above: np.ndarray
+    #: natural log of ``p_value``, finite where ``p_value`` underflows to 0.0 (below ~1e-308)
+    log_p_value: np.ndarray
 
 
 def predictive_p_values(
-    successes: Any, trials: Any, weights: Any, a: Any, b: Any, *, p_value: str = "mid_p"
+    successes: Any, trials: Any, weights: Any, a: Any, b: Any, *, p_value: str = "mid_p",
+    log: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Two-sided p-values of counts under Beta-mixture predictive distributions.
 
@@ -79,12 +82,16 @@ def predictive_p_values(
         when the predictive is right. ``"mid_p"``: the same with half of ``P(Y = y)``
         on each side, ``min(1, 2 min(P(Y < y), P(Y > y)) + P(Y = y))``, closer to
         nominal for discrete counts (no randomisation).
+    log : bool
+        Return the natural logs of the p-value and of the two tails (exact far below the
+        smallest double) instead of the values.
 
     Returns
     -------
     p_value, expected, p_below, p_above : numpy.ndarray, shape (S,)
         The two-sided p-value, the predictive mean count, ``P(Y <= y)`` and
-        ``P(Y >= y)``.
+        ``P(Y >= y)`` (their logs with ``log=True``), from the exact log-space tails of
+        :func:`bayeseval._core.adaptive.beta_mixture_log_tails` at any number of trials.
 
     Examples
     --------
@@ -114,6 +121,8 @@ def predictive_p_values(
         expected[use] = n[use] * ((kw * ka[use] / (ka[use] + kb[use])).sum(axis=1) / kw.sum(axis=1))
     expected[(n > 0) & ~use] = np.nan
     log_p, below, above = _log_p_values(*logs, p_value)
+    if log:
+        return log_p, expected, below, above
     return np.exp(log_p), expected, np.exp(below), np.exp(above)
 
 
@@ -181,7 +190,8 @@ def loo_conflict(
     -------
     ConflictCheck
         ``p_value``, ``flagged``, ``expected`` (predictive mean count), ``p_below``
-        (``P(Y <= y)``) and ``p_above`` (``P(Y >= y)``) per stratum.
+        (``P(Y <= y)``), ``p_above`` (``P(Y >= y)``) and ``log_p_value`` (the natural log
+        of ``p_value``, exact where ``p_value`` underflows to 0.0) per stratum.
 
     Notes
     -----
@@ -210,9 +220,13 @@ def loo_conflict(
 
     The tails are exact sums in logs (:func:`bayeseval._core.adaptive.beta_mixture_log_tails`)
     at any number of trials, so a p-value keeps falling as the evidence against a stratum
-    grows; it is reported as ``exp`` of its log, which reads 0.0 only below about 1e-308.
-    Flags compare p-values with ``alpha / k``, so a p-value of 0.0 is flagged at every
-    level and a stratum flagged with some evidence stays flagged with more. The mixture
+    grows; ``p_value`` is ``exp`` of ``log_p_value``, which reads 0.0 only below about
+    1e-308 (``log_p_value`` keeps falling). Flags compare p-values with ``alpha / k``, so
+    a p-value of 0.0 is flagged at every level and a stratum flagged with some evidence
+    stays flagged with more. The grid of the leave-one-out mixture holds the other
+    strata's extreme rates (:func:`bayeseval._core.adaptive.loo_beta_mixture`), so with
+    nine strata at 0.20 and one at 0.10 the outlier's ``log_p_value`` is -38, -102, -216,
+    -966 and -2,098 at 2e4, 5e4, 1e5, 1e6 and 1e7 trials per stratum. The mixture
     keeps the components that hold all but 1e-6 of its weight (as the predictive pmf), so
     a p-value is within 1e-6 of the full mixture's.
 
@@ -232,16 +246,18 @@ def loo_conflict(
             f"trials must have at least two strata with trials to compare, got {n.tolist()!r}"
         )
     if mixture is None:
-        p, expected, below, above = _cached_p_values(s, n, p_value)
+        log_p, expected, below, above = _cached_p_values(s, n, p_value)
     else:
-        p, expected, below, above = predictive_p_values(s, n, *mixture, p_value=p_value)
+        log_p, expected, below, above = predictive_p_values(s, n, *mixture, p_value=p_value,
+                                                            log=True)
+    p, below, above = np.exp(log_p), np.exp(below), np.exp(above)
     used = n > 0
     flagged = np.zeros(s.size, bool)
     if control == "holm":
         flagged[used] = holm_flags(p[used], alpha)
     else:
         flagged = used & (p <= alpha)
-    return ConflictCheck(*(v.reshape(shape) for v in (p, flagged, expected, below, above)))
+    return ConflictCheck(*(v.reshape(shape) for v in (p, flagged, expected, below, above, log_p)))
 
 
 #: the leave-one-out p-values of the last few count vectors: the conflict check of a
@@ -251,7 +267,8 @@ _P_CACHE_SIZE = 4
 
 
 def _cached_p_values(s: np.ndarray, n: np.ndarray, p_value: str) -> tuple:
-    """Leave-one-out predictive p-values of ``(s, n)`` (:func:`predictive_p_values`), cached.
+    """Leave-one-out predictive log p-values and log tails of ``(s, n)`` (:func:`predictive_p_values`
+    with ``log=True``), cached.
 
     Strata with the same counts have the same leave-one-out predictive (the same other
     strata), so each distinct ``(s, n)`` pair is computed once.
@@ -269,7 +286,7 @@ def _cached_p_values(s: np.ndarray, n: np.ndarray, p_value: str) -> tuple:
         size, groups = loo_mixture_groups(s, n, rows=keep)
         out = np.empty((4, size))
         for sel, w, a, b in groups:  # one hyper-grid per group, shared by its strata
-            out[:, sel] = predictive_p_values(sk[sel], nk[sel], w, a, b, p_value=p_value)
+            out[:, sel] = predictive_p_values(sk[sel], nk[sel], w, a, b, p_value=p_value, log=True)
         hit = tuple(v[pos[first]][inv.ravel()] for v in out)
         for arr in hit:
             arr.setflags(write=False)
