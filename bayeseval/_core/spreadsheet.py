@@ -16,6 +16,7 @@ a workbook or CSV file in the package goes through this module:
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -81,10 +82,13 @@ def _cell_value(value: Any) -> Any:
         return None
     if isinstance(value, np.generic):
         value = value.item()
+    if hasattr(value, "to_pydatetime"):
+        value = value.to_pydatetime()
+    if isinstance(value, datetime.date | datetime.time):
+        # workbooks hold no time zones: an aware time is written as its text
+        return value if getattr(value, "tzinfo", None) is None else value.isoformat()
     if isinstance(value, bool | int | float | str):
         return value
-    if hasattr(value, "to_pydatetime"):
-        return value.to_pydatetime()
     try:
         import pandas as pd
 
