@@ -9,7 +9,7 @@ from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
 from bayeseval._core.adaptive import betabinom_log_tails, loo_beta_mixture
-from bayeseval._core.conflict import holm_flags, loo_conflict, predictive_p_values
+from bayeseval._core.conflict import flag_power, holm_flags, loo_conflict, predictive_p_values
 
 
 @pytest.mark.parametrize("y", [0, 1, 3, 9, 20])
@@ -204,3 +204,30 @@ def test_low_outlier_flagged_at_100000_trials():
     w, a, b = loo_beta_mixture(s, n)
     p, *_ = predictive_p_values(s, n, w, a, b)
     assert p[-1] == pytest.approx(check.p_value[-1], rel=1e-12)
+
+
+@pytest.mark.slow  # the reference pmfs take seconds
+@pytest.mark.parametrize("p_value", ["mid_p", "doubled"])
+def test_flag_power_beyond_20000_trials_matches_enumeration(p_value):
+    # 25,000 trials: the two ends of the flagged counts by bisection against enumerating
+    # every count's p-value from the predictive pmf; the power from SciPy's binomial pmf
+    from bayeseval._core.adaptive import beta_mixture_predictive
+
+    s, n = _outlier(25_000, 0.2, 0.17, strata=4)
+    s = s + np.array([40, -60, 25, 0])  # some spread among the others
+    w, a, b = loo_beta_mixture(s, n)
+    rates = np.array([0.15, 0.17, 0.19, 0.2, 0.21, 0.25])
+    got = flag_power(s[2:], n[2:], np.tile(rates, (2, 1)), p_value=p_value,
+                     mixture=(w[2:], a[2:], b[2:]))
+    for j, i in enumerate((2, 3)):
+        pmf = beta_mixture_predictive(int(n[i]), w[i], a[i], b[i])
+        below, above = np.cumsum(pmf), np.cumsum(pmf[::-1])[::-1]
+        if p_value == "doubled":
+            p = np.minimum(1.0, 2.0 * np.minimum(below, above))
+        else:
+            p = np.minimum(1.0, 2.0 * np.minimum(below - pmf, above - pmf) + pmf)
+        flagged = np.flatnonzero(p <= 0.05)
+        ref = stats.binom.pmf(flagged[:, None], int(n[i]), rates[None, :]).sum(axis=0)
+        np.testing.assert_allclose(got[j], ref, atol=1e-9)
+    # rates far from the others' are flagged more often than rates near them
+    assert got[1, 0] > 0.5 > 0.01 > got[1, 3] and got[1, 5] > 0.5

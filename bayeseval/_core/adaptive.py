@@ -273,7 +273,7 @@ def betabinom_log_tails(successes: Any, trials: Any, a: Any, b: Any) -> tuple:
     Computed in logs, so no tail is rounded to 0 or 1. Where the component is wider than
     the binomial spread of the count (the pmf sums would be long) and ``50 <= s <= n - 50``,
     by the identity ``P(Y <= m) = E[I_X(a, b)]``, ``X ~ Beta(m + 1, n - m)``, with a
-    32-point Gauss-Hermite rule on ``logit X`` centred at the integrand's mode. Elsewhere,
+    20-point Gauss-Hermite rule on ``logit X`` centred at the integrand's mode. Elsewhere,
     and for tails below ``exp(-600)``, by sums of the pmf: the tail on the side of ``s``
     away from the mean is summed outward from ``s`` by the ratio recursion until the rest
     is below ``2^-60`` of it; the other tail is one minus the first and ``P(Y = s)`` where
@@ -329,7 +329,7 @@ def _summed_tails(s, n, a, b, log_at) -> np.ndarray:
 
 
 #: probabilists' Gauss-Hermite rule (weight exp(-u^2 / 2)), log weights times exp(u^2 / 2)
-_GH_U, _GH_W = np.polynomial.hermite_e.hermegauss(32)
+_GH_U, _GH_W = np.polynomial.hermite_e.hermegauss(20)
 _GH_LOGW = np.log(_GH_W) + 0.5 * _GH_U**2
 #: the quadrature needs Beta(m + 1, n - m) parameters at least this large (near-normal logit)
 _QUAD_MIN_SHAPE = 50.0
@@ -366,7 +366,7 @@ def _log_tail_quadrature(m, n, a, b, upper: bool) -> np.ndarray:
 
     ``P(Y <= m) = P(Theta < X) = E[I_X(a, b)]`` for ``Theta ~ Beta(a, b)`` and
     ``X ~ Beta(m + 1, n - m)`` independent (a binomial tail is a Beta tail), integrated on
-    ``t = logit X`` by 32-point Gauss-Hermite centred at the integrand's mode with its
+    ``t = logit X`` by 20-point Gauss-Hermite centred at the integrand's mode with its
     curvature (six Newton steps from the mean of ``t``).
     """
     al, be = m + 1.0, n - m

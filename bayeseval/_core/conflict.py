@@ -44,9 +44,9 @@ __all__ = [
 READ_ADAPTIVE_P = 0.20
 
 _P_VALUES = ("doubled", "mid_p")
-#: :func:`flag_power` enumerates every count of a stratum (``trials + 1`` per mixture
-#: component): strata with more trials get power 0 there (the p-values themselves are
-#: computed at any number of trials)
+#: :func:`flag_power` enumerates every count of a stratum with at most this many trials
+#: (``trials + 1`` per mixture component); above, it finds the two ends of the flagged
+#: counts by bisection on the log tails
 MAX_TRIALS = 20_000
 _CONTROLS = ("holm", "per_stratum")
 
@@ -314,12 +314,15 @@ def flag_power(
     p_value: str = "mid_p",
     mixture: tuple | None = None,
 ) -> np.ndarray:
-    """Power of the per-stratum conflict rule at given true rates (exact, by enumeration).
+    """Power of the per-stratum conflict rule at given true rates (exact).
 
     For stratum ``i`` the rule flags the counts ``y`` in ``0..n_i`` whose two-sided
     p-value under the leave-one-out predictive (:func:`loo_conflict`) is at most
     ``alpha``; the power at a true rate ``r`` is ``sum over flagged y of Bin(y; n_i, r)``.
-    The reference depends only on the other strata, so the enumeration is exact.
+    The reference depends only on the other strata, so the enumeration is exact. Above
+    ``MAX_TRIALS`` (20,000) trials the flagged counts are found as ``0..y_lo`` and
+    ``y_hi..n`` (the p-value's two branches are monotone in the count) by bisection on the
+    exact log tails, and the power is two binomial tails.
 
     Parameters
     ----------
@@ -360,16 +363,50 @@ def flag_power(
     weights, a, b = loo_beta_mixture(s, n) if mixture is None else mixture
     out = np.zeros(r2.shape)
     for i, ni in enumerate(n):
-        if ni == 0 or ni > MAX_TRIALS:
-            continue
-        pmf = beta_mixture_predictive(int(ni), weights[i], a[i], b[i])
-        flagged = np.flatnonzero(_p_values_all_counts(pmf, p_value) <= alpha)
-        if flagged.size == 0:
+        if ni == 0:
             continue
         ok = (r2[i] >= 0) & (r2[i] <= 1)
         pr = np.clip(r2[i], 0.0, 1.0)
-        out[i] = np.where(ok, stats.binom.pmf(flagged[:, None], int(ni), pr[None, :]).sum(axis=0), 0.0)
+        if ni > MAX_TRIALS:  # the flagged counts are 0..y_lo and y_hi..n
+            y_lo, y_hi = _flagged_ends(int(ni), weights[i], a[i], b[i], alpha, p_value)
+            power = stats.binom.cdf(y_lo, int(ni), pr) + stats.binom.sf(y_hi - 1, int(ni), pr)
+            out[i] = np.where(ok, np.minimum(power, 1.0) if y_lo < y_hi else 1.0, 0.0)
+            continue
+        pmf = beta_mixture_predictive(int(ni), weights[i], a[i], b[i])
+        flagged = np.flatnonzero(_p_values_all_counts(pmf, p_value) <= alpha)
+        if flagged.size:
+            out[i] = np.where(ok, stats.binom.pmf(flagged[:, None], int(ni), pr[None, :]).sum(axis=0), 0.0)
     return out[:, 0] if squeeze else out
+
+
+def _flagged_ends(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray, alpha: float,
+                  p_value: str) -> tuple[int, int]:
+    """The largest count ``y_lo`` (-1 if none) and the smallest ``y_hi`` (``n + 1`` if none)
+    flagged at ``alpha``, by bisection on the log tails.
+
+    The two-sided p-value is ``min(1, A(y), B(y))`` with ``A = 2 P(Y < y) + P(Y = y)``
+    non-decreasing and ``B = 2 P(Y > y) + P(Y = y)`` non-increasing in ``y`` (mid-p; the
+    doubled p-value has ``2 P(Y <= y)`` and ``2 P(Y >= y)``), so the flagged counts are
+    ``0..y_lo`` and ``y_hi..n``.
+    """
+    kw, ka, kb, live = _kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
+    kw = np.where(live, kw, 0.0)
+    log_alpha, log2 = np.log(alpha), np.log(2.0)
+    lo_a, hi_a, lo_b, hi_b = -1, n + 1, -1, n + 1  # A(lo_a) <= alpha < A(hi_a); B(hi_b) <= alpha < B(lo_b)
+    while hi_a - lo_a > 1 or hi_b - lo_b > 1:
+        y = np.array([(lo_a + hi_a) // 2, (lo_b + hi_b) // 2], float)
+        y = np.clip(y, 0, n)
+        below, at, above = beta_mixture_log_tails(y, np.full(2, float(n)), np.repeat(kw, 2, axis=0),
+                                                  np.repeat(ka, 2, axis=0), np.repeat(kb, 2, axis=0))
+        if p_value == "doubled":
+            A, B = log2 + np.logaddexp(below[0], at[0]), log2 + np.logaddexp(above[1], at[1])
+        else:
+            A, B = np.logaddexp(log2 + below[0], at[0]), np.logaddexp(log2 + above[1], at[1])
+        if hi_a - lo_a > 1:
+            lo_a, hi_a = (int(y[0]), hi_a) if A <= log_alpha else (lo_a, int(y[0]))
+        if hi_b - lo_b > 1:
+            lo_b, hi_b = (lo_b, int(y[1])) if B <= log_alpha else (int(y[1]), hi_b)
+    return lo_a, hi_b
 
 
 #: ``ReadChoice.mixture`` when the leave-one-out mixtures are computed on demand, for the
