@@ -31,6 +31,7 @@ from scipy.stats import norm
 from bayeseval import __version__, plots
 from bayeseval._core.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
 from bayeseval._core.html_page import REPORT_CSS, page
+from bayeseval._core.spreadsheet import csv_safe_frame, write_xlsx
 from bayeseval._results import Result
 from bayeseval._validation import (
     check_level,
@@ -623,9 +624,12 @@ class Report(Result):
 
         ``.html``/``.htm``: a styled, self-contained page (:meth:`to_html`).
         ``.md``/``.markdown``: :meth:`to_markdown`. ``.json``: :meth:`to_dict`.
-        ``.csv``: the strata table (:meth:`to_frame`). ``.xlsx``: sheets ``strata``,
-        ``overall``, ``checks`` and ``findings`` (needs the openpyxl or XlsxWriter
-        package). ``.tex``: LaTeX ``tabular`` environments of the strata table and
+        ``.csv``: the strata table (:meth:`to_frame`); a text cell starting with ``=``,
+        ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` so that no
+        spreadsheet runs it as a formula (numbers stay numbers). ``.xlsx``: sheets
+        ``strata``, ``overall``, ``checks`` and ``findings`` (needs the openpyxl or
+        XlsxWriter package), every text cell stored as text (a stratum named
+        ``=HYPERLINK(...)`` reads exactly so, never as a formula). ``.tex``: LaTeX ``tabular`` environments of the strata table and
         the overall rates (plain LaTeX, no extra packages), text escaped.
 
         Parameters
@@ -794,40 +798,25 @@ _WRITERS = {
     ".md": lambda report, plot: report.to_markdown(),
     ".markdown": lambda report, plot: report.to_markdown(),
     ".json": lambda report, plot: json.dumps(report.to_dict(), indent=2) + "\n",
-    ".csv": lambda report, plot: report.to_frame().to_csv(index=False),
+    ".csv": lambda report, plot: csv_safe_frame(report.to_frame()).to_csv(index=False),
     ".tex": lambda report, plot: report.to_latex(),
     ".xlsx": None,  # binary: written by _write_xlsx
 }
 
-_EXCEL_ENGINES = ("openpyxl", "xlsxwriter")
-
-
-def _excel_engine() -> str:
-    """The first Excel writer pandas can use, or a ValueError naming the missing engines."""
-    from importlib.util import find_spec
-
-    for name in _EXCEL_ENGINES:
-        if find_spec(name) is not None:
-            return name
-    raise ValueError(
-        "writing .xlsx needs an Excel engine: neither openpyxl nor xlsxwriter is installed "
-        "(pip install openpyxl); save to .csv instead"
-    )
-
-
 def _write_xlsx(report: Report, path: Path) -> None:
-    """Sheets strata, overall, checks and findings (the findings' strata as text labels)."""
-    engine = _excel_engine()
+    """Sheets strata, overall, checks and findings (the findings' strata as text labels);
+    every text cell is text (:func:`bayeseval._core.spreadsheet.write_xlsx`)."""
     findings = pd.DataFrame(
         [{"flag": f.flag, "strata": ", ".join(_label(k) for k in f.strata), "message": f.message,
           "severity": f.severity} for f in report.findings],
         columns=["flag", "strata", "message", "severity"],
     )
-    with pd.ExcelWriter(path, engine=engine) as xl:
-        report.to_frame().to_excel(xl, sheet_name="strata", index=False)
-        report.overall.reset_index().to_excel(xl, sheet_name="overall", index=False)
-        report.checks.reset_index().to_excel(xl, sheet_name="checks", index=False)
-        findings.to_excel(xl, sheet_name="findings", index=False)
+    write_xlsx(path, {
+        "strata": report.to_frame(),
+        "overall": report.overall.reset_index(),
+        "checks": report.checks.reset_index(),
+        "findings": findings,
+    })
 
 
 def _json_key(key: Any) -> Any:

@@ -574,3 +574,19 @@ def test_the_audit_command_prints_a_summary_that_fits_100_columns(tmp_path, caps
     assert "equal_opportunity / tpr: outside" in out and "--out" in out
     # the notes speak the command line's spelling
     assert "--min-trials 30" in out and "min_trials=" not in out
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval._warnings.PrecisionLimitedWarning")
+def test_conflict_column_flags_a_group_of_many_trials():
+    # ten groups of 50,000 positives: TPR 0.80 in nine and 0.90 in the last, a gap of about
+    # 50 binomial standard errors; the conflict column flags that group and no other
+    rows = 50_000
+    parts = []
+    for g in range(10):
+        hits = int(rows * (0.9 if g == 9 else 0.8))
+        parts.append(pd.DataFrame({"y": 1, "p": [1] * hits + [0] * (rows - hits), "g": f"g{g}"}))
+    res = audit(pd.concat(parts, ignore_index=True), y_true="y", y_pred="p", groups="g",
+                metrics="tpr")
+    table = res.groups.set_index("group")
+    assert table["trials"].tolist() == [rows] * 10
+    assert table["conflict"].tolist() == [False] * 9 + [True]
