@@ -37,6 +37,8 @@ _EXPORTS = {
     "StratifiedRisk": "stratified",
     "reweight": "stratified",
     "weighted_metric": "stratified",
+    "proxy_ci": "proxy",
+    "ProxyCI": "proxy",
     "sample_size": "planning",
     "allocate": "planning",
     "mcnemar": "compare",
@@ -68,7 +70,8 @@ _EXPORTS = {
 _SUBMODULES = frozenset(
     {
         "intervals", "stratified", "planning", "compare", "classic", "models", "checks",
-        "active", "report", "fairness", "impact", "split", "spark", "plots", "datasets", "demo", "gate", "cli",
+        "active", "report", "fairness", "impact", "split", "spark", "plots", "datasets", "demo", "gate",
+        "cli", "proxy",
     }
 )
 
@@ -89,6 +92,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.metrics import Metric, get_metric
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
     from bayeseval.planning import allocate, sample_size
+    from bayeseval.proxy import ProxyCI, proxy_ci
     from bayeseval.report import Report, evaluate
     from bayeseval.stratified import (
         StratifiedRisk,
@@ -139,6 +143,8 @@ __all__ = [
     "StratifiedRisk",
     "reweight",
     "weighted_metric",
+    "proxy_ci",
+    "ProxyCI",
     "sample_size",
     "allocate",
     "mcnemar",

@@ -24,6 +24,7 @@ __all__ = [
     "check_count_limit",
     "check_weights",
     "check_positive_int",
+    "check_not_bool",
     "check_probability",
     "as_float_array",
     "check_random_seed",
@@ -32,6 +33,9 @@ __all__ = [
     "check_no_missing",
     "missing_mask",
     "as_row_array",
+    "fractional_label_error",
+    "first_fractional",
+    "check_class_labels",
     "MAX_EXACT_COUNT",
 ]
 
@@ -82,8 +86,22 @@ def check_probability(value: Any, name: str, *, open_interval: bool = False) -> 
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int >= ``minimum`` or raise."""
-    if isinstance(value, bool) or not isinstance(value, Integral):
+    """Return ``value`` as an int >= ``minimum`` or raise.
+
+    A bool is a TypeError (``True`` is not the count 1); an integer-valued float is accepted.
+
+    Examples
+    --------
+    >>> check_positive_int(3.0, "draws")
+    3
+    >>> check_positive_int(True, "draws")
+    Traceback (most recent call last):
+    ...
+    TypeError: draws must be an integer >= 1, got True (a bool, not a count)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r} (a bool, not a count)")
+    if not isinstance(value, Integral):
         if isinstance(value, Real) and float(value).is_integer():
             value = int(value)
         else:
@@ -94,6 +112,84 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
     return value
 
 
+# -- class labels ---------------------------------------------------------------------------
+#: where scores go instead of a label column (the end of every fractional-label message)
+_SCORES_GO = (
+    "threshold scores into class predictions first (e.g. (score >= 0.5).astype(int)); a score "
+    "column belongs in score= of bayeseval.active.Campaign.create, and class probabilities in "
+    "proba= of bayeseval.classic.risk_averaging"
+)
+
+
+def fractional_label_error(name: str, column: Any, value: Any) -> ValueError:
+    """The one error for a label that is a number but not a whole number (a score, rounding noise).
+
+    ``column`` is the column's name, or None for an array argument. Every back end and every
+    entry point that reads labels raises this error, so the rule and the wording are one.
+
+    Examples
+    --------
+    >>> print(fractional_label_error("y_pred", "p", 0.73))  # doctest: +ELLIPSIS
+    y_pred column 'p' holds the fractional value 0.73, but labels are classes ...
+    """
+    what = f"{name} column {column!r}" if column is not None else name
+    return ValueError(
+        f"{what} holds the fractional value {value!r}, but labels are classes (strings, bools or "
+        "whole numbers such as 0, 1, 0.0, 1.0): every distinct number would be counted as a class "
+        f"of its own; {_SCORES_GO}"
+    )
+
+
+def first_fractional(values: Any) -> Any:
+    """The first number in ``values`` that is not a whole number (NaN is missing, not fractional).
+
+    Vectorised for float arrays; object arrays are checked element by element. Returns None when
+    every value is a string, a bool, an integer or an integer-valued float (the rule
+    :class:`bayeseval.active.spec.LabelSet` applies to one label at a time).
+
+    Examples
+    --------
+    >>> first_fractional(np.array([0.0, 1.0, np.nan])) is None, first_fractional([1, 0.999999])
+    (True, 0.999999)
+    """
+    arr = np.asarray(values)
+    kind = arr.dtype.kind
+    if kind in "biuUSmM":
+        return None
+    if kind == "f":
+        flat = arr.ravel()
+        step = 1 << 16  # a few hundred KB of temporaries at any size
+        for start in range(0, flat.size, step):
+            part = flat[start:start + step]
+            bad = (part != np.floor(part)) & ~np.isnan(part)  # NaN is missing; +-inf equal their floor
+            if bad.any():
+                return part[np.argmax(bad)].item()
+        return None
+    for v in arr.ravel():
+        if isinstance(v, (bool, np.bool_, Integral, str, bytes)) or not isinstance(v, Real):
+            continue
+        f = float(v)
+        if not np.isnan(f) and not f.is_integer():
+            return v.item() if isinstance(v, np.generic) else v
+    return None
+
+
+def check_class_labels(values: Any, name: str, column: Any = None) -> None:
+    """Raise :func:`fractional_label_error` when ``values`` hold a fractional number.
+
+    Examples
+    --------
+    >>> check_class_labels([0.0, 1.0, 1], "y_true")
+    >>> check_class_labels([0, 0.5], "y_true")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true holds the fractional value 0.5, but labels are classes ...
+    """
+    bad = first_fractional(values.to_numpy() if _is_pandas(values, "Series", "Index") else values)
+    if bad is not None:
+        raise fractional_label_error(name, column, bad)
+
+
 def check_method(method: Any, valid: Sequence[str], name: str = "method") -> str:
     """Return ``method`` lower-cased if it is one of ``valid`` or raise listing the choices."""
     if not isinstance(method, str):
@@ -102,6 +198,37 @@ def check_method(method: Any, valid: Sequence[str], name: str = "method") -> str
     if key not in valid:
         raise ValueError(f"unknown {name} {method!r}; valid choices are {list(valid)}")
     return key
+
+
+def check_not_bool(value: Any, name: str, what: str = "counts") -> None:
+    """Raise TypeError when ``value`` is a bool or holds bools where numbers are wanted.
+
+    ``True`` is not the count 1 nor the share 1.0: a bool where a number is wanted is a slip
+    (a mask passed for a count). Arrays are checked by dtype; lists and tuples element by element.
+
+    Examples
+    --------
+    >>> check_not_bool([3, 4], "trials")
+    >>> check_not_bool([3, True], "trials")
+    Traceback (most recent call last):
+    ...
+    TypeError: trials must be counts, not bools, got [3, True]
+    """
+    if _is_pandas(value, "Series", "Index"):
+        value = value.to_numpy()
+    if isinstance(value, (bool, np.bool_)):
+        bad = True
+    elif isinstance(value, np.ndarray):
+        bad = value.dtype.kind == "b" or (
+            value.dtype.kind == "O" and any(isinstance(v, (bool, np.bool_)) for v in value.ravel()))
+    elif isinstance(value, (list, tuple)):
+        bad = any(isinstance(v, (bool, np.bool_)) or (isinstance(v, (list, tuple)) and
+                                                     any(isinstance(u, (bool, np.bool_)) for u in v))
+                  for v in value)
+    else:
+        bad = False
+    if bad:
+        raise TypeError(f"{name} must be {what}, not bools, got {_short(value)}")
 
 
 def as_float_array(value: Any, name: str) -> np.ndarray:
@@ -159,6 +286,7 @@ def _as_count_array(value: Any, name: str) -> np.ndarray:
         value = value.to_numpy()
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be numeric, got {_short(value)}")
+    check_not_bool(value, name)
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -408,6 +536,7 @@ def check_weights(
     within ``tol`` and match the strata exactly.
     """
     n = index if isinstance(index, int) else len(index)
+    check_not_bool(list(weights.values()) if isinstance(weights, dict) else weights, name, "population shares")
     if isinstance(weights, dict):
         import pandas as pd  # deferred: fast start-up
 

@@ -59,6 +59,7 @@ from bayeseval._core.binomial import binomial_bounds
 from bayeseval._validation import (
     align_by_label,
     as_row_array,
+    check_class_labels,
     check_level,
     check_method,
     check_no_missing,
@@ -216,6 +217,7 @@ def _check_design(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray, np.n
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of class labels, got shape {y.shape}")
     check_no_missing(y, "y", hint="every row needs a label; drop those rows first")
+    check_class_labels(y, "y")
     if hasattr(X, "shape") and X.shape[0] != y.size:
         raise ValueError(f"X has {X.shape[0]} rows but y has {y.size} labels")
     classes, class_counts = np.unique(y, return_counts=True)
@@ -738,6 +740,7 @@ def _wrong_decisions(p: np.ndarray, y_true: Any, classes: Any) -> np.ndarray:
     if yt.shape != (n,):
         raise ValueError(f"y_true must have one label per row ({n}), got shape {yt.shape}")
     check_no_missing(yt, "y_true", hint="every row needs a label; drop those rows first")
+    check_class_labels(yt, "y_true")
     labels = np.arange(k) if classes is None else np.asarray(classes)
     if labels.size != k:
         raise ValueError(f"classes must name the {k} columns of proba, got {len(labels)}")

@@ -27,8 +27,16 @@ from statistics import NormalDist
 from typing import Any
 
 from bayeseval import __version__
+from bayeseval._core import metric_names
 from bayeseval._core.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
-from bayeseval._core.cli_io import HelpFormatter, one_line, read_table
+from bayeseval._core.cli_io import (
+    HelpFormatter,
+    atomic_output,
+    check_output,
+    cli_warnings,
+    one_line,
+    read_table,
+)
 from bayeseval._core.impact_args import (
     IMPACT_DESCRIPTION,
     IMPACT_EPILOG,
@@ -121,12 +129,11 @@ def _rate(text: str) -> float:
 
 
 def _metric(text: str) -> str:
-    from bayeseval.metrics import get_metric  # deferred: fast start-up
-
-    try:
-        return get_metric(text).name
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    """A metric name or alias of one rate, returned as written (the report echoes it)."""
+    key = metric_names.canonical(text)
+    if key is None or key in metric_names.COMPOSITE:
+        raise argparse.ArgumentTypeError(metric_names.unknown_metric(text, composite=False))
+    return text.strip()
 
 
 def _parse_json_numbers(text: str, what: str) -> Any:
@@ -324,6 +331,9 @@ def _frame_records(frame: Any) -> list[dict[str, Any]]:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from bayeseval.demo import run_demo  # deferred: fast start-up
 
+    if args.out.is_dir() and any(args.out.iterdir()) and not args.force:
+        raise ValueError(f"--out {str(args.out)!r} already holds files; give --force to let the demo "
+                         "replace its files there, or choose a new folder")
     return run_demo(out=args.out, quick=args.quick, random_seed=args.seed, as_json=args.json)
 
 
@@ -484,6 +494,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
 def _cmd_report(args: argparse.Namespace) -> int:
     from bayeseval.report import evaluate  # deferred: fast start-up
 
+    if args.out:  # before the work: never onto the data file, never over a file without --force
+        check_output(args.out, force=args.force, inputs=[("data", args.data)])
     data, strata = _load(args)
     groups = _split_columns(args.groups)
     _check_columns(data, args.data, {"--groups": groups})
@@ -505,7 +517,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         min_trials=args.min_trials,
     )
     if args.out:
-        report.save(args.out)
+        with atomic_output(args.out) as tmp:
+            report.save(tmp)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=_json_default))
     else:
@@ -571,6 +584,7 @@ def _add_demo(sub: Any) -> None:
     demo.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0, help="random seed")
     demo.add_argument("--quick", action="store_true", help="smaller simulation, for a fast look")
     demo.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    demo.add_argument("--force", action="store_true", help="replace the demo's files in a folder that holds files")
     demo.set_defaults(func=_cmd_demo)
 
 
@@ -669,7 +683,8 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--y-pred", required=True, help="column with the predicted labels")
     p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
     p.add_argument("--metric", type=_metric, default="error_rate",
-                   help="error_rate, accuracy, recall, precision, fpr, specificity, npv")
+                   help=f"one of {metric_names.choices(composite=False)} (aliases in parentheses; "
+                   "balanced_accuracy, the mean of two rates, is reported by audit)")
     p.add_argument("--pos-label", default=None,
                    help="positive class for recall, precision, ...: parsed as an integer when the "
                    "--y-true column holds integers (a number for floats, true/false for booleans); "
@@ -709,6 +724,7 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--out", type=_report_path, default=None,
                         help="also write the report to a file: .html, .md, .json, .csv, .xlsx "
                         "(needs openpyxl) or .tex")
+    report.add_argument("--force", action="store_true", help="replace --out if it exists (never the data file)")
     report.set_defaults(func=_cmd_report)
 
 
@@ -858,17 +874,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = _command(argv)
     parser = build_parser(campaign=command == "campaign", audit=command == "audit",
                           impact=command == "impact-ratio")
-    try:
-        args = parser.parse_args(argv)
-        if not getattr(args, "command", None):
-            parser.print_help()
+    with cli_warnings():  # a warning is one "warning: ..." line, once
+        try:
+            args = parser.parse_args(argv)
+            if not getattr(args, "command", None):
+                parser.print_help()
+                return EXIT_BAD_INPUT
+            return int(args.func(args) or 0)
+        except SystemExit as exc:  # --help and --version end the parse with a status
+            return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+        except _INPUT_ERRORS as exc:
+            print(f"bayeseval: error: {one_line(exc)}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        return int(args.func(args) or 0)
-    except SystemExit as exc:  # --help and --version end the parse with a status
-        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
-    except _INPUT_ERRORS as exc:
-        print(f"bayeseval: error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":  # pragma: no cover

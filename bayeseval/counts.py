@@ -331,12 +331,16 @@ def tabulate(
         DuckDB relation, is counted inside DuckDB without loading it into
         pandas; a PySpark DataFrame is counted by Spark.
     y_true, y_pred : str
-        Columns holding the true and predicted labels.
+        Columns holding the true and predicted labels: classes (strings, bools or whole
+        numbers; ``0.0``/``1.0``, as pandas reads an integer column with NaN, are the classes
+        0 and 1). A fractional number, such as a score, is refused: every distinct value would
+        count as its own class.
     strata : str or list of str, optional
         Column(s) defining the strata. ``None`` gives one stratum ``"all"``.
     metric : str or Metric
-        ``error_rate`` (default), ``accuracy``, ``recall``, ``precision``,
-        ``fpr``, ``specificity`` or ``npv``.
+        A name or alias of :func:`~bayeseval.get_metric`: ``error_rate``
+        (default), ``accuracy``, ``recall`` (``tpr``), ``precision`` (``ppv``),
+        ``fpr``, ``specificity`` (``tnr``), ``npv``, ``fnr`` or ``selection_rate``.
     pos_label : optional
         The positive class for class-dependent metrics. For binary 0/1 or
         boolean labels it defaults to 1. Two other label values (e.g.
@@ -355,9 +359,10 @@ def tabulate(
     Raises
     ------
     ValueError
-        A column is missing; labels or strata hold missing values (NaN, None,
-        ``pd.NA`` or SQL NULL: the message names the column and the number of
-        rows); the two label columns hold different types (numbers and
+        A column is missing; a label column holds a fractional number (the
+        message names the column and one such value); labels or strata hold
+        missing values (NaN, None, ``pd.NA`` or SQL NULL: the message names the
+        column and the number of rows); the two label columns hold different types (numbers and
         strings); two non-0/1 labels without ``pos_label`` for a class metric;
         or DuckDB cannot read the data (the message names the path).
     TypeError
@@ -384,6 +389,7 @@ def tabulate(
     cols = iter_columns(strata, "strata")
     backend = backend_for(data)
     backend.check_columns([("y_true", y_true), ("y_pred", y_pred)] + [("strata", c) for c in cols])
+    backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
     counts = _counts_from_table(backend.confusion(cols, y_true, y_pred), m, pos_label, weights)
     _warn_empty(counts, m, stacklevel=3)
     return counts
@@ -440,6 +446,7 @@ def confusion_counts(
     cols = iter_columns(strata, "strata")
     backend = backend_for(table)
     backend.check_columns([("y_true", y_true), ("y_pred", y_pred), ("count", count)] + [("strata", c) for c in cols])
+    backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
     n = table[count]
     if not pd.api.types.is_integer_dtype(n.dtype) or bool((n < 0).any()):
         raise ValueError(f"count column {count!r} must hold non-negative integers, got dtype {n.dtype}")

@@ -29,6 +29,7 @@ from bayeseval._validation import (
     _short,
     align_by_label,
     as_float_array,
+    check_class_labels,
     check_counts,
     check_level,
     check_method,
@@ -376,6 +377,8 @@ def f1_score(y_true: Any, y_pred: Any, *, pos_label: Any = 1, axis: int = -1) ->
     y_true, y_pred = align_by_label(("y_true", y_true), ("y_pred", y_pred))
     check_no_missing(np.ravel(np.asarray(y_true, dtype=object)), "y_true")
     check_no_missing(np.ravel(np.asarray(y_pred, dtype=object)), "y_pred")
+    check_class_labels(y_true, "y_true")
+    check_class_labels(y_pred, "y_pred")
     return _f1(y_true, y_pred, pos_label, axis)
 
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from bayeseval._core.metric_names import canonical, unknown_metric
+
 __all__ = ["Metric", "get_metric", "METRICS", "CLASS_METRICS"]
 
 
@@ -124,20 +126,6 @@ METRICS: dict[str, Metric] = {
     "selection_rate": Metric("selection_rate", "all", "pred_pos", "share of rows predicted positive"),
 }
 
-_ALIASES = {
-    "error": "error_rate",
-    "err": "error_rate",
-    "tpr": "recall",
-    "sensitivity": "recall",
-    "ppv": "precision",
-    "false_positive_rate": "fpr",
-    "tnr": "specificity",
-    "negative_predictive_value": "npv",
-    "true_positive_rate": "recall",
-    "true_negative_rate": "specificity",
-    "false_negative_rate": "fnr",
-    "zero_one_loss": "error_rate",
-}
 
 #: Metrics that depend on a positive class (computed one-vs-rest per class).
 CLASS_METRICS = tuple(k for k, m in METRICS.items() if m.needs_positive)
@@ -150,7 +138,8 @@ def get_metric(metric: str | Metric) -> Metric:
     ----------
     metric : str or Metric
         A name from :data:`METRICS` or an alias (``tpr``, ``sensitivity``, ``ppv``, ``tnr``,
-        ...), case and ``-``/space insensitive; a :class:`Metric` is returned as is.
+        ...: the one table is :data:`bayeseval._core.metric_names.NAMES`), case and
+        ``-``/space insensitive; a :class:`Metric` is returned as is.
 
     Returns
     -------
@@ -160,7 +149,9 @@ def get_metric(metric: str | Metric) -> Metric:
     Raises
     ------
     ValueError
-        An unknown name (the message lists the valid ones).
+        An unknown name (the message lists the valid ones), or ``balanced_accuracy``, which
+        is the mean of two rates and no single successes-out-of-trials rate (the message
+        says so and names :func:`bayeseval.audit`, which reports it).
     TypeError
         ``metric`` is neither a string nor a Metric.
 
@@ -172,9 +163,8 @@ def get_metric(metric: str | Metric) -> Metric:
     if isinstance(metric, Metric):
         return metric
     if not isinstance(metric, str):
-        raise TypeError(f"metric must be a metric name, one of {sorted(METRICS)}, got {metric!r}")
-    key = metric.lower().replace("-", "_").replace(" ", "_")
-    key = _ALIASES.get(key, key)
+        raise TypeError(f"metric must be a metric name, one of {list(METRICS)}, got {metric!r}")
+    key = canonical(metric)
     if key not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; valid choices are {sorted(METRICS)}")
+        raise ValueError(unknown_metric(metric, composite=False))
     return METRICS[key]

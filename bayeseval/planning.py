@@ -41,6 +41,7 @@ from bayeseval._validation import (
     check_count_limit,
     check_level,
     check_method,
+    check_not_bool,
     check_positive_int,
     check_probability,
     check_weights,
@@ -550,6 +551,7 @@ def _as_series(values: Any, name: str, index: pd.Index | None = None) -> pd.Seri
     """Series of floats; dicts/Series keep labels, sequences get ``index`` or 0..K-1."""
     import pandas as pd  # deferred: fast start-up
 
+    check_not_bool(list(values.values()) if isinstance(values, Mapping) else values, name, "numbers")
     if isinstance(values, Mapping) and not isinstance(values, pd.Series):
         values = pd.Series(dict(values))
     if isinstance(values, pd.Series):
@@ -651,6 +653,8 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
     """
     rate, trials = align_by_label(("rate", rate), ("trials", trials))
     like = rate if _is_pandas(rate, "Series") else trials if _is_pandas(trials, "Series") else None
+    check_not_bool(rate, "rate", "rates")
+    check_not_bool(trials, "trials")
     r = as_float_array(rate, "rate")
     n = as_float_array(trials, "trials")
     if r.size == 0 or not np.all(np.isfinite(r)) or np.any((r < 0) | (r > 1)):
@@ -692,6 +696,7 @@ def halfwidth_table(
     [0.059, 0.019, 0.006]
     """
     rate = _check_rate(rate)
+    check_not_bool(trials, "trials")
     check_count_limit(trials, "trials")
     n = np.atleast_1d(as_float_array(trials, "trials"))
     import pandas as pd  # deferred: fast start-up

@@ -34,6 +34,7 @@ from bayeseval._core.html_page import REPORT_CSS, page
 from bayeseval._core.markdown import md_escape as _md_escape
 from bayeseval._core.markdown import md_row as _md_row
 from bayeseval._core.markdown import printable as _printable
+from bayeseval._core.spreadsheet import csv_safe_frame, write_xlsx
 from bayeseval._results import Result
 from bayeseval._validation import (
     check_level,
@@ -626,9 +627,12 @@ class Report(Result):
 
         ``.html``/``.htm``: a styled, self-contained page (:meth:`to_html`).
         ``.md``/``.markdown``: :meth:`to_markdown`. ``.json``: :meth:`to_dict`.
-        ``.csv``: the strata table (:meth:`to_frame`). ``.xlsx``: sheets ``strata``,
-        ``overall``, ``checks`` and ``findings`` (needs the openpyxl or XlsxWriter
-        package). ``.tex``: LaTeX ``tabular`` environments of the strata table and
+        ``.csv``: the strata table (:meth:`to_frame`); a text cell starting with ``=``,
+        ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` so that no
+        spreadsheet runs it as a formula (numbers stay numbers). ``.xlsx``: sheets
+        ``strata``, ``overall``, ``checks`` and ``findings`` (needs the openpyxl or
+        XlsxWriter package), every text cell stored as text (a stratum named
+        ``=HYPERLINK(...)`` reads exactly so, never as a formula). ``.tex``: LaTeX ``tabular`` environments of the strata table and
         the overall rates (plain LaTeX, no extra packages), text escaped.
 
         Parameters
@@ -770,40 +774,25 @@ _WRITERS = {
     ".md": lambda report, plot: report.to_markdown(),
     ".markdown": lambda report, plot: report.to_markdown(),
     ".json": lambda report, plot: json.dumps(report.to_dict(), indent=2) + "\n",
-    ".csv": lambda report, plot: report.to_frame().to_csv(index=False),
+    ".csv": lambda report, plot: csv_safe_frame(report.to_frame()).to_csv(index=False),
     ".tex": lambda report, plot: report.to_latex(),
     ".xlsx": None,  # binary: written by _write_xlsx
 }
 
-_EXCEL_ENGINES = ("openpyxl", "xlsxwriter")
-
-
-def _excel_engine() -> str:
-    """The first Excel writer pandas can use, or a ValueError naming the missing engines."""
-    from importlib.util import find_spec
-
-    for name in _EXCEL_ENGINES:
-        if find_spec(name) is not None:
-            return name
-    raise ValueError(
-        "writing .xlsx needs an Excel engine: neither openpyxl nor xlsxwriter is installed "
-        "(pip install openpyxl); save to .csv instead"
-    )
-
-
 def _write_xlsx(report: Report, path: Path) -> None:
-    """Sheets strata, overall, checks and findings (the findings' strata as text labels)."""
-    engine = _excel_engine()
+    """Sheets strata, overall, checks and findings (the findings' strata as text labels);
+    every text cell is text (:func:`bayeseval._core.spreadsheet.write_xlsx`)."""
     findings = pd.DataFrame(
         [{"flag": f.flag, "strata": ", ".join(_label(k) for k in f.strata), "message": f.message,
           "severity": f.severity} for f in report.findings],
         columns=["flag", "strata", "message", "severity"],
     )
-    with pd.ExcelWriter(path, engine=engine) as xl:
-        report.to_frame().to_excel(xl, sheet_name="strata", index=False)
-        report.overall.reset_index().to_excel(xl, sheet_name="overall", index=False)
-        report.checks.reset_index().to_excel(xl, sheet_name="checks", index=False)
-        findings.to_excel(xl, sheet_name="findings", index=False)
+    write_xlsx(path, {
+        "strata": report.to_frame(),
+        "overall": report.overall.reset_index(),
+        "checks": report.checks.reset_index(),
+        "findings": findings,
+    })
 
 
 def _json_key(key: Any) -> Any:
@@ -1357,7 +1346,10 @@ def evaluate(
     strata : str or list of str, optional
         Column(s) defining the strata; None gives one stratum.
     metric : str or Metric, default "error_rate"
-        Any metric of :func:`~bayeseval.get_metric`.
+        Any metric of :func:`~bayeseval.get_metric` (a name or an alias), shown in the
+        report as written (``"tpr"`` stays ``"tpr"``; it counts recall). Balanced
+        accuracy, the mean of two rates, is not one rate per stratum: it is refused
+        here, and :func:`~bayeseval.audit` reports it.
     weights : dict, Series or sequence, optional
         Population shares of the strata (summing to 1). With them the report
         gives the reweighted overall rate (the population estimate) beside the
@@ -1468,6 +1460,8 @@ def evaluate(
         raise TypeError(f"source must be a string or None, got {source!r}")
     audit_groups = _check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
     counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
+    if isinstance(metric, str) and not isinstance(data, Counts):
+        metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
     report = _build_report(counts, metric_name, cfg)
     if audit_groups is not None:
         report.audit, found = _audit_section(
@@ -1565,13 +1559,13 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     """The audit across ``groups`` and its findings (criteria decided outside, undecided)."""
     from bayeseval.fairness import audit  # deferred: the audit loads the crossed engine
 
+    given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
     res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=list(_AUDIT_METRICS),
-                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **options)
+                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **given)
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]
-        gaps = "; ".join(f"{r.metric} gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
-                         for r in rows.itertuples())
+        gaps = "; ".join(_audit_gap_text(r) for r in rows.itertuples())
         if verdict == "outside":
             findings.append(Finding("fairness", (), f"Fairness: {criterion} is outside the "
                                     f"tolerance {res.tolerance:g} ({gaps}).", "warning"))
@@ -1579,6 +1573,11 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
             findings.append(Finding("fairness", (), f"Fairness: {criterion} is undecided at "
                                     f"tolerance {res.tolerance:g} ({gaps}); the audit section "
                                     "lists the labels each group needs to decide.", "note"))
+        elif verdict == "not measured":
+            findings.append(Finding("fairness", (), f"Fairness: {criterion} is not measured: fewer "
+                                    f"than two groups have {res.min_trials} trials for "
+                                    f"{', '.join(rows['metric'])}; it is not within the tolerance "
+                                    "either.", "warning"))
     findings += [Finding("fairness", (), f"Fairness audit: {note}", "note") for note in res.notes]
     return res, findings
 
@@ -1620,13 +1619,22 @@ def _html_rows(header: Sequence[str], rows: Sequence[tuple[Sequence[str], bool]]
             + "".join(body) + "</tbody></table></div>")
 
 
+def _audit_gap_text(r: Any) -> str:
+    """One metric's gap in words: 'tpr gap 0.120 [0.010, 0.230]', or 'tpr gap not measured'."""
+    if not np.isfinite(r.gap):
+        return f"{r.metric} gap not measured"
+    return f"{r.metric} gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
+
+
 def _html_verdicts(res: Any) -> str:
-    rows = [([r.criterion, r.metric, _fmt_num(r.gap), _fmt_interval(r.lower, r.upper),
-              f"{r.level:g}", r.metric_verdict, _fmt_num(r.p_exceeds), r.verdict], r.verdict == "outside")
+    rows = [([r.criterion, r.metric, _fmt_num(r.gap) or "not measured", _fmt_interval(r.lower, r.upper),
+              f"{r.level:g}", r.metric_verdict, _fmt_num(r.p_exceeds), r.verdict,
+              f"{r.high} / {r.low}" if r.high else "", r.note],
+             r.verdict in ("outside", "not measured"))
             for r in res.verdicts.itertuples()]
     return "<b>Verdicts</b>" + _html_rows(
         ["criterion", "metric", "max-min gap", "interval", "level", "metric verdict",
-         "P(gap > tol)", "verdict"], rows, left=2)
+         "P(gap > tol)", "verdict", "highest / lowest group", "note"], rows, left=2)
 
 
 def _html_disparities(res: Any) -> str:
@@ -1701,6 +1709,8 @@ def _audit_lines(res: Any) -> list[str]:
     """The audit's verdicts as text lines (terminal and Markdown)."""
     lines = [res.settings]
     for r in res.verdicts.itertuples():
-        lines.append(f"{r.criterion} ({r.metric}): gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}] "
-                     f"-> {r.verdict}")
+        gap = _audit_gap_text(r).removeprefix(f"{r.metric} ")
+        ends = f" (highest {r.high}, lowest {r.low})" if r.high else ""
+        note = f"; {r.note}" if r.note else ""
+        lines.append(f"{r.criterion} ({r.metric}): {gap}{ends} -> {r.verdict}{note}")
     return lines

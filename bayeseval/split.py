@@ -643,7 +643,8 @@ def dual_constraint_split(
     Raises
     ------
     ValueError
-        A column is missing; ``label`` or ``groups`` hold missing values (the
+        A column is missing; ``label`` holds a fractional number (a score, not a
+        class); ``label`` or ``groups`` hold missing values (the
         message names the column and the number of rows); ids are missing or
         repeated; the minimum counts cannot be met; or DuckDB cannot read the
         data (the message names the path).
@@ -670,6 +671,7 @@ def dual_constraint_split(
         [("label", label)] + [("groups", g) for g in gcols]
         + ([("id_column", id_column)] if id_column is not None else [])
     )
+    backend.check_labels([("label", label)])
     cells = backend.key_counts(cols, id_column=id_column, check_ids=check_ids)
     _check_missing_cells(cells, [("label", label)] + [("groups", g) for g in gcols])
     plan = _plan(

@@ -12,7 +12,7 @@ by seeded simulation (4,000 data sets per configuration, level 0.95):
 2. the four-fifths verdicts (share "below 0.8", "not below 0.8", undecided) by true ratio.
 
 Run: ``python benchmarks/validate_impact.py`` (about 1 minute on one core) prints the
-Markdown; ``--write-docs`` replaces the generated block of docs/validation.md section 7.
+Markdown; ``--write-docs`` replaces the generated block of docs/validation.md section 9.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def report() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write-docs", action="store_true", help="rewrite docs/validation.md section 7")
+    ap.add_argument("--write-docs", action="store_true", help="rewrite docs/validation.md section 9")
     args = ap.parse_args()
     text = report()
     print(text)

@@ -138,3 +138,19 @@ def test_overall_goal_uses_far_fewer_labels(pool):
     assert res.table["reached_goal"].all()
     assert res.table["labels_used"].mean() <= 1.15 * n_srs
     assert (res.table["max_halfwidth"] > 0.05).all()  # strata themselves stay wide
+
+
+def test_simulate_refuses_fractional_true_labels_naming_the_column():
+    pool = synthetic_pool(2_000, 3, random_seed=0)
+    noisy = pool.assign(truth=np.where(pool["truth"] == 1, 0.999999, 0.0))
+    with pytest.raises(ValueError, match=r"y_true column 'truth' holds the fractional value 0\.999999"):
+        simulate(noisy, strata="stratum", y_pred="pred", y_true="truth", n_repeats=1)
+
+
+def test_bool_counts_are_type_errors_naming_the_argument():
+    pool = synthetic_pool(2_000, 3, random_seed=0)
+    for name in ("n_repeats", "batch_size"):
+        with pytest.raises(TypeError, match=rf"^{name} must be an integer >= 1, got True"):
+            simulate(pool, strata="stratum", y_pred="pred", y_true="truth", **{"n_repeats": 1, name: True})
+    with pytest.raises(TypeError, match=r"^n_rows must be an integer >= 1, got True"):
+        synthetic_pool(True, 3)

@@ -139,3 +139,17 @@ def test_report_command_adds_the_audit(tmp_path, capsys):
     assert "<h3>Fairness audit</h3>" in out.read_text()
     assert main(["report", str(path), "--y-true", "y", "--y-pred", "p", "--groups", "nope"]) == 2
     assert "--groups column 'nope' is not in" in capsys.readouterr().err
+
+
+def test_unmeasured_criterion_is_a_warning_and_shown_as_not_measured():
+    # 40 rows per cell: TPR, FPR and PPV have 20 or fewer trials per cell, under the default 30
+    spec = {("a", "f"): (4, 40), ("a", "m"): (4, 40), ("b", "f"): (36, 40), ("b", "m"): (36, 40)}
+    rep = _report(spec, groups=["race", "sex"], tolerance=0.1)
+    verdicts = rep.audit.verdicts.set_index("criterion")["verdict"]
+    assert verdicts["equal_opportunity"] == "not measured"
+    assert verdicts["demographic_parity"] == "outside"  # 40 rows per cell: measured
+    found = [w for w in rep.warnings if "equal_opportunity is not measured" in w]
+    assert len(found) == 1 and "tpr" in found[0]
+    assert "equal_opportunity (tpr): gap not measured -> not measured" in str(rep)
+    section = rep.to_html(plot=False).split("<section class='bv-audit'>")[1]
+    assert "<tr class=flag><td class=s>equal_opportunity</td><td class=s>tpr</td><td>not measured" in section

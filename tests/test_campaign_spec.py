@@ -293,3 +293,26 @@ def test_bad_costs_name_the_argument_and_value(tmp_path, costs, error, match):
 def test_costs_need_a_gain_rule():
     with pytest.raises(ValueError, match="costs need a rule .* got rule='neyman'"):
         CampaignSpec(y_pred="p", costs=[1.0, 2.0], rule="neyman")
+
+
+def test_create_refuses_a_score_column_as_y_pred_and_a_fractional_label_set(tmp_path):
+    rng = np.random.default_rng(4)
+    pool = pd.DataFrame({"g": rng.choice(["a", "b"], 200), "score": rng.uniform(0.01, 0.99, 200)})
+    with pytest.raises(ValueError, match=r"y_pred column 'score' holds the fractional value") as err:
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="score", random_seed=0)
+    assert "score=" in str(err.value) and not (tmp_path / "c.db").exists()
+    ints = pool.assign(pred=(pool["score"] >= 0.5).astype(float))  # 0.0/1.0 are the classes 0 and 1
+    with pytest.raises(ValueError, match=r"label_set holds the fractional value 0\.5"):
+        Campaign.create(tmp_path / "d.db", ints, strata="g", y_pred="pred", label_set=[0, 0.5, 1])
+    c = Campaign.create(tmp_path / "e.db", ints, strata="g", y_pred="pred", random_seed=0)
+    assert sorted(c.spec.label_set or [0, 1]) == [0, 1]
+
+
+@pytest.mark.parametrize("name", ["annotators", "budget", "batch_size"])
+def test_a_bool_where_a_count_is_wanted_is_a_type_error_naming_it(name, tmp_path):
+    pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+    with pytest.raises(TypeError, match=rf"^{name} must be an integer >= 1, got True \(a bool, not a count\)"):
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", **{name: True})
+    assert not (tmp_path / "c.db").exists()
+    c = Campaign.create(tmp_path / "d.db", pool, strata="g", y_pred="pred", random_seed=0, **{name: 1})
+    assert getattr(c.spec, name) == 1

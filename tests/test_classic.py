@@ -324,3 +324,12 @@ def test_multiclass_string_labels_list_input_and_unlabelled_risk_average():
     assert t.loc["risk_averaging", "estimate"] == pytest.approx(r.mean())
     assert t.loc["risk_averaging", "se"] == pytest.approx(r.std(ddof=1) / np.sqrt(40))
     assert t.loc["resubstitution", "estimate"] == pytest.approx(np.mean(model.predict(X) != y))
+
+
+def test_fractional_class_labels_are_refused_naming_the_argument():
+    X = np.arange(20.0)[:, None]
+    y = np.r_[np.zeros(10), np.full(10, 0.999999)]
+    with pytest.raises(ValueError, match=r"^y holds the fractional value 0\.999999"):
+        estimate_error(GaussianNB(), X, y, methods=["resubstitution"])
+    with pytest.raises(ValueError, match=r"^y_true holds the fractional value 0\.25"):
+        error_reject_curve([[0.9, 0.1], [0.2, 0.8]], y_true=[0, 0.25])

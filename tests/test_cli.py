@@ -1,6 +1,7 @@
 """The command line: exit codes, JSON output, and agreement with the library."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -57,3 +58,84 @@ def test_missing_file_is_a_one_line_error(tmp_path, capsys):
     code = main(["gate", str(tmp_path / "nope.csv"), "--y-true", "y", "--y-pred", "p", "--min-trials", "5"])
     assert code == 2
     assert "file not found" in capsys.readouterr().err
+
+
+def _digest(path):
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_report_out_never_onto_its_data_and_never_over_a_file_without_force(labelled_csv, tmp_path, capsys):
+    args = ["report", str(labelled_csv), "--y-true", "y", "--y-pred", "p", "--strata", "g"]
+    data = _digest(labelled_csv)
+    for extra in ([], ["--force"]):
+        assert main([*args, "--out", str(labelled_csv), *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and "is the data file itself" in err
+    assert _digest(labelled_csv) == data
+    earlier = tmp_path / "earlier.csv"
+    earlier.write_text("keep me\n")
+    assert main([*args, "--out", str(earlier)]) == 2
+    assert "--force" in capsys.readouterr().err and earlier.read_text() == "keep me\n"
+    assert main([*args, "--out", str(earlier), "--force"]) == 0
+    table = pd.read_csv(earlier).set_index("g")
+    # hand count: small has 10 errors in 80 rows (10 missed positives); big 20 in 800
+    assert table.loc["small", ["successes", "trials"]].tolist() == [10, 80]
+    assert table.loc["big", ["successes", "trials"]].tolist() == [20, 800]
+    assert not [f for f in tmp_path.iterdir() if f.name.startswith(".writing-")]
+
+
+def test_report_out_failing_mid_write_leaves_the_file_as_it_was(labelled_csv, tmp_path, capsys, monkeypatch):
+    import errno
+
+    from bayeseval.report import Report
+
+    def full_disk(self, path, **kwargs):
+        Path(path).write_text("partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Report, "save", full_disk)
+    target = tmp_path / "r.md"
+    target.write_text("earlier report\n")
+    args = ["report", str(labelled_csv), "--y-true", "y", "--y-pred", "p", "--out", str(target), "--force"]
+    assert main(args) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert target.read_text() == "earlier report\n"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["preds.csv", "r.md"]
+
+
+def test_demo_does_not_overwrite_a_folder_that_holds_files_without_force(tmp_path, capsys):
+    (tmp_path / "report.html").write_text("mine")
+    assert main(["demo", "--quick", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--force" in err
+    assert (tmp_path / "report.html").read_text() == "mine"
+
+
+def test_both_command_lines_print_a_package_warning_as_one_line(tmp_path, capsys):
+    import warnings
+
+    # a stratum without positives has no recall: EmptyStratumWarning, shown as one line
+    df = pd.DataFrame({"y": [0] * 40 + [1] * 50 + [0] * 50, "p": [1] * 20 + [0] * 120, "g": ["a"] * 40 + ["b"] * 100})
+    df.to_csv(tmp_path / "p.csv", index=False)
+    hook = warnings.showwarning
+    args = ["gate", str(tmp_path / "p.csv"), "--y-true", "y", "--y-pred", "p", "--strata", "g", "--metric", "recall",
+            "--min-trials", "5"]
+    main(args)
+    err = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert err == ["warning: 1 strata have no trials for recall and no rate: ['a']"]
+    assert warnings.showwarning is hook
+
+
+@pytest.mark.parametrize("command", ["report", "gate", "audit"])
+def test_a_score_column_read_from_a_file_is_a_one_line_error(command, tmp_path, capsys):
+    df = pd.DataFrame({"y": [0, 1] * 20, "score": [0.25, 0.75] * 20, "g": ["a"] * 20 + ["b"] * 20})
+    path = tmp_path / "preds.csv"
+    df.to_csv(path, index=False)
+    extra = {"report": [], "gate": ["--min-trials", "5"], "audit": ["--groups", "g"]}[command]
+    code = main([command, str(path), "--y-true", "y", "--y-pred", "score", "--strata", "g", *extra]
+                if command != "audit" else [command, str(path), "--y-true", "y", "--y-pred", "score", *extra])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "y_pred column 'score' holds the fractional value 0.25" in err

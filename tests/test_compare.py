@@ -261,3 +261,12 @@ def test_independent_errors_pairing_gains_little():
     assert abs(res.correlation) < 0.15
     assert res.width == pytest.approx(res.independent_width, rel=0.1)
     assert "gains little" in res.sentence
+
+
+def test_fractional_labels_are_refused_naming_the_argument():
+    y = [0, 1, 1, 0]
+    with pytest.raises(ValueError, match=r"^pred_b holds the fractional value 0\.7"):
+        mcnemar_from_predictions(y, [0, 1, 0, 0], [0, 0.7, 1, 0])
+    with pytest.raises(ValueError, match=r"^y_true holds the fractional value 0\.999999"):
+        paired_bootstrap([0, 0.999999, 1, 0] * 5, [0, 1, 0, 0] * 5, [0, 1, 1, 0] * 5, n_resamples=99,
+                         random_seed=0)

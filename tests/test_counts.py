@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import confusion_matrix, precision_score, recall_score
 
 from bayeseval import Counts, EmptyStratumWarning, get_metric, tabulate
-from bayeseval.counts import as_counts, stratum_labels
+from bayeseval.counts import as_counts, confusion_counts, stratum_labels
 from bayeseval.metrics import METRICS
 
 
@@ -238,3 +238,68 @@ def test_counts_reject_bad_and_accept_good(s: list[int], extra: list[int]) -> No
         rates = c.rates.to_numpy()
         ok = np.array(n) > 0
         assert np.all((rates[ok] >= 0) & (rates[ok] <= 1)) and np.all(np.isnan(rates[~ok]))
+
+
+# -- fractional labels: a score or rounding noise is not a class ---------------------------------
+
+
+def _scored_frame(n: int = 2000) -> pd.DataFrame:
+    """A good classifier: y_pred = y_true on 95% of rows, and its score for class 1."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, n)
+    p = np.where(rng.random(n) < 0.95, y, 1 - y)
+    score = np.clip(np.where(p == 1, 0.75, 0.25) + rng.normal(0, 0.1, n), 0.01, 0.99)
+    return pd.DataFrame({"y": y, "p": p, "score": score, "g": rng.choice(["a", "b"], n)})
+
+
+def test_scores_passed_as_y_pred_are_refused_naming_the_column_and_a_value():
+    df = _scored_frame()
+    with pytest.raises(ValueError, match=r"y_pred column 'score' holds the fractional value") as err:
+        tabulate(df, y_true="y", y_pred="score", strata="g")
+    message = str(err.value)
+    assert repr(float(df['score'].iloc[0])) in message  # the first fractional row, found by hand
+    assert "score=" in message
+
+
+def test_rounding_noise_in_y_true_is_refused_where_the_truth_is_zero_error():
+    df = _scored_frame()
+    noisy = df.assign(yn=np.where(df["p"] == 1, 0.999999, 0.0))  # y_pred is right on every row
+    assert int((noisy["yn"].round() != noisy["p"]).sum()) == 0  # hand count: 0% error
+    with pytest.raises(ValueError, match=r"y_true column 'yn' holds the fractional value 0\.999999"):
+        tabulate(noisy, y_true="yn", y_pred="p")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "Float64", "object"])
+def test_integer_valued_float_labels_count_as_classes(dtype):
+    df = _scored_frame()
+    y = df["y"].astype(float).where(df.index % 7 != 0)  # as pandas reads an int column with NaN
+    frame = pd.DataFrame({"y": y, "p": df["p"], "g": df["g"]}).dropna()
+    frame["y"] = frame["y"].astype(dtype)
+    counts = tabulate(frame, y_true="y", y_pred="p", strata="g")
+    for g in ("a", "b"):
+        rows = frame[frame["g"] == g]
+        wrong = sum(float(t) != float(q) for t, q in zip(rows["y"], rows["p"], strict=True))
+        assert counts.successes[g] == wrong and counts.trials[g] == len(rows)
+
+
+def test_fractional_values_in_categorical_and_object_columns_are_refused():
+    df = _scored_frame(50)
+    with pytest.raises(ValueError, match=r"y_pred column 'c' holds the fractional value 0\.5"):
+        tabulate(df.assign(c=pd.Categorical([0.0, 0.5] * 25)), y_true="y", y_pred="c")
+    with pytest.raises(ValueError, match=r"y_true column 'o' holds the fractional value 2\.5"):
+        tabulate(df.assign(o=pd.Series([1, 2.5] * 25, dtype=object)), y_true="o", y_pred="p")
+
+
+def test_confusion_counts_refuses_a_fractional_label_cell():
+    t = pd.DataFrame({"y": [1.0, 0.3], "p": [1, 0], "n": [5, 5]})
+    with pytest.raises(ValueError, match=r"y_true column 'y' holds the fractional value 0\.3"):
+        confusion_counts(t, y_true="y", y_pred="p", count="n")
+
+
+def test_bool_counts_are_type_errors_naming_the_argument():
+    with pytest.raises(TypeError, match=r"^successes must be counts, not bools, got \[True, 0\]"):
+        Counts.from_arrays([True, 0], [5, 5])
+    with pytest.raises(TypeError, match=r"^trials must be counts, not bools"):
+        Counts.from_arrays([1, 0], np.array([True, True]))
+    with pytest.raises(TypeError, match=r"^weights must be population shares, not bools"):
+        Counts.from_arrays([1, 0], [5, 5], weights=[True, False])

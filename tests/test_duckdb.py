@@ -150,3 +150,47 @@ def test_source_detection_and_literals():
     assert sql_literal("o'hara") == "'o''hara'"
     assert sql_literal(np.int64(3)) == "3"
     assert sql_literal(True) == "TRUE"
+
+
+# -- fractional labels are refused in SQL, as in pandas ------------------------------------------
+
+
+def _noisy(n: int = 3000) -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    p = rng.integers(0, 2, n)
+    score = np.clip(np.where(p == 1, 0.8, 0.2) + rng.normal(0, 0.1, n), 0.01, 0.99)
+    return pd.DataFrame({"p": p, "yn": np.where(p == 1, 0.999999, 0.0), "score": score,
+                         "yf": p.astype(float), "yd": p.astype(float)})
+
+
+@pytest.mark.parametrize("source", ["relation", "parquet", "csv"])
+def test_duckdb_refuses_scores_as_y_pred_naming_column_and_a_value(source, tmp_path):
+    df = _noisy()
+    data = duckdb.from_df(df) if source == "relation" else tmp_path / f"x.{source}"
+    if source == "parquet":
+        df.to_parquet(data)
+    elif source == "csv":
+        df.to_csv(data, index=False)
+    with pytest.raises(ValueError, match=r"y_pred column 'score' holds the fractional value ([0-9.e-]+)") as err:
+        tabulate(data, y_true="yf", y_pred="score")
+    value = float(str(err.value).split("fractional value ")[1].split(",")[0])
+    assert np.isclose(df["score"].to_numpy(), value, rtol=1e-12, atol=0).any()  # one of the scores
+    assert "score=" in str(err.value)
+    with pytest.raises(ValueError, match=r"y_true column 'yn' holds the fractional value 0\.999999"):
+        tabulate(data, y_true="yn", y_pred="p")
+
+
+def test_duckdb_integer_valued_float_and_decimal_labels_count_as_classes():
+    df = _noisy()
+    truth = df["p"].where(np.arange(len(df)) % 10 != 0, 1 - df["p"])  # 10% of rows wrong
+    rel = duckdb.from_df(df.assign(yf=truth.astype(float))).project("yf, CAST(yf AS DECIMAL(4, 1)) AS yd, p")
+    hand = int((truth != df["p"]).sum())
+    for col in ("yf", "yd"):
+        counts = tabulate(rel, y_true=col, y_pred="p")
+        assert counts.total_successes == hand and counts.total_trials == len(df)
+
+
+def test_duckdb_a_missing_float_label_is_missing_not_fractional():
+    rel = duckdb.from_df(pd.DataFrame({"y": [0.0, 1.0, np.nan, 1.0], "p": [0, 1, 1, 1]}))
+    with pytest.raises(ValueError, match=r"y_true column 'y' has missing labels in 1 row"):
+        tabulate(rel, y_true="y", y_pred="p")

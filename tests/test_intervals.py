@@ -437,3 +437,15 @@ def test_counts_object_input() -> None:
         proportion_ci(c, [1, 2])
     with pytest.raises(TypeError, match="trials is required"):
         proportion_ci([1, 2])
+
+
+def test_bools_where_counts_are_wanted_are_type_errors_naming_the_argument():
+    with pytest.raises(TypeError, match=r"^n_resamples must be an integer >= 10, got True"):
+        bootstrap_ci(np.arange(20.0), n_resamples=True)
+    with pytest.raises(TypeError, match=r"^successes must be counts, not bools, got True"):
+        proportion_ci(True, 10)
+    with pytest.raises(TypeError, match=r"^trials must be counts, not bools"):
+        proportion_ci([1, 2], np.array([True, True]))
+    lo, hi = proportion_ci(1, 10, method="wilson")  # the count 1, as statsmodels reads it
+    ref = proportion_confint(1, 10, method="wilson")
+    assert np.allclose((lo, hi), ref)

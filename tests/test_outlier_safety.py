@@ -115,12 +115,12 @@ def test_supported_requires_power_when_asked():
     assert strict.supported().tolist() == expected.tolist()
 
 
-def test_mixture_posterior_sample_rng_shim():
+def test_mixture_posterior_sample_is_seeded_and_follows_the_beta_posterior():
     post = independent_posterior([2, 30], [20, 100])
-    new = post.sample(50, random_seed=np.random.default_rng(3))
-    with pytest.warns(FutureWarning, match="rng"):
-        old = post.sample(50, rng=np.random.default_rng(3))
-    np.testing.assert_array_equal(new, old)
+    a = post.sample(4000, random_seed=np.random.default_rng(3))
+    np.testing.assert_array_equal(a, post.sample(4000, random_seed=np.random.default_rng(3)))
+    # independent uniform-prior posteriors Beta(1 + s, 1 + n - s): means 3/22 and 31/102
+    np.testing.assert_allclose(a.mean(axis=0), [3 / 22, 31 / 102], atol=4 * 0.08 / np.sqrt(4000))
 
 
 # ----------------------------------------------------------------------- target feasibility

@@ -560,3 +560,19 @@ def test_risk_variance_bad_values(which, bad):
     args[which] = [bad, args[which][1]]
     with pytest.raises((ValueError, TypeError), match=which):
         risk_variance([0.5, 0.5], args["rates"], args["counts"])
+
+
+def test_bools_where_counts_or_shares_are_wanted_are_type_errors_naming_the_argument():
+    with pytest.raises(TypeError, match=r"^total must be an integer >= 0, got True"):
+        allocate(True, [0.5, 0.5])
+    with pytest.raises(TypeError, match=r"^weights must be numbers, not bools"):
+        allocate(100, [True, False])
+    with pytest.raises(TypeError, match=r"^trials must be counts, not bools"):
+        se_for(0.1, True)
+    with pytest.raises(TypeError, match=r"^trials must be counts, not bools"):
+        halfwidth_table(0.1, [100, True])
+    with pytest.raises(TypeError, match=r"^halfwidth must be a positive number, got True"):
+        sample_size(halfwidth=True, rate=0.1)
+    with pytest.raises(TypeError, match=r"^n_min must be an integer >= 1, got True"):
+        subgroup_rows(True, 3, 0.1)
+    assert math.isclose(float(se_for(0.1, 100)), math.sqrt(0.1 * 0.9 / 100))  # the closed form

@@ -366,3 +366,12 @@ def test_mixed_raise_and_degraded_warn_both(fraud):
     assert res.decisions[1].branch == "raise_share" and res.decisions[2].branch == "degraded"
     assert int((res.test["y"] == 1).sum()) == 323  # the feasible key is still met
     assert res.table.loc[2, "test"] == res.table.loc[2, "proportional"]
+
+
+def test_split_refuses_a_fractional_class_column_naming_it():
+    df = pd.DataFrame({"y": np.r_[np.zeros(90), np.full(10, 0.999999)]})
+    with pytest.raises(ValueError, match=r"label column 'y' holds the fractional value 0\.999999"):
+        dual_constraint_split(df, label="y", test_size=0.2, n_min=2)
+    # integer-valued floats are the classes 0 and 1: 20 test rows, 10% of them positive (hand count)
+    res = dual_constraint_split(df.round(), label="y", test_size=0.2, n_min=2)
+    assert res.test["y"].value_counts().to_dict() == {0.0: 18, 1.0: 2}

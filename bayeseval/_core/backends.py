@@ -1,8 +1,10 @@
 """Row back ends: pandas, DuckDB and Spark behind one small interface.
 
 Only this step touches rows; everything downstream works on small tables. Every
-back end implements three operations:
+back end implements four operations:
 
+* :meth:`Backend.check_labels` -- refuse a label column holding a fractional
+  number (one rule and one message, :func:`bayeseval._validation.fractional_label_error`).
 * :meth:`Backend.confusion` -- the confusion table by strata: one row per
   (stratum, true label, predicted label) cell present in the data, with its row
   count. Missing values come back as cells (NaN/None), so the caller can refuse
@@ -74,6 +76,15 @@ class Backend:
                 raise TypeError(f"{name} must be a column name (str), got {col!r}")
             if col not in available:
                 raise ValueError(f"{name} column {col!r} is not in data; columns are {available[:20]}")
+
+    def check_labels(self, pairs: list[tuple[str, str]]) -> None:
+        """Refuse a label column holding a fractional number (a score, rounding noise).
+
+        ``pairs`` are ``(argument, column)``; the error is
+        :func:`bayeseval._validation.fractional_label_error`, naming both and one such value.
+        Each engine finds the value in its own data path, without fetching the rows.
+        """
+        raise NotImplementedError
 
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         """The confusion table by strata."""

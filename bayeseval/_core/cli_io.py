@@ -7,6 +7,14 @@
 * :func:`read_table`: reads a ``.csv`` (``.csv.gz``, ``.txt``) or ``.parquet`` (``.pq``) file,
   turning every reader failure into a one-line ``ValueError`` naming the option and the path.
 * :func:`one_line`: an exception's message on one line (the command line prints one line).
+* :func:`check_output` and :func:`atomic_output`: every file a command writes is checked first
+  (never onto one of the command's own inputs, such as the campaign database; never over an
+  existing file without ``--force``) and written under a temporary name in the same folder,
+  renamed onto the target only when everything that goes with it (the proposal's commit
+  included) has succeeded; on any failure the target is left as it was and the temporary
+  file is removed.
+* :func:`cli_warnings`: during one command, every warning of the package is one
+  ``warning: <message>`` line on stderr, once per distinct message.
 
 This module imports only the standard library at import time (pandas loads when a file is
 read), so that ``bayeseval --help`` starts quickly.
@@ -15,11 +23,16 @@ read), so that ``bayeseval --help`` starts quickly.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import os
+import secrets
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HelpFormatter", "one_line", "read_table"]
+__all__ = ["HelpFormatter", "atomic_output", "check_output", "cli_warnings", "one_line", "read_table"]
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -135,3 +148,151 @@ def read_table(
     if require_rows and (len(frame.columns) == 0 or len(frame) == 0):
         raise ValueError(f"{name} file {path!r} has no rows")
     return frame
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file (through symbolic or hard links included)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist: compare where they would resolve to
+        return a.resolve() == b.resolve()
+
+
+def check_output(
+    path: str | os.PathLike[str], *, option: str = "--out", force: bool = False,
+    inputs: Sequence[tuple[str, str | os.PathLike[str]]] = (),
+) -> Path:
+    """Check that a command may write its output file at ``path``; return it as a Path.
+
+    Refused, always: a file that is one of the command's ``inputs`` (by
+    :func:`os.path.samefile`, so also through a symbolic or hard link), a folder, a missing
+    folder. Refused unless ``force``: any existing file (a batch not yet ingested, a pool,
+    an earlier report), so that nothing is replaced by accident.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The output file.
+    option : str, default "--out"
+        The option that names it, for messages.
+    force : bool, default False
+        Allow replacing an existing file that is not an input.
+    inputs : sequence of (str, path) pairs
+        The command's inputs as ``(option, path)``, e.g. ``[("--db", "camp.db")]``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``option``, the path and the reason.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> db = os.path.join(d, "camp.db")
+    >>> open(db, "w").close()
+    >>> check_output(db, inputs=[("--db", db)], force=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: --out ... is the --db file itself; choose another file name
+    >>> check_output(os.path.join(d, "batch.csv")).name
+    'batch.csv'
+    """
+    p = Path(path)
+    for name, other in inputs:
+        if other is not None and _same_file(p, Path(other)):
+            raise ValueError(f"{option} {str(path)!r} is the {name} file itself; choose another file name")
+    if not p.parent.is_dir():
+        raise ValueError(f"{option} {str(path)!r}: folder {str(p.parent)!r} does not exist")
+    if p.is_dir():
+        raise ValueError(f"{option} {str(path)!r} is a folder, not a file")
+    if p.exists() and not force:
+        raise ValueError(f"{option} {str(path)!r} already exists; give --force to replace it, or choose a new file name")
+    return p
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str], *, option: str = "--out") -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` when the block succeeds.
+
+    The temporary file is in the same folder (so the rename is atomic) and ends with the
+    target's name (so writers that choose the format from the suffix see the right one).
+    If the block raises, for example because the database commit that goes with the file
+    failed, the temporary file is removed and ``path`` is left exactly as it was.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write.
+    option : str, default "--out"
+        The option that names it, for messages.
+
+    Yields
+    ------
+    pathlib.Path
+        Where to write.
+
+    Raises
+    ------
+    ValueError
+        When writing or renaming fails with an ``OSError`` (a full disk, a read-only folder).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "out.txt")
+    >>> with atomic_output(target) as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> open(target).read(), os.listdir(os.path.dirname(target))
+    ('done', ['out.txt'])
+    """
+    p = Path(path)
+    tmp = p.with_name(f".writing-{os.getpid()}-{secrets.token_hex(4)}-{p.name}")
+    try:
+        yield tmp
+        os.replace(tmp, p)
+    except OSError as exc:
+        raise ValueError(f"{option} {str(path)!r}: cannot write it: {exc.strerror or exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def cli_warnings() -> Iterator[None]:
+    """During the block, print each warning as one ``warning: <message>`` line on stderr, once.
+
+    Replaces Python's default display (source path, line number and code line) for the
+    duration of one command only; a message already printed in the block is not printed
+    again. The warning filters in force are kept (a warning that a filter ignores stays
+    silent, one that a filter turns into an error still raises).
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import sys, warnings
+    >>> sys.stderr = sys.stdout  # show the lines here
+    >>> with cli_warnings():
+    ...     for _ in range(2):
+    ...         warnings.warn("target cannot be met in 2 strata", UserWarning)
+    warning: target cannot be met in 2 strata
+    >>> sys.stderr = sys.__stderr__
+    """
+    seen: set[str] = set()
+
+    def show(message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None) -> None:
+        text = one_line(message) if isinstance(message, BaseException) else " ".join(str(message).split())
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr if file is None else file)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield

@@ -29,6 +29,7 @@ from bayeseval._core.backends import (
 )
 from bayeseval._core.hashing import duckdb_rank_sql
 from bayeseval._core.naming import fresh_names
+from bayeseval._validation import fractional_label_error
 
 
 def quote_ident(name: str) -> str:
@@ -88,6 +89,14 @@ def sql_literal(value: Any) -> str:
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
     raise TypeError(f"label value {value!r} of type {type(value).__name__} cannot be used in SQL")
+
+
+def fractional_type(type_name: str) -> bool:
+    """Whether a DuckDB column type can hold fractional numbers (floats, decimals with a scale)."""
+    name = type_name.upper()
+    if name in ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8"):
+        return True
+    return name.startswith("DECIMAL") and not name.endswith(",0)")
 
 
 @contextmanager
@@ -172,6 +181,23 @@ class DuckDBBackend(Backend):
         """Run ``sql`` and fetch the (small) result into pandas."""
         with duckdb_errors(self.what):
             return self.rel.query(self.alias, sql).df()
+
+    def check_labels(self, pairs: list[tuple[str, str]]) -> None:
+        # one scan in SQL over the float and decimal label columns: rows unequal to their floor
+        # (DuckDB's NaN equals itself, so a missing value is not counted); a count is several
+        # times faster than fetching a value, which is looked up only when there is one
+        checked = [(arg, c) for arg, c in pairs if fractional_type(self.type_of(c))]
+        if not checked:
+            return
+        out = fresh_names(self._columns, [f"__f{i}" for i in range(len(checked))])
+        counts = [f"count(*) FILTER (WHERE {quote_ident(c)} <> floor({quote_ident(c)})) AS {quote_ident(a)}"
+                  for (_, c), a in zip(checked, out, strict=True)]
+        found = self.fetch(f"SELECT {', '.join(counts)} FROM {self.alias}").iloc[0].to_numpy()
+        for (arg, c), n in zip(checked, found, strict=True):
+            if n:
+                q = quote_ident(c)
+                value = self.fetch(f"SELECT {q}::DOUBLE AS v FROM {self.alias} WHERE {q} <> floor({q}) LIMIT 1")
+                raise fractional_label_error(arg, c, float(value["v"].iloc[0]))
 
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         k = len(strata)

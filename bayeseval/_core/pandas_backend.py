@@ -23,6 +23,7 @@ import pandas as pd
 
 from bayeseval._core.backends import Backend, ConfusionTable, confusion_from_frame
 from bayeseval._core.hashing import id64, rank_of
+from bayeseval._validation import first_fractional, fractional_label_error
 
 #: frames with at least this many rows are counted by DuckDB when their dtypes allow it
 DUCKDB_MIN_ROWS = 100_000
@@ -206,6 +207,26 @@ def _decode(present: np.ndarray, shape: tuple[int, ...], combos: Any) -> tuple[n
     return tuple(combos[present, i] for i in range(len(shape)))
 
 
+def fractional_in(series: pd.Series) -> Any:
+    """A fractional number in ``series`` (None when there is none); vectorised.
+
+    Float columns (NumPy or nullable) are compared with their floor in one pass; a categorical
+    column is checked on its categories, an object column on its distinct values.
+    """
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return first_fractional(dtype.categories.to_numpy())
+    if isinstance(dtype, np.dtype):
+        if dtype.kind == "O":
+            return first_fractional(pd.unique(series.to_numpy()))
+        return first_fractional(series.to_numpy())
+    if pd.api.types.is_float_dtype(dtype):  # nullable Float32/Float64, Arrow floats
+        return first_fractional(series.to_numpy(dtype=float, na_value=np.nan))
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+        return None  # nullable integers and booleans; string dtypes
+    return first_fractional(pd.unique(series.to_numpy(dtype=object)))
+
+
 class PandasBackend(Backend):
     """Rows in a pandas DataFrame."""
 
@@ -220,6 +241,12 @@ class PandasBackend(Backend):
         if isinstance(col, pd.DataFrame):
             raise ValueError(f"column {name!r} appears {col.shape[1]} times in data; column names must be unique")
         return col
+
+    def check_labels(self, pairs: list[tuple[str, str]]) -> None:
+        for arg, name in pairs:
+            bad = fractional_in(self._column(name))
+            if bad is not None:
+                raise fractional_label_error(arg, name, bad)
 
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         if len(self.data) == 0:

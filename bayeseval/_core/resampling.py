@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from bayeseval._validation import check_class_labels
 from bayeseval._warnings import BayesevalWarning
 
 __all__ = [
@@ -208,7 +209,8 @@ def resample_counts(
     (rows that are identical for the statistic). Resampling the rows of each
     stratum with replacement gives multinomial cell counts with the stratum's
     size and the observed shares, so each replicate's counts are drawn
-    directly. ``statistic`` maps an array (..., S, C) of counts to (...,) or
+    directly. Counts may be fractional (expected counts, for a parametric
+    bootstrap at given shares) when each stratum's total is a whole number. ``statistic`` maps an array (..., S, C) of counts to (...,) or
     (..., k).
 
     Examples
@@ -225,7 +227,7 @@ def resample_counts(
     parts = []
     for start in range(0, n_resamples, b):
         m = min(b, n_resamples - start)
-        draws = rng.multinomial(sizes.astype(np.int64), shares, size=(m, counts.shape[0]))
+        draws = rng.multinomial(np.rint(sizes).astype(np.int64), shares, size=(m, counts.shape[0]))
         parts.append(_as_columns(statistic(draws.astype(float)), m))
     return np.concatenate(parts, axis=0)
 
@@ -553,7 +555,8 @@ def _label_kind(arr: np.ndarray) -> str:
 
 
 def check_label_kinds(*named: tuple[str, np.ndarray]) -> None:
-    """Raise ValueError when label arrays mix numbers and strings (``1`` never equals ``"1"``).
+    """Raise ValueError when label arrays mix numbers and strings (``1`` never equals ``"1"``)
+    or hold a fractional number (a score is not a class).
 
     Examples
     --------
@@ -562,6 +565,8 @@ def check_label_kinds(*named: tuple[str, np.ndarray]) -> None:
     ...
     ValueError: labels must be of one kind to be compared: y_true holds numbers, pred_a holds strings
     """
+    for name, arr in named:
+        check_class_labels(arr, name)
     kinds = {name: _label_kind(np.asarray(arr)) for name, arr in named}
     if len(set(kinds.values())) > 1 or any(k.startswith("mixed") for k in kinds.values()):
         shown = ", ".join(f"{name} holds {kind}" for name, kind in kinds.items())

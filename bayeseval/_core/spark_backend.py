@@ -34,6 +34,7 @@ from bayeseval._core.backends import (
 )
 from bayeseval._core.hashing import signed64, spark_rank_steps
 from bayeseval._core.naming import fresh_names
+from bayeseval._validation import fractional_label_error
 
 _TWO63 = 1 << 63
 
@@ -97,6 +98,25 @@ class SparkBackend(Backend):
 
     def _type(self, column: str) -> Any:
         return self.data.schema[column].dataType
+
+    def check_labels(self, pairs: list[tuple[str, str]]) -> None:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        kinds = (T.FloatType, T.DoubleType, T.DecimalType)
+        checked = [(arg, c) for arg, c in pairs
+                   if isinstance(self._type(c), kinds) and getattr(self._type(c), "scale", 1) != 0]
+        if not checked:
+            return
+        out = fresh_names(self.columns, [f"__f{i}" for i in range(len(checked))])
+        found = []
+        for (_, c), alias in zip(checked, out, strict=True):
+            q = f"CAST({quote(c)} AS DOUBLE)"
+            found.append(F.expr(f"first({q}, true) FILTER (WHERE {q} <> floor({q}) AND NOT isnan({q}))").alias(alias))
+        row = self.data.agg(*found).collect()[0]
+        for (arg, c), value in zip(checked, row, strict=True):
+            if value is not None:
+                raise fractional_label_error(arg, c, float(value))
 
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         from pyspark.sql import functions as F

@@ -51,7 +51,7 @@ from bayeseval.active.rules import (
     forecast_decision,
     forecast_labels,
     get_rule,
-    target_feasibility,
+    stratum_feasibility,
 )
 from bayeseval.active.spec import (
     GOALS,
@@ -477,7 +477,9 @@ class Campaign:
         return campaign
 
     @classmethod
-    def open(cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Campaign:
+    def open(
+        cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, read_only: bool = False
+    ) -> Campaign:
         """Open an existing campaign file and resume exactly where it was.
 
         The file is checked to be a bayeseval campaign database before anything is changed;
@@ -491,6 +493,9 @@ class Campaign:
         busy_timeout : float
             Seconds a write waits for another process's lock before raising ``ValueError``
             (default 10).
+        read_only : bool, default False
+            Open for reading only: the file is never written (a campaign on a read-only
+            mount can be read; :meth:`propose`, :meth:`ingest` and :meth:`release` raise).
 
         Returns
         -------
@@ -507,7 +512,7 @@ class Campaign:
         >>> Campaign.open(path).config["metric"]
         'error_rate'
         """
-        return cls(CampaignStore(Path(path), busy_timeout=busy_timeout))
+        return cls(CampaignStore(Path(path), busy_timeout=busy_timeout, read_only=read_only))
 
     def close(self) -> None:
         """Close the database connection."""
@@ -732,8 +737,9 @@ class Campaign:
 
         A stratum can reach at most its trials so far plus the expected trials among its
         rows not yet labelled (for recall, the rows that are actually positive); the
-        achievable half-width is the Wilson half-width at that size and the stratum's
-        current posterior mean rate. ``create`` and ``forecast`` call this with
+        achievable half-width is the half-width of the interval the campaign stops on
+        once every row is labelled at the stratum's current posterior mean rate
+        (:func:`~bayeseval.active.rules.stratum_feasibility`). ``create`` and ``forecast`` call this with
         ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
         labels are spent on it.
 
@@ -1500,12 +1506,8 @@ class _Problems:
 
 
 def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:
-    """:func:`target_feasibility` of one state at its posterior mean rates."""
-    rate = np.clip(np.asarray(st.posterior.mean(), dtype=float), 0.0, 1.0)
-    return target_feasibility(
-        st.available, st.p_trial(), st.target_halfwidth, trials=st.trials, rate=rate,
-        level=st.level, strata=st.strata, warn=warn,
-    )
+    """:func:`stratum_feasibility` of one state (every row labelled, at its posterior mean rates)."""
+    return stratum_feasibility(st, warn=warn)
 
 
 def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFrame:

@@ -8,8 +8,12 @@ Exit codes: 0 on success; 2 on bad input, with exactly one line on stderr naming
 or file at fault (malformed options included). Batch files (``.csv``, ``.csv.gz``,
 ``.parquet``) carry the row id as a column (named after the pool's id column, ``row`` by
 default), so a batch file can be read back by ``ingest`` as it is. ``propose`` writes the
-batch file before it commits the proposal: if the file cannot be written nothing is
-recorded, so no row is left pending without a file. ``export`` writes the pending rows
+batch under a temporary name, commits the proposal and only then renames the file onto
+``--out``: if the file cannot be written or the commit fails, nothing is recorded and
+``--out`` is left as it was. No command writes its output onto the campaign database, and
+none replaces an existing file unless ``--force`` is given. ``status``, ``pending``,
+``history``, ``forecast``, ``export`` and ``report`` open the database read-only, so a
+campaign on a read-only mount can be read. ``export`` writes the pending rows
 again, ``release`` withdraws them and ``pending`` lists them. ``forecast`` gives the labels
 (and their cost) still needed, ``history`` the proposal rounds and ``report`` writes an HTML
 report. Every command takes ``--json`` for machine-readable output.
@@ -24,14 +28,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from bayeseval._core.cli_io import HelpFormatter as _Formatter
-from bayeseval._core.cli_io import one_line, read_table
+from bayeseval._core.cli_io import atomic_output, check_output, cli_warnings, one_line, read_table
+from bayeseval._core.metric_names import choices as metric_choices
 
 __all__ = ["register", "run", "build_parser", "main"]
 
@@ -63,51 +67,50 @@ def _read_input(path: str, option: str, *, text_columns: Sequence[str] = ()) -> 
     return read_table(path, name=option, text_columns=text_columns, require_rows=True)
 
 
-def _check_out(path: str, option: str = "--out", fmt: str | None = None) -> str:
-    """The output format of ``path`` (``fmt``, or from its name) if it can be written there, else raise."""
+def _batch_format(path: str, fmt: str | None) -> str:
+    """The batch format of ``--out`` (``fmt``, or from its name), else raise."""
     name = Path(path).name.lower()
     if fmt is None:
         fmt = next((f for f, suffixes in FORMATS.items() if name.endswith(suffixes)), None)
         if fmt is None:
-            raise ValueError(f"{option} {path!r}: unsupported file type; use .csv, .csv.gz, .parquet, .json or .jsonl")
+            raise ValueError(f"--out {path!r}: unsupported file type; use .csv, .csv.gz, .parquet, .json or .jsonl")
     elif not name.endswith(FORMATS[fmt]):
-        raise ValueError(f"{option} {path!r}: --format {fmt} writes a {' or '.join(FORMATS[fmt])} file")
-    kind = fmt
-    parent = Path(path).parent
-    if not parent.is_dir():
-        raise ValueError(f"{option} {path!r}: directory {str(parent)!r} does not exist")
-    if Path(path).is_dir():
-        raise ValueError(f"{option} {path!r} is a directory")
-    return kind
+        raise ValueError(f"--out {path!r}: --format {fmt} writes a {' or '.join(FORMATS[fmt])} file")
+    return fmt
 
 
-def _write_batch(campaign: Any, batch: Any, path: str, fmt: str | None = None, option: str = "--out") -> None:
-    """Write a batch atomically (temp file, then rename) in its format.
+def _check_out(args: argparse.Namespace) -> Path:
+    """``args.out`` if it may be written: never the campaign database (or its journal files),
+    never an existing file without ``--force``."""
+    db = str(args.db)
+    inputs = [("--db", db)] + [(f"--db {suffix}", db + suffix) for suffix in ("-wal", "-shm", "-journal")]
+    return check_output(args.out, force=args.force, inputs=inputs)
 
-    CSV and Parquet: the row id as a column and an empty label column; Label Studio: tasks
-    in its JSON import format; JSON Lines: one object per row with an empty label.
+
+def _write_batch(campaign: Any, batch: Any, path: Path, kind: str) -> None:
+    """Write a batch in its format to ``path`` (the temporary file of :func:`atomic_output`).
+
+    CSV and Parquet: the row id as a column and an empty label column (CSV: other text cells
+    starting with ``= + - @``, tab or carriage return get a leading ``'``, so that no
+    spreadsheet runs them); Label Studio: tasks in its JSON import format; JSON Lines: one
+    object per row with an empty label.
     """
+    from bayeseval._core.spreadsheet import csv_safe_frame
     from bayeseval.active.annotations import to_jsonl, to_labelstudio
 
-    kind = _check_out(path, option, fmt)
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.writing-{os.getpid()}")
     frame = _batch_table(campaign, batch) if kind in ("csv", "parquet") else None
-    try:
-        if kind == "labelstudio":
-            tmp.write_text(json.dumps(to_labelstudio(batch), indent=1), encoding="utf-8")
-        elif kind == "jsonl":
-            tmp.write_text(to_jsonl(batch, id_name=_id_name(campaign), label_name=_label_name(campaign)), encoding="utf-8")
-        elif kind == "parquet":
-            frame.to_parquet(tmp, index=False)
-        else:
-            gz = p.name.lower().endswith(".gz")
-            frame.to_csv(tmp, index=False, compression="gzip" if gz else None)
-        os.replace(tmp, p)
-    except OSError as exc:
-        raise ValueError(f"{option} {path!r}: cannot write it: {exc.strerror or exc}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
+    if kind == "labelstudio":
+        path.write_text(json.dumps(to_labelstudio(batch), indent=1), encoding="utf-8")
+    elif kind == "jsonl":
+        path.write_text(to_jsonl(batch, id_name=_id_name(campaign), label_name=_label_name(campaign)), encoding="utf-8")
+    elif kind == "parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        gz = path.name.lower().endswith(".gz")
+        # text cells a spreadsheet would run as formulas get a leading quote; the row ids
+        # and the label column, which ingest reads back, are written as they are
+        safe = csv_safe_frame(frame, keep=(_id_name(campaign), _label_name(campaign)))
+        safe.to_csv(path, index=False, compression="gzip" if gz else None)
 
 
 def _label_name(campaign: Any) -> str:
@@ -129,11 +132,11 @@ def _batch_table(campaign: Any, batch: Any) -> Any:
     return out.reset_index()
 
 
-def _open(db: str) -> Any:
+def _open(db: str, *, read_only: bool = False) -> Any:
     from bayeseval.active import Campaign
 
     try:
-        return Campaign.open(db)
+        return Campaign.open(db, read_only=read_only)
     except ValueError as exc:
         raise ValueError(f"--db: {exc}") from exc
 
@@ -321,15 +324,17 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _propose(args: argparse.Namespace) -> int:
-    _check_out(args.out, "--out", args.format)
+    kind = _batch_format(args.out, args.format)
+    _check_out(args)
     c = _open(args.db)
     try:
-        batch = c.propose(
-            args.batch_size, show_prediction=args.show_prediction,
-            writer=lambda b: _write_batch(c, b, args.out, args.format),
-        )
-        if len(batch) == 0:
-            _write_batch(c, batch, args.out, args.format)
+        with atomic_output(args.out) as tmp:  # renamed onto --out only after the commit
+            batch = c.propose(
+                args.batch_size, show_prediction=args.show_prediction,
+                writer=lambda b: _write_batch(c, b, tmp, kind),
+            )
+            if len(batch) == 0:
+                _write_batch(c, batch, tmp, kind)
         done = bool(c.done)
         if args.json:
             rnd = int(batch["round"].iloc[0]) if len(batch) else None
@@ -407,7 +412,7 @@ def _status_table(c: Any) -> Any:
 
 
 def _status(args: argparse.Namespace) -> int:
-    c = _open(args.db)
+    c = _open(args.db, read_only=True)
     try:
         st = _status_table(c)
         done, used = bool(c.done), int(c.labels_used)
@@ -466,7 +471,7 @@ def _goal_text(c: Any) -> str:
 
 
 def _pending(args: argparse.Namespace) -> int:
-    c = _open(args.db)
+    c = _open(args.db, read_only=True)
     try:
         pend = c.pending
         by_round = pend.groupby("round").size() if len(pend) else None
@@ -508,11 +513,13 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    _check_out(args.out, "--out", args.format)
-    c = _open(args.db)
+    kind = _batch_format(args.out, args.format)
+    _check_out(args)
+    c = _open(args.db, read_only=True)
     try:
         batch = c.pending_batch(round=args.round, show_prediction=args.show_prediction)
-        _write_batch(c, batch, args.out, args.format)
+        with atomic_output(args.out) as tmp:
+            _write_batch(c, batch, tmp, kind)
         if args.json:
             _print_json({"db": str(args.db), "out": str(args.out), "rows": len(batch)})
         else:
@@ -523,7 +530,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _forecast(args: argparse.Namespace) -> int:
-    c = _open(args.db)
+    c = _open(args.db, read_only=True)
     try:
         f = c.forecast(cost=True)
         f["cost_per_label"] = c.label_costs.to_numpy()
@@ -539,7 +546,7 @@ def _forecast(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
-    c = _open(args.db)
+    c = _open(args.db, read_only=True)
     try:
         h = c.history()
         if args.json:
@@ -563,17 +570,12 @@ def _report(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.name.lower().endswith((".html", ".htm")):
         raise ValueError(f"--out {args.out!r}: the report is an .html file")
-    if not out.parent.is_dir():
-        raise ValueError(f"--out {args.out!r}: directory {str(out.parent)!r} does not exist")
-    c = _open(args.db)
+    _check_out(args)
+    c = _open(args.db, read_only=True)
     try:
         html = campaign_report_html(c)
-        tmp = out.with_name(f".{out.name}.writing-{os.getpid()}")
-        try:
+        with atomic_output(out) as tmp:
             tmp.write_text(html, encoding="utf-8")
-            os.replace(tmp, out)
-        finally:
-            tmp.unlink(missing_ok=True)
         if args.json:
             _print_json({"db": str(args.db), "out": str(out), "bytes": len(html.encode())})
         else:
@@ -591,10 +593,8 @@ def _content_type(text: str) -> tuple[str, str]:
 
 
 def _labelstudio_config(args: argparse.Namespace) -> int:
-    out = Path(args.out) if args.out else None
-    if out is not None and not out.parent.is_dir():
-        raise ValueError(f"--out {args.out!r}: directory {str(out.parent)!r} does not exist")
-    c = _open(args.db)
+    out = _check_out(args) if args.out else None
+    c = _open(args.db, read_only=True)
     try:
         try:
             xml = c.labelstudio_config(content_types=dict(args.content_type or ()), show_prediction=args.show_prediction)
@@ -603,12 +603,8 @@ def _labelstudio_config(args: argparse.Namespace) -> int:
         if out is None:
             print(xml)
             return EXIT_OK
-        tmp = out.with_name(f".{out.name}.writing-{os.getpid()}")
-        try:
+        with atomic_output(out) as tmp:
             tmp.write_text(xml + "\n", encoding="utf-8")
-            os.replace(tmp, out)
-        finally:
-            tmp.unlink(missing_ok=True)
         content = c.config.get("content") or []
         if args.json:
             _print_json({"db": str(args.db), "out": str(out), "content": content})
@@ -690,8 +686,8 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
     p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
     p.add_argument("--metric", type=_metric_names, default="error_rate",
-                   help="error_rate, accuracy, recall, precision, ...; several comma separated (e.g. tpr,fpr) "
-                        "for one campaign on every one of them")
+                   help=f"one of {metric_choices(composite=False)} (aliases in parentheses); several comma "
+                        "separated (e.g. tpr,fpr) for one campaign on every one of them")
     p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
     p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
     p.add_argument("--goal", default="each", choices=["each", "overall", "decide", "gap"],
@@ -753,7 +749,9 @@ def _add_create(sub: Any) -> None:
 def _add_others(sub: Any) -> None:
     p = _add(sub, "propose", "write the next rows to label",
              "Propose the next batch and write it with an empty label column. The file is written "
-             "before the proposal is recorded: if it cannot be written, nothing is recorded.",
+             "under a temporary name and renamed onto --out once the proposal is recorded: if "
+             "either fails, nothing is recorded and --out is left as it was. --out is never the "
+             "campaign database, and an existing file is replaced only with --force.",
              "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
     p.add_argument("--batch-size", type=_positive_int, default=None,
                    help="rows to propose (default: the campaign's batch size, set at create)")
@@ -811,6 +809,7 @@ def _add_others(sub: Any) -> None:
              "forecast and the labels still needed, with plots inline.",
              "bayeseval campaign report --db camp.db --out report.html")
     p.add_argument("--out", required=True, help="the .html file to write")
+    _add_force(p)
 
     p = _add(sub, "labelstudio-config", "write a Label Studio labelling configuration",
              "The labelling configuration (XML) for the campaign's tasks: each content column (create "
@@ -823,10 +822,17 @@ def _add_others(sub: Any) -> None:
                    "default: Image for columns of image URLs)")
     p.add_argument("--show-prediction", action="store_true",
                    help="also show the model's prediction (write the tasks with --show-prediction too)")
+    _add_force(p)
+
+
+def _add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true",
+                   help="replace --out if it exists (never the campaign database)")
 
 
 def _add_batch_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output file (.csv, .csv.gz, .parquet, .json or .jsonl)")
+    _add_force(p)
     p.add_argument("--format", choices=list(FORMATS), default=None,
                    help="batch format (default: from the --out name; labelstudio writes Label Studio tasks, .json)")
     p.add_argument("--show-prediction", action="store_true",
@@ -906,14 +912,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit code (0 on success, 2 on bad input).
     """
     parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help (0) or a usage error already reported on one line (2)
-        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
-    if getattr(args, "command", None) != "campaign":
-        parser.print_help()
-        return EXIT_BAD_INPUT
-    return run(args)
+    with cli_warnings():  # a warning is one "warning: ..." line, once
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help (0) or a usage error already reported on one line (2)
+            return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+        if getattr(args, "command", None) != "campaign":
+            parser.print_help()
+            return EXIT_BAD_INPUT
+        return run(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

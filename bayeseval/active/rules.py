@@ -76,6 +76,8 @@ __all__ = [
     "stopping_options",
     "STOPPING_DEFAULTS",
     "target_feasibility",
+    "stratum_feasibility",
+    "full_size_state",
     "AT_THRESHOLD",
     "decision_reach",
 ]
@@ -1935,20 +1937,101 @@ def target_feasibility(
     max_trials = done + avail * p
     z = float(norm.ppf(0.5 + level / 2))
     hw = _wilson_halfwidth(r, max_trials, z)
+    return _feasibility_table(max_trials, hw, hw <= target, strata, target, warn)
+
+
+def _feasibility_table(max_trials: np.ndarray, hw: np.ndarray, feasible: np.ndarray, strata: Any,
+                       target: float, warn: bool) -> pd.DataFrame:
+    """The feasibility table, and the warning naming the strata that cannot reach ``target``."""
+    k = len(hw)
     index = pd.RangeIndex(k, name="stratum") if strata is None else pd.Index(strata, name="stratum")
-    out = pd.DataFrame({"max_trials": max_trials, "achievable_halfwidth": hw, "feasible": hw <= target},
-                       index=index)
+    out = pd.DataFrame({"max_trials": max_trials, "achievable_halfwidth": hw, "feasible": feasible}, index=index)
     if warn and not out["feasible"].all():
         bad = out[~out["feasible"]]
         listing = ", ".join(f"{i}: {h:.3f}" for i, h in bad["achievable_halfwidth"].head(10).items())
         warnings.warn(
             f"target_halfwidth={target} cannot be met from the pool in {len(bad)} of {k} strata "
-            f"(achievable half-width per stratum: {listing}); raise the target, lower the level, "
-            "add rows to these strata or accept their achievable half-widths",
+            f"(achievable half-width per stratum, every row labelled: {listing}); raise the target, "
+            "lower the level, add rows to these strata or accept their achievable half-widths",
             PrecisionLimitedWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return out
+
+
+def full_size_state(state: RuleState) -> RuleState:
+    """``state`` with every eligible row of every stratum labelled at its planning rate.
+
+    The rows not yet labelled (pending or never proposed) are added as labelled rows, of
+    which the expected share :meth:`RuleState.p_trial` are trials, with successes at the
+    stratum's current posterior mean rate (the planning rate; at creation, the prior mean).
+    Counts are rounded to whole numbers.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's current state.
+
+    Returns
+    -------
+    RuleState
+        The projected state, with nothing left to propose.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([2], [10], available=[30])
+    >>> full = full_size_state(st)
+    >>> int(full.trials[0]), int(full.labelled[0]), int(full.available[0])
+    (40, 40, 0)
+    """
+    rate = np.clip(np.asarray(state.posterior.mean(), dtype=float), 0.0, 1.0)
+    rest = state.available + state.pending
+    trials = np.rint(state.trials + rest * state.p_trial()).astype(np.int64)
+    successes = np.rint(state.successes + rate * (trials - state.trials)).astype(np.int64)
+    none = np.zeros(len(state.strata), np.int64)
+    return dataclasses.replace(state, successes=successes, trials=trials, labelled=state.labelled + rest,
+                               pending=none, available=none)
+
+
+def stratum_feasibility(state: RuleState, *, warn: bool = False) -> pd.DataFrame:
+    """Whether the stopping rule can end each stratum once every one of its rows is labelled.
+
+    The achievable half-width is the half-width of the interval the stopping rule checks
+    (:meth:`RuleState.stop_halfwidths`: the pooled interval at ``stop_level``, or the
+    adaptive interval of a stratum that reads it) in :func:`full_size_state`: every eligible
+    row of every stratum labelled, at the planning rate. A stratum is feasible when that
+    half-width is within the target and its own data then support it
+    (:meth:`RuleState.supported`: the own-evidence floor and the other safeguards). This is
+    what the campaign can reach: a stratum labelled to its last row ends with this
+    half-width when its rate is the planning rate (checked in the tests against campaigns
+    labelled to the end). :func:`target_feasibility` is the model-free bound (the Wilson
+    interval of the stratum's own trials), which ignores the pooling the campaign stops on.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's current state.
+    warn : bool, default False
+        Emit a :class:`~bayeseval._warnings.PrecisionLimitedWarning` listing the strata that
+        cannot reach the target and their achievable half-widths.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per stratum: ``max_trials`` (trials with every row labelled),
+        ``achievable_halfwidth`` and ``feasible``.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([0, 0], [0, 0], available=[40, 4000], strata=["small", "large"],
+    ...                            target_halfwidth=0.05)
+    >>> stratum_feasibility(st)["feasible"].tolist()
+    [False, True]
+    """
+    full = full_size_state(state)
+    hw = full.stop_halfwidths()
+    feasible = (hw <= state.target_halfwidth) & full.supported()
+    return _feasibility_table(full.trials.astype(float), hw, feasible, state.strata, state.target_halfwidth, warn)
 
 
 # ---------------------------------------------------------------------------------------

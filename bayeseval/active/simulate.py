@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._results import Result
-from bayeseval._validation import check_positive_int
+from bayeseval._validation import check_class_labels, check_positive_int
 from bayeseval.active.rules import AT_THRESHOLD, STOPPING_DEFAULTS, RuleState
 from bayeseval.active.spec import (
     CampaignSpec,
@@ -340,6 +340,7 @@ def _oracle(data: Any, spec: CampaignSpec, y_true: Any) -> _Oracle:
     check_columns(data, named, "data")
     check_no_missing(data, [n for n in named if n[0] != "score"], "simulating")
     truth = data[y_true]
+    check_class_labels(pd.unique(truth), "y_true", y_true)
     design = design_pool(spec, data, extra_labels=[py_scalar(v) for v in pd.unique(truth)])
     known, _, invalid = design.labels.normalise_many(truth)
     if invalid.any():

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._validation import (
+    check_class_labels,
     check_level,
     check_method,
     check_positive_int,
@@ -109,7 +110,9 @@ class LabelSet:
     normalisation, and is stored as that known label:
 
     * numbers (Python or numpy) compare by value, so ``1.0`` is ``1`` and ``True``/``False``
-      are ``1``/``0`` (as in Python); ``0.5``, ``1.9``, ``inf`` equal no integer label;
+      are ``1``/``0`` (as in Python); ``0.5``, ``1.9``, ``inf`` equal no integer label (a
+      fractional number is never a label: known labels refuse one, see
+      :func:`bayeseval._validation.first_fractional`);
     * with numeric (or boolean) known labels, a string is read as a number when it is a
       decimal number (``"1"``, ``" 1 "``, ``"1.0"``; with boolean labels also ``"true"`` /
       ``"false"`` in any case) and then compared as above;
@@ -142,6 +145,7 @@ class LabelSet:
                 raise ValueError(f"{name} values must be strings, integers, floats or bools, got {v!r}")
             if isinstance(v, float) and not math.isfinite(v):
                 raise ValueError(f"{name} values must be finite, got {v!r}")
+        check_class_labels(np.array(vals, dtype=object), name)
         is_str = [isinstance(v, str) for v in vals]
         if any(is_str) and not all(is_str):
             raise ValueError(f"{name} mixes strings and numbers, so labels could never match: {vals!r}")
@@ -1164,6 +1168,7 @@ def default_label_set(values: Sequence[Any], is_bool: bool) -> list[Any]:
 
 def _known_labels(pred: pd.Series, pred_values: list[Any], spec: CampaignSpec, extra: Sequence[Any]) -> LabelSet:
     """The campaign's :class:`LabelSet` (see its docstring for the default)."""
+    check_class_labels(np.array(pred_values, dtype=object), "y_pred", spec.y_pred)
     if spec.label_set is None:
         return LabelSet(default_label_set([*pred_values, *extra], pred.dtype == bool), "label_set")
     labels = LabelSet(list(spec.label_set), "label_set")

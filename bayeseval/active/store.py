@@ -40,8 +40,15 @@ at once are serialized by SQLite's lock. A process that finds the lock held wait
 ``busy_timeout`` seconds (default :data:`DEFAULT_BUSY_TIMEOUT`, 10 s) and then raises a
 ``ValueError`` saying the campaign is locked by another process.
 
+A store opened with ``read_only=True`` (the command line's status, pending, history,
+forecast, export and report) connects with SQLite's ``mode=ro``, and also ``immutable=1`` when
+the file's folder cannot be written and no write-ahead log is waiting there, so that a
+campaign on a read-only mount or in a folder without write permission can be read (a WAL
+database otherwise needs to create its ``-shm`` file). Nothing is ever written through it.
+
 SQLite errors are caught here, at the store boundary, and re-raised as ``ValueError`` naming
-the database path and the operation.
+the database path and the operation; a full disk, a read-only file or folder and a file that
+cannot be opened are named as such, never as "not a campaign database".
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ import secrets
 import sqlite3
 import struct
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from os import PathLike
@@ -161,6 +169,50 @@ def _is_lock_error(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
+#: SQLite messages that describe the file's surroundings (disk, permissions), not its content
+_ENVIRONMENT = (
+    ("disk is full", "the disk is full"),
+    ("readonly", "the database is read-only (the file or its folder cannot be written)"),
+    ("read-only", "the database is read-only (the file or its folder cannot be written)"),
+    ("disk i/o error", "a disk I/O error"),
+    ("unable to open", "the file cannot be opened"),
+)
+
+
+def _environment_problem(exc: sqlite3.Error, path: Path) -> str | None:
+    """What a failure of the disk or of the permissions around ``path`` is, in words (None for others)."""
+    text = str(exc).lower()
+    found = next((words for key, words in _ENVIRONMENT if key in text), None)
+    if found != "the file cannot be opened":
+        return None if found is None else f"{found} (SQLite: {exc})"
+    if not os.access(path, os.R_OK):
+        found = "the file cannot be read (permission denied)"
+    elif not os.access(path.parent, os.W_OK) or not os.access(path, os.W_OK):
+        found = "the database is read-only (the file or its folder cannot be written)"
+    return f"{found} (SQLite: {exc})"
+
+
+def _read_only_uri(path: Path) -> str:
+    """SQLite URI opening ``path`` read-only; immutable when its folder cannot hold a -shm file.
+
+    A WAL database needs its ``-shm`` file, which SQLite creates next to it. In a folder
+    that cannot be written and without that file, no process can write the database, so
+    ``immutable=1`` (no locks, no -shm) reads it exactly, unless a write-ahead log holds
+    pages not yet copied into the file: reading the file alone would then give an older
+    state, so that case is refused.
+    """
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    if os.access(path.parent, os.W_OK) or Path(str(path) + "-shm").exists():
+        return uri
+    wal = Path(str(path) + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise ValueError(
+            f"path {str(path)!r}: its write-ahead log {wal.name!r} holds changes not yet in the file and "
+            "its folder is read-only, so they cannot be applied; open it once where the folder can be written"
+        )
+    return uri + "&immutable=1"  # nobody can write there: nothing changes under the reader
+
+
 def _guarded(action: str) -> Callable[[F], F]:
     """Re-raise sqlite3 errors of a store method as ValueError naming the path and ``action``."""
 
@@ -203,6 +255,9 @@ class CampaignStore:
         The database file.
     busy_timeout : float
         Seconds to wait for another process's write lock before raising ``ValueError``.
+    read_only : bool, default False
+        Open for reading only (SQLite ``mode=ro``; also ``immutable=1`` when the folder
+        cannot be written): a campaign on a read-only mount can be read; writes raise.
 
     Examples
     --------
@@ -215,17 +270,32 @@ class CampaignStore:
     >>> store.close()
     """
 
-    def __init__(self, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
+    def __init__(
+        self, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, read_only: bool = False
+    ) -> None:
         self.path = Path(path)
         self.busy_timeout = _check_timeout(busy_timeout)
+        self.read_only = bool(read_only)
         self._check_is_campaign()
-        self.conn = self._connect(self.path, self.busy_timeout)
+        with self._errors("open it"):
+            self.conn = self._connect()
         self.rid_type = self.get_meta("rid_type")
         if self.get_meta("schema_version") in _UPGRADABLE:
             self._upgrade()
 
+    def _sqlite_connect(self) -> sqlite3.Connection:
+        """A bare connection to the file: read-only (:func:`_read_only_uri`) when ``read_only``."""
+        if self.read_only:
+            return sqlite3.connect(_read_only_uri(self.path), uri=True, timeout=self.busy_timeout, isolation_level=None)
+        return sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+
     def _upgrade(self) -> None:
         """Bring an older file to the current schema (one transaction: all or nothing)."""
+        if self.read_only:  # the file stays as it is: the tables it lacks, empty, for this connection only
+            with self._errors("read it"):
+                for stmt in _missing_tables(self.conn, self.rid_type):
+                    self.conn.execute(stmt.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
+            return
         with self.transaction("upgrade its schema") as conn:
             _upgrade_schema(conn, self.rid_type)
 
@@ -236,6 +306,9 @@ class CampaignStore:
             yield
         except sqlite3.Error as exc:
             where = f"campaign database {str(self.path)!r}"
+            problem = _environment_problem(exc, self.path)
+            if problem is not None:
+                raise ValueError(f"{where}: could not {action}: {problem}") from exc
             if _is_lock_error(exc):
                 raise ValueError(
                     f"{where} is locked by another process writing to it; gave up after waiting "
@@ -254,9 +327,9 @@ class CampaignStore:
         if problem is not None:
             raise ValueError(f"{where} is not a bayeseval campaign database: {problem}")
         try:
-            conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+            conn = self._sqlite_connect()
         except sqlite3.Error as exc:
-            raise ValueError(f"{where}: cannot open it as a campaign database: {exc}") from exc
+            raise ValueError(f"{where}: cannot open it: {_environment_problem(exc, self.path) or exc}") from exc
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             missing = sorted(_TABLES - tables)
@@ -264,6 +337,9 @@ class CampaignStore:
                 raise ValueError(f"{where} is not a bayeseval campaign database (no tables {missing})")
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.Error as exc:
+            problem = _environment_problem(exc, self.path)
+            if problem is not None:
+                raise ValueError(f"{where}: cannot read it: {problem}") from exc
             raise ValueError(f"{where} is not a readable bayeseval campaign database: {exc}") from exc
         finally:
             conn.close()
@@ -274,11 +350,10 @@ class CampaignStore:
                 f"(schema_version {got!r})"
             )
 
-    @staticmethod
-    def _connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    def _connect(self) -> sqlite3.Connection:
         """A connection with the campaign's per-connection settings (none changes the file)."""
-        conn = sqlite3.connect(str(path), timeout=busy_timeout, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        conn = self._sqlite_connect()
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
@@ -919,12 +994,20 @@ def _upgrade_schema(conn: sqlite3.Connection, rid_type: str) -> None:
     """
     if conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] not in _UPGRADABLE:
         return  # another process upgraded it meanwhile
+    for stmt in _missing_tables(conn, rid_type):
+        conn.execute(stmt)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _missing_tables(conn: sqlite3.Connection, rid_type: str) -> list[str]:
+    """The ``CREATE TABLE`` statements of the current schema's tables the file does not have."""
     have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    out = []
     for stmt in _SCHEMA.format(rid_type=rid_type).split(";"):
         name = stmt.split("(")[0].split()[-1] if stmt.strip() else None
         if name is not None and name not in have:
-            conn.execute(stmt)
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            out.append(stmt)
+    return out
 
 
 def _check_timeout(value: Any) -> float:
