@@ -175,16 +175,16 @@ def markdown(report: Any) -> str:
 def _html_table(report: Any, name: str, frame: Any) -> str:
     head, rows = _display_rows(report, name, frame)
     n_factors = len(name.split(" x "))
-    parts = ["<div class='bv-scroll'><table class='bv-impact'><thead><tr>"]
+    parts = ["<div class='bv-scroll'><table class='bv-strata bv-impact'><thead><tr>"]
     parts += [f"<th{' class=f' if i < n_factors else ''}>{html.escape(h)}</th>" for i, h in enumerate(head[:-1])]
-    parts.append(f"<th class='f' style='min-width:17em'>{html.escape(head[-1])}</th>")
+    parts.append(f"<th class='f' style='min-width:13em'>{html.escape(head[-1])}</th>")
     parts.append("</tr></thead><tbody>")
     for (_, row), cells in zip(frame.iterrows(), rows, strict=True):
         below = str(row["verdict"]).startswith("below")
         attr = " class='flag'" if below else (" style='color:#777'" if row["excluded"] else "")
         tds = [f"<td class='s'>{html.escape(c)}</td>" if i < n_factors else f"<td>{html.escape(c)}</td>"
                for i, c in enumerate(cells[:-1])]
-        tds.append(f"<td class='f' style='min-width:17em'>{html.escape(cells[-1])}</td>")
+        tds.append(f"<td class='f' style='min-width:13em'>{html.escape(cells[-1])}</td>")
         parts.append(f"<tr{attr}>{''.join(tds)}</tr>")
     parts.append("</tbody></table></div>")
     return "".join(parts)
