@@ -31,9 +31,7 @@ from scipy.stats import norm
 from bayeseval import __version__, plots
 from bayeseval._core.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
 from bayeseval._core.html_page import REPORT_CSS, page
-from bayeseval._core.markdown import md_escape as _md_escape
-from bayeseval._core.markdown import md_row as _md_row
-from bayeseval._core.markdown import printable as _printable
+from bayeseval._core.render import json_key, json_value, md_escape, md_row, printable, tex_escape
 from bayeseval._core.spreadsheet import csv_safe_frame, write_xlsx
 from bayeseval._results import Result
 from bayeseval._validation import (
@@ -304,15 +302,15 @@ class Report(Result):
         """
         strata = []
         for key, row in self.table.iterrows():
-            rec: dict[str, Any] = {"stratum": _json_key(key)}
-            rec.update({col: _json_value(val) for col, val in row.items()})
+            rec: dict[str, Any] = {"stratum": json_key(key)}
+            rec.update({col: json_value(val) for col, val in row.items()})
             strata.append(rec)
         overall = {
-            str(est): {col: _json_value(val) for col, val in row.items()}
+            str(est): {col: json_value(val) for col, val in row.items()}
             for est, row in self.overall.iterrows()
         }
         checks = [
-            {"check": str(name), **{c: _json_value(v) for c, v in row.items()}}
+            {"check": str(name), **{c: json_value(v) for c, v in row.items()}}
             for name, row in self.checks.iterrows()
         ]
         return {
@@ -327,7 +325,7 @@ class Report(Result):
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "findings": [
-                {"flag": f.flag, "strata": [_json_key(k) for k in f.strata], "message": f.message,
+                {"flag": f.flag, "strata": [json_key(k) for k in f.strata], "message": f.message,
                  "severity": f.severity}
                 for f in self.findings
             ],
@@ -401,8 +399,8 @@ class Report(Result):
     def __str__(self) -> str:
         t = self._display_table()
         body = t.apply(lambda col: col.map(lambda v, c=col.name: self._fmt(c, v)))
-        body.index = pd.Index([_printable(k) for k in body.index], name=body.index.name)
-        lines = [_printable(h) for h in self._header()] + ["", body.to_string(), "", "Overall rate:"]
+        body.index = pd.Index([printable(k) for k in body.index], name=body.index.name)
+        lines = [printable(h) for h in self._header()] + ["", body.to_string(), "", "Overall rate:"]
         lines += self._overall_lines()
         if len(self.checks):
             lines += ["", "Model checks:"]
@@ -411,7 +409,7 @@ class Report(Result):
                     if name == "ppc_counts" else f" (p = {row['p_value']:.3f})"
                 lines.append(f"  {name}: {row['verdict']}{p}")
         if self.audit is not None:
-            lines += ["", "Fairness audit:"] + [f"  {_printable(x)}" for x in _audit_lines(self.audit)]
+            lines += ["", "Fairness audit:"] + [f"  {printable(x)}" for x in _audit_lines(self.audit)]
         if self.notes:
             lines += ["", "Notes:"] + [f"  - {n}" for n in self.notes]
         if self.warnings:
@@ -451,25 +449,25 @@ class Report(Result):
         t = self._display_table()
         cols = ["stratum"] + list(t.columns)
         head = self._header()
-        out = [f"# {_md_escape(head[0])}", ""] + [f"{_md_escape(h)}  " for h in head[1:]] + [""]
+        out = [f"# {md_escape(head[0])}", ""] + [f"{md_escape(h)}  " for h in head[1:]] + [""]
         out.append("| " + " | ".join(cols) + " |")  # the report's own column names
         out.append("|" + "|".join("---" if c in ("stratum", "flags") else "---:" for c in cols) + "|")
         for key, row in t.iterrows():
-            out.append(_md_row([str(key)] + [self._fmt(c, row[c]) for c in t.columns]))
+            out.append(md_row([str(key)] + [self._fmt(c, row[c]) for c in t.columns]))
         out += ["", "## Overall rate", "", "| estimand | estimate | lower | upper |", "|---|---:|---:|---:|"]
         for est, row in self.overall.iterrows():
-            out.append(_md_row([str(est)] + [f"{row[c]:.4f}" for c in ("estimate", "lower", "upper")]))
+            out.append(md_row([str(est)] + [f"{row[c]:.4f}" for c in ("estimate", "lower", "upper")]))
         if len(self.checks):
             out += ["", "## Model checks", "", "| check | p-value | verdict |", "|---|---:|---|"]
             for name, row in self.checks.iterrows():
                 p = "" if pd.isna(row["p_value"]) else f"{row['p_value']:.3f}"
-                out.append(_md_row([str(name), p, str(row["verdict"])]))
+                out.append(md_row([str(name), p, str(row["verdict"])]))
         if self.audit is not None:
-            out += ["", "## Fairness audit", ""] + [f"- {_md_escape(x)}" for x in _audit_lines(self.audit)]
+            out += ["", "## Fairness audit", ""] + [f"- {md_escape(x)}" for x in _audit_lines(self.audit)]
         if self.notes:
-            out += ["", "## Notes", ""] + [f"- {_md_escape(n)}" for n in self.notes]
+            out += ["", "## Notes", ""] + [f"- {md_escape(n)}" for n in self.notes]
         out += ["", "## Warnings", ""]
-        out += [f"- {_md_escape(w)}" for w in self.warnings] if self.warnings else ["No warnings."]
+        out += [f"- {md_escape(w)}" for w in self.warnings] if self.warnings else ["No warnings."]
         return "\n".join(out) + "\n"
 
     def forest_png(self, *, dpi: int = 100) -> bytes:
@@ -694,19 +692,19 @@ class Report(Result):
         """
         t = self._display_table()
         cols = ["stratum"] + list(t.columns)
-        lines = [f"% {_tex_escape(self._header()[0])}",
-                 f"% {_tex_escape(self._header()[1])}",
+        lines = [f"% {tex_escape(self._header()[0])}",
+                 f"% {tex_escape(self._header()[1])}",
                  "\\begin{tabular}{l" + "r" * (len(cols) - 2) + "l}", "\\hline",
-                 " & ".join(_tex_escape(c) for c in cols) + " \\\\", "\\hline"]
+                 " & ".join(tex_escape(c) for c in cols) + " \\\\", "\\hline"]
         for key, row in t.iterrows():
             cells = [str(key)] + [self._fmt(c, row[c]) for c in t.columns]
-            lines.append(" & ".join(_tex_escape(c) for c in cells) + " \\\\")
+            lines.append(" & ".join(tex_escape(c) for c in cells) + " \\\\")
         lines += ["\\hline", "\\end{tabular}", "",
                   "\\begin{tabular}{lrrr}", "\\hline", "estimand & estimate & lower & upper \\\\",
                   "\\hline"]
         for est, row in self.overall.iterrows():
             vals = [f"{row[c]:.4f}" if np.isfinite(row[c]) else "" for c in ("estimate", "lower", "upper")]
-            lines.append(" & ".join([_tex_escape(str(est))] + vals) + " \\\\")
+            lines.append(" & ".join([tex_escape(str(est))] + vals) + " \\\\")
         lines += ["\\hline", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
 
@@ -752,17 +750,6 @@ def _label(key: Any) -> str:
     return " | ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
-# LaTeX: the ten special characters, and line breaks as spaces
-_TEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                "\\": r"\textbackslash{}", "\n": " ", "\r": " "}
-
-
-def _tex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped, so that it prints as itself."""
-    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
-
-
 def _html_document(report: Report, plot: bool) -> str:
     title = report.title or f"bayeseval report: {report.metric}"
     return page(title, report.to_html(plot=plot))
@@ -793,31 +780,6 @@ def _write_xlsx(report: Report, path: Path) -> None:
         "checks": report.checks.reset_index(),
         "findings": findings,
     })
-
-
-def _json_key(key: Any) -> Any:
-    if isinstance(key, tuple):
-        return [_json_value(k) for k in key]
-    return _json_value(key)
-
-
-def _json_value(val: Any) -> Any:
-    if val is None:
-        return None
-    if isinstance(val, (np.integer,)):
-        return int(val)
-    if isinstance(val, (float, np.floating)):
-        return None if math.isnan(float(val)) else float(val)
-    if isinstance(val, (np.bool_, bool)):
-        return bool(val)
-    if isinstance(val, (str, int)):
-        return val
-    try:
-        if pd.isna(val):
-            return None
-    except (TypeError, ValueError):
-        pass
-    return str(val)
 
 
 def _fmt_labels(keys: Sequence[Any], limit: int = 6) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bayeseval._core.html_page import page
-from bayeseval._core.markdown import md_escape, md_row, printable
+from bayeseval._core.render import md_escape, md_row, printable
 
 __all__ = ["text", "markdown", "html_fragment", "save", "SUFFIXES"]
 
