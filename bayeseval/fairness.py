@@ -44,9 +44,11 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -62,7 +64,7 @@ from bayeseval._core.audit_args import (
     MODELS,
     add_audit_arguments,
 )
-from bayeseval._core.cli_io import read_table
+from bayeseval._core.cli_io import atomic_output, check_output, read_table
 from bayeseval._core.conflict import loo_conflict
 from bayeseval._core.disparity import (
     bonferroni_level,
@@ -73,6 +75,9 @@ from bayeseval._core.disparity import (
     mover_mean,
     mover_ratio,
 )
+from bayeseval._core.html_page import page
+from bayeseval._core.render import md_escape, md_table
+from bayeseval._core.spreadsheet import csv_safe_frame, write_xlsx
 from bayeseval._results import Result
 from bayeseval._validation import (
     check_level,
@@ -824,6 +829,92 @@ class Audit(Result):
         """
         return audit_text.summary(self, width=check_positive_int(width, "width"))
 
+    def to_markdown(self) -> str:
+        """The audit as a Markdown document: summary, verdicts, disparities, groups, notes.
+
+        Returns
+        -------
+        str
+            Headings and pipe tables; every text cell escaped (a group value holding ``|``
+            or a line break stays in its cell).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"y": [1, 0] * 40, "p": [1, 0] * 40, "g": ["a"] * 40 + ["b"] * 40})
+        >>> md = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr",
+        ...            random_seed=0).to_markdown()
+        >>> md.splitlines()[0], "## Groups" in md
+        ('# Fairness audit', True)
+        """
+        out = ["# Fairness audit", "", md_escape(audit_text.headline(self)), "",
+               md_escape(self.settings), ""]
+        for title, frame in (("Verdicts", self.verdicts), ("Disparities", self.disparities),
+                             ("Groups", self.groups), ("Labels needed", self.labels_needed)):
+            if len(frame):
+                out += [f"## {title}", ""] + md_table(frame) + [""]
+        if self.notes:
+            out += ["## Notes", ""] + [f"- {md_escape(n)}" for n in self.notes] + [""]
+        return "\n".join(out)
+
+    def save(self, path: str | os.PathLike, *, plot: bool = True) -> Path:
+        """Write the audit to ``path``; the suffix chooses the format.
+
+        ``.html``/``.htm``: a self-contained page (:meth:`to_html`, with the forest plot
+        inline). ``.md``: :meth:`to_markdown`. ``.json``: :meth:`to_dict`. ``.csv``: the
+        per-group table (:meth:`to_frame`), a text cell starting with ``=``, ``+``, ``-``,
+        ``@``, a tab or a carriage return prefixed with ``'`` so that no spreadsheet runs
+        it. ``.xlsx``: sheets ``verdicts``, ``disparities``, ``groups``, ``labels_needed``
+        and ``notes``, every text cell stored as text.
+
+        Parameters
+        ----------
+        path : str or PathLike
+            The file to write.
+        plot : bool, default True
+            Embed the disparity forest plot (HTML only).
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+
+        Raises
+        ------
+        ValueError
+            For another suffix.
+
+        Examples
+        --------
+        >>> import tempfile, pandas as pd
+        >>> df = pd.DataFrame({"y": [1, 0] * 40, "p": [1, 0] * 40, "g": ["a"] * 40 + ["b"] * 40})
+        >>> res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", random_seed=0)
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     pd.read_csv(res.save(f"{d}/audit.csv"))["trials"].tolist()  # 20 positives each
+        [20, 20]
+        """
+        p = Path(path)
+        suffix = p.suffix.lower()
+        if suffix not in AUDIT_SUFFIXES:
+            raise ValueError(f"path must end in {', '.join(AUDIT_SUFFIXES)}, got {str(path)!r}")
+        if suffix == ".xlsx":
+            notes = pd.DataFrame({"note": self.notes, "settings": self.settings}
+                                 if self.notes else {"note": [], "settings": []})
+            write_xlsx(p, {"verdicts": self.verdicts, "disparities": self.disparities,
+                           "groups": self.groups, "labels_needed": self.labels_needed,
+                           "notes": notes})
+            return p
+        if suffix in (".html", ".htm"):
+            text = page("Fairness audit", self.to_html(plot=plot))
+        elif suffix == ".md":
+            text = self.to_markdown()
+        elif suffix == ".json":
+            text = json.dumps(self.to_dict(), indent=2) + "\n"
+        else:
+            text = csv_safe_frame(self.to_frame()).to_csv(index=False)
+        p.write_text(text, encoding="utf-8")
+        return p
+
     def to_html(self, *, plot: bool = True) -> str:
         """An HTML section for reports: the verdicts, disparities, groups and the forest plot.
 
@@ -912,6 +1003,9 @@ class Audit(Result):
             "verdicts": records(self.verdicts), "labels_needed": records(self.labels_needed),
         }
 
+
+#: the file types of :meth:`Audit.save`
+AUDIT_SUFFIXES = (".html", ".htm", ".md", ".csv", ".xlsx", ".json")
 
 _METHOD_TEXT = {
     "max_t": "simultaneous pairwise differences (max-t)",
@@ -1317,6 +1411,10 @@ def run_audit(args: argparse.Namespace) -> int:
     >>> code
     0
     """
+    out = getattr(args, "out", None)
+    if out is not None:
+        _check_out_suffix(out)
+        check_output(out, force=getattr(args, "force", False), inputs=[("data", args.data)])
     data = _read(args.data)
     groups = [c.strip() for c in str(args.groups).split(",") if c.strip()]
     for option, col in [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups]:
@@ -1331,13 +1429,22 @@ def run_audit(args: argparse.Namespace) -> int:
         model=getattr(args, "model", None), min_trials=MIN_TRIALS if min_trials is None else min_trials,
         method=getattr(args, "method", None) or "max_t", spelling="cli",
     )
+    if out is not None:
+        with atomic_output(out) as tmp:
+            result.save(tmp)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print(audit_text.summary(result, more=(
-            "Every table: --json. The per-group rates, disparities and verdicts in full: "
-            "--out audit.html (or .md, .csv, .xlsx, .json).")))
+        more = (f"The full audit (every table): {out}." if out is not None else
+                "Every table: --json. The per-group rates, disparities and verdicts in full: "
+                "--out audit.html (or .md, .csv, .xlsx, .json).")
+        print(audit_text.summary(result, more=more))
     return exit_code(result)
+
+
+def _check_out_suffix(out: str) -> None:
+    if Path(out).suffix.lower() not in AUDIT_SUFFIXES:
+        raise ValueError(f"--out must end in {', '.join(AUDIT_SUFFIXES)}, got {out!r}")
 
 
 #: exit codes of ``bayeseval audit``

@@ -61,5 +61,9 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--method", default="max_t", choices=GAP_METHODS,
                    help="max-min gap interval: max_t (simultaneous pairwise differences, default) "
                         "or bonferroni (exact projection of Clopper-Pearson intervals)")
+    p.add_argument("--out", default=None,
+                   help="also write the audit to a file: .html (self-contained, with the forest "
+                        "plot), .md, .csv (the per-group table), .xlsx (every table) or .json")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     return p

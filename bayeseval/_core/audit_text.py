@@ -3,7 +3,8 @@
 The audit's tables are data (:class:`bayeseval.fairness.Audit`); this module only renders
 them. The summary names each criterion's verdict, the gap with its interval and the two
 groups at its ends (with their rates and trials), then the notes; every line is at most
-``width`` characters (long group labels are wrapped onto indented lines, never cut).
+``width`` characters (long group labels are wrapped onto indented lines, never cut), except
+a single word longer than the width (a long file path), which is kept whole.
 """
 
 from __future__ import annotations
@@ -42,14 +43,13 @@ def verdict_lines(audit: Any, width: int = WIDTH) -> list[str]:
                 f"{level} interval [{_num(v['lower'])}, {_num(v['upper'])}]")
         if isinstance(v.get("p_exceeds"), float) and not math.isnan(v["p_exceeds"]):
             head += f", P(gap > tolerance) {_num(v['p_exceeds'], 2)}"
-        lines += textwrap.wrap(head, width, initial_indent="  ", subsequent_indent="      ")
+        lines += _wrap(head, width, "  ", "      ")
         if isinstance(v.get("high"), str) and v["high"]:
             ends = (f"highest {_group_rate(audit.groups, v['metric'], v['high'])}; lowest "
                     f"{_group_rate(audit.groups, v['metric'], v['low'])}")
-            lines += textwrap.wrap(ends, width, initial_indent="      ", subsequent_indent="      ")
+            lines += _wrap(ends, width, "      ", "      ")
         if isinstance(v.get("note"), str) and v["note"]:
-            lines += textwrap.wrap(v["note"], width, initial_indent="      ",
-                                   subsequent_indent="      ")
+            lines += _wrap(v["note"], width, "      ", "      ")
     return lines
 
 
@@ -58,24 +58,31 @@ def headline(audit: Any) -> str:
     metrics = list(dict.fromkeys(audit.groups["metric"]))
     factors = " x ".join(audit.columns) if audit.columns else "groups"
     n_groups = audit.groups["group"].nunique()
-    counts = audit.verdicts["verdict"].value_counts() if len(audit.verdicts) else {}
+    verdicts = audit.verdicts["verdict"] if len(audit.verdicts) else audit.verdicts
+    counts = verdicts[verdicts != "no tolerance"].value_counts() if len(verdicts) else {}
     decided = ", ".join(f"{int(n)} {verdict}" for verdict, n in counts.items())
     return (f"Fairness audit of {', '.join(metrics)} over {factors} ({n_groups} groups)"
-            + (f": {decided}" if decided else ": no tolerance given, no verdicts") + ".")
+            + (f": {decided}" if decided else ": no tolerance given, so no verdicts") + ".")
+
+
+def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    """Lines of at most ``width`` characters; paths and long labels break only at spaces."""
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
+                         break_on_hyphens=False, break_long_words=False)
 
 
 def summary(audit: Any, *, width: int = WIDTH, more: str | None = None) -> str:
     """The summary text (see the module docstring); ``more`` is a last line on where to read on."""
     if width < 40:
         raise ValueError(f"width must be at least 40 characters, got {width!r}")
-    out = textwrap.wrap(headline(audit), width)
-    out += textwrap.wrap(audit.settings, width)
+    out = _wrap(headline(audit), width)
+    out += _wrap(audit.settings, width)
     if len(audit.verdicts):
         out += ["", "Verdicts"] + verdict_lines(audit, width)
     if audit.notes:
         out.append("")
         for note in audit.notes:
-            out += textwrap.wrap(note, width, initial_indent="note: ", subsequent_indent="      ")
+            out += _wrap(note, width, "note: ", "      ")
     if more:
-        out += [""] + textwrap.wrap(more, width)
+        out += [""] + _wrap(more, width)
     return "\n".join(out)
