@@ -526,10 +526,13 @@ def run_impact(args: Any) -> int:
     """Run ``bayeseval impact-ratio`` from parsed arguments; print the report, return 0.
 
     The command line's text is :meth:`ImpactRatioReport.to_text` (at most 100 columns);
-    ``--json`` prints :meth:`ImpactRatioReport.to_dict`; ``--out`` also writes a file.
+    ``--json`` prints :meth:`ImpactRatioReport.to_dict`; ``--out`` also writes a file,
+    atomically, never onto the data file, and over an existing file only with ``--force``.
     """
-    from bayeseval._core.cli_io import read_table
+    from bayeseval._core.cli_io import atomic_output, check_output, read_table
 
+    if args.out:
+        check_output(args.out, force=getattr(args, "force", False), inputs=[("data", args.data)])
     data = read_table(args.data, name="data")
     groups = [c.strip() for c in args.groups.split(",") if c.strip()]
     report = impact_ratio_report(
@@ -540,7 +543,8 @@ def run_impact(args: Any) -> int:
         date=args.date,
     )
     if args.out:
-        report.save(args.out)
+        with atomic_output(args.out) as tmp:
+            report.save(tmp)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

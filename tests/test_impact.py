@@ -277,3 +277,10 @@ def test_command_line_writes_the_report_and_fits_100_columns(compas, tmp_path, c
     assert code == 0 and sum(r["applicants"] for r in data["tables"]["race"]) == len(compas)
     assert main(["impact-ratio", str(path), "--groups", "race", "--selected", "low_risk",
                  "--out", str(tmp_path / "x.pdf")]) == 2
+    # an existing report is replaced only with --force; the data file never
+    before = out.read_text()
+    again = ["impact-ratio", str(path), "--groups", "race", "--selected", "low_risk", "--out", str(out)]
+    assert main(again) == 2 and out.read_text() == before
+    assert main([*again, "--force"]) == 0 and out.read_text() != before
+    assert main(["impact-ratio", str(path), "--groups", "race", "--selected", "low_risk",
+                 "--out", str(path), "--force"]) == 2

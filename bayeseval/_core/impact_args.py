@@ -56,5 +56,6 @@ def add_impact_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--date", default=None, help="date of the audit, YYYY-MM-DD (default: today)")
     p.add_argument("--out", type=_out_path, default=None,
                    help="also write the report: .html, .md, .json, .csv or .xlsx")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     return p
