@@ -296,7 +296,8 @@ class ImpactRatioReport(Result):
         Per table the number of rows with an unknown (missing) category, left out of it.
     fields : dict
         The report's fields: data source and explanation, test data, auditor, date,
-        package version, rate kind, level, threshold, exclusion and its justification.
+        package version, rate kind, level, threshold, exclusion and its justification, and
+        the group columns of each table (``fields["tables"]``).
     """
 
     table: pd.DataFrame
@@ -310,7 +311,7 @@ class ImpactRatioReport(Result):
         """The report's tables by name, each with the columns of its own group columns."""
         out = {}
         for name, frame in self.table.groupby("table", sort=False):
-            factors = name.split(" x ")
+            factors = self.fields["tables"][name]
             drop = [c for c in self.fields["groups"] if c not in factors]
             out[name] = frame.drop(columns=["table", *drop]).reset_index(drop=True)
         return out
@@ -511,6 +512,7 @@ def _fields(cols, selected, score, median, n_rows, opts, justification, source, 
                                                 ("auditor", auditor)]}
     return {
         "groups": cols,
+        "tables": {" x ".join(f): list(f) for f in _table_names(cols)},
         "rate_kind": "selection" if selected is not None else "scoring",
         "outcome_column": selected if selected is not None else score,
         "median_score": median,

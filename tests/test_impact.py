@@ -138,6 +138,19 @@ def test_exclusion_leaves_small_categories_out_of_the_ratios_but_shows_them(comp
     assert rep.fields["justification"] == "under 2% of the rows"
 
 
+def test_three_group_columns_give_every_intersection_and_odd_names_stay_whole():
+    df = pd.DataFrame({"a x b": list("pq") * 30, "c": list("rrs") * 20, "d": [1, 2, 3, 4, 5, 6] * 10,
+                       "sel": [1, 0, 0, 1, 1] * 12})
+    rep = impact_ratio_report(df, groups=["a x b", "c", "d"], selected="sel")
+    assert list(rep.tables) == ["a x b", "c", "d", "a x b x c", "a x b x d", "c x d", "a x b x c x d"]
+    assert rep.fields["tables"]["a x b x c"] == ["a x b", "c"]
+    # each intersection's applicants add up to all rows, its categories are the observed ones
+    for name, frame in rep.tables.items():
+        cols = rep.fields["tables"][name]
+        assert frame["applicants"].sum() == len(df)
+        assert len(frame) == len(df.drop_duplicates(cols))
+
+
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"selected": "low_risk", "score": "decile_score"}, "exactly one of selected"),
     ({}, "exactly one of selected"),
@@ -233,7 +246,7 @@ def test_html_report_holds_every_table_and_field(filed, tmp_path):
         body = table.select("tbody tr")
         assert len(body) == len(frame)
         first = [td.get_text() for td in body[0].find_all("td")]
-        assert first[len(name.split(" x "))] == f"{frame['applicants'].iloc[0]:,}"
+        assert first[len(filed.fields["tables"][name])] == f"{frame['applicants'].iloc[0]:,}"
     assert "=HYPERLINK" in soup.get_text()  # shown as text, escaped
 
 

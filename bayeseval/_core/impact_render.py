@@ -88,7 +88,7 @@ def _percent(value: float) -> str:
 def _display_rows(report: Any, name: str, frame: Any) -> tuple[list[str], list[list[str]]]:
     """Headings and cell texts of one table, as every format shows it."""
     count_word, rate_word = _rate_words(report.fields)
-    factors = name.split(" x ")
+    factors = report.fields["tables"][name]
     level = f"{report.fields['level']:.0%} interval"
     head = [*factors, "Applicants", count_word, rate_word, "Share of data", "Impact ratio", level, "Verdict"]
     rows = []
@@ -104,8 +104,10 @@ def _unknown(report: Any, name: str) -> int:
     return int(frame.loc[frame["table"] == name, "unknown"].iloc[0])
 
 
-def _table_title(name: str) -> str:
-    return f"Categories: {name}" if " x " not in name else f"Intersectional categories: {name}"
+def _table_title(report: Any, name: str) -> str:
+    if len(report.fields["tables"][name]) == 1:
+        return f"Categories: {name}"
+    return f"Intersectional categories: {name}"
 
 
 _NOTES = (
@@ -135,7 +137,7 @@ def _short_verdict(row: Any) -> str:
 def _text_table(report: Any, name: str, frame: Any, width: int) -> list[str]:
     label_w = max(8, min(26, max(len(printable(c)) for c in frame["category"])))
     head = f"  {'category':<{label_w}} {'rows':>7} {'rate':>6} {'ratio':>5} {'interval':>12}  verdict"
-    lines = [f"{_table_title(name)} (unknown: {_unknown(report, name):,} rows)", head]
+    lines = [f"{_table_title(report, name)} (unknown: {_unknown(report, name):,} rows)", head]
     for _, row in frame.iterrows():
         label = printable(row["category"])
         label = label if len(label) <= label_w else label[: label_w - 1] + "~"
@@ -163,7 +165,7 @@ def markdown(report: Any) -> str:
     out += [f"- **{md_escape(label)}**: {md_escape(value)}" for label, value in _field_items(report.fields)]
     for name, frame in report.tables.items():
         head, rows = _display_rows(report, name, frame)
-        out += ["", f"## {md_escape(_table_title(name))}", "", md_row(head),
+        out += ["", f"## {md_escape(_table_title(report, name))}", "", md_row(head),
                 "|" + "|".join([" --- "] * len(head)) + "|"]
         out += [md_row(r) for r in rows]
         out += ["", f"Unknown category: {_unknown(report, name):,} rows (not in this table)."]
@@ -174,7 +176,7 @@ def markdown(report: Any) -> str:
 # -- HTML ----------------------------------------------------------------------------------------
 def _html_table(report: Any, name: str, frame: Any) -> str:
     head, rows = _display_rows(report, name, frame)
-    n_factors = len(name.split(" x "))
+    n_factors = len(report.fields["tables"][name])
     parts = ["<div class='bv-scroll'><table class='bv-strata bv-impact'><thead><tr>"]
     parts += [f"<th{' class=f' if i < n_factors else ''}>{html.escape(h)}</th>" for i, h in enumerate(head[:-1])]
     parts.append(f"<th class='f' style='min-width:13em'>{html.escape(head[-1])}</th>")
@@ -199,7 +201,7 @@ def html_fragment(report: Any) -> str:
               for label, value in _field_items(report.fields)]
     parts.append("</tbody></table>")
     for name, frame in report.tables.items():
-        parts.append(f"<section><h2>{esc(_table_title(name))}</h2>")
+        parts.append(f"<section><h2>{esc(_table_title(report, name))}</h2>")
         parts.append(f"<p>Unknown category: {_unknown(report, name):,} rows (not in this table).</p>")
         parts.append(_html_table(report, name, frame) + "</section>")
     parts.append(f"<h2>Notes</h2><p>{esc(_NOTES)}</p></div>")
