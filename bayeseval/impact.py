@@ -129,12 +129,19 @@ def _more_rows(s: np.ndarray, n: np.ndarray, level: float, threshold: float) -> 
     The counts of every category are scaled by a growth factor (fractional counts), the
     interval is recomputed, and the smallest factor on a fine grid up to 10,000 at which the
     interval lies on one side of ``threshold`` gives ``(factor - 1) * sum(n)`` rows; ``NaN``
-    when no factor decides (an observed ratio at the threshold).
+    when no factor decides (an observed ratio at the threshold). The grid is walked in
+    chunks, so that memory stays ``chunk x G x G`` for many categories.
     """
-    _, lo, hi = impact_ratio_interval(s * _GROWTH[:, None], n * _GROWTH[:, None], level)
-    done = _decided(lo, hi, threshold)
-    first = np.where(done.any(axis=0), done.argmax(axis=0), -1)
-    factor = np.where(first >= 0, _GROWTH[np.maximum(first, 0)], np.nan)
+    factor = np.full(n.size, np.nan)
+    chunk = max(1, min(_GROWTH.size, 2_000_000 // max(n.size * n.size, 1)))
+    for start in range(0, _GROWTH.size, chunk):
+        grow = _GROWTH[start:start + chunk, None]
+        _, lo, hi = impact_ratio_interval(s * grow, n * grow, level)
+        done = _decided(lo, hi, threshold)
+        new = np.isnan(factor) & done.any(axis=0)
+        factor[new] = grow[done.argmax(axis=0)[new], 0]
+        if not np.isnan(factor).any():
+            break
     return np.ceil((factor - 1.0) * n.sum())
 
 

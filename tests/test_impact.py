@@ -151,6 +151,21 @@ def test_three_group_columns_give_every_intersection_and_odd_names_stay_whole():
         assert len(frame) == len(df.drop_duplicates(cols))
 
 
+def test_scoring_rate_uses_the_median_of_every_row():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"g": rng.choice(["a", "b", None], 301), "score": rng.normal(size=301)})
+    rep = impact_ratio_report(df, groups="g", score="score")
+    median = float(np.median(df["score"]))  # every row, the unknown-category ones included
+    assert rep.fields["median_score"] == pytest.approx(median)
+    table = rep.tables["g"].set_index("g")
+    for g in ("a", "b"):
+        rows = df[df["g"] == g]
+        assert table.loc[g, "successes"] == int((rows["score"] > median).sum())
+    assert rep.unknown["unknown"].iloc[0] == int(df["g"].isna().sum())
+    flat = impact_ratio_report(df.assign(score=1.0), groups="g", score="score")  # nobody above
+    assert flat.table["verdict"].str.startswith("undefined").all()
+
+
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"selected": "low_risk", "score": "decile_score"}, "exactly one of selected"),
     ({}, "exactly one of selected"),
