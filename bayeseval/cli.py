@@ -816,7 +816,7 @@ def build_parser(*, campaign: bool = True, audit: bool = True, impact: bool = Tr
     Returns
     -------
     argparse.ArgumentParser
-        The parser with the ``demo``, ``plan``, ``report``, ``gate``, ``audit`` and
+        The parser with the ``demo``, ``plan``, ``report``, ``gate``, ``audit``, ``impact-ratio`` and
         ``campaign`` commands; its errors raise ``ValueError`` (``main`` prints
         them as one line and exits 2).
 
