@@ -32,7 +32,7 @@ from bayeseval._core import impact_render
 from bayeseval._core.binomial import binomial_bounds
 from bayeseval._core.disparity import bonferroni_level, mover_ratio
 from bayeseval._results import Result
-from bayeseval._validation import check_level, check_probability, iter_columns
+from bayeseval._validation import as_float_array, check_level, check_probability, iter_columns
 
 __all__ = ["impact_ratio_report", "ImpactRatioReport", "impact_ratio_interval", "FOUR_FIFTHS"]
 
@@ -101,8 +101,8 @@ def impact_ratio_interval(successes: Any, trials: Any, level: float = 0.95
     >>> [round(float(x), 2) for x in r], round(float(lo[1]), 2), round(float(hi[1]), 2)
     ([1.0, 0.82], 0.58, 1.0)
     """
-    s = np.asarray(successes, dtype=float)
-    n = np.asarray(trials, dtype=float)
+    s, n = _check_counts(successes, trials)
+    level = check_level(level)
     g = s.shape[-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         p = s / n
@@ -117,6 +117,21 @@ def impact_ratio_interval(successes: Any, trials: Any, level: float = 0.95
     hi = np.where(off & ~np.isnan(hi), hi, np.inf).min(axis=-1)
     defined = np.isfinite(ratio)
     return ratio, np.where(defined, np.minimum(lo, 1.0), np.nan), np.where(defined, np.minimum(hi, 1.0), np.nan)
+
+
+def _check_counts(successes: Any, trials: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Successes and trials as float arrays of one shape, ``0 <= s <= n``, ``n > 0``."""
+    s = as_float_array(successes, "successes")
+    n = as_float_array(trials, "trials")
+    if s.shape != n.shape or s.ndim == 0:
+        raise ValueError(f"successes and trials must be arrays of one shape (categories on the last "
+                         f"axis), got shapes {s.shape} and {n.shape}")
+    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(n))):
+        raise ValueError("successes and trials must be finite numbers")
+    if np.any(n <= 0) or np.any(s < 0) or np.any(s > n):
+        raise ValueError("every category needs trials > 0 and 0 <= successes <= trials, got "
+                         f"successes {s.ravel()[:6].tolist()} and trials {n.ravel()[:6].tolist()}")
+    return s, n
 
 
 def _decided(lower: np.ndarray, upper: np.ndarray, threshold: float) -> np.ndarray:

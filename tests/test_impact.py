@@ -227,6 +227,27 @@ def test_rows_that_would_decide_an_undecided_verdict_do_decide_it():
     assert hi[0] >= 0.8  # and not with a fifth fewer
 
 
+def test_a_ratio_at_the_threshold_is_never_decided():
+    df = pd.DataFrame({"g": ["a"] * 100 + ["b"] * 100, "sel": [1] * 40 + [0] * 60 + [1] * 50 + [0] * 50})
+    rep = impact_ratio_report(df, groups="g", selected="sel")
+    row = rep.tables["g"].iloc[0]
+    assert row["impact_ratio"] == pytest.approx(0.8)
+    assert row["verdict"] == "undecided, at the observed rates no number of rows would decide it"
+    assert pd.isna(row["more_rows"])
+    assert any(line.rstrip().endswith("undecided") for line in rep.to_text().splitlines())
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (([1, 2], [3]), "one shape"),
+    (([4, 2], [3, 3]), "0 <= successes <= trials"),
+    (([1, 2], [0, 3]), "trials > 0"),
+    ((["a", "b"], [3, 3]), "successes must be numeric"),
+])
+def test_interval_refuses_bad_counts(args, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        impact_ratio_interval(*args)
+
+
 def test_verdicts_read_the_interval(compas):
     t = impact_ratio_report(compas, groups=["race", "sex"], selected="low_risk").table
     kept = t[~t["excluded"]]

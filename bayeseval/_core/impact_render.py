@@ -124,14 +124,15 @@ _NOTES = (
 
 # -- terminal text -------------------------------------------------------------------------------
 def _short_verdict(row: Any) -> str:
+    """The verdict in a few words for the terminal ("undecided, ~N more rows")."""
     if row["excluded"]:
         return "excluded"
-    if row["verdict"].startswith("undecided") and row["more_rows"] is not None and row["more_rows"] == row["more_rows"]:
+    if row["verdict"].startswith("undecided"):
         try:
             return f"undecided, ~{int(row['more_rows']):,} more rows"
-        except (TypeError, ValueError):
-            pass
-    return str(row["verdict"]).split(",")[0]
+        except (TypeError, ValueError):  # no number of rows decides it (missing count)
+            return "undecided"
+    return str(row["verdict"])
 
 
 def _text_table(report: Any, name: str, frame: Any, width: int) -> list[str]:
