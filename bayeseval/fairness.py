@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from bayeseval._core import audit_text, metric_names
+from bayeseval._core import audit_html, audit_text, metric_names
 from bayeseval._core.adaptive import adaptive_interval
 from bayeseval._core.audit_args import (
     AUDIT_DESCRIPTION,
@@ -905,7 +905,7 @@ class Audit(Result):
                            "notes": notes})
             return p
         if suffix in (".html", ".htm"):
-            text = page("Fairness audit", self.to_html(plot=plot))
+            text = page("Fairness audit", _audit_page_body(self, plot))
         elif suffix == ".md":
             text = self.to_markdown()
         elif suffix == ".json":
@@ -937,16 +937,10 @@ class Audit(Result):
         >>> "&lt;a&gt;" in html and "<a>" not in html
         True
         """
-        parts = ["<section class='audit'><h2>Fairness audit</h2>", f"<p>{html.escape(self.settings)}</p>"]
-        if self.notes:
-            parts.append("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes) + "</ul>")
-        for title, frame in (("Verdicts", self.verdicts), ("Disparities", self.disparities),
-                             ("Groups", self.groups), ("Labels needed to decide", self.labels_needed)):
-            if len(frame):
-                parts.append(_Titled(title, frame)._repr_html_())
-        if plot:
-            parts.append(f"<img alt='disparities' src='data:image/png;base64,{self._forest_png()}'/>")
-        return "".join(parts) + "</section>"
+        from bayeseval.plots import disparities_png  # deferred: matplotlib only when drawing
+
+        png = disparities_png(self, max_rows=audit_html.MAX_PLOT_ROWS) if plot else None
+        return audit_html.section(self, png, heading="h2")
 
     @property
     def settings(self) -> str:
@@ -959,20 +953,6 @@ class Audit(Result):
         return (f"{ref}; level {self.level:g}; tolerance {tol}; max-min gap interval: "
                 f"{_METHOD_TEXT.get(self.method, self.method)}; pooled model: {model}; gap over "
                 f"groups with at least {self.min_trials} trials.")
-
-    def _forest_png(self) -> str:
-        import base64
-        import io
-
-        import matplotlib.pyplot as plt
-
-        from bayeseval.plots import disparities
-
-        ax = disparities(self)
-        buf = io.BytesIO()
-        ax.figure.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-        plt.close(ax.figure)
-        return base64.b64encode(buf.getvalue()).decode("ascii")
 
     def to_dict(self) -> dict:
         """The audit as plain JSON-ready data.
@@ -1440,6 +1420,20 @@ def run_audit(args: argparse.Namespace) -> int:
                 "--out audit.html (or .md, .csv, .xlsx, .json).")
         print(audit_text.summary(result, more=more))
     return exit_code(result)
+
+
+def _audit_page_body(result: Audit, plot: bool) -> str:
+    """The saved page: the headline, when and by which version it was made, then the audit."""
+    import datetime
+
+    from bayeseval import __version__
+
+    made = datetime.date.today().isoformat()
+    meta = (f"<ul class='bv-meta'><li><b>made</b> {made}</li>"
+            f"<li><b>bayeseval</b> {html.escape(__version__)}</li></ul>")
+    return ("<div class='bayeseval-report'><h1>Fairness audit</h1>"
+            f"<p>{html.escape(audit_text.headline(result))}</p>{meta}"
+            + result.to_html(plot=plot).replace("<h2>Fairness audit</h2>", "", 1) + "</div>")
 
 
 def _check_out_suffix(out: str) -> None:

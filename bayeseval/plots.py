@@ -1061,3 +1061,46 @@ def disparities(
 
 
 __all__.append("disparities")
+
+
+def disparities_png(result: Any, *, max_rows: int = 80, dpi: int = 90) -> bytes | None:
+    """The audit's forest plot (:func:`disparities`) as PNG bytes, for self-contained reports.
+
+    Parameters
+    ----------
+    result : bayeseval.fairness.Audit
+        The audit.
+    max_rows : int
+        Above this many plotted rows (differences and gaps) there is no picture: None.
+    dpi : int
+        Resolution of the PNG.
+
+    Returns
+    -------
+    bytes or None
+        The PNG file's bytes, or None when the plot would have more than ``max_rows`` rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeseval.fairness import audit
+    >>> df = pd.DataFrame({"y": [1, 0] * 40, "p": [1, 0] * 40, "g": ["a"] * 40 + ["b"] * 40})
+    >>> disparities_png(audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr",
+    ...                       random_seed=0))[:4]
+    b'\\x89PNG'
+    """
+    import io
+
+    from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
+
+    rows = int((result.disparities["measure"] != "ratio").sum())
+    if rows > max_rows:
+        return None
+    fig = Figure(figsize=(7, max(2.5, 0.45 * rows + 1)))
+    disparities(result, ax=fig.subplots())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+__all__.append("disparities_png")

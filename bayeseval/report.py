@@ -29,6 +29,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from bayeseval import __version__, plots
+from bayeseval._core import audit_html
 from bayeseval._core.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
 from bayeseval._core.html_page import REPORT_CSS, page
 from bayeseval._core.render import json_key, json_value, md_escape, md_row, printable, tex_escape
@@ -409,7 +410,7 @@ class Report(Result):
                     if name == "ppc_counts" else f" (p = {row['p_value']:.3f})"
                 lines.append(f"  {name}: {row['verdict']}{p}")
         if self.audit is not None:
-            lines += ["", "Fairness audit:"] + [f"  {printable(x)}" for x in _audit_lines(self.audit)]
+            lines += ["", "Fairness audit:"] + [f"  {printable(x)}" for x in audit_html.audit_lines(self.audit)]
         if self.notes:
             lines += ["", "Notes:"] + [f"  - {n}" for n in self.notes]
         if self.warnings:
@@ -463,7 +464,7 @@ class Report(Result):
                 p = "" if pd.isna(row["p_value"]) else f"{row['p_value']:.3f}"
                 out.append(md_row([str(name), p, str(row["verdict"])]))
         if self.audit is not None:
-            out += ["", "## Fairness audit", ""] + [f"- {md_escape(x)}" for x in _audit_lines(self.audit)]
+            out += ["", "## Fairness audit", ""] + [f"- {md_escape(x)}" for x in audit_html.audit_lines(self.audit)]
         if self.notes:
             out += ["", "## Notes", ""] + [f"- {md_escape(n)}" for n in self.notes]
         out += ["", "## Warnings", ""]
@@ -1494,9 +1495,7 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
 #: the metrics of the fairness criteria: the audit section's metrics
 _AUDIT_METRICS = ("selection_rate", "tpr", "fpr", "ppv")
 # the audit's forest plot is embedded up to this many rows (differences and gaps)
-_MAX_PLOT_ROWS = 80
 # the audit's groups table starts folded beyond this many rows
-_OPEN_GROUP_ROWS = 40
 
 
 def _check_groups(data: Any, groups: Any, options: dict) -> list[str] | None:
@@ -1527,7 +1526,7 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]
-        gaps = "; ".join(_audit_gap_text(r) for r in rows.itertuples())
+        gaps = "; ".join(audit_html.gap_text(r) for r in rows.itertuples())
         if verdict == "outside":
             findings.append(Finding("fairness", (), f"Fairness: {criterion} is outside the "
                                     f"tolerance {res.tolerance:g} ({gaps}).", "warning"))
@@ -1544,135 +1543,7 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     return res, findings
 
 
-def _fmt_num(value: Any, digits: int = 3) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    return f"{float(value):.{digits}f}"
-
-
-def _fmt_interval(lo: Any, hi: Any) -> str:
-    return "" if _fmt_num(lo) == "" or _fmt_num(hi) == "" else f"[{_fmt_num(lo)}, {_fmt_num(hi)}]"
-
-
-def _audit_group_flags(row: Any) -> str:
-    flags = []
-    if row["empty"]:
-        flags.append("empty: pooled value is a prediction")
-    if row["zero_successes"]:
-        flags.append("0 of n")
-    if row["conflict"]:
-        flags.append("conflicts with the other groups")
-    if not row["empty"] and not row["in_gap"]:
-        flags.append("not in the gap (few trials)")
-    return ", ".join(flags)
-
-
-def _html_rows(header: Sequence[str], rows: Sequence[tuple[Sequence[str], bool]], left: int = 1) -> str:
-    """A scrolling table: cells are escaped; the first ``left`` columns align left."""
-    esc = html.escape
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
-    body = []
-    for cells, flagged in rows:
-        tds = "".join(f"<td{' class=s' if i < left else ''}>{esc(c)}</td>" for i, c in enumerate(cells))
-        body.append(f"<tr{' class=flag' if flagged else ''}>{tds}</tr>")
-    return (f"<div class='bv-scroll'><table><thead><tr>{head}</tr></thead><tbody>"
-            + "".join(body) + "</tbody></table></div>")
-
-
-def _audit_gap_text(r: Any) -> str:
-    """One metric's gap in words: 'tpr gap 0.120 [0.010, 0.230]', or 'tpr gap not measured'."""
-    if not np.isfinite(r.gap):
-        return f"{r.metric} gap not measured"
-    return f"{r.metric} gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
-
-
-def _html_verdicts(res: Any) -> str:
-    rows = [([r.criterion, r.metric, _fmt_num(r.gap) or "not measured", _fmt_interval(r.lower, r.upper),
-              f"{r.level:g}", r.metric_verdict, _fmt_num(r.p_exceeds), r.verdict,
-              f"{r.high} / {r.low}" if r.high else "", r.note],
-             r.verdict in ("outside", "not measured"))
-            for r in res.verdicts.itertuples()]
-    return "<b>Verdicts</b>" + _html_rows(
-        ["criterion", "metric", "max-min gap", "interval", "level", "metric verdict",
-         "P(gap > tol)", "verdict", "highest / lowest group", "note"], rows, left=2)
-
-
-def _html_disparities(res: Any) -> str:
-    d = res.disparities[res.disparities["measure"] != "ratio"]
-    rows = []
-    for r in d.itertuples():
-        versus = "max-min gap: " + r.group if r.measure == "max-min gap" else f"{r.group} - {r.reference}"
-        measured = "prediction, no data" if r.predicted else _fmt_num(r.estimate)
-        rows.append(([r.metric, versus, measured, _fmt_interval(r.lower, r.upper),
-                      _fmt_num(r.posterior_mean), _fmt_interval(r.posterior_lower, r.posterior_upper),
-                      _fmt_num(r.p_exceeds)], bool(r.predicted)))
-    methods = ", ".join(sorted(set(d["method"])))
-    return ("<b>Disparities</b> (differences to the reference group and the max-min gap per "
-            f"metric; intervals: {html.escape(methods)}; ratios are in the JSON and in "
-            "<code>Audit.disparities</code>)" + _html_rows(
-                ["metric", "comparison", "estimate", "interval", "posterior mean",
-                 "posterior interval", "P(|d| > tol)"], rows, left=2))
-
-
-def _html_audit_groups(res: Any) -> str:
-    rows = []
-    for _, r in res.groups.iterrows():
-        flags = _audit_group_flags(r)
-        pooled = _fmt_num(r["pooled_mean"]) + (" (predicted)" if r["predicted"] else "")
-        rows.append(([str(r["group"]), str(r["metric"]), _fmt_num(r["successes"]),
-                      _fmt_num(r["trials"]), _fmt_num(r["rate"]),
-                      _fmt_interval(r["adaptive_lower"], r["adaptive_upper"]),
-                      _fmt_interval(r["wilson_lower"], r["wilson_upper"]), pooled,
-                      _fmt_interval(r["pooled_lower"], r["pooled_upper"]), flags], bool(flags)))
-    table = _html_rows(["group", "metric", "successes", "trials", "rate", "adaptive", "Wilson",
-                        "pooled mean", "pooled interval", "flags"], rows, left=2)
-    opened = " open" if len(rows) <= _OPEN_GROUP_ROWS else ""
-    return (f"<details{opened}><summary><b>Groups</b> ({len(rows)} rows: group x metric; "
-            "adaptive is the default reading)</summary>" + table + "</details>")
-
-
-def _audit_png(res: Any, rows: int) -> bytes:
-    from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
-
-    fig = Figure(figsize=(7, max(2.5, 0.45 * rows + 1)))
-    plots.disparities(res, ax=fig.subplots())
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    return buf.getvalue()
-
-
 def _html_audit(res: Any, plot: bool) -> str:
-    """The report's "Fairness audit" section: verdicts, disparities, groups, forest plot."""
-    esc = html.escape
-    parts = ["<h3>Fairness audit</h3>", f"<p>{esc(res.settings)}</p>"]
-    if len(res.verdicts):
-        parts.append(_html_verdicts(res))
-    parts.append(_html_disparities(res))
-    if len(res.labels_needed):
-        rows = [([r.criterion, r.metric, r.group, _fmt_num(r.trials), _fmt_num(r.extra_trials),
-                  _fmt_num(r.extra_rows)], False) for r in res.labels_needed.itertuples()]
-        parts.append("<b>Labels needed to decide</b> (at the current rates)" + _html_rows(
-            ["criterion", "metric", "group", "trials", "extra trials", "extra rows"], rows, left=3))
-    parts.append(_html_audit_groups(res))
-    n_rows = int((res.disparities["measure"] != "ratio").sum())
-    if plot and n_rows > _MAX_PLOT_ROWS:
-        parts.append(f"<p>(disparity plot omitted: {n_rows} rows are more than {_MAX_PLOT_ROWS}; "
-                     "draw a subset with bayeseval.plots.disparities(audit, metrics=...))</p>")
-    elif plot:
-        png = base64.b64encode(_audit_png(res, n_rows)).decode("ascii")
-        parts.append("<img alt='forest plot of the disparities' "
-                     f"src='data:image/png;base64,{png}'/>")
-    return "<section class='bv-audit'>" + "\n".join(parts) + "</section>"
-
-
-def _audit_lines(res: Any) -> list[str]:
-    """The audit's verdicts as text lines (terminal and Markdown)."""
-    lines = [res.settings]
-    for r in res.verdicts.itertuples():
-        gap = _audit_gap_text(r).removeprefix(f"{r.metric} ")
-        ends = f" (highest {r.high}, lowest {r.low})" if r.high else ""
-        note = f"; {r.note}" if r.note else ""
-        lines.append(f"{r.criterion} ({r.metric}): {gap}{ends} -> {r.verdict}{note}")
-    return lines
+    """The report's "Fairness audit" section (the same rendering as :meth:`Audit.to_html`)."""
+    png = plots.disparities_png(res, max_rows=audit_html.MAX_PLOT_ROWS) if plot else None
+    return audit_html.section(res, png)
