@@ -216,6 +216,8 @@ def sequential_outcome(
         event_mass += dist[halt & hit].sum()
         expected += n * stopped[j]
         dist = np.where(halt, 0.0, dist)
+        if not dist.any():  # every run has stopped: the later looks see nothing
+            break
     cap = float(dist.sum())
     cap_event = float(dist[hit].sum())
     return SequentialOutcome(sizes, stopped, float(event_mass), cap, cap_event, float(expected + n * cap))
