@@ -118,22 +118,15 @@ def _bernoulli_step(dist: np.ndarray, m: int, rate: float) -> np.ndarray:
 
 
 def _finite_step(dist: np.ndarray, n0: int, m: int, rows: int, errors: int) -> np.ndarray:
-    """Counts after ``m`` more draws without replacement (``n0`` drawn so far)."""
-    s0 = np.arange(dist.size)
-    left_err = np.maximum(errors - s0, 0)
-    out = np.zeros(dist.size + m)
-    if m == 1:
-        q = left_err / (rows - n0)
+    """Counts after ``m`` more draws without replacement (``n0`` drawn so far), one draw at a
+    time: the composition of single draws is the hypergeometric transition, exactly."""
+    for i in range(m):
+        q = np.maximum(errors - np.arange(dist.size), 0) / (rows - n0 - i)
+        out = np.zeros(dist.size + 1)
         out[:-1] = dist * (1.0 - q)
         out[1:] += dist * q
-        return out
-    live = np.flatnonzero(dist > 0)
-    k = np.arange(m + 1)
-    pmf = stats.hypergeom.pmf(k[None, :], rows - n0, left_err[live, None], m)
-    pmf = np.nan_to_num(pmf)
-    for j in k:  # scatter s0 + j
-        out[live + j] += dist[live] * pmf[:, j]
-    return out
+        dist = out
+    return dist
 
 
 def _check_population(rate: Any, rows: Any, max_trials: int) -> tuple[float, int | None, int | None]:
