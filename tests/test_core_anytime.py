@@ -199,3 +199,15 @@ def test_time_uniform_coverage_grid():
     for c in (2.0, tuned_concentration(100), tuned_concentration(2000)):
         for p in np.arange(0.02, 0.99, 0.08):
             assert _coverage_every_label(float(p), 2000, c) <= 0.05
+
+
+def test_sequence_is_an_interval_down_to_tiny_rates():
+    # on a log grid of rates from 1e-12: no rate outside the interval has M_n(p) < 20
+    grid = np.concatenate([np.logspace(-12, -0.5, 3000), 1 - np.logspace(-12, -0.5, 3000)])
+    n = 1000
+    s = np.array([0, 1, 2, 3, 10, 500, 990, 998, 999, 1000])
+    for c in (2.0, 150.0):
+        lo, hi = confidence_sequence_bounds(s.astype(float), np.full(s.size, float(n)), 0.95, c)
+        keep = log_mixture_martingale(grid[None, :], s[:, None], n, c) < CRIT
+        inside = (grid[None, :] >= lo[:, None]) & (grid[None, :] <= hi[:, None])
+        assert np.array_equal(keep, inside)

@@ -512,3 +512,13 @@ def test_confidence_sequence_bad_input() -> None:
         confidence_sequence(11, 10)
     with pytest.raises(TypeError, match="trials is required"):
         confidence_sequence(3)
+
+
+@pytest.mark.parametrize("n", [1, 50, 10**6, 10**9])
+def test_confidence_sequence_mirrors_at_extreme_counts(n: int) -> None:
+    # the prior centred at p mirrors to the one centred at 1 - p: lower(s) = 1 - upper(n - s)
+    s = np.unique(np.array([0, 1, 2, n // 3, n - 2, n - 1, n]).clip(0, n))
+    lo, hi = confidence_sequence(s, np.full(s.shape, n))
+    m_lo, m_hi = confidence_sequence(n - s, np.full(s.shape, n))
+    np.testing.assert_allclose(lo, 1 - m_hi, rtol=0, atol=1e-12)
+    assert np.all((lo <= s / n) & (s / n <= hi)) and np.all(hi - lo > 0)

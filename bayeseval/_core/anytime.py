@@ -94,7 +94,7 @@ def log_mixture_martingale(p: Any, successes: Any, trials: Any, concentration: A
     p, s, n, c = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (p, successes, trials, concentration)))
     a, b = c * p, c * (1.0 - p)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return special.betaln(a + s, b + n - s) - special.betaln(a, b) - special.xlogy(s, p) - special.xlog1py(n - s, -p)
+        return special.betaln(a + s, b + (n - s)) - special.betaln(a, b) - special.xlogy(s, p) - special.xlog1py(n - s, -p)
 
 
 def _bisect(f: Any, inside: np.ndarray, outside: np.ndarray) -> np.ndarray:
@@ -220,11 +220,11 @@ def decision_evidence(successes: Any, trials: Any, threshold: float, concentrati
     """
     s, n = np.broadcast_arrays(np.asarray(successes, dtype=float), np.asarray(trials, dtype=float))
     a, b = concentration * threshold, concentration * (1.0 - threshold)
-    post = special.betaln(a + s, b + n - s) - special.betaln(a, b)
+    post = special.betaln(a + s, b + (n - s)) - special.betaln(a, b)
     lik = special.xlogy(s, threshold) + special.xlog1py(n - s, -threshold)
     out = []
     for below in (True, False):
-        log_mass = _log_truncated_mass(a + s, b + n - s, threshold, below) - _log_truncated_mass(
+        log_mass = _log_truncated_mass(a + s, b + (n - s), threshold, below) - _log_truncated_mass(
             np.asarray(a), np.asarray(b), threshold, below)
         out.append(post + log_mass - lik)
     return out[0], out[1]
