@@ -283,7 +283,10 @@ def confidence_sequence(
     1/(1 - \text{level})\}`, ends found by bisection. It depends on the counts only,
     not on the order of the labels (the betting sequences of Waudby-Smith and Ramdas 2023
     do). ``planned_trials`` sets the concentration ``c`` that minimises the width at that
-    ``n`` (about ``planned_trials / 8`` at level 0.95).
+    ``n`` (about ``planned_trials / 8`` at level 0.95). With a single success the lower
+    end is 0 at any ``n``: as ``p`` goes to 0 the prior centred at ``p`` goes with it and
+    :math:`M_n(p)` stays below the bound (from two successes on, the lower end is
+    positive).
 
     Measured (``benchmarks/validate_sequential.py``, exact dynamic programme over the
     count with a look after every trial up to 2,000 trials, 25 true rates 0.02-0.98):

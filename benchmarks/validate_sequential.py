@@ -205,9 +205,19 @@ def fixed_n_coverage(table: IntervalTable, p: float, n: int) -> float:
     return float(stats.binom.pmf(np.arange(n + 1), n, p) @ ((lo <= p) & (p <= hi)))
 
 
-def coverage_grid(method: str, level: float, rates: np.ndarray, cap: int, target: float) -> np.ndarray:
+def coverage_grid(method: str, level: float, rates: np.ndarray, cap: int, target: float) -> tuple:
+    """Coverage at stop per (rate, schedule), and the interval table (to reuse)."""
     table = IntervalTable(method, level)
-    return np.array([[stop_coverage(table, float(p), k, cap, target) for k in SCHEDULES] for p in rates])
+    grid = np.array([[stop_coverage(table, float(p), k, cap, target) for k in SCHEDULES] for p in rates])
+    return grid, table
+
+
+def expected_labels(table: IntervalTable, p: float, every: int, cap: int, target: float) -> float:
+    def stop(s: np.ndarray, n: int) -> np.ndarray:
+        lo, hi = table(n)
+        return (hi - lo) / 2 <= target
+
+    return sequential_outcome(p, stop, stop, every=every, max_trials=cap).expected_trials
 
 
 def stop_tables(rates: np.ndarray, cap: int, target: float, levels: tuple, shown: np.ndarray) -> None:
@@ -217,9 +227,8 @@ def stop_tables(rates: np.ndarray, cap: int, target: float, levels: tuple, shown
     names = {"wilson": "Wilson", "adaptive": "adaptive, Beta(2, 18) prior"}
     grids = {}
     for method, name in names.items():
-        grid = coverage_grid(method, LEVEL, rates, cap, target)
-        grids[method] = grid
-        table = IntervalTable(method, LEVEL)
+        grid, table = coverage_grid(method, LEVEL, rates, cap, target)
+        grids[method] = {LEVEL: (grid, table)}
         for p, row in zip(rates, grid, strict=True):
             if np.any(np.isclose(p, shown)):
                 print(_row([name, f"{p:.2f}", f"{fixed_n_coverage(table, float(p), 100):.4f}",
@@ -231,11 +240,26 @@ def stop_tables(rates: np.ndarray, cap: int, target: float, levels: tuple, shown
     print(_header(["interval", "stopping level", "min coverage at stop (rates x schedules)", "worst rate, schedule"]))
     for method, name in names.items():
         for lv in levels:
-            grid = grids[method] if lv == LEVEL else coverage_grid(method, lv, rates, cap, target)
+            if lv not in grids[method]:
+                grids[method][lv] = coverage_grid(method, lv, rates, cap, target)
+            grid = grids[method][lv][0]
             i, j = np.unravel_index(np.argmin(grid), grid.shape)
             print(_row([name, lv, f"{grid.min():.4f}", f"{rates[i]:.2f}, every {SCHEDULES[j]}"]), flush=True)
             if grid.min() >= LEVEL - 0.01:
                 break
+    label_costs(grids, names, cap, target)
+
+
+def label_costs(grids: dict, names: dict, cap: int, target: float) -> None:
+    """Expected labels at stop at the nominal level and at the compensating one (every 10)."""
+    print("\n### What compensation costs: expected labels to stop (a look every 10 labels)\n")
+    print(_header(["interval", "stopping level", *[f"at {p}" for p in (0.02, 0.1, 0.2, 0.3, 0.5)]]))
+    for method, name in names.items():
+        tried = sorted(grids[method])
+        for lv in (tried[0], tried[-1]) if len(tried) > 1 else tried:
+            table = grids[method][lv][1]
+            print(_row([name, lv, *[f"{expected_labels(table, p, 10, cap, target):.0f}"
+                                    for p in (0.02, 0.1, 0.2, 0.3, 0.5)]]), flush=True)
 
 
 def _timed(label: str, fn: Callable[[], None]) -> None:
@@ -259,7 +283,7 @@ def main() -> None:
         rates = np.round(np.arange(0.02, 0.501, 0.16 if quick else 0.01), 2)
         shown = np.round(np.arange(0.02, 0.51, 0.04), 2)
         _timed("coverage at stop", lambda: stop_tables(rates, 300 if quick else 1000, 0.05,
-                                                       (0.95, 0.955, 0.96, 0.965, 0.97, 0.98), shown))
+                                                       (0.95, 0.955, 0.96, 0.965, 0.97, 0.975, 0.98), shown))
 
 if __name__ == "__main__":
     main()
