@@ -125,7 +125,7 @@ def decision_tables(cap: int, planned: int) -> None:
             print(_row([name, p, *[f"{o.event_probability:.4f}" for o in outs]]))
     print(f"\n### Why at least {MIN_TRIALS} labels: decisions possible on fewer labels without min_trials\n")
     print(_header(["rule", "P(decided within 4 labels) at 0.08", "at 0.5",
-                   *[f"e-value of {k} errors in {k} labels, threshold {t}" for k in (1, 2) for t in (0.01, 0.05, 0.1)]]))
+                   *[f"e-value, {k} of {k} labels errors, t = {t}" for k in (1, 2) for t in (0.01, 0.05, 0.1)]]))
     for name, (bounds, _) in list(rules.items())[1:]:
         c = UNTUNED_CONCENTRATION if "untuned" in name else c_tuned
         early = [decision_outcome(p, 1, MIN_TRIALS - 1, bounds, 0).stop_probability.sum() for p in (0.08, 0.5)]
