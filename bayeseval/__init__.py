@@ -30,6 +30,7 @@ _EXPORTS = {
     "get_metric": "metrics",
     # frequentist core
     "proportion_ci": "intervals",
+    "confidence_sequence": "intervals",
     "proportion_se": "intervals",
     "bootstrap_ci": "intervals",
     "stratified_risk": "stratified",
@@ -88,7 +89,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.counts import Counts, tabulate
     from bayeseval.fairness import Audit, audit
     from bayeseval.impact import ImpactRatioReport, impact_ratio_report
-    from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
+    from bayeseval.intervals import bootstrap_ci, confidence_sequence, proportion_ci, proportion_se
     from bayeseval.metrics import Metric, get_metric
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
     from bayeseval.planning import allocate, sample_size
@@ -136,6 +137,7 @@ __all__ = [
     "get_metric",
     # -- frequentist core --
     "proportion_ci",
+    "confidence_sequence",
     "proportion_se",
     "bootstrap_ci",
     "stratified_risk",
