@@ -32,6 +32,7 @@ from typing import Any
 
 from bayeseval._core.cli_io import HelpFormatter as _Formatter
 from bayeseval._core.cli_io import one_line, read_table
+from bayeseval.active import labelstudio_cli
 
 __all__ = ["register", "run", "build_parser", "main"]
 
@@ -632,6 +633,7 @@ _COMMANDS = {
     "history": _history,
     "report": _report,
     "labelstudio-config": _labelstudio_config,
+    **labelstudio_cli.COMMANDS,
 }
 
 
@@ -873,6 +875,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     sub = campaign.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND")
     _add_create(sub)
     _add_others(sub)
+    labelstudio_cli.add_parsers(sub, _add)
     campaign.set_defaults(func=run)
     return campaign
 
