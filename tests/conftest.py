@@ -103,6 +103,11 @@ def label_studio(tmp_path_factory):
     data directory, a user and an API token from its environment variables, and is stopped
     at the end of the session, whatever happens.
     """
+    running = os.environ.get("BAYESEVAL_LABEL_STUDIO_URL")
+    if running:  # a server started by hand (with the settings of _label_studio_env)
+        pytest.importorskip("label_studio_sdk")
+        yield running.rstrip("/"), os.environ.get("BAYESEVAL_LABEL_STUDIO_TOKEN", "")
+        return
     exe = os.environ.get("BAYESEVAL_LABEL_STUDIO")
     if not exe:
         pytest.skip("BAYESEVAL_LABEL_STUDIO is unset: set it to a label-studio executable to run these tests")

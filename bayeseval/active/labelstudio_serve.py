@@ -34,7 +34,8 @@ from typing import Any
 __all__ = ["ACTIONS", "SECRET_HEADER", "CampaignServer", "status_payload"]
 
 #: webhook actions that trigger a sync
-ACTIONS = frozenset({"ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED", "TASKS_DELETED"})
+ACTIONS = frozenset({"ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED",
+                     "TASKS_DELETED"})
 #: header carrying the shared secret
 SECRET_HEADER = "X-Bayeseval-Secret"
 #: largest webhook body read (bytes)
