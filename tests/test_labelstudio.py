@@ -55,6 +55,9 @@ class FakeProject:
     def set_label_config(self, project, xml):
         self.config = xml
 
+    def show_scores(self, project):
+        self.model_version = MODEL_VERSION
+
     def tasks(self, project, page_size=100):
         self.calls["list"] += 1
         for tid in sorted(self.task):
@@ -181,6 +184,10 @@ def test_annotations_are_ingested_by_email_and_resolved_by_the_campaign_rule(tmp
     assert set(ann["annotator"]) == {"ann@example.org", "bo@example.org"}
     labels = c.labels()
     assert {r: int(v) for r, v in labels["label"].items()} == {r: v for r, v in truth.items() if v is not None}
+    for tid in tids:  # a labelled row's task sinks to score 0; the unresolved one keeps its priority
+        rid = fake.task[tid]["meta"][ROW_ID_KEY]
+        want = 0.0 if truth[rid] is not None else task_priorities(c)[rid]
+        assert fake.task[tid]["predictions"][0]["score"] == pytest.approx(want)
     again = sync(c, fake, 1)
     assert again.annotations == 0 and again.labels == 0  # idempotent
 
@@ -263,6 +270,21 @@ def test_priorities_follow_the_rule_allocation_for_neyman(tmp_path):
     c.propose(4)
     scores = sorted(task_priorities(c).values(), reverse=True)
     assert scores == pytest.approx([0.5, 0.5, 0.25, 0.25])
+
+
+def test_the_sync_command_names_a_missing_token_and_a_bad_url(tmp_path, monkeypatch, capsys):
+    from bayeseval.active.cli import main
+
+    c, _ = _campaign(tmp_path)
+    db = str(c._store.path)
+    c.close()
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    assert main(["campaign", "sync", "--db", db, "--url", "http://127.0.0.1:9", "--project", "1"]) == 2
+    assert "--token: no Label Studio API token" in capsys.readouterr().err
+    assert main(["campaign", "sync", "--db", db, "--url", "localhost:9", "--project", "1", "--token", "t"]) == 2
+    assert "--url: url must start with http://" in capsys.readouterr().err
+    assert main(["campaign", "serve", "--db", db, "--url", "http://x", "--project", "0"]) == 2
+    assert "expected a positive integer, got '0'" in capsys.readouterr().err
 
 
 # -- against a real Label Studio server --------------------------------------------------------
@@ -371,9 +393,13 @@ def test_a_campaign_runs_to_done_through_sync(label_studio, tmp_path):
     assert released == 1 and team.flipped > 0
     assert c.agreement()["rows"].sum() > 0
     _check_against_truth(c, team, truth, 16)
-    # the open tasks carry the campaign's score
-    scores = {t["meta"][ROW_ID_KEY]: t["predictions"][0]["score"] for t in team.tasks() if t["predictions"]}
-    assert set(scores) >= {int(r) for r in c.pending.index}
+    # the open tasks carry the campaign's score, and the Data Manager's "Prediction score" is it
+    want = task_priorities(c)
+    tasks = {t["meta"][ROW_ID_KEY]: t for t in team.tasks()}
+    for rid, score in want.items():
+        assert tasks[int(rid)]["predictions_score"] == pytest.approx(score)
+    for rid in c.labels().index:
+        assert tasks[int(rid)]["predictions_score"] == pytest.approx(0.0)
 
 
 def _start_serve(db, url, token, project, secret):

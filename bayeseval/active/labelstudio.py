@@ -20,9 +20,11 @@ Label Studio project (https://labelstud.io) into step, in this order:
    rule decides which), and **creates a task** per pending row without one, recording its
    id in the same file right after;
 5. **scores** every open task: ``predictions[].score`` (model version
-   :data:`MODEL_VERSION`) is the row's priority (:func:`task_priorities`), so a Data Manager
-   sorted by prediction score shows the rows in the order the campaign wants them labelled;
-   scores are updated when the priorities change.
+   :data:`MODEL_VERSION`, which the sync also makes the project's ``model_version``, the one
+   whose scores the Data Manager shows) is the row's priority (:func:`task_priorities`), so a
+   Data Manager sorted by prediction score shows the rows in the order the campaign wants
+   them labelled; scores are updated when the priorities change, and a labelled row's task
+   scores 0.
 
 A task is never created twice for a row: a row gets a task only when the project holds no
 task of this campaign for it (step 2 reads the whole project first), and syncs of one
@@ -171,6 +173,15 @@ class LabelStudioClient:
     def set_label_config(self, project: int, xml: str) -> None:
         """Replace the project's labelling configuration."""
         self._ls.projects.update(id=int(project), label_config=xml)
+
+    def show_scores(self, project: int) -> None:
+        """Make the project's Data Manager show the scores of :data:`MODEL_VERSION`.
+
+        The Data Manager's *Prediction score* averages the predictions of the project's
+        ``model_version`` only (none when it is empty), so the project is set to ours.
+        """
+        if self._ls.projects.get(id=int(project)).model_version != MODEL_VERSION:
+            self._ls.projects.update(id=int(project), model_version=MODEL_VERSION)
 
     def tasks(self, project: int, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
         """Every task of the project with its annotations and predictions (paged)."""
@@ -375,6 +386,7 @@ class _Sync:
     def run(self, create_config: bool, batch: int, low: int, relabel: bool, from_name: str | None) -> SyncReport:
         if create_config:
             self.client.set_label_config(self.project, self.c.labelstudio_config())
+        self.client.show_scores(self.project)
         tasks = list(self.client.tasks(self.project))
         kept = self._reconcile(tasks)
         self._ingest(kept, relabel, from_name)
@@ -495,13 +507,14 @@ class _Sync:
     # step 5
     def _score(self, kept: Mapping[Any, Mapping[str, Any]], scores: Mapping[Any, float]) -> None:
         for rid, task in kept.items():
-            if rid not in scores:
-                continue
             pred = _our_prediction(task)
+            if pred is None and rid not in scores:
+                continue
+            target = scores.get(rid, 0.0)  # a row no longer pending (labelled) sinks to 0
             old = None if pred is None else pred.get("score")
-            if old is None or abs(float(old) - scores[rid]) > SCORE_TOLERANCE:
+            if old is None or abs(float(old) - target) > SCORE_TOLERANCE:
                 self.client.set_score(self.project, int(task["id"]), None if pred is None else int(pred["id"]),
-                                      scores[rid])
+                                      target)
                 self.report.scores += 1
 
 
