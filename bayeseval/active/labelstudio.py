@@ -386,13 +386,15 @@ class _Sync:
     def run(self, create_config: bool, batch: int, low: int, relabel: bool, from_name: str | None) -> SyncReport:
         if create_config:
             self.client.set_label_config(self.project, self.c.labelstudio_config())
-        self.client.show_scores(self.project)
         tasks = list(self.client.tasks(self.project))
         kept = self._reconcile(tasks)
         self._ingest(kept, relabel, from_name)
         self._propose(batch, low)
         scores = self._push()
         self._score(kept, scores)
+        if self.report.scores or any(_our_prediction(t) for t in kept.values()):
+            # Label Studio accepts a model version only once predictions of it exist
+            self.client.show_scores(self.project)
         self.report.done = bool(self.c.done)
         self.report.open = len(set(self.store.tasks(self.name)) & set(self.store.pending_ids()))
         return self.report
