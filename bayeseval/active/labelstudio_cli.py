@@ -105,34 +105,24 @@ def _interrupt(signum: int, frame: Any) -> None:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"sync": _sync, "serve": _serve}
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _int_in(low: int, high: int | None, expected: str) -> Callable[[str], int]:
+    """An argparse type: an integer in ``low..high`` (no upper bound when None)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 0..65535, got {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
+_positive = _int_in(1, None, "a positive integer")
+_port = _int_in(0, 65535, "a port number 0..65535")
+_count = _int_in(0, None, "a whole number >= 0")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
