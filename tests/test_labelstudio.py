@@ -46,6 +46,8 @@ class FakeProject:
         self.creates = 0
         self.config = None
         self.calls = Counter()
+        self.clock = 0
+        self.pulled = []
 
     def _id(self, kind):
         self.next_id[kind] += 1
@@ -58,14 +60,26 @@ class FakeProject:
     def show_scores(self, project):
         self.model_version = MODEL_VERSION
 
-    def tasks(self, project, page_size=100):
-        self.calls["list"] += 1
+    def _touch(self, tid):
+        self.clock += 1000  # seconds: well past the sync's margin
+        self.task[tid]["updated_at"] = f"{pd.Timestamp('2026-01-01', tz='UTC') + pd.Timedelta(seconds=self.clock):%Y-%m-%dT%H:%M:%S.%fZ}"
+
+    def tasks(self, project, ids=None, page_size=100):
+        self.calls["list" if ids is None else "pull"] += 1
         for tid in sorted(self.task):
-            yield copy.deepcopy(self.task[tid])
+            task = copy.deepcopy(self.task[tid])
+            if ids is None:  # a listing: counts, not bodies
+                task["total_annotations"] = len(task.pop("annotations"))
+                task.pop("predictions")
+                yield task
+            elif tid in ids:
+                self.pulled.append(tid)
+                yield task
 
     def create_task(self, project, data, meta):
         tid = self._id("task")
         self.task[tid] = {"id": tid, "data": dict(data), "meta": dict(meta), "annotations": [], "predictions": []}
+        self._touch(tid)
         self.creates += 1
         if self.crash_after_creates is not None and self.creates >= self.crash_after_creates:
             self.crash_after_creates = None
@@ -94,6 +108,7 @@ class FakeProject:
             mine[0]["result"] = _choice(label)
         else:
             anns.append({"id": self._id("ann"), "completed_by": user, "result": _choice(label), "was_cancelled": False})
+        self._touch(tid)
 
     def row_tasks(self):
         return Counter(t["meta"][ROW_ID_KEY] for t in self.task.values())
@@ -190,6 +205,25 @@ def test_annotations_are_ingested_by_email_and_resolved_by_the_campaign_rule(tmp
         assert fake.task[tid]["predictions"][0]["score"] == pytest.approx(want)
     again = sync(c, fake, 1)
     assert again.annotations == 0 and again.labels == 0  # idempotent
+
+
+def test_only_tasks_updated_since_the_last_sync_or_open_are_pulled(tmp_path):
+    c, _ = _campaign(tmp_path, batch_size=4, budget=4)
+    fake = FakeProject()
+    sync(c, fake, 1)
+    tids = sorted(fake.task)
+    for tid in tids:
+        fake.annotate(tid, 1, 1)
+    sync(c, fake, 1)  # labels all four: the budget is spent, nothing more is proposed
+    assert c.labels_used == 4 and len(c.pending) == 0
+    fake.pulled.clear()
+    fake.annotate(tids[2], 1, 0)  # one annotator corrects one task
+    report = sync(c, fake, 1)
+    # the corrected task, and the one updated within PULL_MARGIN of the last sync's latest update
+    assert fake.pulled == [tids[2], tids[3]] and report.pulled == 2 and report.relabelled == 1
+    fake.pulled.clear()
+    again = sync(c, fake, 1)
+    assert fake.pulled == [tids[2]] and again.annotations == 0 and again.relabelled == 0
 
 
 def test_an_updated_annotation_replaces_the_label(tmp_path):

@@ -3,7 +3,7 @@
 :func:`sync` (and :meth:`bayeseval.active.Campaign.sync_labelstudio`) brings a campaign and a
 Label Studio project (https://labelstud.io) into step, in this order:
 
-1. **lists the project's tasks** (paged), with their annotations and predictions;
+1. **lists the project's tasks** (paged; ids, ``meta``, update times and annotation counts);
 2. **reconciles** them with the campaign file's ``tasks`` table: a task of this campaign
    (its ``meta`` carries :data:`~bayeseval.active.annotations.ROW_ID_KEY` and
    :data:`CAMPAIGN_KEY`) that the file does not know yet is adopted for its pending row
@@ -11,7 +11,9 @@ Label Studio project (https://labelstud.io) into step, in this order:
    gone from the project is forgotten and its row, if still pending, released; a second task
    of the same row that nobody annotated is deleted; the task of a row the campaign released
    is deleted when nobody annotated it;
-3. **ingests the annotations** not yet stored, or changed since (the Label Studio user is
+3. **pulls** in full (paged) the tasks updated since the last sync (a task's ``updated_at``
+   moves when one of its annotations is created or updated) and the open ones, and
+   **ingests their annotations** (the Label Studio user is
    named by e-mail, :func:`~bayeseval.active.annotations.annotator_identity`), with the
    campaign's rules (several annotators, resolution; an annotator's corrected annotation
    replaces the earlier one unless ``relabel=False``); annotations the campaign rejects are
@@ -37,7 +39,9 @@ sync adopts.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
+import json
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -59,6 +63,8 @@ CAMPAIGN_KEY = "bayeseval_campaign"
 MODEL_VERSION = "bayeseval-priority"
 #: seconds a sync waits for another sync of the same campaign file
 LOCK_TIMEOUT = 120.0
+#: the pull mark trails the latest task update seen by this much
+PULL_MARGIN = datetime.timedelta(seconds=120)
 #: scores closer than this are not updated
 SCORE_TOLERANCE = 1e-9
 
@@ -83,6 +89,8 @@ class SyncReport(Result):
         annotated rows still waiting for more annotations.
     rejected : list of str
         Annotations the campaign refused, one reason each (they are not recorded).
+    pulled : int
+        Tasks read in full: changed since the last sync, or open.
     proposed : int
         Rows proposed by this sync.
     scores : int
@@ -110,6 +118,7 @@ class SyncReport(Result):
     relabelled: int = 0
     unresolved: int = 0
     rejected: list[str] = field(default_factory=list)
+    pulled: int = 0
     proposed: int = 0
     scores: int = 0
     open: int = 0
@@ -183,10 +192,23 @@ class LabelStudioClient:
         if self._ls.projects.get(id=int(project)).model_version != MODEL_VERSION:
             self._ls.projects.update(id=int(project), model_version=MODEL_VERSION)
 
-    def tasks(self, project: int, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
-        """Every task of the project with its annotations and predictions (paged)."""
-        for task in self._ls.tasks.list(project=int(project), fields="all", page_size=page_size):
-            yield _plain_dict(task)
+    def tasks(self, project: int, *, ids: Sequence[int] | None = None,
+              page_size: int = 100) -> Iterator[dict[str, Any]]:
+        """The project's tasks, paged.
+
+        Without ``ids``: every task, without annotation and prediction bodies (``id``,
+        ``data``, ``meta``, ``updated_at``, ``total_annotations``, ...). With ``ids``: those
+        tasks in full, with their ``annotations`` and ``predictions``.
+        """
+        if ids is None:
+            pages = [self._ls.tasks.list(project=int(project), fields="task_only", page_size=page_size)]
+        else:
+            pages = [self._ls.tasks.list(project=int(project), fields="all", page_size=page_size,
+                                         query=json.dumps({"selectedItems": {"all": False, "included": chunk}}))
+                     for chunk in _chunks([int(i) for i in ids], 500)]
+        for pager in pages:
+            for task in pager:
+                yield _plain_dict(task)
 
     def create_task(self, project: int, data: Mapping[str, Any], meta: Mapping[str, Any]) -> int:
         """Create one task; its id."""
@@ -207,6 +229,10 @@ class LabelStudioClient:
     def users(self) -> dict[int, str]:
         """User id -> e-mail of the server's users."""
         return {int(u.id): str(u.email) for u in self._ls.users.list() if u.email}
+
+
+def _chunks(items: list[int], size: int) -> list[list[int]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _plain_dict(obj: Any) -> dict[str, Any]:
@@ -388,7 +414,11 @@ class _Sync:
             self.client.set_label_config(self.project, self.c.labelstudio_config())
         tasks = list(self.client.tasks(self.project))
         kept = self._reconcile(tasks)
+        kept, mark = self._pull(kept)
         self._ingest(kept, relabel, from_name)
+        if mark is not None:
+            with self.store.transaction("record the Label Studio sync time") as conn:
+                self.store.set_meta(conn, self._mark_key, mark)
         self._propose(batch, low)
         scores = self._push()
         self._score(kept, scores)
@@ -449,6 +479,28 @@ class _Sync:
         return kept, adopt, drop
 
     # step 3
+    @property
+    def _mark_key(self) -> str:
+        return f"labelstudio_pulled:{self.name}"
+
+    def _pull(self, kept: Mapping[Any, Mapping[str, Any]]) -> tuple[dict[Any, Mapping[str, Any]], str | None]:
+        """The full tasks (annotations, predictions) changed since the last sync or still open.
+
+        A task's ``updated_at`` moves when an annotation of it is created or updated; the
+        mark kept in the file is the latest ``updated_at`` seen, less :data:`PULL_MARGIN`
+        seconds (a save in flight during the listing may carry an earlier time), so a few
+        tasks are read twice, which the idempotent ingest makes harmless.
+        """
+        since = _parse_time(self.store.get_meta(self._mark_key))
+        pending = set(self.store.pending_ids())
+        want = [int(t["id"]) for r, t in kept.items()
+                if r in pending or (_annotated(t) and (since is None or (_parse_time(t.get("updated_at")) or since) > since))]
+        full = {int(t["id"]): t for t in self.client.tasks(self.project, ids=want)} if want else {}
+        self.report.pulled = len(full)
+        stamps = [x for x in (_parse_time(t.get("updated_at")) for t in kept.values()) if x is not None]
+        mark = (max(stamps) - PULL_MARGIN).isoformat() if stamps else None
+        return {r: full[int(t["id"])] for r, t in kept.items() if int(t["id"]) in full}, mark
+
     def _ingest(self, kept: Mapping[Any, Mapping[str, Any]], relabel: bool, from_name: str | None) -> None:
         annotated = [t for t in kept.values() if _annotated(t)]
         if not annotated:
@@ -521,8 +573,21 @@ class _Sync:
 
 
 def _annotated(task: Mapping[str, Any]) -> bool:
+    """The task holds annotations (the full task's list, or a listing's counts)."""
     anns = task.get("annotations")
-    return isinstance(anns, list) and len(anns) > 0
+    if isinstance(anns, list):
+        return len(anns) > 0
+    return bool(task.get("total_annotations") or task.get("cancelled_annotations") or task.get("annotations_ids"))
+
+
+def _parse_time(text: Any) -> datetime.datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        stamp = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=datetime.UTC)
 
 
 def _our_prediction(task: Mapping[str, Any]) -> Mapping[str, Any] | None:
