@@ -541,3 +541,15 @@ def test_kill_9_of_sync_at_random_moments_loses_and_duplicates_nothing(label_stu
     # without a gap mean no sync ever created a second task of a row (and then deleted it)
     ids = sorted(ours.values())
     assert ids == list(range(ids[0], ids[0] + len(ids)))
+
+
+def test_syncs_of_one_campaign_file_take_turns(tmp_path):
+    """The lock file admits one sync at a time; the second gives up after its timeout, naming it."""
+    from bayeseval.active.labelstudio import _sync_lock
+
+    path = tmp_path / "c.db"
+    with _sync_lock(path), pytest.raises(ValueError, match="another sync has held its lock for 0.2 s"):
+        with _sync_lock(path, timeout=0.2):
+            pass
+    with _sync_lock(path, timeout=0.2):  # released when the first one ends
+        pass
