@@ -553,3 +553,23 @@ def test_syncs_of_one_campaign_file_take_turns(tmp_path):
             pass
     with _sync_lock(path, timeout=0.2):  # released when the first one ends
         pass
+
+
+@pytest.mark.labelstudio
+def test_a_task_created_just_before_a_crash_is_adopted_by_the_real_server(label_studio, tmp_path):
+    """A sync killed between creating a task and recording it leaves a task the file does not
+    know; the next sync finds it by its meta and creates none for that row."""
+    from bayeseval.active.labelstudio import campaign_key
+
+    url, token = label_studio
+    team = Team(url, token, "adoption run", seed=8)
+    c, _ = _truth_campaign(tmp_path, "adopt.db")
+    batch = c.propose(6)
+    rid = int(batch.index[0])
+    orphan = team.ls.tasks.create(project=team.project, data={"text": "as a crashed sync left it", ROW_ID_KEY: rid},
+                                  meta={ROW_ID_KEY: rid, CAMPAIGN_KEY: campaign_key(c)}).id
+    report = c.sync_labelstudio(url=url, token=token, project=team.project)
+    assert report.adopted == 1 and report.created == 5 and report.proposed == 0
+    per_row = Counter(t["meta"][ROW_ID_KEY] for t in team.tasks())
+    assert per_row == Counter({int(r): 1 for r in batch.index})
+    assert c._store.tasks(f"{url}#{team.project}")[rid] == orphan
