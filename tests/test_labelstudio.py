@@ -321,6 +321,21 @@ def test_the_sync_command_names_a_missing_token_and_a_bad_url(tmp_path, monkeypa
     assert "expected a positive integer, got '0'" in capsys.readouterr().err
 
 
+def test_the_sync_command_prints_its_report_as_json(tmp_path, monkeypatch, capsys):
+    import bayeseval.active.labelstudio as mod
+    from bayeseval.active.cli import main
+
+    c, _ = _campaign(tmp_path, batch_size=4)
+    db = str(c._store.path)
+    c.close()
+    fake = FakeProject()
+    monkeypatch.setattr(mod, "LabelStudioClient", lambda url, token, timeout: fake)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "from-the-environment")
+    assert main(["campaign", "sync", "--db", db, "--url", "http://fake", "--project", "1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["created"] == 4 == len(fake.task) and report["open"] == 4 and report["done"] is False
+
+
 # -- against a real Label Studio server --------------------------------------------------------
 ADMIN = "admin@example.org"
 #: the second simulated annotator (Label Studio keeps the case; the campaign lower-cases it)
