@@ -23,6 +23,7 @@ of the others stops on the adaptive interval ``evaluate`` tells users to read) a
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from os import PathLike
@@ -1372,6 +1373,71 @@ class Campaign:
         kinds = content_kinds({c: [row[i] for row in sample] for i, c in enumerate(cols)}, content_types)
         return labelstudio_config(self._labels.values, content=kinds,
                                   prediction=self.spec.y_pred if show_prediction else None)
+
+    def sync_labelstudio(
+        self,
+        *,
+        url: str,
+        project: int,
+        token: str | None = None,
+        create_config: bool = False,
+        batch_size: int | None = None,
+        min_open: int | None = None,
+        relabel: bool = True,
+        client: Any = None,
+    ) -> Any:
+        """Bring the campaign and a Label Studio project into step (needs ``label-studio-sdk``).
+
+        Lists the project's tasks, adopts the campaign's tasks the file does not know yet,
+        releases rows whose task was deleted, ingests new and changed annotations (annotators
+        by e-mail, the campaign's resolution), proposes rows when at most ``min_open`` tasks
+        are open, creates one task per pending row and keeps each open task's
+        ``predictions[].score`` equal to the row's priority (sort the Data Manager by
+        prediction score to label in the campaign's order). Safe to repeat and to interrupt:
+        see :mod:`bayeseval.active.labelstudio`.
+
+        Parameters
+        ----------
+        url : str
+            The Label Studio server, e.g. ``http://localhost:8080``.
+        project : int
+            The project id.
+        token : str, optional
+            An API token; default the ``LABEL_STUDIO_API_KEY`` environment variable.
+        create_config : bool
+            Set the project's labelling configuration from :meth:`labelstudio_config` first.
+        batch_size : int, optional
+            Rows proposed when the open tasks run low (default the campaign's batch size).
+        min_open : int, optional
+            Propose when at most this many tasks are open (default half of ``batch_size``).
+        relabel : bool
+            An annotator's updated annotation replaces the stored one (default True).
+        client : object, optional
+            A :class:`~bayeseval.active.labelstudio.LabelStudioClient` (or an object with its
+            methods) to use instead of one built from ``url`` and ``token``.
+
+        Returns
+        -------
+        SyncReport
+            What was done (:class:`~bayeseval.active.labelstudio.SyncReport`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 5, "pred": [0, 1] * 5})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", random_seed=0)
+        >>> c.sync_labelstudio(url="localhost:8080", project=1, token="t")
+        Traceback (most recent call last):
+        ...
+        ValueError: url must start with http:// or https://, got 'localhost:8080'
+        """
+        from bayeseval.active.labelstudio import LabelStudioClient, sync
+
+        if client is None:
+            client = LabelStudioClient(url, token if token is not None else os.environ.get("LABEL_STUDIO_API_KEY", ""))
+        return sync(self, client, project, create_config=create_config, batch_size=batch_size,
+                    min_open=min_open, relabel=relabel)
 
     def annotations(self) -> pd.DataFrame:
         """Every stored annotation (ingest with ``annotator_column``).
