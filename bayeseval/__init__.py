@@ -30,6 +30,7 @@ _EXPORTS = {
     "get_metric": "metrics",
     # frequentist core
     "proportion_ci": "intervals",
+    "confidence_sequence": "intervals",
     "proportion_se": "intervals",
     "bootstrap_ci": "intervals",
     "stratified_risk": "stratified",
@@ -37,6 +38,8 @@ _EXPORTS = {
     "StratifiedRisk": "stratified",
     "reweight": "stratified",
     "weighted_metric": "stratified",
+    "proxy_ci": "proxy",
+    "ProxyCI": "proxy",
     "sample_size": "planning",
     "allocate": "planning",
     "mcnemar": "compare",
@@ -50,6 +53,8 @@ _EXPORTS = {
     # fairness audits
     "audit": "fairness",
     "Audit": "fairness",
+    "impact_ratio_report": "impact",
+    "ImpactRatioReport": "impact",
     "Posterior": "models",
     "posterior_predictive_check": "checks",
     "compare_frequentist": "checks",
@@ -66,7 +71,8 @@ _EXPORTS = {
 _SUBMODULES = frozenset(
     {
         "intervals", "stratified", "planning", "compare", "classic", "models", "checks",
-        "active", "report", "fairness", "split", "spark", "plots", "datasets", "demo", "gate", "cli",
+        "active", "report", "fairness", "impact", "split", "spark", "plots", "datasets", "demo", "gate",
+        "cli", "proxy",
     }
 )
 
@@ -82,10 +88,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.compare import mcnemar, paired_bootstrap
     from bayeseval.counts import Counts, tabulate
     from bayeseval.fairness import Audit, audit
-    from bayeseval.intervals import bootstrap_ci, proportion_ci, proportion_se
+    from bayeseval.impact import ImpactRatioReport, impact_ratio_report
+    from bayeseval.intervals import bootstrap_ci, confidence_sequence, proportion_ci, proportion_se
     from bayeseval.metrics import Metric, get_metric
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
     from bayeseval.planning import allocate, sample_size
+    from bayeseval.proxy import ProxyCI, proxy_ci
     from bayeseval.report import Report, evaluate
     from bayeseval.stratified import (
         StratifiedRisk,
@@ -129,6 +137,7 @@ __all__ = [
     "get_metric",
     # -- frequentist core --
     "proportion_ci",
+    "confidence_sequence",
     "proportion_se",
     "bootstrap_ci",
     "stratified_risk",
@@ -136,6 +145,8 @@ __all__ = [
     "StratifiedRisk",
     "reweight",
     "weighted_metric",
+    "proxy_ci",
+    "ProxyCI",
     "sample_size",
     "allocate",
     "mcnemar",
@@ -148,6 +159,8 @@ __all__ = [
     "fit_crossed",
     "audit",
     "Audit",
+    "impact_ratio_report",
+    "ImpactRatioReport",
     "Posterior",
     "posterior_predictive_check",
     "compare_frequentist",

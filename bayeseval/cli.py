@@ -37,6 +37,12 @@ from bayeseval._core.cli_io import (
     one_line,
     read_table,
 )
+from bayeseval._core.impact_args import (
+    IMPACT_DESCRIPTION,
+    IMPACT_EPILOG,
+    IMPACT_HELP,
+    add_impact_arguments,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -771,13 +777,30 @@ def _add_audit(sub: Any, *, full: bool) -> None:
         sub.add_parser("audit", help=AUDIT_HELP, add_help=False)
 
 
+def _add_impact(sub: Any, *, full: bool) -> None:
+    """The ``impact-ratio`` command: in full, or a placeholder that only lists it in the help."""
+    if full:
+        p = sub.add_parser("impact-ratio", help=IMPACT_HELP, description=IMPACT_DESCRIPTION,
+                           epilog=IMPACT_EPILOG, formatter_class=HelpFormatter)
+        add_impact_arguments(p)
+        p.set_defaults(func=_cmd_impact)
+    else:
+        sub.add_parser("impact-ratio", help=IMPACT_HELP, add_help=False)
+
+
+def _cmd_impact(args: argparse.Namespace) -> int:
+    from bayeseval.impact import run_impact  # deferred: heavy, run only
+
+    return run_impact(args)
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
     from bayeseval.fairness import run_audit  # deferred: heavy, run only
 
     return run_audit(args)
 
 
-def build_parser(*, campaign: bool = True, audit: bool = True) -> argparse.ArgumentParser:
+def build_parser(*, campaign: bool = True, audit: bool = True, impact: bool = True) -> argparse.ArgumentParser:
     """Build the argument parser of the ``bayeseval`` command.
 
     Parameters
@@ -787,11 +810,13 @@ def build_parser(*, campaign: bool = True, audit: bool = True) -> argparse.Argum
         is only listed in the help, and the parser starts faster (no campaign engine import).
     audit : bool, default True
         Register the ``audit`` command in full (the same trade-off as ``campaign``).
+    impact : bool, default True
+        Register the ``impact-ratio`` command in full (the same trade-off).
 
     Returns
     -------
     argparse.ArgumentParser
-        The parser with the ``demo``, ``plan``, ``report``, ``gate``, ``audit`` and
+        The parser with the ``demo``, ``plan``, ``report``, ``gate``, ``audit``, ``impact-ratio`` and
         ``campaign`` commands; its errors raise ``ValueError`` (``main`` prints
         them as one line and exits 2).
 
@@ -814,6 +839,7 @@ def build_parser(*, campaign: bool = True, audit: bool = True) -> argparse.Argum
     _add_report(sub)
     _add_gate(sub)
     _add_audit(sub, full=audit)
+    _add_impact(sub, full=impact)
     _add_campaign(sub, full=campaign)
     return parser
 
@@ -846,7 +872,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
-    parser = build_parser(campaign=command == "campaign", audit=command == "audit")
+    parser = build_parser(campaign=command == "campaign", audit=command == "audit",
+                          impact=command == "impact-ratio")
     with cli_warnings():  # a warning is one "warning: ..." line, once
         try:
             args = parser.parse_args(argv)

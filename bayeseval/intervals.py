@@ -18,6 +18,11 @@ import pandas as pd
 
 from bayeseval._core import resampling as rs
 from bayeseval._core.adaptive import adaptive_interval
+from bayeseval._core.anytime import (
+    UNTUNED_CONCENTRATION,
+    confidence_sequence_bounds,
+    tuned_concentration,
+)
 from bayeseval._core.binomial import (
     ADAPTIVE,
     PROPORTION_METHODS,
@@ -44,6 +49,7 @@ from bayeseval.counts import Counts
 __all__ = [
     "PROPORTION_METHODS",
     "proportion_ci",
+    "confidence_sequence",
     "proportion_se",
     "bootstrap_ci",
     "BootstrapInterval",
@@ -57,6 +63,32 @@ def _wrap(values: np.ndarray, like: Any, scalar: bool, name: str | None = None) 
     if isinstance(like, pd.Series):
         return pd.Series(values, index=like.index, name=name)
     return values
+
+
+def _checked_counts(successes: Any, trials: Any) -> tuple[np.ndarray, np.ndarray, Any, bool]:
+    """Validated integer counts from a Counts object or the two arguments (paired by label),
+    the object whose container the result takes, and whether the input is scalar."""
+    if isinstance(successes, Counts):
+        if trials is not None:
+            raise TypeError("pass either a Counts object or successes and trials, not both")
+        successes, trials = successes.successes, successes.trials
+    elif trials is None:
+        raise TypeError("trials is required when successes is not a Counts object")
+    successes, trials = align_by_label(("successes", successes), ("trials", trials))
+    scalar = np.ndim(successes) == 0 and np.ndim(trials) == 0
+    like = successes if isinstance(successes, pd.Series) else trials
+    s_int, n_int = check_counts(successes, trials)
+    return s_int, n_int, like, scalar
+
+
+def _warn_empty(empty: np.ndarray) -> None:
+    if np.any(empty):
+        warnings.warn(
+            f"{int(empty.sum())} of {empty.size} proportions have trials=0; "
+            "their rate is undefined and the interval is NaN",
+            EmptyStratumWarning,
+            stacklevel=3,
+        )
 
 
 def proportion_ci(
@@ -166,28 +198,13 @@ def proportion_ci(
     """
     level = check_level(level)
     method = normalise_method(method, adaptive=True)
-    if isinstance(successes, Counts):
-        if trials is not None:
-            raise TypeError("pass either a Counts object or successes and trials, not both")
-        successes, trials = successes.successes, successes.trials
-    elif trials is None:
-        raise TypeError("trials is required when successes is not a Counts object")
-    successes, trials = align_by_label(("successes", successes), ("trials", trials))
-    scalar = np.ndim(successes) == 0 and np.ndim(trials) == 0
-    like = successes if isinstance(successes, pd.Series) else trials
-    s_int, n_int = check_counts(successes, trials)
+    s_int, n_int, like, scalar = _checked_counts(successes, trials)
     s = s_int.astype(float)
     n = n_int.astype(float)
     alpha = 1.0 - level
     adaptive = _adaptive_bounds(s_int, n_int, level) if method == ADAPTIVE else None
     empty = n == 0
-    if np.any(empty):
-        warnings.warn(
-            f"{int(empty.sum())} of {empty.size} proportions have trials=0; "
-            "their rate is undefined and the interval is NaN",
-            EmptyStratumWarning,
-            stacklevel=2,
-        )
+    _warn_empty(empty)
     if method == ADAPTIVE:
         lo, hi = adaptive
     else:
@@ -213,6 +230,96 @@ def _adaptive_bounds(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.nda
         )
     iv = adaptive_interval(s, n, level=level)
     return np.asarray(iv.lower, dtype=float), np.asarray(iv.upper, dtype=float)
+
+
+def confidence_sequence(
+    successes: Any,
+    trials: Any = None,
+    *,
+    level: float = 0.95,
+    planned_trials: int | None = None,
+) -> tuple[Any, Any]:
+    r"""Anytime-valid confidence interval (a confidence sequence) for a binomial proportion.
+
+    Read it as often as you like, stop whenever you like (for example as soon as it is
+    narrow enough, or as soon as it excludes a threshold): the probability that it
+    *ever* fails to cover the true rate, over all numbers of trials at once, is at most
+    ``1 - level``. A fixed-``n`` interval such as Wilson's does not keep its level under
+    such optional stopping.
+
+    Parameters
+    ----------
+    successes, trials : int, array-like or pandas.Series
+        Counts, as in :func:`proportion_ci` (a :class:`~bayeseval.Counts` may be passed
+        as ``successes``).
+    level : float
+        Time-uniform confidence level in (0, 1).
+    planned_trials : int, optional
+        The number of trials at which the sequence should be narrowest (e.g. a
+        campaign's planned labels per stratum). It is a design choice and must be fixed
+        before the data are seen; the guarantee holds for any value. Default: an
+        untuned prior (concentration 2).
+
+    Returns
+    -------
+    lower, upper
+        Same container rules as :func:`proportion_ci` (floats for scalars, arrays for
+        arrays, Series for Series); NaN where ``trials`` is 0.
+
+    Raises
+    ------
+    ValueError
+        Bad counts or ``level`` (as :func:`proportion_ci`), or ``planned_trials`` below 1.
+
+    Notes
+    -----
+    The sequence inverts, for every null rate ``p``, Robbins' (1970) mixture martingale
+    :math:`M_n(p) = \int (q/p)^s ((1-q)/(1-p))^{n-s} \,d\pi_p(q)` with the conjugate
+    prior :math:`\pi_p = \mathrm{Beta}(c p, c(1-p))` centred at the null rate, in closed
+    form :math:`B(cp + s, c(1-p) + n - s) / (B(cp, c(1-p))\, p^s (1-p)^{n-s})`
+    (Howard, Ramdas, McAuliffe and Sekhon 2021, *Ann. Statist.* 49(2), "conjugate
+    mixture"). :math:`M_n(p)` is a nonnegative martingale with mean 1 under the rate
+    ``p``, so by Ville's inequality it ever reaches :math:`1/(1 - \text{level})` with
+    probability at most ``1 - level``; the interval is :math:`\{p : M_n(p) <
+    1/(1 - \text{level})\}`, ends found by bisection. It depends on the counts only,
+    not on the order of the labels (the betting sequences of Waudby-Smith and Ramdas 2023
+    do). ``planned_trials`` sets the concentration ``c`` that minimises the width at that
+    ``n`` (about ``planned_trials / 8`` at level 0.95). With a single success the lower
+    end is 0 at any ``n``: as ``p`` goes to 0 the prior centred at ``p`` goes with it and
+    :math:`M_n(p)` stays below the bound (from two successes on, the lower end is
+    positive).
+
+    Measured (``benchmarks/validate_sequential.py``, exact dynamic programme over the
+    count with a look after every trial up to 2,000 trials, 25 true rates 0.02-0.98):
+    the probability that some look excludes the true rate is at most 0.046 (untuned),
+    0.039 (tuned for 100) and 0.019 (tuned for 2,000) at level 0.95. The price is width:
+    the expected width at a true rate of 0.1 is 1.62x Wilson's at 100 trials and 1.92x at
+    4,000 untuned, 1.52x and 1.55x when tuned for that number of trials (0.5: 1.64x,
+    1.90x; 1.55x, 1.55x). Tuned for 100 and read at 4,000 it is 1.76x; tuned for 4,000
+    and read at 100, 3.2x: a plan far too large costs more than no plan.
+
+    Examples
+    --------
+    >>> lo, hi = confidence_sequence(10, 100)
+    >>> round(lo, 4), round(hi, 4)
+    (0.0258, 0.2193)
+    >>> w_lo, w_hi = proportion_ci(10, 100)  # Wilson: narrower, valid at a fixed n only
+    >>> bool(lo < w_lo and w_hi < hi)
+    True
+    >>> lo, hi = confidence_sequence([0, 40], [100, 400], planned_trials=400)
+    >>> lo.round(4).tolist()[0], bool(hi[1] - lo[1] < 0.1)
+    (0.0, True)
+    """
+    level = check_level(level)
+    concentration = UNTUNED_CONCENTRATION
+    if planned_trials is not None:
+        concentration = tuned_concentration(check_positive_int(planned_trials, "planned_trials"), level)
+    s_int, n_int, like, scalar = _checked_counts(successes, trials)
+    empty = n_int == 0
+    _warn_empty(empty)
+    lo, hi = confidence_sequence_bounds(s_int.astype(float), np.where(empty, 1.0, n_int), level, concentration)
+    lo, hi = np.where(empty, np.nan, lo), np.where(empty, np.nan, hi)
+    return _wrap(lo, like, scalar, "lower"), _wrap(hi, like, scalar, "upper")
 
 
 def proportion_se(successes: Any, trials: Any) -> Any:

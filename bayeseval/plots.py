@@ -996,7 +996,8 @@ def disparities(
     the pooled model (grey). A group without data has no measurement: only its pooled
     *prediction* is drawn, dashed with a hollow marker and labelled "predicted, no
     data". With ``measure="difference"`` each metric's max-min gap is drawn too (labelled
-    with the groups it is taken over when the audit's ``min_trials`` left some out), and
+    with the groups it is taken over when the audit's ``min_trials`` left some out, and
+    "not measured", with nothing drawn, when fewer than two groups are left), and
     the tolerance (when the audit has one) as dotted lines at +- tolerance.
 
     Parameters
@@ -1019,8 +1020,8 @@ def disparities(
     --------
     >>> import pandas as pd
     >>> from bayeseval.fairness import audit
-    >>> df = pd.DataFrame({"y": [1, 0] * 60, "p": [1, 0, 0, 0] * 30,
-    ...                    "g": ["a"] * 80 + ["b"] * 40})
+    >>> df = pd.DataFrame({"y": [1, 0] * 120, "p": [1, 0, 0, 0] * 60,
+    ...                    "g": ["a"] * 160 + ["b"] * 80})
     >>> res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", random_seed=0)
     >>> ax = disparities(res)
     >>> [t.get_text() for t in ax.get_yticklabels()]
@@ -1039,6 +1040,8 @@ def disparities(
             ax.plot([row["posterior_lower"], row["posterior_upper"]], [yi, yi], color=_POST, ls="--", lw=1.5)
             ax.plot(row["posterior_mean"], yi, "o", mfc="none", color=_POST)
             name += " (predicted, no data)"
+        elif gap and not np.isfinite(row["estimate"]):
+            name += " (not measured)"
         else:
             ax.plot([row["lower"], row["upper"]], [yi, yi], color=_FLAG if gap else _RAW, lw=2)
             ax.plot(row["estimate"], yi, "o", color=_FLAG if gap else _RAW)
@@ -1058,3 +1061,46 @@ def disparities(
 
 
 __all__.append("disparities")
+
+
+def disparities_png(result: Any, *, max_rows: int = 80, dpi: int = 90) -> bytes | None:
+    """The audit's forest plot (:func:`disparities`) as PNG bytes, for self-contained reports.
+
+    Parameters
+    ----------
+    result : bayeseval.fairness.Audit
+        The audit.
+    max_rows : int
+        Above this many plotted rows (differences and gaps) there is no picture: None.
+    dpi : int
+        Resolution of the PNG.
+
+    Returns
+    -------
+    bytes or None
+        The PNG file's bytes, or None when the plot would have more than ``max_rows`` rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeseval.fairness import audit
+    >>> df = pd.DataFrame({"y": [1, 0] * 40, "p": [1, 0] * 40, "g": ["a"] * 40 + ["b"] * 40})
+    >>> disparities_png(audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr",
+    ...                       random_seed=0))[:4]
+    b'\\x89PNG'
+    """
+    import io
+
+    from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
+
+    rows = int((result.disparities["measure"] != "ratio").sum())
+    if rows > max_rows:
+        return None
+    fig = Figure(figsize=(7, max(2.5, 0.45 * rows + 1)))
+    disparities(result, ax=fig.subplots())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+__all__.append("disparities_png")

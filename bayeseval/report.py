@@ -29,8 +29,11 @@ import pandas as pd
 from scipy.stats import norm
 
 from bayeseval import __version__, plots
+from bayeseval._core import audit_html
 from bayeseval._core.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
 from bayeseval._core.html_page import REPORT_CSS, page
+from bayeseval._core.render import json_key, json_value, md_escape, md_row, printable, tex_escape
+from bayeseval._core.spreadsheet import csv_safe_frame, write_xlsx
 from bayeseval._results import Result
 from bayeseval._validation import (
     check_level,
@@ -300,15 +303,15 @@ class Report(Result):
         """
         strata = []
         for key, row in self.table.iterrows():
-            rec: dict[str, Any] = {"stratum": _json_key(key)}
-            rec.update({col: _json_value(val) for col, val in row.items()})
+            rec: dict[str, Any] = {"stratum": json_key(key)}
+            rec.update({col: json_value(val) for col, val in row.items()})
             strata.append(rec)
         overall = {
-            str(est): {col: _json_value(val) for col, val in row.items()}
+            str(est): {col: json_value(val) for col, val in row.items()}
             for est, row in self.overall.iterrows()
         }
         checks = [
-            {"check": str(name), **{c: _json_value(v) for c, v in row.items()}}
+            {"check": str(name), **{c: json_value(v) for c, v in row.items()}}
             for name, row in self.checks.iterrows()
         ]
         return {
@@ -323,7 +326,7 @@ class Report(Result):
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "findings": [
-                {"flag": f.flag, "strata": [_json_key(k) for k in f.strata], "message": f.message,
+                {"flag": f.flag, "strata": [json_key(k) for k in f.strata], "message": f.message,
                  "severity": f.severity}
                 for f in self.findings
             ],
@@ -397,8 +400,8 @@ class Report(Result):
     def __str__(self) -> str:
         t = self._display_table()
         body = t.apply(lambda col: col.map(lambda v, c=col.name: self._fmt(c, v)))
-        body.index = pd.Index([_printable(k) for k in body.index], name=body.index.name)
-        lines = [_printable(h) for h in self._header()] + ["", body.to_string(), "", "Overall rate:"]
+        body.index = pd.Index([printable(k) for k in body.index], name=body.index.name)
+        lines = [printable(h) for h in self._header()] + ["", body.to_string(), "", "Overall rate:"]
         lines += self._overall_lines()
         if len(self.checks):
             lines += ["", "Model checks:"]
@@ -407,7 +410,7 @@ class Report(Result):
                     if name == "ppc_counts" else f" (p = {row['p_value']:.3f})"
                 lines.append(f"  {name}: {row['verdict']}{p}")
         if self.audit is not None:
-            lines += ["", "Fairness audit:"] + [f"  {_printable(x)}" for x in _audit_lines(self.audit)]
+            lines += ["", "Fairness audit:"] + [f"  {printable(x)}" for x in audit_html.audit_lines(self.audit)]
         if self.notes:
             lines += ["", "Notes:"] + [f"  - {n}" for n in self.notes]
         if self.warnings:
@@ -447,25 +450,25 @@ class Report(Result):
         t = self._display_table()
         cols = ["stratum"] + list(t.columns)
         head = self._header()
-        out = [f"# {_md_escape(head[0])}", ""] + [f"{_md_escape(h)}  " for h in head[1:]] + [""]
+        out = [f"# {md_escape(head[0])}", ""] + [f"{md_escape(h)}  " for h in head[1:]] + [""]
         out.append("| " + " | ".join(cols) + " |")  # the report's own column names
         out.append("|" + "|".join("---" if c in ("stratum", "flags") else "---:" for c in cols) + "|")
         for key, row in t.iterrows():
-            out.append(_md_row([str(key)] + [self._fmt(c, row[c]) for c in t.columns]))
+            out.append(md_row([str(key)] + [self._fmt(c, row[c]) for c in t.columns]))
         out += ["", "## Overall rate", "", "| estimand | estimate | lower | upper |", "|---|---:|---:|---:|"]
         for est, row in self.overall.iterrows():
-            out.append(_md_row([str(est)] + [f"{row[c]:.4f}" for c in ("estimate", "lower", "upper")]))
+            out.append(md_row([str(est)] + [f"{row[c]:.4f}" for c in ("estimate", "lower", "upper")]))
         if len(self.checks):
             out += ["", "## Model checks", "", "| check | p-value | verdict |", "|---|---:|---|"]
             for name, row in self.checks.iterrows():
                 p = "" if pd.isna(row["p_value"]) else f"{row['p_value']:.3f}"
-                out.append(_md_row([str(name), p, str(row["verdict"])]))
+                out.append(md_row([str(name), p, str(row["verdict"])]))
         if self.audit is not None:
-            out += ["", "## Fairness audit", ""] + [f"- {_md_escape(x)}" for x in _audit_lines(self.audit)]
+            out += ["", "## Fairness audit", ""] + [f"- {md_escape(x)}" for x in audit_html.audit_lines(self.audit)]
         if self.notes:
-            out += ["", "## Notes", ""] + [f"- {_md_escape(n)}" for n in self.notes]
+            out += ["", "## Notes", ""] + [f"- {md_escape(n)}" for n in self.notes]
         out += ["", "## Warnings", ""]
-        out += [f"- {_md_escape(w)}" for w in self.warnings] if self.warnings else ["No warnings."]
+        out += [f"- {md_escape(w)}" for w in self.warnings] if self.warnings else ["No warnings."]
         return "\n".join(out) + "\n"
 
     def forest_png(self, *, dpi: int = 100) -> bytes:
@@ -623,9 +626,12 @@ class Report(Result):
 
         ``.html``/``.htm``: a styled, self-contained page (:meth:`to_html`).
         ``.md``/``.markdown``: :meth:`to_markdown`. ``.json``: :meth:`to_dict`.
-        ``.csv``: the strata table (:meth:`to_frame`). ``.xlsx``: sheets ``strata``,
-        ``overall``, ``checks`` and ``findings`` (needs the openpyxl or XlsxWriter
-        package). ``.tex``: LaTeX ``tabular`` environments of the strata table and
+        ``.csv``: the strata table (:meth:`to_frame`); a text cell starting with ``=``,
+        ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` so that no
+        spreadsheet runs it as a formula (numbers stay numbers). ``.xlsx``: sheets
+        ``strata``, ``overall``, ``checks`` and ``findings`` (needs the openpyxl or
+        XlsxWriter package), every text cell stored as text (a stratum named
+        ``=HYPERLINK(...)`` reads exactly so, never as a formula). ``.tex``: LaTeX ``tabular`` environments of the strata table and
         the overall rates (plain LaTeX, no extra packages), text escaped.
 
         Parameters
@@ -687,19 +693,19 @@ class Report(Result):
         """
         t = self._display_table()
         cols = ["stratum"] + list(t.columns)
-        lines = [f"% {_tex_escape(self._header()[0])}",
-                 f"% {_tex_escape(self._header()[1])}",
+        lines = [f"% {tex_escape(self._header()[0])}",
+                 f"% {tex_escape(self._header()[1])}",
                  "\\begin{tabular}{l" + "r" * (len(cols) - 2) + "l}", "\\hline",
-                 " & ".join(_tex_escape(c) for c in cols) + " \\\\", "\\hline"]
+                 " & ".join(tex_escape(c) for c in cols) + " \\\\", "\\hline"]
         for key, row in t.iterrows():
             cells = [str(key)] + [self._fmt(c, row[c]) for c in t.columns]
-            lines.append(" & ".join(_tex_escape(c) for c in cells) + " \\\\")
+            lines.append(" & ".join(tex_escape(c) for c in cells) + " \\\\")
         lines += ["\\hline", "\\end{tabular}", "",
                   "\\begin{tabular}{lrrr}", "\\hline", "estimand & estimate & lower & upper \\\\",
                   "\\hline"]
         for est, row in self.overall.iterrows():
             vals = [f"{row[c]:.4f}" if np.isfinite(row[c]) else "" for c in ("estimate", "lower", "upper")]
-            lines.append(" & ".join([_tex_escape(str(est))] + vals) + " \\\\")
+            lines.append(" & ".join([tex_escape(str(est))] + vals) + " \\\\")
         lines += ["\\hline", "\\end{tabular}"]
         return "\n".join(lines) + "\n"
 
@@ -745,44 +751,6 @@ def _label(key: Any) -> str:
     return " | ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
-# Markdown: HTML characters become entities as in the HTML output, and so do the characters
-# that would change the document's structure (table pipe, line breaks, code-span backtick, the
-# backslash escape). Entities, not backslashes, so that even a naive split on "|" or on lines
-# sees the right cells and rows.
-_MD_ENTITIES = {"|": "&#124;", "`": "&#96;", "\\": "&#92;", "\n": "&#10;", "\r": "&#13;",
-                "\t": "&#9;"}
-
-
-def _md_escape(text: str) -> str:
-    """Escape ``text`` so that Markdown shows it as text inside one line or one table cell."""
-    escaped = "".join(_MD_ENTITIES.get(ch, ch) for ch in html.escape(str(text), quote=False))
-    # a table cell loses its leading and trailing spaces: keep them as entities
-    body = escaped.strip(" ")
-    lead = len(escaped) - len(escaped.lstrip(" "))
-    trail = len(escaped) - len(escaped.rstrip(" ")) if body else 0
-    return "&#32;" * lead + body + "&#32;" * trail
-
-
-def _printable(text: str) -> str:
-    """``text`` with control characters (newline, tab...) shown as escapes, for one text line."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
-
-
-def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(_md_escape(c) for c in cells) + " |"
-
-
-# LaTeX: the ten special characters, and line breaks as spaces
-_TEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-                "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                "\\": r"\textbackslash{}", "\n": " ", "\r": " "}
-
-
-def _tex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped, so that it prints as itself."""
-    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in str(text))
-
-
 def _html_document(report: Report, plot: bool) -> str:
     title = report.title or f"bayeseval report: {report.metric}"
     return page(title, report.to_html(plot=plot))
@@ -794,65 +762,25 @@ _WRITERS = {
     ".md": lambda report, plot: report.to_markdown(),
     ".markdown": lambda report, plot: report.to_markdown(),
     ".json": lambda report, plot: json.dumps(report.to_dict(), indent=2) + "\n",
-    ".csv": lambda report, plot: report.to_frame().to_csv(index=False),
+    ".csv": lambda report, plot: csv_safe_frame(report.to_frame()).to_csv(index=False),
     ".tex": lambda report, plot: report.to_latex(),
     ".xlsx": None,  # binary: written by _write_xlsx
 }
 
-_EXCEL_ENGINES = ("openpyxl", "xlsxwriter")
-
-
-def _excel_engine() -> str:
-    """The first Excel writer pandas can use, or a ValueError naming the missing engines."""
-    from importlib.util import find_spec
-
-    for name in _EXCEL_ENGINES:
-        if find_spec(name) is not None:
-            return name
-    raise ValueError(
-        "writing .xlsx needs an Excel engine: neither openpyxl nor xlsxwriter is installed "
-        "(pip install openpyxl); save to .csv instead"
-    )
-
-
 def _write_xlsx(report: Report, path: Path) -> None:
-    """Sheets strata, overall, checks and findings (the findings' strata as text labels)."""
-    engine = _excel_engine()
+    """Sheets strata, overall, checks and findings (the findings' strata as text labels);
+    every text cell is text (:func:`bayeseval._core.spreadsheet.write_xlsx`)."""
     findings = pd.DataFrame(
         [{"flag": f.flag, "strata": ", ".join(_label(k) for k in f.strata), "message": f.message,
           "severity": f.severity} for f in report.findings],
         columns=["flag", "strata", "message", "severity"],
     )
-    with pd.ExcelWriter(path, engine=engine) as xl:
-        report.to_frame().to_excel(xl, sheet_name="strata", index=False)
-        report.overall.reset_index().to_excel(xl, sheet_name="overall", index=False)
-        report.checks.reset_index().to_excel(xl, sheet_name="checks", index=False)
-        findings.to_excel(xl, sheet_name="findings", index=False)
-
-
-def _json_key(key: Any) -> Any:
-    if isinstance(key, tuple):
-        return [_json_value(k) for k in key]
-    return _json_value(key)
-
-
-def _json_value(val: Any) -> Any:
-    if val is None:
-        return None
-    if isinstance(val, (np.integer,)):
-        return int(val)
-    if isinstance(val, (float, np.floating)):
-        return None if math.isnan(float(val)) else float(val)
-    if isinstance(val, (np.bool_, bool)):
-        return bool(val)
-    if isinstance(val, (str, int)):
-        return val
-    try:
-        if pd.isna(val):
-            return None
-    except (TypeError, ValueError):
-        pass
-    return str(val)
+    write_xlsx(path, {
+        "strata": report.to_frame(),
+        "overall": report.overall.reset_index(),
+        "checks": report.checks.reset_index(),
+        "findings": findings,
+    })
 
 
 def _fmt_labels(keys: Sequence[Any], limit: int = 6) -> str:
@@ -1567,9 +1495,7 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
 #: the metrics of the fairness criteria: the audit section's metrics
 _AUDIT_METRICS = ("selection_rate", "tpr", "fpr", "ppv")
 # the audit's forest plot is embedded up to this many rows (differences and gaps)
-_MAX_PLOT_ROWS = 80
 # the audit's groups table starts folded beyond this many rows
-_OPEN_GROUP_ROWS = 40
 
 
 def _check_groups(data: Any, groups: Any, options: dict) -> list[str] | None:
@@ -1594,13 +1520,13 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     """The audit across ``groups`` and its findings (criteria decided outside, undecided)."""
     from bayeseval.fairness import audit  # deferred: the audit loads the crossed engine
 
+    given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
     res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=list(_AUDIT_METRICS),
-                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **options)
+                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **given)
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]
-        gaps = "; ".join(f"{r.metric} gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
-                         for r in rows.itertuples())
+        gaps = "; ".join(audit_html.gap_text(r) for r in rows.itertuples())
         if verdict == "outside":
             findings.append(Finding("fairness", (), f"Fairness: {criterion} is outside the "
                                     f"tolerance {res.tolerance:g} ({gaps}).", "warning"))
@@ -1608,128 +1534,16 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
             findings.append(Finding("fairness", (), f"Fairness: {criterion} is undecided at "
                                     f"tolerance {res.tolerance:g} ({gaps}); the audit section "
                                     "lists the labels each group needs to decide.", "note"))
+        elif verdict == "not measured":
+            findings.append(Finding("fairness", (), f"Fairness: {criterion} is not measured: fewer "
+                                    f"than two groups have {res.min_trials} trials for "
+                                    f"{', '.join(rows['metric'])}; it is not within the tolerance "
+                                    "either.", "warning"))
     findings += [Finding("fairness", (), f"Fairness audit: {note}", "note") for note in res.notes]
     return res, findings
 
 
-def _fmt_num(value: Any, digits: int = 3) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    return f"{float(value):.{digits}f}"
-
-
-def _fmt_interval(lo: Any, hi: Any) -> str:
-    return "" if _fmt_num(lo) == "" or _fmt_num(hi) == "" else f"[{_fmt_num(lo)}, {_fmt_num(hi)}]"
-
-
-def _audit_group_flags(row: Any) -> str:
-    flags = []
-    if row["empty"]:
-        flags.append("empty: pooled value is a prediction")
-    if row["zero_successes"]:
-        flags.append("0 of n")
-    if row["conflict"]:
-        flags.append("conflicts with the other groups")
-    if not row["empty"] and not row["in_gap"]:
-        flags.append("not in the gap (few trials)")
-    return ", ".join(flags)
-
-
-def _html_rows(header: Sequence[str], rows: Sequence[tuple[Sequence[str], bool]], left: int = 1) -> str:
-    """A scrolling table: cells are escaped; the first ``left`` columns align left."""
-    esc = html.escape
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
-    body = []
-    for cells, flagged in rows:
-        tds = "".join(f"<td{' class=s' if i < left else ''}>{esc(c)}</td>" for i, c in enumerate(cells))
-        body.append(f"<tr{' class=flag' if flagged else ''}>{tds}</tr>")
-    return (f"<div class='bv-scroll'><table><thead><tr>{head}</tr></thead><tbody>"
-            + "".join(body) + "</tbody></table></div>")
-
-
-def _html_verdicts(res: Any) -> str:
-    rows = [([r.criterion, r.metric, _fmt_num(r.gap), _fmt_interval(r.lower, r.upper),
-              f"{r.level:g}", r.metric_verdict, _fmt_num(r.p_exceeds), r.verdict], r.verdict == "outside")
-            for r in res.verdicts.itertuples()]
-    return "<b>Verdicts</b>" + _html_rows(
-        ["criterion", "metric", "max-min gap", "interval", "level", "metric verdict",
-         "P(gap > tol)", "verdict"], rows, left=2)
-
-
-def _html_disparities(res: Any) -> str:
-    d = res.disparities[res.disparities["measure"] != "ratio"]
-    rows = []
-    for r in d.itertuples():
-        versus = "max-min gap: " + r.group if r.measure == "max-min gap" else f"{r.group} - {r.reference}"
-        measured = "prediction, no data" if r.predicted else _fmt_num(r.estimate)
-        rows.append(([r.metric, versus, measured, _fmt_interval(r.lower, r.upper),
-                      _fmt_num(r.posterior_mean), _fmt_interval(r.posterior_lower, r.posterior_upper),
-                      _fmt_num(r.p_exceeds)], bool(r.predicted)))
-    methods = ", ".join(sorted(set(d["method"])))
-    return ("<b>Disparities</b> (differences to the reference group and the max-min gap per "
-            f"metric; intervals: {html.escape(methods)}; ratios are in the JSON and in "
-            "<code>Audit.disparities</code>)" + _html_rows(
-                ["metric", "comparison", "estimate", "interval", "posterior mean",
-                 "posterior interval", "P(|d| > tol)"], rows, left=2))
-
-
-def _html_audit_groups(res: Any) -> str:
-    rows = []
-    for _, r in res.groups.iterrows():
-        flags = _audit_group_flags(r)
-        pooled = _fmt_num(r["pooled_mean"]) + (" (predicted)" if r["predicted"] else "")
-        rows.append(([str(r["group"]), str(r["metric"]), _fmt_num(r["successes"]),
-                      _fmt_num(r["trials"]), _fmt_num(r["rate"]),
-                      _fmt_interval(r["adaptive_lower"], r["adaptive_upper"]),
-                      _fmt_interval(r["wilson_lower"], r["wilson_upper"]), pooled,
-                      _fmt_interval(r["pooled_lower"], r["pooled_upper"]), flags], bool(flags)))
-    table = _html_rows(["group", "metric", "successes", "trials", "rate", "adaptive", "Wilson",
-                        "pooled mean", "pooled interval", "flags"], rows, left=2)
-    opened = " open" if len(rows) <= _OPEN_GROUP_ROWS else ""
-    return (f"<details{opened}><summary><b>Groups</b> ({len(rows)} rows: group x metric; "
-            "adaptive is the default reading)</summary>" + table + "</details>")
-
-
-def _audit_png(res: Any, rows: int) -> bytes:
-    from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
-
-    fig = Figure(figsize=(7, max(2.5, 0.45 * rows + 1)))
-    plots.disparities(res, ax=fig.subplots())
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    return buf.getvalue()
-
-
 def _html_audit(res: Any, plot: bool) -> str:
-    """The report's "Fairness audit" section: verdicts, disparities, groups, forest plot."""
-    esc = html.escape
-    parts = ["<h3>Fairness audit</h3>", f"<p>{esc(res.settings)}</p>"]
-    if len(res.verdicts):
-        parts.append(_html_verdicts(res))
-    parts.append(_html_disparities(res))
-    if len(res.labels_needed):
-        rows = [([r.criterion, r.metric, r.group, _fmt_num(r.trials), _fmt_num(r.extra_trials),
-                  _fmt_num(r.extra_rows)], False) for r in res.labels_needed.itertuples()]
-        parts.append("<b>Labels needed to decide</b> (at the current rates)" + _html_rows(
-            ["criterion", "metric", "group", "trials", "extra trials", "extra rows"], rows, left=3))
-    parts.append(_html_audit_groups(res))
-    n_rows = int((res.disparities["measure"] != "ratio").sum())
-    if plot and n_rows > _MAX_PLOT_ROWS:
-        parts.append(f"<p>(disparity plot omitted: {n_rows} rows are more than {_MAX_PLOT_ROWS}; "
-                     "draw a subset with bayeseval.plots.disparities(audit, metrics=...))</p>")
-    elif plot:
-        png = base64.b64encode(_audit_png(res, n_rows)).decode("ascii")
-        parts.append("<img alt='forest plot of the disparities' "
-                     f"src='data:image/png;base64,{png}'/>")
-    return "<section class='bv-audit'>" + "\n".join(parts) + "</section>"
-
-
-def _audit_lines(res: Any) -> list[str]:
-    """The audit's verdicts as text lines (terminal and Markdown)."""
-    lines = [res.settings]
-    for r in res.verdicts.itertuples():
-        lines.append(f"{r.criterion} ({r.metric}): gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}] "
-                     f"-> {r.verdict}")
-    return lines
+    """The report's "Fairness audit" section (the same rendering as :meth:`Audit.to_html`)."""
+    png = plots.disparities_png(res, max_rows=audit_html.MAX_PLOT_ROWS) if plot else None
+    return audit_html.section(res, png)

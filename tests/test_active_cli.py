@@ -495,3 +495,32 @@ def test_an_older_file_is_read_read_only_without_being_upgraded(tmp_path, pool_c
     assert main(["campaign", "export", "--db", db, "--out", str(tmp_path / "again.csv")]) == 0
     assert len(pd.read_csv(tmp_path / "again.csv")) == 5
     assert _digest(db) == before  # read, not upgraded
+
+
+def test_batch_csv_neutralises_formulas_and_ingests_unchanged(tmp_path, capsys):
+    # stratum names a spreadsheet would run as formulas; ids that look like formulas too
+    rng = np.random.default_rng(3)
+    n = 120
+    regions = np.array(['=HYPERLINK("http://x","y")', "+1+2", "@SUM(A1)", "plain"])
+    pool = pd.DataFrame({"id": [f"-{i}" for i in range(n)], "region": rng.choice(regions, n),
+                         "pred": rng.integers(0, 2, n), "truth": rng.integers(0, 2, n)})
+    path, db, out = tmp_path / "pool.csv", tmp_path / "c.db", tmp_path / "b.csv"
+    pool.to_csv(path, index=False)
+    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
+                 "--y-pred", "pred", "--db", str(db), "--seed", "1", "--target-halfwidth", "0.2"]) == 0
+    assert main(["campaign", "propose", "--db", str(db), "--batch-size", "40", "--out", str(out)]) == 0
+    batch = pd.read_csv(out, dtype=str, keep_default_na=False)
+    truth = pool.set_index("id")
+    # every formula-like text cell starts with a quote; the rest and the ids are as written
+    expected = [("'" + r) if r[0] in "=+-@" else r for r in truth.loc[batch["id"], "region"]]
+    assert batch["region"].tolist() == expected
+    assert batch["id"].str.startswith("-").all()
+    batch["label"] = truth.loc[batch["id"], "truth"].to_numpy()
+    batch.to_csv(out, index=False)
+    assert main(["campaign", "ingest", "--db", str(db), "--labels", str(out)]) == 0
+    capsys.readouterr()
+    c = Campaign.open(db)
+    got = c.labels()
+    assert {str(i) for i in got.index} == set(batch["id"])  # the ids round-trip unchanged
+    assert (got.iloc[:, 0].astype(int).to_numpy() == truth.loc[[str(i) for i in got.index], "truth"].to_numpy()).all()
+    c.close()

@@ -83,7 +83,9 @@ def test_single_column_parity_and_counts(data):
     sub = data[data["race"] == "b"]
     assert table.loc[("b", "tpr"), "trials"] == int((sub["y"] == 1).sum())
     assert table.loc[("b", "tpr"), "successes"] == int(((sub["y"] == 1) & (sub["p"] == 1)).sum())
-    assert res.reference == "w"  # the largest group
+    # default reference per metric: the measured group with the most trials (hand count)
+    positives = data.loc[data["y"] == 1, "race"].value_counts()
+    assert res.reference == {"tpr": positives.idxmax(), "selection_rate": data["race"].value_counts().idxmax()}
 
 
 def test_group_intervals_are_wilson_and_pooled_brackets(crossed, data):
@@ -97,7 +99,7 @@ def test_group_intervals_are_wilson_and_pooled_brackets(crossed, data):
 def test_differences_are_newcombe_and_ratios_katz(crossed):
     g = crossed.groups[crossed.groups["metric"] == "tpr"].set_index("group")
     d = crossed.disparities[crossed.disparities["metric"] == "tpr"].set_index(["measure", "group"])
-    ref = crossed.reference
+    ref = crossed.reference["tpr"]
     for group in g.index.drop(ref):
         args = (int(g.loc[group, "successes"]), int(g.loc[group, "trials"]),
                 int(g.loc[ref, "successes"]), int(g.loc[ref, "trials"]))
@@ -112,7 +114,8 @@ def test_differences_are_newcombe_and_ratios_katz(crossed):
 def test_empty_crossed_cell_is_shown_empty_with_a_labelled_prediction():
     df = _frame(400, seed=3)
     df = df[~((df["race"] == "a") & (df["sex"] == "f"))]
-    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics=["tpr"], random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics=["tpr"], random_seed=0,
+                min_trials=1)
     row = res.groups.set_index("group").loc["a | f"]
     assert row["trials"] == 0 and np.isnan(row["rate"]) and np.isnan(row["wilson_lower"])
     assert row["empty"] and row["predicted"] and 0 < row["pooled_mean"] < 1
@@ -196,8 +199,8 @@ def test_verdict_clearly_outside():
 
 
 def test_verdict_undecided_at_small_n_and_the_plan_decides():
-    res = audit(_two_groups(10, 0.6, 0.7), y_true="y", y_pred="p", groups="g",
-                metrics=["tpr"], tolerance=0.2, random_seed=0)
+    res = audit(_two_groups(10, 0.6, 0.7), y_true="y", y_pred="p", groups="g", metrics=["tpr"],
+                tolerance=0.2, random_seed=0, min_trials=1, method="bonferroni")
     v = res.verdicts.set_index("criterion").loc["equal_opportunity"]
     assert v["verdict"] == "undecided" and v["lower"] <= 0.2 < v["upper"]
     plan = res.labels_needed.set_index("group")
@@ -259,6 +262,8 @@ def test_posterior_is_reproducible_with_seed(data):
         ({"level": 1.5}, ValueError, ["level", "1.5"]),
         ({"groups": "nope"}, ValueError, ["strata", "'nope'"]),
         ({"groups": []}, ValueError, ["groups", "[]"]),
+        ({"method": "holm"}, ValueError, ["method", "'holm'", "max_t", "bonferroni"]),
+        ({"min_trials": None}, TypeError, ["min_trials", "None"]),
     ],
 )
 def test_bad_input_names_argument_and_value(data, kwargs, error, words):
@@ -290,7 +295,7 @@ def test_command_line_exit_codes_and_json(tmp_path, capsys):
     base = [str(path), "--y-true", "y", "--y-pred", "p", "--groups", "g", "--metrics", "tpr"]
     assert _cli(base + ["--tolerance", "0.1", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert out["verdicts"][0]["verdict"] == "outside" and out["reference"] == "a"
+    assert out["verdicts"][0]["verdict"] == "outside" and out["reference"] == {"tpr": "a"}
     assert _cli(base + ["--tolerance", "0.5"]) == 0
     with pytest.raises(ValueError, match="--groups column 'zz'"):
         _cli([str(path), "--y-true", "y", "--y-pred", "p", "--groups", "zz"])
@@ -312,7 +317,7 @@ def test_forest_plot_draws_a_prediction_distinctly():
                 random_seed=0)
     ax = disparities(res)
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert f"fpr: a | f - {res.reference} (predicted, no data)" in labels
+    assert f"fpr: a | f - {res.reference['fpr']} (predicted, no data)" in labels
     assert len(labels) == len(res.disparities.query("measure != 'ratio'"))
     dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
     hollow = [ln for ln in ax.lines if ln.get_markerfacecolor() == "none"]
@@ -368,3 +373,220 @@ def test_metrics_are_named_as_written_in_every_table():
     for g, rows in df.groupby("g"):
         assert got[g] == pytest.approx(true_positive_rate(rows["y"], rows["p"]), rel=1e-12)
     assert set(audit(df, y_true="y", y_pred="p", groups="g").groups["metric"]) == set(METRICS)
+
+
+# --------------------------------------------------------------------------- not measured
+
+
+def _rows(spec):
+    """Rows from {group: (true positives, false negatives, false positives, true negatives)}."""
+    rows = []
+    for g, (tp, fn, fp, tn) in spec.items():
+        rows += [(g, 1, 1)] * tp + [(g, 1, 0)] * fn + [(g, 0, 1)] * fp + [(g, 0, 0)] * tn
+    return pd.DataFrame(rows, columns=["g", "y", "p"])
+
+
+def _assert_not_measured(res, metric):
+    gap = res.disparities.set_index(["metric", "measure"]).loc[(metric, "max-min gap")]
+    for _, v in res.verdicts[res.verdicts["metric"] == metric].iterrows():
+        assert np.isnan([v["gap"], v["lower"], v["upper"], v["p_exceeds"]]).all()
+        assert v["metric_verdict"] == "not measured" and v["verdict"] == "not measured"
+    assert np.isnan([gap["estimate"], gap["lower"], gap["upper"], gap["p_exceeds"]]).all()
+    assert res.not_measured and not res.outside and res.labels_needed.empty
+
+
+def test_gap_with_one_group_with_trials_is_not_measured():
+    # b has no actual positives: TPR is measured in a only
+    df = _rows({"a": (40, 20, 10, 30), "b": (0, 0, 30, 70)})
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", tolerance=0.1, random_seed=0)
+    _assert_not_measured(res, "tpr")
+    assert any("not measured" in n for n in res.notes)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayeseval.plots import disparities
+
+    labels = [t.get_text() for t in disparities(res).get_yticklabels()]
+    assert labels[-1] == "tpr: max-min gap (not measured)"
+
+
+def test_gap_with_min_trials_above_every_group_is_not_measured():
+    df = _rows({"a": (40, 20, 10, 30), "b": (35, 25, 12, 28)})
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.3,
+                min_trials=500, random_seed=0)
+    _assert_not_measured(res, "tpr")
+    # the groups are still reported, flagged out of the gap
+    assert (~res.groups["in_gap"]).all() and res.groups["rate"].notna().all()
+
+
+def test_equalized_odds_with_one_rate_not_measured_is_not_within():
+    # TPR: 60 positives per group, alike (within 0.3); FPR: no negatives in b, so one group only
+    df = _rows({"a": (30, 30, 20, 80), "b": (31, 29, 0, 0)})
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.3,
+                random_seed=0)
+    v = res.verdicts.set_index(["criterion", "metric"])
+    assert v.loc[("equalized_odds", "tpr"), "metric_verdict"] == "within tolerance"
+    assert v.loc[("equalized_odds", "fpr"), "metric_verdict"] == "not measured"
+    assert v.loc[("equalized_odds", "tpr"), "verdict"] == "not measured"
+    assert np.isnan(v.loc[("equalized_odds", "tpr"), "p_exceeds"])
+    assert v.loc[("equal_opportunity", "tpr"), "verdict"] == "within tolerance"
+
+
+def test_reference_without_trials_gives_no_measured_comparison():
+    df = _rows({"a": (40, 20, 10, 30), "b": (0, 0, 30, 70), "c": (35, 25, 12, 28)})
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", reference="b",
+                tolerance=0.1, random_seed=0)
+    d = res.disparities[res.disparities["measure"] != "max-min gap"]
+    assert (d["reference"] == "b").all() and d["predicted"].all()
+    assert d[["estimate", "lower", "upper", "p_exceeds"]].isna().all().all()
+    assert any("reference group 'b' has no trials" in n and "reference=" in n for n in res.notes)
+
+
+def test_command_line_exit_code_when_not_measured(tmp_path, capsys):
+    path = tmp_path / "p.csv"
+    _rows({"a": (40, 20, 10, 30), "b": (3, 2, 30, 70)}).to_csv(path, index=False)
+    base = [str(path), "--y-true", "y", "--y-pred", "p", "--groups", "g", "--metrics", "tpr",
+            "--tolerance", "0.3"]
+    assert _cli(base) == 3  # b has 5 positives, under the default 30: not measured
+    out = capsys.readouterr().out
+    assert "--min-trials 30" in out and "min_trials=" not in out
+    assert _cli(base + ["--min-trials", "5"]) == 0  # measured, undecided or within
+
+
+# --------------------------------------------------------------------------- tidy tables
+
+
+def _collide():
+    rows = [("a | b", "c", 1, 1)] * 40 + [("a | b", "c", 1, 0)] * 20
+    rows += [("a", "b | c", 1, 1)] * 20 + [("a", "b | c", 1, 0)] * 40
+    rows += [("x", "c", 1, 1)] * 30 + [("x", "c", 1, 0)] * 30
+    return pd.DataFrame(rows, columns=["f1", "f2", "y", "p"])
+
+
+def test_colliding_cells_keep_one_column_per_factor_and_distinct_labels():
+    df = _collide()
+    res = audit(df, y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", min_trials=1,
+                random_seed=0)
+    g = res.groups[res.groups["trials"] > 0]
+    assert g["group"].is_unique and len(g) == 3
+    # the factor columns hold the values as in the data, as MetricFrame's MultiIndex does
+    mf = MetricFrame(metrics=true_positive_rate, y_true=df["y"], y_pred=df["p"],
+                     sensitive_features=df[["f1", "f2"]])
+    ours = g.set_index(["f1", "f2"])["rate"]
+    for key, value in mf.by_group.dropna().items():
+        assert ours.loc[key] == pytest.approx(value)
+    assert ours.loc[("a | b", "c")] == pytest.approx(40 / 60)
+    assert ours.loc[("a", "b | c")] == pytest.approx(20 / 60)
+    # the joined string names both cells: refused; per factor, each one is found
+    with pytest.raises(ValueError, match="reference 'a | b | c' is ambiguous"):
+        audit(df, y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", reference="a | b | c")
+    for ref, rate in ((("a | b", "c"), 40 / 60), ({"f2": "b | c", "f1": "a"}, 20 / 60)):
+        r = audit(df, y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", reference=ref,
+                  min_trials=1, random_seed=0)
+        d = r.disparities.query("measure == 'difference' and not predicted").set_index(["f1", "f2"])
+        ref_key = tuple(ref.values())[::-1] if isinstance(ref, dict) else ref
+        assert ref_key not in d.index and len(d) == 2
+        assert (d["reference_f1"] == ref_key[0]).all() and (d["reference_f2"] == ref_key[1]).all()
+        assert d.loc[("x", "c"), "estimate"] == pytest.approx(0.5 - rate)
+        # the displayed reference label is the label of that cell in the groups table
+        shown = r.groups.set_index(["f1", "f2"]).loc[ref_key, "group"]
+        assert (d["reference"] == shown).all() and r.reference == {"tpr": shown}
+
+
+@pytest.mark.parametrize(
+    ("reference", "pattern"),
+    [
+        (("a | b",), r"has 1 value\(s\); give one per group column \['f1', 'f2'\]"),
+        ({"f1": "a"}, r"a mapping needs one value for each group column \['f1', 'f2'\]"),
+        (("zz", "c"), r"reference \('zz', 'c'\) is not one of the groups"),
+    ],
+)
+def test_reference_per_factor_is_checked(reference, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        audit(_collide(), y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr",
+              reference=reference)
+
+
+def test_single_factor_values_containing_the_separator():
+    df = _collide().assign(g=lambda d: d["f1"] + " | " + d["f2"])  # 'a | b | c' twice, 'x | c'
+    df.loc[df["f1"] == "a", "g"] = "a | b"
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", reference="a | b",
+                min_trials=1, random_seed=0)
+    assert res.reference == {"tpr": "a | b"}
+    d = res.disparities[res.disparities["measure"] == "difference"].set_index("g")
+    assert d.loc["a | b | c", "estimate"] == pytest.approx(40 / 60 - 20 / 60)
+    assert set(res.groups["g"]) == {"a | b | c", "a | b", "x | c"}
+
+
+def test_group_column_named_like_a_table_column_is_refused():
+    df = _collide().rename(columns={"f1": "rate"})
+    with pytest.raises(ValueError, match="group column 'rate' has the name of a column"):
+        audit(df, y_true="y", y_pred="p", groups=["rate", "f2"], metrics="tpr")
+    # one group column named "group" is the label column
+    res = audit(_collide().rename(columns={"f1": "group"}), y_true="y", y_pred="p", groups="group",
+                metrics="tpr", random_seed=0)
+    assert list(res.groups.columns[:2]) == ["group", "metric"]
+
+
+# --------------------------------------------------------------------------- default reference
+
+
+def test_default_reference_is_the_measured_group_with_most_trials_per_metric():
+    # big: most rows, no actual positives and no predicted positives
+    df = _rows({"big": (0, 0, 0, 500), "mid": (60, 40, 30, 70), "small": (70, 10, 5, 15)})
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["selection_rate", "tpr", "ppv"],
+                random_seed=0)
+    # hand count: selection rate trials = rows (big 500); TPR trials = positives (mid 100,
+    # small 80); PPV trials = predicted positives (mid 90, small 75)
+    assert res.reference == {"selection_rate": "big", "tpr": "mid", "ppv": "mid"}
+    refs = res.groups[res.groups["is_reference"]].set_index("metric")["group"]
+    assert refs.to_dict() == res.reference
+    d = res.disparities[res.disparities["measure"] == "difference"].set_index(["metric", "group"])
+    assert d.loc[("tpr", "small"), "reference"] == "mid"
+    assert d.loc[("tpr", "small"), "estimate"] == pytest.approx(70 / 80 - 60 / 100)
+    assert d.loc[("ppv", "small"), "estimate"] == pytest.approx(70 / 75 - 60 / 90)
+    assert np.isnan(d.loc[("tpr", "big"), "estimate"]) and d.loc[("tpr", "big"), "predicted"]
+
+
+def test_command_line_reference_is_a_label_and_its_messages_name_the_flag(tmp_path):
+    path = tmp_path / "c.csv"
+    _collide().to_csv(path, index=False)
+    base = [str(path), "--y-true", "y", "--y-pred", "p", "--groups", "f1,f2", "--metrics", "tpr",
+            "--min-trials", "1", "--json"]
+    with pytest.raises(ValueError, match=r"ambiguous.*give --reference as the tables label the group: "
+                                         r"\['a \| \"b \| c\"', '\"a \| b\" \| c'\]"):
+        _cli(base + ["--reference", "a | b | c"])
+    assert _cli(base + ["--reference", '"a | b" | c']) == 0
+
+
+def test_the_audit_command_prints_a_summary_that_fits_100_columns(tmp_path, capsys):
+    from bayeseval.cli import main
+    from bayeseval.datasets import load_compas
+
+    path = tmp_path / "compas.csv"
+    load_compas().to_csv(path, index=False)
+    code = main(["audit", str(path), "--y-true", "two_year_recid", "--y-pred", "predicted_recid",
+                 "--groups", "race,sex", "--metrics", "fpr,tpr", "--tolerance", "0.1"])
+    out = capsys.readouterr().out
+    assert code == 1  # decided outside the tolerance (the published COMPAS disparities)
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert len(out.splitlines()) < 40
+    assert "equal_opportunity / tpr: outside" in out and "--out" in out
+    # the notes speak the command line's spelling
+    assert "--min-trials 30" in out and "min_trials=" not in out
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval._warnings.PrecisionLimitedWarning")
+def test_conflict_column_flags_a_group_of_many_trials():
+    # ten groups of 50,000 positives: TPR 0.80 in nine and 0.90 in the last, a gap of about
+    # 50 binomial standard errors; the conflict column flags that group and no other
+    rows = 50_000
+    parts = []
+    for g in range(10):
+        hits = int(rows * (0.9 if g == 9 else 0.8))
+        parts.append(pd.DataFrame({"y": 1, "p": [1] * hits + [0] * (rows - hits), "g": f"g{g}"}))
+    res = audit(pd.concat(parts, ignore_index=True), y_true="y", y_pred="p", groups="g",
+                metrics="tpr")
+    table = res.groups.set_index("group")
+    assert table["trials"].tolist() == [rows] * 10
+    assert table["conflict"].tolist() == [False] * 9 + [True]

@@ -119,7 +119,7 @@ def test_plot_draws_the_crossed_prediction_distinctly():
     res = _audit(_logit_cells((0, 0)))
     ax = disparities(res)
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert f"selection_rate: a4 | b1 - {res.reference} (predicted, no data)" in labels
+    assert f"selection_rate: a4 | b1 - {res.reference['selection_rate']} (predicted, no data)" in labels
     dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
     row = res.disparities.set_index(["measure", "group"]).loc[("difference", "a4 | b1")]
     assert len(dashed) == 1
@@ -128,12 +128,12 @@ def test_plot_draws_the_crossed_prediction_distinctly():
 
 def test_posterior_disparities_come_from_the_crossed_draws():
     df = _logit_cells((2, 4))
-    res = _audit(df, tolerance=0.2)
+    res = _audit(df, tolerance=0.2, min_trials=1)
     counts = tabulate(df, y_true="y", y_pred="p", strata=["A", "B"], metric="selection_rate")
     fit = fit_crossed(counts, factors=["A", "B"], random_seed=123, draws=20_000)
     labels = [" | ".join(k) for k in fit.table.index]
     theta = fit.posterior.theta
-    diff = theta[:, labels.index("a4 | b1")] - theta[:, labels.index(res.reference)]
+    diff = theta[:, labels.index("a4 | b1")] - theta[:, labels.index(res.reference["selection_rate"])]
     gap = theta.max(axis=1) - theta.min(axis=1)
     d = res.disparities.set_index(["measure", "group"])
     # 4,000 draws in the audit: Monte Carlo error of a 2.5% quantile about 0.01
@@ -201,8 +201,8 @@ def _cp_gap(groups, level=0.95):
 def test_min_trials_leaves_tiny_groups_out_of_the_gap_and_the_verdict():
     df = _three_groups()
     kw = dict(y_true="y", y_pred="p", groups="g", metrics="selection_rate", tolerance=0.2,
-              random_seed=0)
-    every, kept = audit(df, **kw), audit(df, min_trials=10, **kw)
+              random_seed=0, method="bonferroni")
+    every, kept = audit(df, min_trials=1, **kw), audit(df, min_trials=10, **kw)
     gap_all = every.disparities.set_index("measure").loc["max-min gap"]
     gap_kept = kept.disparities.set_index("measure").loc["max-min gap"]
     # every group: c (3 of 3) sets the gap, and its interval reaches far up
@@ -210,7 +210,9 @@ def test_min_trials_leaves_tiny_groups_out_of_the_gap_and_the_verdict():
     assert (gap_all["lower"], gap_all["upper"]) == pytest.approx(
         _cp_gap([(150, 500), (175, 500), (3, 3)]), abs=1e-9)
     assert every.verdicts["verdict"].tolist() == ["undecided"]
-    assert any("'c' (3 trials)" in n and "min_trials=" in n for n in every.notes)
+    # the headline gap is set by a group under 30 trials: the verdict says so
+    assert every.verdicts["high"].tolist() == ["c"] and every.verdicts["low"].tolist() == ["a"]
+    assert "fewer than 30 trials: 'c' (3 trials)" in every.verdicts["note"].iloc[0]
     # min_trials=10: the gap between a and b, decided within 0.2
     assert gap_kept["estimate"] == pytest.approx(0.05)
     assert (gap_kept["lower"], gap_kept["upper"]) == pytest.approx(
@@ -222,7 +224,7 @@ def test_min_trials_leaves_tiny_groups_out_of_the_gap_and_the_verdict():
     assert table.loc["c", "trials"] == 3 and not table.loc["c", "in_gap"]
     assert table.loc[["a", "b"], "in_gap"].all()
     assert kept.notes == ["selection_rate: 1 group(s) with fewer than 10 trials are reported but "
-                          "left out of the max-min gap and the verdicts: 'c' (3 trials)."]
+                          "left out of the max-min gap and the verdicts (min_trials=10): 'c' (3 trials)."]
     # the posterior gap is over the same two groups: |theta_a - theta_b|, about 0.05
     assert gap_kept["posterior_mean"] == pytest.approx(0.05, abs=0.03)
     assert gap_kept["posterior_upper"] < 0.2 < gap_all["posterior_upper"]

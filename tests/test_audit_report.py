@@ -139,3 +139,90 @@ def test_report_command_adds_the_audit(tmp_path, capsys):
     assert "<h3>Fairness audit</h3>" in out.read_text()
     assert main(["report", str(path), "--y-true", "y", "--y-pred", "p", "--groups", "nope"]) == 2
     assert "--groups column 'nope' is not in" in capsys.readouterr().err
+
+
+def test_unmeasured_criterion_is_a_warning_and_shown_as_not_measured():
+    # 40 rows per cell: TPR, FPR and PPV have 20 or fewer trials per cell, under the default 30
+    spec = {("a", "f"): (4, 40), ("a", "m"): (4, 40), ("b", "f"): (36, 40), ("b", "m"): (36, 40)}
+    rep = _report(spec, groups=["race", "sex"], tolerance=0.1)
+    verdicts = rep.audit.verdicts.set_index("criterion")["verdict"]
+    assert verdicts["equal_opportunity"] == "not measured"
+    assert verdicts["demographic_parity"] == "outside"  # 40 rows per cell: measured
+    found = [w for w in rep.warnings if "equal_opportunity is not measured" in w]
+    assert len(found) == 1 and "tpr" in found[0]
+    assert "equal_opportunity (tpr): gap not measured -> not measured" in str(rep)
+    section = rep.to_html(plot=False).split("<section class='bv-audit'>")[1]
+    assert "<tr class=flag><td class=s>equal_opportunity</td><td class=s>tpr</td><td>not measured" in section
+
+
+# -- Audit.save and bayeseval audit --out --------------------------------------------------------
+
+
+def _saved_audit():
+    df = pd.DataFrame({
+        "y": [1, 0] * 150,
+        "p": ([1, 0] * 60 + [0, 0] * 15) + ([1, 0] * 40 + [1, 1] * 35),
+        "g": ["=HYPERLINK(\"http://x\",\"y\")"] * 150 + ["b | c"] * 150,
+    })
+    return df, audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"],
+                     tolerance=0.1, random_seed=0)
+
+
+def test_audit_xlsx_keeps_every_text_cell_as_text(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    _, res = _saved_audit()
+    book = openpyxl.load_workbook(res.save(tmp_path / "a.xlsx"))
+    assert book.sheetnames == ["verdicts", "disparities", "groups", "labels_needed", "notes"]
+    sheet = book["groups"]
+    header = [c.value for c in sheet[1]]
+    col = header.index("g") + 1
+    cells = [sheet.cell(row=r, column=col) for r in range(2, sheet.max_row + 1)]
+    assert {c.value for c in cells} == {'=HYPERLINK("http://x","y")', "b | c"}
+    assert all(c.data_type == "s" for c in cells)
+    trials = [sheet.cell(row=r, column=header.index("trials") + 1).value for r in range(2, sheet.max_row + 1)]
+    # hand count: 75 positives and 75 negatives per group, for tpr then fpr
+    assert sorted(trials) == [75, 75, 75, 75]
+
+
+def test_audit_csv_neutralises_formulas_and_json_round_trips(tmp_path):
+    _, res = _saved_audit()
+    text = res.save(tmp_path / "a.csv").read_text()
+    assert "'=HYPERLINK" in text and "\n=HYPERLINK" not in text
+    data = json.loads(res.save(tmp_path / "a.json").read_text())
+    assert data["verdicts"][0]["verdict"] == res.verdicts["verdict"].iloc[0]
+    assert len(data["groups"]) == len(res.groups)
+    with pytest.raises(ValueError, match=r"path must end in .*\.xlsx.*a\.pdf'"):
+        res.save(tmp_path / "a.pdf")
+
+
+def test_audit_html_and_markdown_carry_the_tables(tmp_path):
+    from bs4 import BeautifulSoup
+
+    _, res = _saved_audit()
+    soup = BeautifulSoup(res.save(tmp_path / "a.html").read_text(), "html.parser")
+    assert soup.title.string == "Fairness audit"
+    text = soup.get_text(" ")
+    assert "equal_opportunity" in text and "b | c" in text
+    assert soup.find("img") is not None  # the forest plot inline
+    assert not soup.find_all("script", src=True) and not soup.find_all("link", href=True)
+    md = res.save(tmp_path / "a.md").read_text()
+    assert md.startswith("# Fairness audit") and "## Verdicts" in md and "b &#124; c" in md
+
+
+def test_audit_command_out_never_replaces_its_data_or_a_file_without_force(tmp_path, capsys):
+    from bayeseval.cli import main
+
+    df, _ = _saved_audit()
+    data = tmp_path / "preds.csv"
+    df.to_csv(data, index=False)
+    args = ["audit", str(data), "--y-true", "y", "--y-pred", "p", "--groups", "g", "--metrics", "tpr"]
+    before = data.read_bytes()
+    assert main([*args, "--out", str(data), "--force"]) == 2
+    assert data.read_bytes() == before and "data" in capsys.readouterr().err
+    out = tmp_path / "audit.html"
+    out.write_text("mine")
+    assert main([*args, "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err and out.read_text() == "mine"
+    assert main([*args, "--out", str(out), "--force"]) == 0
+    assert "Fairness audit" in out.read_text() and str(out) in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "a.pdf")]) == 2

@@ -15,6 +15,7 @@ from bayeseval.checks import (
     calibration_study,
     compare_frequentist,
     compare_pooling,
+    conflict_check,
     posterior_predictive_check,
     simulation_based_calibration,
 )
@@ -261,3 +262,16 @@ def test_ppc_works_on_multi_level_strata_and_flags_the_planted_cell():
         res = posterior_predictive_check(fit_hierarchical(counts, random_seed=0), random_seed=0)
     assert list(res.table.index) == list(idx)
     assert list(res.outliers) == [("c", "y")]
+
+
+@pytest.mark.parametrize("trials", [50_000, 1_000_000])
+def test_conflict_check_flags_an_outlier_of_many_trials(trials):
+    # nine strata at 0.20 and one at 0.10: the binomial z of the gap is over 50, so any
+    # sound check flags it and reads its own interval
+    n = np.full(10, trials)
+    s = (n // 5).copy()
+    s[-1] = trials // 10
+    table = conflict_check(s, n).table
+    assert table["flag"].tolist() == [False] * 9 + [True]
+    assert table["read"].iloc[-1] == "adaptive" and table["direction"].iloc[-1] == "low"
+    assert 0.0 <= table["p_value"].iloc[-1] < 1e-12 < 0.5 < table["p_value"].iloc[:9].min()

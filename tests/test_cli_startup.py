@@ -83,7 +83,7 @@ def test_help_and_plan_commands_load_no_heavy_package(args):
     assert loaded == [], f"bayeseval {' '.join(args)} imported {loaded}"
 
 
-@pytest.mark.parametrize("command", ["campaign", "audit"])
+@pytest.mark.parametrize("command", ["campaign", "audit", "impact-ratio"])
 def test_campaign_and_audit_help_load_no_heavy_package(command):
     result = run_cli(command, "--help")
     assert result["code"] == 0 and f"usage: bayeseval {command}" in result["out"]

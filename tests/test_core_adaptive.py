@@ -325,3 +325,31 @@ def test_monotone_split_path_matches_brute_force():
         best = min(sum(cost[i, k, j] for k, j in enumerate(p)) for p in paths)
         assert sum(cost[i, k, j] for k, j in enumerate(got[i])) == pytest.approx(best)
         assert np.all(np.diff(got[i]) >= 0)
+
+
+def test_log_tails_by_quadrature_and_by_sums_match_scipy_at_random():
+    # random components (concentration 0.5 to 1e6) and counts (edges, bulk, tails) at 5,000
+    # trials: both routes of betabinom_log_tails against SciPy's pmf summed in logs
+    from bayeseval._core.adaptive import _quadrature_applies, betabinom_log_tails
+
+    rng = np.random.default_rng(5)
+    n = 5_000
+    mu, kappa = rng.uniform(0.01, 0.99, 120), np.exp(rng.uniform(np.log(0.5), np.log(1e6), 120))
+    a, b = mu * kappa, (1 - mu) * kappa
+    s = np.clip(np.r_[rng.integers(0, 60, 40), rng.integers(0, n + 1, 40),
+                      np.round(mu[80:] * n + rng.normal(0, 3, 40) * n / np.sqrt(kappa[80:] + 1))],
+                0, n)
+    routes = _quadrature_applies(s, np.full(120, float(n)), a, b)
+    assert 10 < routes.sum() < 110  # both routes are exercised
+    lower, at, upper = betabinom_log_tails(s, n, a, b)
+    k = np.arange(n + 1)
+    for i in range(120):
+        lp = stats.betabinom.logpmf(k, n, a[i], b[i])
+        si = int(s[i])
+        ref_lo = special.logsumexp(lp[:si]) if si else -np.inf
+        ref_hi = special.logsumexp(lp[si + 1 :]) if si < n else -np.inf
+        for got, ref in ((lower[i], ref_lo), (upper[i], ref_hi)):
+            if np.isinf(ref):
+                assert got == ref
+            else:  # relative error of the probability below 1e-8
+                assert abs(got - ref) < 1e-8, (i, si, a[i], b[i], got, ref)

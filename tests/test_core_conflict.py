@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
-from bayeseval._core.adaptive import loo_beta_mixture
-from bayeseval._core.conflict import holm_flags, loo_conflict, predictive_p_values
+from bayeseval._core.adaptive import betabinom_log_tails, loo_beta_mixture
+from bayeseval._core.conflict import flag_power, holm_flags, loo_conflict, predictive_p_values
 
 
 @pytest.mark.parametrize("y", [0, 1, 3, 9, 20])
@@ -129,3 +129,105 @@ def test_validation_names_argument_and_value(kwargs, exc, words):
         loo_conflict(**args)
     for word in words:
         assert word in str(info.value)
+
+
+def _scipy_log_side(lo, hi, n, a, b):
+    """log of the Beta-binomial probability of counts lo..hi-1 (SciPy's pmf, summed in logs)."""
+    return special.logsumexp(stats.betabinom.logpmf(np.arange(lo, hi), n, a, b))
+
+
+@pytest.mark.parametrize(
+    ("n", "s", "a", "b"),
+    [
+        (10**5, 10_000, 2e3, 8e3),  # far in the lower tail: P(Y < s) ~ exp(-85)
+        (10**5, 22_000, 20.0, 80.0),  # in the bulk of a broad component (quadrature)
+        (10**5, 2_000, 20.0, 80.0),  # in the tail of a broad component: P(Y < s) ~ exp(-32)
+        (10**6, 150_000, 0.5, 1.5),  # a U-shaped component (quadrature)
+        (10**6, 40, 3.0, 50.0),  # near the lower edge (summed)
+        (10**6, 100_000, 2e4, 8e4),  # P(Y < s) ~ exp(-3950): below the smallest double
+        (10**6, 3, 0.3, 0.6),  # U-shaped component, count at the edge
+        # ten million trials (SciPy's reference pmf takes seconds there)
+        pytest.param(10**7, 1_500_000, 2e3, 8e3, marks=pytest.mark.slow),  # exp(-94)
+        pytest.param(10**7, 9_999_990, 3.0, 0.2, marks=pytest.mark.slow),  # upper edge
+    ],
+)
+def test_log_tails_match_scipy_betabinom_at_large_trials(n, s, a, b):
+    lower, at, upper = betabinom_log_tails(s, n, a, b)
+    assert at == pytest.approx(stats.betabinom.logpmf(s, n, a, b), abs=1e-7)
+    # the far side summed from SciPy's pmf; the other side from SciPy's pmf as well
+    ref_lower = _scipy_log_side(0, s, n, a, b)
+    ref_upper = _scipy_log_side(s + 1, n + 1, n, a, b)
+    # relative 1e-6 on the probabilities (SciPy's log pmf itself is good to ~1e-8 at 1e7)
+    assert lower == pytest.approx(ref_lower, abs=1e-6)
+    assert upper == pytest.approx(ref_upper, abs=1e-6)
+
+
+def _outlier(trials, rate, outlier_rate, strata=10):
+    n = np.full(strata, trials)
+    s = np.round(n * rate).astype(int)
+    s[-1] = round(trials * outlier_rate)
+    return s, n
+
+
+def test_outlier_flagged_beyond_20000_trials_with_p_falling():
+    # nine strata at 0.20 and one at 0.10: the p-value keeps falling past 20,000 trials,
+    # below the smallest double at a million (its log still falls)
+    checks = [loo_conflict(*_outlier(t, 0.2, 0.1)) for t in (20_000, 50_000, 10**6)]
+    for c in checks:
+        assert c.flagged.tolist() == [False] * 9 + [True]
+        assert c.p_value[:9].min() > 0.5 and c.p_above[-1] > 1.0 - 1e-12
+        np.testing.assert_allclose(np.exp(c.log_p_value), c.p_value, rtol=1e-12, atol=0.0)
+    logs = [c.log_p_value[-1] for c in checks]
+    assert logs[0] < np.log(1e-12) and logs[0] > logs[1] > logs[2] > -np.inf
+    # the binomial tail of 100,000 of 1e6 at 0.2 is exp(-44,000): a wider predictive
+    # (unknown concentration) must not be sharper than the pooled binomial
+    assert logs[2] > stats.binom.logcdf(100_000, 10**6, 0.2)
+
+
+def test_outliers_flagged_at_a_million_trials():
+    high = loo_conflict(*_outlier(10**6, 0.2, 0.1))
+    assert high.flagged.tolist() == [False] * 9 + [True] and high.log_p_value[-1] < np.log(1e-300)
+    # another member: a low outlier at 0.01 among strata at 0.05
+    low = loo_conflict(*_outlier(10**6, 0.05, 0.01))
+    assert low.flagged.tolist() == [False] * 9 + [True] and low.log_p_value[-1] < np.log(1e-40)
+    assert low.p_below[-1] < 1e-40 and low.p_above[-1] > 1.0 - 1e-12
+    assert low.log_p_value[-1] < loo_conflict(*_outlier(10**5, 0.05, 0.01)).log_p_value[-1]
+
+
+def test_low_outlier_flagged_at_100000_trials():
+    # a low outlier at 0.01 among strata at 0.05; its lower tail is ~1e-27 (exp(-61))
+    s, n = _outlier(10**5, 0.05, 0.01)
+    check = loo_conflict(s, n)
+    assert check.flagged.tolist() == [False] * 9 + [True]
+    assert 0.0 < check.p_value[-1] < 1e-20
+    # the mid-p value is twice the lower tail plus the point mass
+    w, a, b = loo_beta_mixture(s, n)
+    p, *_ = predictive_p_values(s, n, w, a, b)
+    assert p[-1] == pytest.approx(check.p_value[-1], rel=1e-12)
+
+
+@pytest.mark.slow  # the reference pmfs take seconds
+@pytest.mark.parametrize("p_value", ["mid_p", "doubled"])
+def test_flag_power_beyond_20000_trials_matches_enumeration(p_value):
+    # 25,000 trials: the two ends of the flagged counts by bisection against enumerating
+    # every count's p-value from the predictive pmf; the power from SciPy's binomial pmf
+    from bayeseval._core.adaptive import beta_mixture_predictive
+
+    s, n = _outlier(25_000, 0.2, 0.17, strata=4)
+    s = s + np.array([40, -60, 25, 0])  # some spread among the others
+    w, a, b = loo_beta_mixture(s, n)
+    rates = np.array([0.15, 0.17, 0.19, 0.2, 0.21, 0.25])
+    got = flag_power(s[2:], n[2:], np.tile(rates, (2, 1)), p_value=p_value,
+                     mixture=(w[2:], a[2:], b[2:]))
+    for j, i in enumerate((2, 3)):
+        pmf = beta_mixture_predictive(int(n[i]), w[i], a[i], b[i])
+        below, above = np.cumsum(pmf), np.cumsum(pmf[::-1])[::-1]
+        if p_value == "doubled":
+            p = np.minimum(1.0, 2.0 * np.minimum(below, above))
+        else:
+            p = np.minimum(1.0, 2.0 * np.minimum(below - pmf, above - pmf) + pmf)
+        flagged = np.flatnonzero(p <= 0.05)
+        ref = stats.binom.pmf(flagged[:, None], int(n[i]), rates[None, :]).sum(axis=0)
+        np.testing.assert_allclose(got[j], ref, atol=1e-9)
+    # rates far from the others' are flagged more often than rates near them
+    assert got[1, 0] > 0.5 > 0.01 > got[1, 3] and got[1, 5] > 0.5

@@ -43,10 +43,8 @@ def test_cached_p_values_equal_the_full_mixture_computation_and_are_not_shared()
     ref = predictive_p_values(s, n, *loo_beta_mixture(s, n))
     for _ in range(2):  # computed, then from the cache
         got = loo_conflict(s, n, control="per_stratum")
-        np.testing.assert_array_equal(got.p_value, ref[0])
-        np.testing.assert_array_equal(got.expected, ref[1])
-        np.testing.assert_array_equal(got.p_below, ref[2])
-        np.testing.assert_array_equal(got.p_above, ref[3])
+        for v, r in zip((got.p_value, got.expected, got.p_below, got.p_above), ref, strict=True):
+            np.testing.assert_allclose(v, r, rtol=1e-13, atol=0.0)
         got.p_value[:] = -1.0  # a caller's edit must not reach the cache
     assert len(conflict._P_CACHE) == 1
     for i in range(conflict._P_CACHE_SIZE + 2):  # bounded: oldest entries dropped
@@ -60,9 +58,6 @@ def _p_values_one_by_one(s, n, w, a, b, p_value):
     for i, (si, ni) in enumerate(zip(s, n, strict=True)):
         if ni == 0:
             out[1, i] = 0.0
-            continue
-        if ni > conflict.MAX_TRIALS:
-            out[1, i] = float(ni * (w[i] @ (a[i] / (a[i] + b[i]))))
             continue
         pmf = beta_mixture_predictive(int(ni), w[i], a[i], b[i])
         below, above, at = pmf[: si + 1].sum(), pmf[si:].sum(), pmf[si]
@@ -78,7 +73,7 @@ def _p_values_one_by_one(s, n, w, a, b, p_value):
 @pytest.mark.parametrize("p_value", ["mid_p", "doubled"])
 def test_p_values_in_blocks_of_equal_trials_equal_one_pmf_per_stratum(p_value):
     # leave-one-out mixtures (mostly zero weights) and dense mixtures with shared parameters,
-    # repeated trials, zero trials and a stratum too large to check
+    # repeated trials, zero trials and a stratum of more than 20,000 trials
     s, n = _counts(300, seed=7)
     n[:40] = 60
     s[:40] = np.arange(40) % 12
@@ -96,7 +91,8 @@ def test_p_values_in_blocks_of_equal_trials_equal_one_pmf_per_stratum(p_value):
     got = np.array(predictive_p_values(s, n, w, a, b, p_value=p_value))
     ref = _p_values_one_by_one(s, n, w, np.broadcast_to(a, w.shape), np.broadcast_to(b, w.shape),
                                p_value)
-    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
+    # summed in another order (20,001 trials: the two agree to 3e-11)
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-15)
 
 
 def test_mixture_groups_are_the_rows_of_the_full_mixtures():

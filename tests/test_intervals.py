@@ -1,4 +1,4 @@
-"""Tests for bayeseval.intervals: proportion_ci, proportion_se, bootstrap_ci."""
+"""Tests for bayeseval.intervals: proportion_ci, confidence_sequence, proportion_se, bootstrap_ci."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from bayeseval import EmptyStratumWarning, ZeroVarianceWarning
+from bayeseval import Counts, EmptyStratumWarning, ZeroVarianceWarning
 from bayeseval.intervals import (
     PROPORTION_METHODS,
     bootstrap_ci,
+    confidence_sequence,
     f1_score,
     proportion_ci,
     proportion_se,
@@ -427,7 +428,6 @@ def test_weighted_risk_bootstrap_coverage_long() -> None:
 
 
 def test_counts_object_input() -> None:
-    from bayeseval import Counts
 
     c = Counts.from_arrays([3, 0], [40, 12], strata=["a", "b"])
     lo, hi = proportion_ci(c, method="jeffreys")
@@ -449,3 +449,88 @@ def test_bools_where_counts_are_wanted_are_type_errors_naming_the_argument():
     lo, hi = proportion_ci(1, 10, method="wilson")  # the count 1, as statsmodels reads it
     ref = proportion_confint(1, 10, method="wilson")
     assert np.allclose((lo, hi), ref)
+
+
+# -- confidence_sequence ----------------------------------------------------------------------
+def _mixture_value(p: float, s: int, n: int, c: float) -> float:
+    """M_n(p) by quadrature of its defining integral (prior Beta(c p, c (1 - p)))."""
+    from scipy import integrate
+
+    dens = stats.beta(c * p, c * (1 - p)).pdf
+    num = integrate.quad(lambda q: (q / p) ** s * ((1 - q) / (1 - p)) ** (n - s) * dens(q), 0, 1,
+                         epsabs=0, epsrel=1e-10, limit=200)[0]
+    return num
+
+
+def test_confidence_sequence_ends_are_where_the_mixture_reaches_one_over_alpha() -> None:
+    for s, n, level in ((10, 100, 0.95), (3, 40, 0.9), (55, 60, 0.99)):
+        lo, hi = confidence_sequence(s, n, level=level)
+        assert isinstance(lo, float) and 0 < lo < s / n < hi < 1
+        for end in (lo, hi):
+            assert _mixture_value(end, s, n, 2.0) == pytest.approx(1 / (1 - level), rel=1e-6)
+
+
+def test_confidence_sequence_containers_counts_and_empty_strata() -> None:
+    s = pd.Series([0, 0, 9], index=["a", "b", "c"])
+    n = pd.Series([20, 0, 30], index=["a", "b", "c"])
+    with pytest.warns(EmptyStratumWarning, match="1 of 3"):
+        lo, hi = confidence_sequence(s, n)
+    assert list(lo.index) == ["a", "b", "c"] and lo.name == "lower" and hi.name == "upper"
+    assert np.isnan(lo["b"]) and np.isnan(hi["b"]) and lo["a"] == 0.0
+    a_lo, a_hi = confidence_sequence(np.array([0, 9]), np.array([20, 30]))
+    assert isinstance(a_lo, np.ndarray)
+    np.testing.assert_allclose(a_hi, hi[["a", "c"]].to_numpy(), rtol=1e-15)
+    counts = Counts.from_arrays([0, 9], [20, 30])
+    c_lo, c_hi = confidence_sequence(counts)
+    np.testing.assert_allclose(np.asarray(c_lo), a_lo, rtol=1e-15)
+
+
+def test_confidence_sequence_is_time_uniform_when_read_after_every_label() -> None:
+    from bayeseval._core.sequential import sequential_outcome
+
+    for p, planned in ((0.1, None), (0.35, 100)):
+        memo: dict[int, np.ndarray] = {}  # the rule and the event are the same: one call per look
+
+        def excludes(s, n, p=p, planned=planned, memo=memo):
+            if n not in memo:
+                lo, hi = confidence_sequence(s, np.full(s.shape, n), planned_trials=planned)
+                memo[n] = (p < lo) | (p > hi)
+            return memo[n]
+
+        out = sequential_outcome(p, excludes, excludes, every=1, max_trials=100)
+        assert 0.005 < out.event_probability <= 0.05  # the interval actually misses sometimes
+
+
+def test_confidence_sequence_width_against_wilson() -> None:
+    # expected width at a true rate of 0.1 over Binomial(n, 0.1), against Wilson's (statsmodels)
+    for n, untuned, tuned in ((100, (1.55, 1.70), (1.45, 1.60)), (4000, (1.85, 2.0), (1.5, 1.6))):
+        s = np.arange(n + 1)
+        pmf = stats.binom.pmf(s, n, 0.1)
+        w_lo, w_hi = proportion_confint(s, n, alpha=0.05, method="wilson")
+        wilson = pmf @ (w_hi - w_lo)
+        for planned, (low, high) in ((None, untuned), (n, tuned)):
+            lo, hi = confidence_sequence(s, np.full(n + 1, n), planned_trials=planned)
+            assert low < (pmf @ (hi - lo)) / wilson < high
+
+
+def test_confidence_sequence_bad_input() -> None:
+    with pytest.raises(ValueError, match="planned_trials must be an integer >= 1, got 0"):
+        confidence_sequence(1, 10, planned_trials=0)
+    with pytest.raises(TypeError, match="planned_trials"):
+        confidence_sequence(1, 10, planned_trials="many")
+    with pytest.raises(ValueError, match="level"):
+        confidence_sequence(1, 10, level=1.5)
+    with pytest.raises(ValueError, match="successes"):
+        confidence_sequence(11, 10)
+    with pytest.raises(TypeError, match="trials is required"):
+        confidence_sequence(3)
+
+
+@pytest.mark.parametrize("n", [1, 50, 10**6, 10**9])
+def test_confidence_sequence_mirrors_at_extreme_counts(n: int) -> None:
+    # the prior centred at p mirrors to the one centred at 1 - p: lower(s) = 1 - upper(n - s)
+    s = np.unique(np.array([0, 1, 2, n // 3, n - 2, n - 1, n]).clip(0, n))
+    lo, hi = confidence_sequence(s, np.full(s.shape, n))
+    m_lo, m_hi = confidence_sequence(n - s, np.full(s.shape, n))
+    np.testing.assert_allclose(lo, 1 - m_hi, rtol=0, atol=1e-12)
+    assert np.all((lo <= s / n) & (s / n <= hi)) and np.all(hi - lo > 0)

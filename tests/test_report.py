@@ -254,3 +254,24 @@ def test_evaluate_refuses_a_score_column_as_y_pred_naming_it():
     with pytest.raises(ValueError, match=r"y_pred column 'score' holds the fractional value") as err:
         evaluate(df, y_true="y", y_pred="score", strata="g")
     assert repr(float(score[0])) in str(err.value)  # the first row's score: every score is fractional
+
+
+def test_saved_workbook_and_csv_never_hold_live_formulas(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    import pandas as pd
+
+    from bayeseval import Counts, evaluate
+
+    names = ['=HYPERLINK("http://x","y")', "@SUM(A1)", "plain"]
+    rep = evaluate(Counts.from_arrays([3, 5, 4], [40, 50, 45], strata=names), random_seed=0)
+    wb = openpyxl.load_workbook(rep.save(tmp_path / "r.xlsx"))
+    ws = wb["strata"]
+    header = [c.value for c in ws[1]]
+    col = header.index("stratum") + 1 if "stratum" in header else 1
+    cells = [ws.cell(r, col) for r in range(2, 5)]
+    assert [c.value for c in cells] == names and all(c.data_type == "s" for c in cells)
+    assert all(ws.cell(r, header.index("successes") + 1).data_type == "n" for r in range(2, 5))
+    frame = pd.read_csv(rep.save(tmp_path / "r.csv"), keep_default_na=False)
+    first = frame.columns[0] if "stratum" not in frame.columns else "stratum"
+    assert frame[first].tolist() == ["'" + names[0], "'" + names[1], "plain"]
+    assert frame["successes"].tolist() == [3, 5, 4]

@@ -153,3 +153,19 @@ def test_forest_without_atypical_strata_draws_no_read_interval():
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert not any(t.startswith("interval to read") for t in labels)
     matplotlib.pyplot.close(ax.figure)
+
+
+@pytest.mark.parametrize("trials", [50_000, 1_000_000])
+def test_read_column_reads_an_outlier_of_many_trials_from_its_own_data(trials):
+    # nine strata at 0.20 and one at 0.10 (a gap of over 50 binomial standard errors): the
+    # outlier reads its own interval, which holds its own rate and not the others'
+    n = np.full(10, trials)
+    s = n // 5
+    s[-1] = trials // 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = evaluate(Counts.from_arrays(s, n, strata=[f"s{i}" for i in range(10)]),
+                         random_seed=0).to_frame()
+    assert frame["read"].tolist() == ["pooled"] * 9 + ["adaptive"]
+    lo, hi = frame["read_lower"].iloc[-1], frame["read_upper"].iloc[-1]
+    assert lo < 0.1 < hi < 0.15

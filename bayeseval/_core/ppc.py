@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betaln, gammaln
 
+from bayeseval._core.adaptive import _kept_components, beta_mixture_log_tails
+
 __all__ = [
     "Nodes",
     "mid_p",
@@ -149,8 +151,13 @@ def mixture_mid_p(
 ) -> tuple[float, float, int, int]:
     """Lower mid-p, two-sided p and the central ``level`` predictive interval of one count.
 
-    Exact from the Beta-binomial mixture pmf; when ``components x (n + 1)`` exceeds a few
-    million cells, from ``draws`` seeded replicates instead.
+    The mid-p values are exact at any number of trials: both tails are summed in logs
+    (:func:`bayeseval._core.adaptive.beta_mixture_log_tails`, the components holding all
+    but 1e-6 of the weight), so the two-sided p-value keeps falling with the evidence
+    instead of stopping at about 1e-16 (``1 - P-``) or at the ``1 / draws`` of a
+    simulation. The interval is read from the Beta-binomial mixture pmf; when
+    ``components x (n + 1)`` exceeds a few million cells, from ``draws`` seeded replicates
+    instead.
 
     Returns
     -------
@@ -163,18 +170,26 @@ def mixture_mid_p(
     (0.125, 0.25, 0, 3)
     """
     half = (1.0 - level) / 2.0
+    lower, p = _exact_mid_p(s, n, w, a, b)
     if w.size * (n + 1) <= _MAX_CELLS:
-        pmf = betabinom_mixture_pmf(n, w, a, b)
-        cdf = np.cumsum(pmf)
-        lower = float(cdf[s] - 0.5 * pmf[s])
+        cdf = np.cumsum(betabinom_mixture_pmf(n, w, a, b))
         lo = int(np.searchsorted(cdf, half * (1 - 1e-12)))
         hi = int(min(np.searchsorted(cdf, (1.0 - half) * (1 - 1e-12)), n))
-        return lower, float(two_sided(lower)), lo, hi
+        return lower, p, lo, hi
     rep = _sample_counts(n, w, a, b, draws, rng if rng is not None else np.random.default_rng(0))
-    lower, p = mid_p(rep, np.asarray(s))
     lo = int(np.quantile(rep, half, method="lower"))
     hi = int(np.quantile(rep, 1.0 - half, method="higher"))
-    return float(lower), float(p), lo, hi
+    return lower, p, lo, hi
+
+
+def _exact_mid_p(s: int, n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
+    """Lower mid-p ``P(Y < s) + P(Y = s) / 2`` and the two-sided ``min(1, 2 min(P-, P+))``
+    (``P+`` the upper mid-p), from the log tails of the mixture."""
+    kw, ka, kb, live = _kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
+    below, at, above = beta_mixture_log_tails([s], [n], np.where(live, kw, 0.0), ka, kb)
+    half_at = at[0] - np.log(2.0)
+    lower, upper = np.logaddexp(below[0], half_at), np.logaddexp(above[0], half_at)
+    return float(np.exp(min(lower, 0.0))), float(np.exp(min(np.log(2.0) + min(lower, upper), 0.0)))
 
 
 def bonferroni_flags(p: np.ndarray, has: np.ndarray, level: float) -> np.ndarray:

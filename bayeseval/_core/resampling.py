@@ -209,7 +209,8 @@ def resample_counts(
     (rows that are identical for the statistic). Resampling the rows of each
     stratum with replacement gives multinomial cell counts with the stratum's
     size and the observed shares, so each replicate's counts are drawn
-    directly. ``statistic`` maps an array (..., S, C) of counts to (...,) or
+    directly. Counts may be fractional (expected counts, for a parametric
+    bootstrap at given shares) when each stratum's total is a whole number. ``statistic`` maps an array (..., S, C) of counts to (...,) or
     (..., k).
 
     Examples
@@ -226,7 +227,7 @@ def resample_counts(
     parts = []
     for start in range(0, n_resamples, b):
         m = min(b, n_resamples - start)
-        draws = rng.multinomial(sizes.astype(np.int64), shares, size=(m, counts.shape[0]))
+        draws = rng.multinomial(np.rint(sizes).astype(np.int64), shares, size=(m, counts.shape[0]))
         parts.append(_as_columns(statistic(draws.astype(float)), m))
     return np.concatenate(parts, axis=0)
 

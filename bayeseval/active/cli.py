@@ -90,9 +90,12 @@ def _check_out(args: argparse.Namespace) -> Path:
 def _write_batch(campaign: Any, batch: Any, path: Path, kind: str) -> None:
     """Write a batch in its format to ``path`` (the temporary file of :func:`atomic_output`).
 
-    CSV and Parquet: the row id as a column and an empty label column; Label Studio: tasks
-    in its JSON import format; JSON Lines: one object per row with an empty label.
+    CSV and Parquet: the row id as a column and an empty label column (CSV: other text cells
+    starting with ``= + - @``, tab or carriage return get a leading ``'``, so that no
+    spreadsheet runs them); Label Studio: tasks in its JSON import format; JSON Lines: one
+    object per row with an empty label.
     """
+    from bayeseval._core.spreadsheet import csv_safe_frame
     from bayeseval.active.annotations import to_jsonl, to_labelstudio
 
     frame = _batch_table(campaign, batch) if kind in ("csv", "parquet") else None
@@ -104,7 +107,10 @@ def _write_batch(campaign: Any, batch: Any, path: Path, kind: str) -> None:
         frame.to_parquet(path, index=False)
     else:
         gz = path.name.lower().endswith(".gz")
-        frame.to_csv(path, index=False, compression="gzip" if gz else None)
+        # text cells a spreadsheet would run as formulas get a leading quote; the row ids
+        # and the label column, which ingest reads back, are written as they are
+        safe = csv_safe_frame(frame, keep=(_id_name(campaign), _label_name(campaign)))
+        safe.to_csv(path, index=False, compression="gzip" if gz else None)
 
 
 def _label_name(campaign: Any) -> str:

@@ -1,0 +1,101 @@
+"""Text renderings shared by every result: Markdown and LaTeX escapes, JSON-ready values.
+
+One implementation for the reports, the audits and the impact-ratio report: a value shown in
+a Markdown cell, a LaTeX table or a JSON document goes through these functions.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+# Markdown: HTML characters become entities as in the HTML output, and so do the characters
+# that would change the document's structure (table pipe, line breaks, code-span backtick, the
+# backslash escape). Entities, not backslashes, so that even a naive split on "|" or on lines
+# sees the right cells and rows.
+MD_ENTITIES = {"|": "&#124;", "`": "&#96;", "\\": "&#92;", "\n": "&#10;", "\r": "&#13;",
+               "\t": "&#9;"}
+
+
+def md_escape(text: str) -> str:
+    """Escape ``text`` so that Markdown shows it as text inside one line or one table cell."""
+    escaped = "".join(MD_ENTITIES.get(ch, ch) for ch in html.escape(str(text), quote=False))
+    # a table cell loses its leading and trailing spaces: keep them as entities
+    body = escaped.strip(" ")
+    lead = len(escaped) - len(escaped.lstrip(" "))
+    trail = len(escaped) - len(escaped.rstrip(" ")) if body else 0
+    return "&#32;" * lead + body + "&#32;" * trail
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (newline, tab...) shown as escapes, for one text line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(text))
+
+
+def md_row(cells: Sequence[str]) -> str:
+    """One Markdown table row of escaped cells."""
+    return "| " + " | ".join(md_escape(c) for c in cells) + " |"
+
+
+# LaTeX: the ten special characters, and line breaks as spaces
+TEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+               "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+               "\\": r"\textbackslash{}", "\n": " ", "\r": " "}
+
+
+def tex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped, so that it prints as itself."""
+    return "".join(TEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def json_key(key: Any) -> Any:
+    """A stratum key as JSON: a tuple key becomes a list of JSON values."""
+    if isinstance(key, tuple):
+        return [json_value(k) for k in key]
+    return json_value(key)
+
+
+def json_value(val: Any) -> Any:
+    """A cell as a JSON value: NumPy scalars as Python numbers, NaN and missing as None."""
+    if val is None:
+        return None
+    if isinstance(val, (np.integer,)):
+        return int(val)
+    if isinstance(val, (float, np.floating)):
+        return None if math.isnan(float(val)) else float(val)
+    if isinstance(val, (np.bool_, bool)):
+        return bool(val)
+    if isinstance(val, (str, int)):
+        return val
+    try:
+        if pd.isna(val):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return str(val)
+
+
+def md_table(frame: pd.DataFrame, digits: int = 3) -> list[str]:
+    """A DataFrame as Markdown table lines (header, rule, rows); numbers to ``digits`` places.
+
+    Examples
+    --------
+    >>> md_table(pd.DataFrame({"group": ["a|b"], "rate": [0.12345]}))
+    ['| group | rate |', '| --- | --- |', '| a&#124;b | 0.123 |']
+    """
+    def cell(v: Any) -> str:
+        v = json_value(v)
+        if v is None:
+            return ""
+        if isinstance(v, float):
+            return f"{v:.{digits}f}"
+        return str(v)
+
+    lines = [md_row([str(c) for c in frame.columns]), "| " + " | ".join("---" for _ in frame.columns) + " |"]
+    lines += [md_row([cell(v) for v in row]) for row in frame.itertuples(index=False)]
+    return lines
