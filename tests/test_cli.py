@@ -113,6 +113,8 @@ def test_demo_does_not_overwrite_a_folder_that_holds_files_without_force(tmp_pat
     assert (tmp_path / "report.html").read_text() == "mine"
 
 
+# the subject: the command prints the EmptyStratumWarning as one stderr line
+@pytest.mark.filterwarnings("always::bayeseval.EmptyStratumWarning")
 def test_both_command_lines_print_a_package_warning_as_one_line(tmp_path, capsys):
     import warnings
 

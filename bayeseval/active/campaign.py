@@ -324,7 +324,7 @@ class Campaign:
     >>> import os, tempfile
     >>> import numpy as np, pandas as pd
     >>> rng = np.random.default_rng(0)
-    >>> pool = pd.DataFrame({"g": rng.choice(["a", "b"], 500), "pred": rng.integers(0, 2, 500)})
+    >>> pool = pd.DataFrame({"g": rng.choice(["a", "b"], 2000), "pred": rng.integers(0, 2, 2000)})
     >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
     >>> c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=1)
     >>> batch = c.propose(20)
@@ -454,7 +454,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> c.status()["labelled"].tolist()
@@ -508,7 +508,7 @@ class Campaign:
         --------
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
         >>> Campaign.open(path).config["metric"]
         'error_rate'
@@ -660,7 +660,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred")
         >>> list(c.status().columns)[:4]
@@ -759,10 +759,12 @@ class Campaign:
         --------
         >>> import os, tempfile, warnings
         >>> pool = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 2000, "pred": 0})
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
+        >>> with warnings.catch_warnings(record=True) as caught:  # create warns: 'a' is short
+        ...     warnings.simplefilter("always")
         ...     c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                         y_pred="pred", target_halfwidth=0.05)
+        >>> [w.category.__name__ for w in caught]
+        ['PrecisionLimitedWarning']
         >>> c.feasibility()["feasible"].tolist()
         [False, True]
         """
@@ -861,7 +863,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> batch = c.propose(10)
@@ -970,7 +972,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(6)
@@ -1104,7 +1106,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(4)
@@ -1355,7 +1357,8 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 5, "pred": [0, 1] * 5, "text": list("abcdefghij")})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500,
+        ...                      "text": [f"item {i}" for i in range(1000)]})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", content="text", random_seed=0)
         >>> print(c.labelstudio_config())
@@ -1452,7 +1455,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", annotators=2, random_seed=0)
         >>> b = c.propose(2)
@@ -1487,7 +1490,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a"] * 50, "pred": [0, 1] * 25})
+        >>> pool = pd.DataFrame({"g": ["a"] * 1000, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", annotators=2, random_seed=0)
         >>> b = c.propose(4)
@@ -1528,7 +1531,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(6)
