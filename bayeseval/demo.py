@@ -289,7 +289,7 @@ def _credit_section(demo: _Demo, credit: pd.DataFrame) -> Report:
         )
     demo.say(str(credit_report))
     demo.summary["german_credit"]["per_group"] = json.loads(
-        credit_report.table[["trials", "rate", "lower", "upper", "post_mean"]]
+        credit_report.table[["trials", "rate", "lower", "upper", "pooled_mean"]]
         .reset_index()
         .astype({"age_group": str, "sex": str})
         .to_json(orient="records")
@@ -300,8 +300,8 @@ def _credit_section(demo: _Demo, credit: pd.DataFrame) -> Report:
     return credit_report
 
 
-_SIDE_COLUMNS = ["trials", "raw_rate", "wilson_lower", "wilson_upper", "post_mean", "post_lower",
-                 "post_upper", "reason"]
+_SIDE_COLUMNS = ["trials", "raw_rate", "wilson_lower", "wilson_upper", "pooled_mean", "pooled_lower",
+                 "pooled_upper", "reason"]
 
 
 def _compas_section(demo: _Demo) -> None:

@@ -42,13 +42,15 @@ def test_table_matches_the_building_blocks(pool, rep):
     t = rep.table
     assert t["successes"].tolist() == counts.successes.tolist()
     assert t["trials"].tolist() == counts.trials.tolist()
-    lo, hi = proportion_ci(counts.successes, counts.trials, level=0.95, method="wilson")
+    # the default guarantee ("stratum"): each stratum's adaptive interval
+    lo, hi = proportion_ci(counts.successes, counts.trials, level=0.95, method="adaptive")
     np.testing.assert_allclose(t["lower"], lo, rtol=1e-12)
     np.testing.assert_allclose(t["upper"], hi, rtol=1e-12)
+    np.testing.assert_allclose(t["halfwidth"], (hi - lo) / 2, rtol=1e-12)
     post = fit_hierarchical(counts, engine="exact", random_seed=0).summary(level=0.95)
-    np.testing.assert_allclose(t["post_mean"], post["mean"], rtol=1e-10)
-    np.testing.assert_allclose(t["post_lower"], post["lower"], rtol=1e-10)
-    np.testing.assert_allclose(t["post_upper"], post["upper"], rtol=1e-10)
+    np.testing.assert_allclose(t["pooled_mean"], post["mean"], rtol=1e-10)
+    np.testing.assert_allclose(t["pooled_lower"], post["lower"], rtol=1e-10)
+    np.testing.assert_allclose(t["pooled_upper"], post["upper"], rtol=1e-10)
     # shrinkage: the posterior mean of kappa / (kappa + n_k), the population mean's weight in
     # E[theta_k | mu, kappa, data] = (1 - B_k) s_k / n_k + B_k mu (BDA3 section 5.3)
     kappa = fit_hierarchical(counts, engine="exact", random_seed=0).draws("kappa")
@@ -74,11 +76,11 @@ def test_warnings_in_plain_words(rep):
     # s6 has 0 errors: rate-0 warning and flag
     assert t.loc["s6", "successes"] == 0 and "rate 0" in t.loc["s6", "flags"]
     assert any("'s6' has a rate of 0" in w and "not certainty" in w for w in rep.warnings)
-    # strata wider than the target get the extra labels the Wilson planner asks for
+    # strata wider than the target get the extra labels the Clopper-Pearson planner asks for
     wide = t.index[t["halfwidth"] > 0.05]
     assert len(wide) >= 1
     for k in wide:
-        need = sample_size(halfwidth=0.05, rate=float(t.loc[k, "rate"]), method="wilson")
+        need = sample_size(halfwidth=0.05, rate=float(t.loc[k, "rate"]), method="clopper_pearson")
         assert t.loc[k, "extra_needed"] == max(0, need - t.loc[k, "trials"])
         assert "too wide" in t.loc[k, "flags"]
         assert any(f"'{k}' is too small" in w for w in rep.warnings)
@@ -174,7 +176,7 @@ def test_markdown_round_trip(rep, tmp_path):
     t = rep.table
     assert back.index.tolist() == [str(k) for k in t.index]
     assert back["trials"].astype(int).tolist() == t["trials"].tolist()
-    for col in ("rate", "lower", "upper", "post_mean", "post_lower", "post_upper"):
+    for col in ("rate", "lower", "upper", "pooled_mean", "pooled_lower", "pooled_upper"):
         np.testing.assert_allclose(back[col].astype(float), t[col].round(4), atol=1e-12)
     assert back["flags"].tolist() == t["flags"].tolist()
     for w in rep.warnings:
@@ -204,7 +206,7 @@ def test_to_frame_and_xarray(rep):
     assert frame["stratum"].tolist() == list(rep.table.index)
     assert len(frame) == len(rep.table)
     ds = rep.to_xarray()
-    np.testing.assert_allclose(ds["post_mean"].to_numpy(), rep.table["post_mean"].to_numpy())
+    np.testing.assert_allclose(ds["pooled_mean"].to_numpy(), rep.table["pooled_mean"].to_numpy())
     assert ds.attrs["reweighted_estimate"] == pytest.approx(rep.overall.loc["reweighted", "estimate"])
 
 
