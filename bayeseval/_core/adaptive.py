@@ -605,14 +605,27 @@ def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: flo
     for start in range(0, todo.size, 128):
         chunk = todo[start : start + 128]
         cost = np.empty((_GRID_SIZE, chunk.size, _LEVELS.size))  # one block per grid point
-        for j, i in enumerate(chunk):
-            m = int(ref[i])
+        m_chunk = ref[chunk]
+        for m in np.unique(m_chunk):  # increasing: earlier sizes are done
+            m = int(m)
             if m not in ends:
-                ends = {m: _region_ends(m, alpha)}  # sorted: earlier sizes are done
-            pmf = beta_mixture_predictive(m, prior[0][i], prior[1][i], prior[2][i])
-            cost[:, j] = _split_cost(ends[m], (1.0 - diffuse_weight) * pmf + diffuse_weight / (m + 1.0))
+                ends = {m: _region_ends(m, alpha)}
+            at = np.flatnonzero(m_chunk == m)
+            pmfs = _predictives(m, *(v[chunk[at]] for v in prior))
+            for j, pmf in zip(at, pmfs, strict=True):
+                cost[:, j] = _split_cost(ends[m], (1.0 - diffuse_weight) * pmf + diffuse_weight / (m + 1.0))
         table[chunk] = _LEVELS[_monotone_path_by_point(cost)]
     return table
+
+
+def _predictives(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`beta_mixture_predictive` of each row of ``(w, a, b)``, computed at once (the
+    same pmfs: padding components add exact zeros); NaN rows where there is no weight."""
+    pmf = np.full((w.shape[0], n + 1), np.nan)
+    some = np.any(w, axis=1)
+    if some.any():
+        pmf[some] = _mixture_pmfs(n, *_kept_components(w[some], a[some], b[some]))
+    return pmf
 
 
 def fab_intervals_all_counts(
