@@ -31,7 +31,7 @@ from scipy.stats import norm
 
 from bayeseval import __version__, plots
 from bayeseval._core.binomial import GUARANTEES
-from bayeseval._core.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
+from bayeseval._core.conflict import READ_ADAPTIVE_P, adaptive_bounds, read_bounds, read_choice
 from bayeseval._core.html_page import REPORT_CSS, page
 from bayeseval._results import Result
 from bayeseval._validation import (
@@ -1114,21 +1114,6 @@ def _exact_bounds(counts: Counts, level: float) -> tuple[np.ndarray, np.ndarray]
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
 
 
-def _adaptive_bounds(counts: Counts, summary: pd.DataFrame, level: float
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Every stratum's adaptive interval from a leave-one-out prior (NaN without trials).
-
-    The pooled summary already holds it for the strata that read it; the conflict rule's
-    leave-one-out machinery (:func:`read_bounds`) gives it for the others.
-    """
-    s, n = counts.successes.to_numpy(), counts.trials.to_numpy()
-    done = (summary["read"] == "adaptive").to_numpy()
-    lo = np.where(done, summary["read_lower"].to_numpy(float), np.nan)
-    hi = np.where(done, summary["read_upper"].to_numpy(float), np.nan)
-    lo, hi = read_bounds(read_choice(s, n), lo, hi, level, rows=(n > 0) & ~done)
-    return np.where(n > 0, lo, np.nan), np.where(n > 0, hi, np.nan)
-
-
 def _interval_section(counts: Counts, table: pd.DataFrame, pooled: _Pooled, cfg: _Settings
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Fill ``lower``, ``upper`` and ``halfwidth`` under the guarantee; return the stratum's
@@ -1143,7 +1128,7 @@ def _interval_section(counts: Counts, table: pd.DataFrame, pooled: _Pooled, cfg:
         own = _exact_bounds(counts, cfg.level)
         table["lower"], table["upper"] = own
     elif cfg.guarantee == "stratum":
-        own = _adaptive_bounds(counts, pooled.summary, cfg.level)
+        own = adaptive_bounds(counts.successes.to_numpy(), counts.trials.to_numpy(), cfg.level)
         table["lower"], table["upper"] = own
     else:
         lo, hi = pooled.summary["read_lower"].to_numpy(float), pooled.summary["read_upper"].to_numpy(float)
@@ -1171,7 +1156,7 @@ def _pooled_section(counts: Counts, cfg: _Settings) -> _Pooled:
             counts, engine=cfg.engine, model=cfg.model, prior=cfg.prior,
             random_seed=cfg.random_seed,
         )
-        summary = post.summary(level=cfg.level)
+        summary = post.summary(level=cfg.level, read=cfg.guarantee == "average")
     findings = [
         Finding("sampler", (), f"The pooled model's sampler reported a problem: {w.message}")
         for w in caught if issubclass(w.category, ConvergenceWarning)
@@ -1662,7 +1647,8 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
     if pooled.post is not None:
         for col, src in (("pooled_mean", "mean"), ("pooled_lower", "lower"),
                          ("pooled_upper", "upper"), ("read", "read"), ("read_reason", "read_reason")):
-            table[col] = pooled.summary[src].to_numpy()
+            if src in pooled.summary.columns:  # read, read_reason: "average" only
+                table[col] = pooled.summary[src].to_numpy()
         table["shrinkage"] = pooled.post.shrinkage().to_numpy()
         table["ppc_p"] = pooled.ppc_p
     own = _interval_section(counts, table, pooled, cfg)

@@ -11,7 +11,8 @@ one stratum under study among other strata drawn from a seed:
    ``0..n`` is enumerated with its Binomial(n, p) probability. The interval of each count
    is what the report shows: ``fab_intervals_all_counts`` under the stratum's leave-one-out
    prior for ``"stratum"`` (the tests check that it equals ``evaluate``'s), and
-   ``Posterior.summary()``'s ``read_lower``/``read_upper`` for ``"average"`` (the report adds
+   ``Posterior.summary()``'s ``read_lower``/``read_upper`` for ``"average"`` (and its
+   ``lower``/``upper``, the pooled interval) (the report adds
    the strata its model check flags, which this leaves out). Mean over datasets, with its
    Monte Carlo standard error;
 2. **expected width** of the adaptive interval against Clopper-Pearson and Wilson, exact
@@ -79,14 +80,15 @@ def adaptive_all_counts(s: np.ndarray, n: np.ndarray, own_n: int):
     return fab_intervals_all_counts(own_n, pmf, LEVEL, diffuse_weight=DIFFUSE_WEIGHT)
 
 
-def read_all_counts(s: np.ndarray, n: np.ndarray, own_n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The interval read (pooled, or adaptive where atypical) for every own count."""
-    lo, hi = np.empty(own_n + 1), np.empty(own_n + 1)
+def pooled_all_counts(s: np.ndarray, n: np.ndarray, own_n: int) -> tuple:
+    """For every own count: the interval read (pooled, or adaptive where atypical) and the
+    pooled credible interval, as ``(read_lower, read_upper, lower, upper)`` arrays."""
+    out = np.empty((4, own_n + 1))
     for x in range(own_n + 1):
         post = fit_hierarchical(np.append(s, x), np.append(n, own_n), random_seed=0)
         row = post.summary(level=LEVEL).iloc[-1]
-        lo[x], hi[x] = row["read_lower"], row["read_upper"]
-    return lo, hi
+        out[:, x] = row[["read_lower", "read_upper", "lower", "upper"]].to_numpy(float)
+    return tuple(out)
 
 
 def coverage(lo: np.ndarray, hi: np.ndarray, p: float) -> float:
@@ -109,22 +111,11 @@ def coverage_table(datasets: int) -> None:
             s, n = others(seed, k, rates, extra)
             iv = adaptive_all_counts(s, n, own_n)
             cov["stratum"].append(coverage(iv.lower, iv.upper, p))
-            lo, hi = read_all_counts(s, n, own_n)
+            lo, hi, plo, phi = pooled_all_counts(s, n, own_n)
             cov["average"].append(coverage(lo, hi, p))
-            plo, phi = pooled_all_counts(s, n, own_n)
             cov["pooled"].append(coverage(plo, phi, p))
         cells = [f"{np.mean(v):.3f} ({np.std(v, ddof=1) / np.sqrt(len(v)):.3f})" for v in cov.values()]
         print(f"{name:<14} " + " ".join(f"{c:>16}" for c in cells))
-
-
-def pooled_all_counts(s: np.ndarray, n: np.ndarray, own_n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The pooled credible interval for every own count."""
-    lo, hi = np.empty(own_n + 1), np.empty(own_n + 1)
-    for x in range(own_n + 1):
-        post = fit_hierarchical(np.append(s, x), np.append(n, own_n), random_seed=0)
-        row = post.summary(level=LEVEL).iloc[-1]
-        lo[x], hi[x] = row["lower"], row["upper"]
-    return lo, hi
 
 
 def width_table(datasets: int) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "flag_power",
     "read_choice",
     "read_bounds",
+    "adaptive_bounds",
 ]
 
 #: a stratum whose leave-one-out conflict p-value is at or below this is not clearly typical
@@ -485,6 +486,29 @@ def read_bounds(
         )
         lo[idx], hi[idx] = iv.lower[back], iv.upper[back]
     return lo, hi
+
+
+def adaptive_bounds(successes: Any, trials: Any, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every stratum's adaptive interval from its leave-one-out prior (NaN without trials).
+
+    The interval of :func:`read_bounds` for every stratum with trials, without the conflict
+    check (nothing is chosen): ``proportion_ci(..., method="adaptive")`` computed once per
+    distinct ``(successes, trials)`` pair. Needs two strata with trials.
+
+    Examples
+    --------
+    >>> lo, hi = adaptive_bounds([4, 6, 5, 3, 7, 4, 9, 0], [50, 70, 60, 40, 80, 50, 20, 0], 0.95)
+    >>> (hi - lo)[:7].round(3).tolist(), bool(np.isnan(lo[7]))
+    ([0.154, 0.131, 0.142, 0.167, 0.126, 0.154, 0.496], True)
+    """
+    s, n = check_counts(successes, trials)
+    s, n = s.ravel(), n.ravel()
+    if np.count_nonzero(n) < 2:
+        raise ValueError(f"the adaptive interval needs two strata with trials, got trials {n.tolist()}")
+    k = s.size
+    choice = ReadChoice(np.full(k, "adaptive", dtype=object), np.full(k, "", dtype=object),
+                        n > 0, None, s, n, LOO_MIXTURE)
+    return read_bounds(choice, np.full(k, np.nan), np.full(k, np.nan), level)
 
 
 def _distinct_pairs(successes: np.ndarray, trials: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
