@@ -475,16 +475,19 @@ def read_bounds(
         rep, back = _distinct_pairs(choice.successes[idx], choice.trials[idx])
         rep = idx[rep]  # one stratum per distinct pair, in stratum order
         if isinstance(choice.mixture, tuple):
-            w, a, b = (v[rep] for v in choice.mixture)
-        else:  # the leave-one-out mixtures of these strata only
+            groups = [(np.arange(rep.size), *(v[rep] for v in choice.mixture))]
+        else:  # the leave-one-out mixtures of these strata only, one group per grid
             mask = np.zeros(choice.trials.size, bool)
-            mask[rep] = True
-            w, a, b = loo_beta_mixture(choice.successes, choice.trials, rows=mask)
-        iv = fab_interval(
-            choice.successes[rep], choice.trials[rep], a, b, w,
-            level=level, diffuse_weight=DIFFUSE_WEIGHT,
-        )
-        lo[idx], hi[idx] = iv.lower[back], iv.upper[back]
+            mask[rep] = True  # rep is in stratum order: the groups' positions index it
+            _, groups = loo_mixture_groups(choice.successes, choice.trials, rows=mask)
+        lo_rep, hi_rep = np.empty(rep.size), np.empty(rep.size)
+        for pos, w, a, b in groups:  # a grid's Beta parameters shared, not copied per stratum
+            iv = fab_interval(
+                choice.successes[rep[pos]], choice.trials[rep[pos]], a, b, w,
+                level=level, diffuse_weight=DIFFUSE_WEIGHT,
+            )
+            lo_rep[pos], hi_rep[pos] = iv.lower, iv.upper
+        lo[idx], hi[idx] = lo_rep[back], hi_rep[back]
     return lo, hi
 
 
