@@ -3,7 +3,7 @@
 The story, on bundled data, with progress printed at every step:
 
 1. fit a logistic regression on German credit with out-of-fold predictions;
-2. evaluate it per age group x sex with Wilson intervals and the pooled model;
+2. evaluate it per age group x sex with per-group intervals that cover every group and the pooled model;
 3. evaluate the COMPAS score's false positive rate per race (small groups) and
    pool them, with a posterior predictive check, a side-by-side table against
    the frequentist intervals and a PSIS-LOO comparison of pooling choices;
@@ -202,7 +202,7 @@ def run_demo(
     progress = _Progress(6, quiet=demo.quiet)
     progress("German credit: logistic regression (numeric attributes), 10-fold out-of-fold predictions")
     credit = _credit_predictions(demo)
-    progress("Per group (age group x sex): Wilson intervals, pooled posterior, checks")
+    progress("Per group (age group x sex): per-group intervals, pooled posterior, checks")
     credit_report = _credit_section(demo, credit)
     progress("COMPAS: false positive rate per race, pooled and checked against the data")
     _compas_section(demo)
