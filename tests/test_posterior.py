@@ -230,3 +230,13 @@ def test_plot_hands_off_to_the_forest_plot(post):
     ax = post.plot()
     assert len(ax.get_yticklabels()) == 5
     plt.close(ax.figure)
+
+
+def test_summary_without_read_columns_is_the_same_posterior_summary():
+    from bayeseval.models import fit_hierarchical
+
+    post = fit_hierarchical([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20], random_seed=0)
+    full, bare = post.summary(level=0.9), post.summary(level=0.9, read=False)
+    read = ["read", "read_reason", "read_lower", "read_upper"]
+    assert list(bare.columns) == [c for c in full.columns if c not in read]
+    pd.testing.assert_frame_equal(bare, full.drop(columns=read))
