@@ -1427,7 +1427,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 5, "pred": [0, 1] * 5})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> c.sync_labelstudio(url="localhost:8080", project=1, token="t")

@@ -269,7 +269,7 @@ def task_priorities(campaign: Any) -> dict[Any, float]:
     --------
     >>> import os, tempfile
     >>> from bayeseval.active import Campaign
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
     >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
     ...                     y_pred="pred", rule="uniform", random_seed=0)
     >>> b = c.propose(4)

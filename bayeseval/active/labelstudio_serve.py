@@ -62,7 +62,7 @@ def status_payload(campaign: Any) -> dict[str, Any]:
     >>> import os, tempfile
     >>> import pandas as pd
     >>> from bayeseval.active import Campaign
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
     >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
     ...                     y_pred="pred", random_seed=0)
     >>> p = status_payload(c)
