@@ -353,3 +353,22 @@ def test_log_tails_by_quadrature_and_by_sums_match_scipy_at_random():
                 assert got == ref
             else:  # relative error of the probability below 1e-8
                 assert abs(got - ref) < 1e-8, (i, si, a[i], b[i], got, ref)
+
+
+@pytest.mark.parametrize(("n", "s", "a", "b"), [
+    (1_000_000, 200_000, 2_000.0, 8_000.0),    # at the mean of a narrow component
+    (1_000_000, 190_000, 2_000.0, 8_000.0),    # 2.5 sd below it
+    (1_000_000, 302_000, 30_000.0, 70_000.0),  # above the mean
+])
+def test_binomial_side_quadrature_matches_scipy_sums(n, s, a, b):
+    # a component narrower than the binomial spread at many trials (the pmf sums would be
+    # long): the quadrature over the component's rate against SciPy's pmf summed in logs
+    from bayeseval._core.adaptive import _binomial_quadrature_applies, betabinom_log_tails
+
+    assert _binomial_quadrature_applies(np.array([float(s)]), np.array([float(n)]),
+                                        np.array([a]), np.array([b]))[0]
+    lo, _, hi = betabinom_log_tails(s, n, a, b)
+    k = np.arange(n + 1)
+    logpmf = stats.betabinom.logpmf(k, n, a, b)
+    assert lo == pytest.approx(special.logsumexp(logpmf[:s]), rel=1e-5, abs=1e-9)
+    assert hi == pytest.approx(special.logsumexp(logpmf[s + 1:]), rel=1e-5, abs=1e-9)
