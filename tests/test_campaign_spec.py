@@ -76,7 +76,8 @@ def test_simulate_replays_the_campaign_of_the_same_spec(tmp_path, pool, rule):
     [{"stop_level": 0.99}, {"min_data_share": 0.9}],
 )
 def test_safeguards_change_stopping_in_a_campaign_as_in_simulate(tmp_path, pool, safeguard):
-    base = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, random_seed=5)
+    base = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, random_seed=5,
+                        guarantee="average")  # the safeguards apply only to the average guarantee
     guarded = base.replace(**safeguard)
     plain = simulate(pool, y_true="truth", spec=base, n_repeats=1, progress=False)
     sim, camp, _ = run_both(tmp_path, pool, guarded)
@@ -104,7 +105,7 @@ def test_own_check_keeps_a_disagreeing_stratum_open():
     # pooling puts it, so with own_check it is not done although its interval is narrow enough
     # (the read rule is off here: it would also keep that stratum open, on its adaptive interval)
     spec = CampaignSpec(y_pred="p", strata="g", target_halfwidth=0.2, own_check=0.95, model="beta_binomial",
-                        read_threshold=None)
+                        read_threshold=None, guarantee="average")
     k = 11
     design = StrataDesign(pd.Index(list("abcdefghijk"), name="g"), np.full(k, 1000), np.full(k, 1000),
                           np.full(k, 1 / k), None)

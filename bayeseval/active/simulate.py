@@ -255,6 +255,7 @@ def simulate(
     direction: str | None = None,
     tolerance: float | None = None,
     margin: float = 0.0,
+    guarantee: str = "stratum",
     random_seed: Any = None,
     spec: CampaignSpec | None = None,
     progress: bool = True,
@@ -305,7 +306,7 @@ def simulate(
         own_check=own_check, min_data_share=min_data_share, own_level=own_level,
         own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
         adaptive_floor=adaptive_floor, threshold=threshold, direction=direction,
-        tolerance=tolerance, margin=margin, random_seed=random_seed,
+        tolerance=tolerance, margin=margin, guarantee=guarantee, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
