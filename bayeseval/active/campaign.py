@@ -1541,6 +1541,10 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
         },
         index=st.strata,
     )
+    if st.per_stratum():  # the guaranteed interval is the stratum's; the pooled posterior beside it
+        frame = frame.rename(columns={"mean": "pooled_mean"})
+        frame["lower"], frame["upper"] = rlo, rhi
+        frame["pooled_lower"], frame["pooled_upper"] = lo, hi
     if st.goal == "decide":
         frame["threshold"] = st.threshold
         frame["p_meets"] = st.p_meets()
