@@ -366,7 +366,7 @@ def _wrong_decision_probability(rate, guarantee, max_trials=800):
             cache[n] = st.decisions()
         return cache[n]
 
-    wrong_call = "fails" if rate <= 0.10 else "meets"  # at the threshold itself, meeting means rate < 0.10
+    wrong_call = "fails" if rate < 0.10 else "meets"  # at the threshold itself "meets" (rate < 0.10) is wrong
     return sequential_outcome(rate, lambda s, n: decided(s, n) != "undecided",
                               lambda s, n: decided(s, n) == wrong_call, every=1, max_trials=max_trials)
 
@@ -397,3 +397,18 @@ def test_stratum_margin_decides_at_the_threshold_on_the_confidence_sequence():
     lo, hi = confidence_sequence_bounds(np.array([120.0, 300.0]), np.array([1200.0, 1200.0]), lv, c)
     assert lo[0] >= 0.06 and hi[0] <= 0.14  # the first stratum's sequence is inside 0.10 +/- 0.04
     assert st.decisions().tolist() == ["at the threshold", "fails"]
+
+
+def test_stratum_gap_projects_confidence_sequences_at_the_bonferroni_level():
+    from bayeseval._core.anytime import confidence_sequence_bounds
+    from bayeseval._core.disparity import bonferroni_level
+
+    s, n = np.array([10, 40, 25]), np.array([400, 400, 300])
+    st = RuleState.from_counts(s, n, available=[600, 600, 700], goal="gap", tolerance=0.02, guarantee="stratum")
+    gap = st.gap()
+    level = bonferroni_level(0.95, 3)
+    lo, hi = confidence_sequence_bounds(s.astype(float), n.astype(float), level, st.decision_concentration())
+    np.testing.assert_allclose(gap["bounds"][0], lo)
+    # the projected gap interval: from max(lower) - min(upper) to max(upper) - min(lower)
+    assert gap["upper"] == pytest.approx(hi.max() - lo.min())
+    assert gap["verdict"] == ("outside" if gap["lower"] > 0.02 else "undecided")

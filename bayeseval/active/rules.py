@@ -449,6 +449,9 @@ def stopping_options(
     The safeguards apply to goal ``"each"``, except ``own_level`` (goal ``"decide"``, on by
     default: ``"default"`` is kept and means the decision level, see
     :meth:`RuleState.own_decision_level`).
+    All of them apply only under ``guarantee="average"``: under ``guarantee="stratum"`` (the
+    campaigns' default) each stratum stops on its guaranteed interval and decides with an
+    anytime-valid test, which need no safeguard.
 
     Parameters
     ----------
@@ -920,6 +923,7 @@ class RuleState:
         Returns
         -------
         bool
+            True when the guaranteed intervals and the anytime tests are in force.
         """
         return self.guarantee == "stratum" and self.goal != "overall"
 
@@ -956,6 +960,7 @@ class RuleState:
         Returns
         -------
         numpy.ndarray
+            One effective sample size per stratum.
         """
         if not self.per_stratum():
             return self.posterior.n_eff().to_numpy()
@@ -1628,6 +1633,7 @@ class RuleState:
         Returns
         -------
         float
+            The level of each test and of the confidence sequence.
         """
         return self.level if not self.margin else 1.0 - (1.0 - self.level) / 2.0
 
@@ -1641,6 +1647,7 @@ class RuleState:
         Returns
         -------
         float
+            The concentration ``c`` of the ``Beta(c t, c (1 - t))`` prior of the tests.
         """
         size = np.median(self.available + self.labelled + self.pending) if len(self.strata) else 20
         return tuned_concentration(int(np.clip(size, 20, 4000)), self.anytime_level())
