@@ -11,7 +11,7 @@ interval from the leave-one-out prior of the other strata at level 0.965) and
 stop is of the interval each stratum reads (``simulate``'s ``covered``); its Monte Carlo
 standard error is ``sqrt(c (1 - c) / repeats)``.
 
-Run: ``python benchmarks/validate_guarantee.py [--repeats 12] [--batch-size 50]``
+Run: ``python benchmarks/validate_campaign_guarantee.py [--repeats 12] [--batch-size 50]``
 """
 
 from __future__ import annotations
