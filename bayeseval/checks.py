@@ -593,7 +593,7 @@ def compare_frequentist(
     pandas.DataFrame
         Indexed by stratum (plus ``"weighted overall"``): ``successes, trials, raw_rate, se,
         wilson_lower, wilson_upper, cp_lower, cp_upper, adaptive_lower, adaptive_upper,
-        post_mean, post_sd, post_lower, post_upper, width_ratio, shrinkage, flag, reason,
+        pooled_mean, pooled_sd, pooled_lower, pooled_upper, width_ratio, shrinkage, flag, reason,
         read, read_reason, read_lower, read_upper``. ``adaptive_*`` is the adaptive
         interval (``proportion_ci(..., method="adaptive")``; NaN with fewer than two strata
         with trials). ``read`` says which interval to read, as in
@@ -643,22 +643,22 @@ def compare_frequentist(
             "cp_upper": np.asarray(cu, dtype=float),
             "adaptive_lower": al,
             "adaptive_upper": au,
-            "post_mean": summ["mean"].to_numpy(),
-            "post_sd": posterior.theta.std(axis=0, ddof=1),
-            "post_lower": summ["lower"].to_numpy(),
-            "post_upper": summ["upper"].to_numpy(),
+            "pooled_mean": summ["mean"].to_numpy(),
+            "pooled_sd": posterior.theta.std(axis=0, ddof=1),
+            "pooled_lower": summ["lower"].to_numpy(),
+            "pooled_upper": summ["upper"].to_numpy(),
         },
         index=counts.strata,
     )
-    frame["width_ratio"] = (frame["post_upper"] - frame["post_lower"]) / (
+    frame["width_ratio"] = (frame["pooled_upper"] - frame["pooled_lower"]) / (
         frame["wilson_upper"] - frame["wilson_lower"]
     )
     frame["shrinkage"] = summ["shrinkage"].to_numpy()
     outside = (
-        (frame["post_mean"] < frame["wilson_lower"])
-        | (frame["post_mean"] > frame["wilson_upper"])
-        | (frame["raw_rate"] < frame["post_lower"])
-        | (frame["raw_rate"] > frame["post_upper"])
+        (frame["pooled_mean"] < frame["wilson_lower"])
+        | (frame["pooled_mean"] > frame["wilson_upper"])
+        | (frame["raw_rate"] < frame["pooled_lower"])
+        | (frame["raw_rate"] > frame["pooled_upper"])
     ).to_numpy()
     narrow = (frame["width_ratio"] < 0.5).to_numpy()
     misfit = ppc.table["flag"].reindex(frame.index).fillna(False).astype(bool).to_numpy()
@@ -704,10 +704,10 @@ def compare_frequentist(
                 "cp_upper": [np.nan],
                 "adaptive_lower": [np.nan],
                 "adaptive_upper": [np.nan],
-                "post_mean": [p_mean],
-                "post_sd": [p_sd],
-                "post_lower": [p_lo],
-                "post_upper": [p_hi],
+                "pooled_mean": [p_mean],
+                "pooled_sd": [p_sd],
+                "pooled_lower": [p_lo],
+                "pooled_upper": [p_hi],
                 "width_ratio": [(p_hi - p_lo) / (sr.ci[1] - sr.ci[0])],
                 "shrinkage": [np.nan],
                 "flag": [bool(why)],

@@ -57,6 +57,10 @@ PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", 
 # and the per-stratum methods of ``gate`` (``bayeseval._core.binomial.STRATA_METHODS``): the
 # adaptive interval borrows its tail split from the other strata
 STRATA_METHODS = (*PROPORTION_METHODS, "adaptive")
+# what the per-stratum intervals of report and gate promise (``bayeseval._core.binomial.GUARANTEES``)
+GUARANTEES = ("stratum", "average")
+_GUARANTEE_HELP = ("stratum (default): every stratum's interval covers its own rate at every true "
+                   "rate (exact); average: the pooled interval, covering on average over strata")
 
 # the formats of ``Report.save`` (spelled out so that the parser does not import the report
 # module; a test keeps the two equal)
@@ -515,6 +519,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         groups=groups,
         tolerance=args.tolerance,
         min_trials=args.min_trials,
+        guarantee=args.guarantee,
     )
     if args.out:
         with atomic_output(args.out) as tmp:
@@ -546,6 +551,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         level=args.level,
         method=args.method,
         pos_label=_pos_label(args, data, args.metric),
+        guarantee=args.guarantee,
     )
     if args.json:
         print(json.dumps({"passed": result.passed, "strata": _frame_records(result.table)}, indent=2))
@@ -715,6 +721,7 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--model", default="beta_binomial", choices=("beta_binomial", "robust"),
                         help="pooled model; 'robust' lets outlying strata stand apart")
     report.add_argument("--seed", type=_SEED, default=0, help="random seed (a non-negative integer)")
+    report.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
     report.add_argument("--groups", default=None,
                         help="group column(s), comma separated: adds a fairness audit section")
     report.add_argument("--tolerance", type=_float_between(0.0, 1.0), default=None,
@@ -743,9 +750,12 @@ def _add_gate(sub: Any) -> None:
     gate_p.add_argument("--min-trials", type=_int_at_least(1), default=None, help="minimum trials per stratum")
     gate_p.add_argument("--max-halfwidth", type=_float_between(0.0, 1.0), default=None,
                         help="maximum interval half-width")
-    gate_p.add_argument("--method", default="wilson", choices=STRATA_METHODS,
-                        help="interval method ('adaptive': each stratum's exact-coverage interval, "
-                        "narrower where the stratum is typical of the others; needs --strata)")
+    gate_p.add_argument("--method", default=None, choices=STRATA_METHODS,
+                        help="interval method; when omitted, adaptive under --guarantee stratum "
+                        "(each stratum's exact-coverage interval, narrower where the stratum is "
+                        "typical of the others; that guarantee accepts only adaptive or "
+                        "clopper_pearson) and wilson under --guarantee average")
+    gate_p.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
     gate_p.set_defaults(func=_cmd_gate)
 
 

@@ -3,7 +3,7 @@
 The story, on bundled data, with progress printed at every step:
 
 1. fit a logistic regression on German credit with out-of-fold predictions;
-2. evaluate it per age group x sex with Wilson intervals and the pooled model;
+2. evaluate it per age group x sex with per-group intervals that cover every group and the pooled model;
 3. evaluate the COMPAS score's false positive rate per race (small groups) and
    pool them, with a posterior predictive check, a side-by-side table against
    the frequentist intervals and a PSIS-LOO comparison of pooling choices;
@@ -202,7 +202,7 @@ def run_demo(
     progress = _Progress(6, quiet=demo.quiet)
     progress("German credit: logistic regression (numeric attributes), 10-fold out-of-fold predictions")
     credit = _credit_predictions(demo)
-    progress("Per group (age group x sex): Wilson intervals, pooled posterior, checks")
+    progress("Per group (age group x sex): per-group intervals, pooled posterior, checks")
     credit_report = _credit_section(demo, credit)
     progress("COMPAS: false positive rate per race, pooled and checked against the data")
     _compas_section(demo)
@@ -289,7 +289,7 @@ def _credit_section(demo: _Demo, credit: pd.DataFrame) -> Report:
         )
     demo.say(str(credit_report))
     demo.summary["german_credit"]["per_group"] = json.loads(
-        credit_report.table[["trials", "rate", "lower", "upper", "post_mean"]]
+        credit_report.table[["trials", "rate", "lower", "upper", "pooled_mean"]]
         .reset_index()
         .astype({"age_group": str, "sex": str})
         .to_json(orient="records")
@@ -300,8 +300,8 @@ def _credit_section(demo: _Demo, credit: pd.DataFrame) -> Report:
     return credit_report
 
 
-_SIDE_COLUMNS = ["trials", "raw_rate", "wilson_lower", "wilson_upper", "post_mean", "post_lower",
-                 "post_upper", "reason"]
+_SIDE_COLUMNS = ["trials", "raw_rate", "wilson_lower", "wilson_upper", "pooled_mean", "pooled_lower",
+                 "pooled_upper", "reason"]
 
 
 def _compas_section(demo: _Demo) -> None:

@@ -470,7 +470,9 @@ def _pairwise(name: str, fit: _MetricFit, layout: _Layout, ref: int, level: floa
         )
         methods = ("newcombe", "katz_log")
     draws = fit.pooled.draws
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # a ratio of posterior draws near zero can overflow to inf: a legitimate draw of an
+    # unbounded ratio, summarised by its quantiles
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         d_post = _posterior_summary(draws[:, others] - draws[:, [ref]], level, tol, True)
         r_post = _posterior_summary(draws[:, others] / draws[:, [ref]], level, None, False)
     predicted = ~np.isfinite(e[others]) | ~np.isfinite(e[ref])

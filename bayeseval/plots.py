@@ -4,7 +4,7 @@ Every function takes ``ax=None`` (a new figure is made when omitted) and returns
 the matplotlib Axes it drew on. No function changes rcParams or global style,
 and none calls ``plt.show()``.
 
-- :func:`forest`: raw rate with its frequentist interval beside the pooled
+- :func:`forest`: raw rate with the stratum's own interval beside the pooled
   posterior interval, per stratum, sized by trials, with the overall rate.
 - :func:`halfwidth_curve`: interval half-width against labels (campaign
   traces, observed and forecast, several rules side by side).
@@ -110,8 +110,9 @@ def _pick(frame: pd.DataFrame, names: Sequence[str], what: str) -> pd.Series:
 
 @functools.singledispatch
 def _forest_frame(data: Any, level: float) -> tuple[pd.DataFrame, dict[str, Any] | None]:
-    """The input of :func:`forest` as columns trials, rate, lower, upper, post_mean, post_lower,
-    post_upper (indexed by stratum), plus the overall rate if known."""
+    """The input of :func:`forest` as columns trials, rate, lower, upper, pooled_mean,
+    pooled_lower, pooled_upper (indexed by stratum), plus the overall rate if known; the
+    legend label of lower/upper in ``frame.attrs["interval"]``."""
     raise TypeError(f"data must be a Report, a Posterior or a DataFrame, got {type(data).__name__}")
 
 
@@ -132,7 +133,15 @@ def _report_forest_frame(report: Any, level: float) -> tuple[pd.DataFrame, dict[
         None,
     )
     frame, _ = _table_forest_frame(report.table, level)
+    frame.attrs["interval"] = _REPORT_INTERVAL.get(report.guarantee, "raw rate, interval")
     return frame, overall
+
+
+# the legend of a report's own interval, per guarantee
+_REPORT_INTERVAL = {
+    "stratum": "raw rate, interval covering each stratum (adaptive)",
+    "average": "raw rate, interval read (pooled or adaptive: average coverage)",
+}
 
 
 @_when_loaded(_forest_frame, "bayeseval.models.posterior", "Posterior")
@@ -148,9 +157,9 @@ def _posterior_forest_frame(post: Any, level: float) -> tuple[pd.DataFrame, dict
             "rate": counts.rates,
             "lower": np.asarray(lo, dtype=float),
             "upper": np.asarray(hi, dtype=float),
-            "post_mean": summ["mean"].to_numpy(),
-            "post_lower": summ["lower"].to_numpy(),
-            "post_upper": summ["upper"].to_numpy(),
+            "pooled_mean": summ["mean"].to_numpy(),
+            "pooled_lower": summ["lower"].to_numpy(),
+            "pooled_upper": summ["upper"].to_numpy(),
         },
         index=counts.strata,
     )
@@ -168,18 +177,19 @@ def _posterior_forest_frame(post: Any, level: float) -> tuple[pd.DataFrame, dict
 @_forest_frame.register
 def _table_forest_frame(data: pd.DataFrame, level: float) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     overall = None
-    if "weighted overall" in data.index and "post_mean" in data.columns:
+    if "weighted overall" in data.index and "pooled_mean" in data.columns:
         # compare_frequentist's last row: the population-weighted rate
         row = data.loc["weighted overall"]
         overall = _overall_band(
-            row["post_mean"], row["post_lower"], row["post_upper"], "population-weighted (pooled)"
+            row["pooled_mean"], row["pooled_lower"], row["pooled_upper"],
+            "population-weighted (pooled)",
         )
         data = data.drop(index="weighted overall")
-    if "post_mean" in data.columns or "posterior_mean" in data.columns:
-        # Report.table layout: lower/upper are the frequentist bounds
+    if "pooled_mean" in data.columns or "posterior_mean" in data.columns:
+        # Report.table layout: lower/upper are the stratum's own interval
         freq = (["lower", "wilson_lower", "freq_lower"], ["upper", "wilson_upper", "freq_upper"])
-        post = (["post_mean", "posterior_mean"], ["post_lower", "posterior_lower"],
-                ["post_upper", "posterior_upper"])
+        post = (["pooled_mean", "posterior_mean"], ["pooled_lower", "posterior_lower"],
+                ["pooled_upper", "posterior_upper"])
     else:
         # side-by-side layout (checks.compare_frequentist): wilson_* frequentist, mean/lower/upper
         # the posterior
@@ -191,9 +201,9 @@ def _table_forest_frame(data: pd.DataFrame, level: float) -> tuple[pd.DataFrame,
             "rate": _pick(data, ["rate", "raw_rate"], "the raw rate"),
             "lower": _pick(data, freq[0], "the frequentist lower bound"),
             "upper": _pick(data, freq[1], "the frequentist upper bound"),
-            "post_mean": _pick(data, post[0], "the posterior mean"),
-            "post_lower": _pick(data, post[1], "the posterior lower bound"),
-            "post_upper": _pick(data, post[2], "the posterior upper bound"),
+            "pooled_mean": _pick(data, post[0], "the posterior mean"),
+            "pooled_lower": _pick(data, post[1], "the posterior lower bound"),
+            "pooled_upper": _pick(data, post[2], "the posterior upper bound"),
         },
         index=data.index,
     )
@@ -215,11 +225,14 @@ def forest(
     overall: Mapping[str, float] | None = None,
     ax: Any = None,
 ) -> Any:
-    """Forest plot: each stratum's raw rate and frequentist interval beside its pooled posterior.
+    """Forest plot: each stratum's raw rate and own interval beside its pooled posterior.
 
-    For every stratum (one row, labelled on the y axis) the raw rate with its
-    Wilson interval (grey circle) sits just above the pooled posterior mean with
-    its credible interval (blue diamond); marker areas grow with the stratum's
+    For every stratum (one row, labelled on the y axis) the raw rate with the
+    stratum's interval (grey circle: for a Report, its ``lower``/``upper``, labelled
+    by the report's guarantee, by default the interval that covers each stratum at
+    every rate; Wilson for a Posterior or a side-by-side table) sits just above the
+    pooled posterior mean with its credible interval (blue diamond, labelled "pooled
+    posterior": it covers on average over strata); marker areas grow with the stratum's
     trials. A stratum whose row says to read its adaptive interval instead of the
     pooled one (``read == "adaptive"`` in a report or a posterior summary: its count
     is not clearly typical of the other strata) gets that interval too, in orange
@@ -233,8 +246,8 @@ def forest(
         A :class:`~bayeseval.report.Report`, a fitted
         :class:`~bayeseval.models.posterior.Posterior` (Wilson intervals are
         computed from its counts), or a DataFrame indexed by stratum with columns
-        ``trials``, ``rate``, ``lower``, ``upper``, ``post_mean``, ``post_lower``,
-        ``post_upper`` (as in ``Report.table``), or the side-by-side layout
+        ``trials``, ``rate``, ``lower``, ``upper``, ``pooled_mean``, ``pooled_lower``,
+        ``pooled_upper`` (as in ``Report.table``), or the side-by-side layout
         ``trials``, ``raw_rate``, ``wilson_lower``, ``wilson_upper``, ``mean``,
         ``lower``, ``upper`` (posterior).
     level : float, default 0.95
@@ -271,9 +284,9 @@ def forest(
         ax.axvline(ov["estimate"], color=_POST, ls="--", lw=1,
                    label=f"{ov.get('label', 'overall')}: {ov['estimate']:.3f}")
     _interval_markers(ax, frame[["rate", "lower", "upper"]], y + 0.17, sizes, _RAW, "o",
-                      "raw rate, Wilson interval")
-    _interval_markers(ax, frame[["post_mean", "post_lower", "post_upper"]], y - 0.17, sizes, _POST, "D",
-                      "pooled posterior, credible interval")
+                      frame.attrs.get("interval", "raw rate, Wilson interval"))
+    _interval_markers(ax, frame[["pooled_mean", "pooled_lower", "pooled_upper"]], y - 0.17, sizes,
+                      _POST, "D", "pooled posterior (covers on average over strata)")
     _read_markers(ax, frame, y - 0.36)
     _forest_axes(ax, frame.index, y, n)
     return ax

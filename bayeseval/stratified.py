@@ -856,9 +856,17 @@ def weighted_metric(
 
     Examples
     --------
+    Half the rows are positive, against 10% of the population: the function says that the
+    unweighted column does not describe the population.
+
+    >>> import warnings
     >>> y = [1, 1, 1, 1, 0, 0, 0, 0]
     >>> p = [1, 1, 1, 0, 1, 0, 0, 0]
-    >>> r = weighted_metric(y, p, weights=0.1, metric="precision")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r = weighted_metric(y, p, weights=0.1, metric="precision")
+    >>> [w.category.__name__ for w in caught]
+    ['ReweightingWarning']
     >>> r.report.round(3).loc["precision"].tolist()
     [0.75, 0.25]
     """

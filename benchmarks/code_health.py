@@ -9,7 +9,13 @@ Run ``python benchmarks/code_health.py`` from the repository root. It prints
   private module taken from anywhere but ``_core``, ``_validation``, ``_warnings`` or
   ``_results``) and function-local imports of the package's own modules;
 * the numpydoc pass rate of the exported objects (every name in ``__all__`` of the package and
-  of its public submodules, and the public methods of exported classes).
+  of its public submodules, and the public methods of exported classes);
+* the layout figures: modules over 1,000 lines, the class with the most methods, the parameters
+  of ``Campaign.create`` and ``simulate``, deprecation sites (decorators or warnings about old
+  names), and test files named after no module of the package (outside ``tests/validity``
+  and ``tests/meta``);
+* with ``--timings``: the wall time of the README's test command and of ``bayeseval demo``
+  (minutes: run it on an idle machine).
 
 The layer rules themselves are asserted by ``tests/test_layers.py``; this script only reports.
 """
@@ -62,6 +68,75 @@ def complex_functions(limit: int = 20) -> list[str]:
             for d in json.loads(proc.stdout or "[]")]
 
 
+def long_modules(limit: int = 1000) -> list[tuple[str, int]]:
+    return sorted(((str(p.relative_to(ROOT)), n) for p in (ROOT / "bayeseval").rglob("*.py")
+                   if (n := len(p.read_text().splitlines())) > limit), key=lambda x: -x[1])
+
+
+def largest_class() -> tuple[str, int]:
+    best = ("", 0)
+    for path in sorted((ROOT / "bayeseval").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                k = sum(isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) for b in node.body)
+                if k > best[1]:
+                    best = (f"{path.relative_to(ROOT)}:{node.name}", k)
+    return best
+
+
+def entry_point_parameters() -> dict[str, int]:
+    import inspect
+
+    from bayeseval.active import Campaign, simulate
+
+    return {"Campaign.create": len(inspect.signature(Campaign.create).parameters) - 1,
+            "simulate": len(inspect.signature(simulate).parameters)}
+
+
+#: what marks compatibility code for an old name
+_DEPRECATION_MARKS = ("renamed_kwargs", "positional_deprecated", "deprecated_alias",
+                      "DeprecationWarning", "is renamed", "former name")
+
+
+def deprecation_sites() -> list[str]:
+    out = []
+    for path in sorted((ROOT / "bayeseval").rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if any(mark in line for mark in _DEPRECATION_MARKS):
+                out.append(f"{path.relative_to(ROOT)}:{number}")
+    return out
+
+
+def unmirrored_test_files() -> list[str]:
+    """Test files whose name matches no module of the package (``test_<module>.py``)."""
+    modules = {p.stem for p in (ROOT / "bayeseval").rglob("*.py")} | {
+        f"{p.parent.name}_{p.stem}".lstrip("_") for p in (ROOT / "bayeseval").rglob("*.py")}
+    out = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        rel = path.relative_to(ROOT / "tests")
+        if rel.parts[0] in ("validity", "meta"):
+            continue
+        if path.stem.removeprefix("test_") not in modules:
+            out.append(str(rel))
+    return out
+
+
+def timings() -> dict[str, float]:
+    import os
+    import tempfile
+    import time
+
+    env = dict(os.environ, MPLBACKEND="Agg")
+    out = {}
+    for name, cmd in (("default tests (pytest -n 2 -q)", [sys.executable, "-m", "pytest", "-n", "2", "-q"]),
+                      ("bayeseval demo", [sys.executable, "-m", "bayeseval", "demo", "--out",
+                                          tempfile.mkdtemp(), "--force"])):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=False)
+        out[name] = time.perf_counter() - start
+    return out
+
+
 def numpydoc_report() -> tuple[int, int, dict[str, list[str]]]:
     api = _test_module("test_public_api")
     objects = dict(api.public_callables())
@@ -72,6 +147,8 @@ def numpydoc_report() -> tuple[int, int, dict[str, list[str]]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true", help="list every finding")
+    parser.add_argument("--timings", action="store_true",
+                        help="also time the default tests and the demo (minutes)")
     args = parser.parse_args(argv)
 
     layers = _test_module("test_layers")
@@ -90,11 +167,27 @@ def main(argv: list[str] | None = None) -> int:
     print(f"function-local package imports  {len(local):>6}")
     print(f"numpydoc: exported objects      {total:>6}")
     print(f"numpydoc: passing               {passing:>6} ({passing / max(total, 1):.0%})")
+    big = long_modules()
+    cls, n_methods = largest_class()
+    params = entry_point_parameters()
+    shims = deprecation_sites()
+    unmirrored = unmirrored_test_files()
+    print(f"modules over 1,000 lines        {len(big):>6}")
+    print(f"largest class (methods)         {n_methods:>6}  {cls}")
+    for name, k in params.items():
+        print(f"parameters of {name:<18}{k:>6}")
+    print(f"deprecation sites               {len(shims):>6}")
+    print(f"test files named after no module{len(unmirrored):>6}")
+    if args.timings:
+        for name, seconds in timings().items():
+            print(f"{name:<32}{seconds:>6.0f} s")
     if args.verbose:
         for title, items in (("long", [f"{n} ({k} lines)" for n, k in longf]),
                              ("complex", complexf), ("cycles", [" -> ".join(c) for c in cycles]),
                              ("sideways", sideways),
-                             ("numpydoc", [f"{k}: {', '.join(v)}" for k, v in failures.items()])):
+                             ("numpydoc", [f"{k}: {', '.join(v)}" for k, v in failures.items()]),
+                             ("over 1,000 lines", [f"{m} ({k})" for m, k in big]),
+                             ("deprecation", shims), ("test file", unmirrored)):
             for item in items:
                 print(f"  [{title}] {item}")
     return 0

@@ -34,6 +34,10 @@ from bayeseval.active.annotations import (
 )
 from bayeseval.active.cli import main
 
+# the 400-row pools (about 200 rows a stratum) cannot reach the default target_halfwidth=0.05:
+# Campaign.create says so with a PrecisionLimitedWarning, which is not the subject here
+pytestmark = pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+
 
 def make_pool(n=400, seed=0):
     rng = np.random.default_rng(seed)

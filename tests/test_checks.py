@@ -154,7 +154,7 @@ def test_compare_frequentist_reference_values_and_reasons():
     np.testing.assert_allclose(per["cp_lower"], cl, atol=1e-9)
     np.testing.assert_allclose(per["cp_upper"], cu, atol=1e-9)
     summ = post.summary()
-    np.testing.assert_allclose(per["post_mean"], summ["mean"])
+    np.testing.assert_allclose(per["pooled_mean"], summ["mean"])
     np.testing.assert_allclose(
         per["width_ratio"], (summ["upper"] - summ["lower"]) / (wu - wl), rtol=1e-12
     )
@@ -167,8 +167,8 @@ def test_compare_frequentist_reference_values_and_reasons():
     last = t.loc["weighted overall"]
     assert last["raw_rate"] == pytest.approx(np.sum(weights * r))
     assert last["se"] == pytest.approx(np.sqrt(np.sum(weights**2 * r * (1 - r) / n)))
-    assert last["post_mean"] == pytest.approx(post.weighted(weights).mean())
-    assert last["post_sd"] == pytest.approx(post.weighted(weights).std(ddof=1))
+    assert last["pooled_mean"] == pytest.approx(post.weighted(weights).mean())
+    assert last["pooled_sd"] == pytest.approx(post.weighted(weights).std(ddof=1))
 
 
 def test_compare_frequentist_flags_misfit_of_planted_outlier():

@@ -113,6 +113,8 @@ def test_demo_does_not_overwrite_a_folder_that_holds_files_without_force(tmp_pat
     assert (tmp_path / "report.html").read_text() == "mine"
 
 
+# the subject: the command prints the EmptyStratumWarning as one stderr line
+@pytest.mark.filterwarnings("always::bayeseval.EmptyStratumWarning")
 def test_both_command_lines_print_a_package_warning_as_one_line(tmp_path, capsys):
     import warnings
 
@@ -139,3 +141,28 @@ def test_a_score_column_read_from_a_file_is_a_one_line_error(command, tmp_path, 
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "y_pred column 'score' holds the fractional value 0.25" in err
+
+
+def test_guarantee_flag_of_report_and_gate(labelled_csv, capsys):
+    from bayeseval import cli
+    from bayeseval._core.binomial import GUARANTEES
+
+    assert cli.GUARANTEES == GUARANTEES
+    data = [str(labelled_csv), "--y-true", "y", "--y-pred", "p", "--strata", "g", "--json"]
+    assert main(["report", *data]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["guarantee"] == "stratum" and "read" not in out["strata"][0]
+    assert main(["report", *data, "--guarantee", "average"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["guarantee"] == "average" and out["strata"][0]["read"] in ("pooled", "adaptive")
+    assert main(["gate", *data, "--max-halfwidth", "0.5"]) == 0
+    assert {r["method"] for r in json.loads(capsys.readouterr().out)["strata"]} == {"adaptive"}
+    assert main(["gate", *data, "--max-halfwidth", "0.5", "--method", "wilson"]) == 2
+    err = capsys.readouterr().err
+    assert "method 'wilson' does not cover every stratum" in err and "guarantee" in err
+    assert main(["gate", *data, "--max-halfwidth", "0.5", "--method", "wilson",
+                 "--guarantee", "average"]) == 0
+    assert {r["method"] for r in json.loads(capsys.readouterr().out)["strata"]} == {"wilson"}
+    assert main(["report", *data, "--guarantee", "each"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--guarantee" in err and "'each'" in err and len(err.splitlines()) == 1

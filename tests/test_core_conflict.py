@@ -231,3 +231,18 @@ def test_flag_power_beyond_20000_trials_matches_enumeration(p_value):
         np.testing.assert_allclose(got[j], ref, atol=1e-9)
     # rates far from the others' are flagged more often than rates near them
     assert got[1, 0] > 0.5 > 0.01 > got[1, 3] and got[1, 5] > 0.5
+
+
+def test_adaptive_bounds_of_every_stratum_equal_proportion_ci_adaptive():
+    from bayeseval import proportion_ci
+    from bayeseval._core.conflict import adaptive_bounds
+
+    s, n = [4, 6, 5, 3, 7, 4, 9, 4, 0], [50, 70, 60, 40, 80, 50, 20, 50, 0]
+    lo, hi = adaptive_bounds(s, n, 0.9)
+    with pytest.warns(Warning):  # the empty stratum
+        ref_lo, ref_hi = proportion_ci(s, n, level=0.9, method="adaptive")
+    np.testing.assert_array_equal(lo[:8], ref_lo[:8])
+    np.testing.assert_array_equal(hi[:8], ref_hi[:8])
+    assert np.isnan(lo[8]) and np.isnan(hi[8])
+    with pytest.raises(ValueError, match=r"two strata with trials, got trials \[40, 0\]"):
+        adaptive_bounds([3, 0], [40, 0], 0.95)

@@ -185,8 +185,8 @@ def test_evaluate_with_a_huge_flagged_stratum_stays_small():
         warnings.simplefilter("ignore")
         rep = evaluate(Counts.from_arrays(s, n), random_seed=0)
     t = rep.table
-    assert np.all(t["read_lower"] <= t["read_upper"])
-    assert t.loc[4, "read_upper"] < 1e-6  # 0 of 67 million: the interval stays tiny
+    assert np.all(t["lower"] <= t["upper"])
+    assert t.loc[4, "upper"] < 1e-6  # 0 of 67 million: the interval stays tiny
 
 
 def test_read_bounds_once_per_distinct_pair_equals_every_stratum_alone() -> None:

@@ -32,6 +32,11 @@ from bayeseval.active.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# the 400-row pools cannot reach target_halfwidth=0.01 (chosen so that no campaign stops
+# early) nor the command line's default 0.05: Campaign.create says so with a
+# PrecisionLimitedWarning, which is not the subject here
+pytestmark = pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+
 
 def make_pool(n=400, k=3, seed=0, pred=None):
     rng = np.random.default_rng(seed)

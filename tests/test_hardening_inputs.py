@@ -27,7 +27,14 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 from test_reliability import FAST, SLOWER, assert_raises_naming
 
-from bayeseval import BayesevalWarning, Counts, proportion_ci, proportion_se, stratified_risk
+from bayeseval import (
+    BayesevalWarning,
+    Counts,
+    clustered_risk,
+    proportion_ci,
+    proportion_se,
+    stratified_risk,
+)
 from bayeseval.classic import error_reject_curve, estimate_error, risk_averaging
 from bayeseval.counts import as_counts
 from bayeseval.intervals import f1_score
@@ -129,7 +136,7 @@ def test_stratified_risk_pairs_series_and_weights_by_label():
     assert res.se == pytest.approx(se, rel=1e-12)
 
 
-def test_clustered_stratified_risk_pairs_row_series_by_label():
+def test_clustered_risk_pairs_row_series_by_label():
     rng = np.random.default_rng(3)
     k = 200
     y = rng.integers(0, 2, k)
@@ -137,9 +144,9 @@ def test_clustered_stratified_risk_pairs_row_series_by_label():
     cl = rng.integers(0, 40, k)
     idx = pd.Index([f"r{i}" for i in range(k)])
     perm = rng.permutation(k)
-    ref = _quietly(stratified_risk, y, weights={"a": 0.3, "b": 0.7}, strata=g, cluster=cl)
+    ref = _quietly(clustered_risk, y, weights={"a": 0.3, "b": 0.7}, strata=g, cluster=cl)
     got = _quietly(
-        stratified_risk,
+        clustered_risk,
         pd.Series(y, index=idx),
         weights={"a": 0.3, "b": 0.7},
         strata=pd.Series(g, index=idx).iloc[perm],
@@ -243,11 +250,11 @@ def test_row_functions_refuse_missing_values(na):
     _raises(lambda: f1_score([1, 0, 1], np.array([1, na, 0], dtype=object)), "y_pred", "[1]")
     y = np.array([1, 0, 1, 0, 1, 0], dtype=object)
     y[3] = na
-    _raises(lambda: stratified_risk(y, weights=None, cluster=[1, 1, 2, 2, 3, 3]), "successes", "[3]")
-    _raises(lambda: stratified_risk([1, 0, 1, 0], weights={"a": 0.5, "b": 0.5},
-                                    strata=np.array(["a", "b", na, "b"], dtype=object),
-                                    cluster=[1, 1, 2, 2]), "strata", "[2]")
-    _raises(lambda: stratified_risk([1, 0, 1, 0], cluster=np.array([1, na, 2, 2], dtype=object)),
+    _raises(lambda: clustered_risk(y, weights=None, cluster=[1, 1, 2, 2, 3, 3]), "outcomes", "[3]")
+    _raises(lambda: clustered_risk([1, 0, 1, 0], weights={"a": 0.5, "b": 0.5},
+                                   strata=np.array(["a", "b", na, "b"], dtype=object),
+                                   cluster=[1, 1, 2, 2]), "strata", "[2]")
+    _raises(lambda: clustered_risk([1, 0, 1, 0], cluster=np.array([1, na, 2, 2], dtype=object)),
             "cluster", "[1]")
 
 
@@ -386,7 +393,7 @@ def test_permuted_rows_give_the_aligned_result(data):
     with _silenced():
         got = weighted_metric(ys, ps.iloc[perm], strata=gs.iloc[perm[::-1]],
                               weights=shares, metric="error_rate")
-        sr = stratified_risk(ys, weights=shares, strata=gs.iloc[perm], cluster=ps.iloc[perm[::-1]])
+        sr = clustered_risk(ys, weights=shares, strata=gs.iloc[perm], cluster=ps.iloc[perm[::-1]])
     err = {k: np.mean((y != p)[g == k]) for k in ("a", "b")}
     assert got.report.loc["error_rate", "reweighted"] == pytest.approx(0.4 * err["a"] + 0.6 * err["b"])
     rate = {k: np.mean(y[g == k]) for k in ("a", "b")}
@@ -414,8 +421,8 @@ def test_a_missing_value_anywhere_names_the_argument_and_position(data, na, draw
     if which == "strata":
         _raises(lambda: risk_averaging(np.full(y.size, 0.3), strata=cols["strata"]), "strata", f"[{i}]")
         _raises(lambda: reweight(cols["strata"], {"a": 0.5, "b": 0.5}), "strata", f"[{i}]")
-        _raises(lambda: stratified_risk(y, weights={"a": 0.5, "b": 0.5}, strata=cols["strata"],
-                                        cluster=np.arange(y.size)), "strata", f"[{i}]")
+        _raises(lambda: clustered_risk(y, weights={"a": 0.5, "b": 0.5}, strata=cols["strata"],
+                                       cluster=np.arange(y.size)), "strata", f"[{i}]")
 
 
 @given(

@@ -169,7 +169,7 @@ def test_no_trials_anywhere_is_a_finding_not_a_fit():
     rep = evaluate(Counts.from_arrays([0, 0], [0, 0], strata=["a", "b"]), random_seed=0)
     assert rep.posterior is None
     assert [f.flag for f in rep.findings if f.flag == "no trials"] == ["no trials"]
-    assert rep.table["post_mean"].isna().all()
+    assert rep.table["pooled_mean"].isna().all()
 
 
 def test_reweighted_rate_undefined_when_a_weighted_stratum_is_empty():
@@ -191,7 +191,7 @@ def test_robust_model_is_passed_through():
     counts = Counts.from_arrays(s, [100] * 9 + [200], strata=[f"g{i}" for i in range(10)])
     rep = evaluate(counts, model="robust", random_seed=3)
     ref = fit_hierarchical(counts, model="robust", random_seed=3).summary()
-    np.testing.assert_allclose(rep.table["post_mean"], ref["mean"], rtol=1e-10)
+    np.testing.assert_allclose(rep.table["pooled_mean"], ref["mean"], rtol=1e-10)
 
 
 # -- Markdown escaping -------------------------------------------------------------------------
@@ -622,8 +622,8 @@ def test_a_target_too_small_to_plan_is_refused_before_fitting(monkeypatch):
     monkeypatch.undo()
     # a small target that the planner can still count is accepted, with its extra labels
     rep = evaluate(COUNTS, target_halfwidth=1e-5, random_seed=0)
-    expected = [sample_size(halfwidth=1e-5, rate=3 / 40, method="wilson") - 40,
-                sample_size(halfwidth=1e-5, rate=5 / 50, method="wilson") - 50]
+    expected = [sample_size(halfwidth=1e-5, rate=3 / 40, method="clopper_pearson") - 40,
+                sample_size(halfwidth=1e-5, rate=5 / 50, method="clopper_pearson") - 50]
     assert rep.table["extra_needed"].tolist() == expected
 
 

@@ -3,7 +3,8 @@
 Each notebook runs in a fresh ``python3`` kernel of the running interpreter (jupyter_client
 replaces the kernel spec's ``python`` by ``sys.executable``), with ``MPLBACKEND=Agg``. A cell
 error fails the test with the cell's traceback. Before the notebook's own cells the kernel
-turns every ``FutureWarning`` into an error (as ``python -W error::FutureWarning`` does),. Notebook 2 writes its figures as JSON to the file named by the environment variable
+turns every ``FutureWarning`` into an error (as ``python -W error::FutureWarning`` does).
+Notebook 2 writes its figures as JSON to the file named by the environment variable
 ``BAYESEVAL_NOTEBOOK_RESULT``; the test compares them with the published reference figures of
 the audit. Executing the notebooks is marked ``slow`` (15-25 s each); CI runs it.
 """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from matplotlib.figure import Figure
 
 from bayeseval.active import Campaign
@@ -20,6 +21,9 @@ def _campaign(tmp_path, k: int, rounds: int) -> Campaign:
     return c
 
 
+# PrecisionLimitedWarning expected: 30 rows a stratum cannot reach target_halfwidth=0.01
+# (kept so that every round proposes)
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_lines_end_at_each_strata_label_count(tmp_path) -> None:
     c = _campaign(tmp_path, 4, 3)
     ax = labels_by_round(progress_by_round(c), ax=Figure().subplots())

@@ -82,7 +82,7 @@ def test_forest_from_report_and_frame_with_given_ax():
     ax2 = plots.forest(rep.table)
     assert all(_n_bars(c) == 3 for c in _errorbars(ax2))
     with pytest.raises(ValueError, match="posterior upper bound"):
-        plots.forest(rep.table.drop(columns="post_upper"))
+        plots.forest(rep.table.drop(columns="pooled_upper"))
     # side-by-side layout: wilson_* are frequentist, mean/lower/upper the posterior
     side = pd.DataFrame({"trials": [10, 20], "raw_rate": [0.1, 0.2], "wilson_lower": [0.02, 0.08],
                          "wilson_upper": [0.4, 0.42], "mean": [0.15, 0.19], "lower": [0.05, 0.09],
@@ -261,7 +261,7 @@ def test_forest_from_compare_frequentist(post):
     ax = plots.forest(side)
     # the "weighted overall" row becomes the vertical line, not a stratum
     assert [t.get_text() for t in ax.get_yticklabels()] == STRATA
-    assert any(np.isclose(ln.get_xdata()[0], side.loc["weighted overall", "post_mean"])
+    assert any(np.isclose(ln.get_xdata()[0], side.loc["weighted overall", "pooled_mean"])
                for ln in ax.lines)
     raw_pts = [c for c in ax.collections if isinstance(c, PathCollection)][0]
     np.testing.assert_allclose(raw_pts.get_offsets()[:, 0], side["raw_rate"].iloc[:-1])

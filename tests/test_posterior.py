@@ -182,6 +182,9 @@ def test_predictive_and_log_likelihood(post):
     np.testing.assert_allclose(ll, stats.binom.logpmf(S, N, post.theta))
 
 
+# ArviZ's LOO on five strata, each an influential observation, warns of Pareto k > 0.7;
+# the test checks that az.loo reads the InferenceData, not how reliable LOO is here
+@pytest.mark.filterwarnings("ignore:Estimated shape parameter of Pareto:UserWarning:arviz")
 def test_idata_for_arviz(post):
     idata = post.idata
     th = idata.posterior["theta"]
@@ -227,3 +230,13 @@ def test_plot_hands_off_to_the_forest_plot(post):
     ax = post.plot()
     assert len(ax.get_yticklabels()) == 5
     plt.close(ax.figure)
+
+
+def test_summary_without_read_columns_is_the_same_posterior_summary():
+    from bayeseval.models import fit_hierarchical
+
+    post = fit_hierarchical([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20], random_seed=0)
+    full, bare = post.summary(level=0.9), post.summary(level=0.9, read=False)
+    read = ["read", "read_reason", "read_lower", "read_upper"]
+    assert list(bare.columns) == [c for c in full.columns if c not in read]
+    pd.testing.assert_frame_equal(bare, full.drop(columns=read))

@@ -568,7 +568,7 @@ def test_evaluate_on_extreme_counts_is_finite_and_ordered(data):
     assert (rep.posterior is None) == (int((np.asarray(n) > 0).sum()) < 2)
     pairs = [("lower", "rate", "upper")]
     if rep.posterior is not None:
-        pairs.append(("post_lower", "post_mean", "post_upper"))
+        pairs.append(("pooled_lower", "pooled_mean", "pooled_upper"))
     for lo, mid, hi in pairs:
         v = t[[lo, mid, hi]].to_numpy()
         assert np.all(np.isfinite(v))

@@ -2,6 +2,7 @@
 
 import html
 import json
+import warnings
 
 import matplotlib
 import numpy as np
@@ -42,13 +43,15 @@ def test_table_matches_the_building_blocks(pool, rep):
     t = rep.table
     assert t["successes"].tolist() == counts.successes.tolist()
     assert t["trials"].tolist() == counts.trials.tolist()
-    lo, hi = proportion_ci(counts.successes, counts.trials, level=0.95, method="wilson")
+    # the default guarantee ("stratum"): each stratum's adaptive interval
+    lo, hi = proportion_ci(counts.successes, counts.trials, level=0.95, method="adaptive")
     np.testing.assert_allclose(t["lower"], lo, rtol=1e-12)
     np.testing.assert_allclose(t["upper"], hi, rtol=1e-12)
+    np.testing.assert_allclose(t["halfwidth"], (hi - lo) / 2, rtol=1e-12)
     post = fit_hierarchical(counts, engine="exact", random_seed=0).summary(level=0.95)
-    np.testing.assert_allclose(t["post_mean"], post["mean"], rtol=1e-10)
-    np.testing.assert_allclose(t["post_lower"], post["lower"], rtol=1e-10)
-    np.testing.assert_allclose(t["post_upper"], post["upper"], rtol=1e-10)
+    np.testing.assert_allclose(t["pooled_mean"], post["mean"], rtol=1e-10)
+    np.testing.assert_allclose(t["pooled_lower"], post["lower"], rtol=1e-10)
+    np.testing.assert_allclose(t["pooled_upper"], post["upper"], rtol=1e-10)
     # shrinkage: the posterior mean of kappa / (kappa + n_k), the population mean's weight in
     # E[theta_k | mu, kappa, data] = (1 - B_k) s_k / n_k + B_k mu (BDA3 section 5.3)
     kappa = fit_hierarchical(counts, engine="exact", random_seed=0).draws("kappa")
@@ -74,11 +77,11 @@ def test_warnings_in_plain_words(rep):
     # s6 has 0 errors: rate-0 warning and flag
     assert t.loc["s6", "successes"] == 0 and "rate 0" in t.loc["s6", "flags"]
     assert any("'s6' has a rate of 0" in w and "not certainty" in w for w in rep.warnings)
-    # strata wider than the target get the extra labels the Wilson planner asks for
+    # strata wider than the target get the extra labels the Clopper-Pearson planner asks for
     wide = t.index[t["halfwidth"] > 0.05]
     assert len(wide) >= 1
     for k in wide:
-        need = sample_size(halfwidth=0.05, rate=float(t.loc[k, "rate"]), method="wilson")
+        need = sample_size(halfwidth=0.05, rate=float(t.loc[k, "rate"]), method="clopper_pearson")
         assert t.loc[k, "extra_needed"] == max(0, need - t.loc[k, "trials"])
         assert "too wide" in t.loc[k, "flags"]
         assert any(f"'{k}' is too small" in w for w in rep.warnings)
@@ -174,7 +177,7 @@ def test_markdown_round_trip(rep, tmp_path):
     t = rep.table
     assert back.index.tolist() == [str(k) for k in t.index]
     assert back["trials"].astype(int).tolist() == t["trials"].tolist()
-    for col in ("rate", "lower", "upper", "post_mean", "post_lower", "post_upper"):
+    for col in ("rate", "lower", "upper", "pooled_mean", "pooled_lower", "pooled_upper"):
         np.testing.assert_allclose(back[col].astype(float), t[col].round(4), atol=1e-12)
     assert back["flags"].tolist() == t["flags"].tolist()
     for w in rep.warnings:
@@ -204,7 +207,7 @@ def test_to_frame_and_xarray(rep):
     assert frame["stratum"].tolist() == list(rep.table.index)
     assert len(frame) == len(rep.table)
     ds = rep.to_xarray()
-    np.testing.assert_allclose(ds["post_mean"].to_numpy(), rep.table["post_mean"].to_numpy())
+    np.testing.assert_allclose(ds["pooled_mean"].to_numpy(), rep.table["pooled_mean"].to_numpy())
     assert ds.attrs["reweighted_estimate"] == pytest.approx(rep.overall.loc["reweighted", "estimate"])
 
 
@@ -275,3 +278,130 @@ def test_saved_workbook_and_csv_never_hold_live_formulas(tmp_path):
     first = frame.columns[0] if "stratum" not in frame.columns else "stratum"
     assert frame[first].tolist() == ["'" + names[0], "'" + names[1], "plain"]
     assert frame["successes"].tolist() == [3, 5, 4]
+
+
+# -- the guarantee ------------------------------------------------------------------------------
+# configurations of the *other* strata (successes, trials); the stratum under test comes last
+_ALIKE = ([4, 9, 12, 20, 31, 40, 6, 15, 25, 33, 18, 8], [50, 110, 150, 260, 380, 500, 70, 190,
+                                                          300, 420, 230, 95])
+_NEAR_010 = ([48, 36, 31, 22, 22, 5, 18, 9, 16, 43, 44, 48],
+             [432, 336, 280, 171, 188, 68, 83, 57, 128, 415, 342, 460])
+_MASKING = ([4, 6, 5, 3, 7, 4, 8], [50, 70, 60, 40, 80, 50, 25])  # an outlier 8 of 25 among them
+_SPREAD = ([1, 12, 30, 55], [40, 60, 80, 90])
+_ONE_OTHER = ([3], [40])
+
+
+def _exact_coverage(others, n, own, level):
+    """Min coverage over true rates of the report's interval for a stratum with ``n`` trials.
+
+    The interval of every own count 0..n under the stratum's leave-one-out prior (which
+    does not depend on its count); the report's interval at the count ``own`` must be the
+    one enumerated. Coverage at rate p is sum_x Binomial(x; n, p) [lo_x <= p <= hi_x]
+    (scipy), over 2,001 rates plus every interval end and its neighbours.
+    """
+    from scipy import stats
+
+    from bayeseval._core.adaptive import (
+        DIFFUSE_WEIGHT,
+        beta_mixture_predictive,
+        fab_intervals_all_counts,
+        loo_beta_mixture,
+    )
+
+    s = np.append(others[0], own)
+    t = np.append(others[1], n)
+    rows = np.zeros(s.size, bool)
+    rows[-1] = True
+    w, a, b = loo_beta_mixture(s, t, rows=rows)
+    pmf = beta_mixture_predictive(n, w[-1], a[-1], b[-1])
+    iv = fab_intervals_all_counts(n, pmf, level, diffuse_weight=DIFFUSE_WEIGHT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the model check may flag the outliers
+        rep = evaluate(Counts.from_arrays(s, t), level=level, random_seed=0)
+    got = rep.table.iloc[-1][["lower", "upper"]].to_numpy(float)
+    np.testing.assert_allclose(got, [iv.lower[own], iv.upper[own]], rtol=1e-10, atol=1e-13)
+    ends = np.concatenate([iv.lower, iv.upper])
+    p = np.unique(np.clip(np.concatenate([np.linspace(0, 1, 2001), ends,
+                                          np.nextafter(ends, 0), np.nextafter(ends, 1)]), 0, 1))
+    pmf_x = stats.binom.pmf(np.arange(n + 1)[:, None], n, p[None, :])
+    inside = (iv.lower[:, None] <= p[None, :]) & (p[None, :] <= iv.upper[:, None])
+    return float((pmf_x * inside).sum(axis=0).min())
+
+
+@pytest.mark.parametrize(
+    ("others", "n", "own", "level"),
+    [
+        (_ALIKE, 5, 1, 0.95),
+        (_ALIKE, 20, 2, 0.95),
+        (_ALIKE, 100, 9, 0.90),
+        (_ALIKE, 1000, 80, 0.95),
+        (_NEAR_010, 40, 3, 0.95),  # a low-side outlier at 0.03 that looks typical
+        (_NEAR_010, 200, 2, 0.95),
+        (_MASKING, 25, 7, 0.95),  # a second outlier beside the first
+        (_SPREAD, 500, 100, 0.95),
+        (_ONE_OTHER, 50, 20, 0.95),  # a single other stratum to build the prior from
+    ],
+)
+def test_stratum_guarantee_covers_every_rate_by_exact_enumeration(others, n, own, level):
+    assert _exact_coverage(others, n, own, level) >= level - 1e-9
+
+
+def test_stratum_guarantee_covers_a_low_side_outlier_that_average_misses():
+    # seeded: 12 strata at 0.08-0.12 (50-500 trials) and one at 0.03 with 40 trials whose
+    # count (3 of 40) looks typical, so the read rule leaves it on the pooled interval
+    rng = np.random.default_rng(0)
+    n = np.append(rng.integers(50, 500, 12), 40)
+    s = rng.binomial(n, np.append(rng.uniform(0.08, 0.12, 12), 0.03))
+    assert s[-1] == 3
+    counts = Counts.from_arrays(s, n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        average = evaluate(counts, random_seed=0, guarantee="average").table.iloc[-1]
+        stratum = evaluate(counts, random_seed=0).table.iloc[-1]
+    assert average["read"] == "pooled" and not average["lower"] <= 0.03 <= average["upper"]
+    assert stratum["lower"] <= 0.03 <= stratum["upper"]
+    # Clopper-Pearson (statsmodels "beta") is the exact interval it is measured against
+    from statsmodels.stats.proportion import proportion_confint
+
+    cp = proportion_confint(3, 40, alpha=0.05, method="beta")
+    assert stratum["upper"] - stratum["lower"] <= 1.35 * (cp[1] - cp[0])
+
+
+def test_without_two_strata_with_trials_the_interval_is_clopper_pearson():
+    from statsmodels.stats.proportion import proportion_confint
+
+    for guarantee in ("stratum", "average"):
+        rep = evaluate(Counts.from_arrays([3, 0], [50, 0], strata=["a", "b"]), random_seed=0,
+                       guarantee=guarantee)
+        lo, hi = proportion_confint(3, 50, alpha=0.05, method="beta")
+        assert rep.table.loc["a", ["lower", "upper"]].tolist() == pytest.approx([lo, hi], rel=1e-9)
+        assert rep.table.loc["b", ["lower", "upper"]].isna().all()
+
+
+def test_the_report_says_which_guarantee_it_keeps(rep):
+    assert rep.guarantee == "stratum" and rep.to_dict()["guarantee"] == "stratum"
+    assert rep.to_xarray().attrs["guarantee"] == "stratum"
+    note = [f for f in rep.findings if f.flag == "guarantee"]
+    assert len(note) == 1 and note[0].message.startswith("Guarantee 'stratum'")
+    assert "not for a stratum that differs" in note[0].message
+    for text in (str(rep), rep.to_markdown(), html.unescape(rep.to_html(plot=False))):
+        assert "guarantee 'stratum'" in text and "cover each stratum's own rate" in text
+    assert "title='lower bound of the stratum&#x27;s interval, covering its own rate" in \
+        rep.to_html(plot=False)  # the column's header says what it promises
+    ax = rep.plot()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "raw rate, interval covering each stratum (adaptive)" in labels
+    assert "pooled posterior (covers on average over strata)" in labels
+    matplotlib.pyplot.close(ax.figure)
+    average = evaluate(rep.counts, random_seed=0, guarantee="average")
+    assert average.guarantee == "average" and "guarantee: average" in str(average)
+    assert any(f.flag == "guarantee" and "covers on average" in f.message
+               for f in average.findings)
+
+
+@pytest.mark.parametrize(("value", "error"), [("both", ValueError), ("", ValueError),
+                                              (1, TypeError), (None, TypeError)])
+def test_bad_guarantee_is_refused_naming_it_and_the_choices(value, error):
+    with pytest.raises(error, match=r"guarantee") as err:
+        evaluate(Counts.from_arrays([1, 2], [10, 10]), guarantee=value)
+    assert "['stratum', 'average']" in str(err.value) and repr(value) in str(err.value)

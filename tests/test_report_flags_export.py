@@ -12,7 +12,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import bayeseval
-from bayeseval import Counts, evaluate
+from bayeseval import Counts, evaluate, proportion_ci
 from bayeseval.models import fit_hierarchical
 from bayeseval.report import _model_findings, _Pooled
 
@@ -34,7 +34,7 @@ def test_shrinkage_is_the_population_means_weight_in_the_pooled_estimate():
         b = kappa / (kappa + nk)
         assert rep.table.loc[k, "shrinkage"] == pytest.approx(b.mean(), rel=1e-10)
         mean = np.mean((1 - b) * sk / nk + b * mu)
-        assert rep.table.loc[k, "post_mean"] == pytest.approx(mean, abs=2e-3)
+        assert rep.table.loc[k, "pooled_mean"] == pytest.approx(mean, abs=2e-3)
 
 
 @pytest.mark.parametrize(
@@ -59,14 +59,15 @@ def test_shrinkage_falls_as_a_stratum_grows_at_the_same_rate():
 def test_one_stratum_skips_pooling_and_says_why():
     rep = evaluate(Counts.from_arrays([3], [50], strata=["only"]), random_seed=0)
     assert rep.posterior is None
-    assert rep.table["post_mean"].isna().all() and rep.table["shrinkage"].isna().all()
+    assert rep.table["pooled_mean"].isna().all() and rep.table["shrinkage"].isna().all()
     text = str(rep)
     assert "1 strata" not in text and "1 stratum, 50 trials" in text
     assert any("Only one stratum has trials" in n and "no other strata to pool" in n
                for n in rep.notes)
-    lo, hi = proportion_confint(3, 50, alpha=0.05, method="wilson")
+    # nothing to build the adaptive interval's prior from: Clopper-Pearson (statsmodels "beta")
+    lo, hi = proportion_confint(3, 50, alpha=0.05, method="beta")
     assert rep.table.loc["only", ["lower", "upper"]].tolist() == pytest.approx([lo, hi], rel=1e-9)
-    assert "post_mean" not in rep.to_markdown()  # no empty pooled columns
+    assert "pooled_mean" not in rep.to_markdown()  # no empty pooled columns
 
 
 def test_one_stratum_with_trials_among_empty_ones_skips_pooling():
@@ -77,14 +78,15 @@ def test_one_stratum_with_trials_among_empty_ones_skips_pooling():
 
 # -- flags, each on a constructed case with a known answer ---------------------------------------
 def _table(rows):
-    cols = ["lower", "upper", "post_lower", "post_upper", "shrinkage"]
+    cols = ["lower", "upper", "pooled_lower", "pooled_upper", "shrinkage"]
     return pd.DataFrame(rows, columns=cols, index=pd.Index(list("abcd")[: len(rows)]))
 
 
 def _findings(table, flagged=None):
     flagged = np.zeros(len(table), bool) if flagged is None else np.asarray(flagged)
     pooled = _Pooled(post=object(), flagged=flagged)
-    return {f.flag: f.strata for f in _model_findings(table, pooled)}
+    own = (table["lower"].to_numpy(), table["upper"].to_numpy())
+    return {f.flag: f.strata for f in _model_findings(table, own, pooled)}
 
 
 def test_estimates_disagree_fires_exactly_when_the_intervals_do_not_overlap():
@@ -117,14 +119,14 @@ def test_flags_end_to_end_match_their_definitions():
     s, n = [50] * 20 + [6], [1000] * 20 + [10]
     rep = evaluate(Counts.from_arrays(s, n), random_seed=0, target_halfwidth=0.02)
     t = rep.table
-    lo, hi = proportion_confint(np.array(s), np.array(n), alpha=0.05, method="wilson")
+    lo, hi = proportion_ci(s, n, method="adaptive")
     np.testing.assert_allclose(t["lower"], lo, rtol=1e-9)
     np.testing.assert_allclose(t["upper"], hi, rtol=1e-9)
     threshold = 0.05 / len(s)
     for k, row in t.iterrows():
         flags = _flags(rep, k)
-        apart = row["post_upper"] < row["lower"] or row["post_lower"] > row["upper"]
-        ratio = (row["post_upper"] - row["post_lower"]) / (row["upper"] - row["lower"])
+        apart = row["pooled_upper"] < row["lower"] or row["pooled_lower"] > row["upper"]
+        ratio = (row["pooled_upper"] - row["pooled_lower"]) / (row["upper"] - row["lower"])
         assert ("estimates disagree" in flags) == apart
         assert ("strong shrinkage" in flags) == (row["shrinkage"] >= 0.5 and ratio < 0.5)
         assert ("model check" in flags) == (row["ppc_p"] < threshold)
@@ -138,7 +140,7 @@ def test_overlapping_intervals_are_not_flagged_as_disagreeing():
     s, n = [5] * 8 + [6], [100] * 8 + [10]
     rep = evaluate(Counts.from_arrays(s, n), random_seed=0)
     row = rep.table.loc[8]
-    assert row["post_mean"] < row["lower"] and row["post_upper"] >= row["lower"]
+    assert row["pooled_mean"] < row["lower"] and row["pooled_upper"] >= row["lower"]
     assert "estimates disagree" not in _flags(rep, 8)
 
 
@@ -162,7 +164,7 @@ def test_header_names_version_date_source_metric_level_engine(tmp_path):
         evaluate(Counts.from_arrays([1, 2], [9, 9]), source=3)
 
 
-def test_html_table_scrolls_and_groups_columns_raw_pooled_checks():
+def test_html_table_scrolls_and_groups_columns_estimate_pooled_checks():
     rep = evaluate(Counts.from_arrays([3, 5, 0], [40, 50, 20], strata=list("abc")),
                    target_halfwidth=0.05, random_seed=0)
     text = rep.to_html(plot=False)
@@ -172,11 +174,11 @@ def test_html_table_scrolls_and_groups_columns_raw_pooled_checks():
     shown = rep._display_table().columns
     raw = [c for c in ("successes", "trials", "rate", "lower", "upper", "halfwidth",
                        "sample_share", "weight") if c in shown]
-    assert groups == [(str(len(raw)), "raw"), ("7", "pooled"), ("3", "checks")]
+    assert groups == [(str(len(raw)), "estimate"), ("4", "pooled"), ("3", "checks")]
     cells = re.findall(r"<th(?: class=gs| class=f)? title='[^']*'>([\w<>]+)</th>", text)
     names = [n.replace("<wbr>", "") for n in cells]  # long names may break after "_"
-    assert names == raw + ["post_mean", "post_lower", "post_upper", "shrinkage", "read",
-                           "read_lower", "read_upper", "ppc_p", "extra_needed", "flags"]
+    assert names == raw + ["pooled_mean", "pooled_lower", "pooled_upper", "shrinkage",
+                           "ppc_p", "extra_needed", "flags"]
 
 
 def test_saved_html_page_is_styled_and_self_contained(tmp_path):
@@ -198,7 +200,7 @@ def test_save_csv_reads_back(rep, tmp_path):
     back = pd.read_csv(rep.save(tmp_path / "r.csv"), keep_default_na=False)
     assert back["stratum"].tolist() == ["a_1", "b&c", "d%"]
     assert back["successes"].tolist() == [3, 5, 0] and back["trials"].tolist() == [40, 50, 30]
-    lo, hi = proportion_confint(np.array([3, 5, 0]), np.array([40, 50, 30]), method="wilson")
+    lo, hi = proportion_ci([3, 5, 0], [40, 50, 30], method="adaptive")
     np.testing.assert_allclose(back["lower"], lo, rtol=1e-9)
     np.testing.assert_allclose(back["upper"], hi, rtol=1e-9)
     assert back["flags"].tolist() == rep.table["flags"].tolist()
@@ -219,7 +221,7 @@ def test_save_tex_reads_back_with_escaped_names(rep, tmp_path):
     header, body = rows[0], rows[1:4]
     assert [r[0] for r in body] == ["a\\_1", "b\\&c", "d\\%"]
     assert [int(r[header.index("successes")]) for r in body] == [3, 5, 0]
-    lo, _ = proportion_confint(np.array([3, 5, 0]), np.array([40, 50, 30]), method="wilson")
+    lo, _ = proportion_ci([3, 5, 0], [40, 50, 30], method="adaptive")
     got = [float(r[header.index("lower")]) for r in body]
     np.testing.assert_allclose(got, np.round(lo, 4), atol=1e-12)
     assert rows[4] == ["estimand", "estimate", "lower", "upper"]

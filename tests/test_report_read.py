@@ -1,4 +1,4 @@
-"""The report's read columns: which interval each stratum's row says to read."""
+"""The report's read columns under guarantee="average": which interval lower/upper are."""
 
 from __future__ import annotations
 
@@ -23,7 +23,17 @@ N = [50, 70, 60, 40, 80, 50, 20]
 def rep():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return evaluate(Counts.from_arrays(S, N, strata=list("abcdefg")), random_seed=0)
+        return evaluate(Counts.from_arrays(S, N, strata=list("abcdefg")), random_seed=0,
+                        guarantee="average")
+
+
+def test_read_columns_belong_to_the_average_guarantee_only():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = evaluate(Counts.from_arrays(S, N, strata=list("abcdefg")), random_seed=0)
+    assert rep.guarantee == "stratum"
+    assert not {"read", "read_reason", "read_lower", "read_upper"} & set(rep.table.columns)
+    assert not any(f.flag == "read adaptive" for f in rep.findings)
 
 
 def test_outlier_row_points_to_its_adaptive_interval(rep):
@@ -34,45 +44,48 @@ def test_outlier_row_points_to_its_adaptive_interval(rep):
     assert t["read"].tolist() == ["pooled"] * 6 + ["adaptive"]
     # its ends: the adaptive interval of proportion_ci, and the pooled interval elsewhere
     lo, hi = proportion_ci(S, N, method="adaptive")
-    np.testing.assert_allclose(t["read_lower"].iloc[6], lo[6], rtol=1e-12)
-    np.testing.assert_allclose(t["read_upper"].iloc[6], hi[6], rtol=1e-12)
-    np.testing.assert_array_equal(t["read_lower"].iloc[:6], t["post_lower"].iloc[:6])
-    np.testing.assert_array_equal(t["read_upper"].iloc[:6], t["post_upper"].iloc[:6])
+    np.testing.assert_allclose(t["lower"].iloc[6], lo[6], rtol=1e-12)
+    np.testing.assert_allclose(t["upper"].iloc[6], hi[6], rtol=1e-12)
+    np.testing.assert_array_equal(t["lower"].iloc[:6], t["pooled_lower"].iloc[:6])
+    np.testing.assert_array_equal(t["upper"].iloc[:6], t["pooled_upper"].iloc[:6])
     assert t.loc["g", "read_reason"].startswith("count above what the other strata predict (p = ")
     assert t.loc["a", "read_reason"] == "consistent with the other strata"
     note = [f for f in rep.findings if f.flag == "read adaptive"]
     assert len(note) == 1 and note[0].strata == () and note[0].severity == "note"
     assert "read adaptive" not in t.loc["g", "flags"]  # the read column marks it
-    assert "'g'" in note[0].message and "read_lower and read_upper" in note[0].message
-    assert any("read the interval their row points to" in w for w in rep.warnings)
+    assert "'g'" in note[0].message and "lower and upper give it" in note[0].message
+    assert any("their lower and upper are the adaptive interval" in w for w in rep.warnings)
+    assert any(f.flag == "guarantee" and "'average'" in f.message for f in rep.findings)
 
 
 def test_read_interval_follows_the_level():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = evaluate(Counts.from_arrays(S, N), level=0.9, random_seed=0)
+        rep = evaluate(Counts.from_arrays(S, N), level=0.9, random_seed=0, guarantee="average")
     lo, hi = proportion_ci(S, N, method="adaptive", level=0.9)
-    np.testing.assert_allclose(rep.table["read_lower"].iloc[6], lo[6], rtol=1e-12)
-    np.testing.assert_allclose(rep.table["read_upper"].iloc[6], hi[6], rtol=1e-12)
+    np.testing.assert_allclose(rep.table["lower"].iloc[6], lo[6], rtol=1e-12)
+    np.testing.assert_allclose(rep.table["upper"].iloc[6], hi[6], rtol=1e-12)
 
 
 def test_html_groups_read_columns_with_the_pooled_ones_and_explains_them(rep):
     text = rep.to_html(plot=False)
     groups = re.findall(r"<th class='g gs' colspan='(\d+)'>(\w+)</th>", text)
-    assert ("7", "pooled") in groups
-    for col in ("read", "read_lower", "read_upper"):
-        assert re.search(rf"title='[^']*'>{col.replace('_', '_<wbr>')}</th>", text)
+    assert ("5", "pooled") in groups
+    assert re.search(r"title='which interval lower and upper are[^']*'>read</th>", text)
+    assert re.search(r"title='lower bound of the interval read for the stratum[^']*'>lower</th>",
+                     text)
     assert "read_<wbr>reason</th>" not in text  # the reason is the read cell's tooltip
     reason = rep.table.loc["g", "read_reason"]
     assert f"title='{reason}'><b>adaptive</b></td>" in text
-    assert f"<b>{rep.table.loc['g', 'read_lower']:.4f}</b>" in text
+    assert f"<b>{rep.table.loc['g', 'lower']:.4f}</b>" in text
     assert "title='consistent with the other strata'>pooled</td>" in text
 
 
 def test_text_markdown_and_exports_carry_the_read_columns(rep, tmp_path):
     for text in (str(rep), rep.to_markdown(), rep.to_latex()):
         header = [ln for ln in text.splitlines() if "successes" in ln][0]
-        assert "read_lower" in header.replace("\\_", "_") and "read_reason" not in header
+        cells = header.replace("\\_", "_").replace("|", " ").replace("&", " ").split()
+        assert "read" in cells and "read_reason" not in header.replace("\\_", "_")
         assert "adaptive" in text
     md = [ln for ln in rep.to_markdown().splitlines() if ln.startswith("| g |")][0]
     assert "| adaptive |" in md
@@ -81,16 +94,18 @@ def test_text_markdown_and_exports_carry_the_read_columns(rep, tmp_path):
     assert frame["read_reason"].tolist() == rep.table["read_reason"].tolist()
     d = json.loads(json.dumps(rep.to_dict()))
     assert d["strata"][6]["read"] == "adaptive"
-    assert d["strata"][6]["read_upper"] == pytest.approx(rep.table["read_upper"].iloc[6])
+    assert d["strata"][6]["upper"] == pytest.approx(rep.table["upper"].iloc[6])
+    assert d["guarantee"] == "average"
     assert rep.to_xarray()["read"].to_numpy().tolist() == rep.table["read"].tolist()
 
 
 def test_without_a_pooled_model_there_is_nothing_to_read():
-    rep = evaluate(Counts.from_arrays([3, 0], [40, 0], strata=["a", "b"]), random_seed=0)
+    rep = evaluate(Counts.from_arrays([3, 0], [40, 0], strata=["a", "b"]), random_seed=0,
+                   guarantee="average")
     assert rep.posterior is None
-    assert rep.table[["read", "read_lower", "read_upper", "read_reason"]].isna().all().all()
+    assert rep.table[["read", "read_reason"]].isna().all().all()
     for text in (str(rep), rep.to_markdown(), rep.to_html(plot=False)):
-        assert "read_lower" not in text.replace("<wbr>", "")
+        assert ">read</th>" not in text and "| read |" not in text
     assert rep.to_xarray()["read"].to_numpy().tolist() == ["", ""]
 
 
@@ -98,17 +113,17 @@ def test_a_stratum_the_model_check_flags_never_reads_the_pooled_interval():
     # the predictive check and the read rule use different references: a flagged stratum
     # that the rule would leave on the pooled interval is pointed to its adaptive interval
     s, n = np.array([4, 6, 5, 3, 7, 4, 9]), np.array([50, 70, 60, 40, 80, 50, 20])
-    table = pd.DataFrame({"read": ["pooled"] * 7, "read_lower": 0.0, "read_upper": 1.0,
+    table = pd.DataFrame({"read": ["pooled"] * 7,
                           "read_reason": "consistent with the other strata",
                           "ppc_p": np.linspace(0.001, 0.9, 7)})
     flagged = np.zeros(7, bool)
     flagged[1] = True
-    _read_flagged(Counts.from_arrays(s, n), table, flagged, 0.95)
+    read_lo, read_hi = _read_flagged(Counts.from_arrays(s, n), table, flagged,
+                                     (np.zeros(7), np.ones(7)), 0.95)
     lo, hi = proportion_ci(s, n, method="adaptive")
     assert table["read"].tolist() == ["pooled", "adaptive"] + ["pooled"] * 5
-    np.testing.assert_allclose(table.loc[1, ["read_lower", "read_upper"]], [lo[1], hi[1]],
-                               rtol=1e-12)
-    assert table.loc[0, "read_lower"] == 0.0 and table.loc[2, "read_upper"] == 1.0
+    np.testing.assert_allclose([read_lo[1], read_hi[1]], [lo[1], hi[1]], rtol=1e-12)
+    assert read_lo[0] == 0.0 and read_hi[2] == 1.0
     assert table.loc[1, "read_reason"] == "flagged by the model check (p = 0.15)"
 
 
@@ -122,7 +137,16 @@ def test_forest_draws_the_interval_to_read_for_an_atypical_stratum(rep):
     from bayeseval.models import fit_hierarchical
 
     lo, hi = proportion_ci(S, N, method="adaptive")
-    for data in (rep, fit_hierarchical(S, N, random_seed=0)):
+    # a Report: its lower/upper (the grey interval) already are the adaptive interval of 'g'
+    ax = plots.forest(rep)
+    grey = [c.get_segments() for c in ax.collections if isinstance(c, LineCollection)
+            and np.allclose(c.get_color()[0][:3], matplotlib.colors.to_rgb("#555555"))]
+    (x0, _), (x1, _) = grey[0][-1]
+    np.testing.assert_allclose([x0, x1], [lo[6], hi[6]], rtol=1e-9)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "raw rate, interval read (pooled or adaptive: average coverage)" in labels
+    matplotlib.pyplot.close(ax.figure)
+    for data in (fit_hierarchical(S, N, random_seed=0),):
         ax = plots.forest(data)
         # each errorbar is a LineCollection of horizontal segments; the adaptive one is the
         # third family (orange) and holds only the stratum that reads it ('g', the bottom row)
@@ -147,7 +171,8 @@ def test_forest_without_atypical_strata_draws_no_read_interval():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = evaluate(Counts.from_arrays([4, 6, 5, 3], [50, 70, 60, 40]), random_seed=0)
+        rep = evaluate(Counts.from_arrays([4, 6, 5, 3], [50, 70, 60, 40]), random_seed=0,
+                       guarantee="average")
     assert (rep.table["read"] == "pooled").all()
     ax = plots.forest(rep)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -165,7 +190,7 @@ def test_read_column_reads_an_outlier_of_many_trials_from_its_own_data(trials):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         frame = evaluate(Counts.from_arrays(s, n, strata=[f"s{i}" for i in range(10)]),
-                         random_seed=0).to_frame()
+                         random_seed=0, guarantee="average").to_frame()
     assert frame["read"].tolist() == ["pooled"] * 9 + ["adaptive"]
-    lo, hi = frame["read_lower"].iloc[-1], frame["read_upper"].iloc[-1]
+    lo, hi = frame["lower"].iloc[-1], frame["upper"].iloc[-1]
     assert lo < 0.1 < hi < 0.15

@@ -839,17 +839,45 @@ def _split_tables(n: np.ndarray, prior: tuple, alpha: float, diffuse_weight: flo
     ref = split_trials(n)
     todo = todo[np.argsort(ref[todo], kind="stable")]  # strata sharing tail tables together
     ends: dict[int, tuple] = {}
+    # one cost buffer (one block per grid point) and one gather buffer, reused by every chunk
+    buffer = np.empty((_GRID_SIZE, 128, _LEVELS.size))
+    gathered = np.empty((_GRID_SIZE, _LEVELS.size))
     for start in range(0, todo.size, 128):
         chunk = todo[start : start + 128]
-        cost = np.empty((_GRID_SIZE, chunk.size, _LEVELS.size))  # one block per grid point
-        for j, i in enumerate(chunk):
-            m = int(ref[i])
+        cost = buffer[:, : chunk.size]
+        m_chunk = ref[chunk]
+        for m in np.unique(m_chunk):  # increasing: earlier sizes are done
+            m = int(m)
             if m not in ends:
-                ends = {m: _region_ends(m, alpha)}  # sorted: earlier sizes are done
-            pmf = beta_mixture_predictive(m, prior[0][i], prior[1][i], prior[2][i])
-            cost[:, j] = _split_cost(ends[m], (1.0 - diffuse_weight) * pmf + diffuse_weight / (m + 1.0))
+                lo_end, hi_end = _region_ends(m, alpha)
+                ends = {m: (lo_end, hi_end + 1)}
+            at = np.flatnonzero(m_chunk == m)
+            pmfs = _predictives(m, *(v[chunk[at]] for v in prior))
+            for j, pmf in zip(at, pmfs, strict=True):
+                cdf = np.concatenate([[0.0], np.cumsum((1.0 - diffuse_weight) * pmf + diffuse_weight / (m + 1.0))])
+                _cost_into(cdf, ends[m], cost[:, j], gathered)
         table[chunk] = _LEVELS[_monotone_path_by_point(cost)]
     return table
+
+
+def _cost_into(prior_cdf: np.ndarray, ends: tuple, out: np.ndarray, gathered: np.ndarray) -> None:
+    """:func:`_split_cost` written into ``out`` (``ends`` holding the region's first count
+    and one past its last), the same floating-point operations without temporaries."""
+    np.take(prior_cdf, ends[1], out=out, mode="clip")  # the indices are in range
+    np.take(prior_cdf, ends[0], out=gathered, mode="clip")
+    np.subtract(out, gathered, out=out)
+    np.multiply(out, _DP0, out=out)
+    np.add(out, _TIE_BREAK, out=out)
+
+
+def _predictives(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`beta_mixture_predictive` of each row of ``(w, a, b)``, computed at once (the
+    same pmfs: padding components add exact zeros); NaN rows where there is no weight."""
+    pmf = np.full((w.shape[0], n + 1), np.nan)
+    some = np.any(w, axis=1)
+    if some.any():
+        pmf[some] = _mixture_pmfs(n, *_kept_components(w[some], a[some], b[some]))
+    return pmf
 
 
 def fab_intervals_all_counts(

@@ -24,6 +24,13 @@ ADAPTIVE = "adaptive"
 #: every method ``proportion_ci`` accepts for a vector of strata
 STRATA_METHODS = (*PROPORTION_METHODS, ADAPTIVE)
 
+#: the methods whose coverage is at least the level for every stratum at every true rate
+EXACT_METHODS = (ADAPTIVE, "clopper_pearson")
+
+#: what a per-stratum interval promises: coverage for each stratum at every true rate
+#: (``"stratum"``), or on average over strata like these (``"average"``: pooled intervals)
+GUARANTEES = ("stratum", "average")
+
 #: other spellings of the methods
 METHOD_ALIASES = {
     "normal": "wald",

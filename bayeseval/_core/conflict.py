@@ -36,6 +36,7 @@ __all__ = [
     "flag_power",
     "read_choice",
     "read_bounds",
+    "adaptive_bounds",
 ]
 
 #: a stratum whose leave-one-out conflict p-value is at or below this is not clearly typical
@@ -518,17 +519,43 @@ def read_bounds(
         rep, back = _distinct_pairs(choice.successes[idx], choice.trials[idx])
         rep = idx[rep]  # one stratum per distinct pair, in stratum order
         if isinstance(choice.mixture, tuple):
-            w, a, b = (v[rep] for v in choice.mixture)
-        else:  # the leave-one-out mixtures of these strata only
+            groups = [(np.arange(rep.size), *(v[rep] for v in choice.mixture))]
+        else:  # the leave-one-out mixtures of these strata only, one group per grid
             mask = np.zeros(choice.trials.size, bool)
-            mask[rep] = True
-            w, a, b = loo_beta_mixture(choice.successes, choice.trials, rows=mask)
-        iv = fab_interval(
-            choice.successes[rep], choice.trials[rep], a, b, w,
-            level=level, diffuse_weight=DIFFUSE_WEIGHT,
-        )
-        lo[idx], hi[idx] = iv.lower[back], iv.upper[back]
+            mask[rep] = True  # rep is in stratum order: the groups' positions index it
+            _, groups = loo_mixture_groups(choice.successes, choice.trials, rows=mask)
+        lo_rep, hi_rep = np.empty(rep.size), np.empty(rep.size)
+        for pos, w, a, b in groups:  # a grid's Beta parameters shared, not copied per stratum
+            iv = fab_interval(
+                choice.successes[rep[pos]], choice.trials[rep[pos]], a, b, w,
+                level=level, diffuse_weight=DIFFUSE_WEIGHT,
+            )
+            lo_rep[pos], hi_rep[pos] = iv.lower, iv.upper
+        lo[idx], hi[idx] = lo_rep[back], hi_rep[back]
     return lo, hi
+
+
+def adaptive_bounds(successes: Any, trials: Any, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every stratum's adaptive interval from its leave-one-out prior (NaN without trials).
+
+    The interval of :func:`read_bounds` for every stratum with trials, without the conflict
+    check (nothing is chosen): ``proportion_ci(..., method="adaptive")`` computed once per
+    distinct ``(successes, trials)`` pair. Needs two strata with trials.
+
+    Examples
+    --------
+    >>> lo, hi = adaptive_bounds([4, 6, 5, 3, 7, 4, 9, 0], [50, 70, 60, 40, 80, 50, 20, 0], 0.95)
+    >>> (hi - lo)[:7].round(3).tolist(), bool(np.isnan(lo[7]))
+    ([0.154, 0.131, 0.142, 0.167, 0.126, 0.154, 0.496], True)
+    """
+    s, n = check_counts(successes, trials)
+    s, n = s.ravel(), n.ravel()
+    if np.count_nonzero(n) < 2:
+        raise ValueError(f"the adaptive interval needs two strata with trials, got trials {n.tolist()}")
+    k = s.size
+    choice = ReadChoice(np.full(k, "adaptive", dtype=object), np.full(k, "", dtype=object),
+                        n > 0, None, s, n, LOO_MIXTURE)
+    return read_bounds(choice, np.full(k, np.nan), np.full(k, np.nan), level)
 
 
 def _distinct_pairs(successes: np.ndarray, trials: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

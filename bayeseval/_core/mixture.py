@@ -92,8 +92,8 @@ class _LogitDensity:
 
     def __init__(self, W: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
         self.W, self.A, self.B = W, A, B
-        with np.errstate(divide="ignore"):
-            self.logW = np.log(W) - betaln(A, B)
+        with np.errstate(divide="ignore"):  # a zero weight (or -1e-17 of rounding) is log 0
+            self.logW = np.log(np.maximum(W, 0.0)) - betaln(A, B)
         self.AB = A + B
 
     def density(self, t: np.ndarray, cols: np.ndarray, slope: bool = False) -> Any:

@@ -23,6 +23,7 @@ of the others stops on the adaptive interval ``evaluate`` tells users to read) a
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from os import PathLike
@@ -323,7 +324,7 @@ class Campaign:
     >>> import os, tempfile
     >>> import numpy as np, pandas as pd
     >>> rng = np.random.default_rng(0)
-    >>> pool = pd.DataFrame({"g": rng.choice(["a", "b"], 500), "pred": rng.integers(0, 2, 500)})
+    >>> pool = pd.DataFrame({"g": rng.choice(["a", "b"], 2000), "pred": rng.integers(0, 2, 2000)})
     >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
     >>> c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=1)
     >>> batch = c.propose(20)
@@ -454,7 +455,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> c.status()["labelled"].tolist()
@@ -508,7 +509,7 @@ class Campaign:
         --------
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
         >>> Campaign.open(path).config["metric"]
         'error_rate'
@@ -664,7 +665,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred")
         >>> list(c.status().columns)[:4]
@@ -763,10 +764,12 @@ class Campaign:
         --------
         >>> import os, tempfile, warnings
         >>> pool = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 2000, "pred": 0})
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
+        >>> with warnings.catch_warnings(record=True) as caught:  # create warns: 'a' is short
+        ...     warnings.simplefilter("always")
         ...     c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                         y_pred="pred", target_halfwidth=0.05)
+        >>> [w.category.__name__ for w in caught]
+        ['PrecisionLimitedWarning']
         >>> c.feasibility()["feasible"].tolist()
         [False, True]
         """
@@ -865,7 +868,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> batch = c.propose(10)
@@ -974,7 +977,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(6)
@@ -1108,7 +1111,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(4)
@@ -1359,7 +1362,8 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 5, "pred": [0, 1] * 5, "text": list("abcdefghij")})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500,
+        ...                      "text": [f"item {i}" for i in range(1000)]})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", content="text", random_seed=0)
         >>> print(c.labelstudio_config())
@@ -1378,6 +1382,71 @@ class Campaign:
         return labelstudio_config(self._labels.values, content=kinds,
                                   prediction=self.spec.y_pred if show_prediction else None)
 
+    def sync_labelstudio(
+        self,
+        *,
+        url: str,
+        project: int,
+        token: str | None = None,
+        create_config: bool = False,
+        batch_size: int | None = None,
+        min_open: int | None = None,
+        relabel: bool = True,
+        client: Any = None,
+    ) -> Any:
+        """Bring the campaign and a Label Studio project into step (needs ``label-studio-sdk``).
+
+        Lists the project's tasks, adopts the campaign's tasks the file does not know yet,
+        releases rows whose task was deleted, ingests new and changed annotations (annotators
+        by e-mail, the campaign's resolution), proposes rows when at most ``min_open`` tasks
+        are open, creates one task per pending row and keeps each open task's
+        ``predictions[].score`` equal to the row's priority (sort the Data Manager by
+        prediction score to label in the campaign's order). Safe to repeat and to interrupt:
+        see :mod:`bayeseval.active.labelstudio`.
+
+        Parameters
+        ----------
+        url : str
+            The Label Studio server, e.g. ``http://localhost:8080``.
+        project : int
+            The project id.
+        token : str, optional
+            An API token; default the ``LABEL_STUDIO_API_KEY`` environment variable.
+        create_config : bool
+            Set the project's labelling configuration from :meth:`labelstudio_config` first.
+        batch_size : int, optional
+            Rows proposed when the open tasks run low (default the campaign's batch size).
+        min_open : int, optional
+            Propose when at most this many tasks are open (default half of ``batch_size``).
+        relabel : bool
+            An annotator's updated annotation replaces the stored one (default True).
+        client : object, optional
+            A :class:`~bayeseval.active.labelstudio.LabelStudioClient` (or an object with its
+            methods) to use instead of one built from ``url`` and ``token``.
+
+        Returns
+        -------
+        SyncReport
+            What was done (:class:`~bayeseval.active.labelstudio.SyncReport`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", random_seed=0)
+        >>> c.sync_labelstudio(url="localhost:8080", project=1, token="t")
+        Traceback (most recent call last):
+        ...
+        ValueError: url must start with http:// or https://, got 'localhost:8080'
+        """
+        from bayeseval.active.labelstudio import LabelStudioClient, sync
+
+        if client is None:
+            client = LabelStudioClient(url, token if token is not None else os.environ.get("LABEL_STUDIO_API_KEY", ""))
+        return sync(self, client, project, create_config=create_config, batch_size=batch_size,
+                    min_open=min_open, relabel=relabel)
+
     def annotations(self) -> pd.DataFrame:
         """Every stored annotation (ingest with ``annotator_column``).
 
@@ -1391,7 +1460,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", annotators=2, random_seed=0)
         >>> b = c.propose(2)
@@ -1426,7 +1495,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a"] * 50, "pred": [0, 1] * 25})
+        >>> pool = pd.DataFrame({"g": ["a"] * 1000, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", annotators=2, random_seed=0)
         >>> b = c.propose(4)
@@ -1467,7 +1536,7 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
         ...                     y_pred="pred", random_seed=0)
         >>> b = c.propose(6)

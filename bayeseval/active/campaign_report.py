@@ -43,7 +43,7 @@ def progress_by_round(campaign: Any) -> pd.DataFrame:
     --------
     >>> import os, tempfile
     >>> from bayeseval.active import Campaign
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
     >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
     ...                     y_pred="pred", random_seed=0)
     >>> b = c.propose(4)
@@ -148,7 +148,7 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     --------
     >>> import os, tempfile
     >>> from bayeseval.active import Campaign
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
     >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
     ...                     y_pred="pred", random_seed=0)
     >>> "labels still needed" in campaign_report_html(c, plots=False)

@@ -36,6 +36,7 @@ from typing import Any
 from bayeseval._core.cli_io import HelpFormatter as _Formatter
 from bayeseval._core.cli_io import atomic_output, check_output, cli_warnings, one_line, read_table
 from bayeseval._core.metric_names import choices as metric_choices
+from bayeseval.active import labelstudio_cli
 
 __all__ = ["register", "run", "build_parser", "main"]
 
@@ -629,6 +630,7 @@ _COMMANDS = {
     "history": _history,
     "report": _report,
     "labelstudio-config": _labelstudio_config,
+    **labelstudio_cli.COMMANDS,
 }
 
 
@@ -884,6 +886,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     sub = campaign.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND")
     _add_create(sub)
     _add_others(sub)
+    labelstudio_cli.add_parsers(sub, _add)
     campaign.set_defaults(func=run)
     return campaign
 

@@ -843,6 +843,55 @@ class CampaignStore:
             [(_py(r[0]), str(r[1]), _py(r[2]), int(r[3]), now) for r in rows],
         )
 
+    @_guarded("read its tasks")
+    def tasks(self, project: str) -> dict[Any, int]:
+        """The annotation-tool task of every row sent to ``project``.
+
+        Parameters
+        ----------
+        project : str
+            The project's identity (e.g. the Label Studio URL and project id).
+
+        Returns
+        -------
+        dict
+            ``{rid: task_id}``.
+        """
+        rows = self.conn.execute("SELECT rid, task_id FROM tasks WHERE project = ?", (str(project),)).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+    def record_tasks(self, conn: sqlite3.Connection, project: str, pairs: Sequence[tuple[Any, int]]) -> None:
+        """Record that rows were sent to ``project`` as tasks (inside a transaction).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        project : str
+            The project's identity.
+        pairs : sequence of tuple
+            ``(rid, task_id)`` per row; a row already recorded for the project keeps its task.
+        """
+        now = time.time()
+        conn.executemany(
+            "INSERT INTO tasks VALUES (?, ?, ?, ?) ON CONFLICT (rid, project) DO NOTHING",
+            [(_py(r), str(project), int(t), now) for r, t in pairs],
+        )
+
+    def forget_tasks(self, conn: sqlite3.Connection, project: str, rids: Sequence[Any]) -> None:
+        """Forget the tasks of the given rows in ``project`` (inside a transaction).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        project : str
+            The project's identity.
+        rids : sequence
+            Row ids.
+        """
+        conn.executemany("DELETE FROM tasks WHERE rid = ? AND project = ?", [(_py(r), str(project)) for r in rids])
+
     # -- writes ------------------------------------------------------------------------
     def record_proposal(
         self,

@@ -501,7 +501,8 @@ class Posterior:
         return self.theta.mean(axis=0)
 
     def summary(
-        self, level: float = 0.95, interval: str = "eti", *, read_threshold: float = READ_ADAPTIVE_P
+        self, level: float = 0.95, interval: str = "eti", *, read_threshold: float = READ_ADAPTIVE_P,
+        read: bool = True,
     ) -> pd.DataFrame:
         """Per-stratum summary.
 
@@ -517,6 +518,10 @@ class Posterior:
         read_threshold : float
             Leave-one-out conflict p-value at or below which a stratum reads its adaptive
             interval (see :func:`which_interval`; default 0.20).
+        read : bool
+            Add the interval to read (``read``, ``read_reason``, ``read_lower``,
+            ``read_upper``); False leaves out those columns and the conflict check they
+            need (the posterior's own summary only).
 
         Returns
         -------
@@ -601,6 +606,8 @@ class Posterior:
             index=self.strata,
         )
         frame["shrinkage"] = self.shrinkage()
+        if not read:
+            return frame
         choice = read_choice(
             self._counts.successes.to_numpy(), self._counts.trials.to_numpy(),
             threshold=check_probability(read_threshold, "read_threshold"),
