@@ -42,9 +42,9 @@ from bayeseval._core.anytime import (
 )
 from bayeseval._core.binomial import binomial_bounds
 from bayeseval._core.conflict import (
-    LOO_MIXTURE,
     READ_ADAPTIVE_P,
     ReadChoice,
+    adaptive_bounds,
     flag_power,
     loo_conflict,
     read_bounds,
@@ -625,9 +625,8 @@ def guaranteed_bounds(successes: Any, trials: Any, level: float) -> tuple[np.nda
     """Each stratum's interval with coverage at least ``level`` at every value of its own rate.
 
     The adaptive (FAB) interval from the leave-one-out prior of the other strata
-    (:func:`bayeseval._core.adaptive.adaptive_interval`, through
-    :func:`bayeseval._core.conflict.read_bounds`), for every stratum with trials while at
-    least two other strata have trials; Clopper-Pearson for a stratum with trials otherwise;
+    (:func:`bayeseval._core.conflict.adaptive_bounds`), for every stratum with trials while
+    at least two other strata have trials; Clopper-Pearson for a stratum with trials otherwise;
     ``[0, 1]`` without trials. Which interval a stratum gets depends only on which strata
     have trials, never on the counts' values.
 
@@ -654,14 +653,12 @@ def guaranteed_bounds(successes: Any, trials: Any, level: float) -> tuple[np.nda
     n = np.asarray(trials, dtype=np.int64)
     lo, hi = np.zeros(s.size), np.ones(s.size)
     has = n > 0
-    fab = has & (np.count_nonzero(has) - has >= 2)
-    own = has & ~fab
-    if own.any():
-        lo[own], hi[own] = binomial_bounds(s[own].astype(float), n[own].astype(float), 1.0 - level,
+    if np.count_nonzero(has) >= 3:  # every stratum with trials has two others with trials
+        alo, ahi = adaptive_bounds(s, n, level)
+        lo[has], hi[has] = alo[has], ahi[has]
+    elif has.any():
+        lo[has], hi[has] = binomial_bounds(s[has].astype(float), n[has].astype(float), 1.0 - level,
                                            "clopper_pearson")
-    if fab.any():
-        choice = ReadChoice(None, None, fab, None, s, n, LOO_MIXTURE)
-        lo, hi = read_bounds(choice, lo, hi, level, rows=fab)
     return lo, hi
 
 
