@@ -72,6 +72,9 @@ def consistency(path):
 
 
 # -- basic behaviour -----------------------------------------------------------------------
+# PrecisionLimitedWarning expected: under the per-stratum guarantee (wider than the pooled
+# interval) some strata of this pool cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_propose_ingest_roundtrip_int_ids(tmp_path):
     pool = make_pool()
     c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=3)
@@ -94,6 +97,9 @@ def test_propose_ingest_roundtrip_int_ids(tmp_path):
     c.close()
 
 
+# PrecisionLimitedWarning expected: under the per-stratum guarantee (wider than the pooled
+# interval) some strata of this pool cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_string_ids_roundtrip_and_dataframe_ingest(tmp_path):
     pool = make_pool(str_ids=True)
     c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=1)
@@ -105,6 +111,9 @@ def test_string_ids_roundtrip_and_dataframe_ingest(tmp_path):
     c.close()
 
 
+# PrecisionLimitedWarning expected: under the per-stratum guarantee (wider than the pooled
+# interval) some strata of this pool cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_status_intervals_match_exact_engine(tmp_path):
     """The campaign's fast grid agrees with bayeseval.models' exact engine (ExactFit)."""
     from bayeseval.models.exact import ExactFit
@@ -117,9 +126,9 @@ def test_status_intervals_match_exact_engine(tmp_path):
     fit = ExactFit(c.counts(), grid_size=64)
     mean, _ = fit.posterior_moments()
     q = fit.quantiles([0.025, 0.975])
-    np.testing.assert_allclose(st["mean"], mean, atol=2e-3)
-    np.testing.assert_allclose(st["lower"], q[0], atol=3e-3)
-    np.testing.assert_allclose(st["upper"], q[1], atol=3e-3)
+    np.testing.assert_allclose(st["pooled_mean"], mean, atol=2e-3)  # the pooled posterior, beside the
+    np.testing.assert_allclose(st["pooled_lower"], q[0], atol=3e-3)  # guaranteed interval
+    np.testing.assert_allclose(st["pooled_upper"], q[1], atol=3e-3)
     c.close()
 
 
@@ -152,6 +161,9 @@ def _bad_cases(pool, b):
     }
 
 
+# PrecisionLimitedWarning expected: under the per-stratum guarantee (wider than the pooled
+# interval) some strata of this pool cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 @pytest.mark.parametrize(
     "case", ["unknown", "never proposed", "dup in batch", "already labelled", "nan label", "invalid label", "string label"]
 )
@@ -169,6 +181,9 @@ def test_bad_ingest_changes_nothing(labelled_campaign, case):
     assert c.ingest(oracle(b.iloc[10:12])) == 2
 
 
+# PrecisionLimitedWarning expected: under the per-stratum guarantee (wider than the pooled
+# interval) some strata of this pool cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_ingest_float_labels_from_csv_are_accepted(labelled_campaign):
     c, pool, b = labelled_campaign
     assert c.ingest(pd.Series([1.0, 0.0], index=b.index[10:12])) == 2
@@ -176,6 +191,9 @@ def test_ingest_float_labels_from_csv_are_accepted(labelled_campaign):
 
 
 # -- resume equality --------------------------------------------------------------------------
+# PrecisionLimitedWarning expected: under the per-stratum guarantee (wider than the pooled
+# interval) some strata of this pool cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 @pytest.mark.parametrize("rule", ["thompson", "proportional", "expected_width"])
 def test_resume_proposes_same_batch(tmp_path, rule):
     pool = make_pool(seed=4)
@@ -198,6 +216,9 @@ def test_resume_proposes_same_batch(tmp_path, rule):
     b.close()
 
 
+# PrecisionLimitedWarning expected: under the per-stratum guarantee (wider than the pooled
+# interval) some strata of this pool cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_budget_and_history(tmp_path):
     pool = make_pool()
     c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", budget=30, random_seed=0)

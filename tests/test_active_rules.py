@@ -259,3 +259,156 @@ def test_stopping_options_validation():
         stopping_options(0.95, min_data_share=1.0)
     with pytest.raises(TypeError, match="own_check"):
         stopping_options(0.95, own_check="yes")
+
+
+# -- guarantee="stratum" ---------------------------------------------------------------------
+def _fab_table(level):
+    from bayeseval._core.adaptive import beta_mixture_predictive, fab_intervals_all_counts
+
+    cache = {}
+
+    def table(n):
+        if n not in cache:
+            iv = fab_intervals_all_counts(n, beta_mixture_predictive(n, [1.0], [2.0], [18.0]), level)
+            cache[n] = (iv.lower, iv.upper)
+        return cache[n]
+
+    return table
+
+
+def _coverage_at_stop(table, rate, every, cap=400, target=0.05):
+    from bayeseval._core.sequential import sequential_outcome
+
+    def stop(s, n):
+        lo, hi = table(n)
+        return (hi - lo) / 2 <= target
+
+    def covers(s, n):
+        lo, hi = table(n)
+        return (lo <= rate) & (rate <= hi)
+
+    out = sequential_outcome(rate, stop, covers, every=every, max_trials=cap)
+    assert out.cap_probability < 1e-3  # (nearly) every run stops on its own
+    return out.event_at_end
+
+
+def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
+    # exact dynamic programme over (look, count): the adaptive interval with a fixed Beta(2, 18)
+    # prior at the worst rate (0.11); stopping on the 95% interval loses coverage (0.938 with a
+    # look every 5 labels), the interval at guarantee_stop_level(0.95) = 0.965 keeps >= 0.94
+    from bayeseval.active.rules import guarantee_stop_level
+
+    plain, kept = _fab_table(0.95), _fab_table(guarantee_stop_level(0.95))
+    assert _coverage_at_stop(plain, 0.11, 5) < 0.94
+    for every in (5, 20, 50):
+        assert _coverage_at_stop(kept, 0.11, every) >= 0.94
+
+
+@pytest.mark.slow
+def test_compensated_stop_level_every_schedule_and_rate():
+    # looking after every label is the worst schedule: 0.924 at level 0.95, 0.941 at 0.965
+    from bayeseval.active.rules import guarantee_stop_level
+
+    kept = _fab_table(guarantee_stop_level(0.95))
+    assert _coverage_at_stop(_fab_table(0.95), 0.11, 1) < 0.93
+    for rate in (0.05, 0.11, 0.30):
+        for every in (1, 5, 20, 50):
+            assert _coverage_at_stop(kept, rate, every, cap=500) >= 0.94
+
+
+def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
+    from bayeseval._core.adaptive import adaptive_interval
+    from bayeseval.active.rules import guaranteed_bounds
+
+    s, n = np.array([3, 5, 0]), np.array([40, 50, 0])
+    lo, hi = guaranteed_bounds(s, n, 0.95)
+    ref = stats.binomtest(3, 40).proportion_ci(0.95, method="exact")
+    assert (lo[0], hi[0]) == pytest.approx((ref.low, ref.high), abs=1e-9)
+    assert (lo[2], hi[2]) == (0.0, 1.0)  # no trials
+    # with at least two other strata labelled: the leave-one-out adaptive interval
+    s, n = np.array([4, 3, 5, 4, 9]), np.array([50, 40, 60, 50, 20])
+    alo, ahi = adaptive_interval(s, n, level=0.95)
+    lo, hi = guaranteed_bounds(s, n, 0.95)
+    assert lo == pytest.approx(alo, abs=1e-12) and hi == pytest.approx(ahi, abs=1e-12)
+
+
+def test_stratum_guarantee_stops_on_the_guaranteed_interval_and_ignores_the_safeguards():
+    from bayeseval.active.rules import guarantee_stop_level, guaranteed_bounds
+
+    s, n = np.array([12, 15, 10, 30]), np.array([150, 160, 140, 150])
+    kw = dict(available=[500] * 4, target_halfwidth=0.05)
+    st = RuleState.from_counts(s, n, guarantee="stratum", own_floor=1.0, adaptive_floor=1.0, **kw)
+    lo, hi = guaranteed_bounds(s, n, guarantee_stop_level(0.95))
+    assert st.stop_halfwidths() == pytest.approx((hi - lo) / 2)
+    assert st.stratum_done().tolist() == ((hi - lo) / 2 <= 0.05).tolist()
+    read, rlo, rhi = st.read_intervals()
+    assert set(read) == {"guaranteed"} and rlo == pytest.approx(lo)
+    # the allocation plans for the guaranteed interval: labels go only to strata above target
+    alloc = expected_width(st, 40, RNG(0)).to_numpy()
+    assert alloc.sum() == 40 and np.all(alloc[(hi - lo) / 2 <= 0.05] == 0)
+
+
+def _decision_state(s, n, threshold=0.10, margin=0.0, size=1500):
+    k = len(s)
+    return RuleState.from_counts(s, np.full(k, n), available=np.full(k, size - n), goal="decide",
+                                 threshold=np.full(k, threshold), guarantee="stratum", margin=margin)
+
+
+def _wrong_decision_probability(rate, guarantee, max_trials=800):
+    from bayeseval._core.sequential import sequential_outcome
+
+    cache = {}
+
+    def decided(s, n):
+        if n not in cache:
+            st = _decision_state(s, n)
+            st.guarantee, st.model = guarantee, "independent"
+            cache[n] = st.decisions()
+        return cache[n]
+
+    wrong_call = "fails" if rate < 0.10 else "meets"  # at the threshold itself "meets" (rate < 0.10) is wrong
+    return sequential_outcome(rate, lambda s, n: decided(s, n) != "undecided",
+                              lambda s, n: decided(s, n) == wrong_call, every=1, max_trials=max_trials)
+
+
+@pytest.mark.parametrize("rate", [0.08, 0.10])
+def test_stratum_decisions_keep_their_error_looking_after_every_label(rate):
+    # the campaign's own decision rule, looked at after every label (batch size 1), through the
+    # exact dynamic programme; Ville's inequality bounds the wrong-decision probability by 0.05.
+    # The posterior rule of guarantee="average" is wrong with probability 0.277 at 0.08.
+    out = _wrong_decision_probability(rate, "stratum")
+    assert out.event_probability <= 0.05
+    if rate == 0.08:
+        assert _wrong_decision_probability(rate, "average").event_probability > 0.15
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate", [0.09, 0.11, 0.12])
+def test_stratum_decisions_error_at_more_rates(rate):
+    assert _wrong_decision_probability(rate, "stratum", max_trials=1500).event_probability <= 0.05
+
+
+def test_stratum_margin_decides_at_the_threshold_on_the_confidence_sequence():
+    from bayeseval._core.anytime import confidence_sequence_bounds
+
+    st = _decision_state(np.array([120, 300]), 1200, margin=0.04)
+    c, lv = st.decision_concentration(), st.anytime_level()
+    assert lv == pytest.approx(0.975)
+    lo, hi = confidence_sequence_bounds(np.array([120.0, 300.0]), np.array([1200.0, 1200.0]), lv, c)
+    assert lo[0] >= 0.06 and hi[0] <= 0.14  # the first stratum's sequence is inside 0.10 +/- 0.04
+    assert st.decisions().tolist() == ["at the threshold", "fails"]
+
+
+def test_stratum_gap_projects_confidence_sequences_at_the_bonferroni_level():
+    from bayeseval._core.anytime import confidence_sequence_bounds
+    from bayeseval._core.disparity import bonferroni_level
+
+    s, n = np.array([10, 40, 25]), np.array([400, 400, 300])
+    st = RuleState.from_counts(s, n, available=[600, 600, 700], goal="gap", tolerance=0.02, guarantee="stratum")
+    gap = st.gap()
+    level = bonferroni_level(0.95, 3)
+    lo, hi = confidence_sequence_bounds(s.astype(float), n.astype(float), level, st.decision_concentration())
+    np.testing.assert_allclose(gap["bounds"][0], lo)
+    # the projected gap interval: from max(lower) - min(upper) to max(upper) - min(lower)
+    assert gap["upper"] == pytest.approx(hi.max() - lo.min())
+    assert gap["verdict"] == ("outside" if gap["lower"] > 0.02 else "undecided")

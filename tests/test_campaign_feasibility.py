@@ -33,7 +33,7 @@ def test_the_achievable_halfwidth_is_what_the_campaign_reaches_labelled_to_the_e
     expected = r"3 of 3 strata \(achievable half-width per stratum, every row labelled"
     with pytest.warns(PrecisionLimitedWarning, match=expected) as record:
         c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", target_halfwidth=0.03,
-                            random_seed=0)
+                            random_seed=0, guarantee="average")
     assert np.allclose(c.state().posterior.mean(), 0.5)  # the planning rate
     table = c.feasibility()
     with warnings.catch_warnings():

@@ -142,7 +142,7 @@ def _campaign_pool(seed=0):
 def test_status_read_columns_match_read_choice(tmp_path):
     pool = _campaign_pool()
     with Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", target_halfwidth=0.05,
-                         batch_size=100, random_seed=1) as camp:
+                         batch_size=100, random_seed=1, guarantee="average") as camp:
         for _ in range(3):
             batch = camp.propose()
             camp.ingest(pool.loc[batch.index, "truth"])

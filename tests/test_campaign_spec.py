@@ -78,7 +78,8 @@ def test_simulate_replays_the_campaign_of_the_same_spec(tmp_path, pool, rule):
 # PrecisionLimitedWarning expected: small strata of the pool cannot reach target_halfwidth=0.08
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_safeguards_change_stopping_in_a_campaign_as_in_simulate(tmp_path, pool, safeguard):
-    base = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, random_seed=5)
+    base = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, random_seed=5,
+                        guarantee="average")  # the safeguards apply only to the average guarantee
     guarded = base.replace(**safeguard)
     plain = simulate(pool, y_true="truth", spec=base, n_repeats=1, progress=False)
     sim, camp, _ = run_both(tmp_path, pool, guarded)
@@ -106,7 +107,7 @@ def test_own_check_keeps_a_disagreeing_stratum_open():
     # pooling puts it, so with own_check it is not done although its interval is narrow enough
     # (the read rule is off here: it would also keep that stratum open, on its adaptive interval)
     spec = CampaignSpec(y_pred="p", strata="g", target_halfwidth=0.2, own_check=0.95, model="beta_binomial",
-                        read_threshold=None)
+                        read_threshold=None, guarantee="average")
     k = 11
     design = StrataDesign(pd.Index(list("abcdefghijk"), name="g"), np.full(k, 1000), np.full(k, 1000),
                           np.full(k, 1 / k), None)
@@ -324,3 +325,52 @@ def test_a_bool_where_a_count_is_wanted_is_a_type_error_naming_it(name, tmp_path
     assert not (tmp_path / "c.db").exists()
     c = Campaign.create(tmp_path / "d.db", pool, strata="g", y_pred="pred", random_seed=0, **{name: 1})
     assert getattr(c.spec, name) == 1
+
+
+# -- the guarantee ----------------------------------------------------------------------------
+def test_the_guarantee_is_stored_and_older_files_open_as_average(tmp_path, pool):
+    assert CampaignSpec(y_pred="pred").guarantee == "stratum"
+    with pytest.raises(ValueError, match="guarantee.*'each'"):
+        CampaignSpec(y_pred="pred", guarantee="each")
+    Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", guarantee="average").close()
+    with Campaign.open(tmp_path / "c.db") as c:
+        assert c.spec.guarantee == "average"
+    Campaign.create(tmp_path / "d.db", pool, strata="stratum", y_pred="pred").close()
+    conn = sqlite3.connect(tmp_path / "d.db")
+    config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+    assert config.pop("guarantee") == "stratum"
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+    conn.commit()
+    conn.close()
+    with Campaign.open(tmp_path / "d.db") as c:  # written before the setting: the rule it had then
+        assert c.spec.guarantee == "average"
+
+
+def test_cli_create_stores_the_guarantee(tmp_path, pool):
+    path = tmp_path / "pool.csv"
+    pool.to_csv(path, index_label="id")
+    args = ["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "stratum", "--y-pred", "pred"]
+    assert main([*args, "--db", str(tmp_path / "a.db"), "--guarantee", "average"]) == 0
+    assert main([*args, "--db", str(tmp_path / "s.db")]) == 0
+    with Campaign.open(tmp_path / "a.db") as a, Campaign.open(tmp_path / "s.db") as s:
+        assert (a.spec.guarantee, s.spec.guarantee) == ("average", "stratum")
+
+
+def test_status_reports_the_guaranteed_interval_with_the_pooled_one_beside_it(tmp_path, pool):
+    from bayeseval.active.rules import guarantee_stop_level, guaranteed_bounds
+
+    with Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", batch_size=60,
+                         random_seed=2) as c:
+        for _ in range(2):
+            batch = c.propose()
+            c.ingest(pool.loc[batch.index, "truth"])
+        status = c.status()
+        post_lo, post_hi = c.state().intervals()
+    lo, hi = guaranteed_bounds(status["successes"], status["trials"], guarantee_stop_level(0.95))
+    np.testing.assert_allclose(status["lower"], lo)
+    np.testing.assert_allclose(status["upper"], hi)
+    np.testing.assert_allclose(status["halfwidth"], (hi - lo) / 2)
+    np.testing.assert_allclose(status["pooled_lower"], post_lo)
+    np.testing.assert_allclose(status["pooled_upper"], post_hi)
+    assert "pooled_mean" in status and "mean" not in status
+    assert status["done"].tolist() == ((hi - lo) / 2 <= 0.05).tolist()

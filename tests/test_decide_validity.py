@@ -150,7 +150,7 @@ def atypical_wrong(own_level, repeats):
     pool = exact_pool(ATYPICAL_RATES, ATYPICAL_SIZES, random_seed=2)
     res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal="decide", threshold=0.12,
                    rules=["expected_width"], n_repeats=repeats, batch_size=50, random_seed=0, progress=False,
-                   own_level=own_level)
+                   own_level=own_level, guarantee="average")  # own_level applies only to the average guarantee
     iv = res.intervals[res.intervals["stratum"] == "s00"]
     assert (iv["true_rate"] == 0.16).all()
     right = true_decisions(iv["true_rate"], 0.12, "below")

@@ -409,6 +409,7 @@ class Campaign:
         direction: str | None = None,
         tolerance: float | None = None,
         margin: float = 0.0,
+        guarantee: str = "stratum",
         random_seed: Any = None,
         spec: CampaignSpec | None = None,
         content: str | Sequence[str] | None = None,
@@ -468,7 +469,7 @@ class Campaign:
             stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, own_level=own_level,
             own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
             adaptive_floor=adaptive_floor, annotators=annotators,
-            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin,
+            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin, guarantee=guarantee,
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
@@ -638,7 +639,11 @@ class Campaign:
         pandas.DataFrame
             Indexed by stratum: ``pool_rows``, ``labelled``, ``pending``, ``trials``,
             ``successes``, ``mean``, ``lower``, ``upper`` (the credible interval at ``level``
-            under the campaign's model), ``read`` (the interval to read, as ``evaluate``
+            under the campaign's model; with ``guarantee="stratum"``, the default, ``lower``
+            and ``upper`` are the stratum's guaranteed interval, ``read`` is
+            ``"guaranteed"``, and the pooled posterior is beside it as ``pooled_mean``,
+            ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
+            these), ``read`` (the interval to read, as ``evaluate``
             says: ``"pooled"``, ``"adaptive"`` for a stratum not clearly typical of the others
             with ``read_threshold`` on, ``"own"`` for the independent model),
             ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
@@ -1605,6 +1610,10 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
         },
         index=st.strata,
     )
+    if st.per_stratum():  # the guaranteed interval is the stratum's; the pooled posterior beside it
+        frame = frame.rename(columns={"mean": "pooled_mean"})
+        frame["lower"], frame["upper"] = rlo, rhi
+        frame["pooled_lower"], frame["pooled_upper"] = lo, hi
     if st.goal == "decide":
         frame["threshold"] = st.threshold
         frame["p_meets"] = st.p_meets()

@@ -308,6 +308,7 @@ def _create(args: argparse.Namespace) -> int:
         own_floor=args.own_floor, min_pooling_gain=args.min_pooling_gain, read_threshold=args.read_threshold,
         adaptive_floor=args.adaptive_floor, annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
         threshold=args.threshold, direction=args.direction, tolerance=args.tolerance, margin=args.margin,
+        guarantee=args.guarantee,
     )
     c = Campaign.create(args.db, pool, content=args.content, **settings)
     try:
@@ -705,6 +706,10 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--margin", type=_number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), default=0.0,
                    help="goal decide: a stratum whose interval lies within threshold +/- margin is decided "
                    "'at the threshold' (default 0: off)")
+    p.add_argument("--guarantee", default="stratum", choices=["stratum", "average"],
+                   help="stratum (default): every stratum's interval covers its own rate, also at stop, and "
+                        "decisions hold for any batch size; average: pooled intervals, which cover on average "
+                        "over strata (the --stop-level ... --adaptive-floor safeguards apply only then)")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
     p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
     p.add_argument("--prior", default="default", choices=["default", "bda"],

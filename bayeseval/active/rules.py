@@ -35,10 +35,16 @@ import pandas as pd
 from scipy.special import betainc, betaincinv
 
 from bayeseval._core.adaptive import loo_beta_mixture
+from bayeseval._core.anytime import (
+    anytime_decisions,
+    confidence_sequence_bounds,
+    tuned_concentration,
+)
 from bayeseval._core.binomial import binomial_bounds
 from bayeseval._core.conflict import (
     READ_ADAPTIVE_P,
     ReadChoice,
+    adaptive_bounds,
     flag_power,
     loo_conflict,
     read_bounds,
@@ -80,6 +86,9 @@ __all__ = [
     "full_size_state",
     "AT_THRESHOLD",
     "decision_reach",
+    "GUARANTEES",
+    "guarantee_stop_level",
+    "guaranteed_bounds",
 ]
 
 #: the decision of a stratum known to lie within the indifference margin of its threshold
@@ -440,6 +449,9 @@ def stopping_options(
     The safeguards apply to goal ``"each"``, except ``own_level`` (goal ``"decide"``, on by
     default: ``"default"`` is kept and means the decision level, see
     :meth:`RuleState.own_decision_level`).
+    All of them apply only under ``guarantee="average"``: under ``guarantee="stratum"`` (the
+    campaigns' default) each stratum stops on its guaranteed interval and decides with an
+    anytime-valid test, which need no safeguard.
 
     Parameters
     ----------
@@ -562,6 +574,104 @@ def _check_factor(value: Any, name: str) -> float | None:
 
 
 # ---------------------------------------------------------------------------------------
+# the per-stratum guarantee
+# ---------------------------------------------------------------------------------------
+#: what a campaign's per-stratum intervals and decisions promise (see :class:`RuleState`)
+GUARANTEES = ("stratum", "average")
+
+#: share of ``1 - level`` left to the stopping interval of the width goal under
+#: ``guarantee="stratum"`` (0.95 -> 0.965; see :func:`guarantee_stop_level`)
+STOP_ALPHA_SHARE = 0.7
+
+#: fewest trials of its own a stratum needs before an anytime decision
+DECISION_MIN_TRIALS = 5
+
+
+def guarantee_stop_level(level: float) -> float:
+    """Level of the interval the width goal stops on (and reports) under ``guarantee="stratum"``.
+
+    ``1 - 0.7 (1 - level)``: 0.965 at level 0.95. Stopping when an interval is narrow
+    enough selects the runs whose interval happens to be narrow, which costs coverage at
+    stop; the higher level pays for it.
+
+    Parameters
+    ----------
+    level : float
+        The campaign's level.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Measured exactly for one stratum (:func:`bayeseval._core.sequential.sequential_outcome`,
+    adaptive interval with a fixed ``Beta(2, 18)`` prior, target half-width 0.05, at most
+    1,000 labels, looks every 1, 5, 20 and 50 labels, true rates 0.02-0.50): computed at
+    0.95 the interval covers the true rate at stop 0.945 on average and 0.924 at worst
+    (rate 0.11, a look after every label); computed at 0.965 its worst coverage at stop is
+    0.94 or more for every rate and schedule (``tests/test_active_rules.py`` checks rates
+    0.05, 0.11 and 0.30).
+
+    Examples
+    --------
+    >>> round(guarantee_stop_level(0.95), 4)
+    0.965
+    """
+    return 1.0 - STOP_ALPHA_SHARE * (1.0 - float(level))
+
+
+def guaranteed_bounds(successes: Any, trials: Any, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's interval with coverage at least ``level`` at every value of its own rate.
+
+    The adaptive (FAB) interval from the leave-one-out prior of the other strata
+    (:func:`bayeseval._core.conflict.adaptive_bounds`), for every stratum with trials while
+    at least two other strata have trials; Clopper-Pearson for a stratum with trials otherwise;
+    ``[0, 1]`` without trials. Which interval a stratum gets depends only on which strata
+    have trials, never on the counts' values.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int
+        Counts per stratum.
+    level : float
+        Confidence level.
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+
+    Examples
+    --------
+    Two strata only: Clopper-Pearson (``scipy.stats.binomtest(3, 40).proportion_ci()``).
+
+    >>> lo, hi = guaranteed_bounds([3, 5], [40, 50], 0.95)
+    >>> round(float(lo[0]), 4), round(float(hi[0]), 4)
+    (0.0157, 0.2039)
+    """
+    s = np.asarray(successes, dtype=np.int64)
+    n = np.asarray(trials, dtype=np.int64)
+    lo, hi = np.zeros(s.size), np.ones(s.size)
+    has = n > 0
+    if np.count_nonzero(has) >= 3:  # every stratum with trials has two others with trials
+        alo, ahi = adaptive_bounds(s, n, level)
+        lo[has], hi[has] = alo[has], ahi[has]
+    elif has.any():
+        lo[has], hi[has] = binomial_bounds(s[has].astype(float), n[has].astype(float), 1.0 - level,
+                                           "clopper_pearson")
+    return lo, hi
+
+
+def _implied_size(halfwidth: np.ndarray, mean: np.ndarray, level: float) -> np.ndarray:
+    """Effective sample size a half-width stands for: ``z^2 m (1 - m) / h^2`` (at least 1)."""
+    from scipy.stats import norm
+
+    z = norm.ppf(0.5 + level / 2.0)
+    m = np.clip(mean, 0.02, 0.98)
+    return np.maximum(z**2 * m * (1.0 - m) / np.maximum(halfwidth, 1e-9) ** 2, 1.0)
+
+
+# ---------------------------------------------------------------------------------------
 # the state a rule sees
 # ---------------------------------------------------------------------------------------
 @dataclass
@@ -596,7 +706,9 @@ class RuleState:
     prior, prior_mean
         Hyperprior and optional per-stratum prior guesses.
     stop_level : float, optional
-        Level at which the stopping rule checks the half-widths (default: ``level``).
+        Level at which the stopping rule checks the half-widths (default: ``level``). This
+        and every safeguard down to ``adaptive_floor`` apply only under
+        ``guarantee="average"``.
     own_check : float, optional
         No-pooling sanity check: a stratum is done only when its pooled interval overlaps its
         own Jeffreys interval at this level (default: off).
@@ -653,6 +765,17 @@ class RuleState:
         Goal ``"decide"``: the indifference margin; a stratum whose interval lies within
         ``threshold +/- margin`` is decided ``"at the threshold"`` (see :meth:`at_threshold`).
         Default 0: off.
+    guarantee : {"average", "stratum"}
+        What the per-stratum intervals and decisions promise (goals ``"each"``, ``"decide"``
+        and ``"gap"``; goal ``"overall"`` is unchanged). ``"stratum"``: each stratum's
+        interval is :func:`guaranteed_bounds` at :func:`guarantee_stop_level` (coverage at
+        least ``level`` at every true rate of that stratum, also at the moment it stops) and
+        decisions are anytime-valid tests (:func:`bayeseval._core.anytime.anytime_decisions`;
+        wrong with probability at most ``1 - level`` per stratum whatever the look
+        schedule); the stopping safeguards below (``stop_level`` to ``adaptive_floor``,
+        ``check_level``, ``check_power``) are not used. ``"average"`` (the default of a bare
+        state; campaigns default to ``"stratum"``): the pooled intervals and the
+        safeguards, covering on average over strata like these.
 
     Examples
     --------
@@ -689,6 +812,7 @@ class RuleState:
     direction: str = "below"
     tolerance: float | None = None
     margin: float = 0.0
+    guarantee: str = "average"
     _posterior: MixturePosterior | None = field(default=None, init=False, repr=False)
     _conflict: tuple[np.ndarray, np.ndarray, tuple] | None = field(default=None, init=False, repr=False)
     _supported: np.ndarray | None = field(default=None, init=False, repr=False)
@@ -790,9 +914,60 @@ class RuleState:
         lo, hi = self.intervals()
         return (hi - lo) / 2.0
 
+    def per_stratum(self) -> bool:
+        """Whether the per-stratum guarantee applies: ``guarantee="stratum"`` and a goal other than ``"overall"``.
+
+        Returns
+        -------
+        bool
+            True when the guaranteed intervals and the anytime tests are in force.
+        """
+        return self.guarantee == "stratum" and self.goal != "overall"
+
+    def guaranteed_intervals(self, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Every stratum's :func:`guaranteed_bounds` (cached).
+
+        Parameters
+        ----------
+        level : float, optional
+            Interval level (default :func:`guarantee_stop_level` of ``level``: the interval
+            the width goal stops on and the campaign reports).
+
+        Returns
+        -------
+        lower, upper : numpy.ndarray
+            Interval ends, one per stratum.
+        """
+        level = guarantee_stop_level(self.level) if level is None else float(level)
+        key = ("guaranteed", level)
+        if key not in self._adaptive:
+            self._adaptive[key] = guaranteed_bounds(self.successes, self.trials, level)
+        return self._adaptive[key]
+
+    def stop_neff(self) -> np.ndarray:
+        """Effective sample sizes the expected-width rules scale :meth:`stop_halfwidths` with.
+
+        The posterior's ``n_eff`` under ``guarantee="average"``. Under ``"stratum"`` the size
+        the guaranteed half-width stands for, ``z^2 m (1 - m) / h^2`` with ``m`` the stratum's
+        own ``(s + 1/2) / (n + 1)``: the guaranteed interval borrows from the other strata only
+        as far as its data look typical, and this size says how far it did, so ``t`` more
+        trials are expected to bring the half-width to ``h sqrt(n_eff / (n_eff + t))`` (the
+        square-root law of the interval's own width), not the pooled interval's.
+
+        Returns
+        -------
+        numpy.ndarray
+            One effective sample size per stratum.
+        """
+        if not self.per_stratum():
+            return self.posterior.n_eff().to_numpy()
+        own = (self.successes + 0.5) / (self.trials + 1.0)
+        return _implied_size(self.stop_halfwidths(), own, guarantee_stop_level(self.level))
+
     def stop_halfwidths(self) -> np.ndarray:
         """Per-stratum half-widths the stopping rule checks: of the interval each stratum reads.
 
+        Under ``guarantee="stratum"``: of :meth:`guaranteed_intervals`. Otherwise:
         The pooled interval at ``stop_level`` (``level`` when it is None); for a stratum that
         reads its adaptive interval (:meth:`reading`, on by default for goal ``"each"`` with a
         pooled model) the adaptive interval's half-width at that level instead.
@@ -821,6 +996,9 @@ class RuleState:
         pool of ``tests/test_active_simulate.py`` (40 repeats) the read rule stops after 1319
         labels at mean coverage 0.929, against 1353 and 0.931 without.
         """
+        if self.per_stratum():
+            lo, hi = self.guaranteed_intervals()
+            return (hi - lo) / 2.0
         level = self.level if self.stop_level is None else float(self.stop_level)
         if self.stop_level is None or self.stop_level == self.level:
             hw = self.halfwidths()
@@ -903,13 +1081,17 @@ class RuleState:
         Returns
         -------
         read : numpy.ndarray of str
-            ``"pooled"`` or ``"adaptive"`` (``"own"`` for the independent model).
+            ``"guaranteed"`` under ``guarantee="stratum"`` (:meth:`guaranteed_intervals`),
+            else ``"pooled"`` or ``"adaptive"`` (``"own"`` for the independent model).
         lower, upper : numpy.ndarray
             Its ends: the adaptive interval where ``read`` is ``"adaptive"``, else
             :meth:`intervals`.
         """
-        lo, hi = self.intervals()
         k = len(self.strata)
+        if self.per_stratum():
+            glo, ghi = self.guaranteed_intervals()
+            return np.full(k, "guaranteed", dtype=object), glo, ghi
+        lo, hi = self.intervals()
         if self.model == "independent":
             return np.full(k, "own", dtype=object), lo, hi
         choice = self.reading()
@@ -997,6 +1179,7 @@ class RuleState:
     def supported(self) -> np.ndarray:
         """Strata whose own data support their interval (the per-stratum validity rule).
 
+        All True under ``guarantee="stratum"``, whose intervals and tests need no safeguard.
         The stop of every goal is ``goal met & supported()``. A pooled stratum is supported
         when all of the following hold (each is switched off by its option):
 
@@ -1044,6 +1227,8 @@ class RuleState:
         the labels of the rule without it, but 1.67x on the exchangeable pool (see
         :meth:`stop_halfwidths` for the default read rule's figures).
         """
+        if self.per_stratum():
+            return np.ones(len(self.strata), bool)
         if self._supported is None:
             ok = self.own_evidence()
             if self.model != "independent":
@@ -1329,6 +1514,8 @@ class RuleState:
         numpy.ndarray of bool
             One value per stratum (goal ``"decide"``).
         """
+        if self.per_stratum():
+            return self.anytime_decisions() != "undecided"
         p, lv = self.p_meets(), self.decision_level()
         if self.model == "independent":
             return (p >= lv) | (p <= 1.0 - lv)
@@ -1346,7 +1533,10 @@ class RuleState:
         :meth:`own_decision_level`; with ``own_level=None`` its own mean ``(s + 1/2) / (n +
         1)``) must lie within the band too, so pooling alone cannot declare it. Such a stratum
         is decided ``"at the threshold"``: labelling it further could only tell on which
-        side of the threshold a rate lies that is, for the user's purpose, on it.
+        side of the threshold a rate lies that is, for the user's purpose, on it. Under
+        ``guarantee="stratum"`` the interval is instead the stratum's confidence sequence
+        (:func:`bayeseval._core.anytime.confidence_sequence_bounds` at :meth:`anytime_level`,
+        valid at every look) and the stratum needs at least 5 trials.
 
         Returns
         -------
@@ -1368,6 +1558,8 @@ class RuleState:
         k = len(self.strata)
         if self.goal != "decide" or not self.margin:
             return np.zeros(k, bool)
+        if "at" not in self._decision and self.per_stratum():
+            self._decision["at"] = self._sequence_within()
         if "at" not in self._decision:
             thr = np.asarray(self.threshold, dtype=float)
             lo, hi = self.posterior.interval(self.decision_level())
@@ -1418,11 +1610,91 @@ class RuleState:
         runs (3/200 = 0.015 over 200 repeats), against 13/40 = 0.325 with ``own_level=None``
         (see :meth:`goal_met`).
         """
+        if self.per_stratum():
+            out = self.anytime_decisions().copy()
+            out[self.at_threshold() & (out == "undecided")] = AT_THRESHOLD
+            return out
         p = self.p_meets()
         out = np.where(p >= 0.5, "meets", "fails").astype(object)
         out[self.at_threshold() & ~self.side_decided()] = AT_THRESHOLD
         out[~self.stratum_done()] = "undecided"
         return out
+
+    def anytime_level(self) -> float:
+        """Level of each anytime test under ``guarantee="stratum"``.
+
+        ``level``; with a ``margin``, ``1 - (1 - level) / 2`` for the two side tests and
+        for the confidence sequence of :meth:`at_threshold`, so that a wrong decision of
+        either kind has probability at most ``1 - level`` (union bound).
+
+        Returns
+        -------
+        float
+            The level of each test and of the confidence sequence.
+        """
+        return self.level if not self.margin else 1.0 - (1.0 - self.level) / 2.0
+
+    def decision_concentration(self) -> float:
+        """Prior concentration of the anytime tests: tuned for the median stratum size.
+
+        :func:`bayeseval._core.anytime.tuned_concentration` at the median over strata of
+        their rows (labelled, pending and available, which stays the same through a
+        campaign), clipped to 20-4,000; fixed before any label, as the guarantee needs.
+
+        Returns
+        -------
+        float
+            The concentration ``c`` of the ``Beta(c t, c (1 - t))`` prior of the tests.
+        """
+        size = np.median(self.available + self.labelled + self.pending) if len(self.strata) else 20
+        return tuned_concentration(int(np.clip(size, 20, 4000)), self.anytime_level())
+
+    def anytime_decisions(self) -> np.ndarray:
+        """Each stratum's anytime-valid decision (``guarantee="stratum"``), cached.
+
+        :func:`bayeseval._core.anytime.anytime_decisions` at :meth:`anytime_level` with
+        :meth:`decision_concentration` and at least 5 trials of the stratum's own: the
+        probability that a stratum is ever decided wrongly is at most ``1 - level`` whatever
+        the batch size and number of looks.
+
+        Returns
+        -------
+        numpy.ndarray of str
+            ``"meets"``, ``"fails"`` or ``"undecided"`` per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([2, 60, 18], [300, 300, 200], available=[0, 0, 0], goal="decide",
+        ...                            threshold=np.array([0.1] * 3), guarantee="stratum")
+        >>> st.anytime_decisions().tolist()
+        ['meets', 'fails', 'undecided']
+        """
+        if "anytime" not in self._decision:
+            k = len(self.strata)
+            thr = np.broadcast_to(np.asarray(self.threshold, dtype=float), (k,))
+            out = np.full(k, "undecided", dtype=object)
+            lv, c = self.anytime_level(), self.decision_concentration()
+            for t in np.unique(thr):
+                sel = thr == t
+                out[sel] = anytime_decisions(self.successes[sel], self.trials[sel], float(t), level=lv,
+                                             direction=self.direction, concentration=c,
+                                             min_trials=DECISION_MIN_TRIALS)
+            self._decision["anytime"] = out
+        return self._decision["anytime"]
+
+    def _sequence_within(self) -> np.ndarray:
+        """``at_threshold`` under ``guarantee="stratum"``: the confidence sequence within the band."""
+        k = len(self.strata)
+        if not self.margin:
+            return np.zeros(k, bool)
+        thr = np.broadcast_to(np.asarray(self.threshold, dtype=float), (k,))
+        used = self.trials >= DECISION_MIN_TRIALS
+        inside = np.zeros(k, bool)
+        if used.any():
+            lo, hi = confidence_sequence_bounds(self.successes[used], self.trials[used], self.anytime_level(),
+                                                self.decision_concentration())
+            inside[used] = (lo >= thr[used] - self.margin) & (hi <= thr[used] + self.margin)
+        return inside
 
     def gap(self) -> dict[str, Any]:
         """The max-min gap across the strata and its verdict against ``tolerance`` (goal ``"gap"``).
@@ -1456,7 +1728,9 @@ class RuleState:
             s, n = self.successes.astype(float), self.trials.astype(float)
             lo, hi = np.zeros(len(n)), np.ones(len(n))
             used = n > 0
-            if used.any():
+            if used.any() and self.per_stratum():
+                lo[used], hi[used] = confidence_sequence_bounds(s[used], n[used], level, self.decision_concentration())
+            elif used.any():
                 lo[used], hi[used] = binomial_bounds(s[used], n[used], 1.0 - level, "clopper_pearson")
             rate = np.where(used, s / np.maximum(n, 1.0), np.nan)
             gap, glo, ghi = gap_interval(rate, np.where(used, lo, np.nan), np.where(used, hi, np.nan))
@@ -1518,10 +1792,10 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
     counts = np.zeros(k, np.int64)
     cap = state.available.astype(np.int64).copy()
     p = np.clip(state.p_trial(), 1e-6, 1.0)
-    neff = state.posterior.n_eff().to_numpy()
     t0 = p * state.pending
     target = state.target_halfwidth
     if state.goal == "overall":
+        neff = state.posterior.n_eff().to_numpy()
         var = state.posterior.var().to_numpy()
         c = state.weights**2 * var * neff  # contribution = c / (neff + t)
 
@@ -1534,6 +1808,7 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
         eligible = cap > 0
     else:
         hw = state.stop_halfwidths()
+        neff = state.stop_neff()
         # strata held back only by the sanity checks count every reduction of their width
         target = np.where(state.stratum_done() | (hw > target), target, 0.0)
 
@@ -1819,6 +2094,7 @@ def forecast_labels(state: RuleState) -> pd.Series:
     target = state.target_halfwidth
     if state.goal == "each":
         hw = state.stop_halfwidths()
+        neff = state.stop_neff()
         need_t = np.maximum(neff * (hw / target) ** 2 - neff - t0, 0.0)
         m = np.ceil(need_t / p - 1e-9)
     else:

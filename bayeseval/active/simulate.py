@@ -86,8 +86,11 @@ class SimulationResult(Result):
         Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
         ``labelled``, ``trials``, ``mean``, ``lower``, ``upper`` (the credible interval),
         ``read``, ``read_lower``, ``read_upper`` (the interval the stratum reads: ``"pooled"``,
-        ``"adaptive"`` or ``"own"``), ``true_rate``, ``covered`` (by the read interval),
-        and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
+        ``"adaptive"`` or ``"own"``), ``true_rate``, ``covered`` (by the read interval);
+        with ``guarantee="stratum"`` the columns of ``Campaign.status()``: ``lower``,
+        ``upper`` and the read interval are the guaranteed interval (``read`` is
+        ``"guaranteed"``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
+        posterior; and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
         campaign on several metrics has one line per stratum and metric).
     settings : dict
         The settings of the run (the spec's fields, ``rules`` and ``n_repeats``).
@@ -255,6 +258,7 @@ def simulate(
     direction: str | None = None,
     tolerance: float | None = None,
     margin: float = 0.0,
+    guarantee: str = "stratum",
     random_seed: Any = None,
     spec: CampaignSpec | None = None,
     progress: bool = True,
@@ -305,7 +309,7 @@ def simulate(
         own_check=own_check, min_data_share=min_data_share, own_level=own_level,
         own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
         adaptive_floor=adaptive_floor, threshold=threshold, direction=direction,
-        tolerance=tolerance, margin=margin, random_seed=random_seed,
+        tolerance=tolerance, margin=margin, guarantee=guarantee, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
@@ -560,9 +564,10 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
             sub = _Run(run.rule, run.repeat, st, run.labelled, st.trials, run.rounds, run.wall_time, [])
             out += _final_rows(sub, oracle.by_metric[m], m)
         return out
-    lo, hi = run.state.intervals()
+    plo, phi = run.state.intervals()
     st = run.state
     read, rlo, rhi = st.read_intervals()  # coverage is judged on the interval the stratum reads
+    lo, hi = (rlo, rhi) if st.per_stratum() else (plo, phi)  # as status() shows them
     mean = st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
     k = len(tr)
@@ -571,7 +576,7 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     return [
         (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], read[j],
          rlo[j], rhi[j], tr[j], bool(rlo[j] <= tr[j] <= rhi[j]) if not np.isnan(tr[j]) else np.nan, p[j],
-         made[j], metric)
+         made[j], metric, plo[j], phi[j])
         for j, label in enumerate(oracle.true_rates.index)
     ]
 
@@ -583,8 +588,13 @@ def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[C
     intervals = pd.DataFrame(
         [row for run in runs for row in _final_rows(run, oracle, spec.metrics[0])],
         columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "read", "read_lower",
-                 "read_upper", "true_rate", "covered", "p_meets", "decision", "metric"],
+                 "read_upper", "true_rate", "covered", "p_meets", "decision", "metric", "pooled_lower",
+                 "pooled_upper"],
     )
+    if spec.guarantee == "stratum" and spec.goal != "overall":  # the columns of status()
+        intervals = intervals.rename(columns={"mean": "pooled_mean"})
+    else:
+        intervals = intervals.drop(columns=["pooled_lower", "pooled_upper"])
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed
     true_rates = oracle.true_rates
