@@ -319,7 +319,8 @@ def test_command_line_writes_the_report_and_fits_100_columns(compas, tmp_path, c
                  "--exclude-below", "0.02", "--justification", "small", "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and out.exists()
-    assert max(len(line) for line in text.splitlines()) <= 100
+    # every line fits, except the one naming the written file (a path is not broken)
+    assert max(len(line) for line in text.splitlines() if str(out) not in line) <= 100
     assert "Categories: race" in text and "Intersectional categories: race x sex" in text
     code = main(["impact-ratio", str(path), "--groups", "race", "--selected", "low_risk", "--json"])
     data = json.loads(capsys.readouterr().out)

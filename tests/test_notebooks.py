@@ -76,6 +76,7 @@ def test_notebooks_found() -> None:
         "05_model_checking.ipynb",
         "06_intersectional_audit_compas.ipynb",
         "07_decision_campaign.ipynb",
+        "08_llm_judge_and_500_labels.ipynb",
     ]
 
 
