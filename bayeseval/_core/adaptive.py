@@ -516,6 +516,7 @@ def _pruned_tails(s, n, a, b, rows, cols, log_w) -> tuple:
     with np.errstate(divide="ignore", invalid="ignore"):
         nxt = _betabinom_logpmf(np.where(low_far, ss - 1.0, ss + 1.0), nn, aa, bb)
         size = np.log(np.maximum(np.where(low_far, ss, nn - ss), 1.0))
+    nxt = np.where(np.isnan(nxt), -np.inf, nxt)  # no count beyond 0 or n: an empty side
     floor = np.full((2, s.size), -np.inf)
     for side in (0, 1):  # the mixture's tail on each side is at least its best next term
         sel = low_far == (side == 0)
