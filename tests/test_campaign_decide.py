@@ -221,7 +221,8 @@ def test_simulated_decisions_agree_with_the_exact_sequential_test(errors, repeat
     exact = sequential_outcome(rows, errors, batch, thr, 0.95)
     pool = exact_pool([errors / rows], [rows], random_seed=5)
     res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal="decide", threshold=thr,
-                   rules=["independent_beta"], n_repeats=repeats, batch_size=batch, random_seed=3, progress=False)
+                   rules=["independent_beta"], n_repeats=repeats, batch_size=batch, random_seed=3,
+                   progress=False, guarantee="average")  # the posterior test of the average guarantee
     made = res.intervals["decision"].value_counts().reindex(["meets", "fails", "undecided"], fill_value=0)
     for decision, p in exact.items():
         sd = np.sqrt(repeats * p * (1 - p))

@@ -221,7 +221,7 @@ def test_the_read_rule_raises_the_atypical_strata_coverage_seeded():
     import validate_outlier as vo
 
     pool = vo.atypical_pool(0.15, random_seed=1)
-    kw = dict(strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=12,
+    kw = dict(guarantee="average", strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=12,
               batch_size=20, random_seed=0, progress=False)
     out = {}
     for name, options in (("off", {"read_threshold": None}), ("on", {})):

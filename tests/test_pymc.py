@@ -478,7 +478,8 @@ def test_logit_normal_crossed_factors_and_covariate():
 @pytest.mark.slow
 def test_too_few_draws_trigger_convergence_warnings():
     counts = realistic_counts()
-    with pytest.warns(ConvergenceWarning, match="ESS"):
+    with pytest.warns(ConvergenceWarning) as caught:  # ESS, and R-hat on some seeds
         post = bp.fit_pymc(counts, draws=100, tune=50, random_seed=1)
+    assert any("ESS" in str(w.message) for w in caught)
     assert not post.diagnostics["ok"]
     assert any(f.startswith("ess") for f in post.diagnostics["failed"])

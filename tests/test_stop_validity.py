@@ -99,7 +99,7 @@ def test_no_stratum_stops_on_pooling_alone_seeded():
     import validate_outlier as vo
 
     pool = vo.atypical_pool(0.064, random_seed=1)
-    kw = dict(strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=8,
+    kw = dict(guarantee="average", strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=8,
               batch_size=20, random_seed=0, progress=False)
     old = simulate(pool, **kw, **BEFORE).intervals
     new = simulate(pool, **kw).intervals
