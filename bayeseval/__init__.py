@@ -7,7 +7,7 @@ them on first use.
 import importlib
 from typing import TYPE_CHECKING
 
-from bayeseval._warnings import (
+from bayeseval._api.warnings import (
     BayesevalWarning,
     CalibrationWarning,
     ConvergenceWarning,
@@ -26,43 +26,43 @@ _EXPORTS = {
     # counting
     "Counts": "counts",
     "tabulate": "counts",
-    "Metric": "metrics",
-    "get_metric": "metrics",
+    "Metric": "counts",
+    "get_metric": "counts",
     # frequentist core
-    "proportion_ci": "intervals",
-    "confidence_sequence": "intervals",
-    "proportion_se": "intervals",
-    "bootstrap_ci": "intervals",
-    "stratified_risk": "stratified",
-    "clustered_risk": "stratified",
-    "StratifiedRisk": "stratified",
-    "reweight": "stratified",
-    "weighted_metric": "stratified",
-    "proxy_ci": "proxy",
-    "ProxyCI": "proxy",
-    "sample_size": "planning",
-    "allocate": "planning",
-    "mcnemar": "compare",
-    "paired_bootstrap": "compare",
-    "estimate_error": "classic",
-    "risk_averaging": "classic",
-    "error_reject_curve": "classic",
+    "proportion_ci": "estimate",
+    "confidence_sequence": "estimate",
+    "proportion_se": "estimate",
+    "bootstrap_ci": "estimate",
+    "stratified_risk": "estimate",
+    "clustered_risk": "estimate",
+    "StratifiedRisk": "estimate",
+    "reweight": "estimate",
+    "weighted_metric": "estimate",
+    "proxy_ci": "estimate",
+    "ProxyCI": "estimate",
+    "sample_size": "plan",
+    "allocate": "plan",
+    "mcnemar": "estimate",
+    "paired_bootstrap": "estimate",
+    "estimate_error": "estimate",
+    "risk_averaging": "estimate",
+    "error_reject_curve": "estimate",
     # Bayesian models and their checks
     "fit_hierarchical": "models",
     "fit_crossed": "models",
     # fairness audits
     "audit": "fairness",
     "Audit": "fairness",
-    "impact_ratio_report": "impact",
-    "ImpactRatioReport": "impact",
+    "impact_ratio_report": "fairness",
+    "ImpactRatioReport": "fairness",
     "Posterior": "models",
     "posterior_predictive_check": "checks",
     "compare_frequentist": "checks",
     "compare_pooling": "checks",
     "calibration_study": "checks",
     # active evaluation
-    "Campaign": "active",
-    "simulate": "active",
+    "Campaign": "campaign",
+    "simulate": "campaign",
     # reports
     "evaluate": "report",
     "Report": "report",
@@ -70,38 +70,53 @@ _EXPORTS = {
 
 _SUBMODULES = frozenset(
     {
-        "intervals", "stratified", "planning", "compare", "classic", "models", "checks",
-        "active", "report", "fairness", "impact", "split", "spark", "plots", "datasets", "demo", "gate",
-        "cli", "proxy",
+        "counts",
+        "estimate",
+        "models",
+        "checks",
+        "plan",
+        "fairness",
+        "report",
+        "campaign",
+        "cli",
+        "spark",
+        "plots",
+        "datasets",
+        "demo",
     }
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bayeseval.active import Campaign, simulate
-    from bayeseval.checks import (
+    from bayeseval.campaign import Campaign, simulate
+    from bayeseval.checks.checks import (
         calibration_study,
         compare_frequentist,
         compare_pooling,
         posterior_predictive_check,
     )
-    from bayeseval.classic import error_reject_curve, estimate_error, risk_averaging
-    from bayeseval.compare import mcnemar, paired_bootstrap
-    from bayeseval.counts import Counts, tabulate
-    from bayeseval.fairness import Audit, audit
-    from bayeseval.impact import ImpactRatioReport, impact_ratio_report
-    from bayeseval.intervals import bootstrap_ci, confidence_sequence, proportion_ci, proportion_se
-    from bayeseval.metrics import Metric, get_metric
-    from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
-    from bayeseval.planning import allocate, sample_size
-    from bayeseval.proxy import ProxyCI, proxy_ci
-    from bayeseval.report import Report, evaluate
-    from bayeseval.stratified import (
+    from bayeseval.counts.counts import Counts, tabulate
+    from bayeseval.counts.metrics import Metric, get_metric
+    from bayeseval.estimate.classic import error_reject_curve, estimate_error, risk_averaging
+    from bayeseval.estimate.compare import mcnemar, paired_bootstrap
+    from bayeseval.estimate.intervals import (
+        bootstrap_ci,
+        confidence_sequence,
+        proportion_ci,
+        proportion_se,
+    )
+    from bayeseval.estimate.proxy import ProxyCI, proxy_ci
+    from bayeseval.estimate.stratified import (
         StratifiedRisk,
         clustered_risk,
         reweight,
         stratified_risk,
         weighted_metric,
     )
+    from bayeseval.fairness.audits import Audit, audit
+    from bayeseval.fairness.impact import ImpactRatioReport, impact_ratio_report
+    from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
+    from bayeseval.plan.planning import allocate, sample_size
+    from bayeseval.report.report import Report, evaluate
 
 
 def __getattr__(name: str):

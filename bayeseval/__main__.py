@@ -2,6 +2,6 @@
 
 import sys
 
-from bayeseval.cli import main
+from bayeseval.cli.main import main
 
 sys.exit(main())

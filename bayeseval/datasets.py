@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from bayeseval._validation import check_positive_int, check_probability, make_rng
-from bayeseval.counts import Counts
+from bayeseval._api.validation import check_positive_int, check_probability, make_rng
+from bayeseval.counts.counts import Counts
 
 __all__ = [
     "GERMAN_CREDIT_CODES",

@@ -29,13 +29,15 @@ from typing import Any
 
 import pandas as pd
 
-from bayeseval import __version__, checks, planning, plots
-from bayeseval._core.html_page import page
-from bayeseval._validation import check_method, check_positive_int
-from bayeseval.active.simulate import simulate, synthetic_pool
-from bayeseval.counts import Counts
+from bayeseval import __version__, plots
+from bayeseval._api.validation import check_method, check_positive_int
+from bayeseval._render.html_page import page
+from bayeseval.campaign.simulation import simulate, synthetic_pool
+from bayeseval.checks import checks
+from bayeseval.counts.counts import Counts
 from bayeseval.datasets import load_compas, load_german_credit
-from bayeseval.report import Report, evaluate
+from bayeseval.plan import planning
+from bayeseval.report.report import Report, evaluate
 
 __all__ = ["run_demo"]
 

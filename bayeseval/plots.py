@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval.counts import stratum_labels
-from bayeseval.intervals import proportion_ci
-from bayeseval.planning import allocate, sample_size
+from bayeseval.counts.counts import stratum_labels
+from bayeseval.estimate.intervals import proportion_ci
+from bayeseval.plan.planning import allocate, sample_size
 
 __all__ = [
     "plot",
@@ -116,7 +116,7 @@ def _forest_frame(data: Any, level: float) -> tuple[pd.DataFrame, dict[str, Any]
     raise TypeError(f"data must be a Report, a Posterior or a DataFrame, got {type(data).__name__}")
 
 
-@_when_loaded(_forest_frame, "bayeseval.report", "Report")
+@_when_loaded(_forest_frame, "bayeseval.report.report", "Report")
 def _report_forest_frame(report: Any, level: float) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     ov = report.overall
     labels = {
@@ -243,7 +243,7 @@ def forest(
     Parameters
     ----------
     data : Report, Posterior or pandas.DataFrame
-        A :class:`~bayeseval.report.Report`, a fitted
+        A :class:`~bayeseval.report.report.Report`, a fitted
         :class:`~bayeseval.models.posterior.Posterior` (Wilson intervals are
         computed from its counts), or a DataFrame indexed by stratum with columns
         ``trials``, ``rate``, ``lower``, ``upper``, ``pooled_mean``, ``pooled_lower``,
@@ -343,7 +343,7 @@ def _table_trace(trace: pd.DataFrame) -> tuple[pd.DataFrame, float | None]:
     return trace, None
 
 
-@_when_loaded(_trace_frame, "bayeseval.active.simulate", "SimulationResult")
+@_when_loaded(_trace_frame, "bayeseval.campaign.simulation", "SimulationResult")
 def _simulation_trace(result: Any) -> tuple[pd.DataFrame, float | None]:
     return result.trace, result.settings.get("target_halfwidth")
 
@@ -366,8 +366,8 @@ def halfwidth_curve(
         (several simulated runs per rule: the median line and a ``band`` of
         quantiles are drawn), and ``kind`` with values ``"observed"`` /
         ``"forecast"`` (forecast drawn dashed). Also accepted: the result of
-        :func:`bayeseval.active.simulate.simulate` (its ``trace``), or a
-        :class:`~bayeseval.active.campaign.Campaign`: the largest stratum
+        :func:`bayeseval.campaign.simulation.simulate` (its ``trace``), or a
+        :class:`~bayeseval.campaign.campaign.Campaign`: the largest stratum
         half-width at each proposal round (observed) and a dashed line to the
         labels its ``forecast()`` says are still needed to reach the target.
     target : float, optional
@@ -454,7 +454,7 @@ def _halfwidth_line(ax: Any, part: pd.DataFrame, band: tuple[float, float], styl
         ax.plot(med.index, med.to_numpy(), style, color=color, lw=1.8, label=label)
 
 
-@_when_loaded(_trace_frame, "bayeseval.active.campaign", "Campaign")
+@_when_loaded(_trace_frame, "bayeseval.campaign.campaign", "Campaign")
 def _campaign_trace(campaign: Any) -> tuple[pd.DataFrame, float | None]:
     """Observed (labels, max half-width) per proposal round of a Campaign, plus its forecast."""
     rows = []
@@ -493,7 +493,7 @@ def labels_by_round(progress: pd.DataFrame, *, ax: Any = None) -> Any:
     Parameters
     ----------
     progress : pandas.DataFrame
-        :func:`bayeseval.active.campaign_report.progress_by_round` of a campaign:
+        :func:`bayeseval.campaign.report.progress_by_round` of a campaign:
         strata as rows, cumulative labels per round as columns.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made when omitted.
@@ -549,10 +549,10 @@ def allocation(
     data : DataFrame or mapping of rule name to Series, optional
         Counts per stratum (index) for each rule (columns). When omitted, the
         rules ``proportional``, ``optimal`` and (with ``minimum``)
-        ``optimal + minimum`` are computed with :func:`bayeseval.planning.allocate`
+        ``optimal + minimum`` are computed with :func:`bayeseval.plan.planning.allocate`
         from ``total``, ``weights``, ``rates`` and ``minimum``.
     total : int, optional
-        Labels to allocate (see :func:`~bayeseval.planning.allocate`), used when ``data`` is None.
+        Labels to allocate (see :func:`~bayeseval.plan.planning.allocate`), used when ``data`` is None.
     weights : mapping or sequence of float, optional
         Population shares of the strata, used when ``data`` is None.
     rates : mapping or sequence of float, optional
@@ -628,7 +628,7 @@ def sample_size_curve(
     level : float, default 0.95
         Level of the planned interval.
     method : {"normal", "wilson", "clopper_pearson"}
-        Passed to :func:`bayeseval.planning.sample_size`.
+        Passed to :func:`bayeseval.plan.planning.sample_size`.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made when omitted.
 
@@ -684,7 +684,7 @@ def _table_ppc_frame(data: pd.DataFrame, level: float, random_seed: Any) -> tupl
     return pd.DataFrame(columns, index=data.index), flag, level
 
 
-@_when_loaded(_ppc_frame, "bayeseval.checks", "PPCResult")
+@_when_loaded(_ppc_frame, "bayeseval.checks.checks", "PPCResult")
 def _check_ppc_frame(result: Any, level: float, random_seed: Any) -> tuple[pd.DataFrame, np.ndarray | None, float]:
     return _table_ppc_frame(result.table, float(result.level), random_seed)
 
@@ -719,7 +719,7 @@ def ppc(
     Parameters
     ----------
     data : PPCResult, Posterior or pandas.DataFrame
-        The result of :func:`bayeseval.checks.posterior_predictive_check`
+        The result of :func:`bayeseval.checks.checks.posterior_predictive_check`
         (its per-stratum predictive intervals of the counts, divided by the
         trials; strata it flags are drawn in red), a fitted Posterior (plain
         replicated counts are drawn with ``sample_predictive``; strata outside
@@ -802,7 +802,7 @@ def coverage(
         (Monte Carlo interval of the coverage, drawn as error bars), ``mc_se``
         (Monte Carlo SE: bars of +/- 1.96 SE) or ``n_sims`` (a binomial 95% band
         is computed), and a grouping column ``by``. The output of
-        :func:`bayeseval.checks.calibration_study` plots as it is (grouped by
+        :func:`bayeseval.checks.checks.calibration_study` plots as it is (grouped by
         ``configuration``).
     nominal : float, default 0.95
         The nominal level, drawn as a dashed horizontal line.
@@ -928,7 +928,7 @@ def plot(result: Any, ax: Any = None, **kwargs: Any) -> Any:
 plot.register = _plot.register  # type: ignore[attr-defined]
 
 
-@_when_loaded(_plot, "bayeseval.report", "Report")
+@_when_loaded(_plot, "bayeseval.report.report", "Report")
 def _plot_report(report: Any, ax: Any = None, kind: str = "forest", **kwargs: Any) -> Any:
     if kind == "forest":
         return forest(report, ax=ax, **kwargs)
@@ -944,22 +944,22 @@ def _plot_posterior(post: Any, ax: Any = None, **kwargs: Any) -> Any:
     return forest(post, ax=ax, **kwargs)
 
 
-@_when_loaded(_plot, "bayeseval.checks", "PPCResult")
+@_when_loaded(_plot, "bayeseval.checks.checks", "PPCResult")
 def _plot_ppc_result(result: Any, ax: Any = None, **kwargs: Any) -> Any:
     return ppc(result, ax=ax, **kwargs)
 
 
-@_when_loaded(_plot, "bayeseval.active.simulate", "SimulationResult")
+@_when_loaded(_plot, "bayeseval.campaign.simulation", "SimulationResult")
 def _plot_simulation(result: Any, ax: Any = None, **kwargs: Any) -> Any:
     return halfwidth_curve(result, ax=ax, **kwargs)
 
 
-@_when_loaded(_plot, "bayeseval.active.campaign", "Campaign")
+@_when_loaded(_plot, "bayeseval.campaign.campaign", "Campaign")
 def _plot_campaign(campaign: Any, ax: Any = None, **kwargs: Any) -> Any:
     return halfwidth_curve(campaign, ax=ax, **kwargs)
 
 
-@_when_loaded(_plot, "bayeseval.stratified", "StratifiedRisk")
+@_when_loaded(_plot, "bayeseval.estimate.stratified", "StratifiedRisk")
 def _plot_stratified(risk: Any, ax: Any = None) -> Any:
     """Each stratum's rate and interval (area ~ population share) with the population estimate."""
     table = risk.table
@@ -981,11 +981,11 @@ def _plot_stratified(risk: Any, ax: Any = None) -> Any:
 
 # -- fairness audits ---------------------------------------------------------------------------
 def _disparity_rows(result: Any, measure: str, metrics: Any) -> pd.DataFrame:
-    from bayeseval._results import Result
+    from bayeseval._api.results import Result
 
-    # an Audit (bayeseval.fairness), recognised without importing the audit machinery
+    # an Audit (bayeseval.fairness.audits), recognised without importing the audit machinery
     if not (isinstance(result, Result) and isinstance(getattr(result, "disparities", None), pd.DataFrame)):
-        raise TypeError(f"result must be an Audit from bayeseval.fairness.audit, got {type(result).__name__}")
+        raise TypeError(f"result must be an Audit from bayeseval.fairness.audits.audit, got {type(result).__name__}")
     if measure not in ("difference", "ratio"):
         raise ValueError(f"measure must be 'difference' or 'ratio', got {measure!r}")
     table = result.disparities
@@ -1016,7 +1016,7 @@ def disparities(
     Parameters
     ----------
     result : Audit
-        The output of :func:`bayeseval.fairness.audit`.
+        The output of :func:`bayeseval.fairness.audits.audit`.
     measure : {"difference", "ratio"}
         Which disparity to draw.
     metrics : str or list of str, optional
@@ -1032,7 +1032,7 @@ def disparities(
     Examples
     --------
     >>> import pandas as pd
-    >>> from bayeseval.fairness import audit
+    >>> from bayeseval.fairness.audits import audit
     >>> df = pd.DataFrame({"y": [1, 0] * 120, "p": [1, 0, 0, 0] * 60,
     ...                    "g": ["a"] * 160 + ["b"] * 80})
     >>> res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", random_seed=0)
@@ -1081,7 +1081,7 @@ def disparities_png(result: Any, *, max_rows: int = 80, dpi: int = 90) -> bytes 
 
     Parameters
     ----------
-    result : bayeseval.fairness.Audit
+    result : bayeseval.fairness.audits.Audit
         The audit.
     max_rows : int
         Above this many plotted rows (differences and gaps) there is no picture: None.
@@ -1096,7 +1096,7 @@ def disparities_png(result: Any, *, max_rows: int = 80, dpi: int = 90) -> bytes 
     Examples
     --------
     >>> import pandas as pd
-    >>> from bayeseval.fairness import audit
+    >>> from bayeseval.fairness.audits import audit
     >>> df = pd.DataFrame({"y": [1, 0] * 40, "p": [1, 0] * 40, "g": ["a"] * 40 + ["b"] * 40})
     >>> disparities_png(audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr",
     ...                       random_seed=0))[:4]

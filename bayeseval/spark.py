@@ -2,7 +2,7 @@
 
 Needs the optional extra ``spark`` (``pip install "bayeseval[spark]"``);
 ``pyspark`` is imported inside the functions only. :func:`bayeseval.tabulate`
-and :func:`bayeseval.split.dual_constraint_split` accept a Spark DataFrame
+and :func:`bayeseval.plan.split.dual_constraint_split` accept a Spark DataFrame
 directly; the functions here are the same with a ``df`` argument that must be
 one.
 
@@ -35,15 +35,15 @@ from typing import Any
 
 import pandas as pd
 
-from bayeseval._core.backends import is_spark_dataframe
-from bayeseval._core.hashing import signed64 as _signed  # noqa: F401 - kept for callers of the old name
-from bayeseval._core.hashing import spark_rank_sql as keyed_rank_sql
-from bayeseval._core.spark_backend import keyed_rank as _keyed_rank
-from bayeseval.counts import Counts
-from bayeseval.counts import tabulate as _tabulate
-from bayeseval.metrics import Metric
-from bayeseval.split import SplitResult
-from bayeseval.split import dual_constraint_split as _split
+from bayeseval._backends.hashing import signed64 as _signed  # noqa: F401 - kept for callers of the old name
+from bayeseval._backends.hashing import spark_rank_sql as keyed_rank_sql
+from bayeseval._backends.interface import is_spark_dataframe
+from bayeseval._backends.spark_backend import keyed_rank as _keyed_rank
+from bayeseval.counts.counts import Counts
+from bayeseval.counts.counts import tabulate as _tabulate
+from bayeseval.counts.metrics import Metric
+from bayeseval.plan.split import SplitResult
+from bayeseval.plan.split import dual_constraint_split as _split
 
 __all__ = ["tabulate", "dual_constraint_split", "keyed_rank", "keyed_rank_sql"]
 
@@ -97,7 +97,7 @@ def keyed_rank(df: Any, *, id_column: str, salt_column: str, out: str = "__rank"
         Column of integer row ids.
     salt_column : str
         Column holding the key salt as a signed 64-bit integer (same bits as
-        :func:`bayeseval.split.key_salt`).
+        :func:`bayeseval.plan.split.key_salt`).
     out : str, default "__rank"
         Name of the added column.
 
@@ -138,7 +138,7 @@ def dual_constraint_split(
     df : pyspark.sql.DataFrame
         One row per example.
     label, test_size, n_min, groups, max_test_share, max_inflate, merge_below, halfwidth, rate, on_infeasible, random_seed
-        As in :func:`bayeseval.split.dual_constraint_split`.
+        As in :func:`bayeseval.plan.split.dual_constraint_split`.
     id_column : str
         Column of unique integer row ids (a Spark DataFrame has no index).
     check_ids : bool, default True
@@ -146,7 +146,7 @@ def dual_constraint_split(
 
     Returns
     -------
-    bayeseval.split.SplitResult
+    bayeseval.plan.split.SplitResult
         ``train`` and ``test`` are Spark DataFrames with the columns of ``df``;
         ``test_weights`` is a Spark DataFrame with ``id_column`` and ``weight``.
         The test ids equal those of the pandas split of the same rows.

@@ -20,8 +20,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from bayeseval.active.rules import RuleState, expected_width, independent_beta, thompson
-from bayeseval.active.simulate import simulate, synthetic_pool
+from bayeseval.campaign.rules import RuleState, expected_width, independent_beta, thompson
+from bayeseval.campaign.simulation import simulate, synthetic_pool
 
 
 def bench_step(n_strata: int = 50, reps: int = 30) -> pd.DataFrame:
@@ -107,7 +107,7 @@ def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
 
 def bench_calibration(pools: int = 400) -> pd.DataFrame:
     """Coverage of the pooled 95% intervals at a fixed 100 labels per stratum (no stopping)."""
-    from bayeseval.active.rules import hierarchical_grid
+    from bayeseval.campaign.rules import hierarchical_grid
     from bayeseval.models.priors import resolve_prior
 
     rng = np.random.default_rng(12)

@@ -48,7 +48,7 @@ def importance_reference(counts: Counts, factors: list[str] = FACTORS, size: int
     """Posterior mean and 95% interval per cell by importance sampling; and the ESS."""
     from scipy import special, stats
 
-    from bayeseval._core import crossed as cr
+    from bayeseval._kernels import crossed as cr
 
     cells = counts.strata
     codes = [pd.factorize(cells.get_level_values(f), sort=True)[0] for f in factors]

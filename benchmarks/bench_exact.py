@@ -38,7 +38,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from bayeseval import PrecisionLimitedWarning  # noqa: E402
-from bayeseval.counts import Counts  # noqa: E402
+from bayeseval.counts.counts import Counts  # noqa: E402
 from bayeseval.models import fit_hierarchical  # noqa: E402
 
 RATS_Y = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2,

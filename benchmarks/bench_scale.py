@@ -81,7 +81,7 @@ def anchor() -> float:
 
 
 def campaign_times(k: int, rows_per: int = 20) -> dict:
-    from bayeseval.active.campaign import Campaign
+    from bayeseval.campaign.campaign import Campaign
 
     rng = np.random.default_rng(0)
     n = k * rows_per

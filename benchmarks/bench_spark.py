@@ -108,7 +108,7 @@ def check_against_pandas(spark, df) -> None:
     """Test ids of a 20,000-row sample: Spark engine == pandas engine."""
     import pandas as pd
 
-    from bayeseval.split import dual_constraint_split
+    from bayeseval.plan.split import dual_constraint_split
 
     sample = df.limit(20_000)
     frame = pd.DataFrame([tuple(r) for r in sample.collect()], columns=sample.columns)
@@ -126,7 +126,7 @@ def run_size(spark, n: int, repeats: int, tmp: str) -> dict:
     from pyspark.sql import functions as F
 
     import bayeseval
-    from bayeseval.split import dual_constraint_split
+    from bayeseval.plan.split import dual_constraint_split
 
     df = make_table(spark, n, os.path.join(tmp, f"rows_{n}.parquet"))
 

@@ -1,9 +1,9 @@
-"""Simulation study of the classic error-rate estimators (bayeseval.classic).
+"""Simulation study of the classic error-rate estimators (bayeseval.estimate.classic).
 
 Two Gaussian classes N(0, I) and N(Delta e1, I) in d = 5 dimensions with
 equal priors; the Bayes error is Phi(-Delta / 2). For LDA, QDA and 5-NN, at
 design sizes 20-500 per class, each replicate draws a design set, runs
-:func:`bayeseval.classic.estimate_error` and computes the true conditional
+:func:`bayeseval.estimate.classic.estimate_error` and computes the true conditional
 error of the classifier trained on the whole design set (closed form for LDA,
 an independent test sample of 2 x 20,000 rows for QDA and k-NN).
 
@@ -79,7 +79,7 @@ def lda_true_error(model) -> float:
 
 
 def one_replicate(args: tuple[str, int, int]) -> list[dict]:
-    from bayeseval.classic import estimate_error
+    from bayeseval.estimate.classic import estimate_error
 
     name, m, seed = args
     warnings.simplefilter("ignore")
@@ -163,7 +163,7 @@ def plot(mean: pd.DataFrame, sd: pd.DataFrame, path: Path) -> None:
 
 def reject_demo() -> pd.DataFrame:
     """Chow's error-reject curve of LDA (m = 500) on 20,000 fresh rows."""
-    from bayeseval.classic import error_reject_curve
+    from bayeseval.estimate.classic import error_reject_curve
 
     rng = np.random.default_rng(2024)
     X, y = draw(rng, 500)
@@ -236,12 +236,12 @@ def write_doc(raw, mean, sd, reps, seconds, curve, path: Path) -> None:
 
 DOC_HEAD = """# Classic error-rate estimators
 
-`bayeseval.classic` estimates the error rate of a scikit-learn classifier that
+`bayeseval.estimate.classic` estimates the error rate of a scikit-learn classifier that
 was trained on the data at hand, with or without labels (resubstitution, hold-out,
 cross-validation, the .632 and .632+ bootstrap, and label-free risk averaging):
 
 ```python
-from bayeseval.classic import estimate_error, risk_averaging, error_reject_curve
+from bayeseval.estimate.classic import estimate_error, risk_averaging, error_reject_curve
 
 table = estimate_error(clf, X, y, random_seed=0)          # one row per method
 prior = risk_averaging(clf.predict_proba(X_pool), strata=groups)   # label-free, per stratum

@@ -87,7 +87,7 @@ def largest_class() -> tuple[str, int]:
 def entry_point_parameters() -> dict[str, int]:
     import inspect
 
-    from bayeseval.active import Campaign, simulate
+    from bayeseval.campaign import Campaign, simulate
 
     return {"Campaign.create": len(inspect.signature(Campaign.create).parameters) - 1,
             "simulate": len(inspect.signature(simulate).parameters)}

@@ -22,7 +22,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from bayeseval.active.simulate import simulate
+from bayeseval.campaign.simulation import simulate
 
 N_STRATA = 12
 SIZES = np.round(np.geomspace(150, 19_000, N_STRATA)).astype(int)

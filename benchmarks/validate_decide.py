@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayeseval.active.simulate import simulate, synthetic_pool, true_decisions
+from bayeseval.campaign.simulation import simulate, synthetic_pool, true_decisions
 
 LEVEL = 0.95
 ZONE = 0.01

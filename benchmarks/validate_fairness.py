@@ -1,6 +1,6 @@
 """Fairness audits side by side with fairlearn's MetricFrame.
 
-1. Point estimates: ``bayeseval.fairness.audit`` against ``MetricFrame.by_group`` for every
+1. Point estimates: ``bayeseval.fairness.audits.audit`` against ``MetricFrame.by_group`` for every
    metric and group (COMPAS-like synthetic data, two crossed group columns).
 2. Coverage by seeded simulation: 6 groups of 20 to 2,000 rows, selection rate
    (demographic parity), (a) equal true rates 0.3 and (b) one disadvantaged group
@@ -54,9 +54,9 @@ from fairlearn.metrics import (
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_score, zero_one_loss
 
 from bayeseval import proportion_ci
-from bayeseval._core.disparity import bonferroni_level, gap_interval, max_t_gap
+from bayeseval._kernels.disparity import bonferroni_level, gap_interval, max_t_gap
 from bayeseval.datasets import load_compas
-from bayeseval.fairness import MIN_TRIALS, audit
+from bayeseval.fairness.audits import MIN_TRIALS, audit
 
 SIZES = np.array([20, 50, 100, 300, 1000, 2000])
 SCENARIOS = {
@@ -326,7 +326,7 @@ def gap_section(reps: int) -> str:
         _START,
         "## 8. Fairness audit: the max-min gap interval",
         "",
-        "`bayeseval.audit`'s max-min gap interval, `method=\"max_t\"` (the default: simultaneous",
+        "`bayeseval.fairness`'s max-min gap interval, `method=\"max_t\"` (the default: simultaneous",
         "Agresti-Caffo intervals over every pair of groups with a max-t critical value calibrated",
         "by parametric bootstrap, projected to the gap) beside `method=\"bonferroni\"` (the exact",
         "projection of Clopper-Pearson intervals at level 1 - 0.05 / 6). Six groups of 20, 50,",

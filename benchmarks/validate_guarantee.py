@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from bayeseval import proportion_ci  # noqa: E402
-from bayeseval._core.adaptive import (  # noqa: E402
+from bayeseval._kernels.adaptive import (  # noqa: E402
     DIFFUSE_WEIGHT,
     beta_mixture_predictive,
     fab_intervals_all_counts,

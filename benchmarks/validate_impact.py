@@ -1,7 +1,7 @@
-"""Coverage, width and verdicts of the impact-ratio intervals (``bayeseval.impact``).
+"""Coverage, width and verdicts of the impact-ratio intervals (``bayeseval.fairness.impact``).
 
 The impact ratio of a category is its rate over the highest rate. The interval of
-:func:`bayeseval.impact.impact_ratio_interval` is for the ratio to the highest *true* rate;
+:func:`bayeseval.fairness.impact.impact_ratio_interval` is for the ratio to the highest *true* rate;
 by seeded simulation (4,000 data sets per configuration, level 0.95):
 
 1. coverage and mean width per category, for 4 categories of 20 to 1,000 rows, 12 of 20 to
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bayeseval._core.binomial import binomial_bounds
-from bayeseval._core.disparity import mover_ratio
-from bayeseval.impact import impact_ratio_interval
+from bayeseval._kernels.binomial import binomial_bounds
+from bayeseval._kernels.disparity import mover_ratio
+from bayeseval.fairness.impact import impact_ratio_interval
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
 MARK = ("<!-- validate_impact:start -->", "<!-- validate_impact:end -->")

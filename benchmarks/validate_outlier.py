@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bayeseval.active.simulate import simulate
+from bayeseval.campaign.simulation import simulate
 
 N_STRATA = 10
 HOMOGENEOUS = np.linspace(0.05, 0.07, N_STRATA - 1)

@@ -1,7 +1,7 @@
 """Exact operating characteristics of sequential rules on one stratum.
 
 Every figure comes from the exact dynamic programme over (look, count) of
-``bayeseval._core.sequential.sequential_outcome`` (no simulation). Prints Markdown tables:
+``bayeseval._kernels.sequential.sequential_outcome`` (no simulation). Prints Markdown tables:
 
 1. Decisions against a threshold of 0.10 (level 0.95, cap 4,000 labels, Bernoulli labels):
    the probability of a wrong decision by look schedule (a look every 1, 5, 10, 20 or 50
@@ -38,8 +38,8 @@ import numpy as np
 from scipy import stats
 from scipy.special import betainc
 
-from bayeseval._core.adaptive import beta_mixture_predictive, fab_intervals_all_counts
-from bayeseval._core.anytime import (
+from bayeseval._kernels.adaptive import beta_mixture_predictive, fab_intervals_all_counts
+from bayeseval._kernels.anytime import (
     UNTUNED_CONCENTRATION,
     confidence_sequence_bounds,
     decision_boundaries,
@@ -47,8 +47,8 @@ from bayeseval._core.anytime import (
     log_mixture_martingale,
     tuned_concentration,
 )
-from bayeseval._core.binomial import binomial_bounds
-from bayeseval._core.sequential import sequential_outcome
+from bayeseval._kernels.binomial import binomial_bounds
+from bayeseval._kernels.sequential import sequential_outcome
 
 LEVEL = 0.95
 THRESHOLD = 0.10

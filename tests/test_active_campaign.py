@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.active import Campaign
-from bayeseval.active.store import CampaignStore
+from bayeseval.campaign import Campaign
+from bayeseval.campaign.store import CampaignStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -242,7 +242,7 @@ CHILD = textwrap.dedent(
     import json, os, sys
     import pandas as pd
     sys.path.insert(0, {root!r})
-    from bayeseval.active import Campaign
+    from bayeseval.campaign import Campaign
 
     def truth_of(rid):
         return int(sum(map(ord, str(rid))) % 4 == 0)
@@ -357,7 +357,7 @@ CONCURRENT = textwrap.dedent(
     import sys, time, json
     import pandas as pd
     sys.path.insert(0, {root!r})
-    from bayeseval.active import Campaign
+    from bayeseval.campaign import Campaign
 
     path, ids_file, go = sys.argv[1], sys.argv[2], float(sys.argv[3])
     ids = json.load(open(ids_file))

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.active import Campaign
-from bayeseval.active import store as store_module
-from bayeseval.active.cli import main
+from bayeseval.campaign import Campaign
+from bayeseval.campaign import store as store_module
+from bayeseval.cli.campaign import main
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_module_entry_point_parquet(tmp_path, pool_csv):
     pq = tmp_path / "pool.parquet"
     pool.reset_index().to_parquet(pq)
     db = tmp_path / "c.db"
-    run = [sys.executable, "-m", "bayeseval.active.cli", "campaign"]
+    run = [sys.executable, "-m", "bayeseval.cli.campaign", "campaign"]
     r = subprocess.run(run + ["create", "--pool", str(pq), "--id-column", "id", "--strata", "region",
                               "--y-pred", "pred", "--db", str(db)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -311,7 +311,7 @@ def test_a_failed_commit_leaves_out_as_it_was_and_no_temporary_file(tmp_path, po
 
 
 def test_an_export_or_report_failing_mid_write_leaves_the_target_as_it_was(tmp_path, pool_csv, capsys, monkeypatch):
-    from bayeseval.active import cli as campaign_cli
+    from bayeseval.cli import campaign as campaign_cli
 
     db, _ = _db(tmp_path, pool_csv)
     assert main(["campaign", "propose", "--db", db, "--batch-size", "8", "--out", str(tmp_path / "b.csv")]) == 0
@@ -377,7 +377,7 @@ def test_read_commands_work_on_a_read_only_mount(tmp_path, pool_csv):
     calls = [["campaign", c[0], "--db", db, *[a.format(dir=out) for a in c[1:]]] for c in READ_COMMANDS]
     calls.append(["campaign", "propose", "--db", db, "--out", str(out / "p.csv")])
     script = (
-        "import sys, json; from bayeseval.active.cli import main\n"
+        "import sys, json; from bayeseval.cli.campaign import main\n"
         f"codes = [main(a) for a in {calls!r}]\n"
         "print(json.dumps(codes))\n"
     )

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayeseval.active.rules import (
+from bayeseval.campaign.rules import (
     RuleState,
     expected_width,
     forecast_labels,
@@ -203,7 +203,7 @@ def test_thompson_respects_capacity_and_is_seeded():
 
 # -- stopping safeguards -----------------------------------------------------------------
 def test_stop_level_checks_a_wider_interval():
-    from bayeseval.active.rules import independent_posterior
+    from bayeseval.campaign.rules import independent_posterior
 
     base = dict(available=[1000] * 3, target_halfwidth=0.12, model="independent")
     st = RuleState.from_counts([5, 5, 5], [40, 40, 40], **base)
@@ -249,7 +249,7 @@ def test_min_data_share_floor():
 
 
 def test_stopping_options_validation():
-    from bayeseval.active.rules import STOPPING_DEFAULTS, stopping_options
+    from bayeseval.campaign.rules import STOPPING_DEFAULTS, stopping_options
 
     assert stopping_options(0.95) == STOPPING_DEFAULTS
     assert stopping_options(0.95, stop_level=0.97, min_data_share=0.5)["min_data_share"] == 0.5
@@ -263,7 +263,7 @@ def test_stopping_options_validation():
 
 # -- guarantee="stratum" ---------------------------------------------------------------------
 def _fab_table(level):
-    from bayeseval._core.adaptive import beta_mixture_predictive, fab_intervals_all_counts
+    from bayeseval._kernels.adaptive import beta_mixture_predictive, fab_intervals_all_counts
 
     cache = {}
 
@@ -277,7 +277,7 @@ def _fab_table(level):
 
 
 def _coverage_at_stop(table, rate, every, cap=400, target=0.05):
-    from bayeseval._core.sequential import sequential_outcome
+    from bayeseval._kernels.sequential import sequential_outcome
 
     def stop(s, n):
         lo, hi = table(n)
@@ -296,7 +296,7 @@ def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
     # exact dynamic programme over (look, count): the adaptive interval with a fixed Beta(2, 18)
     # prior at the worst rate (0.11); stopping on the 95% interval loses coverage (0.938 with a
     # look every 5 labels), the interval at guarantee_stop_level(0.95) = 0.965 keeps >= 0.94
-    from bayeseval.active.rules import guarantee_stop_level
+    from bayeseval.campaign.rules import guarantee_stop_level
 
     plain, kept = _fab_table(0.95), _fab_table(guarantee_stop_level(0.95))
     assert _coverage_at_stop(plain, 0.11, 5) < 0.94
@@ -307,7 +307,7 @@ def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
 @pytest.mark.slow
 def test_compensated_stop_level_every_schedule_and_rate():
     # looking after every label is the worst schedule: 0.924 at level 0.95, 0.941 at 0.965
-    from bayeseval.active.rules import guarantee_stop_level
+    from bayeseval.campaign.rules import guarantee_stop_level
 
     kept = _fab_table(guarantee_stop_level(0.95))
     assert _coverage_at_stop(_fab_table(0.95), 0.11, 1) < 0.93
@@ -317,8 +317,8 @@ def test_compensated_stop_level_every_schedule_and_rate():
 
 
 def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
-    from bayeseval._core.adaptive import adaptive_interval
-    from bayeseval.active.rules import guaranteed_bounds
+    from bayeseval._kernels.adaptive import adaptive_interval
+    from bayeseval.campaign.rules import guaranteed_bounds
 
     s, n = np.array([3, 5, 0]), np.array([40, 50, 0])
     lo, hi = guaranteed_bounds(s, n, 0.95)
@@ -333,7 +333,7 @@ def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
 
 
 def test_stratum_guarantee_stops_on_the_guaranteed_interval_and_ignores_the_safeguards():
-    from bayeseval.active.rules import guarantee_stop_level, guaranteed_bounds
+    from bayeseval.campaign.rules import guarantee_stop_level, guaranteed_bounds
 
     s, n = np.array([12, 15, 10, 30]), np.array([150, 160, 140, 150])
     kw = dict(available=[500] * 4, target_halfwidth=0.05)
@@ -355,7 +355,7 @@ def _decision_state(s, n, threshold=0.10, margin=0.0, size=1500):
 
 
 def _wrong_decision_probability(rate, guarantee, max_trials=800):
-    from bayeseval._core.sequential import sequential_outcome
+    from bayeseval._kernels.sequential import sequential_outcome
 
     cache = {}
 
@@ -389,7 +389,7 @@ def test_stratum_decisions_error_at_more_rates(rate):
 
 
 def test_stratum_margin_decides_at_the_threshold_on_the_confidence_sequence():
-    from bayeseval._core.anytime import confidence_sequence_bounds
+    from bayeseval._kernels.anytime import confidence_sequence_bounds
 
     st = _decision_state(np.array([120, 300]), 1200, margin=0.04)
     c, lv = st.decision_concentration(), st.anytime_level()
@@ -400,8 +400,8 @@ def test_stratum_margin_decides_at_the_threshold_on_the_confidence_sequence():
 
 
 def test_stratum_gap_projects_confidence_sequences_at_the_bonferroni_level():
-    from bayeseval._core.anytime import confidence_sequence_bounds
-    from bayeseval._core.disparity import bonferroni_level
+    from bayeseval._kernels.anytime import confidence_sequence_bounds
+    from bayeseval._kernels.disparity import bonferroni_level
 
     s, n = np.array([10, 40, 25]), np.array([400, 400, 300])
     st = RuleState.from_counts(s, n, available=[600, 600, 700], goal="gap", tolerance=0.02, guarantee="stratum")

@@ -6,7 +6,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from bayeseval.active.simulate import plot_halfwidth, simulate, synthetic_pool
+from bayeseval.campaign.simulation import plot_halfwidth, simulate, synthetic_pool
 
 matplotlib.use("Agg")
 

@@ -14,8 +14,8 @@ from scipy import stats
 
 import bayeseval as be
 from bayeseval import proportion_ci
-from bayeseval._core.adaptive import adaptive_interval
-from bayeseval._warnings import EmptyStratumWarning
+from bayeseval._api.warnings import EmptyStratumWarning
+from bayeseval._kernels.adaptive import adaptive_interval
 
 OTHERS_S = np.array([4, 6, 5, 3, 7, 4, 9, 5])
 OTHERS_N = np.array([50, 70, 60, 40, 80, 50, 90, 60])
@@ -93,7 +93,7 @@ def test_adaptive_needs_two_strata(s, n, match):
 def test_unknown_method_lists_adaptive_and_one_rate_tools_refuse_it():
     with pytest.raises(ValueError, match=r"unknown method 'fabulous'.*'adaptive'"):
         proportion_ci([1, 2], [10, 10], method="fabulous")
-    from bayeseval._core.binomial import normalise_method
+    from bayeseval._kernels.binomial import normalise_method
 
     with pytest.raises(ValueError, match=r"method 'adaptive'.*several strata"):
         normalise_method("adaptive")
@@ -109,7 +109,7 @@ def test_stratified_and_gate_offer_the_adaptive_interval():
     # the population interval is the normal one, unaffected by the per-stratum method
     wil = be.stratified_risk(s, n, [1 / 7] * 7)
     assert res.ci == pytest.approx(wil.ci)
-    from bayeseval.gate import gate
+    from bayeseval.report.gates import gate
 
     g = gate(be.Counts.from_arrays(s, n), max_halfwidth=0.2, method="adaptive")
     np.testing.assert_allclose(g.table["halfwidth"].to_numpy(), (ref.upper - ref.lower) / 2)
@@ -125,7 +125,7 @@ def test_stratified_adaptive_errors_name_the_method():
 
 
 def test_calibration_study_offers_the_adaptive_and_read_intervals():
-    from bayeseval.checks import calibration_study
+    from bayeseval.checks.checks import calibration_study
 
     with pytest.raises(ValueError, match=r"unknown methods 'fab'.*'adaptive', 'read'"):
         calibration_study(("exchangeable",), n_repeats=2, methods=("fab",))

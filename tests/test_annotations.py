@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from bayeseval.active import Campaign
-from bayeseval.active.annotations import (
+from bayeseval.campaign import Campaign
+from bayeseval.campaign.annotations import (
     ROW_ID_KEY,
     agreement,
     annotator_identity,
@@ -32,7 +32,7 @@ from bayeseval.active.annotations import (
     resolve_labels,
     to_labelstudio,
 )
-from bayeseval.active.cli import main
+from bayeseval.cli.campaign import main
 
 # the 400-row pools (about 200 rows a stratum) cannot reach the default target_halfwidth=0.05:
 # Campaign.create says so with a PrecisionLimitedWarning, which is not the subject here
@@ -242,7 +242,7 @@ def test_bad_annotations_name_the_rows_and_write_nothing(tmp_path, pool, frame, 
 
 
 def test_resolve_setting_is_validated():
-    from bayeseval.active import CampaignSpec
+    from bayeseval.campaign import CampaignSpec
 
     with pytest.raises(ValueError, match="resolve must be 'majority' or 'annotator:NAME', got 'vote'"):
         CampaignSpec(y_pred="p", resolve="vote")
@@ -374,7 +374,7 @@ def tie_broken(tmp_path, pool):
 
 
 def test_tie_breaker_does_not_make_agreement_perfect(tie_broken, tmp_path, capsys):
-    from bayeseval.active.campaign_report import campaign_report_html
+    from bayeseval.campaign.report import campaign_report_html
 
     c, rows, first, second, region = tie_broken
     assert c.labels_used == len(rows)  # every tie resolved by the third annotator
@@ -739,7 +739,7 @@ def test_labelstudio_config_shows_the_content_with_the_label_choices(tmp_path):
 
 
 def test_an_image_column_is_told_by_its_values_or_its_name_with_urls():
-    from bayeseval.active.annotations import content_kinds
+    from bayeseval.campaign.annotations import content_kinds
 
     got = content_kinds({
         "photo": ["https://x.org/a", None],  # an image word and URLs

@@ -20,8 +20,9 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_s
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from bayeseval import proportion_ci
-from bayeseval._core.disparity import bonferroni_level, gap_interval, mover_difference
-from bayeseval.fairness import METRICS, Audit, add_audit_parser, audit, run_audit
+from bayeseval._kernels.disparity import bonferroni_level, gap_interval, mover_difference
+from bayeseval.cli.audit import add_audit_parser, run_audit
+from bayeseval.fairness.audits import METRICS, Audit, audit
 
 
 def _npv(y_true, y_pred):
@@ -560,7 +561,7 @@ def test_command_line_reference_is_a_label_and_its_messages_name_the_flag(tmp_pa
 
 
 def test_the_audit_command_prints_a_summary_that_fits_100_columns(tmp_path, capsys):
-    from bayeseval.cli import main
+    from bayeseval.cli.main import main
     from bayeseval.datasets import load_compas
 
     path = tmp_path / "compas.csv"
@@ -576,7 +577,7 @@ def test_the_audit_command_prints_a_summary_that_fits_100_columns(tmp_path, caps
     assert "--min-trials 30" in out and "min_trials=" not in out
 
 
-@pytest.mark.filterwarnings("ignore::bayeseval._warnings.PrecisionLimitedWarning")
+@pytest.mark.filterwarnings("ignore::bayeseval._api.warnings.PrecisionLimitedWarning")
 def test_conflict_column_flags_a_group_of_many_trials():
     # ten groups of 50,000 positives: TPR 0.80 in nine and 0.90 in the last, a gap of about
     # 50 binomial standard errors; the conflict column flags that group and no other

@@ -22,9 +22,10 @@ import statsmodels.formula.api as smf
 from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import fit_crossed, fit_hierarchical, tabulate
-from bayeseval._warnings import EmptyStratumWarning
+from bayeseval._api.warnings import EmptyStratumWarning
+from bayeseval.cli.audit import run_audit
 from bayeseval.datasets import load_compas
-from bayeseval.fairness import audit, run_audit
+from bayeseval.fairness.audits import audit
 
 SMALL = ("a4", "b1")
 

@@ -1,6 +1,6 @@
 """The report's "Fairness audit" section: data (audit, findings) and its renderings.
 
-References: the audit called directly (:func:`bayeseval.audit`) on the same rows, and
+References: the audit called directly (:func:`bayeseval.fairness`) on the same rows, and
 constructed groups whose verdicts are known (rates 0.2 and 0.6 on 500 rows each are decided
 outside a tolerance of 0.1; equal rates on 1,000 rows each are decided within 0.2).
 """
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from bayeseval import Counts, audit, evaluate
-from bayeseval.cli import main
+from bayeseval.cli.main import main
 
 
 def _rows(spec) -> pd.DataFrame:
@@ -210,7 +210,7 @@ def test_audit_html_and_markdown_carry_the_tables(tmp_path):
 
 
 def test_audit_command_out_never_replaces_its_data_or_a_file_without_force(tmp_path, capsys):
-    from bayeseval.cli import main
+    from bayeseval.cli.main import main
 
     df, _ = _saved_audit()
     data = tmp_path / "preds.csv"

@@ -18,17 +18,17 @@ import pytest
 from scipy import stats
 from scipy.special import betainc
 
-from bayeseval._warnings import PrecisionLimitedWarning
-from bayeseval.active import Campaign, CampaignSpec, simulate
-from bayeseval.active.cli import main
-from bayeseval.active.rules import (
+from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval.campaign import Campaign, CampaignSpec, simulate
+from bayeseval.campaign.rules import (
     RuleState,
     decision_allocation,
     decision_reach,
     forecast_decision,
     undecided_excess,
 )
-from bayeseval.active.simulate import true_decisions
+from bayeseval.campaign.simulation import true_decisions
+from bayeseval.cli.campaign import main
 
 
 def exact_pool(rates, sizes, *, random_seed=0) -> pd.DataFrame:

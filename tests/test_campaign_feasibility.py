@@ -10,7 +10,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import PrecisionLimitedWarning
-from bayeseval.active import Campaign
+from bayeseval.campaign import Campaign
 
 
 def _pool():

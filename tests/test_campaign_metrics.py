@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.active import Campaign, CampaignSpec, simulate
-from bayeseval.active.cli import main
-from bayeseval.active.rules import RuleState
-from bayeseval.active.spec import MetricStates, cost_allocation, metrics_allocation
+from bayeseval.campaign import Campaign, CampaignSpec, simulate
+from bayeseval.campaign.rules import RuleState
+from bayeseval.campaign.spec import MetricStates, cost_allocation, metrics_allocation
+from bayeseval.cli.campaign import main
 from bayeseval.datasets import make_pool
 
 

@@ -2,7 +2,7 @@
 
 References are computed here independently of the campaign code: the leave-one-out mid-p
 value from scipy's Beta-binomial pmf over the leave-one-out mixture, the adaptive interval
-from :func:`bayeseval._core.adaptive.fab_interval` called directly, coverage against the
+from :func:`bayeseval._kernels.adaptive.fab_interval` called directly, coverage against the
 true rates of a seeded pool.
 """
 
@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeseval._core.adaptive import DIFFUSE_WEIGHT, fab_interval, loo_beta_mixture
-from bayeseval._core.conflict import read_choice
-from bayeseval.active import Campaign, CampaignSpec, simulate
-from bayeseval.active.cli import _STOPPING, main
-from bayeseval.active.rules import STOPPING_DEFAULTS, RuleState, stopping_options
+from bayeseval._kernels.adaptive import DIFFUSE_WEIGHT, fab_interval, loo_beta_mixture
+from bayeseval._kernels.conflict import read_choice
+from bayeseval.campaign import Campaign, CampaignSpec, simulate
+from bayeseval.campaign.rules import STOPPING_DEFAULTS, RuleState, stopping_options
+from bayeseval.cli.campaign import _STOPPING, main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
@@ -239,7 +239,7 @@ def test_status_done_is_the_stopping_rule_not_the_halfwidth_alone():
     but its own Jeffreys 95% interval (scipy: Beta(0.5, 3.5)) is about 0.27 wide on each
     side, over twice the 0.1 target, so the own-evidence floor keeps it open and the
     status must not call it done."""
-    from bayeseval.active.campaign import _status_frame
+    from bayeseval.campaign.campaign import _status_frame
 
     st = RuleState.from_counts([0] + [10] * 9, [3] + [200] * 9, available=np.full(10, 100), target_halfwidth=0.1)
     own = np.diff(stats.beta.ppf([0.025, 0.975], 0.5, 3.5))[0] / 2

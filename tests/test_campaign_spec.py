@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 from scipy.special import betaincinv
 
-from bayeseval._results import Result
-from bayeseval.active import Campaign, CampaignSpec, SimulationResult, simulate, synthetic_pool
-from bayeseval.active.campaign import IngestResult
-from bayeseval.active.cli import main
-from bayeseval.active.spec import StrataDesign
+from bayeseval._api.results import Result
+from bayeseval.campaign import Campaign, CampaignSpec, SimulationResult, simulate, synthetic_pool
+from bayeseval.campaign.campaign import IngestResult
+from bayeseval.campaign.spec import StrataDesign
+from bayeseval.cli.campaign import main
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ def test_safeguards_change_stopping_in_a_campaign_as_in_simulate(tmp_path, pool,
         # at stop the 99% interval every stratum reads is within the target: the pooled one
         # (checked on the posterior), or for a stratum not clearly typical of the others the
         # adaptive one (read_threshold, default on; conflict.read_bounds)
-        from bayeseval._core.conflict import read_bounds, read_choice
+        from bayeseval._kernels.conflict import read_bounds, read_choice
 
         lo, hi = st.posterior.interval(0.99)
         lo, hi = read_bounds(read_choice(st.successes, st.trials), lo, hi, 0.99)
@@ -357,7 +357,7 @@ def test_cli_create_stores_the_guarantee(tmp_path, pool):
 
 
 def test_status_reports_the_guaranteed_interval_with_the_pooled_one_beside_it(tmp_path, pool):
-    from bayeseval.active.rules import guarantee_stop_level, guaranteed_bounds
+    from bayeseval.campaign.rules import guarantee_stop_level, guaranteed_bounds
 
     with Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", batch_size=60,
                          random_seed=2) as c:

@@ -1,4 +1,4 @@
-"""Tests of bayeseval.classic: error-rate estimators, risk averaging, error-reject curve."""
+"""Tests of bayeseval.estimate.classic: error-rate estimators, risk averaging, error-reject curve."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from sklearn.model_selection import LeaveOneOut
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 
-from bayeseval._warnings import CalibrationWarning
-from bayeseval.classic import (
+from bayeseval._api.warnings import CalibrationWarning
+from bayeseval.estimate.classic import (
     _632,
     error_reject_curve,
     estimate_error,

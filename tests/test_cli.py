@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bayeseval import planning
-from bayeseval.cli import main
+from bayeseval.cli.main import main
+from bayeseval.plan import planning
 
 
 def test_plan_json_matches_the_library_and_spec(capsys):
@@ -89,7 +89,7 @@ def test_report_out_never_onto_its_data_and_never_over_a_file_without_force(labe
 def test_report_out_failing_mid_write_leaves_the_file_as_it_was(labelled_csv, tmp_path, capsys, monkeypatch):
     import errno
 
-    from bayeseval.report import Report
+    from bayeseval.report.report import Report
 
     def full_disk(self, path, **kwargs):
         Path(path).write_text("partial")
@@ -144,8 +144,8 @@ def test_a_score_column_read_from_a_file_is_a_one_line_error(command, tmp_path, 
 
 
 def test_guarantee_flag_of_report_and_gate(labelled_csv, capsys):
-    from bayeseval import cli
-    from bayeseval._core.binomial import GUARANTEES
+    from bayeseval._kernels.binomial import GUARANTEES
+    from bayeseval.cli import main as cli
 
     assert cli.GUARANTEES == GUARANTEES
     data = [str(labelled_csv), "--y-true", "y", "--y-pred", "p", "--strata", "g", "--json"]

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval import cli
-from bayeseval._core.binomial import STRATA_METHODS
-from bayeseval.intervals import proportion_ci
+from bayeseval._kernels.binomial import STRATA_METHODS
+from bayeseval.cli import main as cli
+from bayeseval.estimate.intervals import proportion_ci
 
 
 def test_gate_methods_of_the_parser_are_the_strata_methods() -> None:

@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from bayeseval import __version__, cli
-from bayeseval.cli import main
-from bayeseval.report import _WRITERS
+from bayeseval import __version__
+from bayeseval.cli import main as cli
+from bayeseval.cli.main import main
+from bayeseval.report.report import _WRITERS
 
 
 def _wilson_halfwidth(rate, n):

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from bayeseval import planning
-from bayeseval._core.allocation import _water_fill
+from bayeseval._kernels.allocation import _water_fill
+from bayeseval.plan import planning
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,7 @@ HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "duckdb", "sklearn", "xarray
 
 PROBE = r"""
 import contextlib, io, json, sys
-from bayeseval.cli import main
+from bayeseval.cli.main import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     try:
@@ -92,12 +92,12 @@ def test_campaign_and_audit_help_load_no_heavy_package(command):
 
 
 def test_active_package_names_bind_on_first_use():
-    # bayeseval.active imports its names lazily; ``simulate`` must stay the function even
+    # bayeseval.campaign imports its names lazily; ``simulate`` must stay the function even
     # after the submodule of the same name was imported (the import system binds it)
     code = (
-        "import bayeseval.active.simulate, inspect\n"
-        "from bayeseval.active import simulate, Campaign, RULES\n"
-        "import bayeseval.active as a\n"
+        "import bayeseval.campaign.simulation, inspect\n"
+        "from bayeseval.campaign import simulate, Campaign, RULES\n"
+        "import bayeseval.campaign as a\n"
         "print(inspect.isfunction(simulate), inspect.isfunction(a.simulate),"
         " inspect.isclass(Campaign), 'expected_width' in RULES)\n"
     )

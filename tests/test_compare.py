@@ -1,4 +1,4 @@
-"""Tests for bayeseval.compare: McNemar tests and the paired bootstrap."""
+"""Tests for bayeseval.estimate.compare: McNemar tests and the paired bootstrap."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from bayeseval._warnings import BayesevalWarning
-from bayeseval.compare import (
+from bayeseval._api.warnings import BayesevalWarning
+from bayeseval.estimate.compare import (
     McNemarResult,
     PairedBootstrap,
     mcnemar,

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from bayeseval._core.anytime import (
+from bayeseval._kernels.anytime import (
     anytime_decisions,
     confidence_sequence_bounds,
     decision_boundaries,
@@ -23,7 +23,7 @@ from bayeseval._core.anytime import (
     log_mixture_martingale,
     tuned_concentration,
 )
-from bayeseval._core.sequential import sequential_outcome
+from bayeseval._kernels.sequential import sequential_outcome
 
 CRIT = math.log(20.0)  # level 0.95
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval._core import audit_text
-from bayeseval.fairness import audit
+from bayeseval._render import audit_text
+from bayeseval.fairness.audits import audit
 
 
 def _audit(long_names: bool = False):

@@ -10,7 +10,7 @@ from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from bayeseval import proportion_ci
-from bayeseval._core.disparity import (
+from bayeseval._kernels.disparity import (
     bonferroni_level,
     gap_interval,
     katz_ratio,

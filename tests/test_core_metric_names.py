@@ -10,12 +10,12 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score, precision_score, recall_score
 
 from bayeseval import audit, get_metric, tabulate
-from bayeseval._core import metric_names
-from bayeseval.active.cli import main as campaign_main
-from bayeseval.cli import main
-from bayeseval.fairness import METRICS as AUDIT_METRICS
-from bayeseval.metrics import METRICS
-from bayeseval.report import evaluate
+from bayeseval._api import metric_names
+from bayeseval.cli.campaign import main as campaign_main
+from bayeseval.cli.main import main
+from bayeseval.counts.metrics import METRICS
+from bayeseval.fairness.audits import METRICS as AUDIT_METRICS
+from bayeseval.report.report import evaluate
 
 REPORT_LIST = metric_names.choices(composite=False)
 AUDIT_LIST = metric_names.choices()

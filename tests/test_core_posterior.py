@@ -13,16 +13,16 @@ from scipy.special import betaln, expit
 from test_exact import RATS_N, RATS_Y
 
 from bayeseval import PrecisionLimitedWarning
-from bayeseval._core.grid import integrate
-from bayeseval._core.mixture import BetaMixture
-from bayeseval._core.ppc import Nodes, betabinom_mixture_pmf, loo_mixed_check, loo_weights, mid_p
-from bayeseval.active.rules import (
+from bayeseval._kernels.grid import integrate
+from bayeseval._kernels.mixture import BetaMixture
+from bayeseval._kernels.ppc import Nodes, betabinom_mixture_pmf, loo_mixed_check, loo_weights, mid_p
+from bayeseval.campaign.rules import (
     MixturePosterior,
     RuleState,
     hierarchical_grid,
     outlying_strata,
 )
-from bayeseval.counts import Counts
+from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.exact import ExactFit
 
@@ -300,7 +300,7 @@ def test_outlying_strata_level():
 
 def test_campaign_check_and_model_check_agree_on_the_planted_outlier():
     # one kernel: the campaign's flags and posterior_predictive_check's cross-validated check
-    from bayeseval.checks import posterior_predictive_check
+    from bayeseval.checks.checks import posterior_predictive_check
 
     rng = np.random.default_rng([8, 1])
     theta = rng.beta(20, 180, size=15)
@@ -317,7 +317,7 @@ def test_campaign_check_and_model_check_agree_on_the_planted_outlier():
 def test_large_predictives_are_sampled_with_a_seed(monkeypatch):
     # above the tabulation budget the kernel samples 20,000 replicates; against the exact pmf
     # the lower mid-p has sd <= 0.0036 (allow 0.015)
-    import bayeseval._core.ppc as ppc
+    import bayeseval._kernels.ppc as ppc
 
     w, a, b = np.array([0.4, 0.6]), np.array([4.0, 9.0]), np.array([40.0, 60.0])
     exact = ppc.mixture_mid_p(14, 120, w, a, b)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from bayeseval._core.ppc import mixture_mid_p
+from bayeseval._kernels.ppc import mixture_mid_p
 
 
 def _reference(s, n, w, a, b):

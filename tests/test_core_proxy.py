@@ -1,4 +1,4 @@
-"""Tests of bayeseval._core.proxy: merging, the MOVER interval, exact coverage, ppi_py."""
+"""Tests of bayeseval._kernels.proxy: merging, the MOVER interval, exact coverage, ppi_py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from bayeseval._core.proxy import (
+from bayeseval._kernels.proxy import (
     cells_interval,
     effective_labels,
     merge_sparse_cells,

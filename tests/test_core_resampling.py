@@ -1,4 +1,4 @@
-"""The shared bootstrap kernel (bayeseval._core.resampling) and the two public functions on it.
+"""The shared bootstrap kernel (bayeseval._kernels.resampling) and the two public functions on it.
 
 References: scipy.stats.bootstrap on the same replicates (same generator stream), closed forms
 of the jackknife acceleration, exact stratum sizes, and a seeded coverage simulation.
@@ -16,9 +16,9 @@ import pytest
 from scipy import stats
 
 from bayeseval import BayesevalWarning, ZeroVarianceWarning, bootstrap_ci, paired_bootstrap
-from bayeseval._core import resampling as rs
-from bayeseval.compare import mcnemar, mcnemar_from_predictions
-from bayeseval.intervals import f1_score
+from bayeseval._kernels import resampling as rs
+from bayeseval.estimate.compare import mcnemar, mcnemar_from_predictions
+from bayeseval.estimate.intervals import f1_score
 
 TOL = 1e-12
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayeseval._core.binomial import binomial_bounds
-from bayeseval._core.sequential import look_sizes, sequential_outcome
+from bayeseval._kernels.binomial import binomial_bounds
+from bayeseval._kernels.sequential import look_sizes, sequential_outcome
 
 
 def _stop(s, n):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval._core.spreadsheet import csv_safe_frame, write_xlsx
+from bayeseval._render.spreadsheet import csv_safe_frame, write_xlsx
 
 openpyxl = pytest.importorskip("openpyxl")
 

@@ -1,4 +1,4 @@
-"""Tests for bayeseval.counts (Counts, tabulate) and bayeseval.metrics against scikit-learn."""
+"""Tests for bayeseval.counts.counts (Counts, tabulate) and bayeseval.counts.metrics against scikit-learn."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import confusion_matrix, precision_score, recall_score
 
 from bayeseval import Counts, EmptyStratumWarning, get_metric, tabulate
-from bayeseval.counts import as_counts, confusion_counts, stratum_labels
-from bayeseval.metrics import METRICS
+from bayeseval.counts.counts import as_counts, confusion_counts, stratum_labels
+from bayeseval.counts.metrics import METRICS
 
 
 @pytest.fixture

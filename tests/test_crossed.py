@@ -13,7 +13,7 @@ import pytest
 from scipy import special
 
 from bayeseval import Counts, EmptyStratumWarning, tabulate
-from bayeseval._core.crossed import zero_sum_basis
+from bayeseval._kernels.crossed import zero_sum_basis
 from bayeseval.datasets import load_compas
 from bayeseval.models import fit_exact
 from bayeseval.models.crossed import CrossedFit, fit_crossed

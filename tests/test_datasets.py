@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from bayeseval import datasets
-from bayeseval.counts import Counts
+from bayeseval.counts.counts import Counts
 
 # -- German credit ----------------------------------------------------------------------
 

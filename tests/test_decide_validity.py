@@ -17,10 +17,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayeseval.active import Campaign, CampaignSpec, simulate
-from bayeseval.active.cli import main
-from bayeseval.active.rules import RuleState, decision_allocation, decision_gains, forecast_decision
-from bayeseval.active.simulate import true_decisions
+from bayeseval.campaign import Campaign, CampaignSpec, simulate
+from bayeseval.campaign.rules import (
+    RuleState,
+    decision_allocation,
+    decision_gains,
+    forecast_decision,
+)
+from bayeseval.campaign.simulation import true_decisions
+from bayeseval.cli.campaign import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from validate_decide import exact_pool  # noqa: E402  (the benchmark's pool: exact error counts)

@@ -5,7 +5,7 @@ import json
 import pytest
 from sklearn.metrics import accuracy_score
 
-from bayeseval.cli import main
+from bayeseval.cli.main import main
 from bayeseval.demo import german_credit_predictions
 
 

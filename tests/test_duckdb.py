@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from bayeseval import EmptyStratumWarning, tabulate
-from bayeseval._duckdb import is_duckdb_source, sql_literal
+from bayeseval._backends.duckdb_backend import sql_literal
+from bayeseval._backends.interface import is_duckdb_source
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from scipy import stats
 from scipy.special import betaln, expit
 
 from bayeseval import PrecisionLimitedWarning
-from bayeseval.counts import Counts
+from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.exact import ExactFit, prior_offsets
 from bayeseval.models.robust import fit_robust, robust_logpmf

@@ -16,10 +16,18 @@ import numpy as np
 import pytest
 
 import bayeseval
-from bayeseval._core.binomial import binomial_bounds, normalise_method
-from bayeseval._results import Result
-from bayeseval.classic import _wilson, estimate_error
-from bayeseval.planning import (
+from bayeseval._api.results import Result
+from bayeseval._kernels.binomial import binomial_bounds, normalise_method
+from bayeseval.estimate.classic import _wilson, estimate_error
+from bayeseval.estimate.stratified import (
+    ReweightedMetrics,
+    StratifiedRisk,
+    clustered_risk,
+    reweight,
+    stratified_risk,
+    weighted_metric,
+)
+from bayeseval.plan.planning import (
     GapPlan,
     MultiPlan,
     SplitDecision,
@@ -29,19 +37,11 @@ from bayeseval.planning import (
     split_decision,
     subgroup_rows,
 )
-from bayeseval.stratified import (
-    ReweightedMetrics,
-    StratifiedRisk,
-    clustered_risk,
-    reweight,
-    stratified_risk,
-    weighted_metric,
-)
 
 sys.path.insert(0, str(Path(__file__).parent))
 import test_public_api as api  # noqa: E402
 
-MODULES = ("stratified", "planning", "classic", "counts")
+MODULES = ("estimate.stratified", "plan.planning", "estimate.classic", "counts.counts")
 
 
 def _quiet(func, *args, **kwargs):

@@ -6,7 +6,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import Counts
-from bayeseval.gate import gate
+from bayeseval.report.gates import gate
 
 
 def test_gate_flags_exactly_the_strata_that_miss_each_criterion():

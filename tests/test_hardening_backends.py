@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bayeseval import tabulate
-from bayeseval.counts import confusion_counts
-from bayeseval.split import dual_constraint_split, key_salt, row_rank
+from bayeseval.counts.counts import confusion_counts
+from bayeseval.plan.split import dual_constraint_split, key_salt, row_rank
 
 INTERNAL = ["z", "__key", "__salt", "__n", "__w", "__rank", "__rn", "__test", "__cut_rank", "__cut_id",
             "successes", "trials", "__s", "__t", "__p", "__s0", "__c0", "__rows", "__null", "rows", "key",
@@ -341,12 +341,12 @@ def test_confusion_counts_against_a_hand_computed_table():
 
 def test_layers_spark_and_counts_import_no_backend_privates():
     root = pathlib.Path(__file__).resolve().parents[1] / "bayeseval"
-    for module in ("spark.py", "counts.py", "split.py"):
+    for module in ("spark.py", "counts/counts.py", "plan/split.py"):
         tree = ast.parse((root / module).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bayeseval"):
-                assert node.module != "bayeseval._duckdb", module
-                if not node.module.startswith(("bayeseval._core", "bayeseval._validation", "bayeseval._warnings")):
+                assert node.module != "bayeseval.counts.duckdb_counts", module
+                if not node.module.startswith(("bayeseval._kernels", "bayeseval._backends", "bayeseval._api")):
                     assert all(not a.name.startswith("_") for a in node.names), (module, node.module)
     # _core importing no feature module is asserted by tests/test_layers.py
 
@@ -433,7 +433,7 @@ def test_property_duckdb_split_matches_pandas_whatever_the_names(names, seed):
 
 
 def test_sklearn_splitter_names_y_and_groups_for_missing_values():
-    from bayeseval.split import DualConstraintSplit
+    from bayeseval.plan.split import DualConstraintSplit
 
     cv = DualConstraintSplit(test_size=0.2)
     X = np.zeros((100, 1))

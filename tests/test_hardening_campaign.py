@@ -25,10 +25,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bayeseval.active import Campaign, simulate, synthetic_pool
-from bayeseval.active import store as store_module
-from bayeseval.active.campaign import LabelSet
-from bayeseval.active.cli import main
+from bayeseval.campaign import Campaign, simulate, synthetic_pool
+from bayeseval.campaign import store as store_module
+from bayeseval.campaign.campaign import LabelSet
+from bayeseval.cli.campaign import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -401,7 +401,7 @@ CREATE_CHILD = textwrap.dedent(
     import sys
     import numpy as np, pandas as pd
     sys.path.insert(0, {root!r})
-    from bayeseval.active import Campaign
+    from bayeseval.campaign import Campaign
 
     n = 300_000
     rng = np.random.default_rng(0)

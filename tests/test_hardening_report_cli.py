@@ -21,12 +21,13 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
 import bayeseval
-from bayeseval import Counts, report
-from bayeseval import cli as cli_mod
-from bayeseval.cli import main
+from bayeseval import Counts
+from bayeseval.cli import main as cli_mod
+from bayeseval.cli.main import main
+from bayeseval.counts.metrics import Metric
 from bayeseval.demo import run_demo
-from bayeseval.metrics import Metric
-from bayeseval.report import Finding, evaluate
+from bayeseval.report import report
+from bayeseval.report.report import Finding, evaluate
 
 ROOT = Path(bayeseval.__file__).resolve().parent.parent
 
@@ -134,7 +135,7 @@ def test_a_failing_plot_surfaces_in_to_html(monkeypatch):
     assert "<img" not in rep.to_html(plot=False)
 
 
-@pytest.mark.parametrize("module", ["report.py", "cli.py", "gate.py", "demo.py"])
+@pytest.mark.parametrize("module", ["report/report.py", "cli/main.py", "report/gates.py", "demo.py"])
 def test_no_broad_except_in_the_module(module):
     tree = ast.parse((ROOT / "bayeseval" / module).read_text())
     for node in ast.walk(tree):
@@ -591,7 +592,7 @@ def test_subprocess_plan_negative_groups_exits_2_with_one_line():
     ],
 )
 def test_gate_refuses_bad_arguments_before_counting(monkeypatch, kwargs, exc, words):
-    from bayeseval import gate as gate_mod
+    from bayeseval.report import gates as gate_mod
 
     calls = []
     monkeypatch.setattr(gate_mod, "tabulate", lambda *a, **k: calls.append(1))
@@ -604,7 +605,7 @@ def test_gate_refuses_bad_arguments_before_counting(monkeypatch, kwargs, exc, wo
 
 
 def test_gate_refuses_row_arguments_with_counts():
-    from bayeseval.gate import gate
+    from bayeseval.report.gates import gate
 
     with pytest.raises(TypeError, match=r"strata.*'g'"):
         gate(COUNTS, strata="g", min_trials=5)
@@ -612,7 +613,7 @@ def test_gate_refuses_row_arguments_with_counts():
 
 def test_a_target_too_small_to_plan_is_refused_before_fitting(monkeypatch):
     import bayeseval.models
-    from bayeseval.planning import sample_size
+    from bayeseval.plan.planning import sample_size
 
     monkeypatch.setattr(bayeseval.models, "fit_hierarchical", lambda *a, **k: 1 / 0)
     with pytest.raises(ValueError, match=r"target_halfwidth 1e-300 is too small"):

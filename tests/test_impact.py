@@ -1,4 +1,4 @@
-"""Impact-ratio reports (``bayeseval.impact``): counts, rates and ratios against hand counts,
+"""Impact-ratio reports (``bayeseval.fairness.impact``): counts, rates and ratios against hand counts,
 the worked example of the DCWP rules, the interval's coverage by seeded simulation, the
 files written (openpyxl cell types, BeautifulSoup reading of the HTML)."""
 
@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from bayeseval import impact_ratio_report
-from bayeseval.cli import main
+from bayeseval.cli.main import main
 from bayeseval.datasets import load_compas
-from bayeseval.impact import impact_ratio_interval
+from bayeseval.fairness.impact import impact_ratio_interval
 
 
 @pytest.fixture(scope="module")

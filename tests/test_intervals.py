@@ -1,4 +1,4 @@
-"""Tests for bayeseval.intervals: proportion_ci, confidence_sequence, proportion_se, bootstrap_ci."""
+"""Tests for bayeseval.estimate.intervals: proportion_ci, confidence_sequence, proportion_se, bootstrap_ci."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import Counts, EmptyStratumWarning, ZeroVarianceWarning
-from bayeseval.intervals import (
+from bayeseval.estimate.intervals import (
     PROPORTION_METHODS,
     bootstrap_ci,
     confidence_sequence,
@@ -374,8 +374,8 @@ def test_bootstrap_interval_is_a_tuple_with_details() -> None:
 
 
 def test_closed_form_jackknives_match_brute_force() -> None:
-    from bayeseval.intervals import (
-        _f1_jackknife,
+    from bayeseval.estimate.intervals import (
+            _f1_jackknife,
         _jackknife,
         _mean_jackknife,
         _mean_statistic,
@@ -486,7 +486,7 @@ def test_confidence_sequence_containers_counts_and_empty_strata() -> None:
 
 
 def test_confidence_sequence_is_time_uniform_when_read_after_every_label() -> None:
-    from bayeseval._core.sequential import sequential_outcome
+    from bayeseval._kernels.sequential import sequential_outcome
 
     for p, planned in ((0.1, None), (0.35, 100)):
         memo: dict[int, np.ndarray] = {}  # the rule and the event are the same: one call per look

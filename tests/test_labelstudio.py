@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.active import Campaign
-from bayeseval.active.annotations import ROW_ID_KEY
-from bayeseval.active.labelstudio import (
+from bayeseval.campaign import Campaign
+from bayeseval.campaign.annotations import ROW_ID_KEY
+from bayeseval.campaign.labelstudio import (
     CAMPAIGN_KEY,
     MODEL_VERSION,
     SyncReport,
@@ -311,7 +311,7 @@ def test_priorities_follow_the_rule_allocation_for_neyman(tmp_path):
 
 
 def test_the_sync_command_names_a_missing_token_and_a_bad_url(tmp_path, monkeypatch, capsys):
-    from bayeseval.active.cli import main
+    from bayeseval.cli.campaign import main
 
     c, _ = _campaign(tmp_path)
     db = str(c._store.path)
@@ -326,8 +326,8 @@ def test_the_sync_command_names_a_missing_token_and_a_bad_url(tmp_path, monkeypa
 
 
 def test_the_sync_command_prints_its_report_as_json(tmp_path, monkeypatch, capsys):
-    import bayeseval.active.labelstudio as mod
-    from bayeseval.active.cli import main
+    import bayeseval.campaign.labelstudio as mod
+    from bayeseval.cli.campaign import main
 
     c, _ = _campaign(tmp_path, batch_size=4)
     db = str(c._store.path)
@@ -488,7 +488,7 @@ def _wait(predicate, timeout, what):
 
 @pytest.mark.labelstudio
 def test_a_campaign_runs_to_done_through_serve_and_real_webhooks(label_studio, tmp_path):
-    from bayeseval.active.labelstudio_serve import SECRET_HEADER
+    from bayeseval.campaign.serve import SECRET_HEADER
 
     url, token = label_studio
     team = Team(url, token, "serve run", seed=6)
@@ -564,7 +564,7 @@ def test_kill_9_of_sync_at_random_moments_loses_and_duplicates_nothing(label_stu
 
 def test_syncs_of_one_campaign_file_take_turns(tmp_path):
     """The lock file admits one sync at a time; the second gives up after its timeout, naming it."""
-    from bayeseval.active.labelstudio import _sync_lock
+    from bayeseval.campaign.labelstudio import _sync_lock
 
     path = tmp_path / "c.db"
     with _sync_lock(path), pytest.raises(ValueError, match="another sync has held its lock for 0.2 s"):
@@ -578,7 +578,7 @@ def test_syncs_of_one_campaign_file_take_turns(tmp_path):
 def test_a_task_created_just_before_a_crash_is_adopted_by_the_real_server(label_studio, tmp_path):
     """A sync killed between creating a task and recording it leaves a task the file does not
     know; the next sync finds it by its meta and creates none for that row."""
-    from bayeseval.active.labelstudio import campaign_key
+    from bayeseval.campaign.labelstudio import campaign_key
 
     url, token = label_studio
     team = Team(url, token, "adoption run", seed=8)

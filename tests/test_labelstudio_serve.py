@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.active import Campaign
-from bayeseval.active.labelstudio_serve import SECRET_HEADER, CampaignServer
+from bayeseval.campaign import Campaign
+from bayeseval.campaign.serve import SECRET_HEADER, CampaignServer
 
 # the small test pools cannot reach the default target half-width: the feasibility warning
 # at create is expected

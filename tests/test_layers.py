@@ -1,13 +1,17 @@
 """The package's import layers, read from the source with ``ast``.
 
-Rules (DESIGN: data flows rows -> Counts -> estimators -> checks -> reports):
+Rules (data flows rows -> Counts -> estimators and models -> checks -> plans, audits, reports and
+campaigns -> command line):
 
 * no import cycles between the package's modules (module-level and function-local imports
   both count; imports under ``if TYPE_CHECKING:`` do not);
-* feature modules take private helpers only from ``bayeseval._core``, ``bayeseval._validation``,
-  ``bayeseval._warnings`` and ``bayeseval._results``: importing a private name (``_x``) or a
-  private module from anywhere else is a sideways import;
-* modules inside ``bayeseval._core`` import nothing from the feature modules.
+* feature packages take private helpers only from the shared private packages ``_api``,
+  ``_kernels``, ``_backends`` and ``_render``: importing a private name (``_x``) or a private
+  module from anywhere else is a sideways import;
+* the shared private packages import nothing from the feature packages, and each only from the
+  shared packages before it (``_api`` < ``_kernels`` < ``_backends``, ``_render``);
+* each feature package imports only from the stages before it (:data:`STAGES`); ``plots`` may be
+  imported by any stage inside a function (a plot method), as it draws every stage's results.
 """
 
 from __future__ import annotations
@@ -17,9 +21,15 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "bayeseval"
 
-#: private modules that every feature module may import from
-SHARED_PRIVATE = ("bayeseval._core", "bayeseval._validation", "bayeseval._warnings",
-                  "bayeseval._results")
+#: private packages that every feature package may import from
+SHARED_PRIVATE = ("bayeseval._api", "bayeseval._kernels", "bayeseval._backends", "bayeseval._render")
+
+#: the stages of the data flow, in order: a package imports only from the stages before it
+STAGES = ("_api", "_kernels", ("_backends", "_render"), "counts", "estimate", "models", "checks",
+          "plan", "fairness", "report", "campaign", ("cli", "demo"))
+
+#: top-level modules outside the stages: who may import them, and what they may import
+EDGE_MODULES = {"datasets": "counts", "plots": "plan", "spark": "plan"}
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -154,7 +164,33 @@ def sideways_private_imports(root: Path = PACKAGE) -> list[str]:
 def core_upward_imports(root: Path = PACKAGE) -> list[str]:
     return [f"{importer} imports {target}"
             for importer, target, _names, _local in package_imports(root)
-            if importer.startswith("bayeseval._core") and not _shared(target)]
+            if _shared(importer) and not _shared(target)]
+
+
+def _stage(module: str) -> int | None:
+    """Position of a module's package in :data:`STAGES` (None for the top level and edges)."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None
+    edge = EDGE_MODULES.get(parts[1])
+    if edge is not None:
+        return _stage(f"bayeseval.{edge}")
+    for i, stage in enumerate(STAGES):
+        if parts[1] in (stage if isinstance(stage, tuple) else (stage,)):
+            return i
+    return None
+
+
+def upstream_imports(root: Path = PACKAGE) -> list[str]:
+    """Imports from a later stage of the data flow (a lazy import of ``plots`` is allowed)."""
+    out = []
+    for importer, target, _names, local in package_imports(root):
+        if local and target.split(".")[1:2] == ["plots"]:
+            continue
+        a, b = _stage(importer), _stage(target)
+        if a is not None and b is not None and b > a:
+            out.append(f"{importer} imports {target}")
+    return out
 
 
 # -- the contract -----------------------------------------------------------------------
@@ -163,16 +199,16 @@ def core_upward_imports(root: Path = PACKAGE) -> list[str]:
 def test_the_analysis_sees_a_cycle_and_a_sideways_import(tmp_path):
     """The checks below would fail on a package with a cycle and a sideways private import."""
     pkg = tmp_path / "bayeseval"
-    (pkg / "_core").mkdir(parents=True)
+    (pkg / "_kernels").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "_core" / "__init__.py").write_text("from bayeseval.a import thing\n")
+    (pkg / "_kernels" / "__init__.py").write_text("from bayeseval.a import thing\n")
     (pkg / "a.py").write_text("from bayeseval.b import _helper\n")
     (pkg / "b.py").write_text("def f():\n    from bayeseval import a\n")
     graph, local = import_graph(pkg)
     assert import_cycles(graph) == [["bayeseval.a", "bayeseval.b"]]
     assert local == [("bayeseval.b", "bayeseval.a")]
     assert sideways_private_imports(pkg) == ["bayeseval.a imports bayeseval.b._helper"]
-    assert core_upward_imports(pkg) == ["bayeseval._core imports bayeseval.a"]
+    assert core_upward_imports(pkg) == ["bayeseval._kernels imports bayeseval.a"]
 
 
 def test_no_import_cycles():
@@ -184,8 +220,24 @@ def test_no_sideways_private_imports():
     assert sideways_private_imports() == []
 
 
-def test_core_imports_no_feature_module():
+def test_shared_packages_import_no_feature_package():
     assert core_upward_imports() == []
+
+
+def test_the_analysis_sees_an_upstream_import(tmp_path):
+    pkg = tmp_path / "bayeseval"
+    for sub in ("counts", "report", "estimate"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "counts" / "counts.py").write_text("from bayeseval.report import thing\n")
+    (pkg / "estimate" / "x.py").write_text("def f():\n    from bayeseval import plots\n")
+    (pkg / "plots.py").write_text("")
+    assert upstream_imports(pkg) == ["bayeseval.counts.counts imports bayeseval.report"]
+
+
+def test_each_stage_imports_only_earlier_stages():
+    assert upstream_imports() == []
 
 
 def test_tests_do_not_skip_the_package_or_its_required_dependencies():
@@ -200,3 +252,19 @@ def test_tests_do_not_skip_the_package_or_its_required_dependencies():
                     and str(node.args[0].value).split(".")[0] in required):
                 offenders.append(f"{path.name}:{node.lineno} {node.args[0].value}")
     assert offenders == []
+
+
+def test_no_package_exports_a_name_that_is_also_its_submodule():
+    """``pkg.name`` must mean one thing: importing a submodule binds it on its package, so an
+    exported function of the same name would turn into the module once the module is loaded."""
+    clashes = []
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        tree = ast.parse(init.read_text())
+        exported = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+                exported |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+        submodules = {p.stem for p in init.parent.glob("*.py")} | {
+            p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()}
+        clashes += [f"{init.parent.name}.{name}" for name in sorted(exported & submodules)]
+    assert clashes == []

@@ -12,12 +12,12 @@ from scipy import stats
 from scipy.special import betaln, expit
 from statsmodels.stats.proportion import proportion_confint
 
-from bayeseval._core.adaptive import loo_beta_mixture
-from bayeseval._core.conflict import flag_power
-from bayeseval._warnings import PrecisionLimitedWarning
-from bayeseval.active.rules import RuleState, independent_posterior, target_feasibility
-from bayeseval.checks import conflict_check
-from bayeseval.counts import Counts
+from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval._kernels.adaptive import loo_beta_mixture
+from bayeseval._kernels.conflict import flag_power
+from bayeseval.campaign.rules import RuleState, independent_posterior, target_feasibility
+from bayeseval.checks.checks import conflict_check
+from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.exact import ExactFit
 

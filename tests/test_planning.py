@@ -1,4 +1,4 @@
-"""Tests for bayeseval.planning: sample sizes, allocation and the split decision."""
+"""Tests for bayeseval.plan.planning: sample sizes, allocation and the split decision."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from bayeseval.planning import (
+from bayeseval.plan.planning import (
     SplitDecision,
     achieved_halfwidth,
     allocate,

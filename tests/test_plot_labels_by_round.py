@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from bayeseval.active import Campaign
-from bayeseval.active.campaign_report import progress_by_round
+from bayeseval.campaign import Campaign
+from bayeseval.campaign.report import progress_by_round
 from bayeseval.plots import LABELS_NAMED, labels_by_round
 
 

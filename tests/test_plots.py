@@ -12,10 +12,10 @@ from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.container import ErrorbarContainer  # noqa: E402
 
 from bayeseval import plots  # noqa: E402
-from bayeseval.counts import Counts  # noqa: E402
+from bayeseval.counts.counts import Counts  # noqa: E402
 from bayeseval.models import fit_hierarchical  # noqa: E402
-from bayeseval.planning import allocate, sample_size  # noqa: E402
-from bayeseval.report import evaluate  # noqa: E402
+from bayeseval.plan.planning import allocate, sample_size  # noqa: E402
+from bayeseval.report.report import evaluate  # noqa: E402
 
 STRATA = ["north", "south", "east", "west", "centre"]
 
@@ -176,7 +176,7 @@ def test_coverage_nominal_line_and_groups():
 
 
 def test_halfwidth_curve_accepts_simulation_results():
-    from bayeseval.active.simulate import SimulationResult
+    from bayeseval.campaign.simulation import SimulationResult
 
     # runs stop at different label counts: each is held at its last value afterwards
     trace = pd.DataFrame({"rule": "uniform", "repeat": [0, 0, 0, 1, 1],
@@ -192,7 +192,7 @@ def test_halfwidth_curve_accepts_simulation_results():
 
 
 def test_halfwidth_curve_from_a_campaign(tmp_path):
-    from bayeseval.active.campaign import Campaign
+    from bayeseval.campaign.campaign import Campaign
     from bayeseval.datasets import make_pool
 
     pool = make_pool(4000, 3, rates=[0.05, 0.1, 0.2], random_seed=0)
@@ -215,7 +215,7 @@ def test_halfwidth_curve_from_a_campaign(tmp_path):
 def test_ppc_from_checks_result():
     import warnings
 
-    from bayeseval import checks
+    from bayeseval.checks import checks
 
     post = fit_hierarchical([4, 6, 5, 40], [50, 50, 50, 50], random_seed=0)
     with warnings.catch_warnings():
@@ -253,7 +253,7 @@ def test_coverage_reads_calibration_study_layout():
 def test_forest_from_compare_frequentist(post):
     import warnings
 
-    from bayeseval import checks
+    from bayeseval.checks import checks
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeseval.counts import Counts
+from bayeseval.counts.counts import Counts
 from bayeseval.models import Posterior, fit_hierarchical
 
 S = np.array([3, 8, 1, 12, 5])

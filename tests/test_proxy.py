@@ -1,4 +1,4 @@
-"""Tests of bayeseval.proxy.proxy_ci: hand counts, ppi_py at large counts, errors."""
+"""Tests of bayeseval.estimate.proxy.proxy_ci: hand counts, ppi_py at large counts, errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from bayeseval.proxy import ProxyCI, proxy_ci
+from bayeseval.estimate.proxy import ProxyCI, proxy_ci
 
 NA = np.nan
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import bayeseval
-from bayeseval._results import Result
+from bayeseval._api.results import Result
 
 #: banned parameter name -> the project's name for it
 BANNED = {

@@ -34,8 +34,8 @@ from bayeseval import (
     stratified_risk,
     tabulate,
 )
-from bayeseval.gate import gate
-from bayeseval.planning import detectable_gap, risk_variance, split_decision
+from bayeseval.plan.planning import detectable_gap, risk_variance, split_decision
+from bayeseval.report.gates import gate
 
 METHODS = ("wald", "wilson", "agresti_coull", "clopper_pearson", "jeffreys")
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

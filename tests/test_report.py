@@ -1,4 +1,4 @@
-"""Tests for bayeseval.report: evaluate() and the Report renderings."""
+"""Tests for bayeseval.report.report: evaluate() and the Report renderings."""
 
 import html
 import json
@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval._warnings import ModelCheckWarning, ZeroVarianceWarning
-from bayeseval.counts import Counts, tabulate
+from bayeseval._api.warnings import ModelCheckWarning, ZeroVarianceWarning
+from bayeseval.counts.counts import Counts, tabulate
 from bayeseval.datasets import make_pool
-from bayeseval.intervals import proportion_ci
+from bayeseval.estimate.intervals import proportion_ci
+from bayeseval.estimate.stratified import stratified_risk
 from bayeseval.models import fit_hierarchical
-from bayeseval.planning import sample_size
-from bayeseval.report import Report, evaluate
-from bayeseval.stratified import stratified_risk
+from bayeseval.plan.planning import sample_size
+from bayeseval.report.report import Report, evaluate
 
 matplotlib.use("Agg")
 
@@ -118,7 +118,7 @@ def test_model_flags_an_outlying_stratum():
 
 
 def test_model_check_verdicts_come_from_bayeseval_checks():
-    from bayeseval import checks
+    from bayeseval.checks import checks
     s = [5, 4, 6, 5, 5, 4, 6, 5, 5, 120]
     counts = Counts.from_arrays(s, [100] * 9 + [200], strata=[f"g{i}" for i in range(10)])
     rep = evaluate(counts, random_seed=3)
@@ -301,8 +301,8 @@ def _exact_coverage(others, n, own, level):
     """
     from scipy import stats
 
-    from bayeseval._core.adaptive import (
-        DIFFUSE_WEIGHT,
+    from bayeseval._kernels.adaptive import (
+            DIFFUSE_WEIGHT,
         beta_mixture_predictive,
         fab_intervals_all_counts,
         loo_beta_mixture,

@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import proportion_confint
 import bayeseval
 from bayeseval import Counts, evaluate, proportion_ci
 from bayeseval.models import fit_hierarchical
-from bayeseval.report import _model_findings, _Pooled
+from bayeseval.report.report import _model_findings, _Pooled
 
 
 def _flags(rep, k):

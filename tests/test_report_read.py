@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from bayeseval import Counts, evaluate, proportion_ci
-from bayeseval.checks import conflict_check
-from bayeseval.report import _read_flagged
+from bayeseval.checks.checks import conflict_check
+from bayeseval.report.report import _read_flagged
 
 # six strata near 0.08 and a small one at 0.45 (the conflict check's docstring example)
 S = [4, 6, 5, 3, 7, 4, 9]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from bayeseval._results import Result
+from bayeseval._api.results import Result
 
 
 class _Rates(Result):

@@ -21,13 +21,14 @@ import pytest  # noqa: E402
 from statsmodels.stats.proportion import proportion_confint  # noqa: E402
 
 import bayeseval  # noqa: E402
-from bayeseval import Counts, cli, datasets, plots  # noqa: E402
-from bayeseval._core import cli_io  # noqa: E402
-from bayeseval._results import Result  # noqa: E402
-from bayeseval._warnings import ConvergenceWarning  # noqa: E402
-from bayeseval.gate import GateResult, gate  # noqa: E402
+from bayeseval import Counts, datasets, plots  # noqa: E402
+from bayeseval._api.results import Result  # noqa: E402
+from bayeseval._api.warnings import ConvergenceWarning  # noqa: E402
+from bayeseval.cli import io as cli_io  # noqa: E402
+from bayeseval.cli import main as cli
 from bayeseval.models import Posterior, fit_hierarchical  # noqa: E402
-from bayeseval.report import Finding, Report, evaluate  # noqa: E402
+from bayeseval.report.gates import GateResult, gate  # noqa: E402
+from bayeseval.report.report import Finding, Report, evaluate  # noqa: E402
 
 ROOT = Path(bayeseval.__file__).resolve().parent.parent
 COUNTS = Counts.from_arrays([3, 5, 9], [40, 50, 60], strata=["a", "b", "<c>"], weights=[0.5, 0.3, 0.2])
@@ -125,7 +126,7 @@ def test_plot_of_a_stratified_risk_marks_the_population_estimate():
 
 
 def test_plot_of_a_ppc_result_and_of_a_report():
-    from bayeseval.checks import posterior_predictive_check
+    from bayeseval.checks.checks import posterior_predictive_check
 
     post = _post()
     res = posterior_predictive_check(post, random_seed=0)
@@ -140,7 +141,7 @@ def test_plot_of_a_ppc_result_and_of_a_report():
 
 
 def test_plot_of_a_simulation_result_is_its_halfwidth_curve():
-    from bayeseval.active.simulate import SimulationResult
+    from bayeseval.campaign.simulation import SimulationResult
 
     trace = pd.DataFrame({"rule": "uniform", "repeat": 0, "labels": [0, 10, 20],
                           "max_halfwidth": [0.5, 0.2, 0.1]})
@@ -190,8 +191,8 @@ def test_a_subclass_of_a_result_type_dispatches_like_its_base():
 def test_importing_plots_loads_no_result_module():
     out = _run(
         "import sys, bayeseval.plots; "
-        "print(sorted(m for m in ('bayeseval.report', 'bayeseval.checks', 'bayeseval.active', "
-        "'bayeseval.stratified', 'bayeseval.models', 'matplotlib.pyplot') if m in sys.modules))"
+        "print(sorted(m for m in ('bayeseval.report.report', 'bayeseval.checks.checks', 'bayeseval.campaign', "
+        "'bayeseval.estimate.stratified', 'bayeseval.models', 'matplotlib.pyplot') if m in sys.modules))"
     )
     assert out == "[]"
 
@@ -225,7 +226,7 @@ def test_help_never_shows_a_none_default_nor_two_defaults():
 
 
 def test_gate_methods_of_the_parser_are_proportion_cis():
-    from bayeseval.intervals import PROPORTION_METHODS
+    from bayeseval.estimate.intervals import PROPORTION_METHODS
 
     assert cli.PROPORTION_METHODS == PROPORTION_METHODS
 
@@ -235,10 +236,10 @@ def test_help_and_import_load_neither_pandas_nor_scipy():
         "import sys, contextlib, io\n"
         "import bayeseval\n"
         "before = sorted(m for m in ('pandas', 'scipy', 'numpy') if m in sys.modules)\n"
-        "from bayeseval.cli import main\n"
+        "from bayeseval.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as buf:\n"
         "    code = main(['--help'])\n"
-        "after = sorted(m for m in ('pandas', 'scipy', 'bayeseval.active') if m in sys.modules)\n"
+        "after = sorted(m for m in ('pandas', 'scipy', 'bayeseval.campaign') if m in sys.modules)\n"
         "print(before, code, 'campaign' in buf.getvalue(), after)"
     )
     assert out == "[] 0 True []"

@@ -11,10 +11,10 @@ import pytest
 from scipy import stats
 
 import bayeseval
-from bayeseval._core.engines import backend_for
-from bayeseval._results import Result
-from bayeseval.compare import McNemarResult, PairedBootstrap, mcnemar, paired_bootstrap
-from bayeseval.split import (
+from bayeseval._api.results import Result
+from bayeseval._backends.dispatch import backend_for
+from bayeseval.estimate.compare import McNemarResult, PairedBootstrap, mcnemar, paired_bootstrap
+from bayeseval.plan.split import (
     DualConstraintSplit,
     RepeatedDualConstraintSplit,
     SplitResult,

@@ -16,11 +16,11 @@ import pytest
 from scipy import special, stats
 
 from bayeseval import PrecisionLimitedWarning
-from bayeseval._core.adaptive import _hyper_grid, _loo_weights, loo_beta_mixture
-from bayeseval._core.conflict import loo_conflict, predictive_p_values
-from bayeseval._core.mixture import BetaMixture
-from bayeseval.active.rules import RuleState, _greedy_width, hierarchical_grid
-from bayeseval.counts import Counts
+from bayeseval._kernels.adaptive import _hyper_grid, _loo_weights, loo_beta_mixture
+from bayeseval._kernels.conflict import loo_conflict, predictive_p_values
+from bayeseval._kernels.mixture import BetaMixture
+from bayeseval.campaign.rules import RuleState, _greedy_width, hierarchical_grid
+from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.exact import ExactFit
 
@@ -275,7 +275,7 @@ def test_conflict_p_values_once_per_distinct_pair_match_every_stratum():
 
 # -- campaign store ------------------------------------------------------------------------------
 def test_store_stratum_keys_round_trip(tmp_path):
-    from bayeseval.active.campaign import Campaign
+    from bayeseval.campaign.campaign import Campaign
 
     pool = pd.DataFrame({"g": ["a b", "é", "x", "x", "a b", "q\"uote"], "h": [1, 2, 3, 3, 1, 2],
                          "pred": [0, 1, 0, 1, 1, 0]})

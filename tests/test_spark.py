@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from bayeseval import tabulate
-from bayeseval.split import dual_constraint_split, key_salt, row_rank
+from bayeseval.plan.split import dual_constraint_split, key_salt, row_rank
 
 pyspark = pytest.importorskip("pyspark")
 

@@ -1,7 +1,7 @@
 """Spark plan checks: the split runs as native, code-generated Spark SQL with pandas' test ids.
 
 The references are independent of the Spark code under test: the numpy keyed
-hash (``bayeseval.split.row_rank``), the pandas engine's split, and the names of
+hash (``bayeseval.plan.split.row_rank``), the pandas engine's split, and the names of
 Spark's Python-evaluation plan nodes.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.split import dual_constraint_split, key_salt, row_rank
+from bayeseval.plan.split import dual_constraint_split, key_salt, row_rank
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -156,7 +156,7 @@ def test_local_table_literal_and_fallback(spark):
 
     from pyspark.sql import types as T
 
-    from bayeseval._core.spark_backend import local_table
+    from bayeseval._backends.spark_backend import local_table
 
     fields = [T.StructField("k", T.LongType()), T.StructField("s", T.StringType()),
               T.StructField("w", T.DoubleType()), T.StructField("b", T.BooleanType())]

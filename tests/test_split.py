@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from bayeseval import PrecisionLimitedWarning, ReweightingWarning
-from bayeseval.split import (
+from bayeseval.plan.split import (
     DualConstraintSplit,
     RepeatedDualConstraintSplit,
     _fnv1a64_bytes,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayeseval.active.rules import STOPPING_DEFAULTS, RuleState, stopping_options
-from bayeseval.active.simulate import simulate
+from bayeseval.campaign.rules import STOPPING_DEFAULTS, RuleState, stopping_options
+from bayeseval.campaign.simulation import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 

@@ -1,4 +1,4 @@
-"""Tests for bayeseval.stratified: stratified_risk, reweight, weighted_metric, clustered rows."""
+"""Tests for bayeseval.estimate.stratified: stratified_risk, reweight, weighted_metric, clustered rows."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from bayeseval import (
     ReweightingWarning,
     ZeroVarianceWarning,
 )
-from bayeseval.intervals import proportion_ci
-from bayeseval.stratified import (
+from bayeseval.estimate.intervals import proportion_ci
+from bayeseval.estimate.stratified import (
     StratifiedRisk,
     clustered_risk,
     reweight,

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import bayeseval
-from bayeseval._core import pandas_backend
+from bayeseval._backends import pandas_backend
 
 METRICS = ["error_rate", "accuracy", "recall", "precision", "fpr", "specificity", "npv"]
 

@@ -13,7 +13,7 @@ with ``alpha ~ N(0, 1.5^2)``, zero-sum standard normal ``z_f`` per factor, half-
 priors on ``sigma_f`` and ``sigma``, is the PyMC engine's ``model="logit_normal"`` with
 ``factors=`` (:func:`bayeseval.models.pymc.fit_pymc`). :func:`fit_crossed` fits it without
 sampling, by an integrated nested Laplace approximation (Rue, Martino and Chopin 2009) in
-:mod:`bayeseval._core.crossed`: a grid over the log standard deviations, a Laplace
+:mod:`bayeseval._kernels.crossed`: a grid over the log standard deviations, a Laplace
 approximation of the latent field at each grid point, and per-cell marginals corrected for
 each cell's own binomial likelihood.
 
@@ -44,10 +44,10 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from bayeseval._core.crossed import CrossedApproximation, fit_crossed_laplace
-from bayeseval._results import Result
-from bayeseval._validation import check_level, check_no_missing, check_positive_int, make_rng
-from bayeseval.counts import Counts, tabulate
+from bayeseval._api.results import Result
+from bayeseval._api.validation import check_level, check_no_missing, check_positive_int, make_rng
+from bayeseval._kernels.crossed import CrossedApproximation, fit_crossed_laplace
+from bayeseval.counts.counts import Counts, tabulate
 from bayeseval.models.posterior import Posterior
 
 __all__ = ["fit_crossed", "CrossedFit"]

@@ -25,7 +25,7 @@ the mass), then evaluated at the final resolution (``grid_size`` points per axis
 points per axis on a box that may leave out 1e-5 of the mass at each end of each axis, skips
 the half-resolution pass when the first box fits, and computes moments
 and quantiles from the grid points holding all but 1e-5 of the mass (1e-7 for the accurate
-preset); see :mod:`bayeseval._core.grid`.
+preset); see :mod:`bayeseval._kernels.grid`.
 ``log kappa`` is bounded to
 ``[log 1e-4, log 1e6]``: when the data are consistent with complete pooling the posterior is flat
 toward large kappa and the bound truncates it (reported in ``diagnostics["edge_mass"]``).
@@ -49,12 +49,12 @@ from typing import Any
 import numpy as np
 from scipy.special import betaln, expit, gammaln, logit, logsumexp
 
-from bayeseval._core.grid import PRESETS, integrate
-from bayeseval._core.mixture import BetaMixture
-from bayeseval._core.ppc import Nodes
-from bayeseval._validation import check_positive_int, check_probability
-from bayeseval._warnings import PrecisionLimitedWarning
-from bayeseval.counts import Counts
+from bayeseval._api.validation import check_positive_int, check_probability
+from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval._kernels.grid import PRESETS, integrate
+from bayeseval._kernels.mixture import BetaMixture
+from bayeseval._kernels.ppc import Nodes
+from bayeseval.counts.counts import Counts
 from bayeseval.models.posterior import Posterior
 from bayeseval.models.priors import Prior, check_proper_posterior, resolve_prior
 
@@ -518,7 +518,7 @@ class ExactFit:
 
         Returns
         -------
-        bayeseval._core.mixture.BetaMixture
+        bayeseval._kernels.mixture.BetaMixture
             Columns are the pairs; :meth:`stratum_mixture` has one column per stratum.
         """
         u, v, w = self._quadrature() if points is None else points
@@ -534,7 +534,7 @@ class ExactFit:
 
         Returns
         -------
-        bayeseval._core.mixture.BetaMixture
+        bayeseval._kernels.mixture.BetaMixture
             Columns in the order of the strata.
 
         Examples
@@ -615,7 +615,7 @@ class ExactFit:
         The mixture is the one used by :meth:`posterior_moments` (the quadrature grid points
         holding all but 1e-7 of the mass, :meth:`mixture`). For each distinct stratum and all
         requested probabilities at once (vectorised over strata), the solver
-        (:meth:`bayeseval._core.mixture.BetaMixture.quantiles`) works on the logit scale,
+        (:meth:`bayeseval._kernels.mixture.BetaMixture.quantiles`) works on the logit scale,
         where each Beta component has a smooth log-concave density:
 
         1. start from the quantiles of a Beta with the exact mixture mean and variance;
@@ -767,7 +767,7 @@ class ExactFit:
         """Population Beta parameters and each stratum's own log likelihood at every grid point.
 
         The input of the leave-one-out mixed predictive check
-        (:func:`bayeseval._core.ppc.loo_mixed_check`). The robust model with a prior on the
+        (:func:`bayeseval._kernels.ppc.loo_mixed_check`). The robust model with a prior on the
         outlier share uses its prior mean.
 
         Parameters
@@ -777,7 +777,7 @@ class ExactFit:
 
         Returns
         -------
-        bayeseval._core.ppc.Nodes
+        bayeseval._kernels.ppc.Nodes
             Grid weights, population Beta parameters and log likelihoods (grid points x strata).
         """
         pos = np.arange(len(self._s)) if strata is None else np.asarray(strata, dtype=int)

@@ -2,7 +2,7 @@
 
 Both engines (exact and PyMC) return a :class:`Posterior`. It holds draws of
 ``theta`` (n_draws x K strata), draws of the hyperparameters, and the
-:class:`~bayeseval.counts.Counts` it was fitted to.
+:class:`~bayeseval.counts.counts.Counts` it was fitted to.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
-from bayeseval._core.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
-from bayeseval._validation import check_level, check_method, check_probability, check_weights
-from bayeseval.counts import Counts, stratum_labels
+from bayeseval._api.validation import check_level, check_method, check_probability, check_weights
+from bayeseval._kernels.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
+from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.models.priors import Prior
 
 __all__ = ["Posterior", "which_interval"]
@@ -736,7 +736,7 @@ def which_interval(
 
     The reference of each stratum is the exact leave-one-out predictive of its count
     under the Beta-binomial model fitted to the *other* strata
-    (:func:`bayeseval.checks.conflict_check`). A stratum whose two-sided mid-p value is
+    (:func:`bayeseval.checks.checks.conflict_check`). A stratum whose two-sided mid-p value is
     at most ``threshold`` (default 0.20), or that the conflict rule flags at
     ``1 - level``, is not clearly typical of the population the pooled interval borrows
     from: read its adaptive interval (``proportion_ci(..., method="adaptive")``), which
@@ -772,7 +772,7 @@ def which_interval(
 
     Examples
     --------
-    >>> from bayeseval.counts import Counts
+    >>> from bayeseval.counts.counts import Counts
     >>> read, why = which_interval(Counts.from_arrays([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20]))
     >>> read.tolist()[-2:]
     ['pooled', 'adaptive']

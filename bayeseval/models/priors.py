@@ -44,7 +44,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit, log_expit
 
-from bayeseval._validation import make_rng
+from bayeseval._api.validation import make_rng
 
 __all__ = [
     "Prior",

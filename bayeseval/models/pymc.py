@@ -68,9 +68,9 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from bayeseval._validation import check_positive_int, check_probability, make_rng
-from bayeseval._warnings import ConvergenceWarning, PerformanceWarning
-from bayeseval.counts import Counts, stratum_labels
+from bayeseval._api.validation import check_positive_int, check_probability, make_rng
+from bayeseval._api.warnings import ConvergenceWarning, PerformanceWarning
+from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.models.exact import prior_offsets
 from bayeseval.models.posterior import Posterior
 from bayeseval.models.priors import check_proper_posterior, resolve_prior

@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 from scipy.special import betaln, gammaln
 
-from bayeseval.counts import Counts, as_counts
+from bayeseval.counts.counts import Counts, as_counts
 from bayeseval.models.posterior import Posterior
 
 __all__ = ["fit_robust", "robust_logpmf", "DEFAULT_OUTLIER_PROB"]

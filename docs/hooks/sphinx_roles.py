@@ -12,7 +12,7 @@ rewrites
   typeset by pymdownx.arithmatex and the bundled MathJax.
 
 A docstring that is a template completed at import time (a line such as
-``{spec_parameters}``, filled in by ``bayeseval.active.spec``) is replaced by the
+``{spec_parameters}``, filled in by ``bayeseval.campaign.spec``) is replaced by the
 docstring of the imported object first, so the site shows what ``help()`` shows.
 
 Configured in ``mkdocs.yml`` under the python handler's ``extensions`` option; the

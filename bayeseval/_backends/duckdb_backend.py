@@ -1,0 +1,264 @@
+"""The DuckDB back end: Parquet/CSV paths (or globs) and DuckDB relations, counted in SQL.
+
+The rows never reach pandas: one ``GROUP BY`` gives the confusion table (or the
+key counts), and the split is one ``ROW_NUMBER()`` window per key. Every name the
+SQL introduces is generated to be absent from the input's columns, and DuckDB's
+own exceptions (``IOException``, ``ConversionException``, ``CatalogException``...)
+become ValueErrors naming the argument. ``duckdb`` is imported inside the
+functions only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._api.validation import fractional_label_error
+from bayeseval._backends.hashing import duckdb_rank_sql
+from bayeseval._backends.interface import (
+    ACCEPTED,
+    Backend,
+    ConfusionTable,
+    confusion_from_frame,
+    is_duckdb_relation,
+    is_duckdb_source,
+    string_columns_as_str,
+)
+from bayeseval._kernels.naming import fresh_names
+
+
+def quote_ident(name: str) -> str:
+    """Quote a column name for DuckDB SQL.
+
+    Parameters
+    ----------
+    name : str
+        The column name, taken literally.
+
+    Returns
+    -------
+    str
+        The name in double quotes, inner double quotes doubled.
+
+    Examples
+    --------
+    >>> print(quote_ident('x"y'))
+    "x""y"
+    """
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def sql_literal(value: Any) -> str:
+    """Render a label value (bool, int, float or str) as a SQL literal.
+
+    Parameters
+    ----------
+    value : bool, int, float or str
+        The label value (NumPy scalars included); floats must be finite.
+
+    Returns
+    -------
+    str
+        The SQL literal.
+
+    Raises
+    ------
+    ValueError
+        A non-finite float.
+    TypeError
+        A value of another type.
+
+    Examples
+    --------
+    >>> sql_literal("o'hara"), sql_literal(True), sql_literal(3)
+    ("'o''hara'", 'TRUE', '3')
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not np.isfinite(value):
+            raise ValueError(f"label value {value!r} cannot be used as a class")
+        return repr(float(value))
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    raise TypeError(f"label value {value!r} of type {type(value).__name__} cannot be used in SQL")
+
+
+def fractional_type(type_name: str) -> bool:
+    """Whether a DuckDB column type can hold fractional numbers (floats, decimals with a scale)."""
+    name = type_name.upper()
+    if name in ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8"):
+        return True
+    return name.startswith("DECIMAL") and not name.endswith(",0)")
+
+
+@contextmanager
+def duckdb_errors(what: str) -> Iterator[None]:
+    """Turn DuckDB's exceptions into a ValueError that starts with ``what`` (the argument)."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise ValueError(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+
+def describe(data: Any) -> str:
+    """How an error message names ``data``."""
+    if isinstance(data, (str, os.PathLike)):
+        return f"data {os.fspath(data)!r}"
+    return "data (a DuckDB relation)"
+
+
+def as_relation(data: Any, con: Any = None) -> Any:
+    """Return a DuckDB relation over ``data`` (a relation, or a Parquet/CSV path or glob).
+
+    Paths are opened on ``con`` (a new in-memory connection when None); a
+    relation is returned unchanged and keeps its own connection. A file DuckDB
+    cannot open or read raises a ValueError naming the path.
+
+    Parameters
+    ----------
+    data : str, path or DuckDB relation
+        A Parquet/CSV path or glob, or a relation.
+    con : duckdb.DuckDBPyConnection, optional
+        The connection to open a path on.
+
+    Returns
+    -------
+    duckdb.DuckDBPyRelation
+        The rows, not yet read.
+    """
+    import duckdb
+
+    if is_duckdb_relation(data):
+        return data
+    if not is_duckdb_source(data):
+        raise TypeError(f"data must be {ACCEPTED}, got {type(data).__name__}")
+    path = os.fspath(data)
+    with duckdb_errors(f"data {path!r} cannot be read"):
+        con = duckdb.connect() if con is None else con
+        if path.lower().endswith((".parquet", ".pq")):
+            return con.read_parquet(path)
+        return con.read_csv(path)
+
+
+class DuckDBBackend(Backend):
+    """Rows in a Parquet/CSV file or a DuckDB relation."""
+
+    engine = "duckdb"
+
+    def __init__(self, data: Any) -> None:
+        super().__init__(data)
+        self.what = describe(data)
+        self.rel = as_relation(data)
+        with duckdb_errors(self.what):
+            self._columns = list(self.rel.columns)
+            self._types = [str(t).upper() for t in self.rel.types]
+        self.alias = fresh_names(self._columns, ["__bayeseval_data"])[0]
+
+    @property
+    def columns(self) -> list[str]:
+        return self._columns
+
+    def type_of(self, column: str) -> str:
+        """DuckDB's type name of ``column``."""
+        return self._types[self._columns.index(column)]
+
+    def query(self, sql: str) -> Any:
+        """A relation for ``sql`` over the data (referred to as ``self.alias``)."""
+        with duckdb_errors(self.what):
+            return self.rel.query(self.alias, sql)
+
+    def fetch(self, sql: str) -> pd.DataFrame:
+        """Run ``sql`` and fetch the (small) result into pandas."""
+        with duckdb_errors(self.what):
+            return self.rel.query(self.alias, sql).df()
+
+    def check_labels(self, pairs: list[tuple[str, str]]) -> None:
+        # one scan in SQL over the float and decimal label columns: rows unequal to their floor
+        # (DuckDB's NaN equals itself, so a missing value is not counted); a count is several
+        # times faster than fetching a value, which is looked up only when there is one
+        checked = [(arg, c) for arg, c in pairs if fractional_type(self.type_of(c))]
+        if not checked:
+            return
+        out = fresh_names(self._columns, [f"__f{i}" for i in range(len(checked))])
+        counts = [f"count(*) FILTER (WHERE {quote_ident(c)} <> floor({quote_ident(c)})) AS {quote_ident(a)}"
+                  for (_, c), a in zip(checked, out, strict=True)]
+        found = self.fetch(f"SELECT {', '.join(counts)} FROM {self.alias}").iloc[0].to_numpy()
+        for (arg, c), n in zip(checked, found, strict=True):
+            if n:
+                q = quote_ident(c)
+                value = self.fetch(f"SELECT {q}::DOUBLE AS v FROM {self.alias} WHERE {q} <> floor({q}) LIMIT 1")
+                raise fractional_label_error(arg, c, float(value["v"].iloc[0]))
+
+    def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
+        k = len(strata)
+        out = fresh_names(self._columns, [f"__s{i}" for i in range(k)] + ["__t", "__p", "__n"])
+        select = [f"{quote_ident(c)} AS {quote_ident(a)}" for c, a in zip(strata + [y_true, y_pred], out, strict=False)]
+        sql = f"SELECT {', '.join(select)}, COUNT(*)::BIGINT AS {quote_ident(out[-1])} FROM {self.alias} GROUP BY ALL"
+        table = string_columns_as_str(self.fetch(sql))
+        table.columns = list(range(k)) + ["t", "p", "n"]
+        return confusion_from_frame(table, strata, y_true, y_pred, (self.type_of(y_true), self.type_of(y_pred)))
+
+    # -- the split -----------------------------------------------------------------------
+    def key_counts(self, cols: list[str], *, id_column: str | None, check_ids: bool) -> pd.DataFrame:
+        if id_column is None:
+            raise ValueError("id_column is required for a Parquet/CSV path or DuckDB relation (no index)")
+        id_type = self.type_of(id_column)
+        if "INT" not in id_type or "HUGEINT" in id_type:
+            raise TypeError(f"id_column {id_column!r} must hold integers for the DuckDB engine, got {id_type}")
+        qid = quote_ident(id_column)
+        out = fresh_names(self._columns, [f"__c{i}" for i in range(len(cols))] + ["__rows", "__null"])
+        select = [f"{quote_ident(c)} AS {quote_ident(a)}" for c, a in zip(cols, out, strict=False)]
+        stats = self.fetch(
+            f"SELECT {', '.join(select)}, COUNT(*)::BIGINT AS {quote_ident(out[-2])}, "
+            f"SUM(CASE WHEN {qid} IS NULL THEN 1 ELSE 0 END)::BIGINT AS {quote_ident(out[-1])} "
+            f"FROM {self.alias} GROUP BY ALL"
+        )
+        stats.columns = list(range(len(cols))) + ["rows", "null"]
+        missing = int(stats["null"].sum())
+        if missing:
+            raise ValueError(f"id_column {id_column!r} has {missing} missing row ids")
+        n_rows = int(stats["rows"].sum())
+        if check_ids and n_rows:
+            n_ids = int(self.fetch(f"SELECT COUNT(DISTINCT {qid}) AS n FROM {self.alias}")["n"].iloc[0])
+            if n_ids != n_rows:
+                raise ValueError(
+                    f"id_column {id_column!r} must hold unique row ids ({n_ids} distinct in {n_rows} rows)"
+                )
+        return string_columns_as_str(stats.drop(columns="null"))
+
+    def select_test(
+        self, cells: pd.DataFrame, *, cols: list[str], id_column: str | None, salts: np.ndarray,
+        take: np.ndarray, weight: np.ndarray,
+    ) -> tuple[Any, Any, Any]:
+        key, salt, n, w, rank, rn, z = (quote_ident(x) for x in fresh_names(
+            self._columns, ["__key", "__salt", "__n", "__w", "__rank", "__rn", "z"]))
+        d, qid = self.alias, quote_ident(id_column)
+        values = []
+        for row in cells[list(range(len(cols))) + ["key"]].itertuples(index=False, name=None):
+            k = int(row[-1])
+            wk = "NULL" if not np.isfinite(weight[k]) else repr(float(weight[k]))
+            lits = [sql_literal(v) for v in row[:-1]]
+            values.append(f"({', '.join(lits)}, {k}, {int(salts[k])}::UBIGINT, {int(take[k])}, {wk}::DOUBLE)")
+        kcols = [f"k{i}" for i in range(len(cols))]
+        ktable = f"(VALUES {', '.join(values)}) AS kt({', '.join(kcols)}, kkey, ksalt, kn, kw)"
+        on = " AND ".join(f"{d}.{quote_ident(c)} = kt.{kc}" for c, kc in zip(cols, kcols, strict=True))
+        joined = (f"(SELECT {d}.*, kt.kkey AS {key}, kt.ksalt AS {salt}, kt.kn AS {n}, kt.kw AS {w} "
+                  f"FROM {d} JOIN {ktable} ON {on})")
+        ranked = duckdb_rank_sql(qid, salt, joined, z=z, out=rank)
+        numbered = f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {key} ORDER BY {rank}, {qid}) AS {rn} FROM ({ranked})"
+        drop = f"EXCLUDE ({key}, {salt}, {n}, {w}, {rank}, {rn})"
+        weight_name = quote_ident(fresh_names([id_column], ["weight"])[0])
+        test = self.query(f"SELECT * {drop} FROM ({numbered}) WHERE {rn} <= {n}")
+        train = self.query(f"SELECT * {drop} FROM ({numbered}) WHERE {rn} > {n}")
+        test_weights = self.query(f"SELECT {qid}, {w} AS {weight_name} FROM ({numbered}) WHERE {rn} <= {n}")
+        return train, test, test_weights

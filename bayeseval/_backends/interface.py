@@ -1,0 +1,178 @@
+"""Row back ends: pandas, DuckDB and Spark behind one small interface.
+
+Only this step touches rows; everything downstream works on small tables. Every
+back end implements four operations:
+
+* :meth:`Backend.check_labels` -- refuse a label column holding a fractional
+  number (one rule and one message, :func:`bayeseval._api.validation.fractional_label_error`).
+* :meth:`Backend.confusion` -- the confusion table by strata: one row per
+  (stratum, true label, predicted label) cell present in the data, with its row
+  count. Missing values come back as cells (NaN/None), so the caller can refuse
+  them and say how many rows they hold.
+* :meth:`Backend.key_counts` -- rows per (label, group...) cell, for the split.
+* :meth:`Backend.select_test` -- within each key the ``n`` rows with the smallest
+  keyed ``(rank, id)``: ``(train, test, test_weights)`` in the engine of the input.
+
+The small tables use positional column labels (integers ``0..k-1``) next to the
+string labels of the counts, so no user column name can collide with them; the
+SQL the DuckDB and Spark back ends run uses names generated to be absent from
+the input (:func:`bayeseval._kernels.naming.fresh_names`). The metric, missing-value
+and label-type rules live in one place (:func:`bayeseval.counts.counts.confusion_counts`
+and the split planner), never in a back end.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ConfusionTable", "Backend", "is_duckdb_source", "is_spark_dataframe"]
+
+_FILE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".csv.gz", ".tsv.gz", ".csv.zst")
+ACCEPTED = "a pandas DataFrame, a Parquet/CSV path, a DuckDB relation or a Spark DataFrame"
+
+
+@dataclass(frozen=True)
+class ConfusionTable:
+    """Row counts per (stratum, true label, predicted label) cell.
+
+    ``strata`` has positional columns ``0..k-1`` (the stratum values, named by
+    ``names``); ``truth``, ``pred`` and ``n`` are aligned with its rows.
+    ``dtypes`` are the engine's names of the two label columns' types.
+    """
+
+    strata: pd.DataFrame
+    truth: pd.Series
+    pred: pd.Series
+    n: np.ndarray
+    names: list[str]
+    y_true: str
+    y_pred: str
+    dtypes: tuple[str, str]
+
+
+class Backend:
+    """One engine's row operations (see the module docstring)."""
+
+    engine = "base"
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+    @property
+    def columns(self) -> list[str]:
+        """Column names of the data."""
+        raise NotImplementedError
+
+    def check_columns(self, pairs: list[tuple[str, str]]) -> None:
+        """Raise ValueError naming the argument for a column absent from the data."""
+        available = list(self.columns)
+        for name, col in pairs:
+            if not isinstance(col, str):
+                raise TypeError(f"{name} must be a column name (str), got {col!r}")
+            if col not in available:
+                raise ValueError(f"{name} column {col!r} is not in data; columns are {available[:20]}")
+
+    def check_labels(self, pairs: list[tuple[str, str]]) -> None:
+        """Refuse a label column holding a fractional number (a score, rounding noise).
+
+        ``pairs`` are ``(argument, column)``; the error is
+        :func:`bayeseval._api.validation.fractional_label_error`, naming both and one such value.
+        Each engine finds the value in its own data path, without fetching the rows.
+        """
+        raise NotImplementedError
+
+    def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
+        """The confusion table by strata."""
+        raise NotImplementedError
+
+    def key_counts(self, cols: list[str], *, id_column: str | None, check_ids: bool) -> pd.DataFrame:
+        """Rows per cell of ``cols``: positional columns ``0..k-1`` and ``rows``."""
+        raise NotImplementedError
+
+    def select_test(
+        self, cells: pd.DataFrame, *, cols: list[str], id_column: str | None, salts: np.ndarray,
+        take: np.ndarray, weight: np.ndarray,
+    ) -> tuple[Any, Any, Any]:
+        """``(train, test, test_weights)``: per key the ``take`` rows with the smallest (rank, id).
+
+        ``cells`` is the planner's cell table (positional columns, ``key``, and
+        whatever :meth:`key_counts` added).
+        """
+        raise NotImplementedError
+
+
+def is_duckdb_relation(data: Any) -> bool:
+    """Whether ``data`` is a DuckDB relation."""
+    return type(data).__name__ == "DuckDBPyRelation" and type(data).__module__.startswith(("duckdb", "_duckdb"))
+
+
+def is_duckdb_source(data: Any) -> bool:
+    """Whether ``data`` is something DuckDB can count: a Parquet/CSV path (or glob) or a relation.
+
+    Parameters
+    ----------
+    data : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        True for a DuckDB relation or a path ending in a Parquet/CSV suffix.
+
+    Examples
+    --------
+    >>> is_duckdb_source("predictions/*.parquet"), is_duckdb_source([1, 2])
+    (True, False)
+    """
+    if is_duckdb_relation(data):
+        return True
+    if isinstance(data, (str, os.PathLike)):
+        return os.fspath(data).lower().endswith(_FILE_SUFFIXES)
+    return False
+
+
+def is_spark_dataframe(data: Any) -> bool:
+    """Whether ``data`` is a PySpark DataFrame (classic or Spark Connect).
+
+    Parameters
+    ----------
+    data : object
+        Anything; pyspark is not imported.
+
+    Returns
+    -------
+    bool
+        True for a ``pyspark.sql.DataFrame``.
+    """
+    return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pyspark")
+
+
+def string_columns_as_str(frame: pd.DataFrame) -> pd.DataFrame:
+    """Give object columns holding only strings pandas' default string dtype (engine results)."""
+    for c in frame.columns:
+        if frame[c].dtype == object and len(frame) and pd.api.types.infer_dtype(frame[c]) == "string":
+            frame[c] = frame[c].astype("str")
+    return frame
+
+
+def confusion_from_frame(
+    table: pd.DataFrame, names: list[str], y_true: str, y_pred: str, dtypes: tuple[str, str]
+) -> ConfusionTable:
+    """A ConfusionTable from a fetched table with positional columns ``0..k-1``, ``t``, ``p``, ``n``."""
+    k = len(names)
+    strata = table[list(range(k))].reset_index(drop=True) if k else pd.DataFrame(index=range(len(table)))
+    return ConfusionTable(
+        strata=strata,
+        truth=table["t"].reset_index(drop=True),
+        pred=table["p"].reset_index(drop=True),
+        n=table["n"].to_numpy(np.int64),
+        names=list(names),
+        y_true=y_true,
+        y_pred=y_pred,
+        dtypes=dtypes,
+    )

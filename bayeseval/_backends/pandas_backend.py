@@ -1,0 +1,329 @@
+"""The pandas back end: counting without building a frame of the rows.
+
+* Columns that are their own small codes (booleans, small-range integers, categoricals) are
+  counted by a chunked ``bincount`` in their narrow dtypes: a few MB of temporaries at any size.
+* Otherwise a large frame (strings, floats, wide integers) is counted by DuckDB scanning it in
+  place; a small one by integer codes (factorize) and bincount.
+
+DuckDB reads the frame's columns without copying them and hashes them in native, parallel code:
+at 12,000,000 rows that is an order of magnitude faster than factorizing a string column in
+NumPy, and it needs no per-row integer code arrays (a factorized column costs 8 bytes a row).
+Only columns whose values DuckDB reads exactly are handed over (NumPy booleans, integers and
+floats, pandas strings and categoricals); the small confusion table it returns is cast back to
+the frame's dtypes, so both paths give the same table and the same Counts.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._api.validation import first_fractional, fractional_label_error
+from bayeseval._backends.hashing import id64, rank_of
+from bayeseval._backends.interface import Backend, ConfusionTable, confusion_from_frame
+
+#: frames with at least this many rows are counted by DuckDB when their dtypes allow it
+DUCKDB_MIN_ROWS = 100_000
+
+_LOCAL = threading.local()
+
+
+def _scanned_exactly(dtype: Any) -> bool:
+    """Whether DuckDB reads a column of this dtype value for value (no cast that changes groups)."""
+    if isinstance(dtype, np.dtype):
+        return dtype.kind in "biu" or dtype in (np.float32, np.float64)
+    return isinstance(dtype, (pd.StringDtype, pd.CategoricalDtype))
+
+
+def _connection() -> Any:
+    """This thread's in-memory DuckDB connection (connections are not shared between threads)."""
+    import duckdb
+
+    con = getattr(_LOCAL, "con", None)
+    if con is None:
+        con = _LOCAL.con = duckdb.connect()
+    return con
+
+
+def duckdb_group_counts(series: list[pd.Series]) -> pd.DataFrame:
+    """Rows per combination of the values of ``series``, counted by DuckDB over the columns in place.
+
+    Returns positional columns ``0..k-1`` in the series' own dtypes and ``n`` (int64). Missing
+    values (NaN, None, NA) form their own groups. Categorical columns are counted by their integer
+    codes (DuckDB would otherwise convert every row to its category) and decoded afterwards.
+    """
+    scanned = [s.cat.codes if isinstance(s.dtype, pd.CategoricalDtype) else s for s in series]
+    frame = pd.DataFrame({f"c{i}": s.reset_index(drop=True) for i, s in enumerate(scanned)}, copy=False)
+    names = ", ".join(frame.columns)
+    con = _connection()
+    con.register("bayeseval_rows", frame)
+    try:
+        table = con.sql(f"SELECT {names}, COUNT(*)::BIGINT AS n FROM bayeseval_rows GROUP BY ALL").df()
+    finally:
+        con.unregister("bayeseval_rows")
+    out: dict[Any, Any] = {}
+    for i, s in enumerate(series):
+        values = table[f"c{i}"]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            out[i] = pd.Categorical.from_codes(values.to_numpy(np.int64), dtype=s.dtype)
+        else:
+            out[i] = values.astype(s.dtype)
+    out["n"] = table["n"].to_numpy(np.int64)
+    return pd.DataFrame(out)
+
+
+#: rows counted per step by the small-code path (a 512 KB buffer that stays in cache)
+CHUNK_ROWS = 1 << 16
+#: the small-code path is used while the table of all code combinations has at most this many cells
+MAX_CELLS = 1 << 22
+
+
+class _SmallCodes:
+    """A column whose values are their own small integer codes: booleans, small-range integers,
+    categoricals. ``codes`` keeps the column's narrow dtype (no per-row int64 copy);
+    ``codes + offset`` lies in ``0..size-1``; :meth:`decode` maps used codes back to values."""
+
+    def __init__(self, series: pd.Series) -> None:
+        self.series = series
+        dtype = series.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            self.codes = series.cat.codes.to_numpy()
+            self.offset, self.size = 1, len(dtype.categories) + 1  # code -1 (missing) becomes 0
+        else:
+            self.codes = series.to_numpy()
+            if dtype.kind == "b":
+                self.offset, self.size = 0, 2
+            else:
+                lo, hi = int(self.codes.min()), int(self.codes.max())
+                self.offset, self.size = -lo, hi - lo + 1
+
+    @staticmethod
+    def accepts(series: pd.Series) -> bool:
+        """Whether ``series`` is boolean, categorical, or integer with fewer than 256 distinct values
+        in its range."""
+        dtype = series.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            return True
+        if not isinstance(dtype, np.dtype) or dtype.kind not in "biu":
+            return False
+        if dtype.kind == "b" or dtype.itemsize == 1:
+            return True
+        values = series.to_numpy()
+        return int(values.max()) - int(values.min()) < 256
+
+    def decode(self, used: np.ndarray) -> pd.Series:
+        """The values of the used codes, in the column's dtype."""
+        dtype = self.series.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            return pd.Series(pd.Categorical.from_codes(used - 1, dtype=dtype))
+        if dtype.kind == "b":
+            return pd.Series(used.astype(bool))
+        if dtype.kind == "u":
+            return pd.Series(used.astype(dtype) + dtype.type(-self.offset))
+        return pd.Series((used - self.offset).astype(dtype))
+
+
+def small_code_counts(series: list[pd.Series]) -> pd.DataFrame | None:
+    """Rows per combination of values by chunked ``bincount`` when every column is a small code.
+
+    Returns positional columns ``0..k-1`` in the series' dtypes and ``n``, or None when a column
+    is not a small code or the combinations are too many. Memory: a few MB per chunk, whatever
+    the number of rows.
+    """
+    if not all(_SmallCodes.accepts(s) for s in series):
+        return None
+    cols = [_SmallCodes(s) for s in series]
+    shape = tuple(c.size for c in cols)
+    cells = int(np.prod(shape, dtype=np.int64))
+    if cells > MAX_CELLS:
+        return None
+    n_rows = len(series[0])
+    counts = np.zeros(cells, dtype=np.int64)
+    # the cell of a row is Horner's sum over columns of (code + offset) * stride; the offsets'
+    # share is one constant, added once. int64 arithmetic wraps modulo 2**64, so a uint64 column
+    # cast to int64 (wrapping) still lands on the right cell in 0..cells-1.
+    constant = 0
+    for col in cols:
+        constant = (constant * col.size + col.offset) % (1 << 64)
+    constant = constant - (1 << 64) if constant >= 1 << 63 else constant
+    buffer = np.empty(min(CHUNK_ROWS, n_rows), dtype=np.int64)
+    with np.errstate(over="ignore"):
+        for start in range(0, n_rows, CHUNK_ROWS):
+            flat = buffer[: min(CHUNK_ROWS, n_rows - start)]
+            np.copyto(flat, cols[0].codes[start:start + CHUNK_ROWS], casting="unsafe")
+            for col in cols[1:]:
+                flat *= col.size
+                np.add(flat, col.codes[start:start + CHUNK_ROWS], out=flat, casting="unsafe")
+            flat += constant
+            counts += np.bincount(flat, minlength=cells)
+    present = np.flatnonzero(counts)
+    used = np.unravel_index(present, shape)
+    out: dict[Any, Any] = {i: col.decode(u) for i, (col, u) in enumerate(zip(cols, used, strict=True))}
+    out["n"] = counts[present]
+    return pd.DataFrame(out)
+
+
+def _codes(series: pd.Series, sort: bool) -> tuple[np.ndarray, Any]:
+    """Integer codes and the values they stand for (sorted when ``sort``; NaN kept as a value)."""
+    values = series.to_numpy() if isinstance(series.dtype, np.dtype) else None
+    if values is not None and values.dtype.kind in "biu" and len(values):
+        # small-range integers and booleans: the value itself is the code (no hashing); values
+        # absent from the data get no row in the table, so unused codes are harmless
+        lo, hi = (int(values.min()), int(values.max())) if values.dtype.kind != "b" else (0, 1)
+        if values.dtype.kind == "b":
+            return values.astype(np.int64), np.array([False, True])
+        if hi - lo < 256:
+            base = values.dtype.type(lo)  # subtract in the column's dtype: uint64 above 2**63 fits
+            code = (values - base).astype(np.int64)
+            return code, np.arange(hi - lo + 1).astype(values.dtype) + base
+    try:
+        code, uniques = pd.factorize(series, sort=sort, use_na_sentinel=False)
+    except TypeError as exc:  # sorting values that cannot be ordered (numbers and strings)
+        raise ValueError(
+            f"column {series.name!r} mixes value types that cannot be ordered (e.g. numbers and strings); "
+            "convert it to one type"
+        ) from exc
+    return code.astype(np.int64, copy=False), uniques
+
+
+def _combine(codes: list[np.ndarray], shape: tuple[int, ...], n_rows: int) -> tuple[np.ndarray, Any]:
+    """One integer per row for the combination of codes, and how to decode it."""
+    if len(codes) == 1:
+        return codes[0], None
+    if float(np.prod(shape, dtype=float)) <= max(4 * n_rows, 1_000_000):
+        return np.ravel_multi_index(codes, shape), None
+    combos, flat = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+    return flat.ravel(), combos
+
+
+def _decode(present: np.ndarray, shape: tuple[int, ...], combos: Any) -> tuple[np.ndarray, ...]:
+    if len(shape) == 1:
+        return (present,)
+    if combos is None:
+        return np.unravel_index(present, shape)
+    return tuple(combos[present, i] for i in range(len(shape)))
+
+
+def fractional_in(series: pd.Series) -> Any:
+    """A fractional number in ``series`` (None when there is none); vectorised.
+
+    Float columns (NumPy or nullable) are compared with their floor in one pass; a categorical
+    column is checked on its categories, an object column on its distinct values.
+    """
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return first_fractional(dtype.categories.to_numpy())
+    if isinstance(dtype, np.dtype):
+        if dtype.kind == "O":
+            return first_fractional(pd.unique(series.to_numpy()))
+        return first_fractional(series.to_numpy())
+    if pd.api.types.is_float_dtype(dtype):  # nullable Float32/Float64, Arrow floats
+        return first_fractional(series.to_numpy(dtype=float, na_value=np.nan))
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+        return None  # nullable integers and booleans; string dtypes
+    return first_fractional(pd.unique(series.to_numpy(dtype=object)))
+
+
+class PandasBackend(Backend):
+    """Rows in a pandas DataFrame."""
+
+    engine = "pandas"
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.data.columns)
+
+    def _column(self, name: str) -> pd.Series:
+        col = self.data[name]
+        if isinstance(col, pd.DataFrame):
+            raise ValueError(f"column {name!r} appears {col.shape[1]} times in data; column names must be unique")
+        return col
+
+    def check_labels(self, pairs: list[tuple[str, str]]) -> None:
+        for arg, name in pairs:
+            bad = fractional_in(self._column(name))
+            if bad is not None:
+                raise fractional_label_error(arg, name, bad)
+
+    def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
+        if len(self.data) == 0:
+            raise ValueError("data has no rows")
+        series = [self._column(c) for c in strata] + [self._column(y_true), self._column(y_pred)]
+        dtypes = (str(series[-2].dtype), str(series[-1].dtype))
+        table = small_code_counts(series)
+        if table is None and len(self.data) >= DUCKDB_MIN_ROWS and all(_scanned_exactly(s.dtype) for s in series):
+            table = duckdb_group_counts(series)
+        if table is not None:
+            table = table.rename(columns={len(strata): "t", len(strata) + 1: "p"})
+            return confusion_from_frame(table, list(strata), y_true, y_pred, dtypes)
+        parts = [_codes(s, sort=i < len(strata)) for i, s in enumerate(series)]
+        shape = tuple(len(u) for _, u in parts)
+        flat, combos = _combine([c for c, _ in parts], shape, len(self.data))
+        size = len(combos) if combos is not None else int(np.prod(shape, dtype=np.int64)) if shape else 0
+        n = np.bincount(flat, minlength=size)
+        present = np.flatnonzero(n)
+        pos = _decode(present, shape, combos)
+        values = [u[p] for (_, u), p in zip(parts, pos, strict=True)]
+        k = len(strata)
+        frame = pd.DataFrame({i: pd.Series(values[i]) for i in range(k)}, index=range(len(present)))
+        return ConfusionTable(
+            strata=frame,
+            truth=pd.Series(values[k]),
+            pred=pd.Series(values[k + 1]),
+            n=n[present].astype(np.int64),
+            names=list(strata),
+            y_true=y_true,
+            y_pred=y_pred,
+            dtypes=(str(series[k].dtype), str(series[k + 1].dtype)),
+        )
+
+    # -- the split -----------------------------------------------------------------------
+    def _ids(self, id_column: str | None) -> pd.Index:
+        ids = pd.Index(self._column(id_column)) if id_column is not None else self.data.index
+        what = f"id_column {id_column!r}" if id_column is not None else "data.index"
+        missing = int(pd.isna(ids).sum()) if not pd.api.types.is_integer_dtype(ids.dtype) else 0
+        if missing:
+            raise ValueError(f"{what} has {missing} missing row ids")
+        if ids.has_duplicates:
+            dup = ids[ids.duplicated()][0]
+            raise ValueError(f"{what} must hold unique row ids, got {dup!r} twice")
+        return ids
+
+    def key_counts(self, cols: list[str], *, id_column: str | None, check_ids: bool) -> pd.DataFrame:
+        self._row_ids = self._ids(id_column)
+        parts = [_codes(self._column(c), sort=True) for c in cols]
+        shape = tuple(len(u) for _, u in parts)
+        flat, combos = _combine([c for c, _ in parts], shape, len(self.data))
+        size = len(combos) if combos is not None else int(np.prod(shape, dtype=np.int64))
+        rows = np.bincount(flat, minlength=size)
+        present = np.flatnonzero(rows)
+        pos = _decode(present, shape, combos)
+        cells = pd.DataFrame({i: pd.Series(u[p]) for i, ((_, u), p) in enumerate(zip(parts, pos, strict=True))})
+        cells["rows"] = rows[present].astype(np.int64)
+        cells["code"] = np.arange(len(present))
+        code_of_flat = np.full(size, -1, dtype=np.int64)
+        code_of_flat[present] = np.arange(len(present))
+        self._cell_of_row = code_of_flat[flat]
+        return cells
+
+    def select_test(
+        self, cells: pd.DataFrame, *, cols: list[str], id_column: str | None, salts: np.ndarray,
+        take: np.ndarray, weight: np.ndarray,
+    ) -> tuple[Any, Any, Any]:
+        key_of_code = np.empty(len(cells), dtype=np.int64)
+        key_of_code[cells["code"].to_numpy()] = cells["key"].to_numpy()
+        key = key_of_code[self._cell_of_row]
+        ids = self._row_ids
+        u, tie = id64(ids)
+        rank = rank_of(u, salts[key])
+        order = np.lexsort((tie, rank, key))
+        sorted_key = key[order]
+        starts = np.searchsorted(sorted_key, np.arange(len(take)), side="left")
+        pos = np.arange(len(order)) - starts[sorted_key]
+        mask = np.zeros(len(order), dtype=bool)
+        mask[order[pos < take[sorted_key]]] = True
+        weights = pd.Series(weight[key[mask]], index=ids[mask], name="weight")
+        return self.data[~mask], self.data[mask], weights

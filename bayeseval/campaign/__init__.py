@@ -1,0 +1,55 @@
+"""Labelling campaigns that stop when every credible interval is narrow enough.
+
+A :class:`CampaignSpec` holds a campaign's settings; :class:`Campaign` runs a campaign stored in
+SQLite; :func:`simulate` replays the same spec with known labels to compare proposal rules;
+:mod:`bayeseval.campaign.rules` holds the rules and the fast grid posterior they use.
+
+The names below are imported on first use, so ``bayeseval campaign --help`` (which only needs
+:mod:`bayeseval.cli.campaign`) does not load pandas and SciPy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bayeseval._api.lazy import lazy_exports
+
+#: public name -> module of this package that defines it
+_EXPORTS = {
+    "Campaign": "campaign",
+    "CampaignSpec": "spec",
+    "RULES": "rules",
+    "RuleState": "rules",
+    "forecast_labels": "rules",
+    "get_rule": "rules",
+    "simulate": "simulation",
+    "SimulationResult": "simulation",
+    "plot_halfwidth": "simulation",
+    "synthetic_pool": "simulation",
+}
+
+__all__ = [
+    "Campaign",
+    "CampaignSpec",
+    "RULES",
+    "RuleState",
+    "forecast_labels",
+    "get_rule",
+    "simulate",
+    "SimulationResult",
+    "plot_halfwidth",
+    "synthetic_pool",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval.campaign.campaign import Campaign
+    from bayeseval.campaign.rules import RULES, RuleState, forecast_labels, get_rule
+    from bayeseval.campaign.simulation import (
+        SimulationResult,
+        plot_halfwidth,
+        simulate,
+        synthetic_pool,
+    )
+    from bayeseval.campaign.spec import CampaignSpec
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,1634 @@
+"""Labelling campaigns that stop when every credible interval is narrow enough.
+
+A :class:`Campaign` keeps its whole state in one SQLite file (see
+:mod:`bayeseval.campaign.store`): the settings (a :class:`~bayeseval.campaign.CampaignSpec`), the
+pool reference (row id, stratum, prediction, optional score), every proposal, every label and
+every decision. Each round it
+
+1. fits the hierarchical Beta-binomial posterior of the metric per stratum on a small exact
+   grid (switching to the robust approximation when a leave-one-out predictive check flags
+   an outlying stratum),
+2. asks the proposal rule how many labels each stratum should get,
+3. draws that many never-proposed rows at random within each chosen stratum,
+
+and records the proposal, the decision and the random generator state in one transaction.
+``ingest`` validates labels completely before writing them in one transaction, so a crash at
+any moment loses no acknowledged label and never counts one twice. The stopping rule, with the
+safeguards ``stop_level``, ``own_check``, ``min_data_share``, ``own_floor`` (default 2),
+``min_pooling_gain``, ``read_threshold`` (default 0.2: a stratum that is not clearly typical
+of the others stops on the adaptive interval ``evaluate`` tells users to read) and
+``adaptive_floor``, is the one that :func:`bayeseval.campaign.simulation` replays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval import __version__
+from bayeseval._api.results import Result
+from bayeseval._api.validation import check_positive_int
+from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval.campaign.annotations import (
+    ROW_ID_KEY,
+    agreement,
+    annotator_identity,
+    content_kinds,
+    labelstudio_config,
+    resolve_labels,
+)
+from bayeseval.campaign.rules import (
+    STOPPING_DEFAULTS,
+    RuleState,
+    decision_reach,
+    forecast_decision,
+    forecast_labels,
+    get_rule,
+    stratum_feasibility,
+)
+from bayeseval.campaign.spec import (
+    GOALS,
+    INT_TEXT,
+    CampaignSpec,
+    LabelSet,
+    MetricStates,
+    PoolDesign,
+    StrataDesign,
+    check_columns,
+    design_pool,
+    is_missing,
+    label_key,
+    metric_flags,
+    population_weights,
+    proposal_order,
+    py_scalar,
+    rule_generator,
+    seed_sequences,
+    spec_columns,
+    spec_docs,
+    spec_from_arguments,
+    stratum_thresholds,
+)
+from bayeseval.campaign.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
+from bayeseval.counts.counts import Counts, stratum_labels
+from bayeseval.counts.metrics import get_metric
+from bayeseval.models import fit_hierarchical
+
+__all__ = ["Campaign", "CampaignSpec", "GOALS", "IngestResult", "LabelSet"]
+
+_INT64_MAX = 2**63 - 1
+
+
+class IngestResult(int, Result):
+    """The number of labels newly recorded by :meth:`Campaign.ingest` (an ``int``).
+
+    Parameters
+    ----------
+    new : int
+        Labels recorded for rows that had none.
+    unchanged : int
+        Rows sent again with the label they already had.
+    relabelled : int
+        Rows whose stored label was replaced.
+    annotations : int
+        Annotations newly stored (ingest with ``annotator_column``).
+    unresolved : int
+        Annotated rows still pending because their annotations do not settle a label.
+
+    Attributes
+    ----------
+    new : int
+        Labels recorded for rows that had none (the integer value).
+    unchanged : int
+        Rows sent again with the label they already had (a retry): nothing written.
+    relabelled : int
+        Rows whose stored label was replaced (``relabel=True`` only).
+    annotations : int
+        Annotations newly stored or replaced (ingest with ``annotator_column``).
+    unresolved : int
+        Annotated rows that stay pending: too few annotations, or a tie (see ``resolve``).
+
+    Examples
+    --------
+    >>> r = IngestResult(3, unchanged=2)
+    >>> r == 3, r.new, r.unchanged, r.relabelled
+    (True, 3, 2, 0)
+    """
+
+    new: int
+    unchanged: int
+    relabelled: int
+    annotations: int
+    unresolved: int
+    title = "IngestResult"
+
+    def __new__(
+        cls, new: int, *, unchanged: int = 0, relabelled: int = 0, annotations: int = 0, unresolved: int = 0
+    ) -> IngestResult:
+        obj = super().__new__(cls, int(new))
+        obj.new, obj.unchanged, obj.relabelled = int(new), int(unchanged), int(relabelled)
+        obj.annotations, obj.unresolved = int(annotations), int(unresolved)
+        return obj
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row: ``new``, ``unchanged`` and ``relabelled`` labels."""
+        return pd.DataFrame({"new": [self.new], "unchanged": [self.unchanged], "relabelled": [self.relabelled]})
+
+
+# -- create: validation helpers (everything is checked before anything is written) ----------
+def _row_ids(index: pd.Index) -> tuple[str, list[Any]]:
+    """The row-id type (INTEGER/TEXT) and the ids as Python values, or raise."""
+    if index.has_duplicates:
+        dup = index[index.duplicated()][:5].tolist()
+        raise ValueError(f"pool index (the row id) must be unique, got duplicates {dup}")
+    if index.hasnans:
+        raise ValueError("pool index (the row id) has missing values")
+    if pd.api.types.is_integer_dtype(index.dtype) or index.inferred_type == "integer":
+        ids = index.tolist()
+        lo, hi = (min(ids), max(ids)) if ids else (0, 0)
+        if hi > _INT64_MAX or lo < -_INT64_MAX - 1:
+            bad = hi if hi > _INT64_MAX else lo
+            raise ValueError(
+                f"pool index (the row id) must fit in a signed 64-bit integer, got {bad}; "
+                "use string ids for larger numbers"
+            )
+        return "INTEGER", [int(x) for x in ids]
+    if pd.api.types.is_string_dtype(index.dtype) and index.inferred_type == "string":
+        return "TEXT", [str(x) for x in index]
+    raise TypeError(
+        f"pool index (the row id) must hold integers or strings, got dtype {index.dtype} "
+        f"({index.inferred_type})"
+    )
+
+
+def _check_keys(keys: list[tuple[Any, ...]], cols: list[str]) -> None:
+    """Raise when stratum keys cannot be stored as JSON."""
+    try:
+        json.dumps(keys)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text") from exc
+
+
+def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any, content: list[str]) -> str:
+    """The configuration stored in a campaign file: the spec plus what it resolved to on the pool."""
+    config = spec.to_config()
+    config.update(
+        strata=design.columns,
+        weights=None if spec.weights is None else design.strata.weights.tolist(),
+        prior_mean=None if design.strata.prior_mean is None else design.strata.prior_mean.tolist(),
+        costs=None if design.strata.costs is None else design.strata.costs.tolist(),
+        threshold=None if design.strata.threshold is None else design.strata.threshold.tolist(),
+        pos_label=design.positive,
+        label_set=design.labels.values,
+        index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),
+        content=content,
+    )
+    try:
+        return json.dumps(config, default=_json_scalar)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"campaign settings cannot be stored: {exc}") from exc
+
+
+def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) -> Iterator[tuple[Any, ...]]:
+    """Rows of the store's pool table: id, stratum code, prediction, score, eligible, order.
+
+    ``queues`` lists each stratum's eligible rows in proposal order; a row's order is its
+    place in its stratum's queue (0 for rows never proposed).
+    """
+    order = np.zeros(len(rids), dtype=np.int64)
+    for queue in queues:
+        order[queue] = np.arange(len(queue))
+    scores = design.score.tolist() if design.score is not None else [None] * len(rids)
+    return zip(
+        rids, design.codes.tolist(), design.y_pred.tolist(), scores, design.eligible.astype(int).tolist(),
+        order.tolist(), strict=True,
+    )
+
+
+def _check_content(content: Any, pool: pd.DataFrame, spec: CampaignSpec, design: PoolDesign) -> list[str]:
+    """The content columns as a list, or raise naming the offending column."""
+    if content is None:
+        return []
+    cols = [content] if isinstance(content, str) else content
+    if not np.iterable(cols) or not all(isinstance(c, str) for c in cols):
+        raise TypeError(f"content must be a column name or a list of column names, got {content!r}")
+    cols = list(cols)
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise ValueError(f"content names columns more than once: {dup}")
+    own = {c: "stratum column" for c in design.columns}
+    own.update({"round": "proposal round", ROW_ID_KEY: "row id key", "label": "label column of batch files",
+                "true_label": "label column of batch files", str(pool.index.name or "row"): "row id column",
+                spec.y_pred: "prediction (y_pred; batches show it with show_prediction)"})
+    if spec.score:
+        own[spec.score] = "score column (batches show it with show_prediction)"
+    for c in cols:
+        if c not in pool.columns:
+            raise ValueError(f"content column {c!r} is not in pool; columns are {list(pool.columns)[:20]}")
+        if c in own:
+            raise ValueError(f"content column {c!r} collides with the campaign's {own[c]}; rename it in the pool")
+    return cols
+
+
+def _content_rows(pool: pd.DataFrame, cols: list[str], rids: list[Any]) -> Iterator[tuple[Any, str]] | None:
+    """``(rid, JSON list of the content values)`` per pool row (None without content), or raise."""
+    if not cols:
+        return None
+    columns = []
+    for c in cols:
+        values = pool[c]
+        if pd.api.types.is_datetime64_any_dtype(values.dtype):
+            values = values.map(lambda x: None if pd.isna(x) else x.isoformat())
+        vals = values.astype(object).where(values.notna(), None).tolist()
+        vals = [None if isinstance(v, float) and not np.isfinite(v) else v for v in vals]
+        bad = next((v for v in vals if v is not None and not isinstance(v, (str, int, float, bool))), None)
+        if bad is not None:
+            raise ValueError(f"content column {c!r} holds values that cannot be stored ({type(bad).__name__} "
+                             f"{bad!r}); convert them to text")
+        columns.append(vals)
+    return ((rid, json.dumps(list(vals))) for rid, *vals in zip(rids, *columns, strict=True))
+
+
+def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any,
+                content: Any = None) -> CampaignStore:
+    """Check the pool against the spec and write the campaign file (nothing is written on error)."""
+    if not isinstance(spec.rule, str):
+        raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
+    busy_timeout = CampaignStore.check_timeout(busy_timeout)
+    check_columns(pool, spec_columns(spec), "pool")
+    rid_type, rids = _row_ids(pool.index)
+    design = design_pool(spec, pool)
+    _check_keys(design.keys, design.columns)
+    cols = _check_content(content, pool, spec, design)
+    content_rows = _content_rows(pool, cols, rids)
+    config = _config(spec, design, pool.index.name, cols)
+    seed = seed_sequences(spec.random_seed, 1)[0]
+    rng = rule_generator(seed)
+    store = CampaignStore.initialise(
+        path,
+        meta={"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)},
+        rid_type=rid_type,
+        strata_keys=design.keys,
+        pool_rows=_pool_rows(rids, design, proposal_order(design, seed)),
+        n_rows=design.strata.n_rows.tolist(),
+        n_eligible=design.strata.n_eligible.tolist(),
+        busy_timeout=busy_timeout,
+        content_rows=content_rows,
+    )
+    return store
+
+
+def _json_scalar(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"{obj!r} ({type(obj).__name__}) is not a storable value")
+
+
+class Campaign:
+    """A labelling campaign stored in SQLite.
+
+    Create one with :meth:`Campaign.create`, resume it with :meth:`Campaign.open`.
+
+    Parameters
+    ----------
+    store : CampaignStore
+        The open campaign database (:class:`~bayeseval.campaign.store.CampaignStore`).
+
+    Attributes
+    ----------
+    spec : CampaignSpec
+        The campaign's settings, as stored in its file.
+    config : dict
+        The stored configuration: the spec's fields plus what they resolved to on the pool
+        (stratum columns, known labels, weights, prior means, the row-id column name).
+    metric : Metric
+        The campaign's metric (the first, for a campaign on several metrics).
+    metrics : list of Metric
+        Every metric of the campaign (one unless ``metric`` named several).
+    strata : pandas.Index
+        The strata (a MultiIndex for several stratum columns).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> pool = pd.DataFrame({"g": rng.choice(["a", "b"], 2000), "pred": rng.integers(0, 2, 2000)})
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
+    >>> c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=1)
+    >>> batch = c.propose(20)
+    >>> len(batch)
+    20
+    >>> c.ingest(pd.Series(1, index=batch.index))
+    20
+    >>> c.labels_used
+    20
+    >>> c.close()
+    """
+
+    def __init__(self, store: CampaignStore) -> None:
+        self._store = store
+        try:
+            self.config: dict[str, Any] = json.loads(store.get_meta("config") or "{}")
+        except json.JSONDecodeError as exc:
+            store.close()
+            raise ValueError(f"campaign database {str(store.path)!r} has an unreadable configuration: {exc}") from exc
+        self.spec = CampaignSpec.from_config(self.config)
+        self.metric = get_metric(self.spec.metrics[0])
+        self.metrics = [get_metric(m) for m in self.spec.metrics]
+        self._rule_name, self._rule, self._model = get_rule(self.spec.rule)
+        strata = store.strata()
+        self._codes = strata.index.to_numpy()
+        cols = self.config["strata"]
+        keys = [tuple(k) for k in strata["key"]]
+        if len(cols) == 1:
+            self.strata = pd.Index([k[0] for k in keys], name=cols[0])
+        else:
+            self.strata = pd.MultiIndex.from_tuples(keys, names=cols)
+        n_eligible = strata["n_eligible"].to_numpy()
+        pm = self.config.get("prior_mean")
+        self._design = StrataDesign(
+            strata=self.strata,
+            n_rows=strata["n_rows"].to_numpy(),
+            n_eligible=n_eligible,
+            weights=population_weights(self.config.get("weights"), self.strata, n_eligible),
+            prior_mean=None if pm is None else np.asarray(pm, dtype=float),
+            costs=None if self.config.get("costs") is None else np.asarray(self.config["costs"], dtype=float),
+            threshold=None if self.spec.threshold is None else stratum_thresholds(self.spec.threshold, self.strata),
+        )
+        self._labels = LabelSet(self.config["label_set"])
+        self._rid_int = store.rid_type == "INTEGER"
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    @spec_docs
+    def create(
+        cls,
+        path: str | PathLike[str],
+        pool: pd.DataFrame,
+        *,
+        strata: str | Sequence[str] | None = None,
+        y_pred: str | None = None,
+        metric: str = "error_rate",
+        target_halfwidth: float = 0.05,
+        level: float = 0.95,
+        goal: str = "each",
+        weights: Any = None,
+        rule: str = "expected_width",
+        score: str | None = None,
+        score_bins: int | Sequence[float] | None = None,
+        prior: str = "default",
+        budget: int | None = None,
+        pos_label: Any = 1,
+        label_set: Sequence[Any] | None = None,
+        model: str = "robust",
+        batch_size: int = 10,
+        stop_level: float | None = None,
+        own_check: float | None = None,
+        min_data_share: float = 0.0,
+        own_level: Any = "default",
+        own_floor: float | None = STOPPING_DEFAULTS["own_floor"],
+        min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"],
+        read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"],
+        adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"],
+        annotators: int = 1,
+        resolve: str = "majority",
+        costs: Any = None,
+        threshold: Any = None,
+        direction: str | None = None,
+        tolerance: float | None = None,
+        margin: float = 0.0,
+        guarantee: str = "stratum",
+        random_seed: Any = None,
+        spec: CampaignSpec | None = None,
+        content: str | Sequence[str] | None = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> Campaign:
+        """Create a campaign file from a pool of unlabelled predictions.
+
+        The settings form a :class:`~bayeseval.campaign.CampaignSpec` (pass one as ``spec=``, or
+        the settings one by one); it is stored in the file and read back by :meth:`open`.
+        Every setting is checked before anything is written: a failed create leaves no file.
+        The database is built in a temporary file next to ``path`` and published atomically,
+        so a process killed during ``create`` leaves no file at ``path``.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The SQLite file to create (must not exist).
+        pool : pandas.DataFrame
+            One row per unlabelled item; the index is the row id (integers or strings,
+            unique). Only the stratum, prediction and score columns are stored, and the
+            ``content`` columns.
+        {spec_parameters}
+        spec : CampaignSpec, optional
+            All the settings above in one object; the individual settings must then be left
+            at their defaults.
+        content : str or sequence of str, optional
+            Pool columns annotators need to see (text, image URLs): stored in the campaign
+            file and written into every batch (:meth:`propose`, :meth:`pending_batch`: CSV,
+            JSON Lines and each Label Studio task's ``data``); :meth:`labelstudio_config`
+            shows them. Each must be a pool column other than the stratum, prediction,
+            score and row-id columns and ``round``, ``label``, ``true_label``,
+            ``bayeseval_row_id`` (a ``ValueError`` names it); values must be text, numbers,
+            booleans, dates or missing.
+        busy_timeout : float
+            Seconds to wait for another process's write lock before raising ``ValueError``
+            (default 10).
+
+        Returns
+        -------
+        Campaign
+            The new campaign, open on ``path``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", random_seed=0)
+        >>> c.status()["labelled"].tolist()
+        [0, 0]
+        >>> c.close()
+        """
+        settings = dict(
+            strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
+            goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
+            budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
+            stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, own_level=own_level,
+            own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
+            adaptive_floor=adaptive_floor, annotators=annotators,
+            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin, guarantee=guarantee,
+            random_seed=random_seed,
+        )
+        spec = spec_from_arguments(spec, "Campaign.create", settings)
+        campaign = cls(_initialise(path, pool, spec, busy_timeout, content))
+        if spec.goal == "each":
+            campaign.feasibility(warn=True)
+        return campaign
+
+    @classmethod
+    def open(
+        cls, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, read_only: bool = False
+    ) -> Campaign:
+        """Open an existing campaign file and resume exactly where it was.
+
+        The file is checked to be a bayeseval campaign database before anything is changed;
+        anything else (a text file, a truncated or corrupt database, another application's
+        SQLite file) is a ``ValueError`` naming the path.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The campaign file.
+        busy_timeout : float
+            Seconds a write waits for another process's lock before raising ``ValueError``
+            (default 10).
+        read_only : bool, default False
+            Open for reading only: the file is never written (a campaign on a read-only
+            mount can be read; :meth:`propose`, :meth:`ingest` and :meth:`release` raise).
+
+        Returns
+        -------
+        Campaign
+            The campaign, with its stored spec (:attr:`spec`); files written before a setting
+            existed open with that setting's default.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
+        >>> Campaign.open(path).config["metric"]
+        'error_rate'
+        """
+        return cls(CampaignStore(Path(path), busy_timeout=busy_timeout, read_only=read_only))
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._store.close()
+
+    def __enter__(self) -> Campaign:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"<Campaign {self._store.path.name!r} metric={','.join(m.name for m in self.metrics)} "
+            f"strata={len(self.strata)} "
+            f"labels_used={self.labels_used} rule={self._rule_name}>"
+        )
+
+    # -- state -----------------------------------------------------------------------------
+    def _state(self, conn: Any = None) -> RuleState | MetricStates:
+        counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
+        if len(self.metrics) > 1:
+            return self.spec.rule_states(
+                self._design, counts=self._metric_counts(), labelled=counts["labelled"].to_numpy(),
+                pending=counts["pending"].to_numpy(),
+            )
+        return self.spec.rule_state(
+            self._design,
+            successes=counts["successes"].to_numpy(),
+            trials=counts["trials"].to_numpy(),
+            labelled=counts["labelled"].to_numpy(),
+            pending=counts["pending"].to_numpy(),
+        )
+
+    def state(self) -> RuleState | MetricStates:
+        """The campaign's current state as its rule sees it.
+
+        Returns
+        -------
+        RuleState or MetricStates
+            Counts per stratum, the goal and the posterior (see
+            :class:`~bayeseval.campaign.rules.RuleState`); for a campaign on several metrics
+            one state per metric (:class:`~bayeseval.campaign.spec.MetricStates`).
+        """
+        return self._state()
+
+    def _metric_counts(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Successes and trials per stratum of every metric, from the stored labels and predictions.
+
+        A labelled row counts for every metric it is a trial of.
+        """
+        labels = self._store.labels()
+        out = {}
+        if len(labels) == 0:
+            zero = np.zeros(len(self._codes), np.int64)
+            return {m.name: (zero, zero) for m in self.metrics}
+        preds = self._store.pool_rows(list(labels.index))["prediction"].to_numpy(dtype=object)
+        codes = labels["stratum"].to_numpy()
+        for m in self.metrics:
+            trial, success = metric_flags(m, labels["label"].to_numpy(dtype=object), preds, self.config.get("pos_label"))
+            n = pd.Series(trial.astype(np.int64)).groupby(codes).sum().reindex(self._codes, fill_value=0)
+            k = pd.Series(success.astype(np.int64)).groupby(codes).sum().reindex(self._codes, fill_value=0)
+            out[m.name] = (k.to_numpy(), n.to_numpy())
+        return out
+
+    @property
+    def labels_used(self) -> int:
+        """Number of labels ingested so far."""
+        return int(self._store.counts()["labelled"].sum())
+
+    @property
+    def pending(self) -> pd.DataFrame:
+        """Rows proposed and not yet labelled (row id, round, time, stratum code)."""
+        return self._store.pending()
+
+    @property
+    def budget_left(self) -> int | None:
+        """Labels the budget still allows, counting pending proposals (None without a budget)."""
+        budget = self.spec.budget
+        if budget is None:
+            return None
+        c = self._store.counts()
+        return max(int(budget) - int(c["labelled"].sum()) - int(c["pending"].sum()), 0)
+
+    @property
+    def done(self) -> bool:
+        """True when the goal is met, the budget is spent or nothing is left to label."""
+        budget = self.spec.budget
+        if budget is not None and self.labels_used >= int(budget):
+            return True
+        return self._state().is_done()
+
+    def counts(self, metric: str | None = None) -> Counts:
+        """Successes and trials of the metric per stratum.
+
+        Parameters
+        ----------
+        metric : str, optional
+            One of the campaign's metrics (default the first).
+
+        Returns
+        -------
+        Counts
+            The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum.
+        """
+        if metric is not None and get_metric(metric).name != self.metric.name:
+            name = get_metric(metric).name
+            if name not in self.spec.metrics:
+                raise ValueError(f"metric {metric!r} is not one of the campaign's metrics {list(self.spec.metrics)}")
+            s, n = self._metric_counts()[name]
+            return Counts.from_arrays(s, n, strata=self.strata, metric=name)
+        c = self._store.counts().reindex(self._codes, fill_value=0)
+        return Counts.from_arrays(
+            c["successes"].to_numpy(), c["trials"].to_numpy(), strata=self.strata, metric=self.metric.name
+        )
+
+    def status(self) -> pd.DataFrame:
+        """Per-stratum progress.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum: ``pool_rows``, ``labelled``, ``pending``, ``trials``,
+            ``successes``, ``mean``, ``lower``, ``upper`` (the credible interval at ``level``
+            under the campaign's model; with ``guarantee="stratum"``, the default, ``lower``
+            and ``upper`` are the stratum's guaranteed interval, ``read`` is
+            ``"guaranteed"``, and the pooled posterior is beside it as ``pooled_mean``,
+            ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
+            these), ``read`` (the interval to read, as ``evaluate``
+            says: ``"pooled"``, ``"adaptive"`` for a stratum not clearly typical of the others
+            with ``read_threshold`` on, ``"own"`` for the independent model),
+            ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
+            ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
+            target and its own data supporting it, see :meth:`~bayeseval.campaign.rules.RuleState.stratum_done`),
+            ``exhausted`` (no row left to propose) and ``outlier`` (modelled
+            without pooling), ``cost`` (labels times the stratum's label cost: the label count
+            when the campaign has no ``costs``). With ``goal="overall"``
+            ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
+            halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
+            (posterior probability that the rate meets the threshold) and ``decision``
+            (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
+            :meth:`~bayeseval.campaign.rules.RuleState.at_threshold`, or ``"undecided"``);
+            ``done`` is then whether the stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
+            interval, the tolerance and the verdict. A campaign on several metrics gives the
+            table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
+            rows are shared; ``trials`` and ``successes`` are each metric's own).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred")
+        >>> list(c.status().columns)[:4]
+        ['pool_rows', 'labelled', 'pending', 'trials']
+        """
+        st = self._state()
+        if isinstance(st, MetricStates):
+            frames = {m: _status_frame(s, self._design.n_rows) for m, s in st.states.items()}
+            frame = pd.concat(frames, names=["metric"])
+            frame["cost"] = frame["labelled"].to_numpy() * np.tile(self.label_costs.to_numpy(), len(frames))
+            overall = {m: f.attrs["overall"] for m, f in frames.items() if "overall" in f.attrs}
+            frame.attrs = {"overall": overall} if overall else {}
+            return frame
+        frame = _status_frame(st, self._design.n_rows)
+        frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
+        return frame
+
+    @property
+    def label_costs(self) -> pd.Series:
+        """The cost of one label per stratum (1 everywhere without ``costs``)."""
+        costs = self._design.costs
+        values = np.ones(len(self.strata)) if costs is None else np.asarray(costs, dtype=float)
+        return pd.Series(values, index=self.strata, name="cost_per_label")
+
+    def forecast(self, *, cost: bool = False) -> pd.Series | pd.DataFrame:
+        """Labels still needed per stratum to meet the target, from the current posterior.
+
+        The smallest extra number of labels whose expected (preposterior) half-width meets
+        the target, counting pending proposals as already requested. Goals ``"decide"`` and
+        ``"gap"``: see :func:`~bayeseval.campaign.rules.forecast_decision` (for ``"decide"``,
+        the labels after which a stratum is more likely decided than not).
+
+        Parameters
+        ----------
+        cost : bool
+            Also give what those labels cost (labels times the stratum's label cost).
+
+        Returns
+        -------
+        pandas.Series or pandas.DataFrame
+            Labels per stratum (integers), indexed by stratum; with ``cost=True`` a frame
+            with the columns ``labels`` and ``cost``, and for goal ``"decide"`` ``beyond``:
+            ``"rows"`` where the stratum's rows left are unlikely to decide it (the labels
+            shown are then all its rows), ``"budget"`` where the budget left is, else None
+            (see :func:`~bayeseval.campaign.rules.decision_reach`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", costs={"b": 4.0})
+        >>> f = c.forecast(cost=True)
+        >>> bool((f["cost"] == f["labels"] * [1.0, 4.0]).all())
+        True
+        """
+        st = self._state()
+        if st.goal == "each":
+            self.feasibility(warn=True)
+        if isinstance(st, MetricStates):
+            # a label counts for every metric: a stratum needs the most any metric needs
+            need = np.max([forecast_labels(s).to_numpy() for s in st.states.values()], axis=0)
+            labels = pd.Series(need, index=self.strata, name="forecast")
+        else:
+            labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
+        if not cost:
+            return labels
+        frame = pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
+        if st.goal == "decide" and not isinstance(st, MetricStates):
+            frame["beyond"] = decision_reach(st, self.budget_left)
+        return frame
+
+    def feasibility(self, *, warn: bool = False) -> pd.DataFrame:
+        """Whether each stratum's half-width target can be met from the rows left in the pool.
+
+        A stratum can reach at most its trials so far plus the expected trials among its
+        rows not yet labelled (for recall, the rows that are actually positive); the
+        achievable half-width is the half-width of the interval the campaign stops on
+        once every row is labelled at the stratum's current posterior mean rate
+        (:func:`~bayeseval.campaign.rules.stratum_feasibility`). ``create`` and ``forecast`` call this with
+        ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
+        labels are spent on it.
+
+        Parameters
+        ----------
+        warn : bool, default False
+            Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot
+            reach the target and the half-width each can reach.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+
+        Examples
+        --------
+        >>> import os, tempfile, warnings
+        >>> pool = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 2000, "pred": 0})
+        >>> with warnings.catch_warnings(record=True) as caught:  # create warns: 'a' is short
+        ...     warnings.simplefilter("always")
+        ...     c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                         y_pred="pred", target_halfwidth=0.05)
+        >>> [w.category.__name__ for w in caught]
+        ['PrecisionLimitedWarning']
+        >>> c.feasibility()["feasible"].tolist()
+        [False, True]
+        """
+        st = self._state()
+        if isinstance(st, MetricStates):
+            return pd.concat({m: _feasibility(s, warn) for m, s in st.states.items()}, names=["metric"])
+        return _feasibility(st, warn)
+
+    def history(self) -> pd.DataFrame:
+        """The decisions log, one row per proposal round.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by round: ``rule``, ``allocation`` (dict stratum -> labels), ``time``,
+            ``version`` and ``details`` (model, outliers, labels used, largest half-width).
+        """
+        frame = self._store.decisions()
+        frame["allocation"] = frame["allocation"].map(json.loads)
+        frame["details"] = frame["details"].map(lambda x: json.loads(x) if x else {})
+        frame["time"] = pd.to_datetime(frame["time"], unit="s")
+        return frame.set_index("round")
+
+    def labels(self) -> pd.DataFrame:
+        """Every ingested label.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: the label, its trial and success flags, round, time and stratum.
+        """
+        frame = self._store.labels()
+        frame["stratum"] = self.strata[frame["stratum"].to_numpy()] if len(frame) else []
+        frame.index = self._rid_index(frame.index)
+        return frame
+
+    def posterior(self, **kwargs: Any) -> Any:
+        """Fit :func:`bayeseval.models.fit_hierarchical` to the current counts (full Posterior).
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to ``fit_hierarchical`` (e.g. ``engine="pymc"``); by default the exact
+            engine with the campaign's prior, model and prior means.
+
+        Returns
+        -------
+        Posterior
+            The fitted posterior of the rate per stratum.
+        """
+        model = self.spec.model
+        if model == "auto":
+            model = "robust" if self._state().posterior.outliers else "beta_binomial"
+        kwargs.setdefault("model", model)
+        kwargs.setdefault("prior", self.spec.prior)
+        if self._design.prior_mean is not None:
+            kwargs.setdefault("prior_mean", self._design.prior_mean)
+        return fit_hierarchical(self.counts(), **kwargs)
+
+    # -- propose -------------------------------------------------------------------------
+    def _rid_index(self, values: Any) -> pd.Index:
+        name = self.config.get("index_name")
+        if self._rid_int:
+            return pd.Index(np.asarray(list(values), dtype=np.int64), name=name)
+        return pd.Index([str(v) for v in values], dtype=object, name=name)
+
+    def propose(
+        self,
+        batch_size: int | None = None,
+        *,
+        writer: Callable[[pd.DataFrame], Any] | None = None,
+        show_prediction: bool = False,
+    ) -> pd.DataFrame:
+        """Propose the next rows to label and record the proposal.
+
+        Parameters
+        ----------
+        batch_size : int, optional
+            Number of rows wanted; default the spec's ``batch_size``. Fewer come back when the budget, the pool or the goal
+            leaves fewer to ask for; none when the campaign is done.
+        writer : callable, optional
+            Called with the batch before the proposal is committed (e.g. to write the batch
+            file). If it raises, nothing is recorded (the rows stay unproposed and the random
+            generator state is unchanged, so the same call proposes the same batch again)
+            and the exception propagates. Not called when the batch is empty.
+        show_prediction : bool
+            Include the model's prediction (and score) columns. Default False: annotators
+            should not see what the model predicted, which would bias their labels.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The proposed pool rows, indexed by row id: the stratum columns, ``round`` and,
+            with ``show_prediction``, the prediction (and score) columns.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", random_seed=0)
+        >>> batch = c.propose(10)
+        >>> batch.index.is_unique, len(batch)
+        (True, 10)
+        """
+        batch_size = self.spec.batch_size if batch_size is None else check_positive_int(batch_size, "batch_size")
+        if writer is not None and not callable(writer):
+            raise TypeError(f"writer must be a callable taking the batch DataFrame, got {writer!r}")
+        store = self._store
+        with store.transaction("record a proposal") as conn:
+            rids, round_ = self._draw(conn, batch_size)
+            batch = self._rows_frame(rids, round_ if rids else None, show_prediction)
+            if writer is not None and rids:
+                writer(batch)
+        return batch
+
+    def _draw(self, conn: Any, batch_size: int) -> tuple[list[Any], int | None]:
+        """Allocate and draw a batch, and record it (inside the caller's transaction)."""
+        store = self._store
+        st = self._state(conn)
+        n = self.spec.round_size(st, batch_size)
+        if n == 0:
+            return [], None
+        self._warn_out_of_reach(conn, st)
+        rng = np.random.default_rng()
+        rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
+        alloc = self.spec.allocate(st, n, random_seed=rng, design=self._design)
+        rids_by_code: dict[int, list[Any]] = {}
+        for i in np.flatnonzero(alloc > 0):
+            code = int(self._codes[i])
+            rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
+        round_ = store.next_round(conn)
+        labels = stratum_labels(self.strata)
+        allocation = {labels[i]: int(alloc[i]) for i in np.flatnonzero(alloc > 0)}
+        post = next(iter(st.states.values())).posterior if isinstance(st, MetricStates) else st.posterior
+        details = {
+            "model": post.model,
+            "outliers": [str(x) for x in post.outliers],
+            "labels_used": int(st.labelled.sum()),
+            "pending_before": int(st.pending.sum()),
+            "max_halfwidth": float(np.max(st.read_halfwidths())),
+            "requested": int(batch_size),
+        }
+        store.record_proposal(
+            conn,
+            round_=round_,
+            rids_by_code=rids_by_code,
+            rule=self._rule_name,
+            allocation=allocation,
+            version=__version__,
+            details=details,
+            rng_state=json.dumps(rng.bit_generator.state),
+        )
+        return [r for code in sorted(rids_by_code) for r in rids_by_code[code]], round_
+
+    def _warn_out_of_reach(self, conn: Any, st: RuleState | MetricStates) -> None:
+        """Warn, once per stratum in the campaign's life, that its rows or the budget left cannot decide it.
+
+        Goal ``"decide"``: :func:`~bayeseval.campaign.rules.decision_reach`; the strata already
+        warned about are remembered in the campaign file (inside the proposal's transaction).
+        """
+        if isinstance(st, MetricStates) or st.goal != "decide":
+            return
+        budget = self.spec.budget
+        left = None if budget is None else max(int(budget) - int(st.labelled.sum()) - int(st.pending.sum()), 0)
+        reach = decision_reach(st, left)
+        warned = set(json.loads(self._store.get_meta("warned_out_of_reach") or "[]"))
+        new = [j for j in range(len(reach)) if reach[j] is not None and int(self._codes[j]) not in warned]
+        if not new:
+            return
+        names = stratum_labels(self.strata)
+        parts = [
+            f"{names[j]!r} (rate about {float(st.posterior.mean().iloc[j]):.4g} against threshold "
+            f"{float(st.threshold[j]):g}; {int(st.available[j]) if reach[j] == 'rows' else left} "
+            f"{'rows left of it' if reach[j] == 'rows' else 'labels left in the budget'})"
+            for j in new
+        ]
+        hint = "a wider margin=" if self.spec.margin else "margin= (an indifference margin)"
+        warnings.warn(
+            f"unlikely to be decided with what is left: stratum {'; '.join(parts)}; "
+            f"{hint} decides a stratum whose rate is at its threshold",
+            PrecisionLimitedWarning,
+            stacklevel=4,
+        )
+        self._store.set_meta(conn, "warned_out_of_reach", json.dumps(sorted(warned | {int(self._codes[j]) for j in new})))
+
+    def pending_batch(self, round: int | None = None, *, show_prediction: bool = False) -> pd.DataFrame:  # noqa: A002
+        """The pending proposals as a batch, in the layout :meth:`propose` returns.
+
+        Use it to write the rows to label again (e.g. after the batch file was lost).
+
+        Parameters
+        ----------
+        round : int, optional
+            Only the pending rows of this proposal round; default every pending row.
+        show_prediction : bool
+            Include the model's prediction (and score) columns (default False).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: the stratum columns (the prediction and score columns with
+            ``show_prediction``) and ``round``, in proposal order.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", random_seed=0)
+        >>> b = c.propose(6)
+        >>> c.pending_batch().index.equals(b.index)
+        True
+        """
+        if round is not None:
+            round = check_positive_int(round, "round")
+        pend = self._store.pending()
+        if round is not None:
+            pend = pend[pend["round"] == round]
+        frame = self._rows_frame(list(pend.index), None, show_prediction)
+        frame["round"] = pend["round"].to_numpy(dtype=np.int64)
+        return frame
+
+    def _rows_frame(self, rids: list[Any], round_: int | None, show_prediction: bool = False) -> pd.DataFrame:
+        rows = self._store.pool_rows(rids)
+        cols = self.config["strata"]
+        out = pd.DataFrame(index=self._rid_index(rows.index))
+        codes = rows["stratum"].to_numpy(dtype=np.int64) if len(rows) else np.array([], np.int64)
+        for j, c in enumerate(cols):
+            if isinstance(self.strata, pd.MultiIndex):
+                out[c] = self.strata.get_level_values(j)[codes].to_numpy() if len(rows) else []
+            else:
+                out[c] = self.strata[codes].to_numpy() if len(rows) else []
+        content = self.config.get("content") or []
+        if content:
+            stored = self._store.content(list(rows.index))
+            missing = [None] * len(content)
+            for i, c in enumerate(content):
+                out[c] = pd.array([stored.get(r, missing)[i] for r in rows.index], dtype=object)
+        if show_prediction:
+            out[self.spec.y_pred] = rows["prediction"].to_numpy() if len(rows) else []
+        if show_prediction and self.spec.score:
+            out[self.spec.score] = rows["score"].to_numpy(dtype=float) if len(rows) else []
+        out["round"] = np.full(len(out), round_ if round_ is not None else 0, dtype=np.int64)
+        return out
+
+    # -- ingest --------------------------------------------------------------------------
+    def _parse_labels(
+        self, labels: Any, id_column: str | None, label_column: str | None, exclude: tuple[Any, ...] = ()
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(labels, pd.DataFrame):
+            frame = labels
+            if id_column is not None:
+                if id_column not in frame.columns:
+                    raise ValueError(f"id_column {id_column!r} is not in labels; columns are {list(frame.columns)}")
+                ids = frame[id_column]
+            else:
+                ids = frame.index.to_series()
+            if label_column is None:
+                rest = [c for c in frame.columns if c != id_column and c != "round" and c not in exclude]
+                candidates = [c for c in rest if c in ("label", "y_true", "truth", "y")]
+                if candidates:
+                    label_column = candidates[0]
+                elif len(rest) == 1:
+                    label_column = rest[0]
+                else:
+                    raise ValueError(f"labels DataFrame: give label_column, one of {rest}")
+            if label_column not in frame.columns:
+                raise ValueError(f"label_column {label_column!r} is not in labels; columns are {list(frame.columns)}")
+            return ids.to_numpy(dtype=object), frame[label_column].to_numpy(dtype=object)
+        if isinstance(labels, pd.Series):
+            return labels.index.to_numpy(dtype=object), labels.to_numpy(dtype=object)
+        if isinstance(labels, dict):
+            return np.array(list(labels.keys()), dtype=object), np.array(list(labels.values()), dtype=object)
+        raise TypeError(f"labels must be a pandas Series indexed by row id or a DataFrame, got {type(labels).__name__}")
+
+    def _norm_rid(self, rid: Any) -> Any:
+        rid = py_scalar(rid)
+        if self._rid_int:
+            if isinstance(rid, bool):
+                return None
+            if isinstance(rid, int):
+                return rid
+            if isinstance(rid, float) and rid.is_integer():
+                return int(rid)
+            if isinstance(rid, str) and INT_TEXT.fullmatch(rid.strip()):
+                return int(rid.strip())
+            return None
+        if rid is None or is_missing(rid):
+            return None
+        return str(rid)
+
+    def ingest(
+        self,
+        labels: pd.Series | pd.DataFrame,
+        *,
+        id_column: str | None = None,
+        label_column: str | None = None,
+        annotator_column: str | None = None,
+        relabel: bool = False,
+    ) -> IngestResult:
+        """Record true labels for proposed rows (all or nothing).
+
+        Parameters
+        ----------
+        labels : pandas.Series or pandas.DataFrame
+            True labels indexed by row id, or a frame with an id column (``id_column``, or
+            the index) and a label column (``label_column``; default ``label`` or the only
+            other column). Each label must equal one of the campaign's known labels after
+            the lossless normalisation described in :class:`LabelSet` (``1.0`` is ``1``;
+            ``"1"`` is ``1`` only when the labels are numbers); it is stored as that label.
+        id_column, label_column : str, optional
+            Column names for a DataFrame.
+        annotator_column : str, optional
+            Column naming who gave each label: each row of ``labels`` is one annotation, all
+            are stored (:meth:`annotations`) and a row's label is resolved by the spec's
+            ``resolve`` rule once it has ``annotators`` of them; unresolved rows stay pending.
+        relabel : bool
+            Replace the stored label of rows already labelled differently (and correct the
+            counts); with ``annotator_column``, replace an annotator's earlier label of a row
+            and accept a change of the resolved label. Default False: such rows are an error.
+
+        Returns
+        -------
+        IngestResult
+            An ``int``: the number of labels newly recorded; ``.unchanged`` counts rows sent
+            again with the label they already have (a retry is a no-op for them) and
+            ``.relabelled`` the rows whose label was replaced.
+
+        Raises
+        ------
+        ValueError
+            Naming the offending row ids (and values), for ids not in the pool, ids never
+            proposed, ids given twice, missing labels, labels that are not known labels
+            (fractional, infinite, unknown strings, classes outside ``label_set``) and,
+            unless ``relabel``, a label different from the one already stored. Nothing is
+            written when any check fails.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", random_seed=0)
+        >>> b = c.propose(4)
+        >>> c.ingest(pd.Series([0, 1, 1, 0], index=b.index))
+        4
+        >>> r = c.ingest(pd.Series([0.0, 1.0], index=b.index[:2]))  # a retry: no-op
+        >>> int(r), r.unchanged
+        (0, 2)
+        >>> c.ingest(pd.Series([0.5], index=b.index[:1]))
+        Traceback (most recent call last):
+        ...
+        ValueError: labels rejected, nothing recorded: invalid labels ...
+        """
+        if annotator_column is not None:
+            return self._ingest_annotations(labels, id_column, label_column, annotator_column, relabel)
+        if self.spec.annotators > 1:
+            raise ValueError(
+                f"this campaign resolves labels from annotators={self.spec.annotators} annotations per row: "
+                "pass annotator_column (--annotator-column on the command line) naming who gave each label"
+            )
+        raw_ids, raw_labels = self._parse_labels(labels, id_column, label_column)
+        if len(raw_ids) == 0:
+            return IngestResult(0)
+        problems = _Problems()
+        ids, values = self._check_batch(raw_ids, raw_labels, problems)
+        with self._store.transaction("record labels") as conn:
+            new, changed, unchanged = self._sort_against_store(conn, ids, values, problems, relabel)
+            problems.raise_if_any()
+            self._write_labels(conn, new, changed)
+        return IngestResult(len(new), unchanged=unchanged, relabelled=len(changed))
+
+    def _check_batch(
+        self, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: _Problems
+    ) -> tuple[list[Any], list[Any]]:
+        """Row ids and known labels of the batch; unknown ids, duplicates and bad labels noted."""
+        nids = [self._norm_rid(r) for r in raw_ids]
+        canon, missing, invalid = self._labels.normalise_many(raw_labels)
+        seen: set[Any] = set()
+        ids: list[Any] = []
+        values: list[Any] = []
+        for i, nid in enumerate(nids):
+            if nid is None:
+                problems.add("unknown ids (not in the pool)", raw_ids[i])
+            elif nid in seen:
+                problems.add("duplicate ids in this batch", raw_ids[i])
+            elif missing[i]:
+                seen.add(nid)
+                problems.add("missing labels for ids", raw_ids[i])
+            elif invalid[i]:
+                seen.add(nid)
+                problems.add(
+                    f"invalid labels (known labels: {self._labels.values}) for ids",
+                    raw_ids[i],
+                    repr(py_scalar(raw_labels[i])),
+                )
+            else:
+                seen.add(nid)
+                ids.append(nid)
+                values.append(canon[i])
+        return ids, values
+
+    def _sort_against_store(
+        self, conn: Any, ids: list[Any], values: list[Any], problems: _Problems, relabel: bool
+    ) -> tuple[list[list[Any]], list[list[Any]], int]:
+        """Split the batch into new labels, changed labels and unchanged re-sends."""
+        store = self._store
+        info = store.pool_info(conn, ids)
+        proposals = store.proposals(conn, ids)
+        stored = store.stored_labels(conn, [r for r in ids if proposals.get(r, ("",))[0] == "labelled"])
+        new: list[list[Any]] = []
+        changed: list[list[Any]] = []
+        unchanged = 0
+        for rid, lab in zip(ids, values, strict=True):
+            if rid not in info:
+                problems.add("unknown ids (not in the pool)", rid)
+            elif rid not in proposals:
+                problems.add("ids never proposed", rid)
+            elif proposals[rid][0] == "pending":
+                new.append([rid, lab, 0, 0, proposals[rid][1], info[rid][0], info[rid][1]])
+            elif label_key(stored[rid][0]) == label_key(lab):
+                unchanged += 1
+            elif relabel:
+                old = stored[rid]
+                changed.append([rid, lab, 0, 0, 2 * old[1] + old[2], info[rid][0], info[rid][1]])
+            else:
+                problems.add(
+                    "already labelled with a different label (pass relabel=True to replace it) for ids",
+                    rid,
+                    f"{py_scalar(stored[rid][0])!r} -> {py_scalar(lab)!r}",
+                )
+        return new, changed, unchanged
+
+    def _write_labels(self, conn: Any, new: list[list[Any]], changed: list[list[Any]]) -> None:
+        """Compute trial/success flags and write new and changed labels."""
+        for rows in (new, changed):
+            if not rows:
+                continue
+            trial, success = metric_flags(
+                self.metric, [r[1] for r in rows], [r[6] for r in rows], self.config.get("pos_label")
+            )
+            for r, t, s in zip(rows, trial, success, strict=True):
+                r[2], r[3] = int(t), int(s)
+        if new:
+            self._store.record_labels(conn, [tuple(r[:6]) for r in new])
+        if changed:
+            self._store.replace_labels(conn, [tuple(r[:6]) for r in changed])
+
+    # -- several annotators ----------------------------------------------------------------
+    def _ingest_annotations(
+        self, labels: Any, id_column: str | None, label_column: str | None, annotator_column: str, relabel: bool
+    ) -> IngestResult:
+        """Store annotations, then resolve the label of every row they touch (all or nothing)."""
+        if not isinstance(labels, pd.DataFrame):
+            raise TypeError(f"labels must be a DataFrame when annotator_column is given, got {type(labels).__name__}")
+        if annotator_column not in labels.columns:
+            raise ValueError(f"annotator_column {annotator_column!r} is not in labels; columns are {list(labels.columns)}")
+        raw_ids, raw_labels = self._parse_labels(labels, id_column, label_column, (annotator_column,))
+        if len(raw_ids) == 0:
+            return IngestResult(0)
+        problems = _Problems()
+        items = self._check_annotations(raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object), problems)
+        with self._store.transaction("record annotations") as conn:
+            writes, votes, unchanged = self._merge_annotations(conn, items, problems, relabel)
+            new, changed, unresolved = self._resolved_rows(conn, votes, problems, relabel)
+            problems.raise_if_any()
+            self._store.record_annotations(conn, writes)
+            self._write_labels(conn, new, changed)
+        return IngestResult(
+            len(new), unchanged=unchanged, relabelled=len(changed), annotations=len(writes), unresolved=unresolved
+        )
+
+    def _check_annotations(
+        self, raw_ids: np.ndarray, raw_labels: np.ndarray, raw_who: np.ndarray, problems: _Problems
+    ) -> list[tuple[Any, str, Any]]:
+        """``(row id, annotator, known label)`` per valid annotation; the others noted."""
+        canon, missing, invalid = self._labels.normalise_many(raw_labels)
+        seen: set[tuple[Any, str]] = set()
+        items = []
+        for i, rid in enumerate(self._norm_rid(r) for r in raw_ids):
+            who = annotator_identity(raw_who[i])
+            if rid is None:
+                problems.add("unknown ids (not in the pool)", raw_ids[i])
+            elif who is None:
+                problems.add("missing annotator for ids", raw_ids[i])
+            elif (rid, who) in seen:
+                problems.add("the same annotator twice in this batch for ids", raw_ids[i], who)
+            elif missing[i]:
+                problems.add("missing labels for ids", raw_ids[i], who)
+            elif invalid[i]:
+                problems.add(
+                    f"invalid labels (known labels: {self._labels.values}) for ids", raw_ids[i], repr(py_scalar(raw_labels[i]))
+                )
+            else:
+                seen.add((rid, who))
+                items.append((rid, who, canon[i]))
+        return items
+
+    def _merge_annotations(
+        self, conn: Any, items: list[tuple[Any, str, Any]], problems: _Problems, relabel: bool
+    ) -> tuple[list[tuple[Any, str, Any, int]], dict[Any, dict[str, Any]], int]:
+        """The annotations to write and every touched row's votes after writing them."""
+        rids = list(dict.fromkeys(r for r, _, _ in items))
+        info = self._store.pool_info(conn, rids)
+        proposals = self._store.proposals(conn, rids)
+        stored = self._store.row_annotations(conn, rids)
+        votes: dict[Any, dict[str, Any]] = {}
+        writes: list[tuple[Any, str, Any, int]] = []
+        unchanged = 0
+        for rid, who, lab in items:
+            if rid not in info:
+                problems.add("unknown ids (not in the pool)", rid)
+                continue
+            if rid not in proposals:
+                problems.add("ids never proposed", rid)
+                continue
+            row = votes.setdefault(rid, dict(stored.get(rid, {})))
+            if who in row and label_key(row[who]) == label_key(lab):
+                unchanged += 1
+            elif who in row and not relabel:
+                problems.add(
+                    "annotator already gave a different label (pass relabel=True to replace it) for ids",
+                    rid,
+                    f"{who}: {py_scalar(row[who])!r} -> {py_scalar(lab)!r}",
+                )
+            else:
+                row[who] = lab
+                writes.append((rid, who, lab, proposals[rid][1]))
+        touched = {w[0] for w in writes}
+        return writes, {r: v for r, v in votes.items() if r in touched}, unchanged
+
+    def _resolved_rows(
+        self, conn: Any, votes: dict[Any, dict[str, Any]], problems: _Problems, relabel: bool
+    ) -> tuple[list[list[Any]], list[list[Any]], int]:
+        """New and changed labels of the touched rows, resolved by the campaign's rule."""
+        keys = {r: {a: label_key(v) for a, v in row.items()} for r, row in votes.items()}
+        resolved = resolve_labels(keys, self.spec.resolve, needed=self.spec.annotators)
+        rids = list(votes)
+        info = self._store.pool_info(conn, rids)
+        proposals = self._store.proposals(conn, rids)
+        stored = self._store.stored_labels(conn, [r for r in rids if proposals[r][0] == "labelled"])
+        new: list[list[Any]] = []
+        changed: list[list[Any]] = []
+        unresolved = 0
+        for rid, key in resolved.items():
+            lab = None if key is None else self._labels.canon[key]
+            if rid not in stored:
+                if lab is None:
+                    unresolved += 1
+                else:
+                    new.append([rid, lab, 0, 0, proposals[rid][1], info[rid][0], info[rid][1]])
+            elif lab is None:
+                problems.add("annotations would leave labelled rows unresolved for ids", rid)
+            elif label_key(stored[rid][0]) != key:
+                if relabel:
+                    old = stored[rid]
+                    changed.append([rid, lab, 0, 0, 2 * old[1] + old[2], info[rid][0], info[rid][1]])
+                else:
+                    problems.add(
+                        "annotations change the resolved label (pass relabel=True to accept it) for ids",
+                        rid,
+                        f"{py_scalar(stored[rid][0])!r} -> {py_scalar(lab)!r}",
+                    )
+        return new, changed, unresolved
+
+    def labelstudio_config(self, *, content_types: dict[str, str] | None = None, show_prediction: bool = False) -> str:
+        """A Label Studio labelling configuration showing the campaign's content columns.
+
+        Each content column (``content=`` at create) is shown under a header with its name,
+        as an ``<Image>`` or a ``<Text>`` object (the rule of
+        :func:`~bayeseval.campaign.annotations.content_kinds`, on the first 200 stored rows;
+        ``content_types`` overrides it), followed by one ``<Choices name="label">`` control
+        whose choices are the campaign's known labels. Without content columns the row id
+        is shown.
+
+        Parameters
+        ----------
+        content_types : dict, optional
+            Content column -> ``"text"`` or ``"image"``, overriding the rule.
+        show_prediction : bool
+            Also show the model's prediction (write the tasks with ``show_prediction=True``
+            too). Default False: annotators should not see it.
+
+        Returns
+        -------
+        str
+            The XML configuration.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500,
+        ...                      "text": [f"item {i}" for i in range(1000)]})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", content="text", random_seed=0)
+        >>> print(c.labelstudio_config())
+        <View>
+          <Header value="text"/>
+          <Text name="text" value="$text"/>
+          <Choices name="label" toName="text" choice="single" showInline="true">
+            <Choice value="0"/>
+            <Choice value="1"/>
+          </Choices>
+        </View>
+        """
+        cols = list(self.config.get("content") or [])
+        sample = list(self._store.content().values())
+        kinds = content_kinds({c: [row[i] for row in sample] for i, c in enumerate(cols)}, content_types)
+        return labelstudio_config(self._labels.values, content=kinds,
+                                  prediction=self.spec.y_pred if show_prediction else None)
+
+    def sync_labelstudio(
+        self,
+        *,
+        url: str,
+        project: int,
+        token: str | None = None,
+        create_config: bool = False,
+        batch_size: int | None = None,
+        min_open: int | None = None,
+        relabel: bool = True,
+        client: Any = None,
+    ) -> Any:
+        """Bring the campaign and a Label Studio project into step (needs ``label-studio-sdk``).
+
+        Lists the project's tasks, adopts the campaign's tasks the file does not know yet,
+        releases rows whose task was deleted, ingests new and changed annotations (annotators
+        by e-mail, the campaign's resolution), proposes rows when at most ``min_open`` tasks
+        are open, creates one task per pending row and keeps each open task's
+        ``predictions[].score`` equal to the row's priority (sort the Data Manager by
+        prediction score to label in the campaign's order). Safe to repeat and to interrupt:
+        see :mod:`bayeseval.campaign.labelstudio`.
+
+        Parameters
+        ----------
+        url : str
+            The Label Studio server, e.g. ``http://localhost:8080``.
+        project : int
+            The project id.
+        token : str, optional
+            An API token; default the ``LABEL_STUDIO_API_KEY`` environment variable.
+        create_config : bool
+            Set the project's labelling configuration from :meth:`labelstudio_config` first.
+        batch_size : int, optional
+            Rows proposed when the open tasks run low (default the campaign's batch size).
+        min_open : int, optional
+            Propose when at most this many tasks are open (default half of ``batch_size``).
+        relabel : bool
+            An annotator's updated annotation replaces the stored one (default True).
+        client : object, optional
+            A :class:`~bayeseval.campaign.labelstudio.LabelStudioClient` (or an object with its
+            methods) to use instead of one built from ``url`` and ``token``.
+
+        Returns
+        -------
+        SyncReport
+            What was done (:class:`~bayeseval.campaign.labelstudio.SyncReport`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", random_seed=0)
+        >>> c.sync_labelstudio(url="localhost:8080", project=1, token="t")
+        Traceback (most recent call last):
+        ...
+        ValueError: url must start with http:// or https://, got 'localhost:8080'
+        """
+        from bayeseval.campaign.labelstudio import LabelStudioClient, sync
+
+        if client is None:
+            client = LabelStudioClient(url, token if token is not None else os.environ.get("LABEL_STUDIO_API_KEY", ""))
+        return sync(self, client, project, create_config=create_config, batch_size=batch_size,
+                    min_open=min_open, relabel=relabel)
+
+    def annotations(self) -> pd.DataFrame:
+        """Every stored annotation (ingest with ``annotator_column``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``row``, ``annotator`` (as :func:`~bayeseval.campaign.annotations.annotator_identity`
+            names them), ``label``, ``round``, ``time`` (of the annotator's first label of the
+            row) and ``stratum``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", annotators=2, random_seed=0)
+        >>> b = c.propose(2)
+        >>> ann = pd.DataFrame({"row": list(b.index) * 2, "annotator": ["ann", "ann", "bo", "bo"],
+        ...                     "label": [1, 0, 1, 1]})
+        >>> r = c.ingest(ann, id_column="row", annotator_column="annotator")
+        >>> int(r), r.annotations, r.unresolved, len(c.annotations())
+        (1, 4, 1, 4)
+        """
+        frame = self._store.annotations().rename(columns={"rid": "row"})
+        frame["stratum"] = self.strata[frame["stratum"].to_numpy()] if len(frame) else []
+        frame["row"] = self._rid_index(frame["row"]).to_numpy()
+        frame["time"] = pd.to_datetime(frame["time"], unit="s")
+        return frame
+
+    def agreement(self) -> pd.DataFrame:
+        """Agreement between annotators per stratum, on the first annotations of every row.
+
+        Over every row annotated at least twice, the first ``per_row`` annotations of each row
+        by time (the fewest any such row has; an annotator's corrected label keeps the place of
+        the first one): Cohen's kappa when they are the same two annotators on every row,
+        otherwise Fleiss' kappa. Tie-breaking annotations asked for where the first annotators
+        disagree never choose the rows; see :func:`bayeseval.campaign.annotations.agreement`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum: ``rows`` (rows used), ``annotators``, ``per_row``, ``method``
+            (``"cohen"``, ``"fleiss"`` or None) and ``kappa`` (NaN where no row has two
+            annotations).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a"] * 1000, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", annotators=2, random_seed=0)
+        >>> b = c.propose(4)
+        >>> ann = pd.DataFrame({"row": list(b.index) * 2, "annotator": ["x"] * 4 + ["y"] * 4,
+        ...                     "label": [1, 1, 0, 0, 1, 0, 0, 0]})
+        >>> _ = c.ingest(ann, id_column="row", annotator_column="annotator")
+        >>> c.agreement()[["rows", "method", "kappa"]].to_dict("records")
+        [{'rows': 4, 'method': 'cohen', 'kappa': 0.5}]
+        """
+        ann = self._store.annotations()
+        codes = ann.groupby("rid")["stratum"].first()
+        table = agreement(ann.rename(columns={"rid": "row"}), codes.rename("code"))
+        table = table.reindex(range(len(self.strata)))
+        table["rows"] = table["rows"].fillna(0).astype(np.int64)
+        for col in ("annotators", "per_row"):
+            table[col] = table[col].fillna(0).astype(np.int64)
+        table["method"] = table["method"].astype(object).where(table["method"].notna(), None)
+        table.index = self.strata
+        return table
+
+    def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
+        """Withdraw pending proposals (e.g. a batch the labellers will not return).
+
+        Released rows become eligible again and may be proposed in a later round.
+
+        Parameters
+        ----------
+        ids : iterable of row ids, optional
+            The pending rows to release; default all pending rows (of ``round`` if given).
+        round : int, optional
+            Release only the pending rows of this proposal round.
+
+        Returns
+        -------
+        int
+            Number of proposals released. Ids that are not pending are ignored.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", random_seed=0)
+        >>> b = c.propose(6)
+        >>> c.release(b.index[:2])
+        2
+        >>> int(c.status()["pending"].sum())
+        4
+        """
+        if round is not None:
+            round = check_positive_int(round, "round")
+        if ids is not None and (isinstance(ids, (str, bytes)) or not np.iterable(ids)):
+            ids = [ids]
+        with self._store.transaction("release proposals") as conn:
+            pending = self._store.pending_ids(conn, round)
+            if ids is None:
+                rids = pending
+            else:
+                keep = set(pending)
+                rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None and r in keep]
+            return self._store.release(conn, rids)
+
+
+class _Problems:
+    """Reasons a batch of labels is rejected, grouped by kind, each naming the row ids."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, list[str]] = {}
+
+    def add(self, kind: str, rid: Any, detail: str | None = None) -> None:
+        text = repr(py_scalar(rid)) if detail is None else f"{py_scalar(rid)!r} ({detail})"
+        self.items.setdefault(kind, []).append(text)
+
+    def raise_if_any(self) -> None:
+        if not self.items:
+            return
+        parts = []
+        for kind, items in self.items.items():
+            shown = ", ".join(items[:10]) + (f" ... ({len(items)} in all)" if len(items) > 10 else "")
+            parts.append(f"{kind}: {shown}")
+        raise ValueError("labels rejected, nothing recorded: " + "; ".join(parts))
+
+
+def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:
+    """:func:`stratum_feasibility` of one state (every row labelled, at its posterior mean rates)."""
+    return stratum_feasibility(st, warn=warn)
+
+
+def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFrame:
+    """Per-stratum status table of a rule state."""
+    post = st.posterior
+    lo, hi = st.intervals()
+    read, rlo, rhi = st.read_intervals()
+    hw = (rhi - rlo) / 2
+    frame = pd.DataFrame(
+        {
+            "pool_rows": n_rows if n_rows is not None else st.available + st.labelled + st.pending,
+            "labelled": st.labelled,
+            "pending": st.pending,
+            "trials": st.trials,
+            "successes": st.successes,
+            "mean": post.mean().to_numpy(),
+            "lower": lo,
+            "upper": hi,
+            "read": read,
+            "read_lower": rlo,
+            "read_upper": rhi,
+            "halfwidth": hw,
+            "done": hw <= st.target_halfwidth if st.goal == "overall" else st.stratum_done(),
+            "exhausted": st.available <= 0,
+            "outlier": np.asarray(st.strata.isin(list(post.outliers)), dtype=bool),
+        },
+        index=st.strata,
+    )
+    if st.per_stratum():  # the guaranteed interval is the stratum's; the pooled posterior beside it
+        frame = frame.rename(columns={"mean": "pooled_mean"})
+        frame["lower"], frame["upper"] = rlo, rhi
+        frame["pooled_lower"], frame["pooled_upper"] = lo, hi
+    if st.goal == "decide":
+        frame["threshold"] = st.threshold
+        frame["p_meets"] = st.p_meets()
+        frame["decision"] = st.decisions()
+    if st.goal == "gap":
+        gap = {key: value for key, value in st.gap().items() if key != "bounds"}
+        gap["done"] = st.is_done()
+        frame.attrs["gap"] = gap
+    if st.goal == "overall":
+        mean, olo, ohi = st.overall()
+        frame.attrs["overall"] = {
+            "mean": mean,
+            "lower": olo,
+            "upper": ohi,
+            "halfwidth": (ohi - olo) / 2,
+            "done": (ohi - olo) / 2 <= st.target_halfwidth,
+        }
+    return frame

@@ -1,0 +1,198 @@
+"""An HTML report of a labelling campaign (``bayeseval campaign report``).
+
+One self-contained page: the campaign's settings and totals (labels, cost, done), the
+per-stratum status with the forecast of the labels still needed, the labels per stratum after
+each proposal round (progress over rounds), the annotators' agreement when rows have several
+annotations, and plots, inline as base64 PNG: the largest half-width against the labels with
+the forecast (:func:`bayeseval.plots.halfwidth_curve`; each stratum's probability of meeting
+its threshold for a decision goal) and the cumulative labels per stratum round by round
+(:func:`bayeseval.plots.labels_by_round`).
+Every value from the campaign is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval.campaign.annotations import AGREEMENT_RULE
+from bayeseval.counts.counts import stratum_labels
+
+__all__ = ["campaign_report_html", "progress_by_round"]
+
+
+def progress_by_round(campaign: Any) -> pd.DataFrame:
+    """Labels per stratum after each proposal round (labels counted in the round they were proposed).
+
+    Parameters
+    ----------
+    campaign : Campaign
+        An open campaign.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by stratum, one column per round (``round 1``, ...): cumulative labels.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from bayeseval.campaign import Campaign
+    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+    >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+    ...                     y_pred="pred", random_seed=0)
+    >>> b = c.propose(4)
+    >>> _ = c.ingest(pd.Series(1, index=b.index))
+    >>> int(progress_by_round(c)["round 1"].sum())
+    4
+    """
+    labels = campaign.labels()
+    rounds = sorted(set(campaign.history().index) | set(labels["round"].astype(int)))
+    names = stratum_labels(campaign.strata)
+    out = pd.DataFrame(0, index=pd.Index(names, name="stratum"), columns=[f"round {r}" for r in rounds], dtype=np.int64)
+    if len(labels):
+        key = pd.Series(stratum_labels(pd.Index(labels["stratum"])) if not isinstance(campaign.strata, pd.MultiIndex)
+                        else stratum_labels(pd.MultiIndex.from_tuples(list(labels["stratum"]))), index=labels.index)
+        per = pd.crosstab(key.to_numpy(), labels["round"].astype(int).to_numpy())
+        for r in rounds:
+            got = per[r] if r in per.columns else pd.Series(dtype=np.int64)
+            out[f"round {r}"] = got.reindex(names, fill_value=0).to_numpy()
+        out = out.cumsum(axis=1)
+    return out
+
+
+def _png(ax: Any) -> str:
+    """The figure of ``ax`` as an inline ``<img>`` (base64 PNG)."""
+    buf = io.BytesIO()
+    ax.figure.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img alt="plot" src="data:image/png;base64,{data}"/>'
+
+
+def _axes(width: float) -> Any:
+    """Axes on a figure outside pyplot (no backend change, nothing left open)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, 4)).subplots()
+
+
+def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
+    from bayeseval import plots
+
+    if campaign.spec.goal == "decide":  # the half-width has no target here: show the decisions
+        figures = [_png(_decision_plot(campaign, _axes(7)))]
+    else:
+        figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
+    if progress.shape[1]:
+        figures.append(_png(plots.labels_by_round(progress, ax=_axes(7))))
+    return figures
+
+
+def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
+    """The goal in words, with the decisions so far for the decision goals."""
+    spec = campaign.spec
+    if spec.goal == "decide":
+        counts = status["decision"].value_counts()
+        made = ", ".join(f"{int(counts.get(d, 0))} {d}" for d in ("meets", "fails", "at the threshold", "undecided")
+                         if d != "at the threshold" or spec.margin)
+        return f"decide whether each rate is {spec.direction} its threshold at level {spec.level} ({made})"
+    if spec.goal == "gap":
+        g = status.attrs["gap"]
+        return (f"decide whether the max-min gap is within {spec.tolerance} at level {spec.level} (gap "
+                f"{g['gap']:.4f}, interval [{g['lower']:.4f}, {g['upper']:.4f}]: {g['verdict']})")
+    return f"{spec.goal}, half-width {spec.target_halfwidth} at level {spec.level}"
+
+
+def _decision_plot(campaign: Any, ax: Any) -> Any:
+    """Each stratum's posterior probability of meeting its threshold, against the decision lines."""
+    status = campaign.status()
+    level = campaign.spec.level if campaign.spec.stop_level is None else campaign.spec.stop_level
+    names = stratum_labels(status.index)
+    colours = {"meets": "tab:green", "fails": "tab:red", "at the threshold": "tab:blue", "undecided": "tab:grey"}
+    y = np.arange(len(names))
+    ax.barh(y, status["p_meets"], color=[colours[d] for d in status["decision"]])
+    for x in (level, 1 - level):
+        ax.axvline(x, color="black", ls=":", lw=1)
+    ax.set_yticks(y, names)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(f"P(rate {campaign.spec.direction} threshold); green meets, red fails, "
+                  f"{'blue at the threshold, ' if campaign.spec.margin else ''}grey undecided")
+    return ax
+
+
+def _table(frame: pd.DataFrame) -> str:
+    return frame.to_html(escape=True, float_format=lambda x: f"{x:.4g}", na_rep="")
+
+
+def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
+    """The campaign's HTML report.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        An open campaign.
+    plots : bool
+        Draw the plots (inline PNG); False leaves them out.
+
+    Returns
+    -------
+    str
+        A complete HTML document.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from bayeseval.campaign import Campaign
+    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+    >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+    ...                     y_pred="pred", random_seed=0)
+    >>> "labels still needed" in campaign_report_html(c, plots=False)
+    True
+    """
+    status = campaign.status()
+    forecast = campaign.forecast(cost=True)
+    reps = len(status) // len(forecast)  # several metrics: one block of strata per metric
+    status["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
+    status["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
+    once = status.xs(status.index.get_level_values("metric")[0], level="metric") if "metric" in status.index.names \
+        else status
+    if "metric" in status.index.names:
+        status.index = pd.MultiIndex.from_arrays(
+            [status.index.get_level_values("metric"), stratum_labels(status.index.droplevel("metric"))],
+            names=["metric", "stratum"])
+    else:
+        status.index = pd.Index(stratum_labels(status.index), name="stratum")
+    progress = progress_by_round(campaign)
+    esc = html.escape
+    facts = [
+        ("metric", ", ".join(m.name for m in campaign.metrics)),
+        ("goal", _goal_text(campaign, status)),
+        ("labels used", f"{campaign.labels_used} (cost {float(once['cost'].sum()):g})"),
+        ("labels still needed", f"{int(once['forecast'].sum())} (cost {float(once['forecast_cost'].sum()):g})"),
+        ("pending", str(int(once["pending"].sum()))),
+        ("done", "yes" if campaign.done else "no"),
+    ]
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Campaign report</title>",
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
+        f"<h1>Campaign report: {esc(str(campaign._store.path.name))}</h1><ul>",
+        *[f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in facts],
+        "</ul><h2>Strata: status and labels still needed</h2>",
+        _table(status),
+        "<h2>Progress over rounds (labels per stratum)</h2>",
+        _table(progress),
+    ]
+    if len(campaign.annotations()):
+        agree = campaign.agreement()
+        agree.index = pd.Index(stratum_labels(agree.index), name="stratum")
+        parts += ["<h2>Agreement between annotators</h2>", f"<p>{esc(AGREEMENT_RULE)}.</p>", _table(agree)]
+    if plots:
+        parts += ["<h2>Plots</h2>", *_plots(campaign, progress)]
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,656 @@
+"""Replay labelling campaigns on data with known labels to compare proposal rules.
+
+:func:`simulate` runs a :class:`~bayeseval.campaign.CampaignSpec` ``n_repeats`` times per rule in
+memory (no SQLite), with an oracle that knows the true labels. It shares with
+:class:`~bayeseval.campaign.Campaign` everything but the storage: the pool is read by the same
+:func:`~bayeseval.campaign.spec.design_pool`, each round's state, size and allocation come from
+the same spec methods (so the stopping rule and its safeguards ``stop_level``, ``own_check``
+and ``min_data_share`` are the same), and rows are drawn in the same random order: repeat 0
+with ``random_seed=s`` proposes exactly the rows of a campaign created with ``random_seed=s``
+whose labeller answers with the true labels (:func:`~bayeseval.campaign.spec.seed_sequences`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._api.results import Result
+from bayeseval._api.validation import check_class_labels, check_positive_int
+from bayeseval.campaign.rules import AT_THRESHOLD, STOPPING_DEFAULTS, RuleState
+from bayeseval.campaign.spec import (
+    CampaignSpec,
+    MetricStates,
+    PoolDesign,
+    check_columns,
+    check_no_missing,
+    design_pool,
+    metric_flags,
+    proposal_order,
+    py_scalar,
+    rule_generator,
+    seed_sequences,
+    spec_columns,
+    spec_docs,
+    spec_from_arguments,
+)
+from bayeseval.counts.metrics import get_metric
+
+__all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
+
+#: rules compared when neither ``rules`` nor ``spec`` is given
+DEFAULT_RULES = ("expected_width", "independent_beta", "proportional")
+
+
+class SimulationResult(Result):
+    """Result of :func:`simulate`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per (rule, repeat), see Attributes.
+    trace : pandas.DataFrame
+        One row per round.
+    true_rates : pandas.Series
+        The metric per stratum on the full data.
+    settings : dict, optional
+        The settings of the run.
+    intervals : pandas.DataFrame, optional
+        Final per-stratum results of every run.
+    spec : CampaignSpec, optional
+        The campaign specification replayed.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per (rule, repeat): ``labels_used``, ``coverage`` (share of strata whose final
+        read interval, the one the stratum stops on and ``evaluate`` tells users to read,
+        contains the true rate computed from the full data),
+        ``reached_goal``, ``rounds``, ``max_halfwidth`` at stop, ``overall_covered`` (goal
+        ``"overall"``: whether the weighted rate's interval covers the true weighted rate)
+        and ``wall_time`` in seconds. Goal ``"decide"`` adds ``decided`` (strata decided at
+        stop) and ``wrong_decisions`` (decided strata whose decision the true rate
+        contradicts: ``"at the threshold"`` is wrong when the true rate is more than the
+        ``margin`` from the threshold); goal ``"gap"`` adds ``verdict``, ``true_gap`` and ``wrong_verdict``.
+    trace : pandas.DataFrame
+        One row per round: ``rule``, ``repeat``, ``labels``, ``max_halfwidth`` (of the strata,
+        or of the weighted rate for goal ``"overall"``).
+    true_rates : pandas.Series
+        The metric per stratum on the full data.
+    intervals : pandas.DataFrame
+        Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
+        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper`` (the credible interval),
+        ``read``, ``read_lower``, ``read_upper`` (the interval the stratum reads: ``"pooled"``,
+        ``"adaptive"`` or ``"own"``), ``true_rate``, ``covered`` (by the read interval);
+        with ``guarantee="stratum"`` the columns of ``Campaign.status()``: ``lower``,
+        ``upper`` and the read interval are the guaranteed interval (``read`` is
+        ``"guaranteed"``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
+        posterior; and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
+        campaign on several metrics has one line per stratum and metric).
+    settings : dict
+        The settings of the run (the spec's fields, ``rules`` and ``n_repeats``).
+    spec : CampaignSpec or None
+        The campaign specification replayed.
+
+    Examples
+    --------
+    >>> pool = synthetic_pool(n_rows=20_000, n_strata=4, random_seed=0)
+    >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
+    ...                rules=["uniform"], n_repeats=1, target_halfwidth=0.1, random_seed=0,
+    ...                progress=False)
+    >>> bool(res.table["reached_goal"].all())
+    True
+    """
+
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        trace: pd.DataFrame,
+        true_rates: pd.Series,
+        settings: dict[str, Any] | None = None,
+        intervals: pd.DataFrame | None = None,
+        spec: CampaignSpec | None = None,
+    ) -> None:
+        self._runs = table
+        self.trace = trace
+        self.true_rates = true_rates
+        self.settings = {} if settings is None else settings
+        self.intervals = intervals
+        self.spec = spec
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per (rule, repeat) run (see the class docstring)."""
+        return self._runs
+
+    def summary(self) -> pd.DataFrame:
+        """Per rule: mean and sd of labels used, mean coverage, share reaching the goal, mean wall time.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by rule: ``labels_mean``, ``labels_sd``, ``coverage``, ``reached_goal``,
+            ``wall_time``.
+        """
+        g = self.table.groupby("rule", sort=False)
+        return pd.DataFrame(
+            {
+                "labels_mean": g["labels_used"].mean(),
+                "labels_sd": g["labels_used"].std(),
+                "coverage": g["coverage"].mean(),
+                "reached_goal": g["reached_goal"].mean(),
+                "wall_time": g["wall_time"].mean(),
+            }
+        )
+
+    def plot(self, ax: Any = None) -> Any:
+        """Half-width against labels per rule (see :func:`plot_halfwidth`).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; default a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
+        return plot_halfwidth(self, ax=ax)
+
+
+def synthetic_pool(
+    n_rows: int = 200_000,
+    n_strata: int = 12,
+    *,
+    mean_rate: float = 0.12,
+    concentration: float = 40.0,
+    size_ratio: float = 100.0,
+    random_seed: Any = None,
+) -> pd.DataFrame:
+    """A pool with known labels: strata of very unequal sizes and error rates.
+
+    Stratum shares fall geometrically so the largest is ``size_ratio`` times the smallest;
+    error rates are drawn from ``Beta(mean_rate * concentration, (1 - mean_rate) *
+    concentration)`` (the hierarchical model's population). Binary truth and predictions.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows.
+    n_strata : int
+        Number of strata.
+    mean_rate : float
+        Mean error rate of the strata.
+    concentration : float
+        Concentration of the Beta population of error rates (larger: more similar strata).
+    size_ratio : float
+        Size of the largest stratum over the smallest.
+    random_seed : int, optional
+        Seed of the random generator.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``stratum``, ``truth``, ``pred``, ``score`` (a noisy top-class probability),
+        indexed by row id.
+
+    Examples
+    --------
+    >>> pool = synthetic_pool(n_rows=1000, n_strata=3, random_seed=1)
+    >>> sorted(pool.columns)
+    ['pred', 'score', 'stratum', 'truth']
+    """
+    n_rows = check_positive_int(n_rows, "n_rows")
+    n_strata = check_positive_int(n_strata, "n_strata")
+    rng = np.random.default_rng(random_seed)
+    shares = size_ratio ** (-np.arange(n_strata) / max(n_strata - 1, 1))
+    shares /= shares.sum()
+    rates = rng.beta(mean_rate * concentration, (1 - mean_rate) * concentration, n_strata)
+    sizes = rng.multinomial(n_rows, shares)
+    strata = np.repeat([f"s{i:02d}" for i in range(n_strata)], sizes)
+    err = rng.random(n_rows) < np.repeat(rates, sizes)
+    truth = rng.integers(0, 2, n_rows)
+    pred = np.where(err, 1 - truth, truth)
+    score = np.clip(1 - np.repeat(rates, sizes) + rng.normal(0, 0.05, n_rows), 0.5, 1.0)
+    return pd.DataFrame(
+        {"stratum": strata, "truth": truth, "pred": pred, "score": score},
+        index=pd.RangeIndex(n_rows, name="row_id"),
+    )
+
+
+@spec_docs
+def simulate(
+    data: pd.DataFrame,
+    *,
+    strata: str | Sequence[str] | None = None,
+    y_pred: str | None = None,
+    y_true: str | None = None,
+    metric: str = "error_rate",
+    target_halfwidth: float = 0.05,
+    level: float = 0.95,
+    rules: Sequence[Any] | None = None,
+    n_repeats: int = 10,
+    batch_size: int = 10,
+    budget: int | None = None,
+    goal: str = "each",
+    weights: Any = None,
+    score: str | None = None,
+    score_bins: int | Sequence[float] | None = None,
+    prior: str = "default",
+    pos_label: Any = 1,
+    label_set: Sequence[Any] | None = None,
+    model: str = "robust",
+    stop_level: float | None = None,
+    own_check: float | None = None,
+    min_data_share: float = 0.0,
+    own_level: Any = "default",
+    own_floor: float | None = STOPPING_DEFAULTS["own_floor"],
+    min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"],
+    read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"],
+    adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"],
+    threshold: Any = None,
+    direction: str | None = None,
+    tolerance: float | None = None,
+    margin: float = 0.0,
+    guarantee: str = "stratum",
+    random_seed: Any = None,
+    spec: CampaignSpec | None = None,
+    progress: bool = True,
+) -> SimulationResult:
+    """Replay labelling campaigns with an oracle and compare proposal rules.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Rows with stratum columns, the prediction and the true label. A missing value
+        (None, NaN, ``pd.NA``) in any of them is a ``ValueError`` naming the argument and
+        the row ids.
+    y_true : str
+        Column with the true label, the oracle's answer.
+    rules : sequence of str or callable, optional
+        Rules to compare (see :data:`bayeseval.campaign.RULES`); default the spec's rule when
+        ``spec`` is given, else ``expected_width``, ``independent_beta`` and ``proportional``.
+    n_repeats : int
+        Campaigns per rule. Repeat 0 uses ``random_seed`` as a
+        campaign would, the others independent child seeds; every rule sees the same row
+        order in a repeat (common random numbers).
+    {spec_parameters}
+    spec : CampaignSpec, optional
+        All the campaign settings in one object; the individual settings must then be left
+        at their defaults.
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    SimulationResult
+        ``.table`` (one row per rule and repeat), ``.trace`` (half-width per round),
+        ``.intervals`` (final per-stratum intervals), ``.summary()`` and ``.plot()``.
+
+    Examples
+    --------
+    >>> pool = synthetic_pool(n_rows=20_000, n_strata=4, random_seed=0)
+    >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
+    ...                rules=["expected_width"], n_repeats=1, target_halfwidth=0.1,
+    ...                random_seed=0, progress=False)
+    >>> list(res.table.columns)[:4]
+    ['rule', 'repeat', 'labels_used', 'coverage']
+    """
+    settings = dict(
+        strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
+        batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
+        prior=prior, pos_label=pos_label, label_set=label_set, model=model, stop_level=stop_level,
+        own_check=own_check, min_data_share=min_data_share, own_level=own_level,
+        own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
+        adaptive_floor=adaptive_floor, threshold=threshold, direction=direction,
+        tolerance=tolerance, margin=margin, guarantee=guarantee, random_seed=random_seed,
+    )
+    given = spec is not None
+    spec = spec_from_arguments(spec, "simulate", settings)
+    n_repeats = check_positive_int(n_repeats, "n_repeats")
+    specs = _rule_specs(spec, rules, given)
+    oracle = _oracle(data, spec, y_true)
+    runs = _replay_all(specs, oracle, n_repeats, progress)
+    return _result(runs, oracle, spec, specs, n_repeats)
+
+
+# -- the oracle: the pool with its true labels ---------------------------------------------
+@dataclass
+class _Oracle:
+    design: PoolDesign
+    trial: np.ndarray
+    success: np.ndarray
+    true_rates: pd.Series
+    true_overall: float
+    #: a campaign on several metrics: every metric's oracle (the first is this one's flags)
+    by_metric: dict[str, _Oracle] | None = None
+
+    def queues(self, order: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per stratum, the trial and success flags of its eligible rows in proposal order."""
+        return [(self.trial[rows].astype(np.int64), self.success[rows].astype(np.int64)) for rows in order]
+
+
+def _oracle(data: Any, spec: CampaignSpec, y_true: Any) -> _Oracle:
+    """Validate the data and compute the true flags and rates (missing values name row ids)."""
+    if not isinstance(y_true, str):
+        raise TypeError(f"y_true must be a column name (str), got {y_true!r}")
+    named = [("y_true", y_true), *spec_columns(spec)]
+    check_columns(data, named, "data")
+    check_no_missing(data, [n for n in named if n[0] != "score"], "simulating")
+    truth = data[y_true]
+    check_class_labels(pd.unique(truth), "y_true", y_true)
+    design = design_pool(spec, data, extra_labels=[py_scalar(v) for v in pd.unique(truth)])
+    known, _, invalid = design.labels.normalise_many(truth)
+    if invalid.any():
+        ids = data.index[invalid][:10].tolist()
+        raise ValueError(
+            f"y_true column {y_true!r} has labels outside label_set {design.labels.values} at row ids {ids}"
+        )
+    oracles = {m: _metric_oracle(design, m, known) for m in spec.metrics}
+    first = oracles[spec.metrics[0]]
+    if len(oracles) > 1:
+        first.by_metric = oracles
+    return first
+
+
+def _metric_oracle(design: PoolDesign, metric: str, known: np.ndarray) -> _Oracle:
+    """The true flags and rates of one metric."""
+    trial, success = metric_flags(get_metric(metric), known, design.y_pred, design.positive)
+    k = len(design.keys)
+    true_s = np.bincount(design.codes, weights=success, minlength=k)
+    true_n = np.bincount(design.codes, weights=trial, minlength=k)
+    rates = np.where(true_n > 0, true_s / np.maximum(true_n, 1), np.nan)
+    true_rates = pd.Series(rates, index=design.strata.strata, name="rate")
+    true_overall = float(np.nansum(design.strata.weights * rates))
+    return _Oracle(design, trial, success, true_rates, true_overall)
+
+
+def _rule_specs(spec: CampaignSpec, rules: Any, spec_given: bool) -> list[CampaignSpec]:
+    """One spec per rule compared: ``rules``, else the spec's rule, else :data:`DEFAULT_RULES`."""
+    if rules is None:
+        rules = (spec.rule,) if spec_given else DEFAULT_RULES
+    if isinstance(rules, str) or callable(rules):
+        rules = [rules]
+    return [spec.replace(rule=rule) for rule in rules]
+
+
+# -- one campaign --------------------------------------------------------------------------
+@dataclass
+class _Run:
+    rule: str
+    repeat: int
+    state: RuleState
+    labelled: np.ndarray
+    trials: np.ndarray
+    rounds: int
+    wall_time: float
+    trace: list[tuple[str, int, int, float]]
+
+
+def _max_halfwidth(state: RuleState) -> float:
+    """The half-width the goal is about: the widest read interval's, or the weighted rate's."""
+    if state.goal == "overall":
+        _, lo, hi = state.overall()
+        return (hi - lo) / 2
+    return float(np.max(state.read_halfwidths()))
+
+
+def _replay(spec: CampaignSpec, oracle: _Oracle, queues: Any, rng: np.random.Generator, repeat: int) -> _Run:
+    """Run one campaign: state, stop check, allocation and draws, round after round."""
+    if isinstance(queues, dict):
+        return _replay_metrics(spec, oracle, queues, rng, repeat)
+    design = oracle.design.strata
+    k = len(queues)
+    s_k, n_k, lab = (np.zeros(k, np.int64) for _ in range(3))
+    trace: list[tuple[str, int, int, float]] = []
+    rounds, t0 = 0, time.perf_counter()
+    while True:
+        st = spec.rule_state(design, successes=s_k.copy(), trials=n_k.copy(), labelled=lab.copy(), pending=np.zeros(k))
+        trace.append((spec.rule_name, repeat, int(lab.sum()), _max_halfwidth(st)))
+        n = spec.round_size(st)
+        alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
+        if alloc.sum() == 0:
+            break
+        for j in np.flatnonzero(alloc):
+            trial, success = queues[j]
+            n_k[j] += int(trial[lab[j] : lab[j] + alloc[j]].sum())
+            s_k[j] += int(success[lab[j] : lab[j] + alloc[j]].sum())
+            lab[j] += int(alloc[j])
+        rounds += 1
+    return _Run(spec.rule_name, repeat, st, lab, n_k, rounds, time.perf_counter() - t0, trace)
+
+
+def _replay_metrics(spec: CampaignSpec, oracle: _Oracle, queues: dict[str, list[Any]], rng: np.random.Generator,
+                    repeat: int) -> _Run:
+    """One campaign on several metrics: each labelled row counts for every metric it is a trial of."""
+    design = oracle.design.strata
+    k = len(design.strata)
+    counts = {m: (np.zeros(k, np.int64), np.zeros(k, np.int64)) for m in queues}
+    lab = np.zeros(k, np.int64)
+    trace: list[tuple[str, int, int, float]] = []
+    rounds, t0 = 0, time.perf_counter()
+    while True:
+        st = spec.rule_states(design, counts={m: (s.copy(), n.copy()) for m, (s, n) in counts.items()},
+                              labelled=lab.copy(), pending=np.zeros(k))
+        trace.append((spec.rule_name, repeat, int(lab.sum()), float(np.max(st.read_halfwidths()))))
+        n = spec.round_size(st)
+        alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
+        if alloc.sum() == 0:
+            break
+        for j in np.flatnonzero(alloc):
+            for m, (s_k, n_k) in counts.items():
+                trial, success = queues[m][j]
+                n_k[j] += int(trial[lab[j] : lab[j] + alloc[j]].sum())
+                s_k[j] += int(success[lab[j] : lab[j] + alloc[j]].sum())
+            lab[j] += int(alloc[j])
+        rounds += 1
+    return _Run(spec.rule_name, repeat, st, lab, lab.copy(), rounds, time.perf_counter() - t0, trace)
+
+
+def _queues(oracle: _Oracle, order: list[np.ndarray]) -> Any:
+    """The flags in proposal order: a list per stratum, or a dict of them per metric."""
+    if oracle.by_metric:
+        return {m: o.queues(order) for m, o in oracle.by_metric.items()}
+    return oracle.queues(order)
+
+
+def _replay_all(specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, progress: bool) -> list[_Run]:
+    """Every (repeat, rule) campaign; the rules of a repeat share its row order and rule stream."""
+    runs = []
+    with _progress(progress, n_repeats * len(specs)) as bar:
+        for r, seed in enumerate(seed_sequences(specs[0].random_seed, n_repeats)):
+            queues = _queues(oracle, proposal_order(oracle.design, seed))
+            for rule_spec in specs:
+                runs.append(_replay(rule_spec, oracle, queues, rule_generator(seed), r))
+                bar.update(1)
+    return runs
+
+
+# -- collecting the runs -------------------------------------------------------------------
+def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
+    """The run's line of ``SimulationResult.table``."""
+    if isinstance(run.state, MetricStates):
+        rows = [_run_row(_Run(run.rule, run.repeat, st, run.labelled, run.trials, run.rounds, run.wall_time, []),
+                         oracle.by_metric[m], target) for m, st in run.state.states.items()]
+        return {**rows[0], "coverage": float(np.mean([r["coverage"] for r in rows])),
+                "reached_goal": all(r["reached_goal"] for r in rows),
+                "max_halfwidth": max(r["max_halfwidth"] for r in rows),
+                "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal == "overall" else np.nan}
+    st = run.state
+    _, lo, hi = st.read_intervals()  # the interval each stratum reads
+    tr = oracle.true_rates.to_numpy()
+    ok = ~np.isnan(tr)
+    covered = (lo[ok] <= tr[ok]) & (tr[ok] <= hi[ok])
+    hw = (hi - lo) / 2
+    if st.goal == "overall":
+        _, olo, ohi = st.overall()
+        reached, overall_cov = (ohi - olo) / 2 <= target, bool(olo <= oracle.true_overall <= ohi)
+    elif st.goal in ("decide", "gap"):
+        reached, overall_cov = st.is_done() and not _exhausted_undecided(st), np.nan
+    else:
+        reached, overall_cov = bool(np.all(hw <= target)), np.nan
+    extra = _decision_fields(st, oracle)
+    return {
+        "rule": run.rule,
+        "repeat": run.repeat,
+        "labels_used": int(run.labelled.sum()),
+        "coverage": float(covered.mean()) if covered.size else np.nan,
+        "reached_goal": bool(reached),
+        "rounds": run.rounds,
+        "max_halfwidth": float(hw.max()),
+        "overall_covered": overall_cov,
+        "wall_time": run.wall_time,
+        **extra,
+    }
+
+
+def _exhausted_undecided(st: RuleState) -> bool:
+    """Whether the campaign stopped only because undecided strata ran out of rows."""
+    if st.goal == "gap":
+        return not st.gap_decided()
+    return bool(np.any(~st.stratum_done()))
+
+
+def true_decisions(true_rates: Any, threshold: Any, direction: str) -> np.ndarray:
+    """The correct decision per stratum: ``"meets"`` when the true rate is on the right side.
+
+    Parameters
+    ----------
+    true_rates, threshold : array-like
+        True rates and thresholds per stratum.
+    direction : {"below", "above"}
+        ``"below"``: a rate meets the threshold when it is strictly below it.
+
+    Returns
+    -------
+    numpy.ndarray of str
+        ``"meets"`` or ``"fails"`` (a rate equal to the threshold fails).
+    """
+    tr, thr = np.asarray(true_rates, dtype=float), np.asarray(threshold, dtype=float)
+    meets = tr < thr if direction == "below" else tr > thr
+    return np.where(meets, "meets", "fails").astype(object)
+
+
+def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
+    """Goal "decide": strata decided and wrong decisions; goal "gap": the verdict and whether it is right."""
+    if st.goal == "decide":
+        made = st.decisions()
+        tr = oracle.true_rates.to_numpy()
+        truth = true_decisions(tr, st.threshold, st.direction)
+        decided = made != "undecided"
+        at = made == AT_THRESHOLD  # right when the true rate is within the margin
+        wrong = np.where(at, np.abs(tr - np.asarray(st.threshold, dtype=float)) > st.margin, made != truth)
+        return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & wrong))}
+    if st.goal == "gap":
+        tr = oracle.true_rates.to_numpy()
+        true_gap = float(np.nanmax(tr) - np.nanmin(tr))
+        verdict = st.gap()["verdict"] if st.gap_decided() else "undecided"
+        right = "outside" if true_gap > st.tolerance else "within tolerance"
+        return {"verdict": verdict, "true_gap": true_gap, "wrong_verdict": verdict not in ("undecided", right)}
+    return {}
+
+
+def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[tuple[Any, ...]]:
+    """The run's lines of ``SimulationResult.intervals`` (one per stratum, and metric)."""
+    if isinstance(run.state, MetricStates):
+        out = []
+        for m, st in run.state.states.items():
+            sub = _Run(run.rule, run.repeat, st, run.labelled, st.trials, run.rounds, run.wall_time, [])
+            out += _final_rows(sub, oracle.by_metric[m], m)
+        return out
+    plo, phi = run.state.intervals()
+    st = run.state
+    read, rlo, rhi = st.read_intervals()  # coverage is judged on the interval the stratum reads
+    lo, hi = (rlo, rhi) if st.per_stratum() else (plo, phi)  # as status() shows them
+    mean = st.posterior.mean().to_numpy()
+    tr = oracle.true_rates.to_numpy()
+    k = len(tr)
+    made = st.decisions() if st.goal == "decide" else np.full(k, None)
+    p = st.p_meets() if st.goal == "decide" else np.full(k, np.nan)
+    return [
+        (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], read[j],
+         rlo[j], rhi[j], tr[j], bool(rlo[j] <= tr[j] <= rhi[j]) if not np.isnan(tr[j]) else np.nan, p[j],
+         made[j], metric, plo[j], phi[j])
+        for j, label in enumerate(oracle.true_rates.index)
+    ]
+
+
+def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[CampaignSpec], n_repeats: int) -> SimulationResult:
+    table = pd.DataFrame([_run_row(run, oracle, spec.target_halfwidth) for run in runs])
+    table = table.sort_values(["rule", "repeat"], kind="stable").reset_index(drop=True)
+    trace = pd.DataFrame([t for run in runs for t in run.trace], columns=["rule", "repeat", "labels", "max_halfwidth"])
+    intervals = pd.DataFrame(
+        [row for run in runs for row in _final_rows(run, oracle, spec.metrics[0])],
+        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "read", "read_lower",
+                 "read_upper", "true_rate", "covered", "p_meets", "decision", "metric", "pooled_lower",
+                 "pooled_upper"],
+    )
+    if spec.guarantee == "stratum" and spec.goal != "overall":  # the columns of status()
+        intervals = intervals.rename(columns={"mean": "pooled_mean"})
+    else:
+        intervals = intervals.drop(columns=["pooled_lower", "pooled_upper"])
+    settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
+    settings["random_seed"] = spec.random_seed
+    true_rates = oracle.true_rates
+    if oracle.by_metric:
+        true_rates = pd.concat({m: o.true_rates for m, o in oracle.by_metric.items()}, names=["metric"])
+    return SimulationResult(table, trace, true_rates, settings=settings, intervals=intervals, spec=spec)
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+def _progress(show: bool, total: int) -> Any:
+    if not show:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="simulating campaigns", leave=False)
+
+
+def plot_halfwidth(result: SimulationResult, ax: Any = None) -> Any:
+    """Plot the largest credible-interval half-width against labels used, per rule.
+
+    Hands off to :func:`bayeseval.plots.halfwidth_curve` (median over repeats with a
+    10-90% band, the target as a dotted line, symmetric-log label axis).
+
+    Parameters
+    ----------
+    result : SimulationResult
+        The simulation to plot.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; default a new figure.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> pool = synthetic_pool(n_rows=5_000, n_strata=3, random_seed=0)
+    >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
+    ...                rules=["uniform"], n_repeats=1, target_halfwidth=0.15, progress=False)
+    >>> ax = plot_halfwidth(res)
+    >>> ax.get_xlabel()
+    'labels'
+    """
+    from bayeseval.plots import halfwidth_curve
+
+    return halfwidth_curve(result, logx=True, ax=ax)

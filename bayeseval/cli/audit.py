@@ -1,0 +1,130 @@
+"""``bayeseval audit``: the fairness audit from a table of rows."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bayeseval._render import audit_text
+from bayeseval.cli.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
+from bayeseval.cli.io import atomic_output, check_output, read_table
+from bayeseval.fairness.audits import AUDIT_SUFFIXES, audit_with_spelling, exit_code
+from bayeseval.fairness.options import MIN_TRIALS
+
+
+def add_audit_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register the ``audit`` subcommand on an argparse subparsers object.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The ``bayeseval`` command's subparsers.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``audit`` parser (its ``func`` default is :func:`run_audit`).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> p = add_audit_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["audit", "x.csv", "--y-true", "y", "--y-pred", "p",
+    ...                           "--groups", "race,sex", "--tolerance", "0.1"])
+    >>> args.groups, args.tolerance
+    ('race,sex', 0.1)
+    """
+    p = sub.add_parser("audit", help=AUDIT_HELP, description=AUDIT_DESCRIPTION)
+    add_audit_arguments(p)
+    p.set_defaults(func=run_audit)
+    return p
+
+
+def _read(path: str) -> pd.DataFrame:
+    return read_table(path, name="data", require_rows=True)
+
+
+def _parse_pos_label(value: str | None, column: pd.Series) -> Any:
+    if value is None:
+        return None
+    if pd.api.types.is_bool_dtype(column.dtype):
+        return value.strip().lower() in ("1", "true", "yes")
+    if pd.api.types.is_numeric_dtype(column.dtype):
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"--pos-label {value!r} is not a number but {column.name!r} holds numbers") from None
+        return int(number) if pd.api.types.is_integer_dtype(column.dtype) else number
+    return value
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Run ``bayeseval audit`` from parsed arguments and return the exit code.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Arguments parsed by the parser of :func:`add_audit_parser`.
+
+    Returns
+    -------
+    int
+        :func:`exit_code`: 1 when a criterion is decided outside the tolerance, 3 when
+        none is but a criterion is not measured, else 0 (bad input raises
+        ``ValueError``/``TypeError``, which the command line turns into exit code 2).
+
+    Examples
+    --------
+    >>> import argparse, tempfile, os, pandas as pd
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.csv")
+    >>> pd.DataFrame({"y": [1, 0] * 80, "p": [1, 0] * 80, "g": ["a"] * 80 + ["b"] * 80}).to_csv(path)
+    >>> args = argparse.Namespace(data=path, y_true="y", y_pred="p", groups="g", metrics="tpr",
+    ...                           reference=None, tolerance=0.5, level=0.95, pos_label=None,
+    ...                           seed=0, json=True)
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stdout(io.StringIO()):
+    ...     code = run_audit(args)
+    >>> code
+    0
+    """
+    out = getattr(args, "out", None)
+    if out is not None:
+        _check_out_suffix(out)
+        check_output(out, force=getattr(args, "force", False), inputs=[("data", args.data)])
+    data = _read(args.data)
+    groups = [c.strip() for c in str(args.groups).split(",") if c.strip()]
+    for option, col in [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups]:
+        if col not in data.columns:
+            raise ValueError(f"{option} column {col!r} is not in {args.data!r} (columns: {list(data.columns)[:10]})")
+    metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
+    min_trials = getattr(args, "min_trials", None)
+    result = audit_with_spelling(
+        data, y_true=args.y_true, y_pred=args.y_pred, groups=groups, metrics=metrics,
+        reference=args.reference, tolerance=args.tolerance, level=args.level,
+        pos_label=_parse_pos_label(args.pos_label, data[args.y_true]), random_seed=args.seed,
+        model=getattr(args, "model", None), min_trials=MIN_TRIALS if min_trials is None else min_trials,
+        method=getattr(args, "method", None) or "max_t", spelling="cli",
+    )
+    if out is not None:
+        with atomic_output(out) as tmp:
+            result.save(tmp)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        more = (f"The full audit (every table): {out}." if out is not None else
+                "Every table: --json. The per-group rates, disparities and verdicts in full: "
+                "--out audit.html (or .md, .csv, .xlsx, .json).")
+        print(audit_text.summary(result, more=more))
+    return exit_code(result)
+
+
+def _check_out_suffix(out: str) -> None:
+    if Path(out).suffix.lower() not in AUDIT_SUFFIXES:
+        raise ValueError(f"--out must end in {', '.join(AUDIT_SUFFIXES)}, got {out!r}")
+
+

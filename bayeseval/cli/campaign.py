@@ -1,0 +1,935 @@
+"""``bayeseval campaign create|propose|ingest|status|pending|release|export|forecast|history|report|labelstudio-config``.
+
+Run a labelling campaign from files. The main ``bayeseval/cli/main.py`` calls :func:`register` on
+its sub-parsers; this module can also run on its own (``python -m bayeseval.cli.campaign
+campaign ...``).
+
+Exit codes: 0 on success; 2 on bad input, with exactly one line on stderr naming the option
+or file at fault (malformed options included). Batch files (``.csv``, ``.csv.gz``,
+``.parquet``) carry the row id as a column (named after the pool's id column, ``row`` by
+default), so a batch file can be read back by ``ingest`` as it is. ``propose`` writes the
+batch under a temporary name, commits the proposal and only then renames the file onto
+``--out``: if the file cannot be written or the commit fails, nothing is recorded and
+``--out`` is left as it was. No command writes its output onto the campaign database, and
+none replaces an existing file unless ``--force`` is given. ``status``, ``pending``,
+``history``, ``forecast``, ``export`` and ``report`` open the database read-only, so a
+campaign on a read-only mount can be read. ``export`` writes the pending rows
+again, ``release`` withdraws them and ``pending`` lists them. ``forecast`` gives the labels
+(and their cost) still needed, ``history`` the proposal rounds and ``report`` writes an HTML
+report. Every command takes ``--json`` for machine-readable output.
+
+Batches leave out the model's prediction (and score) unless ``--show-prediction`` is given.
+``--format`` (default: from the file name) writes a batch as ``csv``, ``parquet``,
+``labelstudio`` (Label Studio tasks, ``.json``) or ``jsonl``; ``ingest`` recognises a Label
+Studio JSON or CSV export and JSON Lines by their content, one annotation per annotator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bayeseval._api.metric_names import choices as metric_choices
+from bayeseval.cli import labelstudio as labelstudio_cli
+from bayeseval.cli.io import HelpFormatter as _Formatter
+from bayeseval.cli.io import atomic_output, check_output, cli_warnings, one_line, read_table
+
+__all__ = ["register", "run", "build_parser", "main"]
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+_CSV_SUFFIXES = (".csv", ".csv.gz", ".txt")
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+#: batch file formats and the file names each needs
+FORMATS = {
+    "csv": _CSV_SUFFIXES,
+    "parquet": _PARQUET_SUFFIXES,
+    "labelstudio": (".json",),
+    "jsonl": (".jsonl",),
+}
+
+
+# -- files ---------------------------------------------------------------------------------
+def _kind(path: str, option: str) -> str:
+    name = Path(path).name.lower()
+    if name.endswith(_PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(_CSV_SUFFIXES):
+        return "csv"
+    raise ValueError(f"{option} {path!r}: unsupported file type; use .csv, .csv.gz or .parquet")
+
+
+def _read_input(path: str, option: str, *, text_columns: Sequence[str] = ()) -> Any:
+    """Read a .csv/.csv.gz/.parquet file; any failure is a ValueError naming ``option``."""
+    _kind(path, option)
+    return read_table(path, name=option, text_columns=text_columns, require_rows=True)
+
+
+def _batch_format(path: str, fmt: str | None) -> str:
+    """The batch format of ``--out`` (``fmt``, or from its name), else raise."""
+    name = Path(path).name.lower()
+    if fmt is None:
+        fmt = next((f for f, suffixes in FORMATS.items() if name.endswith(suffixes)), None)
+        if fmt is None:
+            raise ValueError(f"--out {path!r}: unsupported file type; use .csv, .csv.gz, .parquet, .json or .jsonl")
+    elif not name.endswith(FORMATS[fmt]):
+        raise ValueError(f"--out {path!r}: --format {fmt} writes a {' or '.join(FORMATS[fmt])} file")
+    return fmt
+
+
+def _check_out(args: argparse.Namespace) -> Path:
+    """``args.out`` if it may be written: never the campaign database (or its journal files),
+    never an existing file without ``--force``."""
+    db = str(args.db)
+    inputs = [("--db", db)] + [(f"--db {suffix}", db + suffix) for suffix in ("-wal", "-shm", "-journal")]
+    return check_output(args.out, force=args.force, inputs=inputs)
+
+
+def _write_batch(campaign: Any, batch: Any, path: Path, kind: str) -> None:
+    """Write a batch in its format to ``path`` (the temporary file of :func:`atomic_output`).
+
+    CSV and Parquet: the row id as a column and an empty label column (CSV: other text cells
+    starting with ``= + - @``, tab or carriage return get a leading ``'``, so that no
+    spreadsheet runs them); Label Studio: tasks in its JSON import format; JSON Lines: one
+    object per row with an empty label.
+    """
+    from bayeseval._render.spreadsheet import csv_safe_frame
+    from bayeseval.campaign.annotations import to_jsonl, to_labelstudio
+
+    frame = _batch_table(campaign, batch) if kind in ("csv", "parquet") else None
+    if kind == "labelstudio":
+        path.write_text(json.dumps(to_labelstudio(batch), indent=1), encoding="utf-8")
+    elif kind == "jsonl":
+        path.write_text(to_jsonl(batch, id_name=_id_name(campaign), label_name=_label_name(campaign)), encoding="utf-8")
+    elif kind == "parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        gz = path.name.lower().endswith(".gz")
+        # text cells a spreadsheet would run as formulas get a leading quote; the row ids
+        # and the label column, which ingest reads back, are written as they are
+        safe = csv_safe_frame(frame, keep=(_id_name(campaign), _label_name(campaign)))
+        safe.to_csv(path, index=False, compression="gzip" if gz else None)
+
+
+def _label_name(campaign: Any) -> str:
+    """The batch files' label column: ``label`` unless a campaign column already has that name."""
+    used = set(campaign.config["strata"]) | {campaign.spec.y_pred, campaign.spec.score}
+    return "label" if "label" not in used else "true_label"
+
+
+def _id_name(campaign: Any) -> str:
+    """The batch files' row-id column: the pool's id column name, ``row`` by default."""
+    return campaign.config.get("index_name") or "row"
+
+
+def _batch_table(campaign: Any, batch: Any) -> Any:
+    """The batch as written to a file: the row id as a column, then an empty label column."""
+    out = batch.copy()
+    out.index.name = _id_name(campaign)
+    out[_label_name(campaign)] = None
+    return out.reset_index()
+
+
+def _open(db: str, *, read_only: bool = False) -> Any:
+    from bayeseval.campaign import Campaign
+
+    try:
+        return Campaign.open(db, read_only=read_only)
+    except ValueError as exc:
+        raise ValueError(f"--db: {exc}") from exc
+
+
+# -- option types (argparse turns their ValueError into a one-line usage error) -----------
+def _number(cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str) -> Callable[[str], Any]:
+    """An option type: ``cast(text)`` when it parses and ``ok`` holds, else a usage error."""
+    def parse(text: str) -> Any:
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not ok(value):  # the range checks also refuse nan (and inf where bounded)
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _or_words(parse: Callable[[str], Any], words: dict[str, Any]) -> Callable[[str], Any]:
+    """``parse``, or the value of one of ``words`` (compared lower case, spaces stripped)."""
+    def parse_or_word(text: str) -> Any:
+        low = text.strip().lower()
+        return words[low] if low in words else parse(text)
+
+    return parse_or_word
+
+
+_positive_int = _number(int, lambda v: v >= 1, "a whole number >= 1")
+_seed = _number(int, lambda v: v >= 0, "a whole number >= 0")
+
+
+def _open_unit(upper: float) -> Callable[[str], float]:
+    return _number(float, lambda v: 0 < v < upper, f"a number in (0, {upper:g})")
+
+
+def _score_bins(text: str) -> Any:
+    if text.strip().isdigit():
+        return _positive_int(text.strip())
+    try:
+        edges = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of bins or comma-separated increasing edges, got {text!r}"
+        ) from None
+    return edges
+
+
+def _columns(value: str) -> list[str]:
+    cols = [c.strip() for c in value.split(",") if c.strip()]
+    if not cols:
+        raise argparse.ArgumentTypeError(f"expected one or more column names, got {value!r}")
+    return cols
+
+
+#: --own-level: a number in (0, 1), ``default`` (the decision level) or ``none`` (off)
+_own_level = _or_words(_number(float, lambda v: 0 < v < 1, "a number in (0, 1), 'default' or 'none'"),
+                       {"default": "default", "none": None})
+_unit = _number(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
+
+
+#: rules.STOPPING_DEFAULTS of the safeguards the CLI sets (not imported: the CLI starts
+#: without numpy/scipy; tests/test_campaign_read.py checks they agree)
+_STOPPING = {"own_floor": 2.0, "min_pooling_gain": None, "read_threshold": 0.2, "adaptive_floor": None}
+
+
+def _off_or(parse: Callable[[str], float]) -> Callable[[str], float | None]:
+    """``parse``, or None for the words ``none`` and ``off`` (a safeguard switched off)."""
+    return _or_words(parse, {"none": None, "off": None})
+
+
+_factor = _number(float, lambda v: 1 <= v < float("inf"), "a number of at least 1 or 'none'")
+
+
+def _scalar(value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+# -- commands ------------------------------------------------------------------------------
+def _costs(text: str) -> dict[str, float]:
+    """``--costs stratum=cost,...`` as a mapping (strata named by their label text)."""
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        name, sep, value = part.rpartition("=")
+        try:
+            cost = float(value)
+        except ValueError:
+            cost = float("nan")
+        if not sep or not name.strip() or not (cost > 0 and cost < float("inf")):
+            raise argparse.ArgumentTypeError(f"expected stratum=cost pairs with costs > 0, got {part!r}")
+        out[name.strip()] = cost
+    return out
+
+
+def _metric_names(text: str) -> Any:
+    """``--metric recall`` or ``--metric tpr,fpr`` (several metrics in one campaign)."""
+    names = [p.strip() for p in text.split(",")]
+    if any(not n for n in names):
+        raise argparse.ArgumentTypeError(f"expected metric names separated by commas, got {text!r}")
+    return names[0] if len(names) == 1 else names
+
+
+def _threshold(text: str) -> Any:
+    """``--threshold 0.1`` or ``--threshold north=0.1,south=0.15`` (strata named by their label text)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        name, sep, value = part.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not sep or not name.strip() or not (0.0 < number < 1.0):
+            raise argparse.ArgumentTypeError(f"expected a number in (0, 1) or stratum=value pairs, got {part!r}")
+        out[name.strip()] = number
+    return out
+
+
+def _print_json(payload: Any) -> None:
+    print(json.dumps(payload, indent=2, default=_json_default))
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "item"):
+        return obj.item()
+    return str(obj)
+
+
+def _records(frame: Any, index_name: str = "stratum") -> list[dict[str, Any]]:
+    """A per-stratum frame as JSON records, the stratum as its label text."""
+    from bayeseval.counts.counts import stratum_labels
+
+    table = frame.copy()
+    if "metric" in (frame.index.names or []):  # several metrics: the metric becomes a column
+        table = table.reset_index("metric")
+    table.index = stratum_labels(table.index)
+    return json.loads(table.reset_index(names=index_name).to_json(orient="records"))
+
+
+def _create(args: argparse.Namespace) -> int:
+    from bayeseval.campaign import Campaign
+
+    if Path(args.db).exists():
+        raise ValueError(f"--db {args.db!r} already exists; run the other campaign commands on it, or choose a new file")
+    if args.y_pred is None:
+        raise ValueError("--y-pred is required: the column with the predicted label")
+    pool = _read_input(args.pool, "--pool")
+    if args.id_column:
+        if args.id_column not in pool.columns:
+            raise ValueError(f"--id-column {args.id_column!r} is not in {args.pool}; columns are {list(pool.columns)[:20]}")
+        pool = pool.set_index(args.id_column)
+    else:
+        pool.index.name = "row"
+    settings = dict(
+        strata=args.strata, y_pred=args.y_pred, metric=args.metric, target_halfwidth=args.target_halfwidth,
+        level=args.level, goal=args.goal, rule=args.rule, model=args.model, prior=args.prior, score=args.score,
+        score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
+        stop_level=args.stop_level, own_check=args.own_check, min_data_share=args.min_data_share,
+        own_level=args.own_level,
+        own_floor=args.own_floor, min_pooling_gain=args.min_pooling_gain, read_threshold=args.read_threshold,
+        adaptive_floor=args.adaptive_floor, annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
+        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance, margin=args.margin,
+        guarantee=args.guarantee,
+    )
+    c = Campaign.create(args.db, pool, content=args.content, **settings)
+    try:
+        if args.json:
+            _print_json({"db": str(args.db), "pool_rows": len(pool), "strata": len(c.strata),
+                         "metric": ",".join(m.name for m in c.metrics),
+                         "rule": args.rule, "config": c.config})
+        else:
+            print(f"created campaign {args.db}: {len(pool)} pool rows, {len(c.strata)} strata, metric "
+                  f"{','.join(m.name for m in c.metrics)}, rule {args.rule}; next: "
+                  f"'bayeseval campaign propose --db {args.db} --out batch.csv'")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _propose(args: argparse.Namespace) -> int:
+    kind = _batch_format(args.out, args.format)
+    _check_out(args)
+    c = _open(args.db)
+    try:
+        with atomic_output(args.out) as tmp:  # renamed onto --out only after the commit
+            batch = c.propose(
+                args.batch_size, show_prediction=args.show_prediction,
+                writer=lambda b: _write_batch(c, b, tmp, kind),
+            )
+            if len(batch) == 0:
+                _write_batch(c, batch, tmp, kind)
+        done = bool(c.done)
+        if args.json:
+            rnd = int(batch["round"].iloc[0]) if len(batch) else None
+            _print_json({"db": str(args.db), "out": str(args.out), "proposed": len(batch), "round": rnd, "done": done})
+        elif len(batch) == 0:
+            reason = "the goal is met" if done else "the budget or the pool is spent"
+            print(f"nothing to propose: {reason}; wrote an empty file {args.out}")
+        else:
+            print(f"proposed {len(batch)} rows (round {int(batch['round'].iloc[0])}); label them in {args.out} "
+                  "and run 'bayeseval campaign ingest'")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _read_labels(c: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The labels file as a frame and the ``Campaign.ingest`` keyword arguments to read it."""
+    from bayeseval.campaign.annotations import read_annotations
+
+    id_col = args.id_column or _id_name(c)
+    if not str(args.labels).lower().endswith((".json", ".jsonl")):
+        _kind(args.labels, "--labels")
+    if not Path(args.labels).is_file():
+        raise ValueError(f"--labels {args.labels!r}: no such file")
+    try:
+        ann = read_annotations(args.labels, from_name=args.from_name, id_name=id_col)
+    except (ValueError, KeyError, OSError) as exc:
+        raise ValueError(f"--labels {args.labels!r}: {one_line(exc)}") from exc
+    if ann is not None:
+        if (ann["annotator"] == "").all() and not args.annotator_column:
+            return ann, {"id_column": "row", "label_column": "label"}
+        return ann, {"id_column": "row", "label_column": "label", "annotator_column": "annotator"}
+    label_col = args.y_true or _label_name(c)
+    text = (id_col, label_col) + ((args.annotator_column,) if args.annotator_column else ())
+    frame = _read_input(args.labels, "--labels", text_columns=text)
+    for option, col in (("--id-column", id_col), ("--y-true", label_col), ("--annotator-column", args.annotator_column)):
+        if col is not None and col not in frame.columns:
+            raise ValueError(f"{option} {col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
+    return frame, {"id_column": id_col, "label_column": label_col, "annotator_column": args.annotator_column}
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    c = _open(args.db)
+    try:
+        frame, kwargs = _read_labels(c, args)
+        try:
+            r = c.ingest(frame, relabel=args.relabel, **kwargs)
+        except ValueError as exc:
+            raise ValueError(f"--labels {args.labels!r}: {exc}") from exc
+        done, used = bool(c.done), int(c.labels_used)
+        if args.json:
+            _print_json({"db": str(args.db), "new": r.new, "unchanged": r.unchanged, "relabelled": r.relabelled,
+                         "annotations": r.annotations, "unresolved": r.unresolved, "labels_used": used, "done": done})
+        else:
+            extra = f", {r.relabelled} relabelled" if r.relabelled else ""
+            if kwargs.get("annotator_column"):
+                extra += f"; {r.annotations} annotations stored, {r.unresolved} rows still unresolved"
+            print(f"ingested {r.new} new labels ({r.unchanged} already present with the same label{extra}); "
+                  f"{used} labels in all; {'goal met' if done else 'not done yet'}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _status_table(c: Any) -> Any:
+    """What ``Campaign.status()`` shows, plus the forecast labels and their cost."""
+    st = c.status()
+    forecast = c.forecast(cost=True)
+    import numpy as np
+
+    reps = len(st) // len(forecast)  # a campaign on several metrics: one block of strata per metric
+    st["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
+    st["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
+    return st
+
+
+def _status(args: argparse.Namespace) -> int:
+    c = _open(args.db, read_only=True)
+    try:
+        st = _status_table(c)
+        done, used = bool(c.done), int(c.labels_used)
+        once = _one_block(st)
+        totals = {"cost": float(once["cost"].sum()), "forecast": int(once["forecast"].sum()),
+                  "forecast_cost": float(once["forecast_cost"].sum())}
+        if args.json:
+            payload = {
+                "db": str(args.db), "done": done, "labels_used": used,
+                "target_halfwidth": c.config["target_halfwidth"], "level": c.config["level"], "goal": c.config["goal"],
+                "direction": c.spec.direction, "tolerance": c.spec.tolerance,
+                "overall": st.attrs.get("overall"), "gap": st.attrs.get("gap"), **totals, "strata": _records(st),
+            }
+            if len(c.annotations()):
+                from bayeseval.campaign.annotations import AGREEMENT_RULE
+
+                payload["agreement"] = _records(c.agreement())
+                payload["agreement_rule"] = AGREEMENT_RULE
+            _print_json(payload)
+        else:
+            print(st.to_string(float_format=lambda x: f"{x:.4f}"))
+            if "overall" in st.attrs:
+                o = st.attrs["overall"]
+                print(f"overall: {o['mean']:.4f} [{o['lower']:.4f}, {o['upper']:.4f}] half-width {o['halfwidth']:.4f}")
+            if "gap" in st.attrs:
+                g = st.attrs["gap"]
+                print(f"max-min gap: {g['gap']:.4f} [{g['lower']:.4f}, {g['upper']:.4f}] against tolerance "
+                      f"{g['tolerance']}: {g['verdict']}")
+            print(
+                f"labels used: {used} (cost {totals['cost']:g}); still needed: {totals['forecast']} (cost "
+                f"{totals['forecast_cost']:g}); {_goal_text(c)}; {'done' if done else 'not done'}"
+            )
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _one_block(st: Any) -> Any:
+    """The status rows of one metric (labels and costs are shared by a campaign's metrics)."""
+    if "metric" in (st.index.names or []):
+        return st.xs(st.index.get_level_values("metric")[0], level="metric")
+    return st
+
+
+def _goal_text(c: Any) -> str:
+    """The campaign's goal in words, for the status line."""
+    spec = c.spec
+    if spec.goal == "decide":
+        values = set(spec.threshold) if isinstance(spec.threshold, tuple) else {spec.threshold}
+        thr = next(iter(values)) if len(values) == 1 else "its threshold"
+        within = f" (within {spec.margin:g} of it: at the threshold)" if spec.margin else ""
+        return f"goal: decide whether each rate is {spec.direction} {thr}{within} at level {spec.level}"
+    if spec.goal == "gap":
+        return f"goal: decide whether the max-min gap is within {spec.tolerance} at level {spec.level}"
+    return f"target half-width {spec.target_halfwidth} at level {spec.level}"
+
+
+def _pending(args: argparse.Namespace) -> int:
+    c = _open(args.db, read_only=True)
+    try:
+        pend = c.pending
+        by_round = pend.groupby("round").size() if len(pend) else None
+        if args.json:
+            rounds = {} if by_round is None else {str(k): int(v) for k, v in by_round.items()}
+            ids = [x.item() if hasattr(x, "item") else x for x in pend.index]
+            print(json.dumps({"db": str(args.db), "pending": len(pend), "rounds": rounds, "ids": ids}, indent=2))
+        elif by_round is None:
+            print("no pending proposals")
+        else:
+            parts = ", ".join(f"round {k}: {v}" for k, v in by_round.items())
+            print(f"{len(pend)} pending proposals ({parts}); 'bayeseval campaign export' writes them again")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _release(args: argparse.Namespace) -> int:
+    c = _open(args.db)
+    try:
+        if args.all or args.round is not None:
+            n = c.release(round=args.round)
+        elif args.ids is not None:
+            n = c.release(args.ids)
+        else:
+            id_col = args.id_column or _id_name(c)
+            frame = _read_input(args.file, "--file", text_columns=(id_col,))
+            if id_col not in frame.columns:
+                raise ValueError(f"--id-column {id_col!r} is not in {args.file}; columns are {list(frame.columns)[:20]}")
+            n = c.release(frame[id_col].tolist())
+        left = len(c.pending)
+        if args.json:
+            _print_json({"db": str(args.db), "released": n, "pending": left})
+        else:
+            print(f"released {n} pending proposals; {left} still pending")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    kind = _batch_format(args.out, args.format)
+    _check_out(args)
+    c = _open(args.db, read_only=True)
+    try:
+        batch = c.pending_batch(round=args.round, show_prediction=args.show_prediction)
+        with atomic_output(args.out) as tmp:
+            _write_batch(c, batch, tmp, kind)
+        if args.json:
+            _print_json({"db": str(args.db), "out": str(args.out), "rows": len(batch)})
+        else:
+            print(f"wrote {len(batch)} pending rows to {args.out}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _forecast(args: argparse.Namespace) -> int:
+    c = _open(args.db, read_only=True)
+    try:
+        f = c.forecast(cost=True)
+        f["cost_per_label"] = c.label_costs.to_numpy()
+        total, cost = int(f["labels"].sum()), float(f["cost"].sum())
+        if args.json:
+            _print_json({"db": str(args.db), "labels": total, "cost": cost, "strata": _records(f)})
+        else:
+            print(f.to_string())
+            print(f"labels still needed: {total}; their cost: {cost:g}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _history(args: argparse.Namespace) -> int:
+    c = _open(args.db, read_only=True)
+    try:
+        h = c.history()
+        if args.json:
+            rows = [{"round": int(r), "rule": rec["rule"], "allocation": rec["allocation"], "time": rec["time"].isoformat(),
+                     "version": rec["version"], "details": rec["details"]} for r, rec in h.iterrows()]
+            _print_json({"db": str(args.db), "rounds": rows})
+        elif not len(h):
+            print("no proposal rounds yet")
+        else:
+            for r, rec in h.iterrows():
+                alloc = ", ".join(f"{k}: {v}" for k, v in rec["allocation"].items())
+                print(f"round {r} ({rec['time']:%Y-%m-%d %H:%M:%S}, {rec['rule']}): {alloc}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    from bayeseval.campaign.report import campaign_report_html
+
+    out = Path(args.out)
+    if not out.name.lower().endswith((".html", ".htm")):
+        raise ValueError(f"--out {args.out!r}: the report is an .html file")
+    _check_out(args)
+    c = _open(args.db, read_only=True)
+    try:
+        html = campaign_report_html(c)
+        with atomic_output(out) as tmp:
+            tmp.write_text(html, encoding="utf-8")
+        if args.json:
+            _print_json({"db": str(args.db), "out": str(out), "bytes": len(html.encode())})
+        else:
+            print(f"wrote the campaign report to {out}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+def _content_type(text: str) -> tuple[str, str]:
+    col, sep, kind = text.partition("=")
+    if not sep or not col.strip() or kind.strip() not in ("text", "image"):
+        raise argparse.ArgumentTypeError(f"expected COLUMN=text or COLUMN=image, got {text!r}")
+    return col.strip(), kind.strip()
+
+
+def _labelstudio_config(args: argparse.Namespace) -> int:
+    out = _check_out(args) if args.out else None
+    c = _open(args.db, read_only=True)
+    try:
+        try:
+            xml = c.labelstudio_config(content_types=dict(args.content_type or ()), show_prediction=args.show_prediction)
+        except ValueError as exc:
+            raise ValueError(f"--content-type: {exc}") from exc
+        if out is None:
+            print(xml)
+            return EXIT_OK
+        with atomic_output(out) as tmp:
+            tmp.write_text(xml + "\n", encoding="utf-8")
+        content = c.config.get("content") or []
+        if args.json:
+            _print_json({"db": str(args.db), "out": str(out), "content": content})
+        else:
+            note = "" if content else " (no content columns: it shows the row id; create the campaign with --content)"
+            print(f"wrote the Label Studio labelling configuration to {out}{note}")
+    finally:
+        c.close()
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "create": _create,
+    "propose": _propose,
+    "ingest": _ingest,
+    "status": _status,
+    "pending": _pending,
+    "release": _release,
+    "export": _export,
+    "forecast": _forecast,
+    "history": _history,
+    "report": _report,
+    "labelstudio-config": _labelstudio_config,
+    **labelstudio_cli.COMMANDS,
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed ``campaign`` command.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments of ``bayeseval campaign ...``.
+
+    Returns
+    -------
+    int
+        The exit code: 0, or 2 with a one-line reason on stderr for bad input.
+    """
+    cmd = getattr(args, "campaign_command", None)
+    if cmd not in _COMMANDS:
+        print(f"bayeseval campaign: error: choose a sub-command: {', '.join(_COMMANDS)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return _COMMANDS[cmd](args)
+    except (ValueError, TypeError, KeyError, OSError) as exc:
+        print(f"bayeseval campaign {cmd}: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Make ``parser`` report usage errors as one line on stderr and exit 2."""
+
+    def error(message: str) -> None:
+        parser.exit(EXIT_BAD_INPUT, f"{parser.prog}: error: {' '.join(message.split()) or 'bad arguments'}\n")
+
+    parser.error = error  # type: ignore[method-assign]
+    return parser
+
+
+def _add(sub: Any, name: str, help_: str, description: str, example: str) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help_, description=description, epilog=f"example:\n  {example}", formatter_class=_Formatter)
+    p.add_argument("--db", required=True, help="campaign database" + (" file to create" if name == "create" else ""))
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    return _one_line_errors(p)
+
+
+def _add_create(sub: Any) -> None:
+    p = _add(
+        sub,
+        "create",
+        "create a campaign from a pool file",
+        "Create a campaign database from a pool of unlabelled predictions (.csv, .csv.gz or .parquet).",
+        "bayeseval campaign create --pool pool.parquet --id-column id --strata region,age "
+        "--y-pred pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
+    )
+    p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
+    p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
+    p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
+    p.add_argument("--metric", type=_metric_names, default="error_rate",
+                   help=f"one of {metric_choices(composite=False)} (aliases in parentheses); several comma "
+                        "separated (e.g. tpr,fpr) for one campaign on every one of them")
+    p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
+    p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
+    p.add_argument("--goal", default="each", choices=["each", "overall", "decide", "gap"],
+                   help="each: every stratum's interval; overall: the weighted rate's; decide: every stratum "
+                        "decided against --threshold; gap: the max-min gap decided against --tolerance")
+    p.add_argument("--threshold", type=_threshold, default=None,
+                   help="--goal decide: the rate's threshold, one number or 'stratum=value,...' for every stratum")
+    p.add_argument("--direction", default=None, choices=["below", "above"],
+                   help="--goal decide: a stratum meets the threshold below it or above it; when omitted, "
+                        "above for accuracy, recall, precision, specificity and npv, below for the others")
+    p.add_argument("--tolerance", type=_open_unit(1.0), default=None,
+                   help="--goal gap: the largest acceptable max-min gap between strata")
+    p.add_argument("--margin", type=_number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), default=0.0,
+                   help="goal decide: a stratum whose interval lies within threshold +/- margin is decided "
+                   "'at the threshold' (default 0: off)")
+    p.add_argument("--guarantee", default="stratum", choices=["stratum", "average"],
+                   help="stratum (default): every stratum's interval covers its own rate, also at stop, and "
+                        "decisions hold for any batch size; average: pooled intervals, which cover on average "
+                        "over strata (the --stop-level ... --adaptive-floor safeguards apply only then)")
+    p.add_argument("--rule", default="expected_width", help="proposal rule")
+    p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
+    p.add_argument("--prior", default="default", choices=["default", "bda"],
+                   help="hyperprior of the hierarchical model: bda, or the package's own (the default)")
+    p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
+    p.add_argument("--score-bins", type=_score_bins, default=None, help="N equal-count score bins, or comma-separated edges")
+    p.add_argument("--pos-label", default="1", help="positive class for class metrics")
+    p.add_argument("--budget", type=_positive_int, default=None, help="maximum number of labels")
+    p.add_argument("--batch-size", type=_positive_int, default=50, help="rows 'propose' asks for by default")
+    p.add_argument("--stop-level", type=_open_unit(1.0), default=None,
+                   help="level at which the stopping rule checks the half-widths (default: --level)")
+    p.add_argument("--own-check", type=_open_unit(1.0), default=None,
+                   help="a stratum is done only when its pooled interval overlaps its own interval at this level")
+    p.add_argument("--min-data-share", type=_unit, default=0.0,
+                   help="a stratum is done only when its own trials are at least this share of its information")
+    p.add_argument("--own-level", type=_own_level, default="default",
+                   help="--goal decide with a pooled model: a stratum is decided only when its own data's "
+                        "P(meets) also reaches this level (at most one minus it for 'fails'); 'default' (the "
+                        "default) uses the decision level (--stop-level or --level), 'none' only asks the own "
+                        "data to lie on the same side (the rule before)")
+    p.add_argument("--own-floor", type=_off_or(_factor), default=_STOPPING["own_floor"],
+                   help="a pooled stratum is done only when its own-data half-width is at most this many targets "
+                        "(default 2; 'none': off)")
+    p.add_argument("--min-pooling-gain", type=_off_or(_factor), default=_STOPPING["min_pooling_gain"],
+                   help="with --own-floor, a stratum whose own half-width exceeds the target is done only when "
+                        "pooling narrows its interval this many times (default: off)")
+    p.add_argument("--read-threshold", type=_off_or(_unit), default=_STOPPING["read_threshold"],
+                   help="a stratum whose leave-one-out conflict p-value is at most this reads, and stops on, its "
+                        "adaptive interval (default 0.2; 'none': every stratum stops on its pooled interval)")
+    p.add_argument("--adaptive-floor", type=_off_or(_factor), default=_STOPPING["adaptive_floor"],
+                   help="every pooled stratum is done only when its adaptive half-width is at most this many "
+                        "targets (default: off)")
+    p.add_argument("--annotators", type=_positive_int, default=1,
+                   help="annotations a row needs before its label is resolved")
+    p.add_argument("--resolve", default="majority",
+                   help="how annotations become a label: majority (a tie stays unresolved) or annotator:NAME")
+    p.add_argument("--costs", type=_costs, default=None,
+                   help="label cost per stratum, e.g. 'north=1,south=4' (strata not listed cost 1)")
+    p.add_argument("--seed", type=_seed, default=None, help="random seed (a whole number >= 0)")
+    p.add_argument("--content", type=_columns, default=None,
+                   help="pool columns annotators see (text, image URLs), comma separated: written into every batch")
+
+
+def _add_others(sub: Any) -> None:
+    p = _add(sub, "propose", "write the next rows to label",
+             "Propose the next batch and write it with an empty label column. The file is written "
+             "under a temporary name and renamed onto --out once the proposal is recorded: if "
+             "either fails, nothing is recorded and --out is left as it was. --out is never the "
+             "campaign database, and an existing file is replaced only with --force.",
+             "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
+    p.add_argument("--batch-size", type=_positive_int, default=None,
+                   help="rows to propose (default: the campaign's batch size, set at create)")
+    _add_batch_output(p)
+
+    p = _add(sub, "ingest", "read labelled rows back",
+             "Record labels for proposed rows; all or nothing (any bad row rejects the file). Rows "
+             "sent again with the label they already have are skipped; a different label for a "
+             "labelled row is an error unless --relabel.",
+             "bayeseval campaign ingest --db camp.db --labels batch.csv --y-true label")
+    p.add_argument("--labels", required=True, help="labelled file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--id-column", default=None, help="row id column (default: the pool's id column name)")
+    p.add_argument("--y-true", dest="y_true", default=None, help="column with the true labels (default: label)")
+    p.add_argument("--relabel", action="store_true", help="replace the stored label of rows labelled differently")
+    p.add_argument("--annotator-column", default=None,
+                   help="column naming who gave each label (one row per annotation; Label Studio exports need none)")
+    p.add_argument("--from-name", default=None,
+                   help="Label Studio choice control holding the label (default: the only one, or 'label')")
+
+    p = _add(sub, "status", "show per-stratum progress",
+             "Everything Campaign.status() shows per stratum (pool rows, labels, pending, trials, "
+             "successes, posterior mean and credible interval, half-width, done, exhausted, outlier, "
+             "cost), plus the forecast labels and their cost; with --json also the annotators' "
+             "agreement per stratum.",
+             "bayeseval campaign status --db camp.db --json")
+
+    p = _add(sub, "pending", "list the proposals waiting for labels",
+             "Number of pending proposals per round (and their ids with --json).",
+             "bayeseval campaign pending --db camp.db")
+
+    p = _add(sub, "release", "withdraw pending proposals",
+             "Withdraw pending proposals so their rows can be proposed again.",
+             "bayeseval campaign release --db camp.db --round 3")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all", action="store_true", help="every pending proposal")
+    which.add_argument("--round", type=_positive_int, default=None, help="the pending proposals of one round")
+    which.add_argument("--ids", type=_columns, default=None, help="comma-separated row ids")
+    which.add_argument("--file", default=None, help="a batch file whose id column lists the rows")
+    p.add_argument("--id-column", default=None, help="row id column of --file (default: the pool's id column name)")
+
+    p = _add(sub, "export", "write the pending rows to a file again",
+             "Re-write the pending proposals (all, or one --round) as a batch file with an empty label column.",
+             "bayeseval campaign export --db camp.db --out batch.csv")
+    _add_batch_output(p)
+    p.add_argument("--round", type=_positive_int, default=None, help="only this round's pending rows")
+
+    p = _add(sub, "forecast", "labels (and cost) still needed",
+             "Labels still needed per stratum to meet the target, from the current posterior, and their cost.",
+             "bayeseval campaign forecast --db camp.db")
+    p = _add(sub, "history", "the proposal rounds",
+             "One line per proposal round: time, rule and labels requested per stratum.",
+             "bayeseval campaign history --db camp.db --json")
+    p = _add(sub, "report", "write an HTML campaign report",
+             "An HTML report: per-stratum progress over the rounds, the current intervals, the "
+             "forecast and the labels still needed, with plots inline.",
+             "bayeseval campaign report --db camp.db --out report.html")
+    p.add_argument("--out", required=True, help="the .html file to write")
+    _add_force(p)
+
+    p = _add(sub, "labelstudio-config", "write a Label Studio labelling configuration",
+             "The labelling configuration (XML) for the campaign's tasks: each content column (create "
+             "--content) as Text, or Image for columns of image URLs, and a Choices control named 'label' "
+             "with the campaign's known labels.",
+             "bayeseval campaign labelstudio-config --db camp.db --out config.xml")
+    p.add_argument("--out", default=None, help="the .xml file to write (default: print it)")
+    p.add_argument("--content-type", type=_content_type, action="append", default=None,
+                   help="COLUMN=text or COLUMN=image: how to show a content column (repeatable; "
+                   "default: Image for columns of image URLs)")
+    p.add_argument("--show-prediction", action="store_true",
+                   help="also show the model's prediction (write the tasks with --show-prediction too)")
+    _add_force(p)
+
+
+def _add_force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true",
+                   help="replace --out if it exists (never the campaign database)")
+
+
+def _add_batch_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, help="output file (.csv, .csv.gz, .parquet, .json or .jsonl)")
+    _add_force(p)
+    p.add_argument("--format", choices=list(FORMATS), default=None,
+                   help="batch format (default: from the --out name; labelstudio writes Label Studio tasks, .json)")
+    p.add_argument("--show-prediction", action="store_true",
+                   help="include the model's prediction (and score); left out by default so labels are not biased")
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``campaign`` command and its sub-commands to ``subparsers``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The sub-parsers of the main ``bayeseval`` parser.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``campaign`` parser.
+    """
+    campaign = subparsers.add_parser(
+        "campaign",
+        help="run an active labelling campaign (create, propose, ingest, status, pending, release, export, "
+        "forecast, history, report, labelstudio-config)",
+        description=(
+            "Run a labelling campaign that stops when every stratum's credible interval is "
+            "narrow enough. State lives in one SQLite file (--db); 'propose' writes the rows to "
+            "label, 'ingest' reads them back with a filled 'label' column."
+        ),
+        epilog=(
+            "examples:\n"
+            "  bayeseval campaign create --pool pool.csv --id-column id --strata region "
+            "--y-pred pred --db camp.db --seed 1\n"
+            "  bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv\n"
+            "  bayeseval campaign ingest --db camp.db --labels batch.csv\n"
+            "  bayeseval campaign status --db camp.db\n"
+            "  bayeseval campaign export --db camp.db --out batch.csv   (the pending rows again)\n"
+            "  bayeseval campaign propose --db camp.db --out tasks.json --format labelstudio\n"
+            "  bayeseval campaign ingest --db camp.db --labels label-studio-export.json\n"
+            "  bayeseval campaign report --db camp.db --out report.html"
+        ),
+        formatter_class=_Formatter,
+    )
+    _one_line_errors(campaign)
+    sub = campaign.add_subparsers(dest="campaign_command", metavar="SUBCOMMAND")
+    _add_create(sub)
+    _add_others(sub)
+    labelstudio_cli.add_parsers(sub, _add)
+    campaign.set_defaults(func=run)
+    return campaign
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """A stand-alone parser with only the ``campaign`` command (for tests and ``python -m``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser.
+    """
+    parser = argparse.ArgumentParser(prog="bayeseval", formatter_class=_Formatter)
+    _one_line_errors(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Command-line arguments; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code (0 on success, 2 on bad input).
+    """
+    parser = build_parser()
+    with cli_warnings():  # a warning is one "warning: ..." line, once
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help (0) or a usage error already reported on one line (2)
+            return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+        if getattr(args, "command", None) != "campaign":
+            parser.print_help()
+            return EXIT_BAD_INPUT
+        return run(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

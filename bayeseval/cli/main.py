@@ -1,0 +1,902 @@
+"""The ``bayeseval`` command line: a thin layer over the public functions.
+
+Every sub-command accepts ``--json`` for machine-readable output. Exit codes:
+0 on success, 1 when a gate fails, 2 on bad input with one line on stderr,
+``bayeseval: error: <message>``, naming the option or file at fault.
+
+Options are checked by typed converters when the command line is parsed, so
+a bad value is refused before any work starts. Files are read by
+:func:`bayeseval.cli.io.read_table`, which turns every reader error (empty, garbled or
+unreadable file) into a ``ValueError`` naming the file. ``main`` catches
+``ValueError``, ``TypeError``, ``OSError``, ``OverflowError`` and
+``sqlite3.Error`` (a campaign database that cannot be used) and nothing
+else: any other exception is a bug and shows its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sqlite3
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+from bayeseval import __version__
+from bayeseval._api import metric_names
+from bayeseval.cli.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
+from bayeseval.cli.impact_args import (
+    IMPACT_DESCRIPTION,
+    IMPACT_EPILOG,
+    IMPACT_HELP,
+    add_impact_arguments,
+)
+from bayeseval.cli.io import (
+    HelpFormatter,
+    atomic_output,
+    check_output,
+    cli_warnings,
+    one_line,
+    read_table,
+)
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+# the exceptions that mean "bad input" at the top of main(); anything else is a bug
+_INPUT_ERRORS = (ValueError, TypeError, OSError, OverflowError, sqlite3.Error)
+
+# the interval methods of ``proportion_ci`` (``bayeseval.estimate.intervals.PROPORTION_METHODS``, spelled
+# out so that the parser does not import SciPy; a test keeps the two equal)
+PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", "wald")
+# and the per-stratum methods of ``gate`` (``bayeseval._kernels.binomial.STRATA_METHODS``): the
+# adaptive interval borrows its tail split from the other strata
+STRATA_METHODS = (*PROPORTION_METHODS, "adaptive")
+# what the per-stratum intervals of report and gate promise (``bayeseval._kernels.binomial.GUARANTEES``)
+GUARANTEES = ("stratum", "average")
+_GUARANTEE_HELP = ("stratum (default): every stratum's interval covers its own rate at every true "
+                   "rate (exact); average: the pooled interval, covering on average over strata")
+
+# the formats of ``Report.save`` (spelled out so that the parser does not import the report
+# module; a test keeps the two equal)
+_REPORT_SUFFIXES = (".html", ".htm", ".md", ".markdown", ".json", ".csv", ".xlsx", ".tex")
+
+# counts and row numbers the command line prints must be exactly representable as floats
+_MAX_COUNT = 2**53
+
+
+_Formatter = HelpFormatter
+
+
+class _UsageError(ValueError):
+    """A command-line usage error (unknown option, bad option value)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are raised (one line in main) instead of printed with usage."""
+
+    def error(self, message: str) -> Any:  # noqa: D102 (argparse API)
+        raise _UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# -- typed converters: each names the option through argparse ("argument --x: ...") ---------
+def _converter(name: str, check: Callable[[str], Any]) -> Callable[[str], Any]:
+    check.__name__ = name  # argparse names the type in some messages
+    return check
+
+
+def _parse_number(text: str, kind: type) -> Any:
+    try:
+        value = kind(text)
+    except ValueError:
+        word = "an integer" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"must be {word}, got {text!r}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _int_at_least(minimum: int, maximum: int = _MAX_COUNT) -> Callable[[str], int]:
+    def check(text: str) -> int:
+        value = _parse_number(text, int)
+        if not minimum <= value <= maximum:
+            upper = "2**53" if maximum == _MAX_COUNT else f"{maximum}"
+            raise argparse.ArgumentTypeError(
+                f"must be an integer >= {minimum} and <= {upper}, got {text!r}"
+            )
+        return value
+
+    return _converter("int", check)
+
+
+def _float_between(low: float, high: float, *, closed_high: bool = False) -> Callable[[str], float]:
+    def check(text: str) -> float:
+        value = _parse_number(text, float)
+        if not (low < value < high or (closed_high and value == high)):
+            bracket = "]" if closed_high else ")"
+            raise argparse.ArgumentTypeError(f"must be in ({low:g}, {high:g}{bracket}, got {text!r}")
+        return value
+
+    return _converter("float", check)
+
+
+def _rate(text: str) -> float:
+    value = _parse_number(text, float)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a rate in [0, 1], got {text!r}")
+    return value
+
+
+def _metric(text: str) -> str:
+    """A metric name or alias of one rate, returned as written (the report echoes it)."""
+    key = metric_names.canonical(text)
+    if key is None or key in metric_names.COMPOSITE:
+        raise argparse.ArgumentTypeError(metric_names.unknown_metric(text, composite=False))
+    return text.strip()
+
+
+def _parse_json_numbers(text: str, what: str) -> Any:
+    """A JSON object label -> number, or a JSON list of numbers; else ArgumentTypeError."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(
+            f"must be JSON such as '{{\"a\": 0.7, \"b\": 0.3}}' ({exc.msg} at character "
+            f"{exc.pos}), got {text!r}"
+        ) from None
+    values = list(value.values()) if isinstance(value, dict) else value
+    if not isinstance(values, list) or not values or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise argparse.ArgumentTypeError(
+            f"must be a JSON object stratum -> {what} or a list of numbers, got {text!r}"
+        )
+    return value
+
+
+def _json_object(what: str) -> Callable[[str], Any]:
+    """A JSON object label -> number or a JSON list of numbers (option values per stratum)."""
+    return _converter("json", lambda text: _parse_json_numbers(text, what))
+
+
+def _weights_json(text: str) -> Any:
+    """--weights: a JSON object stratum -> share, or a JSON list of shares in stratum order."""
+    from bayeseval._api.validation import check_weights  # deferred: fast start-up
+
+    value = _parse_json_numbers(text, "share")
+    shares = list(value.values()) if isinstance(value, dict) else value
+    try:
+        check_weights(shares, len(shares), name="shares")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def _report_path(text: str) -> Path:
+    """--out of report: a file in an existing folder whose suffix ``Report.save`` writes."""
+    path = Path(text)
+    if path.suffix.lower() not in _REPORT_SUFFIXES:
+        raise argparse.ArgumentTypeError(
+            f"must end in {', '.join(_REPORT_SUFFIXES)}, got {text!r}"
+        )
+    _check_writable_parent(path, text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"is a folder, not a file: {text!r}")
+    return path
+
+
+def _folder(text: str) -> Path:
+    """--out of demo: a folder (created if missing), not an existing file."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"must be a folder, but {text!r} is an existing file")
+    return path
+
+
+def _check_writable_parent(path: Path, text: str) -> None:
+    parent = path.parent
+    if not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {str(parent)!r} does not exist (for {text!r})")
+
+
+# -- files -----------------------------------------------------------------------------------
+# (kept under their old names for the campaign command line, which imports them from here)
+_read_table = read_table
+_one_line = one_line
+
+
+def _split_columns(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    cols = [c.strip() for c in value.split(",") if c.strip()]
+    return cols or None
+
+
+def _check_columns(frame: Any, path: str, columns: dict[str, Any]) -> None:
+    """Every option naming a column must name a column of the file."""
+    have = [str(c) for c in frame.columns]
+    for option, names in columns.items():
+        for col in [names] if isinstance(names, str) else (names or []):
+            if col not in frame.columns:
+                raise ValueError(f"{option} column {col!r} is not in {path!r}; columns are {have}")
+    if len(frame) == 0:
+        raise ValueError(f"data file {path!r} has a header but no rows")
+
+
+def _typed_like(text: str, column: Any, option: str) -> Any:
+    """Parse ``text`` to the type of ``column``'s values: int, float, bool or the text itself."""
+    import pandas as pd  # deferred: fast start-up
+
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        table = {"true": True, "1": True, "false": False, "0": False}
+        if text.strip().lower() not in table:
+            raise ValueError(f"{option} {text!r} must be true or false: column {column.name!r} is boolean")
+        return table[text.strip().lower()]
+    if pd.api.types.is_integer_dtype(dtype):
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(
+                f"{option} {text!r} must be an integer: column {column.name!r} holds integers"
+            ) from None
+    if pd.api.types.is_float_dtype(dtype):
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(
+                f"{option} {text!r} must be a number: column {column.name!r} holds numbers"
+            ) from None
+    return text
+
+
+def _pos_label(args: argparse.Namespace, frame: Any, metric: str) -> Any:
+    """The positive class: --pos-label parsed to the y_true column's type, or None.
+
+    A class metric on one or two labels other than 0/1 needs --pos-label (which one is positive
+    is not a guess the command makes).
+    """
+    import pandas as pd  # deferred: fast start-up
+
+    from bayeseval.counts.metrics import get_metric  # deferred: fast start-up
+
+    truth, pred = frame[args.y_true], frame[args.y_pred]
+    labels = sorted({*pd.unique(truth.dropna()), *pd.unique(pred.dropna())}, key=repr)
+    if args.pos_label is not None:
+        value = _typed_like(args.pos_label, truth, "--pos-label")
+        if value not in set(labels):
+            raise ValueError(
+                f"--pos-label {args.pos_label!r} is not a label of columns {args.y_true!r} and "
+                f"{args.y_pred!r}; labels are {[_plain(v) for v in labels][:10]}"
+            )
+        return value
+    binary = set(labels) <= {0, 1} or set(labels) <= {False, True}
+    if get_metric(metric).needs_positive and len(labels) <= 2 and not binary:
+        raise ValueError(
+            f"metric {metric!r} needs --pos-label: columns {args.y_true!r}/{args.y_pred!r} hold "
+            f"the labels {[_plain(v) for v in labels]}; say which one is the positive class"
+        )
+    return None
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _weights_for(value: Any, frame: Any, strata: list[str] | None) -> Any:
+    """--weights keys (JSON strings) parsed to the strata columns' types; lists pass through."""
+    if not isinstance(value, dict) or not strata:
+        return value
+    out = {}
+    for key, share in value.items():
+        parts = key.split(" | ") if len(strata) > 1 else [key]
+        if len(parts) != len(strata):
+            raise ValueError(
+                f"--weights key {key!r} must give one label per strata column {strata}, joined "
+                "by ' | '"
+            )
+        typed = tuple(_typed_like(p, frame[c], "--weights key") for p, c in zip(parts, strata, strict=True))
+        out[typed if len(typed) > 1 else typed[0]] = share
+    return out
+
+
+# -- output ------------------------------------------------------------------------------------
+def _emit(payload: Any, as_json: bool, text: str) -> None:
+    if as_json:
+        print(json.dumps(payload, indent=2, default=_json_default))
+    else:
+        print(text)
+
+
+def _json_default(obj: Any) -> Any:
+    import numpy as np  # deferred: fast start-up
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return None if np.isnan(obj) else float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
+
+
+def _frame_records(frame: Any) -> list[dict[str, Any]]:
+    out = frame.reset_index()
+    out.columns = [str(c) for c in out.columns]
+    return json.loads(out.to_json(orient="records"))
+
+
+# -- demo ----------------------------------------------------------------------------------
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from bayeseval.demo import run_demo  # deferred: fast start-up
+
+    if args.out.is_dir() and any(args.out.iterdir()) and not args.force:
+        raise ValueError(f"--out {str(args.out)!r} already holds files; give --force to let the demo "
+                         "replace its files there, or choose a new folder")
+    return run_demo(out=args.out, quick=args.quick, random_seed=args.seed, as_json=args.json)
+
+
+# -- plan ----------------------------------------------------------------------------------
+def _count_or_error(value: float, what: str, option: str, given: Any) -> int:
+    """``ceil(value)`` as an int, refusing counts that are not exactly representable."""
+    if not math.isfinite(value) or value > _MAX_COUNT:
+        raise ValueError(
+            f"{option} {given!r} needs {value:.3g} {what}, more than 2**53: no count that large "
+            "is exact"
+        )
+    return int(-(-value // 1))
+
+
+def _check_plan_target(args: argparse.Namespace, option: str) -> None:
+    """Refuse a target so small that no method's count can be exact (before computing it).
+
+    Every interval at level ``L`` needs at least ``z**2 / (2 e) - z**2`` trials for a
+    half-width ``e`` (the Wilson bound at rate 0; other rates and methods need more).
+    """
+    z = NormalDist().inv_cdf((1 + args.level) / 2)
+    e = args.halfwidth if args.se is None else z * args.se
+    target = args.se if args.se is not None else args.halfwidth
+    if e <= 0 or z * z / (2 * e) - z * z > _MAX_COUNT:
+        raise ValueError(
+            f"{option} {target!r} is too small: it needs more than 2**53 trials per stratum, "
+            "more than any count can hold exactly; choose a larger target"
+        )
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from bayeseval.plan import planning  # deferred: fast start-up
+
+    if args.halfwidth is None and args.se is None:
+        raise ValueError(
+            "plan needs --halfwidth or --se (or a sub-command: allocate, split; see "
+            "'bayeseval plan --help')"
+        )
+    option = "--se" if args.se is not None else "--halfwidth"
+    _check_plan_target(args, option)
+    n = planning.sample_size(
+        se=args.se, halfwidth=args.halfwidth, rate=args.rate, level=args.level, method=args.method
+    )
+    target = args.halfwidth if args.se is None else args.se
+    n = _count_or_error(float(n), "trials per stratum", option, target)
+    rate = 0.5 if args.rate is None else args.rate
+    payload: dict[str, Any] = {
+        "n_per_stratum": n,
+        "halfwidth": args.halfwidth,
+        "se": args.se,
+        "rate": args.rate,
+        "assumed_rate": rate,
+        "level": args.level,
+        "method": args.method,
+    }
+    lines = [f"trials needed per stratum: {n}", _assumed_rate_line(args.rate)]
+    edge = _edge_warning(args, planning, n, rate)
+    if edge is not None:
+        payload["wilson_n_per_stratum"], payload["warning"] = edge
+        lines.append(f"warning: {edge[1]}")
+    groups = args.groups or 1
+    if groups > 1:
+        payload["n_groups"] = groups
+        payload["minority_rows"] = _count_or_error(float(n) * groups, "minority rows", "--groups", groups)
+        lines.append(f"across {groups} groups: {payload['minority_rows']} minority rows")
+    if args.share is not None:
+        payload["total_rows"] = _count_or_error(n * groups / args.share, "rows", "--share", args.share)
+        lines.append(f"at a minority share of {args.share:g}: about {payload['total_rows']:,} rows in all")
+    _emit(payload, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+def _assumed_rate_line(rate: float | None) -> str:
+    if rate is None:
+        return ("planning rate: 0.5 (assumed: no --rate given; 0.5 needs the most trials, so the "
+                "plan holds at any rate)")
+    return f"planning rate: {rate:g} (from --rate)"
+
+
+def _edge_warning(args: argparse.Namespace, planning: Any, n: int, rate: float
+                  ) -> tuple[int, str] | None:
+    """With --method normal and --halfwidth: the Wilson-search size when the normal one falls short.
+
+    The normal formula assumes a symmetric interval; near a rate of 0 or 1 the Wilson interval
+    on that many trials is wider than the target, and a search over n finds the size it needs.
+    """
+    if args.method != "normal" or args.halfwidth is None:
+        return None
+    wilson = int(planning.sample_size(halfwidth=args.halfwidth, rate=rate, level=args.level,
+                                      method="wilson"))
+    if wilson <= n:
+        return None
+    return wilson, (
+        f"at a rate of {rate:g} the normal approximation's {n} trials give a Wilson interval "
+        f"wider than +/-{args.halfwidth:g}; the Wilson search needs {wilson} "
+        "(use --method wilson)"
+    )
+
+
+def _cmd_allocate(args: argparse.Namespace) -> int:
+    from bayeseval._api.validation import MAX_EXACT_COUNT  # deferred: fast start-up
+    from bayeseval._kernels import allocation  # deferred: fast start-up
+    from bayeseval.plan import planning  # deferred: fast start-up
+
+    weights, rates = args.weights, args.rates
+    if rates is not None and isinstance(weights, dict) != isinstance(rates, dict):
+        raise ValueError("--rates must be a JSON object when --weights is one, and a list when "
+                         f"--weights is a list; got --weights {weights!r} and --rates {rates!r}")
+    if isinstance(weights, dict) and isinstance(rates, dict) and set(rates) != set(weights):
+        raise ValueError(f"--rates keys {sorted(rates)} must be the --weights keys {sorted(weights)}")
+    plain = allocation.plain_inputs(weights, rates, args.minimum, None)
+    if plain is None or args.budget > MAX_EXACT_COUNT:
+        # not plain numbers, or invalid: planning.allocate reads them with pandas (and raises)
+        alloc = planning.allocate(args.budget, weights, rates, method=args.method, minimum=args.minimum)
+        keys, counts = list(alloc.index), alloc.to_numpy()
+    else:  # JSON numbers: allocated on plain arrays, without importing pandas
+        keys, shares, variances, lo, hi = plain
+        counts = allocation.allocation_counts(args.budget, shares, variances, lo, hi, keys, args.method,
+                                              has_minimum=args.minimum is not None)
+    labels = [str(k) for k in keys]
+    payload = {"budget": args.budget, "method": args.method, "minimum": args.minimum,
+               "allocation": dict(zip(labels, (int(v) for v in counts), strict=True))}
+    width = max(len(x) for x in labels + ["stratum"])
+    lines = [f"allocating {args.budget} labels ({args.method}):", f"  {'stratum':<{width}}  labels"]
+    lines += [f"  {k:<{width}}  {int(v)}" for k, v in zip(labels, counts, strict=True)]
+    _emit(payload, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+def _cmd_split(args: argparse.Namespace) -> int:
+    import numpy as np  # deferred: fast start-up
+
+    from bayeseval.plan import planning  # deferred: fast start-up
+
+    res = planning.split_decision(
+        n_total=args.n_total, n_test=args.n_test, share=args.share, n_min=args.n_min,
+        n_groups=args.groups, max_test_share=args.max_test_share, max_inflate=args.max_inflate,
+    )
+    # the fields of ``res.table``'s one row, as Python numbers (the table would import pandas)
+    payload = {k: v.item() if isinstance(v, np.generic) else v for k, v in res.to_dict().items()}
+    lines = [f"decision: {res.branch}", f"test set: {res.n_test:,} rows "
+             f"({res.n_minority_test:,} minority rows)", f"why: {res.reason}"]
+    if res.warning:
+        lines.append(f"warning: {res.warning}")
+    _emit(payload, args.json, "\n".join(lines))
+    return EXIT_OK
+
+
+# -- report ----------------------------------------------------------------------------------
+def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
+    """Read the data file and check that every column option names one of its columns."""
+    data = read_table(args.data, name="data")
+    strata = _split_columns(args.strata)
+    _check_columns(data, args.data, {"--y-true": args.y_true, "--y-pred": args.y_pred, "--strata": strata})
+    return data, strata
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from bayeseval.report.report import evaluate  # deferred: fast start-up
+
+    if args.out:  # before the work: never onto the data file, never over a file without --force
+        check_output(args.out, force=args.force, inputs=[("data", args.data)])
+    data, strata = _load(args)
+    groups = _split_columns(args.groups)
+    _check_columns(data, args.data, {"--groups": groups})
+    report = evaluate(
+        data,
+        y_true=args.y_true,
+        y_pred=args.y_pred,
+        strata=strata,
+        metric=args.metric,
+        weights=_weights_for(args.weights, data, strata),
+        level=args.level,
+        target_halfwidth=args.target_halfwidth,
+        pos_label=_pos_label(args, data, args.metric),
+        random_seed=args.seed,
+        model=args.model,
+        source=args.data,
+        groups=groups,
+        tolerance=args.tolerance,
+        min_trials=args.min_trials,
+        guarantee=args.guarantee,
+    )
+    if args.out:
+        with atomic_output(args.out) as tmp:
+            report.save(tmp)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, default=_json_default))
+    else:
+        print(str(report))
+        if args.out:
+            print(f"\nreport written to {args.out}")
+    return EXIT_OK
+
+
+# -- gate ----------------------------------------------------------------------------------
+def _cmd_gate(args: argparse.Namespace) -> int:
+    from bayeseval.report.gates import gate  # deferred: fast start-up
+
+    if args.min_trials is None and args.max_halfwidth is None:
+        raise ValueError("give --min-trials and/or --max-halfwidth: the gate needs a criterion")
+    data, strata = _load(args)
+    result = gate(
+        data,
+        y_true=args.y_true,
+        y_pred=args.y_pred,
+        strata=strata,
+        metric=args.metric,
+        min_trials=args.min_trials,
+        max_halfwidth=args.max_halfwidth,
+        level=args.level,
+        method=args.method,
+        pos_label=_pos_label(args, data, args.metric),
+        guarantee=args.guarantee,
+    )
+    if args.json:
+        print(json.dumps({"passed": result.passed, "strata": _frame_records(result.table)}, indent=2))
+    else:
+        print(result.to_text())
+    return EXIT_OK if result.passed else EXIT_GATE_FAILED
+
+
+# -- parser ------------------------------------------------------------------------------------
+_LEVEL = _float_between(0.0, 1.0)
+_SEED = _int_at_least(0)
+
+_EPILOG = """\
+examples:
+  bayeseval demo
+  bayeseval plan --halfwidth 0.05 --rate 0.7
+  bayeseval report preds.csv --y-true y --y-pred pred --strata group --metric recall
+  bayeseval gate preds.csv --y-true y --y-pred pred --strata group --max-halfwidth 0.1
+  bayeseval campaign --help
+
+exit codes: 0 success, 1 a gate failed, 2 bad input (one line on stderr)
+"""
+
+
+def _add_demo(sub: Any) -> None:
+    demo = sub.add_parser(
+        "demo",
+        help="run the end-to-end example on bundled data",
+        formatter_class=HelpFormatter,
+        description="Fit a classifier on bundled data, evaluate it per group with intervals, pool "
+        "small groups, check the model, plan a test set and run a short simulated labelling campaign.",
+        epilog="example:\n  bayeseval demo --out demo-report",
+    )
+    demo.add_argument("--out", type=_folder, default="bayeseval-report",
+                      help="folder for the HTML report and plots (created if missing)")
+    demo.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0, help="random seed")
+    demo.add_argument("--quick", action="store_true", help="smaller simulation, for a fast look")
+    demo.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    demo.add_argument("--force", action="store_true", help="replace the demo's files in a folder that holds files")
+    demo.set_defaults(func=_cmd_demo)
+
+
+def _add_plan(sub: Any) -> None:
+    plan = sub.add_parser(
+        "plan",
+        help="trials needed for a target interval width; label allocation; test-split decision",
+        formatter_class=HelpFormatter,
+        description="Sample size for one rate from a target half-width or standard error. The "
+        "output states the planning rate it assumed and, near a rate of 0 or 1, the larger size "
+        "a Wilson interval needs. Sub-commands: 'allocate' shares a labelling budget across "
+        "strata, 'split' decides how to draw a test set that holds enough minority rows.",
+        epilog="examples:\n  bayeseval plan --halfwidth 0.05 --rate 0.7\n"
+        "  bayeseval plan --halfwidth 0.05 --rate 0.7 --groups 8 --share 0.004 --json\n"
+        "  bayeseval plan allocate --budget 400 --weights '{\"a\": 0.7, \"b\": 0.3}' "
+        "--rates '{\"a\": 0.1, \"b\": 0.4}'\n"
+        "  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 --n-min 323",
+    )
+    target = plan.add_mutually_exclusive_group()
+    target.add_argument("--halfwidth", type=_float_between(0.0, 1.0),
+                        help="target half-width of the interval (this or --se)")
+    target.add_argument("--se", type=_float_between(0.0, 0.5, closed_high=True),
+                        help="target standard error (this or --halfwidth)")
+    plan.add_argument("--rate", type=_rate, default=None,
+                      help="planning rate; without it 0.5, which needs the most trials")
+    plan.add_argument("--level", type=_LEVEL, default=0.95, help="interval level")
+    plan.add_argument("--method", default="normal", choices=("normal", "wilson", "clopper_pearson"),
+                      help="interval the plan is for")
+    plan.add_argument("--groups", type=_int_at_least(1), default=None, help="number of subgroups needing this n")
+    plan.add_argument("--share", type=_float_between(0.0, 1.0, closed_high=True), default=None,
+                      help="minority share in the population")
+    plan.add_argument("--json", action="store_true", help="machine-readable output")
+    plan.set_defaults(func=_cmd_plan)
+    subs = plan.add_subparsers(dest="plan_command", metavar="SUBCOMMAND")
+    _add_plan_allocate(subs)
+    _add_plan_split(subs)
+
+
+def _add_plan_allocate(subs: Any) -> None:
+    alloc = subs.add_parser(
+        "allocate",
+        help="share a labelling budget across strata",
+        formatter_class=HelpFormatter,
+        description="Split a budget of labels across strata (bayeseval.plan.planning.allocate): "
+        "'optimal' is Neyman allocation (Cochran 1977, section 5.5), 'proportional' follows the "
+        "population shares, 'equal' gives each stratum the same, 'equal_precision' the same "
+        "half-width, 'compromise' a minimum first and the rest optimally.",
+        epilog="example:\n  bayeseval plan allocate --budget 400 --weights '{\"a\": 0.7, \"b\": 0.3}' "
+        "--rates '{\"a\": 0.1, \"b\": 0.4}' --minimum 60",
+    )
+    alloc.add_argument("--budget", type=_int_at_least(1), required=True, help="labels to allocate")
+    alloc.add_argument("--weights", type=_weights_json, required=True,
+                       help="population shares as JSON, e.g. '{\"a\": 0.7, \"b\": 0.3}', or a list")
+    alloc.add_argument("--rates", type=_json_object("planning rate"), default=None,
+                       help="planning rates as JSON, keyed like --weights; without them 0.5 everywhere")
+    alloc.add_argument("--method", default="optimal",
+                       choices=("optimal", "proportional", "equal", "equal_precision", "compromise"),
+                       help="allocation rule")
+    alloc.add_argument("--minimum", type=_int_at_least(0), default=None,
+                       help="labels every stratum gets at least")
+    alloc.add_argument("--json", action="store_true", help="machine-readable output")
+    alloc.set_defaults(func=_cmd_allocate)
+
+
+def _add_plan_split(subs: Any) -> None:
+    split = subs.add_parser(
+        "split",
+        aliases=["split-decision", "split_decision"],
+        help="keep the class proportion in the test set, or grow it / oversample the minority",
+        formatter_class=HelpFormatter,
+        description="Decide how to draw a test set (bayeseval.plan.planning.split_decision): keep the "
+        "minority share if a proportional test set holds --n-min minority rows per group, else "
+        "grow the test set (up to --max-test-share of the data), else oversample the minority "
+        "and reweight.",
+        epilog="example:\n  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 "
+        "--n-min 323 --groups 8",
+    )
+    split.add_argument("--n-total", type=_int_at_least(1), required=True, help="rows in the data")
+    split.add_argument("--n-test", type=_int_at_least(1), required=True, help="planned test rows")
+    split.add_argument("--share", type=_float_between(0.0, 1.0), required=True,
+                       help="minority share of the rows")
+    split.add_argument("--n-min", type=_int_at_least(1), required=True,
+                       help="minority test rows needed per group")
+    split.add_argument("--groups", type=_int_at_least(1), default=1, help="groups needing --n-min each")
+    split.add_argument("--max-test-share", type=_float_between(0.0, 1.0, closed_high=True), default=0.3,
+                       help="largest share of the data the test set may take")
+    split.add_argument("--max-inflate", type=_float_between(1.0, math.inf), default=5.0,
+                       help="largest factor by which the minority may be oversampled")
+    split.add_argument("--json", action="store_true", help="machine-readable output")
+    split.set_defaults(func=_cmd_split)
+
+
+def _add_data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--y-true", required=True, help="column with the true labels")
+    p.add_argument("--y-pred", required=True, help="column with the predicted labels")
+    p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
+    p.add_argument("--metric", type=_metric, default="error_rate",
+                   help=f"one of {metric_names.choices(composite=False)} (aliases in parentheses; "
+                   "balanced_accuracy, the mean of two rates, is reported by audit)")
+    p.add_argument("--pos-label", default=None,
+                   help="positive class for recall, precision, ...: parsed as an integer when the "
+                   "--y-true column holds integers (a number for floats, true/false for booleans); "
+                   "required for two labels other than 0/1")
+    p.add_argument("--level", type=_LEVEL, default=0.95, help="interval level")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _add_report(sub: Any) -> None:
+    report = sub.add_parser(
+        "report",
+        help="per-stratum report with intervals and pooled estimates",
+        formatter_class=HelpFormatter,
+        description="Evaluate predictions per stratum: raw rates with Wilson intervals, pooled "
+        "posterior estimates, the overall rate unweighted and reweighted, and model checks.",
+        epilog="examples:\n  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
+        "--metric recall --pos-label yes --out report.html\n"
+        "  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
+        "--weights '{\"a\": 0.7, \"b\": 0.3}'",
+    )
+    _add_data_args(report)
+    report.add_argument("--weights", type=_weights_json, default=None,
+                        help="population shares as JSON, e.g. '{\"a\": 0.7, \"b\": 0.3}' (keys parsed "
+                        "to the strata column's type; with several strata columns join the labels "
+                        "with ' | '), or a list in stratum order")
+    report.add_argument("--target-halfwidth", type=_float_between(0.0, 0.5), default=None,
+                        help="flag strata wider than this")
+    report.add_argument("--model", default="beta_binomial", choices=("beta_binomial", "robust"),
+                        help="pooled model; 'robust' lets outlying strata stand apart")
+    report.add_argument("--seed", type=_SEED, default=0, help="random seed (a non-negative integer)")
+    report.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
+    report.add_argument("--groups", default=None,
+                        help="group column(s), comma separated: adds a fairness audit section")
+    report.add_argument("--tolerance", type=_float_between(0.0, 1.0), default=None,
+                        help="largest acceptable max-min gap of the audit (needs --groups)")
+    report.add_argument("--min-trials", type=_int_at_least(1), default=None,
+                        help="audit: leave groups with fewer trials out of the gap (needs --groups)")
+    report.add_argument("--out", type=_report_path, default=None,
+                        help="also write the report to a file: .html, .md, .json, .csv, .xlsx "
+                        "(needs openpyxl) or .tex")
+    report.add_argument("--force", action="store_true", help="replace --out if it exists (never the data file)")
+    report.set_defaults(func=_cmd_report)
+
+
+def _add_gate(sub: Any) -> None:
+    gate_p = sub.add_parser(
+        "gate",
+        help="fail (exit 1) when strata miss minimum counts or maximum widths",
+        formatter_class=HelpFormatter,
+        description="Check a labelled test set against per-stratum minimum trial counts and/or "
+        "maximum interval half-widths. Exits 1 with a table of the failing strata, so a release "
+        "pipeline can block on it.",
+        epilog="example:\n  bayeseval gate test.csv --y-true y --y-pred pred --strata region "
+        "--metric recall --min-trials 300 --max-halfwidth 0.05",
+    )
+    _add_data_args(gate_p)
+    gate_p.add_argument("--min-trials", type=_int_at_least(1), default=None, help="minimum trials per stratum")
+    gate_p.add_argument("--max-halfwidth", type=_float_between(0.0, 1.0), default=None,
+                        help="maximum interval half-width")
+    gate_p.add_argument("--method", default=None, choices=STRATA_METHODS,
+                        help="interval method; when omitted, adaptive under --guarantee stratum "
+                        "(each stratum's exact-coverage interval, narrower where the stratum is "
+                        "typical of the others; that guarantee accepts only adaptive or "
+                        "clopper_pearson) and wilson under --guarantee average")
+    gate_p.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
+    gate_p.set_defaults(func=_cmd_gate)
+
+
+_CAMPAIGN_HELP = "run an active labelling campaign (create, propose, ingest, status, pending, release, export)"
+
+
+def _add_campaign(sub: Any, *, full: bool) -> None:
+    """The ``campaign`` command: in full, or a placeholder that only lists it in the help.
+
+    The campaign command line imports the campaign engine (SciPy, pandas); the other commands
+    and ``bayeseval --help`` do not need it, so ``main`` registers it in full only when the
+    command is ``campaign``.
+    """
+    if full:
+        from bayeseval.cli import campaign as campaign_cli  # deferred: heavy, campaign only
+
+        campaign_cli.register(sub)
+    else:
+        sub.add_parser("campaign", help=_CAMPAIGN_HELP, add_help=False)
+
+
+def _add_audit(sub: Any, *, full: bool) -> None:
+    """The ``audit`` command: in full, or a placeholder that only lists it in the help."""
+    if full:
+        p = sub.add_parser("audit", help=AUDIT_HELP, description=AUDIT_DESCRIPTION)
+        add_audit_arguments(p)
+        p.set_defaults(func=_cmd_audit)
+    else:
+        sub.add_parser("audit", help=AUDIT_HELP, add_help=False)
+
+
+def _add_impact(sub: Any, *, full: bool) -> None:
+    """The ``impact-ratio`` command: in full, or a placeholder that only lists it in the help."""
+    if full:
+        p = sub.add_parser("impact-ratio", help=IMPACT_HELP, description=IMPACT_DESCRIPTION,
+                           epilog=IMPACT_EPILOG, formatter_class=HelpFormatter)
+        add_impact_arguments(p)
+        p.set_defaults(func=_cmd_impact)
+    else:
+        sub.add_parser("impact-ratio", help=IMPACT_HELP, add_help=False)
+
+
+def _cmd_impact(args: argparse.Namespace) -> int:
+    from bayeseval.cli.impact import run_impact  # deferred: heavy, run only
+
+    return run_impact(args)
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from bayeseval.cli.audit import run_audit  # deferred: heavy, run only
+
+    return run_audit(args)
+
+
+def build_parser(*, campaign: bool = True, audit: bool = True, impact: bool = True) -> argparse.ArgumentParser:
+    """Build the argument parser of the ``bayeseval`` command.
+
+    Parameters
+    ----------
+    campaign : bool, default True
+        Register the ``campaign`` command with all its sub-commands. With ``False`` the command
+        is only listed in the help, and the parser starts faster (no campaign engine import).
+    audit : bool, default True
+        Register the ``audit`` command in full (the same trade-off as ``campaign``).
+    impact : bool, default True
+        Register the ``impact-ratio`` command in full (the same trade-off).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser with the ``demo``, ``plan``, ``report``, ``gate``, ``audit``, ``impact-ratio`` and
+        ``campaign`` commands; its errors raise ``ValueError`` (``main`` prints
+        them as one line and exits 2).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["plan", "--halfwidth", "0.05"])
+    >>> args.command, args.halfwidth
+    ('plan', 0.05)
+    """
+    parser = _Parser(
+        prog="bayeseval",
+        formatter_class=HelpFormatter,
+        description="How good is a fixed classifier, per subgroup, with honest uncertainty.",
+        epilog=textwrap.dedent(_EPILOG),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_demo(sub)
+    _add_plan(sub)
+    _add_report(sub)
+    _add_gate(sub)
+    _add_audit(sub, full=audit)
+    _add_impact(sub, full=impact)
+    _add_campaign(sub, full=campaign)
+    return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv`` (its first argument that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return the exit code.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 1 when a gate fails, 2 on bad input (with one line on
+        stderr: ``bayeseval: error: <message>``).
+
+    Examples
+    --------
+    >>> main(["plan", "--halfwidth", "0.05", "--rate", "0.7"])
+    trials needed per stratum: 323
+    planning rate: 0.7 (from --rate)
+    0
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = _command(argv)
+    parser = build_parser(campaign=command == "campaign", audit=command == "audit",
+                          impact=command == "impact-ratio")
+    with cli_warnings():  # a warning is one "warning: ..." line, once
+        try:
+            args = parser.parse_args(argv)
+            if not getattr(args, "command", None):
+                parser.print_help()
+                return EXIT_BAD_INPUT
+            return int(args.func(args) or 0)
+        except SystemExit as exc:  # --help and --version end the parse with a status
+            return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+        except _INPUT_ERRORS as exc:
+            print(f"bayeseval: error: {one_line(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Rows to counts: :class:`Counts` (successes and trials per stratum), metric definitions and counting in DuckDB (:func:`tabulate` on a Parquet/CSV path or a DuckDB relation).
+
+Each public name is imported from its module on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bayeseval._api.lazy import lazy_exports
+
+#: public name -> module of this package that defines it
+_EXPORTS = {
+    "Counts": "counts",
+    "tabulate": "counts",
+    "confusion_counts": "counts",
+    "Metric": "metrics",
+    "get_metric": "metrics",
+    "METRICS": "metrics",
+    "CLASS_METRICS": "metrics",
+}
+
+__all__ = [
+    "Counts",
+    "tabulate",
+    "confusion_counts",
+    "Metric",
+    "get_metric",
+    "METRICS",
+    "CLASS_METRICS",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval.counts.counts import Counts, confusion_counts, tabulate
+    from bayeseval.counts.metrics import CLASS_METRICS, METRICS, Metric, get_metric
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

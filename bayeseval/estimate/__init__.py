@@ -1,0 +1,103 @@
+"""Frequentist estimates: proportion intervals, the bootstrap, stratified and reweighted rates, classifier comparisons, classic error estimators and proxy-assisted intervals.
+
+Each public name is imported from its module on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bayeseval._api.lazy import lazy_exports
+
+#: public name -> module of this package that defines it
+_EXPORTS = {
+    "METHODS": "classic",
+    "estimate_error": "classic",
+    "risk_averaging": "classic",
+    "error_reject_curve": "classic",
+    "plot_error_reject": "classic",
+    "McNemarResult": "compare",
+    "mcnemar": "compare",
+    "mcnemar_from_predictions": "compare",
+    "PairedBootstrap": "compare",
+    "paired_bootstrap": "compare",
+    "PROPORTION_METHODS": "intervals",
+    "proportion_ci": "intervals",
+    "confidence_sequence": "intervals",
+    "proportion_se": "intervals",
+    "bootstrap_ci": "intervals",
+    "BootstrapInterval": "intervals",
+    "f1_score": "intervals",
+    "ProxyCI": "proxy",
+    "proxy_ci": "proxy",
+    "StratifiedRisk": "stratified",
+    "stratified_risk": "stratified",
+    "clustered_risk": "stratified",
+    "reweight": "stratified",
+    "weighted_metric": "stratified",
+    "ReweightedMetrics": "stratified",
+}
+
+__all__ = [
+    "METHODS",
+    "estimate_error",
+    "risk_averaging",
+    "error_reject_curve",
+    "plot_error_reject",
+    "McNemarResult",
+    "mcnemar",
+    "mcnemar_from_predictions",
+    "PairedBootstrap",
+    "paired_bootstrap",
+    "PROPORTION_METHODS",
+    "proportion_ci",
+    "confidence_sequence",
+    "proportion_se",
+    "bootstrap_ci",
+    "BootstrapInterval",
+    "f1_score",
+    "ProxyCI",
+    "proxy_ci",
+    "StratifiedRisk",
+    "stratified_risk",
+    "clustered_risk",
+    "reweight",
+    "weighted_metric",
+    "ReweightedMetrics",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval.estimate.classic import (
+        METHODS,
+        error_reject_curve,
+        estimate_error,
+        plot_error_reject,
+        risk_averaging,
+    )
+    from bayeseval.estimate.compare import (
+        McNemarResult,
+        PairedBootstrap,
+        mcnemar,
+        mcnemar_from_predictions,
+        paired_bootstrap,
+    )
+    from bayeseval.estimate.intervals import (
+        PROPORTION_METHODS,
+        BootstrapInterval,
+        bootstrap_ci,
+        confidence_sequence,
+        f1_score,
+        proportion_ci,
+        proportion_se,
+    )
+    from bayeseval.estimate.proxy import ProxyCI, proxy_ci
+    from bayeseval.estimate.stratified import (
+        ReweightedMetrics,
+        StratifiedRisk,
+        clustered_risk,
+        reweight,
+        stratified_risk,
+        weighted_metric,
+    )
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,33 @@
+"""Reports of an evaluation: the per-stratum table, overall rates, checks and findings, and release gates.
+
+Each public name is imported from its module on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bayeseval._api.lazy import lazy_exports
+
+#: public name -> module of this package that defines it
+_EXPORTS = {
+    "gate": "gates",
+    "GateResult": "gates",
+    "Finding": "report",
+    "Report": "report",
+    "evaluate": "report",
+}
+
+__all__ = [
+    "gate",
+    "GateResult",
+    "Finding",
+    "Report",
+    "evaluate",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval.report.gates import GateResult, gate
+    from bayeseval.report.report import Finding, Report, evaluate
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
