@@ -6,8 +6,9 @@ Run ``python benchmarks/code_health.py`` from the repository root. It prints
 * functions longer than 80 lines and functions with a cyclomatic complexity over 20
   (McCabe, as ruff's C901 counts it);
 * import cycles between the package's modules, sideways private imports (a private name or a
-  private module taken from anywhere but ``_core``, ``_validation``, ``_warnings`` or
-  ``_results``) and function-local imports of the package's own modules;
+  private module taken from anywhere but the shared packages ``_api``, ``_kernels``,
+  ``_backends`` and ``_render``), imports from a later stage of the data flow, and
+  function-local imports of the package's own modules;
 * the numpydoc pass rate of the exported objects (every name in ``__all__`` of the package and
   of its public submodules, and the public methods of exported classes);
 * the layout figures: modules over 1,000 lines, the class with the most methods, the parameters
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     graph, local = layers.import_graph(ROOT / "bayeseval")
     cycles = layers.import_cycles(graph)
     sideways = layers.sideways_private_imports(ROOT / "bayeseval")
+    upstream = layers.upstream_imports(ROOT / "bayeseval")
     longf = long_functions()
     complexf = complex_functions()
     total, passing, failures = numpydoc_report()
@@ -164,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"functions over complexity 20    {len(complexf):>6}")
     print(f"import cycles                   {len(cycles):>6}")
     print(f"sideways private imports        {len(sideways):>6}")
+    print(f"imports from a later stage      {len(upstream):>6}")
     print(f"function-local package imports  {len(local):>6}")
     print(f"numpydoc: exported objects      {total:>6}")
     print(f"numpydoc: passing               {passing:>6} ({passing / max(total, 1):.0%})")
@@ -184,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbose:
         for title, items in (("long", [f"{n} ({k} lines)" for n, k in longf]),
                              ("complex", complexf), ("cycles", [" -> ".join(c) for c in cycles]),
-                             ("sideways", sideways),
+                             ("sideways", sideways), ("later stage", upstream),
                              ("numpydoc", [f"{k}: {', '.join(v)}" for k, v in failures.items()]),
                              ("over 1,000 lines", [f"{m} ({k})" for m, k in big]),
                              ("deprecation", shims), ("test file", unmirrored)):

@@ -21,7 +21,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from bayeseval import proportion_ci
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval, mover_difference
-from bayeseval.cli.audit import add_audit_parser, run_audit
+from bayeseval.cli.audit import add_audit_parser
 from bayeseval.fairness.audits import METRICS, Audit, audit
 
 
@@ -297,13 +297,18 @@ def test_command_line_exit_codes_and_json(tmp_path, capsys):
     assert _cli(base + ["--tolerance", "0.1", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["verdicts"][0]["verdict"] == "outside" and out["reference"] == {"tpr": "a"}
+    # the groups' counts and Wilson limits as SciPy-free closed forms give them
+    groups = {g["group"]: g for g in out["groups"]}
+    assert (groups["a"]["successes"], groups["a"]["trials"]) == (800, 2000)
+    z, n, r = 1.959963984540054, 2000, 0.4
+    centre, half = (r + z * z / (2 * n)) / (1 + z * z / n), z * np.sqrt(r * (1 - r) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert abs(groups["a"]["wilson_lower"] - (centre - half)) < 1e-8
     assert _cli(base + ["--tolerance", "0.5"]) == 0
     with pytest.raises(ValueError, match="--groups column 'zz'"):
         _cli([str(path), "--y-true", "y", "--y-pred", "p", "--groups", "zz"])
     (tmp_path / "x.txt.bz2").write_bytes(b"BZh9")
     with pytest.raises(ValueError, match="unsupported"):
         _cli([str(tmp_path / "x.txt.bz2"), "--y-true", "y", "--y-pred", "p", "--groups", "g"])
-    assert run_audit is not None
 
 
 def test_forest_plot_draws_a_prediction_distinctly():
