@@ -88,7 +88,7 @@ _SUBMODULES = frozenset(
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign import Campaign, simulate
-    from bayeseval.checks.checks import (
+    from bayeseval.checks import (
         calibration_study,
         compare_frequentist,
         compare_pooling,

@@ -29,11 +29,10 @@ from typing import Any
 
 import pandas as pd
 
-from bayeseval import __version__, plots
+from bayeseval import __version__, checks, plots
 from bayeseval._api.validation import check_method, check_positive_int
 from bayeseval._render.html_page import page
 from bayeseval.campaign.simulation import simulate, synthetic_pool
-from bayeseval.checks import checks
 from bayeseval.counts.counts import Counts
 from bayeseval.datasets import load_compas, load_german_credit
 from bayeseval.plan import planning

@@ -684,7 +684,7 @@ def _table_ppc_frame(data: pd.DataFrame, level: float, random_seed: Any) -> tupl
     return pd.DataFrame(columns, index=data.index), flag, level
 
 
-@_when_loaded(_ppc_frame, "bayeseval.checks.checks", "PPCResult")
+@_when_loaded(_ppc_frame, "bayeseval.checks.predictive", "PPCResult")
 def _check_ppc_frame(result: Any, level: float, random_seed: Any) -> tuple[pd.DataFrame, np.ndarray | None, float]:
     return _table_ppc_frame(result.table, float(result.level), random_seed)
 
@@ -719,7 +719,7 @@ def ppc(
     Parameters
     ----------
     data : PPCResult, Posterior or pandas.DataFrame
-        The result of :func:`bayeseval.checks.checks.posterior_predictive_check`
+        The result of :func:`bayeseval.checks.predictive.posterior_predictive_check`
         (its per-stratum predictive intervals of the counts, divided by the
         trials; strata it flags are drawn in red), a fitted Posterior (plain
         replicated counts are drawn with ``sample_predictive``; strata outside
@@ -802,7 +802,7 @@ def coverage(
         (Monte Carlo interval of the coverage, drawn as error bars), ``mc_se``
         (Monte Carlo SE: bars of +/- 1.96 SE) or ``n_sims`` (a binomial 95% band
         is computed), and a grouping column ``by``. The output of
-        :func:`bayeseval.checks.checks.calibration_study` plots as it is (grouped by
+        :func:`bayeseval.checks.calibration.calibration_study` plots as it is (grouped by
         ``configuration``).
     nominal : float, default 0.95
         The nominal level, drawn as a dashed horizontal line.
@@ -944,7 +944,7 @@ def _plot_posterior(post: Any, ax: Any = None, **kwargs: Any) -> Any:
     return forest(post, ax=ax, **kwargs)
 
 
-@_when_loaded(_plot, "bayeseval.checks.checks", "PPCResult")
+@_when_loaded(_plot, "bayeseval.checks.predictive", "PPCResult")
 def _plot_ppc_result(result: Any, ax: Any = None, **kwargs: Any) -> Any:
     return ppc(result, ax=ax, **kwargs)
 

@@ -594,11 +594,11 @@ def main() -> None:
     hier = hierarchical_tables(hier_df)
     cal = None
     try:
-        from bayeseval.checks.checks import calibration_study
+        from bayeseval.checks import calibration_study
     except ImportError:
         calibration_study = None
     if calibration_study is not None:
-        log("bayeseval.checks.checks.calibration_study")
+        log("bayeseval.checks.calibration.calibration_study")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BayesevalWarning)
             cal = calibration_study(("exchangeable", "outlier", "unequal_sizes"), n_repeats=cfg.cal_repeats,
@@ -700,7 +700,7 @@ def main() -> None:
 
     add("## 3. Hierarchical intervals (exact engine and PyMC)\n")
     if cal is not None:
-        add("### 3a. `bayeseval.checks.checks.calibration_study` (exact engine and classical intervals)\n")
+        add("### 3a. `bayeseval.checks.calibration.calibration_study` (exact engine and classical intervals)\n")
         add(f"The package's own calibration study, called as `calibration_study(('exchangeable', 'outlier', "
             f"'unequal_sizes'), n_repeats={cfg.cal_repeats}, methods=('hierarchical', 'wilson', 'jeffreys', "
             "'clopper_pearson', 'wald'), random_seed=2026)`: 12 strata of 40 trials (unequal sizes: 5 to 800), "
@@ -714,7 +714,7 @@ def main() -> None:
             "are checked here, on the same simulated data sets as the exact engine and Wilson (a paired "
             "comparison).\n")
     else:
-        add("`bayeseval.checks.checks.calibration_study` is not available, so the simulation is written here.\n")
+        add("`bayeseval.checks.calibration.calibration_study` is not available, so the simulation is written here.\n")
     add(f"Seeded simulation. Each dataset has {K} strata; the true rates are drawn from the population "
         f"Beta({MU * KAPPA:g}, {(1 - MU) * KAPPA:g}) (mean {MU}, concentration {KAPPA:g}) and the "
         "successes from Binomial(n_k, theta_k). Each estimator gives a 95% interval per stratum "

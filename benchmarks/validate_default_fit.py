@@ -5,7 +5,7 @@ strata whose rates are drawn from Beta(8, 92) (near 0.08) with 50-500 trials; co
 same design with the small stratum's rate also drawn from Beta(8, 92) (exchangeable). Per
 seeded dataset, default ``fit_hierarchical`` (exact engine, plain Beta-binomial) and the
 robust model, and a set of candidate ``read`` rules: read the pooled interval unless the
-stratum's leave-one-out conflict p-value (two-sided mid-p, :func:`bayeseval.checks.checks.
+stratum's leave-one-out conflict p-value (two-sided mid-p, :func:`bayeseval.checks.
 conflict_check`) is at most ``c``, then read Wilson or the adaptive (FAB) interval.
 
 The small stratum's coverage is computed EXACTLY given the other strata (its conflict
@@ -197,7 +197,7 @@ per scenario). One stratum at 0.40 with 10-30 trials among 12 strata whose rates
 from Beta(8, 92) (near 0.08) with 50-500 trials; exchangeable control: the small stratum's
 rate also from Beta(8, 92). Default `fit_hierarchical` (exact engine, plain Beta-binomial)
 and `model="robust"`; a rule reads the pooled interval unless the small stratum's
-leave-one-out conflict mid-p value (`bayeseval.checks.checks.conflict_check`) is at most `c`, then
+leave-one-out conflict mid-p value (`bayeseval.checks.predictive.conflict_check`) is at most `c`, then
 Wilson or the adaptive interval (`proportion_ci(..., method="adaptive")`). The small
 stratum's coverage is exact given the other strata (enumeration over its own count, the
 fits redone for each count); the alike strata are averaged over the datasets. Monte Carlo

@@ -125,7 +125,7 @@ def test_stratified_adaptive_errors_name_the_method():
 
 
 def test_calibration_study_offers_the_adaptive_and_read_intervals():
-    from bayeseval.checks.checks import calibration_study
+    from bayeseval.checks import calibration_study
 
     with pytest.raises(ValueError, match=r"unknown methods 'fab'.*'adaptive', 'read'"):
         calibration_study(("exchangeable",), n_repeats=2, methods=("fab",))

@@ -1,4 +1,4 @@
-"""Tests of bayeseval.checks.checks: predictive checks, side-by-side, pooling by LOO, calibration."""
+"""Tests of bayeseval.checks: predictive checks, side-by-side, pooling by LOO, calibration."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval._api.warnings import ModelCheckWarning, PrecisionLimitedWarning
 from bayeseval._kernels.ppc import mid_p as _mid_p
-from bayeseval.checks.checks import (
+from bayeseval.checks import (
     calibration_study,
     compare_frequentist,
     compare_pooling,

@@ -300,7 +300,7 @@ def test_outlying_strata_level():
 
 def test_campaign_check_and_model_check_agree_on_the_planted_outlier():
     # one kernel: the campaign's flags and posterior_predictive_check's cross-validated check
-    from bayeseval.checks.checks import posterior_predictive_check
+    from bayeseval.checks import posterior_predictive_check
 
     rng = np.random.default_rng([8, 1])
     theta = rng.beta(20, 180, size=15)

@@ -16,7 +16,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import Counts, proportion_ci
-from bayeseval.checks.checks import compare_frequentist, conflict_check
+from bayeseval.checks import compare_frequentist, conflict_check
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.posterior import which_interval
 

@@ -15,7 +15,7 @@ from bayeseval._kernels.adaptive import (
     loo_mixture_groups,
 )
 from bayeseval._kernels.conflict import loo_conflict, predictive_p_values, read_bounds, read_choice
-from bayeseval.checks import checks
+from bayeseval.checks import predictive as checks
 from bayeseval.models import fit_hierarchical
 
 

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from bayeseval.campaign.rules import RuleState, forecast_labels, independent_posterior
-from bayeseval.checks.checks import calibration_study, simulation_based_calibration
+from bayeseval.checks import calibration_study, simulation_based_calibration
 
 
 def test_calibration_study_mc_se_is_the_binomial_se_of_its_intervals():

@@ -16,7 +16,7 @@ from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.adaptive import loo_beta_mixture
 from bayeseval._kernels.conflict import flag_power
 from bayeseval.campaign.rules import RuleState, independent_posterior, target_feasibility
-from bayeseval.checks.checks import conflict_check
+from bayeseval.checks import conflict_check
 from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.exact import ExactFit

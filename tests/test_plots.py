@@ -215,7 +215,7 @@ def test_halfwidth_curve_from_a_campaign(tmp_path):
 def test_ppc_from_checks_result():
     import warnings
 
-    from bayeseval.checks import checks
+    from bayeseval import checks
 
     post = fit_hierarchical([4, 6, 5, 40], [50, 50, 50, 50], random_seed=0)
     with warnings.catch_warnings():
@@ -253,7 +253,7 @@ def test_coverage_reads_calibration_study_layout():
 def test_forest_from_compare_frequentist(post):
     import warnings
 
-    from bayeseval.checks import checks
+    from bayeseval import checks
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

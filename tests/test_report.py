@@ -118,7 +118,7 @@ def test_model_flags_an_outlying_stratum():
 
 
 def test_model_check_verdicts_come_from_bayeseval_checks():
-    from bayeseval.checks import checks
+    from bayeseval import checks
     s = [5, 4, 6, 5, 5, 4, 6, 5, 5, 120]
     counts = Counts.from_arrays(s, [100] * 9 + [200], strata=[f"g{i}" for i in range(10)])
     rep = evaluate(counts, random_seed=3)

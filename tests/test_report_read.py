@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from bayeseval import Counts, evaluate, proportion_ci
-from bayeseval.checks.checks import conflict_check
+from bayeseval.checks import conflict_check
 from bayeseval.report.report import _read_flagged
 
 # six strata near 0.08 and a small one at 0.45 (the conflict check's docstring example)

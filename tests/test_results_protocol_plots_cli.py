@@ -126,7 +126,7 @@ def test_plot_of_a_stratified_risk_marks_the_population_estimate():
 
 
 def test_plot_of_a_ppc_result_and_of_a_report():
-    from bayeseval.checks.checks import posterior_predictive_check
+    from bayeseval.checks import posterior_predictive_check
 
     post = _post()
     res = posterior_predictive_check(post, random_seed=0)
@@ -191,7 +191,7 @@ def test_a_subclass_of_a_result_type_dispatches_like_its_base():
 def test_importing_plots_loads_no_result_module():
     out = _run(
         "import sys, bayeseval.plots; "
-        "print(sorted(m for m in ('bayeseval.report.report', 'bayeseval.checks.checks', 'bayeseval.campaign', "
+        "print(sorted(m for m in ('bayeseval.report.report', 'bayeseval.checks', 'bayeseval.campaign', "
         "'bayeseval.estimate.stratified', 'bayeseval.models', 'matplotlib.pyplot') if m in sys.modules))"
     )
     assert out == "[]"

@@ -373,7 +373,7 @@ def outlying_strata(
     """Flag strata whose count is extreme under the others (leave-one-out predictive check).
 
     The leave-one-out mixed predictive check of :mod:`bayeseval._kernels.ppc` (the kernel of
-    :func:`bayeseval.checks.checks.posterior_predictive_check`): for stratum ``k`` the grid nodes are
+    :func:`bayeseval.checks.predictive.posterior_predictive_check`): for stratum ``k`` the grid nodes are
     reweighted to leave its own likelihood out, and its count is compared with the exact
     mixture of Beta-binomial predictives of a fresh rate from the population. A two-sided
     mid-p value below ``(1 - level) / K`` (Bonferroni over the strata with data) flags it.

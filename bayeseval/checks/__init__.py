@@ -11,16 +11,16 @@ from bayeseval._api.lazy import lazy_exports
 
 #: public name -> module of this package that defines it
 _EXPORTS = {
-    "ConflictResult": "checks",
-    "conflict_check": "checks",
-    "PPCResult": "checks",
-    "PoolingComparison": "checks",
-    "SBCResult": "checks",
-    "posterior_predictive_check": "checks",
-    "compare_frequentist": "checks",
-    "compare_pooling": "checks",
-    "calibration_study": "checks",
-    "simulation_based_calibration": "checks",
+    "ConflictResult": "predictive",
+    "conflict_check": "predictive",
+    "PPCResult": "predictive",
+    "PoolingComparison": "compare",
+    "SBCResult": "calibration",
+    "posterior_predictive_check": "predictive",
+    "compare_frequentist": "compare",
+    "compare_pooling": "compare",
+    "calibration_study": "calibration",
+    "simulation_based_calibration": "calibration",
 }
 
 __all__ = [
@@ -37,17 +37,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bayeseval.checks.checks import (
-        ConflictResult,
-        PoolingComparison,
-        PPCResult,
+    from bayeseval.checks.calibration import (
         SBCResult,
         calibration_study,
-        compare_frequentist,
-        compare_pooling,
+        simulation_based_calibration,
+    )
+    from bayeseval.checks.compare import PoolingComparison, compare_frequentist, compare_pooling
+    from bayeseval.checks.predictive import (
+        ConflictResult,
+        PPCResult,
         conflict_check,
         posterior_predictive_check,
-        simulation_based_calibration,
     )
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

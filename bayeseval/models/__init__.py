@@ -101,7 +101,7 @@ def fit_hierarchical(
     interval to read, and ``read_lower``/``read_upper`` give it: ``"adaptive"`` (the
     stratum's adaptive interval, ``proportion_ci(..., method="adaptive")``) when its count
     is not clearly typical of the other strata (leave-one-out conflict p-value at most
-    0.20, :func:`bayeseval.checks.checks.conflict_check`), else ``"pooled"``. Measured (400
+    0.20, :func:`bayeseval.checks.predictive.conflict_check`), else ``"pooled"``. Measured (400
     datasets, docs/validation.md 6d): the small outlier's read interval covers 0.950
     (pooled 0.317), and the alike strata's read widths are 0.913x Wilson's (pooled 0.905x).
 

@@ -736,7 +736,7 @@ def which_interval(
 
     The reference of each stratum is the exact leave-one-out predictive of its count
     under the Beta-binomial model fitted to the *other* strata
-    (:func:`bayeseval.checks.checks.conflict_check`). A stratum whose two-sided mid-p value is
+    (:func:`bayeseval.checks.predictive.conflict_check`). A stratum whose two-sided mid-p value is
     at most ``threshold`` (default 0.20), or that the conflict rule flags at
     ``1 - level``, is not clearly typical of the population the pooled interval borrows
     from: read its adaptive interval (``proportion_ci(..., method="adaptive")``), which

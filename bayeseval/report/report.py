@@ -45,7 +45,7 @@ from bayeseval._render import audit_html
 from bayeseval._render.formats import json_key, json_value, md_escape, md_row, printable, tex_escape
 from bayeseval._render.html_page import REPORT_CSS, page
 from bayeseval._render.spreadsheet import csv_safe_frame, write_xlsx
-from bayeseval.checks.checks import posterior_predictive_check
+from bayeseval.checks import posterior_predictive_check
 from bayeseval.counts.counts import Counts, stratum_labels, tabulate
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.estimate.intervals import proportion_ci
