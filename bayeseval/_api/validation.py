@@ -44,7 +44,7 @@ MAX_EXACT_COUNT = 2**53
 _INT64_MAX = 2**63 - 1
 
 
-def _is_pandas(value: Any, *kinds: str) -> bool:
+def is_pandas(value: Any, *kinds: str) -> bool:
     """True when ``value`` is an instance of one of the pandas classes named in ``kinds``.
 
     pandas is imported on first use (it takes about half a second), so the checks here do not
@@ -54,7 +54,7 @@ def _is_pandas(value: Any, *kinds: str) -> bool:
     return pandas is not None and isinstance(value, tuple(getattr(pandas, k) for k in kinds))
 
 
-def _short(value: Any, limit: int = 80) -> str:
+def short_repr(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -62,7 +62,7 @@ def _short(value: Any, limit: int = 80) -> str:
 def check_level(level: Any, name: str = "level") -> float:
     """Return ``level`` as a float in the open interval (0, 1) or raise."""
     if isinstance(level, bool) or not isinstance(level, Real):
-        raise TypeError(f"{name} must be a number in (0, 1), got {_short(level)}")
+        raise TypeError(f"{name} must be a number in (0, 1), got {short_repr(level)}")
     level = float(level)
     if not (0.0 < level < 1.0) or not np.isfinite(level):
         raise ValueError(
@@ -74,7 +74,7 @@ def check_level(level: Any, name: str = "level") -> float:
 def check_probability(value: Any, name: str, *, open_interval: bool = False) -> float:
     """Return ``value`` as a float in [0, 1] (or (0, 1) when ``open_interval``) or raise."""
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number between 0 and 1, got {_short(value)}")
+        raise TypeError(f"{name} must be a number between 0 and 1, got {short_repr(value)}")
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
@@ -105,7 +105,7 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
         if isinstance(value, Real) and float(value).is_integer():
             value = int(value)
         else:
-            raise TypeError(f"{name} must be an integer >= {minimum}, got {_short(value)}")
+            raise TypeError(f"{name} must be an integer >= {minimum}, got {short_repr(value)}")
     value = int(value)
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
@@ -185,7 +185,7 @@ def check_class_labels(values: Any, name: str, column: Any = None) -> None:
     ...
     ValueError: y_true holds the fractional value 0.5, but labels are classes ...
     """
-    bad = first_fractional(values.to_numpy() if _is_pandas(values, "Series", "Index") else values)
+    bad = first_fractional(values.to_numpy() if is_pandas(values, "Series", "Index") else values)
     if bad is not None:
         raise fractional_label_error(name, column, bad)
 
@@ -193,7 +193,7 @@ def check_class_labels(values: Any, name: str, column: Any = None) -> None:
 def check_method(method: Any, valid: Sequence[str], name: str = "method") -> str:
     """Return ``method`` lower-cased if it is one of ``valid`` or raise listing the choices."""
     if not isinstance(method, str):
-        raise TypeError(f"{name} must be a string, one of {list(valid)}, got {_short(method)}")
+        raise TypeError(f"{name} must be a string, one of {list(valid)}, got {short_repr(method)}")
     key = method.lower().replace("-", "_")
     if key not in valid:
         raise ValueError(f"unknown {name} {method!r}; valid choices are {list(valid)}")
@@ -214,7 +214,7 @@ def check_not_bool(value: Any, name: str, what: str = "counts") -> None:
     ...
     TypeError: trials must be counts, not bools, got [3, True]
     """
-    if _is_pandas(value, "Series", "Index"):
+    if is_pandas(value, "Series", "Index"):
         value = value.to_numpy()
     if isinstance(value, (bool, np.bool_)):
         bad = True
@@ -228,19 +228,19 @@ def check_not_bool(value: Any, name: str, what: str = "counts") -> None:
     else:
         bad = False
     if bad:
-        raise TypeError(f"{name} must be {what}, not bools, got {_short(value)}")
+        raise TypeError(f"{name} must be {what}, not bools, got {short_repr(value)}")
 
 
 def as_float_array(value: Any, name: str) -> np.ndarray:
     """Convert ``value`` to a float array, raising TypeError for non-numeric input."""
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be numeric, got {_short(value)}")
+        raise TypeError(f"{name} must be numeric, got {short_repr(value)}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
-        if isinstance(value, (list, tuple, np.ndarray)) or _is_pandas(value, "Series", "Index"):
+        if isinstance(value, (list, tuple, np.ndarray)) or is_pandas(value, "Series", "Index"):
             check_no_missing(value, name)  # pd.NA cannot become a float: say it is missing
-        raise TypeError(f"{name} must be numeric, got {_short(value)}") from exc
+        raise TypeError(f"{name} must be numeric, got {short_repr(value)}") from exc
     return arr
 
 
@@ -282,15 +282,15 @@ def _check_total(arr: np.ndarray, name: str) -> None:
 
 def _as_count_array(value: Any, name: str) -> np.ndarray:
     """Float array of counts: numeric, no missing values, exact (<= 2**53), finite, whole, >= 0."""
-    if _is_pandas(value, "Series", "Index"):
+    if is_pandas(value, "Series", "Index"):
         value = value.to_numpy()
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be numeric, got {_short(value)}")
+        raise TypeError(f"{name} must be numeric, got {short_repr(value)}")
     check_not_bool(value, name)
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be numeric, got {_short(value)}") from exc
+        raise TypeError(f"{name} must be numeric, got {short_repr(value)}") from exc
     if raw.dtype.kind == "O":
         check_no_missing(raw, name)
     _check_exact_integers(raw, name)
@@ -298,7 +298,7 @@ def _as_count_array(value: Any, name: str) -> np.ndarray:
     if arr.size == 0:
         raise ValueError(f"{name} is empty; give at least one count")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite counts, got {_short(value)}")
+        raise ValueError(f"{name} must be finite counts, got {short_repr(value)}")
     if np.any(arr < 0):
         bad = arr[arr < 0].ravel()[0]
         raise ValueError(f"{name} must be non-negative counts, got {bad!r}")
@@ -413,7 +413,7 @@ def align_by_label(*named: tuple[str, Any]) -> list[Any]:
     """
     out = [value for _, value in named]
     frames = [(i, name, value) for i, (name, value) in enumerate(named)
-              if _is_pandas(value, "Series", "DataFrame")]
+              if is_pandas(value, "Series", "DataFrame")]
     if len(frames) < 2:
         return out
     _, first_name, first = frames[0]
@@ -454,7 +454,7 @@ def as_row_array(value: Any) -> np.ndarray:
     >>> as_row_array(["a", float("nan")]).dtype
     dtype('O')
     """
-    if _is_pandas(value, "Series", "Index", "DataFrame"):
+    if is_pandas(value, "Series", "Index", "DataFrame"):
         return value.to_numpy()
     arr = np.asarray(value)
     if arr.dtype.kind in "US" and not isinstance(value, np.ndarray):
@@ -476,7 +476,7 @@ def missing_mask(value: Any) -> np.ndarray:
     >>> missing_mask([1.0, None, float("nan"), 0.0]).tolist()
     [False, True, True, False]
     """
-    if _is_pandas(value, "Series", "DataFrame"):
+    if is_pandas(value, "Series", "DataFrame"):
         mask = value.isna().to_numpy()  # fast for pandas' own (e.g. Arrow string) dtypes
         return mask if mask.ndim == 1 else mask.any(axis=1)
     arr = as_row_array(value)
@@ -517,7 +517,7 @@ def check_no_missing(value: Any, name: str, *, hint: str = "drop or fill them fi
         return
     pos = np.flatnonzero(mask)
     where = f"position(s) {pos[:5].tolist()}"
-    if _is_pandas(value, "Series", "DataFrame") and not _is_pandas(value.index, "RangeIndex"):
+    if is_pandas(value, "Series", "DataFrame") and not is_pandas(value.index, "RangeIndex"):
         where += f" (index labels {list(value.index[pos[:5]])})"
     raise ValueError(f"{name} has {pos.size} missing value(s) (NaN/None/NA) at {where}; {hint}")
 
@@ -541,19 +541,19 @@ def check_weights(
         import pandas as pd  # deferred: fast start-up
 
         weights = pd.Series(weights, dtype=float)
-    if _is_pandas(weights, "Series") and not isinstance(index, int):
+    if is_pandas(weights, "Series") and not isinstance(index, int):
         arr = _weights_by_label(weights, index, name)
     else:
-        if _is_pandas(weights, "Series"):
+        if is_pandas(weights, "Series"):
             weights = weights.to_numpy()
         arr = as_float_array(weights, name)
     arr = np.atleast_1d(arr)
     if arr.ndim != 1 or arr.size != n:
         raise ValueError(f"{name} must have one share per stratum ({n}), got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {_short(arr.tolist())}")
+        raise ValueError(f"{name} must be finite, got {short_repr(arr.tolist())}")
     if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative, got {_short(arr.tolist())}")
+        raise ValueError(f"{name} must be non-negative, got {short_repr(arr.tolist())}")
     total = float(arr.sum())
     if abs(total - 1.0) > tol:
         raise ValueError(
@@ -612,7 +612,7 @@ def check_random_seed(random_seed: Any, name: str = "random_seed") -> Any:
             return random_seed
     raise TypeError(
         f"{name} must be None, a non-negative integer, a sequence of them or a numpy Generator, "
-        f"got {_short(random_seed)}"
+        f"got {short_repr(random_seed)}"
     )
 
 

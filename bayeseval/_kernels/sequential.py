@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats
 
-from bayeseval._api.validation import _short, check_positive_int, check_probability
+from bayeseval._api.validation import check_positive_int, check_probability, short_repr
 
 __all__ = ["SequentialOutcome", "look_sizes", "sequential_outcome"]
 
@@ -99,7 +99,7 @@ def look_sizes(*, every: int | None = None, looks: Any = None, max_trials: int |
     [5, 10]
     """
     if (every is None) == (looks is None):
-        raise ValueError(f"give exactly one of every and looks, got every={every!r}, looks={_short(looks)}")
+        raise ValueError(f"give exactly one of every and looks, got every={every!r}, looks={short_repr(looks)}")
     if looks is None:
         every = check_positive_int(every, "every")
         if max_trials is None:
@@ -108,9 +108,9 @@ def look_sizes(*, every: int | None = None, looks: Any = None, max_trials: int |
         return np.unique(np.append(np.arange(every, cap + 1, every), cap)).astype(np.int64)
     sizes = np.asarray(looks)
     if sizes.ndim != 1 or sizes.size == 0 or not np.issubdtype(sizes.dtype, np.integer):
-        raise ValueError(f"looks must be a non-empty 1-D sequence of integers, got {_short(looks)}")
+        raise ValueError(f"looks must be a non-empty 1-D sequence of integers, got {short_repr(looks)}")
     if sizes[0] < 1 or np.any(np.diff(sizes) <= 0):
-        raise ValueError(f"looks must be positive and strictly increasing, got {_short(sizes.tolist())}")
+        raise ValueError(f"looks must be positive and strictly increasing, got {short_repr(sizes.tolist())}")
     if max_trials is not None:
         sizes = sizes[sizes <= check_positive_int(max_trials, "max_trials")]
     return sizes.astype(np.int64)

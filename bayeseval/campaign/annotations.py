@@ -355,11 +355,11 @@ def _listed(value: Any, key: str, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ValueError(f"{where}: {key!r} must be a list, got {type(value).__name__} {_short(value)}")
+        raise ValueError(f"{where}: {key!r} must be a list, got {type(value).__name__} {short_repr(value)}")
     return value
 
 
-def _short(value: Any) -> str:
+def short_repr(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -369,7 +369,7 @@ def _choice(result: Any, from_name: str | None, where: str) -> Any:
     regions = _listed(result, "result", where)
     for k, region in enumerate(regions):
         if not isinstance(region, Mapping):
-            raise ValueError(f"{where}: result {k} must be an object, got {_short(region)}")
+            raise ValueError(f"{where}: result {k} must be an object, got {short_repr(region)}")
     regions = [r for r in regions if r.get("type") == "choices" and (from_name is None or r.get("from_name") == from_name)]
     if not regions:
         return None
@@ -382,10 +382,10 @@ def _choice(result: Any, from_name: str | None, where: str) -> Any:
 def _one_choice(value: Any, where: str) -> Any:
     """The choice of a ``{"choices": [...]}`` value holding exactly one scalar choice."""
     if not isinstance(value, Mapping):
-        raise ValueError(f"{where}: the choice's 'value' must be an object with 'choices', got {_short(value)}")
+        raise ValueError(f"{where}: the choice's 'value' must be an object with 'choices', got {short_repr(value)}")
     choices = value.get("choices")
     if not isinstance(choices, list) or len(choices) != 1 or not _is_scalar(choices[0]):
-        raise ValueError(f"{where}: expected exactly one choice, got {_short(choices)}")
+        raise ValueError(f"{where}: expected exactly one choice, got {short_repr(choices)}")
     return choices[0]
 
 
@@ -397,7 +397,7 @@ def _task_row_id(task: Mapping[str, Any], where: str) -> Any:
     data, meta = task.get("data"), task.get("meta")
     for key, part in (("data", data), ("meta", meta)):
         if part is not None and not isinstance(part, Mapping):
-            raise ValueError(f"{where}: {key!r} must be an object, got {type(part).__name__} {_short(part)}")
+            raise ValueError(f"{where}: {key!r} must be an object, got {type(part).__name__} {short_repr(part)}")
     for part in (data, meta):
         if part and ROW_ID_KEY in part:
             return _checked_id(part[ROW_ID_KEY], ROW_ID_KEY, where)
@@ -408,7 +408,7 @@ def _task_row_id(task: Mapping[str, Any], where: str) -> Any:
 
 def _checked_id(rid: Any, key: str, where: str) -> Any:
     if not _is_scalar(rid) or rid is None or (isinstance(rid, float) and not np.isfinite(rid)):
-        raise ValueError(f"{where}: {key!r} must be a row id, got {_short(rid)}")
+        raise ValueError(f"{where}: {key!r} must be a row id, got {short_repr(rid)}")
     return rid
 
 
@@ -427,10 +427,10 @@ def _task_annotations(task: Mapping[str, Any], where: str, from_name: str | None
     for j, ann in enumerate(anns):
         here = f"{where} annotation {j}"
         if not isinstance(ann, Mapping):
-            raise ValueError(f"{here}: must be an object, got {_short(ann)}")
+            raise ValueError(f"{here}: must be an object, got {short_repr(ann)}")
         who = ann.get("completed_by")
         if not (isinstance(who, Mapping) or _is_scalar(who)):
-            raise ValueError(f"{here}: 'completed_by' must be a user id or a user object, got {_short(who)}")
+            raise ValueError(f"{here}: 'completed_by' must be a user id or a user object, got {short_repr(who)}")
         label = _choice(ann.get("result"), from_name, here)
         if ann.get("was_cancelled") or label is None:
             continue
@@ -488,7 +488,7 @@ def _from_json(tasks: Sequence[Any], from_name: str | None, annotator_map: Mappi
     for i, task in enumerate(tasks):
         where = _where_task(task, i)
         if not isinstance(task, Mapping):
-            raise ValueError(f"{where}: must be a task object, got {_short(task)}")
+            raise ValueError(f"{where}: must be a task object, got {short_repr(task)}")
         if _is_task(task):
             got, count = _task_annotations(task, where, from_name, aliases, seen + 1)
             rows += got
@@ -514,7 +514,7 @@ def _flat_label(value: Any, where: str) -> Any:
     if isinstance(value, Mapping):
         return _one_choice(value, where)
     if not _is_scalar(value):
-        raise ValueError(f"{where}: expected one choice, got {_short(value)}")
+        raise ValueError(f"{where}: expected one choice, got {short_repr(value)}")
     return value
 
 
@@ -526,7 +526,7 @@ def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping
     (``cells``) and how an annotation without annotator is named (``unnamed``).
     """
     if not isinstance(rec, Mapping):
-        raise ValueError(f"{where}: must be an object, got {_short(rec)}")
+        raise ValueError(f"{where}: must be an object, got {short_repr(rec)}")
     if keys["cells"] and keys["label"] not in rec and keys["id"] in rec:
         return []  # a Label Studio record of a task nobody annotated (see _check_label_field)
     for key in (keys["id"], keys["label"]):
@@ -535,7 +535,7 @@ def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping
     rid = _checked_id(rec[keys["id"]], keys["id"], where)
     label = _flat_label(rec[keys["label"]], where) if keys["cells"] else rec[keys["label"]]
     if not _is_scalar(label):
-        raise ValueError(f"{where}: {keys['label']!r} must be one label, got {_short(label)}")
+        raise ValueError(f"{where}: {keys['label']!r} must be one label, got {short_repr(label)}")
     if label is None or _plain(label) is None or label == "":
         return []
     who = annotator_identity(rec.get("annotator"), aliases) or keys["unnamed"](rec.get("annotation_id"), position)

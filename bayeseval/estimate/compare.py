@@ -26,7 +26,6 @@ from scipy import stats
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
-    _short,
     align_by_label,
     check_level,
     check_method,
@@ -34,6 +33,7 @@ from bayeseval._api.validation import (
     check_positive_int,
     check_weights,
     make_rng,
+    short_repr,
 )
 from bayeseval._kernels import resampling as rs
 from bayeseval.counts.metrics import Metric, get_metric
@@ -102,7 +102,7 @@ class McNemarResult(Result):
 
 def _as_bool(values: Any, name: str) -> np.ndarray:
     if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be an array of booleans (or 0/1), got {_short(values)}")
+        raise TypeError(f"{name} must be an array of booleans (or 0/1), got {short_repr(values)}")
     arr = np.asarray(values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values)
     check_no_missing(np.ravel(arr), name)
     if arr.ndim != 1:
@@ -114,7 +114,7 @@ def _as_bool(values: Any, name: str) -> np.ndarray:
     try:
         f = arr.astype(float)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be booleans or 0/1, got {_short(values)}") from exc
+        raise TypeError(f"{name} must be booleans or 0/1, got {short_repr(values)}") from exc
     if not np.all(np.isin(f, (0.0, 1.0))):
         bad = f[~np.isin(f, (0.0, 1.0))][0]
         raise ValueError(f"{name} must hold only booleans or 0/1, got {bad!r}")
@@ -344,7 +344,7 @@ def _rows(
     named = (("y_true", y_true), ("pred_a", pred_a), ("pred_b", pred_b))
     for name, v in named:
         if isinstance(v, (str, bytes)) or v is None:
-            raise TypeError(f"{name} must be an array of labels, got {_short(v)}")
+            raise TypeError(f"{name} must be an array of labels, got {short_repr(v)}")
     *values, strata = align_by_label(*named, ("strata", strata))
     out = []
     for (name, _), v in zip(named, values, strict=True):

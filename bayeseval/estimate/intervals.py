@@ -18,7 +18,6 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
-    _short,
     align_by_label,
     as_float_array,
     check_class_labels,
@@ -29,6 +28,7 @@ from bayeseval._api.validation import (
     check_positive_int,
     check_weights,
     make_rng,
+    short_repr,
 )
 from bayeseval._api.warnings import EmptyStratumWarning, ZeroVarianceWarning
 from bayeseval._kernels import resampling as rs
@@ -225,7 +225,7 @@ def _adaptive_bounds(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.nda
     if np.count_nonzero(n) < 2:
         raise ValueError(
             "method='adaptive' needs at least two strata with trials (each stratum's prior "
-            f"comes from the others), got trials {_short(n.tolist())}; "
+            f"comes from the others), got trials {short_repr(n.tolist())}; "
             "use method='clopper_pearson'"
         )
     iv = adaptive_interval(s, n, level=level)
@@ -609,7 +609,7 @@ def _as_rows(data: Any, strata: Any) -> tuple[list[np.ndarray], Any]:
     if not arrays or any(a.ndim != 1 for a in arrays):
         raise ValueError(
             "data must be one 1-D array or a sequence of 1-D arrays of equal length (rows), "
-            f"got {_short(data)}"
+            f"got {short_repr(data)}"
         )
     lengths = {len(a) for a in arrays}
     if len(lengths) != 1:
@@ -793,15 +793,15 @@ def bootstrap_ci(
         rows = np.arange(layout.n_rows)
         jack = lambda: rs.jackknife_values(stat, layout.codes)  # noqa: E731
     else:
-        raise TypeError(f"statistic must be a callable or a name, got {_short(statistic)}")
+        raise TypeError(f"statistic must be a callable or a name, got {short_repr(statistic)}")
 
     estimate = float(np.asarray(stat(rows[None, :]), dtype=float).ravel()[0])
     if not np.isfinite(estimate):
-        raise ValueError(f"statistic {_short(statistic)} is undefined on the data (got {estimate!r})")
+        raise ValueError(f"statistic {short_repr(statistic)} is undefined on the data (got {estimate!r})")
     reps = rs.bootstrap_replicates(stat, layout, n_resamples, rng)
-    reps = rs.drop_undefined(reps, f"statistic {_short(statistic)}")
+    reps = rs.drop_undefined(reps, f"statistic {short_repr(statistic)}")
     (lo,), (hi,) = rs.confidence_interval(
-        reps, [estimate], level=level, method=method, jackknife=jack, what=f"statistic {_short(statistic)}"
+        reps, [estimate], level=level, method=method, jackknife=jack, what=f"statistic {short_repr(statistic)}"
     )
     dist = reps[:, 0]
     if dist.max() == dist.min():

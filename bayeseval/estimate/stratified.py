@@ -23,13 +23,13 @@ from scipy import stats
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
-    _short,
     align_by_label,
     as_row_array,
     check_level,
     check_no_missing,
     check_weights,
     missing_mask,
+    short_repr,
 )
 from bayeseval._api.warnings import (
     EmptyStratumWarning,
@@ -213,12 +213,12 @@ def _binary_rows(arr: Any, name: str, n_rows: int) -> np.ndarray:
     try:
         f = a.astype(float)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be 0/1 per row, got {_short(a)}") from exc
+        raise TypeError(f"{name} must be 0/1 per row, got {short_repr(a)}") from exc
     bad = np.flatnonzero(~np.isin(f, (0.0, 1.0)))
     if bad.size:
         raise ValueError(
             f"{name} must be 0/1 (or boolean) per row when rows are clustered; rows "
-            f"{bad[:5].tolist()} hold {_short(a[bad[:5]].tolist())}"
+            f"{bad[:5].tolist()} hold {short_repr(a[bad[:5]].tolist())}"
         )
     return f
 
@@ -667,7 +667,7 @@ def _shares_series(weights: Any) -> pd.Series:
     else:
         raise TypeError(
             "weights must be a dict or Series keyed by stratum "
-            f"(or a number, the positive share, when strata is None), got {_short(weights)}"
+            f"(or a number, the positive share, when strata is None), got {short_repr(weights)}"
         )
     check_weights(ps, ps.index, name="weights")
     return ps
@@ -731,7 +731,7 @@ def _rows_without_missing(
     NumPy arrays; the arrays are returned, without the dropped rows.
     """
     if not isinstance(dropna, (bool, np.bool_)):
-        raise TypeError(f"dropna must be True or False, got {_short(dropna)}")
+        raise TypeError(f"dropna must be True or False, got {short_repr(dropna)}")
     if not dropna:
         for name, value in columns.items():
             if value is not None:
@@ -929,7 +929,7 @@ def _row_strata_and_shares(yt: np.ndarray, strata: Any, weights: Any, pos_label:
     if isinstance(weights, bool) or not isinstance(weights, (int, float)):
         raise TypeError(
             "strata is None, so weights must be the population share of the positive "
-            f"class (a number), got {_short(weights)}"
+            f"class (a number), got {short_repr(weights)}"
         )
     pi = float(weights)
     if not (0.0 < pi < 1.0):

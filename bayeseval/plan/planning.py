@@ -32,8 +32,6 @@ import numpy as np
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
-    _is_pandas,
-    _short,
     align_by_label,
     as_float_array,
     check_count_limit,
@@ -43,6 +41,8 @@ from bayeseval._api.validation import (
     check_positive_int,
     check_probability,
     check_weights,
+    is_pandas,
+    short_repr,
 )
 from bayeseval._kernels.allocation import allocation_counts, plain_inputs
 from bayeseval._kernels.weighted_variance import stratum_variance_terms
@@ -94,7 +94,7 @@ def _z(level: float) -> float:
 
 def _check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a positive number, got {_short(value)}")
+        raise TypeError(f"{name} must be a positive number, got {short_repr(value)}")
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
@@ -183,7 +183,7 @@ def achieved_halfwidth(
     rate = 0.5 if rate is None else _check_rate(rate)
     n = as_float_array(trials, "trials")
     if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n <= 0):
-        raise ValueError(f"trials must be positive finite numbers, got {_short(trials)}")
+        raise ValueError(f"trials must be positive finite numbers, got {short_repr(trials)}")
     out = _halfwidth_continuous(n, rate, _z(level), method)
     return float(out) if out.ndim == 0 else out
 
@@ -394,7 +394,7 @@ def sample_size_multi(
     """
     if not isinstance(metrics, Mapping) or len(metrics) == 0:
         raise TypeError(
-            f"metrics must be a non-empty mapping of metric name to planning rate, got {_short(metrics)}"
+            f"metrics must be a non-empty mapping of metric name to planning rate, got {short_repr(metrics)}"
         )
     _check_one_target(se, halfwidth)
     if prevalence is not None:
@@ -580,7 +580,7 @@ def _as_series(values: Any, name: str, index: pd.Index | None = None) -> pd.Seri
     if arr.size == 0:
         raise ValueError(f"{name} is empty; give one value per stratum")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {_short(arr.tolist())}")
+        raise ValueError(f"{name} must be finite, got {short_repr(arr.tolist())}")
     return pd.Series(arr, index=out_index, name=name)
 
 
@@ -624,9 +624,9 @@ def risk_variance(weights: Any, rates: Any, counts: Any) -> float:
     r = _as_series(rates, "rates", w.index)
     n = _as_series(counts, "counts", w.index)
     if np.any((r < 0) | (r > 1)):
-        raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
+        raise ValueError(f"rates must be between 0 and 1, got {short_repr(r.tolist())}")
     if np.any(n <= 0):
-        raise ValueError(f"counts must be positive, got {_short(n.tolist())}")
+        raise ValueError(f"counts must be positive, got {short_repr(n.tolist())}")
     return float(np.sum(stratum_variance_terms(w.to_numpy(), r.to_numpy(), n.to_numpy())))
 
 
@@ -652,15 +652,15 @@ def se_for(rate: Any, trials: Any) -> float | np.ndarray:
     0.0102
     """
     rate, trials = align_by_label(("rate", rate), ("trials", trials))
-    like = rate if _is_pandas(rate, "Series") else trials if _is_pandas(trials, "Series") else None
+    like = rate if is_pandas(rate, "Series") else trials if is_pandas(trials, "Series") else None
     check_not_bool(rate, "rate", "rates")
     check_not_bool(trials, "trials")
     r = as_float_array(rate, "rate")
     n = as_float_array(trials, "trials")
     if r.size == 0 or not np.all(np.isfinite(r)) or np.any((r < 0) | (r > 1)):
-        raise ValueError(f"rate must be between 0 and 1, got {_short(rate)}")
+        raise ValueError(f"rate must be between 0 and 1, got {short_repr(rate)}")
     if n.size == 0 or not np.all(np.isfinite(n)) or np.any(n <= 0):
-        raise ValueError(f"trials must be positive, got {_short(trials)}")
+        raise ValueError(f"trials must be positive, got {short_repr(trials)}")
     out = np.sqrt(r * (1 - r) / n)
     if like is not None and out.shape == (len(like),):
         import pandas as pd  # deferred: fast start-up (already loaded: an input is a Series)
@@ -729,7 +729,7 @@ def _bound(value: Any, name: str, index: pd.Index, default: float) -> np.ndarray
         arr = _as_series(value, name, index).to_numpy()
     check_count_limit(arr, name)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or np.any(arr != np.round(arr)):
-        raise ValueError(f"{name} must be non-negative whole numbers, got {_short(arr.tolist())}")
+        raise ValueError(f"{name} must be non-negative whole numbers, got {short_repr(arr.tolist())}")
     return arr
 
 
@@ -739,7 +739,7 @@ def _planning_variances(rates: Any, index: pd.Index) -> np.ndarray:
         return np.full(len(index), 0.25)
     r = _as_series(rates, "rates", index).to_numpy()
     if np.any((r < 0) | (r > 1)):
-        raise ValueError(f"rates must be between 0 and 1, got {_short(r.tolist())}")
+        raise ValueError(f"rates must be between 0 and 1, got {short_repr(r.tolist())}")
     return r * (1 - r)
 
 
@@ -1276,7 +1276,7 @@ def _rate_b(rate_a: float, rate_b: Any, gap: Any) -> float:
     """The validated rate of group B, given directly or as ``rate_a + gap``."""
     if gap is not None:
         if isinstance(gap, bool) or not isinstance(gap, Real) or not np.isfinite(gap):
-            raise TypeError(f"gap must be a finite number, got {_short(gap)}")
+            raise TypeError(f"gap must be a finite number, got {short_repr(gap)}")
         if gap == 0:
             raise ValueError("gap must not be 0 (no sample size detects a zero difference)")
         rate_b = rate_a + float(gap)
