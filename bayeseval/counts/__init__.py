@@ -1,4 +1,4 @@
-"""Rows to counts: :class:`Counts` (successes and trials per stratum), metric definitions and counting in DuckDB (:func:`tabulate` on a Parquet/CSV path or a DuckDB relation).
+"""Rows to counts: :class:`Counts` (successes and trials per stratum), metric definitions; :func:`tabulate` counts pandas, DuckDB (Parquet/CSV paths, relations) and Spark rows.
 
 Each public name is imported from its module on first use.
 """
