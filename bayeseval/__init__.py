@@ -4,9 +4,9 @@ The package imports no PyMC or PyTensor at import time; the PyMC engine loads
 them on first use.
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
+from bayeseval._api.lazy import lazy_exports
 from bayeseval._api.warnings import (
     BayesevalWarning,
     CalibrationWarning,
@@ -119,18 +119,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.report.report import Report, evaluate
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f"bayeseval.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f"bayeseval.{name}")
-    raise AttributeError(f"module 'bayeseval' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)
 
 
 __version__ = "0.2.0"

@@ -11,10 +11,12 @@ import importlib
 from collections.abc import Callable, Mapping
 
 
-def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable, Callable]:
+def lazy_exports(package: str, exports: Mapping[str, str],
+                 submodules: frozenset[str] = frozenset()) -> tuple[Callable, Callable]:
     """``(__getattr__, __dir__)`` for ``package``, whose public names live in ``exports``.
 
-    ``exports`` maps each public name to the module that defines it, relative to ``package``.
+    ``exports`` maps each public name to the module that defines it, relative to ``package``;
+    ``submodules`` are names of subpackages or modules reachable as attributes.
     """
     namespace = importlib.import_module(package).__dict__
 
@@ -23,9 +25,11 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable, Ca
             value = getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
             namespace[name] = value
             return value
+        if name in submodules:
+            return importlib.import_module(f"{package}.{name}")
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(exports))
+        return sorted(set(namespace) | set(exports) | submodules)
 
     return __getattr__, __dir__
