@@ -115,7 +115,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.fairness.audits import Audit, audit
     from bayeseval.fairness.impact import ImpactRatioReport, impact_ratio_report
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
-    from bayeseval.plan.planning import allocate, sample_size
+    from bayeseval.plan.allocation import allocate
+    from bayeseval.plan.sizes import sample_size
     from bayeseval.report.report import Report, evaluate
 
 

@@ -29,13 +29,12 @@ from typing import Any
 
 import pandas as pd
 
-from bayeseval import __version__, checks, plots
+from bayeseval import __version__, checks, plan, plots
 from bayeseval._api.validation import check_method, check_positive_int
 from bayeseval._render.html_page import page
 from bayeseval.campaign.simulation import simulate, synthetic_pool
 from bayeseval.counts.counts import Counts
 from bayeseval.datasets import load_compas, load_german_credit
-from bayeseval.plan import planning
 from bayeseval.report.report import Report, evaluate
 
 __all__ = ["run_demo"]
@@ -348,9 +347,9 @@ def _allocations(counts: Counts, budget: int) -> pd.DataFrame:
     rates = counts.rates.clip(0.01, 0.99).to_numpy()
     return pd.DataFrame(
         {
-            "proportional": planning.allocate(budget, shares, method="proportional").to_numpy(),
-            "optimal": planning.allocate(budget, shares, rates, method="optimal").to_numpy(),
-            "minimum 60": planning.allocate(budget, shares, rates, method="optimal", minimum=60).to_numpy(),
+            "proportional": plan.allocate(budget, shares, method="proportional").to_numpy(),
+            "optimal": plan.allocate(budget, shares, rates, method="optimal").to_numpy(),
+            "minimum 60": plan.allocate(budget, shares, rates, method="optimal", minimum=60).to_numpy(),
         },
         index=[" | ".join(map(str, k)) for k in counts.strata],
     )
@@ -360,7 +359,7 @@ def _planning_section(demo: _Demo, credit: pd.DataFrame, credit_report: Report) 
     """Step 4: labels for a target width, an allocation of 400 labels, the fraud-scale split."""
     under30 = credit["age"] < 30
     rate_u30 = demo.summary["german_credit"]["accuracy_under_30"]
-    n_u30 = planning.sample_size(halfwidth=0.05, rate=rate_u30)
+    n_u30 = plan.sample_size(halfwidth=0.05, rate=rate_u30)
     demo.say(
         f"to know under-30 accuracy (about {rate_u30:.2f}) within +/-0.05 you need {n_u30} "
         f"labelled under-30 applicants; the data set has {int(under30.sum())}"
@@ -368,8 +367,8 @@ def _planning_section(demo: _Demo, credit: pd.DataFrame, credit_report: Report) 
     budget = 400
     alloc = _allocations(credit_report.counts, budget)
     demo.say(f"allocating {budget} labels across the groups:\n{alloc.to_string()}")
-    fraud = planning.split_decision(n_total=300_000, n_test=60_000, share=0.0042, n_min=323)
-    fraud8 = planning.split_decision(n_total=300_000, n_test=60_000, share=0.0042, n_min=323, n_groups=8)
+    fraud = plan.split_decision(n_total=300_000, n_test=60_000, share=0.0042, n_min=323)
+    fraud8 = plan.split_decision(n_total=300_000, n_test=60_000, share=0.0042, n_min=323, n_groups=8)
     demo.say(
         f"fraud-scale split (300,000 rows, 0.42% positive, 60,000 test rows, 323 positives needed): "
         f"{fraud.branch}, test set of {fraud.n_test:,} rows; with 8 groups: {fraud8.branch}"

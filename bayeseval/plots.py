@@ -36,7 +36,8 @@ import pandas as pd
 
 from bayeseval.counts.counts import stratum_labels
 from bayeseval.estimate.intervals import proportion_ci
-from bayeseval.plan.planning import allocate, sample_size
+from bayeseval.plan.allocation import allocate
+from bayeseval.plan.sizes import sample_size
 
 __all__ = [
     "plot",
@@ -549,10 +550,10 @@ def allocation(
     data : DataFrame or mapping of rule name to Series, optional
         Counts per stratum (index) for each rule (columns). When omitted, the
         rules ``proportional``, ``optimal`` and (with ``minimum``)
-        ``optimal + minimum`` are computed with :func:`bayeseval.plan.planning.allocate`
+        ``optimal + minimum`` are computed with :func:`bayeseval.plan.allocation.allocate`
         from ``total``, ``weights``, ``rates`` and ``minimum``.
     total : int, optional
-        Labels to allocate (see :func:`~bayeseval.plan.planning.allocate`), used when ``data`` is None.
+        Labels to allocate (see :func:`~bayeseval.plan.allocation.allocate`), used when ``data`` is None.
     weights : mapping or sequence of float, optional
         Population shares of the strata, used when ``data`` is None.
     rates : mapping or sequence of float, optional
@@ -628,7 +629,7 @@ def sample_size_curve(
     level : float, default 0.95
         Level of the planned interval.
     method : {"normal", "wilson", "clopper_pearson"}
-        Passed to :func:`bayeseval.plan.planning.sample_size`.
+        Passed to :func:`bayeseval.plan.sizes.sample_size`.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made when omitted.
 

@@ -6,14 +6,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from bayeseval import plan
 from bayeseval.cli.main import main
-from bayeseval.plan import planning
 
 
 def test_plan_json_matches_the_library_and_spec(capsys):
     assert main(["plan", "--halfwidth", "0.05", "--rate", "0.7", "--groups", "8", "--share", "0.004", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["n_per_stratum"] == planning.sample_size(halfwidth=0.05, rate=0.7) == 323
+    assert out["n_per_stratum"] == plan.sample_size(halfwidth=0.05, rate=0.7) == 323
     assert out["minority_rows"] == 2584  # 8 regions x 323
     assert abs(out["total_rows"] - 646_000) <= 1_000  # about 646,000 rows
 

@@ -5,7 +5,7 @@ heavy ones (PyMC, PyTensor, ArviZ, Matplotlib, DuckDB, scikit-learn, xarray, Sci
 must not be among them for ``--help`` and the ``plan`` commands. No timing is asserted here
 (``benchmarks/bench_import.py`` measures the seconds). The NumPy-only formulas the plan
 commands use instead of SciPy are checked against SciPy itself, and the allocation of plain
-JSON inputs (without pandas) against ``planning.allocate``'s pandas reading of the same inputs.
+JSON inputs (without pandas) against ``plan.allocate``'s pandas reading of the same inputs.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from bayeseval._kernels.allocation import _water_fill
-from bayeseval.plan import planning
+from bayeseval import plan
+from bayeseval._kernels.allocation import _water_fill, plain_inputs
+from bayeseval._kernels.sizing import normal_quantile
+from bayeseval.plan import allocation
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,8 +118,8 @@ def test_help_loads_neither_numpy_nor_pandas():
 def test_plan_outputs_match_closed_forms_computed_here():
     # normal formula n = ceil(z^2 r (1 - r) / e^2) with z from the standard library
     z = NormalDist().inv_cdf(0.975)
-    plan = json.loads(run_cli("plan", "--halfwidth", "0.05", "--rate", "0.7", "--json")["out"])
-    assert plan["n_per_stratum"] == math.ceil(z * z * 0.7 * 0.3 / 0.05**2) == 323
+    sized = json.loads(run_cli("plan", "--halfwidth", "0.05", "--rate", "0.7", "--json")["out"])
+    assert sized["n_per_stratum"] == math.ceil(z * z * 0.7 * 0.3 / 0.05**2) == 323
     # Neyman allocation without bounds: n_k proportional to w_k sqrt(r_k (1 - r_k))
     alloc = json.loads(run_cli(*ALLOCATE)["out"])["allocation"]
     share = 0.7 * math.sqrt(0.1 * 0.9) / (0.7 * math.sqrt(0.09) + 0.3 * math.sqrt(0.4 * 0.6))
@@ -126,7 +128,7 @@ def test_plan_outputs_match_closed_forms_computed_here():
 
 def test_normal_quantile_agrees_with_scipy():
     levels = np.concatenate([np.linspace(0.5, 0.999999, 2001), [0.8, 0.9, 0.95, 0.99, 0.999, 1 - 1e-12]])
-    ours = np.array([planning._z(float(lv)) for lv in levels])
+    ours = np.array([normal_quantile(float(lv)) for lv in levels])
     ref = stats.norm.ppf(0.5 + levels / 2)
     np.testing.assert_allclose(ours, ref, rtol=2e-15, atol=0)
 
@@ -138,7 +140,7 @@ def test_clopper_pearson_halfwidth_agrees_with_scipy_beta_quantiles():
         with np.errstate(all="ignore"):
             lower = np.where(x > 0, stats.beta.ppf(0.025, np.maximum(x, 1e-300), n - x + 1), 0.0)
             upper = np.where(x < n, stats.beta.ppf(0.975, x + 1, np.maximum(n - x, 1e-300)), 1.0)
-        ours = planning.achieved_halfwidth(n, rate=rate, method="clopper_pearson")
+        ours = plan.achieved_halfwidth(n, rate=rate, method="clopper_pearson")
         np.testing.assert_allclose(ours, (upper - lower) / 2, rtol=1e-12, atol=0)
 
 
@@ -173,15 +175,15 @@ def test_bounded_allocation_matches_a_brentq_solution():
 
 def test_split_json_is_the_decision_table_row():
     # the command line builds the row without pandas; it must equal the table's row
-    res = planning.split_decision(n_total=300000, n_test=60000, share=0.0042, n_min=323)
+    res = plan.split_decision(n_total=300000, n_test=60000, share=0.0042, n_min=323)
     assert json.loads(run_cli(*SPLIT)["out"]) == res.table.iloc[0].to_dict()
 
 
 def _general_allocate(monkeypatch, *args, **kwargs):
-    """``planning.allocate`` reading every input with pandas (its path for labelled inputs)."""
+    """``plan.allocate`` reading every input with pandas (its path for labelled inputs)."""
     with monkeypatch.context() as m:
-        m.setattr(planning, "plain_inputs", lambda *_: None)
-        return planning.allocate(*args, **kwargs)
+        m.setattr(allocation, "plain_inputs", lambda *_: None)
+        return allocation.allocate(*args, **kwargs)
 
 
 def _outcome(func, *args, **kwargs):
@@ -217,8 +219,8 @@ def test_plain_inputs_allocate_as_the_pandas_reading_does(monkeypatch):
         method = ["optimal", "proportional", "equal", "equal_precision", "compromise"][int(rng.integers(0, 5))]
         total = int(rng.integers(0, 2000))
         kwargs = {"method": method, "minimum": minimum, "capacity": capacity}
-        plain += planning.plain_inputs(weights, rates, minimum, capacity) is not None
-        ours = _outcome(planning.allocate, total, weights, rates, **kwargs)
+        plain += plain_inputs(weights, rates, minimum, capacity) is not None
+        ours = _outcome(plan.allocate, total, weights, rates, **kwargs)
         ref = _outcome(_general_allocate, monkeypatch, total, weights, rates, **kwargs)
         if isinstance(ref, pd.Series):
             assert isinstance(ours, pd.Series), (ours, weights, rates, kwargs)

@@ -27,7 +27,7 @@ from bayeseval.estimate.stratified import (
     stratified_risk,
     weighted_metric,
 )
-from bayeseval.plan.planning import (
+from bayeseval.plan import (
     GapPlan,
     MultiPlan,
     SplitDecision,
@@ -41,7 +41,7 @@ from bayeseval.plan.planning import (
 sys.path.insert(0, str(Path(__file__).parent))
 import test_public_api as api  # noqa: E402
 
-MODULES = ("estimate.stratified", "plan.planning", "estimate.classic", "counts.counts")
+MODULES = ("estimate.stratified", "plan.sizes", "plan.allocation", "plan.decision", "plan.gaps", "estimate.classic", "counts.counts")
 
 
 def _quiet(func, *args, **kwargs):

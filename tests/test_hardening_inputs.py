@@ -39,7 +39,7 @@ from bayeseval.counts.counts import as_counts
 from bayeseval.estimate.classic import error_reject_curve, estimate_error, risk_averaging
 from bayeseval.estimate.intervals import f1_score
 from bayeseval.estimate.stratified import reweight, weighted_metric
-from bayeseval.plan.planning import allocate, risk_variance, se_for
+from bayeseval.plan import allocate, risk_variance, se_for
 
 MISSING = [np.nan, None, pd.NA]
 SM_METHOD = {"wilson": "wilson", "clopper_pearson": "beta", "agresti_coull": "agresti_coull",
@@ -517,7 +517,7 @@ def test_planning_counts_beyond_exact_floats_are_refused():
     _raises(lambda: allocate(2**60, [0.3, 0.7]), "total", "2**53")
     _raises(lambda: allocate(100, [0.3, 0.7], capacity=2**53 + 1), "capacity", str(2**53 + 1))
     _raises(lambda: allocate(100, [0.3, 0.7], minimum=[0, 2**62]), "minimum", "2**53")
-    from bayeseval.plan.planning import halfwidth_table
+    from bayeseval.plan import halfwidth_table
 
     _raises(lambda: halfwidth_table(0.5, [100, 1e20]), "trials", "2**53")
     # at the limit the allocation is exact: the counts sum to the total in integer arithmetic

@@ -613,7 +613,7 @@ def test_gate_refuses_row_arguments_with_counts():
 
 def test_a_target_too_small_to_plan_is_refused_before_fitting(monkeypatch):
     import bayeseval.models
-    from bayeseval.plan.planning import sample_size
+    from bayeseval.plan import sample_size
 
     monkeypatch.setattr(bayeseval.models, "fit_hierarchical", lambda *a, **k: 1 / 0)
     with pytest.raises(ValueError, match=r"target_halfwidth 1e-300 is too small"):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from bayeseval.plan.planning import (
+from bayeseval.plan import (
     SplitDecision,
     achieved_halfwidth,
     allocate,

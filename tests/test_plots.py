@@ -14,7 +14,7 @@ from matplotlib.container import ErrorbarContainer  # noqa: E402
 from bayeseval import plots  # noqa: E402
 from bayeseval.counts.counts import Counts  # noqa: E402
 from bayeseval.models import fit_hierarchical  # noqa: E402
-from bayeseval.plan.planning import allocate, sample_size  # noqa: E402
+from bayeseval.plan import allocate, sample_size  # noqa: E402
 from bayeseval.report.report import evaluate  # noqa: E402
 
 STRATA = ["north", "south", "east", "west", "centre"]

@@ -34,7 +34,7 @@ from bayeseval import (
     stratified_risk,
     tabulate,
 )
-from bayeseval.plan.planning import detectable_gap, risk_variance, split_decision
+from bayeseval.plan import detectable_gap, risk_variance, split_decision
 from bayeseval.report.gates import gate
 
 METHODS = ("wald", "wilson", "agresti_coull", "clopper_pearson", "jeffreys")

@@ -15,7 +15,7 @@ from bayeseval.datasets import make_pool
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.stratified import stratified_risk
 from bayeseval.models import fit_hierarchical
-from bayeseval.plan.planning import sample_size
+from bayeseval.plan import sample_size
 from bayeseval.report.report import Report, evaluate
 
 matplotlib.use("Agg")

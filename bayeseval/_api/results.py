@@ -72,3 +72,24 @@ class Result:
 
     def __repr__(self) -> str:
         return f"{self._heading()}\n{self._result_table().to_string(max_rows=MAX_ROWS)}"
+
+
+class OneRowResult(Result):
+    """A dataclass result whose tidy table is one row holding its fields (plans, decisions)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the result as a plain dictionary.
+
+        Returns
+        -------
+        dict
+            Field name to value.
+        """
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}  # type: ignore[attr-defined]
+
+    @property
+    def table(self) -> Any:
+        """The result as a one-row DataFrame, one column per field."""
+        import pandas as pd  # deferred: fast start-up
+
+        return pd.DataFrame([self.to_dict()])

@@ -8,7 +8,7 @@ argument and the offending value in the message.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,9 @@ __all__ = [
     "fractional_label_error",
     "first_fractional",
     "check_class_labels",
+    "check_positive_real",
+    "as_labelled_series",
+    "weights_series",
     "MAX_EXACT_COUNT",
 ]
 
@@ -620,3 +623,59 @@ def make_rng(random_seed: Any, name: str = "random_seed") -> np.random.Generator
     """A numpy Generator from a validated ``random_seed`` (a Generator is passed through)."""
     seed = check_random_seed(random_seed, name)
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """A finite positive (or, with ``allow_zero``, non-negative) real number as a float."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a positive number, got {short_repr(value)}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
+    return value
+
+
+def as_labelled_series(values: Any, name: str, index: pd.Index | None = None) -> pd.Series:
+    """Series of floats; dicts/Series keep labels, sequences get ``index`` or 0..K-1."""
+    import pandas as pd  # deferred: fast start-up
+
+    check_not_bool(list(values.values()) if isinstance(values, Mapping) else values, name, "numbers")
+    if isinstance(values, Mapping) and not isinstance(values, pd.Series):
+        values = pd.Series(dict(values))
+    if isinstance(values, pd.Series):
+        if values.index.has_duplicates:
+            dup = list(values.index[values.index.duplicated()].unique()[:5])
+            raise ValueError(f"{name} has duplicate stratum labels {dup}; give one value per stratum")
+        if index is not None and not values.index.equals(index):
+            indexer = values.index.get_indexer(index)
+            if len(values) != len(index) or np.any(indexer < 0):
+                missing = list(index.difference(values.index, sort=False)[:5])
+                extra = list(values.index.difference(index, sort=False)[:5])
+                raise ValueError(
+                    f"{name} do not match the strata of weights (paired by label): "
+                    f"missing {missing}, extra {extra}"
+                )
+            values = pd.Series(values.to_numpy()[indexer], index=index)
+        arr = as_float_array(values.to_numpy(), name)
+        out_index = values.index
+    else:
+        arr = np.atleast_1d(as_float_array(values, name))
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+        out_index = index if index is not None else pd.RangeIndex(arr.size)
+        if arr.size != len(out_index):
+            raise ValueError(f"{name} must have one value per stratum ({len(out_index)}), got {arr.size}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty; give one value per stratum")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {short_repr(arr.tolist())}")
+    return pd.Series(arr, index=out_index, name=name)
+
+
+def weights_series(weights: Any) -> pd.Series:
+    """Population shares as a float Series (labels kept), checked to sum to 1."""
+    w = as_labelled_series(weights, "weights")
+    check_weights(w.to_numpy(), len(w))
+    return w

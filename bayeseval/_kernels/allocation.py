@@ -1,6 +1,6 @@
 """Splitting a budget of trials across strata, on plain arrays (no pandas).
 
-:func:`bayeseval.plan.planning.allocate` reads its inputs (any labels, pandas objects), calls
+:func:`bayeseval.plan.allocation.allocate` reads its inputs (any labels, pandas objects), calls
 :func:`allocation_counts` and returns a labelled Series. The command line's ``plan allocate``
 reads its JSON inputs with :func:`plain_inputs` and calls :func:`allocation_counts` itself,
 so that it runs without importing pandas.
@@ -53,7 +53,7 @@ def plain_inputs(
     ``rates`` None, a list with one rate per share, or (with dict weights) a dict with the
     same keys; ``minimum`` and ``capacity`` None or one count for every stratum. Every value
     must be valid (shares summing to 1, rates in [0, 1], whole counts). Anything else gives
-    None: :func:`bayeseval.plan.planning.allocate` then reads the inputs with pandas, and raises
+    None: :func:`bayeseval.plan.allocation.allocate` then reads the inputs with pandas, and raises
     its usual message for an invalid one. Nothing here raises.
 
     Returns
@@ -105,7 +105,7 @@ def allocation_counts(
     total: int, shares: np.ndarray, variances: np.ndarray, minimum: np.ndarray,
     capacity: np.ndarray, labels: Sequence[Any], method: str, *, has_minimum: bool,
 ) -> np.ndarray:
-    """Integer trials per stratum under ``method`` (see :func:`bayeseval.plan.planning.allocate`).
+    """Integer trials per stratum under ``method`` (see :func:`bayeseval.plan.allocation.allocate`).
 
     The inputs are validated: ``total`` a count, ``method`` one of the rules, the shares,
     variances and bounds finite float arrays of one length. ``labels`` name the strata in

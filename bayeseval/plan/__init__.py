@@ -1,4 +1,5 @@
-"""Planning a test set: sample sizes, budget allocation, the split decision, detectable gaps and the dual-constraint split.
+"""Planning a test set: sample sizes (``sizes``), budget allocation (``allocation``), the split
+decision (``decision``), detectable gaps (``gaps``) and the dual-constraint split (``split``).
 
 Each public name is imported from its module on first use.
 """
@@ -11,20 +12,20 @@ from bayeseval._api.lazy import lazy_exports
 
 #: public name -> module of this package that defines it
 _EXPORTS = {
-    "sample_size": "planning",
-    "achieved_halfwidth": "planning",
-    "sample_size_multi": "planning",
-    "MultiPlan": "planning",
-    "subgroup_rows": "planning",
-    "SubgroupPlan": "planning",
-    "allocate": "planning",
-    "risk_variance": "planning",
-    "se_for": "planning",
-    "halfwidth_table": "planning",
-    "SplitDecision": "planning",
-    "split_decision": "planning",
-    "detectable_gap": "planning",
-    "GapPlan": "planning",
+    "sample_size": "sizes",
+    "achieved_halfwidth": "sizes",
+    "sample_size_multi": "sizes",
+    "MultiPlan": "sizes",
+    "subgroup_rows": "sizes",
+    "SubgroupPlan": "sizes",
+    "allocate": "allocation",
+    "risk_variance": "allocation",
+    "se_for": "sizes",
+    "halfwidth_table": "sizes",
+    "SplitDecision": "decision",
+    "split_decision": "decision",
+    "detectable_gap": "gaps",
+    "GapPlan": "gaps",
     "SplitResult": "split",
     "dual_constraint_split": "split",
     "DualConstraintSplit": "split",
@@ -57,20 +58,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bayeseval.plan.planning import (
-        GapPlan,
+    from bayeseval.plan.allocation import allocate, risk_variance
+    from bayeseval.plan.decision import SplitDecision, split_decision
+    from bayeseval.plan.gaps import GapPlan, detectable_gap
+    from bayeseval.plan.sizes import (
         MultiPlan,
-        SplitDecision,
         SubgroupPlan,
         achieved_halfwidth,
-        allocate,
-        detectable_gap,
         halfwidth_table,
-        risk_variance,
         sample_size,
         sample_size_multi,
         se_for,
-        split_decision,
         subgroup_rows,
     )
     from bayeseval.plan.split import (

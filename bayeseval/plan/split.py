@@ -2,7 +2,7 @@ r"""The dual-constraint split: class proportion versus a minimum count.
 
 A class-stratified split keeps the class share but may leave the minority with
 a few dozen test rows. :func:`dual_constraint_split` asks
-:func:`bayeseval.plan.planning.split_decision` what to do for every minority key
+:func:`bayeseval.plan.decision.split_decision` what to do for every minority key
 (a class, or a class-by-group cell) and builds the split:
 
 * ``proportional`` -- every key keeps its population share;
@@ -75,7 +75,8 @@ from bayeseval._backends.hashing import id64 as _id64
 from bayeseval._backends.hashing import mix64 as _mix64  # noqa: F401 - re-exported
 from bayeseval._backends.hashing import mix64_int as _mix64_int  # noqa: F401 - re-exported
 from bayeseval._backends.hashing import rank_of as _rank_of
-from bayeseval.plan.planning import sample_size, split_decision
+from bayeseval.plan.decision import split_decision
+from bayeseval.plan.sizes import sample_size
 
 __all__ = [
     "SplitResult",
@@ -438,7 +439,7 @@ class SplitResult(Result):
     train, test : pandas.DataFrame, DuckDB relation or Spark DataFrame
         The two parts, in the engine of the input.
     decision : SplitDecision, dict or None
-        The :class:`~bayeseval.plan.planning.SplitDecision` of the one minority key
+        The :class:`~bayeseval.plan.decision.SplitDecision` of the one minority key
         that has a minimum count, or a dict ``{key: SplitDecision}`` when
         several keys have one; None when no minimum was requested.
     decisions : dict
@@ -610,7 +611,7 @@ def dual_constraint_split(
         every minority class-by-group cell. A dict maps a class (applies to
         each of its cells) or a full key tuple ``(class, group, ...)`` to a
         count. None: derived from ``halfwidth`` and ``rate`` with
-        :func:`bayeseval.plan.planning.sample_size`, or no minimum (a plain
+        :func:`bayeseval.plan.sizes.sample_size`, or no minimum (a plain
         class-stratified split).
     groups : str or list of str, optional
         Group column(s); the key becomes class x group.
