@@ -38,13 +38,10 @@ import time
 import numpy as np
 from scipy import stats
 
-from bayeseval._kernels.adaptive import (
-    beta_mixture_predictive,
-    fab_intervals_all_counts,
-    loo_beta_mixture,
-    split_trials,
-)
+from bayeseval._kernels.betabinom import beta_mixture_predictive
 from bayeseval._kernels.conflict import holm_flags, predictive_p_values
+from bayeseval._kernels.fab import fab_intervals_all_counts, split_trials
+from bayeseval._kernels.loo_prior import loo_beta_mixture
 
 SIZES = (5, 10, 20, 50, 100, 500)
 LEVELS = (0.90, 0.95)

@@ -36,14 +36,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayeseval._kernels.adaptive import (
-    adaptive_interval,
-    beta_mixture_predictive,
-    fab_intervals_all_counts,
-    loo_beta_mixture,
-)
+from bayeseval._kernels.adaptive import adaptive_interval
+from bayeseval._kernels.betabinom import beta_mixture_predictive
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.conflict import _p_values_all_counts, loo_conflict
+from bayeseval._kernels.fab import fab_intervals_all_counts
+from bayeseval._kernels.loo_prior import loo_beta_mixture
 from bayeseval.models import fit_hierarchical
 
 LEVEL = 0.95

@@ -44,12 +44,9 @@ import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from bayeseval import proportion_ci  # noqa: E402
-from bayeseval._kernels.adaptive import (  # noqa: E402
-    DIFFUSE_WEIGHT,
-    beta_mixture_predictive,
-    fab_intervals_all_counts,
-    loo_beta_mixture,
-)
+from bayeseval._kernels.betabinom import beta_mixture_predictive  # noqa: E402
+from bayeseval._kernels.fab import DIFFUSE_WEIGHT, fab_intervals_all_counts
+from bayeseval._kernels.loo_prior import loo_beta_mixture
 from bayeseval.models import fit_hierarchical  # noqa: E402
 
 LEVEL = 0.95

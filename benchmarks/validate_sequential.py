@@ -38,7 +38,6 @@ import numpy as np
 from scipy import stats
 from scipy.special import betainc
 
-from bayeseval._kernels.adaptive import beta_mixture_predictive, fab_intervals_all_counts
 from bayeseval._kernels.anytime import (
     UNTUNED_CONCENTRATION,
     confidence_sequence_bounds,
@@ -47,7 +46,9 @@ from bayeseval._kernels.anytime import (
     log_mixture_martingale,
     tuned_concentration,
 )
+from bayeseval._kernels.betabinom import beta_mixture_predictive
 from bayeseval._kernels.binomial import binomial_bounds
+from bayeseval._kernels.fab import fab_intervals_all_counts
 from bayeseval._kernels.sequential import sequential_outcome
 
 LEVEL = 0.95

@@ -263,7 +263,8 @@ def test_stopping_options_validation():
 
 # -- guarantee="stratum" ---------------------------------------------------------------------
 def _fab_table(level):
-    from bayeseval._kernels.adaptive import beta_mixture_predictive, fab_intervals_all_counts
+    from bayeseval._kernels.betabinom import beta_mixture_predictive
+    from bayeseval._kernels.fab import fab_intervals_all_counts
 
     cache = {}
 

@@ -19,8 +19,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeseval._kernels.adaptive import DIFFUSE_WEIGHT, fab_interval, loo_beta_mixture
 from bayeseval._kernels.conflict import read_choice
+from bayeseval._kernels.fab import DIFFUSE_WEIGHT, fab_interval
+from bayeseval._kernels.loo_prior import loo_beta_mixture
 from bayeseval.campaign import Campaign, CampaignSpec, simulate
 from bayeseval.campaign.rules import STOPPING_DEFAULTS, RuleState, stopping_options
 from bayeseval.cli.campaign import _STOPPING, main

@@ -14,15 +14,10 @@ import pytest
 from scipy import special, stats
 from statsmodels.stats.proportion import proportion_confint
 
-from bayeseval._kernels.adaptive import (
-    adaptive_interval,
-    beta_mixture_predictive,
-    fab_interval,
-    fab_intervals_all_counts,
-    fab_regions,
-    loo_beta_mixture,
-    split_trials,
-)
+from bayeseval._kernels.adaptive import adaptive_interval
+from bayeseval._kernels.betabinom import beta_mixture_predictive
+from bayeseval._kernels.fab import fab_interval, fab_intervals_all_counts, fab_regions, split_trials
+from bayeseval._kernels.loo_prior import loo_beta_mixture
 
 PRIORS = {
     "centred 0.08": ([1.0], [8.0], [92.0]),
@@ -303,7 +298,7 @@ def test_adaptive_interval_validation():
 def test_hyperprior_grid_uses_bda_density():
     # the grid weights must equal p(alpha, beta) (alpha + beta)^(-5/2) times the Jacobian
     # of (alpha, beta) -> (logit mu, log kappa), which is alpha * beta (closed form)
-    from bayeseval._kernels.adaptive import _hyper_grid
+    from bayeseval._kernels.loo_prior import _hyper_grid
 
     a, b, log_prior = _hyper_grid(0.05, 0.6, 7, 5, (1.0, 100.0))
     expect = -2.5 * np.log(a + b) + np.log(a * b)
@@ -315,7 +310,7 @@ def test_hyperprior_grid_uses_bda_density():
 def test_monotone_split_path_matches_brute_force():
     # the dynamic programme behind fab_split against enumeration of every
     # non-decreasing path (5 grid points x 4 levels)
-    from bayeseval._kernels.adaptive import _best_monotone_path
+    from bayeseval._kernels.fab import _best_monotone_path
 
     rng = np.random.default_rng(4)
     cost = rng.uniform(size=(3, 5, 4))
@@ -330,7 +325,7 @@ def test_monotone_split_path_matches_brute_force():
 def test_log_tails_by_quadrature_and_by_sums_match_scipy_at_random():
     # random components (concentration 0.5 to 1e6) and counts (edges, bulk, tails) at 5,000
     # trials: both routes of betabinom_log_tails against SciPy's pmf summed in logs
-    from bayeseval._kernels.adaptive import _quadrature_applies, betabinom_log_tails
+    from bayeseval._kernels.betabinom import _quadrature_applies, betabinom_log_tails
 
     rng = np.random.default_rng(5)
     n = 5_000
@@ -363,7 +358,7 @@ def test_log_tails_by_quadrature_and_by_sums_match_scipy_at_random():
 def test_binomial_side_quadrature_matches_scipy_sums(n, s, a, b):
     # a component narrower than the binomial spread at many trials (the pmf sums would be
     # long): the quadrature over the component's rate against SciPy's pmf summed in logs
-    from bayeseval._kernels.adaptive import _binomial_quadrature_applies, betabinom_log_tails
+    from bayeseval._kernels.betabinom import _binomial_quadrature_applies, betabinom_log_tails
 
     assert _binomial_quadrature_applies(np.array([float(s)]), np.array([float(n)]),
                                         np.array([a]), np.array([b]))[0]

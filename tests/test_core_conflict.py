@@ -8,8 +8,9 @@ import pytest
 from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
-from bayeseval._kernels.adaptive import betabinom_log_tails, loo_beta_mixture
+from bayeseval._kernels.betabinom import betabinom_log_tails
 from bayeseval._kernels.conflict import flag_power, holm_flags, loo_conflict, predictive_p_values
+from bayeseval._kernels.loo_prior import loo_beta_mixture
 
 
 @pytest.mark.parametrize("y", [0, 1, 3, 9, 20])
@@ -211,7 +212,7 @@ def test_low_outlier_flagged_at_100000_trials():
 def test_flag_power_beyond_20000_trials_matches_enumeration(p_value):
     # 25,000 trials: the two ends of the flagged counts by bisection against enumerating
     # every count's p-value from the predictive pmf; the power from SciPy's binomial pmf
-    from bayeseval._kernels.adaptive import beta_mixture_predictive
+    from bayeseval._kernels.betabinom import beta_mixture_predictive
 
     s, n = _outlier(25_000, 0.2, 0.17, strata=4)
     s = s + np.array([40, -60, 25, 0])  # some spread among the others

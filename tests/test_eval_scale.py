@@ -9,12 +9,9 @@ import numpy as np
 import pytest
 
 from bayeseval._kernels import conflict
-from bayeseval._kernels.adaptive import (
-    beta_mixture_predictive,
-    loo_beta_mixture,
-    loo_mixture_groups,
-)
+from bayeseval._kernels.betabinom import beta_mixture_predictive
 from bayeseval._kernels.conflict import loo_conflict, predictive_p_values, read_bounds, read_choice
+from bayeseval._kernels.loo_prior import loo_beta_mixture, loo_mixture_groups
 from bayeseval.checks import predictive as checks
 from bayeseval.models import fit_hierarchical
 
@@ -169,7 +166,7 @@ def test_adaptive_interval_of_a_huge_stratum_is_clopper_pearson():
     # 67 million trials: no (trials + 1) x grid tables; the equal-tailed exact interval
     from scipy import stats
 
-    from bayeseval._kernels.adaptive import MAX_FAB_TRIALS, fab_interval
+    from bayeseval._kernels.fab import MAX_FAB_TRIALS, fab_interval
 
     s, n = np.array([3, 12, 40_000]), np.array([50, 60, 67_108_862])
     assert n[2] > MAX_FAB_TRIALS
@@ -197,8 +194,9 @@ def test_read_bounds_once_per_distinct_pair_equals_every_stratum_alone() -> None
     """Strata with equal counts share their leave-one-out prior, so computing the adaptive
     interval once per distinct (successes, trials) pair gives, bit for bit, the interval
     ``fab_interval`` gives each stratum with its own leave-one-out mixture."""
-    from bayeseval._kernels.adaptive import DIFFUSE_WEIGHT, fab_interval, loo_beta_mixture
     from bayeseval._kernels.conflict import read_bounds, read_choice
+    from bayeseval._kernels.fab import DIFFUSE_WEIGHT, fab_interval
+    from bayeseval._kernels.loo_prior import loo_beta_mixture
 
     rng = np.random.default_rng(7)
     n = rng.choice([5, 10, 20, 50], 240)

@@ -13,8 +13,8 @@ from scipy.special import betaln, expit
 from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval._api.warnings import PrecisionLimitedWarning
-from bayeseval._kernels.adaptive import loo_beta_mixture
 from bayeseval._kernels.conflict import flag_power
+from bayeseval._kernels.loo_prior import loo_beta_mixture
 from bayeseval.campaign.rules import RuleState, independent_posterior, target_feasibility
 from bayeseval.checks import conflict_check
 from bayeseval.counts.counts import Counts

@@ -301,12 +301,9 @@ def _exact_coverage(others, n, own, level):
     """
     from scipy import stats
 
-    from bayeseval._kernels.adaptive import (
-            DIFFUSE_WEIGHT,
-        beta_mixture_predictive,
-        fab_intervals_all_counts,
-        loo_beta_mixture,
-    )
+    from bayeseval._kernels.betabinom import beta_mixture_predictive
+    from bayeseval._kernels.fab import DIFFUSE_WEIGHT, fab_intervals_all_counts
+    from bayeseval._kernels.loo_prior import loo_beta_mixture
 
     s = np.append(others[0], own)
     t = np.append(others[1], n)

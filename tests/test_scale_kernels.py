@@ -16,8 +16,8 @@ import pytest
 from scipy import special, stats
 
 from bayeseval import PrecisionLimitedWarning
-from bayeseval._kernels.adaptive import _hyper_grid, _loo_weights, loo_beta_mixture
 from bayeseval._kernels.conflict import loo_conflict, predictive_p_values
+from bayeseval._kernels.loo_prior import _hyper_grid, _loo_weights, loo_beta_mixture
 from bayeseval._kernels.mixture import BetaMixture
 from bayeseval.campaign.rules import RuleState, _greedy_width, hierarchical_grid
 from bayeseval.counts.counts import Counts

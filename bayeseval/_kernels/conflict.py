@@ -2,7 +2,7 @@
 
 For stratum ``i`` the predictive distribution of its count given the *other* strata is
 the exact Beta-binomial hierarchical posterior predictive, a mixture of
-Beta-binomials over a hyper-grid (:func:`bayeseval._kernels.adaptive.loo_beta_mixture`),
+Beta-binomials over a hyper-grid (:func:`bayeseval._kernels.loo_prior.loo_beta_mixture`),
 so a stratum that differs from the others cannot pull its own reference toward
 itself. The check reports a two-sided p-value per stratum and flags strata with a
 multiplicity-aware rule.
@@ -16,15 +16,13 @@ import numpy as np
 from scipy import stats
 
 from bayeseval._api.validation import check_counts, check_method, check_probability
-from bayeseval._kernels.adaptive import (
-    DIFFUSE_WEIGHT,
-    _kept_components,
+from bayeseval._kernels.betabinom import (
     beta_mixture_log_tails,
     beta_mixture_predictive,
-    fab_interval,
-    loo_beta_mixture,
-    loo_mixture_groups,
+    kept_components,
 )
+from bayeseval._kernels.fab import DIFFUSE_WEIGHT, fab_interval
+from bayeseval._kernels.loo_prior import loo_beta_mixture, loo_mixture_groups
 
 __all__ = [
     "ConflictCheck",
@@ -92,7 +90,7 @@ def predictive_p_values(
     p_value, expected, p_below, p_above : numpy.ndarray, shape (S,)
         The two-sided p-value, the predictive mean count, ``P(Y <= y)`` and
         ``P(Y >= y)`` (their logs with ``log=True``), from the exact log-space tails of
-        :func:`bayeseval._kernels.adaptive.beta_mixture_log_tails` at any number of trials.
+        :func:`bayeseval._kernels.betabinom.beta_mixture_log_tails` at any number of trials.
 
     Examples
     --------
@@ -114,7 +112,7 @@ def predictive_p_values(
     logs = np.full((3, s.size), np.nan)  # log P(Y < s), log P(Y = s), log P(Y > s)
     logs[:, n == 0] = np.array([[-np.inf], [0.0], [-np.inf]])
     expected = np.zeros(s.size)
-    kw, ka, kb, live = _kept_components(weights, a, b)
+    kw, ka, kb, live = kept_components(weights, a, b)
     use = (n > 0) & live.any(axis=1)  # no non-zero weight: the predictive is undefined
     if use.any():
         kw = np.where(live, kw, 0.0)[use]
@@ -219,13 +217,13 @@ def loo_conflict(
     About 0.1 s of CPU for 1,000 strata (trials 10-2,000; 0.04 s of it the p-values), 0.5 s
     for 20,000; ten strata of a million trials each take about 0.1 s.
 
-    The tails are exact sums in logs (:func:`bayeseval._kernels.adaptive.beta_mixture_log_tails`)
+    The tails are exact sums in logs (:func:`bayeseval._kernels.betabinom.beta_mixture_log_tails`)
     at any number of trials, so a p-value keeps falling as the evidence against a stratum
     grows; ``p_value`` is ``exp`` of ``log_p_value``, which reads 0.0 only below about
     1e-308 (``log_p_value`` keeps falling). Flags compare p-values with ``alpha / k``, so
     a p-value of 0.0 is flagged at every level and a stratum flagged with some evidence
     stays flagged with more. The grid of the leave-one-out mixture holds the other
-    strata's extreme rates (:func:`bayeseval._kernels.adaptive.loo_beta_mixture`), so with
+    strata's extreme rates (:func:`bayeseval._kernels.loo_prior.loo_beta_mixture`), so with
     nine strata at 0.20 and one at 0.10 the outlier's ``log_p_value`` is -38, -102, -216,
     -966 and -2,098 at 2e4, 5e4, 1e5, 1e6 and 1e7 trials per stratum. The mixture
     keeps the components that hold all but 1e-6 of its weight (as the predictive pmf), so
@@ -390,7 +388,7 @@ def _flagged_ends(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray, alpha: fl
     doubled p-value has ``2 P(Y <= y)`` and ``2 P(Y >= y)``), so the flagged counts are
     ``0..y_lo`` and ``y_hi..n``.
     """
-    kw, ka, kb, live = _kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
+    kw, ka, kb, live = kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
     kw = np.where(live, kw, 0.0)
     log_alpha, log2 = np.log(alpha), np.log(2.0)
     lo_a, hi_a, lo_b, hi_b = -1, n + 1, -1, n + 1  # A(lo_a) <= alpha < A(hi_a); B(hi_b) <= alpha < B(lo_b)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betaln, gammaln
 
-from bayeseval._kernels.adaptive import _kept_components, beta_mixture_log_tails
+from bayeseval._kernels.betabinom import beta_mixture_log_tails, kept_components
 
 __all__ = [
     "Nodes",
@@ -152,7 +152,7 @@ def mixture_mid_p(
     """Lower mid-p, two-sided p and the central ``level`` predictive interval of one count.
 
     The mid-p values are exact at any number of trials: both tails are summed in logs
-    (:func:`bayeseval._kernels.adaptive.beta_mixture_log_tails`, the components holding all
+    (:func:`bayeseval._kernels.betabinom.beta_mixture_log_tails`, the components holding all
     but 1e-6 of the weight), so the two-sided p-value keeps falling with the evidence
     instead of stopping at about 1e-16 (``1 - P-``) or at the ``1 / draws`` of a
     simulation. The interval is read from the Beta-binomial mixture pmf; when
@@ -185,7 +185,7 @@ def mixture_mid_p(
 def _exact_mid_p(s: int, n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
     """Lower mid-p ``P(Y < s) + P(Y = s) / 2`` and the two-sided ``min(1, 2 min(P-, P+))``
     (``P+`` the upper mid-p), from the log tails of the mixture."""
-    kw, ka, kb, live = _kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
+    kw, ka, kb, live = kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
     below, at, above = beta_mixture_log_tails([s], [n], np.where(live, kw, 0.0), ka, kb)
     half_at = at[0] - np.log(2.0)
     lower, upper = np.logaddexp(below[0], half_at), np.logaddexp(above[0], half_at)
