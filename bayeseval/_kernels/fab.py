@@ -193,6 +193,7 @@ def fab_regions(
     Under a prior concentrated near 0.1, the test of ``p0 = 0.5`` with 20 trials puts
     all of ``alpha`` it can in the lower tail (below 6) and the rest above 14:
 
+    >>> from bayeseval._kernels.betabinom import beta_mixture_predictive
     >>> pmf = beta_mixture_predictive(20, [1.0], [10.0], [90.0])
     >>> a, b = fab_regions([0.5], 20, pmf, 0.05)
     >>> int(a[0]), int(b[0])
@@ -259,6 +260,7 @@ def fab_split(n: int, prior_pmf: Any, alpha: float) -> np.ndarray:
     With a prior near 0.1 the rejection goes to the upper tail below 0.1 and to the
     lower tail above it:
 
+    >>> from bayeseval._kernels.betabinom import beta_mixture_predictive
     >>> w = fab_split(20, beta_mixture_predictive(20, [1.0], [10.0], [90.0]), 0.05)
     >>> bool(w[10] < 0.5 < w[150])
     True
@@ -585,6 +587,7 @@ def fab_intervals_all_counts(
 
     Examples
     --------
+    >>> from bayeseval._kernels.betabinom import beta_mixture_predictive
     >>> pmf = beta_mixture_predictive(5, [1.0], [1.0], [1.0])
     >>> iv = fab_intervals_all_counts(5, pmf, 0.9)
     >>> iv.lower.shape
