@@ -9,7 +9,8 @@ from matplotlib.figure import Figure
 
 from bayeseval.campaign import Campaign
 from bayeseval.campaign.report import progress_by_round
-from bayeseval.plots import LABELS_NAMED, labels_by_round
+from bayeseval.plots import labels_by_round
+from bayeseval.plots.campaigns import LABELS_NAMED
 
 
 def _campaign(tmp_path, k: int, rounds: int) -> Campaign:
