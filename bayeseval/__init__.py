@@ -83,6 +83,7 @@ _SUBMODULES = frozenset(
         "plots",
         "datasets",
         "demo",
+        "experimental",
     }
 )
 

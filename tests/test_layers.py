@@ -11,7 +11,8 @@ campaigns -> command line):
 * the shared private packages import nothing from the feature packages, and each only from the
   shared packages before it (``_api`` < ``_kernels`` < ``_backends``, ``_render``);
 * each feature package imports only from the stages before it (:data:`STAGES`); ``plots`` may be
-  imported by any stage inside a function (a plot method), as it draws every stage's results.
+  imported by any stage inside a function (a plot method), as it draws every stage's results;
+  ``experimental`` comes last: it may import any stage, and no stable package imports it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ SHARED_PRIVATE = ("bayeseval._api", "bayeseval._kernels", "bayeseval._backends",
 
 #: the stages of the data flow, in order: a package imports only from the stages before it
 STAGES = ("_api", "_kernels", ("_backends", "_render"), "counts", "estimate", "models", "checks",
-          "plan", "fairness", "report", "campaign", ("cli", "demo"))
+          "plan", "fairness", "report", "campaign", ("cli", "demo"), "experimental")
 
 #: top-level modules outside the stages: who may import them, and what they may import
 EDGE_MODULES = {"datasets": "counts", "plots": "plan", "spark": "plan"}
@@ -234,6 +235,17 @@ def test_the_analysis_sees_an_upstream_import(tmp_path):
     (pkg / "estimate" / "x.py").write_text("def f():\n    from bayeseval import plots\n")
     (pkg / "plots.py").write_text("")
     assert upstream_imports(pkg) == ["bayeseval.counts.counts imports bayeseval.report"]
+
+
+def test_experimental_may_import_every_stage_and_no_stage_imports_it(tmp_path):
+    pkg = tmp_path / "bayeseval"
+    for sub in ("counts", "cli", "experimental"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "experimental" / "x.py").write_text("from bayeseval.cli import thing\n")
+    (pkg / "counts" / "y.py").write_text("from bayeseval.experimental import x\n")
+    assert upstream_imports(pkg) == ["bayeseval.counts.y imports bayeseval.experimental.x"]
 
 
 def test_each_stage_imports_only_earlier_stages():
