@@ -16,9 +16,8 @@ one.
   so nothing overflows in ANSI mode), one projection per step so that
   whole-stage code generation compiles it (no UDF, no Python per row); the
   test set is exactly the one pandas and DuckDB select, without collecting
-  any class to the driver. Measured on 2 million rows (local[2], 2 cores): the
-  rank costs 0.25-0.4 us per row, against 24 us when it was one nested
-  expression of higher-order functions (:func:`keyed_rank_sql`).
+  any class to the driver (cost per row against :func:`keyed_rank_sql`:
+  docs/validation.md, section 12f).
 * :func:`keyed_rank_sql` -- the same rank as one SQL expression (nested
   ``transform`` lambdas, for SQL text); Spark evaluates those lambdas without
   code generation, so prefer :func:`keyed_rank` on a DataFrame.

@@ -184,8 +184,8 @@ class DuckDBBackend(Backend):
 
     def check_labels(self, pairs: list[tuple[str, str]]) -> None:
         # one scan in SQL over the float and decimal label columns: rows unequal to their floor
-        # (DuckDB's NaN equals itself, so a missing value is not counted); a count is several
-        # times faster than fetching a value, which is looked up only when there is one
+        # (DuckDB's NaN equals itself, so a missing value is not counted); counting costs less
+        # than fetching a value, which is looked up only when there is one
         checked = [(arg, c) for arg, c in pairs if fractional_type(self.type_of(c))]
         if not checked:
             return

@@ -5,9 +5,9 @@
 * Otherwise a large frame (strings, floats, wide integers) is counted by DuckDB scanning it in
   place; a small one by integer codes (factorize) and bincount.
 
-DuckDB reads the frame's columns without copying them and hashes them in native, parallel code:
-at 12,000,000 rows that is an order of magnitude faster than factorizing a string column in
-NumPy, and it needs no per-row integer code arrays (a factorized column costs 8 bytes a row).
+DuckDB reads the frame's columns without copying them and hashes them in native, parallel code
+(faster than factorizing a string column in NumPy: docs/validation.md, section 12f), and it
+needs no per-row integer code arrays (a factorized column costs 8 bytes a row).
 Only columns whose values DuckDB reads exactly are handed over (NumPy booleans, integers and
 floats, pandas strings and categoricals); the small confusion table it returns is cast back to
 the frame's dtypes, so both paths give the same table and the same Counts.

@@ -164,8 +164,8 @@ class SparkBackend(Backend):
     def _distinct_ids(self, id_column: str, n_rows: int) -> int:
         """Distinct ids: one shuffle by id, then an aggregate that needs no second shuffle.
 
-        About 1.6x faster than ``countDistinct`` (which first builds a partial hash
-        table of every id in every task) on 10 million unique ids in local mode. The
+        Faster than ``countDistinct``, which first builds a partial hash table of every
+        id in every task (docs/validation.md, section 12f). The
         shuffle has one partition per :data:`_IDS_PER_TASK` rows (at least the
         default parallelism): each task's hash table of ids stays small. Left to
         ``spark.sql.shuffle.partitions`` and adaptive coalescing, 10 million ids went

@@ -34,8 +34,7 @@ the null being tested, not on the data): :math:`M_n(p) = B(cp + s, c(1-p) + n - 
 (B(cp, c(1-p)) L(p))`. The sequence is :math:`\{p : M_n(p) < 1/\alpha\}`, an interval
 around :math:`s/n` (where :math:`M_n \le 1`) whose ends are found by bisection. Because
 the prior scales with :math:`p(1-p)`, the width-minimising concentration at a planned
-size ``m`` is about ``m / 8`` at every rate (measured at 0.1 and 0.5, ``n = 100`` and
-4,000); without a plan ``c = 2`` (the total prior weight of Robbins' uniform mixture).
+size ``m`` is about ``m / 8`` at every rate (docs/validation.md, section 12g); without a plan ``c = 2`` (the total prior weight of Robbins' uniform mixture).
 """
 
 from __future__ import annotations
@@ -316,21 +315,10 @@ def anytime_decisions(
     likelihood ratio :math:`L(q)/L(t)` on its side of ``t``, which exceeds 1 only when
     ``s/n`` lies on that side), so at most one decision is ever reached.
 
-    Measured (``benchmarks/validate_sequential.py``, exact dynamic programme, threshold
-    0.10, level 0.95, at most 4,000 Bernoulli labels, looks every 1, 5, 10, 20 and 50
-    labels, true rates 0.08-0.12): the largest wrong-decision probability is 0.046
-    untuned (``c = 2``) and 0.031 tuned for 1,500 labels (``c = 183``), both at the
-    boundary rate 0.10 with a look after every label; at 0.08 it is 0.006 and 0.0001.
-    Drawing without replacement from a stratum of 5,000 rows (where Ville's inequality
-    does not apply directly) gives at most 0.043 and 0.014. The fixed-level posterior
-    rule (stop when the ``Beta(1 + s, 1 + n - s)`` probability of meeting the threshold
-    reaches ``level`` or ``1 - level``) is wrong with
-    probability 0.277 at 0.08 with a look after every label (0.033 every 50), and
-    0.26-0.30 at 0.10 for every schedule. The guarantee costs labels: with a look after
-    every label the expected labels at 0.08 are 2,059 untuned and 1,438 tuned (14% and 3%
-    undecided at 4,000), against 282 for the posterior rule; at 0.12, 2,034 and 1,615
-    against 252. Tuning for the planned size buys about 30% fewer labels and fewer
-    undecided strata (and is within 1% of the best concentration on a grid of 2 to 300). ``min_trials`` (default 5): with the untuned prior, two errors in the
+    Measured largest probability of a wrong decision at level 0.95: 0.046, against 0.277 for a
+    fixed-level posterior rule (docs/validation.md, section 10a).
+
+    ``min_trials`` (default 5): with the untuned prior, two errors in the
     first two labels give an e-value of 38 at a threshold of 0.05 and 484 at 0.01, enough to
     decide "fails" after two labels (one error in one label gives 14 at 0.01 and 3.2 at
     0.10, short of 20); the tuned prior bets on rates near the threshold and gives at most

@@ -197,25 +197,9 @@ def loo_conflict(
     The reference of stratum ``i`` is the posterior predictive of its count under the
     Beta-binomial model fitted to the other strata (BDA3 hyperprior, hyper-grid), so
     an outlier is compared with the others only. The p-value is mid-p by default (no
-    randomisation). Measured by seeded simulation (``benchmarks/validate_adaptive.py``,
-    400 datasets per scenario; one stratum at 0.40 with 20 trials among 10-20 strata
-    with rates near 0.08 and 50-500 trials; exchangeable: all near 0.08):
-
-    ============  =======  ===========  ======================  ======================
-    p-value       control  power        false flags / dataset   false flags / stratum
-    ============  =======  ===========  ======================  ======================
-    mid_p         holm     0.71 (0.02)  0.003                   0.0002
-    mid_p         per      0.94 (0.01)  0.36                    0.026
-    doubled       holm     0.66 (0.02)  0.000                   0.0000
-    doubled       per      0.92 (0.01)  0.27                    0.019
-    ============  =======  ===========  ======================  ======================
-
-    With Holm the power is close to its ceiling: a Bin(20, 0.4) count is 6 or less
-    with probability 0.25, and 6 of 20 is not extreme enough at ``alpha / m`` for
-    15 strata near 0.08. ``control="per_stratum"`` trades per-dataset control for
-    power when a false flag only costs width (reading the stratum's own interval).
-    About 0.1 s of CPU for 1,000 strata (trials 10-2,000; 0.04 s of it the p-values), 0.5 s
-    for 20,000; ten strata of a million trials each take about 0.1 s.
+    randomisation). ``control="per_stratum"`` trades per-dataset control for power when a
+    false flag only costs width (reading the stratum's own interval). Measured power and
+    false flags, and the cost: docs/validation.md, sections 6c and 12d.
 
     The tails are exact sums in logs (:func:`bayeseval._kernels.betabinom.beta_mixture_log_tails`)
     at any number of trials, so a p-value keeps falling as the evidence against a stratum

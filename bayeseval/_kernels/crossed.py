@@ -23,10 +23,8 @@ Gaussian models by using integrated nested Laplace approximations", JRSS B 71(2)
 2. The mode of ``p(h | s)`` and the Hessian there define standardised directions; a grid of
    step ``dz`` along them is explored until the log density drops by ``drop`` (INLA's "grid"
    strategy), and each point is weighted by its Laplace posterior density. Defaults
-   ``dz = 1.25``, ``drop = 6`` (INLA's default drop; its default step is 0.75): on COMPAS
-   race x sex x age, 269 grid points, and against an importance-sampling reference of the
-   exact posterior the cell means are within 0.002 and the 95% interval ends within 0.005
-   (steps 1.0 and 1.5 gave up to 0.010 at the interval ends).
+   ``dz = 1.25``, ``drop = 6`` (INLA's default drop; its default step is 0.75); their
+   measured accuracy: docs/validation.md, section 12e.
 3. Each cell's marginal of ``eta_c = logit theta_c`` is a mixture over the grid of its
    Gaussian marginal, corrected for the cell's own binomial likelihood: the Gaussian
    likelihood term of the cell is replaced by the exact one (the cavity-times-likelihood

@@ -387,7 +387,7 @@ def max_t_gap(
     ``[max(0, max_ij max(L_ij, -U_ij)), min(1, max_ij max(U_ij, -L_ij))]``, so the gap
     interval covers whenever the pairwise intervals do. The critical value is calibrated
     by parametric bootstrap at the observed rates, so coverage is approximate (measured
-    in ``benchmarks/validate_fairness.py``), not guaranteed as with :func:`gap_interval`.
+    coverage: docs/validation.md, section 8), not guaranteed as with :func:`gap_interval`.
 
     Parameters
     ----------

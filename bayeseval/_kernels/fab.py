@@ -403,21 +403,12 @@ def fab_interval(
     split, i.e. the Clopper-Pearson interval (the split tables would need (trials + 1)
     x 201 cells, and so many trials leave the prior almost nothing to shorten). Above
     100 trials the split is optimised for :func:`split_trials` of the stratum's trials
-    (a geometric grid of ratio 1.1), so strata share the tail tables: the tests are
-    still exact at the stratum's own number of trials, and by exact enumeration
-    (``benchmarks/validate_adaptive.py --split-grid``: n = 105 to 2,000, seven priors,
-    level 0.95) the expected width under the prior is 0.986-1.027x that of the split
-    optimised for n itself (0.89-1.12x at single true rates, in both directions: that
-    split is the shortest only on average over the prior) and the minimum coverage is
-    at least 0.95. With 10,000 strata of 10-2,000 trials, the split tables of the 960
-    that read the adaptive interval take about 0.5 s instead of 3.5 s.
-    Because the split is non-decreasing in the null rate, the set of null rates whose
-    test accepts the observed count is one interval; its ends are found by bisection
-    to about 1e-15 on the ``arcsin(sqrt(p))`` scale and rounded outward. Exact
-    enumeration over the count (``benchmarks/validate_adaptive.py``) gives a minimum
-    coverage over 2,001 true rates plus every interval end of at least ``level`` for
-    n in {5, 10, 20, 50, 100, 500}, levels 0.90 and 0.95, priors centred at the
-    truth and far from it.
+    (a geometric grid of ratio 1.1), so strata share the tail tables; the tests are
+    still exact at the stratum's own number of trials. Because the split is
+    non-decreasing in the null rate, the set of null rates whose test accepts the
+    observed count is one interval; its ends are found by bisection to about 1e-15 on
+    the ``arcsin(sqrt(p))`` scale and rounded outward. Measured minimum coverage: at
+    least ``level`` (docs/validation.md, sections 6e and 6f).
 
     Examples
     --------
@@ -456,7 +447,7 @@ def split_trials(trials: Any) -> np.ndarray:
     thousands of strata cost about as much as those of a few dozen. The interval itself
     inverts the tests at the stratum's own number of trials, and every split gives
     exact tests, so the coverage guarantee is untouched; only the split's optimality is
-    approximate (see :func:`fab_interval`, Notes, for the measured width).
+    approximate (docs/validation.md, section 6e, gives the measured width).
     :func:`fab_intervals_all_counts` uses the same rule, so exact enumeration checks
     the intervals :func:`fab_interval` gives.
 

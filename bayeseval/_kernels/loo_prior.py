@@ -153,7 +153,7 @@ def loo_beta_mixture(
     grid over ``(logit mean, log concentration)`` with BDA3's hyperprior
     ``p(alpha, beta) ~ (alpha + beta)^(-5/2)`` truncated to the grid. The weights use
     ``p(phi | y_-i) ~ p(phi | y) / p(y_i | phi)``, so one likelihood matrix serves all
-    strata that share a grid (about 0.1 s of CPU for 1,000 strata). The grid of the mean is
+    strata that share a grid (cost: docs/validation.md, section 12d). The grid of the mean is
     logit-spaced over the range of the *other* strata's rates (widened), with nodes at
     that range's ends (other strata that agree closely keep their common rate on the grid),
     so stratum ``i``'s prior does not depend on its own count at all; this is what keeps

@@ -35,17 +35,8 @@ Two rules keep it honest at small counts and make a useless proxy cost (almost) 
   rate ``s / n`` (both from the smoothed rates ``(s + 1/2) / (n + 1)``); otherwise the stratum
   gets the labels-only interval of ``s / n`` with the same method.
 
-Both rules look at the labels, so the coverage they give is measured, not assumed: by exact
-enumeration of every labelled table of truth by proxy cell (``benchmarks/validate_proxy.py``).
-At level 0.95 with a binary proxy, n = 10 to 100 labels, true rates 0.02 to 0.98 and proxy
-agreement 0.5 to 0.99, the lowest coverage is the labels-only Wilson interval's own lowest
-(0.914, at n = 10 and a rate of 0.05, a lattice dip of Wilson on 10 labels); 33 of the 220
-points are below 0.94 (labels-only Wilson: 75), none by more than 0.009 below labels-only
-Wilson at the same point. With Clopper-Pearson cell limits it is never below 0.955. A useless
-proxy (agreement 0.5) gives the labels-only width (ratio 1.00 at every n).
-
-The effective number of labels a stratum's proxy is worth is ``n`` times the labels-only
-variance over the cells' variance (the same smoothed rates).
+Both rules look at the labels, so the coverage they give is measured, not assumed, by exact
+enumeration of every labelled table of truth by proxy cell: docs/validation.md, section 7.
 """
 
 from __future__ import annotations

@@ -10,19 +10,9 @@ probability of every outcome follows exactly from a dynamic programme over (look
 the mass of the runs still going is carried from look to look as a vector over the count
 and the stopped mass is removed at each look. Nothing is simulated.
 
-Measured: agreement with brute-force enumeration of all :math:`2^n` label sequences
-(``n = 10``, Bernoulli and without replacement) to 1e-12 and with seeded simulations
-within Monte Carlo error (``tests/test_core_sequential.py``); a look after every label up
-to 4,000 labels takes about 0.4 s (Bernoulli) and 0.5 s (without replacement) for a rule
-given by count boundaries per look (e.g. :func:`bayeseval._kernels.anytime.decision_boundaries`).
-
-What it showed (``benchmarks/validate_sequential.py``, ``docs/validation.md`` section 10):
-stopping when a 95% interval's half-width reaches 0.05 keeps the coverage at stop at
-0.951-0.956 on average over true rates 0.02-0.50, but its minimum over the rates falls to
-0.923 (Wilson) and 0.924 (adaptive interval, fixed ``Beta(2, 18)`` prior); computing the
-stopping interval at 0.955 (Wilson) or 0.965 (adaptive) keeps it at 0.94 or more for looks
-every 1 to 50 labels. The fixed-level posterior decision rule is wrong with probability
-0.277 at a true rate of 0.08 against a threshold of 0.10 with a look after every label.
+Tested against brute-force enumeration of every label sequence and against seeded simulation
+(``tests/test_core_sequential.py``); its cost and what it shows about sequential rules:
+docs/validation.md, sections 10 and 12c.
 """
 
 from __future__ import annotations

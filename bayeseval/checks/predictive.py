@@ -233,11 +233,9 @@ def conflict_check(
     :func:`bayeseval.models.posterior.which_interval`; ``proportion_ci(...,
     method="adaptive")`` gives the interval).
 
-    Measured by seeded simulation (``benchmarks/validate_adaptive.py``, 400 datasets per
-    scenario): one stratum at 0.40 with 20 trials among 10-20 strata near 0.08 with
-    50-500 trials is flagged with probability 0.71 under ``control="holm"`` (per-dataset
-    false-flag rate 0.003 when all strata are alike) and 0.94 under
-    ``control="per_stratum"`` (per-stratum false-flag rate 0.026, per dataset 0.36).
+    Measured: one outlying stratum among alike ones is flagged with probability 0.71 under
+    ``control="holm"``, with 0.003 false flags per dataset when all are alike
+    (docs/validation.md, section 6c).
 
     Parameters
     ----------

@@ -23,16 +23,9 @@ Gaussian copula), so draws and summaries agree.
 
 Accuracy and speed
 ------------------
-Measured (``benchmarks/bench_crossed.py``) on COMPAS error rates by race x sex x age (36
-cells, two of them empty, several with one to three defendants), against PyMC's NUTS on the
-same model and priors (4 chains x 1,000 draws after 1,000 tuning steps,
-``target_accept=0.95``, R-hat 1.006, tail ESS 1,011): the largest difference over cells is
-0.002 in posterior mean and 0.008 in a 95% interval end (lower; 0.005 upper). Against an
-importance-sampling reference of the exact posterior (effective sample size about 22,000):
-0.002 in mean, 0.004 and 0.005 in the interval ends. Time: 0.2 to 1.8 s where the PyMC fit
-takes 100 to 420 s on the same (shared, two-core, often loaded) machine: 200 to 440 times
-faster in the same run (four runs). The remaining error is mostly in cells of the races with few people (Asian,
-Native American), whose intervals sit up to 0.005 too high.
+Compared with PyMC's NUTS on the same model and priors, and with an importance-sampling
+reference of the exact posterior, on COMPAS error rates by race x sex x age
+(``benchmarks/bench_crossed.py``): docs/validation.md, section 12e.
 """
 
 from __future__ import annotations
@@ -305,8 +298,8 @@ def fit_crossed(
 
     Notes
     -----
-    On COMPAS race x sex x age the cell means agree with PyMC's NUTS within 0.002 and the
-    95% interval ends within 0.008, 200 to 440 times faster (module docstring).
+    Measured agreement with PyMC's NUTS: within 0.002 in every cell's posterior mean on
+    COMPAS race x sex x age (docs/validation.md, section 12e).
 
     Examples
     --------
@@ -328,7 +321,7 @@ def fit_crossed(
     counts = _prepare_counts(counts_or_frame, names, complete, y_true, y_pred, metric, pos_label)
     codes = [pd.factorize(counts.strata.get_level_values(f), sort=True)[0] for f in names]
     n_levels = [int(code.max()) + 1 for code in codes]
-    # thousands of tiny batched solves: BLAS threads only add overhead (3x measured)
+    # thousands of tiny batched solves: BLAS threads only add overhead
     with threadpool_limits(limits=1, user_api="blas"):
         approx = fit_crossed_laplace(counts.successes.to_numpy(), counts.trials.to_numpy(),
                                      codes, n_levels, [str(f) for f in names],

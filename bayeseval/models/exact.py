@@ -632,10 +632,9 @@ class ExactFit:
            stratum and probability when ``|F - q| < 1e-11``.
 
         The CDF is thus evaluated with ``betainc`` typically once per grid point and stratum
-        (not once per iteration and probability), about a third of the cost of the quantiles
-        for the rat tumour data; the result solves the exact mixture CDF to about 1e-9 in
-        probability (below 1e-11 measured on the rat tumour data and on 1,000 simulated
-        strata; ``diagnostics["quantile_method"]``).
+        (not once per iteration and probability); the result solves the exact mixture CDF to
+        about 1e-9 in probability (``diagnostics["quantile_method"]``; measured accuracy:
+        docs/validation.md, section 12b).
 
         Parameters
         ----------

@@ -537,27 +537,9 @@ class Posterior:
         Notes
         -----
         Why a ``read`` column: pooling pulls every stratum toward the others, and for the
-        stratum that really differs that pull is the error. Measured
-        (``benchmarks/validate_default_fit.py``, docs/validation.md 6d; one stratum at 0.40
-        with 10-30 trials among 12 strata near 0.08 with 50-500 trials):
-
-        =========================  ================  ====================  ===========================
-        interval                   outlier coverage  alike width / Wilson  exchangeable width / Wilson
-        =========================  ================  ====================  ===========================
-        pooled (lower, upper)      0.317 (0.008)     0.905                 0.850
-        robust model               0.866 (0.002)     0.866                 0.856
-        Wilson                     0.952 (0.001)     1.000                 1.000
-        adaptive                   0.969 (0.001)     0.993                 0.980
-        read (default, p <= 0.20)  0.950 (0.002)     0.913                 0.874
-        =========================  ================  ====================  ===========================
-
-        400 seeded datasets per scenario; the outlier's coverage is exact given the other
-        strata (Monte Carlo SE in parentheses). The outlier reads its adaptive interval in
-        0.962 of the datasets and is then covered 0.988 of the time; when it reads the
-        pooled interval it is never covered. About 1.2 of the 12 alike strata per dataset
-        read their adaptive interval. Cost: in the exchangeable control the small stratum's
-        ``read`` interval covers 0.925 (pooled 0.942), from reading the pooled interval
-        exactly when the count looks typical.
+        stratum that really differs that pull is the error. Measured coverage of the read
+        interval for a small outlying stratum: 0.950, against 0.317 for the pooled interval
+        (docs/validation.md, section 6d).
 
         Examples
         --------
@@ -745,12 +727,8 @@ def which_interval(
     adaptive interval of a typical stratum is about as wide as Wilson's); a missed
     outlier costs coverage, which is why the threshold is above the usual 0.05.
 
-    Measured (``benchmarks/validate_default_fit.py``; one stratum at 0.40 with 10-30
-    trials among 12 strata near 0.08 with 50-500 trials, 400 datasets, coverage exact
-    given the other strata): the interval this points to covers the small outlier 0.950
-    of the time (Monte Carlo SE 0.002; pooled alone 0.317, reading Wilson only where the
-    check flags at 0.05: 0.847); the alike strata read widths 0.913x Wilson's (pooled
-    0.905x), so they keep 92% of pooling's width gain (docs/validation.md 6d).
+    Measured coverage of the interval this points to, for a small outlying stratum: 0.950
+    (docs/validation.md, section 6d).
 
     Parameters
     ----------

@@ -148,10 +148,8 @@ def sample_size(
 
     with :math:`z = \Phi^{-1}((1+\text{level})/2)` (1.959964 at 95%) and
     :math:`r = 1/2` (the conservative :math:`r(1-r) = 1/4`) when no planning
-    rate is given. Using the exact quantile instead of the rounded 1.96
-    changes the classic table values by less than one trial (the largest
-    shift, 2401.00 -> 2400.91, stays below the same integer). Floating-point noise is ignored when
-    rounding up (``1.96**2 / 4 / 0.02**2`` evaluates to 2400.9999999999995).
+    rate is given. Floating-point noise is ignored when rounding up
+    (:func:`bayeseval._kernels.sizing.ceil_count`).
 
     ``method="wilson"`` or ``"clopper_pearson"`` returns instead the smallest
     :math:`n` whose interval at the planning rate has half-width
