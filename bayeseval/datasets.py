@@ -508,11 +508,9 @@ def make_fraud_scenario(
     correlation : float, default 0.95
         Correlation of the two models' latent scores, in [-1, 1]. The default
         makes the two models disagree on about 9% of positives (6.2% caught
-        only by ``a``, 3.2% only by ``b`` at recalls 0.70 / 0.67). At 125
-        positives per group, comparing the two recalls' point estimates then
-        picks the better model in about 70% of groups when the models are
-        scored on *different* rows and about 87% when they are scored on the
-        *same* rows.
+        only by ``a``, 3.2% only by ``b`` at recalls 0.70 / 0.67), so scoring
+        both models on the same rows makes their comparison sharper
+        (docs/validation.md, section 12j).
     group_shares : sequence of float, optional
         Population shares of the groups (default equal).
 
