@@ -13,7 +13,7 @@ Run ``python benchmarks/code_health.py`` from the repository root. It prints
   of its public submodules, and the public methods of exported classes);
 * the layout figures: modules over 1,000 lines, the class with the most methods, the parameters
   of ``Campaign.create`` and ``simulate``, deprecation sites (decorators or warnings about old
-  names), and test files named after no module of the package (outside ``tests/validity``
+  names), and test files named after no module or package of the package (outside ``tests/validity``
   and ``tests/meta``);
 * with ``--timings``: the wall time of the README's test command and of ``bayeseval demo``
   (minutes: run it on an idle machine).
@@ -61,7 +61,7 @@ def long_functions(limit: int = 80) -> list[tuple[str, int]]:
 
 def complex_functions(limit: int = 20) -> list[str]:
     proc = subprocess.run(
-        ["ruff", "check", "bayeseval", "--select", "C901", "--output-format", "json",
+        [sys.executable, "-m", "ruff", "check", "bayeseval", "--select", "C901", "--output-format", "json",
          "--config", f"lint.mccabe.max-complexity={limit}"],
         cwd=ROOT, capture_output=True, text=True, check=False,
     )
@@ -109,9 +109,11 @@ def deprecation_sites() -> list[str]:
 
 
 def unmirrored_test_files() -> list[str]:
-    """Test files whose name matches no module of the package (``test_<module>.py``)."""
+    """Test files whose name matches no module or package of the package (``test_<module>.py``,
+    ``test_<package>_<module>.py``, ``test_<package>.py``)."""
     modules = {p.stem for p in (ROOT / "bayeseval").rglob("*.py")} | {
-        f"{p.parent.name}_{p.stem}".lstrip("_") for p in (ROOT / "bayeseval").rglob("*.py")}
+        f"{p.parent.name}_{p.stem}".lstrip("_") for p in (ROOT / "bayeseval").rglob("*.py")} | {
+        p.parent.name.lstrip("_") for p in (ROOT / "bayeseval").rglob("__init__.py")}
     out = []
     for path in sorted((ROOT / "tests").rglob("test_*.py")):
         rel = path.relative_to(ROOT / "tests")
