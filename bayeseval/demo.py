@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import time
 import warnings
@@ -35,6 +34,7 @@ from bayeseval._render.html_page import page
 from bayeseval.campaign.simulation import simulate, synthetic_pool
 from bayeseval.counts.counts import Counts
 from bayeseval.datasets import load_compas, load_german_credit
+from bayeseval.plots.base import figure_png
 from bayeseval.report.report import Report, evaluate
 
 __all__ = ["run_demo"]
@@ -72,12 +72,6 @@ class _Progress:
 def _say(text: str, quiet: bool) -> None:
     if not quiet:
         print(text, flush=True)
-
-
-def _png(fig: Any) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _fmt(frame: pd.DataFrame, digits: int = 3) -> str:
@@ -197,7 +191,6 @@ def run_demo(
     0
     """
     out = _check_demo_arguments(out, quick, random_seed, as_json)
-    _use_file_backend()
     out.mkdir(parents=True, exist_ok=True)
     demo = _Demo(random_seed=random_seed, quick=quick, quiet=as_json)
     progress = _Progress(6, quiet=demo.quiet)
@@ -243,22 +236,10 @@ class _Demo:
     @staticmethod
     def figure(title: str, draw: Any) -> str:
         """Draw with ``draw(ax)`` on a new figure; return it as an inline HTML figure."""
-        import matplotlib.pyplot as plt  # deferred: matplotlib only when the demo runs
-
-        fig, ax = plt.subplots(figsize=(7, 4))
-        draw(ax)
-        png = _png(fig)
-        plt.close(fig)
+        png = base64.b64encode(figure_png(draw)).decode("ascii")
         esc = html.escape(title)
         return (f"<figure><figcaption>{esc}</figcaption>"
                 f"<img alt='{esc}' src='data:image/png;base64,{png}'/></figure>")
-
-
-def _use_file_backend() -> None:
-    """Draw to files (Agg) unless the user already chose a backend."""
-    import matplotlib  # deferred: matplotlib only when the demo runs
-
-    matplotlib.use("Agg", force=False)
 
 
 def _credit_predictions(demo: _Demo) -> pd.DataFrame:

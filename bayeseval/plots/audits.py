@@ -12,6 +12,7 @@ from bayeseval.plots.base import (
     POST,
     RAW,
     axes,
+    figure_png,
 )
 
 __all__ = ["disparities", "disparities_png"]
@@ -138,16 +139,9 @@ def disparities_png(result: Any, *, max_rows: int = 80, dpi: int = 90) -> bytes 
     ...                       random_seed=0))[:4]
     b'\\x89PNG'
     """
-    import io
-
-    from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
-
     rows = int((result.disparities["measure"] != "ratio").sum())
     if rows > max_rows:
         return None
-    fig = Figure(figsize=(7, max(2.5, 0.45 * rows + 1)))
-    disparities(result, ax=fig.subplots())
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    return buf.getvalue()
+    return figure_png(lambda ax: disparities(result, ax=ax), figsize=(7, max(2.5, 0.45 * rows + 1)),
+                      dpi=dpi)
 

@@ -20,7 +20,7 @@ from bayeseval.counts.counts import stratum_labels
 
 __all__ = [
     "RAW", "POST", "FLAG", "MILD", "READ", "COLORS", "axes", "tick_labels", "when_loaded",
-    "dispatch", "overall_band", "pick_column", "interval_markers",
+    "dispatch", "overall_band", "pick_column", "interval_markers", "figure_png",
 ]
 
 
@@ -96,3 +96,25 @@ def interval_markers(
                 elinewidth=1.5, capsize=2, label="_interval")
     ax.scatter(mid, y, s=sizes, color=color, marker=marker, zorder=3, label=label)
 
+
+def figure_png(draw: Callable[[Any], Any], *, figsize: tuple[float, float] = (7, 4),
+               dpi: int = 100) -> bytes:
+    """PNG bytes of a new figure drawn by ``draw(ax)``, for self-contained pages.
+
+    The figure is a :class:`matplotlib.figure.Figure` made without pyplot: no backend is
+    chosen, no window opens and nothing global changes.
+
+    Examples
+    --------
+    >>> figure_png(lambda ax: ax.plot([0, 1], [0, 1]))[:4]
+    b'\\x89PNG'
+    """
+    import io
+
+    from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
+
+    fig = Figure(figsize=figsize)
+    draw(fig.subplots())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
