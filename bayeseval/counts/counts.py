@@ -317,7 +317,9 @@ def tabulate(
     metric: str | Metric = "error_rate",
     pos_label: Any = None,
     weights: Mapping[Hashable, float] | pd.Series | None = None,
-) -> Counts:
+    proxy: str | None = None,
+    inclusion: str | None = None,
+) -> Counts | Any:
     """Turn a frame of predictions into :class:`Counts` per stratum.
 
     Every engine computes the same small confusion table (rows per stratum x
@@ -348,13 +350,28 @@ def tabulate(
         and ``pos_label`` None, the metric is computed one-vs-rest for every
         class and a ``class`` level is appended to the strata.
     weights : dict or Series, optional
-        Population shares of the strata, summing to 1.
+        Population shares of the strata, summing to 1 (not with ``proxy``).
+    proxy : str, optional
+        A column known on every row: a cheap label of the same kind as ``y_true`` (a
+        judge's label, a stronger model's prediction) or a number (a probability, a
+        score, binned into five equal-count cells per stratum). With it, rows whose
+        ``y_true`` is missing are the unlabelled rows, and the result is a
+        :class:`~bayeseval.counts.ProxyCounts`: labelled successes and trials and the
+        pool's trials per stratum and proxy cell. Metrics: ``error_rate``, ``accuracy``,
+        ``precision``, ``npv`` (trials known without the true label). pandas and DuckDB
+        data only.
+    inclusion : str, optional
+        With ``proxy``: a column holding each labelled row's inclusion probability (the
+        chance it was chosen for labelling); the result then carries the sums of their
+        inverses. Without it the labelled rows are taken as drawn at random within
+        each stratum.
 
     Returns
     -------
-    Counts
+    Counts or ProxyCounts
         Strata that have rows but no trials (e.g. no positives for recall) are
         kept with zero trials and an :class:`~bayeseval.EmptyStratumWarning`.
+        A ``ProxyCounts`` with ``proxy``.
 
     Raises
     ------
@@ -362,11 +379,12 @@ def tabulate(
         A column is missing; a label column holds a fractional number (the
         message names the column and one such value); labels or strata hold
         missing values (NaN, None, ``pd.NA`` or SQL NULL: the message names the
-        column and the number of rows); the two label columns hold different types (numbers and
+        column and the number of rows; with ``proxy``, a missing ``y_true`` marks an
+        unlabelled row); the two label columns hold different types (numbers and
         strings); two non-0/1 labels without ``pos_label`` for a class metric;
         or DuckDB cannot read the data (the message names the path).
     TypeError
-        ``data`` is of an unsupported type.
+        ``data`` is of an unsupported type; ``proxy`` with Spark data.
 
     Notes
     -----
@@ -385,6 +403,9 @@ def tabulate(
     a          1       2
     b          1       1
     """
+    if proxy is not None or inclusion is not None:
+        return _tabulate_proxy(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
+                               pos_label=pos_label, weights=weights, proxy=proxy, inclusion=inclusion)
     m = get_metric(metric)
     cols = iter_columns(strata, "strata")
     backend = backend_for(data)
@@ -393,6 +414,21 @@ def tabulate(
     counts = _counts_from_table(backend.confusion(cols, y_true, y_pred), m, pos_label, weights)
     _warn_empty(counts, m, stacklevel=3)
     return counts
+
+
+def _tabulate_proxy(data: Any, *, proxy: Any, inclusion: Any, weights: Any, **kw: Any) -> Any:
+    from bayeseval.counts.proxy import tabulate_proxy  # the proxy module builds on this one
+
+    if proxy is None:
+        raise ValueError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+                         f"got inclusion={inclusion!r} and proxy=None")
+    if weights is not None:
+        raise ValueError("weights (population shares) are not taken with proxy; give them to "
+                         "evaluate or to the stratified estimators")
+    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str), got {value!r}")
+    return tabulate_proxy(backend_for(data), proxy=proxy, inclusion=inclusion, **kw)
 
 
 def confusion_counts(
@@ -481,8 +517,8 @@ def _counts_from_table(table: ConfusionTable, m: Metric, pos_label: Any, weights
     _check_missing(table)
     if int(table.n.sum()) == 0:
         raise ValueError("data has no rows")
-    _check_label_types(table, pos_label if m.needs_positive else None)
-    positive, classes = _resolve_positive(m, table, pos_label)
+    check_label_types(table, pos_label if m.needs_positive else None)
+    positive, classes = resolve_positive(m, table, pos_label)
     if classes is None:
         frame = _count_cells(table, m, positive)
     else:
@@ -515,7 +551,7 @@ def _label_kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _check_label_types(table: ConfusionTable, pos_label: Any) -> None:
+def check_label_types(table: ConfusionTable, pos_label: Any) -> None:
     """Labels of one type in both columns (numbers or strings): otherwise nothing would match."""
     kinds = {}
     for arg, col, values, dtype in [("y_true", table.y_true, table.truth, table.dtypes[0]),
@@ -542,7 +578,7 @@ def _check_label_types(table: ConfusionTable, pos_label: Any) -> None:
         )
 
 
-def _resolve_positive(m: Metric, table: ConfusionTable, pos_label: Any) -> tuple[Any, list | None]:
+def resolve_positive(m: Metric, table: ConfusionTable, pos_label: Any) -> tuple[Any, list | None]:
     """``(positive, None)``, or ``(None, classes)`` for one-vs-rest over more than two classes."""
     if not m.needs_positive:
         return None, None
