@@ -284,3 +284,31 @@ def proxy_ci(
         )
     return ProxyCI(table=proxy_table(counts, level, method), metric=counts.metric, level=level,
                    method=method, proxy_kind=counts.proxy_kind)
+
+
+def effective_counts(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Whole-number (successes, trials) a stratum's proxy interval is worth, per row of a
+    :class:`ProxyCI` table: the effective labels where the proxy is used (the labelled
+    trials otherwise), and the estimate times them, both rounded. For models that take
+    counts (the pooled model, planners)."""
+    n_eff = np.where(table["proxy_used"].to_numpy(bool), table["effective_labels"].to_numpy(float),
+                     table["labelled"].to_numpy(float))
+    n = np.round(n_eff).astype(np.int64)
+    rate = np.nan_to_num(table["estimate"].to_numpy(float), nan=0.0)
+    s = np.clip(np.round(rate * n), 0, n).astype(np.int64)
+    return s, n
+
+
+def weighted_interval(table: pd.DataFrame, weights: Any) -> tuple[float, float, float]:
+    """Estimate and MOVER interval of ``sum_h weights_h * rate_h`` from per-stratum estimates
+    and intervals (``estimate``, ``lower``, ``upper``; independent strata). NaN when a stratum
+    with a positive weight has no estimate."""
+    w = np.asarray(weights, dtype=float)
+    est, lo, hi = (table[c].to_numpy(float) for c in ("estimate", "lower", "upper"))
+    used = w > 0
+    if not np.isfinite(est[used]).all():
+        return np.nan, np.nan, np.nan
+    e = float(np.sum(w[used] * est[used]))
+    lower = e - float(np.sqrt(np.sum(w[used] ** 2 * (est[used] - lo[used]) ** 2)))
+    upper = e + float(np.sqrt(np.sum(w[used] ** 2 * (hi[used] - est[used]) ** 2)))
+    return e, max(lower, 0.0), min(upper, 1.0)
