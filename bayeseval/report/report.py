@@ -1584,7 +1584,10 @@ def evaluate(
         report's ``level``, ``pos_label`` and ``random_seed``, and the audit's default
         pooled model): the report gains the "Fairness audit" section (verdicts,
         disparities, groups table, forest plot), ``Report.audit``, and findings for
-        criteria decided outside the tolerance (warnings) or undecided (notes).
+        criteria decided outside the tolerance (warnings) or undecided (notes). The audit
+        takes the report's ``guarantee``, ``proxy`` and ``inclusion``; with a proxy its
+        metrics are ``selection_rate`` and ``ppv`` (TPR and FPR count trials by the true
+        label, unknown on unlabelled rows).
     tolerance : float, optional
         Largest acceptable max-min gap of the audit, in (0, 1); needs ``groups``.
     min_trials : int, optional
@@ -1859,8 +1862,10 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     from bayeseval.fairness.audits import audit  # deferred: the audit loads the crossed engine
 
     given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
-    res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=list(_AUDIT_METRICS),
-                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **given)
+    metrics = [m for m in _AUDIT_METRICS if cfg.proxy is None or m in ("selection_rate", "ppv")]
+    res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=metrics,
+                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed,
+                guarantee=cfg.guarantee, proxy=cfg.proxy, inclusion=cfg.inclusion, **given)
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]
