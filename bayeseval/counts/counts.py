@@ -537,9 +537,10 @@ def _check_missing(table: ConfusionTable) -> None:
         missing = pd.isna(values).to_numpy(bool)
         if missing.any():
             rows = int(table.n[missing].sum())
+            hint = " (or, for unlabelled rows of a pool, give proxy=)" if arg == "y_true" else ""
             raise ValueError(
                 f"{arg} column {col!r} has {what} in {rows} row{'s' if rows != 1 else ''} "
-                "(NaN, None, NA or NULL); drop or fill them before tabulating"
+                f"(NaN, None, NA or NULL); drop or fill them before tabulating{hint}"
             )
 
 
