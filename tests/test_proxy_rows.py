@@ -263,7 +263,7 @@ def test_evaluate_target_counts_labels_at_the_effective_rate():
 
 
 # -- inclusion probabilities -----------------------------------------------------------------
-def _ipw_pool(size=2000, seed=11):
+def _ipw_pool(size=10_000, seed=11):
     """A pool where a hidden feature drives both the error and the chance of being labelled."""
     rng = np.random.default_rng(seed)
     hidden = rng.random(size) < 0.4
@@ -277,6 +277,7 @@ def _ipw_runs(repeats, seed=0):
     right, judge, pi = _ipw_pool()
     truth = right.mean()
     rng = np.random.default_rng(seed)
+    shares = np.bincount(judge) / len(judge)
     est, plain, covered = [], [], []
     base = pd.DataFrame({"p": 1, "j": judge, "pi": pi})
     for _ in range(repeats):
@@ -286,8 +287,8 @@ def _ipw_runs(repeats, seed=0):
                        inclusion="pi").table.loc["all"]
         est.append(row["estimate"])
         covered.append(row["lower"] <= truth <= row["upper"])
-        plain.append(proxy_ci(df, y_true="y", y_pred="p", proxy="j",
-                              metric="accuracy").table.loc["all", "estimate"])
+        # the post-stratified estimate that ignores the design
+        plain.append(sum(shares[c] * right[keep & (judge == c)].mean() for c in (0, 1)))
     return truth, np.array(est), np.array(plain), np.array(covered)
 
 
@@ -297,22 +298,25 @@ def test_inclusion_weighting_is_unbiased_and_covers():
     se = est.std(ddof=1) / math.sqrt(len(est))
     assert abs(est.mean() - truth) < 4 * se  # unbiased within 4 standard errors of the mean
     assert abs(plain.mean() - truth) > 10 * se  # the unweighted estimate is not: the test has power
-    # asymptotic interval: coverage near the level (Monte Carlo SE about 0.005)
-    assert covered.mean() >= 0.93
+    # asymptotic interval: measured 0.96 here (Monte Carlo SE about 0.005)
+    assert covered.mean() >= 0.94
 
 
 def test_inclusion_weighting_is_unbiased_quick():
-    truth, est, plain, _ = _ipw_runs(300, seed=1)
+    truth, est, plain, _ = _ipw_runs(150, seed=1)
     se = est.std(ddof=1) / math.sqrt(len(est))
     assert abs(est.mean() - truth) < 4 * se
     assert plain.mean() < truth - 4 * se
 
 
-def test_equal_inclusion_probabilities_give_the_unweighted_interval():
+def test_equal_inclusion_probabilities_give_the_unweighted_cells_interval():
     df = _pool(size=3000, seed=2).assign(pi=lambda d: d["g"].map({"a": 0.1, "b": 0.2, "c": 0.05}))
     a = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g").table
     b = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", inclusion="pi").table
-    pd.testing.assert_frame_equal(a, b)
+    assert b["proxy_used"].all()  # with inclusion probabilities the cells are always read
+    used = a["proxy_used"]
+    assert used.any()
+    pd.testing.assert_frame_equal(a[used], b[used])
 
 
 def test_hajek_cell_rates_by_hand():

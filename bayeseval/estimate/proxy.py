@@ -50,7 +50,6 @@ from bayeseval._backends.dispatch import backend_for
 from bayeseval._kernels.binomial import binomial_bounds, normalise_method
 from bayeseval._kernels.proxy import (
     MIN_CELL_TRIALS,
-    VARIANCE_RATIO,
     cells_interval,
     merge_sparse_cells,
     proxy_interval,
@@ -146,7 +145,7 @@ def _ipw_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
     ps, pn = _effective_counts(*(np.array([v.sum()]) for v in sums))
     v_cells = float((g[4] ** 2 * _smoothed_var(gs, gn)).sum())
     v_plain = float(_smoothed_var(ps, pn)[0])
-    uses = k > 1 and v_cells * 1.0 < VARIANCE_RATIO * v_plain
+    uses = k > 1  # no switch to labels only: a data-dependent choice would bias the estimate
     if uses:
         est, lo, hi = cells_interval(gs, gn, g[4], level, method)
     else:
