@@ -82,7 +82,7 @@ def test_tabulate_score_cells_are_quantile_bins_per_stratum():
 
 @pytest.mark.parametrize("proxy", ["judge", "score"])
 def test_tabulate_duckdb_equals_pandas(proxy):
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
     df = _pool(size=3000, seed=1)
     a = tabulate(df, y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g", inclusion="pi")
     b = tabulate(duckdb.from_df(df), y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g",

@@ -26,7 +26,7 @@ import pandas as pd
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_positive_int, iter_columns
 from bayeseval._backends.interface import Backend, ConfusionTable
-from bayeseval.counts.counts import check_label_types, resolve_positive
+from bayeseval.counts.labels import check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
 
 __all__ = ["ProxyCounts", "PROXY_METRICS"]
@@ -86,7 +86,13 @@ class ProxyCounts(Result):
         return _strata_of(self.table.index)
 
     def stratum_cells(self) -> list[tuple[Any, pd.DataFrame]]:
-        """``(stratum, its cells' rows indexed by cell)`` for every stratum, in index order."""
+        """Every stratum's cells.
+
+        Returns
+        -------
+        list of tuple
+            ``(stratum, its rows of the table indexed by cell)``, in index order.
+        """
         levels = [n for n in self.table.index.names if n != "cell"]
         groups = self.table.groupby(level=levels if len(levels) > 1 else levels[0], sort=False)
         return [(key, rows.droplevel(levels)) for key, rows in groups]
