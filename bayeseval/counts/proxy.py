@@ -70,8 +70,9 @@ class ProxyCounts(Result):
     >>> df = pd.DataFrame({"y": [1, 0, 1, np.nan, np.nan], "p": [1, 1, 1, 1, 0],
     ...                    "judge": [1, 0, 1, 1, 0]})
     >>> pc = tabulate(df, y_true="y", y_pred="p", proxy="judge", metric="accuracy")
+    >>> # cell 1: the judge agrees with the prediction (4 rows), cell 0: it does not (1 row)
     >>> pc.table[["successes", "labelled", "pool"]].to_dict("list")
-    {'successes': [0, 2], 'labelled': [1, 2], 'pool': [2, 3]}
+    {'successes': [0, 2], 'labelled': [1, 2], 'pool': [1, 4]}
     """
 
     table: pd.DataFrame

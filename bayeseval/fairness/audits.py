@@ -1078,9 +1078,17 @@ class Audit(Result):
         refs = list(dict.fromkeys(self.reference.values()))
         ref = (f"Reference group: {refs[0]}" if len(refs) == 1 else "Reference group per metric: "
                + ", ".join(f"{m} {r}" for m, r in self.reference.items()))
-        return (f"{ref}; level {self.level:g}; tolerance {tol}; max-min gap interval: "
+        text = (f"{ref}; level {self.level:g}; tolerance {tol}; max-min gap interval: "
                 f"{_METHOD_TEXT.get(self.method, self.method)}; pooled model: {model}; gap over "
                 f"groups with at least {self.min_trials} trials.")
+        if self.guarantee != "stratum":
+            text += (f" Guarantee {self.guarantee!r}: lower/upper are the pooled interval (the "
+                     "group's own where its count is atypical).")
+        if self.proxy is not None:
+            text += (f" Proxy {self.proxy!r}: metrics read from labels use each group's proxy "
+                     "interval, and their gap interval is the projection of Bonferroni-adjusted "
+                     "proxy intervals.")
+        return text
 
     def to_dict(self) -> dict:
         """The audit as plain JSON-ready data.

@@ -905,7 +905,7 @@ def _check_weights_values(weights: Any) -> Any:
     return weights
 
 
-def _check_proxy_arguments(data: Any, proxy: Any, inclusion: Any, weights: Any) -> None:
+def _check_proxy_arguments(data: Any, proxy: Any, inclusion: Any) -> None:
     for name, value in (("proxy", proxy), ("inclusion", inclusion)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
@@ -940,7 +940,7 @@ def _check_arguments(
 ) -> _Settings:
     """Validate every argument of :func:`evaluate` before any work is done."""
     _check_row_arguments(data, y_true, y_pred, strata, pos_label)
-    _check_proxy_arguments(data, kw["proxy"], kw["inclusion"], kw["weights"])
+    _check_proxy_arguments(data, kw["proxy"], kw["inclusion"])
     engine = check_method(kw["engine"], _ENGINES, "engine")
     model = check_method(kw["model"], _MODELS, "model")
     if model == "logit_normal" and engine != "pymc":
