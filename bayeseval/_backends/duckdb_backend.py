@@ -208,6 +208,46 @@ class DuckDBBackend(Backend):
         table.columns = list(range(k)) + ["t", "p", "n"]
         return confusion_from_frame(table, strata, y_true, y_pred, (self.type_of(y_true), self.type_of(y_pred)))
 
+    def proxy_cells(
+        self, strata: list[str], y_true: str, y_pred: str, proxy: str, *,
+        n_cells: int | None = None, inclusion: str | None = None,
+    ) -> pd.DataFrame:
+        k = len(strata)
+        names = fresh_names(self._columns, [f"__s{i}" for i in range(k)]
+                            + ["__c", "__t", "__p", "__n", "__w", "__w2", "__bad", "__e", "__x"])
+        s_out, (c, t, p, n, w, w2, bad, e, x) = names[:k], names[k:]
+        q = quote_ident
+        s_in = [q(col) for col in strata]
+        cell = q(proxy)
+        source = self.alias
+        with_edges = ""
+        if n_cells is not None:
+            probs = ", ".join(repr(float(v)) for v in np.linspace(0.0, 1.0, n_cells + 1)[1:-1])
+            score = f"TRY_CAST({q(proxy)} AS DOUBLE)"
+            by = ", ".join(s_in)
+            lists = (f"SELECT {by + ', ' if k else ''}list_distinct(quantile_cont({score}, [{probs}])) AS {q(x)} "
+                     f"FROM {self.alias} WHERE NOT isnan({score}) {'GROUP BY ' + by if k else ''}")
+            with_edges = f"WITH {q(e)} AS (SELECT {by + ', ' if k else ''}unnest({q(x)}) AS {q(x)} FROM ({lists})) "
+            on = "".join(f" AND g.{col} IS NOT DISTINCT FROM d.{col}" for col in s_in)
+            value = f"TRY_CAST(d.{q(proxy)} AS DOUBLE)"
+            cell = (f"CASE WHEN d.{q(proxy)} IS NULL OR isnan({value}) THEN NULL ELSE "
+                    f"(SELECT count(*) FROM {q(e)} AS g WHERE g.{q(x)} < {value}{on}) END")
+            source = f"{self.alias} AS d"
+            s_in = [f"d.{col}" for col in s_in]
+        pre = "d." if n_cells is not None else ""
+        select = [f"{a} AS {q(b)}" for a, b in zip(s_in, s_out, strict=True)]
+        select += [f"{cell} AS {q(c)}", f"{pre}{q(y_true)} AS {q(t)}", f"{pre}{q(y_pred)} AS {q(p)}",
+                   f"COUNT(*)::BIGINT AS {q(n)}"]
+        if inclusion is not None:
+            pi, lab = f"TRY_CAST({pre}{q(inclusion)} AS DOUBLE)", f"{pre}{q(y_true)} IS NOT NULL"
+            ok = f"{lab} AND {pi} > 0 AND {pi} <= 1 AND NOT isnan({pi})"
+            select += [f"COALESCE(SUM(CASE WHEN {ok} THEN 1.0 / {pi} END), 0.0) AS {q(w)}",
+                       f"COALESCE(SUM(CASE WHEN {ok} THEN 1.0 / ({pi} * {pi}) END), 0.0) AS {q(w2)}",
+                       f"COUNT(*) FILTER (WHERE {lab} AND NOT COALESCE({ok}, FALSE))::BIGINT AS {q(bad)}"]
+        table = string_columns_as_str(self.fetch(f"{with_edges}SELECT {', '.join(select)} FROM {source} GROUP BY ALL"))
+        table.columns = list(range(k)) + ["c", "t", "p", "n"] + (["w", "w2", "bad"] if inclusion is not None else [])
+        return table
+
     # -- the split -----------------------------------------------------------------------
     def key_counts(self, cols: list[str], *, id_column: str | None, check_ids: bool) -> pd.DataFrame:
         if id_column is None:

@@ -9,6 +9,9 @@ back end implements four operations:
   (stratum, true label, predicted label) cell present in the data, with its row
   count. Missing values come back as cells (NaN/None), so the caller can refuse
   them and say how many rows they hold.
+* :meth:`Backend.proxy_cells` -- the confusion table by strata and a proxy's cell (the
+  proxy's value, or the bin of a score), with sums of inverse inclusion probabilities over
+  the labelled rows when those are given.
 * :meth:`Backend.key_counts` -- rows per (label, group...) cell, for the split.
 * :meth:`Backend.select_test` -- within each key the ``n`` rows with the smallest
   keyed ``(rank, id)``: ``(train, test, test_weights)`` in the engine of the input.
@@ -88,6 +91,23 @@ class Backend:
 
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         """The confusion table by strata."""
+        raise NotImplementedError
+
+    def proxy_cells(
+        self, strata: list[str], y_true: str, y_pred: str, proxy: str, *,
+        n_cells: int | None = None, inclusion: str | None = None,
+    ) -> pd.DataFrame:
+        """Rows per (stratum, proxy cell, true label, predicted label).
+
+        Positional stratum columns ``0..k-1``, then ``c`` (the proxy's value; with
+        ``n_cells``, the bin of a numeric proxy: how many of the stratum's distinct
+        ``n_cells``-quantiles, linear interpolation over its rows, lie below the value;
+        missing where the proxy is), ``t``, ``p`` and ``n`` (rows). Missing true labels
+        (the unlabelled rows) come back as cells. With ``inclusion`` (a column of inclusion
+        probabilities) also ``w`` and ``w2``: sums of ``1/pi`` and ``1/pi**2`` over the
+        cell's rows that have a true label, and ``bad``: those rows whose ``pi`` is missing
+        or outside (0, 1].
+        """
         raise NotImplementedError
 
     def key_counts(self, cols: list[str], *, id_column: str | None, check_ids: bool) -> pd.DataFrame:

@@ -280,6 +280,37 @@ class PandasBackend(Backend):
             dtypes=(str(series[k].dtype), str(series[k + 1].dtype)),
         )
 
+    def proxy_cells(
+        self, strata: list[str], y_true: str, y_pred: str, proxy: str, *,
+        n_cells: int | None = None, inclusion: str | None = None,
+    ) -> pd.DataFrame:
+        if len(self.data) == 0:
+            raise ValueError("data has no rows")
+        k = len(strata)
+        work = pd.DataFrame({i: self._column(c).to_numpy() for i, c in enumerate(strata)},
+                            index=range(len(self.data)))
+        cell = self._column(proxy).reset_index(drop=True)
+        keys = list(range(k))
+        if n_cells is not None:
+            cell = _score_bins(pd.to_numeric(cell, errors="coerce").astype(float), work, keys, n_cells)
+        work["c"] = cell.to_numpy()
+        work["t"] = self._column(y_true).to_numpy()
+        work["p"] = self._column(y_pred).to_numpy()
+        sums = ["n"]
+        work["n"] = 1
+        if inclusion is not None:
+            pi = pd.to_numeric(self._column(inclusion), errors="coerce").to_numpy(float)
+            labelled = ~pd.isna(work["t"]).to_numpy()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                inv = np.where(labelled, 1.0 / pi, 0.0)
+            bad = labelled & ~((pi > 0) & (pi <= 1))
+            work["w"], work["w2"], work["bad"] = np.where(bad, 0.0, inv), np.where(bad, 0.0, inv**2), bad.astype(int)
+            sums += ["w", "w2", "bad"]
+        out = work.groupby(keys + ["c", "t", "p"], dropna=False, sort=False)[sums].sum().reset_index()
+        out["n"] = out["n"].astype(np.int64)
+        return out
+
+
     # -- the split -----------------------------------------------------------------------
     def _ids(self, id_column: str | None) -> pd.Index:
         ids = pd.Index(self._column(id_column)) if id_column is not None else self.data.index
@@ -327,3 +358,18 @@ class PandasBackend(Backend):
         mask[order[pos < take[sorted_key]]] = True
         weights = pd.Series(weight[key[mask]], index=ids[mask], name="weight")
         return self.data[~mask], self.data[mask], weights
+
+
+def _score_bins(score: pd.Series, work: pd.DataFrame, keys: list, n_cells: int) -> pd.Series:
+    """Bin of each score: its stratum's distinct quantile edges below it (NaN stays NaN)."""
+    probs = np.linspace(0.0, 1.0, n_cells + 1)[1:-1]
+    out = pd.Series(np.nan, index=score.index)
+    groups = [np.arange(len(score))] if not keys else work.groupby(keys, dropna=False, sort=False).indices.values()
+    for rows in groups:
+        x = score.to_numpy()[rows]
+        ok = ~np.isnan(x)
+        if not ok.any():
+            continue
+        edges = np.unique(np.quantile(x[ok], probs))
+        out.iloc[rows[ok]] = np.searchsorted(edges, x[ok], side="left")
+    return out

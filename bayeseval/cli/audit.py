@@ -98,7 +98,9 @@ def run_audit(args: argparse.Namespace) -> int:
         check_output(out, force=getattr(args, "force", False), inputs=[("data", args.data)])
     data = _read(args.data)
     groups = [c.strip() for c in str(args.groups).split(",") if c.strip()]
-    for option, col in [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups]:
+    proxy, inclusion = getattr(args, "proxy", None), getattr(args, "inclusion", None)
+    extra = [(o, c) for o, c in (("--proxy", proxy), ("--inclusion", inclusion)) if c is not None]
+    for option, col in [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups] + extra:
         if col not in data.columns:
             raise ValueError(f"{option} column {col!r} is not in {args.data!r} (columns: {list(data.columns)[:10]})")
     metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
@@ -109,6 +111,7 @@ def run_audit(args: argparse.Namespace) -> int:
         pos_label=_parse_pos_label(args.pos_label, data[args.y_true]), random_seed=args.seed,
         model=getattr(args, "model", None), min_trials=MIN_TRIALS if min_trials is None else min_trials,
         method=getattr(args, "method", None) or "max_t", spelling="cli",
+        guarantee=getattr(args, "guarantee", None) or "stratum", proxy=proxy, inclusion=inclusion,
     )
     if out is not None:
         with atomic_output(out) as tmp:

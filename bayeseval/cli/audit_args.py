@@ -53,6 +53,16 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--method", default="max_t", choices=GAP_METHODS,
                    help="max-min gap interval: max_t (simultaneous pairwise differences, default) "
                         "or bonferroni (exact projection of Clopper-Pearson intervals)")
+    p.add_argument("--guarantee", default="stratum", choices=("stratum", "average"),
+                   help="what each group's lower/upper promise: stratum (default), its own interval "
+                        "covering its rate at every true rate; average, the pooled interval (its "
+                        "own where its count is atypical), covering on average over groups")
+    p.add_argument("--proxy", default=None,
+                   help="column known on every row (a judge's label, a stronger model's "
+                        "prediction, or a probability): rows with an empty --y-true are the "
+                        "unlabelled rows (metrics selection_rate, error_rate, accuracy, ppv, npv)")
+    p.add_argument("--inclusion", default=None,
+                   help="with --proxy: column of each labelled row's inclusion probability")
     p.add_argument("--out", default=None,
                    help="also write the audit to a file: .html (self-contained, with the forest "
                         "plot), .md, .csv (the per-group table), .xlsx (every table) or .json")

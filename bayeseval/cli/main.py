@@ -62,6 +62,13 @@ GUARANTEES = ("stratum", "average")
 _GUARANTEE_HELP = ("stratum (default): every stratum's interval covers its own rate at every true "
                    "rate (exact); average: the pooled interval, covering on average over strata")
 
+PROXY_HELP = ("column known on every row (a judge's label, a stronger model's prediction, or a "
+              "probability): rows with an empty --y-true are the unlabelled rows, and each "
+              "stratum's interval uses the proxy and the labels (metrics error_rate, accuracy, "
+              "precision, npv)")
+INCLUSION_HELP = ("with --proxy: column of each labelled row's inclusion probability, when the "
+                  "labels were not drawn at random within the strata")
+
 # the formats of ``Report.save`` (spelled out so that the parser does not import the report
 # module; a test keeps the two equal)
 _REPORT_SUFFIXES = (".html", ".htm", ".md", ".markdown", ".json", ".csv", ".xlsx", ".tex")
@@ -491,7 +498,9 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
     """Read the data file and check that every column option names one of its columns."""
     data = read_table(args.data, name="data")
     strata = _split_columns(args.strata)
-    _check_columns(data, args.data, {"--y-true": args.y_true, "--y-pred": args.y_pred, "--strata": strata})
+    _check_columns(data, args.data, {"--y-true": args.y_true, "--y-pred": args.y_pred, "--strata": strata,
+                                     "--proxy": getattr(args, "proxy", None),
+                                     "--inclusion": getattr(args, "inclusion", None)})
     return data, strata
 
 
@@ -520,6 +529,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         tolerance=args.tolerance,
         min_trials=args.min_trials,
         guarantee=args.guarantee,
+        proxy=args.proxy,
+        inclusion=args.inclusion,
     )
     if args.out:
         with atomic_output(args.out) as tmp:
@@ -722,6 +733,8 @@ def _add_report(sub: Any) -> None:
                         help="pooled model; 'robust' lets outlying strata stand apart")
     report.add_argument("--seed", type=_SEED, default=0, help="random seed (a non-negative integer)")
     report.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
+    report.add_argument("--proxy", default=None, help=PROXY_HELP)
+    report.add_argument("--inclusion", default=None, help=INCLUSION_HELP)
     report.add_argument("--groups", default=None,
                         help="group column(s), comma separated: adds a fairness audit section")
     report.add_argument("--tolerance", type=_float_between(0.0, 1.0), default=None,

@@ -14,6 +14,7 @@ _EXPORTS = {
     "Counts": "counts",
     "tabulate": "counts",
     "confusion_counts": "counts",
+    "ProxyCounts": "proxy",
     "Metric": "metrics",
     "get_metric": "metrics",
     "METRICS": "metrics",
@@ -24,6 +25,7 @@ __all__ = [
     "Counts",
     "tabulate",
     "confusion_counts",
+    "ProxyCounts",
     "Metric",
     "get_metric",
     "METRICS",
@@ -33,5 +35,6 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.counts.counts import Counts, confusion_counts, tabulate
     from bayeseval.counts.metrics import CLASS_METRICS, METRICS, Metric, get_metric
+    from bayeseval.counts.proxy import ProxyCounts
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

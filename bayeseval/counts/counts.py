@@ -10,7 +10,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from numbers import Number
 from os import PathLike
 from typing import Any
 
@@ -22,7 +21,9 @@ from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval._backends.dispatch import backend_for
 from bayeseval._backends.interface import ConfusionTable
 from bayeseval._kernels.naming import fresh_names
+from bayeseval.counts.labels import check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
+from bayeseval.counts.proxy import tabulate_proxy
 
 __all__ = ["Counts", "tabulate", "confusion_counts"]
 
@@ -317,7 +318,9 @@ def tabulate(
     metric: str | Metric = "error_rate",
     pos_label: Any = None,
     weights: Mapping[Hashable, float] | pd.Series | None = None,
-) -> Counts:
+    proxy: str | None = None,
+    inclusion: str | None = None,
+) -> Counts | Any:
     """Turn a frame of predictions into :class:`Counts` per stratum.
 
     Every engine computes the same small confusion table (rows per stratum x
@@ -348,13 +351,28 @@ def tabulate(
         and ``pos_label`` None, the metric is computed one-vs-rest for every
         class and a ``class`` level is appended to the strata.
     weights : dict or Series, optional
-        Population shares of the strata, summing to 1.
+        Population shares of the strata, summing to 1 (not with ``proxy``).
+    proxy : str, optional
+        A column known on every row: a cheap label of the same kind as ``y_true`` (a
+        judge's label, a stronger model's prediction) or a number (a probability, a
+        score, binned into five equal-count cells per stratum). With it, rows whose
+        ``y_true`` is missing are the unlabelled rows, and the result is a
+        :class:`~bayeseval.counts.ProxyCounts`: labelled successes and trials and the
+        pool's trials per stratum and proxy cell. Metrics: ``error_rate``, ``accuracy``,
+        ``precision``, ``npv`` (trials known without the true label). pandas and DuckDB
+        data only.
+    inclusion : str, optional
+        With ``proxy``: a column holding each labelled row's inclusion probability (the
+        chance it was chosen for labelling); the result then carries the sums of their
+        inverses. Without it the labelled rows are taken as drawn at random within
+        each stratum.
 
     Returns
     -------
-    Counts
+    Counts or ProxyCounts
         Strata that have rows but no trials (e.g. no positives for recall) are
         kept with zero trials and an :class:`~bayeseval.EmptyStratumWarning`.
+        A ``ProxyCounts`` with ``proxy``.
 
     Raises
     ------
@@ -362,11 +380,12 @@ def tabulate(
         A column is missing; a label column holds a fractional number (the
         message names the column and one such value); labels or strata hold
         missing values (NaN, None, ``pd.NA`` or SQL NULL: the message names the
-        column and the number of rows); the two label columns hold different types (numbers and
+        column and the number of rows; with ``proxy``, a missing ``y_true`` marks an
+        unlabelled row); the two label columns hold different types (numbers and
         strings); two non-0/1 labels without ``pos_label`` for a class metric;
         or DuckDB cannot read the data (the message names the path).
     TypeError
-        ``data`` is of an unsupported type.
+        ``data`` is of an unsupported type; ``proxy`` with Spark data.
 
     Notes
     -----
@@ -385,6 +404,9 @@ def tabulate(
     a          1       2
     b          1       1
     """
+    if proxy is not None or inclusion is not None:
+        return _tabulate_proxy(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
+                               pos_label=pos_label, weights=weights, proxy=proxy, inclusion=inclusion)
     m = get_metric(metric)
     cols = iter_columns(strata, "strata")
     backend = backend_for(data)
@@ -393,6 +415,19 @@ def tabulate(
     counts = _counts_from_table(backend.confusion(cols, y_true, y_pred), m, pos_label, weights)
     _warn_empty(counts, m, stacklevel=3)
     return counts
+
+
+def _tabulate_proxy(data: Any, *, proxy: Any, inclusion: Any, weights: Any, **kw: Any) -> Any:
+    if proxy is None:
+        raise ValueError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+                         f"got inclusion={inclusion!r} and proxy=None")
+    if weights is not None:
+        raise ValueError("weights (population shares) are not taken with proxy; give them to "
+                         "evaluate or to the stratified estimators")
+    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str), got {value!r}")
+    return tabulate_proxy(backend_for(data), proxy=proxy, inclusion=inclusion, **kw)
 
 
 def confusion_counts(
@@ -481,8 +516,8 @@ def _counts_from_table(table: ConfusionTable, m: Metric, pos_label: Any, weights
     _check_missing(table)
     if int(table.n.sum()) == 0:
         raise ValueError("data has no rows")
-    _check_label_types(table, pos_label if m.needs_positive else None)
-    positive, classes = _resolve_positive(m, table, pos_label)
+    check_label_types(table, pos_label if m.needs_positive else None)
+    positive, classes = resolve_positive(m, table, pos_label)
     if classes is None:
         frame = _count_cells(table, m, positive)
     else:
@@ -501,64 +536,11 @@ def _check_missing(table: ConfusionTable) -> None:
         missing = pd.isna(values).to_numpy(bool)
         if missing.any():
             rows = int(table.n[missing].sum())
+            hint = " (or, for unlabelled rows of a pool, give proxy=)" if arg == "y_true" else ""
             raise ValueError(
                 f"{arg} column {col!r} has {what} in {rows} row{'s' if rows != 1 else ''} "
-                "(NaN, None, NA or NULL); drop or fill them before tabulating"
+                f"(NaN, None, NA or NULL); drop or fill them before tabulating{hint}"
             )
-
-
-def _label_kind(value: Any) -> str:
-    if isinstance(value, (bool, np.bool_, Number)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return type(value).__name__
-
-
-def _check_label_types(table: ConfusionTable, pos_label: Any) -> None:
-    """Labels of one type in both columns (numbers or strings): otherwise nothing would match."""
-    kinds = {}
-    for arg, col, values, dtype in [("y_true", table.y_true, table.truth, table.dtypes[0]),
-                                    ("y_pred", table.y_pred, table.pred, table.dtypes[1])]:
-        found = {_label_kind(v) for v in pd.unique(values)}
-        if len(found) > 1:
-            raise ValueError(
-                f"{arg} column {col!r} (dtype {dtype}) mixes label types {sorted(found)}; "
-                "convert it to one type"
-            )
-        kinds[arg] = found
-    if kinds["y_true"] != kinds["y_pred"]:
-        raise ValueError(
-            f"y_true column {table.y_true!r} (dtype {table.dtypes[0]}) holds {'/'.join(kinds['y_true'])} "
-            f"labels but y_pred column {table.y_pred!r} (dtype {table.dtypes[1]}) holds "
-            f"{'/'.join(kinds['y_pred'])} labels, so no prediction could equal a true label; "
-            "convert one column to the other's type"
-        )
-    if pos_label is not None and _label_kind(pos_label) not in kinds["y_true"]:
-        raise ValueError(
-            f"pos_label {pos_label!r} is a {_label_kind(pos_label)} but the labels in "
-            f"{table.y_true!r} and {table.y_pred!r} are {'/'.join(kinds['y_true'])}s; "
-            "give pos_label the labels' type"
-        )
-
-
-def _resolve_positive(m: Metric, table: ConfusionTable, pos_label: Any) -> tuple[Any, list | None]:
-    """``(positive, None)``, or ``(None, classes)`` for one-vs-rest over more than two classes."""
-    if not m.needs_positive:
-        return None, None
-    if pos_label is not None:
-        return pos_label, None
-    labels = set(pd.unique(table.truth)) | set(pd.unique(table.pred))
-    if labels <= {0, 1}:
-        return 1, None
-    shown = sorted(labels, key=str)
-    if len(labels) <= 2:
-        raise ValueError(
-            f"metric {m.name!r} needs pos_label (the positive class): the labels of y_true "
-            f"{table.y_true!r} and y_pred {table.y_pred!r} are {shown}, not 0/1, so neither is "
-            f"positive by default; pass pos_label, e.g. pos_label={shown[-1]!r}"
-        )
-    return None, shown
 
 
 def _count_cells(table: ConfusionTable, m: Metric, positive: Any) -> pd.DataFrame:

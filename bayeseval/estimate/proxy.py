@@ -3,12 +3,12 @@ r"""Per-stratum intervals from a proxy on every row and a few true labels.
 A *proxy* is a column known for every row of the pool: a cheap label of the same kind as
 ``y_true`` (an LLM judge's label, a stronger model's prediction) or a score (a probability).
 Rows whose ``y_true`` is missing are the unlabelled rows; the labelled rows must have been
-chosen at random within each stratum.
+chosen at random within each stratum, or with known inclusion probabilities (``inclusion=``).
 
 Within a stratum the proxy puts every trial row in a cell: for a label proxy, whether the
 proxy, read as the truth, makes the row a success (e.g. "the judge says the prediction is
 right"); for a score, one of ``n_cells`` equal-count bins of the score over the stratum's
-pool rows (5 by default: Cochran 1968, *Biometrics* 24, found five classes of a continuous
+rows (5 by default: Cochran 1968, *Biometrics* 24, found five classes of a continuous
 variable capture about 90% of what stratifying on it can). The cells' shares are known from
 the pool, their rates are estimated from the labels that fall in them, and the stratum's rate
 is the post-stratified estimate :math:`\sum_c (N_c/N)\, s_c/n_c` -- the prediction-powered
@@ -17,6 +17,16 @@ never biases the estimate; it only fails to narrow the interval, and where its c
 pay (their estimated variance is not below 0.8 of the labels-only variance) the stratum gets
 the labels-only interval. The interval for the weighted sum of cell rates, its small-count
 rules and their exact-enumeration coverage are in :mod:`bayeseval._kernels.proxy`.
+
+With inclusion probabilities :math:`\pi_i` the cell rates are Hajek estimates
+:math:`\hat r_c = \sum_i y_i/\pi_i \big/ \sum_i 1/\pi_i` over the cell's labelled rows, with
+the with-replacement variance :math:`\hat V_c = \sum_i (y_i - \hat r_c)^2/\pi_i^2 \big/
+(\sum_i 1/\pi_i)^2`; each cell enters the same MOVER combination with its effective counts
+:math:`n^*_c = \hat r_c(1-\hat r_c)/\hat V_c` (Kish's :math:`(\sum 1/\pi)^2/\sum 1/\pi^2` at a
+rate of 0 or 1), :math:`s^*_c = \hat r_c n^*_c` (Korn and Graubard 1998, *Survey
+Methodology* 24). With equal probabilities within a stratum this is exactly the interval
+without ``inclusion``; with unequal ones it is an asymptotic interval (its coverage is
+measured by simulation in ``tests/test_proxy_rows.py`` and reported on the validation page).
 
 Supported metrics are those whose trials are known on unlabelled rows: ``error_rate``,
 ``accuracy`` (every row is a trial), ``precision`` and ``npv`` (trials set by ``y_pred``).
@@ -35,22 +45,20 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.results import Result
-from bayeseval._api.validation import (
-    check_level,
-    check_no_missing,
-    check_positive_int,
-    iter_columns,
-    missing_mask,
+from bayeseval._api.validation import check_level
+from bayeseval._backends.dispatch import backend_for
+from bayeseval._kernels.binomial import binomial_bounds, normalise_method
+from bayeseval._kernels.proxy import (
+    MIN_CELL_TRIALS,
+    cells_interval,
+    merge_sparse_cells,
+    proxy_interval,
 )
-from bayeseval._kernels.binomial import normalise_method
-from bayeseval._kernels.proxy import proxy_interval, score_cells
-from bayeseval._kernels.resampling import resolve_pos_label
-from bayeseval.counts.metrics import Metric, get_metric
+from bayeseval.counts.metrics import Metric
+from bayeseval.counts.proxy import ProxyCounts, tabulate_proxy
 
 __all__ = ["ProxyCI", "proxy_ci"]
 
-#: metrics whose trials are known without the true label
-PROXY_METRICS = ("error_rate", "accuracy", "precision", "npv")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -79,103 +87,116 @@ class ProxyCI(Result):
     title: ClassVar[str] = "Proxy-assisted intervals per stratum"
 
 
-def _supported_metric(metric: str | Metric) -> Metric:
-    m = get_metric(metric)
-    if m.trials_need_truth or m.name not in PROXY_METRICS:
-        raise ValueError(
-            f"metric {m.name!r} is not supported with a proxy: its trials depend on the true "
-            f"label, unknown on unlabelled rows; supported metrics are {list(PROXY_METRICS)}"
-        )
-    return m
+def _agreement(cells: pd.DataFrame, kind: str) -> float:
+    """Share of labelled trials where a label proxy's verdict (cell 1: success) is the truth."""
+    n = int(cells["labelled"].sum())
+    if kind != "label" or n == 0:
+        return np.nan
+    s = cells["successes"].reindex([0, 1], fill_value=0)
+    lab = cells["labelled"].reindex([0, 1], fill_value=0)
+    return float((s.loc[1] + lab.loc[0] - s.loc[0]) / n)
 
 
-def _check_frame(data: Any, columns: list[tuple[str, str]]) -> pd.DataFrame:
-    if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-    for arg, col in columns:
-        if col not in data.columns:
-            raise ValueError(f"{arg} column {col!r} is not in data (columns: {list(data.columns)[:10]})")
-    for arg, col in columns:
-        if arg != "y_true":
-            check_no_missing(data[col], f"{arg} column {col!r}")
-    return data
-
-
-def _proxy_kind(proxy: np.ndarray, labels: np.ndarray) -> str:
-    seen = set(pd.unique(labels))
-    if set(pd.unique(proxy)) <= seen:
-        return "label"
-    if proxy.dtype.kind in "fiu":
-        return "score"
-    extra = sorted(map(repr, set(pd.unique(proxy)) - seen))[:5]
-    raise ValueError(
-        f"proxy holds values that are neither labels of y_true/y_pred nor numbers (scores): {extra}"
-    )
-
-
-@dataclass(frozen=True)
-class _Rows:
-    """The trial rows of one stratum."""
-
-    cells: np.ndarray  # proxy cell of every trial row
-    labelled: np.ndarray  # bool: the row has a true label
-    success: np.ndarray  # bool: success (meaningful on labelled rows only)
-    verdict: np.ndarray | None  # bool: the label proxy's success indicator
-
-
-def _stratum_row(rows: _Rows, level: float, method: str) -> dict[str, Any]:
-    k = int(rows.cells.max()) + 1 if rows.cells.size else 1
-    pool = np.bincount(rows.cells, minlength=k).astype(float)
-    lab_cells = rows.cells[rows.labelled]
-    n = np.bincount(lab_cells, minlength=k)
-    s = np.bincount(lab_cells, weights=rows.success[rows.labelled], minlength=k)
+def _stratum_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
+    s, n = cells["successes"].to_numpy(float), cells["labelled"].to_numpy(float)
+    pool = cells["pool"].to_numpy(float)
     shares = pool / max(pool.sum(), 1.0)
     b = proxy_interval(s, n, shares, level, method)
-    agreement = np.nan
-    if rows.verdict is not None and rows.labelled.any():
-        agreement = float(np.mean(rows.verdict[rows.labelled] == rows.success[rows.labelled]))
     return {
         "estimate": float(b.estimate), "lower": float(b.lower), "upper": float(b.upper),
         "labelled": int(n.sum()), "trials": int(pool.sum()),
         "cells": int(b.groups.max()) + 1 if n.sum() else 0, "proxy_used": bool(b.uses_proxy),
-        "agreement": agreement, "effective_labels": float(b.effective_labels),
+        "effective_labels": float(b.effective_labels),
     }
 
 
-def _cells_of(proxy: np.ndarray, kind: str, rows: np.ndarray, m: Metric, y_pred: np.ndarray,
-              positive: Any, n_cells: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """Cell (and a label proxy's verdict) of each of one stratum's trial rows (positions)."""
-    if kind == "label":
-        verdict = m.masks(proxy[rows], y_pred[rows], positive)[1]
-        return verdict.astype(int), verdict
-    return score_cells(proxy[rows].astype(float), n_cells), None
+def _smoothed_var(s: np.ndarray, n: np.ndarray) -> np.ndarray:
+    rate = (s + 0.5) / (n + 1.0)
+    return rate * (1.0 - rate) / np.maximum(n, 1e-12)
+
+
+def _effective_counts(w1: np.ndarray, w: np.ndarray, b1: np.ndarray, b: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Hajek rate and effective (successes, trials) per group from the inverse-probability sums."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(w > 0, w1 / w, 0.0)
+        var = (r**2 * (b - b1) + (1 - r) ** 2 * b1) / w**2
+        kish = w**2 / b
+        n_eff = np.where((r > 0) & (r < 1) & (var > 0), r * (1 - r) / var, kish)
+    n_eff = np.where(w > 0, n_eff, 0.0)
+    return r * n_eff, n_eff
+
+
+def _ipw_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
+    """A stratum's Hajek post-stratified estimate and interval (module docstring)."""
+    n = cells["labelled"].to_numpy(float)
+    pool = cells["pool"].to_numpy(float)
+    sums = [cells[c].to_numpy(float) for c in ("ipw_successes", "ipw_labelled", "ipw2_successes",
+                                               "ipw2_labelled")]
+    total = int(n.sum())
+    row = {"labelled": total, "trials": int(pool.sum()), "cells": 0, "proxy_used": False,
+           "effective_labels": 0.0, "estimate": np.nan, "lower": 0.0, "upper": 1.0}
+    if total == 0:
+        return row
+    groups = merge_sparse_cells(n, MIN_CELL_TRIALS)
+    k = int(groups.max()) + 1
+    g = [np.bincount(groups, weights=v, minlength=k) for v in [*sums, pool / pool.sum()]]
+    gs, gn = _effective_counts(*g[:4])
+    ps, pn = _effective_counts(*(np.array([v.sum()]) for v in sums))
+    v_cells = float((g[4] ** 2 * _smoothed_var(gs, gn)).sum())
+    v_plain = float(_smoothed_var(ps, pn)[0])
+    uses = k > 1  # no switch to labels only: a data-dependent choice would bias the estimate
+    if uses:
+        est, lo, hi = cells_interval(gs, gn, g[4], level, method)
+    else:
+        est = ps[0] / pn[0]
+        lo, hi = binomial_bounds(ps, pn, 1.0 - level, method)
+    row.update(estimate=float(est), lower=float(np.ravel(lo)[0]), upper=float(np.ravel(hi)[0]),
+               cells=k, proxy_used=bool(uses), effective_labels=total * v_plain / v_cells)
+    return row
+
+
+def proxy_table(counts: ProxyCounts, level: float, method: str) -> pd.DataFrame:
+    """Per-stratum proxy estimates and intervals from :class:`ProxyCounts` (see :func:`proxy_ci`)."""
+    row_of = _ipw_row if counts.inclusion is not None else _stratum_row
+    rows = []
+    for _key, cells in counts.stratum_cells():
+        row = row_of(cells, level, method)
+        row["agreement"] = _agreement(cells, counts.proxy_kind)
+        rows.append(row)
+    columns = ["estimate", "lower", "upper", "labelled", "trials", "cells", "proxy_used",
+               "agreement", "effective_labels"]
+    return pd.DataFrame(rows, index=counts.strata, columns=columns)
 
 
 def proxy_ci(
-    data: pd.DataFrame,
+    data: pd.DataFrame | ProxyCounts | Any,
     *,
-    y_true: str,
-    y_pred: str,
-    proxy: str,
+    y_true: str | None = None,
+    y_pred: str | None = None,
+    proxy: str | None = None,
     strata: str | Sequence[str] | None = None,
     metric: str | Metric = "error_rate",
     pos_label: Any = None,
     level: float = 0.95,
     method: str = "clopper_pearson",
     n_cells: int = 5,
+    inclusion: str | None = None,
 ) -> ProxyCI:
     r"""Per-stratum intervals of a metric from a proxy on every row and the labelled rows.
 
     Parameters
     ----------
-    data : pandas.DataFrame
-        One row per pool row; ``y_true`` is missing (NaN/None) on the unlabelled rows.
+    data : pandas.DataFrame, path, DuckDB relation or ProxyCounts
+        One row per pool row; ``y_true`` is missing (NaN/None) on the unlabelled rows. Or
+        the counts :func:`~bayeseval.tabulate` gives with ``proxy=`` (then the column
+        arguments, ``metric``, ``pos_label``, ``n_cells`` and ``inclusion`` are not given).
     y_true, y_pred, proxy : str
         Columns: true labels (missing where not labelled), predictions, and the proxy
         (a label of the same kind as ``y_true``, or a numeric score), known on every row.
     strata : str or list of str, optional
         Column(s) defining the strata; ``None`` gives one stratum ``"all"``. Labelled rows
-        must be a random sample within each stratum.
+        must be a random sample within each stratum (or give ``inclusion``).
     metric : str or Metric
         ``error_rate`` (default), ``accuracy``, ``precision`` or ``npv``.
     pos_label : optional
@@ -188,8 +209,13 @@ def proxy_ci(
         keeps its coverage whatever its rate), or ``"wilson"`` (narrower, with Wilson's own
         dips below the level at small counts), ``"jeffreys"``, ``"agresti_coull"``, ``"wald"``.
     n_cells : int
-        Bins of a score proxy (equal-count bins over the stratum's pool trials; ignored for
+        Bins of a score proxy (equal-count bins over the stratum's rows; ignored for
         a label proxy).
+    inclusion : str, optional
+        Column of each labelled row's inclusion probability (known by the design that
+        chose the rows for labelling): the cell rates become inverse-probability weighted
+        (Hajek) estimates, approximately unbiased (bias of order 1/labels) whatever the
+        design, and the interval is asymptotic (see Notes).
 
     Returns
     -------
@@ -200,11 +226,12 @@ def proxy_ci(
     Raises
     ------
     TypeError
-        ``data`` is not a DataFrame.
+        ``data`` is of an unsupported type (Spark data included).
     ValueError
         A column is missing; ``y_pred``, ``proxy`` or strata hold missing values; the
         metric's trials need the true label (``recall``, ``fpr``, ``specificity``); the
-        proxy is neither labels nor numbers; bad ``level``, ``method`` or ``n_cells``.
+        proxy is neither labels nor numbers; an inclusion probability outside (0, 1] on a
+        labelled row; bad ``level``, ``method`` or ``n_cells``.
 
     Notes
     -----
@@ -215,6 +242,10 @@ def proxy_ci(
     (labels-only Wilson: 75); with Clopper-Pearson limits (the default) never below 0.955. A useless
     proxy (agreement 0.5) gives the labels-only width (ratio 1.00);
     with agreement 0.85 and 50 labels the interval is 0.88x labels-only Wilson on average.
+
+    With ``inclusion`` and unequal probabilities the interval uses effective counts from
+    the estimated variance: an asymptotic interval, not an exact one; its measured
+    coverage is on the validation page (section 7).
 
     Examples
     --------
@@ -232,42 +263,51 @@ def proxy_ci(
     >>> bool(row["lower"] < 0.8 < row["upper"])
     True
     """
-    m = _supported_metric(metric)
-    cols = iter_columns(strata, "strata")
-    frame = _check_frame(data, [("y_true", y_true), ("y_pred", y_pred), ("proxy", proxy)]
-                         + [("strata", c) for c in cols])
     level = check_level(level)
     method = normalise_method(method)
-    n_cells = check_positive_int(n_cells, "n_cells", minimum=2)
-    yt, yp, px = (frame[c].to_numpy() for c in (y_true, y_pred, proxy))
-    labelled = ~missing_mask(frame[y_true])
-    labels = np.concatenate([yp, yt[labelled]])
-    kind = _proxy_kind(px, labels)
-    positive = None
-    if m.needs_positive:
-        positive = resolve_pos_label(pos_label, [labels], what=f"metric {m.name!r}")
-    trial = m.masks(yp, yp, positive)[0]
-    success = np.zeros(len(frame), dtype=bool)
-    success[labelled] = m.masks(yt[labelled], yp[labelled], positive)[1]
-    codes, keys = _stratum_index(frame, cols)
-    order = np.flatnonzero(trial)
-    order = order[np.argsort(codes[order], kind="stable")]
-    ends = np.searchsorted(codes[order], np.arange(len(keys) + 1))
-    rows = []
-    for j in range(len(keys)):
-        t = order[ends[j]:ends[j + 1]]  # the stratum's trial rows
-        cells, verdict = _cells_of(px, kind, t, m, yp, positive, n_cells)
-        rows.append(_stratum_row(_Rows(cells, labelled[t], success[t], verdict), level, method))
-    table = pd.DataFrame(rows, index=keys)
-    return ProxyCI(table=table, metric=m.name, level=level, method=method, proxy_kind=kind)
+    if isinstance(data, ProxyCounts):
+        given = {"y_true": y_true, "y_pred": y_pred, "proxy": proxy, "strata": strata,
+                 "pos_label": pos_label, "inclusion": inclusion}
+        extra = {k: v for k, v in given.items() if v is not None}
+        if extra:
+            raise TypeError(f"data is a ProxyCounts (already tabulated): the column arguments "
+                            f"apply to rows only, got {extra!r}")
+        counts = data
+    else:
+        for name, value in (("y_true", y_true), ("y_pred", y_pred), ("proxy", proxy)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a column name (str), got {value!r}")
+        counts = tabulate_proxy(
+            backend_for(data), y_true=y_true, y_pred=y_pred, proxy=proxy, strata=strata,
+            metric=metric, pos_label=pos_label, inclusion=inclusion, n_cells=n_cells,
+        )
+    return ProxyCI(table=proxy_table(counts, level, method), metric=counts.metric, level=level,
+                   method=method, proxy_kind=counts.proxy_kind)
 
 
-def _stratum_index(frame: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, pd.Index]:
-    if not cols:
-        return np.zeros(len(frame), dtype=int), pd.Index(["all"], name="stratum")
-    if len(cols) == 1:
-        codes, uniques = pd.factorize(frame[cols[0]], sort=True)
-        return codes, pd.Index(uniques, name=cols[0])
-    mi = pd.MultiIndex.from_frame(frame[cols])
-    codes, uniques = pd.factorize(mi, sort=True)
-    return codes, pd.MultiIndex.from_tuples(list(uniques), names=cols)
+def effective_counts(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Whole-number (successes, trials) a stratum's proxy interval is worth, per row of a
+    :class:`ProxyCI` table: the effective labels where the proxy is used (the labelled
+    trials otherwise), and the estimate times them, both rounded. For models that take
+    counts (the pooled model, planners)."""
+    n_eff = np.where(table["proxy_used"].to_numpy(bool), table["effective_labels"].to_numpy(float),
+                     table["labelled"].to_numpy(float))
+    n = np.round(n_eff).astype(np.int64)
+    rate = np.nan_to_num(table["estimate"].to_numpy(float), nan=0.0)
+    s = np.clip(np.round(rate * n), 0, n).astype(np.int64)
+    return s, n
+
+
+def weighted_interval(table: pd.DataFrame, weights: Any) -> tuple[float, float, float]:
+    """Estimate and MOVER interval of ``sum_h weights_h * rate_h`` from per-stratum estimates
+    and intervals (``estimate``, ``lower``, ``upper``; independent strata). NaN when a stratum
+    with a positive weight has no estimate."""
+    w = np.asarray(weights, dtype=float)
+    est, lo, hi = (table[c].to_numpy(float) for c in ("estimate", "lower", "upper"))
+    used = w > 0
+    if not np.isfinite(est[used]).all():
+        return np.nan, np.nan, np.nan
+    e = float(np.sum(w[used] * est[used]))
+    lower = e - float(np.sqrt(np.sum(w[used] ** 2 * (est[used] - lo[used]) ** 2)))
+    upper = e + float(np.sqrt(np.sum(w[used] ** 2 * (hi[used] - est[used]) ** 2)))
+    return e, max(lower, 0.0), min(upper, 1.0)

@@ -64,7 +64,8 @@ from bayeseval._api.validation import (
 )
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval._kernels.adaptive import adaptive_interval
-from bayeseval._kernels.conflict import loo_conflict
+from bayeseval._kernels.binomial import GUARANTEES
+from bayeseval._kernels.conflict import loo_conflict, read_choice
 from bayeseval._kernels.disparity import (
     bonferroni_level,
     gap_interval,
@@ -79,7 +80,9 @@ from bayeseval._render.formats import md_escape, md_table
 from bayeseval._render.html_page import page
 from bayeseval._render.spreadsheet import csv_safe_frame, write_xlsx
 from bayeseval.counts.counts import Counts, stratum_labels, tabulate
+from bayeseval.counts.proxy import PROXY_METRICS
 from bayeseval.estimate.intervals import proportion_ci
+from bayeseval.estimate.proxy import effective_counts, proxy_ci
 from bayeseval.fairness.options import GAP_METHODS, MIN_TRIALS, MODELS
 from bayeseval.models import fit_crossed, fit_hierarchical
 from bayeseval.plan.planning import sample_size
@@ -143,6 +146,7 @@ class _MetricFit(NamedTuple):
     size: np.ndarray  # trials per group (rows for balanced accuracy): ranks the default reference
     seed: int  # seed of the max-t critical value's replicates
     cache: dict  # gap intervals already computed, by (method, level)
+    proxy: Any = None  # with a proxy: the groups' ProxyCI table (labelled, trials, ...)
 
 
 class _Layout(NamedTuple):
@@ -156,10 +160,30 @@ class _Layout(NamedTuple):
 # --------------------------------------------------------------------------- inputs
 
 
-def _check_metrics(metrics: Any) -> dict[str, str]:
+#: audit metrics that take a proxy: the selection rate (no true label needed) and the metrics
+#: whose trials are known without the true label
+PROXY_AUDIT_METRICS = ("selection_rate",) + tuple(_AUDIT_NAME[m] for m in PROXY_METRICS)
+
+
+def _check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any) -> None:
+    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
+    if inclusion is not None and proxy is None:
+        raise TypeError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+                        f"got inclusion={inclusion!r} and proxy=None")
+    bad = [m for m in names if m not in PROXY_AUDIT_METRICS]
+    if proxy is not None and bad:
+        raise ValueError(
+            f"metrics {bad} do not take a proxy: their trials depend on the true label, unknown on "
+            f"unlabelled rows; metrics that take a proxy are {list(PROXY_AUDIT_METRICS)}"
+        )
+
+
+def _check_metrics(metrics: Any, proxy: Any = None) -> dict[str, str]:
     """Audit metric key -> the name as the user wrote it (shown in every table), in order."""
     if metrics is None:
-        return {m: m for m in METRICS}
+        return {m: m for m in (METRICS if proxy is None else PROXY_AUDIT_METRICS)}
     items = [metrics] if isinstance(metrics, str) else metrics
     try:
         items = list(items)
@@ -263,17 +287,35 @@ def _factor_columns(layout: _Layout, index: Any, prefix: str = "") -> dict:
     return out
 
 
-def _tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: list[str], pos_label: Any):
-    """Successes and trials per group for each base metric, and rows per group."""
+def _count_proxy(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any,
+                 proxy: tuple[str, str | None]) -> Any:
+    """Counts per group and proxy cell (ProxyCounts) for a metric that reads labels."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptyStratumWarning)
+        return tabulate(data, y_true=y_true, y_pred=y_pred, strata=cols, metric=_BASE[name],
+                        pos_label=pos_label, proxy=proxy[0], inclusion=proxy[1])
+
+
+def _tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: list[str], pos_label: Any,
+                  proxy: tuple[str, str | None] | None = None):
+    """Successes and trials per group for each base metric, and rows per group.
+
+    With a proxy, a metric that reads the true label gets its ProxyCounts; the row counts and
+    the selection rate (which reads only ``y_pred``) count every row.
+    """
     needed = [m for m in _BASE if m in names]
     if "balanced_accuracy" in names:
         needed += [m for m in ("tpr", "tnr") if m not in needed]
-    rows = _count(data, cols, y_true, y_pred, "accuracy", pos_label).trials
+    every = y_pred if proxy is not None else y_true  # a proxy's unlabelled rows count as rows
+    rows = _count(data, cols, every, y_pred, "accuracy", pos_label).trials
     index = _full_index(rows.index, len(cols))
     rows = rows.reindex(index, fill_value=0)
     counts = {}
     for name in needed:
-        c = _count(data, cols, y_true, y_pred, name, pos_label)
+        if proxy is not None and name != "selection_rate":
+            counts[name] = _count_proxy(data, cols, y_true, y_pred, name, pos_label, proxy)
+            continue
+        c = _count(data, cols, every if name == "selection_rate" else y_true, y_pred, name, pos_label)
         counts[name] = (
             c.successes.reindex(index, fill_value=0).to_numpy(np.int64),
             c.trials.reindex(index, fill_value=0).to_numpy(np.int64),
@@ -374,6 +416,35 @@ def _fit_proportion(s, n, cells, level, seed, model: str, min_trials: int) -> _M
     )
 
 
+def _proxy_table(pc: Any, cells: pd.Index, level: float) -> pd.DataFrame:
+    """The groups' proxy estimates and intervals, one row per group (NaN: no labels)."""
+    table = proxy_ci(pc, level=level).table.reindex(cells)
+    fill = {"labelled": 0, "trials": 0, "cells": 0, "effective_labels": 0.0, "proxy_used": False}
+    table = table.fillna(fill).astype({"labelled": np.int64, "trials": np.int64, "proxy_used": bool})
+    none = table["labelled"].to_numpy() == 0
+    table.loc[none, ["estimate", "lower", "upper"]] = np.nan
+    return table
+
+
+def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, min_trials: int) -> _MetricFit:
+    """A metric read from a few labels and a proxy: each group's proxy estimate and interval
+    (its own interval, exact-validated), the pooled model on the groups' effective counts."""
+    table = _proxy_table(pc, cells, level)
+    s, n = effective_counts(table)
+    labelled = table["labelled"].to_numpy(np.int64)
+    rate, lo, hi = (table[c].to_numpy(float) for c in ("estimate", "lower", "upper"))
+
+    def gap_bounds(lev: float) -> tuple[np.ndarray, np.ndarray]:
+        t = _proxy_table(pc, cells, lev)
+        return t["lower"].to_numpy(float), t["upper"].to_numpy(float)
+
+    return _MetricFit(
+        s, n, rate, lo, hi, (lo, hi), _pooled((s, n), cells, level, seed, model), _conflict(s, n),
+        gap_bounds, labelled >= max(min_trials, 1), (s[:, None], n[:, None], np.ones(1)), labelled,
+        int(seed), {}, table,
+    )
+
+
 def _fit_balanced(tpr: _MetricFit, tnr: _MetricFit, level: float, seed: int) -> _MetricFit:
     """Balanced accuracy = (TPR + TNR) / 2, intervals by MOVER from the two rates' intervals."""
     rate = 0.5 * (tpr.rate + tnr.rate)
@@ -397,20 +468,56 @@ def _fit_balanced(tpr: _MetricFit, tnr: _MetricFit, level: float, seed: int) -> 
     )
 
 
-def _group_frame(name: str, layout: _Layout, fit: _MetricFit, ref: int) -> pd.DataFrame:
+def guarantee_bounds(fit: _MetricFit, guarantee: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's interval under ``guarantee`` and which one it is (``read``).
+
+    ``"stratum"``: the group's own interval, with coverage at least the level at every rate
+    (adaptive, from a leave-one-out prior; with a proxy, the proxy interval). ``"average"``:
+    the pooled interval, except where the group's count is not clearly typical of what the
+    other groups predict (the read rule of :func:`bayeseval._kernels.conflict.read_choice`,
+    the one :func:`bayeseval.evaluate` applies), which read their own interval.
+    """
+    own_name = "proxy" if fit.proxy is not None else "adaptive"
+    k = fit.rate.shape[0]
+    if guarantee == "stratum":
+        return fit.adaptive[0], fit.adaptive[1], np.full(k, own_name, dtype=object)
+    own = np.zeros(k, bool)
+    if np.all(fit.trials >= 0) and np.count_nonzero(fit.trials) >= 2:  # balanced accuracy: -1
+        own = np.asarray(read_choice(fit.successes, fit.trials).read == "adaptive", bool)
+    read = np.where(own, own_name, "pooled").astype(object)
+    return (np.where(own, fit.adaptive[0], fit.pooled.lower),
+            np.where(own, fit.adaptive[1], fit.pooled.upper), read)
+
+
+def _proxy_columns(fit: _MetricFit) -> dict:
+    if fit.proxy is None:
+        return {}
+    t = fit.proxy
+    return {"labelled": t["labelled"].to_numpy(np.int64), "pool_trials": t["trials"].to_numpy(np.int64),
+            "effective_labels": t["effective_labels"].to_numpy(float),
+            "agreement": t["agreement"].to_numpy(float), "proxy_used": t["proxy_used"].to_numpy(bool)}
+
+
+def _group_frame(name: str, layout: _Layout, fit: _MetricFit, ref: int, guarantee: str = "stratum"
+                 ) -> pd.DataFrame:
     measured = np.isfinite(fit.rate)
     is_prop = name != "balanced_accuracy"
     labels = layout.labels
     counts = pd.array(fit.successes, dtype="Int64"), pd.array(fit.trials, dtype="Int64")
     if not is_prop:
         counts = tuple(pd.array([pd.NA] * len(labels), dtype="Int64") for _ in range(2))
+    lower, upper, read = guarantee_bounds(fit, guarantee)
     return pd.DataFrame({
         **_factor_columns(layout, np.arange(len(labels))),
         "group": labels,
         "metric": name,
         "successes": counts[0],
         "trials": counts[1],
+        **_proxy_columns(fit),
         "rate": fit.rate,
+        "lower": lower,
+        "upper": upper,
+        "read": read,
         "adaptive_lower": fit.adaptive[0],
         "adaptive_upper": fit.adaptive[1],
         "wilson_lower": fit.lower,
@@ -451,7 +558,7 @@ def _pairwise(name: str, fit: _MetricFit, layout: _Layout, ref: int, level: floa
     others = np.array([g for g in range(len(labels)) if g != ref], dtype=int)
     e, lo, hi = fit.rate, fit.lower, fit.upper
     dlo, dhi = mover_difference(e[others], lo[others], hi[others], e[ref], lo[ref], hi[ref])
-    if name == "balanced_accuracy":
+    if name == "balanced_accuracy" or fit.proxy is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
             r_est = e[others] / e[ref]
         rlo, rhi = mover_ratio(e[others], lo[others], hi[others], e[ref], lo[ref], hi[ref])
@@ -494,8 +601,15 @@ def _gap_groups(fit: _MetricFit) -> np.ndarray:
     return np.isfinite(fit.rate) & fit.in_gap
 
 
+def _gap_method(fit: _MetricFit, method: str) -> str:
+    """The gap interval's method: a proxy's groups have no binomial counts to resample, so
+    their gap is the projection of Bonferroni-adjusted proxy intervals."""
+    return "bonferroni" if fit.proxy is not None else method
+
+
 def _gap(fit: _MetricFit, level: float, method: str) -> tuple[float, float, float]:
     """Max-min gap over the gap's groups and its interval at ``level`` (NaN: not measured)."""
+    method = _gap_method(fit, method)
     key = (method, level)
     if key not in fit.cache:
         used = _gap_groups(fit)
@@ -527,7 +641,7 @@ def _gap_row(name: str, fit: _MetricFit, layout: _Layout, level: float, tol: flo
     return pd.DataFrame({
         "metric": [name], "measure": "max-min gap", **_factor_columns(layout, none), "group": groups,
         **_factor_columns(layout, none, "reference_"), "reference": "",
-        "estimate": gap, "lower": lo, "upper": hi, "method": method,
+        "estimate": gap, "lower": lo, "upper": hi, "method": _gap_method(fit, method),
         "posterior_mean": post[0], "posterior_lower": post[1], "posterior_upper": post[2],
         "p_exceeds": post[3], "predicted": False,
     })
@@ -631,7 +745,7 @@ def _verdict_rows(criterion: str, fits: dict, layout: _Layout, level: float, tol
         high, low = _ends(fits[m])
         rows.append({
             "criterion": criterion, "metric": m, "gap": g, "lower": lo, "upper": hi, "level": lev,
-            "method": method, "tolerance": tol, "metric_verdict": d, "p_exceeds": p_joint,
+            "method": _gap_method(fits[m], method), "tolerance": tol, "metric_verdict": d, "p_exceeds": p_joint,
             "verdict": verdict,
             **{k: v[0] for k, v in _factor_columns(layout, [high], "high_").items()},
             "high": layout.labels[high] if high >= 0 else "",
@@ -643,11 +757,17 @@ def _verdict_rows(criterion: str, fits: dict, layout: _Layout, level: float, tol
 
 
 def _trials_needed(fit: _MetricFit, groups: np.ndarray, halfwidth: float, level: float) -> np.ndarray:
+    """Extra trials per group for a Clopper-Pearson half-width at the current rate; with a proxy,
+    the need in effective labels divided by the group's effective labels per label."""
     out = np.zeros(fit.rate.shape, np.int64)
     for g in groups:
         rate = float(np.clip(fit.rate[g], 0.0, 1.0))
         need = sample_size(halfwidth=min(halfwidth, 0.49), rate=rate, level=level, method="clopper_pearson")
-        out[g] = max(0, need - int(fit.trials[g]))
+        extra = max(0, need - int(fit.trials[g]))
+        if fit.proxy is not None:
+            per_label = max(fit.trials[g] / max(int(fit.size[g]), 1), 1.0)
+            extra = int(np.ceil(extra / per_label))
+        out[g] = extra
     return out
 
 
@@ -664,12 +784,14 @@ def _labels_rows(row: dict, fit: _MetricFit, layout: _Layout, rows: np.ndarray) 
     level = bonferroni_level(row["level"], k)
     extra = _trials_needed(fit, measured, abs(tol - gap) / 2, level)
     out = []
+    trials = fit.trials if fit.proxy is None else fit.proxy["trials"].to_numpy()
     for g in measured:
-        share = fit.trials[g] / rows[g] if rows[g] else np.nan
+        share = trials[g] / rows[g] if rows[g] else np.nan
         out.append({
             "criterion": row["criterion"], "metric": row["metric"],
             **{k: v[0] for k, v in _factor_columns(layout, [g]).items()}, "group": layout.labels[g],
-            "trials": int(fit.trials[g]), "extra_trials": int(extra[g]),
+            "trials": int(fit.size[g] if fit.proxy is not None else fit.trials[g]),
+            "extra_trials": int(extra[g]),
             "extra_rows": int(np.ceil(extra[g] / share)) if share and np.isfinite(share) else pd.NA,
         })
     return out
@@ -696,14 +818,20 @@ class Audit(Result):
     ----------
     groups : pandas.DataFrame
         One row per group x metric: the group columns, ``group``, ``metric``,
-        ``successes``, ``trials``, ``rate``, the adaptive interval
-        (``adaptive_lower``/``adaptive_upper``, the default reading), the Wilson
+        ``successes``, ``trials``, ``rate``, ``lower``/``upper`` (the group's interval
+        under ``guarantee``) and ``read`` (which interval that is: ``"adaptive"``,
+        ``"proxy"`` or ``"pooled"``), the adaptive interval
+        (``adaptive_lower``/``adaptive_upper``), the Wilson
         interval, the pooled estimate and interval, and flags ``empty`` (no trials),
         ``zero_successes`` (0 of n), ``predicted`` (the pooled value is a prediction
         from the other groups, not a measurement), ``conflict`` (the group's count
         conflicts with what the other groups predict: read its own interval, not the
         pooled one), ``in_gap`` (counted in the max-min gap) and ``is_reference`` (the
-        metric's reference group).
+        metric's reference group). With a proxy, a metric read from labels has
+        ``successes``/``trials`` equal to the group's effective counts (what its proxy
+        interval is worth), ``rate`` and the adaptive and Wilson columns equal to the proxy
+        estimate and interval, and also ``labelled``, ``pool_trials``,
+        ``effective_labels``, ``agreement`` and ``proxy_used``.
     disparities : pandas.DataFrame
         One row per metric x group x measure (``difference`` and ``ratio`` to the
         reference group, and one ``max-min gap`` row per metric, whose group columns
@@ -744,6 +872,10 @@ class Audit(Result):
         The max-min gap interval: ``"max_t"`` or ``"bonferroni"`` (see :func:`audit`).
     columns : list of str
         The group columns.
+    guarantee : {"stratum", "average"}
+        What the groups table's ``lower`` and ``upper`` promise (see :func:`audit`).
+    proxy : str or None
+        The proxy column, when the audit read a few labels and a proxy.
 
     Examples
     --------
@@ -767,6 +899,8 @@ class Audit(Result):
     notes: list[str] = field(default_factory=list)
     method: str = "max_t"
     columns: list[str] = field(default_factory=list)
+    guarantee: str = "stratum"
+    proxy: str | None = None
 
     title = "Fairness audit"
 
@@ -944,9 +1078,17 @@ class Audit(Result):
         refs = list(dict.fromkeys(self.reference.values()))
         ref = (f"Reference group: {refs[0]}" if len(refs) == 1 else "Reference group per metric: "
                + ", ".join(f"{m} {r}" for m, r in self.reference.items()))
-        return (f"{ref}; level {self.level:g}; tolerance {tol}; max-min gap interval: "
+        text = (f"{ref}; level {self.level:g}; tolerance {tol}; max-min gap interval: "
                 f"{_METHOD_TEXT.get(self.method, self.method)}; pooled model: {model}; gap over "
                 f"groups with at least {self.min_trials} trials.")
+        if self.guarantee != "stratum":
+            text += (f" Guarantee {self.guarantee!r}: lower/upper are the pooled interval (the "
+                     "group's own where its count is atypical).")
+        if self.proxy is not None:
+            text += (f" Proxy {self.proxy!r}: metrics read from labels use each group's proxy "
+                     "interval, and their gap interval is the projection of Bonferroni-adjusted "
+                     "proxy intervals.")
+        return text
 
     def to_dict(self) -> dict:
         """The audit as plain JSON-ready data.
@@ -1069,6 +1211,9 @@ def _fit_all(names, counts, cells, level, seed, model, min_trials) -> dict:
     rng = np.random.default_rng(seed)
     fits = {}
     for name in counts:
+        if not isinstance(counts[name], tuple):  # ProxyCounts
+            fits[name] = _fit_proxy(counts[name], cells, level, rng.integers(2**32), model, min_trials)
+            continue
         s, n = counts[name]
         fits[name] = _fit_proportion(s, n, cells, level, rng.integers(2**32), model, min_trials)
     if "balanced_accuracy" in names:
@@ -1091,6 +1236,9 @@ def audit(
     model: str | None = None,
     min_trials: int = MIN_TRIALS,
     method: str = "max_t",
+    guarantee: str = "stratum",
+    proxy: str | None = None,
+    inclusion: str | None = None,
 ) -> Audit:
     """Audit a classifier's rates across groups: intervals, disparities and verdicts.
 
@@ -1160,6 +1308,30 @@ def audit(
         ``1 - (1 - level) / G`` projected to the gap, coverage at least ``level`` for
         every configuration of true rates (for balanced accuracy the per-group intervals
         are MOVER combinations of Wilson intervals, not exact). See Notes.
+    guarantee : {"stratum", "average"}
+        What the groups table's ``lower`` and ``upper`` promise, as in
+        :func:`bayeseval.evaluate`. ``"stratum"`` (default): each group's own interval,
+        covering its rate at least ``level`` of the time at every rate (the adaptive
+        interval from a leave-one-out prior; with a proxy, the proxy interval).
+        ``"average"``: the pooled interval, except for groups whose count is not clearly
+        typical of what the other groups predict (the same read rule as ``evaluate``),
+        which read their own interval; covers on average over groups like these.
+    proxy : str, optional
+        A column known on every row (a judge's label, a stronger model's prediction, or a
+        probability/score; see :func:`bayeseval.tabulate`): rows whose ``y_true`` is
+        missing are the unlabelled rows. Metrics that read the true label then use each
+        group's proxy estimate and interval (:func:`bayeseval.proxy_ci`,
+        Clopper-Pearson cells): differences and ratios are MOVER combinations of those
+        intervals (``method`` ``"mover"``, ``"mover_r"``), the max-min gap the projection
+        of Bonferroni-adjusted proxy intervals (whatever ``method``), the pooled model is
+        fitted to the groups' effective counts, ``min_trials`` counts labelled trials and
+        ``labels_needed`` gives labels (the need in effective labels over the group's
+        effective labels per label). The selection rate reads only ``y_pred`` and is
+        counted on every row. Metrics: ``selection_rate``, ``error_rate``, ``accuracy``,
+        ``ppv``, ``npv`` (the default with a proxy); others raise ValueError.
+    inclusion : str, optional
+        With ``proxy``: each labelled row's inclusion probability (see
+        :func:`bayeseval.proxy_ci`).
 
     Returns
     -------
@@ -1210,15 +1382,18 @@ def audit(
     return audit_with_spelling(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=metrics,
                   reference=reference, tolerance=tolerance, level=level, pos_label=pos_label,
                   random_seed=random_seed, model=model, min_trials=min_trials, method=method,
-                  spelling="python")
+                  spelling="python", guarantee=guarantee, proxy=proxy, inclusion=inclusion)
 
 
 def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, metrics: Any, reference: Any,
            tolerance: Any, level: Any, pos_label: Any, random_seed: Any, model: Any,
-           min_trials: Any, method: Any, spelling: str) -> Audit:
+           min_trials: Any, method: Any, spelling: str, guarantee: str = "stratum",
+           proxy: str | None = None, inclusion: str | None = None) -> Audit:
     """:func:`audit`, with messages naming options as the interface ``spelling`` spells them."""
-    written = _check_metrics(metrics)
+    written = _check_metrics(metrics, proxy)
     names = list(written)
+    _check_proxy_metrics(names, proxy, inclusion)
+    guarantee = check_method(guarantee, GUARANTEES, "guarantee")
     tol = _check_tolerance(tolerance)
     level = check_level(level)
     random_seed = check_random_seed(random_seed)
@@ -1229,7 +1404,8 @@ def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, met
     model = _check_model(model, len(cols))
     min_trials = _check_min_trials(min_trials)
     method = check_method(method, GAP_METHODS, "method")
-    cells, rows, counts = _tabulate_all(data, cols, y_true, y_pred, names, pos_label)
+    cells, rows, counts = _tabulate_all(data, cols, y_true, y_pred, names, pos_label,
+                                        None if proxy is None else (proxy, inclusion))
     layout = _layout(cells, cols)
     given = _reference(reference, layout, spelling)
     fits = _fit_all(names, counts, cells, level, random_seed, model, min_trials)
@@ -1240,7 +1416,8 @@ def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, met
         _reference_notes(m, fits[m], layout.labels, refs[m], given is not None, spell)
         + _gap_notes(m, fits[m], layout.labels, min_trials, spell))]
     return _as_written(written, Audit(
-        groups=pd.concat([_group_frame(m, layout, fits[m], refs[m]) for m in names], ignore_index=True),
+        groups=pd.concat([_group_frame(m, layout, fits[m], refs[m], guarantee) for m in names],
+                         ignore_index=True),
         disparities=_disparity_table(names, fits, layout, refs, level, tol, method, min_trials),
         verdicts=verdicts,
         labels_needed=labels_needed,
@@ -1252,6 +1429,8 @@ def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, met
         notes=notes,
         method=method,
         columns=list(cols),
+        guarantee=guarantee,
+        proxy=proxy,
     ))
 
 
@@ -1294,7 +1473,8 @@ def _verdict_tables(names, fits, layout, rows, level, tol, method) -> tuple[pd.D
 
 
 #: the audit's tables' own columns (the group columns come in addition)
-_GROUP_COLUMNS = ["group", "metric", "successes", "trials", "rate", "adaptive_lower", "adaptive_upper",
+_GROUP_COLUMNS = ["group", "metric", "successes", "trials", "labelled", "pool_trials", "effective_labels",
+                  "agreement", "proxy_used", "rate", "lower", "upper", "read", "adaptive_lower", "adaptive_upper",
                   "wilson_lower", "wilson_upper", "pooled_mean", "pooled_lower", "pooled_upper", "empty",
                   "zero_successes", "predicted", "conflict", "in_gap", "is_reference"]
 _DISPARITY_COLUMNS = ["metric", "measure", "group", "reference", "estimate", "lower", "upper", "method",

@@ -48,7 +48,9 @@ from bayeseval._render.spreadsheet import csv_safe_frame, write_xlsx
 from bayeseval.checks import posterior_predictive_check
 from bayeseval.counts.counts import Counts, stratum_labels, tabulate
 from bayeseval.counts.metrics import Metric, get_metric
+from bayeseval.counts.proxy import ProxyCounts
 from bayeseval.estimate.intervals import proportion_ci
+from bayeseval.estimate.proxy import effective_counts, proxy_ci, weighted_interval
 from bayeseval.estimate.stratified import stratified_risk
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.priors import resolve_prior
@@ -82,12 +84,14 @@ _TABLE_COLUMNS = [
 ]
 # columns of the "average" guarantee only: which interval lower/upper are, and why
 _AVERAGE_ONLY = ("read", "read_reason")
+# columns of a report with a proxy, after "rate"
+_PROXY_COLUMNS = ("pool_trials", "proxy_used", "agreement", "effective_labels")
 
 # display order of the table's columns, in groups: the counts and the interval of each stratum,
 # the pooled model, and the checks
 _COLUMN_GROUPS = (
-    ("estimate", ("successes", "trials", "rate", "lower", "upper", "halfwidth", "sample_share",
-                  "weight")),
+    ("estimate", ("successes", "trials", "rate", "lower", "upper", "halfwidth", "pool_trials",
+                  "proxy_used", "agreement", "effective_labels", "sample_share", "weight")),
     ("pooled", ("pooled_mean", "pooled_lower", "pooled_upper", "shrinkage", "read")),
     ("checks", ("ppc_p", "extra_needed", "flags")),
 )
@@ -121,6 +125,11 @@ _COLUMN_DOC = {
     "extra_needed": "more labels needed for the target half-width (at the observed rate)",
     "flags": "short flags: empty, rate 0, rate 1, too wide, model check, strong shrinkage, "
     "estimates disagree",
+    "pool_trials": "trials in the pool, labelled or not (with a proxy)",
+    "proxy_used": "whether the stratum's interval reads the proxy's cells (else labels only)",
+    "agreement": "share of labelled trials where the label proxy's verdict is the truth",
+    "effective_labels": "labels the proxy's cells are worth (labels-only variance over the "
+    "cells' variance, times the labels)",
 }
 # what lower and upper are, per guarantee
 _INTERVAL_DOC = {
@@ -217,6 +226,11 @@ class Report(Result):
         The fairness audit across ``groups`` (:func:`bayeseval.fairness`), when
         :func:`evaluate` was given ``groups``: rendered as the report's "Fairness audit"
         section (verdicts, disparities, groups table and forest plot).
+    proxy : ProxyCounts or None
+        With :func:`evaluate`'s ``proxy``: the counts per stratum and proxy cell. ``counts``
+        then holds each stratum's effective counts (what its proxy interval is worth, the
+        counts the pooled model is fitted to) and the table's ``successes`` and ``trials``
+        the labelled ones.
 
     Examples
     --------
@@ -248,6 +262,7 @@ class Report(Result):
     created: str = ""
     version: str = __version__
     audit: Any = None
+    proxy: Any = None
 
     # -- conversions ---------------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
@@ -381,10 +396,14 @@ class Report(Result):
     def _fmt(col: str, val: Any) -> str:
         if val is None or (isinstance(val, float) and math.isnan(val)):
             return ""
-        if col in ("successes", "trials", "extra_needed"):
+        if col in ("successes", "trials", "extra_needed", "pool_trials"):
             return f"{int(val):d}"
         if col in ("flags", "read", "read_reason"):
             return str(val)
+        if col == "proxy_used":
+            return "yes" if val else "no"
+        if col == "effective_labels":
+            return f"{float(val):.1f}"
         return f"{float(val):.4f}"
 
     def _provenance(self) -> list[tuple[str, str]]:
@@ -844,6 +863,8 @@ class _Settings:
     target_halfwidth: float | None
     random_seed: Any
     guarantee: str = "stratum"
+    proxy: str | None = None
+    inclusion: str | None = None
 
 
 # the planner (sample_size with method="wilson") searches up to this many trials per stratum
@@ -884,6 +905,17 @@ def _check_weights_values(weights: Any) -> Any:
     return weights
 
 
+def _check_proxy_arguments(data: Any, proxy: Any, inclusion: Any) -> None:
+    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
+    if inclusion is not None and proxy is None:
+        raise TypeError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+                        f"got inclusion={inclusion!r} and proxy=None")
+    if proxy is not None and isinstance(data, Counts):
+        raise TypeError(f"proxy={proxy!r} needs one row per example; data is a Counts")
+
+
 def _check_row_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any) -> None:
     if isinstance(data, Counts):
         given = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
@@ -908,6 +940,7 @@ def _check_arguments(
 ) -> _Settings:
     """Validate every argument of :func:`evaluate` before any work is done."""
     _check_row_arguments(data, y_true, y_pred, strata, pos_label)
+    _check_proxy_arguments(data, kw["proxy"], kw["inclusion"])
     engine = check_method(kw["engine"], _ENGINES, "engine")
     model = check_method(kw["model"], _MODELS, "model")
     if model == "logit_normal" and engine != "pymc":
@@ -928,6 +961,8 @@ def _check_arguments(
         target_halfwidth=_check_target(kw["target_halfwidth"], level),
         random_seed=check_random_seed(kw["random_seed"]),
         guarantee=check_method(kw["guarantee"], GUARANTEES, "guarantee"),
+        proxy=kw["proxy"],
+        inclusion=kw["inclusion"],
     )
 
 
@@ -1001,6 +1036,31 @@ def _empty_checks() -> pd.DataFrame:
     return checks
 
 
+@dataclass(frozen=True)
+class _Proxy:
+    """A report's proxy part: the counts per stratum and cell, and each stratum's interval."""
+
+    counts: ProxyCounts
+    table: pd.DataFrame  # ProxyCI.table: estimate, lower, upper, labelled, trials, ...
+
+    @property
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.table["lower"].to_numpy(float), self.table["upper"].to_numpy(float)
+
+
+def _count_proxy(data: Any, cfg: _Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any
+                 ) -> tuple[Counts, str, _Proxy]:
+    """Rows with a proxy -> effective Counts (the pooled model's input) and the proxy part."""
+    metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
+    pc = tabulate(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
+                  pos_label=pos_label, proxy=cfg.proxy, inclusion=cfg.inclusion)
+    table = proxy_ci(pc, level=cfg.level, method="clopper_pearson").table
+    s, n = effective_counts(table)
+    counts = Counts(pd.Series(s, index=table.index), pd.Series(n, index=table.index),
+                    metric=metric.name, weights=cfg.weights)
+    return counts, metric.name, _Proxy(pc, table)
+
+
 def _count(data: Any, cfg: _Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any
            ) -> tuple[Counts, str]:
     """Rows (or ready Counts) -> Counts and the metric's name."""
@@ -1042,16 +1102,31 @@ def _exact_bounds(counts: Counts, level: float) -> tuple[np.ndarray, np.ndarray]
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
 
 
-def _interval_section(counts: Counts, table: pd.DataFrame, pooled: _Pooled, cfg: _Settings
-                      ) -> tuple[np.ndarray, np.ndarray]:
+def _interval_section(counts: Counts, table: pd.DataFrame, pooled: _Pooled, cfg: _Settings,
+                      proxy: _Proxy | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Fill ``lower``, ``upper`` and ``halfwidth`` under the guarantee; return the stratum's
     exact interval that the checks compare the pooled one with.
 
     ``"stratum"``: the adaptive interval, or Clopper-Pearson without two strata with trials
     (both exact for the stratum). ``"average"``: the interval the read rule points to
     (strata the model check flags read the adaptive one), or Clopper-Pearson without a
-    pooled model; the checks then use Clopper-Pearson.
+    pooled model; the checks then use Clopper-Pearson. With a proxy the stratum's own
+    interval is its proxy interval: ``"stratum"`` gives it, and under ``"average"`` it
+    replaces the adaptive interval where the read rule points away from the pooled one.
     """
+    if proxy is not None:
+        own = proxy.bounds
+        if pooled.post is None or cfg.guarantee == "stratum":
+            table["lower"], table["upper"] = own
+        else:
+            lo, hi = pooled.summary["read_lower"].to_numpy(float), pooled.summary["read_upper"].to_numpy(float)
+            _read_flagged(counts, table, pooled.flagged, (lo, hi), cfg.level)
+            own_rows = (table["read"] == "adaptive").to_numpy()
+            table.loc[own_rows, "read"] = "proxy"
+            table["lower"] = np.where(own_rows, own[0], lo)
+            table["upper"] = np.where(own_rows, own[1], hi)
+        table["halfwidth"] = (table["upper"] - table["lower"]) / 2
+        return own
     if pooled.post is None:
         own = _exact_bounds(counts, cfg.level)
         table["lower"], table["upper"] = own
@@ -1155,6 +1230,42 @@ def _overall_section(
     overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
     overall.index.name = "estimand"
     return overall, sr, findings
+
+
+def _proxy_overall(counts: Counts, proxy: _Proxy, post: Any, level: float
+                   ) -> tuple[pd.DataFrame, Any, list[Finding]]:
+    """Overall rate with a proxy: at the pool's composition, and reweighted by ``weights``.
+
+    Both are sums of share x stratum estimate with the MOVER combination of the strata's
+    proxy intervals (independent strata); ``se`` is the interval's half-width over z.
+    """
+    z = float(norm.ppf((1 + level) / 2))
+    pool = proxy.table["trials"].to_numpy(float)
+    shares = {"unweighted": pool / max(pool.sum(), 1.0)}
+    if counts.weights is not None:
+        shares["reweighted"] = counts.weights.reindex(proxy.table.index).to_numpy(float)
+    rows = {}
+    for name, w in shares.items():
+        est, lo, hi = weighted_interval(proxy.table, w)
+        rows[name] = [est, lo, hi, (hi - lo) / (2 * z)]
+    findings = [Finding("proxy overall", (), (
+        "With a proxy the unweighted rate is the rate at the pool's composition (every row, "
+        "labelled or not): pool share x stratum estimate, summed, with the strata's proxy "
+        "intervals combined by MOVER."), "note")]
+    if counts.weights is not None and post is not None:
+        draws = np.asarray(post.weighted(counts.weights))
+        a = (1 - level) / 2
+        rows["posterior_weighted"] = [float(draws.mean()), float(np.quantile(draws, a)),
+                                      float(np.quantile(draws, 1 - a)), float(draws.std(ddof=1))]
+    if counts.weights is not None and not np.isfinite(rows["reweighted"][0]):
+        w = counts.weights.reindex(proxy.table.index)
+        missing = list(proxy.table.index[((w > 0) & (proxy.table["labelled"] == 0)).to_numpy()])
+        findings.append(Finding("no reweighted rate", tuple(missing), (
+            f"The reweighted rate is undefined: {_fmt_labels(missing)} "
+            f"{'has' if len(missing) == 1 else 'have'} a population share but no labels.")))
+    overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
+    overall.index.name = "estimand"
+    return overall, None, findings
 
 
 def _reweighted(counts: Counts, level: float) -> tuple[Any, list[float], list[Finding]]:
@@ -1295,6 +1406,8 @@ def _read_flagged(counts: Counts, table: pd.DataFrame, flagged: np.ndarray,
 def _guarantee_findings(table: pd.DataFrame, cfg: _Settings) -> list[Finding]:
     """A note saying what lower and upper promise; under "average", the strata read adaptive."""
     pct = f"{100 * cfg.level:g}%"
+    if cfg.proxy is not None:
+        return _proxy_guarantee_findings(table, cfg, pct)
     if cfg.guarantee == "stratum":
         return [Finding("guarantee", (), (
             f"Guarantee 'stratum': each stratum's lower and upper cover its own rate at least "
@@ -1327,18 +1440,44 @@ def _guarantee_findings(table: pd.DataFrame, cfg: _Settings) -> list[Finding]:
         "says why."), "note")]
 
 
-def _composition_findings(counts: Counts, overall: pd.DataFrame) -> list[Finding]:
-    """The test set's composition against the population shares."""
+def _proxy_guarantee_findings(table: pd.DataFrame, cfg: _Settings, pct: str) -> list[Finding]:
+    """What lower and upper promise with a proxy, and what the proxy was worth."""
+    own = (f"the stratum's proxy interval (post-stratified over the proxy's cells, "
+           f"Clopper-Pearson cell limits combined by MOVER; labels only where the proxy does "
+           f"not pay), which covers the stratum's own rate at least {pct} of the time whatever "
+           "that rate is when the labels are drawn at random within the stratum")
+    if cfg.inclusion is not None:
+        own = (f"the stratum's proxy interval with inverse-probability weighted cell rates "
+               f"(inclusion {cfg.inclusion!r}): an asymptotic interval, exact only when the "
+               "probabilities are equal within the stratum")
+    if cfg.guarantee == "stratum":
+        text = f"Guarantee 'stratum' with proxy {cfg.proxy!r}: lower and upper are {own}."
+    else:
+        text = (f"Guarantee 'average' with proxy {cfg.proxy!r}: lower and upper are the pooled "
+                "posterior, fitted to each stratum's effective counts, unless the stratum's count "
+                f"looks atypical of the others (read 'proxy': then {own}). The pooled interval "
+                "covers on average over strata like these, not for a stratum that differs.")
+    used = int(table["proxy_used"].sum())
+    return [Finding("guarantee", (), text, "note"), Finding("proxy", (), (
+        f"The proxy narrows the interval of {used} of {_strata(len(table))} (proxy_used); "
+        "effective_labels is what a stratum's labels are worth with it, agreement how often a "
+        "label proxy's verdict matches the truth on the labelled rows."), "note")]
+
+
+def _composition_findings(counts: Counts, overall: pd.DataFrame, shares: pd.Series | None = None
+                          ) -> list[Finding]:
+    """The test set's composition (``shares``; default the counts' sample shares) against the
+    population shares."""
     if counts.weights is None or int(counts.trials.sum()) == 0:
         return []
-    share, w = counts.sample_shares, counts.weights
+    share, w = (counts.sample_shares if shares is None else shares), counts.weights
     ratio = np.where(w > 0, share / w.where(w > 0, np.nan), np.inf)
     off = (np.abs(share - w) > _SHARE_TOL) | (ratio > _SHARE_RATIO) | (ratio < 1 / _SHARE_RATIO)
     if not bool(np.asarray(off).any()):
         return []
     worst = (share - w).abs().idxmax()
     un = overall.loc["unweighted", "estimate"]
-    re = overall.loc["reweighted", "estimate"]
+    re = overall.loc["reweighted", "estimate"] if "reweighted" in overall.index else np.nan
     use = (f"use the reweighted rate ({re:.4f})." if np.isfinite(re)
            else "the reweighted rate is undefined here (see above).")
     return [Finding("composition", (), (
@@ -1389,6 +1528,8 @@ def evaluate(
     tolerance: float | None = None,
     min_trials: int | None = None,
     guarantee: str = "stratum",
+    proxy: str | None = None,
+    inclusion: str | None = None,
 ) -> Report:
     r"""Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
 
@@ -1443,7 +1584,10 @@ def evaluate(
         report's ``level``, ``pos_label`` and ``random_seed``, and the audit's default
         pooled model): the report gains the "Fairness audit" section (verdicts,
         disparities, groups table, forest plot), ``Report.audit``, and findings for
-        criteria decided outside the tolerance (warnings) or undecided (notes).
+        criteria decided outside the tolerance (warnings) or undecided (notes). The audit
+        takes the report's ``guarantee``, ``proxy`` and ``inclusion``; with a proxy its
+        metrics are ``selection_rate`` and ``ppv`` (TPR and FPR count trials by the true
+        label, unknown on unlabelled rows).
     tolerance : float, optional
         Largest acceptable max-min gap of the audit, in (0, 1); needs ``groups``.
     min_trials : int, optional
@@ -1456,6 +1600,24 @@ def evaluate(
         or the adaptive one where the stratum's count looks atypical (the ``read``
         rule), for users who accept coverage on average over strata in exchange for
         narrower intervals.
+    proxy : str, optional
+        A column known on every row: a cheap label of the same kind as ``y_true`` (a
+        judge's label, a stronger model's prediction) or a probability/score (binned into
+        five equal-count cells per stratum). Rows whose ``y_true`` is missing are then the
+        unlabelled rows (without ``proxy`` a missing label is an error). Each stratum's
+        interval is its proxy interval (:func:`~bayeseval.proxy_ci`, Clopper-Pearson cell
+        limits): under ``"stratum"`` it is ``lower``/``upper``; under ``"average"`` the
+        pooled model is fitted to each stratum's effective counts and a stratum whose count
+        looks atypical reads its proxy interval (``read`` is ``"proxy"``). The table gains
+        ``pool_trials``, ``proxy_used``, ``agreement`` and ``effective_labels``;
+        ``successes``/``trials`` are the labelled ones and ``rate`` the proxy estimate; the
+        overall rates are share x stratum estimate with the strata's intervals combined by
+        MOVER (``unweighted``: at the pool's composition). Metrics: ``error_rate``,
+        ``accuracy``, ``precision``, ``npv``; other metrics raise ValueError.
+    inclusion : str, optional
+        With ``proxy``: the column of each labelled row's inclusion probability, for labels
+        not drawn at random within the strata (see :func:`~bayeseval.proxy_ci`; the
+        interval is then asymptotic).
 
     Returns
     -------
@@ -1537,15 +1699,19 @@ def evaluate(
     cfg = _check_arguments(
         data, y_true, y_pred, strata, pos_label, metric=metric, weights=weights, engine=engine,
         model=model, prior=prior, level=level, target_halfwidth=target_halfwidth,
-        random_seed=random_seed, guarantee=guarantee,
+        random_seed=random_seed, guarantee=guarantee, proxy=proxy, inclusion=inclusion,
     )
     if source is not None and not isinstance(source, str):
         raise TypeError(f"source must be a string or None, got {source!r}")
     audit_groups = _check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
-    counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
+    part = None
+    if proxy is None:
+        counts, metric_name = _count(data, cfg, y_true, y_pred, strata, pos_label)
+    else:
+        counts, metric_name, part = _count_proxy(data, cfg, y_true, y_pred, strata, pos_label)
     if isinstance(metric, str) and not isinstance(data, Counts):
         metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
-    report = _build_report(counts, metric_name, cfg)
+    report = _build_report(counts, metric_name, cfg, part)
     if audit_groups is not None:
         report.audit, found = _audit_section(
             data, audit_groups, {"tolerance": tolerance, "min_trials": min_trials},
@@ -1571,9 +1737,55 @@ def _describe_source(data: Any) -> str:
     return f"{kind.__module__.split('.')[0]} {kind.__name__}"
 
 
-def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
+def _proxy_columns(table: pd.DataFrame, proxy: _Proxy) -> tuple[Counts, pd.Series]:
+    """With a proxy: the labelled counts, the estimate as rate, the pool's shares and the
+    proxy's columns in ``table``; return the labelled Counts and the pool shares."""
+    pc = proxy.counts.table
+    levels = [n for n in pc.index.names if n != "cell"]
+    by = pc.groupby(level=levels if len(levels) > 1 else levels[0], sort=False)[["successes", "labelled"]].sum()
+    by = by.reindex(table.index).fillna(0).astype(np.int64)
+    t = proxy.table
+    table["successes"], table["trials"] = by["successes"].to_numpy(), by["labelled"].to_numpy()
+    table["rate"] = t["estimate"].to_numpy(float)
+    pool = t["trials"].to_numpy(float)
+    shares = pd.Series(pool / max(pool.sum(), 1.0), index=table.index, name="sample_share")
+    table["sample_share"] = shares.to_numpy()
+    table["pool_trials"] = t["trials"].to_numpy(np.int64)
+    table["proxy_used"] = t["proxy_used"].to_numpy(bool)
+    table["agreement"] = t["agreement"].to_numpy(float)
+    table["effective_labels"] = t["effective_labels"].to_numpy(float)
+    labelled = Counts(by["successes"], by["labelled"], metric=proxy.counts.metric)
+    return labelled, shares
+
+
+def _proxy_target(table: pd.DataFrame, counts: Counts, cfg: _Settings) -> tuple[np.ndarray, list[Finding]]:
+    """Labels still needed with a proxy: the planner's need (Clopper-Pearson) in effective
+    labels, converted to labels at the stratum's current effective labels per label."""
+    target, level = cfg.target_halfwidth, cfg.level
+    labelled, n_eff = table["trials"].to_numpy(float), counts.trials.to_numpy(float)
+    extra = np.zeros(len(table))
+    findings = []
+    for i, (k, row) in enumerate(table.iterrows()):
+        if labelled[i] == 0:
+            extra[i] = _extra_needed(0.5, 0, target, level, "clopper_pearson")
+            continue
+        if row["halfwidth"] <= target:
+            continue
+        per_label = max(n_eff[i] / labelled[i], 1.0)
+        rate = float(row["rate"])
+        extra[i] = math.ceil(_extra_needed(rate, int(n_eff[i]), target, level, "clopper_pearson") / per_label)
+        findings.append(Finding("too wide", (k,), (
+            f"Stratum {_label(k)!r} is too small for a half-width of {target:g}: {int(labelled[i])} "
+            f"labels with the proxy (worth {n_eff[i]:.0f}) give {row['halfwidth']:.3f}; it needs "
+            f"about {int(extra[i])} more labels (at its estimated rate {rate:.3f} and "
+            f"{per_label:.2f} effective labels per label).")))
+    return extra, findings
+
+
+def _build_report(counts: Counts, metric_name: str, cfg: _Settings, proxy: _Proxy | None = None) -> Report:
     """Run every section of :func:`evaluate` on ``counts`` and gather their data in a Report."""
     table = _counts_table(counts)
+    labelled, shares = (counts, None) if proxy is None else _proxy_columns(table, proxy)
     pooled = _pooled_section(counts, cfg)
     if pooled.post is not None:
         for col, src in (("pooled_mean", "mean"), ("pooled_lower", "lower"),
@@ -1582,20 +1794,25 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
                 table[col] = pooled.summary[src].to_numpy()
         table["shrinkage"] = pooled.post.shrinkage().to_numpy()
         table["ppc_p"] = pooled.ppc_p
-    own = _interval_section(counts, table, pooled, cfg)
-    overall, sr, overall_findings = _overall_section(counts, pooled.post, cfg.level)
-    findings = pooled.findings + _stratum_findings(counts, own, metric_name)
+    own = _interval_section(counts, table, pooled, cfg, proxy)
+    overall, sr, overall_findings = (_overall_section(counts, pooled.post, cfg.level) if proxy is None
+                                     else _proxy_overall(counts, proxy, pooled.post, cfg.level))
+    findings = pooled.findings + _stratum_findings(labelled, own, metric_name)
     if cfg.target_halfwidth is not None:
-        table["extra_needed"], wide = _target_section(table, cfg)
+        table["extra_needed"], wide = (_target_section(table, cfg) if proxy is None
+                                       else _proxy_target(table, counts, cfg))
         findings += wide
     if pooled.post is not None:
         findings += _model_findings(table, own, pooled)
     findings += _guarantee_findings(table, cfg)
     findings += [f for f in overall_findings if f.severity == "warning"]
-    findings += _composition_findings(counts, overall)
+    findings += _composition_findings(counts, overall, shares)
     findings += [f for f in overall_findings if f.severity == "note"]
     table["flags"] = _flags(counts.strata, findings)
     columns = [c for c in _TABLE_COLUMNS if cfg.guarantee == "average" or c not in _AVERAGE_ONLY]
+    if proxy is not None:
+        at = columns.index("rate") + 1
+        columns[at:at] = list(_PROXY_COLUMNS)
     return Report(
         table=table[columns],
         overall=overall,
@@ -1611,6 +1828,7 @@ def _build_report(counts: Counts, metric_name: str, cfg: _Settings) -> Report:
         posterior=pooled.post,
         stratified=sr,
         findings=findings,
+        proxy=None if proxy is None else proxy.counts,
     )
 
 
@@ -1644,8 +1862,10 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     from bayeseval.fairness.audits import audit  # deferred: the audit loads the crossed engine
 
     given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
-    res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=list(_AUDIT_METRICS),
-                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed, **given)
+    metrics = [m for m in _AUDIT_METRICS if cfg.proxy is None or m in ("selection_rate", "ppv")]
+    res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=metrics,
+                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed,
+                guarantee=cfg.guarantee, proxy=cfg.proxy, inclusion=cfg.inclusion, **given)
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]

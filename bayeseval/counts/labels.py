@@ -1,0 +1,68 @@
+"""Label rules shared by the counting paths: one label type per column, the positive class."""
+
+from __future__ import annotations
+
+from numbers import Number
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._backends.interface import ConfusionTable
+from bayeseval.counts.metrics import Metric
+
+__all__: list[str] = []
+
+
+def _label_kind(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_, Number)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
+def check_label_types(table: ConfusionTable, pos_label: Any) -> None:
+    """Labels of one type in both columns (numbers or strings): otherwise nothing would match."""
+    kinds = {}
+    for arg, col, values, dtype in [("y_true", table.y_true, table.truth, table.dtypes[0]),
+                                    ("y_pred", table.y_pred, table.pred, table.dtypes[1])]:
+        found = {_label_kind(v) for v in pd.unique(values)}
+        if len(found) > 1:
+            raise ValueError(
+                f"{arg} column {col!r} (dtype {dtype}) mixes label types {sorted(found)}; "
+                "convert it to one type"
+            )
+        kinds[arg] = found
+    if kinds["y_true"] != kinds["y_pred"]:
+        raise ValueError(
+            f"y_true column {table.y_true!r} (dtype {table.dtypes[0]}) holds {'/'.join(kinds['y_true'])} "
+            f"labels but y_pred column {table.y_pred!r} (dtype {table.dtypes[1]}) holds "
+            f"{'/'.join(kinds['y_pred'])} labels, so no prediction could equal a true label; "
+            "convert one column to the other's type"
+        )
+    if pos_label is not None and _label_kind(pos_label) not in kinds["y_true"]:
+        raise ValueError(
+            f"pos_label {pos_label!r} is a {_label_kind(pos_label)} but the labels in "
+            f"{table.y_true!r} and {table.y_pred!r} are {'/'.join(kinds['y_true'])}s; "
+            "give pos_label the labels' type"
+        )
+
+
+def resolve_positive(m: Metric, table: ConfusionTable, pos_label: Any) -> tuple[Any, list | None]:
+    """``(positive, None)``, or ``(None, classes)`` for one-vs-rest over more than two classes."""
+    if not m.needs_positive:
+        return None, None
+    if pos_label is not None:
+        return pos_label, None
+    labels = set(pd.unique(table.truth)) | set(pd.unique(table.pred))
+    if labels <= {0, 1}:
+        return 1, None
+    shown = sorted(labels, key=str)
+    if len(labels) <= 2:
+        raise ValueError(
+            f"metric {m.name!r} needs pos_label (the positive class): the labels of y_true "
+            f"{table.y_true!r} and y_pred {table.y_pred!r} are {shown}, not 0/1, so neither is "
+            f"positive by default; pass pos_label, e.g. pos_label={shown[-1]!r}"
+        )
+    return None, shown

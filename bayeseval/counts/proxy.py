@@ -1,0 +1,270 @@
+"""Rows with a proxy to counts per stratum and proxy cell: :class:`ProxyCounts`.
+
+A *proxy* is a column known on every row: a cheap label of the same kind as ``y_true`` (a
+judge's label, a stronger model's prediction) or a number (a probability, a score). Rows
+whose ``y_true`` is missing are the unlabelled rows. Within a stratum the proxy puts every
+trial row in a *cell*: for a label proxy, whether the proxy read as the truth makes the row a
+success (cell 1) or not (cell 0); for a numeric proxy, one of ``n_cells`` equal-count bins of
+the value over the stratum's rows (edges at its quantiles, ties collapsing bins). Per cell
+the result holds the labelled successes and trials and the pool's trials, which is all the
+proxy estimators need (:func:`bayeseval.proxy_ci`); with inclusion probabilities, also the
+sums of their inverses over the labelled rows.
+
+Only metrics whose trials are known without the true label take a proxy (every row a trial,
+or trials set by ``y_pred``): the pool's trials per cell must be countable on unlabelled rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._api.results import Result
+from bayeseval._api.validation import check_positive_int, iter_columns
+from bayeseval._backends.interface import Backend, ConfusionTable
+from bayeseval.counts.labels import check_label_types, resolve_positive
+from bayeseval.counts.metrics import Metric, get_metric
+
+__all__ = ["ProxyCounts", "PROXY_METRICS"]
+
+#: metrics whose trials are known without the true label (the ones a proxy serves)
+PROXY_METRICS = ("error_rate", "accuracy", "precision", "npv")
+
+#: bins of a numeric proxy per stratum (Cochran 1968: five classes of a continuous variable
+#: capture about 90% of what stratifying on it can)
+N_CELLS = 5
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ProxyCounts(Result):
+    """Labelled successes and trials and pool trials per stratum and proxy cell.
+
+    Built by :func:`~bayeseval.tabulate` with ``proxy=``; the proxy estimators
+    (:func:`~bayeseval.proxy_ci`, :func:`~bayeseval.evaluate`, :func:`~bayeseval.fairness.audit`)
+    work on it.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Indexed by the strata and ``cell`` (0, 1, ... in proxy order). Columns ``successes``
+        and ``labelled`` (the labelled rows' successes and trials), ``pool`` (trials among
+        all rows, labelled or not); with inclusion probabilities also ``ipw_successes``,
+        ``ipw_labelled`` (sums of ``1/pi``) and ``ipw2_successes``, ``ipw2_labelled`` (sums
+        of ``1/pi**2``) over the labelled successes and trials.
+    metric : str
+        The metric's name.
+    proxy_kind : {"label", "score"}
+        A label proxy (cell 1: the proxy, read as the truth, makes the row a success) or a
+        numeric one (cells: bins of the value).
+    inclusion : str or None
+        The column of inclusion probabilities, when given.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from bayeseval import tabulate
+    >>> df = pd.DataFrame({"y": [1, 0, 1, np.nan, np.nan], "p": [1, 1, 1, 1, 0],
+    ...                    "judge": [1, 0, 1, 1, 0]})
+    >>> pc = tabulate(df, y_true="y", y_pred="p", proxy="judge", metric="accuracy")
+    >>> # cell 1: the judge agrees with the prediction (4 rows), cell 0: it does not (1 row)
+    >>> pc.table[["successes", "labelled", "pool"]].to_dict("list")
+    {'successes': [0, 2], 'labelled': [1, 2], 'pool': [1, 4]}
+    """
+
+    table: pd.DataFrame
+    metric: str
+    proxy_kind: str
+    inclusion: str | None = None
+    title: ClassVar[str] = "Counts per stratum and proxy cell"
+
+    @property
+    def strata(self) -> pd.Index:
+        """The stratum labels (the index without its ``cell`` level)."""
+        return _strata_of(self.table.index)
+
+    def stratum_cells(self) -> list[tuple[Any, pd.DataFrame]]:
+        """Every stratum's cells.
+
+        Returns
+        -------
+        list of tuple
+            ``(stratum, its rows of the table indexed by cell)``, in index order.
+        """
+        levels = [n for n in self.table.index.names if n != "cell"]
+        groups = self.table.groupby(level=levels if len(levels) > 1 else levels[0], sort=False)
+        return [(key, rows.droplevel(levels)) for key, rows in groups]
+
+    def __len__(self) -> int:
+        return len(self.strata)
+
+
+def _strata_of(index: pd.MultiIndex) -> pd.Index:
+    levels = [n for n in index.names if n != "cell"]
+    if len(levels) == 1:
+        return pd.Index(index.get_level_values(levels[0]).unique(), name=levels[0])
+    return index.droplevel("cell").unique()
+
+
+def supported_metric(metric: str | Metric) -> Metric:
+    """The metric, or ValueError when its trials depend on the true label."""
+    m = get_metric(metric)
+    if m.trials_need_truth or m.name not in PROXY_METRICS:
+        raise ValueError(
+            f"metric {m.name!r} does not take a proxy: its trials depend on the true label, "
+            f"unknown on unlabelled rows; metrics that take a proxy are {list(PROXY_METRICS)}"
+        )
+    return m
+
+
+def tabulate_proxy(
+    backend: Backend, *, y_true: str, y_pred: str, proxy: str, strata: str | Sequence[str] | None,
+    metric: str | Metric, pos_label: Any, inclusion: str | None, n_cells: int = N_CELLS,
+) -> ProxyCounts:
+    """Counts per stratum and proxy cell from a back end (see :func:`bayeseval.tabulate`)."""
+    m = supported_metric(metric)
+    cols = iter_columns(strata, "strata")
+    n_cells = check_positive_int(n_cells, "n_cells", minimum=2)
+    pairs = [("y_true", y_true), ("y_pred", y_pred), ("proxy", proxy)] + [("strata", c) for c in cols]
+    if inclusion is not None:
+        pairs.append(("inclusion", inclusion))
+    backend.check_columns(pairs)
+    backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
+    try:
+        backend.check_labels([("proxy", proxy)])
+        fractional = False
+    except ValueError:
+        fractional = True
+    raw = _fetch(backend, cols, y_true, y_pred, proxy, None if not fractional else n_cells, inclusion)
+    labelled = ~pd.isna(raw["t"]).to_numpy(bool)
+    _check_table(raw, cols, y_true, y_pred, proxy, inclusion, labelled)
+    positive = _positive(m, raw, labelled, cols, y_true, y_pred, pos_label)
+    kind = "score" if fractional else _proxy_kind(raw, labelled, proxy)
+    if kind == "score" and not fractional:
+        raw = _fetch(backend, cols, y_true, y_pred, proxy, n_cells, inclusion)
+        labelled = ~pd.isna(raw["t"]).to_numpy(bool)
+    table = _cell_table(raw, labelled, m, positive, kind, cols, inclusion is not None)
+    return ProxyCounts(table=table, metric=m.name, proxy_kind=kind, inclusion=inclusion)
+
+
+def _fetch(backend: Backend, cols: list[str], y_true: str, y_pred: str, proxy: str,
+           n_cells: int | None, inclusion: str | None) -> pd.DataFrame:
+    try:
+        return backend.proxy_cells(cols, y_true, y_pred, proxy, n_cells=n_cells, inclusion=inclusion)
+    except NotImplementedError:
+        raise TypeError(
+            f"proxy={proxy!r} is not supported for {backend.engine} data; tabulate a pandas "
+            "DataFrame, a Parquet/CSV path or a DuckDB relation"
+        ) from None
+
+
+def _missing(arg: str, col: str, values: pd.Series, n: np.ndarray, what: str = "missing values") -> None:
+    bad = pd.isna(values).to_numpy(bool)
+    if bad.any():
+        rows = int(n[bad].sum())
+        raise ValueError(f"{arg} column {col!r} has {what} in {rows} row{'s' if rows != 1 else ''} "
+                         "(NaN, None, NA or NULL); the proxy needs them on every row")
+
+
+def _check_table(raw: pd.DataFrame, cols: list[str], y_true: str, y_pred: str, proxy: str,
+                 inclusion: str | None, labelled: np.ndarray) -> None:
+    if int(raw["n"].sum()) == 0:
+        raise ValueError("data has no rows")
+    n = raw["n"].to_numpy(np.int64)
+    _missing("y_pred", y_pred, raw["p"], n)
+    _missing("proxy", proxy, raw["c"], n)
+    for i, c in enumerate(cols):
+        _missing("strata", c, raw[i], n)
+    if inclusion is not None and int(raw["bad"].sum()):
+        raise ValueError(
+            f"inclusion column {inclusion!r} must hold probabilities in (0, 1] on every labelled "
+            f"row; {int(raw['bad'].sum())} labelled rows have a missing or out-of-range value"
+        )
+    if not labelled.any():
+        raise ValueError(f"y_true column {y_true!r} has no labelled rows: every value is missing")
+
+
+def _positive(m: Metric, raw: pd.DataFrame, labelled: np.ndarray, cols: list[str], y_true: str,
+              y_pred: str, pos_label: Any) -> Any:
+    """The positive class, by the rules of :func:`tabulate` on the labelled rows."""
+    lab = raw[labelled]
+    table = ConfusionTable(
+        strata=pd.DataFrame({i: lab[i].reset_index(drop=True) for i in range(len(cols))}, index=range(len(lab))),
+        truth=lab["t"].reset_index(drop=True), pred=lab["p"].reset_index(drop=True),
+        n=lab["n"].to_numpy(np.int64), names=cols, y_true=y_true, y_pred=y_pred,
+        dtypes=(str(raw["t"].dtype), str(raw["p"].dtype)),
+    )
+    check_label_types(table, pos_label if m.needs_positive else None)
+    positive, classes = resolve_positive(m, table, pos_label)
+    if classes is not None:
+        raise ValueError(
+            f"metric {m.name!r} with a proxy needs pos_label: the labels are {classes}, and the "
+            "proxy estimators count one positive class"
+        )
+    return positive
+
+
+def _proxy_kind(raw: pd.DataFrame, labelled: np.ndarray, proxy: str) -> str:
+    """``"label"`` when every proxy value is a label of y_true/y_pred, ``"score"`` for numbers."""
+    seen = set(pd.unique(raw["p"])) | set(pd.unique(raw.loc[labelled, "t"]))
+    values = pd.unique(raw["c"])
+    if set(values) <= seen:
+        return "label"
+    if pd.api.types.is_numeric_dtype(raw["c"].dtype) and not pd.api.types.is_bool_dtype(raw["c"].dtype):
+        return "score"
+    extra = sorted(map(repr, set(values) - seen))[:5]
+    raise ValueError(
+        f"proxy column {proxy!r} holds values that are neither labels of y_true/y_pred nor "
+        f"numbers (scores): {extra}"
+    )
+
+
+def _cell_table(raw: pd.DataFrame, labelled: np.ndarray, m: Metric, positive: Any, kind: str,
+                cols: list[str], ipw: bool) -> pd.DataFrame:
+    """Sum the raw cells into (stratum, cell) rows of labelled and pool counts."""
+    pred = raw["p"].to_numpy()
+    trial = m.masks(pred, pred, positive)[0]
+    success = np.zeros(len(raw), dtype=bool)
+    success[labelled] = m.masks(raw.loc[labelled, "t"].to_numpy(), pred[labelled], positive)[1]
+    if kind == "label":
+        cell = m.masks(raw["c"].to_numpy(), pred, positive)[1].astype(np.int64)
+    else:
+        cell = raw["c"].to_numpy(np.int64)
+    n = raw["n"].to_numpy(np.int64)
+    lab_trial = labelled & trial
+    work = pd.DataFrame({i: raw[i].to_numpy() for i in range(len(cols))}, index=range(len(raw)))
+    work["cell"] = cell
+    work["successes"] = np.where(lab_trial & success, n, 0)
+    work["labelled"] = np.where(lab_trial, n, 0)
+    work["pool"] = np.where(trial, n, 0)
+    if ipw:
+        for col, src in (("ipw", "w"), ("ipw2", "w2")):
+            v = raw[src].to_numpy(float)
+            work[f"{col}_successes"] = np.where(lab_trial & success, v, 0.0)
+            work[f"{col}_labelled"] = np.where(lab_trial, v, 0.0)
+    if not cols:
+        work["stratum"] = "all"
+        keys: list[Any] = ["stratum", "cell"]
+        names = ["stratum", "cell"]
+    else:
+        keys = list(range(len(cols))) + ["cell"]
+        names = cols + ["cell"]
+    out = work.groupby(keys, sort=True)[[c for c in work.columns if c not in keys]].sum()
+    out.index = out.index.set_names(names)
+    if kind == "score":
+        out = _renumber(out)
+    ints = ["successes", "labelled", "pool"]
+    out[ints] = out[ints].astype(np.int64)
+    return out
+
+
+def _renumber(out: pd.DataFrame) -> pd.DataFrame:
+    """Number a score's bins 0, 1, ... within each stratum."""
+    strata = out.index.droplevel("cell")
+    new = pd.Series(1, index=out.index).groupby(level=list(range(strata.nlevels)), sort=False).cumsum() - 1
+    return out.set_axis(pd.MultiIndex.from_arrays(
+        [out.index.get_level_values(i) for i in range(strata.nlevels)] + [new.to_numpy()],
+        names=out.index.names))
