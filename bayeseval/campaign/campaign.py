@@ -13,11 +13,8 @@ every decision. Each round it
 
 and records the proposal, the decision and the random generator state in one transaction.
 ``ingest`` validates labels completely before writing them in one transaction, so a crash at
-any moment loses no acknowledged label and never counts one twice. The stopping rule, with the
-safeguards ``stop_level``, ``own_check``, ``min_data_share``, ``own_floor`` (default 2),
-``min_pooling_gain``, ``read_threshold`` (default 0.2: a stratum that is not clearly typical
-of the others stops on the adaptive interval ``evaluate`` tells users to read) and
-``adaptive_floor``, is the one that :func:`bayeseval.campaign.simulation` replays.
+any moment loses no acknowledged label and never counts one twice. The stopping rule is the
+one that :func:`bayeseval.campaign.simulation` replays.
 """
 
 from __future__ import annotations
@@ -46,7 +43,6 @@ from bayeseval.campaign.annotations import (
     resolve_labels,
 )
 from bayeseval.campaign.rules import (
-    STOPPING_DEFAULTS,
     RuleState,
     decision_reach,
     forecast_decision,
@@ -394,14 +390,6 @@ class Campaign:
         label_set: Sequence[Any] | None = None,
         model: str = "robust",
         batch_size: int = 10,
-        stop_level: float | None = None,
-        own_check: float | None = None,
-        min_data_share: float = 0.0,
-        own_level: Any = "default",
-        own_floor: float | None = STOPPING_DEFAULTS["own_floor"],
-        min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"],
-        read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"],
-        adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"],
         annotators: int = 1,
         resolve: str = "majority",
         costs: Any = None,
@@ -466,9 +454,7 @@ class Campaign:
             strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
             goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
-            stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, own_level=own_level,
-            own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
-            adaptive_floor=adaptive_floor, annotators=annotators,
+            annotators=annotators,
             resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin, guarantee=guarantee,
             random_seed=random_seed,
         )
@@ -643,12 +629,11 @@ class Campaign:
             and ``upper`` are the stratum's guaranteed interval, ``read`` is
             ``"guaranteed"``, and the pooled posterior is beside it as ``pooled_mean``,
             ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
-            these), ``read`` (the interval to read, as ``evaluate``
-            says: ``"pooled"``, ``"adaptive"`` for a stratum not clearly typical of the others
-            with ``read_threshold`` on, ``"own"`` for the independent model),
+            these), ``read`` (the interval reported: ``"guaranteed"``, ``"pooled"`` under
+            ``guarantee="average"``, ``"own"`` for the independent model),
             ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
-            target and its own data supporting it, see :meth:`~bayeseval.campaign.rules.RuleState.stratum_done`),
+            target, see :meth:`~bayeseval.campaign.rules.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose) and ``outlier`` (modelled
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``

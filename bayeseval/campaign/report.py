@@ -111,7 +111,7 @@ def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
 def _decision_plot(campaign: Any, ax: Any) -> Any:
     """Each stratum's posterior probability of meeting its threshold, against the decision lines."""
     status = campaign.status()
-    level = campaign.spec.level if campaign.spec.stop_level is None else campaign.spec.stop_level
+    level = campaign.spec.level
     names = stratum_labels(status.index)
     colours = {"meets": "tab:green", "fails": "tab:red", "at the threshold": "tab:blue", "undecided": "tab:grey"}
     y = np.arange(len(names))

@@ -32,26 +32,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import betainc, betaincinv
+from scipy.special import betaincinv
 
 from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
-from bayeseval._kernels.adaptive import loo_beta_mixture
 from bayeseval._kernels.anytime import (
     anytime_decisions,
     confidence_sequence_bounds,
     tuned_concentration,
 )
 from bayeseval._kernels.binomial import binomial_bounds
-from bayeseval._kernels.conflict import (
-    READ_ADAPTIVE_P,
-    ReadChoice,
-    adaptive_bounds,
-    flag_power,
-    loo_conflict,
-    read_bounds,
-    read_choice,
-)
+from bayeseval._kernels.conflict import adaptive_bounds
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval
 from bayeseval._kernels.mixture import BetaMixture
 from bayeseval._kernels.ppc import loo_mixed_check
@@ -79,8 +70,6 @@ __all__ = [
     "decision_gains",
     "gap_targets",
     "undecided_excess",
-    "stopping_options",
-    "STOPPING_DEFAULTS",
     "target_feasibility",
     "stratum_feasibility",
     "full_size_state",
@@ -417,163 +406,6 @@ def outlying_strata(
 
 
 # ---------------------------------------------------------------------------------------
-# the stopping rule
-# ---------------------------------------------------------------------------------------
-#: defaults of the stopping safeguards (see :func:`stopping_options`)
-STOPPING_DEFAULTS: dict[str, Any] = {
-    "stop_level": None, "own_check": None, "min_data_share": 0.0, "own_floor": 2.0, "min_pooling_gain": None,
-    "own_level": "default",
-    "read_threshold": READ_ADAPTIVE_P, "adaptive_floor": None,
-}
-
-
-def stopping_options(
-    level: float,
-    *,
-    stop_level: Any = "default",
-    own_check: Any = "default",
-    min_data_share: Any = "default",
-    own_floor: Any = "default",
-    min_pooling_gain: Any = "default",
-    own_level: Any = "default",
-    read_threshold: Any = "default",
-    adaptive_floor: Any = "default",
-) -> dict[str, Any]:
-    """Resolve the stopping safeguards of a campaign to :class:`RuleState` keyword arguments.
-
-    ``"default"`` takes the value in :data:`STOPPING_DEFAULTS`: the own-evidence rule
-    (``own_floor=2``, see :meth:`RuleState.own_evidence`) and the read rule
-    (``read_threshold=0.2``, see :meth:`RuleState.stop_halfwidths`) are on;
-    ``min_pooling_gain``, ``adaptive_floor`` and the other safeguards are off
-    (a stricter ``stop_level`` or a ``min_data_share`` cost many labels for little coverage).
-    The safeguards apply to goal ``"each"``, except ``own_level`` (goal ``"decide"``, on by
-    default: ``"default"`` is kept and means the decision level, see
-    :meth:`RuleState.own_decision_level`).
-    All of them apply only under ``guarantee="average"``: under ``guarantee="stratum"`` (the
-    campaigns' default) each stratum stops on its guaranteed interval and decides with an
-    anytime-valid test, which need no safeguard.
-
-    Parameters
-    ----------
-    level : float
-        Level of the reported credible intervals.
-    stop_level : float or None
-        Level at which the half-width goal is checked (at least ``level``); None checks at
-        ``level``.
-    own_check : float or None
-        Level of each stratum's own Jeffreys interval that its pooled interval must overlap
-        before the stratum counts as done; None switches the check off.
-    min_data_share : float
-        Floor on each stratum's own trials as a share of its posterior effective sample size.
-    own_floor : float or None
-        A pooled stratum is done only when its own-data (Jeffreys) interval at ``level`` has a
-        half-width of at most ``own_floor`` times the target; None switches the floor off
-        (the rule before it became the default).
-    min_pooling_gain : float or None
-        With ``own_floor`` on, a stratum whose own half-width exceeds the target is done only
-        when pooling narrows its interval at least this many times; None: no gain condition.
-    own_level : float, None or "default"
-        Goal ``"decide"`` with a pooled model: a stratum is decided only when its own-data
-        Jeffreys ``P(meets)`` is at least ``own_level`` (or at most ``1 - own_level`` for
-        "fails") as well as its pooled one at the decision level; ``"default"`` (kept as
-        is) uses the decision level, None only asks the own data to lie on the same side
-        (``P(meets)`` at least or at most 0.5, the rule before).
-    read_threshold : float or None
-        A stratum whose leave-one-out conflict mid-p value is at most this (or that the
-        conflict rule flags) reads its adaptive interval, and stops on that interval's
-        half-width (:func:`bayeseval._kernels.conflict.read_choice`); None: every stratum stops
-        on its pooled interval (the rule before).
-    adaptive_floor : float or None
-        Every pooled stratum is done only when its adaptive interval's half-width is at most
-        this many times the target; None: off.
-
-    Returns
-    -------
-    dict
-
-    Examples
-    --------
-    >>> sorted(stopping_options(0.95, stop_level=0.97))  # doctest: +NORMALIZE_WHITESPACE
-    ['adaptive_floor', 'min_data_share', 'min_pooling_gain', 'own_check', 'own_floor', 'own_level',
-     'read_threshold', 'stop_level']
-    >>> stopping_options(0.95, own_floor=None)["own_floor"] is None
-    True
-    >>> stopping_options(0.95)["own_level"], stopping_options(0.95, own_level=0.9)["own_level"]
-    ('default', 0.9)
-    """
-    from bayeseval._api.validation import check_level
-
-    out = dict(STOPPING_DEFAULTS)
-    given = (("stop_level", stop_level), ("own_check", own_check), ("min_data_share", min_data_share),
-             ("own_floor", own_floor), ("min_pooling_gain", min_pooling_gain),
-             ("read_threshold", read_threshold), ("adaptive_floor", adaptive_floor), ("own_level", own_level))
-    for name, value in given:
-        if not (isinstance(value, str) and value == "default"):
-            out[name] = value
-    if out["stop_level"] is not None:
-        out["stop_level"] = check_level(out["stop_level"], "stop_level")
-        if out["stop_level"] < level:
-            raise ValueError(f"stop_level must be at least level={level}, got {out['stop_level']!r}")
-    if out["own_check"] is not None:
-        out["own_check"] = check_level(out["own_check"], "own_check")
-    share = out["min_data_share"]
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= float(share) < 1.0:
-        raise ValueError(f"min_data_share must be a number in [0, 1), got {share!r}")
-    out["min_data_share"] = float(share)
-    for name in ("own_floor", "min_pooling_gain", "adaptive_floor"):
-        out[name] = _check_factor(out[name], name)
-    out["own_level"] = _check_own_level(out["own_level"])
-    out["read_threshold"] = _check_read_threshold(out["read_threshold"])
-    return out
-
-
-def _check_own_level(value: Any) -> float | str | None:
-    """``own_level``: None, the string ``"default"`` or a number in (0, 1).
-
-    Parameters
-    ----------
-    value : Any
-        The setting.
-
-    Returns
-    -------
-    float, str or None
-        The value (a float for a number).
-
-    Raises
-    ------
-    ValueError
-        For anything else, naming ``own_level`` and the value.
-    """
-    if value is None or (isinstance(value, str) and value == "default"):
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not 0.0 < float(value) < 1.0:
-        raise ValueError(f"own_level must be None, 'default' or a number in (0, 1), got {value!r}")
-    return float(value)
-
-
-def _check_read_threshold(value: Any) -> float | None:
-    """None or a number in [0, 1) (a mid-p value threshold)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not 0.0 <= float(value) < 1.0:
-        raise ValueError(f"read_threshold must be None or a number in [0, 1), got {value!r}")
-    return float(value)
-
-
-def _check_factor(value: Any, name: str) -> float | None:
-    """None or a finite number of at least 1 (a multiple of a half-width)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or float(value) < 1.0:
-        raise ValueError(f"{name} must be None or a number of at least 1, got {value!r}")
-    return float(value)
-
-
-# ---------------------------------------------------------------------------------------
 # the per-stratum guarantee
 # ---------------------------------------------------------------------------------------
 #: what a campaign's per-stratum intervals and decisions promise (see :class:`RuleState`)
@@ -705,55 +537,6 @@ class RuleState:
         ``"robust"`` or ``"independent"``.
     prior, prior_mean
         Hyperprior and optional per-stratum prior guesses.
-    stop_level : float, optional
-        Level at which the stopping rule checks the half-widths (default: ``level``). This
-        and every safeguard down to ``adaptive_floor`` apply only under
-        ``guarantee="average"``.
-    own_check : float, optional
-        No-pooling sanity check: a stratum is done only when its pooled interval overlaps its
-        own Jeffreys interval at this level (default: off).
-    min_data_share : float
-        A stratum is done only when its own trials are at least this share of its posterior
-        effective sample size, so pooling cannot stand in for more than ``1 - min_data_share``
-        of its information (default 0: off).
-    check_level : float or None
-        Per-stratum conflict check (default None: off; e.g. 0.95 switches it on): a stratum whose count has a two-sided mid-p value at most
-        ``1 - check_level`` under its leave-one-out predictive
-        (:func:`bayeseval._kernels.conflict.loo_conflict`) is not pooled (its posterior is
-        its own data's ``Beta(1 + s, 1 + n - s)``), and an unflagged stratum is done only
-        when that check has power ``check_power`` against a true rate one target
-        half-width beyond its interval (see :meth:`supported`). Off by default: in the
-        repository's campaign benchmark gating at 0.95 lowered the mean coverage at stop
-        (8 seeded repeats: 0.875 against 0.927), because a stratum is flagged when its count
-        happens to be extreme and its own-data interval is then read at that moment.
-    check_power : float
-        Power the conflict check must have before an unflagged stratum may stop (default 0:
-        off). Measured on one stratum at 0.16 among strata near 0.06: the leave-one-out
-        predictive of a stratum is wide while the spread of the others is uncertain, so
-        power 0.8 against a rate one half-width beyond the interval needs well over 160
-        labels per stratum, far more than pooling needs; it is an opt-in for audits that
-        must bound what pooling can hide.
-    own_floor : float or None
-        Own-evidence floor (default 2; None: off): a pooled stratum is done only when its
-        own-data Jeffreys interval at ``level`` has a half-width of at most ``own_floor``
-        times ``target_halfwidth`` (see :meth:`own_evidence`).
-    min_pooling_gain : float or None
-        With the floor on, a stratum whose own half-width exceeds the target is done only
-        when pooling narrows its interval at least this many times (default None: no gain
-        condition; 1.5 raised the atypical stratum's coverage by 0.075-0.10 for 1.2-1.4x the
-        labels, and cost 1.3x the labels in the 12-stratum benchmark).
-    own_level : float, None or "default"
-        Goal ``"decide"`` with a pooled model: the own-data Jeffreys ``P(meets)`` a decision
-        also needs (see :meth:`goal_met`); ``"default"`` (the default) is the decision level,
-        None asks only that the own data lie on the same side (the rule before).
-    read_threshold : float or None
-        Goal ``"each"``, pooled models: a stratum that reads its adaptive interval
-        (:func:`bayeseval._kernels.conflict.read_choice` at this mid-p threshold, the rule
-        ``evaluate`` uses; default 0.2) stops on that interval's half-width (see
-        :meth:`stop_halfwidths`); None: every stratum stops on its pooled interval.
-    adaptive_floor : float or None
-        Goal ``"each"``, pooled models: every stratum is done only when its adaptive interval
-        has a half-width of at most ``adaptive_floor`` times the target (default None: off).
     threshold : numpy.ndarray, optional
         Goal ``"decide"``: the threshold of each stratum's rate (one value per stratum).
     direction : {"below", "above"}
@@ -767,15 +550,15 @@ class RuleState:
         Default 0: off.
     guarantee : {"average", "stratum"}
         What the per-stratum intervals and decisions promise (goals ``"each"``, ``"decide"``
-        and ``"gap"``; goal ``"overall"`` is unchanged). ``"stratum"``: each stratum's
-        interval is :func:`guaranteed_bounds` at :func:`guarantee_stop_level` (coverage at
-        least ``level`` at every true rate of that stratum, also at the moment it stops) and
-        decisions are anytime-valid tests (:func:`bayeseval._kernels.anytime.anytime_decisions`;
-        wrong with probability at most ``1 - level`` per stratum whatever the look
-        schedule); the stopping safeguards below (``stop_level`` to ``adaptive_floor``,
-        ``check_level``, ``check_power``) are not used. ``"average"`` (the default of a bare
-        state; campaigns default to ``"stratum"``): the pooled intervals and the
-        safeguards, covering on average over strata like these.
+        and ``"gap"``; goal ``"overall"`` is the same under both). ``"stratum"``: each
+        stratum's interval is :func:`guaranteed_bounds` at :func:`guarantee_stop_level`
+        (coverage at least ``level`` at every true rate of that stratum, also at the moment it
+        stops) and decisions are anytime-valid tests
+        (:func:`bayeseval._kernels.anytime.anytime_decisions`; wrong with probability at most
+        ``1 - level`` per stratum whatever the look schedule). ``"average"`` (the default of a
+        bare state; campaigns default to ``"stratum"``): a stratum stops when its pooled
+        interval at ``level`` reaches the target and is decided when its pooled ``P(meets)``
+        reaches ``level``; these cover on average over strata like these.
 
     Examples
     --------
@@ -798,28 +581,14 @@ class RuleState:
     model: str = "auto"
     prior: Any = "default"
     prior_mean: np.ndarray | None = None
-    stop_level: float | None = None
-    own_check: float | None = None
-    min_data_share: float = 0.0
-    check_level: float | None = None
-    check_power: float = 0.0
-    own_floor: float | None = STOPPING_DEFAULTS["own_floor"]
-    min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"]
-    own_level: float | str | None = STOPPING_DEFAULTS["own_level"]
-    read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"]
-    adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"]
     threshold: np.ndarray | None = None
     direction: str = "below"
     tolerance: float | None = None
     margin: float = 0.0
     guarantee: str = "average"
     _posterior: MixturePosterior | None = field(default=None, init=False, repr=False)
-    _conflict: tuple[np.ndarray, np.ndarray, tuple] | None = field(default=None, init=False, repr=False)
-    _supported: np.ndarray | None = field(default=None, init=False, repr=False)
     _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
-    _stop_interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
     _decision: dict = field(default_factory=dict, init=False, repr=False)
-    _read: ReadChoice | None = field(default=None, init=False, repr=False)
     _adaptive: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -965,143 +734,41 @@ class RuleState:
         return _implied_size(self.stop_halfwidths(), own, guarantee_stop_level(self.level))
 
     def stop_halfwidths(self) -> np.ndarray:
-        """Per-stratum half-widths the stopping rule checks: of the interval each stratum reads.
+        """Per-stratum half-widths the width goal stops on.
 
-        Under ``guarantee="stratum"``: of :meth:`guaranteed_intervals`. Otherwise:
-        The pooled interval at ``stop_level`` (``level`` when it is None); for a stratum that
-        reads its adaptive interval (:meth:`reading`, on by default for goal ``"each"`` with a
-        pooled model) the adaptive interval's half-width at that level instead.
+        Under ``guarantee="stratum"``: of :meth:`guaranteed_intervals`; under ``"average"``:
+        of the posterior interval at ``level`` (:meth:`halfwidths`).
 
         Returns
         -------
         numpy.ndarray
             One half-width per stratum.
-
-        Notes
-        -----
-        Why stop on the interval the stratum reads: ``evaluate`` tells users to read the
-        adaptive interval of a stratum that is not clearly typical of the others, so a
-        campaign that stopped on the pooled half-width could stop a stratum whose read
-        interval is still wider than the target. Measured with
-        ``benchmarks/validate_outlier.py campaigns`` (10 strata, one at 0.16 holding 2%, 6.4%
-        or 15% of a 40,000-row pool among strata at 0.05-0.07, target half-width 0.05,
-        ``expected_width``, 40 seeded repeats; docs/validation.md section 6a), the atypical
-        stratum's coverage at stop on the interval it reads, with the read rule against
-        without (``read_threshold=None``): 2%: 0.675 against 0.700 (604 against 600 labels);
-        6.4%: 0.725 against 0.700 (632 / 617); 15%: 0.875 against 0.750 (664 / 636);
-        exchangeable control 390 against 378 labels (1.03x). The misses left stop while the
-        stratum looks typical (mid-p above the threshold) and reads its pooled interval.
-        ``adaptive_floor=1.2`` reaches 0.900 / 0.925 / 0.900 (795 / 779 / 784 labels) but
-        costs 1.67x on the exchangeable pool (630 labels), so it is opt-in. On the 12-stratum
-        pool of ``tests/test_active_simulate.py`` (40 repeats) the read rule stops after 1319
-        labels at mean coverage 0.929, against 1353 and 0.931 without.
         """
         if self.per_stratum():
             lo, hi = self.guaranteed_intervals()
             return (hi - lo) / 2.0
-        level = self.level if self.stop_level is None else float(self.stop_level)
-        if self.stop_level is None or self.stop_level == self.level:
-            hw = self.halfwidths()
-        else:
-            if self._stop_interval is None:
-                self._stop_interval = self.posterior.interval(self.stop_level)
-            lo, hi = self._stop_interval
-            hw = (hi - lo) / 2.0
-        choice = self.reading()
-        if choice is None or not choice.adaptive.any():
-            return hw
-        alo, ahi = self.adaptive_intervals(level)
-        return np.where(choice.adaptive, (ahi - alo) / 2.0, hw)
-
-    def _reads_adaptive(self) -> bool:
-        """Whether the read rule or the adaptive floor applies (goal "each", pooled model)."""
-        on = self.read_threshold is not None or self.adaptive_floor is not None
-        return on and self.model != "independent" and self.goal == "each"
-
-    def reading(self) -> ReadChoice | None:
-        """Which interval each stratum reads (:func:`bayeseval._kernels.conflict.read_choice`), cached.
-
-        At ``read_threshold``; with ``read_threshold=None`` and only ``adaptive_floor`` set
-        every stratum reads ``"pooled"`` (the choice then only carries the counts and the
-        leave-one-out mixtures the floor's adaptive intervals need). None for the independent model,
-        goals other than ``"each"``, or when both ``read_threshold`` and ``adaptive_floor``
-        are None.
-
-        Returns
-        -------
-        ReadChoice or None
-            ``read``, ``reason`` and the ``adaptive`` mask per stratum.
-        """
-        if not self._reads_adaptive():
-            return None
-        if self._read is None:
-            thr = -1.0 if self.read_threshold is None else self.read_threshold
-            choice = read_choice(self.successes, self.trials, threshold=thr)
-            if self.read_threshold is None:  # floor only: nobody reads adaptive
-                none = np.zeros(len(self.strata), bool)
-                choice = choice._replace(adaptive=none, read=np.full(none.size, "pooled", dtype=object))
-            mixture = self._conflict_check()[1]
-            if mixture is not None and choice.mixture is not None:
-                choice = choice._replace(mixture=mixture)  # share the conflict check's mixtures
-            self._read = choice
-        return self._read
-
-    def adaptive_intervals(self, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Adaptive (FAB) intervals of the strata that need them, at ``level`` (cached).
-
-        Computed for the strata that read the adaptive interval and, with ``adaptive_floor``
-        set, for every stratum with trials; NaN elsewhere (and everywhere when
-        :meth:`reading` is None or fewer than two strata have trials).
-
-        Parameters
-        ----------
-        level : float, optional
-            Interval level (default ``level``).
-
-        Returns
-        -------
-        lower, upper : numpy.ndarray
-            Interval ends, one per stratum.
-        """
-        level = self.level if level is None else float(level)
-        if level not in self._adaptive:
-            k = len(self.strata)
-            nan = np.full(k, np.nan)
-            choice = self.reading()
-            if choice is None:
-                self._adaptive[level] = (nan, nan.copy())
-            else:
-                rows = choice.adaptive | (self.adaptive_floor is not None)
-                self._adaptive[level] = read_bounds(choice, nan, nan, level, rows=rows)
-        return self._adaptive[level]
+        return self.halfwidths()
 
     def read_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The interval each stratum reads at ``level``, and which one it is.
+        """The interval each stratum reports at ``level``, and which one it is.
 
         Returns
         -------
         read : numpy.ndarray of str
             ``"guaranteed"`` under ``guarantee="stratum"`` (:meth:`guaranteed_intervals`),
-            else ``"pooled"`` or ``"adaptive"`` (``"own"`` for the independent model).
+            else ``"pooled"`` (``"own"`` for the independent model).
         lower, upper : numpy.ndarray
-            Its ends: the adaptive interval where ``read`` is ``"adaptive"``, else
-            :meth:`intervals`.
+            Its ends.
         """
         k = len(self.strata)
         if self.per_stratum():
             glo, ghi = self.guaranteed_intervals()
             return np.full(k, "guaranteed", dtype=object), glo, ghi
         lo, hi = self.intervals()
-        if self.model == "independent":
-            return np.full(k, "own", dtype=object), lo, hi
-        choice = self.reading()
-        if choice is None or not choice.adaptive.any():
-            return np.full(k, "pooled", dtype=object), lo, hi
-        alo, ahi = self.adaptive_intervals()
-        return choice.read, np.where(choice.adaptive, alo, lo), np.where(choice.adaptive, ahi, hi)
+        return np.full(k, "own" if self.model == "independent" else "pooled", dtype=object), lo, hi
 
     def read_halfwidths(self) -> np.ndarray:
-        """Per-stratum half-widths at ``level`` of the interval each stratum reads (:meth:`read_intervals`).
+        """Per-stratum half-widths of the interval each stratum reports (:meth:`read_intervals`).
 
         Returns
         -------
@@ -1110,192 +777,6 @@ class RuleState:
         """
         _, lo, hi = self.read_intervals()
         return (hi - lo) / 2.0
-
-    def adaptive_supported(self) -> np.ndarray:
-        """Strata whose adaptive half-width is at most ``adaptive_floor`` times the target.
-
-        All True when ``adaptive_floor`` is None or the rule does not apply (independent
-        model, goals other than ``"each"``) and for strata without an adaptive interval.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
-        """
-        k = len(self.strata)
-        if self.adaptive_floor is None or self.reading() is None:
-            return np.ones(k, bool)
-        alo, ahi = self.adaptive_intervals()
-        return ~((ahi - alo) / 2.0 > self.adaptive_floor * self.target_halfwidth)
-
-    def own_consistent(self) -> np.ndarray:
-        """Strata whose pooled interval overlaps their own Jeffreys interval at ``own_check``.
-
-        The no-pooling sanity check: a stratum whose own data disagree with where pooling put
-        it (the two intervals are disjoint) is not done, whatever its half-width. All True when
-        ``own_check`` is None or the posterior is not pooled.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum; strata without trials count as consistent.
-        """
-        k = len(self.strata)
-        if self.own_check is None or self.model == "independent":
-            return np.ones(k, bool)
-        s, n = self.successes.astype(float), self.trials.astype(float)
-        alpha = (1.0 - self.own_check) / 2.0
-        olo = betaincinv(0.5 + s, 0.5 + n - s, alpha)
-        ohi = betaincinv(0.5 + s, 0.5 + n - s, 1.0 - alpha)
-        lo, hi = self.intervals()
-        return (n == 0) | ((lo <= ohi) & (olo <= hi))
-
-    def conflict_flags(self) -> np.ndarray:
-        """Strata whose counts conflict with their leave-one-out predictive (not pooled).
-
-        All False when the check is off (``check_level=None``), the model is independent,
-        or fewer than two strata have trials.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One flag per stratum.
-        """
-        return self._conflict_check()[0]
-
-    def _conflict_check(self) -> tuple[np.ndarray, tuple | None]:
-        if self._conflict is None:
-            k = len(self.strata)
-            s, n = self.successes, self.trials
-            if self.check_level is None or self.model == "independent" or np.count_nonzero(n) < 2:
-                self._conflict = (np.zeros(k, bool), None)
-            else:
-                mixture = loo_beta_mixture(s, n)
-                flags = loo_conflict(s, n, alpha=1.0 - self.check_level, control="per_stratum",
-                                     mixture=mixture).flagged
-                self._conflict = (np.asarray(flags, bool), mixture)
-        return self._conflict
-
-    def supported(self) -> np.ndarray:
-        """Strata whose own data support their interval (the per-stratum validity rule).
-
-        All True under ``guarantee="stratum"``, whose intervals and tests need no safeguard.
-        The stop of every goal is ``goal met & supported()``. A pooled stratum is supported
-        when all of the following hold (each is switched off by its option):
-
-        - own evidence (:meth:`own_evidence`, default on): its own-data Jeffreys interval at
-          ``level`` has a half-width of at most ``own_floor`` times the target, and either
-          that half-width is within the target or pooling narrows it at least
-          ``min_pooling_gain`` times;
-        - ``own_check``: its pooled interval overlaps its own Jeffreys interval;
-        - ``min_data_share``: its own trials are at least that share of its effective size;
-        - ``check_power``: the per-stratum conflict check would flag it with at least that
-          probability were its true rate one target half-width beyond its interval (a
-          stratum the check flags is not pooled and is supported);
-        - ``adaptive_floor`` (default off): its adaptive interval (the FAB interval from the
-          leave-one-out prior of the other strata) has a half-width of at most
-          ``adaptive_floor`` times the target (:meth:`adaptive_supported`).
-
-        The read rule (``read_threshold``, default on) is part of the goal: a stratum that
-        reads its adaptive interval meets it on that interval (:meth:`stop_halfwidths`).
-
-        Strata of the independent model are always supported. Goal ``"decide"`` has its
-        own-data condition in :meth:`goal_met` (``own_level``), not here.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
-
-        Notes
-        -----
-        Why the own-evidence floor: pooling pulls a stratum whose first labels happen to look
-        typical toward the others, and before the floor a campaign whose first labels were
-        all correct could declare every stratum done after 6 labels (own half-width 0.165).
-        Measured with ``benchmarks/validate_outlier.py campaigns`` (10 strata, one at 0.16
-        holding 2%, 6.4% or 15% of a 40,000-row pool among strata at 0.05-0.07, target
-        half-width 0.05, ``expected_width``, 40 seeded repeats; docs/validation.md section
-        6a has every stratum's coverage): the floor costs 1.00-1.01x the labels (exchangeable
-        control 382 against 380) and leaves the atypical stratum's coverage at stop at
-        0.675-0.75, below the 0.90 wanted. ``min_pooling_gain=1.5`` raises it to 0.75-0.825
-        for 1.37-1.38x the labels but costs 1.18x on the exchangeable pool and 1.31x in
-        ``benchmarks/bench_active.py``; ``independent_beta`` covers it 0.95-0.975 for
-        1.6-1.7x. The remaining misses stop after 56-155 labels while the stratum's own data
-        look typical, with an own half-width (0.052-0.081) no larger than an exchangeable
-        stratum's at its stop, so no threshold on the own evidence separates them.
-        ``adaptive_floor=1.2`` (opt-in) raises that coverage to 0.900-0.925 for 1.23-1.33x
-        the labels of the rule without it, but 1.67x on the exchangeable pool (see
-        :meth:`stop_halfwidths` for the default read rule's figures).
-        """
-        if self.per_stratum():
-            return np.ones(len(self.strata), bool)
-        if self._supported is None:
-            ok = self.own_evidence()
-            if self.model != "independent":
-                if self.own_check is not None:
-                    ok = ok & self.own_consistent()
-                if self.min_data_share > 0:
-                    ok = ok & (self.data_share() >= self.min_data_share)
-            self._supported = ok & self._power_supported() & self.adaptive_supported()
-        return self._supported
-
-    def own_evidence(self) -> np.ndarray:
-        """Strata whose own data are close enough to the target for pooling to be trusted.
-
-        With ``h`` the half-width of the stratum's own-data Jeffreys interval
-        (``Beta(0.5 + s, 0.5 + n - s)``, equal-tailed at ``level``), ``p`` its pooled
-        half-width at ``level`` and ``d`` the target: ``h <= own_floor * d`` and
-        (``h <= d`` or ``h >= min_pooling_gain * p``). All True for the independent model or
-        when ``own_floor`` is None or the goal is not ``"each"`` (a decision has its own
-        own-data condition in :meth:`goal_met`); the gain condition is skipped when
-        ``min_pooling_gain`` is None.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum (strata without trials are not supported).
-        """
-        k = len(self.strata)
-        if self.own_floor is None or self.model == "independent" or self.goal != "each":
-            return np.ones(k, bool)
-        s, n = self.successes.astype(float), self.trials.astype(float)
-        alpha = (1.0 - self.level) / 2.0
-        own = (betaincinv(0.5 + s, 0.5 + n - s, 1.0 - alpha) - betaincinv(0.5 + s, 0.5 + n - s, alpha)) / 2.0
-        d = self.target_halfwidth
-        ok = own <= self.own_floor * d
-        if self.min_pooling_gain is not None:
-            ok &= (own <= d) | (own >= self.min_pooling_gain * self.halfwidths())
-        return ok
-
-    def _power_supported(self) -> np.ndarray:
-        """The ``check_power`` condition of :meth:`supported` (all True when it is off)."""
-        flags, mixture = self._conflict_check()
-        k = len(self.strata)
-        if self.check_power <= 0:
-            return np.ones(k, bool)
-        if mixture is None:
-            off = self.check_level is None or self.model == "independent" or np.count_nonzero(self.trials) < 2
-            return np.ones(k, bool) if off else np.zeros(k, bool)
-        lo, hi = self.intervals()
-        d = self.target_halfwidth
-        rates = np.column_stack([lo - d, hi + d])
-        power = flag_power(self.successes, self.trials, rates, alpha=1.0 - self.check_level, mixture=mixture)
-        ok_lo = (rates[:, 0] <= 0) | (power[:, 0] >= self.check_power)
-        ok_hi = (rates[:, 1] >= 1) | (power[:, 1] >= self.check_power)
-        return flags | (ok_lo & ok_hi)
-
-    def data_share(self) -> np.ndarray:
-        """Share of each stratum's posterior effective sample size that is its own trials.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``min(trials / n_eff, 1)`` per stratum (all 1 for the independent model).
-        """
-        if self.model == "independent":
-            return np.ones(len(self.strata))
-        neff = self.posterior.n_eff().to_numpy()
-        return np.minimum(self.trials / np.maximum(neff, 1e-9), 1.0)
 
     def overall(self) -> tuple[float, float, float]:
         """Mean and equal-tailed interval of the weighted rate (moment-matched Beta).
@@ -1324,15 +805,14 @@ class RuleState:
         return (1.0 + self.trials) / (2.0 + self.labelled)
 
     def stratum_done(self) -> np.ndarray:
-        """Strata that meet the goal (:meth:`goal_met`) and are supported by their own data
-        (:meth:`supported`).
+        """Strata that meet the goal (:meth:`goal_met`).
 
         Returns
         -------
         numpy.ndarray of bool
             One value per stratum.
         """
-        return self.goal_met() & self.supported()
+        return self.goal_met()
 
     def exhausted(self) -> np.ndarray:
         """Strata with no row left to propose.
@@ -1364,37 +844,10 @@ class RuleState:
         """Drop cached posterior and intervals after the counts changed."""
         self._posterior = None
         self._interval = None
-        self._stop_interval = None
-        self._conflict = None
-        self._supported = None
         self._decision = {}
-        self._read = None
         self._adaptive = {}
 
     # -- decision goals ("decide" and "gap") -----------------------------------------------
-    def decision_level(self) -> float:
-        """The posterior probability a decision needs: ``stop_level`` when set, else ``level``.
-
-        Returns
-        -------
-        float
-            A stratum is decided when ``P(meets)`` is at least this, or at most one minus it.
-        """
-        return self.level if self.stop_level is None else float(self.stop_level)
-
-    def own_decision_level(self) -> float | None:
-        """The own-data ``P(meets)`` a pooled decision also needs (goal ``"decide"``).
-
-        Returns
-        -------
-        float or None
-            :meth:`decision_level` when ``own_level`` is ``"default"``, else ``own_level``
-            (None: the own data need only lie on the same side of 0.5).
-        """
-        if isinstance(self.own_level, str):
-            return self.decision_level()
-        return None if self.own_level is None else float(self.own_level)
-
     def pooled_decided(self) -> np.ndarray:
         """Strata whose posterior ``P(meets)`` alone is decided (at least or at most one minus the level).
 
@@ -1403,7 +856,7 @@ class RuleState:
         numpy.ndarray of bool
             One value per stratum (goal ``"decide"``).
         """
-        p, lv = self.p_meets(), self.decision_level()
+        p, lv = self.p_meets(), self.level
         return (p >= lv) | (p <= 1.0 - lv)
 
     def p_meets(self) -> np.ndarray:
@@ -1436,58 +889,19 @@ class RuleState:
             self._decision["p_meets"] = below if self.direction == "below" else 1.0 - below
         return self._decision["p_meets"]
 
-    def own_p_meets(self) -> np.ndarray:
-        """``P(meets)`` under each stratum's own data alone (Jeffreys ``Beta(s + 1/2, n - s + 1/2)``).
-
-        Returns
-        -------
-        numpy.ndarray
-            One probability per stratum (NaN for a stratum without trials).
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([3], [20], available=[0], goal="decide", threshold=np.array([0.1]))
-        >>> round(float(st.own_p_meets()[0]), 4)  # scipy.stats.beta.cdf(0.1, 3.5, 17.5)
-        0.2137
-        """
-        s, n = self.successes.astype(float), self.trials.astype(float)
-        with np.errstate(invalid="ignore"):
-            below = np.where(n > 0, betainc(s + 0.5, n - s + 0.5, np.asarray(self.threshold, dtype=float)), np.nan)
-        return below if self.direction == "below" else 1.0 - below
-
     def goal_met(self) -> np.ndarray:
-        """Strata whose posterior meets the goal, before the per-stratum validity checks.
+        """Strata that meet the goal.
 
-        Goal ``"each"``: half-width at ``stop_level`` within the target. ``"decide"``:
-        ``P(meets) >= decision_level()`` or ``<= 1 - decision_level()``; with a pooled model
-        the stratum's own-data Jeffreys ``P(meets)`` (:meth:`own_p_meets`) must also be at
-        least ``own_level`` (resp. at most ``1 - own_level``; :meth:`own_decision_level`,
-        by default the decision level), or with ``own_level=None`` only on the same side of
-        0.5. ``"gap"``: the verdict on the max-min gap is decided (every stratum alike).
-        ``"overall"``: the weighted rate's half-width is within the target (every stratum
-        alike).
+        Goal ``"each"``: the half-width it stops on (:meth:`stop_halfwidths`) within the
+        target. ``"decide"``: decided on one side of the threshold (:meth:`side_decided`) or
+        at it (:meth:`at_threshold`). ``"gap"``: the verdict on the max-min gap is decided
+        (every stratum alike). ``"overall"``: the weighted rate's half-width is within the
+        target (every stratum alike).
 
         Returns
         -------
         numpy.ndarray of bool
-            One value per stratum; :meth:`stratum_done` combines it with :meth:`supported`.
-
-        Notes
-        -----
-        Why the own-data level: pooling pulls an atypical stratum toward the others, and
-        with only the same-side condition (``own_level=None``) a campaign could decide it
-        from the pooled posterior while its own data were barely on that side. Measured
-        with ``benchmarks/validate_decide.py`` (honest optional stopping, level 0.95,
-        batches of 50, 40 seeded repeats; docs/guide/campaigns.md has the tables): in the
-        ``atypical`` scenario (one stratum at 0.16 holding 2% of a 40,000-row pool among
-        nine near 0.06, threshold 0.12) the atypical stratum's decision was wrong in 13/40 =
-        0.325 of the runs (median 500 labels) with ``own_level=None``, against 2/40 = 0.050
-        (median 975 labels; 3/200 = 0.015 at 1,000 labels over 200 repeats) with the
-        default ``own_level`` (the independent sequential tests, ``rule="independent_beta"``:
-        worst stratum 0.075 at 1,100 labels). On the ``synthetic`` (12 strata, threshold
-        0.10) and ``constructed`` (8 strata at known distances from 0.10) pools the default
-        cost no labels (medians 6,630 and 2,550, as before) and the worst stratum's wrong
-        rate stayed 0.025 and 0.050.
+            One value per stratum.
 
         Examples
         --------
@@ -1516,23 +930,14 @@ class RuleState:
         """
         if self.per_stratum():
             return self.anytime_decisions() != "undecided"
-        p, lv = self.p_meets(), self.decision_level()
-        if self.model == "independent":
-            return (p >= lv) | (p <= 1.0 - lv)
-        own, olv = self.own_p_meets(), self.own_decision_level()
-        olv = 0.5 if olv is None else olv
-        return ((p >= lv) & (own >= olv)) | ((p <= 1.0 - lv) & (own <= 1.0 - olv))
+        return self.pooled_decided()
 
     def at_threshold(self) -> np.ndarray:
         """Strata whose rate is known to lie within the indifference margin of the threshold.
 
         Goal ``"decide"`` with ``margin > 0``: the stratum's equal-tailed credible interval at
-        the decision level (:meth:`decision_level`; exact quantiles of the posterior Beta
-        mixture) lies within ``[threshold - margin, threshold + margin]``. With a pooled model
-        its own-data Jeffreys interval (``Beta(s + 1/2, n - s + 1/2)``, equal-tailed at
-        :meth:`own_decision_level`; with ``own_level=None`` its own mean ``(s + 1/2) / (n +
-        1)``) must lie within the band too, so pooling alone cannot declare it. Such a stratum
-        is decided ``"at the threshold"``: labelling it further could only tell on which
+        ``level`` (exact quantiles of the posterior Beta mixture) lies within
+        ``[threshold - margin, threshold + margin]``. Such a stratum is decided ``"at the threshold"``: labelling it further could only tell on which
         side of the threshold a rate lies that is, for the user's purpose, on it. Under
         ``guarantee="stratum"`` the interval is instead the stratum's confidence sequence
         (:func:`bayeseval._kernels.anytime.confidence_sequence_bounds` at :meth:`anytime_level`,
@@ -1562,34 +967,17 @@ class RuleState:
             self._decision["at"] = self._sequence_within()
         if "at" not in self._decision:
             thr = np.asarray(self.threshold, dtype=float)
-            lo, hi = self.posterior.interval(self.decision_level())
-            inside = (lo >= thr - self.margin) & (hi <= thr + self.margin) & (self.trials > 0)
-            if self.model != "independent":
-                inside &= self._own_within(thr)
-            self._decision["at"] = inside
+            lo, hi = self.posterior.interval(self.level)
+            self._decision["at"] = (lo >= thr - self.margin) & (hi <= thr + self.margin) & (self.trials > 0)
         return self._decision["at"]
-
-    def _own_within(self, thr: np.ndarray) -> np.ndarray:
-        """The own-data part of :meth:`at_threshold`."""
-        s, n = self.successes.astype(float), self.trials.astype(float)
-        olv = self.own_decision_level()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            if olv is None:
-                mean = (s + 0.5) / (n + 1.0)
-                return np.abs(mean - thr) <= self.margin
-            a, b, tail = s + 0.5, n - s + 0.5, (1.0 - olv) / 2.0
-            lo, hi = betaincinv(a, b, tail), betaincinv(a, b, 1.0 - tail)
-        return (lo >= thr - self.margin) & (hi <= thr + self.margin)
 
     def decisions(self) -> np.ndarray:
         """Each stratum's decision: ``"meets"``, ``"fails"``, ``"at the threshold"`` or ``"undecided"``.
 
-        Goal ``"decide"``. A decision is declared only where :meth:`stratum_done` holds, so
-        only where the stratum's own data support it (:meth:`supported`; with a pooled model
-        the own-data ``P(meets)`` must reach ``own_level`` on the same side, see
-        :meth:`goal_met`) and the safeguards pass. ``"at the threshold"`` (only with a
-        ``margin``, see :meth:`at_threshold`) is given to a stratum not decided on either
-        side.
+        Goal ``"decide"``. Under ``guarantee="stratum"`` the anytime-valid tests
+        (:meth:`anytime_decisions`); under ``"average"`` the pooled ``P(meets)`` at ``level``
+        (:meth:`pooled_decided`). ``"at the threshold"`` (only with a ``margin``, see
+        :meth:`at_threshold`) is given to a stratum not decided on either side.
 
         Returns
         -------
@@ -1603,12 +991,6 @@ class RuleState:
         >>> st.decisions().tolist()
         ['meets', 'fails', 'undecided']
 
-        Notes
-        -----
-        With a pooled model and the default ``own_level`` the atypical stratum of
-        ``benchmarks/validate_decide.py`` got a wrong decision at stop in 2/40 = 0.050 of the
-        runs (3/200 = 0.015 over 200 repeats), against 13/40 = 0.325 with ``own_level=None``
-        (see :meth:`goal_met`).
         """
         if self.per_stratum():
             out = self.anytime_decisions().copy()
@@ -1724,7 +1106,7 @@ class RuleState:
         if self.tolerance is None:
             raise ValueError(f"gap needs a tolerance (goal='gap'), got tolerance={self.tolerance!r}")
         if "gap" not in self._decision:
-            level = bonferroni_level(self.decision_level(), len(self.strata))
+            level = bonferroni_level(self.level, len(self.strata))
             s, n = self.successes.astype(float), self.trials.astype(float)
             lo, hi = np.zeros(len(n)), np.ones(len(n))
             used = n > 0
@@ -1761,11 +1143,7 @@ def fit_state_posterior(state: RuleState) -> MixturePosterior:
     """
     if state.model == "independent":
         return independent_posterior(state.successes, state.trials, strata=state.strata)
-    gated = state.conflict_flags()
-    if np.count_nonzero(~gated & (state.trials > 0)) < 2 and gated.any():
-        return independent_posterior(state.successes, state.trials, strata=state.strata)
-    kw = dict(strata=state.strata, prior=state.prior, prior_mean=state.prior_mean,
-              exclude=gated if gated.any() else None)
+    kw = dict(strata=state.strata, prior=state.prior, prior_mean=state.prior_mean)
     if state.model == "robust":
         return hierarchical_grid(state.successes, state.trials, model="robust", **kw)
     post = hierarchical_grid(state.successes, state.trials, **kw)
@@ -2273,11 +1651,9 @@ def stratum_feasibility(state: RuleState, *, warn: bool = False) -> pd.DataFrame
     """Whether the stopping rule can end each stratum once every one of its rows is labelled.
 
     The achievable half-width is the half-width of the interval the stopping rule checks
-    (:meth:`RuleState.stop_halfwidths`: the pooled interval at ``stop_level``, or the
-    adaptive interval of a stratum that reads it) in :func:`full_size_state`: every eligible
-    row of every stratum labelled, at the planning rate. A stratum is feasible when that
-    half-width is within the target and its own data then support it
-    (:meth:`RuleState.supported`: the own-evidence floor and the other safeguards). This is
+    (:meth:`RuleState.stop_halfwidths`) in :func:`full_size_state`: every eligible row of
+    every stratum labelled, at the planning rate. A stratum is feasible when that
+    half-width is within the target. This is
     what the campaign can reach: a stratum labelled to its last row ends with this
     half-width when its rate is the planning rate (checked in the tests against campaigns
     labelled to the end). :func:`target_feasibility` is the model-free bound (the Wilson
@@ -2306,7 +1682,7 @@ def stratum_feasibility(state: RuleState, *, warn: bool = False) -> pd.DataFrame
     """
     full = full_size_state(state)
     hw = full.stop_halfwidths()
-    feasible = (hw <= state.target_halfwidth) & full.supported()
+    feasible = hw <= state.target_halfwidth
     return _feasibility_table(full.trials.astype(float), hw, feasible, state.strata, state.target_halfwidth, warn)
 
 
@@ -2321,13 +1697,14 @@ def _beta_approx(state: RuleState) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _own_binding(state: RuleState) -> np.ndarray:
-    """Strata whose pooled ``P(meets)`` is decided while the own-data condition is not met.
+    """Strata whose pooled ``P(meets)`` is decided while their own decision is not.
 
-    Goal ``"decide"`` with a pooled model and a numeric own level only (all False otherwise,
-    including ``own_level=None``: the allocation before the own level).
+    Goal ``"decide"`` with a pooled model (all False otherwise). Under
+    ``guarantee="stratum"`` the anytime test decides on the stratum's own data, so a
+    stratum the pooled posterior already decides is planned on its own data.
     """
     k = len(state.strata)
-    if state.goal != "decide" or state.model == "independent" or state.own_decision_level() is None:
+    if state.goal != "decide" or state.model == "independent":
         return np.zeros(k, bool)
     return state.pooled_decided() & ~state.goal_met()
 
@@ -2335,19 +1712,18 @@ def _own_binding(state: RuleState) -> np.ndarray:
 def _decision_betas(state: RuleState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Beta parameters, thresholds and decision floors the decision allocation works on.
 
-    Each stratum's pooled Beta approximation with ``floor = 1 - decision level`` (0 when
-    its goal is met but a validity check holds it back); where the own-data condition
-    binds (:func:`_own_binding`) its own Jeffreys ``Beta(s + 1/2, n - s + 1/2)`` with
-    ``floor = 1 - own level``. Mirrored for direction ``"above"``
+    Each stratum's pooled Beta approximation with ``floor = 1 - level`` (0 when its goal is
+    met); where the pooled decision runs ahead of the stratum's own (:func:`_own_binding`)
+    its own Jeffreys ``Beta(s + 1/2, n - s + 1/2)`` with ``floor = 1 - level``. Mirrored for direction ``"above"``
     (``P(theta > t) = P(1 - theta < 1 - t)``).
     """
     a, b = _beta_approx(state)
-    floor = np.where(state.goal_met(), 0.0, 1.0 - state.decision_level())
+    floor = np.where(state.goal_met(), 0.0, 1.0 - state.level)
     own = _own_binding(state)
     if own.any():
         s, n = state.successes.astype(float), state.trials.astype(float)
         a, b = np.where(own, s + 0.5, a), np.where(own, n - s + 0.5, b)
-        floor = np.where(own, 1.0 - state.own_decision_level(), floor)
+        floor = np.where(own, 1.0 - state.level, floor)
     thr = np.asarray(state.threshold, dtype=float)
     if state.direction == "above":
         a, b, thr = b, a, 1.0 - thr
@@ -2416,11 +1792,10 @@ def decision_gains(
     sample size, so pooled strength counts), with ``floor = 1 - decision level``: the
     expected excess of ``min(P(meets), 1 - P(meets))`` over what a decision allows, so a
     stratum close to a decision gains more per label than one whose rate sits on the
-    threshold. Strata decided but held back by the validity checks count every reduction
-    (floor 0). A pooled stratum whose pooled ``P(meets)`` is decided while its own data do
-    not yet reach ``own_level`` (see :meth:`RuleState.goal_met`) is scored on its own
-    Jeffreys posterior ``Beta(s + 1/2, n - s + 1/2)`` with ``floor = 1 - own level``: the
-    expected progress of the own-data decision, which is what its stop waits for. With few
+    threshold. Decided strata count every reduction (floor 0). A pooled stratum whose pooled
+    ``P(meets)`` is decided while its own decision is not (:func:`_own_binding`) is scored
+    on its own Jeffreys posterior ``Beta(s + 1/2, n - s + 1/2)`` with ``floor = 1 - level``:
+    the expected progress of the own-data decision, which is what its stop waits for. With few
     trials one label can raise the expected excess (a first success can undo a
     near-decision): looking ``horizon`` labels ahead smooths that, and the gain is
     clipped at 0; a ``1e-3`` share of the expected half-width reduction breaks ties (it
@@ -2466,8 +1841,8 @@ def gap_targets(state: RuleState) -> np.ndarray:
     When the gap estimate exceeds the tolerance the verdict can only become ``"outside"``,
     which needs the two extreme strata's intervals narrower (as the audit's labels-needed
     table says); otherwise ``"within tolerance"`` needs every stratum whose interval end lies
-    more than the tolerance from the opposite end of another's. Strata without trials or
-    not yet supported by their own data are always targets.
+    more than the tolerance from the opposite end of another's. Strata without trials are
+    always targets.
 
     Parameters
     ----------
@@ -2569,8 +1944,8 @@ def forecast_decision(state: RuleState) -> pd.Series:
     Goal ``"decide"``: the smallest number of further labels ``m`` after which the
     preposterior probability that the stratum is decided (``P(meets)`` at least the
     decision level or at most one minus it, on the Beta approximation of its posterior;
-    for a stratum whose pooled ``P(meets)`` is decided while its own data do not yet reach
-    ``own_level``, its own Jeffreys ``P(meets)`` at ``own_level``; with a ``margin``, also
+    for a stratum whose pooled ``P(meets)`` is decided while its own decision is not, its
+    own Jeffreys ``P(meets)``; with a ``margin``, also
     its interval within ``threshold +/- margin``, see :meth:`RuleState.at_threshold`)
     reaches 0.5; pending labels count as requested (:func:`decision_reach` says which
     strata the rows left cannot decide). Goal ``"gap"``: for each target stratum
@@ -2629,9 +2004,9 @@ def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
     p = np.clip(state.p_trial(), 1e-6, 1.0)
     t0 = p * state.pending
     a, b, thr, floor = _decision_betas(state)
-    floor = np.where(_own_binding(state), floor, 1.0 - state.decision_level())
+    floor = np.where(_own_binding(state), floor, 1.0 - state.level)
     margin = np.where(_own_binding(state), 0.0, np.full(k, float(state.margin)))
-    level = state.decision_level()
+    level = state.level
 
     def undecided(j: int, m: int) -> bool:
         return _p_undecided(a[j], b[j], thr[j], t0[j] + m * p[j], floor[j], margin[j], level) > 0.5

@@ -4,8 +4,7 @@
 memory (no SQLite), with an oracle that knows the true labels. It shares with
 :class:`~bayeseval.campaign.Campaign` everything but the storage: the pool is read by the same
 :func:`~bayeseval.campaign.spec.design_pool`, each round's state, size and allocation come from
-the same spec methods (so the stopping rule and its safeguards ``stop_level``, ``own_check``
-and ``min_data_share`` are the same), and rows are drawn in the same random order: repeat 0
+the same spec methods (so the stopping rule is the same), and rows are drawn in the same random order: repeat 0
 with ``random_seed=s`` proposes exactly the rows of a campaign created with ``random_seed=s``
 whose labeller answers with the true labels (:func:`~bayeseval.campaign.spec.seed_sequences`).
 """
@@ -22,7 +21,7 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_class_labels, check_positive_int
-from bayeseval.campaign.rules import AT_THRESHOLD, STOPPING_DEFAULTS, RuleState
+from bayeseval.campaign.rules import AT_THRESHOLD, RuleState
 from bayeseval.campaign.spec import (
     CampaignSpec,
     MetricStates,
@@ -246,14 +245,6 @@ def simulate(
     pos_label: Any = 1,
     label_set: Sequence[Any] | None = None,
     model: str = "robust",
-    stop_level: float | None = None,
-    own_check: float | None = None,
-    min_data_share: float = 0.0,
-    own_level: Any = "default",
-    own_floor: float | None = STOPPING_DEFAULTS["own_floor"],
-    min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"],
-    read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"],
-    adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"],
     threshold: Any = None,
     direction: str | None = None,
     tolerance: float | None = None,
@@ -305,10 +296,7 @@ def simulate(
     settings = dict(
         strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
-        prior=prior, pos_label=pos_label, label_set=label_set, model=model, stop_level=stop_level,
-        own_check=own_check, min_data_share=min_data_share, own_level=own_level,
-        own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
-        adaptive_floor=adaptive_floor, threshold=threshold, direction=direction,
+        prior=prior, pos_label=pos_label, label_set=label_set, model=model, threshold=threshold, direction=direction,
         tolerance=tolerance, margin=margin, guarantee=guarantee, random_seed=random_seed,
     )
     given = spec is not None

@@ -1,7 +1,7 @@
 """One specification of a labelling campaign, shared by real campaigns and simulations.
 
 A :class:`CampaignSpec` holds every setting of a campaign (metric, strata, goal, rule,
-population model, prior, batch size, budget, stopping safeguards, random seed), validated once
+population model, prior, batch size, budget, guarantee, random seed), validated once
 when it is built. :meth:`bayeseval.campaign.Campaign.create` stores it in the campaign file and
 :meth:`~bayeseval.campaign.Campaign.open` reads it back; :func:`bayeseval.campaign.simulation` replays
 the same spec with an oracle. Both turn a pool into strata, eligible rows, population weights
@@ -39,11 +39,9 @@ from bayeseval._api.validation import (
 from bayeseval.campaign.rules import (
     GUARANTEES,
     RULES,
-    STOPPING_DEFAULTS,
     RuleState,
     decision_allocation,
     get_rule,
-    stopping_options,
 )
 from bayeseval.counts.counts import stratum_labels
 from bayeseval.counts.metrics import get_metric
@@ -61,9 +59,6 @@ DIRECTIONS = ("below", "above")
 MODELS = ("robust", "auto", "beta_binomial")
 #: rules whose allocation can weigh each stratum's expected gain by its label cost
 COST_RULES = ("expected_width", "independent_beta")
-#: settings whose "default" string means the value in ``rules.STOPPING_DEFAULTS``
-SAFEGUARDS = ("stop_level", "own_check", "min_data_share", "own_level", "own_floor", "min_pooling_gain",
-              "read_threshold", "adaptive_floor")
 
 INT_TEXT = re.compile(r"[+-]?\d+")
 #: marker returned by :meth:`LabelSet.normalise` for a missing label
@@ -515,12 +510,11 @@ FIELD_DOCS: dict[str, str] = {
     stratum (wrong with probability at most ``1 - level`` for any batch size, at least 5
     labels of the stratum's own), goal ``"gap"`` confidence sequences. The pooled posterior
     is shown beside it (``pooled_mean``, ``pooled_lower``, ``pooled_upper``). ``"average"``:
-    the pooled intervals and the stopping safeguards below, which cover on average over
-    strata like these but can miss a stratum whose data happen to look typical: in 40 seeded
-    campaigns on a 12-stratum pool a stratum at 0.14 among strata at 0.06-0.10 was covered at
-    stop 0.750 under ``"average"`` and 0.975 under ``"stratum"``, which took 2.1x the labels
-    (1.1x those of ``rule="independent_beta"``; docs/validation.md section 11). Goal ``"overall"`` is the same under both. Campaign files written before this
-    setting open as ``"average"``.""",
+    a stratum stops when its pooled interval at ``level`` reaches the target and is decided
+    when its pooled ``P(meets)`` reaches ``level``: these intervals cover on average over
+    strata like these, but can miss a stratum whose data happen to look typical
+    (docs/validation.md section 11 has the measured coverage). Goal ``"overall"`` is the
+    same under both. Campaign files written before this setting open as ``"average"``.""",
     "tolerance": """tolerance : float, optional
     Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates, in (0, 1).""",
     "weights": """weights : dict, Series or array, optional
@@ -558,36 +552,6 @@ FIELD_DOCS: dict[str, str] = {
     asks for this many unless told otherwise).""",
     "budget": """budget : int, optional
     Maximum number of labels.""",
-    "stop_level": """stop_level : float, optional
-    Level at which the stopping rule checks the half-widths (at least ``level``); default
-    None checks at ``level``. Only under ``guarantee="average"``.""",
-    "own_check": """own_check : float, optional
-    A stratum counts as done only when its pooled interval overlaps its own Jeffreys
-    interval at this level (the no-pooling check); default None (off). Only under ``guarantee="average"``.""",
-    "min_data_share": """min_data_share : float
-    A stratum counts as done only when its own trials are at least this share of its
-    posterior effective sample size, so pooling stands in for at most ``1 -
-    min_data_share`` of its information; default 0 (off). Only under ``guarantee="average"``.""",
-    "own_level": """own_level : float, None or "default"
-    Goal ``"decide"`` with a pooled model: a stratum is decided only when its own-data
-    Jeffreys ``P(meets)`` is also at least ``own_level`` (at most ``1 - own_level`` for
-    "fails"), so pooling cannot decide an atypical stratum its own labels do not support;
-    default ``"default"``: the decision level (``stop_level`` or ``level``); None asks only
-    that the own data lie on the same side of 0.5 (the rule before). Only under ``guarantee="average"``.""",
-    "own_floor": """own_floor : float or None
-    A pooled stratum counts as done only when its own-data Jeffreys interval at ``level``
-    has a half-width of at most this many times the target; default 2, None: off. Only under ``guarantee="average"``.""",
-    "min_pooling_gain": """min_pooling_gain : float or None
-    With ``own_floor`` on, a stratum whose own half-width exceeds the target counts as done
-    only when pooling narrows its interval at least this many times; default None (off). Only under ``guarantee="average"``.""",
-    "read_threshold": """read_threshold : float or None
-    A stratum whose leave-one-out conflict mid-p value is at most this (or that the conflict
-    rule flags) reads its adaptive interval, as ``evaluate`` tells users, and counts as done
-    only when that interval meets the target; default 0.2, None: every stratum stops on its
-    pooled interval. Only under ``guarantee="average"``.""",
-    "adaptive_floor": """adaptive_floor : float or None
-    Every pooled stratum counts as done only when its adaptive interval has a half-width of
-    at most this many times the target; default None (off). Only under ``guarantee="average"``.""",
     "annotators": """annotators : int
     Annotations a row needs before it is resolved into a label (default 1). Rows with fewer
     annotations, or whose annotations the ``resolve`` rule cannot settle, stay pending.""",
@@ -651,17 +615,17 @@ class CampaignSpec:
 
     Examples
     --------
-    >>> spec = CampaignSpec(y_pred="pred", strata="g", target_halfwidth=0.1, min_data_share=0.2)
-    >>> spec.strata, spec.min_data_share, spec.stop_level is None
-    (('g',), 0.2, True)
+    >>> spec = CampaignSpec(y_pred="pred", strata="g", target_halfwidth=0.1)
+    >>> spec.strata, spec.target_halfwidth, spec.guarantee
+    (('g',), 0.1, 'stratum')
     >>> spec.replace(level=0.9).level
     0.9
     >>> spec.replace(level=0.9) == spec, spec.replace() == spec
     (False, True)
-    >>> CampaignSpec(y_pred="pred", strata="g", stop_level=0.9)
+    >>> CampaignSpec(y_pred="pred", strata="g", level=1.5)
     Traceback (most recent call last):
     ...
-    ValueError: stop_level must be at least level=0.95, got 0.9
+    ValueError: level must be in the open interval (0, 1) (0.95 means a 95% interval), got 1.5
     """
 
     y_pred: str
@@ -680,14 +644,6 @@ class CampaignSpec:
     label_set: tuple[Any, ...] | None = None
     batch_size: int = 10
     budget: int | None = None
-    stop_level: float | None = None
-    own_check: float | None = None
-    min_data_share: float = 0.0
-    own_level: Any = "default"
-    own_floor: float | None = STOPPING_DEFAULTS["own_floor"]
-    min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"]
-    read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"]
-    adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"]
     annotators: int = 1
     resolve: str = "majority"
     costs: Any = None
@@ -721,7 +677,6 @@ class CampaignSpec:
             "resolve": check_resolve(self.resolve),
             "costs": _check_costs_shape(self.costs),
             "guarantee": check_method(self.guarantee, GUARANTEES, "guarantee"),
-            **stopping_options(level, **{name: getattr(self, name) for name in SAFEGUARDS}),
         }
         checked.update(_check_goal_settings(checked["goal"], checked["metric"], self.threshold, self.direction,
                                             self.tolerance))
@@ -781,17 +736,6 @@ class CampaignSpec:
         """The rule's name (a callable's ``__name__``)."""
         return get_rule(self.rule)[0]
 
-    def stopping(self) -> dict[str, Any]:
-        """The stopping safeguards as :class:`~bayeseval.campaign.RuleState` keyword arguments.
-
-        Returns
-        -------
-        dict
-            ``stop_level``, ``own_check``, ``min_data_share``, ``own_level``, ``own_floor``,
-            ``min_pooling_gain``, ``read_threshold`` and ``adaptive_floor``.
-        """
-        return {name: getattr(self, name) for name in SAFEGUARDS}
-
     def rule_state(
         self, design: StrataDesign, *, successes: Any, trials: Any, labelled: Any, pending: Any, metric: str | None = None
     ) -> RuleState:
@@ -812,7 +756,7 @@ class CampaignSpec:
         -------
         RuleState
             With the rows still available, the population weights, the target, level, goal,
-            model (``"independent"`` for a rule that asks for it), prior and safeguards.
+            model (``"independent"`` for a rule that asks for it), prior and guarantee.
         """
         labelled = np.asarray(labelled, dtype=np.int64)
         pending = np.asarray(pending, dtype=np.int64)
@@ -840,7 +784,6 @@ class CampaignSpec:
             tolerance=self.tolerance,
             margin=self.margin,
             guarantee=self.guarantee,
-            **self.stopping(),
         )
 
     def rule_states(
@@ -1017,8 +960,6 @@ def _is_default(name: str, value: Any, default: Any) -> bool:
     if value is None:
         return default is None or default is dataclasses.MISSING or name == "strata"
     if value is default:
-        return True
-    if name in SAFEGUARDS and isinstance(value, str) and value == "default":
         return True
     if isinstance(value, (str, int, float)) and not isinstance(value, bool) and type(value) is type(default):
         return value == default

@@ -157,15 +157,6 @@ def _number(cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str
     return parse
 
 
-def _or_words(parse: Callable[[str], Any], words: dict[str, Any]) -> Callable[[str], Any]:
-    """``parse``, or the value of one of ``words`` (compared lower case, spaces stripped)."""
-    def parse_or_word(text: str) -> Any:
-        low = text.strip().lower()
-        return words[low] if low in words else parse(text)
-
-    return parse_or_word
-
-
 _positive_int = _number(int, lambda v: v >= 1, "a whole number >= 1")
 _seed = _number(int, lambda v: v >= 0, "a whole number >= 0")
 
@@ -191,25 +182,6 @@ def _columns(value: str) -> list[str]:
     if not cols:
         raise argparse.ArgumentTypeError(f"expected one or more column names, got {value!r}")
     return cols
-
-
-#: --own-level: a number in (0, 1), ``default`` (the decision level) or ``none`` (off)
-_own_level = _or_words(_number(float, lambda v: 0 < v < 1, "a number in (0, 1), 'default' or 'none'"),
-                       {"default": "default", "none": None})
-_unit = _number(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
-
-
-#: rules.STOPPING_DEFAULTS of the safeguards the CLI sets (not imported: the CLI starts
-#: without numpy/scipy; tests/test_campaign_read.py checks they agree)
-_STOPPING = {"own_floor": 2.0, "min_pooling_gain": None, "read_threshold": 0.2, "adaptive_floor": None}
-
-
-def _off_or(parse: Callable[[str], float]) -> Callable[[str], float | None]:
-    """``parse``, or None for the words ``none`` and ``off`` (a safeguard switched off)."""
-    return _or_words(parse, {"none": None, "off": None})
-
-
-_factor = _number(float, lambda v: 1 <= v < float("inf"), "a number of at least 1 or 'none'")
 
 
 def _scalar(value: str | None) -> Any:
@@ -303,10 +275,7 @@ def _create(args: argparse.Namespace) -> int:
         strata=args.strata, y_pred=args.y_pred, metric=args.metric, target_halfwidth=args.target_halfwidth,
         level=args.level, goal=args.goal, rule=args.rule, model=args.model, prior=args.prior, score=args.score,
         score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
-        stop_level=args.stop_level, own_check=args.own_check, min_data_share=args.min_data_share,
-        own_level=args.own_level,
-        own_floor=args.own_floor, min_pooling_gain=args.min_pooling_gain, read_threshold=args.read_threshold,
-        adaptive_floor=args.adaptive_floor, annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
+        annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
         threshold=args.threshold, direction=args.direction, tolerance=args.tolerance, margin=args.margin,
         guarantee=args.guarantee,
     )
@@ -708,8 +677,8 @@ def _add_create(sub: Any) -> None:
                    "'at the threshold' (default 0: off)")
     p.add_argument("--guarantee", default="stratum", choices=["stratum", "average"],
                    help="stratum (default): every stratum's interval covers its own rate, also at stop, and "
-                        "decisions hold for any batch size; average: pooled intervals, which cover on average "
-                        "over strata (the --stop-level ... --adaptive-floor safeguards apply only then)")
+                        "decisions hold for any batch size; average: a stratum stops on its pooled interval, "
+                        "which covers on average over strata like these")
     p.add_argument("--rule", default="expected_width", help="proposal rule")
     p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
     p.add_argument("--prior", default="default", choices=["default", "bda"],
@@ -719,29 +688,6 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--pos-label", default="1", help="positive class for class metrics")
     p.add_argument("--budget", type=_positive_int, default=None, help="maximum number of labels")
     p.add_argument("--batch-size", type=_positive_int, default=50, help="rows 'propose' asks for by default")
-    p.add_argument("--stop-level", type=_open_unit(1.0), default=None,
-                   help="level at which the stopping rule checks the half-widths (default: --level)")
-    p.add_argument("--own-check", type=_open_unit(1.0), default=None,
-                   help="a stratum is done only when its pooled interval overlaps its own interval at this level")
-    p.add_argument("--min-data-share", type=_unit, default=0.0,
-                   help="a stratum is done only when its own trials are at least this share of its information")
-    p.add_argument("--own-level", type=_own_level, default="default",
-                   help="--goal decide with a pooled model: a stratum is decided only when its own data's "
-                        "P(meets) also reaches this level (at most one minus it for 'fails'); 'default' (the "
-                        "default) uses the decision level (--stop-level or --level), 'none' only asks the own "
-                        "data to lie on the same side (the rule before)")
-    p.add_argument("--own-floor", type=_off_or(_factor), default=_STOPPING["own_floor"],
-                   help="a pooled stratum is done only when its own-data half-width is at most this many targets "
-                        "(default 2; 'none': off)")
-    p.add_argument("--min-pooling-gain", type=_off_or(_factor), default=_STOPPING["min_pooling_gain"],
-                   help="with --own-floor, a stratum whose own half-width exceeds the target is done only when "
-                        "pooling narrows its interval this many times (default: off)")
-    p.add_argument("--read-threshold", type=_off_or(_unit), default=_STOPPING["read_threshold"],
-                   help="a stratum whose leave-one-out conflict p-value is at most this reads, and stops on, its "
-                        "adaptive interval (default 0.2; 'none': every stratum stops on its pooled interval)")
-    p.add_argument("--adaptive-floor", type=_off_or(_factor), default=_STOPPING["adaptive_floor"],
-                   help="every pooled stratum is done only when its adaptive half-width is at most this many "
-                        "targets (default: off)")
     p.add_argument("--annotators", type=_positive_int, default=1,
                    help="annotations a row needs before its label is resolved")
     p.add_argument("--resolve", default="majority",
