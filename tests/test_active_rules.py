@@ -6,19 +6,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bayeseval.campaign.forecast import forecast_labels
+from bayeseval.campaign.posterior import hierarchical_grid, independent_posterior, outlying_strata
 from bayeseval.campaign.rules import (
-    RuleState,
     expected_width,
-    forecast_labels,
-    hierarchical_grid,
     independent_beta,
-    independent_posterior,
     neyman,
-    outlying_strata,
     proportional,
     thompson,
     uniform,
 )
+from bayeseval.campaign.state import RuleState
 
 RNG = np.random.default_rng
 
@@ -251,7 +249,7 @@ def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
     # exact dynamic programme over (look, count): the adaptive interval with a fixed Beta(2, 18)
     # prior at the worst rate (0.11); stopping on the 95% interval loses coverage (0.938 with a
     # look every 5 labels), the interval at guarantee_stop_level(0.95) = 0.965 keeps >= 0.94
-    from bayeseval.campaign.rules import guarantee_stop_level
+    from bayeseval.campaign.guarantee import guarantee_stop_level
 
     plain, kept = _fab_table(0.95), _fab_table(guarantee_stop_level(0.95))
     assert _coverage_at_stop(plain, 0.11, 5) < 0.94
@@ -262,7 +260,7 @@ def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
 @pytest.mark.slow
 def test_compensated_stop_level_every_schedule_and_rate():
     # looking after every label is the worst schedule: 0.924 at level 0.95, 0.941 at 0.965
-    from bayeseval.campaign.rules import guarantee_stop_level
+    from bayeseval.campaign.guarantee import guarantee_stop_level
 
     kept = _fab_table(guarantee_stop_level(0.95))
     assert _coverage_at_stop(_fab_table(0.95), 0.11, 1) < 0.93
@@ -273,7 +271,7 @@ def test_compensated_stop_level_every_schedule_and_rate():
 
 def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
     from bayeseval._kernels.adaptive import adaptive_interval
-    from bayeseval.campaign.rules import guaranteed_bounds
+    from bayeseval.campaign.guarantee import guaranteed_bounds
 
     s, n = np.array([3, 5, 0]), np.array([40, 50, 0])
     lo, hi = guaranteed_bounds(s, n, 0.95)
@@ -288,7 +286,7 @@ def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
 
 
 def test_stratum_guarantee_stops_on_the_guaranteed_interval():
-    from bayeseval.campaign.rules import guarantee_stop_level, guaranteed_bounds
+    from bayeseval.campaign.guarantee import guarantee_stop_level, guaranteed_bounds
 
     s, n = np.array([12, 15, 10, 30]), np.array([150, 160, 140, 150])
     kw = dict(available=[500] * 4, target_halfwidth=0.05)

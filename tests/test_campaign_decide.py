@@ -20,14 +20,10 @@ from scipy.special import betainc
 
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign import Campaign, CampaignSpec, simulate
-from bayeseval.campaign.rules import (
-    RuleState,
-    decision_allocation,
-    decision_reach,
-    forecast_decision,
-    undecided_excess,
-)
+from bayeseval.campaign.decision import decision_allocation, undecided_excess
+from bayeseval.campaign.forecast import decision_reach, forecast_decision
 from bayeseval.campaign.simulation import true_decisions
+from bayeseval.campaign.state import RuleState
 from bayeseval.cli.campaign import main
 
 

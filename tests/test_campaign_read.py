@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 from bayeseval.campaign import Campaign, CampaignSpec, simulate
-from bayeseval.campaign.rules import RuleState
+from bayeseval.campaign.state import RuleState
 from bayeseval.cli.campaign import main
 
 # one stratum at 20/150 among nine near 0.06 with 100 trials each

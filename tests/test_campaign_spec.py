@@ -316,7 +316,7 @@ def test_cli_create_stores_the_guarantee(tmp_path, pool):
 
 
 def test_status_reports_the_guaranteed_interval_with_the_pooled_one_beside_it(tmp_path, pool):
-    from bayeseval.campaign.rules import guarantee_stop_level, guaranteed_bounds
+    from bayeseval.campaign.guarantee import guarantee_stop_level, guaranteed_bounds
 
     with Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", batch_size=60,
                          random_seed=2) as c:

@@ -11,12 +11,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from bayeseval.campaign.rules import (
-    RuleState,
-    decision_allocation,
-    decision_gains,
-    forecast_decision,
-)
+from bayeseval.campaign.decision import decision_allocation, decision_gains
+from bayeseval.campaign.forecast import forecast_decision
+from bayeseval.campaign.state import RuleState
 
 
 def atypical_state(s0, n0, others, threshold, **kw) -> RuleState:

@@ -15,7 +15,8 @@ from statsmodels.stats.proportion import proportion_confint
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.adaptive import loo_beta_mixture
 from bayeseval._kernels.conflict import flag_power
-from bayeseval.campaign.rules import independent_posterior, target_feasibility
+from bayeseval.campaign.forecast import target_feasibility
+from bayeseval.campaign.posterior import independent_posterior
 from bayeseval.checks import conflict_check
 from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical

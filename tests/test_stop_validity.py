@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from bayeseval.campaign.rules import RuleState
+from bayeseval.campaign.state import RuleState
 
 
 def _state(s, n, **kw):

@@ -42,37 +42,30 @@ from bayeseval.campaign.annotations import (
     labelstudio_config,
     resolve_labels,
 )
-from bayeseval.campaign.rules import (
-    RuleState,
-    decision_reach,
-    forecast_decision,
-    forecast_labels,
-    get_rule,
-    stratum_feasibility,
-)
-from bayeseval.campaign.spec import (
-    GOALS,
-    INT_TEXT,
-    CampaignSpec,
-    LabelSet,
-    MetricStates,
+from bayeseval.campaign.design import (
     PoolDesign,
     StrataDesign,
     check_columns,
     design_pool,
-    is_missing,
-    label_key,
     metric_flags,
     population_weights,
     proposal_order,
-    py_scalar,
     rule_generator,
     seed_sequences,
     spec_columns,
-    spec_docs,
-    spec_from_arguments,
     stratum_thresholds,
 )
+from bayeseval.campaign.forecast import (
+    decision_reach,
+    forecast_decision,
+    forecast_labels,
+    stratum_feasibility,
+)
+from bayeseval.campaign.goals import GOALS, Decide, Each, Gap
+from bayeseval.campaign.labels import INT_TEXT, LabelSet, is_missing, label_key, py_scalar
+from bayeseval.campaign.rules import get_rule
+from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
+from bayeseval.campaign.state import MetricStates, RuleState
 from bayeseval.campaign.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.counts.metrics import get_metric
@@ -379,7 +372,7 @@ class Campaign:
         metric: str = "error_rate",
         target_halfwidth: float = 0.05,
         level: float = 0.95,
-        goal: str = "each",
+        goal: Any = "each",
         weights: Any = None,
         rule: str = "expected_width",
         score: str | None = None,
@@ -460,7 +453,7 @@ class Campaign:
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         campaign = cls(_initialise(path, pool, spec, busy_timeout, content))
-        if spec.goal == "each":
+        if isinstance(spec.goal, Each):
             campaign.feasibility(warn=True)
         return campaign
 
@@ -542,8 +535,8 @@ class Campaign:
         -------
         RuleState or MetricStates
             Counts per stratum, the goal and the posterior (see
-            :class:`~bayeseval.campaign.rules.RuleState`); for a campaign on several metrics
-            one state per metric (:class:`~bayeseval.campaign.spec.MetricStates`).
+            :class:`~bayeseval.campaign.state.RuleState`); for a campaign on several metrics
+            one state per metric (:class:`~bayeseval.campaign.state.MetricStates`).
         """
         return self._state()
 
@@ -633,7 +626,7 @@ class Campaign:
             ``guarantee="average"``, ``"own"`` for the independent model),
             ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
-            target, see :meth:`~bayeseval.campaign.rules.RuleState.stratum_done`),
+            target, see :meth:`~bayeseval.campaign.state.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose) and ``outlier`` (modelled
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
@@ -641,7 +634,7 @@ class Campaign:
             halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
             (posterior probability that the rate meets the threshold) and ``decision``
             (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
-            :meth:`~bayeseval.campaign.rules.RuleState.at_threshold`, or ``"undecided"``);
+            :meth:`~bayeseval.campaign.state.RuleState.at_threshold`, or ``"undecided"``);
             ``done`` is then whether the stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
@@ -680,7 +673,7 @@ class Campaign:
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
         the target, counting pending proposals as already requested. Goals ``"decide"`` and
-        ``"gap"``: see :func:`~bayeseval.campaign.rules.forecast_decision` (for ``"decide"``,
+        ``"gap"``: see :func:`~bayeseval.campaign.forecast.forecast_decision` (for ``"decide"``,
         the labels after which a stratum is more likely decided than not).
 
         Parameters
@@ -695,7 +688,7 @@ class Campaign:
             with the columns ``labels`` and ``cost``, and for goal ``"decide"`` ``beyond``:
             ``"rows"`` where the stratum's rows left are unlikely to decide it (the labels
             shown are then all its rows), ``"budget"`` where the budget left is, else None
-            (see :func:`~bayeseval.campaign.rules.decision_reach`).
+            (see :func:`~bayeseval.campaign.forecast.decision_reach`).
 
         Examples
         --------
@@ -708,18 +701,18 @@ class Campaign:
         True
         """
         st = self._state()
-        if st.goal == "each":
+        if isinstance(st.goal, Each):
             self.feasibility(warn=True)
         if isinstance(st, MetricStates):
             # a label counts for every metric: a stratum needs the most any metric needs
             need = np.max([forecast_labels(s).to_numpy() for s in st.states.values()], axis=0)
             labels = pd.Series(need, index=self.strata, name="forecast")
         else:
-            labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
+            labels = forecast_decision(st) if st.goal.decides else forecast_labels(st)
         if not cost:
             return labels
         frame = pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
-        if st.goal == "decide" and not isinstance(st, MetricStates):
+        if isinstance(st.goal, Decide) and not isinstance(st, MetricStates):
             frame["beyond"] = decision_reach(st, self.budget_left)
         return frame
 
@@ -730,7 +723,7 @@ class Campaign:
         rows not yet labelled (for recall, the rows that are actually positive); the
         achievable half-width is the half-width of the interval the campaign stops on
         once every row is labelled at the stratum's current posterior mean rate
-        (:func:`~bayeseval.campaign.rules.stratum_feasibility`). ``create`` and ``forecast`` call this with
+        (:func:`~bayeseval.campaign.forecast.stratum_feasibility`). ``create`` and ``forecast`` call this with
         ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
         labels are spent on it.
 
@@ -913,10 +906,10 @@ class Campaign:
     def _warn_out_of_reach(self, conn: Any, st: RuleState | MetricStates) -> None:
         """Warn, once per stratum in the campaign's life, that its rows or the budget left cannot decide it.
 
-        Goal ``"decide"``: :func:`~bayeseval.campaign.rules.decision_reach`; the strata already
+        Goal ``"decide"``: :func:`~bayeseval.campaign.forecast.decision_reach`; the strata already
         warned about are remembered in the campaign file (inside the proposal's transaction).
         """
-        if isinstance(st, MetricStates) or st.goal != "decide":
+        if isinstance(st, MetricStates) or not isinstance(st.goal, Decide):
             return
         budget = self.spec.budget
         left = None if budget is None else max(int(budget) - int(st.labelled.sum()) - int(st.pending.sum()), 0)
@@ -1589,7 +1582,7 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
             "read_lower": rlo,
             "read_upper": rhi,
             "halfwidth": hw,
-            "done": hw <= st.target_halfwidth if st.goal == "overall" else st.stratum_done(),
+            "done": hw <= st.target_halfwidth if st.goal.weighted else st.stratum_done(),
             "exhausted": st.available <= 0,
             "outlier": np.asarray(st.strata.isin(list(post.outliers)), dtype=bool),
         },
@@ -1599,15 +1592,15 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
         frame = frame.rename(columns={"mean": "pooled_mean"})
         frame["lower"], frame["upper"] = rlo, rhi
         frame["pooled_lower"], frame["pooled_upper"] = lo, hi
-    if st.goal == "decide":
+    if isinstance(st.goal, Decide):
         frame["threshold"] = st.threshold
         frame["p_meets"] = st.p_meets()
         frame["decision"] = st.decisions()
-    if st.goal == "gap":
+    if isinstance(st.goal, Gap):
         gap = {key: value for key, value in st.gap().items() if key != "bounds"}
         gap["done"] = st.is_done()
         frame.attrs["gap"] = gap
-    if st.goal == "overall":
+    if st.goal.weighted:
         mean, olo, ohi = st.overall()
         frame.attrs["overall"] = {
             "mean": mean,

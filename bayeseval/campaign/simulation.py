@@ -3,10 +3,10 @@
 :func:`simulate` runs a :class:`~bayeseval.campaign.CampaignSpec` ``n_repeats`` times per rule in
 memory (no SQLite), with an oracle that knows the true labels. It shares with
 :class:`~bayeseval.campaign.Campaign` everything but the storage: the pool is read by the same
-:func:`~bayeseval.campaign.spec.design_pool`, each round's state, size and allocation come from
+:func:`~bayeseval.campaign.design.design_pool`, each round's state, size and allocation come from
 the same spec methods (so the stopping rule is the same), and rows are drawn in the same random order: repeat 0
 with ``random_seed=s`` proposes exactly the rows of a campaign created with ``random_seed=s``
-whose labeller answers with the true labels (:func:`~bayeseval.campaign.spec.seed_sequences`).
+whose labeller answers with the true labels (:func:`~bayeseval.campaign.design.seed_sequences`).
 """
 
 from __future__ import annotations
@@ -21,23 +21,21 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_class_labels, check_positive_int
-from bayeseval.campaign.rules import AT_THRESHOLD, RuleState
-from bayeseval.campaign.spec import (
-    CampaignSpec,
-    MetricStates,
+from bayeseval.campaign.design import (
     PoolDesign,
     check_columns,
     check_no_missing,
     design_pool,
     metric_flags,
     proposal_order,
-    py_scalar,
     rule_generator,
     seed_sequences,
     spec_columns,
-    spec_docs,
-    spec_from_arguments,
 )
+from bayeseval.campaign.goals import Decide, Gap
+from bayeseval.campaign.labels import py_scalar
+from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
+from bayeseval.campaign.state import AT_THRESHOLD, MetricStates, RuleState
 from bayeseval.counts.metrics import get_metric
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
@@ -237,7 +235,7 @@ def simulate(
     n_repeats: int = 10,
     batch_size: int = 10,
     budget: int | None = None,
-    goal: str = "each",
+    goal: Any = "each",
     weights: Any = None,
     score: str | None = None,
     score_bins: int | Sequence[float] | None = None,
@@ -383,7 +381,7 @@ class _Run:
 
 def _max_halfwidth(state: RuleState) -> float:
     """The half-width the goal is about: the widest read interval's, or the weighted rate's."""
-    if state.goal == "overall":
+    if state.goal.weighted:
         _, lo, hi = state.overall()
         return (hi - lo) / 2
     return float(np.max(state.read_halfwidths()))
@@ -469,17 +467,17 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
         return {**rows[0], "coverage": float(np.mean([r["coverage"] for r in rows])),
                 "reached_goal": all(r["reached_goal"] for r in rows),
                 "max_halfwidth": max(r["max_halfwidth"] for r in rows),
-                "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal == "overall" else np.nan}
+                "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal.weighted else np.nan}
     st = run.state
     _, lo, hi = st.read_intervals()  # the interval each stratum reads
     tr = oracle.true_rates.to_numpy()
     ok = ~np.isnan(tr)
     covered = (lo[ok] <= tr[ok]) & (tr[ok] <= hi[ok])
     hw = (hi - lo) / 2
-    if st.goal == "overall":
+    if st.goal.weighted:
         _, olo, ohi = st.overall()
         reached, overall_cov = (ohi - olo) / 2 <= target, bool(olo <= oracle.true_overall <= ohi)
-    elif st.goal in ("decide", "gap"):
+    elif st.goal.decides:
         reached, overall_cov = st.is_done() and not _exhausted_undecided(st), np.nan
     else:
         reached, overall_cov = bool(np.all(hw <= target)), np.nan
@@ -500,7 +498,7 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
 
 def _exhausted_undecided(st: RuleState) -> bool:
     """Whether the campaign stopped only because undecided strata ran out of rows."""
-    if st.goal == "gap":
+    if isinstance(st.goal, Gap):
         return not st.gap_decided()
     return bool(np.any(~st.stratum_done()))
 
@@ -527,7 +525,7 @@ def true_decisions(true_rates: Any, threshold: Any, direction: str) -> np.ndarra
 
 def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
     """Goal "decide": strata decided and wrong decisions; goal "gap": the verdict and whether it is right."""
-    if st.goal == "decide":
+    if isinstance(st.goal, Decide):
         made = st.decisions()
         tr = oracle.true_rates.to_numpy()
         truth = true_decisions(tr, st.threshold, st.direction)
@@ -535,7 +533,7 @@ def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
         at = made == AT_THRESHOLD  # right when the true rate is within the margin
         wrong = np.where(at, np.abs(tr - np.asarray(st.threshold, dtype=float)) > st.margin, made != truth)
         return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & wrong))}
-    if st.goal == "gap":
+    if isinstance(st.goal, Gap):
         tr = oracle.true_rates.to_numpy()
         true_gap = float(np.nanmax(tr) - np.nanmin(tr))
         verdict = st.gap()["verdict"] if st.gap_decided() else "undecided"
@@ -559,8 +557,8 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     mean = st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
     k = len(tr)
-    made = st.decisions() if st.goal == "decide" else np.full(k, None)
-    p = st.p_meets() if st.goal == "decide" else np.full(k, np.nan)
+    made = st.decisions() if isinstance(st.goal, Decide) else np.full(k, None)
+    p = st.p_meets() if isinstance(st.goal, Decide) else np.full(k, np.nan)
     return [
         (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], read[j],
          rlo[j], rhi[j], tr[j], bool(rlo[j] <= tr[j] <= rhi[j]) if not np.isnan(tr[j]) else np.nan, p[j],
@@ -579,7 +577,7 @@ def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[C
                  "read_upper", "true_rate", "covered", "p_meets", "decision", "metric", "pooled_lower",
                  "pooled_upper"],
     )
-    if spec.guarantee == "stratum" and spec.goal != "overall":  # the columns of status()
+    if spec.guarantee == "stratum" and not spec.goal.weighted:  # the columns of status()
         intervals = intervals.rename(columns={"mean": "pooled_mean"})
     else:
         intervals = intervals.drop(columns=["pooled_lower", "pooled_upper"])

@@ -430,13 +430,15 @@ def _one_block(st: Any) -> Any:
 
 def _goal_text(c: Any) -> str:
     """The campaign's goal in words, for the status line."""
+    from bayeseval.campaign.goals import Decide, Gap
+
     spec = c.spec
-    if spec.goal == "decide":
+    if isinstance(spec.goal, Decide):
         values = set(spec.threshold) if isinstance(spec.threshold, tuple) else {spec.threshold}
         thr = next(iter(values)) if len(values) == 1 else "its threshold"
         within = f" (within {spec.margin:g} of it: at the threshold)" if spec.margin else ""
         return f"goal: decide whether each rate is {spec.direction} {thr}{within} at level {spec.level}"
-    if spec.goal == "gap":
+    if isinstance(spec.goal, Gap):
         return f"goal: decide whether the max-min gap is within {spec.tolerance} at level {spec.level}"
     return f"target half-width {spec.target_halfwidth} at level {spec.level}"
 
