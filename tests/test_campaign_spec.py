@@ -17,7 +17,7 @@ import pytest
 
 from bayeseval._api.results import Result
 from bayeseval.campaign import Campaign, CampaignSpec, SimulationResult, simulate, synthetic_pool
-from bayeseval.campaign.campaign import IngestResult
+from bayeseval.campaign.ingest import IngestResult
 from bayeseval.cli.campaign import main
 
 

@@ -32,6 +32,7 @@ from bayeseval._api.validation import (
     iter_columns,
 )
 from bayeseval.campaign.decision import decision_allocation
+from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.goals import GOALS, Decide, Goal, as_goal, check_halfwidth
 from bayeseval.campaign.guarantee import GUARANTEES
 from bayeseval.campaign.labels import LabelSet
@@ -143,7 +144,7 @@ def check_metrics(metric: Any) -> str | tuple[str, ...]:
 
 
 #: the spec fields a goal sets, and their defaults
-GOAL_FIELDS = {"target_halfwidth": 0.05, "threshold": None, "direction": None, "margin": 0.0, "tolerance": None}
+GOAL_FIELDS = {name: DEFAULTS[name] for name in ("target_halfwidth", "threshold", "direction", "margin", "tolerance")}
 
 
 def _goal_fields(goal: Any, given: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -350,30 +351,30 @@ class CampaignSpec:
     """
 
     y_pred: str
-    strata: tuple[str, ...] = ()
-    metric: str = "error_rate"
-    pos_label: Any = 1
-    target_halfwidth: float = 0.05
-    level: float = 0.95
-    goal: Any = "each"
-    weights: Any = None
-    rule: Any = "expected_width"
-    model: str = "robust"
-    prior: str = "default"
-    score: str | None = None
-    score_bins: int | tuple[float, ...] | None = None
-    label_set: tuple[Any, ...] | None = None
-    batch_size: int = 10
-    budget: int | None = None
-    annotators: int = 1
-    resolve: str = "majority"
-    costs: Any = None
-    threshold: Any = None
-    direction: str | None = None
-    tolerance: float | None = None
-    margin: float = 0.0
-    guarantee: str = "stratum"
-    random_seed: Any = None
+    strata: tuple[str, ...] = DEFAULTS["strata"]
+    metric: str = DEFAULTS["metric"]
+    pos_label: Any = DEFAULTS["pos_label"]
+    target_halfwidth: float = DEFAULTS["target_halfwidth"]
+    level: float = DEFAULTS["level"]
+    goal: Any = DEFAULTS["goal"]
+    weights: Any = DEFAULTS["weights"]
+    rule: Any = DEFAULTS["rule"]
+    model: str = DEFAULTS["model"]
+    prior: str = DEFAULTS["prior"]
+    score: str | None = DEFAULTS["score"]
+    score_bins: int | tuple[float, ...] | None = DEFAULTS["score_bins"]
+    label_set: tuple[Any, ...] | None = DEFAULTS["label_set"]
+    batch_size: int = DEFAULTS["batch_size"]
+    budget: int | None = DEFAULTS["budget"]
+    annotators: int = DEFAULTS["annotators"]
+    resolve: str = DEFAULTS["resolve"]
+    costs: Any = DEFAULTS["costs"]
+    threshold: Any = DEFAULTS["threshold"]
+    direction: str | None = DEFAULTS["direction"]
+    tolerance: float | None = DEFAULTS["tolerance"]
+    margin: float = DEFAULTS["margin"]
+    guarantee: str = DEFAULTS["guarantee"]
+    random_seed: Any = DEFAULTS["random_seed"]
 
     def __post_init__(self) -> None:
         level = check_level(self.level)

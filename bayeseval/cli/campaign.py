@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bayeseval._api.metric_names import choices as metric_choices
+from bayeseval.campaign.fields import FIELDS
 from bayeseval.cli import labelstudio as labelstudio_cli
 from bayeseval.cli.io import HelpFormatter as _Formatter
 from bayeseval.cli.io import atomic_output, check_output, cli_warnings, one_line, read_table
@@ -271,14 +272,8 @@ def _create(args: argparse.Namespace) -> int:
         pool = pool.set_index(args.id_column)
     else:
         pool.index.name = "row"
-    settings = dict(
-        strata=args.strata, y_pred=args.y_pred, metric=args.metric, target_halfwidth=args.target_halfwidth,
-        level=args.level, goal=args.goal, rule=args.rule, model=args.model, prior=args.prior, score=args.score,
-        score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
-        annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
-        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance, margin=args.margin,
-        guarantee=args.guarantee,
-    )
+    settings = {f.name: getattr(args, f.name) for f in FIELDS if f.flag is not None}
+    settings["pos_label"] = _scalar(settings["pos_label"])
     c = Campaign.create(args.db, pool, content=args.content, **settings)
     try:
         if args.json:
@@ -646,6 +641,23 @@ def _add(sub: Any, name: str, help_: str, description: str, example: str) -> arg
     return _one_line_errors(p)
 
 
+#: how the command line parses each setting it sets (strings otherwise)
+_FIELD_TYPES: dict[str, Callable[[str], Any]] = {
+    "strata": _columns, "metric": _metric_names, "target_halfwidth": _open_unit(0.5), "level": _open_unit(1.0),
+    "threshold": _threshold, "tolerance": _open_unit(1.0),
+    "margin": _number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), "score_bins": _score_bins,
+    "budget": _positive_int, "batch_size": _positive_int, "annotators": _positive_int, "costs": _costs,
+    "random_seed": _seed,
+}
+
+
+def _field_help(field: Any) -> str:
+    """The flag's help: the field's, with the metric names listed for --metric."""
+    if field.name == "metric":
+        return f"one of {metric_choices(composite=False)}; " + field.help.split("; ", 1)[-1]
+    return field.help
+
+
 def _add_create(sub: Any) -> None:
     p = _add(
         sub,
@@ -657,46 +669,10 @@ def _add_create(sub: Any) -> None:
     )
     p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
-    p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
-    p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
-    p.add_argument("--metric", type=_metric_names, default="error_rate",
-                   help=f"one of {metric_choices(composite=False)} (aliases in parentheses); several comma "
-                        "separated (e.g. tpr,fpr) for one campaign on every one of them")
-    p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
-    p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
-    p.add_argument("--goal", default="each", choices=["each", "overall", "decide", "gap"],
-                   help="each: every stratum's interval; overall: the weighted rate's; decide: every stratum "
-                        "decided against --threshold; gap: the max-min gap decided against --tolerance")
-    p.add_argument("--threshold", type=_threshold, default=None,
-                   help="--goal decide: the rate's threshold, one number or 'stratum=value,...' for every stratum")
-    p.add_argument("--direction", default=None, choices=["below", "above"],
-                   help="--goal decide: a stratum meets the threshold below it or above it; when omitted, "
-                        "above for accuracy, recall, precision, specificity and npv, below for the others")
-    p.add_argument("--tolerance", type=_open_unit(1.0), default=None,
-                   help="--goal gap: the largest acceptable max-min gap between strata")
-    p.add_argument("--margin", type=_number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), default=0.0,
-                   help="goal decide: a stratum whose interval lies within threshold +/- margin is decided "
-                   "'at the threshold' (default 0: off)")
-    p.add_argument("--guarantee", default="stratum", choices=["stratum", "average"],
-                   help="stratum (default): every stratum's interval covers its own rate, also at stop, and "
-                        "decisions hold for any batch size; average: a stratum stops on its pooled interval, "
-                        "which covers on average over strata like these")
-    p.add_argument("--rule", default="expected_width", help="proposal rule")
-    p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
-    p.add_argument("--prior", default="default", choices=["default", "bda"],
-                   help="hyperprior of the hierarchical model: bda, or the package's own (the default)")
-    p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
-    p.add_argument("--score-bins", type=_score_bins, default=None, help="N equal-count score bins, or comma-separated edges")
-    p.add_argument("--pos-label", default="1", help="positive class for class metrics")
-    p.add_argument("--budget", type=_positive_int, default=None, help="maximum number of labels")
-    p.add_argument("--batch-size", type=_positive_int, default=50, help="rows 'propose' asks for by default")
-    p.add_argument("--annotators", type=_positive_int, default=1,
-                   help="annotations a row needs before its label is resolved")
-    p.add_argument("--resolve", default="majority",
-                   help="how annotations become a label: majority (a tie stays unresolved) or annotator:NAME")
-    p.add_argument("--costs", type=_costs, default=None,
-                   help="label cost per stratum, e.g. 'north=1,south=4' (strata not listed cost 1)")
-    p.add_argument("--seed", type=_seed, default=None, help="random seed (a whole number >= 0)")
+    for field in FIELDS:
+        if field.flag is not None:
+            p.add_argument(field.flag, dest=field.name, default=field.default,
+                           type=_FIELD_TYPES.get(field.name), choices=field.choices, help=_field_help(field))
     p.add_argument("--content", type=_columns, default=None,
                    help="pool columns annotators see (text, image URLs), comma separated: written into every batch")
 
