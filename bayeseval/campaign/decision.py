@@ -11,7 +11,7 @@ import pandas as pd
 from bayeseval.campaign.goals import Decide, Gap
 from bayeseval.campaign.state import RuleState
 
-__all__ = ['decision_allocation', 'decision_gains', 'gap_targets', 'undecided_excess']
+__all__ = ["decision_allocation", "decision_gains", "gap_targets", "undecided_excess"]
 
 
 # decision goals: proposal and forecast

@@ -18,7 +18,7 @@ from bayeseval.campaign.decision import decision_betas, gap_targets, own_binding
 from bayeseval.campaign.goals import Decide, Each, Gap
 from bayeseval.campaign.state import RuleState
 
-__all__ = ['forecast_labels', 'forecast_decision', 'decision_reach', 'target_feasibility', 'stratum_feasibility', 'full_size_state']
+__all__ = ["forecast_labels", "forecast_decision", "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state"]
 
 
 # forecast

@@ -14,7 +14,7 @@ import numpy as np
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.conflict import adaptive_bounds
 
-__all__ = ['GUARANTEES', 'guarantee_stop_level', 'guaranteed_bounds']
+__all__ = ["GUARANTEES", "guarantee_stop_level", "guaranteed_bounds"]
 
 
 # the per-stratum guarantee

@@ -26,7 +26,7 @@ from bayeseval._kernels.ppc import loo_mixed_check
 from bayeseval.counts.counts import Counts
 from bayeseval.models.exact import ExactFit
 
-__all__ = ['MixturePosterior', 'hierarchical_grid', 'independent_posterior', 'outlying_strata']
+__all__ = ["MixturePosterior", "hierarchical_grid", "independent_posterior", "outlying_strata"]
 
 
 # the posterior object the rules work on

@@ -28,7 +28,7 @@ import pandas as pd
 from bayeseval.campaign.decision import greedy_decision
 from bayeseval.campaign.state import MetricStates, RuleState
 
-__all__ = ['RULES', 'get_rule', 'expected_width', 'independent_beta', 'thompson', 'neyman', 'proportional', 'uniform']
+__all__ = ["RULES", "get_rule", "expected_width", "independent_beta", "thompson", "neyman", "proportional", "uniform"]
 
 
 # rules

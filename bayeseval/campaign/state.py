@@ -40,7 +40,7 @@ from bayeseval.campaign.posterior import (
 )
 from bayeseval.models.priors import resolve_prior
 
-__all__ = ['RuleState', 'AT_THRESHOLD', 'fit_state_posterior']
+__all__ = ["RuleState", "AT_THRESHOLD", "fit_state_posterior"]
 
 
 #: the decision of a stratum known to lie within the indifference margin of its threshold
