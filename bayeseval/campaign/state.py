@@ -110,8 +110,8 @@ class RuleState:
     Examples
     --------
     >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 100], target_halfwidth=0.1)
-    >>> int(expected_width(st, 10, np.random.default_rng(0)).sum())
-    10
+    >>> st.goal, st.weights.round(3).tolist()
+    (Each(target_halfwidth=0.1), [0.48, 0.52])
     """
 
     strata: pd.Index
