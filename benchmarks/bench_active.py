@@ -20,8 +20,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from bayeseval.campaign.rules import RuleState, expected_width, independent_beta, thompson
+from bayeseval.campaign.rules import expected_width, independent_beta, thompson
 from bayeseval.campaign.simulation import simulate, synthetic_pool
+from bayeseval.campaign.state import RuleState
 
 
 def bench_step(n_strata: int = 50, reps: int = 30) -> pd.DataFrame:
@@ -63,38 +64,22 @@ def _summarise(res, label: str | None = None) -> pd.DataFrame:
     return out
 
 
-def _own_evidence_off(self) -> np.ndarray:
-    """The stopping rule before the own-evidence check (``RuleState(own_floor=None)``)."""
-    return np.ones(len(self.strata), bool)
-
-
 def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
     pool = synthetic_pool(n_rows=200_000, n_strata=12, random_seed=1)
     kw = dict(strata="stratum", y_pred="pred", y_true="truth", batch_size=20, random_seed=0, progress=False)
     rules = ["expected_width", "independent_beta", "thompson", "neyman", "uniform"]
     parts = [_summarise(simulate(pool, rules=rules, n_repeats=repeats, **kw))]
-    # the previous default (plain Beta-binomial unless the predictive check flags a stratum)
-    # and the stopping safeguards (off by default)
+    # the previous default model (plain Beta-binomial unless the predictive check flags a
+    # stratum), the plain model, and the pooled stop of guarantee="average"
     variants = [
         ("expected_width [model=auto, before]", dict(model="auto")),
         ("expected_width [model=beta_binomial]", dict(model="beta_binomial")),
-        ("expected_width [min_data_share=0.5]", dict(min_data_share=0.5)),
-        ("expected_width [stop_level=0.98]", dict(stop_level=0.98)),
+        ('expected_width [guarantee="average"]', dict(guarantee="average")),
     ]
     if quick:
         variants = variants[:1]
     for label, extra in variants:
         parts.append(_summarise(simulate(pool, rules=["expected_width"], n_repeats=repeats, **kw, **extra), label))
-    # the default stopping rule before the own-evidence check (own_floor=None); simulate's
-    # settings do not expose own_floor, so the check is switched off for this row only
-    original, RuleState.own_evidence = RuleState.own_evidence, _own_evidence_off
-    try:
-        before = simulate(pool, rules=["expected_width", "thompson"], n_repeats=repeats, **kw)
-    finally:
-        RuleState.own_evidence = original
-    before_summary = _summarise(before)
-    before_summary.index = [f"{rule} [own_floor=None, before]" for rule in before_summary.index]
-    parts.append(before_summary)
     # proportional random labelling: random sampling does not depend on the batch size,
     # so bigger batches keep the run short (overshoot at most 200 labels)
     kw["batch_size"] = 200
@@ -107,7 +92,7 @@ def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
 
 def bench_calibration(pools: int = 400) -> pd.DataFrame:
     """Coverage of the pooled 95% intervals at a fixed 100 labels per stratum (no stopping)."""
-    from bayeseval.campaign.rules import hierarchical_grid
+    from bayeseval.campaign.posterior import hierarchical_grid
     from bayeseval.models.priors import resolve_prior
 
     rng = np.random.default_rng(12)

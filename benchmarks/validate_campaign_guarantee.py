@@ -6,7 +6,7 @@ or typical at 0.08 (exchangeable); and a low-side outlier (``s03`` at 0.01 among
 0.08-0.12). ``expected_width`` campaigns to a 0.05 half-width at level 0.95 with
 ``guarantee="stratum"`` (the default: each stratum stops on, and reports, its adaptive
 interval from the leave-one-out prior of the other strata at level 0.965) and
-``guarantee="average"`` (the pooled rule and its safeguards), and ``rule="independent_beta"``
+``guarantee="average"`` (each stratum stops on its pooled interval), and ``rule="independent_beta"``
 (every stratum on its own ``Beta(1, 1)`` posterior); the same seeds for all three. Coverage at
 stop is of the interval each stratum reads (``simulate``'s ``covered``); its Monte Carlo
 standard error is ``sqrt(c (1 - c) / repeats)``.

@@ -5,15 +5,10 @@ true labels, and stops the first time its stopping rule says so (honest optional
 the decision is read exactly when the campaign would stop). Compared, at level 0.95:
 
 * ``decide (pooled)``: ``goal="decide"`` with the default ``expected_width`` rule, i.e. the
-  decision-targeted allocation on the robust hierarchical posterior; a stratum is decided
-  when its pooled ``P(meets)`` and its own-data Jeffreys ``P(meets)`` both reach the level
-  (the default ``own_level``);
-* ``decide (pooled, before)``: the same with ``own_level=None``, the rule before the own
-  level: the own data need only lie on the same side of the threshold (``P(meets)`` at
-  least or at most 0.5);
-* ``decide (pooled, min_data_share 0.5)``: the same, but a stratum is decided only when its
-  own trials are at least half its posterior effective sample size (pooling may not supply
-  most of the information behind a decision);
+  decision-targeted allocation on the robust hierarchical posterior; under the default
+  ``guarantee="stratum"`` a stratum is decided by its anytime-valid test;
+* ``decide (pooled, average)``: the same with ``guarantee="average"``: a stratum is decided
+  when its pooled ``P(meets)`` reaches the level;
 * ``decide (independent)``: ``goal="decide"`` with ``rule="independent_beta"``: independent
   ``Beta(1, 1)`` posteriors per stratum, a Bayesian sequential test per stratum;
 * ``width goal``: ``goal="each"`` to a target half-width, the decision read from the final
@@ -90,8 +85,7 @@ def scenarios() -> dict[str, tuple[pd.DataFrame, float]]:
 
 METHODS = {
     "decide (pooled)": dict(goal="decide", rules=["expected_width"]),
-    "decide (pooled, before)": dict(goal="decide", rules=["expected_width"], own_level=None),
-    "decide (pooled, min_data_share 0.5)": dict(goal="decide", rules=["expected_width"], min_data_share=0.5),
+    "decide (pooled, average)": dict(goal="decide", rules=["expected_width"], guarantee="average"),
     "decide (independent)": dict(goal="decide", rules=["independent_beta"]),
     "width goal": dict(goal="each", rules=["expected_width"], target_halfwidth=WIDTH_TARGET),
 }

@@ -4,15 +4,14 @@ Scenarios (seeded): one atypical stratum (error rate 0.16) among nine homogeneou
 with rates near 0.06, the atypical stratum holding 2%, 6.4% or 15% of a 40,000-row pool; and
 the exchangeable control (all ten strata near 0.06). ``expected_width`` campaigns with the
 default settings to a 0.05 half-width at level 0.95; coverage at stop of every stratum on
-the interval it reads (``simulate``'s ``covered``), and labels used. Each pooled rule runs
-with the stopping variants of ``VARIANTS``: "before" (``read_threshold=None``: every stratum
-stops on its pooled interval), the default (``read_threshold=0.2``: a stratum that reads its
-adaptive interval stops on it) and ``adaptive_floor=1.2``; ``--gain 1.5`` adds the opt-in
-``min_pooling_gain=1.5``; all on the same seeds. ``--write-docs`` rewrites the table of
+the interval it reports (``simulate``'s ``covered``), and labels used. Each pooled rule runs
+under both guarantees of ``VARIANTS``: ``guarantee="average"`` (every stratum stops on its
+pooled interval) and ``guarantee="stratum"`` (the default: every stratum stops on its
+guaranteed interval), on the same seeds. ``--write-docs`` rewrites the table of
 docs/validation.md section 6a.
 
 Run: ``python benchmarks/validate_outlier.py campaigns [--repeats 40] [--rules expected_width,independent_beta]
-[--gain 1.5] [--out file.csv] [--write-docs]``
+[--out file.csv] [--write-docs]``
 """
 
 from __future__ import annotations
@@ -52,9 +51,8 @@ SCENARIOS = {"atypical 2%": 0.02, "atypical 6.4%": 0.064, "atypical 15%": 0.15, 
 
 #: stopping rules compared (labels and keyword arguments of ``simulate``; same seeds)
 VARIANTS = {
-    "before (`read_threshold=None`)": {"read_threshold": None},
-    "default (`read_threshold=0.2`)": {},
-    "`adaptive_floor=1.2`": {"adaptive_floor": 1.2},
+    '`guarantee="average"`': {"guarantee": "average"},
+    '`guarantee="stratum"` (default)': {},
 }
 
 
@@ -67,8 +65,7 @@ def _campaign_rows(name: str, res, rules, label: str, t0: float) -> list[dict]:
         cov = mine.groupby("stratum")["covered"].mean()
         s00 = mine[mine["stratum"] == "s00"]
         row = {"scenario": name, "rule": rule, "variant": label, "labels_mean": tab["labels_used"].mean(),
-               "labels_s00": s00["trials"].mean(), "adaptive_s00": (s00["read"] == "adaptive").mean(),
-               "adaptive_others": (mine.loc[mine["stratum"] != "s00", "read"] == "adaptive").mean(),
+               "labels_s00": s00["trials"].mean(),
                "coverage_s00": cov.get("s00"), "coverage_min_other": cov.drop("s00").min(),
                "coverage_mean": cov.mean(), "seconds": time.perf_counter() - t0}
         row.update({f"cov_{k}": v for k, v in cov.items()})
@@ -76,14 +73,11 @@ def _campaign_rows(name: str, res, rules, label: str, t0: float) -> list[dict]:
     return rows
 
 
-def run_campaigns(repeats: int, rules=("expected_width",), variants=tuple(VARIANTS), gain: float | None = None,
-                  **kw) -> pd.DataFrame:
-    """Coverage at stop of every stratum (on the interval it reads) and labels, per scenario,
-    rule and stopping variant (same seeds)."""
+def run_campaigns(repeats: int, rules=("expected_width",), variants=tuple(VARIANTS), **kw) -> pd.DataFrame:
+    """Coverage at stop of every stratum (on the interval it reports) and labels, per scenario,
+    rule and guarantee (same seeds)."""
     rows = []
     todo = {v: VARIANTS[v] for v in variants}
-    if gain is not None:
-        todo[f"`min_pooling_gain={gain:g}`"] = {"min_pooling_gain": gain}
     for name, share in SCENARIOS.items():
         pool = atypical_pool(share, random_seed=1)
         args = dict(strata="stratum", y_pred="pred", y_true="truth", n_repeats=repeats, batch_size=20,
@@ -106,13 +100,13 @@ def run_campaigns(repeats: int, rules=("expected_width",), variants=tuple(VARIAN
 
 def docs_table(out: pd.DataFrame) -> str:
     """The markdown table of section 6a."""
-    lines = ["| scenario | stopping rule | labels (mean) | x before | labels in s00 | s00 reads adaptive | "
+    lines = ["| scenario | stopping rule | labels (mean) | x average | labels in s00 | "
              "coverage s00 | lowest other stratum | mean coverage | coverage s01..s09 |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|"]
     for _, r in out.iterrows():
         others = " ".join(f"{r[f'cov_s{i:02d}']:.3f}" for i in range(1, N_STRATA))
         lines.append(f"| {r['scenario']} | {r['rule']}, {r['variant']} | {r['labels_mean']:.0f} | "
-                     f"{r['x_before']:.2f} | {r['labels_s00']:.0f} | {r['adaptive_s00']:.2f} | "
+                     f"{r['x_before']:.2f} | {r['labels_s00']:.0f} | "
                      f"{r['coverage_s00']:.3f} | {r['coverage_min_other']:.3f} | {r['coverage_mean']:.3f} | "
                      f"{others} |")
     return "\n".join(lines)
@@ -127,17 +121,13 @@ Pool of 40,000 rows in 10 strata; stratum `s00` has error rate 0.16 (0.06 in the
 exchangeable control) and holds 2%, 6.4% or 15% of the rows; the other nine have rates
 0.050-0.070. Goal: every stratum's 95% interval at half-width 0.05; batches of 20 labels;
 {repeats} seeded repeats per row, the same seeds (common random numbers) for every row of a
-scenario; robust population model; own-evidence floor `own_floor=2` (default) in every row.
-Coverage is per stratum over the {repeats} stops, on the interval the stratum reads at its
-stop (the one `evaluate` tells users to read: the adaptive interval where the stratum's
-leave-one-out conflict mid-p value is at most 0.2 or the conflict rule flags it, else the
-pooled one; "s00 reads adaptive" is the share of stops where `s00` reads it).
+scenario; robust population model. Coverage is per stratum over the {repeats} stops, on the
+interval the stratum reports at its stop.
 
-Stopping rules: "before" stops every stratum on its pooled interval's half-width
-(`read_threshold=None`); the default (`read_threshold=0.2`) stops a stratum that reads its
-adaptive interval on that interval's half-width; `adaptive_floor=1.2` (opt-in) also asks every
-pooled stratum's adaptive half-width to be at most 1.2 times the target; `independent_beta`
-models each stratum on its own data.
+Stopping rules: `guarantee="average"` stops every stratum on its pooled interval's
+half-width; `guarantee="stratum"` (the default) on its guaranteed interval (the adaptive
+interval from the leave-one-out prior of the other strata at the compensated level 0.965);
+`independent_beta` models each stratum on its own data.
 
 {docs_table(out)}
 
@@ -191,8 +181,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--rules", default="expected_width")
     parser.add_argument("--variants", default=",".join(str(i) for i in range(len(VARIANTS))),
-                        help="comma-separated indices into VARIANTS (0 before, 1 default, 2 adaptive_floor=1.2)")
-    parser.add_argument("--gain", type=float, default=None, help="add the rule with this min_pooling_gain")
+                        help="comma-separated indices into VARIANTS (0 average, 1 stratum)")
     parser.add_argument("--out", default=None)
     parser.add_argument("--write-docs", action="store_true", help="rewrite docs/validation.md section 6a")
     args = parser.parse_args()
@@ -201,7 +190,7 @@ def main() -> None:
         return
     names = list(VARIANTS)
     variants = tuple(names[int(i)] for i in args.variants.split(","))
-    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")), variants=variants, gain=args.gain)
+    out = run_campaigns(args.repeats, rules=tuple(args.rules.split(",")), variants=variants)
     pd.set_option("display.width", 250)
     print(out.round(3).to_string(index=False))
     if args.out:

@@ -6,19 +6,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bayeseval.campaign.forecast import forecast_labels
+from bayeseval.campaign.posterior import hierarchical_grid, independent_posterior, outlying_strata
 from bayeseval.campaign.rules import (
-    RuleState,
     expected_width,
-    forecast_labels,
-    hierarchical_grid,
     independent_beta,
-    independent_posterior,
     neyman,
-    outlying_strata,
     proportional,
     thompson,
     uniform,
 )
+from bayeseval.campaign.state import RuleState
 
 RNG = np.random.default_rng
 
@@ -201,64 +199,19 @@ def test_thompson_respects_capacity_and_is_seeded():
     assert a.tolist() == b.tolist() and a.sum() == 60 and a.iloc[0] <= 5
 
 
-# -- stopping safeguards -----------------------------------------------------------------
-def test_stop_level_checks_a_wider_interval():
-    from bayeseval.campaign.rules import independent_posterior
-
-    base = dict(available=[1000] * 3, target_halfwidth=0.12, model="independent")
-    st = RuleState.from_counts([5, 5, 5], [40, 40, 40], **base)
-    strict = RuleState.from_counts([5, 5, 5], [40, 40, 40], stop_level=0.99, **base)
-    # reported half-widths stay at level 0.95; the stop check uses the 99% Beta(6, 36) interval
-    np.testing.assert_allclose(strict.halfwidths(), st.halfwidths())
-    hw99 = np.diff(stats.beta.ppf([0.005, 0.995], 6, 36))[0] / 2
-    np.testing.assert_allclose(strict.stop_halfwidths(), hw99, rtol=1e-6)
-    assert np.all(st.halfwidths() <= 0.12) and hw99 > 0.12
-    assert st.is_done() and not strict.is_done()
-    # the forecast counts the labels the stricter check needs
-    assert forecast_labels(strict).sum() > 0 == forecast_labels(st).sum()
-    assert independent_posterior([5], [40]).interval(0.99)[1][0] == pytest.approx(stats.beta.ppf(0.995, 6, 36))
-
-
-def test_own_check_holds_back_a_stratum_pooling_pulled_off_its_data():
-    # 11 strata at 20/100 pin the population; stratum 0 at 8/100 is pulled up so far that its
-    # 95% pooled interval misses its own central 50% Jeffreys interval (Beta(8.5, 92.5))
-    s, n = [8] + [20] * 11, [100] * 12
-    kw = dict(available=[1000] * 12, target_halfwidth=0.2, model="beta_binomial")
-    plain = RuleState.from_counts(s, n, **kw)
-    checked = RuleState.from_counts(s, n, own_check=0.5, **kw)
-    lo, _ = plain.intervals()
-    own_hi = stats.beta.ppf(0.75, 8.5, 92.5)
-    assert lo[0] > own_hi  # disjoint
-    assert plain.is_done()
-    assert checked.own_consistent().tolist() == [False] + [True] * 11
-    assert not checked.is_done()
-    # the rule then spends the whole batch on the held-back stratum
-    assert expected_width(checked, 10, RNG(0)).tolist() == [10] + [0] * 11
-
-
-def test_min_data_share_floor():
-    # three equal strata: pooling adds about 21 pseudo-trials to each stratum's 20 trials,
-    # so the own share n / n_eff is about 0.49
-    kw = dict(available=[1000] * 3, target_halfwidth=0.5)
-    st = RuleState.from_counts([5, 5, 5], [20, 20, 20], min_data_share=0.6, **kw)
-    share = st.data_share()
-    np.testing.assert_allclose(share, 20 / st.posterior.n_eff().to_numpy())
-    assert np.all(share < 0.6)
-    assert not st.is_done() and RuleState.from_counts([5, 5, 5], [20, 20, 20], **kw).is_done()
-    assert RuleState.from_counts([5, 5, 5], [20, 20, 20], min_data_share=0.4, **kw).is_done()
-
-
-def test_stopping_options_validation():
-    from bayeseval.campaign.rules import STOPPING_DEFAULTS, stopping_options
-
-    assert stopping_options(0.95) == STOPPING_DEFAULTS
-    assert stopping_options(0.95, stop_level=0.97, min_data_share=0.5)["min_data_share"] == 0.5
-    with pytest.raises(ValueError, match="stop_level"):
-        stopping_options(0.95, stop_level=0.9)
-    with pytest.raises(ValueError, match="min_data_share"):
-        stopping_options(0.95, min_data_share=1.0)
-    with pytest.raises(TypeError, match="own_check"):
-        stopping_options(0.95, own_check="yes")
+# -- the stopping rule under guarantee="average" -----------------------------------------
+def test_average_guarantee_stops_on_the_posterior_interval():
+    # independent model: each stratum's posterior is Beta(1 + s, 1 + n - s); the stop check
+    # is its equal-tailed interval at level 0.95 (scipy.stats.beta.ppf)
+    base = dict(available=[1000] * 3, model="independent", guarantee="average")
+    st = RuleState.from_counts([5, 5, 5], [40, 40, 40], target_halfwidth=0.12, **base)
+    hw = np.diff(stats.beta.ppf([0.025, 0.975], 6, 36))[0] / 2
+    np.testing.assert_allclose(st.stop_halfwidths(), hw, rtol=1e-6)
+    assert hw <= 0.12 and st.is_done() and forecast_labels(st).sum() == 0
+    tight = RuleState.from_counts([5, 5, 5], [40, 40, 40], target_halfwidth=0.1, **base)
+    assert hw > 0.1 and not tight.is_done() and forecast_labels(tight).sum() > 0
+    read, lo, hi = tight.read_intervals()
+    assert set(read) == {"own"} and lo[0] == pytest.approx(stats.beta.ppf(0.025, 6, 36))
 
 
 # -- guarantee="stratum" ---------------------------------------------------------------------
@@ -297,7 +250,7 @@ def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
     # exact dynamic programme over (look, count): the adaptive interval with a fixed Beta(2, 18)
     # prior at the worst rate (0.11); stopping on the 95% interval loses coverage (0.938 with a
     # look every 5 labels), the interval at guarantee_stop_level(0.95) = 0.965 keeps >= 0.94
-    from bayeseval.campaign.rules import guarantee_stop_level
+    from bayeseval.campaign.guarantee import guarantee_stop_level
 
     plain, kept = _fab_table(0.95), _fab_table(guarantee_stop_level(0.95))
     assert _coverage_at_stop(plain, 0.11, 5) < 0.94
@@ -308,7 +261,7 @@ def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
 @pytest.mark.slow
 def test_compensated_stop_level_every_schedule_and_rate():
     # looking after every label is the worst schedule: 0.924 at level 0.95, 0.941 at 0.965
-    from bayeseval.campaign.rules import guarantee_stop_level
+    from bayeseval.campaign.guarantee import guarantee_stop_level
 
     kept = _fab_table(guarantee_stop_level(0.95))
     assert _coverage_at_stop(_fab_table(0.95), 0.11, 1) < 0.93
@@ -319,7 +272,7 @@ def test_compensated_stop_level_every_schedule_and_rate():
 
 def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
     from bayeseval._kernels.adaptive import adaptive_interval
-    from bayeseval.campaign.rules import guaranteed_bounds
+    from bayeseval.campaign.guarantee import guaranteed_bounds
 
     s, n = np.array([3, 5, 0]), np.array([40, 50, 0])
     lo, hi = guaranteed_bounds(s, n, 0.95)
@@ -333,12 +286,12 @@ def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
     assert lo == pytest.approx(alo, abs=1e-12) and hi == pytest.approx(ahi, abs=1e-12)
 
 
-def test_stratum_guarantee_stops_on_the_guaranteed_interval_and_ignores_the_safeguards():
-    from bayeseval.campaign.rules import guarantee_stop_level, guaranteed_bounds
+def test_stratum_guarantee_stops_on_the_guaranteed_interval():
+    from bayeseval.campaign.guarantee import guarantee_stop_level, guaranteed_bounds
 
     s, n = np.array([12, 15, 10, 30]), np.array([150, 160, 140, 150])
     kw = dict(available=[500] * 4, target_halfwidth=0.05)
-    st = RuleState.from_counts(s, n, guarantee="stratum", own_floor=1.0, adaptive_floor=1.0, **kw)
+    st = RuleState.from_counts(s, n, guarantee="stratum", **kw)
     lo, hi = guaranteed_bounds(s, n, guarantee_stop_level(0.95))
     assert st.stop_halfwidths() == pytest.approx((hi - lo) / 2)
     assert st.stratum_done().tolist() == ((hi - lo) / 2 <= 0.05).tolist()

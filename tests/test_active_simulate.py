@@ -59,12 +59,9 @@ def test_expected_width_saves_labels_over_independent_beta(ew_vs_ib):
 
 @pytest.mark.slow
 def test_expected_width_coverage_close_to_nominal_over_40_repeats(pool):
-    # the default (robust) model: mean coverage at stop over 40 x 12 intervals, on the
-    # interval each stratum reads, within 0.025 of the nominal 0.95 (measured 0.929 with the
-    # read rule, 1319 labels; 0.931 and 1353 labels with read_threshold=None, 0.940 when
-    # this test was written; the 17.5% of intervals that read the adaptive one cover
-    # 0.988; the plain Beta-binomial model gave 0.919 on the same seeds, with misses
-    # concentrated in the strata far from the others)
+    # the default (robust) model, each stratum stopped on its pooled interval
+    # (guarantee="average"): mean coverage at stop over 40 x 12 intervals within 0.025 of the
+    # nominal 0.95
     res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
                    rules=["expected_width", "independent_beta"], n_repeats=40, batch_size=20,
                    random_seed=0, progress=False, guarantee="average")

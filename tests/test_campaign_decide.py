@@ -20,14 +20,10 @@ from scipy.special import betainc
 
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign import Campaign, CampaignSpec, simulate
-from bayeseval.campaign.rules import (
-    RuleState,
-    decision_allocation,
-    decision_reach,
-    forecast_decision,
-    undecided_excess,
-)
+from bayeseval.campaign.decision import decision_allocation, undecided_excess
+from bayeseval.campaign.forecast import decision_reach, forecast_decision
 from bayeseval.campaign.simulation import true_decisions
+from bayeseval.campaign.state import RuleState
 from bayeseval.cli.campaign import main
 
 
@@ -88,9 +84,9 @@ def test_p_meets_and_decisions_match_scipy_beta_for_independent_posteriors():
     up = RuleState.from_counts(s, n, available=[0] * 4, model="independent", goal="decide", threshold=thr,
                                direction="above")
     np.testing.assert_allclose(up.p_meets(), 1 - below, rtol=1e-9)
-    # a stricter stop_level asks more of the same probabilities
+    # a higher level asks more of the same probabilities
     strict = RuleState.from_counts(s, n, available=[0] * 4, model="independent", goal="decide", threshold=thr,
-                                   stop_level=0.999)
+                                   level=0.999)
     assert strict.goal_met().tolist() == ((below >= 0.999) | (below <= 0.001)).tolist()
 
 
@@ -347,16 +343,16 @@ def test_at_threshold_is_the_interval_within_the_band_by_scipy_beta_quantiles(s,
     assert st.decisions()[0] == expected
 
 
-def test_at_threshold_with_a_pooled_model_also_needs_the_own_jeffreys_interval_in_the_band():
+def test_at_threshold_with_a_pooled_model_is_the_pooled_interval_within_the_band():
     s, n = np.array([1230, 600, 610, 590]), np.array([10000, 10000, 10000, 10000])
     st = RuleState.from_counts(s, n, available=[0] * 4, model="beta_binomial", goal="decide",
                                threshold=np.full(4, 0.12), margin=0.01)
-    lo, hi = stats.beta(s + 0.5, n - s + 0.5).ppf([[0.025], [0.975]])
-    own_inside = (lo >= 0.11) & (hi <= 0.13)
-    plo, phi = st.posterior.interval(0.95)
-    pooled_inside = (plo >= 0.11) & (phi <= 0.13)
-    assert st.at_threshold().tolist() == (own_inside & pooled_inside).tolist()
-    assert not own_inside[1:].any() and own_inside[0]
+    # the equal-tailed 95% interval lies within [0.11, 0.13] exactly when the posterior puts at
+    # most 2.5% below 0.11 and at most 2.5% above 0.13 (the mixture's cdf at the band's ends)
+    cdf = st.posterior.mixture.cdf
+    inside = (cdf(np.full(4, 0.11)) <= 0.025) & (cdf(np.full(4, 0.13)) >= 0.975)
+    assert st.at_threshold().tolist() == inside.tolist()
+    assert inside[0] and not inside[1:].any()
 
 
 def test_margin_is_validated_naming_it():

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from bayeseval.campaign import Campaign, CampaignSpec, simulate
-from bayeseval.campaign.rules import RuleState
-from bayeseval.campaign.spec import MetricStates, cost_allocation, metrics_allocation
+from bayeseval.campaign.rules import cost_allocation, metrics_allocation
+from bayeseval.campaign.state import MetricStates, RuleState
 from bayeseval.cli.campaign import main
 from bayeseval.datasets import make_pool
 

@@ -14,12 +14,10 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import betaincinv
 
 from bayeseval._api.results import Result
 from bayeseval.campaign import Campaign, CampaignSpec, SimulationResult, simulate, synthetic_pool
-from bayeseval.campaign.campaign import IngestResult
-from bayeseval.campaign.spec import StrataDesign
+from bayeseval.campaign.ingest import IngestResult
 from bayeseval.cli.campaign import main
 
 
@@ -71,61 +69,23 @@ def test_simulate_replays_the_campaign_of_the_same_spec(tmp_path, pool, rule):
     camp.close()
 
 
-@pytest.mark.parametrize(
-    "safeguard",
-    [{"stop_level": 0.99}, {"min_data_share": 0.9}],
-)
 # PrecisionLimitedWarning expected: small strata of the pool cannot reach target_halfwidth=0.08
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
-def test_safeguards_change_stopping_in_a_campaign_as_in_simulate(tmp_path, pool, safeguard):
-    base = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, random_seed=5,
-                        guarantee="average")  # the safeguards apply only to the average guarantee
-    guarded = base.replace(**safeguard)
-    plain = simulate(pool, y_true="truth", spec=base, n_repeats=1, progress=False)
-    sim, camp, _ = run_both(tmp_path, pool, guarded)
-    used = camp.labels_used
-    assert used == int(sim.table["labels_used"].iloc[0])
-    assert used > int(plain.table["labels_used"].iloc[0])
+def test_the_average_guarantee_stops_a_campaign_as_in_simulate(tmp_path, pool):
+    spec = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, random_seed=5,
+                        guarantee="average")
+    sim, camp, _ = run_both(tmp_path, pool, spec)
+    assert camp.labels_used == int(sim.table["labels_used"].iloc[0])
     st = camp.state()
-    assert st.stop_level == guarded.stop_level and st.min_data_share == guarded.min_data_share
-    if "stop_level" in safeguard:
-        # at stop the 99% interval every stratum reads is within the target: the pooled one
-        # (checked on the posterior), or for a stratum not clearly typical of the others the
-        # adaptive one (read_threshold, default on; conflict.read_bounds)
-        from bayeseval._kernels.conflict import read_bounds, read_choice
-
-        lo, hi = st.posterior.interval(0.99)
-        lo, hi = read_bounds(read_choice(st.successes, st.trials), lo, hi, 0.99)
-        assert np.all((hi - lo) / 2 <= 0.08)
-    else:
-        assert np.all(st.data_share() >= 0.9)
+    # at stop every stratum's pooled 95% interval is within the target, or its rows ran out
+    lo, hi = st.posterior.interval(0.95)
+    assert np.all(((hi - lo) / 2 <= 0.08) | (st.available == 0))
     camp.close()
-
-
-def test_own_check_keeps_a_disagreeing_stratum_open():
-    # ten strata agree on about 0.1; the last one's own data (8 of 12) disagree with where
-    # pooling puts it, so with own_check it is not done although its interval is narrow enough
-    # (the read rule is off here: it would also keep that stratum open, on its adaptive interval)
-    spec = CampaignSpec(y_pred="p", strata="g", target_halfwidth=0.2, own_check=0.95, model="beta_binomial",
-                        read_threshold=None, guarantee="average")
-    k = 11
-    design = StrataDesign(pd.Index(list("abcdefghijk"), name="g"), np.full(k, 1000), np.full(k, 1000),
-                          np.full(k, 1 / k), None)
-    s, n = np.array([20] * 10 + [8]), np.array([200] * 10 + [12])
-    st = spec.rule_state(design, successes=s, trials=n, labelled=n, pending=np.zeros(k))
-    lo, hi = st.intervals()
-    own_lo = betaincinv(0.5 + s, 0.5 + n - s, 0.025)  # Jeffreys interval at own_check
-    own_hi = betaincinv(0.5 + s, 0.5 + n - s, 0.975)
-    overlap = (lo <= own_hi) & (own_lo <= hi)
-    assert not overlap.all() and ((hi - lo) / 2 <= 0.2).all()  # only the check keeps a stratum open
-    assert st.stratum_done().tolist() == overlap.tolist()
-    plain = spec.replace(own_check=None).rule_state(design, successes=s, trials=n, labelled=n, pending=np.zeros(k))
-    assert plain.stratum_done().all()
 
 
 def test_the_spec_is_stored_and_read_back(tmp_path, pool):
     spec = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.07, level=0.9, batch_size=13,
-                        stop_level=0.95, own_check=0.99, min_data_share=0.1, model="auto", random_seed=4)
+                        guarantee="average", model="auto", random_seed=4)
     Campaign.create(tmp_path / "c.db", pool, spec=spec).close()
     with Campaign.open(tmp_path / "c.db") as camp:
         # the default label set is resolved on the pool and stored with the rest
@@ -137,14 +97,15 @@ def test_an_older_file_without_the_new_settings_still_opens(tmp_path, pool):
     Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", random_seed=0).close()
     conn = sqlite3.connect(tmp_path / "c.db")
     config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
-    for key in ("stop_level", "own_check", "min_data_share", "batch_size", "model"):
+    for key in ("batch_size", "model"):
         config.pop(key)
+    config.update(stop_level=None, own_check=None, min_data_share=0.0)  # settings files once had
     conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
     conn.commit()
     conn.close()
     with Campaign.open(tmp_path / "c.db") as camp:
         spec = camp.spec
-        assert (spec.stop_level, spec.own_check, spec.min_data_share, spec.batch_size) == (None, None, 0.0, 10)
+        assert spec.batch_size == 10 and not hasattr(spec, "stop_level")
         assert spec.model == "auto"  # files from before the model setting used the automatic switch
         assert len(camp.propose()) == 10
 
@@ -154,9 +115,7 @@ def test_an_older_file_without_the_new_settings_still_opens(tmp_path, pool):
     [
         ({"y_pred": None}, TypeError, ["y_pred", "None"]),
         ({"batch_size": 0}, ValueError, ["batch_size", "0"]),
-        ({"min_data_share": 1.5}, ValueError, ["min_data_share", "1.5"]),
-        ({"stop_level": 0.9}, ValueError, ["stop_level", "0.9"]),
-        ({"own_check": 2}, ValueError, ["own_check", "2"]),
+        ({"level": 1.5}, ValueError, ["level", "1.5"]),
         ({"goal": "some"}, ValueError, ["goal", "some"]),
         ({"score_bins": 3}, ValueError, ["score_bins", "3"]),
         ({"target_halfwidth": 0.5}, ValueError, ["target_halfwidth", "0.5"]),
@@ -173,8 +132,8 @@ def test_spec_validation_names_the_field_and_the_value(kwargs, exc, names):
 
 def test_spec_and_settings_together_are_refused(tmp_path, pool):
     spec = CampaignSpec(y_pred="pred", strata="stratum")
-    with pytest.raises(TypeError, match=r"spec=.*\['min_data_share', 'target_halfwidth'\]"):
-        simulate(pool, y_true="truth", spec=spec, target_halfwidth=0.1, min_data_share=0.2, progress=False)
+    with pytest.raises(TypeError, match=r"spec=.*\['budget', 'target_halfwidth'\]"):
+        simulate(pool, y_true="truth", spec=spec, target_halfwidth=0.1, budget=20, progress=False)
     with pytest.raises(TypeError, match=r"spec=.*\['budget'\]"):
         Campaign.create(tmp_path / "c.db", pool, spec=spec, budget=10)
     assert not (tmp_path / "c.db").exists()
@@ -357,7 +316,7 @@ def test_cli_create_stores_the_guarantee(tmp_path, pool):
 
 
 def test_status_reports_the_guaranteed_interval_with_the_pooled_one_beside_it(tmp_path, pool):
-    from bayeseval.campaign.rules import guarantee_stop_level, guaranteed_bounds
+    from bayeseval.campaign.guarantee import guarantee_stop_level, guaranteed_bounds
 
     with Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", batch_size=60,
                          random_seed=2) as c:

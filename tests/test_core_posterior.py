@@ -16,12 +16,8 @@ from bayeseval import PrecisionLimitedWarning
 from bayeseval._kernels.grid import integrate
 from bayeseval._kernels.mixture import BetaMixture
 from bayeseval._kernels.ppc import Nodes, betabinom_mixture_pmf, loo_mixed_check, loo_weights, mid_p
-from bayeseval.campaign.rules import (
-    MixturePosterior,
-    RuleState,
-    hierarchical_grid,
-    outlying_strata,
-)
+from bayeseval.campaign.posterior import MixturePosterior, hierarchical_grid, outlying_strata
+from bayeseval.campaign.state import RuleState
 from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.exact import ExactFit

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from bayeseval.campaign import Campaign, simulate, synthetic_pool
 from bayeseval.campaign import store as store_module
-from bayeseval.campaign.campaign import LabelSet
+from bayeseval.campaign.labels import LabelSet
 from bayeseval.cli.campaign import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -368,7 +368,7 @@ def test_failure_between_build_and_publish_leaves_no_file(tmp_path, monkeypatch)
         assert tmp.exists() and not path.exists()  # the database is complete, not yet published
         raise OSError("injected failure")
 
-    monkeypatch.setattr(store_module, "_publish", boom)
+    monkeypatch.setattr(store_module, "publish", boom)  # the store module publishes the built file
     with pytest.raises(OSError, match="injected"):
         new_campaign(tmp_path)
     assert os.listdir(tmp_path) == []

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayeseval.campaign.rules import RuleState, forecast_labels, independent_posterior
+from bayeseval.campaign.forecast import forecast_labels
+from bayeseval.campaign.posterior import independent_posterior
+from bayeseval.campaign.state import RuleState
 from bayeseval.checks import calibration_study, simulation_based_calibration
 
 

@@ -15,7 +15,8 @@ from statsmodels.stats.proportion import proportion_confint
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.conflict import flag_power
 from bayeseval._kernels.loo_prior import loo_beta_mixture
-from bayeseval.campaign.rules import RuleState, independent_posterior, target_feasibility
+from bayeseval.campaign.forecast import target_feasibility
+from bayeseval.campaign.posterior import independent_posterior
 from bayeseval.checks import conflict_check
 from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical
@@ -89,32 +90,6 @@ def test_conflict_check_power_and_false_flags_seeded():
 
 
 # ----------------------------------------------------------------------- campaigns
-def test_campaign_state_reads_a_conflicting_stratum_from_its_own_data():
-    # 8/100 among eleven strata at 20/100: the per-stratum conflict check flags stratum 0,
-    # which then gets the independent Beta(1 + s, 1 + n - s) posterior
-    s, n = [8] + [20] * 11, [100] * 12
-    st = RuleState.from_counts(s, n, available=[1000] * 12, target_halfwidth=0.2, check_level=0.95)
-    assert st.conflict_flags().tolist() == [True] + [False] * 11
-    lo, hi = st.intervals()
-    assert lo[0] == pytest.approx(stats.beta.ppf(0.025, 9, 93), rel=1e-6)
-    assert hi[0] == pytest.approx(stats.beta.ppf(0.975, 9, 93), rel=1e-6)
-    # switched off, the stratum is pooled (pulled toward 0.2)
-    off = RuleState.from_counts(s, n, available=[1000] * 12, target_halfwidth=0.2, check_level=None)
-    assert not off.conflict_flags().any() and off.intervals()[0][0] > hi[0] - 0.05
-
-
-def test_supported_requires_power_when_asked():
-    s, n = [5] * 10, [60] * 10
-    kw = dict(available=[1000] * 10, target_halfwidth=0.1)
-    assert RuleState.from_counts(s, n, **kw).supported().all()  # off by default
-    assert RuleState.from_counts(s, n, check_level=0.95, **kw).supported().all()  # no power asked
-    strict = RuleState.from_counts(s, n, check_level=0.95, check_power=0.8, **kw)
-    lo, hi = strict.intervals()
-    power = flag_power(s, n, np.column_stack([lo - 0.1, hi + 0.1]))
-    expected = ((lo - 0.1 <= 0) | (power[:, 0] >= 0.8)) & (power[:, 1] >= 0.8)
-    assert strict.supported().tolist() == expected.tolist()
-
-
 def test_mixture_posterior_sample_is_seeded_and_follows_the_beta_posterior():
     post = independent_posterior([2, 30], [20, 100])
     a = post.sample(4000, random_seed=np.random.default_rng(3))

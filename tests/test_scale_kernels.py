@@ -19,7 +19,9 @@ from bayeseval import PrecisionLimitedWarning
 from bayeseval._kernels.conflict import loo_conflict, predictive_p_values
 from bayeseval._kernels.loo_prior import _hyper_grid, _loo_weights, loo_beta_mixture
 from bayeseval._kernels.mixture import BetaMixture
-from bayeseval.campaign.rules import RuleState, _greedy_width, hierarchical_grid
+from bayeseval.campaign.posterior import hierarchical_grid
+from bayeseval.campaign.rules import _greedy_width
+from bayeseval.campaign.state import RuleState
 from bayeseval.counts.counts import Counts
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.exact import ExactFit

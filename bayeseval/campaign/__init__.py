@@ -1,8 +1,10 @@
 """Labelling campaigns that stop when every credible interval is narrow enough.
 
-A :class:`CampaignSpec` holds a campaign's settings; :class:`Campaign` runs a campaign stored in
-SQLite; :func:`simulate` replays the same spec with known labels to compare proposal rules;
-:mod:`bayeseval.campaign.rules` holds the rules and the fast grid posterior they use.
+A :class:`CampaignSpec` holds a campaign's settings and its goal (:class:`Each`,
+:class:`Overall`, :class:`Decide` or :class:`Gap`); :class:`Campaign` runs a campaign stored
+in SQLite; :func:`simulate` replays the same spec with known labels to compare proposal rules.
+:mod:`bayeseval.campaign.state` holds the campaign's state, :mod:`bayeseval.campaign.rules` the
+proposal rules and :mod:`bayeseval.campaign.forecast` what the campaign can still reach.
 
 The names below are imported on first use, so ``bayeseval campaign --help`` (which only needs
 :mod:`bayeseval.cli.campaign`) does not load pandas and SciPy.
@@ -18,9 +20,13 @@ from bayeseval._api.lazy import lazy_exports
 _EXPORTS = {
     "Campaign": "campaign",
     "CampaignSpec": "spec",
+    "Each": "goals",
+    "Overall": "goals",
+    "Decide": "goals",
+    "Gap": "goals",
     "RULES": "rules",
-    "RuleState": "rules",
-    "forecast_labels": "rules",
+    "RuleState": "state",
+    "forecast_labels": "forecast",
     "get_rule": "rules",
     "simulate": "simulation",
     "SimulationResult": "simulation",
@@ -31,6 +37,10 @@ _EXPORTS = {
 __all__ = [
     "Campaign",
     "CampaignSpec",
+    "Each",
+    "Overall",
+    "Decide",
+    "Gap",
     "RULES",
     "RuleState",
     "forecast_labels",
@@ -43,7 +53,9 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.campaign import Campaign
-    from bayeseval.campaign.rules import RULES, RuleState, forecast_labels, get_rule
+    from bayeseval.campaign.forecast import forecast_labels
+    from bayeseval.campaign.goals import Decide, Each, Gap, Overall
+    from bayeseval.campaign.rules import RULES, get_rule
     from bayeseval.campaign.simulation import (
         SimulationResult,
         plot_halfwidth,
@@ -51,5 +63,6 @@ if TYPE_CHECKING:  # pragma: no cover
         synthetic_pool,
     )
     from bayeseval.campaign.spec import CampaignSpec
+    from bayeseval.campaign.state import RuleState
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

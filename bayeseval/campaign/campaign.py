@@ -13,11 +13,8 @@ every decision. Each round it
 
 and records the proposal, the decision and the random generator state in one transaction.
 ``ingest`` validates labels completely before writing them in one transaction, so a crash at
-any moment loses no acknowledged label and never counts one twice. The stopping rule, with the
-safeguards ``stop_level``, ``own_check``, ``min_data_share``, ``own_floor`` (default 2),
-``min_pooling_gain``, ``read_threshold`` (default 0.2: a stratum that is not clearly typical
-of the others stops on the adaptive interval ``evaluate`` tells users to read) and
-``adaptive_floor``, is the one that :func:`bayeseval.campaign.simulation` replays.
+any moment loses no acknowledged label and never counts one twice. The stopping rule is the
+one that :func:`bayeseval.campaign.simulation` replays.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -34,265 +31,40 @@ import numpy as np
 import pandas as pd
 
 from bayeseval import __version__
-from bayeseval._api.results import Result
 from bayeseval._api.validation import check_positive_int
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign.annotations import (
-    ROW_ID_KEY,
     agreement,
-    annotator_identity,
     content_kinds,
     labelstudio_config,
-    resolve_labels,
 )
-from bayeseval.campaign.rules import (
-    STOPPING_DEFAULTS,
-    RuleState,
+from bayeseval.campaign.create import initialise
+from bayeseval.campaign.design import (
+    StrataDesign,
+    metric_flags,
+    population_weights,
+    stratum_thresholds,
+)
+from bayeseval.campaign.fields import DEFAULTS
+from bayeseval.campaign.forecast import (
     decision_reach,
     forecast_decision,
     forecast_labels,
-    get_rule,
     stratum_feasibility,
 )
-from bayeseval.campaign.spec import (
-    GOALS,
-    INT_TEXT,
-    CampaignSpec,
-    LabelSet,
-    MetricStates,
-    PoolDesign,
-    StrataDesign,
-    check_columns,
-    design_pool,
-    is_missing,
-    label_key,
-    metric_flags,
-    population_weights,
-    proposal_order,
-    py_scalar,
-    rule_generator,
-    seed_sequences,
-    spec_columns,
-    spec_docs,
-    spec_from_arguments,
-    stratum_thresholds,
-)
+from bayeseval.campaign.goals import Decide, Each, Gap
+from bayeseval.campaign.ingest import IngestResult, ingest_labels
+from bayeseval.campaign.labels import INT_TEXT, LabelSet, is_missing, py_scalar
+from bayeseval.campaign.rules import get_rule
+from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
+from bayeseval.campaign.state import MetricStates, RuleState
 from bayeseval.campaign.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models import fit_hierarchical
 
-__all__ = ["Campaign", "CampaignSpec", "GOALS", "IngestResult", "LabelSet"]
+__all__ = ["Campaign"]
 
-_INT64_MAX = 2**63 - 1
-
-
-class IngestResult(int, Result):
-    """The number of labels newly recorded by :meth:`Campaign.ingest` (an ``int``).
-
-    Parameters
-    ----------
-    new : int
-        Labels recorded for rows that had none.
-    unchanged : int
-        Rows sent again with the label they already had.
-    relabelled : int
-        Rows whose stored label was replaced.
-    annotations : int
-        Annotations newly stored (ingest with ``annotator_column``).
-    unresolved : int
-        Annotated rows still pending because their annotations do not settle a label.
-
-    Attributes
-    ----------
-    new : int
-        Labels recorded for rows that had none (the integer value).
-    unchanged : int
-        Rows sent again with the label they already had (a retry): nothing written.
-    relabelled : int
-        Rows whose stored label was replaced (``relabel=True`` only).
-    annotations : int
-        Annotations newly stored or replaced (ingest with ``annotator_column``).
-    unresolved : int
-        Annotated rows that stay pending: too few annotations, or a tie (see ``resolve``).
-
-    Examples
-    --------
-    >>> r = IngestResult(3, unchanged=2)
-    >>> r == 3, r.new, r.unchanged, r.relabelled
-    (True, 3, 2, 0)
-    """
-
-    new: int
-    unchanged: int
-    relabelled: int
-    annotations: int
-    unresolved: int
-    title = "IngestResult"
-
-    def __new__(
-        cls, new: int, *, unchanged: int = 0, relabelled: int = 0, annotations: int = 0, unresolved: int = 0
-    ) -> IngestResult:
-        obj = super().__new__(cls, int(new))
-        obj.new, obj.unchanged, obj.relabelled = int(new), int(unchanged), int(relabelled)
-        obj.annotations, obj.unresolved = int(annotations), int(unresolved)
-        return obj
-
-    @property
-    def table(self) -> pd.DataFrame:
-        """One row: ``new``, ``unchanged`` and ``relabelled`` labels."""
-        return pd.DataFrame({"new": [self.new], "unchanged": [self.unchanged], "relabelled": [self.relabelled]})
-
-
-# -- create: validation helpers (everything is checked before anything is written) ----------
-def _row_ids(index: pd.Index) -> tuple[str, list[Any]]:
-    """The row-id type (INTEGER/TEXT) and the ids as Python values, or raise."""
-    if index.has_duplicates:
-        dup = index[index.duplicated()][:5].tolist()
-        raise ValueError(f"pool index (the row id) must be unique, got duplicates {dup}")
-    if index.hasnans:
-        raise ValueError("pool index (the row id) has missing values")
-    if pd.api.types.is_integer_dtype(index.dtype) or index.inferred_type == "integer":
-        ids = index.tolist()
-        lo, hi = (min(ids), max(ids)) if ids else (0, 0)
-        if hi > _INT64_MAX or lo < -_INT64_MAX - 1:
-            bad = hi if hi > _INT64_MAX else lo
-            raise ValueError(
-                f"pool index (the row id) must fit in a signed 64-bit integer, got {bad}; "
-                "use string ids for larger numbers"
-            )
-        return "INTEGER", [int(x) for x in ids]
-    if pd.api.types.is_string_dtype(index.dtype) and index.inferred_type == "string":
-        return "TEXT", [str(x) for x in index]
-    raise TypeError(
-        f"pool index (the row id) must hold integers or strings, got dtype {index.dtype} "
-        f"({index.inferred_type})"
-    )
-
-
-def _check_keys(keys: list[tuple[Any, ...]], cols: list[str]) -> None:
-    """Raise when stratum keys cannot be stored as JSON."""
-    try:
-        json.dumps(keys)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text") from exc
-
-
-def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any, content: list[str]) -> str:
-    """The configuration stored in a campaign file: the spec plus what it resolved to on the pool."""
-    config = spec.to_config()
-    config.update(
-        strata=design.columns,
-        weights=None if spec.weights is None else design.strata.weights.tolist(),
-        prior_mean=None if design.strata.prior_mean is None else design.strata.prior_mean.tolist(),
-        costs=None if design.strata.costs is None else design.strata.costs.tolist(),
-        threshold=None if design.strata.threshold is None else design.strata.threshold.tolist(),
-        pos_label=design.positive,
-        label_set=design.labels.values,
-        index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),
-        content=content,
-    )
-    try:
-        return json.dumps(config, default=_json_scalar)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"campaign settings cannot be stored: {exc}") from exc
-
-
-def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) -> Iterator[tuple[Any, ...]]:
-    """Rows of the store's pool table: id, stratum code, prediction, score, eligible, order.
-
-    ``queues`` lists each stratum's eligible rows in proposal order; a row's order is its
-    place in its stratum's queue (0 for rows never proposed).
-    """
-    order = np.zeros(len(rids), dtype=np.int64)
-    for queue in queues:
-        order[queue] = np.arange(len(queue))
-    scores = design.score.tolist() if design.score is not None else [None] * len(rids)
-    return zip(
-        rids, design.codes.tolist(), design.y_pred.tolist(), scores, design.eligible.astype(int).tolist(),
-        order.tolist(), strict=True,
-    )
-
-
-def _check_content(content: Any, pool: pd.DataFrame, spec: CampaignSpec, design: PoolDesign) -> list[str]:
-    """The content columns as a list, or raise naming the offending column."""
-    if content is None:
-        return []
-    cols = [content] if isinstance(content, str) else content
-    if not np.iterable(cols) or not all(isinstance(c, str) for c in cols):
-        raise TypeError(f"content must be a column name or a list of column names, got {content!r}")
-    cols = list(cols)
-    dup = sorted({c for c in cols if cols.count(c) > 1})
-    if dup:
-        raise ValueError(f"content names columns more than once: {dup}")
-    own = {c: "stratum column" for c in design.columns}
-    own.update({"round": "proposal round", ROW_ID_KEY: "row id key", "label": "label column of batch files",
-                "true_label": "label column of batch files", str(pool.index.name or "row"): "row id column",
-                spec.y_pred: "prediction (y_pred; batches show it with show_prediction)"})
-    if spec.score:
-        own[spec.score] = "score column (batches show it with show_prediction)"
-    for c in cols:
-        if c not in pool.columns:
-            raise ValueError(f"content column {c!r} is not in pool; columns are {list(pool.columns)[:20]}")
-        if c in own:
-            raise ValueError(f"content column {c!r} collides with the campaign's {own[c]}; rename it in the pool")
-    return cols
-
-
-def _content_rows(pool: pd.DataFrame, cols: list[str], rids: list[Any]) -> Iterator[tuple[Any, str]] | None:
-    """``(rid, JSON list of the content values)`` per pool row (None without content), or raise."""
-    if not cols:
-        return None
-    columns = []
-    for c in cols:
-        values = pool[c]
-        if pd.api.types.is_datetime64_any_dtype(values.dtype):
-            values = values.map(lambda x: None if pd.isna(x) else x.isoformat())
-        vals = values.astype(object).where(values.notna(), None).tolist()
-        vals = [None if isinstance(v, float) and not np.isfinite(v) else v for v in vals]
-        bad = next((v for v in vals if v is not None and not isinstance(v, (str, int, float, bool))), None)
-        if bad is not None:
-            raise ValueError(f"content column {c!r} holds values that cannot be stored ({type(bad).__name__} "
-                             f"{bad!r}); convert them to text")
-        columns.append(vals)
-    return ((rid, json.dumps(list(vals))) for rid, *vals in zip(rids, *columns, strict=True))
-
-
-def _initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any,
-                content: Any = None) -> CampaignStore:
-    """Check the pool against the spec and write the campaign file (nothing is written on error)."""
-    if not isinstance(spec.rule, str):
-        raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
-    busy_timeout = CampaignStore.check_timeout(busy_timeout)
-    check_columns(pool, spec_columns(spec), "pool")
-    rid_type, rids = _row_ids(pool.index)
-    design = design_pool(spec, pool)
-    _check_keys(design.keys, design.columns)
-    cols = _check_content(content, pool, spec, design)
-    content_rows = _content_rows(pool, cols, rids)
-    config = _config(spec, design, pool.index.name, cols)
-    seed = seed_sequences(spec.random_seed, 1)[0]
-    rng = rule_generator(seed)
-    store = CampaignStore.initialise(
-        path,
-        meta={"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)},
-        rid_type=rid_type,
-        strata_keys=design.keys,
-        pool_rows=_pool_rows(rids, design, proposal_order(design, seed)),
-        n_rows=design.strata.n_rows.tolist(),
-        n_eligible=design.strata.n_eligible.tolist(),
-        busy_timeout=busy_timeout,
-        content_rows=content_rows,
-    )
-    return store
-
-
-def _json_scalar(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"{obj!r} ({type(obj).__name__}) is not a storable value")
 
 
 class Campaign:
@@ -380,37 +152,29 @@ class Campaign:
         *,
         strata: str | Sequence[str] | None = None,
         y_pred: str | None = None,
-        metric: str = "error_rate",
-        target_halfwidth: float = 0.05,
-        level: float = 0.95,
-        goal: str = "each",
-        weights: Any = None,
-        rule: str = "expected_width",
-        score: str | None = None,
-        score_bins: int | Sequence[float] | None = None,
-        prior: str = "default",
-        budget: int | None = None,
-        pos_label: Any = 1,
-        label_set: Sequence[Any] | None = None,
-        model: str = "robust",
-        batch_size: int = 10,
-        stop_level: float | None = None,
-        own_check: float | None = None,
-        min_data_share: float = 0.0,
-        own_level: Any = "default",
-        own_floor: float | None = STOPPING_DEFAULTS["own_floor"],
-        min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"],
-        read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"],
-        adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"],
-        annotators: int = 1,
-        resolve: str = "majority",
-        costs: Any = None,
-        threshold: Any = None,
-        direction: str | None = None,
-        tolerance: float | None = None,
-        margin: float = 0.0,
-        guarantee: str = "stratum",
-        random_seed: Any = None,
+        metric: str = DEFAULTS["metric"],
+        target_halfwidth: float = DEFAULTS["target_halfwidth"],
+        level: float = DEFAULTS["level"],
+        goal: Any = DEFAULTS["goal"],
+        weights: Any = DEFAULTS["weights"],
+        rule: str = DEFAULTS["rule"],
+        score: str | None = DEFAULTS["score"],
+        score_bins: int | Sequence[float] | None = DEFAULTS["score_bins"],
+        prior: str = DEFAULTS["prior"],
+        budget: int | None = DEFAULTS["budget"],
+        pos_label: Any = DEFAULTS["pos_label"],
+        label_set: Sequence[Any] | None = DEFAULTS["label_set"],
+        model: str = DEFAULTS["model"],
+        batch_size: int = DEFAULTS["batch_size"],
+        annotators: int = DEFAULTS["annotators"],
+        resolve: str = DEFAULTS["resolve"],
+        costs: Any = DEFAULTS["costs"],
+        threshold: Any = DEFAULTS["threshold"],
+        direction: str | None = DEFAULTS["direction"],
+        tolerance: float | None = DEFAULTS["tolerance"],
+        margin: float = DEFAULTS["margin"],
+        guarantee: str = DEFAULTS["guarantee"],
+        random_seed: Any = DEFAULTS["random_seed"],
         spec: CampaignSpec | None = None,
         content: str | Sequence[str] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
@@ -466,15 +230,13 @@ class Campaign:
             strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
             goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
-            stop_level=stop_level, own_check=own_check, min_data_share=min_data_share, own_level=own_level,
-            own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
-            adaptive_floor=adaptive_floor, annotators=annotators,
+            annotators=annotators,
             resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin, guarantee=guarantee,
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
-        campaign = cls(_initialise(path, pool, spec, busy_timeout, content))
-        if spec.goal == "each":
+        campaign = cls(initialise(path, pool, spec, busy_timeout, content))
+        if isinstance(spec.goal, Each):
             campaign.feasibility(warn=True)
         return campaign
 
@@ -556,8 +318,8 @@ class Campaign:
         -------
         RuleState or MetricStates
             Counts per stratum, the goal and the posterior (see
-            :class:`~bayeseval.campaign.rules.RuleState`); for a campaign on several metrics
-            one state per metric (:class:`~bayeseval.campaign.spec.MetricStates`).
+            :class:`~bayeseval.campaign.state.RuleState`); for a campaign on several metrics
+            one state per metric (:class:`~bayeseval.campaign.state.MetricStates`).
         """
         return self._state()
 
@@ -643,12 +405,11 @@ class Campaign:
             and ``upper`` are the stratum's guaranteed interval, ``read`` is
             ``"guaranteed"``, and the pooled posterior is beside it as ``pooled_mean``,
             ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
-            these), ``read`` (the interval to read, as ``evaluate``
-            says: ``"pooled"``, ``"adaptive"`` for a stratum not clearly typical of the others
-            with ``read_threshold`` on, ``"own"`` for the independent model),
+            these), ``read`` (the interval reported: ``"guaranteed"``, ``"pooled"`` under
+            ``guarantee="average"``, ``"own"`` for the independent model),
             ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
-            target and its own data supporting it, see :meth:`~bayeseval.campaign.rules.RuleState.stratum_done`),
+            target, see :meth:`~bayeseval.campaign.state.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose) and ``outlier`` (modelled
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
@@ -656,7 +417,7 @@ class Campaign:
             halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
             (posterior probability that the rate meets the threshold) and ``decision``
             (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
-            :meth:`~bayeseval.campaign.rules.RuleState.at_threshold`, or ``"undecided"``);
+            :meth:`~bayeseval.campaign.state.RuleState.at_threshold`, or ``"undecided"``);
             ``done`` is then whether the stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
@@ -695,7 +456,7 @@ class Campaign:
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
         the target, counting pending proposals as already requested. Goals ``"decide"`` and
-        ``"gap"``: see :func:`~bayeseval.campaign.rules.forecast_decision` (for ``"decide"``,
+        ``"gap"``: see :func:`~bayeseval.campaign.forecast.forecast_decision` (for ``"decide"``,
         the labels after which a stratum is more likely decided than not).
 
         Parameters
@@ -710,7 +471,7 @@ class Campaign:
             with the columns ``labels`` and ``cost``, and for goal ``"decide"`` ``beyond``:
             ``"rows"`` where the stratum's rows left are unlikely to decide it (the labels
             shown are then all its rows), ``"budget"`` where the budget left is, else None
-            (see :func:`~bayeseval.campaign.rules.decision_reach`).
+            (see :func:`~bayeseval.campaign.forecast.decision_reach`).
 
         Examples
         --------
@@ -723,18 +484,18 @@ class Campaign:
         True
         """
         st = self._state()
-        if st.goal == "each":
+        if isinstance(st.goal, Each):
             self.feasibility(warn=True)
         if isinstance(st, MetricStates):
             # a label counts for every metric: a stratum needs the most any metric needs
             need = np.max([forecast_labels(s).to_numpy() for s in st.states.values()], axis=0)
             labels = pd.Series(need, index=self.strata, name="forecast")
         else:
-            labels = forecast_decision(st) if st.goal in ("decide", "gap") else forecast_labels(st)
+            labels = forecast_decision(st) if st.goal.decides else forecast_labels(st)
         if not cost:
             return labels
         frame = pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
-        if st.goal == "decide" and not isinstance(st, MetricStates):
+        if isinstance(st.goal, Decide) and not isinstance(st, MetricStates):
             frame["beyond"] = decision_reach(st, self.budget_left)
         return frame
 
@@ -745,7 +506,7 @@ class Campaign:
         rows not yet labelled (for recall, the rows that are actually positive); the
         achievable half-width is the half-width of the interval the campaign stops on
         once every row is labelled at the stratum's current posterior mean rate
-        (:func:`~bayeseval.campaign.rules.stratum_feasibility`). ``create`` and ``forecast`` call this with
+        (:func:`~bayeseval.campaign.forecast.stratum_feasibility`). ``create`` and ``forecast`` call this with
         ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
         labels are spent on it.
 
@@ -928,10 +689,10 @@ class Campaign:
     def _warn_out_of_reach(self, conn: Any, st: RuleState | MetricStates) -> None:
         """Warn, once per stratum in the campaign's life, that its rows or the budget left cannot decide it.
 
-        Goal ``"decide"``: :func:`~bayeseval.campaign.rules.decision_reach`; the strata already
+        Goal ``"decide"``: :func:`~bayeseval.campaign.forecast.decision_reach`; the strata already
         warned about are remembered in the campaign file (inside the proposal's transaction).
         """
-        if isinstance(st, MetricStates) or st.goal != "decide":
+        if isinstance(st, MetricStates) or not isinstance(st.goal, Decide):
             return
         budget = self.spec.budget
         left = None if budget is None else max(int(budget) - int(st.labelled.sum()) - int(st.pending.sum()), 0)
@@ -1017,35 +778,6 @@ class Campaign:
         return out
 
     # -- ingest --------------------------------------------------------------------------
-    def _parse_labels(
-        self, labels: Any, id_column: str | None, label_column: str | None, exclude: tuple[Any, ...] = ()
-    ) -> tuple[np.ndarray, np.ndarray]:
-        if isinstance(labels, pd.DataFrame):
-            frame = labels
-            if id_column is not None:
-                if id_column not in frame.columns:
-                    raise ValueError(f"id_column {id_column!r} is not in labels; columns are {list(frame.columns)}")
-                ids = frame[id_column]
-            else:
-                ids = frame.index.to_series()
-            if label_column is None:
-                rest = [c for c in frame.columns if c != id_column and c != "round" and c not in exclude]
-                candidates = [c for c in rest if c in ("label", "y_true", "truth", "y")]
-                if candidates:
-                    label_column = candidates[0]
-                elif len(rest) == 1:
-                    label_column = rest[0]
-                else:
-                    raise ValueError(f"labels DataFrame: give label_column, one of {rest}")
-            if label_column not in frame.columns:
-                raise ValueError(f"label_column {label_column!r} is not in labels; columns are {list(frame.columns)}")
-            return ids.to_numpy(dtype=object), frame[label_column].to_numpy(dtype=object)
-        if isinstance(labels, pd.Series):
-            return labels.index.to_numpy(dtype=object), labels.to_numpy(dtype=object)
-        if isinstance(labels, dict):
-            return np.array(list(labels.keys()), dtype=object), np.array(list(labels.values()), dtype=object)
-        raise TypeError(f"labels must be a pandas Series indexed by row id or a DataFrame, got {type(labels).__name__}")
-
     def _norm_rid(self, rid: Any) -> Any:
         rid = py_scalar(rid)
         if self._rid_int:
@@ -1125,216 +857,8 @@ class Campaign:
         ...
         ValueError: labels rejected, nothing recorded: invalid labels ...
         """
-        if annotator_column is not None:
-            return self._ingest_annotations(labels, id_column, label_column, annotator_column, relabel)
-        if self.spec.annotators > 1:
-            raise ValueError(
-                f"this campaign resolves labels from annotators={self.spec.annotators} annotations per row: "
-                "pass annotator_column (--annotator-column on the command line) naming who gave each label"
-            )
-        raw_ids, raw_labels = self._parse_labels(labels, id_column, label_column)
-        if len(raw_ids) == 0:
-            return IngestResult(0)
-        problems = _Problems()
-        ids, values = self._check_batch(raw_ids, raw_labels, problems)
-        with self._store.transaction("record labels") as conn:
-            new, changed, unchanged = self._sort_against_store(conn, ids, values, problems, relabel)
-            problems.raise_if_any()
-            self._write_labels(conn, new, changed)
-        return IngestResult(len(new), unchanged=unchanged, relabelled=len(changed))
-
-    def _check_batch(
-        self, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: _Problems
-    ) -> tuple[list[Any], list[Any]]:
-        """Row ids and known labels of the batch; unknown ids, duplicates and bad labels noted."""
-        nids = [self._norm_rid(r) for r in raw_ids]
-        canon, missing, invalid = self._labels.normalise_many(raw_labels)
-        seen: set[Any] = set()
-        ids: list[Any] = []
-        values: list[Any] = []
-        for i, nid in enumerate(nids):
-            if nid is None:
-                problems.add("unknown ids (not in the pool)", raw_ids[i])
-            elif nid in seen:
-                problems.add("duplicate ids in this batch", raw_ids[i])
-            elif missing[i]:
-                seen.add(nid)
-                problems.add("missing labels for ids", raw_ids[i])
-            elif invalid[i]:
-                seen.add(nid)
-                problems.add(
-                    f"invalid labels (known labels: {self._labels.values}) for ids",
-                    raw_ids[i],
-                    repr(py_scalar(raw_labels[i])),
-                )
-            else:
-                seen.add(nid)
-                ids.append(nid)
-                values.append(canon[i])
-        return ids, values
-
-    def _sort_against_store(
-        self, conn: Any, ids: list[Any], values: list[Any], problems: _Problems, relabel: bool
-    ) -> tuple[list[list[Any]], list[list[Any]], int]:
-        """Split the batch into new labels, changed labels and unchanged re-sends."""
-        store = self._store
-        info = store.pool_info(conn, ids)
-        proposals = store.proposals(conn, ids)
-        stored = store.stored_labels(conn, [r for r in ids if proposals.get(r, ("",))[0] == "labelled"])
-        new: list[list[Any]] = []
-        changed: list[list[Any]] = []
-        unchanged = 0
-        for rid, lab in zip(ids, values, strict=True):
-            if rid not in info:
-                problems.add("unknown ids (not in the pool)", rid)
-            elif rid not in proposals:
-                problems.add("ids never proposed", rid)
-            elif proposals[rid][0] == "pending":
-                new.append([rid, lab, 0, 0, proposals[rid][1], info[rid][0], info[rid][1]])
-            elif label_key(stored[rid][0]) == label_key(lab):
-                unchanged += 1
-            elif relabel:
-                old = stored[rid]
-                changed.append([rid, lab, 0, 0, 2 * old[1] + old[2], info[rid][0], info[rid][1]])
-            else:
-                problems.add(
-                    "already labelled with a different label (pass relabel=True to replace it) for ids",
-                    rid,
-                    f"{py_scalar(stored[rid][0])!r} -> {py_scalar(lab)!r}",
-                )
-        return new, changed, unchanged
-
-    def _write_labels(self, conn: Any, new: list[list[Any]], changed: list[list[Any]]) -> None:
-        """Compute trial/success flags and write new and changed labels."""
-        for rows in (new, changed):
-            if not rows:
-                continue
-            trial, success = metric_flags(
-                self.metric, [r[1] for r in rows], [r[6] for r in rows], self.config.get("pos_label")
-            )
-            for r, t, s in zip(rows, trial, success, strict=True):
-                r[2], r[3] = int(t), int(s)
-        if new:
-            self._store.record_labels(conn, [tuple(r[:6]) for r in new])
-        if changed:
-            self._store.replace_labels(conn, [tuple(r[:6]) for r in changed])
-
-    # -- several annotators ----------------------------------------------------------------
-    def _ingest_annotations(
-        self, labels: Any, id_column: str | None, label_column: str | None, annotator_column: str, relabel: bool
-    ) -> IngestResult:
-        """Store annotations, then resolve the label of every row they touch (all or nothing)."""
-        if not isinstance(labels, pd.DataFrame):
-            raise TypeError(f"labels must be a DataFrame when annotator_column is given, got {type(labels).__name__}")
-        if annotator_column not in labels.columns:
-            raise ValueError(f"annotator_column {annotator_column!r} is not in labels; columns are {list(labels.columns)}")
-        raw_ids, raw_labels = self._parse_labels(labels, id_column, label_column, (annotator_column,))
-        if len(raw_ids) == 0:
-            return IngestResult(0)
-        problems = _Problems()
-        items = self._check_annotations(raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object), problems)
-        with self._store.transaction("record annotations") as conn:
-            writes, votes, unchanged = self._merge_annotations(conn, items, problems, relabel)
-            new, changed, unresolved = self._resolved_rows(conn, votes, problems, relabel)
-            problems.raise_if_any()
-            self._store.record_annotations(conn, writes)
-            self._write_labels(conn, new, changed)
-        return IngestResult(
-            len(new), unchanged=unchanged, relabelled=len(changed), annotations=len(writes), unresolved=unresolved
-        )
-
-    def _check_annotations(
-        self, raw_ids: np.ndarray, raw_labels: np.ndarray, raw_who: np.ndarray, problems: _Problems
-    ) -> list[tuple[Any, str, Any]]:
-        """``(row id, annotator, known label)`` per valid annotation; the others noted."""
-        canon, missing, invalid = self._labels.normalise_many(raw_labels)
-        seen: set[tuple[Any, str]] = set()
-        items = []
-        for i, rid in enumerate(self._norm_rid(r) for r in raw_ids):
-            who = annotator_identity(raw_who[i])
-            if rid is None:
-                problems.add("unknown ids (not in the pool)", raw_ids[i])
-            elif who is None:
-                problems.add("missing annotator for ids", raw_ids[i])
-            elif (rid, who) in seen:
-                problems.add("the same annotator twice in this batch for ids", raw_ids[i], who)
-            elif missing[i]:
-                problems.add("missing labels for ids", raw_ids[i], who)
-            elif invalid[i]:
-                problems.add(
-                    f"invalid labels (known labels: {self._labels.values}) for ids", raw_ids[i], repr(py_scalar(raw_labels[i]))
-                )
-            else:
-                seen.add((rid, who))
-                items.append((rid, who, canon[i]))
-        return items
-
-    def _merge_annotations(
-        self, conn: Any, items: list[tuple[Any, str, Any]], problems: _Problems, relabel: bool
-    ) -> tuple[list[tuple[Any, str, Any, int]], dict[Any, dict[str, Any]], int]:
-        """The annotations to write and every touched row's votes after writing them."""
-        rids = list(dict.fromkeys(r for r, _, _ in items))
-        info = self._store.pool_info(conn, rids)
-        proposals = self._store.proposals(conn, rids)
-        stored = self._store.row_annotations(conn, rids)
-        votes: dict[Any, dict[str, Any]] = {}
-        writes: list[tuple[Any, str, Any, int]] = []
-        unchanged = 0
-        for rid, who, lab in items:
-            if rid not in info:
-                problems.add("unknown ids (not in the pool)", rid)
-                continue
-            if rid not in proposals:
-                problems.add("ids never proposed", rid)
-                continue
-            row = votes.setdefault(rid, dict(stored.get(rid, {})))
-            if who in row and label_key(row[who]) == label_key(lab):
-                unchanged += 1
-            elif who in row and not relabel:
-                problems.add(
-                    "annotator already gave a different label (pass relabel=True to replace it) for ids",
-                    rid,
-                    f"{who}: {py_scalar(row[who])!r} -> {py_scalar(lab)!r}",
-                )
-            else:
-                row[who] = lab
-                writes.append((rid, who, lab, proposals[rid][1]))
-        touched = {w[0] for w in writes}
-        return writes, {r: v for r, v in votes.items() if r in touched}, unchanged
-
-    def _resolved_rows(
-        self, conn: Any, votes: dict[Any, dict[str, Any]], problems: _Problems, relabel: bool
-    ) -> tuple[list[list[Any]], list[list[Any]], int]:
-        """New and changed labels of the touched rows, resolved by the campaign's rule."""
-        keys = {r: {a: label_key(v) for a, v in row.items()} for r, row in votes.items()}
-        resolved = resolve_labels(keys, self.spec.resolve, needed=self.spec.annotators)
-        rids = list(votes)
-        info = self._store.pool_info(conn, rids)
-        proposals = self._store.proposals(conn, rids)
-        stored = self._store.stored_labels(conn, [r for r in rids if proposals[r][0] == "labelled"])
-        new: list[list[Any]] = []
-        changed: list[list[Any]] = []
-        unresolved = 0
-        for rid, key in resolved.items():
-            lab = None if key is None else self._labels.canon[key]
-            if rid not in stored:
-                if lab is None:
-                    unresolved += 1
-                else:
-                    new.append([rid, lab, 0, 0, proposals[rid][1], info[rid][0], info[rid][1]])
-            elif lab is None:
-                problems.add("annotations would leave labelled rows unresolved for ids", rid)
-            elif label_key(stored[rid][0]) != key:
-                if relabel:
-                    old = stored[rid]
-                    changed.append([rid, lab, 0, 0, 2 * old[1] + old[2], info[rid][0], info[rid][1]])
-                else:
-                    problems.add(
-                        "annotations change the resolved label (pass relabel=True to accept it) for ids",
-                        rid,
-                        f"{py_scalar(stored[rid][0])!r} -> {py_scalar(lab)!r}",
-                    )
-        return new, changed, unresolved
+        return ingest_labels(self, labels, id_column=id_column, label_column=label_column,
+                             annotator_column=annotator_column, relabel=relabel)
 
     def labelstudio_config(self, *, content_types: dict[str, str] | None = None, show_prediction: bool = False) -> str:
         """A Label Studio labelling configuration showing the campaign's content columns.
@@ -1559,26 +1083,6 @@ class Campaign:
             return self._store.release(conn, rids)
 
 
-class _Problems:
-    """Reasons a batch of labels is rejected, grouped by kind, each naming the row ids."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, list[str]] = {}
-
-    def add(self, kind: str, rid: Any, detail: str | None = None) -> None:
-        text = repr(py_scalar(rid)) if detail is None else f"{py_scalar(rid)!r} ({detail})"
-        self.items.setdefault(kind, []).append(text)
-
-    def raise_if_any(self) -> None:
-        if not self.items:
-            return
-        parts = []
-        for kind, items in self.items.items():
-            shown = ", ".join(items[:10]) + (f" ... ({len(items)} in all)" if len(items) > 10 else "")
-            parts.append(f"{kind}: {shown}")
-        raise ValueError("labels rejected, nothing recorded: " + "; ".join(parts))
-
-
 def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:
     """:func:`stratum_feasibility` of one state (every row labelled, at its posterior mean rates)."""
     return stratum_feasibility(st, warn=warn)
@@ -1604,7 +1108,7 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
             "read_lower": rlo,
             "read_upper": rhi,
             "halfwidth": hw,
-            "done": hw <= st.target_halfwidth if st.goal == "overall" else st.stratum_done(),
+            "done": hw <= st.target_halfwidth if st.goal.weighted else st.stratum_done(),
             "exhausted": st.available <= 0,
             "outlier": np.asarray(st.strata.isin(list(post.outliers)), dtype=bool),
         },
@@ -1614,15 +1118,15 @@ def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFra
         frame = frame.rename(columns={"mean": "pooled_mean"})
         frame["lower"], frame["upper"] = rlo, rhi
         frame["pooled_lower"], frame["pooled_upper"] = lo, hi
-    if st.goal == "decide":
+    if isinstance(st.goal, Decide):
         frame["threshold"] = st.threshold
         frame["p_meets"] = st.p_meets()
         frame["decision"] = st.decisions()
-    if st.goal == "gap":
+    if isinstance(st.goal, Gap):
         gap = {key: value for key, value in st.gap().items() if key != "bounds"}
         gap["done"] = st.is_done()
         frame.attrs["gap"] = gap
-    if st.goal == "overall":
+    if st.goal.weighted:
         mean, olo, ohi = st.overall()
         frame.attrs["overall"] = {
             "mean": mean,

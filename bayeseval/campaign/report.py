@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval.campaign.annotations import AGREEMENT_RULE
+from bayeseval.campaign.goals import Decide, Gap
 from bayeseval.counts.counts import stratum_labels
 
 __all__ = ["campaign_report_html", "progress_by_round"]
@@ -84,7 +85,7 @@ def _axes(width: float) -> Any:
 def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
     from bayeseval import plots
 
-    if campaign.spec.goal == "decide":  # the half-width has no target here: show the decisions
+    if isinstance(campaign.spec.goal, Decide):  # the half-width has no target here: show the decisions
         figures = [_png(_decision_plot(campaign, _axes(7)))]
     else:
         figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
@@ -96,22 +97,22 @@ def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
 def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
     """The goal in words, with the decisions so far for the decision goals."""
     spec = campaign.spec
-    if spec.goal == "decide":
+    if isinstance(spec.goal, Decide):
         counts = status["decision"].value_counts()
         made = ", ".join(f"{int(counts.get(d, 0))} {d}" for d in ("meets", "fails", "at the threshold", "undecided")
                          if d != "at the threshold" or spec.margin)
         return f"decide whether each rate is {spec.direction} its threshold at level {spec.level} ({made})"
-    if spec.goal == "gap":
+    if isinstance(spec.goal, Gap):
         g = status.attrs["gap"]
         return (f"decide whether the max-min gap is within {spec.tolerance} at level {spec.level} (gap "
                 f"{g['gap']:.4f}, interval [{g['lower']:.4f}, {g['upper']:.4f}]: {g['verdict']})")
-    return f"{spec.goal}, half-width {spec.target_halfwidth} at level {spec.level}"
+    return f"{spec.goal.name}, half-width {spec.target_halfwidth} at level {spec.level}"
 
 
 def _decision_plot(campaign: Any, ax: Any) -> Any:
     """Each stratum's posterior probability of meeting its threshold, against the decision lines."""
     status = campaign.status()
-    level = campaign.spec.level if campaign.spec.stop_level is None else campaign.spec.stop_level
+    level = campaign.spec.level
     names = stratum_labels(status.index)
     colours = {"meets": "tab:green", "fails": "tab:red", "at the threshold": "tab:blue", "undecided": "tab:grey"}
     y = np.arange(len(names))

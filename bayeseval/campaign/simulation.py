@@ -3,11 +3,10 @@
 :func:`simulate` runs a :class:`~bayeseval.campaign.CampaignSpec` ``n_repeats`` times per rule in
 memory (no SQLite), with an oracle that knows the true labels. It shares with
 :class:`~bayeseval.campaign.Campaign` everything but the storage: the pool is read by the same
-:func:`~bayeseval.campaign.spec.design_pool`, each round's state, size and allocation come from
-the same spec methods (so the stopping rule and its safeguards ``stop_level``, ``own_check``
-and ``min_data_share`` are the same), and rows are drawn in the same random order: repeat 0
+:func:`~bayeseval.campaign.design.design_pool`, each round's state, size and allocation come from
+the same spec methods (so the stopping rule is the same), and rows are drawn in the same random order: repeat 0
 with ``random_seed=s`` proposes exactly the rows of a campaign created with ``random_seed=s``
-whose labeller answers with the true labels (:func:`~bayeseval.campaign.spec.seed_sequences`).
+whose labeller answers with the true labels (:func:`~bayeseval.campaign.design.seed_sequences`).
 """
 
 from __future__ import annotations
@@ -22,23 +21,22 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_class_labels, check_positive_int
-from bayeseval.campaign.rules import AT_THRESHOLD, STOPPING_DEFAULTS, RuleState
-from bayeseval.campaign.spec import (
-    CampaignSpec,
-    MetricStates,
+from bayeseval.campaign.design import (
     PoolDesign,
     check_columns,
     check_no_missing,
     design_pool,
     metric_flags,
     proposal_order,
-    py_scalar,
     rule_generator,
     seed_sequences,
     spec_columns,
-    spec_docs,
-    spec_from_arguments,
 )
+from bayeseval.campaign.fields import DEFAULTS
+from bayeseval.campaign.goals import Decide, Gap
+from bayeseval.campaign.labels import py_scalar
+from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
+from bayeseval.campaign.state import AT_THRESHOLD, MetricStates, RuleState
 from bayeseval.counts.metrics import get_metric
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
@@ -231,35 +229,27 @@ def simulate(
     strata: str | Sequence[str] | None = None,
     y_pred: str | None = None,
     y_true: str | None = None,
-    metric: str = "error_rate",
-    target_halfwidth: float = 0.05,
-    level: float = 0.95,
+    metric: str = DEFAULTS["metric"],
+    target_halfwidth: float = DEFAULTS["target_halfwidth"],
+    level: float = DEFAULTS["level"],
     rules: Sequence[Any] | None = None,
     n_repeats: int = 10,
-    batch_size: int = 10,
-    budget: int | None = None,
-    goal: str = "each",
-    weights: Any = None,
-    score: str | None = None,
-    score_bins: int | Sequence[float] | None = None,
-    prior: str = "default",
-    pos_label: Any = 1,
-    label_set: Sequence[Any] | None = None,
-    model: str = "robust",
-    stop_level: float | None = None,
-    own_check: float | None = None,
-    min_data_share: float = 0.0,
-    own_level: Any = "default",
-    own_floor: float | None = STOPPING_DEFAULTS["own_floor"],
-    min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"],
-    read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"],
-    adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"],
-    threshold: Any = None,
-    direction: str | None = None,
-    tolerance: float | None = None,
-    margin: float = 0.0,
-    guarantee: str = "stratum",
-    random_seed: Any = None,
+    batch_size: int = DEFAULTS["batch_size"],
+    budget: int | None = DEFAULTS["budget"],
+    goal: Any = DEFAULTS["goal"],
+    weights: Any = DEFAULTS["weights"],
+    score: str | None = DEFAULTS["score"],
+    score_bins: int | Sequence[float] | None = DEFAULTS["score_bins"],
+    prior: str = DEFAULTS["prior"],
+    pos_label: Any = DEFAULTS["pos_label"],
+    label_set: Sequence[Any] | None = DEFAULTS["label_set"],
+    model: str = DEFAULTS["model"],
+    threshold: Any = DEFAULTS["threshold"],
+    direction: str | None = DEFAULTS["direction"],
+    tolerance: float | None = DEFAULTS["tolerance"],
+    margin: float = DEFAULTS["margin"],
+    guarantee: str = DEFAULTS["guarantee"],
+    random_seed: Any = DEFAULTS["random_seed"],
     spec: CampaignSpec | None = None,
     progress: bool = True,
 ) -> SimulationResult:
@@ -305,10 +295,7 @@ def simulate(
     settings = dict(
         strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
-        prior=prior, pos_label=pos_label, label_set=label_set, model=model, stop_level=stop_level,
-        own_check=own_check, min_data_share=min_data_share, own_level=own_level,
-        own_floor=own_floor, min_pooling_gain=min_pooling_gain, read_threshold=read_threshold,
-        adaptive_floor=adaptive_floor, threshold=threshold, direction=direction,
+        prior=prior, pos_label=pos_label, label_set=label_set, model=model, threshold=threshold, direction=direction,
         tolerance=tolerance, margin=margin, guarantee=guarantee, random_seed=random_seed,
     )
     given = spec is not None
@@ -395,7 +382,7 @@ class _Run:
 
 def _max_halfwidth(state: RuleState) -> float:
     """The half-width the goal is about: the widest read interval's, or the weighted rate's."""
-    if state.goal == "overall":
+    if state.goal.weighted:
         _, lo, hi = state.overall()
         return (hi - lo) / 2
     return float(np.max(state.read_halfwidths()))
@@ -481,17 +468,17 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
         return {**rows[0], "coverage": float(np.mean([r["coverage"] for r in rows])),
                 "reached_goal": all(r["reached_goal"] for r in rows),
                 "max_halfwidth": max(r["max_halfwidth"] for r in rows),
-                "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal == "overall" else np.nan}
+                "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal.weighted else np.nan}
     st = run.state
     _, lo, hi = st.read_intervals()  # the interval each stratum reads
     tr = oracle.true_rates.to_numpy()
     ok = ~np.isnan(tr)
     covered = (lo[ok] <= tr[ok]) & (tr[ok] <= hi[ok])
     hw = (hi - lo) / 2
-    if st.goal == "overall":
+    if st.goal.weighted:
         _, olo, ohi = st.overall()
         reached, overall_cov = (ohi - olo) / 2 <= target, bool(olo <= oracle.true_overall <= ohi)
-    elif st.goal in ("decide", "gap"):
+    elif st.goal.decides:
         reached, overall_cov = st.is_done() and not _exhausted_undecided(st), np.nan
     else:
         reached, overall_cov = bool(np.all(hw <= target)), np.nan
@@ -512,7 +499,7 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
 
 def _exhausted_undecided(st: RuleState) -> bool:
     """Whether the campaign stopped only because undecided strata ran out of rows."""
-    if st.goal == "gap":
+    if isinstance(st.goal, Gap):
         return not st.gap_decided()
     return bool(np.any(~st.stratum_done()))
 
@@ -539,7 +526,7 @@ def true_decisions(true_rates: Any, threshold: Any, direction: str) -> np.ndarra
 
 def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
     """Goal "decide": strata decided and wrong decisions; goal "gap": the verdict and whether it is right."""
-    if st.goal == "decide":
+    if isinstance(st.goal, Decide):
         made = st.decisions()
         tr = oracle.true_rates.to_numpy()
         truth = true_decisions(tr, st.threshold, st.direction)
@@ -547,7 +534,7 @@ def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
         at = made == AT_THRESHOLD  # right when the true rate is within the margin
         wrong = np.where(at, np.abs(tr - np.asarray(st.threshold, dtype=float)) > st.margin, made != truth)
         return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & wrong))}
-    if st.goal == "gap":
+    if isinstance(st.goal, Gap):
         tr = oracle.true_rates.to_numpy()
         true_gap = float(np.nanmax(tr) - np.nanmin(tr))
         verdict = st.gap()["verdict"] if st.gap_decided() else "undecided"
@@ -571,8 +558,8 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     mean = st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
     k = len(tr)
-    made = st.decisions() if st.goal == "decide" else np.full(k, None)
-    p = st.p_meets() if st.goal == "decide" else np.full(k, np.nan)
+    made = st.decisions() if isinstance(st.goal, Decide) else np.full(k, None)
+    p = st.p_meets() if isinstance(st.goal, Decide) else np.full(k, np.nan)
     return [
         (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], read[j],
          rlo[j], rhi[j], tr[j], bool(rlo[j] <= tr[j] <= rhi[j]) if not np.isnan(tr[j]) else np.nan, p[j],
@@ -591,7 +578,7 @@ def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[C
                  "read_upper", "true_rate", "covered", "p_meets", "decision", "metric", "pooled_lower",
                  "pooled_upper"],
     )
-    if spec.guarantee == "stratum" and spec.goal != "overall":  # the columns of status()
+    if spec.guarantee == "stratum" and not spec.goal.weighted:  # the columns of status()
         intervals = intervals.rename(columns={"mean": "pooled_mean"})
     else:
         intervals = intervals.drop(columns=["pooled_lower", "pooled_upper"])

@@ -1,7 +1,7 @@
 """One specification of a labelling campaign, shared by real campaigns and simulations.
 
 A :class:`CampaignSpec` holds every setting of a campaign (metric, strata, goal, rule,
-population model, prior, batch size, budget, stopping safeguards, random seed), validated once
+population model, prior, batch size, budget, guarantee, random seed), validated once
 when it is built. :meth:`bayeseval.campaign.Campaign.create` stores it in the campaign file and
 :meth:`~bayeseval.campaign.Campaign.open` reads it back; :func:`bayeseval.campaign.simulation` replays
 the same spec with an oracle. Both turn a pool into strata, eligible rows, population weights
@@ -16,231 +16,43 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import math
-import re
 import textwrap
-from collections.abc import Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
-from typing import Any
+from numbers import Integral
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from bayeseval._api.validation import (
-    check_class_labels,
     check_level,
     check_method,
     check_positive_int,
     check_random_seed,
-    check_weights,
     iter_columns,
 )
-from bayeseval.campaign.rules import (
-    GUARANTEES,
-    RULES,
-    STOPPING_DEFAULTS,
-    RuleState,
-    decision_allocation,
-    get_rule,
-    stopping_options,
-)
-from bayeseval.counts.counts import stratum_labels
+from bayeseval.campaign.decision import decision_allocation
+from bayeseval.campaign.fields import DEFAULTS
+from bayeseval.campaign.goals import GOALS, Decide, Goal, as_goal, check_halfwidth
+from bayeseval.campaign.guarantee import GUARANTEES
+from bayeseval.campaign.labels import LabelSet
+from bayeseval.campaign.rules import RULES, cost_allocation, get_rule, metrics_allocation
+from bayeseval.campaign.state import MetricStates, RuleState
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval.campaign.design import StrataDesign
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
-__all__ = ["CampaignSpec", "LabelSet", "GOALS", "MODELS"]
+__all__ = ["CampaignSpec", "MODELS"]
 
-#: goals of a campaign: every stratum's interval, the population-weighted rate's, a decision
-#: per stratum against a threshold, or a verdict on the max-min gap against a tolerance
-GOALS = ("each", "overall", "decide", "gap")
 #: metrics where larger is better: by default a stratum meets its threshold from above
 ABOVE_METRICS = ("accuracy", "recall", "precision", "specificity", "npv")
-DIRECTIONS = ("below", "above")
 #: population models of the rules and the stopping check
 MODELS = ("robust", "auto", "beta_binomial")
 #: rules whose allocation can weigh each stratum's expected gain by its label cost
 COST_RULES = ("expected_width", "independent_beta")
-#: settings whose "default" string means the value in ``rules.STOPPING_DEFAULTS``
-SAFEGUARDS = ("stop_level", "own_check", "min_data_share", "own_level", "own_floor", "min_pooling_gain",
-              "read_threshold", "adaptive_floor")
-
-INT_TEXT = re.compile(r"[+-]?\d+")
-#: marker returned by :meth:`LabelSet.normalise` for a missing label
-MISSING = object()
-
-
-# -- scalars and labels ---------------------------------------------------------------------
-def py_scalar(value: Any) -> Any:
-    """A numpy scalar as the Python scalar; an Interval as its text; anything else unchanged."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, pd.Interval):
-        return str(value)
-    return value
-
-
-def label_key(value: Any) -> Any:
-    """Comparison key of a known label: bools and integral floats become ints, numpy -> Python."""
-    value = py_scalar(value)
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def is_missing(value: Any) -> bool:
-    """Whether ``value`` is None, NaN, ``pd.NA`` or ``NaT`` (False for containers)."""
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-class LabelSet:
-    """The labels a campaign knows, and the one lossless normalisation applied to incoming labels.
-
-    A campaign's known labels are fixed at creation (``label_set`` of :meth:`Campaign.create`):
-    by default ``[0, 1]`` (``[False, True]`` for a boolean prediction column) when every
-    prediction is 0 or 1, otherwise the distinct predicted values. A true class the model never
-    predicts is legitimate but must be declared by passing ``label_set`` explicitly; every
-    value of ``label_set`` must be a string, or every value a number or a bool, never a mix.
-
-    An incoming label ``v`` is accepted only when it equals a known label after this
-    normalisation, and is stored as that known label:
-
-    * numbers (Python or numpy) compare by value, so ``1.0`` is ``1`` and ``True``/``False``
-      are ``1``/``0`` (as in Python); ``0.5``, ``1.9``, ``inf`` equal no integer label (a
-      fractional number is never a label: known labels refuse one, see
-      :func:`bayeseval._api.validation.first_fractional`);
-    * with numeric (or boolean) known labels, a string is read as a number when it is a
-      decimal number (``"1"``, ``" 1 "``, ``"1.0"``; with boolean labels also ``"true"`` /
-      ``"false"`` in any case) and then compared as above;
-    * with string known labels, a string must match exactly (case and spaces count) and a
-      number never matches;
-    * ``None``, NaN, ``pd.NA`` and ``NaT`` are missing labels; any other type is invalid.
-
-    Parameters
-    ----------
-    values : sequence
-        The known labels.
-    name : str
-        Argument name used in error messages.
-
-    Examples
-    --------
-    >>> labels = LabelSet([0, 1])
-    >>> labels.normalise(1.0), labels.normalise("0"), labels.normalise(True)
-    (1, 0, 1)
-    >>> labels.normalise(0.5) is None
-    True
-    """
-
-    def __init__(self, values: Sequence[Any], name: str = "label_set") -> None:
-        vals = [py_scalar(v) for v in values]
-        if not vals:
-            raise ValueError(f"{name} must hold at least one label, got {list(values)!r}")
-        for v in vals:
-            if is_missing(v) or not isinstance(v, (str, int, float)):
-                raise ValueError(f"{name} values must be strings, integers, floats or bools, got {v!r}")
-            if isinstance(v, float) and not math.isfinite(v):
-                raise ValueError(f"{name} values must be finite, got {v!r}")
-        check_class_labels(np.array(vals, dtype=object), name)
-        is_str = [isinstance(v, str) for v in vals]
-        if any(is_str) and not all(is_str):
-            raise ValueError(f"{name} mixes strings and numbers, so labels could never match: {vals!r}")
-        if all(is_str):
-            self.kind = "str"
-        elif all(isinstance(v, bool) for v in vals):
-            self.kind = "bool"
-        else:
-            self.kind = "number"
-        self.canon: dict[Any, Any] = {}
-        for v in vals:
-            key = label_key(v)
-            if key in self.canon and self.canon[key] != v:
-                raise ValueError(f"{name} holds {self.canon[key]!r} and {v!r}, which are the same label")
-            self.canon[key] = v
-        self.values = list(self.canon.values())
-
-    def _number_key(self, value: Any) -> Any:
-        """Key of a number (or of the text of one) for numeric/boolean known labels."""
-        if isinstance(value, str):
-            text = value.strip()
-            if self.kind == "bool" and text.lower() in ("true", "false"):
-                return int(text.lower() == "true")
-            if INT_TEXT.fullmatch(text):
-                return int(text)
-            try:
-                value = float(text)
-            except ValueError:
-                return None
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        return label_key(value)
-
-    def normalise(self, value: Any) -> Any:
-        """The known label equal to ``value`` (see the class docstring).
-
-        Parameters
-        ----------
-        value : object
-            An incoming label.
-
-        Returns
-        -------
-        object
-            The known label, ``None`` when there is none, or the module's ``MISSING`` marker
-            for a missing value.
-        """
-        value = py_scalar(value)
-        if value is None or is_missing(value):
-            return MISSING
-        if self.kind == "str":
-            return value if isinstance(value, str) and value in self.canon else None
-        if not isinstance(value, (str, int, float)):
-            return None
-        return self.canon.get(self._number_key(value))
-
-    def normalise_many(self, values: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Normalise an array of labels, once per distinct value.
-
-        Parameters
-        ----------
-        values : array-like
-            Incoming labels.
-
-        Returns
-        -------
-        tuple of numpy.ndarray
-            ``(canonical, missing, invalid)``: an object array of known labels and two
-            boolean masks.
-        """
-        arr = np.asarray(values, dtype=object)
-        codes, uniques = pd.factorize(pd.Series(arr, dtype=object), use_na_sentinel=True)
-        mapped = [self.normalise(u) for u in uniques]
-        missing_u = np.array([m is MISSING for m in mapped] + [True], dtype=bool)
-        invalid_u = np.array([m is None for m in mapped] + [False], dtype=bool)
-        canon_u = np.empty(len(mapped) + 1, dtype=object)
-        canon_u[:-1] = [None if (m is None or m is MISSING) else m for m in mapped]
-        return canon_u[codes], missing_u[codes], invalid_u[codes]
-
-    def __contains__(self, value: Any) -> bool:
-        return self.normalise(value) not in (None, MISSING)
-
-
 # -- scalar settings ------------------------------------------------------------------------
-def check_target_halfwidth(value: Any) -> float:
-    """``target_halfwidth`` as a float in (0, 0.5), or raise naming it."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"target_halfwidth must be a number in (0, 0.5), got {value!r}")
-    value = float(value)
-    if not (math.isfinite(value) and 0 < value < 0.5):
-        raise ValueError(f"target_halfwidth must be a finite number in (0, 0.5), got {value!r}")
-    return value
-
-
 def check_score_bins(score_bins: Any) -> int | tuple[float, ...] | None:
     """``score_bins`` as a number of bins (>= 1) or a tuple of increasing edges, or raise."""
     if score_bins is None:
@@ -317,109 +129,6 @@ def _check_costs_shape(costs: Any) -> Any:
         raise TypeError(f"costs must be a dict, a pandas Series or a sequence of label costs, got {costs!r}")
     return tuple(np.asarray(costs, dtype=float).tolist())
 
-
-def stratum_costs(costs: Any, strata: pd.Index) -> np.ndarray | None:
-    """Label cost per stratum aligned to ``strata`` (None without costs), or raise naming ``costs``.
-
-    A mapping may leave strata out (they cost 1); a sequence gives one cost per stratum. Every
-    cost must be a finite number > 0.
-    """
-    if costs is None:
-        return None
-    if isinstance(costs, (dict, pd.Series)):
-        values = [1.0] * len(strata)
-        position = {s: i for i, s in enumerate(strata)}
-        text = {t: i for i, t in enumerate(stratum_labels(strata))}
-        unknown = []
-        for key, cost in (costs.items() if isinstance(costs, dict) else costs.items()):
-            key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
-            where = position.get(key, text.get(str(key)))
-            if where is None:
-                unknown.append(key)
-            else:
-                values[where] = cost
-        if unknown:
-            raise ValueError(f"costs name strata that are not in the pool: {unknown[:5]}; strata are {list(text)[:10]}")
-    else:
-        values = list(costs)
-        if len(values) != len(strata):
-            raise ValueError(f"costs must give one cost per stratum ({len(strata)}), got {len(values)}: {values[:10]}")
-    arr = np.empty(len(values), dtype=float)
-    for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, (Real, np.number)) or not (math.isfinite(float(v)) and float(v) > 0):
-            raise ValueError(f"costs must be finite numbers > 0, got {v!r} for stratum {list(strata)[i]!r}")
-        arr[i] = float(v)
-    return arr
-
-
-def _check_threshold_shape(threshold: Any) -> Any:
-    """``threshold`` as a float in (0, 1), a mapping, or a tuple of floats (one per stratum)."""
-    if threshold is None or isinstance(threshold, (dict, pd.Series)):
-        return threshold
-    if isinstance(threshold, (str, bytes, bool)):
-        raise TypeError(f"threshold must be a number in (0, 1) or a mapping stratum -> number, got {threshold!r}")
-    if isinstance(threshold, (Real, np.number)):
-        return _unit_value(threshold, "threshold")
-    if not np.iterable(threshold):
-        raise TypeError(f"threshold must be a number in (0, 1) or a mapping stratum -> number, got {threshold!r}")
-    return tuple(_unit_value(v, "threshold") for v in threshold)
-
-
-def _check_margin(margin: Any, goal: str) -> float:
-    """``margin`` as a float in [0, 0.5), only non-zero with goal "decide", or raise naming it."""
-    if isinstance(margin, bool) or not isinstance(margin, (Real, np.number)):
-        raise TypeError(f"margin must be a number in [0, 0.5), got {margin!r}")
-    value = float(margin)
-    if not (0.0 <= value < 0.5):
-        raise ValueError(f"margin must be a number in [0, 0.5), got {margin!r}")
-    if value > 0 and goal != "decide":
-        raise ValueError(f"margin={margin!r} is only used with goal='decide', got goal={goal!r}")
-    return value
-
-
-def _unit_value(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
-        raise TypeError(f"{name} must be a number in (0, 1), got {value!r}")
-    value = float(value)
-    if not (math.isfinite(value) and 0.0 < value < 1.0):
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-    return value
-
-
-def stratum_thresholds(threshold: Any, strata: pd.Index) -> np.ndarray | None:
-    """The decision threshold per stratum aligned to ``strata`` (None without one), or raise.
-
-    A number applies to every stratum; a mapping must name every stratum (by its key or its
-    label text); a sequence gives one threshold per stratum.
-    """
-    if threshold is None:
-        return None
-    if isinstance(threshold, float):
-        return np.full(len(strata), threshold)
-    if isinstance(threshold, (dict, pd.Series)):
-        position = {s: i for i, s in enumerate(strata)}
-        text = {t: i for i, t in enumerate(stratum_labels(strata))}
-        values = np.full(len(strata), np.nan)
-        unknown = []
-        for key, value in threshold.items():
-            key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
-            where = position.get(key, text.get(str(key)))
-            if where is None:
-                unknown.append(key)
-            else:
-                values[where] = _unit_value(value, "threshold")
-        if unknown:
-            raise ValueError(f"threshold names strata that are not in the pool: {unknown[:5]}; strata are {list(text)[:10]}")
-        missing = [t for t, i in text.items() if np.isnan(values[i])]
-        if missing:
-            raise ValueError(f"threshold must give every stratum a threshold; missing {missing[:10]}")
-        return values
-    values = np.asarray(threshold, dtype=float)
-    if len(values) != len(strata):
-        raise ValueError(f"threshold must give one value per stratum ({len(strata)}), got {len(values)}: {list(values)[:10]}")
-    return values
-
-
 def check_metrics(metric: Any) -> str | tuple[str, ...]:
     """``metric`` as a canonical metric name, or a tuple of two or more distinct names, or raise."""
     if isinstance(metric, str):
@@ -434,30 +143,36 @@ def check_metrics(metric: Any) -> str | tuple[str, ...]:
     return names[0] if len(names) == 1 else tuple(names)
 
 
-def _check_goal_settings(goal: str, metric: Any, threshold: Any, direction: Any, tolerance: Any) -> dict[str, Any]:
-    """Check ``threshold``, ``direction`` and ``tolerance`` against the goal; resolve the direction."""
-    if not isinstance(metric, str) and goal in ("decide", "gap"):
-        raise ValueError(f"goal={goal!r} works on one metric, got metric={list(metric)!r}; use goal 'each' or "
+#: the spec fields a goal sets, and their defaults
+GOAL_FIELDS = {name: DEFAULTS[name] for name in ("target_halfwidth", "threshold", "direction", "margin", "tolerance")}
+
+
+def _goal_fields(goal: Any, given: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The goal's name and settings: from a goal object (the fields left at their defaults) or the fields."""
+    if not isinstance(goal, Goal):
+        return check_method(goal, GOALS, "goal"), dict(given)
+    own = goal.settings()
+    clash = sorted(k for k, v in given.items() if not _same(v, GOAL_FIELDS[k]) and not (k in own and _same(v, own[k])))
+    if clash:
+        raise TypeError(f"goal={goal!r} and also {clash}; set them in the goal")
+    return goal.name, {**given, **own}
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or (type(a) is type(b) and not isinstance(a, (pd.Series, np.ndarray)) and a == b)
+
+
+def _check_goal_settings(goal: Any, metric: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """The goal object and its settings, checked against the metric; the direction resolved."""
+    name, fields = _goal_fields(goal, given)
+    obj = as_goal(name, **fields)
+    if not isinstance(metric, str) and obj.decides:
+        raise ValueError(f"goal={name!r} works on one metric, got metric={list(metric)!r}; use goal 'each' or "
                          "'overall' for several metrics, or one campaign per metric")
-    if goal == "decide" and threshold is None:
-        raise ValueError("goal='decide' needs threshold= (a number in (0, 1) or a mapping stratum -> number)")
-    if goal != "decide" and threshold is not None:
-        raise ValueError(f"threshold={threshold!r} is only used with goal='decide', got goal={goal!r}")
-    if goal == "gap" and tolerance is None:
-        raise ValueError("goal='gap' needs tolerance= (the largest acceptable max-min gap, in (0, 1))")
-    if goal != "gap" and tolerance is not None:
-        raise ValueError(f"tolerance={tolerance!r} is only used with goal='gap', got goal={goal!r}")
-    if direction is not None and direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {list(DIRECTIONS)}, got {direction!r}")
-    if goal != "decide" and direction is not None:
-        raise ValueError(f"direction={direction!r} is only used with goal='decide', got goal={goal!r}")
-    if goal == "decide" and direction is None:
-        direction = "above" if metric in ABOVE_METRICS else "below"
-    return {
-        "threshold": _check_threshold_shape(threshold),
-        "direction": direction,
-        "tolerance": None if tolerance is None else _unit_value(tolerance, "tolerance"),
-    }
+    if isinstance(obj, Decide) and obj.direction is None:
+        obj = Decide(obj.threshold, "above" if metric in ABOVE_METRICS else "below", obj.margin)
+    return {**GOAL_FIELDS, "target_halfwidth": check_halfwidth(fields["target_halfwidth"]),
+            **obj.settings(), "goal": obj}
 
 
 # -- the specification -----------------------------------------------------------------------
@@ -483,8 +198,10 @@ FIELD_DOCS: dict[str, str] = {
     Target credible-interval half-width, a finite number in (0, 0.5); default 0.05.""",
     "level": """level : float
     Credible level of the reported intervals (0.95 = 95%).""",
-    "goal": """goal : {"each", "overall", "decide", "gap"}
-    ``"each"``: every stratum's interval within the target half-width; ``"overall"``: the
+    "goal": """goal : {"each", "overall", "decide", "gap"} or Goal
+    A goal object (:class:`~bayeseval.campaign.Each`, :class:`~bayeseval.campaign.Overall`,
+    :class:`~bayeseval.campaign.Decide`, :class:`~bayeseval.campaign.Gap`), which sets the
+    goal's settings below, or its name with them. ``"each"``: every stratum's interval within the target half-width; ``"overall"``: the
     population-weighted rate's; ``"decide"``: every stratum decided against its
     ``threshold`` (``P(rate meets it)`` at least ``level``, or at most ``1 - level``);
     ``"gap"``: the verdict on the max-min gap between the strata against ``tolerance``
@@ -515,12 +232,11 @@ FIELD_DOCS: dict[str, str] = {
     stratum (wrong with probability at most ``1 - level`` for any batch size, at least 5
     labels of the stratum's own), goal ``"gap"`` confidence sequences. The pooled posterior
     is shown beside it (``pooled_mean``, ``pooled_lower``, ``pooled_upper``). ``"average"``:
-    the pooled intervals and the stopping safeguards below, which cover on average over
-    strata like these but can miss a stratum whose data happen to look typical: in 40 seeded
-    campaigns on a 12-stratum pool a stratum at 0.14 among strata at 0.06-0.10 was covered at
-    stop 0.750 under ``"average"`` and 0.975 under ``"stratum"``, which took 2.1x the labels
-    (1.1x those of ``rule="independent_beta"``; docs/validation.md section 11). Goal ``"overall"`` is the same under both. Campaign files written before this
-    setting open as ``"average"``.""",
+    a stratum stops when its pooled interval at ``level`` reaches the target and is decided
+    when its pooled ``P(meets)`` reaches ``level``: these intervals cover on average over
+    strata like these, but can miss a stratum whose data happen to look typical
+    (docs/validation.md section 11 has the measured coverage). Goal ``"overall"`` is the
+    same under both. Campaign files written before this setting open as ``"average"``.""",
     "tolerance": """tolerance : float, optional
     Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates, in (0, 1).""",
     "weights": """weights : dict, Series or array, optional
@@ -558,36 +274,6 @@ FIELD_DOCS: dict[str, str] = {
     asks for this many unless told otherwise).""",
     "budget": """budget : int, optional
     Maximum number of labels.""",
-    "stop_level": """stop_level : float, optional
-    Level at which the stopping rule checks the half-widths (at least ``level``); default
-    None checks at ``level``. Only under ``guarantee="average"``.""",
-    "own_check": """own_check : float, optional
-    A stratum counts as done only when its pooled interval overlaps its own Jeffreys
-    interval at this level (the no-pooling check); default None (off). Only under ``guarantee="average"``.""",
-    "min_data_share": """min_data_share : float
-    A stratum counts as done only when its own trials are at least this share of its
-    posterior effective sample size, so pooling stands in for at most ``1 -
-    min_data_share`` of its information; default 0 (off). Only under ``guarantee="average"``.""",
-    "own_level": """own_level : float, None or "default"
-    Goal ``"decide"`` with a pooled model: a stratum is decided only when its own-data
-    Jeffreys ``P(meets)`` is also at least ``own_level`` (at most ``1 - own_level`` for
-    "fails"), so pooling cannot decide an atypical stratum its own labels do not support;
-    default ``"default"``: the decision level (``stop_level`` or ``level``); None asks only
-    that the own data lie on the same side of 0.5 (the rule before). Only under ``guarantee="average"``.""",
-    "own_floor": """own_floor : float or None
-    A pooled stratum counts as done only when its own-data Jeffreys interval at ``level``
-    has a half-width of at most this many times the target; default 2, None: off. Only under ``guarantee="average"``.""",
-    "min_pooling_gain": """min_pooling_gain : float or None
-    With ``own_floor`` on, a stratum whose own half-width exceeds the target counts as done
-    only when pooling narrows its interval at least this many times; default None (off). Only under ``guarantee="average"``.""",
-    "read_threshold": """read_threshold : float or None
-    A stratum whose leave-one-out conflict mid-p value is at most this (or that the conflict
-    rule flags) reads its adaptive interval, as ``evaluate`` tells users, and counts as done
-    only when that interval meets the target; default 0.2, None: every stratum stops on its
-    pooled interval. Only under ``guarantee="average"``.""",
-    "adaptive_floor": """adaptive_floor : float or None
-    Every pooled stratum counts as done only when its adaptive interval has a half-width of
-    at most this many times the target; default None (off). Only under ``guarantee="average"``.""",
     "annotators": """annotators : int
     Annotations a row needs before it is resolved into a label (default 1). Rows with fewer
     annotations, or whose annotations the ``resolve`` rule cannot settle, stay pending.""",
@@ -651,52 +337,44 @@ class CampaignSpec:
 
     Examples
     --------
-    >>> spec = CampaignSpec(y_pred="pred", strata="g", target_halfwidth=0.1, min_data_share=0.2)
-    >>> spec.strata, spec.min_data_share, spec.stop_level is None
-    (('g',), 0.2, True)
+    >>> spec = CampaignSpec(y_pred="pred", strata="g", target_halfwidth=0.1)
+    >>> spec.strata, spec.target_halfwidth, spec.guarantee
+    (('g',), 0.1, 'stratum')
     >>> spec.replace(level=0.9).level
     0.9
     >>> spec.replace(level=0.9) == spec, spec.replace() == spec
     (False, True)
-    >>> CampaignSpec(y_pred="pred", strata="g", stop_level=0.9)
+    >>> CampaignSpec(y_pred="pred", strata="g", level=1.5)
     Traceback (most recent call last):
     ...
-    ValueError: stop_level must be at least level=0.95, got 0.9
+    ValueError: level must be in the open interval (0, 1) (0.95 means a 95% interval), got 1.5
     """
 
     y_pred: str
-    strata: tuple[str, ...] = ()
-    metric: str = "error_rate"
-    pos_label: Any = 1
-    target_halfwidth: float = 0.05
-    level: float = 0.95
-    goal: str = "each"
-    weights: Any = None
-    rule: Any = "expected_width"
-    model: str = "robust"
-    prior: str = "default"
-    score: str | None = None
-    score_bins: int | tuple[float, ...] | None = None
-    label_set: tuple[Any, ...] | None = None
-    batch_size: int = 10
-    budget: int | None = None
-    stop_level: float | None = None
-    own_check: float | None = None
-    min_data_share: float = 0.0
-    own_level: Any = "default"
-    own_floor: float | None = STOPPING_DEFAULTS["own_floor"]
-    min_pooling_gain: float | None = STOPPING_DEFAULTS["min_pooling_gain"]
-    read_threshold: float | None = STOPPING_DEFAULTS["read_threshold"]
-    adaptive_floor: float | None = STOPPING_DEFAULTS["adaptive_floor"]
-    annotators: int = 1
-    resolve: str = "majority"
-    costs: Any = None
-    threshold: Any = None
-    direction: str | None = None
-    tolerance: float | None = None
-    margin: float = 0.0
-    guarantee: str = "stratum"
-    random_seed: Any = None
+    strata: tuple[str, ...] = DEFAULTS["strata"]
+    metric: str = DEFAULTS["metric"]
+    pos_label: Any = DEFAULTS["pos_label"]
+    target_halfwidth: float = DEFAULTS["target_halfwidth"]
+    level: float = DEFAULTS["level"]
+    goal: Any = DEFAULTS["goal"]
+    weights: Any = DEFAULTS["weights"]
+    rule: Any = DEFAULTS["rule"]
+    model: str = DEFAULTS["model"]
+    prior: str = DEFAULTS["prior"]
+    score: str | None = DEFAULTS["score"]
+    score_bins: int | tuple[float, ...] | None = DEFAULTS["score_bins"]
+    label_set: tuple[Any, ...] | None = DEFAULTS["label_set"]
+    batch_size: int = DEFAULTS["batch_size"]
+    budget: int | None = DEFAULTS["budget"]
+    annotators: int = DEFAULTS["annotators"]
+    resolve: str = DEFAULTS["resolve"]
+    costs: Any = DEFAULTS["costs"]
+    threshold: Any = DEFAULTS["threshold"]
+    direction: str | None = DEFAULTS["direction"]
+    tolerance: float | None = DEFAULTS["tolerance"]
+    margin: float = DEFAULTS["margin"]
+    guarantee: str = DEFAULTS["guarantee"]
+    random_seed: Any = DEFAULTS["random_seed"]
 
     def __post_init__(self) -> None:
         level = check_level(self.level)
@@ -704,9 +382,7 @@ class CampaignSpec:
             "y_pred": _check_column_name(self.y_pred, "y_pred"),
             "strata": tuple(iter_columns(self.strata, "strata")),
             "metric": check_metrics(self.metric),
-            "target_halfwidth": check_target_halfwidth(self.target_halfwidth),
             "level": level,
-            "goal": check_method(self.goal, GOALS, "goal"),
             "weights": _check_weights_shape(self.weights),
             "rule": _check_rule(self.rule),
             "model": check_method(self.model, MODELS, "model"),
@@ -721,11 +397,9 @@ class CampaignSpec:
             "resolve": check_resolve(self.resolve),
             "costs": _check_costs_shape(self.costs),
             "guarantee": check_method(self.guarantee, GUARANTEES, "guarantee"),
-            **stopping_options(level, **{name: getattr(self, name) for name in SAFEGUARDS}),
         }
-        checked.update(_check_goal_settings(checked["goal"], checked["metric"], self.threshold, self.direction,
-                                            self.tolerance))
-        checked["margin"] = _check_margin(self.margin, checked["goal"])
+        checked.update(_check_goal_settings(self.goal, checked["metric"],
+                                            {name: getattr(self, name) for name in GOAL_FIELDS}))
         if checked["costs"] is not None and checked["rule"] not in COST_RULES and isinstance(self.rule, str):
             raise ValueError(
                 f"costs need a rule that weighs gains by cost ({', '.join(COST_RULES)}), got rule={self.rule!r}"
@@ -769,6 +443,7 @@ class CampaignSpec:
         CampaignSpec
             The changed copy; this spec is unchanged.
         """
+        changes.setdefault("goal", self.goal.name)  # the fields say what the goal's settings are
         return dataclasses.replace(self, **changes)
 
     @property
@@ -780,17 +455,6 @@ class CampaignSpec:
     def rule_name(self) -> str:
         """The rule's name (a callable's ``__name__``)."""
         return get_rule(self.rule)[0]
-
-    def stopping(self) -> dict[str, Any]:
-        """The stopping safeguards as :class:`~bayeseval.campaign.RuleState` keyword arguments.
-
-        Returns
-        -------
-        dict
-            ``stop_level``, ``own_check``, ``min_data_share``, ``own_level``, ``own_floor``,
-            ``min_pooling_gain``, ``read_threshold`` and ``adaptive_floor``.
-        """
-        return {name: getattr(self, name) for name in SAFEGUARDS}
 
     def rule_state(
         self, design: StrataDesign, *, successes: Any, trials: Any, labelled: Any, pending: Any, metric: str | None = None
@@ -812,7 +476,7 @@ class CampaignSpec:
         -------
         RuleState
             With the rows still available, the population weights, the target, level, goal,
-            model (``"independent"`` for a rule that asks for it), prior and safeguards.
+            model (``"independent"`` for a rule that asks for it), prior and guarantee.
         """
         labelled = np.asarray(labelled, dtype=np.int64)
         pending = np.asarray(pending, dtype=np.int64)
@@ -840,7 +504,6 @@ class CampaignSpec:
             tolerance=self.tolerance,
             margin=self.margin,
             guarantee=self.guarantee,
-            **self.stopping(),
         )
 
     def rule_states(
@@ -919,7 +582,7 @@ class CampaignSpec:
         costs = None if design is None else design.costs
         if isinstance(state, MetricStates):
             return metrics_allocation(state, n, costs)
-        if state.goal in ("decide", "gap") and costs is not None:
+        if state.goal.decides and costs is not None:
             return decision_allocation(state, n, costs).to_numpy()
         if costs is not None and np.ptp(costs) > 0:
             return cost_allocation(state, n, costs)
@@ -940,6 +603,7 @@ class CampaignSpec:
         out["prediction"] = out.pop("y_pred")
         out["strata"] = list(self.strata)
         out["rule"] = self.rule_name
+        out["goal"] = self.goal.name
         for name in ("score_bins", "label_set", "weights", "costs", "threshold", "metric"):
             if isinstance(out[name], tuple):
                 out[name] = list(out[name])
@@ -1018,592 +682,6 @@ def _is_default(name: str, value: Any, default: Any) -> bool:
         return default is None or default is dataclasses.MISSING or name == "strata"
     if value is default:
         return True
-    if name in SAFEGUARDS and isinstance(value, str) and value == "default":
-        return True
     if isinstance(value, (str, int, float)) and not isinstance(value, bool) and type(value) is type(default):
         return value == default
     return name == "strata" and value in ((), [])
-
-
-# -- the pool as the campaign sees it --------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class StrataDesign:
-    """The strata of a campaign as its rule sees them.
-
-    Attributes
-    ----------
-    strata : pandas.Index
-        The strata, sorted (a MultiIndex for several columns).
-    n_rows, n_eligible : numpy.ndarray
-        Pool rows and rows that may be proposed, per stratum.
-    weights : numpy.ndarray
-        Population shares of the strata.
-    prior_mean : numpy.ndarray or None
-        Per-stratum prior guesses from the mean score.
-    costs : numpy.ndarray or None
-        Label cost per stratum (None: every label costs 1).
-    threshold : numpy.ndarray or None
-        Decision threshold per stratum (goal ``"decide"``).
-    """
-
-    strata: pd.Index
-    n_rows: np.ndarray
-    n_eligible: np.ndarray
-    weights: np.ndarray
-    prior_mean: np.ndarray | None
-    costs: np.ndarray | None = None
-    threshold: np.ndarray | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class PoolDesign:
-    """A pool turned into what a campaign (real or simulated) works on.
-
-    Attributes
-    ----------
-    columns : list of str
-        The stratum columns (``score_bin`` last when the spec bins the score).
-    keys : list of tuple
-        Each stratum's key as a tuple of Python scalars.
-    codes : numpy.ndarray
-        Each pool row's stratum code (position in ``strata``).
-    eligible : numpy.ndarray
-        Whether each row may be proposed (for precision-type metrics, only rows whose
-        prediction makes them trials).
-    labels : LabelSet
-        The known labels.
-    positive : object
-        ``pos_label`` as a known label (or as given for metrics without a positive class).
-    y_pred : numpy.ndarray
-        The predictions as given, as Python scalars (object array).
-    score : numpy.ndarray or None
-        The score column as floats.
-    strata : StrataDesign
-        The strata, their sizes, weights and prior means.
-    """
-
-    columns: list[str]
-    keys: list[tuple[Any, ...]]
-    codes: np.ndarray
-    eligible: np.ndarray
-    labels: LabelSet
-    positive: Any
-    y_pred: np.ndarray
-    score: np.ndarray | None
-    strata: StrataDesign
-
-
-def check_no_missing(frame: pd.DataFrame, named: Sequence[tuple[str, str]], where: str) -> None:
-    """Raise naming the argument, the column and the row ids when a column has missing values.
-
-    ``named`` pairs an argument name with a column; None, NaN, ``pd.NA`` and ``NaT`` count as
-    missing.
-    """
-    for name, col in named:
-        missing = frame[col].isna().to_numpy()
-        if missing.any():
-            ids = frame.index[missing][:10].tolist()
-            raise ValueError(
-                f"{name} column {col!r} has {int(missing.sum())} missing values (None/NaN/NA) at row ids "
-                f"{ids}; fill or drop them before {where}"
-            )
-
-
-def check_columns(frame: Any, named: Sequence[tuple[str, str]], arg: str) -> None:
-    """Check ``frame`` is a non-empty DataFrame holding every named column, or raise naming it."""
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"{arg} must be a pandas DataFrame, got {type(frame).__name__}")
-    if len(frame) == 0:
-        raise ValueError(f"{arg} has no rows")
-    for name, col in named:
-        if col not in frame.columns:
-            raise ValueError(f"{name} column {col!r} is not in {arg}; columns are {list(frame.columns)[:20]}")
-
-
-def spec_columns(spec: CampaignSpec) -> list[tuple[str, str]]:
-    """(argument, column) pairs of the pool columns a spec reads."""
-    named = [("y_pred", spec.y_pred)] + [("strata", c) for c in spec.strata]
-    return named + ([("score", spec.score)] if spec.score is not None else [])
-
-
-def _score_bin_column(sc: pd.Series, score_bins: Any) -> pd.Series:
-    """The ``score_bin`` stratum column (text labels of the bins)."""
-    if isinstance(score_bins, int):
-        bins = pd.qcut(sc, score_bins, duplicates="drop")
-    else:
-        bins = pd.cut(sc, list(score_bins), include_lowest=True)
-    if bins.isna().any():
-        raise ValueError(f"score_bins {list(score_bins) if isinstance(score_bins, tuple) else score_bins!r} "
-                         "leave some scores outside every bin")
-    return bins.astype(str)
-
-
-def _score_values(pool: pd.DataFrame, score: str | None) -> pd.Series | None:
-    if score is None:
-        return None
-    sc = pd.to_numeric(pool[score], errors="coerce")
-    bad = sc.isna() | (sc < 0) | (sc > 1)
-    if bad.any():
-        ids = pool.index[bad.to_numpy()][:10].tolist()
-        raise ValueError(f"score column {score!r} must hold probabilities in [0, 1] without missing values (row ids {ids})")
-    return sc
-
-
-def _strata_frame(pool: pd.DataFrame, spec: CampaignSpec, sc: pd.Series | None) -> tuple[pd.DataFrame, list[str]]:
-    """The stratum columns (with ``score_bin`` when asked) and their names."""
-    cols = list(spec.strata)
-    frame = pool[cols].copy() if cols else pd.DataFrame(index=pool.index)
-    if spec.score_bins is not None:
-        frame["score_bin"] = _score_bin_column(sc, spec.score_bins)
-        cols = [*cols, "score_bin"]
-    if not cols:
-        raise ValueError("give strata (one or more columns) or score_bins")
-    check_no_missing(frame, [("strata", c) for c in cols], "creating a campaign")
-    return frame, cols
-
-
-def _prediction_values(pred: pd.Series, y_pred: str) -> tuple[np.ndarray, list[Any]]:
-    """Factorize the prediction column: (codes, distinct values as Python scalars), or raise."""
-    check_no_missing(pred.to_frame(), [("y_pred", y_pred)], "creating a campaign")
-    codes, uniques = pd.factorize(pred.to_numpy(dtype=object) if pred.dtype == object else pred.to_numpy())
-    values = [py_scalar(v) for v in uniques]
-    for v in values:
-        if not isinstance(v, (str, int, float)) or (isinstance(v, float) and not math.isfinite(v)):
-            raise ValueError(
-                f"y_pred column {y_pred!r} must hold strings, integers, finite floats or bools, "
-                f"got {v!r} ({type(v).__name__})"
-            )
-    if any(isinstance(v, str) for v in values) and not all(isinstance(v, str) for v in values):
-        raise ValueError(
-            f"y_pred column {y_pred!r} mixes strings and numbers ({values[:6]!r}); "
-            "labels of one type are needed so predictions and true labels compare"
-        )
-    return codes, values
-
-
-def default_label_set(values: Sequence[Any], is_bool: bool) -> list[Any]:
-    """``[0, 1]`` (``[False, True]`` for booleans) when every value is 0 or 1, else the sorted values."""
-    if {label_key(v) for v in values} <= {0, 1}:
-        return [False, True] if is_bool else [0, 1]
-    return sorted(set(values), key=lambda v: (str(type(v)), v))
-
-
-def _known_labels(pred: pd.Series, pred_values: list[Any], spec: CampaignSpec, extra: Sequence[Any]) -> LabelSet:
-    """The campaign's :class:`LabelSet` (see its docstring for the default)."""
-    check_class_labels(np.array(pred_values, dtype=object), "y_pred", spec.y_pred)
-    if spec.label_set is None:
-        return LabelSet(default_label_set([*pred_values, *extra], pred.dtype == bool), "label_set")
-    labels = LabelSet(list(spec.label_set), "label_set")
-    bad = [v for v in pred_values if labels.normalise(v) is None]
-    if bad:
-        raise ValueError(f"y_pred column {spec.y_pred!r} has values {bad[:5]} that are not in label_set {labels.values}")
-    return labels
-
-
-def _positive_label(labels: LabelSet, spec: CampaignSpec) -> Any:
-    """``pos_label`` as a known label (class metrics), or raise naming it."""
-    metric = next((get_metric(m) for m in spec.metrics if get_metric(m).needs_positive), get_metric(spec.metrics[0]))
-    pos = py_scalar(spec.pos_label)
-    if not metric.needs_positive:
-        return pos if isinstance(pos, (str, int, float, type(None))) else str(spec.pos_label)
-    known = labels.normalise(spec.pos_label)
-    if known is None or known is MISSING:
-        raise ValueError(
-            f"pos_label {spec.pos_label!r} is not one of the campaign's labels {labels.values} (from y_pred "
-            f"column {spec.y_pred!r}); metric {metric.name!r} would never count a trial for it. Pass "
-            "label_set=[...] to declare a class the model never predicts"
-        )
-    return known
-
-
-def _eligible(spec: CampaignSpec, pred_codes: np.ndarray, pred_values: list[Any], positive: Any) -> np.ndarray:
-    """Rows that may be proposed: for metrics whose trials depend on the prediction only, the trials."""
-    kinds = {get_metric(m).trials for m in spec.metrics}
-    if not kinds <= {"pred_pos", "pred_neg"}:
-        return np.ones(len(pred_codes), bool)
-    is_pos = np.array([label_key(v) == label_key(positive) for v in pred_values], dtype=bool)[pred_codes]
-    out = np.zeros(len(pred_codes), bool)
-    if "pred_pos" in kinds:
-        out |= is_pos
-    if "pred_neg" in kinds:
-        out |= ~is_pos
-    return out
-
-
-def _prior_mean(spec: CampaignSpec, sc: pd.Series | None, codes: np.ndarray, k: int) -> np.ndarray | None:
-    """Per-stratum prior guesses from the mean score (``error_rate`` and ``accuracy`` only)."""
-    if sc is None or not isinstance(spec.metric, str) or spec.metric not in ("error_rate", "accuracy"):
-        return None
-    per = pd.Series(sc.to_numpy(dtype=float)).groupby(codes).mean().reindex(range(k))
-    pm = (1 - per) if spec.metric == "error_rate" else per
-    return np.clip(pm.to_numpy(dtype=float), 1e-3, 1 - 1e-3)
-
-
-def _strata_index(keys: list[tuple[Any, ...]], cols: list[str]) -> pd.Index:
-    if len(cols) == 1:
-        return pd.Index([k[0] for k in keys], name=cols[0])
-    return pd.MultiIndex.from_tuples(keys, names=cols)
-
-
-def population_weights(weights: Any, strata: pd.Index, n_eligible: np.ndarray) -> np.ndarray:
-    """The checked population shares, or the strata's shares of the eligible rows."""
-    if weights is not None:
-        return check_weights(list(weights) if isinstance(weights, tuple) else weights, strata)
-    total = n_eligible.sum()
-    return n_eligible / total if total else np.full(len(n_eligible), 1.0 / len(n_eligible))
-
-
-def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequence[Any] = ()) -> PoolDesign:
-    """Turn a pool into strata, eligible rows, known labels, weights and prior means.
-
-    The one place where :meth:`Campaign.create` and :func:`simulate` read a pool, so both
-    see the same strata (sorted keys), the same eligible rows and the same weights.
-
-    Parameters
-    ----------
-    spec : CampaignSpec
-        The campaign's settings.
-    pool : pandas.DataFrame
-        Holds the spec's columns (already checked with :func:`check_columns`).
-    extra_labels : sequence, optional
-        Further values for the default label set (the true labels of a simulation).
-
-    Returns
-    -------
-    PoolDesign
-        The pool as the campaign sees it.
-    """
-    sc = _score_values(pool, spec.score)
-    frame, cols = _strata_frame(pool, spec, sc)
-    pred = pool[spec.y_pred]
-    pred_codes, pred_values = _prediction_values(pred, spec.y_pred)
-    labels = _known_labels(pred, pred_values, spec, extra_labels)
-    positive = _positive_label(labels, spec)
-    eligible = _eligible(spec, pred_codes, pred_values, positive)
-    grouped = frame.groupby(cols, sort=True, observed=True)
-    codes = grouped.ngroup().to_numpy()
-    keys = [tuple(py_scalar(x) for x in k) if isinstance(k, tuple) else (py_scalar(k),) for k in grouped.size().index]
-    strata = _strata_index(keys, cols)
-    n_eligible = np.bincount(codes, weights=eligible, minlength=len(keys)).astype(np.int64)
-    design = StrataDesign(
-        strata=strata,
-        n_rows=np.bincount(codes, minlength=len(keys)),
-        n_eligible=n_eligible,
-        weights=population_weights(spec.weights, strata, n_eligible),
-        prior_mean=_prior_mean(spec, sc, codes, len(keys)),
-        costs=stratum_costs(spec.costs, strata),
-        threshold=stratum_thresholds(spec.threshold, strata),
-    )
-    values = np.empty(len(pred_values), dtype=object)
-    values[:] = pred_values
-    return PoolDesign(
-        columns=cols,
-        keys=keys,
-        codes=codes,
-        eligible=eligible,
-        labels=labels,
-        positive=positive,
-        y_pred=values[pred_codes],
-        score=None if sc is None else sc.to_numpy(dtype=float),
-        strata=design,
-    )
-
-
-def seed_sequences(random_seed: Any, n: int) -> list[np.random.SeedSequence]:
-    """``n`` independent seed sequences from a campaign's ``random_seed``.
-
-    A campaign uses the first; a simulation's repeat ``r`` uses the ``r``-th, so repeat 0
-    replays the campaign created with the same seed.
-
-    Parameters
-    ----------
-    random_seed : int, sequence of int, SeedSequence, Generator or None
-        A checked seed (a Generator gives the entropy of a new sequence).
-    n : int
-        Number of sequences.
-
-    Returns
-    -------
-    list of numpy.random.SeedSequence
-        The children of the seed's sequence.
-    """
-    if isinstance(random_seed, np.random.Generator):
-        root = np.random.SeedSequence(random_seed.integers(0, 2**63, size=4).tolist())
-    elif isinstance(random_seed, np.random.SeedSequence):
-        root = random_seed
-    else:
-        root = np.random.SeedSequence(random_seed)
-    return root.spawn(n)
-
-
-def proposal_order(design: PoolDesign, seed: np.random.SeedSequence) -> list[np.ndarray]:
-    """Per stratum, the positions of its eligible pool rows in the order they are proposed.
-
-    Each stratum's eligible rows (in pool order) are shuffled by one random permutation,
-    drawn stratum after stratum from a generator seeded with ``seed``.
-
-    Parameters
-    ----------
-    design : PoolDesign
-        The pool's strata codes and eligible rows.
-    seed : numpy.random.SeedSequence
-        The campaign's (or the simulated repeat's) seed sequence.
-
-    Returns
-    -------
-    list of numpy.ndarray
-        Row positions, one array per stratum.
-    """
-    rng = np.random.default_rng(seed)
-    rows = np.flatnonzero(design.eligible)
-    rows = rows[np.argsort(design.codes[rows], kind="stable")]
-    bounds = np.searchsorted(design.codes[rows], np.arange(len(design.keys) + 1))
-    return [rows[a:b][rng.permutation(b - a)] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def rule_generator(seed: np.random.SeedSequence) -> np.random.Generator:
-    """The random generator a campaign's rule draws from (randomised rules such as Thompson).
-
-    Parameters
-    ----------
-    seed : numpy.random.SeedSequence
-        The campaign's (or the simulated repeat's) seed sequence.
-
-    Returns
-    -------
-    numpy.random.Generator
-        A generator independent of the row order's.
-    """
-    return np.random.default_rng(seed.generate_state(4))
-
-
-def metric_flags(metric: Any, y_true: Any, y_pred: Any, positive: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Trial and success flags of known labels, compared through :func:`label_key`.
-
-    Parameters
-    ----------
-    metric : Metric
-        The campaign's metric.
-    y_true, y_pred : sequence
-        Known true and predicted labels.
-    positive : object
-        The positive label.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        ``(trial, success)`` boolean flags.
-    """
-    truth = np.array([label_key(v) for v in y_true], dtype=object)
-    pred = np.array([label_key(v) for v in y_pred], dtype=object)
-    trial, success = metric.masks(truth, pred, label_key(positive))
-    return np.asarray(trial, bool), np.asarray(success, bool)
-
-
-def _cost_gains(state: RuleState) -> tuple[Any, np.ndarray, np.ndarray]:
-    """The expected-width rule's gain of one more label per stratum, and who may get labels.
-
-    The same expected reduction as the ``expected_width`` rule: of the excess of a stratum's
-    stopping half-width over the target, ``h sqrt(n_eff / (n_eff + t))`` after ``t`` more
-    expected trials (goal ``"each"``), or of the weighted rate's variance ``sum_k c_k /
-    (n_eff_k + t_k)`` (goal ``"overall"``). Returns ``(gain(t), p_trial, eligible)``.
-    """
-    p = np.clip(state.p_trial(), 1e-6, 1.0)
-    neff = state.posterior.n_eff().to_numpy()
-    cap = state.available.astype(np.int64)
-    if state.goal == "overall":
-        c = state.weights**2 * state.posterior.var().to_numpy() * neff
-
-        def gain(t: np.ndarray) -> np.ndarray:
-            return c / (neff + t) - c / (neff + t + p)
-
-        return gain, p, cap > 0
-    hw = state.stop_halfwidths()
-    neff = state.stop_neff()
-    done = state.stratum_done()
-    target = np.where(done | (hw > state.target_halfwidth), state.target_halfwidth, 0.0)
-
-    def gain_each(t: np.ndarray) -> np.ndarray:
-        h0 = hw * np.sqrt(neff / (neff + t))
-        h1 = hw * np.sqrt(neff / (neff + t + p))
-        return np.maximum(h0 - target, 0) - np.maximum(h1 - target, 0) + 1e-3 * (h0 - h1)
-
-    eligible = (cap > 0) & ~done
-    return gain_each, p, eligible if eligible.any() else cap > 0
-
-
-def cost_allocation(state: RuleState, n: int, costs: np.ndarray) -> np.ndarray:
-    """Labels per stratum for a round of ``n`` when labels cost differently per stratum.
-
-    Greedy with diminishing returns: each label in turn goes to the stratum with the largest
-    expected gain (the ``expected_width`` rule's expected reduction of the excess half-width,
-    or of the weighted rate's variance for goal ``"overall"``) divided by its label cost, and
-    that stratum's expected trials grow by ``P(trial)``. With equal costs this is the
-    ``expected_width`` allocation; a stratum ``r`` times as expensive gets a label only when
-    its gain is ``r`` times as large.
-
-    Parameters
-    ----------
-    state : RuleState
-        The campaign's current state.
-    n : int
-        Labels in the round.
-    costs : numpy.ndarray
-        Label cost per stratum (> 0).
-
-    Returns
-    -------
-    numpy.ndarray
-        Integer labels per stratum, at most the rows available.
-
-    Examples
-    --------
-    >>> st = RuleState.from_counts([5, 5], [50, 50], available=[500, 500], target_halfwidth=0.02)
-    >>> a = cost_allocation(st, 10, np.array([1.0, 4.0]))
-    >>> int(a.sum()), bool(a[0] > a[1])
-    (10, True)
-    """
-    gain, p, eligible = _cost_gains(state)
-    cap = state.available.astype(np.int64)
-    counts = np.zeros(len(cap), np.int64)
-    t = np.clip(state.p_trial(), 1e-6, 1.0) * state.pending
-    for _ in range(int(n)):
-        score = np.where(eligible & (counts < cap), gain(t) / costs, -np.inf)
-        j = int(np.argmax(score))
-        if not np.isfinite(score[j]):
-            break
-        counts[j] += 1
-        t = t.copy()
-        t[j] += p[j]
-    return counts
-
-
-# -- several metrics in one campaign ---------------------------------------------------------
-class MetricStates:
-    """The states of a campaign on several metrics, one :class:`RuleState` per metric.
-
-    A labelled row counts for every metric it is a trial of, so the metrics share the
-    labelled, pending and available rows per stratum; each has its own successes, trials,
-    posterior and goal. The campaign is done when every metric's goal is met.
-
-    Parameters
-    ----------
-    states : dict
-        Metric name -> :class:`RuleState` (same strata and row counts).
-
-    Examples
-    --------
-    >>> a = RuleState.from_counts([1, 2], [400, 400], available=[100, 100], target_halfwidth=0.05)
-    >>> b = RuleState.from_counts([5, 9], [20, 20], available=[100, 100], target_halfwidth=0.05)
-    >>> a.is_done(), b.is_done(), MetricStates({"fpr": a, "tpr": b}).is_done()
-    (True, False, False)
-    """
-
-    def __init__(self, states: dict[str, RuleState]) -> None:
-        self.states = dict(states)
-        first = next(iter(self.states.values()))
-        self.strata = first.strata
-        self.labelled, self.pending, self.available = first.labelled, first.pending, first.available
-        self.goal = first.goal
-
-    @property
-    def metrics(self) -> list[str]:
-        """The metric names."""
-        return list(self.states)
-
-    def is_done(self) -> bool:
-        """Whether every metric's goal is met (or nothing is left to label).
-
-        Returns
-        -------
-        bool
-        """
-        return all(st.is_done() for st in self.states.values())
-
-    def halfwidths(self) -> np.ndarray:
-        """Per stratum, the largest half-width over the metrics.
-
-        Returns
-        -------
-        numpy.ndarray
-        """
-        return np.max([st.halfwidths() for st in self.states.values()], axis=0)
-
-    def read_halfwidths(self) -> np.ndarray:
-        """Per stratum, the largest half-width of the read interval over the metrics.
-
-        Returns
-        -------
-        numpy.ndarray
-            One half-width per stratum (:meth:`RuleState.read_halfwidths` of each metric).
-        """
-        return np.max([st.read_halfwidths() for st in self.states.values()], axis=0)
-
-
-def _metric_gains(state: RuleState) -> tuple[Any, np.ndarray, np.ndarray]:
-    """One metric's gain per further trial, its ``P(trial)`` and the strata it still needs."""
-    gain, p, _ = _cost_gains(state)
-    cap = state.available > 0
-    if state.goal == "overall":
-        _, lo, hi = state.overall()
-        need = np.full(len(cap), (hi - lo) / 2 > state.target_halfwidth)
-    else:
-        need = ~state.stratum_done()
-    return gain, p, need & cap
-
-
-def metrics_allocation(states: MetricStates, n: int, costs: np.ndarray | None = None) -> np.ndarray:
-    """Labels per stratum for a campaign on several metrics.
-
-    Greedy with diminishing returns: each label goes to the stratum with the largest sum,
-    over the metrics that still need it, of ``P(trial)`` times the expected gain of one more
-    trial (the ``expected_width`` rule's expected reduction of the excess half-width, or of
-    the weighted rate's variance for goal ``"overall"``; see :func:`cost_allocation`),
-    divided by the stratum's label cost. After each label every metric's expected trials in
-    that stratum grow by its ``P(trial)``, so a row that is a trial of both TPR and FPR with
-    probabilities ``p`` and ``1 - p`` serves each in proportion.
-
-    Parameters
-    ----------
-    states : MetricStates
-        The campaign's state per metric.
-    n : int
-        Labels in the round.
-    costs : numpy.ndarray, optional
-        Label cost per stratum.
-
-    Returns
-    -------
-    numpy.ndarray
-        Integer labels per stratum, at most the rows available.
-
-    Examples
-    --------
-    >>> tpr = RuleState.from_counts([20, 20], [25, 25], labelled=[100, 100], available=[500, 500],
-    ...                             trial_known=False, target_halfwidth=0.05)
-    >>> fpr = RuleState.from_counts([5, 30], [75, 75], labelled=[100, 100], available=[500, 500],
-    ...                             trial_known=False, target_halfwidth=0.05)
-    >>> int(metrics_allocation(MetricStates({"tpr": tpr, "fpr": fpr}), 20).sum())
-    20
-    """
-    k = len(states.strata)
-    cost = np.ones(k) if costs is None else np.asarray(costs, dtype=float)
-    parts = [_metric_gains(st) for st in states.states.values()]
-    cap = states.available.astype(np.int64)
-    counts = np.zeros(k, np.int64)
-    t = [np.clip(p, 1e-6, 1.0) * states.pending for _, p, _ in parts]
-    wanted = np.any([need for _, _, need in parts], axis=0)
-    if not wanted.any():
-        wanted = cap > 0
-    for _ in range(int(n)):
-        score = np.zeros(k)
-        for (gain, _, need), t_m in zip(parts, t, strict=True):
-            score += np.where(need, gain(t_m), 0.0)
-        score = np.where(wanted & (counts < cap), score / cost + 1e-12, -np.inf)
-        j = int(np.argmax(score))
-        if not np.isfinite(score[j]):
-            break
-        counts[j] += 1
-        for (_, p, _), t_m in zip(parts, t, strict=True):
-            t_m[j] += p[j]
-    return counts

@@ -22,7 +22,7 @@ One file per campaign, in WAL mode. Tables:
                empty until a tool's sync records tasks).
 
 An older file (schema version 1 or 2) gains the tables it lacks, empty, in one transaction
-when opened (:func:`_upgrade_schema`); reads of ``content`` treat a file without the table
+when opened (:func:`upgrade_schema`); reads of ``content`` treat a file without the table
 as holding none.
 
 Creation builds the whole database in a hidden temporary file next to the target
@@ -70,95 +70,22 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from bayeseval.campaign.storefile import (
+    DEFAULT_BUSY_TIMEOUT,
+    SCHEMA_VERSION,
+    SQLITE_MAGIC,
+    TABLES,
+    UPGRADABLE,
+    build,
+    check_new_path,
+    check_timeout_value,
+    missing_tables,
+    publish,
+    py_value,
+    upgrade_schema,
+)
+
 __all__ = ["CampaignStore", "SCHEMA_VERSION", "DEFAULT_BUSY_TIMEOUT"]
-
-SCHEMA_VERSION = 3
-#: older schema versions that :class:`CampaignStore` upgrades when it opens them
-_UPGRADABLE = ("1", "2")
-#: Seconds a campaign waits for another process's write lock before giving up.
-DEFAULT_BUSY_TIMEOUT = 10.0
-_TABLES = frozenset({"meta", "strata", "pool", "proposals", "labels", "counts", "decisions"})
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-
-_SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE strata (
-    code INTEGER PRIMARY KEY,
-    key TEXT NOT NULL,
-    n_rows INTEGER NOT NULL,
-    n_eligible INTEGER NOT NULL
-);
-CREATE TABLE pool (
-    rid {rid_type} PRIMARY KEY,
-    stratum INTEGER NOT NULL,
-    prediction,
-    score REAL,
-    eligible INTEGER NOT NULL,
-    ord INTEGER NOT NULL
-);
-CREATE TABLE proposals (
-    rid {rid_type} PRIMARY KEY,
-    round INTEGER NOT NULL,
-    time REAL NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('pending', 'labelled'))
-);
-CREATE TABLE labels (
-    rid {rid_type} PRIMARY KEY,
-    label,
-    trial INTEGER NOT NULL,
-    success INTEGER NOT NULL,
-    round INTEGER NOT NULL,
-    time REAL NOT NULL
-);
-CREATE TABLE counts (
-    stratum INTEGER PRIMARY KEY,
-    labelled INTEGER NOT NULL,
-    trials INTEGER NOT NULL,
-    successes INTEGER NOT NULL,
-    pending INTEGER NOT NULL
-);
-CREATE TABLE annotations (
-    rid {rid_type} NOT NULL,
-    annotator TEXT NOT NULL,
-    label,
-    round INTEGER NOT NULL,
-    time REAL NOT NULL,
-    PRIMARY KEY (rid, annotator)
-);
-CREATE TABLE content (
-    rid {rid_type} PRIMARY KEY,
-    data TEXT NOT NULL
-);
-CREATE TABLE tasks (
-    rid {rid_type} NOT NULL,
-    project TEXT NOT NULL,
-    task_id INTEGER NOT NULL,
-    time REAL NOT NULL,
-    PRIMARY KEY (rid, project),
-    UNIQUE (project, task_id)
-);
-CREATE TABLE decisions (
-    round INTEGER PRIMARY KEY,
-    rule TEXT NOT NULL,
-    allocation TEXT NOT NULL,
-    time REAL NOT NULL,
-    version TEXT NOT NULL,
-    details TEXT
-);
-"""
-_INDEXES = "CREATE INDEX pool_sample ON pool (stratum, eligible, ord);"
-
-
-#: json.dumps with its default settings, built once (one encoder for many stratum keys)
-_KEY_JSON = json.JSONEncoder()
-
-
-def _py(value: Any) -> Any:
-    """Convert numpy scalars to plain Python values for sqlite3."""
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -232,7 +159,7 @@ def _header_problem(path: Path) -> str | None:
     size = path.stat().st_size
     with open(path, "rb") as fh:
         header = fh.read(100)
-    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
         return "not an SQLite database file" if size else "an empty file"
     (page_size,) = struct.unpack(">H", header[16:18])
     page_size = 65536 if page_size == 1 else page_size
@@ -274,13 +201,13 @@ class CampaignStore:
         self, path: str | PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT, read_only: bool = False
     ) -> None:
         self.path = Path(path)
-        self.busy_timeout = _check_timeout(busy_timeout)
+        self.busy_timeout = check_timeout_value(busy_timeout)
         self.read_only = bool(read_only)
         self._check_is_campaign()
         with self._errors("open it"):
             self.conn = self._connect()
         self.rid_type = self.get_meta("rid_type")
-        if self.get_meta("schema_version") in _UPGRADABLE:
+        if self.get_meta("schema_version") in UPGRADABLE:
             self._upgrade()
 
     def _sqlite_connect(self) -> sqlite3.Connection:
@@ -293,11 +220,11 @@ class CampaignStore:
         """Bring an older file to the current schema (one transaction: all or nothing)."""
         if self.read_only:  # the file stays as it is: the tables it lacks, empty, for this connection only
             with self._errors("read it"):
-                for stmt in _missing_tables(self.conn, self.rid_type):
+                for stmt in missing_tables(self.conn, self.rid_type):
                     self.conn.execute(stmt.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
             return
         with self.transaction("upgrade its schema") as conn:
-            _upgrade_schema(conn, self.rid_type)
+            upgrade_schema(conn, self.rid_type)
 
     # -- connection --------------------------------------------------------------------
     @contextmanager
@@ -332,7 +259,7 @@ class CampaignStore:
             raise ValueError(f"{where}: cannot open it: {_environment_problem(exc, self.path) or exc}") from exc
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            missing = sorted(_TABLES - tables)
+            missing = sorted(TABLES - tables)
             if missing:
                 raise ValueError(f"{where} is not a bayeseval campaign database (no tables {missing})")
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -343,7 +270,7 @@ class CampaignStore:
             raise ValueError(f"{where} is not a readable bayeseval campaign database: {exc}") from exc
         finally:
             conn.close()
-        if row is None or row[0] not in (str(SCHEMA_VERSION), *_UPGRADABLE):
+        if row is None or row[0] not in (str(SCHEMA_VERSION), *UPGRADABLE):
             got = None if row is None else row[0]
             raise ValueError(
                 f"{where} is not a bayeseval campaign database of schema version {SCHEMA_VERSION} "
@@ -405,15 +332,15 @@ class CampaignStore:
         path = Path(path)
         if rid_type not in ("INTEGER", "TEXT"):
             raise ValueError(f"rid_type must be 'INTEGER' or 'TEXT', got {rid_type!r}")
-        busy_timeout = _check_timeout(busy_timeout)
-        _check_new_path(path)
+        busy_timeout = check_timeout_value(busy_timeout)
+        check_new_path(path)
         tmp = path.with_name(f".{path.name}.creating-{os.getpid()}-{secrets.token_hex(4)}")
         try:
             try:
-                _build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible, content_rows)
+                build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible, content_rows)
             except sqlite3.Error as exc:
                 raise ValueError(f"path {str(path)!r}: could not create the campaign database: {exc}") from exc
-            _publish(tmp, path)
+            publish(tmp, path)
         finally:
             for suffix in ("", "-journal", "-wal", "-shm"):
                 Path(str(tmp) + suffix).unlink(missing_ok=True)
@@ -433,7 +360,7 @@ class CampaignStore:
         float
             The checked number of seconds.
         """
-        return _check_timeout(value)
+        return check_timeout_value(value)
 
     def close(self) -> None:
         """Close the connection."""
@@ -594,7 +521,7 @@ class CampaignStore:
             Indexed by row id: ``stratum``, ``prediction``, ``score``.
         """
         out = []
-        for chunk in _chunks([_py(r) for r in rids], 900):
+        for chunk in _chunks([py_value(r) for r in rids], 900):
             marks = ",".join("?" * len(chunk))
             out.extend(
                 self.conn.execute(
@@ -603,7 +530,7 @@ class CampaignStore:
             )
         frame = pd.DataFrame(out, columns=["rid", "stratum", "prediction", "score"])
         frame = frame.set_index("rid")
-        return frame.reindex([_py(r) for r in rids])
+        return frame.reindex([py_value(r) for r in rids])
 
     def _lookup(self, conn: sqlite3.Connection, sql: str, rids: Sequence[Any]) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
@@ -840,7 +767,7 @@ class CampaignStore:
         conn.executemany(  # a replaced label keeps the time (and place) of the annotator's first one
             "INSERT INTO annotations VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (rid, annotator) DO UPDATE SET label = excluded.label, round = excluded.round",
-            [(_py(r[0]), str(r[1]), _py(r[2]), int(r[3]), now) for r in rows],
+            [(py_value(r[0]), str(r[1]), py_value(r[2]), int(r[3]), now) for r in rows],
         )
 
     @_guarded("read its tasks")
@@ -875,7 +802,7 @@ class CampaignStore:
         now = time.time()
         conn.executemany(
             "INSERT INTO tasks VALUES (?, ?, ?, ?) ON CONFLICT (rid, project) DO NOTHING",
-            [(_py(r), str(project), int(t), now) for r, t in pairs],
+            [(py_value(r), str(project), int(t), now) for r, t in pairs],
         )
 
     def forget_tasks(self, conn: sqlite3.Connection, project: str, rids: Sequence[Any]) -> None:
@@ -890,7 +817,7 @@ class CampaignStore:
         rids : sequence
             Row ids.
         """
-        conn.executemany("DELETE FROM tasks WHERE rid = ? AND project = ?", [(_py(r), str(project)) for r in rids])
+        conn.executemany("DELETE FROM tasks WHERE rid = ? AND project = ?", [(py_value(r), str(project)) for r in rids])
 
     # -- writes ------------------------------------------------------------------------
     def record_proposal(
@@ -929,7 +856,7 @@ class CampaignStore:
         now = time.time()
         conn.executemany(
             "INSERT INTO proposals VALUES (?, ?, ?, 'pending')",
-            [(_py(r), round_, now) for rids in rids_by_code.values() for r in rids],
+            [(py_value(r), round_, now) for rids in rids_by_code.values() for r in rids],
         )
         conn.executemany(
             "UPDATE counts SET pending = pending + ? WHERE stratum = ?",
@@ -1033,119 +960,6 @@ class CampaignStore:
             "UPDATE counts SET trials = trials + ?, successes = successes + ? WHERE stratum = ?",
             [(a[0], a[1], code) for code, a in agg.items()],
         )
-
-
-def _upgrade_schema(conn: sqlite3.Connection, rid_type: str) -> None:
-    """Create the tables of the current schema an older file lacks (empty) and set its version.
-
-    Every schema change is additive (a new table), so an older file upgrades by creating the
-    tables it does not have; runs inside the caller's transaction.
-    """
-    if conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] not in _UPGRADABLE:
-        return  # another process upgraded it meanwhile
-    for stmt in _missing_tables(conn, rid_type):
-        conn.execute(stmt)
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-
-
-def _missing_tables(conn: sqlite3.Connection, rid_type: str) -> list[str]:
-    """The ``CREATE TABLE`` statements of the current schema's tables the file does not have."""
-    have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    out = []
-    for stmt in _SCHEMA.format(rid_type=rid_type).split(";"):
-        name = stmt.split("(")[0].split()[-1] if stmt.strip() else None
-        if name is not None and name not in have:
-            out.append(stmt)
-    return out
-
-
-def _check_timeout(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"busy_timeout must be a number of seconds, got {value!r}")
-    value = float(value)
-    if not (np.isfinite(value) and value >= 0):
-        raise ValueError(f"busy_timeout must be a finite number of seconds >= 0, got {value!r}")
-    return value
-
-
-def _check_new_path(path: Path) -> None:
-    if path.exists():
-        raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it")
-    if not path.parent.is_dir():
-        raise ValueError(f"path {str(path)!r}: directory {str(path.parent)!r} does not exist")
-
-
-def _build(
-    tmp: Path,
-    meta: dict[str, str],
-    rid_type: str,
-    strata_keys: Sequence[Sequence[Any]],
-    pool_rows: Any,
-    n_rows: Sequence[int] | None,
-    n_eligible: Sequence[int] | None,
-    content_rows: Any = None,
-) -> None:
-    """Write a complete campaign database to ``tmp`` (a private file: no journal needed)."""
-    conn = sqlite3.connect(str(tmp), isolation_level=None)
-    try:
-        conn.execute("PRAGMA journal_mode = OFF")
-        conn.execute("PRAGMA synchronous = OFF")
-        conn.execute("PRAGMA cache_size = -262144")  # up to 256 MiB of pages while building
-        conn.execute("PRAGMA temp_store = MEMORY")
-        conn.execute("BEGIN")
-        for stmt in _SCHEMA.format(rid_type=rid_type).split(";"):
-            if stmt.strip():
-                conn.execute(stmt)
-        conn.executemany("INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?)", pool_rows)
-        if content_rows is not None:
-            conn.executemany("INSERT INTO content VALUES (?, ?)", content_rows)
-        conn.execute(_INDEXES)
-        k = len(strata_keys)
-        if n_rows is None or n_eligible is None:
-            got = dict(conn.execute("SELECT stratum, COUNT(*) FROM pool GROUP BY stratum"))
-            eli = dict(conn.execute("SELECT stratum, COUNT(*) FROM pool WHERE eligible=1 GROUP BY stratum"))
-            n_rows = [int(got.get(i, 0)) for i in range(k)]
-            n_eligible = [int(eli.get(i, 0)) for i in range(k)]
-        conn.executemany(
-            "INSERT INTO strata VALUES (?, ?, ?, ?)",
-            [
-                (i, _KEY_JSON.encode([_py(v) for v in key]), int(n_rows[i]), int(n_eligible[i]))
-                for i, key in enumerate(strata_keys)
-            ],
-        )
-        conn.executemany("INSERT INTO counts VALUES (?, 0, 0, 0, 0)", [(i,) for i in range(k)])
-        full = dict(meta)
-        full.update(schema_version=str(SCHEMA_VERSION), rid_type=rid_type, created=str(time.time()))
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", list(full.items()))
-        conn.execute("COMMIT")
-        conn.execute("PRAGMA journal_mode = WAL")
-    finally:
-        conn.close()
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _publish(tmp: Path, path: Path) -> None:
-    """Make the finished ``tmp`` appear at ``path`` atomically, never replacing a file there."""
-    for suffix in ("-wal", "-shm"):  # left by a database once at ``path``: never replay them
-        Path(str(path) + suffix).unlink(missing_ok=True)
-    try:
-        os.link(tmp, path)
-    except FileExistsError as exc:
-        raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it") from exc
-    except OSError as exc:  # a file system without hard links: rename instead
-        if path.exists():
-            raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it") from exc
-        os.replace(tmp, path)
-    if hasattr(os, "O_DIRECTORY"):
-        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

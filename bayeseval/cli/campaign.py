@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bayeseval._api.metric_names import choices as metric_choices
+from bayeseval.campaign.fields import FIELDS
 from bayeseval.cli import labelstudio as labelstudio_cli
 from bayeseval.cli.io import HelpFormatter as _Formatter
 from bayeseval.cli.io import atomic_output, check_output, cli_warnings, one_line, read_table
@@ -157,15 +158,6 @@ def _number(cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str
     return parse
 
 
-def _or_words(parse: Callable[[str], Any], words: dict[str, Any]) -> Callable[[str], Any]:
-    """``parse``, or the value of one of ``words`` (compared lower case, spaces stripped)."""
-    def parse_or_word(text: str) -> Any:
-        low = text.strip().lower()
-        return words[low] if low in words else parse(text)
-
-    return parse_or_word
-
-
 _positive_int = _number(int, lambda v: v >= 1, "a whole number >= 1")
 _seed = _number(int, lambda v: v >= 0, "a whole number >= 0")
 
@@ -191,25 +183,6 @@ def _columns(value: str) -> list[str]:
     if not cols:
         raise argparse.ArgumentTypeError(f"expected one or more column names, got {value!r}")
     return cols
-
-
-#: --own-level: a number in (0, 1), ``default`` (the decision level) or ``none`` (off)
-_own_level = _or_words(_number(float, lambda v: 0 < v < 1, "a number in (0, 1), 'default' or 'none'"),
-                       {"default": "default", "none": None})
-_unit = _number(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
-
-
-#: rules.STOPPING_DEFAULTS of the safeguards the CLI sets (not imported: the CLI starts
-#: without numpy/scipy; tests/test_campaign_read.py checks they agree)
-_STOPPING = {"own_floor": 2.0, "min_pooling_gain": None, "read_threshold": 0.2, "adaptive_floor": None}
-
-
-def _off_or(parse: Callable[[str], float]) -> Callable[[str], float | None]:
-    """``parse``, or None for the words ``none`` and ``off`` (a safeguard switched off)."""
-    return _or_words(parse, {"none": None, "off": None})
-
-
-_factor = _number(float, lambda v: 1 <= v < float("inf"), "a number of at least 1 or 'none'")
 
 
 def _scalar(value: str | None) -> Any:
@@ -299,17 +272,8 @@ def _create(args: argparse.Namespace) -> int:
         pool = pool.set_index(args.id_column)
     else:
         pool.index.name = "row"
-    settings = dict(
-        strata=args.strata, y_pred=args.y_pred, metric=args.metric, target_halfwidth=args.target_halfwidth,
-        level=args.level, goal=args.goal, rule=args.rule, model=args.model, prior=args.prior, score=args.score,
-        score_bins=args.score_bins, budget=args.budget, batch_size=args.batch_size, pos_label=_scalar(args.pos_label),
-        stop_level=args.stop_level, own_check=args.own_check, min_data_share=args.min_data_share,
-        own_level=args.own_level,
-        own_floor=args.own_floor, min_pooling_gain=args.min_pooling_gain, read_threshold=args.read_threshold,
-        adaptive_floor=args.adaptive_floor, annotators=args.annotators, resolve=args.resolve, costs=args.costs, random_seed=args.seed,
-        threshold=args.threshold, direction=args.direction, tolerance=args.tolerance, margin=args.margin,
-        guarantee=args.guarantee,
-    )
+    settings = {f.name: getattr(args, f.name) for f in FIELDS if f.flag is not None}
+    settings["pos_label"] = _scalar(settings["pos_label"])
     c = Campaign.create(args.db, pool, content=args.content, **settings)
     try:
         if args.json:
@@ -461,13 +425,15 @@ def _one_block(st: Any) -> Any:
 
 def _goal_text(c: Any) -> str:
     """The campaign's goal in words, for the status line."""
+    from bayeseval.campaign.goals import Decide, Gap
+
     spec = c.spec
-    if spec.goal == "decide":
+    if isinstance(spec.goal, Decide):
         values = set(spec.threshold) if isinstance(spec.threshold, tuple) else {spec.threshold}
         thr = next(iter(values)) if len(values) == 1 else "its threshold"
         within = f" (within {spec.margin:g} of it: at the threshold)" if spec.margin else ""
         return f"goal: decide whether each rate is {spec.direction} {thr}{within} at level {spec.level}"
-    if spec.goal == "gap":
+    if isinstance(spec.goal, Gap):
         return f"goal: decide whether the max-min gap is within {spec.tolerance} at level {spec.level}"
     return f"target half-width {spec.target_halfwidth} at level {spec.level}"
 
@@ -675,6 +641,23 @@ def _add(sub: Any, name: str, help_: str, description: str, example: str) -> arg
     return _one_line_errors(p)
 
 
+#: how the command line parses each setting it sets (strings otherwise)
+_FIELD_TYPES: dict[str, Callable[[str], Any]] = {
+    "strata": _columns, "metric": _metric_names, "target_halfwidth": _open_unit(0.5), "level": _open_unit(1.0),
+    "threshold": _threshold, "tolerance": _open_unit(1.0),
+    "margin": _number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), "score_bins": _score_bins,
+    "budget": _positive_int, "batch_size": _positive_int, "annotators": _positive_int, "costs": _costs,
+    "random_seed": _seed,
+}
+
+
+def _field_help(field: Any) -> str:
+    """The flag's help: the field's, with the metric names listed for --metric."""
+    if field.name == "metric":
+        return f"one of {metric_choices(composite=False)}; " + field.help.split("; ", 1)[-1]
+    return field.help
+
+
 def _add_create(sub: Any) -> None:
     p = _add(
         sub,
@@ -686,69 +669,10 @@ def _add_create(sub: Any) -> None:
     )
     p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
-    p.add_argument("--strata", type=_columns, default=None, help="stratum column(s), comma separated")
-    p.add_argument("--y-pred", dest="y_pred", default=None, help="column with the predicted label (required)")
-    p.add_argument("--metric", type=_metric_names, default="error_rate",
-                   help=f"one of {metric_choices(composite=False)} (aliases in parentheses); several comma "
-                        "separated (e.g. tpr,fpr) for one campaign on every one of them")
-    p.add_argument("--target-halfwidth", type=_open_unit(0.5), default=0.05, help="target credible-interval half-width")
-    p.add_argument("--level", type=_open_unit(1.0), default=0.95, help="credible level")
-    p.add_argument("--goal", default="each", choices=["each", "overall", "decide", "gap"],
-                   help="each: every stratum's interval; overall: the weighted rate's; decide: every stratum "
-                        "decided against --threshold; gap: the max-min gap decided against --tolerance")
-    p.add_argument("--threshold", type=_threshold, default=None,
-                   help="--goal decide: the rate's threshold, one number or 'stratum=value,...' for every stratum")
-    p.add_argument("--direction", default=None, choices=["below", "above"],
-                   help="--goal decide: a stratum meets the threshold below it or above it; when omitted, "
-                        "above for accuracy, recall, precision, specificity and npv, below for the others")
-    p.add_argument("--tolerance", type=_open_unit(1.0), default=None,
-                   help="--goal gap: the largest acceptable max-min gap between strata")
-    p.add_argument("--margin", type=_number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), default=0.0,
-                   help="goal decide: a stratum whose interval lies within threshold +/- margin is decided "
-                   "'at the threshold' (default 0: off)")
-    p.add_argument("--guarantee", default="stratum", choices=["stratum", "average"],
-                   help="stratum (default): every stratum's interval covers its own rate, also at stop, and "
-                        "decisions hold for any batch size; average: pooled intervals, which cover on average "
-                        "over strata (the --stop-level ... --adaptive-floor safeguards apply only then)")
-    p.add_argument("--rule", default="expected_width", help="proposal rule")
-    p.add_argument("--model", default="robust", choices=["robust", "auto", "beta_binomial"], help="population model")
-    p.add_argument("--prior", default="default", choices=["default", "bda"],
-                   help="hyperprior of the hierarchical model: bda, or the package's own (the default)")
-    p.add_argument("--score", default=None, help="column with the top-class probability (informative prior)")
-    p.add_argument("--score-bins", type=_score_bins, default=None, help="N equal-count score bins, or comma-separated edges")
-    p.add_argument("--pos-label", default="1", help="positive class for class metrics")
-    p.add_argument("--budget", type=_positive_int, default=None, help="maximum number of labels")
-    p.add_argument("--batch-size", type=_positive_int, default=50, help="rows 'propose' asks for by default")
-    p.add_argument("--stop-level", type=_open_unit(1.0), default=None,
-                   help="level at which the stopping rule checks the half-widths (default: --level)")
-    p.add_argument("--own-check", type=_open_unit(1.0), default=None,
-                   help="a stratum is done only when its pooled interval overlaps its own interval at this level")
-    p.add_argument("--min-data-share", type=_unit, default=0.0,
-                   help="a stratum is done only when its own trials are at least this share of its information")
-    p.add_argument("--own-level", type=_own_level, default="default",
-                   help="--goal decide with a pooled model: a stratum is decided only when its own data's "
-                        "P(meets) also reaches this level (at most one minus it for 'fails'); 'default' (the "
-                        "default) uses the decision level (--stop-level or --level), 'none' only asks the own "
-                        "data to lie on the same side (the rule before)")
-    p.add_argument("--own-floor", type=_off_or(_factor), default=_STOPPING["own_floor"],
-                   help="a pooled stratum is done only when its own-data half-width is at most this many targets "
-                        "(default 2; 'none': off)")
-    p.add_argument("--min-pooling-gain", type=_off_or(_factor), default=_STOPPING["min_pooling_gain"],
-                   help="with --own-floor, a stratum whose own half-width exceeds the target is done only when "
-                        "pooling narrows its interval this many times (default: off)")
-    p.add_argument("--read-threshold", type=_off_or(_unit), default=_STOPPING["read_threshold"],
-                   help="a stratum whose leave-one-out conflict p-value is at most this reads, and stops on, its "
-                        "adaptive interval (default 0.2; 'none': every stratum stops on its pooled interval)")
-    p.add_argument("--adaptive-floor", type=_off_or(_factor), default=_STOPPING["adaptive_floor"],
-                   help="every pooled stratum is done only when its adaptive half-width is at most this many "
-                        "targets (default: off)")
-    p.add_argument("--annotators", type=_positive_int, default=1,
-                   help="annotations a row needs before its label is resolved")
-    p.add_argument("--resolve", default="majority",
-                   help="how annotations become a label: majority (a tie stays unresolved) or annotator:NAME")
-    p.add_argument("--costs", type=_costs, default=None,
-                   help="label cost per stratum, e.g. 'north=1,south=4' (strata not listed cost 1)")
-    p.add_argument("--seed", type=_seed, default=None, help="random seed (a whole number >= 0)")
+    for field in FIELDS:
+        if field.flag is not None:
+            p.add_argument(field.flag, dest=field.name, default=field.default,
+                           type=_FIELD_TYPES.get(field.name), choices=field.choices, help=_field_help(field))
     p.add_argument("--content", type=_columns, default=None,
                    help="pool columns annotators see (text, image URLs), comma separated: written into every batch")
 

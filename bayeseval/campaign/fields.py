@@ -1,0 +1,83 @@
+"""The settings a campaign's user sets: each one's name, default and one-line help, in one table.
+
+:class:`~bayeseval.campaign.CampaignSpec` takes its field defaults from :data:`DEFAULTS`;
+:meth:`Campaign.create <bayeseval.campaign.Campaign.create>` and
+:func:`~bayeseval.campaign.simulate` take their keyword defaults from it, and
+``bayeseval campaign create`` builds its flags from :data:`FIELDS` (flag, default, help), so a
+default changes here and nowhere else. Plain Python: the command line reads it without loading
+NumPy or pandas.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+__all__ = ["Field", "FIELDS", "DEFAULTS"]
+
+
+class Field(NamedTuple):
+    """One campaign setting.
+
+    Attributes
+    ----------
+    name : str
+        The :class:`~bayeseval.campaign.CampaignSpec` field.
+    default : Any
+        Its default (``y_pred`` has none: the spec requires it).
+    help : str
+        One line for the command line's ``--help``.
+    flag : str or None
+        The ``bayeseval campaign create`` flag, or None when the command line does not set it.
+    choices : tuple or None
+        The values the command line accepts, when they are a fixed list.
+    """
+
+    name: str
+    default: Any
+    help: str
+    flag: str | None = None
+    choices: tuple | None = None
+
+
+#: every setting of a campaign, in the order of CampaignSpec's fields
+FIELDS: tuple[Field, ...] = (
+    Field("y_pred", None, "column with the predicted label (required)", "--y-pred"),
+    Field("strata", (), "stratum column(s), comma separated", "--strata"),
+    Field("metric", "error_rate", "the metric (aliases in parentheses); several comma separated (e.g. tpr,fpr) "
+          "for one campaign on every one of them", "--metric"),
+    Field("pos_label", 1, "positive class for class metrics", "--pos-label"),
+    Field("target_halfwidth", 0.05, "target credible-interval half-width", "--target-halfwidth"),
+    Field("level", 0.95, "credible level", "--level"),
+    Field("goal", "each", "each: every stratum's interval; overall: the weighted rate's; decide: every stratum "
+          "decided against --threshold; gap: the max-min gap decided against --tolerance", "--goal",
+          ("each", "overall", "decide", "gap")),
+    Field("weights", None, "population shares of the strata (goal overall)"),
+    Field("rule", "expected_width", "proposal rule", "--rule"),
+    Field("model", "robust", "population model", "--model", ("robust", "auto", "beta_binomial")),
+    Field("prior", "default", "hyperprior of the hierarchical model: bda, or the package's own (the default)",
+          "--prior", ("default", "bda")),
+    Field("score", None, "column with the top-class probability (informative prior)", "--score"),
+    Field("score_bins", None, "N equal-count score bins, or comma-separated edges", "--score-bins"),
+    Field("label_set", None, "the known labels"),
+    Field("batch_size", 10, "rows 'propose' asks for by default", "--batch-size"),
+    Field("budget", None, "maximum number of labels", "--budget"),
+    Field("annotators", 1, "annotations a row needs before its label is resolved", "--annotators"),
+    Field("resolve", "majority", "how annotations become a label: majority (a tie stays unresolved) or "
+          "annotator:NAME", "--resolve"),
+    Field("costs", None, "label cost per stratum, e.g. 'north=1,south=4' (strata not listed cost 1)", "--costs"),
+    Field("threshold", None, "--goal decide: the rate's threshold, one number or 'stratum=value,...' for every "
+          "stratum", "--threshold"),
+    Field("direction", None, "--goal decide: a stratum meets the threshold below it or above it; when omitted, "
+          "above for accuracy, recall, precision, specificity and npv, below for the others", "--direction",
+          ("below", "above")),
+    Field("tolerance", None, "--goal gap: the largest acceptable max-min gap between strata", "--tolerance"),
+    Field("margin", 0.0, "goal decide: a stratum whose interval lies within threshold +/- margin is decided "
+          "'at the threshold' (default 0: off)", "--margin"),
+    Field("guarantee", "stratum", "stratum (default): every stratum's interval covers its own rate, also at stop, "
+          "and decisions hold for any batch size; average: a stratum stops on its pooled interval, which covers "
+          "on average over strata like these", "--guarantee", ("stratum", "average")),
+    Field("random_seed", None, "random seed (a whole number >= 0)", "--seed"),
+)
+
+#: field name -> default
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in FIELDS}

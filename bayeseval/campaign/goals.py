@@ -1,0 +1,539 @@
+"""What a campaign is for: its goal, as an object.
+
+A goal says when a stratum, and the whole campaign, are done, and what the allocation rules
+need to know about it. :class:`Each` (every stratum's interval within a half-width),
+:class:`Overall` (the population-weighted rate's), :class:`Decide` (every stratum decided
+against a threshold) and :class:`Gap` (the verdict on the max-min gap against a tolerance).
+``Campaign.create(goal=...)`` and ``simulate(goal=...)`` take a goal object or its name with
+the matching settings (``goal="each", target_halfwidth=0.05`` is ``goal=Each(0.05)``); a goal
+compares equal to its name.
+
+A goal reads the campaign's state (:class:`~bayeseval.campaign.state.RuleState`), whose
+settings are resolved per stratum (a threshold mapping becomes one value per stratum), so
+:meth:`Goal.met` and :meth:`Goal.is_done` take the state.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Goal", "Each", "Overall", "Decide", "Gap", "GOALS", "as_goal"]
+
+#: goal names, in the order the documentation lists them
+GOALS = ("each", "overall", "decide", "gap")
+DIRECTIONS = ("below", "above")
+
+
+def check_halfwidth(value: Any, name: str = "target_halfwidth") -> float:
+    """A half-width as a float in (0, 0.5), or raise naming it.
+
+    Parameters
+    ----------
+    value : Any
+        The setting.
+    name : str
+        The argument's name, for messages.
+
+    Returns
+    -------
+    float
+        The value.
+    """
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number in (0, 0.5), got {value!r}")
+    value = float(value)
+    if not (math.isfinite(value) and 0 < value < 0.5):
+        raise ValueError(f"{name} must be a finite number in (0, 0.5), got {value!r}")
+    return value
+
+
+def unit_value(value: Any, name: str) -> float:
+    """A number in (0, 1) as a float, or raise naming it.
+
+    Parameters
+    ----------
+    value : Any
+        The setting.
+    name : str
+        The argument's name, for messages.
+
+    Returns
+    -------
+    float
+        The value.
+    """
+    if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
+        raise TypeError(f"{name} must be a number in (0, 1), got {value!r}")
+    value = float(value)
+    if not (math.isfinite(value) and 0.0 < value < 1.0):
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return value
+
+
+def check_threshold(threshold: Any) -> Any:
+    """``threshold`` as a float in (0, 1), a mapping, or a tuple of floats (one per stratum)."""
+    if isinstance(threshold, (dict, pd.Series)):
+        return threshold
+    if threshold is None or isinstance(threshold, (str, bytes, bool)):
+        raise TypeError(f"threshold must be a number in (0, 1) or a mapping stratum -> number, got {threshold!r}")
+    if isinstance(threshold, (Real, np.number)):
+        return unit_value(threshold, "threshold")
+    if not np.iterable(threshold):
+        raise TypeError(f"threshold must be a number in (0, 1) or a mapping stratum -> number, got {threshold!r}")
+    return tuple(unit_value(v, "threshold") for v in threshold)
+
+
+def check_margin(margin: Any) -> float:
+    """``margin`` as a float in [0, 0.5), or raise naming it."""
+    if isinstance(margin, bool) or not isinstance(margin, (Real, np.number)):
+        raise TypeError(f"margin must be a number in [0, 0.5), got {margin!r}")
+    value = float(margin)
+    if not (0.0 <= value < 0.5):
+        raise ValueError(f"margin must be a number in [0, 0.5), got {margin!r}")
+    return value
+
+
+class Goal:
+    """What a campaign is for; the base of :class:`Each`, :class:`Overall`, :class:`Decide` and :class:`Gap`.
+
+    Class attributes tell the allocation rules how to treat the goal: ``weighted`` (the goal
+    is on the population-weighted rate), ``decides`` (labels go where a decision is nearest,
+    not where a width shrinks most), ``stops_strata`` (each stratum stops on its own and a
+    stratum that is done gets no more labels) and ``per_stratum`` (the per-stratum guarantee
+    applies).
+    """
+
+    name: ClassVar[str] = ""
+    weighted: ClassVar[bool] = False
+    decides: ClassVar[bool] = False
+    stops_strata: ClassVar[bool] = True
+    per_stratum: ClassVar[bool] = True
+    #: spec field -> attribute
+    _fields: ClassVar[dict[str, str]] = {}
+
+    def settings(self) -> dict[str, Any]:
+        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
+        return {}
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]) -> Goal:
+        """The goal with the settings a campaign's state has resolved (not checked again).
+
+        Parameters
+        ----------
+        settings : dict
+            Field name -> value; the fields of :meth:`settings` are read, the others ignored.
+
+        Returns
+        -------
+        Goal
+            The goal object.
+        """
+        goal = cls.__new__(cls)
+        for field, attr in cls._fields.items():
+            setattr(goal, attr, settings.get(field))
+        return goal
+
+    def met(self, state: Any) -> np.ndarray:  # pragma: no cover - every goal defines it
+        """Strata that meet the goal (one bool per stratum)."""
+        raise NotImplementedError
+
+    def is_done(self, state: Any) -> bool:
+        """Whether the campaign is done: every stratum meets the goal or has nothing left to label.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        bool
+            True when done.
+        """
+        return bool(np.all(self.met(state) | (state.exhausted() & (state.pending == 0))))
+
+    def describe(self, level: float) -> str:
+        """The goal in words.
+
+        Parameters
+        ----------
+        level : float
+            The campaign's level.
+
+        Returns
+        -------
+        str
+            One line.
+        """
+        hw = self.settings().get("target_halfwidth")
+        return f"{self.name}, half-width {hw} at level {level}"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return other == self.name
+        if not isinstance(other, Goal):
+            return NotImplemented
+        return type(self) is type(other) and repr(self.settings()) == repr(other.settings())
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.settings().items())
+        return f"{type(self).__name__}({args})"
+
+
+class Each(Goal):
+    """Every stratum's interval within ``halfwidth``.
+
+    Parameters
+    ----------
+    halfwidth : float
+        Target half-width, in (0, 0.5).
+
+    Examples
+    --------
+    >>> Each(0.05) == "each", Each(0.05).settings()
+    (True, {'target_halfwidth': 0.05})
+    """
+
+    name = "each"
+    _fields = {"target_halfwidth": "halfwidth"}
+
+    def __init__(self, halfwidth: float = 0.05) -> None:
+        self.halfwidth = check_halfwidth(halfwidth, "halfwidth")
+
+    def settings(self) -> dict[str, Any]:
+        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
+        return {"target_halfwidth": self.halfwidth}
+
+    def met(self, state: Any) -> np.ndarray:
+        """Strata whose stopping interval (:meth:`RuleState.stop_halfwidths`) is within the target.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+        """
+        return state.stop_halfwidths() <= state.target_halfwidth
+
+
+class Overall(Goal):
+    """The population-weighted rate's interval within ``halfwidth``.
+
+    Parameters
+    ----------
+    halfwidth : float
+        Target half-width, in (0, 0.5).
+
+    Examples
+    --------
+    >>> Overall(0.02).weighted, Overall(0.02) == "overall"
+    (True, True)
+    """
+
+    name = "overall"
+    _fields = {"target_halfwidth": "halfwidth"}
+    weighted = True
+    stops_strata = False
+    per_stratum = False
+
+    def __init__(self, halfwidth: float = 0.05) -> None:
+        self.halfwidth = check_halfwidth(halfwidth, "halfwidth")
+
+    def settings(self) -> dict[str, Any]:
+        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
+        return {"target_halfwidth": self.halfwidth}
+
+    def _reached(self, state: Any) -> bool:
+        _, lo, hi = state.overall()
+        return bool((hi - lo) / 2 <= state.target_halfwidth)
+
+    def met(self, state: Any) -> np.ndarray:
+        """Every stratum alike: whether the weighted rate's half-width is within the target.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+        """
+        return np.full(len(state.strata), self._reached(state))
+
+    def is_done(self, state: Any) -> bool:
+        """The weighted rate's half-width within the target, or no row left anywhere.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        bool
+            True when done.
+        """
+        return self._reached(state) or bool(state.exhausted().all())
+
+
+class Decide(Goal):
+    """Every stratum decided against ``threshold``: meets it, fails it, or (with a margin) at it.
+
+    Parameters
+    ----------
+    threshold : float, dict or sequence
+        The rate's threshold: one number in (0, 1) for every stratum, or a mapping stratum ->
+        number (every stratum named), or one number per stratum.
+    direction : {"below", "above"}, optional
+        A stratum meets the threshold when its rate is below it or above it; default: above
+        for accuracy-type metrics, below for error-type ones (resolved by the campaign).
+    margin : float
+        Indifference margin in [0, 0.5): a stratum whose interval lies within
+        ``threshold +/- margin`` is decided ``"at the threshold"``.
+
+    Examples
+    --------
+    >>> Decide(0.1, "below").settings()
+    {'threshold': 0.1, 'direction': 'below', 'margin': 0.0}
+    """
+
+    name = "decide"
+    _fields = {"threshold": "threshold", "direction": "direction", "margin": "margin"}
+    decides = True
+
+    def __init__(self, threshold: Any, direction: str | None = None, margin: float = 0.0) -> None:
+        self.threshold = check_threshold(threshold)
+        if direction is not None and direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {list(DIRECTIONS)}, got {direction!r}")
+        self.direction = direction
+        self.margin = check_margin(margin)
+
+    def settings(self) -> dict[str, Any]:
+        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
+        return {"threshold": self.threshold, "direction": self.direction, "margin": self.margin}
+
+    def met(self, state: Any) -> np.ndarray:
+        """Strata decided on one side of the threshold or at it.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+        """
+        return state.side_decided() | state.at_threshold()
+
+    def describe(self, level: float) -> str:
+        """The goal in words.
+
+        Parameters
+        ----------
+        level : float
+            The campaign's level.
+
+        Returns
+        -------
+        str
+            One line.
+        """
+        return f"decide each stratum against threshold {self.threshold} ({self.direction}) at level {level}"
+
+
+class Gap(Goal):
+    """The verdict on the max-min gap between the strata's rates decided against ``tolerance``.
+
+    Parameters
+    ----------
+    tolerance : float
+        The largest acceptable max-min gap, in (0, 1).
+
+    Examples
+    --------
+    >>> Gap(0.05).settings()
+    {'tolerance': 0.05}
+    """
+
+    name = "gap"
+    _fields = {"tolerance": "tolerance"}
+    decides = True
+    stops_strata = False
+
+    def __init__(self, tolerance: float) -> None:
+        self.tolerance = unit_value(tolerance, "tolerance")
+
+    def settings(self) -> dict[str, Any]:
+        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
+        return {"tolerance": self.tolerance}
+
+    def met(self, state: Any) -> np.ndarray:
+        """Every stratum alike: whether the gap verdict is decided.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+        """
+        return np.full(len(state.strata), state.gap()["verdict"] != "undecided")
+
+    def is_done(self, state: Any) -> bool:
+        """The verdict decided with trials in every stratum, or nothing left to label.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        bool
+            True when done.
+        """
+        return state.gap_decided() or bool(np.all(state.exhausted() & (state.pending == 0)))
+
+    def describe(self, level: float) -> str:
+        """The goal in words.
+
+        Parameters
+        ----------
+        level : float
+            The campaign's level.
+
+        Returns
+        -------
+        str
+            One line.
+        """
+        return f"decide whether the max-min gap is within {self.tolerance} at level {level}"
+
+
+_CLASSES: dict[str, type[Goal]] = {"each": Each, "overall": Overall, "decide": Decide, "gap": Gap}
+
+
+def as_goal(goal: Any, *, target_halfwidth: Any = 0.05, threshold: Any = None, direction: Any = None,
+            margin: Any = 0.0, tolerance: Any = None) -> Goal:
+    """A goal object from a goal object or a goal name and its settings.
+
+    Settings that the goal does not use must be left at their defaults (a ``ValueError``
+    names them); a name without the settings it needs (``threshold`` for ``"decide"``,
+    ``tolerance`` for ``"gap"``) is a ``ValueError`` too.
+
+    Parameters
+    ----------
+    goal : Goal or str
+        A goal, or one of ``"each"``, ``"overall"``, ``"decide"``, ``"gap"``.
+    target_halfwidth, threshold, direction, margin, tolerance
+        The goal's settings (as :class:`~bayeseval.campaign.CampaignSpec` names them).
+
+    Returns
+    -------
+    Goal
+        The goal object.
+
+    Examples
+    --------
+    >>> as_goal("decide", threshold=0.1)
+    Decide(threshold=0.1, direction=None, margin=0.0)
+    >>> as_goal(Gap(0.05)) == "gap"
+    True
+    """
+    if isinstance(goal, Goal):
+        return goal
+    if not isinstance(goal, str) or goal not in _CLASSES:
+        raise ValueError(f"goal must be one of {list(GOALS)} or a goal object (Each, Overall, Decide, Gap), "
+                         f"got {goal!r}")
+    unused = [f"{name}={value!r}" for name, value, ok in (
+        ("threshold", threshold, threshold is None or goal == "decide"),
+        ("direction", direction, direction is None or goal == "decide"),
+        ("tolerance", tolerance, tolerance is None or goal == "gap"),
+        ("margin", margin, goal == "decide" or (not isinstance(margin, bool) and isinstance(margin, Real)
+                                                and float(margin) == 0.0)),
+    ) if not ok]
+    if unused:
+        only = {"threshold": "decide", "direction": "decide", "margin": "decide", "tolerance": "gap"}
+        name = unused[0].split("=")[0]
+        raise ValueError(f"{unused[0]} is only used with goal={only[name]!r}, got goal={goal!r}")
+    if goal == "decide":
+        if threshold is None:
+            raise ValueError("goal='decide' needs threshold= (a number in (0, 1) or a mapping stratum -> number)")
+        return Decide(threshold, direction, margin)
+    if goal == "gap":
+        if tolerance is None:
+            raise ValueError("goal='gap' needs tolerance= (the largest acceptable max-min gap, in (0, 1))")
+        return Gap(tolerance)
+    return _CLASSES[goal](check_halfwidth(target_halfwidth))
+
+
+def state_goal(goal: Any, settings: dict[str, Any]) -> Goal:
+    """The goal of a campaign's state: ``goal`` itself, or the named goal with the state's settings.
+
+    Parameters
+    ----------
+    goal : Goal or str
+        The state's ``goal``.
+    settings : dict
+        The state's resolved goal settings (``target_halfwidth``, ``threshold``, ...).
+
+    Returns
+    -------
+    Goal
+        The goal object.
+    """
+    if isinstance(goal, Goal):
+        return goal
+    if goal not in _CLASSES:
+        raise ValueError(f"goal must be one of {list(GOALS)} or a goal object, got {goal!r}")
+    return _CLASSES[goal].from_settings(settings)

@@ -1,0 +1,220 @@
+"""The campaign file: its schema, and building, publishing and upgrading it.
+
+:func:`build` writes a new campaign database into a temporary file and :func:`publish` moves it
+to its path atomically (a hard link that never replaces a file, a rename where the file system
+has no hard links); :func:`upgrade_schema` adds the tables an older file lacks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = 3
+#: older schema versions that :class:`CampaignStore` upgrades when it opens them
+UPGRADABLE = ("1", "2")
+#: Seconds a campaign waits for another process's write lock before giving up.
+DEFAULT_BUSY_TIMEOUT = 10.0
+TABLES = frozenset({"meta", "strata", "pool", "proposals", "labels", "counts", "decisions"})
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE strata (
+    code INTEGER PRIMARY KEY,
+    key TEXT NOT NULL,
+    n_rows INTEGER NOT NULL,
+    n_eligible INTEGER NOT NULL
+);
+CREATE TABLE pool (
+    rid {rid_type} PRIMARY KEY,
+    stratum INTEGER NOT NULL,
+    prediction,
+    score REAL,
+    eligible INTEGER NOT NULL,
+    ord INTEGER NOT NULL
+);
+CREATE TABLE proposals (
+    rid {rid_type} PRIMARY KEY,
+    round INTEGER NOT NULL,
+    time REAL NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'labelled'))
+);
+CREATE TABLE labels (
+    rid {rid_type} PRIMARY KEY,
+    label,
+    trial INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    round INTEGER NOT NULL,
+    time REAL NOT NULL
+);
+CREATE TABLE counts (
+    stratum INTEGER PRIMARY KEY,
+    labelled INTEGER NOT NULL,
+    trials INTEGER NOT NULL,
+    successes INTEGER NOT NULL,
+    pending INTEGER NOT NULL
+);
+CREATE TABLE annotations (
+    rid {rid_type} NOT NULL,
+    annotator TEXT NOT NULL,
+    label,
+    round INTEGER NOT NULL,
+    time REAL NOT NULL,
+    PRIMARY KEY (rid, annotator)
+);
+CREATE TABLE content (
+    rid {rid_type} PRIMARY KEY,
+    data TEXT NOT NULL
+);
+CREATE TABLE tasks (
+    rid {rid_type} NOT NULL,
+    project TEXT NOT NULL,
+    task_id INTEGER NOT NULL,
+    time REAL NOT NULL,
+    PRIMARY KEY (rid, project),
+    UNIQUE (project, task_id)
+);
+CREATE TABLE decisions (
+    round INTEGER PRIMARY KEY,
+    rule TEXT NOT NULL,
+    allocation TEXT NOT NULL,
+    time REAL NOT NULL,
+    version TEXT NOT NULL,
+    details TEXT
+);
+"""
+INDEXES = "CREATE INDEX pool_sample ON pool (stratum, eligible, ord);"
+
+
+#: json.dumps with its default settings, built once (one encoder for many stratum keys)
+
+
+KEY_JSON = json.JSONEncoder()
+
+
+def py_value(value: Any) -> Any:
+    """Convert numpy scalars to plain Python values for sqlite3."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def upgrade_schema(conn: sqlite3.Connection, rid_type: str) -> None:
+    """Create the tables of the current schema an older file lacks (empty) and set its version.
+
+    Every schema change is additive (a new table), so an older file upgrades by creating the
+    tables it does not have; runs inside the caller's transaction.
+    """
+    if conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] not in UPGRADABLE:
+        return  # another process upgraded it meanwhile
+    for stmt in missing_tables(conn, rid_type):
+        conn.execute(stmt)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def missing_tables(conn: sqlite3.Connection, rid_type: str) -> list[str]:
+    """The ``CREATE TABLE`` statements of the current schema's tables the file does not have."""
+    have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    out = []
+    for stmt in SCHEMA.format(rid_type=rid_type).split(";"):
+        name = stmt.split("(")[0].split()[-1] if stmt.strip() else None
+        if name is not None and name not in have:
+            out.append(stmt)
+    return out
+
+
+def check_timeout_value(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"busy_timeout must be a number of seconds, got {value!r}")
+    value = float(value)
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"busy_timeout must be a finite number of seconds >= 0, got {value!r}")
+    return value
+
+
+def check_new_path(path: Path) -> None:
+    if path.exists():
+        raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it")
+    if not path.parent.is_dir():
+        raise ValueError(f"path {str(path)!r}: directory {str(path.parent)!r} does not exist")
+
+
+def build(
+    tmp: Path,
+    meta: dict[str, str],
+    rid_type: str,
+    strata_keys: Sequence[Sequence[Any]],
+    pool_rows: Any,
+    n_rows: Sequence[int] | None,
+    n_eligible: Sequence[int] | None,
+    content_rows: Any = None,
+) -> None:
+    """Write a complete campaign database to ``tmp`` (a private file: no journal needed)."""
+    conn = sqlite3.connect(str(tmp), isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("PRAGMA cache_size = -262144")  # up to 256 MiB of pages while building
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute("BEGIN")
+        for stmt in SCHEMA.format(rid_type=rid_type).split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        conn.executemany("INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?)", pool_rows)
+        if content_rows is not None:
+            conn.executemany("INSERT INTO content VALUES (?, ?)", content_rows)
+        conn.execute(INDEXES)
+        k = len(strata_keys)
+        if n_rows is None or n_eligible is None:
+            got = dict(conn.execute("SELECT stratum, COUNT(*) FROM pool GROUP BY stratum"))
+            eli = dict(conn.execute("SELECT stratum, COUNT(*) FROM pool WHERE eligible=1 GROUP BY stratum"))
+            n_rows = [int(got.get(i, 0)) for i in range(k)]
+            n_eligible = [int(eli.get(i, 0)) for i in range(k)]
+        conn.executemany(
+            "INSERT INTO strata VALUES (?, ?, ?, ?)",
+            [
+                (i, KEY_JSON.encode([py_value(v) for v in key]), int(n_rows[i]), int(n_eligible[i]))
+                for i, key in enumerate(strata_keys)
+            ],
+        )
+        conn.executemany("INSERT INTO counts VALUES (?, 0, 0, 0, 0)", [(i,) for i in range(k)])
+        full = dict(meta)
+        full.update(schema_version=str(SCHEMA_VERSION), rid_type=rid_type, created=str(time.time()))
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", list(full.items()))
+        conn.execute("COMMIT")
+        conn.execute("PRAGMA journal_mode = WAL")
+    finally:
+        conn.close()
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def publish(tmp: Path, path: Path) -> None:
+    """Make the finished ``tmp`` appear at ``path`` atomically, never replacing a file there."""
+    for suffix in ("-wal", "-shm"):  # left by a database once at ``path``: never replay them
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    try:
+        os.link(tmp, path)
+    except FileExistsError as exc:
+        raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it") from exc
+    except OSError as exc:  # a file system without hard links: rename instead
+        if path.exists():
+            raise ValueError(f"path {str(path)!r} already exists; use Campaign.open to resume it") from exc
+        os.replace(tmp, path)
+    if hasattr(os, "O_DIRECTORY"):
+        fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
