@@ -376,8 +376,6 @@ def _check_plan_target(args: argparse.Namespace, option: str) -> None:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from bayeseval.plan import planning  # deferred: fast start-up
-
     if args.halfwidth is None and args.se is None:
         raise ValueError(
             "plan needs --halfwidth or --se (or a sub-command: allocate, split; see "
@@ -385,7 +383,9 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         )
     option = "--se" if args.se is not None else "--halfwidth"
     _check_plan_target(args, option)
-    n = planning.sample_size(
+    from bayeseval.plan.sizes import sample_size  # deferred: fast start-up
+
+    n = sample_size(
         se=args.se, halfwidth=args.halfwidth, rate=args.rate, level=args.level, method=args.method
     )
     target = args.halfwidth if args.se is None else args.se
@@ -401,7 +401,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         "method": args.method,
     }
     lines = [f"trials needed per stratum: {n}", _assumed_rate_line(args.rate)]
-    edge = _edge_warning(args, planning, n, rate)
+    edge = _edge_warning(args, n, rate)
     if edge is not None:
         payload["wilson_n_per_stratum"], payload["warning"] = edge
         lines.append(f"warning: {edge[1]}")
@@ -424,8 +424,7 @@ def _assumed_rate_line(rate: float | None) -> str:
     return f"planning rate: {rate:g} (from --rate)"
 
 
-def _edge_warning(args: argparse.Namespace, planning: Any, n: int, rate: float
-                  ) -> tuple[int, str] | None:
+def _edge_warning(args: argparse.Namespace, n: int, rate: float) -> tuple[int, str] | None:
     """With --method normal and --halfwidth: the Wilson-search size when the normal one falls short.
 
     The normal formula assumes a symmetric interval; near a rate of 0 or 1 the Wilson interval
@@ -433,8 +432,9 @@ def _edge_warning(args: argparse.Namespace, planning: Any, n: int, rate: float
     """
     if args.method != "normal" or args.halfwidth is None:
         return None
-    wilson = int(planning.sample_size(halfwidth=args.halfwidth, rate=rate, level=args.level,
-                                      method="wilson"))
+    from bayeseval.plan.sizes import sample_size  # deferred: fast start-up
+
+    wilson = int(sample_size(halfwidth=args.halfwidth, rate=rate, level=args.level, method="wilson"))
     if wilson <= n:
         return None
     return wilson, (
@@ -447,7 +447,7 @@ def _edge_warning(args: argparse.Namespace, planning: Any, n: int, rate: float
 def _cmd_allocate(args: argparse.Namespace) -> int:
     from bayeseval._api.validation import MAX_EXACT_COUNT  # deferred: fast start-up
     from bayeseval._kernels import allocation  # deferred: fast start-up
-    from bayeseval.plan import planning  # deferred: fast start-up
+    from bayeseval.plan.allocation import allocate  # deferred: fast start-up
 
     weights, rates = args.weights, args.rates
     if rates is not None and isinstance(weights, dict) != isinstance(rates, dict):
@@ -457,8 +457,8 @@ def _cmd_allocate(args: argparse.Namespace) -> int:
         raise ValueError(f"--rates keys {sorted(rates)} must be the --weights keys {sorted(weights)}")
     plain = allocation.plain_inputs(weights, rates, args.minimum, None)
     if plain is None or args.budget > MAX_EXACT_COUNT:
-        # not plain numbers, or invalid: planning.allocate reads them with pandas (and raises)
-        alloc = planning.allocate(args.budget, weights, rates, method=args.method, minimum=args.minimum)
+        # not plain numbers, or invalid: allocate reads them with pandas (and raises)
+        alloc = allocate(args.budget, weights, rates, method=args.method, minimum=args.minimum)
         keys, counts = list(alloc.index), alloc.to_numpy()
     else:  # JSON numbers: allocated on plain arrays, without importing pandas
         keys, shares, variances, lo, hi = plain
@@ -477,9 +477,9 @@ def _cmd_allocate(args: argparse.Namespace) -> int:
 def _cmd_split(args: argparse.Namespace) -> int:
     import numpy as np  # deferred: fast start-up
 
-    from bayeseval.plan import planning  # deferred: fast start-up
+    from bayeseval.plan.decision import split_decision  # deferred: fast start-up
 
-    res = planning.split_decision(
+    res = split_decision(
         n_total=args.n_total, n_test=args.n_test, share=args.share, n_min=args.n_min,
         n_groups=args.groups, max_test_share=args.max_test_share, max_inflate=args.max_inflate,
     )
@@ -645,7 +645,7 @@ def _add_plan_allocate(subs: Any) -> None:
         "allocate",
         help="share a labelling budget across strata",
         formatter_class=HelpFormatter,
-        description="Split a budget of labels across strata (bayeseval.plan.planning.allocate): "
+        description="Split a budget of labels across strata (bayeseval.plan.allocation.allocate): "
         "'optimal' is Neyman allocation (Cochran 1977, section 5.5), 'proportional' follows the "
         "population shares, 'equal' gives each stratum the same, 'equal_precision' the same "
         "half-width, 'compromise' a minimum first and the rest optimally.",
@@ -672,7 +672,7 @@ def _add_plan_split(subs: Any) -> None:
         aliases=["split-decision", "split_decision"],
         help="keep the class proportion in the test set, or grow it / oversample the minority",
         formatter_class=HelpFormatter,
-        description="Decide how to draw a test set (bayeseval.plan.planning.split_decision): keep the "
+        description="Decide how to draw a test set (bayeseval.plan.decision.split_decision): keep the "
         "minority share if a proportional test set holds --n-min minority rows per group, else "
         "grow the test set (up to --max-test-share of the data), else oversample the minority "
         "and reweight.",

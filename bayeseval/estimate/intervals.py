@@ -335,7 +335,7 @@ def proportion_se(successes: Any, trials: Any) -> Any:
     successes, trials : int, array-like or pandas.Series
         Counts (paired by index label when both are Series); a rate can be planned with e.g. ``proportion_se(0.9 * n, n)``
         only when ``0.9 * n`` is whole, otherwise use
-        :func:`bayeseval.plan.planning.sample_size`.
+        :func:`bayeseval.plan.sizes.sample_size`.
 
     Returns
     -------

@@ -85,7 +85,7 @@ from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.proxy import effective_counts, proxy_ci
 from bayeseval.fairness.options import GAP_METHODS, MIN_TRIALS, MODELS
 from bayeseval.models import fit_crossed, fit_hierarchical
-from bayeseval.plan.planning import sample_size
+from bayeseval.plan.sizes import sample_size
 
 __all__ = ["Audit", "audit", "METRICS", "CRITERIA", "MODELS", "GAP_METHODS", "MIN_TRIALS", "exit_code"]
 

@@ -54,7 +54,7 @@ from bayeseval.estimate.proxy import effective_counts, proxy_ci, weighted_interv
 from bayeseval.estimate.stratified import stratified_risk
 from bayeseval.models import fit_hierarchical
 from bayeseval.models.priors import resolve_prior
-from bayeseval.plan.planning import sample_size
+from bayeseval.plan.sizes import sample_size
 
 __all__ = ["Finding", "Report", "evaluate"]
 
