@@ -651,7 +651,7 @@ def _builtin(
             raise ValueError(f"statistic='f1' takes data=(y_true, y_pred), got {len(arrays)} arrays")
         yt, yp = arrays
         rs.check_label_kinds(("data[0] (y_true)", yt), ("data[1] (y_pred)", yp))
-        pos = rs.resolve_pos_label(pos_label, arrays, what="statistic='f1'", legacy_default=1)
+        pos = rs.resolve_pos_label(pos_label, arrays, what="statistic='f1'")
         return (lambda idx: _f1(yt[idx], yp[idx], pos, axis=-1)), np.arange(n_rows), (
             lambda: rs.Jackknife(_f1_jackknife(pos)(yt, yp)[:, None], layout.codes, np.ones(n_rows)))
     if labels is None:
@@ -723,8 +723,7 @@ def bootstrap_ci(
     pos_label : optional
         Positive class for ``"f1"``; it must be one of the labels. None (the
         default) means 1 for 0/1 or boolean labels and is an error for other
-        labels (until the next release, labels that include 1 still use 1,
-        the former default, with a ``FutureWarning``).
+        labels.
     vectorized : bool, optional
         Whether a callable ``statistic`` accepts ``axis=``; the built-in
         statistics are vectorised.
