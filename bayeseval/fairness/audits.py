@@ -1346,18 +1346,13 @@ def audit(
 
     Notes
     -----
-    Six groups of 20 to 2,000 rows, selection rate, 1,000 seeded datasets per scenario
-    (``benchmarks/validate_fairness.py --gap-intervals``; Monte Carlo standard error of a
-    coverage near 0.95 about 0.007, of a power near 0.5 about 0.016): the max-t gap
-    interval covered 0.968 and 0.962 at equal rates 0.30 and 0.05, and 0.983 with the
-    50-row group at 0.15, at mean width 0.43, 0.23 and 0.46; its lower end was above 0
-    (the gap found) in 0.51 of the datasets with that 0.15 gap. The Bonferroni
-    projection covered 0.996, 0.999 and 1.000 at width 0.54, 0.32 and 0.57 and found the
-    gap in 0.21. The max-t interval's coverage is approximate (calibrated by simulation
-    at the observed and the pooled rates); the Bonferroni projection's is guaranteed, at
-    the cost of width: ``method="bonferroni"`` when a guarantee is needed. With a
-    10-row group among the six, the max-t coverage was 0.949: below about 20 trials per
-    group it is an approximation, one reason for the default ``min_trials``.
+    The max-t gap interval covered the true gap at least 0.95 of the time in every
+    seeded scenario of six groups of 20 to 2,000 rows (docs/validation.md, section 8,
+    with its width and power beside the Bonferroni projection's). Its coverage is
+    approximate (calibrated by simulation at the observed and the pooled rates); the
+    Bonferroni projection's is guaranteed, at the cost of width: ``method="bonferroni"``
+    when a guarantee is needed. Below about 20 trials per group the max-t interval is an
+    approximation whose width says little, one reason for the default ``min_trials``.
 
     The max-t calibration costs two bootstraps of 2,000 replicates over the ``G (G - 1) / 2``
     pairs: milliseconds for tens of groups, a few seconds for 200.

@@ -1645,17 +1645,10 @@ def evaluate(
     stratum's count is not clearly typical of what the other strata predict (its
     leave-one-out conflict mid-p value is at most 0.20, or the conflict rule or the
     model check flags it). Its coverage for a stratum that differs equals the share of
-    datasets in which the check fires. Measured (``benchmarks/validate_guarantee.py``,
-    20 seeded datasets, coverage exact given them; MC SE in parentheses): a low-side
-    outlier (40 trials at 0.01 among 12 strata at 0.08-0.12 with 50-500 trials) is
-    covered 0.942 (0.003) by the interval read, 0.993 by its adaptive interval and
-    never by its pooled one; one of two outliers at 0.30 with 25 trials among 10
-    strata at 0.06-0.10, 0.899 (0.010), against 0.966 adaptive and 0.442 (0.034)
-    pooled. Where the check has less power, the interval read does worse (0.856 for a
-    low-side outlier, 0.873 for each of two masking outliers in other configurations;
-    an unflagged outlier's pooled interval covers it 0.115-0.55 of the time). ``read_reason`` gives the reason and the p-value (the HTML table shows it
+    datasets in which the check fires (measured in the docs' guide "Which guarantee?").
+    ``read_reason`` gives the reason and the p-value (the HTML table shows it
     when the pointer rests on the ``read`` cell), and a note names the strata that read
-    the adaptive interval. The docs' guide "Which guarantee?" compares the two.
+    the adaptive interval.
 
     ``shrinkage`` is the weight of the population mean in a stratum's pooled
     estimate, from 0 (its own data only) to 1 (the population mean only). In the
