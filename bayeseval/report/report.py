@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 import warnings
@@ -538,16 +537,10 @@ class Report(Result):
         bytes
             The PNG file's bytes.
         """
-        from matplotlib.figure import Figure  # deferred: matplotlib only when drawing
+        from bayeseval.plots.base import figure_png  # deferred: matplotlib only when drawing
 
         height = max(2.5, 0.45 * len(self.table) + 1.2)
-        fig = Figure(figsize=(7, height))
-        ax = fig.subplots()
-        plots.forest(self, ax=ax)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-        return buf.getvalue()
+        return figure_png(lambda ax: plots.forest(self, ax=ax), figsize=(7, height), dpi=dpi)
 
     def to_html(self, *, plot: bool = True) -> str:
         """Self-contained HTML: style, header, table, overall rates, checks, warnings, plot.
