@@ -118,7 +118,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
     from bayeseval.plan.allocation import allocate
     from bayeseval.plan.sizes import sample_size
-    from bayeseval.report.report import Report, evaluate
+    from bayeseval.report.pipeline import evaluate
+    from bayeseval.report.report import Report
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)

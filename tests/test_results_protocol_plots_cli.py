@@ -27,8 +27,8 @@ from bayeseval._api.warnings import ConvergenceWarning  # noqa: E402
 from bayeseval.cli import io as cli_io  # noqa: E402
 from bayeseval.cli import main as cli
 from bayeseval.models import Posterior, fit_hierarchical  # noqa: E402
+from bayeseval.report import Finding, Report, evaluate  # noqa: E402
 from bayeseval.report.gates import GateResult, gate  # noqa: E402
-from bayeseval.report.report import Finding, Report, evaluate  # noqa: E402
 
 ROOT = Path(bayeseval.__file__).resolve().parent.parent
 COUNTS = Counts.from_arrays([3, 5, 9], [40, 50, 60], strata=["a", "b", "<c>"], weights=[0.5, 0.3, 0.2])

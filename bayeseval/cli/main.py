@@ -505,7 +505,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from bayeseval.report.report import evaluate  # deferred: fast start-up
+    from bayeseval.report.pipeline import evaluate  # deferred: fast start-up
 
     if args.out:  # before the work: never onto the data file, never over a file without --force
         check_output(args.out, force=args.force, inputs=[("data", args.data)])
