@@ -105,7 +105,6 @@ class Report(Result):
 
     Examples
     --------
-
     >>> from bayeseval import evaluate
     >>> from bayeseval.datasets import make_pool
     >>> pool = make_pool(3_000, 4, rates=[0.05, 0.1, 0.2, 0.3], random_seed=0)
@@ -148,7 +147,6 @@ class Report(Result):
 
         Examples
         --------
-
         >>> from bayeseval import evaluate
         >>> from bayeseval.datasets import make_strata
         >>> counts, _ = make_strata(3, random_seed=0)
@@ -167,7 +165,6 @@ class Report(Result):
 
         Examples
         --------
-
         >>> from bayeseval import evaluate
         >>> from bayeseval.datasets import make_strata
         >>> counts, _ = make_strata(3, random_seed=0)
@@ -212,11 +209,10 @@ class Report(Result):
             ``population_estimate``, ``strata``, ``overall``, ``checks``,
             ``warnings``, ``notes``, ``findings``, the provenance ``version``,
             ``created`` and ``source``, and ``audit`` (:meth:`Audit.to_dict
-            <bayeseval.fairness.audits.Audit.to_dict>`, or None without ``groups``).
+            <bayeseval.fairness.result.Audit.to_dict>`, or None without ``groups``).
 
         Examples
         --------
-
         >>> from bayeseval import evaluate
         >>> import json
         >>> from bayeseval.datasets import make_strata
@@ -287,7 +283,6 @@ class Report(Result):
 
         Examples
         --------
-
         >>> from bayeseval import evaluate
         >>> from bayeseval import Counts
         >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["<b>a|b</b>", "c"]),
@@ -339,7 +334,6 @@ class Report(Result):
 
         Examples
         --------
-
         >>> from bayeseval import evaluate
         >>> from bayeseval import Counts
         >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["a", "b"]), random_seed=0)
@@ -387,7 +381,6 @@ class Report(Result):
 
         Examples
         --------
-
         >>> from bayeseval import evaluate
         >>> import tempfile, pandas as pd
         >>> from bayeseval import Counts
@@ -421,7 +414,6 @@ class Report(Result):
 
         Examples
         --------
-
         >>> from bayeseval import evaluate
         >>> from bayeseval import Counts
         >>> rep = evaluate(Counts.from_arrays([3, 5], [40, 50], strata=["a_1", "b"]), random_seed=0)
