@@ -23,7 +23,7 @@ from markdown_it import MarkdownIt
 import bayeseval
 from bayeseval import Counts
 from bayeseval._render.report_page import display_table
-from bayeseval.cli import main as cli_mod
+from bayeseval.cli import plan as cli_plan
 from bayeseval.cli.main import main
 from bayeseval.counts.metrics import Metric
 from bayeseval.demo import run_demo
@@ -450,7 +450,7 @@ def test_main_maps_input_errors_to_one_line(monkeypatch, capsys, exc):
     def raising(args):
         raise exc
 
-    monkeypatch.setattr(cli_mod, "_cmd_plan", raising)
+    monkeypatch.setattr(cli_plan, "_cmd_plan", raising)
     line, _ = _one_line_error(capsys, ["plan", "--halfwidth", "0.05"])
     assert str(exc.args[-1]) in line
 
@@ -459,7 +459,7 @@ def test_main_lets_a_bug_show_its_traceback(monkeypatch):
     def buggy(args):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(cli_mod, "_cmd_plan", buggy)
+    monkeypatch.setattr(cli_plan, "_cmd_plan", buggy)
     with pytest.raises(RuntimeError, match="a bug"):
         main(["plan", "--halfwidth", "0.05"])
 
@@ -475,7 +475,7 @@ def test_multi_line_messages_become_one_line(monkeypatch, capsys):
     def raising(args):
         raise ValueError("first line\n  second line\n")
 
-    monkeypatch.setattr(cli_mod, "_cmd_plan", raising)
+    monkeypatch.setattr(cli_plan, "_cmd_plan", raising)
     line, _ = _one_line_error(capsys, ["plan", "--halfwidth", "0.05"])
     assert line == "bayeseval: error: first line second line"
 

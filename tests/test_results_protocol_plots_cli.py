@@ -252,12 +252,11 @@ def test_the_campaign_command_is_registered_when_it_is_called(capsys):
     assert "no-such-step" in capsys.readouterr().err
 
 
-def test_old_cli_names_are_the_shared_helpers(tmp_path):
-    assert cli._Formatter is cli_io.HelpFormatter and cli._read_table is cli_io.read_table
+def test_read_table_names_the_option_and_the_file(tmp_path):
     empty = tmp_path / "e.csv"
     empty.write_text("")
     with pytest.raises(ValueError, match=r"--pool file .*e\.csv.* is empty"):
-        cli._read_table(str(empty), name="--pool")
+        cli_io.read_table(str(empty), name="--pool")
     (tmp_path / "x.json").write_text("{}")
     with pytest.raises(ValueError, match=r"data file .*x\.json.* unsupported file type '\.json'"):
         cli_io.read_table(str(tmp_path / "x.json"), name="data")
