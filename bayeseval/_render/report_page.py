@@ -91,13 +91,11 @@ GUARANTEE_TEXT = {
 }
 
 
-
 def column_doc(column: str, guarantee: str) -> str:
     """What a column of the table holds, under ``guarantee``."""
     if column in ("lower", "upper"):
         return f"{column} bound of {_INTERVAL_DOC[guarantee]}"
     return _COLUMN_DOC.get(column, column)
-
 
 
 def display_table(report: Any) -> pd.DataFrame:

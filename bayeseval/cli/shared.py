@@ -18,7 +18,6 @@ __all__: list[str] = []
 EXIT_OK = 0
 
 # counts and row numbers the command line prints must be exactly representable as floats
-# counts and row numbers the command line prints must be exactly representable as floats
 MAX_COUNT = 2**53
 
 

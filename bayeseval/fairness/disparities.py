@@ -22,6 +22,7 @@ from bayeseval.fairness.inputs import Layout, factor_columns
 
 __all__: list[str] = []
 
+
 def _posterior_summary(draws: np.ndarray, level: float, tolerance: float | None, absolute: bool):
     """Mean, interval and ``P(|x| > tolerance)`` per column; NaN where no draw is defined."""
     with warnings.catch_warnings(), np.errstate(invalid="ignore"):

@@ -11,9 +11,7 @@ import pandas as pd
 
 from bayeseval._kernels.adaptive import adaptive_interval
 from bayeseval._kernels.conflict import loo_conflict, read_choice
-from bayeseval._kernels.disparity import (
-    mover_mean,
-)
+from bayeseval._kernels.disparity import mover_mean
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.proxy import effective_counts, proxy_ci
@@ -22,8 +20,8 @@ from bayeseval.models import fit_crossed, fit_hierarchical
 
 __all__: list[str] = []
 
+#: posterior draws of the pooled model
 N_DRAWS = 4000
-
 
 #: parametric-bootstrap replicates of the max-t critical value
 N_RESAMPLES = 2000

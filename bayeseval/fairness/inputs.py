@@ -31,8 +31,6 @@ _BASE = {
     "tnr": "specificity", "ppv": "precision", "npv": "npv", "error_rate": "error_rate",
     "accuracy": "accuracy",
 }
-
-
 _AUDIT_NAME = {base: name for name, base in _BASE.items()} | {"balanced_accuracy": "balanced_accuracy"}
 
 

@@ -25,6 +25,7 @@ from bayeseval.fairness.verdicts import NOT_MEASURED
 
 __all__ = ["Audit", "exit_code", "AUDIT_SUFFIXES"]
 
+
 @dataclass(repr=False)
 class Audit(Result):
     """Result of :func:`audit`: per-group rates, disparities and verdicts.

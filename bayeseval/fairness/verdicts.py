@@ -7,9 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bayeseval._kernels.disparity import (
-    bonferroni_level,
-)
+from bayeseval._kernels.disparity import bonferroni_level
 from bayeseval.fairness.disparities import (
     few_groups,
     gap_draws,

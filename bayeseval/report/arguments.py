@@ -28,8 +28,6 @@ __all__: list[str] = []
 
 # -- evaluate: arguments -------------------------------------------------------------------------
 _ENGINES = ("exact", "pymc")
-
-
 _MODELS = ("beta_binomial", "robust", "logit_normal")
 
 

@@ -29,15 +29,10 @@ __all__ = ["Finding"]
 
 # composition check: a stratum's sample share differs from its population share by more
 # than this (absolute) or by a factor beyond 1.5 either way
-# composition check: a stratum's sample share differs from its population share by more
-# than this (absolute) or by a factor beyond 1.5 either way
 _SHARE_TOL = 0.05
-
-
 _SHARE_RATIO = 1.5
 
 
-# -- evaluate: sections that return data ---------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class Finding(Result):
     """One thing :func:`evaluate` found, as data: a short flag, the strata and a message.

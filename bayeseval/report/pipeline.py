@@ -344,7 +344,7 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
 
 
 #: the metrics of the fairness criteria: the audit section's metrics
-# -- the fairness audit section: data (audit, findings), then rendering ------------------------
+# -- the fairness audit section: the audit and its findings ---------------------------------
 #: the metrics of the fairness criteria: the audit section's metrics
 _AUDIT_METRICS = ("selection_rate", "tpr", "fpr", "ppv")
 

@@ -30,6 +30,7 @@ from bayeseval.report.findings import Finding
 
 __all__: list[str] = []
 
+
 @dataclass
 class Pooled:
     """The pooled model's section: posterior, its summary and the model-check results."""
