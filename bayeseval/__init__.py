@@ -113,12 +113,14 @@ if TYPE_CHECKING:  # pragma: no cover
         stratified_risk,
         weighted_metric,
     )
-    from bayeseval.fairness.audits import Audit, audit
+    from bayeseval.fairness.audits import audit
     from bayeseval.fairness.impact import ImpactRatioReport, impact_ratio_report
+    from bayeseval.fairness.result import Audit
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
     from bayeseval.plan.allocation import allocate
     from bayeseval.plan.sizes import sample_size
-    from bayeseval.report.report import Report, evaluate
+    from bayeseval.report.pipeline import evaluate
+    from bayeseval.report.report import Report
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)

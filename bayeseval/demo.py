@@ -35,7 +35,7 @@ from bayeseval.campaign.simulation import simulate, synthetic_pool
 from bayeseval.counts.counts import Counts
 from bayeseval.datasets import load_compas, load_german_credit
 from bayeseval.plots.base import figure_png
-from bayeseval.report.report import Report, evaluate
+from bayeseval.report import Report, evaluate
 
 __all__ = ["run_demo"]
 

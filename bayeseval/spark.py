@@ -34,7 +34,6 @@ from typing import Any
 
 import pandas as pd
 
-from bayeseval._backends.hashing import signed64 as _signed  # noqa: F401 - kept for callers of the old name
 from bayeseval._backends.hashing import spark_rank_sql as keyed_rank_sql
 from bayeseval._backends.interface import is_spark_dataframe
 from bayeseval._backends.spark_backend import keyed_rank as _keyed_rank

@@ -56,7 +56,7 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, precision_s
 from bayeseval import proportion_ci
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval, max_t_gap
 from bayeseval.datasets import load_compas
-from bayeseval.fairness.audits import MIN_TRIALS, audit
+from bayeseval.fairness import MIN_TRIALS, audit
 
 SIZES = np.array([20, 50, 100, 300, 1000, 2000])
 SCENARIOS = {

@@ -22,7 +22,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 from bayeseval import proportion_ci
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval, mover_difference
 from bayeseval.cli.audit import add_audit_parser
-from bayeseval.fairness.audits import METRICS, Audit, audit
+from bayeseval.fairness import METRICS, Audit, audit
 
 
 def _npv(y_true, y_pred):

@@ -14,8 +14,8 @@ from bayeseval._api import metric_names
 from bayeseval.cli.campaign import main as campaign_main
 from bayeseval.cli.main import main
 from bayeseval.counts.metrics import METRICS
-from bayeseval.fairness.audits import METRICS as AUDIT_METRICS
-from bayeseval.report.report import evaluate
+from bayeseval.fairness import METRICS as AUDIT_METRICS
+from bayeseval.report import evaluate
 
 REPORT_LIST = metric_names.choices(composite=False)
 AUDIT_LIST = metric_names.choices()

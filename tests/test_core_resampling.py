@@ -282,11 +282,12 @@ def test_pos_label_policy():
         sk_f1(yb, pb), abs=TOL)
 
 
-def test_former_f1_default_warns_for_labels_other_than_0_1():
+def test_f1_of_labels_other_than_0_1_needs_pos_label():
     y = np.array([1, 2, 3, 1, 2, 1, 3, 1])
     p = np.array([1, 2, 1, 1, 3, 2, 3, 1])
-    with pytest.warns(FutureWarning, match="pos_label=1"):
-        res = bootstrap_ci((y, p), "f1", n_resamples=50, random_seed=0)
+    with pytest.raises(ValueError, match=r"needs pos_label .*\[1, 2, 3\]"):
+        bootstrap_ci((y, p), "f1", n_resamples=50, random_seed=0)
+    res = bootstrap_ci((y, p), "f1", pos_label=1, n_resamples=50, random_seed=0)
     from sklearn.metrics import f1_score as sk_f1
 
     assert res.estimate == pytest.approx(sk_f1(y, p, labels=[1], average="macro"), abs=TOL)

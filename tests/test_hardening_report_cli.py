@@ -22,12 +22,12 @@ from markdown_it import MarkdownIt
 
 import bayeseval
 from bayeseval import Counts
-from bayeseval.cli import main as cli_mod
+from bayeseval._render.report_page import display_table
+from bayeseval.cli import plan as cli_plan
 from bayeseval.cli.main import main
 from bayeseval.counts.metrics import Metric
 from bayeseval.demo import run_demo
-from bayeseval.report import report
-from bayeseval.report.report import Finding, evaluate
+from bayeseval.report import Finding, evaluate, pipeline, sections
 
 ROOT = Path(bayeseval.__file__).resolve().parent.parent
 
@@ -62,7 +62,7 @@ BAD_EVALUATE = [
 @pytest.mark.parametrize("kwargs, exc, words", BAD_EVALUATE)
 def test_evaluate_refuses_bad_arguments_on_rows_before_tabulating(monkeypatch, kwargs, exc, words):
     calls = []
-    monkeypatch.setattr(report, "tabulate", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(sections, "tabulate", lambda *a, **k: calls.append(1))
     with pytest.raises(exc) as info:
         evaluate(_rows(), y_true="y", y_pred="p", strata="g", **kwargs)
     for word in words:
@@ -107,16 +107,16 @@ def test_rows_need_column_names_and_strata_of_the_right_type():
 
 
 def test_a_failing_model_or_check_surfaces_instead_of_a_silent_fallback(monkeypatch):
-    assert not hasattr(report, "_ppc_fallback")
+    assert not hasattr(sections, "_ppc_fallback")
 
     def broken(*a, **k):
         raise RuntimeError("broken check")
 
-    monkeypatch.setattr(report, "posterior_predictive_check", broken)
+    monkeypatch.setattr(sections, "posterior_predictive_check", broken)
     with pytest.raises(RuntimeError, match="broken check"):
         evaluate(COUNTS, random_seed=0)
     monkeypatch.undo()
-    monkeypatch.setattr(report, "fit_hierarchical", broken)
+    monkeypatch.setattr(sections, "fit_hierarchical", broken)
     with pytest.raises(RuntimeError, match="broken check"):
         evaluate(COUNTS, random_seed=0)
 
@@ -135,7 +135,7 @@ def test_a_failing_plot_surfaces_in_to_html(monkeypatch):
     assert "<img" not in rep.to_html(plot=False)
 
 
-@pytest.mark.parametrize("module", ["report/report.py", "cli/main.py", "report/gates.py", "demo.py"])
+@pytest.mark.parametrize("module", ["report/report.py", "report/pipeline.py", "report/sections.py", "report/findings.py", "report/arguments.py", "cli/main.py", "report/gates.py", "demo.py"])
 def test_no_broad_except_in_the_module(module):
     tree = ast.parse((ROOT / "bayeseval" / module).read_text())
     for node in ast.walk(tree):
@@ -225,7 +225,7 @@ def test_markdown_renders_hostile_stratum_names_verbatim_without_html(tmp_path):
     assert soup.find("script") is None and soup.find("img") is None
     assert len(rows) == len(HOSTILE)  # no row broken by a newline or a pipe
     assert [r[0] for r in rows] == HOSTILE  # each name shown as its exact text
-    n_cols = len(rep._display_table().columns) + 1
+    n_cols = len(display_table(rep).columns) + 1
     assert all(len(r) == n_cols for r in rows)
     # even a naive reader splitting on lines and "|" sees one row per stratum, right width
     lines = [ln for ln in md.splitlines() if ln.startswith("| ")]
@@ -354,7 +354,7 @@ def test_plan_and_usage_errors_are_one_line(capsys, argv, words):
 def test_report_option_errors_are_one_line_before_any_work(files, capsys, monkeypatch, extra, words):
     _, tmp = files
     calls = []
-    monkeypatch.setattr(report, "evaluate", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(pipeline, "evaluate", lambda *a, **k: calls.append(1))
     _one_line_error(capsys, ["report", str(tmp / "preds.csv"), *DATA, *extra], *words)
     assert calls == []
 
@@ -450,7 +450,7 @@ def test_main_maps_input_errors_to_one_line(monkeypatch, capsys, exc):
     def raising(args):
         raise exc
 
-    monkeypatch.setattr(cli_mod, "_cmd_plan", raising)
+    monkeypatch.setattr(cli_plan, "_cmd_plan", raising)
     line, _ = _one_line_error(capsys, ["plan", "--halfwidth", "0.05"])
     assert str(exc.args[-1]) in line
 
@@ -459,7 +459,7 @@ def test_main_lets_a_bug_show_its_traceback(monkeypatch):
     def buggy(args):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(cli_mod, "_cmd_plan", buggy)
+    monkeypatch.setattr(cli_plan, "_cmd_plan", buggy)
     with pytest.raises(RuntimeError, match="a bug"):
         main(["plan", "--halfwidth", "0.05"])
 
@@ -475,7 +475,7 @@ def test_multi_line_messages_become_one_line(monkeypatch, capsys):
     def raising(args):
         raise ValueError("first line\n  second line\n")
 
-    monkeypatch.setattr(cli_mod, "_cmd_plan", raising)
+    monkeypatch.setattr(cli_plan, "_cmd_plan", raising)
     line, _ = _one_line_error(capsys, ["plan", "--halfwidth", "0.05"])
     assert line == "bayeseval: error: first line second line"
 

@@ -15,7 +15,7 @@ from bayeseval import plots  # noqa: E402
 from bayeseval.counts.counts import Counts  # noqa: E402
 from bayeseval.models import fit_hierarchical  # noqa: E402
 from bayeseval.plan import allocate, sample_size  # noqa: E402
-from bayeseval.report.report import evaluate  # noqa: E402
+from bayeseval.report import evaluate  # noqa: E402
 
 STRATA = ["north", "south", "east", "west", "centre"]
 

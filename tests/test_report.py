@@ -1,4 +1,4 @@
-"""Tests for bayeseval.report.report: evaluate() and the Report renderings."""
+"""Tests for bayeseval.report: evaluate() and the Report renderings."""
 
 import html
 import json
@@ -16,7 +16,7 @@ from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.stratified import stratified_risk
 from bayeseval.models import fit_hierarchical
 from bayeseval.plan import sample_size
-from bayeseval.report.report import Report, evaluate
+from bayeseval.report import Report, evaluate
 
 matplotlib.use("Agg")
 

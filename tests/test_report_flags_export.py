@@ -13,8 +13,10 @@ from statsmodels.stats.proportion import proportion_confint
 
 import bayeseval
 from bayeseval import Counts, evaluate, proportion_ci
+from bayeseval._render.report_page import display_table
 from bayeseval.models import fit_hierarchical
-from bayeseval.report.report import _model_findings, _Pooled
+from bayeseval.report.findings import model_findings
+from bayeseval.report.sections import Pooled
 
 
 def _flags(rep, k):
@@ -84,9 +86,9 @@ def _table(rows):
 
 def _findings(table, flagged=None):
     flagged = np.zeros(len(table), bool) if flagged is None else np.asarray(flagged)
-    pooled = _Pooled(post=object(), flagged=flagged)
+    pooled = Pooled(post=object(), flagged=flagged)
     own = (table["lower"].to_numpy(), table["upper"].to_numpy())
-    return {f.flag: f.strata for f in _model_findings(table, own, pooled)}
+    return {f.flag: f.strata for f in model_findings(table, own, pooled)}
 
 
 def test_estimates_disagree_fires_exactly_when_the_intervals_do_not_overlap():
@@ -171,7 +173,7 @@ def test_html_table_scrolls_and_groups_columns_estimate_pooled_checks():
     assert "<div class='bv-scroll'><table class='bv-strata'>" in text
     assert ".bayeseval-report .bv-scroll{overflow-x:auto" in text
     groups = re.findall(r"<th class='g gs' colspan='(\d+)'>(\w+)</th>", text)
-    shown = rep._display_table().columns
+    shown = display_table(rep).columns
     raw = [c for c in ("successes", "trials", "rate", "lower", "upper", "halfwidth",
                        "sample_share", "weight") if c in shown]
     assert groups == [(str(len(raw)), "estimate"), ("4", "pooled"), ("3", "checks")]

@@ -12,7 +12,7 @@ import pytest
 
 from bayeseval import Counts, evaluate, proportion_ci
 from bayeseval.checks import conflict_check
-from bayeseval.report.report import _read_flagged
+from bayeseval.report.sections import read_flagged
 
 # six strata near 0.08 and a small one at 0.45 (the conflict check's docstring example)
 S = [4, 6, 5, 3, 7, 4, 9]
@@ -118,7 +118,7 @@ def test_a_stratum_the_model_check_flags_never_reads_the_pooled_interval():
                           "ppc_p": np.linspace(0.001, 0.9, 7)})
     flagged = np.zeros(7, bool)
     flagged[1] = True
-    read_lo, read_hi = _read_flagged(Counts.from_arrays(s, n), table, flagged,
+    read_lo, read_hi = read_flagged(Counts.from_arrays(s, n), table, flagged,
                                      (np.zeros(7), np.ones(7)), 0.95)
     lo, hi = proportion_ci(s, n, method="adaptive")
     assert table["read"].tolist() == ["pooled", "adaptive"] + ["pooled"] * 5

@@ -27,8 +27,8 @@ from bayeseval._api.warnings import ConvergenceWarning  # noqa: E402
 from bayeseval.cli import io as cli_io  # noqa: E402
 from bayeseval.cli import main as cli
 from bayeseval.models import Posterior, fit_hierarchical  # noqa: E402
+from bayeseval.report import Finding, Report, evaluate  # noqa: E402
 from bayeseval.report.gates import GateResult, gate  # noqa: E402
-from bayeseval.report.report import Finding, Report, evaluate  # noqa: E402
 
 ROOT = Path(bayeseval.__file__).resolve().parent.parent
 COUNTS = Counts.from_arrays([3, 5, 9], [40, 50, 60], strata=["a", "b", "<c>"], weights=[0.5, 0.3, 0.2])
@@ -252,12 +252,11 @@ def test_the_campaign_command_is_registered_when_it_is_called(capsys):
     assert "no-such-step" in capsys.readouterr().err
 
 
-def test_old_cli_names_are_the_shared_helpers(tmp_path):
-    assert cli._Formatter is cli_io.HelpFormatter and cli._read_table is cli_io.read_table
+def test_read_table_names_the_option_and_the_file(tmp_path):
     empty = tmp_path / "e.csv"
     empty.write_text("")
     with pytest.raises(ValueError, match=r"--pool file .*e\.csv.* is empty"):
-        cli._read_table(str(empty), name="--pool")
+        cli_io.read_table(str(empty), name="--pool")
     (tmp_path / "x.json").write_text("{}")
     with pytest.raises(ValueError, match=r"data file .*x\.json.* unsupported file type '\.json'"):
         cli_io.read_table(str(tmp_path / "x.json"), name="data")

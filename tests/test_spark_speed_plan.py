@@ -87,7 +87,8 @@ def test_rank_at_the_64_bit_edges_matches_numpy(spark, seed):
     """Extreme ids (both ends of the signed range, 0, -1) through both Spark forms of the hash."""
     from pyspark.sql import functions as F
 
-    from bayeseval.spark import _signed, keyed_rank, keyed_rank_sql
+    from bayeseval._backends.hashing import signed64 as _signed
+    from bayeseval.spark import keyed_rank, keyed_rank_sql
 
     ids = np.array([-(2**63), 2**63 - 1, 0, -1, 1, 2**32 - 1, 2**32, -(2**32), 65535, 65536, 2**48 + 17,
                     -(2**48) - 3], dtype=np.int64)
@@ -105,7 +106,8 @@ def test_random_ids_match_numpy_under_ansi_and_legacy_arithmetic(spark):
     """ANSI mode raises on BIGINT overflow: the limb arithmetic must never overflow either way."""
     from pyspark.sql import functions as F
 
-    from bayeseval.spark import _signed, keyed_rank
+    from bayeseval._backends.hashing import signed64 as _signed
+    from bayeseval.spark import keyed_rank
 
     rng = np.random.default_rng(3)
     ids = rng.integers(-(2**63), 2**63 - 1, size=500, dtype=np.int64, endpoint=True)

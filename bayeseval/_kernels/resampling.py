@@ -505,14 +505,13 @@ def _label_set(arrays: Sequence[np.ndarray]) -> list[Any]:
 
 
 def resolve_pos_label(
-    pos_label: Any, arrays: Sequence[np.ndarray], *, what: str, legacy_default: Any = None
+    pos_label: Any, arrays: Sequence[np.ndarray], *, what: str
 ) -> Any:
     """The positive class for a metric of labels: one policy for both bootstrap functions.
 
     An explicit ``pos_label`` must be one of the labels seen. ``None`` means
     ``1`` when the labels are 0/1 or booleans; otherwise ``pos_label`` is
-    required (ValueError). ``legacy_default`` (a former default value) is used
-    with a :class:`FutureWarning` when it is among non-binary labels.
+    required (ValueError).
 
     Examples
     --------
@@ -529,15 +528,6 @@ def resolve_pos_label(
         return pos_label
     if set(labels) <= {0, 1}:
         return 1
-    if legacy_default is not None and any(_same_label(legacy_default, lab) for lab in labels):
-        warnings.warn(
-            f"{what} with labels {shown} used pos_label={legacy_default!r} (the former default); "
-            f"pos_label=None now means 1 only for 0/1 or boolean labels: pass pos_label={legacy_default!r} "
-            "explicitly (this will become an error)",
-            FutureWarning,
-            stacklevel=4,
-        )
-        return legacy_default
     raise ValueError(
         f"{what} needs pos_label (the positive class) for labels {shown}; pos_label=None means 1 "
         "only for 0/1 or boolean labels"

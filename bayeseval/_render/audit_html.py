@@ -1,4 +1,4 @@
-"""HTML and text renderings of a fairness audit, shared by :class:`bayeseval.fairness.audits.Audit`
+"""HTML and text renderings of a fairness audit, shared by :class:`bayeseval.fairness.result.Audit`
 and the evaluation report's audit section.
 
 The audit's tables are data; these functions only render them: the verdicts, the

@@ -1,6 +1,6 @@
 """Plain-text rendering of a fairness audit: a summary that fits a terminal.
 
-The audit's tables are data (:class:`bayeseval.fairness.audits.Audit`); this module only renders
+The audit's tables are data (:class:`bayeseval.fairness.result.Audit`); this module only renders
 them. The summary names each criterion's verdict, the gap with its interval and the two
 groups at its ends (with their rates and trials), then the notes; every line is at most
 ``width`` characters (long group labels are wrapped onto indented lines, never cut), except

@@ -99,3 +99,27 @@ def md_table(frame: pd.DataFrame, digits: int = 3) -> list[str]:
     lines = [md_row([str(c) for c in frame.columns]), "| " + " | ".join("---" for _ in frame.columns) + " |"]
     lines += [md_row([cell(v) for v in row]) for row in frame.itertuples(index=False)]
     return lines
+
+
+def n_strata(n: int) -> str:
+    """``"1 stratum"``, ``"n strata"``."""
+    return f"{n} stratum" if n == 1 else f"{n} strata"
+
+
+def key_label(key: Any) -> str:
+    """A stratum key as one label: the parts of a tuple joined by ``" | "``."""
+    return " | ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+
+
+def labels_text(keys: Sequence[Any], limit: int = 6) -> str:
+    """The first ``limit`` stratum keys as quoted labels, and how many more there are."""
+    names = [key_label(k) for k in keys]
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def index_labels(index: pd.Index) -> list[str]:
+    """String labels for a stratum index (levels of a MultiIndex joined by ``" | "``)."""
+    if isinstance(index, pd.MultiIndex):
+        return [" | ".join(str(v) for v in key) for key in index]
+    return [str(v) for v in index]

@@ -12,8 +12,9 @@ import pandas as pd
 from bayeseval._render import audit_text
 from bayeseval.cli.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
 from bayeseval.cli.io import atomic_output, check_output, read_table
-from bayeseval.fairness.audits import AUDIT_SUFFIXES, audit_with_spelling, exit_code
+from bayeseval.fairness.audits import audit_with_spelling
 from bayeseval.fairness.options import MIN_TRIALS
+from bayeseval.fairness.result import AUDIT_SUFFIXES, exit_code
 
 
 def add_audit_parser(sub: Any) -> argparse.ArgumentParser:

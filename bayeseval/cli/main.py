@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sqlite3
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 from bayeseval import __version__
@@ -43,10 +41,21 @@ from bayeseval.cli.io import (
     one_line,
     read_table,
 )
+from bayeseval.cli.plan import add_plan
+from bayeseval.cli.shared import (
+    EXIT_OK,
+    LEVEL,
+    SEED,
+    float_between,
+    int_at_least,
+    json_default,
+    metric_name,
+    weights_json,
+)
 
 __all__ = ["main", "build_parser"]
 
-EXIT_OK, EXIT_GATE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_GATE_FAILED, EXIT_BAD_INPUT = 1, 2
 
 # the exceptions that mean "bad input" at the top of main(); anything else is a bug
 _INPUT_ERRORS = (ValueError, TypeError, OSError, OverflowError, sqlite3.Error)
@@ -73,12 +82,6 @@ INCLUSION_HELP = ("with --proxy: column of each labelled row's inclusion probabi
 # module; a test keeps the two equal)
 _REPORT_SUFFIXES = (".html", ".htm", ".md", ".markdown", ".json", ".csv", ".xlsx", ".tex")
 
-# counts and row numbers the command line prints must be exactly representable as floats
-_MAX_COUNT = 2**53
-
-
-_Formatter = HelpFormatter
-
 
 class _UsageError(ValueError):
     """A command-line usage error (unknown option, bad option value)."""
@@ -89,99 +92,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # noqa: D102 (argparse API)
         raise _UsageError(f"{message} (see '{self.prog} --help')")
-
-
-# -- typed converters: each names the option through argparse ("argument --x: ...") ---------
-def _converter(name: str, check: Callable[[str], Any]) -> Callable[[str], Any]:
-    check.__name__ = name  # argparse names the type in some messages
-    return check
-
-
-def _parse_number(text: str, kind: type) -> Any:
-    try:
-        value = kind(text)
-    except ValueError:
-        word = "an integer" if kind is int else "a number"
-        raise argparse.ArgumentTypeError(f"must be {word}, got {text!r}") from None
-    if kind is float and not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
-    return value
-
-
-def _int_at_least(minimum: int, maximum: int = _MAX_COUNT) -> Callable[[str], int]:
-    def check(text: str) -> int:
-        value = _parse_number(text, int)
-        if not minimum <= value <= maximum:
-            upper = "2**53" if maximum == _MAX_COUNT else f"{maximum}"
-            raise argparse.ArgumentTypeError(
-                f"must be an integer >= {minimum} and <= {upper}, got {text!r}"
-            )
-        return value
-
-    return _converter("int", check)
-
-
-def _float_between(low: float, high: float, *, closed_high: bool = False) -> Callable[[str], float]:
-    def check(text: str) -> float:
-        value = _parse_number(text, float)
-        if not (low < value < high or (closed_high and value == high)):
-            bracket = "]" if closed_high else ")"
-            raise argparse.ArgumentTypeError(f"must be in ({low:g}, {high:g}{bracket}, got {text!r}")
-        return value
-
-    return _converter("float", check)
-
-
-def _rate(text: str) -> float:
-    value = _parse_number(text, float)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a rate in [0, 1], got {text!r}")
-    return value
-
-
-def _metric(text: str) -> str:
-    """A metric name or alias of one rate, returned as written (the report echoes it)."""
-    key = metric_names.canonical(text)
-    if key is None or key in metric_names.COMPOSITE:
-        raise argparse.ArgumentTypeError(metric_names.unknown_metric(text, composite=False))
-    return text.strip()
-
-
-def _parse_json_numbers(text: str, what: str) -> Any:
-    """A JSON object label -> number, or a JSON list of numbers; else ArgumentTypeError."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(
-            f"must be JSON such as '{{\"a\": 0.7, \"b\": 0.3}}' ({exc.msg} at character "
-            f"{exc.pos}), got {text!r}"
-        ) from None
-    values = list(value.values()) if isinstance(value, dict) else value
-    if not isinstance(values, list) or not values or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
-    ):
-        raise argparse.ArgumentTypeError(
-            f"must be a JSON object stratum -> {what} or a list of numbers, got {text!r}"
-        )
-    return value
-
-
-def _json_object(what: str) -> Callable[[str], Any]:
-    """A JSON object label -> number or a JSON list of numbers (option values per stratum)."""
-    return _converter("json", lambda text: _parse_json_numbers(text, what))
-
-
-def _weights_json(text: str) -> Any:
-    """--weights: a JSON object stratum -> share, or a JSON list of shares in stratum order."""
-    from bayeseval._api.validation import check_weights  # deferred: fast start-up
-
-    value = _parse_json_numbers(text, "share")
-    shares = list(value.values()) if isinstance(value, dict) else value
-    try:
-        check_weights(shares, len(shares), name="shares")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return value
 
 
 def _report_path(text: str) -> Path:
@@ -209,12 +119,6 @@ def _check_writable_parent(path: Path, text: str) -> None:
     parent = path.parent
     if not parent.is_dir():
         raise argparse.ArgumentTypeError(f"folder {str(parent)!r} does not exist (for {text!r})")
-
-
-# -- files -----------------------------------------------------------------------------------
-# (kept under their old names for the campaign command line, which imports them from here)
-_read_table = read_table
-_one_line = one_line
 
 
 def _split_columns(value: str | None) -> list[str] | None:
@@ -312,26 +216,6 @@ def _weights_for(value: Any, frame: Any, strata: list[str] | None) -> Any:
     return out
 
 
-# -- output ------------------------------------------------------------------------------------
-def _emit(payload: Any, as_json: bool, text: str) -> None:
-    if as_json:
-        print(json.dumps(payload, indent=2, default=_json_default))
-    else:
-        print(text)
-
-
-def _json_default(obj: Any) -> Any:
-    import numpy as np  # deferred: fast start-up
-
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return None if np.isnan(obj) else float(obj)
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
-
-
 def _frame_records(frame: Any) -> list[dict[str, Any]]:
     out = frame.reset_index()
     out.columns = [str(c) for c in out.columns]
@@ -348,151 +232,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(out=args.out, quick=args.quick, random_seed=args.seed, as_json=args.json)
 
 
-# -- plan ----------------------------------------------------------------------------------
-def _count_or_error(value: float, what: str, option: str, given: Any) -> int:
-    """``ceil(value)`` as an int, refusing counts that are not exactly representable."""
-    if not math.isfinite(value) or value > _MAX_COUNT:
-        raise ValueError(
-            f"{option} {given!r} needs {value:.3g} {what}, more than 2**53: no count that large "
-            "is exact"
-        )
-    return int(-(-value // 1))
-
-
-def _check_plan_target(args: argparse.Namespace, option: str) -> None:
-    """Refuse a target so small that no method's count can be exact (before computing it).
-
-    Every interval at level ``L`` needs at least ``z**2 / (2 e) - z**2`` trials for a
-    half-width ``e`` (the Wilson bound at rate 0; other rates and methods need more).
-    """
-    z = NormalDist().inv_cdf((1 + args.level) / 2)
-    e = args.halfwidth if args.se is None else z * args.se
-    target = args.se if args.se is not None else args.halfwidth
-    if e <= 0 or z * z / (2 * e) - z * z > _MAX_COUNT:
-        raise ValueError(
-            f"{option} {target!r} is too small: it needs more than 2**53 trials per stratum, "
-            "more than any count can hold exactly; choose a larger target"
-        )
-
-
-def _cmd_plan(args: argparse.Namespace) -> int:
-    from bayeseval.plan import planning  # deferred: fast start-up
-
-    if args.halfwidth is None and args.se is None:
-        raise ValueError(
-            "plan needs --halfwidth or --se (or a sub-command: allocate, split; see "
-            "'bayeseval plan --help')"
-        )
-    option = "--se" if args.se is not None else "--halfwidth"
-    _check_plan_target(args, option)
-    n = planning.sample_size(
-        se=args.se, halfwidth=args.halfwidth, rate=args.rate, level=args.level, method=args.method
-    )
-    target = args.halfwidth if args.se is None else args.se
-    n = _count_or_error(float(n), "trials per stratum", option, target)
-    rate = 0.5 if args.rate is None else args.rate
-    payload: dict[str, Any] = {
-        "n_per_stratum": n,
-        "halfwidth": args.halfwidth,
-        "se": args.se,
-        "rate": args.rate,
-        "assumed_rate": rate,
-        "level": args.level,
-        "method": args.method,
-    }
-    lines = [f"trials needed per stratum: {n}", _assumed_rate_line(args.rate)]
-    edge = _edge_warning(args, planning, n, rate)
-    if edge is not None:
-        payload["wilson_n_per_stratum"], payload["warning"] = edge
-        lines.append(f"warning: {edge[1]}")
-    groups = args.groups or 1
-    if groups > 1:
-        payload["n_groups"] = groups
-        payload["minority_rows"] = _count_or_error(float(n) * groups, "minority rows", "--groups", groups)
-        lines.append(f"across {groups} groups: {payload['minority_rows']} minority rows")
-    if args.share is not None:
-        payload["total_rows"] = _count_or_error(n * groups / args.share, "rows", "--share", args.share)
-        lines.append(f"at a minority share of {args.share:g}: about {payload['total_rows']:,} rows in all")
-    _emit(payload, args.json, "\n".join(lines))
-    return EXIT_OK
-
-
-def _assumed_rate_line(rate: float | None) -> str:
-    if rate is None:
-        return ("planning rate: 0.5 (assumed: no --rate given; 0.5 needs the most trials, so the "
-                "plan holds at any rate)")
-    return f"planning rate: {rate:g} (from --rate)"
-
-
-def _edge_warning(args: argparse.Namespace, planning: Any, n: int, rate: float
-                  ) -> tuple[int, str] | None:
-    """With --method normal and --halfwidth: the Wilson-search size when the normal one falls short.
-
-    The normal formula assumes a symmetric interval; near a rate of 0 or 1 the Wilson interval
-    on that many trials is wider than the target, and a search over n finds the size it needs.
-    """
-    if args.method != "normal" or args.halfwidth is None:
-        return None
-    wilson = int(planning.sample_size(halfwidth=args.halfwidth, rate=rate, level=args.level,
-                                      method="wilson"))
-    if wilson <= n:
-        return None
-    return wilson, (
-        f"at a rate of {rate:g} the normal approximation's {n} trials give a Wilson interval "
-        f"wider than +/-{args.halfwidth:g}; the Wilson search needs {wilson} "
-        "(use --method wilson)"
-    )
-
-
-def _cmd_allocate(args: argparse.Namespace) -> int:
-    from bayeseval._api.validation import MAX_EXACT_COUNT  # deferred: fast start-up
-    from bayeseval._kernels import allocation  # deferred: fast start-up
-    from bayeseval.plan import planning  # deferred: fast start-up
-
-    weights, rates = args.weights, args.rates
-    if rates is not None and isinstance(weights, dict) != isinstance(rates, dict):
-        raise ValueError("--rates must be a JSON object when --weights is one, and a list when "
-                         f"--weights is a list; got --weights {weights!r} and --rates {rates!r}")
-    if isinstance(weights, dict) and isinstance(rates, dict) and set(rates) != set(weights):
-        raise ValueError(f"--rates keys {sorted(rates)} must be the --weights keys {sorted(weights)}")
-    plain = allocation.plain_inputs(weights, rates, args.minimum, None)
-    if plain is None or args.budget > MAX_EXACT_COUNT:
-        # not plain numbers, or invalid: planning.allocate reads them with pandas (and raises)
-        alloc = planning.allocate(args.budget, weights, rates, method=args.method, minimum=args.minimum)
-        keys, counts = list(alloc.index), alloc.to_numpy()
-    else:  # JSON numbers: allocated on plain arrays, without importing pandas
-        keys, shares, variances, lo, hi = plain
-        counts = allocation.allocation_counts(args.budget, shares, variances, lo, hi, keys, args.method,
-                                              has_minimum=args.minimum is not None)
-    labels = [str(k) for k in keys]
-    payload = {"budget": args.budget, "method": args.method, "minimum": args.minimum,
-               "allocation": dict(zip(labels, (int(v) for v in counts), strict=True))}
-    width = max(len(x) for x in labels + ["stratum"])
-    lines = [f"allocating {args.budget} labels ({args.method}):", f"  {'stratum':<{width}}  labels"]
-    lines += [f"  {k:<{width}}  {int(v)}" for k, v in zip(labels, counts, strict=True)]
-    _emit(payload, args.json, "\n".join(lines))
-    return EXIT_OK
-
-
-def _cmd_split(args: argparse.Namespace) -> int:
-    import numpy as np  # deferred: fast start-up
-
-    from bayeseval.plan import planning  # deferred: fast start-up
-
-    res = planning.split_decision(
-        n_total=args.n_total, n_test=args.n_test, share=args.share, n_min=args.n_min,
-        n_groups=args.groups, max_test_share=args.max_test_share, max_inflate=args.max_inflate,
-    )
-    # the fields of ``res.table``'s one row, as Python numbers (the table would import pandas)
-    payload = {k: v.item() if isinstance(v, np.generic) else v for k, v in res.to_dict().items()}
-    lines = [f"decision: {res.branch}", f"test set: {res.n_test:,} rows "
-             f"({res.n_minority_test:,} minority rows)", f"why: {res.reason}"]
-    if res.warning:
-        lines.append(f"warning: {res.warning}")
-    _emit(payload, args.json, "\n".join(lines))
-    return EXIT_OK
-
-
 # -- report ----------------------------------------------------------------------------------
 def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
     """Read the data file and check that every column option names one of its columns."""
@@ -505,7 +244,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from bayeseval.report.report import evaluate  # deferred: fast start-up
+    from bayeseval.report.pipeline import evaluate  # deferred: fast start-up
 
     if args.out:  # before the work: never onto the data file, never over a file without --force
         check_output(args.out, force=args.force, inputs=[("data", args.data)])
@@ -536,7 +275,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         with atomic_output(args.out) as tmp:
             report.save(tmp)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, default=_json_default))
+        print(json.dumps(report.to_dict(), indent=2, default=json_default))
     else:
         print(str(report))
         if args.out:
@@ -571,10 +310,6 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     return EXIT_OK if result.passed else EXIT_GATE_FAILED
 
 
-# -- parser ------------------------------------------------------------------------------------
-_LEVEL = _float_between(0.0, 1.0)
-_SEED = _int_at_least(0)
-
 _EPILOG = """\
 examples:
   bayeseval demo
@@ -598,100 +333,11 @@ def _add_demo(sub: Any) -> None:
     )
     demo.add_argument("--out", type=_folder, default="bayeseval-report",
                       help="folder for the HTML report and plots (created if missing)")
-    demo.add_argument("--seed", type=_int_at_least(0, 2**32 - 1), default=0, help="random seed")
+    demo.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0, help="random seed")
     demo.add_argument("--quick", action="store_true", help="smaller simulation, for a fast look")
     demo.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     demo.add_argument("--force", action="store_true", help="replace the demo's files in a folder that holds files")
     demo.set_defaults(func=_cmd_demo)
-
-
-def _add_plan(sub: Any) -> None:
-    plan = sub.add_parser(
-        "plan",
-        help="trials needed for a target interval width; label allocation; test-split decision",
-        formatter_class=HelpFormatter,
-        description="Sample size for one rate from a target half-width or standard error. The "
-        "output states the planning rate it assumed and, near a rate of 0 or 1, the larger size "
-        "a Wilson interval needs. Sub-commands: 'allocate' shares a labelling budget across "
-        "strata, 'split' decides how to draw a test set that holds enough minority rows.",
-        epilog="examples:\n  bayeseval plan --halfwidth 0.05 --rate 0.7\n"
-        "  bayeseval plan --halfwidth 0.05 --rate 0.7 --groups 8 --share 0.004 --json\n"
-        "  bayeseval plan allocate --budget 400 --weights '{\"a\": 0.7, \"b\": 0.3}' "
-        "--rates '{\"a\": 0.1, \"b\": 0.4}'\n"
-        "  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 --n-min 323",
-    )
-    target = plan.add_mutually_exclusive_group()
-    target.add_argument("--halfwidth", type=_float_between(0.0, 1.0),
-                        help="target half-width of the interval (this or --se)")
-    target.add_argument("--se", type=_float_between(0.0, 0.5, closed_high=True),
-                        help="target standard error (this or --halfwidth)")
-    plan.add_argument("--rate", type=_rate, default=None,
-                      help="planning rate; without it 0.5, which needs the most trials")
-    plan.add_argument("--level", type=_LEVEL, default=0.95, help="interval level")
-    plan.add_argument("--method", default="normal", choices=("normal", "wilson", "clopper_pearson"),
-                      help="interval the plan is for")
-    plan.add_argument("--groups", type=_int_at_least(1), default=None, help="number of subgroups needing this n")
-    plan.add_argument("--share", type=_float_between(0.0, 1.0, closed_high=True), default=None,
-                      help="minority share in the population")
-    plan.add_argument("--json", action="store_true", help="machine-readable output")
-    plan.set_defaults(func=_cmd_plan)
-    subs = plan.add_subparsers(dest="plan_command", metavar="SUBCOMMAND")
-    _add_plan_allocate(subs)
-    _add_plan_split(subs)
-
-
-def _add_plan_allocate(subs: Any) -> None:
-    alloc = subs.add_parser(
-        "allocate",
-        help="share a labelling budget across strata",
-        formatter_class=HelpFormatter,
-        description="Split a budget of labels across strata (bayeseval.plan.planning.allocate): "
-        "'optimal' is Neyman allocation (Cochran 1977, section 5.5), 'proportional' follows the "
-        "population shares, 'equal' gives each stratum the same, 'equal_precision' the same "
-        "half-width, 'compromise' a minimum first and the rest optimally.",
-        epilog="example:\n  bayeseval plan allocate --budget 400 --weights '{\"a\": 0.7, \"b\": 0.3}' "
-        "--rates '{\"a\": 0.1, \"b\": 0.4}' --minimum 60",
-    )
-    alloc.add_argument("--budget", type=_int_at_least(1), required=True, help="labels to allocate")
-    alloc.add_argument("--weights", type=_weights_json, required=True,
-                       help="population shares as JSON, e.g. '{\"a\": 0.7, \"b\": 0.3}', or a list")
-    alloc.add_argument("--rates", type=_json_object("planning rate"), default=None,
-                       help="planning rates as JSON, keyed like --weights; without them 0.5 everywhere")
-    alloc.add_argument("--method", default="optimal",
-                       choices=("optimal", "proportional", "equal", "equal_precision", "compromise"),
-                       help="allocation rule")
-    alloc.add_argument("--minimum", type=_int_at_least(0), default=None,
-                       help="labels every stratum gets at least")
-    alloc.add_argument("--json", action="store_true", help="machine-readable output")
-    alloc.set_defaults(func=_cmd_allocate)
-
-
-def _add_plan_split(subs: Any) -> None:
-    split = subs.add_parser(
-        "split",
-        aliases=["split-decision", "split_decision"],
-        help="keep the class proportion in the test set, or grow it / oversample the minority",
-        formatter_class=HelpFormatter,
-        description="Decide how to draw a test set (bayeseval.plan.planning.split_decision): keep the "
-        "minority share if a proportional test set holds --n-min minority rows per group, else "
-        "grow the test set (up to --max-test-share of the data), else oversample the minority "
-        "and reweight.",
-        epilog="example:\n  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 "
-        "--n-min 323 --groups 8",
-    )
-    split.add_argument("--n-total", type=_int_at_least(1), required=True, help="rows in the data")
-    split.add_argument("--n-test", type=_int_at_least(1), required=True, help="planned test rows")
-    split.add_argument("--share", type=_float_between(0.0, 1.0), required=True,
-                       help="minority share of the rows")
-    split.add_argument("--n-min", type=_int_at_least(1), required=True,
-                       help="minority test rows needed per group")
-    split.add_argument("--groups", type=_int_at_least(1), default=1, help="groups needing --n-min each")
-    split.add_argument("--max-test-share", type=_float_between(0.0, 1.0, closed_high=True), default=0.3,
-                       help="largest share of the data the test set may take")
-    split.add_argument("--max-inflate", type=_float_between(1.0, math.inf), default=5.0,
-                       help="largest factor by which the minority may be oversampled")
-    split.add_argument("--json", action="store_true", help="machine-readable output")
-    split.set_defaults(func=_cmd_split)
 
 
 def _add_data_args(p: argparse.ArgumentParser) -> None:
@@ -699,14 +345,14 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--y-true", required=True, help="column with the true labels")
     p.add_argument("--y-pred", required=True, help="column with the predicted labels")
     p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
-    p.add_argument("--metric", type=_metric, default="error_rate",
+    p.add_argument("--metric", type=metric_name, default="error_rate",
                    help=f"one of {metric_names.choices(composite=False)} (aliases in parentheses; "
                    "balanced_accuracy, the mean of two rates, is reported by audit)")
     p.add_argument("--pos-label", default=None,
                    help="positive class for recall, precision, ...: parsed as an integer when the "
                    "--y-true column holds integers (a number for floats, true/false for booleans); "
                    "required for two labels other than 0/1")
-    p.add_argument("--level", type=_LEVEL, default=0.95, help="interval level")
+    p.add_argument("--level", type=LEVEL, default=0.95, help="interval level")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -723,23 +369,23 @@ def _add_report(sub: Any) -> None:
         "--weights '{\"a\": 0.7, \"b\": 0.3}'",
     )
     _add_data_args(report)
-    report.add_argument("--weights", type=_weights_json, default=None,
+    report.add_argument("--weights", type=weights_json, default=None,
                         help="population shares as JSON, e.g. '{\"a\": 0.7, \"b\": 0.3}' (keys parsed "
                         "to the strata column's type; with several strata columns join the labels "
                         "with ' | '), or a list in stratum order")
-    report.add_argument("--target-halfwidth", type=_float_between(0.0, 0.5), default=None,
+    report.add_argument("--target-halfwidth", type=float_between(0.0, 0.5), default=None,
                         help="flag strata wider than this")
     report.add_argument("--model", default="beta_binomial", choices=("beta_binomial", "robust"),
                         help="pooled model; 'robust' lets outlying strata stand apart")
-    report.add_argument("--seed", type=_SEED, default=0, help="random seed (a non-negative integer)")
+    report.add_argument("--seed", type=SEED, default=0, help="random seed (a non-negative integer)")
     report.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
     report.add_argument("--proxy", default=None, help=PROXY_HELP)
     report.add_argument("--inclusion", default=None, help=INCLUSION_HELP)
     report.add_argument("--groups", default=None,
                         help="group column(s), comma separated: adds a fairness audit section")
-    report.add_argument("--tolerance", type=_float_between(0.0, 1.0), default=None,
+    report.add_argument("--tolerance", type=float_between(0.0, 1.0), default=None,
                         help="largest acceptable max-min gap of the audit (needs --groups)")
-    report.add_argument("--min-trials", type=_int_at_least(1), default=None,
+    report.add_argument("--min-trials", type=int_at_least(1), default=None,
                         help="audit: leave groups with fewer trials out of the gap (needs --groups)")
     report.add_argument("--out", type=_report_path, default=None,
                         help="also write the report to a file: .html, .md, .json, .csv, .xlsx "
@@ -760,8 +406,8 @@ def _add_gate(sub: Any) -> None:
         "--metric recall --min-trials 300 --max-halfwidth 0.05",
     )
     _add_data_args(gate_p)
-    gate_p.add_argument("--min-trials", type=_int_at_least(1), default=None, help="minimum trials per stratum")
-    gate_p.add_argument("--max-halfwidth", type=_float_between(0.0, 1.0), default=None,
+    gate_p.add_argument("--min-trials", type=int_at_least(1), default=None, help="minimum trials per stratum")
+    gate_p.add_argument("--max-halfwidth", type=float_between(0.0, 1.0), default=None,
                         help="maximum interval half-width")
     gate_p.add_argument("--method", default=None, choices=STRATA_METHODS,
                         help="interval method; when omitted, adaptive under --guarantee stratum "
@@ -858,7 +504,7 @@ def build_parser(*, campaign: bool = True, audit: bool = True, impact: bool = Tr
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_demo(sub)
-    _add_plan(sub)
+    add_plan(sub)
     _add_report(sub)
     _add_gate(sub)
     _add_audit(sub, full=audit)

@@ -21,6 +21,7 @@ from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval._backends.dispatch import backend_for
 from bayeseval._backends.interface import ConfusionTable
 from bayeseval._kernels.naming import fresh_names
+from bayeseval._render.formats import index_labels
 from bayeseval.counts.labels import check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.counts.proxy import tabulate_proxy
@@ -287,9 +288,7 @@ class Counts:
 
 def stratum_labels(index: pd.Index) -> list[str]:
     """String labels for a stratum index (levels of a MultiIndex joined by ``" | "``)."""
-    if isinstance(index, pd.MultiIndex):
-        return [" | ".join(str(v) for v in key) for key in index]
-    return [str(v) for v in index]
+    return index_labels(index)
 
 
 def as_counts(

@@ -749,7 +749,7 @@ def _wrong_decisions(p: np.ndarray, y_true: Any, classes: Any) -> np.ndarray:
 
 
 def plot_error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
-    """Plot the error of accepted rows against the reject rate.
+    """Plot the error of accepted rows against the reject rate (drawn by :func:`bayeseval.plots.error_reject`).
 
     Parameters
     ----------
@@ -766,28 +766,11 @@ def plot_error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> ax = plot_error_reject(error_reject_curve([[0.9, 0.1], [0.6, 0.4]], [0, 1]))
+    >>> from matplotlib.figure import Figure
+    >>> ax = plot_error_reject(error_reject_curve([[0.9, 0.1], [0.6, 0.4]], [0, 1]), ax=Figure().subplots())
     >>> ax.get_xlabel()
     'reject rate'
     """
-    import matplotlib.pyplot as plt
+    from bayeseval.plots.estimates import error_reject  # deferred: matplotlib only when drawing
 
-    need = {"reject_rate", "error_of_accepted", "estimated_error_of_accepted"}
-    if not isinstance(curve, pd.DataFrame) or not need <= set(curve.columns):
-        raise TypeError("curve must be the DataFrame returned by error_reject_curve")
-    if ax is None:
-        _, ax = plt.subplots()
-    c = curve.sort_values("reject_rate")
-    ax.plot(
-        c["reject_rate"], c["estimated_error_of_accepted"], "-", label="from reject curve (no labels)"
-    )
-    if c["error_of_accepted"].notna().any():
-        ax.plot(c["reject_rate"], c["error_of_accepted"], "o-", ms=3, label="counted")
-    ax.set_xlabel("reject rate")
-    ax.set_ylabel("error rate of accepted rows")
-    ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
-    ax.legend()
-    return ax
+    return error_reject(curve, ax=ax)

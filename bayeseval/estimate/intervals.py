@@ -165,12 +165,10 @@ def proportion_ci(
     ``method="adaptive"`` (Yu and Hoff 2018, *Biometrika* 105(2), for normal
     means; the same test inversion for binomial counts): because the prior of
     a stratum depends only on the other strata, its coverage can be computed by
-    enumerating the stratum's own count; over 2,001 true rates and every
-    interval end it is at least ``level`` for n in {5, 10, 20, 50, 100, 500}
-    (``benchmarks/validate_adaptive.py``). When the strata are alike it is
-    shorter than Clopper-Pearson (0.87-0.89x at n >= 20 for 15 strata near
-    0.08) and about as wide as Wilson (0.92-1.07x); for an outlier it is wider
-    (up to 1.11x Clopper-Pearson) but keeps its coverage. A single stratum
+    enumerating the stratum's own count, and it is at least ``level`` at every
+    true rate (exact coverage and width: docs/validation.md, section 6f). When
+    the strata are alike it is shorter than Clopper-Pearson and about as wide
+    as Wilson; for an outlier it is wider but keeps its coverage. A single stratum
     (or fewer than two strata with trials) raises ``ValueError``: there is
     nothing to borrow from, and a silent switch to another method would hand
     back a different interval than asked for; use ``"clopper_pearson"``.
@@ -289,14 +287,10 @@ def confidence_sequence(
     :math:`M_n(p)` stays below the bound (from two successes on, the lower end is
     positive).
 
-    Measured (``benchmarks/validate_sequential.py``, exact dynamic programme over the
-    count with a look after every trial up to 2,000 trials, 25 true rates 0.02-0.98):
-    the probability that some look excludes the true rate is at most 0.046 (untuned),
-    0.039 (tuned for 100) and 0.019 (tuned for 2,000) at level 0.95. The price is width:
-    the expected width at a true rate of 0.1 is 1.62x Wilson's at 100 trials and 1.92x at
-    4,000 untuned, 1.52x and 1.55x when tuned for that number of trials (0.5: 1.64x,
-    1.90x; 1.55x, 1.55x). Tuned for 100 and read at 4,000 it is 1.76x; tuned for 4,000
-    and read at 100, 3.2x: a plan far too large costs more than no plan.
+    The price of the guarantee is width: wider than Wilson's interval at any fixed ``n``,
+    least so at the ``planned_trials`` it is tuned for; a plan far too large costs more
+    than no plan. Exact coverage over every look and the widths are in docs/validation.md,
+    section 10b.
 
     Examples
     --------
@@ -335,7 +329,7 @@ def proportion_se(successes: Any, trials: Any) -> Any:
     successes, trials : int, array-like or pandas.Series
         Counts (paired by index label when both are Series); a rate can be planned with e.g. ``proportion_se(0.9 * n, n)``
         only when ``0.9 * n`` is whole, otherwise use
-        :func:`bayeseval.plan.planning.sample_size`.
+        :func:`bayeseval.plan.sizes.sample_size`.
 
     Returns
     -------
@@ -651,7 +645,7 @@ def _builtin(
             raise ValueError(f"statistic='f1' takes data=(y_true, y_pred), got {len(arrays)} arrays")
         yt, yp = arrays
         rs.check_label_kinds(("data[0] (y_true)", yt), ("data[1] (y_pred)", yp))
-        pos = rs.resolve_pos_label(pos_label, arrays, what="statistic='f1'", legacy_default=1)
+        pos = rs.resolve_pos_label(pos_label, arrays, what="statistic='f1'")
         return (lambda idx: _f1(yt[idx], yp[idx], pos, axis=-1)), np.arange(n_rows), (
             lambda: rs.Jackknife(_f1_jackknife(pos)(yt, yp)[:, None], layout.codes, np.ones(n_rows)))
     if labels is None:
@@ -723,8 +717,7 @@ def bootstrap_ci(
     pos_label : optional
         Positive class for ``"f1"``; it must be one of the labels. None (the
         default) means 1 for 0/1 or boolean labels and is an error for other
-        labels (until the next release, labels that include 1 still use 1,
-        the former default, with a ``FutureWarning``).
+        labels.
     vectorized : bool, optional
         Whether a callable ``statistic`` accepts ``axis=``; the built-in
         statistics are vectorised.

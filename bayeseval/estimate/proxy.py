@@ -235,13 +235,11 @@ def proxy_ci(
 
     Notes
     -----
-    Exact coverage at level 0.95 with a binary proxy (every labelled table enumerated,
-    n = 10 to 100 labels, rates 0.02 to 0.98, agreement 0.5 to 0.99; docs/validation.md
-    section 7): with Wilson limits the lowest coverage is 0.914, the labels-only Wilson
-    interval's own lowest (n = 10 at a rate of 0.05), and 33 of 220 points are below 0.94
-    (labels-only Wilson: 75); with Clopper-Pearson limits (the default) never below 0.955. A useless
-    proxy (agreement 0.5) gives the labels-only width (ratio 1.00);
-    with agreement 0.85 and 50 labels the interval is 0.88x labels-only Wilson on average.
+    With Clopper-Pearson limits (the default) the exact coverage at level 0.95 with a
+    binary proxy is never below 0.955 (every labelled table enumerated; Wilson limits and
+    widths against labels-only Wilson in docs/validation.md, section 7). A useless proxy
+    (agreement 0.5) gives the labels-only width; the better the proxy agrees with the
+    labels, the narrower the interval.
 
     With ``inclusion`` and unequal probabilities the interval uses effective counts from
     the estimated variance: an asymptotic interval, not an exact one; its measured

@@ -1,5 +1,8 @@
 """Fairness audits: per-group rates, disparities with honest intervals, verdicts, and impact-ratio reports.
 
+The audit's pipeline is ``audits``; its inputs, per-group intervals, disparities, verdicts and
+result are ``inputs``, ``groups``, ``disparities``, ``verdicts`` and ``result``.
+
 Each public name is imported from its module on first use.
 """
 
@@ -11,14 +14,14 @@ from bayeseval._api.lazy import lazy_exports
 
 #: public name -> module of this package that defines it
 _EXPORTS = {
-    "Audit": "audits",
+    "Audit": "result",
     "audit": "audits",
-    "METRICS": "audits",
-    "CRITERIA": "audits",
-    "MODELS": "audits",
-    "GAP_METHODS": "audits",
-    "MIN_TRIALS": "audits",
-    "exit_code": "audits",
+    "METRICS": "inputs",
+    "CRITERIA": "inputs",
+    "MODELS": "options",
+    "GAP_METHODS": "options",
+    "MIN_TRIALS": "options",
+    "exit_code": "result",
     "impact_ratio_report": "impact",
     "ImpactRatioReport": "impact",
     "impact_ratio_interval": "impact",
@@ -41,21 +44,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bayeseval.fairness.audits import (
-        CRITERIA,
-        GAP_METHODS,
-        METRICS,
-        MIN_TRIALS,
-        MODELS,
-        Audit,
-        audit,
-        exit_code,
-    )
+    from bayeseval.fairness.audits import audit
     from bayeseval.fairness.impact import (
         FOUR_FIFTHS,
         ImpactRatioReport,
         impact_ratio_interval,
         impact_ratio_report,
     )
+    from bayeseval.fairness.inputs import CRITERIA, METRICS
+    from bayeseval.fairness.options import GAP_METHODS, MIN_TRIALS, MODELS
+    from bayeseval.fairness.result import Audit, exit_code
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -47,9 +47,8 @@ _GROWTH = np.geomspace(1.0, 1e4, 481)[1:]
 def _pair_bounds(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """MOVER-R interval of ``p_j / p_k`` for every pair (last two axes ``j, k``).
 
-    The parts are Clopper-Pearson intervals: with Wilson or Jeffreys parts the ratio of a
-    category of 20 rows at a rate near 0.1 to a large one is covered only about 0.90 of the
-    time (a seeded scan of true rates 0.02 to 0.98), with Clopper-Pearson parts at least 0.955.
+    The parts are Clopper-Pearson intervals, which keep the ratio's coverage for small
+    categories at rates near 0 (Wilson or Jeffreys parts do not: docs/validation.md, section 9).
     """
     p = s / n
     lo, hi = binomial_bounds(s, n, 1.0 - level, "clopper_pearson")
@@ -73,14 +72,10 @@ def impact_ratio_interval(successes: Any, trials: Any, level: float = 0.95
 
     The interval is therefore about the ratio to the highest true rate, whichever category
     has it, not about the ratio to the category that happened to be highest in the data
-    (whose rate is biased upward by being chosen). Measured coverage at ``level=0.95``
-    (seeded simulation, ``benchmarks/validate_impact.py``: 4,000 data sets per configuration;
-    4 categories of 20 to 1,000 rows, 12 of 20 to 2,000 and 5 of 5 to 1,000; highest rate
-    0.05 to 0.95; true ratios 0.5 to 1 in the smallest or the largest category): at least
-    0.977 for every category of at least 20 rows, about 0.99 on average; a scan of true
-    rates 0.02 to 0.98 for two to four categories of 20 to 1,000 rows (20,000 data sets
-    each) found at least 0.955. The price of that floor is width: the interval is conservative, more so
-    when many categories are compared.
+    (whose rate is biased upward by being chosen). In seeded simulations at
+    ``level=0.95`` every category of at least 20 rows was covered at least 0.955 of the
+    time (docs/validation.md, section 9). The price of that floor is width: the interval is
+    conservative, more so when many categories are compared.
 
     Parameters
     ----------

@@ -16,6 +16,7 @@ Axes it drew on. No function changes rcParams or global style, and none calls ``
 - :func:`ppc`: observed rate against the posterior predictive interval; :func:`coverage`:
   coverage of interval methods in a calibration study (``checks.py``).
 - :func:`disparities`, :func:`disparities_png`: an audit's disparities (``audits.py``).
+- :func:`error_reject`: error of accepted rows against the reject rate (``estimates.py``).
 
 Inputs are dispatched on their type; the result types are registered when their module is
 first loaded (``base.py``), so importing ``bayeseval.plots`` imports none of them. Each public
@@ -40,6 +41,7 @@ _EXPORTS = {
     "coverage": "checks",
     "disparities": "audits",
     "disparities_png": "audits",
+    "error_reject": "estimates",
 }
 
 __all__ = [
@@ -53,12 +55,14 @@ __all__ = [
     "coverage",
     "disparities",
     "disparities_png",
+    "error_reject",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.plots.audits import disparities, disparities_png
     from bayeseval.plots.campaigns import halfwidth_curve, labels_by_round
     from bayeseval.plots.checks import coverage, ppc
+    from bayeseval.plots.estimates import error_reject
     from bayeseval.plots.planning import allocation, sample_size_curve
     from bayeseval.plots.results import plot
     from bayeseval.plots.strata import forest

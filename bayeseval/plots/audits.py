@@ -118,7 +118,7 @@ def disparities_png(result: Any, *, max_rows: int = 80, dpi: int = 90) -> bytes 
 
     Parameters
     ----------
-    result : bayeseval.fairness.audits.Audit
+    result : bayeseval.fairness.result.Audit
         The audit.
     max_rows : int
         Above this many plotted rows (differences and gaps) there is no picture: None.

@@ -13,9 +13,9 @@ from bayeseval._api.lazy import lazy_exports
 _EXPORTS = {
     "gate": "gates",
     "GateResult": "gates",
-    "Finding": "report",
+    "Finding": "findings",
     "Report": "report",
-    "evaluate": "report",
+    "evaluate": "pipeline",
 }
 
 __all__ = [
@@ -27,7 +27,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval.report.findings import Finding
     from bayeseval.report.gates import GateResult, gate
-    from bayeseval.report.report import Finding, Report, evaluate
+    from bayeseval.report.pipeline import evaluate
+    from bayeseval.report.report import Report
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,360 @@
+"""Text, Markdown, LaTeX and HTML of an evaluation's report (:class:`bayeseval.report.Report`).
+
+The report is data (its table, overall rates, checks and findings); these functions only format
+it. Every piece of text that can come from the user is escaped for the format it goes into.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._render import audit_html
+from bayeseval._render.formats import (
+    index_labels,
+    md_escape,
+    md_row,
+    n_strata,
+    printable,
+    tex_escape,
+)
+from bayeseval._render.html_page import REPORT_CSS
+
+# display order of the table's columns, in groups: the counts and the interval of each stratum,
+# the pooled model, and the checks
+COLUMN_GROUPS = (
+    ("estimate", ("successes", "trials", "rate", "lower", "upper", "halfwidth", "pool_trials",
+                  "proxy_used", "agreement", "effective_labels", "sample_share", "weight")),
+    ("pooled", ("pooled_mean", "pooled_lower", "pooled_upper", "shrinkage", "read")),
+    ("checks", ("ppc_p", "extra_needed", "flags")),
+)
+
+# columns left out of the renderings when they hold nothing (no weights, no target, no model)
+OPTIONAL_COLUMNS = ("weight", "pooled_mean", "pooled_lower", "pooled_upper", "shrinkage", "read",
+                     "read_reason", "ppc_p", "extra_needed")
+
+# columns of the data (to_frame, JSON, CSV) that the rendered tables leave out: the HTML
+# shows the reason as the ``read`` cell's tooltip, and the findings name the strata and why
+HIDDEN_COLUMNS = ("read_reason",)
+
+# the HTML rendering embeds a forest plot only up to this many strata
+MAX_PLOT_STRATA = 60
+
+_POOLED_DOC = "covers on average over strata like these, not for a stratum that differs"
+
+_COLUMN_DOC = {
+    "successes": "successes (e.g. errors) in the stratum",
+    "trials": "trials (rows counted by the metric)",
+    "rate": "raw rate successes / trials",
+    "halfwidth": "half the width of the interval (lower, upper)",
+    "pooled_mean": "pooled (hierarchical) posterior mean",
+    "pooled_lower": f"pooled posterior credible interval, lower bound: {_POOLED_DOC}",
+    "pooled_upper": f"pooled posterior credible interval, upper bound: {_POOLED_DOC}",
+    "shrinkage": "weight of the population mean in the pooled estimate, 0 (own data only) to 1",
+    "read": "which interval lower and upper are: pooled (pooled_lower, pooled_upper), or "
+    "adaptive (exact coverage for the stratum) when its count is not clearly typical of what "
+    "the other strata predict (leave-one-out conflict p-value at most 0.20, or flagged)",
+    "read_reason": "why the stratum reads that interval, with the leave-one-out conflict p-value",
+    "sample_share": "the stratum's share of the test set's trials",
+    "weight": "population share (given weights)",
+    "ppc_p": "posterior predictive p-value of the stratum's count",
+    "extra_needed": "more labels needed for the target half-width (at the observed rate)",
+    "flags": "short flags: empty, rate 0, rate 1, too wide, model check, strong shrinkage, "
+    "estimates disagree",
+    "pool_trials": "trials in the pool, labelled or not (with a proxy)",
+    "proxy_used": "whether the stratum's interval reads the proxy's cells (else labels only)",
+    "agreement": "share of labelled trials where the label proxy's verdict is the truth",
+    "effective_labels": "labels the proxy's cells are worth (labels-only variance over the "
+    "cells' variance, times the labels)",
+}
+
+# what lower and upper are, per guarantee
+_INTERVAL_DOC = {
+    "stratum": "the stratum's interval, covering its own rate at least at the level whatever "
+    "that rate is: adaptive (exact tests, tails split by a prior from the other strata only), "
+    "Clopper-Pearson when fewer than two strata have trials",
+    "average": "the interval read for the stratum (see read): pooled posterior, or adaptive "
+    "where the count is atypical; pooled rows cover on average over strata, not for a stratum "
+    "that differs",
+}
+
+# the header's words for what lower/upper promise
+GUARANTEE_TEXT = {
+    "stratum": "cover each stratum's own rate at every true rate",
+    "average": "are the interval read (pooled, or adaptive where atypical), covering on "
+    "average over strata",
+}
+
+
+def column_doc(column: str, guarantee: str) -> str:
+    """What a column of the table holds, under ``guarantee``."""
+    if column in ("lower", "upper"):
+        return f"{column} bound of {_INTERVAL_DOC[guarantee]}"
+    return _COLUMN_DOC.get(column, column)
+
+
+def display_table(report: Any) -> pd.DataFrame:
+    """The table in display order (estimate | pooled | checks), without columns that are all NaN."""
+    t = report.table.drop(columns=[c for c in HIDDEN_COLUMNS if c in report.table.columns])
+    t.index = pd.Index(index_labels(t.index), name="stratum")
+    order = [c for _, cols in COLUMN_GROUPS for c in cols if c in t.columns]
+    t = t[order + [c for c in t.columns if c not in order]]
+    empty = [c for c in OPTIONAL_COLUMNS if c in t.columns and t[c].isna().all()]
+    return t.drop(columns=empty)
+
+
+def fmt_cell(col: str, val: Any) -> str:
+    """A table cell as text: counts as integers, flags and words as they are, rates to 4 decimals."""
+    if val is None or (isinstance(val, float) and math.isnan(val)):
+        return ""
+    if col in ("successes", "trials", "extra_needed", "pool_trials"):
+        return f"{int(val):d}"
+    if col in ("flags", "read", "read_reason"):
+        return str(val)
+    if col == "proxy_used":
+        return "yes" if val else "no"
+    if col == "effective_labels":
+        return f"{float(val):.1f}"
+    return f"{float(val):.4f}"
+
+
+def provenance(report: Any) -> list[tuple[str, str]]:
+    """What the report was made from and with: version, date, data, metric, level, engine, guarantee."""
+    engine = report.engine if report.posterior is not None else f"{report.engine} (no pooled model)"
+    return [
+        ("bayeseval", report.version),
+        ("created", report.created or "not recorded"),
+        ("data", report.source or "not recorded"),
+        ("metric", report.metric),
+        ("level", f"{100 * report.level:g}%"),
+        ("engine", engine),
+        ("guarantee", report.guarantee),
+    ]
+
+
+def header(report: Any) -> list[str]:
+    """Title, provenance line, what the table holds, and the target if any."""
+    pct = f"{100 * report.level:g}%"
+    pooled = (f"pooled_* the pooled posterior from the {report.engine} engine, covering on "
+              "average over strata like these" if report.posterior is not None
+              else "no pooled model")
+    lines = [
+        report.title or f"bayeseval report: {report.metric}",
+        "; ".join(f"{k}: {v}" for k, v in provenance(report)),
+        f"{n_strata(len(report.table))}, {int(report.table['trials'].sum())} trials, "
+        f"{pct} intervals (guarantee {report.guarantee!r}: lower/upper {GUARANTEE_TEXT[report.guarantee]}; "
+        f"{pooled})",
+    ]
+    if report.target_halfwidth is not None:
+        lines.append(f"target half-width: {report.target_halfwidth:g}")
+    return lines
+
+
+def overall_lines(report: Any) -> list[str]:
+    """The overall rates, one line each, the population estimate marked."""
+    names = {
+        "unweighted": "unweighted (test-set composition)",
+        "reweighted": "reweighted by population shares  <- population estimate",
+        "posterior_weighted": "pooled posterior, population-weighted",
+    }
+    out = []
+    for est, row in report.overall.iterrows():
+        out.append(
+            f"  {row['estimate']:.4f}  [{row['lower']:.4f}, {row['upper']:.4f}]  "
+            f"{names.get(str(est), str(est))}"
+        )
+    return out
+
+
+def text(report: Any) -> str:
+    """The report as plain text for a terminal."""
+    t = display_table(report)
+    body = t.apply(lambda col: col.map(lambda v, c=col.name: fmt_cell(c, v)))
+    body.index = pd.Index([printable(k) for k in body.index], name=body.index.name)
+    lines = [printable(h) for h in header(report)] + ["", body.to_string(), "", "Overall rate:"]
+    lines += overall_lines(report)
+    if len(report.checks):
+        lines += ["", "Model checks:"]
+        for name, row in report.checks.iterrows():
+            p = "" if pd.isna(row["p_value"]) else f" (smallest p = {row['p_value']:.3f})" \
+                if name == "ppc_counts" else f" (p = {row['p_value']:.3f})"
+            lines.append(f"  {name}: {row['verdict']}{p}")
+    if report.audit is not None:
+        lines += ["", "Fairness audit:"] + [f"  {printable(x)}" for x in audit_html.audit_lines(report.audit)]
+    if report.notes:
+        lines += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
+    if report.warnings:
+        lines += ["", "Warnings:"] + [f"  ! {w}" for w in report.warnings]
+    else:
+        lines += ["", "No warnings."]
+    return "\n".join(lines)
+
+
+def markdown(report: Any) -> str:
+    """The report as Markdown, every user text escaped."""
+    t = display_table(report)
+    cols = ["stratum"] + list(t.columns)
+    head = header(report)
+    out = [f"# {md_escape(head[0])}", ""] + [f"{md_escape(h)}  " for h in head[1:]] + [""]
+    out.append("| " + " | ".join(cols) + " |")  # the report's own column names
+    out.append("|" + "|".join("---" if c in ("stratum", "flags") else "---:" for c in cols) + "|")
+    for key, row in t.iterrows():
+        out.append(md_row([str(key)] + [fmt_cell(c, row[c]) for c in t.columns]))
+    out += ["", "## Overall rate", "", "| estimand | estimate | lower | upper |", "|---|---:|---:|---:|"]
+    for est, row in report.overall.iterrows():
+        out.append(md_row([str(est)] + [f"{row[c]:.4f}" for c in ("estimate", "lower", "upper")]))
+    if len(report.checks):
+        out += ["", "## Model checks", "", "| check | p-value | verdict |", "|---|---:|---|"]
+        for name, row in report.checks.iterrows():
+            p = "" if pd.isna(row["p_value"]) else f"{row['p_value']:.3f}"
+            out.append(md_row([str(name), p, str(row["verdict"])]))
+    if report.audit is not None:
+        out += ["", "## Fairness audit", ""] + [f"- {md_escape(x)}" for x in audit_html.audit_lines(report.audit)]
+    if report.notes:
+        out += ["", "## Notes", ""] + [f"- {md_escape(n)}" for n in report.notes]
+    out += ["", "## Warnings", ""]
+    out += [f"- {md_escape(w)}" for w in report.warnings] if report.warnings else ["No warnings."]
+    return "\n".join(out) + "\n"
+
+
+def latex(report: Any) -> str:
+    """The strata table and the overall rates as LaTeX ``tabular`` environments."""
+    t = display_table(report)
+    cols = ["stratum"] + list(t.columns)
+    lines = [f"% {tex_escape(header(report)[0])}",
+             f"% {tex_escape(header(report)[1])}",
+             "\\begin{tabular}{l" + "r" * (len(cols) - 2) + "l}", "\\hline",
+             " & ".join(tex_escape(c) for c in cols) + " \\\\", "\\hline"]
+    for key, row in t.iterrows():
+        cells = [str(key)] + [fmt_cell(c, row[c]) for c in t.columns]
+        lines.append(" & ".join(tex_escape(c) for c in cells) + " \\\\")
+    lines += ["\\hline", "\\end{tabular}", "",
+              "\\begin{tabular}{lrrr}", "\\hline", "estimand & estimate & lower & upper \\\\",
+              "\\hline"]
+    for est, row in report.overall.iterrows():
+        vals = [f"{row[c]:.4f}" if np.isfinite(row[c]) else "" for c in ("estimate", "lower", "upper")]
+        lines.append(" & ".join([tex_escape(str(est))] + vals) + " \\\\")
+    lines += ["\\hline", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def html_fragment(report: Any, *, plot: bool, png: bytes | None, audit: str | None) -> str:
+    """The report as one self-contained HTML ``div``."""
+    esc = html.escape
+    head = header(report)
+    parts = [
+        "<div class='bayeseval-report'>",
+        f"<style>{REPORT_CSS}</style>",
+        f"<h3>{esc(head[0])}</h3>",
+        "<ul class='bv-meta'>"
+        + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in provenance(report))
+        + "</ul>",
+        "<p>" + "<br>".join(esc(h) for h in head[2:]) + "</p>",
+        _html_strata(report),
+        _html_overall(report),
+        _html_findings(report),
+    ]
+    if plot and len(report.table) > MAX_PLOT_STRATA:
+        parts.append(
+            f"<p>(forest plot omitted: {len(report.table)} strata are more than "
+            f"{MAX_PLOT_STRATA} rows can show; plot a subset with bayeseval.plots.forest)</p>"
+        )
+    elif plot and png is not None:
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f"<img alt='forest plot of the strata' src='data:image/png;base64,{data}'/>")
+    if audit is not None:
+        parts.append(audit)
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _html_strata(report: Any) -> str:
+    """The strata table, its columns grouped estimate | pooled | checks, in a scrolling box."""
+    esc = html.escape
+    t = display_table(report)
+    starts = {cols_present[0] for cols_present in
+              ([c for c in cols if c in t.columns] for _, cols in COLUMN_GROUPS) if cols_present}
+    groups = ["<th rowspan='2'>stratum</th>"]
+    for name, cols in COLUMN_GROUPS:
+        k = sum(c in t.columns for c in cols)
+        if k:
+            groups.append(f"<th class='g gs' colspan='{k}'>{name}</th>")
+    names = "".join(
+        f"<th{' class=gs' if c in starts else ' class=f' if c == 'flags' else ''} "
+        f"title='{esc(column_doc(c, report.guarantee))}'>"
+        f"{esc(c).replace('_', '_<wbr>')}</th>" for c in t.columns
+    )
+    reasons = (report.table["read_reason"].tolist() if "read_reason" in report.table.columns
+               else [None] * len(t))
+    rows = []
+    for (key, row), why in zip(t.iterrows(), reasons, strict=True):
+        cls = " class='flag'" if row.get("flags") else ""
+        cells = "".join(
+            f"<td class='{'f' if c == 'flags' else ''}{' gs' if c in starts else ''}'"
+            f"{_read_cell_title(c, why)}>{_read_cell_text(c, row, fmt_cell(c, row[c]))}</td>"
+            for c in t.columns
+        )
+        rows.append(f"<tr{cls}><td class='s'>{esc(str(key))}</td>{cells}</tr>")
+    return (
+        "<div class='bv-scroll'><table class='bv-strata'><thead><tr>" + "".join(groups)
+        + f"</tr><tr>{names}</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
+    )
+
+
+def _html_overall(report: Any) -> str:
+    """The overall rates as an HTML table."""
+    esc = html.escape
+    rows = []
+    for est, row in report.overall.iterrows():
+        mark = " (population estimate)" if est == "reweighted" else ""
+        rows.append(
+            f"<tr><td class='s'>{esc(str(est))}{mark}</td><td>{row['estimate']:.4f}</td>"
+            f"<td>{row['lower']:.4f}</td><td>{row['upper']:.4f}</td></tr>"
+        )
+    return (
+        "<b>Overall rate</b><div class='bv-scroll'><table><thead><tr><th>estimand</th>"
+        "<th>estimate</th><th>lower</th><th>upper</th></tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table></div>"
+    )
+
+
+def _html_findings(report: Any) -> str:
+    """Model checks, notes and warnings as HTML lists."""
+    esc = html.escape
+    parts = []
+    if len(report.checks):
+        parts.append("<b>Model checks</b><ul>")
+        for name, row in report.checks.iterrows():
+            p = "" if pd.isna(row["p_value"]) else f" (p = {row['p_value']:.3f})"
+            parts.append(f"<li>{esc(str(name))}: {esc(str(row['verdict']))}{p}</li>")
+        parts.append("</ul>")
+    if report.notes:
+        parts.append("<b>Notes</b><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
+    if report.warnings:
+        parts.append(
+            "<b class='warn'>Warnings</b><ul class='warn'>"
+            + "".join(f"<li>{esc(w)}</li>" for w in report.warnings)
+            + "</ul>"
+        )
+    else:
+        parts.append("<p>No warnings.</p>")
+    return "\n".join(parts)
+
+
+def _read_cell_title(col: str, reason: Any) -> str:
+    """The ``read`` cell's tooltip: why the stratum reads that interval."""
+    if col != "read" or not isinstance(reason, str):
+        return ""
+    return f" title='{html.escape(reason)}'"
+
+
+def _read_cell_text(col: str, row: Any, text: str) -> str:
+    """A cell's escaped text; the interval read is bold where it is the adaptive one."""
+    if col in ("read", "lower", "upper") and row.get("read") == "adaptive":
+        return f"<b>{html.escape(text)}</b>"
+    return html.escape(text)

@@ -1,0 +1,264 @@
+"""Per-group intervals of a fairness audit: adaptive, Wilson, Clopper-Pearson and the pooled
+model (exchangeable or crossed factors), each metric fitted once, and the groups table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._kernels.adaptive import adaptive_interval
+from bayeseval._kernels.conflict import loo_conflict, read_choice
+from bayeseval._kernels.disparity import mover_mean
+from bayeseval.counts.counts import Counts, stratum_labels
+from bayeseval.estimate.intervals import proportion_ci
+from bayeseval.estimate.proxy import effective_counts, proxy_ci
+from bayeseval.fairness.inputs import Layout, factor_columns
+from bayeseval.models import fit_crossed, fit_hierarchical
+
+__all__: list[str] = []
+
+#: posterior draws of the pooled model
+N_DRAWS = 4000
+
+#: parametric-bootstrap replicates of the max-t critical value
+N_RESAMPLES = 2000
+
+
+class PooledFit(NamedTuple):
+    """Pooled estimates per group: mean, interval ends and draws (n_draws x groups)."""
+
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    draws: np.ndarray
+
+
+class MetricFit(NamedTuple):
+    """Everything computed for one metric, arrays aligned with the groups."""
+
+    successes: np.ndarray
+    trials: np.ndarray
+    rate: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    adaptive: tuple[np.ndarray, np.ndarray]
+    pooled: PooledFit
+    conflict: np.ndarray
+    gap_bounds: Any  # callable level -> (lower, upper) per group: the Bonferroni projection's inputs
+    in_gap: np.ndarray  # measured groups with at least min_trials trials: the gap's groups
+    components: tuple[np.ndarray, np.ndarray, np.ndarray]  # (G, K) successes, trials; (K,) weights
+    size: np.ndarray  # trials per group (rows for balanced accuracy): ranks the default reference
+    seed: int  # seed of the max-t critical value's replicates
+    cache: dict  # gap intervals already computed, by (method, level)
+    proxy: Any = None  # with a proxy: the groups' ProxyCI table (labelled, trials, ...)
+
+
+def _pooled(counts: Any, cells: pd.Index, level: float, random_seed: Any, model: str) -> PooledFit:
+    """Pooled estimate per group from the hierarchical model across groups.
+
+    ``counts`` is a ``(successes, trials)`` pair aligned with ``cells`` (the groups; a
+    MultiIndex over the group columns for crossed groups). ``model="crossed"`` fits the
+    crossed-factor logit-normal model (:func:`bayeseval.fit_crossed`: main effects plus a
+    shrunk interaction, so a cell borrows from the cells sharing its levels);
+    ``"robust"`` and ``"beta_binomial"`` the exchangeable models of
+    :func:`bayeseval.fit_hierarchical` (exact engine).
+    """
+    s, n = counts
+    if model == "crossed":
+        fit = fit_crossed(
+            Counts.from_arrays(s, n, strata=cells), factors=list(cells.names), level=level,
+            random_seed=random_seed, draws=N_DRAWS, complete=False,
+        )
+        summary, theta = fit.table, fit.posterior.theta
+    else:
+        post = fit_hierarchical(
+            s, n, strata=stratum_labels(cells), model=model, draws=N_DRAWS,
+            random_seed=random_seed,
+        )
+        summary, theta = post.summary(level), post.theta
+    return PooledFit(
+        summary["mean"].to_numpy(float),
+        summary["lower"].to_numpy(float),
+        summary["upper"].to_numpy(float),
+        np.asarray(theta, float),
+    )
+
+
+def _wilson(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = np.full(s.shape, np.nan), np.full(s.shape, np.nan)
+    used = n > 0
+    if used.any():
+        lo[used], hi[used] = proportion_ci(s[used], n[used], level=level, method="wilson")
+    return lo, hi
+
+
+def _clopper_pearson(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = np.full(s.shape, np.nan), np.full(s.shape, np.nan)
+    used = n > 0
+    if used.any():
+        lo[used], hi[used] = proportion_ci(s[used], n[used], level=level, method="clopper_pearson")
+    return lo, hi
+
+
+def _adaptive(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = adaptive_interval(s, n, level=level)
+    empty = n == 0
+    return np.where(empty, np.nan, lo), np.where(empty, np.nan, hi)
+
+
+def _conflict(s: np.ndarray, n: np.ndarray) -> np.ndarray:
+    if np.count_nonzero(n) < 2:
+        return np.zeros(s.shape, bool)
+    return np.asarray(loo_conflict(s, n).flagged, bool)
+
+
+def _fit_proportion(s, n, cells, level, seed, model: str, min_trials: int) -> MetricFit:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(n > 0, s / np.maximum(n, 1), np.nan)
+    lo, hi = _wilson(s, n, level)
+    return MetricFit(
+        s, n, rate, lo, hi, _adaptive(s, n, level), _pooled((s, n), cells, level, seed, model),
+        _conflict(s, n), lambda lev: _clopper_pearson(s, n, lev), n >= max(min_trials, 1),
+        (s[:, None], n[:, None], np.ones(1)), n, int(seed), {},
+    )
+
+
+def _proxy_table(pc: Any, cells: pd.Index, level: float) -> pd.DataFrame:
+    """The groups' proxy estimates and intervals, one row per group (NaN: no labels)."""
+    table = proxy_ci(pc, level=level).table.reindex(cells)
+    fill = {"labelled": 0, "trials": 0, "cells": 0, "effective_labels": 0.0, "proxy_used": False}
+    table = table.fillna(fill).astype({"labelled": np.int64, "trials": np.int64, "proxy_used": bool})
+    none = table["labelled"].to_numpy() == 0
+    table.loc[none, ["estimate", "lower", "upper"]] = np.nan
+    return table
+
+
+def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, min_trials: int) -> MetricFit:
+    """A metric read from a few labels and a proxy: each group's proxy estimate and interval
+    (its own interval, exact-validated), the pooled model on the groups' effective counts."""
+    table = _proxy_table(pc, cells, level)
+    s, n = effective_counts(table)
+    labelled = table["labelled"].to_numpy(np.int64)
+    rate, lo, hi = (table[c].to_numpy(float) for c in ("estimate", "lower", "upper"))
+
+    def gap_bounds(lev: float) -> tuple[np.ndarray, np.ndarray]:
+        t = _proxy_table(pc, cells, lev)
+        return t["lower"].to_numpy(float), t["upper"].to_numpy(float)
+
+    return MetricFit(
+        s, n, rate, lo, hi, (lo, hi), _pooled((s, n), cells, level, seed, model), _conflict(s, n),
+        gap_bounds, labelled >= max(min_trials, 1), (s[:, None], n[:, None], np.ones(1)), labelled,
+        int(seed), {}, table,
+    )
+
+
+def _fit_balanced(tpr: MetricFit, tnr: MetricFit, level: float, seed: int) -> MetricFit:
+    """Balanced accuracy = (TPR + TNR) / 2, intervals by MOVER from the two rates' intervals."""
+    rate = 0.5 * (tpr.rate + tnr.rate)
+    lo, hi = mover_mean(tpr.rate, tpr.lower, tpr.upper, tnr.rate, tnr.lower, tnr.upper)
+    alo, ahi = mover_mean(tpr.rate, *tpr.adaptive, tnr.rate, *tnr.adaptive)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    draws = 0.5 * (tpr.pooled.draws + tnr.pooled.draws)
+    bounds = np.quantile(draws, q, axis=0)
+    pooled = PooledFit(draws.mean(axis=0), bounds[0], bounds[1], draws)
+
+    def gap_bounds(lev: float) -> tuple[np.ndarray, np.ndarray]:
+        t, u = _wilson(tpr.successes, tpr.trials, lev), _wilson(tnr.successes, tnr.trials, lev)
+        return mover_mean(tpr.rate, *t, tnr.rate, *u)
+
+    missing = np.full(rate.shape, -1, np.int64)
+    components = (np.stack([tpr.successes, tnr.successes], axis=1),
+                  np.stack([tpr.trials, tnr.trials], axis=1), np.array([0.5, 0.5]))
+    return MetricFit(
+        missing, missing, rate, lo, hi, (alo, ahi), pooled, tpr.conflict | tnr.conflict, gap_bounds,
+        tpr.in_gap & tnr.in_gap, components, tpr.trials + tnr.trials, int(seed), {},
+    )
+
+
+def guarantee_bounds(fit: MetricFit, guarantee: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's interval under ``guarantee`` and which one it is (``read``).
+
+    ``"stratum"``: the group's own interval, with coverage at least the level at every rate
+    (adaptive, from a leave-one-out prior; with a proxy, the proxy interval). ``"average"``:
+    the pooled interval, except where the group's count is not clearly typical of what the
+    other groups predict (the read rule of :func:`bayeseval._kernels.conflict.read_choice`,
+    the one :func:`bayeseval.evaluate` applies), which read their own interval.
+    """
+    own_name = "proxy" if fit.proxy is not None else "adaptive"
+    k = fit.rate.shape[0]
+    if guarantee == "stratum":
+        return fit.adaptive[0], fit.adaptive[1], np.full(k, own_name, dtype=object)
+    own = np.zeros(k, bool)
+    if np.all(fit.trials >= 0) and np.count_nonzero(fit.trials) >= 2:  # balanced accuracy: -1
+        own = np.asarray(read_choice(fit.successes, fit.trials).read == "adaptive", bool)
+    read = np.where(own, own_name, "pooled").astype(object)
+    return (np.where(own, fit.adaptive[0], fit.pooled.lower),
+            np.where(own, fit.adaptive[1], fit.pooled.upper), read)
+
+
+def _proxy_columns(fit: MetricFit) -> dict:
+    if fit.proxy is None:
+        return {}
+    t = fit.proxy
+    return {"labelled": t["labelled"].to_numpy(np.int64), "pool_trials": t["trials"].to_numpy(np.int64),
+            "effective_labels": t["effective_labels"].to_numpy(float),
+            "agreement": t["agreement"].to_numpy(float), "proxy_used": t["proxy_used"].to_numpy(bool)}
+
+
+def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: str = "stratum"
+                 ) -> pd.DataFrame:
+    measured = np.isfinite(fit.rate)
+    is_prop = name != "balanced_accuracy"
+    labels = layout.labels
+    counts = pd.array(fit.successes, dtype="Int64"), pd.array(fit.trials, dtype="Int64")
+    if not is_prop:
+        counts = tuple(pd.array([pd.NA] * len(labels), dtype="Int64") for _ in range(2))
+    lower, upper, read = guarantee_bounds(fit, guarantee)
+    return pd.DataFrame({
+        **factor_columns(layout, np.arange(len(labels))),
+        "group": labels,
+        "metric": name,
+        "successes": counts[0],
+        "trials": counts[1],
+        **_proxy_columns(fit),
+        "rate": fit.rate,
+        "lower": lower,
+        "upper": upper,
+        "read": read,
+        "adaptive_lower": fit.adaptive[0],
+        "adaptive_upper": fit.adaptive[1],
+        "wilson_lower": fit.lower,
+        "wilson_upper": fit.upper,
+        "pooled_mean": fit.pooled.mean,
+        "pooled_lower": fit.pooled.lower,
+        "pooled_upper": fit.pooled.upper,
+        "empty": ~measured,
+        "zero_successes": (fit.successes == 0) & (fit.trials > 0) if is_prop else False,
+        "predicted": ~measured,
+        "conflict": fit.conflict,
+        "in_gap": fit.in_gap & measured,
+        "is_reference": np.arange(len(labels)) == ref,
+    })
+
+
+def fit_all(names, counts, cells, level, seed, model, min_trials) -> dict:
+    rng = np.random.default_rng(seed)
+    fits = {}
+    for name in counts:
+        if not isinstance(counts[name], tuple):  # ProxyCounts
+            fits[name] = _fit_proxy(counts[name], cells, level, rng.integers(2**32), model, min_trials)
+            continue
+        s, n = counts[name]
+        fits[name] = _fit_proportion(s, n, cells, level, rng.integers(2**32), model, min_trials)
+    if "balanced_accuracy" in names:
+        fits["balanced_accuracy"] = _fit_balanced(fits["tpr"], fits["tnr"], level, rng.integers(2**32))
+    return fits
+
+
+def default_reference(fit: MetricFit, rows: np.ndarray) -> int:
+    """The measured group with the most trials for the metric (ties: most rows, then first)."""
+    key = np.where(np.isfinite(fit.rate), fit.size, -1)
+    return int(np.lexsort((-np.arange(len(rows)), rows, key))[-1])

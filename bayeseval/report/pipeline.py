@@ -1,0 +1,379 @@
+"""The evaluation pipeline: :func:`evaluate` checks its arguments, counts the rows, runs every
+section (intervals, pooled model, overall rates, findings, the fairness audit) and gathers their
+data in a :class:`~bayeseval.report.Report`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from datetime import UTC, datetime
+from os import PathLike
+from typing import Any
+
+import pandas as pd
+
+from bayeseval._render import audit_html
+from bayeseval._render.formats import n_strata
+from bayeseval.counts.counts import Counts
+from bayeseval.counts.metrics import Metric
+from bayeseval.report.arguments import Settings, check_arguments, check_groups
+from bayeseval.report.findings import (
+    Finding,
+    composition_findings,
+    guarantee_findings,
+    model_findings,
+    proxy_target,
+    stratum_findings,
+    table_flags,
+    target_section,
+)
+from bayeseval.report.report import Report
+from bayeseval.report.sections import (
+    ProxyPart,
+    count,
+    count_proxy,
+    counts_table,
+    interval_section,
+    overall_section,
+    pooled_section,
+    proxy_columns,
+    proxy_overall,
+)
+
+__all__ = ["evaluate"]
+
+_TABLE_COLUMNS = [
+    "successes",
+    "trials",
+    "rate",
+    "lower",
+    "upper",
+    "halfwidth",
+    "pooled_mean",
+    "pooled_lower",
+    "pooled_upper",
+    "shrinkage",
+    "read",
+    "read_reason",
+    "sample_share",
+    "weight",
+    "ppc_p",
+    "extra_needed",
+    "flags",
+]
+
+
+# columns of the "average" guarantee only: which interval lower/upper are, and why
+_AVERAGE_ONLY = ("read", "read_reason")
+
+
+# columns of a report with a proxy, after "rate"
+_PROXY_COLUMNS = ("pool_trials", "proxy_used", "agreement", "effective_labels")
+
+
+def evaluate(
+    data: pd.DataFrame | Counts | Any,
+    *,
+    y_true: str | None = None,
+    y_pred: str | None = None,
+    strata: str | Sequence[str] | None = None,
+    metric: str | Metric = "error_rate",
+    weights: Mapping[Hashable, float] | pd.Series | Sequence[float] | None = None,
+    engine: str = "exact",
+    level: float = 0.95,
+    target_halfwidth: float | None = None,
+    pos_label: Any = None,
+    random_seed: int | None = None,
+    model: str = "beta_binomial",
+    prior: Any = "default",
+    source: str | None = None,
+    groups: str | Sequence[str] | None = None,
+    tolerance: float | None = None,
+    min_trials: int | None = None,
+    guarantee: str = "stratum",
+    proxy: str | None = None,
+    inclusion: str | None = None,
+) -> Report:
+    r"""Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
+
+    Every argument is checked before any work is done; a bad one raises
+    ``TypeError`` or ``ValueError`` naming it.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, path, DuckDB relation or Counts
+        One row per labelled example (see :func:`~bayeseval.tabulate`), or
+        ready-made :class:`~bayeseval.Counts` (then ``y_true``, ``y_pred``,
+        ``strata`` and ``pos_label`` must not be given).
+    y_true, y_pred : str
+        Columns with the true and the predicted labels.
+    strata : str or list of str, optional
+        Column(s) defining the strata; None gives one stratum.
+    metric : str or Metric, default "error_rate"
+        Any metric of :func:`~bayeseval.get_metric` (a name or an alias), shown in the
+        report as written (``"tpr"`` stays ``"tpr"``; it counts recall). Balanced
+        accuracy, the mean of two rates, is not one rate per stratum: it is refused
+        here, and :func:`~bayeseval.fairness` reports it.
+    weights : dict, Series or sequence, optional
+        Population shares of the strata (summing to 1). With them the report
+        gives the reweighted overall rate (the population estimate) beside the
+        unweighted one and checks the test set's composition.
+    engine : {"exact", "pymc"}, default "exact"
+        Engine of the pooled hierarchical model (:func:`~bayeseval.fit_hierarchical`).
+    level : float, default 0.95
+        Level of every interval.
+    target_halfwidth : float, optional
+        Wanted half-width per stratum; strata whose interval (``lower``, ``upper``) is
+        wider get a warning with the number of extra labels they need
+        (:func:`~bayeseval.sample_size` at the observed rate, with
+        ``method="clopper_pearson"`` under ``guarantee="stratum"`` and ``"wilson"``
+        under ``"average"``).
+    pos_label : optional
+        Positive class for class-dependent metrics (recall, precision, ...).
+    random_seed : int, optional
+        Seed for the posterior draws and the predictive checks.
+    model : {"beta_binomial", "robust", "logit_normal"}, default "beta_binomial"
+        Pooled model (see :func:`~bayeseval.fit_hierarchical`); ``"robust"`` lets
+        outlying strata stand apart; ``"logit_normal"`` needs ``engine="pymc"``.
+    prior : {"default", "bda"}, dict or Prior, default "default"
+        Prior of the pooled model (see :func:`bayeseval.models.priors.resolve_prior`).
+    source : str, optional
+        How the report's header names the data (default: the file path when ``data``
+        is one, otherwise the kind of object and its size, e.g. ``"pandas DataFrame
+        (1,000 rows)"``).
+    groups : str or list of str, optional
+        Group column(s) of a fairness audit (:func:`bayeseval.fairness` on the same rows,
+        with the criteria's metrics ``selection_rate``, ``tpr``, ``fpr`` and ``ppv``, the
+        report's ``level``, ``pos_label`` and ``random_seed``, and the audit's default
+        pooled model): the report gains the "Fairness audit" section (verdicts,
+        disparities, groups table, forest plot), ``Report.audit``, and findings for
+        criteria decided outside the tolerance (warnings) or undecided (notes). The audit
+        takes the report's ``guarantee``, ``proxy`` and ``inclusion``; with a proxy its
+        metrics are ``selection_rate`` and ``ppv`` (TPR and FPR count trials by the true
+        label, unknown on unlabelled rows).
+    tolerance : float, optional
+        Largest acceptable max-min gap of the audit, in (0, 1); needs ``groups``.
+    min_trials : int, optional
+        The audit's ``min_trials``: groups with fewer trials are reported but left out of
+        the max-min gap and the verdicts; needs ``groups``.
+    guarantee : {"stratum", "average"}, default "stratum"
+        What the table's ``lower`` and ``upper`` promise (see Notes). ``"stratum"``:
+        coverage at least ``level`` for each stratum at every value of its own rate,
+        by construction (the adaptive interval). ``"average"``: the pooled interval,
+        or the adaptive one where the stratum's count looks atypical (the ``read``
+        rule), for users who accept coverage on average over strata in exchange for
+        narrower intervals.
+    proxy : str, optional
+        A column known on every row: a cheap label of the same kind as ``y_true`` (a
+        judge's label, a stronger model's prediction) or a probability/score (binned into
+        five equal-count cells per stratum). Rows whose ``y_true`` is missing are then the
+        unlabelled rows (without ``proxy`` a missing label is an error). Each stratum's
+        interval is its proxy interval (:func:`~bayeseval.proxy_ci`, Clopper-Pearson cell
+        limits): under ``"stratum"`` it is ``lower``/``upper``; under ``"average"`` the
+        pooled model is fitted to each stratum's effective counts and a stratum whose count
+        looks atypical reads its proxy interval (``read`` is ``"proxy"``). The table gains
+        ``pool_trials``, ``proxy_used``, ``agreement`` and ``effective_labels``;
+        ``successes``/``trials`` are the labelled ones and ``rate`` the proxy estimate; the
+        overall rates are share x stratum estimate with the strata's intervals combined by
+        MOVER (``unweighted``: at the pool's composition). Metrics: ``error_rate``,
+        ``accuracy``, ``precision``, ``npv``; other metrics raise ValueError.
+    inclusion : str, optional
+        With ``proxy``: the column of each labelled row's inclusion probability, for labels
+        not drawn at random within the strata (see :func:`~bayeseval.proxy_ci`; the
+        interval is then asymptotic).
+
+    Returns
+    -------
+    Report
+        With the findings as data (:class:`Finding`) and their messages in
+        ``warnings`` and ``notes``.
+
+    Notes
+    -----
+    With ``guarantee="stratum"`` (the default), ``lower`` and ``upper`` are the
+    stratum's adaptive interval (``proportion_ci(..., method="adaptive")``: exact
+    binomial tests inverted, their tails split by a prior built from the *other* strata
+    only, Yu and Hoff 2018), so its coverage is at least ``level`` at every true rate of
+    the stratum, whatever the other strata say, with no data-dependent switch between
+    intervals. With fewer than two strata that have trials there is no other stratum to
+    build the prior from (and nothing to pool): ``lower`` and ``upper`` are then
+    Clopper-Pearson, also exact, and a note says why. The Wilson interval is not
+    offered: its coverage dips below ``level`` at small counts (95%: 0.84 at n = 5),
+    and where the strata are alike the adaptive interval is about as narrow. The
+    pooled posterior (``pooled_mean``, ``pooled_lower``, ``pooled_upper``) stays beside
+    it: it covers on average over strata like these, not for a stratum that differs.
+
+    With ``guarantee="average"``, ``lower`` and ``upper`` are the interval the
+    ``read`` column names: the pooled posterior, or the adaptive interval when the
+    stratum's count is not clearly typical of what the other strata predict (its
+    leave-one-out conflict mid-p value is at most 0.20, or the conflict rule or the
+    model check flags it). Its coverage for a stratum that differs equals the share of
+    datasets in which the check fires (measured in the docs' guide "Which guarantee?").
+    ``read_reason`` gives the reason and the p-value (the HTML table shows it
+    when the pointer rests on the ``read`` cell), and a note names the strata that read
+    the adaptive interval.
+
+    ``shrinkage`` is the weight of the population mean in a stratum's pooled
+    estimate, from 0 (its own data only) to 1 (the population mean only). In the
+    Beta-binomial model, given the population mean :math:`\mu` and concentration
+    :math:`\kappa`, the posterior mean of a stratum with :math:`s_k` successes in
+    :math:`n_k` trials is :math:`(1 - B_k)\, s_k / n_k + B_k \mu` with
+    :math:`B_k = \kappa / (\kappa + n_k)` (Gelman et al., *Bayesian Data
+    Analysis*, 3rd ed., section 5.3); the column is the posterior mean of
+    :math:`B_k`. For the robust model it is the same weight for a stratum that
+    belongs to the main population. For the logit-normal model it is the
+    normal-approximation weight :math:`1 / (1 + \sigma^2 n_k p_k (1 - p_k))`
+    (Gelman and Hill, 2007, section 12.5), with :math:`p_k` the posterior mean.
+    A stratum without trials has shrinkage 1.
+
+    The ``flags`` column holds, per stratum, each flag whose definition holds:
+
+    * ``empty``: no trials;
+    * ``rate 0`` / ``rate 1``: every trial a failure / a success;
+    * ``too wide``: ``halfwidth`` exceeds ``target_halfwidth``;
+    * ``model check``: the stratum's predictive p-value is below
+      ``(1 - level) / K`` (``K`` strata with trials);
+    * ``strong shrinkage``: shrinkage of at least 0.5 *and* a credible interval
+      less than half as wide as the stratum's exact interval (``lower``/``upper``
+      under ``"stratum"``, Clopper-Pearson under ``"average"``): certainty borrowed
+      from the other strata;
+    * ``estimates disagree``: that exact interval and the credible interval do
+      not overlap.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"y": [1, 0, 1, 1, 0, 1] * 20, "p": [1, 0, 0, 1, 0, 1] * 20,
+    ...                    "g": ["a", "a", "a", "b", "b", "b"] * 20})
+    >>> rep = evaluate(df, y_true="y", y_pred="p", strata="g", metric="error_rate",
+    ...                target_halfwidth=0.05, random_seed=0)
+    >>> rep.table[["successes", "trials"]].to_dict("list")
+    {'successes': [20, 0], 'trials': [60, 60]}
+    >>> any("rate of 0" in w for w in rep.warnings)
+    True
+    """
+    cfg = check_arguments(
+        data, y_true, y_pred, strata, pos_label, metric=metric, weights=weights, engine=engine,
+        model=model, prior=prior, level=level, target_halfwidth=target_halfwidth,
+        random_seed=random_seed, guarantee=guarantee, proxy=proxy, inclusion=inclusion,
+    )
+    if source is not None and not isinstance(source, str):
+        raise TypeError(f"source must be a string or None, got {source!r}")
+    audit_groups = check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
+    part = None
+    if proxy is None:
+        counts, metric_name = count(data, cfg, y_true, y_pred, strata, pos_label)
+    else:
+        counts, metric_name, part = count_proxy(data, cfg, y_true, y_pred, strata, pos_label)
+    if isinstance(metric, str) and not isinstance(data, Counts):
+        metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
+    report = _build_report(counts, metric_name, cfg, part)
+    if audit_groups is not None:
+        report.audit, found = _audit_section(
+            data, audit_groups, {"tolerance": tolerance, "min_trials": min_trials},
+            y_true, y_pred, pos_label, cfg,
+        )
+        report.findings += found
+        report.warnings += [f.message for f in found if f.severity == "warning"]
+        report.notes += [f.message for f in found if f.severity == "note"]
+    report.source = _describe_source(data) if source is None else source
+    report.created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return report
+
+
+def _describe_source(data: Any) -> str:
+    """How the header names the data: a path, or the kind of object and its size."""
+    if isinstance(data, (str, PathLike)):
+        return str(data)
+    if isinstance(data, Counts):
+        return f"Counts ({n_strata(len(data))})"
+    if isinstance(data, pd.DataFrame):
+        return f"pandas DataFrame ({len(data):,} rows)"
+    kind = type(data)
+    return f"{kind.__module__.split('.')[0]} {kind.__name__}"
+
+
+def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyPart | None = None) -> Report:
+    """Run every section of :func:`evaluate` on ``counts`` and gather their data in a Report."""
+    table = counts_table(counts)
+    labelled, shares = (counts, None) if proxy is None else proxy_columns(table, proxy)
+    pooled = pooled_section(counts, cfg)
+    if pooled.post is not None:
+        for col, src in (("pooled_mean", "mean"), ("pooled_lower", "lower"),
+                         ("pooled_upper", "upper"), ("read", "read"), ("read_reason", "read_reason")):
+            if src in pooled.summary.columns:  # read, read_reason: "average" only
+                table[col] = pooled.summary[src].to_numpy()
+        table["shrinkage"] = pooled.post.shrinkage().to_numpy()
+        table["ppc_p"] = pooled.ppc_p
+    own = interval_section(counts, table, pooled, cfg, proxy)
+    overall, sr, overall_findings = (overall_section(counts, pooled.post, cfg.level) if proxy is None
+                                     else proxy_overall(counts, proxy, pooled.post, cfg.level))
+    findings = pooled.findings + stratum_findings(labelled, own, metric_name)
+    if cfg.target_halfwidth is not None:
+        table["extra_needed"], wide = (target_section(table, cfg) if proxy is None
+                                       else proxy_target(table, counts, cfg))
+        findings += wide
+    if pooled.post is not None:
+        findings += model_findings(table, own, pooled)
+    findings += guarantee_findings(table, cfg)
+    findings += [f for f in overall_findings if f.severity == "warning"]
+    findings += composition_findings(counts, overall, shares)
+    findings += [f for f in overall_findings if f.severity == "note"]
+    table["flags"] = table_flags(counts.strata, findings)
+    columns = [c for c in _TABLE_COLUMNS if cfg.guarantee == "average" or c not in _AVERAGE_ONLY]
+    if proxy is not None:
+        at = columns.index("rate") + 1
+        columns[at:at] = list(_PROXY_COLUMNS)
+    return Report(
+        table=table[columns],
+        overall=overall,
+        checks=pooled.checks,
+        warnings=[f.message for f in findings if f.severity == "warning"],
+        notes=[f.message for f in findings if f.severity == "note"],
+        metric=metric_name,
+        level=cfg.level,
+        engine=cfg.engine,
+        counts=counts,
+        guarantee=cfg.guarantee,
+        target_halfwidth=cfg.target_halfwidth,
+        posterior=pooled.post,
+        stratified=sr,
+        findings=findings,
+        proxy=None if proxy is None else proxy.counts,
+    )
+
+
+#: the metrics of the fairness criteria: the audit section's metrics
+# -- the fairness audit section: the audit and its findings ---------------------------------
+#: the metrics of the fairness criteria: the audit section's metrics
+_AUDIT_METRICS = ("selection_rate", "tpr", "fpr", "ppv")
+
+
+def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_pred: str,
+                   pos_label: Any, cfg: Settings) -> tuple[Any, list[Finding]]:
+    """The audit across ``groups`` and its findings (criteria decided outside, undecided)."""
+    from bayeseval.fairness.audits import audit  # deferred: the audit loads the crossed engine
+
+    given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
+    metrics = [m for m in _AUDIT_METRICS if cfg.proxy is None or m in ("selection_rate", "ppv")]
+    res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=metrics,
+                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed,
+                guarantee=cfg.guarantee, proxy=cfg.proxy, inclusion=cfg.inclusion, **given)
+    findings = []
+    for criterion, rows in res.verdicts.groupby("criterion", sort=False):
+        verdict = rows["verdict"].iloc[0]
+        gaps = "; ".join(audit_html.gap_text(r) for r in rows.itertuples())
+        if verdict == "outside":
+            findings.append(Finding("fairness", (), f"Fairness: {criterion} is outside the "
+                                    f"tolerance {res.tolerance:g} ({gaps}).", "warning"))
+        elif verdict == "undecided":
+            findings.append(Finding("fairness", (), f"Fairness: {criterion} is undecided at "
+                                    f"tolerance {res.tolerance:g} ({gaps}); the audit section "
+                                    "lists the labels each group needs to decide.", "note"))
+        elif verdict == "not measured":
+            findings.append(Finding("fairness", (), f"Fairness: {criterion} is not measured: fewer "
+                                    f"than two groups have {res.min_trials} trials for "
+                                    f"{', '.join(rows['metric'])}; it is not within the tolerance "
+                                    "either.", "warning"))
+    findings += [Finding("fairness", (), f"Fairness audit: {note}", "note") for note in res.notes]
+    return res, findings
