@@ -12,6 +12,12 @@ process CPU time (the machine may be shared: CPU time is the steadier figure) of
 - ``summary``: ``Posterior.summary()`` of an exact-engine fit (exact means, mixture
   quantiles, shrinkage, which interval to read);
 
+- ``rats``: the exact engine's fit plus ``summary()`` on the 71 rat tumour strata (Gelman et
+  al., *Bayesian Data Analysis*, 3rd ed., Table 5.1; median of 5) against the PyMC engine's
+  fit (NUTS, 2 chains x 1,000 draws after 1,000 tuning steps, one core) on the same data, its
+  first call in the process (compilation included) and a warm second call; the ratio uses
+  the warm call (``--no-pymc`` skips it);
+
 the counts for ``evaluate`` and ``summary`` are simulated as in ``bench_exact.py``
 (trials log-uniform in [10, 2000], rates Beta(2, 30)). Then the slope of each curve (least
 squares on log time against log strata, sizes from 1,000 up) and the ratio of each measured
@@ -24,6 +30,7 @@ propose + status, a round  10,000              1
 create + propose           100,000             30
 evaluate                   20,000              10
 exact summary              10,000              0.5
+PyMC fit / exact fit+summ  71 (rats)           >= 300x
 =========================  ==================  ========
 
 An anchor measured in the same run (``anchor``: sorting 4,000,000 random floats with
@@ -58,6 +65,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_engines import RAT_N, RAT_Y  # noqa: E402
 from bench_exact import simulated  # noqa: E402
 
 TARGETS = [  # (label, columns summed, strata, seconds)
@@ -114,6 +122,25 @@ def summary_time(k: int) -> tuple:
     return tuple(timed(post.summary)[1:])
 
 
+def rats_times(with_pymc: bool) -> dict:
+    """Exact fit + summary (median of 5) and PyMC fit (first call, warm call) on the rat data."""
+    from bayeseval import Counts
+    from bayeseval.models import fit_hierarchical
+
+    counts = Counts.from_arrays(RAT_Y, RAT_N, strata=[f"rat_{i:02d}" for i in range(71)])
+    fit_hierarchical(counts, engine="exact", random_seed=1).summary()  # first call: imports
+    runs = [timed(lambda: fit_hierarchical(counts, engine="exact", random_seed=1).summary())[1:]
+            for _ in range(5)]
+    out = {"exact": tuple(float(np.median([r[i] for r in runs])) for i in (0, 1))}
+    if with_pymc:
+        def pymc():
+            return fit_hierarchical(counts, engine="pymc", draws=1000, chains=2, tune=1000, cores=1, random_seed=1)
+
+        out["pymc first"] = timed(pymc)[1:]
+        out["pymc"] = timed(pymc)[1:]
+    return out
+
+
 def slope(sizes: list, times: list) -> float:
     pts = [(s, t) for s, t in zip(sizes, times, strict=True) if s >= 1_000 and t and t > 0]
     if len(pts) < 2:
@@ -126,6 +153,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="up to 10,000 strata")
     ap.add_argument("--full", action="store_true", help="evaluate and summary at 100,000 strata too")
+    ap.add_argument("--no-pymc", action="store_true", help="skip the PyMC fit of the rat data")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     sizes = [10, 100, 1_000, 10_000] + ([] if args.quick else [20_000, 100_000])
@@ -161,6 +189,13 @@ def main() -> None:
         c = sum(cpu[p][sizes.index(k)] for p in parts)
         print(f"  {label:<28}{k:>8,} strata: {w:8.3f} s wall ({w / target:6.2f}x), "
               f"{c:8.3f} s cpu ({c / target:6.2f}x), {w / a0:8.0f} anchors")
+    rats = rats_times(not args.no_pymc)
+    print("\nrat tumours, 71 strata (wall / cpu s)")
+    for name, (w, c) in rats.items():
+        print(f"  {name:<12}{w:10.4f} /{c:10.4f}")
+    if "pymc" in rats:
+        (ew, ec), (pw, pc) = rats["exact"], rats["pymc"]
+        print(f"  PyMC fit (warm) / exact fit + summary: wall {pw / ew:,.0f}x, cpu {pc / ec:,.0f}x (target >= 300x)")
 
 
 if __name__ == "__main__":
