@@ -458,46 +458,6 @@ def test_exact_quantiles_match_brute_force_inversion(case):
         np.testing.assert_allclose(fit.cdf(x), q, rtol=0, atol=1e-8)
 
 
-def test_summary_values_unchanged_from_the_previous_quantile_solver():
-    # Pinned with the previous implementation (commit 65bdc24: safeguarded Newton steps on the
-    # mixture CDF evaluated with betainc at every iteration, to |F - q| < 1e-9), by
-    # fit_hierarchical(...).summary() on the same data; columns mean, median, lower, upper.
-    post = fit_hierarchical(RATS_Y, RATS_N, random_seed=0)
-    s = post.summary().iloc[[0, 14, 31, 43, 66, 70]]
-    pinned_rats = [
-        [0.06561871214278296, 0.05813093173527699, 0.007813371852693657, 0.1655753232259506],
-        [0.09277333244275374, 0.08585752299510065, 0.02081831364373168, 0.20395701456040105],
-        [0.12721159703789295, 0.11820130277037234, 0.03008451991753247, 0.27574707599609116],
-        [0.1855182845507584, 0.1821979259266199, 0.10259044459635862, 0.28721446259873873],
-        [0.266784231354731, 0.26406940056262257, 0.16899664293105382, 0.3798846145424401],
-        [0.2085325905151991, 0.2009570564478074, 0.08653999985162449, 0.3730792792542465],
-    ]
-    np.testing.assert_allclose(s[["mean", "median", "lower", "upper"]], pinned_rats, atol=1e-6)
-    # shrinkage is the posterior mean of kappa / (kappa + n): checked by its own test
-    assert ((s["shrinkage"] > 0) & (s["shrinkage"] < 1)).all()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrecisionLimitedWarning)
-        bda = fit_hierarchical([0, 2, 5, 9, 1], [15, 30, 40, 60, 12], prior="bda", random_seed=0)
-    np.testing.assert_allclose(
-        bda.summary()[["mean", "median", "lower", "upper"]],
-        [[0.07424153631774355, 0.07405097108301568, 0.00018003464491397222, 0.17397599324386867],
-         [0.09258968225507921, 0.09058787377004925, 0.022122416510678224, 0.17939281714857605],
-         [0.1199307925813407, 0.11534199034978196, 0.053000743544403824, 0.21472738657103246],
-         [0.1344548125099042, 0.12933089246353602, 0.07093176480643898, 0.22429067232281616],
-         [0.10603195806109322, 0.10144042591279448, 0.01758136386346799, 0.23606234943516555]],
-        atol=1e-6,
-    )  # fmt: skip
-    robust = fit_robust(*_outlier_design(), random_seed=0)
-    np.testing.assert_allclose(
-        robust.summary().iloc[[0, 7, 13, 14]][["mean", "median", "lower", "upper"]],
-        [[0.09529203662027061, 0.09661332758398124, 0.05282274898157185, 0.1306329028083996],
-         [0.0992651673728645, 0.09938198864055892, 0.06833639276408374, 0.1304319324256466],
-         [0.11890372075380992, 0.11553661452190955, 0.09003983226229037, 0.16656992014870592],
-         [0.35135812711968367, 0.35088641941266213, 0.2869632965700642, 0.41842308893081265]],
-        atol=1e-6,
-    )  # fmt: skip
-
-
 def test_summary_does_not_draw_theta_unless_hdi():
     post = fit_hierarchical(RATS_Y, RATS_N, random_seed=0)
     eti = post.summary()

@@ -99,9 +99,15 @@ def test_exact_methods_need_more_near_the_edge():
         normal = sample_size(halfwidth=e, rate=0.95)
         assert sample_size(halfwidth=e, rate=0.95, method="wilson") > normal
         assert sample_size(halfwidth=e, rate=0.95, method="clopper_pearson") > normal
-    # values pinned from this implementation's definition (continuous x = r n)
-    assert sample_size(halfwidth=0.05, rate=0.95, method="wilson") == 83
-    assert sample_size(halfwidth=0.05, rate=0.95, method="clopper_pearson") == 94
+    # the smallest n whose interval at x = r n (continuous) has half-width (upper - lower) / 2
+    # at most the target, by a search over statsmodels' intervals ("beta" is Clopper-Pearson)
+    from statsmodels.stats.proportion import proportion_confint
+
+    for method, sm_method in (("wilson", "wilson"), ("clopper_pearson", "beta")):
+        want = next(n for n in range(2, 1000)
+                    if np.diff(proportion_confint(0.95 * n, n, alpha=0.05, method=sm_method))[0] / 2
+                    <= 0.05)
+        assert sample_size(halfwidth=0.05, rate=0.95, method=method) == want
 
 
 def test_se_target_with_exact_methods_uses_z_times_se():
