@@ -308,7 +308,7 @@ def _compas_section(demo: _Demo) -> None:
     demo.say(f"pooling choice (PSIS-LOO): {verdict}")
     demo.say("posterior predictive checks:\n" + _fmt(ppc.global_table))
     demo.summary["compas"] = {
-        "pooled": json.loads(post.summary().reset_index().to_json(orient="records")),
+        "pooled": json.loads(post.summary(read=True).reset_index().to_json(orient="records")),
         "pooling_verdict": verdict,
         "ppc_outliers": [str(s) for s in ppc.outliers],
     }

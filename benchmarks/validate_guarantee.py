@@ -11,7 +11,7 @@ one stratum under study among other strata drawn from a seed:
    ``0..n`` is enumerated with its Binomial(n, p) probability. The interval of each count
    is what the report shows: ``fab_intervals_all_counts`` under the stratum's leave-one-out
    prior for ``"stratum"`` (the tests check that it equals ``evaluate``'s), and
-   ``Posterior.summary()``'s ``read_lower``/``read_upper`` for ``"average"`` (and its
+   ``Posterior.summary(read=True)``'s ``read_lower``/``read_upper`` for ``"average"`` (and its
    ``lower``/``upper``, the pooled interval) (the report adds
    the strata its model check flags, which this leaves out). Mean over datasets, with its
    Monte Carlo standard error;
@@ -83,7 +83,7 @@ def pooled_all_counts(s: np.ndarray, n: np.ndarray, own_n: int) -> tuple:
     out = np.empty((4, own_n + 1))
     for x in range(own_n + 1):
         post = fit_hierarchical(np.append(s, x), np.append(n, own_n), random_seed=0)
-        row = post.summary(level=LEVEL).iloc[-1]
+        row = post.summary(level=LEVEL, read=True).iloc[-1]
         out[:, x] = row[["read_lower", "read_upper", "lower", "upper"]].to_numpy(float)
     return tuple(out)
 

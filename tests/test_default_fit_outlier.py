@@ -30,7 +30,7 @@ def _alike(rng, k=12):
 def _summary(s, n):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return fit_hierarchical(s, n, random_seed=0, draws=50).summary()
+        return fit_hierarchical(s, n, random_seed=0, draws=50).summary(read=True)
 
 
 def test_read_interval_covers_a_small_outlier_exactly_over_its_count():
@@ -66,7 +66,7 @@ def test_read_columns_point_to_the_pooled_or_the_public_adaptive_interval():
     # the read interval at another level is the adaptive interval at that level
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t90 = fit_hierarchical(s, n, random_seed=0, draws=50).summary(level=0.9)
+        t90 = fit_hierarchical(s, n, random_seed=0, draws=50).summary(level=0.9, read=True)
     assert t90.loc[6, "read_upper"] == pytest.approx(proportion_ci(s, n, level=0.9, method="adaptive")[1][6])
 
 
@@ -87,8 +87,8 @@ def test_threshold_decides_not_clearly_typical_and_is_validated():
         warnings.simplefilter("ignore")
         post = fit_hierarchical(s, n, random_seed=0, draws=50)
     with pytest.raises(ValueError, match=r"read_threshold.*-0\.1"):
-        post.summary(read_threshold=-0.1)
-    assert post.summary(read_threshold=0.0).loc[6, "read"] == "pooled"
+        post.summary(read=True, read_threshold=-0.1)
+    assert post.summary(read=True, read_threshold=0.0).loc[6, "read"] == "pooled"
 
 
 def test_few_strata_and_empty_strata_read_pooled():
@@ -106,7 +106,7 @@ def test_compare_frequentist_carries_the_read_and_adaptive_columns():
         warnings.simplefilter("ignore")
         post = fit_hierarchical(s, n, random_seed=0, draws=500)
         t = compare_frequentist(post, random_seed=0)
-    summ = post.summary()
+    summ = post.summary(read=True)
     for col in ("read", "read_reason", "read_lower", "read_upper"):
         assert t[col].tolist() == summ[col].tolist()
     lo, hi = proportion_ci(s, n, method="adaptive")

@@ -50,7 +50,7 @@ def test_forest_from_posterior(post):
     bars = _errorbars(ax)
     # raw and pooled intervals for every stratum, then the adaptive interval of the strata
     # whose summary says to read it
-    reads = post.summary()["read"].to_numpy() == "adaptive"
+    reads = post.summary(read=True)["read"].to_numpy() == "adaptive"
     assert len(bars) == 2 + bool(reads.any()) and all(_n_bars(c) == len(STRATA) for c in bars[:2])
     if reads.any():
         assert _n_bars(bars[2]) == int(reads.sum())

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from bayeseval.counts.counts import Counts
+from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.models import Posterior, fit_hierarchical
 
 S = np.array([3, 8, 1, 12, 5])
@@ -49,10 +50,6 @@ def test_summary_columns_and_values_from_draws():
         "lower",
         "upper",
         "shrinkage",
-        "read",
-        "read_reason",
-        "read_lower",
-        "read_upper",
     ]
     assert list(s.index) == STRATA
     np.testing.assert_allclose(s["mean"], p.theta.mean(axis=0))
@@ -232,11 +229,22 @@ def test_plot_hands_off_to_the_forest_plot(post):
     plt.close(ax.figure)
 
 
-def test_summary_without_read_columns_is_the_same_posterior_summary():
+def test_summary_describes_the_posterior_and_adds_the_read_interval_on_request():
     from bayeseval.models import fit_hierarchical
+    from bayeseval.models.posterior import which_interval
 
     post = fit_hierarchical([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20], random_seed=0)
-    full, bare = post.summary(level=0.9), post.summary(level=0.9, read=False)
+    bare, full = post.summary(level=0.9), post.summary(level=0.9, read=True)
     read = ["read", "read_reason", "read_lower", "read_upper"]
-    assert list(bare.columns) == [c for c in full.columns if c not in read]
+    assert not set(read) & set(bare.columns)
+    assert list(full.columns) == [*bare.columns, *read]
     pd.testing.assert_frame_equal(bare, full.drop(columns=read))
+    # the read column is the rule of which_interval; the read ends are the pooled interval
+    # where it reads "pooled" and the adaptive interval (proportion_ci) elsewhere
+    rule, _ = which_interval(post.counts)
+    assert full["read"].tolist() == rule.tolist()
+    lo, hi = proportion_ci(post.counts.successes, post.counts.trials, level=0.9, method="adaptive")
+    pooled = (full["read"] == "pooled").to_numpy()
+    np.testing.assert_allclose(full["read_lower"][pooled], bare["lower"][pooled])
+    np.testing.assert_allclose(full["read_lower"][~pooled], np.asarray(lo)[~pooled], rtol=1e-9)
+    np.testing.assert_allclose(full["read_upper"][~pooled], np.asarray(hi)[~pooled], rtol=1e-9)

@@ -36,7 +36,7 @@ __all__ = [
 _CONFIGURATIONS = ("exchangeable", "outlier", "unequal_sizes")
 _INTERVAL_METHODS = ("hierarchical", "wilson", "jeffreys", "clopper_pearson", "wald")
 #: also accepted by calibration_study (not run by default): the per-stratum adaptive
-#: interval and the interval ``Posterior.summary()["read"]`` points to
+#: interval and the interval ``Posterior.summary(read=True)["read"]`` points to
 _STUDY_METHODS = (*_INTERVAL_METHODS, "adaptive", "read")
 
 
@@ -101,7 +101,7 @@ def calibration_study(
         Among ``"hierarchical"``, ``"wilson"``, ``"jeffreys"``, ``"clopper_pearson"``,
         ``"wald"`` (the default runs these five), ``"adaptive"`` (the per-stratum adaptive
         interval, ``proportion_ci(..., method="adaptive")``) and ``"read"`` (the interval
-        ``Posterior.summary()["read"]`` points to: pooled, or adaptive for a stratum not
+        ``Posterior.summary(read=True)["read"]`` points to: pooled, or adaptive for a stratum not
         clearly typical of the others).
     random_seed : int or numpy Generator, optional
         Seed of the simulated data sets and of the hierarchical fits.
@@ -147,7 +147,7 @@ def calibration_study(
                         warnings.simplefilter("ignore", PrecisionLimitedWarning)
                         post = fit_hierarchical(s, n, draws=400,
                                                 random_seed=int(rng.integers(2**31 - 1)))
-                    summ = post.summary(level=level)
+                    summ = post.summary(level=level, read=m != "hierarchical")
                     ends = ("lower", "upper") if m == "hierarchical" else ("read_lower", "read_upper")
                     lo, hi = summ[ends[0]].to_numpy(), summ[ends[1]].to_numpy()
                 else:

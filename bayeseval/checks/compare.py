@@ -109,7 +109,7 @@ def compare_frequentist(
     counts = posterior.counts
     s = counts.successes
     n = counts.trials
-    summ = posterior.summary(level=level)
+    summ = posterior.summary(level=level, read=True)
     if ppc is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ModelCheckWarning)

@@ -92,7 +92,7 @@ def fit_hierarchical(
 
     Notes
     -----
-    The summary's ``read`` column says which interval to read, and
+    ``summary(read=True)`` adds a ``read`` column saying which interval to read, and
     ``read_lower``/``read_upper`` give it: ``"adaptive"`` (the stratum's adaptive interval,
     ``proportion_ci(..., method="adaptive")``) when its count is not clearly typical of the
     other strata (leave-one-out conflict p-value at most 0.20,

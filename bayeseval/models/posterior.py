@@ -58,7 +58,7 @@ class Posterior:
     >>> from bayeseval.models import fit_hierarchical
     >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], random_seed=0, draws=1000)
     >>> post.summary().columns.tolist()
-    ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage', 'read', 'read_reason', 'read_lower', 'read_upper']
+    ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage']
     >>> post.draws("theta").shape
     (1000, 3)
     """
@@ -502,7 +502,7 @@ class Posterior:
 
     def summary(
         self, level: float = 0.95, interval: str = "eti", *, read_threshold: float = READ_ADAPTIVE_P,
-        read: bool = True,
+        read: bool = False,
     ) -> pd.DataFrame:
         """Per-stratum summary.
 
@@ -517,22 +517,22 @@ class Posterior:
             :meth:`bayeseval.models.exact.ExactFit.quantiles`).
         read_threshold : float
             Leave-one-out conflict p-value at or below which a stratum reads its adaptive
-            interval (see :func:`which_interval`; default 0.20).
+            interval (see :func:`which_interval`; default 0.20); used with ``read=True``.
         read : bool
-            Add the interval to read (``read``, ``read_reason``, ``read_lower``,
-            ``read_upper``); False leaves out those columns and the conflict check they
-            need (the posterior's own summary only).
+            Also give the interval to read (``read``, ``read_reason``, ``read_lower``,
+            ``read_upper``), which runs a leave-one-out conflict check and computes adaptive
+            intervals; the default False describes the posterior only.
 
         Returns
         -------
         pandas.DataFrame
             Indexed by stratum: ``successes``, ``trials``, ``raw_rate``, ``mean``, ``median``,
-            ``lower``, ``upper`` (the pooled interval), ``shrinkage``, and the interval to
-            read: ``read`` (``"pooled"``, or ``"adaptive"`` when the stratum's count is not
-            clearly typical of what the other strata predict), its reason ``read_reason``
-            (see :func:`which_interval`) and its ends ``read_lower`` and ``read_upper``:
-            the pooled interval, or the stratum's adaptive interval at ``level``
-            (``proportion_ci(..., method="adaptive")``).
+            ``lower``, ``upper`` (the posterior's interval), ``shrinkage``. With ``read=True``
+            also the interval to read: ``read`` (``"pooled"``, or ``"adaptive"`` when the
+            stratum's count is not clearly typical of what the other strata predict), its
+            reason ``read_reason`` (see :func:`which_interval`) and its ends ``read_lower``
+            and ``read_upper``: the pooled interval, or the stratum's adaptive interval at
+            ``level`` (``proportion_ci(..., method="adaptive")``).
 
         Notes
         -----
@@ -549,11 +549,11 @@ class Posterior:
         >>> bool((s["lower"] < s["mean"]).all() and (s["mean"] < s["upper"]).all())
         True
 
-        A small stratum far from the others reads its adaptive interval:
+        With ``read=True``, a small stratum far from the others reads its adaptive interval:
 
         >>> post = fit_hierarchical([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20],
         ...                         random_seed=0, draws=500)
-        >>> row = post.summary().loc[6]
+        >>> row = post.summary(read=True).loc[6]
         >>> row["read"], round(float(row["read_lower"]), 3), round(float(row["read_upper"]), 3)
         ('adaptive', 0.159, 0.655)
         """

@@ -65,7 +65,7 @@ _REPORT_INTERVAL = {
 
 @when_loaded(_forest_frame, "bayeseval.models.posterior", "Posterior")
 def _posterior_forest_frame(post: Any, level: float) -> tuple[pd.DataFrame, dict[str, Any] | None]:
-    summ = post.summary(level=level)
+    summ = post.summary(level=level, read=True)
     counts = post.counts
     with warnings.catch_warnings():  # empty strata: the interval is (0, 1), drawn as such
         warnings.simplefilter("ignore")

@@ -300,10 +300,10 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
     pooled = pooled_section(counts, cfg)
     if pooled.post is not None:
         for col, src in (("pooled_mean", "mean"), ("pooled_lower", "lower"),
-                         ("pooled_upper", "upper"), ("read", "read"), ("read_reason", "read_reason")):
+                         ("pooled_upper", "upper"), ("shrinkage", "shrinkage"), ("read", "read"),
+                         ("read_reason", "read_reason")):
             if src in pooled.summary.columns:  # read, read_reason: "average" only
                 table[col] = pooled.summary[src].to_numpy()
-        table["shrinkage"] = pooled.post.shrinkage().to_numpy()
         table["ppc_p"] = pooled.ppc_p
     own = interval_section(counts, table, pooled, cfg, proxy)
     overall, sr, overall_findings = (overall_section(counts, pooled.post, cfg.level) if proxy is None
