@@ -53,9 +53,9 @@ from bayeseval.campaign.forecast import (
     stratum_feasibility,
 )
 from bayeseval.campaign.goals import Decide, Each, Gap
+from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.ingest import IngestResult, ingest_labels
 from bayeseval.campaign.labels import INT_TEXT, LabelSet, is_missing, py_scalar
-from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.proxycells import PROXY_META, ProxyDesign
 from bayeseval.campaign.rules import get_rule
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
