@@ -53,8 +53,10 @@ from bayeseval.campaign.forecast import (
     stratum_feasibility,
 )
 from bayeseval.campaign.goals import Decide, Each, Gap
+from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.ingest import IngestResult, ingest_labels
 from bayeseval.campaign.labels import INT_TEXT, LabelSet, is_missing, py_scalar
+from bayeseval.campaign.proxycells import PROXY_META, ProxyDesign
 from bayeseval.campaign.rules import get_rule
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.campaign.state import MetricStates, RuleState
@@ -141,6 +143,28 @@ class Campaign:
         )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
+        self._proxy = self._proxy_design() if self.spec.proxy is not None else None
+
+    def _proxy_design(self) -> ProxyDesign:
+        """The stored proxy column and the pool's strata, predictions and order as a :class:`ProxyDesign`."""
+        pairs = json.loads(self._store.get_meta(PROXY_META) or "[]")
+        pool = pd.DataFrame(self._store.conn.execute(
+            "SELECT rid, stratum, prediction, eligible, ord FROM pool").fetchall(),
+            columns=["rid", "stratum", "prediction", "eligible", "ord"]).set_index("rid")
+        proxy = pd.Series([v for _, v in pairs], index=[r for r, _ in pairs])
+        pool["proxy"] = proxy.reindex(pool.index).to_numpy()
+        return ProxyDesign(pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"])
+
+    def _proxy_labels(self, conn: Any = None) -> tuple[pd.Series, pd.Series]:
+        """The stored labels and successes, indexed by row id."""
+        rows = (conn or self._store.conn).execute("SELECT rid, label, success FROM labels").fetchall()
+        frame = pd.DataFrame(rows, columns=["rid", "label", "success"]).set_index("rid")
+        return frame["label"], frame["success"].astype(float)
+
+    def _proxy_table(self, conn: Any = None) -> pd.DataFrame:
+        """Per-stratum proxy estimates at the level the stratum guarantee stops on."""
+        labels, _ = self._proxy_labels(conn)
+        return self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level))
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -174,6 +198,7 @@ class Campaign:
         tolerance: float | None = DEFAULTS["tolerance"],
         margin: float = DEFAULTS["margin"],
         guarantee: str = DEFAULTS["guarantee"],
+        proxy: str | None = DEFAULTS["proxy"],
         random_seed: Any = DEFAULTS["random_seed"],
         spec: CampaignSpec | None = None,
         content: str | Sequence[str] | None = None,
@@ -232,7 +257,7 @@ class Campaign:
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
             annotators=annotators,
             resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin, guarantee=guarantee,
-            random_seed=random_seed,
+            proxy=proxy, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         campaign = cls(initialise(path, pool, spec, busy_timeout, content))
@@ -297,6 +322,13 @@ class Campaign:
 
     # -- state -----------------------------------------------------------------------------
     def _state(self, conn: Any = None) -> RuleState | MetricStates:
+        st = self._counts_state(conn)
+        if self._proxy is not None:
+            table = self._proxy_table(conn)
+            st.use_intervals(table["lower"].to_numpy(float), table["upper"].to_numpy(float))
+        return st
+
+    def _counts_state(self, conn: Any = None) -> RuleState | MetricStates:
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
         if len(self.metrics) > 1:
             return self.spec.rule_states(
@@ -442,6 +474,13 @@ class Campaign:
             return frame
         frame = _status_frame(st, self._design.n_rows)
         frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
+        if self._proxy is not None:
+            table = self._proxy_table()
+            frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # raw counts: cell-biased
+            frame["read"] = "proxy"
+            frame["estimate"] = table["estimate"].to_numpy(float)
+            frame["agreement"] = table["agreement"].to_numpy(float)
+            frame["effective_labels"] = table["effective_labels"].to_numpy(float)
         return frame
 
     @property
@@ -659,9 +698,17 @@ class Campaign:
         rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
         alloc = self.spec.allocate(st, n, random_seed=rng, design=self._design)
         rids_by_code: dict[int, list[Any]] = {}
+        proposed: set[Any] = set()
+        success = pd.Series(dtype=float)
+        if self._proxy is not None:
+            proposed = {r[0] for r in conn.execute("SELECT rid FROM proposals").fetchall()}
+            success = self._proxy_labels(conn)[1]
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])
-            rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
+            if self._proxy is not None:
+                rids_by_code[code] = self._proxy.sample(code, int(alloc[i]), proposed, success)
+            else:
+                rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
         round_ = store.next_round(conn)
         labels = stratum_labels(self.strata)
         allocation = {labels[i]: int(alloc[i]) for i in np.flatnonzero(alloc > 0)}

@@ -28,6 +28,7 @@ from bayeseval.campaign.design import (
     seed_sequences,
     spec_columns,
 )
+from bayeseval.campaign.proxycells import PROXY_META, proxy_meta
 from bayeseval.campaign.spec import CampaignSpec
 from bayeseval.campaign.store import CampaignStore
 
@@ -164,9 +165,12 @@ def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec
     config = _config(spec, design, pool.index.name, cols)
     seed = seed_sequences(spec.random_seed, 1)[0]
     rng = rule_generator(seed)
+    meta = {"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)}
+    if spec.proxy is not None:
+        meta[PROXY_META] = proxy_meta(pool, spec.proxy, rids)
     store = CampaignStore.initialise(
         path,
-        meta={"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)},
+        meta=meta,
         rid_type=rid_type,
         strata_keys=design.keys,
         pool_rows=_pool_rows(rids, design, proposal_order(design, seed)),

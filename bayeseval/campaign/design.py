@@ -199,6 +199,7 @@ def check_columns(frame: Any, named: Sequence[tuple[str, str]], arg: str) -> Non
 def spec_columns(spec: CampaignSpec) -> list[tuple[str, str]]:
     """(argument, column) pairs of the pool columns a spec reads."""
     named = [("y_pred", spec.y_pred)] + [("strata", c) for c in spec.strata]
+    named += [("proxy", spec.proxy)] if spec.proxy is not None else []
     return named + ([("score", spec.score)] if spec.score is not None else [])
 
 

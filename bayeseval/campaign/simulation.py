@@ -249,6 +249,7 @@ def simulate(
     tolerance: float | None = DEFAULTS["tolerance"],
     margin: float = DEFAULTS["margin"],
     guarantee: str = DEFAULTS["guarantee"],
+    proxy: str | None = DEFAULTS["proxy"],
     random_seed: Any = DEFAULTS["random_seed"],
     spec: CampaignSpec | None = None,
     progress: bool = True,
@@ -275,7 +276,8 @@ def simulate(
         All the campaign settings in one object; the individual settings must then be left
         at their defaults.
     progress : bool
-        Show a tqdm progress bar.
+        Show a tqdm progress bar (not with ``proxy``: each repeat runs a real campaign on a
+        temporary file, repeat 0 the one created with ``random_seed``).
 
     Returns
     -------
@@ -296,13 +298,19 @@ def simulate(
         strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
         prior=prior, pos_label=pos_label, label_set=label_set, model=model, threshold=threshold, direction=direction,
-        tolerance=tolerance, margin=margin, guarantee=guarantee, random_seed=random_seed,
+        tolerance=tolerance, margin=margin, guarantee=guarantee, proxy=proxy, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
     n_repeats = check_positive_int(n_repeats, "n_repeats")
     specs = _rule_specs(spec, rules, given)
     oracle = _oracle(data, spec, y_true)
+    if spec.proxy is not None:
+        from bayeseval.campaign.proxysim import replay_proxy
+
+        table, trace, finals = replay_proxy(data, data[y_true], spec, specs, n_repeats, oracle.true_rates)
+        settings_out = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
+        return SimulationResult(table, trace, oracle.true_rates, settings_out, finals, spec)
     runs = _replay_all(specs, oracle, n_repeats, progress)
     return _result(runs, oracle, spec, specs, n_repeats)
 

@@ -288,6 +288,15 @@ FIELD_DOCS: dict[str, str] = {
     stratum. With costs the ``expected_width`` and ``independent_beta`` rules give each
     label to the stratum with the largest expected gain per unit cost; :meth:`status` and
     :meth:`forecast` report the cost. Default: every label costs 1.""",
+    "proxy": """proxy : str, optional
+    Column with a proxy of the true label on every pool row: a cheap label of the same kind
+    as the labels (an LLM judge's) or a numeric score, binned into 5 equal-count cells per
+    stratum as :func:`~bayeseval.proxy_ci` bins it. Stored with the pool. Within each
+    stratum the labels go to the proxy's cells by Neyman allocation and rows are drawn at
+    random within a cell; each stratum stops on, and reports, its proxy-assisted interval
+    (:func:`~bayeseval.proxy_ci` with the cell design's inclusion probabilities). Metrics
+    ``error_rate``, ``accuracy``, ``precision``, ``npv``; goal ``"each"``; guarantee
+    ``"stratum"``.""",
     "random_seed": """random_seed : int, sequence of int, SeedSequence or Generator, optional
     Seed of the campaign's random streams (row order and the rule's draws). A campaign
     created with seed ``s`` proposes the rows of repeat 0 of a simulation with seed ``s``
@@ -374,6 +383,7 @@ class CampaignSpec:
     tolerance: float | None = DEFAULTS["tolerance"]
     margin: float = DEFAULTS["margin"]
     guarantee: str = DEFAULTS["guarantee"]
+    proxy: str | None = DEFAULTS["proxy"]
     random_seed: Any = DEFAULTS["random_seed"]
 
     def __post_init__(self) -> None:
@@ -397,6 +407,7 @@ class CampaignSpec:
             "resolve": check_resolve(self.resolve),
             "costs": _check_costs_shape(self.costs),
             "guarantee": check_method(self.guarantee, GUARANTEES, "guarantee"),
+            "proxy": _check_column_name(self.proxy, "proxy", optional=True),
         }
         checked.update(_check_goal_settings(self.goal, checked["metric"],
                                             {name: getattr(self, name) for name in GOAL_FIELDS}))
@@ -409,6 +420,8 @@ class CampaignSpec:
                 f"several metrics need a rule that adds the metrics' gains ({', '.join(COST_RULES)}), got "
                 f"rule={self.rule!r} with metric={list(checked['metric'])!r}"
             )
+        if checked["proxy"] is not None:
+            _check_proxy_settings(checked)
         if checked["score_bins"] is not None and checked["score"] is None:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
         for name, value in checked.items():
@@ -644,6 +657,18 @@ class CampaignSpec:
             random_seed=seed if isinstance(seed, int) else None,
             **kwargs,
         )
+
+
+def _check_proxy_settings(checked: dict[str, Any]) -> None:
+    """Raise when a proxy campaign asks for a metric, goal or guarantee it does not serve."""
+    from bayeseval.counts.proxy import PROXY_METRICS
+
+    metric = checked["metric"]
+    if not isinstance(metric, str) or metric not in PROXY_METRICS:
+        raise ValueError(f"proxy campaigns take one of the metrics {list(PROXY_METRICS)}, got metric={metric!r}")
+    if checked["goal"].name != "each" or checked["guarantee"] != "stratum":
+        raise ValueError(f"proxy campaigns take goal='each' and guarantee='stratum', got goal="
+                         f"{checked['goal'].name!r}, guarantee={checked['guarantee']!r}")
 
 
 def spec_from_arguments(spec: Any, caller: str, settings: dict[str, Any]) -> CampaignSpec:

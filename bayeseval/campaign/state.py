@@ -263,6 +263,29 @@ class RuleState:
             self._adaptive[key] = guaranteed_bounds(self.successes, self.trials, level)
         return self._adaptive[key]
 
+    def use_intervals(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Make ``lower``/``upper`` every stratum's guaranteed interval (a proxy campaign's own).
+
+        They replace :func:`guaranteed_bounds` at the stop level in :meth:`guaranteed_intervals`,
+        so the width goal stops on them, the rules scale their widths and :meth:`read_intervals`
+        reports them.
+
+        Parameters
+        ----------
+        lower, upper : numpy.ndarray
+            Interval ends at :func:`guarantee_stop_level` of ``level``, one per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 100], target_halfwidth=0.1,
+        ...                            guarantee="stratum")
+        >>> st.use_intervals(np.array([0.0, 0.01]), np.array([0.1, 0.2]))
+        >>> st.stop_halfwidths().tolist()
+        [0.05, 0.095]
+        """
+        self._adaptive[("guaranteed", guarantee_stop_level(self.level))] = (
+            np.asarray(lower, dtype=float), np.asarray(upper, dtype=float))
+
     def stop_neff(self) -> np.ndarray:
         """Effective sample sizes the expected-width rules scale :meth:`stop_halfwidths` with.
 
