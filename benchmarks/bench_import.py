@@ -6,7 +6,7 @@ wall time. Each command's wall time and CPU time (user + system, which a loaded 
 inflates less) is also printed as a ratio to ``python -c pass`` measured in the same run, which
 travels between machines better than seconds; ``python -c 'import pandas'`` is shown beside
 them for scale: the plan commands need NumPy and the standard library only (no pandas, no
-SciPy; ``tests/test_cli_startup.py`` checks the modules each one loads), while importing pandas
+SciPy; ``tests/meta/test_startup.py`` checks the modules each one loads), while importing pandas
 alone takes about half a second. Exits with status 1 if pymc or pytensor got imported.
 
 Usage::

@@ -292,7 +292,7 @@ DOC_READING = """
   the 15 cells, but it is within about two Monte Carlo standard errors in
   most of them: its spread is the largest of all methods (sd up to 0.135),
   so 60 replicates cannot resolve a bias of a few thousandths. The test
-  suite (`tests/test_classic.py`) shows the ordering clearly where the
+  suite (`tests/estimate/test_classic.py`) shows the ordering clearly where the
   learning curve is steep (LDA, d = 10, 20 rows per class: holdout above
   the true error by more than 6 standard errors).
 * **.632 and .632+** lie between resubstitution and holdout on average in

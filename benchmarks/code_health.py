@@ -18,7 +18,7 @@ Run ``python benchmarks/code_health.py`` from the repository root. It prints
 * with ``--timings``: the wall time of the README's test command and of ``bayeseval demo``
   (minutes: run it on an idle machine).
 
-The layer rules themselves are asserted by ``tests/test_layers.py``; this script only reports.
+The layer rules themselves are asserted by ``tests/meta/test_layers.py``; this script only reports.
 """
 
 from __future__ import annotations
@@ -35,13 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def _test_module(name: str):
-    """Load ``tests/<name>.py``: the test and this report share one implementation."""
-    import importlib.util
+    """Import ``tests.<name>``: the tests and this report share one implementation."""
+    import importlib
 
-    spec = importlib.util.spec_from_file_location(f"_{name}", ROOT / "tests" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"tests.{name}")
 
 def package_lines() -> int:
     return sum(len(p.read_text().splitlines()) for p in (ROOT / "bayeseval").rglob("*.py"))
@@ -141,7 +138,7 @@ def timings() -> dict[str, float]:
 
 
 def numpydoc_report() -> tuple[int, int, dict[str, list[str]]]:
-    api = _test_module("test_public_api")
+    api = _test_module("meta.helpers")
     objects = dict(api.public_callables())
     failures = api.numpydoc_failures(objects)
     return len(objects), len(objects) - len(failures), failures
@@ -154,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time the default tests and the demo (minutes)")
     args = parser.parse_args(argv)
 
-    layers = _test_module("test_layers")
+    layers = _test_module("meta.helpers")
     graph, local = layers.import_graph(ROOT / "bayeseval")
     cycles = layers.import_cycles(graph)
     sideways = layers.sideways_private_imports(ROOT / "bayeseval")

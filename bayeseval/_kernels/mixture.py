@@ -32,8 +32,8 @@ log-concave density there):
    solutions the loop leaves unsolved (iteration cap, collapsed bracket) are checked with
    the exact CDF and re-solved by bisection on it where ``|F - q| > 1e-8``.
 
-Tested against bisection on SciPy's ``betainc`` (``tests/test_scale_kernels.py``,
-``tests/test_exact.py``); measured accuracy: docs/validation.md, section 12b.
+Tested against bisection on SciPy's ``betainc`` (``tests/kernels/test_mixture.py``,
+``tests/models/test_exact.py``); measured accuracy: docs/validation.md, section 12b.
 
 Columns that share their parameters (strata with the same counts) are stored once
 (``column_index``) and every summary is computed once per stored column.

@@ -11,7 +11,7 @@ the mass of the runs still going is carried from look to look as a vector over t
 and the stopped mass is removed at each look. Nothing is simulated.
 
 Tested against brute-force enumeration of every label sequence and against seeded simulation
-(``tests/test_core_sequential.py``); its cost and what it shows about sequential rules:
+(``tests/kernels/test_sequential.py``); its cost and what it shows about sequential rules:
 docs/validation.md, sections 10 and 12c.
 """
 

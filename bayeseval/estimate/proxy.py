@@ -26,7 +26,7 @@ the with-replacement variance :math:`\hat V_c = \sum_i (y_i - \hat r_c)^2/\pi_i^
 rate of 0 or 1), :math:`s^*_c = \hat r_c n^*_c` (Korn and Graubard 1998, *Survey
 Methodology* 24). With equal probabilities within a stratum this is exactly the interval
 without ``inclusion``; with unequal ones it is an asymptotic interval (its coverage is
-measured by simulation in ``tests/test_proxy_rows.py`` and reported on the validation page).
+measured by simulation in ``tests/report/test_pipeline.py`` and reported on the validation page).
 
 Supported metrics are those whose trials are known on unlabelled rows: ``error_rate``,
 ``accuracy`` (every row is a trial), ``precision`` and ``npv`` (trials set by ``y_pred``).

@@ -10,7 +10,7 @@ package once it has one, and the stable name is then the only one.
 Rules:
 
 * code here may import any public stage of the package; no stable package imports from here
-  (``tests/test_layers.py``);
+  (``tests/meta/test_layers.py``);
 * every public name is listed in this package's table below, its module's ``__all__`` and the
   API page, like any other, with a numpydoc docstring and an example;
 * a docstring here says what is not yet known (which figure is missing) rather than
