@@ -292,7 +292,7 @@ class PandasBackend(Backend):
         cell = self._column(proxy).reset_index(drop=True)
         keys = list(range(k))
         if n_cells is not None:
-            cell = _score_bins(pd.to_numeric(cell, errors="coerce").astype(float), work, keys, n_cells)
+            cell = score_bins(pd.to_numeric(cell, errors="coerce").astype(float), work, keys, n_cells)
         work["c"] = cell.to_numpy()
         work["t"] = self._column(y_true).to_numpy()
         work["p"] = self._column(y_pred).to_numpy()
@@ -360,7 +360,7 @@ class PandasBackend(Backend):
         return self.data[~mask], self.data[mask], weights
 
 
-def _score_bins(score: pd.Series, work: pd.DataFrame, keys: list, n_cells: int) -> pd.Series:
+def score_bins(score: pd.Series, work: pd.DataFrame, keys: list, n_cells: int) -> pd.Series:
     """Bin of each score: its stratum's distinct quantile edges below it (NaN stays NaN)."""
     probs = np.linspace(0.0, 1.0, n_cells + 1)[1:-1]
     out = pd.Series(np.nan, index=score.index)

@@ -22,13 +22,14 @@ from bayeseval._api.validation import (
 )
 from bayeseval.campaign.goals import unit_value
 from bayeseval.campaign.labels import MISSING, LabelSet, default_label_set, label_key, py_scalar
+from bayeseval.campaign.state import StrataDesign
 from bayeseval.counts.counts import stratum_labels
 from bayeseval.counts.metrics import get_metric
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.spec import CampaignSpec
 
-__all__ = ["StrataDesign", "PoolDesign", "design_pool", "seed_sequences", "proposal_order", "rule_generator",
+__all__ = ["PoolDesign", "design_pool", "seed_sequences", "proposal_order", "rule_generator",
            "metric_flags", "population_weights", "stratum_costs", "stratum_thresholds", "check_columns",
            "check_no_missing", "spec_columns"]
 
@@ -102,35 +103,6 @@ def stratum_thresholds(threshold: Any, strata: pd.Index) -> np.ndarray | None:
 
 
 # -- the pool as the campaign sees it --------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class StrataDesign:
-    """The strata of a campaign as its rule sees them.
-
-    Attributes
-    ----------
-    strata : pandas.Index
-        The strata, sorted (a MultiIndex for several columns).
-    n_rows, n_eligible : numpy.ndarray
-        Pool rows and rows that may be proposed, per stratum.
-    weights : numpy.ndarray
-        Population shares of the strata.
-    prior_mean : numpy.ndarray or None
-        Per-stratum prior guesses from the mean score.
-    costs : numpy.ndarray or None
-        Label cost per stratum (None: every label costs 1).
-    threshold : numpy.ndarray or None
-        Decision threshold per stratum (goal ``"decide"``).
-    """
-
-    strata: pd.Index
-    n_rows: np.ndarray
-    n_eligible: np.ndarray
-    weights: np.ndarray
-    prior_mean: np.ndarray | None
-    costs: np.ndarray | None = None
-    threshold: np.ndarray | None = None
-
-
 @dataclass(frozen=True, eq=False)
 class PoolDesign:
     """A pool turned into what a campaign (real or simulated) works on.

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._backends.pandas_backend import _score_bins
+from bayeseval._backends.pandas_backend import score_bins
 from bayeseval.counts.metrics import get_metric
 from bayeseval.counts.proxy import N_CELLS
 from bayeseval.estimate.proxy import proxy_ci
@@ -112,7 +112,7 @@ class ProxyDesign:
             cell = self.metric.masks(pool["proxy"].to_numpy(), pool["prediction"].to_numpy(), positive)[1]
         else:
             score = pd.to_numeric(pool["proxy"], errors="raise").astype(float)
-            cell = _score_bins(score, pool, ["stratum"], N_CELLS).to_numpy()
+            cell = score_bins(score, pool, ["stratum"], N_CELLS).to_numpy()
         self.pool = pool.assign(cell=np.asarray(cell, dtype=np.int64)).sort_values(["stratum", "ord"])
         elig = self.pool[self.pool["eligible"] == 1]
         self.cell_pool = elig.groupby(["stratum", "cell"]).size()

@@ -19,7 +19,7 @@ import inspect
 import textwrap
 from dataclasses import dataclass
 from numbers import Integral
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,10 +37,7 @@ from bayeseval.campaign.goals import GOALS, Decide, Goal, as_goal, check_halfwid
 from bayeseval.campaign.guarantee import GUARANTEES
 from bayeseval.campaign.labels import LabelSet
 from bayeseval.campaign.rules import RULES, cost_allocation, get_rule, metrics_allocation
-from bayeseval.campaign.state import MetricStates, RuleState
-
-if TYPE_CHECKING:  # pragma: no cover
-    from bayeseval.campaign.design import StrataDesign
+from bayeseval.campaign.state import MetricStates, RuleState, StrataDesign
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 

@@ -40,7 +40,36 @@ from bayeseval.campaign.posterior import (
 )
 from bayeseval.models.priors import resolve_prior
 
-__all__ = ["RuleState", "AT_THRESHOLD", "fit_state_posterior"]
+__all__ = ["RuleState", "StrataDesign", "AT_THRESHOLD", "fit_state_posterior"]
+
+
+@dataclass(frozen=True, eq=False)
+class StrataDesign:
+    """The strata of a campaign as its rule sees them.
+
+    Attributes
+    ----------
+    strata : pandas.Index
+        The strata, sorted (a MultiIndex for several columns).
+    n_rows, n_eligible : numpy.ndarray
+        Pool rows and rows that may be proposed, per stratum.
+    weights : numpy.ndarray
+        Population shares of the strata.
+    prior_mean : numpy.ndarray or None
+        Per-stratum prior guesses from the mean score.
+    costs : numpy.ndarray or None
+        Label cost per stratum (None: every label costs 1).
+    threshold : numpy.ndarray or None
+        Decision threshold per stratum (goal ``"decide"``).
+    """
+
+    strata: pd.Index
+    n_rows: np.ndarray
+    n_eligible: np.ndarray
+    weights: np.ndarray
+    prior_mean: np.ndarray | None
+    costs: np.ndarray | None = None
+    threshold: np.ndarray | None = None
 
 
 #: the decision of a stratum known to lie within the indifference margin of its threshold

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +23,6 @@ from bayeseval.plan.sizes import sample_size
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.report.arguments import Settings
-    from bayeseval.report.sections import Pooled
 
 __all__ = ["Finding"]
 
@@ -79,6 +78,27 @@ class Finding(Result):
         return pd.DataFrame(
             {"flag": self.flag, "stratum": strata, "message": self.message, "severity": self.severity}
         )
+
+
+@dataclass
+class Pooled:
+    """The pooled model's section: posterior, its summary and the model-check results."""
+
+    post: Any = None
+    summary: pd.DataFrame | None = None
+    ppc_p: np.ndarray | None = None
+    flagged: np.ndarray | None = None
+    checks: pd.DataFrame = field(default_factory=lambda: _empty_checks())
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _empty_checks() -> pd.DataFrame:
+    checks = pd.DataFrame(
+        {"statistic": pd.Series(dtype=str), "p_value": pd.Series(dtype=float),
+         "verdict": pd.Series(dtype=str)}
+    )
+    checks.index.name = "check"
+    return checks
 
 
 def stratum_findings(counts: Counts, own: tuple[np.ndarray, np.ndarray], metric_name: str

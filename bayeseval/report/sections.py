@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,30 +26,9 @@ from bayeseval.estimate.proxy import effective_counts, proxy_ci, weighted_interv
 from bayeseval.estimate.stratified import stratified_risk
 from bayeseval.models import fit_hierarchical
 from bayeseval.report.arguments import Settings
-from bayeseval.report.findings import Finding
+from bayeseval.report.findings import Finding, Pooled
 
 __all__: list[str] = []
-
-
-@dataclass
-class Pooled:
-    """The pooled model's section: posterior, its summary and the model-check results."""
-
-    post: Any = None
-    summary: pd.DataFrame | None = None
-    ppc_p: np.ndarray | None = None
-    flagged: np.ndarray | None = None
-    checks: pd.DataFrame = field(default_factory=lambda: _empty_checks())
-    findings: list[Finding] = field(default_factory=list)
-
-
-def _empty_checks() -> pd.DataFrame:
-    checks = pd.DataFrame(
-        {"statistic": pd.Series(dtype=str), "p_value": pd.Series(dtype=float),
-         "verdict": pd.Series(dtype=str)}
-    )
-    checks.index.name = "check"
-    return checks
 
 
 @dataclass(frozen=True)
