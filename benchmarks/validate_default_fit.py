@@ -50,7 +50,7 @@ N_ALIKE = 12
 DIFFUSE = 0.1  # the adaptive interval's default diffuse weight
 #: candidate rules: (name, conflict level c, interval read when p <= c)
 RULES = (
-    ("previous default: Wilson if p <= 0.05", 0.05, "wilson"),
+    ("Wilson if p <= 0.05", 0.05, "wilson"),
     ("Wilson if p <= 0.10", 0.10, "wilson"),
     ("adaptive if p <= 0.05", 0.05, "adaptive"),
     ("adaptive if p <= 0.10", 0.10, "adaptive"),
@@ -205,7 +205,7 @@ reads the other interval; "false flags" counts alike strata that read it.
 {table(out, ctl)}
 
 Reading: the pooled interval alone covers the small outlier 0.32 of the time and the robust
-model 0.87. Reading Wilson where the check flags at 0.05 (the previous default) gives 0.85:
+model 0.87. Reading Wilson where the check flags at 0.05 gives 0.85:
 the outlier is flagged 0.87 of the time and an unflagged outlier is never covered, so
 coverage is capped by the check's power. Two changes lift the cap: a higher threshold (more
 power) and the adaptive interval instead of Wilson (a false flag then costs less width: the
