@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval.campaign import Each
 from bayeseval.campaign.simulation import simulate, synthetic_pool, true_decisions
 
 LEVEL = 0.95
@@ -87,7 +88,7 @@ METHODS = {
     "decide (pooled)": dict(goal="decide", rules=["expected_width"]),
     "decide (pooled, average)": dict(goal="decide", rules=["expected_width"], guarantee="average"),
     "decide (independent)": dict(goal="decide", rules=["independent_beta"]),
-    "width goal": dict(goal="each", rules=["expected_width"], target_halfwidth=WIDTH_TARGET),
+    "width goal": dict(goal=Each(WIDTH_TARGET), rules=["expected_width"]),
 }
 
 
