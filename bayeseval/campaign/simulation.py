@@ -244,6 +244,7 @@ def simulate(
     pos_label: Any = DEFAULTS["pos_label"],
     label_set: Sequence[Any] | None = DEFAULTS["label_set"],
     model: str = DEFAULTS["model"],
+    costs: Any = DEFAULTS["costs"],
     guarantee: str = DEFAULTS["guarantee"],
     proxy: str | None = DEFAULTS["proxy"],
     random_seed: Any = DEFAULTS["random_seed"],
@@ -294,7 +295,7 @@ def simulate(
     settings = dict(
         strata=strata, y_pred=y_pred, metric=metric, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
-        prior=prior, pos_label=pos_label, label_set=label_set, model=model, guarantee=guarantee, proxy=proxy, random_seed=random_seed,
+        prior=prior, pos_label=pos_label, label_set=label_set, model=model, costs=costs, guarantee=guarantee, proxy=proxy, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)

@@ -24,7 +24,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import proxy_ci
 from bayeseval._api.warnings import PrecisionLimitedWarning
-from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Overall
+from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.store import CampaignStore
 from bayeseval.cli.campaign import main
@@ -898,13 +898,13 @@ def test_threshold_mapping_is_stored_per_stratum_and_read_back(tmp_path):
                         random_seed=0)
     c.close()
     with Campaign.open(tmp_path / "c.db") as c:
-        assert c.spec.goal == "decide" and c.spec.direction == "below"
-        assert c.spec.threshold == (0.1, 0.15)
+        assert c.spec.goal == Decide((0.1, 0.15), "below")
         assert c.status()["threshold"].tolist() == [0.1, 0.15]
     with pytest.raises(ValueError, match=r"threshold must give every stratum a threshold; missing \['s1'\]"):
         Campaign.create(tmp_path / "d.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1}))
     with pytest.raises(ValueError, match=r"threshold names strata that are not in the pool: \['zz'\]"):
-        Campaign.create(tmp_path / "e.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1, "s1": 0.1, "zz": 0.1}))
+        Campaign.create(tmp_path / "e.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1, "s1": 0.1,
+                                                                                               "zz": 0.1}))
 
 
 # PrecisionLimitedWarning expected: two strata of 400 rows reach a guaranteed half-width of 0.054
@@ -914,13 +914,13 @@ def test_a_file_without_the_goal_settings_still_opens(tmp_path):
     Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", random_seed=0).close()
     conn = sqlite3.connect(tmp_path / "c.db")
     config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
-    for key in ("threshold", "direction", "tolerance"):
+    for key in ("threshold", "direction", "tolerance", "margin"):
         config.pop(key)
     conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
     conn.commit()
     conn.close()
     with Campaign.open(tmp_path / "c.db") as c:
-        assert (c.spec.goal, c.spec.threshold, c.spec.direction, c.spec.tolerance) == ("each", None, None, None)
+        assert c.spec.goal == Each(0.05) and c.spec.to_config()["threshold"] is None
 
 
 def test_warning_once_when_a_stratum_cannot_be_decided_with_its_rows_left(tmp_path):
@@ -1407,9 +1407,9 @@ def test_property_ingest_is_exact_or_refuses_everything(tmp_path_factory, values
         ({"random_seed": -1}, ValueError, ["random_seed", "-1"]),
         ({"random_seed": "abc"}, TypeError, ["random_seed", "abc"]),
         ({"random_seed": 1.5}, TypeError, ["random_seed", "1.5"]),
-        ({"target_halfwidth": math.nan}, ValueError, ["target_halfwidth", "nan"]),
-        ({"target_halfwidth": 0.5}, ValueError, ["target_halfwidth", "0.5"]),
-        ({"target_halfwidth": "0.1"}, TypeError, ["target_halfwidth", "0.1"]),
+        ({"goal": "decide"}, ValueError, ["goal='decide'", "Decide(threshold)"]),
+        ({"goal": Decide({"g0": 0.1})}, ValueError, ["threshold", "g1"]),
+        ({"goal": Gap(0.1), "metric": ["tpr", "fpr"]}, ValueError, ["goal='gap'", "one metric"]),
         ({"budget": 0}, ValueError, ["budget", "0"]),
         ({"level": 1.0}, ValueError, ["level", "1.0"]),
         ({"rule": "best"}, ValueError, ["rule", "best"]),

@@ -203,8 +203,8 @@ def test_results_follow_the_results_protocol(pool_campaign_spec):
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 @pytest.mark.parametrize("target", [0, 0.5, -0.1, math.nan, math.inf, 1e-400])
-def test_simulate_refuses_bad_target_halfwidth(sim_pool, target):
-    with pytest.raises(ValueError, match="target_halfwidth"):
+def test_simulate_refuses_a_bad_halfwidth_naming_it(sim_pool, target):
+    with pytest.raises(ValueError, match="halfwidth must be"):
         simulate(sim_pool, strata="stratum", y_pred="pred", y_true="truth", goal=Each(target), progress=False)
 
 
