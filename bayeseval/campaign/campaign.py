@@ -434,11 +434,11 @@ class Campaign(Annotating):
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
-            halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
+            halfwidth and done. With a ``Decide`` goal also ``threshold``, ``p_meets``
             (posterior probability that the rate meets the threshold) and ``decision``
             (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
             :meth:`~bayeseval.campaign.state.RuleState.at_threshold`, or ``"undecided"``);
-            ``done`` is then whether the stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
+            ``done`` is then whether the stratum is decided. With a ``Gap`` goal ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
             rows are shared; ``trials`` and ``successes`` are each metric's own).
