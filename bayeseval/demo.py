@@ -31,6 +31,7 @@ import pandas as pd
 from bayeseval import __version__, checks, plan, plots
 from bayeseval._api.validation import check_method, check_positive_int
 from bayeseval._render.html_page import page
+from bayeseval.campaign.goals import Each
 from bayeseval.campaign.simulation import simulate, synthetic_pool
 from bayeseval.counts.counts import Counts
 from bayeseval.datasets import load_compas, load_german_credit
@@ -384,7 +385,7 @@ def _campaign_section(demo: _Demo) -> None:
             strata="stratum",
             y_pred="pred",
             y_true="truth",
-            target_halfwidth=target,
+            goal=Each(target),
             rules=("expected_width", "proportional"),
             n_repeats=1,
             batch_size=200,

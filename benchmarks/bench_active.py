@@ -20,6 +20,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from bayeseval.campaign import Each
 from bayeseval.campaign.rules import expected_width, independent_beta, thompson
 from bayeseval.campaign.simulation import simulate, synthetic_pool
 from bayeseval.campaign.state import RuleState
@@ -137,7 +138,7 @@ def bench_campaign_10k() -> dict:
     pool = synthetic_pool(n_rows=1_000_000, n_strata=50, size_ratio=20, random_seed=2)
     t0, c0 = time.perf_counter(), time.process_time()
     res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
-                   n_repeats=1, batch_size=50, target_halfwidth=0.045, random_seed=0, progress=False)
+                   n_repeats=1, batch_size=50, goal=Each(0.045), random_seed=0, progress=False)
     row = res.table.iloc[0]
     return {"labels_used": int(row["labels_used"]), "rounds": int(row["rounds"]),
             "wall_time_s": round(time.perf_counter() - t0, 2),

@@ -69,6 +69,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engines import RAT_N, RAT_Y  # noqa: E402
 from bench_exact import simulated  # noqa: E402
 
+from bayeseval.campaign import Each
+
 TARGETS = [  # (label, columns summed, strata, seconds)
     ("propose + status, a round", ("propose2", "status"), 10_000, 1.0),
     ("create + propose", ("create", "propose"), 100_000, 30.0),
@@ -99,7 +101,7 @@ def campaign_times(k: int, rows_per: int = 20) -> dict:
     out = {}
     with tempfile.TemporaryDirectory() as d:
         camp, *out["create"] = timed(lambda: Campaign.create(
-            os.path.join(d, "c.db"), pool, strata="stratum", y_pred="pred", target_halfwidth=0.2,
+            os.path.join(d, "c.db"), pool, strata="stratum", y_pred="pred", goal=Each(0.2),
             batch_size=k, random_seed=0))
         batch, *out["propose"] = timed(camp.propose)
         camp.ingest(pd.Series(truth[batch.index.to_numpy()], index=batch.index))

@@ -12,7 +12,7 @@ Run ``python benchmarks/code_health.py`` from the repository root. It prints
 * the numpydoc pass rate of the exported objects (every name in ``__all__`` of the package and
   of its public submodules, and the public methods of exported classes);
 * the layout figures: modules over 1,000 lines, the class with the most methods, the parameters
-  of ``Campaign.create`` and ``simulate``, deprecation sites (decorators or warnings about old
+  of ``CampaignSpec``, ``Campaign.create`` and ``simulate``, deprecation sites (decorators or warnings about old
   names), and test files named after no module or package of the package (outside ``tests/validity``
   and ``tests/meta``);
 * with ``--timings``: the wall time of the README's test command and of ``bayeseval demo``
@@ -85,9 +85,10 @@ def largest_class() -> tuple[str, int]:
 def entry_point_parameters() -> dict[str, int]:
     import inspect
 
-    from bayeseval.campaign import Campaign, simulate
+    from bayeseval.campaign import Campaign, CampaignSpec, simulate
 
-    return {"Campaign.create": len(inspect.signature(Campaign.create).parameters) - 1,
+    return {"CampaignSpec": len(inspect.signature(CampaignSpec).parameters),
+            "Campaign.create": len(inspect.signature(Campaign.create).parameters) - 1,
             "simulate": len(inspect.signature(simulate).parameters)}
 
 

@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayeseval.campaign import Each
 from bayeseval.campaign import guarantee as campaign_rules
 from bayeseval.campaign.simulation import simulate
 
@@ -134,7 +135,7 @@ def variant_kwargs(variant: str):
 def run_chunk(name: str, pool: pd.DataFrame, variant: str, chunk: int, size: int, batch_size: int) -> pd.DataFrame:
     with variant_kwargs(variant) as kwargs, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", target_halfwidth=0.05,
+        res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Each(0.05),
                        n_repeats=size, batch_size=batch_size, random_seed=(7, chunk), progress=False, **kwargs)
     cols = ["repeat", "stratum", "labelled", "trials", "lower", "upper", "read_lower", "read_upper",
             "true_rate", "covered"]

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._kernels.proxy import proxy_interval
+from bayeseval.campaign import Each
 from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.simulation import simulate
 
@@ -79,7 +80,7 @@ def uniform_run(pool: pd.DataFrame, seed: int, batch: int) -> pd.DataFrame:
 def campaign_runs(pool: pd.DataFrame, repeats: int, batch: int, seed: int, proxy: str | None) -> pd.DataFrame:
     """Designs (a) and (c): per-stratum labels and coverage at stop of every repeat."""
     res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
-                   n_repeats=repeats, target_halfwidth=TARGET, level=LEVEL, batch_size=batch,
+                   n_repeats=repeats, goal=Each(TARGET), level=LEVEL, batch_size=batch,
                    guarantee="stratum", proxy=proxy, random_seed=seed, progress=False)
     return res.intervals[["repeat", "stratum", "labelled", "covered"]]
 

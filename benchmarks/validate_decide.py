@@ -4,14 +4,14 @@ Every campaign is simulated sequentially, batch after batch, with an oracle that
 true labels, and stops the first time its stopping rule says so (honest optional stopping:
 the decision is read exactly when the campaign would stop). Compared, at level 0.95:
 
-* ``decide (pooled)``: ``goal="decide"`` with the default ``expected_width`` rule, i.e. the
+* ``decide (pooled)``: ``goal=Decide(threshold)`` with the default ``expected_width`` rule, i.e. the
   decision-targeted allocation on the robust hierarchical posterior; under the default
   ``guarantee="stratum"`` a stratum is decided by its anytime-valid test;
 * ``decide (pooled, average)``: the same with ``guarantee="average"``: a stratum is decided
   when its pooled ``P(meets)`` reaches the level;
-* ``decide (independent)``: ``goal="decide"`` with ``rule="independent_beta"``: independent
+* ``decide (independent)``: ``goal=Decide(threshold)`` with ``rule="independent_beta"``: independent
   ``Beta(1, 1)`` posteriors per stratum, a Bayesian sequential test per stratum;
-* ``width goal``: ``goal="each"`` to a target half-width, the decision read from the final
+* ``width goal``: ``goal=Each(halfwidth)``, the decision read from the final
   interval ("meets" when the interval lies wholly on the meeting side of the threshold,
   "fails" when wholly on the other, otherwise undecided).
 
@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval.campaign import Decide, Each
 from bayeseval.campaign.simulation import simulate, synthetic_pool, true_decisions
 
 LEVEL = 0.95
@@ -87,7 +88,7 @@ METHODS = {
     "decide (pooled)": dict(goal="decide", rules=["expected_width"]),
     "decide (pooled, average)": dict(goal="decide", rules=["expected_width"], guarantee="average"),
     "decide (independent)": dict(goal="decide", rules=["independent_beta"]),
-    "width goal": dict(goal="each", rules=["expected_width"], target_halfwidth=WIDTH_TARGET),
+    "width goal": dict(goal=Each(WIDTH_TARGET), rules=["expected_width"]),
 }
 
 
@@ -95,7 +96,7 @@ def run(pool: pd.DataFrame, threshold: float, method: dict, repeats: int) -> tup
     """Per-run table and per-stratum final rows (with ``made`` and ``right`` decisions)."""
     kw = dict(method)
     if kw["goal"] == "decide":
-        kw["threshold"] = threshold
+        kw["goal"] = Decide(threshold)
     res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", level=LEVEL, n_repeats=repeats,
                    batch_size=BATCH, random_seed=0, progress=False, **kw)
     iv = res.intervals.copy()

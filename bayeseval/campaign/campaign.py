@@ -134,7 +134,7 @@ class Campaign(Annotating):
             weights=population_weights(self.config.get("weights"), self.strata, n_eligible),
             prior_mean=None if pm is None else np.asarray(pm, dtype=float),
             costs=None if self.config.get("costs") is None else np.asarray(self.config["costs"], dtype=float),
-            threshold=None if self.spec.threshold is None else stratum_thresholds(self.spec.threshold, self.strata),
+            threshold=stratum_thresholds(getattr(self.spec.goal, "threshold", None), self.strata),
         )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
@@ -172,8 +172,7 @@ class Campaign(Annotating):
         strata: str | Sequence[str] | None = None,
         y_pred: str | None = None,
         metric: str = DEFAULTS["metric"],
-        target_halfwidth: float = DEFAULTS["target_halfwidth"],
-        level: float = DEFAULTS["level"],
+            level: float = DEFAULTS["level"],
         goal: Any = DEFAULTS["goal"],
         weights: Any = DEFAULTS["weights"],
         rule: str = DEFAULTS["rule"],
@@ -188,11 +187,7 @@ class Campaign(Annotating):
         annotators: int = DEFAULTS["annotators"],
         resolve: str = DEFAULTS["resolve"],
         costs: Any = DEFAULTS["costs"],
-        threshold: Any = DEFAULTS["threshold"],
-        direction: str | None = DEFAULTS["direction"],
-        tolerance: float | None = DEFAULTS["tolerance"],
-        margin: float = DEFAULTS["margin"],
-        guarantee: str = DEFAULTS["guarantee"],
+                        guarantee: str = DEFAULTS["guarantee"],
         proxy: str | None = DEFAULTS["proxy"],
         random_seed: Any = DEFAULTS["random_seed"],
         spec: CampaignSpec | None = None,
@@ -247,12 +242,10 @@ class Campaign(Annotating):
         >>> c.close()
         """
         settings = dict(
-            strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
-            goal=goal, weights=weights, rule=rule, score=score, score_bins=score_bins, prior=prior,
-            budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
-            annotators=annotators,
-            resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin, guarantee=guarantee,
-            proxy=proxy, random_seed=random_seed,
+            strata=strata, y_pred=y_pred, metric=metric, level=level, goal=goal, weights=weights, rule=rule,
+            score=score, score_bins=score_bins, prior=prior, budget=budget, pos_label=pos_label, label_set=label_set,
+            model=model, batch_size=batch_size, annotators=annotators, resolve=resolve, costs=costs,
+            guarantee=guarantee, proxy=proxy, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         campaign = cls(initialise(path, pool, spec, busy_timeout, content))
@@ -441,11 +434,11 @@ class Campaign(Annotating):
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
-            halfwidth and done. With ``goal="decide"`` also ``threshold``, ``p_meets``
+            halfwidth and done. With a ``Decide`` goal also ``threshold``, ``p_meets``
             (posterior probability that the rate meets the threshold) and ``decision``
             (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
             :meth:`~bayeseval.campaign.state.RuleState.at_threshold`, or ``"undecided"``);
-            ``done`` is then whether the stratum is decided. With ``goal="gap"`` ``frame.attrs["gap"]`` holds the gap, its
+            ``done`` is then whether the stratum is decided. With a ``Gap`` goal ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
             rows are shared; ``trials`` and ``successes`` are each metric's own).
@@ -562,7 +555,7 @@ class Campaign(Annotating):
         >>> with warnings.catch_warnings(record=True) as caught:  # create warns: 'a' is short
         ...     warnings.simplefilter("always")
         ...     c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                         y_pred="pred", target_halfwidth=0.05)
+        ...                         y_pred="pred", goal=Each(0.05))
         >>> [w.category.__name__ for w in caught]
         ['PrecisionLimitedWarning']
         >>> c.feasibility()["feasible"].tolist()
@@ -750,7 +743,7 @@ class Campaign(Annotating):
             f"{'rows left of it' if reach[j] == 'rows' else 'labels left in the budget'})"
             for j in new
         ]
-        hint = "a wider margin=" if self.spec.margin else "margin= (an indifference margin)"
+        hint = "a wider margin=" if self.spec.goal.margin else "margin= (an indifference margin)"
         warnings.warn(
             f"unlikely to be decided with what is left: stratum {'; '.join(parts)}; "
             f"{hint} decides a stratum whose rate is at its threshold",

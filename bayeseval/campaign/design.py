@@ -333,7 +333,7 @@ def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequenc
         weights=population_weights(spec.weights, strata, n_eligible),
         prior_mean=_prior_mean(spec, sc, codes, len(keys)),
         costs=stratum_costs(spec.costs, strata),
-        threshold=stratum_thresholds(spec.threshold, strata),
+        threshold=stratum_thresholds(getattr(spec.goal, "threshold", None), strata),
     )
     values = np.empty(len(pred_values), dtype=object)
     values[:] = pred_values

@@ -4,15 +4,18 @@
 :meth:`Campaign.create <bayeseval.campaign.Campaign.create>` and
 :func:`~bayeseval.campaign.simulate` take their keyword defaults from it, and
 ``bayeseval campaign create`` builds its flags from :data:`FIELDS` (flag, default, help), so a
-default changes here and nowhere else. Plain Python: the command line reads it without loading
-NumPy or pandas.
+default changes here and nowhere else. The goal's own parameters (half-width, threshold,
+direction, margin, tolerance) are not campaign settings but arguments of the goal objects of
+:mod:`bayeseval.campaign.goals`; :data:`GOAL_FIELDS` gives their defaults, the keys a campaign
+file stores them under, and the command-line flags that build the goal. Plain Python: the
+command line reads it without loading NumPy or pandas.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["Field", "FIELDS", "DEFAULTS"]
+__all__ = ["Field", "FIELDS", "DEFAULTS", "GoalField", "GOAL_FIELDS", "GOAL_DEFAULTS"]
 
 
 class Field(NamedTuple):
@@ -46,11 +49,10 @@ FIELDS: tuple[Field, ...] = (
     Field("metric", "error_rate", "the metric (aliases in parentheses); several comma separated (e.g. tpr,fpr) "
           "for one campaign on every one of them", "--metric"),
     Field("pos_label", 1, "positive class for class metrics", "--pos-label"),
-    Field("target_halfwidth", 0.05, "target credible-interval half-width", "--target-halfwidth"),
     Field("level", 0.95, "credible level", "--level"),
-    Field("goal", "each", "each: every stratum's interval; overall: the weighted rate's; decide: every stratum "
-          "decided against --threshold; gap: the max-min gap decided against --tolerance", "--goal",
-          ("each", "overall", "decide", "gap")),
+    Field("goal", "each", "each: every stratum's interval within --target-halfwidth (Each(0.05) by default); "
+          "overall: the weighted rate's; decide: every stratum decided against --threshold; gap: the max-min gap "
+          "decided against --tolerance", "--goal", ("each", "overall", "decide", "gap")),
     Field("weights", None, "population shares of the strata (goal overall)"),
     Field("rule", "expected_width", "proposal rule", "--rule"),
     Field("model", "robust", "population model", "--model", ("robust", "auto", "beta_binomial")),
@@ -65,14 +67,6 @@ FIELDS: tuple[Field, ...] = (
     Field("resolve", "majority", "how annotations become a label: majority (a tie stays unresolved) or "
           "annotator:NAME", "--resolve"),
     Field("costs", None, "label cost per stratum, e.g. 'north=1,south=4' (strata not listed cost 1)", "--costs"),
-    Field("threshold", None, "--goal decide: the rate's threshold, one number or 'stratum=value,...' for every "
-          "stratum", "--threshold"),
-    Field("direction", None, "--goal decide: a stratum meets the threshold below it or above it; when omitted, "
-          "above for accuracy, recall, precision, specificity and npv, below for the others", "--direction",
-          ("below", "above")),
-    Field("tolerance", None, "--goal gap: the largest acceptable max-min gap between strata", "--tolerance"),
-    Field("margin", 0.0, "goal decide: a stratum whose interval lies within threshold +/- margin is decided "
-          "'at the threshold' (default 0: off)", "--margin"),
     Field("guarantee", "stratum", "stratum (default): every stratum's interval covers its own rate, also at stop, "
           "and decisions hold for any batch size; average: a stratum stops on its pooled interval, which covers "
           "on average over strata like these", "--guarantee", ("stratum", "average")),
@@ -83,3 +77,58 @@ FIELDS: tuple[Field, ...] = (
 
 #: field name -> default
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in FIELDS}
+
+
+class GoalField(NamedTuple):
+    """One parameter of the goal objects.
+
+    Attributes
+    ----------
+    name : str
+        The goal's argument and attribute (``Each(halfwidth)``, ``Decide(threshold, direction, margin)``,
+        ``Gap(tolerance)``).
+    key : str
+        The key a campaign file stores it under.
+    goals : tuple of str
+        The goals that take it.
+    default : Any
+        Its default (None for a parameter the goal requires or resolves itself).
+    help : str
+        One line for the command line's ``--help``.
+    flag : str
+        The ``bayeseval campaign create`` flag.
+    required : bool
+        Whether the goals that take it need it (``Decide`` a threshold, ``Gap`` a tolerance).
+    choices : tuple or None
+        The values the command line accepts, when they are a fixed list.
+    """
+
+    name: str
+    key: str
+    goals: tuple[str, ...]
+    default: Any
+    help: str
+    flag: str
+    required: bool = False
+    choices: tuple | None = None
+
+
+#: every parameter of the goal objects
+GOAL_FIELDS: tuple[GoalField, ...] = (
+    GoalField("halfwidth", "target_halfwidth", ("each", "overall"), 0.05,
+              "--goal each or overall: target credible-interval half-width (default 0.05)", "--target-halfwidth"),
+    GoalField("threshold", "threshold", ("decide",), None,
+              "--goal decide (required): the rate's threshold, one number or 'stratum=value,...' for every stratum",
+              "--threshold", True),
+    GoalField("direction", "direction", ("decide",), None,
+              "--goal decide: a stratum meets the threshold below it or above it; when omitted, above for accuracy, "
+              "recall, precision, specificity and npv, below for the others", "--direction", choices=("below", "above")),
+    GoalField("margin", "margin", ("decide",), 0.0,
+              "--goal decide: a stratum whose interval lies within threshold +/- margin is decided 'at the "
+              "threshold' (default 0: off)", "--margin"),
+    GoalField("tolerance", "tolerance", ("gap",), None,
+              "--goal gap (required): the largest acceptable max-min gap between strata", "--tolerance", True),
+)
+
+#: goal parameter name -> default
+GOAL_DEFAULTS: dict[str, Any] = {f.name: f.default for f in GOAL_FIELDS}

@@ -1,12 +1,16 @@
-"""What a campaign is for: its goal, as an object.
+"""What a campaign is for: its goal, as an object that carries its parameters.
 
 A goal says when a stratum, and the whole campaign, are done, and what the allocation rules
 need to know about it. :class:`Each` (every stratum's interval within a half-width),
 :class:`Overall` (the population-weighted rate's), :class:`Decide` (every stratum decided
 against a threshold) and :class:`Gap` (the verdict on the max-min gap against a tolerance).
-``Campaign.create(goal=...)`` and ``simulate(goal=...)`` take a goal object or its name with
-the matching settings (``goal="each", target_halfwidth=0.05`` is ``goal=Each(0.05)``); a goal
+``Campaign.create(goal=...)`` and ``simulate(goal=...)`` take a goal object; ``"each"`` and
+``"overall"`` are shorthands for ``Each()`` and ``Overall()`` (half-width 0.05). A goal
 compares equal to its name.
+
+The parameters' defaults and the keys a campaign file stores them under are listed once, in
+:data:`bayeseval.campaign.fields.GOAL_FIELDS` (:func:`goal_settings` writes them,
+:func:`goal_from_config` reads them back).
 
 A goal reads the campaign's state (:class:`~bayeseval.campaign.state.RuleState`), whose
 settings are resolved per stratum (a threshold mapping becomes one value per stratum), so
@@ -22,14 +26,16 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-__all__ = ["Goal", "Each", "Overall", "Decide", "Gap", "GOALS", "as_goal"]
+from bayeseval.campaign.fields import GOAL_DEFAULTS, GOAL_FIELDS
+
+__all__ = ["Goal", "Each", "Overall", "Decide", "Gap", "GOALS", "as_goal", "goal_settings", "goal_from_config"]
 
 #: goal names, in the order the documentation lists them
 GOALS = ("each", "overall", "decide", "gap")
 DIRECTIONS = ("below", "above")
 
 
-def check_halfwidth(value: Any, name: str = "target_halfwidth") -> float:
+def check_halfwidth(value: Any, name: str = "halfwidth") -> float:
     """A half-width as a float in (0, 0.5), or raise naming it.
 
     Parameters
@@ -113,18 +119,18 @@ class Goal:
     decides: ClassVar[bool] = False
     stops_strata: ClassVar[bool] = True
     per_stratum: ClassVar[bool] = True
-    #: spec field -> attribute
+    #: campaign file key -> attribute (and argument) of the goal
     _fields: ClassVar[dict[str, str]] = {}
 
     def settings(self) -> dict[str, Any]:
-        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
+        """The goal's parameters under the keys a campaign file stores them with.
 
         Returns
         -------
         dict
-            Field name -> value.
+            Key -> value (``target_halfwidth`` for the half-width).
         """
-        return {}
+        return {key: getattr(self, attr) for key, attr in self._fields.items()}
 
     @classmethod
     def from_settings(cls, settings: dict[str, Any]) -> Goal:
@@ -191,7 +197,7 @@ class Goal:
         return hash(self.name)
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.settings().items())
+        args = ", ".join(f"{attr}={getattr(self, attr)!r}" for attr in self._fields.values())
         return f"{type(self).__name__}({args})"
 
 
@@ -207,23 +213,15 @@ class Each(Goal):
     --------
     >>> Each(0.05) == "each", Each(0.05).settings()
     (True, {'target_halfwidth': 0.05})
+    >>> Each()
+    Each(halfwidth=0.05)
     """
 
     name = "each"
     _fields = {"target_halfwidth": "halfwidth"}
 
-    def __init__(self, halfwidth: float = 0.05) -> None:
+    def __init__(self, halfwidth: float = GOAL_DEFAULTS["halfwidth"]) -> None:
         self.halfwidth = check_halfwidth(halfwidth, "halfwidth")
-
-    def settings(self) -> dict[str, Any]:
-        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
-
-        Returns
-        -------
-        dict
-            Field name -> value.
-        """
-        return {"target_halfwidth": self.halfwidth}
 
     def met(self, state: Any) -> np.ndarray:
         """Strata whose stopping interval (:meth:`RuleState.stop_halfwidths`) is within the target.
@@ -261,18 +259,8 @@ class Overall(Goal):
     stops_strata = False
     per_stratum = False
 
-    def __init__(self, halfwidth: float = 0.05) -> None:
+    def __init__(self, halfwidth: float = GOAL_DEFAULTS["halfwidth"]) -> None:
         self.halfwidth = check_halfwidth(halfwidth, "halfwidth")
-
-    def settings(self) -> dict[str, Any]:
-        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
-
-        Returns
-        -------
-        dict
-            Field name -> value.
-        """
-        return {"target_halfwidth": self.halfwidth}
 
     def _reached(self, state: Any) -> bool:
         _, lo, hi = state.overall()
@@ -334,22 +322,13 @@ class Decide(Goal):
     _fields = {"threshold": "threshold", "direction": "direction", "margin": "margin"}
     decides = True
 
-    def __init__(self, threshold: Any, direction: str | None = None, margin: float = 0.0) -> None:
+    def __init__(self, threshold: Any, direction: str | None = GOAL_DEFAULTS["direction"],
+                 margin: float = GOAL_DEFAULTS["margin"]) -> None:
         self.threshold = check_threshold(threshold)
         if direction is not None and direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {list(DIRECTIONS)}, got {direction!r}")
         self.direction = direction
         self.margin = check_margin(margin)
-
-    def settings(self) -> dict[str, Any]:
-        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
-
-        Returns
-        -------
-        dict
-            Field name -> value.
-        """
-        return {"threshold": self.threshold, "direction": self.direction, "margin": self.margin}
 
     def met(self, state: Any) -> np.ndarray:
         """Strata decided on one side of the threshold or at it.
@@ -404,16 +383,6 @@ class Gap(Goal):
     def __init__(self, tolerance: float) -> None:
         self.tolerance = unit_value(tolerance, "tolerance")
 
-    def settings(self) -> dict[str, Any]:
-        """The goal's settings as :class:`~bayeseval.campaign.CampaignSpec` fields.
-
-        Returns
-        -------
-        dict
-            Field name -> value.
-        """
-        return {"tolerance": self.tolerance}
-
     def met(self, state: Any) -> np.ndarray:
         """Every stratum alike: whether the gap verdict is decided.
 
@@ -461,22 +430,19 @@ class Gap(Goal):
 
 
 _CLASSES: dict[str, type[Goal]] = {"each": Each, "overall": Overall, "decide": Decide, "gap": Gap}
+#: what a goal that needs a parameter must be given instead of its name
+_NEEDS = {"decide": "Decide(threshold) (e.g. Decide(0.1, 'below', margin=0.02))", "gap": "Gap(tolerance) (e.g. Gap(0.05))"}
 
 
-def as_goal(goal: Any, *, target_halfwidth: Any = 0.05, threshold: Any = None, direction: Any = None,
-            margin: Any = 0.0, tolerance: Any = None) -> Goal:
-    """A goal object from a goal object or a goal name and its settings.
-
-    Settings that the goal does not use must be left at their defaults (a ``ValueError``
-    names them); a name without the settings it needs (``threshold`` for ``"decide"``,
-    ``tolerance`` for ``"gap"``) is a ``ValueError`` too.
+def as_goal(goal: Any) -> Goal:
+    """A goal object from a goal object or the shorthand ``"each"`` / ``"overall"``.
 
     Parameters
     ----------
     goal : Goal or str
-        A goal, or one of ``"each"``, ``"overall"``, ``"decide"``, ``"gap"``.
-    target_halfwidth, threshold, direction, margin, tolerance
-        The goal's settings (as :class:`~bayeseval.campaign.CampaignSpec` names them).
+        A goal, or ``"each"`` (``Each()``) or ``"overall"`` (``Overall()``), with the default
+        half-width. ``"decide"`` and ``"gap"`` need a threshold or a tolerance: a ``ValueError``
+        says to pass ``Decide(threshold)`` or ``Gap(tolerance)``.
 
     Returns
     -------
@@ -485,36 +451,72 @@ def as_goal(goal: Any, *, target_halfwidth: Any = 0.05, threshold: Any = None, d
 
     Examples
     --------
-    >>> as_goal("decide", threshold=0.1)
-    Decide(threshold=0.1, direction=None, margin=0.0)
+    >>> as_goal("overall")
+    Overall(halfwidth=0.05)
     >>> as_goal(Gap(0.05)) == "gap"
     True
     """
     if isinstance(goal, Goal):
         return goal
+    if isinstance(goal, str) and goal in _NEEDS:
+        raise ValueError(f"goal={goal!r} needs its parameters: pass goal={_NEEDS[goal]}")
     if not isinstance(goal, str) or goal not in _CLASSES:
-        raise ValueError(f"goal must be one of {list(GOALS)} or a goal object (Each, Overall, Decide, Gap), "
+        raise ValueError(f"goal must be a goal object (Each, Overall, Decide, Gap) or one of 'each', 'overall', "
                          f"got {goal!r}")
-    unused = [f"{name}={value!r}" for name, value, ok in (
-        ("threshold", threshold, threshold is None or goal == "decide"),
-        ("direction", direction, direction is None or goal == "decide"),
-        ("tolerance", tolerance, tolerance is None or goal == "gap"),
-        ("margin", margin, goal == "decide" or (not isinstance(margin, bool) and isinstance(margin, Real)
-                                                and float(margin) == 0.0)),
-    ) if not ok]
-    if unused:
-        only = {"threshold": "decide", "direction": "decide", "margin": "decide", "tolerance": "gap"}
-        name = unused[0].split("=")[0]
-        raise ValueError(f"{unused[0]} is only used with goal={only[name]!r}, got goal={goal!r}")
-    if goal == "decide":
-        if threshold is None:
-            raise ValueError("goal='decide' needs threshold= (a number in (0, 1) or a mapping stratum -> number)")
-        return Decide(threshold, direction, margin)
-    if goal == "gap":
-        if tolerance is None:
-            raise ValueError("goal='gap' needs tolerance= (the largest acceptable max-min gap, in (0, 1))")
-        return Gap(tolerance)
-    return _CLASSES[goal](check_halfwidth(target_halfwidth))
+    return _CLASSES[goal]()
+
+
+def goal_settings(goal: Goal) -> dict[str, Any]:
+    """Every goal parameter under its campaign file key: the goal's own, the defaults for the others.
+
+    A campaign file stores all of them, whatever the goal, so files keep one set of keys.
+
+    Parameters
+    ----------
+    goal : Goal
+        The goal.
+
+    Returns
+    -------
+    dict
+        Key -> value, in the order of :data:`~bayeseval.campaign.fields.GOAL_FIELDS`.
+
+    Examples
+    --------
+    >>> goal_settings(Gap(0.05))
+    {'target_halfwidth': 0.05, 'threshold': None, 'direction': None, 'margin': 0.0, 'tolerance': 0.05}
+    """
+    return {**{f.key: f.default for f in GOAL_FIELDS}, **goal.settings()}
+
+
+def goal_from_config(config: dict[str, Any]) -> Goal:
+    """The goal a campaign file stores: its name under ``goal``, its parameters under their keys.
+
+    Parameters
+    ----------
+    config : dict
+        A campaign file's configuration (:func:`goal_settings` keys; a missing goal is ``"each"``,
+        a missing parameter takes its default).
+
+    Returns
+    -------
+    Goal
+        The goal object, checked.
+
+    Examples
+    --------
+    >>> goal_from_config({"goal": "decide", "threshold": [0.1, 0.2], "direction": "below", "margin": 0.0})
+    Decide(threshold=(0.1, 0.2), direction='below', margin=0.0)
+    """
+    name = config.get("goal", "each")
+    if name not in _CLASSES:
+        raise ValueError(f"goal must be one of {list(GOALS)}, got {name!r}")
+    cls = _CLASSES[name]
+    given = {attr: config[key] for key, attr in cls._fields.items() if config.get(key) is not None}
+    missing = [f.key for f in GOAL_FIELDS if f.required and name in f.goals and f.name not in given]
+    if missing:
+        raise ValueError(f"goal {name!r} needs {missing[0]}, got none")
+    return cls(**given)
 
 
 def state_goal(goal: Any, settings: dict[str, Any]) -> Goal:
@@ -525,7 +527,8 @@ def state_goal(goal: Any, settings: dict[str, Any]) -> Goal:
     goal : Goal or str
         The state's ``goal``.
     settings : dict
-        The state's resolved goal settings (``target_halfwidth``, ``threshold``, ...).
+        The state's resolved goal settings under their campaign file keys (``target_halfwidth``,
+        ``threshold``, ...).
 
     Returns
     -------

@@ -100,13 +100,13 @@ def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
     if isinstance(spec.goal, Decide):
         counts = status["decision"].value_counts()
         made = ", ".join(f"{int(counts.get(d, 0))} {d}" for d in ("meets", "fails", "at the threshold", "undecided")
-                         if d != "at the threshold" or spec.margin)
-        return f"decide whether each rate is {spec.direction} its threshold at level {spec.level} ({made})"
+                         if d != "at the threshold" or spec.goal.margin)
+        return f"decide whether each rate is {spec.goal.direction} its threshold at level {spec.level} ({made})"
     if isinstance(spec.goal, Gap):
         g = status.attrs["gap"]
-        return (f"decide whether the max-min gap is within {spec.tolerance} at level {spec.level} (gap "
+        return (f"decide whether the max-min gap is within {spec.goal.tolerance} at level {spec.level} (gap "
                 f"{g['gap']:.4f}, interval [{g['lower']:.4f}, {g['upper']:.4f}]: {g['verdict']})")
-    return f"{spec.goal.name}, half-width {spec.target_halfwidth} at level {spec.level}"
+    return spec.goal.describe(spec.level)
 
 
 def _decision_plot(campaign: Any, ax: Any) -> Any:
@@ -121,8 +121,8 @@ def _decision_plot(campaign: Any, ax: Any) -> Any:
         ax.axvline(x, color="black", ls=":", lw=1)
     ax.set_yticks(y, names)
     ax.set_xlim(0, 1)
-    ax.set_xlabel(f"P(rate {campaign.spec.direction} threshold); green meets, red fails, "
-                  f"{'blue at the threshold, ' if campaign.spec.margin else ''}grey undecided")
+    ax.set_xlabel(f"P(rate {campaign.spec.goal.direction} threshold); green meets, red fails, "
+                  f"{'blue at the threshold, ' if campaign.spec.goal.margin else ''}grey undecided")
     return ax
 
 

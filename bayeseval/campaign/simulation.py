@@ -33,7 +33,7 @@ from bayeseval.campaign.design import (
     spec_columns,
 )
 from bayeseval.campaign.fields import DEFAULTS
-from bayeseval.campaign.goals import Decide, Gap
+from bayeseval.campaign.goals import Decide, Gap, goal_settings
 from bayeseval.campaign.labels import py_scalar
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.campaign.state import AT_THRESHOLD, MetricStates, RuleState
@@ -97,9 +97,10 @@ class SimulationResult(Result):
 
     Examples
     --------
+    >>> from bayeseval.campaign import Each
     >>> pool = synthetic_pool(n_rows=20_000, n_strata=4, random_seed=0)
     >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
-    ...                rules=["uniform"], n_repeats=1, target_halfwidth=0.1, random_seed=0,
+    ...                rules=["uniform"], n_repeats=1, goal=Each(0.1), random_seed=0,
     ...                progress=False)
     >>> bool(res.table["reached_goal"].all())
     True
@@ -230,7 +231,6 @@ def simulate(
     y_pred: str | None = None,
     y_true: str | None = None,
     metric: str = DEFAULTS["metric"],
-    target_halfwidth: float = DEFAULTS["target_halfwidth"],
     level: float = DEFAULTS["level"],
     rules: Sequence[Any] | None = None,
     n_repeats: int = 10,
@@ -244,10 +244,7 @@ def simulate(
     pos_label: Any = DEFAULTS["pos_label"],
     label_set: Sequence[Any] | None = DEFAULTS["label_set"],
     model: str = DEFAULTS["model"],
-    threshold: Any = DEFAULTS["threshold"],
-    direction: str | None = DEFAULTS["direction"],
-    tolerance: float | None = DEFAULTS["tolerance"],
-    margin: float = DEFAULTS["margin"],
+    costs: Any = DEFAULTS["costs"],
     guarantee: str = DEFAULTS["guarantee"],
     proxy: str | None = DEFAULTS["proxy"],
     random_seed: Any = DEFAULTS["random_seed"],
@@ -287,18 +284,18 @@ def simulate(
 
     Examples
     --------
+    >>> from bayeseval.campaign import Each
     >>> pool = synthetic_pool(n_rows=20_000, n_strata=4, random_seed=0)
     >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
-    ...                rules=["expected_width"], n_repeats=1, target_halfwidth=0.1,
+    ...                rules=["expected_width"], n_repeats=1, goal=Each(0.1),
     ...                random_seed=0, progress=False)
     >>> list(res.table.columns)[:4]
     ['rule', 'repeat', 'labels_used', 'coverage']
     """
     settings = dict(
-        strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
+        strata=strata, y_pred=y_pred, metric=metric, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
-        prior=prior, pos_label=pos_label, label_set=label_set, model=model, threshold=threshold, direction=direction,
-        tolerance=tolerance, margin=margin, guarantee=guarantee, proxy=proxy, random_seed=random_seed,
+        prior=prior, pos_label=pos_label, label_set=label_set, model=model, costs=costs, guarantee=guarantee, proxy=proxy, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
@@ -577,7 +574,7 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
 
 
 def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[CampaignSpec], n_repeats: int) -> SimulationResult:
-    table = pd.DataFrame([_run_row(run, oracle, spec.target_halfwidth) for run in runs])
+    table = pd.DataFrame([_run_row(run, oracle, goal_settings(spec.goal)["target_halfwidth"]) for run in runs])
     table = table.sort_values(["rule", "repeat"], kind="stable").reset_index(drop=True)
     trace = pd.DataFrame([t for run in runs for t in run.trace], columns=["rule", "repeat", "labels", "max_halfwidth"])
     intervals = pd.DataFrame(
@@ -639,9 +636,10 @@ def plot_halfwidth(result: SimulationResult, ax: Any = None) -> Any:
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
+    >>> from bayeseval.campaign import Each
     >>> pool = synthetic_pool(n_rows=5_000, n_strata=3, random_seed=0)
     >>> res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth",
-    ...                rules=["uniform"], n_repeats=1, target_halfwidth=0.15, progress=False)
+    ...                rules=["uniform"], n_repeats=1, goal=Each(0.15), progress=False)
     >>> ax = plot_halfwidth(res)
     >>> ax.get_xlabel()
     'labels'

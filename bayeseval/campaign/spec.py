@@ -33,7 +33,7 @@ from bayeseval._api.validation import (
 )
 from bayeseval.campaign.decision import decision_allocation
 from bayeseval.campaign.fields import DEFAULTS
-from bayeseval.campaign.goals import GOALS, Decide, Goal, as_goal, check_halfwidth
+from bayeseval.campaign.goals import Decide, Goal, as_goal, goal_from_config, goal_settings
 from bayeseval.campaign.guarantee import GUARANTEES
 from bayeseval.campaign.labels import LabelSet
 from bayeseval.campaign.rules import RULES, cost_allocation, get_rule, metrics_allocation
@@ -140,36 +140,15 @@ def check_metrics(metric: Any) -> str | tuple[str, ...]:
     return names[0] if len(names) == 1 else tuple(names)
 
 
-#: the spec fields a goal sets, and their defaults
-GOAL_FIELDS = {name: DEFAULTS[name] for name in ("target_halfwidth", "threshold", "direction", "margin", "tolerance")}
-
-
-def _goal_fields(goal: Any, given: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The goal's name and settings: from a goal object (the fields left at their defaults) or the fields."""
-    if not isinstance(goal, Goal):
-        return check_method(goal, GOALS, "goal"), dict(given)
-    own = goal.settings()
-    clash = sorted(k for k, v in given.items() if not _same(v, GOAL_FIELDS[k]) and not (k in own and _same(v, own[k])))
-    if clash:
-        raise TypeError(f"goal={goal!r} and also {clash}; set them in the goal")
-    return goal.name, {**given, **own}
-
-
-def _same(a: Any, b: Any) -> bool:
-    return a is b or (type(a) is type(b) and not isinstance(a, (pd.Series, np.ndarray)) and a == b)
-
-
-def _check_goal_settings(goal: Any, metric: Any, given: dict[str, Any]) -> dict[str, Any]:
-    """The goal object and its settings, checked against the metric; the direction resolved."""
-    name, fields = _goal_fields(goal, given)
-    obj = as_goal(name, **fields)
+def _check_goal(goal: Any, metric: Any) -> Goal:
+    """The goal object, checked against the metric; a decision goal's direction resolved from it."""
+    obj = as_goal(goal)
     if not isinstance(metric, str) and obj.decides:
-        raise ValueError(f"goal={name!r} works on one metric, got metric={list(metric)!r}; use goal 'each' or "
-                         "'overall' for several metrics, or one campaign per metric")
+        raise ValueError(f"goal={obj.name!r} works on one metric, got metric={list(metric)!r}; use goal Each or "
+                         "Overall for several metrics, or one campaign per metric")
     if isinstance(obj, Decide) and obj.direction is None:
         obj = Decide(obj.threshold, "above" if metric in ABOVE_METRICS else "below", obj.margin)
-    return {**GOAL_FIELDS, "target_halfwidth": check_halfwidth(fields["target_halfwidth"]),
-            **obj.settings(), "goal": obj}
+    return obj
 
 
 # -- the specification -----------------------------------------------------------------------
@@ -191,33 +170,26 @@ FIELD_DOCS: dict[str, str] = {
     "pos_label": """pos_label : object, optional
     Positive class for class-dependent metrics (recall, precision, ...); it must be one of
     the known labels (see ``label_set``). Ignored by ``error_rate`` and ``accuracy``.""",
-    "target_halfwidth": """target_halfwidth : float
-    Target credible-interval half-width, a finite number in (0, 0.5); default 0.05.""",
     "level": """level : float
     Credible level of the reported intervals (0.95 = 95%).""",
-    "goal": """goal : {"each", "overall", "decide", "gap"} or Goal
-    A goal object (:class:`~bayeseval.campaign.Each`, :class:`~bayeseval.campaign.Overall`,
-    :class:`~bayeseval.campaign.Decide`, :class:`~bayeseval.campaign.Gap`), which sets the
-    goal's settings below, or its name with them. ``"each"``: every stratum's interval within the target half-width; ``"overall"``: the
-    population-weighted rate's; ``"decide"``: every stratum decided against its
-    ``threshold`` (``P(rate meets it)`` at least ``level``, or at most ``1 - level``);
-    ``"gap"``: the verdict on the max-min gap between the strata against ``tolerance``
-    decided (the audit's Bonferroni-projected gap interval wholly above or below it).""",
-    "threshold": """threshold : float, dict or sequence, optional
-    Goal ``"decide"``: the threshold of the rate, one number for every stratum or a
-    mapping stratum -> number (every stratum named), each in (0, 1).""",
-    "direction": """direction : {"below", "above"}, optional
-    Goal ``"decide"``: a stratum meets the threshold when its rate is below it (default for
+    "goal": """goal : Goal or {"each", "overall"}
+    What the campaign is for, as a goal object that carries its parameters:
+    ``Each(halfwidth)`` (default ``"each"``, i.e. ``Each(0.05)``): every stratum's interval
+    within the half-width, a finite number in (0, 0.5); ``Overall(halfwidth)``: the
+    population-weighted rate's (``"overall"`` is ``Overall(0.05)``);
+    ``Decide(threshold, direction=None, margin=0.0)``: every stratum decided against its
+    threshold (``P(rate meets it)`` at least ``level``, or at most ``1 - level``), one number
+    in (0, 1) or a mapping stratum -> number (every stratum named), met below it (default for
     error-type metrics such as ``error_rate``, ``fpr``, ``fnr``) or above it (default for
-    ``accuracy``, ``recall``, ``precision``, ``specificity``, ``npv``).""",
-    "margin": """margin : float
-    Goal ``"decide"``: an indifference margin around the threshold. A stratum whose
-    credible interval at the decision level lies within ``threshold +/- margin`` is decided
-    ``"at the threshold"`` and gets no more labels; without one, a stratum whose rate sits
-    near its threshold needs about ``1.645^2 rate (1 - rate) / (rate - threshold)^2``
-    trials at level 0.95 (32,000 for 0.123 against 0.12). Default 0: no margin (the
-    margin is the user's statement of which rates are practically at the threshold; no
-    value follows from the data).""",
+    ``accuracy``, ``recall``, ``precision``, ``specificity``, ``npv``); a stratum whose
+    credible interval lies within ``threshold +/- margin`` is decided ``"at the threshold"``
+    and gets no more labels (without a margin, a rate near its threshold needs about
+    ``1.645^2 rate (1 - rate) / (rate - threshold)^2`` trials at level 0.95: 32,000 for 0.123
+    against 0.12; no margin follows from the data, it is the user's statement of which rates
+    are practically at the threshold); ``Gap(tolerance)``: the verdict on the max-min gap
+    between the strata against the tolerance, in (0, 1), decided (the audit's
+    Bonferroni-projected gap interval wholly above or below it). See
+    :mod:`bayeseval.campaign.goals`.""",
     "guarantee": """guarantee : {"stratum", "average"}
     What each stratum's interval and decision promise. ``"stratum"`` (default): the interval
     of every stratum (``status()``'s ``lower``/``upper``) covers that stratum's rate with
@@ -234,8 +206,6 @@ FIELD_DOCS: dict[str, str] = {
     strata like these, but can miss a stratum whose data happen to look typical
     (docs/validation.md section 11 has the measured coverage). Goal ``"overall"`` is the
     same under both. Campaign files written before this setting open as ``"average"``.""",
-    "tolerance": """tolerance : float, optional
-    Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates, in (0, 1).""",
     "weights": """weights : dict, Series or array, optional
     Population shares of the strata (for ``goal="overall"``); default: the strata's shares
     of the eligible pool rows.""",
@@ -343,9 +313,12 @@ class CampaignSpec:
 
     Examples
     --------
-    >>> spec = CampaignSpec(y_pred="pred", strata="g", target_halfwidth=0.1)
-    >>> spec.strata, spec.target_halfwidth, spec.guarantee
-    (('g',), 0.1, 'stratum')
+    >>> from bayeseval.campaign import Decide, Each
+    >>> spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.1))
+    >>> spec.strata, spec.goal, spec.guarantee
+    (('g',), Each(halfwidth=0.1), 'stratum')
+    >>> CampaignSpec(y_pred="pred", goal=Decide(0.1)).goal  # direction from the metric
+    Decide(threshold=0.1, direction='below', margin=0.0)
     >>> spec.replace(level=0.9).level
     0.9
     >>> spec.replace(level=0.9) == spec, spec.replace() == spec
@@ -360,7 +333,6 @@ class CampaignSpec:
     strata: tuple[str, ...] = DEFAULTS["strata"]
     metric: str = DEFAULTS["metric"]
     pos_label: Any = DEFAULTS["pos_label"]
-    target_halfwidth: float = DEFAULTS["target_halfwidth"]
     level: float = DEFAULTS["level"]
     goal: Any = DEFAULTS["goal"]
     weights: Any = DEFAULTS["weights"]
@@ -375,10 +347,6 @@ class CampaignSpec:
     annotators: int = DEFAULTS["annotators"]
     resolve: str = DEFAULTS["resolve"]
     costs: Any = DEFAULTS["costs"]
-    threshold: Any = DEFAULTS["threshold"]
-    direction: str | None = DEFAULTS["direction"]
-    tolerance: float | None = DEFAULTS["tolerance"]
-    margin: float = DEFAULTS["margin"]
     guarantee: str = DEFAULTS["guarantee"]
     proxy: str | None = DEFAULTS["proxy"]
     random_seed: Any = DEFAULTS["random_seed"]
@@ -406,8 +374,7 @@ class CampaignSpec:
             "guarantee": check_method(self.guarantee, GUARANTEES, "guarantee"),
             "proxy": _check_column_name(self.proxy, "proxy", optional=True),
         }
-        checked.update(_check_goal_settings(self.goal, checked["metric"],
-                                            {name: getattr(self, name) for name in GOAL_FIELDS}))
+        checked["goal"] = _check_goal(self.goal, checked["metric"])
         if checked["costs"] is not None and checked["rule"] not in COST_RULES and isinstance(self.rule, str):
             raise ValueError(
                 f"costs need a rule that weighs gains by cost ({', '.join(COST_RULES)}), got rule={self.rule!r}"
@@ -430,8 +397,8 @@ class CampaignSpec:
                 return tuple(sorted((str(k), float(v)) for k, v in value.items()))
             return value
 
-        return {**self.to_config(), "weights": mapping(self.weights), "threshold": mapping(self.threshold),
-                "rule": self.rule}
+        return {**self.to_config(), "weights": mapping(self.weights),
+                "threshold": mapping(getattr(self.goal, "threshold", None)), "rule": self.rule}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CampaignSpec):
@@ -453,7 +420,6 @@ class CampaignSpec:
         CampaignSpec
             The changed copy; this spec is unchanged.
         """
-        changes.setdefault("goal", self.goal.name)  # the fields say what the goal's settings are
         return dataclasses.replace(self, **changes)
 
     @property
@@ -494,6 +460,7 @@ class CampaignSpec:
         trial_known = not get_metric(self.metrics[0]).trials_need_truth
         if metric is not None:
             trial_known = get_metric(metric).trials == "all"
+        goal = goal_settings(self.goal)
         return RuleState(
             strata=design.strata,
             successes=np.asarray(successes, dtype=np.int64),
@@ -502,7 +469,7 @@ class CampaignSpec:
             pending=pending,
             available=np.maximum(design.n_eligible - labelled - pending, 0),
             weights=design.weights,
-            target_halfwidth=self.target_halfwidth,
+            target_halfwidth=goal["target_halfwidth"],
             level=self.level,
             goal=self.goal,
             trial_known=trial_known,
@@ -510,9 +477,9 @@ class CampaignSpec:
             prior=self.prior,
             prior_mean=design.prior_mean,
             threshold=design.threshold,
-            direction=self.direction or "below",
-            tolerance=self.tolerance,
-            margin=self.margin,
+            direction=goal["direction"] or "below",
+            tolerance=goal["tolerance"],
+            margin=goal["margin"],
             guarantee=self.guarantee,
         )
 
@@ -607,13 +574,16 @@ class CampaignSpec:
         -------
         dict
             Field name -> value, with ``y_pred`` stored under its historical key
-            ``prediction``; a seed that is not an integer is stored as its text.
+            ``prediction``, the goal's name under ``goal`` and its parameters under the keys
+            of :func:`~bayeseval.campaign.goals.goal_settings`; a seed that is not an integer
+            is stored as its text.
         """
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["prediction"] = out.pop("y_pred")
         out["strata"] = list(self.strata)
         out["rule"] = self.rule_name
         out["goal"] = self.goal.name
+        out.update(goal_settings(self.goal))
         for name in ("score_bins", "label_set", "weights", "costs", "threshold", "metric"):
             if isinstance(out[name], tuple):
                 out[name] = list(out[name])
@@ -640,7 +610,7 @@ class CampaignSpec:
             The stored settings. A seed stored as text (not an integer) becomes None: the
             random generator's state is stored separately.
         """
-        names = {f.name for f in dataclasses.fields(cls)} - {"y_pred", "strata", "random_seed"}
+        names = {f.name for f in dataclasses.fields(cls)} - {"y_pred", "strata", "random_seed", "goal"}
         kwargs = {name: config[name] for name in names if name in config}
         strata = list(config.get("strata") or [])
         if config.get("score_bins") is not None and strata and strata[-1] == "score_bin":
@@ -652,6 +622,7 @@ class CampaignSpec:
             y_pred=config.get("y_pred", config.get("prediction")),
             strata=tuple(strata),
             random_seed=seed if isinstance(seed, int) else None,
+            goal=goal_from_config(config),
             **kwargs,
         )
 

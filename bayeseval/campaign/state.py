@@ -140,7 +140,7 @@ class RuleState:
     --------
     >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 100], target_halfwidth=0.1)
     >>> st.goal, st.weights.round(3).tolist()
-    (Each(target_halfwidth=0.1), [0.48, 0.52])
+    (Each(halfwidth=0.1), [0.48, 0.52])
     """
 
     strata: pd.Index

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bayeseval._api.metric_names import choices as metric_choices
-from bayeseval.campaign.fields import FIELDS
+from bayeseval.campaign.fields import FIELDS, GOAL_FIELDS
 from bayeseval.cli import labelstudio as labelstudio_cli
 from bayeseval.cli.io import HelpFormatter as _Formatter
 from bayeseval.cli.io import atomic_output, check_output, cli_warnings, one_line, read_table
@@ -258,6 +258,20 @@ def _records(frame: Any, index_name: str = "stratum") -> list[dict[str, Any]]:
     return json.loads(table.reset_index(names=index_name).to_json(orient="records"))
 
 
+def _goal(args: argparse.Namespace) -> Any:
+    """The goal object of ``--goal`` and its flags; a flag of another goal, or a missing one, raises naming it."""
+    from bayeseval.campaign.goals import goal_from_config
+
+    given = {f: getattr(args, f.name) for f in GOAL_FIELDS if getattr(args, f.name) is not None}
+    for f in given:
+        if args.goal not in f.goals:
+            raise ValueError(f"{f.flag} is only used with --goal {' or '.join(f.goals)}, got --goal {args.goal}")
+    for f in GOAL_FIELDS:
+        if f.required and args.goal in f.goals and f not in given:
+            raise ValueError(f"--goal {args.goal} needs {f.flag}")
+    return goal_from_config({"goal": args.goal, **{f.key: value for f, value in given.items()}})
+
+
 def _create(args: argparse.Namespace) -> int:
     from bayeseval.campaign import Campaign
 
@@ -274,6 +288,7 @@ def _create(args: argparse.Namespace) -> int:
         pool.index.name = "row"
     settings = {f.name: getattr(args, f.name) for f in FIELDS if f.flag is not None}
     settings["pos_label"] = _scalar(settings["pos_label"])
+    settings["goal"] = _goal(args)
     c = Campaign.create(args.db, pool, content=args.content, **settings)
     try:
         if args.json:
@@ -378,8 +393,11 @@ def _status_table(c: Any) -> Any:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from bayeseval.campaign.goals import goal_settings
+
     c = _open(args.db, read_only=True)
     try:
+        goal = goal_settings(c.spec.goal)
         st = _status_table(c)
         done, used = bool(c.done), int(c.labels_used)
         once = _one_block(st)
@@ -388,8 +406,8 @@ def _status(args: argparse.Namespace) -> int:
         if args.json:
             payload = {
                 "db": str(args.db), "done": done, "labels_used": used,
-                "target_halfwidth": c.config["target_halfwidth"], "level": c.config["level"], "goal": c.config["goal"],
-                "direction": c.spec.direction, "tolerance": c.spec.tolerance,
+                "target_halfwidth": goal["target_halfwidth"], "level": c.config["level"], "goal": c.config["goal"],
+                "direction": goal["direction"], "tolerance": goal["tolerance"],
                 "overall": st.attrs.get("overall"), "gap": st.attrs.get("gap"), **totals, "strata": _records(st),
             }
             if len(c.annotations()):
@@ -427,15 +445,15 @@ def _goal_text(c: Any) -> str:
     """The campaign's goal in words, for the status line."""
     from bayeseval.campaign.goals import Decide, Gap
 
-    spec = c.spec
-    if isinstance(spec.goal, Decide):
-        values = set(spec.threshold) if isinstance(spec.threshold, tuple) else {spec.threshold}
+    goal, level = c.spec.goal, c.spec.level
+    if isinstance(goal, Decide):
+        values = set(goal.threshold) if isinstance(goal.threshold, tuple) else {goal.threshold}
         thr = next(iter(values)) if len(values) == 1 else "its threshold"
-        within = f" (within {spec.margin:g} of it: at the threshold)" if spec.margin else ""
-        return f"goal: decide whether each rate is {spec.direction} {thr}{within} at level {spec.level}"
-    if isinstance(spec.goal, Gap):
-        return f"goal: decide whether the max-min gap is within {spec.tolerance} at level {spec.level}"
-    return f"target half-width {spec.target_halfwidth} at level {spec.level}"
+        within = f" (within {goal.margin:g} of it: at the threshold)" if goal.margin else ""
+        return f"goal: decide whether each rate is {goal.direction} {thr}{within} at level {level}"
+    if isinstance(goal, Gap):
+        return f"goal: decide whether the max-min gap is within {goal.tolerance} at level {level}"
+    return f"target half-width {goal.halfwidth} at level {level}"
 
 
 def _pending(args: argparse.Namespace) -> int:
@@ -643,7 +661,7 @@ def _add(sub: Any, name: str, help_: str, description: str, example: str) -> arg
 
 #: how the command line parses each setting it sets (strings otherwise)
 _FIELD_TYPES: dict[str, Callable[[str], Any]] = {
-    "strata": _columns, "metric": _metric_names, "target_halfwidth": _open_unit(0.5), "level": _open_unit(1.0),
+    "strata": _columns, "metric": _metric_names, "halfwidth": _open_unit(0.5), "level": _open_unit(1.0),
     "threshold": _threshold, "tolerance": _open_unit(1.0),
     "margin": _number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), "score_bins": _score_bins,
     "budget": _positive_int, "batch_size": _positive_int, "annotators": _positive_int, "costs": _costs,
@@ -673,6 +691,10 @@ def _add_create(sub: Any) -> None:
         if field.flag is not None:
             p.add_argument(field.flag, dest=field.name, default=field.default,
                            type=_FIELD_TYPES.get(field.name), choices=field.choices, help=_field_help(field))
+    goals = p.add_argument_group("goal parameters", "each belongs to the goals its help names (default: the goal's)")
+    for field in GOAL_FIELDS:
+        goals.add_argument(field.flag, dest=field.name, default=None, type=_FIELD_TYPES.get(field.name),
+                           choices=field.choices, help=field.help)
     p.add_argument("--content", type=_columns, default=None,
                    help="pool columns annotators see (text, image URLs), comma separated: written into every batch")
 

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Campaign, Each
 from bayeseval.campaign.annotations import ROW_ID_KEY
 from bayeseval.campaign.labelstudio import CAMPAIGN_KEY
 from bayeseval.campaign.state import RuleState
@@ -33,7 +33,7 @@ def atypical_state(s0, n0, others, threshold, **kw) -> RuleState:
 def new_campaign(tmp_path, name="c.db", pool=None, **kw):
     pool = make_pool_hardening_campaign() if pool is None else pool
     kw.setdefault("random_seed", 1)
-    kw.setdefault("target_halfwidth", 0.01)
+    kw.setdefault("goal", Each(0.01))
     return Campaign.create(tmp_path / name, pool, strata="g", y_pred="pred", **kw), pool
 
 

@@ -24,7 +24,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import proxy_ci
 from bayeseval._api.warnings import PrecisionLimitedWarning
-from bayeseval.campaign import Campaign, CampaignSpec
+from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.store import CampaignStore
 from bayeseval.cli.campaign import main
@@ -471,7 +471,7 @@ def test_kill9_loses_nothing_and_never_double_counts(tmp_path):
     # a target no sample of this pool reaches and a large budget: the child is still
     # labelling when each kill comes, however fast the machine
     Campaign.create(
-        path, pool, strata="g", y_pred="pred", random_seed=1, budget=1200, target_halfwidth=0.005
+        path, pool, strata="g", y_pred="pred", random_seed=1, budget=1200, goal=Each(0.005)
     ).close()
     script = tmp_path / "child.py"
     script.write_text(CHILD.format(root=str(ROOT)))
@@ -559,7 +559,7 @@ def test_two_processes_ingest_concurrently(tmp_path):
 def test_release_makes_rows_proposable_again(tmp_path):
     pool = make_pool(n=60, k=1, seed=12)
     c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=0,
-                        target_halfwidth=0.01)
+                        goal=Each(0.01))
     b1 = c.propose(40)
     assert c.release(b1.index[:10]) == 10
     with pytest.raises(ValueError, match="never proposed"):
@@ -629,8 +629,8 @@ def test_score_seeds_prior_and_bins(tmp_path):
 
 def test_overall_goal_status(tmp_path):
     pool = make_pool(n=3000, k=4, seed=10)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal="overall",
-                        target_halfwidth=0.08, random_seed=0)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Overall(0.08),
+                        random_seed=0)
     while not c.done:
         c.ingest(oracle(c.propose(40)))
     o = c.status().attrs["overall"]
@@ -894,18 +894,17 @@ def test_content_columns_are_validated_naming_the_column(tmp_path, content, mess
 
 def test_threshold_mapping_is_stored_per_stratum_and_read_back(tmp_path):
     pool = exact_pool([0.05, 0.2], [400, 400])
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal="decide",
-                        threshold={"s0": 0.1, "s1": 0.15}, random_seed=0)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1, "s1": 0.15}),
+                        random_seed=0)
     c.close()
     with Campaign.open(tmp_path / "c.db") as c:
-        assert c.spec.goal == "decide" and c.spec.direction == "below"
-        assert c.spec.threshold == (0.1, 0.15)
+        assert c.spec.goal == Decide((0.1, 0.15), "below")
         assert c.status()["threshold"].tolist() == [0.1, 0.15]
     with pytest.raises(ValueError, match=r"threshold must give every stratum a threshold; missing \['s1'\]"):
-        Campaign.create(tmp_path / "d.db", pool, strata="stratum", y_pred="pred", goal="decide", threshold={"s0": 0.1})
+        Campaign.create(tmp_path / "d.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1}))
     with pytest.raises(ValueError, match=r"threshold names strata that are not in the pool: \['zz'\]"):
-        Campaign.create(tmp_path / "e.db", pool, strata="stratum", y_pred="pred", goal="decide",
-                        threshold={"s0": 0.1, "s1": 0.1, "zz": 0.1})
+        Campaign.create(tmp_path / "e.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1, "s1": 0.1,
+                                                                                               "zz": 0.1}))
 
 
 # PrecisionLimitedWarning expected: two strata of 400 rows reach a guaranteed half-width of 0.054
@@ -915,19 +914,19 @@ def test_a_file_without_the_goal_settings_still_opens(tmp_path):
     Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", random_seed=0).close()
     conn = sqlite3.connect(tmp_path / "c.db")
     config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
-    for key in ("threshold", "direction", "tolerance"):
+    for key in ("threshold", "direction", "tolerance", "margin"):
         config.pop(key)
     conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
     conn.commit()
     conn.close()
     with Campaign.open(tmp_path / "c.db") as c:
-        assert (c.spec.goal, c.spec.threshold, c.spec.direction, c.spec.tolerance) == ("each", None, None, None)
+        assert c.spec.goal == Each(0.05) and c.spec.to_config()["threshold"] is None
 
 
 def test_warning_once_when_a_stratum_cannot_be_decided_with_its_rows_left(tmp_path):
     pool = exact_pool([0.123, 0.02], [3000, 1000], random_seed=5)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal="decide",
-                        threshold=0.12, rule="independent_beta", random_seed=2)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide(0.12),
+                        rule="independent_beta", random_seed=2)
     seen = _run_rounds(c, pool, 8, 250)
     about_s0 = [m for m in seen if "'s0'" in m]
     assert len(about_s0) == 1 and "\n" not in about_s0[0] and "rows left of it" in about_s0[0]
@@ -948,8 +947,8 @@ def test_warning_once_when_a_stratum_cannot_be_decided_with_its_rows_left(tmp_pa
 
 def test_warning_once_when_the_budget_runs_out_before_a_stratum_is_decided(tmp_path):
     pool = exact_pool([0.123, 0.02], [40_000, 1000], random_seed=6)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal="decide",
-                        threshold=0.12, rule="independent_beta", budget=3000, random_seed=2)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide(0.12),
+                        rule="independent_beta", budget=3000, random_seed=2)
     seen = _run_rounds(c, pool, 8, 250)
     about_s0 = [m for m in seen if "'s0'" in m]
     assert len(about_s0) == 1 and "labels left in the budget" in about_s0[0]
@@ -967,7 +966,7 @@ def test_the_achievable_halfwidth_is_what_the_campaign_reaches_labelled_to_the_e
                          "truth": np.concatenate([[0, 1] * (n // 2) for n in sizes.values()])})
     expected = r"3 of 3 strata \(achievable half-width per stratum, every row labelled"
     with pytest.warns(PrecisionLimitedWarning, match=expected) as record:
-        c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", target_halfwidth=0.03,
+        c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Each(0.03),
                             random_seed=0, guarantee="average")
     assert np.allclose(c.state().posterior.mean(), 0.5)  # the planning rate
     table = c.feasibility()
@@ -991,7 +990,7 @@ def test_the_achievable_halfwidth_is_what_the_campaign_reaches_labelled_to_the_e
 def test_create_warns_naming_the_strata_that_cannot_reach_the_target(tmp_path):
     with pytest.warns(PrecisionLimitedWarning, match=r"2 of 3 strata.*mid: 0\.0\d\d.*small: 0\.\d\d\d"):
         c = Campaign.create(tmp_path / "c.db", _pool(), strata="g", y_pred="pred",
-                            target_halfwidth=0.05)
+                            goal=Each(0.05))
     table = c.feasibility()
     assert table["feasible"].to_dict() == {"large": True, "mid": False, "small": False}
     assert table["max_trials"].to_dict() == {"large": 727, "mid": 200, "small": 46}
@@ -1001,17 +1000,17 @@ def test_create_warns_naming_the_strata_that_cannot_reach_the_target(tmp_path):
 def test_a_feasible_target_is_silent_and_the_forecast_repeats_the_warning(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrecisionLimitedWarning)
-        Campaign.create(tmp_path / "ok.db", _pool(), strata="g", y_pred="pred", target_halfwidth=0.2)
+        Campaign.create(tmp_path / "ok.db", _pool(), strata="g", y_pred="pred", goal=Each(0.2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionLimitedWarning)
         c = Campaign.create(tmp_path / "c.db", _pool(), strata="g", y_pred="pred",
-                            target_halfwidth=0.05)
+                            goal=Each(0.05))
     with pytest.warns(PrecisionLimitedWarning, match="small"):
         c.forecast()
 
 
 def test_each_metric_counts_every_labelled_row_it_is_a_trial_of(tmp_path, pool_campaign_metrics):
-    c = run_campaign(tmp_path / "c.db", pool_campaign_metrics, metric=["tpr", "fpr"], target_halfwidth=0.1)
+    c = run_campaign(tmp_path / "c.db", pool_campaign_metrics, metric=["tpr", "fpr"], goal=Each(0.1))
     labelled = pool_campaign_metrics.loc[c.labels().index]
     truth, pred = labelled["y_true"].to_numpy(), labelled["y_pred"].to_numpy()
     g = labelled["stratum"].to_numpy()
@@ -1068,7 +1067,7 @@ def test_cli_several_metrics(tmp_path, pool_campaign_metrics, capsys):
 
 def test_resumed_campaign_matches_uninterrupted(tmp_path):
     pool, truth = _pool_campaign_proxy()
-    kw = dict(strata="g", y_pred="pred", proxy="judge", random_seed=3, target_halfwidth=0.05)
+    kw = dict(strata="g", y_pred="pred", proxy="judge", random_seed=3, goal=Each(0.05))
     a = Campaign.create(tmp_path / "a.db", pool, **kw)
     whole = _run(a, truth, 4)
     b = Campaign.create(tmp_path / "b.db", pool, **kw)
@@ -1115,7 +1114,7 @@ def test_cell_design_estimate_is_unbiased(tmp_path):
     est, raw = [], []
     for seed in range(40):
         c = Campaign.create(tmp_path / f"u{seed}.db", pool, strata="g", y_pred="pred", proxy="judge",
-                            random_seed=seed, target_halfwidth=0.04, budget=120)
+                            random_seed=seed, goal=Each(0.04), budget=120)
         _run(c, truth, 3)
         st = c.status()
         est.append(st["estimate"].to_numpy())
@@ -1142,9 +1141,9 @@ def test_simulate_proxy_replays_the_campaign(tmp_path):
     pool, truth = _pool_campaign_proxy(n=2000, seed=4)
     data = pool.assign(truth=truth)
     res = simulate(data, strata="g", y_pred="pred", y_true="truth", proxy="judge", rules=["expected_width"],
-                   n_repeats=2, target_halfwidth=0.08, batch_size=20, random_seed=5, progress=False)
+                   n_repeats=2, goal=Each(0.08), batch_size=20, random_seed=5, progress=False)
     c = Campaign.create(tmp_path / "s.db", pool, strata="g", y_pred="pred", proxy="judge",
-                        target_halfwidth=0.08, batch_size=20, random_seed=5)
+                        goal=Each(0.08), batch_size=20, random_seed=5)
     while len(batch := c.propose()):
         c.ingest(truth.loc[batch.index])
     assert res.table.loc[0, "labels_used"] == c.labels_used
@@ -1159,7 +1158,7 @@ def test_simulate_proxy_replays_the_campaign(tmp_path):
 
 def test_old_files_with_stopping_fields_open_without_them(tmp_path):
     pool = _campaign_pool()
-    spec = CampaignSpec(y_pred="pred", strata="g", target_halfwidth=0.08, random_seed=3)
+    spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.08), random_seed=3)
     Campaign.create(tmp_path / "c.db", pool, spec=spec).close()
     conn = sqlite3.connect(tmp_path / "c.db")
     config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
@@ -1197,8 +1196,8 @@ def test_an_older_file_without_the_new_settings_still_opens(tmp_path, pool_campa
 def test_costs_favour_the_cheap_twin_and_totals_are_hand_sums(tmp_path):
     pool_campaign_spec = _twin_pool()
     c = Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="g", y_pred="pred", costs={"dear": 4.0},
-                        target_halfwidth=0.03, random_seed=1)
-    plain = Campaign.create(tmp_path / "p.db", pool_campaign_spec, strata="g", y_pred="pred", target_halfwidth=0.03, random_seed=1)
+                        goal=Each(0.03), random_seed=1)
+    plain = Campaign.create(tmp_path / "p.db", pool_campaign_spec, strata="g", y_pred="pred", goal=Each(0.03), random_seed=1)
     for _ in range(3):
         b = c.propose(40)
         n = b["g"].value_counts()
@@ -1377,7 +1376,7 @@ def test_label_set_that_mixes_types_or_misses_predictions_is_refused(tmp_path):
 def test_property_ingest_is_exact_or_refuses_everything(tmp_path_factory, values):
     path = tmp_path_factory.mktemp("prop") / "c.db"
     pool = make_pool_hardening_campaign(n=60, k=2)
-    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, target_halfwidth=0.01)
+    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, goal=Each(0.01))
     b = c.propose(len(values))
     ids = b.index[: len(values)]
     ok = [_acceptable(v) for v in values]
@@ -1408,9 +1407,9 @@ def test_property_ingest_is_exact_or_refuses_everything(tmp_path_factory, values
         ({"random_seed": -1}, ValueError, ["random_seed", "-1"]),
         ({"random_seed": "abc"}, TypeError, ["random_seed", "abc"]),
         ({"random_seed": 1.5}, TypeError, ["random_seed", "1.5"]),
-        ({"target_halfwidth": math.nan}, ValueError, ["target_halfwidth", "nan"]),
-        ({"target_halfwidth": 0.5}, ValueError, ["target_halfwidth", "0.5"]),
-        ({"target_halfwidth": "0.1"}, TypeError, ["target_halfwidth", "0.1"]),
+        ({"goal": "decide"}, ValueError, ["goal='decide'", "Decide(threshold)"]),
+        ({"goal": Decide({"g0": 0.1})}, ValueError, ["threshold", "g1"]),
+        ({"goal": Gap(0.1), "metric": ["tpr", "fpr"]}, ValueError, ["goal='gap'", "one metric"]),
         ({"budget": 0}, ValueError, ["budget", "0"]),
         ({"level": 1.0}, ValueError, ["level", "1.0"]),
         ({"rule": "best"}, ValueError, ["rule", "best"]),
@@ -1477,7 +1476,7 @@ def test_row_ids_beyond_int64_are_refused(tmp_path, index):
 def test_largest_int64_id_round_trips(tmp_path):
     pool = make_pool_hardening_campaign(n=5)
     pool.index = pd.Index(np.arange(5, dtype=np.uint64) + np.uint64(2**63 - 5))
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=0, target_halfwidth=0.01)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=0, goal=Each(0.01))
     b = c.propose(5)
     assert sorted(int(x) for x in b.index) == [2**63 - 5 + i for i in range(5)]
     assert c.ingest(pd.Series(1, index=b.index)) == 5
@@ -1620,7 +1619,7 @@ def test_relabel_corrects_recall_trials(tmp_path):
 def test_property_repeated_ingests_count_each_row_once(tmp_path_factory, subsets):
     path = tmp_path_factory.mktemp("idem") / "c.db"
     pool = make_pool_hardening_campaign(n=80, k=3)
-    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, target_halfwidth=0.01)
+    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, goal=Each(0.01))
     b = c.propose(15)
     truth = pd.Series([truth_of_hardening_campaign(r) for r in b.index], index=b.index)
     seen: set[int] = set()
@@ -1720,7 +1719,7 @@ def test_property_create_refuses_missing_values_and_writes_nothing(tmp_path_fact
 def test_property_labels_are_paired_by_row_id_not_position(tmp_path_factory, order, as_frame):
     path = tmp_path_factory.mktemp("align") / "c.db"
     pool = make_pool_hardening_campaign(n=60, k=2)
-    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, target_halfwidth=0.01)
+    c = Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, goal=Each(0.01))
     b = c.propose(8)
     truth = pd.Series([truth_of_hardening_campaign(r) for r in b.index], index=b.index)
     shuffled = truth.iloc[list(order)]
@@ -1776,7 +1775,7 @@ def test_store_stratum_keys_round_trip(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionLimitedWarning)  # a tiny pool
         camp = Campaign.create(tmp_path / "c.db", pool, strata=["g", "h"], y_pred="pred",
-                               target_halfwidth=0.3, batch_size=2, random_seed=0)
+                               goal=Each(0.3), batch_size=2, random_seed=0)
     camp.close()
     with sqlite3.connect(tmp_path / "c.db") as conn:
         stored = [json.loads(k) for (k,) in conn.execute("SELECT key FROM strata ORDER BY code")]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bayeseval._api.results import Result
-from bayeseval.campaign import SimulationResult
+from bayeseval.campaign import Decide, Each, Overall, SimulationResult
 from bayeseval.campaign.ingest import IngestResult
 from bayeseval.campaign.simulation import plot_halfwidth, simulate, synthetic_pool, true_decisions
 from tests.helpers import exact_pool
@@ -104,7 +104,7 @@ def test_trace_and_plot(ew_vs_ib):
 
 def test_simulation_is_reproducible(pool_active_simulate):
     kw = dict(strata="stratum", y_pred="pred", y_true="truth", rules=["thompson"], n_repeats=1,
-              batch_size=50, target_halfwidth=0.08, random_seed=5, progress=False)
+              batch_size=50, goal=Each(0.08), random_seed=5, progress=False)
     a, b = simulate(pool_active_simulate, **kw), simulate(pool_active_simulate, **kw)
     assert a.table["labels_used"].tolist() == b.table["labels_used"].tolist()
     assert a.trace["max_halfwidth"].tolist() == b.trace["max_halfwidth"].tolist()
@@ -112,14 +112,14 @@ def test_simulation_is_reproducible(pool_active_simulate):
 
 def test_true_rates_match_data(pool_active_simulate):
     res = simulate(pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth", rules=["uniform"],
-                   n_repeats=1, batch_size=100, target_halfwidth=0.1, random_seed=0, progress=False)
+                   n_repeats=1, batch_size=100, goal=Each(0.1), random_seed=0, progress=False)
     expected = (pool_active_simulate["pred"] != pool_active_simulate["truth"]).groupby(pool_active_simulate["stratum"]).mean()
     np.testing.assert_allclose(res.true_rates.to_numpy(), expected.to_numpy())
 
 
 def test_overall_goal_uses_far_fewer_labels(pool_active_simulate):
     res = simulate(pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth",
-                   rules=["expected_width"], goal="overall", target_halfwidth=0.02,
+                   rules=["expected_width"], goal=Overall(0.02),
                    n_repeats=2, batch_size=20, random_seed=0, progress=False)
     # simple random sampling needs n = z^2 p (1 - p) / h^2 labels for the weighted error rate
     # (pool-share weights: p is the pooled error rate); Neyman-like allocation plus pooling
@@ -156,8 +156,8 @@ def test_a_stratum_at_threshold_plus_0_003_ends_at_the_threshold_before_its_rows
     # the scenario of a rate 0.123 against 0.12 scaled down: without a margin it needs about
     # 1.645^2 * 0.123 * 0.877 / 0.003^2 = 32,000 trials, more than its 12,000 rows
     pool = exact_pool([0.123, 0.03], [12_000, 2_000], random_seed=3)
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal="decide", threshold=0.12,
-                   margin=0.01, rules=["independent_beta"], n_repeats=1, batch_size=200, random_seed=1,
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Decide(0.12, margin=0.01),
+                   rules=["independent_beta"], n_repeats=1, batch_size=200, random_seed=1,
                    progress=False, guarantee="average")
     final = res.intervals.set_index("stratum")
     assert final.loc["s0", "decision"] == "at the threshold"
@@ -170,7 +170,7 @@ def test_a_stratum_at_threshold_plus_0_003_ends_at_the_threshold_before_its_rows
 
 
 def test_one_campaign_costs_fewer_labels_than_one_per_metric(pool_campaign_metrics):
-    kw = dict(strata="stratum", y_pred="y_pred", y_true="y_true", target_halfwidth=0.08, n_repeats=2,
+    kw = dict(strata="stratum", y_pred="y_pred", y_true="y_true", goal=Each(0.08), n_repeats=2,
               batch_size=40, random_seed=1, progress=False, rules=["expected_width"])
     both = simulate(pool_campaign_metrics, metric=["tpr", "fpr"], **kw)
     tpr = simulate(pool_campaign_metrics, metric="tpr", **kw)
@@ -190,7 +190,7 @@ def test_one_campaign_costs_fewer_labels_than_one_per_metric(pool_campaign_metri
 
 def test_results_follow_the_results_protocol(pool_campaign_spec):
     res = simulate(pool_campaign_spec, strata="stratum", y_pred="pred", y_true="truth", rules=["uniform"], n_repeats=1,
-                   target_halfwidth=0.1, random_seed=0, progress=False)
+                   goal=Each(0.1), random_seed=0, progress=False)
     assert isinstance(res, SimulationResult) and isinstance(res, Result)
     frame = res.to_frame()
     frame.loc[0, "labels_used"] = -1
@@ -203,9 +203,9 @@ def test_results_follow_the_results_protocol(pool_campaign_spec):
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 @pytest.mark.parametrize("target", [0, 0.5, -0.1, math.nan, math.inf, 1e-400])
-def test_simulate_refuses_bad_target_halfwidth(sim_pool, target):
-    with pytest.raises(ValueError, match="target_halfwidth"):
-        simulate(sim_pool, strata="stratum", y_pred="pred", y_true="truth", target_halfwidth=target, progress=False)
+def test_simulate_refuses_a_bad_halfwidth_naming_it(sim_pool, target):
+    with pytest.raises(ValueError, match="halfwidth must be"):
+        simulate(sim_pool, strata="stratum", y_pred="pred", y_true="truth", goal=Each(target), progress=False)
 
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")

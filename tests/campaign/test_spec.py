@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.campaign import Campaign, CampaignSpec
+from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.simulation import simulate
 from tests.campaign.helpers import _twin_pool
 
@@ -39,38 +39,57 @@ def run_both(tmp_path, pool_campaign_spec, spec):
 
 
 @pytest.mark.parametrize(
-    "kwargs, exc, names",
+    "goal, exc, names",
     [
-        ({"goal": "decide"}, ValueError, ["threshold"]),
-        ({"goal": "decide", "threshold": 1.5}, ValueError, ["threshold", "1.5"]),
-        ({"goal": "decide", "threshold": "x"}, TypeError, ["threshold", "'x'"]),
-        ({"goal": "decide", "threshold": 0.1, "direction": "up"}, ValueError, ["direction", "'up'"]),
-        ({"threshold": 0.1}, ValueError, ["threshold", "0.1", "goal"]),
-        ({"goal": "gap"}, ValueError, ["tolerance"]),
-        ({"goal": "gap", "tolerance": 0}, ValueError, ["tolerance", "0"]),
-        ({"tolerance": 0.05}, ValueError, ["tolerance", "0.05", "goal"]),
+        ("decide", ValueError, ["goal='decide'", "Decide(threshold)"]),
+        ("gap", ValueError, ["goal='gap'", "Gap(tolerance)"]),
+        ("some", ValueError, ["goal", "'some'", "Each"]),
+        (0.05, ValueError, ["goal", "0.05"]),
     ],
 )
-def test_goal_settings_are_validated_naming_the_argument_and_value(kwargs, exc, names):
+def test_goal_names_other_than_the_width_shorthands_are_refused_naming_the_goal(goal, exc, names):
     with pytest.raises(exc) as info:
-        CampaignSpec(y_pred="pred", strata="stratum", **kwargs)
+        CampaignSpec(y_pred="pred", strata="stratum", goal=goal)
     for name in names:
         assert name in str(info.value)
+
+
+@pytest.mark.parametrize("make, exc, names", [
+    (lambda: Decide(1.5), ValueError, ["threshold", "1.5"]),
+    (lambda: Decide("x"), TypeError, ["threshold", "'x'"]),
+    (lambda: Decide(0.1, "up"), ValueError, ["direction", "'up'"]),
+    (lambda: Gap(0), ValueError, ["tolerance", "0"]),
+    (lambda: Each(0.5), ValueError, ["halfwidth", "0.5"]),
+])
+def test_goal_parameters_are_validated_naming_the_argument_and_value(make, exc, names):
+    with pytest.raises(exc) as info:
+        make()
+    for name in names:
+        assert name in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["target_halfwidth", "threshold", "direction", "tolerance", "margin"])
+def test_goal_parameters_are_not_campaign_settings(tmp_path, pool_campaign_spec, name):
+    # a goal parameter given beside the goal is Python's own TypeError: the goal object carries it
+    for call in (lambda: CampaignSpec(y_pred="pred", **{name: 0.1}),
+                 lambda: Campaign.create(tmp_path / "c.db", pool_campaign_spec, y_pred="pred", **{name: 0.1}),
+                 lambda: simulate(pool_campaign_spec, y_pred="pred", y_true="truth", **{name: 0.1})):
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{name}'"):
+            call()
+    assert not (tmp_path / "c.db").exists()
 
 
 @pytest.mark.parametrize("metric, direction", [("error_rate", "below"), ("fpr", "below"), ("fnr", "below"),
                                                ("accuracy", "above"), ("recall", "above"), ("precision", "above")])
 def test_direction_defaults_to_the_metric_kind(metric, direction):
-    assert CampaignSpec(y_pred="p", metric=metric, goal="decide", threshold=0.2).direction == direction
+    assert CampaignSpec(y_pred="p", metric=metric, goal=Decide(0.2)).goal.direction == direction
 
 
 def test_margin_is_validated_naming_it():
     with pytest.raises(ValueError, match="margin"):
-        CampaignSpec(y_pred="pred", goal="decide", threshold=0.1, margin=0.6)
-    with pytest.raises(ValueError, match="only used with goal='decide'"):
-        CampaignSpec(y_pred="pred", margin=0.01)
+        CampaignSpec(y_pred="pred", goal=Decide(0.1, margin=0.6))
     with pytest.raises(TypeError, match="margin"):
-        CampaignSpec(y_pred="pred", goal="decide", threshold=0.1, margin=True)
+        CampaignSpec(y_pred="pred", goal=Decide(0.1, margin=True))
 
 
 @pytest.mark.parametrize(
@@ -79,7 +98,7 @@ def test_margin_is_validated_naming_it():
         ({"metric": ["tpr", "recall"]}, ValueError, ["same metric twice", "recall"]),
         ({"metric": []}, ValueError, ["metric", "[]"]),
         ({"metric": ["tpr", "fpr"], "rule": "neyman"}, ValueError, ["rule='neyman'", "'recall', 'fpr'"]),
-        ({"metric": ["tpr", "fpr"], "goal": "decide", "threshold": 0.1}, ValueError, ["goal='decide'", "one metric"]),
+        ({"metric": ["tpr", "fpr"], "goal": Decide(0.1)}, ValueError, ["goal='decide'", "one metric"]),
         ({"metric": 3}, TypeError, ["metric", "3"]),
     ],
 )
@@ -92,7 +111,7 @@ def test_several_metrics_are_validated_naming_the_argument(kwargs, exc, names):
 
 @pytest.mark.parametrize("rule", ["expected_width", "thompson"])
 def test_simulate_replays_the_campaign_of_the_same_spec(tmp_path, pool_campaign_spec, rule):
-    spec = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, rule=rule,
+    spec = CampaignSpec(y_pred="pred", strata="stratum", goal=Each(0.08), batch_size=25, rule=rule,
                         random_seed=11)
     sim, camp, batches = run_both(tmp_path, pool_campaign_spec, spec)
     # same number of rounds and labels, the same labels per stratum and the same counts
@@ -117,7 +136,7 @@ def test_simulate_replays_the_campaign_of_the_same_spec(tmp_path, pool_campaign_
 # PrecisionLimitedWarning expected: small strata of the pool cannot reach target_halfwidth=0.08
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_the_average_guarantee_stops_a_campaign_as_in_simulate(tmp_path, pool_campaign_spec):
-    spec = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.08, batch_size=25, random_seed=5,
+    spec = CampaignSpec(y_pred="pred", strata="stratum", goal=Each(0.08), batch_size=25, random_seed=5,
                         guarantee="average")
     sim, camp, _ = run_both(tmp_path, pool_campaign_spec, spec)
     assert camp.labels_used == int(sim.table["labels_used"].iloc[0])
@@ -129,7 +148,7 @@ def test_the_average_guarantee_stops_a_campaign_as_in_simulate(tmp_path, pool_ca
 
 
 def test_the_spec_is_stored_and_read_back(tmp_path, pool_campaign_spec):
-    spec = CampaignSpec(y_pred="pred", strata="stratum", target_halfwidth=0.07, level=0.9, batch_size=13,
+    spec = CampaignSpec(y_pred="pred", strata="stratum", goal=Each(0.07), level=0.9, batch_size=13,
                         guarantee="average", model="auto", random_seed=4)
     Campaign.create(tmp_path / "c.db", pool_campaign_spec, spec=spec).close()
     with Campaign.open(tmp_path / "c.db") as camp:
@@ -146,7 +165,6 @@ def test_the_spec_is_stored_and_read_back(tmp_path, pool_campaign_spec):
         ({"level": 1.5}, ValueError, ["level", "1.5"]),
         ({"goal": "some"}, ValueError, ["goal", "some"]),
         ({"score_bins": 3}, ValueError, ["score_bins", "3"]),
-        ({"target_halfwidth": 0.5}, ValueError, ["target_halfwidth", "0.5"]),
         ({"rule": "nope"}, ValueError, ["rule", "nope"]),
         ({"label_set": [0, "a"]}, ValueError, ["label_set", "'a'"]),
     ],
@@ -160,8 +178,8 @@ def test_spec_validation_names_the_field_and_the_value(kwargs, exc, names):
 
 def test_spec_and_settings_together_are_refused(tmp_path, pool_campaign_spec):
     spec = CampaignSpec(y_pred="pred", strata="stratum")
-    with pytest.raises(TypeError, match=r"spec=.*\['budget', 'target_halfwidth'\]"):
-        simulate(pool_campaign_spec, y_true="truth", spec=spec, target_halfwidth=0.1, budget=20, progress=False)
+    with pytest.raises(TypeError, match=r"spec=.*\['budget', 'goal'\]"):
+        simulate(pool_campaign_spec, y_true="truth", spec=spec, goal=Each(0.1), budget=20, progress=False)
     with pytest.raises(TypeError, match=r"spec=.*\['budget'\]"):
         Campaign.create(tmp_path / "c.db", pool_campaign_spec, spec=spec, budget=10)
     assert not (tmp_path / "c.db").exists()
@@ -172,7 +190,7 @@ def test_simulate_applies_the_same_costs_overall_goal_matches_neyman_with_costs(
     # (Cochran, Sampling Techniques, 5.5) is n_k proportional to w_k S_k / sqrt(c_k), so the
     # cheap twin gets sqrt(4) = 2 times the labels of the one 4x as expensive
     pool_campaign_spec = _twin_pool(4000)
-    spec = CampaignSpec(y_pred="pred", strata="g", target_halfwidth=0.03, goal="overall", batch_size=20,
+    spec = CampaignSpec(y_pred="pred", strata="g", goal=Overall(0.03), batch_size=20,
                         costs=[1.0, 4.0], random_seed=0)
     res = simulate(pool_campaign_spec, y_true="truth", spec=spec, n_repeats=2, progress=False)
     n = res.intervals.groupby("stratum")["labelled"].sum()

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Campaign, Decide
 from bayeseval.campaign import store as store_module
 from bayeseval.cli import main as cli
 from bayeseval.cli.campaign import main
@@ -619,7 +619,7 @@ def test_cli_creates_a_decision_campaign_and_status_shows_decisions(tmp_path, ca
                  "--y-pred", "pred", "--metric", "accuracy", "--goal", "decide", "--threshold", "s0=0.9,s1=0.8",
                  "--db", db, "--seed", "1"]) == 0
     with Campaign.open(db) as c:
-        assert (c.spec.direction, c.spec.threshold) == ("above", (0.9, 0.8))
+        assert c.spec.goal == Decide((0.9, 0.8), "above")
         while not c.done:
             batch = c.propose(25)
             if batch.empty:
@@ -656,7 +656,7 @@ def test_cli_margin_is_stored_and_a_bad_margin_exits_2_naming_it(tmp_path, capsy
             "--goal", "decide", "--threshold", "0.12"]
     assert main([*base, "--db", db, "--margin", "0.02"]) == 0
     with Campaign.open(db) as c:
-        assert c.spec.margin == 0.02 and c.state().margin == 0.02
+        assert c.spec.goal.margin == 0.02 and c.state().margin == 0.02
     capsys.readouterr()
     assert main([*base, "--db", str(tmp_path / "d.db"), "--margin", "0.7"]) == 2
     err = capsys.readouterr().err

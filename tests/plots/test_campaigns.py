@@ -9,7 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from bayeseval import plots
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Campaign, Each
 from bayeseval.campaign.report import progress_by_round
 from bayeseval.plots import labels_by_round
 from bayeseval.plots.campaigns import LABELS_NAMED
@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 
 def _campaign(tmp_path, k: int, rounds: int) -> Campaign:
     pool = pd.DataFrame({"g": np.repeat([f"g{i:02d}" for i in range(k)], 30), "pred": np.tile([0, 1], 15 * k)})
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", target_halfwidth=0.01, random_seed=3)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Each(0.01), random_seed=3)
     for _ in range(rounds):
         b = c.propose(2 * k)
         c.ingest(pd.Series(b.index % 2, index=b.index))
@@ -70,7 +70,7 @@ def test_halfwidth_curve_from_a_campaign(tmp_path):
 
     pool = make_pool(4000, 3, rates=[0.05, 0.1, 0.2], random_seed=0)
     camp = Campaign.create(tmp_path / "c.db", pool.drop(columns=["y_true", "error"]),
-                           strata="stratum", y_pred="y_pred", target_halfwidth=0.05,
+                           strata="stratum", y_pred="y_pred", goal=Each(0.05),
                            random_seed=0)
     for _ in range(2):
         prop = camp.propose(60)

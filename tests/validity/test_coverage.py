@@ -36,6 +36,7 @@ from bayeseval._kernels.fab import fab_interval, fab_intervals_all_counts, split
 from bayeseval._kernels.loo_prior import loo_beta_mixture
 from bayeseval._kernels.proxy import proxy_interval
 from bayeseval._kernels.sequential import sequential_outcome as sequential_outcome_core_anytime
+from bayeseval.campaign import Each
 from bayeseval.campaign.simulation import simulate
 from bayeseval.estimate.compare import paired_bootstrap
 from bayeseval.estimate.stratified import clustered_risk, weighted_metric
@@ -71,7 +72,7 @@ def _atypical_pool():
 
 def _guarantee_runs(guarantee, repeats):
     return simulate(_atypical_pool(), strata="g", y_pred="pred", y_true="truth", rules=["expected_width"],
-                    n_repeats=repeats, target_halfwidth=0.06, batch_size=40, random_seed=3, progress=False,
+                    n_repeats=repeats, goal=Each(0.06), batch_size=40, random_seed=3, progress=False,
                     guarantee=guarantee).intervals
 
 
@@ -119,7 +120,7 @@ def _pool() -> pd.DataFrame:
 
 def _covered(guarantee: str) -> pd.Series:
     iv = simulate(_pool(), strata="g", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=REPEATS,
-                  target_halfwidth=0.08, batch_size=40, random_seed=3, progress=False, guarantee=guarantee).intervals
+                  goal=Each(0.08), batch_size=40, random_seed=3, progress=False, guarantee=guarantee).intervals
     odd = iv[iv["stratum"] == "s6"]
     assert len(odd) == REPEATS
     # the true rate is the stratum's share of errors in the pool: 42 of 300
@@ -440,7 +441,7 @@ def test_average_misses_the_stratum_at_014_and_the_stratum_guarantee_covers_it()
 def test_simulate_judges_coverage_on_the_read_interval():
     pool = _campaign_pool()
     res = simulate(pool, strata="g", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=2,
-                   batch_size=50, target_halfwidth=0.06, random_seed=2, progress=False)
+                   batch_size=50, goal=Each(0.06), random_seed=2, progress=False)
     iv = res.intervals
     truth = (pool["truth"] != pool["pred"]).groupby(pool["g"]).mean()
     tr = iv["stratum"].map(truth)

@@ -9,7 +9,7 @@ from scipy.special import betainc
 
 from bayeseval._kernels.anytime import decision_boundaries, decision_evidence, tuned_concentration
 from bayeseval._kernels.sequential import sequential_outcome as sequential_outcome_core_anytime
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Campaign, Decide, Gap
 from bayeseval.campaign.simulation import simulate
 from tests.helpers import _decision_state, exact_pool
 
@@ -99,7 +99,7 @@ def test_a_campaign_decides_every_stratum_the_right_way(tmp_path, guarantee, mos
     # rates far from the threshold 0.10 either side: every decision is known; the anytime tests
     # of guarantee="stratum" need more labels than the posterior rule
     pool = exact_pool([0.01, 0.03, 0.25, 0.35], [1500] * 4, random_seed=2)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal="decide", threshold=0.1,
+    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide(0.1),
                         batch_size=20, random_seed=1, guarantee=guarantee)
     while not c.done:
         batch = c.propose()
@@ -124,7 +124,7 @@ def test_simulated_decisions_agree_with_the_exact_sequential_test(errors, repeat
     rows, batch, thr = 1000, 20, 0.10
     exact = sequential_outcome(rows, errors, batch, thr, 0.95)
     pool = exact_pool([errors / rows], [rows], random_seed=5)
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal="decide", threshold=thr,
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Decide(thr),
                    rules=["independent_beta"], n_repeats=repeats, batch_size=batch, random_seed=3,
                    progress=False, guarantee="average")  # the posterior test of the average guarantee
     made = res.intervals["decision"].value_counts().reindex(["meets", "fails", "undecided"], fill_value=0)
@@ -138,7 +138,7 @@ def test_simulated_decisions_agree_with_the_exact_sequential_test(errors, repeat
 
 def test_a_gap_campaign_stops_on_a_right_verdict(tmp_path):
     pool = exact_pool([0.05, 0.06, 0.30], [3000] * 3, random_seed=4)   # true gap 0.25
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal="gap", tolerance=0.1,
+    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Gap(0.1),
                         batch_size=30, random_seed=0)
     while not c.done:
         batch = c.propose()
