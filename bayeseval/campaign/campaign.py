@@ -135,6 +135,7 @@ class Campaign(Annotating):
             prior_mean=None if pm is None else np.asarray(pm, dtype=float),
             costs=None if self.config.get("costs") is None else np.asarray(self.config["costs"], dtype=float),
             threshold=None if self.spec.threshold is None else stratum_thresholds(self.spec.threshold, self.strata),
+            concentration=_stored_array(self.config.get("anytime_concentration")),
         )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
@@ -193,6 +194,7 @@ class Campaign(Annotating):
         tolerance: float | None = DEFAULTS["tolerance"],
         margin: float = DEFAULTS["margin"],
         guarantee: str = DEFAULTS["guarantee"],
+        anytime: bool = DEFAULTS["anytime"],
         proxy: str | None = DEFAULTS["proxy"],
         random_seed: Any = DEFAULTS["random_seed"],
         spec: CampaignSpec | None = None,
@@ -252,7 +254,7 @@ class Campaign(Annotating):
             budget=budget, pos_label=pos_label, label_set=label_set, model=model, batch_size=batch_size,
             annotators=annotators,
             resolve=resolve, costs=costs, threshold=threshold, direction=direction, tolerance=tolerance, margin=margin, guarantee=guarantee,
-            proxy=proxy, random_seed=random_seed,
+            anytime=anytime, proxy=proxy, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         campaign = cls(initialise(path, pool, spec, busy_timeout, content))
@@ -943,6 +945,11 @@ class Campaign(Annotating):
                 keep = set(pending)
                 rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None and r in keep]
             return self._store.release(conn, rids)
+
+
+def _stored_array(values: Any) -> np.ndarray | None:
+    """A stored list of numbers as a float array (None stays None)."""
+    return None if values is None else np.asarray(values, dtype=float)
 
 
 def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:

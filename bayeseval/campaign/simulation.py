@@ -249,6 +249,7 @@ def simulate(
     tolerance: float | None = DEFAULTS["tolerance"],
     margin: float = DEFAULTS["margin"],
     guarantee: str = DEFAULTS["guarantee"],
+    anytime: bool = DEFAULTS["anytime"],
     proxy: str | None = DEFAULTS["proxy"],
     random_seed: Any = DEFAULTS["random_seed"],
     spec: CampaignSpec | None = None,
@@ -298,7 +299,8 @@ def simulate(
         strata=strata, y_pred=y_pred, metric=metric, target_halfwidth=target_halfwidth, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
         prior=prior, pos_label=pos_label, label_set=label_set, model=model, threshold=threshold, direction=direction,
-        tolerance=tolerance, margin=margin, guarantee=guarantee, proxy=proxy, random_seed=random_seed,
+        tolerance=tolerance, margin=margin, guarantee=guarantee, anytime=anytime, proxy=proxy,
+        random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
