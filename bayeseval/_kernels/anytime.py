@@ -131,12 +131,17 @@ def confidence_sequence_bounds(successes: Any, trials: Any, level: float, concen
     >>> round(float(lo), 4), round(float(hi), 4)
     (0.0258, 0.2193)
     """
-    s, n = np.broadcast_arrays(np.asarray(successes, dtype=float), np.asarray(trials, dtype=float))
+    s, n, c = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (successes, trials, concentration)))
     crit = -np.log1p(-level)
     rate = s / n
+    prior_a, prior_b, fails = s, n - s, n - s
 
-    def inside(p: np.ndarray) -> np.ndarray:
-        return log_mixture_martingale(p, s, n, concentration) < crit
+    def inside(p: np.ndarray) -> np.ndarray:  # log_mixture_martingale(p, s, n, c) < crit, inlined for speed
+        a, b = c * p, c * (1.0 - p)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            log_m = (special.betaln(a + prior_a, b + prior_b) - special.betaln(a, b) - special.xlogy(s, p)
+                     - special.xlog1py(fails, -p))
+        return log_m < crit
 
     lower = _bisect(inside, rate.copy(), np.zeros_like(rate))
     upper = _bisect(inside, rate.copy(), np.ones_like(rate))

@@ -188,8 +188,17 @@ def anytime_bounds(successes: Any, trials: Any, level: float, concentration: Any
     s = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)
     c = np.broadcast_to(np.asarray(concentration, dtype=float), n.shape)
-    lo, hi = np.zeros(n.size), np.ones(n.size)
-    has = n > 0
-    if has.any():
-        lo[has], hi[has] = confidence_sequence_bounds(s[has], n[has], level, c[has])
-    return lo, hi
+    keys = [(float(level), float(c[j]), float(s[j]), float(n[j])) for j in range(n.size)]
+    todo = [j for j, key in enumerate(keys) if n[j] > 0 and key not in _SEQUENCE_CACHE]
+    if todo:  # a campaign changes few strata between looks: only those are computed again
+        if len(_SEQUENCE_CACHE) > _SEQUENCE_CACHE_SIZE:
+            _SEQUENCE_CACHE.clear()
+        new_lo, new_hi = confidence_sequence_bounds(s[todo], n[todo], level, c[todo])
+        _SEQUENCE_CACHE.update((keys[j], (lo_j, hi_j)) for j, lo_j, hi_j in zip(todo, new_lo, new_hi, strict=True))
+    ends = [_SEQUENCE_CACHE[key] if n[j] > 0 else (0.0, 1.0) for j, key in enumerate(keys)]
+    return np.array([e[0] for e in ends], dtype=float), np.array([e[1] for e in ends], dtype=float)
+
+
+#: (level, concentration, successes, trials) -> the sequence's ends, for :func:`anytime_bounds`
+_SEQUENCE_CACHE: dict[tuple[float, float, float, float], tuple[float, float]] = {}
+_SEQUENCE_CACHE_SIZE = 200_000
