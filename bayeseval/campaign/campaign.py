@@ -434,8 +434,9 @@ class Campaign(Annotating):
             and ``upper`` are the stratum's guaranteed interval, ``read`` is
             ``"guaranteed"``, and the pooled posterior is beside it as ``pooled_mean``,
             ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
-            these), ``read`` (the interval reported: ``"guaranteed"``, ``"pooled"`` under
-            ``guarantee="average"``, ``"own"`` for the independent model),
+            these), ``read`` (the interval reported: ``"guaranteed"``, ``"anytime"`` with
+            ``anytime=True`` (the stratum's confidence sequence at ``level``), ``"pooled"``
+            under ``guarantee="average"``, ``"own"`` for the independent model),
             ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
             target, see :meth:`~bayeseval.campaign.state.RuleState.stratum_done`),

@@ -87,7 +87,8 @@ class SimulationResult(Result):
         ``"adaptive"`` or ``"own"``), ``true_rate``, ``covered`` (by the read interval);
         with ``guarantee="stratum"`` the columns of ``Campaign.status()``: ``lower``,
         ``upper`` and the read interval are the guaranteed interval (``read`` is
-        ``"guaranteed"``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
+        ``"guaranteed"``; ``"anytime"``, the confidence sequence, with ``anytime=True``),
+        ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
         posterior; and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
         campaign on several metrics has one line per stratum and metric).
     settings : dict

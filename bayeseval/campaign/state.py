@@ -333,7 +333,7 @@ class RuleState:
         if "anytime" not in self._adaptive:
             c = self.anytime_concentration
             if c is None:
-                hw = self.target_halfwidth if isinstance(self.goal, Each) else None
+                hw = self.goal.halfwidth if isinstance(self.goal, Each) else None
                 c = anytime_concentrations(self.available + self.labelled + self.pending, self.level, hw)
             self._adaptive["anytime"] = anytime_bounds(self.successes, self.trials, self.level, c)
         return self._adaptive["anytime"]
