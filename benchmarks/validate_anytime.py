@@ -196,7 +196,8 @@ def campaign_markdown(data: pd.DataFrame) -> str:
         low = cov.min()
         ref = base.get((name, batch), np.nan)
         odd = g[g["stratum"] == "s03"]
-        lines.append(f"| {name} | {variant} | {batch} | {reps} | {labels:.0f} | {labels / ref:.2f}x "
+        ratio = "-" if np.isnan(ref) else f"{labels / ref:.2f}x"
+        lines.append(f"| {name} | {variant} | {batch} | {reps} | {labels:.0f} | {ratio} "
                      f"| {low:.3f} ({np.sqrt(low * (1 - low) / reps):.3f}) | {cov.mean():.3f} "
                      f"| {cov['s03']:.3f} | {odd['labelled'].median():.0f} |")
     return "\n".join(lines)
