@@ -135,6 +135,7 @@ class Campaign(Annotating):
             prior_mean=None if pm is None else np.asarray(pm, dtype=float),
             costs=None if self.config.get("costs") is None else np.asarray(self.config["costs"], dtype=float),
             threshold=stratum_thresholds(getattr(self.spec.goal, "threshold", None), self.strata),
+            concentration=_stored_array(self.config.get("anytime_concentration")),
         )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
@@ -187,7 +188,8 @@ class Campaign(Annotating):
         annotators: int = DEFAULTS["annotators"],
         resolve: str = DEFAULTS["resolve"],
         costs: Any = DEFAULTS["costs"],
-                        guarantee: str = DEFAULTS["guarantee"],
+        guarantee: str = DEFAULTS["guarantee"],
+        anytime: bool = DEFAULTS["anytime"],
         proxy: str | None = DEFAULTS["proxy"],
         random_seed: Any = DEFAULTS["random_seed"],
         spec: CampaignSpec | None = None,
@@ -245,7 +247,7 @@ class Campaign(Annotating):
             strata=strata, y_pred=y_pred, metric=metric, level=level, goal=goal, weights=weights, rule=rule,
             score=score, score_bins=score_bins, prior=prior, budget=budget, pos_label=pos_label, label_set=label_set,
             model=model, batch_size=batch_size, annotators=annotators, resolve=resolve, costs=costs,
-            guarantee=guarantee, proxy=proxy, random_seed=random_seed,
+            guarantee=guarantee, anytime=anytime, proxy=proxy, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         campaign = cls(initialise(path, pool, spec, busy_timeout, content))
@@ -425,8 +427,9 @@ class Campaign(Annotating):
             and ``upper`` are the stratum's guaranteed interval, ``read`` is
             ``"guaranteed"``, and the pooled posterior is beside it as ``pooled_mean``,
             ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
-            these), ``read`` (the interval reported: ``"guaranteed"``, ``"pooled"`` under
-            ``guarantee="average"``, ``"own"`` for the independent model),
+            these), ``read`` (the interval reported: ``"guaranteed"``, ``"anytime"`` with
+            ``anytime=True`` (the stratum's confidence sequence at ``level``), ``"pooled"``
+            under ``guarantee="average"``, ``"own"`` for the independent model),
             ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
             target, see :meth:`~bayeseval.campaign.state.RuleState.stratum_done`),
@@ -936,6 +939,11 @@ class Campaign(Annotating):
                 keep = set(pending)
                 rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None and r in keep]
             return self._store.release(conn, rids)
+
+
+def _stored_array(values: Any) -> np.ndarray | None:
+    """A stored list of numbers as a float array (None stays None)."""
+    return None if values is None else np.asarray(values, dtype=float)
 
 
 def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:

@@ -79,6 +79,7 @@ def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any, content: li
         prior_mean=None if design.strata.prior_mean is None else design.strata.prior_mean.tolist(),
         costs=None if design.strata.costs is None else design.strata.costs.tolist(),
         threshold=None if design.strata.threshold is None else design.strata.threshold.tolist(),
+        anytime_concentration=None if design.strata.concentration is None else design.strata.concentration.tolist(),
         pos_label=design.positive,
         label_set=design.labels.values,
         index_name=index_name if isinstance(index_name, (str, type(None))) else str(index_name),

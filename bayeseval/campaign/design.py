@@ -20,7 +20,8 @@ from bayeseval._api.validation import (
     check_class_labels,
     check_weights,
 )
-from bayeseval.campaign.goals import unit_value
+from bayeseval.campaign.goals import Each, unit_value
+from bayeseval.campaign.guarantee import anytime_concentrations
 from bayeseval.campaign.labels import MISSING, LabelSet, default_label_set, label_key, py_scalar
 from bayeseval.campaign.state import StrataDesign
 from bayeseval.counts.counts import stratum_labels
@@ -294,6 +295,14 @@ def population_weights(weights: Any, strata: pd.Index, n_eligible: np.ndarray) -
     return n_eligible / total if total else np.full(len(n_eligible), 1.0 / len(n_eligible))
 
 
+def _anytime_concentration(spec: CampaignSpec, n_eligible: np.ndarray) -> np.ndarray | None:
+    """Each stratum's confidence-sequence concentration of an ``anytime=True`` campaign (else None)."""
+    if not spec.anytime:
+        return None
+    halfwidth = spec.goal.halfwidth if isinstance(spec.goal, Each) else None
+    return anytime_concentrations(n_eligible, spec.level, halfwidth)
+
+
 def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequence[Any] = ()) -> PoolDesign:
     """Turn a pool into strata, eligible rows, known labels, weights and prior means.
 
@@ -334,6 +343,7 @@ def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequenc
         prior_mean=_prior_mean(spec, sc, codes, len(keys)),
         costs=stratum_costs(spec.costs, strata),
         threshold=stratum_thresholds(getattr(spec.goal, "threshold", None), strata),
+        concentration=_anytime_concentration(spec, n_eligible),
     )
     values = np.empty(len(pred_values), dtype=object)
     values[:] = pred_values

@@ -70,6 +70,8 @@ FIELDS: tuple[Field, ...] = (
     Field("guarantee", "stratum", "stratum (default): every stratum's interval covers its own rate, also at stop, "
           "and decisions hold for any batch size; average: a stratum stops on its pooled interval, which covers "
           "on average over strata like these", "--guarantee", ("stratum", "average")),
+    Field("anytime", False, "each stratum reads, and stops on, its confidence sequence at --level: valid whenever you "
+          "look, tuned to the campaign's planned size (goal each, decide or gap; guarantee stratum)", "--anytime"),
     Field("proxy", None, "column with a proxy of the true label (a cheap label or a score) on every pool row: labels "
           "go to the proxy's cells by Neyman allocation and each stratum reads the proxy-assisted interval", "--proxy"),
     Field("random_seed", None, "random seed (a whole number >= 0)", "--seed"),

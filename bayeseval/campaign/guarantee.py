@@ -11,10 +11,15 @@ from typing import Any
 
 import numpy as np
 
+from bayeseval._kernels.anytime import (
+    confidence_sequence_bounds,
+    planned_trials,
+    tuned_concentration,
+)
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.conflict import adaptive_bounds
 
-__all__ = ["GUARANTEES", "guarantee_stop_level", "guaranteed_bounds"]
+__all__ = ["GUARANTEES", "anytime_bounds", "anytime_concentrations", "guarantee_stop_level", "guaranteed_bounds"]
 
 
 # the per-stratum guarantee
@@ -28,6 +33,11 @@ STOP_ALPHA_SHARE = 0.7
 
 #: fewest trials of its own a stratum needs before an anytime decision
 DECISION_MIN_TRIALS = 5
+
+#: planned trials of an ``anytime=True`` stratum: at least this many ...
+ANYTIME_MIN_PLAN = 20
+#: ... and, for the decision goals (no target half-width), at most this many
+ANYTIME_MAX_PLAN = 4000
 
 
 def guarantee_stop_level(level: float) -> float:
@@ -112,3 +122,83 @@ def implied_size(halfwidth: np.ndarray, mean: np.ndarray, level: float) -> np.nd
     z = norm.ppf(0.5 + level / 2.0)
     m = np.clip(mean, 0.02, 0.98)
     return np.maximum(z**2 * m * (1.0 - m) / np.maximum(halfwidth, 1e-9) ** 2, 1.0)
+
+
+# anytime=True: each stratum's confidence sequence
+# ---------------------------------------------------------------------------------------
+def anytime_concentrations(rows: Any, level: float, halfwidth: float | None = None) -> np.ndarray:
+    """Prior concentration of each stratum's confidence sequence, tuned for its planned size.
+
+    With a target ``halfwidth`` (goal ``"each"``) a stratum plans for the fewest trials at
+    which the tuned sequence reaches the target at rate 1/2, the worst case
+    (:func:`bayeseval._kernels.anytime.planned_trials`: 918 at 0.05 and level 0.95), capped
+    at the stratum's rows; without one (goals ``"decide"`` and ``"gap"``) for its rows,
+    capped at 4,000; at least 20 either way. The concentration is
+    :func:`bayeseval._kernels.anytime.tuned_concentration` at that size. It depends on the
+    settings and the pool's sizes only, never on labels, as the sequence's guarantee needs.
+
+    Parameters
+    ----------
+    rows : array_like of int
+        Rows per stratum that may be labelled.
+    level : float
+        Level of the sequences.
+    halfwidth : float, optional
+        The target half-width of the width goal.
+
+    Returns
+    -------
+    numpy.ndarray
+        One concentration per stratum.
+
+    Examples
+    --------
+    >>> c = anytime_concentrations([50, 100_000], 0.95, halfwidth=0.05)
+    >>> bool(c[0] < c[1]), round(float(c[1]), 1) == round(tuned_concentration(918, 0.95), 1)
+    (True, True)
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    cap = planned_trials(float(halfwidth), level) if halfwidth is not None else ANYTIME_MAX_PLAN
+    plan = np.clip(np.minimum(rows, cap), ANYTIME_MIN_PLAN, None)
+    return np.array([tuned_concentration(int(n), level) for n in plan], dtype=float)
+
+
+def anytime_bounds(successes: Any, trials: Any, level: float, concentration: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's confidence sequence at ``level``: ``[0, 1]`` without trials.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int
+        Counts per stratum.
+    level : float
+        Level of the sequences (valid at every number of trials at once).
+    concentration : array_like
+        Prior concentration per stratum (:func:`anytime_concentrations`).
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+
+    Examples
+    --------
+    >>> lo, hi = anytime_bounds([10, 0], [100, 0], 0.95, [2.0, 2.0])
+    >>> [round(float(v), 4) for v in (lo[0], hi[0], lo[1], hi[1])]
+    [0.0258, 0.2193, 0.0, 1.0]
+    """
+    s = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    c = np.broadcast_to(np.asarray(concentration, dtype=float), n.shape)
+    keys = [(float(level), float(c[j]), float(s[j]), float(n[j])) for j in range(n.size)]
+    todo = [j for j, key in enumerate(keys) if n[j] > 0 and key not in _SEQUENCE_CACHE]
+    if todo:  # a campaign changes few strata between looks: only those are computed again
+        if len(_SEQUENCE_CACHE) > _SEQUENCE_CACHE_SIZE:
+            _SEQUENCE_CACHE.clear()
+        new_lo, new_hi = confidence_sequence_bounds(s[todo], n[todo], level, c[todo])
+        _SEQUENCE_CACHE.update((keys[j], (lo_j, hi_j)) for j, lo_j, hi_j in zip(todo, new_lo, new_hi, strict=True))
+    ends = [_SEQUENCE_CACHE[key] if n[j] > 0 else (0.0, 1.0) for j, key in enumerate(keys)]
+    return np.array([e[0] for e in ends], dtype=float), np.array([e[1] for e in ends], dtype=float)
+
+
+#: (level, concentration, successes, trials) -> the sequence's ends, for :func:`anytime_bounds`
+_SEQUENCE_CACHE: dict[tuple[float, float, float, float], tuple[float, float]] = {}
+_SEQUENCE_CACHE_SIZE = 200_000

@@ -87,7 +87,8 @@ class SimulationResult(Result):
         ``"adaptive"`` or ``"own"``), ``true_rate``, ``covered`` (by the read interval);
         with ``guarantee="stratum"`` the columns of ``Campaign.status()``: ``lower``,
         ``upper`` and the read interval are the guaranteed interval (``read`` is
-        ``"guaranteed"``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
+        ``"guaranteed"``; ``"anytime"``, the confidence sequence, with ``anytime=True``),
+        ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
         posterior; and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
         campaign on several metrics has one line per stratum and metric).
     settings : dict
@@ -246,6 +247,7 @@ def simulate(
     model: str = DEFAULTS["model"],
     costs: Any = DEFAULTS["costs"],
     guarantee: str = DEFAULTS["guarantee"],
+    anytime: bool = DEFAULTS["anytime"],
     proxy: str | None = DEFAULTS["proxy"],
     random_seed: Any = DEFAULTS["random_seed"],
     spec: CampaignSpec | None = None,
@@ -295,7 +297,7 @@ def simulate(
     settings = dict(
         strata=strata, y_pred=y_pred, metric=metric, level=level,
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
-        prior=prior, pos_label=pos_label, label_set=label_set, model=model, costs=costs, guarantee=guarantee, proxy=proxy, random_seed=random_seed,
+        prior=prior, pos_label=pos_label, label_set=label_set, model=model, costs=costs, guarantee=guarantee, anytime=anytime, proxy=proxy, random_seed=random_seed,
     )
     given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)

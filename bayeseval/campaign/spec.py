@@ -255,6 +255,17 @@ FIELD_DOCS: dict[str, str] = {
     stratum. With costs the ``expected_width`` and ``independent_beta`` rules give each
     label to the stratum with the largest expected gain per unit cost; :meth:`status` and
     :meth:`forecast` report the cost. Default: every label costs 1.""",
+    "anytime": """anytime : bool
+    ``True``: each stratum's interval (``status()``'s ``lower``/``upper``, ``read`` is
+    ``"anytime"``) is its confidence sequence at ``level``
+    (:func:`~bayeseval.confidence_sequence`), which covers the stratum's rate at every
+    number of labels at once, so it stays valid whenever you look and whenever you stop,
+    also outside the campaign's own stopping rule; goal ``"each"`` stops a stratum when its
+    sequence's half-width reaches the target. The sequence's prior concentration is tuned,
+    per stratum, to the campaign's planned size (fixed at ``create``, stored in the file).
+    It costs labels: about 2.4 times Wilson's fixed-size count at a target of 0.05
+    (docs/validation.md, section 11f). Needs ``guarantee="stratum"``, a goal other than
+    ``"overall"``, and no ``proxy``. Default ``False``.""",
     "proxy": """proxy : str, optional
     Column with a proxy of the true label on every pool row: a cheap label of the same kind
     as the labels (an LLM judge's) or a numeric score, binned into 5 equal-count cells per
@@ -348,6 +359,7 @@ class CampaignSpec:
     resolve: str = DEFAULTS["resolve"]
     costs: Any = DEFAULTS["costs"]
     guarantee: str = DEFAULTS["guarantee"]
+    anytime: bool = DEFAULTS["anytime"]
     proxy: str | None = DEFAULTS["proxy"]
     random_seed: Any = DEFAULTS["random_seed"]
 
@@ -372,6 +384,7 @@ class CampaignSpec:
             "resolve": check_resolve(self.resolve),
             "costs": _check_costs_shape(self.costs),
             "guarantee": check_method(self.guarantee, GUARANTEES, "guarantee"),
+            "anytime": _check_bool(self.anytime, "anytime"),
             "proxy": _check_column_name(self.proxy, "proxy", optional=True),
         }
         checked["goal"] = _check_goal(self.goal, checked["metric"])
@@ -386,6 +399,8 @@ class CampaignSpec:
             )
         if checked["proxy"] is not None:
             _check_proxy_settings(checked)
+        if checked["anytime"]:
+            _check_anytime_settings(checked)
         if checked["score_bins"] is not None and checked["score"] is None:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
         for name, value in checked.items():
@@ -481,6 +496,8 @@ class CampaignSpec:
             tolerance=goal["tolerance"],
             margin=goal["margin"],
             guarantee=self.guarantee,
+            anytime=self.anytime,
+            anytime_concentration=design.concentration,
         )
 
     def rule_states(
@@ -625,6 +642,25 @@ class CampaignSpec:
             goal=goal_from_config(config),
             **kwargs,
         )
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _check_anytime_settings(checked: dict[str, Any]) -> None:
+    """Raise when an anytime campaign asks for a goal, guarantee or proxy its sequences do not serve."""
+    if checked["guarantee"] != "stratum":
+        raise ValueError(f"anytime=True reads each stratum's own confidence sequence, which is guarantee='stratum'; "
+                         f"got guarantee={checked['guarantee']!r}")
+    if not checked["goal"].per_stratum:
+        raise ValueError(f"anytime=True reads a confidence sequence per stratum (goal 'each', 'decide' or 'gap'); "
+                         f"got goal={checked['goal'].name!r}")
+    if checked["proxy"] is not None:
+        raise ValueError(f"anytime=True reads each stratum's confidence sequence from its own labels, not a "
+                         f"proxy-assisted interval; got proxy={checked['proxy']!r}")
 
 
 def _check_proxy_settings(checked: dict[str, Any]) -> None:

@@ -24,9 +24,11 @@ from bayeseval._kernels.anytime import (
 )
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval
-from bayeseval.campaign.goals import Decide, Goal, state_goal
+from bayeseval.campaign.goals import Decide, Each, Goal, state_goal
 from bayeseval.campaign.guarantee import (
     DECISION_MIN_TRIALS,
+    anytime_bounds,
+    anytime_concentrations,
     guarantee_stop_level,
     guaranteed_bounds,
     implied_size,
@@ -61,6 +63,9 @@ class StrataDesign:
         Label cost per stratum (None: every label costs 1).
     threshold : numpy.ndarray or None
         Decision threshold per stratum (goal ``"decide"``).
+    concentration : numpy.ndarray or None
+        Prior concentration of each stratum's confidence sequence (``anytime=True``; see
+        :func:`~bayeseval.campaign.guarantee.anytime_concentrations`).
     """
 
     strata: pd.Index
@@ -70,6 +75,7 @@ class StrataDesign:
     prior_mean: np.ndarray | None
     costs: np.ndarray | None = None
     threshold: np.ndarray | None = None
+    concentration: np.ndarray | None = None
 
 
 #: the decision of a stratum known to lie within the indifference margin of its threshold
@@ -135,6 +141,12 @@ class RuleState:
         bare state; campaigns default to ``"stratum"``): a stratum stops when its pooled
         interval at ``level`` reaches the target and is decided when its pooled ``P(meets)``
         reaches ``level``; these cover on average over strata like these.
+    anytime : bool
+        Under the per-stratum guarantee, each stratum stops on and reads its confidence
+        sequence at ``level`` (:meth:`anytime_intervals`) instead of the guaranteed interval.
+    anytime_concentration : numpy.ndarray, optional
+        The sequences' prior concentrations, one per stratum (default
+        :func:`~bayeseval.campaign.guarantee.anytime_concentrations` of the strata's rows).
 
     Examples
     --------
@@ -162,6 +174,8 @@ class RuleState:
     tolerance: float | None = None
     margin: float = 0.0
     guarantee: str = "average"
+    anytime: bool = False
+    anytime_concentration: np.ndarray | None = None
     _posterior: MixturePosterior | None = field(default=None, init=False, repr=False)
     _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
     _decision: dict = field(default_factory=dict, init=False, repr=False)
@@ -286,11 +300,43 @@ class RuleState:
         lower, upper : numpy.ndarray
             Interval ends, one per stratum.
         """
+        if level is None and self.anytime:
+            return self.anytime_intervals()
         level = guarantee_stop_level(self.level) if level is None else float(level)
         key = ("guaranteed", level)
         if key not in self._adaptive:
             self._adaptive[key] = guaranteed_bounds(self.successes, self.trials, level)
         return self._adaptive[key]
+
+    def anytime_intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every stratum's confidence sequence at ``level`` (``anytime=True``), cached.
+
+        :func:`~bayeseval.campaign.guarantee.anytime_bounds` with ``anytime_concentration``
+        (default: tuned for each stratum's rows and the goal's target,
+        :func:`~bayeseval.campaign.guarantee.anytime_concentrations`). The sequence covers the
+        stratum's rate at every number of labels at once with probability at least ``level``,
+        so it needs no compensation for stopping when it is narrow.
+
+        Returns
+        -------
+        lower, upper : numpy.ndarray
+            Interval ends, one per stratum (``[0, 1]`` without trials).
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([10, 0], [100, 0], available=[900, 1000], guarantee="stratum",
+        ...                            anytime=True, anytime_concentration=np.array([2.0, 2.0]))
+        >>> lo, hi = st.anytime_intervals()
+        >>> round(float(lo[0]), 4), round(float(hi[0]), 4), st.read_intervals()[0].tolist()
+        (0.0258, 0.2193, ['anytime', 'anytime'])
+        """
+        if "anytime" not in self._adaptive:
+            c = self.anytime_concentration
+            if c is None:
+                hw = self.goal.halfwidth if isinstance(self.goal, Each) else None
+                c = anytime_concentrations(self.available + self.labelled + self.pending, self.level, hw)
+            self._adaptive["anytime"] = anytime_bounds(self.successes, self.trials, self.level, c)
+        return self._adaptive["anytime"]
 
     def use_intervals(self, lower: np.ndarray, upper: np.ndarray) -> None:
         """Make ``lower``/``upper`` every stratum's guaranteed interval (a proxy campaign's own).
@@ -333,7 +379,8 @@ class RuleState:
         if not self.per_stratum():
             return self.posterior.n_eff().to_numpy()
         own = (self.successes + 0.5) / (self.trials + 1.0)
-        return implied_size(self.stop_halfwidths(), own, guarantee_stop_level(self.level))
+        level = self.level if self.anytime else guarantee_stop_level(self.level)
+        return implied_size(self.stop_halfwidths(), own, level)
 
     def stop_halfwidths(self) -> np.ndarray:
         """Per-stratum half-widths the width goal stops on.
@@ -365,7 +412,7 @@ class RuleState:
         k = len(self.strata)
         if self.per_stratum():
             glo, ghi = self.guaranteed_intervals()
-            return np.full(k, "guaranteed", dtype=object), glo, ghi
+            return np.full(k, "anytime" if self.anytime else "guaranteed", dtype=object), glo, ghi
         lo, hi = self.intervals()
         return np.full(k, "own" if self.model == "independent" else "pooled", dtype=object), lo, hi
 

@@ -688,7 +688,9 @@ def _add_create(sub: Any) -> None:
     p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
     for field in FIELDS:
-        if field.flag is not None:
+        if field.flag is not None and isinstance(field.default, bool):
+            p.add_argument(field.flag, dest=field.name, action="store_true", help=_field_help(field))
+        elif field.flag is not None:
             p.add_argument(field.flag, dest=field.name, default=field.default,
                            type=_FIELD_TYPES.get(field.name), choices=field.choices, help=_field_help(field))
     goals = p.add_argument_group("goal parameters", "each belongs to the goals its help names (default: the goal's)")

@@ -218,3 +218,33 @@ def test_the_guarantee_is_stored_and_older_files_open_as_average(tmp_path, pool_
     conn.close()
     with Campaign.open(tmp_path / "d.db") as c:  # written before the setting: the rule it had then
         assert c.spec.guarantee == "average"
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, names",
+    [
+        ({"anytime": "yes"}, TypeError, ["anytime", "'yes'"]),
+        ({"anytime": 1}, TypeError, ["anytime", "1"]),
+        ({"anytime": True, "guarantee": "average"}, ValueError, ["anytime", "guarantee='average'"]),
+        ({"anytime": True, "goal": "overall"}, ValueError, ["anytime", "goal='overall'"]),
+        ({"anytime": True, "proxy": "judge"}, ValueError, ["anytime", "proxy='judge'"]),
+    ],
+)
+def test_anytime_settings_are_validated(kwargs, exc, names):
+    with pytest.raises(exc) as err:
+        CampaignSpec(y_pred="pred", strata="stratum", **kwargs)
+    assert all(n in str(err.value) for n in names), str(err.value)
+
+
+def test_anytime_is_stored_and_defaults_to_false(pool_campaign_spec):
+    spec = CampaignSpec(y_pred="pred", strata="stratum", anytime=True, goal=Each(0.1))
+    assert CampaignSpec.from_config(spec.to_config()).anytime is True
+    assert CampaignSpec(y_pred="pred", strata="stratum").anytime is False
+    # decision goals plan each stratum's sequence for its rows (at most 4,000)
+    from bayeseval._kernels.anytime import tuned_concentration
+    from bayeseval.campaign.design import design_pool
+
+    spec = CampaignSpec(y_pred="pred", strata="stratum", anytime=True, goal=Decide(0.1))
+    design = design_pool(spec, pool_campaign_spec)
+    expected = [tuned_concentration(int(min(max(n, 20), 4000))) for n in design.strata.n_eligible]
+    np.testing.assert_allclose(design.strata.concentration, expected)

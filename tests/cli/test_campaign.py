@@ -963,3 +963,15 @@ def test_the_campaign_command_is_registered_when_it_is_called(capsys):
     assert "propose" in capsys.readouterr().out
     assert cli.main(["campaign", "no-such-step"]) == 2
     assert "no-such-step" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_cli_create_anytime(tmp_path, pool_campaign_spec):
+    path = tmp_path / "pool.csv"
+    pool_campaign_spec.to_csv(path, index_label="id")
+    args = ["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "stratum", "--y-pred", "pred"]
+    assert main([*args, "--db", str(tmp_path / "a.db"), "--anytime"]) == 0
+    assert main([*args, "--db", str(tmp_path / "s.db")]) == 0
+    with Campaign.open(tmp_path / "a.db") as a, Campaign.open(tmp_path / "s.db") as s:
+        assert (a.spec.anytime, s.spec.anytime) == (True, False)
+        assert (a.status()["read"] == "anytime").all() and (s.status()["read"] == "guaranteed").all()
