@@ -568,6 +568,8 @@ class Campaign(Annotating):
         >>> c.feasibility()["feasible"].tolist()
         [False, True]
         """
+        if self._proxy is not None:
+            return self._proxy.feasibility(self._counts_state(), self._codes, warn=warn)
         st = self._state()
         if isinstance(st, MetricStates):
             return pd.concat({m: _feasibility(s, warn) for m, s in st.states.items()}, names=["metric"])
