@@ -3,20 +3,27 @@
 A pool of 12 strata of 5,000 rows (60,000 rows), error rates 0.05 to 0.30, a label proxy (a
 judge's label) whose agreement with the truth runs from 0.85 to 0.97 over eleven strata and is
 0.60 in stratum ``s05`` (the poor proxy). Target half-width 0.05 at level 0.95, batches of
-``--batch-size`` labels. Three designs, the same pool and seeds:
+``--batch-size`` labels. Four designs (``--designs``), the same pool:
 
-(a) ``labels``: the labels-only campaign with the stratum guarantee (``simulate``,
+``labels``: the labels-only campaign with the stratum guarantee (``simulate``,
     ``expected_width``, ``guarantee="stratum"``).
-(b) ``uniform``: labels at random within each stratum, each stratum stopping when its proxy
+``uniform``: labels at random within each stratum, each stratum stopping when its proxy
     interval (``proxy_ci``'s rule: Clopper-Pearson cells, at the guarantee's stop level)
-    reaches the target, checked after every batch.
-(c) ``proxy``: the proxy campaign (``simulate(..., proxy="judge")``: Neyman allocation across
+    reaches the target, checked every ``--batch-size`` labels of the stratum.
+``uniform5``: the same, checked every 5 labels of the stratum (about the granularity at
+    which the proxy campaign's batches of 50 over 12 strata look at each stratum).
+``proxy``: the proxy campaign (``simulate(..., proxy="judge")``: Neyman allocation across
     the proxy's cells within each stratum, strata stopping on their proxy intervals).
 
+Repeat ``r`` of every design uses the seed ``[seed, r]``, so chunks of repeats run apart
+(``--start``, ``--repeats``, ``--out``) combine into one run (``--summarise`` CSV...).
 Coverage at stop is of the interval each stratum stops on; its Monte Carlo standard error is
-``sqrt(c (1 - c) / repeats)``. Raw results go to ``benchmarks/results/campaign_proxy.csv``.
+``sqrt(c (1 - c) / repeats)``. The summary also prints the normal-theory limit of Neyman
+allocation across the proxy's cells against proportional allocation (:func:`neyman_limit`).
 
-Run: ``nice -n 5 python benchmarks/validate_campaign_proxy.py [--repeats 20] [--batch-size 50]``
+Run: ``nice -n 10 python benchmarks/validate_campaign_proxy.py --designs proxy --start 0
+--repeats 10 --out benchmarks/results/campaign_proxy_parts/proxy_0.csv``, then
+``python benchmarks/validate_campaign_proxy.py --summarise benchmarks/results/campaign_proxy_parts/*.csv``.
 """
 
 from __future__ import annotations
@@ -145,9 +152,12 @@ def report(raw: pd.DataFrame, pool: pd.DataFrame) -> str:
     total = raw.groupby(["design", "repeat"])["labelled"].sum().groupby("design").agg(["count", "mean", "std"])
     total["mc_se"] = total["std"] / np.sqrt(total["count"])
     lines = [per.unstack("design").round(3).to_string(), "", total.round(1).to_string(), ""]
-    t = total["mean"]
+    t, se = total["mean"], total["mc_se"]
     if "proxy" in t:
-        lines += [f"proxy/{d} {t['proxy'] / t[d]:.3f}" for d in t.index if d != "proxy"]
+        # Monte Carlo SE of a ratio of two means (delta method, the designs taken as independent)
+        lines += [f"proxy/{d} {t['proxy'] / t[d]:.3f} (MC SE "
+                  f"{t['proxy'] / t[d] * np.hypot(se['proxy'] / t['proxy'], se[d] / t[d]):.3f})"
+                  for d in t.index if d != "proxy"]
     lim = neyman_limit(pool)
     lines += ["", "Neyman over proportional (normal theory, labels for equal variance):",
               lim.round(3).to_string()]

@@ -542,7 +542,9 @@ class Campaign(Annotating):
         once every row is labelled at the stratum's current posterior mean rate
         (:func:`~bayeseval.campaign.forecast.stratum_feasibility`). ``create`` and ``forecast`` call this with
         ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
-        labels are spent on it.
+        labels are spent on it. A proxy campaign checks the interval it stops on, with every
+        row labelled and a proxy that tells nothing
+        (:meth:`~bayeseval.campaign.proxycells.ProxyDesign.feasibility`).
 
         Parameters
         ----------
