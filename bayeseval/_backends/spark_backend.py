@@ -15,6 +15,9 @@ ten binomial standard deviations per key, a few thousand rows at a billion).
 What the driver sends (the cells with their key, salt and band, the cut-offs)
 goes into the plan as one JSON literal (:func:`local_table`; up to 4,096 rows
 of plain values), so the executors run no Python at all.
+A proxy's cells are one ``groupBy``; a score proxy's bins are at exact per-stratum quantiles
+(:func:`score_cells`: a window sort, a few order statistics per stratum to the driver, the
+edges broadcast back).
 ``pyspark`` is imported inside the functions only.
 """
 
