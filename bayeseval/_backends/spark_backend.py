@@ -15,6 +15,9 @@ ten binomial standard deviations per key, a few thousand rows at a billion).
 What the driver sends (the cells with their key, salt and band, the cut-offs)
 goes into the plan as one JSON literal (:func:`local_table`; up to 4,096 rows
 of plain values), so the executors run no Python at all.
+A proxy's cells are one ``groupBy``; a score proxy's bins are at exact per-stratum quantiles
+(:func:`score_cells`: a window sort, a few order statistics per stratum to the driver, the
+edges broadcast back).
 ``pyspark`` is imported inside the functions only.
 """
 
@@ -130,6 +133,29 @@ class SparkBackend(Backend):
             table["n"] = table["n"].astype(np.int64)
         dtypes = (self._type(y_true).simpleString(), self._type(y_pred).simpleString())
         return confusion_from_frame(table, strata, y_true, y_pred, dtypes)
+
+    def proxy_cells(
+        self, strata: list[str], y_true: str, y_pred: str, proxy: str, *,
+        n_cells: int | None = None, inclusion: str | None = None,
+    ) -> pd.DataFrame:
+        from pyspark.sql import functions as F
+
+        k = len(strata)
+        names = fresh_names(self.columns, [f"__s{i}" for i in range(k)]
+                            + ["__c", "__t", "__p", "__pi", "__n", "__w", "__w2", "__bad"])
+        keys, (c, t, p, pi, n, w, w2, bad) = names[:k], names[k:]
+        picked = [*zip(strata, keys, strict=True), (proxy, c), (y_true, t), (y_pred, p)]
+        picked += [(inclusion, pi)] if inclusion is not None else []
+        df = self.data.select(*[col(a).alias(b) for a, b in picked])
+        if n_cells is not None:
+            df = score_cells(df, keys, c, n_cells)
+        aggs = [F.count(F.lit(1)).cast("long").alias(n)]
+        if inclusion is not None:
+            aggs += _inclusion_sums(quote(t), quote(pi), w, w2, bad)
+        grouped = df.groupBy(*[col(x) for x in [*keys, c, t, p]]).agg(*aggs)
+        out = list(range(k)) + ["c", "t", "p", "n"] + (["w", "w2", "bad"] if inclusion is not None else [])
+        table = string_columns_as_str(_collect(grouped, out))
+        return table.astype({"n": np.int64, **({"bad": np.int64} if inclusion is not None else {})})
 
     # -- the split -----------------------------------------------------------------------
     def key_counts(self, cols: list[str], *, id_column: str | None, check_ids: bool) -> pd.DataFrame:
@@ -331,6 +357,94 @@ def _default_parallelism(df: Any) -> int | None:
 
 #: up to this many rows, a small table is a literal in the plan (no Python worker runs for it)
 _LITERAL_ROWS = 4096
+
+
+def _inclusion_sums(t: str, pi: str, w: str, w2: str, bad: str) -> list[Any]:
+    """Sums of ``1/pi`` and ``1/pi**2`` over labelled rows with ``pi`` in (0, 1], and the count of
+    labelled rows without (a missing, NaN or out-of-range ``pi``); NaN is missing in ``t`` too."""
+    from pyspark.sql import functions as F
+
+    x = f"TRY_CAST({pi} AS DOUBLE)"
+    lab = f"({t} IS NOT NULL AND NOT COALESCE(isnan(TRY_CAST({t} AS DOUBLE)), FALSE))"
+    ok = f"({lab} AND {x} > 0 AND {x} <= 1 AND NOT isnan({x}))"
+    return [
+        F.expr(f"COALESCE(SUM(CASE WHEN {ok} THEN CAST(1 AS DOUBLE) / {x} END), CAST(0 AS DOUBLE))").alias(w),
+        F.expr(f"COALESCE(SUM(CASE WHEN {ok} THEN CAST(1 AS DOUBLE) / ({x} * {x}) END), CAST(0 AS DOUBLE))")
+        .alias(w2),
+        F.expr(f"SUM(CASE WHEN {lab} AND NOT COALESCE({ok}, FALSE) THEN 1 ELSE 0 END)").cast("long").alias(bad),
+    ]
+
+
+def linear_quantiles(m: int, values: dict[int, float], probs: np.ndarray) -> np.ndarray:
+    """NumPy's default (``"linear"``) quantiles of ``m`` sorted values, from the few order statistics used.
+
+    ``values`` maps 0-based ranks to the sorted values; those at ``floor((m - 1) q)`` and the
+    next rank are needed. The arithmetic is NumPy's own (virtual index ``(m - 1) q``, its
+    two-sided ``lerp``), so the result is bit-for-bit ``numpy.quantile`` of the full column.
+
+    Examples
+    --------
+    >>> x = np.array([0.3, 0.1, 0.7, 0.2, 0.9])
+    >>> ranks = dict(enumerate(np.sort(x)))
+    >>> bool((linear_quantiles(5, ranks, np.array([0.2, 0.5])) == np.quantile(x, [0.2, 0.5])).all())
+    True
+    """
+    vi = (m - 1) * probs
+    prev = np.floor(vi)
+    above = vi >= m - 1
+    lo = np.where(above, m - 1, prev).astype(np.int64)
+    hi = np.where(above, m - 1, prev + 1).astype(np.int64)
+    a = np.array([values[int(i)] for i in lo], dtype=float)
+    b = np.array([values[int(i)] for i in hi], dtype=float)
+    gamma = vi - prev
+    diff = b - a
+    out = a + diff * gamma
+    return np.where(gamma >= 0.5, b - diff * (1 - gamma), out)
+
+
+def score_cells(df: Any, keys: list[str], c: str, n_cells: int) -> Any:
+    """Replace the score column ``c`` with its bin, computed exactly within each stratum of ``keys``.
+
+    The bin is how many of the stratum's distinct ``n_cells``-quantile edges (NumPy's linear
+    interpolation over its non-missing scores) lie below the score; missing where the score
+    is (NULL, NaN or not a number). One window sort per stratum ranks the scores; only the
+    order statistics next to each quantile (a few rows per stratum) reach the driver, and the
+    edges (one row per stratum) go back as a broadcast table joined null-safely on the keys.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    x, r, m = fresh_names(list(df.columns), ["__x", "__r", "__m"])
+    probs = np.linspace(0.0, 1.0, n_cells + 1)[1:-1]
+    value = F.expr(f"TRY_CAST({quote(c)} AS DOUBLE)")
+    scored = df.select(*[col(k) for k in keys], value.alias(x)).where(f"{quote(x)} IS NOT NULL AND NOT isnan({quote(x)})")
+    part = Window.partitionBy(*[col(k) for k in keys])
+    ranked = scored.select(*[col(k) for k in keys], col(x), (F.row_number().over(part.orderBy(col(x))) - 1).alias(r),
+                           F.count(F.lit(1)).over(part).alias(m))
+    near = " OR ".join(f"ABS({quote(r)} - FLOOR(({quote(m)} - 1) * {float(q)!r}D)) <= 2" for q in probs)
+    stats = ranked.where(near).collect()
+    per: dict[tuple, tuple[int, dict[int, float]]] = {}
+    for row in stats:
+        key = tuple(row[: len(keys)])
+        per.setdefault(key, (int(row[m]), {}))[1][int(row[r])] = float(row[x])
+    width = n_cells - 1
+    rows = []
+    for key, (count, values) in per.items():
+        edges = np.unique(linear_quantiles(count, values, probs)).tolist()
+        rows.append((*key, *edges, *([None] * (width - len(edges)))))
+    ek = fresh_names(list(df.columns) + [x, r, m], [f"__k{i}" for i in range(len(keys))] + [f"__e{j}" for j in range(width)])
+    fields = [T.StructField(a, df.schema[k].dataType, True) for k, a in zip(keys, ek, strict=False)]
+    fields += [T.StructField(e, T.DoubleType(), True) for e in ek[len(keys):]]
+    edges_df = local_table(df.sparkSession, rows, fields) if rows else None
+    qx = f"TRY_CAST({quote(c)} AS DOUBLE)"
+    if edges_df is None:
+        return df.withColumn(c, F.lit(None).cast("long"))
+    cond = [col(k).eqNullSafe(edges_df[a]) for k, a in zip(keys, ek, strict=False)]
+    joined = df.join(F.broadcast(edges_df), on=cond, how="left") if keys else df.crossJoin(edges_df)
+    below = " + ".join(f"CASE WHEN {quote(e)} < {qx} THEN 1 ELSE 0 END" for e in ek[len(keys):])
+    cell = F.expr(f"CASE WHEN {qx} IS NULL OR isnan({qx}) THEN NULL ELSE CAST({below} AS BIGINT) END")
+    return joined.withColumn(c, cell).select(*df.columns)
 
 
 def _json_value(v: Any) -> bool:

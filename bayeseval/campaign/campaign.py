@@ -538,7 +538,9 @@ class Campaign(Annotating):
         once every row is labelled at the stratum's current posterior mean rate
         (:func:`~bayeseval.campaign.forecast.stratum_feasibility`). ``create`` and ``forecast`` call this with
         ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
-        labels are spent on it.
+        labels are spent on it. A proxy campaign checks the interval it stops on, with every
+        row labelled and a proxy that tells nothing
+        (:meth:`~bayeseval.campaign.proxycells.ProxyDesign.feasibility`).
 
         Parameters
         ----------
@@ -564,6 +566,8 @@ class Campaign(Annotating):
         >>> c.feasibility()["feasible"].tolist()
         [False, True]
         """
+        if self._proxy is not None:
+            return self._proxy.feasibility(self._counts_state(), self._codes, warn=warn)
         st = self._state()
         if isinstance(st, MetricStates):
             return pd.concat({m: _feasibility(s, warn) for m, s in st.states.items()}, names=["metric"])

@@ -18,7 +18,8 @@ from bayeseval.campaign.decision import decision_betas, gap_targets, own_binding
 from bayeseval.campaign.goals import Decide, Each, Gap
 from bayeseval.campaign.state import RuleState
 
-__all__ = ["forecast_labels", "forecast_decision", "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state"]
+__all__ = ["forecast_labels", "forecast_decision", "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state",
+           "feasibility_table"]
 
 
 # forecast
@@ -175,12 +176,37 @@ def target_feasibility(
     max_trials = done + avail * p
     z = float(norm.ppf(0.5 + level / 2))
     hw = _wilson_halfwidth(r, max_trials, z)
-    return _feasibility_table(max_trials, hw, hw <= target, strata, target, warn)
+    return feasibility_table(max_trials, hw, hw <= target, strata, target, warn)
 
 
-def _feasibility_table(max_trials: np.ndarray, hw: np.ndarray, feasible: np.ndarray, strata: Any,
-                       target: float, warn: bool) -> pd.DataFrame:
-    """The feasibility table, and the warning naming the strata that cannot reach ``target``."""
+def feasibility_table(max_trials: np.ndarray, hw: np.ndarray, feasible: np.ndarray, strata: Any,
+                      target: float, warn: bool) -> pd.DataFrame:
+    """The feasibility table, and the warning naming the strata that cannot reach ``target``.
+
+    Parameters
+    ----------
+    max_trials, hw, feasible : numpy.ndarray
+        Per stratum: trials with every row labelled, the achievable half-width, and whether
+        it is within ``target``.
+    strata : array_like or None
+        Stratum labels (the index of the table).
+    target : float
+        The half-width target (named in the warning).
+    warn : bool
+        Emit a :class:`~bayeseval._api.warnings.PrecisionLimitedWarning` listing the strata
+        that cannot reach the target and their achievable half-widths.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+
+    Examples
+    --------
+    >>> t = feasibility_table(np.array([40.0]), np.array([0.15]), np.array([False]), ["a"], 0.05, False)
+    >>> t["feasible"].tolist()
+    [False]
+    """
     k = len(hw)
     index = pd.RangeIndex(k, name="stratum") if strata is None else pd.Index(strata, name="stratum")
     out = pd.DataFrame({"max_trials": max_trials, "achievable_halfwidth": hw, "feasible": feasible}, index=index)
@@ -267,7 +293,7 @@ def stratum_feasibility(state: RuleState, *, warn: bool = False) -> pd.DataFrame
     full = full_size_state(state)
     hw = full.stop_halfwidths()
     feasible = hw <= state.target_halfwidth
-    return _feasibility_table(full.trials.astype(float), hw, feasible, state.strata, state.target_halfwidth, warn)
+    return feasibility_table(full.trials.astype(float), hw, feasible, state.strata, state.target_halfwidth, warn)
 
 
 # ---------------------------------------------------------------------------------------

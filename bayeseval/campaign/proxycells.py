@@ -22,6 +22,10 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._backends.pandas_backend import score_bins
+from bayeseval._kernels.proxy import cells_interval, merge_sparse_cells
+from bayeseval.campaign.forecast import feasibility_table, full_size_state
+from bayeseval.campaign.guarantee import guarantee_stop_level
+from bayeseval.campaign.state import RuleState
 from bayeseval.counts.metrics import get_metric
 from bayeseval.counts.proxy import N_CELLS
 from bayeseval.estimate.proxy import proxy_ci
@@ -29,6 +33,8 @@ from bayeseval.estimate.proxy import proxy_ci
 __all__ = ["ProxyDesign", "proxy_meta", "neyman_cells"]
 
 PROXY_META = "proxy"
+#: the one-proportion method of the proxy intervals (:func:`~bayeseval.proxy_ci`'s default)
+PROXY_METHOD = "clopper_pearson"
 
 
 def proxy_meta(pool: pd.DataFrame, column: str, rids: list[Any]) -> str:
@@ -159,5 +165,55 @@ class ProxyDesign:
         frame["inclusion"] = self.inclusion(labels.index).reindex(frame.index)
         res = proxy_ci(frame, y_true="y_true", y_pred="y_pred", proxy="proxy", strata="stratum",
                        metric=self.metric.name, pos_label=self.positive, level=level, inclusion="inclusion",
-                       n_cells=N_CELLS)
+                       method=PROXY_METHOD, n_cells=N_CELLS)
         return res.table.reindex(codes)[columns]
+
+    def feasibility(self, state: RuleState, codes: Any, *, warn: bool = False) -> pd.DataFrame:
+        """Whether each stratum can meet its target with every row labelled, whatever the proxy.
+
+        The worst case is a proxy that tells nothing about the truth: every cell of the
+        stratum has the stratum's rate. With every eligible row labelled at the planning rate
+        (:func:`~bayeseval.campaign.forecast.full_size_state`), the interval the campaign
+        stops on is then the cells' MOVER interval (the cells' sizes are the pool's, merged
+        as the proxy intervals merge sparse cells) at the level the stratum guarantee stops
+        on (:func:`guarantee_stop_level`); a stratum is infeasible only when even that
+        interval is wider than the target. A proxy that separates errors narrows it.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state on its labels alone (not the proxy intervals).
+        codes : array_like of int
+            The stratum code of each of ``state``'s strata.
+        warn : bool, default False
+            Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot
+            reach the target and the half-width each can reach.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+
+        Examples
+        --------
+        >>> pool = pd.DataFrame({"stratum": [0] * 200 + [1] * 4000, "prediction": 0, "eligible": 1,
+        ...                      "ord": range(4200), "proxy": [0, 1] * 2100})
+        >>> design = ProxyDesign(pool, "error_rate", 1, [0, 1])
+        >>> st = RuleState.from_counts([0, 0], [0, 0], available=[200, 4000], strata=["small", "large"],
+        ...                            target_halfwidth=0.05, guarantee="stratum")
+        >>> design.feasibility(st, [0, 1])["feasible"].tolist()
+        [False, True]
+        """
+        full = full_size_state(state)
+        level = guarantee_stop_level(state.level)
+        hw = np.empty(len(full.trials))
+        for i, code in enumerate(codes):
+            sizes = self.cell_pool.loc[code].to_numpy(float) if code in self.cell_pool.index.levels[0] else np.ones(1)
+            groups = merge_sparse_cells(sizes)
+            sizes = np.bincount(groups, weights=sizes)
+            n = full.trials[i] * sizes / sizes.sum()
+            _, lo, hi = cells_interval(full.successes[i] / max(full.trials[i], 1) * n, n, sizes / sizes.sum(),
+                                       level, PROXY_METHOD)
+            hw[i] = (float(np.ravel(hi)[0]) - float(np.ravel(lo)[0])) / 2.0
+        target = state.target_halfwidth
+        return feasibility_table(full.trials.astype(float), hw, hw <= target, state.strata, target, warn)

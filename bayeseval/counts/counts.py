@@ -384,7 +384,7 @@ def tabulate(
         strings); two non-0/1 labels without ``pos_label`` for a class metric;
         or DuckDB cannot read the data (the message names the path).
     TypeError
-        ``data`` is of an unsupported type; ``proxy`` with Spark data.
+        ``data`` is of an unsupported type.
 
     Notes
     -----

@@ -157,7 +157,7 @@ def _fetch(backend: Backend, cols: list[str], y_true: str, y_pred: str, proxy: s
     except NotImplementedError:
         raise TypeError(
             f"proxy={proxy!r} is not supported for {backend.engine} data; tabulate a pandas "
-            "DataFrame, a Parquet/CSV path or a DuckDB relation"
+            "DataFrame, a Parquet/CSV path, a DuckDB relation or a Spark DataFrame"
         ) from None
 
 

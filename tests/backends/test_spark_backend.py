@@ -329,3 +329,81 @@ def test_split_of_native_rows_has_no_python_rdd(spark):
     for part in (got.test, got.train, got.test_weights):
         assert "ExistingRDD" not in formatted_plan(part)
     assert sorted(r[0] for r in got.test.select("id").collect()) == sorted(expected.test["id"])
+
+
+# -- proxies --------------------------------------------------------------------------------
+def _to_spark(spark, df):
+    """The rows of ``df`` as a Spark DataFrame, NaN as NULL (a missing label is NULL in Spark)."""
+    return spark.createDataFrame(df.astype(object).where(df.notna(), None))
+
+
+def _proxy_pool(size=2400, seed=3):
+    from tests.helpers import _pool
+
+    df = _pool(size=size, seed=seed)
+    df["tied"] = np.round(df["score"] * 7) / 7  # many ties: edges land on repeated values
+    return df
+
+
+@pytest.mark.parametrize("proxy", ["judge", "score", "tied"])
+@pytest.mark.parametrize("strata", ["g", None])
+@pytest.mark.parametrize("inclusion", ["pi", None])
+def test_tabulate_proxy_equals_pandas(spark, proxy, strata, inclusion):
+    df = _proxy_pool()
+    kw = dict(y_true="y_true", y_pred="y_pred", proxy=proxy, strata=strata, inclusion=inclusion)
+    a, b = tabulate(df, **kw), tabulate(_to_spark(spark, df), **kw)
+    assert a.proxy_kind == b.proxy_kind == ("label" if proxy == "judge" else "score")
+    pd.testing.assert_frame_equal(a.table, b.table, check_exact=inclusion is None)
+
+
+def test_score_bins_are_numpy_quantiles_in_small_strata(spark):
+    # strata of 1 to 9 rows: the interpolated edges and their ties against numpy's quantiles
+    rng = np.random.default_rng(5)
+    sizes = np.arange(1, 10)
+    df = pd.DataFrame({"g": np.repeat(sizes, sizes), "y_pred": 1,
+                       "score": rng.integers(0, 4, sizes.sum()) / 3.0})
+    df["y_true"] = (rng.random(len(df)) < 0.7).astype(float)
+    kw = dict(y_true="y_true", y_pred="y_pred", proxy="score", strata="g")
+    pc = tabulate(_to_spark(spark, df), **kw)
+    pd.testing.assert_frame_equal(pc.table, tabulate(df, **kw).table)
+    for g, part in df.groupby("g"):
+        edges = np.unique(np.quantile(part["score"], np.linspace(0, 1, 6)[1:-1]))
+        cells = np.searchsorted(edges, part["score"], side="left")
+        # the occupied cells in order, with their rows
+        assert pc.table.loc[g, "pool"].tolist() == pd.Series(cells).value_counts().sort_index().tolist()
+
+
+def test_linear_quantiles_are_numpy_quantile_bit_for_bit():
+    from bayeseval._backends.spark_backend import linear_quantiles
+
+    rng = np.random.default_rng(0)
+    probs = np.linspace(0, 1, 6)[1:-1]
+    for m in [1, 2, 3, 4, 5, 6, 7, 11, 97, 1000]:
+        x = np.sort(rng.normal(size=m) * 10.0 ** rng.integers(-3, 4))
+        assert np.array_equal(linear_quantiles(m, dict(enumerate(x)), probs), np.quantile(x, probs))
+
+
+def test_missing_scores_are_refused_like_pandas(spark):
+    df = _proxy_pool(size=300)
+    df.loc[[3, 7], "score"] = np.nan
+    kw = dict(y_true="y_true", y_pred="y_pred", proxy="score", strata="g")
+    with pytest.raises(ValueError, match=r"proxy column 'score' has missing values in 2 rows"):
+        tabulate(df, **kw)
+    with pytest.raises(ValueError, match=r"proxy column 'score' has missing values in 2 rows"):
+        tabulate(_to_spark(spark, df), **kw)
+
+
+def test_evaluate_and_audit_with_a_proxy_equal_pandas(spark):
+    from bayeseval import evaluate
+    from bayeseval.fairness import audit
+    from tests.helpers import _audit_pool
+
+    df = _proxy_pool()
+    kw = dict(y_true="y_true", y_pred="y_pred", strata="g", proxy="score", random_seed=0)
+    a, b = evaluate(df, **kw), evaluate(_to_spark(spark, df), **kw)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    pool = _audit_pool(0.7, size=6000)
+    kw = dict(y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"], reference="a", random_seed=0)
+    a, b = audit(pool, **kw), audit(_to_spark(spark, pool), **kw)
+    pd.testing.assert_frame_equal(a.verdicts, b.verdicts)
+    pd.testing.assert_frame_equal(a.disparities, b.disparities)
