@@ -315,21 +315,17 @@ def _summary(s, n):
         return fit_hierarchical(s, n, random_seed=0, draws=50).summary(read=True)
 
 
-# Rat tumour data: Gelman et al., Bayesian Data Analysis, 3rd ed., Table 5.1 (71 experiments,
-# Tarone 1982); the same arrays as http://www.stat.columbia.edu/~gelman/book/data/rats.asc.
-RATS_Y = np.array(
-    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
-     2, 1, 5, 2, 5, 3, 2, 7, 7, 3, 3, 2, 9, 10, 4, 4, 4, 4, 4, 4, 4, 10, 4, 4, 4, 5, 11, 12, 5,
-     5, 6, 5, 6, 6, 6, 6, 16, 15, 15, 9, 4]
-)  # fmt: skip
+RESULTS = ROOT / "tests" / "results"
 
 
-RATS_N = np.array(
-    [20, 20, 20, 20, 20, 20, 20, 19, 19, 19, 19, 18, 18, 17, 20, 20, 20, 20, 19, 19, 18, 18, 25,
-     24, 23, 20, 20, 20, 20, 20, 20, 10, 49, 19, 46, 27, 17, 49, 47, 20, 20, 13, 48, 50, 20, 20,
-     20, 20, 20, 20, 20, 48, 19, 19, 19, 22, 46, 49, 20, 20, 23, 19, 22, 20, 20, 20, 52, 46, 47,
-     24, 14]
-)  # fmt: skip
+def load_result(name: str) -> pd.DataFrame:
+    """A table of reference values from ``tests/results/<name>.csv`` (sources in its README.md)."""
+    return pd.read_csv(RESULTS / f"{name}.csv", comment="#")
+
+
+# Rat tumour data: Gelman et al., Bayesian Data Analysis, 3rd ed., Table 5.1 (tests/results/rats.csv)
+RATS_Y = load_result("rats")["tumours"].to_numpy()
+RATS_N = load_result("rats")["rats"].to_numpy()
 
 
 INTERNAL = ["z", "__key", "__salt", "__n", "__w", "__rank", "__rn", "__test", "__cut_rank", "__cut_id",

@@ -1,19 +1,18 @@
 """The campaign's fast posterior: the hierarchical Beta-binomial posterior on a small grid.
 
-:class:`MixturePosterior` is the posterior a campaign recomputes after every batch: the
-hierarchical Beta-binomial posterior of :mod:`bayeseval.models.exact` on the fast preset of its
-grid over ``(logit mu, log kappa)``, given which each ``theta_k`` is
+The posterior a campaign recomputes after every batch is a
+:class:`bayeseval.models.posterior.Posterior` in mixture storage: the hierarchical
+Beta-binomial posterior of :mod:`bayeseval.models.exact` on the fast preset of its grid over
+``(logit mu, log kappa)``, given which each ``theta_k`` is
 ``Beta(alpha_gk + s_k, beta_gk + n_k - s_k)``. Posterior moments and quantiles of each
 ``theta_k`` are those of a mixture of Betas (:mod:`bayeseval._kernels.mixture`), so no sampling
-is needed. It is the same model as :class:`bayeseval.models.posterior.Posterior` fitted by
-the exact engine, kept as its Beta mixture (no draws) because the campaign reads only
-per-stratum quantiles, moments and the weighted rate's moments.
+is needed. This module fits it (:func:`hierarchical_grid`, :func:`independent_posterior`) and
+flags outlying strata (:func:`outlying_strata`).
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,168 +24,9 @@ from bayeseval._kernels.mixture import BetaMixture
 from bayeseval._kernels.ppc import loo_mixed_check
 from bayeseval.counts.counts import Counts
 from bayeseval.models.exact import ExactFit
+from bayeseval.models.posterior import Posterior
 
-__all__ = ["MixturePosterior", "hierarchical_grid", "independent_posterior", "outlying_strata"]
-
-
-# the posterior object the rules work on
-# ---------------------------------------------------------------------------------------
-@dataclass
-class MixturePosterior:
-    """Posterior of the per-stratum rates as a mixture of Betas over a hyperparameter grid.
-
-    A labelled view of a :class:`bayeseval._kernels.mixture.BetaMixture` (one column per
-    stratum): ``theta_k | data, grid node g ~ Beta(a[g, k], b[g, k])`` with node weights
-    ``w_g``, and for the robust population a second, wide component (see
-    :mod:`bayeseval.models.robust`). The independent model is the one-node case.
-
-    ``weighted_moments(weights)`` gives the exact mean and variance of the weighted rate
-    ``sum_k weights_k theta_k``; ``weighted(weights, ...)`` gives draws of it (as
-    :meth:`bayeseval.models.posterior.Posterior.weighted` does).
-
-    Parameters
-    ----------
-    mixture : BetaMixture
-        The rates' posterior, one column per stratum.
-    strata : pandas.Index
-        Stratum labels.
-    model : str
-        ``"beta_binomial"``, ``"robust"`` or ``"independent"``.
-    outliers : list
-        Strata flagged as outlying (by the predictive check, or with posterior outlier
-        probability above 0.5 under the robust model).
-    fit : ExactFit or None
-        The exact engine's grid fit behind the mixture (None for the independent model).
-    fit_strata : numpy.ndarray or None
-        Positions of the strata in ``fit`` (strata modelled without pooling are not in it).
-
-    Examples
-    --------
-    >>> post = independent_posterior([2, 30], [20, 100])
-    >>> post.mean().round(3).tolist()
-    [0.136, 0.304]
-    """
-
-    mixture: BetaMixture
-    strata: pd.Index
-    model: str = "beta_binomial"
-    outliers: list = field(default_factory=list)
-    fit: Any = None
-    fit_strata: np.ndarray | None = None
-
-    def mean(self) -> pd.Series:
-        """Posterior mean of each stratum's rate.
-
-        Returns
-        -------
-        pandas.Series
-            One value per stratum.
-        """
-        return pd.Series(self.mixture.mean(), index=self.strata, name="mean")
-
-    def var(self) -> pd.Series:
-        """Posterior variance of each stratum's rate.
-
-        Returns
-        -------
-        pandas.Series
-            One value per stratum.
-        """
-        return pd.Series(self.mixture.var(), index=self.strata, name="var")
-
-    def n_eff(self) -> pd.Series:
-        """Effective sample size ``mean (1 - mean) / var - 1`` of each stratum's posterior.
-
-        Returns
-        -------
-        pandas.Series
-            One value per stratum (at least 1e-3).
-        """
-        mean, var = self.mixture.mean(), self.mixture.var()
-        return pd.Series(np.maximum(mean * (1 - mean) / var - 1.0, 1e-3), index=self.strata)
-
-    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Equal-tailed credible interval of each rate (exact quantiles of the Beta mixture).
-
-        Parameters
-        ----------
-        level : float
-            Credible level (0.95 = 95%).
-
-        Returns
-        -------
-        (numpy.ndarray, numpy.ndarray)
-            Lower and upper bounds, one per stratum.
-        """
-        return self.mixture.interval(level)
-
-    def outlier_probability(self) -> pd.Series:
-        """Posterior probability that each stratum belongs to the wide component.
-
-        Returns
-        -------
-        pandas.Series
-            One value per stratum (zeros unless the population is robust).
-        """
-        return pd.Series(self.mixture.outlier_probability(), index=self.strata, name="outlier_probability")
-
-    def sample(self, size: int, *, random_seed: Any = None) -> np.ndarray:
-        """Joint draws of the rates (grid node, then component, then Beta).
-
-        Parameters
-        ----------
-        size : int
-            Number of draws.
-        random_seed : int or numpy.random.Generator, optional
-            Seed or generator (the rules pass theirs).
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(size, K)``.
-
-        Examples
-        --------
-        >>> independent_posterior([2, 30], [20, 100]).sample(5, random_seed=0).shape
-        (5, 2)
-        """
-        return self.mixture.sample(size, np.random.default_rng(random_seed))
-
-    def weighted_moments(self, weights: Any) -> tuple[float, float]:
-        """Exact mean and variance of ``sum_k weights_k theta_k`` (over the grid).
-
-        Parameters
-        ----------
-        weights : array-like
-            One weight per stratum (population shares).
-
-        Returns
-        -------
-        (float, float)
-            Mean and variance.
-        """
-        return self.mixture.weighted_moments(weights)
-
-    def weighted(self, weights: Any, *, draws: int = 4000, random_seed: Any = None) -> np.ndarray:
-        """Draws of ``sum_k weights_k theta_k`` (see :meth:`weighted_moments` for its moments).
-
-        Parameters
-        ----------
-        weights : array-like
-            One weight per stratum (population shares).
-        draws : int
-            Number of draws.
-        random_seed : int or numpy Generator, optional
-            Seed for ``numpy.random.default_rng``.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(draws,)``.
-        """
-        return self.mixture.weighted_draws(weights, draws, np.random.default_rng(random_seed))
-
-
+__all__ = ["hierarchical_grid", "independent_posterior", "outlying_strata"]
 
 
 def moment_beta(mean: np.ndarray, var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -215,7 +55,7 @@ def hierarchical_grid(
     outlier_prob: float = 0.1,
     exclude: Any = None,
     size: Any = None,
-) -> MixturePosterior:
+) -> Posterior:
     """The hierarchical Beta-binomial posterior of the rates on the exact engine's fast grid.
 
     :class:`bayeseval.models.exact.ExactFit` with ``preset="fast"`` (see
@@ -245,7 +85,10 @@ def hierarchical_grid(
 
     Returns
     -------
-    MixturePosterior
+    Posterior
+        Mixture storage; ``exact`` holds the grid fit, ``exact_strata`` the positions of the
+        pooled strata, ``outliers`` the strata modelled without pooling (or, under the robust
+        model, those with outlier probability above 0.5).
 
     Examples
     --------
@@ -270,12 +113,14 @@ def hierarchical_grid(
     mix = fit.stratum_mixture()
     if excl.any():
         mix = _with_unpooled(mix, use, s, n)
+        counts = Counts.from_arrays(s, n, strata=strata)
     outliers = list(strata[excl])
     if model == "robust":
         outliers = list(strata[mix.outlier_probability() > 0.5])
-    return MixturePosterior(
-        mixture=mix, strata=strata, model="robust" if (model == "robust" or excl.any()) else model,
-        outliers=outliers, fit=fit, fit_strata=use,
+    return Posterior(
+        counts=counts, engine="exact", model="robust" if (model == "robust" or excl.any()) else model,
+        prior=fit.prior, mixture=mix, exact=fit, exact_strata=use if excl.any() else None, outliers=outliers,
+        diagnostics=fit.diagnostics,
     )
 
 
@@ -286,8 +131,20 @@ def _with_unpooled(mix: BetaMixture, use: np.ndarray, s: np.ndarray, n: np.ndarr
     return mix.with_independent(use, 1.0 + s[others].astype(float), 1.0 + (n - s)[others].astype(float))
 
 
-def independent_posterior(successes: Any, trials: Any, *, strata: pd.Index | None = None) -> MixturePosterior:
+def independent_posterior(successes: Any, trials: Any, *, strata: pd.Index | None = None) -> Posterior:
     """Independent ``Beta(1 + s_k, 1 + n_k - s_k)`` posteriors (no pooling).
+
+    Parameters
+    ----------
+    successes, trials : array-like
+        Counts per stratum.
+    strata : pandas.Index, optional
+        Stratum labels.
+
+    Returns
+    -------
+    Posterior
+        Mixture storage with one node (``model="independent"``, uniform priors).
 
     Examples
     --------
@@ -297,11 +154,13 @@ def independent_posterior(successes: Any, trials: Any, *, strata: pd.Index | Non
     s = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)
     strata = pd.RangeIndex(len(s)) if strata is None else strata
-    return MixturePosterior(BetaMixture.single(1 + s, 1 + n - s), strata, model="independent")
+    counts = Counts.from_arrays(np.asarray(successes), np.asarray(trials), strata=strata)
+    return Posterior(counts=counts, engine="exact", model="independent", prior="uniform",
+                     mixture=BetaMixture.single(1 + s, 1 + n - s))
 
 
 def outlying_strata(
-    post: MixturePosterior, successes: Any, trials: Any, *, level: float = 0.99
+    post: Posterior, successes: Any, trials: Any, *, level: float = 0.99
 ) -> np.ndarray:
     """Flag strata whose count is extreme under the others (leave-one-out predictive check).
 
@@ -314,7 +173,7 @@ def outlying_strata(
 
     Parameters
     ----------
-    post : MixturePosterior
+    post : Posterior
         A pooled posterior (:func:`hierarchical_grid`).
     successes, trials : array-like
         The counts ``post`` was fitted to.
@@ -335,15 +194,15 @@ def outlying_strata(
     s = np.asarray(successes, dtype=np.int64)
     n = np.asarray(trials, dtype=np.int64)
     flags = np.zeros(len(s), bool)
-    if post.fit is None or int((n > 0).sum()) < 3:
+    if post.exact is None or int((n > 0).sum()) < 3:
         return flags
-    pos = post.fit_strata
-    fs, fn = post.fit.counts.successes.to_numpy(), post.fit.counts.trials.to_numpy()
+    pos = np.arange(len(post.strata)) if post.exact_strata is None else post.exact_strata
+    fs, fn = post.exact.counts.successes.to_numpy(), post.exact.counts.trials.to_numpy()
     if s.shape != n.shape or s.shape != (len(post.strata),) or np.any(s[pos] != fs) or np.any(n[pos] != fn):
         raise ValueError(
             f"successes and trials must be the counts the posterior was fitted to, got {s.tolist()[:5]} "
             f"and {n.tolist()[:5]}"
         )
-    res = loo_mixed_check(s[pos], n[pos], post.fit.predictive_nodes(), level=level, screen=True)
+    res = loo_mixed_check(s[pos], n[pos], post.exact.predictive_nodes(), level=level, screen=True)
     flags[pos] = res["flag"]
     return flags

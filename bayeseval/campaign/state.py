@@ -3,7 +3,7 @@
 A :class:`RuleState` holds the per-stratum counts (successes, trials, labelled, pending, rows
 still available), the goal (:mod:`bayeseval.campaign.goals`) with its resolved settings, and
 the guarantee; its :attr:`RuleState.posterior` is the campaign's fast posterior
-(:class:`~bayeseval.campaign.posterior.MixturePosterior`). From these it derives, cached, the
+(a :class:`~bayeseval.models.posterior.Posterior` in mixture storage). From these it derives, cached, the
 intervals each stratum stops on and reports, the decisions of the decision goals and the gap
 verdict; the allocation rules (:mod:`bayeseval.campaign.rules`) read it.
 """
@@ -34,12 +34,12 @@ from bayeseval.campaign.guarantee import (
     implied_size,
 )
 from bayeseval.campaign.posterior import (
-    MixturePosterior,
     hierarchical_grid,
     independent_posterior,
     moment_beta,
     outlying_strata,
 )
+from bayeseval.models.posterior import Posterior
 from bayeseval.models.priors import resolve_prior
 
 __all__ = ["RuleState", "StrataDesign", "AT_THRESHOLD", "fit_state_posterior"]
@@ -176,7 +176,7 @@ class RuleState:
     guarantee: str = "average"
     anytime: bool = False
     anytime_concentration: np.ndarray | None = None
-    _posterior: MixturePosterior | None = field(default=None, init=False, repr=False)
+    _posterior: Posterior | None = field(default=None, init=False, repr=False)
     _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
     _decision: dict = field(default_factory=dict, init=False, repr=False)
     _adaptive: dict = field(default_factory=dict, init=False, repr=False)
@@ -247,7 +247,7 @@ class RuleState:
 
     # -- derived quantities (cached) ------------------------------------------------------
     @property
-    def posterior(self) -> MixturePosterior:
+    def posterior(self) -> Posterior:
         """The current posterior (hierarchical unless ``model="independent"``)."""
         if self._posterior is None:
             self._posterior = fit_state_posterior(self)
@@ -529,7 +529,7 @@ class RuleState:
         if self.threshold is None:
             raise ValueError(f"p_meets needs a threshold (goal='decide'), got threshold={self.threshold!r}")
         if "p_meets" not in self._decision:
-            below = self.posterior.mixture.cdf(np.asarray(self.threshold, dtype=float))
+            below = self.posterior.prob_below(np.asarray(self.threshold, dtype=float)).to_numpy()
             self._decision["p_meets"] = below if self.direction == "below" else 1.0 - below
         return self._decision["p_meets"]
 
@@ -770,7 +770,7 @@ class RuleState:
         return bool(self.gap()["verdict"] != "undecided" and np.all(self.trials > 0) and self.stratum_done().all())
 
 
-def fit_state_posterior(state: RuleState) -> MixturePosterior:
+def fit_state_posterior(state: RuleState) -> Posterior:
     """Fit the posterior a state asks for.
 
     ``model="auto"``: the plain Beta-binomial unless the leave-one-out predictive check
@@ -784,9 +784,9 @@ def fit_state_posterior(state: RuleState) -> MixturePosterior:
         return hierarchical_grid(state.successes, state.trials, model="robust", **kw)
     post = hierarchical_grid(state.successes, state.trials, **kw)
     if state.model == "auto":
-        pos = post.fit_strata
         flags = np.zeros(len(state.strata), bool)
-        flags[pos] = outlying_strata(post, state.successes, state.trials)[pos] if len(pos) >= 3 else False
+        if len(state.strata) >= 3:
+            flags = outlying_strata(post, state.successes, state.trials)
         if flags.any():
             post = hierarchical_grid(state.successes, state.trials, model="robust", **kw)
             post.outliers = sorted(set(post.outliers) | set(state.strata[flags]), key=list(state.strata).index)

@@ -154,7 +154,7 @@ def _loo_nodes(posterior: Any, strata: np.ndarray) -> Nodes | None:
     The exact engine's grid when available, else the posterior draws of ``(mu, kappa)``
     (equal weights); None for models without a Beta population.
     """
-    if getattr(posterior, "exact", None) is not None:
+    if getattr(posterior, "exact", None) is not None and getattr(posterior, "exact_strata", None) is None:
         return posterior.exact.predictive_nodes(strata)
     hyper = posterior.hyper
     if posterior.model not in ("beta_binomial", "robust") or not {"mu", "kappa"} <= set(hyper):

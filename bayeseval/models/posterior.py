@@ -1,8 +1,16 @@
-"""Posterior: draws of per-stratum rates plus summaries and derived quantities.
+"""Posterior: the one posterior of per-stratum rates, with its summaries and derived quantities.
 
-Both engines (exact and PyMC) return a :class:`Posterior`. It holds draws of
-``theta`` (n_draws x K strata), draws of the hyperparameters, and the
-:class:`~bayeseval.counts.counts.Counts` it was fitted to.
+Every engine returns a :class:`Posterior`, in one of two storage forms:
+
+* ``"draws"``: draws of ``theta`` (n_draws x K strata) and of the hyperparameters (the PyMC
+  engine; the exact engine, whose grid fit then gives exact moments and quantiles);
+* ``"mixture"``: each ``theta_k`` as an exact mixture of Betas over hyperparameter nodes
+  (:mod:`bayeseval._kernels.mixture`; the labelling campaign's fast posterior and the
+  independent conjugate posterior). Moments, quantiles and probabilities are computed in
+  closed form; draws are sampled on first use.
+
+Both forms answer the same methods (``mean``, ``var``, ``interval``, ``summary``,
+``prob_below``, ``weighted_moments``, ``sample``, ``draws``, ``ranks``, ``idata`` ...).
 """
 
 from __future__ import annotations
@@ -15,74 +23,117 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
-from bayeseval._api.validation import check_level, check_method, check_probability, check_weights
+from bayeseval._api.validation import (
+    check_level,
+    check_method,
+    check_positive_int,
+    check_probability,
+    check_weights,
+)
 from bayeseval._kernels.conflict import READ_ADAPTIVE_P, read_bounds, read_choice
+from bayeseval._kernels.mixture import BetaMixture
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.models.priors import Prior
 
 __all__ = ["Posterior", "which_interval"]
 
 _INTERVALS = ("eti", "hdi")
+_STORAGE = ("draws", "mixture")
 
 
 class Posterior:
     """Posterior of a hierarchical model of per-stratum rates.
 
+    Give either ``theta`` (draws storage) or ``mixture`` (mixture storage).
+
     Parameters
     ----------
-    theta : numpy.ndarray of shape (n_draws, K), or a callable returning one
-        Posterior draws of the stratum rates, columns in the order of ``counts.strata``.
-        An engine may pass a zero-argument callable to draw them lazily on first use.
     counts : Counts
         The data the model was fitted to.
-    hyper : dict of str to numpy.ndarray
-        Hyperparameter draws, each of shape (n_draws,), e.g. ``{"mu": ..., "kappa": ...}``
-        (logit-normal: ``{"intercept": ..., "sigma": ...}``).
     engine : str
         ``"exact"`` or ``"pymc"``.
     model : str
-        ``"beta_binomial"``, ``"robust"`` or ``"logit_normal"``.
+        ``"beta_binomial"``, ``"robust"``, ``"logit_normal"`` or ``"independent"``.
     prior : Prior or str
         The prior used.
+    theta : numpy.ndarray of shape (n_draws, K), or a callable returning one, optional
+        Posterior draws of the stratum rates, columns in the order of ``counts.strata``.
+        An engine may pass a zero-argument callable to draw them lazily on first use.
+    hyper : dict of str to numpy.ndarray, optional
+        Hyperparameter draws, each of shape (n_draws,), e.g. ``{"mu": ..., "kappa": ...}``
+        (logit-normal: ``{"intercept": ..., "sigma": ...}``).
+    mixture : bayeseval._kernels.mixture.BetaMixture, optional
+        The rates' posterior as a Beta mixture over hyperparameter nodes, one column per
+        stratum (mixture storage).
     idata : arviz.InferenceData, optional
         The engine's InferenceData (PyMC); built lazily from the draws when None.
     diagnostics : dict, optional
         Engine diagnostics (R-hat, ESS, divergences, grid size...). The exact engine stores
         ``"offsets"`` (logit offsets from ``prior_mean``) here when used.
     exact : object, optional
-        The exact engine's grid fit (:class:`~bayeseval.models.exact.ExactFit`); when given,
-        :meth:`summary` uses exact mixture moments and quantiles instead of draws.
+        The exact engine's grid fit (:class:`~bayeseval.models.exact.ExactFit`). With draws
+        storage, :meth:`summary` and the other summaries use its exact mixture moments and
+        quantiles instead of draws.
+    exact_strata : numpy.ndarray, optional
+        Positions of the strata of ``exact`` among ``counts`` when it holds only some of them
+        (mixture storage with strata modelled without pooling); default all.
+    outliers : list, optional
+        Strata flagged as outlying (by a predictive check, or with outlier probability above
+        0.5 under the robust model).
+    draws : int
+        Mixture storage: number of draws sampled on first use of :attr:`theta`.
+    random_seed : int or numpy.random.Generator, optional
+        Mixture storage: seed of those draws (default 0, so that they are reproducible).
 
     Examples
     --------
     >>> from bayeseval.models import fit_hierarchical
     >>> post = fit_hierarchical([2, 5, 9], [40, 50, 60], random_seed=0, draws=1000)
-    >>> post.summary().columns.tolist()
-    ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage']
+    >>> post.storage, post.summary().columns.tolist()
+    ('draws', ['successes', 'trials', 'raw_rate', 'mean', 'median', 'lower', 'upper', 'shrinkage'])
     >>> post.draws("theta").shape
     (1000, 3)
+
+    The same methods on mixture storage (here independent ``Beta(1 + s, 1 + n - s)`` posteriors):
+
+    >>> from bayeseval._kernels.mixture import BetaMixture
+    >>> c = Counts.from_arrays([2, 30], [20, 100])
+    >>> post = Posterior(counts=c, engine="exact", model="independent", prior="uniform",
+    ...                  mixture=BetaMixture.single([3.0, 31.0], [19.0, 71.0]))
+    >>> post.storage, post.mean().round(3).tolist()
+    ('mixture', [0.136, 0.304])
     """
 
     def __init__(
         self,
         *,
-        theta: np.ndarray | Callable[[], np.ndarray],
         counts: Counts,
-        hyper: dict[str, np.ndarray],
         engine: str,
         model: str,
         prior: Prior | str,
+        theta: np.ndarray | Callable[[], np.ndarray] | None = None,
+        hyper: dict[str, np.ndarray] | None = None,
+        mixture: BetaMixture | None = None,
         idata: Any = None,
         diagnostics: dict | None = None,
         exact: Any = None,
+        exact_strata: Any = None,
+        outliers: list | None = None,
+        draws: int = 4000,
+        random_seed: Any = 0,
     ) -> None:
         if not isinstance(counts, Counts):
             raise TypeError(f"counts must be a Counts object, got {type(counts).__name__}")
+        if (theta is None) == (mixture is None):
+            raise ValueError("give exactly one of theta (draws storage) and mixture (mixture storage)")
         self._counts = counts
+        self._mixture = self._check_mixture(mixture)
         self._theta_source = theta
         self._theta: np.ndarray | None = None
-        if not callable(theta):
+        if theta is not None and not callable(theta):
             self._theta = self._check_theta(theta)
+        self._n_lazy = check_positive_int(draws, "draws")
+        self._seed = random_seed
         self._hyper = {str(k): np.asarray(v, dtype=float) for k, v in (hyper or {}).items()}
         for key, val in self._hyper.items():
             if val.ndim != 1:
@@ -95,6 +146,9 @@ class Posterior:
         self._idata = idata
         self.diagnostics = dict(diagnostics or {})
         self.exact = exact
+        self.exact_strata = None if exact_strata is None else np.asarray(exact_strata, dtype=int)
+        self.outliers = list(outliers or [])
+        self._exact_mixture: BetaMixture | None = None
 
     # -- basic attributes ------------------------------------------------------------------
     def _check_theta(self, theta: Any) -> np.ndarray:
@@ -105,11 +159,49 @@ class Posterior:
             )
         return arr
 
+    def _check_mixture(self, mixture: Any) -> BetaMixture | None:
+        if mixture is None:
+            return None
+        if not isinstance(mixture, BetaMixture):
+            raise TypeError(f"mixture must be a BetaMixture, got {type(mixture).__name__}")
+        if mixture.n_columns != len(self._counts):
+            raise ValueError(
+                f"mixture must have one column per stratum ({len(self._counts)}), got {mixture.n_columns}"
+            )
+        return mixture
+
+    @property
+    def storage(self) -> str:
+        """``"draws"`` (draws of the rates) or ``"mixture"`` (an exact Beta mixture)."""
+        return _STORAGE[self._mixture is not None]
+
+    @property
+    def mixture(self) -> BetaMixture | None:
+        """The rates' posterior as a Beta mixture over hyperparameter nodes, one column per stratum.
+
+        The stored mixture (mixture storage), the exact engine's grid mixture (draws storage
+        with an exact fit), else None.
+        """
+        if self._mixture is not None:
+            return self._mixture
+        if self._exact_fit() is not None and hasattr(self.exact, "stratum_mixture"):
+            if self._exact_mixture is None:
+                self._exact_mixture = self.exact.stratum_mixture()
+            return self._exact_mixture
+        return None
+
+    def _exact_fit(self) -> Any:
+        """The exact grid fit behind draws storage (None for mixture storage)."""
+        return self.exact if self._mixture is None else None
+
     @property
     def theta(self) -> np.ndarray:
         """Draws of the stratum rates, shape (n_draws, K) (drawn on first use if lazy)."""
         if self._theta is None:
-            self._theta = self._check_theta(self._theta_source())
+            if self._mixture is not None:
+                self._theta = self._mixture.sample(self._n_lazy, np.random.default_rng(self._seed))
+            else:
+                self._theta = self._check_theta(self._theta_source())
         return self._theta
 
     @property
@@ -129,9 +221,11 @@ class Posterior:
 
     @property
     def n_draws(self) -> int:
-        """Number of posterior draws."""
+        """Number of posterior draws (mixture storage: the number sampled on first use)."""
         if self._theta is not None:
             return int(self._theta.shape[0])
+        if self._mixture is not None:
+            return self._n_lazy
         if self._hyper:
             return int(next(iter(self._hyper.values())).shape[0])
         return int(self.theta.shape[0])
@@ -140,8 +234,170 @@ class Posterior:
         name = self.prior.name if isinstance(self.prior, Prior) else str(self.prior)
         return (
             f"<Posterior engine={self.engine!r} model={self.model!r} prior={name!r} "
-            f"strata={len(self._counts)} draws={self.n_draws}>"
+            f"storage={self.storage!r} strata={len(self._counts)} draws={self.n_draws}>"
         )
+
+    # -- moments and intervals (closed form for a mixture) -----------------------------------
+    def _moments(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._mixture is not None:
+            return self._mixture.mean(), self._mixture.var()
+        if self._exact_fit() is not None and hasattr(self.exact, "posterior_moments"):
+            mean, var = self.exact.posterior_moments()
+            return np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
+        return self.theta.mean(axis=0), self.theta.var(axis=0, ddof=1)
+
+    def mean(self) -> pd.Series:
+        """Posterior mean of each stratum's rate (exact for a mixture or an exact fit).
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], random_seed=0, draws=500)
+        >>> bool(post.mean().iloc[0] < post.mean().iloc[1])
+        True
+        """
+        if self._mixture is not None:
+            return pd.Series(self._mixture.mean(), index=self.strata, name="mean")
+        return pd.Series(self._moments()[0], index=self.strata, name="mean")
+
+    def var(self) -> pd.Series:
+        """Posterior variance of each stratum's rate (exact for a mixture or an exact fit).
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], random_seed=0, draws=500)
+        >>> bool((post.var() > 0).all())
+        True
+        """
+        if self._mixture is not None:
+            return pd.Series(self._mixture.var(), index=self.strata, name="var")
+        return pd.Series(self._moments()[1], index=self.strata, name="var")
+
+    def n_eff(self) -> pd.Series:
+        """Effective sample size ``mean (1 - mean) / var - 1`` of each stratum's posterior.
+
+        The size of the Beta with the posterior's mean and variance (pooling included).
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum (at least 1e-3).
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 9], [40, 50], random_seed=0, draws=500)
+        >>> post.n_eff().round(0).tolist()  # about the trials (40, 50), plus what pooling adds
+        [40.0, 55.0]
+        """
+        mean, var = self._moments()
+        return pd.Series(np.maximum(mean * (1 - mean) / var - 1.0, 1e-3), index=self.strata, name="n_eff")
+
+    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Equal-tailed credible interval of each rate.
+
+        Exact quantiles of the Beta mixture (mixture storage or an exact fit), else quantiles
+        of the draws.
+
+        Parameters
+        ----------
+        level : float
+            Credible level (0.95 = 95%).
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            Lower and upper bounds, one per stratum.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> lo, hi = fit_hierarchical([2, 9], [40, 50], random_seed=0, draws=500).interval(0.9)
+        >>> bool((lo < hi).all())
+        True
+        """
+        level = check_level(level)
+        if self._mixture is not None:
+            return self._mixture.interval(level)
+        half = (1.0 - level) / 2.0
+        q = self._quantiles([half, 1.0 - half])
+        return q[0], q[1]
+
+    def _quantiles(self, qs: list[float]) -> np.ndarray:
+        """Quantiles of each rate, shape (len(qs), K): exact when possible, else from draws."""
+        if self._mixture is not None:
+            return self._mixture.quantiles(qs)
+        if self._exact_fit() is not None and hasattr(self.exact, "quantiles"):
+            return self.exact.quantiles(qs)
+        return np.quantile(self.theta, qs, axis=0)
+
+    def outlier_probability(self) -> pd.Series:
+        """Posterior probability that each stratum belongs to the robust model's wide component.
+
+        Returns
+        -------
+        pandas.Series
+            One value per stratum: zeros for models without a wide component, NaN for a
+            robust posterior that carries no mixture (PyMC).
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> post = fit_hierarchical([2, 3, 2, 30], [40, 40, 40, 40], model="robust", random_seed=0)
+        >>> int(post.outlier_probability().idxmax())
+        3
+        """
+        if self._mixture is not None:
+            p = self._mixture.outlier_probability()
+        elif self._exact_fit() is not None and hasattr(self.exact, "outlier_probability"):
+            p = self.exact.outlier_probability()
+        elif self.model == "robust":
+            p = np.full(len(self._counts), np.nan)
+        else:
+            p = np.zeros(len(self._counts))
+        return pd.Series(p, index=self.strata, name="outlier_probability")
+
+    def sample(self, size: int, *, random_seed: Any = None) -> np.ndarray:
+        """Fresh joint draws of the rates.
+
+        From the Beta mixture (a node, then a component, then the Betas) when there is one,
+        else resampled from the stored draws.
+
+        Parameters
+        ----------
+        size : int
+            Number of draws.
+        random_seed : int or numpy.random.Generator, optional
+            Seed or generator for ``numpy.random.default_rng``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(size, K)``.
+
+        Examples
+        --------
+        >>> from bayeseval.models import fit_hierarchical
+        >>> fit_hierarchical([2, 9], [40, 50], random_seed=0, draws=500).sample(5, random_seed=1).shape
+        (5, 2)
+        """
+        size = check_positive_int(size, "size")
+        rng = np.random.default_rng(random_seed)
+        mix = self.mixture
+        if mix is not None:
+            return mix.sample(size, rng)
+        return self.theta[rng.integers(0, self.theta.shape[0], size)]
 
     # -- draws -----------------------------------------------------------------------------
     def draws(self, name: str = "theta") -> pd.DataFrame | np.ndarray:
@@ -202,36 +458,44 @@ class Posterior:
             return self._counts.weights.to_numpy()
         return check_weights(weights, self.strata)
 
-    def weighted(self, weights: Any = None) -> np.ndarray:
+    def weighted(self, weights: Any = None, *, draws: int | None = None, random_seed: Any = None) -> np.ndarray:
         """Draws of the population-weighted rate ``sum_k pi_k theta_k``.
 
-        :meth:`weighted_moments` gives its mean and variance (exact with the exact engine).
+        :meth:`weighted_moments` gives its mean and variance (exact for a Beta mixture).
 
         Parameters
         ----------
         weights : array-like, dict or Series, optional
             Population shares ``pi_k`` (summing to 1); defaults to ``counts.weights``.
+        draws : int, optional
+            Number of fresh draws (:meth:`sample`); default one per posterior draw
+            (:attr:`theta`).
+        random_seed : int or numpy.random.Generator, optional
+            Seed of the fresh draws (with ``draws``).
 
         Returns
         -------
         numpy.ndarray
-            One value per draw, shape ``(n_draws,)``.
+            Shape ``(n_draws,)``, or ``(draws,)``.
 
         Examples
         --------
         >>> from bayeseval.models import fit_hierarchical
         >>> post = fit_hierarchical([2, 5], [40, 50], random_seed=0, draws=500)
-        >>> post.weighted([0.5, 0.5]).shape
-        (500,)
+        >>> post.weighted([0.5, 0.5]).shape, post.weighted([0.5, 0.5], draws=20, random_seed=1).shape
+        ((500,), (20,))
         """
-        return self.theta @ self._population_weights(weights)
+        w = self._population_weights(weights)
+        if draws is None:
+            return self.theta @ w
+        return self.sample(draws, random_seed=random_seed) @ w
 
     def weighted_moments(self, weights: Any = None) -> tuple[float, float]:
         """Mean and variance of the population-weighted rate ``sum_k pi_k theta_k``.
 
-        With the exact engine they are computed exactly from the Beta mixture over the grid
-        (given the hyperparameters the rates are independent; law of total variance), else
-        from the draws of :meth:`weighted`.
+        With a Beta mixture (mixture storage or the exact engine) they are exact: given the
+        hyperparameters the rates are independent (law of total variance over the nodes);
+        otherwise they come from the draws of :meth:`weighted`.
 
         Parameters
         ----------
@@ -252,8 +516,9 @@ class Posterior:
         True
         """
         w = self._population_weights(weights)
-        if self.exact is not None and hasattr(self.exact, "stratum_mixture"):
-            return self.exact.stratum_mixture().weighted_moments(w)
+        mix = self.mixture
+        if mix is not None:
+            return mix.weighted_moments(w)
         d = self.theta @ w
         return float(d.mean()), float(d.var(ddof=1))
 
@@ -303,19 +568,19 @@ class Posterior:
         """
         return float(np.mean(self.gap(a, b) > float(delta)))
 
-    def prob_below(self, threshold: float) -> pd.Series:
+    def prob_below(self, threshold: Any) -> pd.Series:
         """Posterior probability that each stratum's rate is below ``threshold``.
 
         Parameters
         ----------
-        threshold : float
-            Rate threshold.
+        threshold : float or array-like of float
+            Rate threshold, one for all strata or one per stratum.
 
         Returns
         -------
         pandas.Series
-            ``P(theta_k < threshold)`` per stratum (exact for the exact engine), indexed by
-            stratum.
+            ``P(theta_k < threshold_k)`` per stratum (exact for a Beta mixture or an exact
+            fit), indexed by stratum.
 
         Examples
         --------
@@ -323,13 +588,22 @@ class Posterior:
         >>> post = fit_hierarchical([2, 9], [40, 50], strata=["x", "y"], random_seed=0, draws=500)
         >>> post.prob_below(0.5).round(2).tolist()
         [1.0, 1.0]
+        >>> post.prob_below([0.5, 0.01]).round(2).tolist()
+        [1.0, 0.0]
         """
-        thr = float(threshold)
-        if self.exact is not None and hasattr(self.exact, "cdf"):
+        thr = np.asarray(threshold, dtype=float)
+        if thr.ndim > 1 or (thr.ndim == 1 and thr.shape != (len(self._counts),)):
+            raise ValueError(
+                f"threshold must be one value or one per stratum ({len(self._counts)}), got shape {thr.shape}"
+            )
+        name = f"P(theta < {float(thr):g})" if thr.ndim == 0 else "P(theta < threshold)"
+        if self._mixture is not None:
+            p = self._mixture.cdf(thr)
+        elif self._exact_fit() is not None and hasattr(self.exact, "cdf"):
             p = self.exact.cdf(thr)
         else:
             p = np.mean(self.theta < thr, axis=0)
-        return pd.Series(p, index=self.strata, name=f"P(theta < {thr:g})")
+        return pd.Series(p, index=self.strata, name=name)
 
     def prob(
         self,
@@ -441,6 +715,12 @@ class Posterior:
         """
         K = len(self._counts)
         offsets = self.diagnostics.get("offsets")
+        if self._mixture is not None:
+            # node g: A = mu_gk kappa_g + s_k, B = (1 - mu_gk) kappa_g + n_k - s_k
+            s = self._counts.successes.to_numpy(dtype=float)
+            n = self._counts.trials.to_numpy(dtype=float)
+            A, B = self._mixture.a, self._mixture.b
+            return self._mixture.weights @ ((A - s) / (A + B - n))
         if "mu" in self._hyper:
             mu = self._hyper["mu"]
             if offsets is not None:
@@ -478,7 +758,11 @@ class Posterior:
         """
         n = self._counts.trials.to_numpy(dtype=float)
         hyper = self.hyper or {}
-        if "kappa" in hyper:
+        if self._mixture is not None:
+            # node g: A + B = kappa_g + n_k
+            total = self._mixture.a + self._mixture.b
+            out = self._mixture.weights @ ((total - n) / total)
+        elif "kappa" in hyper:
             kappa = np.asarray(hyper["kappa"], dtype=float).reshape(-1)[:, None]
             # once per distinct n, in blocks of about a million draws x strata
             n_u, inv = np.unique(n, return_inverse=True)
@@ -495,11 +779,6 @@ class Posterior:
             out = np.full(len(n), np.nan)
         return pd.Series(out, index=self.strata, name="shrinkage")
 
-    def _post_mean(self) -> np.ndarray:
-        if self.exact is not None and hasattr(self.exact, "posterior_moments"):
-            return np.asarray(self.exact.posterior_moments()[0], dtype=float)
-        return self.theta.mean(axis=0)
-
     def summary(
         self, level: float = 0.95, interval: str = "eti", *, read_threshold: float = READ_ADAPTIVE_P,
         read: bool = False,
@@ -512,8 +791,8 @@ class Posterior:
             Credible level (0.95 = 95%).
         interval : {"eti", "hdi"}
             Equal-tailed interval, or highest-density interval (``arviz.hdi`` on the draws).
-            With the exact engine, the mean and the equal-tailed quantiles are computed exactly
-            from the grid mixture of Beta distributions rather than from draws (see
+            With a Beta mixture (mixture storage or the exact engine), the mean and the
+            equal-tailed quantiles are computed exactly rather than from draws (see
             :meth:`bayeseval.models.exact.ExactFit.quantiles`).
         read_threshold : float
             Leave-one-out conflict p-value at or below which a stratum reads its adaptive
@@ -560,16 +839,8 @@ class Posterior:
         level = check_level(level)
         interval = check_method(interval, _INTERVALS, "interval")
         alpha = 1.0 - level
-        exact = self.exact is not None and hasattr(self.exact, "quantiles")
-        mean = self._post_mean()
-        if exact:
-            q = self.exact.quantiles([0.5, alpha / 2, 1 - alpha / 2])
-            median = q[0]
-            lower, upper = q[1], q[2]
-        else:
-            median = np.median(self.theta, axis=0)
-            lower = np.quantile(self.theta, alpha / 2, axis=0)
-            upper = np.quantile(self.theta, 1 - alpha / 2, axis=0)
+        mean = self._moments()[0]
+        median, lower, upper = self._quantiles([0.5, alpha / 2, 1 - alpha / 2])
         if interval == "hdi":
             import arviz as az
 

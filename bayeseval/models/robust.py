@@ -141,14 +141,14 @@ def fit_robust(
     Returns
     -------
     Posterior
-        ``posterior.exact.outlier_probability()`` gives each stratum's posterior probability
-        of belonging to the wide component.
+        ``posterior.outlier_probability()`` gives each stratum's posterior probability of
+        belonging to the wide component.
 
     Examples
     --------
     >>> post = fit_robust([3, 4, 5, 14], [40, 40, 40, 40], random_seed=0, draws=1000)
-    >>> p_out = post.exact.outlier_probability()
-    >>> bool(p_out[3] > p_out[0])
+    >>> p_out = post.outlier_probability()
+    >>> bool(p_out.iloc[3] > p_out.iloc[0])
     True
     """
     from bayeseval.models.exact import fit_exact

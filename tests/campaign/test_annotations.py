@@ -32,7 +32,7 @@ from bayeseval.campaign.annotations import (
     to_labelstudio,
 )
 from bayeseval.cli.campaign import main
-from tests.helpers import content_pool, make_pool
+from tests.helpers import content_pool, load_result, make_pool
 
 pytestmark = pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 
@@ -54,10 +54,8 @@ def _ls_export(tasks, labels_by_row, annotators=(("7", None),)):
     return out
 
 
-FLEISS_1971 = [
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
-]
+# Fleiss (1971): 10 subjects, 14 raters, 5 categories (tests/results/fleiss_1971.csv)
+FLEISS_1971 = load_result("fleiss_1971").to_numpy().tolist()
 
 
 def _proposed(tmp_path, pool_annotations, n, seed):
@@ -215,7 +213,9 @@ def test_cohen_kappa_matches_sklearn():
 
 
 def test_fleiss_kappa_matches_the_published_example_and_statsmodels():
-    assert fleiss_kappa(FLEISS_1971) == pytest.approx(0.20993, abs=5e-5)
+    # the paper's 0.210, and statsmodels' value to 1e-12 (tests/results/fleiss_kappa.csv)
+    ref = float(load_result("fleiss_kappa").set_index("table").loc["fleiss_1971", "kappa"])
+    assert fleiss_kappa(FLEISS_1971) == pytest.approx(ref, abs=1e-12) and round(ref, 3) == 0.210
     rng = np.random.default_rng(1)
     table = rng.multinomial(4, [0.5, 0.3, 0.2], size=30)
     try:

@@ -11,13 +11,13 @@ from scipy import stats
 from bayeseval import Counts, fit_hierarchical
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign.posterior import (
-    MixturePosterior,
     hierarchical_grid,
     independent_posterior,
     outlying_strata,
 )
 from bayeseval.campaign.state import RuleState
 from bayeseval.models.exact import ExactFit
+from bayeseval.models.posterior import Posterior
 from tests.campaign.helpers import RNG
 
 
@@ -103,7 +103,7 @@ def test_outlier_flagged_and_robust_model_keeps_pooling_for_others():
 def test_campaign_posterior_is_the_fast_exact_fit():
     s, n = np.array([3, 5, 4, 60, 2, 6]), np.array([50, 60, 45, 100, 30, 70])
     post = hierarchical_grid(s, n, model="robust")
-    assert isinstance(post, MixturePosterior)
+    assert isinstance(post, Posterior) and post.storage == "mixture"
     fit = ExactFit(Counts.from_arrays(s, n), model="robust", preset="fast")
     np.testing.assert_allclose(post.mean(), fit.posterior_moments()[0], rtol=1e-12)
     np.testing.assert_allclose(post.outlier_probability(), fit.outlier_probability(), rtol=1e-12)

@@ -52,6 +52,7 @@ from tests.helpers import (
     count_arrays,
     labelled_counts,
     levels,
+    load_result,
 )
 
 SM_METHOD = {"wilson": "wilson", "clopper_pearson": "beta", "agresti_coull": "agresti_coull",
@@ -66,6 +67,9 @@ SM_NAMES = {
     "clopper_pearson": "beta",
     "jeffreys": "jeffreys",
 }
+
+
+PROPORTION_CONFINT = load_result("proportion_confint")
 
 
 def _grid() -> tuple[np.ndarray, np.ndarray]:
@@ -428,10 +432,13 @@ def test_huge_counts_are_refused_exactly(trials, huge, draw):
 @pytest.mark.parametrize("method", PROPORTION_METHODS)
 @pytest.mark.parametrize("level", [0.8, 0.95, 0.99])
 def test_bounds_match_statsmodels(method: str, level: float) -> None:
-    x, n = _grid()
+    # reference: statsmodels.stats.proportion.proportion_confint(x, n, alpha, method), stored in
+    # tests/results/proportion_confint.csv by tests/results/make_reference.py
+    ref = PROPORTION_CONFINT[(PROPORTION_CONFINT["method"] == SM_NAMES[method]) & (PROPORTION_CONFINT["level"] == level)]
+    x, n = ref["x"].to_numpy(), ref["n"].to_numpy()
+    assert len(x) == len(_grid()[0])
     lo, hi = proportion_ci(x, n, level=level, method=method)
-    # reference: statsmodels.stats.proportion.proportion_confint(x, n, alpha, method)
-    ref_lo, ref_hi = proportion_confint(x, n, alpha=1 - level, method=SM_NAMES[method])
+    ref_lo, ref_hi = ref["lower"].to_numpy(), ref["upper"].to_numpy()
     ref_lo = np.clip(ref_lo, 0, 1)
     ref_hi = np.clip(ref_hi, 0, 1)
     if method == "jeffreys":
@@ -504,15 +511,14 @@ def test_spec_accuracy_figures() -> None:
     assert round(z * proportion_se(9000, 10000), 3) == 0.006
 
 
-@pytest.mark.parametrize(
-    "n_pos, se, half_pct",
-    [(2000, 0.0102, 2.0), (500, 0.0205, 4.0), (200, 0.0324, 6.4), (80, 0.0512, 10.0), (40, 0.0725, 14.2)],
-)
-def test_spec_recall_table(n_pos: int, se: float, half_pct: float) -> None:
-    # recall 0.70 with n+ positives
-    got = proportion_se(round(0.7 * n_pos), n_pos)
-    assert round(got, 4) == se
-    assert round(100 * stats.norm.isf(0.025) * got, 1) == half_pct
+def test_recall_table() -> None:
+    # recall 0.70 with n+ positives: se and 95% half-width (tests/results/recall_se.csv)
+    table = load_result("recall_se")
+    for n_pos, se, half_pct in table.itertuples(index=False):
+        got = proportion_se(round(0.7 * n_pos), n_pos)
+        assert round(got, 4) == se
+        assert round(100 * stats.norm.isf(0.025) * got, 1) == half_pct
+    assert len(table) == 5
 
 
 def test_proportion_se_zero_variance_warning() -> None:

@@ -32,6 +32,7 @@ from tests.helpers import (
     assert_raises_naming,
     bisect_quantiles,
     count_arrays,
+    load_result,
 )
 
 matplotlib.use("Agg")
@@ -60,17 +61,9 @@ def _dense_reference(s, n, m=600):
     return w @ m1, wvar
 
 
-# Efron, B. and Morris, C. (1975), "Data analysis using Stein's estimator and its
-# generalizations", JASA 70:311-319, Table 1: hits in the first 45 at-bats of the 1970 season
-# for 18 players, and their batting average over the remainder of the season (the held-out
-# truth). Same values as R package pscl, data(EfronMorris).
-BASEBALL_HITS = np.array([18, 17, 16, 15, 14, 14, 13, 12, 11, 11, 10, 10, 10, 10, 10, 9, 8, 7])
-
-
-BASEBALL_REST = np.array(
-    [0.346, 0.298, 0.276, 0.222, 0.273, 0.270, 0.263, 0.210, 0.269, 0.230, 0.264, 0.256, 0.303,
-     0.264, 0.226, 0.285, 0.316, 0.200]
-)  # fmt: skip
+# Efron and Morris (1975), Table 1 (tests/results/efron_morris_1975.csv): hits in the first 45
+# at-bats of 1970 for 18 players and their average over the rest of the season
+BASEBALL = load_result("efron_morris_1975")
 
 
 def _brute_force(s, n, log_prior, u_range, v_range, m=500):
@@ -335,13 +328,13 @@ def test_draws_agree_with_exact_moments_and_quantiles():
 
 def test_baseball_shrinkage_beats_raw_rates():
     # Efron & Morris (1975): the pooled estimates predict the rest of the season better
-    n = np.full(18, 45)
-    raw = BASEBALL_HITS / 45
+    hits, n, rest = (BASEBALL[c].to_numpy() for c in ("hits", "at_bats", "rest_of_season"))
+    raw = hits / n
     for prior in ("default", "bda"):
-        post = fit_hierarchical(BASEBALL_HITS, n, prior=prior, random_seed=0)
+        post = fit_hierarchical(hits, n, prior=prior, random_seed=0)
         pooled = post.summary()["mean"].to_numpy()
-        sse_raw = np.sum((raw - BASEBALL_REST) ** 2)
-        sse_pooled = np.sum((pooled - BASEBALL_REST) ** 2)
+        sse_raw = np.sum((raw - rest) ** 2)
+        sse_pooled = np.sum((pooled - rest) ** 2)
         # measured: raw 0.0755; pooled about 0.02 (a reduction of more than half)
         assert sse_pooled < 0.5 * sse_raw
 

@@ -338,3 +338,135 @@ def test_summary_describes_the_posterior_and_adds_the_read_interval_on_request()
     np.testing.assert_allclose(full["read_lower"][pooled], bare["lower"][pooled])
     np.testing.assert_allclose(full["read_lower"][~pooled], np.asarray(lo)[~pooled], rtol=1e-9)
     np.testing.assert_allclose(full["read_upper"][~pooled], np.asarray(hi)[~pooled], rtol=1e-9)
+
+
+# -- mixture storage --------------------------------------------------------------------------
+def _independent_mixture(s=S, n=N, **kw):
+    """Independent Beta(1 + s, 1 + n - s) posteriors in mixture storage (one node)."""
+    from bayeseval._kernels.mixture import BetaMixture
+
+    counts = Counts.from_arrays(s, n, strata=STRATA[: len(s)])
+    mix = BetaMixture.single(1.0 + np.asarray(s, float), 1.0 + np.asarray(n, float) - s)
+    return Posterior(counts=counts, engine="exact", model="independent", prior="uniform", mixture=mix, **kw)
+
+
+def test_mixture_storage_summary_is_the_beta_posterior_of_scipy():
+    post = _independent_mixture()
+    assert post.storage == "mixture" and "storage='mixture'" in repr(post)
+    a, b = S + 1.0, N - S + 1.0
+    frame = post.summary(level=0.9)
+    np.testing.assert_allclose(frame["mean"], stats.beta.mean(a, b), rtol=1e-12)
+    np.testing.assert_allclose(frame["median"], stats.beta.median(a, b), rtol=1e-10)
+    np.testing.assert_allclose(frame["lower"], stats.beta.ppf(0.05, a, b), rtol=1e-10)
+    np.testing.assert_allclose(frame["upper"], stats.beta.ppf(0.95, a, b), rtol=1e-10)
+    np.testing.assert_allclose(post.var(), stats.beta.var(a, b), rtol=1e-12)
+    # a single Beta(a, b) has effective size mean (1 - mean) / var - 1 = a + b
+    np.testing.assert_allclose(post.n_eff(), a + b, rtol=1e-9)
+    lo, hi = post.interval(0.8)
+    np.testing.assert_allclose(lo, stats.beta.ppf(0.1, a, b), rtol=1e-10)
+    np.testing.assert_allclose(hi, stats.beta.ppf(0.9, a, b), rtol=1e-10)
+    # the uniform prior is Beta(1, 1): kappa = 2, mean 1/2, shrinkage 2 / (2 + n)
+    np.testing.assert_allclose(frame["shrinkage"], 2.0 / (2.0 + N), rtol=1e-12)
+    np.testing.assert_allclose(post.pooled_mean(), 0.5, rtol=1e-12)
+    np.testing.assert_array_equal(post.outlier_probability(), 0.0)
+
+
+def test_mixture_storage_probabilities_take_one_threshold_per_stratum():
+    post = _independent_mixture()
+    thr = np.array([0.05, 0.1, 0.02, 0.15, 0.12])
+    a, b = S + 1.0, N - S + 1.0
+    np.testing.assert_allclose(post.prob_below(thr), stats.beta.cdf(thr, a, b), rtol=1e-10)
+    np.testing.assert_allclose(post.prob_below(0.1), stats.beta.cdf(0.1, a, b), rtol=1e-10)
+    assert post.prob(threshold=0.1, a="b") == pytest.approx(stats.beta.cdf(0.1, 9, 73), rel=1e-10)
+    with pytest.raises(ValueError, match=r"threshold must be one value or one per stratum \(5\), got shape \(2,\)"):
+        post.prob_below([0.1, 0.2])
+
+
+def test_mixture_storage_weighted_moments_are_exact_and_draws_follow_them():
+    post = _independent_mixture()
+    w = np.array([0.3, 0.2, 0.1, 0.25, 0.15])
+    a, b = S + 1.0, N - S + 1.0
+    mean, var = post.weighted_moments(w)
+    # independent Betas: the weighted sum's moments in closed form
+    assert mean == pytest.approx(w @ stats.beta.mean(a, b), rel=1e-12)
+    assert var == pytest.approx((w**2) @ stats.beta.var(a, b), rel=1e-10)
+    d = post.weighted(w, draws=100_000, random_seed=2)
+    # seeded; sd of the mean of 1e5 draws is about sqrt(var) / 316 (< 6e-5 here)
+    assert d.mean() == pytest.approx(mean, abs=3e-4) and d.std() == pytest.approx(np.sqrt(var), rel=0.02)
+
+
+def test_mixture_storage_draws_are_sampled_on_first_use_and_seeded():
+    post = _independent_mixture(draws=2000, random_seed=5)
+    assert post.n_draws == 2000
+    theta = post.draws("theta")
+    assert theta.shape == (2000, 5) and list(theta.columns) == STRATA
+    np.testing.assert_array_equal(theta, _independent_mixture(draws=2000, random_seed=5).theta)
+    a, b = S + 1.0, N - S + 1.0
+    se = np.sqrt(stats.beta.var(a, b) / 2000)
+    assert np.all(np.abs(theta.mean().to_numpy() - stats.beta.mean(a, b)) < 5 * se)
+    # the draws-based summaries work on the sampled draws
+    assert post.ranks().shape[0] == 5
+    # P(theta_d > theta_c) for independent Betas: integral of f_d(x) F_c(x) (scipy quad)
+    from scipy.integrate import quad
+
+    ref = quad(lambda x: stats.beta.pdf(x, 13, 79) * stats.beta.cdf(x, 2, 30), 0, 1)[0]
+    assert post.prob_gap("d", "c") == pytest.approx(ref, abs=4 * np.sqrt(ref * (1 - ref) / 2000))
+    assert post.idata.posterior["theta"].shape[-1] == 5
+    with pytest.raises(ValueError, match="unknown name 'mu'"):
+        post.draws("mu")
+
+
+def test_posterior_needs_exactly_one_storage():
+    counts = Counts.from_arrays(S, N)
+    with pytest.raises(ValueError, match="exactly one of theta"):
+        Posterior(counts=counts, engine="exact", model="independent", prior="uniform")
+    with pytest.raises(TypeError, match="mixture must be a BetaMixture, got list"):
+        Posterior(counts=counts, engine="exact", model="independent", prior="uniform", mixture=[1, 2])
+    from bayeseval._kernels.mixture import BetaMixture
+
+    with pytest.raises(ValueError, match=r"one column per stratum \(5\), got 2"):
+        Posterior(counts=counts, engine="exact", model="independent", prior="uniform",
+                  mixture=BetaMixture.single([1.0, 2.0], [3.0, 4.0]))
+
+
+def test_exact_engine_draws_and_its_mixture_give_the_same_summaries():
+    # one model, two storage forms: the exact engine's draws storage (with its grid fit) and
+    # the same grid as a mixture; the draws agree with both within Monte Carlo error
+    from bayeseval.models.exact import ExactFit
+
+    counts = Counts.from_arrays(S, N, strata=STRATA)
+    fit = ExactFit(counts)
+    drawn = fit_hierarchical(S, N, strata=STRATA, random_seed=4, draws=20_000)
+    mixed = Posterior(counts=counts, engine="exact", model="beta_binomial", prior=fit.prior,
+                      mixture=fit.stratum_mixture())
+    assert drawn.storage == "draws" and mixed.storage == "mixture"
+    np.testing.assert_allclose(mixed.mean(), drawn.mean(), rtol=1e-9)
+    np.testing.assert_allclose(mixed.var(), drawn.var(), rtol=1e-9)
+    for x, y in zip(mixed.interval(0.9), drawn.interval(0.9), strict=True):
+        np.testing.assert_allclose(x, y, atol=1e-8)
+    np.testing.assert_allclose(mixed.prob_below(0.1), drawn.prob_below(0.1), atol=1e-8)
+    w = np.full(5, 0.2)
+    np.testing.assert_allclose(mixed.weighted_moments(w), drawn.weighted_moments(w), rtol=1e-9)
+    # shrinkage E[kappa / (kappa + n)]: over the grid nodes (mixture) against the kappa draws
+    se = np.sqrt(drawn.draws("kappa").size) ** -1
+    np.testing.assert_allclose(mixed.shrinkage(), drawn.shrinkage(), atol=4 * se)
+    np.testing.assert_allclose(mixed.pooled_mean(), drawn.pooled_mean(), atol=4 * se * 0.1)
+    # and the draws against the exact moments: 5 Monte Carlo standard errors
+    theta = drawn.theta
+    assert np.all(np.abs(theta.mean(axis=0) - mixed.mean().to_numpy()) < 5 * np.sqrt(mixed.var().to_numpy() / 20_000))
+
+
+def test_draws_storage_moments_and_samples_come_from_the_draws():
+    post = _manual_posterior(seed=3, draws=1000)
+    theta = post.theta
+    np.testing.assert_allclose(post.mean(), theta.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(post.var(), theta.var(axis=0, ddof=1), rtol=1e-12)
+    lo, hi = post.interval(0.9)
+    np.testing.assert_allclose(lo, np.quantile(theta, 0.05, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(hi, np.quantile(theta, 0.95, axis=0), rtol=1e-12)
+    rows = post.sample(50, random_seed=0)
+    # resampled rows of the stored draws
+    assert rows.shape == (50, 5) and all(any(np.array_equal(r, t) for t in theta) for r in rows[:5])
+    p = post.prob_below(np.array([0.05, 0.1, 0.05, 0.1, 0.1]))
+    np.testing.assert_allclose(p, np.mean(theta < [0.05, 0.1, 0.05, 0.1, 0.1], axis=0))
+    np.testing.assert_array_equal(post.outlier_probability(), 0.0)

@@ -27,7 +27,7 @@ from bayeseval._kernels.proxy import cells_interval, proxy_interval
 from bayeseval.demo import german_credit_predictions
 from bayeseval.estimate.compare import mcnemar
 from bayeseval.models.exact import ExactFit
-from tests.helpers import RATS_N, RATS_Y, _judged_pool
+from tests.helpers import RATS_N, RATS_Y, _judged_pool, load_result
 
 
 def _npv(y_true, y_pred):
@@ -100,10 +100,11 @@ def test_point_estimates_equal_fairlearn_metricframe(data, crossed):
 
 def test_fast_preset_rats_bda_prior_matches_bda3():
     # BDA3 section 5.3: the posterior of (alpha, beta) centred near alpha = 2.4, beta = 14.3
+    ref = load_result("bda3_rats_hyper").set_index("quantity")
     fit = ExactFit(Counts.from_arrays(RATS_Y, RATS_N), prior="bda", preset="fast")
     kappa = np.exp(fit.grid_v)
-    assert fit.weights @ (expit(fit.grid_u) * kappa) == pytest.approx(2.4, abs=0.1)
-    assert fit.weights @ (expit(-fit.grid_u) * kappa) == pytest.approx(14.3, abs=0.5)
+    for name, mean in (("alpha", expit(fit.grid_u) * kappa), ("beta", expit(-fit.grid_u) * kappa)):
+        assert fit.weights @ mean == pytest.approx(ref.loc[name, "value"], abs=ref.loc[name, "tolerance"])
 
 
 def test_post_stratified_estimate_is_ppi_with_cell_rate_proxy():
@@ -309,11 +310,12 @@ def test_out_of_fold_accuracy_matches_the_published_figures():
 
 def test_rats_bda_prior_matches_bda3():
     # BDA3 section 5.3 reports the posterior of (alpha, beta) centred near alpha = 2.4, beta = 14.3
+    ref = load_result("bda3_rats_hyper").set_index("quantity")
     fit = ExactFit(Counts.from_arrays(RATS_Y, RATS_N), prior="bda")
     a = fit.weights @ (expit(fit.grid_u) * np.exp(fit.grid_v))
     b = fit.weights @ (expit(-fit.grid_u) * np.exp(fit.grid_v))
-    assert a == pytest.approx(2.4, abs=0.1)
-    assert b == pytest.approx(14.3, abs=0.5)
+    assert a == pytest.approx(ref.loc["alpha", "value"], abs=ref.loc["alpha", "tolerance"])
+    assert b == pytest.approx(ref.loc["beta", "value"], abs=ref.loc["beta", "tolerance"])
     assert fit.diagnostics["edge_mass"] < 1e-6
 
 
