@@ -77,10 +77,10 @@ def _proxy_pool(sizes, agreement, seed=0):
 
 
 def _create(tmp_path, pool, name, target=0.05, **kw):
-    from bayeseval.campaign import Campaign
+    from bayeseval.campaign import Campaign, Each
 
     return Campaign.create(tmp_path / name, pool.drop(columns="truth"), strata="g", y_pred="pred",
-                           target_halfwidth=target, guarantee="stratum", proxy="judge", label_set=[0, 1],
+                           goal=Each(target), guarantee="stratum", proxy="judge", label_set=[0, 1],
                            random_seed=0, **kw)
 
 
