@@ -14,7 +14,7 @@ import pandas as pd
 
 from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
-from bayeseval.campaign.decision import decision_betas, gap_targets, own_binding
+from bayeseval.campaign.gains import decision_betas, gap_targets, own_binding
 from bayeseval.campaign.goals import Decide, Each, Gap
 from bayeseval.campaign.state import RuleState
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval.campaign.fields import GOAL_DEFAULTS, GOAL_FIELDS
+from bayeseval.campaign.gains import Gains, decision_gains, gap_gains, weighted_gains, width_gains
 
 __all__ = ["Goal", "Each", "Overall", "Decide", "Gap", "GOALS", "as_goal", "goal_settings", "goal_from_config"]
 
@@ -155,6 +156,23 @@ class Goal:
         """Strata that meet the goal (one bool per stratum)."""
         raise NotImplementedError
 
+    def gains(self, state: Any, horizon: int = 10) -> Gains:  # pragma: no cover - every goal defines it
+        """What one more label is worth toward the goal, per stratum (:class:`~bayeseval.campaign.gains.Gains`).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+        horizon : int
+            Labels looked ahead, where the goal's gain depends on it (decisions).
+
+        Returns
+        -------
+        Gains
+            The gain function, the trial probabilities and the strata that may get labels.
+        """
+        raise NotImplementedError
+
     def is_done(self, state: Any) -> bool:
         """Whether the campaign is done: every stratum meets the goal or has nothing left to label.
 
@@ -238,6 +256,32 @@ class Each(Goal):
         """
         return state.stop_halfwidths() <= state.target_halfwidth
 
+    def gains(self, state: Any, horizon: int = 10) -> Gains:
+        """The expected reduction of each stratum's excess half-width (:func:`~bayeseval.campaign.gains.width_gains`).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+        horizon : int
+            Not used (one label's gain is known in closed form).
+
+        Returns
+        -------
+        Gains
+            Strata not done with rows left may get labels.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.state import RuleState
+        >>> st = RuleState.from_counts([5, 5], [10, 200], available=[500, 500], target_halfwidth=0.05)
+        >>> g = Each(0.05).gains(st)
+        >>> bool(g.one(0, 0.0) > g.one(1, 0.0))
+        True
+        """
+        return width_gains(state)
+
+
 
 class Overall(Goal):
     """The population-weighted rate's interval within ``halfwidth``.
@@ -280,6 +324,32 @@ class Overall(Goal):
             One value per stratum.
         """
         return np.full(len(state.strata), self._reached(state))
+
+
+    def gains(self, state: Any, horizon: int = 10) -> Gains:
+        """The expected reduction of the weighted rate's variance (:func:`~bayeseval.campaign.gains.weighted_gains`).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+        horizon : int
+            Not used.
+
+        Returns
+        -------
+        Gains
+            Every stratum with rows left may get labels.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.state import RuleState
+        >>> st = RuleState.from_counts([5, 5], [20, 200], available=[50, 50], goal="overall", weights=[0.5, 0.5])
+        >>> g = Overall(0.02).gains(st)
+        >>> bool(g.one(0, 0.0) > g.one(1, 0.0))
+        True
+        """
+        return weighted_gains(state)
 
     def is_done(self, state: Any) -> bool:
         """The weighted rate's half-width within the target, or no row left anywhere.
@@ -345,6 +415,32 @@ class Decide(Goal):
         """
         return state.side_decided() | state.at_threshold()
 
+
+    def gains(self, state: Any, horizon: int = 10) -> Gains:
+        """The expected progress toward each stratum's decision (:func:`~bayeseval.campaign.gains.decision_gains`).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+        horizon : int
+            Labels looked ahead (the allocation passes its batch size, at least 5).
+
+        Returns
+        -------
+        Gains
+            Undecided strata with rows left may get labels.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.state import RuleState
+        >>> st = RuleState.from_counts([0, 3], [100, 30], available=[500, 500], model="independent",
+        ...                            goal="decide", threshold=np.array([0.1, 0.1]))
+        >>> Decide(0.1).gains(st).eligible.tolist()  # stratum 0 is decided
+        [False, True]
+        """
+        return decision_gains(state, horizon)
+
     def describe(self, level: float) -> str:
         """The goal in words.
 
@@ -397,6 +493,31 @@ class Gap(Goal):
             One value per stratum.
         """
         return np.full(len(state.strata), state.gap()["verdict"] != "undecided")
+
+
+    def gains(self, state: Any, horizon: int = 10) -> Gains:
+        """The half-width reduction of the strata that keep the verdict open (:func:`~bayeseval.campaign.gains.gap_gains`).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+        horizon : int
+            Not used.
+
+        Returns
+        -------
+        Gains
+            The strata of :func:`~bayeseval.campaign.gains.gap_targets` with rows left.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.state import RuleState
+        >>> st = RuleState.from_counts([2, 9], [40, 40], available=[100, 100], goal="gap", tolerance=0.05)
+        >>> bool(Gap(0.05).gains(st).one(0, 0.0) > 0)
+        True
+        """
+        return gap_gains(state)
 
     def is_done(self, state: Any) -> bool:
         """The verdict decided with trials in every stratum, or nothing left to label.

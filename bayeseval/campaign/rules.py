@@ -38,50 +38,16 @@ def _as_series(state: RuleState, counts: np.ndarray, rule: str) -> pd.Series:
 
 
 def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
-    """Greedy batch with diminishing returns on the expected excess half-width (or variance)."""
-    k = len(state.strata)
-    counts = np.zeros(k, np.int64)
-    cap = state.available.astype(np.int64).copy()
-    p = np.clip(state.p_trial(), 1e-6, 1.0)
-    t0 = p * state.pending
-    target = state.target_halfwidth
-    if state.goal.weighted:
-        neff = state.posterior.n_eff().to_numpy()
-        var = state.posterior.var().to_numpy()
-        c = state.weights**2 * var * neff  # contribution = c / (neff + t)
-
-        def gain(t: np.ndarray) -> np.ndarray:
-            return c / (neff + t) - c / (neff + t + p)
-
-        def gain_one(j: int) -> float:
-            return c[j] / (neff[j] + t[j]) - c[j] / (neff[j] + t[j] + p[j])
-
-        eligible = cap > 0
-    else:
-        hw = state.stop_halfwidths()
-        neff = state.stop_neff()
-        # strata held back only by the sanity checks count every reduction of their width
-        target = np.where(state.stratum_done() | (hw > target), target, 0.0)
-
-        def gain(t: np.ndarray) -> np.ndarray:
-            h0 = hw * np.sqrt(neff / (neff + t))
-            h1 = hw * np.sqrt(neff / (neff + t + p))
-            excess = np.maximum(h0 - target, 0) - np.maximum(h1 - target, 0)
-            return excess + 1e-3 * (h0 - h1)
-
-        def gain_one(j: int) -> float:
-            h0 = hw[j] * np.sqrt(neff[j] / (neff[j] + t[j]))
-            h1 = hw[j] * np.sqrt(neff[j] / (neff[j] + t[j] + p[j]))
-            return max(h0 - target[j], 0.0) - max(h1 - target[j], 0.0) + 1e-3 * (h0 - h1)
-
-        eligible = (cap > 0) & ~state.stratum_done()
-        if not eligible.any():
-            eligible = cap > 0
-    if not eligible.any():
+    """Greedy batch with diminishing returns on the goal's gains (:meth:`Goal.gains
+    <bayeseval.campaign.goals.Goal.gains>`: the expected excess half-width, or variance)."""
+    counts = np.zeros(len(state.strata), np.int64)
+    gains = state.goal.gains(state)
+    if not gains.eligible.any():
         return counts
-    t = t0.astype(float).copy()
-    g = np.where(eligible, gain(t), -np.inf)
-    return _greedy_take(g, t, p, cap, batch_size, gain_one, counts)
+    cap = state.available.astype(np.int64).copy()
+    t = (gains.p_trial * state.pending).astype(float)
+    g = np.where(gains.eligible, gains.every(t), -np.inf)
+    return _greedy_take(g, t, gains.p_trial, cap, batch_size, lambda j: gains.one(j, t[j]), counts)
 
 
 def _greedy_take(g, t, p, cap, batch_size, gain_one, counts) -> np.ndarray:
