@@ -230,7 +230,7 @@ def conflict_check(
     the count is exact (no simulation). A flagged stratum's pooled interval is not
     supported by its own data: read its adaptive interval instead (``read`` column, also
     ``"adaptive"`` for an unflagged stratum whose p-value is at most 0.20, the default of
-    :func:`bayeseval.models.posterior.which_interval`; ``proportion_ci(...,
+    :func:`bayeseval.models.read.which_interval`; ``proportion_ci(...,
     method="adaptive")`` gives the interval).
 
     Measured: one outlying stratum among alike ones is flagged with probability 0.71 under

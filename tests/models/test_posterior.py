@@ -12,9 +12,9 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import Counts, fit_hierarchical, proportion_ci
-from bayeseval.checks import compare_frequentist, conflict_check
+from bayeseval.checks import compare_frequentist
 from bayeseval.models import Posterior
-from bayeseval.models.posterior import which_interval
+from bayeseval.models.read import which_interval
 from tests.helpers import _alike, _summary
 
 S = np.array([3, 8, 1, 12, 5])
@@ -65,19 +65,8 @@ def test_read_columns_point_to_the_pooled_or_the_public_adaptive_interval():
     assert t90.loc[6, "read_upper"] == pytest.approx(proportion_ci(s, n, level=0.9, method="adaptive")[1][6])
 
 
-def test_threshold_decides_not_clearly_typical_and_is_validated():
-    # a count somewhat high for its stratum: p-value between 0.05 and 0.20 under the others
+def test_read_threshold_is_validated():
     s, n = [4, 6, 5, 3, 7, 4, 6], [50, 70, 60, 40, 80, 50, 30]
-    check = conflict_check(s, n, control="per_stratum")
-    p = check.table.loc[6, "p_value"]
-    assert 0.05 < p <= 0.20
-    read, why = which_interval(Counts.from_arrays(s, n))
-    assert read[6] == "adaptive" and why[6].startswith("count not clearly typical")
-    assert not check.table.loc[6, "flag"] and check.table.loc[6, "read"] == "adaptive"
-    read0, _ = which_interval(Counts.from_arrays(s, n), threshold=0.0)
-    assert read0[6] == "pooled"
-    with pytest.raises(ValueError, match=r"threshold.*1\.5"):
-        which_interval(Counts.from_arrays(s, n), threshold=1.5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         post = fit_hierarchical(s, n, random_seed=0, draws=50)
@@ -321,7 +310,6 @@ def test_plot_hands_off_to_the_forest_plot(post):
 
 def test_summary_describes_the_posterior_and_adds_the_read_interval_on_request():
     from bayeseval.models import fit_hierarchical
-    from bayeseval.models.posterior import which_interval
 
     post = fit_hierarchical([4, 6, 5, 3, 7, 4, 9], [50, 70, 60, 40, 80, 50, 20], random_seed=0)
     bare, full = post.summary(level=0.9), post.summary(level=0.9, read=True)
