@@ -47,7 +47,7 @@ from bayeseval.campaign.forecast import (
     forecast_labels,
     stratum_feasibility,
 )
-from bayeseval.campaign.goals import Decide, Each, Gap
+from bayeseval.campaign.goals import Decide, Each
 from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.ingest import IngestResult, ingest_labels
 from bayeseval.campaign.labels import INT_TEXT, LabelSet, is_missing, py_scalar
@@ -55,6 +55,7 @@ from bayeseval.campaign.proxycells import PROXY_META, ProxyDesign
 from bayeseval.campaign.rules import get_rule
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.campaign.state import MetricStates, RuleState
+from bayeseval.campaign.status import status_frame
 from bayeseval.campaign.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.counts.metrics import get_metric
@@ -457,13 +458,13 @@ class Campaign(Annotating):
         """
         st = self._state()
         if isinstance(st, MetricStates):
-            frames = {m: _status_frame(s, self._design.n_rows) for m, s in st.states.items()}
+            frames = {m: status_frame(s, self._design.n_rows) for m, s in st.states.items()}
             frame = pd.concat(frames, names=["metric"])
             frame["cost"] = frame["labelled"].to_numpy() * np.tile(self.label_costs.to_numpy(), len(frames))
             overall = {m: f.attrs["overall"] for m, f in frames.items() if "overall" in f.attrs}
             frame.attrs = {"overall": overall} if overall else {}
             return frame
-        frame = _status_frame(st, self._design.n_rows)
+        frame = status_frame(st, self._design.n_rows)
         frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
         if self._proxy is not None:
             table = self._proxy_table()
@@ -570,8 +571,8 @@ class Campaign(Annotating):
             return self._proxy.feasibility(self._counts_state(), self._codes, warn=warn)
         st = self._state()
         if isinstance(st, MetricStates):
-            return pd.concat({m: _feasibility(s, warn) for m, s in st.states.items()}, names=["metric"])
-        return _feasibility(st, warn)
+            return pd.concat({m: stratum_feasibility(s, warn=warn) for m, s in st.states.items()}, names=["metric"])
+        return stratum_feasibility(st, warn=warn)
 
     def history(self) -> pd.DataFrame:
         """The decisions log, one row per proposal round.
@@ -948,58 +949,3 @@ class Campaign(Annotating):
 def _stored_array(values: Any) -> np.ndarray | None:
     """A stored list of numbers as a float array (None stays None)."""
     return None if values is None else np.asarray(values, dtype=float)
-
-
-def _feasibility(st: RuleState, warn: bool) -> pd.DataFrame:
-    """:func:`stratum_feasibility` of one state (every row labelled, at its posterior mean rates)."""
-    return stratum_feasibility(st, warn=warn)
-
-
-def _status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFrame:
-    """Per-stratum status table of a rule state."""
-    post = st.posterior
-    lo, hi = st.intervals()
-    read, rlo, rhi = st.read_intervals()
-    hw = (rhi - rlo) / 2
-    frame = pd.DataFrame(
-        {
-            "pool_rows": n_rows if n_rows is not None else st.available + st.labelled + st.pending,
-            "labelled": st.labelled,
-            "pending": st.pending,
-            "trials": st.trials,
-            "successes": st.successes,
-            "mean": post.mean().to_numpy(),
-            "lower": lo,
-            "upper": hi,
-            "read": read,
-            "read_lower": rlo,
-            "read_upper": rhi,
-            "halfwidth": hw,
-            "done": hw <= st.target_halfwidth if st.goal.weighted else st.stratum_done(),
-            "exhausted": st.available <= 0,
-            "outlier": np.asarray(st.strata.isin(list(post.outliers)), dtype=bool),
-        },
-        index=st.strata,
-    )
-    if st.per_stratum():  # the guaranteed interval is the stratum's; the pooled posterior beside it
-        frame = frame.rename(columns={"mean": "pooled_mean"})
-        frame["lower"], frame["upper"] = rlo, rhi
-        frame["pooled_lower"], frame["pooled_upper"] = lo, hi
-    if isinstance(st.goal, Decide):
-        frame["threshold"] = st.threshold
-        frame["p_meets"] = st.p_meets()
-        frame["decision"] = st.decisions()
-    if isinstance(st.goal, Gap):
-        gap = {key: value for key, value in st.gap().items() if key != "bounds"}
-        gap["done"] = st.is_done()
-        frame.attrs["gap"] = gap
-    if st.goal.weighted:
-        mean, olo, ohi = st.overall()
-        frame.attrs["overall"] = {
-            "mean": mean,
-            "lower": olo,
-            "upper": ohi,
-            "halfwidth": (ohi - olo) / 2,
-            "done": (ohi - olo) / 2 <= st.target_halfwidth,
-        }
-    return frame
