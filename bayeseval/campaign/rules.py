@@ -277,35 +277,11 @@ def get_rule(rule: str | Rule) -> tuple[str, Rule, str]:
 
 # -- label costs and several metrics ---------------------------------------------------------
 def _cost_gains(state: RuleState) -> tuple[Any, np.ndarray, np.ndarray]:
-    """The expected-width rule's gain of one more label per stratum, and who may get labels.
-
-    The same expected reduction as the ``expected_width`` rule: of the excess of a stratum's
-    stopping half-width over the target, ``h sqrt(n_eff / (n_eff + t))`` after ``t`` more
-    expected trials (goal ``"each"``), or of the weighted rate's variance ``sum_k c_k /
-    (n_eff_k + t_k)`` (goal ``"overall"``). Returns ``(gain(t), p_trial, eligible)``.
-    """
-    p = np.clip(state.p_trial(), 1e-6, 1.0)
-    neff = state.posterior.n_eff().to_numpy()
-    cap = state.available.astype(np.int64)
-    if state.goal.weighted:
-        c = state.weights**2 * state.posterior.var().to_numpy() * neff
-
-        def gain(t: np.ndarray) -> np.ndarray:
-            return c / (neff + t) - c / (neff + t + p)
-
-        return gain, p, cap > 0
-    hw = state.stop_halfwidths()
-    neff = state.stop_neff()
-    done = state.stratum_done()
-    target = np.where(done | (hw > state.target_halfwidth), state.target_halfwidth, 0.0)
-
-    def gain_each(t: np.ndarray) -> np.ndarray:
-        h0 = hw * np.sqrt(neff / (neff + t))
-        h1 = hw * np.sqrt(neff / (neff + t + p))
-        return np.maximum(h0 - target, 0) - np.maximum(h1 - target, 0) + 1e-3 * (h0 - h1)
-
-    eligible = (cap > 0) & ~done
-    return gain_each, p, eligible if eligible.any() else cap > 0
+    """The width goals' gain of one more label per stratum (:meth:`Goal.gains
+    <bayeseval.campaign.goals.Goal.gains>` of ``Each`` or ``Overall``, the same as the
+    ``expected_width`` rule's), as ``(gain(t), p_trial, eligible)``."""
+    gains = state.goal.gains(state)
+    return gains.every, gains.p_trial, gains.eligible
 
 
 def cost_allocation(state: RuleState, n: int, costs: np.ndarray) -> np.ndarray:
