@@ -158,7 +158,8 @@ def run_chunk(name: str, variant: str, chunk: int, size: int, batch_size: int) -
         res = simulate(scenario_pool(name), strata="stratum", y_pred="pred", y_true="truth", goal=Each(TARGET),
                        level=LEVEL, n_repeats=size, batch_size=batch_size, random_seed=(7, chunk), progress=False,
                        rules=["expected_width"], **VARIANTS[variant])
-    out = res.intervals[["repeat", "stratum", "labelled", "read_lower", "read_upper", "true_rate", "covered"]].copy()
+    out = res.intervals[["repeat", "stratum", "labelled", "lower", "upper", "true_rate", "covered"]].copy()
+    out = out.rename(columns={"lower": "read_lower", "upper": "read_upper"})  # the results file's columns
     for i, (col, value) in enumerate((("scenario", name), ("variant", variant), ("batch_size", batch_size),
                                       ("chunk", chunk))):
         out.insert(i, col, value)

@@ -137,9 +137,11 @@ def run_chunk(name: str, pool: pd.DataFrame, variant: str, chunk: int, size: int
         warnings.simplefilter("ignore")
         res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Each(0.05),
                        n_repeats=size, batch_size=batch_size, random_seed=(7, chunk), progress=False, **kwargs)
-    cols = ["repeat", "stratum", "labelled", "trials", "lower", "upper", "read_lower", "read_upper",
-            "true_rate", "covered"]
+    cols = ["repeat", "stratum", "labelled", "trials", "lower", "upper", "true_rate", "covered"]
     out = res.intervals[cols].copy()
+    # the results file keeps its columns: read_lower/read_upper, the interval read, are lower/upper
+    out.insert(6, "read_lower", out["lower"])
+    out.insert(7, "read_upper", out["upper"])
     out.insert(0, "scenario", name)
     out.insert(1, "variant", variant)
     out.insert(2, "batch_size", batch_size)

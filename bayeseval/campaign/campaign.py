@@ -423,15 +423,15 @@ class Campaign(Annotating):
         -------
         pandas.DataFrame
             Indexed by stratum: ``pool_rows``, ``labelled``, ``pending``, ``trials``,
-            ``successes``, ``mean``, ``lower``, ``upper`` (the credible interval at ``level``
-            under the campaign's model; with ``guarantee="stratum"``, the default, ``lower``
-            and ``upper`` are the stratum's guaranteed interval, ``read`` is
-            ``"guaranteed"``, and the pooled posterior is beside it as ``pooled_mean``,
+            ``successes``, ``mean``, ``lower``, ``upper`` (the interval the stratum reads at
+            ``level``: with ``guarantee="stratum"``, the default, the stratum's guaranteed
+            interval, and the pooled posterior is beside it as ``pooled_mean``,
             ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
-            these), ``read`` (the interval reported: ``"guaranteed"``, ``"anytime"`` with
-            ``anytime=True`` (the stratum's confidence sequence at ``level``), ``"pooled"``
-            under ``guarantee="average"``, ``"own"`` for the independent model),
-            ``read_lower``, ``read_upper`` (its ends), ``halfwidth`` (of the read interval),
+            these; under ``guarantee="average"`` the credible interval of the campaign's
+            model), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
+            ``"anytime"`` with ``anytime=True`` (the stratum's confidence sequence at
+            ``level``), ``"pooled"`` under ``guarantee="average"``, ``"own"`` for the
+            independent model, ``"proxy"`` with a proxy), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
             target, see :meth:`~bayeseval.campaign.state.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose) and ``outlier`` (modelled

@@ -41,7 +41,7 @@ def _one(path: Path, pool: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, s
     finally:
         c.close()
     rates = true_rates.reindex(st.index).to_numpy(float)
-    st = st.assign(true_rate=rates, covered=(st["read_lower"] <= rates) & (rates <= st["read_upper"]))
+    st = st.assign(true_rate=rates, covered=(st["lower"] <= rates) & (rates <= st["upper"]))
     row = {"labels_used": used, "coverage": float(st["covered"].mean()), "reached_goal": bool(done),
            "rounds": rounds, "max_halfwidth": float(st["halfwidth"].max()), "overall_covered": np.nan,
            "wall_time": time.perf_counter() - start}

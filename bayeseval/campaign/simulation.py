@@ -82,13 +82,12 @@ class SimulationResult(Result):
         The metric per stratum on the full data.
     intervals : pandas.DataFrame
         Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
-        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper`` (the credible interval),
-        ``read``, ``read_lower``, ``read_upper`` (the interval the stratum reads: ``"pooled"``,
-        ``"adaptive"`` or ``"own"``), ``true_rate``, ``covered`` (by the read interval);
-        with ``guarantee="stratum"`` the columns of ``Campaign.status()``: ``lower``,
-        ``upper`` and the read interval are the guaranteed interval (``read`` is
-        ``"guaranteed"``; ``"anytime"``, the confidence sequence, with ``anytime=True``),
-        ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
+        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper`` (the interval the stratum
+        reads), ``read`` (which one: ``"pooled"`` or ``"own"`` under ``guarantee="average"``),
+        ``true_rate``, ``covered`` (by ``lower``/``upper``); with ``guarantee="stratum"`` the
+        columns of ``Campaign.status()``: ``lower`` and ``upper`` are the guaranteed interval
+        (``read`` is ``"guaranteed"``; ``"anytime"``, the confidence sequence, with
+        ``anytime=True``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
         posterior; and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
         campaign on several metrics has one line per stratum and metric).
     settings : dict
@@ -560,8 +559,7 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
         return out
     plo, phi = run.state.intervals()
     st = run.state
-    read, rlo, rhi = st.read_intervals()  # coverage is judged on the interval the stratum reads
-    lo, hi = (rlo, rhi) if st.per_stratum() else (plo, phi)  # as status() shows them
+    read, lo, hi = st.read_intervals()  # coverage is judged on the interval the stratum reads
     mean = st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
     k = len(tr)
@@ -569,8 +567,8 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     p = st.p_meets() if isinstance(st.goal, Decide) else np.full(k, np.nan)
     return [
         (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], read[j],
-         rlo[j], rhi[j], tr[j], bool(rlo[j] <= tr[j] <= rhi[j]) if not np.isnan(tr[j]) else np.nan, p[j],
-         made[j], metric, plo[j], phi[j])
+         tr[j], bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan, p[j], made[j], metric,
+         plo[j], phi[j])
         for j, label in enumerate(oracle.true_rates.index)
     ]
 
@@ -581,13 +579,12 @@ def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[C
     trace = pd.DataFrame([t for run in runs for t in run.trace], columns=["rule", "repeat", "labels", "max_halfwidth"])
     intervals = pd.DataFrame(
         [row for run in runs for row in _final_rows(run, oracle, spec.metrics[0])],
-        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "read", "read_lower",
-                 "read_upper", "true_rate", "covered", "p_meets", "decision", "metric", "pooled_lower",
-                 "pooled_upper"],
+        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "read",
+                 "true_rate", "covered", "p_meets", "decision", "metric", "pooled_lower", "pooled_upper"],
     )
-    if spec.guarantee == "stratum" and not spec.goal.weighted:  # the columns of status()
+    if spec.guarantee == "stratum" and spec.goal.per_stratum:  # the columns of status()
         intervals = intervals.rename(columns={"mean": "pooled_mean"})
-    else:
+    else:  # the pooled interval is the one read
         intervals = intervals.drop(columns=["pooled_lower", "pooled_upper"])
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed

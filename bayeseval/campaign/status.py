@@ -45,11 +45,9 @@ def status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFram
             "trials": st.trials,
             "successes": st.successes,
             "mean": post.mean().to_numpy(),
-            "lower": lo,
-            "upper": hi,
+            "lower": rlo,
+            "upper": rhi,
             "read": read,
-            "read_lower": rlo,
-            "read_upper": rhi,
             "halfwidth": hw,
             "done": hw <= st.target_halfwidth if st.goal.weighted else st.stratum_done(),
             "exhausted": st.available <= 0,
@@ -59,7 +57,6 @@ def status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFram
     )
     if st.per_stratum():  # the guaranteed interval is the stratum's; the pooled posterior beside it
         frame = frame.rename(columns={"mean": "pooled_mean"})
-        frame["lower"], frame["upper"] = rlo, rhi
         frame["pooled_lower"], frame["pooled_upper"] = lo, hi
     if isinstance(st.goal, Decide):
         frame["threshold"] = st.threshold

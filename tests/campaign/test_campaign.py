@@ -1148,7 +1148,7 @@ def test_simulate_proxy_replays_the_campaign(tmp_path):
         c.ingest(truth.loc[batch.index])
     assert res.table.loc[0, "labels_used"] == c.labels_used
     final = res.intervals[res.intervals["repeat"] == 0].set_index("g")
-    np.testing.assert_allclose(final["read_upper"].to_numpy(), c.status()["read_upper"].to_numpy())
+    np.testing.assert_allclose(final["upper"].to_numpy(), c.status()["upper"].to_numpy())
     # the true rates are the pool's own error rates
     ref = (pool["pred"] != truth).groupby(pool["g"]).mean()
     np.testing.assert_allclose(res.true_rates.to_numpy(), ref.to_numpy())

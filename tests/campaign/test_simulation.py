@@ -224,3 +224,28 @@ def test_property_simulate_refuses_missing_values(sim_pool, column, missing, row
     text = str(err.value)
     assert f"{name} column {col!r}" in text and "missing" in text
     assert repr(int(data.index[min(rows)])) in text
+
+
+@pytest.mark.parametrize("guarantee", ["stratum", "average"])
+def test_intervals_have_the_status_columns_of_the_replayed_campaign(tmp_path, guarantee):
+    from bayeseval.campaign import Campaign
+
+    sim_pool = synthetic_pool(n_rows=6000, n_strata=3, random_seed=1)  # strata of 5,421, 525 and 54 rows
+
+    res = simulate(sim_pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
+                   n_repeats=1, goal=Each(0.15), batch_size=25, random_seed=3, progress=False,
+                   guarantee=guarantee)
+    c = Campaign.create(tmp_path / "c.db", sim_pool.drop(columns="truth"), strata="stratum", y_pred="pred",
+                        goal=Each(0.15), batch_size=25, random_seed=3, guarantee=guarantee)
+    while len(batch := c.propose()):
+        c.ingest(sim_pool.loc[batch.index, "truth"])
+    status = c.status()
+    final = res.intervals.set_index("stratum")
+    shared = ["labelled", "trials", "lower", "upper", "read"]
+    shared += ["pooled_mean", "pooled_lower", "pooled_upper"] if guarantee == "stratum" else ["mean"]
+    assert set(shared) <= set(final.columns) and "read_lower" not in final.columns
+    pd.testing.assert_frame_equal(final[shared], status[shared], check_names=False, check_dtype=False)
+    # coverage is judged on lower/upper, against the pool's own rates
+    truth = (sim_pool["truth"] != sim_pool["pred"]).groupby(sim_pool["stratum"]).mean()
+    inside = (final["lower"] <= truth) & (truth <= final["upper"])
+    np.testing.assert_array_equal(final["covered"].astype(bool), inside.reindex(final.index))

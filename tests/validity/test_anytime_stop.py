@@ -103,6 +103,6 @@ def test_campaigns_batch_one_cover_every_stratum_at_stop():
     coverage = iv.groupby("stratum")["covered"].mean()
     assert (coverage >= 0.94).all(), coverage
     # every campaign stops its strata on the target (or labels a stratum to its last row)
-    done = (iv["read_upper"] - iv["read_lower"]) / 2 <= 0.15
+    done = (iv["upper"] - iv["lower"]) / 2 <= 0.15
     full = iv["labelled"] == iv["stratum"].map(dict(zip("abc", sizes, strict=True)))
     assert (done | full).all()
