@@ -7,19 +7,22 @@ and the cell rates follow from (theta, agreement); agreement 0.5 is a useless pr
 are labelled at random within the stratum; the pool is large, so the labelled table of Y by
 Z is multinomial.
 
-1. Exact coverage and mean width of ``bayeseval._kernels.proxy.proxy_interval`` (Wilson and
-   Clopper-Pearson cell limits) and of labels-only Wilson, by enumerating every labelled
-   table (n = 10, 20, 50, 100); n = 500 by seeded simulation (4,000 tables per point).
+1. Exact coverage and mean width of ``bayeseval._kernels.proxy.proxy_interval`` with
+   Clopper-Pearson cell limits ("ours": the default of ``bayeseval.proxy_ci``, ``evaluate``,
+   ``audit`` and campaigns) and with Wilson cell limits (``method="wilson"``), and of
+   labels-only Clopper-Pearson and Wilson, by enumerating every labelled table (n = 10, 20,
+   50, 100); n = 500 by seeded simulation (4,000 tables per point).
 2. Side by side at equal labels, by seeded simulation (2,000 tables per point, the same
-   tables for every method): labels-only Wilson, ours, ``ppi_py.ppi_mean_ci`` (PPI++ with
-   lambda tuned, CLT) and GLIDE's ``StratifiedPPIMeanEstimator`` (one stratum: PPI++, CLT).
+   tables for every method): labels-only Clopper-Pearson and Wilson, ours,
+   ``ppi_py.ppi_mean_ci`` (PPI++ with lambda tuned, CLT) and GLIDE's
+   ``StratifiedPPIMeanEstimator`` (one stratum: PPI++, CLT).
    A table where GLIDE raises (constant labels, fewer than two labels) counts as a miss.
    GLIDE (PyPI ``glide-py``) needs Python 3.12; without it its columns are empty.
    ``proportion_ci(method="adaptive")`` needs the counts of several strata and has no
    single-stratum version, so it is not in this per-stratum comparison.
 
-The asymptotic optimum of a stratum is the labels-only width times sqrt(1 - rho^2), rho the
-correlation of Y and Z.
+The asymptotic optimum of a stratum is the labels-only width (Clopper-Pearson, the interval
+with the same guarantee) times sqrt(1 - rho^2), rho the correlation of Y and Z.
 
 Run: ``python benchmarks/validate_proxy.py`` (about 4 CPU-minutes), ``--quick`` (n <= 50,
 fewer tables), ``--write`` to rewrite section 7 of docs/validation.md.
@@ -47,8 +50,11 @@ AGREEMENTS = (0.5, 0.7, 0.85, 0.95, 0.99)
 EXACT_N = (10, 20, 50, 100)
 SIM_N = (500,)
 POOL = 10_000
-#: column names of ours with each kind of cell limits (labels-only Wilson is "wilson")
-CELL_KEYS = {"wilson": "wilson_cells", "clopper_pearson": "clopper_pearson"}
+#: the default one-proportion method of ``proxy_ci`` (and of its cells)
+DEFAULT = "clopper_pearson"
+#: column names of the proxy interval with each kind of cell limits; the labels-only
+#: intervals are "cp" (Clopper-Pearson) and "wilson"
+CELL_KEYS = {"clopper_pearson": "ours", "wilson": "wilson_cells"}
 
 
 def scenario(theta: float, agreement: float) -> tuple[np.ndarray, np.ndarray, float]:
@@ -73,8 +79,11 @@ def table_probs(n: int, trials: np.ndarray, succ: np.ndarray, shares, rates) -> 
             * stats.binom.pmf(succ[:, 1], trials[:, 1], rates[1]))
 
 
-def wilson(succ: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    return binomial_bounds(succ.sum(-1), np.full(len(succ), float(n)), 1 - LEVEL, "wilson")
+def labels_only(succ: np.ndarray, n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Labels-only Wilson and Clopper-Pearson bounds of each table."""
+    s, t = succ.sum(-1), np.full(len(succ), float(n))
+    return {"wilson": binomial_bounds(s, t, 1 - LEVEL, "wilson"),
+            "cp": binomial_bounds(s, t, 1 - LEVEL, "clopper_pearson")}
 
 
 def _summary(weights: np.ndarray, lo: np.ndarray, hi: np.ndarray, theta: float) -> tuple[float, float]:
@@ -85,19 +94,19 @@ def _summary(weights: np.ndarray, lo: np.ndarray, hi: np.ndarray, theta: float) 
 def exact_rows(n: int) -> list[dict]:
     """Coverage and mean width of every method at every (agreement, theta), exact."""
     trials, succ = all_tables(n)
-    wl_lo, wl_hi = wilson(succ, n)
+    plain = labels_only(succ, n)
     rows = []
     for a in AGREEMENTS:
         for theta in THETAS:
             shares, rates, rho = scenario(theta, a)
             p = table_probs(n, trials, succ, shares, rates)
             row = {"n": n, "agreement": a, "theta": theta, "rho": rho, "mode": "exact"}
-            row["cov_wilson"], row["width_wilson"] = _summary(p, wl_lo, wl_hi, theta)
-            for method in ("wilson", "clopper_pearson"):
+            for key, (lo, hi) in plain.items():
+                row[f"cov_{key}"], row[f"width_{key}"] = _summary(p, lo, hi, theta)
+            for method, key in CELL_KEYS.items():
                 b = proxy_interval(succ, trials, shares, LEVEL, method)
-                key = CELL_KEYS[method]
                 row[f"cov_{key}"], row[f"width_{key}"] = _summary(p, b.lower, b.upper, theta)
-                if method == "wilson":
+                if method == DEFAULT:
                     row["uses_proxy"] = float(p @ b.uses_proxy)
             rows.append(row)
     return rows
@@ -118,11 +127,13 @@ def simulated_rows(n: int, reps: int, rng: np.random.Generator) -> list[dict]:
             trials, succ = draw_tables(n, shares, rates, reps, rng)
             w = np.full(reps, 1.0 / reps)
             row = {"n": n, "agreement": a, "theta": theta, "rho": rho, "mode": f"sim {reps}"}
-            row["cov_wilson"], row["width_wilson"] = _summary(w, *wilson(succ, n), theta)
-            for method in ("wilson", "clopper_pearson"):
+            for key, (lo, hi) in labels_only(succ, n).items():
+                row[f"cov_{key}"], row[f"width_{key}"] = _summary(w, lo, hi, theta)
+            for method, key in CELL_KEYS.items():
                 b = proxy_interval(succ, trials, shares, LEVEL, method)
-                key = CELL_KEYS[method]
                 row[f"cov_{key}"], row[f"width_{key}"] = _summary(w, b.lower, b.upper, theta)
+                if method == DEFAULT:
+                    row["uses_proxy"] = float(b.uses_proxy.mean())
             rows.append(row)
     return rows
 
@@ -184,8 +195,8 @@ def side_by_side(ns, thetas, reps: int, rng: np.random.Generator) -> pd.DataFram
             for theta in thetas:
                 shares, rates, rho = scenario(theta, a)
                 trials, succ = draw_tables(n, shares, rates, reps, rng)
-                bounds = {"wilson": np.stack(wilson(succ, n), -1)}
-                b = proxy_interval(succ, trials, shares, LEVEL, "wilson")
+                bounds = {k: np.stack(lh, -1) for k, lh in labels_only(succ, n).items()}
+                b = proxy_interval(succ, trials, shares, LEVEL, DEFAULT)
                 bounds["ours"] = np.stack([b.lower, b.upper], -1)
                 bounds.update(_others(trials, succ, shares))
                 row = {"n": n, "agreement": a, "theta": theta, "rho": rho}
@@ -221,10 +232,11 @@ def score_rows(ns, reps: int, rng: np.random.Generator) -> pd.DataFrame:
                 shares, rates = score_scenario(mean, conc)
                 trials = rng.multinomial(n, shares, reps)
                 succ = rng.binomial(trials, rates)
-                b = proxy_interval(succ, trials, shares, LEVEL, "wilson")
+                b = proxy_interval(succ, trials, shares, LEVEL, DEFAULT)
                 w = np.full(reps, 1.0 / reps)
                 row = {"n": n, "mean": mean, "concentration": conc}
-                row["cov_wilson"], row["width_wilson"] = _summary(w, *wilson(succ, n), mean)
+                for key, (lo, hi) in labels_only(succ, n).items():
+                    row[f"cov_{key}"], row[f"width_{key}"] = _summary(w, lo, hi, mean)
                 row["cov_ours"], row["width_ours"] = _summary(w, b.lower, b.upper, mean)
                 row["uses_proxy"] = b.uses_proxy.mean()
                 row["groups"] = (b.groups.max(-1) + 1).mean()
@@ -235,11 +247,13 @@ def score_rows(ns, reps: int, rng: np.random.Generator) -> pd.DataFrame:
 
 
 def score_table(df: pd.DataFrame) -> str:
-    lines = ["| n | rate | concentration | sqrt(1 - rho^2) | cov Wilson | cov ours | ours / Wilson width "
-             "| share reading the proxy | cells after merging |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| n | rate | concentration | sqrt(1 - rho^2) | cov Clopper-Pearson | cov ours "
+             "| ours / Clopper-Pearson width | ours / Wilson width | share reading the proxy "
+             "| cells after merging |", "|---|---|---|---|---|---|---|---|---|---|"]
     for _, r in df.iterrows():
         lines.append(f"| {int(r['n'])} | {r['mean']:g} | {r['concentration']:g} | {_f(r['opt'], 2)} | "
-                     f"{_f(r['cov_wilson'])} | {_f(r['cov_ours'])} | {_f(r['width_ours'] / r['width_wilson'], 2)} | "
+                     f"{_f(r['cov_cp'])} | {_f(r['cov_ours'])} | {_f(r['width_ours'] / r['width_cp'], 2)} | "
+                     f"{_f(r['width_ours'] / r['width_wilson'], 2)} | "
                      f"{_f(r['uses_proxy'], 2)} | {_f(r['groups'], 1)} |")
     return "\n".join(lines)
 
@@ -250,39 +264,132 @@ def _f(x: float, d: int = 3) -> str:
 
 def coverage_table(df: pd.DataFrame, col: str) -> str:
     thetas = sorted(df["theta"].unique())
-    lines = ["| n | agreement | " + " | ".join(f"{t:g}" for t in thetas) + " | min | Wilson min |",
-             "|---|---|" + "---|" * (len(thetas) + 2)]
+    lines = ["| n | agreement | " + " | ".join(f"{t:g}" for t in thetas)
+             + " | min | labels-only Clopper-Pearson min | labels-only Wilson min |",
+             "|---|---|" + "---|" * (len(thetas) + 3)]
     for (n, a), g in df.groupby(["n", "agreement"]):
         g = g.set_index("theta")
         lines.append(f"| {n} | {a:g} | " + " | ".join(_f(g.loc[t, col]) for t in thetas)
-                     + f" | {_f(g[col].min())} | {_f(g['cov_wilson'].min())} |")
+                     + f" | {_f(g[col].min())} | {_f(g['cov_cp'].min())} | {_f(g['cov_wilson'].min())} |")
     return "\n".join(lines)
+
+
+def _opt_ratio(g: pd.DataFrame) -> pd.Series:
+    """Ours over the asymptotic optimum (labels-only Clopper-Pearson times sqrt(1 - rho^2))."""
+    return g["width_ours"] / (g["width_cp"] * np.sqrt(1 - g["rho"] ** 2))
 
 
 def width_table(df: pd.DataFrame) -> str:
-    lines = ["| n | agreement | ours / Wilson: mean (max) over rates | ours / optimum: median (max) "
-             "| Clopper-Pearson cells / Wilson: mean | share reading the proxy |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| n | agreement | ours / labels-only Clopper-Pearson: mean (max) over rates "
+             "| ours / optimum: median (max) | ours / labels-only Wilson: mean "
+             "| Wilson cells / labels-only Wilson: mean | share reading the proxy |",
+             "|---|---|---|---|---|---|---|"]
     for (n, a), g in df.groupby(["n", "agreement"]):
-        r = g["width_wilson_cells"] / g["width_wilson"]
-        opt = g["width_wilson_cells"] / (g["width_wilson"] * np.sqrt(1 - g["rho"] ** 2))
-        cp = g["width_clopper_pearson"] / g["width_wilson"]
+        r = g["width_ours"] / g["width_cp"]
+        opt = _opt_ratio(g)
+        wl = g["width_ours"] / g["width_wilson"]
+        wc = g["width_wilson_cells"] / g["width_wilson"]
         share = g["uses_proxy"].mean() if "uses_proxy" in g else np.nan
         lines.append(f"| {n} | {a:g} | {_f(r.mean(), 2)} ({_f(r.max(), 2)}) | "
-                     f"{_f(opt.median(), 2)} ({_f(opt.max(), 2)}) | {_f(cp.mean(), 2)} | {_f(share, 2)} |")
+                     f"{_f(opt.median(), 2)} ({_f(opt.max(), 2)}) | {_f(wl.mean(), 2)} | "
+                     f"{_f(wc.mean(), 2)} | {_f(share, 2)} |")
     return "\n".join(lines)
 
 
+SIDE_NAMES = ("cp", "wilson", "ours", "ppi_py", "glide")
+SIDE_LABELS = {"cp": "Clopper-Pearson", "wilson": "Wilson", "ours": "ours", "ppi_py": "ppi_py",
+               "glide": "GLIDE"}
+
+
 def others_table(df: pd.DataFrame) -> str:
-    names = ("wilson", "ours", "ppi_py", "glide")
-    lines = ["| n | agreement | rate | " + " | ".join(f"cov {m}" for m in names) + " | "
-             + " | ".join(f"width {m}" for m in names) + " | GLIDE raised |",
+    names = SIDE_NAMES
+    lines = ["| n | agreement | rate | " + " | ".join(f"cov {SIDE_LABELS[m]}" for m in names) + " | "
+             + " | ".join(f"width {SIDE_LABELS[m]}" for m in names) + " | GLIDE raised |",
              "|---|---|---|" + "---|" * (2 * len(names) + 1)]
     for _, r in df.iterrows():
         lines.append(f"| {int(r['n'])} | {r['agreement']:g} | {r['theta']:g} | "
                      + " | ".join(_f(r[f"cov_{m}"]) for m in names) + " | "
                      + " | ".join(_f(r[f"width_{m}"]) for m in names) + f" | {_f(r['fail_glide'], 2)} |")
     return "\n".join(lines)
+
+
+def _span(x: pd.Series, d: int = 2) -> str:
+    x = x[np.isfinite(x)]
+    if x.empty:
+        return "-"
+    lo, hi = _f(x.min(), d), _f(x.max(), d)
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def _cost(ratio: pd.Series) -> str:
+    """How much wider than labels-only Clopper-Pearson, in words."""
+    top = float(ratio.max())
+    if top <= 1.0005:
+        return f"is never wider than labels-only Clopper-Pearson (width ratio {_span(ratio, 3)})"
+    return f"is at most {100 * (top - 1):.1f}% wider than labels-only Clopper-Pearson (mean ratio {_f(ratio.mean(), 3)})"
+
+
+def coverage_reading(cov: pd.DataFrame) -> str:
+    """Coverage figures of 7a/7b, computed from the table."""
+    exact = cov[cov["mode"] == "exact"]
+    sim = cov[cov["mode"] != "exact"]
+    worst = exact.loc[exact["cov_wilson_cells"].idxmin()]
+    return (
+        f"*Coverage*: with Clopper-Pearson cell limits (the default) coverage is never below "
+        f"{_f(exact['cov_ours'].min())} at the {len(exact)} exact points (labels-only "
+        f"Clopper-Pearson: {_f(exact['cov_cp'].min())}) and {_f(sim['cov_ours'].min())} at n = 500 "
+        f"(simulated). With Wilson cell limits (`method=\"wilson\"`) "
+        f"{int((exact['cov_wilson_cells'] < LEVEL - 0.01).sum())} of the {len(exact)} exact points fall "
+        f"below {LEVEL - 0.01:.2f}, against {int((exact['cov_wilson'] < LEVEL - 0.01).sum())} for "
+        f"labels-only Wilson; the lowest is {_f(worst['cov_wilson_cells'])} (n = {int(worst['n'])}, "
+        f"rate {worst['theta']:g}, agreement {worst['agreement']:g}): the lattice dips every Wilson "
+        f"interval has at small n, which is why the default is Clopper-Pearson.")
+
+
+def width_reading(cov: pd.DataFrame) -> str:
+    """Width figures of 7c, computed from the table."""
+    useless = cov[cov["agreement"] == 0.5]
+    r_useless = useless["width_ours"] / useless["width_cp"]
+    big = cov[cov["n"] >= 50]
+    mid = big[big["agreement"] <= 0.85]
+    per_n = {n: _opt_ratio(g) for n, g in big[big["agreement"] == 0.95].groupby("n")}
+    at95 = ", ".join(f"{_f(r.median(), 2)}x at {n}" for n, r in per_n.items())
+    at99 = _opt_ratio(big[big["agreement"] == 0.99])
+    share = useless["uses_proxy"].dropna()
+    return (
+        f"*Width*: with a useless proxy (agreement 0.5) the interval {_cost(r_useless)}: the "
+        f"variance rule reads the cells in {_span(share)} of tables and the labels-only interval "
+        f"is used otherwise. "
+        f"Against labels-only Wilson, an interval without Clopper-Pearson's guarantee, the same "
+        f"useless proxy is {_span(useless.groupby('n').apply(lambda g: (g['width_ours'] / g['width_wilson']).mean()))}x "
+        f"as wide (7c, fifth column). With 50 or more labels the interval is within "
+        f"{_f(_opt_ratio(mid).max(), 2)}x of the asymptotic optimum for agreement up to 0.85; at "
+        f"agreement 0.95 the median is {at95}; at agreement 0.99 it is {_span(at99)}x: with a "
+        f"near-perfect proxy the cells' rates are close to 0 and 1, a cell of 25 labels without a "
+        f"disagreement cannot exclude a disagreement rate near 0.1, and count-based limits pay for "
+        f"that where a CLT interval does not.")
+
+
+def side_reading(side: pd.DataFrame) -> str:
+    """Coverage and width against ppi_py and GLIDE (7d), computed from the table."""
+    if side["cov_glide"].isna().all() or (side["fail_glide"] == 1).all():
+        return "*Against PPI++*: GLIDE was not installed (it needs Python 3.12)."
+    small = side[side["n"] <= 20]
+    holds = side[(side["cov_glide"] >= LEVEL - 0.02) & (side["n"].between(50, 100))]
+    ratio = holds["width_ours"] / holds["width_glide"]
+    lo_a = holds["agreement"] <= 0.85
+    at500 = side[side["n"] == 500]
+    r500 = at500["width_ours"] / at500["width_glide"]
+    cov_lo = side[(side["theta"] == 0.05) & (side["n"] <= 20)]
+    return (
+        f"*Against PPI++*: ppi_py and GLIDE (the same estimator with CLT intervals; GLIDE adds "
+        f"the pool's own sampling variance and raises on constant labels) cover "
+        f"{_span(cov_lo[['cov_ppi_py', 'cov_glide']].min(axis=1))} at rate 0.05 with 10-20 labels "
+        f"and {_span(small[small['theta'] > 0.05][['cov_ppi_py', 'cov_glide']].min(axis=1))} at "
+        f"rates 0.3-0.5 with 10-20 labels; ours covers {_span(side['cov_ours'], 3)} on every row. "
+        f"Where GLIDE's coverage holds (at least {LEVEL - 0.02:.2f}, n = 50-100) ours is "
+        f"{_span(ratio[lo_a])}x GLIDE's width at agreement up to 0.85 and "
+        f"{_span(ratio[~lo_a])}x at agreement 0.95-0.99; at 500 labels ours is {_span(r500)}x.")
 
 
 def section(cov: pd.DataFrame, side: pd.DataFrame, reps_side: int, seconds: float,
@@ -297,21 +404,23 @@ labels at random within the stratum, pool shares of the proxy's cells known.
 `bayeseval._kernels.proxy.proxy_interval` (the kernel of `bayeseval.proxy_ci`): post-stratified
 estimate over the proxy's cells, MOVER interval on the cells' one-proportion limits, cells
 with fewer than 3 labels merged, the cells read only where their estimated variance is below
-0.8 of the labels-only variance (labels-only interval otherwise). Coverage at n = 10-100 is
-exact (every labelled table enumerated; both data-dependent rules inside the enumeration);
-n = 500 is simulated (4,000 tables per point, MC error about 0.0034). Level 0.95.
+0.8 of the labels-only variance (labels-only interval otherwise). "Ours" is the default,
+Clopper-Pearson limits for the cells and for the labels-only fallback. Coverage at n = 10-100
+is exact (every labelled table enumerated; both data-dependent rules inside the
+enumeration); n = 500 is simulated (4,000 tables per point, MC error about 0.0034). Level
+0.95.
 
-### 7a. Coverage with Wilson cell limits (the default)
+### 7a. Coverage with Clopper-Pearson cell limits (the default)
+
+{coverage_table(cov, "cov_ours")}
+
+### 7b. Coverage with Wilson cell limits (`method="wilson"`)
 
 {coverage_table(cov, "cov_wilson_cells")}
 
-### 7b. Coverage with Clopper-Pearson cell limits (`method="clopper_pearson"`)
+### 7c. Width: ours against labels-only intervals and the asymptotic optimum
 
-{coverage_table(cov, "cov_clopper_pearson")}
-
-### 7c. Width: ours against labels-only Wilson and the asymptotic optimum
-
-Mean widths at equal labels; the optimum is the labels-only Wilson width times
+Mean widths at equal labels; the optimum is the labels-only Clopper-Pearson width times
 sqrt(1 - rho^2).
 
 {width_table(cov)}
@@ -326,29 +435,11 @@ than two) counts as a miss.
 
 {others_table(side)}
 
-Reading. *Coverage*: with Wilson cell limits (the default) 33 of the 220 exact points fall
-below 0.94, against 75 for labels-only Wilson on the same grid; the lowest is 0.914 (n = 10,
-rate 0.05, useless proxy), Wilson's own lowest, and where ours is below 0.94 it is at most
-0.009 below labels-only Wilson at the same point (n = 50, agreement 0.7, rate 0.5: 0.926
-against 0.935). These are the lattice dips every Wilson interval has at small n; with
-Clopper-Pearson cell limits coverage is never below 0.955 (exact) and 0.952 (n = 500,
-simulated), at 1.04-1.15x Wilson's width for a useless proxy. The target "at least 0.94
-everywhere" is met by `method="clopper_pearson"`, not by the Wilson default. *Width*: a
-useless proxy costs nothing (ratio 1.00 at every n: the variance rule reads the cells in 0-3%
-of tables, and the labels-only interval is used otherwise). With 50 or more labels the
-interval is within 1.15x of the asymptotic optimum for agreement up to 0.85 (at most 1.09x);
-at agreement 0.95 the median is 1.23x at 50 labels, 1.14x (max 1.24x) at 100 and 1.04x at
-500; at agreement 0.99 it is 1.26-2.7x the optimum, with coverage 0.98-1.00 from 50 labels
-on: with a near-perfect proxy the cells' rates are close to 0 and 1, a cell of 25 labels
-without a disagreement cannot exclude a disagreement rate near 0.1, and the count-based
-limits pay for that where a CLT interval does not. *Against PPI++*: ppi_py and GLIDE (the
-same estimator with CLT intervals; GLIDE adds the pool's own sampling variance and raises on
-constant labels) cover 0.03-0.66 at rate 0.05 with 10-20 labels, 0.66-0.92 at rate 0.05
-with 50-100 labels, and 0.56-0.96 (mostly below 0.94) at rates 0.3-0.5 with 10-20 labels.
-Where their coverage holds (at least 0.93: n = 50-100, rates 0.3-0.5) ours is 0.96-1.06x
-GLIDE's width at agreement up to 0.85 and 1.19-1.43x at agreement 0.95; at 500 labels ours is
-0.88-1.11x GLIDE's width. So the target "at most 1.1x GLIDE where its coverage holds" is met
-at agreement up to 0.85 and (nearly) at n = 500, not at agreement 0.95 with 50-100 labels.
+Reading. {coverage_reading(cov)}
+
+{width_reading(cov)}
+
+{side_reading(side)}
 
 ### 7e. A score proxy: five equal-count cells (seeded simulation)
 
@@ -361,17 +452,27 @@ asymptotic width ratio of post-stratification on the five cells.
 
 {score_table(scores)}
 
-Reading: the merge rule works as meant (at 10 labels the five cells become 2.4 groups on
-average, at 20 about 4, from 50 on all five stay). Coverage follows labels-only Wilson's: the
-lowest is 0.918 (n = 10, rate 0.3; Wilson 0.924), the points below 0.94 are those where
-Wilson is near or below 0.94 too (n = 10-20, n = 50 at rate 0.5, n = 100 at rate 0.3), and
-where ours is below 0.94 it is at most 0.010 below Wilson. A nearly useless score
-(concentration 30) costs nothing (width ratio at most 1.00). With an informative score
-(concentration 1) the width is within 1.15x of the asymptotic optimum from 100 labels on
-except rate 0.8 at 100 (about 1.16x), and 1.14-1.23x at 50 labels; with concentration 4 the
-optimum (0.90-0.93) sits at the variance rule's threshold, so the labels-only interval is
-read most of the time (0.95-0.98x Wilson, within 1.1x of the optimum).
+Reading: {score_reading(scores)}
 """
+
+
+def score_reading(df: pd.DataFrame) -> str:
+    """Figures of 7e, computed from the table."""
+    merged = df.groupby("n")["groups"].mean()
+    useless = df[df["concentration"] == 30.0]
+    r_useless = useless["width_ours"] / useless["width_cp"]
+    inf = df[(df["concentration"] == 1.0) & (df["n"] >= 100)]
+    opt = inf["width_ours"] / (inf["width_cp"] * inf["opt"])
+    worst = df.loc[df["cov_ours"].idxmin()]
+    return (
+        f"the merge rule works as meant (on average {', '.join(f'{_f(v, 1)} cells at {n} labels' for n, v in merged.items())}). "
+        f"Coverage is at least {_f(df['cov_ours'].min())} (n = {int(worst['n'])}, rate "
+        f"{worst['mean']:g}, concentration {worst['concentration']:g}; labels-only Clopper-Pearson "
+        f"there {_f(worst['cov_cp'])}). With a nearly useless score (concentration 30) the interval "
+        f"{_cost(r_useless)}. With an "
+        f"informative score (concentration 1) from 100 labels on the width is "
+        f"{_span(opt)}x the asymptotic optimum; with concentration 4 the optimum (0.90-0.93) sits "
+        f"at the variance rule's threshold, so the labels-only interval is read most of the time.")
 
 
 def rewrite_section(body: str) -> None:
