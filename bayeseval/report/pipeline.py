@@ -6,6 +6,7 @@ data in a :class:`~bayeseval.report.Report`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from os import PathLike
 from typing import Any
@@ -38,6 +39,7 @@ from bayeseval.report.sections import (
     pooled_section,
     proxy_columns,
     proxy_overall,
+    start_adaptive,
 )
 
 __all__ = ["evaluate"]
@@ -297,15 +299,17 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
     """Run every section of :func:`evaluate` on ``counts`` and gather their data in a Report."""
     table = counts_table(counts)
     labelled, shares = (counts, None) if proxy is None else proxy_columns(table, proxy)
-    pooled = pooled_section(counts, cfg)
-    if pooled.post is not None:
-        for col, src in (("pooled_mean", "mean"), ("pooled_lower", "lower"),
-                         ("pooled_upper", "upper"), ("shrinkage", "shrinkage"), ("read", "read"),
-                         ("read_reason", "read_reason")):
-            if src in pooled.summary.columns:  # read, read_reason: "average" only
-                table[col] = pooled.summary[src].to_numpy()
-        table["ppc_p"] = pooled.ppc_p
-    own = interval_section(counts, table, pooled, cfg, proxy)
+    with ThreadPoolExecutor(max_workers=1) as executor:  # the adaptive intervals beside the fit
+        adaptive = start_adaptive(counts, cfg, proxy, executor)
+        pooled = pooled_section(counts, cfg)
+        if pooled.post is not None:
+            for col, src in (("pooled_mean", "mean"), ("pooled_lower", "lower"),
+                             ("pooled_upper", "upper"), ("shrinkage", "shrinkage"), ("read", "read"),
+                             ("read_reason", "read_reason")):
+                if src in pooled.summary.columns:  # read, read_reason: "average" only
+                    table[col] = pooled.summary[src].to_numpy()
+            table["ppc_p"] = pooled.ppc_p
+        own = interval_section(counts, table, pooled, cfg, proxy, adaptive)
     overall, sr, overall_findings = (overall_section(counts, pooled.post, cfg.level) if proxy is None
                                      else proxy_overall(counts, proxy, pooled.post, cfg.level))
     findings = pooled.findings + stratum_findings(labelled, own, metric_name)
