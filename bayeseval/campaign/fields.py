@@ -49,7 +49,7 @@ FIELDS: tuple[Field, ...] = (
     Field("metric", "error_rate", "the metric (aliases in parentheses); several comma separated (e.g. tpr,fpr) "
           "for one campaign on every one of them", "--metric"),
     Field("pos_label", 1, "positive class for class metrics", "--pos-label"),
-    Field("level", 0.95, "credible level", "--level"),
+    Field("level", 0.95, "level of every interval and decision, e.g. 0.95", "--level"),
     Field("goal", "each", "each: every stratum's interval within --target-halfwidth (Each(0.05) by default); "
           "overall: the weighted rate's; decide: every stratum decided against --threshold; gap: the max-min gap "
           "decided against --tolerance", "--goal", ("each", "overall", "decide", "gap")),
@@ -118,7 +118,7 @@ class GoalField(NamedTuple):
 #: every parameter of the goal objects
 GOAL_FIELDS: tuple[GoalField, ...] = (
     GoalField("halfwidth", "target_halfwidth", ("each", "overall"), 0.05,
-              "--goal each or overall: target credible-interval half-width (default 0.05)", "--target-halfwidth"),
+              "--goal each or overall: target half-width of the interval each stratum (or the weighted rate) reads (default 0.05)", "--target-halfwidth"),
     GoalField("threshold", "threshold", ("decide",), None,
               "--goal decide (required): the rate's threshold, one number or 'stratum=value,...' for every stratum",
               "--threshold", True),
