@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -176,10 +177,11 @@ def main() -> None:
         anchor = summary.loc[summary["method"] == "decide (independent)", "labels_median"].iloc[0]
         summary["labels / independent"] = (summary["labels_median"] / anchor).round(3)
         shown = summary.drop(columns=["labels_median", "worst"])
-        text.append(f"\n**{scen}** (threshold {threshold}; {time.perf_counter() - t0:.0f} s)\n")
-        text.append(markdown(shown))
-        text.append("\nPer stratum: share of repeats with a wrong decision at stop, median labels.\n")
-        text.append(markdown(per_stratum(results, threshold).reset_index()))
+        block = [f"\n**{scen}** (threshold {threshold}; {time.perf_counter() - t0:.0f} s)\n", markdown(shown),
+                 "\nPer stratum: share of repeats with a wrong decision at stop, median labels.\n",
+                 markdown(per_stratum(results, threshold).reset_index())]
+        print("\n".join(block), file=sys.stderr, flush=True)  # each scenario as it is done
+        text += block
     report = "\n".join(text)
     print(report)
     if args.write_docs:
