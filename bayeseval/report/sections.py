@@ -125,9 +125,10 @@ def start_adaptive(counts: Counts, cfg: Settings, proxy: ProxyPart | None,
 
     They depend only on the counts and the level, not on the pooled fit, so they are
     computed in a worker thread while the pooled model is fitted and checked (numpy releases
-    the GIL in the kernels of both: at 20,000 strata :func:`evaluate` takes about two
-    thirds of its time on one thread). ``None`` where :func:`interval_section` does not
-    read them (a proxy, ``"average"``, fewer than two strata with trials).
+    the GIL in the kernels of both; at 20,000 strata :func:`evaluate` took 7.7 s with the
+    worker and 10.6 s without, benchmarks/bench_scale.py). ``None`` where
+    :func:`interval_section` does not read them (a proxy, ``"average"``, fewer than two
+    strata with trials); it then computes what it needs itself.
     """
     if proxy is not None or cfg.guarantee != "stratum" or np.count_nonzero(counts.trials.to_numpy()) < 2:
         return None

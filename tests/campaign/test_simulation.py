@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bayeseval._api.results import Result
-from bayeseval.campaign import Decide, Each, Overall, SimulationResult
+from bayeseval.campaign import Campaign, Decide, Each, Overall, SimulationResult
 from bayeseval.campaign.ingest import IngestResult
 from bayeseval.campaign.simulation import plot_halfwidth, simulate, synthetic_pool, true_decisions
 from tests.helpers import exact_pool
@@ -228,10 +228,7 @@ def test_property_simulate_refuses_missing_values(sim_pool, column, missing, row
 
 @pytest.mark.parametrize("guarantee", ["stratum", "average"])
 def test_intervals_have_the_status_columns_of_the_replayed_campaign(tmp_path, guarantee):
-    from bayeseval.campaign import Campaign
-
     sim_pool = synthetic_pool(n_rows=6000, n_strata=3, random_seed=1)  # strata of 5,421, 525 and 54 rows
-
     res = simulate(sim_pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
                    n_repeats=1, goal=Each(0.15), batch_size=25, random_seed=3, progress=False,
                    guarantee=guarantee)
