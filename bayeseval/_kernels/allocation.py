@@ -199,7 +199,9 @@ def _fill_level(total: float, scores: np.ndarray, lo: np.ndarray, hi: np.ndarray
     a = float(knots[i - 1]) if i > 0 else 0.0
     g_a = g(a)
     if i == knots.size:  # past the last knot only strata without capacity still grow
-        return a + (total - g_a) / float(np.sum(scores[pos & ~np.isfinite(hi)]))
+        uncapped = float(np.sum(scores[pos & ~np.isfinite(hi)]))
+        # every stratum capped: g at the last knot is the total up to rounding of hi / s * s
+        return a + (total - g_a) / uncapped if uncapped > 0 else a
     b = float(knots[i])
     return a + (total - g_a) * (b - a) / (g(b) - g_a)
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bayeseval import plan
@@ -132,12 +132,21 @@ def test_allocate_bad_weights():
 
 @settings(max_examples=150, deadline=None)
 @given(_allocation_problem())
+@example((81, np.array([0.5, 0.5]), [0.45642243402227745, 1e-12], [0, 0], [0, 81], "equal_precision"))
 def test_allocate_property_sums_and_bounds(problem):
     total, w, rates, mins, caps, method = problem
     n = allocate(total, w, rates, method=method, minimum=mins, capacity=caps)
     assert int(n.sum()) == total
     assert np.all(n.to_numpy() >= np.array(mins))
     assert np.all(n.to_numpy() <= np.array(caps))
+
+
+def test_a_total_equal_to_the_capacity_fills_it_whatever_the_scores():
+    # a rate of 1e-12 gives a score so small that hi / s * s rounds below hi: the fill level
+    # must still place every label (the only allocation within the capacity)
+    for method in ("proportional", "equal", "optimal", "equal_precision", "compromise"):
+        n = allocate(81, [0.5, 0.5], [0.456, 1e-12], method=method, minimum=[0, 0], capacity=[0, 81])
+        assert n.tolist() == [0, 81]
 
 
 @settings(max_examples=60, deadline=None)
