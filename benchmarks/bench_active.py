@@ -23,7 +23,7 @@ import pandas as pd
 from bayeseval.campaign import Each
 from bayeseval.campaign.rules import expected_width, independent_beta, thompson
 from bayeseval.campaign.simulation import simulate, synthetic_pool
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 
 
 def bench_step(n_strata: int = 50, reps: int = 30) -> pd.DataFrame:

@@ -3,8 +3,10 @@
 A :class:`CampaignSpec` holds a campaign's settings and its goal (:class:`Each`,
 :class:`Overall`, :class:`Decide` or :class:`Gap`); :class:`Campaign` runs a campaign stored
 in SQLite; :func:`simulate` replays the same spec with known labels to compare proposal rules.
-:mod:`bayeseval.campaign.state` holds the campaign's state, :mod:`bayeseval.campaign.rules` the
-proposal rules and :mod:`bayeseval.campaign.forecast` what the campaign can still reach.
+:mod:`bayeseval.campaign.state` holds the campaign's counts and posterior,
+:mod:`bayeseval.campaign.verdicts` what the goal and the guarantee decide from them,
+:mod:`bayeseval.campaign.rules` the proposal rules and :mod:`bayeseval.campaign.forecast`
+what the campaign can still reach.
 
 The names below are imported on first use, so ``bayeseval campaign --help`` (which only needs
 :mod:`bayeseval.cli.campaign`) does not load pandas and SciPy.
@@ -25,7 +27,7 @@ _EXPORTS = {
     "Decide": "goals",
     "Gap": "goals",
     "RULES": "rules",
-    "RuleState": "state",
+    "RuleState": "verdicts",
     "forecast_labels": "forecast",
     "get_rule": "rules",
     "simulate": "simulation",
@@ -63,6 +65,6 @@ if TYPE_CHECKING:  # pragma: no cover
         synthetic_pool,
     )
     from bayeseval.campaign.spec import CampaignSpec
-    from bayeseval.campaign.state import RuleState
+    from bayeseval.campaign.verdicts import RuleState
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -54,9 +54,9 @@ from bayeseval.campaign.labels import INT_TEXT, LabelSet, is_missing, py_scalar
 from bayeseval.campaign.proxycells import PROXY_META, ProxyDesign
 from bayeseval.campaign.rules import get_rule
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
-from bayeseval.campaign.state import MetricStates, RuleState
 from bayeseval.campaign.status import status_frame
 from bayeseval.campaign.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
+from bayeseval.campaign.verdicts import MetricStates, RuleState
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models import fit_hierarchical
@@ -341,8 +341,8 @@ class Campaign(Annotating):
         -------
         RuleState or MetricStates
             Counts per stratum, the goal and the posterior (see
-            :class:`~bayeseval.campaign.state.RuleState`); for a campaign on several metrics
-            one state per metric (:class:`~bayeseval.campaign.state.MetricStates`).
+            :class:`~bayeseval.campaign.verdicts.RuleState`); for a campaign on several metrics
+            one state per metric (:class:`~bayeseval.campaign.verdicts.MetricStates`).
         """
         return self._state()
 
@@ -433,7 +433,7 @@ class Campaign(Annotating):
             ``level``), ``"pooled"`` under ``guarantee="average"``, ``"own"`` for the
             independent model, ``"proxy"`` with a proxy), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
-            target, see :meth:`~bayeseval.campaign.state.RuleState.stratum_done`),
+            target, see :meth:`~bayeseval.campaign.verdicts.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose) and ``outlier`` (modelled
             without pooling), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
@@ -441,7 +441,7 @@ class Campaign(Annotating):
             halfwidth and done. With a ``Decide`` goal also ``threshold``, ``p_meets``
             (posterior probability that the rate meets the threshold) and ``decision``
             (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
-            :meth:`~bayeseval.campaign.state.RuleState.at_threshold`, or ``"undecided"``);
+            :meth:`~bayeseval.campaign.verdicts.RuleState.at_threshold`, or ``"undecided"``);
             ``done`` is then whether the stratum is decided. With a ``Gap`` goal ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending

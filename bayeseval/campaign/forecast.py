@@ -4,7 +4,6 @@ which strata the rows left can decide.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -16,7 +15,7 @@ from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign.gains import decision_betas, gap_targets, own_binding
 from bayeseval.campaign.goals import Decide, Each, Gap
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 
 __all__ = ["forecast_labels", "forecast_decision", "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state",
            "feasibility_table"]
@@ -253,8 +252,8 @@ def full_size_state(state: RuleState) -> RuleState:
     trials = np.rint(state.trials + rest * state.p_trial()).astype(np.int64)
     successes = np.rint(state.successes + rate * (trials - state.trials)).astype(np.int64)
     none = np.zeros(len(state.strata), np.int64)
-    return dataclasses.replace(state, successes=successes, trials=trials, labelled=state.labelled + rest,
-                               pending=none, available=none)
+    return state.with_counts(successes=successes, trials=trials, labelled=state.labelled + rest,
+                             pending=none, available=none)
 
 
 def stratum_feasibility(state: RuleState, *, warn: bool = False) -> pd.DataFrame:

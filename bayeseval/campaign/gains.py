@@ -16,7 +16,7 @@ labels. The allocation rules (:mod:`bayeseval.campaign.rules`,
 * :func:`gap_gains` (:class:`~bayeseval.campaign.goals.Gap`): of the half-width of the strata
   that keep the gap verdict undecided (:func:`gap_targets`).
 
-The functions read a campaign state (:class:`~bayeseval.campaign.state.RuleState`) through its
+The functions read a campaign state (:class:`~bayeseval.campaign.verdicts.RuleState`) through its
 methods only.
 """
 
@@ -75,7 +75,7 @@ def weighted_gains(state: Any) -> Gains:
 
     Examples
     --------
-    >>> from bayeseval.campaign.state import RuleState
+    >>> from bayeseval.campaign.verdicts import RuleState
     >>> st = RuleState.from_counts([5, 5], [20, 200], available=[50, 50], goal="overall", weights=[0.5, 0.5])
     >>> g = weighted_gains(st)
     >>> bool(g.one(0, 0.0) > g.one(1, 0.0))
@@ -115,7 +115,7 @@ def width_gains(state: Any) -> Gains:
 
     Examples
     --------
-    >>> from bayeseval.campaign.state import RuleState
+    >>> from bayeseval.campaign.verdicts import RuleState
     >>> st = RuleState.from_counts([5, 5], [10, 200], available=[500, 500], target_halfwidth=0.05)
     >>> g = width_gains(st)
     >>> bool(g.one(0, 0.0) > g.one(1, 0.0))
@@ -159,7 +159,7 @@ def gap_gains(state: Any) -> Gains:
 
     Examples
     --------
-    >>> from bayeseval.campaign.state import RuleState
+    >>> from bayeseval.campaign.verdicts import RuleState
     >>> st = RuleState.from_counts([2, 9], [40, 40], available=[100, 100], goal="gap", tolerance=0.05)
     >>> g = gap_gains(st)
     >>> bool(g.one(0, 0.0) > 0), g.eligible.tolist()

@@ -12,7 +12,7 @@ The parameters' defaults and the keys a campaign file stores them under are list
 :data:`bayeseval.campaign.fields.GOAL_FIELDS` (:func:`goal_settings` writes them,
 :func:`goal_from_config` reads them back).
 
-A goal reads the campaign's state (:class:`~bayeseval.campaign.state.RuleState`), whose
+A goal reads the campaign's state (:class:`~bayeseval.campaign.verdicts.RuleState`), whose
 settings are resolved per stratum (a threshold mapping becomes one value per stratum), so
 :meth:`Goal.met` and :meth:`Goal.is_done` take the state.
 """
@@ -273,7 +273,7 @@ class Each(Goal):
 
         Examples
         --------
-        >>> from bayeseval.campaign.state import RuleState
+        >>> from bayeseval.campaign.verdicts import RuleState
         >>> st = RuleState.from_counts([5, 5], [10, 200], available=[500, 500], target_halfwidth=0.05)
         >>> g = Each(0.05).gains(st)
         >>> bool(g.one(0, 0.0) > g.one(1, 0.0))
@@ -343,7 +343,7 @@ class Overall(Goal):
 
         Examples
         --------
-        >>> from bayeseval.campaign.state import RuleState
+        >>> from bayeseval.campaign.verdicts import RuleState
         >>> st = RuleState.from_counts([5, 5], [20, 200], available=[50, 50], goal="overall", weights=[0.5, 0.5])
         >>> g = Overall(0.02).gains(st)
         >>> bool(g.one(0, 0.0) > g.one(1, 0.0))
@@ -433,7 +433,7 @@ class Decide(Goal):
 
         Examples
         --------
-        >>> from bayeseval.campaign.state import RuleState
+        >>> from bayeseval.campaign.verdicts import RuleState
         >>> st = RuleState.from_counts([0, 3], [100, 30], available=[500, 500], model="independent",
         ...                            goal="decide", threshold=np.array([0.1, 0.1]))
         >>> Decide(0.1).gains(st).eligible.tolist()  # stratum 0 is decided
@@ -512,7 +512,7 @@ class Gap(Goal):
 
         Examples
         --------
-        >>> from bayeseval.campaign.state import RuleState
+        >>> from bayeseval.campaign.verdicts import RuleState
         >>> st = RuleState.from_counts([2, 9], [40, 40], available=[100, 100], goal="gap", tolerance=0.05)
         >>> bool(Gap(0.05).gains(st).one(0, 0.0) > 0)
         True

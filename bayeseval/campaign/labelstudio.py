@@ -45,7 +45,7 @@ import json
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -294,7 +294,7 @@ def _stratum_shares(campaign: Any, n: int) -> np.ndarray:
     k = len(campaign.strata)
     if not hasattr(st, "available"):  # several metrics: equal shares
         return np.full(k, 1.0 / k)
-    free = replace(st, pending=np.zeros_like(st.pending), available=st.available + st.pending)
+    free = st.with_counts(pending=np.zeros_like(st.pending), available=st.available + st.pending)
     alloc = np.asarray(campaign.spec.allocate(free, n, random_seed=np.random.default_rng(0),
                                               design=getattr(campaign, "_design", None)), dtype=float)
     total = alloc.sum()

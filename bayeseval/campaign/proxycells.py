@@ -25,7 +25,7 @@ from bayeseval._backends.pandas_backend import score_bins
 from bayeseval._kernels.proxy import cells_interval, merge_sparse_cells
 from bayeseval.campaign.forecast import feasibility_table, full_size_state
 from bayeseval.campaign.guarantee import guarantee_stop_level
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 from bayeseval.counts.metrics import get_metric
 from bayeseval.counts.proxy import N_CELLS
 from bayeseval.estimate.proxy import proxy_ci

@@ -2,7 +2,7 @@
 
 Every rule has the signature ``propose_allocation(state, batch_size, rng) -> pandas.Series``
 (labels to request per stratum, aligned with ``state.strata``), reading a
-:class:`~bayeseval.campaign.state.RuleState`.
+:class:`~bayeseval.campaign.verdicts.RuleState`.
 
 Preposterior variance
 ---------------------
@@ -17,7 +17,6 @@ is asked for fewer labels. The expected half-width after ``t`` more trials is
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from collections.abc import Callable
 from typing import Any
@@ -26,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval.campaign.decision import greedy_decision
-from bayeseval.campaign.state import MetricStates, RuleState
+from bayeseval.campaign.verdicts import MetricStates, RuleState
 
 __all__ = ["RULES", "get_rule", "expected_width", "independent_beta", "thompson", "neyman", "proportional", "uniform"]
 
@@ -111,7 +110,7 @@ def independent_beta(state: RuleState, batch_size: int, rng: np.random.Generator
 
 
 def _with_model(state: RuleState, model: str) -> RuleState:
-    return dataclasses.replace(state, model=model)
+    return state.with_counts(model=model)
 
 
 def thompson(state: RuleState, batch_size: int, rng: np.random.Generator) -> pd.Series:

@@ -36,7 +36,7 @@ from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.goals import Decide, Gap, goal_settings
 from bayeseval.campaign.labels import py_scalar
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
-from bayeseval.campaign.state import AT_THRESHOLD, MetricStates, RuleState
+from bayeseval.campaign.verdicts import AT_THRESHOLD, MetricStates, RuleState
 from bayeseval.counts.metrics import get_metric
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]

@@ -37,7 +37,8 @@ from bayeseval.campaign.goals import Decide, Goal, as_goal, goal_from_config, go
 from bayeseval.campaign.guarantee import GUARANTEES
 from bayeseval.campaign.labels import LabelSet
 from bayeseval.campaign.rules import RULES, cost_allocation, get_rule, metrics_allocation
-from bayeseval.campaign.state import MetricStates, RuleState, StrataDesign
+from bayeseval.campaign.state import CampaignState, StrataDesign
+from bayeseval.campaign.verdicts import MetricStates, RuleState
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
@@ -476,7 +477,7 @@ class CampaignSpec:
         if metric is not None:
             trial_known = get_metric(metric).trials == "all"
         goal = goal_settings(self.goal)
-        return RuleState(
+        counts = CampaignState(
             strata=design.strata,
             successes=np.asarray(successes, dtype=np.int64),
             trials=np.asarray(trials, dtype=np.int64),
@@ -484,13 +485,16 @@ class CampaignSpec:
             pending=pending,
             available=np.maximum(design.n_eligible - labelled - pending, 0),
             weights=design.weights,
-            target_halfwidth=goal["target_halfwidth"],
-            level=self.level,
-            goal=self.goal,
             trial_known=trial_known,
             model="independent" if rule_model == "independent" else self.model,
             prior=self.prior,
             prior_mean=design.prior_mean,
+        )
+        return RuleState(
+            counts,
+            target_halfwidth=goal["target_halfwidth"],
+            level=self.level,
+            goal=self.goal,
             threshold=design.threshold,
             direction=goal["direction"] or "below",
             tolerance=goal["tolerance"],

@@ -1,11 +1,11 @@
-"""The campaign's state: counts per stratum, the cached posterior, and what the goal and the guarantee decide.
+"""The campaign's state: counts per stratum and the cached posterior.
 
-A :class:`RuleState` holds the per-stratum counts (successes, trials, labelled, pending, rows
-still available), the goal (:mod:`bayeseval.campaign.goals`) with its resolved settings, and
-the guarantee; its :attr:`RuleState.posterior` is the campaign's fast posterior
-(a :class:`~bayeseval.models.posterior.Posterior` in mixture storage). From these it derives, cached, the
-intervals each stratum stops on and reports, the decisions of the decision goals and the gap
-verdict; the allocation rules (:mod:`bayeseval.campaign.rules`) read it.
+A :class:`CampaignState` holds what the labels so far say, per stratum (successes, trials,
+labelled and pending rows, rows still available, population weights), the model and prior
+the campaign's fast posterior is fitted with, and that posterior, cached
+(:attr:`CampaignState.posterior`, a :class:`~bayeseval.models.posterior.Posterior` in mixture
+storage). What the goal and the guarantee decide from it (the intervals each stratum stops on
+and reports, the decisions, the gap verdict) is :class:`~bayeseval.campaign.verdicts.RuleState`.
 """
 
 from __future__ import annotations
@@ -17,22 +17,6 @@ import numpy as np
 import pandas as pd
 from scipy.special import betaincinv
 
-from bayeseval._kernels.anytime import (
-    anytime_decisions,
-    confidence_sequence_bounds,
-    tuned_concentration,
-)
-from bayeseval._kernels.binomial import binomial_bounds
-from bayeseval._kernels.disparity import bonferroni_level, gap_interval
-from bayeseval.campaign.goals import Decide, Each, Goal, state_goal
-from bayeseval.campaign.guarantee import (
-    DECISION_MIN_TRIALS,
-    anytime_bounds,
-    anytime_concentrations,
-    guarantee_stop_level,
-    guaranteed_bounds,
-    implied_size,
-)
 from bayeseval.campaign.posterior import (
     hierarchical_grid,
     independent_posterior,
@@ -42,7 +26,7 @@ from bayeseval.campaign.posterior import (
 from bayeseval.models.posterior import Posterior
 from bayeseval.models.priors import resolve_prior
 
-__all__ = ["RuleState", "StrataDesign", "AT_THRESHOLD", "fit_state_posterior"]
+__all__ = ["CampaignState", "StrataDesign", "fit_state_posterior"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,15 +62,11 @@ class StrataDesign:
     concentration: np.ndarray | None = None
 
 
-#: the decision of a stratum known to lie within the indifference margin of its threshold
-AT_THRESHOLD = "at the threshold"
-
-
-# the state a rule sees
+# the counts and the posterior
 # ---------------------------------------------------------------------------------------
 @dataclass
-class RuleState:
-    """What a rule needs to know about a campaign, per stratum (arrays aligned to ``strata``).
+class CampaignState:
+    """A campaign's counts per stratum (arrays aligned to ``strata``) and its cached posterior.
 
     Parameters
     ----------
@@ -103,13 +83,6 @@ class RuleState:
         Eligible rows never proposed.
     weights : numpy.ndarray
         Population shares (sum to 1).
-    target_halfwidth, level
-        The target half-width of the width goals and the level of the intervals and decisions.
-    goal : Goal or str
-        The goal (:mod:`bayeseval.campaign.goals`), or its name: ``"each"`` stratum's or the
-        ``"overall"`` weighted rate's credible interval half-width at most
-        ``target_halfwidth``, ``"decide"`` or ``"gap"``; a name is made the goal object with
-        this state's settings.
     trial_known : bool
         True when every labelled row is a trial (error rate, accuracy, or precision-type
         metrics where only trials are eligible). Otherwise each stratum's probability that a
@@ -119,40 +92,13 @@ class RuleState:
         ``"robust"`` or ``"independent"``.
     prior, prior_mean
         Hyperprior and optional per-stratum prior guesses.
-    threshold : numpy.ndarray, optional
-        Goal ``"decide"``: the threshold of each stratum's rate (one value per stratum).
-    direction : {"below", "above"}
-        Goal ``"decide"``: a stratum meets its threshold when its rate is below it
-        (error-type metrics) or above it (accuracy-type metrics).
-    tolerance : float, optional
-        Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates.
-    margin : float
-        Goal ``"decide"``: the indifference margin; a stratum whose interval lies within
-        ``threshold +/- margin`` is decided ``"at the threshold"`` (see :meth:`at_threshold`).
-        Default 0: off.
-    guarantee : {"average", "stratum"}
-        What the per-stratum intervals and decisions promise (goals ``"each"``, ``"decide"``
-        and ``"gap"``; goal ``"overall"`` is the same under both). ``"stratum"``: each
-        stratum's interval is :func:`guaranteed_bounds` at :func:`guarantee_stop_level`
-        (coverage at least ``level`` at every true rate of that stratum, also at the moment it
-        stops) and decisions are anytime-valid tests
-        (:func:`bayeseval._kernels.anytime.anytime_decisions`; wrong with probability at most
-        ``1 - level`` per stratum whatever the look schedule). ``"average"`` (the default of a
-        bare state; campaigns default to ``"stratum"``): a stratum stops when its pooled
-        interval at ``level`` reaches the target and is decided when its pooled ``P(meets)``
-        reaches ``level``; these cover on average over strata like these.
-    anytime : bool
-        Under the per-stratum guarantee, each stratum stops on and reads its confidence
-        sequence at ``level`` (:meth:`anytime_intervals`) instead of the guaranteed interval.
-    anytime_concentration : numpy.ndarray, optional
-        The sequences' prior concentrations, one per stratum (default
-        :func:`~bayeseval.campaign.guarantee.anytime_concentrations` of the strata's rows).
 
     Examples
     --------
-    >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 100], target_halfwidth=0.1)
-    >>> st.goal, st.weights.round(3).tolist()
-    (Each(halfwidth=0.1), [0.48, 0.52])
+    >>> cs = CampaignState.from_counts([1, 2], [20, 30], available=[100, 300], model="independent")
+    >>> upper = cs.interval(0.95)[1]  # scipy.stats.beta.ppf(0.975, 1 + s, 1 + n - s)
+    >>> cs.weights.round(3).tolist(), [round(float(x), 4) for x in upper]
+    ([0.267, 0.733], [0.2382, 0.2142])
     """
 
     strata: pd.Index
@@ -162,29 +108,14 @@ class RuleState:
     pending: np.ndarray
     available: np.ndarray
     weights: np.ndarray
-    target_halfwidth: float = 0.05
-    level: float = 0.95
-    goal: Goal | str = "each"
     trial_known: bool = True
     model: str = "auto"
     prior: Any = "default"
     prior_mean: np.ndarray | None = None
-    threshold: np.ndarray | None = None
-    direction: str = "below"
-    tolerance: float | None = None
-    margin: float = 0.0
-    guarantee: str = "average"
-    anytime: bool = False
-    anytime_concentration: np.ndarray | None = None
     _posterior: Posterior | None = field(default=None, init=False, repr=False)
-    _interval: tuple[np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
-    _decision: dict = field(default_factory=dict, init=False, repr=False)
-    _adaptive: dict = field(default_factory=dict, init=False, repr=False)
+    _intervals: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.goal = state_goal(self.goal, {"target_halfwidth": self.target_halfwidth, "threshold": self.threshold,
-                                           "direction": self.direction, "margin": self.margin,
-                                           "tolerance": self.tolerance})
         if self.model != "independent":
             self.prior = resolve_prior(self.prior)
 
@@ -200,7 +131,7 @@ class RuleState:
         weights: Any = None,
         strata: Any = None,
         **kwargs: Any,
-    ) -> RuleState:
+    ) -> CampaignState:
         """Build a state from arrays (labelled defaults to trials, pending to 0).
 
         Parameters
@@ -219,19 +150,18 @@ class RuleState:
         strata : array-like, optional
             Stratum labels (default: ``0..K-1``).
         **kwargs
-            Further :class:`RuleState` fields (``target_halfwidth``, ``level``, ``goal``,
-            ``model``, ...).
+            ``trial_known``, ``model``, ``prior``, ``prior_mean``.
 
         Returns
         -------
-        RuleState
+        CampaignState
             The state, with nothing cached yet.
 
         Examples
         --------
-        >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 300])
-        >>> st.weights.round(3).tolist()
-        [0.267, 0.733]
+        >>> cs = CampaignState.from_counts([1, 2], [20, 30], available=[100, 300])
+        >>> cs.weights.round(3).tolist(), cs.labelled.tolist()
+        ([0.267, 0.733], [20, 30])
         """
         s = np.asarray(successes, dtype=np.int64)
         n = np.asarray(trials, dtype=np.int64)
@@ -245,190 +175,38 @@ class RuleState:
         idx = pd.RangeIndex(k) if strata is None else pd.Index(strata)
         return cls(idx, s, n, lab, pend, avail, np.asarray(weights, float), **kwargs)
 
-    # -- derived quantities (cached) ------------------------------------------------------
     @property
     def posterior(self) -> Posterior:
-        """The current posterior (hierarchical unless ``model="independent"``)."""
+        """The current posterior (hierarchical unless ``model="independent"``), cached."""
         if self._posterior is None:
             self._posterior = fit_state_posterior(self)
         return self._posterior
 
-    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-stratum equal-tailed credible intervals at ``level`` (cached).
+    def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per-stratum equal-tailed credible intervals of the posterior at ``level`` (cached).
+
+        Parameters
+        ----------
+        level : float
+            Credible level.
 
         Returns
         -------
         lower, upper : numpy.ndarray
             Interval ends, one per stratum.
         """
-        if self._interval is None:
-            self._interval = self.posterior.interval(self.level)
-        return self._interval
+        key = float(level)
+        if key not in self._intervals:
+            self._intervals[key] = self.posterior.interval(key)
+        return self._intervals[key]
 
-    def halfwidths(self) -> np.ndarray:
-        """Per-stratum credible-interval half-widths at ``level``.
-
-        Returns
-        -------
-        numpy.ndarray
-            Half the width of each stratum's credible interval.
-        """
-        lo, hi = self.intervals()
-        return (hi - lo) / 2.0
-
-    def per_stratum(self) -> bool:
-        """Whether the per-stratum guarantee applies: ``guarantee="stratum"`` and a goal other than ``"overall"``.
-
-        Returns
-        -------
-        bool
-            True when the guaranteed intervals and the anytime tests are in force.
-        """
-        return self.guarantee == "stratum" and self.goal.per_stratum
-
-    def guaranteed_intervals(self, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Every stratum's :func:`guaranteed_bounds` (cached).
-
-        Parameters
-        ----------
-        level : float, optional
-            Interval level (default :func:`guarantee_stop_level` of ``level``: the interval
-            the width goal stops on and the campaign reports).
-
-        Returns
-        -------
-        lower, upper : numpy.ndarray
-            Interval ends, one per stratum.
-        """
-        if level is None and self.anytime:
-            return self.anytime_intervals()
-        level = guarantee_stop_level(self.level) if level is None else float(level)
-        key = ("guaranteed", level)
-        if key not in self._adaptive:
-            self._adaptive[key] = guaranteed_bounds(self.successes, self.trials, level)
-        return self._adaptive[key]
-
-    def anytime_intervals(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every stratum's confidence sequence at ``level`` (``anytime=True``), cached.
-
-        :func:`~bayeseval.campaign.guarantee.anytime_bounds` with ``anytime_concentration``
-        (default: tuned for each stratum's rows and the goal's target,
-        :func:`~bayeseval.campaign.guarantee.anytime_concentrations`). The sequence covers the
-        stratum's rate at every number of labels at once with probability at least ``level``,
-        so it needs no compensation for stopping when it is narrow.
-
-        Returns
-        -------
-        lower, upper : numpy.ndarray
-            Interval ends, one per stratum (``[0, 1]`` without trials).
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([10, 0], [100, 0], available=[900, 1000], guarantee="stratum",
-        ...                            anytime=True, anytime_concentration=np.array([2.0, 2.0]))
-        >>> lo, hi = st.anytime_intervals()
-        >>> round(float(lo[0]), 4), round(float(hi[0]), 4), st.read_intervals()[0].tolist()
-        (0.0258, 0.2193, ['anytime', 'anytime'])
-        """
-        if "anytime" not in self._adaptive:
-            c = self.anytime_concentration
-            if c is None:
-                hw = self.goal.halfwidth if isinstance(self.goal, Each) else None
-                c = anytime_concentrations(self.available + self.labelled + self.pending, self.level, hw)
-            self._adaptive["anytime"] = anytime_bounds(self.successes, self.trials, self.level, c)
-        return self._adaptive["anytime"]
-
-    def use_intervals(self, lower: np.ndarray, upper: np.ndarray) -> None:
-        """Make ``lower``/``upper`` every stratum's guaranteed interval (a proxy campaign's own).
-
-        They replace :func:`guaranteed_bounds` at the stop level in :meth:`guaranteed_intervals`,
-        so the width goal stops on them, the rules scale their widths and :meth:`read_intervals`
-        reports them.
-
-        Parameters
-        ----------
-        lower, upper : numpy.ndarray
-            Interval ends at :func:`guarantee_stop_level` of ``level``, one per stratum.
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 100], target_halfwidth=0.1,
-        ...                            guarantee="stratum")
-        >>> st.use_intervals(np.array([0.0, 0.01]), np.array([0.1, 0.2]))
-        >>> st.stop_halfwidths().tolist()
-        [0.05, 0.095]
-        """
-        self._adaptive[("guaranteed", guarantee_stop_level(self.level))] = (
-            np.asarray(lower, dtype=float), np.asarray(upper, dtype=float))
-
-    def stop_neff(self) -> np.ndarray:
-        """Effective sample sizes the expected-width rules scale :meth:`stop_halfwidths` with.
-
-        The posterior's ``n_eff`` under ``guarantee="average"``. Under ``"stratum"`` the size
-        the guaranteed half-width stands for, ``z^2 m (1 - m) / h^2`` with ``m`` the stratum's
-        own ``(s + 1/2) / (n + 1)``: the guaranteed interval borrows from the other strata only
-        as far as its data look typical, and this size says how far it did, so ``t`` more
-        trials are expected to bring the half-width to ``h sqrt(n_eff / (n_eff + t))`` (the
-        square-root law of the interval's own width), not the pooled interval's.
-
-        Returns
-        -------
-        numpy.ndarray
-            One effective sample size per stratum.
-        """
-        if not self.per_stratum():
-            return self.posterior.n_eff().to_numpy()
-        own = (self.successes + 0.5) / (self.trials + 1.0)
-        level = self.level if self.anytime else guarantee_stop_level(self.level)
-        return implied_size(self.stop_halfwidths(), own, level)
-
-    def stop_halfwidths(self) -> np.ndarray:
-        """Per-stratum half-widths the width goal stops on.
-
-        Under ``guarantee="stratum"``: of :meth:`guaranteed_intervals`; under ``"average"``:
-        of the posterior interval at ``level`` (:meth:`halfwidths`).
-
-        Returns
-        -------
-        numpy.ndarray
-            One half-width per stratum.
-        """
-        if self.per_stratum():
-            lo, hi = self.guaranteed_intervals()
-            return (hi - lo) / 2.0
-        return self.halfwidths()
-
-    def read_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The interval each stratum reports at ``level``, and which one it is.
-
-        Returns
-        -------
-        read : numpy.ndarray of str
-            ``"guaranteed"`` under ``guarantee="stratum"`` (:meth:`guaranteed_intervals`),
-            else ``"pooled"`` (``"own"`` for the independent model).
-        lower, upper : numpy.ndarray
-            Its ends.
-        """
-        k = len(self.strata)
-        if self.per_stratum():
-            glo, ghi = self.guaranteed_intervals()
-            return np.full(k, "anytime" if self.anytime else "guaranteed", dtype=object), glo, ghi
-        lo, hi = self.intervals()
-        return np.full(k, "own" if self.model == "independent" else "pooled", dtype=object), lo, hi
-
-    def read_halfwidths(self) -> np.ndarray:
-        """Per-stratum half-widths of the interval each stratum reports (:meth:`read_intervals`).
-
-        Returns
-        -------
-        numpy.ndarray
-            One half-width per stratum.
-        """
-        _, lo, hi = self.read_intervals()
-        return (hi - lo) / 2.0
-
-    def overall(self) -> tuple[float, float, float]:
+    def overall(self, level: float) -> tuple[float, float, float]:
         """Mean and equal-tailed interval of the weighted rate (moment-matched Beta).
+
+        Parameters
+        ----------
+        level : float
+            Credible level.
 
         Returns
         -------
@@ -437,7 +215,7 @@ class RuleState:
         """
         mean, var = self.posterior.weighted_moments(self.weights)
         a, b = moment_beta(np.array([mean]), np.array([var]))
-        alpha = (1 - self.level) / 2
+        alpha = (1 - level) / 2
         lo, hi = betaincinv(a[0], b[0], np.array([alpha, 1 - alpha]))
         return mean, float(lo), float(hi)
 
@@ -453,16 +231,6 @@ class RuleState:
             return np.ones(len(self.strata))
         return (1.0 + self.trials) / (2.0 + self.labelled)
 
-    def stratum_done(self) -> np.ndarray:
-        """Strata that meet the goal (:meth:`goal_met`).
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
-        """
-        return self.goal_met()
-
     def exhausted(self) -> np.ndarray:
         """Strata with no row left to propose.
 
@@ -473,304 +241,13 @@ class RuleState:
         """
         return self.available <= 0
 
-    def is_done(self) -> bool:
-        """Whether the goal is met (or nothing is left to label).
-
-        Returns
-        -------
-        bool
-            True when the ``goal`` is reached, or every unfinished stratum is exhausted
-            with nothing pending.
-        """
-        return self.goal.is_done(self)
-
     def invalidate(self) -> None:
-        """Drop cached posterior and intervals after the counts changed."""
+        """Drop the cached posterior and intervals after the counts changed."""
         self._posterior = None
-        self._interval = None
-        self._decision = {}
-        self._adaptive = {}
-
-    # -- decision goals ("decide" and "gap") -----------------------------------------------
-    def pooled_decided(self) -> np.ndarray:
-        """Strata whose posterior ``P(meets)`` alone is decided (at least or at most one minus the level).
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum (goal ``"decide"``).
-        """
-        p, lv = self.p_meets(), self.level
-        return (p >= lv) | (p <= 1.0 - lv)
-
-    def p_meets(self) -> np.ndarray:
-        """Posterior probability that each stratum's rate meets its threshold (goal ``"decide"``).
-
-        ``P(theta_k < threshold_k)`` for direction ``"below"`` and ``P(theta_k >
-        threshold_k)`` for ``"above"``, from the exact CDF of the posterior Beta mixture.
-
-        Returns
-        -------
-        numpy.ndarray
-            One probability per stratum.
-
-        Raises
-        ------
-        ValueError
-            When the state has no ``threshold``.
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([2], [100], available=[0], model="independent",
-        ...                            goal="decide", threshold=np.array([0.05]))
-        >>> round(float(st.p_meets()[0]), 4)  # scipy.stats.beta.cdf(0.05, 3, 99)
-        0.8858
-        """
-        if self.threshold is None:
-            raise ValueError(f"p_meets needs a threshold (goal='decide'), got threshold={self.threshold!r}")
-        if "p_meets" not in self._decision:
-            below = self.posterior.prob_below(np.asarray(self.threshold, dtype=float)).to_numpy()
-            self._decision["p_meets"] = below if self.direction == "below" else 1.0 - below
-        return self._decision["p_meets"]
-
-    def goal_met(self) -> np.ndarray:
-        """Strata that meet the goal.
-
-        Goal ``"each"``: the half-width it stops on (:meth:`stop_halfwidths`) within the
-        target. ``"decide"``: decided on one side of the threshold (:meth:`side_decided`) or
-        at it (:meth:`at_threshold`). ``"gap"``: the verdict on the max-min gap is decided
-        (every stratum alike). ``"overall"``: the weighted rate's half-width is within the
-        target (every stratum alike).
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([1, 30], [200, 200], available=[0, 0], model="independent",
-        ...                            goal="decide", threshold=np.array([0.1, 0.1]))
-        >>> st.goal_met().tolist()
-        [True, True]
-        """
-        return self.goal.met(self)
-
-    def side_decided(self) -> np.ndarray:
-        """Strata decided on one side of the threshold: the ``P(meets)`` part of :meth:`goal_met`.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum (goal ``"decide"``).
-        """
-        if self.per_stratum():
-            return self.anytime_decisions() != "undecided"
-        return self.pooled_decided()
-
-    def at_threshold(self) -> np.ndarray:
-        """Strata whose rate is known to lie within the indifference margin of the threshold.
-
-        Goal ``"decide"`` with ``margin > 0``: the stratum's equal-tailed credible interval at
-        ``level`` (exact quantiles of the posterior Beta mixture) lies within
-        ``[threshold - margin, threshold + margin]``. Such a stratum is decided ``"at the threshold"``: labelling it further could only tell on which
-        side of the threshold a rate lies that is, for the user's purpose, on it. Under
-        ``guarantee="stratum"`` the interval is instead the stratum's confidence sequence
-        (:func:`bayeseval._kernels.anytime.confidence_sequence_bounds` at :meth:`anytime_level`,
-        valid at every look) and the stratum needs at least 5 trials.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum; all False without a margin or for other goals.
-
-        Examples
-        --------
-        123 errors in 1,000 trials against a threshold of 0.12: the 95% interval
-        (0.103, 0.144) is within 0.12 +/- 0.03, not within 0.12 +/- 0.01.
-
-        >>> st = RuleState.from_counts([123], [1000], available=[0], model="independent",
-        ...                            goal="decide", threshold=np.array([0.12]), margin=0.03)
-        >>> st.at_threshold().tolist(), st.decisions().tolist()
-        ([True], ['at the threshold'])
-        >>> st.margin = 0.01; st.invalidate(); st.decisions().tolist()
-        ['undecided']
-        """
-        k = len(self.strata)
-        if not isinstance(self.goal, Decide) or not self.margin:
-            return np.zeros(k, bool)
-        if "at" not in self._decision and self.per_stratum():
-            self._decision["at"] = self._sequence_within()
-        if "at" not in self._decision:
-            thr = np.asarray(self.threshold, dtype=float)
-            lo, hi = self.posterior.interval(self.level)
-            self._decision["at"] = (lo >= thr - self.margin) & (hi <= thr + self.margin) & (self.trials > 0)
-        return self._decision["at"]
-
-    def decisions(self) -> np.ndarray:
-        """Each stratum's decision: ``"meets"``, ``"fails"``, ``"at the threshold"`` or ``"undecided"``.
-
-        Goal ``"decide"``. Under ``guarantee="stratum"`` the anytime-valid tests
-        (:meth:`anytime_decisions`); under ``"average"`` the pooled ``P(meets)`` at ``level``
-        (:meth:`pooled_decided`). ``"at the threshold"`` (only with a ``margin``, see
-        :meth:`at_threshold`) is given to a stratum not decided on either side.
-
-        Returns
-        -------
-        numpy.ndarray of str
-            One value per stratum.
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([1, 30, 18], [200, 200, 200], available=[0, 0, 0],
-        ...                            model="independent", goal="decide", threshold=np.array([0.1] * 3))
-        >>> st.decisions().tolist()
-        ['meets', 'fails', 'undecided']
-
-        """
-        if self.per_stratum():
-            out = self.anytime_decisions().copy()
-            out[self.at_threshold() & (out == "undecided")] = AT_THRESHOLD
-            return out
-        p = self.p_meets()
-        out = np.where(p >= 0.5, "meets", "fails").astype(object)
-        out[self.at_threshold() & ~self.side_decided()] = AT_THRESHOLD
-        out[~self.stratum_done()] = "undecided"
-        return out
-
-    def anytime_level(self) -> float:
-        """Level of each anytime test under ``guarantee="stratum"``.
-
-        ``level``; with a ``margin``, ``1 - (1 - level) / 2`` for the two side tests and
-        for the confidence sequence of :meth:`at_threshold`, so that a wrong decision of
-        either kind has probability at most ``1 - level`` (union bound).
-
-        Returns
-        -------
-        float
-            The level of each test and of the confidence sequence.
-        """
-        return self.level if not self.margin else 1.0 - (1.0 - self.level) / 2.0
-
-    def decision_concentration(self) -> float:
-        """Prior concentration of the anytime tests: tuned for the median stratum size.
-
-        :func:`bayeseval._kernels.anytime.tuned_concentration` at the median over strata of
-        their rows (labelled, pending and available, which stays the same through a
-        campaign), clipped to 20-4,000; fixed before any label, as the guarantee needs.
-
-        Returns
-        -------
-        float
-            The concentration ``c`` of the ``Beta(c t, c (1 - t))`` prior of the tests.
-        """
-        size = np.median(self.available + self.labelled + self.pending) if len(self.strata) else 20
-        return tuned_concentration(int(np.clip(size, 20, 4000)), self.anytime_level())
-
-    def anytime_decisions(self) -> np.ndarray:
-        """Each stratum's anytime-valid decision (``guarantee="stratum"``), cached.
-
-        :func:`bayeseval._kernels.anytime.anytime_decisions` at :meth:`anytime_level` with
-        :meth:`decision_concentration` and at least 5 trials of the stratum's own: the
-        probability that a stratum is ever decided wrongly is at most ``1 - level`` whatever
-        the batch size and number of looks.
-
-        Returns
-        -------
-        numpy.ndarray of str
-            ``"meets"``, ``"fails"`` or ``"undecided"`` per stratum.
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([2, 60, 18], [300, 300, 200], available=[0, 0, 0], goal="decide",
-        ...                            threshold=np.array([0.1] * 3), guarantee="stratum")
-        >>> st.anytime_decisions().tolist()
-        ['meets', 'fails', 'undecided']
-        """
-        if "anytime" not in self._decision:
-            k = len(self.strata)
-            thr = np.broadcast_to(np.asarray(self.threshold, dtype=float), (k,))
-            out = np.full(k, "undecided", dtype=object)
-            lv, c = self.anytime_level(), self.decision_concentration()
-            for t in np.unique(thr):
-                sel = thr == t
-                out[sel] = anytime_decisions(self.successes[sel], self.trials[sel], float(t), level=lv,
-                                             direction=self.direction, concentration=c,
-                                             min_trials=DECISION_MIN_TRIALS)
-            self._decision["anytime"] = out
-        return self._decision["anytime"]
-
-    def _sequence_within(self) -> np.ndarray:
-        """``at_threshold`` under ``guarantee="stratum"``: the confidence sequence within the band."""
-        k = len(self.strata)
-        if not self.margin:
-            return np.zeros(k, bool)
-        thr = np.broadcast_to(np.asarray(self.threshold, dtype=float), (k,))
-        used = self.trials >= DECISION_MIN_TRIALS
-        inside = np.zeros(k, bool)
-        if used.any():
-            lo, hi = confidence_sequence_bounds(self.successes[used], self.trials[used], self.anytime_level(),
-                                                self.decision_concentration())
-            inside[used] = (lo >= thr[used] - self.margin) & (hi <= thr[used] + self.margin)
-        return inside
-
-    def gap(self) -> dict[str, Any]:
-        """The max-min gap across the strata and its verdict against ``tolerance`` (goal ``"gap"``).
-
-        The audit's rule (:func:`bayeseval.fairness`), on each stratum's own counts so that
-        pooling cannot narrow a gap: Clopper-Pearson intervals at the Bonferroni level
-        ``1 - (1 - decision_level()) / K`` are projected to an interval of the gap
-        (:func:`bayeseval._kernels.disparity.gap_interval`, coverage at least the level for every
-        configuration of true rates at a fixed sample size); the verdict is ``"outside"`` when
-        its lower end exceeds the tolerance, ``"within tolerance"`` when its upper end is at
-        most the tolerance, ``"undecided"`` otherwise. Strata without trials are left out.
-
-        Returns
-        -------
-        dict
-            ``gap`` (max - min of the observed rates), ``lower``, ``upper``, ``level`` (the
-            per-stratum Bonferroni level), ``tolerance``, ``verdict`` and ``bounds`` (each
-            stratum's interval; ``[0, 1]`` without trials).
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([10, 12], [1000, 1000], available=[0, 0], model="independent",
-        ...                            goal="gap", tolerance=0.02)
-        >>> st.gap()["verdict"]
-        'within tolerance'
-        """
-        if self.tolerance is None:
-            raise ValueError(f"gap needs a tolerance (goal='gap'), got tolerance={self.tolerance!r}")
-        if "gap" not in self._decision:
-            level = bonferroni_level(self.level, len(self.strata))
-            s, n = self.successes.astype(float), self.trials.astype(float)
-            lo, hi = np.zeros(len(n)), np.ones(len(n))
-            used = n > 0
-            if used.any() and self.per_stratum():
-                lo[used], hi[used] = confidence_sequence_bounds(s[used], n[used], level, self.decision_concentration())
-            elif used.any():
-                lo[used], hi[used] = binomial_bounds(s[used], n[used], 1.0 - level, "clopper_pearson")
-            rate = np.where(used, s / np.maximum(n, 1.0), np.nan)
-            gap, glo, ghi = gap_interval(rate, np.where(used, lo, np.nan), np.where(used, hi, np.nan))
-            tol = float(self.tolerance)
-            verdict = "outside" if glo > tol else ("within tolerance" if ghi <= tol else "undecided")
-            self._decision["gap"] = {"gap": gap, "lower": glo, "upper": ghi, "level": level, "tolerance": tol,
-                                     "verdict": verdict, "bounds": (lo, hi)}
-        return self._decision["gap"]
-
-    def gap_decided(self) -> bool:
-        """Whether the gap verdict is decided and every stratum's own data support it.
-
-        Returns
-        -------
-        bool
-            The verdict is not ``"undecided"``, every stratum has trials and
-            :meth:`stratum_done` holds for every stratum.
-        """
-        return bool(self.gap()["verdict"] != "undecided" and np.all(self.trials > 0) and self.stratum_done().all())
+        self._intervals = {}
 
 
-def fit_state_posterior(state: RuleState) -> Posterior:
+def fit_state_posterior(state: CampaignState) -> Posterior:
     """Fit the posterior a state asks for.
 
     ``model="auto"``: the plain Beta-binomial unless the leave-one-out predictive check
@@ -791,65 +268,3 @@ def fit_state_posterior(state: RuleState) -> Posterior:
             post = hierarchical_grid(state.successes, state.trials, model="robust", **kw)
             post.outliers = sorted(set(post.outliers) | set(state.strata[flags]), key=list(state.strata).index)
     return post
-
-
-# -- several metrics in one campaign ---------------------------------------------------------
-class MetricStates:
-    """The states of a campaign on several metrics, one :class:`RuleState` per metric.
-
-    A labelled row counts for every metric it is a trial of, so the metrics share the
-    labelled, pending and available rows per stratum; each has its own successes, trials,
-    posterior and goal. The campaign is done when every metric's goal is met.
-
-    Parameters
-    ----------
-    states : dict
-        Metric name -> :class:`RuleState` (same strata and row counts).
-
-    Examples
-    --------
-    >>> a = RuleState.from_counts([1, 2], [400, 400], available=[100, 100], target_halfwidth=0.05)
-    >>> b = RuleState.from_counts([5, 9], [20, 20], available=[100, 100], target_halfwidth=0.05)
-    >>> a.is_done(), b.is_done(), MetricStates({"fpr": a, "tpr": b}).is_done()
-    (True, False, False)
-    """
-
-    def __init__(self, states: dict[str, RuleState]) -> None:
-        self.states = dict(states)
-        first = next(iter(self.states.values()))
-        self.strata = first.strata
-        self.labelled, self.pending, self.available = first.labelled, first.pending, first.available
-        self.goal = first.goal
-
-    @property
-    def metrics(self) -> list[str]:
-        """The metric names."""
-        return list(self.states)
-
-    def is_done(self) -> bool:
-        """Whether every metric's goal is met (or nothing is left to label).
-
-        Returns
-        -------
-        bool
-        """
-        return all(st.is_done() for st in self.states.values())
-
-    def halfwidths(self) -> np.ndarray:
-        """Per stratum, the largest half-width over the metrics.
-
-        Returns
-        -------
-        numpy.ndarray
-        """
-        return np.max([st.halfwidths() for st in self.states.values()], axis=0)
-
-    def read_halfwidths(self) -> np.ndarray:
-        """Per stratum, the largest half-width of the read interval over the metrics.
-
-        Returns
-        -------
-        numpy.ndarray
-            One half-width per stratum (:meth:`RuleState.read_halfwidths` of each metric).
-        """
-        return np.max([st.read_halfwidths() for st in self.states.values()], axis=0)

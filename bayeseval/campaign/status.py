@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval.campaign.goals import Decide, Gap
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 
 __all__ = ["status_frame"]
 

@@ -11,7 +11,7 @@ import pandas as pd
 from bayeseval.campaign import Campaign, Each
 from bayeseval.campaign.annotations import ROW_ID_KEY
 from bayeseval.campaign.labelstudio import CAMPAIGN_KEY
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 from tests.helpers import make_pool_hardening_campaign
 
 RNG = np.random.default_rng

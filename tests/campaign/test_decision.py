@@ -7,7 +7,7 @@ from scipy import stats
 
 from bayeseval.campaign.decision import decision_allocation
 from bayeseval.campaign.forecast import forecast_decision
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 
 
 def own_p(s, n, threshold):

@@ -16,7 +16,7 @@ from bayeseval.campaign.forecast import (
     forecast_labels,
     target_feasibility,
 )
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 from tests.campaign.helpers import atypical_state
 
 

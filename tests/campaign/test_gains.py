@@ -9,7 +9,7 @@ from scipy import stats
 from bayeseval.campaign import Decide, Each, Gap, Overall
 from bayeseval.campaign.gains import decision_gains, undecided_excess
 from bayeseval.campaign.rules import expected_width
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 from tests.campaign.helpers import atypical_state
 
 

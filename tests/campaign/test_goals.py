@@ -13,7 +13,7 @@ from scipy import stats
 
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.simulation import simulate, synthetic_pool
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from bayeseval.campaign.posterior import (
     independent_posterior,
     outlying_strata,
 )
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 from bayeseval.models.exact import ExactFit
 from bayeseval.models.posterior import Posterior
 from tests.campaign.helpers import RNG

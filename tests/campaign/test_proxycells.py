@@ -45,7 +45,7 @@ def test_proxy_feasibility_is_the_cells_interval_of_a_useless_proxy_at_full_labe
     import pandas as pd
 
     from bayeseval.campaign.proxycells import ProxyDesign
-    from bayeseval.campaign.state import RuleState
+    from bayeseval.campaign.verdicts import RuleState
 
     sizes = {0: [60, 140], 1: [100, 200], 2: [2000]}
     pool = pd.DataFrame({"stratum": np.repeat([0, 0, 1, 1, 2], [60, 140, 100, 200, 2000]), "prediction": 0,

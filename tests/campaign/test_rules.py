@@ -15,7 +15,7 @@ from bayeseval.campaign.rules import (
     thompson,
     uniform,
 )
-from bayeseval.campaign.state import RuleState
+from bayeseval.campaign.verdicts import RuleState
 from tests.campaign.helpers import RNG
 
 

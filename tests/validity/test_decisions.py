@@ -22,7 +22,7 @@ def _wrong_decision_probability(rate, guarantee, max_trials=800):
     def decided(s, n):
         if n not in cache:
             st = _decision_state(s, n)
-            st.guarantee, st.model = guarantee, "independent"
+            st.guarantee, st.counts.model = guarantee, "independent"
             cache[n] = st.decisions()
         return cache[n]
 
