@@ -380,8 +380,9 @@ def tabulate(
         message names the column and one such value); labels or strata hold
         missing values (NaN, None, ``pd.NA`` or SQL NULL: the message names the
         column and the number of rows; with ``proxy``, a missing ``y_true`` marks an
-        unlabelled row); the two label columns hold different types (numbers and
-        strings); two non-0/1 labels without ``pos_label`` for a class metric;
+        unlabelled row); ``y_true`` holds a string that stands for a missing label
+        (``""``, ``"None"``, ``"NA"``, ``"?"``, ...) and that no prediction takes; the two
+        label columns hold different types (numbers and strings); two non-0/1 labels without ``pos_label`` for a class metric;
         or DuckDB cannot read the data (the message names the path).
     TypeError
         ``data`` is of an unsupported type.

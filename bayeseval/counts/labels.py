@@ -22,8 +22,17 @@ def _label_kind(value: Any) -> str:
     return type(value).__name__
 
 
+#: strings that stand for a missing value (compared stripped and lower-cased)
+MISSING_TEXT = frozenset({"", "nan", "none", "null", "na", "n/a", "<na>", "nat", "missing", "?"})
+
+
 def check_label_types(table: ConfusionTable, pos_label: Any) -> None:
-    """Labels of one type in both columns (numbers or strings): otherwise nothing would match."""
+    """Labels of one type in both columns (numbers or strings), no placeholder for a missing label.
+
+    A true label spelled like a missing value (``""``, ``"None"``, ``"NA"``, ``"?"``, ...)
+    that no prediction takes is a row without a label, not a class the model always gets
+    wrong: counting it would add a silent error per row.
+    """
     kinds = {}
     for arg, col, values, dtype in [("y_true", table.y_true, table.truth, table.dtypes[0]),
                                     ("y_pred", table.y_pred, table.pred, table.dtypes[1])]:
@@ -41,11 +50,26 @@ def check_label_types(table: ConfusionTable, pos_label: Any) -> None:
             f"{'/'.join(kinds['y_pred'])} labels, so no prediction could equal a true label; "
             "convert one column to the other's type"
         )
+    _check_placeholders(table)
     if pos_label is not None and _label_kind(pos_label) not in kinds["y_true"]:
         raise ValueError(
             f"pos_label {pos_label!r} is a {_label_kind(pos_label)} but the labels in "
             f"{table.y_true!r} and {table.y_pred!r} are {'/'.join(kinds['y_true'])}s; "
             "give pos_label the labels' type"
+        )
+
+
+def _check_placeholders(table: ConfusionTable) -> None:
+    predicted = set(pd.unique(table.pred))
+    odd = [v for v in pd.unique(table.truth)
+           if isinstance(v, str) and v.strip().lower() in MISSING_TEXT and v not in predicted]
+    if odd:
+        rows = int(np.asarray(table.n)[np.isin(table.truth.to_numpy(object), odd)].sum())
+        raise ValueError(
+            f"y_true column {table.y_true!r} holds {sorted(odd)!r} in {rows} row{'s' if rows != 1 else ''}, "
+            f"a placeholder for a missing label that y_pred {table.y_pred!r} never predicts; set those "
+            "rows to a missing value (NaN or None) and drop them (or, for unlabelled rows of a pool, "
+            "keep them missing and give proxy=)"
         )
 
 

@@ -1,0 +1,48 @@
+"""Tests of ``bayeseval.counts.labels``: label rules shared by the counting paths."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeseval as be
+
+RNG = np.random.default_rng(3)
+N = 400
+TRUTH = RNG.choice(["cat", "dog"], N)
+PRED = np.where(RNG.random(N) < 0.8, TRUTH, np.where(TRUTH == "cat", "dog", "cat"))
+FRAME = pd.DataFrame({"g": RNG.choice(["a", "b"], N), "y_true": TRUTH, "y_pred": PRED})
+
+
+@pytest.mark.parametrize("placeholder", ["", "None", "NA", "n/a", "?", " null "])
+def test_a_true_label_spelled_like_missing_is_refused_on_every_counting_path(placeholder):
+    df = FRAME.copy()
+    df.loc[:49, "y_true"] = placeholder
+    with pytest.raises(ValueError, match=r"y_true column 'y_true' holds .* in 50 rows, a placeholder"):
+        be.tabulate(df, y_true="y_true", y_pred="y_pred", strata="g")
+    with pytest.raises(ValueError, match="in 50 rows, a placeholder"):
+        be.tabulate(duckdb.from_df(df), y_true="y_true", y_pred="y_pred", strata="g")
+    proxy = df.assign(px=df["y_pred"], y_true=df["y_true"].where(RNG.random(N) < 0.5))
+    proxy.loc[:49, "y_true"] = placeholder
+    with pytest.raises(ValueError, match="a placeholder for a missing label"):
+        be.proxy_ci(proxy, y_true="y_true", y_pred="y_pred", proxy="px", strata="g")
+
+
+def test_the_errors_without_placeholders_are_the_mismatches_counted_by_hand():
+    df = FRAME.copy()
+    df.loc[:49, "y_true"] = ""
+    kept = df.iloc[50:]
+    c = be.tabulate(kept, y_true="y_true", y_pred="y_pred", strata="g")
+    by_hand = (kept["y_true"] != kept["y_pred"]).groupby(kept["g"]).agg(["sum", "size"])
+    assert c.successes.tolist() == by_hand["sum"].tolist() and c.trials.tolist() == by_hand["size"].tolist()
+
+
+def test_a_placeholder_the_model_also_predicts_is_a_class():
+    # "None" predicted by the model too (e.g. "no object") is a label like any other
+    df = FRAME.copy()
+    df.loc[:49, "y_true"] = "None"
+    df.loc[:29, "y_pred"] = "None"
+    c = be.tabulate(df, y_true="y_true", y_pred="y_pred", strata="g")
+    assert int(c.successes.sum()) == int((df["y_true"] != df["y_pred"]).sum())
