@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -191,6 +192,18 @@ def _count_proxy(data: Any, cols: list[str], y_true: str, y_pred: str, name: str
                         pos_label=pos_label, proxy=proxy[0], inclusion=proxy[1])
 
 
+@contextmanager
+def _named_groups() -> Iterator[None]:
+    """Errors about the group columns (a missing column, missing values) name ``groups``, the audit's argument."""
+    try:
+        yield
+    except ValueError as err:
+        text = str(err)
+        if text.startswith("strata column "):
+            raise ValueError("groups column " + text[len("strata column "):]) from None
+        raise
+
+
 def tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: list[str], pos_label: Any,
                   proxy: tuple[str, str | None] | None = None):
     """Successes and trials per group for each base metric, and rows per group.
@@ -198,6 +211,12 @@ def tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: li
     With a proxy, a metric that reads the true label gets its ProxyCounts; the row counts and
     the selection rate (which reads only ``y_pred``) count every row.
     """
+    with _named_groups():
+        return _tabulate_all(data, cols, y_true, y_pred, names, pos_label, proxy)
+
+
+def _tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: list[str], pos_label: Any,
+                  proxy: tuple[str, str | None] | None):
     needed = [m for m in _BASE if m in names]
     if "balanced_accuracy" in names:
         needed += [m for m in ("tpr", "tnr") if m not in needed]

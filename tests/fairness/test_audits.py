@@ -196,7 +196,7 @@ def test_posterior_is_reproducible_with_seed(data):
         ({"tolerance": "0.1"}, TypeError, ["tolerance", "'0.1'"]),
         ({"reference": "zz"}, ValueError, ["reference", "'zz'"]),
         ({"level": 1.5}, ValueError, ["level", "1.5"]),
-        ({"groups": "nope"}, ValueError, ["strata", "'nope'"]),
+        ({"groups": "nope"}, ValueError, ["groups column", "'nope'"]),
         ({"groups": []}, ValueError, ["groups", "[]"]),
         ({"method": "holm"}, ValueError, ["method", "'holm'", "max_t", "bonferroni"]),
         ({"min_trials": None}, TypeError, ["min_trials", "None"]),
