@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._render.formats import fixed
+
 #: the audit's forest plot is embedded up to this many rows (differences and gaps)
 MAX_PLOT_ROWS = 80
 #: the audit's groups table starts folded beyond this many rows
@@ -29,7 +31,7 @@ def _fmt_num(value: Any, digits: int = 3) -> str:
         return ""
     if isinstance(value, (int, np.integer)):
         return f"{int(value):,}"
-    return f"{float(value):.{digits}f}"
+    return fixed(value, digits)
 
 
 def _fmt_interval(lo: Any, hi: Any) -> str:
@@ -65,7 +67,7 @@ def gap_text(r: Any) -> str:
     """One metric's gap in words: 'tpr gap 0.120 [0.010, 0.230]', or 'tpr gap not measured'."""
     if not np.isfinite(r.gap):
         return f"{r.metric} gap not measured"
-    return f"{r.metric} gap {r.gap:.3f} [{r.lower:.3f}, {r.upper:.3f}]"
+    return f"{r.metric} gap {fixed(r.gap, 3)} [{fixed(r.lower, 3)}, {fixed(r.upper, 3)}]"
 
 
 def _html_verdicts(res: Any) -> str:

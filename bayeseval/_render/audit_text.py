@@ -13,6 +13,8 @@ import math
 import textwrap
 from typing import Any
 
+from bayeseval._render.formats import fixed
+
 #: the widest line of the summary by default (a terminal of 100 columns)
 WIDTH = 100
 
@@ -22,7 +24,7 @@ def _num(value: Any, digits: int = 3) -> str:
         v = float(value)
     except (TypeError, ValueError):
         return "n/a"
-    return "n/a" if math.isnan(v) else f"{v:.{digits}f}"
+    return "n/a" if math.isnan(v) else fixed(v, digits)
 
 
 def _group_rate(groups: Any, metric: str, label: Any) -> str:

@@ -80,6 +80,34 @@ def json_value(val: Any) -> Any:
     return str(val)
 
 
+def fixed(value: Any, places: int = 4) -> str:
+    """A number to ``places`` decimals, with more where rounding would hide what it is.
+
+    At 4 decimals a rate of 3 in a million reads ``0.0000`` and one of 6 in 10,000 ``0.0006``:
+    a value that would show fewer than two significant digits gets as many decimals as two
+    need (e-notation with 3 significant digits below 1e-4), and a value just below 1 enough
+    decimals to tell it from 1. Exact 0 and 1 keep ``places`` decimals; NaN and infinities
+    are ``"nan"``, ``"inf"``.
+
+    Examples
+    --------
+    >>> fixed(0.12345), fixed(0.0), fixed(3e-6), fixed(-2e-7), fixed(0.000632), fixed(0.999997)
+    ('0.1235', '0.0000', '3.00e-06', '-2.00e-07', '0.00063', '0.999997')
+    >>> fixed(1.0), fixed(73.66, 1), fixed(0.000602, 3), fixed(1.00002, 3), fixed(float("nan"))
+    ('1.0000', '73.7', '0.00060', '1.00002', 'nan')
+    """
+    x = float(value)
+    text = f"{x:.{places}f}"
+    ax = abs(x)
+    if not math.isfinite(x) or ax in (0.0, 1.0):
+        return text
+    if ax < 10.0 ** -(places - 1):  # fewer than two significant digits at ``places`` decimals
+        return f"{x:.2e}" if ax < 1e-4 else f"{x:.{1 - math.floor(math.log10(ax))}f}"
+    if abs(float(text)) == 1.0:  # rounds to 1: decimals down to the distance from 1
+        return f"{x:.{max(places, math.ceil(-math.log10(abs(1.0 - ax))))}f}"
+    return text
+
+
 def md_table(frame: pd.DataFrame, digits: int = 3) -> list[str]:
     """A DataFrame as Markdown table lines (header, rule, rows); numbers to ``digits`` places.
 
@@ -93,7 +121,7 @@ def md_table(frame: pd.DataFrame, digits: int = 3) -> list[str]:
         if v is None:
             return ""
         if isinstance(v, float):
-            return f"{v:.{digits}f}"
+            return fixed(v, digits)
         return str(v)
 
     lines = [md_row([str(c) for c in frame.columns]), "| " + " | ".join("---" for _ in frame.columns) + " |"]

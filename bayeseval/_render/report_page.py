@@ -16,6 +16,7 @@ import pandas as pd
 
 from bayeseval._render import audit_html
 from bayeseval._render.formats import (
+    fixed,
     index_labels,
     md_escape,
     md_row,
@@ -120,7 +121,7 @@ def fmt_cell(col: str, val: Any) -> str:
         return "yes" if val else "no"
     if col == "effective_labels":
         return f"{float(val):.1f}"
-    return f"{float(val):.4f}"
+    return fixed(val)
 
 
 def provenance(report: Any) -> list[tuple[str, str]]:
@@ -165,7 +166,7 @@ def overall_lines(report: Any) -> list[str]:
     out = []
     for est, row in report.overall.iterrows():
         out.append(
-            f"  {row['estimate']:.4f}  [{row['lower']:.4f}, {row['upper']:.4f}]  "
+            f"  {fixed(row['estimate'])}  [{fixed(row['lower'])}, {fixed(row['upper'])}]  "
             f"{names.get(str(est), str(est))}"
         )
     return out
@@ -181,8 +182,8 @@ def text(report: Any) -> str:
     if len(report.checks):
         lines += ["", "Model checks:"]
         for name, row in report.checks.iterrows():
-            p = "" if pd.isna(row["p_value"]) else f" (smallest p = {row['p_value']:.3f})" \
-                if name == "ppc_counts" else f" (p = {row['p_value']:.3f})"
+            p = "" if pd.isna(row["p_value"]) else f" (smallest p = {fixed(row['p_value'], 3)})" \
+                if name == "ppc_counts" else f" (p = {fixed(row['p_value'], 3)})"
             lines.append(f"  {name}: {row['verdict']}{p}")
     if report.audit is not None:
         lines += ["", "Fairness audit:"] + [f"  {printable(x)}" for x in audit_html.audit_lines(report.audit)]
@@ -207,11 +208,11 @@ def markdown(report: Any) -> str:
         out.append(md_row([str(key)] + [fmt_cell(c, row[c]) for c in t.columns]))
     out += ["", "## Overall rate", "", "| estimand | estimate | lower | upper |", "|---|---:|---:|---:|"]
     for est, row in report.overall.iterrows():
-        out.append(md_row([str(est)] + [f"{row[c]:.4f}" for c in ("estimate", "lower", "upper")]))
+        out.append(md_row([str(est)] + [fixed(row[c]) for c in ("estimate", "lower", "upper")]))
     if len(report.checks):
         out += ["", "## Model checks", "", "| check | p-value | verdict |", "|---|---:|---|"]
         for name, row in report.checks.iterrows():
-            p = "" if pd.isna(row["p_value"]) else f"{row['p_value']:.3f}"
+            p = "" if pd.isna(row["p_value"]) else fixed(row['p_value'], 3)
             out.append(md_row([str(name), p, str(row["verdict"])]))
     if report.audit is not None:
         out += ["", "## Fairness audit", ""] + [f"- {md_escape(x)}" for x in audit_html.audit_lines(report.audit)]
@@ -237,7 +238,7 @@ def latex(report: Any) -> str:
               "\\begin{tabular}{lrrr}", "\\hline", "estimand & estimate & lower & upper \\\\",
               "\\hline"]
     for est, row in report.overall.iterrows():
-        vals = [f"{row[c]:.4f}" if np.isfinite(row[c]) else "" for c in ("estimate", "lower", "upper")]
+        vals = [fixed(row[c]) if np.isfinite(row[c]) else "" for c in ("estimate", "lower", "upper")]
         lines.append(" & ".join([tex_escape(str(est))] + vals) + " \\\\")
     lines += ["\\hline", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
@@ -313,8 +314,8 @@ def _html_overall(report: Any) -> str:
     for est, row in report.overall.iterrows():
         mark = " (population estimate)" if est == "reweighted" else ""
         rows.append(
-            f"<tr><td class='s'>{esc(str(est))}{mark}</td><td>{row['estimate']:.4f}</td>"
-            f"<td>{row['lower']:.4f}</td><td>{row['upper']:.4f}</td></tr>"
+            f"<tr><td class='s'>{esc(str(est))}{mark}</td><td>{fixed(row['estimate'])}</td>"
+            f"<td>{fixed(row['lower'])}</td><td>{fixed(row['upper'])}</td></tr>"
         )
     return (
         "<b>Overall rate</b><div class='bv-scroll'><table><thead><tr><th>estimand</th>"
@@ -330,7 +331,7 @@ def _html_findings(report: Any) -> str:
     if len(report.checks):
         parts.append("<b>Model checks</b><ul>")
         for name, row in report.checks.iterrows():
-            p = "" if pd.isna(row["p_value"]) else f" (p = {row['p_value']:.3f})"
+            p = "" if pd.isna(row["p_value"]) else f" (p = {fixed(row['p_value'], 3)})"
             parts.append(f"<li>{esc(str(name))}: {esc(str(row['verdict']))}{p}</li>")
         parts.append("</ul>")
     if report.notes:

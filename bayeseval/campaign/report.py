@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._render.formats import fixed
 from bayeseval.campaign.annotations import AGREEMENT_RULE
 from bayeseval.campaign.goals import Decide, Gap
 from bayeseval.counts.counts import stratum_labels
@@ -105,7 +106,7 @@ def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
     if isinstance(spec.goal, Gap):
         g = status.attrs["gap"]
         return (f"decide whether the max-min gap is within {spec.goal.tolerance} at level {spec.level} (gap "
-                f"{g['gap']:.4f}, interval [{g['lower']:.4f}, {g['upper']:.4f}]: {g['verdict']})")
+                f"{fixed(g['gap'])}, interval [{fixed(g['lower'])}, {fixed(g['upper'])}]: {g['verdict']})")
     return spec.goal.describe(spec.level)
 
 

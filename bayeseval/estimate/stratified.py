@@ -39,6 +39,7 @@ from bayeseval._api.warnings import (
 from bayeseval._kernels.adaptive import adaptive_interval
 from bayeseval._kernels.binomial import ADAPTIVE, binomial_bounds, normalise_method
 from bayeseval._kernels.weighted_variance import stratum_variance_terms
+from bayeseval._render.formats import fixed
 from bayeseval.counts.counts import Counts, as_counts
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.estimate.intervals import proportion_ci
@@ -165,31 +166,31 @@ class StratifiedRisk(Result):
         pct = f"{100 * self.level:g}%"
         lines = [
             f"StratifiedRisk{f' ({self.metric})' if self.metric else ''}: "
-            f"{self.estimate:.4f} (SE {self.se:.4f}, {pct} CI {self.ci[0]:.4f} to {self.ci[1]:.4f})"
+            f"{fixed(self.estimate)} (SE {fixed(self.se)}, {pct} CI {fixed(self.ci[0])} to {fixed(self.ci[1])})"
             "  <- population estimate",
-            f"  unweighted pooled rate {self.unweighted:.4f} (test-set composition, a different estimand)",
+            f"  unweighted pooled rate {fixed(self.unweighted)} (test-set composition, a different estimand)",
         ]
         if self.design_effect is not None:
             lines.append(
                 f"  clustered rows: {self.n_clusters} clusters, design effect {self.design_effect:.2f} "
-                f"(independent-rows SE {self.se_independent:.4f})"
+                f"(independent-rows SE {fixed(self.se_independent)})"
             )
         if self.zero_variance:
             lines.append(
                 f"  rate 0 or 1 in {list(self.zero_variance)[:5]}: plug-in SE 0 is not certainty; "
-                f"interval uses SE {self.se_interval:.4f}"
+                f"interval uses SE {fixed(self.se_interval)}"
             )
-        lines.append(self.table.to_string(float_format=lambda v: f"{v:.4f}"))
+        lines.append(self.table.to_string(float_format=fixed))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         head = (
             f"<p><b>Population-weighted {html.escape(str(self.metric or 'risk'))}</b>: "
-            f"{self.estimate:.4f} (SE {self.se:.4f}; {100 * self.level:g}% CI "
-            f"{self.ci[0]:.4f} to {self.ci[1]:.4f}). Unweighted pooled rate "
-            f"{self.unweighted:.4f} describes the test set's composition.</p>"
+            f"{fixed(self.estimate)} (SE {fixed(self.se)}; {100 * self.level:g}% CI "
+            f"{fixed(self.ci[0])} to {fixed(self.ci[1])}). Unweighted pooled rate "
+            f"{fixed(self.unweighted)} describes the test set's composition.</p>"
         )
-        return head + self.table.to_html(float_format=lambda v: f"{v:.4f}", escape=True)
+        return head + self.table.to_html(float_format=fixed, escape=True)
 
 
 # -- clustered rows: validation ----------------------------------------------------------------
@@ -787,7 +788,7 @@ class ReweightedMetrics(Result):
         return self.report
 
     def __repr__(self) -> str:
-        return f"{self._heading()}:\n" + self.table.to_string(float_format=lambda v: f"{v:.4f}")
+        return f"{self._heading()}:\n" + self.table.to_string(float_format=fixed)
 
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._kernels.conflict import READ_ADAPTIVE_P
-from bayeseval._render.formats import key_label, labels_text, n_strata
+from bayeseval._render.formats import fixed, key_label, labels_text, n_strata
 from bayeseval.counts.counts import Counts
 from bayeseval.plan.sizes import sample_size
 
@@ -120,7 +120,7 @@ def stratum_findings(counts: Counts, own: tuple[np.ndarray, np.ndarray], metric_
         out.append(Finding(f"rate {which}", (k,), (
             f"Stratum {key_label(k)!r} has a rate of {which} ({sk} of {nk}): the plug-in "
             f"standard error is 0, which is not certainty; its exact interval "
-            f"[{lo:.3f}, {hi:.3f}] is the honest range.")))
+            f"[{fixed(lo, 3)}, {fixed(hi, 3)}] is the honest range.")))
     return out
 
 
@@ -143,14 +143,14 @@ def target_section(table: pd.DataFrame, cfg: Settings) -> tuple[np.ndarray, list
             continue
         extra[i] = _extra_needed(float(row["rate"]), n, target, level, plan)
         more = (
-            f"about {int(extra[i])} more labels (at its observed rate {row['rate']:.3f})"
+            f"about {int(extra[i])} more labels (at its observed rate {fixed(row['rate'], 3)})"
             if extra[i] > 0
             else "more labels (the planning formula at its observed rate says it should "
             "already be close)"
         )
         findings.append(Finding("too wide", (k,), (
             f"Stratum {key_label(k)!r} is too small for a half-width of {target:g}: "
-            f"{n} trials give {row['halfwidth']:.3f}; it needs {more}.")))
+            f"{n} trials give {fixed(row['halfwidth'], 3)}; it needs {more}.")))
     return extra, findings
 
 
@@ -172,8 +172,8 @@ def proxy_target(table: pd.DataFrame, counts: Counts, cfg: Settings) -> tuple[np
         extra[i] = math.ceil(_extra_needed(rate, int(n_eff[i]), target, level, "clopper_pearson") / per_label)
         findings.append(Finding("too wide", (k,), (
             f"Stratum {key_label(k)!r} is too small for a half-width of {target:g}: {int(labelled[i])} "
-            f"labels with the proxy (worth {n_eff[i]:.0f}) give {row['halfwidth']:.3f}; it needs "
-            f"about {int(extra[i])} more labels (at its estimated rate {rate:.3f} and "
+            f"labels with the proxy (worth {n_eff[i]:.0f}) give {fixed(row['halfwidth'], 3)}; it needs "
+            f"about {int(extra[i])} more labels (at its estimated rate {fixed(rate, 3)} and "
             f"{per_label:.2f} effective labels per label).")))
     return extra, findings
 
@@ -301,13 +301,13 @@ def composition_findings(counts: Counts, overall: pd.DataFrame, shares: pd.Serie
     worst = (share - w).abs().idxmax()
     un = overall.loc["unweighted", "estimate"]
     re = overall.loc["reweighted", "estimate"] if "reweighted" in overall.index else np.nan
-    use = (f"use the reweighted rate ({re:.4f})." if np.isfinite(re)
+    use = (f"use the reweighted rate ({fixed(re)})." if np.isfinite(re)
            else "the reweighted rate is undefined here (see above).")
     return [Finding("composition", (), (
         "The test set's composition differs from the population "
         f"(e.g. {key_label(worst)!r}: {share.loc[worst]:.1%} of the test set, "
         f"{w.loc[worst]:.1%} of the population), so the unweighted rate "
-        f"({un:.4f}) is not a population estimate; {use}"))]
+        f"({fixed(un)}) is not a population estimate; {use}"))]
 
 
 _TABLE_FLAGS = ("empty", "rate 0", "rate 1", "too wide", "model check", "strong shrinkage",

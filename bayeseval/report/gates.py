@@ -17,6 +17,7 @@ from bayeseval._api.validation import (
     check_probability,
 )
 from bayeseval._kernels.binomial import ADAPTIVE, EXACT_METHODS, GUARANTEES, STRATA_METHODS
+from bayeseval._render.formats import fixed
 from bayeseval.counts.counts import Counts, tabulate
 from bayeseval.counts.metrics import get_metric
 from bayeseval.estimate.intervals import proportion_ci
@@ -91,7 +92,7 @@ class GateResult(Result):
         cols = ["trials", "rate", "halfwidth", "reason"]
         return (
             f"FAILED: {len(failing)} of {n} strata miss the gate.\n"
-            + failing[cols].to_string(float_format=lambda v: f"{v:.4f}")
+            + failing[cols].to_string(float_format=fixed)
         )
 
     def __str__(self) -> str:
@@ -246,5 +247,5 @@ def _reason(row: pd.Series, min_trials: int | None, max_halfwidth: float | None)
     if min_trials is not None and row["trials"] < min_trials:
         why.append(f"{int(row['trials'])} trials < {min_trials}")
     if max_halfwidth is not None and row["halfwidth"] > max_halfwidth:
-        why.append(f"half-width {row['halfwidth']:.4f} > {max_halfwidth:g}")
+        why.append(f"half-width {fixed(row['halfwidth'])} > {max_halfwidth:g}")
     return "; ".join(why)

@@ -578,7 +578,11 @@ def test_markdown_round_trip(rep, tmp_path):
     assert back.index.tolist() == [str(k) for k in t.index]
     assert back["trials"].astype(int).tolist() == t["trials"].tolist()
     for col in ("rate", "lower", "upper", "pooled_mean", "pooled_lower", "pooled_upper"):
-        np.testing.assert_allclose(back[col].astype(float), t[col].round(4), atol=1e-12)
+        shown = back[col].astype(float).to_numpy()
+        # 4 decimals, or 3 significant digits where 4 decimals would show 0 for a nonzero value
+        np.testing.assert_allclose(shown, t[col], atol=0.5e-4 + 1e-12, rtol=0)
+        np.testing.assert_allclose(shown[t[col].to_numpy() < 0.5e-4], t[col][t[col] < 0.5e-4], rtol=0.005)
+        assert ((shown == 0) == (t[col].to_numpy() == 0)).all()
     assert back["flags"].tolist() == t["flags"].tolist()
     for w in rep.warnings:
         assert w in md
