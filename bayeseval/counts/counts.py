@@ -382,7 +382,8 @@ def tabulate(
         column and the number of rows; with ``proxy``, a missing ``y_true`` marks an
         unlabelled row); ``y_true`` holds a string that stands for a missing label
         (``""``, ``"None"``, ``"NA"``, ``"?"``, ...) and that no prediction takes; the two
-        label columns hold different types (numbers and strings); two non-0/1 labels without ``pos_label`` for a class metric;
+        label columns hold different types (numbers and strings); a ``pos_label`` that no
+        row holds as truth or prediction; two non-0/1 labels without ``pos_label`` for a class metric;
         or DuckDB cannot read the data (the message names the path).
     TypeError
         ``data`` is of an unsupported type.

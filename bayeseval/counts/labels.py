@@ -73,13 +73,27 @@ def _check_placeholders(table: ConfusionTable) -> None:
         )
 
 
+def _check_positive_seen(pos_label: Any, labels: set, table: ConfusionTable) -> None:
+    """A positive class that no row holds, as truth or prediction, is a typo: every trial would be lost."""
+    if pos_label in labels:
+        return
+    shown = sorted((v.item() if isinstance(v, np.generic) else v for v in labels), key=str)
+    near = [v for v in shown if str(v).strip().lower() == str(pos_label).strip().lower()]
+    hint = f"; did you mean pos_label={near[0]!r}?" if near else ""
+    raise ValueError(
+        f"pos_label {pos_label!r} is neither a label of y_true {table.y_true!r} nor a prediction "
+        f"of y_pred {table.y_pred!r} (labels: {shown[:10]}), so the metric would have no trials{hint}"
+    )
+
+
 def resolve_positive(m: Metric, table: ConfusionTable, pos_label: Any) -> tuple[Any, list | None]:
     """``(positive, None)``, or ``(None, classes)`` for one-vs-rest over more than two classes."""
     if not m.needs_positive:
         return None, None
-    if pos_label is not None:
-        return pos_label, None
     labels = set(pd.unique(table.truth)) | set(pd.unique(table.pred))
+    if pos_label is not None:
+        _check_positive_seen(pos_label, labels, table)
+        return pos_label, None
     if labels <= {0, 1}:
         return 1, None
     shown = sorted(labels, key=str)

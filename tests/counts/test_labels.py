@@ -46,3 +46,20 @@ def test_a_placeholder_the_model_also_predicts_is_a_class():
     df.loc[:29, "y_pred"] = "None"
     c = be.tabulate(df, y_true="y_true", y_pred="y_pred", strata="g")
     assert int(c.successes.sum()) == int((df["y_true"] != df["y_pred"]).sum())
+
+
+@pytest.mark.parametrize("metric", ["recall", "precision", "fpr"])
+def test_a_positive_class_no_row_holds_is_refused(metric):
+    df = FRAME.copy()
+    with pytest.raises(ValueError, match=r"pos_label 'Cat' is neither .* did you mean pos_label='cat'"):
+        be.tabulate(df, y_true="y_true", y_pred="y_pred", strata="g", metric=metric, pos_label="Cat")
+    with pytest.raises(ValueError, match=r"pos_label 'cow' is neither"):
+        be.audit(df, groups="g", y_true="y_true", y_pred="y_pred", metrics=metric, pos_label="cow")
+    # a class held by the rows counts as by hand, also when the model never predicts it
+    c = be.tabulate(df, y_true="y_true", y_pred="y_pred", strata="g", metric="recall", pos_label="cat")
+    cats = df[df["y_true"] == "cat"]
+    assert c.trials.tolist() == cats.groupby("g").size().tolist()
+    assert c.successes.tolist() == (cats["y_pred"] == "cat").groupby(cats["g"]).sum().tolist()
+    never = df.assign(y_pred="dog")
+    c = be.tabulate(never, y_true="y_true", y_pred="y_pred", strata="g", metric="recall", pos_label="cat")
+    assert c.successes.tolist() == [0, 0] and c.trials.tolist() == cats.groupby("g").size().tolist()
