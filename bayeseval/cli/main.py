@@ -361,8 +361,10 @@ def _add_report(sub: Any) -> None:
         "report",
         help="per-stratum report with intervals and pooled estimates",
         formatter_class=HelpFormatter,
-        description="Evaluate predictions per stratum: raw rates with Wilson intervals, pooled "
-        "posterior estimates, the overall rate unweighted and reweighted, and model checks.",
+        description="Evaluate predictions per stratum: each stratum's rate with an interval that "
+        "covers its own rate (--guarantee stratum, the default; --guarantee average reads the "
+        "pooled interval), the pooled posterior beside it, the overall rate unweighted and "
+        "reweighted, and model checks.",
         epilog="examples:\n  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
         "--metric recall --pos-label yes --out report.html\n"
         "  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
