@@ -54,6 +54,7 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval.campaign.annotations import ROW_ID_KEY, read_labelstudio, to_labelstudio
+from bayeseval.campaign.verdicts import RuleState
 
 __all__ = ["CAMPAIGN_KEY", "MODEL_VERSION", "LabelStudioClient", "SyncReport", "sync", "task_priorities"]
 
@@ -292,7 +293,7 @@ def _stratum_shares(campaign: Any, n: int) -> np.ndarray:
     """Each stratum's share of a batch of ``n`` the rule would allocate with nothing pending."""
     st = campaign.state()
     k = len(campaign.strata)
-    if not hasattr(st, "available"):  # several metrics: equal shares
+    if not isinstance(st, RuleState):  # several metrics (MetricStates): equal shares
         return np.full(k, 1.0 / k)
     free = st.with_counts(pending=np.zeros_like(st.pending), available=st.available + st.pending)
     alloc = np.asarray(campaign.spec.allocate(free, n, random_seed=np.random.default_rng(0),

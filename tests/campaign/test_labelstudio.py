@@ -290,6 +290,17 @@ def test_priorities_follow_the_rule_allocation_for_neyman(tmp_path):
     assert scores == pytest.approx([0.5, 0.5, 0.25, 0.25])
 
 
+def test_a_campaign_on_several_metrics_syncs_with_equal_stratum_shares(tmp_path):
+    """Several metrics have no single allocation: every stratum's share is 1/K, so the k-th open
+    row of a stratum scores 1/(2k) with two strata (hand-computed), and the sync sends them."""
+    c, _ = _campaign(tmp_path, metric=["recall", "fpr"], rule="expected_width", batch_size=6)
+    fake = FakeProject()
+    report = sync(c, fake, 1, create_config=True)
+    assert report.created == 6
+    scores = sorted((t["predictions"][0]["score"] for t in fake.task.values()), reverse=True)
+    assert scores == pytest.approx([0.5, 0.5, 0.25, 0.25, 1 / 6, 1 / 6])
+
+
 def test_the_sync_command_prints_its_report_as_json(tmp_path, monkeypatch, capsys):
     import bayeseval.campaign.labelstudio as mod
     from bayeseval.cli.campaign import main
