@@ -128,7 +128,9 @@ def _decision_plot(campaign: Any, ax: Any) -> Any:
 
 
 def _table(frame: pd.DataFrame) -> str:
-    return frame.to_html(escape=True, float_format=lambda x: f"{x:.4g}", na_rep="")
+    """A table that scrolls sideways inside the page instead of overflowing it."""
+    body = frame.to_html(escape=True, float_format=lambda x: f"{x:.4g}", na_rep="")
+    return f"<div class='scroll'>{body}</div>"
 
 
 def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
@@ -182,7 +184,8 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Campaign report</title>",
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
+        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+        ".scroll{overflow-x:auto;max-width:100%}</style></head><body>",
         f"<h1>Campaign report: {esc(str(campaign._store.path.name))}</h1><ul>",
         *[f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in facts],
         "</ul><h2>Strata: status and labels still needed</h2>",
