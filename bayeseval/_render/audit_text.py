@@ -64,7 +64,13 @@ def headline(audit: Any) -> str:
     counts = verdicts[verdicts != "no tolerance"].value_counts() if len(verdicts) else {}
     decided = ", ".join(f"{int(n)} {verdict}" for verdict, n in counts.items())
     return (f"Fairness audit of {', '.join(metrics)} over {factors} ({n_groups} groups)"
-            + (f": {decided}" if decided else ": no tolerance given, so no verdicts") + ".")
+            + (f": {decided}" if decided else f": {_no_verdict(audit)}") + ".")
+
+
+def _no_verdict(audit: Any) -> str:
+    if audit.tolerance is None:
+        return "no tolerance given, so no verdicts"
+    return "no fairness criterion among the metrics, so no verdicts"
 
 
 def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:

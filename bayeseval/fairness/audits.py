@@ -129,7 +129,10 @@ def audit(
         columns and :attr:`Audit.reference`.
     tolerance : float, optional
         Largest acceptable max-min gap, in (0, 1). Without it, no verdicts are given
-        (``"no tolerance"``) and ``p_exceeds`` is ``NaN``.
+        (``"no tolerance"``) and ``p_exceeds`` is ``NaN``. The criteria judged are the
+        named ones whose metrics (or their complements: FNR for TPR, TNR for FPR) are
+        audited; with ``metrics`` given, every other named metric is judged on its own
+        gap (criterion ``"<metric>_parity"``).
     level : float
         Confidence level of every interval.
     pos_label : optional
@@ -262,7 +265,8 @@ def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, met
     fits = fit_all(names, counts, cells, level, random_seed, model, min_trials)
     refs = {m: default_reference(fits[m], rows) if given is None else given for m in names}
     spell = _SPELLING[spelling]
-    verdicts, labels_needed = verdict_tables(names, fits, layout, rows, level, tol, method)
+    verdicts, labels_needed = verdict_tables(names, fits, layout, rows, level, tol, method,
+                                             explicit=metrics is not None)
     notes = [note for m in names for note in (
         reference_notes(m, fits[m], layout.labels, refs[m], given is not None, spell)
         + gap_notes(m, fits[m], layout.labels, min_trials, spell))]

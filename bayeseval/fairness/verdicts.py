@@ -73,9 +73,53 @@ def _small_note(fit: MetricFit, labels: list[str], ends: tuple[int, int]) -> str
             f"{few_groups(labels, fit.size, small)}; read it as noisy")
 
 
-def _verdict_rows(criterion: str, fits: dict, layout: Layout, level: float, tol: float | None,
-                  method: str) -> list[dict]:
-    names = CRITERIA[criterion]
+#: a criterion's metric and the audited metric with the same max-min gap (one minus its rate)
+COMPLEMENTS = {"tpr": "fnr", "fpr": "tnr"}
+
+
+def criterion_metrics(needed: tuple[str, ...], names: list[str]) -> tuple[str, ...] | None:
+    """The audited metrics that measure a criterion's (its own, or the complement), or None."""
+    out = []
+    for m in needed:
+        if m in names:
+            out.append(m)
+        elif COMPLEMENTS.get(m) in names:
+            out.append(COMPLEMENTS[m])
+        else:
+            return None
+    return tuple(out)
+
+
+def verdict_criteria(names: list[str], explicit: bool) -> dict[str, tuple[str, ...]]:
+    """Criterion -> the audited metrics whose gaps it bounds.
+
+    The named criteria (:data:`~bayeseval.fairness.inputs.CRITERIA`) whose metrics, or their
+    complements (FNR for TPR, TNR for FPR: the same gap), are audited; with ``metrics``
+    given by the user (``explicit``), every other audited metric gets its own criterion
+    ``"<metric>_parity"``, so that a tolerance is never left without a verdict to bound.
+
+    Examples
+    --------
+    >>> verdict_criteria(["fpr", "fnr"], explicit=True)
+    {'equal_opportunity': ('fnr',), 'equalized_odds': ('fnr', 'fpr')}
+    >>> verdict_criteria(["tpr", "error_rate"], explicit=True)
+    {'equal_opportunity': ('tpr',), 'error_rate_parity': ('error_rate',)}
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for criterion, needed in CRITERIA.items():
+        metrics = criterion_metrics(needed, names)
+        if metrics is not None:
+            out[criterion] = metrics
+    covered = {m for ms in out.values() for m in ms}
+    covered |= {COMPLEMENTS[m] for m in list(covered) if m in COMPLEMENTS}
+    covered |= {k for k, v in COMPLEMENTS.items() if v in covered}
+    if explicit:
+        out |= {f"{m}_parity": (m,) for m in names if m not in covered}
+    return out
+
+
+def _verdict_rows(criterion: str, names: tuple[str, ...], fits: dict, layout: Layout, level: float,
+                  tol: float | None, method: str) -> list[dict]:
     lev = bonferroni_level(level, len(names))
     gaps = {m: max_min_gap(fits[m], lev, method) for m in names}
     decisions = [_decide(g, lo, hi, tol) for g, lo, hi in gaps.values()]
@@ -140,14 +184,13 @@ def _labels_rows(row: dict, fit: MetricFit, layout: Layout, rows: np.ndarray) ->
     return out
 
 
-def verdict_tables(names, fits, layout, rows, level, tol, method) -> tuple[pd.DataFrame, pd.DataFrame]:
+def verdict_tables(names, fits, layout, rows, level, tol, method, explicit=False) -> tuple[pd.DataFrame, pd.DataFrame]:
     verdict_rows, label_rows = [], []
-    for criterion, needed in CRITERIA.items():
-        if all(m in names for m in needed):
-            new = _verdict_rows(criterion, fits, layout, level, tol, method)
-            verdict_rows += new
-            for row in new:
-                label_rows += _labels_rows(row, fits[row["metric"]], layout, rows)
+    for criterion, metrics in verdict_criteria(names, explicit).items():
+        new = _verdict_rows(criterion, metrics, fits, layout, level, tol, method)
+        verdict_rows += new
+        for row in new:
+            label_rows += _labels_rows(row, fits[row["metric"]], layout, rows)
     factors = list(factor_columns(layout, []))
     verdict_columns = (VERDICT_COLUMNS[:-3] + [f"high_{c}" for c in layout.columns] + ["high"]
                        + [f"low_{c}" for c in layout.columns] + ["low", "note"])
