@@ -336,6 +336,25 @@ def _warn_empty(st: _Strata, stacklevel: int) -> None:
         )
 
 
+def _cluster_var_or_floor(var: float, var_ind: float, rows: _ClusterRows, stacklevel: int) -> float:
+    """The cluster-robust variance, or the independent-rows one where it is degenerate (0).
+
+    Every cluster's residual total is 0 when each cluster has exactly its stratum's rate: the
+    sandwich then says 0, which is a failure to estimate the variance from so few clusters,
+    not certainty.
+    """
+    if not (np.isfinite(var) and np.isfinite(var_ind)) or var > 1e-12 * var_ind or var_ind <= 0:
+        return var
+    warnings.warn(
+        f"the cluster-robust variance is 0 (every one of the {rows.n_clusters} clusters has "
+        "exactly its stratum's rate), which is not certainty; the interval uses the "
+        "independent-rows SE instead",
+        ZeroVarianceWarning,
+        stacklevel=stacklevel,
+    )
+    return var_ind
+
+
 def _zero_variance_floor(st: _Strata, z: float, stacklevel: int) -> tuple[list, float, float]:
     """Strata with rate 0 or 1: their labels, the Agresti-Coull variance added and centre shift."""
     degenerate = st.used & st.has & ((st.s == 0) | (st.s == st.n))
@@ -472,7 +491,7 @@ def _estimate(
     zero_var, v_floor, centre_shift = _zero_variance_floor(st, z, stacklevel + 1)
 
     cv = None if rows is None else _cluster_variance(st, rows, var_ind)
-    var = var_ind if cv is None else cv.var
+    var = var_ind if cv is None else _cluster_var_or_floor(cv.var, var_ind, rows, stacklevel + 1)
     n_eff = st.n
     if cv is not None:
         deff = cv.deff_k
@@ -641,7 +660,9 @@ def clustered_risk(
     :math:`E_c = \sum_{i \in c} e_i` over :math:`G` clusters,
     :math:`\widehat{Var} = G/(G-1) \sum_c E_c^2` (the CR1 cluster-robust variance of
     the stratum means; Cameron and Miller 2015, "A practitioner's guide to
-    cluster-robust inference", J. Human Resources 50(2)). Without clustering,
+    cluster-robust inference", J. Human Resources 50(2)). When every cluster has exactly its
+    stratum's rate the sandwich is 0, which few clusters cannot tell from a real zero: the
+    interval then uses the independent-rows SE (with a ``ZeroVarianceWarning``). Without clustering,
     :math:`\sum_i e_i^2` is exactly the plug-in variance, so ``design_effect`` =
     :math:`\widehat{Var}_{cluster} / \widehat{Var}_{indep}` (about
     :math:`1 + (m-1)\rho` for clusters of size m with intra-cluster correlation

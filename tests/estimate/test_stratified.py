@@ -728,3 +728,22 @@ def test_result_type() -> None:
 def test_html_repr_names_the_population_estimate() -> None:
     html = stratified_risk([3, 9], [50, 60], [0.5, 0.5])._repr_html_()
     assert "Population-weighted" in html and "<table" in html
+
+
+def test_a_zero_cluster_robust_variance_falls_back_to_the_independent_rows_interval():
+    from bayeseval import clustered_risk
+
+    # each of three clusters has exactly the overall rate 1/2: the CR1 sandwich is 0, which
+    # would give the interval [0.5, 0.5]; the independent-rows normal interval is
+    # 0.5 +/- z sqrt(0.25 / 6) (closed form)
+    with pytest.warns(ZeroVarianceWarning, match="cluster-robust variance is 0"):
+        res = clustered_risk([0, 1, 0, 1, 1, 0], cluster=[1, 1, 2, 2, 3, 3])
+    half = 1.959963984540054 * math.sqrt(0.25 / 6)
+    assert res.ci == pytest.approx((0.5 - half, 0.5 + half), abs=1e-12)
+    # clusters that differ keep their cluster-robust SE (CR1 by hand: G / (G - 1) sum E_c^2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ZeroVarianceWarning)
+        other = clustered_risk([1, 1, 0, 0, 0, 0, 1, 0], cluster=[0, 0, 1, 1, 2, 2, 3, 3])
+    e = (np.array([1, 1, 0, 0, 0, 0, 1, 0]) - 0.375) / 8
+    totals = e.reshape(4, 2).sum(axis=1)
+    assert other.se == pytest.approx(math.sqrt(4 / 3 * np.sum(totals**2)), rel=1e-12)
