@@ -34,7 +34,7 @@ import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from bayeseval._api.validation import check_class_labels
-from bayeseval._api.warnings import BayesevalWarning
+from bayeseval._api.warnings import BayesevalWarning, ZeroVarianceWarning
 
 __all__ = [
     "MAX_CELLS",
@@ -459,6 +459,7 @@ def confidence_interval(
     jackknife: Callable[[], Jackknife] | None = None,
     what: str = "the statistic",
     stacklevel: int = 3,
+    names: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile or BCa interval of each column of the replicates.
 
@@ -468,7 +469,9 @@ def confidence_interval(
     :math:`\\Phi(z_0 + (z_0 + z_q) / (1 - a (z_0 + z_q)))`, with :math:`z_0`
     from :func:`bias_correction` and :math:`a` from :func:`acceleration` of
     ``jackknife()`` (called only for BCa). A column whose replicates are all
-    equal gives that value twice; an infinite :math:`z_0` gives the
+    equal gives that value twice, with a ``ZeroVarianceWarning`` (a zero-width interval is
+    not certainty: a model right on every resampled row has an accuracy interval [1, 1]);
+    ``names`` label the columns in it. An infinite :math:`z_0` gives the
     percentile interval with a warning.
 
     Examples
@@ -490,11 +493,22 @@ def confidence_interval(
         r = reps[:, col]
         if r.max() == r.min():
             lower[col] = upper[col] = r[0]
+            _warn_constant(what if names is None else f"{what} ({names[col]})", float(r[0]), stacklevel + 1)
             continue
         a = None if accel is None else float(accel[col])
         probs = _quantile_levels(r, float(est[col]), alpha, a, what, stacklevel + 1)
         lower[col], upper[col] = np.quantile(r, probs)
     return lower, upper
+
+
+def _warn_constant(what: str, value: float, stacklevel: int) -> None:
+    warnings.warn(
+        f"every bootstrap replicate of {what} is {value:g}: its interval [{value:g}, {value:g}] "
+        "has width 0, which is not certainty (the resamples cannot vary a rate of 0 or 1); for "
+        "a proportion use an exact interval (proportion_ci with method='clopper_pearson')",
+        ZeroVarianceWarning,
+        stacklevel=stacklevel,
+    )
 
 
 # -- shared row policy ---------------------------------------------------------------------------

@@ -308,13 +308,17 @@ class PairedBootstrap(Result):
         pct = f"{self.level:.0%}"
 
         def times(other: float) -> str:
-            if w <= 0:
-                return "infinitely narrower than"
+            if w <= 0 or other <= 0:  # a model right (or wrong) on every resampled row
+                return "as wide as" if w <= 0 and other <= 0 else (
+                    "infinitely narrower than" if w <= 0 else "wider than")
             r = other / w
             return f"{r:.1f} times narrower than" if r >= 1 else f"{1 / r:.1f} times wider than"
 
         rho = self.correlation
-        if np.isfinite(rho) and rho >= 0.3:
+        if not np.isfinite(rho):
+            why = ("The replicates of at least one model do not vary (the same score on every "
+                   "resample), so their correlation is undefined.")
+        elif rho >= 0.3:
             why = (f"The two models' replicates correlate at {rho:.2f}: they succeed and fail "
                    "on many of the same rows, which pairing cancels.")
         else:
@@ -511,7 +515,8 @@ def paired_bootstrap(
 
     name, est, reps, jack = _replicates(metric, pos_label, (y, pa, pb), layout, pi, n_resamples, rng)
     reps = rs.drop_undefined(reps, name)
-    lower, upper = rs.confidence_interval(reps, est, level=level, method=method, jackknife=jack, what=name)
+    lower, upper = rs.confidence_interval(reps, est, level=level, method=method, jackknife=jack, what=name,
+                                          names=["model A", "model B", "the difference"])
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = float(np.corrcoef(reps[:, 0], reps[:, 1])[0, 1])
     index = pd.Index(["model_a", "model_b", "difference"], name="quantity")

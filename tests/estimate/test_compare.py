@@ -16,7 +16,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from bayeseval import bootstrap_ci
 from bayeseval._api.results import Result
-from bayeseval._api.warnings import BayesevalWarning
+from bayeseval._api.warnings import BayesevalWarning, ZeroVarianceWarning
 from bayeseval.estimate.compare import (
     McNemarResult,
     PairedBootstrap,
@@ -185,9 +185,11 @@ def test_warns_when_replicates_lose_all_trials():
     y[:3] = 1
     a = np.where(rng.random(200) < 0.1, 1 - y, y)
     b = y.copy()
-    with pytest.warns(BayesevalWarning, match="no trials"):
+    with pytest.warns(BayesevalWarning, match="no trials"), \
+            pytest.warns(ZeroVarianceWarning, match=r"recall \(model B\) is 1: its interval \[1, 1\]"):
         res = paired_bootstrap(y, a, b, metric="recall", random_seed=1)
     assert res.n_resamples < 9999  # the default number of resamples; some were dropped
+    assert res.ci_b == (1.0, 1.0)  # model B finds all 3 positives in every resample that has one
 
 
 @pytest.mark.parametrize(
@@ -395,3 +397,20 @@ def test_paired_bootstrap_is_a_frozen_result_with_its_table():
         res.table = None
     assert str(res) == res.sentence
     assert repr(res).splitlines()[0] == "Paired bootstrap"
+
+
+def test_a_perfect_model_warns_that_its_zero_width_interval_is_not_certainty():
+    # model B is right on every row, so every resample gives it accuracy 1: its bootstrap
+    # interval is [1, 1], while Clopper-Pearson on 100 of 100 (scipy) reaches down to 0.964
+    from scipy import stats
+
+    y = np.array([0, 1] * 50)
+    a = y.copy()
+    a[:10] = 1 - a[:10]
+    with pytest.warns(ZeroVarianceWarning, match=r"accuracy \(model B\) is 1"):
+        res = paired_bootstrap(y, a, y, random_seed=0, n_resamples=999)
+    assert res.ci_b == (1.0, 1.0) and stats.beta.ppf(0.025, 100, 1) < 0.97
+    text = res.sentence  # no division by the zero width
+    assert "wider than model B's (0)" in text and "correlation is undefined" in text
+    # the difference interval keeps its width: model A's 10 errors vary across resamples
+    assert res.ci[0] < -0.1 < res.ci[1] < 0
