@@ -259,6 +259,10 @@ def _idata(theta: np.ndarray, s: np.ndarray, n: np.ndarray, labels: list) -> Any
     )
 
 
+#: an elpd difference below this is small whatever its standard error (Sivula et al. 2022)
+SMALL_ELPD_DIFF = 4.0
+
+
 def compare_pooling(
     counts: Any,
     trials: Any = None,
@@ -277,7 +281,11 @@ def compare_pooling(
     The pointwise log-likelihood is the binomial log pmf of each stratum's count, so the
     comparison asks how well each model predicts a whole left-out stratum
     (:func:`arviz.loo`, :func:`arviz.compare`; Vehtari, Gelman & Gabry 2017). A difference
-    smaller than twice its standard error is reported as not distinguishing the models.
+    smaller than 4 or than twice its standard error is reported as not distinguishing the
+    models: below 4 the difference is small and its standard error is unreliable (Sivula,
+    Magnusson, Matamoros & Vehtari 2022, "Uncertainty in Bayesian leave-one-out
+    cross-validation based model comparison"); strata that all look alike give a standard
+    error of 0 for any difference.
 
     Parameters
     ----------
@@ -337,13 +345,13 @@ def compare_pooling(
     parts = [f"The data support {best} best (elpd_loo {table.loc[best, 'elpd_loo']:.1f})"]
     close = [
         m for m in table.index[1:]
-        if table.loc[m, "elpd_diff"] < 2 * max(float(table.loc[m, "dse"]), 1e-12)
+        if table.loc[m, "elpd_diff"] < max(SMALL_ELPD_DIFF, 2 * float(table.loc[m, "dse"]))
     ]
     far = [m for m in table.index[1:] if m not in close]
     if close:
         parts.append(
             "but do not clearly distinguish it from " + " and ".join(close)
-            + " (difference under 2 standard errors)"
+            + f" (difference under {SMALL_ELPD_DIFF:g} or under 2 standard errors)"
         )
     if far:
         parts.append(

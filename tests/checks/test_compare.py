@@ -66,3 +66,15 @@ def test_compare_pooling_prefers_pooling_that_matches_the_data():
     assert result.table.index[-1] == "no pooling"
     assert result.table.loc["no pooling", "elpd_diff"] > 0
     assert set(result.loo) == {"complete pooling", "no pooling", "partial pooling"}
+
+
+def test_compare_pooling_does_not_call_a_small_difference_clear_when_its_se_is_zero():
+    # four identical strata: every pointwise difference is the same, so ArviZ's dse is 0 and
+    # any difference would be "over 2 standard errors"; complete and partial pooling differ by
+    # well under 4 elpd (small, Sivula et al. 2022)
+    result = compare_pooling([0, 0, 0, 0], [50] * 4, random_seed=0)
+    t = result.table
+    other = [m for m in ("complete pooling", "partial pooling") if m != t.index[0]][0]
+    assert t.loc[other, "dse"] < 1e-9 and 0 < t.loc[other, "elpd_diff"] < 4
+    assert f"do not clearly distinguish it from {other}" in result.verdict
+    assert f"clearly favour it over {other}" not in result.verdict
