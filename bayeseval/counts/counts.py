@@ -381,7 +381,8 @@ def tabulate(
         missing values (NaN, None, ``pd.NA`` or SQL NULL: the message names the
         column and the number of rows; with ``proxy``, a missing ``y_true`` marks an
         unlabelled row); ``y_true`` holds a string that stands for a missing label
-        (``""``, ``"None"``, ``"NA"``, ``"?"``, ...) and that no prediction takes; the two
+        (``""``, ``"None"``, ``"NA"``, ``"?"``, ...) and that no prediction takes; a true
+        label and a prediction equal but for spaces or case (``"cat "``, ``"cat"``); the two
         label columns hold different types (numbers and strings); a ``pos_label`` that no
         row holds as truth or prediction; two non-0/1 labels without ``pos_label`` for a class metric;
         or DuckDB cannot read the data (the message names the path).

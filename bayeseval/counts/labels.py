@@ -51,6 +51,7 @@ def check_label_types(table: ConfusionTable, pos_label: Any) -> None:
             "convert one column to the other's type"
         )
     _check_placeholders(table)
+    _check_near_labels(table)
     if pos_label is not None and _label_kind(pos_label) not in kinds["y_true"]:
         raise ValueError(
             f"pos_label {pos_label!r} is a {_label_kind(pos_label)} but the labels in "
@@ -70,6 +71,25 @@ def _check_placeholders(table: ConfusionTable) -> None:
             f"a placeholder for a missing label that y_pred {table.y_pred!r} never predicts; set those "
             "rows to a missing value (NaN or None) and drop them (or, for unlabelled rows of a pool, "
             "keep them missing and give proxy=)"
+        )
+
+
+def _check_near_labels(table: ConfusionTable) -> None:
+    """A true label and a prediction equal but for spaces or case (``"cat "``, ``"Cat"``) never
+    match, so every such row would count as an error: refused, naming both spellings."""
+    truth = {v for v in pd.unique(table.truth) if isinstance(v, str)}
+    pred = {v for v in pd.unique(table.pred) if isinstance(v, str)}
+    folded = {}
+    for v in pred:
+        folded.setdefault(v.strip().casefold(), v)
+    pairs = [(t, folded[t.strip().casefold()]) for t in sorted(truth - pred)
+             if t.strip().casefold() in folded and folded[t.strip().casefold()] not in truth]
+    if pairs:
+        shown = ", ".join(f"{t!r} vs {p!r}" for t, p in pairs[:5])
+        raise ValueError(
+            f"labels of y_true {table.y_true!r} and y_pred {table.y_pred!r} differ only in spaces or "
+            f"case ({shown}), so they never match and every such row would count as an error; "
+            "clean them to one spelling (e.g. str.strip())"
         )
 
 

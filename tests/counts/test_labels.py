@@ -63,3 +63,17 @@ def test_a_positive_class_no_row_holds_is_refused(metric):
     never = df.assign(y_pred="dog")
     c = be.tabulate(never, y_true="y_true", y_pred="y_pred", strata="g", metric="recall", pos_label="cat")
     assert c.successes.tolist() == [0, 0] and c.trials.tolist() == cats.groupby("g").size().tolist()
+
+
+@pytest.mark.parametrize("spelling", ["cat ", "Cat", " CAT"])
+def test_labels_equal_but_for_spaces_or_case_are_refused(spelling):
+    df = FRAME.copy()
+    df["y_true"] = df["y_true"].replace({"cat": spelling})
+    with pytest.raises(ValueError, match=rf"differ only in spaces or case \({spelling!r} vs 'cat'\)"):
+        be.tabulate(df, y_true="y_true", y_pred="y_pred", strata="g")
+    with pytest.raises(ValueError, match="differ only in spaces or case"):
+        be.tabulate(duckdb.from_df(df), y_true="y_true", y_pred="y_pred", strata="g")
+    # cleaned, the errors are the mismatches counted by hand
+    df["y_true"] = df["y_true"].str.strip().str.lower()
+    c = be.tabulate(df, y_true="y_true", y_pred="y_pred")
+    assert int(c.successes.iloc[0]) == int((FRAME["y_true"] != FRAME["y_pred"]).sum())
