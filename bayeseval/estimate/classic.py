@@ -129,7 +129,7 @@ def _risk(proba: Any, name: str = "proba") -> np.ndarray:
     if p.shape[1] > 1 and np.any(np.abs(p.sum(axis=1) - 1.0) > 1e-6):
         bad = int(np.flatnonzero(np.abs(p.sum(axis=1) - 1.0) > 1e-6)[0])
         raise ValueError(
-            f"{name} rows must sum to 1; row {bad} sums to {p[bad].sum()!r}"
+            f"{name} rows must sum to 1; row {bad} sums to {float(p[bad].sum()):.6g}"
         )
     return np.clip(1.0 - p.max(axis=1), 0.0, 1.0)
 
