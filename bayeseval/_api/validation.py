@@ -57,8 +57,24 @@ def is_pandas(value: Any, *kinds: str) -> bool:
     return pandas is not None and isinstance(value, tuple(getattr(pandas, k) for k in kinds))
 
 
+def _plain(value: Any) -> Any:
+    """NumPy scalars as Python values (``1.5``, not ``np.float64(1.5)``), also inside lists."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
 def short_repr(value: Any, limit: int = 80) -> str:
-    text = repr(value)
+    """``repr`` of a value for a message: NumPy scalars as Python values, cut at ``limit``.
+
+    Examples
+    --------
+    >>> short_repr(np.float64(-1.0)), short_repr([np.int64(2), "a"]), short_repr("x" * 100)[-5:]
+    ('-1.0', "[2, 'a']", 'xx...')
+    """
+    text = repr(_plain(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -304,12 +320,12 @@ def _as_count_array(value: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be finite counts, got {short_repr(value)}")
     if np.any(arr < 0):
         bad = arr[arr < 0].ravel()[0]
-        raise ValueError(f"{name} must be non-negative counts, got {bad!r}")
+        raise ValueError(f"{name} must be non-negative counts, got {short_repr(bad)}")
     if np.any(arr > MAX_EXACT_COUNT):
         raise ValueError(_too_large(name, int(arr[arr > MAX_EXACT_COUNT].ravel()[0])))
     if np.any(arr != np.round(arr)):
         bad = arr[arr != np.round(arr)].ravel()[0]
-        raise ValueError(f"{name} must be whole numbers, got {bad!r}")
+        raise ValueError(f"{name} must be whole numbers, got {short_repr(bad)}")
     return arr
 
 
