@@ -95,8 +95,8 @@ def _check_near_labels(table: ConfusionTable) -> None:
 
 def _check_positive_seen(pos_label: Any, labels: set, table: ConfusionTable) -> None:
     """A positive class that no row holds, as truth or prediction, is a typo: every trial would be lost."""
-    if pos_label in labels:
-        return
+    if pos_label in labels or (labels <= {0, 1} and _label_kind(pos_label) == "number" and pos_label in (0, 1)):
+        return  # present, or the other class of 0/1 labels (a slice without positives)
     shown = sorted((v.item() if isinstance(v, np.generic) else v for v in labels), key=str)
     near = [v for v in shown if str(v).strip().lower() == str(pos_label).strip().lower()]
     hint = f"; did you mean pos_label={near[0]!r}?" if near else ""

@@ -77,3 +77,14 @@ def test_labels_equal_but_for_spaces_or_case_are_refused(spelling):
     df["y_true"] = df["y_true"].str.strip().str.lower()
     c = be.tabulate(df, y_true="y_true", y_pred="y_pred")
     assert int(c.successes.iloc[0]) == int((FRAME["y_true"] != FRAME["y_pred"]).sum())
+
+
+def test_pos_label_1_of_0_1_labels_counts_a_slice_without_positives():
+    # 0/1 labels and no positive row: pos_label=1 is no typo, the recall has 0 trials (by hand)
+    df = pd.DataFrame({"g": ["a", "b"] * 10, "y": [0] * 20, "p": [0] * 20})
+    with pytest.warns(be.EmptyStratumWarning):
+        c = be.tabulate(df, y_true="y", y_pred="p", strata="g", metric="recall", pos_label=1)
+    assert c.trials.tolist() == [0, 0]
+    with pytest.raises(ValueError, match="pos_label 2 is neither"):
+        be.tabulate(df, y_true="y", y_pred="p", strata="g", metric="recall", pos_label=2)
+
