@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.validation import short_repr
 from bayeseval._backends.interface import ConfusionTable
 from bayeseval.counts.metrics import Metric
 
@@ -97,12 +98,13 @@ def _check_positive_seen(pos_label: Any, labels: set, table: ConfusionTable) -> 
     """A positive class that no row holds, as truth or prediction, is a typo: every trial would be lost."""
     if pos_label in labels or (labels <= {0, 1} and _label_kind(pos_label) == "number" and pos_label in (0, 1)):
         return  # present, or the other class of 0/1 labels (a slice without positives)
-    shown = sorted((v.item() if isinstance(v, np.generic) else v for v in labels), key=str)
+    shown = sorted(labels, key=str)
     near = [v for v in shown if str(v).strip().lower() == str(pos_label).strip().lower()]
-    hint = f"; did you mean pos_label={near[0]!r}?" if near else ""
+    hint = f"; did you mean pos_label={short_repr(near[0])}?" if near else ""
     raise ValueError(
         f"pos_label {pos_label!r} is neither a label of y_true {table.y_true!r} nor a prediction "
-        f"of y_pred {table.y_pred!r} (labels: {shown[:10]}), so the metric would have no trials{hint}"
+        f"of y_pred {table.y_pred!r} (labels: {short_repr(shown[:10])}), so the metric would have no "
+        f"trials{hint}"
     )
 
 

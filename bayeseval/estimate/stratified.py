@@ -729,9 +729,9 @@ def reweight(strata: Any, weights: Mapping[Hashable, float] | pd.Series) -> np.n
         raise ValueError(f"strata must be a non-empty 1-D array of row labels, got shape {st.shape}")
     check_no_missing(st, "strata", hint="every row needs a stratum; drop or fill them first")
     codes, uniq = pd.factorize(st, sort=True)
-    missing = [u.item() if isinstance(u, np.generic) else u for u in uniq if u not in ps.index]
+    missing = [u for u in uniq if u not in ps.index]
     if missing:
-        raise ValueError(f"weights has no share for strata {missing[:5]} found in the rows")
+        raise ValueError(f"weights has no share for strata {short_repr(missing[:5])} found in the rows")
     present = set(uniq)
     absent = [k for k, v in ps.items() if v > 0 and k not in present]
     if absent:

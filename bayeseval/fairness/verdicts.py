@@ -110,9 +110,9 @@ def verdict_criteria(names: list[str], explicit: bool) -> dict[str, tuple[str, .
         metrics = criterion_metrics(needed, names)
         if metrics is not None:
             out[criterion] = metrics
+    same_gap = COMPLEMENTS | {v: k for k, v in COMPLEMENTS.items()}
     covered = {m for ms in out.values() for m in ms}
-    covered |= {COMPLEMENTS[m] for m in list(covered) if m in COMPLEMENTS}
-    covered |= {k for k, v in COMPLEMENTS.items() if v in covered}
+    covered |= {same_gap[m] for m in covered if m in same_gap}
     if explicit:
         out |= {f"{m}_parity": (m,) for m in names if m not in covered}
     return out
