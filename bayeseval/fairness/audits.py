@@ -266,7 +266,7 @@ def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, met
     refs = {m: default_reference(fits[m], rows) if given is None else given for m in names}
     spell = _SPELLING[spelling]
     verdicts, labels_needed = verdict_tables(names, fits, layout, rows, level, tol, method,
-                                             explicit=metrics is not None)
+                                             explicit=metrics is not None, min_trials=min_trials)
     notes = [note for m in names for note in (
         reference_notes(m, fits[m], layout.labels, refs[m], given is not None, spell)
         + gap_notes(m, fits[m], layout.labels, min_trials, spell))]

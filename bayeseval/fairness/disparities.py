@@ -133,25 +133,39 @@ def _gap_row(name: str, fit: MetricFit, layout: Layout, level: float, tol: float
     })
 
 
-def few_groups(labels: list[str], trials: np.ndarray, groups: np.ndarray, limit: int = 4) -> str:
+def few_groups(labels: list[str], trials: np.ndarray, groups: np.ndarray, limit: int | None = None,
+               counts: bool = True) -> str:
+    """The groups at ``groups`` by label (with their trials when ``counts``), every one of them
+    unless ``limit`` is given."""
     def one(g: int) -> str:
         n = int(trials[g])
-        return f"{labels[g]!r} ({n} trial{'' if n == 1 else 's'})"
+        return f"{labels[g]!r} ({n} trial{'' if n == 1 else 's'})" if counts else repr(labels[g])
 
-    shown = [one(g) for g in groups[:limit]]
-    more = len(groups) - limit
+    shown = [one(g) for g in (groups if limit is None else groups[:limit])]
+    more = 0 if limit is None else len(groups) - limit
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
-def gap_notes(name: str, fit: MetricFit, labels: list[str], min_trials: int, spell: dict) -> list[str]:
-    """Plain-English notes: groups left out of the gap, or a gap measured over fewer than two."""
+def left_out(fit: MetricFit) -> tuple[np.ndarray, np.ndarray]:
+    """The groups outside the max-min gap: those with no trials (not measured) and those
+    measured with fewer than ``min_trials`` trials."""
     measured = np.isfinite(fit.rate)
-    left_out = np.flatnonzero(measured & ~fit.in_gap)
+    return np.flatnonzero(~measured), np.flatnonzero(measured & ~fit.in_gap)
+
+
+def gap_notes(name: str, fit: MetricFit, labels: list[str], min_trials: int, spell: dict) -> list[str]:
+    """Plain-English notes naming every group outside the gap (no trials: not measured; fewer
+    than ``min_trials``: left out), or a gap measured over fewer than two groups."""
+    empty, small = left_out(fit)
     notes = []
-    if len(left_out):
-        notes.append(f"{name}: {len(left_out)} group(s) with fewer than {min_trials} trials are "
+    if len(empty):
+        notes.append(f"{name}: {len(empty)} group(s) with no trials for {name} are not measured "
+                     f"(no rate, left out of the max-min gap and the verdicts): "
+                     f"{few_groups(labels, fit.size, empty, counts=False)}.")
+    if len(small):
+        notes.append(f"{name}: {len(small)} group(s) with fewer than {min_trials} trials are "
                      f"reported but left out of the max-min gap and the verdicts "
-                     f"({spell['min_trials'].format(min_trials)}): {few_groups(labels, fit.size, left_out)}.")
+                     f"({spell['min_trials'].format(min_trials)}): {few_groups(labels, fit.size, small)}.")
     if np.count_nonzero(gap_groups(fit)) < 2:
         notes.append(f"{name}: the max-min gap is not measured: fewer than two groups have at "
                      f"least {min_trials} trials ({spell['min_trials'].format(min_trials)}).")

@@ -72,8 +72,10 @@ class Audit(Result):
         verdict, the posterior ``P(max gap > tolerance)``, the criterion's ``verdict``
         (``"outside"``, ``"within tolerance"``, ``"undecided"``, ``"not measured"``
         when fewer than two groups have ``min_trials`` trials, or ``"no tolerance"``),
-        the groups at the two ends of the gap, and a ``note`` when a group with fewer
-        than :data:`MIN_TRIALS` trials sets the gap.
+        the groups at the two ends of the gap, and a ``note`` naming every group outside
+        the gap (``"not measured (no trials)"`` for a group with no trials for the metric,
+        ``"left out (fewer than N trials)"`` for one under ``min_trials``) and saying so when
+        a group with fewer than :data:`MIN_TRIALS` trials sets the gap.
     labels_needed : pandas.DataFrame
         For undecided criteria, per group: the extra trials (and rows) that would let
         the gap interval decide if the rates stay as estimated (planned with
@@ -93,7 +95,9 @@ class Audit(Result):
         Groups with fewer trials are reported but left out of the max-min gap and the
         verdicts (``in_gap`` in :attr:`groups`).
     notes : list of str
-        Plain-English notes: groups left out of the gap, gaps or references not measured.
+        Plain-English notes, per metric: every group with no trials (not measured) and
+        every group with fewer than ``min_trials`` trials (left out of the gap), by name;
+        gaps or references not measured.
     method : str
         The max-min gap interval: ``"max_t"`` or ``"bonferroni"`` (see :func:`audit`).
     columns : list of str

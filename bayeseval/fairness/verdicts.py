@@ -13,6 +13,7 @@ from bayeseval.fairness.disparities import (
     gap_draws,
     gap_groups,
     gap_method,
+    left_out,
     max_min_gap,
 )
 from bayeseval.fairness.groups import MetricFit
@@ -73,6 +74,19 @@ def _small_note(fit: MetricFit, labels: list[str], ends: tuple[int, int]) -> str
             f"{few_groups(labels, fit.size, small)}; read it as noisy")
 
 
+def _note(fit: MetricFit, labels: list[str], ends: tuple[int, int], min_trials: int) -> str:
+    """The verdict's note: every group outside the gap by name (``not measured`` where it has
+    no trials, ``left out`` where it has fewer than ``min_trials``), and a gap set by a small group."""
+    empty, small = left_out(fit)
+    parts = []
+    if len(empty):
+        parts.append(f"{NOT_MEASURED} (no trials): {few_groups(labels, fit.size, empty, counts=False)}")
+    if len(small):
+        parts.append(f"left out (fewer than {min_trials} trials): {few_groups(labels, fit.size, small)}")
+    small_note = _small_note(fit, labels, ends)
+    return "; ".join([*parts, small_note] if small_note else parts)
+
+
 #: a criterion's metric and the audited metric with the same max-min gap (one minus its rate)
 COMPLEMENTS = {"tpr": "fnr", "fpr": "tnr"}
 
@@ -119,7 +133,7 @@ def verdict_criteria(names: list[str], explicit: bool) -> dict[str, tuple[str, .
 
 
 def _verdict_rows(criterion: str, names: tuple[str, ...], fits: dict, layout: Layout, level: float,
-                  tol: float | None, method: str) -> list[dict]:
+                  tol: float | None, method: str, min_trials: int = MIN_TRIALS) -> list[dict]:
     lev = bonferroni_level(level, len(names))
     gaps = {m: max_min_gap(fits[m], lev, method) for m in names}
     decisions = [_decide(g, lo, hi, tol) for g, lo, hi in gaps.values()]
@@ -138,7 +152,7 @@ def _verdict_rows(criterion: str, names: tuple[str, ...], fits: dict, layout: La
             "high": layout.labels[high] if high >= 0 else "",
             **{k: v[0] for k, v in factor_columns(layout, [low], "low_").items()},
             "low": layout.labels[low] if low >= 0 else "",
-            "note": _small_note(fits[m], layout.labels, (high, low)),
+            "note": _note(fits[m], layout.labels, (high, low), min_trials),
         })
     return rows
 
@@ -184,10 +198,11 @@ def _labels_rows(row: dict, fit: MetricFit, layout: Layout, rows: np.ndarray) ->
     return out
 
 
-def verdict_tables(names, fits, layout, rows, level, tol, method, explicit=False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def verdict_tables(names, fits, layout, rows, level, tol, method, explicit=False,
+                   min_trials=MIN_TRIALS) -> tuple[pd.DataFrame, pd.DataFrame]:
     verdict_rows, label_rows = [], []
     for criterion, metrics in verdict_criteria(names, explicit).items():
-        new = _verdict_rows(criterion, metrics, fits, layout, level, tol, method)
+        new = _verdict_rows(criterion, metrics, fits, layout, level, tol, method, min_trials)
         verdict_rows += new
         for row in new:
             label_rows += _labels_rows(row, fits[row["metric"]], layout, rows)

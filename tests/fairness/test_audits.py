@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import warnings
@@ -696,3 +697,103 @@ def test_audit_guarantee_stratum_is_the_adaptive_interval_and_average_the_read_r
     pooled = average["read"] == "pooled"
     assert np.allclose(average.loc[pooled, "lower"], average.loc[pooled, "pooled_lower"])
     assert np.allclose(average.loc["f", ["lower", "upper"]], t.loc["f", ["lower", "upper"]])
+
+
+# -- every group outside the gap is named: not measured (no trials) or left out (few trials) ---
+def _hand_trials(df: pd.DataFrame, cols: list[str], metric: str) -> pd.Series:
+    """Trials per crossed group by hand with pandas (every crossed cell, 0 where unobserved)."""
+    rows = {"tpr": df["y"] == 1, "recall": df["y"] == 1, "fpr": df["y"] == 0,
+            "ppv": df["p"] == 1, "selection_rate": df["y"].notna()}[metric]
+    full = pd.MultiIndex.from_product([sorted(df[c].unique()) for c in cols]) if len(cols) > 1 \
+        else pd.Index(sorted(df[cols[0]].unique()))
+    keys = [df[c] for c in cols]
+    return rows.groupby(keys).sum().reindex(full, fill_value=0).astype(int)
+
+
+def _label(key) -> str:
+    return " | ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+
+
+def _assert_every_group_named(res, df, cols, metrics, min_trials=30):
+    """Each group outside a metric's gap is named in the audit's notes and in the note of every
+    verdict row of that metric, as 'not measured' when it has no trials (pandas counts)."""
+    text, page, data = res.to_text(), res.to_html(plot=False), json.dumps(res.to_dict())
+    for m in metrics:
+        trials = _hand_trials(df, cols, m)
+        empty = [_label(k) for k, n in trials.items() if n == 0]
+        small = [_label(k) for k, n in trials.items() if 0 < n < min_trials]
+        mine = [n for n in res.notes if n.startswith(f"{m}: ")]
+        rows = res.verdicts[res.verdicts["metric"] == m]
+        for g in empty:
+            assert any("not measured" in n and repr(g) in n for n in mine), (m, g, mine)
+            for note in rows["note"]:
+                assert note.startswith("not measured (no trials)") and repr(g) in note
+        for g in small:
+            assert any(f"fewer than {min_trials} trials" in n and f"{g!r} ({trials[_key(g, cols)]} trial" in n
+                       for n in mine), (m, g, mine)
+            assert all(repr(g) in note for note in rows["note"])
+        for g in empty + small:  # and in every rendering
+            assert repr(g) in text and repr(g) in data
+            assert html.escape(repr(g)) in page
+
+
+def _key(label, cols):
+    return tuple(label.split(" | ")) if len(cols) > 1 else label
+
+
+def _with_empty_group() -> pd.DataFrame:
+    rng = np.random.default_rng(20)
+    df = pd.DataFrame({"g": ["a"] * 300 + ["b"] * 300 + ["c"] * 10 + ["d"] * 10,
+                       "y": rng.integers(0, 2, 620), "p": rng.integers(0, 2, 620)})
+    df.loc[df["g"] == "d", "y"] = 0  # d: ten rows, no positives (0 TPR trials, 10 FPR trials)
+    return df
+
+
+def test_a_group_with_no_trials_is_named_not_measured_like_a_small_one():
+    df = _with_empty_group()
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr", "selection_rate"],
+                tolerance=0.2, random_seed=0)
+    assert _hand_trials(df, ["g"], "tpr")["d"] == 0 and _hand_trials(df, ["g"], "fpr")["d"] == 10
+    _assert_every_group_named(res, df, ["g"], ["tpr", "fpr", "selection_rate"])
+    # d is not measured for TPR only: both criteria reading TPR say so, the FPR row does not
+    notes = res.verdicts.set_index(["criterion", "metric"])["note"]
+    assert "'d'" in notes[("equal_opportunity", "tpr")] and "'d'" in notes[("equalized_odds", "tpr")]
+    assert "not measured" not in notes[("equalized_odds", "fpr")]
+    assert "'d' (10 trials)" in notes[("equalized_odds", "fpr")]
+
+
+def test_an_intersection_with_no_positives_and_a_cell_never_seen_are_named_for_recall():
+    rng = np.random.default_rng(21)
+    n = 900
+    df = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "race": rng.choice(["x", "y", "z"], n),
+                       "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n)})
+    df = df[~((df["sex"] == "F") & (df["race"] == "z"))]  # (F, z) never observed
+    df.loc[(df["sex"] == "M") & (df["race"] == "x"), "y"] = 0  # (M, x): no positives
+    res = audit(df, y_true="y", y_pred="p", groups=["sex", "race"], metrics=["recall", "ppv"],
+                tolerance=0.3, random_seed=0)
+    trials = _hand_trials(df, ["sex", "race"], "recall")
+    assert trials[("F", "z")] == 0 and trials[("M", "x")] == 0
+    _assert_every_group_named(res, df, ["sex", "race"], ["recall", "ppv"])
+    # the metric is named as written, and the never-seen cell is not measured for ppv too
+    assert any(n.startswith("recall: 2 group(s) with no trials") for n in res.notes)
+    assert any(n.startswith("ppv: 1 group(s) with no trials") and "'F | z'" in n for n in res.notes)
+
+
+def test_a_group_missing_from_one_metric_is_named_on_the_command_line(tmp_path, capsys):
+    from bayeseval.cli.main import main
+
+    df = _with_empty_group()
+    df.loc[df["g"] == "c", "p"] = 0  # c: no predicted positives, so no PPV trials
+    path = tmp_path / "preds.csv"
+    df.to_csv(path, index=False)
+    args = ["audit", str(path), "--y-true", "y", "--y-pred", "p", "--groups", "g",
+            "--metrics", "ppv,selection_rate", "--tolerance", "0.2", "--min-trials", "5", "--seed", "0"]
+    main(args)
+    out = capsys.readouterr().out
+    assert "ppv: 1 group(s) with no trials for ppv are not measured" in out and "'c'" in out
+    main(args + ["--json"])
+    data = json.loads(capsys.readouterr().out)
+    ppv = [v for v in data["verdicts"] if v["metric"] == "ppv"]
+    assert ppv and all(v["note"].startswith("not measured (no trials): 'c'") for v in ppv)
+    rate = [v for v in data["verdicts"] if v["metric"] == "selection_rate"]
+    assert rate and all("not measured" not in v["note"] for v in rate)  # ten rows: measured
