@@ -99,6 +99,12 @@ def _display_rows(report: Any, name: str, frame: Any) -> tuple[list[str], list[l
     return head, rows
 
 
+def _named_tables(report: Any) -> list[tuple[str, Any]]:
+    """Each table with its (unique) name, in the report's order."""
+    tables = report.tables
+    return [(name, tables[tuple(factors)]) for name, factors in report.fields["tables"].items()]
+
+
 def _unknown(report: Any, name: str) -> int:
     frame = report.unknown
     return int(frame.loc[frame["table"] == name, "unknown"].iloc[0])
@@ -153,7 +159,7 @@ def text(report: Any, width: int = 100) -> str:
     lines = [report.title]
     for label, value in _field_items(report.fields):
         lines += textwrap.wrap(printable(f"{label}: {value}"), width, subsequent_indent="    ")
-    for name, frame in report.tables.items():
+    for name, frame in _named_tables(report):
         lines += [""] + _text_table(report, name, frame, width)
     lines += [""] + textwrap.wrap(_NOTES, width)
     return "\n".join(lines)
@@ -164,7 +170,7 @@ def markdown(report: Any) -> str:
     """The report as Markdown: a field list, one table per group column and intersection."""
     out = [f"# {md_escape(report.title)}", ""]
     out += [f"- **{md_escape(label)}**: {md_escape(value)}" for label, value in _field_items(report.fields)]
-    for name, frame in report.tables.items():
+    for name, frame in _named_tables(report):
         head, rows = _display_rows(report, name, frame)
         out += ["", f"## {md_escape(_table_title(report, name))}", "", md_row(head),
                 "|" + "|".join([" --- "] * len(head)) + "|"]
@@ -201,7 +207,7 @@ def html_fragment(report: Any) -> str:
     parts += [f"<tr><th class='f'>{esc(label)}</th><td class='f'>{esc(str(value))}</td></tr>"
               for label, value in _field_items(report.fields)]
     parts.append("</tbody></table>")
-    for name, frame in report.tables.items():
+    for name, frame in _named_tables(report):
         parts.append(f"<section><h2>{esc(_table_title(report, name))}</h2>")
         parts.append(f"<p>Unknown category: {_unknown(report, name):,} rows (not in this table).</p>")
         parts.append(_html_table(report, name, frame) + "</section>")
@@ -226,7 +232,7 @@ def _sheets(report: Any) -> dict[str, Any]:
 
     used = {"fields", "unknown"}
     sheets = {"fields": pd.DataFrame(_field_items(report.fields), columns=["field", "value"])}
-    for name, frame in report.tables.items():
+    for name, frame in _named_tables(report):
         sheets[_sheet_name(name, used)] = frame
     sheets["unknown"] = report.unknown
     return sheets

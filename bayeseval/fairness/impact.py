@@ -28,13 +28,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.labels import join_parts, unique_labels
 from bayeseval._api.results import Result
 from bayeseval._api.validation import as_float_array, check_level, check_probability, iter_columns
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, mover_ratio
 from bayeseval._render import impact as impact_render
 
-__all__ = ["impact_ratio_report", "ImpactRatioReport", "impact_ratio_interval", "FOUR_FIFTHS"]
+__all__ = ["impact_ratio_report", "ImpactRatioReport", "impact_ratio_interval", "FOUR_FIFTHS", "table_name"]
 
 #: the four-fifths rule: an impact ratio below this reads as adverse impact
 FOUR_FIFTHS = 0.8
@@ -219,6 +220,49 @@ def _table_names(cols: list[str]) -> list[tuple[str, ...]]:
     return [c for r in range(1, len(cols) + 1) for c in itertools.combinations(cols, r)]
 
 
+#: separator of the group columns in a table's name, and of the values in a category's label
+TABLE_SEP, CATEGORY_SEP = " x ", " | "
+
+
+def table_name(factors: tuple[str, ...]) -> str:
+    """A table's name: its group columns joined by ``" x "``, a column name that could be
+    misread (holding ``" x "`` or ``"``, with outer spaces) JSON-quoted, so that two tables
+    never share a name (a column ``"sex x race"`` alone is ``'"sex x race"'``).
+
+    Examples
+    --------
+    >>> table_name(("sex", "race")), table_name(("sex x race",))
+    ('sex x race', '"sex x race"')
+    """
+    return join_parts(factors, TABLE_SEP)
+
+
+class Tables(dict):
+    """An impact-ratio report's tables keyed by their group columns (a tuple, the identity);
+    a table's name (:func:`table_name`) finds it too.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"sex": ["F", "M"] * 20, "race": ["a"] * 20 + ["b"] * 20,
+    ...                    "hired": [0, 1, 1, 1] * 10})
+    >>> tables = impact_ratio_report(df, groups=["sex", "race"], selected="hired").tables
+    >>> list(tables)
+    [('sex',), ('race',), ('sex', 'race')]
+    >>> tables["sex x race"] is tables[("sex", "race")]
+    True
+    """
+
+    def __missing__(self, key: Any) -> pd.DataFrame:
+        for factors in self:
+            if isinstance(key, str) and key == table_name(factors):
+                return self[factors]
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or any(
+            isinstance(key, str) and key == table_name(f) for f in self)
+
+
 def _count(data: pd.DataFrame, factors: tuple[str, ...], hit: np.ndarray) -> tuple[pd.DataFrame, int]:
     """Applicants and hits per observed category of ``factors``, and rows with a missing factor."""
     known = ~data[list(factors)].isna().any(axis=1).to_numpy()
@@ -233,8 +277,8 @@ def _one_table(counts: pd.DataFrame, factors: tuple[str, ...], n_rows: int, opts
     n = counts["applicants"].to_numpy(dtype=float)
     s = counts["successes"].to_numpy(dtype=float)
     out = counts.copy()
-    out.insert(0, "table", " x ".join(factors))
-    labels = [" | ".join(map(str, row)) for row in counts[list(factors)].itertuples(index=False)]
+    out.insert(0, "table", table_name(factors))
+    labels = unique_labels([tuple(row) for row in counts[list(factors)].itertuples(index=False)], CATEGORY_SEP)
     out.insert(len(factors) + 1, "category", labels)
     out["rate"] = s / n
     out["share"] = n / n_rows
@@ -303,9 +347,11 @@ class ImpactRatioReport(Result):
     Attributes
     ----------
     table : pandas.DataFrame
-        One row per category of every table: ``table`` (the group columns it crosses,
-        joined by ``" x "``), one column per group column (missing where the table does not
-        use it), ``category`` (the joined label, for display), ``applicants``, ``successes``
+        One row per category of every table: ``table`` (the table's name, unique: the group
+        columns it crosses joined by ``" x "``, a column name holding ``" x "`` or ``"``
+        JSON-quoted; see :func:`table_name`), one column per group column (missing where the
+        table does not use it), ``category`` (the values joined by ``" | "``, quoted in the
+        same way, unique within its table; for display), ``applicants``, ``successes``
         (selected, or scoring above the median), ``rate``, ``share`` (of all rows),
         ``excluded``, ``impact_ratio``, ``lower``, ``upper``, ``verdict`` and ``more_rows``
         (rows that would decide an undecided verdict).
@@ -314,7 +360,9 @@ class ImpactRatioReport(Result):
     fields : dict
         The report's fields: data source and explanation, test data, auditor, date,
         package version, rate kind, level, threshold, exclusion and its justification, and
-        the group columns of each table (``fields["tables"]``).
+        the group columns of each table (``fields["tables"]``: table name -> columns).
+
+    The tables themselves are :attr:`tables`, keyed by their group columns (a tuple).
     """
 
     table: pd.DataFrame
@@ -324,13 +372,14 @@ class ImpactRatioReport(Result):
     title = "Impact-ratio report (bias audit)"
 
     @property
-    def tables(self) -> dict[str, pd.DataFrame]:
-        """The report's tables by name, each with the columns of its own group columns."""
-        out = {}
-        for name, frame in self.table.groupby("table", sort=False):
-            factors = self.fields["tables"][name]
+    def tables(self) -> Tables:
+        """The report's tables keyed by their group columns (a tuple such as ``("sex", "race")``),
+        each with the columns of its own group columns; a table's name finds it too."""
+        out = Tables()
+        for name, factors in self.fields["tables"].items():
+            frame = self.table[self.table["table"] == name]
             drop = [c for c in self.fields["groups"] if c not in factors]
-            out[name] = frame.drop(columns=["table", *drop]).reset_index(drop=True)
+            out[tuple(factors)] = frame.drop(columns=["table", *drop]).reset_index(drop=True)
         return out
 
     def to_dict(self) -> dict:
@@ -341,7 +390,8 @@ class ImpactRatioReport(Result):
         dict
             ``{"fields": ..., "tables": {name: [row, ...]}, "unknown": {name: count}}``.
         """
-        tables = {name: json.loads(frame.to_json(orient="records")) for name, frame in self.tables.items()}
+        tables = {table_name(factors): json.loads(frame.to_json(orient="records"))
+                  for factors, frame in self.tables.items()}
         unknown = dict(zip(self.unknown["table"], map(int, self.unknown["unknown"]), strict=True))
         return {"fields": dict(self.fields), "tables": tables, "unknown": unknown}
 
@@ -511,7 +561,7 @@ def impact_ratio_report(
     for factors in _table_names(cols):
         counts, missing = _count(data, factors, hit)
         parts.append(_one_table(counts, factors, len(data), opts))
-        unknown.append({"table": " x ".join(factors), "unknown": missing})
+        unknown.append({"table": table_name(factors), "unknown": missing})
     table = pd.concat(parts, ignore_index=True)
     order = ["table", *cols, "category", "applicants", "successes", "rate", "share", "excluded",
              "impact_ratio", "lower", "upper", "verdict", "more_rows"]
@@ -529,7 +579,7 @@ def _fields(cols, selected, score, median, n_rows, opts, justification, source, 
                                                 ("auditor", auditor)]}
     return {
         "groups": cols,
-        "tables": {" x ".join(f): list(f) for f in _table_names(cols)},
+        "tables": {table_name(f): list(f) for f in _table_names(cols)},
         "rate_kind": "selection" if selected is not None else "scoring",
         "outcome_column": selected if selected is not None else score,
         "median_score": median,

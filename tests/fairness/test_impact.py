@@ -5,7 +5,9 @@ files written (openpyxl cell types, BeautifulSoup reading of the HTML).
 
 from __future__ import annotations
 
+import itertools
 import json
+import tempfile
 from collections import Counter
 
 import numpy as np
@@ -13,7 +15,7 @@ import pandas as pd
 import pytest
 
 from bayeseval import impact_ratio_report
-from bayeseval.fairness.impact import impact_ratio_interval
+from bayeseval.fairness.impact import impact_ratio_interval, table_name
 
 
 def _hand_count(df, cols):
@@ -140,11 +142,14 @@ def test_three_group_columns_give_every_intersection_and_odd_names_stay_whole():
     df = pd.DataFrame({"a x b": list("pq") * 30, "c": list("rrs") * 20, "d": [1, 2, 3, 4, 5, 6] * 10,
                        "sel": [1, 0, 0, 1, 1] * 12})
     rep = impact_ratio_report(df, groups=["a x b", "c", "d"], selected="sel")
-    assert list(rep.tables) == ["a x b", "c", "d", "a x b x c", "a x b x d", "c x d", "a x b x c x d"]
-    assert rep.fields["tables"]["a x b x c"] == ["a x b", "c"]
+    assert list(rep.tables) == [("a x b",), ("c",), ("d",), ("a x b", "c"), ("a x b", "d"), ("c", "d"),
+                                ("a x b", "c", "d")]
+    assert list(rep.fields["tables"]) == ['"a x b"', "c", "d", '"a x b" x c', '"a x b" x d', "c x d",
+                                          '"a x b" x c x d']
+    assert rep.fields["tables"]['"a x b" x c'] == ["a x b", "c"]
     # each intersection's applicants add up to all rows, its categories are the observed ones
-    for name, frame in rep.tables.items():
-        cols = rep.fields["tables"][name]
+    for cols, frame in rep.tables.items():
+        cols = list(cols)
         assert frame["applicants"].sum() == len(df)
         assert len(frame) == len(df.drop_duplicates(cols))
 
@@ -234,7 +239,7 @@ def test_html_report_holds_every_table_and_field(filed, tmp_path):
         body = table.select("tbody tr")
         assert len(body) == len(frame)
         first = [td.get_text() for td in body[0].find_all("td")]
-        assert first[len(filed.fields["tables"][name])] == f"{frame['applicants'].iloc[0]:,}"
+        assert first[len(name)] == f"{frame['applicants'].iloc[0]:,}"
     assert "=HYPERLINK" in soup.get_text()  # shown as text, escaped
 
 
@@ -261,3 +266,62 @@ def test_csv_md_and_json_files(filed, tmp_path):
     assert set(data["tables"]) == {"race", "sex", "race x sex"} and data["fields"]["auditor"] == "A. Auditor"
     with pytest.raises(ValueError, match="path must end in"):
         filed.save(tmp_path / "r.pdf")
+
+
+# -- every table and category has its own identity, whatever the column names and values -------
+def _check_tables(rep, df, expected):
+    """Each table, found by its columns, holds the counts pandas gives for those columns, and
+    every rendering shows as many distinct tables as there are column sets."""
+    assert list(rep.tables) == expected
+    names = list(rep.fields["tables"])
+    assert len(set(names)) == len(expected) == rep.table["table"].nunique() == len(set(rep.unknown["table"]))
+    for cols in expected:
+        hand = df.groupby(list(cols))["sel"].agg(["size", "sum"])
+        got = rep.tables[cols].set_index(list(cols))
+        assert got["applicants"].to_dict() == hand["size"].to_dict()
+        assert got["successes"].to_dict() == hand["sum"].to_dict()
+        assert got["category"].is_unique
+    assert len(rep.to_dict()["tables"]) == len(expected)
+    assert rep.to_html().count("<table class='bv-strata bv-impact'>") == len(expected)
+    titles = [line for line in rep.to_markdown().splitlines() if line.startswith("## ") and "ategories" in line]
+    assert len(set(titles)) == len(expected)
+    assert len([line for line in rep.to_text(width=200).splitlines() if "ategories: " in line]) == len(expected)
+
+
+def test_a_column_named_like_an_intersection_is_its_own_table():
+    rng = np.random.default_rng(21)
+    df = pd.DataFrame({"sex": rng.choice(["F", "M"], 400), "race": rng.choice(["A", "B"], 400),
+                       "sex x race": rng.choice(["u", "v", "w"], 400), "sel": rng.integers(0, 2, 400)})
+    rep = impact_ratio_report(df, groups=["sex", "race", "sex x race"], selected="sel", date="2024-03-01")
+    _check_tables(rep, df, [("sex",), ("race",), ("sex x race",), ("sex", "race"), ("sex", "sex x race"),
+                            ("race", "sex x race"), ("sex", "race", "sex x race")])
+    # the intersection keeps its plain name; the column alone is quoted
+    assert rep.tables["sex x race"] is not None and list(rep.tables["sex x race"].columns[:2]) == ["sex", "race"]
+    assert rep.fields["tables"]['"sex x race"'] == ["sex x race"]
+    assert "Categories: \"sex x race\"" in rep.to_text(width=200)
+    with tempfile.TemporaryDirectory() as d:
+        book = pytest.importorskip("openpyxl").load_workbook(rep.save(f"{d}/r.xlsx"))
+        assert len(book.sheetnames) == 7 + 2
+
+
+def test_pairs_that_join_alike_and_values_that_join_alike_stay_apart():
+    rng = np.random.default_rng(22)
+    n = 300
+    # ("a x", "b") and ("a", "x b") both joined to "a x x b" by " x "
+    df = pd.DataFrame({"a x": rng.choice(["0", "1"], n), "b": rng.choice(["0", "1"], n),
+                       "a": rng.choice(["0", "1"], n), "x b": rng.choice(["0", "1"], n),
+                       "sel": rng.integers(0, 2, n)})
+    rep = impact_ratio_report(df, groups=["a x", "b", "a", "x b"], selected="sel")
+    pairs = [("a x", "b"), ("a", "x b")]
+    _check_tables(rep, df, [c for r in range(1, 5) for c in itertools.combinations(["a x", "b", "a", "x b"], r)])
+    assert table_name(pairs[0]) != table_name(pairs[1])
+    # values ("p | q", "r") and ("p", "q | r") both joined to "p | q | r" by " | "
+    df2 = pd.DataFrame({"s": ["p | q"] * 30 + ["p"] * 30, "t": ["r"] * 30 + ["q | r"] * 30,
+                        "sel": [1, 0, 0] * 20})
+    rep2 = impact_ratio_report(df2, groups=["s", "t"], selected="sel")
+    inter = rep2.tables[("s", "t")]
+    assert len(inter) == 2 and inter["category"].is_unique
+    assert inter["applicants"].tolist() == [30, 30]
+    assert sorted(inter["category"]) == ['"p | q" | r', 'p | "q | r"']
+    text = rep2.to_text(width=200)
+    assert all(label in text for label in inter["category"])
