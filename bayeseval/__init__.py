@@ -66,6 +66,8 @@ _EXPORTS = {
     # reports
     "evaluate": "report",
     "Report": "report",
+    "gate": "report",
+    "GateResult": "report",
 }
 
 _SUBMODULES = frozenset(
@@ -119,6 +121,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
     from bayeseval.plan.allocation import allocate
     from bayeseval.plan.sizes import sample_size
+    from bayeseval.report.gates import GateResult, gate
     from bayeseval.report.pipeline import evaluate
     from bayeseval.report.report import Report
 
@@ -180,4 +183,6 @@ __all__ = [
     # -- reports --
     "evaluate",
     "Report",
+    "gate",
+    "GateResult",
 ]

@@ -66,12 +66,16 @@ class Result:
         return self.title or type(self).__name__
 
     def _repr_html_(self) -> str:
-        table = self._result_table()
-        body = table.to_html(max_rows=MAX_ROWS, escape=True, float_format=lambda x: f"{x:.4g}")
-        return f"<div><strong>{html.escape(self._heading())}</strong>{body}</div>"
+        return frame_html(self._heading(), self._result_table())
 
     def __repr__(self) -> str:
         return f"{self._heading()}\n{self._result_table().to_string(max_rows=MAX_ROWS)}"
+
+
+def frame_html(title: str, frame: Any) -> str:
+    """A table as escaped HTML under a bold title (the notebook display of results)."""
+    body = frame.to_html(max_rows=MAX_ROWS, escape=True, float_format=lambda x: f"{x:.4g}")
+    return f"<div><strong>{html.escape(title)}</strong>{body}</div>"
 
 
 class OneRowResult(Result):

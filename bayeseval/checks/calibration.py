@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_level,
     check_method,
@@ -177,8 +178,8 @@ def calibration_study(
     return pd.DataFrame(rows, columns=["configuration", "method", "coverage", "mean_width", "mc_se"])
 
 
-@dataclass(frozen=True)
-class SBCResult:
+@dataclass(frozen=True, repr=False)
+class SBCResult(Result):
     """Result of :func:`simulation_based_calibration`.
 
     Parameters
@@ -193,6 +194,8 @@ class SBCResult:
 
     ranks: pd.DataFrame
     table: pd.DataFrame
+
+    title = "Simulation-based calibration (rank uniformity)"
 
 
 def simulation_based_calibration(

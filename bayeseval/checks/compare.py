@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_level,
     check_positive_int,
@@ -216,8 +217,8 @@ def compare_frequentist(
 # --------------------------------------------------------------------------- pooling (LOO)
 
 
-@dataclass(frozen=True)
-class PoolingComparison:
+@dataclass(frozen=True, repr=False)
+class PoolingComparison(Result):
     """Result of :func:`compare_pooling`: ``table`` (``arviz.compare``) and ``verdict``.
 
     Unpacks as ``table, verdict = compare_pooling(counts)``.
@@ -239,8 +240,10 @@ class PoolingComparison:
     def __iter__(self) -> Iterator[Any]:
         return iter((self.table, self.verdict))
 
-    def __repr__(self) -> str:
-        return f"<PoolingComparison: {self.verdict}>"
+    title = "Pooling comparison (LOO)"
+
+    def _heading(self) -> str:
+        return f"Pooling comparison (LOO): {self.verdict}"
 
 
 def _idata(theta: np.ndarray, s: np.ndarray, n: np.ndarray, labels: list) -> Any:

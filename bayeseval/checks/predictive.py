@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import betaln, expit, logit
 
-from bayeseval._api.results import Result
+from bayeseval._api.results import Result, frame_html
 from bayeseval._api.validation import (
     check_level,
     check_method,
@@ -298,8 +298,8 @@ def conflict_check(
 # ------------------------------------------------------------------- posterior predictive
 
 
-@dataclass(frozen=True)
-class PPCResult:
+@dataclass(frozen=True, repr=False)
+class PPCResult(Result):
     """Result of :func:`posterior_predictive_check`.
 
     Parameters
@@ -324,12 +324,18 @@ class PPCResult:
     outliers: list = field(default_factory=list)
     level: float = 0.95
 
-    def __repr__(self) -> str:
+    title = "Posterior predictive check"
+
+    def _heading(self) -> str:
         flagged = int(self.global_table["flag"].sum())
-        return (
-            f"<PPCResult strata={len(self.table)} outliers={self.outliers[:5]!r} "
-            f"global flags={flagged}>"
-        )
+        return (f"Posterior predictive check: {len(self.table)} strata, outliers "
+                f"{self.outliers[:5]!r}, {flagged} global flag(s)")
+
+    def _repr_html_(self) -> str:
+        return Result._repr_html_(self) + frame_html("Global statistics", self.global_table)
+
+    def __repr__(self) -> str:
+        return f"{Result.__repr__(self)}\nGlobal statistics\n{self.global_table.to_string()}"
 
 
 def posterior_predictive_check(

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.results import Result
 from bayeseval._api.validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval._backends.dispatch import backend_for
@@ -29,8 +30,8 @@ from bayeseval.counts.proxy import tabulate_proxy
 __all__ = ["Counts", "tabulate", "confusion_counts"]
 
 
-@dataclass(frozen=True, eq=False)
-class Counts:
+@dataclass(frozen=True, eq=False, repr=False)
+class Counts(Result):
     """Successes and trials per stratum, with the stratum labels as a pandas index.
 
     Build one with :func:`tabulate` from a predictions frame, or with
@@ -192,12 +193,20 @@ class Counts:
     def __len__(self) -> int:
         return len(self.successes)
 
-    def __repr__(self) -> str:
+    def _heading(self) -> str:
         metric = f" metric={self.metric!r}" if self.metric else ""
         return (
             f"<Counts{metric} strata={len(self)} successes={self.total_successes} "
             f"trials={self.total_trials}>"
         )
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """Successes and trials per stratum (and ``weights`` when given), indexed by stratum."""
+        frame = self.to_frame()
+        if self.weights is not None:
+            frame["weights"] = self.weights
+        return frame
 
     def to_frame(self) -> pd.DataFrame:
         """A DataFrame indexed by stratum with columns ``successes`` and ``trials``.

@@ -815,9 +815,10 @@ class ReweightedMetrics(Result):
 
 
 def weighted_metric(
-    y_true: Any,
-    y_pred: Any,
+    data: Any = None,
+    y_pred: Any = None,
     *,
+    y_true: Any = None,
     strata: Any = None,
     weights: Mapping[Hashable, float] | pd.Series | float,
     metric: str | Metric | Sequence[str | Metric] = ("recall", "precision"),
@@ -827,16 +828,29 @@ def weighted_metric(
 ) -> ReweightedMetrics:
     r"""Any metric on the rows as sampled and reweighted to the population composition.
 
+    Two forms, as the neighbouring functions: a frame and column names,
+    ``weighted_metric(df, y_true="label", y_pred="pred", strata="group", weights=...)``
+    (as :func:`bayeseval.tabulate` and :func:`bayeseval.evaluate`), or the rows' values,
+    ``weighted_metric(y_true_values, y_pred_values, weights=...)``.
+
     Parameters
     ----------
-    y_true, y_pred : array-like
-        True and predicted labels, one per row. pandas Series (and ``strata``
-        as a Series) are paired by index label, in the order of ``y_true``;
-        their indexes must hold the same labels.
-    strata : array-like, optional
-        Stratum of each row (e.g. a group, or the true label). When None,
-        ``weights`` must be a number: the population share of the
-        positive class, and the strata are the true label (positive / not).
+    data : pandas.DataFrame or array-like, optional
+        The rows, with ``y_true``, ``y_pred`` and ``strata`` naming its columns. Anything
+        else is the true labels themselves (the array form; then ``y_true`` is not given).
+    y_pred : str or array-like
+        The column of predicted labels (with ``data`` a frame), or the predicted labels,
+        one per row.
+    y_true : str or array-like, optional
+        The column of true labels (with ``data`` a frame), or the true labels when
+        ``data`` is not given. pandas Series (and ``strata`` as a Series) are paired by
+        index label, in the order of ``y_true``; their indexes must hold the same labels.
+    strata : str, list of str or array-like, optional
+        Stratum of each row (e.g. a group, or the true label): with ``data`` a frame, a
+        column name or a list of them (strata are then tuples of their values, the keys
+        of ``weights``); else one label per row. When None, ``weights`` must be a number:
+        the population share of the positive class, and the strata are the true label
+        (positive / not).
     weights : dict, Series or float
         Population share per stratum (summing to 1), or the positive share.
     metric : str, Metric or list of them
@@ -891,8 +905,19 @@ def weighted_metric(
     ['ReweightingWarning']
     >>> r.report.round(3).loc["precision"].tolist()
     [0.75, 0.25]
+
+    The same rows as a frame, named by column:
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"label": y, "pred": p})
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     r = weighted_metric(df, y_true="label", y_pred="pred", weights=0.1, metric="precision")
+    >>> r.report.round(3).loc["precision"].tolist()
+    [0.75, 0.25]
     """
     level = check_level(level)
+    y_true, y_pred, strata = _metric_inputs(data, y_true, y_pred, strata)
     yt, yp, strata = _metric_rows(y_true, y_pred, strata, dropna)
     strata_arr, shares = _row_strata_and_shares(yt, strata, weights, pos_label)
     w = reweight(strata_arr, shares)  # type: ignore[arg-type]
@@ -923,6 +948,55 @@ def _metrics_table(rows: dict[str, dict[str, float]], level: float) -> pd.DataFr
     table["lower"] = (table["reweighted"] - z * table["se_reweighted"]).clip(0.0, 1.0)
     table["upper"] = (table["reweighted"] + z * table["se_reweighted"]).clip(0.0, 1.0)
     return table
+
+
+def _frame_column(data: pd.DataFrame, column: Any, name: str) -> pd.Series:
+    """The column ``column`` of ``data``, refused with a message naming the argument."""
+    try:
+        known = column in data.columns
+    except TypeError:  # an unhashable value: an array where a column name belongs
+        known = False
+    if not known:
+        raise ValueError(f"{name} must name a column of data, got {short_repr(column)} (columns: "
+                         f"{list(map(str, data.columns))[:10]})")
+    return data[column]
+
+
+def _frame_strata(data: pd.DataFrame, strata: Any) -> pd.Series | None:
+    """The strata of a frame's rows: one column's values, or tuples of several columns' values."""
+    if strata is None:
+        return None
+    if not isinstance(strata, (list, tuple)):
+        return _frame_column(data, strata, "strata")
+    cols = [_frame_column(data, c, "strata") for c in strata]
+    if not cols:
+        raise ValueError("strata must name at least one column of data, got []")
+    if len(cols) == 1:
+        return cols[0]
+    keys = pd.Series(list(zip(*cols, strict=True)), index=data.index, dtype=object)
+    keys[pd.concat(cols, axis=1).isna().any(axis=1).to_numpy()] = None  # missing in any column
+    return keys
+
+
+def _metric_inputs(data: Any, y_true: Any, y_pred: Any, strata: Any) -> tuple[Any, Any, Any]:
+    """``(y_true, y_pred, strata)`` as rows, from a frame and column names or from arrays."""
+    if isinstance(data, pd.DataFrame):
+        if y_true is None or y_pred is None:
+            missing = "y_true" if y_true is None else "y_pred"
+            raise TypeError(f"{missing} is required: with data a DataFrame, name its column of "
+                            f"{'true' if missing == 'y_true' else 'predicted'} labels")
+        return (_frame_column(data, y_true, "y_true"), _frame_column(data, y_pred, "y_pred"),
+                _frame_strata(data, strata))
+    if data is not None and y_true is not None:
+        raise TypeError(f"data must be a pandas DataFrame when y_true is given, got "
+                        f"{type(data).__name__}; pass the true labels as y_true or as the first argument")
+    y_true = data if data is not None else y_true
+    for name, value in (("y_true", y_true), ("y_pred", y_pred)):
+        if value is None:
+            raise TypeError(f"{name} is required (an array of labels, or a column of data)")
+        if isinstance(value, str):
+            raise TypeError(f"{name}={value!r} names a column, so data must be the DataFrame holding it")
+    return y_true, y_pred, strata
 
 
 def _metric_rows(y_true: Any, y_pred: Any, strata: Any, dropna: bool) -> list[np.ndarray | None]:

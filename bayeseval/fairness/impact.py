@@ -433,8 +433,10 @@ class ImpactRatioReport(Result):
     def _repr_html_(self) -> str:
         return self.to_html()
 
-    def __str__(self) -> str:
+    def __repr__(self) -> str:
         return self.to_text()
+
+    __str__ = __repr__
 
     def save(self, path: str | PathLike[str]) -> Path:
         """Write the report to ``path``; the suffix chooses the format.

@@ -158,8 +158,15 @@ class Audit(Result):
             parts.append(_Titled(title, frame)._repr_html_())
         return "".join(parts)
 
+    def __repr__(self) -> str:
+        return audit_text.summary(self)
+
+    __str__ = __repr__
+
     def to_text(self, *, width: int = 100) -> str:
         """A summary for a terminal: verdicts, the groups that drive them, notes.
+
+        The summary ``bayeseval audit`` prints; ``print(audit)`` and ``repr(audit)`` give it too.
 
         Parameters
         ----------

@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
+from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_level,
     check_method,
@@ -41,7 +42,7 @@ _INTERVALS = ("eti", "hdi")
 _STORAGE = ("draws", "mixture")
 
 
-class Posterior:
+class Posterior(Result):
     """Posterior of a hierarchical model of per-stratum rates.
 
     Give either ``theta`` (draws storage) or ``mixture`` (mixture storage).
@@ -230,7 +231,12 @@ class Posterior:
             return int(next(iter(self._hyper.values())).shape[0])
         return int(self.theta.shape[0])
 
-    def __repr__(self) -> str:
+    @property
+    def table(self) -> pd.DataFrame:
+        """The per-stratum summary at level 0.95 (:meth:`summary` with its defaults)."""
+        return self.summary()
+
+    def _heading(self) -> str:
         name = self.prior.name if isinstance(self.prior, Prior) else str(self.prior)
         return (
             f"<Posterior engine={self.engine!r} model={self.model!r} prior={name!r} "

@@ -117,3 +117,24 @@ def test_cli_report_and_audit_with_proxy(tmp_path, capsys):
     assert code == 2 and "missing labels" in capsys.readouterr().err
     code = main_audit_report(["audit", str(path), "--y-true", "y", "--y-pred", "p", "--groups", "g", "--proxy", "nope"])
     assert code == 2 and "--proxy column 'nope'" in capsys.readouterr().err
+
+
+def test_print_of_an_audit_is_the_summary_the_command_line_prints(tmp_path, capsys):
+    import pandas as pd
+
+    from bayeseval import audit
+
+    path = tmp_path / "preds.csv"
+    _three_groups().to_csv(path, index=False)
+    data = pd.read_csv(path)
+    res = audit(data, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.2,
+                random_seed=3)
+    _cli([str(path), "--y-true", "y", "--y-pred", "p", "--groups", "g", "--metrics", "tpr,fpr",
+          "--tolerance", "0.2", "--seed", "3"])
+    printed = capsys.readouterr().out
+    assert str(res) == repr(res) == res.to_text()
+    # the same text, each option named as the interface spells it, then where to read on
+    assert printed.replace("--min-trials 30", "min_trials=30").startswith(str(res) + "\n\n")
+    assert str(res).splitlines()[0].startswith("Fairness audit of tpr, fpr over g")
+    # the summary, not the 20-odd columns of the groups table
+    assert "adaptive_lower" not in str(res) and max(map(len, str(res).splitlines())) <= 100

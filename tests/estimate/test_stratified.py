@@ -747,3 +747,74 @@ def test_a_zero_cluster_robust_variance_falls_back_to_the_independent_rows_inter
     e = (np.array([1, 1, 0, 0, 0, 0, 1, 0]) - 0.375) / 8
     totals = e.reshape(4, 2).sum(axis=1)
     assert other.se == pytest.approx(math.sqrt(4 / 3 * np.sum(totals**2)), rel=1e-12)
+
+
+# -- weighted_metric takes a frame and column names, like tabulate and evaluate ----------------
+def _hand_reweighted(df, y, p, strata_key, shares, metric):
+    """A reweighted rate by hand with pandas: rows weighted by population / sample share of
+    their stratum, then sum(w * success) / sum(w * trial)."""
+    sample = strata_key.value_counts(normalize=True)
+    w = strata_key.map(lambda k: shares[k] / sample[k]).astype(float)
+    trial, success = {
+        "recall": (df[y] == 1, (df[y] == 1) & (df[p] == 1)),
+        "precision": (df[p] == 1, (df[y] == 1) & (df[p] == 1)),
+        "error_rate": (df[y] == df[y], df[y] != df[p]),
+    }[metric]
+    return float((w * success).sum() / (w * trial).sum()), float(success.sum() / trial.sum())
+
+
+def _frame_rows(n=600, seed=26):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"label": rng.integers(0, 2, n), "pred": rng.integers(0, 2, n),
+                         "group": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+                         "site": rng.choice(["x", "y"], n)}, index=rng.permutation(n) + 1000)
+
+
+def test_weighted_metric_takes_a_frame_and_column_names():
+    df = _frame_rows()
+    shares = {"a": 0.2, "b": 0.3, "c": 0.5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReweightingWarning)
+        res = weighted_metric(df, y_true="label", y_pred="pred", strata="group", weights=shares,
+                              metric=["recall", "precision", "error_rate"])
+        arrays = weighted_metric(df["label"].to_numpy(), df["pred"].to_numpy(),
+                                 strata=df["group"].to_numpy(), weights=shares,
+                                 metric=["recall", "precision", "error_rate"])
+    for m in ("recall", "precision", "error_rate"):
+        rw, uw = _hand_reweighted(df, "label", "pred", df["group"], shares, m)
+        assert res.table.loc[m, "reweighted"] == pytest.approx(rw, rel=1e-12)
+        assert res.table.loc[m, "unweighted"] == pytest.approx(uw, rel=1e-12)
+    pd.testing.assert_frame_equal(res.table, arrays.table)
+
+
+def test_weighted_metric_frame_with_several_strata_columns_or_a_positive_share():
+    df = _frame_rows(seed=27)
+    shares = {("a", "x"): 0.1, ("a", "y"): 0.1, ("b", "x"): 0.2, ("b", "y"): 0.1,
+              ("c", "x"): 0.3, ("c", "y"): 0.2}
+    key = pd.Series(list(zip(df["group"], df["site"], strict=True)), index=df.index)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReweightingWarning)
+        res = weighted_metric(df, y_true="label", y_pred="pred", strata=["group", "site"],
+                              weights=shares, metric="error_rate")
+        # no strata: the weights are the positive class's population share
+        pos = weighted_metric(df, y_true="label", y_pred="pred", weights=0.1, metric="precision")
+    assert res.table.loc["error_rate", "reweighted"] == pytest.approx(
+        _hand_reweighted(df, "label", "pred", key, shares, "error_rate")[0], rel=1e-12)
+    label = df["label"].map({1: "positive", 0: "negative"})
+    assert pos.table.loc["precision", "reweighted"] == pytest.approx(
+        _hand_reweighted(df, "label", "pred", label, {"positive": 0.1, "negative": 0.9}, "precision")[0],
+        rel=1e-12)
+
+
+def test_weighted_metric_frame_form_refuses_unknown_columns_and_mixed_forms():
+    df = _frame_rows(50)
+    with pytest.raises(ValueError, match="y_true must name a column of data, got 'labels'"):
+        weighted_metric(df, y_true="labels", y_pred="pred", weights=0.5)
+    with pytest.raises(ValueError, match="strata must name a column of data, got 'grp'"):
+        weighted_metric(df, y_true="label", y_pred="pred", strata="grp", weights={"a": 1.0})
+    with pytest.raises(TypeError, match="y_pred is required"):
+        weighted_metric(df, y_true="label", weights=0.5)
+    with pytest.raises(TypeError, match="y_pred='pred' names a column"):
+        weighted_metric(y_true=df["label"], y_pred="pred", weights=0.5)
+    with pytest.raises(TypeError, match="data must be a pandas DataFrame when y_true is given"):
+        weighted_metric([1, 0], y_true=[1, 0], y_pred=[1, 0], weights=0.5)

@@ -167,3 +167,102 @@ def test_random_seed_is_keyword_only_in_the_generators():
         datasets.make_fraud_scenario(1000, 0.01, 2, 7)
     a = datasets.make_fraud_scenario(1000, 0.01, 2, random_seed=7)
     pd.testing.assert_frame_equal(a, datasets.make_fraud_scenario(1000, share=0.01, n_groups=2, random_seed=7))
+
+
+# -- the results protocol: every public result class has it ---------------------------------
+#: public classes returned by public functions that are not results: inputs, settings,
+#: handles and building blocks (each with the reason it is not a result)
+NOT_RESULTS = {
+    "Metric": "a metric definition (an input)",
+    "Prior": "a prior specification (an input)",
+    "Goal": "a campaign goal (a setting)",
+    "Gains": "the allocation rules' per-stratum worth of a label (a building block)",
+    "PoolDesign": "a campaign's sampling design (a setting)",
+    "RuleState": "an allocation rule's internal state",
+    "CampaignStore": "a handle on a campaign's SQLite file",
+    "Campaign": "a handle on a campaign (its status() is the table)",
+    "CampaignSpec": "a campaign's settings",
+    "CampaignState": "the allocation loop's state of a campaign",
+    "MetricStates": "the allocation loop's per-metric states",
+}
+
+
+def _public_modules():
+    import pkgutil
+
+    yield bayeseval
+    for info in pkgutil.walk_packages(bayeseval.__path__, "bayeseval."):
+        parts = info.name.split(".")
+        if any(p.startswith("_") for p in parts) or parts[1] in ("cli", "spark"):
+            continue
+        yield importlib.import_module(info.name)
+
+
+def _returned_names(func) -> set[str]:
+    """The names in a callable's return annotation (a string under postponed evaluation)."""
+    ann = _signature(func).return_annotation if _signature(func) is not None else None
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", "")
+    return set(re.findall(r"[A-Za-z_]\w*", text or ""))
+
+
+def result_classes() -> dict[str, type]:
+    """Every public class that derives from ``Result`` or that a public function or method
+    returns, less :data:`NOT_RESULTS`."""
+    from bayeseval._api.results import Result
+
+    classes, returned = {}, set()
+    for module in _public_modules():
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and not issubclass(obj, BaseException):
+                classes[name] = obj
+                members = [m for k, m in vars(obj).items() if not k.startswith("_")]
+                for member in members:
+                    func = member.__func__ if isinstance(member, staticmethod | classmethod) else member
+                    if inspect.isfunction(func):
+                        returned |= _returned_names(func)
+            elif inspect.isfunction(obj):
+                returned |= _returned_names(obj)
+    return {n: c for n, c in classes.items()
+            if (issubclass(c, Result) or n in returned) and n not in NOT_RESULTS}
+
+
+def test_every_public_result_class_has_the_results_protocol():
+    found = result_classes()
+    # the walk finds the results the API page lists, those of the checks and models included
+    assert {"PPCResult", "Posterior", "Audit", "Counts", "StratifiedRisk", "ImpactRatioReport",
+            "GateResult", "PoolingComparison", "SBCResult", "Report"} <= set(found)
+    missing = {}
+    for name, cls in found.items():
+        lacks = [attr for attr in ("table", "to_frame", "_repr_html_") if not hasattr(cls, attr)
+                 and attr not in getattr(cls, "__dataclass_fields__", {})]
+        if cls.__repr__ is object.__repr__:
+            lacks.append("__repr__")
+        if lacks:
+            missing[name] = lacks
+    assert missing == {}
+    assert not set(NOT_RESULTS) & set(found)
+
+
+def test_the_results_of_a_fit_and_its_check_display_their_tables():
+    import numpy as np
+
+    successes, trials = [30, 8, 45, 60], [100, 12, 140, 150]
+    post = bayeseval.fit_hierarchical(successes, trials, random_seed=0, draws=400)
+    check = bayeseval.posterior_predictive_check(post, random_seed=0)
+    counts = bayeseval.Counts.from_arrays(successes, trials, strata=list("abcd"))
+    for result in (post, check, counts):
+        frame = result.to_frame()
+        assert list(frame["trials"]) == trials and frame is not result.table
+        page, text = result._repr_html_(), repr(result)
+        assert "<table" in page and str(trials[0]) in text and "trials" in text
+    # the table's numbers are the closed-form ones: raw rates successes / trials
+    np.testing.assert_allclose(post.table["raw_rate"], np.divide(successes, trials))
+    assert "Global statistics" in repr(check) and "Global statistics" in check._repr_html_()
+
+
+def test_gate_is_exported_at_the_top_level():
+    from bayeseval.report.gates import GateResult, gate
+
+    assert bayeseval.gate is gate and bayeseval.GateResult is GateResult
+    assert {"gate", "GateResult"} <= set(bayeseval.__all__) and "gate" in dir(bayeseval)
