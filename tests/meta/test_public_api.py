@@ -266,3 +266,11 @@ def test_gate_is_exported_at_the_top_level():
 
     assert bayeseval.gate is gate and bayeseval.GateResult is GateResult
     assert {"gate", "GateResult"} <= set(bayeseval.__all__) and "gate" in dir(bayeseval)
+
+
+def test_the_api_page_package_table_lists_every_top_level_name():
+    text = API_PAGE.read_text()
+    lines = text[text.index("| stage |"):].splitlines()
+    table = lines[2:next(i for i, line in enumerate(lines) if not line.startswith("|"))]
+    listed = {name for line in table for name in re.findall(r"`(\w+)`", line.split("|")[2])}
+    assert set(bayeseval.__all__) - {"__version__"} == listed
