@@ -153,6 +153,9 @@ def _check_rows(raw_ids: np.ndarray, raw_labels: np.ndarray, rids: list[Any], in
             problems.add("ids not in the pool", raw)
         elif rid in seen:
             problems.add("ids given twice", raw)
+        elif not design.eligible[j]:
+            problems.add("rows the campaign never labels (their prediction makes them no trial of its metric; "
+                         "leave them out) for ids", raw)
         elif missing[i]:
             problems.add("blank labels for ids", raw)
         elif invalid[i]:

@@ -214,3 +214,28 @@ def test_the_estimates_from_random_labels_and_later_rounds_are_unbiased(tmp_path
     est = pd.DataFrame(est)
     se = est.std(ddof=1) / np.sqrt(len(est))
     assert (abs(est.mean() - true_rate.reindex(est.columns)) < 4 * se + 1e-9).all()
+
+
+def test_labels_of_rows_a_precision_campaign_never_labels_are_refused(tmp_path):
+    pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [1, 1, 0, 0] * 25})
+    ok = pd.Series([1, 0], index=[0, 1])  # predicted 1: trials of precision
+    c = _create(tmp_path / "c.db", pool, labels=ok, metric="precision")
+    assert c.counts().to_frame()["trials"].tolist() == [1, 1]
+    assert c.status()["pool_rows"].tolist() == [50, 50]
+    c.close()
+    with pytest.raises(ValueError, match="never labels .* for ids: 2, 3"):
+        _create(tmp_path / "d.db", pool, labels=pd.Series([1, 0, 1], index=[0, 2, 3]), metric="precision")
+
+
+def test_a_campaign_on_two_metrics_counts_the_labels_for_each(tmp_path):
+    pool, truth = _pool(n=600)
+    seed = _seed(truth, n=90)
+    c = _create(tmp_path / "c.db", pool, labels=seed, metric=["tpr", "fpr"], goal=Each(0.1))
+    rows = pool.loc[seed.index]
+    pos = seed == 1
+    for metric, mask, hit in (("tpr", pos, rows["pred"] == 1), ("fpr", ~pos, rows["pred"] == 1)):
+        by_hand = (hit[mask]).groupby(rows["g"][mask]).agg(["sum", "size"])
+        got = c.counts(metric).to_frame()
+        assert got["successes"].to_dict() == by_hand["sum"].to_dict()
+        assert got["trials"].to_dict() == by_hand["size"].to_dict()
+    c.close()
