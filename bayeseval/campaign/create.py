@@ -28,8 +28,8 @@ from bayeseval.campaign.design import (
     seed_sequences,
     spec_columns,
 )
+from bayeseval.campaign.existing_labels import EXISTING_META, existing_labels
 from bayeseval.campaign.proxycells import PROXY_META, proxy_meta
-from bayeseval.campaign.seed import SEED_META, seed_labels
 from bayeseval.campaign.spec import CampaignSpec
 from bayeseval.campaign.store import CampaignStore
 
@@ -157,7 +157,7 @@ def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec
     """Check the pool against the spec and write the campaign file (nothing is written on error).
 
     ``labels`` (and ``inclusion``) are rows labelled before the campaign
-    (:func:`~bayeseval.campaign.seed.seed_labels`), recorded in the new file.
+    (:func:`~bayeseval.campaign.existing_labels.existing_labels`), recorded in the new file.
     """
     if not isinstance(spec.rule, str):
         raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
@@ -169,14 +169,14 @@ def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec
     cols = _check_content(content, pool, spec, design)
     content_rows = _content_rows(pool, cols, rids)
     config = _config(spec, design, pool.index.name, cols)
-    seeded = seed_labels(labels, inclusion, pool, rids, rid_type == "INTEGER", design, spec.metrics[0])
+    existing = existing_labels(labels, inclusion, pool, rids, rid_type == "INTEGER", design, spec.metrics[0])
     seed = seed_sequences(spec.random_seed, 1)[0]
     rng = rule_generator(seed)
     meta = {"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)}
     if spec.proxy is not None:
         meta[PROXY_META] = proxy_meta(pool, spec.proxy, rids)
-    if seeded is not None:
-        meta[SEED_META] = seeded.meta
+    if existing is not None:
+        meta[EXISTING_META] = existing.meta
     store = CampaignStore.initialise(
         path,
         meta=meta,
@@ -187,7 +187,7 @@ def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec
         n_eligible=design.strata.n_eligible.tolist(),
         busy_timeout=busy_timeout,
         content_rows=content_rows,
-        seed_rows=() if seeded is None else seeded.rows,
+        existing_rows=() if existing is None else existing.rows,
     )
     return store
 

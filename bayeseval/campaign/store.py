@@ -300,7 +300,7 @@ class CampaignStore:
         n_eligible: Sequence[int] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         content_rows: Any = None,
-        seed_rows: Sequence[tuple[Any, Any, int, int, int]] = (),
+        existing_rows: Sequence[tuple[Any, Any, int, int, int]] = (),
     ) -> CampaignStore:
         """Create a new campaign database, all or nothing.
 
@@ -326,7 +326,7 @@ class CampaignStore:
             Seconds to wait for another process's lock.
         content_rows : iterable of tuple, optional
             ``(rid, JSON list of the content values)`` per pool row (the ``content`` table).
-        seed_rows : sequence of tuple, optional
+        existing_rows : sequence of tuple, optional
             ``(rid, label, trial, success, stratum code)`` per row labelled before the
             campaign: stored as labelled proposals and labels of round 0, with their counts.
 
@@ -343,7 +343,7 @@ class CampaignStore:
         tmp = path.with_name(f".{path.name}.creating-{os.getpid()}-{secrets.token_hex(4)}")
         try:
             try:
-                build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible, content_rows, seed_rows)
+                build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible, content_rows, existing_rows)
             except sqlite3.Error as exc:
                 raise ValueError(f"path {str(path)!r}: could not create the campaign database: {exc}") from exc
             publish(tmp, path)

@@ -156,11 +156,11 @@ def build(
     n_rows: Sequence[int] | None,
     n_eligible: Sequence[int] | None,
     content_rows: Any = None,
-    seed_rows: Sequence[tuple[Any, Any, int, int, int]] = (),
+    existing_rows: Sequence[tuple[Any, Any, int, int, int]] = (),
 ) -> None:
     """Write a complete campaign database to ``tmp`` (a private file: no journal needed).
 
-    ``seed_rows`` (``(rid, label, trial, success, stratum code)``) are rows labelled before the
+    ``existing_rows`` (``(rid, label, trial, success, stratum code)``) are rows labelled before the
     campaign: recorded as labelled proposals and labels of round 0, with their counts.
     """
     conn = sqlite3.connect(str(tmp), isolation_level=None)
@@ -191,8 +191,8 @@ def build(
             ],
         )
         conn.executemany("INSERT INTO counts VALUES (?, 0, 0, 0, 0)", [(i,) for i in range(k)])
-        if seed_rows:
-            _record_seed(conn, seed_rows)
+        if existing_rows:
+            _record_existing(conn, existing_rows)
         full = dict(meta)
         full.update(schema_version=str(SCHEMA_VERSION), rid_type=rid_type, created=str(time.time()))
         conn.executemany("INSERT INTO meta VALUES (?, ?)", list(full.items()))
@@ -207,7 +207,7 @@ def build(
         os.close(fd)
 
 
-def _record_seed(conn: sqlite3.Connection, rows: Sequence[tuple[Any, Any, int, int, int]]) -> None:
+def _record_existing(conn: sqlite3.Connection, rows: Sequence[tuple[Any, Any, int, int, int]]) -> None:
     """Record labels a campaign starts from as labelled proposals and labels of round 0."""
     now = time.time()
     conn.executemany("INSERT INTO proposals VALUES (?, 0, ?, 'labelled')", [(py_value(r[0]), now) for r in rows])

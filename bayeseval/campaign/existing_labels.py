@@ -1,9 +1,9 @@
 """Labels a campaign starts from: rows labelled before it began, checked and turned into stored labels.
 
-:func:`seed_labels` reads the ``labels`` (and ``inclusion``) of
+:func:`existing_labels` reads the ``labels`` (and ``inclusion``) of
 :meth:`Campaign.create <bayeseval.campaign.Campaign.create>`, checks every row against the pool
 before anything is written and returns the rows the new campaign file records as labelled in
-round 0 (:data:`SEED_ROUND`): a ``proposals`` row with status ``labelled``, a ``labels`` row and
+round 0 (:data:`EXISTING_ROUND`): a ``proposals`` row with status ``labelled``, a ``labels`` row and
 its counts, exactly what a proposal and an ingest of the same rows would have written. The
 campaign then proposes only rows never labelled, at random within each stratum.
 
@@ -29,12 +29,12 @@ from bayeseval.campaign.design import PoolDesign, metric_flags
 from bayeseval.campaign.labels import norm_rid, py_scalar
 from bayeseval.counts.metrics import get_metric
 
-__all__ = ["SEED_META", "SEED_ROUND", "SeedLabels", "seed_labels"]
+__all__ = ["EXISTING_META", "EXISTING_ROUND", "ExistingLabels", "existing_labels"]
 
 #: meta key of the summary of the labels a campaign started from
-SEED_META = "seed_labels"
+EXISTING_META = "existing_labels"
 #: the round of the labels a campaign started from (proposal rounds start at 1)
-SEED_ROUND = 0
+EXISTING_ROUND = 0
 #: label columns looked for in a DataFrame of labels, in this order
 LABEL_COLUMNS = ("label", "true_label", "y_true", "truth", "y")
 #: relative spread under which a stratum's inclusion probabilities count as equal
@@ -42,7 +42,7 @@ EQUAL_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
-class SeedLabels:
+class ExistingLabels:
     """The checked labels a campaign starts from.
 
     Attributes
@@ -50,7 +50,7 @@ class SeedLabels:
     rows : list of tuple
         ``(row id, label, trial, success, stratum code)`` per labelled row.
     meta : str
-        The JSON summary stored under :data:`SEED_META`.
+        The JSON summary stored under :data:`EXISTING_META`.
     """
 
     rows: list[tuple[Any, Any, int, int, int]]
@@ -199,8 +199,8 @@ def _check_inclusion(values: np.ndarray, codes: np.ndarray, name: str, design: P
             )
 
 
-def seed_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[Any], integer: bool,
-                design: PoolDesign, metric: str) -> SeedLabels | None:
+def existing_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[Any], integer: bool,
+                design: PoolDesign, metric: str) -> ExistingLabels | None:
     """Check the labels a campaign starts from and turn them into stored labels (or raise).
 
     Parameters
@@ -222,7 +222,7 @@ def seed_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[Any]
 
     Returns
     -------
-    SeedLabels or None
+    ExistingLabels or None
         None when ``labels`` is None or holds no row.
 
     Examples
@@ -231,8 +231,8 @@ def seed_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[Any]
     >>> from bayeseval.campaign.spec import CampaignSpec
     >>> pool = pd.DataFrame({"g": ["a", "b"] * 3, "pred": [0, 1, 1, 0, 1, 1]})
     >>> design = design_pool(CampaignSpec(strata="g", y_pred="pred"), pool)
-    >>> seed = seed_labels(pd.Series([1, 1], index=[0, 1]), None, pool, list(range(6)), True, design, "error_rate")
-    >>> seed.rows
+    >>> got = existing_labels(pd.Series([1, 1], index=[0, 1]), None, pool, list(range(6)), True, design, "error_rate")
+    >>> got.rows
     [(0, 1, 1, 1, 0), (1, 1, 1, 0, 1)]
     """
     if labels is None:
@@ -253,4 +253,4 @@ def seed_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[Any]
             for j, v, t, s, c in zip(pos, values, trial, success, codes, strict=True)]
     per = np.bincount(codes, minlength=len(design.keys)).tolist()
     meta = {"rows": len(rows), "design": "random within strata", "inclusion": inclusion, "per_stratum": per}
-    return SeedLabels(rows=rows, meta=json.dumps(meta))
+    return ExistingLabels(rows=rows, meta=json.dumps(meta))
