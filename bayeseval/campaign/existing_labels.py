@@ -98,6 +98,12 @@ def _from_frame(frame: pd.DataFrame, inclusion: Any, id_name: str) -> tuple[np.n
     by_column = id_name in frame.columns
     ids = frame[id_name].to_numpy(dtype=object) if by_column else frame.index.to_numpy(dtype=object)
     col = _label_column(frame, {id_name, inclusion, "round"} if by_column else {inclusion, "round"})
+    extra = [c for c in frame.columns if c not in (col, inclusion, "round")]
+    if not by_column and isinstance(frame.index, pd.RangeIndex) and frame.index.name is None and extra:
+        raise ValueError(
+            f"labels DataFrame: its row ids would be its default index 0, 1, 2, ... while it has columns {extra[:5]}; "
+            f"set the index to the row-id column (labels.set_index(...)) or name that column {id_name!r}"
+        )
     incl = None if inclusion is None else frame[inclusion].to_numpy(dtype=object)
     return ids, frame[col].to_numpy(dtype=object), incl
 
