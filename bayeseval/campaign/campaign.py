@@ -50,7 +50,7 @@ from bayeseval.campaign.forecast import (
 from bayeseval.campaign.goals import Decide, Each
 from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.ingest import IngestResult, ingest_labels
-from bayeseval.campaign.labels import INT_TEXT, LabelSet, is_missing, py_scalar
+from bayeseval.campaign.labels import LabelSet, norm_rid
 from bayeseval.campaign.proxycells import PROXY_META, ProxyDesign
 from bayeseval.campaign.rules import get_rule
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
@@ -195,6 +195,8 @@ class Campaign(Annotating):
         random_seed: Any = DEFAULTS["random_seed"],
         spec: CampaignSpec | None = None,
         content: str | Sequence[str] | None = None,
+        labels: Any = None,
+        inclusion: str | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Campaign:
         """Create a campaign file from a pool of unlabelled predictions.
@@ -225,6 +227,25 @@ class Campaign(Annotating):
             score and row-id columns and ``round``, ``label``, ``true_label``,
             ``bayeseval_row_id`` (a ``ValueError`` names it); values must be text, numbers,
             booleans, dates or missing.
+        labels : pandas.Series, pandas.DataFrame, dict or str, optional
+            Labels you already have for some pool rows: the campaign starts from them. A Series
+            (or dict) of labels by row id; a DataFrame indexed by row id, or holding the row id
+            in a column named like the pool's index (``row`` when it has no name), with one
+            label column (``label``, ``true_label``, ``y_true``, ``truth`` or ``y``, or the only
+            other column); or the name of a pool column holding the labels (missing where a row
+            is unlabelled). They are recorded as labelled in round 0, exactly as if the campaign
+            had proposed those rows and ingested their labels, and are counted as a random
+            sample within each stratum; the campaign then proposes only rows never labelled.
+            Every row is checked before anything is written: ids not in the pool, ids given
+            twice, blank labels and labels outside the known labels are a ``ValueError``
+            naming the row ids. The budget counts these labels.
+        inclusion : str, optional
+            With ``labels``: the column (of ``labels``, or of the pool when ``labels`` names a
+            pool column) of the probability with which each row was chosen for labelling.
+            Probabilities equal within each stratum are a random sample within strata;
+            probabilities that differ within a stratum are refused (a ``ValueError`` naming
+            the stratum), since counting such labels as a random sample would bias every
+            estimate.
         busy_timeout : float
             Seconds to wait for another process's write lock before raising ``ValueError``
             (default 10).
@@ -251,7 +272,7 @@ class Campaign(Annotating):
             guarantee=guarantee, anytime=anytime, proxy=proxy, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
-        campaign = cls(initialise(path, pool, spec, busy_timeout, content))
+        campaign = cls(initialise(path, pool, spec, busy_timeout, content, labels, inclusion))
         if isinstance(spec.goal, Each):
             campaign.feasibility(warn=True)
         return campaign
@@ -822,20 +843,7 @@ class Campaign(Annotating):
 
     # -- ingest --------------------------------------------------------------------------
     def _norm_rid(self, rid: Any) -> Any:
-        rid = py_scalar(rid)
-        if self._rid_int:
-            if isinstance(rid, bool):
-                return None
-            if isinstance(rid, int):
-                return rid
-            if isinstance(rid, float) and rid.is_integer():
-                return int(rid)
-            if isinstance(rid, str) and INT_TEXT.fullmatch(rid.strip()):
-                return int(rid.strip())
-            return None
-        if rid is None or is_missing(rid):
-            return None
-        return str(rid)
+        return norm_rid(rid, self._rid_int)
 
     def ingest(
         self,

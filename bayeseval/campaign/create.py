@@ -28,6 +28,7 @@ from bayeseval.campaign.design import (
     seed_sequences,
     spec_columns,
 )
+from bayeseval.campaign.existing_labels import EXISTING_META, existing_labels
 from bayeseval.campaign.proxycells import PROXY_META, proxy_meta
 from bayeseval.campaign.spec import CampaignSpec
 from bayeseval.campaign.store import CampaignStore
@@ -152,8 +153,12 @@ def _content_rows(pool: pd.DataFrame, cols: list[str], rids: list[Any]) -> Itera
 
 
 def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any,
-                content: Any = None) -> CampaignStore:
-    """Check the pool against the spec and write the campaign file (nothing is written on error)."""
+                content: Any = None, labels: Any = None, inclusion: Any = None) -> CampaignStore:
+    """Check the pool against the spec and write the campaign file (nothing is written on error).
+
+    ``labels`` (and ``inclusion``) are rows labelled before the campaign
+    (:func:`~bayeseval.campaign.existing_labels.existing_labels`), recorded in the new file.
+    """
     if not isinstance(spec.rule, str):
         raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
     busy_timeout = CampaignStore.check_timeout(busy_timeout)
@@ -164,11 +169,14 @@ def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec
     cols = _check_content(content, pool, spec, design)
     content_rows = _content_rows(pool, cols, rids)
     config = _config(spec, design, pool.index.name, cols)
+    existing = existing_labels(labels, inclusion, pool, rids, rid_type == "INTEGER", design, spec.metrics[0])
     seed = seed_sequences(spec.random_seed, 1)[0]
     rng = rule_generator(seed)
     meta = {"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)}
     if spec.proxy is not None:
         meta[PROXY_META] = proxy_meta(pool, spec.proxy, rids)
+    if existing is not None:
+        meta[EXISTING_META] = existing.meta
     store = CampaignStore.initialise(
         path,
         meta=meta,
@@ -179,6 +187,7 @@ def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec
         n_eligible=design.strata.n_eligible.tolist(),
         busy_timeout=busy_timeout,
         content_rows=content_rows,
+        existing_rows=() if existing is None else existing.rows,
     )
     return store
 

@@ -19,7 +19,7 @@ from bayeseval._api.validation import (
     check_class_labels,
 )
 
-__all__ = ["LabelSet", "py_scalar", "label_key", "is_missing", "default_label_set"]
+__all__ = ["LabelSet", "py_scalar", "label_key", "is_missing", "default_label_set", "norm_rid"]
 
 INT_TEXT = re.compile(r"[+-]?\d+")
 #: marker returned by :meth:`LabelSet.normalise` for a missing label
@@ -44,6 +44,42 @@ def label_key(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def norm_rid(rid: Any, integer: bool) -> Any:
+    """A row id as the campaign stores it (``int`` or ``str``), or None when it cannot be one.
+
+    Parameters
+    ----------
+    rid : object
+        An incoming row id.
+    integer : bool
+        Whether the campaign's row ids are integers (else text).
+
+    Returns
+    -------
+    int, str or None
+        The stored form; None for a missing id, or a non-integral one where ids are integers.
+
+    Examples
+    --------
+    >>> norm_rid("12", True), norm_rid(12.0, True), norm_rid(1.5, True), norm_rid(7, False)
+    (12, 12, None, '7')
+    """
+    rid = py_scalar(rid)
+    if integer:
+        if isinstance(rid, bool):
+            return None
+        if isinstance(rid, int):
+            return rid
+        if isinstance(rid, float) and rid.is_integer():
+            return int(rid)
+        if isinstance(rid, str) and INT_TEXT.fullmatch(rid.strip()):
+            return int(rid.strip())
+        return None
+    if rid is None or is_missing(rid):
+        return None
+    return str(rid)
 
 
 def is_missing(value: Any) -> bool:

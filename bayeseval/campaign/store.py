@@ -9,7 +9,9 @@ One file per campaign, in WAL mode. Tables:
 ``pool``       one row per pool row, only what the campaign needs: row id, stratum code,
                prediction, optional score, eligibility flag and a random sampling order.
 ``proposals``  row id (PRIMARY KEY), round, time, status ``pending`` / ``labelled``.
-``labels``     row id (PRIMARY KEY), label, trial and success flags, round, time.
+``labels``     row id (PRIMARY KEY), label, trial and success flags, round, time; the labels a
+               campaign started from (``Campaign.create(labels=)``) have round 0 and a
+               ``labelled`` proposal of round 0.
 ``counts``     per-stratum labelled / trials / successes / pending, kept in step with
                ``labels`` and ``proposals`` inside the same transactions.
 ``decisions``  round (PRIMARY KEY), rule, allocation JSON, time, package version, details JSON.
@@ -298,6 +300,7 @@ class CampaignStore:
         n_eligible: Sequence[int] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         content_rows: Any = None,
+        existing_rows: Sequence[tuple[Any, Any, int, int, int]] = (),
     ) -> CampaignStore:
         """Create a new campaign database, all or nothing.
 
@@ -323,6 +326,9 @@ class CampaignStore:
             Seconds to wait for another process's lock.
         content_rows : iterable of tuple, optional
             ``(rid, JSON list of the content values)`` per pool row (the ``content`` table).
+        existing_rows : sequence of tuple, optional
+            ``(rid, label, trial, success, stratum code)`` per row labelled before the
+            campaign: stored as labelled proposals and labels of round 0, with their counts.
 
         Returns
         -------
@@ -337,7 +343,7 @@ class CampaignStore:
         tmp = path.with_name(f".{path.name}.creating-{os.getpid()}-{secrets.token_hex(4)}")
         try:
             try:
-                build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible, content_rows)
+                build(tmp, meta, rid_type, strata_keys, pool_rows, n_rows, n_eligible, content_rows, existing_rows)
             except sqlite3.Error as exc:
                 raise ValueError(f"path {str(path)!r}: could not create the campaign database: {exc}") from exc
             publish(tmp, path)

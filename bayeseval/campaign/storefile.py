@@ -156,8 +156,13 @@ def build(
     n_rows: Sequence[int] | None,
     n_eligible: Sequence[int] | None,
     content_rows: Any = None,
+    existing_rows: Sequence[tuple[Any, Any, int, int, int]] = (),
 ) -> None:
-    """Write a complete campaign database to ``tmp`` (a private file: no journal needed)."""
+    """Write a complete campaign database to ``tmp`` (a private file: no journal needed).
+
+    ``existing_rows`` (``(rid, label, trial, success, stratum code)``) are rows labelled before the
+    campaign: recorded as labelled proposals and labels of round 0, with their counts.
+    """
     conn = sqlite3.connect(str(tmp), isolation_level=None)
     try:
         conn.execute("PRAGMA journal_mode = OFF")
@@ -186,6 +191,8 @@ def build(
             ],
         )
         conn.executemany("INSERT INTO counts VALUES (?, 0, 0, 0, 0)", [(i,) for i in range(k)])
+        if existing_rows:
+            _record_existing(conn, existing_rows)
         full = dict(meta)
         full.update(schema_version=str(SCHEMA_VERSION), rid_type=rid_type, created=str(time.time()))
         conn.executemany("INSERT INTO meta VALUES (?, ?)", list(full.items()))
@@ -198,6 +205,20 @@ def build(
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _record_existing(conn: sqlite3.Connection, rows: Sequence[tuple[Any, Any, int, int, int]]) -> None:
+    """Record labels a campaign starts from as labelled proposals and labels of round 0."""
+    now = time.time()
+    conn.executemany("INSERT INTO proposals VALUES (?, 0, ?, 'labelled')", [(py_value(r[0]), now) for r in rows])
+    conn.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, 0, ?)",
+                     [(py_value(r[0]), py_value(r[1]), int(r[2]), int(r[3]), now) for r in rows])
+    agg: dict[int, list[int]] = {}
+    for _, _, trial, success, code in rows:
+        a = agg.setdefault(int(code), [0, 0, 0])
+        a[0], a[1], a[2] = a[0] + 1, a[1] + int(trial), a[2] + int(success)
+    conn.executemany("UPDATE counts SET labelled = ?, trials = ?, successes = ? WHERE stratum = ?",
+                     [(a[0], a[1], a[2], code) for code, a in agg.items()])
 
 
 def publish(tmp: Path, path: Path) -> None:

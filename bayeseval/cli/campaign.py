@@ -289,14 +289,21 @@ def _create(args: argparse.Namespace) -> int:
     settings = {f.name: getattr(args, f.name) for f in FIELDS if f.flag is not None}
     settings["pos_label"] = _scalar(settings["pos_label"])
     settings["goal"] = _goal(args)
-    c = Campaign.create(args.db, pool, content=args.content, **settings)
+    labels, inclusion = _seed_labels(args, str(pool.index.name))
+    try:
+        c = Campaign.create(args.db, pool, content=args.content, labels=labels, inclusion=inclusion, **settings)
+    except (ValueError, TypeError) as exc:
+        if labels is not None and str(exc).startswith(("labels", "inclusion")):
+            raise type(exc)(f"--labels {args.labels!r}: {exc}") from exc
+        raise
     try:
         if args.json:
-            _print_json({"db": str(args.db), "pool_rows": len(pool), "strata": len(c.strata),
+            _print_json({"db": str(args.db), "pool_rows": len(pool), "labels": c.labels_used, "strata": len(c.strata),
                          "metric": ",".join(m.name for m in c.metrics),
                          "rule": args.rule, "config": c.config})
         else:
-            print(f"created campaign {args.db}: {len(pool)} pool rows, {len(c.strata)} strata, metric "
+            seeded = f", {c.labels_used} labels you already had" if labels is not None else ""
+            print(f"created campaign {args.db}: {len(pool)} pool rows{seeded}, {len(c.strata)} strata, metric "
                   f"{','.join(m.name for m in c.metrics)}, rule {args.rule}; next: "
                   f"'bayeseval campaign propose --db {args.db} --out batch.csv'")
     finally:
@@ -331,19 +338,52 @@ def _propose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _read_labels(c: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
-    """The labels file as a frame and the ``Campaign.ingest`` keyword arguments to read it."""
+def _annotation_file(path: str, from_name: str | None, id_col: str) -> Any:
+    """The annotation table of a Label Studio or JSON Lines file (None for a plain table), or raise naming --labels."""
     from bayeseval.campaign.annotations import read_annotations
 
-    id_col = args.id_column or _id_name(c)
-    if not str(args.labels).lower().endswith((".json", ".jsonl")):
-        _kind(args.labels, "--labels")
-    if not Path(args.labels).is_file():
-        raise ValueError(f"--labels {args.labels!r}: no such file")
+    if not str(path).lower().endswith((".json", ".jsonl")):
+        _kind(path, "--labels")
+    if not Path(path).is_file():
+        raise ValueError(f"--labels {path!r}: no such file")
     try:
-        ann = read_annotations(args.labels, from_name=args.from_name, id_name=id_col)
+        return read_annotations(path, from_name=from_name, id_name=id_col)
     except (ValueError, KeyError, OSError) as exc:
-        raise ValueError(f"--labels {args.labels!r}: {one_line(exc)}") from exc
+        raise ValueError(f"--labels {path!r}: {one_line(exc)}") from exc
+
+
+def _seed_labels(args: argparse.Namespace, id_col: str) -> tuple[Any, str | None]:
+    """``create --labels``: the labels file as a frame indexed by row id (and --inclusion's column)."""
+    if args.labels is None:
+        for option, value in (("--y-true", args.y_true), ("--inclusion", args.inclusion), ("--from-name", args.from_name)):
+            if value is not None:
+                raise ValueError(f"{option} describes the --labels file: give --labels too")
+        return None, None
+    ann = _annotation_file(args.labels, args.from_name, id_col)
+    if ann is not None:
+        if args.inclusion is not None:
+            raise ValueError(f"--inclusion {args.inclusion!r}: an annotation export has no such column; "
+                             "give the labels as a .csv or .parquet table")
+        several = ann["row"][ann["row"].duplicated()].unique()[:5].tolist()
+        if several:
+            raise ValueError(f"--labels {args.labels!r}: rows {several} have several annotations; a campaign starts "
+                             "from one label per row: resolve them first")
+        return ann.set_index("row")[["label"]], None
+    used = set(args.strata or ()) | {args.y_pred, args.score}
+    label_col = args.y_true or ("label" if "label" not in used else "true_label")  # as in batch files
+    frame = _read_input(args.labels, "--labels", text_columns=(id_col, label_col))
+    for option, col in (("--id-column", id_col), ("--y-true", label_col), ("--inclusion", args.inclusion)):
+        if col is not None and col not in frame.columns:
+            raise ValueError(f"{option} {col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
+    keep = [label_col] + ([args.inclusion] if args.inclusion and args.inclusion != label_col else [])
+    frame = frame.set_index(id_col)[keep]
+    return frame.rename(columns={label_col: "label"}), args.inclusion
+
+
+def _read_labels(c: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The labels file as a frame and the ``Campaign.ingest`` keyword arguments to read it."""
+    id_col = args.id_column or _id_name(c)
+    ann = _annotation_file(args.labels, args.from_name, id_col)
     if ann is not None:
         if (ann["annotator"] == "").all() and not args.annotator_column:
             return ann, {"id_column": "row", "label_column": "label"}
@@ -686,7 +726,9 @@ def _add_create(sub: Any) -> None:
         "--y-pred pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
     )
     p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
-    p.add_argument("--id-column", default=None, help="column holding the row id (default: the row number)")
+    p.add_argument("--id-column", default=None,
+                   help="column holding the row id, in --pool and --labels (default: the row number, and the "
+                        "column 'row' of --labels)")
     for field in FIELDS:
         if field.flag is not None and isinstance(field.default, bool):
             p.add_argument(field.flag, dest=field.name, action="store_true", help=_field_help(field))
@@ -699,6 +741,18 @@ def _add_create(sub: Any) -> None:
                            choices=field.choices, help=field.help)
     p.add_argument("--content", type=_columns, default=None,
                    help="pool columns annotators see (text, image URLs), comma separated: written into every batch")
+    seed = p.add_argument_group(
+        "labels you already have", "start from rows labelled before the campaign, taken as a random sample "
+        "within each stratum; the campaign proposes only rows never labelled")
+    seed.add_argument("--labels", default=None,
+                      help="file of row ids and labels, in any format 'campaign ingest' reads (.csv, .csv.gz, "
+                           ".parquet, a Label Studio export .json, .jsonl); ids in the --id-column column")
+    seed.add_argument("--y-true", dest="y_true", default=None, help="column of --labels with the labels (default: label)")
+    seed.add_argument("--inclusion", default=None,
+                      help="column of --labels with the probability each row was chosen for labelling; it must be "
+                           "the same within a stratum (unequal probabilities are refused)")
+    seed.add_argument("--from-name", default=None,
+                      help="Label Studio choice control holding the label (default: the only one, or 'label')")
 
 
 def _add_others(sub: Any) -> None:

@@ -975,3 +975,78 @@ def test_cli_create_anytime(tmp_path, pool_campaign_spec):
     with Campaign.open(tmp_path / "a.db") as a, Campaign.open(tmp_path / "s.db") as s:
         assert (a.spec.anytime, s.spec.anytime) == (True, False)
         assert (a.status()["read"] == "anytime").all() and (s.status()["read"] == "guaranteed").all()
+
+
+def _seed_file(pool, n=120, seed=4):
+    ids = np.random.default_rng(seed).choice(pool.index.to_numpy(), n, replace=False)
+    return pd.DataFrame({"id": ids, "label": pool.loc[ids, "truth"].to_numpy()})
+
+
+def _errors_by_region(pool, ids):
+    sub = pool.loc[ids]
+    return (sub["truth"] != sub["pred"]).groupby(sub["region"]).agg(["sum", "size"])
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+@pytest.mark.parametrize("kind", ["csv", "parquet", "labelstudio", "jsonl"])
+def test_create_with_labels_starts_from_them_in_every_format_ingest_reads(tmp_path, pool_csv, capsys, kind):
+    path, pool = pool_csv
+    seed = _seed_file(pool)
+    if kind == "csv":
+        labels = tmp_path / "labels.csv"
+        seed.rename(columns={"label": "answer"}).to_csv(labels, index=False)
+        extra = ["--y-true", "answer"]
+    elif kind == "parquet":
+        labels = tmp_path / "labels.parquet"
+        seed.to_parquet(labels, index=False)
+        extra = []
+    elif kind == "labelstudio":
+        labels = tmp_path / "export.json"
+        tasks = [{"id": i + 1, "data": {"bayeseval_row_id": r}, "meta": {"bayeseval_row_id": r},
+                  "annotations": [{"completed_by": 1, "result": [
+                      {"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": [str(v)]}}]}]}
+                 for i, (r, v) in enumerate(zip(seed["id"], seed["label"], strict=True))]
+        labels.write_text(json.dumps(tasks))
+        extra = []
+    else:
+        labels = tmp_path / "labels.jsonl"
+        labels.write_text("".join(json.dumps({"id": r, "label": int(v)}) + "\n"
+                                  for r, v in zip(seed["id"], seed["label"], strict=True)))
+        extra = []
+    db = tmp_path / "c.db"
+    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
+                 "--y-pred", "pred", "--db", str(db), "--seed", "1", "--labels", str(labels), *extra]) == 0
+    assert "120 labels you already had" in capsys.readouterr().out
+    assert main(["campaign", "status", "--db", str(db), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    by_hand = _errors_by_region(pool, seed["id"])
+    got = {r["stratum"]: (r["successes"], r["trials"]) for r in payload["strata"]}
+    assert got == {g: (int(row["sum"]), int(row["size"])) for g, row in by_hand.iterrows()}
+    out = tmp_path / "batch.csv"
+    assert main(["campaign", "propose", "--db", str(db), "--batch-size", "40", "--out", str(out)]) == 0
+    assert not set(pd.read_csv(out)["id"]) & set(seed["id"])
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_create_with_bad_labels_exits_2_with_one_line_naming_labels(tmp_path, pool_csv, capsys):
+    path, pool = pool_csv
+    seed = _seed_file(pool, n=10)
+    base = ["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
+            "--y-pred", "pred", "--seed", "1"]
+    cases = {
+        "unknown": (pd.concat([seed, pd.DataFrame({"id": ["nope"], "label": [1]})]), [], "ids not in the pool: 'nope'"),
+        "twice": (pd.concat([seed, seed.iloc[:1]]), [], "ids given twice"),
+        "blank": (seed.assign(label=[None] + [1] * 9), [], "blank labels for ids"),
+        "column": (seed, ["--y-true", "answer"], "--y-true 'answer' is not in"),
+        "unequal": (seed.assign(p=np.linspace(0.1, 0.5, 10)), ["--inclusion", "p"], "probabilities differ within"),
+    }
+    for name, (frame, extra, words) in cases.items():
+        labels = tmp_path / f"{name}.csv"
+        frame.to_csv(labels, index=False)
+        db = tmp_path / f"{name}.db"
+        assert main(base + ["--db", str(db), "--labels", str(labels), *extra]) == 2, name
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and words in err and ("--labels" in err or "--y-true" in err), (name, err)
+        assert not db.exists()
+    assert main(base + ["--db", str(tmp_path / "x.db"), "--inclusion", "p"]) == 2
+    assert "give --labels too" in capsys.readouterr().err
