@@ -169,6 +169,7 @@ def _loo_nodes(posterior: Any, strata: np.ndarray) -> Nodes | None:
     a = np.maximum(expit(lm) * kappa, 1e-300)
     b = np.maximum(kappa - a, 1e-300)
     ll = betaln(a + s, b + f) - betaln(a, b)
+    a, b = np.broadcast_to(a, ll.shape), np.broadcast_to(b, ll.shape)  # one column per stratum
     eps = 0.0
     if posterior.model == "robust":
         eps = float(posterior.diagnostics.get("outlier_prob", 0.1))
