@@ -355,7 +355,9 @@ def posterior_predictive_check(
     p-value, approximately uniform under the model), so one outlier cannot hide by widening
     the population it is judged against: the hyperparameter nodes (the exact engine's grid
     points, or the posterior draws of other engines) are reweighted by
-    :math:`1 / p(s_k \mid \mu, \kappa)` and the count is compared with the exact mixture
+    :math:`1 / p(s_k \mid \mu, \kappa)` (in logs, from the grid's log masses, so counts of
+    any size keep their weights; with the exact engine, a stratum whose leave-one-out
+    posterior leaves the grid gets a grid of its own) and the count is compared with the exact mixture
     of Beta-binomial distributions they imply (:mod:`bayeseval._kernels.ppc`, the same kernel
     the labelling campaigns use); these give the predictive intervals of the count.
 

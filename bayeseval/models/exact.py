@@ -822,9 +822,9 @@ class ExactFit:
         Examples
         --------
         >>> fit = ExactFit(Counts.from_arrays([5, 6, 4, 40], [50, 50, 50, 50]))
-        >>> w, a, b = fit.loo_mixture(3)
+        >>> w, a, b = fit.loo_mixture(3)  # the population mean without the fourth stratum
         >>> round(float(w @ (a / (a + b))), 2)
-        0.1
+        0.12
         """
         pair = self._inverse[int(position)]
         other = copy.copy(self)

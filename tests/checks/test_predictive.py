@@ -12,9 +12,9 @@ from scipy import stats
 from bayeseval import fit_hierarchical, proportion_ci
 from bayeseval._api.warnings import ModelCheckWarning
 from bayeseval._kernels.loo_prior import loo_beta_mixture
+from bayeseval._kernels.ppc import loo_mixed_check, mixture_mid_p
 from bayeseval.checks import conflict_check, posterior_predictive_check
 from bayeseval.checks import predictive as checks
-from bayeseval._kernels.ppc import loo_mixed_check, mixture_mid_p
 from tests.checks.helpers import fit, loo_reference, planted_outlier, predictive_reference
 from tests.helpers import N, S, _scipy_p_values
 
