@@ -74,7 +74,8 @@ class Nodes:
     refit : callable, optional
         ``refit(k) -> (weights, a, b)``: the nodes of the posterior fitted without column
         ``k``'s stratum and the population Beta parameters of that stratum there, for the
-        columns whose reweighted nodes do not resolve their leave-one-out posterior.
+        columns whose reweighted nodes do not resolve their leave-one-out posterior (None
+        where it cannot be had: the reweighted nodes are used).
     """
 
     weights: np.ndarray
@@ -276,7 +277,8 @@ def _column_mixtures(nodes: Nodes, wl: np.ndarray, cols: np.ndarray) -> dict:
     whose reweighted nodes do not resolve their posterior (none without ``nodes.refit``)."""
     if nodes.refit is None or not cols.size:
         return {}
-    return {int(k): nodes.refit(int(k)) for k in cols[_unresolved(nodes, wl[:, cols])]}
+    refits = {int(k): nodes.refit(int(k)) for k in cols[_unresolved(nodes, wl[:, cols])]}
+    return {k: v for k, v in refits.items() if v is not None}
 
 
 def _screened(s: np.ndarray, n: np.ndarray, nodes: Nodes, wl: np.ndarray, cols: np.ndarray,
