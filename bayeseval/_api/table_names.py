@@ -42,8 +42,8 @@ COLUMNS: dict[str, str] = {
     "pooled_mean": "posterior mean of the pooled (hierarchical) model, beside pooled_lower/pooled_upper",
     "pooled_lower": "lower end of the pooled model's credible interval",
     "pooled_upper": "upper end of the pooled model's credible interval",
-    "estimate": "point estimate of a quantity derived from several strata (a weighted overall rate, "
-                "a gap, a ratio) beside its lower/upper; never a stratum's rate",
+    "estimate": "point estimate of a quantity other than one stratum's rate (a weighted overall rate, "
+                "a gap or a ratio between strata, a bootstrap statistic) beside its lower/upper",
     "weight": "the stratum's population share",
     "sample_share": "the stratum's share of the trials (of the pool's trials with a proxy)",
 }
