@@ -443,16 +443,21 @@ class Campaign(Annotating):
         Returns
         -------
         pandas.DataFrame
-            Indexed by stratum: ``pool_rows``, ``labelled``, ``pending``, ``trials``,
-            ``successes``, ``mean``, ``lower``, ``upper`` (the interval the stratum reads at
-            ``level``: with ``guarantee="stratum"``, the default, the stratum's guaranteed
-            interval, and the pooled posterior is beside it as ``pooled_mean``,
-            ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
-            these; under ``guarantee="average"`` the credible interval of the campaign's
-            model), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
+            Indexed by stratum: ``pool_rows`` (rows of the pool), ``labelled`` (labelled
+            rows), ``pending`` (proposed rows waiting for a label), ``trials`` and
+            ``successes`` (the labelled rows' trials and successes of the metric), ``lower``,
+            ``upper`` (the interval the stratum reads at ``level``: with
+            ``guarantee="stratum"``, the default, the stratum's guaranteed interval, and the
+            pooled posterior is beside it as ``pooled_mean``, ``pooled_lower`` and
+            ``pooled_upper``, which cover on average over strata like these; under
+            ``guarantee="average"`` the credible interval of the campaign's model), ``mean``
+            (the point estimate of that interval: ``successes / trials`` for the guaranteed
+            and anytime intervals, the posterior mean for the pooled one, the proxy-assisted
+            estimate with a proxy), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
             ``"anytime"`` with ``anytime=True`` (the stratum's confidence sequence at
             ``level``), ``"pooled"`` under ``guarantee="average"``, ``"own"`` for the
-            independent model, ``"proxy"`` with a proxy), ``halfwidth`` (of that interval),
+            independent model, ``"proxy"`` with a proxy, which adds ``agreement`` and
+            ``effective_labels``), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
             target, see :meth:`~bayeseval.campaign.verdicts.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose) and ``outlier`` (modelled
@@ -491,7 +496,7 @@ class Campaign(Annotating):
             table = self._proxy_table()
             frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # raw counts: cell-biased
             frame["read"] = "proxy"
-            frame["estimate"] = table["estimate"].to_numpy(float)
+            frame["mean"] = table["rate"].to_numpy(float)  # the proxy interval's point estimate
             frame["agreement"] = table["agreement"].to_numpy(float)
             frame["effective_labels"] = table["effective_labels"].to_numpy(float)
         return frame

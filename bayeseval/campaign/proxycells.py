@@ -153,11 +153,11 @@ class ProxyDesign:
 
     def table(self, labels: pd.Series, codes: np.ndarray, level: float) -> pd.DataFrame:
         """Per-stratum proxy estimates (:func:`~bayeseval.proxy_ci` table), one row per code."""
-        columns = ["estimate", "lower", "upper", "labelled", "agreement", "effective_labels"]
+        columns = ["rate", "lower", "upper", "trials", "agreement", "effective_labels"]
         labels = labels.dropna()
         if labels.empty:
             out = pd.DataFrame(np.nan, index=codes, columns=columns)
-            out["lower"], out["upper"], out["labelled"], out["effective_labels"] = 0.0, 1.0, 0, 0.0
+            out["lower"], out["upper"], out["trials"], out["effective_labels"] = 0.0, 1.0, 0, 0.0
             return out
         frame = pd.DataFrame({"stratum": self.pool["stratum"], "y_pred": self.pool["prediction"],
                               "proxy": self.pool["proxy"]})

@@ -457,7 +457,7 @@ def _status(args: argparse.Namespace) -> int:
                 payload["agreement_rule"] = AGREEMENT_RULE
             _print_json(payload)
         else:
-            print(st.to_string(float_format=lambda x: f"{x:.4f}"))
+            print(_status_text(st))
             if "overall" in st.attrs:
                 o = st.attrs["overall"]
                 print(f"overall: {o['mean']:.4f} [{o['lower']:.4f}, {o['upper']:.4f}] half-width {o['halfwidth']:.4f}")
@@ -472,6 +472,19 @@ def _status(args: argparse.Namespace) -> int:
     finally:
         c.close()
     return EXIT_OK
+
+
+def _status_text(st: Any) -> str:
+    """The status table as text: counts and costs without decimals, rates with four."""
+    import pandas as pd
+
+    from bayeseval._api.table_names import WHOLE
+    from bayeseval._render.formats import cell_text, whole_columns
+
+    whole = whole_columns(st, WHOLE)
+    numeric = [c for c in st.columns
+               if pd.api.types.is_numeric_dtype(st[c].dtype) and not pd.api.types.is_bool_dtype(st[c].dtype)]
+    return st.to_string(formatters={c: lambda v, w=c in whole: cell_text(v, whole=w) for c in numeric})
 
 
 def _one_block(st: Any) -> Any:

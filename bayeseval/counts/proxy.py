@@ -51,10 +51,10 @@ class ProxyCounts(Result):
     ----------
     table : pandas.DataFrame
         Indexed by the strata and ``cell`` (0, 1, ... in proxy order). Columns ``successes``
-        and ``labelled`` (the labelled rows' successes and trials), ``pool`` (trials among
-        all rows, labelled or not); with inclusion probabilities also ``ipw_successes``,
-        ``ipw_labelled`` (sums of ``1/pi``) and ``ipw2_successes``, ``ipw2_labelled`` (sums
-        of ``1/pi**2``) over the labelled successes and trials.
+        and ``trials`` (the labelled rows' successes and trials), ``pool_trials`` (trials
+        among all rows, labelled or not); with inclusion probabilities also
+        ``ipw_successes``, ``ipw_trials`` (sums of ``1/pi``) and ``ipw2_successes``,
+        ``ipw2_trials`` (sums of ``1/pi**2``) over the labelled successes and trials.
     metric : str
         The metric's name.
     proxy_kind : {"label", "score"}
@@ -71,8 +71,8 @@ class ProxyCounts(Result):
     ...                    "judge": [1, 0, 1, 1, 0]})
     >>> pc = tabulate(df, y_true="y", y_pred="p", proxy="judge", metric="accuracy")
     >>> # cell 1: the judge agrees with the prediction (4 rows), cell 0: it does not (1 row)
-    >>> pc.table[["successes", "labelled", "pool"]].to_dict("list")
-    {'successes': [0, 2], 'labelled': [1, 2], 'pool': [1, 4]}
+    >>> pc.table[["successes", "trials", "pool_trials"]].to_dict("list")
+    {'successes': [0, 2], 'trials': [1, 2], 'pool_trials': [1, 4]}
     """
 
     table: pd.DataFrame
@@ -238,13 +238,13 @@ def _cell_table(raw: pd.DataFrame, labelled: np.ndarray, m: Metric, positive: An
     work = pd.DataFrame({i: raw[i].to_numpy() for i in range(len(cols))}, index=range(len(raw)))
     work["cell"] = cell
     work["successes"] = np.where(lab_trial & success, n, 0)
-    work["labelled"] = np.where(lab_trial, n, 0)
-    work["pool"] = np.where(trial, n, 0)
+    work["trials"] = np.where(lab_trial, n, 0)
+    work["pool_trials"] = np.where(trial, n, 0)
     if ipw:
         for col, src in (("ipw", "w"), ("ipw2", "w2")):
             v = raw[src].to_numpy(float)
             work[f"{col}_successes"] = np.where(lab_trial & success, v, 0.0)
-            work[f"{col}_labelled"] = np.where(lab_trial, v, 0.0)
+            work[f"{col}_trials"] = np.where(lab_trial, v, 0.0)
     if not cols:
         work["stratum"] = "all"
         keys: list[Any] = ["stratum", "cell"]
@@ -256,7 +256,7 @@ def _cell_table(raw: pd.DataFrame, labelled: np.ndarray, m: Metric, positive: An
     out.index = out.index.set_names(names)
     if kind == "score":
         out = _renumber(out)
-    ints = ["successes", "labelled", "pool"]
+    ints = ["successes", "trials", "pool_trials"]
     out[ints] = out[ints].astype(np.int64)
     return out
 

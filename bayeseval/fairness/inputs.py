@@ -258,7 +258,7 @@ def check_min_trials(min_trials: Any) -> int:
 
 
 #: the audit's tables' own columns (the group columns come in addition)
-GROUP_COLUMNS = ["group", "metric", "successes", "trials", "labelled", "pool_trials", "effective_labels",
+GROUP_COLUMNS = ["group", "metric", "successes", "trials", "pool_trials", "effective_labels",
                   "agreement", "proxy_used", "rate", "lower", "upper", "read", "adaptive_lower", "adaptive_upper",
                   "wilson_lower", "wilson_upper", "pooled_mean", "pooled_lower", "pooled_upper", "empty",
                   "zero_successes", "predicted", "conflict", "in_gap", "is_reference"]

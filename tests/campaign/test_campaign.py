@@ -1100,7 +1100,7 @@ def test_status_matches_proxy_ci_by_hand(tmp_path):
                    level=guarantee_stop_level(0.95), inclusion="pi").table
     np.testing.assert_allclose(st["lower"].to_numpy(), ref["lower"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(st["upper"].to_numpy(), ref["upper"].to_numpy(), rtol=1e-12)
-    np.testing.assert_allclose(st["estimate"].to_numpy(), ref["estimate"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(st["mean"].to_numpy(), ref["rate"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(st["agreement"].to_numpy(), ref["agreement"].to_numpy())
     assert (st["read"] == "proxy").all()
 
@@ -1117,7 +1117,7 @@ def test_cell_design_estimate_is_unbiased(tmp_path):
                             random_seed=seed, goal=Each(0.04), budget=120)
         _run(c, truth, 3)
         st = c.status()
-        est.append(st["estimate"].to_numpy())
+        est.append(st["mean"].to_numpy())
         raw.append((st["successes"] / st["trials"]).to_numpy())
         c.close()
     est, raw = np.array(est), np.array(raw)

@@ -54,7 +54,7 @@ def _ipw_runs(repeats, seed=0):
         df = base.assign(y=np.where(keep, right.astype(float), np.nan))
         row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy",
                        inclusion="pi").table.loc["all"]
-        est.append(row["estimate"])
+        est.append(row["rate"])
         covered.append(row["lower"] <= truth <= row["upper"])
         # the post-stratified estimate that ignores the design
         plain.append(sum(shares[c] * right[keep & (judge == c)].mean() for c in (0, 1)))
@@ -67,22 +67,22 @@ def test_hand_count_two_strata():
     a = res.table.loc["a"]
     # stratum a, by hand: judge says right on 8 of 12 pool rows; labelled: 5 in the judge-1
     # cell with 4 right, 3 in the judge-0 cell with 1 right
-    assert (a["labelled"], a["trials"], a["cells"]) == (8, 12, 2)
+    assert (a["trials"], a["pool_trials"], a["cells"]) == (8, 12, 2)
     assert a["agreement"] == pytest.approx(6 / 8)  # 4 of 5 and 2 of 3 agree
     ps = 8 / 12 * 4 / 5 + 4 / 12 * 1 / 3
     eff = _hand_effective([1, 4], [3, 5], [4 / 12, 8 / 12])
     assert a["effective_labels"] == pytest.approx(eff)
     if a["proxy_used"]:
-        assert a["estimate"] == pytest.approx(ps)
+        assert a["rate"] == pytest.approx(ps)
     else:  # labels-only: 5 right of 8 (Clopper-Pearson, the default)
         lo, hi = proportion_confint(5, 8, alpha=0.05, method="beta")
-        assert (a["estimate"], a["lower"], a["upper"]) == pytest.approx((5 / 8, lo, hi))
+        assert (a["rate"], a["lower"], a["upper"]) == pytest.approx((5 / 8, lo, hi))
     assert bool(a["proxy_used"]) == (eff * 0.8 > 8)
     b = res.table.loc["b"]
     # stratum b: 4 labels in cells of 2 and 2 -> merged (fewer than 3): labels-only 2 of 4
     lo, hi = proportion_confint(2, 4, alpha=0.05, method="beta")
-    assert (b["labelled"], b["cells"], bool(b["proxy_used"])) == (4, 1, False)
-    assert (b["estimate"], b["lower"], b["upper"]) == pytest.approx((0.5, lo, hi))
+    assert (b["trials"], b["cells"], bool(b["proxy_used"])) == (4, 1, False)
+    assert (b["rate"], b["lower"], b["upper"]) == pytest.approx((0.5, lo, hi))
 
 
 def test_error_rate_is_one_minus_accuracy():
@@ -90,7 +90,7 @@ def test_error_rate_is_one_minus_accuracy():
     acc = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge_label", metric="accuracy")
     err = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge_label")
     a, e = acc.table.loc["all"], err.table.loc["all"]
-    assert e["estimate"] == pytest.approx(1 - a["estimate"])
+    assert e["rate"] == pytest.approx(1 - a["rate"])
     assert (e["lower"], e["upper"]) == pytest.approx((1 - a["upper"], 1 - a["lower"]))
 
 
@@ -104,9 +104,9 @@ def test_precision_counts_only_predicted_positives():
                    metric="precision").table.loc["all"]
     # trials: the 6 predicted positives; 4 labelled, 2 true positives
     lo, hi = proportion_confint(2, 4, alpha=0.05, method="beta")
-    assert (row["trials"], row["labelled"]) == (6, 4)
+    assert (row["pool_trials"], row["trials"]) == (6, 4)
     assert row["agreement"] == pytest.approx(3 / 4)
-    assert (row["estimate"], row["lower"], row["upper"]) == pytest.approx((0.5, lo, hi))
+    assert (row["rate"], row["lower"], row["upper"]) == pytest.approx((0.5, lo, hi))
 
 
 def test_score_proxy_uses_quantile_cells():
@@ -124,15 +124,15 @@ def test_score_proxy_uses_quantile_cells():
     rates = [right[keep & (cells == c)].mean() for c in range(5)]
     assert res.proxy_kind == "score" and row["cells"] == 5 and np.isnan(row["agreement"])
     assert row["proxy_used"]
-    assert row["estimate"] == pytest.approx(float(np.dot(shares, rates)), abs=1e-12)
+    assert row["rate"] == pytest.approx(float(np.dot(shares, rates)), abs=1e-12)
 
 
 def test_result_protocol():
     res = proxy_ci(_frame(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g")
     assert isinstance(res, ProxyCI)
     frame = res.to_frame()
-    frame.loc["a", "estimate"] = -1.0
-    assert res.table.loc["a", "estimate"] != -1.0
+    frame.loc["a", "rate"] = -1.0
+    assert res.table.loc["a", "rate"] != -1.0
     assert "Proxy-assisted intervals" in res._repr_html_() and "effective_labels" in repr(res)
 
 
@@ -197,7 +197,7 @@ def test_hajek_cell_rates_by_hand():
     row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy", inclusion="pi").table.loc["all"]
     w = 1 / np.array([0.5, 0.25, 0.5, 1.0])
     y = np.array([1, 0, 1, 1])
-    assert row["estimate"] == pytest.approx((w * y).sum() / w.sum())
+    assert row["rate"] == pytest.approx((w * y).sum() / w.sum())
 
 
 def test_proxy_ci_takes_proxy_counts():
