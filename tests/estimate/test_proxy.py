@@ -290,13 +290,24 @@ def test_proxy_ci_refuses_a_sentinel_and_estimates_once_it_is_missing():
 def test_every_row_entry_point_runs_the_proxy_checks(entry):
     import bayeseval as be
 
+    def run(d, **kw):
+        if entry == "evaluate":
+            return be.evaluate(d, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g",
+                               metric="accuracy", **kw)
+        return be.fairness.audit(d, y_true="y_true", y_pred="y_pred", groups="g", proxy="judge",
+                                 metrics=["ppv"], pos_label=1, **kw)
+
     df = _frame().assign(judge=lambda d: d["judge"].map({1: "yes", 0: "no"}))
-    run = {"evaluate": lambda d: be.evaluate(d, y_true="y_true", y_pred="y_pred", proxy="judge",
-                                             strata="g", metric="accuracy"),
-           "audit": lambda d: be.fairness.audit(d, y_true="y_true", y_pred="y_pred", groups="g",
-                                                proxy="judge", metrics=["ppv"])}[entry]
     with pytest.raises(ValueError, match=r"proxy column 'judge' holds values .*'no', 'yes'"):
         run(df)
     df = _frame().assign(y_true=lambda d: d["y_true"].fillna(-1))
     with pytest.raises(ValueError, match=r"y_true column 'y_true' holds -1\.0 in 6 rows"):
         run(df)
+    # declared, -1 is a class: every row is labelled (18 rows; the audit's ppv trials are the
+    # predicted positives, every row here)
+    table = run(df, label_set=[-1, 0, 1]).table
+    assert int(table["labelled" if "labelled" in table else "trials"].sum()) == 18
+    plain = be.evaluate if entry == "evaluate" else be.fairness.audit
+    where = {"strata": "g"} if entry == "evaluate" else {"groups": "g"}
+    with pytest.raises(TypeError, match="label_set declares .* give proxy too"):
+        plain(_frame().fillna(0), y_true="y_true", y_pred="y_pred", label_set=[0, 1], **where)
