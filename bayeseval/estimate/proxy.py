@@ -24,8 +24,10 @@ the with-replacement variance :math:`\hat V_c = \sum_i (y_i - \hat r_c)^2/\pi_i^
 (\sum_i 1/\pi_i)^2`; each cell enters the same MOVER combination with its effective counts
 :math:`n^*_c = \hat r_c(1-\hat r_c)/\hat V_c` (Kish's :math:`(\sum 1/\pi)^2/\sum 1/\pi^2` at a
 rate of 0 or 1), :math:`s^*_c = \hat r_c n^*_c` (Korn and Graubard 1998, *Survey
-Methodology* 24). With equal probabilities within a stratum this is exactly the interval
-without ``inclusion``; with unequal ones it is an asymptotic interval (its coverage is
+Methodology* 24). With equal probabilities within a stratum this is the unweighted cells'
+interval: the interval without ``inclusion`` where that one reads the proxy, but not where it
+switches to labels only (with ``inclusion`` the cells are always read when there are several
+cell groups); with unequal ones it is an asymptotic interval (its coverage is
 measured by simulation in ``tests/report/test_pipeline.py`` and reported on the validation page).
 
 Supported metrics are those whose trials are known on unlabelled rows: ``error_rate``,
