@@ -251,10 +251,13 @@ class PandasBackend(Backend):
 
     def infinite(self, column: str) -> tuple[int, float | None]:
         values = self._column(column)
-        if not pd.api.types.is_float_dtype(values.dtype) and values.dtype != object:
+        if pd.api.types.is_float_dtype(values.dtype):
+            x = np.asarray(values.to_numpy(dtype=float, na_value=np.nan), dtype=float)
+        elif pd.api.types.is_object_dtype(values.dtype):  # only float objects, never text
+            x = np.array([v if isinstance(v, (float, np.floating)) else np.nan for v in values.to_numpy()],
+                         dtype=float)
+        else:
             return 0, None
-        x = pd.to_numeric(values, errors="coerce") if values.dtype == object else values
-        x = np.asarray(x.to_numpy(dtype=float, na_value=np.nan), dtype=float)
         bad = np.isinf(x)
         return int(bad.sum()), (float(x[bad][0]) if bad.any() else None)
 
