@@ -27,10 +27,10 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import check_positive_int, iter_columns, short_repr
 from bayeseval._backends.interface import Backend, ConfusionTable
 from bayeseval._backends.pandas_backend import PandasBackend
-from bayeseval.counts.labels import check_label_types, resolve_positive
+from bayeseval.counts.labels import MISSING_TEXT, check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
 
-__all__ = ["ProxyCounts", "PROXY_METRICS", "check_proxy_column", "proxy_kind", "pool_proxy_kind"]
+__all__ = ["ProxyCounts", "PROXY_METRICS"]
 
 #: metrics whose trials are known without the true label (the ones a proxy serves)
 PROXY_METRICS = ("error_rate", "accuracy", "precision", "npv")
@@ -348,7 +348,9 @@ def _check_true_labels(raw: pd.DataFrame, labelled: np.ndarray, kind: str, decla
     """
     known = _known_labels(raw, kind, declared, pos_label)
     truth = raw.loc[labelled, "t"]
-    odd = [v for v in pd.unique(truth) if v not in known]
+    # a missing-value spelling ("", "NA", ...) gets the label rules' own message (check_label_types)
+    odd = [v for v in pd.unique(truth) if v not in known
+           and not (isinstance(v, str) and v.strip().lower() in MISSING_TEXT)]
     if not odd:
         return
     y_true, y_pred, proxy = names
