@@ -150,7 +150,8 @@ class Campaign(Annotating):
             columns=["rid", "stratum", "prediction", "eligible", "ord"]).set_index("rid")
         proxy = pd.Series([v for _, v in pairs], index=[r for r, _ in pairs])
         pool["proxy"] = proxy.reindex(pool.index).to_numpy()
-        return ProxyDesign(pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"])
+        return ProxyDesign(pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"],
+                           column=self.spec.proxy)
 
     def _proxy_labels(self, conn: Any = None) -> tuple[pd.Series, pd.Series]:
         """The stored labels and successes, indexed by row id."""

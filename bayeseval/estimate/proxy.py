@@ -24,8 +24,10 @@ the with-replacement variance :math:`\hat V_c = \sum_i (y_i - \hat r_c)^2/\pi_i^
 (\sum_i 1/\pi_i)^2`; each cell enters the same MOVER combination with its effective counts
 :math:`n^*_c = \hat r_c(1-\hat r_c)/\hat V_c` (Kish's :math:`(\sum 1/\pi)^2/\sum 1/\pi^2` at a
 rate of 0 or 1), :math:`s^*_c = \hat r_c n^*_c` (Korn and Graubard 1998, *Survey
-Methodology* 24). With equal probabilities within a stratum this is exactly the interval
-without ``inclusion``; with unequal ones it is an asymptotic interval (its coverage is
+Methodology* 24). With equal probabilities within a stratum this is the unweighted cells'
+interval: the interval without ``inclusion`` where that one reads the proxy, but not where it
+switches to labels only (with ``inclusion`` the cells are always read when there are several
+cell groups); with unequal ones it is an asymptotic interval (its coverage is
 measured by simulation in ``tests/report/test_pipeline.py`` and reported on the validation page).
 
 Supported metrics are those whose trials are known on unlabelled rows: ``error_rate``,
@@ -182,6 +184,7 @@ def proxy_ci(
     method: str = "clopper_pearson",
     n_cells: int = 5,
     inclusion: str | None = None,
+    label_set: Sequence[Any] | None = None,
 ) -> ProxyCI:
     r"""Per-stratum intervals of a metric from a proxy on every row and the labelled rows.
 
@@ -216,6 +219,12 @@ def proxy_ci(
         chose the rows for labelling): the cell rates become inverse-probability weighted
         (Hajek) estimates, approximately unbiased (bias of order 1/labels) whatever the
         design, and the interval is asymptotic (see Notes).
+    label_set : sequence, optional
+        Every class ``y_true`` may hold. By default a true label must be a value that the
+        predictions or a label proxy take (either of 0/1 makes both known): any other value,
+        such as ``-1`` or ``"unlabelled"`` marking the rows nobody labelled, is refused
+        (unlabelled rows hold a missing value). Declare a class the model and the proxy
+        never give here.
 
     Returns
     -------
@@ -230,8 +239,10 @@ def proxy_ci(
     ValueError
         A column is missing; ``y_pred``, ``proxy`` or strata hold missing values; the
         metric's trials need the true label (``recall``, ``fpr``, ``specificity``); the
-        proxy is neither labels nor numbers; an inclusion probability outside (0, 1] on a
-        labelled row; bad ``level``, ``method`` or ``n_cells``.
+        proxy is neither labels nor numbers (text such as ``"0.9"`` or ``"yes"`` next to 0/1
+        labels), or holds ``inf``; a true label that neither the predictions nor a label
+        proxy take and that ``label_set`` does not declare; an inclusion probability outside
+        (0, 1] on a labelled row; bad ``level``, ``method`` or ``n_cells``.
 
     Notes
     -----
@@ -265,7 +276,7 @@ def proxy_ci(
     method = normalise_method(method)
     if isinstance(data, ProxyCounts):
         given = {"y_true": y_true, "y_pred": y_pred, "proxy": proxy, "strata": strata,
-                 "pos_label": pos_label, "inclusion": inclusion}
+                 "pos_label": pos_label, "inclusion": inclusion, "label_set": label_set}
         extra = {k: v for k, v in given.items() if v is not None}
         if extra:
             raise TypeError(f"data is a ProxyCounts (already tabulated): the column arguments "
@@ -278,6 +289,7 @@ def proxy_ci(
         counts = tabulate_proxy(
             backend_for(data), y_true=y_true, y_pred=y_pred, proxy=proxy, strata=strata,
             metric=metric, pos_label=pos_label, inclusion=inclusion, n_cells=n_cells,
+            label_set=label_set,
         )
     return ProxyCI(table=proxy_table(counts, level, method), metric=counts.metric, level=level,
                    method=method, proxy_kind=counts.proxy_kind)

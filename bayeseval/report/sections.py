@@ -49,7 +49,7 @@ def count_proxy(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any,
     """Rows with a proxy -> effective Counts (the pooled model's input) and the proxy part."""
     metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
     pc = tabulate(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
-                  pos_label=pos_label, proxy=cfg.proxy, inclusion=cfg.inclusion)
+                  pos_label=pos_label, proxy=cfg.proxy, inclusion=cfg.inclusion, label_set=cfg.label_set)
     table = proxy_ci(pc, level=cfg.level, method="clopper_pearson").table
     s, n = effective_counts(table)
     counts = Counts(pd.Series(s, index=table.index), pd.Series(n, index=table.index),

@@ -1051,3 +1051,16 @@ def test_create_with_bad_labels_exits_2_with_one_line_naming_labels(tmp_path, po
         assert not db.exists()
     assert main(base + ["--db", str(tmp_path / "x.db"), "--inclusion", "p"]) == 2
     assert "give --labels too" in capsys.readouterr().err
+@pytest.mark.parametrize(("values", "shown"), [({1: "yes", 0: "no"}, "'no', 'yes'"),
+                                               ({1: "right", 0: "wrong"}, "'right', 'wrong'")])
+def test_cli_create_refuses_a_text_proxy_in_one_line(tmp_path, capsys, values, shown):
+    pool, _ = _pool_campaign_proxy(n=300)
+    pool["judge"] = pool["judge"].map(values)
+    path = tmp_path / "pool.csv"
+    pool.rename_axis("id").reset_index().to_csv(path, index=False)
+    code = main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "g",
+                 "--y-pred", "pred", "--proxy", "judge", "--db", str(tmp_path / "c.db")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not (tmp_path / "c.db").exists()
+    assert "error: proxy column 'judge' holds values" in err and shown in err
+    assert len(err.splitlines()) == 1

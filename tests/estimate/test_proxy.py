@@ -211,3 +211,103 @@ def test_proxy_ci_takes_proxy_counts():
     assert (a.loc["b", "lower"], a.loc["b", "upper"]) == pytest.approx((lo, hi))
     with pytest.raises(TypeError, match="ProxyCounts"):
         proxy_ci(pc, proxy="judge")
+
+
+def _cp(s, n, level=0.95):
+    """Clopper-Pearson limits from SciPy's beta quantiles."""
+    from scipy.stats import beta
+
+    a = (1 - level) / 2
+    lo = beta.ppf(a, s, n - s + 1) if s > 0 else 0.0
+    hi = beta.ppf(1 - a, s + 1, n - s) if s < n else 1.0
+    return lo, hi
+
+
+def test_equal_inclusion_probabilities_keep_the_cells_where_the_proxy_does_not_pay():
+    rng = np.random.default_rng(8)
+    size = 4000
+    g = np.where(np.arange(size) < size // 2, "good", "useless")
+    y_pred = np.ones(size, dtype=int)
+    right = rng.random(size) < 0.8
+    judge_right = rng.random(size) < np.where(g == "good", 0.95, 0.5)
+    df = pd.DataFrame({"g": g, "y_pred": y_pred,
+                       "judge": np.where(judge_right, right, ~right).astype(int),
+                       "y_true": np.where(rng.random(size) < 0.04, right, np.nan),
+                       "pi": np.where(g == "good", 0.04, 0.02)})
+    args = {"y_true": "y_true", "y_pred": "y_pred", "proxy": "judge", "strata": "g", "metric": "accuracy"}
+    plain = proxy_ci(df, **args).table
+    weighted = proxy_ci(df, **args, inclusion="pi").table
+    assert plain.loc["good", "proxy_used"] and not plain.loc["useless", "proxy_used"]
+    # where the proxy pays, equal probabilities give exactly the interval without inclusion
+    pd.testing.assert_series_equal(plain.loc["good"], weighted.loc["good"])
+    # where it does not, the interval without inclusion is the labels-only Clopper-Pearson one ...
+    part = df[(df["g"] == "useless") & df["y_true"].notna()]
+    s, n = int((part["y_true"] == 1).sum()), len(part)
+    assert plain.loc["useless", ["estimate", "lower", "upper"]].tolist() == pytest.approx([s / n, *_cp(s, n)])
+    # ... and the one with inclusion is still the post-stratified cells' MOVER interval
+    full = df[df["g"] == "useless"]
+    est, lo2, hi2 = 0.0, 0.0, 0.0
+    for c in (0, 1):  # both cells hold well over three labels: no merging
+        sc = int(((part["judge"] == c) & (part["y_true"] == 1)).sum())
+        nc = int((part["judge"] == c).sum())
+        w = float((full["judge"] == c).mean())
+        lo, hi = _cp(sc, nc)
+        est += w * sc / nc
+        lo2 += w**2 * (sc / nc - lo) ** 2
+        hi2 += w**2 * (hi - sc / nc) ** 2
+    row = weighted.loc["useless"]
+    assert bool(row["proxy_used"])
+    assert [row["estimate"], row["lower"], row["upper"]] == pytest.approx(
+        [est, est - math.sqrt(lo2), est + math.sqrt(hi2)], rel=1e-9)
+    assert row["upper"] - row["lower"] != pytest.approx(plain.loc["useless", "upper"] - plain.loc["useless", "lower"])
+
+
+def test_proxy_ci_refuses_a_sentinel_and_estimates_once_it_is_missing():
+    rng = np.random.default_rng(12)
+    size = 5000
+    y_pred = rng.integers(0, 2, size)
+    truth = np.where(rng.random(size) < 0.89, y_pred, 1 - y_pred)
+    judge = np.where(rng.random(size) < 0.9, truth, 1 - truth)
+    labelled = rng.random(size) < 0.06
+    df = pd.DataFrame({"y_pred": y_pred, "judge": judge, "y_true": np.where(labelled, truth, -1)})
+    args = {"y_true": "y_true", "y_pred": "y_pred", "proxy": "judge", "metric": "accuracy"}
+    with pytest.raises(ValueError, match=rf"holds -1 in {int((~labelled).sum())} rows.*missing value \(NaN"):
+        proxy_ci(df, **args)
+    row = proxy_ci(df.replace({"y_true": {-1: np.nan}}), **args).table.loc["all"]
+    # the post-stratified estimate by hand, and the pool's true accuracy inside the interval
+    cell = judge == y_pred
+    right = truth == y_pred
+    hand = sum(cell_share * right[labelled & (cell == c)].mean()
+               for c, cell_share in ((True, cell.mean()), (False, 1 - cell.mean())))
+    assert row["estimate"] == pytest.approx(hand, rel=1e-12)
+    assert row["lower"] <= right.mean() <= row["upper"]
+    # declared, -1 is a class: every row labelled, the estimate the plain share of right rows
+    declared = proxy_ci(df, **args, label_set=[-1, 0, 1]).table.loc["all"]
+    assert declared["labelled"] == size and declared["estimate"] == pytest.approx((df["y_true"] == y_pred).mean())
+
+
+@pytest.mark.parametrize("entry", ["evaluate", "audit"])
+def test_every_row_entry_point_runs_the_proxy_checks(entry):
+    import bayeseval as be
+
+    def run(d, **kw):
+        if entry == "evaluate":
+            return be.evaluate(d, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g",
+                               metric="accuracy", **kw)
+        return be.fairness.audit(d, y_true="y_true", y_pred="y_pred", groups="g", proxy="judge",
+                                 metrics=["ppv"], pos_label=1, **kw)
+
+    df = _frame().assign(judge=lambda d: d["judge"].map({1: "yes", 0: "no"}))
+    with pytest.raises(ValueError, match=r"proxy column 'judge' holds values .*'no', 'yes'"):
+        run(df)
+    df = _frame().assign(y_true=lambda d: d["y_true"].fillna(-1))
+    with pytest.raises(ValueError, match=r"y_true column 'y_true' holds -1\.0 in 6 rows"):
+        run(df)
+    # declared, -1 is a class: every row is labelled (18 rows; the audit's ppv trials are the
+    # predicted positives, every row here)
+    table = run(df, label_set=[-1, 0, 1]).table
+    assert int(table["labelled" if "labelled" in table else "trials"].sum()) == 18
+    plain = be.evaluate if entry == "evaluate" else be.fairness.audit
+    where = {"strata": "g"} if entry == "evaluate" else {"groups": "g"}
+    with pytest.raises(TypeError, match="label_set declares .* give proxy too"):
+        plain(_frame().fillna(0), y_true="y_true", y_pred="y_pred", label_set=[0, 1], **where)
