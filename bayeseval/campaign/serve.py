@@ -366,7 +366,7 @@ def _answer_webhook(server: CampaignServer, headers: Any, rfile: Any) -> tuple[i
     except _BadBody as exc:
         return 400, {"error": str(exc)}
     if action not in ACTIONS:
-        return 200, {"ignored": action}
+        return 200, {"ignored": action[:100]}
     server.request_sync()
     return 202, {"queued": action}
 
@@ -384,50 +384,65 @@ def _answer_get(server: CampaignServer, path: str, headers: Any) -> tuple[int, d
 
 
 def _handler(server: CampaignServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "bayeseval-campaign"
-        timeout = server.timeout  # each read and write of the socket
+    """The request handler class of ``server``."""
+    return type("Handler", (_Handler,), {"campaign": server, "timeout": server.timeout})
 
-        def setup(self) -> None:
-            # the whole exchange has `timeout` seconds: a client that drips its request is cut off too
-            self._deadline = threading.Timer(server.timeout, self._expire)
-            self._deadline.daemon = True
-            self._deadline.start()
-            super().setup()
 
-        def _expire(self) -> None:
-            with contextlib.suppress(OSError):
-                self.connection.shutdown(socket.SHUT_RDWR)
+class _Handler(BaseHTTPRequestHandler):
+    """Answers one connection of a :class:`CampaignServer` (set as ``campaign``)."""
 
-        def finish(self) -> None:
-            self._deadline.cancel()
-            with contextlib.suppress(OSError):
-                super().finish()
+    server_version = "bayeseval-campaign"
+    campaign: CampaignServer
+    timeout: float  # each read and write of the socket
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-            pass
+    def setup(self) -> None:
+        # the whole exchange has `timeout` seconds: a client that drips its request is cut off too
+        self._deadline = threading.Timer(self.campaign.timeout, self._expire)
+        self._deadline.daemon = True
+        self._deadline.start()
+        super().setup()
 
-        def _send(self, code: int, payload: dict[str, Any]) -> None:
-            body = json.dumps(payload, default=str).encode("utf-8")
-            try:
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (*_CLIENT_GONE, OSError):  # the client left (or timed out) before the answer
-                self.close_connection = True
+    def _expire(self) -> None:
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
 
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            self._send(*_answer_get(server, self.path.split("?")[0].rstrip("/"), self.headers))
+    def finish(self) -> None:
+        self._deadline.cancel()
+        with contextlib.suppress(OSError):
+            super().finish()
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            try:
-                answer = _answer_webhook(server, self.headers, self.rfile)
-            except _CLIENT_GONE:  # the body never came: drop the connection, change nothing
-                self.close_connection = True
-                return
-            self._send(*answer)
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
 
-    return Handler
+    def _send(self, code: int, payload: dict[str, Any]) -> None:
+        body = b"" if self.command == "HEAD" else json.dumps(payload, default=str).encode("utf-8")
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:  # the client left (or timed out) before the answer
+            self.close_connection = True
 
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self._send(*_answer_get(self.campaign, self.path.split("?")[0].rstrip("/"), self.headers))
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        try:
+            answer = _answer_webhook(self.campaign, self.headers, self.rfile)
+        except _CLIENT_GONE:  # the body never came: drop the connection, change nothing
+            self.close_connection = True
+            return
+        self._send(*answer)
+
+    def _other(self) -> None:
+        """Any other method: the secret first, like every endpoint, then 405."""
+        if self.command != "HEAD":
+            _drain(self.headers, self.rfile)
+        if not self.campaign.authorised(self.headers):
+            self._send(401, {"error": f"missing or wrong {SECRET_HEADER} header"})
+        else:
+            self._send(405, {"error": f"{self.command} is not served; GET /status or /health, POST a webhook"})
+
+    do_HEAD = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = _other  # noqa: N815 - http.server's names

@@ -183,6 +183,19 @@ def test_every_endpoint_but_health_needs_the_secret(served, method, path):
     assert server.wait_idle(10) and sync.calls == 0
 
 
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"])
+def test_other_methods_need_the_secret_too(served, method):
+    server, sync, db, url = served
+    for headers, want in (({}, 401), ({SECRET_HEADER: "nope"}, 401), (SECRET, 405)):
+        req = urllib.request.Request(url + "/status", data=b"{}" if method != "HEAD" else None, method=method,
+                                     headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(req, timeout=10)
+        answer = info.value.read()
+        assert info.value.code == want and b"north" not in answer and b"strata" not in answer
+    assert sync.calls == 0
+
+
 def test_with_the_secret_the_endpoints_answer(served):
     server, sync, db, url = served
     code, st = _get(url + "/status", SECRET)
@@ -552,3 +565,9 @@ def _raw_read(sock):
     while chunk := sock.recv(65536):
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def test_an_ignored_action_is_not_echoed_whole(served):
+    server, sync, db, url = served
+    code, body = _post(url, {"action": "X" * 100_000}, SECRET)
+    assert (code, body) == (200, {"ignored": "X" * 100}) and sync.calls == 0
