@@ -180,6 +180,10 @@ class LabelStudioClient:
         self._ls = LabelStudio(base_url=url.rstrip("/"), api_key=token.strip(), timeout=timeout, max_retries=0)
         self.url = url.rstrip("/")
 
+    def check(self, project: int) -> str:
+        """One call to the server: the project's title (the server's error when the URL, token or project is wrong)."""
+        return str(self._ls.projects.get(id=int(project)).title)
+
     def set_label_config(self, project: int, xml: str) -> None:
         """Replace the project's labelling configuration."""
         self._ls.projects.update(id=int(project), label_config=xml)
