@@ -853,8 +853,9 @@ class Campaign(Annotating):
         label_column: str | None = None,
         annotator_column: str | None = None,
         relabel: bool = False,
+        strict: bool = False,
     ) -> IngestResult:
-        """Record true labels for proposed rows (all or nothing).
+        """Record true labels for proposed rows (all or nothing; blank labels are left pending).
 
         Parameters
         ----------
@@ -874,19 +875,26 @@ class Campaign(Annotating):
             Replace the stored label of rows already labelled differently (and correct the
             counts); with ``annotator_column``, replace an annotator's earlier label of a row
             and accept a change of the resolved label. Default False: such rows are an error.
+        strict : bool
+            Refuse the whole batch when a label is blank (missing, NaN, empty or spaces only;
+            :func:`~bayeseval.campaign.labels.is_blank`). Default False: the rows without a
+            label are not recorded and stay as they were (pending rows stay pending), the
+            others are recorded, and a :class:`~bayeseval.BlankLabelWarning` says how many
+            (``.blank`` of the result).
 
         Returns
         -------
         IngestResult
             An ``int``: the number of labels newly recorded; ``.unchanged`` counts rows sent
             again with the label they already have (a retry is a no-op for them) and
-            ``.relabelled`` the rows whose label was replaced.
+            ``.relabelled`` the rows whose label was replaced; ``.blank`` the rows left
+            without a label.
 
         Raises
         ------
         ValueError
             Naming the offending row ids (and values), for ids not in the pool, ids never
-            proposed, ids given twice, missing labels, labels that are not known labels
+            proposed, ids given twice, blank labels (with ``strict=True``), labels that are not known labels
             (fractional, infinite, unknown strings, classes outside ``label_set``) and,
             unless ``relabel``, a label different from the one already stored. Nothing is
             written when any check fails.
@@ -909,7 +917,7 @@ class Campaign(Annotating):
         ValueError: labels rejected, nothing recorded: invalid labels ...
         """
         return ingest_labels(self, labels, id_column=id_column, label_column=label_column,
-                             annotator_column=annotator_column, relabel=relabel)
+                             annotator_column=annotator_column, relabel=relabel, strict=strict)
 
     def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).
