@@ -666,7 +666,9 @@ class Campaign(Annotating):
         ----------
         batch_size : int, optional
             Number of rows wanted; default the spec's ``batch_size``. Fewer come back when the budget, the pool or the goal
-            leaves fewer to ask for; none when the campaign is done.
+            leaves fewer to ask for; none when the campaign is done (an empty frame, with the
+            batch's columns, and nothing recorded; ``bayeseval campaign propose`` then writes
+            no file and exits 3).
         writer : callable, optional
             Called with the batch before the proposal is committed (e.g. to write the batch
             file). If it raises, nothing is recorded (the rows stay unproposed and the random

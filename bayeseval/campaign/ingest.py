@@ -333,12 +333,12 @@ def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray
             continue
         if rid is None:
             problems.add("unknown ids (not in the pool)", raw_ids[i])
+        elif missing[i]:
+            problems.add("missing labels for ids", raw_ids[i], who)
         elif who is None:
             problems.add("missing annotator for ids", raw_ids[i])
         elif (rid, who) in seen:
             problems.add("the same annotator twice in this batch for ids", raw_ids[i], who)
-        elif missing[i]:
-            problems.add("missing labels for ids", raw_ids[i], who)
         elif invalid[i]:
             problems.add(
                 f"invalid labels (known labels: {campaign._labels.values}) for ids", raw_ids[i], repr(py_scalar(raw_labels[i]))
