@@ -247,8 +247,13 @@ def _pages(pager: Any) -> Iterator[tuple[list[Any], int | None]]:
 def _reported_total(page: Any) -> int | None:
     """The task count a page reports (``total`` of Label Studio's task list), when it has one."""
     resp = getattr(page, "response", None)
-    for obj in (page, resp, getattr(resp, "data", None)):
-        total = getattr(obj, "total", None)
+    raw = getattr(resp, "response", None)  # the HTTP response, whose JSON body has the total
+    try:
+        body = raw.json() if callable(getattr(raw, "json", None)) else None
+    except ValueError:
+        body = None
+    for total in (*(getattr(obj, "total", None) for obj in (page, resp, getattr(resp, "data", None))),
+                  body.get("total") if isinstance(body, Mapping) else None):
         if isinstance(total, int | np.integer) and not isinstance(total, bool):
             return int(total)
     return None

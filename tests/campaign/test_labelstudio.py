@@ -439,9 +439,22 @@ def _within(seconds, fn):
     return out
 
 
+class _Http:
+    """An HTTP response: its JSON body."""
+
+    def __init__(self, body):
+        self.body = body
+
+    def json(self):
+        return self.body
+
+
 class _Page:
+    """A page as label-studio-sdk's pager gives it: ``items``, and the HTTP response under ``response``."""
+
     def __init__(self, items, total):
-        self.items, self.total = items, total
+        self.items = items
+        self.response = type("HttpResponse", (), {"response": _Http({"total": total, "tasks": items})})()
 
 
 class _Pager:
