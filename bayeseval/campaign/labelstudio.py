@@ -3,7 +3,10 @@
 :func:`sync` (and :meth:`bayeseval.campaign.Campaign.sync_labelstudio`) brings a campaign and a
 Label Studio project (https://labelstud.io) into step, in this order:
 
-1. **lists the project's tasks** (paged; ids, ``meta``, update times and annotation counts);
+1. **lists the project's tasks** (paged; ids, ``meta``, update times and annotation counts),
+   each once, every one with an integer id; paging ends at an empty page, a page that brings
+   no new task or a bound from the reported total, and a listing that ends short of its total
+   stops the sync before it acts (:func:`_paged_tasks`);
 2. **reconciles** them with the campaign file's ``tasks`` table: a task of this campaign
    (its ``meta`` carries :data:`~bayeseval.campaign.annotations.ROW_ID_KEY` and
    :data:`CAMPAIGN_KEY`) that the file does not know yet is adopted for its pending row
@@ -13,7 +16,8 @@ Label Studio project (https://labelstud.io) into step, in this order:
    is deleted when nobody annotated it;
 3. **pulls** in full (paged) the tasks updated since the last sync (a task's ``updated_at``
    moves when one of its annotations is created or updated) and the open ones, and
-   **ingests their annotations** (the Label Studio user is
+   **ingests their annotations** (a task whose ``data`` names another row than its ``meta``
+   gives none, and is reported; the Label Studio user is
    named by e-mail, :func:`~bayeseval.campaign.annotations.annotator_identity`), with the
    campaign's rules (several annotators, resolution; an annotator's corrected annotation
    replaces the earlier one unless ``relabel=False``); annotations the campaign rejects are
@@ -199,7 +203,9 @@ class LabelStudioClient:
 
         Without ``ids``: every task, without annotation and prediction bodies (``id``,
         ``data``, ``meta``, ``updated_at``, ``total_annotations``, ...). With ``ids``: those
-        tasks in full, with their ``annotations`` and ``predictions``.
+        tasks in full, with their ``annotations`` and ``predictions``. Each task comes once,
+        and the paging ends however the server pages (:func:`_paged_tasks`): a listing that
+        ends short of the tasks it should hold is a ValueError.
         """
         what = f"the listing of project {int(project)}"
         if ids is None:
@@ -209,7 +215,7 @@ class LabelStudioClient:
         for chunk in _chunks([int(i) for i in ids], 500):
             pager = self._ls.tasks.list(project=int(project), fields="all", page_size=page_size,
                                         query=json.dumps({"selectedItems": {"all": False, "included": chunk}}))
-            yield from _paged_tasks(_pages(pager), what, expected=len(chunk))
+            yield from _paged_tasks(_pages(pager), what, wanted=chunk)
 
     def create_task(self, project: int, data: Mapping[str, Any], meta: Mapping[str, Any]) -> int:
         """Create one task; its id."""
@@ -265,15 +271,16 @@ def _id_key(task: Any) -> str:
     return repr(tid)
 
 
-def _paged_tasks(pages: Any, what: str, *, expected: int | None = None) -> Iterator[dict[str, Any]]:
+def _paged_tasks(pages: Any, what: str, *, wanted: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
     """The tasks of a paged listing, each once, ending however the server pages.
 
     The listing ends at the first of: an empty page; a page that brings no task not seen on an
-    earlier page (a server that ignores ``page`` repeats its first page for ever); as many
-    tasks as the total (``expected``, else the total the pages report); more pages than that
-    total needs at the first page's size, plus two. Ended by a repeated page or by the bound
-    with fewer tasks than the total, the listing is incomplete, which a sync must not act on
-    (it would take the tasks it missed for deleted ones): ValueError.
+    earlier page (a server that ignores ``page`` repeats its first page for ever); every task
+    it should hold seen (the ``wanted`` ids, else as many tasks as the total the pages
+    report); more pages than the reported total (else the number wanted) needs at the first
+    page's size, plus two. Ended by a repeated page or by that bound before every task it
+    should hold was seen, the listing is incomplete, which a sync must not act on (it would
+    take the tasks it missed for deleted ones): ValueError.
 
     Parameters
     ----------
@@ -281,8 +288,9 @@ def _paged_tasks(pages: Any, what: str, *, expected: int | None = None) -> Itera
         ``(tasks, reported total or None)`` per page, in order.
     what : str
         How an error names the listing.
-    expected : int, optional
-        The number of tasks asked for (a pull of known ids).
+    wanted : sequence of int, optional
+        The task ids asked for (a pull of known tasks; a server that ignores the query and
+        lists others does not end the pull early).
 
     Yields
     ------
@@ -298,34 +306,45 @@ def _paged_tasks(pages: Any, what: str, *, expected: int | None = None) -> Itera
     >>> list(_paged_tasks(itertools.repeat(([{"id": 1}], 3)), "the listing of project 1"))
     Traceback (most recent call last):
     ...
-    ValueError: the listing of project 1 is incomplete: 1 of 3 tasks, and page 2 brought no new task (does the server ignore 'page'?); nothing was changed, retry
+    ValueError: the listing of project 1 is incomplete: 1 of 3 tasks, and page 2 brought no new task (does the server ignore 'page'?); the sync stops before acting on it, retry
     """
     seen: set[str] = set()
-    total, bound = expected, None
+    want = None if wanted is None else {repr(int(i)) for i in wanted}
+    bound = None
     for number, (items, reported) in enumerate(pages, start=1):
         if not items:
             return
         items = [_plain_dict(t) for t in items]
-        total = expected if expected is not None else (reported if reported is not None else total)
+        total = reported if reported is not None else (None if want is None else len(want))
         if bound is None and total is not None:
             bound = -(-total // len(items)) + 2
         fresh = [t for t in items if _id_key(t) not in seen]
         if not fresh:
-            _incomplete(len(seen), total, what, f"page {number} brought no new task (does the server ignore 'page'?)")
+            _incomplete(seen, want, total, what, f"page {number} brought no new task (does the server ignore 'page'?)")
             return
         for task in fresh:
             seen.add(_id_key(task))
             yield task
-        if total is not None and len(seen) >= total:
+        if _missing(seen, want, total) == 0:
             return
         if bound is not None and number >= bound:
-            _incomplete(len(seen), total, what, f"it stopped after {number} pages, more than the total needs")
+            _incomplete(seen, want, total, what, f"it stopped after {number} pages, more than the total needs")
             return
 
 
-def _incomplete(seen: int, total: int | None, what: str, why: str) -> None:
-    if total is not None and seen < total:
-        raise ValueError(f"{what} is incomplete: {seen} of {total} tasks, and {why}; nothing was changed, retry")
+def _missing(seen: set[str], want: set[str] | None, total: int | None) -> int | None:
+    """Tasks a listing should hold and has not given yet (None when it cannot be told)."""
+    if want is not None:
+        return len(want - seen)
+    return None if total is None else max(total - len(seen), 0)
+
+
+def _incomplete(seen: set[str], want: set[str] | None, total: int | None, what: str, why: str) -> None:
+    missing = _missing(seen, want, total)
+    if missing:
+        of = len(want) if want is not None else total
+        raise ValueError(f"{what} is incomplete: {of - missing} of {of} tasks, and {why}; "
+                         "the sync stops before acting on it, retry")
 
 
 def _plain_dict(obj: Any) -> dict[str, Any]:

@@ -486,8 +486,10 @@ class _FakeSDK:
 
     def list(self, project, fields, page_size, query=None):
         ids = None if query is None else set(json.loads(query)["selectedItems"]["included"])
+        if self.mode.endswith("query"):  # a server that ignores the selection: the whole project
+            ids = None
         tasks = list(self.project.tasks(project, ids=ids))
-        return _Pager(tasks, page_size, self.mode)
+        return _Pager(tasks, page_size, self.mode.split(",")[0])
 
 
 def _sdk_client(project, mode, page_size=3):
@@ -629,3 +631,15 @@ def test_a_listed_task_without_an_integer_id_is_named(tmp_path, change, message)
         sync(c, fake, 1)
     assert str(err.value).count("\n") == 0 and "http://fake#1" in str(err.value)
     assert c._store.dump() == before and fake.task == tasks
+
+
+@pytest.mark.parametrize("mode, want", [("pages,ignores query", [7, 2]), ("ignores page,ignores query", "error")])
+def test_a_pull_reads_on_until_the_tasks_asked_for(mode, want):
+    project = FakeProject()
+    for i in range(7):
+        project.create_task(1, {"text": str(i)}, {})
+    got = _within(20, lambda: [t["id"] for t in _sdk_client(project, mode).tasks(1, ids=[7, 2])])
+    if want == "error":  # page 1 (tasks 1-3) again and again: task 7 never comes
+        assert isinstance(got.get("error"), ValueError) and "1 of 2 tasks" in str(got["error"]), got
+    else:  # a server listing the whole project: read on to task 7 (every task is yielded, the sync keeps its own)
+        assert set(want) <= set(got["value"]) and got["value"] == sorted(project.task)
