@@ -253,7 +253,9 @@ def _pages(pager: Any) -> Iterator[tuple[list[Any], int | None]]:
 def _reported_total(page: Any) -> int | None:
     """The task count a page reports (``total`` of Label Studio's task list), when it has one."""
     resp = getattr(page, "response", None)
-    raw = getattr(resp, "response", None)  # the HTTP response, whose JSON body has the total
+    # the HTTP response, whose JSON body has the total (label-studio-sdk's BaseHttpResponse
+    # keeps it as ``_response`` in some versions)
+    raw = getattr(resp, "response", None) or getattr(resp, "_response", None)
     try:
         body = raw.json() if callable(getattr(raw, "json", None)) else None
     except ValueError:

@@ -643,3 +643,16 @@ def test_a_pull_reads_on_until_the_tasks_asked_for(mode, want):
         assert isinstance(got.get("error"), ValueError) and "1 of 2 tasks" in str(got["error"]), got
     else:  # a server listing the whole project: read on to task 7 (every task is yielded, the sync keeps its own)
         assert set(want) <= set(got["value"]) and got["value"] == sorted(project.task)
+
+
+def test_the_reported_total_is_read_wherever_the_sdk_keeps_it():
+    from types import SimpleNamespace as NS
+
+    from bayeseval.campaign.labelstudio import _reported_total
+
+    body = _Http({"total": 12, "tasks": []})
+    assert _reported_total(NS(items=[], response=NS(response=body))) == 12
+    assert _reported_total(NS(items=[], response=NS(_response=body))) == 12
+    assert _reported_total(NS(items=[], response=NS(total=5))) == 5  # a parsed response
+    assert _reported_total(NS(items=[], response=NS(response=_Http({"tasks": []})))) is None
+    assert _reported_total(NS(items=[])) is None
