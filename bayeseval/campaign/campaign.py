@@ -672,7 +672,9 @@ class Campaign(Annotating):
         ----------
         batch_size : int, optional
             Number of rows wanted; default the spec's ``batch_size``. Fewer come back when the budget, the pool or the goal
-            leaves fewer to ask for; none when the campaign is done.
+            leaves fewer to ask for; none when the campaign is done (an empty frame, with the
+            batch's columns, and nothing recorded; ``bayeseval campaign propose`` then writes
+            no file and exits 3).
         writer : callable, optional
             Called with the batch before the proposal is committed (e.g. to write the batch
             file). If it raises, nothing is recorded (the rows stay unproposed and the random
@@ -859,8 +861,9 @@ class Campaign(Annotating):
         label_column: str | None = None,
         annotator_column: str | None = None,
         relabel: bool = False,
+        strict: bool = False,
     ) -> IngestResult:
-        """Record true labels for proposed rows (all or nothing).
+        """Record true labels for proposed rows (all or nothing; blank labels are left pending).
 
         Parameters
         ----------
@@ -880,19 +883,26 @@ class Campaign(Annotating):
             Replace the stored label of rows already labelled differently (and correct the
             counts); with ``annotator_column``, replace an annotator's earlier label of a row
             and accept a change of the resolved label. Default False: such rows are an error.
+        strict : bool
+            Refuse the whole batch when a label is blank (missing, NaN, empty or spaces only;
+            :func:`~bayeseval.campaign.labels.is_blank`). Default False: the rows without a
+            label are not recorded and stay as they were (pending rows stay pending), the
+            others are recorded, and a :class:`~bayeseval.BlankLabelWarning` says how many
+            (``.blank`` of the result).
 
         Returns
         -------
         IngestResult
             An ``int``: the number of labels newly recorded; ``.unchanged`` counts rows sent
             again with the label they already have (a retry is a no-op for them) and
-            ``.relabelled`` the rows whose label was replaced.
+            ``.relabelled`` the rows whose label was replaced; ``.blank`` the rows left
+            without a label.
 
         Raises
         ------
         ValueError
             Naming the offending row ids (and values), for ids not in the pool, ids never
-            proposed, ids given twice, missing labels, labels that are not known labels
+            proposed, ids given twice, blank labels (with ``strict=True``), labels that are not known labels
             (fractional, infinite, unknown strings, classes outside ``label_set``) and,
             unless ``relabel``, a label different from the one already stored. Nothing is
             written when any check fails.
@@ -915,7 +925,7 @@ class Campaign(Annotating):
         ValueError: labels rejected, nothing recorded: invalid labels ...
         """
         return ingest_labels(self, labels, id_column=id_column, label_column=label_column,
-                             annotator_column=annotator_column, relabel=relabel)
+                             annotator_column=annotator_column, relabel=relabel, strict=strict)
 
     def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).
