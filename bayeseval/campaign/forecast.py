@@ -17,8 +17,12 @@ from bayeseval.campaign.gains import decision_betas, gap_targets, own_binding
 from bayeseval.campaign.goals import Decide, Each, Gap
 from bayeseval.campaign.verdicts import RuleState
 
-__all__ = ["forecast_labels", "forecast_decision", "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state",
-           "feasibility_table"]
+__all__ = ["forecast_labels", "forecast_decision", "forecast_table", "forecast_notes", "forecast_total", "forecast_text",
+           "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state", "feasibility_table"]
+
+#: what a forecast that cannot be computed says, before its reason
+CANNOT = "cannot forecast yet"
+NO_TRIALS = "no labelled trials in this stratum yet"
 
 
 # forecast
@@ -40,7 +44,9 @@ def forecast_labels(state: RuleState) -> pd.Series:
     Returns
     -------
     pandas.Series
-        Labels still needed per stratum (int, indexed by stratum, named ``"forecast"``).
+        Labels still needed per stratum (``Int64``, indexed by stratum, named ``"forecast"``):
+        ``<NA>`` where the forecast cannot be made yet, e.g. a stratum without a labelled trial
+        (:func:`forecast_notes` says why; never a NaN cast to an integer).
 
     Examples
     --------
@@ -48,6 +54,11 @@ def forecast_labels(state: RuleState) -> pd.Series:
     >>> int(forecast_labels(st).iloc[0]) > 0
     True
     """
+    return _finish(state, _width_need(state))
+
+
+def _width_need(state: RuleState) -> np.ndarray:
+    """Labels per stratum (float, uncapped) for the half-width goals ``"each"`` and ``"overall"``."""
     post = state.posterior
     neff = post.n_eff().to_numpy()
     p = np.clip(state.p_trial(), 1e-6, 1)
@@ -90,8 +101,7 @@ def forecast_labels(state: RuleState) -> pd.Series:
                 if hi_l / max(lo_l, 1e-300) < 1 + 1e-9:
                     break
             m = np.ceil(alloc(hi_l))
-    m = np.minimum(m, cap)
-    return pd.Series(m.astype(np.int64), index=state.strata, name="forecast")
+    return np.asarray(m, dtype=float)
 
 
 # ---------------------------------------------------------------------------------------
@@ -318,7 +328,9 @@ def forecast_decision(state: RuleState) -> pd.Series:
     Returns
     -------
     pandas.Series
-        Labels per stratum (int), named ``"forecast"``.
+        Labels per stratum (``Int64``), named ``"forecast"``: ``<NA>`` where the forecast
+        cannot be made yet (a stratum without a labelled trial; for ``"gap"``, fewer than two
+        strata with trials), see :func:`forecast_notes`.
 
     Examples
     --------
@@ -328,22 +340,25 @@ def forecast_decision(state: RuleState) -> pd.Series:
     >>> bool(f.iloc[0] > 0), int(f.iloc[1])
     (True, 0)
     """
+    return _finish(state, _decision_need(state))
+
+
+def _decision_need(state: RuleState) -> np.ndarray:
+    """Labels per stratum (float, uncapped; NaN where the gap is not estimable) for ``"decide"`` and ``"gap"``."""
     k = len(state.strata)
     cap = state.available.astype(np.int64)
     p = np.clip(state.p_trial(), 1e-6, 1.0)
     t0 = p * state.pending
-    out = np.zeros(k, np.int64)
-    done = state.stratum_done()
+    out = np.zeros(k)
     if isinstance(state.goal, Gap):
         info = state.gap()
         lo, hi = info["bounds"]
         neff = state.posterior.n_eff().to_numpy()
-        want = max(abs(info["tolerance"] - info["gap"]) / 2, 1e-4)
+        want = np.fmax(abs(info["tolerance"] - info["gap"]) / 2, 1e-4)  # NaN stays NaN (no gap estimate)
         need = np.maximum(neff * (((hi - lo) / 2) / want) ** 2 - neff - t0, 0.0)
-        out = np.where(gap_targets(state), np.ceil(need / p), 0).astype(np.int64)
-        return pd.Series(np.minimum(out, cap), index=state.strata, name="forecast")
+        return np.where(gap_targets(state), np.ceil(need / p), 0.0)
     undecided = _undecided_after(state)
-    for j in np.flatnonzero(~done & (cap > 0)):
+    for j in np.flatnonzero(~state.stratum_done() & (cap > 0) & (state.trials > 0)):
         hi_m = 1
         while hi_m < cap[j] and undecided(j, hi_m):
             hi_m *= 2
@@ -353,7 +368,169 @@ def forecast_decision(state: RuleState) -> pd.Series:
             mid = (lo_m + hi_m) // 2
             lo_m, hi_m = (mid, hi_m) if undecided(j, mid) else (lo_m, mid)
         out[j] = hi_m
-    return pd.Series(np.minimum(out, cap), index=state.strata, name="forecast")
+    return out
+
+
+def _cannot(state: RuleState) -> np.ndarray:
+    """Per stratum, why its forecast cannot be made yet (None where it can).
+
+    A stratum that still needs labels (not done, rows left or pending) and has no labelled
+    trial yet: nothing but the prior speaks for its rate, so any number would be the prior's.
+    Goal ``"overall"``: every stratum, when one such stratum exists (the allocation depends on
+    every stratum's variance). Goal ``"gap"``: every stratum, while fewer than two strata have
+    trials (no gap to compare with the tolerance).
+    """
+    k = len(state.strata)
+    out = np.full(k, None, dtype=object)
+    open_ = ~state.stratum_done() & (state.available + state.pending > 0)
+    empty = open_ & (state.trials <= 0)
+    out[empty] = NO_TRIALS
+    if isinstance(state.goal, Gap) and not state.is_done() and not np.isfinite(state.gap()["gap"]):
+        out[open_] = "the gap needs labelled trials in at least two strata"
+    elif state.goal.weighted and empty.any():
+        names = ", ".join(str(s) for s in state.strata[empty][:5])
+        out[open_] = f"the weighted rate needs labelled trials in every stratum; none yet in {names}"
+    return out
+
+
+def _finish(state: RuleState, need: np.ndarray) -> pd.Series:
+    """Labels per stratum capped at the rows available, ``<NA>`` where the forecast cannot be made.
+
+    Never casts a NaN to an integer: the values are pandas' nullable ``Int64``.
+    """
+    need = np.asarray(need, dtype=float).copy()
+    need[_cannot(state) != None] = np.nan  # noqa: E711 - elementwise on an object array
+    need = np.where(np.isfinite(need), np.minimum(need, state.available.astype(float)), np.nan)
+    return pd.Series(need, index=state.strata, name="forecast").astype("Int64")
+
+
+def forecast_notes(state: RuleState) -> pd.Series:
+    """Why each stratum's forecast cannot be made yet (None where it can).
+
+    A stratum without any labelled trial that still needs labels gets no forecast
+    (:func:`forecast_labels`, :func:`forecast_decision` give ``<NA>`` there): before its first
+    label only the prior speaks for its rate, and a number from it can be far off (a decision
+    forecast of 8 labels for a stratum that needed 3,350). With goal ``"overall"`` every
+    stratum waits for such a stratum; with goal ``"gap"`` every stratum waits until two strata
+    have trials. A number that is not finite for any other reason is ``<NA>`` too, noted
+    ``"not computable from the current counts"``.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's state.
+
+    Returns
+    -------
+    pandas.Series
+        Per stratum, the reason (str) or None, named ``"note"``.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([3, 0], [40, 0], available=[500, 500], target_halfwidth=0.05)
+    >>> forecast_notes(st).tolist()
+    [None, 'no labelled trials in this stratum yet']
+    """
+    return forecast_table(state)["note"]
+
+
+def forecast_table(state: RuleState | Any) -> pd.DataFrame:
+    """The forecast of every goal: ``labels`` still needed per stratum and a ``note`` where none can be made.
+
+    :func:`forecast_decision` for the decision goals (``"decide"``, ``"gap"``),
+    :func:`forecast_labels` for the others; for a campaign on several metrics
+    (:class:`~bayeseval.campaign.verdicts.MetricStates`) the most any metric needs (``<NA>``
+    where any metric's forecast cannot be made). ``labels`` is ``Int64``: ``<NA>`` where the
+    forecast cannot be made, and ``note`` then says why (:func:`forecast_notes`).
+
+    Parameters
+    ----------
+    state : RuleState or MetricStates
+        The campaign's state.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by stratum: ``labels`` (Int64) and ``note`` (str or None).
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([0, 0], [0, 0], available=[500, 500], goal="gap", tolerance=0.05)
+    >>> t = forecast_table(st)
+    >>> bool(t["labels"].isna().all()), t["note"].iloc[0]
+    (True, 'the gap needs labelled trials in at least two strata')
+    """
+    states = list(state.states.values()) if hasattr(state, "states") else [state]
+    values, notes = [], np.full(len(states[0].strata), None, dtype=object)
+    for st in states:
+        raw = _decision_need(st) if st.goal.decides else _width_need(st)
+        why = _cannot(st)
+        why[(why == None) & ~np.isfinite(raw)] = "not computable from the current counts"  # noqa: E711
+        notes = np.where(notes == None, why, notes)  # noqa: E711
+        values.append(_finish(st, np.where(why == None, raw, np.nan)).to_numpy(dtype=float, na_value=np.nan))  # noqa: E711
+    labels = np.max(values, axis=0)  # NaN wherever any metric's forecast is NaN
+    notes = np.where(np.isnan(labels), notes, None)
+    return pd.DataFrame({"labels": pd.Series(labels, index=states[0].strata).astype("Int64"),
+                         "note": pd.Series(notes, index=states[0].strata, dtype=object)})
+
+
+def forecast_total(labels: pd.Series) -> int | None:
+    """The labels still needed in total, or None when any stratum's forecast cannot be made.
+
+    Parameters
+    ----------
+    labels : pandas.Series
+        A forecast (:func:`forecast_table`'s ``labels``, or :meth:`Campaign.forecast
+        <bayeseval.campaign.Campaign.forecast>`).
+
+    Returns
+    -------
+    int or None
+        The sum, or None where a value is missing (never a sum that skips them).
+
+    Examples
+    --------
+    >>> forecast_total(pd.Series([3, 4], dtype="Int64")), forecast_total(pd.Series([3, None], dtype="Int64"))
+    (7, None)
+    """
+    values = pd.to_numeric(pd.Series(labels), errors="coerce").astype("Float64")
+    if values.isna().any():
+        return None
+    return int(values.sum())
+
+
+def forecast_text(table: pd.DataFrame) -> str:
+    """The forecast total in words: ``"N"`` or ``"cannot forecast yet: <reason> (strata)"``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`forecast_table` (or :meth:`Campaign.forecast(cost=True)
+        <bayeseval.campaign.Campaign.forecast>`): the columns ``labels`` and ``note``.
+
+    Returns
+    -------
+    str
+        One line.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([3, 0], [40, 0], available=[500, 500], strata=["a", "b"])
+    >>> forecast_text(forecast_table(st))
+    'cannot forecast yet: no labelled trials yet in b'
+    """
+    total = forecast_total(table["labels"])
+    if total is not None:
+        return str(total)
+    notes = table["note"] if "note" in table else pd.Series(None, index=table.index, dtype=object)
+    reasons: dict[str, list[str]] = {}
+    for name in table.index[table["labels"].isna().to_numpy()]:
+        reasons.setdefault(str(notes.get(name) or "not computable from the current counts"), []).append(str(name))
+    parts = []
+    for why, names in reasons.items():
+        listing = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        parts.append(f"no labelled trials yet in {listing}" if why == NO_TRIALS else why)
+    return f"{CANNOT}: " + "; ".join(parts)
 
 
 def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:

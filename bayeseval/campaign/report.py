@@ -22,6 +22,7 @@ import pandas as pd
 
 from bayeseval._render.formats import fixed
 from bayeseval.campaign.annotations import AGREEMENT_RULE
+from bayeseval.campaign.forecast import forecast_text, forecast_total
 from bayeseval.campaign.goals import Decide, Gap
 from bayeseval.counts.counts import stratum_labels
 
@@ -110,6 +111,14 @@ def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
     return spec.goal.describe(spec.level)
 
 
+def _still_needed(forecast: pd.DataFrame) -> str:
+    """The labels still needed and their cost, or why they cannot be forecast yet."""
+    text = forecast_text(forecast)
+    if forecast_total(forecast["labels"]) is None:
+        return text
+    return f"{text} (cost {float(forecast['cost'].sum()):g})"
+
+
 def _decision_plot(campaign: Any, ax: Any) -> Any:
     """Each stratum's posterior probability of meeting its threshold, against the decision lines."""
     status = campaign.status()
@@ -161,8 +170,8 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     status = campaign.status()
     forecast = campaign.forecast(cost=True)
     reps = len(status) // len(forecast)  # several metrics: one block of strata per metric
-    status["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
-    status["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
+    status["forecast"] = pd.array(np.tile(forecast["labels"].to_numpy(), reps), dtype="Int64")  # <NA>: cannot yet
+    status["forecast_cost"] = pd.array(np.tile(forecast["cost"].to_numpy(), reps), dtype="Float64")
     once = status.xs(status.index.get_level_values("metric")[0], level="metric") if "metric" in status.index.names \
         else status
     if "metric" in status.index.names:
@@ -177,9 +186,9 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
         ("metric", ", ".join(m.name for m in campaign.metrics)),
         ("goal", _goal_text(campaign, status)),
         ("labels used", f"{campaign.labels_used} (cost {float(once['cost'].sum()):g})"),
-        ("labels still needed", f"{int(once['forecast'].sum())} (cost {float(once['forecast_cost'].sum()):g})"),
+        ("labels still needed", _still_needed(forecast)),
         ("pending", str(int(once["pending"].sum()))),
-        ("done", "yes" if campaign.done else "no"),
+        ("state", campaign.outcome),
     ]
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Campaign report</title>",
