@@ -158,9 +158,21 @@ class Campaign(Annotating):
         return frame["label"], frame["success"].astype(float)
 
     def _proxy_table(self, conn: Any = None) -> pd.DataFrame:
-        """Per-stratum proxy estimates at the level the stratum guarantee stops on."""
+        """Per-stratum proxy estimates at the level the stratum guarantee stops on.
+
+        Kept for the labels it was computed from (the row ids and labels, hashed): propose,
+        status and the stop check of one round read it once, not once each.
+        """
+        import hashlib
+
         labels, _ = self._proxy_labels(conn)
-        return self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level))
+        key = hashlib.blake2b(pd.util.hash_pandas_object(labels.map(repr), index=True).to_numpy().tobytes()
+                              ).hexdigest()
+        memo = getattr(self, "_proxy_memo", None)
+        if memo is None or memo[0] != key:
+            table = self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level))
+            self._proxy_memo = memo = (key, table)
+        return memo[1].copy()
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -250,6 +262,8 @@ class Campaign(Annotating):
             guarantee=guarantee, anytime=anytime, proxy=proxy, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
+        if hasattr(pool, "__len__"):
+            spec = spec.for_pool(len(pool))
         campaign = cls(initialise(path, pool, spec, busy_timeout, content))
         if isinstance(spec.goal, Each):
             campaign.feasibility(warn=True)

@@ -13,8 +13,10 @@ import pandas as pd
 
 from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
 from bayeseval.campaign.gains import decision_betas, gap_targets, own_binding
 from bayeseval.campaign.goals import Decide, Each, Gap
+from bayeseval.campaign.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.verdicts import RuleState
 
 __all__ = ["forecast_labels", "forecast_decision", "forecast_table", "forecast_notes", "forecast_total", "forecast_text",
@@ -376,19 +378,20 @@ def _cannot(state: RuleState) -> np.ndarray:
 
     A stratum that still needs labels (not done, rows left or pending) and has no labelled
     trial yet: nothing but the prior speaks for its rate, so any number would be the prior's.
-    Goal ``"overall"``: every stratum, when one such stratum exists (the allocation depends on
-    every stratum's variance). Goal ``"gap"``: every stratum, while fewer than two strata have
-    trials (no gap to compare with the tolerance).
+    Goals ``"overall"`` and ``"gap"``: every stratum, when one such stratum exists (the
+    allocation depends on every stratum's variance; the max-min gap on every stratum's rate).
     """
     k = len(state.strata)
     out = np.full(k, None, dtype=object)
     open_ = ~state.stratum_done() & (state.available + state.pending > 0)
     empty = open_ & (state.trials <= 0)
     out[empty] = NO_TRIALS
+    names = ", ".join(str(s) for s in state.strata[empty][:5]) + (", ..." if empty.sum() > 5 else "")
     if isinstance(state.goal, Gap) and not state.is_done() and not np.isfinite(state.gap()["gap"]):
         out[open_] = "the gap needs labelled trials in at least two strata"
+    elif isinstance(state.goal, Gap) and empty.any():
+        out[open_] = f"the gap needs labelled trials in every stratum; none yet in {names}"
     elif state.goal.weighted and empty.any():
-        names = ", ".join(str(s) for s in state.strata[empty][:5])
         out[open_] = f"the weighted rate needs labelled trials in every stratum; none yet in {names}"
     return out
 
@@ -410,9 +413,8 @@ def forecast_notes(state: RuleState) -> pd.Series:
     A stratum without any labelled trial that still needs labels gets no forecast
     (:func:`forecast_labels`, :func:`forecast_decision` give ``<NA>`` there): before its first
     label only the prior speaks for its rate, and a number from it can be far off (a decision
-    forecast of 8 labels for a stratum that needed 3,350). With goal ``"overall"`` every
-    stratum waits for such a stratum; with goal ``"gap"`` every stratum waits until two strata
-    have trials. A number that is not finite for any other reason is ``<NA>`` too, noted
+    forecast of 8 labels for a stratum that needed 3,350). With goals ``"overall"`` and
+    ``"gap"`` every stratum waits for such a stratum. A number that is not finite for any other reason is ``<NA>`` too, noted
     ``"not computable from the current counts"``.
 
     Parameters
@@ -535,6 +537,8 @@ def forecast_text(table: pd.DataFrame) -> str:
 
 def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
     """``undecided(j, m)``: whether stratum ``j`` is more likely undecided than not after ``m`` more labels."""
+    if state.per_stratum():
+        return _anytime_undecided_after(state)
     k = len(state.strata)
     p = np.clip(state.p_trial(), 1e-6, 1.0)
     t0 = p * state.pending
@@ -547,6 +551,50 @@ def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
         return _p_undecided(a[j], b[j], thr[j], t0[j] + m * p[j], floor[j], margin[j], level) > 0.5
 
     return undecided
+
+
+def _anytime_undecided_after(state: RuleState) -> Callable[[int, int], bool]:
+    """``undecided(j, m)`` under ``guarantee="stratum"``: the stopping rule's own anytime test.
+
+    The preposterior of the test the campaign stops on (:meth:`RuleState.anytime_decisions`:
+    the stratum's own counts, at :meth:`RuleState.anytime_level` with
+    :meth:`RuleState.decision_concentration`; with a margin also the confidence sequence within
+    ``threshold +/- margin``), over the predictive of the next trials from the stratum's
+    posterior (:func:`decision_betas`). A fixed-level posterior rule decides far sooner than
+    this test, so planning on it under-forecasts (4 labels where thousands were needed).
+    """
+    p = np.clip(state.p_trial(), 1e-6, 1.0)
+    t0 = p * state.pending
+    a, b, thr, _ = decision_betas(state)  # mirrored for direction "above": the count of the other class
+    s = state.successes.astype(float) if state.direction != "above" else (state.trials - state.successes).astype(float)
+    n = state.trials.astype(float)
+    level, conc, margin = state.anytime_level(), state.decision_concentration(), float(state.margin or 0.0)
+
+    def undecided(j: int, m: int) -> bool:
+        more = int(round(t0[j] + m * p[j]))
+        y, pmf = _predictive(a[j], b[j], more)
+        total = n[j] + more
+        if total < DECISION_MIN_TRIALS:
+            return True
+        below, above = decision_boundaries(total, thr[j], level, conc)
+        hits = s[j] + y
+        open_ = (hits > below) & (hits < above)
+        if margin > 0 and open_.any():
+            lo, hi = confidence_sequence_bounds(hits[open_], np.full(int(open_.sum()), total), level, conc)
+            open_[open_] = ~((lo >= thr[j] - margin) & (hi <= thr[j] + margin))
+        return float(pmf @ open_) > 0.5
+
+    return undecided
+
+
+def _predictive(a: float, b: float, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes ``y`` of ``m`` more trials and their Beta-binomial probabilities (those above 1e-17)."""
+    from scipy.special import betaln, gammaln
+
+    y = np.arange(m + 1, dtype=float)
+    logpmf = gammaln(m + 1.0) - gammaln(y + 1) - gammaln(m - y + 1) + betaln(a + y, b + m - y) - betaln(a, b)
+    keep = logpmf > -40.0  # outcomes of probability below 1e-17 change nothing
+    return y[keep], np.exp(logpmf[keep])
 
 
 def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarray:
