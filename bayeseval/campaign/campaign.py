@@ -158,21 +158,12 @@ class Campaign(Annotating):
         return frame["label"], frame["success"].astype(float)
 
     def _proxy_table(self, conn: Any = None) -> pd.DataFrame:
-        """Per-stratum proxy estimates at the level the stratum guarantee stops on.
-
-        Kept for the labels it was computed from (the row ids and labels, hashed): propose,
-        status and the stop check of one round read it once, not once each.
-        """
-        import hashlib
-
+        """Per-stratum proxy estimates at the level the stratum guarantee stops on (kept per set of labels)."""
         labels, _ = self._proxy_labels(conn)
-        key = hashlib.blake2b(pd.util.hash_pandas_object(labels.map(repr), index=True).to_numpy().tobytes()
-                              ).hexdigest()
-        memo = getattr(self, "_proxy_memo", None)
-        if memo is None or memo[0] != key:
-            table = self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level))
-            self._proxy_memo = memo = (key, table)
-        return memo[1].copy()
+        key = pd.util.hash_pandas_object(labels.map(repr), index=True).to_numpy().tobytes()
+        if getattr(self, "_proxy_memo", (None,))[0] != key:  # a round's propose, status and stop check: once
+            self._proxy_memo = (key, self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level)))
+        return self._proxy_memo[1].copy()
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -406,43 +397,32 @@ class Campaign(Annotating):
         return self._state().is_done()
 
     @property
-    def _budget_spent(self) -> bool:
-        budget = self.spec.budget
-        return budget is not None and self.labels_used >= int(budget)
-
-    @property
     def goal_met(self) -> bool:
-        """True only when the goal itself is met: every stratum decided or within the target.
-
-        :attr:`done` also holds when the campaign stopped without it (the budget spent, or
-        the rows of the open strata exhausted); :attr:`outcome` says which.
-        """
-        st = self._state()
-        states = list(st.states.values()) if isinstance(st, MetricStates) else [st]
-        return all(s.goal.reached(s) for s in states)
+        """True only when the goal is met (every stratum decided, or within the target); :attr:`done` also
+        holds when the campaign stopped without it, and :attr:`outcome` says which."""
+        return all(s.goal.reached(s) for s in self._states())
 
     @property
     def outcome(self) -> str:
-        """The campaign's state in one line: ``"goal met: ..."``, ``"stopped: ..."`` or ``"running: ..."``.
-
-        ``"goal met"`` only when every stratum is decided (goal ``"decide"``) or within the
-        target; a campaign that is :attr:`done` without it has ``"stopped"``, and the line
-        names the strata left open and why (``"undecided, pool exhausted"``, ``"undecided,
-        budget spent"``); :func:`~bayeseval.campaign.status.outcome_text`. The status table's
-        ``outcome`` column gives each stratum's.
+        """The campaign's state in one line: ``"goal met: ..."``, ``"stopped: ..."`` (done without it,
+        naming the open strata and why) or ``"running: ..."`` (:func:`~bayeseval.campaign.status.outcome_text`).
 
         Examples
         --------
         >>> import os, tempfile
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred")
-        >>> c.outcome
+        >>> Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g", y_pred="pred").outcome
         'running: 2 of 2 strata not met (a, b)'
         """
+        return outcome_text(self._states(), self._budget_spent)
+
+    @property
+    def _budget_spent(self) -> bool:
+        return self.spec.budget is not None and self.labels_used >= int(self.spec.budget)
+
+    def _states(self) -> list[RuleState]:
         st = self._state()
-        states = list(st.states.values()) if isinstance(st, MetricStates) else [st]
-        return outcome_text(states, self._budget_spent)
+        return list(st.states.values()) if isinstance(st, MetricStates) else [st]
 
     def counts(self, metric: str | None = None) -> Counts:
         """Successes and trials of the metric per stratum.
