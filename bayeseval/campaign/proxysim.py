@@ -36,7 +36,7 @@ def _one(path: Path, pool: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, s
             rounds += 1
             trace.append({"labels": c.labels_used, "max_halfwidth": float(c.status()["halfwidth"].max())})
         st = c.status()
-        done = c.done
+        done = c.goal_met  # the goal itself, not a stop for want of rows
         used = c.labels_used
     finally:
         c.close()

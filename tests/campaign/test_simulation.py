@@ -288,3 +288,18 @@ def test_a_proxy_simulation_shows_its_progress(capsys):
     assert len(res.table) == 2
     err = capsys.readouterr().err
     assert "simulating campaigns" in err and "2/2" in err
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_a_proxy_simulation_stopped_by_an_exhausted_stratum_has_not_reached_its_goal():
+    # 20 rows at 0.1 cannot give a half-width of 0.08: even the Wilson interval of all 20 is wider
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(2, 20, alpha=0.05, method="wilson")
+    assert (hi - lo) / 2 > 0.08
+    rng = np.random.default_rng(3)
+    pool = exact_pool([0.1, 0.1], [20, 300], random_seed=3)
+    pool["judge"] = np.where(rng.random(len(pool)) < 0.9, pool["truth"], 1 - pool["truth"])
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", proxy="judge", goal=Each(0.08),
+                   n_repeats=1, batch_size=40, random_seed=0, progress=False)
+    assert not res.table["reached_goal"].any()
