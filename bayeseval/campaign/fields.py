@@ -93,7 +93,7 @@ FIELDS: tuple[Field, ...] = (
     Field("score", None, "column with the top-class probability (informative prior)", "--score"),
     Field("score_bins", None, "N equal-count score bins, or comma-separated edges", "--score-bins"),
     Field("label_set", None, "the known labels"),
-    Field("batch_size", None, "rows 'propose' asks for by default (default: scaled to the pool, one per "
+    Field("batch_size", None, "rows 'propose' asks for when not told (default: scaled to the pool, one per "
           "400 rows, at least 10 and at most 200)", "--batch-size"),
     Field("budget", None, "maximum number of labels", "--budget"),
     Field("annotators", 1, "annotations a row needs before its label is resolved", "--annotators"),
