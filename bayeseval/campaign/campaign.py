@@ -43,8 +43,7 @@ from bayeseval.campaign.design import (
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.forecast import (
     decision_reach,
-    forecast_decision,
-    forecast_labels,
+    forecast_table,
     stratum_feasibility,
 )
 from bayeseval.campaign.goals import Decide, Each
@@ -54,7 +53,7 @@ from bayeseval.campaign.labels import LabelSet, norm_rid
 from bayeseval.campaign.proxycells import PROXY_META, ProxyDesign
 from bayeseval.campaign.rules import get_rule
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
-from bayeseval.campaign.status import status_frame
+from bayeseval.campaign.status import outcome_text, status_frame
 from bayeseval.campaign.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.campaign.verdicts import MetricStates, RuleState
 from bayeseval.counts.counts import Counts, stratum_labels
@@ -160,9 +159,12 @@ class Campaign(Annotating):
         return frame["label"], frame["success"].astype(float)
 
     def _proxy_table(self, conn: Any = None) -> pd.DataFrame:
-        """Per-stratum proxy estimates at the level the stratum guarantee stops on."""
+        """Per-stratum proxy estimates at the level the stratum guarantee stops on (kept per set of labels)."""
         labels, _ = self._proxy_labels(conn)
-        return self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level))
+        key = pd.util.hash_pandas_object(labels.map(repr), index=True).to_numpy().tobytes()
+        if getattr(self, "_proxy_memo", (None,))[0] != key:  # a round's propose, status and stop check: once
+            self._proxy_memo = (key, self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level)))
+        return self._proxy_memo[1].copy()
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -273,6 +275,8 @@ class Campaign(Annotating):
             guarantee=guarantee, anytime=anytime, proxy=proxy, random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
+        if hasattr(pool, "__len__"):
+            spec = spec.for_pool(len(pool))
         campaign = cls(initialise(path, pool, spec, busy_timeout, content, labels, inclusion))
         if isinstance(spec.goal, Each):
             campaign.feasibility(warn=True)
@@ -414,6 +418,34 @@ class Campaign(Annotating):
             return True
         return self._state().is_done()
 
+    @property
+    def goal_met(self) -> bool:
+        """True only when the goal is met (every stratum decided, or within the target); :attr:`done` also
+        holds when the campaign stopped without it, and :attr:`outcome` says which."""
+        return all(s.goal.reached(s) for s in self._states())
+
+    @property
+    def outcome(self) -> str:
+        """The campaign's state in one line: ``"goal met: ..."``, ``"stopped: ..."`` (done without it,
+        naming the open strata and why) or ``"running: ..."`` (:func:`~bayeseval.campaign.status.outcome_text`).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g", y_pred="pred").outcome
+        'running: 2 of 2 strata not met (a, b)'
+        """
+        return outcome_text(self._states(), self._budget_spent)
+
+    @property
+    def _budget_spent(self) -> bool:
+        return self.spec.budget is not None and self.labels_used >= int(self.spec.budget)
+
+    def _states(self) -> list[RuleState]:
+        st = self._state()
+        return list(st.states.values()) if isinstance(st, MetricStates) else [st]
+
     def counts(self, metric: str | None = None) -> Counts:
         """Successes and trials of the metric per stratum.
 
@@ -461,8 +493,12 @@ class Campaign(Annotating):
             ``effective_labels``), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
             target, see :meth:`~bayeseval.campaign.verdicts.RuleState.stratum_done`),
-            ``exhausted`` (no row left to propose) and ``outlier`` (modelled
-            without pooling), ``cost`` (labels times the stratum's label cost: the label count
+            ``exhausted`` (no row left to propose), ``outlier`` (modelled
+            without pooling), ``outcome`` (what happened to the stratum: ``"met"``,
+            ``"decided: meets"``, ``"decided: fails"``, ``"at the threshold (within the
+            margin)"``, or ``"undecided"``/``"not met"`` followed by ``": pool exhausted"`` or
+            ``": budget spent"`` when that is why it is open, see
+            :func:`~bayeseval.campaign.status.stratum_outcomes`), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
             halfwidth and done. With a ``Decide`` goal also ``threshold``, ``p_meets``
@@ -485,13 +521,14 @@ class Campaign(Annotating):
         """
         st = self._state()
         if isinstance(st, MetricStates):
-            frames = {m: status_frame(s, self._design.n_rows) for m, s in st.states.items()}
+            spent = self._budget_spent
+            frames = {m: status_frame(s, self._design.n_rows, spent) for m, s in st.states.items()}
             frame = pd.concat(frames, names=["metric"])
             frame["cost"] = frame["labelled"].to_numpy() * np.tile(self.label_costs.to_numpy(), len(frames))
             overall = {m: f.attrs["overall"] for m, f in frames.items() if "overall" in f.attrs}
             frame.attrs = {"overall": overall} if overall else {}
             return frame
-        frame = status_frame(st, self._design.n_rows)
+        frame = status_frame(st, self._design.n_rows, self._budget_spent)
         frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
         if self._proxy is not None:
             table = self._proxy_table()
@@ -525,8 +562,11 @@ class Campaign(Annotating):
         Returns
         -------
         pandas.Series or pandas.DataFrame
-            Labels per stratum (integers), indexed by stratum; with ``cost=True`` a frame
-            with the columns ``labels`` and ``cost``, and for goal ``"decide"`` ``beyond``:
+            Labels per stratum (``Int64``), indexed by stratum: ``<NA>`` where the forecast
+            cannot be made yet (a stratum without a labelled trial; see
+            :func:`~bayeseval.campaign.forecast.forecast_notes`); with ``cost=True`` a frame
+            with the columns ``labels``, ``cost``, ``note`` (why a forecast is ``<NA>``, else
+            None), and for goal ``"decide"`` ``beyond``:
             ``"rows"`` where the stratum's rows left are unlikely to decide it (the labels
             shown are then all its rows), ``"budget"`` where the budget left is, else None
             (see :func:`~bayeseval.campaign.forecast.decision_reach`).
@@ -544,15 +584,12 @@ class Campaign(Annotating):
         st = self._state()
         if isinstance(st.goal, Each):
             self.feasibility(warn=True)
-        if isinstance(st, MetricStates):
-            # a label counts for every metric: a stratum needs the most any metric needs
-            need = np.max([forecast_labels(s).to_numpy() for s in st.states.values()], axis=0)
-            labels = pd.Series(need, index=self.strata, name="forecast")
-        else:
-            labels = forecast_decision(st) if st.goal.decides else forecast_labels(st)
+        table = forecast_table(st)
+        labels = table["labels"].rename("forecast")
         if not cost:
             return labels
-        frame = pd.DataFrame({"labels": labels, "cost": labels.to_numpy() * self.label_costs.to_numpy()})
+        costs = labels.astype("Float64") * self.label_costs.to_numpy()
+        frame = pd.DataFrame({"labels": labels, "cost": costs, "note": table["note"]})
         if isinstance(st.goal, Decide) and not isinstance(st, MetricStates):
             frame["beyond"] = decision_reach(st, self.budget_left)
         return frame

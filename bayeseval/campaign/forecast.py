@@ -13,12 +13,18 @@ import pandas as pd
 
 from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
 from bayeseval.campaign.gains import decision_betas, gap_targets, own_binding
 from bayeseval.campaign.goals import Decide, Each, Gap
+from bayeseval.campaign.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.verdicts import RuleState
 
-__all__ = ["forecast_labels", "forecast_decision", "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state",
-           "feasibility_table"]
+__all__ = ["forecast_labels", "forecast_decision", "forecast_table", "forecast_notes", "forecast_total", "forecast_text",
+           "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state", "feasibility_table"]
+
+#: what a forecast that cannot be computed says, before its reason
+CANNOT = "cannot forecast yet"
+NO_TRIALS = "no labelled trials in this stratum yet"
 
 
 # forecast
@@ -40,7 +46,9 @@ def forecast_labels(state: RuleState) -> pd.Series:
     Returns
     -------
     pandas.Series
-        Labels still needed per stratum (int, indexed by stratum, named ``"forecast"``).
+        Labels still needed per stratum (``Int64``, indexed by stratum, named ``"forecast"``):
+        ``<NA>`` where the forecast cannot be made yet, e.g. a stratum without a labelled trial
+        (:func:`forecast_notes` says why; never a NaN cast to an integer).
 
     Examples
     --------
@@ -48,6 +56,11 @@ def forecast_labels(state: RuleState) -> pd.Series:
     >>> int(forecast_labels(st).iloc[0]) > 0
     True
     """
+    return _finish(state, _width_need(state))
+
+
+def _width_need(state: RuleState) -> np.ndarray:
+    """Labels per stratum (float, uncapped) for the half-width goals ``"each"`` and ``"overall"``."""
     post = state.posterior
     neff = post.n_eff().to_numpy()
     p = np.clip(state.p_trial(), 1e-6, 1)
@@ -90,8 +103,7 @@ def forecast_labels(state: RuleState) -> pd.Series:
                 if hi_l / max(lo_l, 1e-300) < 1 + 1e-9:
                     break
             m = np.ceil(alloc(hi_l))
-    m = np.minimum(m, cap)
-    return pd.Series(m.astype(np.int64), index=state.strata, name="forecast")
+    return np.asarray(m, dtype=float)
 
 
 # ---------------------------------------------------------------------------------------
@@ -318,7 +330,9 @@ def forecast_decision(state: RuleState) -> pd.Series:
     Returns
     -------
     pandas.Series
-        Labels per stratum (int), named ``"forecast"``.
+        Labels per stratum (``Int64``), named ``"forecast"``: ``<NA>`` where the forecast
+        cannot be made yet (a stratum without a labelled trial; for ``"gap"``, fewer than two
+        strata with trials), see :func:`forecast_notes`.
 
     Examples
     --------
@@ -328,22 +342,25 @@ def forecast_decision(state: RuleState) -> pd.Series:
     >>> bool(f.iloc[0] > 0), int(f.iloc[1])
     (True, 0)
     """
+    return _finish(state, _decision_need(state))
+
+
+def _decision_need(state: RuleState) -> np.ndarray:
+    """Labels per stratum (float, uncapped; NaN where the gap is not estimable) for ``"decide"`` and ``"gap"``."""
     k = len(state.strata)
     cap = state.available.astype(np.int64)
     p = np.clip(state.p_trial(), 1e-6, 1.0)
     t0 = p * state.pending
-    out = np.zeros(k, np.int64)
-    done = state.stratum_done()
+    out = np.zeros(k)
     if isinstance(state.goal, Gap):
         info = state.gap()
         lo, hi = info["bounds"]
         neff = state.posterior.n_eff().to_numpy()
-        want = max(abs(info["tolerance"] - info["gap"]) / 2, 1e-4)
+        want = np.fmax(abs(info["tolerance"] - info["gap"]) / 2, 1e-4)  # NaN stays NaN (no gap estimate)
         need = np.maximum(neff * (((hi - lo) / 2) / want) ** 2 - neff - t0, 0.0)
-        out = np.where(gap_targets(state), np.ceil(need / p), 0).astype(np.int64)
-        return pd.Series(np.minimum(out, cap), index=state.strata, name="forecast")
+        return np.where(gap_targets(state), np.ceil(need / p), 0.0)
     undecided = _undecided_after(state)
-    for j in np.flatnonzero(~done & (cap > 0)):
+    for j in np.flatnonzero(~state.stratum_done() & (cap > 0) & (state.trials > 0)):
         hi_m = 1
         while hi_m < cap[j] and undecided(j, hi_m):
             hi_m *= 2
@@ -353,11 +370,175 @@ def forecast_decision(state: RuleState) -> pd.Series:
             mid = (lo_m + hi_m) // 2
             lo_m, hi_m = (mid, hi_m) if undecided(j, mid) else (lo_m, mid)
         out[j] = hi_m
-    return pd.Series(np.minimum(out, cap), index=state.strata, name="forecast")
+    return out
+
+
+def _cannot(state: RuleState) -> np.ndarray:
+    """Per stratum, why its forecast cannot be made yet (None where it can).
+
+    A stratum that still needs labels (not done, rows left or pending) and has no labelled
+    trial yet: nothing but the prior speaks for its rate, so any number would be the prior's.
+    Goals ``"overall"`` and ``"gap"``: every stratum, when one such stratum exists (the
+    allocation depends on every stratum's variance; the max-min gap on every stratum's rate).
+    """
+    k = len(state.strata)
+    out = np.full(k, None, dtype=object)
+    open_ = ~state.stratum_done() & (state.available + state.pending > 0)
+    empty = open_ & (state.trials <= 0)
+    out[empty] = NO_TRIALS
+    names = ", ".join(str(s) for s in state.strata[empty][:5]) + (", ..." if empty.sum() > 5 else "")
+    if isinstance(state.goal, Gap) and not state.is_done() and not np.isfinite(state.gap()["gap"]):
+        out[open_] = "the gap needs labelled trials in at least two strata"
+    elif isinstance(state.goal, Gap) and empty.any():
+        out[open_] = f"the gap needs labelled trials in every stratum; none yet in {names}"
+    elif state.goal.weighted and empty.any():
+        out[open_] = f"the weighted rate needs labelled trials in every stratum; none yet in {names}"
+    return out
+
+
+def _finish(state: RuleState, need: np.ndarray) -> pd.Series:
+    """Labels per stratum capped at the rows available, ``<NA>`` where the forecast cannot be made.
+
+    Never casts a NaN to an integer: the values are pandas' nullable ``Int64``.
+    """
+    need = np.asarray(need, dtype=float).copy()
+    need[_cannot(state) != None] = np.nan  # noqa: E711 - elementwise on an object array
+    need = np.where(np.isfinite(need), np.minimum(need, state.available.astype(float)), np.nan)
+    return pd.Series(need, index=state.strata, name="forecast").astype("Int64")
+
+
+def forecast_notes(state: RuleState) -> pd.Series:
+    """Why each stratum's forecast cannot be made yet (None where it can).
+
+    A stratum without any labelled trial that still needs labels gets no forecast
+    (:func:`forecast_labels`, :func:`forecast_decision` give ``<NA>`` there): before its first
+    label only the prior speaks for its rate, and a number from it can be far off (a decision
+    forecast of 8 labels for a stratum that needed 3,350). With goals ``"overall"`` and
+    ``"gap"`` every stratum waits for such a stratum. A number that is not finite for any other reason is ``<NA>`` too, noted
+    ``"not computable from the current counts"``.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's state.
+
+    Returns
+    -------
+    pandas.Series
+        Per stratum, the reason (str) or None, named ``"note"``.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([3, 0], [40, 0], available=[500, 500], target_halfwidth=0.05)
+    >>> forecast_notes(st).tolist()
+    [None, 'no labelled trials in this stratum yet']
+    """
+    return forecast_table(state)["note"]
+
+
+def forecast_table(state: RuleState | Any) -> pd.DataFrame:
+    """The forecast of every goal: ``labels`` still needed per stratum and a ``note`` where none can be made.
+
+    :func:`forecast_decision` for the decision goals (``"decide"``, ``"gap"``),
+    :func:`forecast_labels` for the others; for a campaign on several metrics
+    (:class:`~bayeseval.campaign.verdicts.MetricStates`) the most any metric needs (``<NA>``
+    where any metric's forecast cannot be made). ``labels`` is ``Int64``: ``<NA>`` where the
+    forecast cannot be made, and ``note`` then says why (:func:`forecast_notes`).
+
+    Parameters
+    ----------
+    state : RuleState or MetricStates
+        The campaign's state.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by stratum: ``labels`` (Int64) and ``note`` (str or None).
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([0, 0], [0, 0], available=[500, 500], goal="gap", tolerance=0.05)
+    >>> t = forecast_table(st)
+    >>> bool(t["labels"].isna().all()), t["note"].iloc[0]
+    (True, 'the gap needs labelled trials in at least two strata')
+    """
+    states = list(state.states.values()) if hasattr(state, "states") else [state]
+    values, notes = [], np.full(len(states[0].strata), None, dtype=object)
+    for st in states:
+        raw = _decision_need(st) if st.goal.decides else _width_need(st)
+        why = _cannot(st)
+        why[(why == None) & ~np.isfinite(raw)] = "not computable from the current counts"  # noqa: E711
+        notes = np.where(notes == None, why, notes)  # noqa: E711
+        values.append(_finish(st, np.where(why == None, raw, np.nan)).to_numpy(dtype=float, na_value=np.nan))  # noqa: E711
+    labels = np.max(values, axis=0)  # NaN wherever any metric's forecast is NaN
+    notes = np.where(np.isnan(labels), notes, None)
+    return pd.DataFrame({"labels": pd.Series(labels, index=states[0].strata).astype("Int64"),
+                         "note": pd.Series(notes, index=states[0].strata, dtype=object)})
+
+
+def forecast_total(labels: pd.Series) -> int | None:
+    """The labels still needed in total, or None when any stratum's forecast cannot be made.
+
+    Parameters
+    ----------
+    labels : pandas.Series
+        A forecast (:func:`forecast_table`'s ``labels``, or :meth:`Campaign.forecast
+        <bayeseval.campaign.Campaign.forecast>`).
+
+    Returns
+    -------
+    int or None
+        The sum, or None where a value is missing (never a sum that skips them).
+
+    Examples
+    --------
+    >>> forecast_total(pd.Series([3, 4], dtype="Int64")), forecast_total(pd.Series([3, None], dtype="Int64"))
+    (7, None)
+    """
+    values = pd.to_numeric(pd.Series(labels), errors="coerce").astype("Float64")
+    if values.isna().any():
+        return None
+    return int(values.sum())
+
+
+def forecast_text(table: pd.DataFrame) -> str:
+    """The forecast total in words: ``"N"`` or ``"cannot forecast yet: <reason> (strata)"``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`forecast_table` (or :meth:`Campaign.forecast(cost=True)
+        <bayeseval.campaign.Campaign.forecast>`): the columns ``labels`` and ``note``.
+
+    Returns
+    -------
+    str
+        One line.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([3, 0], [40, 0], available=[500, 500], strata=["a", "b"])
+    >>> forecast_text(forecast_table(st))
+    'cannot forecast yet: no labelled trials yet in b'
+    """
+    total = forecast_total(table["labels"])
+    if total is not None:
+        return str(total)
+    notes = table["note"] if "note" in table else pd.Series(None, index=table.index, dtype=object)
+    reasons: dict[str, list[str]] = {}
+    for name in table.index[table["labels"].isna().to_numpy()]:
+        reasons.setdefault(str(notes.get(name) or "not computable from the current counts"), []).append(str(name))
+    parts = []
+    for why, names in reasons.items():
+        listing = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        parts.append(f"no labelled trials yet in {listing}" if why == NO_TRIALS else why)
+    return f"{CANNOT}: " + "; ".join(parts)
 
 
 def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
     """``undecided(j, m)``: whether stratum ``j`` is more likely undecided than not after ``m`` more labels."""
+    if state.per_stratum():
+        return _anytime_undecided_after(state)
     k = len(state.strata)
     p = np.clip(state.p_trial(), 1e-6, 1.0)
     t0 = p * state.pending
@@ -370,6 +551,50 @@ def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
         return _p_undecided(a[j], b[j], thr[j], t0[j] + m * p[j], floor[j], margin[j], level) > 0.5
 
     return undecided
+
+
+def _anytime_undecided_after(state: RuleState) -> Callable[[int, int], bool]:
+    """``undecided(j, m)`` under ``guarantee="stratum"``: the stopping rule's own anytime test.
+
+    The preposterior of the test the campaign stops on (:meth:`RuleState.anytime_decisions`:
+    the stratum's own counts, at :meth:`RuleState.anytime_level` with
+    :meth:`RuleState.decision_concentration`; with a margin also the confidence sequence within
+    ``threshold +/- margin``), over the predictive of the next trials from the stratum's
+    posterior (:func:`decision_betas`). A fixed-level posterior rule decides far sooner than
+    this test, so planning on it under-forecasts (4 labels where thousands were needed).
+    """
+    p = np.clip(state.p_trial(), 1e-6, 1.0)
+    t0 = p * state.pending
+    a, b, thr, _ = decision_betas(state)  # mirrored for direction "above": the count of the other class
+    s = state.successes.astype(float) if state.direction != "above" else (state.trials - state.successes).astype(float)
+    n = state.trials.astype(float)
+    level, conc, margin = state.anytime_level(), state.decision_concentration(), float(state.margin or 0.0)
+
+    def undecided(j: int, m: int) -> bool:
+        more = int(round(t0[j] + m * p[j]))
+        y, pmf = _predictive(a[j], b[j], more)
+        total = n[j] + more
+        if total < DECISION_MIN_TRIALS:
+            return True
+        below, above = decision_boundaries(total, thr[j], level, conc)
+        hits = s[j] + y
+        open_ = (hits > below) & (hits < above)
+        if margin > 0 and open_.any():
+            lo, hi = confidence_sequence_bounds(hits[open_], np.full(int(open_.sum()), total), level, conc)
+            open_[open_] = ~((lo >= thr[j] - margin) & (hi <= thr[j] + margin))
+        return float(pmf @ open_) > 0.5
+
+    return undecided
+
+
+def _predictive(a: float, b: float, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes ``y`` of ``m`` more trials and their Beta-binomial probabilities (those above 1e-17)."""
+    from scipy.special import betaln, gammaln
+
+    y = np.arange(m + 1, dtype=float)
+    logpmf = gammaln(m + 1.0) - gammaln(y + 1) - gammaln(m - y + 1) + betaln(a + y, b + m - y) - betaln(a, b)
+    keep = logpmf > -40.0  # outcomes of probability below 1e-17 change nothing
+    return y[keep], np.exp(logpmf[keep])
 
 
 def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarray:

@@ -188,6 +188,33 @@ class Goal:
         """
         return bool(np.all(self.met(state) | (state.exhausted() & (state.pending == 0))))
 
+    def reached(self, state: Any) -> bool:
+        """Whether the goal itself is met, as opposed to the campaign stopping for want of rows.
+
+        :meth:`is_done` also holds when every stratum that misses the goal has no row left;
+        ``reached`` only when every stratum meets it (for ``"overall"`` and ``"gap"``, the
+        campaign-wide verdict). A campaign that is done without reaching its goal has stopped.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        bool
+            True when the goal is met.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.verdicts import RuleState
+        >>> st = RuleState.from_counts([1, 130], [200, 1539], available=[0, 0], goal="decide",
+        ...                            threshold=np.array([0.1, 0.1]), guarantee="stratum")
+        >>> st.is_done(), Decide(0.1).reached(st)
+        (True, False)
+        """
+        return bool(np.all(self.met(state)))
+
     def describe(self, level: float) -> str:
         """The goal in words.
 
@@ -366,6 +393,21 @@ class Overall(Goal):
         """
         return self._reached(state) or bool(state.exhausted().all())
 
+    def reached(self, state: Any) -> bool:
+        """Whether the weighted rate's half-width is within the target (:meth:`Goal.reached`).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        bool
+            True when the goal is met.
+        """
+        return self._reached(state)
+
 
 class Decide(Goal):
     """Every stratum decided against ``threshold``: meets it, fails it, or (with a margin) at it.
@@ -533,6 +575,21 @@ class Gap(Goal):
             True when done.
         """
         return state.gap_decided() or bool(np.all(state.exhausted() & (state.pending == 0)))
+
+    def reached(self, state: Any) -> bool:
+        """Whether the gap verdict is decided with every stratum's data behind it (:meth:`Goal.reached`).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        bool
+            True when the goal is met.
+        """
+        return state.gap_decided()
 
     def describe(self, level: float) -> str:
         """The goal in words.

@@ -36,7 +36,7 @@ def _one(path: Path, pool: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, s
             rounds += 1
             trace.append({"labels": c.labels_used, "max_halfwidth": float(c.status()["halfwidth"].max())})
         st = c.status()
-        done = c.done
+        done = c.goal_met  # the goal itself, not a stop for want of rows
         used = c.labels_used
     finally:
         c.close()
@@ -49,8 +49,11 @@ def _one(path: Path, pool: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, s
 
 
 def replay_proxy(data: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, specs: list[CampaignSpec],
-                 n_repeats: int, true_rates: pd.Series) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Run ``n_repeats`` proxy campaigns per rule; the run table, the trace and the final intervals."""
+                 n_repeats: int, true_rates: pd.Series, bar: Any = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Run ``n_repeats`` proxy campaigns per rule; the run table, the trace and the final intervals.
+
+    ``bar`` (a progress bar, optional) is advanced by one after each campaign.
+    """
     pool = data.reset_index(drop=True)
     truth = pd.Series(np.asarray(truth), index=pool.index)
     seeds = [spec.random_seed, *seed_sequences(spec.random_seed, n_repeats)[1:]]
@@ -62,4 +65,6 @@ def replay_proxy(data: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, specs
                 rows.append({"rule": s.rule_name, "repeat": r, **row})
                 trace.extend({"rule": s.rule_name, "repeat": r, **t} for t in tr)
                 finals.append(st.reset_index().assign(rule=s.rule_name, repeat=r))
+                if bar is not None:
+                    bar.update(1)
     return pd.DataFrame(rows), pd.DataFrame(trace), pd.concat(finals, ignore_index=True)

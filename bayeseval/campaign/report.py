@@ -26,6 +26,7 @@ from bayeseval._api.table_names import WHOLE
 from bayeseval._render.formats import fixed
 from bayeseval._render.html_page import html_table, page
 from bayeseval.campaign.annotations import AGREEMENT_RULE
+from bayeseval.campaign.forecast import forecast_text, forecast_total
 from bayeseval.campaign.goals import Decide, Gap
 from bayeseval.counts.counts import stratum_labels
 
@@ -112,6 +113,14 @@ def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
         return (f"decide whether the max-min gap is within {spec.goal.tolerance} at level {spec.level} (gap "
                 f"{fixed(g['gap'])}, interval [{fixed(g['lower'])}, {fixed(g['upper'])}]: {g['verdict']})")
     return spec.goal.describe(spec.level)
+
+
+def _still_needed(forecast: pd.DataFrame) -> str:
+    """The labels still needed and their cost, or why they cannot be forecast yet."""
+    text = forecast_text(forecast)
+    if forecast_total(forecast["labels"]) is None:
+        return text
+    return f"{text} (cost {float(forecast['cost'].sum()):g})"
 
 
 def _decision_plot(campaign: Any, ax: Any) -> Any:
@@ -232,8 +241,8 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     status = campaign.status()
     forecast = campaign.forecast(cost=True)
     reps = len(status) // len(forecast)  # several metrics: one block of strata per metric
-    status["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
-    status["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
+    status["forecast"] = pd.array(np.tile(forecast["labels"].to_numpy(), reps), dtype="Int64")  # <NA>: cannot yet
+    status["forecast_cost"] = pd.array(np.tile(forecast["cost"].to_numpy(), reps), dtype="Float64")
     once = status.xs(status.index.get_level_values("metric")[0], level="metric") if "metric" in status.index.names \
         else status
     if "metric" in status.index.names:
@@ -248,9 +257,9 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
         ("metric", ", ".join(m.name for m in campaign.metrics)),
         ("goal", _goal_text(campaign, status)),
         ("labels used", f"{campaign.labels_used} (cost {float(once['cost'].sum()):g})"),
-        ("labels still needed", f"{int(once['forecast'].sum())} (cost {float(once['forecast_cost'].sum()):g})"),
+        ("labels still needed", _still_needed(forecast)),
         ("pending", str(int(once["pending"].sum()))),
-        ("done", "yes" if campaign.done else "no"),
+        ("state", campaign.outcome),
     ]
     name = str(campaign._store.path.name)
     shown, note = _display_status(status)

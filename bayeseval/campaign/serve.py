@@ -68,7 +68,9 @@ def status_payload(campaign: Any) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``done``, ``labels_used``, ``pending``, ``forecast`` (labels still needed, in total) and
+        ``done``, ``goal_met`` and ``outcome`` (:attr:`~bayeseval.campaign.Campaign.outcome`),
+        ``labels_used``, ``pending``, ``forecast`` (labels still needed, in total; null when
+        some stratum's forecast cannot be made yet, and ``forecast_note`` then says why) and
         ``strata`` (one record per stratum: the columns of
         :meth:`~bayeseval.campaign.Campaign.status` and its ``forecast``).
 
@@ -84,21 +86,27 @@ def status_payload(campaign: Any) -> dict[str, Any]:
     >>> p["done"], p["labels_used"], [s["stratum"] for s in p["strata"]]
     (False, 0, ['a', 'b'])
     """
+    from bayeseval.campaign.forecast import forecast_text, forecast_total
+
     st = campaign.status()
-    forecast = campaign.forecast()
-    labels = forecast["labels"] if hasattr(forecast, "columns") else forecast
+    forecast = campaign.forecast(cost=True)
+    labels = forecast["labels"]
     table = st.reset_index()
     first = table.columns[0]
     if first != "stratum" and "stratum" not in table.columns:
         table = table.rename(columns={first: "stratum"})
-    if len(labels) == len(table):
-        table["forecast"] = labels.to_numpy()
+    if len(labels) == len(table):  # null where the forecast cannot be made yet
+        table["forecast"] = [None if v is None or v != v else int(v) for v in labels.to_numpy(dtype=object, na_value=None)]
     strata = json.loads(table.to_json(orient="records", default_handler=str))
+    total = forecast_total(labels)
     return {
         "done": bool(campaign.done),
+        "goal_met": bool(campaign.goal_met),
+        "outcome": campaign.outcome,
         "labels_used": int(campaign.labels_used),
         "pending": int(st["pending"].sum()) if "pending" in st else None,
-        "forecast": int(labels.sum()),
+        "forecast": total,
+        "forecast_note": None if total is not None else forecast_text(forecast),
         "strata": strata,
     }
 

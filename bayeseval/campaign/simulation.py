@@ -42,7 +42,8 @@ from bayeseval.counts.metrics import get_metric
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
 
 #: rules compared when neither ``rules`` nor ``spec`` is given
-DEFAULT_RULES = ("expected_width", "independent_beta", "proportional")
+#: rules worth comparing on a pool (``simulate(..., rules=COMPARED_RULES)``); by default only the spec's rule runs
+COMPARED_RULES = ("expected_width", "independent_beta", "proportional")
 
 
 class SimulationResult(Result):
@@ -263,8 +264,10 @@ def simulate(
     y_true : str
         Column with the true label, the oracle's answer.
     rules : sequence of str or callable, optional
-        Rules to compare (see :data:`bayeseval.campaign.RULES`); default the spec's rule when
-        ``spec`` is given, else ``expected_width``, ``independent_beta`` and ``proportional``.
+        Rules to compare (see :data:`bayeseval.campaign.RULES`); default the spec's rule
+        alone (``rule``, ``expected_width`` unless the spec sets another). Comparing costs one
+        set of campaigns per rule: ``rules=COMPARED_RULES`` (``expected_width``,
+        ``independent_beta``, ``proportional``) is the usual comparison.
     n_repeats : int
         Campaigns per rule. Repeat 0 uses ``random_seed`` as a
         campaign would, the others independent child seeds; every rule sees the same row
@@ -274,8 +277,10 @@ def simulate(
         All the campaign settings in one object; the individual settings must then be left
         at their defaults.
     progress : bool
-        Show a tqdm progress bar (not with ``proxy``: each repeat runs a real campaign on a
-        temporary file, repeat 0 the one created with ``random_seed``).
+        Show a tqdm progress bar, one step per campaign replayed (with ``proxy`` each repeat
+        runs a real campaign on a temporary file, repeat 0 the one created with ``random_seed``).
+        A 20,000-row pool takes about 10-60 s with the defaults (one rule, 10 repeats, batch
+        size scaled to the pool) on two loaded cores; each further rule in ``rules`` as long again.
 
     Returns
     -------
@@ -298,15 +303,17 @@ def simulate(
         batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
         prior=prior, pos_label=pos_label, label_set=label_set, model=model, costs=costs, guarantee=guarantee, anytime=anytime, proxy=proxy, random_seed=random_seed,
     )
-    given = spec is not None
     spec = spec_from_arguments(spec, "simulate", settings)
+    if hasattr(data, "__len__"):
+        spec = spec.for_pool(len(data))
     n_repeats = check_positive_int(n_repeats, "n_repeats")
-    specs = _rule_specs(spec, rules, given)
+    specs = _rule_specs(spec, rules)
     oracle = _oracle(data, spec, y_true)
     if spec.proxy is not None:
         from bayeseval.campaign.proxysim import replay_proxy
 
-        table, trace, finals = replay_proxy(data, data[y_true], spec, specs, n_repeats, oracle.true_rates)
+        with _progress(progress, n_repeats * len(specs)) as bar:
+            table, trace, finals = replay_proxy(data, data[y_true], spec, specs, n_repeats, oracle.true_rates, bar)
         settings_out = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
         return SimulationResult(table, trace, oracle.true_rates, settings_out, finals, spec)
     runs = _replay_all(specs, oracle, n_repeats, progress)
@@ -364,10 +371,10 @@ def _metric_oracle(design: PoolDesign, metric: str, known: np.ndarray) -> _Oracl
     return _Oracle(design, trial, success, true_rates, true_overall)
 
 
-def _rule_specs(spec: CampaignSpec, rules: Any, spec_given: bool) -> list[CampaignSpec]:
-    """One spec per rule compared: ``rules``, else the spec's rule, else :data:`DEFAULT_RULES`."""
+def _rule_specs(spec: CampaignSpec, rules: Any) -> list[CampaignSpec]:
+    """One spec per rule compared: ``rules``, else the spec's rule alone."""
     if rules is None:
-        rules = (spec.rule,) if spec_given else DEFAULT_RULES
+        rules = (spec.rule,)
     if isinstance(rules, str) or callable(rules):
         rules = [rules]
     return [spec.replace(rule=rule) for rule in rules]

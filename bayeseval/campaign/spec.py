@@ -32,7 +32,7 @@ from bayeseval._api.validation import (
     iter_columns,
 )
 from bayeseval.campaign.decision import decision_allocation
-from bayeseval.campaign.fields import DEFAULTS
+from bayeseval.campaign.fields import BATCH_BOUNDS, DEFAULTS, auto_batch_size
 from bayeseval.campaign.goals import Decide, Goal, as_goal, goal_from_config, goal_settings
 from bayeseval.campaign.guarantee import GUARANTEES
 from bayeseval.campaign.labels import LabelSet
@@ -237,9 +237,11 @@ FIELD_DOCS: dict[str, str] = {
     column) when every prediction is 0 or 1, otherwise the distinct predicted values (in a
     simulation, the predicted and true values). Pass it to declare a true class the model
     never predicts.""",
-    "batch_size": """batch_size : int
-    Labels per round; default 10 (a campaign's :meth:`~bayeseval.campaign.Campaign.propose`
-    asks for this many unless told otherwise).""",
+    "batch_size": """batch_size : int, optional
+    Labels per round (a campaign's :meth:`~bayeseval.campaign.Campaign.propose` asks for this
+    many unless told otherwise); default scaled to the pool,
+    :func:`~bayeseval.campaign.fields.auto_batch_size`: one per 400 rows, at least 10 and at
+    most 200 (50 for 20,000 rows).""",
     "budget": """budget : int, optional
     Maximum number of labels.""",
     "annotators": """annotators : int
@@ -356,7 +358,7 @@ class CampaignSpec:
     score: str | None = DEFAULTS["score"]
     score_bins: int | tuple[float, ...] | None = DEFAULTS["score_bins"]
     label_set: tuple[Any, ...] | None = DEFAULTS["label_set"]
-    batch_size: int = DEFAULTS["batch_size"]
+    batch_size: int | None = DEFAULTS["batch_size"]
     budget: int | None = DEFAULTS["budget"]
     annotators: int = DEFAULTS["annotators"]
     resolve: str = DEFAULTS["resolve"]
@@ -380,7 +382,7 @@ class CampaignSpec:
             "score": _check_column_name(self.score, "score", optional=True),
             "score_bins": check_score_bins(self.score_bins),
             "label_set": _check_label_set(self.label_set),
-            "batch_size": check_positive_int(self.batch_size, "batch_size"),
+            "batch_size": None if self.batch_size is None else check_positive_int(self.batch_size, "batch_size"),
             "budget": None if self.budget is None else check_positive_int(self.budget, "budget"),
             "random_seed": check_random_seed(self.random_seed),
             "annotators": check_positive_int(self.annotators, "annotators"),
@@ -439,6 +441,27 @@ class CampaignSpec:
             The changed copy; this spec is unchanged.
         """
         return dataclasses.replace(self, **changes)
+
+    def for_pool(self, n_rows: int) -> CampaignSpec:
+        """This spec with its default batch size resolved for a pool of ``n_rows`` rows.
+
+        Parameters
+        ----------
+        n_rows : int
+            Rows in the pool.
+
+        Returns
+        -------
+        CampaignSpec
+            Unchanged when ``batch_size`` is set; else with
+            :func:`~bayeseval.campaign.fields.auto_batch_size` of ``n_rows``.
+
+        Examples
+        --------
+        >>> CampaignSpec(y_pred="pred").for_pool(20_000).batch_size
+        50
+        """
+        return self if self.batch_size is not None else self.replace(batch_size=auto_batch_size(n_rows))
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -548,7 +571,7 @@ class CampaignSpec:
             ``batch_size``, capped by the budget left after labelled and pending rows; 0 when
             the campaign should stop.
         """
-        n = self.batch_size if batch_size is None else int(batch_size)
+        n = (self.batch_size or BATCH_BOUNDS[0]) if batch_size is None else int(batch_size)
         if self.budget is not None:
             n = min(n, self.budget - int(state.labelled.sum()) - int(state.pending.sum()))
         if n <= 0 or state.is_done():
@@ -640,6 +663,7 @@ class CampaignSpec:
             strata = strata[:-1]
         seed = config.get("random_seed")
         kwargs.setdefault("model", "auto")  # files written before the model was a setting
+        kwargs.setdefault("batch_size", BATCH_BOUNDS[0])  # files written before the batch size was stored: 10
         kwargs.setdefault("guarantee", "average")  # files written before the guarantee was a setting
         return cls(
             y_pred=config.get("y_pred", config.get("prediction")),

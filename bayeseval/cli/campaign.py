@@ -243,6 +243,13 @@ def _print_json(payload: Any) -> None:
     print(json.dumps(payload, indent=2, default=_json_default))
 
 
+def _finite(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A record with its NaN numbers as None (JSON has no NaN)."""
+    if record is None:
+        return None
+    return {k: None if isinstance(v, float) and v != v else v for k, v in record.items()}
+
+
 def _json_default(obj: Any) -> Any:
     if hasattr(obj, "item"):
         return obj.item()
@@ -348,9 +355,9 @@ def _nothing_reason(c: Any) -> str:
     budget = c.spec.budget
     if budget is not None and c.labels_used >= int(budget):
         return f"the budget of {int(budget)} labels is spent"
+    if c.done:
+        return c.outcome
     st = c.status()
-    if bool(st["done"].all()):
-        return "the goal is met"
     if bool((st["done"] | st["exhausted"]).all()):
         return "the pool is spent in the strata that have not met the goal"
     return "the rows left to label are all pending: ingest their labels (or release them)"
@@ -447,41 +454,50 @@ def _ingest(args: argparse.Namespace) -> int:
             if r.blank:
                 extra += f"; {r.blank} rows without a label left as they were (pending)"
             print(f"ingested {r.new} new labels ({r.unchanged} already present with the same label{extra}); "
-                  f"{used} labels in all; {'goal met' if done else 'not done yet'}")
+                  f"{used} labels in all; {c.outcome if done else 'not done yet'}")
     finally:
         c.close()
     return EXIT_OK
 
 
-def _status_table(c: Any) -> Any:
-    """What ``Campaign.status()`` shows, plus the forecast labels and their cost."""
+def _status_table(c: Any) -> tuple[Any, Any]:
+    """What ``Campaign.status()`` shows, plus the forecast labels and their cost; and the forecast frame."""
+    import numpy as np
+    import pandas as pd
+
     st = c.status()
     forecast = c.forecast(cost=True)
-    import numpy as np
 
     reps = len(st) // len(forecast)  # a campaign on several metrics: one block of strata per metric
-    st["forecast"] = np.tile(forecast["labels"].to_numpy(), reps)
-    st["forecast_cost"] = np.tile(forecast["cost"].to_numpy(), reps)
-    return st
+    st["forecast"] = pd.array(np.tile(forecast["labels"].to_numpy(), reps), dtype="Int64")  # <NA>: cannot forecast yet
+    st["forecast_cost"] = pd.array(np.tile(forecast["cost"].to_numpy(), reps), dtype="Float64")
+    return st, forecast
 
 
 def _status(args: argparse.Namespace) -> int:
+    from bayeseval.campaign.forecast import forecast_text, forecast_total
     from bayeseval.campaign.goals import goal_settings
 
     c = _open(args.db, read_only=True)
     try:
         goal = goal_settings(c.spec.goal)
-        st = _status_table(c)
+        st, forecast = _status_table(c)
         done, used = bool(c.done), int(c.labels_used)
         once = _one_block(st)
-        totals = {"cost": float(once["cost"].sum()), "forecast": int(once["forecast"].sum()),
-                  "forecast_cost": float(once["forecast_cost"].sum())}
+        need = forecast_total(once["forecast"])
+        totals = {"cost": float(once["cost"].sum()), "forecast": need,
+                  "forecast_cost": None if need is None else float(once["forecast_cost"].sum())}
+        still = forecast_text(forecast)
+        if need is not None:
+            still += f" (cost {totals['forecast_cost']:g})"
         if args.json:
             payload = {
-                "db": str(args.db), "done": done, "labels_used": used,
+                "db": str(args.db), "done": done, "goal_met": bool(c.goal_met), "outcome": c.outcome,
+                "labels_used": used, "forecast_note": None if need is not None else still,
                 "target_halfwidth": goal["target_halfwidth"], "level": c.config["level"], "goal": c.config["goal"],
                 "direction": goal["direction"], "tolerance": goal["tolerance"],
-                "overall": st.attrs.get("overall"), "gap": st.attrs.get("gap"), **totals, "strata": _records(st),
+                "overall": st.attrs.get("overall"), "gap": _finite(st.attrs.get("gap")), **totals,
+                "strata": _records(st),
             }
             if len(c.annotations()):
                 from bayeseval.campaign.annotations import AGREEMENT_RULE
@@ -496,11 +512,12 @@ def _status(args: argparse.Namespace) -> int:
                 print(f"overall: {o['mean']:.4f} [{o['lower']:.4f}, {o['upper']:.4f}] half-width {o['halfwidth']:.4f}")
             if "gap" in st.attrs:
                 g = st.attrs["gap"]
-                print(f"max-min gap: {g['gap']:.4f} [{g['lower']:.4f}, {g['upper']:.4f}] against tolerance "
-                      f"{g['tolerance']}: {g['verdict']}")
+                est = (f"{g['gap']:.4f} [{g['lower']:.4f}, {g['upper']:.4f}]" if g["gap"] == g["gap"]
+                       else "not estimable yet (needs labelled trials in two strata)")
+                print(f"max-min gap: {est} against tolerance {g['tolerance']}: {g['verdict']}")
             print(
-                f"labels used: {used} (cost {totals['cost']:g}); still needed: {totals['forecast']} (cost "
-                f"{totals['forecast_cost']:g}); {_goal_text(c)}; {'done' if done else 'not done'}"
+                f"labels used: {used} (cost {totals['cost']:g}); still needed: {still}; {_goal_text(c)}; "
+                f"{c.outcome}"
             )
     finally:
         c.close()
@@ -604,14 +621,19 @@ def _export(args: argparse.Namespace) -> int:
 def _forecast(args: argparse.Namespace) -> int:
     c = _open(args.db, read_only=True)
     try:
+        from bayeseval.campaign.forecast import forecast_text, forecast_total
+
         f = c.forecast(cost=True)
         f["cost_per_label"] = c.label_costs.to_numpy()
-        total, cost = int(f["labels"].sum()), float(f["cost"].sum())
+        total = forecast_total(f["labels"])  # None: some stratum's forecast cannot be made yet
+        cost = None if total is None else float(f["cost"].sum())
+        text = forecast_text(f)
         if args.json:
-            _print_json({"db": str(args.db), "labels": total, "cost": cost, "strata": _records(f)})
+            _print_json({"db": str(args.db), "labels": total, "cost": cost, "note": None if total is not None else text,
+                         "strata": _records(f)})
         else:
             print(f.to_string())
-            print(f"labels still needed: {total}; their cost: {cost:g}")
+            print(f"labels still needed: {text}" + ("" if cost is None else f"; their cost: {cost:g}"))
     finally:
         c.close()
     return EXIT_OK

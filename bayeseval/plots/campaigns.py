@@ -161,7 +161,8 @@ def _campaign_trace(campaign: Any) -> tuple[pd.DataFrame, float | None]:
     config = getattr(campaign, "config", None)
     if isinstance(config, Mapping) and "target_halfwidth" in config:
         target = float(config["target_halfwidth"])
-    need = int(np.nansum(np.asarray(campaign.forecast(), dtype=float)))
+    forecast = pd.Series(campaign.forecast()).astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    need = int(forecast.sum()) if np.isfinite(forecast).all() else 0  # no line while it cannot be forecast
     if target is not None and need > 0 and np.isfinite(hw_now):
         rows += [("forecast", used, hw_now), ("forecast", used + need, target)]
     frame = pd.DataFrame(rows, columns=["kind", "labels", "halfwidth"])

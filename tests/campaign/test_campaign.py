@@ -1169,8 +1169,10 @@ def test_old_files_with_stopping_fields_open_without_them(tmp_path):
     conn.commit()
     conn.close()
     with Campaign.open(tmp_path / "c.db") as camp:
-        # the campaign stores the label set it found in the pool; every other setting is the spec's
-        assert camp.spec.replace(label_set=None) == spec
+        # the campaign stores the label set it found in the pool and the batch size scaled to it
+        # (one per 400 rows, at least 10); every other setting is the spec's
+        assert camp.spec.batch_size == max(len(pool) // 400, 10)
+        assert camp.spec.replace(label_set=None) == spec.replace(batch_size=camp.spec.batch_size)
         assert camp.status()["labelled"].sum() == 0
 
 

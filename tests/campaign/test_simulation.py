@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bayeseval._api.results import Result
-from bayeseval.campaign import Campaign, Decide, Each, Overall, SimulationResult
+from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Overall, SimulationResult
 from bayeseval.campaign.ingest import IngestResult
 from bayeseval.campaign.simulation import plot_halfwidth, simulate, synthetic_pool, true_decisions
 from tests.helpers import exact_pool
@@ -246,3 +246,60 @@ def test_intervals_have_the_status_columns_of_the_replayed_campaign(tmp_path, gu
     truth = (sim_pool["truth"] != sim_pool["pred"]).groupby(sim_pool["stratum"]).mean()
     inside = (final["lower"] <= truth) & (truth <= final["upper"])
     np.testing.assert_array_equal(final["covered"].astype(bool), inside.reindex(final.index))
+
+
+# defaults that finish: one rule, a batch size scaled to the pool, progress shown ------------
+def test_the_default_batch_size_is_one_per_400_rows_within_10_and_200(tmp_path):
+    from bayeseval.campaign.fields import auto_batch_size
+
+    for n in (1, 3_999, 4_000, 20_000, 79_999, 80_000, 1_000_000):
+        assert auto_batch_size(n) == min(max(n // 400, 10), 200), n
+    # a campaign on an 8,000-row pool asks for 20 rows a round, and keeps it in its file
+    pool = exact_pool([0.1, 0.2], [4000, 4000])
+    with Campaign.create(tmp_path / "big.db", pool, strata="stratum", y_pred="pred", random_seed=0) as c:
+        assert c.spec.batch_size == 20 and len(c.propose()) == 20
+    with Campaign.open(tmp_path / "big.db") as c:
+        assert c.spec.batch_size == 20
+    small = exact_pool([0.1, 0.2], [500, 500])
+    with Campaign.create(tmp_path / "small.db", small, strata="stratum", y_pred="pred", random_seed=0) as c:
+        assert c.spec.batch_size == 10
+    with Campaign.create(tmp_path / "set.db", small, strata="stratum", y_pred="pred", batch_size=7) as c:
+        assert c.spec.batch_size == 7  # a batch size given is kept
+
+
+def test_simulate_runs_the_specs_rule_alone_by_default_with_the_pools_batch_size():
+    pool = exact_pool([0.1, 0.2], [3000, 3000], random_seed=1)
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Each(0.1), n_repeats=2,
+                   random_seed=0, progress=False)
+    assert res.table["rule"].unique().tolist() == ["expected_width"] and len(res.table) == 2
+    # batches of 6,000 // 400 = 15: every round but the last adds 15 labels
+    assert (res.table["rounds"] == np.ceil(res.table["labels_used"] / 15)).all()
+    spec = CampaignSpec(strata="stratum", y_pred="pred", goal=Each(0.1), rule="proportional", random_seed=0)
+    other = simulate(pool, y_true="truth", spec=spec, n_repeats=1, progress=False)
+    assert other.table["rule"].tolist() == ["proportional"]
+
+
+def test_a_proxy_simulation_shows_its_progress(capsys):
+    rng = np.random.default_rng(2)
+    pool = exact_pool([0.1, 0.2], [300, 300], random_seed=2)
+    pool["judge"] = np.where(rng.random(len(pool)) < 0.9, pool["truth"], 1 - pool["truth"])
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", proxy="judge", goal=Each(0.15),
+                   n_repeats=2, random_seed=0)
+    assert len(res.table) == 2
+    err = capsys.readouterr().err
+    assert "simulating campaigns" in err and "2/2" in err
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_a_proxy_simulation_stopped_by_an_exhausted_stratum_has_not_reached_its_goal():
+    # 20 rows at 0.1 cannot give a half-width of 0.08: even the Wilson interval of all 20 is wider
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(2, 20, alpha=0.05, method="wilson")
+    assert (hi - lo) / 2 > 0.08
+    rng = np.random.default_rng(3)
+    pool = exact_pool([0.1, 0.1], [20, 300], random_seed=3)
+    pool["judge"] = np.where(rng.random(len(pool)) < 0.9, pool["truth"], 1 - pool["truth"])
+    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", proxy="judge", goal=Each(0.08),
+                   n_repeats=1, batch_size=40, random_seed=0, progress=False)
+    assert not res.table["reached_goal"].any()

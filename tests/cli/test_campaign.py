@@ -1251,3 +1251,46 @@ def test_a_file_without_labels_at_all_is_refused_as_such(tmp_path, capsys, kind)
     assert want in err
     with Campaign.open(db) as c:
         assert c.labels_used == 0 and len(c.pending) == 4
+def test_a_gap_campaign_forecast_before_labels_says_it_cannot_be_made(tmp_path, pool_csv, capsys):
+    path, _ = pool_csv
+    db = str(tmp_path / "gap.db")
+    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
+                 "--y-pred", "pred", "--db", db, "--seed", "1", "--goal", "gap", "--tolerance", "0.05"]) == 0
+    capsys.readouterr()
+    assert main(["campaign", "forecast", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "-9223372036854775808" not in out
+    assert "labels still needed: cannot forecast yet: the gap needs labelled trials in at least two strata" in out
+    assert main(["campaign", "forecast", "--db", db, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["labels"] is None and payload["cost"] is None and payload["note"].startswith("cannot forecast yet")
+    assert [s["labels"] for s in payload["strata"]] == [None, None, None]
+    assert main(["campaign", "status", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "-9223372036854775808" not in out and "still needed: cannot forecast yet: " in out
+    assert "max-min gap: not estimable yet" in out
+    assert main(["campaign", "status", "--db", db, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)  # valid JSON: no NaN
+    assert payload["forecast"] is None and payload["forecast_cost"] is None
+    assert payload["forecast_note"].startswith("cannot forecast yet: ") and payload["gap"]["gap"] is None
+
+
+def test_cli_ingest_of_the_last_rows_says_stopped_when_a_stratum_stays_undecided(tmp_path, capsys):
+    pool = exact_pool([0.0, 0.095], [300, 600], random_seed=3)  # s1 sits just below the 0.10 threshold
+    pool["id"] = [f"r{i}" for i in range(len(pool))]
+    path = tmp_path / "pool.csv"
+    pool.to_csv(path, index=False)
+    db = str(tmp_path / "c.db")
+    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "stratum",
+                 "--y-pred", "pred", "--db", db, "--seed", "1", "--goal", "decide", "--threshold", "0.1"]) == 0
+    truth = pool.set_index("id")["truth"]
+    out = tmp_path / "b.csv"  # one batch of every row
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "900", "--out", str(out)]) == 0
+    batch = pd.read_csv(out)
+    assert len(batch) == 900
+    batch["label"] = truth.loc[batch["id"]].to_numpy()
+    batch.to_csv(out, index=False)
+    capsys.readouterr()
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "goal met" not in text and "stopped: 1 of 2 strata undecided, pool exhausted (s1)" in text
