@@ -356,10 +356,7 @@ def _nothing_reason(c: Any) -> str:
     if budget is not None and c.labels_used >= int(budget):
         return f"the budget of {int(budget)} labels is spent"
     if c.done:
-        return c.outcome
-    st = c.status()
-    if bool((st["done"] | st["exhausted"]).all()):
-        return "the pool is spent in the strata that have not met the goal"
+        return c.outcome  # "goal met: ..." or "stopped: ..." naming the open strata
     return "the rows left to label are all pending: ingest their labels (or release them)"
 
 

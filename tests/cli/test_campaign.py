@@ -1093,9 +1093,9 @@ def _label_all(db, pool, path):
     "flags, first, reason",
     [
         # 6 rows a stratum cannot give a half-width of 0.05: every row gets labelled
-        ({"target_halfwidth": 0.05}, 12, "the pool is spent in the strata that have not met the goal"),
+        ({"target_halfwidth": 0.05}, 12, "stopped: 2 of 2 strata not met, pool exhausted (a, b)"),
         ({"budget": 5, "target_halfwidth": 0.05}, 5, "the budget of 5 labels is spent"),
-        ({"target_halfwidth": 0.45}, 4, "the goal is met"),
+        ({"target_halfwidth": 0.45}, 4, "goal met: 2 met"),
     ],
 )
 def test_propose_with_nothing_to_propose_writes_no_file_and_exits_3(tmp_path, capsys, flags, first, reason):
