@@ -73,6 +73,7 @@ _EXPORTS = {
 _SUBMODULES = frozenset(
     {
         "counts",
+        "io",
         "estimate",
         "models",
         "checks",
