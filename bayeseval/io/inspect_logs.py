@@ -25,8 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from bayeseval._api.validation import short_repr
 from bayeseval.io.records import (
     FIXED_COLUMNS,

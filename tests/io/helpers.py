@@ -62,7 +62,7 @@ def write_inspect_logs(folder, models=("model-a", "model-b"), formats=("eval", "
     for m, (name, fmt) in enumerate(zip(models, formats, strict=True)):
         samples = [Sample(input=f"question {i}", target=str(i % 3), id=i, metadata=metadata(i)) for i in range(n)]
 
-        def outputs(m=m):
+        def outputs(m=m, name=name):
             for k in range(n * epochs + 10):
                 out = ModelOutput.from_content(model=f"mockllm/{name}", content=str((k * (5 + 2 * m)) % 3))
                 out.usage = ModelUsage(input_tokens=5, output_tokens=1, total_tokens=6)
