@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import struct
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+import zlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,41 +46,84 @@ _ZSTD = 93
 _REMOVED = "Key removed from summary (> 1k)"
 
 
+#: end of central directory record: signature, disks, entries, size and offset of the directory
+_EOCD = struct.Struct("<4s4H2LH")
+#: central directory entry (46 bytes before its name, extra field and comment)
+_ENTRY = struct.Struct("<4s6H3L5H2L")
+
+
 class _Archive:
-    """The JSON members of an ``.eval`` zip archive, Zstandard members included."""
+    """The JSON members of an ``.eval`` zip archive: stored, deflated and Zstandard members.
+
+    The central directory is read with :mod:`struct` (a log holds one member per answer, and
+    ``zipfile`` builds an object for each); a Zip64 archive is listed by ``zipfile``.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self.zip = zipfile.ZipFile(path)
-        except (OSError, zipfile.BadZipFile) as exc:
+            self.fh = open(path, "rb")  # noqa: SIM115 -- closed by close()
+            self.members = self._directory()
+        except (OSError, ValueError, struct.error, zipfile.BadZipFile) as exc:
             raise ValueError(f"logs: {str(path)!r} is not a readable .eval archive: {exc}") from exc
-        self.names = set(self.zip.namelist())
+        self.names = set(self.members)
+
+    def _directory(self) -> dict[str, tuple[int, int, int, int]]:
+        """name -> (method, compressed size, size, local header offset) of every member."""
+        size = self.fh.seek(0, 2)
+        self.fh.seek(max(0, size - 65_557))
+        tail = self.fh.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0:
+            raise ValueError("no zip end of central directory")
+        _sig, _d, _cd, _n, count, cd_size, cd_offset, _c = _EOCD.unpack_from(tail, at)
+        if count == 0xFFFF or cd_offset == 0xFFFFFFFF or cd_size == 0xFFFFFFFF:
+            return self._zip64_directory()
+        self.fh.seek(cd_offset)
+        directory = self.fh.read(cd_size)
+        members, pos = {}, 0
+        for _ in range(count):
+            fields = _ENTRY.unpack_from(directory, pos)
+            flags, method, comp, full = fields[3], fields[4], fields[8], fields[9]
+            name_len, extra_len, comment_len, offset = fields[10], fields[11], fields[12], fields[16]
+            if fields[0] != b"PK\x01\x02" or 0xFFFFFFFF in (comp, full, offset):
+                return self._zip64_directory()
+            raw = directory[pos + 46:pos + 46 + name_len]
+            members[raw.decode("utf-8" if flags & 0x800 else "cp437")] = (method, comp, full, offset)
+            pos += 46 + name_len + extra_len + comment_len
+        return members
+
+    def _zip64_directory(self) -> dict[str, tuple[int, int, int, int]]:
+        with zipfile.ZipFile(self.path) as z:
+            return {i.filename: (i.compress_type, i.compress_size, i.file_size, i.header_offset)
+                    for i in z.infolist()}
 
     def json(self, name: str) -> Any:
-        info = self.zip.getinfo(name)
-        if info.compress_type != _ZSTD:
-            data = self.zip.read(info)
-        else:
-            data = self._zstd(info)
         try:
-            return json.loads(data)
+            return json.loads(self._data(name))
         except ValueError as exc:
             raise ValueError(f"logs: member {name!r} of {str(self.path)!r} is not JSON: {exc}") from exc
 
-    def _zstd(self, info: zipfile.ZipInfo) -> bytes:
-        import zstandard  # deferred: only .eval archives need it
+    def _data(self, name: str) -> bytes:
+        method, comp, full, offset = self.members[name]
+        self.fh.seek(offset)
+        header = self.fh.read(30)
+        name_len, extra_len = struct.unpack_from("<HH", header, 26)
+        self.fh.seek(offset + 30 + name_len + extra_len)
+        raw = self.fh.read(comp)
+        if method == 0:
+            return raw
+        if method == zipfile.ZIP_DEFLATED:
+            return zlib.decompress(raw, -15)
+        if method == _ZSTD:
+            import zstandard  # deferred: only .eval archives need it
 
-        fh = self.zip.fp
-        fh.seek(info.header_offset)
-        header = fh.read(30)
-        name_len, extra_len = struct.unpack("<HH", header[26:30])
-        fh.seek(info.header_offset + 30 + name_len + extra_len)
-        raw = fh.read(info.compress_size)
-        return zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
+            return zstandard.ZstdDecompressor().decompress(raw, max_output_size=full)
+        raise ValueError(f"logs: member {name!r} of {str(self.path)!r} uses zip compression method "
+                         f"{method}, which bayeseval does not read (stored, deflate and zstd only)")
 
     def close(self) -> None:
-        self.zip.close()
+        self.fh.close()
 
 
 def _journal_summaries(archive: _Archive) -> list[dict[str, Any]] | None:
@@ -147,33 +191,48 @@ def _read_json(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return log["eval"], log.get("samples") or []
 
 
-def _scores(scores: Mapping[str, Any] | None, where: str) -> dict[str, float]:
+def _score(value: Any, where: str, cache: dict[Any, float]) -> float:
+    """``score_to_float`` of a value, remembered per distinct hashable value (a log has few)."""
+    try:
+        return cache[value]
+    except KeyError:
+        number = cache[value] = score_to_float(value, where)
+        return number
+    except TypeError:  # a list: not hashable, and not a score
+        return score_to_float(value, where)
+
+
+def _scores(scores: Mapping[str, Any] | None, where: str, cache: dict[Any, float]) -> dict[str, float]:
     """A sample's scores as numbers; a scorer with several values gives ``scorer.key`` columns."""
     out: dict[str, float] = {}
     for name, score in (scores or {}).items():
-        value = score.get("value") if isinstance(score, Mapping) else score
-        if isinstance(value, Mapping):
+        value = score.get("value") if type(score) is dict else score
+        if type(value) is dict:
             for key, part in value.items():
-                out[f"{name}.{key}"] = score_to_float(part, f"{where} scorer {name!r} key {key!r}")
+                out[f"{name}.{key}"] = _score(part, f"{where} scorer {name!r} key {key!r}", cache)
         else:
-            out[name] = score_to_float(value, f"{where} scorer {name!r}")
+            out[name] = _score(value, f"{where} scorer {name!r}", cache)
     return out
 
 
-def _rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+def _rows(path: Path) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The log's rows, its declared scorers and the score columns its samples have."""
     spec, samples = _read_eval(path) if path.suffix.lower() == ".eval" else _read_json(path)
     if not isinstance(spec, Mapping) or "model" not in spec or "task" not in spec:
         raise ValueError(f"logs: {str(path)!r} has no task and model in its spec: not an Inspect log")
     scorers = [s["name"] for s in spec.get("scorers") or [] if isinstance(s, Mapping) and "name" in s]
-    rows = []
+    model, task = spec["model"], spec["task"]
+    rows, seen, cache = [], {}, {}
     for sample in samples:
         where = f"logs: {str(path)!r} sample {sample.get('id')!r} epoch {sample.get('epoch')!r}"
-        row = {"model": spec["model"], "task": spec["task"], "item": sample.get("id"),
-               "epoch": sample.get("epoch", 1)}
-        row.update(_scores(sample.get("scores"), where))
-        flatten(sample.get("metadata"), "metadata", row)
+        scores = _scores(sample.get("scores"), where, cache)
+        seen.update(dict.fromkeys(scores))
+        row = {"model": model, "task": task, "item": sample.get("id"), "epoch": sample.get("epoch", 1), **scores}
+        metadata = sample.get("metadata")
+        if metadata:
+            flatten(metadata, "metadata", row)
         rows.append(row)
-    return rows, scorers
+    return rows, scorers, list(seen)
 
 
 def _as_paths(logs: Any) -> list[Path]:
@@ -199,13 +258,8 @@ def _as_paths(logs: Any) -> list[Path]:
     return paths
 
 
-def _score_columns(rows: Iterable[Mapping[str, Any]], declared: Sequence[str]) -> list[str]:
+def _score_columns(seen: Sequence[str], declared: Sequence[str]) -> list[str]:
     """Scorer columns in the logs' order: the declared scorers, then any other score key."""
-    seen: dict[str, None] = {}
-    for row in rows:
-        for key in row:
-            if key not in FIXED_COLUMNS and not key.startswith("metadata."):
-                seen.setdefault(key, None)
     ordered = [c for d in declared for c in seen if c == d or c.startswith(f"{d}.")]
     return list(dict.fromkeys(ordered + list(seen)))
 
@@ -276,11 +330,13 @@ def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
     """
     rows: list[dict[str, Any]] = []
     declared: list[str] = []
+    seen: list[str] = []
     for path in _as_paths(logs):
-        got, names = _rows(path)
+        got, names, scored = _rows(path)
         rows += got
         declared += [n for n in names if n not in declared]
-    columns = _score_columns(rows, declared)
+        seen += [n for n in scored if n not in seen]
+    columns = _score_columns(seen, declared)
     clash = [c for c in columns if c in FIXED_COLUMNS]
     if clash:
         raise ValueError(f"logs: a scorer is named {clash[0]!r}, a column of the frame; rename the scorer")

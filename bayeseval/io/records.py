@@ -162,7 +162,7 @@ def flatten(mapping: Mapping[str, Any] | None, prefix: str, out: dict[str, Any])
     """``mapping``'s entries into ``out`` as ``prefix.key`` (nested objects as ``prefix.a.b``)."""
     for key, value in (mapping or {}).items():
         name = f"{prefix}.{key}"
-        if isinstance(value, Mapping) and value:
+        if type(value) is dict and value:  # JSON objects (an exact type check: this runs per cell)
             flatten(value, name, out)
         else:
             out[name] = value
