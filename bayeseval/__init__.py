@@ -74,6 +74,7 @@ _EXPORTS = {
 _SUBMODULES = frozenset(
     {
         "counts",
+        "io",
         "estimate",
         "models",
         "checks",

@@ -18,7 +18,7 @@ SHARED_PRIVATE = ("bayeseval._api", "bayeseval._kernels", "bayeseval._backends",
 
 
 #: the stages of the data flow, in order: a package imports only from the stages before it
-STAGES = ("_api", "_kernels", ("_backends", "_render"), "counts", "estimate", "models", "checks",
+STAGES = ("_api", "_kernels", ("_backends", "_render"), ("counts", "io"), "estimate", "models", "checks",
           "plan", "fairness", "report", "campaign", ("cli", "demo"), "experimental")
 
 
