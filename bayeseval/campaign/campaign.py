@@ -669,7 +669,18 @@ class Campaign(Annotating):
         -------
         Posterior
             The fitted posterior of the rate per stratum.
+
+        Raises
+        ------
+        ValueError
+            For a campaign started from labels of unequal inclusion (a seed cell): its
+            labelled rows are no random sample of their strata, so a model of their counts
+            would be biased; :meth:`status` gives each stratum's estimate and interval.
         """
+        if self._seeded:
+            raise ValueError("posterior(): this campaign started from labels chosen with unequal probabilities (a seed "
+                             "cell), so its labelled counts are no random sample; read status()['estimate'], "
+                             "['lower'] and ['upper'] instead")
         model = self.spec.model
         if model == "auto":
             model = "robust" if self._state().posterior.outliers else "beta_binomial"

@@ -12,6 +12,7 @@ from scipy import stats
 from bayeseval.campaign import Campaign, Decide, Each, Gap, Overall
 from bayeseval.campaign.existing_labels import seed_cell_bounds
 from bayeseval.campaign.guarantee import guarantee_stop_level
+from bayeseval.campaign.report import campaign_report_html
 
 #: error rate of the rows the model calls positive / negative: the seed design below over-samples the first
 RATE_POS, RATE_NEG = 0.4, 0.05
@@ -131,6 +132,9 @@ def test_the_campaign_reads_the_seed_cell_and_draws_only_from_the_rest(tmp_path)
         assert status.loc[g, "estimate"] == pytest.approx(est)
         assert (status.loc[g, "lower"], status.loc[g, "upper"]) == pytest.approx((lo, hi))
         assert status.loc[g, "halfwidth"] == pytest.approx((hi - lo) / 2)
+    with pytest.raises(ValueError, match="posterior\\(\\): .* no random sample"):
+        c.posterior()
+    assert "seeded" in campaign_report_html(c, plots=False)
     c.close()
     c = Campaign.open(tmp_path / "c.db")
     pd.testing.assert_frame_equal(c.status(), status)

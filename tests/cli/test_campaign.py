@@ -1054,7 +1054,7 @@ def test_create_with_bad_labels_exits_2_with_one_line_naming_labels(tmp_path, po
 
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
-def test_create_with_unequal_inclusion_reads_the_labels_as_a_seed_cell(tmp_path, pool_csv):
+def test_create_with_unequal_inclusion_reads_the_labels_as_a_seed_cell(tmp_path, pool_csv, capsys):
     path, pool = pool_csv
     seed = _seed_file(pool, n=40)
     labels = tmp_path / "paid.csv"
@@ -1065,3 +1065,7 @@ def test_create_with_unequal_inclusion_reads_the_labels_as_a_seed_cell(tmp_path,
     with Campaign.open(db) as c:
         status = c.status()
     assert set(status["read"]) == {"seeded"} and int(status["labelled"].sum()) == 40
+    capsys.readouterr()
+    assert main(["campaign", "status", "--db", str(db), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["strata"]
+    assert {r["read"] for r in rows} == {"seeded"} and all("estimate" in r for r in rows)
