@@ -215,3 +215,52 @@ def test_campaigns_from_a_half_by_prediction_seed_are_unbiased_and_cover_at_stop
     naive_se = naive.std(ddof=1) / np.sqrt(len(naive))
     assert ((naive.mean() - rate) > 8 * naive_se).all()
     assert np.mean(covered) >= 0.93
+
+
+def test_seeds_drawn_in_proportion_to_a_score_are_unbiased_too():
+    """2,000 draws: seed rows taken one by one with probability 0.2 * the model's uncertainty, then 100 at random.
+
+    Uncertain rows are wrong more often, so the labelled rows' plain rate overstates the rate
+    (measured at this seed: +0.017, MC SE 0.0004, against a pool rate of 0.088); the seed-cell
+    estimate's mean is within 4 Monte Carlo standard errors of the pool's rate (measured
+    -0.0003, MC SE 0.0005).
+    """
+    rng = np.random.default_rng(11)
+    n_pool, reps = 1000, 2000
+    uncertainty = rng.random(n_pool)
+    wrong = rng.random(n_pool) < 0.3 * uncertainty**2
+    rate = wrong.mean()
+    seed = rng.random((reps, n_pool)) < 0.2 * uncertainty  # Poisson sampling: a seed of random size
+    keys = np.where(seed, np.inf, rng.random((reps, n_pool)))
+    drawn = np.zeros_like(seed)
+    np.put_along_axis(drawn, np.argpartition(keys, 100, axis=1)[:, :100], True, axis=1)
+    n0, s0 = seed.sum(axis=1), (seed & wrong).sum(axis=1)
+    s = s0 + (drawn & wrong).sum(axis=1)
+    ests = seed_cell_bounds((s0, n0), (s, n0 + 100), np.full(reps, n_pool), 0.95)[0]
+    naive = s / (n0 + 100)
+    assert abs(ests.mean() - rate) < 4 * ests.std(ddof=1) / np.sqrt(reps)
+    assert naive.mean() - rate > 20 * naive.std(ddof=1) / np.sqrt(reps)
+
+
+def test_a_precision_campaign_reads_its_seed_cell_on_the_rows_predicted_positive(tmp_path):
+    pool, truth = _pool(n=1500, seed=2)
+    positives = pool.index[pool["pred"] == 1]
+    rng = np.random.default_rng(4)
+    score = pd.Series(rng.random(len(pool)), index=pool.index)
+    chosen = positives[rng.random(len(positives)) < 0.5 * score.loc[positives].to_numpy()]
+    seed = pd.DataFrame({"label": truth.loc[chosen].to_numpy(), "p": 0.5 * score.loc[chosen].to_numpy()},
+                        index=chosen)
+    c = _create(tmp_path / "c.db", pool, labels=seed, inclusion="p", metric="precision")
+    batch = c.propose(60)
+    assert set(pool.loc[batch.index, "pred"]) == {1} and not set(batch.index) & set(chosen)
+    c.ingest(truth.loc[batch.index])
+    status = c.status()
+    labels = c.labels()
+    hit = (labels["label"] == 1).astype(int)  # precision: a predicted positive that is one
+    for g, size in (pool["pred"] == 1).groupby(pool["g"]).sum().items():
+        in_g = pool.loc[labels.index, "g"] == g
+        is_seed = labels.index.isin(chosen)
+        s0, n0 = int(hit[in_g & is_seed].sum()), int((in_g & is_seed).sum())
+        sr, nr = int(hit[in_g & ~is_seed].sum()), int((in_g & ~is_seed).sum())
+        assert status.loc[g, "estimate"] == pytest.approx(n0 / size * s0 / n0 + (size - n0) / size * sr / nr)
+    c.close()
