@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from bayeseval._api.lazy import lazy_exports
 from bayeseval._api.warnings import (
     BayesevalWarning,
+    BlankLabelWarning,
     CalibrationWarning,
     ConvergenceWarning,
     EmptyStratumWarning,
@@ -134,6 +135,7 @@ __version__ = "0.2.0"
 __all__ = [
     "__version__",
     "BayesevalWarning",
+    "BlankLabelWarning",
     "CalibrationWarning",
     "ConvergenceWarning",
     "EmptyStratumWarning",

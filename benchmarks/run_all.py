@@ -401,7 +401,7 @@ def page(command: str, load: Any, rows: tuple[int, ...], strata: tuple[int, ...]
               "and proposes 100 labels per round.", ""]
     lines += table(by_strata, strata, "strata")
     lines += skipped_notes(counted + by_strata, budget)
-    lines += ["", "Rerun after a change with the command above; `--budget` sets the seconds allowed "
+    lines += ["", "Rerun after a change with `python benchmarks/run_all.py`; `--budget` sets the seconds allowed "
               "per call, `--full` adds 1e8 rows (about 0.4 GB of frame)."]
     return "\n".join(lines) + "\n"
 

@@ -20,6 +20,7 @@ __all__ = [
     "CalibrationWarning",
     "PrecisionLimitedWarning",
     "PerformanceWarning",
+    "BlankLabelWarning",
 ]
 
 
@@ -57,4 +58,8 @@ class PrecisionLimitedWarning(BayesevalWarning):
 
 class PerformanceWarning(BayesevalWarning):
     """A computation runs on a slow fallback (e.g. PyTensor without a BLAS library)."""
+
+
+class BlankLabelWarning(BayesevalWarning):
+    """Rows of a batch of labels have no label: they were not recorded and stay pending."""
 

@@ -199,6 +199,17 @@ class DuckDBBackend(Backend):
                 value = self.fetch(f"SELECT {q}::DOUBLE AS v FROM {self.alias} WHERE {q} <> floor({q}) LIMIT 1")
                 raise fractional_label_error(arg, c, float(value["v"].iloc[0]))
 
+    def infinite(self, column: str) -> tuple[int, float | None]:
+        if self.type_of(column).upper() not in ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8"):
+            return 0, None
+        q = quote_ident(column)
+        out = quote_ident(fresh_names(self._columns, ["__n"])[0])
+        val = quote_ident(fresh_names(self._columns, ["__v"])[0])
+        row = self.fetch(f"SELECT count(*) FILTER (WHERE isinf({q}))::BIGINT AS {out}, "
+                         f"min({q}::DOUBLE) FILTER (WHERE isinf({q})) AS {val} FROM {self.alias}").iloc[0]
+        n = int(row.iloc[0])
+        return n, (float(row.iloc[1]) if n else None)
+
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         k = len(strata)
         out = fresh_names(self._columns, [f"__s{i}" for i in range(k)] + ["__t", "__p", "__n"])
@@ -214,20 +225,25 @@ class DuckDBBackend(Backend):
     ) -> pd.DataFrame:
         k = len(strata)
         names = fresh_names(self._columns, [f"__s{i}" for i in range(k)]
-                            + ["__c", "__t", "__p", "__n", "__w", "__w2", "__bad", "__e", "__x"])
-        s_out, (c, t, p, n, w, w2, bad, e, x) = names[:k], names[k:]
+                            + ["__c", "__t", "__p", "__n", "__w", "__w2", "__bad", "__e", "__x", "__r", "__m"])
+        s_out, (c, t, p, n, w, w2, bad, e, x, r, m) = names[:k], names[k:]
         q = quote_ident
         s_in = [q(col) for col in strata]
         cell = q(proxy)
         source = self.alias
         with_edges = ""
         if n_cells is not None:
-            probs = ", ".join(repr(float(v)) for v in np.linspace(0.0, 1.0, n_cells + 1)[1:-1])
             score = f"TRY_CAST({q(proxy)} AS DOUBLE)"
             by = ", ".join(s_in)
-            lists = (f"SELECT {by + ', ' if k else ''}list_distinct(quantile_cont({score}, [{probs}])) AS {q(x)} "
-                     f"FROM {self.alias} WHERE NOT isnan({score}) {'GROUP BY ' + by if k else ''}")
-            with_edges = f"WITH {q(e)} AS (SELECT {by + ', ' if k else ''}unnest({q(x)}) AS {q(x)} FROM ({lists})) "
+            part = f"PARTITION BY {by} " if k else ""
+            ranked = (f"SELECT {by + ', ' if k else ''}{score} AS {q(x)}, "
+                      f"row_number() OVER ({part}ORDER BY {score}) - 1 AS {q(r)}, "
+                      f"count(*) OVER ({part.strip()}) AS {q(m)} "
+                      f"FROM {self.alias} WHERE {score} IS NOT NULL AND NOT isnan({score})")
+            # the ranks of bayeseval._kernels.proxy.edge_ranks, in integer arithmetic
+            picked = " OR ".join(f"{q(r)} = ({q(m)} - 1) * {j} // {n_cells}" for j in range(1, n_cells))
+            with_edges = (f"WITH {q(e)} AS (SELECT DISTINCT {by + ', ' if k else ''}{q(x)} FROM ({ranked}) "
+                          f"WHERE {picked}) ")
             on = "".join(f" AND g.{col} IS NOT DISTINCT FROM d.{col}" for col in s_in)
             value = f"TRY_CAST(d.{q(proxy)} AS DOUBLE)"
             cell = (f"CASE WHEN d.{q(proxy)} IS NULL OR isnan({value}) THEN NULL ELSE "

@@ -89,6 +89,13 @@ class Backend:
         """
         raise NotImplementedError
 
+    def infinite(self, column: str) -> tuple[int, float | None]:
+        """Rows of ``column`` holding ``inf`` or ``-inf``, and one such value (None when none).
+
+        Only float columns can hold one; text and other columns give ``(0, None)``.
+        """
+        raise NotImplementedError
+
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         """The confusion table by strata."""
         raise NotImplementedError
@@ -100,9 +107,9 @@ class Backend:
         """Rows per (stratum, proxy cell, true label, predicted label).
 
         Positional stratum columns ``0..k-1``, then ``c`` (the proxy's value; with
-        ``n_cells``, the bin of a numeric proxy: how many of the stratum's distinct
-        ``n_cells``-quantiles, linear interpolation over its rows, lie below the value;
-        missing where the proxy is), ``t``, ``p`` and ``n`` (rows). Missing true labels
+        ``n_cells``, the bin of a numeric proxy: how many of the stratum's distinct bin edges,
+        the order statistics of :func:`~bayeseval._kernels.bins.edge_ranks` among its rows'
+        scores, lie strictly below the value; missing where the proxy is), ``t``, ``p`` and ``n`` (rows). Missing true labels
         (the unlabelled rows) come back as cells. With ``inclusion`` (a column of inclusion
         probabilities) also ``w`` and ``w2``: sums of ``1/pi`` and ``1/pi**2`` over the
         cell's rows that have a true label, and ``bad``: those rows whose ``pi`` is missing

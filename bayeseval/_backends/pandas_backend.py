@@ -24,6 +24,7 @@ import pandas as pd
 from bayeseval._api.validation import first_fractional, fractional_label_error
 from bayeseval._backends.hashing import id64, rank_of
 from bayeseval._backends.interface import Backend, ConfusionTable, confusion_from_frame
+from bayeseval._kernels.bins import edge_ranks
 
 #: frames with at least this many rows are counted by DuckDB when their dtypes allow it
 DUCKDB_MIN_ROWS = 100_000
@@ -248,6 +249,18 @@ class PandasBackend(Backend):
             if bad is not None:
                 raise fractional_label_error(arg, name, bad)
 
+    def infinite(self, column: str) -> tuple[int, float | None]:
+        values = self._column(column)
+        if pd.api.types.is_float_dtype(values.dtype):
+            x = np.asarray(values.to_numpy(dtype=float, na_value=np.nan), dtype=float)
+        elif pd.api.types.is_object_dtype(values.dtype):  # only float objects, never text
+            x = np.array([v if isinstance(v, (float, np.floating)) else np.nan for v in values.to_numpy()],
+                         dtype=float)
+        else:
+            return 0, None
+        bad = np.isinf(x)
+        return int(bad.sum()), (float(x[bad][0]) if bad.any() else None)
+
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         if len(self.data) == 0:
             raise ValueError("data has no rows")
@@ -361,8 +374,7 @@ class PandasBackend(Backend):
 
 
 def score_bins(score: pd.Series, work: pd.DataFrame, keys: list, n_cells: int) -> pd.Series:
-    """Bin of each score: its stratum's distinct quantile edges below it (NaN stays NaN)."""
-    probs = np.linspace(0.0, 1.0, n_cells + 1)[1:-1]
+    """Bin of each score: its stratum's distinct edges (:func:`edge_ranks`) below it (NaN stays NaN)."""
     out = pd.Series(np.nan, index=score.index)
     groups = [np.arange(len(score))] if not keys else work.groupby(keys, dropna=False, sort=False).indices.values()
     for rows in groups:
@@ -370,6 +382,6 @@ def score_bins(score: pd.Series, work: pd.DataFrame, keys: list, n_cells: int) -
         ok = ~np.isnan(x)
         if not ok.any():
             continue
-        edges = np.unique(np.quantile(x[ok], probs))
+        edges = np.unique(np.sort(x[ok])[edge_ranks(int(ok.sum()), n_cells)])
         out.iloc[rows[ok]] = np.searchsorted(edges, x[ok], side="left")
     return out

@@ -15,7 +15,7 @@ ten binomial standard deviations per key, a few thousand rows at a billion).
 What the driver sends (the cells with their key, salt and band, the cut-offs)
 goes into the plan as one JSON literal (:func:`local_table`; up to 4,096 rows
 of plain values), so the executors run no Python at all.
-A proxy's cells are one ``groupBy``; a score proxy's bins are at exact per-stratum quantiles
+A proxy's cells are one ``groupBy``; a score proxy's bins are at per-stratum order statistics
 (:func:`score_cells`: a window sort, a few order statistics per stratum to the driver, the
 edges broadcast back).
 ``pyspark`` is imported inside the functions only.
@@ -37,6 +37,7 @@ from bayeseval._backends.interface import (
     confusion_from_frame,
     string_columns_as_str,
 )
+from bayeseval._kernels.bins import edge_ranks
 from bayeseval._kernels.naming import fresh_names
 
 _TWO63 = 1 << 63
@@ -120,6 +121,19 @@ class SparkBackend(Backend):
         for (arg, c), value in zip(checked, row, strict=True):
             if value is not None:
                 raise fractional_label_error(arg, c, float(value))
+
+    def infinite(self, column: str) -> tuple[int, float | None]:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        if not isinstance(self._type(column), (T.FloatType, T.DoubleType)):
+            return 0, None
+        q = f"CAST({quote(column)} AS DOUBLE)"
+        inf = f"({q} = double('inf') OR {q} = double('-inf'))"
+        row = self.data.agg(F.expr(f"count(CASE WHEN {inf} THEN 1 END)"),
+                            F.expr(f"min(CASE WHEN {inf} THEN {q} END)")).collect()[0]
+        n = int(row[0])
+        return n, (float(row[1]) if n else None)
 
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         from pyspark.sql import functions as F
@@ -405,10 +419,10 @@ def linear_quantiles(m: int, values: dict[int, float], probs: np.ndarray) -> np.
 def score_cells(df: Any, keys: list[str], c: str, n_cells: int) -> Any:
     """Replace the score column ``c`` with its bin, computed exactly within each stratum of ``keys``.
 
-    The bin is how many of the stratum's distinct ``n_cells``-quantile edges (NumPy's linear
-    interpolation over its non-missing scores) lie below the score; missing where the score
-    is (NULL, NaN or not a number). One window sort per stratum ranks the scores; only the
-    order statistics next to each quantile (a few rows per stratum) reach the driver, and the
+    The bin is how many of the stratum's distinct edges (the order statistics of
+    :func:`~bayeseval._kernels.bins.edge_ranks` among its non-missing scores) lie below the
+    score; missing where the score is (NULL, NaN or not a number). One window sort per stratum
+    ranks the scores; only the edges' order statistics (a few rows per stratum) reach the driver, and the
     edges (one row per stratum) go back as a broadcast table joined null-safely on the keys.
     """
     from pyspark.sql import Window
@@ -416,13 +430,12 @@ def score_cells(df: Any, keys: list[str], c: str, n_cells: int) -> Any:
     from pyspark.sql import types as T
 
     x, r, m = fresh_names(list(df.columns), ["__x", "__r", "__m"])
-    probs = np.linspace(0.0, 1.0, n_cells + 1)[1:-1]
     value = F.expr(f"TRY_CAST({quote(c)} AS DOUBLE)")
     scored = df.select(*[col(k) for k in keys], value.alias(x)).where(f"{quote(x)} IS NOT NULL AND NOT isnan({quote(x)})")
     part = Window.partitionBy(*[col(k) for k in keys])
     ranked = scored.select(*[col(k) for k in keys], col(x), (F.row_number().over(part.orderBy(col(x))) - 1).alias(r),
                            F.count(F.lit(1)).over(part).alias(m))
-    near = " OR ".join(f"ABS({quote(r)} - FLOOR(({quote(m)} - 1) * {float(q)!r}D)) <= 2" for q in probs)
+    near = " OR ".join(f"{quote(r)} = (({quote(m)} - 1) * {j}) div {n_cells}" for j in range(1, n_cells))
     stats = ranked.where(near).collect()
     per: dict[tuple, tuple[int, dict[int, float]]] = {}
     for row in stats:
@@ -431,7 +444,7 @@ def score_cells(df: Any, keys: list[str], c: str, n_cells: int) -> Any:
     width = n_cells - 1
     rows = []
     for key, (count, values) in per.items():
-        edges = np.unique(linear_quantiles(count, values, probs)).tolist()
+        edges = np.unique([values[int(i)] for i in edge_ranks(count, n_cells)]).tolist()
         rows.append((*key, *edges, *([None] * (width - len(edges)))))
     ek = fresh_names(list(df.columns) + [x, r, m], [f"__k{i}" for i in range(len(keys))] + [f"__e{j}" for j in range(width)])
     fields = [T.StructField(a, df.schema[k].dataType, True) for k, a in zip(keys, ek, strict=False)]

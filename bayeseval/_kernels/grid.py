@@ -69,6 +69,13 @@ class HyperGrid:
     edge_mass, top_mass, top_edge : float
         Mass on the grid's edge; mass per unit of ``v`` at the upper bound of ``v`` and the
         mass on that edge (zero unless the grid reaches the bound).
+    log_weights : numpy.ndarray
+        Log of ``weights``, computed from ``log_post`` so that it stays finite where
+        ``weights`` underflows to 0 (a reweighting by a likelihood ratio can bring such a
+        point back: see :func:`bayeseval._kernels.ppc.loo_weights`).
+    open_edge : numpy.ndarray of bool
+        Points on an edge of the grid that is not a bound of the parameters: mass there
+        means the density goes on beyond the grid.
     """
 
     u: np.ndarray
@@ -84,6 +91,8 @@ class HyperGrid:
     edge_mass: float
     top_mass: float
     top_edge: float
+    log_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    open_edge: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     _compact: dict = field(default_factory=dict, repr=False)
 
     def compact(self, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -228,7 +237,19 @@ def _refine(log_post, lo, hi, bmin, bmax, m_start, m_final, final, trim) -> tupl
     return gu, gv, lp
 
 
-def _finish(gu, gv, lp, bmax_v, mode, hess) -> HyperGrid:
+def _open_edge(gu: np.ndarray, gv: np.ndarray, bmin: np.ndarray, bmax: np.ndarray) -> np.ndarray:
+    """Points on an edge of the grid that is not a bound (flattened, row-major)."""
+    edge = np.zeros((len(gu), len(gv)), dtype=bool)
+    tol = 1e-12
+    edge[0, :] |= gu[0] > bmin[0] + tol
+    edge[-1, :] |= gu[-1] < bmax[0] - tol
+    edge[:, 0] |= gv[0] > bmin[1] + tol
+    edge[:, -1] |= gv[-1] < bmax[1] - tol
+    return edge.ravel()
+
+
+def _finish(gu, gv, lp, bmin, bmax, mode, hess) -> HyperGrid:
+    bmax_v = bmax[1]
     mx = lp.max()
     w = np.exp(lp - mx)
     edge = np.zeros_like(w, dtype=bool)
@@ -239,8 +260,10 @@ def _finish(gu, gv, lp, bmax_v, mode, hess) -> HyperGrid:
     top_mass = float(w[:, -1].sum() / w.sum() / dv) if at_top else 0.0
     top_edge = float(w[:, -1].sum() / w.sum()) if top_mass else 0.0
     # trapezoid rule: half weight on the grid's edges (matters when an edge is a hard bound)
+    half = np.zeros_like(w)
     for sl in (np.s_[0, :], np.s_[-1, :], np.s_[:, 0], np.s_[:, -1]):
         w[sl] *= 0.5
+        half[sl] += np.log(0.5)
     total = w.sum()
     U, V = np.meshgrid(gu, gv, indexing="ij")
     du = float(gu[1] - gu[0])
@@ -249,6 +272,8 @@ def _finish(gu, gv, lp, bmax_v, mode, hess) -> HyperGrid:
         shape=lp.shape, du=du, dv=dv, log_evidence=float(mx + np.log(total) + np.log(du * dv)),
         mode=np.asarray(mode, dtype=float), hessian=hess, edge_mass=edge_mass,
         top_mass=top_mass, top_edge=top_edge,
+        log_weights=(lp + half - mx - np.log(total)).ravel(),
+        open_edge=_open_edge(gu, gv, bmin, bmax),
     )
 
 
@@ -303,7 +328,7 @@ def integrate(
     gu, gv, lp = _refine(log_post, lo, hi, bmin, bmax, m_start, m_final, final, trim)
     if preset == "accurate":
         gu, gv, lp = _converge(log_post, gu, gv, lp)
-    return _finish(gu, gv, lp, bmax[1], mode, hess)
+    return _finish(gu, gv, lp, bmin, bmax, mode, hess)
 
 
 #: accurate preset: largest points per axis, and the tolerance of the moment check

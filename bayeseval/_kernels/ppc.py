@@ -13,7 +13,11 @@ where the nodes ``g`` are hyperparameter grid points or posterior draws and ``a,
 population's Beta parameters there (the robust population adds a ``Beta(1, 1)`` component).
 Leaving stratum ``k`` out reweights the nodes by its own marginal likelihood,
 ``w_gk ∝ w_g / p(s_k | g)`` (:func:`loo_weights`), so an outlier cannot widen the population it
-is judged against.
+is judged against. The reweighting is done in logs, from the log masses of the nodes: with
+large counts the full posterior's mass underflows to 0 at most grid points, while
+``1 / p(s_k | g)`` there can exceed ``e^2000``. Where the reweighted nodes do not describe
+the leave-one-out posterior (its mass reaches an open edge of the grid, or sits on a few
+points), the nodes' ``refit`` integrates it afresh (:func:`loo_mixed_check`).
 
 p-values are two-sided mid-p values for discrete counts, ``p = 2 min(P-, 1 - P-)`` with
 ``P- = P(rep < s) + P(rep = s) / 2``; a stratum is flagged when ``p < (1 - level) / K``
@@ -25,12 +29,12 @@ hierarchical models: a simulation-based approach. Bayesian Analysis 2, 409-444.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import betaln, gammaln
 
-from bayeseval._kernels.betabinom import beta_mixture_log_tails, kept_components
+from bayeseval._kernels.betabinom import beta_mixture_log_tails, kept_components, mixture_pmfs
 
 __all__ = [
     "Nodes",
@@ -62,6 +66,16 @@ class Nodes:
         per stratum).
     outlier_prob : float
         Robust population: weight of the ``Beta(1, 1)`` component (0 for the plain model).
+    log_weights : numpy.ndarray, shape (G,), optional
+        Log of ``weights`` (up to a constant), finite where ``weights`` underflows to 0; the
+        leave-one-out reweighting uses it when given.
+    open_edge : numpy.ndarray of bool, shape (G,), optional
+        Grid nodes on an edge of the grid that is not a bound of the parameters.
+    refit : callable, optional
+        ``refit(k) -> (weights, a, b)``: the nodes of the posterior fitted without column
+        ``k``'s stratum and the population Beta parameters of that stratum there, for the
+        columns whose reweighted nodes do not resolve their leave-one-out posterior (None
+        where it cannot be had: the reweighted nodes are used).
     """
 
     weights: np.ndarray
@@ -69,6 +83,9 @@ class Nodes:
     b: np.ndarray
     loglik: np.ndarray
     outlier_prob: float = 0.0
+    log_weights: np.ndarray | None = None
+    open_edge: np.ndarray | None = None
+    refit: Callable[[int], tuple] | None = None
 
 
 def two_sided(lower: np.ndarray) -> np.ndarray:
@@ -94,16 +111,31 @@ def mid_p(rep: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lower, two_sided(lower)
 
 
-def loo_weights(weights: np.ndarray, loglik: np.ndarray) -> np.ndarray:
+def loo_weights(
+    weights: np.ndarray, loglik: np.ndarray, log_weights: np.ndarray | None = None
+) -> np.ndarray:
     """Node weights with each column's own likelihood left out, shape (G, K), columns sum 1.
+
+    ``w_gk ∝ w_g / p(s_k | g)``, in logs: from ``log_weights`` when given (a node whose
+    mass underflowed to 0 in ``weights`` keeps its true, finite log mass, which dividing by
+    a likelihood of ``e^-2000`` can make the largest), else from ``log(weights)`` (a node
+    of weight 0 stays at 0).
 
     Examples
     --------
     >>> w = loo_weights(np.array([0.5, 0.5]), np.log([[0.2], [0.8]]))
     >>> w.ravel().round(3).tolist()
     [0.8, 0.2]
+    >>> # masses e^-800 and 1 (the first is 0 as a double), likelihoods e^-1000 and 1
+    >>> w = loo_weights(np.array([0.0, 1.0]), np.array([[-1000.0], [0.0]]), np.array([-800.0, 0.0]))
+    >>> w.ravel().round(6).tolist()
+    [1.0, 0.0]
     """
-    logw = np.log(np.maximum(np.asarray(weights, dtype=float), 1e-300))[:, None] - loglik
+    if log_weights is None:
+        with np.errstate(divide="ignore"):
+            log_weights = np.log(np.asarray(weights, dtype=float))
+    log_weights = np.asarray(log_weights, dtype=float)[:, None]
+    logw = np.where(np.isfinite(log_weights), log_weights - loglik, -np.inf)
     logw = logw - logw.max(axis=0, keepdims=True)
     w = np.exp(logw)
     return w / w.sum(axis=0, keepdims=True)
@@ -117,20 +149,17 @@ def _components(w: np.ndarray, a: np.ndarray, b: np.ndarray, eps: float) -> tupl
 
 
 def betabinom_mixture_pmf(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """pmf on ``0..n`` of ``sum_g w_g BetaBin(n, a_g, b_g)`` (exact).
+    """pmf on ``0..n`` of ``sum_g w_g BetaBin(n, a_g, b_g)`` (exact; the components' pmfs by
+    the ratio recursion of :func:`bayeseval._kernels.betabinom.mixture_pmfs`).
 
     Examples
     --------
     >>> betabinom_mixture_pmf(3, np.array([1.0]), np.array([1.0]), np.array([1.0])).round(12).tolist()
     [0.25, 0.25, 0.25, 0.25]
     """
-    x = np.arange(n + 1, dtype=float)
-    log_choose = gammaln(n + 1.0) - gammaln(x + 1.0) - gammaln(n - x + 1.0)
-    keep = w > 0
-    w, a, b = w[keep], a[keep], b[keep]
-    logp = betaln(x[None, :] + a[:, None], n - x[None, :] + b[:, None]) - betaln(a, b)[:, None]
-    pmf = w @ np.exp(logp + log_choose[None, :])
-    return pmf / pmf.sum()
+    keep = np.asarray(w) > 0
+    w, a, b = (np.asarray(v, dtype=float)[keep][None, :] for v in (w, a, b))
+    return mixture_pmfs(int(n), w, a, b, np.ones(w.shape, dtype=bool))[0]
 
 
 def _sample_counts(n: int, w, a, b, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -155,9 +184,9 @@ def mixture_mid_p(
     (:func:`bayeseval._kernels.betabinom.beta_mixture_log_tails`, the components holding all
     but 1e-6 of the weight), so the two-sided p-value keeps falling with the evidence
     instead of stopping at about 1e-16 (``1 - P-``) or at the ``1 / draws`` of a
-    simulation. The interval is read from the Beta-binomial mixture pmf; when
-    ``components x (n + 1)`` exceeds a few million cells, from ``draws`` seeded replicates
-    instead.
+    simulation. The interval is read from the Beta-binomial mixture pmf of the same
+    components; when ``components x (n + 1)`` exceeds a few million cells, from ``draws``
+    seeded replicates instead.
 
     Returns
     -------
@@ -170,6 +199,8 @@ def mixture_mid_p(
     (0.125, 0.25, 0, 3)
     """
     half = (1.0 - level) / 2.0
+    kw, ka, kb, live = kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
+    w, a, b = kw[live], ka[live], kb[live]
     lower, p = _exact_mid_p(s, n, w, a, b)
     if w.size * (n + 1) <= _MAX_CELLS:
         cdf = np.cumsum(betabinom_mixture_pmf(n, w, a, b))
@@ -184,9 +215,9 @@ def mixture_mid_p(
 
 def _exact_mid_p(s: int, n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
     """Lower mid-p ``P(Y < s) + P(Y = s) / 2`` and the two-sided ``min(1, 2 min(P-, P+))``
-    (``P+`` the upper mid-p), from the log tails of the mixture."""
-    kw, ka, kb, live = kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
-    below, at, above = beta_mixture_log_tails([s], [n], np.where(live, kw, 0.0), ka, kb)
+    (``P+`` the upper mid-p), from the log tails of the mixture (components with positive
+    weight)."""
+    below, at, above = beta_mixture_log_tails([s], [n], w[None, :], a[None, :], b[None, :])
     half_at = at[0] - np.log(2.0)
     lower, upper = np.logaddexp(below[0], half_at), np.logaddexp(above[0], half_at)
     return float(np.exp(min(lower, 0.0))), float(np.exp(min(np.log(2.0) + min(lower, upper), 0.0)))
@@ -204,17 +235,64 @@ def bonferroni_flags(p: np.ndarray, has: np.ndarray, level: float) -> np.ndarray
     return has & (np.asarray(p, dtype=float) < (1.0 - level) / max(int(has.sum()), 1))
 
 
-def _screen(s: np.ndarray, n: np.ndarray, nodes: Nodes, wl: np.ndarray) -> np.ndarray:
+def _screen(s: np.ndarray, n: np.ndarray, wl: np.ndarray, a: np.ndarray, b: np.ndarray,
+            eps: float) -> np.ndarray:
     """Columns more than 2 predictive sd from the predictive mean (candidates for a flag)."""
-    tot = nodes.a + nodes.b
-    m1 = nodes.a / tot
-    m2 = m1 * (nodes.a + 1.0) / (tot + 1.0)
-    eps = nodes.outlier_prob
+    tot = a + b
+    m1 = a / tot
+    m2 = m1 * (a + 1.0) / (tot + 1.0)
     e1 = (1 - eps) * np.einsum("gk,gk->k", wl, m1) + eps / 2.0
     e2 = (1 - eps) * np.einsum("gk,gk->k", wl, m2) + eps / 3.0
     mean = n * e1
     var = n * (e1 - e2) + n * n * (e2 - e1 * e1)
     return np.abs(s - mean) > 2.0 * np.sqrt(np.maximum(var, 0.0) + 1e-12)
+
+
+#: a leave-one-out posterior with more than this share of its mass on an open edge of the
+#: grid (and ten times the full posterior's share) is integrated afresh
+_EDGE_MASS = 1e-5
+#: ... and so is one whose effective number of nodes is below this share of the full's
+_ESS_SHARE = 0.1
+
+
+def _unresolved(nodes: Nodes, wl: np.ndarray) -> np.ndarray:
+    """Columns whose reweighted nodes do not describe their leave-one-out posterior.
+
+    Leaving out an outlying stratum moves the posterior of the hyperparameters, possibly
+    off the grid that was laid for the full posterior: its mass then piles up on an open
+    edge of the grid (more than :data:`_EDGE_MASS`, and ten times the full posterior's
+    share there), or on a few nodes (an effective number of nodes, ``1 / sum w^2``, below
+    :data:`_ESS_SHARE` of the full posterior's).
+    """
+    w = np.asarray(nodes.weights, dtype=float)
+    bad = 1.0 / np.sum(wl * wl, axis=0) < _ESS_SHARE / np.sum(w * w)
+    edge = nodes.open_edge
+    if edge is not None and edge.any():
+        bad |= wl[edge].sum(axis=0) > max(_EDGE_MASS, 10.0 * float(w[edge].sum()))
+    return bad
+
+
+def _column_mixtures(nodes: Nodes, wl: np.ndarray, cols: np.ndarray) -> dict:
+    """Refitted leave-one-out mixtures ``{k: (weights, a, b)}`` of the columns among ``cols``
+    whose reweighted nodes do not resolve their posterior (none without ``nodes.refit``)."""
+    if nodes.refit is None or not cols.size:
+        return {}
+    refits = {int(k): nodes.refit(int(k)) for k in cols[_unresolved(nodes, wl[:, cols])]}
+    return {k: v for k, v in refits.items() if v is not None}
+
+
+def _screened(s: np.ndarray, n: np.ndarray, nodes: Nodes, wl: np.ndarray, cols: np.ndarray,
+              refits: dict) -> np.ndarray:
+    """The columns among ``cols`` more than 2 predictive sd from their predictive mean."""
+    far = np.zeros(cols.size, dtype=bool)
+    plain = np.array([k not in refits for k in cols], dtype=bool)
+    pc = cols[plain]
+    far[plain] = _screen(s[pc], n[pc], wl[:, pc], nodes.a[:, pc], nodes.b[:, pc], nodes.outlier_prob)
+    for i in np.flatnonzero(~plain):
+        w, a, b = refits[int(cols[i])]
+        k = cols[i : i + 1]
+        far[i] = _screen(s[k], n[k], w[:, None], a[:, None], b[:, None], nodes.outlier_prob)[0]
+    return cols[far]
 
 
 def loo_mixed_check(
@@ -235,6 +313,9 @@ def loo_mixed_check(
         Observed successes and trials.
     nodes : Nodes
         The posterior's hyperparameter nodes (population parameters and own likelihood).
+        A column whose reweighted nodes do not describe its leave-one-out posterior (mass
+        on an open edge of the grid, or on a few nodes) takes the nodes of ``nodes.refit``
+        when given.
     level : float
         Family-wise level of the flags and level of the predictive intervals.
     columns : numpy.ndarray of int, optional
@@ -255,17 +336,18 @@ def loo_mixed_check(
     n = np.asarray(n, dtype=np.int64)
     K = len(s)
     has = n > 0
-    wl = loo_weights(nodes.weights, nodes.loglik)
+    wl = loo_weights(nodes.weights, nodes.loglik, nodes.log_weights)
     cols = np.flatnonzero(has) if columns is None else np.asarray(columns, dtype=int)
+    refits = _column_mixtures(nodes, wl, cols)
     if screen and cols.size:
-        cols = cols[_screen(s[cols], n[cols], Nodes(nodes.weights, nodes.a[:, cols], nodes.b[:, cols],
-                                                    nodes.loglik[:, cols], nodes.outlier_prob), wl[:, cols])]
+        cols = _screened(s, n, nodes, wl, cols, refits)
     out = {
         "lower": np.full(K, 0.5), "p_value": np.ones(K), "pred_lower": np.zeros(K, np.int64),
         "pred_upper": n.copy(), "checked": np.zeros(K, bool),
     }
     for k in cols:
-        w, a, b = _components(wl[:, k], nodes.a[:, k], nodes.b[:, k], nodes.outlier_prob)
+        mix = refits.get(int(k), (wl[:, k], nodes.a[:, k], nodes.b[:, k]))
+        w, a, b = _components(*mix, nodes.outlier_prob)
         res = mixture_mid_p(int(s[k]), int(n[k]), w, a, b, level=level, rng=rng)
         out["lower"][k], out["p_value"][k], out["pred_lower"][k], out["pred_upper"][k] = res
         out["checked"][k] = True

@@ -46,6 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from bayeseval._kernels.binomial import binomial_bounds
+from bayeseval._kernels.bins import edge_ranks
 
 __all__ = [
     "MIN_CELL_TRIALS",
@@ -262,8 +263,9 @@ def proxy_interval(
 def score_cells(scores: Any, n_cells: int) -> np.ndarray:
     """Cell index of each score: ``n_cells`` equal-count bins with edges at the pool's quantiles.
 
-    Tied quantiles collapse bins, so fewer cells may come back; indices are 0, 1, ... in
-    score order.
+    The edges are the order statistics of :func:`edge_ranks`; a score's cell counts the
+    distinct edges strictly below it. Tied edges collapse bins, so fewer cells may come back;
+    indices are 0, 1, ... in score order.
 
     Examples
     --------
@@ -273,6 +275,6 @@ def score_cells(scores: Any, n_cells: int) -> np.ndarray:
     x = np.asarray(scores, dtype=float)
     if x.size == 0:
         return np.zeros(0, dtype=int)
-    edges = np.unique(np.quantile(x, np.linspace(0.0, 1.0, n_cells + 1))[1:-1])
+    edges = np.unique(np.sort(x, axis=None)[edge_ranks(x.size, n_cells)])
     cells = np.searchsorted(edges, x, side="left")
     return np.unique(cells, return_inverse=True)[1].reshape(x.shape)

@@ -108,6 +108,55 @@ def fixed(value: Any, places: int = 4) -> str:
     return text
 
 
+def cell_text(value: Any, *, whole: bool = False, places: int = 4) -> str:
+    """A table cell as text: missing as ``""``, yes/no, integers without decimals, rates fixed.
+
+    ``whole`` marks a column of counts or amounts (``trials``, ``cost``): a whole float
+    (``225.0``) prints as ``225``, another one (a cost of 2.5) with ``:g``.
+
+    Examples
+    --------
+    >>> cell_text(225.0, whole=True), cell_text(2.5, whole=True), cell_text(12), cell_text(0.12345)
+    ('225', '2.5', '12', '0.1235')
+    >>> cell_text(None), cell_text(float("nan")), cell_text(True), cell_text("pooled")
+    ('', '', 'yes', 'pooled')
+    """
+    value = json_value(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if whole:
+            return str(int(value)) if value.is_integer() else f"{value:g}"
+        return fixed(value, places)
+    return str(value)
+
+
+def whole_columns(frame: pd.DataFrame, counts: Any = ()) -> set[Any]:
+    """Columns of ``frame`` to print without decimals: integer dtypes and the ``counts`` named.
+
+    Examples
+    --------
+    >>> sorted(whole_columns(pd.DataFrame({"n": [1], "cost": [2.0], "rate": [0.5]}), {"cost"}))
+    ['cost', 'n']
+    """
+    out = set()
+    for col in frame.columns:
+        dtype = frame[col].dtype
+        integer = pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+        if integer or col in counts:
+            out.add(col)
+    return out
+
+
+def empty_columns(frame: pd.DataFrame) -> list[Any]:
+    """Columns of ``frame`` with no value at all (every cell missing)."""
+    return [c for c in frame.columns if all(json_value(v) is None for v in frame[c])]
+
+
 def md_table(frame: pd.DataFrame, digits: int = 3) -> list[str]:
     """A DataFrame as Markdown table lines (header, rule, rows); numbers to ``digits`` places.
 

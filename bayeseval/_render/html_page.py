@@ -7,8 +7,12 @@ shows the same offline, in a browser, an e-mail attachment or a notebook.
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["REPORT_CSS", "PAGE_CSS", "page"]
+from bayeseval._render.formats import cell_text, empty_columns, index_labels, whole_columns
+
+__all__ = ["REPORT_CSS", "PAGE_CSS", "page", "html_table"]
 
 #: styles of a report fragment (scoped to ``.bayeseval-report``); the strata table scrolls
 #: sideways inside its own box when the page is narrower than the table, with the stratum
@@ -50,6 +54,77 @@ PAGE_CSS = (
     "img{max-width:100%;height:auto}figure{margin:8px 0}figcaption{font-weight:600}"
     "pre{white-space:pre-wrap}"
 )
+
+
+def _header_cell(col: Any, css: str = "") -> str:
+    """A column heading that may wrap after each ``_`` (narrow columns for long names)."""
+    text = html.escape(str(col)).replace("_", "_<wbr>")
+    return f"<th{f' class={css}' if css else ''}>{text}</th>"
+
+
+def html_table(frame: Any, *, index_name: str = "stratum",
+               groups: Sequence[tuple[str, Sequence[Any]]] = (), counts: Any = ()) -> str:
+    """``frame`` as an escaped HTML table in the reports' style, or ``""`` when it holds nothing.
+
+    Columns without any value are left out, and a table left without rows or columns is not
+    drawn. Cells go through :func:`~bayeseval._render.formats.cell_text`: integer columns and
+    the ``counts`` named print without decimals, other numbers with four. ``groups`` (name,
+    columns) puts a group heading over the columns it names, in that order; the other
+    columns follow. The table scrolls sideways inside its box, its first column kept in view.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table; its index becomes the first column.
+    index_name : str
+        Heading of the index column.
+    groups : sequence of (str, sequence)
+        Column groups, in display order.
+    counts : collection
+        Columns of counts or amounts (shown as whole numbers when they are).
+
+    Returns
+    -------
+    str
+        The HTML (a ``div`` holding the table), or ``""``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"cost": [25.0], "kappa": [None]}, index=["a<b"])
+    >>> html_table(t, counts={"cost"}).count("<td")
+    2
+    >>> html_table(t[["kappa"]])
+    ''
+    """
+    frame = frame.drop(columns=empty_columns(frame))
+    if frame.empty:
+        return ""
+    grouped = [(name, [c for c in cols if c in frame.columns]) for name, cols in groups]
+    grouped = [(name, cols) for name, cols in grouped if cols]
+    order = [c for _, cols in grouped for c in cols]
+    rest = [c for c in frame.columns if c not in order]
+    if grouped and rest:
+        grouped.append(("", rest))
+    frame = frame[order + rest]
+    whole = whole_columns(frame, counts)
+    starts = {cols[0] for _, cols in grouped[1:]}
+    head = ""
+    if grouped:
+        head = f"<tr><th rowspan='2'>{html.escape(index_name)}</th>" + "".join(
+            f"<th class='g{' gs' if i else ''}' colspan='{len(cols)}'>{html.escape(name)}</th>"
+            for i, (name, cols) in enumerate(grouped)) + "</tr><tr>"
+        head += "".join(_header_cell(c, "gs" if c in starts else "") for c in frame.columns) + "</tr>"
+    else:
+        head = f"<tr><th>{html.escape(index_name)}</th>" + "".join(map(_header_cell, frame.columns)) + "</tr>"
+    columns = [(c, frame[c].tolist()) for c in frame.columns]  # per column: ints and bools stay themselves
+    rows = []
+    for i, label in enumerate(index_labels(frame.index)):
+        cells = "".join(f"<td{' class=gs' if c in starts else ''}>"
+                        f"{html.escape(cell_text(values[i], whole=c in whole))}</td>" for c, values in columns)
+        rows.append(f"<tr><td class='s'>{html.escape(label)}</td>{cells}</tr>")
+    return ("<div class='bv-scroll'><table class='bv-strata'><thead>" + head + "</thead><tbody>"
+            + "".join(rows) + "</tbody></table></div>")
 
 
 def page(title: str, body: str) -> str:

@@ -36,6 +36,8 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pandas as pd
 
+from bayeseval.campaign.labels import is_blank
+
 __all__ = [
     "AGREEMENT_RULE",
     "ROW_ID_KEY",
@@ -398,12 +400,29 @@ def _task_row_id(task: Mapping[str, Any], where: str) -> Any:
     for key, part in (("data", data), ("meta", meta)):
         if part is not None and not isinstance(part, Mapping):
             raise ValueError(f"{where}: {key!r} must be an object, got {type(part).__name__} {short_repr(part)}")
-    for part in (data, meta):
-        if part and ROW_ID_KEY in part:
-            return _checked_id(part[ROW_ID_KEY], ROW_ID_KEY, where)
+    named = [_checked_id(part[ROW_ID_KEY], ROW_ID_KEY, where) for part in (data, meta) if part and ROW_ID_KEY in part]
+    if len(named) == 2 and not _same_id(*named):
+        raise ValueError(f"{where}: its data names row {short_repr(named[0])} but its meta row {short_repr(named[1])}; "
+                         "a task must name one row (fix or delete the task)")
+    if named:
+        return named[0]
     if data is None:
         raise ValueError(f"{where}: the task has no 'data' object (with {ROW_ID_KEY!r})")
     raise ValueError(f"{where}: carries no {ROW_ID_KEY!r} in data or meta")
+
+
+def _id_text(rid: Any) -> str:
+    """A row id as comparable text: an integral number, however written, as the integer."""
+    rid = _plain(rid)
+    if isinstance(rid, float) and rid.is_integer():
+        rid = int(rid)
+    text = str(rid).strip()
+    return str(int(text.split(".")[0])) if _INTEGRAL_TEXT.fullmatch(text) else text
+
+
+def _same_id(a: Any, b: Any) -> bool:
+    """Whether two row ids of one task name the same row (``7``, ``7.0`` and ``"7"`` do)."""
+    return bool(a == b) or _id_text(a) == _id_text(b)
 
 
 def _checked_id(rid: Any, key: str, where: str) -> Any:
@@ -419,8 +438,9 @@ def _unnamed(annotation_id: Any, position: int) -> str:
 
 
 def _task_annotations(task: Mapping[str, Any], where: str, from_name: str | None, aliases: Mapping[str, str],
-                      first: int) -> tuple[list[tuple[Any, str, Any, Any]], int]:
-    """A JSON export task's ``(row, annotator, label, created_at)`` and the count of its annotations."""
+                      first: int, keep_blank: bool = False) -> tuple[list[tuple[Any, str, Any, Any]], int]:
+    """A JSON export task's ``(row, annotator, label, created_at)`` and the count of its annotations
+    (with ``keep_blank``, a task without a label is one row with the label None)."""
     rid = _task_row_id(task, where)
     anns = _listed(task.get("annotations", task.get("completions")), "annotations", where)
     rows = []
@@ -436,6 +456,8 @@ def _task_annotations(task: Mapping[str, Any], where: str, from_name: str | None
             continue
         name = annotator_identity(who, aliases) or _unnamed(ann.get("id"), first + j)
         rows.append((rid, name, label, ann.get("created_at")))
+    if keep_blank and not rows:
+        rows.append((rid, "", None, None))
     return rows, len(anns)
 
 
@@ -468,8 +490,19 @@ def _in_time_order(rows: Sequence[tuple[Any, str, Any, Any]]) -> pd.DataFrame:
     """The annotation table, oldest first by Label Studio's ``created_at`` when every one has it.
 
     Label Studio's JSON-MIN and CSV exports list a task's annotations newest first; the order
-    matters to :func:`agreement`, which measures the first annotations of each row.
+    matters to :func:`agreement`, which measures the first annotations of each row. Rows
+    without a label (``keep_blank``) come last, in file order.
     """
+    blank = [r for r in rows if r[2] is None]
+    rows = [r for r in rows if r[2] is not None]
+    frame = _time_ordered(rows)
+    if not blank:
+        return frame
+    rest = pd.DataFrame([r[:3] for r in blank], columns=ANNOTATION_COLUMNS)
+    return pd.concat([frame, rest], ignore_index=True) if len(frame) else rest
+
+
+def _time_ordered(rows: Sequence[tuple[Any, str, Any, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame([r[:3] for r in rows], columns=ANNOTATION_COLUMNS)
     stamps = [r[3] for r in rows]
     if rows and all(isinstance(t, str) and t for t in stamps):
@@ -479,8 +512,25 @@ def _in_time_order(rows: Sequence[tuple[Any, str, Any, Any]]) -> pd.DataFrame:
     return frame
 
 
-def _from_json(tasks: Sequence[Any], from_name: str | None, annotator_map: Mapping[Any, Any] | None) -> pd.DataFrame:
+def _check_export(tasks: Sequence[Any]) -> None:
+    """A list of tasks holding none with an ``annotations`` field is a file to import, not an export."""
+    objs = [t for t in tasks if isinstance(t, Mapping) and _is_task(t)]
+    without = [i for i, t in enumerate(tasks) if isinstance(t, Mapping) and _is_task(t)
+               and "annotations" not in t and "completions" not in t]
+    if objs and len(without) == len(objs):
+        raise ValueError(f"the {len(objs)} task(s) have no 'annotations' field: this looks like a Label Studio "
+                         "import file (tasks to label), not an export; label the tasks, then export the project "
+                         "from Label Studio (JSON) and ingest that")
+    if without:
+        i = without[0]
+        raise ValueError(f"{_where_task(tasks[i], i)}: has no 'annotations' field, unlike the other tasks "
+                         f"({len(without)} task(s) without one): is it a task of an import file?")
+
+
+def _from_json(tasks: Sequence[Any], from_name: str | None, annotator_map: Mapping[Any, Any] | None,
+               keep_blank: bool = False) -> pd.DataFrame:
     """A JSON or JSON-MIN export (a list of tasks or of flat records), validated record by record."""
+    _check_export(tasks)
     aliases = _aliases(annotator_map, _export_users(tasks))
     _check_label_field([t for t in tasks if isinstance(t, Mapping) and not _is_task(t)], from_name or "label", "JSON-MIN export")
     rows: list[tuple[Any, str, Any, Any]] = []
@@ -490,18 +540,18 @@ def _from_json(tasks: Sequence[Any], from_name: str | None, annotator_map: Mappi
         if not isinstance(task, Mapping):
             raise ValueError(f"{where}: must be a task object, got {short_repr(task)}")
         if _is_task(task):
-            got, count = _task_annotations(task, where, from_name, aliases, seen + 1)
+            got, count = _task_annotations(task, where, from_name, aliases, seen + 1, keep_blank)
             rows += got
             seen += count
         else:
             seen += 1
-            rows += _flat_record(task, where, _flat_keys(from_name), aliases, seen)
+            rows += _flat_record(task, where, _flat_keys(from_name, keep_blank), aliases, seen)
     return _in_time_order(rows)
 
 
-def _flat_keys(from_name: str | None) -> dict[str, Any]:
+def _flat_keys(from_name: str | None, keep_blank: bool = False) -> dict[str, Any]:
     """How a Label Studio flat record (JSON-MIN, CSV) names its fields."""
-    return {"id": ROW_ID_KEY, "label": from_name or "label", "unnamed": _unnamed, "cells": True}
+    return {"id": ROW_ID_KEY, "label": from_name or "label", "unnamed": _unnamed, "cells": True, "blank": keep_blank}
 
 
 def _flat_label(value: Any, where: str) -> Any:
@@ -527,8 +577,10 @@ def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping
     """
     if not isinstance(rec, Mapping):
         raise ValueError(f"{where}: must be an object, got {short_repr(rec)}")
+    blank = [(rec.get(keys["id"]), "", None, None)] if keys.get("blank") else []
     if keys["cells"] and keys["label"] not in rec and keys["id"] in rec:
-        return []  # a Label Studio record of a task nobody annotated (see _check_label_field)
+        _checked_id(rec[keys["id"]], keys["id"], where)
+        return blank  # a Label Studio record of a task nobody annotated (see _check_label_field)
     for key in (keys["id"], keys["label"]):
         if key not in rec:
             raise ValueError(f"{where}: has no {key!r} field; fields are {list(rec)[:20]}")
@@ -536,8 +588,8 @@ def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping
     label = _flat_label(rec[keys["label"]], where) if keys["cells"] else rec[keys["label"]]
     if not _is_scalar(label):
         raise ValueError(f"{where}: {keys['label']!r} must be one label, got {short_repr(label)}")
-    if label is None or _plain(label) is None or label == "":
-        return []
+    if is_blank(_plain(label)):
+        return blank
     who = annotator_identity(rec.get("annotator"), aliases) or keys["unnamed"](rec.get("annotation_id"), position)
     return [(rid, who, label, rec.get("created_at"))]
 
@@ -547,10 +599,11 @@ def _check_label_field(records: Sequence[Any], name: str, what: str) -> None:
     flat = [r for r in records if isinstance(r, Mapping)]
     if flat and not any(name in r for r in flat):
         raise ValueError(f"Label Studio {what}: no record has the choice field from_name={name!r}; "
-                         f"fields are {list(flat[0])[:20]}")
+                         f"fields are {list(flat[0])[:20]} (a file of tasks to import rather than an export?)")
 
 
-def _from_flat(records: Sequence[Any], keys: Mapping[str, Any], aliases: Mapping[str, str], what: str) -> pd.DataFrame:
+def _from_flat(records: Sequence[Any], keys: Mapping[str, Any], aliases: Mapping[str, str], what: str
+               ) -> pd.DataFrame:
     _check_label_field(records, keys["label"], what)
     rows = []
     for i, rec in enumerate(records):
@@ -559,11 +612,15 @@ def _from_flat(records: Sequence[Any], keys: Mapping[str, Any], aliases: Mapping
 
 
 def read_labelstudio(source: Any, *, from_name: str | None = None,
-                     annotator_map: Mapping[Any, Any] | None = None) -> pd.DataFrame:
+                     annotator_map: Mapping[Any, Any] | None = None, keep_blank: bool = False) -> pd.DataFrame:
     """The annotations of a Label Studio export (JSON, JSON-MIN or CSV).
 
     Cancelled (skipped) annotations, annotations without a choice and the records of tasks
-    nobody annotated are left out. The annotator is ``completed_by`` in the JSON export (a user
+    nobody annotated are left out (with ``keep_blank``, a task without any label is one row
+    whose ``label`` is None and ``annotator`` ``""``, so that an ingest can count it). A list
+    of tasks none of which has an ``annotations`` field is a Label Studio *import* file (the
+    tasks to label), not an export: ValueError saying so (an export's unlabelled task has
+    ``"annotations": []``). The annotator is ``completed_by`` in the JSON export (a user
     id, or a user object whose e-mail is used) and the ``annotator`` field in the JSON-MIN and
     CSV exports (the e-mail, or the user id when the export held no user objects), normalised
     by :func:`annotator_identity`; a user id is replaced by the e-mail the same file pairs it
@@ -591,6 +648,8 @@ def read_labelstudio(source: Any, *, from_name: str | None = None,
     annotator_map : mapping, optional
         Annotator as the file names it (e.g. a bare user id) -> the identity to use (e.g. the
         e-mail), to tie a JSON export of bare ids to a CSV export of e-mails.
+    keep_blank : bool
+        Keep the tasks without a label, as rows whose label is None.
 
     Returns
     -------
@@ -611,9 +670,9 @@ def read_labelstudio(source: Any, *, from_name: str | None = None,
     """
     if isinstance(source, pd.DataFrame):
         aliases = _aliases(annotator_map)
-        return _from_flat(source.to_dict("records"), _flat_keys(from_name), aliases, "CSV export record")
+        return _from_flat(source.to_dict("records"), _flat_keys(from_name, keep_blank), aliases, "CSV export record")
     if isinstance(source, list):
-        return _from_json(source, from_name, annotator_map)
+        return _from_json(source, from_name, annotator_map, keep_blank)
     path = Path(source)
     if path.suffix.lower() == ".json":
         try:
@@ -622,16 +681,17 @@ def read_labelstudio(source: Any, *, from_name: str | None = None,
             raise ValueError(f"Label Studio export {str(path)!r} could not be read as JSON: {exc}") from exc
         if not isinstance(tasks, list):
             raise ValueError(f"Label Studio export {str(path)!r} must hold a list of tasks, got {type(tasks).__name__}")
-        return _from_json(tasks, from_name, annotator_map)
+        return _from_json(tasks, from_name, annotator_map, keep_blank)
     frame = pd.read_csv(path, dtype=object, keep_default_na=False, na_values=[""])
-    return read_labelstudio(frame, from_name=from_name, annotator_map=annotator_map)
+    return read_labelstudio(frame, from_name=from_name, annotator_map=annotator_map, keep_blank=keep_blank)
 
 
 def read_jsonl(source: Any, *, id_name: str = "row", label_name: str = "label",
-               annotator_map: Mapping[Any, Any] | None = None) -> pd.DataFrame:
+               annotator_map: Mapping[Any, Any] | None = None, keep_blank: bool = False) -> pd.DataFrame:
     """Annotations from JSON Lines: objects with the row id, a label and optionally an annotator.
 
-    Lines whose label is null (not yet labelled) and blank lines are skipped. The annotator
+    Lines whose label is blank (null, empty or spaces only: not yet labelled) are skipped
+    (with ``keep_blank``, kept with the label None), and so are empty lines. The annotator
     is normalised by :func:`annotator_identity`. Every line is validated: a line that is not
     a JSON object, lacks the id or the label key, or holds a list or object as id or label is
     a ValueError naming the line.
@@ -644,6 +704,8 @@ def read_jsonl(source: Any, *, id_name: str = "row", label_name: str = "label",
         Keys of the row id and the label.
     annotator_map : mapping, optional
         Annotator as the file names it -> the identity to use.
+    keep_blank : bool
+        Keep the lines without a label, as rows whose label is None.
 
     Returns
     -------
@@ -658,7 +720,7 @@ def read_jsonl(source: Any, *, id_name: str = "row", label_name: str = "label",
     >>> read_jsonl(path).to_dict("records")
     [{'row': 3, 'annotator': '', 'label': 1}]
     """
-    keys = {"id": id_name, "label": label_name, "unnamed": lambda _id, _pos: "", "cells": False}
+    keys = {"id": id_name, "label": label_name, "unnamed": lambda _id, _pos: "", "cells": False, "blank": keep_blank}
     aliases = _aliases(annotator_map)
     rows = []
     with open(source, encoding="utf-8") as fh:
@@ -675,7 +737,7 @@ def read_jsonl(source: Any, *, id_name: str = "row", label_name: str = "label",
 
 
 def read_annotations(path: Any, *, from_name: str | None = None, id_name: str = "row",
-                     annotator_map: Mapping[Any, Any] | None = None) -> pd.DataFrame | None:
+                     annotator_map: Mapping[Any, Any] | None = None, keep_blank: bool = False) -> pd.DataFrame | None:
     """Annotations of an annotation-tool file, detected from its content; None for a plain batch file.
 
     ``.json`` is a Label Studio JSON (or JSON-MIN) export, ``.jsonl`` JSON Lines, and a
@@ -691,6 +753,8 @@ def read_annotations(path: Any, *, from_name: str | None = None, id_name: str = 
         Row id key of JSON Lines files.
     annotator_map : mapping, optional
         Annotator as the file names it -> the identity to use (see :func:`read_labelstudio`).
+    keep_blank : bool
+        Keep the rows without a label, with the label None (see :func:`read_labelstudio`).
 
     Returns
     -------
@@ -707,13 +771,13 @@ def read_annotations(path: Any, *, from_name: str | None = None, id_name: str = 
     """
     name = str(path).lower()
     if name.endswith(".json"):
-        return read_labelstudio(path, from_name=from_name, annotator_map=annotator_map)
+        return read_labelstudio(path, from_name=from_name, annotator_map=annotator_map, keep_blank=keep_blank)
     if name.endswith(".jsonl"):
-        return read_jsonl(path, id_name=id_name, annotator_map=annotator_map)
+        return read_jsonl(path, id_name=id_name, annotator_map=annotator_map, keep_blank=keep_blank)
     if name.endswith((".csv", ".csv.gz")):
         header = pd.read_csv(path, nrows=0).columns
         if ROW_ID_KEY in header:
-            return read_labelstudio(path, from_name=from_name, annotator_map=annotator_map)
+            return read_labelstudio(path, from_name=from_name, annotator_map=annotator_map, keep_blank=keep_blank)
     return None
 
 

@@ -157,7 +157,8 @@ class Campaign(Annotating):
             columns=["rid", "stratum", "prediction", "eligible", "ord"]).set_index("rid")
         proxy = pd.Series([v for _, v in pairs], index=[r for r, _ in pairs])
         pool["proxy"] = proxy.reindex(pool.index).to_numpy()
-        return ProxyDesign(pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"])
+        return ProxyDesign(pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"],
+                           column=self.spec.proxy)
 
     def _proxy_labels(self, conn: Any = None) -> tuple[pd.Series, pd.Series]:
         """The stored labels and successes, indexed by row id."""
@@ -470,18 +471,23 @@ class Campaign(Annotating):
         Returns
         -------
         pandas.DataFrame
-            Indexed by stratum: ``pool_rows``, ``labelled``, ``pending``, ``trials``,
-            ``successes``, ``mean``, ``lower``, ``upper`` (the interval the stratum reads at
-            ``level``: with ``guarantee="stratum"``, the default, the stratum's guaranteed
-            interval, and the pooled posterior is beside it as ``pooled_mean``,
-            ``pooled_lower`` and ``pooled_upper``, which cover on average over strata like
-            these; under ``guarantee="average"`` the credible interval of the campaign's
-            model), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
+            Indexed by stratum: ``pool_rows`` (rows of the pool), ``labelled`` (labelled
+            rows), ``pending`` (proposed rows waiting for a label), ``trials`` and
+            ``successes`` (the labelled rows' trials and successes of the metric), ``lower``,
+            ``upper`` (the interval the stratum reads at ``level``: with
+            ``guarantee="stratum"``, the default, the stratum's guaranteed interval, and the
+            pooled posterior is beside it as ``pooled_mean``, ``pooled_lower`` and
+            ``pooled_upper``, which cover on average over strata like these; under
+            ``guarantee="average"`` the credible interval of the campaign's model), ``mean``
+            (the point estimate of that interval: ``successes / trials`` for the guaranteed
+            and anytime intervals, the posterior mean for the pooled one, the proxy-assisted
+            estimate with a proxy, the seed-cell estimate for a campaign started from labels
+            of unequal inclusion), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
             ``"anytime"`` with ``anytime=True`` (the stratum's confidence sequence at
             ``level``), ``"pooled"`` under ``guarantee="average"``, ``"own"`` for the
-            independent model, ``"proxy"`` with a proxy, ``"seeded"`` for a campaign started from
-            labels of unequal inclusion, which also has their unbiased ``estimate``),
-            ``halfwidth`` (of that interval),
+            independent model, ``"proxy"`` with a proxy, which adds ``agreement`` and
+            ``effective_labels``, ``"seeded"`` for a campaign started from labels of unequal
+            inclusion), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
             target, see :meth:`~bayeseval.campaign.verdicts.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose) and ``outlier`` (modelled
@@ -520,13 +526,13 @@ class Campaign(Annotating):
             table = self._proxy_table()
             frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # raw counts: cell-biased
             frame["read"] = "proxy"
-            frame["estimate"] = table["estimate"].to_numpy(float)
+            frame["mean"] = table["rate"].to_numpy(float)  # the proxy interval's point estimate
             frame["agreement"] = table["agreement"].to_numpy(float)
             frame["effective_labels"] = table["effective_labels"].to_numpy(float)
         elif self._seeded:
             frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # raw counts: seed-biased
             frame["read"] = "seeded"
-            frame["estimate"] = self._seed_table()["estimate"].to_numpy(float)
+            frame["mean"] = self._seed_table()["estimate"].to_numpy(float)  # the seed-cell estimate
         return frame
 
     @property
@@ -675,11 +681,11 @@ class Campaign(Annotating):
         ValueError
             For a campaign started from labels of unequal inclusion (a seed cell): its
             labelled rows are no random sample of their strata, so a model of their counts
-            would be biased; :meth:`status` gives each stratum's estimate and interval.
+            would be biased; :meth:`status` gives each stratum's estimate (``mean``) and interval.
         """
         if self._seeded:
             raise ValueError("posterior(): this campaign started from labels chosen with unequal probabilities (a seed "
-                             "cell), so its labelled counts are no random sample; read status()['estimate'], "
+                             "cell), so its labelled counts are no random sample; read status()['mean'], "
                              "['lower'] and ['upper'] instead")
         model = self.spec.model
         if model == "auto":
@@ -710,7 +716,9 @@ class Campaign(Annotating):
         ----------
         batch_size : int, optional
             Number of rows wanted; default the spec's ``batch_size``. Fewer come back when the budget, the pool or the goal
-            leaves fewer to ask for; none when the campaign is done.
+            leaves fewer to ask for; none when the campaign is done (an empty frame, with the
+            batch's columns, and nothing recorded; ``bayeseval campaign propose`` then writes
+            no file and exits 3).
         writer : callable, optional
             Called with the batch before the proposal is committed (e.g. to write the batch
             file). If it raises, nothing is recorded (the rows stay unproposed and the random
@@ -897,8 +905,9 @@ class Campaign(Annotating):
         label_column: str | None = None,
         annotator_column: str | None = None,
         relabel: bool = False,
+        strict: bool = False,
     ) -> IngestResult:
-        """Record true labels for proposed rows (all or nothing).
+        """Record true labels for proposed rows (all or nothing; blank labels are left pending).
 
         Parameters
         ----------
@@ -918,19 +927,26 @@ class Campaign(Annotating):
             Replace the stored label of rows already labelled differently (and correct the
             counts); with ``annotator_column``, replace an annotator's earlier label of a row
             and accept a change of the resolved label. Default False: such rows are an error.
+        strict : bool
+            Refuse the whole batch when a label is blank (missing, NaN, empty or spaces only;
+            :func:`~bayeseval.campaign.labels.is_blank`). Default False: the rows without a
+            label are not recorded and stay as they were (pending rows stay pending), the
+            others are recorded, and a :class:`~bayeseval.BlankLabelWarning` says how many
+            (``.blank`` of the result).
 
         Returns
         -------
         IngestResult
             An ``int``: the number of labels newly recorded; ``.unchanged`` counts rows sent
             again with the label they already have (a retry is a no-op for them) and
-            ``.relabelled`` the rows whose label was replaced.
+            ``.relabelled`` the rows whose label was replaced; ``.blank`` the rows left
+            without a label.
 
         Raises
         ------
         ValueError
             Naming the offending row ids (and values), for ids not in the pool, ids never
-            proposed, ids given twice, missing labels, labels that are not known labels
+            proposed, ids given twice, blank labels (with ``strict=True``), labels that are not known labels
             (fractional, infinite, unknown strings, classes outside ``label_set``) and,
             unless ``relabel``, a label different from the one already stored. Nothing is
             written when any check fails.
@@ -953,7 +969,7 @@ class Campaign(Annotating):
         ValueError: labels rejected, nothing recorded: invalid labels ...
         """
         return ingest_labels(self, labels, id_column=id_column, label_column=label_column,
-                             annotator_column=annotator_column, relabel=relabel)
+                             annotator_column=annotator_column, relabel=relabel, strict=strict)
 
     def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).

@@ -176,7 +176,7 @@ def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec
     rng = rule_generator(seed)
     meta = {"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)}
     if spec.proxy is not None:
-        meta[PROXY_META] = proxy_meta(pool, spec.proxy, rids)
+        meta[PROXY_META] = proxy_meta(pool, spec.proxy, rids, design.labels.values)
     if existing is not None:
         meta[EXISTING_META] = existing.meta
     store = CampaignStore.initialise(

@@ -2,17 +2,21 @@
 
 :func:`ingest_labels` is :meth:`Campaign.ingest <bayeseval.campaign.Campaign.ingest>`: it
 checks every label of a batch (known ids, proposed rows, valid label values, annotations) before
-writing any, so a batch is recorded whole or not at all.
+writing any, so a batch is recorded whole or not at all. A blank label (:func:`~bayeseval.campaign.labels.is_blank`:
+missing, empty or spaces only) is no label: its row is left as it was (a pending row stays pending)
+and counted, with a :class:`~bayeseval.BlankLabelWarning`; ``strict=True`` refuses such a batch.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from bayeseval._api.results import Result
+from bayeseval._api.warnings import BlankLabelWarning
 from bayeseval.campaign.annotations import annotator_identity, resolve_labels
 from bayeseval.campaign.design import metric_flags
 from bayeseval.campaign.labels import label_key, py_scalar
@@ -35,6 +39,8 @@ class IngestResult(int, Result):
         Annotations newly stored (ingest with ``annotator_column``).
     unresolved : int
         Annotated rows still pending because their annotations do not settle a label.
+    blank : int
+        Rows of the batch without a label (blank), left as they were.
 
     Attributes
     ----------
@@ -48,6 +54,9 @@ class IngestResult(int, Result):
         Annotations newly stored or replaced (ingest with ``annotator_column``).
     unresolved : int
         Annotated rows that stay pending: too few annotations, or a tie (see ``resolve``).
+    blank : int
+        Rows of the batch whose every label is blank (missing, empty or spaces only): not
+        recorded, left as they were (a pending row stays pending).
 
     Examples
     --------
@@ -61,14 +70,16 @@ class IngestResult(int, Result):
     relabelled: int
     annotations: int
     unresolved: int
+    blank: int
     title = "IngestResult"
 
     def __new__(
-        cls, new: int, *, unchanged: int = 0, relabelled: int = 0, annotations: int = 0, unresolved: int = 0
+        cls, new: int, *, unchanged: int = 0, relabelled: int = 0, annotations: int = 0, unresolved: int = 0,
+        blank: int = 0,
     ) -> IngestResult:
         obj = super().__new__(cls, int(new))
         obj.new, obj.unchanged, obj.relabelled = int(new), int(unchanged), int(relabelled)
-        obj.annotations, obj.unresolved = int(annotations), int(unresolved)
+        obj.annotations, obj.unresolved, obj.blank = int(annotations), int(unresolved), int(blank)
         return obj
 
     @property
@@ -108,6 +119,7 @@ def ingest_labels(
     label_column: str | None = None,
     annotator_column: str | None = None,
     relabel: bool = False,
+    strict: bool = False,
 ) -> IngestResult:
     """Record true labels for proposed rows of ``campaign`` (all or nothing); see :meth:`Campaign.ingest`.
 
@@ -121,14 +133,20 @@ def ingest_labels(
         Columns of a frame of labels.
     relabel : bool
         Replace labels already recorded.
+    strict : bool
+        Refuse a batch holding a blank label (default False: its rows are left as they were,
+        counted in ``blank``, with a :class:`~bayeseval.BlankLabelWarning`).
 
     Returns
     -------
     IngestResult
         The number of new labels, with ``unchanged`` and ``relabelled``.
     """
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict must be True or False, got {strict!r}")
     if annotator_column is not None:
-        return ingest_annotations(campaign, labels, id_column, label_column, annotator_column, relabel)
+        return _warn_blank(ingest_annotations(campaign, labels, id_column, label_column, annotator_column, relabel,
+                                              strict))
     if campaign.spec.annotators > 1:
         raise ValueError(
             f"this campaign resolves labels from annotators={campaign.spec.annotators} annotations per row: "
@@ -138,12 +156,34 @@ def ingest_labels(
     if len(raw_ids) == 0:
         return IngestResult(0)
     problems = _Problems()
-    ids, values = check_batch(campaign, raw_ids, raw_labels, problems)
+    ids, values, blank = check_batch(campaign, raw_ids, raw_labels, problems, strict)
     with campaign._store.transaction("record labels") as conn:
         new, changed, unchanged = sort_against_store(campaign, conn, ids, values, problems, relabel)
         problems.raise_if_any()
         write_labels(campaign, conn, new, changed)
-    return IngestResult(len(new), unchanged=unchanged, relabelled=len(changed))
+    return _warn_blank(IngestResult(len(new), unchanged=unchanged, relabelled=len(changed), blank=blank))
+
+
+def _warn_blank(result: IngestResult) -> IngestResult:
+    """Say how many rows of the batch had no label (a BlankLabelWarning), and return ``result``."""
+    if result.blank:
+        warnings.warn(
+            f"{result.blank} row(s) of the batch have no label (blank: empty, spaces only or missing): not "
+            "recorded, left as they were (pending rows stay pending); strict=True (--strict) refuses such a batch",
+            BlankLabelWarning, stacklevel=4)
+    return result
+
+
+def _blank_rows(raw_ids: np.ndarray, nids: list[Any], blank: list[int], labelled: set[Any],
+                problems: _Problems) -> int:
+    """Distinct rows of the batch with only blank labels (an id not in the pool is still an error)."""
+    rows = set()
+    for i in blank:
+        if nids[i] is None:
+            problems.add("unknown ids (not in the pool)", raw_ids[i])
+        elif nids[i] not in labelled:
+            rows.add(nids[i])
+    return len(rows)
 
 
 def parse_labels(campaign: Any, labels: Any, id_column: str | None, label_column: str | None, exclude: tuple[Any, ...] = ()
@@ -175,15 +215,19 @@ def parse_labels(campaign: Any, labels: Any, id_column: str | None, label_column
     raise TypeError(f"labels must be a pandas Series indexed by row id or a DataFrame, got {type(labels).__name__}")
 
 
-def check_batch(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: _Problems
-) -> tuple[list[Any], list[Any]]:
-    """Row ids and known labels of the batch; unknown ids, duplicates and bad labels noted."""
+def check_batch(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: _Problems,
+                strict: bool = True) -> tuple[list[Any], list[Any], int]:
+    """Row ids and known labels of the batch, and the number of rows left blank; unknown ids,
+    duplicates and bad labels (blank ones too when ``strict``) noted."""
     nids = [campaign._norm_rid(r) for r in raw_ids]
     canon, missing, invalid = campaign._labels.normalise_many(raw_labels)
     seen: set[Any] = set()
     ids: list[Any] = []
     values: list[Any] = []
+    blank = [i for i in range(len(nids)) if missing[i] and not strict]
     for i, nid in enumerate(nids):
+        if missing[i] and not strict:
+            continue
         if nid is None:
             problems.add("unknown ids (not in the pool)", raw_ids[i])
         elif nid in seen:
@@ -202,7 +246,7 @@ def check_batch(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, prob
             seen.add(nid)
             ids.append(nid)
             values.append(canon[i])
-    return ids, values
+    return ids, values, _blank_rows(raw_ids, nids, blank, seen, problems)
 
 def sort_against_store(campaign: Any, conn: Any, ids: list[Any], values: list[Any], problems: _Problems, relabel: bool
 ) -> tuple[list[list[Any]], list[list[Any]], int]:
@@ -250,8 +294,8 @@ def write_labels(campaign: Any, conn: Any, new: list[list[Any]], changed: list[l
         campaign._store.replace_labels(conn, [tuple(r[:6]) for r in changed])
 
 # -- several annotators ----------------------------------------------------------------
-def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_column: str | None, annotator_column: str, relabel: bool
-) -> IngestResult:
+def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_column: str | None, annotator_column: str,
+                       relabel: bool, strict: bool = True) -> IngestResult:
     """Store annotations, then resolve the label of every row they touch (all or nothing)."""
     if not isinstance(labels, pd.DataFrame):
         raise TypeError(f"labels must be a DataFrame when annotator_column is given, got {type(labels).__name__}")
@@ -261,7 +305,8 @@ def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_
     if len(raw_ids) == 0:
         return IngestResult(0)
     problems = _Problems()
-    items = check_annotations(campaign, raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object), problems)
+    items, blank = check_annotations(campaign, raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object),
+                                     problems, strict)
     with campaign._store.transaction("record annotations") as conn:
         writes, votes, unchanged = merge_annotations(campaign, conn, items, problems, relabel)
         new, changed, unresolved = resolved_rows(campaign, conn, votes, problems, relabel)
@@ -269,25 +314,31 @@ def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_
         campaign._store.record_annotations(conn, writes)
         write_labels(campaign, conn, new, changed)
     return IngestResult(
-        len(new), unchanged=unchanged, relabelled=len(changed), annotations=len(writes), unresolved=unresolved
+        len(new), unchanged=unchanged, relabelled=len(changed), annotations=len(writes), unresolved=unresolved,
+        blank=blank,
     )
 
-def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, raw_who: np.ndarray, problems: _Problems
-) -> list[tuple[Any, str, Any]]:
-    """``(row id, annotator, known label)`` per valid annotation; the others noted."""
+def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, raw_who: np.ndarray,
+                      problems: _Problems, strict: bool = True) -> tuple[list[tuple[Any, str, Any]], int]:
+    """``(row id, annotator, known label)`` per valid annotation, and the number of rows left
+    blank; the others noted."""
     canon, missing, invalid = campaign._labels.normalise_many(raw_labels)
+    nids = [campaign._norm_rid(r) for r in raw_ids]
+    blank = [i for i in range(len(nids)) if missing[i] and not strict]
     seen: set[tuple[Any, str]] = set()
     items = []
-    for i, rid in enumerate(campaign._norm_rid(r) for r in raw_ids):
+    for i, rid in enumerate(nids):
         who = annotator_identity(raw_who[i])
+        if missing[i] and not strict:
+            continue
         if rid is None:
             problems.add("unknown ids (not in the pool)", raw_ids[i])
+        elif missing[i]:
+            problems.add("missing labels for ids", raw_ids[i], who)
         elif who is None:
             problems.add("missing annotator for ids", raw_ids[i])
         elif (rid, who) in seen:
             problems.add("the same annotator twice in this batch for ids", raw_ids[i], who)
-        elif missing[i]:
-            problems.add("missing labels for ids", raw_ids[i], who)
         elif invalid[i]:
             problems.add(
                 f"invalid labels (known labels: {campaign._labels.values}) for ids", raw_ids[i], repr(py_scalar(raw_labels[i]))
@@ -295,7 +346,8 @@ def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray
         else:
             seen.add((rid, who))
             items.append((rid, who, canon[i]))
-    return items
+    labelled = {nids[i] for i in range(len(nids)) if not missing[i]}
+    return items, _blank_rows(raw_ids, nids, blank, labelled, problems)
 
 def merge_annotations(campaign: Any, conn: Any, items: list[tuple[Any, str, Any]], problems: _Problems, relabel: bool
 ) -> tuple[list[tuple[Any, str, Any, int]], dict[Any, dict[str, Any]], int]:

@@ -19,7 +19,7 @@ from bayeseval._api.validation import (
     check_class_labels,
 )
 
-__all__ = ["LabelSet", "py_scalar", "label_key", "is_missing", "default_label_set", "norm_rid"]
+__all__ = ["LabelSet", "py_scalar", "label_key", "is_missing", "is_blank", "default_label_set", "norm_rid"]
 
 INT_TEXT = re.compile(r"[+-]?\d+")
 #: marker returned by :meth:`LabelSet.normalise` for a missing label
@@ -90,6 +90,32 @@ def is_missing(value: Any) -> bool:
         return False
 
 
+def is_blank(value: Any) -> bool:
+    """Whether ``value`` is no label: missing (:func:`is_missing`) or text of spaces only.
+
+    The one rule for a blank label in every batch format: an empty CSV cell, ``null`` in
+    JSON Lines, a text of spaces, NaN and ``pd.NA`` are blank; ``0`` and ``"0"`` are not.
+
+    Parameters
+    ----------
+    value : object
+        A label as a file gives it.
+
+    Returns
+    -------
+    bool
+        True for a blank label.
+
+    Examples
+    --------
+    >>> [is_blank(v) for v in (None, float("nan"), "", "  ", 0, "0")]
+    [True, True, True, True, False, False]
+    """
+    if isinstance(value, str):
+        return not value.strip()
+    return is_missing(value)
+
+
 class LabelSet:
     """The labels a campaign knows, and the one lossless normalisation applied to incoming labels.
 
@@ -111,7 +137,8 @@ class LabelSet:
       ``"false"`` in any case) and then compared as above;
     * with string known labels, a string must match exactly (case and spaces count) and a
       number never matches;
-    * ``None``, NaN, ``pd.NA`` and ``NaT`` are missing labels; any other type is invalid.
+    * ``None``, NaN, ``pd.NA``, ``NaT`` and text of spaces only (:func:`is_blank`, unless
+      that text is a known label) are missing labels; any other type is invalid.
 
     Parameters
     ----------
@@ -188,6 +215,8 @@ class LabelSet:
         """
         value = py_scalar(value)
         if value is None or is_missing(value):
+            return MISSING
+        if isinstance(value, str) and is_blank(value) and not (self.kind == "str" and value in self.canon):
             return MISSING
         if self.kind == "str":
             return value if isinstance(value, str) and value in self.canon else None

@@ -3,7 +3,10 @@
 :func:`sync` (and :meth:`bayeseval.campaign.Campaign.sync_labelstudio`) brings a campaign and a
 Label Studio project (https://labelstud.io) into step, in this order:
 
-1. **lists the project's tasks** (paged; ids, ``meta``, update times and annotation counts);
+1. **lists the project's tasks** (paged; ids, ``meta``, update times and annotation counts),
+   each once, every one with an integer id; paging ends at an empty page, a page that brings
+   no new task or a bound from the reported total, and a listing that ends short of its total
+   stops the sync before it acts (:func:`_paged_tasks`);
 2. **reconciles** them with the campaign file's ``tasks`` table: a task of this campaign
    (its ``meta`` carries :data:`~bayeseval.campaign.annotations.ROW_ID_KEY` and
    :data:`CAMPAIGN_KEY`) that the file does not know yet is adopted for its pending row
@@ -13,7 +16,8 @@ Label Studio project (https://labelstud.io) into step, in this order:
    is deleted when nobody annotated it;
 3. **pulls** in full (paged) the tasks updated since the last sync (a task's ``updated_at``
    moves when one of its annotations is created or updated) and the open ones, and
-   **ingests their annotations** (the Label Studio user is
+   **ingests their annotations** (a task whose ``data`` names another row than its ``meta``
+   gives none, and is reported; the Label Studio user is
    named by e-mail, :func:`~bayeseval.campaign.annotations.annotator_identity`), with the
    campaign's rules (several annotators, resolution; an annotator's corrected annotation
    replaces the earlier one unless ``relabel=False``); annotations the campaign rejects are
@@ -53,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.results import Result
-from bayeseval.campaign.annotations import ROW_ID_KEY, read_labelstudio, to_labelstudio
+from bayeseval.campaign.annotations import ROW_ID_KEY, read_labelstudio, short_repr, to_labelstudio
 from bayeseval.campaign.verdicts import RuleState
 
 __all__ = ["CAMPAIGN_KEY", "MODEL_VERSION", "LabelStudioClient", "SyncReport", "sync", "task_priorities"]
@@ -180,6 +184,10 @@ class LabelStudioClient:
         self._ls = LabelStudio(base_url=url.rstrip("/"), api_key=token.strip(), timeout=timeout, max_retries=0)
         self.url = url.rstrip("/")
 
+    def check(self, project: int) -> str:
+        """One call to the server: the project's title (the server's error when the URL, token or project is wrong)."""
+        return str(self._ls.projects.get(id=int(project)).title)
+
     def set_label_config(self, project: int, xml: str) -> None:
         """Replace the project's labelling configuration."""
         self._ls.projects.update(id=int(project), label_config=xml)
@@ -199,17 +207,19 @@ class LabelStudioClient:
 
         Without ``ids``: every task, without annotation and prediction bodies (``id``,
         ``data``, ``meta``, ``updated_at``, ``total_annotations``, ...). With ``ids``: those
-        tasks in full, with their ``annotations`` and ``predictions``.
+        tasks in full, with their ``annotations`` and ``predictions``. Each task comes once,
+        and the paging ends however the server pages (:func:`_paged_tasks`): a listing that
+        ends short of the tasks it should hold is a ValueError.
         """
+        what = f"the listing of project {int(project)}"
         if ids is None:
-            pages = [self._ls.tasks.list(project=int(project), fields="task_only", page_size=page_size)]
-        else:
-            pages = [self._ls.tasks.list(project=int(project), fields="all", page_size=page_size,
-                                         query=json.dumps({"selectedItems": {"all": False, "included": chunk}}))
-                     for chunk in _chunks([int(i) for i in ids], 500)]
-        for pager in pages:
-            for task in pager:
-                yield _plain_dict(task)
+            pager = self._ls.tasks.list(project=int(project), fields="task_only", page_size=page_size)
+            yield from _paged_tasks(_pages(pager), what)
+            return
+        for chunk in _chunks([int(i) for i in ids], 500):
+            pager = self._ls.tasks.list(project=int(project), fields="all", page_size=page_size,
+                                        query=json.dumps({"selectedItems": {"all": False, "included": chunk}}))
+            yield from _paged_tasks(_pages(pager), what, wanted=chunk)
 
     def create_task(self, project: int, data: Mapping[str, Any], meta: Mapping[str, Any]) -> int:
         """Create one task; its id."""
@@ -234,6 +244,113 @@ class LabelStudioClient:
 
 def _chunks(items: list[int], size: int) -> list[list[int]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _pages(pager: Any) -> Iterator[tuple[list[Any], int | None]]:
+    """``(items, reported total)`` of each page of an SDK pager (its ``iter_pages``)."""
+    pages = pager.iter_pages() if hasattr(pager, "iter_pages") else [pager]
+    for page in pages:
+        items = getattr(page, "items", None)
+        yield (list(page) if items is None else list(items)), _reported_total(page)
+
+
+def _reported_total(page: Any) -> int | None:
+    """The task count a page reports (``total`` of Label Studio's task list), when it has one."""
+    resp = getattr(page, "response", None)
+    # the HTTP response, whose JSON body has the total (label-studio-sdk's BaseHttpResponse
+    # keeps it as ``_response`` in some versions)
+    raw = getattr(resp, "response", None) or getattr(resp, "_response", None)
+    try:
+        body = raw.json() if callable(getattr(raw, "json", None)) else None
+    except ValueError:
+        body = None
+    for total in (*(getattr(obj, "total", None) for obj in (page, resp, getattr(resp, "data", None))),
+                  body.get("total") if isinstance(body, Mapping) else None):
+        if isinstance(total, int | np.integer) and not isinstance(total, bool):
+            return int(total)
+    return None
+
+
+def _id_key(task: Any) -> str:
+    """A hashable key of a listed task's id, whatever it holds (checked later, by the sync)."""
+    tid = task.get("id") if isinstance(task, Mapping) else None
+    return repr(tid)
+
+
+def _paged_tasks(pages: Any, what: str, *, wanted: Sequence[int] | None = None) -> Iterator[dict[str, Any]]:
+    """The tasks of a paged listing, each once, ending however the server pages.
+
+    The listing ends at the first of: an empty page; a page that brings no task not seen on an
+    earlier page (a server that ignores ``page`` repeats its first page for ever); every task
+    it should hold seen (the ``wanted`` ids, else as many tasks as the total the pages
+    report); more pages than the reported total (else the number wanted) needs at the first
+    page's size, plus two. Ended by a repeated page or by that bound before every task it
+    should hold was seen, the listing is incomplete, which a sync must not act on (it would
+    take the tasks it missed for deleted ones): ValueError.
+
+    Parameters
+    ----------
+    pages : iterable
+        ``(tasks, reported total or None)`` per page, in order.
+    what : str
+        How an error names the listing.
+    wanted : sequence of int, optional
+        The task ids asked for (a pull of known tasks; a server that ignores the query and
+        lists others does not end the pull early).
+
+    Yields
+    ------
+    dict
+        Each task once (a task on several pages: its first copy).
+
+    Examples
+    --------
+    >>> import itertools
+    >>> page = ([{"id": 1}, {"id": 2}], 2)
+    >>> [t["id"] for t in _paged_tasks(itertools.repeat(page), "a listing")]
+    [1, 2]
+    >>> list(_paged_tasks(itertools.repeat(([{"id": 1}], 3)), "the listing of project 1"))
+    Traceback (most recent call last):
+    ...
+    ValueError: the listing of project 1 is incomplete: 1 of 3 tasks, and page 2 brought no new task (does the server ignore 'page'?); the sync stops before acting on it, retry
+    """
+    seen: set[str] = set()
+    want = None if wanted is None else {repr(int(i)) for i in wanted}
+    bound = None
+    for number, (items, reported) in enumerate(pages, start=1):
+        if not items:
+            return
+        items = [_plain_dict(t) for t in items]
+        total = reported if reported is not None else (None if want is None else len(want))
+        if bound is None and total is not None:
+            bound = -(-total // len(items)) + 2
+        fresh = [t for t in items if _id_key(t) not in seen]
+        if not fresh:
+            _incomplete(seen, want, total, what, f"page {number} brought no new task (does the server ignore 'page'?)")
+            return
+        for task in fresh:
+            seen.add(_id_key(task))
+            yield task
+        if _missing(seen, want, total) == 0:
+            return
+        if bound is not None and number >= bound:
+            _incomplete(seen, want, total, what, f"it stopped after {number} pages, more than the total needs")
+            return
+
+
+def _missing(seen: set[str], want: set[str] | None, total: int | None) -> int | None:
+    """Tasks a listing should hold and has not given yet (None when it cannot be told)."""
+    if want is not None:
+        return len(want - seen)
+    return None if total is None else max(total - len(seen), 0)
+
+
+def _incomplete(seen: set[str], want: set[str] | None, total: int | None, what: str, why: str) -> None:
+    missing = _missing(seen, want, total)
+    if missing:
+        of = len(want) if want is not None else total
+        raise ValueError(f"{what} is incomplete: {of - missing} of {of} tasks, and {why}; "
+                         "the sync stops before acting on it, retry")
 
 
 def _plain_dict(obj: Any) -> dict[str, Any]:
@@ -409,11 +526,12 @@ class _Sync:
         self.store = campaign._store
         self.key = campaign_key(campaign)
         self.report = SyncReport(project=name)
+        self.conflicts: set[int] = set()  # tasks whose data and meta name different rows
 
     def run(self, create_config: bool, batch: int, low: int, relabel: bool, from_name: str | None) -> SyncReport:
         if create_config:
             self.client.set_label_config(self.project, self.c.labelstudio_config())
-        tasks = list(self.client.tasks(self.project))
+        tasks = _checked_tasks(self.client.tasks(self.project), f"Label Studio project {self.name}")
         kept = self._reconcile(tasks)
         kept, mark = self._pull(kept)
         self._ingest(kept, relabel, from_name)
@@ -440,7 +558,17 @@ class _Sync:
                 rid = self.c._norm_rid(meta[ROW_ID_KEY])
                 if rid is not None:
                     by_row.setdefault(rid, []).append(t)
+                    self._check_identity(t, rid)
         return by_row
+
+    def _check_identity(self, task: Mapping[str, Any], rid: Any) -> None:
+        """A task names one row: its ``data`` row id, when it has one, must be its ``meta`` one."""
+        data = task.get("data")
+        if isinstance(data, Mapping) and ROW_ID_KEY in data and self.c._norm_rid(data[ROW_ID_KEY]) != rid:
+            self.conflicts.add(int(task["id"]))
+            self.report.rejected.append(
+                f"task {int(task['id'])}: its data names row {short_repr(data[ROW_ID_KEY])} but its meta row "
+                f"{short_repr(task['meta'][ROW_ID_KEY])}; no label is recorded from it (fix or delete the task)")
 
     def _reconcile(self, tasks: Sequence[Mapping[str, Any]]) -> dict[Any, Mapping[str, Any]]:
         """Adopt, forget, release and de-duplicate; the one task kept per row."""
@@ -475,7 +603,7 @@ class _Sync:
             if recorded.get(rid) != int(first["id"]):
                 adopt.append((rid, int(first["id"])))
             for t in group:
-                if t is not first:
+                if int(t["id"]) != int(first["id"]):
                     (self.report.duplicates.append(int(t["id"])) if _annotated(t) else drop.append((rid, t)))
         return kept, adopt, drop
 
@@ -496,14 +624,15 @@ class _Sync:
         pending = set(self.store.pending_ids())
         want = [int(t["id"]) for r, t in kept.items()
                 if r in pending or (_annotated(t) and (since is None or (_parse_time(t.get("updated_at")) or since) > since))]
-        full = {int(t["id"]): t for t in self.client.tasks(self.project, ids=want)} if want else {}
+        pulled = self.client.tasks(self.project, ids=want) if want else []
+        full = {int(t["id"]): t for t in _checked_tasks(pulled, f"Label Studio project {self.name} (full tasks)")}
         self.report.pulled = len(full)
         stamps = [x for x in (_parse_time(t.get("updated_at")) for t in kept.values()) if x is not None]
         mark = (max(stamps) - PULL_MARGIN).isoformat() if stamps else None
         return {r: full[int(t["id"])] for r, t in kept.items() if int(t["id"]) in full}, mark
 
     def _ingest(self, kept: Mapping[Any, Mapping[str, Any]], relabel: bool, from_name: str | None) -> None:
-        annotated = [t for t in kept.values() if _annotated(t)]
+        annotated = [t for t in kept.values() if _annotated(t) and int(t["id"]) not in self.conflicts]
         if not annotated:
             return
         users = self.client.users()
@@ -571,6 +700,50 @@ class _Sync:
                 self.client.set_score(self.project, int(task["id"]), None if pred is None else int(pred["id"]),
                                       target)
                 self.report.scores += 1
+
+
+def _checked_tasks(tasks: Any, what: str) -> list[dict[str, Any]]:
+    """The listed tasks, each once: a task listed twice is one task (its first copy).
+
+    Parameters
+    ----------
+    tasks : iterable of mapping
+        Tasks as a client lists them.
+    what : str
+        How an error names the listing.
+
+    Returns
+    -------
+    list of dict
+        The tasks, in listing order, without repeats.
+
+    Raises
+    ------
+    ValueError
+        Naming the task (its position, and its row id when its ``meta`` has one) for a task
+        that is not an object, has no ``id`` or an id that is not an integer.
+
+    Examples
+    --------
+    >>> [t["id"] for t in _checked_tasks([{"id": 2}, {"id": 1}, {"id": 2}], "project 1")]
+    [2, 1]
+    >>> _checked_tasks([{"id": "7", "meta": {"bayeseval_row_id": 3}}], "project 1")
+    Traceback (most recent call last):
+    ...
+    ValueError: project 1: task #1 (row 3) has id '7', not an integer task id
+    """
+    out: dict[int, dict[str, Any]] = {}
+    for i, task in enumerate(tasks, start=1):
+        if not isinstance(task, Mapping):
+            raise ValueError(f"{what}: task #{i} is not a task object, got {short_repr(task)}")
+        tid = task.get("id")
+        if isinstance(tid, bool) or not isinstance(tid, int | np.integer):
+            meta = task.get("meta")
+            row = f" (row {short_repr(meta[ROW_ID_KEY])})" if isinstance(meta, Mapping) and ROW_ID_KEY in meta else ""
+            got = "has no 'id'" if tid is None else f"has id {short_repr(tid)}, not an integer task id"
+            raise ValueError(f"{what}: task #{i}{row} {got}")
+        out.setdefault(int(tid), dict(task))
+    return list(out.values())
 
 
 def _annotated(task: Mapping[str, Any]) -> bool:

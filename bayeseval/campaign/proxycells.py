@@ -27,7 +27,7 @@ from bayeseval.campaign.forecast import feasibility_table, full_size_state
 from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.verdicts import RuleState
 from bayeseval.counts.metrics import get_metric
-from bayeseval.counts.proxy import N_CELLS
+from bayeseval.counts.proxy import N_CELLS, pool_proxy_kind
 from bayeseval.estimate.proxy import proxy_ci
 
 __all__ = ["ProxyDesign", "proxy_meta", "neyman_cells"]
@@ -37,12 +37,15 @@ PROXY_META = "proxy"
 PROXY_METHOD = "clopper_pearson"
 
 
-def proxy_meta(pool: pd.DataFrame, column: str, rids: list[Any]) -> str:
-    """The proxy column as the JSON stored in the campaign file, or raise on missing values."""
+def proxy_meta(pool: pd.DataFrame, column: str, rids: list[Any], labels: list[Any]) -> str:
+    """The proxy column as the JSON stored in the campaign file.
+
+    The column passes the checks :func:`~bayeseval.proxy_ci` runs
+    (:func:`~bayeseval.counts.proxy.pool_proxy_kind` with the campaign's ``labels``), so a
+    proxy the estimator would refuse is refused here, before anything is written.
+    """
+    pool_proxy_kind(pool, column, labels)
     values = pool[column]
-    if values.isna().any():
-        raise ValueError(f"proxy column {column!r} has missing values in {int(values.isna().sum())} rows; "
-                         "the proxy is needed on every pool row")
     vals = values.to_numpy().tolist()
     try:
         return json.dumps([[r, v] for r, v in zip(rids, vals, strict=True)])
@@ -107,13 +110,17 @@ class ProxyDesign:
         Its positive class.
     label_set : list
         The campaign's known labels (a proxy whose values are all among them is a label proxy).
+    column : str
+        The proxy's column in the pool the campaign was created from (for messages).
     """
 
-    def __init__(self, pool: pd.DataFrame, metric: str, positive: Any, label_set: list[Any]) -> None:
+    def __init__(self, pool: pd.DataFrame, metric: str, positive: Any, label_set: list[Any],
+                 column: str = "proxy") -> None:
         self.metric = get_metric(metric)
         self.positive = positive
+        self.label_set = list(label_set)
         known = set(label_set) | set(pd.unique(pool["prediction"]))
-        self.kind = "label" if set(pd.unique(pool["proxy"])) <= known else "score"
+        self.kind = pool_proxy_kind(pool, "proxy", known, column=column)
         if self.kind == "label":
             cell = self.metric.masks(pool["proxy"].to_numpy(), pool["prediction"].to_numpy(), positive)[1]
         else:
@@ -153,11 +160,11 @@ class ProxyDesign:
 
     def table(self, labels: pd.Series, codes: np.ndarray, level: float) -> pd.DataFrame:
         """Per-stratum proxy estimates (:func:`~bayeseval.proxy_ci` table), one row per code."""
-        columns = ["estimate", "lower", "upper", "labelled", "agreement", "effective_labels"]
+        columns = ["rate", "lower", "upper", "trials", "agreement", "effective_labels"]
         labels = labels.dropna()
         if labels.empty:
             out = pd.DataFrame(np.nan, index=codes, columns=columns)
-            out["lower"], out["upper"], out["labelled"], out["effective_labels"] = 0.0, 1.0, 0, 0.0
+            out["lower"], out["upper"], out["trials"], out["effective_labels"] = 0.0, 1.0, 0, 0.0
             return out
         frame = pd.DataFrame({"stratum": self.pool["stratum"], "y_pred": self.pool["prediction"],
                               "proxy": self.pool["proxy"]})
@@ -165,7 +172,7 @@ class ProxyDesign:
         frame["inclusion"] = self.inclusion(labels.index).reindex(frame.index)
         res = proxy_ci(frame, y_true="y_true", y_pred="y_pred", proxy="proxy", strata="stratum",
                        metric=self.metric.name, pos_label=self.positive, level=level, inclusion="inclusion",
-                       method=PROXY_METHOD, n_cells=N_CELLS)
+                       method=PROXY_METHOD, n_cells=N_CELLS, label_set=self.label_set)
         return res.table.reindex(codes)[columns]
 
     def feasibility(self, state: RuleState, codes: Any, *, warn: bool = False) -> pd.DataFrame:

@@ -7,7 +7,9 @@ annotations, and plots, inline as base64 PNG: the largest half-width against the
 the forecast (:func:`bayeseval.plots.halfwidth_curve`; each stratum's probability of meeting
 its threshold for a decision goal) and the cumulative labels per stratum round by round
 (:func:`bayeseval.plots.labels_by_round`).
-Every value from the campaign is HTML-escaped.
+The page is the evaluation report's (:func:`bayeseval._render.html_page.page`, its styles and
+cell formats): counts and costs print as whole numbers, rates with four decimals, a column
+or a table with nothing in it is left out. Every value from the campaign is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.table_names import WHOLE
 from bayeseval._render.formats import fixed
+from bayeseval._render.html_page import html_table, page
 from bayeseval.campaign.annotations import AGREEMENT_RULE
 from bayeseval.campaign.goals import Decide, Gap
 from bayeseval.counts.counts import stratum_labels
@@ -127,10 +131,77 @@ def _decision_plot(campaign: Any, ax: Any) -> Any:
     return ax
 
 
-def _table(frame: pd.DataFrame) -> str:
-    """A table that scrolls sideways inside the page instead of overflowing it."""
-    body = frame.to_html(escape=True, float_format=lambda x: f"{x:.4g}", na_rep="")
-    return f"<div class='scroll'>{body}</div>"
+#: the status table's columns in groups: what each stratum reads, where it stands, its labels
+#: and their cost, and last (what a narrow page scrolls to) the pooled model beside the
+#: interval read; the other columns follow
+STATUS_GROUPS = (
+    ("estimate", ("successes", "trials", "mean", "lower", "upper", "halfwidth", "read", "agreement",
+                  "effective_labels")),
+    ("state", ("threshold", "p_meets", "decision", "state")),
+    ("labels", ("pool_rows", "labelled", "pending", "cost", "forecast", "forecast_cost")),
+    ("pooled", ("pooled_mean", "pooled_lower", "pooled_upper")),
+)
+
+
+#: the status table's flags, shown together in one ``state`` column as the words that hold
+FLAGS = ("done", "exhausted", "outlier")
+
+
+def _display_status(status: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The status table as the report shows it, and a note on the interval read.
+
+    The flags ``done``, ``exhausted`` and ``outlier`` become one ``state`` column listing
+    those that hold; a ``read`` that is the same for every stratum leaves the table for the
+    note (one fewer column of repeated words).
+
+    Parameters
+    ----------
+    status : pandas.DataFrame
+        ``Campaign.status()``, with the forecast columns.
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        The table to show and the note (``""`` when ``read`` differs between strata).
+
+    Examples
+    --------
+    >>> st = pd.DataFrame({"lower": [0.1], "read": ["guaranteed"], "done": [True],
+    ...                    "exhausted": [False], "outlier": [False]}, index=["a"])
+    >>> table, note = _display_status(st)
+    >>> table.columns.tolist(), table["state"].tolist(), note
+    (['lower', 'state'], ['done'], 'lower and upper: the guaranteed interval of every stratum')
+    """
+    table = status.copy()
+    flags = [f for f in FLAGS if f in table.columns]
+    if flags:
+        held = table[flags].fillna(False).astype(bool)
+        table["state"] = [", ".join(f for f in flags if row[f]) or None for _, row in held.iterrows()]
+        table = table.drop(columns=flags)
+    note = ""
+    if "read" in table.columns and table["read"].nunique(dropna=False) == 1:
+        note = f"lower and upper: the {table['read'].iloc[0]} interval of every stratum"
+        table = table.drop(columns=["read"])
+    return table, note
+
+
+def _section(title: str, table: str, note: str = "") -> list[str]:
+    """A heading and its table, or nothing when the table is empty."""
+    if not table:
+        return []
+    return [f"<h2>{html.escape(title)}</h2>", *([f"<p>{html.escape(note)}</p>"] if note else []), table]
+
+
+def _agreement_section(campaign: Any) -> list[str]:
+    """The annotators' agreement, when some row has two annotations to compare."""
+    if not len(campaign.annotations()):
+        return []
+    agree = campaign.agreement()
+    if not agree["kappa"].notna().any():  # one annotation per row so far: nothing measured
+        return ["<h2>Agreement between annotators</h2>",
+                "<p>No row has two annotations yet: agreement is measured once one has.</p>"]
+    agree.index = pd.Index(stratum_labels(agree.index), name="stratum")
+    return _section("Agreement between annotators", html_table(agree, counts=WHOLE), f"{AGREEMENT_RULE}.")
 
 
 def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
@@ -181,23 +252,18 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
         ("pending", str(int(once["pending"].sum()))),
         ("done", "yes" if campaign.done else "no"),
     ]
+    name = str(campaign._store.path.name)
+    shown, note = _display_status(status)
     parts = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Campaign report</title>",
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-        ".scroll{overflow-x:auto;max-width:100%}</style></head><body>",
-        f"<h1>Campaign report: {esc(str(campaign._store.path.name))}</h1><ul>",
-        *[f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in facts],
-        "</ul><h2>Strata: status and labels still needed</h2>",
-        _table(status),
-        "<h2>Progress over rounds (labels per stratum)</h2>",
-        _table(progress),
+        "<div class='bayeseval-report'>",
+        f"<h1>Campaign report: {esc(name)}</h1>",
+        "<ul class='bv-meta'>" + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in facts) + "</ul>",
+        *_section("Strata: status and labels still needed",
+                  html_table(shown, index_name="stratum", groups=STATUS_GROUPS, counts=WHOLE), note),
+        *_section("Progress over rounds (labels per stratum)", html_table(progress, counts=WHOLE)),
+        *_agreement_section(campaign),
     ]
-    if len(campaign.annotations()):
-        agree = campaign.agreement()
-        agree.index = pd.Index(stratum_labels(agree.index), name="stratum")
-        parts += ["<h2>Agreement between annotators</h2>", f"<p>{esc(AGREEMENT_RULE)}.</p>", _table(agree)]
     if plots:
         parts += ["<h2>Plots</h2>", *_plots(campaign, progress)]
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    parts.append("</div>")
+    return page(f"Campaign report: {name}", "\n".join(parts))

@@ -82,8 +82,8 @@ class SimulationResult(Result):
         The metric per stratum on the full data.
     intervals : pandas.DataFrame
         Final per-stratum results of every run: ``rule``, ``repeat``, ``stratum``,
-        ``labelled``, ``trials``, ``mean``, ``lower``, ``upper`` (the interval the stratum
-        reads), ``read`` (which one: ``"pooled"`` or ``"own"`` under ``guarantee="average"``),
+        ``labelled``, ``trials``, ``lower``, ``upper`` (the interval the stratum reads),
+        ``mean`` (that interval's point estimate, as in ``Campaign.status()``), ``read`` (which one: ``"pooled"`` or ``"own"`` under ``guarantee="average"``),
         ``true_rate``, ``covered`` (by ``lower``/``upper``); with ``guarantee="stratum"`` the
         columns of ``Campaign.status()``: ``lower`` and ``upper`` are the guaranteed interval
         (``read`` is ``"guaranteed"``; ``"anytime"``, the confidence sequence, with
@@ -560,7 +560,7 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     plo, phi = run.state.intervals()
     st = run.state
     read, lo, hi = st.read_intervals()  # coverage is judged on the interval the stratum reads
-    mean = st.posterior.mean().to_numpy()
+    mean, pooled_mean = st.read_means(), st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
     k = len(tr)
     made = st.decisions() if isinstance(st.goal, Decide) else np.full(k, None)
@@ -568,7 +568,7 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     return [
         (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], read[j],
          tr[j], bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan, p[j], made[j], metric,
-         plo[j], phi[j])
+         pooled_mean[j], plo[j], phi[j])
         for j, label in enumerate(oracle.true_rates.index)
     ]
 
@@ -580,12 +580,11 @@ def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[C
     intervals = pd.DataFrame(
         [row for run in runs for row in _final_rows(run, oracle, spec.metrics[0])],
         columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "read",
-                 "true_rate", "covered", "p_meets", "decision", "metric", "pooled_lower", "pooled_upper"],
+                 "true_rate", "covered", "p_meets", "decision", "metric", "pooled_mean", "pooled_lower",
+                 "pooled_upper"],
     )
-    if spec.guarantee == "stratum" and spec.goal.per_stratum:  # the columns of status()
-        intervals = intervals.rename(columns={"mean": "pooled_mean"})
-    else:  # the pooled interval is the one read
-        intervals = intervals.drop(columns=["pooled_lower", "pooled_upper"])
+    if not (spec.guarantee == "stratum" and spec.goal.per_stratum):  # the columns of status()
+        intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed
     true_rates = oracle.true_rates

@@ -270,7 +270,9 @@ FIELD_DOCS: dict[str, str] = {
     "proxy": """proxy : str, optional
     Column with a proxy of the true label on every pool row: a cheap label of the same kind
     as the labels (an LLM judge's) or a numeric score, binned into 5 equal-count cells per
-    stratum as :func:`~bayeseval.proxy_ci` bins it. Stored with the pool. Within each
+    stratum as :func:`~bayeseval.proxy_ci` bins it. Checked at creation by the rule
+    :func:`~bayeseval.proxy_ci` applies: text that is not a label (``"0.9"``, ``"yes"``),
+    missing or infinite values are refused, naming the column. Stored with the pool. Within each
     stratum the labels go to the proxy's cells by Neyman allocation and rows are drawn at
     random within a cell; each stratum stops on, and reports, its proxy-assisted interval
     (:func:`~bayeseval.proxy_ci` with the cell design's inclusion probabilities). Metrics

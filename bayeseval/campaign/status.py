@@ -44,7 +44,7 @@ def status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFram
             "pending": st.pending,
             "trials": st.trials,
             "successes": st.successes,
-            "mean": post.mean().to_numpy(),
+            "mean": st.read_means(),
             "lower": rlo,
             "upper": rhi,
             "read": read,
@@ -56,7 +56,7 @@ def status_frame(st: RuleState, n_rows: np.ndarray | None = None) -> pd.DataFram
         index=st.strata,
     )
     if st.per_stratum():  # the guaranteed interval is the stratum's; the pooled posterior beside it
-        frame = frame.rename(columns={"mean": "pooled_mean"})
+        frame["pooled_mean"] = post.mean().to_numpy()
         frame["pooled_lower"], frame["pooled_upper"] = lo, hi
     if isinstance(st.goal, Decide):
         frame["threshold"] = st.threshold

@@ -169,11 +169,45 @@ def _loo_nodes(posterior: Any, strata: np.ndarray) -> Nodes | None:
     a = np.maximum(expit(lm) * kappa, 1e-300)
     b = np.maximum(kappa - a, 1e-300)
     ll = betaln(a + s, b + f) - betaln(a, b)
+    a, b = np.broadcast_to(a, ll.shape), np.broadcast_to(b, ll.shape)  # one column per stratum
     eps = 0.0
     if posterior.model == "robust":
         eps = float(posterior.diagnostics.get("outlier_prob", 0.1))
         ll = np.logaddexp(np.log1p(-eps) + ll, np.log(eps) + betaln(1.0 + s, 1.0 + f))
-    return Nodes(np.full(kappa.shape[0], 1.0 / kappa.shape[0]), a, b, ll, eps)
+    return Nodes(np.full(kappa.shape[0], 1.0 / kappa.shape[0]), a, b, ll, eps,
+                 refit=_exact_refit(posterior, strata, eps))
+
+
+def _exact_refit(posterior: Any, strata: np.ndarray, eps: float) -> Any:
+    """``refit(j)`` for posterior draws: stratum ``strata[j]``'s leave-one-out population
+    mixture from the exact engine (same counts, model, prior and prior means), fitted on
+    first use, or None where the exact engine cannot fit them.
+
+    Reweighting draws by ``1 / p(s_k | mu, kappa)`` leaves few effective draws when the
+    stratum has many trials (one draw may carry most of the weight); the kernel then asks
+    for this refit (:func:`bayeseval._kernels.ppc.loo_mixed_check`).
+    """
+    from bayeseval.models.exact import ExactFit  # deferred: the check imports no engine otherwise
+
+    cache: dict = {}
+
+    def refit(j: int) -> tuple | None:
+        if "fit" not in cache:
+            offsets = posterior.diagnostics.get("offsets")
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    cache["fit"] = ExactFit(
+                        posterior.counts, prior=posterior.prior, model=posterior.model,
+                        prior_mean=None if offsets is None else expit(np.asarray(offsets, dtype=float)),
+                        outlier_prob=eps if eps > 0 else 0.1,
+                    )
+            except (TypeError, ValueError):
+                cache["fit"] = None
+        fit = cache["fit"]
+        return None if fit is None else fit.loo_mixture(int(strata[j]))
+
+    return refit
 
 
 # ------------------------------------------------------------------- per-stratum conflict
@@ -360,7 +394,9 @@ def posterior_predictive_check(
     p-value, approximately uniform under the model), so one outlier cannot hide by widening
     the population it is judged against: the hyperparameter nodes (the exact engine's grid
     points, or the posterior draws of other engines) are reweighted by
-    :math:`1 / p(s_k \mid \mu, \kappa)` and the count is compared with the exact mixture
+    :math:`1 / p(s_k \mid \mu, \kappa)` (in logs, from the grid's log masses, so counts of
+    any size keep their weights; with the exact engine, a stratum whose leave-one-out
+    posterior leaves the grid gets a grid of its own) and the count is compared with the exact mixture
     of Beta-binomial distributions they imply (:mod:`bayeseval._kernels.ppc`, the same kernel
     the labelling campaigns use); these give the predictive intervals of the count.
 

@@ -5,7 +5,9 @@ its sub-parsers; this module can also run on its own (``python -m bayeseval.cli.
 campaign ...``).
 
 Exit codes: 0 on success; 2 on bad input, with exactly one line on stderr naming the option
-or file at fault (malformed options included). Batch files (``.csv``, ``.csv.gz``,
+or file at fault (malformed options included); 3 when ``propose`` has nothing to propose (the
+goal is met, or the budget or the pool is spent): no file is written, so a script that
+proposes until no batch comes stops. Batch files (``.csv``, ``.csv.gz``,
 ``.parquet``) carry the row id as a column (named after the pool's id column, ``row`` by
 default), so a batch file can be read back by ``ingest`` as it is. ``propose`` writes the
 batch under a temporary name, commits the proposal and only then renames the file onto
@@ -41,7 +43,7 @@ from bayeseval.cli.io import atomic_output, check_output, cli_warnings, one_line
 
 __all__ = ["register", "run", "build_parser", "main"]
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+EXIT_OK, EXIT_BAD_INPUT, EXIT_NOTHING_TO_PROPOSE = 0, 2, 3
 _CSV_SUFFIXES = (".csv", ".csv.gz", ".txt")
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 #: batch file formats and the file names each needs
@@ -311,25 +313,28 @@ def _create(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class _NothingToPropose(Exception):
+    """Raised inside ``atomic_output`` so that an empty proposal writes no file."""
+
+
 def _propose(args: argparse.Namespace) -> int:
     kind = _batch_format(args.out, args.format)
     _check_out(args)
     c = _open(args.db)
     try:
-        with atomic_output(args.out) as tmp:  # renamed onto --out only after the commit
-            batch = c.propose(
-                args.batch_size, show_prediction=args.show_prediction,
-                writer=lambda b: _write_batch(c, b, tmp, kind),
-            )
-            if len(batch) == 0:
-                _write_batch(c, batch, tmp, kind)
-        done = bool(c.done)
+        try:
+            with atomic_output(args.out) as tmp:  # renamed onto --out only after the commit
+                batch = c.propose(
+                    args.batch_size, show_prediction=args.show_prediction,
+                    writer=lambda b: _write_batch(c, b, tmp, kind),
+                )
+                if len(batch) == 0:
+                    raise _NothingToPropose
+        except _NothingToPropose:
+            return _nothing_to_propose(c, args)
         if args.json:
-            rnd = int(batch["round"].iloc[0]) if len(batch) else None
-            _print_json({"db": str(args.db), "out": str(args.out), "proposed": len(batch), "round": rnd, "done": done})
-        elif len(batch) == 0:
-            reason = "the goal is met" if done else "the budget or the pool is spent"
-            print(f"nothing to propose: {reason}; wrote an empty file {args.out}")
+            _print_json({"db": str(args.db), "out": str(args.out), "proposed": len(batch),
+                         "round": int(batch["round"].iloc[0]), "done": bool(c.done)})
         else:
             print(f"proposed {len(batch)} rows (round {int(batch['round'].iloc[0])}); label them in {args.out} "
                   "and run 'bayeseval campaign ingest'")
@@ -338,7 +343,32 @@ def _propose(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _annotation_file(path: str, from_name: str | None, id_col: str) -> Any:
+def _nothing_reason(c: Any) -> str:
+    """Why a campaign proposes nothing: its budget, its goal, or its pool."""
+    budget = c.spec.budget
+    if budget is not None and c.labels_used >= int(budget):
+        return f"the budget of {int(budget)} labels is spent"
+    st = c.status()
+    if bool(st["done"].all()):
+        return "the goal is met"
+    if bool((st["done"] | st["exhausted"]).all()):
+        return "the pool is spent in the strata that have not met the goal"
+    return "the rows left to label are all pending: ingest their labels (or release them)"
+
+
+def _nothing_to_propose(c: Any, args: argparse.Namespace) -> int:
+    """Say why no row was proposed (no file is written); the exit code 3."""
+    done = bool(c.done)
+    reason = _nothing_reason(c)
+    if args.json:
+        _print_json({"db": str(args.db), "out": None, "proposed": 0, "round": None, "done": done,
+                     "nothing_to_propose": reason})
+    else:
+        print(f"nothing to propose: {reason}; no file written (exit code {EXIT_NOTHING_TO_PROPOSE})")
+    return EXIT_NOTHING_TO_PROPOSE
+
+
+def _annotation_file(path: str, from_name: str | None, id_col: str, *, keep_blank: bool = False) -> Any:
     """The annotation table of a Label Studio or JSON Lines file (None for a plain table), or raise naming --labels."""
     from bayeseval.campaign.annotations import read_annotations
 
@@ -347,7 +377,7 @@ def _annotation_file(path: str, from_name: str | None, id_col: str) -> Any:
     if not Path(path).is_file():
         raise ValueError(f"--labels {path!r}: no such file")
     try:
-        return read_annotations(path, from_name=from_name, id_name=id_col)
+        return read_annotations(path, from_name=from_name, id_name=id_col, keep_blank=keep_blank)
     except (ValueError, KeyError, OSError) as exc:
         raise ValueError(f"--labels {path!r}: {one_line(exc)}") from exc
 
@@ -383,7 +413,7 @@ def _seed_labels(args: argparse.Namespace, id_col: str) -> tuple[Any, str | None
 def _read_labels(c: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """The labels file as a frame and the ``Campaign.ingest`` keyword arguments to read it."""
     id_col = args.id_column or _id_name(c)
-    ann = _annotation_file(args.labels, args.from_name, id_col)
+    ann = _annotation_file(args.labels, args.from_name, id_col, keep_blank=True)
     if ann is not None:
         if (ann["annotator"] == "").all() and not args.annotator_column:
             return ann, {"id_column": "row", "label_column": "label"}
@@ -402,17 +432,20 @@ def _ingest(args: argparse.Namespace) -> int:
     try:
         frame, kwargs = _read_labels(c, args)
         try:
-            r = c.ingest(frame, relabel=args.relabel, **kwargs)
+            r = c.ingest(frame, relabel=args.relabel, strict=args.strict, **kwargs)
         except ValueError as exc:
             raise ValueError(f"--labels {args.labels!r}: {exc}") from exc
         done, used = bool(c.done), int(c.labels_used)
         if args.json:
             _print_json({"db": str(args.db), "new": r.new, "unchanged": r.unchanged, "relabelled": r.relabelled,
-                         "annotations": r.annotations, "unresolved": r.unresolved, "labels_used": used, "done": done})
+                         "annotations": r.annotations, "unresolved": r.unresolved, "blank": r.blank,
+                         "labels_used": used, "done": done})
         else:
             extra = f", {r.relabelled} relabelled" if r.relabelled else ""
             if kwargs.get("annotator_column"):
                 extra += f"; {r.annotations} annotations stored, {r.unresolved} rows still unresolved"
+            if r.blank:
+                extra += f"; {r.blank} rows without a label left as they were (pending)"
             print(f"ingested {r.new} new labels ({r.unchanged} already present with the same label{extra}); "
                   f"{used} labels in all; {'goal met' if done else 'not done yet'}")
     finally:
@@ -457,7 +490,7 @@ def _status(args: argparse.Namespace) -> int:
                 payload["agreement_rule"] = AGREEMENT_RULE
             _print_json(payload)
         else:
-            print(st.to_string(float_format=lambda x: f"{x:.4f}"))
+            print(_status_text(st))
             if "overall" in st.attrs:
                 o = st.attrs["overall"]
                 print(f"overall: {o['mean']:.4f} [{o['lower']:.4f}, {o['upper']:.4f}] half-width {o['halfwidth']:.4f}")
@@ -472,6 +505,19 @@ def _status(args: argparse.Namespace) -> int:
     finally:
         c.close()
     return EXIT_OK
+
+
+def _status_text(st: Any) -> str:
+    """The status table as text: counts and costs without decimals, rates with four."""
+    import pandas as pd
+
+    from bayeseval._api.table_names import WHOLE
+    from bayeseval._render.formats import cell_text, whole_columns
+
+    whole = whole_columns(st, WHOLE)
+    numeric = [c for c in st.columns
+               if pd.api.types.is_numeric_dtype(st[c].dtype) and not pd.api.types.is_bool_dtype(st[c].dtype)]
+    return st.to_string(formatters={c: lambda v, w=c in whole: cell_text(v, whole=w) for c in numeric})
 
 
 def _one_block(st: Any) -> Any:
@@ -669,7 +715,8 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        The exit code: 0, or 2 with a one-line reason on stderr for bad input.
+        The exit code: 0, 2 with a one-line reason on stderr for bad input, or 3 when
+        ``propose`` has nothing to propose.
     """
     cmd = getattr(args, "campaign_command", None)
     if cmd not in _COMMANDS:
@@ -761,21 +808,27 @@ def _add_others(sub: Any) -> None:
              "Propose the next batch and write it with an empty label column. The file is written "
              "under a temporary name and renamed onto --out once the proposal is recorded: if "
              "either fails, nothing is recorded and --out is left as it was. --out is never the "
-             "campaign database, and an existing file is replaced only with --force.",
+             "campaign database, and an existing file is replaced only with --force. When there is "
+             "nothing to propose (the goal is met, or the budget or the pool is spent) no file is "
+             "written and the exit code is 3.",
              "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
     p.add_argument("--batch-size", type=_positive_int, default=None,
                    help="rows to propose (default: the campaign's batch size, set at create)")
     _add_batch_output(p)
 
     p = _add(sub, "ingest", "read labelled rows back",
-             "Record labels for proposed rows; all or nothing (any bad row rejects the file). Rows "
-             "sent again with the label they already have are skipped; a different label for a "
-             "labelled row is an error unless --relabel.",
+             "Record labels for proposed rows; all or nothing (any bad row rejects the file), except "
+             "that rows whose label is blank (empty, spaces only, null; an unlabelled task of a Label "
+             "Studio export) are left pending and counted, unless --strict. Rows sent again with the "
+             "label they already have are skipped; a different label for a labelled row is an error "
+             "unless --relabel. A Label Studio import file (tasks without annotations) is refused.",
              "bayeseval campaign ingest --db camp.db --labels batch.csv --y-true label")
     p.add_argument("--labels", required=True, help="labelled file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="row id column (default: the pool's id column name)")
     p.add_argument("--y-true", dest="y_true", default=None, help="column with the true labels (default: label)")
     p.add_argument("--relabel", action="store_true", help="replace the stored label of rows labelled differently")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse the whole file when a row's label is blank (default: leave those rows pending)")
     p.add_argument("--annotator-column", default=None,
                    help="column naming who gave each label (one row per annotation; Label Studio exports need none)")
     p.add_argument("--from-name", default=None,
@@ -881,7 +934,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
             "  bayeseval campaign export --db camp.db --out batch.csv   (the pending rows again)\n"
             "  bayeseval campaign propose --db camp.db --out tasks.json --format labelstudio\n"
             "  bayeseval campaign ingest --db camp.db --labels label-studio-export.json\n"
-            "  bayeseval campaign report --db camp.db --out report.html"
+            "  bayeseval campaign report --db camp.db --out report.html\n"
+            "exit codes: 0 success, 2 bad input (one line on stderr), 3 'propose' has nothing to propose "
+            "(goal met, budget or pool spent; no file written)"
         ),
         formatter_class=_Formatter,
     )
@@ -920,7 +975,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        The exit code (0 on success, 2 on bad input).
+        The exit code (0 on success, 2 on bad input, 3 when ``propose`` has nothing to propose).
     """
     parser = build_parser()
     with cli_warnings():  # a warning is one "warning: ..." line, once

@@ -3,8 +3,10 @@
 ``sync`` runs one :func:`~bayeseval.campaign.labelstudio.sync` and prints what it did;
 ``serve`` runs :class:`~bayeseval.campaign.serve.CampaignServer`, which syncs on
 every Label Studio webhook. Both need PyPI ``label-studio-sdk`` (``pip install
-'bayeseval[labelstudio]'``) and take the API token from ``--token`` or the
-``LABEL_STUDIO_API_KEY`` environment variable.
+"bayeseval[labelstudio]"``; without it they say so in one line and exit 2) and take the API
+token from ``--token`` or the ``LABEL_STUDIO_API_KEY`` environment variable. ``serve`` first
+makes one call to the server (the project), so a wrong URL, token or project ends it at once
+(exit 2); a sync that fails later is printed on standard error, one line each.
 """
 
 from __future__ import annotations
@@ -14,10 +16,14 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["COMMANDS", "add_parsers"]
+__all__ = ["COMMANDS", "INSTALL", "add_parsers"]
+
+#: the command that installs what ``sync`` and ``serve`` need
+INSTALL = 'pip install "bayeseval[labelstudio]"'
 
 
 def _client(args: argparse.Namespace) -> Any:
@@ -28,23 +34,33 @@ def _client(args: argparse.Namespace) -> Any:
         raise ValueError("--token: no Label Studio API token (pass --token or set LABEL_STUDIO_API_KEY)")
     try:
         return LabelStudioClient(args.url, token, timeout=args.timeout)
+    except ImportError as exc:  # the extra is not installed (or its client is broken)
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        raise ValueError(f"needs the labelstudio extra (label-studio-sdk: {' '.join(str(cause).split())}); "
+                         f"install it with: {INSTALL}") from None
     except ValueError as exc:
         raise ValueError(f"--url: {exc}") from exc
+
+
+def _call(args: argparse.Namespace, call: Callable[..., Any], *params: Any, **options: Any) -> Any:
+    """``call(*params, **options)``, with the server's errors as one ValueError naming the URL."""
+    try:
+        return call(*params, **options)
+    except (ValueError, TypeError):
+        raise
+    except Exception as exc:  # the SDK's ApiError, httpx's transport errors
+        status = getattr(exc, "status_code", None)
+        body = " ".join(str(getattr(exc, "body", "")).split())[:200]
+        what = f"HTTP {status}: {body}" if status is not None else " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise ValueError(f"Label Studio at {args.url} (project {args.project}): {what}") from exc
 
 
 def _sync_once(campaign: Any, client: Any, args: argparse.Namespace, create_config: bool) -> Any:
     """One sync, with the server's errors as ValueError naming the URL."""
     from bayeseval.campaign.labelstudio import sync
 
-    try:
-        return sync(campaign, client, args.project, create_config=create_config, batch_size=args.batch_size,
-                    min_open=args.min_open, relabel=not args.no_relabel)
-    except (ValueError, TypeError):
-        raise
-    except Exception as exc:  # the SDK's ApiError, httpx's transport errors
-        status = getattr(exc, "status_code", None)
-        what = f"HTTP {status}: {getattr(exc, 'body', '')}" if status is not None else f"{type(exc).__name__}: {exc}"
-        raise ValueError(f"Label Studio at {args.url} (project {args.project}): {what}") from exc
+    return _call(args, sync, campaign, client, args.project, create_config=create_config,
+                 batch_size=args.batch_size, min_open=args.min_open, relabel=not args.no_relabel)
 
 
 def _sync(args: argparse.Namespace) -> int:
@@ -79,6 +95,7 @@ def _serve(args: argparse.Namespace) -> int:
         Campaign.open(args.db).close()
     except ValueError as exc:
         raise ValueError(f"--db: {exc}") from exc
+    _call(args, client.check, args.project)  # a wrong URL, token or project ends here, before serving
     first = [args.create_config]
 
     def run_sync(campaign: Any) -> Any:
@@ -86,8 +103,9 @@ def _serve(args: argparse.Namespace) -> int:
         first[0] = False
         return report
 
-    server = CampaignServer(args.db, run_sync, host=args.host, port=args.port, secret=args.secret)
-    signal.signal(signal.SIGTERM, _interrupt)  # a terminated server stops serving cleanly
+    server = CampaignServer(args.db, run_sync, host=args.host, port=args.port, secret=args.secret,
+                            timeout=args.client_timeout, on_error=_print_error)
+    signal.signal(signal.SIGTERM, _stopper(server))  # a terminated server stops serving cleanly
     print(json.dumps({"url": f"http://{args.host}:{server.port}", "db": str(args.db), "project": args.project})
           if args.json else f"serving campaign {args.db} on http://{args.host}:{server.port} "
           f"(webhooks: POST /, status: GET /status)", flush=True)
@@ -98,8 +116,17 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+def _print_error(line: str) -> None:
+    print(f"bayeseval campaign serve: {line}", file=sys.stderr, flush=True)
+
+
+def _stopper(server: Any) -> Callable[[int, Any], None]:
+    """A signal handler that stops ``server`` (from another thread: the main one is serving)."""
+
+    def stop(signum: int, frame: Any) -> None:
+        threading.Thread(target=server.shutdown, name="campaign-server-stop", daemon=True).start()
+
+    return stop
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"sync": _sync, "serve": _serve}
@@ -125,6 +152,17 @@ _port = _int_in(0, 65535, "a port number 0..65535")
 _count = _int_in(0, None, "a whole number >= 0")
 
 
+def _seconds(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url", required=True, help="the Label Studio server, e.g. http://localhost:8080")
     p.add_argument("--project", required=True, type=_positive, help="the Label Studio project id")
@@ -137,7 +175,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="propose when at most this many tasks are open (default: half the batch size)")
     p.add_argument("--no-relabel", action="store_true",
                    help="reject an annotator's updated annotation instead of replacing the stored one")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per Label Studio request (default 30)")
+    p.add_argument("--timeout", type=_seconds, default=30.0, help="seconds per Label Studio request (default 30)")
 
 
 def add_parsers(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
@@ -161,10 +199,16 @@ def add_parsers(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
     p = add(sub, "serve", "sync on every Label Studio webhook",
             "Serve Label Studio webhooks (ANNOTATION_CREATED, ANNOTATION_UPDATED, ANNOTATIONS_DELETED, "
             "TASKS_DELETED) on POST and sync after each, one at a time; GET /status answers the "
-            "campaign's status (JSON), GET /health answers ok. Binds to 127.0.0.1 unless --host.",
+            "campaign's status (JSON), GET /health answers ok. With --secret, every request but "
+            "GET /health must carry it. Binds to 127.0.0.1 unless --host. Checks the URL, token and "
+            "project first (exit 2 when Label Studio refuses); a failed sync is printed on stderr.",
             "bayeseval campaign serve --db camp.db --url http://localhost:8080 --project 1 --port 8765")
     _common(p)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765; 0: any free port)")
     p.add_argument("--secret", default=None,
-                   help="shared secret every webhook must carry in the X-Bayeseval-Secret header")
+                   help="shared secret every request but GET /health (webhooks, /status) must carry in "
+                        "the X-Bayeseval-Secret header")
+    p.add_argument("--client-timeout", type=_seconds, default=10.0,
+                   help="seconds a client has to send its request and read the answer; then it is "
+                        "disconnected (default 10)")

@@ -2,7 +2,9 @@
 
 Every sub-command accepts ``--json`` for machine-readable output. Exit codes:
 0 on success, 1 when a gate fails, 2 on bad input with one line on stderr,
-``bayeseval: error: <message>``, naming the option or file at fault.
+``bayeseval: error: <message>``, naming the option or file at fault, 3 when
+``campaign propose`` has nothing to propose (no file is written; ``audit`` has its own
+meaning of 3, a criterion not measured).
 
 Options are checked by typed converters when the command line is parsed, so
 a bad value is refused before any work starts. Files are read by
@@ -318,7 +320,9 @@ examples:
   bayeseval gate preds.csv --y-true y --y-pred pred --strata group --max-halfwidth 0.1
   bayeseval campaign --help
 
-exit codes: 0 success, 1 a gate failed, 2 bad input (one line on stderr)
+exit codes: 0 success, 1 a gate failed, 2 bad input (one line on stderr),
+  3 nothing to propose ('campaign propose': goal met, budget or pool spent; no file written;
+  'audit' uses 3 for a criterion not measured, see 'bayeseval audit --help')
 """
 
 

@@ -328,6 +328,7 @@ def tabulate(
     weights: Mapping[Hashable, float] | pd.Series | None = None,
     proxy: str | None = None,
     inclusion: str | None = None,
+    label_set: Sequence[Any] | None = None,
 ) -> Counts | Any:
     """Turn a frame of predictions into :class:`Counts` per stratum.
 
@@ -374,6 +375,10 @@ def tabulate(
         chance it was chosen for labelling); the result then carries the sums of their
         inverses. Without it the labelled rows are taken as drawn at random within
         each stratum.
+    label_set : sequence, optional
+        With ``proxy``: every class ``y_true`` may hold. A true label that neither the
+        predictions nor a label proxy take (such as ``-1`` marking unlabelled rows) is
+        refused unless declared here; unlabelled rows hold a missing value.
 
     Returns
     -------
@@ -417,7 +422,11 @@ def tabulate(
     """
     if proxy is not None or inclusion is not None:
         return _tabulate_proxy(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
-                               pos_label=pos_label, weights=weights, proxy=proxy, inclusion=inclusion)
+                               pos_label=pos_label, weights=weights, proxy=proxy, inclusion=inclusion,
+                               label_set=label_set)
+    if label_set is not None:
+        raise TypeError(f"label_set declares the classes of the labelled rows of a proxy design: "
+                        f"give proxy too, got label_set={label_set!r} and proxy=None")
     m = get_metric(metric)
     cols = iter_columns(strata, "strata")
     backend = backend_for(data)

@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.results import Result
-from bayeseval._api.validation import check_positive_int, iter_columns
+from bayeseval._api.validation import check_positive_int, iter_columns, short_repr
 from bayeseval._backends.interface import Backend, ConfusionTable
-from bayeseval.counts.labels import check_label_types, resolve_positive
+from bayeseval._backends.pandas_backend import PandasBackend
+from bayeseval.counts.labels import MISSING_TEXT, check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
 
 __all__ = ["ProxyCounts", "PROXY_METRICS"]
@@ -51,10 +52,10 @@ class ProxyCounts(Result):
     ----------
     table : pandas.DataFrame
         Indexed by the strata and ``cell`` (0, 1, ... in proxy order). Columns ``successes``
-        and ``labelled`` (the labelled rows' successes and trials), ``pool`` (trials among
-        all rows, labelled or not); with inclusion probabilities also ``ipw_successes``,
-        ``ipw_labelled`` (sums of ``1/pi``) and ``ipw2_successes``, ``ipw2_labelled`` (sums
-        of ``1/pi**2``) over the labelled successes and trials.
+        and ``trials`` (the labelled rows' successes and trials), ``pool_trials`` (trials
+        among all rows, labelled or not); with inclusion probabilities also
+        ``ipw_successes``, ``ipw_trials`` (sums of ``1/pi``) and ``ipw2_successes``,
+        ``ipw2_trials`` (sums of ``1/pi**2``) over the labelled successes and trials.
     metric : str
         The metric's name.
     proxy_kind : {"label", "score"}
@@ -71,8 +72,8 @@ class ProxyCounts(Result):
     ...                    "judge": [1, 0, 1, 1, 0]})
     >>> pc = tabulate(df, y_true="y", y_pred="p", proxy="judge", metric="accuracy")
     >>> # cell 1: the judge agrees with the prediction (4 rows), cell 0: it does not (1 row)
-    >>> pc.table[["successes", "labelled", "pool"]].to_dict("list")
-    {'successes': [0, 2], 'labelled': [1, 2], 'pool': [1, 4]}
+    >>> pc.table[["successes", "trials", "pool_trials"]].to_dict("list")
+    {'successes': [0, 2], 'trials': [1, 2], 'pool_trials': [1, 4]}
     """
 
     table: pd.DataFrame
@@ -123,31 +124,147 @@ def supported_metric(metric: str | Metric) -> Metric:
 def tabulate_proxy(
     backend: Backend, *, y_true: str, y_pred: str, proxy: str, strata: str | Sequence[str] | None,
     metric: str | Metric, pos_label: Any, inclusion: str | None, n_cells: int = N_CELLS,
+    label_set: Sequence[Any] | None = None,
 ) -> ProxyCounts:
     """Counts per stratum and proxy cell from a back end (see :func:`bayeseval.tabulate`)."""
     m = supported_metric(metric)
     cols = iter_columns(strata, "strata")
     n_cells = check_positive_int(n_cells, "n_cells", minimum=2)
+    declared = check_label_set(label_set)
     pairs = [("y_true", y_true), ("y_pred", y_pred), ("proxy", proxy)] + [("strata", c) for c in cols]
     if inclusion is not None:
         pairs.append(("inclusion", inclusion))
     backend.check_columns(pairs)
     backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
-    try:
-        backend.check_labels([("proxy", proxy)])
-        fractional = False
-    except ValueError:
-        fractional = True
+    fractional = check_proxy_column(backend, proxy)
     raw = _fetch(backend, cols, y_true, y_pred, proxy, None if not fractional else n_cells, inclusion)
     labelled = ~pd.isna(raw["t"]).to_numpy(bool)
     _check_table(raw, cols, y_true, y_pred, proxy, inclusion, labelled)
+    seen = set(pd.unique(raw["p"])) | set(pd.unique(raw.loc[labelled, "t"])) | set(declared)
+    kind = "score" if fractional else proxy_kind(raw["c"], seen, proxy)
+    _check_true_labels(raw, labelled, kind, declared, pos_label, (y_true, y_pred, proxy))
     positive = _positive(m, raw, labelled, cols, y_true, y_pred, pos_label)
-    kind = "score" if fractional else _proxy_kind(raw, labelled, proxy)
     if kind == "score" and not fractional:
         raw = _fetch(backend, cols, y_true, y_pred, proxy, n_cells, inclusion)
         labelled = ~pd.isna(raw["t"]).to_numpy(bool)
     table = _cell_table(raw, labelled, m, positive, kind, cols, inclusion is not None)
     return ProxyCounts(table=table, metric=m.name, proxy_kind=kind, inclusion=inclusion)
+
+
+def check_label_set(label_set: Any) -> list[Any]:
+    """``label_set`` as a list (empty when None), or TypeError naming it."""
+    if label_set is None:
+        return []
+    if isinstance(label_set, (str, bytes)) or not np.iterable(label_set):
+        raise TypeError(f"label_set must be a sequence of labels, got {short_repr(label_set)}")
+    values = list(label_set)
+    if any(np.ndim(v) != 0 or pd.isna(v) for v in values):
+        raise ValueError(f"label_set must hold labels (strings, numbers or bools, none missing), "
+                         f"got {short_repr(values[:10])}")
+    return values
+
+
+def check_proxy_column(backend: Backend, proxy: str) -> bool:
+    """The column checks every proxy path runs first; whether the proxy holds fractional numbers.
+
+    A proxy holding ``inf`` or ``-inf`` is refused, naming ``proxy``, the column, the value and
+    its rows: no engine could bin it as the others do, and a label cannot be infinite.
+    A fractional number makes the proxy a score (True).
+    """
+    rows, value = backend.infinite(proxy)
+    if rows:
+        raise ValueError(
+            f"proxy column {proxy!r} holds {value} in {rows} row{'s' if rows != 1 else ''}; a score "
+            "proxy must be a finite number on every row: replace the infinite values (e.g. by "
+            "the column's finite minimum or maximum) or drop those rows"
+        )
+    try:
+        backend.check_labels([("proxy", proxy)])
+    except ValueError:
+        return True
+    return False
+
+
+def _numeric(values: pd.Series, distinct: np.ndarray) -> bool:
+    """Whether a proxy's values are numbers (a score): a numeric column, or numbers in an object one."""
+    dtype = values.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return False
+    if pd.api.types.is_numeric_dtype(dtype):
+        return True
+    return pd.api.types.is_object_dtype(dtype) and all(
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+        for v in distinct)
+
+
+def proxy_kind(values: pd.Series, labels: Any, proxy: str) -> str:
+    """The kind of a proxy from its values: ``"label"`` or ``"score"``, or ValueError.
+
+    The one rule every proxy path applies (:func:`~bayeseval.proxy_ci`, :func:`~bayeseval.tabulate`,
+    :func:`~bayeseval.evaluate`, the audit, :meth:`~bayeseval.campaign.Campaign.create` and
+    ``simulate``): a proxy whose every value is one of ``labels`` (those of ``y_true``/``y_pred``
+    and ``label_set``) is a label proxy; one holding numbers is a score; anything else (text
+    that is not a label, such as ``"0.9"`` or ``"yes"`` next to 0/1 labels) is refused, naming
+    ``proxy``, the column and the offending values.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The proxy's values (any subset holding every distinct value; missing values ignored).
+    labels : iterable
+        The known labels.
+    proxy : str
+        The proxy's column name, for the message.
+
+    Returns
+    -------
+    str
+        ``"label"`` or ``"score"``.
+
+    Examples
+    --------
+    >>> proxy_kind(pd.Series([0, 1, 1]), {0, 1}, "judge"), proxy_kind(pd.Series([0.2, 0.9]), {0, 1}, "p")
+    ('label', 'score')
+    """
+    distinct = pd.unique(values.dropna())
+    known = set(labels)
+    if set(distinct) <= known:
+        return "label"
+    if _numeric(values, distinct):
+        return "score"
+    extra = sorted((v for v in distinct if v not in known), key=str)
+    shown = short_repr(extra[:5])
+    if all(isinstance(v, str) for v in extra) and pd.to_numeric(pd.Series(extra), errors="coerce").notna().all():
+        hint = ("they are numbers stored as text: convert the column with pandas.to_numeric (a score), "
+                "or to the labels' type")
+    else:
+        hint = "map them to the labels (e.g. with Series.map) or give a numeric score"
+    raise ValueError(
+        f"proxy column {proxy!r} holds values that are neither labels of y_true/y_pred "
+        f"({short_repr(sorted(known, key=str)[:6])}) nor numbers (scores): {shown}; {hint}"
+    )
+
+
+def pool_proxy_kind(pool: pd.DataFrame, proxy: str, labels: Any, column: str | None = None) -> str:
+    """The checks :func:`tabulate_proxy` runs on a proxy, on a pandas pool without labels.
+
+    Missing values, infinite values and values that are neither ``labels`` nor numbers are
+    refused (:func:`check_proxy_column`, :func:`proxy_kind`), naming ``proxy`` and the column
+    (``column``, when the pool's column is stored under another name).
+
+    Examples
+    --------
+    >>> pool_proxy_kind(pd.DataFrame({"judge": [0, 1]}), "judge", [0, 1])
+    'label'
+    """
+    name = column if column is not None else proxy
+    values = pool[proxy]
+    missing = int(values.isna().sum())
+    if missing:
+        raise ValueError(f"proxy column {name!r} has missing values in {missing} row{'s' if missing != 1 else ''} "
+                         "(NaN, None or NA); the proxy is needed on every pool row")
+    frame = pd.DataFrame({name: values.to_numpy()})
+    return "score" if check_proxy_column(PandasBackend(frame), name) else proxy_kind(frame[name], labels, name)
 
 
 def _fetch(backend: Backend, cols: list[str], y_true: str, y_pred: str, proxy: str,
@@ -207,18 +324,45 @@ def _positive(m: Metric, raw: pd.DataFrame, labelled: np.ndarray, cols: list[str
     return positive
 
 
-def _proxy_kind(raw: pd.DataFrame, labelled: np.ndarray, proxy: str) -> str:
-    """``"label"`` when every proxy value is a label of y_true/y_pred, ``"score"`` for numbers."""
-    seen = set(pd.unique(raw["p"])) | set(pd.unique(raw.loc[labelled, "t"]))
-    values = pd.unique(raw["c"])
-    if set(values) <= seen:
-        return "label"
-    if pd.api.types.is_numeric_dtype(raw["c"].dtype) and not pd.api.types.is_bool_dtype(raw["c"].dtype):
-        return "score"
-    extra = sorted(map(repr, set(values) - seen))[:5]
+def _known_labels(raw: pd.DataFrame, kind: str, declared: list[Any], pos_label: Any) -> set[Any]:
+    """Labels a true label may take: predictions, a label proxy's values, label_set, pos_label.
+
+    0/1 labels are a complete set: one of them is known when the other is.
+    """
+    known = set(pd.unique(raw["p"])) | set(declared)
+    if kind == "label":
+        known |= set(pd.unique(raw["c"]))
+    if pos_label is not None:
+        known.add(pos_label)
+    if known and all(not isinstance(v, str) and v in (0, 1) for v in known):
+        known |= {0, 1}
+    return known
+
+
+def _check_true_labels(raw: pd.DataFrame, labelled: np.ndarray, kind: str, declared: list[Any],
+                       pos_label: Any, names: tuple[str, str, str]) -> None:
+    """Refuse a true label that no prediction, label proxy or ``label_set`` value takes.
+
+    Such a value is most often a sentinel for "not labelled" (-1, 9, "unlabelled"): counted,
+    it would add a wrong label per unlabelled row.
+    """
+    known = _known_labels(raw, kind, declared, pos_label)
+    truth = raw.loc[labelled, "t"]
+    # a missing-value spelling ("", "NA", ...) gets the label rules' own message (check_label_types)
+    odd = [v for v in pd.unique(truth) if v not in known
+           and not (isinstance(v, str) and v.strip().lower() in MISSING_TEXT)]
+    if not odd:
+        return
+    y_true, y_pred, proxy = names
+    odd = sorted(odd, key=str)
+    rows = int(raw.loc[labelled, "n"].to_numpy(np.int64)[np.isin(truth.to_numpy(object), odd)].sum())
+    by = f"neither y_pred {y_pred!r} nor the proxy {proxy!r} ever takes" if kind == "label" else \
+        f"y_pred {y_pred!r} never takes"
     raise ValueError(
-        f"proxy column {proxy!r} holds values that are neither labels of y_true/y_pred nor "
-        f"numbers (scores): {extra}"
+        f"y_true column {y_true!r} holds {', '.join(short_repr(v) for v in odd[:5])} in {rows} row{'s' if rows != 1 else ''}, "
+        f"a label that {by}; if it marks unlabelled rows, set them to a missing value (NaN or None), "
+        "which is how the proxy estimators find the unlabelled rows; if it is a class, declare "
+        "every class with label_set=[...]"
     )
 
 
@@ -238,13 +382,13 @@ def _cell_table(raw: pd.DataFrame, labelled: np.ndarray, m: Metric, positive: An
     work = pd.DataFrame({i: raw[i].to_numpy() for i in range(len(cols))}, index=range(len(raw)))
     work["cell"] = cell
     work["successes"] = np.where(lab_trial & success, n, 0)
-    work["labelled"] = np.where(lab_trial, n, 0)
-    work["pool"] = np.where(trial, n, 0)
+    work["trials"] = np.where(lab_trial, n, 0)
+    work["pool_trials"] = np.where(trial, n, 0)
     if ipw:
         for col, src in (("ipw", "w"), ("ipw2", "w2")):
             v = raw[src].to_numpy(float)
             work[f"{col}_successes"] = np.where(lab_trial & success, v, 0.0)
-            work[f"{col}_labelled"] = np.where(lab_trial, v, 0.0)
+            work[f"{col}_trials"] = np.where(lab_trial, v, 0.0)
     if not cols:
         work["stratum"] = "all"
         keys: list[Any] = ["stratum", "cell"]
@@ -256,7 +400,7 @@ def _cell_table(raw: pd.DataFrame, labelled: np.ndarray, m: Metric, positive: An
     out.index = out.index.set_names(names)
     if kind == "score":
         out = _renumber(out)
-    ints = ["successes", "labelled", "pool"]
+    ints = ["successes", "trials", "pool_trials"]
     out[ints] = out[ints].astype(np.int64)
     return out
 

@@ -24,8 +24,10 @@ the with-replacement variance :math:`\hat V_c = \sum_i (y_i - \hat r_c)^2/\pi_i^
 (\sum_i 1/\pi_i)^2`; each cell enters the same MOVER combination with its effective counts
 :math:`n^*_c = \hat r_c(1-\hat r_c)/\hat V_c` (Kish's :math:`(\sum 1/\pi)^2/\sum 1/\pi^2` at a
 rate of 0 or 1), :math:`s^*_c = \hat r_c n^*_c` (Korn and Graubard 1998, *Survey
-Methodology* 24). With equal probabilities within a stratum this is exactly the interval
-without ``inclusion``; with unequal ones it is an asymptotic interval (its coverage is
+Methodology* 24). With equal probabilities within a stratum this is the unweighted cells'
+interval: the interval without ``inclusion`` where that one reads the proxy, but not where it
+switches to labels only (with ``inclusion`` the cells are always read when there are several
+cell groups); with unequal ones it is an asymptotic interval (its coverage is
 measured by simulation in ``tests/report/test_pipeline.py`` and reported on the validation page).
 
 Supported metrics are those whose trials are known on unlabelled rows: ``error_rate``,
@@ -68,9 +70,9 @@ class ProxyCI(Result):
     Attributes
     ----------
     table : pandas.DataFrame
-        One row per stratum: ``estimate``, ``lower``, ``upper``, ``labelled`` (labelled
-        trials), ``trials`` (trials in the pool), ``cells`` (proxy cells after merging
-        sparse ones), ``proxy_used`` (whether the interval reads the proxy's cells),
+        One row per stratum: ``rate`` (the proxy-assisted estimate), ``lower``, ``upper``,
+        ``trials`` (labelled trials), ``pool_trials`` (trials among all rows, labelled or
+        not), ``cells`` (proxy cells after merging sparse ones), ``proxy_used`` (whether the interval reads the proxy's cells),
         ``agreement`` (share of labelled trials where a label proxy's verdict equals the
         truth; NaN for a score) and ``effective_labels`` (the labels the proxy's cells are
         worth: labelled trials times the labels-only variance over the cells' variance).
@@ -89,22 +91,22 @@ class ProxyCI(Result):
 
 def _agreement(cells: pd.DataFrame, kind: str) -> float:
     """Share of labelled trials where a label proxy's verdict (cell 1: success) is the truth."""
-    n = int(cells["labelled"].sum())
+    n = int(cells["trials"].sum())
     if kind != "label" or n == 0:
         return np.nan
     s = cells["successes"].reindex([0, 1], fill_value=0)
-    lab = cells["labelled"].reindex([0, 1], fill_value=0)
+    lab = cells["trials"].reindex([0, 1], fill_value=0)
     return float((s.loc[1] + lab.loc[0] - s.loc[0]) / n)
 
 
 def _stratum_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
-    s, n = cells["successes"].to_numpy(float), cells["labelled"].to_numpy(float)
-    pool = cells["pool"].to_numpy(float)
+    s, n = cells["successes"].to_numpy(float), cells["trials"].to_numpy(float)
+    pool = cells["pool_trials"].to_numpy(float)
     shares = pool / max(pool.sum(), 1.0)
     b = proxy_interval(s, n, shares, level, method)
     return {
-        "estimate": float(b.estimate), "lower": float(b.lower), "upper": float(b.upper),
-        "labelled": int(n.sum()), "trials": int(pool.sum()),
+        "rate": float(b.estimate), "lower": float(b.lower), "upper": float(b.upper),
+        "trials": int(n.sum()), "pool_trials": int(pool.sum()),
         "cells": int(b.groups.max()) + 1 if n.sum() else 0, "proxy_used": bool(b.uses_proxy),
         "effective_labels": float(b.effective_labels),
     }
@@ -129,13 +131,13 @@ def _effective_counts(w1: np.ndarray, w: np.ndarray, b1: np.ndarray, b: np.ndarr
 
 def _ipw_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
     """A stratum's Hajek post-stratified estimate and interval (module docstring)."""
-    n = cells["labelled"].to_numpy(float)
-    pool = cells["pool"].to_numpy(float)
-    sums = [cells[c].to_numpy(float) for c in ("ipw_successes", "ipw_labelled", "ipw2_successes",
-                                               "ipw2_labelled")]
+    n = cells["trials"].to_numpy(float)
+    pool = cells["pool_trials"].to_numpy(float)
+    sums = [cells[c].to_numpy(float) for c in ("ipw_successes", "ipw_trials", "ipw2_successes",
+                                               "ipw2_trials")]
     total = int(n.sum())
-    row = {"labelled": total, "trials": int(pool.sum()), "cells": 0, "proxy_used": False,
-           "effective_labels": 0.0, "estimate": np.nan, "lower": 0.0, "upper": 1.0}
+    row = {"trials": total, "pool_trials": int(pool.sum()), "cells": 0, "proxy_used": False,
+           "effective_labels": 0.0, "rate": np.nan, "lower": 0.0, "upper": 1.0}
     if total == 0:
         return row
     groups = merge_sparse_cells(n, MIN_CELL_TRIALS)
@@ -151,7 +153,7 @@ def _ipw_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
     else:
         est = ps[0] / pn[0]
         lo, hi = binomial_bounds(ps, pn, 1.0 - level, method)
-    row.update(estimate=float(est), lower=float(np.ravel(lo)[0]), upper=float(np.ravel(hi)[0]),
+    row.update(rate=float(est), lower=float(np.ravel(lo)[0]), upper=float(np.ravel(hi)[0]),
                cells=k, proxy_used=bool(uses), effective_labels=total * v_plain / v_cells)
     return row
 
@@ -164,7 +166,7 @@ def proxy_table(counts: ProxyCounts, level: float, method: str) -> pd.DataFrame:
         row = row_of(cells, level, method)
         row["agreement"] = _agreement(cells, counts.proxy_kind)
         rows.append(row)
-    columns = ["estimate", "lower", "upper", "labelled", "trials", "cells", "proxy_used",
+    columns = ["rate", "lower", "upper", "trials", "pool_trials", "cells", "proxy_used",
                "agreement", "effective_labels"]
     return pd.DataFrame(rows, index=counts.strata, columns=columns)
 
@@ -182,6 +184,7 @@ def proxy_ci(
     method: str = "clopper_pearson",
     n_cells: int = 5,
     inclusion: str | None = None,
+    label_set: Sequence[Any] | None = None,
 ) -> ProxyCI:
     r"""Per-stratum intervals of a metric from a proxy on every row and the labelled rows.
 
@@ -216,6 +219,12 @@ def proxy_ci(
         chose the rows for labelling): the cell rates become inverse-probability weighted
         (Hajek) estimates, approximately unbiased (bias of order 1/labels) whatever the
         design, and the interval is asymptotic (see Notes).
+    label_set : sequence, optional
+        Every class ``y_true`` may hold. By default a true label must be a value that the
+        predictions or a label proxy take (either of 0/1 makes both known): any other value,
+        such as ``-1`` or ``"unlabelled"`` marking the rows nobody labelled, is refused
+        (unlabelled rows hold a missing value). Declare a class the model and the proxy
+        never give here.
 
     Returns
     -------
@@ -230,8 +239,10 @@ def proxy_ci(
     ValueError
         A column is missing; ``y_pred``, ``proxy`` or strata hold missing values; the
         metric's trials need the true label (``recall``, ``fpr``, ``specificity``); the
-        proxy is neither labels nor numbers; an inclusion probability outside (0, 1] on a
-        labelled row; bad ``level``, ``method`` or ``n_cells``.
+        proxy is neither labels nor numbers (text such as ``"0.9"`` or ``"yes"`` next to 0/1
+        labels), or holds ``inf``; a true label that neither the predictions nor a label
+        proxy take and that ``label_set`` does not declare; an inclusion probability outside
+        (0, 1] on a labelled row; bad ``level``, ``method`` or ``n_cells``.
 
     Notes
     -----
@@ -256,7 +267,7 @@ def proxy_ci(
     >>> df.loc[100:, "y_true"] = np.nan                     # 100 labelled rows
     >>> res = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge", metric="accuracy")
     >>> row = res.table.loc["all"]
-    >>> int(row["labelled"]), bool(row["proxy_used"]), round(float(row["agreement"]), 2)
+    >>> int(row["trials"]), bool(row["proxy_used"]), round(float(row["agreement"]), 2)
     (100, True, 0.92)
     >>> bool(row["lower"] < 0.8 < row["upper"])
     True
@@ -265,7 +276,7 @@ def proxy_ci(
     method = normalise_method(method)
     if isinstance(data, ProxyCounts):
         given = {"y_true": y_true, "y_pred": y_pred, "proxy": proxy, "strata": strata,
-                 "pos_label": pos_label, "inclusion": inclusion}
+                 "pos_label": pos_label, "inclusion": inclusion, "label_set": label_set}
         extra = {k: v for k, v in given.items() if v is not None}
         if extra:
             raise TypeError(f"data is a ProxyCounts (already tabulated): the column arguments "
@@ -278,6 +289,7 @@ def proxy_ci(
         counts = tabulate_proxy(
             backend_for(data), y_true=y_true, y_pred=y_pred, proxy=proxy, strata=strata,
             metric=metric, pos_label=pos_label, inclusion=inclusion, n_cells=n_cells,
+            label_set=label_set,
         )
     return ProxyCI(table=proxy_table(counts, level, method), metric=counts.metric, level=level,
                    method=method, proxy_kind=counts.proxy_kind)
@@ -289,19 +301,19 @@ def effective_counts(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     trials otherwise), and the estimate times them, both rounded. For models that take
     counts (the pooled model, planners)."""
     n_eff = np.where(table["proxy_used"].to_numpy(bool), table["effective_labels"].to_numpy(float),
-                     table["labelled"].to_numpy(float))
+                     table["trials"].to_numpy(float))
     n = np.round(n_eff).astype(np.int64)
-    rate = np.nan_to_num(table["estimate"].to_numpy(float), nan=0.0)
+    rate = np.nan_to_num(table["rate"].to_numpy(float), nan=0.0)
     s = np.clip(np.round(rate * n), 0, n).astype(np.int64)
     return s, n
 
 
 def weighted_interval(table: pd.DataFrame, weights: Any) -> tuple[float, float, float]:
     """Estimate and MOVER interval of ``sum_h weights_h * rate_h`` from per-stratum estimates
-    and intervals (``estimate``, ``lower``, ``upper``; independent strata). NaN when a stratum
+    and intervals (``rate``, ``lower``, ``upper``; independent strata). NaN when a stratum
     with a positive weight has no estimate."""
     w = np.asarray(weights, dtype=float)
-    est, lo, hi = (table[c].to_numpy(float) for c in ("estimate", "lower", "upper"))
+    est, lo, hi = (table[c].to_numpy(float) for c in ("rate", "lower", "upper"))
     used = w > 0
     if not np.isfinite(est[used]).all():
         return np.nan, np.nan, np.nan

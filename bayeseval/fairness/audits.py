@@ -95,6 +95,7 @@ def audit(
     guarantee: str = "stratum",
     proxy: str | None = None,
     inclusion: str | None = None,
+    label_set: Any = None,
 ) -> Audit:
     """Audit a classifier's rates across groups: intervals, disparities and verdicts.
 
@@ -191,6 +192,10 @@ def audit(
     inclusion : str, optional
         With ``proxy``: each labelled row's inclusion probability (see
         :func:`bayeseval.proxy_ci`).
+    label_set : sequence, optional
+        With ``proxy``: every class ``y_true`` may hold, for a class that neither the
+        predictions nor a label proxy take (see :func:`bayeseval.proxy_ci`); any other such
+        true label, e.g. ``-1`` marking unlabelled rows, is refused.
 
     Returns
     -------
@@ -236,17 +241,18 @@ def audit(
     return audit_with_spelling(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=metrics,
                   reference=reference, tolerance=tolerance, level=level, pos_label=pos_label,
                   random_seed=random_seed, model=model, min_trials=min_trials, method=method,
-                  spelling="python", guarantee=guarantee, proxy=proxy, inclusion=inclusion)
+                  spelling="python", guarantee=guarantee, proxy=proxy, inclusion=inclusion,
+                  label_set=label_set)
 
 
 def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, metrics: Any, reference: Any,
            tolerance: Any, level: Any, pos_label: Any, random_seed: Any, model: Any,
            min_trials: Any, method: Any, spelling: str, guarantee: str = "stratum",
-           proxy: str | None = None, inclusion: str | None = None) -> Audit:
+           proxy: str | None = None, inclusion: str | None = None, label_set: Any = None) -> Audit:
     """:func:`audit`, with messages naming options as the interface ``spelling`` spells them."""
     written = check_metrics(metrics, proxy)
     names = list(written)
-    check_proxy_metrics(names, proxy, inclusion)
+    check_proxy_metrics(names, proxy, inclusion, label_set)
     guarantee = check_method(guarantee, GUARANTEES, "guarantee")
     tol = check_tolerance(tolerance)
     level = check_level(level)
@@ -259,7 +265,7 @@ def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, met
     min_trials = check_min_trials(min_trials)
     method = check_method(method, GAP_METHODS, "method")
     cells, rows, counts = tabulate_all(data, cols, y_true, y_pred, names, pos_label,
-                                        None if proxy is None else (proxy, inclusion))
+                                        None if proxy is None else (proxy, inclusion, label_set))
     layout = make_layout(cells, cols)
     given = resolve_reference(reference, layout, spelling)
     fits = fit_all(names, counts, cells, level, random_seed, model, min_trials)

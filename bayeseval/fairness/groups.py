@@ -129,10 +129,12 @@ def _fit_proportion(s, n, cells, level, seed, model: str, min_trials: int) -> Me
 def _proxy_table(pc: Any, cells: pd.Index, level: float) -> pd.DataFrame:
     """The groups' proxy estimates and intervals, one row per group (NaN: no labels)."""
     table = proxy_ci(pc, level=level).table.reindex(cells)
-    fill = {"labelled": 0, "trials": 0, "cells": 0, "effective_labels": 0.0, "proxy_used": False}
-    table = table.fillna(fill).astype({"labelled": np.int64, "trials": np.int64, "proxy_used": bool})
-    none = table["labelled"].to_numpy() == 0
-    table.loc[none, ["estimate", "lower", "upper"]] = np.nan
+    fill = {"trials": 0, "pool_trials": 0, "cells": 0, "effective_labels": 0.0, "proxy_used": False}
+    table = table.fillna(fill).astype({"trials": np.int64, "pool_trials": np.int64, "proxy_used": bool})
+    none = table["trials"].to_numpy() == 0
+    table.loc[none, ["rate", "lower", "upper"]] = np.nan
+    cells_of = pc.table.groupby(level=[n for n in pc.table.index.names if n != "cell"], sort=False)
+    table["successes"] = cells_of["successes"].sum().reindex(cells, fill_value=0).to_numpy(np.int64)
     return table
 
 
@@ -141,8 +143,8 @@ def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, mi
     (its own interval, exact-validated), the pooled model on the groups' effective counts."""
     table = _proxy_table(pc, cells, level)
     s, n = effective_counts(table)
-    labelled = table["labelled"].to_numpy(np.int64)
-    rate, lo, hi = (table[c].to_numpy(float) for c in ("estimate", "lower", "upper"))
+    labelled = table["trials"].to_numpy(np.int64)
+    rate, lo, hi = (table[c].to_numpy(float) for c in ("rate", "lower", "upper"))
 
     def gap_bounds(lev: float) -> tuple[np.ndarray, np.ndarray]:
         t = _proxy_table(pc, cells, lev)
@@ -203,7 +205,9 @@ def _proxy_columns(fit: MetricFit) -> dict:
     if fit.proxy is None:
         return {}
     t = fit.proxy
-    return {"labelled": t["labelled"].to_numpy(np.int64), "pool_trials": t["trials"].to_numpy(np.int64),
+    return {"successes": pd.array(t["successes"].to_numpy(np.int64), dtype="Int64"),
+            "trials": pd.array(t["trials"].to_numpy(np.int64), dtype="Int64"),
+            "pool_trials": t["pool_trials"].to_numpy(np.int64),
             "effective_labels": t["effective_labels"].to_numpy(float),
             "agreement": t["agreement"].to_numpy(float), "proxy_used": t["proxy_used"].to_numpy(bool)}
 

@@ -61,13 +61,16 @@ class Layout(NamedTuple):
 PROXY_AUDIT_METRICS = ("selection_rate",) + tuple(_AUDIT_NAME[m] for m in PROXY_METRICS)
 
 
-def check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any) -> None:
+def check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any, label_set: Any = None) -> None:
     for name, value in (("proxy", proxy), ("inclusion", inclusion)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
     if inclusion is not None and proxy is None:
         raise TypeError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
                         f"got inclusion={inclusion!r} and proxy=None")
+    if label_set is not None and proxy is None:
+        raise TypeError(f"label_set declares the classes of the labelled rows of a proxy design: give "
+                        f"proxy too, got label_set={label_set!r} and proxy=None")
     bad = [m for m in names if m not in PROXY_AUDIT_METRICS]
     if proxy is not None and bad:
         raise ValueError(
@@ -184,12 +187,13 @@ def factor_columns(layout: Layout, index: Any, prefix: str = "") -> dict:
 
 
 def _count_proxy(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any,
-                 proxy: tuple[str, str | None]) -> Any:
+                 proxy: tuple[Any, ...]) -> Any:
     """Counts per group and proxy cell (ProxyCounts) for a metric that reads labels."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
         return tabulate(data, y_true=y_true, y_pred=y_pred, strata=cols, metric=_BASE[name],
-                        pos_label=pos_label, proxy=proxy[0], inclusion=proxy[1])
+                        pos_label=pos_label, proxy=proxy[0], inclusion=proxy[1],
+                        label_set=proxy[2] if len(proxy) > 2 else None)
 
 
 @contextmanager
@@ -258,7 +262,7 @@ def check_min_trials(min_trials: Any) -> int:
 
 
 #: the audit's tables' own columns (the group columns come in addition)
-GROUP_COLUMNS = ["group", "metric", "successes", "trials", "labelled", "pool_trials", "effective_labels",
+GROUP_COLUMNS = ["group", "metric", "successes", "trials", "pool_trials", "effective_labels",
                   "agreement", "proxy_used", "rate", "lower", "upper", "read", "adaptive_lower", "adaptive_upper",
                   "wilson_lower", "wilson_upper", "pooled_mean", "pooled_lower", "pooled_upper", "empty",
                   "zero_successes", "predicted", "conflict", "in_gap", "is_reference"]

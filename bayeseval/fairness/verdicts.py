@@ -185,7 +185,7 @@ def _labels_rows(row: dict, fit: MetricFit, layout: Layout, rows: np.ndarray) ->
     level = bonferroni_level(row["level"], k)
     extra = _trials_needed(fit, measured, abs(tol - gap) / 2, level)
     out = []
-    trials = fit.trials if fit.proxy is None else fit.proxy["trials"].to_numpy()
+    trials = fit.trials if fit.proxy is None else fit.proxy["pool_trials"].to_numpy()
     for g in measured:
         share = trials[g] / rows[g] if rows[g] else np.nan
         out.append({

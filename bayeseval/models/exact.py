@@ -43,6 +43,7 @@ The robust model (``model="robust"``) is described in :mod:`bayeseval.models.rob
 
 from __future__ import annotations
 
+import copy
 import warnings
 from typing import Any
 
@@ -387,6 +388,7 @@ class ExactFit:
         self.grid_u, self.grid_v = grid.u, grid.v
         self.log_post = grid.log_post
         self.weights = grid.weights
+        self.log_weights = grid.log_weights
         self.du, self.dv = grid.du, grid.dv
         self.log_evidence = grid.log_evidence
         box_u = (float(grid.u[0]), float(grid.u[-1]))
@@ -766,8 +768,10 @@ class ExactFit:
         """Population Beta parameters and each stratum's own log likelihood at every grid point.
 
         The input of the leave-one-out mixed predictive check
-        (:func:`bayeseval._kernels.ppc.loo_mixed_check`). The robust model with a prior on the
-        outlier share uses its prior mean.
+        (:func:`bayeseval._kernels.ppc.loo_mixed_check`), with the grid's log masses (finite
+        where the masses underflow to 0), its open edges, and a ``refit`` that integrates a
+        stratum's leave-one-out posterior on a grid of its own (:meth:`loo_mixture`). The
+        robust model with a prior on the outlier share uses its prior mean.
 
         Parameters
         ----------
@@ -781,15 +785,60 @@ class ExactFit:
         """
         pos = np.arange(len(self._s)) if strata is None else np.asarray(strata, dtype=int)
         pairs = self._inverse[pos]
-        kappa = np.exp(self.grid_v)[:, None]
-        a = np.maximum(expit(self.grid_u[:, None] + self._po[pairs][None, :]) * kappa, 1e-300)
-        b = np.maximum(kappa - a, 1e-300)
+        a, b = self._population(self.grid_u, self.grid_v, self._po[pairs])
         ll = betaln(a + self._ps[pairs], b + self._pf[pairs]) - betaln(a, b)
         eps = 0.0
         if self.model == "robust":
             eps = float(self._eps.mean())
             ll = np.logaddexp(np.log1p(-eps) + ll, np.log(eps) + self._l0[pairs][None, :])
-        return Nodes(self.weights, a, b, ll, eps)
+        return Nodes(self.weights, a, b, ll, eps, log_weights=self.log_weights,
+                     open_edge=self._grid.open_edge, refit=lambda j: self.loo_mixture(int(pos[j])))
+
+    @staticmethod
+    def _population(u: np.ndarray, v: np.ndarray, offsets: np.ndarray) -> tuple:
+        """Population Beta parameters ``(a, b)`` at points ``(u, v)`` (rows) per offset (columns)."""
+        kappa = np.exp(v)[:, None]
+        a = np.maximum(expit(u[:, None] + offsets[None, :]) * kappa, 1e-300)
+        return a, np.maximum(kappa - a, 1e-300)
+
+    def loo_mixture(self, position: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The population's Beta mixture for a stratum, from the posterior without its count.
+
+        The posterior of ``(logit mu, log kappa)`` given every other stratum is integrated on
+        a grid of its own (same prior, model and preset), so it is exact where leaving the
+        stratum out moves the posterior off this fit's grid.
+
+        Parameters
+        ----------
+        position : int
+            Position of the stratum.
+
+        Returns
+        -------
+        weights, a, b : numpy.ndarray
+            Mass of each point of the new grid and the stratum's population Beta
+            parameters there.
+
+        Examples
+        --------
+        >>> fit = ExactFit(Counts.from_arrays([5, 6, 4, 40], [50, 50, 50, 50]))
+        >>> w, a, b = fit.loo_mixture(3)  # the population mean without the fourth stratum
+        >>> round(float(w @ (a / (a + b))), 2)
+        0.12
+        """
+        pair = self._inverse[int(position)]
+        other = copy.copy(self)
+        other._pm = self._pm.copy()
+        other._pm[pair] -= 1.0
+        if self._fast:
+            other._tabs = [other._table(other._ps), other._table(other._pf), other._table(other._pn)]
+        rest = self._pm @ self._ps - self._ps[pair], self._pm @ self._pn - self._pn[pair]
+        grid = integrate(
+            other.log_posterior, (U_BOUNDS, V_BOUNDS), preset=self.preset,
+            grid_size=self.grid_size, start_u=float(logit((rest[0] + 0.5) / (rest[1] + 1.0))),
+        )
+        a, b = self._population(grid.u, grid.v, self._po[[pair]])
+        return grid.weights, a[:, 0], b[:, 0]
 
     def hyper_moments(self) -> dict[str, float]:
         """Posterior means of mu and kappa from the grid (exact up to the grid).

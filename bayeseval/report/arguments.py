@@ -46,6 +46,7 @@ class Settings:
     guarantee: str = "stratum"
     proxy: str | None = None
     inclusion: str | None = None
+    label_set: Any = None
 
 
 # the planner (sample_size with method="wilson") searches up to this many trials per stratum
@@ -86,13 +87,16 @@ def _check_weights_values(weights: Any) -> Any:
     return weights
 
 
-def _check_proxy_arguments(data: Any, proxy: Any, inclusion: Any) -> None:
+def _check_proxy_arguments(data: Any, proxy: Any, inclusion: Any, label_set: Any = None) -> None:
     for name, value in (("proxy", proxy), ("inclusion", inclusion)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
     if inclusion is not None and proxy is None:
         raise TypeError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
                         f"got inclusion={inclusion!r} and proxy=None")
+    if label_set is not None and proxy is None:
+        raise TypeError(f"label_set declares the classes of the labelled rows of a proxy design: give "
+                        f"proxy too, got label_set={label_set!r} and proxy=None")
     if proxy is not None and isinstance(data, Counts):
         raise TypeError(f"proxy={proxy!r} needs one row per example; data is a Counts")
 
@@ -121,7 +125,7 @@ def check_arguments(
 ) -> Settings:
     """Validate every argument of :func:`evaluate` before any work is done."""
     _check_row_arguments(data, y_true, y_pred, strata, pos_label)
-    _check_proxy_arguments(data, kw["proxy"], kw["inclusion"])
+    _check_proxy_arguments(data, kw["proxy"], kw["inclusion"], kw.get("label_set"))
     engine = check_method(kw["engine"], _ENGINES, "engine")
     model = check_method(kw["model"], _MODELS, "model")
     if model == "logit_normal" and engine != "pymc":
@@ -144,6 +148,7 @@ def check_arguments(
         guarantee=check_method(kw["guarantee"], GUARANTEES, "guarantee"),
         proxy=kw["proxy"],
         inclusion=kw["inclusion"],
+        label_set=kw.get("label_set"),
     )
 
 

@@ -95,6 +95,7 @@ def evaluate(
     guarantee: str = "stratum",
     proxy: str | None = None,
     inclusion: str | None = None,
+    label_set: Sequence[Any] | None = None,
 ) -> Report:
     r"""Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
 
@@ -183,6 +184,10 @@ def evaluate(
         With ``proxy``: the column of each labelled row's inclusion probability, for labels
         not drawn at random within the strata (see :func:`~bayeseval.proxy_ci`; the
         interval is then asymptotic).
+    label_set : sequence, optional
+        With ``proxy``: every class ``y_true`` may hold, for a class that neither the
+        predictions nor a label proxy take (see :func:`~bayeseval.proxy_ci`); any other
+        such true label, e.g. ``-1`` marking unlabelled rows, is refused.
 
     Returns
     -------
@@ -258,6 +263,7 @@ def evaluate(
         data, y_true, y_pred, strata, pos_label, metric=metric, weights=weights, engine=engine,
         model=model, prior=prior, level=level, target_halfwidth=target_halfwidth,
         random_seed=random_seed, guarantee=guarantee, proxy=proxy, inclusion=inclusion,
+        label_set=label_set,
     )
     if source is not None and not isinstance(source, str):
         raise TypeError(f"source must be a string or None, got {source!r}")
@@ -362,7 +368,8 @@ def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_p
     metrics = [m for m in _AUDIT_METRICS if cfg.proxy is None or m in ("selection_rate", "ppv")]
     res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=metrics,
                 level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed,
-                guarantee=cfg.guarantee, proxy=cfg.proxy, inclusion=cfg.inclusion, **given)
+                guarantee=cfg.guarantee, proxy=cfg.proxy, inclusion=cfg.inclusion,
+                label_set=cfg.label_set, **given)
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]

@@ -49,7 +49,7 @@ def count_proxy(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any,
     """Rows with a proxy -> effective Counts (the pooled model's input) and the proxy part."""
     metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
     pc = tabulate(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
-                  pos_label=pos_label, proxy=cfg.proxy, inclusion=cfg.inclusion)
+                  pos_label=pos_label, proxy=cfg.proxy, inclusion=cfg.inclusion, label_set=cfg.label_set)
     table = proxy_ci(pc, level=cfg.level, method="clopper_pearson").table
     s, n = effective_counts(table)
     counts = Counts(pd.Series(s, index=table.index), pd.Series(n, index=table.index),
@@ -94,19 +94,19 @@ def proxy_columns(table: pd.DataFrame, proxy: ProxyPart) -> tuple[Counts, pd.Ser
     proxy's columns in ``table``; return the labelled Counts and the pool shares."""
     pc = proxy.counts.table
     levels = [n for n in pc.index.names if n != "cell"]
-    by = pc.groupby(level=levels if len(levels) > 1 else levels[0], sort=False)[["successes", "labelled"]].sum()
+    by = pc.groupby(level=levels if len(levels) > 1 else levels[0], sort=False)[["successes", "trials"]].sum()
     by = by.reindex(table.index).fillna(0).astype(np.int64)
     t = proxy.table
-    table["successes"], table["trials"] = by["successes"].to_numpy(), by["labelled"].to_numpy()
-    table["rate"] = t["estimate"].to_numpy(float)
-    pool = t["trials"].to_numpy(float)
+    table["successes"], table["trials"] = by["successes"].to_numpy(), by["trials"].to_numpy()
+    table["rate"] = t["rate"].to_numpy(float)
+    pool = t["pool_trials"].to_numpy(float)
     shares = pd.Series(pool / max(pool.sum(), 1.0), index=table.index, name="sample_share")
     table["sample_share"] = shares.to_numpy()
-    table["pool_trials"] = t["trials"].to_numpy(np.int64)
+    table["pool_trials"] = t["pool_trials"].to_numpy(np.int64)
     table["proxy_used"] = t["proxy_used"].to_numpy(bool)
     table["agreement"] = t["agreement"].to_numpy(float)
     table["effective_labels"] = t["effective_labels"].to_numpy(float)
-    labelled = Counts(by["successes"], by["labelled"], metric=proxy.counts.metric)
+    labelled = Counts(by["successes"], by["trials"], metric=proxy.counts.metric)
     return labelled, shares
 
 
@@ -299,7 +299,7 @@ def proxy_overall(counts: Counts, proxy: ProxyPart, post: Any, level: float
     proxy intervals (independent strata); ``se`` is the interval's half-width over z.
     """
     z = float(norm.ppf((1 + level) / 2))
-    pool = proxy.table["trials"].to_numpy(float)
+    pool = proxy.table["pool_trials"].to_numpy(float)
     shares = {"unweighted": pool / max(pool.sum(), 1.0)}
     if counts.weights is not None:
         shares["reweighted"] = counts.weights.reindex(proxy.table.index).to_numpy(float)
@@ -318,7 +318,7 @@ def proxy_overall(counts: Counts, proxy: ProxyPart, post: Any, level: float
                                       float(np.quantile(draws, 1 - a)), float(draws.std(ddof=1))]
     if counts.weights is not None and not np.isfinite(rows["reweighted"][0]):
         w = counts.weights.reindex(proxy.table.index)
-        missing = list(proxy.table.index[((w > 0) & (proxy.table["labelled"] == 0)).to_numpy()])
+        missing = list(proxy.table.index[((w > 0) & (proxy.table["trials"] == 0)).to_numpy()])
         findings.append(Finding("no reweighted rate", tuple(missing), (
             f"The reweighted rate is undefined: {labels_text(missing)} "
             f"{'has' if len(missing) == 1 else 'have'} a population share but no labels.")))

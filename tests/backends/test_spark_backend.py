@@ -370,7 +370,7 @@ def test_score_bins_are_numpy_quantiles_in_small_strata(spark):
         edges = np.unique(np.quantile(part["score"], np.linspace(0, 1, 6)[1:-1]))
         cells = np.searchsorted(edges, part["score"], side="left")
         # the occupied cells in order, with their rows
-        assert pc.table.loc[g, "pool"].tolist() == pd.Series(cells).value_counts().sort_index().tolist()
+        assert pc.table.loc[g, "pool_trials"].tolist() == pd.Series(cells).value_counts().sort_index().tolist()
 
 
 def test_linear_quantiles_are_numpy_quantile_bit_for_bit():

@@ -465,3 +465,56 @@ def test_an_image_column_is_told_by_its_values_or_its_name_with_urls():
                    "score": "text"}
     with pytest.raises(ValueError, match="'text' or 'image'"):
         content_kinds({"photo": []}, {"photo": "video"})
+
+
+def _task(tid, data_id, meta_id, label="1"):
+    data = {} if data_id is None else {ROW_ID_KEY: data_id}
+    meta = {} if meta_id is None else {ROW_ID_KEY: meta_id}
+    return {"id": tid, "data": data, "meta": meta, "annotations": [{"id": 9, "completed_by": 1, "result": [
+        {"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": [label]}}]}]}
+
+
+@pytest.mark.parametrize(
+    "data_id, meta_id, row",
+    [(7, 7, 7), (7, "7", 7), ("7", 7.0, "7"), (7, None, 7), (None, 7, 7), ("a", "a", "a")],
+)
+def test_a_task_naming_its_row_once_or_twice_alike_is_read(data_id, meta_id, row):
+    assert read_labelstudio([_task(4, data_id, meta_id)])["row"].tolist() == [row]
+
+
+@pytest.mark.parametrize("data_id, meta_id", [(7, 8), ("a", "b"), (7, 7.5), ("7", "07x")])
+def test_a_task_whose_data_and_meta_name_different_rows_is_refused(data_id, meta_id):
+    good = _task(3, 1, 1)
+    with pytest.raises(ValueError, match=rf"task #2 \(id 4\): its data names row {data_id!r} but its meta row "
+                                         rf"{re.escape(repr(meta_id))}") as err:
+        read_labelstudio([good, _task(4, data_id, meta_id)])
+    assert "\n" not in str(err.value)
+
+
+def test_an_import_file_is_refused_as_such_and_an_empty_export_is_not():
+    tasks = [{"data": {ROW_ID_KEY: r, "text": "x"}, "meta": {ROW_ID_KEY: r}} for r in (1, 2, 3)]
+    with pytest.raises(ValueError, match=r"the 3 task\(s\) have no 'annotations' field: this looks like a Label "
+                                         "Studio import file"):
+        read_labelstudio(tasks)
+    # one task without the field among an export's tasks: named
+    export = [dict(t, id=10 + i, annotations=[]) for i, t in enumerate(tasks)]
+    with pytest.raises(ValueError, match=r"task #2: has no 'annotations' field, unlike the other tasks"):
+        read_labelstudio([export[0], tasks[1], export[2]])
+    # an export of a project nobody has labelled yet: nothing to read, each task a blank row on request
+    assert read_labelstudio(export).empty
+    kept = read_labelstudio(export, keep_blank=True)
+    assert kept["row"].tolist() == [1, 2, 3] and kept["label"].isna().all()
+
+
+def test_blank_labels_are_the_same_in_every_reader(tmp_path):
+    # blank: null, empty, spaces; "0" is a label
+    values = [None, "", "  ", "0", "1"]
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"row": i, "label": v}) + "\n" for i, v in enumerate(values)))
+    csv = pd.DataFrame({ROW_ID_KEY: range(5), "label": values, "annotator": ["a"] * 5})
+    csv.to_csv(tmp_path / "e.csv", index=False)
+    for read in (lambda **k: read_jsonl(tmp_path / "b.jsonl", **k),
+                 lambda **k: read_labelstudio(tmp_path / "e.csv", **k)):
+        assert read()["row"].astype(int).tolist() == [3, 4]
+        kept = read(keep_blank=True)
+        assert kept["row"].astype(int).tolist() == [3, 4, 0, 1, 2]
+        assert kept["label"].isna().tolist() == [False] * 2 + [True] * 3

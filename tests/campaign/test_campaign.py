@@ -23,7 +23,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval import proxy_ci
-from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval._api.warnings import BlankLabelWarning, PrecisionLimitedWarning
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.guarantee import guarantee_stop_level
 from bayeseval.campaign.store import CampaignStore
@@ -399,7 +399,7 @@ def test_bad_ingest_changes_nothing(labelled_campaign, case):
     labels, message = _bad_cases(pool, b)[case]
     before = c._store.dump()
     with pytest.raises(ValueError, match=message) as err:
-        c.ingest(labels)
+        c.ingest(labels, strict=case == "nan label")  # a blank label refuses the batch only when strict
     bad_id = {"unknown": 999_999_999, "already labelled": b.index[0]}.get(case)
     if bad_id is not None:
         assert repr(int(bad_id)) in str(err.value)
@@ -1100,7 +1100,7 @@ def test_status_matches_proxy_ci_by_hand(tmp_path):
                    level=guarantee_stop_level(0.95), inclusion="pi").table
     np.testing.assert_allclose(st["lower"].to_numpy(), ref["lower"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(st["upper"].to_numpy(), ref["upper"].to_numpy(), rtol=1e-12)
-    np.testing.assert_allclose(st["estimate"].to_numpy(), ref["estimate"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(st["mean"].to_numpy(), ref["rate"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(st["agreement"].to_numpy(), ref["agreement"].to_numpy())
     assert (st["read"] == "proxy").all()
 
@@ -1117,7 +1117,7 @@ def test_cell_design_estimate_is_unbiased(tmp_path):
                             random_seed=seed, goal=Each(0.04), budget=120)
         _run(c, truth, 3)
         st = c.status()
-        est.append(st["estimate"].to_numpy())
+        est.append(st["mean"].to_numpy())
         raw.append((st["successes"] / st["trials"]).to_numpy())
         c.close()
     est, raw = np.array(est), np.array(raw)
@@ -1296,7 +1296,7 @@ def test_every_non_label_is_refused_and_nothing_is_stored(tmp_path, bad, kind):
     before = c._store.dump()
     labels = pd.Series([1, bad, 0], index=b.index[:3], dtype=object)
     with pytest.raises(ValueError, match=kind) as err:
-        c.ingest(labels)
+        c.ingest(labels, strict=True)  # strict: a missing label refuses the batch too
     assert repr(int(b.index[1])) in str(err.value)
     assert c._store.dump() == before
     c.close()
@@ -1382,18 +1382,42 @@ def test_property_ingest_is_exact_or_refuses_everything(tmp_path_factory, values
     ok = [_acceptable(v) for v in values]
     before = c._store.dump()
     if all(ok):
-        assert c.ingest(pd.Series(values, index=ids, dtype=object)) == len(values)
+        assert c.ingest(pd.Series(values, index=ids, dtype=object), strict=True) == len(values)
         expected = [int(v) for v in values]
         assert c.labels()["label"].reindex(ids).tolist() == expected
         assert_counts_match_labels(c, pool)
     else:
         with pytest.raises(ValueError) as err:
-            c.ingest(pd.Series(values, index=ids, dtype=object))
+            c.ingest(pd.Series(values, index=ids, dtype=object), strict=True)
         for rid, good in zip(ids, ok, strict=True):
             if not good:
                 assert repr(int(rid)) in str(err.value)
         assert c._store.dump() == before
+        _check_lenient_ingest(c, pool, ids, values, ok)
     c.close()
+
+
+def _blank_value(v):
+    """Independent statement of a blank label: None, NA, NaN, or text of spaces only."""
+    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip())
+
+
+def _check_lenient_ingest(c, pool, ids, values, ok):
+    """Without strict: blank labels stay pending and the rest is recorded, or the batch is refused whole."""
+    blank = [_blank_value(v) for v in values]
+    before = c._store.dump()
+    if all(g or b for g, b in zip(ok, blank, strict=True)):
+        with pytest.warns(BlankLabelWarning, match=f"^{sum(blank)} row"):
+            r = c.ingest(pd.Series(values, index=ids, dtype=object))
+        assert (int(r), r.blank) == (sum(ok), sum(blank))
+        labelled = [rid for rid, g in zip(ids, ok, strict=True) if g]
+        assert sorted(c.labels().index) == sorted(labelled)
+        assert set(ids) - set(labelled) <= set(c.pending.index)
+        assert_counts_match_labels(c, pool)
+    else:
+        with pytest.raises(ValueError):
+            c.ingest(pd.Series(values, index=ids, dtype=object))
+        assert c._store.dump() == before
 
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")

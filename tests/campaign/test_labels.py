@@ -36,7 +36,7 @@ def test_property_string_labels_never_match_numbers(x):
     got = labels.normalise(x)
     if isinstance(x, str) and x in ("cat", "dog", "1"):
         assert got == x
-    elif x is None or (isinstance(x, float) and math.isnan(x)):
-        assert got is not None and got not in ("cat", "dog", "1")  # missing
+    elif x is None or (isinstance(x, float) and math.isnan(x)) or (isinstance(x, str) and x.strip() == ""):
+        assert got is not None and got not in ("cat", "dog", "1")  # missing (blank text too)
     else:
         assert got is None  # 1 never matches "1"; "Cat" never matches "cat"

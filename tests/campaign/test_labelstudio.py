@@ -417,3 +417,242 @@ def test_a_task_created_just_before_a_crash_is_adopted_by_the_real_server(label_
     per_row = Counter(t["meta"][ROW_ID_KEY] for t in team.tasks())
     assert per_row == Counter({int(r): 1 for r in batch.index})
     assert c._store.tasks(f"{url}#{team.project}")[rid] == orphan
+
+
+# -- paging, task identity and listing checks -------------------------------------------------
+def _within(seconds, fn):
+    """Run ``fn`` in a thread; its result or exception, failing the test if it has not ended in time."""
+    import threading
+
+    out = {}
+
+    def target():
+        try:
+            out["value"] = fn()
+        except Exception as exc:  # noqa: BLE001 - handed back to the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    return out
+
+
+class _Http:
+    """An HTTP response: its JSON body."""
+
+    def __init__(self, body):
+        self.body = body
+
+    def json(self):
+        return self.body
+
+
+class _Page:
+    """A page as label-studio-sdk's pager gives it: ``items``, and the HTTP response under ``response``."""
+
+    def __init__(self, items, total):
+        self.items = items
+        self.response = type("HttpResponse", (), {"response": _Http({"total": total, "tasks": items})})()
+
+
+class _Pager:
+    """An SDK pager over a project's tasks: ``iter_pages`` as label-studio-sdk's, with a total."""
+
+    def __init__(self, tasks, page_size, mode):
+        self.tasks, self.page_size, self.mode = tasks, page_size, mode
+
+    def iter_pages(self):
+        size, total = self.page_size, len(self.tasks)
+        if self.mode == "ignores page":  # the first page again and again, as a server ignoring ?page=
+            while True:
+                yield _Page(self.tasks[:size], total)
+        if self.mode == "endless":  # a full page, then one new made-up task a page for ever
+            yield _Page(self.tasks[:size], total)
+            k = 10_000
+            while True:
+                k += 1
+                yield _Page([{"id": k}], total)
+        for start in range(0, total, size):
+            yield _Page(self.tasks[start : start + size], total)
+        yield _Page([], total)
+
+
+class _FakeSDK:
+    def __init__(self, project, mode):
+        self.project, self.mode = project, mode
+        self.tasks = self
+
+    def list(self, project, fields, page_size, query=None):
+        ids = None if query is None else set(json.loads(query)["selectedItems"]["included"])
+        if self.mode.endswith("query"):  # a server that ignores the selection: the whole project
+            ids = None
+        tasks = list(self.project.tasks(project, ids=ids))
+        return _Pager(tasks, page_size, self.mode.split(",")[0])
+
+
+def _sdk_client(project, mode, page_size=3):
+    """The real LabelStudioClient over an SDK stand-in serving ``project``'s tasks in pages."""
+    from bayeseval.campaign.labelstudio import LabelStudioClient
+
+    client = LabelStudioClient.__new__(LabelStudioClient)
+    client._ls, client.url = _FakeSDK(project, mode), project.url
+    tasks = client.tasks
+    client.tasks = lambda p, ids=None: tasks(p, ids=ids, page_size=page_size)
+    return client
+
+
+class _PagedProject(FakeProject):
+    """A FakeProject whose listings go through LabelStudioClient's paging over an SDK stand-in."""
+
+    def __init__(self, mode="pages", **kw):
+        super().__init__(**kw)
+        self.paging = mode
+
+    def tasks(self, project, ids=None, page_size=100):
+        if getattr(self, "_raw", False):
+            yield from FakeProject.tasks(self, project, ids=ids)
+            return
+        self._raw = True
+        try:
+            yield from _sdk_client(self, self.paging).tasks(project, ids=ids)
+        finally:
+            self._raw = False
+
+
+def test_a_server_that_ignores_page_ends_the_listing_without_changing_anything(tmp_path):
+    c, _ = _campaign(tmp_path, batch_size=8)
+    fake = _PagedProject()
+    first = sync(c, fake, 1)  # pages of 3 tasks read to the end
+    assert first.created == 8 and set(fake.row_tasks().values()) == {1}
+    fake.paging = "ignores page"
+    before, tasks = c._store.dump(), copy.deepcopy(fake.task)
+
+    def in_thread():  # a campaign's SQLite connection belongs to the thread that opened it
+        with Campaign.open(tmp_path / "c.db") as mine:
+            return sync(mine, fake, 1)
+
+    got = _within(20, in_thread)
+    # 3 of 8 tasks listed, then page 2 repeats page 1: the listing is incomplete, and the sync
+    # acts on nothing (it would take the 5 unseen tasks for deleted ones and release their rows)
+    assert isinstance(got.get("error"), ValueError), got
+    assert "3 of 8 tasks" in str(got["error"]) and "page 2 brought no new task" in str(got["error"])
+    assert c._store.dump() == before and fake.task == tasks
+    # the sync's lock was released: a normal listing syncs again at once
+    fake.paging = "pages"
+    assert sync(c, fake, 1).deleted == 0
+
+
+@pytest.mark.parametrize(
+    "mode, n_tasks, want",
+    [
+        ("ignores page", 3, 3),  # a repeated page with the total already seen: complete
+        ("ignores page", 2, 2),  # one short page, repeated
+        # ever new ids, one a page: the bound from the total (50 tasks at 3 a page: 17 + 2 pages) ends it
+        ("endless", 50, "incomplete"),
+        ("pages", 7, 7),
+    ],
+)
+def test_paging_ends_on_a_repeat_or_the_bound_from_the_total(mode, n_tasks, want):
+    project = FakeProject()
+    for i in range(n_tasks):
+        project.create_task(1, {"text": str(i)}, {})
+    got = _within(20, lambda: [t["id"] for t in _sdk_client(project, mode).tasks(1)])
+    if want == "incomplete":
+        assert isinstance(got.get("error"), ValueError), got
+        assert "21 of 50 tasks" in str(got["error"]) and "after 19 pages" in str(got["error"])
+    else:
+        assert got["value"] == sorted(project.task)[:want]
+
+
+def test_a_task_whose_data_and_meta_name_different_rows_gives_no_label(tmp_path):
+    c, _ = _campaign(tmp_path, batch_size=4)
+    fake = FakeProject()
+    sync(c, fake, 1)
+    a, b, d, e = sorted(fake.task)
+    row_a, row_b = (fake.task[t]["meta"][ROW_ID_KEY] for t in (a, b))
+    fake.task[a]["data"][ROW_ID_KEY] = row_b  # the data names another pending row
+    fake.task[d]["data"][ROW_ID_KEY] = 999_999  # ... or a row that is not in the pool
+    for tid in (a, d, e):
+        fake.annotate(tid, 1, 1)
+    report = sync(c, fake, 1)
+    assert report.labels == 1  # task e only
+    assert set(c.labels().index) == {fake.task[e]["meta"][ROW_ID_KEY]}
+    assert {row_a, row_b} <= set(c.pending.index)
+    for tid in (a, d):
+        assert sum(r.startswith(f"task {tid}:") and "meta" in r and "data" in r for r in report.rejected) == 1
+    assert report.deleted == 0 and report.created == 0  # reconciled by meta: no task made or lost
+    again = sync(c, fake, 1)
+    assert again.labels == 0 and again.created == 0
+
+
+def test_a_task_listed_twice_is_kept_once(tmp_path):
+    c, _ = _campaign(tmp_path, batch_size=4)
+
+    class Twice(FakeProject):
+        def tasks(self, project, ids=None, page_size=100):
+            listed = list(super().tasks(project, ids=ids))
+            yield from listed + copy.deepcopy(listed[:2])  # the first two again, as an overlapping page gives them
+
+    fake = Twice()
+    sync(c, fake, 1)
+    ids = sorted(fake.task)
+    fake.annotate(ids[0], 1, 1)  # an annotated task listed twice too
+    report = sync(c, fake, 1)
+    assert report.deleted == 0 and report.created == 0 and report.duplicates == []
+    assert sorted(fake.task) == ids and report.labels == 1
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda t: t.pop("id"), r"task #2 \(row \d+\) has no 'id'"),
+        (lambda t: t.update(id="7"), r"task #2 \(row \d+\) has id '7', not an integer task id"),
+        (lambda t: t.update(id=2.5), r"task #2 \(row \d+\) has id 2.5, not an integer task id"),
+        (lambda t: t.update(id=True), r"task #2 \(row \d+\) has id True, not an integer task id"),
+    ],
+)
+def test_a_listed_task_without_an_integer_id_is_named(tmp_path, change, message):
+    c, _ = _campaign(tmp_path, batch_size=3)
+    fake = FakeProject()
+    sync(c, fake, 1)
+    before, tasks = c._store.dump(), copy.deepcopy(fake.task)
+
+    class Broken(FakeProject):
+        def tasks(self, project, ids=None, page_size=100):
+            for i, t in enumerate(FakeProject.tasks(self, project, ids=ids)):
+                if i == 1:
+                    change(t)
+                yield t
+
+    fake.__class__ = Broken
+    with pytest.raises(ValueError, match=message) as err:
+        sync(c, fake, 1)
+    assert str(err.value).count("\n") == 0 and "http://fake#1" in str(err.value)
+    assert c._store.dump() == before and fake.task == tasks
+
+
+@pytest.mark.parametrize("mode, want", [("pages,ignores query", [7, 2]), ("ignores page,ignores query", "error")])
+def test_a_pull_reads_on_until_the_tasks_asked_for(mode, want):
+    project = FakeProject()
+    for i in range(7):
+        project.create_task(1, {"text": str(i)}, {})
+    got = _within(20, lambda: [t["id"] for t in _sdk_client(project, mode).tasks(1, ids=[7, 2])])
+    if want == "error":  # page 1 (tasks 1-3) again and again: task 7 never comes
+        assert isinstance(got.get("error"), ValueError) and "1 of 2 tasks" in str(got["error"]), got
+    else:  # a server listing the whole project: read on to task 7 (every task is yielded, the sync keeps its own)
+        assert set(want) <= set(got["value"]) and got["value"] == sorted(project.task)
+
+
+def test_the_reported_total_is_read_wherever_the_sdk_keeps_it():
+    from types import SimpleNamespace as NS
+
+    from bayeseval.campaign.labelstudio import _reported_total
+
+    body = _Http({"total": 12, "tasks": []})
+    assert _reported_total(NS(items=[], response=NS(response=body))) == 12
+    assert _reported_total(NS(items=[], response=NS(_response=body))) == 12
+    assert _reported_total(NS(items=[], response=NS(total=5))) == 5  # a parsed response
+    assert _reported_total(NS(items=[], response=NS(response=_Http({"tasks": []})))) is None
+    assert _reported_total(NS(items=[])) is None

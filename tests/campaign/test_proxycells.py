@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from bayeseval.campaign.proxycells import neyman_cells
 
@@ -124,3 +125,69 @@ def test_proxy_feasibility_matches_the_campaign_labelled_to_the_end(tmp_path):
     errors = (pool["pred"] != pool["truth"]).groupby(pool["g"]).sum().to_numpy()
     ref = [_cp_halfwidth(e, n, 1 - 0.7 * 0.05) for e, n in zip(errors, [150, 180], strict=True)]
     np.testing.assert_allclose(st["halfwidth"].to_numpy(), ref, rtol=1e-6)
+
+
+# -- the proxy column is checked at create, as the estimator checks it ---------------------------
+def _judged(n=600, seed=3):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    pred = rng.integers(0, 2, n)
+    truth = np.where(rng.random(n) < 0.85, pred, 1 - pred)
+    judge = np.where(rng.random(n) < 0.9, truth, 1 - truth)
+    pool = pd.DataFrame({"g": rng.choice(["a", "b"], n), "pred": pred, "judge": judge,
+                         "score": np.clip(0.1 + 0.8 * judge + rng.normal(0, 0.05, n), 0, 1)})
+    return pool, truth
+
+
+_BAD_PROXIES = {
+    "text numbers": (lambda p: p["score"].round(2).astype(str), "numbers stored as text"),
+    "text 0/1": (lambda p: p["judge"].astype(str), "numbers stored as text"),
+    "yes/no": (lambda p: p["judge"].map({1: "yes", 0: "no"}), "'no', 'yes'"),
+    "-inf": (lambda p: p["score"].where(p["judge"] == 1, -np.inf), "holds -inf in"),
+    "+inf": (lambda p: p["score"].mask(p.index == 7, np.inf), "holds inf in 1 row;"),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_PROXIES))
+def test_a_proxy_the_estimator_refuses_is_refused_at_create_and_in_simulate(tmp_path, case):
+    from bayeseval.campaign import Campaign
+    from bayeseval.campaign.simulation import simulate
+
+    values, shown = _BAD_PROXIES[case]
+    pool, truth = _judged()
+    pool["px"] = values(pool)
+    with pytest.raises(ValueError, match=r"^proxy column 'px' holds") as err:
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", proxy="px", metric="accuracy")
+    assert shown in str(err.value)
+    assert not (tmp_path / "c.db").exists()
+    with pytest.raises(ValueError, match=r"^proxy column 'px' holds"):
+        simulate(pool.assign(y=truth), y_true="y", strata="g", y_pred="pred", proxy="px", metric="accuracy",
+                 n_repeats=1)
+    # the estimator gives the same refusal on the same column
+    from bayeseval import proxy_ci
+
+    frame = pool.assign(y=np.where(np.arange(len(pool)) < 60, truth, np.nan))
+    with pytest.raises(ValueError, match=r"^proxy column 'px' holds"):
+        proxy_ci(frame, y_true="y", y_pred="pred", proxy="px", strata="g", metric="accuracy")
+
+
+def test_a_declared_class_the_judge_gives_keeps_status_working(tmp_path):
+    from bayeseval.campaign import Campaign, Each
+
+    pool, truth = _judged()
+    names = np.array(["dog", "cat"])
+    # the judge says "bird" on some rows; the model never does; label_set declares it
+    judge = np.where(pool["judge"].to_numpy() == 1, "cat", "dog").astype(object)
+    judge[::17] = "bird"
+    pool = pool.assign(pred=names[pool["pred"]], judge=judge)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", proxy="judge", metric="accuracy",
+                        label_set=["bird", "cat", "dog"], goal=Each(0.1), random_seed=0)
+    try:
+        batch = c.propose(80)
+        c.ingest(pool.loc[batch.index, "pred"].where(truth[batch.index] == 1, "dog").rename("label"))
+        st = c.status()
+        assert (st["read"] == "proxy").all() and st["labelled"].sum() == 80
+        assert np.isfinite(st["estimate"]).all() and ((st["lower"] <= st["estimate"]) & (st["estimate"] <= st["upper"])).all()
+    finally:
+        c.close()

@@ -107,7 +107,7 @@ def test_cli_report_and_audit_with_proxy(tmp_path, capsys):
     ref = proxy_ci(df, y_true="y", y_pred="p", proxy="j", strata="g", metric="precision").table
     assert code == 0
     rates = {r["stratum"]: r["rate"] for r in out["strata"]}
-    assert rates == pytest.approx(ref["estimate"].to_dict())
+    assert rates == pytest.approx(ref["rate"].to_dict())
     code = main_audit_report(["audit", str(path), "--y-true", "y", "--y-pred", "p", "--groups", "g", "--proxy", "j",
                  "--metrics", "ppv", "--tolerance", "0.1", "--guarantee", "average", "--json"])
     out = json.loads(capsys.readouterr().out)

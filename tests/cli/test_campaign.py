@@ -6,7 +6,6 @@ import errno
 import hashlib
 import json
 import os
-import re
 import shutil
 import sqlite3
 import subprocess
@@ -19,6 +18,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+import bayeseval
 from bayeseval.campaign import Campaign, Decide
 from bayeseval.campaign import store as store_module
 from bayeseval.cli import main as cli
@@ -113,12 +113,14 @@ READ_COMMANDS = [["status"], ["pending"], ["history"], ["forecast"], ["export", 
 
 
 def _report_kappas(html_text):
-    """Stratum -> kappa of the report's agreement table (kappa is its last column)."""
-    section = html_text.split("<h2>Agreement between annotators</h2>")[1].split("<tbody>")[1].split("</tbody>")[0]
-    out = {}
-    for stratum, cells in re.findall(r"<tr>\s*<th>([^<]+)</th>(.*?)</tr>", section, flags=re.S):
-        out[stratum] = float(re.findall(r"<td>([^<]*)</td>", cells)[-1])
-    return out
+    """Stratum -> kappa of the report's agreement table."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html_text, "html.parser")
+    table = next(h for h in soup.find_all("h2") if h.text == "Agreement between annotators").find_next("table")
+    head = [th.text for th in table.find("thead").find_all("th")]
+    rows = [[td.text for td in tr.find_all("td")] for tr in table.find("tbody").find_all("tr")]
+    return {row[0]: float(row[head.index("kappa")]) for row in rows}
 
 
 @pytest.fixture
@@ -263,7 +265,7 @@ def test_report_writes_html_with_inline_plots(labelled_db, tmp_path, capsys):
     assert "Progress over rounds" in html and "labels still needed" in html
     with Campaign.open(db) as c:
         need = int(c.forecast().sum())
-    assert f"<b>labels still needed</b>: {need}" in html
+    assert f"<b>labels still needed</b> {need}" in html
     assert main(["campaign", "report", "--db", db, "--out", str(tmp_path / "r.txt")]) == 2
     assert "--out" in capsys.readouterr().err
 
@@ -1068,4 +1070,207 @@ def test_create_with_unequal_inclusion_reads_the_labels_as_a_seed_cell(tmp_path,
     capsys.readouterr()
     assert main(["campaign", "status", "--db", str(db), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["strata"]
-    assert {r["read"] for r in rows} == {"seeded"} and all("estimate" in r for r in rows)
+    assert {r["read"] for r in rows} == {"seeded"}
+    # no random draw yet: the rest of each stratum is unknown, so there is no estimate (null), only an interval
+    assert status["mean"].isna().all() and all(r["mean"] is None and r["upper"] > 0.5 for r in rows)
+
+
+@pytest.mark.parametrize(("values", "shown"), [({1: "yes", 0: "no"}, "'no', 'yes'"),
+                                               ({1: "right", 0: "wrong"}, "'right', 'wrong'")])
+def test_cli_create_refuses_a_text_proxy_in_one_line(tmp_path, capsys, values, shown):
+    pool, _ = _pool_campaign_proxy(n=300)
+    pool["judge"] = pool["judge"].map(values)
+    path = tmp_path / "pool.csv"
+    pool.rename_axis("id").reset_index().to_csv(path, index=False)
+    code = main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "g",
+                 "--y-pred", "pred", "--proxy", "judge", "--db", str(tmp_path / "c.db")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not (tmp_path / "c.db").exists()
+    assert "error: proxy column 'judge' holds values" in err and shown in err
+    assert len(err.splitlines()) == 1
+
+
+# -- nothing to propose, blank labels, import files --------------------------------------------
+def _small_campaign(tmp_path, n=12, **flags):
+    """A 12-row pool (two strata) and its campaign database."""
+    pool = pd.DataFrame({"id": range(n), "g": ["a", "b"] * (n // 2), "pred": [0, 1, 1, 0] * (n // 4),
+                         "truth": [0, 1, 0, 0, 1, 1] * (n // 6)})
+    pool.to_csv(tmp_path / "pool.csv", index=False)
+    db = str(tmp_path / "c.db")
+    flags.setdefault("target_halfwidth", 0.45)  # reachable with 6 rows a stratum: no precision warning
+    extra = [x for k, v in flags.items() for x in (f"--{k.replace('_', '-')}", str(v))]
+    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "id", "--strata", "g",
+                 "--y-pred", "pred", "--db", db, "--seed", "1", *extra]) == 0
+    return db, pool.set_index("id")
+
+
+def _label_all(db, pool, path):
+    batch = pd.read_csv(path)
+    batch["label"] = pool.loc[batch["id"], "truth"].to_numpy()
+    batch.to_csv(path, index=False)
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(path)]) == 0
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")  # a target the pool cannot reach
+@pytest.mark.parametrize(
+    "flags, first, reason",
+    [
+        # 6 rows a stratum cannot give a half-width of 0.05: every row gets labelled
+        ({"target_halfwidth": 0.05}, 12, "the pool is spent in the strata that have not met the goal"),
+        ({"budget": 5, "target_halfwidth": 0.05}, 5, "the budget of 5 labels is spent"),
+        ({"target_halfwidth": 0.45}, 4, "the goal is met"),
+    ],
+)
+def test_propose_with_nothing_to_propose_writes_no_file_and_exits_3(tmp_path, capsys, flags, first, reason):
+    db, pool = _small_campaign(tmp_path, **flags)
+    out = tmp_path / "b1.csv"
+    assert main(["campaign", "propose", "--db", db, "--batch-size", str(first), "--out", str(out)]) == 0
+    assert len(pd.read_csv(out)) <= first
+    _label_all(db, pool, out)
+    while True:  # propose until nothing comes, as a script would
+        out = tmp_path / "next.csv"
+        code = main(["campaign", "propose", "--db", db, "--batch-size", "12", "--out", str(out), "--force"])
+        if code != 0:
+            break
+        _label_all(db, pool, out)
+    text = capsys.readouterr().out.strip().splitlines()[-1]
+    assert code == 3 and not out.exists() and not _hidden_files(tmp_path)
+    with Campaign.open(db) as c:
+        st = c.status()
+        assert c.done and c.pending.empty
+        if "budget" in flags:
+            assert c.labels_used == 5
+        elif "pool" in reason:
+            assert c.labels_used == 12 and not st["done"].all()
+        else:
+            assert st["done"].all()
+    want = reason
+    assert text == f"nothing to propose: {want}; no file written (exit code 3)"
+    # an existing file is left exactly as it was, and --json says so too
+    out.write_text("keep me")
+    assert main(["campaign", "propose", "--db", db, "--out", str(out), "--force", "--json"]) == 3
+    got = json.loads(capsys.readouterr().out)
+    assert got["proposed"] == 0 and got["out"] is None and got["nothing_to_propose"] == want
+    assert out.read_text() == "keep me"
+    # the Python API is unchanged: an empty frame
+    with Campaign.open(db) as c:
+        assert c.propose(5).empty
+
+
+def test_exit_code_3_is_documented_in_help(capsys):
+    main_audit_report(["--help"])
+    top = " ".join(capsys.readouterr().out.split())
+    assert "3 nothing to propose" in top
+    assert main(["campaign", "propose", "--help"]) == 0
+    assert "exit code is 3" in " ".join(capsys.readouterr().out.split())
+
+
+def _blank_cases(tmp_path, rows, labels):
+    """The same labels as a CSV batch, JSON Lines, a Label Studio JSON export and a CSV export."""
+    from bayeseval.campaign.annotations import ROW_ID_KEY
+
+    files = {}
+    pd.DataFrame({"id": rows, "label": labels}).to_csv(tmp_path / "b.csv", index=False)
+    files["csv"] = tmp_path / "b.csv"
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"id": r, "label": v}) + "\n" for r, v in zip(rows, labels, strict=True)))
+    files["jsonl"] = tmp_path / "b.jsonl"
+
+    def result(v):
+        return [] if v is None or not str(v).strip() else [
+            {"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": [str(v)]}}]
+
+    tasks = [{"id": 100 + i, "data": {ROW_ID_KEY: r}, "meta": {ROW_ID_KEY: r},
+              "annotations": [] if v is None else [{"id": 500 + i, "completed_by": 1, "result": result(v)}]}
+             for i, (r, v) in enumerate(zip(rows, labels, strict=True))]
+    (tmp_path / "export.json").write_text(json.dumps(tasks))
+    files["labelstudio"] = tmp_path / "export.json"
+    pd.DataFrame({ROW_ID_KEY: rows, "label": labels, "annotator": [1] * len(rows)}).to_csv(
+        tmp_path / "export.csv", index=False)
+    files["labelstudio-csv"] = tmp_path / "export.csv"
+    return files
+
+
+@pytest.mark.filterwarnings("always::bayeseval.BlankLabelWarning")  # printed as one line by the command
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "labelstudio", "labelstudio-csv"])
+def test_a_batch_with_blank_labels_records_the_others_in_every_format(tmp_path, capsys, fmt):
+    db, pool = _small_campaign(tmp_path, n=48, target_halfwidth=0.05)
+    # 19 of 20 labelled (the example), then in the next batch 3 blanks of three kinds: missing, empty, spaces
+    for k, blanks in enumerate(({7: None}, {2: None, 9: "", 15: "   "})):
+        batch = tmp_path / f"p{k}.csv"
+        assert main(["campaign", "propose", "--db", db, "--batch-size", "20", "--out", str(batch)]) == 0
+        rows = pd.read_csv(batch)["id"].tolist()
+        truth = pool.loc[rows, "truth"].tolist()
+        capsys.readouterr()
+        labels = [blanks.get(i, int(t)) for i, t in enumerate(truth)]
+        files = _blank_cases(tmp_path, rows, labels)
+        code = main(["campaign", "ingest", "--db", db, "--labels", str(files[fmt]), "--json"])
+        cap = capsys.readouterr()
+        assert code == 0 and f"warning: {len(blanks)} row(s) of the batch have no label" in cap.err
+        got = json.loads(cap.out)
+        with Campaign.open(db) as c:
+            recorded = c.labels()["label"].astype(int).to_dict()
+            pending = set(c.pending.index)
+        blank_rows = {rows[i] for i in blanks}
+        assert got["blank"] == len(blanks) and blank_rows <= pending
+        assert {rows[i]: int(truth[i]) for i in range(20) if rows[i] not in blank_rows}.items() <= recorded.items()
+        assert not blank_rows & set(recorded)
+    # --strict refuses the whole batch, naming the blank rows
+    before = Campaign.open(db)
+    used = before.labels_used
+    before.close()
+    code = main(["campaign", "ingest", "--db", db, "--labels", str(files[fmt]), "--strict"])
+    err = capsys.readouterr().err
+    assert code == 2 and "missing labels" in err and all(repr(rows[i]) in err for i in blanks)
+    with Campaign.open(db) as c:
+        assert c.labels_used == used
+
+
+@pytest.mark.filterwarnings("always::bayeseval.BlankLabelWarning")
+def test_the_text_summary_says_how_many_rows_were_left(tmp_path, capsys):
+    db, pool = _small_campaign(tmp_path)
+    out = tmp_path / "b.csv"
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "6", "--out", str(out)]) == 0
+    batch = pd.read_csv(out)
+    batch["label"] = [int(pool.loc[r, "truth"]) for r in batch["id"]]
+    batch.loc[[1, 4], "label"] = None
+    batch.to_csv(out, index=False)
+    capsys.readouterr()
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert "ingested 4 new labels" in cap.out and "2 rows without a label left as they were (pending)" in cap.out
+    assert cap.err.count("\n") == 1 and cap.err.startswith("warning: 2 row(s) of the batch have no label")
+    # sent again: the 4 are already there, the 2 blank rows are still left pending
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(out)]) == 0
+    assert "ingested 0 new labels (4 already present" in capsys.readouterr().out
+    # from Python, the same batch gives a BlankLabelWarning
+    with Campaign.open(db) as c, pytest.warns(bayeseval.BlankLabelWarning, match="^2 row"):
+        r = c.ingest(pd.read_csv(out), id_column="id", label_column="label")
+    assert (int(r), r.unchanged, r.blank) == (0, 4, 2)
+
+
+@pytest.mark.parametrize("kind", ["import", "import-csv", "jsonl-no-label", "csv-no-label"])
+def test_a_file_without_labels_at_all_is_refused_as_such(tmp_path, capsys, kind):
+    db, _ = _small_campaign(tmp_path)
+    fmt = {"import": "labelstudio", "import-csv": "csv", "jsonl-no-label": "jsonl", "csv-no-label": "csv"}[kind]
+    out = tmp_path / ("tasks.json" if fmt == "labelstudio" else "tasks.jsonl" if fmt == "jsonl" else "tasks.csv")
+    assert main(["campaign", "propose", "--db", db, "--batch-size", "4", "--out", str(out), "--format", fmt]) == 0
+    if kind == "import-csv":  # the import tasks as a CSV (Label Studio imports CSV too): no choice column
+        from bayeseval.campaign.annotations import ROW_ID_KEY
+
+        tasks = pd.read_csv(out).rename(columns={"id": ROW_ID_KEY}).drop(columns="label")
+        tasks.to_csv(out, index=False)
+    elif kind == "jsonl-no-label":
+        lines = [json.loads(x) for x in out.read_text().splitlines()]
+        out.write_text("".join(json.dumps({k: v for k, v in x.items() if k != "label"}) + "\n" for x in lines))
+    elif kind == "csv-no-label":
+        pd.read_csv(out).drop(columns="label").to_csv(out, index=False)
+    capsys.readouterr()
+    code = main(["campaign", "ingest", "--db", db, "--labels", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    want = {"import": "looks like a Label Studio import file", "import-csv": "import rather than an export",
+            "jsonl-no-label": "has no 'label' field", "csv-no-label": "--y-true 'label' is not in"}[kind]
+    assert want in err
+    with Campaign.open(db) as c:
+        assert c.labels_used == 0 and len(c.pending) == 4

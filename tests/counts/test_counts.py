@@ -566,8 +566,8 @@ def test_tabulate_score_cells_are_quantile_bins_per_stratum():
         pool = np.bincount(cells, minlength=5)
         lab = part["y_true"].notna().to_numpy()
         err = (part["y_true"] != part["y_pred"]).to_numpy() & lab
-        assert pc.table.loc[g, "pool"].tolist() == pool.tolist()
-        assert pc.table.loc[g, "labelled"].tolist() == np.bincount(cells[lab], minlength=5).tolist()
+        assert pc.table.loc[g, "pool_trials"].tolist() == pool.tolist()
+        assert pc.table.loc[g, "trials"].tolist() == np.bincount(cells[lab], minlength=5).tolist()
         assert pc.table.loc[g, "successes"].tolist() == np.bincount(cells[err], minlength=5).tolist()
 
 
@@ -580,8 +580,8 @@ def test_tabulate_duckdb_equals_pandas(proxy):
                  inclusion="pi")
     pd.testing.assert_frame_equal(a.table, b.table)
     lab = df[df["y_true"].notna()]
-    assert a.table["ipw_labelled"].sum() == pytest.approx((1 / lab["pi"]).sum())
-    assert a.table["ipw2_labelled"].sum() == pytest.approx((1 / lab["pi"] ** 2).sum())
+    assert a.table["ipw_trials"].sum() == pytest.approx((1 / lab["pi"]).sum())
+    assert a.table["ipw2_trials"].sum() == pytest.approx((1 / lab["pi"] ** 2).sum())
 
 
 @pytest.mark.parametrize(

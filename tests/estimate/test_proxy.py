@@ -54,7 +54,7 @@ def _ipw_runs(repeats, seed=0):
         df = base.assign(y=np.where(keep, right.astype(float), np.nan))
         row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy",
                        inclusion="pi").table.loc["all"]
-        est.append(row["estimate"])
+        est.append(row["rate"])
         covered.append(row["lower"] <= truth <= row["upper"])
         # the post-stratified estimate that ignores the design
         plain.append(sum(shares[c] * right[keep & (judge == c)].mean() for c in (0, 1)))
@@ -67,22 +67,22 @@ def test_hand_count_two_strata():
     a = res.table.loc["a"]
     # stratum a, by hand: judge says right on 8 of 12 pool rows; labelled: 5 in the judge-1
     # cell with 4 right, 3 in the judge-0 cell with 1 right
-    assert (a["labelled"], a["trials"], a["cells"]) == (8, 12, 2)
+    assert (a["trials"], a["pool_trials"], a["cells"]) == (8, 12, 2)
     assert a["agreement"] == pytest.approx(6 / 8)  # 4 of 5 and 2 of 3 agree
     ps = 8 / 12 * 4 / 5 + 4 / 12 * 1 / 3
     eff = _hand_effective([1, 4], [3, 5], [4 / 12, 8 / 12])
     assert a["effective_labels"] == pytest.approx(eff)
     if a["proxy_used"]:
-        assert a["estimate"] == pytest.approx(ps)
+        assert a["rate"] == pytest.approx(ps)
     else:  # labels-only: 5 right of 8 (Clopper-Pearson, the default)
         lo, hi = proportion_confint(5, 8, alpha=0.05, method="beta")
-        assert (a["estimate"], a["lower"], a["upper"]) == pytest.approx((5 / 8, lo, hi))
+        assert (a["rate"], a["lower"], a["upper"]) == pytest.approx((5 / 8, lo, hi))
     assert bool(a["proxy_used"]) == (eff * 0.8 > 8)
     b = res.table.loc["b"]
     # stratum b: 4 labels in cells of 2 and 2 -> merged (fewer than 3): labels-only 2 of 4
     lo, hi = proportion_confint(2, 4, alpha=0.05, method="beta")
-    assert (b["labelled"], b["cells"], bool(b["proxy_used"])) == (4, 1, False)
-    assert (b["estimate"], b["lower"], b["upper"]) == pytest.approx((0.5, lo, hi))
+    assert (b["trials"], b["cells"], bool(b["proxy_used"])) == (4, 1, False)
+    assert (b["rate"], b["lower"], b["upper"]) == pytest.approx((0.5, lo, hi))
 
 
 def test_error_rate_is_one_minus_accuracy():
@@ -90,7 +90,7 @@ def test_error_rate_is_one_minus_accuracy():
     acc = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge_label", metric="accuracy")
     err = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge_label")
     a, e = acc.table.loc["all"], err.table.loc["all"]
-    assert e["estimate"] == pytest.approx(1 - a["estimate"])
+    assert e["rate"] == pytest.approx(1 - a["rate"])
     assert (e["lower"], e["upper"]) == pytest.approx((1 - a["upper"], 1 - a["lower"]))
 
 
@@ -104,9 +104,9 @@ def test_precision_counts_only_predicted_positives():
                    metric="precision").table.loc["all"]
     # trials: the 6 predicted positives; 4 labelled, 2 true positives
     lo, hi = proportion_confint(2, 4, alpha=0.05, method="beta")
-    assert (row["trials"], row["labelled"]) == (6, 4)
+    assert (row["pool_trials"], row["trials"]) == (6, 4)
     assert row["agreement"] == pytest.approx(3 / 4)
-    assert (row["estimate"], row["lower"], row["upper"]) == pytest.approx((0.5, lo, hi))
+    assert (row["rate"], row["lower"], row["upper"]) == pytest.approx((0.5, lo, hi))
 
 
 def test_score_proxy_uses_quantile_cells():
@@ -124,15 +124,15 @@ def test_score_proxy_uses_quantile_cells():
     rates = [right[keep & (cells == c)].mean() for c in range(5)]
     assert res.proxy_kind == "score" and row["cells"] == 5 and np.isnan(row["agreement"])
     assert row["proxy_used"]
-    assert row["estimate"] == pytest.approx(float(np.dot(shares, rates)), abs=1e-12)
+    assert row["rate"] == pytest.approx(float(np.dot(shares, rates)), abs=1e-12)
 
 
 def test_result_protocol():
     res = proxy_ci(_frame(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g")
     assert isinstance(res, ProxyCI)
     frame = res.to_frame()
-    frame.loc["a", "estimate"] = -1.0
-    assert res.table.loc["a", "estimate"] != -1.0
+    frame.loc["a", "rate"] = -1.0
+    assert res.table.loc["a", "rate"] != -1.0
     assert "Proxy-assisted intervals" in res._repr_html_() and "effective_labels" in repr(res)
 
 
@@ -197,7 +197,7 @@ def test_hajek_cell_rates_by_hand():
     row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy", inclusion="pi").table.loc["all"]
     w = 1 / np.array([0.5, 0.25, 0.5, 1.0])
     y = np.array([1, 0, 1, 1])
-    assert row["estimate"] == pytest.approx((w * y).sum() / w.sum())
+    assert row["rate"] == pytest.approx((w * y).sum() / w.sum())
 
 
 def test_proxy_ci_takes_proxy_counts():
@@ -211,3 +211,103 @@ def test_proxy_ci_takes_proxy_counts():
     assert (a.loc["b", "lower"], a.loc["b", "upper"]) == pytest.approx((lo, hi))
     with pytest.raises(TypeError, match="ProxyCounts"):
         proxy_ci(pc, proxy="judge")
+
+
+def _cp(s, n, level=0.95):
+    """Clopper-Pearson limits from SciPy's beta quantiles."""
+    from scipy.stats import beta
+
+    a = (1 - level) / 2
+    lo = beta.ppf(a, s, n - s + 1) if s > 0 else 0.0
+    hi = beta.ppf(1 - a, s + 1, n - s) if s < n else 1.0
+    return lo, hi
+
+
+def test_equal_inclusion_probabilities_keep_the_cells_where_the_proxy_does_not_pay():
+    rng = np.random.default_rng(8)
+    size = 4000
+    g = np.where(np.arange(size) < size // 2, "good", "useless")
+    y_pred = np.ones(size, dtype=int)
+    right = rng.random(size) < 0.8
+    judge_right = rng.random(size) < np.where(g == "good", 0.95, 0.5)
+    df = pd.DataFrame({"g": g, "y_pred": y_pred,
+                       "judge": np.where(judge_right, right, ~right).astype(int),
+                       "y_true": np.where(rng.random(size) < 0.04, right, np.nan),
+                       "pi": np.where(g == "good", 0.04, 0.02)})
+    args = {"y_true": "y_true", "y_pred": "y_pred", "proxy": "judge", "strata": "g", "metric": "accuracy"}
+    plain = proxy_ci(df, **args).table
+    weighted = proxy_ci(df, **args, inclusion="pi").table
+    assert plain.loc["good", "proxy_used"] and not plain.loc["useless", "proxy_used"]
+    # where the proxy pays, equal probabilities give exactly the interval without inclusion
+    pd.testing.assert_series_equal(plain.loc["good"], weighted.loc["good"])
+    # where it does not, the interval without inclusion is the labels-only Clopper-Pearson one ...
+    part = df[(df["g"] == "useless") & df["y_true"].notna()]
+    s, n = int((part["y_true"] == 1).sum()), len(part)
+    assert plain.loc["useless", ["estimate", "lower", "upper"]].tolist() == pytest.approx([s / n, *_cp(s, n)])
+    # ... and the one with inclusion is still the post-stratified cells' MOVER interval
+    full = df[df["g"] == "useless"]
+    est, lo2, hi2 = 0.0, 0.0, 0.0
+    for c in (0, 1):  # both cells hold well over three labels: no merging
+        sc = int(((part["judge"] == c) & (part["y_true"] == 1)).sum())
+        nc = int((part["judge"] == c).sum())
+        w = float((full["judge"] == c).mean())
+        lo, hi = _cp(sc, nc)
+        est += w * sc / nc
+        lo2 += w**2 * (sc / nc - lo) ** 2
+        hi2 += w**2 * (hi - sc / nc) ** 2
+    row = weighted.loc["useless"]
+    assert bool(row["proxy_used"])
+    assert [row["estimate"], row["lower"], row["upper"]] == pytest.approx(
+        [est, est - math.sqrt(lo2), est + math.sqrt(hi2)], rel=1e-9)
+    assert row["upper"] - row["lower"] != pytest.approx(plain.loc["useless", "upper"] - plain.loc["useless", "lower"])
+
+
+def test_proxy_ci_refuses_a_sentinel_and_estimates_once_it_is_missing():
+    rng = np.random.default_rng(12)
+    size = 5000
+    y_pred = rng.integers(0, 2, size)
+    truth = np.where(rng.random(size) < 0.89, y_pred, 1 - y_pred)
+    judge = np.where(rng.random(size) < 0.9, truth, 1 - truth)
+    labelled = rng.random(size) < 0.06
+    df = pd.DataFrame({"y_pred": y_pred, "judge": judge, "y_true": np.where(labelled, truth, -1)})
+    args = {"y_true": "y_true", "y_pred": "y_pred", "proxy": "judge", "metric": "accuracy"}
+    with pytest.raises(ValueError, match=rf"holds -1 in {int((~labelled).sum())} rows.*missing value \(NaN"):
+        proxy_ci(df, **args)
+    row = proxy_ci(df.replace({"y_true": {-1: np.nan}}), **args).table.loc["all"]
+    # the post-stratified estimate by hand, and the pool's true accuracy inside the interval
+    cell = judge == y_pred
+    right = truth == y_pred
+    hand = sum(cell_share * right[labelled & (cell == c)].mean()
+               for c, cell_share in ((True, cell.mean()), (False, 1 - cell.mean())))
+    assert row["estimate"] == pytest.approx(hand, rel=1e-12)
+    assert row["lower"] <= right.mean() <= row["upper"]
+    # declared, -1 is a class: every row labelled, the estimate the plain share of right rows
+    declared = proxy_ci(df, **args, label_set=[-1, 0, 1]).table.loc["all"]
+    assert declared["labelled"] == size and declared["estimate"] == pytest.approx((df["y_true"] == y_pred).mean())
+
+
+@pytest.mark.parametrize("entry", ["evaluate", "audit"])
+def test_every_row_entry_point_runs_the_proxy_checks(entry):
+    import bayeseval as be
+
+    def run(d, **kw):
+        if entry == "evaluate":
+            return be.evaluate(d, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g",
+                               metric="accuracy", **kw)
+        return be.fairness.audit(d, y_true="y_true", y_pred="y_pred", groups="g", proxy="judge",
+                                 metrics=["ppv"], pos_label=1, **kw)
+
+    df = _frame().assign(judge=lambda d: d["judge"].map({1: "yes", 0: "no"}))
+    with pytest.raises(ValueError, match=r"proxy column 'judge' holds values .*'no', 'yes'"):
+        run(df)
+    df = _frame().assign(y_true=lambda d: d["y_true"].fillna(-1))
+    with pytest.raises(ValueError, match=r"y_true column 'y_true' holds -1\.0 in 6 rows"):
+        run(df)
+    # declared, -1 is a class: every row is labelled (18 rows; the audit's ppv trials are the
+    # predicted positives, every row here)
+    table = run(df, label_set=[-1, 0, 1]).table
+    assert int(table["labelled" if "labelled" in table else "trials"].sum()) == 18
+    plain = be.evaluate if entry == "evaluate" else be.fairness.audit
+    where = {"strata": "g"} if entry == "evaluate" else {"groups": "g"}
+    with pytest.raises(TypeError, match="label_set declares .* give proxy too"):
+        plain(_frame().fillna(0), y_true="y_true", y_pred="y_pred", label_set=[0, 1], **where)

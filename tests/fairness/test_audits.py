@@ -629,8 +629,8 @@ def test_audit_with_a_proxy_finds_a_known_gap_and_a_known_parity():
     groups = within.groups.set_index("group")
     ref = proxy_ci(_audit_pool(0.9), y_true="y", y_pred="p", proxy="j", strata="g",
                    metric="precision").table
-    assert np.allclose(groups["rate"], ref["estimate"]) and np.allclose(groups["lower"], ref["lower"])
-    assert (groups["labelled"] == ref["labelled"]).all()
+    assert np.allclose(groups["rate"], ref["rate"]) and np.allclose(groups["lower"], ref["lower"])
+    assert (groups["trials"] == ref["trials"]).all() and (groups["pool_trials"] == ref["pool_trials"]).all()
 
 
 def test_audit_with_a_proxy_differences_are_mover_of_proxy_intervals():
@@ -640,8 +640,8 @@ def test_audit_with_a_proxy_differences_are_mover_of_proxy_intervals():
     ref = proxy_ci(df, y_true="y", y_pred="p", proxy="j", strata="g", metric="precision").table
     a, b = ref.loc["a"], ref.loc["b"]
     diff = res.disparities.query("measure == 'difference'").iloc[0]
-    d = b["estimate"] - a["estimate"]
-    lo = d - math.hypot(b["estimate"] - b["lower"], a["upper"] - a["estimate"])
+    d = b["rate"] - a["rate"]
+    lo = d - math.hypot(b["rate"] - b["lower"], a["upper"] - a["rate"])
     assert diff["estimate"] == pytest.approx(d) and diff["lower"] == pytest.approx(lo)
     assert diff["method"] == "mover"
 
@@ -662,9 +662,10 @@ def test_audit_labels_needed_counts_labels_with_the_proxy():
         g = groups.loc[need["group"]]
         full = sample_size(halfwidth=half, rate=float(g["rate"]), level=bonferroni_level(row["level"], 2),
                            method="clopper_pearson")
-        per_label = max(g["trials"] / g["labelled"], 1.0)
-        assert need["extra_trials"] == math.ceil(max(full - g["trials"], 0) / per_label)
-        assert need["trials"] == g["labelled"]
+        worth = round(g["effective_labels"]) if g["proxy_used"] else g["trials"]  # what the labels are worth
+        per_label = max(worth / g["trials"], 1.0)
+        assert need["extra_trials"] == math.ceil(max(full - worth, 0) / per_label)
+        assert need["trials"] == g["trials"]
 
 
 def test_audit_refuses_proxy_for_metrics_read_on_true_positives():

@@ -119,3 +119,50 @@ def test_mid_p_values_match_scipy_far_in_the_tails(s, n, w, a, b):
     assert 0.0 < p < 1e-40
     assert p == pytest.approx(ref_p, rel=1e-7)
     assert lo <= hi <= n
+
+
+def test_loo_weights_keep_nodes_whose_mass_underflowed():
+    # Node masses e^-900, e^-1 and 1 (the first is 0 as a double) and the held-out stratum's
+    # likelihoods e^-1000, e^-2 and e^-50 there: leaving it out gives masses proportional to
+    # e^100, e^1 and e^50, by hand.
+    log_w = np.array([-900.0, -1.0, 0.0])
+    ll = np.array([[-1000.0], [-2.0], [-50.0]])
+    ref = np.exp(np.array([100.0, 1.0, 50.0]) - special.logsumexp([100.0, 1.0, 50.0]))
+    np.testing.assert_allclose(loo_weights(np.exp(log_w), ll, log_w)[:, 0], ref, rtol=1e-12)
+    # without log masses a node of mass 0 stays at 0 (it used to be floored at 1e-300, which
+    # a likelihood of e^-1000 turned into all the weight)
+    rest = np.exp(np.array([1.0, 50.0]) - special.logsumexp([1.0, 50.0]))
+    np.testing.assert_allclose(loo_weights(np.exp(log_w), ll)[:, 0], [0.0, *rest], rtol=1e-12)
+
+
+def test_a_column_whose_leave_one_out_mass_leaves_the_grid_is_refitted():
+    # Sixty nodes on a line, the last on an open edge of the grid. Column 0's own likelihood
+    # is far higher at the first nodes, so leaving it out piles its mass on the open edge:
+    # its predictive comes from the refit (a Beta(30, 70) population here, reference SciPy),
+    # column 1 (flat likelihood) keeps the reweighted nodes.
+    G = 60
+    w = np.full(G, 1 / G)
+    a = np.tile(np.linspace(5.0, 15.0, G)[:, None], (1, 2))
+    b = 100.0 - a
+    ll = np.column_stack([np.linspace(0.0, -40.0, G), np.zeros(G)])
+    calls = []
+
+    def refit(k):
+        calls.append(k)
+        return np.array([1.0]), np.array([30.0]), np.array([70.0])
+
+    edge = np.zeros(G, bool)
+    edge[-1] = True
+    res = loo_mixed_check(np.array([31, 9]), np.array([100, 100]), Nodes(w, a, b, ll, open_edge=edge, refit=refit),
+                          level=0.95)
+    assert calls == [0]
+    lower = stats.betabinom.cdf(30, 100, 30, 70) + 0.5 * stats.betabinom.pmf(31, 100, 30, 70)
+    assert res["lower"][0] == pytest.approx(lower, rel=1e-9)
+    x = np.arange(101)
+    mix = w @ stats.betabinom.pmf(x[None, :], 100, a[:, 1:2], b[:, 1:2])
+    assert res["lower"][1] == pytest.approx(mix[:9].sum() + 0.5 * mix[9], rel=1e-9)
+    # without a refit the reweighted nodes are used
+    res = loo_mixed_check(np.array([31, 9]), np.array([100, 100]), Nodes(w, a, b, ll, open_edge=edge), level=0.95)
+    wl = np.exp(-ll[:, 0]) / np.exp(-ll[:, 0]).sum()
+    ref = wl @ (stats.betabinom.cdf(30, 100, a[:, 0], b[:, 0]) + 0.5 * stats.betabinom.pmf(31, 100, a[:, 0], b[:, 0]))
+    assert res["lower"][0] == pytest.approx(ref, rel=1e-6)

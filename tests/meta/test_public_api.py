@@ -179,6 +179,7 @@ NOT_RESULTS = {
     "Gains": "the allocation rules' per-stratum worth of a label (a building block)",
     "PoolDesign": "a campaign's sampling design (a setting)",
     "RuleState": "an allocation rule's internal state",
+    "ExistingLabels": "the checked input labels a campaign starts from (an input)",
     "CampaignStore": "a handle on a campaign's SQLite file",
     "Campaign": "a handle on a campaign (its status() is the table)",
     "CampaignSpec": "a campaign's settings",

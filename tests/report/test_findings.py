@@ -88,3 +88,15 @@ def test_report_and_finding_are_results():
     general = Finding("composition", (), "text", "note")
     assert general.table["stratum"].tolist() == [None]
     assert "composition" in repr(general)
+
+
+def test_no_model_check_for_ordinary_strata_of_many_trials():
+    # five ordinary strata (rates 0.67-0.84): the cross-validated predictive check used to
+    # give the third (1,180 of 1,411) a predictive of 76-114 and p = 0, and the report told
+    # the user to distrust the pooled model; the check itself is tested against a brute-force
+    # leave-one-out fit in tests/checks/test_predictive.py. Same counts times 10.
+    s, n = np.array([755, 8, 1180, 1418, 325]), np.array([1018, 12, 1411, 1764, 449])
+    for factor in (1, 10):
+        rep = evaluate(Counts.from_arrays(s * factor, n * factor), random_seed=0)
+        assert "model check" not in [f.flag for f in rep.findings]
+        assert not rep.table["flags"].str.contains("model check").any()

@@ -329,7 +329,7 @@ def test_label_proxy_agrees_with_ppi_mean_ci_at_large_counts():
     z = (df["judge_label"] == df["y_pred"]).to_numpy(float)
     lo, hi = (float(np.ravel(v)[0]) for v in ppi_mean_ci(y, z[keep], z[~keep], alpha=0.05))
     assert row["proxy_used"]
-    assert row["estimate"] == pytest.approx((lo + hi) / 2, abs=2e-3)
+    assert row["rate"] == pytest.approx((lo + hi) / 2, abs=2e-3)
     assert row["upper"] - row["lower"] == pytest.approx(hi - lo, rel=0.04)
     assert row["agreement"] == pytest.approx(np.mean(y == z[keep]))
 
