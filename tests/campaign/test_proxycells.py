@@ -188,6 +188,6 @@ def test_a_declared_class_the_judge_gives_keeps_status_working(tmp_path):
         c.ingest(pool.loc[batch.index, "pred"].where(truth[batch.index] == 1, "dog").rename("label"))
         st = c.status()
         assert (st["read"] == "proxy").all() and st["labelled"].sum() == 80
-        assert np.isfinite(st["estimate"]).all() and ((st["lower"] <= st["estimate"]) & (st["estimate"] <= st["upper"])).all()
+        assert np.isfinite(st["mean"]).all() and ((st["lower"] <= st["mean"]) & (st["mean"] <= st["upper"])).all()
     finally:
         c.close()

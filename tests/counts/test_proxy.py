@@ -116,8 +116,8 @@ def test_score_cells_are_the_same_on_every_engine_and_match_exact_quantiles():
         right = (part["y_true"] == part["y_pred"]).to_numpy() & lab
         k = cells.max() + 1
         got = tables["pandas"].loc[g]
-        assert got["pool"].tolist() == np.bincount(cells, minlength=k).tolist(), g
-        assert got["labelled"].tolist() == np.bincount(cells[lab], minlength=k).tolist(), g
+        assert got["pool_trials"].tolist() == np.bincount(cells, minlength=k).tolist(), g
+        assert got["trials"].tolist() == np.bincount(cells[lab], minlength=k).tolist(), g
         assert got["successes"].tolist() == np.bincount(cells[right], minlength=k).tolist(), g
 
 
@@ -167,7 +167,7 @@ def test_a_declared_class_is_counted_as_a_label():
     right = lab["y_true"] == lab["y_pred"]
     cell = lab["judge"] == lab["y_pred"]  # cell 1: the judge says the prediction is right
     table = pc.table.droplevel(0)
-    assert table["labelled"].sum() == len(df)  # every row counted as labelled, class 2 included
+    assert table["trials"].sum() == len(df)  # every row counted as labelled, class 2 included
     assert table.loc[1, "successes"] == int((right & cell).sum())
     assert table.loc[0, "successes"] == int((right & ~cell).sum())
 
@@ -176,7 +176,7 @@ def test_zero_one_labels_are_known_together():
     # a model that always predicts 1 and a judge that always says 1: a true 0 is still a label
     df = pd.DataFrame({"y_pred": 1, "judge": 1, "y_true": [1.0, 0.0, 1.0, np.nan, np.nan]})
     pc = tabulate(df, y_true="y_true", y_pred="y_pred", proxy="judge", metric="accuracy")
-    assert pc.table[["successes", "labelled", "pool"]].sum().tolist() == [2, 3, 5]
+    assert pc.table[["successes", "trials", "pool_trials"]].sum().tolist() == [2, 3, 5]
 
 
 def test_label_set_needs_a_proxy_and_a_sequence():
