@@ -40,6 +40,12 @@ from bayeseval.campaign.design import (
     population_weights,
     stratum_thresholds,
 )
+from bayeseval.campaign.existing_labels import (
+    EXISTING_META,
+    EXISTING_ROUND,
+    SEED_DESIGN,
+    seed_cell_bounds,
+)
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.forecast import (
     decision_reach,
@@ -140,6 +146,7 @@ class Campaign(Annotating):
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
         self._proxy = self._proxy_design() if self.spec.proxy is not None else None
+        self._seeded = json.loads(store.get_meta(EXISTING_META) or "{}").get("design") == SEED_DESIGN
 
     def _proxy_design(self) -> ProxyDesign:
         """The stored proxy column and the pool's strata, predictions and order as a :class:`ProxyDesign`."""
@@ -165,6 +172,21 @@ class Campaign(Annotating):
         if getattr(self, "_proxy_memo", (None,))[0] != key:  # a round's propose, status and stop check: once
             self._proxy_memo = (key, self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level)))
         return self._proxy_memo[1].copy()
+
+    def _seed_table(self, conn: Any = None) -> pd.DataFrame:
+        """Per-stratum estimate and interval from the seed cell and the random rest (stop level)."""
+        conn = conn or self._store.conn
+        rows = conn.execute(
+            "SELECT p.stratum, SUM(l.trial), SUM(l.success) FROM labels l JOIN pool p ON p.rid = l.rid "
+            "WHERE l.round = ? GROUP BY p.stratum", (EXISTING_ROUND,)).fetchall()
+        seed = pd.DataFrame(rows, columns=["stratum", "trials", "successes"]).set_index("stratum")
+        seed = seed.reindex(self._codes, fill_value=0)
+        counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
+        est, lo, hi = seed_cell_bounds(
+            (seed["successes"].to_numpy(), seed["trials"].to_numpy()),
+            (counts["successes"].to_numpy(), counts["trials"].to_numpy()),
+            self._design.n_eligible, guarantee_stop_level(self.spec.level))
+        return pd.DataFrame({"estimate": est, "lower": lo, "upper": hi}, index=self._codes)
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -245,10 +267,15 @@ class Campaign(Annotating):
         inclusion : str, optional
             With ``labels``: the column (of ``labels``, or of the pool when ``labels`` names a
             pool column) of the probability with which each row was chosen for labelling.
-            Probabilities equal within each stratum are a random sample within strata;
-            probabilities that differ within a stratum are refused (a ``ValueError`` naming
-            the stratum), since counting such labels as a random sample would bias every
-            estimate.
+            Probabilities equal within each stratum are a random sample within strata.
+            Labels whose probabilities differ within a stratum are read as a seed cell: each
+            stratum's estimate and interval combine the seed rows, all labelled, with the
+            campaign's random draws from the rest (``read="seeded"`` in :meth:`status`;
+            :func:`~bayeseval.campaign.existing_labels.seed_cell_bounds`), unbiased whatever
+            rule chose them. Only goal ``"each"`` under ``guarantee="stratum"`` with one
+            metric whose trials the prediction fixes, no ``proxy`` and no ``anytime`` reads a
+            seed cell; other campaigns refuse such labels (a ``ValueError`` naming the
+            stratum and the setting).
         busy_timeout : float
             Seconds to wait for another process's write lock before raising ``ValueError``
             (default 10).
@@ -340,8 +367,8 @@ class Campaign(Annotating):
     # -- state -----------------------------------------------------------------------------
     def _state(self, conn: Any = None) -> RuleState | MetricStates:
         st = self._counts_state(conn)
-        if self._proxy is not None:
-            table = self._proxy_table(conn)
+        if self._proxy is not None or self._seeded:
+            table = self._proxy_table(conn) if self._proxy is not None else self._seed_table(conn)
             st.use_intervals(table["lower"].to_numpy(float), table["upper"].to_numpy(float))
         return st
 
@@ -486,11 +513,13 @@ class Campaign(Annotating):
             ``guarantee="average"`` the credible interval of the campaign's model), ``mean``
             (the point estimate of that interval: ``successes / trials`` for the guaranteed
             and anytime intervals, the posterior mean for the pooled one, the proxy-assisted
-            estimate with a proxy), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
+            estimate with a proxy, the seed-cell estimate for a campaign started from labels
+            of unequal inclusion), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
             ``"anytime"`` with ``anytime=True`` (the stratum's confidence sequence at
             ``level``), ``"pooled"`` under ``guarantee="average"``, ``"own"`` for the
             independent model, ``"proxy"`` with a proxy, which adds ``agreement`` and
-            ``effective_labels``), ``halfwidth`` (of that interval),
+            ``effective_labels``, ``"seeded"`` for a campaign started from labels of unequal
+            inclusion), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
             target, see :meth:`~bayeseval.campaign.verdicts.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose), ``outlier`` (modelled
@@ -537,6 +566,10 @@ class Campaign(Annotating):
             frame["mean"] = table["rate"].to_numpy(float)  # the proxy interval's point estimate
             frame["agreement"] = table["agreement"].to_numpy(float)
             frame["effective_labels"] = table["effective_labels"].to_numpy(float)
+        elif self._seeded:
+            frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # raw counts: seed-biased
+            frame["read"] = "seeded"
+            frame["mean"] = self._seed_table()["estimate"].to_numpy(float)  # the seed-cell estimate
         return frame
 
     @property
@@ -679,7 +712,18 @@ class Campaign(Annotating):
         -------
         Posterior
             The fitted posterior of the rate per stratum.
+
+        Raises
+        ------
+        ValueError
+            For a campaign started from labels of unequal inclusion (a seed cell): its
+            labelled rows are no random sample of their strata, so a model of their counts
+            would be biased; :meth:`status` gives each stratum's estimate (``mean``) and interval.
         """
+        if self._seeded:
+            raise ValueError("posterior(): this campaign started from labels chosen with unequal probabilities (a seed "
+                             "cell), so its labelled counts are no random sample; read status()['mean'], "
+                             "['lower'] and ['upper'] instead")
         model = self.spec.model
         if model == "auto":
             model = "robust" if self._state().posterior.outliers else "beta_binomial"

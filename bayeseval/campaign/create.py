@@ -28,7 +28,7 @@ from bayeseval.campaign.design import (
     seed_sequences,
     spec_columns,
 )
-from bayeseval.campaign.existing_labels import EXISTING_META, existing_labels
+from bayeseval.campaign.existing_labels import EXISTING_META, check_seed_settings, existing_labels
 from bayeseval.campaign.proxycells import PROXY_META, proxy_meta
 from bayeseval.campaign.spec import CampaignSpec
 from bayeseval.campaign.store import CampaignStore
@@ -170,6 +170,8 @@ def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec
     content_rows = _content_rows(pool, cols, rids)
     config = _config(spec, design, pool.index.name, cols)
     existing = existing_labels(labels, inclusion, pool, rids, rid_type == "INTEGER", design, spec.metrics[0])
+    if existing is not None and existing.seeded:
+        check_seed_settings(spec, existing.unequal)
     seed = seed_sequences(spec.random_seed, 1)[0]
     rng = rule_generator(seed)
     meta = {"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)}

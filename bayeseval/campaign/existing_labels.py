@@ -1,4 +1,4 @@
-"""Labels a campaign starts from: rows labelled before it began, checked and turned into stored labels.
+r"""Labels a campaign starts from: rows labelled before it began, checked and turned into stored labels.
 
 :func:`existing_labels` reads the ``labels`` (and ``inclusion``) of
 :meth:`Campaign.create <bayeseval.campaign.Campaign.create>`, checks every row against the pool
@@ -11,8 +11,27 @@ The labels are taken as a random sample within each stratum (every row of a stra
 likely to have been labelled, as a row the campaign proposes is): the union of such a sample
 and the campaign's own random draws from the rows left is again a random sample within the
 stratum, so the stored counts give the campaign's estimates as if it had proposed those rows
-itself. Labels chosen with unequal probabilities (``inclusion`` not constant within a stratum)
-are refused: counted as a random sample they would bias the estimates.
+itself.
+
+Labels chosen with unequal probabilities (``inclusion`` not constant within a stratum, say half
+of them among the rows the model calls positive) are no random sample, and counted as one they
+would bias every estimate. They are read instead as a **seed cell**: within stratum ``h`` the
+``n0`` seed rows ``S0`` are a cell whose labels are all known, and the campaign draws at random
+only from the rest ``R`` (``N - n0`` rows), so
+
+.. math::
+
+    \hat\theta_h = \frac{n_0}{N} \frac{s_0}{n_0} + \frac{N - n_0}{N} \frac{s_R}{n_R}
+
+(:func:`seed_cell_bounds`) is unbiased for the stratum's rate whatever rule chose the seeds:
+conditional on ``S0`` the first term is known and the second is the random sample's rate of
+``R``. No inclusion probability enters, only that they differ. The interval is the MOVER
+interval of the two cells (:func:`~bayeseval._kernels.proxy.cells_interval`, as a proxy
+campaign combines its cells), each cell's limits exact binomial ones (the seed cell's rate as
+a process rate, the rest's from its random draws); a stratum without random draws yet has
+the rest's rate in ``[0, 1]``. Only campaigns that read one interval per stratum take such
+labels (:func:`check_seed_settings`): ``goal="each"``, ``guarantee="stratum"``, one metric
+whose trials the prediction fixes, no proxy, no ``anytime``.
 """
 
 from __future__ import annotations
@@ -25,11 +44,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._kernels.proxy import cells_interval
 from bayeseval.campaign.design import PoolDesign, metric_flags
 from bayeseval.campaign.labels import norm_rid, py_scalar
 from bayeseval.counts.metrics import get_metric
 
-__all__ = ["EXISTING_META", "EXISTING_ROUND", "ExistingLabels", "existing_labels"]
+__all__ = ["EXISTING_META", "EXISTING_ROUND", "RANDOM_DESIGN", "SEED_DESIGN", "ExistingLabels", "check_seed_settings",
+           "existing_labels", "seed_cell_bounds"]
 
 #: meta key of the summary of the labels a campaign started from
 EXISTING_META = "existing_labels"
@@ -39,6 +60,12 @@ EXISTING_ROUND = 0
 LABEL_COLUMNS = ("label", "true_label", "y_true", "truth", "y")
 #: relative spread under which a stratum's inclusion probabilities count as equal
 EQUAL_TOLERANCE = 1e-9
+#: the stored design of labels taken as a random sample within strata
+RANDOM_DESIGN = "random within strata"
+#: the stored design of labels chosen with unequal probabilities: a seed cell beside random draws
+SEED_DESIGN = "seed cell"
+#: one-proportion method of each cell's limits (as a proxy campaign's cells)
+SEED_METHOD = "clopper_pearson"
 
 
 @dataclass(frozen=True)
@@ -51,10 +78,19 @@ class ExistingLabels:
         ``(row id, label, trial, success, stratum code)`` per labelled row.
     meta : str
         The JSON summary stored under :data:`EXISTING_META`.
+    unequal : str or None
+        With inclusion probabilities that differ within a stratum, where they do (the
+        labels are then a seed cell, :data:`SEED_DESIGN`); None otherwise.
     """
 
     rows: list[tuple[Any, Any, int, int, int]]
     meta: str
+    unequal: str | None = None
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the labels were chosen with unequal probabilities (read as a seed cell)."""
+        return self.unequal is not None
 
 
 class _Problems:
@@ -188,8 +224,8 @@ def _probabilities(values: np.ndarray, name: str) -> np.ndarray:
     return out
 
 
-def _check_inclusion(values: np.ndarray, codes: np.ndarray, name: str, design: PoolDesign) -> None:
-    """Refuse inclusion probabilities that differ within a stratum."""
+def _unequal_inclusion(values: np.ndarray, codes: np.ndarray, name: str, design: PoolDesign) -> str | None:
+    """Where inclusion probabilities differ within a stratum (the first such stratum), or None."""
     probs = _probabilities(values, name)
     for code in np.unique(codes):
         p = probs[codes == code]
@@ -197,12 +233,99 @@ def _check_inclusion(values: np.ndarray, codes: np.ndarray, name: str, design: P
         if hi - lo > EQUAL_TOLERANCE * hi:
             key = design.keys[int(code)]
             stratum = key[0] if len(key) == 1 else key
-            raise ValueError(
-                f"inclusion {name!r}: probabilities differ within stratum {stratum!r} ({lo:g} to {hi:g}); a campaign "
-                "counts the labels it starts from as a random sample within each stratum, so labels chosen with "
-                "unequal probabilities would bias its estimates: start it from the rows drawn with one probability "
-                "per stratum only"
-            )
+            return f"inclusion {name!r}: probabilities differ within stratum {stratum!r} ({lo:g} to {hi:g})"
+    return None
+
+
+def check_seed_settings(spec: Any, unequal: str) -> None:
+    """Raise unless the campaign can read labels of unequal inclusion as a seed cell.
+
+    The seed cell changes each stratum's interval (:func:`seed_cell_bounds`); the campaign
+    reads it for goal ``"each"`` under ``guarantee="stratum"``, one metric whose trials the
+    prediction fixes (``error_rate``, ``accuracy``, ``precision``, ``npv``: the seed cell's
+    share of the stratum's trials is then known), without a proxy or ``anytime``. Goals
+    ``"overall"``, ``"gap"`` and ``"decide"`` and the pooled posterior read the labelled
+    counts as a random sample, which these labels are not.
+
+    Parameters
+    ----------
+    spec : CampaignSpec
+        The campaign's settings.
+    unequal : str
+        Where the inclusion probabilities differ (starts the message).
+
+    Examples
+    --------
+    >>> from bayeseval.campaign.spec import CampaignSpec
+    >>> check_seed_settings(CampaignSpec(strata="g", y_pred="pred"), "inclusion 'p': ...")
+    >>> check_seed_settings(CampaignSpec(strata="g", y_pred="pred", goal="overall"), "inclusion 'p': ...")
+    Traceback (most recent call last):
+    ...
+    ValueError: inclusion 'p': ...; labels chosen with unequal probabilities are read as a seed cell beside the campaign's random draws, which only goal='each' reads; got goal='overall'
+    """
+    from bayeseval.counts.proxy import PROXY_METRICS
+
+    metric = spec.metrics[0]
+    checks = (
+        (spec.goal.name != "each", f"goal='each' reads; got goal={spec.goal.name!r}"),
+        (spec.guarantee != "stratum", f"guarantee='stratum' reads; got guarantee={spec.guarantee!r}"),
+        (bool(spec.anytime), "a fixed-level interval reads, not anytime=True"),
+        (spec.proxy is not None, f"a campaign without a proxy reads; got proxy={spec.proxy!r}"),
+        (len(spec.metrics) > 1, f"a campaign on one metric reads; got metrics={list(spec.metrics)}"),
+        (metric not in PROXY_METRICS, f"a metric whose trials the prediction fixes {list(PROXY_METRICS)} reads; "
+                                      f"got metric={metric!r}"),
+    )
+    for bad, what in checks:
+        if bad:
+            raise ValueError(f"{unequal}; labels chosen with unequal probabilities are read as a seed cell beside "
+                             f"the campaign's random draws, which only {what}")
+
+
+def seed_cell_bounds(seed: tuple[Any, Any], labelled: tuple[Any, Any], pool_trials: Any, level: float,
+                     method: str = SEED_METHOD) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Each stratum's rate from a fully labelled seed cell and random draws from the rest.
+
+    With ``n0`` seed trials (``s0`` successes), ``n`` labelled trials in all (``s``
+    successes) and ``N`` trials in the stratum's pool, the estimate is
+    ``n0/N * s0/n0 + (N - n0)/N * (s - s0)/(n - n0)`` and the interval the MOVER interval of
+    the two cells (:func:`~bayeseval._kernels.proxy.cells_interval`) with ``method``'s limits
+    at ``level``. The seed rows may have been chosen by any rule; the rest must be labelled at
+    random. A stratum whose rest has rows but no label has a NaN estimate and the rest's rate
+    in ``[0, 1]``.
+
+    Parameters
+    ----------
+    seed : tuple of array_like
+        Successes and trials of the seed rows, per stratum.
+    labelled : tuple of array_like
+        Successes and trials of every labelled row (seed rows included), per stratum.
+    pool_trials : array_like
+        Trials in each stratum's pool (its eligible rows).
+    level : float
+        Confidence level.
+    method : str
+        One-proportion method of the cells' limits.
+
+    Returns
+    -------
+    estimate, lower, upper : numpy.ndarray
+
+    Examples
+    --------
+    >>> # 50 seed rows, 20 errors; 40 random draws from the 950 others, 2 errors
+    >>> est, lo, hi = seed_cell_bounds(([20], [50]), ([22], [90]), [1000], 0.95)
+    >>> round(float(est[0]), 4)  # 0.05 * 0.4 + 0.95 * 0.05
+    0.0675
+    """
+    s0, n0 = (np.asarray(x, dtype=float) for x in seed)
+    s, n = (np.asarray(x, dtype=float) for x in labelled)
+    total = np.asarray(pool_trials, dtype=float)
+    size = np.maximum(total, 1.0)
+    shares = np.stack([n0 / size, np.maximum(total - n0, 0.0) / size], axis=-1)
+    est, lo, hi = cells_interval(np.stack([s0, s - s0], axis=-1), np.stack([n0, n - n0], axis=-1), shares, level,
+                                 method)
+    known = (total > 0) & ((n > n0) | (total <= n0))
+    return np.where(known, est, np.nan), np.where(total > 0, lo, 0.0), np.where(total > 0, hi, 1.0)
 
 
 def existing_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[Any], integer: bool,
@@ -252,11 +375,11 @@ def existing_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[
     pos, values, kept = _check_rows(raw_ids, raw_labels, rids, integer, design, problems)
     problems.raise_if_any()
     codes = design.codes[pos]
-    if raw_incl is not None:
-        _check_inclusion(raw_incl[kept], codes, inclusion, design)
+    unequal = None if raw_incl is None else _unequal_inclusion(raw_incl[kept], codes, inclusion, design)
     trial, success = metric_flags(get_metric(metric), values, design.y_pred[pos], design.positive)
     rows = [(rids[j], py_scalar(v), int(t), int(s), int(c))
             for j, v, t, s, c in zip(pos, values, trial, success, codes, strict=True)]
     per = np.bincount(codes, minlength=len(design.keys)).tolist()
-    meta = {"rows": len(rows), "design": "random within strata", "inclusion": inclusion, "per_stratum": per}
-    return ExistingLabels(rows=rows, meta=json.dumps(meta))
+    meta = {"rows": len(rows), "design": RANDOM_DESIGN if unequal is None else SEED_DESIGN, "inclusion": inclusion,
+            "per_stratum": per}
+    return ExistingLabels(rows=rows, meta=json.dumps(meta), unequal=unequal)

@@ -815,8 +815,9 @@ def _add_create(sub: Any) -> None:
                            ".parquet, a Label Studio export .json, .jsonl); ids in the --id-column column")
     seed.add_argument("--y-true", dest="y_true", default=None, help="column of --labels with the labels (default: label)")
     seed.add_argument("--inclusion", default=None,
-                      help="column of --labels with the probability each row was chosen for labelling; it must be "
-                           "the same within a stratum (unequal probabilities are refused)")
+                      help="column of --labels with the probability each row was chosen for labelling; labels "
+                           "chosen with unequal probabilities within a stratum are read as a seed cell beside the "
+                           "campaign's random draws (goal each, guarantee stratum only)")
     seed.add_argument("--from-name", default=None,
                       help="Label Studio choice control holding the label (default: the only one, or 'label')")
 

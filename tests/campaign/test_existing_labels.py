@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Campaign, Each, Overall
 
 RATES = {"north": 0.08, "south": 0.2, "east": 0.35}
 
@@ -161,7 +161,7 @@ def test_bad_arguments_name_labels_or_inclusion(tmp_path, kw, error, words):
     assert not (tmp_path / "c.db").exists()
 
 
-def test_equal_inclusion_within_strata_is_a_random_sample_and_unequal_is_refused(tmp_path):
+def test_equal_inclusion_within_strata_is_a_random_sample_and_unequal_is_a_seed_cell(tmp_path):
     pool, truth = _pool(n=800)
     seed = _seed(truth, n=120)
     per = {"north": 0.1, "south": 0.25, "east": 0.5}  # stratified design: one probability per stratum
@@ -171,8 +171,12 @@ def test_equal_inclusion_within_strata_is_a_random_sample_and_unequal_is_refused
     pd.testing.assert_frame_equal(c.status(), ref.status())
     frame.iloc[0, 1] = frame.iloc[0, 1] / 2
     stratum = pool.loc[seed.index[0], "g"]
-    with pytest.raises(ValueError, match=f"inclusion 'p': probabilities differ within stratum '{stratum}'"):
-        _create(tmp_path / "d.db", pool, labels=frame, inclusion="p")
+    e = _create(tmp_path / "e.db", pool, labels=frame, inclusion="p")  # read as a seed cell (test_seed_cells.py)
+    assert set(e.status()["read"]) == {"seeded"}
+    e.close()
+    with pytest.raises(ValueError, match=f"inclusion 'p': probabilities differ within stratum '{stratum}'.*"
+                                         "got goal='overall'"):
+        _create(tmp_path / "d.db", pool, labels=frame, inclusion="p", goal=Overall(0.05))
     assert not (tmp_path / "d.db").exists()
     c.close()
     ref.close()

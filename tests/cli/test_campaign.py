@@ -1040,7 +1040,8 @@ def test_create_with_bad_labels_exits_2_with_one_line_naming_labels(tmp_path, po
         "twice": (pd.concat([seed, seed.iloc[:1]]), [], "ids given twice"),
         "blank": (seed.assign(label=[None] + [1] * 9), [], "blank labels for ids"),
         "column": (seed, ["--y-true", "answer"], "--y-true 'answer' is not in"),
-        "unequal": (seed.assign(p=np.linspace(0.1, 0.5, 10)), ["--inclusion", "p"], "probabilities differ within"),
+        "unequal": (seed.assign(p=np.linspace(0.1, 0.5, 10)), ["--inclusion", "p", "--guarantee", "average"],
+                    "probabilities differ within"),
     }
     for name, (frame, extra, words) in cases.items():
         labels = tmp_path / f"{name}.csv"
@@ -1052,6 +1053,28 @@ def test_create_with_bad_labels_exits_2_with_one_line_naming_labels(tmp_path, po
         assert not db.exists()
     assert main(base + ["--db", str(tmp_path / "x.db"), "--inclusion", "p"]) == 2
     assert "give --labels too" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_create_with_unequal_inclusion_reads_the_labels_as_a_seed_cell(tmp_path, pool_csv, capsys):
+    path, pool = pool_csv
+    seed = _seed_file(pool, n=40)
+    labels = tmp_path / "paid.csv"
+    seed.assign(p=np.linspace(0.1, 0.5, 40)).to_csv(labels, index=False)
+    db = tmp_path / "c.db"
+    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region", "--y-pred",
+                 "pred", "--seed", "1", "--db", str(db), "--labels", str(labels), "--inclusion", "p"]) == 0
+    with Campaign.open(db) as c:
+        status = c.status()
+    assert set(status["read"]) == {"seeded"} and int(status["labelled"].sum()) == 40
+    capsys.readouterr()
+    assert main(["campaign", "status", "--db", str(db), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["strata"]
+    assert {r["read"] for r in rows} == {"seeded"}
+    # no random draw yet: the rest of each stratum is unknown, so there is no estimate (null), only an interval
+    assert status["mean"].isna().all() and all(r["mean"] is None and r["upper"] > 0.5 for r in rows)
+
+
 @pytest.mark.parametrize(("values", "shown"), [({1: "yes", 0: "no"}, "'no', 'yes'"),
                                                ({1: "right", 0: "wrong"}, "'right', 'wrong'")])
 def test_cli_create_refuses_a_text_proxy_in_one_line(tmp_path, capsys, values, shown):
