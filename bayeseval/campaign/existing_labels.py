@@ -46,6 +46,7 @@ import pandas as pd
 
 from bayeseval._kernels.proxy import cells_interval
 from bayeseval.campaign.design import PoolDesign, metric_flags
+from bayeseval.campaign.ingest import LabelProblems
 from bayeseval.campaign.labels import norm_rid, py_scalar
 from bayeseval.counts.metrics import get_metric
 
@@ -93,24 +94,6 @@ class ExistingLabels:
         return self.unequal is not None
 
 
-class _Problems:
-    """Reasons the labels are refused, grouped by kind, each naming the row ids."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, list[str]] = {}
-
-    def add(self, kind: str, rid: Any, detail: str | None = None) -> None:
-        text = repr(py_scalar(rid)) if detail is None else f"{py_scalar(rid)!r} ({detail})"
-        self.items.setdefault(kind, []).append(text)
-
-    def raise_if_any(self) -> None:
-        if not self.items:
-            return
-        parts = []
-        for kind, items in self.items.items():
-            shown = ", ".join(items[:10]) + (f" ... ({len(items)} in all)" if len(items) > 10 else "")
-            parts.append(f"{kind}: {shown}")
-        raise ValueError("labels rejected, no campaign created: " + "; ".join(parts))
 
 
 def _label_column(frame: pd.DataFrame, skip: set[Any]) -> Any:
@@ -176,7 +159,7 @@ def _raw(labels: Any, inclusion: Any, pool: pd.DataFrame) -> tuple[np.ndarray, n
 
 
 def _check_rows(raw_ids: np.ndarray, raw_labels: np.ndarray, rids: list[Any], integer: bool, design: PoolDesign,
-                problems: _Problems) -> tuple[list[int], list[Any], list[int]]:
+                problems: LabelProblems) -> tuple[list[int], list[Any], list[int]]:
     """Pool positions, known labels and places in the input of the valid rows; the others noted."""
     nids = [norm_rid(r, integer) for r in raw_ids]
     valid = [i for i, r in enumerate(nids) if r is not None]
@@ -371,7 +354,7 @@ def existing_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[
     raw_ids, raw_labels, raw_incl = _raw(labels, inclusion, pool)
     if len(raw_ids) == 0:
         return None
-    problems = _Problems()
+    problems = LabelProblems("no campaign created")
     pos, values, kept = _check_rows(raw_ids, raw_labels, rids, integer, design, problems)
     problems.raise_if_any()
     codes = design.codes[pos]

@@ -91,11 +91,16 @@ class IngestResult(int, Result):
 # -- create: validation helpers (everything is checked before anything is written) ----------
 
 
-class _Problems:
-    """Reasons a batch of labels is rejected, grouped by kind, each naming the row ids."""
+class LabelProblems:
+    """Reasons labels are rejected, grouped by kind, each naming the row ids.
 
-    def __init__(self) -> None:
+    ``outcome`` ends the message's first words (``"labels rejected, <outcome>: ..."``): what
+    was not done because of them.
+    """
+
+    def __init__(self, outcome: str = "nothing recorded") -> None:
         self.items: dict[str, list[str]] = {}
+        self.outcome = outcome
 
     def add(self, kind: str, rid: Any, detail: str | None = None) -> None:
         text = repr(py_scalar(rid)) if detail is None else f"{py_scalar(rid)!r} ({detail})"
@@ -108,7 +113,7 @@ class _Problems:
         for kind, items in self.items.items():
             shown = ", ".join(items[:10]) + (f" ... ({len(items)} in all)" if len(items) > 10 else "")
             parts.append(f"{kind}: {shown}")
-        raise ValueError("labels rejected, nothing recorded: " + "; ".join(parts))
+        raise ValueError(f"labels rejected, {self.outcome}: " + "; ".join(parts))
 
 
 def ingest_labels(
@@ -155,7 +160,7 @@ def ingest_labels(
     raw_ids, raw_labels = parse_labels(campaign, labels, id_column, label_column)
     if len(raw_ids) == 0:
         return IngestResult(0)
-    problems = _Problems()
+    problems = LabelProblems()
     ids, values, blank = check_batch(campaign, raw_ids, raw_labels, problems, strict)
     with campaign._store.transaction("record labels") as conn:
         new, changed, unchanged = sort_against_store(campaign, conn, ids, values, problems, relabel)
@@ -175,7 +180,7 @@ def _warn_blank(result: IngestResult) -> IngestResult:
 
 
 def _blank_rows(raw_ids: np.ndarray, nids: list[Any], blank: list[int], labelled: set[Any],
-                problems: _Problems) -> int:
+                problems: LabelProblems) -> int:
     """Distinct rows of the batch with only blank labels (an id not in the pool is still an error)."""
     rows = set()
     for i in blank:
@@ -215,7 +220,7 @@ def parse_labels(campaign: Any, labels: Any, id_column: str | None, label_column
     raise TypeError(f"labels must be a pandas Series indexed by row id or a DataFrame, got {type(labels).__name__}")
 
 
-def check_batch(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: _Problems,
+def check_batch(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: LabelProblems,
                 strict: bool = True) -> tuple[list[Any], list[Any], int]:
     """Row ids and known labels of the batch, and the number of rows left blank; unknown ids,
     duplicates and bad labels (blank ones too when ``strict``) noted."""
@@ -248,7 +253,7 @@ def check_batch(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, prob
             values.append(canon[i])
     return ids, values, _blank_rows(raw_ids, nids, blank, seen, problems)
 
-def sort_against_store(campaign: Any, conn: Any, ids: list[Any], values: list[Any], problems: _Problems, relabel: bool
+def sort_against_store(campaign: Any, conn: Any, ids: list[Any], values: list[Any], problems: LabelProblems, relabel: bool
 ) -> tuple[list[list[Any]], list[list[Any]], int]:
     """Split the batch into new labels, changed labels and unchanged re-sends."""
     store = campaign._store
@@ -304,7 +309,7 @@ def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_
     raw_ids, raw_labels = parse_labels(campaign, labels, id_column, label_column, (annotator_column,))
     if len(raw_ids) == 0:
         return IngestResult(0)
-    problems = _Problems()
+    problems = LabelProblems()
     items, blank = check_annotations(campaign, raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object),
                                      problems, strict)
     with campaign._store.transaction("record annotations") as conn:
@@ -319,7 +324,7 @@ def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_
     )
 
 def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, raw_who: np.ndarray,
-                      problems: _Problems, strict: bool = True) -> tuple[list[tuple[Any, str, Any]], int]:
+                      problems: LabelProblems, strict: bool = True) -> tuple[list[tuple[Any, str, Any]], int]:
     """``(row id, annotator, known label)`` per valid annotation, and the number of rows left
     blank; the others noted."""
     canon, missing, invalid = campaign._labels.normalise_many(raw_labels)
@@ -349,7 +354,7 @@ def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray
     labelled = {nids[i] for i in range(len(nids)) if not missing[i]}
     return items, _blank_rows(raw_ids, nids, blank, labelled, problems)
 
-def merge_annotations(campaign: Any, conn: Any, items: list[tuple[Any, str, Any]], problems: _Problems, relabel: bool
+def merge_annotations(campaign: Any, conn: Any, items: list[tuple[Any, str, Any]], problems: LabelProblems, relabel: bool
 ) -> tuple[list[tuple[Any, str, Any, int]], dict[Any, dict[str, Any]], int]:
     """The annotations to write and every touched row's votes after writing them."""
     rids = list(dict.fromkeys(r for r, _, _ in items))
@@ -381,7 +386,7 @@ def merge_annotations(campaign: Any, conn: Any, items: list[tuple[Any, str, Any]
     touched = {w[0] for w in writes}
     return writes, {r: v for r, v in votes.items() if r in touched}, unchanged
 
-def resolved_rows(campaign: Any, conn: Any, votes: dict[Any, dict[str, Any]], problems: _Problems, relabel: bool
+def resolved_rows(campaign: Any, conn: Any, votes: dict[Any, dict[str, Any]], problems: LabelProblems, relabel: bool
 ) -> tuple[list[list[Any]], list[list[Any]], int]:
     """New and changed labels of the touched rows, resolved by the campaign's rule."""
     keys = {r: {a: label_key(v) for a, v in row.items()} for r, row in votes.items()}

@@ -775,29 +775,6 @@ class MetricStates:
         """
         return np.max([st.halfwidths() for st in self.states.values()], axis=0)
 
-    def read_means(self) -> np.ndarray:
-        """The point estimate of the interval each stratum reports (:meth:`read_intervals`).
-
-        The observed rate ``successes / trials`` for the stratum's own guaranteed or anytime
-        interval (NaN without trials), the posterior mean for the pooled (or own) interval.
-
-        Returns
-        -------
-        numpy.ndarray
-            One estimate per stratum.
-
-        Examples
-        --------
-        >>> st = RuleState.from_counts([3, 0], [10, 0], available=[90, 100], guarantee="stratum")
-        >>> st.read_means().tolist()
-        [0.3, nan]
-        """
-        if self.per_stratum():
-            s, n = np.asarray(self.successes, float), np.asarray(self.trials, float)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.where(n > 0, s / n, np.nan)
-        return self.posterior.mean().to_numpy()
-
     def read_halfwidths(self) -> np.ndarray:
         """Per stratum, the largest half-width of the read interval over the metrics.
 
