@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -120,8 +122,11 @@ def test_status_text_prints_counts_and_costs_without_decimals(tmp_path, capsys):
     capsys.readouterr()
     assert main(["campaign", "status", "--db", db]) == 0
     lines = capsys.readouterr().out.splitlines()
-    head = lines[0].split()
-    rows = {line.split()[0]: dict(zip(head, line.split()[1:], strict=False)) for line in lines[2:5]}
+    # columns are right-aligned under their names, and a cell may hold a space ("not met")
+    ends = [(m.group(), m.end()) for m in re.finditer(r"\S+", lines[0])]
+    starts = [0] + [end for _, end in ends[:-1]]
+    rows = {line.split()[0]: {name: line[start:end].strip() for (name, end), start in zip(ends, starts, strict=True)}
+            for line in lines[2:5]}
     n = pool.loc[batch["rid"], "g"].value_counts()
     for stratum, row in rows.items():
         assert row["labelled"] == str(n.get(stratum, 0)) and "." not in row["pool_rows"]
