@@ -139,9 +139,7 @@ def _data_path(name: str) -> Any:
     return resources.files("bayeseval").joinpath("data", name)
 
 
-def load_german_credit(
-    *, as_frame: bool = True, decode: bool = True
-) -> pd.DataFrame | tuple[pd.DataFrame, pd.Series]:
+def load_german_credit(*, as_frame: bool = True, decode: bool = True) -> pd.DataFrame | tuple[pd.DataFrame, pd.Series]:
     """Load the UCI Statlog German Credit Data (1,000 applicants), bundled with the package.
 
     Parameters
@@ -289,9 +287,7 @@ def _shares(shares: Any, n_strata: int, name: str) -> np.ndarray:
         return np.full(n_strata, 1.0 / n_strata)
     w = np.asarray(shares, dtype=float)
     if w.shape != (n_strata,) or np.any(w < 0) or not np.isclose(w.sum(), 1.0):
-        raise ValueError(
-            f"{name} must be {n_strata} non-negative shares summing to 1, got {w.tolist()!r}"
-        )
+        raise ValueError(f"{name} must be {n_strata} non-negative shares summing to 1, got {w.tolist()!r}")
     return w
 
 
@@ -350,9 +346,7 @@ def make_strata(
     r = _true_rates(rates, n_strata, mean_rate, concentration, rng)
     s = rng.binomial(n, r)
     w = None if weights is None else pd.Series(_shares(weights, n_strata, "weights"), index=index)
-    counts = Counts(
-        pd.Series(s, index=index), pd.Series(n, index=index), metric="error_rate", weights=w
-    )
+    counts = Counts(pd.Series(s, index=index), pd.Series(n, index=index), metric="error_rate", weights=w)
     return counts, pd.Series(r, index=index, name="rate")
 
 

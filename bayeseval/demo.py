@@ -239,8 +239,7 @@ class _Demo:
         """Draw with ``draw(ax)`` on a new figure; return it as an inline HTML figure."""
         png = base64.b64encode(figure_png(draw)).decode("ascii")
         esc = html.escape(title)
-        return (f"<figure><figcaption>{esc}</figcaption>"
-                f"<img alt='{esc}' src='data:image/png;base64,{png}'/></figure>")
+        return f"<figure><figcaption>{esc}</figcaption><img alt='{esc}' src='data:image/png;base64,{png}'/></figure>"
 
 
 def _credit_predictions(demo: _Demo) -> pd.DataFrame:
@@ -249,10 +248,7 @@ def _credit_predictions(demo: _Demo) -> pd.DataFrame:
     correct = credit["predicted"] == credit["good_credit"]
     under30 = credit["age"] < 30
     acc_all, acc_u30 = float(correct.mean()), float(correct[under30].mean())
-    demo.say(
-        f"accuracy {acc_all:.3f} on all 1,000 applicants, {acc_u30:.3f} on the "
-        f"{int(under30.sum())} under 30"
-    )
+    demo.say(f"accuracy {acc_all:.3f} on all 1,000 applicants, {acc_u30:.3f} on the {int(under30.sum())} under 30")
     demo.summary["german_credit"] = {"accuracy": acc_all, "accuracy_under_30": acc_u30}
     return credit
 
@@ -277,14 +273,20 @@ def _credit_section(demo: _Demo, credit: pd.DataFrame) -> Report:
         .astype({"age_group": str, "sex": str})
         .to_json(orient="records")
     )
-    demo.section(
-        "<h2>German credit: accuracy per age group and sex</h2>", credit_report.to_html(plot=True)
-    )
+    demo.section("<h2>German credit: accuracy per age group and sex</h2>", credit_report.to_html(plot=True))
     return credit_report
 
 
-_SIDE_COLUMNS = ["trials", "raw_rate", "wilson_lower", "wilson_upper", "pooled_mean", "pooled_lower",
-                 "pooled_upper", "reason"]
+_SIDE_COLUMNS = [
+    "trials",
+    "raw_rate",
+    "wilson_lower",
+    "wilson_upper",
+    "pooled_mean",
+    "pooled_lower",
+    "pooled_upper",
+    "reason",
+]
 
 
 def _compas_section(demo: _Demo) -> None:
@@ -396,8 +398,7 @@ def _campaign_section(demo: _Demo) -> None:
     demo.say(_fmt(sim_summary, 2))
     demo.summary["campaign"] = json.loads(sim_summary.reset_index().to_json(orient="records"))
     demo.section(
-        f"<h2>Simulated labelling campaign (target half-width {target:g}, 10 strata)</h2>"
-        "<div class='bv-wide'>",
+        f"<h2>Simulated labelling campaign (target half-width {target:g}, 10 strata)</h2><div class='bv-wide'>",
         sim_summary.to_html(float_format=lambda v: f"{v:.2f}"),
         "</div>",
         demo.figure("Half-width against labels", lambda ax: plots.plot(sim, ax=ax)),
@@ -407,12 +408,13 @@ def _campaign_section(demo: _Demo) -> None:
 def _write_report(demo: _Demo, out: Path, credit_report: Report) -> None:
     """Step 6: the HTML page (every section with its own figures) and the German credit report."""
     created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    meta = (f"<ul class='bv-meta'><li><b>bayeseval</b> {html.escape(__version__)}</li>"
-            f"<li><b>created</b> {created}</li><li><b>data</b> bundled German credit and COMPAS "
-            f"data, a synthetic labelling pool</li><li><b>random seed</b> {demo.random_seed}</li>"
-            "</ul>")
-    body = f"<h1>bayeseval demo</h1><div class='bayeseval-report'>{meta}</div>" + "\n".join(
-        demo.sections)
+    meta = (
+        f"<ul class='bv-meta'><li><b>bayeseval</b> {html.escape(__version__)}</li>"
+        f"<li><b>created</b> {created}</li><li><b>data</b> bundled German credit and COMPAS "
+        f"data, a synthetic labelling pool</li><li><b>random seed</b> {demo.random_seed}</li>"
+        "</ul>"
+    )
+    body = f"<h1>bayeseval demo</h1><div class='bayeseval-report'>{meta}</div>" + "\n".join(demo.sections)
     report_path = out / "report.html"
     report_path.write_text(page("bayeseval demo", body), encoding="utf-8")
     demo.files.append((report_path, "the whole demo as one self-contained HTML page"))

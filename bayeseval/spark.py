@@ -80,8 +80,9 @@ def tabulate(
     >>> counts = tabulate(sdf, y_true="y", y_pred="p", strata="g", metric="recall")  # doctest: +SKIP
     """
     _check_dataframe(df)
-    return _tabulate(df, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric, pos_label=pos_label,
-                     weights=weights)
+    return _tabulate(
+        df, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric, pos_label=pos_label, weights=weights
+    )
 
 
 def keyed_rank(df: Any, *, id_column: str, salt_column: str, out: str = "__rank") -> Any:
@@ -156,8 +157,18 @@ def dual_constraint_split(
     """
     _check_dataframe(df)
     return _split(
-        df, label=label, id_column=id_column, test_size=test_size, n_min=n_min, groups=groups,
-        max_test_share=max_test_share, max_inflate=max_inflate, merge_below=merge_below,
-        halfwidth=halfwidth, rate=rate, on_infeasible=on_infeasible, random_seed=random_seed,
+        df,
+        label=label,
+        id_column=id_column,
+        test_size=test_size,
+        n_min=n_min,
+        groups=groups,
+        max_test_share=max_test_share,
+        max_inflate=max_inflate,
+        merge_below=merge_below,
+        halfwidth=halfwidth,
+        rate=rate,
+        on_infeasible=on_infeasible,
+        random_seed=random_seed,
         check_ids=check_ids,
     )

@@ -32,18 +32,33 @@ def bench_step(n_strata: int = 50, reps: int = 30) -> pd.DataFrame:
     n = rng.integers(5, 300, n_strata)
     s = rng.binomial(n, rates)
     rows = []
-    for name, rule in [("expected_width", expected_width), ("thompson", thompson), ("independent_beta", independent_beta)]:
+    for name, rule in [
+        ("expected_width", expected_width),
+        ("thompson", thompson),
+        ("independent_beta", independent_beta),
+    ]:
         times, cpu = [], []
         for i in range(reps):
-            st = RuleState.from_counts(s, n, available=np.full(n_strata, 10_000),
-                                       model="independent" if name == "independent_beta" else "robust")
+            st = RuleState.from_counts(
+                s,
+                n,
+                available=np.full(n_strata, 10_000),
+                model="independent" if name == "independent_beta" else "robust",
+            )
             t0, c0 = time.perf_counter(), time.process_time()
             rule(st, 50, np.random.default_rng(i))
             st.is_done()
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
-        rows.append({"rule": name, "strata": n_strata, "median_ms": 1e3 * np.median(times),
-                     "p90_ms": 1e3 * np.quantile(times, 0.9), "median_cpu_ms": 1e3 * np.median(cpu)})
+        rows.append(
+            {
+                "rule": name,
+                "strata": n_strata,
+                "median_ms": 1e3 * np.median(times),
+                "p90_ms": 1e3 * np.quantile(times, 0.9),
+                "median_cpu_ms": 1e3 * np.median(cpu),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -110,8 +125,7 @@ def bench_calibration(pools: int = 400) -> pd.DataFrame:
                 s = rng.binomial(100, th)
                 lo, hi = hierarchical_grid(s, np.full(12, 100), model=model).interval(0.95)
                 cov.append(((lo <= th) & (th <= hi)).mean())
-            rows.append({"rates": source, "model": model, "coverage": np.mean(cov),
-                         "se": np.std(cov) / np.sqrt(pools)})
+            rows.append({"rates": source, "model": model, "coverage": np.mean(cov), "se": np.std(cov) / np.sqrt(pools)})
     return pd.DataFrame(rows)
 
 
@@ -124,8 +138,18 @@ def bench_outlier(repeats: int) -> pd.DataFrame:
     pool.loc[m, "pred"] = np.where(err, 1 - pool.loc[m, "truth"], pool.loc[m, "truth"])
     rows = []
     for model in ("robust", "auto", "beta_binomial"):
-        res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
-                       n_repeats=repeats, batch_size=20, random_seed=0, progress=False, model=model)
+        res = simulate(
+            pool,
+            strata="stratum",
+            y_pred="pred",
+            y_true="truth",
+            rules=["expected_width"],
+            n_repeats=repeats,
+            batch_size=20,
+            random_seed=0,
+            progress=False,
+            model=model,
+        )
         out = res.summary()
         out.index = [f"expected_width [model={model}]"]
         iv = res.intervals
@@ -137,13 +161,27 @@ def bench_outlier(repeats: int) -> pd.DataFrame:
 def bench_campaign_10k() -> dict:
     pool = synthetic_pool(n_rows=1_000_000, n_strata=50, size_ratio=20, random_seed=2)
     t0, c0 = time.perf_counter(), time.process_time()
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
-                   n_repeats=1, batch_size=50, goal=Each(0.045), random_seed=0, progress=False)
+    res = simulate(
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        rules=["expected_width"],
+        n_repeats=1,
+        batch_size=50,
+        goal=Each(0.045),
+        random_seed=0,
+        progress=False,
+    )
     row = res.table.iloc[0]
-    return {"labels_used": int(row["labels_used"]), "rounds": int(row["rounds"]),
-            "wall_time_s": round(time.perf_counter() - t0, 2),
-            "cpu_time_s": round(time.process_time() - c0, 2), "coverage": round(row["coverage"], 3),
-            "reached_goal": bool(row["reached_goal"])}
+    return {
+        "labels_used": int(row["labels_used"]),
+        "rounds": int(row["rounds"]),
+        "wall_time_s": round(time.perf_counter() - t0, 2),
+        "cpu_time_s": round(time.process_time() - c0, 2),
+        "coverage": round(row["coverage"], 3),
+        "reached_goal": bool(row["reached_goal"]),
+    }
 
 
 def main() -> None:
@@ -154,7 +192,9 @@ def main() -> None:
     pd.set_option("display.width", 160)
     print("## one proposal step, 50 strata (fit + intervals + allocation of 50 labels)")
     print(bench_step().round(1).to_string(index=False))
-    print(f"\n## rules on the generated pool (12 strata, 200,000 rows, target half-width 0.05, level 0.95, {3 if args.quick else args.repeats} repeats)")
+    print(
+        f"\n## rules on the generated pool (12 strata, 200,000 rows, target half-width 0.05, level 0.95, {3 if args.quick else args.repeats} repeats)"
+    )
     print(bench_rules(repeats=3 if args.quick else args.repeats, quick=args.quick).round(3).to_string())
     print("\n## calibration of the pooled intervals without sequential stopping (12 strata x 100 labels)")
     print(bench_calibration(100 if args.quick else 400).round(4).to_string(index=False))

@@ -68,12 +68,25 @@ HAND_SQL = {
 def hand_pandas(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Filter the metric's trial rows, then group: what an expert writes in pandas."""
     y, pred = df["y"], df["pred"]
-    trial = {"error_rate": None, "accuracy": None, "recall": y == 1, "precision": pred == 1,
-             "fpr": y != 1, "specificity": y != 1, "npv": pred != 1}[metric]
+    trial = {
+        "error_rate": None,
+        "accuracy": None,
+        "recall": y == 1,
+        "precision": pred == 1,
+        "fpr": y != 1,
+        "specificity": y != 1,
+        "npv": pred != 1,
+    }[metric]
     rows = df if trial is None else df[trial]
-    success = {"error_rate": rows["y"] != rows["pred"], "accuracy": rows["y"] == rows["pred"],
-               "recall": rows["pred"] == 1, "precision": rows["y"] == 1, "fpr": rows["pred"] == 1,
-               "specificity": rows["pred"] != 1, "npv": rows["y"] != 1}[metric]
+    success = {
+        "error_rate": rows["y"] != rows["pred"],
+        "accuracy": rows["y"] == rows["pred"],
+        "recall": rows["pred"] == 1,
+        "precision": rows["y"] == 1,
+        "fpr": rows["pred"] == 1,
+        "specificity": rows["pred"] != 1,
+        "npv": rows["y"] != 1,
+    }[metric]
     return success.groupby(rows["group"]).agg(["sum", "count"])
 
 
@@ -86,14 +99,19 @@ def in_memory_ratios(df: pd.DataFrame, repeats: int, label: str = "string groups
     con = duckdb.connect()
     con.register("frame", df)
     print(f"\nin-memory frame, {label} ({df.memory_usage(deep=True).sum() / 2**20:.0f} MiB), best of {repeats}:")
-    print(f"{'metric':12s} {'tabulate s':>11s} {'DuckDB SQL s':>13s} {'pandas s':>9s} "
-          f"{'/ DuckDB SQL':>13s} {'/ pandas':>9s}")
+    print(
+        f"{'metric':12s} {'tabulate s':>11s} {'DuckDB SQL s':>13s} {'pandas s':>9s} "
+        f"{'/ DuckDB SQL':>13s} {'/ pandas':>9s}"
+    )
     worst = 0.0
     for metric, (trial, success) in HAND_SQL.items():
-        sql = (f'SELECT "group", SUM(CASE WHEN {success} THEN 1 ELSE 0 END) AS successes, '
-               f'SUM(CASE WHEN {trial} THEN 1 ELSE 0 END) AS trials FROM frame GROUP BY "group" ORDER BY "group"')
-        t_bz, counts = best_of(lambda m=metric: bayeseval.tabulate(
-            df, y_true="y", y_pred="pred", strata="group", metric=m), repeats)
+        sql = (
+            f'SELECT "group", SUM(CASE WHEN {success} THEN 1 ELSE 0 END) AS successes, '
+            f'SUM(CASE WHEN {trial} THEN 1 ELSE 0 END) AS trials FROM frame GROUP BY "group" ORDER BY "group"'
+        )
+        t_bz, counts = best_of(
+            lambda m=metric: bayeseval.tabulate(df, y_true="y", y_pred="pred", strata="group", metric=m), repeats
+        )
         t_db, hand = best_of(lambda q=sql: con.sql(q).df(), repeats)
         t_pd, ref = best_of(lambda m=metric: hand_pandas(df, m), repeats)
         hand = hand.set_index("group")
@@ -102,8 +120,10 @@ def in_memory_ratios(df: pd.DataFrame, repeats: int, label: str = "string groups
         assert (counts.trials.to_numpy() == ref["count"].to_numpy()).all(), metric
         worst = max(worst, t_bz / t_db)
         print(f"{metric:12s} {t_bz:11.3f} {t_db:13.3f} {t_pd:9.3f} {t_bz / t_db:13.2f} {t_bz / t_pd:9.2f}")
-    print(f"target: tabulate(frame) / DuckDB SQL over the frame <= 2 for every metric: worst {worst:.2f} "
-          f"({'met' if worst <= 2 else 'NOT met'})")
+    print(
+        f"target: tabulate(frame) / DuckDB SQL over the frame <= 2 for every metric: worst {worst:.2f} "
+        f"({'met' if worst <= 2 else 'NOT met'})"
+    )
 
 
 def best_of(fn, repeats: int) -> tuple[float, object]:
@@ -165,8 +185,10 @@ def main() -> None:
     tmp = tempfile.mkdtemp(prefix="bayeseval-bench-")
     path = os.path.join(tmp, "predictions.parquet")
     df.to_parquet(path, index=False)
-    print(f"{args.rows:,} rows, {df['y'].mean():.4%} positive, 8 groups; data + Parquet in "
-          f"{time.perf_counter() - t0:.1f} s ({os.path.getsize(path) / 2**20:.0f} MiB)")
+    print(
+        f"{args.rows:,} rows, {df['y'].mean():.4%} positive, 8 groups; data + Parquet in "
+        f"{time.perf_counter() - t0:.1f} s ({os.path.getsize(path) / 2**20:.0f} MiB)"
+    )
 
     def bz_duckdb():
         return bayeseval.tabulate(path, y_true="y", y_pred="pred", strata="group", metric="recall")
@@ -177,9 +199,9 @@ def main() -> None:
     def hand_duckdb():
         con = duckdb.connect()
         return con.sql(
-            "SELECT \"group\", SUM(CASE WHEN y = 1 AND pred = 1 THEN 1 ELSE 0 END) AS successes, "
+            'SELECT "group", SUM(CASE WHEN y = 1 AND pred = 1 THEN 1 ELSE 0 END) AS successes, '
             "SUM(CASE WHEN y = 1 THEN 1 ELSE 0 END) AS trials "
-            f"FROM read_parquet('{path}') GROUP BY \"group\" ORDER BY \"group\""
+            f'FROM read_parquet(\'{path}\') GROUP BY "group" ORDER BY "group"'
         ).df()
 
     def bz_pandas():
@@ -192,8 +214,7 @@ def main() -> None:
     def fairlearn_recall():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            mf = MetricFrame(metrics=recall_score, y_true=df["y"], y_pred=df["pred"],
-                             sensitive_features=df["group"])
+            mf = MetricFrame(metrics=recall_score, y_true=df["y"], y_pred=df["pred"], sensitive_features=df["group"])
             return mf.by_group
 
     rows = []
@@ -230,18 +251,24 @@ def main() -> None:
     for mode in ("duckdb", "pandas"):
         info = child_rss(mode, path)
         label = "Parquet -> Counts in DuckDB" if mode == "duckdb" else "Parquet -> pandas -> Counts"
-        print(f"peak memory, fresh process, {label:30s}: VmHWM {info['hwm_mib']:7.0f} MiB, "
-              f"getrusage ru_maxrss {info['rss_mib']:7.0f} MiB ({info['seconds']:.2f} s, "
-              f"{info['trials']:,} trials)")
-    print(f"this process (data in memory, all methods run): "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+        print(
+            f"peak memory, fresh process, {label:30s}: VmHWM {info['hwm_mib']:7.0f} MiB, "
+            f"getrusage ru_maxrss {info['rss_mib']:7.0f} MiB ({info['seconds']:.2f} s, "
+            f"{info['trials']:,} trials)"
+        )
+    print(
+        f"this process (data in memory, all methods run): "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
     shutil.rmtree(tmp, ignore_errors=True)
     ratio = timings["bayeseval.tabulate(Parquet path) [DuckDB]"][0] / ref_db
     speedup = ref_fl / timings["bayeseval.tabulate(Parquet path) [DuckDB]"][0]
     print()
-    print(f"targets: DuckDB path / hand-written DuckDB = {ratio:.2f} (target <= 1.5): "
-          f"{'met' if ratio <= 1.5 else 'NOT met'}; fairlearn / DuckDB path = {speedup:.1f}x "
-          f"(target >= 10): {'met' if speedup >= 10 else 'NOT met'}")
+    print(
+        f"targets: DuckDB path / hand-written DuckDB = {ratio:.2f} (target <= 1.5): "
+        f"{'met' if ratio <= 1.5 else 'NOT met'}; fairlearn / DuckDB path = {speedup:.1f}x "
+        f"(target >= 10): {'met' if speedup >= 10 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -43,8 +43,9 @@ from bayeseval.models.crossed import fit_crossed
 FACTORS = ["race", "sex", "age_cat"]
 
 
-def importance_reference(counts: Counts, factors: list[str] = FACTORS, size: int = 40_000,
-                         seed: int = 0) -> tuple[pd.DataFrame, float]:
+def importance_reference(
+    counts: Counts, factors: list[str] = FACTORS, size: int = 40_000, seed: int = 0
+) -> tuple[pd.DataFrame, float]:
     """Posterior mean and 95% interval per cell by importance sampling; and the ESS."""
     from scipy import special, stats
 
@@ -67,13 +68,23 @@ def importance_reference(counts: Counts, factors: list[str] = FACTORS, size: int
     zg = rng.standard_normal((size, B.shape[0]))
     b = f.b + db
     g = f.gamma - (f.site / f.diag) * (db @ B.T) + zg / np.sqrt(f.diag)
-    log_q = (proposal.logpdf(h) + np.sum(np.log(np.diagonal(chol, axis1=1, axis2=2)), 1)
-             - 0.5 * np.sum(z * z, 1) + 0.5 * np.sum(np.log(f.diag), 1) - 0.5 * np.sum(zg * zg, 1))
+    log_q = (
+        proposal.logpdf(h)
+        + np.sum(np.log(np.diagonal(chol, axis1=1, axis2=2)), 1)
+        - 0.5 * np.sum(z * z, 1)
+        + 0.5 * np.sum(np.log(f.diag), 1)
+        - 0.5 * np.sum(zg * zg, 1)
+    )
     d_b, d_g = design.prior_precision(h)
     eta = b @ B.T + g
-    log_p = (cr._binomial_loglik(eta, s, n).sum(1) - 0.5 * np.sum(d_b * b * b, 1)
-             + 0.5 * np.sum(np.log(d_b), 1) - 0.5 * d_g * np.sum(g * g, 1)
-             + 0.5 * B.shape[0] * np.log(d_g) + cr.log_sd_prior(h))
+    log_p = (
+        cr._binomial_loglik(eta, s, n).sum(1)
+        - 0.5 * np.sum(d_b * b * b, 1)
+        + 0.5 * np.sum(np.log(d_b), 1)
+        - 0.5 * d_g * np.sum(g * g, 1)
+        + 0.5 * B.shape[0] * np.log(d_g)
+        + cr.log_sd_prior(h)
+    )
     w = np.exp(log_p - log_q - np.max(log_p - log_q))
     w /= w.sum()
     theta = special.expit(eta)
@@ -82,25 +93,27 @@ def importance_reference(counts: Counts, factors: list[str] = FACTORS, size: int
         order = np.argsort(x)
         return np.interp(p, np.cumsum(w[order]), x[order])
 
-    frame = pd.DataFrame({
-        "mean": w @ theta,
-        "lower": [quantile(theta[:, k], 0.025) for k in range(theta.shape[1])],
-        "upper": [quantile(theta[:, k], 0.975) for k in range(theta.shape[1])],
-    }, index=cells)
+    frame = pd.DataFrame(
+        {
+            "mean": w @ theta,
+            "lower": [quantile(theta[:, k], 0.025) for k in range(theta.shape[1])],
+            "upper": [quantile(theta[:, k], 0.975) for k in range(theta.shape[1])],
+        },
+        index=cells,
+    )
     return frame, float(1.0 / np.sum(w**2))
 
 
 def compas_counts(factors: list[str] = FACTORS, metric: str = "error_rate") -> Counts:
     """COMPAS counts per cell of the full cross of ``factors`` (empty cells with 0 trials)."""
-    counts = tabulate(load_compas(), y_true="two_year_recid", y_pred="predicted_recid",
-                      strata=factors, metric=metric)
+    counts = tabulate(load_compas(), y_true="two_year_recid", y_pred="predicted_recid", strata=factors, metric=metric)
     full = pd.MultiIndex.from_product(counts.strata.levels, names=counts.strata.names)
-    return Counts.from_arrays(counts.successes.reindex(full, fill_value=0),
-                              counts.trials.reindex(full, fill_value=0))
+    return Counts.from_arrays(counts.successes.reindex(full, fill_value=0), counts.trials.reindex(full, fill_value=0))
 
 
-def compare(seed: int = 20240601, chains: int = 4, draws_per_chain: int = 1000,
-            tune: int = 1000, repeats: int = 5) -> dict:
+def compare(
+    seed: int = 20240601, chains: int = 4, draws_per_chain: int = 1000, tune: int = 1000, repeats: int = 5
+) -> dict:
     """Fit both engines on COMPAS; return the agreement table, the times and diagnostics."""
     from bayeseval.models.pymc import fit_pymc
 
@@ -114,20 +127,31 @@ def compare(seed: int = 20240601, chains: int = 4, draws_per_chain: int = 1000,
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        nuts = fit_pymc(counts, model="logit_normal", factors=FACTORS, chains=chains,
-                        draws=chains * draws_per_chain, tune=tune, target_accept=0.95,
-                        random_seed=seed, cores=1)
+        nuts = fit_pymc(
+            counts,
+            model="logit_normal",
+            factors=FACTORS,
+            chains=chains,
+            draws=chains * draws_per_chain,
+            tune=tune,
+            target_accept=0.95,
+            random_seed=seed,
+            cores=1,
+        )
     pymc_seconds = time.perf_counter() - start
     theta = nuts.theta
-    table = pd.DataFrame({
-        "trials": counts.trials,
-        "nuts_mean": theta.mean(axis=0),
-        "laplace_mean": laplace["mean"],
-        "nuts_lower": np.quantile(theta, 0.025, axis=0),
-        "laplace_lower": laplace["lower"],
-        "nuts_upper": np.quantile(theta, 0.975, axis=0),
-        "laplace_upper": laplace["upper"],
-    }, index=counts.strata)
+    table = pd.DataFrame(
+        {
+            "trials": counts.trials,
+            "nuts_mean": theta.mean(axis=0),
+            "laplace_mean": laplace["mean"],
+            "nuts_lower": np.quantile(theta, 0.025, axis=0),
+            "laplace_lower": laplace["lower"],
+            "nuts_upper": np.quantile(theta, 0.975, axis=0),
+            "laplace_upper": laplace["upper"],
+        },
+        index=counts.strata,
+    )
     diffs = {
         "mean": float(np.max(np.abs(table.nuts_mean - table.laplace_mean))),
         "lower": float(np.max(np.abs(table.nuts_lower - table.laplace_lower))),
@@ -135,8 +159,7 @@ def compare(seed: int = 20240601, chains: int = 4, draws_per_chain: int = 1000,
     }
     laplace_seconds = statistics.median(times)
     reference, ess = importance_reference(counts)
-    is_diffs = {k: float(np.max(np.abs(reference[k] - laplace[k])))
-                for k in ("mean", "lower", "upper")}
+    is_diffs = {k: float(np.max(np.abs(reference[k] - laplace[k]))) for k in ("mean", "lower", "upper")}
     return {
         "importance_max_abs_diff": is_diffs,
         "importance_ess": ess,
@@ -159,17 +182,22 @@ def main() -> None:
     with pd.option_context("display.width", 200, "display.max_rows", 100):
         print(out["table"].round(3).to_string())
     d = out["max_abs_diff"]
-    print(f"\nlargest |NUTS - Laplace|: mean {d['mean']:.4f}, lower {d['lower']:.4f}, "
-          f"upper {d['upper']:.4f}")
+    print(f"\nlargest |NUTS - Laplace|: mean {d['mean']:.4f}, lower {d['lower']:.4f}, upper {d['upper']:.4f}")
     d = out["importance_max_abs_diff"]
-    print(f"largest |importance sampling - Laplace| (ESS {out['importance_ess']:.0f}): mean "
-          f"{d['mean']:.4f}, lower {d['lower']:.4f}, upper {d['upper']:.4f}")
+    print(
+        f"largest |importance sampling - Laplace| (ESS {out['importance_ess']:.0f}): mean "
+        f"{d['mean']:.4f}, lower {d['lower']:.4f}, upper {d['upper']:.4f}"
+    )
     diag = out["nuts_diagnostics"]
-    print(f"NUTS: R-hat max {diag['rhat_max']:.3f}, bulk ESS min {diag['ess_bulk_min']:.0f}, "
-          f"tail ESS min {diag['ess_tail_min']:.0f}, divergences {diag['divergences']}")
+    print(
+        f"NUTS: R-hat max {diag['rhat_max']:.3f}, bulk ESS min {diag['ess_bulk_min']:.0f}, "
+        f"tail ESS min {diag['ess_tail_min']:.0f}, divergences {diag['divergences']}"
+    )
     print(f"Laplace grid points: {out['grid_points']}")
-    print(f"time: Laplace {out['laplace_seconds']:.3f} s (median of 5), PyMC "
-          f"{out['pymc_seconds']:.1f} s, ratio {out['ratio']:.0f}x")
+    print(
+        f"time: Laplace {out['laplace_seconds']:.3f} s (median of 5), PyMC "
+        f"{out['pymc_seconds']:.1f} s, ratio {out['ratio']:.0f}x"
+    )
 
 
 if __name__ == "__main__":

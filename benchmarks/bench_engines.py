@@ -97,9 +97,7 @@ def main() -> int:
         return post
 
     def pymc():
-        return fit_hierarchical(
-            counts, engine="pymc", chains=args.chains, tune=args.tune, cores=1, **opts
-        )
+        return fit_hierarchical(counts, engine="pymc", chains=args.chains, tune=args.tune, cores=1, **opts)
 
     _, ex_first, _ = timed(exact)
     runs = [timed(exact) for _ in range(args.repeat)]
@@ -133,9 +131,7 @@ def main() -> int:
                 chains=args.chains,
                 tune=args.tune,
             )
-            out = subprocess.run(
-                [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-            )
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
             cold = json.loads(out.stdout.strip().splitlines()[-1])
 
     diff = (pm_sum[["mean", "lower", "upper"]] - ex_sum[["mean", "lower", "upper"]]).abs().max()
@@ -151,14 +147,8 @@ def main() -> int:
     print(f"{'run (fit = Posterior with theta draws)':<{w}}{'wall s':>10}{'cpu s':>10}")
     print(f"{'exact fit, first call':<{w}}{ex_first:>10.4f}{'':>10}")
     print(f"{f'exact fit, median of {args.repeat}':<{w}}{ex_wall:>10.4f}{ex_cpu:>10.4f}")
-    print(
-        f"{'exact fit + summary() (exact grid quantiles)':<{w}}{ex_sum_wall:>10.4f}"
-        f"{ex_sum_cpu:>10.4f}"
-    )
-    print(
-        f"{'pymc fit, first call in process (import+compile)':<{w}}{pm_first_wall:>10.2f}"
-        f"{pm_first_cpu:>10.2f}"
-    )
+    print(f"{'exact fit + summary() (exact grid quantiles)':<{w}}{ex_sum_wall:>10.4f}{ex_sum_cpu:>10.4f}")
+    print(f"{'pymc fit, first call in process (import+compile)':<{w}}{pm_first_wall:>10.2f}{pm_first_cpu:>10.2f}")
     print(f"{'pymc fit, warm second call':<{w}}{pm_wall:>10.2f}{pm_cpu:>10.2f}")
     print(f"{'pymc summary()':<{w}}{pm_sum_wall:>10.4f}{pm_sum_cpu:>10.4f}")
     if cold is not None:
@@ -183,10 +173,7 @@ def main() -> int:
     )
     print()
     print("agreement (max |pymc - exact| over strata):")
-    print(
-        f"  posterior mean {diff['mean']:.4f}, 95% lower {diff['lower']:.4f}, "
-        f"95% upper {diff['upper']:.4f}"
-    )
+    print(f"  posterior mean {diff['mean']:.4f}, 95% lower {diff['lower']:.4f}, 95% upper {diff['upper']:.4f}")
     import arviz as az
 
     mcse = az.mcse(pm_post.idata, var_names=["theta"])["theta"].to_numpy()

@@ -82,14 +82,10 @@ def main() -> None:
         post = fit_hierarchical(counts, random_seed=0)
         few = max(3, reps // 3)
         fit_t = median_time(lambda c=counts: fit_hierarchical(c, random_seed=1), reps)
-        cpu_t = median_time(
-            lambda c=counts: fit_hierarchical(c, random_seed=1), reps, clock=time.process_time
-        )
+        cpu_t = median_time(lambda c=counts: fit_hierarchical(c, random_seed=1), reps, clock=time.process_time)
         theta_t = median_time(lambda c=counts: fit_hierarchical(c, random_seed=2).theta, few)
         summ_t = median_time(lambda c=counts: fit_hierarchical(c, random_seed=3).summary(), few)
-        mom_t = median_time(
-            lambda c=counts: fit_hierarchical(c, random_seed=4).exact.posterior_moments(), few
-        )
+        mom_t = median_time(lambda c=counts: fit_hierarchical(c, random_seed=4).exact.posterior_moments(), few)
         d = post.diagnostics
         print(
             f"{name:<11}{d['distinct']:>9}{d['n_evaluations']:>7}{fit_t * 1e3:>9.1f}"

@@ -57,12 +57,43 @@ COMMANDS = {
     "bayeseval --help": ["-m", "bayeseval", "--help"],
     "bayeseval plan --help": ["-m", "bayeseval", "plan", "--help"],
     "bayeseval plan --halfwidth 0.05 --rate 0.7": ["-m", "bayeseval", "plan", "--halfwidth", "0.05", "--rate", "0.7"],
-    "bayeseval plan ... --method wilson": ["-m", "bayeseval", "plan", "--halfwidth", "0.05", "--rate", "0.97",
-                                           "--method", "wilson"],
-    "bayeseval plan allocate ...": ["-m", "bayeseval", "plan", "allocate", "--budget", "400", "--weights",
-                                    '{"a": 0.7, "b": 0.3}', "--rates", '{"a": 0.1, "b": 0.4}'],
-    "bayeseval plan split ...": ["-m", "bayeseval", "plan", "split", "--n-total", "300000", "--n-test", "60000",
-                                 "--share", "0.0042", "--n-min", "323"],
+    "bayeseval plan ... --method wilson": [
+        "-m",
+        "bayeseval",
+        "plan",
+        "--halfwidth",
+        "0.05",
+        "--rate",
+        "0.97",
+        "--method",
+        "wilson",
+    ],
+    "bayeseval plan allocate ...": [
+        "-m",
+        "bayeseval",
+        "plan",
+        "allocate",
+        "--budget",
+        "400",
+        "--weights",
+        '{"a": 0.7, "b": 0.3}',
+        "--rates",
+        '{"a": 0.1, "b": 0.4}',
+    ],
+    "bayeseval plan split ...": [
+        "-m",
+        "bayeseval",
+        "plan",
+        "split",
+        "--n-total",
+        "300000",
+        "--n-test",
+        "60000",
+        "--share",
+        "0.0042",
+        "--n-min",
+        "323",
+    ],
     "bayeseval campaign --help": ["-m", "bayeseval", "campaign", "--help"],
     "bayeseval audit --help": ["-m", "bayeseval", "audit", "--help"],
 }
@@ -88,11 +119,15 @@ def print_cli(repeat: int) -> None:
     """Print the command lines' wall and CPU times and their ratios to ``python -c pass``."""
     times = {name: process_time(args, repeat) for name, args in COMMANDS.items()}
     base_wall, base_cpu = times["python -c pass"]
-    print(f"\ncommand-line start-up (fresh processes, median of {repeat}; target < 0.5 s for "
-          "--help and every plan command; on a loaded machine read the CPU column)")
+    print(
+        f"\ncommand-line start-up (fresh processes, median of {repeat}; target < 0.5 s for "
+        "--help and every plan command; on a loaded machine read the CPU column)"
+    )
     print(f"{'command':<46}{'wall s':>9}{'/ pass':>8}{'cpu s':>9}{'/ pass':>8}  target")
     for name, (wall, cpu) in times.items():
-        target = ("met" if wall < 0.5 else ("met (cpu)" if cpu < 0.5 else "MISSED")) if name.startswith(TARGETED) else ""
+        target = (
+            ("met" if wall < 0.5 else ("met (cpu)" if cpu < 0.5 else "MISSED")) if name.startswith(TARGETED) else ""
+        )
         print(f"{name:<46}{wall:>9.3f}{wall / base_wall:>8.1f}{cpu:>9.3f}{cpu / max(base_cpu, 1e-3):>8.1f}  {target}")
 
 

@@ -94,12 +94,14 @@ def count_peak(df, metric):
 """
 
 CASES = {
-    "write_parquet": COMMON + r"""
+    "write_parquet": COMMON
+    + r"""
 df = frame()
 df.assign(g=df.g.astype(np.int16)).to_parquet(PATH, index=False)
 print(json.dumps({}))
 """,
-    "pandas": COMMON + r"""
+    "pandas": COMMON
+    + r"""
 import bayeseval, duckdb  # the import's fixed memory (about 40 MB) is not part of counting
 base = peak_mb()
 df = frame()
@@ -110,7 +112,8 @@ print(json.dumps({"base": base, "data_mb": size, "after_data": after_frame, "aft
                   "during": during, "seconds": secs, "cpu": cpu, "hwm": hwm_mb(), "strata": len(c),
                   "trials": int(c.trials.sum())}))
 """,
-    "pandas_str": COMMON + r"""
+    "pandas_str": COMMON
+    + r"""
 import bayeseval, duckdb  # the import's fixed memory (about 40 MB) is not part of counting
 base = peak_mb()
 df = frame_str()
@@ -121,7 +124,8 @@ print(json.dumps({"base": base, "data_mb": size, "after_data": after_frame, "aft
                   "during": during, "seconds": secs, "cpu": cpu, "hwm": hwm_mb(), "strata": len(c),
                   "trials": int(c.trials.sum())}))
 """,
-    "duckdb": COMMON + r"""
+    "duckdb": COMMON
+    + r"""
 import bayeseval, duckdb
 base = peak_mb()
 t0 = time.perf_counter(); c0 = time.process_time()
@@ -130,7 +134,8 @@ secs = time.perf_counter() - t0; cpu = time.process_time() - c0
 print(json.dumps({"base": base, "data_mb": float("nan"), "after_data": base, "after_count": peak_mb(),
                   "seconds": secs, "cpu": cpu, "hwm": hwm_mb(), "strata": len(c), "trials": int(c.trials.sum())}))
 """,
-    "exact_fit": COMMON + r"""
+    "exact_fit": COMMON
+    + r"""
 import bayeseval
 base = peak_mb()
 rng = np.random.default_rng(1)
@@ -150,8 +155,7 @@ print(json.dumps({"base": base, "data_mb": theta_mb, "after_data": base, "after_
 
 
 def run(case: str, rows: int, path: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", CASES[case], str(rows), path], capture_output=True,
-                         text=True, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", CASES[case], str(rows), path], capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
         raise RuntimeError(f"{case} failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -167,27 +171,40 @@ def main() -> int:
         parquet_mb = Path(path).stat().st_size / 2**20
         res = {c: run(c, args.rows, path) for c in ("pandas", "pandas_str", "duckdb", "exact_fit")}
     print(f"Peak resident memory (MB), fresh subprocess per case; {args.rows:,} rows, 200 strata")
-    print(f"{'case':<34}{'import':>8}{'data':>8}{'peak':>8}{'extra':>8}{'extra/data':>11}{'VmHWM':>8}{'cpu s':>8}{'wall s':>8}")
-    for name, label in (("pandas", "count, pandas path"), ("duckdb", f"count, DuckDB on Parquet ({parquet_mb:.0f} MB)"),
-                        ("exact_fit", "exact fit, 1,000 strata (theta)")):
+    print(
+        f"{'case':<34}{'import':>8}{'data':>8}{'peak':>8}{'extra':>8}{'extra/data':>11}{'VmHWM':>8}{'cpu s':>8}{'wall s':>8}"
+    )
+    for name, label in (
+        ("pandas", "count, pandas path"),
+        ("duckdb", f"count, DuckDB on Parquet ({parquet_mb:.0f} MB)"),
+        ("exact_fit", "exact fit, 1,000 strata (theta)"),
+    ):
         r = res[name]
         extra = r["after_count"] - r["after_data"]
         ratio = extra / r["data_mb"] if r["data_mb"] == r["data_mb"] and r["data_mb"] > 0 else float("nan")
         data = f"{r['data_mb']:.0f}" if r["data_mb"] == r["data_mb"] else "-"
-        print(f"{label:<34}{r['base']:>8.0f}{data:>8}{r['after_count']:>8.0f}{extra:>8.0f}"
-              f"{ratio:>11.2f}{r['hwm']:>8.0f}{r['cpu']:>8.2f}{r['seconds']:>8.2f}")
+        print(
+            f"{label:<34}{r['base']:>8.0f}{data:>8}{r['after_count']:>8.0f}{extra:>8.0f}"
+            f"{ratio:>11.2f}{r['hwm']:>8.0f}{r['cpu']:>8.2f}{r['seconds']:>8.2f}"
+        )
     print()
-    for name, label in (("pandas", "error_rate, int8 labels, categorical strata"),
-                        ("pandas_str", "recall, int8 labels, string strata")):
+    for name, label in (
+        ("pandas", "error_rate, int8 labels, categorical strata"),
+        ("pandas_str", "recall, int8 labels, string strata"),
+    ):
         r = res[name]
         one_off, during = r["during"]
-        print(f"in-memory frame, {label}: frame {r['data_mb']:.0f} MB; peak while counting above the "
-              f"resident memory before it: {during:.0f} MB = {during / r['data_mb']:.0%} of the frame "
-              f"(target <= 50%: {'met' if during <= 0.5 * r['data_mb'] else 'NOT met'}); one-off cost of "
-              f"the first call (lazy imports, measured on 1,000 rows before): {one_off:.0f} MB")
+        print(
+            f"in-memory frame, {label}: frame {r['data_mb']:.0f} MB; peak while counting above the "
+            f"resident memory before it: {during:.0f} MB = {during / r['data_mb']:.0%} of the frame "
+            f"(target <= 50%: {'met' if during <= 0.5 * r['data_mb'] else 'NOT met'}); one-off cost of "
+            f"the first call (lazy imports, measured on 1,000 rows before): {one_off:.0f} MB"
+        )
     p, d = res["pandas"], res["duckdb"]
-    print(f"DuckDB peak / pandas peak: {d['after_count'] / p['after_count']:.2f}; "
-          f"DuckDB extra over import / pandas frame size: {(d['after_count'] - d['base']) / p['data_mb']:.2f}")
+    print(
+        f"DuckDB peak / pandas peak: {d['after_count'] / p['after_count']:.2f}; "
+        f"DuckDB extra over import / pandas frame size: {(d['after_count'] - d['base']) / p['data_mb']:.2f}"
+    )
     assert p["trials"] == d["trials"] == args.rows, "both paths must count every row"
     return 0
 

@@ -100,9 +100,17 @@ def campaign_times(k: int, rows_per: int = 20) -> dict:
     truth = np.where(rng.random(n) < 0.1, 1 - pool["pred"].to_numpy(), pool["pred"].to_numpy())
     out = {}
     with tempfile.TemporaryDirectory() as d:
-        camp, *out["create"] = timed(lambda: Campaign.create(
-            os.path.join(d, "c.db"), pool, strata="stratum", y_pred="pred", goal=Each(0.2),
-            batch_size=k, random_seed=0))
+        camp, *out["create"] = timed(
+            lambda: Campaign.create(
+                os.path.join(d, "c.db"),
+                pool,
+                strata="stratum",
+                y_pred="pred",
+                goal=Each(0.2),
+                batch_size=k,
+                random_seed=0,
+            )
+        )
         batch, *out["propose"] = timed(camp.propose)
         camp.ingest(pd.Series(truth[batch.index.to_numpy()], index=batch.index))
         _, *out["status"] = timed(camp.status)
@@ -132,10 +140,10 @@ def rats_times(with_pymc: bool) -> dict:
 
     counts = Counts.from_arrays(RAT_Y, RAT_N, strata=[f"rat_{i:02d}" for i in range(71)])
     fit_hierarchical(counts, engine="exact", random_seed=1).summary()  # first call: imports
-    runs = [timed(lambda: fit_hierarchical(counts, engine="exact", random_seed=1).summary())[1:]
-            for _ in range(5)]
+    runs = [timed(lambda: fit_hierarchical(counts, engine="exact", random_seed=1).summary())[1:] for _ in range(5)]
     out = {"exact": tuple(float(np.median([r[i] for r in runs])) for i in (0, 1))}
     if with_pymc:
+
         def pymc():
             return fit_hierarchical(counts, engine="pymc", draws=1000, chains=2, tune=1000, cores=1, random_seed=1)
 
@@ -176,9 +184,7 @@ def main() -> None:
             v = row.get(c)
             wall[c].append(v[0] if v else None)
             cpu[c].append(v[1] if v else None)
-        cells = "".join(
-            f"{(f'{row[c][0]:.3f}/{row[c][1]:.3f}' if row.get(c) else '-'):>14}" for c in cols
-        )
+        cells = "".join(f"{(f'{row[c][0]:.3f}/{row[c][1]:.3f}' if row.get(c) else '-'):>14}" for c in cols)
         print(f"{k:>8,}{cells}", flush=True)
     print("\nslope of log time against log strata (sizes >= 1,000; 1 = linear), wall / cpu")
     for c in cols:
@@ -190,8 +196,10 @@ def main() -> None:
             continue
         w = sum(wall[p][sizes.index(k)] for p in parts)
         c = sum(cpu[p][sizes.index(k)] for p in parts)
-        print(f"  {label:<28}{k:>8,} strata: {w:8.3f} s wall ({w / target:6.2f}x), "
-              f"{c:8.3f} s cpu ({c / target:6.2f}x), {w / a0:8.0f} anchors")
+        print(
+            f"  {label:<28}{k:>8,} strata: {w:8.3f} s wall ({w / target:6.2f}x), "
+            f"{c:8.3f} s cpu ({c / target:6.2f}x), {w / a0:8.0f} anchors"
+        )
     rats = rats_times(not args.no_pymc)
     print("\nrat tumours, 71 strata (wall / cpu s)")
     for name, (w, c) in rats.items():

@@ -9,6 +9,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_serve.py [--readers 100] [--secret S]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,6 +33,7 @@ class Sync:
         class R:
             def to_dict(self):
                 return {}
+
         return R()
 
 
@@ -58,8 +60,12 @@ def one_run(db, readers, secret):
         t.start()
     time.sleep(1.0 if readers else 0)
     t0 = time.perf_counter()
-    req = urllib.request.Request(url + "/", data=b'{"action": "ANNOTATION_CREATED"}', method="POST",
-                                 headers={"Content-Type": "application/json", **headers})
+    req = urllib.request.Request(
+        url + "/",
+        data=b'{"action": "ANNOTATION_CREATED"}',
+        method="POST",
+        headers={"Content-Type": "application/json", **headers},
+    )
     urllib.request.urlopen(req, timeout=60).read()
     # the sync is done when the server has run one
     deadline = time.monotonic() + 120
@@ -86,8 +92,10 @@ def main() -> int:
     alone, _ = one_run(db, 0, args.secret)
     busy, reads = one_run(db, args.readers, args.secret)
     ratio = busy / alone
-    print(f"sync alone: {alone:.2f} s; with {args.readers} status readers looping: {busy:.2f} s "
-          f"({reads} status answers meanwhile); ratio {ratio:.1f} (target < 3)")
+    print(
+        f"sync alone: {alone:.2f} s; with {args.readers} status readers looping: {busy:.2f} s "
+        f"({reads} status answers meanwhile); ratio {ratio:.1f} (target < 3)"
+    )
     return 0 if ratio < 3 else 1
 
 

@@ -68,7 +68,8 @@ def make_table(spark, n: int, path: str, seed: int = 7):
         return bits / F.lit(float(1 << 24))
 
     df = (
-        spark.range(n).withColumnRenamed("id", "i")
+        spark.range(n)
+        .withColumnRenamed("id", "i")
         # scattered, negative and large ids (odd multiplier: distinct ids)
         .withColumn("id", F.col("i") * F.lit(3_000_000_019) - F.lit(4 * 10**15))
         .withColumn("y", (u(1) < 0.01).cast("int"))
@@ -146,20 +147,31 @@ def run_size(spark, n: int, repeats: int, tmp: str) -> dict:
         return bayeseval.tabulate(df, y_true="y", y_pred="pred", strata="group", metric="recall")
 
     def hand():
-        return (df.groupBy("group")
-                .agg(F.sum(((F.col("y") == 1) & (F.col("pred") == 1)).cast("long")).alias("s"),
-                     F.sum((F.col("y") == 1).cast("long")).alias("t"))
-                .collect())
+        return (
+            df.groupBy("group")
+            .agg(
+                F.sum(((F.col("y") == 1) & (F.col("pred") == 1)).cast("long")).alias("s"),
+                F.sum((F.col("y") == 1).cast("long")).alias("t"),
+            )
+            .collect()
+        )
 
     rows = {}
-    for name, fn in [("anchor: groupBy(key).count()", anchor), ("split, test written", lambda: split(False)),
-                     ("split, train + test written", lambda: split(True)),
-                     ("split, check_ids=False, test written", lambda: split(False, check_ids=False)),
-                     ("hand-written recall groupBy", hand), ("tabulate(recall)", tab)]:
+    for name, fn in [
+        ("anchor: groupBy(key).count()", anchor),
+        ("split, test written", lambda: split(False)),
+        ("split, train + test written", lambda: split(True)),
+        ("split, check_ids=False, test written", lambda: split(False, check_ids=False)),
+        ("hand-written recall groupBy", hand),
+        ("tabulate(recall)", tab),
+    ]:
         rows[name] = timed(spark, fn, repeats)
         print(f"  ({n:,} rows) {name}: {rows[name][0]:.2f} s", flush=True)
     # agreement of tabulate with the hand-written aggregation
-    counts, ref = rows["tabulate(recall)"][2], {r["group"]: (r["s"], r["t"]) for r in rows["hand-written recall groupBy"][2]}
+    counts, ref = (
+        rows["tabulate(recall)"][2],
+        {r["group"]: (r["s"], r["t"]) for r in rows["hand-written recall groupBy"][2]},
+    )
     assert [ref[g] for g in counts.strata] == list(zip(counts.successes, counts.trials, strict=True))
     return rows
 
@@ -182,13 +194,19 @@ def main() -> int:
             print(f"{'':38s}{'wall s':>9s}{'us/row':>8s}{'JVM cpu s':>11s}{'wall ratio':>12s}{'cpu ratio':>11s}")
             for name, (wall, cpu, _) in rows.items():
                 ref_wall, ref_cpu = (h_wall, h_cpu) if "recall" in name else (a_wall, a_cpu)
-                print(f"{name:38s}{wall:9.2f}{wall / n * 1e6:8.2f}{cpu:11.2f}{wall / ref_wall:12.2f}{cpu / ref_cpu:11.2f}")
+                print(
+                    f"{name:38s}{wall:9.2f}{wall / n * 1e6:8.2f}{cpu:11.2f}{wall / ref_wall:12.2f}{cpu / ref_cpu:11.2f}"
+                )
             s_ratio = rows["split, test written"][0] / a_wall
             s_fast = rows["split, check_ids=False, test written"][0] / a_wall
             t_ratio = rows["tabulate(recall)"][0] / h_wall
-            print(f"target: split (test written) / groupBy count <= 3: {s_ratio:.2f} ({'met' if s_ratio <= 3 else 'NOT met'}); "
-                  f"with check_ids=False: {s_fast:.2f}")
-            print(f"target: tabulate / hand-written aggregation <= 2: {t_ratio:.2f} ({'met' if t_ratio <= 2 else 'NOT met'})")
+            print(
+                f"target: split (test written) / groupBy count <= 3: {s_ratio:.2f} ({'met' if s_ratio <= 3 else 'NOT met'}); "
+                f"with check_ids=False: {s_fast:.2f}"
+            )
+            print(
+                f"target: tabulate / hand-written aggregation <= 2: {t_ratio:.2f} ({'met' if t_ratio <= 2 else 'NOT met'})"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         spark.stop()

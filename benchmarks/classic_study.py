@@ -96,9 +96,7 @@ def one_replicate(args: tuple[str, int, int]) -> list[dict]:
         true = float(np.mean(fitted.predict(Xt) != yt))
     out = [{"classifier": name, "m": m, "seed": seed, "method": "true", "estimate": true}]
     for row in table.itertuples():
-        out.append(
-            {"classifier": name, "m": m, "seed": seed, "method": row.method, "estimate": row.estimate}
-        )
+        out.append({"classifier": name, "m": m, "seed": seed, "method": row.method, "estimate": row.estimate})
     return out
 
 
@@ -151,10 +149,7 @@ def plot(mean: pd.DataFrame, sd: pd.DataFrame, path: Path) -> None:
     axes[0, 0].set_ylabel("mean estimate")
     axes[1, 0].set_ylabel("sd over replicates")
     axes[0, 2].legend(fontsize=8, loc="upper right")
-    fig.suptitle(
-        f"Error-rate estimators, two Gaussian classes, d={D}, Delta={DELTA} "
-        f"(Bayes error {BAYES:.4f})"
-    )
+    fig.suptitle(f"Error-rate estimators, two Gaussian classes, d={D}, Delta={DELTA} (Bayes error {BAYES:.4f})")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -170,7 +165,9 @@ def reject_demo() -> pd.DataFrame:
     model = make_classifier("LDA").fit(X, y)
     Xt, yt = draw(rng, 10_000)
     curve = error_reject_curve(
-        model.predict_proba(Xt), yt, thresholds=[0.05, 0.1, 0.2, 0.3, 0.4, 0.5],
+        model.predict_proba(Xt),
+        yt,
+        thresholds=[0.05, 0.1, 0.2, 0.3, 0.4, 0.5],
         classes=model.classes_,
     )
     return curve
@@ -181,9 +178,7 @@ def markdown(df: pd.DataFrame, digits: int = 4) -> str:
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---:|" * len(cols)]
     for row in df.itertuples(index=False):
-        cells = [
-            f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row
-        ]
+        cells = [f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -197,9 +192,7 @@ def fmt_bias(raw: pd.DataFrame) -> str:
     cols = [c for c in ORDER[1:] if c in mu.columns]
     lines = ["| classifier | m | " + " | ".join(cols) + " |", "|" + "---:|" * (len(cols) + 2)]
     for (clf, m), row in mu.iterrows():
-        cells = [
-            "-" if pd.isna(row[c]) else f"{row[c]:+.3f} ± {se.loc[(clf, m), c]:.3f}" for c in cols
-        ]
+        cells = ["-" if pd.isna(row[c]) else f"{row[c]:+.3f} ± {se.loc[(clf, m), c]:.3f}" for c in cols]
         lines.append(f"| {clf} | {m} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -222,11 +215,7 @@ def write_doc(raw, mean, sd, reps, seconds, curve, path: Path) -> None:
     text = DOC_HEAD.format(D=D, DELTA=DELTA, BAYES=BAYES, reps=reps, n_boot=N_BOOT, loo=LOO_MAX)
     for clf in CLASSIFIERS:
         text += f"\n### {clf}\n\n" + fmt_table(mean, sd, clf) + "\n"
-    text += (
-        "\n### Mean bias (estimate minus true conditional error) and its Monte Carlo SE\n\n"
-        + fmt_bias(raw)
-        + "\n"
-    )
+    text += "\n### Mean bias (estimate minus true conditional error) and its Monte Carlo SE\n\n" + fmt_bias(raw) + "\n"
     text += DOC_READING.format(BAYES=BAYES)
     text += "\n### Error-reject curve (LDA, 500 rows per class, 20,000 fresh rows)\n\n"
     text += markdown(curve, 4) + "\n"

@@ -40,6 +40,7 @@ def _test_module(name: str):
 
     return importlib.import_module(f"tests.{name}")
 
+
 def package_lines() -> int:
     return sum(len(p.read_text().splitlines()) for p in (ROOT / "bayeseval").rglob("*.py"))
 
@@ -58,17 +59,39 @@ def long_functions(limit: int = 80) -> list[tuple[str, int]]:
 
 def complex_functions(limit: int = 20) -> list[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "bayeseval", "--select", "C901", "--output-format", "json",
-         "--config", f"lint.mccabe.max-complexity={limit}"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "bayeseval",
+            "--select",
+            "C901",
+            "--output-format",
+            "json",
+            "--config",
+            f"lint.mccabe.max-complexity={limit}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    return [f"{Path(d['filename']).relative_to(ROOT)}:{d['location']['row']} {d['message']}"
-            for d in json.loads(proc.stdout or "[]")]
+    return [
+        f"{Path(d['filename']).relative_to(ROOT)}:{d['location']['row']} {d['message']}"
+        for d in json.loads(proc.stdout or "[]")
+    ]
 
 
 def long_modules(limit: int = 1000) -> list[tuple[str, int]]:
-    return sorted(((str(p.relative_to(ROOT)), n) for p in (ROOT / "bayeseval").rglob("*.py")
-                   if (n := len(p.read_text().splitlines())) > limit), key=lambda x: -x[1])
+    return sorted(
+        (
+            (str(p.relative_to(ROOT)), n)
+            for p in (ROOT / "bayeseval").rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > limit
+        ),
+        key=lambda x: -x[1],
+    )
 
 
 def largest_class() -> tuple[str, int]:
@@ -87,14 +110,22 @@ def entry_point_parameters() -> dict[str, int]:
 
     from bayeseval.campaign import Campaign, CampaignSpec, simulate
 
-    return {"CampaignSpec": len(inspect.signature(CampaignSpec).parameters),
-            "Campaign.create": len(inspect.signature(Campaign.create).parameters) - 1,
-            "simulate": len(inspect.signature(simulate).parameters)}
+    return {
+        "CampaignSpec": len(inspect.signature(CampaignSpec).parameters),
+        "Campaign.create": len(inspect.signature(Campaign.create).parameters) - 1,
+        "simulate": len(inspect.signature(simulate).parameters),
+    }
 
 
 #: what marks compatibility code for an old name
-_DEPRECATION_MARKS = ("renamed_kwargs", "positional_deprecated", "deprecated_alias",
-                      "DeprecationWarning", "is renamed", "former name")
+_DEPRECATION_MARKS = (
+    "renamed_kwargs",
+    "positional_deprecated",
+    "deprecated_alias",
+    "DeprecationWarning",
+    "is renamed",
+    "former name",
+)
 
 
 def deprecation_sites() -> list[str]:
@@ -109,9 +140,11 @@ def deprecation_sites() -> list[str]:
 def unmirrored_test_files() -> list[str]:
     """Test files whose name matches no module or package of the package (``test_<module>.py``,
     ``test_<package>_<module>.py``, ``test_<package>.py``)."""
-    modules = {p.stem for p in (ROOT / "bayeseval").rglob("*.py")} | {
-        f"{p.parent.name}_{p.stem}".lstrip("_") for p in (ROOT / "bayeseval").rglob("*.py")} | {
-        p.parent.name.lstrip("_") for p in (ROOT / "bayeseval").rglob("__init__.py")}
+    modules = (
+        {p.stem for p in (ROOT / "bayeseval").rglob("*.py")}
+        | {f"{p.parent.name}_{p.stem}".lstrip("_") for p in (ROOT / "bayeseval").rglob("*.py")}
+        | {p.parent.name.lstrip("_") for p in (ROOT / "bayeseval").rglob("__init__.py")}
+    )
     out = []
     for path in sorted((ROOT / "tests").rglob("test_*.py")):
         rel = path.relative_to(ROOT / "tests")
@@ -129,9 +162,10 @@ def timings() -> dict[str, float]:
 
     env = dict(os.environ, MPLBACKEND="Agg")
     out = {}
-    for name, cmd in (("default tests (pytest -n 2 -q)", [sys.executable, "-m", "pytest", "-n", "2", "-q"]),
-                      ("bayeseval demo", [sys.executable, "-m", "bayeseval", "demo", "--out",
-                                          tempfile.mkdtemp(), "--force"])):
+    for name, cmd in (
+        ("default tests (pytest -n 2 -q)", [sys.executable, "-m", "pytest", "-n", "2", "-q"]),
+        ("bayeseval demo", [sys.executable, "-m", "bayeseval", "demo", "--out", tempfile.mkdtemp(), "--force"]),
+    ):
         start = time.perf_counter()
         subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, check=False)
         out[name] = time.perf_counter() - start
@@ -148,8 +182,7 @@ def numpydoc_report() -> tuple[int, int, dict[str, list[str]]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true", help="list every finding")
-    parser.add_argument("--timings", action="store_true",
-                        help="also time the default tests and the demo (minutes)")
+    parser.add_argument("--timings", action="store_true", help="also time the default tests and the demo (minutes)")
     args = parser.parse_args(argv)
 
     layers = _test_module("meta.helpers")
@@ -185,12 +218,17 @@ def main(argv: list[str] | None = None) -> int:
         for name, seconds in timings().items():
             print(f"{name:<32}{seconds:>6.0f} s")
     if args.verbose:
-        for title, items in (("long", [f"{n} ({k} lines)" for n, k in longf]),
-                             ("complex", complexf), ("cycles", [" -> ".join(c) for c in cycles]),
-                             ("sideways", sideways), ("later stage", upstream),
-                             ("numpydoc", [f"{k}: {', '.join(v)}" for k, v in failures.items()]),
-                             ("over 1,000 lines", [f"{m} ({k})" for m, k in big]),
-                             ("deprecation", shims), ("test file", unmirrored)):
+        for title, items in (
+            ("long", [f"{n} ({k} lines)" for n, k in longf]),
+            ("complex", complexf),
+            ("cycles", [" -> ".join(c) for c in cycles]),
+            ("sideways", sideways),
+            ("later stage", upstream),
+            ("numpydoc", [f"{k}: {', '.join(v)}" for k, v in failures.items()]),
+            ("over 1,000 lines", [f"{m} ({k})" for m, k in big]),
+            ("deprecation", shims),
+            ("test file", unmirrored),
+        ):
             for item in items:
                 print(f"  [{title}] {item}")
     return 0

@@ -167,7 +167,7 @@ def counting(sizes: tuple[int, ...], budget: float) -> list[Curve]:
 
     def sql(df: Any) -> Any:
         con.register("df", df)
-        q = "SELECT \"group\", sum(y_pred), count(*) FROM df WHERE y_true = 1 GROUP BY \"group\""
+        q = 'SELECT "group", sum(y_pred), count(*) FROM df WHERE y_true = 1 GROUP BY "group"'
         out = con.execute(q).fetchall()
         con.unregister("df")
         return out
@@ -301,8 +301,9 @@ def _memory_gb() -> str:
 def _commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "bayeseval"], cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "bayeseval"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
         return out.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
     except OSError:
         return "unknown"
@@ -316,9 +317,11 @@ def header(command: str, load: tuple[float, float, float]) -> list[str]:
 
     import bayeseval
 
-    versions = (f"Python {platform.python_version()}, bayeseval {bayeseval.__version__} (commit "
-                f"{_commit()}), NumPy {numpy.__version__}, pandas {pandas.__version__}, SciPy "
-                f"{scipy.__version__}, DuckDB {duckdb.__version__}")
+    versions = (
+        f"Python {platform.python_version()}, bayeseval {bayeseval.__version__} (commit "
+        f"{_commit()}), NumPy {numpy.__version__}, pandas {pandas.__version__}, SciPy "
+        f"{scipy.__version__}, DuckDB {duckdb.__version__}"
+    )
     return [
         "# Scaling",
         "",
@@ -357,22 +360,21 @@ def _slopes(curve: Curve) -> tuple[str, str]:
 
 def table(curves: list[Curve], sizes: tuple[int, ...], what: str) -> list[str]:
     heads = [f"{n:,}" if n < 10**5 or what == "strata" else f"1e{round(math.log10(n))}" for n in sizes]
-    lines = [f"| {what} | " + " | ".join(heads) + " | slope | slope, largest 3 |",
-             "|---|" + "---:|" * (len(sizes) + 2)]
+    lines = [f"| {what} | " + " | ".join(heads) + " | slope | slope, largest 3 |", "|---|" + "---:|" * (len(sizes) + 2)]
     for c in curves:
         name = f"*{c.name}*" if c.anchor else c.name
-        lines.append(f"| {name} | " + " | ".join(_cell(c, n) for n in sizes) + " | "
-                     + " | ".join(_slopes(c)) + " |")
+        lines.append(f"| {name} | " + " | ".join(_cell(c, n) for n in sizes) + " | " + " | ".join(_slopes(c)) + " |")
     return lines
 
 
 def ratios(curves: list[Curve], sizes: tuple[int, ...]) -> list[str]:
     ours, *anchors = curves
-    lines = ["| tabulate / anchor | " + " | ".join(f"1e{round(math.log10(n))}" for n in sizes) + " |",
-             "|---|" + "---:|" * len(sizes)]
+    lines = [
+        "| tabulate / anchor | " + " | ".join(f"1e{round(math.log10(n))}" for n in sizes) + " |",
+        "|---|" + "---:|" * len(sizes),
+    ]
     for a in anchors:
-        cells = [f"{ours.points[n] / a.points[n]:.1f}x" if n in ours.points and n in a.points else ""
-                 for n in sizes]
+        cells = [f"{ours.points[n] / a.points[n]:.1f}x" if n in ours.points and n in a.points else "" for n in sizes]
         lines.append(f"| {a.name} | " + " | ".join(cells) + " |")
     return lines
 
@@ -386,23 +388,46 @@ def skipped_notes(curves: list[Curve], budget: float) -> list[str]:
     return ["", "Skipped sizes:", "", *notes] if notes else []
 
 
-def page(command: str, load: Any, rows: tuple[int, ...], strata: tuple[int, ...],
-         counted: list[Curve], by_strata: list[Curve], budget: float) -> str:
+def page(
+    command: str,
+    load: Any,
+    rows: tuple[int, ...],
+    strata: tuple[int, ...],
+    counted: list[Curve],
+    by_strata: list[Curve],
+    budget: float,
+) -> str:
     lines = header(command, load)
     if "--quick" in command:
-        lines += ["!!! note", "    A smoke run at small sizes: `python benchmarks/run_all.py` measures up to "
-                  "1e7 rows and 100,000 strata.", ""]
-    lines += ["## Counting rows", "",
-              "`tabulate` of an in-memory pandas frame (int8 label and prediction, 100 groups) "
-              "for recall, against two hand-written anchors (in italics) over the same frame.", ""]
+        lines += [
+            "!!! note",
+            "    A smoke run at small sizes: `python benchmarks/run_all.py` measures up to "
+            "1e7 rows and 100,000 strata.",
+            "",
+        ]
+    lines += [
+        "## Counting rows",
+        "",
+        "`tabulate` of an in-memory pandas frame (int8 label and prediction, 100 groups) "
+        "for recall, against two hand-written anchors (in italics) over the same frame.",
+        "",
+    ]
     lines += table(counted, rows, "rows") + [""] + ratios(counted, rows)
-    lines += ["", "## Fits, reports and labelling campaigns", "",
-              "Counts of 20-200 trials per stratum; the campaign pool has 20 rows per stratum "
-              "and proposes 100 labels per round.", ""]
+    lines += [
+        "",
+        "## Fits, reports and labelling campaigns",
+        "",
+        "Counts of 20-200 trials per stratum; the campaign pool has 20 rows per stratum "
+        "and proposes 100 labels per round.",
+        "",
+    ]
     lines += table(by_strata, strata, "strata")
     lines += skipped_notes(counted + by_strata, budget)
-    lines += ["", "Rerun after a change with `python benchmarks/run_all.py`; `--budget` sets the seconds allowed "
-              "per call, `--full` adds 1e8 rows (about 0.4 GB of frame)."]
+    lines += [
+        "",
+        "Rerun after a change with `python benchmarks/run_all.py`; `--budget` sets the seconds allowed "
+        "per call, `--full` adds 1e8 rows (about 0.4 GB of frame).",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -412,8 +437,12 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smoke run: rows <= 1e6, strata <= 1,000")
     ap.add_argument("--budget", type=float, default=60.0, help="seconds allowed per call (default 60)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "scaling.md", help="page to write")
-    ap.add_argument("--scripts", nargs="*", metavar="NAME",
-                    help="run bench_*.py scripts instead (all, or the names given, e.g. import memory)")
+    ap.add_argument(
+        "--scripts",
+        nargs="*",
+        metavar="NAME",
+        help="run bench_*.py scripts instead (all, or the names given, e.g. import memory)",
+    )
     ap.add_argument("--list", action="store_true", help="list the bench_*.py scripts and exit")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds allowed per script (--scripts)")
     args = ap.parse_args()

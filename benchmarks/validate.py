@@ -88,10 +88,8 @@ class Config:
 
 def make_config(quick: bool) -> Config:
     if quick:
-        return Config(True, np.round(np.linspace(0.01, 0.99, 50), 4), (5, 20, 50), 999,
-                      10, 1, 200, 200, 500, 50, 10)
-    return Config(False, np.round(np.linspace(0.01, 0.99, 197), 4), NS, 2000,
-                  100, 15, 500, 1000, 4000, 400, 200)
+        return Config(True, np.round(np.linspace(0.01, 0.99, 50), 4), (5, 20, 50), 999, 10, 1, 200, 200, 500, 50, 10)
+    return Config(False, np.round(np.linspace(0.01, 0.99, 197), 4), NS, 2000, 100, 15, 500, 1000, 4000, 400, 200)
 
 
 def fmt(x: float, d: int | str = 3) -> str:
@@ -137,9 +135,17 @@ def closed_form_intervals(cfg: Config) -> tuple[pd.DataFrame, dict]:
             cov, width = enumerate_coverage(np.asarray(lo), np.asarray(hi), n, cfg.p_grid)
             curves[(method, n)] = cov
             i = int(np.argmin(cov))
-            rows.append({"method": method, "n": n, "min_coverage": cov.min(), "p_at_min": cfg.p_grid[i],
-                         "mean_coverage": cov.mean(), "share_below_0.93": float(np.mean(cov < 0.93)),
-                         "mean_width": width.mean()})
+            rows.append(
+                {
+                    "method": method,
+                    "n": n,
+                    "min_coverage": cov.min(),
+                    "p_at_min": cfg.p_grid[i],
+                    "mean_coverage": cov.mean(),
+                    "share_below_0.93": float(np.mean(cov < 0.93)),
+                    "mean_width": width.mean(),
+                }
+            )
     return pd.DataFrame(rows), curves
 
 
@@ -153,16 +159,30 @@ def bootstrap_intervals(cfg: Config) -> tuple[pd.DataFrame, dict, dict]:
                 data = np.r_[np.ones(x), np.zeros(n - x)]
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", BayesevalWarning)
-                    res = bootstrap_ci(data, "mean", level=LEVEL, method=method,
-                                       n_resamples=cfg.boot_resamples, random_seed=1000 * n + x)
+                    res = bootstrap_ci(
+                        data,
+                        "mean",
+                        level=LEVEL,
+                        method=method,
+                        n_resamples=cfg.boot_resamples,
+                        random_seed=1000 * n + x,
+                    )
                 lo[x], hi[x] = float(res[0]), float(res[1])
             cov, width = enumerate_coverage(lo, hi, n, cfg.p_grid)
             curves[(method, n)] = cov
             i = int(np.argmin(cov))
             degenerate[(method, n)] = int(np.sum(hi - lo == 0))
-            rows.append({"method": method, "n": n, "min_coverage": cov.min(), "p_at_min": cfg.p_grid[i],
-                         "mean_coverage": cov.mean(), "share_below_0.93": float(np.mean(cov < 0.93)),
-                         "mean_width": width.mean()})
+            rows.append(
+                {
+                    "method": method,
+                    "n": n,
+                    "min_coverage": cov.min(),
+                    "p_at_min": cfg.p_grid[i],
+                    "mean_coverage": cov.mean(),
+                    "share_below_0.93": float(np.mean(cov < 0.93)),
+                    "mean_width": width.mean(),
+                }
+            )
     return pd.DataFrame(rows), curves, degenerate
 
 
@@ -178,30 +198,42 @@ def bootstrap_direct_check(cfg: Config) -> pd.DataFrame:
                 data = (rng.random(n) < p).astype(float)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", BayesevalWarning)
-                    res = bootstrap_ci(data, "mean", level=LEVEL, method=method,
-                                       n_resamples=999, random_seed=int(rng.integers(2**31)))
+                    res = bootstrap_ci(
+                        data, "mean", level=LEVEL, method=method, n_resamples=999, random_seed=int(rng.integers(2**31))
+                    )
                 hits += res[0] <= p <= res[1]
             c = hits / reps
-            rows.append({"method": method, "n": n, "p": p, "replicates": reps, "coverage": c,
-                         "mc_se": np.sqrt(c * (1 - c) / reps)})
+            rows.append(
+                {
+                    "method": method,
+                    "n": n,
+                    "p": p,
+                    "replicates": reps,
+                    "coverage": c,
+                    "mc_se": np.sqrt(c * (1 - c) / reps),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def summary_by_method(table: pd.DataFrame) -> pd.DataFrame:
     g = table.groupby("method", sort=False)
-    out = pd.DataFrame({
-        "min coverage (all n)": g["min_coverage"].min(),
-        "mean coverage (all n)": g["mean_coverage"].mean(),
-        "mean coverage n>=20": table[table.n >= 20].groupby("method", sort=False)["mean_coverage"].mean(),
-        "min coverage n>=50": table[table.n >= 50].groupby("method", sort=False)["min_coverage"].min(),
-        "mean width n=50": table[table.n == 50].set_index("method")["mean_width"],
-    })
+    out = pd.DataFrame(
+        {
+            "min coverage (all n)": g["min_coverage"].min(),
+            "mean coverage (all n)": g["mean_coverage"].mean(),
+            "mean coverage n>=20": table[table.n >= 20].groupby("method", sort=False)["mean_coverage"].mean(),
+            "min coverage n>=50": table[table.n >= 50].groupby("method", sort=False)["min_coverage"].min(),
+            "mean width n=50": table[table.n == 50].set_index("method")["mean_width"],
+        }
+    )
     out.index = [LABEL[m] for m in out.index]
     return out.reset_index(names="method")
 
 
-def plot_coverage(curves: dict, methods: tuple[str, ...], ns: tuple[int, ...], p_grid: np.ndarray,
-                  path: Path, title: str) -> None:
+def plot_coverage(
+    curves: dict, methods: tuple[str, ...], ns: tuple[int, ...], p_grid: np.ndarray, path: Path, title: str
+) -> None:
     ncol = min(len(methods), 3)
     nrow = int(np.ceil(len(methods) / ncol))
     fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.2 * nrow), sharey=True, squeeze=False)
@@ -215,7 +247,7 @@ def plot_coverage(curves: dict, methods: tuple[str, ...], ns: tuple[int, ...], p
         ax.set_xlabel("true p")
     for ax in axes[:, 0]:
         ax.set_ylabel("coverage")
-    for ax in axes.ravel()[len(methods):]:
+    for ax in axes.ravel()[len(methods) :]:
         ax.set_visible(False)
     axes.ravel()[0].legend(fontsize=8, loc="lower center")
     fig.suptitle(title)
@@ -268,8 +300,7 @@ def fit_interval(s: np.ndarray, n: np.ndarray, engine: str, model: str, seed: in
 
 def hierarchical_study(cfg: Config, log) -> tuple[pd.DataFrame, dict]:
     results = []  # one row per dataset x estimator x stratum
-    extra = {"pymc_conv_warnings": 0, "pymc_fits": 0, "pymc_seconds": 0.0, "exact_seconds": 0.0,
-             "exact_fits": 0}
+    extra = {"pymc_conv_warnings": 0, "pymc_fits": 0, "pymc_seconds": 0.0, "exact_seconds": 0.0, "exact_fits": 0}
     import logging
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -297,9 +328,18 @@ def hierarchical_study(cfg: Config, log) -> tuple[pd.DataFrame, dict]:
             for name, (lo, hi) in est.items():
                 hit = interval_hits(lo, hi, theta)
                 for k in range(K):
-                    results.append({"scenario": scenario, "rep": r, "estimator": name, "stratum": k,
-                                    "trials": n[k], "hit": hit[k], "width": hi[k] - lo[k],
-                                    "in_pymc_subset": r < cfg.pymc_reps})
+                    results.append(
+                        {
+                            "scenario": scenario,
+                            "rep": r,
+                            "estimator": name,
+                            "stratum": k,
+                            "trials": n[k],
+                            "hit": hit[k],
+                            "width": hi[k] - lo[k],
+                            "in_pymc_subset": r < cfg.pymc_reps,
+                        }
+                    )
         log(f"  hierarchical: {scenario} done")
     return pd.DataFrame(results), extra
 
@@ -308,12 +348,14 @@ def coverage_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Coverage with a Monte Carlo SE from the spread of per-dataset coverage (strata are correlated)."""
     per_rep = df.groupby(["scenario", "estimator", "rep"]).agg(cov=("hit", "mean"), width=("width", "mean"))
     g = per_rep.groupby(["scenario", "estimator"])
-    out = pd.DataFrame({
-        "datasets": g["cov"].size(),
-        "coverage": g["cov"].mean(),
-        "mc_se": g["cov"].std(ddof=1) / np.sqrt(g["cov"].size()),
-        "mean_width": g["width"].mean(),
-    })
+    out = pd.DataFrame(
+        {
+            "datasets": g["cov"].size(),
+            "coverage": g["cov"].mean(),
+            "mc_se": g["cov"].std(ddof=1) / np.sqrt(g["cov"].size()),
+            "mean_width": g["width"].mean(),
+        }
+    )
     return out.reset_index()
 
 
@@ -324,14 +366,20 @@ def hierarchical_tables(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     tables["pymc subset"] = coverage_summary(sub)
     out = df[df.scenario == "outlier"].copy()
     out["group"] = np.where(out.stratum == 0, "outlier stratum", "other strata")
-    t = out.groupby(["group", "estimator"]).agg(intervals=("hit", "size"), coverage=("hit", "mean"),
-                                                  mean_width=("width", "mean")).reset_index()
+    t = (
+        out.groupby(["group", "estimator"])
+        .agg(intervals=("hit", "size"), coverage=("hit", "mean"), mean_width=("width", "mean"))
+        .reset_index()
+    )
     t["mc_se"] = np.sqrt(t.coverage * (1 - t.coverage) / t.intervals)
     tables["outlier split"] = t
     une = df[df.scenario == "unequal"].copy()
     une["size"] = pd.cut(une.trials, [0, 20, 160, 10**6], labels=["5-20", "40-160", "320-2560"])
-    t = une.groupby(["size", "estimator"], observed=True).agg(
-        intervals=("hit", "size"), coverage=("hit", "mean"), mean_width=("width", "mean")).reset_index()
+    t = (
+        une.groupby(["size", "estimator"], observed=True)
+        .agg(intervals=("hit", "size"), coverage=("hit", "mean"), mean_width=("width", "mean"))
+        .reset_index()
+    )
     t["mc_se"] = np.sqrt(t.coverage * (1 - t.coverage) / t.intervals)
     tables["unequal split"] = t
     return tables
@@ -381,8 +429,9 @@ def engine_agreement(cfg: Config, log) -> pd.DataFrame:
             warnings.simplefilter("ignore", BayesevalWarning)
             ex = fit_hierarchical(s, n, engine="exact", draws=20000, random_seed=1).summary(level=LEVEL)
             t0 = time.perf_counter()
-            pm_post = fit_hierarchical(s, n, engine="pymc", draws=cfg.agree_draws, random_seed=1,
-                                       tune=cfg.pymc_tune, progress=False)
+            pm_post = fit_hierarchical(
+                s, n, engine="pymc", draws=cfg.agree_draws, random_seed=1, tune=cfg.pymc_tune, progress=False
+            )
             secs = time.perf_counter() - t0
             pm = pm_post.summary(level=LEVEL)
         theta = pm_post.draws("theta").to_numpy()
@@ -390,14 +439,17 @@ def engine_agreement(cfg: Config, log) -> pd.DataFrame:
 
         ess = np.array([float(az.ess(theta[:, k])) for k in range(theta.shape[1])])
         mcse_mean = np.max(theta.std(axis=0) / np.sqrt(ess))
-        rows.append({
-            "dataset": name, "strata": len(s),
-            "max abs diff mean": np.max(np.abs(ex["mean"] - pm["mean"])),
-            "max abs diff lower": np.max(np.abs(ex["lower"] - pm["lower"])),
-            "max abs diff upper": np.max(np.abs(ex["upper"] - pm["upper"])),
-            "PyMC MC SE of mean (max)": mcse_mean,
-            "PyMC seconds": secs,
-        })
+        rows.append(
+            {
+                "dataset": name,
+                "strata": len(s),
+                "max abs diff mean": np.max(np.abs(ex["mean"] - pm["mean"])),
+                "max abs diff lower": np.max(np.abs(ex["lower"] - pm["lower"])),
+                "max abs diff upper": np.max(np.abs(ex["upper"] - pm["upper"])),
+                "PyMC MC SE of mean (max)": mcse_mean,
+                "PyMC seconds": secs,
+            }
+        )
         log(f"  agreement: {name}")
     return pd.DataFrame(rows)
 
@@ -405,8 +457,13 @@ def engine_agreement(cfg: Config, log) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------
 # 5. cross-checks
 # --------------------------------------------------------------------------------------
-SM_METHOD = {"wald": "normal", "wilson": "wilson", "agresti_coull": "agresti_coull",
-             "clopper_pearson": "beta", "jeffreys": "jeffreys"}
+SM_METHOD = {
+    "wald": "normal",
+    "wilson": "wilson",
+    "agresti_coull": "agresti_coull",
+    "clopper_pearson": "beta",
+    "jeffreys": "jeffreys",
+}
 
 
 def crosscheck_statsmodels() -> pd.DataFrame:
@@ -423,10 +480,17 @@ def crosscheck_statsmodels() -> pd.DataFrame:
         slo, shi = proportion_confint(x, n, alpha=1 - LEVEL, method=SM_METHOD[m])
         slo, shi = np.clip(slo, 0, 1), np.clip(shi, 0, 1)
         interior = (x > 0) & (x < n)
-        rows.append({"method": LABEL[m], "statsmodels method": SM_METHOD[m], "intervals": len(x),
-                     "max abs diff, 0<x<n": max(np.max(np.abs(lo - slo)[interior]), np.max(np.abs(hi - shi)[interior])),
-                     "max abs diff, x in {0,n}": max(np.max(np.abs(lo - slo)[~interior]),
-                                                  np.max(np.abs(hi - shi)[~interior]))})
+        rows.append(
+            {
+                "method": LABEL[m],
+                "statsmodels method": SM_METHOD[m],
+                "intervals": len(x),
+                "max abs diff, 0<x<n": max(np.max(np.abs(lo - slo)[interior]), np.max(np.abs(hi - shi)[interior])),
+                "max abs diff, x in {0,n}": max(
+                    np.max(np.abs(lo - slo)[~interior]), np.max(np.abs(hi - shi)[~interior])
+                ),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -470,10 +534,16 @@ def crosscheck_sklearn_fairlearn() -> pd.DataFrame:
         rates = tabulate(df, y_true="y", y_pred="p", strata="g", metric=metric).rates
         sk = pd.Series({k: fn(d.y, d.p) for k, d in df.groupby("g")})
         mf = MetricFrame(metrics=fn, y_true=df.y, y_pred=df.p, sensitive_features=df.g).by_group
-        rows.append({"metric": metric, "groups": len(sk),
-                     "max abs diff vs sklearn": float(np.max(np.abs(rates.to_numpy() - sk.loc[rates.index].to_numpy()))),
-                     "max abs diff vs fairlearn MetricFrame": float(
-                         np.max(np.abs(rates.to_numpy() - mf.loc[rates.index].to_numpy())))})
+        rows.append(
+            {
+                "metric": metric,
+                "groups": len(sk),
+                "max abs diff vs sklearn": float(np.max(np.abs(rates.to_numpy() - sk.loc[rates.index].to_numpy()))),
+                "max abs diff vs fairlearn MetricFrame": float(
+                    np.max(np.abs(rates.to_numpy() - mf.loc[rates.index].to_numpy()))
+                ),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -523,8 +593,16 @@ def ppi_study(cfg: Config) -> tuple[pd.DataFrame, dict]:
         ratio = float(np.var(correct - yhat) / np.var(correct))
         for k in hits:
             c = hits[k] / cfg.ppi_reps
-            rows.append({"confidence scores": setting, "Var(Y-Yhat)/Var(Y), lambda=1": ratio, "estimator": k, "coverage": c,
-                         "mc_se": np.sqrt(c * (1 - c) / cfg.ppi_reps), "mean_width": float(np.mean(widths[k]))})
+            rows.append(
+                {
+                    "confidence scores": setting,
+                    "Var(Y-Yhat)/Var(Y), lambda=1": ratio,
+                    "estimator": k,
+                    "coverage": c,
+                    "mc_se": np.sqrt(c * (1 - c) / cfg.ppi_reps),
+                    "mean_width": float(np.mean(widths[k])),
+                }
+            )
     # one worked example, side by side
     rng = np.random.default_rng(11)
     g = rng.choice(3, n_pool, p=shares)
@@ -554,10 +632,12 @@ def nominal_misses(summary: pd.DataFrame, table: pd.DataFrame) -> list[str]:
         worst = t.loc[t.min_coverage.idxmin()]
         mean_cov = t.mean_coverage.mean()
         bad_mean = t[t.mean_coverage < LEVEL - 0.005]
-        msg = (f"- **{LABEL[method]}**: minimum coverage {worst.min_coverage:.3f} "
-               f"(n = {int(worst.n)}, p = {worst.p_at_min:.3f}); mean coverage over p {mean_cov:.3f}")
+        msg = (
+            f"- **{LABEL[method]}**: minimum coverage {worst.min_coverage:.3f} "
+            f"(n = {int(worst.n)}, p = {worst.p_at_min:.3f}); mean coverage over p {mean_cov:.3f}"
+        )
         if len(bad_mean):
-            msg += ("; mean coverage below 0.945 at n = " + ", ".join(str(int(v)) for v in bad_mean.n))
+            msg += "; mean coverage below 0.945 at n = " + ", ".join(str(int(v)) for v in bad_mean.n)
         if worst.min_coverage < LEVEL - 0.005:
             out.append(msg + ".")
     return out
@@ -580,14 +660,25 @@ def main() -> None:
 
     log("closed-form intervals (exact enumeration)")
     cf_table, cf_curves = closed_form_intervals(cfg)
-    plot_coverage(cf_curves, METHODS, PLOT_NS, cfg.p_grid, IMG / "validation_coverage_closed_form.png",
-                  "Exact coverage of 95% intervals for one proportion")
+    plot_coverage(
+        cf_curves,
+        METHODS,
+        PLOT_NS,
+        cfg.p_grid,
+        IMG / "validation_coverage_closed_form.png",
+        "Exact coverage of 95% intervals for one proportion",
+    )
     log("bootstrap intervals")
     bs_table, bs_curves, degenerate = bootstrap_intervals(cfg)
     boot_plot_ns = tuple(n for n in (5, 20, 100, 500) if n in cfg.boot_ns)
-    plot_coverage(bs_curves, ("percentile", "bca"), boot_plot_ns, cfg.p_grid,
-                  IMG / "validation_coverage_bootstrap.png",
-                  "Coverage of 95% bootstrap intervals for one proportion (scipy.stats.bootstrap)")
+    plot_coverage(
+        bs_curves,
+        ("percentile", "bca"),
+        boot_plot_ns,
+        cfg.p_grid,
+        IMG / "validation_coverage_bootstrap.png",
+        "Coverage of 95% bootstrap intervals for one proportion (scipy.stats.bootstrap)",
+    )
     bs_direct = bootstrap_direct_check(cfg)
     log("hierarchical simulation")
     hier_df, hier_extra = hierarchical_study(cfg, log)
@@ -601,9 +692,12 @@ def main() -> None:
         log("bayeseval.checks.calibration.calibration_study")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BayesevalWarning)
-            cal = calibration_study(("exchangeable", "outlier", "unequal_sizes"), n_repeats=cfg.cal_repeats,
-                                    methods=("hierarchical", "wilson", "jeffreys", "clopper_pearson", "wald"),
-                                    random_seed=2026)
+            cal = calibration_study(
+                ("exchangeable", "outlier", "unequal_sizes"),
+                n_repeats=cfg.cal_repeats,
+                methods=("hierarchical", "wilson", "jeffreys", "clopper_pearson", "wald"),
+                random_seed=2026,
+            )
     plot_hierarchical(hier["all strata"], IMG / "validation_hierarchical.png")
     agree = None
     if cfg.pymc_reps > 0:
@@ -634,96 +728,129 @@ def main() -> None:
     add = L.append
     add("# Validation: coverage, engine agreement and cross-checks\n")
     add("<!-- generated by benchmarks/validate.py; do not edit by hand -->\n")
-    add(f"Generated by `python benchmarks/validate.py{' --quick' if cfg.quick else ''}` "
+    add(
+        f"Generated by `python benchmarks/validate.py{' --quick' if cfg.quick else ''}` "
         f"({'QUICK smoke mode: coarse grids, few replicates' if cfg.quick else 'full mode'}) "
         f"in {elapsed / 60:.1f} minutes on {time.strftime('%Y-%m-%d')}; bayeseval {bayeseval.__version__}, "
-        + ", ".join(f"{k} {v}" for k, v in versions.items()) + f", Python {platform.python_version()}.\n")
-    add("All intervals are nominal 95%. *Coverage* is the probability that the interval contains the "
-        "true value; *width* is upper minus lower bound.\n")
+        + ", ".join(f"{k} {v}" for k, v in versions.items())
+        + f", Python {platform.python_version()}.\n"
+    )
+    add(
+        "All intervals are nominal 95%. *Coverage* is the probability that the interval contains the "
+        "true value; *width* is upper minus lower bound.\n"
+    )
 
     add("## Summary\n")
-    add("Per method, over n in {" + ", ".join(str(n) for n in NS) + "} (bootstrap: {"
-        + ", ".join(str(n) for n in cfg.boot_ns) + "}) and "
-        f"{len(cfg.p_grid)} values of p evenly spaced in [0.01, 0.99]:\n")
+    add(
+        "Per method, over n in {"
+        + ", ".join(str(n) for n in NS)
+        + "} (bootstrap: {"
+        + ", ".join(str(n) for n in cfg.boot_ns)
+        + "}) and "
+        f"{len(cfg.p_grid)} values of p evenly spaced in [0.01, 0.99]:\n"
+    )
     add(md_table(summ))
     add("")
     add("### Methods that miss nominal coverage\n")
-    add("A method *misses nominal coverage* here when its coverage falls below 0.945 for some (n, p) on "
+    add(
+        "A method *misses nominal coverage* here when its coverage falls below 0.945 for some (n, p) on "
         "the grid. Only Clopper-Pearson never does (it is conservative by construction). The others are "
         "*approximately* 95%: they trade occasional dips for shorter intervals. Wald is the only closed-form "
-        "method whose **average** coverage is far below nominal, and it must never be a default.\n")
+        "method whose **average** coverage is far below nominal, and it must never be a default.\n"
+    )
     L.extend(nominal_misses(summ, all_table))
     add("")
-    add("Reading: Wilson's and Jeffreys' coverage oscillates around 0.95 with narrow downward spikes "
+    add(
+        "Reading: Wilson's and Jeffreys' coverage oscillates around 0.95 with narrow downward spikes "
         "(Wilson's deepest near p = 0 or 1 at small n, Jeffreys' also in the interior), while their average "
         "coverage stays close to 0.95; Agresti-Coull is slightly conservative on average; "
         "the bootstrap intervals undercover at small n and near 0 or 1 like Wald does (they resample the "
-        "observed rate: at x = 0 every resample is 0 and the interval collapses to [0, 0]).\n")
+        "observed rate: at x = 0 every resample is 0 and the interval collapses to [0, 0]).\n"
+    )
 
     add("## 1. One-rate intervals: exact coverage\n")
-    add("Coverage at each p is computed exactly, with no simulation: "
+    add(
+        "Coverage at each p is computed exactly, with no simulation: "
         "C(p) = sum over x = 0..n of Binom(x; n, p) 1[lower(x) <= p <= upper(x)], using the bounds from "
         "`bayeseval.proportion_ci` for every x. Mean width is the expected width "
         "sum_x Binom(x; n, p) (upper(x) - lower(x)), averaged over the p grid. "
-        "`share_below_0.93` is the fraction of the p grid where coverage is below 0.93.\n")
+        "`share_below_0.93` is the fraction of the p grid where coverage is below 0.93.\n"
+    )
     add("![exact coverage](img/validation_coverage_closed_form.png)\n")
     add("(The vertical axis is cut at 0.5: Wald's curve at small n drops below it near 0 and 1.)\n")
     add(md_table(cf_table.assign(method=cf_table.method.map(LABEL))))
     add("")
 
     add("## 2. Bootstrap percentile and BCa\n")
-    add("`bayeseval.bootstrap_ci(data, 'mean', method=...)` (the replicates and intervals of `scipy.stats.bootstrap` for the same seed) with "
+    add(
+        "`bayeseval.bootstrap_ci(data, 'mean', method=...)` (the replicates and intervals of `scipy.stats.bootstrap` for the same seed) with "
         f"{cfg.boot_resamples} resamples. The data are n exchangeable 0/1 rows, so the interval depends on "
         "the data only through the number of ones x: it is computed once for each x = 0..n (seeded) and "
         "the coverage is then enumerated exactly over x as in section 1. The only Monte Carlo error is the "
-        "resampling noise of each endpoint (small at this number of resamples).\n")
-    add("**Degenerate cases, reported honestly.** At x = 0 or x = n every resample equals the observed "
+        "resampling noise of each endpoint (small at this number of resamples).\n"
+    )
+    add(
+        "**Degenerate cases, reported honestly.** At x = 0 or x = n every resample equals the observed "
         "rate, so the bootstrap interval collapses to a point ([0, 0] or [1, 1]; bayeseval warns with "
         "`ZeroVarianceWarning`) and misses every p in (0, 1). At n = 5 this happens with probability "
         "(1 - p)^5 + p^5, e.g. 0.95 at p = 0.01, so the coverage there is near 0.05, and the few "
         "possible values of x make the bootstrap distribution coarse for every p. Bootstrap intervals "
         "of a single proportion are shown for comparison only: bayeseval uses them for statistics that "
-        "are not one proportion (F1, weighted risk), never for a rate.\n")
-    add("Intervals that collapse to a point, out of the n + 1 possible x: "
-        + "; ".join(f"{LABEL[m]} n={n}: {v}" for (m, n), v in degenerate.items()) + ".\n")
+        "are not one proportion (F1, weighted risk), never for a rate.\n"
+    )
+    add(
+        "Intervals that collapse to a point, out of the n + 1 possible x: "
+        + "; ".join(f"{LABEL[m]} n={n}: {v}" for (m, n), v in degenerate.items())
+        + ".\n"
+    )
     add("![bootstrap coverage](img/validation_coverage_bootstrap.png)\n")
     add(md_table(bs_table.assign(method=bs_table.method.map(LABEL))))
     add("")
-    add("Direct check of the enumeration shortcut (plain seeded simulation, fresh data and seed each "
-        "replicate, 999 resamples); compare with the enumerated coverage at the same (n, p):\n")
+    add(
+        "Direct check of the enumeration shortcut (plain seeded simulation, fresh data and seed each "
+        "replicate, 999 resamples); compare with the enumerated coverage at the same (n, p):\n"
+    )
     chk = bs_direct.copy()
     chk["enumerated"] = [
-        float(np.interp(r.p, cfg.p_grid, bs_curves[(r.method, r.n)])) if (r.method, r.n) in bs_curves
-        else np.nan for r in chk.itertuples()]
+        float(np.interp(r.p, cfg.p_grid, bs_curves[(r.method, r.n)])) if (r.method, r.n) in bs_curves else np.nan
+        for r in chk.itertuples()
+    ]
     add(md_table(chk.assign(method=chk.method.map(LABEL))))
     add("")
 
     add("## 3. Hierarchical intervals (exact engine and PyMC)\n")
     if cal is not None:
         add("### 3a. `bayeseval.checks.calibration.calibration_study` (exact engine and classical intervals)\n")
-        add(f"The package's own calibration study, called as `calibration_study(('exchangeable', 'outlier', "
+        add(
+            f"The package's own calibration study, called as `calibration_study(('exchangeable', 'outlier', "
             f"'unequal_sizes'), n_repeats={cfg.cal_repeats}, methods=('hierarchical', 'wilson', 'jeffreys', "
             "'clopper_pearson', 'wald'), random_seed=2026)`: 12 strata of 40 trials (unequal sizes: 5 to 800), "
             "true rates from Beta(6, 54), outlier rate 0.35; `hierarchical` is the exact engine's Beta-binomial "
             "posterior interval. Its `mc_se` treats intervals as independent, which slightly understates the "
-            "Monte Carlo error (strata of one data set share the fitted hyperparameters).\n")
+            "Monte Carlo error (strata of one data set share the fitted hyperparameters).\n"
+        )
         add(md_table(cal))
         add("")
         add("### 3b. PyMC engine and the robust model, on data simulated here\n")
-        add("`calibration_study` fits only the exact Beta-binomial, so the PyMC engine and the robust model "
+        add(
+            "`calibration_study` fits only the exact Beta-binomial, so the PyMC engine and the robust model "
             "are checked here, on the same simulated data sets as the exact engine and Wilson (a paired "
-            "comparison).\n")
+            "comparison).\n"
+        )
     else:
         add("`bayeseval.checks.calibration.calibration_study` is not available, so the simulation is written here.\n")
-    add(f"Seeded simulation. Each dataset has {K} strata; the true rates are drawn from the population "
+    add(
+        f"Seeded simulation. Each dataset has {K} strata; the true rates are drawn from the population "
         f"Beta({MU * KAPPA:g}, {(1 - MU) * KAPPA:g}) (mean {MU}, concentration {KAPPA:g}) and the "
         "successes from Binomial(n_k, theta_k). Each estimator gives a 95% interval per stratum "
         "(posterior equal-tailed interval for the models, `Posterior.summary()`); coverage is the share "
-        "of (dataset, stratum) pairs whose interval contains the true theta_k. Scenarios:\n")
+        "of (dataset, stratum) pairs whose interval contains the true theta_k. Scenarios:\n"
+    )
     for k, v in SCENARIOS.items():
         add(f"- **{k}**: {v}")
     add("")
-    add(f"Exact engine: {cfg.hier_reps} datasets per scenario (Beta-binomial and robust models, "
+    add(
+        f"Exact engine: {cfg.hier_reps} datasets per scenario (Beta-binomial and robust models, "
         f"2000 draws, {hier_extra['exact_seconds'] / max(hier_extra['exact_fits'], 1) * 1000:.0f} ms per fit "
         "including `summary()`). "
         f"PyMC NUTS (Beta-binomial, 2 chains, draws={cfg.pymc_draws} in total, tune={cfg.pymc_tune}): "
@@ -733,19 +860,24 @@ def main() -> None:
         "mostly effective sample sizes below 200 at this small number of draws). "
         "`mc_se` is the Monte Carlo standard error of the coverage, from the spread of the per-dataset "
         "coverage over datasets (strata of one dataset share the population draw, so they are not "
-        "independent). The Wilson interval per stratum (no pooling) is the frequentist baseline.\n")
+        "independent). The Wilson interval per stratum (no pooling) is the frequentist baseline.\n"
+    )
     add("![hierarchical coverage](img/validation_hierarchical.png)\n")
     add("All strata, all datasets:\n")
     add(md_table(hier["all strata"]))
     add("")
     if cfg.pymc_reps > 0:
-        add(f"Same table restricted to the {cfg.pymc_reps} datasets per scenario that PyMC also fitted "
+        add(
+            f"Same table restricted to the {cfg.pymc_reps} datasets per scenario that PyMC also fitted "
             "(so that the engines are compared on identical data; note the large Monte Carlo error "
-            "at this number of datasets):\n")
+            "at this number of datasets):\n"
+        )
         add(md_table(hier["pymc subset"]))
         add("")
-    add("Outlier scenario, the outlier stratum (true rate 0.35) versus the others "
-        "(`mc_se` here is binomial, treating intervals as independent):\n")
+    add(
+        "Outlier scenario, the outlier stratum (true rate 0.35) versus the others "
+        "(`mc_se` here is binomial, treating intervals as independent):\n"
+    )
     add(md_table(hier["outlier split"]))
     add("")
     add("Unequal scenario, by stratum size:\n")
@@ -766,7 +898,8 @@ def main() -> None:
     def ocov(group: str, est: str) -> str:
         return f"{osplit.loc[(group, est), 'coverage']:.3f}" if (group, est) in osplit.index else "n/a"
 
-    add("Reading. Exchangeable strata: the exact Beta-binomial intervals cover "
+    add(
+        "Reading. Exchangeable strata: the exact Beta-binomial intervals cover "
         f"{cov('exchangeable', 'exact beta_binomial')} against Wilson's {cov('exchangeable', 'Wilson (no pooling)')}, "
         f"while {100 * (1 - width_ratio('exchangeable', 'exact beta_binomial')):.0f}% narrower; PyMC on its "
         f"subset {cov('exchangeable', 'PyMC beta_binomial')}. Pooled intervals sitting a little below 0.95 is "
@@ -780,15 +913,18 @@ def main() -> None:
         "strata borrow strength (about half the Wilson width at 5-20 trials) at a small cost in coverage; the "
         "large strata are left essentially unpooled. Bayesian coverage is a statement averaged over strata, "
         "not a per-stratum frequentist guarantee: use the robust model, or the posterior predictive checks, "
-        "when one stratum may be unlike the rest.\n")
+        "when one stratum may be unlike the rest.\n"
+    )
 
     add("## 4. Exact engine vs PyMC (same model, same data)\n")
     if agree is not None:
-        add(f"Beta-binomial model, default prior. Exact engine: 20,000 draws. PyMC NUTS: {cfg.agree_draws} "
+        add(
+            f"Beta-binomial model, default prior. Exact engine: 20,000 draws. PyMC NUTS: {cfg.agree_draws} "
             f"draws over 2 chains, tune={cfg.pymc_tune}. Differences are over all strata of each dataset "
             "(posterior mean and 95% equal-tailed interval ends); the PyMC Monte Carlo SE of the posterior "
             "mean (largest over strata) shows how much of the difference is sampling noise; interval ends "
-            "are tail quantiles and carry roughly 2-3 times that noise.\n")
+            "are tail quantiles and carry roughly 2-3 times that noise.\n"
+        )
         add(md_table(agree, 4))
         add("")
     else:
@@ -799,27 +935,34 @@ def main() -> None:
     add("Every x = 0..n for n = 1..200 (20,300 intervals per method), alpha = 0.05:\n")
     add(md_table(sm, "e"))
     add("")
-    add("The Jeffreys difference at x = 0 and x = n is by design: bayeseval sets the lower bound to 0 at "
+    add(
+        "The Jeffreys difference at x = 0 and x = n is by design: bayeseval sets the lower bound to 0 at "
         "x = 0 and the upper bound to 1 at x = n (Brown, Cai and DasGupta 2001), statsmodels returns the "
-        "plain Beta quantile. statsmodels' Wald interval is clipped to [0, 1] here as bayeseval's is.\n")
+        "plain Beta quantile. statsmodels' Wald interval is clipped to [0, 1] here as bayeseval's is.\n"
+    )
     add("### statsmodels `mcnemar`\n")
-    add("200 random paired 0/1 correctness vectors (n from 5 to 400); `exact` against "
+    add(
+        "200 random paired 0/1 correctness vectors (n from 5 to 400); `exact` against "
         "`mcnemar(table, exact=True)`, `asymptotic` against `mcnemar(table, exact=False, correction=True)` "
         "(tables without discordant pairs skipped for the chi-square: statsmodels returns NaN, bayeseval "
-        "p = 1):\n")
+        "p = 1):\n"
+    )
     add(md_table(mcn, "e"))
     add("")
     add("### scikit-learn and fairlearn, per group\n")
-    add("5,000 rows in 4 groups (shares 0.5/0.3/0.15/0.05); `tabulate(..., strata='g', metric=...).rates` "
+    add(
+        "5,000 rows in 4 groups (shares 0.5/0.3/0.15/0.05); `tabulate(..., strata='g', metric=...).rates` "
         "against `sklearn.metrics.<metric>_score` on each group's rows and against "
-        "`fairlearn.metrics.MetricFrame(...).by_group`:\n")
+        "`fairlearn.metrics.MetricFrame(...).by_group`:\n"
+    )
     add(md_table(skf, "e"))
     add("")
     add("### ppi_py: prediction-powered inference for accuracy\n")
     if ppi_tab is not None:
         import ppi_py  # noqa: F401
 
-        add("Setting: a pool of 100,000 predictions in 3 strata (shares 0.6/0.3/0.1) with a per-row "
+        add(
+            "Setting: a pool of 100,000 predictions in 3 strata (shares 0.6/0.3/0.1) with a per-row "
             "confidence score; each row is correct with probability equal to its confidence (the "
             "classifier is calibrated), stratum accuracies about 0.90/0.80/0.67. 300 random rows are "
             "labelled. Three 95% intervals for the pool's accuracy: "
@@ -829,19 +972,23 @@ def main() -> None:
             "shares. The scores given to PPI are either the true confidence, an overconfident version "
             "(+0.08), or noise drawn from Uniform(0.5, 1) independently of correctness (no information; a "
             "constant score makes `ppi_mean_ci` return NaN, because its power tuning divides by the variance "
-            f"of the scores). {cfg.ppi_reps} labelled samples per setting.\n")
+            f"of the scores). {cfg.ppi_reps} labelled samples per setting.\n"
+        )
         add(md_table(ppi_tab))
         add("")
         ex = ppi_ex
-        add("One sample side by side: true pool accuracy "
+        add(
+            "One sample side by side: true pool accuracy "
             f"{ex['truth']:.4f}; labelled mean {ex['labelled_mean']:.4f}; PPI point estimate "
             f"{ex['ppi_point']:.4f}, interval ({float(np.ravel(ex['ppi'][0])[0]):.4f}, "
             f"{float(np.ravel(ex['ppi'][1])[0]):.4f}); "
             f"`ppi_py.classical_mean_ci` ({float(np.ravel(ex['classical'][0])[0]):.4f}, "
             f"{float(np.ravel(ex['classical'][1])[0]):.4f}) equals bayeseval's Wald "
             f"({ex['wald'][0]:.4f}, {ex['wald'][1]:.4f}); Wilson ({ex['wilson'][0]:.4f}, "
-            f"{ex['wilson'][1]:.4f}).\n")
-        add("Why they differ: PPI estimates the accuracy as the mean confidence over all 100,000 rows "
+            f"{ex['wilson'][1]:.4f}).\n"
+        )
+        add(
+            "Why they differ: PPI estimates the accuracy as the mean confidence over all 100,000 rows "
             "plus a *rectifier*, the mean of (correct - confidence) on the labelled rows. The rectifier "
             "removes any bias of the scores (so the overconfident scores still give nominal coverage), and "
             "its variance is the variance of the residual correct - confidence, which is smaller than "
@@ -857,7 +1004,8 @@ def main() -> None:
             "that governs the gain: with calibrated confidence it is well below 1 only when the scores "
             "separate right from wrong predictions sharply; here (mean confidence about 0.85) it is close "
             "to 1, so PPI is only a few percent narrower. With the overconfident scores the residual has a "
-            "non-zero mean, which the rectifier removes; its variance, not its bias, sets the width.\n")
+            "non-zero mean, which the rectifier removes; its variance, not its bias, sets the width.\n"
+        )
         add("`ppi_py` (PyPI `ppi-python`, in the `dev` extra) is used only here.\n")
     else:
         add("Skipped: `ppi_py` is not installed (`pip install ppi-python`).\n")

@@ -120,8 +120,7 @@ def table_width(loo: tuple, sizes) -> None:
     print("Prior: leave-one-out prior from 15 strata near 0.08 (the group is not among them);")
     print("'adaptive' mixes in a uniform component of weight 0.1 (the default of")
     print("adaptive_interval), 'pure' does not. Ratios are to Clopper-Pearson (CP).\n")
-    print("| n | truth | adaptive | pure | Clopper-Pearson | Wilson | adaptive / CP | "
-          "pure / CP | adaptive / Wilson |")
+    print("| n | truth | adaptive | pure | Clopper-Pearson | Wilson | adaptive / CP | pure / CP | adaptive / Wilson |")
     print("|---|---|---|---|---|---|---|---|---|")
     for truth in (0.08, 0.15, 0.40):
         for n in sizes:
@@ -187,23 +186,21 @@ def table_conflict(sim: dict, repeats: int) -> None:
         per_stratum = np.mean(np.concatenate([r[key] for r in sim["exchangeable"]]))
         se = np.sqrt(power * (1 - power) / repeats)
         label = "Holm (per dataset)" if key[1] == "holm" else "p <= 0.05 (per stratum)"
-        print(
-            f"| {key[0]} | {label} | {power:.3f} (se {se:.3f}) | {per_dataset:.3f} | "
-            f"{per_stratum:.4f} |"
-        )
+        print(f"| {key[0]} | {label} | {power:.3f} (se {se:.3f}) | {per_dataset:.3f} | {per_stratum:.4f} |")
 
 
 def table_outlier_coverage(sim: dict) -> None:
     print("\n## 4. Adaptive interval of stratum 0 (exact given the other strata)\n")
-    print("| scenario | mean coverage 0.95 | min coverage 0.95 | mean coverage 0.90 | "
-          "min coverage 0.90 | simulated hit rate 0.95 |")
+    print(
+        "| scenario | mean coverage 0.95 | min coverage 0.95 | mean coverage 0.90 | "
+        "min coverage 0.90 | simulated hit rate 0.95 |"
+    )
     print("|---|---|---|---|---|---|")
     for scenario, rows in sim.items():
         c95 = np.array([r["cov95"] for r in rows])
         c90 = np.array([r["cov90"] for r in rows])
         hit = np.mean([r["hit95"] for r in rows])
-        print(f"| {scenario} | {c95.mean():.4f} | {c95.min():.4f} | {c90.mean():.4f} | "
-              f"{c90.min():.4f} | {hit:.3f} |")
+        print(f"| {scenario} | {c95.mean():.4f} | {c95.min():.4f} | {c90.mean():.4f} | {c90.min():.4f} | {hit:.3f} |")
 
 
 GRID_SIZES = (105, 150, 250, 500, 1000, 2000)
@@ -232,12 +229,16 @@ def table_split_grid(prior_set: dict, sizes) -> None:
             avg.append(float(pmf @ wg / (pmf @ wo)))
             cov.append(coverage(grid.lower, grid.upper, n, rate_grid(grid.lower, grid.upper)).min())
         ratios.append((min(avg), max(avg), min(at), max(at), min(cov)))
-        print(f"| {n} | {int(split_trials(n))} | {min(avg):.3f} - {max(avg):.3f} | "
-              f"{min(at):.3f} - {max(at):.3f} | {min(cov):.5f} |")
+        print(
+            f"| {n} | {int(split_trials(n))} | {min(avg):.3f} - {max(avg):.3f} | "
+            f"{min(at):.3f} - {max(at):.3f} | {min(cov):.5f} |"
+        )
     r = np.array(ratios)
-    print(f"\nPrior-averaged ratio {r[:, 0].min():.3f} to {r[:, 1].max():.3f}; at single true "
-          f"rates {r[:, 2].min():.3f} to {r[:, 3].max():.3f}; largest coverage shortfall below "
-          f"0.95: {max(0.0, 0.95 - r[:, 4].min()):.1e}.")
+    print(
+        f"\nPrior-averaged ratio {r[:, 0].min():.3f} to {r[:, 1].max():.3f}; at single true "
+        f"rates {r[:, 2].min():.3f} to {r[:, 3].max():.3f}; largest coverage shortfall below "
+        f"0.95: {max(0.0, 0.95 - r[:, 4].min()):.1e}."
+    )
 
 
 def main() -> None:

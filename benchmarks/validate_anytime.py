@@ -71,8 +71,11 @@ def width_table() -> pd.DataFrame:
         for p in (0.1, 0.5):
             wilson = expected_width(n, p, lambda s, m: binomial_bounds(s, m, 1 - LEVEL, "wilson"))
             row = {"n": n, "rate": p, "wilson width": wilson}
-            for name, c in (("untuned", UNTUNED_CONCENTRATION), ("tuned for n", tuned_concentration(n, LEVEL)),
-                            (f"tuned for {plan}", tuned_concentration(plan, LEVEL))):
+            for name, c in (
+                ("untuned", UNTUNED_CONCENTRATION),
+                ("tuned for n", tuned_concentration(n, LEVEL)),
+                (f"tuned for {plan}", tuned_concentration(plan, LEVEL)),
+            ):
                 row[name] = expected_width(n, p, lambda s, m, c=c: confidence_sequence_bounds(s, m, LEVEL, c)) / wilson
             rows.append(row)
     return pd.DataFrame(rows)
@@ -92,12 +95,17 @@ def width_markdown(tab: pd.DataFrame) -> str:
     cols = [c for c in tab.columns if c not in ("n", "rate", "wilson width")]
     lines = ["| n | true rate | Wilson width | " + " | ".join(cols) + " |", "|" + "---|" * (3 + len(cols))]
     for _, r in tab.iterrows():
-        lines.append(f"| {int(r['n'])} | {r['rate']:g} | {r['wilson width']:.4f} | "
-                     + " | ".join(f"{r[c]:.2f}x" for c in cols) + " |")
+        lines.append(
+            f"| {int(r['n'])} | {r['rate']:g} | {r['wilson width']:.4f} | "
+            + " | ".join(f"{r[c]:.2f}x" for c in cols)
+            + " |"
+        )
     plan, wilson = planned_trials(TARGET, LEVEL), wilson_trials(TARGET, LEVEL)
     lines.append("")
-    lines.append(f"planned trials for half-width {TARGET} at rate 1/2: {plan} (tuned sequence) vs {wilson} "
-                 f"(Wilson, fixed n): {plan / wilson:.2f}x")
+    lines.append(
+        f"planned trials for half-width {TARGET} at rate 1/2: {plan} (tuned sequence) vs {wilson} "
+        f"(Wilson, fixed n): {plan / wilson:.2f}x"
+    )
     return "\n".join(lines)
 
 
@@ -121,6 +129,7 @@ def exact_table(rates=(0.02, 0.05, 0.1, 0.11, 0.2, 0.3, 0.5), max_trials: int = 
     rows = []
     for kind in ("anytime", "clopper_pearson 0.95", "clopper_pearson 0.965"):
         for p in rates:
+
             def stop(s, n, kind=kind):
                 lo, hi = bounds(kind, n)
                 return (hi - lo) / 2 <= TARGET
@@ -136,13 +145,18 @@ def exact_table(rates=(0.02, 0.05, 0.1, 0.11, 0.2, 0.3, 0.5), max_trials: int = 
 
 def exact_markdown(tab: pd.DataFrame) -> str:
     rates = sorted(tab["rate"].unique())
-    lines = ["| interval | " + " | ".join(f"labels at {r:g}" for r in rates) + " | coverage at stop (lowest, rate) |",
-             "|" + "---|" * (len(rates) + 2)]
+    lines = [
+        "| interval | " + " | ".join(f"labels at {r:g}" for r in rates) + " | coverage at stop (lowest, rate) |",
+        "|" + "---|" * (len(rates) + 2),
+    ]
     for kind, g in tab.groupby("interval", sort=False):
         lab = g.set_index("rate")["labels"]
         worst = g.loc[g["coverage"].idxmin()]
-        lines.append(f"| {kind} | " + " | ".join(f"{lab[r]:.0f}" for r in rates)
-                     + f" | {worst['coverage']:.4f} ({worst['rate']:g}) |")
+        lines.append(
+            f"| {kind} | "
+            + " | ".join(f"{lab[r]:.0f}" for r in rates)
+            + f" | {worst['coverage']:.4f} ({worst['rate']:g}) |"
+        )
     return "\n".join(lines)
 
 
@@ -155,13 +169,25 @@ def run_chunk(name: str, variant: str, chunk: int, size: int, batch_size: int) -
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = simulate(scenario_pool(name), strata="stratum", y_pred="pred", y_true="truth", goal=Each(TARGET),
-                       level=LEVEL, n_repeats=size, batch_size=batch_size, random_seed=(7, chunk), progress=False,
-                       rules=["expected_width"], **VARIANTS[variant])
+        res = simulate(
+            scenario_pool(name),
+            strata="stratum",
+            y_pred="pred",
+            y_true="truth",
+            goal=Each(TARGET),
+            level=LEVEL,
+            n_repeats=size,
+            batch_size=batch_size,
+            random_seed=(7, chunk),
+            progress=False,
+            rules=["expected_width"],
+            **VARIANTS[variant],
+        )
     out = res.intervals[["repeat", "stratum", "labelled", "lower", "upper", "true_rate", "covered"]].copy()
     out = out.rename(columns={"lower": "read_lower", "upper": "read_upper"})  # the results file's columns
-    for i, (col, value) in enumerate((("scenario", name), ("variant", variant), ("batch_size", batch_size),
-                                      ("chunk", chunk))):
+    for i, (col, value) in enumerate(
+        (("scenario", name), ("variant", variant), ("batch_size", batch_size), ("chunk", chunk))
+    ):
         out.insert(i, col, value)
     return out
 
@@ -181,13 +207,18 @@ def run_campaigns(scenarios, variants, repeats: int, chunk: int, batch_sizes, cs
                     t0 = time.process_time()
                     out = run_chunk(name, variant, c, chunk, batch)
                     out.to_csv(csv, mode="a", header=not csv.exists(), index=False)
-                    print(f"chunk {c} batch {batch} {name:>14} {variant:>8}: {time.process_time() - t0:6.1f} cpu s",
-                          flush=True)
+                    print(
+                        f"chunk {c} batch {batch} {name:>14} {variant:>8}: {time.process_time() - t0:6.1f} cpu s",
+                        flush=True,
+                    )
 
 
 def campaign_markdown(data: pd.DataFrame) -> str:
-    lines = ["| pool | campaign | batch | repeats | labels (mean) | vs default | coverage: lowest stratum (se) "
-             "| mean over strata | s03 coverage | s03 labels (median) |", "|" + "---|" * 10]
+    lines = [
+        "| pool | campaign | batch | repeats | labels (mean) | vs default | coverage: lowest stratum (se) "
+        "| mean over strata | s03 coverage | s03 labels (median) |",
+        "|" + "---|" * 10,
+    ]
     keys = ["scenario", "batch_size", "variant"]
     base = data[data["variant"] == "default"].groupby(["scenario", "batch_size", "chunk", "repeat"])["labelled"].sum()
     base = base.groupby(["scenario", "batch_size"]).mean()
@@ -199,9 +230,11 @@ def campaign_markdown(data: pd.DataFrame) -> str:
         ref = base.get((name, batch), np.nan)
         odd = g[g["stratum"] == "s03"]
         ratio = "-" if np.isnan(ref) else f"{labels / ref:.2f}x"
-        lines.append(f"| {name} | {variant} | {batch} | {reps} | {labels:.0f} | {ratio} "
-                     f"| {low:.3f} ({np.sqrt(low * (1 - low) / reps):.3f}) | {cov.mean():.3f} "
-                     f"| {cov['s03']:.3f} | {odd['labelled'].median():.0f} |")
+        lines.append(
+            f"| {name} | {variant} | {batch} | {reps} | {labels:.0f} | {ratio} "
+            f"| {low:.3f} ({np.sqrt(low * (1 - low) / reps):.3f}) | {cov.mean():.3f} "
+            f"| {cov['s03']:.3f} | {odd['labelled'].median():.0f} |"
+        )
     return "\n".join(lines)
 
 

@@ -74,8 +74,7 @@ EXCHANGEABLE = ("exchangeable", "6a exchangeable")
 #: the scenarios of section 6a (``benchmarks/validate_outlier.py``): 40,000 rows in 10 strata,
 #: ``s00`` at 0.16 holding 2%, 6.4% or 15% of the rows (0.06 in the exchangeable control)
 #: among nine at 0.05-0.07 (rows drawn with seed 1), batches of 20 labels
-SCENARIOS_6A = {"6a atypical 2%": 0.02, "6a atypical 6.4%": 0.064, "6a atypical 15%": 0.15,
-                "6a exchangeable": None}
+SCENARIOS_6A = {"6a atypical 2%": 0.02, "6a atypical 6.4%": 0.064, "6a atypical 15%": 0.15, "6a exchangeable": None}
 BATCH_6A = 20
 
 #: variant -> simulate keyword arguments (prototype variants are parsed in ``variant_kwargs``)
@@ -135,8 +134,18 @@ def variant_kwargs(variant: str):
 def run_chunk(name: str, pool: pd.DataFrame, variant: str, chunk: int, size: int, batch_size: int) -> pd.DataFrame:
     with variant_kwargs(variant) as kwargs, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Each(0.05),
-                       n_repeats=size, batch_size=batch_size, random_seed=(7, chunk), progress=False, **kwargs)
+        res = simulate(
+            pool,
+            strata="stratum",
+            y_pred="pred",
+            y_true="truth",
+            goal=Each(0.05),
+            n_repeats=size,
+            batch_size=batch_size,
+            random_seed=(7, chunk),
+            progress=False,
+            **kwargs,
+        )
     cols = ["repeat", "stratum", "labelled", "trials", "lower", "upper", "true_rate", "covered"]
     out = res.intervals[cols].copy()
     # the results file keeps its columns: read_lower/read_upper, the interval read, are lower/upper
@@ -184,13 +193,21 @@ def summarise(data: pd.DataFrame) -> pd.DataFrame:
         odd = odd_strata(name)
         labels = grp.groupby(["chunk", "repeat"])["labelled"].sum()
         odd_cov = cov[odd].min()
-        rows.append({
-            "scenario": name, "variant": variant, "batch_size": batch, "repeats": reps,
-            "odd coverage": float(odd_cov), "odd se": float(np.sqrt(odd_cov * (1 - odd_cov) / reps)),
-            "lowest other": float(cov.drop(odd).min()), "mean coverage": float(cov.mean()),
-            "labels (mean)": float(labels.mean()), "labels (median)": float(labels.median()),
-            "odd labels": float(grp[grp["stratum"] == odd[-1]]["labelled"].median()),
-        })
+        rows.append(
+            {
+                "scenario": name,
+                "variant": variant,
+                "batch_size": batch,
+                "repeats": reps,
+                "odd coverage": float(odd_cov),
+                "odd se": float(np.sqrt(odd_cov * (1 - odd_cov) / reps)),
+                "lowest other": float(cov.drop(odd).min()),
+                "mean coverage": float(cov.mean()),
+                "labels (mean)": float(labels.mean()),
+                "labels (median)": float(labels.median()),
+                "odd labels": float(grp[grp["stratum"] == odd[-1]]["labelled"].median()),
+            }
+        )
     out = pd.DataFrame(rows)
     anchor = out[out["variant"] == "independent_beta"].set_index(["scenario", "batch_size"])["labels (mean)"]
     key = list(zip(out["scenario"], out["batch_size"], strict=True))
@@ -199,20 +216,25 @@ def summarise(data: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown(out: pd.DataFrame) -> str:
-    head = ("| scenario | guarantee / rule | batch | repeats | coverage of the odd stratum (se) | lowest other stratum "
-            "| mean over strata | labels (mean) | vs independent_beta | labels of the odd stratum (median) |")
+    head = (
+        "| scenario | guarantee / rule | batch | repeats | coverage of the odd stratum (se) | lowest other stratum "
+        "| mean over strata | labels (mean) | vs independent_beta | labels of the odd stratum (median) |"
+    )
     lines = [head, "|" + "---|" * 10]
     for _, r in out.iterrows():
-        lines.append(f"| {r['scenario']} | {r['variant']} | {r['batch_size']} | {r['repeats']} "
-                     f"| {r['odd coverage']:.3f} ({r['odd se']:.3f}) | {r['lowest other']:.3f} "
-                     f"| {r['mean coverage']:.3f} | {r['labels (mean)']:.0f} | {r['vs independent_beta']:.2f}x "
-                     f"| {r['odd labels']:.0f} |")
+        lines.append(
+            f"| {r['scenario']} | {r['variant']} | {r['batch_size']} | {r['repeats']} "
+            f"| {r['odd coverage']:.3f} ({r['odd se']:.3f}) | {r['lowest other']:.3f} "
+            f"| {r['mean coverage']:.3f} | {r['labels (mean)']:.0f} | {r['vs independent_beta']:.2f}x "
+            f"| {r['odd labels']:.0f} |"
+        )
     return "\n".join(lines)
 
 
 # -- the exact one-stratum programme ------------------------------------------------------
-def exact_table(levels=(0.95, 0.965), rates=None, schedules=(1, 5, 10, 20, 50), max_trials: int = 1000,
-                target: float = 0.05) -> pd.DataFrame:
+def exact_table(
+    levels=(0.95, 0.965), rates=None, schedules=(1, 5, 10, 20, 50), max_trials: int = 1000, target: float = 0.05
+) -> pd.DataFrame:
     """Coverage at stop and expected labels of width-based stopping, one stratum, exactly."""
     from scipy import stats
 
@@ -240,6 +262,7 @@ def exact_table(levels=(0.95, 0.965), rates=None, schedules=(1, 5, 10, 20, 50), 
     for kind, level in kinds:
         for every in schedules:
             for p in rates:
+
                 def stop(s, n, kind=kind, level=level):
                     lo, hi = bounds(kind, level, n)
                     return (hi - lo) / 2 <= target
@@ -249,20 +272,34 @@ def exact_table(levels=(0.95, 0.965), rates=None, schedules=(1, 5, 10, 20, 50), 
                     return (lo <= p) & (p <= hi)
 
                 out = sequential_outcome(float(p), stop, event, every=every, max_trials=max_trials)
-                rows.append({"interval": kind, "level": level, "every": every, "rate": float(p),
-                             "coverage": out.event_at_end, "labels": out.expected_trials})
+                rows.append(
+                    {
+                        "interval": kind,
+                        "level": level,
+                        "every": every,
+                        "rate": float(p),
+                        "coverage": out.event_at_end,
+                        "labels": out.expected_trials,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def exact_markdown(tab: pd.DataFrame) -> str:
-    lines = ["| interval | level | every | min coverage at stop (rate) | mean coverage | labels at 0.06 | at 0.10 "
-             "| at 0.14 | at 0.30 |", "|" + "---|" * 9]
+    lines = [
+        "| interval | level | every | min coverage at stop (rate) | mean coverage | labels at 0.06 | at 0.10 "
+        "| at 0.14 | at 0.30 |",
+        "|" + "---|" * 9,
+    ]
     for (kind, level, every), g in tab.groupby(["interval", "level", "every"], sort=False):
         worst = g.loc[g["coverage"].idxmin()]
         lab = g.set_index("rate")["labels"]
-        lines.append(f"| {kind} | {level:g} | {every} | {worst['coverage']:.4f} ({worst['rate']:.2f}) "
-                     f"| {g['coverage'].mean():.4f} | " + " | ".join(f"{lab.get(r, np.nan):.0f}"
-                                                                    for r in (0.06, 0.10, 0.14, 0.30)) + " |")
+        lines.append(
+            f"| {kind} | {level:g} | {every} | {worst['coverage']:.4f} ({worst['rate']:.2f}) "
+            f"| {g['coverage'].mean():.4f} | "
+            + " | ".join(f"{lab.get(r, np.nan):.0f}" for r in (0.06, 0.10, 0.14, 0.30))
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -271,8 +308,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--chunk", type=int, default=10, help="repeats per seeded chunk")
     parser.add_argument("--batch-size", type=int, default=50)
-    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS),
-                        help=f"names among {list(SCENARIOS) + list(SCENARIOS_6A)}")
+    parser.add_argument(
+        "--scenarios", nargs="*", default=list(SCENARIOS), help=f"names among {list(SCENARIOS) + list(SCENARIOS_6A)}"
+    )
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS))
     parser.add_argument("--csv", type=Path, default=CSV)
     parser.add_argument("--from-csv", action="store_true", help="only rebuild the table from the CSV")

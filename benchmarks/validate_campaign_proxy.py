@@ -57,8 +57,9 @@ def make_pool(seed: int = 0) -> pd.DataFrame:
         pred = rng.integers(0, 2, ROWS)
         truth = pred ^ (rng.random(ROWS) < RATES[k])
         judge = truth ^ (rng.random(ROWS) >= AGREEMENT[k])
-        frames.append(pd.DataFrame({"stratum": f"s{k:02d}", "pred": pred, "truth": truth.astype(int),
-                                    "judge": judge.astype(int)}))
+        frames.append(
+            pd.DataFrame({"stratum": f"s{k:02d}", "pred": pred, "truth": truth.astype(int), "judge": judge.astype(int)})
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -88,9 +89,21 @@ def uniform_run(pool: pd.DataFrame, seed: np.random.SeedSequence, batch: int) ->
 
 def campaign_run(pool: pd.DataFrame, batch: int, seed: list[int], proxy: str | None) -> pd.DataFrame:
     """Designs (a) and (c), one repeat: per-stratum labels and coverage at stop."""
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
-                   n_repeats=1, goal=Each(TARGET), level=LEVEL, batch_size=batch,
-                   guarantee="stratum", proxy=proxy, random_seed=seed, progress=False)
+    res = simulate(
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        rules=["expected_width"],
+        n_repeats=1,
+        goal=Each(TARGET),
+        level=LEVEL,
+        batch_size=batch,
+        guarantee="stratum",
+        proxy=proxy,
+        random_seed=seed,
+        progress=False,
+    )
     return res.intervals[["stratum", "labelled", "covered"]]
 
 
@@ -119,8 +132,9 @@ def summary(raw: pd.DataFrame) -> pd.DataFrame:
     """Per design and stratum: mean labels, coverage at stop and its Monte Carlo SE."""
     reps = raw.groupby("design")["repeat"].nunique()
     per = raw.groupby(["design", "stratum"]).agg(labels=("labelled", "mean"), coverage=("covered", "mean"))
-    per["mc_se"] = np.sqrt(per["coverage"] * (1 - per["coverage"]) / reps.reindex(
-        per.index.get_level_values("design")).to_numpy())
+    per["mc_se"] = np.sqrt(
+        per["coverage"] * (1 - per["coverage"]) / reps.reindex(per.index.get_level_values("design")).to_numpy()
+    )
     return per
 
 
@@ -156,26 +170,34 @@ def report(raw: pd.DataFrame, pool: pd.DataFrame) -> str:
     t, se = total["mean"], total["mc_se"]
     if "proxy" in t:
         # Monte Carlo SE of a ratio of two means (delta method, the designs taken as independent)
-        lines += [f"proxy/{d} {t['proxy'] / t[d]:.3f} (MC SE "
-                  f"{t['proxy'] / t[d] * np.hypot(se['proxy'] / t['proxy'], se[d] / t[d]):.3f})"
-                  for d in t.index if d != "proxy"]
+        lines += [
+            f"proxy/{d} {t['proxy'] / t[d]:.3f} (MC SE "
+            f"{t['proxy'] / t[d] * np.hypot(se['proxy'] / t['proxy'], se[d] / t[d]):.3f})"
+            for d in t.index
+            if d != "proxy"
+        ]
     lim = neyman_limit(pool)
-    lines += ["", "Neyman over proportional (normal theory, labels for equal variance):",
-              lim.round(3).to_string()]
+    lines += ["", "Neyman over proportional (normal theory, labels for equal variance):", lim.round(3).to_string()]
     return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--designs", default=",".join(DESIGNS),
-                    help=f"comma-separated, among {', '.join(DESIGNS)} (default all)")
+    ap.add_argument(
+        "--designs", default=",".join(DESIGNS), help=f"comma-separated, among {', '.join(DESIGNS)} (default all)"
+    )
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--start", type=int, default=0, help="first repeat (chunks of repeats combine)")
     ap.add_argument("--batch-size", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=OUT, help="raw results CSV (rewritten after every repeat)")
-    ap.add_argument("--summarise", type=Path, nargs="+", metavar="CSV",
-                    help="combine these result CSVs and print the summary (nothing is run)")
+    ap.add_argument(
+        "--summarise",
+        type=Path,
+        nargs="+",
+        metavar="CSV",
+        help="combine these result CSVs and print the summary (nothing is run)",
+    )
     args = ap.parse_args()
     pool = make_pool(args.seed)
     if args.summarise:

@@ -75,8 +75,9 @@ def exact_pool(rates: list[float], sizes: list[int], *, random_seed: int = 0) ->
 
 def scenarios() -> dict[str, tuple[pd.DataFrame, float]]:
     constructed = [0.02, 0.05, 0.07, 0.085, 0.115, 0.13, 0.15, 0.18]
-    atypical_sizes = list(np.round(np.r_[0.02, 0.98 * np.geomspace(1, 4, 9) / np.geomspace(1, 4, 9).sum()]
-                                   * 40_000).astype(int))
+    atypical_sizes = list(
+        np.round(np.r_[0.02, 0.98 * np.geomspace(1, 4, 9) / np.geomspace(1, 4, 9).sum()] * 40_000).astype(int)
+    )
     atypical_rates = [0.16, *np.linspace(0.05, 0.07, 9)]
     return {
         "synthetic": (synthetic_pool(n_rows=100_000, n_strata=12, random_seed=3), 0.10),
@@ -98,8 +99,18 @@ def run(pool: pd.DataFrame, threshold: float, method: dict, repeats: int) -> tup
     kw = dict(method)
     if kw["goal"] == "decide":
         kw["goal"] = Decide(threshold)
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", level=LEVEL, n_repeats=repeats,
-                   batch_size=BATCH, random_seed=0, progress=False, **kw)
+    res = simulate(
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        level=LEVEL,
+        n_repeats=repeats,
+        batch_size=BATCH,
+        random_seed=0,
+        progress=False,
+        **kw,
+    )
     iv = res.intervals.copy()
     if kw["goal"] == "decide":
         iv["made"] = iv["decision"]
@@ -130,8 +141,9 @@ def summarise(name: str, table: pd.DataFrame, iv: pd.DataFrame) -> dict:
         "undecided at stop": f"{(~decided).mean():.3f}",
         "wrong / decided": f"{k}/{n} = {k / max(n, 1):.4f} (95% upper {upper_cp(k, n):.3f})",
         "worst stratum": f"{per.max():.3f} ({per.idxmax()})" if len(per) else "-",
-        "zone: wrong / decided": (f"{int(zone['wrong'].sum())}/{int((zone['made'] != 'undecided').sum())}"
-                                  if len(zone) else "-"),
+        "zone: wrong / decided": (
+            f"{int(zone['wrong'].sum())}/{int((zone['made'] != 'undecided').sum())}" if len(zone) else "-"
+        ),
         "worst": float(per.max()) if len(per) else 0.0,
     }
 
@@ -150,8 +162,12 @@ def markdown(frame: pd.DataFrame) -> str:
     cols = [str(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in frame.iterrows():
-        cells = [f"{v:.3f}" if isinstance(v, float) and not float(v).is_integer() else
-                 (f"{v:.0f}" if isinstance(v, float) else str(v)) for v in row]
+        cells = [
+            f"{v:.3f}"
+            if isinstance(v, float) and not float(v).is_integer()
+            else (f"{v:.0f}" if isinstance(v, float) else str(v))
+            for v in row
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -164,9 +180,11 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="comma-separated scenario names")
     args = parser.parse_args()
     repeats = 4 if args.quick else args.repeats
-    text = [f"Level {LEVEL}, batches of {BATCH}, {repeats} seeded repeats per scenario; width goal: "
-            f"half-width {WIDTH_TARGET}. Wrong decisions exclude strata within {ZONE} of the threshold "
-            "(their count is the 'zone' column).\n"]
+    text = [
+        f"Level {LEVEL}, batches of {BATCH}, {repeats} seeded repeats per scenario; width goal: "
+        f"half-width {WIDTH_TARGET}. Wrong decisions exclude strata within {ZONE} of the threshold "
+        "(their count is the 'zone' column).\n"
+    ]
     chosen = scenarios()
     if args.only:
         chosen = {k: v for k, v in chosen.items() if k in args.only.split(",")}
@@ -177,9 +195,12 @@ def main() -> None:
         anchor = summary.loc[summary["method"] == "decide (independent)", "labels_median"].iloc[0]
         summary["labels / independent"] = (summary["labels_median"] / anchor).round(3)
         shown = summary.drop(columns=["labels_median", "worst"])
-        block = [f"\n**{scen}** (threshold {threshold}; {time.perf_counter() - t0:.0f} s)\n", markdown(shown),
-                 "\nPer stratum: share of repeats with a wrong decision at stop, median labels.\n",
-                 markdown(per_stratum(results, threshold).reset_index())]
+        block = [
+            f"\n**{scen}** (threshold {threshold}; {time.perf_counter() - t0:.0f} s)\n",
+            markdown(shown),
+            "\nPer stratum: share of repeats with a wrong decision at stop, median labels.\n",
+            markdown(per_stratum(results, threshold).reset_index()),
+        ]
         print("\n".join(block), file=sys.stderr, flush=True)  # each scenario as it is done
         text += block
     report = "\n".join(text)

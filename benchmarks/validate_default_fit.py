@@ -163,9 +163,11 @@ DEFAULT_RULE = "adaptive if p <= 0.20"  # what ``summary()["read"]`` does (READ_
 
 def table(out: pd.DataFrame, ctl: pd.DataFrame) -> str:
     names = ["pooled", "robust", "wilson", "adaptive"] + [r[0] for r in RULES]
-    head = ("| interval read | small outlier coverage | when flagged | when not flagged | "
-            "outlier flagged | false flags per dataset (12 alike) | alike width / Wilson | "
-            "alike coverage | exchangeable small stratum coverage | exchangeable width / Wilson |")
+    head = (
+        "| interval read | small outlier coverage | when flagged | when not flagged | "
+        "outlier flagged | false flags per dataset (12 alike) | alike width / Wilson | "
+        "alike coverage | exchangeable small stratum coverage | exchangeable width / Wilson |"
+    )
     lines = [head, "|" + "---|" * 10]
     for name in names:
         is_rule = f"flag: {name}" in out
@@ -223,10 +225,11 @@ def rewrite_section(body: str) -> None:
     path = ROOT / "docs" / "validation.md"
     text = path.read_text()
     start = text.index("### 6d.")
-    nxt = re.search(r"\n#{2,3} ", text[start + 5:])
+    nxt = re.search(r"\n#{2,3} ", text[start + 5 :])
     end = start + 5 + nxt.start() + 1 if nxt else len(text)
-    path.write_text(text[:start] + body.rstrip() + "\n\n" + text[end:].lstrip("\n") if nxt
-                    else text[:start] + body.rstrip() + "\n")
+    path.write_text(
+        text[:start] + body.rstrip() + "\n\n" + text[end:].lstrip("\n") if nxt else text[:start] + body.rstrip() + "\n"
+    )
 
 
 def main() -> None:

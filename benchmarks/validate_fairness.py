@@ -72,9 +72,16 @@ def _npv(y_true, y_pred):
 
 
 FAIRLEARN = {
-    "selection_rate": selection_rate, "tpr": true_positive_rate, "fnr": false_negative_rate,
-    "fpr": false_positive_rate, "tnr": true_negative_rate, "ppv": precision_score, "npv": _npv,
-    "error_rate": zero_one_loss, "accuracy": accuracy_score, "balanced_accuracy": balanced_accuracy_score,
+    "selection_rate": selection_rate,
+    "tpr": true_positive_rate,
+    "fnr": false_negative_rate,
+    "fpr": false_positive_rate,
+    "tnr": true_negative_rate,
+    "ppv": precision_score,
+    "npv": _npv,
+    "error_rate": zero_one_loss,
+    "accuracy": accuracy_score,
+    "balanced_accuracy": balanced_accuracy_score,
 }
 
 
@@ -105,8 +112,7 @@ def _dataset(rng: np.random.Generator, rates: np.ndarray) -> pd.DataFrame:
 
 
 def _ours(df: pd.DataFrame, rates: np.ndarray, seed: int) -> dict:
-    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="selection_rate", random_seed=seed,
-                min_trials=1)
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="selection_rate", random_seed=seed, min_trials=1)
     d = res.disparities
     diff = d[d["measure"] == "difference"].set_index("group")
     truth = pd.Series(rates - rates[-1], index=LABELS).loc[diff.index]
@@ -141,8 +147,15 @@ def _boot_differences(df: pd.DataFrame, rates: np.ndarray, n_boot: int, rng: np.
 
 
 def _fairlearn(df: pd.DataFrame, rates: np.ndarray, n_boot: int, seed: int) -> dict:
-    mf = MetricFrame(metrics=selection_rate, y_true=df["y"], y_pred=df["p"], sensitive_features=df["g"],
-                     n_boot=n_boot, ci_quantiles=[0.025, 0.975], random_state=seed)
+    mf = MetricFrame(
+        metrics=selection_rate,
+        y_true=df["y"],
+        y_pred=df["p"],
+        sensitive_features=df["g"],
+        n_boot=n_boot,
+        ci_quantiles=[0.025, 0.975],
+        random_state=seed,
+    )
     lo, hi = (float(v) for v in mf.difference_ci())
     return {"gap_cover": lo <= np.ptp(rates) <= hi, "gap_width": hi - lo}
 
@@ -182,16 +195,25 @@ def coverage(reps: int, fl_reps: int, n_boot: int, seed: int = 2026) -> tuple[pd
             if not items:
                 continue
             cov = np.atleast_1d(agg(items, cov_key))
-            rows.append({
-                "scenario": name, "interval": label, "datasets": len(items),
-                "coverage (min over groups)": float(cov.min()), "coverage (mean)": float(cov.mean()),
-                "mean width": float(np.mean(agg(items, w_key))),
-                "seconds per dataset": (secs / len(items)) if secs is not None else np.nan,
-            })
+            rows.append(
+                {
+                    "scenario": name,
+                    "interval": label,
+                    "datasets": len(items),
+                    "coverage (min over groups)": float(cov.min()),
+                    "coverage (mean)": float(cov.mean()),
+                    "mean width": float(np.mean(agg(items, w_key))),
+                    "seconds per dataset": (secs / len(items)) if secs is not None else np.nan,
+                }
+            )
             if cov.size > 1:
-                per_group.append(pd.Series(cov, index=[f"{g} (n={k})" for g, k in zip(LABELS[:5], SIZES[:5],
-                                                                                        strict=True)],
-                                           name=f"{name}: {label}"))
+                per_group.append(
+                    pd.Series(
+                        cov,
+                        index=[f"{g} (n={k})" for g, k in zip(LABELS[:5], SIZES[:5], strict=True)],
+                        name=f"{name}: {label}",
+                    )
+                )
     return pd.DataFrame(rows), pd.DataFrame(per_group)
 
 
@@ -204,8 +226,10 @@ def markdown(frame: pd.DataFrame, digits: int = 3, index: bool = False) -> str:
             return "" if np.isnan(v) else (f"{v:.{digits}f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.1e}")
         return str(v)
 
-    lines = ["| " + " | ".join(str(c) for c in frame.columns) + " |",
-             "|" + "|".join("---" for _ in frame.columns) + "|"]
+    lines = [
+        "| " + " | ".join(str(c) for c in frame.columns) + " |",
+        "|" + "|".join("---" for _ in frame.columns) + "|",
+    ]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines)
 
@@ -214,17 +238,30 @@ def compas_gaps(min_trials: int = MIN_TRIALS) -> pd.DataFrame:
     """COMPAS race x sex x age: gap intervals of both methods over every cell and over the
     cells with at least ``min_trials`` trials, per metric, with the crossed model's posterior."""
     df = load_compas()
-    kw = dict(y_true="two_year_recid", y_pred="predicted_recid", groups=["race", "sex", "age_cat"],
-              metrics=["selection_rate", "tpr", "fpr", "ppv"], random_seed=0)
+    kw = dict(
+        y_true="two_year_recid",
+        y_pred="predicted_recid",
+        groups=["race", "sex", "age_cat"],
+        metrics=["selection_rate", "tpr", "fpr", "ppv"],
+        random_seed=0,
+    )
     rows = []
     for cells in (1, min_trials):
-        gaps = {m: audit(df, min_trials=cells, method=m, **kw).disparities.query("measure == 'max-min gap'")
-                for m in ("max_t", "bonferroni")}
+        gaps = {
+            m: audit(df, min_trials=cells, method=m, **kw).disparities.query("measure == 'max-min gap'")
+            for m in ("max_t", "bonferroni")
+        }
         for g, b in zip(gaps["max_t"].itertuples(), gaps["bonferroni"].itertuples(), strict=True):
-            rows.append({"metric": g.metric, "cells in the gap": g.group, "gap": g.estimate,
-                         "max_t": f"[{g.lower:.2f}, {g.upper:.2f}]",
-                         "bonferroni": f"[{b.lower:.2f}, {b.upper:.2f}]",
-                         "posterior (crossed)": f"[{g.posterior_lower:.2f}, {g.posterior_upper:.2f}]"})
+            rows.append(
+                {
+                    "metric": g.metric,
+                    "cells in the gap": g.group,
+                    "gap": g.estimate,
+                    "max_t": f"[{g.lower:.2f}, {g.upper:.2f}]",
+                    "bonferroni": f"[{b.lower:.2f}, {b.upper:.2f}]",
+                    "posterior (crossed)": f"[{g.posterior_lower:.2f}, {g.posterior_upper:.2f}]",
+                }
+            )
     return pd.DataFrame(rows).sort_values(["metric"], kind="stable")
 
 
@@ -238,15 +275,22 @@ def tiny_group_coverage(reps: int, min_trials: int = 20, seed: int = 7) -> pd.Da
         df = pd.DataFrame({"y": 1, "p": rng.binomial(1, np.repeat(rates, sizes)), "g": g})
         seed_ = int(rng.integers(2**31))
         for m in out:
-            res = audit(df, y_true="y", y_pred="p", groups="g", metrics="selection_rate",
-                        random_seed=seed_, min_trials=m)
+            res = audit(
+                df, y_true="y", y_pred="p", groups="g", metrics="selection_rate", random_seed=seed_, min_trials=m
+            )
             gap = res.disparities.set_index("measure").loc["max-min gap"]
             out[m].append((gap["lower"] <= 0.0 <= gap["upper"], gap["upper"] - gap["lower"]))
-    return pd.DataFrame([
-        {"gap over": "every group" if m == 1 else f"groups with >= {m} rows", "datasets": reps,
-         "coverage": np.mean([c for c, _ in v]), "mean width": np.mean([w for _, w in v])}
-        for m, v in out.items()
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "gap over": "every group" if m == 1 else f"groups with >= {m} rows",
+                "datasets": reps,
+                "coverage": np.mean([c for c, _ in v]),
+                "mean width": np.mean([w for _, w in v]),
+            }
+            for m, v in out.items()
+        ]
+    )
 
 
 # -- 4. the max-min gap interval: max-t against the Bonferroni projection -------------------------
@@ -280,10 +324,18 @@ def gap_intervals(reps: int = 1000, level: float = 0.95, seed: int = 2027) -> pd
                 got[method].append((a <= truth <= b, b - a, a > 0))
         for method, values in got.items():
             cover, width, found = np.mean(values, axis=0)
-            rows.append({"scenario": name, "method": method, "datasets": reps, "coverage": cover,
-                         "coverage SE": np.sqrt(cover * (1 - cover) / reps), "mean width": width,
-                         "gap found (lower > 0)": found,
-                         "found SE": np.sqrt(found * (1 - found) / reps)})
+            rows.append(
+                {
+                    "scenario": name,
+                    "method": method,
+                    "datasets": reps,
+                    "coverage": cover,
+                    "coverage SE": np.sqrt(cover * (1 - cover) / reps),
+                    "mean width": width,
+                    "gap found (lower > 0)": found,
+                    "found SE": np.sqrt(found * (1 - found) / reps),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -294,8 +346,7 @@ def gap_width_by_trials(rate: float = 0.3, big: int = 2000, level: float = 0.95)
         s = np.array([round(rate * n), round(rate * big)])
         trials = np.array([n, big])
         got = _gap_methods(s, trials, level, np.random.default_rng(0))
-        rows.append({"trials of the small group": n,
-                     **{f"width, {m}": b - a for m, (_, a, b) in got.items()}})
+        rows.append({"trials of the small group": n, **{f"width, {m}": b - a for m, (_, a, b) in got.items()}})
     return pd.DataFrame(rows)
 
 
@@ -306,8 +357,9 @@ def audit_matches_kernels(seed: int = 3) -> bool:
     s = df.groupby("g")["p"].sum().to_numpy()
     ok = True
     for method in ("max_t", "bonferroni"):
-        res = audit(df, y_true="y", y_pred="p", groups="g", metrics="selection_rate", method=method,
-                    min_trials=1, random_seed=0)
+        res = audit(
+            df, y_true="y", y_pred="p", groups="g", metrics="selection_rate", method=method, min_trials=1, random_seed=0
+        )
         row = res.disparities.set_index("measure").loc["max-min gap"]
         fit_seed = int(np.random.default_rng(0).integers(2**32))  # the audit's per-metric seed
         want = _gap_methods(s, SIZES, 0.95, np.random.default_rng(fit_seed))[method]
@@ -322,47 +374,49 @@ def gap_section(reps: int) -> str:
     """The docs/validation.md section on the gap intervals, as Markdown."""
     table = gap_intervals(reps)
     widths = gap_width_by_trials()
-    return "\n".join([
-        _START,
-        "## 8. Fairness audit: the max-min gap interval",
-        "",
-        "`bayeseval.fairness`'s max-min gap interval, `method=\"max_t\"` (the default: simultaneous",
-        "Agresti-Caffo intervals over every pair of groups with a max-t critical value calibrated",
-        "by parametric bootstrap, projected to the gap) beside `method=\"bonferroni\"` (the exact",
-        "projection of Clopper-Pearson intervals at level 1 - 0.05 / 6). Six groups of 20, 50,",
-        f"100, 300, 1,000 and 2,000 rows, selection rate, level 0.95, {reps:,} seeded datasets per",
-        "scenario (seed 2027); the same datasets for both methods. *Gap found*: the interval's",
-        "lower end is above 0 (the power against the true gap where there is one); SE: binomial",
-        "Monte Carlo standard error. Generated by `python benchmarks/validate_fairness.py",
-        "--gap-intervals --write`.",
-        "",
-        markdown(table),
-        "",
-        f"The audit's gap rows are these kernels' intervals: {audit_matches_kernels()}.",
-        "",
-        "Width of the gap interval between a group of n trials and one of 2,000, both with",
-        "counts at the rate 0.3 (what a small cell does to the headline; the default",
-        f"`min_trials` is {MIN_TRIALS}):",
-        "",
-        markdown(widths),
-        "",
-        "Reading: at equal rates the max-t interval covers the true gap of 0 at about the",
-        "nominal level, and with a group apart above it, at about 20% less width than the",
-        "Bonferroni projection, which covers 0.99-1.00 and so spends its width on coverage",
-        "nobody asked for; against a gap of 0.15 set by the 50-row group the max-t interval",
-        "finds it about twice as often. Below about 20 trials per group the max-t interval is",
-        "an approximation whose width says little (a one-trial cell gives a narrower interval",
-        "than a two-trial one), which is one reason for the default `min_trials`; use",
-        "`method=\"bonferroni\"` when a guarantee for every configuration of rates is needed.",
-        _END,
-    ])
+    return "\n".join(
+        [
+            _START,
+            "## 8. Fairness audit: the max-min gap interval",
+            "",
+            '`bayeseval.fairness`\'s max-min gap interval, `method="max_t"` (the default: simultaneous',
+            "Agresti-Caffo intervals over every pair of groups with a max-t critical value calibrated",
+            'by parametric bootstrap, projected to the gap) beside `method="bonferroni"` (the exact',
+            "projection of Clopper-Pearson intervals at level 1 - 0.05 / 6). Six groups of 20, 50,",
+            f"100, 300, 1,000 and 2,000 rows, selection rate, level 0.95, {reps:,} seeded datasets per",
+            "scenario (seed 2027); the same datasets for both methods. *Gap found*: the interval's",
+            "lower end is above 0 (the power against the true gap where there is one); SE: binomial",
+            "Monte Carlo standard error. Generated by `python benchmarks/validate_fairness.py",
+            "--gap-intervals --write`.",
+            "",
+            markdown(table),
+            "",
+            f"The audit's gap rows are these kernels' intervals: {audit_matches_kernels()}.",
+            "",
+            "Width of the gap interval between a group of n trials and one of 2,000, both with",
+            "counts at the rate 0.3 (what a small cell does to the headline; the default",
+            f"`min_trials` is {MIN_TRIALS}):",
+            "",
+            markdown(widths),
+            "",
+            "Reading: at equal rates the max-t interval covers the true gap of 0 at about the",
+            "nominal level, and with a group apart above it, at about 20% less width than the",
+            "Bonferroni projection, which covers 0.99-1.00 and so spends its width on coverage",
+            "nobody asked for; against a gap of 0.15 set by the 50-row group the max-t interval",
+            "finds it about twice as often. Below about 20 trials per group the max-t interval is",
+            "an approximation whose width says little (a one-trial cell gives a narrower interval",
+            "than a two-trial one), which is one reason for the default `min_trials`; use",
+            '`method="bonferroni"` when a guarantee for every configuration of rates is needed.',
+            _END,
+        ]
+    )
 
 
 def write_section(text: str, path: pathlib.Path) -> None:
     """Replace the gap-interval section of ``path`` (between its markers) or append it."""
     doc = path.read_text()
     if _START in doc:
-        doc = doc[:doc.index(_START)] + text + doc[doc.index(_END) + len(_END):]
+        doc = doc[: doc.index(_START)] + text + doc[doc.index(_END) + len(_END) :]
     else:
         doc = doc.rstrip("\n") + "\n\n" + text + "\n"
     path.write_text(doc)

@@ -99,8 +99,7 @@ def expected_width(lo: np.ndarray, hi: np.ndarray, p: float) -> float:
 
 
 def coverage_table(datasets: int) -> None:
-    print(f"Coverage of the stratum under study ({datasets} seeded datasets, exact given them; "
-          f"level {LEVEL})")
+    print(f"Coverage of the stratum under study ({datasets} seeded datasets, exact given them; level {LEVEL})")
     print(f"{'scenario':<14} {'stratum':>16} {'average':>16} {'pooled':>16}")
     for name, (k, rates, extra, p, own_n) in SCENARIOS.items():
         cov = {"stratum": [], "average": [], "pooled": []}
@@ -117,10 +116,11 @@ def coverage_table(datasets: int) -> None:
 
 def width_table(datasets: int) -> None:
     print()
-    print(f"Expected width of the adaptive interval / Clopper-Pearson and / Wilson ({datasets} "
-          "datasets of 12 other strata at 0.08-0.12, exact given them)")
-    print(f"{'n':>6} {'alike 0.10 /CP':>15} {'/Wilson':>8} {'low 0.01 /CP':>13} {'/Wilson':>8} "
-          f"{'min coverage':>13}")
+    print(
+        f"Expected width of the adaptive interval / Clopper-Pearson and / Wilson ({datasets} "
+        "datasets of 12 other strata at 0.08-0.12, exact given them)"
+    )
+    print(f"{'n':>6} {'alike 0.10 /CP':>15} {'/Wilson':>8} {'low 0.01 /CP':>13} {'/Wilson':>8} {'min coverage':>13}")
     for own_n in (20, 50, 100, 200, 500, 1000):
         x = np.arange(own_n + 1)
         with warnings.catch_warnings():
@@ -137,10 +137,8 @@ def width_table(datasets: int) -> None:
                 ratios.setdefault((p, "wilson"), []).append(w / expected_width(*wi, p))
             grid = np.linspace(0.0, 1.0, 1001)
             worst = min(worst, min(coverage(iv.lower, iv.upper, q) for q in grid))
-        cells = [np.mean(ratios[key]) for key in ((0.10, "cp"), (0.10, "wilson"), (0.01, "cp"),
-                                                  (0.01, "wilson"))]
-        print(f"{own_n:>6} {cells[0]:>15.3f} {cells[1]:>8.3f} {cells[2]:>13.3f} {cells[3]:>8.3f} "
-              f"{worst:>13.4f}")
+        cells = [np.mean(ratios[key]) for key in ((0.10, "cp"), (0.10, "wilson"), (0.01, "cp"), (0.01, "wilson"))]
+        print(f"{own_n:>6} {cells[0]:>15.3f} {cells[1]:>8.3f} {cells[2]:>13.3f} {cells[3]:>8.3f} {worst:>13.4f}")
 
 
 def main() -> None:

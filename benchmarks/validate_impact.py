@@ -60,14 +60,21 @@ def simulate(sizes: list[int], rates: np.ndarray, seed: int) -> dict[str, np.nda
     _, lo, hi = impact_ratio_interval(s, nn, LEVEL)
     nlo, nhi = naive_interval(s, nn)
     covers = lambda a, b: ((a <= theta + 1e-12) & (theta <= b + 1e-12)).mean(axis=0)  # noqa: E731
-    return {"cov": covers(lo, hi), "width": np.nanmean(hi - lo, axis=0), "naive": covers(nlo, nhi),
-            "below": (hi < 0.8).mean(axis=0), "above": (lo >= 0.8).mean(axis=0)}
+    return {
+        "cov": covers(lo, hi),
+        "width": np.nanmean(hi - lo, axis=0),
+        "naive": covers(nlo, nhi),
+        "below": (hi < 0.8).mean(axis=0),
+        "above": (lo >= 0.8).mean(axis=0),
+    }
 
 
 def coverage_section() -> list[str]:
-    out = ["| categories | highest rate | min coverage, >= 20 rows | mean coverage | "
-           "min coverage, < 20 rows | mean width, smallest / largest | naive: min coverage |",
-           "|---|---|---|---|---|---|---|"]
+    out = [
+        "| categories | highest rate | min coverage, >= 20 rows | mean coverage | "
+        "min coverage, < 20 rows | mean width, smallest / largest | naive: min coverage |",
+        "|---|---|---|---|---|---|---|",
+    ]
     worst = 1.0
     for name, sizes in LAYOUTS.items():
         small = np.asarray(sizes) < 20
@@ -84,9 +91,11 @@ def coverage_section() -> list[str]:
             cov, widths = np.array(cov), np.array(widths)
             worst = min(worst, cov[:, ~small].min())
             tiny = f"{cov[:, small].min():.3f}" if small.any() else "-"
-            out.append(f"| {name} | {top:g} | {cov[:, ~small].min():.3f} | {cov[:, ~small].mean():.3f} | "
-                       f"{tiny} | {widths[:, 0].mean():.2f} / {widths[:, -1].mean():.2f} | "
-                       f"{np.min(naive):.3f} |")
+            out.append(
+                f"| {name} | {top:g} | {cov[:, ~small].min():.3f} | {cov[:, ~small].mean():.3f} | "
+                f"{tiny} | {widths[:, 0].mean():.2f} / {widths[:, -1].mean():.2f} | "
+                f"{np.min(naive):.3f} |"
+            )
     return out, worst
 
 

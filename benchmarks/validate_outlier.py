@@ -30,8 +30,9 @@ N_STRATA = 10
 HOMOGENEOUS = np.linspace(0.05, 0.07, N_STRATA - 1)
 
 
-def atypical_pool(share: float | None, *, n_rows: int = 40_000, atypical_rate: float = 0.16,
-                  random_seed: int = 0) -> pd.DataFrame:
+def atypical_pool(
+    share: float | None, *, n_rows: int = 40_000, atypical_rate: float = 0.16, random_seed: int = 0
+) -> pd.DataFrame:
     """Pool with stratum ``s00`` at ``atypical_rate`` holding ``share`` of the rows (None: exchangeable)."""
     rng = np.random.default_rng(random_seed)
     rest = 1.0 - (share if share is not None else 1.0 / N_STRATA)
@@ -64,10 +65,17 @@ def _campaign_rows(name: str, res, rules, label: str, t0: float) -> list[dict]:
         mine = iv[iv["rule"] == rule]
         cov = mine.groupby("stratum")["covered"].mean()
         s00 = mine[mine["stratum"] == "s00"]
-        row = {"scenario": name, "rule": rule, "variant": label, "labels_mean": tab["labels_used"].mean(),
-               "labels_s00": s00["trials"].mean(),
-               "coverage_s00": cov.get("s00"), "coverage_min_other": cov.drop("s00").min(),
-               "coverage_mean": cov.mean(), "seconds": time.perf_counter() - t0}
+        row = {
+            "scenario": name,
+            "rule": rule,
+            "variant": label,
+            "labels_mean": tab["labels_used"].mean(),
+            "labels_s00": s00["trials"].mean(),
+            "coverage_s00": cov.get("s00"),
+            "coverage_min_other": cov.drop("s00").min(),
+            "coverage_mean": cov.mean(),
+            "seconds": time.perf_counter() - t0,
+        }
         row.update({f"cov_{k}": v for k, v in cov.items()})
         rows.append(row)
     return rows
@@ -80,8 +88,16 @@ def run_campaigns(repeats: int, rules=("expected_width",), variants=tuple(VARIAN
     todo = {v: VARIANTS[v] for v in variants}
     for name, share in SCENARIOS.items():
         pool = atypical_pool(share, random_seed=1)
-        args = dict(strata="stratum", y_pred="pred", y_true="truth", n_repeats=repeats, batch_size=20,
-                    random_seed=0, progress=False, **kw)
+        args = dict(
+            strata="stratum",
+            y_pred="pred",
+            y_true="truth",
+            n_repeats=repeats,
+            batch_size=20,
+            random_seed=0,
+            progress=False,
+            **kw,
+        )
         pooled = [r for r in rules if r != "independent_beta"]
         for label, options in todo.items():
             if pooled:
@@ -90,8 +106,13 @@ def run_campaigns(repeats: int, rules=("expected_width",), variants=tuple(VARIAN
         if "independent_beta" in rules:
             t0 = time.perf_counter()
             # the own Beta(1, 1) posterior is the interval it reads under the average guarantee
-            rows += _campaign_rows(name, simulate(pool, rules=["independent_beta"], guarantee="average", **args),
-                                   ["independent_beta"], "own interval", t0)
+            rows += _campaign_rows(
+                name,
+                simulate(pool, rules=["independent_beta"], guarantee="average", **args),
+                ["independent_beta"],
+                "own interval",
+                t0,
+            )
     out = pd.DataFrame(rows)
     first = next(iter(todo), "own interval")
     base = out[out["variant"] == first].set_index(["scenario", "rule"])["labels_mean"]
@@ -102,15 +123,19 @@ def run_campaigns(repeats: int, rules=("expected_width",), variants=tuple(VARIAN
 
 def docs_table(out: pd.DataFrame) -> str:
     """The markdown table of section 6a."""
-    lines = ["| scenario | stopping rule | labels (mean) | x average | labels in s00 | "
-             "coverage s00 | lowest other stratum | mean coverage | coverage s01..s09 |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| scenario | stopping rule | labels (mean) | x average | labels in s00 | "
+        "coverage s00 | lowest other stratum | mean coverage | coverage s01..s09 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for _, r in out.iterrows():
         others = " ".join(f"{r[f'cov_s{i:02d}']:.3f}" for i in range(1, N_STRATA))
-        lines.append(f"| {r['scenario']} | {r['rule']}, {r['variant']} | {r['labels_mean']:.0f} | "
-                     f"{r['x_before']:.2f} | {r['labels_s00']:.0f} | "
-                     f"{r['coverage_s00']:.3f} | {r['coverage_min_other']:.3f} | {r['coverage_mean']:.3f} | "
-                     f"{others} |")
+        lines.append(
+            f"| {r['scenario']} | {r['rule']}, {r['variant']} | {r['labels_mean']:.0f} | "
+            f"{r['x_before']:.2f} | {r['labels_s00']:.0f} | "
+            f"{r['coverage_s00']:.3f} | {r['coverage_min_other']:.3f} | {r['coverage_mean']:.3f} | "
+            f"{others} |"
+        )
     return "\n".join(lines)
 
 
@@ -172,8 +197,9 @@ def exact_wilson_baseline(reps: int = 100) -> pd.DataFrame:
                 x = np.arange(nk + 1)
                 lo, hi = proportion_ci(x, np.full(nk + 1, nk), level=v.LEVEL, method="wilson")[:2]
                 cov.append(float(stats.binom.pmf(x, nk, pk) @ ((np.asarray(lo) <= pk) & (pk <= np.asarray(hi)))))
-        rows.append({"scenario": scenario, "wilson_monte_carlo": float(np.mean(hits)),
-                     "wilson_exact": float(np.mean(cov))})
+        rows.append(
+            {"scenario": scenario, "wilson_monte_carlo": float(np.mean(hits)), "wilson_exact": float(np.mean(cov))}
+        )
     return pd.DataFrame(rows)
 
 
@@ -182,8 +208,11 @@ def main() -> None:
     parser.add_argument("what", choices=["campaigns", "wilson"])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--rules", default="expected_width")
-    parser.add_argument("--variants", default=",".join(str(i) for i in range(len(VARIANTS))),
-                        help="comma-separated indices into VARIANTS (0 average, 1 stratum)")
+    parser.add_argument(
+        "--variants",
+        default=",".join(str(i) for i in range(len(VARIANTS))),
+        help="comma-separated indices into VARIANTS (0 average, 1 stratum)",
+    )
     parser.add_argument("--out", default=None)
     parser.add_argument("--write-docs", action="store_true", help="rewrite docs/validation.md section 6a")
     args = parser.parse_args()
@@ -201,7 +230,7 @@ def main() -> None:
         argv = sys.argv[1:]
         if "--out" in argv:  # where the CSV went is not part of the recipe
             i = argv.index("--out")
-            argv = argv[:i] + argv[i + 2:]
+            argv = argv[:i] + argv[i + 2 :]
         command = "python benchmarks/validate_outlier.py " + " ".join(argv)
         rewrite_section(docs_section(out, args.repeats, command))
 

@@ -74,16 +74,20 @@ def all_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def table_probs(n: int, trials: np.ndarray, succ: np.ndarray, shares, rates) -> np.ndarray:
-    return (stats.binom.pmf(trials[:, 1], n, shares[1])
-            * stats.binom.pmf(succ[:, 0], trials[:, 0], rates[0])
-            * stats.binom.pmf(succ[:, 1], trials[:, 1], rates[1]))
+    return (
+        stats.binom.pmf(trials[:, 1], n, shares[1])
+        * stats.binom.pmf(succ[:, 0], trials[:, 0], rates[0])
+        * stats.binom.pmf(succ[:, 1], trials[:, 1], rates[1])
+    )
 
 
 def labels_only(succ: np.ndarray, n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Labels-only Wilson and Clopper-Pearson bounds of each table."""
     s, t = succ.sum(-1), np.full(len(succ), float(n))
-    return {"wilson": binomial_bounds(s, t, 1 - LEVEL, "wilson"),
-            "cp": binomial_bounds(s, t, 1 - LEVEL, "clopper_pearson")}
+    return {
+        "wilson": binomial_bounds(s, t, 1 - LEVEL, "wilson"),
+        "cp": binomial_bounds(s, t, 1 - LEVEL, "clopper_pearson"),
+    }
 
 
 def _summary(weights: np.ndarray, lo: np.ndarray, hi: np.ndarray, theta: float) -> tuple[float, float]:
@@ -167,9 +171,11 @@ def _glide(y, z, z_pool):
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            ci = StratifiedPPIMeanEstimator().estimate(
-                y_true, y_proxy, np.zeros(len(y_true), dtype=int), confidence_level=LEVEL
-            ).confidence_interval
+            ci = (
+                StratifiedPPIMeanEstimator()
+                .estimate(y_true, y_proxy, np.zeros(len(y_true), dtype=int), confidence_level=LEVEL)
+                .confidence_interval
+            )
     except ValueError:
         return np.nan, np.nan
     return float(ci.lower_bound), float(ci.upper_bound)
@@ -247,14 +253,19 @@ def score_rows(ns, reps: int, rng: np.random.Generator) -> pd.DataFrame:
 
 
 def score_table(df: pd.DataFrame) -> str:
-    lines = ["| n | rate | concentration | sqrt(1 - rho^2) | cov Clopper-Pearson | cov ours "
-             "| ours / Clopper-Pearson width | ours / Wilson width | share reading the proxy "
-             "| cells after merging |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| n | rate | concentration | sqrt(1 - rho^2) | cov Clopper-Pearson | cov ours "
+        "| ours / Clopper-Pearson width | ours / Wilson width | share reading the proxy "
+        "| cells after merging |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for _, r in df.iterrows():
-        lines.append(f"| {int(r['n'])} | {r['mean']:g} | {r['concentration']:g} | {_f(r['opt'], 2)} | "
-                     f"{_f(r['cov_cp'])} | {_f(r['cov_ours'])} | {_f(r['width_ours'] / r['width_cp'], 2)} | "
-                     f"{_f(r['width_ours'] / r['width_wilson'], 2)} | "
-                     f"{_f(r['uses_proxy'], 2)} | {_f(r['groups'], 1)} |")
+        lines.append(
+            f"| {int(r['n'])} | {r['mean']:g} | {r['concentration']:g} | {_f(r['opt'], 2)} | "
+            f"{_f(r['cov_cp'])} | {_f(r['cov_ours'])} | {_f(r['width_ours'] / r['width_cp'], 2)} | "
+            f"{_f(r['width_ours'] / r['width_wilson'], 2)} | "
+            f"{_f(r['uses_proxy'], 2)} | {_f(r['groups'], 1)} |"
+        )
     return "\n".join(lines)
 
 
@@ -264,13 +275,19 @@ def _f(x: float, d: int = 3) -> str:
 
 def coverage_table(df: pd.DataFrame, col: str) -> str:
     thetas = sorted(df["theta"].unique())
-    lines = ["| n | agreement | " + " | ".join(f"{t:g}" for t in thetas)
-             + " | min | labels-only Clopper-Pearson min | labels-only Wilson min |",
-             "|---|---|" + "---|" * (len(thetas) + 3)]
+    lines = [
+        "| n | agreement | "
+        + " | ".join(f"{t:g}" for t in thetas)
+        + " | min | labels-only Clopper-Pearson min | labels-only Wilson min |",
+        "|---|---|" + "---|" * (len(thetas) + 3),
+    ]
     for (n, a), g in df.groupby(["n", "agreement"]):
         g = g.set_index("theta")
-        lines.append(f"| {n} | {a:g} | " + " | ".join(_f(g.loc[t, col]) for t in thetas)
-                     + f" | {_f(g[col].min())} | {_f(g['cov_cp'].min())} | {_f(g['cov_wilson'].min())} |")
+        lines.append(
+            f"| {n} | {a:g} | "
+            + " | ".join(_f(g.loc[t, col]) for t in thetas)
+            + f" | {_f(g[col].min())} | {_f(g['cov_cp'].min())} | {_f(g['cov_wilson'].min())} |"
+        )
     return "\n".join(lines)
 
 
@@ -280,36 +297,48 @@ def _opt_ratio(g: pd.DataFrame) -> pd.Series:
 
 
 def width_table(df: pd.DataFrame) -> str:
-    lines = ["| n | agreement | ours / labels-only Clopper-Pearson: mean (max) over rates "
-             "| ours / optimum: median (max) | ours / labels-only Wilson: mean "
-             "| Wilson cells / labels-only Wilson: mean | share reading the proxy |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| n | agreement | ours / labels-only Clopper-Pearson: mean (max) over rates "
+        "| ours / optimum: median (max) | ours / labels-only Wilson: mean "
+        "| Wilson cells / labels-only Wilson: mean | share reading the proxy |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for (n, a), g in df.groupby(["n", "agreement"]):
         r = g["width_ours"] / g["width_cp"]
         opt = _opt_ratio(g)
         wl = g["width_ours"] / g["width_wilson"]
         wc = g["width_wilson_cells"] / g["width_wilson"]
         share = g["uses_proxy"].mean() if "uses_proxy" in g else np.nan
-        lines.append(f"| {n} | {a:g} | {_f(r.mean(), 2)} ({_f(r.max(), 2)}) | "
-                     f"{_f(opt.median(), 2)} ({_f(opt.max(), 2)}) | {_f(wl.mean(), 2)} | "
-                     f"{_f(wc.mean(), 2)} | {_f(share, 2)} |")
+        lines.append(
+            f"| {n} | {a:g} | {_f(r.mean(), 2)} ({_f(r.max(), 2)}) | "
+            f"{_f(opt.median(), 2)} ({_f(opt.max(), 2)}) | {_f(wl.mean(), 2)} | "
+            f"{_f(wc.mean(), 2)} | {_f(share, 2)} |"
+        )
     return "\n".join(lines)
 
 
 SIDE_NAMES = ("cp", "wilson", "ours", "ppi_py", "glide")
-SIDE_LABELS = {"cp": "Clopper-Pearson", "wilson": "Wilson", "ours": "ours", "ppi_py": "ppi_py",
-               "glide": "GLIDE"}
+SIDE_LABELS = {"cp": "Clopper-Pearson", "wilson": "Wilson", "ours": "ours", "ppi_py": "ppi_py", "glide": "GLIDE"}
 
 
 def others_table(df: pd.DataFrame) -> str:
     names = SIDE_NAMES
-    lines = ["| n | agreement | rate | " + " | ".join(f"cov {SIDE_LABELS[m]}" for m in names) + " | "
-             + " | ".join(f"width {SIDE_LABELS[m]}" for m in names) + " | GLIDE raised |",
-             "|---|---|---|" + "---|" * (2 * len(names) + 1)]
+    lines = [
+        "| n | agreement | rate | "
+        + " | ".join(f"cov {SIDE_LABELS[m]}" for m in names)
+        + " | "
+        + " | ".join(f"width {SIDE_LABELS[m]}" for m in names)
+        + " | GLIDE raised |",
+        "|---|---|---|" + "---|" * (2 * len(names) + 1),
+    ]
     for _, r in df.iterrows():
-        lines.append(f"| {int(r['n'])} | {r['agreement']:g} | {r['theta']:g} | "
-                     + " | ".join(_f(r[f"cov_{m}"]) for m in names) + " | "
-                     + " | ".join(_f(r[f"width_{m}"]) for m in names) + f" | {_f(r['fail_glide'], 2)} |")
+        lines.append(
+            f"| {int(r['n'])} | {r['agreement']:g} | {r['theta']:g} | "
+            + " | ".join(_f(r[f"cov_{m}"]) for m in names)
+            + " | "
+            + " | ".join(_f(r[f"width_{m}"]) for m in names)
+            + f" | {_f(r['fail_glide'], 2)} |"
+        )
     return "\n".join(lines)
 
 
@@ -326,7 +355,9 @@ def _cost(ratio: pd.Series) -> str:
     top = float(ratio.max())
     if top <= 1.0005:
         return f"is never wider than labels-only Clopper-Pearson (width ratio {_span(ratio, 3)})"
-    return f"is at most {100 * (top - 1):.1f}% wider than labels-only Clopper-Pearson (mean ratio {_f(ratio.mean(), 3)})"
+    return (
+        f"is at most {100 * (top - 1):.1f}% wider than labels-only Clopper-Pearson (mean ratio {_f(ratio.mean(), 3)})"
+    )
 
 
 def coverage_reading(cov: pd.DataFrame) -> str:
@@ -338,12 +369,13 @@ def coverage_reading(cov: pd.DataFrame) -> str:
         f"*Coverage*: with Clopper-Pearson cell limits (the default) coverage is never below "
         f"{_f(exact['cov_ours'].min())} at the {len(exact)} exact points (labels-only "
         f"Clopper-Pearson: {_f(exact['cov_cp'].min())}) and {_f(sim['cov_ours'].min())} at n = 500 "
-        f"(simulated). With Wilson cell limits (`method=\"wilson\"`) "
+        f'(simulated). With Wilson cell limits (`method="wilson"`) '
         f"{int((exact['cov_wilson_cells'] < LEVEL - 0.01).sum())} of the {len(exact)} exact points fall "
         f"below {LEVEL - 0.01:.2f}, against {int((exact['cov_wilson'] < LEVEL - 0.01).sum())} for "
         f"labels-only Wilson; the lowest is {_f(worst['cov_wilson_cells'])} (n = {int(worst['n'])}, "
         f"rate {worst['theta']:g}, agreement {worst['agreement']:g}): the lattice dips every Wilson "
-        f"interval has at small n, which is why the default is Clopper-Pearson.")
+        f"interval has at small n, which is why the default is Clopper-Pearson."
+    )
 
 
 def width_reading(cov: pd.DataFrame) -> str:
@@ -367,7 +399,8 @@ def width_reading(cov: pd.DataFrame) -> str:
         f"agreement 0.95 the median is {at95}; at agreement 0.99 it is {_span(at99)}x: with a "
         f"near-perfect proxy the cells' rates are close to 0 and 1, a cell of 25 labels without a "
         f"disagreement cannot exclude a disagreement rate near 0.1, and count-based limits pay for "
-        f"that where a CLT interval does not.")
+        f"that where a CLT interval does not."
+    )
 
 
 def side_reading(side: pd.DataFrame) -> str:
@@ -389,11 +422,11 @@ def side_reading(side: pd.DataFrame) -> str:
         f"rates 0.3-0.5 with 10-20 labels; ours covers {_span(side['cov_ours'], 3)} on every row. "
         f"Where GLIDE's coverage holds (at least {LEVEL - 0.02:.2f}, n = 50-100) ours is "
         f"{_span(ratio[lo_a])}x GLIDE's width at agreement up to 0.85 and "
-        f"{_span(ratio[~lo_a])}x at agreement 0.95-0.99; at 500 labels ours is {_span(r500)}x.")
+        f"{_span(ratio[~lo_a])}x at agreement 0.95-0.99; at 500 labels ours is {_span(r500)}x."
+    )
 
 
-def section(cov: pd.DataFrame, side: pd.DataFrame, reps_side: int, seconds: float,
-            scores: pd.DataFrame) -> str:
+def section(cov: pd.DataFrame, side: pd.DataFrame, reps_side: int, seconds: float, scores: pd.DataFrame) -> str:
     se = np.sqrt(LEVEL * (1 - LEVEL) / reps_side)
     return f"""## 7. Proxies: per-stratum intervals from a proxy and a few labels
 
@@ -472,7 +505,8 @@ def score_reading(df: pd.DataFrame) -> str:
         f"{_cost(r_useless)}. With an "
         f"informative score (concentration 1) from 100 labels on the width is "
         f"{_span(opt)}x the asymptotic optimum; with concentration 4 the optimum (0.90-0.93) sits "
-        f"at the variance rule's threshold, so the labels-only interval is read most of the time.")
+        f"at the variance rule's threshold, so the labels-only interval is read most of the time."
+    )
 
 
 def rewrite_section(body: str) -> None:
@@ -482,8 +516,8 @@ def rewrite_section(body: str) -> None:
     if start < 0:
         path.write_text(text.rstrip("\n") + "\n\n" + body.rstrip() + "\n")
         return
-    nxt = re.search(r"\n## ", text[start + 5:])
-    rest = text[start + 5 + nxt.start():] if nxt else ""
+    nxt = re.search(r"\n## ", text[start + 5 :])
+    rest = text[start + 5 + nxt.start() :] if nxt else ""
     path.write_text(text[:start] + "\n" + body.rstrip() + "\n" + rest)
 
 
@@ -501,10 +535,10 @@ def main() -> None:
         rows += [r for n in SIM_N for r in simulated_rows(n, 4000, rng)]
     cov = pd.DataFrame(rows)
     reps = 500 if args.quick else 2000
-    side = side_by_side((10, 20, 50) if args.quick else (10, 20, 50, 100, 500),
-                        (0.05, 0.3, 0.5), reps, rng)
-    scores = score_rows((10, 20, 50) if args.quick else (10, 20, 50, 100, 500), 4000,
-                        np.random.default_rng(args.seed + 1))
+    side = side_by_side((10, 20, 50) if args.quick else (10, 20, 50, 100, 500), (0.05, 0.3, 0.5), reps, rng)
+    scores = score_rows(
+        (10, 20, 50) if args.quick else (10, 20, 50, 100, 500), 4000, np.random.default_rng(args.seed + 1)
+    )
     body = section(cov, side, reps, time.process_time() - t0, scores)
     print(body)
     if args.write:

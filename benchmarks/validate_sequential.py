@@ -100,9 +100,13 @@ def decision_tables(cap: int, planned: int) -> None:
     rules = {
         "posterior (fixed level)": (posterior_boundaries(cap), 0),
         f"anytime, untuned (c = {UNTUNED_CONCENTRATION:g})": (
-            decision_boundaries(n_all, THRESHOLD, LEVEL, UNTUNED_CONCENTRATION), MIN_TRIALS),
+            decision_boundaries(n_all, THRESHOLD, LEVEL, UNTUNED_CONCENTRATION),
+            MIN_TRIALS,
+        ),
         f"anytime, tuned for {planned} (c = {c_tuned:.0f})": (
-            decision_boundaries(n_all, THRESHOLD, LEVEL, c_tuned), MIN_TRIALS),
+            decision_boundaries(n_all, THRESHOLD, LEVEL, c_tuned),
+            MIN_TRIALS,
+        ),
     }
     print(f"\n### Wrong-decision probability (threshold {THRESHOLD}, level {LEVEL}, cap {cap} labels)\n")
     print(_header(["rule", "true rate", *[f"every {k}" for k in SCHEDULES]]))
@@ -125,8 +129,16 @@ def decision_tables(cap: int, planned: int) -> None:
             outs = [decision_outcome(p, k, cap, bounds, mt, rows=rows) for k in SCHEDULES]
             print(_row([name, p, *[f"{o.event_probability:.4f}" for o in outs]]))
     print(f"\n### Why at least {MIN_TRIALS} labels: decisions possible on fewer labels without min_trials\n")
-    print(_header(["rule", "P(decided within 4 labels) at 0.08", "at 0.5",
-                   *[f"e-value, {k} of {k} labels errors, t = {t}" for k in (1, 2) for t in (0.01, 0.05, 0.1)]]))
+    print(
+        _header(
+            [
+                "rule",
+                "P(decided within 4 labels) at 0.08",
+                "at 0.5",
+                *[f"e-value, {k} of {k} labels errors, t = {t}" for k in (1, 2) for t in (0.01, 0.05, 0.1)],
+            ]
+        )
+    )
     for name, (bounds, _) in list(rules.items())[1:]:
         c = UNTUNED_CONCENTRATION if "untuned" in name else c_tuned
         early = [decision_outcome(p, 1, MIN_TRIALS - 1, bounds, 0).stop_probability.sum() for p in (0.08, 0.5)]
@@ -137,22 +149,35 @@ def decision_tables(cap: int, planned: int) -> None:
 # -- 2. the confidence sequence ---------------------------------------------------------------
 def cs_tables(cap: int, rates: np.ndarray) -> None:
     crit = -np.log1p(-LEVEL)
-    designs = {"untuned": UNTUNED_CONCENTRATION, "tuned for 100": tuned_concentration(100, LEVEL),
-               f"tuned for {cap}": tuned_concentration(cap, LEVEL)}
-    print(f"\n### Confidence sequence: P(some look excludes the true rate), a look after every label "
-          f"up to {cap}\n")
+    designs = {
+        "untuned": UNTUNED_CONCENTRATION,
+        "tuned for 100": tuned_concentration(100, LEVEL),
+        f"tuned for {cap}": tuned_concentration(cap, LEVEL),
+    }
+    print(f"\n### Confidence sequence: P(some look excludes the true rate), a look after every label up to {cap}\n")
     print(_header(["prior", "c", "max over rates", "min over rates", "at 0.02", "at 0.10", "at 0.50"]))
     for name, c in designs.items():
         miss = {}
         for p in rates:
+
             def excluded(s: np.ndarray, n: int, p: float = float(p), c: float = c) -> np.ndarray:
                 return log_mixture_martingale(p, s, n, c) >= crit
 
-            miss[round(float(p), 2)] = sequential_outcome(float(p), excluded, excluded, every=1,
-                                                          max_trials=cap).event_probability
+            miss[round(float(p), 2)] = sequential_outcome(
+                float(p), excluded, excluded, every=1, max_trials=cap
+            ).event_probability
         vals = list(miss.values())
-        print(_row([name, f"{c:.1f}", f"{max(vals):.4f}", f"{min(vals):.4f}",
-                    *[f"{miss.get(r, float('nan')):.4f}" for r in (0.02, 0.1, 0.5)]]))
+        print(
+            _row(
+                [
+                    name,
+                    f"{c:.1f}",
+                    f"{max(vals):.4f}",
+                    f"{min(vals):.4f}",
+                    *[f"{miss.get(r, float('nan')):.4f}" for r in (0.02, 0.1, 0.5)],
+                ]
+            )
+        )
     print("\n### Expected width against Wilson's (exact, over Binomial(n, p))\n")
     print(_header(["n", "true rate", "Wilson width", "untuned", "tuned for n", "tuned for 100", "tuned for 4000"]))
     for n in (100, 4000):
@@ -163,8 +188,12 @@ def cs_tables(cap: int, rates: np.ndarray) -> None:
             pmf = stats.binom.pmf(s, n, p)
             wilson = float(pmf @ (w_hi - w_lo))
             cells = []
-            for c in (UNTUNED_CONCENTRATION, tuned_concentration(n, LEVEL), tuned_concentration(100, LEVEL),
-                      tuned_concentration(4000, LEVEL)):
+            for c in (
+                UNTUNED_CONCENTRATION,
+                tuned_concentration(n, LEVEL),
+                tuned_concentration(100, LEVEL),
+                tuned_concentration(4000, LEVEL),
+            ):
                 lo, hi = confidence_sequence_bounds(s, nn, LEVEL, c)
                 cells.append(f"{float(pmf @ (hi - lo)) / wilson:.2f}x")
             print(_row([n, p, f"{wilson:.4f}", *cells]))
@@ -223,7 +252,9 @@ def expected_labels(table: IntervalTable, p: float, every: int, cap: int, target
 
 def stop_tables(rates: np.ndarray, cap: int, target: float, levels: tuple, shown: np.ndarray) -> None:
     print(f"\n### Coverage at stop: stop when the half-width is at most {target} (level {LEVEL}, cap {cap})\n")
-    print(f"{rates.size} true rates {rates[0]:.2f}-{rates[-1]:.2f}; rows for some of them, then the minimum over all.\n")
+    print(
+        f"{rates.size} true rates {rates[0]:.2f}-{rates[-1]:.2f}; rows for some of them, then the minimum over all.\n"
+    )
     print(_header(["interval", "true rate", "fixed n = 100", *[f"every {k}" for k in SCHEDULES]]))
     names = {"wilson": "Wilson", "adaptive": "adaptive, Beta(2, 18) prior"}
     grids = {}
@@ -232,8 +263,11 @@ def stop_tables(rates: np.ndarray, cap: int, target: float, levels: tuple, shown
         grids[method] = {LEVEL: (grid, table)}
         for p, row in zip(rates, grid, strict=True):
             if np.any(np.isclose(p, shown)):
-                print(_row([name, f"{p:.2f}", f"{fixed_n_coverage(table, float(p), 100):.4f}",
-                            *[f"{v:.4f}" for v in row]]))
+                print(
+                    _row(
+                        [name, f"{p:.2f}", f"{fixed_n_coverage(table, float(p), 100):.4f}", *[f"{v:.4f}" for v in row]]
+                    )
+                )
         fixed = min(fixed_n_coverage(table, float(p), 100) for p in rates)
         print(_row([name, "min (all rates)", f"{fixed:.4f}", *[f"{v:.4f}" for v in grid.min(axis=0)]]))
         print(_row([name, "mean (all rates)", "", *[f"{v:.4f}" for v in grid.mean(axis=0)]]), flush=True)
@@ -259,8 +293,16 @@ def label_costs(grids: dict, names: dict, cap: int, target: float) -> None:
         tried = sorted(grids[method])
         for lv in (tried[0], tried[-1]) if len(tried) > 1 else tried:
             table = grids[method][lv][1]
-            print(_row([name, lv, *[f"{expected_labels(table, p, 10, cap, target):.0f}"
-                                    for p in (0.02, 0.1, 0.2, 0.3, 0.5)]]), flush=True)
+            print(
+                _row(
+                    [
+                        name,
+                        lv,
+                        *[f"{expected_labels(table, p, 10, cap, target):.0f}" for p in (0.02, 0.1, 0.2, 0.3, 0.5)],
+                    ]
+                ),
+                flush=True,
+            )
 
 
 def _timed(label: str, fn: Callable[[], None]) -> None:
@@ -283,8 +325,13 @@ def main() -> None:
     if args.part in ("all", "stop"):
         rates = np.round(np.arange(0.02, 0.501, 0.16 if quick else 0.01), 2)
         shown = np.round(np.arange(0.02, 0.51, 0.04), 2)
-        _timed("coverage at stop", lambda: stop_tables(rates, 300 if quick else 1000, 0.05,
-                                                       (0.95, 0.955, 0.96, 0.965, 0.97, 0.975, 0.98), shown))
+        _timed(
+            "coverage at stop",
+            lambda: stop_tables(
+                rates, 300 if quick else 1000, 0.05, (0.95, 0.955, 0.96, 0.965, 0.97, 0.975, 0.98), shown
+            ),
+        )
+
 
 if __name__ == "__main__":
     main()

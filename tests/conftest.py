@@ -35,7 +35,9 @@ def pool_annotations():
 @pytest.fixture
 def tie_broken(tmp_path, pool_annotations):
     """Two annotators on 160 rows, disagreeing on a known set; a third labels only those rows."""
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=11)
+    c = Campaign.create(
+        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=11
+    )
     rows = list(c.propose(160).index)
     rng = np.random.default_rng(11)
     first = pool_annotations.loc[rows, "truth"].to_numpy()
@@ -102,27 +104,31 @@ def demo_summary(tmp_path_factory):
 def rows() -> pd.DataFrame:
     rng = np.random.default_rng(5)
     n = 600
-    return pd.DataFrame({
-        "id": rng.permutation(n).astype(np.int64) * 7919 - 2_000_000,
-        "y": (rng.random(n) < 0.08).astype(np.int64),
-        "p": rng.integers(0, 2, n).astype(np.int64),
-        "g": rng.choice(["east", "west", "o'hara"], n),
-    })
+    return pd.DataFrame(
+        {
+            "id": rng.permutation(n).astype(np.int64) * 7919 - 2_000_000,
+            "y": (rng.random(n) < 0.08).astype(np.int64),
+            "p": rng.integers(0, 2, n).astype(np.int64),
+            "g": rng.choice(["east", "west", "o'hara"], n),
+        }
+    )
 
 
 @pytest.fixture
 def files(tmp_path):
     rng = np.random.default_rng(0)
     n = 400
-    df = pd.DataFrame({
-        "y": rng.integers(0, 2, n),
-        "p": rng.integers(0, 2, n),
-        "g": rng.choice(["a", "b", "c"], n),
-        "k": rng.choice([1, 2], n),
-        "ys": rng.choice(["yes", "no"], n),
-        "ps": rng.choice(["yes", "no"], n),
-        "yb": rng.integers(0, 2, n).astype(bool),
-    })
+    df = pd.DataFrame(
+        {
+            "y": rng.integers(0, 2, n),
+            "p": rng.integers(0, 2, n),
+            "g": rng.choice(["a", "b", "c"], n),
+            "k": rng.choice([1, 2], n),
+            "ys": rng.choice(["yes", "no"], n),
+            "ps": rng.choice(["yes", "no"], n),
+            "yb": rng.integers(0, 2, n).astype(bool),
+        }
+    )
     df["pb"] = df["yb"] ^ (rng.random(n) < 0.2)
     paths = {"csv": tmp_path / "preds.csv", "parquet": tmp_path / "preds.parquet"}
     df.to_csv(paths["csv"], index=False)
@@ -151,29 +157,37 @@ def compas_impact():
 def pool_report():
     # s6 has true error rate 0 (so a rate-0 stratum) and a tiny share of the pool
     return make_pool_campaign_metrics(
-        3000, 6, rates=[0.02, 0.05, 0.1, 0.2, 0.3, 0.0],
-        weights=[0.4, 0.3, 0.15, 0.1, 0.04, 0.01], random_seed=0,
+        3000,
+        6,
+        rates=[0.02, 0.05, 0.1, 0.2, 0.3, 0.0],
+        weights=[0.4, 0.3, 0.15, 0.1, 0.04, 0.01],
+        random_seed=0,
     )
 
 
 @pytest.fixture(scope="module")
 def rep(pool_report):
-    return evaluate(pool_report, y_true="y_true", y_pred="y_pred", strata="stratum", weights=WEIGHTS,
-                    target_halfwidth=0.05, random_seed=0)
+    return evaluate(
+        pool_report,
+        y_true="y_true",
+        y_pred="y_pred",
+        strata="stratum",
+        weights=WEIGHTS,
+        target_halfwidth=0.05,
+        random_seed=0,
+    )
 
 
 @pytest.fixture(scope="module")
 def rep_report_flags_export():
-    return evaluate(Counts.from_arrays([3, 5, 0], [40, 50, 30], strata=["a_1", "b&c", "d%"]),
-                    random_seed=0)
+    return evaluate(Counts.from_arrays([3, 5, 0], [40, 50, 30], strata=["a_1", "b&c", "d%"]), random_seed=0)
 
 
 @pytest.fixture(scope="module")
 def rep_report_read():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return evaluate(Counts.from_arrays(S, N, strata=list("abcdefg")), random_seed=0,
-                        guarantee="average")
+        return evaluate(Counts.from_arrays(S, N, strata=list("abcdefg")), random_seed=0, guarantee="average")
 
 
 @pytest.fixture(params=["small_codes", "duckdb", "factorize"])

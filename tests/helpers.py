@@ -48,8 +48,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _decision_state(s, n, threshold=0.10, margin=0.0, size=1500):
     k = len(s)
-    return RuleState.from_counts(s, np.full(k, n), available=np.full(k, size - n), goal="decide",
-                                 threshold=np.full(k, threshold), guarantee="stratum", margin=margin)
+    return RuleState.from_counts(
+        s,
+        np.full(k, n),
+        available=np.full(k, size - n),
+        goal="decide",
+        threshold=np.full(k, threshold),
+        guarantee="stratum",
+        margin=margin,
+    )
 
 
 def make_pool(n=400, seed=0):
@@ -77,7 +84,7 @@ def content_pool(n=120, seed=4):
         {
             "region": rng.choice(["north", "south"], n),
             "pred": rng.integers(0, 2, n),
-            "text": [f"review {i}: \"fine\" & <ok>" for i in range(n)],
+            "text": [f'review {i}: "fine" & <ok>' for i in range(n)],
             "image_url": [f"https://cdn.example.org/img/{i}.png?w=200" for i in range(n)],
             "stars": rng.integers(1, 6, n),
         },
@@ -136,8 +143,7 @@ def _logit_cells(small: tuple[int, int]) -> pd.DataFrame:
 
 
 def _audit(df, **kw):
-    return audit(df, y_true="y", y_pred="p", groups=["A", "B"], metrics="selection_rate",
-                 random_seed=0, **kw)
+    return audit(df, y_true="y", y_pred="p", groups=["A", "B"], metrics="selection_rate", random_seed=0, **kw)
 
 
 def _three_groups() -> pd.DataFrame:
@@ -157,8 +163,7 @@ def _rows_audit_report(spec) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["race", "sex", "y", "p"])
 
 
-APART = {("<a>", "f"): (100, 500), ("<a>", "m"): (100, 500),
-         ("b", "f"): (300, 500), ("b", "m"): (300, 500)}
+APART = {("<a>", "f"): (100, 500), ("<a>", "m"): (100, 500), ("b", "f"): (300, 500), ("b", "m"): (300, 500)}
 
 
 def _report(spec, **kw):
@@ -166,13 +171,14 @@ def _report(spec, **kw):
 
 
 def _saved_audit():
-    df = pd.DataFrame({
-        "y": [1, 0] * 150,
-        "p": ([1, 0] * 60 + [0, 0] * 15) + ([1, 0] * 40 + [1, 1] * 35),
-        "g": ["=HYPERLINK(\"http://x\",\"y\")"] * 150 + ["b | c"] * 150,
-    })
-    return df, audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"],
-                     tolerance=0.1, random_seed=0)
+    df = pd.DataFrame(
+        {
+            "y": [1, 0] * 150,
+            "p": ([1, 0] * 60 + [0, 0] * 15) + ([1, 0] * 40 + [1, 1] * 35),
+            "g": ['=HYPERLINK("http://x","y")'] * 150 + ["b | c"] * 150,
+        }
+    )
+    return df, audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.1, random_seed=0)
 
 
 def exact_pool(rates, sizes, *, random_seed=0) -> pd.DataFrame:
@@ -230,12 +236,20 @@ def run_cli(*args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-ALLOCATE = ["plan", "allocate", "--budget", "400", "--weights", '{"a": 0.7, "b": 0.3}',
-            "--rates", '{"a": 0.1, "b": 0.4}', "--json"]
+ALLOCATE = [
+    "plan",
+    "allocate",
+    "--budget",
+    "400",
+    "--weights",
+    '{"a": 0.7, "b": 0.3}',
+    "--rates",
+    '{"a": 0.1, "b": 0.4}',
+    "--json",
+]
 
 
-SPLIT = ["plan", "split", "--n-total", "300000", "--n-test", "60000", "--share", "0.0042",
-         "--n-min", "323", "--json"]
+SPLIT = ["plan", "split", "--n-total", "300000", "--n-test", "60000", "--share", "0.0042", "--n-min", "323", "--json"]
 
 
 def _shared_hard(n: int, rng: np.random.Generator, p_hard=0.25, p_a=0.03, p_b=0.06):
@@ -328,9 +342,39 @@ RATS_Y = load_result("rats")["tumours"].to_numpy()
 RATS_N = load_result("rats")["rats"].to_numpy()
 
 
-INTERNAL = ["z", "__key", "__salt", "__n", "__w", "__rank", "__rn", "__test", "__cut_rank", "__cut_id",
-            "successes", "trials", "__s", "__t", "__p", "__s0", "__c0", "__rows", "__null", "rows", "key",
-            "code", "class", "stratum", "weight", "a.b", "with space", 'dq"uote', "sq'uote", "Z", "__KEY"]
+INTERNAL = [
+    "z",
+    "__key",
+    "__salt",
+    "__n",
+    "__w",
+    "__rank",
+    "__rn",
+    "__test",
+    "__cut_rank",
+    "__cut_id",
+    "successes",
+    "trials",
+    "__s",
+    "__t",
+    "__p",
+    "__s0",
+    "__c0",
+    "__rows",
+    "__null",
+    "rows",
+    "key",
+    "code",
+    "class",
+    "stratum",
+    "weight",
+    "a.b",
+    "with space",
+    'dq"uote',
+    "sq'uote",
+    "Z",
+    "__KEY",
+]
 
 
 def _engines(frame: pd.DataFrame, tmp_path: pathlib.Path) -> dict:
@@ -423,13 +467,24 @@ DATA = ["--y-true", "y", "--y-pred", "p", "--strata", "g"]
 
 def _campaign(tmp_path, n=200, annotators=1, rule="uniform", **kw):
     rng = np.random.default_rng(3)
-    pool = pd.DataFrame({
-        "g": np.repeat(["a", "b"], n // 2),
-        "pred": rng.integers(0, 2, n),
-        "text": [f"item {i}" for i in range(n)],
-    })
-    return Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", content="text", rule=rule,
-                           annotators=annotators, random_seed=1, **kw), pool
+    pool = pd.DataFrame(
+        {
+            "g": np.repeat(["a", "b"], n // 2),
+            "pred": rng.integers(0, 2, n),
+            "text": [f"item {i}" for i in range(n)],
+        }
+    )
+    return Campaign.create(
+        tmp_path / "c.db",
+        pool,
+        strata="g",
+        y_pred="pred",
+        content="text",
+        rule=rule,
+        annotators=annotators,
+        random_seed=1,
+        **kw,
+    ), pool
 
 
 def _scipy_p_values(n: int, w, a, b) -> np.ndarray:
@@ -459,12 +514,14 @@ def _judged_pool(size=60_000, labelled=3000, acc=0.75, judge_acc=0.9, seed=2):
 
 def _small():
     """Stratum a: 12 rows, 8 labelled; stratum b: 6 rows, 4 labelled (accuracy, binary)."""
-    return pd.DataFrame({
-        "g": ["a"] * 12 + ["b"] * 6,
-        "y_pred": [1] * 18,
-        "judge": [1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1] + [1, 1, 0, 0, 1, 0],
-        "y_true": [1, 1, 1, 1, 0, 0, 0, 1, NA, NA, NA, NA] + [1, 0, 1, 0, NA, NA],
-    })
+    return pd.DataFrame(
+        {
+            "g": ["a"] * 12 + ["b"] * 6,
+            "y_pred": [1] * 18,
+            "judge": [1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1] + [1, 1, 0, 0, 1, 0],
+            "y_true": [1, 1, 1, 1, 0, 0, 0, 1, NA, NA, NA, NA] + [1, 0, 1, 0, NA, NA],
+        }
+    )
 
 
 def _pool(size=4000, seed=0, labelled=0.1):
@@ -473,10 +530,15 @@ def _pool(size=4000, seed=0, labelled=0.1):
     score = rng.random(size)
     y_pred = rng.integers(0, 2, size)
     right = rng.random(size) < 0.5 + 0.45 * score
-    df = pd.DataFrame({"g": g, "score": score, "y_pred": y_pred,
-                       "judge": np.where(rng.random(size) < 0.85, np.where(right, y_pred, 1 - y_pred),
-                                         1 - y_pred),
-                       "pi": np.where(score > 0.5, 0.05, 0.2)})
+    df = pd.DataFrame(
+        {
+            "g": g,
+            "score": score,
+            "y_pred": y_pred,
+            "judge": np.where(rng.random(size) < 0.85, np.where(right, y_pred, 1 - y_pred), 1 - y_pred),
+            "pi": np.where(score > 0.5, 0.05, 0.2),
+        }
+    )
     df["y_true"] = np.where(right, y_pred, 1 - y_pred).astype(float)
     df.loc[rng.random(size) > labelled, "y_true"] = np.nan
     return df
@@ -510,17 +572,14 @@ def assert_raises_naming(fn, name: str, *args, **kwargs) -> None:
         warnings.simplefilter("ignore", BayesevalWarning)
         with pytest.raises((ValueError, TypeError)) as info:
             fn(*args, **kwargs)
-    assert re.search(re.escape(name), str(info.value)), (
-        f"error message does not name {name!r}: {info.value!s}"
-    )
+    assert re.search(re.escape(name), str(info.value)), f"error message does not name {name!r}: {info.value!s}"
 
 
 @st.composite
 def count_arrays(draw, max_k: int = 30, max_n: int = BIG, min_n: int = 1):
     k = draw(st.integers(1, max_k))
     n = np.array(draw(st.lists(st.integers(min_n, max_n), min_size=k, max_size=k)), dtype=np.int64)
-    frac = np.array(draw(st.lists(st.sampled_from([0.0, 1.0, 0.5, 0.01, 0.99, 0.3]),
-                                  min_size=k, max_size=k)))
+    frac = np.array(draw(st.lists(st.sampled_from([0.0, 1.0, 0.5, 0.01, 0.99, 0.3]), min_size=k, max_size=k)))
     s = np.floor(frac * n).astype(np.int64)
     return s, n
 
@@ -547,7 +606,9 @@ S = [4, 6, 5, 3, 7, 4, 9]
 N = [50, 70, 60, 40, 80, 50, 20]
 
 
-COUNTS_results_protocol_plots_cli = Counts.from_arrays([3, 5, 9], [40, 50, 60], strata=["a", "b", "<c>"], weights=[0.5, 0.3, 0.2])
+COUNTS_results_protocol_plots_cli = Counts.from_arrays(
+    [3, 5, 9], [40, 50, 60], strata=["a", "b", "<c>"], weights=[0.5, 0.3, 0.2]
+)
 
 
 @pytest.fixture(autouse=True)

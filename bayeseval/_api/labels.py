@@ -18,8 +18,14 @@ __all__ = ["join_parts", "unique_labels"]
 def _part(value: Any, sep: str) -> str:
     text = str(value)
     mark = sep.strip()
-    ambiguous = ('"' in text or sep in text or text != text.strip() or not text
-                 or text.startswith(mark + " ") or text.endswith(" " + mark))
+    ambiguous = (
+        '"' in text
+        or sep in text
+        or text != text.strip()
+        or not text
+        or text.startswith(mark + " ")
+        or text.endswith(" " + mark)
+    )
     return json.dumps(text, ensure_ascii=False) if ambiguous else text
 
 

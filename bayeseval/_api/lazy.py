@@ -11,8 +11,9 @@ import importlib
 from collections.abc import Callable, Mapping
 
 
-def lazy_exports(package: str, exports: Mapping[str, str],
-                 submodules: frozenset[str] = frozenset()) -> tuple[Callable, Callable]:
+def lazy_exports(
+    package: str, exports: Mapping[str, str], submodules: frozenset[str] = frozenset()
+) -> tuple[Callable, Callable]:
     """``(__getattr__, __dir__)`` for ``package``, whose public names live in ``exports``.
 
     ``exports`` maps each public name to the module that defines it, relative to ``package``;

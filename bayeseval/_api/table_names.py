@@ -32,10 +32,10 @@ COLUMNS: dict[str, str] = {
     "labels": "labels of a campaign as a whole: spent so far (a simulation's trace) or still needed (a forecast)",
     # estimates
     "rate": "an estimator's point estimate of the stratum's rate: the observed successes / trials, "
-            "or with a proxy the proxy-assisted estimate (successes and trials are then the labelled ones)",
+    "or with a proxy the proxy-assisted estimate (successes and trials are then the labelled ones)",
     "mean": "a campaign's point estimate of the interval in lower/upper: successes / trials for "
-            "the stratum's guaranteed or anytime interval, the posterior mean for a pooled one, "
-            "the proxy-assisted estimate with a proxy",
+    "the stratum's guaranteed or anytime interval, the posterior mean for a pooled one, "
+    "the proxy-assisted estimate with a proxy",
     "lower": "lower end of the interval the row reports (at the result's level)",
     "upper": "upper end of the interval the row reports",
     "halfwidth": "(upper - lower) / 2",
@@ -43,27 +43,66 @@ COLUMNS: dict[str, str] = {
     "pooled_lower": "lower end of the pooled model's credible interval",
     "pooled_upper": "upper end of the pooled model's credible interval",
     "estimate": "point estimate of a quantity other than one stratum's rate (a weighted overall rate, "
-                "a gap or a ratio between strata, a bootstrap statistic) beside its lower/upper",
+    "a gap or a ratio between strata, a bootstrap statistic) beside its lower/upper",
     "weight": "the stratum's population share",
     "sample_share": "the stratum's share of the trials (of the pool's trials with a proxy)",
 }
 
 #: columns that hold whole numbers (counts) or amounts shown as whole numbers when they are
 #: (costs): the renderings print them without decimals
-WHOLE = frozenset({"successes", "trials", "labelled", "pending", "pool_rows", "pool_trials", "labels",
-                   "labels_used", "extra_needed", "extra_trials", "max_trials", "forecast", "cost",
-                   "forecast_cost", "rows", "annotators", "per_row", "round", "rounds"})
+WHOLE = frozenset(
+    {
+        "successes",
+        "trials",
+        "labelled",
+        "pending",
+        "pool_rows",
+        "pool_trials",
+        "labels",
+        "labels_used",
+        "extra_needed",
+        "extra_trials",
+        "max_trials",
+        "forecast",
+        "cost",
+        "forecast_cost",
+        "rows",
+        "annotators",
+        "per_row",
+        "round",
+        "rounds",
+    }
+)
 
 #: names refused in a result table -> the canonical name of what they would hold
 SYNONYMS: dict[str, str] = {
-    "n": "trials", "n_trials": "trials", "labelled_trials": "trials", "n_labelled": "labelled",
-    "labeled": "labelled", "k": "successes", "errors": "successes", "n_successes": "successes",
-    "pool": "pool_trials", "n_pool": "pool_trials", "pool_n": "pool_trials", "pool_size": "pool_rows",
+    "n": "trials",
+    "n_trials": "trials",
+    "labelled_trials": "trials",
+    "n_labelled": "labelled",
+    "labeled": "labelled",
+    "k": "successes",
+    "errors": "successes",
+    "n_successes": "successes",
+    "pool": "pool_trials",
+    "n_pool": "pool_trials",
+    "pool_n": "pool_trials",
+    "pool_size": "pool_rows",
     "n_rows": "pool_rows",
-    "point_estimate": "mean", "est": "mean", "posterior_mean_pooled": "pooled_mean",
-    "lo": "lower", "hi": "upper", "low": "lower", "high": "upper", "ci_lower": "lower",
-    "ci_upper": "upper", "lower_bound": "lower", "upper_bound": "upper", "half_width": "halfwidth",
-    "ipw_labelled": "ipw_trials", "ipw2_labelled": "ipw2_trials",
+    "point_estimate": "mean",
+    "est": "mean",
+    "posterior_mean_pooled": "pooled_mean",
+    "lo": "lower",
+    "hi": "upper",
+    "low": "lower",
+    "high": "upper",
+    "ci_lower": "lower",
+    "ci_upper": "upper",
+    "lower_bound": "lower",
+    "upper_bound": "upper",
+    "half_width": "halfwidth",
+    "ipw_labelled": "ipw_trials",
+    "ipw2_labelled": "ipw2_trials",
 }
 
 

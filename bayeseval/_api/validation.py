@@ -84,9 +84,7 @@ def check_level(level: Any, name: str = "level") -> float:
         raise TypeError(f"{name} must be a number in (0, 1), got {short_repr(level)}")
     level = float(level)
     if not (0.0 < level < 1.0) or not np.isfinite(level):
-        raise ValueError(
-            f"{name} must be in the open interval (0, 1) (0.95 means a 95% interval), got {level!r}"
-        )
+        raise ValueError(f"{name} must be in the open interval (0, 1) (0.95 means a 95% interval), got {level!r}")
     return level
 
 
@@ -179,7 +177,7 @@ def first_fractional(values: Any) -> Any:
         flat = arr.ravel()
         step = 1 << 16  # a few hundred KB of temporaries at any size
         for start in range(0, flat.size, step):
-            part = flat[start:start + step]
+            part = flat[start : start + step]
             bad = (part != np.floor(part)) & ~np.isnan(part)  # NaN is missing; +-inf equal their floor
             if bad.any():
                 return part[np.argmax(bad)].item()
@@ -239,11 +237,14 @@ def check_not_bool(value: Any, name: str, what: str = "counts") -> None:
         bad = True
     elif isinstance(value, np.ndarray):
         bad = value.dtype.kind == "b" or (
-            value.dtype.kind == "O" and any(isinstance(v, (bool, np.bool_)) for v in value.ravel()))
+            value.dtype.kind == "O" and any(isinstance(v, (bool, np.bool_)) for v in value.ravel())
+        )
     elif isinstance(value, (list, tuple)):
-        bad = any(isinstance(v, (bool, np.bool_)) or (isinstance(v, (list, tuple)) and
-                                                     any(isinstance(u, (bool, np.bool_)) for u in v))
-                  for v in value)
+        bad = any(
+            isinstance(v, (bool, np.bool_))
+            or (isinstance(v, (list, tuple)) and any(isinstance(u, (bool, np.bool_)) for u in v))
+            for v in value
+        )
     else:
         bad = False
     if bad:
@@ -431,8 +432,7 @@ def align_by_label(*named: tuple[str, Any]) -> list[Any]:
     [3, 10]
     """
     out = [value for _, value in named]
-    frames = [(i, name, value) for i, (name, value) in enumerate(named)
-              if is_pandas(value, "Series", "DataFrame")]
+    frames = [(i, name, value) for i, (name, value) in enumerate(named) if is_pandas(value, "Series", "DataFrame")]
     if len(frames) < 2:
         return out
     _, first_name, first = frames[0]
@@ -575,9 +575,7 @@ def check_weights(
         raise ValueError(f"{name} must be non-negative, got {short_repr(arr.tolist())}")
     total = float(arr.sum())
     if abs(total - 1.0) > tol:
-        raise ValueError(
-            f"{name} are population shares and must sum to 1 (tolerance {tol:g}), got sum {total!r}"
-        )
+        raise ValueError(f"{name} are population shares and must sum to 1 (tolerance {tol:g}), got sum {total!r}")
     return arr
 
 
@@ -670,8 +668,7 @@ def as_labelled_series(values: Any, name: str, index: pd.Index | None = None) ->
                 missing = list(index.difference(values.index, sort=False)[:5])
                 extra = list(values.index.difference(index, sort=False)[:5])
                 raise ValueError(
-                    f"{name} do not match the strata of weights (paired by label): "
-                    f"missing {missing}, extra {extra}"
+                    f"{name} do not match the strata of weights (paired by label): missing {missing}, extra {extra}"
                 )
             values = pd.Series(values.to_numpy()[indexer], index=index)
         arr = as_float_array(values.to_numpy(), name)

@@ -62,4 +62,3 @@ class PerformanceWarning(BayesevalWarning):
 
 class BlankLabelWarning(BayesevalWarning):
     """Rows of a batch of labels have no label: they were not recorded and stay pending."""
-

@@ -190,8 +190,10 @@ class DuckDBBackend(Backend):
         if not checked:
             return
         out = fresh_names(self._columns, [f"__f{i}" for i in range(len(checked))])
-        counts = [f"count(*) FILTER (WHERE {quote_ident(c)} <> floor({quote_ident(c)})) AS {quote_ident(a)}"
-                  for (_, c), a in zip(checked, out, strict=True)]
+        counts = [
+            f"count(*) FILTER (WHERE {quote_ident(c)} <> floor({quote_ident(c)})) AS {quote_ident(a)}"
+            for (_, c), a in zip(checked, out, strict=True)
+        ]
         found = self.fetch(f"SELECT {', '.join(counts)} FROM {self.alias}").iloc[0].to_numpy()
         for (arg, c), n in zip(checked, found, strict=True):
             if n:
@@ -205,8 +207,10 @@ class DuckDBBackend(Backend):
         q = quote_ident(column)
         out = quote_ident(fresh_names(self._columns, ["__n"])[0])
         val = quote_ident(fresh_names(self._columns, ["__v"])[0])
-        row = self.fetch(f"SELECT count(*) FILTER (WHERE isinf({q}))::BIGINT AS {out}, "
-                         f"min({q}::DOUBLE) FILTER (WHERE isinf({q})) AS {val} FROM {self.alias}").iloc[0]
+        row = self.fetch(
+            f"SELECT count(*) FILTER (WHERE isinf({q}))::BIGINT AS {out}, "
+            f"min({q}::DOUBLE) FILTER (WHERE isinf({q})) AS {val} FROM {self.alias}"
+        ).iloc[0]
         n = int(row.iloc[0])
         return n, (float(row.iloc[1]) if n else None)
 
@@ -220,12 +224,21 @@ class DuckDBBackend(Backend):
         return confusion_from_frame(table, strata, y_true, y_pred, (self.type_of(y_true), self.type_of(y_pred)))
 
     def proxy_cells(
-        self, strata: list[str], y_true: str, y_pred: str, proxy: str, *,
-        n_cells: int | None = None, inclusion: str | None = None,
+        self,
+        strata: list[str],
+        y_true: str,
+        y_pred: str,
+        proxy: str,
+        *,
+        n_cells: int | None = None,
+        inclusion: str | None = None,
     ) -> pd.DataFrame:
         k = len(strata)
-        names = fresh_names(self._columns, [f"__s{i}" for i in range(k)]
-                            + ["__c", "__t", "__p", "__n", "__w", "__w2", "__bad", "__e", "__x", "__r", "__m"])
+        names = fresh_names(
+            self._columns,
+            [f"__s{i}" for i in range(k)]
+            + ["__c", "__t", "__p", "__n", "__w", "__w2", "__bad", "__e", "__x", "__r", "__m"],
+        )
         s_out, (c, t, p, n, w, w2, bad, e, x, r, m) = names[:k], names[k:]
         q = quote_ident
         s_in = [q(col) for col in strata]
@@ -236,30 +249,41 @@ class DuckDBBackend(Backend):
             score = f"TRY_CAST({q(proxy)} AS DOUBLE)"
             by = ", ".join(s_in)
             part = f"PARTITION BY {by} " if k else ""
-            ranked = (f"SELECT {by + ', ' if k else ''}{score} AS {q(x)}, "
-                      f"row_number() OVER ({part}ORDER BY {score}) - 1 AS {q(r)}, "
-                      f"count(*) OVER ({part.strip()}) AS {q(m)} "
-                      f"FROM {self.alias} WHERE {score} IS NOT NULL AND NOT isnan({score})")
+            ranked = (
+                f"SELECT {by + ', ' if k else ''}{score} AS {q(x)}, "
+                f"row_number() OVER ({part}ORDER BY {score}) - 1 AS {q(r)}, "
+                f"count(*) OVER ({part.strip()}) AS {q(m)} "
+                f"FROM {self.alias} WHERE {score} IS NOT NULL AND NOT isnan({score})"
+            )
             # the ranks of bayeseval._kernels.proxy.edge_ranks, in integer arithmetic
             picked = " OR ".join(f"{q(r)} = ({q(m)} - 1) * {j} // {n_cells}" for j in range(1, n_cells))
-            with_edges = (f"WITH {q(e)} AS (SELECT DISTINCT {by + ', ' if k else ''}{q(x)} FROM ({ranked}) "
-                          f"WHERE {picked}) ")
+            with_edges = (
+                f"WITH {q(e)} AS (SELECT DISTINCT {by + ', ' if k else ''}{q(x)} FROM ({ranked}) WHERE {picked}) "
+            )
             on = "".join(f" AND g.{col} IS NOT DISTINCT FROM d.{col}" for col in s_in)
             value = f"TRY_CAST(d.{q(proxy)} AS DOUBLE)"
-            cell = (f"CASE WHEN d.{q(proxy)} IS NULL OR isnan({value}) THEN NULL ELSE "
-                    f"(SELECT count(*) FROM {q(e)} AS g WHERE g.{q(x)} < {value}{on}) END")
+            cell = (
+                f"CASE WHEN d.{q(proxy)} IS NULL OR isnan({value}) THEN NULL ELSE "
+                f"(SELECT count(*) FROM {q(e)} AS g WHERE g.{q(x)} < {value}{on}) END"
+            )
             source = f"{self.alias} AS d"
             s_in = [f"d.{col}" for col in s_in]
         pre = "d." if n_cells is not None else ""
         select = [f"{a} AS {q(b)}" for a, b in zip(s_in, s_out, strict=True)]
-        select += [f"{cell} AS {q(c)}", f"{pre}{q(y_true)} AS {q(t)}", f"{pre}{q(y_pred)} AS {q(p)}",
-                   f"COUNT(*)::BIGINT AS {q(n)}"]
+        select += [
+            f"{cell} AS {q(c)}",
+            f"{pre}{q(y_true)} AS {q(t)}",
+            f"{pre}{q(y_pred)} AS {q(p)}",
+            f"COUNT(*)::BIGINT AS {q(n)}",
+        ]
         if inclusion is not None:
             pi, lab = f"TRY_CAST({pre}{q(inclusion)} AS DOUBLE)", f"{pre}{q(y_true)} IS NOT NULL"
             ok = f"{lab} AND {pi} > 0 AND {pi} <= 1 AND NOT isnan({pi})"
-            select += [f"COALESCE(SUM(CASE WHEN {ok} THEN 1.0 / {pi} END), 0.0) AS {q(w)}",
-                       f"COALESCE(SUM(CASE WHEN {ok} THEN 1.0 / ({pi} * {pi}) END), 0.0) AS {q(w2)}",
-                       f"COUNT(*) FILTER (WHERE {lab} AND NOT COALESCE({ok}, FALSE))::BIGINT AS {q(bad)}"]
+            select += [
+                f"COALESCE(SUM(CASE WHEN {ok} THEN 1.0 / {pi} END), 0.0) AS {q(w)}",
+                f"COALESCE(SUM(CASE WHEN {ok} THEN 1.0 / ({pi} * {pi}) END), 0.0) AS {q(w2)}",
+                f"COUNT(*) FILTER (WHERE {lab} AND NOT COALESCE({ok}, FALSE))::BIGINT AS {q(bad)}",
+            ]
         table = string_columns_as_str(self.fetch(f"{with_edges}SELECT {', '.join(select)} FROM {source} GROUP BY ALL"))
         table.columns = list(range(k)) + ["c", "t", "p", "n"] + (["w", "w2", "bad"] if inclusion is not None else [])
         return table
@@ -293,11 +317,18 @@ class DuckDBBackend(Backend):
         return string_columns_as_str(stats.drop(columns="null"))
 
     def select_test(
-        self, cells: pd.DataFrame, *, cols: list[str], id_column: str | None, salts: np.ndarray,
-        take: np.ndarray, weight: np.ndarray,
+        self,
+        cells: pd.DataFrame,
+        *,
+        cols: list[str],
+        id_column: str | None,
+        salts: np.ndarray,
+        take: np.ndarray,
+        weight: np.ndarray,
     ) -> tuple[Any, Any, Any]:
-        key, salt, n, w, rank, rn, z = (quote_ident(x) for x in fresh_names(
-            self._columns, ["__key", "__salt", "__n", "__w", "__rank", "__rn", "z"]))
+        key, salt, n, w, rank, rn, z = (
+            quote_ident(x) for x in fresh_names(self._columns, ["__key", "__salt", "__n", "__w", "__rank", "__rn", "z"])
+        )
         d, qid = self.alias, quote_ident(id_column)
         values = []
         for row in cells[list(range(len(cols))) + ["key"]].itertuples(index=False, name=None):
@@ -308,8 +339,10 @@ class DuckDBBackend(Backend):
         kcols = [f"k{i}" for i in range(len(cols))]
         ktable = f"(VALUES {', '.join(values)}) AS kt({', '.join(kcols)}, kkey, ksalt, kn, kw)"
         on = " AND ".join(f"{d}.{quote_ident(c)} = kt.{kc}" for c, kc in zip(cols, kcols, strict=True))
-        joined = (f"(SELECT {d}.*, kt.kkey AS {key}, kt.ksalt AS {salt}, kt.kn AS {n}, kt.kw AS {w} "
-                  f"FROM {d} JOIN {ktable} ON {on})")
+        joined = (
+            f"(SELECT {d}.*, kt.kkey AS {key}, kt.ksalt AS {salt}, kt.kn AS {n}, kt.kw AS {w} "
+            f"FROM {d} JOIN {ktable} ON {on})"
+        )
         ranked = duckdb_rank_sql(qid, salt, joined, z=z, out=rank)
         numbered = f"SELECT *, ROW_NUMBER() OVER (PARTITION BY {key} ORDER BY {rank}, {qid}) AS {rn} FROM ({ranked})"
         drop = f"EXCLUDE ({key}, {salt}, {n}, {w}, {rank}, {rn})"

@@ -127,8 +127,7 @@ def id64(ids: Any) -> tuple[np.ndarray, np.ndarray]:
         codes, _ = pd.factorize(ids, sort=True)
         return fnv1a64_strings(ids), codes.astype(np.int64)
     raise TypeError(
-        f"row ids must be integers or strings (the index, or id_column), got dtype {ids.dtype} "
-        f"({inferred})"
+        f"row ids must be integers or strings (the index, or id_column), got dtype {ids.dtype} ({inferred})"
     )
 
 
@@ -151,16 +150,18 @@ def _duckdb_mul(c: int, z: str) -> str:
     lo, hi = c & 0xFFFFFFFF, c >> 32
     zl, zh = f"({z} & 4294967295)", f"({z} >> 32)"
     p = f"({zl} * {lo}::UBIGINT)"
-    mid = (
-        f"((({zh} * {lo}::UBIGINT) & 4294967295) + (({zl} * {hi}::UBIGINT) & 4294967295) "
-        f"+ ({p} >> 32)) & 4294967295"
-    )
+    mid = f"((({zh} * {lo}::UBIGINT) & 4294967295) + (({zl} * {hi}::UBIGINT) & 4294967295) + ({p} >> 32)) & 4294967295"
     return f"((({mid}) << 32) | ({p} & 4294967295))"
 
 
 def _duckdb_mix(z: str) -> list[str]:
-    return [f"xor({z}, {z} >> 30)", _duckdb_mul(C1, z), f"xor({z}, {z} >> 27)", _duckdb_mul(C2, z),
-            f"xor({z}, {z} >> 31)"]
+    return [
+        f"xor({z}, {z} >> 30)",
+        _duckdb_mul(C1, z),
+        f"xor({z}, {z} >> 27)",
+        _duckdb_mul(C2, z),
+        f"xor({z}, {z} >> 31)",
+    ]
 
 
 def duckdb_rank_sql(id_expr: str, salt_expr: str, source: str, *, z: str = "z", out: str = "__rank") -> str:
@@ -195,8 +196,8 @@ def _spark_mul(c: int, z: str = "z") -> str:
     """
     c0, c1, c2, c3 = ((c >> (16 * j)) & 0xFFFF for j in range(4))
     lo, hi = f"({z} & 4294967295)", f"shiftrightunsigned({z}, 32)"
-    a = f"({lo} * {c0})"                   # < 2**48, bits 0..47 of the product
-    w = (                                  # bits 16..63 of the product, mod 2**48
+    a = f"({lo} * {c0})"  # < 2**48, bits 0..47 of the product
+    w = (  # bits 16..63 of the product, mod 2**48
         f"(shiftright({a}, 16) + {lo} * {c1} + shiftleft(({hi} * {c0} + {lo} * {c2}) & 4294967295, 16)"
         f" + shiftleft(({hi} * {c1} + {lo} * {c3}) & 65535, 32))"
     )
@@ -204,8 +205,13 @@ def _spark_mul(c: int, z: str = "z") -> str:
 
 
 def _spark_mix(z: str = "z") -> list[str]:
-    return [f"{z} ^ shiftrightunsigned({z}, 30)", _spark_mul(C1, z), f"{z} ^ shiftrightunsigned({z}, 27)",
-            _spark_mul(C2, z), f"{z} ^ shiftrightunsigned({z}, 31)"]
+    return [
+        f"{z} ^ shiftrightunsigned({z}, 30)",
+        _spark_mul(C1, z),
+        f"{z} ^ shiftrightunsigned({z}, 27)",
+        _spark_mul(C2, z),
+        f"{z} ^ shiftrightunsigned({z}, 31)",
+    ]
 
 
 def spark_rank_steps(z: str, salt_expr: str) -> list[str]:

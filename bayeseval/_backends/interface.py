@@ -101,8 +101,14 @@ class Backend:
         raise NotImplementedError
 
     def proxy_cells(
-        self, strata: list[str], y_true: str, y_pred: str, proxy: str, *,
-        n_cells: int | None = None, inclusion: str | None = None,
+        self,
+        strata: list[str],
+        y_true: str,
+        y_pred: str,
+        proxy: str,
+        *,
+        n_cells: int | None = None,
+        inclusion: str | None = None,
     ) -> pd.DataFrame:
         """Rows per (stratum, proxy cell, true label, predicted label).
 
@@ -122,8 +128,14 @@ class Backend:
         raise NotImplementedError
 
     def select_test(
-        self, cells: pd.DataFrame, *, cols: list[str], id_column: str | None, salts: np.ndarray,
-        take: np.ndarray, weight: np.ndarray,
+        self,
+        cells: pd.DataFrame,
+        *,
+        cols: list[str],
+        id_column: str | None,
+        salts: np.ndarray,
+        take: np.ndarray,
+        weight: np.ndarray,
     ) -> tuple[Any, Any, Any]:
         """``(train, test, test_weights)``: per key the ``take`` rows with the smallest (rank, id).
 

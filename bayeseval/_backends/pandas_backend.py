@@ -154,10 +154,10 @@ def small_code_counts(series: list[pd.Series]) -> pd.DataFrame | None:
     with np.errstate(over="ignore"):
         for start in range(0, n_rows, CHUNK_ROWS):
             flat = buffer[: min(CHUNK_ROWS, n_rows - start)]
-            np.copyto(flat, cols[0].codes[start:start + CHUNK_ROWS], casting="unsafe")
+            np.copyto(flat, cols[0].codes[start : start + CHUNK_ROWS], casting="unsafe")
             for col in cols[1:]:
                 flat *= col.size
-                np.add(flat, col.codes[start:start + CHUNK_ROWS], out=flat, casting="unsafe")
+                np.add(flat, col.codes[start : start + CHUNK_ROWS], out=flat, casting="unsafe")
             flat += constant
             counts += np.bincount(flat, minlength=cells)
     present = np.flatnonzero(counts)
@@ -254,8 +254,7 @@ class PandasBackend(Backend):
         if pd.api.types.is_float_dtype(values.dtype):
             x = np.asarray(values.to_numpy(dtype=float, na_value=np.nan), dtype=float)
         elif pd.api.types.is_object_dtype(values.dtype):  # only float objects, never text
-            x = np.array([v if isinstance(v, (float, np.floating)) else np.nan for v in values.to_numpy()],
-                         dtype=float)
+            x = np.array([v if isinstance(v, (float, np.floating)) else np.nan for v in values.to_numpy()], dtype=float)
         else:
             return 0, None
         bad = np.isinf(x)
@@ -294,14 +293,19 @@ class PandasBackend(Backend):
         )
 
     def proxy_cells(
-        self, strata: list[str], y_true: str, y_pred: str, proxy: str, *,
-        n_cells: int | None = None, inclusion: str | None = None,
+        self,
+        strata: list[str],
+        y_true: str,
+        y_pred: str,
+        proxy: str,
+        *,
+        n_cells: int | None = None,
+        inclusion: str | None = None,
     ) -> pd.DataFrame:
         if len(self.data) == 0:
             raise ValueError("data has no rows")
         k = len(strata)
-        work = pd.DataFrame({i: self._column(c).to_numpy() for i, c in enumerate(strata)},
-                            index=range(len(self.data)))
+        work = pd.DataFrame({i: self._column(c).to_numpy() for i, c in enumerate(strata)}, index=range(len(self.data)))
         cell = self._column(proxy).reset_index(drop=True)
         keys = list(range(k))
         if n_cells is not None:
@@ -322,7 +326,6 @@ class PandasBackend(Backend):
         out = work.groupby(keys + ["c", "t", "p"], dropna=False, sort=False)[sums].sum().reset_index()
         out["n"] = out["n"].astype(np.int64)
         return out
-
 
     # -- the split -----------------------------------------------------------------------
     def _ids(self, id_column: str | None) -> pd.Index:
@@ -354,8 +357,14 @@ class PandasBackend(Backend):
         return cells
 
     def select_test(
-        self, cells: pd.DataFrame, *, cols: list[str], id_column: str | None, salts: np.ndarray,
-        take: np.ndarray, weight: np.ndarray,
+        self,
+        cells: pd.DataFrame,
+        *,
+        cols: list[str],
+        id_column: str | None,
+        salts: np.ndarray,
+        take: np.ndarray,
+        weight: np.ndarray,
     ) -> tuple[Any, Any, Any]:
         key_of_code = np.empty(len(cells), dtype=np.int64)
         key_of_code[cells["code"].to_numpy()] = cells["key"].to_numpy()

@@ -108,8 +108,9 @@ class SparkBackend(Backend):
         from pyspark.sql import types as T
 
         kinds = (T.FloatType, T.DoubleType, T.DecimalType)
-        checked = [(arg, c) for arg, c in pairs
-                   if isinstance(self._type(c), kinds) and getattr(self._type(c), "scale", 1) != 0]
+        checked = [
+            (arg, c) for arg, c in pairs if isinstance(self._type(c), kinds) and getattr(self._type(c), "scale", 1) != 0
+        ]
         if not checked:
             return
         out = fresh_names(self.columns, [f"__f{i}" for i in range(len(checked))])
@@ -130,8 +131,9 @@ class SparkBackend(Backend):
             return 0, None
         q = f"CAST({quote(column)} AS DOUBLE)"
         inf = f"({q} = double('inf') OR {q} = double('-inf'))"
-        row = self.data.agg(F.expr(f"count(CASE WHEN {inf} THEN 1 END)"),
-                            F.expr(f"min(CASE WHEN {inf} THEN {q} END)")).collect()[0]
+        row = self.data.agg(
+            F.expr(f"count(CASE WHEN {inf} THEN 1 END)"), F.expr(f"min(CASE WHEN {inf} THEN {q} END)")
+        ).collect()[0]
         n = int(row[0])
         return n, (float(row[1]) if n else None)
 
@@ -149,14 +151,21 @@ class SparkBackend(Backend):
         return confusion_from_frame(table, strata, y_true, y_pred, dtypes)
 
     def proxy_cells(
-        self, strata: list[str], y_true: str, y_pred: str, proxy: str, *,
-        n_cells: int | None = None, inclusion: str | None = None,
+        self,
+        strata: list[str],
+        y_true: str,
+        y_pred: str,
+        proxy: str,
+        *,
+        n_cells: int | None = None,
+        inclusion: str | None = None,
     ) -> pd.DataFrame:
         from pyspark.sql import functions as F
 
         k = len(strata)
-        names = fresh_names(self.columns, [f"__s{i}" for i in range(k)]
-                            + ["__c", "__t", "__p", "__pi", "__n", "__w", "__w2", "__bad"])
+        names = fresh_names(
+            self.columns, [f"__s{i}" for i in range(k)] + ["__c", "__t", "__p", "__pi", "__n", "__w", "__w2", "__bad"]
+        )
         keys, (c, t, p, pi, n, w, w2, bad) = names[:k], names[k:]
         picked = [*zip(strata, keys, strict=True), (proxy, c), (y_true, t), (y_pred, p)]
         picked += [(inclusion, pi)] if inclusion is not None else []
@@ -221,8 +230,14 @@ class SparkBackend(Backend):
         return int(ids.groupBy(col(one)).count().count())
 
     def select_test(
-        self, cells: pd.DataFrame, *, cols: list[str], id_column: str | None, salts: np.ndarray,
-        take: np.ndarray, weight: np.ndarray,
+        self,
+        cells: pd.DataFrame,
+        *,
+        cols: list[str],
+        id_column: str | None,
+        salts: np.ndarray,
+        take: np.ndarray,
+        weight: np.ndarray,
     ) -> tuple[Any, Any, Any]:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
@@ -234,11 +249,23 @@ class SparkBackend(Backend):
         names = fresh_names(
             list(df.columns) + ["z"],
             [f"__c{i}" for i in range(len(cols))]
-            + ["__key", "__salt", "__rank", "__lo", "__hi", "__band_rank", "__band_id", "__n", "__cut_rank",
-               "__cut_id", "__w", "__test"],
+            + [
+                "__key",
+                "__salt",
+                "__rank",
+                "__lo",
+                "__hi",
+                "__band_rank",
+                "__band_id",
+                "__n",
+                "__cut_rank",
+                "__cut_id",
+                "__w",
+                "__test",
+            ],
         )
         cnames = names[: len(cols)]
-        key, salt, rank, lo_c, hi_c, band_rank, band_id, n_c, cut_rank_c, cut_id_c, w_c, test_c = names[len(cols):]
+        key, salt, rank, lo_c, hi_c, band_rank, band_id, n_c, cut_rank_c, cut_id_c, w_c, test_c = names[len(cols) :]
         long = T.LongType()
         cell_fields = [T.StructField(c, self._type(orig)) for c, orig in zip(cnames, cols, strict=True)]
         cell_rows = [
@@ -264,15 +291,23 @@ class SparkBackend(Backend):
         cut_sdf = local_table(
             df.sparkSession,
             [(k, cut_rank[k], cut_id[k], float(weight[k]) if np.isfinite(weight[k]) else None) for k in range(n_keys)],
-            [T.StructField(key, long), T.StructField(cut_rank_c, long), T.StructField(cut_id_c, long),
-             T.StructField(w_c, T.DoubleType())],
+            [
+                T.StructField(key, long),
+                T.StructField(cut_rank_c, long),
+                T.StructField(cut_id_c, long),
+                T.StructField(w_c, T.DoubleType()),
+            ],
         )
         idl = col(id_column).cast("long")
         # the cut-offs join after the rank: a filter on the rank's own projection would be pushed
         # down the steps, copying each step's expression into the next one
-        marked = ranked({k: () for k in range(n_keys)}, []).join(F.broadcast(cut_sdf), on=key).withColumn(
-            test_c,
-            (col(rank) < col(cut_rank_c)) | ((col(rank) == col(cut_rank_c)) & (idl <= col(cut_id_c))),
+        marked = (
+            ranked({k: () for k in range(n_keys)}, [])
+            .join(F.broadcast(cut_sdf), on=key)
+            .withColumn(
+                test_c,
+                (col(rank) < col(cut_rank_c)) | ((col(rank) == col(cut_rank_c)) & (idl <= col(cut_id_c))),
+            )
         )
         out_cols = [col(c) for c in df.columns]
         test = marked.filter(col(test_c)).select(*out_cols)
@@ -318,7 +353,9 @@ class SparkBackend(Backend):
             found = (
                 rows.groupBy(
                     col(key),
-                    F.when(in_band, col(rank)).when(col(rank) < col(lo_c), F.lit(-1)).otherwise(F.lit(-2))
+                    F.when(in_band, col(rank))
+                    .when(col(rank) < col(lo_c), F.lit(-1))
+                    .otherwise(F.lit(-2))
                     .alias(band_rank),
                     F.when(in_band, idl).alias(band_id),
                 )
@@ -383,8 +420,7 @@ def _inclusion_sums(t: str, pi: str, w: str, w2: str, bad: str) -> list[Any]:
     ok = f"({lab} AND {x} > 0 AND {x} <= 1 AND NOT isnan({x}))"
     return [
         F.expr(f"COALESCE(SUM(CASE WHEN {ok} THEN CAST(1 AS DOUBLE) / {x} END), CAST(0 AS DOUBLE))").alias(w),
-        F.expr(f"COALESCE(SUM(CASE WHEN {ok} THEN CAST(1 AS DOUBLE) / ({x} * {x}) END), CAST(0 AS DOUBLE))")
-        .alias(w2),
+        F.expr(f"COALESCE(SUM(CASE WHEN {ok} THEN CAST(1 AS DOUBLE) / ({x} * {x}) END), CAST(0 AS DOUBLE))").alias(w2),
         F.expr(f"SUM(CASE WHEN {lab} AND NOT COALESCE({ok}, FALSE) THEN 1 ELSE 0 END)").cast("long").alias(bad),
     ]
 
@@ -431,10 +467,16 @@ def score_cells(df: Any, keys: list[str], c: str, n_cells: int) -> Any:
 
     x, r, m = fresh_names(list(df.columns), ["__x", "__r", "__m"])
     value = F.expr(f"TRY_CAST({quote(c)} AS DOUBLE)")
-    scored = df.select(*[col(k) for k in keys], value.alias(x)).where(f"{quote(x)} IS NOT NULL AND NOT isnan({quote(x)})")
+    scored = df.select(*[col(k) for k in keys], value.alias(x)).where(
+        f"{quote(x)} IS NOT NULL AND NOT isnan({quote(x)})"
+    )
     part = Window.partitionBy(*[col(k) for k in keys])
-    ranked = scored.select(*[col(k) for k in keys], col(x), (F.row_number().over(part.orderBy(col(x))) - 1).alias(r),
-                           F.count(F.lit(1)).over(part).alias(m))
+    ranked = scored.select(
+        *[col(k) for k in keys],
+        col(x),
+        (F.row_number().over(part.orderBy(col(x))) - 1).alias(r),
+        F.count(F.lit(1)).over(part).alias(m),
+    )
     near = " OR ".join(f"{quote(r)} = (({quote(m)} - 1) * {j}) div {n_cells}" for j in range(1, n_cells))
     stats = ranked.where(near).collect()
     per: dict[tuple, tuple[int, dict[int, float]]] = {}
@@ -446,16 +488,18 @@ def score_cells(df: Any, keys: list[str], c: str, n_cells: int) -> Any:
     for key, (count, values) in per.items():
         edges = np.unique([values[int(i)] for i in edge_ranks(count, n_cells)]).tolist()
         rows.append((*key, *edges, *([None] * (width - len(edges)))))
-    ek = fresh_names(list(df.columns) + [x, r, m], [f"__k{i}" for i in range(len(keys))] + [f"__e{j}" for j in range(width)])
+    ek = fresh_names(
+        list(df.columns) + [x, r, m], [f"__k{i}" for i in range(len(keys))] + [f"__e{j}" for j in range(width)]
+    )
     fields = [T.StructField(a, df.schema[k].dataType, True) for k, a in zip(keys, ek, strict=False)]
-    fields += [T.StructField(e, T.DoubleType(), True) for e in ek[len(keys):]]
+    fields += [T.StructField(e, T.DoubleType(), True) for e in ek[len(keys) :]]
     edges_df = local_table(df.sparkSession, rows, fields) if rows else None
     qx = f"TRY_CAST({quote(c)} AS DOUBLE)"
     if edges_df is None:
         return df.withColumn(c, F.lit(None).cast("long"))
     cond = [col(k).eqNullSafe(edges_df[a]) for k, a in zip(keys, ek, strict=False)]
     joined = df.join(F.broadcast(edges_df), on=cond, how="left") if keys else df.crossJoin(edges_df)
-    below = " + ".join(f"CASE WHEN {quote(e)} < {qx} THEN 1 ELSE 0 END" for e in ek[len(keys):])
+    below = " + ".join(f"CASE WHEN {quote(e)} < {qx} THEN 1 ELSE 0 END" for e in ek[len(keys) :])
     cell = F.expr(f"CASE WHEN {qx} IS NULL OR isnan({qx}) THEN NULL ELSE CAST({below} AS BIGINT) END")
     return joined.withColumn(c, cell).select(*df.columns)
 
@@ -483,10 +527,19 @@ def local_table(spark: Any, rows: list[tuple], fields: list) -> Any:
     from pyspark.sql import types as T
 
     schema = T.StructType(fields)
-    simple = (T.BooleanType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType,
-              T.StringType)
+    simple = (
+        T.BooleanType,
+        T.ByteType,
+        T.ShortType,
+        T.IntegerType,
+        T.LongType,
+        T.FloatType,
+        T.DoubleType,
+        T.StringType,
+    )
     if (
-        not rows or len(rows) > _LITERAL_ROWS
+        not rows
+        or len(rows) > _LITERAL_ROWS
         or not all(isinstance(f.dataType, simple) for f in fields)
         or not all(_json_value(v) for row in rows for v in row)
     ):

@@ -67,7 +67,5 @@ def adaptive_interval(
     level = check_level(level)
     s, n = check_counts(successes, trials)
     weights, a, b = loo_beta_mixture(s.ravel(), n.ravel()) if mixture is None else mixture
-    iv = fab_interval(
-        s.ravel(), n.ravel(), a, b, weights, level=level, diffuse_weight=diffuse_weight
-    )
+    iv = fab_interval(s.ravel(), n.ravel(), a, b, weights, level=level, diffuse_weight=diffuse_weight)
     return FABInterval(iv.lower.reshape(s.shape), iv.upper.reshape(s.shape))

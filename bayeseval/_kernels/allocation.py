@@ -102,8 +102,15 @@ def plain_inputs(
 
 
 def allocation_counts(
-    total: int, shares: np.ndarray, variances: np.ndarray, minimum: np.ndarray,
-    capacity: np.ndarray, labels: Sequence[Any], method: str, *, has_minimum: bool,
+    total: int,
+    shares: np.ndarray,
+    variances: np.ndarray,
+    minimum: np.ndarray,
+    capacity: np.ndarray,
+    labels: Sequence[Any],
+    method: str,
+    *,
+    has_minimum: bool,
 ) -> np.ndarray:
     """Integer trials per stratum under ``method`` (see :func:`bayeseval.plan.allocation.allocate`).
 
@@ -226,9 +233,7 @@ def _check_feasible(total: int, lo: np.ndarray, hi: np.ndarray, labels: Sequence
     """Minimums below capacities, and a total between their sums."""
     if np.any(lo > hi):
         k = int(np.flatnonzero(lo > hi)[0])
-        raise ValueError(
-            f"minimum exceeds capacity for stratum {labels[k]!r}: minimum {lo[k]:g} > capacity {hi[k]:g}"
-        )
+        raise ValueError(f"minimum exceeds capacity for stratum {labels[k]!r}: minimum {lo[k]:g} > capacity {hi[k]:g}")
     if lo.sum() > total:
         raise ValueError(f"minimum counts sum to {lo.sum():g}, more than the total {total}")
     if hi.sum() < total:

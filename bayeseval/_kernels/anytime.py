@@ -94,7 +94,9 @@ def log_mixture_martingale(p: Any, successes: Any, trials: Any, concentration: A
     p, s, n, c = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (p, successes, trials, concentration)))
     a, b = c * p, c * (1.0 - p)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return special.betaln(a + s, b + (n - s)) - special.betaln(a, b) - special.xlogy(s, p) - special.xlog1py(n - s, -p)
+        return (
+            special.betaln(a + s, b + (n - s)) - special.betaln(a, b) - special.xlogy(s, p) - special.xlog1py(n - s, -p)
+        )
 
 
 def _bisect(f: Any, inside: np.ndarray, outside: np.ndarray) -> np.ndarray:
@@ -139,8 +141,12 @@ def confidence_sequence_bounds(successes: Any, trials: Any, level: float, concen
     def inside(p: np.ndarray) -> np.ndarray:  # log_mixture_martingale(p, s, n, c) < crit, inlined for speed
         a, b = c * p, c * (1.0 - p)
         with np.errstate(invalid="ignore", divide="ignore"):
-            log_m = (special.betaln(a + prior_a, b + prior_b) - special.betaln(a, b) - special.xlogy(s, p)
-                     - special.xlog1py(fails, -p))
+            log_m = (
+                special.betaln(a + prior_a, b + prior_b)
+                - special.betaln(a, b)
+                - special.xlogy(s, p)
+                - special.xlog1py(fails, -p)
+            )
         return log_m < crit
 
     lower = _bisect(inside, rate.copy(), np.zeros_like(rate))
@@ -184,8 +190,13 @@ def tuned_concentration(planned_trials: int, level: float = 0.95) -> float:
 
     planned = check_positive_int(planned_trials, "planned_trials")
     level = check_level(level)
-    res = minimize_scalar(_width_at, bounds=(np.log(0.5), np.log(10.0 * planned + 10.0)),
-                          args=(planned, level), method="bounded", options={"xatol": 1e-3})
+    res = minimize_scalar(
+        _width_at,
+        bounds=(np.log(0.5), np.log(10.0 * planned + 10.0)),
+        args=(planned, level),
+        method="bounded",
+        options={"xatol": 1e-3},
+    )
     return float(np.exp(res.x))
 
 
@@ -275,7 +286,8 @@ def decision_evidence(successes: Any, trials: Any, threshold: float, concentrati
     out = []
     for below in (True, False):
         log_mass = _log_truncated_mass(a + s, b + (n - s), threshold, below) - _log_truncated_mass(
-            np.asarray(a), np.asarray(b), threshold, below)
+            np.asarray(a), np.asarray(b), threshold, below
+        )
         out.append(post + log_mass - lik)
     return out[0], out[1]
 

@@ -82,8 +82,7 @@ def kept_components(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
     return (*out, live)
 
 
-def mixture_pmfs(n: int, kw: np.ndarray, ka: np.ndarray, kb: np.ndarray,
-                  live: np.ndarray) -> np.ndarray:
+def mixture_pmfs(n: int, kw: np.ndarray, ka: np.ndarray, kb: np.ndarray, live: np.ndarray) -> np.ndarray:
     """:func:`beta_mixture_predictive` of rows of kept components (:func:`kept_components`),
     all with ``n`` trials (padding components add exact zeros), computed for the rows at once.
     """
@@ -113,8 +112,7 @@ _TAIL_LOG_TOL = -60.0 * np.log(2.0)
 
 def _betabinom_logpmf(k: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """log Beta-binomial pmf, ``log C(n, k) + log B(k + a, n - k + b) - log B(a, b)``."""
-    return (special.betaln(k + a, n - k + b) - special.betaln(a, b)
-            - np.log1p(n) - special.betaln(n - k + 1.0, k + 1.0))
+    return special.betaln(k + a, n - k + b) - special.betaln(a, b) - np.log1p(n) - special.betaln(n - k + 1.0, k + 1.0)
 
 
 def _decreasing_from(pos, n, a, b, step) -> np.ndarray:
@@ -123,6 +121,7 @@ def _decreasing_from(pos, n, a, b, step) -> np.ndarray:
     ``pmf(k) >= pmf(k - 1)`` exactly when ``d(k) = k (2 - a - b) + (n + 1)(a - 1) >= 0``,
     linear in ``k``: the sign on a range of counts is that of its two ends.
     """
+
     def d(k):
         return k * (2.0 - a - b) + (n + 1.0) * (a - 1.0)
 
@@ -225,8 +224,12 @@ def betabinom_log_tails(successes: Any, trials: Any, a: Any, b: Any) -> tuple:
     wide = np.flatnonzero(_binomial_quadrature_applies(s, n, a, b) & np.isnan(tails).any(axis=0))
     if wide.size:
         with np.errstate(all="ignore"):
-            both = np.stack([_log_tail_binomial_quadrature(s[wide] - 1.0, n[wide], a[wide], b[wide], False),
-                             _log_tail_binomial_quadrature(s[wide], n[wide], a[wide], b[wide], True)])
+            both = np.stack(
+                [
+                    _log_tail_binomial_quadrature(s[wide] - 1.0, n[wide], a[wide], b[wide], False),
+                    _log_tail_binomial_quadrature(s[wide], n[wide], a[wide], b[wide], True),
+                ]
+            )
         tails[:, wide] = np.where(both > _BINOM_QUAD_FLOOR, both, np.nan)
     # elsewhere, and where a quadrature's tail is far out (its nodes could underflow, or the
     # integrand is no longer smooth at the component's scale): sums of the pmf, which are
@@ -304,13 +307,11 @@ def _log_tail_binomial_quadrature(m, n, a, b, upper: bool) -> np.ndarray:
     from scipy import stats  # deferred: SciPy's stats module is slow to import
 
     t = np.log(a / b)[:, None] + np.sqrt(1.0 / a + 1.0 / b)[:, None] * _GH40_U[None, :]
-    log_f = (a[:, None] * special.log_expit(t) + b[:, None] * special.log_expit(-t)
-             - special.betaln(a, b)[:, None])
+    log_f = a[:, None] * special.log_expit(t) + b[:, None] * special.log_expit(-t) - special.betaln(a, b)[:, None]
     theta = special.expit(t)
     tail = stats.binom.logsf if upper else stats.binom.logcdf
     log_g = tail(m[:, None], n[:, None], theta)
-    return (special.logsumexp(log_f + log_g + _GH40_LOGW[None, :], axis=1)
-            + 0.5 * np.log(1.0 / a + 1.0 / b))
+    return special.logsumexp(log_f + log_g + _GH40_LOGW[None, :], axis=1) + 0.5 * np.log(1.0 / a + 1.0 / b)
 
 
 def _quadrature_applies(s, n, a, b) -> np.ndarray:
@@ -355,8 +356,7 @@ def _log_tail_quadrature(m, n, a, b, upper: bool) -> np.ndarray:
     scale = 1.0 / np.sqrt(curv)
     tt = t[:, None] + scale[:, None] * _GH_U[None, :]
     log_g = _log_cdf_in_t(tt, a[:, None], b[:, None], upper)[0]
-    log_f = (al[:, None] * special.log_expit(tt) + be[:, None] * special.log_expit(-tt)
-             - special.betaln(al, be)[:, None])
+    log_f = al[:, None] * special.log_expit(tt) + be[:, None] * special.log_expit(-tt) - special.betaln(al, be)[:, None]
     return special.logsumexp(log_f + log_g + _GH_LOGW[None, :], axis=1) + np.log(scale)
 
 
@@ -430,8 +430,12 @@ def _pruned_tails(s, n, a, b, rows, cols, log_w) -> tuple:
         sel = low_far == (side == 0)
         np.maximum.at(floor[side], rows[sel], log_w[sel] + nxt[sel])
     bound = log_w + size + log_at
-    skip = ((aa >= 1.0) & (bb >= 1.0) & (log_at + size < -_PRUNE_NATS)
-            & (bound < np.where(low_far, floor[0, rows], floor[1, rows]) - _PRUNE_NATS))
+    skip = (
+        (aa >= 1.0)
+        & (bb >= 1.0)
+        & (log_at + size < -_PRUNE_NATS)
+        & (bound < np.where(low_far, floor[0, rows], floor[1, rows]) - _PRUNE_NATS)
+    )
     lo, at, hi = (np.full(rows.size, np.nan) for _ in range(3))
     keep = np.flatnonzero(~skip)
     lo[keep], at[keep], hi[keep] = betabinom_log_tails(ss[keep], nn[keep], aa[keep], bb[keep])

@@ -63,7 +63,13 @@ class ConflictCheck(NamedTuple):
 
 
 def predictive_p_values(
-    successes: Any, trials: Any, weights: Any, a: Any, b: Any, *, p_value: str = "mid_p",
+    successes: Any,
+    trials: Any,
+    weights: Any,
+    a: Any,
+    b: Any,
+    *,
+    p_value: str = "mid_p",
     log: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Two-sided p-values of counts under Beta-mixture predictive distributions.
@@ -225,14 +231,11 @@ def loo_conflict(
     shape = s.shape
     s, n = s.ravel(), n.ravel()
     if np.count_nonzero(n) < 2:
-        raise ValueError(
-            f"trials must have at least two strata with trials to compare, got {n.tolist()!r}"
-        )
+        raise ValueError(f"trials must have at least two strata with trials to compare, got {n.tolist()!r}")
     if mixture is None:
         log_p, expected, below, above = _cached_p_values(s, n, p_value)
     else:
-        log_p, expected, below, above = predictive_p_values(s, n, *mixture, p_value=p_value,
-                                                            log=True)
+        log_p, expected, below, above = predictive_p_values(s, n, *mixture, p_value=p_value, log=True)
     p, below, above = np.exp(log_p), np.exp(below), np.exp(above)
     used = n > 0
     flagged = np.zeros(s.size, bool)
@@ -259,8 +262,7 @@ def _cached_p_values(s: np.ndarray, n: np.ndarray, p_value: str) -> tuple:
     key = (s.astype(np.int64).tobytes(), n.astype(np.int64).tobytes(), p_value)
     hit = _P_CACHE.pop(key, None)
     if hit is None:
-        _, first, inv = np.unique(np.column_stack([s, n]), axis=0, return_index=True,
-                                  return_inverse=True)
+        _, first, inv = np.unique(np.column_stack([s, n]), axis=0, return_index=True, return_inverse=True)
         keep = np.zeros(s.size, bool)
         keep[first] = True
         # rows of the kept strata in index order; first[j] is the stratum of pair j
@@ -362,8 +364,7 @@ def flag_power(
     return out[:, 0] if squeeze else out
 
 
-def _flagged_ends(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray, alpha: float,
-                  p_value: str) -> tuple[int, int]:
+def _flagged_ends(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray, alpha: float, p_value: str) -> tuple[int, int]:
     """The largest count ``y_lo`` (-1 if none) and the smallest ``y_hi`` (``n + 1`` if none)
     flagged at ``alpha``, by bisection on the log tails.
 
@@ -379,8 +380,9 @@ def _flagged_ends(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray, alpha: fl
     while hi_a - lo_a > 1 or hi_b - lo_b > 1:
         y = np.array([(lo_a + hi_a) // 2, (lo_b + hi_b) // 2], float)
         y = np.clip(y, 0, n)
-        below, at, above = beta_mixture_log_tails(y, np.full(2, float(n)), np.repeat(kw, 2, axis=0),
-                                                  np.repeat(ka, 2, axis=0), np.repeat(kb, 2, axis=0))
+        below, at, above = beta_mixture_log_tails(
+            y, np.full(2, float(n)), np.repeat(kw, 2, axis=0), np.repeat(ka, 2, axis=0), np.repeat(kb, 2, axis=0)
+        )
         if p_value == "doubled":
             A, B = log2 + np.logaddexp(below[0], at[0]), log2 + np.logaddexp(above[1], at[1])
         else:
@@ -460,8 +462,7 @@ def read_choice(
     flag = np.asarray(check.flagged, bool)
     adaptive = (n > 0) & (flag | (check.p_value <= threshold))
     side = np.where(check.p_below > check.p_above, "above", "below").astype(object)
-    p_text = np.array([f"p = {p:.2g}" if p >= 1e-300 else "p < 1e-300" for p in check.p_value],
-                      dtype=object)
+    p_text = np.array([f"p = {p:.2g}" if p >= 1e-300 else "p < 1e-300" for p in check.p_value], dtype=object)
     reason = np.where(
         flag,
         "count " + side + " what the other strata predict (" + p_text + ")",
@@ -509,8 +510,13 @@ def read_bounds(
         lo_rep, hi_rep = np.empty(rep.size), np.empty(rep.size)
         for pos, w, a, b in groups:  # a grid's Beta parameters shared, not copied per stratum
             iv = fab_interval(
-                choice.successes[rep[pos]], choice.trials[rep[pos]], a, b, w,
-                level=level, diffuse_weight=DIFFUSE_WEIGHT,
+                choice.successes[rep[pos]],
+                choice.trials[rep[pos]],
+                a,
+                b,
+                w,
+                level=level,
+                diffuse_weight=DIFFUSE_WEIGHT,
             )
             lo_rep[pos], hi_rep[pos] = iv.lower, iv.upper
         lo[idx], hi[idx] = lo_rep[back], hi_rep[back]
@@ -535,8 +541,9 @@ def adaptive_bounds(successes: Any, trials: Any, level: float) -> tuple[np.ndarr
     if np.count_nonzero(n) < 2:
         raise ValueError(f"the adaptive interval needs two strata with trials, got trials {n.tolist()}")
     k = s.size
-    choice = ReadChoice(np.full(k, "adaptive", dtype=object), np.full(k, "", dtype=object),
-                        n > 0, None, s, n, LOO_MIXTURE)
+    choice = ReadChoice(
+        np.full(k, "adaptive", dtype=object), np.full(k, "", dtype=object), n > 0, None, s, n, LOO_MIXTURE
+    )
     return read_bounds(choice, np.full(k, np.nan), np.full(k, np.nan), level)
 
 

@@ -196,8 +196,11 @@ def _newton_step(b, gamma, eta, design, d_b, d_g, s, n):
 
 def _objective(b, gamma, design, d_b, d_g, s, n):
     eta = b @ design.fixed.T + gamma
-    return (_binomial_loglik(eta, s, n).sum(axis=-1) - 0.5 * np.sum(d_b * b * b, axis=-1)
-            - 0.5 * d_g * np.sum(gamma * gamma, axis=-1))
+    return (
+        _binomial_loglik(eta, s, n).sum(axis=-1)
+        - 0.5 * np.sum(d_b * b * b, axis=-1)
+        - 0.5 * d_g * np.sum(gamma * gamma, axis=-1)
+    )
 
 
 def inner_modes(
@@ -274,8 +277,7 @@ def inner_modes(
 def log_sd_prior(log_sd: np.ndarray) -> np.ndarray:
     """Log density of ``h = log sigma`` under half-normal(1) priors on each ``sigma``."""
     sd = np.exp(log_sd)
-    return np.sum(np.log(2.0 / np.sqrt(2.0 * np.pi) / SIGMA_SCALE) - 0.5 * (sd / SIGMA_SCALE) ** 2
-                  + log_sd, axis=-1)
+    return np.sum(np.log(2.0 / np.sqrt(2.0 * np.pi) / SIGMA_SCALE) - 0.5 * (sd / SIGMA_SCALE) ** 2 + log_sd, axis=-1)
 
 
 # -- outer integration over the standard deviations ------------------------------------------
@@ -299,11 +301,10 @@ def _hyper_mode(design, s, n) -> tuple[np.ndarray, tuple]:
     def neg(h):
         field, lp = _log_post_h(h[None, :] + offsets, design, s, n, cache["x"])
         cache["x"] = (field.b[0], field.gamma[0])
-        grad = (lp[1:m + 1] - lp[m + 1:]) / (2.0 * eps)
+        grad = (lp[1 : m + 1] - lp[m + 1 :]) / (2.0 * eps)
         return -float(lp[0]), -grad
 
-    res = optimize.minimize(neg, np.full(m, -1.0), jac=True, method="L-BFGS-B",
-                            bounds=[(-12.0, 4.0)] * m)
+    res = optimize.minimize(neg, np.full(m, -1.0), jac=True, method="L-BFGS-B", bounds=[(-12.0, 4.0)] * m)
     neg(res.x)
     return res.x, cache["x"]
 
@@ -316,15 +317,14 @@ def _hessian(h0, design, s, n, x0, step=0.1) -> np.ndarray:
     for i in range(m):
         points += [h0 + eye[i], h0 - eye[i]]
         for j in range(i + 1, m):
-            points += [h0 + eye[i] + eye[j], h0 + eye[i] - eye[j],
-                       h0 - eye[i] + eye[j], h0 - eye[i] - eye[j]]
+            points += [h0 + eye[i] + eye[j], h0 + eye[i] - eye[j], h0 - eye[i] + eye[j], h0 - eye[i] - eye[j]]
     lp = _log_post_h(np.array(points), design, s, n, x0)[1]
     f0, k, H = lp[0], 1, np.zeros((m, m))
     for i in range(m):
         H[i, i] = (lp[k] - 2 * f0 + lp[k + 1]) / step**2
         k += 2
         for j in range(i + 1, m):
-            pp, pm, mp, mm = lp[k:k + 4]
+            pp, pm, mp, mm = lp[k : k + 4]
             H[i, j] = H[j, i] = (pp - pm - mp + mm) / (4 * step**2)
             k += 4
     return -H
@@ -359,7 +359,7 @@ def _explore_grid(h0, neg_hess, design, s, n, x0, dz, drop, max_steps=12):
     axes = []
     for i in range(m):
         lo, hi = _axis_range(lp_axes[i], f0, drop)
-        axes.append(steps[lo:hi + 1])
+        axes.append(steps[lo : hi + 1])
     mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, m)
     points = h0 + mesh @ scale.T
     field, lp = _log_post_h(points, design, s, n, x0)
@@ -368,8 +368,14 @@ def _explore_grid(h0, neg_hess, design, s, n, x0, dz, drop, max_steps=12):
 
 
 def _subset(field: _Field, keep: np.ndarray) -> _Field:
-    return _Field(field.b[keep], field.gamma[keep], field.schur[keep], field.diag[keep],
-                  field.site[keep], field.log_marginal[keep])
+    return _Field(
+        field.b[keep],
+        field.gamma[keep],
+        field.schur[keep],
+        field.diag[keep],
+        field.site[keep],
+        field.log_marginal[keep],
+    )
 
 
 @dataclass
@@ -407,8 +413,7 @@ class CrossedApproximation:
         """``(C, E)`` cdf of each cell's eta on its grid (trapezoid rule, ends at 0 and 1)."""
         d = self.density
         de = np.diff(self.eta, axis=1)
-        cum = np.concatenate([np.zeros((d.shape[0], 1)),
-                              np.cumsum(0.5 * (d[:, 1:] + d[:, :-1]) * de, axis=1)], axis=1)
+        cum = np.concatenate([np.zeros((d.shape[0], 1)), np.cumsum(0.5 * (d[:, 1:] + d[:, :-1]) * de, axis=1)], axis=1)
         return cum / cum[:, -1:]
 
     def means(self) -> np.ndarray:
@@ -486,10 +491,10 @@ def _cell_marginals(design, field, weights, s, n):
     cav_prec = np.maximum(1.0 / var - w_site, 1e-10)
     cav_mean = (mean / var - b_site) / cav_prec
     sd = np.sqrt(var)
-    eta = np.linspace(np.min(mean - 7.0 * sd, axis=0), np.max(mean + 7.0 * sd, axis=0),
-                      ETA_POINTS).T  # (C, E)
-    log_t = (-0.5 * cav_prec[:, :, None] * (eta[None] - cav_mean[:, :, None]) ** 2
-             + _binomial_loglik(eta[None], s[None, :, None], n[None, :, None]))
+    eta = np.linspace(np.min(mean - 7.0 * sd, axis=0), np.max(mean + 7.0 * sd, axis=0), ETA_POINTS).T  # (C, E)
+    log_t = -0.5 * cav_prec[:, :, None] * (eta[None] - cav_mean[:, :, None]) ** 2 + _binomial_loglik(
+        eta[None], s[None, :, None], n[None, :, None]
+    )
     log_t -= log_t.max(axis=2, keepdims=True)
     tilted = np.exp(log_t)
     norm = np.sum(0.5 * (tilted[..., 1:] + tilted[..., :-1]) * np.diff(eta, axis=1)[None], axis=2)

@@ -41,9 +41,7 @@ def _arrays(*values: Any) -> list[np.ndarray]:
     return [np.asarray(v, dtype=float) for v in np.broadcast_arrays(*values)]
 
 
-def mover_difference(
-    est1: Any, lo1: Any, hi1: Any, est2: Any, lo2: Any, hi2: Any
-) -> tuple[np.ndarray, np.ndarray]:
+def mover_difference(est1: Any, lo1: Any, hi1: Any, est2: Any, lo2: Any, hi2: Any) -> tuple[np.ndarray, np.ndarray]:
     """MOVER interval of ``theta1 - theta2`` from two independent intervals.
 
     ``L = d - sqrt((e1 - l1)^2 + (u2 - e2)^2)`` and
@@ -79,9 +77,7 @@ def mover_difference(
     return lower, upper
 
 
-def mover_mean(
-    est1: Any, lo1: Any, hi1: Any, est2: Any, lo2: Any, hi2: Any
-) -> tuple[np.ndarray, np.ndarray]:
+def mover_mean(est1: Any, lo1: Any, hi1: Any, est2: Any, lo2: Any, hi2: Any) -> tuple[np.ndarray, np.ndarray]:
     """MOVER interval of ``(theta1 + theta2) / 2`` from two independent intervals.
 
     ``L = m - sqrt((e1 - l1)^2 + (e2 - l2)^2) / 2`` and
@@ -110,9 +106,7 @@ def mover_mean(
     return lower, upper
 
 
-def mover_ratio(
-    est1: Any, lo1: Any, hi1: Any, est2: Any, lo2: Any, hi2: Any
-) -> tuple[np.ndarray, np.ndarray]:
+def mover_ratio(est1: Any, lo1: Any, hi1: Any, est2: Any, lo2: Any, hi2: Any) -> tuple[np.ndarray, np.ndarray]:
     """MOVER-R interval of ``theta1 / theta2`` for positive quantities (Donner and Zou 2012).
 
     Parameters
@@ -147,9 +141,7 @@ def mover_ratio(
     return np.where(bad, np.nan, np.maximum(lower, 0.0)), np.where(bad, np.nan, upper)
 
 
-def katz_ratio(
-    s1: Any, n1: Any, s2: Any, n2: Any, level: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def katz_ratio(s1: Any, n1: Any, s2: Any, n2: Any, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Katz log interval of the ratio of two proportions ``(s1 / n1) / (s2 / n2)``.
 
     ``log(r) +- z sqrt(1/s1 - 1/n1 + 1/s2 - 1/n2)``. When either count is zero the
@@ -337,8 +329,9 @@ def max_t_critical(
     return float(max(*found, special.ndtri(0.5 + level / 2)))
 
 
-def _bootstrap_critical(rates: np.ndarray, n: np.ndarray, w: np.ndarray, level: float,
-                        n_resamples: int, rng: np.random.Generator) -> float:
+def _bootstrap_critical(
+    rates: np.ndarray, n: np.ndarray, w: np.ndarray, level: float, n_resamples: int, rng: np.random.Generator
+) -> float:
     """The ``level`` quantile of max |t| over the pairs, counts drawn at ``rates`` (G, K)."""
     from bayeseval._kernels.resampling import resample_counts
 

@@ -55,9 +55,7 @@ def _check_beta_prior(prior_a: Any, prior_b: Any, prior_weights: Any, shape: tup
     for arr, name in ((a, "prior_a"), (b, "prior_b")):
         bad = ~(np.isfinite(arr) & (arr > 0))
         if np.any(bad):
-            raise ValueError(
-                f"{name} must hold finite positive Beta parameters, got {arr[bad].ravel()[0]!r}"
-            )
+            raise ValueError(f"{name} must hold finite positive Beta parameters, got {arr[bad].ravel()[0]!r}")
     if prior_weights is None:
         try:
             a, b = (np.broadcast_to(v, shape)[..., None] for v in (a, b))
@@ -69,14 +67,10 @@ def _check_beta_prior(prior_a: Any, prior_b: Any, prior_weights: Any, shape: tup
         return np.ones_like(a), a, b
     w = as_float_array(prior_weights, "prior_weights")
     if w.ndim == 0:
-        raise ValueError(
-            f"prior_weights must be an array whose last axis indexes mixture components, got {w!r}"
-        )
+        raise ValueError(f"prior_weights must be an array whose last axis indexes mixture components, got {w!r}")
     bad = ~(np.isfinite(w) & (w >= 0))
     if np.any(bad):
-        raise ValueError(
-            f"prior_weights must be finite and non-negative, got {w[bad].ravel()[0]!r}"
-        )
+        raise ValueError(f"prior_weights must be finite and non-negative, got {w[bad].ravel()[0]!r}")
     try:
         w, a, b = np.broadcast_arrays(w, a, b)
         full = shape + (w.shape[-1],)
@@ -102,16 +96,13 @@ _THETA = np.linspace(0.0, np.pi / 2, _GRID_SIZE)
 EXACT_SPLIT_TRIALS = 100
 #: above, for the nearest smaller value on a geometric grid of this ratio
 SPLIT_TRIALS_RATIO = 1.1
-_SPLIT_GRID = np.unique(
-    np.round(EXACT_SPLIT_TRIALS * SPLIT_TRIALS_RATIO ** np.arange(80)).astype(np.int64)
-)
+_SPLIT_GRID = np.unique(np.round(EXACT_SPLIT_TRIALS * SPLIT_TRIALS_RATIO ** np.arange(80)).astype(np.int64))
 _BISECT_STEPS = 56
 _LEVELS = np.linspace(0.0, 1.0, 101)  # split levels searched by fab_split
 _DP0 = np.sin(2.0 * _THETA)[:, None]  # dp0 / dtheta at the grid points
 _TIE_BREAK = 1e-12 * np.abs(_LEVELS - 0.5)[None, :]  # toward equal tails
 #: weight of the uniform component mixed into each leave-one-out prior by default
 DIFFUSE_WEIGHT = 0.1
-
 
 
 def _binom_pmf(k: np.ndarray, n: int, p0: np.ndarray) -> np.ndarray:
@@ -337,9 +328,7 @@ def _invert(x: np.ndarray, n: np.ndarray, table: np.ndarray, alpha: float) -> tu
     in_hi, out_hi = zero.copy(), half.copy()
     for _ in range(_BISECT_STEPS):
         mid = 0.5 * (out_lo + in_lo)  # P(X >= x) = I_p(x, n - x + 1)
-        acc = special.betainc(x_lo, n - x + 1, np.sin(mid) ** 2) > alpha * (
-            1.0 - _split_at(mid, table)
-        )
+        acc = special.betainc(x_lo, n - x + 1, np.sin(mid) ** 2) > alpha * (1.0 - _split_at(mid, table))
         in_lo, out_lo = np.where(acc, mid, in_lo), np.where(acc, out_lo, mid)
         mid = 0.5 * (in_hi + out_hi)  # P(X <= x) = I_(1-p)(n - x, x + 1)
         acc = special.betainc(n_hi, x + 1, np.cos(mid) ** 2) > alpha * _split_at(mid, table)

@@ -268,10 +268,19 @@ def _finish(gu, gv, lp, bmin, bmax, mode, hess) -> HyperGrid:
     U, V = np.meshgrid(gu, gv, indexing="ij")
     du = float(gu[1] - gu[0])
     return HyperGrid(
-        u=U.ravel(), v=V.ravel(), log_post=lp.ravel(), weights=(w / total).ravel(),
-        shape=lp.shape, du=du, dv=dv, log_evidence=float(mx + np.log(total) + np.log(du * dv)),
-        mode=np.asarray(mode, dtype=float), hessian=hess, edge_mass=edge_mass,
-        top_mass=top_mass, top_edge=top_edge,
+        u=U.ravel(),
+        v=V.ravel(),
+        log_post=lp.ravel(),
+        weights=(w / total).ravel(),
+        shape=lp.shape,
+        du=du,
+        dv=dv,
+        log_evidence=float(mx + np.log(total) + np.log(du * dv)),
+        mode=np.asarray(mode, dtype=float),
+        hessian=hess,
+        edge_mass=edge_mass,
+        top_mass=top_mass,
+        top_edge=top_edge,
         log_weights=(lp + half - mx - np.log(total)).ravel(),
         open_edge=_open_edge(gu, gv, bmin, bmax),
     )
@@ -351,8 +360,13 @@ def _moments(gu: np.ndarray, gv: np.ndarray, lp: np.ndarray) -> np.ndarray:
 def _moment_gap(a: np.ndarray, b: np.ndarray) -> float:
     """Largest change of the moments, in sd units for the means and relative otherwise."""
     su, sv = max(a[1], 1e-12), max(a[3], 1e-12)
-    gaps = [abs(a[0] - b[0]) / su, abs(a[1] - b[1]) / su, abs(a[2] - b[2]) / sv,
-            abs(a[3] - b[3]) / sv, abs(a[4] - b[4]) / max(abs(a[4]), 1e-300)]
+    gaps = [
+        abs(a[0] - b[0]) / su,
+        abs(a[1] - b[1]) / su,
+        abs(a[2] - b[2]) / sv,
+        abs(a[3] - b[3]) / sv,
+        abs(a[4] - b[4]) / max(abs(a[4]), 1e-300),
+    ]
     return float(max(gaps))
 
 

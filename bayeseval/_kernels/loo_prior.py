@@ -69,13 +69,13 @@ def _pair_totals(s, n, a, b, log_prior) -> tuple:
     hit = _TOTALS.pop(key, None)
     if hit is None:
         # once per distinct (s, n) pair (strata with the same counts have the same weights)
-        pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True,
-                                     return_counts=True)
+        pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
         ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
         m = mult.astype(float)
         # the log likelihood of all strata, summed once per distinct s, n - s and n
-        total = (_sum_lgamma_ratio(ps, m, a) + _sum_lgamma_ratio(pn - ps, m, b)
-                 - _sum_lgamma_ratio(pn, m, a + b) + log_prior)
+        total = (
+            _sum_lgamma_ratio(ps, m, a) + _sum_lgamma_ratio(pn - ps, m, b) - _sum_lgamma_ratio(pn, m, a + b) + log_prior
+        )
         hit = (ps, pn, inv.ravel(), total)
         for arr in hit:
             arr.setflags(write=False)
@@ -189,8 +189,7 @@ def loo_beta_mixture(
     >>> bool(means[-1] < 0.1 < 0.2 < means[0])  # the outlier's prior comes from the others
     True
     """
-    size, groups = loo_mixture_groups(successes, trials, grid_size=grid_size,
-                                      kappa_range=kappa_range, rows=rows)
+    size, groups = loo_mixture_groups(successes, trials, grid_size=grid_size, kappa_range=kappa_range, rows=rows)
     weights = np.empty((size, int(grid_size[0]) * int(grid_size[1])))
     a, b = np.empty_like(weights), np.empty_like(weights)
     for sel, w, a_g, b_g in groups:

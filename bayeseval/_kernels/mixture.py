@@ -48,6 +48,7 @@ from scipy.special import betainc, betaincinv, betaln, expit, log_expit, logit
 
 __all__ = ["BetaMixture", "mixture_quantiles"]
 
+
 def _beta_ppf_matched(qs: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
     """Quantiles (len(qs), J) of Beta distributions with the given means and variances."""
     var = np.maximum(var, 1e-300)
@@ -129,9 +130,7 @@ class _LogitDensity:
     def cdf(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Mixture CDF at t (c,) by betainc, for the columns ``cols``."""
         x = expit(t)
-        return np.einsum(
-            "gc,gc->c", self.W[:, cols], betainc(self.A[:, cols], self.B[:, cols], x[None, :])
-        )
+        return np.einsum("gc,gc->c", self.W[:, cols], betainc(self.A[:, cols], self.B[:, cols], x[None, :]))
 
     def integral_gk(self, t0: np.ndarray, t1: np.ndarray, cols: np.ndarray) -> tuple:
         """Integral of the density over [t0, t1] (15-point Kronrod) and its error estimate."""
@@ -141,8 +140,7 @@ class _LogitDensity:
         g = half * (_GK_WG @ f)
         return k, np.abs(k - g)
 
-    def carry(self, t0: np.ndarray, t1: np.ndarray, F0: np.ndarray, cols: np.ndarray,
-              s_min: np.ndarray) -> np.ndarray:
+    def carry(self, t0: np.ndarray, t1: np.ndarray, F0: np.ndarray, cols: np.ndarray, s_min: np.ndarray) -> np.ndarray:
         """CDF at t1 from its value F0 at t0: Kronrod integral, or betainc where unsure.
 
         Unsure: the error estimate exceeds ``_GK_TOL``, or the interval spans more than
@@ -160,9 +158,7 @@ class _LogitDensity:
             out[bad] = self.cdf(t1[bad], cols[bad])
         return out
 
-    def integral_gl(
-        self, t0: np.ndarray, t1: np.ndarray, cols: np.ndarray, n: int = 4
-    ) -> np.ndarray:
+    def integral_gl(self, t0: np.ndarray, t1: np.ndarray, cols: np.ndarray, n: int = 4) -> np.ndarray:
         """Integral of the density over [t0, t1] by n-point Gauss-Legendre (short steps)."""
         nodes, weights = _GL[n]
         mid, half = 0.5 * (t0 + t1), 0.5 * (t1 - t0)
@@ -213,9 +209,7 @@ def mixture_quantiles(qs: np.ndarray, W: np.ndarray, A: np.ndarray, B: np.ndarra
         with np.errstate(all="ignore"):
             newton = d / f
             halley = newton / (1.0 - 0.5 * newton * df / f)
-            h = np.where(
-                np.isfinite(halley) & (np.abs(halley) < 2 * np.abs(newton)), halley, newton
-            )
+            h = np.where(np.isfinite(halley) & (np.abs(halley) < 2 * np.abs(newton)), halley, newton)
         h = -np.clip(np.nan_to_num(h, nan=0.0, posinf=5.0, neginf=-5.0), -5.0, 5.0)
         la, ha = lo[active], hi[active]
         tn = ta + h
@@ -315,9 +309,7 @@ class BetaMixture:
         a = np.atleast_2d(np.asarray(a, dtype=float))
         b = np.atleast_2d(np.asarray(b, dtype=float))
         if a.shape != b.shape or a.shape[0] != w.size:
-            raise ValueError(
-                f"a and b must have shape (len(weights), K) = ({w.size}, K), got {a.shape} and {b.shape}"
-            )
+            raise ValueError(f"a and b must have shape (len(weights), K) = ({w.size}, K), got {a.shape} and {b.shape}")
         if not (np.all(w >= 0) and w.sum() > 0):
             raise ValueError(f"weights must be non-negative with a positive sum, got {w[:5].tolist()}")
         if resp is not None and (a_wide is None or b_wide is None):
@@ -396,8 +388,7 @@ class BetaMixture:
         return values if self._map is None else values[..., self._map]
 
     def _stored(self, **kw: Any) -> BetaMixture:
-        return BetaMixture(self.weights, self._a, self._b, resp=self._r, a_wide=self._aw,
-                           b_wide=self._bw, **kw)
+        return BetaMixture(self.weights, self._a, self._b, resp=self._r, a_wide=self._aw, b_wide=self._bw, **kw)
 
     def columns(self, idx: Any) -> BetaMixture:
         """The mixture of the columns ``idx`` (same nodes and weights).
@@ -451,9 +442,13 @@ class BetaMixture:
         idx[pos] = np.arange(self.n_columns) if self._map is None else self._map
         idx[others] = J + inv.ravel()
         return BetaMixture(
-            self.weights, np.hstack([self._a, np.ones((G, U))]), np.hstack([self._b, np.ones((G, U))]),
-            resp=np.hstack([resp, np.zeros((G, U))]), a_wide=np.r_[aw, pairs[:, 0]],
-            b_wide=np.r_[bw, pairs[:, 1]], column_index=idx,
+            self.weights,
+            np.hstack([self._a, np.ones((G, U))]),
+            np.hstack([self._b, np.ones((G, U))]),
+            resp=np.hstack([resp, np.zeros((G, U))]),
+            a_wide=np.r_[aw, pairs[:, 0]],
+            b_wide=np.r_[bw, pairs[:, 1]],
+            column_index=idx,
         )
 
     def _used(self) -> tuple[BetaMixture, np.ndarray | None]:
@@ -464,7 +459,9 @@ class BetaMixture:
         if used.size == self._a.shape[1]:
             return self._stored(), self._map
         sub = BetaMixture(
-            self.weights, self._a[:, used], self._b[:, used],
+            self.weights,
+            self._a[:, used],
+            self._b[:, used],
             resp=None if self._r is None else self._r[:, used],
             a_wide=None if self._aw is None else self._aw[used],
             b_wide=None if self._bw is None else self._bw[used],

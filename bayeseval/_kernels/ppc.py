@@ -111,9 +111,7 @@ def mid_p(rep: np.ndarray, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lower, two_sided(lower)
 
 
-def loo_weights(
-    weights: np.ndarray, loglik: np.ndarray, log_weights: np.ndarray | None = None
-) -> np.ndarray:
+def loo_weights(weights: np.ndarray, loglik: np.ndarray, log_weights: np.ndarray | None = None) -> np.ndarray:
     """Node weights with each column's own likelihood left out, shape (G, K), columns sum 1.
 
     ``w_gk ∝ w_g / p(s_k | g)``, in logs: from ``log_weights`` when given (a node whose
@@ -235,8 +233,7 @@ def bonferroni_flags(p: np.ndarray, has: np.ndarray, level: float) -> np.ndarray
     return has & (np.asarray(p, dtype=float) < (1.0 - level) / max(int(has.sum()), 1))
 
 
-def _screen(s: np.ndarray, n: np.ndarray, wl: np.ndarray, a: np.ndarray, b: np.ndarray,
-            eps: float) -> np.ndarray:
+def _screen(s: np.ndarray, n: np.ndarray, wl: np.ndarray, a: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
     """Columns more than 2 predictive sd from the predictive mean (candidates for a flag)."""
     tot = a + b
     m1 = a / tot
@@ -281,8 +278,7 @@ def _column_mixtures(nodes: Nodes, wl: np.ndarray, cols: np.ndarray) -> dict:
     return {k: v for k, v in refits.items() if v is not None}
 
 
-def _screened(s: np.ndarray, n: np.ndarray, nodes: Nodes, wl: np.ndarray, cols: np.ndarray,
-              refits: dict) -> np.ndarray:
+def _screened(s: np.ndarray, n: np.ndarray, nodes: Nodes, wl: np.ndarray, cols: np.ndarray, refits: dict) -> np.ndarray:
     """The columns among ``cols`` more than 2 predictive sd from their predictive mean."""
     far = np.zeros(cols.size, dtype=bool)
     plain = np.array([k not in refits for k in cols], dtype=bool)
@@ -342,8 +338,11 @@ def loo_mixed_check(
     if screen and cols.size:
         cols = _screened(s, n, nodes, wl, cols, refits)
     out = {
-        "lower": np.full(K, 0.5), "p_value": np.ones(K), "pred_lower": np.zeros(K, np.int64),
-        "pred_upper": n.copy(), "checked": np.zeros(K, bool),
+        "lower": np.full(K, 0.5),
+        "p_value": np.ones(K),
+        "pred_lower": np.zeros(K, np.int64),
+        "pred_upper": n.copy(),
+        "checked": np.zeros(K, bool),
     }
     for k in cols:
         mix = refits.get(int(k), (wl[:, k], nodes.a[:, k], nodes.b[:, k]))

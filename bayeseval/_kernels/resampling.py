@@ -190,8 +190,9 @@ def bootstrap_replicates(
     >>> reps.shape, bool(reps.min() >= 0 and reps.max() <= 4)
     ((100, 1), True)
     """
-    parts = [_as_columns(statistic(idx), len(idx)) for idx in resample_indices(layout, n_resamples, rng,
-                                                                                max_cells=max_cells)]
+    parts = [
+        _as_columns(statistic(idx), len(idx)) for idx in resample_indices(layout, n_resamples, rng, max_cells=max_cells)
+    ]
     return np.concatenate(parts, axis=0)
 
 
@@ -518,9 +519,7 @@ def _label_set(arrays: Sequence[np.ndarray]) -> list[Any]:
     return list(pd.unique(np.concatenate([pd.unique(np.asarray(a).ravel()).astype(object) for a in arrays])))
 
 
-def resolve_pos_label(
-    pos_label: Any, arrays: Sequence[np.ndarray], *, what: str
-) -> Any:
+def resolve_pos_label(pos_label: Any, arrays: Sequence[np.ndarray], *, what: str) -> Any:
     """The positive class for a metric of labels: one policy for both bootstrap functions.
 
     An explicit ``pos_label`` must be one of the labels seen. ``None`` means
@@ -553,8 +552,14 @@ def _label_kind(arr: np.ndarray) -> str:
         return "numbers"
     if arr.dtype.kind in "US":
         return "strings"
-    kinds = {"strings" if isinstance(v, (str, bytes)) else "numbers" if isinstance(v, (int, float, np.number, np.bool_))
-             else type(v).__name__ for v in pd.unique(arr)}
+    kinds = {
+        "strings"
+        if isinstance(v, (str, bytes))
+        else "numbers"
+        if isinstance(v, (int, float, np.number, np.bool_))
+        else type(v).__name__
+        for v in pd.unique(arr)
+    }
     return kinds.pop() if len(kinds) == 1 else "mixed types " + "/".join(sorted(kinds))
 
 

@@ -59,8 +59,11 @@ def _html_rows(header: Sequence[str], rows: Sequence[tuple[Sequence[str], bool]]
     for cells, flagged in rows:
         tds = "".join(f"<td{' class=s' if i < left else ''}>{esc(c)}</td>" for i, c in enumerate(cells))
         body.append(f"<tr{' class=flag' if flagged else ''}>{tds}</tr>")
-    return (f"<div class='bv-scroll'><table><thead><tr>{head}</tr></thead><tbody>"
-            + "".join(body) + "</tbody></table></div>")
+    return (
+        f"<div class='bv-scroll'><table><thead><tr>{head}</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table></div>"
+    )
 
 
 def gap_text(r: Any) -> str:
@@ -71,14 +74,40 @@ def gap_text(r: Any) -> str:
 
 
 def _html_verdicts(res: Any) -> str:
-    rows = [([r.criterion, r.metric, _fmt_num(r.gap) or "not measured", _fmt_interval(r.lower, r.upper),
-              f"{r.level:g}", r.metric_verdict, _fmt_num(r.p_exceeds), r.verdict,
-              f"{r.high} / {r.low}" if r.high else "", r.note],
-             r.verdict in ("outside", "not measured"))
-            for r in res.verdicts.itertuples()]
+    rows = [
+        (
+            [
+                r.criterion,
+                r.metric,
+                _fmt_num(r.gap) or "not measured",
+                _fmt_interval(r.lower, r.upper),
+                f"{r.level:g}",
+                r.metric_verdict,
+                _fmt_num(r.p_exceeds),
+                r.verdict,
+                f"{r.high} / {r.low}" if r.high else "",
+                r.note,
+            ],
+            r.verdict in ("outside", "not measured"),
+        )
+        for r in res.verdicts.itertuples()
+    ]
     return "<b>Verdicts</b>" + _html_rows(
-        ["criterion", "metric", "max-min gap", "interval", "level", "metric verdict",
-         "P(gap > tol)", "verdict", "highest / lowest group", "note"], rows, left=2)
+        [
+            "criterion",
+            "metric",
+            "max-min gap",
+            "interval",
+            "level",
+            "metric verdict",
+            "P(gap > tol)",
+            "verdict",
+            "highest / lowest group",
+            "note",
+        ],
+        rows,
+        left=2,
+    )
 
 
 def _html_disparities(res: Any) -> str:
@@ -87,15 +116,31 @@ def _html_disparities(res: Any) -> str:
     for r in d.itertuples():
         versus = "max-min gap: " + r.group if r.measure == "max-min gap" else f"{r.group} - {r.reference}"
         measured = "prediction, no data" if r.predicted else _fmt_num(r.estimate)
-        rows.append(([r.metric, versus, measured, _fmt_interval(r.lower, r.upper),
-                      _fmt_num(r.posterior_mean), _fmt_interval(r.posterior_lower, r.posterior_upper),
-                      _fmt_num(r.p_exceeds)], bool(r.predicted)))
+        rows.append(
+            (
+                [
+                    r.metric,
+                    versus,
+                    measured,
+                    _fmt_interval(r.lower, r.upper),
+                    _fmt_num(r.posterior_mean),
+                    _fmt_interval(r.posterior_lower, r.posterior_upper),
+                    _fmt_num(r.p_exceeds),
+                ],
+                bool(r.predicted),
+            )
+        )
     methods = ", ".join(sorted(set(d["method"])))
-    return ("<b>Disparities</b> (differences to the reference group and the max-min gap per "
-            f"metric; intervals: {html.escape(methods)}; ratios are in the JSON and in "
-            "<code>Audit.disparities</code>)" + _html_rows(
-                ["metric", "comparison", "estimate", "interval", "posterior mean",
-                 "posterior interval", "P(|d| > tol)"], rows, left=2))
+    return (
+        "<b>Disparities</b> (differences to the reference group and the max-min gap per "
+        f"metric; intervals: {html.escape(methods)}; ratios are in the JSON and in "
+        "<code>Audit.disparities</code>)"
+        + _html_rows(
+            ["metric", "comparison", "estimate", "interval", "posterior mean", "posterior interval", "P(|d| > tol)"],
+            rows,
+            left=2,
+        )
+    )
 
 
 def _html_audit_groups(res: Any) -> str:
@@ -103,16 +148,44 @@ def _html_audit_groups(res: Any) -> str:
     for _, r in res.groups.iterrows():
         flags = _audit_group_flags(r)
         pooled = _fmt_num(r["pooled_mean"]) + (" (predicted)" if r["predicted"] else "")
-        rows.append(([str(r["group"]), str(r["metric"]), _fmt_num(r["successes"]),
-                      _fmt_num(r["trials"]), _fmt_num(r["rate"]),
-                      _fmt_interval(r["adaptive_lower"], r["adaptive_upper"]),
-                      _fmt_interval(r["wilson_lower"], r["wilson_upper"]), pooled,
-                      _fmt_interval(r["pooled_lower"], r["pooled_upper"]), flags], bool(flags)))
-    table = _html_rows(["group", "metric", "successes", "trials", "rate", "adaptive", "Wilson",
-                        "pooled mean", "pooled interval", "flags"], rows, left=2)
+        rows.append(
+            (
+                [
+                    str(r["group"]),
+                    str(r["metric"]),
+                    _fmt_num(r["successes"]),
+                    _fmt_num(r["trials"]),
+                    _fmt_num(r["rate"]),
+                    _fmt_interval(r["adaptive_lower"], r["adaptive_upper"]),
+                    _fmt_interval(r["wilson_lower"], r["wilson_upper"]),
+                    pooled,
+                    _fmt_interval(r["pooled_lower"], r["pooled_upper"]),
+                    flags,
+                ],
+                bool(flags),
+            )
+        )
+    table = _html_rows(
+        [
+            "group",
+            "metric",
+            "successes",
+            "trials",
+            "rate",
+            "adaptive",
+            "Wilson",
+            "pooled mean",
+            "pooled interval",
+            "flags",
+        ],
+        rows,
+        left=2,
+    )
     opened = " open" if len(rows) <= _OPEN_GROUP_ROWS else ""
-    return (f"<details{opened}><summary><b>Groups</b> ({len(rows)} rows: group x metric; "
-            "adaptive is the default reading)</summary>" + table + "</details>")
+    return (
+        f"<details{opened}><summary><b>Groups</b> ({len(rows)} rows: group x metric; "
+        "adaptive is the default reading)</summary>" + table + "</details>"
+    )
 
 
 def audit_lines(res: Any) -> list[str]:
@@ -145,16 +218,25 @@ def section(res: Any, png: bytes | None = None, *, heading: str = "h3") -> str:
         parts.append(_html_verdicts(res))
     parts.append(_html_disparities(res))
     if len(res.labels_needed):
-        rows = [([r.criterion, r.metric, r.group, _fmt_num(r.trials), _fmt_num(r.extra_trials),
-                  _fmt_num(r.extra_rows)], False) for r in res.labels_needed.itertuples()]
-        parts.append("<b>Labels needed to decide</b> (at the current rates)" + _html_rows(
-            ["criterion", "metric", "group", "trials", "extra trials", "extra rows"], rows, left=3))
+        rows = [
+            (
+                [r.criterion, r.metric, r.group, _fmt_num(r.trials), _fmt_num(r.extra_trials), _fmt_num(r.extra_rows)],
+                False,
+            )
+            for r in res.labels_needed.itertuples()
+        ]
+        parts.append(
+            "<b>Labels needed to decide</b> (at the current rates)"
+            + _html_rows(["criterion", "metric", "group", "trials", "extra trials", "extra rows"], rows, left=3)
+        )
     parts.append(_html_audit_groups(res))
     n_rows = plot_rows(res)
     if png is not None:
         data = base64.b64encode(png).decode("ascii")
         parts.append(f"<img alt='forest plot of the disparities' src='data:image/png;base64,{data}'/>")
     elif n_rows > MAX_PLOT_ROWS:
-        parts.append(f"<p>(disparity plot omitted: {n_rows} rows are more than {MAX_PLOT_ROWS}; "
-                     "draw a subset with bayeseval.plots.disparities(audit, metrics=...))</p>")
+        parts.append(
+            f"<p>(disparity plot omitted: {n_rows} rows are more than {MAX_PLOT_ROWS}; "
+            "draw a subset with bayeseval.plots.disparities(audit, metrics=...))</p>"
+        )
     return "<section class='bv-audit'>" + "\n".join(parts) + "</section>"

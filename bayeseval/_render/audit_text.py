@@ -41,14 +41,18 @@ def verdict_lines(audit: Any, width: int = WIDTH) -> list[str]:
     lines = []
     for _, v in audit.verdicts.iterrows():
         level = f"{float(v['level']):.3g}"
-        head = (f"{v['criterion']} / {v['metric']}: {v['verdict']}; gap {_num(v['gap'])}, "
-                f"{level} interval [{_num(v['lower'])}, {_num(v['upper'])}]")
+        head = (
+            f"{v['criterion']} / {v['metric']}: {v['verdict']}; gap {_num(v['gap'])}, "
+            f"{level} interval [{_num(v['lower'])}, {_num(v['upper'])}]"
+        )
         if isinstance(v.get("p_exceeds"), float) and not math.isnan(v["p_exceeds"]):
             head += f", P(gap > tolerance) {_num(v['p_exceeds'], 2)}"
         lines += _wrap(head, width, "  ", "      ")
         if isinstance(v.get("high"), str) and v["high"]:
-            ends = (f"highest {_group_rate(audit.groups, v['metric'], v['high'])}; lowest "
-                    f"{_group_rate(audit.groups, v['metric'], v['low'])}")
+            ends = (
+                f"highest {_group_rate(audit.groups, v['metric'], v['high'])}; lowest "
+                f"{_group_rate(audit.groups, v['metric'], v['low'])}"
+            )
             lines += _wrap(ends, width, "      ", "      ")
         if isinstance(v.get("note"), str) and v["note"]:
             lines += _wrap(v["note"], width, "      ", "      ")
@@ -63,8 +67,11 @@ def headline(audit: Any) -> str:
     verdicts = audit.verdicts["verdict"] if len(audit.verdicts) else audit.verdicts
     counts = verdicts[verdicts != "no tolerance"].value_counts() if len(verdicts) else {}
     decided = ", ".join(f"{int(n)} {verdict}" for verdict, n in counts.items())
-    return (f"Fairness audit of {', '.join(metrics)} over {factors} ({n_groups} groups)"
-            + (f": {decided}" if decided else f": {_no_verdict(audit)}") + ".")
+    return (
+        f"Fairness audit of {', '.join(metrics)} over {factors} ({n_groups} groups)"
+        + (f": {decided}" if decided else f": {_no_verdict(audit)}")
+        + "."
+    )
 
 
 def _no_verdict(audit: Any) -> str:
@@ -75,8 +82,9 @@ def _no_verdict(audit: Any) -> str:
 
 def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
     """Lines of at most ``width`` characters; paths and long labels break only at spaces."""
-    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
-                         break_on_hyphens=False, break_long_words=False)
+    return textwrap.wrap(
+        text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False, break_long_words=False
+    )
 
 
 def summary(audit: Any, *, width: int = WIDTH, more: str | None = None) -> str:

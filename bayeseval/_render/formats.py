@@ -18,8 +18,7 @@ import pandas as pd
 # that would change the document's structure (table pipe, line breaks, code-span backtick, the
 # backslash escape). Entities, not backslashes, so that even a naive split on "|" or on lines
 # sees the right cells and rows.
-MD_ENTITIES = {"|": "&#124;", "`": "&#96;", "\\": "&#92;", "\n": "&#10;", "\r": "&#13;",
-               "\t": "&#9;"}
+MD_ENTITIES = {"|": "&#124;", "`": "&#96;", "\\": "&#92;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}
 
 
 def md_escape(text: str) -> str:
@@ -43,9 +42,20 @@ def md_row(cells: Sequence[str]) -> str:
 
 
 # LaTeX: the ten special characters, and line breaks as spaces
-TEX_ESCAPES = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-               "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-               "\\": r"\textbackslash{}", "\n": " ", "\r": " "}
+TEX_ESCAPES = {
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+    "\n": " ",
+    "\r": " ",
+}
 
 
 def tex_escape(text: str) -> str:
@@ -165,6 +175,7 @@ def md_table(frame: pd.DataFrame, digits: int = 3) -> list[str]:
     >>> md_table(pd.DataFrame({"group": ["a|b"], "rate": [0.12345]}))
     ['| group | rate |', '| --- | --- |', '| a&#124;b | 0.123 |']
     """
+
     def cell(v: Any) -> str:
         v = json_value(v)
         if v is None:

@@ -62,8 +62,9 @@ def _header_cell(col: Any, css: str = "") -> str:
     return f"<th{f' class={css}' if css else ''}>{text}</th>"
 
 
-def html_table(frame: Any, *, index_name: str = "stratum",
-               groups: Sequence[tuple[str, Sequence[Any]]] = (), counts: Any = ()) -> str:
+def html_table(
+    frame: Any, *, index_name: str = "stratum", groups: Sequence[tuple[str, Sequence[Any]]] = (), counts: Any = ()
+) -> str:
     """``frame`` as an escaped HTML table in the reports' style, or ``""`` when it holds nothing.
 
     Columns without any value are left out, and a table left without rows or columns is not
@@ -111,20 +112,32 @@ def html_table(frame: Any, *, index_name: str = "stratum",
     starts = {cols[0] for _, cols in grouped[1:]}
     head = ""
     if grouped:
-        head = f"<tr><th rowspan='2'>{html.escape(index_name)}</th>" + "".join(
-            f"<th class='g{' gs' if i else ''}' colspan='{len(cols)}'>{html.escape(name)}</th>"
-            for i, (name, cols) in enumerate(grouped)) + "</tr><tr>"
+        head = (
+            f"<tr><th rowspan='2'>{html.escape(index_name)}</th>"
+            + "".join(
+                f"<th class='g{' gs' if i else ''}' colspan='{len(cols)}'>{html.escape(name)}</th>"
+                for i, (name, cols) in enumerate(grouped)
+            )
+            + "</tr><tr>"
+        )
         head += "".join(_header_cell(c, "gs" if c in starts else "") for c in frame.columns) + "</tr>"
     else:
         head = f"<tr><th>{html.escape(index_name)}</th>" + "".join(map(_header_cell, frame.columns)) + "</tr>"
     columns = [(c, frame[c].tolist()) for c in frame.columns]  # per column: ints and bools stay themselves
     rows = []
     for i, label in enumerate(index_labels(frame.index)):
-        cells = "".join(f"<td{' class=gs' if c in starts else ''}>"
-                        f"{html.escape(cell_text(values[i], whole=c in whole))}</td>" for c, values in columns)
+        cells = "".join(
+            f"<td{' class=gs' if c in starts else ''}>{html.escape(cell_text(values[i], whole=c in whole))}</td>"
+            for c, values in columns
+        )
         rows.append(f"<tr><td class='s'>{html.escape(label)}</td>{cells}</tr>")
-    return ("<div class='bv-scroll'><table class='bv-strata'><thead>" + head + "</thead><tbody>"
-            + "".join(rows) + "</tbody></table></div>")
+    return (
+        "<div class='bv-scroll'><table class='bv-strata'><thead>"
+        + head
+        + "</thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
 
 
 def page(title: str, body: str) -> str:

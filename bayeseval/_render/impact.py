@@ -34,7 +34,9 @@ def _outcome_line(fields: dict) -> str:
     col = fields["outcome_column"]
     if fields["rate_kind"] == "selection":
         return f"selection rate: share of applicants with {col} = 1"
-    return f"scoring rate: share of applicants whose {col} is above the full sample's median ({fields['median_score']:g})"
+    return (
+        f"scoring rate: share of applicants whose {col} is above the full sample's median ({fields['median_score']:g})"
+    )
 
 
 def _field_items(fields: dict) -> list[tuple[str, str]]:
@@ -60,8 +62,10 @@ def _field_items(fields: dict) -> list[tuple[str, str]]:
 def _exclusion_line(fields: dict) -> str:
     if fields["exclude_below"] is None:
         return "none (every category is in the impact ratios)"
-    return (f"categories under {fields['exclude_below']:.0%} of the data are left out of the impact "
-            f"ratios; justification: {fields['justification']}")
+    return (
+        f"categories under {fields['exclude_below']:.0%} of the data are left out of the impact "
+        f"ratios; justification: {fields['justification']}"
+    )
 
 
 def _number(value: Any, digits: int = 2) -> str:
@@ -93,9 +97,18 @@ def _display_rows(report: Any, name: str, frame: Any) -> tuple[list[str], list[l
     head = [*factors, "Applicants", count_word, rate_word, "Share of data", "Impact ratio", level, "Verdict"]
     rows = []
     for _, row in frame.iterrows():
-        rows.append([*(str(row[f]) for f in factors), f"{row['applicants']:,}", f"{row['successes']:,}",
-                     _percent(row["rate"]), _percent(row["share"]), _number(row["impact_ratio"]),
-                     _interval(row), str(row["verdict"])])
+        rows.append(
+            [
+                *(str(row[f]) for f in factors),
+                f"{row['applicants']:,}",
+                f"{row['successes']:,}",
+                _percent(row["rate"]),
+                _percent(row["share"]),
+                _number(row["impact_ratio"]),
+                _interval(row),
+                str(row["verdict"]),
+            ]
+        )
     return head, rows
 
 
@@ -148,8 +161,10 @@ def _text_table(report: Any, name: str, frame: Any, width: int) -> list[str]:
     for _, row in frame.iterrows():
         label = printable(row["category"])
         label = label if len(label) <= label_w else label[: label_w - 1] + "~"
-        cells = (f"  {label:<{label_w}} {row['applicants']:>7,} {_percent(row['rate']):>6} "
-                 f"{_number(row['impact_ratio']):>5} {_interval(row):>12}  {_short_verdict(row)}")
+        cells = (
+            f"  {label:<{label_w}} {row['applicants']:>7,} {_percent(row['rate']):>6} "
+            f"{_number(row['impact_ratio']):>5} {_interval(row):>12}  {_short_verdict(row)}"
+        )
         lines.append(cells[:width])
     return lines
 
@@ -172,8 +187,13 @@ def markdown(report: Any) -> str:
     out += [f"- **{md_escape(label)}**: {md_escape(value)}" for label, value in _field_items(report.fields)]
     for name, frame in _named_tables(report):
         head, rows = _display_rows(report, name, frame)
-        out += ["", f"## {md_escape(_table_title(report, name))}", "", md_row(head),
-                "|" + "|".join([" --- "] * len(head)) + "|"]
+        out += [
+            "",
+            f"## {md_escape(_table_title(report, name))}",
+            "",
+            md_row(head),
+            "|" + "|".join([" --- "] * len(head)) + "|",
+        ]
         out += [md_row(r) for r in rows]
         out += ["", f"Unknown category: {_unknown(report, name):,} rows (not in this table)."]
     out += ["", "## Notes", "", md_escape(_NOTES), ""]
@@ -191,8 +211,10 @@ def _html_table(report: Any, name: str, frame: Any) -> str:
     for (_, row), cells in zip(frame.iterrows(), rows, strict=True):
         below = str(row["verdict"]).startswith("below")
         attr = " class='flag'" if below else (" style='color:#777'" if row["excluded"] else "")
-        tds = [f"<td class='s'>{html.escape(c)}</td>" if i < n_factors else f"<td>{html.escape(c)}</td>"
-               for i, c in enumerate(cells[:-1])]
+        tds = [
+            f"<td class='s'>{html.escape(c)}</td>" if i < n_factors else f"<td>{html.escape(c)}</td>"
+            for i, c in enumerate(cells[:-1])
+        ]
         tds.append(f"<td class='f' style='min-width:13em'>{html.escape(cells[-1])}</td>")
         parts.append(f"<tr{attr}>{''.join(tds)}</tr>")
     parts.append("</tbody></table></div>")
@@ -202,10 +224,15 @@ def _html_table(report: Any, name: str, frame: Any) -> str:
 def html_fragment(report: Any) -> str:
     """The report as an HTML fragment inside ``<div class='bayeseval-report'>``."""
     esc = html.escape
-    parts = ["<div class='bayeseval-report bv-impact-report'>", f"<h1>{esc(report.title)}</h1>",
-             "<table class='bv-fields'><tbody>"]
-    parts += [f"<tr><th class='f'>{esc(label)}</th><td class='f'>{esc(str(value))}</td></tr>"
-              for label, value in _field_items(report.fields)]
+    parts = [
+        "<div class='bayeseval-report bv-impact-report'>",
+        f"<h1>{esc(report.title)}</h1>",
+        "<table class='bv-fields'><tbody>",
+    ]
+    parts += [
+        f"<tr><th class='f'>{esc(label)}</th><td class='f'>{esc(str(value))}</td></tr>"
+        for label, value in _field_items(report.fields)
+    ]
     parts.append("</tbody></table>")
     for name, frame in _named_tables(report):
         parts.append(f"<section><h2>{esc(_table_title(report, name))}</h2>")

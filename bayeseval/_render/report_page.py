@@ -29,15 +29,39 @@ from bayeseval._render.html_page import REPORT_CSS
 # display order of the table's columns, in groups: the counts and the interval of each stratum,
 # the pooled model, and the checks
 COLUMN_GROUPS = (
-    ("estimate", ("successes", "trials", "rate", "lower", "upper", "halfwidth", "pool_trials",
-                  "proxy_used", "agreement", "effective_labels", "sample_share", "weight")),
+    (
+        "estimate",
+        (
+            "successes",
+            "trials",
+            "rate",
+            "lower",
+            "upper",
+            "halfwidth",
+            "pool_trials",
+            "proxy_used",
+            "agreement",
+            "effective_labels",
+            "sample_share",
+            "weight",
+        ),
+    ),
     ("pooled", ("pooled_mean", "pooled_lower", "pooled_upper", "shrinkage", "read")),
     ("checks", ("ppc_p", "extra_needed", "flags")),
 )
 
 # columns left out of the renderings when they hold nothing (no weights, no target, no model)
-OPTIONAL_COLUMNS = ("weight", "pooled_mean", "pooled_lower", "pooled_upper", "shrinkage", "read",
-                     "read_reason", "ppc_p", "extra_needed")
+OPTIONAL_COLUMNS = (
+    "weight",
+    "pooled_mean",
+    "pooled_lower",
+    "pooled_upper",
+    "shrinkage",
+    "read",
+    "read_reason",
+    "ppc_p",
+    "extra_needed",
+)
 
 # columns of the data (to_frame, JSON, CSV) that the rendered tables leave out: the HTML
 # shows the reason as the ``read`` cell's tooltip, and the findings name the strata and why
@@ -65,8 +89,7 @@ _COLUMN_DOC = {
     "weight": "population share (given weights)",
     "ppc_p": "posterior predictive p-value of the stratum's count",
     "extra_needed": "more labels needed for the target half-width (at the observed rate)",
-    "flags": "short flags: empty, rate 0, rate 1, too wide, model check, strong shrinkage, "
-    "estimates disagree",
+    "flags": "short flags: empty, rate 0, rate 1, too wide, model check, strong shrinkage, estimates disagree",
     "pool_trials": "trials in the pool, labelled or not (with a proxy)",
     "proxy_used": "whether the stratum's interval reads the proxy's cells (else labels only)",
     "agreement": "share of labelled trials where the label proxy's verdict is the truth",
@@ -87,8 +110,7 @@ _INTERVAL_DOC = {
 # the header's words for what lower/upper promise
 GUARANTEE_TEXT = {
     "stratum": "cover each stratum's own rate at every true rate",
-    "average": "are the interval read (pooled, or adaptive where atypical), covering on "
-    "average over strata",
+    "average": "are the interval read (pooled, or adaptive where atypical), covering on average over strata",
 }
 
 
@@ -141,9 +163,11 @@ def provenance(report: Any) -> list[tuple[str, str]]:
 def header(report: Any) -> list[str]:
     """Title, provenance line, what the table holds, and the target if any."""
     pct = f"{100 * report.level:g}%"
-    pooled = (f"pooled_* the pooled posterior from the {report.engine} engine, covering on "
-              "average over strata like these" if report.posterior is not None
-              else "no pooled model")
+    pooled = (
+        f"pooled_* the pooled posterior from the {report.engine} engine, covering on average over strata like these"
+        if report.posterior is not None
+        else "no pooled model"
+    )
     lines = [
         report.title or f"bayeseval report: {report.metric}",
         "; ".join(f"{k}: {v}" for k, v in provenance(report)),
@@ -182,8 +206,13 @@ def text(report: Any) -> str:
     if len(report.checks):
         lines += ["", "Model checks:"]
         for name, row in report.checks.iterrows():
-            p = "" if pd.isna(row["p_value"]) else f" (smallest p = {fixed(row['p_value'], 3)})" \
-                if name == "ppc_counts" else f" (p = {fixed(row['p_value'], 3)})"
+            p = (
+                ""
+                if pd.isna(row["p_value"])
+                else f" (smallest p = {fixed(row['p_value'], 3)})"
+                if name == "ppc_counts"
+                else f" (p = {fixed(row['p_value'], 3)})"
+            )
             lines.append(f"  {name}: {row['verdict']}{p}")
     if report.audit is not None:
         lines += ["", "Fairness audit:"] + [f"  {printable(x)}" for x in audit_html.audit_lines(report.audit)]
@@ -212,7 +241,7 @@ def markdown(report: Any) -> str:
     if len(report.checks):
         out += ["", "## Model checks", "", "| check | p-value | verdict |", "|---|---:|---|"]
         for name, row in report.checks.iterrows():
-            p = "" if pd.isna(row["p_value"]) else fixed(row['p_value'], 3)
+            p = "" if pd.isna(row["p_value"]) else fixed(row["p_value"], 3)
             out.append(md_row([str(name), p, str(row["verdict"])]))
     if report.audit is not None:
         out += ["", "## Fairness audit", ""] + [f"- {md_escape(x)}" for x in audit_html.audit_lines(report.audit)]
@@ -227,16 +256,26 @@ def latex(report: Any) -> str:
     """The strata table and the overall rates as LaTeX ``tabular`` environments."""
     t = display_table(report)
     cols = ["stratum"] + list(t.columns)
-    lines = [f"% {tex_escape(header(report)[0])}",
-             f"% {tex_escape(header(report)[1])}",
-             "\\begin{tabular}{l" + "r" * (len(cols) - 2) + "l}", "\\hline",
-             " & ".join(tex_escape(c) for c in cols) + " \\\\", "\\hline"]
+    lines = [
+        f"% {tex_escape(header(report)[0])}",
+        f"% {tex_escape(header(report)[1])}",
+        "\\begin{tabular}{l" + "r" * (len(cols) - 2) + "l}",
+        "\\hline",
+        " & ".join(tex_escape(c) for c in cols) + " \\\\",
+        "\\hline",
+    ]
     for key, row in t.iterrows():
         cells = [str(key)] + [fmt_cell(c, row[c]) for c in t.columns]
         lines.append(" & ".join(tex_escape(c) for c in cells) + " \\\\")
-    lines += ["\\hline", "\\end{tabular}", "",
-              "\\begin{tabular}{lrrr}", "\\hline", "estimand & estimate & lower & upper \\\\",
-              "\\hline"]
+    lines += [
+        "\\hline",
+        "\\end{tabular}",
+        "",
+        "\\begin{tabular}{lrrr}",
+        "\\hline",
+        "estimand & estimate & lower & upper \\\\",
+        "\\hline",
+    ]
     for est, row in report.overall.iterrows():
         vals = [fixed(row[c]) if np.isfinite(row[c]) else "" for c in ("estimate", "lower", "upper")]
         lines.append(" & ".join([tex_escape(str(est))] + vals) + " \\\\")
@@ -252,9 +291,7 @@ def html_fragment(report: Any, *, plot: bool, png: bytes | None, audit: str | No
         "<div class='bayeseval-report'>",
         f"<style>{REPORT_CSS}</style>",
         f"<h3>{esc(head[0])}</h3>",
-        "<ul class='bv-meta'>"
-        + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in provenance(report))
-        + "</ul>",
+        "<ul class='bv-meta'>" + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in provenance(report)) + "</ul>",
         "<p>" + "<br>".join(esc(h) for h in head[2:]) + "</p>",
         _html_strata(report),
         _html_overall(report),
@@ -278,8 +315,11 @@ def _html_strata(report: Any) -> str:
     """The strata table, its columns grouped estimate | pooled | checks, in a scrolling box."""
     esc = html.escape
     t = display_table(report)
-    starts = {cols_present[0] for cols_present in
-              ([c for c in cols if c in t.columns] for _, cols in COLUMN_GROUPS) if cols_present}
+    starts = {
+        cols_present[0]
+        for cols_present in ([c for c in cols if c in t.columns] for _, cols in COLUMN_GROUPS)
+        if cols_present
+    }
     groups = ["<th rowspan='2'>stratum</th>"]
     for name, cols in COLUMN_GROUPS:
         k = sum(c in t.columns for c in cols)
@@ -288,10 +328,10 @@ def _html_strata(report: Any) -> str:
     names = "".join(
         f"<th{' class=gs' if c in starts else ' class=f' if c == 'flags' else ''} "
         f"title='{esc(column_doc(c, report.guarantee))}'>"
-        f"{esc(c).replace('_', '_<wbr>')}</th>" for c in t.columns
+        f"{esc(c).replace('_', '_<wbr>')}</th>"
+        for c in t.columns
     )
-    reasons = (report.table["read_reason"].tolist() if "read_reason" in report.table.columns
-               else [None] * len(t))
+    reasons = report.table["read_reason"].tolist() if "read_reason" in report.table.columns else [None] * len(t)
     rows = []
     for (key, row), why in zip(t.iterrows(), reasons, strict=True):
         cls = " class='flag'" if row.get("flags") else ""
@@ -302,8 +342,11 @@ def _html_strata(report: Any) -> str:
         )
         rows.append(f"<tr{cls}><td class='s'>{esc(str(key))}</td>{cells}</tr>")
     return (
-        "<div class='bv-scroll'><table class='bv-strata'><thead><tr>" + "".join(groups)
-        + f"</tr><tr>{names}</tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
+        "<div class='bv-scroll'><table class='bv-strata'><thead><tr>"
+        + "".join(groups)
+        + f"</tr><tr>{names}</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
     )
 
 
@@ -319,8 +362,7 @@ def _html_overall(report: Any) -> str:
         )
     return (
         "<b>Overall rate</b><div class='bv-scroll'><table><thead><tr><th>estimand</th>"
-        "<th>estimate</th><th>lower</th><th>upper</th></tr></thead><tbody>"
-        + "".join(rows) + "</tbody></table></div>"
+        "<th>estimate</th><th>lower</th><th>upper</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div>"
     )
 
 

@@ -73,8 +73,9 @@ class Annotating:
         cols = list(self.config.get("content") or [])
         sample = list(self._store.content().values())
         kinds = content_kinds({c: [row[i] for row in sample] for i, c in enumerate(cols)}, content_types)
-        return labelstudio_config(self._labels.values, content=kinds,
-                                  prediction=self.spec.y_pred if show_prediction else None)
+        return labelstudio_config(
+            self._labels.values, content=kinds, prediction=self.spec.y_pred if show_prediction else None
+        )
 
     def sync_labelstudio(
         self,
@@ -139,8 +140,15 @@ class Annotating:
 
         if client is None:
             client = LabelStudioClient(url, token if token is not None else os.environ.get("LABEL_STUDIO_API_KEY", ""))
-        return sync(self, client, project, create_config=create_config, batch_size=batch_size,
-                    min_open=min_open, relabel=relabel)
+        return sync(
+            self,
+            client,
+            project,
+            create_config=create_config,
+            batch_size=batch_size,
+            min_open=min_open,
+            relabel=relabel,
+        )
 
     def annotations(self) -> pd.DataFrame:
         """Every stored annotation (ingest with ``annotator_column``).

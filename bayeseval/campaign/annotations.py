@@ -154,7 +154,9 @@ def content_kinds(values: Mapping[str, Sequence[Any]], overrides: Mapping[str, s
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(values))
     if unknown:
-        raise ValueError(f"content_types names columns that are not content columns: {unknown}; content is {list(values)}")
+        raise ValueError(
+            f"content_types names columns that are not content columns: {unknown}; content is {list(values)}"
+        )
     bad = {k: v for k, v in overrides.items() if v not in _OBJECT_TAGS}
     if bad:
         raise ValueError(f"content_types must map columns to 'text' or 'image', got {bad}")
@@ -215,19 +217,25 @@ def labelstudio_config(
     lines = []
     for field, kind in shown:
         if not re.fullmatch(r"[A-Za-z0-9_]+", str(field)) or field == "label":
-            raise ValueError(f"content field {field!r} cannot be shown by Label Studio, which refers to task "
-                             "fields as $name: use letters, digits and _ only (and not 'label')")
+            raise ValueError(
+                f"content field {field!r} cannot be shown by Label Studio, which refers to task "
+                "fields as $name: use letters, digits and _ only (and not 'label')"
+            )
         if kind not in _OBJECT_TAGS:
             raise ValueError(f"content kind of {field!r} must be 'text' or 'image', got {kind!r}")
-        lines += [f"  <Header value={quoteattr(str(field))}/>",
-                  f"  <{_OBJECT_TAGS[kind]} name={quoteattr(str(field))} value={quoteattr('$' + str(field))}/>"]
+        lines += [
+            f"  <Header value={quoteattr(str(field))}/>",
+            f"  <{_OBJECT_TAGS[kind]} name={quoteattr(str(field))} value={quoteattr('$' + str(field))}/>",
+        ]
     if prediction is not None:
-        lines += [f"  <Header value={quoteattr('model prediction (' + str(prediction) + ')')}/>",
-                  f"  <Text name=\"bayeseval_prediction\" value={quoteattr('$' + str(prediction))}/>"]
+        lines += [
+            f"  <Header value={quoteattr('model prediction (' + str(prediction) + ')')}/>",
+            f'  <Text name="bayeseval_prediction" value={quoteattr("$" + str(prediction))}/>',
+        ]
     choices = "\n".join(f"    <Choice value={quoteattr(str(v))}/>" for v in labels)
     return (
         "<View>\n" + "\n".join(lines) + "\n"
-        f"  <Choices name=\"label\" toName={quoteattr(str(shown[0][0]))} choice=\"single\" showInline=\"true\">\n"
+        f'  <Choices name="label" toName={quoteattr(str(shown[0][0]))} choice="single" showInline="true">\n'
         f"{choices}\n"
         "  </Choices>\n"
         "</View>"
@@ -336,7 +344,9 @@ def _aliases(annotator_map: Mapping[Any, Any] | None, users: Sequence[Mapping[st
             out[uid] = email
     if annotator_map is not None:
         if not isinstance(annotator_map, Mapping):
-            raise TypeError(f"annotator_map must be a mapping of annotator -> identity, got {type(annotator_map).__name__}")
+            raise TypeError(
+                f"annotator_map must be a mapping of annotator -> identity, got {type(annotator_map).__name__}"
+            )
         for key, value in annotator_map.items():
             source, target = annotator_identity(key), annotator_identity(value)
             if source is None or target is None:
@@ -372,7 +382,9 @@ def _choice(result: Any, from_name: str | None, where: str) -> Any:
     for k, region in enumerate(regions):
         if not isinstance(region, Mapping):
             raise ValueError(f"{where}: result {k} must be an object, got {short_repr(region)}")
-    regions = [r for r in regions if r.get("type") == "choices" and (from_name is None or r.get("from_name") == from_name)]
+    regions = [
+        r for r in regions if r.get("type") == "choices" and (from_name is None or r.get("from_name") == from_name)
+    ]
     if not regions:
         return None
     names = {r.get("from_name") for r in regions}
@@ -402,8 +414,10 @@ def _task_row_id(task: Mapping[str, Any], where: str) -> Any:
             raise ValueError(f"{where}: {key!r} must be an object, got {type(part).__name__} {short_repr(part)}")
     named = [_checked_id(part[ROW_ID_KEY], ROW_ID_KEY, where) for part in (data, meta) if part and ROW_ID_KEY in part]
     if len(named) == 2 and not _same_id(*named):
-        raise ValueError(f"{where}: its data names row {short_repr(named[0])} but its meta row {short_repr(named[1])}; "
-                         "a task must name one row (fix or delete the task)")
+        raise ValueError(
+            f"{where}: its data names row {short_repr(named[0])} but its meta row {short_repr(named[1])}; "
+            "a task must name one row (fix or delete the task)"
+        )
     if named:
         return named[0]
     if data is None:
@@ -437,8 +451,14 @@ def _unnamed(annotation_id: Any, position: int) -> str:
     return f"annotation-{annotation_id}" if annotation_id is not None else f"annotation#{position}"
 
 
-def _task_annotations(task: Mapping[str, Any], where: str, from_name: str | None, aliases: Mapping[str, str],
-                      first: int, keep_blank: bool = False) -> tuple[list[tuple[Any, str, Any, Any]], int]:
+def _task_annotations(
+    task: Mapping[str, Any],
+    where: str,
+    from_name: str | None,
+    aliases: Mapping[str, str],
+    first: int,
+    keep_blank: bool = False,
+) -> tuple[list[tuple[Any, str, Any, Any]], int]:
     """A JSON export task's ``(row, annotator, label, created_at)`` and the count of its annotations
     (with ``keep_blank``, a task without a label is one row with the label None)."""
     rid = _task_row_id(task, where)
@@ -515,24 +535,34 @@ def _time_ordered(rows: Sequence[tuple[Any, str, Any, Any]]) -> pd.DataFrame:
 def _check_export(tasks: Sequence[Any]) -> None:
     """A list of tasks holding none with an ``annotations`` field is a file to import, not an export."""
     objs = [t for t in tasks if isinstance(t, Mapping) and _is_task(t)]
-    without = [i for i, t in enumerate(tasks) if isinstance(t, Mapping) and _is_task(t)
-               and "annotations" not in t and "completions" not in t]
+    without = [
+        i
+        for i, t in enumerate(tasks)
+        if isinstance(t, Mapping) and _is_task(t) and "annotations" not in t and "completions" not in t
+    ]
     if objs and len(without) == len(objs):
-        raise ValueError(f"the {len(objs)} task(s) have no 'annotations' field: this looks like a Label Studio "
-                         "import file (tasks to label), not an export; label the tasks, then export the project "
-                         "from Label Studio (JSON) and ingest that")
+        raise ValueError(
+            f"the {len(objs)} task(s) have no 'annotations' field: this looks like a Label Studio "
+            "import file (tasks to label), not an export; label the tasks, then export the project "
+            "from Label Studio (JSON) and ingest that"
+        )
     if without:
         i = without[0]
-        raise ValueError(f"{_where_task(tasks[i], i)}: has no 'annotations' field, unlike the other tasks "
-                         f"({len(without)} task(s) without one): is it a task of an import file?")
+        raise ValueError(
+            f"{_where_task(tasks[i], i)}: has no 'annotations' field, unlike the other tasks "
+            f"({len(without)} task(s) without one): is it a task of an import file?"
+        )
 
 
-def _from_json(tasks: Sequence[Any], from_name: str | None, annotator_map: Mapping[Any, Any] | None,
-               keep_blank: bool = False) -> pd.DataFrame:
+def _from_json(
+    tasks: Sequence[Any], from_name: str | None, annotator_map: Mapping[Any, Any] | None, keep_blank: bool = False
+) -> pd.DataFrame:
     """A JSON or JSON-MIN export (a list of tasks or of flat records), validated record by record."""
     _check_export(tasks)
     aliases = _aliases(annotator_map, _export_users(tasks))
-    _check_label_field([t for t in tasks if isinstance(t, Mapping) and not _is_task(t)], from_name or "label", "JSON-MIN export")
+    _check_label_field(
+        [t for t in tasks if isinstance(t, Mapping) and not _is_task(t)], from_name or "label", "JSON-MIN export"
+    )
     rows: list[tuple[Any, str, Any, Any]] = []
     seen = 0  # annotations before this task: an unnamed annotation's position in the file
     for i, task in enumerate(tasks):
@@ -568,8 +598,9 @@ def _flat_label(value: Any, where: str) -> Any:
     return value
 
 
-def _flat_record(rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping[str, str],
-                 position: int) -> list[tuple[Any, str, Any, Any]]:
+def _flat_record(
+    rec: Any, where: str, keys: Mapping[str, Any], aliases: Mapping[str, str], position: int
+) -> list[tuple[Any, str, Any, Any]]:
     """The annotation of one flat record (JSON-MIN, CSV row, JSON Lines line), validated.
 
     ``keys`` names the id and label fields, whether label cells are Label Studio choice cells
@@ -598,12 +629,13 @@ def _check_label_field(records: Sequence[Any], name: str, what: str) -> None:
     """Some flat record must carry the choice field (records of unannotated tasks lack it)."""
     flat = [r for r in records if isinstance(r, Mapping)]
     if flat and not any(name in r for r in flat):
-        raise ValueError(f"Label Studio {what}: no record has the choice field from_name={name!r}; "
-                         f"fields are {list(flat[0])[:20]} (a file of tasks to import rather than an export?)")
+        raise ValueError(
+            f"Label Studio {what}: no record has the choice field from_name={name!r}; "
+            f"fields are {list(flat[0])[:20]} (a file of tasks to import rather than an export?)"
+        )
 
 
-def _from_flat(records: Sequence[Any], keys: Mapping[str, Any], aliases: Mapping[str, str], what: str
-               ) -> pd.DataFrame:
+def _from_flat(records: Sequence[Any], keys: Mapping[str, Any], aliases: Mapping[str, str], what: str) -> pd.DataFrame:
     _check_label_field(records, keys["label"], what)
     rows = []
     for i, rec in enumerate(records):
@@ -611,8 +643,13 @@ def _from_flat(records: Sequence[Any], keys: Mapping[str, Any], aliases: Mapping
     return _in_time_order(rows)
 
 
-def read_labelstudio(source: Any, *, from_name: str | None = None,
-                     annotator_map: Mapping[Any, Any] | None = None, keep_blank: bool = False) -> pd.DataFrame:
+def read_labelstudio(
+    source: Any,
+    *,
+    from_name: str | None = None,
+    annotator_map: Mapping[Any, Any] | None = None,
+    keep_blank: bool = False,
+) -> pd.DataFrame:
     """The annotations of a Label Studio export (JSON, JSON-MIN or CSV).
 
     Cancelled (skipped) annotations, annotations without a choice and the records of tasks
@@ -686,8 +723,14 @@ def read_labelstudio(source: Any, *, from_name: str | None = None,
     return read_labelstudio(frame, from_name=from_name, annotator_map=annotator_map, keep_blank=keep_blank)
 
 
-def read_jsonl(source: Any, *, id_name: str = "row", label_name: str = "label",
-               annotator_map: Mapping[Any, Any] | None = None, keep_blank: bool = False) -> pd.DataFrame:
+def read_jsonl(
+    source: Any,
+    *,
+    id_name: str = "row",
+    label_name: str = "label",
+    annotator_map: Mapping[Any, Any] | None = None,
+    keep_blank: bool = False,
+) -> pd.DataFrame:
     """Annotations from JSON Lines: objects with the row id, a label and optionally an annotator.
 
     Lines whose label is blank (null, empty or spaces only: not yet labelled) are skipped
@@ -736,8 +779,14 @@ def read_jsonl(source: Any, *, id_name: str = "row", label_name: str = "label",
     return _in_time_order(rows)
 
 
-def read_annotations(path: Any, *, from_name: str | None = None, id_name: str = "row",
-                     annotator_map: Mapping[Any, Any] | None = None, keep_blank: bool = False) -> pd.DataFrame | None:
+def read_annotations(
+    path: Any,
+    *,
+    from_name: str | None = None,
+    id_name: str = "row",
+    annotator_map: Mapping[Any, Any] | None = None,
+    keep_blank: bool = False,
+) -> pd.DataFrame | None:
     """Annotations of an annotation-tool file, detected from its content; None for a plain batch file.
 
     ``.json`` is a Label Studio JSON (or JSON-MIN) export, ``.jsonl`` JSON Lines, and a
@@ -787,14 +836,16 @@ def _resolve_one(votes: Mapping[str, Any], rule: str, needed: int) -> Any:
     if len(votes) < needed:
         return None
     if rule.startswith("annotator:"):
-        return votes.get(annotator_identity(rule[len("annotator:"):]))
+        return votes.get(annotator_identity(rule[len("annotator:") :]))
     ranked = Counter(votes.values()).most_common()
     if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
         return None
     return ranked[0][0]
 
 
-def resolve_labels(votes: Mapping[Any, Mapping[str, Any]], rule: str = "majority", *, needed: int = 1) -> dict[Any, Any]:
+def resolve_labels(
+    votes: Mapping[Any, Mapping[str, Any]], rule: str = "majority", *, needed: int = 1
+) -> dict[Any, Any]:
     """One label per row from its annotations, by a documented rule.
 
     A row is resolved only when it has at least ``needed`` annotations and then

@@ -69,7 +69,6 @@ from bayeseval.models import fit_hierarchical
 __all__ = ["Campaign"]
 
 
-
 class Campaign(Annotating):
     """A labelling campaign stored in SQLite.
 
@@ -151,13 +150,15 @@ class Campaign(Annotating):
     def _proxy_design(self) -> ProxyDesign:
         """The stored proxy column and the pool's strata, predictions and order as a :class:`ProxyDesign`."""
         pairs = json.loads(self._store.get_meta(PROXY_META) or "[]")
-        pool = pd.DataFrame(self._store.conn.execute(
-            "SELECT rid, stratum, prediction, eligible, ord FROM pool").fetchall(),
-            columns=["rid", "stratum", "prediction", "eligible", "ord"]).set_index("rid")
+        pool = pd.DataFrame(
+            self._store.conn.execute("SELECT rid, stratum, prediction, eligible, ord FROM pool").fetchall(),
+            columns=["rid", "stratum", "prediction", "eligible", "ord"],
+        ).set_index("rid")
         proxy = pd.Series([v for _, v in pairs], index=[r for r, _ in pairs])
         pool["proxy"] = proxy.reindex(pool.index).to_numpy()
-        return ProxyDesign(pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"],
-                           column=self.spec.proxy)
+        return ProxyDesign(
+            pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"], column=self.spec.proxy
+        )
 
     def _proxy_labels(self, conn: Any = None) -> tuple[pd.Series, pd.Series]:
         """The stored labels and successes, indexed by row id."""
@@ -178,14 +179,18 @@ class Campaign(Annotating):
         conn = conn or self._store.conn
         rows = conn.execute(
             "SELECT p.stratum, SUM(l.trial), SUM(l.success) FROM labels l JOIN pool p ON p.rid = l.rid "
-            "WHERE l.round = ? GROUP BY p.stratum", (EXISTING_ROUND,)).fetchall()
+            "WHERE l.round = ? GROUP BY p.stratum",
+            (EXISTING_ROUND,),
+        ).fetchall()
         seed = pd.DataFrame(rows, columns=["stratum", "trials", "successes"]).set_index("stratum")
         seed = seed.reindex(self._codes, fill_value=0)
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
         est, lo, hi = seed_cell_bounds(
             (seed["successes"].to_numpy(), seed["trials"].to_numpy()),
             (counts["successes"].to_numpy(), counts["trials"].to_numpy()),
-            self._design.n_eligible, guarantee_stop_level(self.spec.level))
+            self._design.n_eligible,
+            guarantee_stop_level(self.spec.level),
+        )
         return pd.DataFrame({"estimate": est, "lower": lo, "upper": hi}, index=self._codes)
 
     # -- construction --------------------------------------------------------------------
@@ -199,7 +204,7 @@ class Campaign(Annotating):
         strata: str | Sequence[str] | None = None,
         y_pred: str | None = None,
         metric: str = DEFAULTS["metric"],
-            level: float = DEFAULTS["level"],
+        level: float = DEFAULTS["level"],
         goal: Any = DEFAULTS["goal"],
         weights: Any = DEFAULTS["weights"],
         rule: str = DEFAULTS["rule"],
@@ -296,10 +301,28 @@ class Campaign(Annotating):
         >>> c.close()
         """
         settings = dict(
-            strata=strata, y_pred=y_pred, metric=metric, level=level, goal=goal, weights=weights, rule=rule,
-            score=score, score_bins=score_bins, prior=prior, budget=budget, pos_label=pos_label, label_set=label_set,
-            model=model, batch_size=batch_size, annotators=annotators, resolve=resolve, costs=costs,
-            guarantee=guarantee, anytime=anytime, proxy=proxy, random_seed=random_seed,
+            strata=strata,
+            y_pred=y_pred,
+            metric=metric,
+            level=level,
+            goal=goal,
+            weights=weights,
+            rule=rule,
+            score=score,
+            score_bins=score_bins,
+            prior=prior,
+            budget=budget,
+            pos_label=pos_label,
+            label_set=label_set,
+            model=model,
+            batch_size=batch_size,
+            annotators=annotators,
+            resolve=resolve,
+            costs=costs,
+            guarantee=guarantee,
+            anytime=anytime,
+            proxy=proxy,
+            random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         if hasattr(pool, "__len__"):
@@ -376,7 +399,9 @@ class Campaign(Annotating):
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
         if len(self.metrics) > 1:
             return self.spec.rule_states(
-                self._design, counts=self._metric_counts(), labelled=counts["labelled"].to_numpy(),
+                self._design,
+                counts=self._metric_counts(),
+                labelled=counts["labelled"].to_numpy(),
                 pending=counts["pending"].to_numpy(),
             )
         return self.spec.rule_state(
@@ -412,7 +437,9 @@ class Campaign(Annotating):
         preds = self._store.pool_rows(list(labels.index))["prediction"].to_numpy(dtype=object)
         codes = labels["stratum"].to_numpy()
         for m in self.metrics:
-            trial, success = metric_flags(m, labels["label"].to_numpy(dtype=object), preds, self.config.get("pos_label"))
+            trial, success = metric_flags(
+                m, labels["label"].to_numpy(dtype=object), preds, self.config.get("pos_label")
+            )
             n = pd.Series(trial.astype(np.int64)).groupby(codes).sum().reindex(self._codes, fill_value=0)
             k = pd.Series(success.astype(np.int64)).groupby(codes).sum().reindex(self._codes, fill_value=0)
             out[m.name] = (k.to_numpy(), n.to_numpy())
@@ -721,9 +748,11 @@ class Campaign(Annotating):
             would be biased; :meth:`status` gives each stratum's estimate (``mean``) and interval.
         """
         if self._seeded:
-            raise ValueError("posterior(): this campaign started from labels chosen with unequal probabilities (a seed "
-                             "cell), so its labelled counts are no random sample; read status()['mean'], "
-                             "['lower'] and ['upper'] instead")
+            raise ValueError(
+                "posterior(): this campaign started from labels chosen with unequal probabilities (a seed "
+                "cell), so its labelled counts are no random sample; read status()['mean'], "
+                "['lower'] and ['upper'] instead"
+            )
         model = self.spec.model
         if model == "auto":
             model = "robust" if self._state().posterior.outliers else "beta_binomial"
@@ -868,7 +897,9 @@ class Campaign(Annotating):
             PrecisionLimitedWarning,
             stacklevel=4,
         )
-        self._store.set_meta(conn, "warned_out_of_reach", json.dumps(sorted(warned | {int(self._codes[j]) for j in new})))
+        self._store.set_meta(
+            conn, "warned_out_of_reach", json.dumps(sorted(warned | {int(self._codes[j]) for j in new}))
+        )
 
     def pending_batch(self, round: int | None = None, *, show_prediction: bool = False) -> pd.DataFrame:  # noqa: A002
         """The pending proposals as a batch, in the layout :meth:`propose` returns.
@@ -1005,8 +1036,15 @@ class Campaign(Annotating):
         ...
         ValueError: labels rejected, nothing recorded: invalid labels ...
         """
-        return ingest_labels(self, labels, id_column=id_column, label_column=label_column,
-                             annotator_column=annotator_column, relabel=relabel, strict=strict)
+        return ingest_labels(
+            self,
+            labels,
+            id_column=id_column,
+            label_column=label_column,
+            annotator_column=annotator_column,
+            relabel=relabel,
+            strict=strict,
+        )
 
     def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).

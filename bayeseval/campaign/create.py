@@ -58,8 +58,7 @@ def _row_ids(index: pd.Index) -> tuple[str, list[Any]]:
     if pd.api.types.is_string_dtype(index.dtype) and index.inferred_type == "string":
         return "TEXT", [str(x) for x in index]
     raise TypeError(
-        f"pool index (the row id) must hold integers or strings, got dtype {index.dtype} "
-        f"({index.inferred_type})"
+        f"pool index (the row id) must hold integers or strings, got dtype {index.dtype} ({index.inferred_type})"
     )
 
 
@@ -68,7 +67,9 @@ def _check_keys(keys: list[tuple[Any, ...]], cols: list[str]) -> None:
     try:
         json.dumps(keys)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text") from exc
+        raise ValueError(
+            f"strata columns {cols} hold values that cannot be stored ({exc}); convert them to text"
+        ) from exc
 
 
 def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any, content: list[str]) -> str:
@@ -103,8 +104,13 @@ def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) ->
         order[queue] = np.arange(len(queue))
     scores = design.score.tolist() if design.score is not None else [None] * len(rids)
     return zip(
-        rids, design.codes.tolist(), design.y_pred.tolist(), scores, design.eligible.astype(int).tolist(),
-        order.tolist(), strict=True,
+        rids,
+        design.codes.tolist(),
+        design.y_pred.tolist(),
+        scores,
+        design.eligible.astype(int).tolist(),
+        order.tolist(),
+        strict=True,
     )
 
 
@@ -120,9 +126,16 @@ def _check_content(content: Any, pool: pd.DataFrame, spec: CampaignSpec, design:
     if dup:
         raise ValueError(f"content names columns more than once: {dup}")
     own = {c: "stratum column" for c in design.columns}
-    own.update({"round": "proposal round", ROW_ID_KEY: "row id key", "label": "label column of batch files",
-                "true_label": "label column of batch files", str(pool.index.name or "row"): "row id column",
-                spec.y_pred: "prediction (y_pred; batches show it with show_prediction)"})
+    own.update(
+        {
+            "round": "proposal round",
+            ROW_ID_KEY: "row id key",
+            "label": "label column of batch files",
+            "true_label": "label column of batch files",
+            str(pool.index.name or "row"): "row id column",
+            spec.y_pred: "prediction (y_pred; batches show it with show_prediction)",
+        }
+    )
     if spec.score:
         own[spec.score] = "score column (batches show it with show_prediction)"
     for c in cols:
@@ -146,14 +159,23 @@ def _content_rows(pool: pd.DataFrame, cols: list[str], rids: list[Any]) -> Itera
         vals = [None if isinstance(v, float) and not np.isfinite(v) else v for v in vals]
         bad = next((v for v in vals if v is not None and not isinstance(v, (str, int, float, bool))), None)
         if bad is not None:
-            raise ValueError(f"content column {c!r} holds values that cannot be stored ({type(bad).__name__} "
-                             f"{bad!r}); convert them to text")
+            raise ValueError(
+                f"content column {c!r} holds values that cannot be stored ({type(bad).__name__} "
+                f"{bad!r}); convert them to text"
+            )
         columns.append(vals)
     return ((rid, json.dumps(list(vals))) for rid, *vals in zip(rids, *columns, strict=True))
 
 
-def initialise(path: str | PathLike[str], pool: pd.DataFrame, spec: CampaignSpec, busy_timeout: Any,
-                content: Any = None, labels: Any = None, inclusion: Any = None) -> CampaignStore:
+def initialise(
+    path: str | PathLike[str],
+    pool: pd.DataFrame,
+    spec: CampaignSpec,
+    busy_timeout: Any,
+    content: Any = None,
+    labels: Any = None,
+    inclusion: Any = None,
+) -> CampaignStore:
     """Check the pool against the spec and write the campaign file (nothing is written on error).
 
     ``labels`` (and ``inclusion``) are rows labelled before the campaign

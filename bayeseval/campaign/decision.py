@@ -1,5 +1,4 @@
-"""Where the decision goals (``"decide"``, ``"gap"``) send labels: the expected progress toward a decision.
-"""
+"""Where the decision goals (``"decide"``, ``"gap"``) send labels: the expected progress toward a decision."""
 
 from __future__ import annotations
 

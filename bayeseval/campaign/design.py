@@ -30,9 +30,21 @@ from bayeseval.counts.metrics import get_metric
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.spec import CampaignSpec
 
-__all__ = ["PoolDesign", "design_pool", "seed_sequences", "proposal_order", "rule_generator",
-           "metric_flags", "population_weights", "stratum_costs", "stratum_thresholds", "check_columns",
-           "check_no_missing", "spec_columns"]
+__all__ = [
+    "PoolDesign",
+    "design_pool",
+    "seed_sequences",
+    "proposal_order",
+    "rule_generator",
+    "metric_flags",
+    "population_weights",
+    "stratum_costs",
+    "stratum_thresholds",
+    "check_columns",
+    "check_no_missing",
+    "spec_columns",
+]
+
 
 def stratum_costs(costs: Any, strata: pd.Index) -> np.ndarray | None:
     """Label cost per stratum aligned to ``strata`` (None without costs), or raise naming ``costs``.
@@ -47,7 +59,7 @@ def stratum_costs(costs: Any, strata: pd.Index) -> np.ndarray | None:
         position = {s: i for i, s in enumerate(strata)}
         text = {t: i for i, t in enumerate(stratum_labels(strata))}
         unknown = []
-        for key, cost in (costs.items() if isinstance(costs, dict) else costs.items()):
+        for key, cost in costs.items() if isinstance(costs, dict) else costs.items():
             key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
             where = position.get(key, text.get(str(key)))
             if where is None:
@@ -62,7 +74,11 @@ def stratum_costs(costs: Any, strata: pd.Index) -> np.ndarray | None:
             raise ValueError(f"costs must give one cost per stratum ({len(strata)}), got {len(values)}: {values[:10]}")
     arr = np.empty(len(values), dtype=float)
     for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, (Real, np.number)) or not (math.isfinite(float(v)) and float(v) > 0):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (Real, np.number))
+            or not (math.isfinite(float(v)) and float(v) > 0)
+        ):
             raise ValueError(f"costs must be finite numbers > 0, got {v!r} for stratum {list(strata)[i]!r}")
         arr[i] = float(v)
     return arr
@@ -91,16 +107,19 @@ def stratum_thresholds(threshold: Any, strata: pd.Index) -> np.ndarray | None:
             else:
                 values[where] = unit_value(value, "threshold")
         if unknown:
-            raise ValueError(f"threshold names strata that are not in the pool: {unknown[:5]}; strata are {list(text)[:10]}")
+            raise ValueError(
+                f"threshold names strata that are not in the pool: {unknown[:5]}; strata are {list(text)[:10]}"
+            )
         missing = [t for t, i in text.items() if np.isnan(values[i])]
         if missing:
             raise ValueError(f"threshold must give every stratum a threshold; missing {missing[:10]}")
         return values
     values = np.asarray(threshold, dtype=float)
     if len(values) != len(strata):
-        raise ValueError(f"threshold must give one value per stratum ({len(strata)}), got {len(values)}: {list(values)[:10]}")
+        raise ValueError(
+            f"threshold must give one value per stratum ({len(strata)}), got {len(values)}: {list(values)[:10]}"
+        )
     return values
-
 
 
 # -- the pool as the campaign sees it --------------------------------------------------------
@@ -183,8 +202,10 @@ def _score_bin_column(sc: pd.Series, score_bins: Any) -> pd.Series:
     else:
         bins = pd.cut(sc, list(score_bins), include_lowest=True)
     if bins.isna().any():
-        raise ValueError(f"score_bins {list(score_bins) if isinstance(score_bins, tuple) else score_bins!r} "
-                         "leave some scores outside every bin")
+        raise ValueError(
+            f"score_bins {list(score_bins) if isinstance(score_bins, tuple) else score_bins!r} "
+            "leave some scores outside every bin"
+        )
     return bins.astype(str)
 
 
@@ -195,7 +216,9 @@ def _score_values(pool: pd.DataFrame, score: str | None) -> pd.Series | None:
     bad = sc.isna() | (sc < 0) | (sc > 1)
     if bad.any():
         ids = pool.index[bad.to_numpy()][:10].tolist()
-        raise ValueError(f"score column {score!r} must hold probabilities in [0, 1] without missing values (row ids {ids})")
+        raise ValueError(
+            f"score column {score!r} must hold probabilities in [0, 1] without missing values (row ids {ids})"
+        )
     return sc
 
 
@@ -230,6 +253,7 @@ def _prediction_values(pred: pd.Series, y_pred: str) -> tuple[np.ndarray, list[A
         )
     return codes, values
 
+
 def _known_labels(pred: pd.Series, pred_values: list[Any], spec: CampaignSpec, extra: Sequence[Any]) -> LabelSet:
     """The campaign's :class:`LabelSet` (see its docstring for the default)."""
     check_class_labels(np.array(pred_values, dtype=object), "y_pred", spec.y_pred)
@@ -238,7 +262,9 @@ def _known_labels(pred: pd.Series, pred_values: list[Any], spec: CampaignSpec, e
     labels = LabelSet(list(spec.label_set), "label_set")
     bad = [v for v in pred_values if labels.normalise(v) is None]
     if bad:
-        raise ValueError(f"y_pred column {spec.y_pred!r} has values {bad[:5]} that are not in label_set {labels.values}")
+        raise ValueError(
+            f"y_pred column {spec.y_pred!r} has values {bad[:5]} that are not in label_set {labels.values}"
+        )
     return labels
 
 

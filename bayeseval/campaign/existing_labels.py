@@ -50,8 +50,16 @@ from bayeseval.campaign.ingest import LabelProblems
 from bayeseval.campaign.labels import norm_rid, py_scalar
 from bayeseval.counts.metrics import get_metric
 
-__all__ = ["EXISTING_META", "EXISTING_ROUND", "RANDOM_DESIGN", "SEED_DESIGN", "ExistingLabels", "check_seed_settings",
-           "existing_labels", "seed_cell_bounds"]
+__all__ = [
+    "EXISTING_META",
+    "EXISTING_ROUND",
+    "RANDOM_DESIGN",
+    "SEED_DESIGN",
+    "ExistingLabels",
+    "check_seed_settings",
+    "existing_labels",
+    "seed_cell_bounds",
+]
 
 #: meta key of the summary of the labels a campaign started from
 EXISTING_META = "existing_labels"
@@ -92,8 +100,6 @@ class ExistingLabels:
     def seeded(self) -> bool:
         """Whether the labels were chosen with unequal probabilities (read as a seed cell)."""
         return self.unequal is not None
-
-
 
 
 def _label_column(frame: pd.DataFrame, skip: set[Any]) -> Any:
@@ -146,8 +152,10 @@ def _raw(labels: Any, inclusion: Any, pool: pd.DataFrame) -> tuple[np.ndarray, n
     if isinstance(labels, pd.DataFrame):
         return _from_frame(labels, inclusion, str(pool.index.name or "row"))
     if inclusion is not None:
-        raise TypeError(f"inclusion={inclusion!r} names a column: give labels as a DataFrame holding it, "
-                        f"got labels of type {type(labels).__name__}")
+        raise TypeError(
+            f"inclusion={inclusion!r} names a column: give labels as a DataFrame holding it, "
+            f"got labels of type {type(labels).__name__}"
+        )
     if isinstance(labels, pd.Series):
         return labels.index.to_numpy(dtype=object), labels.to_numpy(dtype=object), None
     if isinstance(labels, dict):
@@ -158,8 +166,14 @@ def _raw(labels: Any, inclusion: Any, pool: pd.DataFrame) -> tuple[np.ndarray, n
     )
 
 
-def _check_rows(raw_ids: np.ndarray, raw_labels: np.ndarray, rids: list[Any], integer: bool, design: PoolDesign,
-                problems: LabelProblems) -> tuple[list[int], list[Any], list[int]]:
+def _check_rows(
+    raw_ids: np.ndarray,
+    raw_labels: np.ndarray,
+    rids: list[Any],
+    integer: bool,
+    design: PoolDesign,
+    problems: LabelProblems,
+) -> tuple[list[int], list[Any], list[int]]:
     """Pool positions, known labels and places in the input of the valid rows; the others noted."""
     nids = [norm_rid(r, integer) for r in raw_ids]
     valid = [i for i, r in enumerate(nids) if r is not None]
@@ -179,13 +193,17 @@ def _check_rows(raw_ids: np.ndarray, raw_labels: np.ndarray, rids: list[Any], in
         elif rid in seen:
             problems.add("ids given twice", raw)
         elif not design.eligible[j]:
-            problems.add("rows the campaign never labels (their prediction makes them no trial of its metric; "
-                         "leave them out) for ids", raw)
+            problems.add(
+                "rows the campaign never labels (their prediction makes them no trial of its metric; "
+                "leave them out) for ids",
+                raw,
+            )
         elif missing[i]:
             problems.add("blank labels for ids", raw)
         elif invalid[i]:
-            problems.add(f"invalid labels (known labels: {design.labels.values}) for ids", raw,
-                         repr(py_scalar(raw_labels[i])))
+            problems.add(
+                f"invalid labels (known labels: {design.labels.values}) for ids", raw, repr(py_scalar(raw_labels[i]))
+            )
         else:
             pos.append(int(j))
             values.append(canon[i])
@@ -255,17 +273,22 @@ def check_seed_settings(spec: Any, unequal: str) -> None:
         (bool(spec.anytime), "a fixed-level interval reads, not anytime=True"),
         (spec.proxy is not None, f"a campaign without a proxy reads; got proxy={spec.proxy!r}"),
         (len(spec.metrics) > 1, f"a campaign on one metric reads; got metrics={list(spec.metrics)}"),
-        (metric not in PROXY_METRICS, f"a metric whose trials the prediction fixes {list(PROXY_METRICS)} reads; "
-                                      f"got metric={metric!r}"),
+        (
+            metric not in PROXY_METRICS,
+            f"a metric whose trials the prediction fixes {list(PROXY_METRICS)} reads; got metric={metric!r}",
+        ),
     )
     for bad, what in checks:
         if bad:
-            raise ValueError(f"{unequal}; labels chosen with unequal probabilities are read as a seed cell beside "
-                             f"the campaign's random draws, which only {what}")
+            raise ValueError(
+                f"{unequal}; labels chosen with unequal probabilities are read as a seed cell beside "
+                f"the campaign's random draws, which only {what}"
+            )
 
 
-def seed_cell_bounds(seed: tuple[Any, Any], labelled: tuple[Any, Any], pool_trials: Any, level: float,
-                     method: str = SEED_METHOD) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def seed_cell_bounds(
+    seed: tuple[Any, Any], labelled: tuple[Any, Any], pool_trials: Any, level: float, method: str = SEED_METHOD
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Each stratum's rate from a fully labelled seed cell and random draws from the rest.
 
     With ``n0`` seed trials (``s0`` successes), ``n`` labelled trials in all (``s``
@@ -305,14 +328,16 @@ def seed_cell_bounds(seed: tuple[Any, Any], labelled: tuple[Any, Any], pool_tria
     total = np.asarray(pool_trials, dtype=float)
     size = np.maximum(total, 1.0)
     shares = np.stack([n0 / size, np.maximum(total - n0, 0.0) / size], axis=-1)
-    est, lo, hi = cells_interval(np.stack([s0, s - s0], axis=-1), np.stack([n0, n - n0], axis=-1), shares, level,
-                                 method)
+    est, lo, hi = cells_interval(
+        np.stack([s0, s - s0], axis=-1), np.stack([n0, n - n0], axis=-1), shares, level, method
+    )
     known = (total > 0) & ((n > n0) | (total <= n0))
     return np.where(known, est, np.nan), np.where(total > 0, lo, 0.0), np.where(total > 0, hi, 1.0)
 
 
-def existing_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[Any], integer: bool,
-                design: PoolDesign, metric: str) -> ExistingLabels | None:
+def existing_labels(
+    labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[Any], integer: bool, design: PoolDesign, metric: str
+) -> ExistingLabels | None:
     """Check the labels a campaign starts from and turn them into stored labels (or raise).
 
     Parameters
@@ -360,9 +385,15 @@ def existing_labels(labels: Any, inclusion: Any, pool: pd.DataFrame, rids: list[
     codes = design.codes[pos]
     unequal = None if raw_incl is None else _unequal_inclusion(raw_incl[kept], codes, inclusion, design)
     trial, success = metric_flags(get_metric(metric), values, design.y_pred[pos], design.positive)
-    rows = [(rids[j], py_scalar(v), int(t), int(s), int(c))
-            for j, v, t, s, c in zip(pos, values, trial, success, codes, strict=True)]
+    rows = [
+        (rids[j], py_scalar(v), int(t), int(s), int(c))
+        for j, v, t, s, c in zip(pos, values, trial, success, codes, strict=True)
+    ]
     per = np.bincount(codes, minlength=len(design.keys)).tolist()
-    meta = {"rows": len(rows), "design": RANDOM_DESIGN if unequal is None else SEED_DESIGN, "inclusion": inclusion,
-            "per_stratum": per}
+    meta = {
+        "rows": len(rows),
+        "design": RANDOM_DESIGN if unequal is None else SEED_DESIGN,
+        "inclusion": inclusion,
+        "per_stratum": per,
+    }
     return ExistingLabels(rows=rows, meta=json.dumps(meta), unequal=unequal)

@@ -78,35 +78,76 @@ class Field(NamedTuple):
 FIELDS: tuple[Field, ...] = (
     Field("y_pred", None, "column with the predicted label (required)", "--y-pred"),
     Field("strata", (), "stratum column(s), comma separated", "--strata"),
-    Field("metric", "error_rate", "the metric (aliases in parentheses); several comma separated (e.g. tpr,fpr) "
-          "for one campaign on every one of them", "--metric"),
+    Field(
+        "metric",
+        "error_rate",
+        "the metric (aliases in parentheses); several comma separated (e.g. tpr,fpr) "
+        "for one campaign on every one of them",
+        "--metric",
+    ),
     Field("pos_label", 1, "positive class for class metrics", "--pos-label"),
     Field("level", 0.95, "level of every interval and decision, e.g. 0.95", "--level"),
-    Field("goal", "each", "each: every stratum's interval within --target-halfwidth (Each(0.05) by default); "
-          "overall: the weighted rate's; decide: every stratum decided against --threshold; gap: the max-min gap "
-          "decided against --tolerance", "--goal", ("each", "overall", "decide", "gap")),
+    Field(
+        "goal",
+        "each",
+        "each: every stratum's interval within --target-halfwidth (Each(0.05) by default); "
+        "overall: the weighted rate's; decide: every stratum decided against --threshold; gap: the max-min gap "
+        "decided against --tolerance",
+        "--goal",
+        ("each", "overall", "decide", "gap"),
+    ),
     Field("weights", None, "population shares of the strata (goal overall)"),
     Field("rule", "expected_width", "proposal rule", "--rule"),
     Field("model", "robust", "population model", "--model", ("robust", "auto", "beta_binomial")),
-    Field("prior", "default", "hyperprior of the hierarchical model: bda, or the package's own (the default)",
-          "--prior", ("default", "bda")),
+    Field(
+        "prior",
+        "default",
+        "hyperprior of the hierarchical model: bda, or the package's own (the default)",
+        "--prior",
+        ("default", "bda"),
+    ),
     Field("score", None, "column with the top-class probability (informative prior)", "--score"),
     Field("score_bins", None, "N equal-count score bins, or comma-separated edges", "--score-bins"),
     Field("label_set", None, "the known labels"),
-    Field("batch_size", None, "rows 'propose' asks for when not told (default: scaled to the pool, one per "
-          "400 rows, at least 10 and at most 200)", "--batch-size"),
+    Field(
+        "batch_size",
+        None,
+        "rows 'propose' asks for when not told (default: scaled to the pool, one per "
+        "400 rows, at least 10 and at most 200)",
+        "--batch-size",
+    ),
     Field("budget", None, "maximum number of labels", "--budget"),
     Field("annotators", 1, "annotations a row needs before its label is resolved", "--annotators"),
-    Field("resolve", "majority", "how annotations become a label: majority (a tie stays unresolved) or "
-          "annotator:NAME", "--resolve"),
+    Field(
+        "resolve",
+        "majority",
+        "how annotations become a label: majority (a tie stays unresolved) or annotator:NAME",
+        "--resolve",
+    ),
     Field("costs", None, "label cost per stratum, e.g. 'north=1,south=4' (strata not listed cost 1)", "--costs"),
-    Field("guarantee", "stratum", "stratum (default): every stratum's interval covers its own rate, also at stop, "
-          "and decisions hold for any batch size; average: a stratum stops on its pooled interval, which covers "
-          "on average over strata like these", "--guarantee", ("stratum", "average")),
-    Field("anytime", False, "each stratum reads, and stops on, its confidence sequence at --level: valid whenever you "
-          "look, tuned to the campaign's planned size (goal each, decide or gap; guarantee stratum)", "--anytime"),
-    Field("proxy", None, "column with a proxy of the true label (a cheap label or a score) on every pool row: labels "
-          "go to the proxy's cells by Neyman allocation and each stratum reads the proxy-assisted interval", "--proxy"),
+    Field(
+        "guarantee",
+        "stratum",
+        "stratum (default): every stratum's interval covers its own rate, also at stop, "
+        "and decisions hold for any batch size; average: a stratum stops on its pooled interval, which covers "
+        "on average over strata like these",
+        "--guarantee",
+        ("stratum", "average"),
+    ),
+    Field(
+        "anytime",
+        False,
+        "each stratum reads, and stops on, its confidence sequence at --level: valid whenever you "
+        "look, tuned to the campaign's planned size (goal each, decide or gap; guarantee stratum)",
+        "--anytime",
+    ),
+    Field(
+        "proxy",
+        None,
+        "column with a proxy of the true label (a cheap label or a score) on every pool row: labels "
+        "go to the proxy's cells by Neyman allocation and each stratum reads the proxy-assisted interval",
+        "--proxy",
+    ),
     Field("random_seed", None, "random seed (a whole number >= 0)", "--seed"),
 )
 
@@ -150,19 +191,51 @@ class GoalField(NamedTuple):
 
 #: every parameter of the goal objects
 GOAL_FIELDS: tuple[GoalField, ...] = (
-    GoalField("halfwidth", "target_halfwidth", ("each", "overall"), 0.05,
-              "--goal each or overall: target half-width of the interval each stratum (or the weighted rate) reads (default 0.05)", "--target-halfwidth"),
-    GoalField("threshold", "threshold", ("decide",), None,
-              "--goal decide (required): the rate's threshold, one number or 'stratum=value,...' for every stratum",
-              "--threshold", True),
-    GoalField("direction", "direction", ("decide",), None,
-              "--goal decide: a stratum meets the threshold below it or above it; when omitted, above for accuracy, "
-              "recall, precision, specificity and npv, below for the others", "--direction", choices=("below", "above")),
-    GoalField("margin", "margin", ("decide",), 0.0,
-              "--goal decide: a stratum whose interval lies within threshold +/- margin is decided 'at the "
-              "threshold' (default 0: off)", "--margin"),
-    GoalField("tolerance", "tolerance", ("gap",), None,
-              "--goal gap (required): the largest acceptable max-min gap between strata", "--tolerance", True),
+    GoalField(
+        "halfwidth",
+        "target_halfwidth",
+        ("each", "overall"),
+        0.05,
+        "--goal each or overall: target half-width of the interval each stratum (or the weighted rate) reads (default 0.05)",
+        "--target-halfwidth",
+    ),
+    GoalField(
+        "threshold",
+        "threshold",
+        ("decide",),
+        None,
+        "--goal decide (required): the rate's threshold, one number or 'stratum=value,...' for every stratum",
+        "--threshold",
+        True,
+    ),
+    GoalField(
+        "direction",
+        "direction",
+        ("decide",),
+        None,
+        "--goal decide: a stratum meets the threshold below it or above it; when omitted, above for accuracy, "
+        "recall, precision, specificity and npv, below for the others",
+        "--direction",
+        choices=("below", "above"),
+    ),
+    GoalField(
+        "margin",
+        "margin",
+        ("decide",),
+        0.0,
+        "--goal decide: a stratum whose interval lies within threshold +/- margin is decided 'at the "
+        "threshold' (default 0: off)",
+        "--margin",
+    ),
+    GoalField(
+        "tolerance",
+        "tolerance",
+        ("gap",),
+        None,
+        "--goal gap (required): the largest acceptable max-min gap between strata",
+        "--tolerance",
+        True,
+    ),
 )
 
 #: goal parameter name -> default

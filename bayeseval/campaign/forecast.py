@@ -19,8 +19,19 @@ from bayeseval.campaign.goals import Decide, Each, Gap
 from bayeseval.campaign.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.verdicts import RuleState
 
-__all__ = ["forecast_labels", "forecast_decision", "forecast_table", "forecast_notes", "forecast_total", "forecast_text",
-           "decision_reach", "target_feasibility", "stratum_feasibility", "full_size_state", "feasibility_table"]
+__all__ = [
+    "forecast_labels",
+    "forecast_decision",
+    "forecast_table",
+    "forecast_notes",
+    "forecast_total",
+    "forecast_text",
+    "decision_reach",
+    "target_feasibility",
+    "stratum_feasibility",
+    "full_size_state",
+    "feasibility_table",
+]
 
 #: what a forecast that cannot be computed says, before its reason
 CANNOT = "cannot forecast yet"
@@ -180,8 +191,10 @@ def target_feasibility(
     k = avail.size
     p = np.broadcast_to(np.asarray(p_trial, dtype=float), (k,))
     if np.any((p < 0) | (p > 1)) or np.any(avail < 0):
-        raise ValueError(f"p_trial must be in [0, 1] and available >= 0, got p_trial={p.tolist()[:10]} "
-                         f"and available={avail.tolist()[:10]}")
+        raise ValueError(
+            f"p_trial must be in [0, 1] and available >= 0, got p_trial={p.tolist()[:10]} "
+            f"and available={avail.tolist()[:10]}"
+        )
     done = np.broadcast_to(np.asarray(trials, dtype=float), (k,))
     r = np.broadcast_to(np.asarray(rate, dtype=float), (k,))
     max_trials = done + avail * p
@@ -190,8 +203,9 @@ def target_feasibility(
     return feasibility_table(max_trials, hw, hw <= target, strata, target, warn)
 
 
-def feasibility_table(max_trials: np.ndarray, hw: np.ndarray, feasible: np.ndarray, strata: Any,
-                      target: float, warn: bool) -> pd.DataFrame:
+def feasibility_table(
+    max_trials: np.ndarray, hw: np.ndarray, feasible: np.ndarray, strata: Any, target: float, warn: bool
+) -> pd.DataFrame:
     """The feasibility table, and the warning naming the strata that cannot reach ``target``.
 
     Parameters
@@ -264,8 +278,9 @@ def full_size_state(state: RuleState) -> RuleState:
     trials = np.rint(state.trials + rest * state.p_trial()).astype(np.int64)
     successes = np.rint(state.successes + rate * (trials - state.trials)).astype(np.int64)
     none = np.zeros(len(state.strata), np.int64)
-    return state.with_counts(successes=successes, trials=trials, labelled=state.labelled + rest,
-                             pending=none, available=none)
+    return state.with_counts(
+        successes=successes, trials=trials, labelled=state.labelled + rest, pending=none, available=none
+    )
 
 
 def stratum_feasibility(state: RuleState, *, warn: bool = False) -> pd.DataFrame:
@@ -472,8 +487,12 @@ def forecast_table(state: RuleState | Any) -> pd.DataFrame:
         values.append(_finish(st, np.where(why == None, raw, np.nan)).to_numpy(dtype=float, na_value=np.nan))  # noqa: E711
     labels = np.max(values, axis=0)  # NaN wherever any metric's forecast is NaN
     notes = np.where(np.isnan(labels), notes, None)
-    return pd.DataFrame({"labels": pd.Series(labels, index=states[0].strata).astype("Int64"),
-                         "note": pd.Series(notes, index=states[0].strata, dtype=object)})
+    return pd.DataFrame(
+        {
+            "labels": pd.Series(labels, index=states[0].strata).astype("Int64"),
+            "note": pd.Series(notes, index=states[0].strata, dtype=object),
+        }
+    )
 
 
 def forecast_total(labels: pd.Series) -> int | None:

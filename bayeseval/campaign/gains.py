@@ -27,8 +27,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Gains", "width_gains", "weighted_gains", "decision_gains", "gap_gains", "gap_targets",
-           "decision_betas", "own_binding", "undecided_excess"]
+__all__ = [
+    "Gains",
+    "width_gains",
+    "weighted_gains",
+    "decision_gains",
+    "gap_gains",
+    "gap_targets",
+    "decision_betas",
+    "own_binding",
+    "undecided_excess",
+]
 
 
 class Gains(NamedTuple):
@@ -269,9 +278,7 @@ def _excess_at(a: float, b: float, thr: float, m: int, floor: float) -> float:
     return float(np.exp(logpmf) @ np.maximum(np.minimum(p, 1.0 - p) - floor, 0.0))
 
 
-def decision_gains(
-    state: Any, horizon: int = 10
-) -> Gains:
+def decision_gains(state: Any, horizon: int = 10) -> Gains:
     """The gain of one more label per stratum for goal ``"decide"``, and who may get labels.
 
     The gain of a label to stratum ``j`` with ``t`` expected further trials is the expected
@@ -312,7 +319,7 @@ def decision_gains(
 
     def gain(j: int, t: float) -> float:
         ahead = t + horizon * p[j]
-        d = (undecided_excess(a[j], b[j], thr[j], t, floor[j]) - undecided_excess(a[j], b[j], thr[j], ahead, floor[j]))
+        d = undecided_excess(a[j], b[j], thr[j], t, floor[j]) - undecided_excess(a[j], b[j], thr[j], ahead, floor[j])
         d = max(d / horizon, 0.0)
         shrink = hw[j] * (np.sqrt(neff[j] / (neff[j] + t)) - np.sqrt(neff[j] / (neff[j] + t + p[j])))
         return float(d + 1e-3 * shrink)

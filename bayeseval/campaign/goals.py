@@ -309,7 +309,6 @@ class Each(Goal):
         return width_gains(state)
 
 
-
 class Overall(Goal):
     """The population-weighted rate's interval within ``halfwidth``.
 
@@ -351,7 +350,6 @@ class Overall(Goal):
             One value per stratum.
         """
         return np.full(len(state.strata), self._reached(state))
-
 
     def gains(self, state: Any, horizon: int = 10) -> Gains:
         """The expected reduction of the weighted rate's variance (:func:`~bayeseval.campaign.gains.weighted_gains`).
@@ -434,8 +432,12 @@ class Decide(Goal):
     _fields = {"threshold": "threshold", "direction": "direction", "margin": "margin"}
     decides = True
 
-    def __init__(self, threshold: Any, direction: str | None = GOAL_DEFAULTS["direction"],
-                 margin: float = GOAL_DEFAULTS["margin"]) -> None:
+    def __init__(
+        self,
+        threshold: Any,
+        direction: str | None = GOAL_DEFAULTS["direction"],
+        margin: float = GOAL_DEFAULTS["margin"],
+    ) -> None:
         self.threshold = check_threshold(threshold)
         if direction is not None and direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {list(DIRECTIONS)}, got {direction!r}")
@@ -456,7 +458,6 @@ class Decide(Goal):
             One value per stratum.
         """
         return state.side_decided() | state.at_threshold()
-
 
     def gains(self, state: Any, horizon: int = 10) -> Gains:
         """The expected progress toward each stratum's decision (:func:`~bayeseval.campaign.gains.decision_gains`).
@@ -536,7 +537,6 @@ class Gap(Goal):
         """
         return np.full(len(state.strata), state.gap()["verdict"] != "undecided")
 
-
     def gains(self, state: Any, horizon: int = 10) -> Gains:
         """The half-width reduction of the strata that keep the verdict open (:func:`~bayeseval.campaign.gains.gap_gains`).
 
@@ -609,7 +609,10 @@ class Gap(Goal):
 
 _CLASSES: dict[str, type[Goal]] = {"each": Each, "overall": Overall, "decide": Decide, "gap": Gap}
 #: what a goal that needs a parameter must be given instead of its name
-_NEEDS = {"decide": "Decide(threshold) (e.g. Decide(0.1, 'below', margin=0.02))", "gap": "Gap(tolerance) (e.g. Gap(0.05))"}
+_NEEDS = {
+    "decide": "Decide(threshold) (e.g. Decide(0.1, 'below', margin=0.02))",
+    "gap": "Gap(tolerance) (e.g. Gap(0.05))",
+}
 
 
 def as_goal(goal: Any) -> Goal:
@@ -639,8 +642,9 @@ def as_goal(goal: Any) -> Goal:
     if isinstance(goal, str) and goal in _NEEDS:
         raise ValueError(f"goal={goal!r} needs its parameters: pass goal={_NEEDS[goal]}")
     if not isinstance(goal, str) or goal not in _CLASSES:
-        raise ValueError(f"goal must be a goal object (Each, Overall, Decide, Gap) or one of 'each', 'overall', "
-                         f"got {goal!r}")
+        raise ValueError(
+            f"goal must be a goal object (Each, Overall, Decide, Gap) or one of 'each', 'overall', got {goal!r}"
+        )
     return _CLASSES[goal]()
 
 

@@ -110,8 +110,7 @@ def guaranteed_bounds(successes: Any, trials: Any, level: float) -> tuple[np.nda
         alo, ahi = adaptive_bounds(s, n, level)
         lo[has], hi[has] = alo[has], ahi[has]
     elif has.any():
-        lo[has], hi[has] = binomial_bounds(s[has].astype(float), n[has].astype(float), 1.0 - level,
-                                           "clopper_pearson")
+        lo[has], hi[has] = binomial_bounds(s[has].astype(float), n[has].astype(float), 1.0 - level, "clopper_pearson")
     return lo, hi
 
 

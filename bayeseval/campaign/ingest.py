@@ -74,7 +74,13 @@ class IngestResult(int, Result):
     title = "IngestResult"
 
     def __new__(
-        cls, new: int, *, unchanged: int = 0, relabelled: int = 0, annotations: int = 0, unresolved: int = 0,
+        cls,
+        new: int,
+        *,
+        unchanged: int = 0,
+        relabelled: int = 0,
+        annotations: int = 0,
+        unresolved: int = 0,
         blank: int = 0,
     ) -> IngestResult:
         obj = super().__new__(cls, int(new))
@@ -150,8 +156,9 @@ def ingest_labels(
     if not isinstance(strict, bool):
         raise TypeError(f"strict must be True or False, got {strict!r}")
     if annotator_column is not None:
-        return _warn_blank(ingest_annotations(campaign, labels, id_column, label_column, annotator_column, relabel,
-                                              strict))
+        return _warn_blank(
+            ingest_annotations(campaign, labels, id_column, label_column, annotator_column, relabel, strict)
+        )
     if campaign.spec.annotators > 1:
         raise ValueError(
             f"this campaign resolves labels from annotators={campaign.spec.annotators} annotations per row: "
@@ -175,12 +182,15 @@ def _warn_blank(result: IngestResult) -> IngestResult:
         warnings.warn(
             f"{result.blank} row(s) of the batch have no label (blank: empty, spaces only or missing): not "
             "recorded, left as they were (pending rows stay pending); strict=True (--strict) refuses such a batch",
-            BlankLabelWarning, stacklevel=4)
+            BlankLabelWarning,
+            stacklevel=4,
+        )
     return result
 
 
-def _blank_rows(raw_ids: np.ndarray, nids: list[Any], blank: list[int], labelled: set[Any],
-                problems: LabelProblems) -> int:
+def _blank_rows(
+    raw_ids: np.ndarray, nids: list[Any], blank: list[int], labelled: set[Any], problems: LabelProblems
+) -> int:
     """Distinct rows of the batch with only blank labels (an id not in the pool is still an error)."""
     rows = set()
     for i in blank:
@@ -191,7 +201,8 @@ def _blank_rows(raw_ids: np.ndarray, nids: list[Any], blank: list[int], labelled
     return len(rows)
 
 
-def parse_labels(campaign: Any, labels: Any, id_column: str | None, label_column: str | None, exclude: tuple[Any, ...] = ()
+def parse_labels(
+    campaign: Any, labels: Any, id_column: str | None, label_column: str | None, exclude: tuple[Any, ...] = ()
 ) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(labels, pd.DataFrame):
         frame = labels
@@ -220,8 +231,9 @@ def parse_labels(campaign: Any, labels: Any, id_column: str | None, label_column
     raise TypeError(f"labels must be a pandas Series indexed by row id or a DataFrame, got {type(labels).__name__}")
 
 
-def check_batch(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: LabelProblems,
-                strict: bool = True) -> tuple[list[Any], list[Any], int]:
+def check_batch(
+    campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: LabelProblems, strict: bool = True
+) -> tuple[list[Any], list[Any], int]:
     """Row ids and known labels of the batch, and the number of rows left blank; unknown ids,
     duplicates and bad labels (blank ones too when ``strict``) noted."""
     nids = [campaign._norm_rid(r) for r in raw_ids]
@@ -253,7 +265,9 @@ def check_batch(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, prob
             values.append(canon[i])
     return ids, values, _blank_rows(raw_ids, nids, blank, seen, problems)
 
-def sort_against_store(campaign: Any, conn: Any, ids: list[Any], values: list[Any], problems: LabelProblems, relabel: bool
+
+def sort_against_store(
+    campaign: Any, conn: Any, ids: list[Any], values: list[Any], problems: LabelProblems, relabel: bool
 ) -> tuple[list[list[Any]], list[list[Any]], int]:
     """Split the batch into new labels, changed labels and unchanged re-sends."""
     store = campaign._store
@@ -283,6 +297,7 @@ def sort_against_store(campaign: Any, conn: Any, ids: list[Any], values: list[An
             )
     return new, changed, unchanged
 
+
 def write_labels(campaign: Any, conn: Any, new: list[list[Any]], changed: list[list[Any]]) -> None:
     """Compute trial/success flags and write new and changed labels."""
     for rows in (new, changed):
@@ -298,9 +313,17 @@ def write_labels(campaign: Any, conn: Any, new: list[list[Any]], changed: list[l
     if changed:
         campaign._store.replace_labels(conn, [tuple(r[:6]) for r in changed])
 
+
 # -- several annotators ----------------------------------------------------------------
-def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_column: str | None, annotator_column: str,
-                       relabel: bool, strict: bool = True) -> IngestResult:
+def ingest_annotations(
+    campaign: Any,
+    labels: Any,
+    id_column: str | None,
+    label_column: str | None,
+    annotator_column: str,
+    relabel: bool,
+    strict: bool = True,
+) -> IngestResult:
     """Store annotations, then resolve the label of every row they touch (all or nothing)."""
     if not isinstance(labels, pd.DataFrame):
         raise TypeError(f"labels must be a DataFrame when annotator_column is given, got {type(labels).__name__}")
@@ -310,8 +333,9 @@ def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_
     if len(raw_ids) == 0:
         return IngestResult(0)
     problems = LabelProblems()
-    items, blank = check_annotations(campaign, raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object),
-                                     problems, strict)
+    items, blank = check_annotations(
+        campaign, raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object), problems, strict
+    )
     with campaign._store.transaction("record annotations") as conn:
         writes, votes, unchanged = merge_annotations(campaign, conn, items, problems, relabel)
         new, changed, unresolved = resolved_rows(campaign, conn, votes, problems, relabel)
@@ -319,12 +343,23 @@ def ingest_annotations(campaign: Any, labels: Any, id_column: str | None, label_
         campaign._store.record_annotations(conn, writes)
         write_labels(campaign, conn, new, changed)
     return IngestResult(
-        len(new), unchanged=unchanged, relabelled=len(changed), annotations=len(writes), unresolved=unresolved,
+        len(new),
+        unchanged=unchanged,
+        relabelled=len(changed),
+        annotations=len(writes),
+        unresolved=unresolved,
         blank=blank,
     )
 
-def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, raw_who: np.ndarray,
-                      problems: LabelProblems, strict: bool = True) -> tuple[list[tuple[Any, str, Any]], int]:
+
+def check_annotations(
+    campaign: Any,
+    raw_ids: np.ndarray,
+    raw_labels: np.ndarray,
+    raw_who: np.ndarray,
+    problems: LabelProblems,
+    strict: bool = True,
+) -> tuple[list[tuple[Any, str, Any]], int]:
     """``(row id, annotator, known label)`` per valid annotation, and the number of rows left
     blank; the others noted."""
     canon, missing, invalid = campaign._labels.normalise_many(raw_labels)
@@ -346,7 +381,9 @@ def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray
             problems.add("the same annotator twice in this batch for ids", raw_ids[i], who)
         elif invalid[i]:
             problems.add(
-                f"invalid labels (known labels: {campaign._labels.values}) for ids", raw_ids[i], repr(py_scalar(raw_labels[i]))
+                f"invalid labels (known labels: {campaign._labels.values}) for ids",
+                raw_ids[i],
+                repr(py_scalar(raw_labels[i])),
             )
         else:
             seen.add((rid, who))
@@ -354,7 +391,9 @@ def check_annotations(campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray
     labelled = {nids[i] for i in range(len(nids)) if not missing[i]}
     return items, _blank_rows(raw_ids, nids, blank, labelled, problems)
 
-def merge_annotations(campaign: Any, conn: Any, items: list[tuple[Any, str, Any]], problems: LabelProblems, relabel: bool
+
+def merge_annotations(
+    campaign: Any, conn: Any, items: list[tuple[Any, str, Any]], problems: LabelProblems, relabel: bool
 ) -> tuple[list[tuple[Any, str, Any, int]], dict[Any, dict[str, Any]], int]:
     """The annotations to write and every touched row's votes after writing them."""
     rids = list(dict.fromkeys(r for r, _, _ in items))
@@ -386,7 +425,9 @@ def merge_annotations(campaign: Any, conn: Any, items: list[tuple[Any, str, Any]
     touched = {w[0] for w in writes}
     return writes, {r: v for r, v in votes.items() if r in touched}, unchanged
 
-def resolved_rows(campaign: Any, conn: Any, votes: dict[Any, dict[str, Any]], problems: LabelProblems, relabel: bool
+
+def resolved_rows(
+    campaign: Any, conn: Any, votes: dict[Any, dict[str, Any]], problems: LabelProblems, relabel: bool
 ) -> tuple[list[list[Any]], list[list[Any]], int]:
     """New and changed labels of the touched rows, resolved by the campaign's rule."""
     keys = {r: {a: label_key(v) for a, v in row.items()} for r, row in votes.items()}

@@ -251,7 +251,6 @@ class LabelSet:
         return self.normalise(value) not in (None, MISSING)
 
 
-
 def default_label_set(values: Sequence[Any], is_bool: bool) -> list[Any]:
     """``[0, 1]`` (``[False, True]`` for booleans) when every value is 0 or 1, else the sorted values."""
     if {label_key(v) for v in values} <= {0, 1}:

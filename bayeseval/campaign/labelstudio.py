@@ -179,7 +179,9 @@ class LabelStudioClient:
         try:
             from label_studio_sdk import LabelStudio
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("a Label Studio sync needs label-studio-sdk: pip install 'bayeseval[labelstudio]'") from exc
+            raise ImportError(
+                "a Label Studio sync needs label-studio-sdk: pip install 'bayeseval[labelstudio]'"
+            ) from exc
         # no automatic retries: a retried POST could create a task twice
         self._ls = LabelStudio(base_url=url.rstrip("/"), api_key=token.strip(), timeout=timeout, max_retries=0)
         self.url = url.rstrip("/")
@@ -201,8 +203,9 @@ class LabelStudioClient:
         if self._ls.projects.get(id=int(project)).model_version != MODEL_VERSION:
             self._ls.projects.update(id=int(project), model_version=MODEL_VERSION)
 
-    def tasks(self, project: int, *, ids: Sequence[int] | None = None,
-              page_size: int = 100) -> Iterator[dict[str, Any]]:
+    def tasks(
+        self, project: int, *, ids: Sequence[int] | None = None, page_size: int = 100
+    ) -> Iterator[dict[str, Any]]:
         """The project's tasks, paged.
 
         Without ``ids``: every task, without annotation and prediction bodies (``id``,
@@ -217,8 +220,12 @@ class LabelStudioClient:
             yield from _paged_tasks(_pages(pager), what)
             return
         for chunk in _chunks([int(i) for i in ids], 500):
-            pager = self._ls.tasks.list(project=int(project), fields="all", page_size=page_size,
-                                        query=json.dumps({"selectedItems": {"all": False, "included": chunk}}))
+            pager = self._ls.tasks.list(
+                project=int(project),
+                fields="all",
+                page_size=page_size,
+                query=json.dumps({"selectedItems": {"all": False, "included": chunk}}),
+            )
             yield from _paged_tasks(_pages(pager), what, wanted=chunk)
 
     def create_task(self, project: int, data: Mapping[str, Any], meta: Mapping[str, Any]) -> int:
@@ -232,8 +239,9 @@ class LabelStudioClient:
     def set_score(self, project: int, task_id: int, prediction_id: int | None, score: float) -> None:
         """Give a task the score ``score`` (a new prediction, or an update of ``prediction_id``)."""
         if prediction_id is None:
-            self._ls.predictions.create(task=int(task_id), project=int(project), result=[], score=float(score),
-                                        model_version=MODEL_VERSION)
+            self._ls.predictions.create(
+                task=int(task_id), project=int(project), result=[], score=float(score), model_version=MODEL_VERSION
+            )
         else:
             self._ls.predictions.update(id=int(prediction_id), score=float(score))
 
@@ -264,8 +272,10 @@ def _reported_total(page: Any) -> int | None:
         body = raw.json() if callable(getattr(raw, "json", None)) else None
     except ValueError:
         body = None
-    for total in (*(getattr(obj, "total", None) for obj in (page, resp, getattr(resp, "data", None))),
-                  body.get("total") if isinstance(body, Mapping) else None):
+    for total in (
+        *(getattr(obj, "total", None) for obj in (page, resp, getattr(resp, "data", None))),
+        body.get("total") if isinstance(body, Mapping) else None,
+    ):
         if isinstance(total, int | np.integer) and not isinstance(total, bool):
             return int(total)
     return None
@@ -349,8 +359,9 @@ def _incomplete(seen: set[str], want: set[str] | None, total: int | None, what: 
     missing = _missing(seen, want, total)
     if missing:
         of = len(want) if want is not None else total
-        raise ValueError(f"{what} is incomplete: {of - missing} of {of} tasks, and {why}; "
-                         "the sync stops before acting on it, retry")
+        raise ValueError(
+            f"{what} is incomplete: {of - missing} of {of} tasks, and {why}; the sync stops before acting on it, retry"
+        )
 
 
 def _plain_dict(obj: Any) -> dict[str, Any]:
@@ -413,8 +424,12 @@ def _stratum_shares(campaign: Any, n: int) -> np.ndarray:
     if not isinstance(st, RuleState):  # several metrics (MetricStates): equal shares
         return np.full(k, 1.0 / k)
     free = st.with_counts(pending=np.zeros_like(st.pending), available=st.available + st.pending)
-    alloc = np.asarray(campaign.spec.allocate(free, n, random_seed=np.random.default_rng(0),
-                                              design=getattr(campaign, "_design", None)), dtype=float)
+    alloc = np.asarray(
+        campaign.spec.allocate(
+            free, n, random_seed=np.random.default_rng(0), design=getattr(campaign, "_design", None)
+        ),
+        dtype=float,
+    )
     total = alloc.sum()
     return alloc / total if total > 0 else np.full(k, 1.0 / k)
 
@@ -451,8 +466,10 @@ def _sync_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise ValueError(f"campaign database {str(path)!r}: another sync has held its lock for "
-                                     f"{timeout:g} s; retry when it is done") from None
+                    raise ValueError(
+                        f"campaign database {str(path)!r}: another sync has held its lock for "
+                        f"{timeout:g} s; retry when it is done"
+                    ) from None
                 time.sleep(0.05)
         yield
     finally:
@@ -568,7 +585,8 @@ class _Sync:
             self.conflicts.add(int(task["id"]))
             self.report.rejected.append(
                 f"task {int(task['id'])}: its data names row {short_repr(data[ROW_ID_KEY])} but its meta row "
-                f"{short_repr(task['meta'][ROW_ID_KEY])}; no label is recorded from it (fix or delete the task)")
+                f"{short_repr(task['meta'][ROW_ID_KEY])}; no label is recorded from it (fix or delete the task)"
+            )
 
     def _reconcile(self, tasks: Sequence[Mapping[str, Any]]) -> dict[Any, Mapping[str, Any]]:
         """Adopt, forget, release and de-duplicate; the one task kept per row."""
@@ -589,8 +607,9 @@ class _Sync:
             self.report.deleted += 1
         return kept
 
-    def _choose(self, by_row: Mapping[Any, list[Mapping[str, Any]]], recorded: Mapping[Any, int],
-                status: Mapping[Any, str]) -> tuple[dict[Any, Mapping[str, Any]], list[tuple[Any, int]], list[tuple[Any, Mapping[str, Any]]]]:
+    def _choose(
+        self, by_row: Mapping[Any, list[Mapping[str, Any]]], recorded: Mapping[Any, int], status: Mapping[Any, str]
+    ) -> tuple[dict[Any, Mapping[str, Any]], list[tuple[Any, int]], list[tuple[Any, Mapping[str, Any]]]]:
         kept: dict[Any, Mapping[str, Any]] = {}
         adopt: list[tuple[Any, int]] = []
         drop: list[tuple[Any, Mapping[str, Any]]] = []
@@ -622,8 +641,12 @@ class _Sync:
         """
         since = _parse_time(self.store.get_meta(self._mark_key))
         pending = set(self.store.pending_ids())
-        want = [int(t["id"]) for r, t in kept.items()
-                if r in pending or (_annotated(t) and (since is None or (_parse_time(t.get("updated_at")) or since) > since))]
+        want = [
+            int(t["id"])
+            for r, t in kept.items()
+            if r in pending
+            or (_annotated(t) and (since is None or (_parse_time(t.get("updated_at")) or since) > since))
+        ]
         pulled = self.client.tasks(self.project, ids=want) if want else []
         full = {int(t["id"]): t for t in _checked_tasks(pulled, f"Label Studio project {self.name} (full tasks)")}
         self.report.pulled = len(full)
@@ -645,13 +668,19 @@ class _Sync:
         if frame.empty:
             return
         try:
-            self._add(self.c.ingest(frame, id_column="row", label_column="label", annotator_column="annotator",
-                                    relabel=relabel))
+            self._add(
+                self.c.ingest(
+                    frame, id_column="row", label_column="label", annotator_column="annotator", relabel=relabel
+                )
+            )
         except ValueError:  # some annotation is refused: record the others, row by row
             for rid, part in frame.groupby("row", sort=False):
                 try:
-                    self._add(self.c.ingest(part, id_column="row", label_column="label",
-                                            annotator_column="annotator", relabel=relabel))
+                    self._add(
+                        self.c.ingest(
+                            part, id_column="row", label_column="label", annotator_column="annotator", relabel=relabel
+                        )
+                    )
                 except ValueError as exc:
                     self.report.rejected.append(f"row {rid!r}: {exc}")
 
@@ -697,8 +726,7 @@ class _Sync:
             target = scores.get(rid, 0.0)  # a row no longer pending (labelled) sinks to 0
             old = None if pred is None else pred.get("score")
             if old is None or abs(float(old) - target) > SCORE_TOLERANCE:
-                self.client.set_score(self.project, int(task["id"]), None if pred is None else int(pred["id"]),
-                                      target)
+                self.client.set_score(self.project, int(task["id"]), None if pred is None else int(pred["id"]), target)
                 self.report.scores += 1
 
 
@@ -772,8 +800,9 @@ def _our_prediction(task: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def _annotation_frame(tasks: Sequence[Mapping[str, Any]], users: Mapping[int, str], from_name: str | None,
-                      rejected: list[str]) -> pd.DataFrame:
+def _annotation_frame(
+    tasks: Sequence[Mapping[str, Any]], users: Mapping[int, str], from_name: str | None, rejected: list[str]
+) -> pd.DataFrame:
     """Every annotation of the tasks (row, annotator e-mail, label); malformed tasks reported."""
     users_map = {int(k): v for k, v in users.items()}
     try:

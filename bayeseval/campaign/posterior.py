@@ -108,8 +108,15 @@ def hierarchical_grid(
         # the campaign reports rates; a posterior of kappa truncated at its bound (complete
         # pooling) does not change them
         warnings.simplefilter("ignore", PrecisionLimitedWarning)
-        fit = ExactFit(counts, prior=prior, model=model, prior_mean=pm, outlier_prob=outlier_prob,
-                       preset="fast", grid_size=_grid_size(size))
+        fit = ExactFit(
+            counts,
+            prior=prior,
+            model=model,
+            prior_mean=pm,
+            outlier_prob=outlier_prob,
+            preset="fast",
+            grid_size=_grid_size(size),
+        )
     mix = fit.stratum_mixture()
     if excl.any():
         mix = _with_unpooled(mix, use, s, n)
@@ -118,8 +125,14 @@ def hierarchical_grid(
     if model == "robust":
         outliers = list(strata[mix.outlier_probability() > 0.5])
     return Posterior(
-        counts=counts, engine="exact", model="robust" if (model == "robust" or excl.any()) else model,
-        prior=fit.prior, mixture=mix, exact=fit, exact_strata=use if excl.any() else None, outliers=outliers,
+        counts=counts,
+        engine="exact",
+        model="robust" if (model == "robust" or excl.any()) else model,
+        prior=fit.prior,
+        mixture=mix,
+        exact=fit,
+        exact_strata=use if excl.any() else None,
+        outliers=outliers,
         diagnostics=fit.diagnostics,
     )
 
@@ -155,13 +168,16 @@ def independent_posterior(successes: Any, trials: Any, *, strata: pd.Index | Non
     n = np.asarray(trials, dtype=float)
     strata = pd.RangeIndex(len(s)) if strata is None else strata
     counts = Counts.from_arrays(np.asarray(successes), np.asarray(trials), strata=strata)
-    return Posterior(counts=counts, engine="exact", model="independent", prior="uniform",
-                     mixture=BetaMixture.single(1 + s, 1 + n - s))
+    return Posterior(
+        counts=counts,
+        engine="exact",
+        model="independent",
+        prior="uniform",
+        mixture=BetaMixture.single(1 + s, 1 + n - s),
+    )
 
 
-def outlying_strata(
-    post: Posterior, successes: Any, trials: Any, *, level: float = 0.99
-) -> np.ndarray:
+def outlying_strata(post: Posterior, successes: Any, trials: Any, *, level: float = 0.99) -> np.ndarray:
     """Flag strata whose count is extreme under the others (leave-one-out predictive check).
 
     The leave-one-out mixed predictive check of :mod:`bayeseval._kernels.ppc` (the kernel of

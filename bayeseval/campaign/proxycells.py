@@ -53,8 +53,9 @@ def proxy_meta(pool: pd.DataFrame, column: str, rids: list[Any], labels: list[An
         raise ValueError(f"proxy column {column!r} holds values that cannot be stored ({exc})") from exc
 
 
-def neyman_cells(pool: np.ndarray, have: np.ndarray, successes: np.ndarray, labelled: np.ndarray,
-                 available: np.ndarray, m: int) -> np.ndarray:
+def neyman_cells(
+    pool: np.ndarray, have: np.ndarray, successes: np.ndarray, labelled: np.ndarray, available: np.ndarray, m: int
+) -> np.ndarray:
     """Labels per cell: Neyman allocation on the cells' rate spread, one label at a time.
 
     ``n_c`` is steered towards ``N_c sd_c / sum(N sd)`` of the stratum's labels, with
@@ -114,8 +115,9 @@ class ProxyDesign:
         The proxy's column in the pool the campaign was created from (for messages).
     """
 
-    def __init__(self, pool: pd.DataFrame, metric: str, positive: Any, label_set: list[Any],
-                 column: str = "proxy") -> None:
+    def __init__(
+        self, pool: pd.DataFrame, metric: str, positive: Any, label_set: list[Any], column: str = "proxy"
+    ) -> None:
         self.metric = get_metric(metric)
         self.positive = positive
         self.label_set = list(label_set)
@@ -166,13 +168,25 @@ class ProxyDesign:
             out = pd.DataFrame(np.nan, index=codes, columns=columns)
             out["lower"], out["upper"], out["trials"], out["effective_labels"] = 0.0, 1.0, 0, 0.0
             return out
-        frame = pd.DataFrame({"stratum": self.pool["stratum"], "y_pred": self.pool["prediction"],
-                              "proxy": self.pool["proxy"]})
+        frame = pd.DataFrame(
+            {"stratum": self.pool["stratum"], "y_pred": self.pool["prediction"], "proxy": self.pool["proxy"]}
+        )
         frame["y_true"] = labels.reindex(frame.index).astype(object)
         frame["inclusion"] = self.inclusion(labels.index).reindex(frame.index)
-        res = proxy_ci(frame, y_true="y_true", y_pred="y_pred", proxy="proxy", strata="stratum",
-                       metric=self.metric.name, pos_label=self.positive, level=level, inclusion="inclusion",
-                       method=PROXY_METHOD, n_cells=N_CELLS, label_set=self.label_set)
+        res = proxy_ci(
+            frame,
+            y_true="y_true",
+            y_pred="y_pred",
+            proxy="proxy",
+            strata="stratum",
+            metric=self.metric.name,
+            pos_label=self.positive,
+            level=level,
+            inclusion="inclusion",
+            method=PROXY_METHOD,
+            n_cells=N_CELLS,
+            label_set=self.label_set,
+        )
         return res.table.reindex(codes)[columns]
 
     def feasibility(self, state: RuleState, codes: Any, *, warn: bool = False) -> pd.DataFrame:
@@ -219,8 +233,9 @@ class ProxyDesign:
             groups = merge_sparse_cells(sizes)
             sizes = np.bincount(groups, weights=sizes)
             n = full.trials[i] * sizes / sizes.sum()
-            _, lo, hi = cells_interval(full.successes[i] / max(full.trials[i], 1) * n, n, sizes / sizes.sum(),
-                                       level, PROXY_METHOD)
+            _, lo, hi = cells_interval(
+                full.successes[i] / max(full.trials[i], 1) * n, n, sizes / sizes.sum(), level, PROXY_METHOD
+            )
             hw[i] = (float(np.ravel(hi)[0]) - float(np.ravel(lo)[0])) / 2.0
         target = state.target_halfwidth
         return feasibility_table(full.trials.astype(float), hw, hw <= target, state.strata, target, warn)

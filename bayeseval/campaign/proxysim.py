@@ -22,8 +22,9 @@ from bayeseval.campaign.spec import CampaignSpec
 __all__ = ["replay_proxy"]
 
 
-def _one(path: Path, pool: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, seed: Any,
-         true_rates: pd.Series) -> tuple[dict[str, Any], list[dict[str, Any]], pd.DataFrame]:
+def _one(
+    path: Path, pool: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, seed: Any, true_rates: pd.Series
+) -> tuple[dict[str, Any], list[dict[str, Any]], pd.DataFrame]:
     start = time.perf_counter()
     c = Campaign.create(path, pool, spec=spec.replace(random_seed=seed))
     trace, rounds = [], 0
@@ -42,14 +43,27 @@ def _one(path: Path, pool: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, s
         c.close()
     rates = true_rates.reindex(st.index).to_numpy(float)
     st = st.assign(true_rate=rates, covered=(st["lower"] <= rates) & (rates <= st["upper"]))
-    row = {"labels_used": used, "coverage": float(st["covered"].mean()), "reached_goal": bool(done),
-           "rounds": rounds, "max_halfwidth": float(st["halfwidth"].max()), "overall_covered": np.nan,
-           "wall_time": time.perf_counter() - start}
+    row = {
+        "labels_used": used,
+        "coverage": float(st["covered"].mean()),
+        "reached_goal": bool(done),
+        "rounds": rounds,
+        "max_halfwidth": float(st["halfwidth"].max()),
+        "overall_covered": np.nan,
+        "wall_time": time.perf_counter() - start,
+    }
     return row, trace, st
 
 
-def replay_proxy(data: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, specs: list[CampaignSpec],
-                 n_repeats: int, true_rates: pd.Series, bar: Any = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def replay_proxy(
+    data: pd.DataFrame,
+    truth: pd.Series,
+    spec: CampaignSpec,
+    specs: list[CampaignSpec],
+    n_repeats: int,
+    true_rates: pd.Series,
+    bar: Any = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Run ``n_repeats`` proxy campaigns per rule; the run table, the trace and the final intervals.
 
     ``bar`` (a progress bar, optional) is advanced by one after each campaign.

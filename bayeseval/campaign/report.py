@@ -63,8 +63,12 @@ def progress_by_round(campaign: Any) -> pd.DataFrame:
     names = stratum_labels(campaign.strata)
     out = pd.DataFrame(0, index=pd.Index(names, name="stratum"), columns=[f"round {r}" for r in rounds], dtype=np.int64)
     if len(labels):
-        key = pd.Series(stratum_labels(pd.Index(labels["stratum"])) if not isinstance(campaign.strata, pd.MultiIndex)
-                        else stratum_labels(pd.MultiIndex.from_tuples(list(labels["stratum"]))), index=labels.index)
+        key = pd.Series(
+            stratum_labels(pd.Index(labels["stratum"]))
+            if not isinstance(campaign.strata, pd.MultiIndex)
+            else stratum_labels(pd.MultiIndex.from_tuples(list(labels["stratum"]))),
+            index=labels.index,
+        )
         per = pd.crosstab(key.to_numpy(), labels["round"].astype(int).to_numpy())
         for r in rounds:
             got = per[r] if r in per.columns else pd.Series(dtype=np.int64)
@@ -105,13 +109,18 @@ def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
     spec = campaign.spec
     if isinstance(spec.goal, Decide):
         counts = status["decision"].value_counts()
-        made = ", ".join(f"{int(counts.get(d, 0))} {d}" for d in ("meets", "fails", "at the threshold", "undecided")
-                         if d != "at the threshold" or spec.goal.margin)
+        made = ", ".join(
+            f"{int(counts.get(d, 0))} {d}"
+            for d in ("meets", "fails", "at the threshold", "undecided")
+            if d != "at the threshold" or spec.goal.margin
+        )
         return f"decide whether each rate is {spec.goal.direction} its threshold at level {spec.level} ({made})"
     if isinstance(spec.goal, Gap):
         g = status.attrs["gap"]
-        return (f"decide whether the max-min gap is within {spec.goal.tolerance} at level {spec.level} (gap "
-                f"{fixed(g['gap'])}, interval [{fixed(g['lower'])}, {fixed(g['upper'])}]: {g['verdict']})")
+        return (
+            f"decide whether the max-min gap is within {spec.goal.tolerance} at level {spec.level} (gap "
+            f"{fixed(g['gap'])}, interval [{fixed(g['lower'])}, {fixed(g['upper'])}]: {g['verdict']})"
+        )
     return spec.goal.describe(spec.level)
 
 
@@ -135,8 +144,10 @@ def _decision_plot(campaign: Any, ax: Any) -> Any:
         ax.axvline(x, color="black", ls=":", lw=1)
     ax.set_yticks(y, names)
     ax.set_xlim(0, 1)
-    ax.set_xlabel(f"P(rate {campaign.spec.goal.direction} threshold); green meets, red fails, "
-                  f"{'blue at the threshold, ' if campaign.spec.goal.margin else ''}grey undecided")
+    ax.set_xlabel(
+        f"P(rate {campaign.spec.goal.direction} threshold); green meets, red fails, "
+        f"{'blue at the threshold, ' if campaign.spec.goal.margin else ''}grey undecided"
+    )
     return ax
 
 
@@ -144,8 +155,10 @@ def _decision_plot(campaign: Any, ax: Any) -> Any:
 #: and their cost, and last (what a narrow page scrolls to) the pooled model beside the
 #: interval read; the other columns follow
 STATUS_GROUPS = (
-    ("estimate", ("successes", "trials", "mean", "lower", "upper", "halfwidth", "read", "agreement",
-                  "effective_labels")),
+    (
+        "estimate",
+        ("successes", "trials", "mean", "lower", "upper", "halfwidth", "read", "agreement", "effective_labels"),
+    ),
     ("state", ("threshold", "p_meets", "decision", "state")),
     ("labels", ("pool_rows", "labelled", "pending", "cost", "forecast", "forecast_cost")),
     ("pooled", ("pooled_mean", "pooled_lower", "pooled_upper")),
@@ -207,8 +220,10 @@ def _agreement_section(campaign: Any) -> list[str]:
         return []
     agree = campaign.agreement()
     if not agree["kappa"].notna().any():  # one annotation per row so far: nothing measured
-        return ["<h2>Agreement between annotators</h2>",
-                "<p>No row has two annotations yet: agreement is measured once one has.</p>"]
+        return [
+            "<h2>Agreement between annotators</h2>",
+            "<p>No row has two annotations yet: agreement is measured once one has.</p>",
+        ]
     agree.index = pd.Index(stratum_labels(agree.index), name="stratum")
     return _section("Agreement between annotators", html_table(agree, counts=WHOLE), f"{AGREEMENT_RULE}.")
 
@@ -243,12 +258,16 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     reps = len(status) // len(forecast)  # several metrics: one block of strata per metric
     status["forecast"] = pd.array(np.tile(forecast["labels"].to_numpy(), reps), dtype="Int64")  # <NA>: cannot yet
     status["forecast_cost"] = pd.array(np.tile(forecast["cost"].to_numpy(), reps), dtype="Float64")
-    once = status.xs(status.index.get_level_values("metric")[0], level="metric") if "metric" in status.index.names \
+    once = (
+        status.xs(status.index.get_level_values("metric")[0], level="metric")
+        if "metric" in status.index.names
         else status
+    )
     if "metric" in status.index.names:
         status.index = pd.MultiIndex.from_arrays(
             [status.index.get_level_values("metric"), stratum_labels(status.index.droplevel("metric"))],
-            names=["metric", "stratum"])
+            names=["metric", "stratum"],
+        )
     else:
         status.index = pd.Index(stratum_labels(status.index), name="stratum")
     progress = progress_by_round(campaign)
@@ -267,8 +286,11 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
         "<div class='bayeseval-report'>",
         f"<h1>Campaign report: {esc(name)}</h1>",
         "<ul class='bv-meta'>" + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in facts) + "</ul>",
-        *_section("Strata: status and labels still needed",
-                  html_table(shown, index_name="stratum", groups=STATUS_GROUPS, counts=WHOLE), note),
+        *_section(
+            "Strata: status and labels still needed",
+            html_table(shown, index_name="stratum", groups=STATUS_GROUPS, counts=WHOLE),
+            note,
+        ),
         *_section("Progress over rounds (labels per stratum)", html_table(progress, counts=WHOLE)),
         *_agreement_section(campaign),
     ]

@@ -329,7 +329,6 @@ def cost_allocation(state: RuleState, n: int, costs: np.ndarray) -> np.ndarray:
     return counts
 
 
-
 def _metric_gains(state: RuleState) -> tuple[Any, np.ndarray, np.ndarray]:
     """One metric's gain per further trial, its ``P(trial)`` and the strata it still needs."""
     gain, p, _ = _cost_gains(state)

@@ -45,8 +45,9 @@ from typing import Any
 __all__ = ["ACTIONS", "BACKLOG", "SECRET_HEADER", "TIMEOUT", "CampaignServer", "status_payload"]
 
 #: webhook actions that trigger a sync
-ACTIONS = frozenset({"ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED",
-                     "TASKS_DELETED"})
+ACTIONS = frozenset(
+    {"ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED", "TASKS_DELETED"}
+)
 #: header carrying the shared secret
 SECRET_HEADER = "X-Bayeseval-Secret"
 #: largest webhook body read (bytes)
@@ -96,7 +97,9 @@ def status_payload(campaign: Any) -> dict[str, Any]:
     if first != "stratum" and "stratum" not in table.columns:
         table = table.rename(columns={first: "stratum"})
     if len(labels) == len(table):  # null where the forecast cannot be made yet
-        table["forecast"] = [None if v is None or v != v else int(v) for v in labels.to_numpy(dtype=object, na_value=None)]
+        table["forecast"] = [
+            None if v is None or v != v else int(v) for v in labels.to_numpy(dtype=object, na_value=None)
+        ]
     strata = json.loads(table.to_json(orient="records", default_handler=str))
     total = forecast_total(labels)
     return {
@@ -142,9 +145,18 @@ class CampaignServer:
     ValueError: port must be an integer in 0..65535, got -1
     """
 
-    def __init__(self, db: str | PathLike[str], sync: Callable[[Any], Any], *, host: str = "127.0.0.1",
-                 port: int = 0, secret: str | None = None, initial_sync: bool = True, timeout: float = TIMEOUT,
-                 on_error: Callable[[str], Any] | None = None) -> None:
+    def __init__(
+        self,
+        db: str | PathLike[str],
+        sync: Callable[[Any], Any],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        secret: str | None = None,
+        initial_sync: bool = True,
+        timeout: float = TIMEOUT,
+        on_error: Callable[[str], Any] | None = None,
+    ) -> None:
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an integer in 0..65535, got {port!r}")
         if secret is not None and (not isinstance(secret, str) or not secret):
@@ -224,8 +236,13 @@ class CampaignServer:
 
     def _publish(self, payload: dict[str, Any]) -> dict[str, Any]:
         """``payload`` with the sync counters and the time: the dict ``/status`` answers until the next sync."""
-        return {**payload, "syncs": self.syncs, "last_sync": self.last_report, "last_error": self.last_error,
-                "as_of": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+        return {
+            **payload,
+            "syncs": self.syncs,
+            "last_sync": self.last_report,
+            "last_error": self.last_error,
+            "as_of": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        }
 
     def status(self) -> dict[str, Any]:
         """The status the last sync published, plus the syncs queued now (never waits for a sync).

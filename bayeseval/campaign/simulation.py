@@ -299,9 +299,25 @@ def simulate(
     ['rule', 'repeat', 'labels_used', 'coverage']
     """
     settings = dict(
-        strata=strata, y_pred=y_pred, metric=metric, level=level,
-        batch_size=batch_size, budget=budget, goal=goal, weights=weights, score=score, score_bins=score_bins,
-        prior=prior, pos_label=pos_label, label_set=label_set, model=model, costs=costs, guarantee=guarantee, anytime=anytime, proxy=proxy, random_seed=random_seed,
+        strata=strata,
+        y_pred=y_pred,
+        metric=metric,
+        level=level,
+        batch_size=batch_size,
+        budget=budget,
+        goal=goal,
+        weights=weights,
+        score=score,
+        score_bins=score_bins,
+        prior=prior,
+        pos_label=pos_label,
+        label_set=label_set,
+        model=model,
+        costs=costs,
+        guarantee=guarantee,
+        anytime=anytime,
+        proxy=proxy,
+        random_seed=random_seed,
     )
     spec = spec_from_arguments(spec, "simulate", settings)
     if hasattr(data, "__len__"):
@@ -426,8 +442,9 @@ def _replay(spec: CampaignSpec, oracle: _Oracle, queues: Any, rng: np.random.Gen
     return _Run(spec.rule_name, repeat, st, lab, n_k, rounds, time.perf_counter() - t0, trace)
 
 
-def _replay_metrics(spec: CampaignSpec, oracle: _Oracle, queues: dict[str, list[Any]], rng: np.random.Generator,
-                    repeat: int) -> _Run:
+def _replay_metrics(
+    spec: CampaignSpec, oracle: _Oracle, queues: dict[str, list[Any]], rng: np.random.Generator, repeat: int
+) -> _Run:
     """One campaign on several metrics: each labelled row counts for every metric it is a trial of."""
     design = oracle.design.strata
     k = len(design.strata)
@@ -436,8 +453,12 @@ def _replay_metrics(spec: CampaignSpec, oracle: _Oracle, queues: dict[str, list[
     trace: list[tuple[str, int, int, float]] = []
     rounds, t0 = 0, time.perf_counter()
     while True:
-        st = spec.rule_states(design, counts={m: (s.copy(), n.copy()) for m, (s, n) in counts.items()},
-                              labelled=lab.copy(), pending=np.zeros(k))
+        st = spec.rule_states(
+            design,
+            counts={m: (s.copy(), n.copy()) for m, (s, n) in counts.items()},
+            labelled=lab.copy(),
+            pending=np.zeros(k),
+        )
         trace.append((spec.rule_name, repeat, int(lab.sum()), float(np.max(st.read_halfwidths()))))
         n = spec.round_size(st)
         alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
@@ -476,12 +497,21 @@ def _replay_all(specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, prog
 def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
     """The run's line of ``SimulationResult.table``."""
     if isinstance(run.state, MetricStates):
-        rows = [_run_row(_Run(run.rule, run.repeat, st, run.labelled, run.trials, run.rounds, run.wall_time, []),
-                         oracle.by_metric[m], target) for m, st in run.state.states.items()]
-        return {**rows[0], "coverage": float(np.mean([r["coverage"] for r in rows])),
-                "reached_goal": all(r["reached_goal"] for r in rows),
-                "max_halfwidth": max(r["max_halfwidth"] for r in rows),
-                "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal.weighted else np.nan}
+        rows = [
+            _run_row(
+                _Run(run.rule, run.repeat, st, run.labelled, run.trials, run.rounds, run.wall_time, []),
+                oracle.by_metric[m],
+                target,
+            )
+            for m, st in run.state.states.items()
+        ]
+        return {
+            **rows[0],
+            "coverage": float(np.mean([r["coverage"] for r in rows])),
+            "reached_goal": all(r["reached_goal"] for r in rows),
+            "max_halfwidth": max(r["max_halfwidth"] for r in rows),
+            "overall_covered": all(r["overall_covered"] for r in rows) if run.state.goal.weighted else np.nan,
+        }
     st = run.state
     _, lo, hi = st.read_intervals()  # the interval each stratum reads
     tr = oracle.true_rates.to_numpy()
@@ -573,22 +603,56 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     made = st.decisions() if isinstance(st.goal, Decide) else np.full(k, None)
     p = st.p_meets() if isinstance(st.goal, Decide) else np.full(k, np.nan)
     return [
-        (run.rule, run.repeat, label, int(run.labelled[j]), int(run.trials[j]), mean[j], lo[j], hi[j], read[j],
-         tr[j], bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan, p[j], made[j], metric,
-         pooled_mean[j], plo[j], phi[j])
+        (
+            run.rule,
+            run.repeat,
+            label,
+            int(run.labelled[j]),
+            int(run.trials[j]),
+            mean[j],
+            lo[j],
+            hi[j],
+            read[j],
+            tr[j],
+            bool(lo[j] <= tr[j] <= hi[j]) if not np.isnan(tr[j]) else np.nan,
+            p[j],
+            made[j],
+            metric,
+            pooled_mean[j],
+            plo[j],
+            phi[j],
+        )
         for j, label in enumerate(oracle.true_rates.index)
     ]
 
 
-def _result(runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[CampaignSpec], n_repeats: int) -> SimulationResult:
+def _result(
+    runs: list[_Run], oracle: _Oracle, spec: CampaignSpec, specs: list[CampaignSpec], n_repeats: int
+) -> SimulationResult:
     table = pd.DataFrame([_run_row(run, oracle, goal_settings(spec.goal)["target_halfwidth"]) for run in runs])
     table = table.sort_values(["rule", "repeat"], kind="stable").reset_index(drop=True)
     trace = pd.DataFrame([t for run in runs for t in run.trace], columns=["rule", "repeat", "labels", "max_halfwidth"])
     intervals = pd.DataFrame(
         [row for run in runs for row in _final_rows(run, oracle, spec.metrics[0])],
-        columns=["rule", "repeat", "stratum", "labelled", "trials", "mean", "lower", "upper", "read",
-                 "true_rate", "covered", "p_meets", "decision", "metric", "pooled_mean", "pooled_lower",
-                 "pooled_upper"],
+        columns=[
+            "rule",
+            "repeat",
+            "stratum",
+            "labelled",
+            "trials",
+            "mean",
+            "lower",
+            "upper",
+            "read",
+            "true_rate",
+            "covered",
+            "p_meets",
+            "decision",
+            "metric",
+            "pooled_mean",
+            "pooled_lower",
+            "pooled_upper",
+        ],
     )
     if not (spec.guarantee == "stratum" and spec.goal.per_stratum):  # the columns of status()
         intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])

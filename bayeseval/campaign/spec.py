@@ -50,6 +50,8 @@ ABOVE_METRICS = ("accuracy", "recall", "precision", "specificity", "npv")
 MODELS = ("robust", "auto", "beta_binomial")
 #: rules whose allocation can weigh each stratum's expected gain by its label cost
 COST_RULES = ("expected_width", "independent_beta")
+
+
 # -- scalar settings ------------------------------------------------------------------------
 def check_score_bins(score_bins: Any) -> int | tuple[float, ...] | None:
     """``score_bins`` as a number of bins (>= 1) or a tuple of increasing edges, or raise."""
@@ -67,9 +69,7 @@ def check_score_bins(score_bins: Any) -> int | tuple[float, ...] | None:
     except (TypeError, ValueError):
         edges = np.array([np.nan])
     if edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
-        raise ValueError(
-            f"score_bins edges must be at least two finite, strictly increasing numbers, got {given!r}"
-        )
+        raise ValueError(f"score_bins edges must be at least two finite, strictly increasing numbers, got {given!r}")
     return tuple(float(e) for e in edges)
 
 
@@ -115,7 +115,7 @@ def check_resolve(resolve: Any) -> str:
     """``resolve`` as ``"majority"`` or ``"annotator:NAME"``, or raise naming it."""
     if not isinstance(resolve, str):
         raise TypeError(f"resolve must be 'majority' or 'annotator:NAME', got {resolve!r}")
-    if resolve == "majority" or (resolve.startswith("annotator:") and resolve[len("annotator:"):].strip()):
+    if resolve == "majority" or (resolve.startswith("annotator:") and resolve[len("annotator:") :].strip()):
         return resolve
     raise ValueError(f"resolve must be 'majority' or 'annotator:NAME', got {resolve!r}")
 
@@ -126,6 +126,7 @@ def _check_costs_shape(costs: Any) -> Any:
     if isinstance(costs, (str, bytes)) or not np.iterable(costs):
         raise TypeError(f"costs must be a dict, a pandas Series or a sequence of label costs, got {costs!r}")
     return tuple(np.asarray(costs, dtype=float).tolist())
+
 
 def check_metrics(metric: Any) -> str | tuple[str, ...]:
     """``metric`` as a canonical metric name, or a tuple of two or more distinct names, or raise."""
@@ -145,8 +146,10 @@ def _check_goal(goal: Any, metric: Any) -> Goal:
     """The goal object, checked against the metric; a decision goal's direction resolved from it."""
     obj = as_goal(goal)
     if not isinstance(metric, str) and obj.decides:
-        raise ValueError(f"goal={obj.name!r} works on one metric, got metric={list(metric)!r}; use goal Each or "
-                         "Overall for several metrics, or one campaign per metric")
+        raise ValueError(
+            f"goal={obj.name!r} works on one metric, got metric={list(metric)!r}; use goal Each or "
+            "Overall for several metrics, or one campaign per metric"
+        )
     if isinstance(obj, Decide) and obj.direction is None:
         obj = Decide(obj.threshold, "above" if metric in ABOVE_METRICS else "below", obj.margin)
     return obj
@@ -417,8 +420,12 @@ class CampaignSpec:
                 return tuple(sorted((str(k), float(v)) for k, v in value.items()))
             return value
 
-        return {**self.to_config(), "weights": mapping(self.weights),
-                "threshold": mapping(getattr(self.goal, "threshold", None)), "rule": self.rule}
+        return {
+            **self.to_config(),
+            "weights": mapping(self.weights),
+            "threshold": mapping(getattr(self.goal, "threshold", None)),
+            "rule": self.rule,
+        }
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CampaignSpec):
@@ -474,7 +481,14 @@ class CampaignSpec:
         return get_rule(self.rule)[0]
 
     def rule_state(
-        self, design: StrataDesign, *, successes: Any, trials: Any, labelled: Any, pending: Any, metric: str | None = None
+        self,
+        design: StrataDesign,
+        *,
+        successes: Any,
+        trials: Any,
+        labelled: Any,
+        pending: Any,
+        metric: str | None = None,
     ) -> RuleState:
         """The rule's view of a campaign: counts per stratum plus this spec's goal and model.
 
@@ -549,8 +563,9 @@ class CampaignSpec:
             The states, in the order of :attr:`metrics`.
         """
         states = {
-            m: self.rule_state(design, successes=counts[m][0], trials=counts[m][1], labelled=labelled,
-                               pending=pending, metric=m)
+            m: self.rule_state(
+                design, successes=counts[m][0], trials=counts[m][1], labelled=labelled, pending=pending, metric=m
+            )
             for m in self.metrics
         }
         return MetricStates(states)
@@ -683,14 +698,20 @@ def _check_bool(value: Any, name: str) -> bool:
 def _check_anytime_settings(checked: dict[str, Any]) -> None:
     """Raise when an anytime campaign asks for a goal, guarantee or proxy its sequences do not serve."""
     if checked["guarantee"] != "stratum":
-        raise ValueError(f"anytime=True reads each stratum's own confidence sequence, which is guarantee='stratum'; "
-                         f"got guarantee={checked['guarantee']!r}")
+        raise ValueError(
+            f"anytime=True reads each stratum's own confidence sequence, which is guarantee='stratum'; "
+            f"got guarantee={checked['guarantee']!r}"
+        )
     if not checked["goal"].per_stratum:
-        raise ValueError(f"anytime=True reads a confidence sequence per stratum (goal 'each', 'decide' or 'gap'); "
-                         f"got goal={checked['goal'].name!r}")
+        raise ValueError(
+            f"anytime=True reads a confidence sequence per stratum (goal 'each', 'decide' or 'gap'); "
+            f"got goal={checked['goal'].name!r}"
+        )
     if checked["proxy"] is not None:
-        raise ValueError(f"anytime=True reads each stratum's confidence sequence from its own labels, not a "
-                         f"proxy-assisted interval; got proxy={checked['proxy']!r}")
+        raise ValueError(
+            f"anytime=True reads each stratum's confidence sequence from its own labels, not a "
+            f"proxy-assisted interval; got proxy={checked['proxy']!r}"
+        )
 
 
 def _check_proxy_settings(checked: dict[str, Any]) -> None:
@@ -701,8 +722,10 @@ def _check_proxy_settings(checked: dict[str, Any]) -> None:
     if not isinstance(metric, str) or metric not in PROXY_METRICS:
         raise ValueError(f"proxy campaigns take one of the metrics {list(PROXY_METRICS)}, got metric={metric!r}")
     if checked["goal"].name != "each" or checked["guarantee"] != "stratum":
-        raise ValueError(f"proxy campaigns take goal='each' and guarantee='stratum', got goal="
-                         f"{checked['goal'].name!r}, guarantee={checked['guarantee']!r}")
+        raise ValueError(
+            f"proxy campaigns take goal='each' and guarantee='stratum', got goal="
+            f"{checked['goal'].name!r}, guarantee={checked['guarantee']!r}"
+        )
 
 
 def spec_from_arguments(spec: Any, caller: str, settings: dict[str, Any]) -> CampaignSpec:

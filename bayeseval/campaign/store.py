@@ -666,9 +666,9 @@ class CampaignStore:
             "SELECT l.rid, l.label, l.trial, l.success, l.round, l.time, pool.stratum "
             "FROM labels l JOIN pool ON pool.rid = l.rid ORDER BY l.time, l.rowid"
         ).fetchall()
-        return pd.DataFrame(
-            rows, columns=["rid", "label", "trial", "success", "round", "time", "stratum"]
-        ).set_index("rid")
+        return pd.DataFrame(rows, columns=["rid", "label", "trial", "success", "round", "time", "stratum"]).set_index(
+            "rid"
+        )
 
     @_guarded("read its decisions")
     def decisions(self) -> pd.DataFrame:
@@ -716,7 +716,9 @@ class CampaignStore:
             ``{rid: {annotator: label}}`` for the ids that have annotations.
         """
         out: dict[Any, dict[str, Any]] = {}
-        for rid, who, label in self._lookup(conn, "SELECT rid, annotator, label FROM annotations WHERE rid IN ({marks})", rids):
+        for rid, who, label in self._lookup(
+            conn, "SELECT rid, annotator, label FROM annotations WHERE rid IN ({marks})", rids
+        ):
             out.setdefault(rid, {})[who] = label
         return out
 
@@ -897,9 +899,7 @@ class CampaignStore:
             code = int(info[r][0])
             agg[code] = agg.get(code, 0) + 1
         conn.executemany("DELETE FROM proposals WHERE rid = ? AND status = 'pending'", [(r,) for r in gone])
-        conn.executemany(
-            "UPDATE counts SET pending = pending - ? WHERE stratum = ?", [(n, c) for c, n in agg.items()]
-        )
+        conn.executemany("UPDATE counts SET pending = pending - ? WHERE stratum = ?", [(n, c) for c, n in agg.items()])
         return len(gone)
 
     def record_labels(

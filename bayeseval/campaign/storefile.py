@@ -211,14 +211,18 @@ def _record_existing(conn: sqlite3.Connection, rows: Sequence[tuple[Any, Any, in
     """Record labels a campaign starts from as labelled proposals and labels of round 0."""
     now = time.time()
     conn.executemany("INSERT INTO proposals VALUES (?, 0, ?, 'labelled')", [(py_value(r[0]), now) for r in rows])
-    conn.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, 0, ?)",
-                     [(py_value(r[0]), py_value(r[1]), int(r[2]), int(r[3]), now) for r in rows])
+    conn.executemany(
+        "INSERT INTO labels VALUES (?, ?, ?, ?, 0, ?)",
+        [(py_value(r[0]), py_value(r[1]), int(r[2]), int(r[3]), now) for r in rows],
+    )
     agg: dict[int, list[int]] = {}
     for _, _, trial, success, code in rows:
         a = agg.setdefault(int(code), [0, 0, 0])
         a[0], a[1], a[2] = a[0] + 1, a[1] + int(trial), a[2] + int(success)
-    conn.executemany("UPDATE counts SET labelled = ?, trials = ?, successes = ? WHERE stratum = ?",
-                     [(a[0], a[1], a[2], code) for code, a in agg.items()])
+    conn.executemany(
+        "UPDATE counts SET labelled = ?, trials = ?, successes = ? WHERE stratum = ?",
+        [(a[0], a[1], a[2], code) for code, a in agg.items()],
+    )
 
 
 def publish(tmp: Path, path: Path) -> None:

@@ -132,9 +132,16 @@ class RuleState:
     prior_mean = _counted("prior_mean")
 
     def __post_init__(self) -> None:
-        self.goal = state_goal(self.goal, {"target_halfwidth": self.target_halfwidth, "threshold": self.threshold,
-                                           "direction": self.direction, "margin": self.margin,
-                                           "tolerance": self.tolerance})
+        self.goal = state_goal(
+            self.goal,
+            {
+                "target_halfwidth": self.target_halfwidth,
+                "threshold": self.threshold,
+                "direction": self.direction,
+                "margin": self.margin,
+                "tolerance": self.tolerance,
+            },
+        )
 
     @classmethod
     def from_counts(cls, successes: Any, trials: Any, *, available: Any, **kwargs: Any) -> RuleState:
@@ -297,7 +304,9 @@ class RuleState:
         [0.05, 0.095]
         """
         self._adaptive[("guaranteed", guarantee_stop_level(self.level))] = (
-            np.asarray(lower, dtype=float), np.asarray(upper, dtype=float))
+            np.asarray(lower, dtype=float),
+            np.asarray(upper, dtype=float),
+        )
 
     def stop_neff(self) -> np.ndarray:
         """Effective sample sizes the expected-width rules scale :meth:`stop_halfwidths` with.
@@ -648,9 +657,15 @@ class RuleState:
             lv, c = self.anytime_level(), self.decision_concentration()
             for t in np.unique(thr):
                 sel = thr == t
-                out[sel] = anytime_decisions(self.successes[sel], self.trials[sel], float(t), level=lv,
-                                             direction=self.direction, concentration=c,
-                                             min_trials=DECISION_MIN_TRIALS)
+                out[sel] = anytime_decisions(
+                    self.successes[sel],
+                    self.trials[sel],
+                    float(t),
+                    level=lv,
+                    direction=self.direction,
+                    concentration=c,
+                    min_trials=DECISION_MIN_TRIALS,
+                )
             self._decision["anytime"] = out
         return self._decision["anytime"]
 
@@ -663,8 +678,9 @@ class RuleState:
         used = self.trials >= DECISION_MIN_TRIALS
         inside = np.zeros(k, bool)
         if used.any():
-            lo, hi = confidence_sequence_bounds(self.successes[used], self.trials[used], self.anytime_level(),
-                                                self.decision_concentration())
+            lo, hi = confidence_sequence_bounds(
+                self.successes[used], self.trials[used], self.anytime_level(), self.decision_concentration()
+            )
             inside[used] = (lo >= thr[used] - self.margin) & (hi <= thr[used] + self.margin)
         return inside
 
@@ -708,8 +724,15 @@ class RuleState:
             gap, glo, ghi = gap_interval(rate, np.where(used, lo, np.nan), np.where(used, hi, np.nan))
             tol = float(self.tolerance)
             verdict = "outside" if glo > tol else ("within tolerance" if ghi <= tol else "undecided")
-            self._decision["gap"] = {"gap": gap, "lower": glo, "upper": ghi, "level": level, "tolerance": tol,
-                                     "verdict": verdict, "bounds": (lo, hi)}
+            self._decision["gap"] = {
+                "gap": gap,
+                "lower": glo,
+                "upper": ghi,
+                "level": level,
+                "tolerance": tol,
+                "verdict": verdict,
+                "bounds": (lo, hi),
+            }
         return self._decision["gap"]
 
     def gap_decided(self) -> bool:

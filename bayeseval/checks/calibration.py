@@ -146,8 +146,7 @@ def calibration_study(
                 if m in ("hierarchical", "read"):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", PrecisionLimitedWarning)
-                        post = fit_hierarchical(s, n, draws=400,
-                                                random_seed=int(rng.integers(2**31 - 1)))
+                        post = fit_hierarchical(s, n, draws=400, random_seed=int(rng.integers(2**31 - 1)))
                     summ = post.summary(level=level, read=m != "hierarchical")
                     ends = ("lower", "upper") if m == "hierarchical" else ("read_lower", "read_upper")
                     lo, hi = summ[ends[0]].to_numpy(), summ[ends[1]].to_numpy()
@@ -267,8 +266,7 @@ def simulation_based_calibration(
         s = rng.binomial(n, theta)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrecisionLimitedWarning)
-            post = fit_hierarchical(s, n, prior=fit_with, draws=draws,
-                                    random_seed=int(rng.integers(2**31 - 1)))
+            post = fit_hierarchical(s, n, prior=fit_with, draws=draws, random_seed=int(rng.integers(2**31 - 1)))
         ranks[r] = (
             np.sum(post.draws("mu") < mu),
             np.sum(post.draws("kappa") < kappa),
@@ -281,4 +279,3 @@ def simulation_based_calibration(
         res = stats.chisquare(hist)
         rows.append({"parameter": col, "chi2": float(res.statistic), "p_value": float(res.pvalue)})
     return SBCResult(ranks=frame, table=pd.DataFrame(rows))
-

@@ -333,8 +333,7 @@ def compare_pooling(
     theta_n = rng.beta(1 + s[None, :], 1 + (n - s)[None, :], size=(draws, len(s)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionLimitedWarning)
-        post = fit_hierarchical(c, engine="exact", prior=prior, draws=draws,
-                                random_seed=int(rng.integers(2**31 - 1)))
+        post = fit_hierarchical(c, engine="exact", prior=prior, draws=draws, random_seed=int(rng.integers(2**31 - 1)))
     models = {
         "complete pooling": _idata(theta_c, s, n, labels),
         "no pooling": _idata(theta_n, s, n, labels),
@@ -347,35 +346,34 @@ def compare_pooling(
     best = table.index[0]
     parts = [f"The data support {best} best (elpd_loo {table.loc[best, 'elpd_loo']:.1f})"]
     close = [
-        m for m in table.index[1:]
-        if table.loc[m, "elpd_diff"] < max(SMALL_ELPD_DIFF, 2 * float(table.loc[m, "dse"]))
+        m for m in table.index[1:] if table.loc[m, "elpd_diff"] < max(SMALL_ELPD_DIFF, 2 * float(table.loc[m, "dse"]))
     ]
     far = [m for m in table.index[1:] if m not in close]
     if close:
         parts.append(
-            "but do not clearly distinguish it from " + " and ".join(close)
+            "but do not clearly distinguish it from "
+            + " and ".join(close)
             + f" (difference under {SMALL_ELPD_DIFF:g} or under 2 standard errors)"
         )
     if far:
         parts.append(
-            ("; " if close else ", ") + "they clearly favour it over " + " and ".join(
-                f"{m} (elpd difference {table.loc[m, 'elpd_diff']:.1f} +/- "
-                f"{table.loc[m, 'dse']:.1f})" for m in far
+            ("; " if close else ", ")
+            + "they clearly favour it over "
+            + " and ".join(
+                f"{m} (elpd difference {table.loc[m, 'elpd_diff']:.1f} +/- {table.loc[m, 'dse']:.1f})" for m in far
             )
         )
     verdict = " ".join(parts[:2]) + "".join(parts[2:]) + "."
     verdict = verdict.replace(" ;", ";")
     high_k = {m: int(np.sum(np.asarray(loos[m].pareto_k) > 0.7)) for m in loos}
     if any(high_k.values()):
-        verdict += " Pareto k > 0.7 for " + ", ".join(
-            f"{v} {'stratum' if v == 1 else 'strata'} under {m}"
-            for m, v in high_k.items()
-            if v
-        ) + (
-            ": leaving out such a stratum changes the fit a lot (always so for no pooling, "
-            "where each stratum alone determines its rate), so those LOO estimates are "
-            "less reliable."
+        verdict += (
+            " Pareto k > 0.7 for "
+            + ", ".join(f"{v} {'stratum' if v == 1 else 'strata'} under {m}" for m, v in high_k.items() if v)
+            + (
+                ": leaving out such a stratum changes the fit a lot (always so for no pooling, "
+                "where each stratum alone determines its rate), so those LOO estimates are "
+                "less reliable."
+            )
         )
     return PoolingComparison(table=table, verdict=verdict, loo=loos)
-
-

@@ -48,9 +48,7 @@ _STATISTICS = ("dispersion", "min", "max")
 # --------------------------------------------------------------------------------- helpers
 
 
-def _population_theta(
-    posterior: Any, rng: np.random.Generator, draws: int | None = None
-) -> np.ndarray | None:
+def _population_theta(posterior: Any, rng: np.random.Generator, draws: int | None = None) -> np.ndarray | None:
     """Rates of fresh strata drawn from the fitted population, one per draw and stratum.
 
     Beta-binomial (and robust): ``Beta(mu_k kappa, (1 - mu_k) kappa)`` with the prior-mean
@@ -103,13 +101,16 @@ def _posterior_rows(posterior: Any, draws: int, rng: np.random.Generator) -> np.
     """
     exact = getattr(posterior, "exact", None)
     hyper = posterior.hyper
-    if draws >= posterior.n_draws or getattr(posterior, "_theta", None) is not None \
-            or not hasattr(exact, "sample_theta") or not {"mu", "kappa"} <= set(hyper):
+    if (
+        draws >= posterior.n_draws
+        or getattr(posterior, "_theta", None) is not None
+        or not hasattr(exact, "sample_theta")
+        or not {"mu", "kappa"} <= set(hyper)
+    ):
         return posterior.theta[:draws]
     u = logit(np.clip(hyper["mu"][:draws], 1e-300, 1.0))
     eps = hyper.get("outlier_prob")
-    return exact.sample_theta(u, np.log(hyper["kappa"][:draws]),
-                              None if eps is None else eps[:draws], random_seed=rng)
+    return exact.sample_theta(u, np.log(hyper["kappa"][:draws]), None if eps is None else eps[:draws], random_seed=rng)
 
 
 def _column_quantiles(rep: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -174,8 +175,9 @@ def _loo_nodes(posterior: Any, strata: np.ndarray) -> Nodes | None:
     if posterior.model == "robust":
         eps = float(posterior.diagnostics.get("outlier_prob", 0.1))
         ll = np.logaddexp(np.log1p(-eps) + ll, np.log(eps) + betaln(1.0 + s, 1.0 + f))
-    return Nodes(np.full(kappa.shape[0], 1.0 / kappa.shape[0]), a, b, ll, eps,
-                 refit=_exact_refit(posterior, strata, eps))
+    return Nodes(
+        np.full(kappa.shape[0], 1.0 / kappa.shape[0]), a, b, ll, eps, refit=_exact_refit(posterior, strata, eps)
+    )
 
 
 def _exact_refit(posterior: Any, strata: np.ndarray, eps: float) -> Any:
@@ -198,7 +200,9 @@ def _exact_refit(posterior: Any, strata: np.ndarray, eps: float) -> Any:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     cache["fit"] = ExactFit(
-                        posterior.counts, prior=posterior.prior, model=posterior.model,
+                        posterior.counts,
+                        prior=posterior.prior,
+                        model=posterior.model,
                         prior_mean=None if offsets is None else expit(np.asarray(offsets, dtype=float)),
                         outlier_prob=eps if eps > 0 else 0.1,
                     )
@@ -305,9 +309,7 @@ def conflict_check(
     s = counts.successes.to_numpy()
     n = counts.trials.to_numpy()
     if np.count_nonzero(n) < 2:
-        raise ValueError(
-            f"trials must have at least two strata with trials to compare, got {n.tolist()!r}"
-        )
+        raise ValueError(f"trials must have at least two strata with trials to compare, got {n.tolist()!r}")
     choice = read_choice(s, n, alpha=1.0 - level, control=control, threshold=READ_ADAPTIVE_P)
     res = choice.check
     flag = np.asarray(res.flagged, bool)
@@ -362,8 +364,10 @@ class PPCResult(Result):
 
     def _heading(self) -> str:
         flagged = int(self.global_table["flag"].sum())
-        return (f"Posterior predictive check: {len(self.table)} strata, outliers "
-                f"{self.outliers[:5]!r}, {flagged} global flag(s)")
+        return (
+            f"Posterior predictive check: {len(self.table)} strata, outliers "
+            f"{self.outliers[:5]!r}, {flagged} global flag(s)"
+        )
 
     def _repr_html_(self) -> str:
         return Result._repr_html_(self) + frame_html("Global statistics", self.global_table)
@@ -535,9 +539,7 @@ def posterior_predictive_check(
                 "flag": bool(p < alpha / len(statistics)),
             }
         )
-    global_table = pd.DataFrame(
-        rows, columns=["statistic", "observed", "pred_lower", "pred_upper", "p_value", "flag"]
-    )
+    global_table = pd.DataFrame(rows, columns=["statistic", "observed", "pred_lower", "pred_upper", "p_value", "flag"])
     outliers = list(counts.strata[flag])
     if outliers:
         warnings.warn(
@@ -557,5 +559,3 @@ def posterior_predictive_check(
             stacklevel=2,
         )
     return PPCResult(table=table, global_table=global_table, outliers=outliers, level=level)
-
-

@@ -101,18 +101,31 @@ def run_audit(args: argparse.Namespace) -> int:
     groups = [c.strip() for c in str(args.groups).split(",") if c.strip()]
     proxy, inclusion = getattr(args, "proxy", None), getattr(args, "inclusion", None)
     extra = [(o, c) for o, c in (("--proxy", proxy), ("--inclusion", inclusion)) if c is not None]
-    for option, col in [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups] + extra:
+    for option, col in (
+        [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups] + extra
+    ):
         if col not in data.columns:
             raise ValueError(f"{option} column {col!r} is not in {args.data!r} (columns: {list(data.columns)[:10]})")
     metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
     min_trials = getattr(args, "min_trials", None)
     result = audit_with_spelling(
-        data, y_true=args.y_true, y_pred=args.y_pred, groups=groups, metrics=metrics,
-        reference=args.reference, tolerance=args.tolerance, level=args.level,
-        pos_label=_parse_pos_label(args.pos_label, data[args.y_true]), random_seed=args.seed,
-        model=getattr(args, "model", None), min_trials=MIN_TRIALS if min_trials is None else min_trials,
-        method=getattr(args, "method", None) or "max_t", spelling="cli",
-        guarantee=getattr(args, "guarantee", None) or "stratum", proxy=proxy, inclusion=inclusion,
+        data,
+        y_true=args.y_true,
+        y_pred=args.y_pred,
+        groups=groups,
+        metrics=metrics,
+        reference=args.reference,
+        tolerance=args.tolerance,
+        level=args.level,
+        pos_label=_parse_pos_label(args.pos_label, data[args.y_true]),
+        random_seed=args.seed,
+        model=getattr(args, "model", None),
+        min_trials=MIN_TRIALS if min_trials is None else min_trials,
+        method=getattr(args, "method", None) or "max_t",
+        spelling="cli",
+        guarantee=getattr(args, "guarantee", None) or "stratum",
+        proxy=proxy,
+        inclusion=inclusion,
     )
     if out is not None:
         with atomic_output(out) as tmp:
@@ -120,9 +133,12 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        more = (f"The full audit (every table): {out}." if out is not None else
-                "Every table: --json. The per-group rates, disparities and verdicts in full: "
-                "--out audit.html (or .md, .csv, .xlsx, .json).")
+        more = (
+            f"The full audit (every table): {out}."
+            if out is not None
+            else "Every table: --json. The per-group rates, disparities and verdicts in full: "
+            "--out audit.html (or .md, .csv, .xlsx, .json)."
+        )
         print(audit_text.summary(result, more=more))
     return exit_code(result)
 
@@ -130,5 +146,3 @@ def run_audit(args: argparse.Namespace) -> int:
 def _check_out_suffix(out: str) -> None:
     if Path(out).suffix.lower() not in AUDIT_SUFFIXES:
         raise ValueError(f"--out must end in {', '.join(AUDIT_SUFFIXES)}, got {out!r}")
-
-

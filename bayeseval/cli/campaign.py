@@ -148,6 +148,7 @@ def _open(db: str, *, read_only: bool = False) -> Any:
 # -- option types (argparse turns their ValueError into a one-line usage error) -----------
 def _number(cast: Callable[[str], Any], ok: Callable[[Any], bool], expected: str) -> Callable[[str], Any]:
     """An option type: ``cast(text)`` when it parses and ``ok`` holds, else a usage error."""
+
     def parse(text: str) -> Any:
         try:
             value = cast(text)
@@ -285,13 +286,17 @@ def _create(args: argparse.Namespace) -> int:
     from bayeseval.campaign import Campaign
 
     if Path(args.db).exists():
-        raise ValueError(f"--db {args.db!r} already exists; run the other campaign commands on it, or choose a new file")
+        raise ValueError(
+            f"--db {args.db!r} already exists; run the other campaign commands on it, or choose a new file"
+        )
     if args.y_pred is None:
         raise ValueError("--y-pred is required: the column with the predicted label")
     pool = _read_input(args.pool, "--pool")
     if args.id_column:
         if args.id_column not in pool.columns:
-            raise ValueError(f"--id-column {args.id_column!r} is not in {args.pool}; columns are {list(pool.columns)[:20]}")
+            raise ValueError(
+                f"--id-column {args.id_column!r} is not in {args.pool}; columns are {list(pool.columns)[:20]}"
+            )
         pool = pool.set_index(args.id_column)
     else:
         pool.index.name = "row"
@@ -307,14 +312,24 @@ def _create(args: argparse.Namespace) -> int:
         raise
     try:
         if args.json:
-            _print_json({"db": str(args.db), "pool_rows": len(pool), "labels": c.labels_used, "strata": len(c.strata),
-                         "metric": ",".join(m.name for m in c.metrics),
-                         "rule": args.rule, "config": c.config})
+            _print_json(
+                {
+                    "db": str(args.db),
+                    "pool_rows": len(pool),
+                    "labels": c.labels_used,
+                    "strata": len(c.strata),
+                    "metric": ",".join(m.name for m in c.metrics),
+                    "rule": args.rule,
+                    "config": c.config,
+                }
+            )
         else:
             seeded = f", {c.labels_used} labels you already had" if labels is not None else ""
-            print(f"created campaign {args.db}: {len(pool)} pool rows{seeded}, {len(c.strata)} strata, metric "
-                  f"{','.join(m.name for m in c.metrics)}, rule {args.rule}; next: "
-                  f"'bayeseval campaign propose --db {args.db} --out batch.csv'")
+            print(
+                f"created campaign {args.db}: {len(pool)} pool rows{seeded}, {len(c.strata)} strata, metric "
+                f"{','.join(m.name for m in c.metrics)}, rule {args.rule}; next: "
+                f"'bayeseval campaign propose --db {args.db} --out batch.csv'"
+            )
     finally:
         c.close()
     return EXIT_OK
@@ -332,7 +347,8 @@ def _propose(args: argparse.Namespace) -> int:
         try:
             with atomic_output(args.out) as tmp:  # renamed onto --out only after the commit
                 batch = c.propose(
-                    args.batch_size, show_prediction=args.show_prediction,
+                    args.batch_size,
+                    show_prediction=args.show_prediction,
                     writer=lambda b: _write_batch(c, b, tmp, kind),
                 )
                 if len(batch) == 0:
@@ -340,11 +356,20 @@ def _propose(args: argparse.Namespace) -> int:
         except _NothingToPropose:
             return _nothing_to_propose(c, args)
         if args.json:
-            _print_json({"db": str(args.db), "out": str(args.out), "proposed": len(batch),
-                         "round": int(batch["round"].iloc[0]), "done": bool(c.done)})
+            _print_json(
+                {
+                    "db": str(args.db),
+                    "out": str(args.out),
+                    "proposed": len(batch),
+                    "round": int(batch["round"].iloc[0]),
+                    "done": bool(c.done),
+                }
+            )
         else:
-            print(f"proposed {len(batch)} rows (round {int(batch['round'].iloc[0])}); label them in {args.out} "
-                  "and run 'bayeseval campaign ingest'")
+            print(
+                f"proposed {len(batch)} rows (round {int(batch['round'].iloc[0])}); label them in {args.out} "
+                "and run 'bayeseval campaign ingest'"
+            )
     finally:
         c.close()
     return EXIT_OK
@@ -365,8 +390,9 @@ def _nothing_to_propose(c: Any, args: argparse.Namespace) -> int:
     done = bool(c.done)
     reason = _nothing_reason(c)
     if args.json:
-        _print_json({"db": str(args.db), "out": None, "proposed": 0, "round": None, "done": done,
-                     "nothing_to_propose": reason})
+        _print_json(
+            {"db": str(args.db), "out": None, "proposed": 0, "round": None, "done": done, "nothing_to_propose": reason}
+        )
     else:
         print(f"nothing to propose: {reason}; no file written (exit code {EXIT_NOTHING_TO_PROPOSE})")
     return EXIT_NOTHING_TO_PROPOSE
@@ -389,19 +415,27 @@ def _annotation_file(path: str, from_name: str | None, id_col: str, *, keep_blan
 def _seed_labels(args: argparse.Namespace, id_col: str) -> tuple[Any, str | None]:
     """``create --labels``: the labels file as a frame indexed by row id (and --inclusion's column)."""
     if args.labels is None:
-        for option, value in (("--y-true", args.y_true), ("--inclusion", args.inclusion), ("--from-name", args.from_name)):
+        for option, value in (
+            ("--y-true", args.y_true),
+            ("--inclusion", args.inclusion),
+            ("--from-name", args.from_name),
+        ):
             if value is not None:
                 raise ValueError(f"{option} describes the --labels file: give --labels too")
         return None, None
     ann = _annotation_file(args.labels, args.from_name, id_col)
     if ann is not None:
         if args.inclusion is not None:
-            raise ValueError(f"--inclusion {args.inclusion!r}: an annotation export has no such column; "
-                             "give the labels as a .csv or .parquet table")
+            raise ValueError(
+                f"--inclusion {args.inclusion!r}: an annotation export has no such column; "
+                "give the labels as a .csv or .parquet table"
+            )
         several = ann["row"][ann["row"].duplicated()].unique()[:5].tolist()
         if several:
-            raise ValueError(f"--labels {args.labels!r}: rows {several} have several annotations; a campaign starts "
-                             "from one label per row: resolve them first")
+            raise ValueError(
+                f"--labels {args.labels!r}: rows {several} have several annotations; a campaign starts "
+                "from one label per row: resolve them first"
+            )
         return ann.set_index("row")[["label"]], None
     used = set(args.strata or ()) | {args.y_pred, args.score}
     label_col = args.y_true or ("label" if "label" not in used else "true_label")  # as in batch files
@@ -425,7 +459,11 @@ def _read_labels(c: Any, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]
     label_col = args.y_true or _label_name(c)
     text = (id_col, label_col) + ((args.annotator_column,) if args.annotator_column else ())
     frame = _read_input(args.labels, "--labels", text_columns=text)
-    for option, col in (("--id-column", id_col), ("--y-true", label_col), ("--annotator-column", args.annotator_column)):
+    for option, col in (
+        ("--id-column", id_col),
+        ("--y-true", label_col),
+        ("--annotator-column", args.annotator_column),
+    ):
         if col is not None and col not in frame.columns:
             raise ValueError(f"{option} {col!r} is not in {args.labels}; columns are {list(frame.columns)[:20]}")
     return frame, {"id_column": id_col, "label_column": label_col, "annotator_column": args.annotator_column}
@@ -441,17 +479,29 @@ def _ingest(args: argparse.Namespace) -> int:
             raise ValueError(f"--labels {args.labels!r}: {exc}") from exc
         done, used = bool(c.done), int(c.labels_used)
         if args.json:
-            _print_json({"db": str(args.db), "new": r.new, "unchanged": r.unchanged, "relabelled": r.relabelled,
-                         "annotations": r.annotations, "unresolved": r.unresolved, "blank": r.blank,
-                         "labels_used": used, "done": done})
+            _print_json(
+                {
+                    "db": str(args.db),
+                    "new": r.new,
+                    "unchanged": r.unchanged,
+                    "relabelled": r.relabelled,
+                    "annotations": r.annotations,
+                    "unresolved": r.unresolved,
+                    "blank": r.blank,
+                    "labels_used": used,
+                    "done": done,
+                }
+            )
         else:
             extra = f", {r.relabelled} relabelled" if r.relabelled else ""
             if kwargs.get("annotator_column"):
                 extra += f"; {r.annotations} annotations stored, {r.unresolved} rows still unresolved"
             if r.blank:
                 extra += f"; {r.blank} rows without a label left as they were (pending)"
-            print(f"ingested {r.new} new labels ({r.unchanged} already present with the same label{extra}); "
-                  f"{used} labels in all; {c.outcome if done else 'not done yet'}")
+            print(
+                f"ingested {r.new} new labels ({r.unchanged} already present with the same label{extra}); "
+                f"{used} labels in all; {c.outcome if done else 'not done yet'}"
+            )
     finally:
         c.close()
     return EXIT_OK
@@ -482,18 +532,30 @@ def _status(args: argparse.Namespace) -> int:
         done, used = bool(c.done), int(c.labels_used)
         once = _one_block(st)
         need = forecast_total(once["forecast"])
-        totals = {"cost": float(once["cost"].sum()), "forecast": need,
-                  "forecast_cost": None if need is None else float(once["forecast_cost"].sum())}
+        totals = {
+            "cost": float(once["cost"].sum()),
+            "forecast": need,
+            "forecast_cost": None if need is None else float(once["forecast_cost"].sum()),
+        }
         still = forecast_text(forecast)
         if need is not None:
             still += f" (cost {totals['forecast_cost']:g})"
         if args.json:
             payload = {
-                "db": str(args.db), "done": done, "goal_met": bool(c.goal_met), "outcome": c.outcome,
-                "labels_used": used, "forecast_note": None if need is not None else still,
-                "target_halfwidth": goal["target_halfwidth"], "level": c.config["level"], "goal": c.config["goal"],
-                "direction": goal["direction"], "tolerance": goal["tolerance"],
-                "overall": st.attrs.get("overall"), "gap": _finite(st.attrs.get("gap")), **totals,
+                "db": str(args.db),
+                "done": done,
+                "goal_met": bool(c.goal_met),
+                "outcome": c.outcome,
+                "labels_used": used,
+                "forecast_note": None if need is not None else still,
+                "target_halfwidth": goal["target_halfwidth"],
+                "level": c.config["level"],
+                "goal": c.config["goal"],
+                "direction": goal["direction"],
+                "tolerance": goal["tolerance"],
+                "overall": st.attrs.get("overall"),
+                "gap": _finite(st.attrs.get("gap")),
+                **totals,
                 "strata": _records(st),
             }
             if len(c.annotations()):
@@ -509,13 +571,13 @@ def _status(args: argparse.Namespace) -> int:
                 print(f"overall: {o['mean']:.4f} [{o['lower']:.4f}, {o['upper']:.4f}] half-width {o['halfwidth']:.4f}")
             if "gap" in st.attrs:
                 g = st.attrs["gap"]
-                est = (f"{g['gap']:.4f} [{g['lower']:.4f}, {g['upper']:.4f}]" if g["gap"] == g["gap"]
-                       else "not estimable yet (needs labelled trials in two strata)")
+                est = (
+                    f"{g['gap']:.4f} [{g['lower']:.4f}, {g['upper']:.4f}]"
+                    if g["gap"] == g["gap"]
+                    else "not estimable yet (needs labelled trials in two strata)"
+                )
                 print(f"max-min gap: {est} against tolerance {g['tolerance']}: {g['verdict']}")
-            print(
-                f"labels used: {used} (cost {totals['cost']:g}); still needed: {still}; {_goal_text(c)}; "
-                f"{c.outcome}"
-            )
+            print(f"labels used: {used} (cost {totals['cost']:g}); still needed: {still}; {_goal_text(c)}; {c.outcome}")
     finally:
         c.close()
     return EXIT_OK
@@ -529,8 +591,11 @@ def _status_text(st: Any) -> str:
     from bayeseval._render.formats import cell_text, whole_columns
 
     whole = whole_columns(st, WHOLE)
-    numeric = [c for c in st.columns
-               if pd.api.types.is_numeric_dtype(st[c].dtype) and not pd.api.types.is_bool_dtype(st[c].dtype)]
+    numeric = [
+        c
+        for c in st.columns
+        if pd.api.types.is_numeric_dtype(st[c].dtype) and not pd.api.types.is_bool_dtype(st[c].dtype)
+    ]
     return st.to_string(formatters={c: lambda v, w=c in whole: cell_text(v, whole=w) for c in numeric})
 
 
@@ -586,7 +651,9 @@ def _release(args: argparse.Namespace) -> int:
             id_col = args.id_column or _id_name(c)
             frame = _read_input(args.file, "--file", text_columns=(id_col,))
             if id_col not in frame.columns:
-                raise ValueError(f"--id-column {id_col!r} is not in {args.file}; columns are {list(frame.columns)[:20]}")
+                raise ValueError(
+                    f"--id-column {id_col!r} is not in {args.file}; columns are {list(frame.columns)[:20]}"
+                )
             n = c.release(frame[id_col].tolist())
         left = len(c.pending)
         if args.json:
@@ -626,8 +693,15 @@ def _forecast(args: argparse.Namespace) -> int:
         cost = None if total is None else float(f["cost"].sum())
         text = forecast_text(f)
         if args.json:
-            _print_json({"db": str(args.db), "labels": total, "cost": cost, "note": None if total is not None else text,
-                         "strata": _records(f)})
+            _print_json(
+                {
+                    "db": str(args.db),
+                    "labels": total,
+                    "cost": cost,
+                    "note": None if total is not None else text,
+                    "strata": _records(f),
+                }
+            )
         else:
             print(f.to_string())
             print(f"labels still needed: {text}" + ("" if cost is None else f"; their cost: {cost:g}"))
@@ -641,8 +715,17 @@ def _history(args: argparse.Namespace) -> int:
     try:
         h = c.history()
         if args.json:
-            rows = [{"round": int(r), "rule": rec["rule"], "allocation": rec["allocation"], "time": rec["time"].isoformat(),
-                     "version": rec["version"], "details": rec["details"]} for r, rec in h.iterrows()]
+            rows = [
+                {
+                    "round": int(r),
+                    "rule": rec["rule"],
+                    "allocation": rec["allocation"],
+                    "time": rec["time"].isoformat(),
+                    "version": rec["version"],
+                    "details": rec["details"],
+                }
+                for r, rec in h.iterrows()
+            ]
             _print_json({"db": str(args.db), "rounds": rows})
         elif not len(h):
             print("no proposal rounds yet")
@@ -688,7 +771,9 @@ def _labelstudio_config(args: argparse.Namespace) -> int:
     c = _open(args.db, read_only=True)
     try:
         try:
-            xml = c.labelstudio_config(content_types=dict(args.content_type or ()), show_prediction=args.show_prediction)
+            xml = c.labelstudio_config(
+                content_types=dict(args.content_type or ()), show_prediction=args.show_prediction
+            )
         except ValueError as exc:
             raise ValueError(f"--content-type: {exc}") from exc
         if out is None:
@@ -759,7 +844,9 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 
 def _add(sub: Any, name: str, help_: str, description: str, example: str) -> argparse.ArgumentParser:
-    p = sub.add_parser(name, help=help_, description=description, epilog=f"example:\n  {example}", formatter_class=_Formatter)
+    p = sub.add_parser(
+        name, help=help_, description=description, epilog=f"example:\n  {example}", formatter_class=_Formatter
+    )
     p.add_argument("--db", required=True, help="campaign database" + (" file to create" if name == "create" else ""))
     p.add_argument("--json", action="store_true", help="machine-readable output")
     return _one_line_errors(p)
@@ -767,10 +854,18 @@ def _add(sub: Any, name: str, help_: str, description: str, example: str) -> arg
 
 #: how the command line parses each setting it sets (strings otherwise)
 _FIELD_TYPES: dict[str, Callable[[str], Any]] = {
-    "strata": _columns, "metric": _metric_names, "halfwidth": _open_unit(0.5), "level": _open_unit(1.0),
-    "threshold": _threshold, "tolerance": _open_unit(1.0),
-    "margin": _number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"), "score_bins": _score_bins,
-    "budget": _positive_int, "batch_size": _positive_int, "annotators": _positive_int, "costs": _costs,
+    "strata": _columns,
+    "metric": _metric_names,
+    "halfwidth": _open_unit(0.5),
+    "level": _open_unit(1.0),
+    "threshold": _threshold,
+    "tolerance": _open_unit(1.0),
+    "margin": _number(float, lambda v: 0 <= v < 0.5, "a number in [0, 0.5)"),
+    "score_bins": _score_bins,
+    "budget": _positive_int,
+    "batch_size": _positive_int,
+    "annotators": _positive_int,
+    "costs": _costs,
     "random_seed": _seed,
 }
 
@@ -792,81 +887,146 @@ def _add_create(sub: Any) -> None:
         "--y-pred pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
     )
     p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
-    p.add_argument("--id-column", default=None,
-                   help="column holding the row id, in --pool and --labels (default: the row number, and the "
-                        "column 'row' of --labels)")
+    p.add_argument(
+        "--id-column",
+        default=None,
+        help="column holding the row id, in --pool and --labels (default: the row number, and the "
+        "column 'row' of --labels)",
+    )
     for field in FIELDS:
         if field.flag is not None and isinstance(field.default, bool):
             p.add_argument(field.flag, dest=field.name, action="store_true", help=_field_help(field))
         elif field.flag is not None:
-            p.add_argument(field.flag, dest=field.name, default=field.default,
-                           type=_FIELD_TYPES.get(field.name), choices=field.choices, help=_field_help(field))
+            p.add_argument(
+                field.flag,
+                dest=field.name,
+                default=field.default,
+                type=_FIELD_TYPES.get(field.name),
+                choices=field.choices,
+                help=_field_help(field),
+            )
     goals = p.add_argument_group("goal parameters", "each belongs to the goals its help names (default: the goal's)")
     for field in GOAL_FIELDS:
-        goals.add_argument(field.flag, dest=field.name, default=None, type=_FIELD_TYPES.get(field.name),
-                           choices=field.choices, help=field.help)
-    p.add_argument("--content", type=_columns, default=None,
-                   help="pool columns annotators see (text, image URLs), comma separated: written into every batch")
+        goals.add_argument(
+            field.flag,
+            dest=field.name,
+            default=None,
+            type=_FIELD_TYPES.get(field.name),
+            choices=field.choices,
+            help=field.help,
+        )
+    p.add_argument(
+        "--content",
+        type=_columns,
+        default=None,
+        help="pool columns annotators see (text, image URLs), comma separated: written into every batch",
+    )
     seed = p.add_argument_group(
-        "labels you already have", "start from rows labelled before the campaign, taken as a random sample "
-        "within each stratum; the campaign proposes only rows never labelled")
-    seed.add_argument("--labels", default=None,
-                      help="file of row ids and labels, in any format 'campaign ingest' reads (.csv, .csv.gz, "
-                           ".parquet, a Label Studio export .json, .jsonl); ids in the --id-column column")
-    seed.add_argument("--y-true", dest="y_true", default=None, help="column of --labels with the labels (default: label)")
-    seed.add_argument("--inclusion", default=None,
-                      help="column of --labels with the probability each row was chosen for labelling; labels "
-                           "chosen with unequal probabilities within a stratum are read as a seed cell beside the "
-                           "campaign's random draws (goal each, guarantee stratum only)")
-    seed.add_argument("--from-name", default=None,
-                      help="Label Studio choice control holding the label (default: the only one, or 'label')")
+        "labels you already have",
+        "start from rows labelled before the campaign, taken as a random sample "
+        "within each stratum; the campaign proposes only rows never labelled",
+    )
+    seed.add_argument(
+        "--labels",
+        default=None,
+        help="file of row ids and labels, in any format 'campaign ingest' reads (.csv, .csv.gz, "
+        ".parquet, a Label Studio export .json, .jsonl); ids in the --id-column column",
+    )
+    seed.add_argument(
+        "--y-true", dest="y_true", default=None, help="column of --labels with the labels (default: label)"
+    )
+    seed.add_argument(
+        "--inclusion",
+        default=None,
+        help="column of --labels with the probability each row was chosen for labelling; labels "
+        "chosen with unequal probabilities within a stratum are read as a seed cell beside the "
+        "campaign's random draws (goal each, guarantee stratum only)",
+    )
+    seed.add_argument(
+        "--from-name",
+        default=None,
+        help="Label Studio choice control holding the label (default: the only one, or 'label')",
+    )
 
 
 def _add_others(sub: Any) -> None:
-    p = _add(sub, "propose", "write the next rows to label",
-             "Propose the next batch and write it with an empty label column. The file is written "
-             "under a temporary name and renamed onto --out once the proposal is recorded: if "
-             "either fails, nothing is recorded and --out is left as it was. --out is never the "
-             "campaign database, and an existing file is replaced only with --force. When there is "
-             "nothing to propose (the goal is met, or the budget or the pool is spent) no file is "
-             "written and the exit code is 3.",
-             "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv")
-    p.add_argument("--batch-size", type=_positive_int, default=None,
-                   help="rows to propose (default: the campaign's batch size, set at create)")
+    p = _add(
+        sub,
+        "propose",
+        "write the next rows to label",
+        "Propose the next batch and write it with an empty label column. The file is written "
+        "under a temporary name and renamed onto --out once the proposal is recorded: if "
+        "either fails, nothing is recorded and --out is left as it was. --out is never the "
+        "campaign database, and an existing file is replaced only with --force. When there is "
+        "nothing to propose (the goal is met, or the budget or the pool is spent) no file is "
+        "written and the exit code is 3.",
+        "bayeseval campaign propose --db camp.db --batch-size 50 --out batch.csv",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=None,
+        help="rows to propose (default: the campaign's batch size, set at create)",
+    )
     _add_batch_output(p)
 
-    p = _add(sub, "ingest", "read labelled rows back",
-             "Record labels for proposed rows; all or nothing (any bad row rejects the file), except "
-             "that rows whose label is blank (empty, spaces only, null; an unlabelled task of a Label "
-             "Studio export) are left pending and counted, unless --strict. Rows sent again with the "
-             "label they already have are skipped; a different label for a labelled row is an error "
-             "unless --relabel. A Label Studio import file (tasks without annotations) is refused.",
-             "bayeseval campaign ingest --db camp.db --labels batch.csv --y-true label")
+    p = _add(
+        sub,
+        "ingest",
+        "read labelled rows back",
+        "Record labels for proposed rows; all or nothing (any bad row rejects the file), except "
+        "that rows whose label is blank (empty, spaces only, null; an unlabelled task of a Label "
+        "Studio export) are left pending and counted, unless --strict. Rows sent again with the "
+        "label they already have are skipped; a different label for a labelled row is an error "
+        "unless --relabel. A Label Studio import file (tasks without annotations) is refused.",
+        "bayeseval campaign ingest --db camp.db --labels batch.csv --y-true label",
+    )
     p.add_argument("--labels", required=True, help="labelled file (.csv, .csv.gz or .parquet)")
     p.add_argument("--id-column", default=None, help="row id column (default: the pool's id column name)")
     p.add_argument("--y-true", dest="y_true", default=None, help="column with the true labels (default: label)")
     p.add_argument("--relabel", action="store_true", help="replace the stored label of rows labelled differently")
-    p.add_argument("--strict", action="store_true",
-                   help="refuse the whole file when a row's label is blank (default: leave those rows pending)")
-    p.add_argument("--annotator-column", default=None,
-                   help="column naming who gave each label (one row per annotation; Label Studio exports need none)")
-    p.add_argument("--from-name", default=None,
-                   help="Label Studio choice control holding the label (default: the only one, or 'label')")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse the whole file when a row's label is blank (default: leave those rows pending)",
+    )
+    p.add_argument(
+        "--annotator-column",
+        default=None,
+        help="column naming who gave each label (one row per annotation; Label Studio exports need none)",
+    )
+    p.add_argument(
+        "--from-name",
+        default=None,
+        help="Label Studio choice control holding the label (default: the only one, or 'label')",
+    )
 
-    p = _add(sub, "status", "show per-stratum progress",
-             "Everything Campaign.status() shows per stratum (pool rows, labels, pending, trials, "
-             "successes, posterior mean and credible interval, half-width, done, exhausted, outlier, "
-             "cost), plus the forecast labels and their cost; with --json also the annotators' "
-             "agreement per stratum.",
-             "bayeseval campaign status --db camp.db --json")
+    p = _add(
+        sub,
+        "status",
+        "show per-stratum progress",
+        "Everything Campaign.status() shows per stratum (pool rows, labels, pending, trials, "
+        "successes, posterior mean and credible interval, half-width, done, exhausted, outlier, "
+        "cost), plus the forecast labels and their cost; with --json also the annotators' "
+        "agreement per stratum.",
+        "bayeseval campaign status --db camp.db --json",
+    )
 
-    p = _add(sub, "pending", "list the proposals waiting for labels",
-             "Number of pending proposals per round (and their ids with --json).",
-             "bayeseval campaign pending --db camp.db")
+    p = _add(
+        sub,
+        "pending",
+        "list the proposals waiting for labels",
+        "Number of pending proposals per round (and their ids with --json).",
+        "bayeseval campaign pending --db camp.db",
+    )
 
-    p = _add(sub, "release", "withdraw pending proposals",
-             "Withdraw pending proposals so their rows can be proposed again.",
-             "bayeseval campaign release --db camp.db --round 3")
+    p = _add(
+        sub,
+        "release",
+        "withdraw pending proposals",
+        "Withdraw pending proposals so their rows can be proposed again.",
+        "bayeseval campaign release --db camp.db --round 3",
+    )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="every pending proposal")
     which.add_argument("--round", type=_positive_int, default=None, help="the pending proposals of one round")
@@ -874,51 +1034,85 @@ def _add_others(sub: Any) -> None:
     which.add_argument("--file", default=None, help="a batch file whose id column lists the rows")
     p.add_argument("--id-column", default=None, help="row id column of --file (default: the pool's id column name)")
 
-    p = _add(sub, "export", "write the pending rows to a file again",
-             "Re-write the pending proposals (all, or one --round) as a batch file with an empty label column.",
-             "bayeseval campaign export --db camp.db --out batch.csv")
+    p = _add(
+        sub,
+        "export",
+        "write the pending rows to a file again",
+        "Re-write the pending proposals (all, or one --round) as a batch file with an empty label column.",
+        "bayeseval campaign export --db camp.db --out batch.csv",
+    )
     _add_batch_output(p)
     p.add_argument("--round", type=_positive_int, default=None, help="only this round's pending rows")
 
-    p = _add(sub, "forecast", "labels (and cost) still needed",
-             "Labels still needed per stratum to meet the target, from the current posterior, and their cost.",
-             "bayeseval campaign forecast --db camp.db")
-    p = _add(sub, "history", "the proposal rounds",
-             "One line per proposal round: time, rule and labels requested per stratum.",
-             "bayeseval campaign history --db camp.db --json")
-    p = _add(sub, "report", "write an HTML campaign report",
-             "An HTML report: per-stratum progress over the rounds, the current intervals, the "
-             "forecast and the labels still needed, with plots inline.",
-             "bayeseval campaign report --db camp.db --out report.html")
+    p = _add(
+        sub,
+        "forecast",
+        "labels (and cost) still needed",
+        "Labels still needed per stratum to meet the target, from the current posterior, and their cost.",
+        "bayeseval campaign forecast --db camp.db",
+    )
+    p = _add(
+        sub,
+        "history",
+        "the proposal rounds",
+        "One line per proposal round: time, rule and labels requested per stratum.",
+        "bayeseval campaign history --db camp.db --json",
+    )
+    p = _add(
+        sub,
+        "report",
+        "write an HTML campaign report",
+        "An HTML report: per-stratum progress over the rounds, the current intervals, the "
+        "forecast and the labels still needed, with plots inline.",
+        "bayeseval campaign report --db camp.db --out report.html",
+    )
     p.add_argument("--out", required=True, help="the .html file to write")
     _add_force(p)
 
-    p = _add(sub, "labelstudio-config", "write a Label Studio labelling configuration",
-             "The labelling configuration (XML) for the campaign's tasks: each content column (create "
-             "--content) as Text, or Image for columns of image URLs, and a Choices control named 'label' "
-             "with the campaign's known labels.",
-             "bayeseval campaign labelstudio-config --db camp.db --out config.xml")
+    p = _add(
+        sub,
+        "labelstudio-config",
+        "write a Label Studio labelling configuration",
+        "The labelling configuration (XML) for the campaign's tasks: each content column (create "
+        "--content) as Text, or Image for columns of image URLs, and a Choices control named 'label' "
+        "with the campaign's known labels.",
+        "bayeseval campaign labelstudio-config --db camp.db --out config.xml",
+    )
     p.add_argument("--out", default=None, help="the .xml file to write (default: print it)")
-    p.add_argument("--content-type", type=_content_type, action="append", default=None,
-                   help="COLUMN=text or COLUMN=image: how to show a content column (repeatable; "
-                   "default: Image for columns of image URLs)")
-    p.add_argument("--show-prediction", action="store_true",
-                   help="also show the model's prediction (write the tasks with --show-prediction too)")
+    p.add_argument(
+        "--content-type",
+        type=_content_type,
+        action="append",
+        default=None,
+        help="COLUMN=text or COLUMN=image: how to show a content column (repeatable; "
+        "default: Image for columns of image URLs)",
+    )
+    p.add_argument(
+        "--show-prediction",
+        action="store_true",
+        help="also show the model's prediction (write the tasks with --show-prediction too)",
+    )
     _add_force(p)
 
 
 def _add_force(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--force", action="store_true",
-                   help="replace --out if it exists (never the campaign database)")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists (never the campaign database)")
 
 
 def _add_batch_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output file (.csv, .csv.gz, .parquet, .json or .jsonl)")
     _add_force(p)
-    p.add_argument("--format", choices=list(FORMATS), default=None,
-                   help="batch format (default: from the --out name; labelstudio writes Label Studio tasks, .json)")
-    p.add_argument("--show-prediction", action="store_true",
-                   help="include the model's prediction (and score); left out by default so labels are not biased")
+    p.add_argument(
+        "--format",
+        choices=list(FORMATS),
+        default=None,
+        help="batch format (default: from the --out name; labelstudio writes Label Studio tasks, .json)",
+    )
+    p.add_argument(
+        "--show-prediction",
+        action="store_true",
+        help="include the model's prediction (and score); left out by default so labels are not biased",
+    )
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:

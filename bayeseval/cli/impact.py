@@ -21,10 +21,18 @@ def run_impact(args: Any) -> int:
     data = read_table(args.data, name="data")
     groups = [c.strip() for c in args.groups.split(",") if c.strip()]
     report = impact_ratio_report(
-        data, groups=groups, selected=args.selected, score=args.score, level=args.level,
-        threshold=args.threshold, exclude_below=args.exclude_below,
-        justification=args.justification, source=args.source or args.data,
-        explanation=args.explanation, test_data=args.test_data, auditor=args.auditor,
+        data,
+        groups=groups,
+        selected=args.selected,
+        score=args.score,
+        level=args.level,
+        threshold=args.threshold,
+        exclude_below=args.exclude_below,
+        justification=args.justification,
+        source=args.source or args.data,
+        explanation=args.explanation,
+        test_data=args.test_data,
+        auditor=args.auditor,
         date=args.date,
     )
     if args.out:

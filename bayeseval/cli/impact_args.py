@@ -46,16 +46,21 @@ def add_impact_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     outcome.add_argument("--score", default=None, help="numeric score column (scoring rates)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
     p.add_argument("--threshold", type=float, default=0.8, help="impact ratio of the verdicts")
-    p.add_argument("--exclude-below", type=float, default=None,
-                   help="leave categories under this share of the rows out of the ratios (e.g. 0.02)")
+    p.add_argument(
+        "--exclude-below",
+        type=float,
+        default=None,
+        help="leave categories under this share of the rows out of the ratios (e.g. 0.02)",
+    )
     p.add_argument("--justification", default=None, help="the reason for --exclude-below")
     p.add_argument("--source", default=None, help="where the data come from")
     p.add_argument("--explanation", default=None, help="what the data are")
     p.add_argument("--test-data", default=None, help="why test data were used, if they were")
     p.add_argument("--auditor", default=None, help="who performed the audit")
     p.add_argument("--date", default=None, help="date of the audit, YYYY-MM-DD (default: today)")
-    p.add_argument("--out", type=_out_path, default=None,
-                   help="also write the report: .html, .md, .json, .csv or .xlsx")
+    p.add_argument(
+        "--out", type=_out_path, default=None, help="also write the report: .html, .md, .json, .csv or .xlsx"
+    )
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     return p

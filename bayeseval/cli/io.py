@@ -89,9 +89,7 @@ def one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def read_table(
-    path: str, *, name: str = "file", text_columns: Sequence[str] = (), require_rows: bool = False
-) -> Any:
+def read_table(path: str, *, name: str = "file", text_columns: Sequence[str] = (), require_rows: bool = False) -> Any:
     """Read a .csv (.csv.gz, .txt) or .parquet (.pq) file as a pandas DataFrame.
 
     Parameters
@@ -159,7 +157,10 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_output(
-    path: str | os.PathLike[str], *, option: str = "--out", force: bool = False,
+    path: str | os.PathLike[str],
+    *,
+    option: str = "--out",
+    force: bool = False,
     inputs: Sequence[tuple[str, str | os.PathLike[str]]] = (),
 ) -> Path:
     """Check that a command may write its output file at ``path``; return it as a Path.
@@ -212,7 +213,9 @@ def check_output(
     if p.is_dir():
         raise ValueError(f"{option} {str(path)!r} is a folder, not a file")
     if p.exists() and not force:
-        raise ValueError(f"{option} {str(path)!r} already exists; give --force to replace it, or choose a new file name")
+        raise ValueError(
+            f"{option} {str(path)!r} already exists; give --force to replace it, or choose a new file name"
+        )
     return p
 
 

@@ -36,8 +36,10 @@ def _client(args: argparse.Namespace) -> Any:
         return LabelStudioClient(args.url, token, timeout=args.timeout)
     except ImportError as exc:  # the extra is not installed (or its client is broken)
         cause = exc.__cause__ if exc.__cause__ is not None else exc
-        raise ValueError(f"needs the labelstudio extra (label-studio-sdk: {' '.join(str(cause).split())}); "
-                         f"install it with: {INSTALL}") from None
+        raise ValueError(
+            f"needs the labelstudio extra (label-studio-sdk: {' '.join(str(cause).split())}); "
+            f"install it with: {INSTALL}"
+        ) from None
     except ValueError as exc:
         raise ValueError(f"--url: {exc}") from exc
 
@@ -59,8 +61,17 @@ def _sync_once(campaign: Any, client: Any, args: argparse.Namespace, create_conf
     """One sync, with the server's errors as ValueError naming the URL."""
     from bayeseval.campaign.labelstudio import sync
 
-    return _call(args, sync, campaign, client, args.project, create_config=create_config,
-                 batch_size=args.batch_size, min_open=args.min_open, relabel=not args.no_relabel)
+    return _call(
+        args,
+        sync,
+        campaign,
+        client,
+        args.project,
+        create_config=create_config,
+        batch_size=args.batch_size,
+        min_open=args.min_open,
+        relabel=not args.no_relabel,
+    )
 
 
 def _sync(args: argparse.Namespace) -> int:
@@ -77,10 +88,12 @@ def _sync(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict()))
     else:
         r = report
-        print(f"{r.project}: {r.created} tasks created, {r.adopted} adopted, {r.deleted} deleted, "
-              f"{r.released} rows released; {r.annotations} annotations, {r.labels} labels, "
-              f"{r.relabelled} relabelled, {len(r.rejected)} rejected; {r.proposed} rows proposed, "
-              f"{r.scores} scores set; {r.open} tasks open; {'done' if r.done else 'not done'}")
+        print(
+            f"{r.project}: {r.created} tasks created, {r.adopted} adopted, {r.deleted} deleted, "
+            f"{r.released} rows released; {r.annotations} annotations, {r.labels} labels, "
+            f"{r.relabelled} relabelled, {len(r.rejected)} rejected; {r.proposed} rows proposed, "
+            f"{r.scores} scores set; {r.open} tasks open; {'done' if r.done else 'not done'}"
+        )
         for why in r.rejected:
             print(f"rejected: {why}", file=sys.stderr)
     return 0
@@ -103,12 +116,22 @@ def _serve(args: argparse.Namespace) -> int:
         first[0] = False
         return report
 
-    server = CampaignServer(args.db, run_sync, host=args.host, port=args.port, secret=args.secret,
-                            timeout=args.client_timeout, on_error=_print_error)
+    server = CampaignServer(
+        args.db,
+        run_sync,
+        host=args.host,
+        port=args.port,
+        secret=args.secret,
+        timeout=args.client_timeout,
+        on_error=_print_error,
+    )
     signal.signal(signal.SIGTERM, _stopper(server))  # a terminated server stops serving cleanly
-    print(json.dumps({"url": f"http://{args.host}:{server.port}", "db": str(args.db), "project": args.project})
-          if args.json else f"serving campaign {args.db} on http://{args.host}:{server.port} "
-          f"(webhooks: POST /, status: GET /status)", flush=True)
+    print(
+        json.dumps({"url": f"http://{args.host}:{server.port}", "db": str(args.db), "project": args.project})
+        if args.json
+        else f"serving campaign {args.db} on http://{args.host}:{server.port} (webhooks: POST /, status: GET /status)",
+        flush=True,
+    )
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -167,14 +190,26 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url", required=True, help="the Label Studio server, e.g. http://localhost:8080")
     p.add_argument("--project", required=True, type=_positive, help="the Label Studio project id")
     p.add_argument("--token", default=None, help="API token (default: the LABEL_STUDIO_API_KEY environment variable)")
-    p.add_argument("--create-config", action="store_true",
-                   help="set the project's labelling configuration from the campaign first")
-    p.add_argument("--batch-size", type=_positive, default=None,
-                   help="rows proposed when the open tasks run low (default: the campaign's batch size)")
-    p.add_argument("--min-open", type=_count, default=None,
-                   help="propose when at most this many tasks are open (default: half the batch size)")
-    p.add_argument("--no-relabel", action="store_true",
-                   help="reject an annotator's updated annotation instead of replacing the stored one")
+    p.add_argument(
+        "--create-config", action="store_true", help="set the project's labelling configuration from the campaign first"
+    )
+    p.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=None,
+        help="rows proposed when the open tasks run low (default: the campaign's batch size)",
+    )
+    p.add_argument(
+        "--min-open",
+        type=_count,
+        default=None,
+        help="propose when at most this many tasks are open (default: half the batch size)",
+    )
+    p.add_argument(
+        "--no-relabel",
+        action="store_true",
+        help="reject an annotator's updated annotation instead of replacing the stored one",
+    )
     p.add_argument("--timeout", type=_seconds, default=30.0, help="seconds per Label Studio request (default 30)")
 
 
@@ -189,26 +224,40 @@ def add_parsers(sub: Any, add: Callable[..., argparse.ArgumentParser]) -> None:
         The campaign CLI's parser factory ``add(sub, name, help, description, example)``
         (it adds ``--db`` and ``--json``).
     """
-    p = add(sub, "sync", "sync with a Label Studio project",
-            "One sync with a Label Studio project: ingest new and changed annotations, release rows "
-            "whose task was deleted, propose rows when few tasks are open, create one task per pending "
-            "row and set every open task's prediction score to the row's priority (sort the Data "
-            "Manager by prediction score). Safe to repeat and to interrupt.",
-            "bayeseval campaign sync --db camp.db --url http://localhost:8080 --project 1 --create-config")
+    p = add(
+        sub,
+        "sync",
+        "sync with a Label Studio project",
+        "One sync with a Label Studio project: ingest new and changed annotations, release rows "
+        "whose task was deleted, propose rows when few tasks are open, create one task per pending "
+        "row and set every open task's prediction score to the row's priority (sort the Data "
+        "Manager by prediction score). Safe to repeat and to interrupt.",
+        "bayeseval campaign sync --db camp.db --url http://localhost:8080 --project 1 --create-config",
+    )
     _common(p)
-    p = add(sub, "serve", "sync on every Label Studio webhook",
-            "Serve Label Studio webhooks (ANNOTATION_CREATED, ANNOTATION_UPDATED, ANNOTATIONS_DELETED, "
-            "TASKS_DELETED) on POST and sync after each, one at a time; GET /status answers the "
-            "campaign's status (JSON), GET /health answers ok. With --secret, every request but "
-            "GET /health must carry it. Binds to 127.0.0.1 unless --host. Checks the URL, token and "
-            "project first (exit 2 when Label Studio refuses); a failed sync is printed on stderr.",
-            "bayeseval campaign serve --db camp.db --url http://localhost:8080 --project 1 --port 8765")
+    p = add(
+        sub,
+        "serve",
+        "sync on every Label Studio webhook",
+        "Serve Label Studio webhooks (ANNOTATION_CREATED, ANNOTATION_UPDATED, ANNOTATIONS_DELETED, "
+        "TASKS_DELETED) on POST and sync after each, one at a time; GET /status answers the "
+        "campaign's status (JSON), GET /health answers ok. With --secret, every request but "
+        "GET /health must carry it. Binds to 127.0.0.1 unless --host. Checks the URL, token and "
+        "project first (exit 2 when Label Studio refuses); a failed sync is printed on stderr.",
+        "bayeseval campaign serve --db camp.db --url http://localhost:8080 --project 1 --port 8765",
+    )
     _common(p)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=_port, default=8765, help="port to listen on (default 8765; 0: any free port)")
-    p.add_argument("--secret", default=None,
-                   help="shared secret every request but GET /health (webhooks, /status) must carry in "
-                        "the X-Bayeseval-Secret header")
-    p.add_argument("--client-timeout", type=_seconds, default=10.0,
-                   help="seconds a client has to send its request and read the answer; then it is "
-                        "disconnected (default 10)")
+    p.add_argument(
+        "--secret",
+        default=None,
+        help="shared secret every request but GET /health (webhooks, /status) must carry in "
+        "the X-Bayeseval-Secret header",
+    )
+    p.add_argument(
+        "--client-timeout",
+        type=_seconds,
+        default=10.0,
+        help="seconds a client has to send its request and read the answer; then it is disconnected (default 10)",
+    )

@@ -70,15 +70,21 @@ PROPORTION_METHODS = ("wilson", "jeffreys", "clopper_pearson", "agresti_coull", 
 STRATA_METHODS = (*PROPORTION_METHODS, "adaptive")
 # what the per-stratum intervals of report and gate promise (``bayeseval._kernels.binomial.GUARANTEES``)
 GUARANTEES = ("stratum", "average")
-_GUARANTEE_HELP = ("stratum (default): every stratum's interval covers its own rate at every true "
-                   "rate (exact); average: the pooled interval, covering on average over strata")
+_GUARANTEE_HELP = (
+    "stratum (default): every stratum's interval covers its own rate at every true "
+    "rate (exact); average: the pooled interval, covering on average over strata"
+)
 
-PROXY_HELP = ("column known on every row (a judge's label, a stronger model's prediction, or a "
-              "probability): rows with an empty --y-true are the unlabelled rows, and each "
-              "stratum's interval uses the proxy and the labels (metrics error_rate, accuracy, "
-              "precision, npv)")
-INCLUSION_HELP = ("with --proxy: column of each labelled row's inclusion probability, when the "
-                  "labels were not drawn at random within the strata")
+PROXY_HELP = (
+    "column known on every row (a judge's label, a stronger model's prediction, or a "
+    "probability): rows with an empty --y-true are the unlabelled rows, and each "
+    "stratum's interval uses the proxy and the labels (metrics error_rate, accuracy, "
+    "precision, npv)"
+)
+INCLUSION_HELP = (
+    "with --proxy: column of each labelled row's inclusion probability, when the "
+    "labels were not drawn at random within the strata"
+)
 
 # the formats of ``Report.save`` (spelled out so that the parser does not import the report
 # module; a test keeps the two equal)
@@ -100,9 +106,7 @@ def _report_path(text: str) -> Path:
     """--out of report: a file in an existing folder whose suffix ``Report.save`` writes."""
     path = Path(text)
     if path.suffix.lower() not in _REPORT_SUFFIXES:
-        raise argparse.ArgumentTypeError(
-            f"must end in {', '.join(_REPORT_SUFFIXES)}, got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"must end in {', '.join(_REPORT_SUFFIXES)}, got {text!r}")
     _check_writable_parent(path, text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"is a folder, not a file: {text!r}")
@@ -155,16 +159,12 @@ def _typed_like(text: str, column: Any, option: str) -> Any:
         try:
             return int(text)
         except ValueError:
-            raise ValueError(
-                f"{option} {text!r} must be an integer: column {column.name!r} holds integers"
-            ) from None
+            raise ValueError(f"{option} {text!r} must be an integer: column {column.name!r} holds integers") from None
     if pd.api.types.is_float_dtype(dtype):
         try:
             return float(text)
         except ValueError:
-            raise ValueError(
-                f"{option} {text!r} must be a number: column {column.name!r} holds numbers"
-            ) from None
+            raise ValueError(f"{option} {text!r} must be a number: column {column.name!r} holds numbers") from None
     return text
 
 
@@ -209,10 +209,7 @@ def _weights_for(value: Any, frame: Any, strata: list[str] | None) -> Any:
     for key, share in value.items():
         parts = key.split(" | ") if len(strata) > 1 else [key]
         if len(parts) != len(strata):
-            raise ValueError(
-                f"--weights key {key!r} must give one label per strata column {strata}, joined "
-                "by ' | '"
-            )
+            raise ValueError(f"--weights key {key!r} must give one label per strata column {strata}, joined by ' | '")
         typed = tuple(_typed_like(p, frame[c], "--weights key") for p, c in zip(parts, strata, strict=True))
         out[typed if len(typed) > 1 else typed[0]] = share
     return out
@@ -229,8 +226,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from bayeseval.demo import run_demo  # deferred: fast start-up
 
     if args.out.is_dir() and any(args.out.iterdir()) and not args.force:
-        raise ValueError(f"--out {str(args.out)!r} already holds files; give --force to let the demo "
-                         "replace its files there, or choose a new folder")
+        raise ValueError(
+            f"--out {str(args.out)!r} already holds files; give --force to let the demo "
+            "replace its files there, or choose a new folder"
+        )
     return run_demo(out=args.out, quick=args.quick, random_seed=args.seed, as_json=args.json)
 
 
@@ -239,9 +238,17 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
     """Read the data file and check that every column option names one of its columns."""
     data = read_table(args.data, name="data")
     strata = _split_columns(args.strata)
-    _check_columns(data, args.data, {"--y-true": args.y_true, "--y-pred": args.y_pred, "--strata": strata,
-                                     "--proxy": getattr(args, "proxy", None),
-                                     "--inclusion": getattr(args, "inclusion", None)})
+    _check_columns(
+        data,
+        args.data,
+        {
+            "--y-true": args.y_true,
+            "--y-pred": args.y_pred,
+            "--strata": strata,
+            "--proxy": getattr(args, "proxy", None),
+            "--inclusion": getattr(args, "inclusion", None),
+        },
+    )
     return data, strata
 
 
@@ -335,8 +342,12 @@ def _add_demo(sub: Any) -> None:
         "small groups, check the model, plan a test set and run a short simulated labelling campaign.",
         epilog="example:\n  bayeseval demo --out demo-report",
     )
-    demo.add_argument("--out", type=_folder, default="bayeseval-report",
-                      help="folder for the HTML report and plots (created if missing)")
+    demo.add_argument(
+        "--out",
+        type=_folder,
+        default="bayeseval-report",
+        help="folder for the HTML report and plots (created if missing)",
+    )
     demo.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0, help="random seed")
     demo.add_argument("--quick", action="store_true", help="smaller simulation, for a fast look")
     demo.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
@@ -349,13 +360,20 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--y-true", required=True, help="column with the true labels")
     p.add_argument("--y-pred", required=True, help="column with the predicted labels")
     p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
-    p.add_argument("--metric", type=metric_name, default="error_rate",
-                   help=f"one of {metric_names.choices(composite=False)} (aliases in parentheses; "
-                   "balanced_accuracy, the mean of two rates, is reported by audit)")
-    p.add_argument("--pos-label", default=None,
-                   help="positive class for recall, precision, ...: parsed as an integer when the "
-                   "--y-true column holds integers (a number for floats, true/false for booleans); "
-                   "required for two labels other than 0/1")
+    p.add_argument(
+        "--metric",
+        type=metric_name,
+        default="error_rate",
+        help=f"one of {metric_names.choices(composite=False)} (aliases in parentheses; "
+        "balanced_accuracy, the mean of two rates, is reported by audit)",
+    )
+    p.add_argument(
+        "--pos-label",
+        default=None,
+        help="positive class for recall, precision, ...: parsed as an integer when the "
+        "--y-true column holds integers (a number for floats, true/false for booleans); "
+        "required for two labels other than 0/1",
+    )
     p.add_argument("--level", type=LEVEL, default=0.95, help="interval level")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -372,30 +390,51 @@ def _add_report(sub: Any) -> None:
         epilog="examples:\n  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
         "--metric recall --pos-label yes --out report.html\n"
         "  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
-        "--weights '{\"a\": 0.7, \"b\": 0.3}'",
+        '--weights \'{"a": 0.7, "b": 0.3}\'',
     )
     _add_data_args(report)
-    report.add_argument("--weights", type=weights_json, default=None,
-                        help="population shares as JSON, e.g. '{\"a\": 0.7, \"b\": 0.3}' (keys parsed "
-                        "to the strata column's type; with several strata columns join the labels "
-                        "with ' | '), or a list in stratum order")
-    report.add_argument("--target-halfwidth", type=float_between(0.0, 0.5), default=None,
-                        help="flag strata wider than this")
-    report.add_argument("--model", default="beta_binomial", choices=("beta_binomial", "robust"),
-                        help="pooled model; 'robust' lets outlying strata stand apart")
+    report.add_argument(
+        "--weights",
+        type=weights_json,
+        default=None,
+        help='population shares as JSON, e.g. \'{"a": 0.7, "b": 0.3}\' (keys parsed '
+        "to the strata column's type; with several strata columns join the labels "
+        "with ' | '), or a list in stratum order",
+    )
+    report.add_argument(
+        "--target-halfwidth", type=float_between(0.0, 0.5), default=None, help="flag strata wider than this"
+    )
+    report.add_argument(
+        "--model",
+        default="beta_binomial",
+        choices=("beta_binomial", "robust"),
+        help="pooled model; 'robust' lets outlying strata stand apart",
+    )
     report.add_argument("--seed", type=SEED, default=0, help="random seed (a non-negative integer)")
     report.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
     report.add_argument("--proxy", default=None, help=PROXY_HELP)
     report.add_argument("--inclusion", default=None, help=INCLUSION_HELP)
-    report.add_argument("--groups", default=None,
-                        help="group column(s), comma separated: adds a fairness audit section")
-    report.add_argument("--tolerance", type=float_between(0.0, 1.0), default=None,
-                        help="largest acceptable max-min gap of the audit (needs --groups)")
-    report.add_argument("--min-trials", type=int_at_least(1), default=None,
-                        help="audit: leave groups with fewer trials out of the gap (needs --groups)")
-    report.add_argument("--out", type=_report_path, default=None,
-                        help="also write the report to a file: .html, .md, .json, .csv, .xlsx "
-                        "(needs openpyxl) or .tex")
+    report.add_argument(
+        "--groups", default=None, help="group column(s), comma separated: adds a fairness audit section"
+    )
+    report.add_argument(
+        "--tolerance",
+        type=float_between(0.0, 1.0),
+        default=None,
+        help="largest acceptable max-min gap of the audit (needs --groups)",
+    )
+    report.add_argument(
+        "--min-trials",
+        type=int_at_least(1),
+        default=None,
+        help="audit: leave groups with fewer trials out of the gap (needs --groups)",
+    )
+    report.add_argument(
+        "--out",
+        type=_report_path,
+        default=None,
+        help="also write the report to a file: .html, .md, .json, .csv, .xlsx (needs openpyxl) or .tex",
+    )
     report.add_argument("--force", action="store_true", help="replace --out if it exists (never the data file)")
     report.set_defaults(func=_cmd_report)
 
@@ -413,13 +452,18 @@ def _add_gate(sub: Any) -> None:
     )
     _add_data_args(gate_p)
     gate_p.add_argument("--min-trials", type=int_at_least(1), default=None, help="minimum trials per stratum")
-    gate_p.add_argument("--max-halfwidth", type=float_between(0.0, 1.0), default=None,
-                        help="maximum interval half-width")
-    gate_p.add_argument("--method", default=None, choices=STRATA_METHODS,
-                        help="interval method; when omitted, adaptive under --guarantee stratum "
-                        "(each stratum's exact-coverage interval, narrower where the stratum is "
-                        "typical of the others; that guarantee accepts only adaptive or "
-                        "clopper_pearson) and wilson under --guarantee average")
+    gate_p.add_argument(
+        "--max-halfwidth", type=float_between(0.0, 1.0), default=None, help="maximum interval half-width"
+    )
+    gate_p.add_argument(
+        "--method",
+        default=None,
+        choices=STRATA_METHODS,
+        help="interval method; when omitted, adaptive under --guarantee stratum "
+        "(each stratum's exact-coverage interval, narrower where the stratum is "
+        "typical of the others; that guarantee accepts only adaptive or "
+        "clopper_pearson) and wilson under --guarantee average",
+    )
     gate_p.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
     gate_p.set_defaults(func=_cmd_gate)
 
@@ -455,8 +499,13 @@ def _add_audit(sub: Any, *, full: bool) -> None:
 def _add_impact(sub: Any, *, full: bool) -> None:
     """The ``impact-ratio`` command: in full, or a placeholder that only lists it in the help."""
     if full:
-        p = sub.add_parser("impact-ratio", help=IMPACT_HELP, description=IMPACT_DESCRIPTION,
-                           epilog=IMPACT_EPILOG, formatter_class=HelpFormatter)
+        p = sub.add_parser(
+            "impact-ratio",
+            help=IMPACT_HELP,
+            description=IMPACT_DESCRIPTION,
+            epilog=IMPACT_EPILOG,
+            formatter_class=HelpFormatter,
+        )
         add_impact_arguments(p)
         p.set_defaults(func=_cmd_impact)
     else:
@@ -547,8 +596,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
-    parser = build_parser(campaign=command == "campaign", audit=command == "audit",
-                          impact=command == "impact-ratio")
+    parser = build_parser(campaign=command == "campaign", audit=command == "audit", impact=command == "impact-ratio")
     with cli_warnings():  # a warning is one "warning: ..." line, once
         try:
             args = parser.parse_args(argv)

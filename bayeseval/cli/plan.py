@@ -29,10 +29,7 @@ __all__: list[str] = []
 def _count_or_error(value: float, what: str, option: str, given: Any) -> int:
     """``ceil(value)`` as an int, refusing counts that are not exactly representable."""
     if not math.isfinite(value) or value > MAX_COUNT:
-        raise ValueError(
-            f"{option} {given!r} needs {value:.3g} {what}, more than 2**53: no count that large "
-            "is exact"
-        )
+        raise ValueError(f"{option} {given!r} needs {value:.3g} {what}, more than 2**53: no count that large is exact")
     return int(-(-value // 1))
 
 
@@ -55,16 +52,13 @@ def _check_plan_target(args: argparse.Namespace, option: str) -> None:
 def _cmd_plan(args: argparse.Namespace) -> int:
     if args.halfwidth is None and args.se is None:
         raise ValueError(
-            "plan needs --halfwidth or --se (or a sub-command: allocate, split; see "
-            "'bayeseval plan --help')"
+            "plan needs --halfwidth or --se (or a sub-command: allocate, split; see 'bayeseval plan --help')"
         )
     option = "--se" if args.se is not None else "--halfwidth"
     _check_plan_target(args, option)
     from bayeseval.plan.sizes import sample_size  # deferred: fast start-up
 
-    n = sample_size(
-        se=args.se, halfwidth=args.halfwidth, rate=args.rate, level=args.level, method=args.method
-    )
+    n = sample_size(se=args.se, halfwidth=args.halfwidth, rate=args.rate, level=args.level, method=args.method)
     target = args.halfwidth if args.se is None else args.se
     n = _count_or_error(float(n), "trials per stratum", option, target)
     rate = 0.5 if args.rate is None else args.rate
@@ -96,8 +90,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 def _assumed_rate_line(rate: float | None) -> str:
     if rate is None:
-        return ("planning rate: 0.5 (assumed: no --rate given; 0.5 needs the most trials, so the "
-                "plan holds at any rate)")
+        return "planning rate: 0.5 (assumed: no --rate given; 0.5 needs the most trials, so the plan holds at any rate)"
     return f"planning rate: {rate:g} (from --rate)"
 
 
@@ -128,8 +121,10 @@ def _cmd_allocate(args: argparse.Namespace) -> int:
 
     weights, rates = args.weights, args.rates
     if rates is not None and isinstance(weights, dict) != isinstance(rates, dict):
-        raise ValueError("--rates must be a JSON object when --weights is one, and a list when "
-                         f"--weights is a list; got --weights {weights!r} and --rates {rates!r}")
+        raise ValueError(
+            "--rates must be a JSON object when --weights is one, and a list when "
+            f"--weights is a list; got --weights {weights!r} and --rates {rates!r}"
+        )
     if isinstance(weights, dict) and isinstance(rates, dict) and set(rates) != set(weights):
         raise ValueError(f"--rates keys {sorted(rates)} must be the --weights keys {sorted(weights)}")
     plain = allocation.plain_inputs(weights, rates, args.minimum, None)
@@ -139,11 +134,16 @@ def _cmd_allocate(args: argparse.Namespace) -> int:
         keys, counts = list(alloc.index), alloc.to_numpy()
     else:  # JSON numbers: allocated on plain arrays, without importing pandas
         keys, shares, variances, lo, hi = plain
-        counts = allocation.allocation_counts(args.budget, shares, variances, lo, hi, keys, args.method,
-                                              has_minimum=args.minimum is not None)
+        counts = allocation.allocation_counts(
+            args.budget, shares, variances, lo, hi, keys, args.method, has_minimum=args.minimum is not None
+        )
     labels = [str(k) for k in keys]
-    payload = {"budget": args.budget, "method": args.method, "minimum": args.minimum,
-               "allocation": dict(zip(labels, (int(v) for v in counts), strict=True))}
+    payload = {
+        "budget": args.budget,
+        "method": args.method,
+        "minimum": args.minimum,
+        "allocation": dict(zip(labels, (int(v) for v in counts), strict=True)),
+    }
     width = max(len(x) for x in labels + ["stratum"])
     lines = [f"allocating {args.budget} labels ({args.method}):", f"  {'stratum':<{width}}  labels"]
     lines += [f"  {k:<{width}}  {int(v)}" for k, v in zip(labels, counts, strict=True)]
@@ -157,13 +157,21 @@ def _cmd_split(args: argparse.Namespace) -> int:
     from bayeseval.plan.decision import split_decision  # deferred: fast start-up
 
     res = split_decision(
-        n_total=args.n_total, n_test=args.n_test, share=args.share, n_min=args.n_min,
-        n_groups=args.groups, max_test_share=args.max_test_share, max_inflate=args.max_inflate,
+        n_total=args.n_total,
+        n_test=args.n_test,
+        share=args.share,
+        n_min=args.n_min,
+        n_groups=args.groups,
+        max_test_share=args.max_test_share,
+        max_inflate=args.max_inflate,
     )
     # the fields of ``res.table``'s one row, as Python numbers (the table would import pandas)
     payload = {k: v.item() if isinstance(v, np.generic) else v for k, v in res.to_dict().items()}
-    lines = [f"decision: {res.branch}", f"test set: {res.n_test:,} rows "
-             f"({res.n_minority_test:,} minority rows)", f"why: {res.reason}"]
+    lines = [
+        f"decision: {res.branch}",
+        f"test set: {res.n_test:,} rows ({res.n_minority_test:,} minority rows)",
+        f"why: {res.reason}",
+    ]
     if res.warning:
         lines.append(f"warning: {res.warning}")
     emit(payload, args.json, "\n".join(lines))
@@ -181,23 +189,28 @@ def add_plan(sub: Any) -> None:
         "strata, 'split' decides how to draw a test set that holds enough minority rows.",
         epilog="examples:\n  bayeseval plan --halfwidth 0.05 --rate 0.7\n"
         "  bayeseval plan --halfwidth 0.05 --rate 0.7 --groups 8 --share 0.004 --json\n"
-        "  bayeseval plan allocate --budget 400 --weights '{\"a\": 0.7, \"b\": 0.3}' "
-        "--rates '{\"a\": 0.1, \"b\": 0.4}'\n"
+        '  bayeseval plan allocate --budget 400 --weights \'{"a": 0.7, "b": 0.3}\' '
+        '--rates \'{"a": 0.1, "b": 0.4}\'\n'
         "  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 --n-min 323",
     )
     target = plan.add_mutually_exclusive_group()
-    target.add_argument("--halfwidth", type=float_between(0.0, 1.0),
-                        help="target half-width of the interval (this or --se)")
-    target.add_argument("--se", type=float_between(0.0, 0.5, closed_high=True),
-                        help="target standard error (this or --halfwidth)")
-    plan.add_argument("--rate", type=rate_value, default=None,
-                      help="planning rate; without it 0.5, which needs the most trials")
+    target.add_argument(
+        "--halfwidth", type=float_between(0.0, 1.0), help="target half-width of the interval (this or --se)"
+    )
+    target.add_argument(
+        "--se", type=float_between(0.0, 0.5, closed_high=True), help="target standard error (this or --halfwidth)"
+    )
+    plan.add_argument(
+        "--rate", type=rate_value, default=None, help="planning rate; without it 0.5, which needs the most trials"
+    )
     plan.add_argument("--level", type=LEVEL, default=0.95, help="interval level")
-    plan.add_argument("--method", default="normal", choices=("normal", "wilson", "clopper_pearson"),
-                      help="interval the plan is for")
+    plan.add_argument(
+        "--method", default="normal", choices=("normal", "wilson", "clopper_pearson"), help="interval the plan is for"
+    )
     plan.add_argument("--groups", type=int_at_least(1), default=None, help="number of subgroups needing this n")
-    plan.add_argument("--share", type=float_between(0.0, 1.0, closed_high=True), default=None,
-                      help="minority share in the population")
+    plan.add_argument(
+        "--share", type=float_between(0.0, 1.0, closed_high=True), default=None, help="minority share in the population"
+    )
     plan.add_argument("--json", action="store_true", help="machine-readable output")
     plan.set_defaults(func=_cmd_plan)
     subs = plan.add_subparsers(dest="plan_command", metavar="SUBCOMMAND")
@@ -214,19 +227,29 @@ def _add_plan_allocate(subs: Any) -> None:
         "'optimal' is Neyman allocation (Cochran 1977, section 5.5), 'proportional' follows the "
         "population shares, 'equal' gives each stratum the same, 'equal_precision' the same "
         "half-width, 'compromise' a minimum first and the rest optimally.",
-        epilog="example:\n  bayeseval plan allocate --budget 400 --weights '{\"a\": 0.7, \"b\": 0.3}' "
-        "--rates '{\"a\": 0.1, \"b\": 0.4}' --minimum 60",
+        epilog='example:\n  bayeseval plan allocate --budget 400 --weights \'{"a": 0.7, "b": 0.3}\' '
+        '--rates \'{"a": 0.1, "b": 0.4}\' --minimum 60',
     )
     alloc.add_argument("--budget", type=int_at_least(1), required=True, help="labels to allocate")
-    alloc.add_argument("--weights", type=weights_json, required=True,
-                       help="population shares as JSON, e.g. '{\"a\": 0.7, \"b\": 0.3}', or a list")
-    alloc.add_argument("--rates", type=json_object("planning rate"), default=None,
-                       help="planning rates as JSON, keyed like --weights; without them 0.5 everywhere")
-    alloc.add_argument("--method", default="optimal",
-                       choices=("optimal", "proportional", "equal", "equal_precision", "compromise"),
-                       help="allocation rule")
-    alloc.add_argument("--minimum", type=int_at_least(0), default=None,
-                       help="labels every stratum gets at least")
+    alloc.add_argument(
+        "--weights",
+        type=weights_json,
+        required=True,
+        help='population shares as JSON, e.g. \'{"a": 0.7, "b": 0.3}\', or a list',
+    )
+    alloc.add_argument(
+        "--rates",
+        type=json_object("planning rate"),
+        default=None,
+        help="planning rates as JSON, keyed like --weights; without them 0.5 everywhere",
+    )
+    alloc.add_argument(
+        "--method",
+        default="optimal",
+        choices=("optimal", "proportional", "equal", "equal_precision", "compromise"),
+        help="allocation rule",
+    )
+    alloc.add_argument("--minimum", type=int_at_least(0), default=None, help="labels every stratum gets at least")
     alloc.add_argument("--json", action="store_true", help="machine-readable output")
     alloc.set_defaults(func=_cmd_allocate)
 
@@ -241,19 +264,24 @@ def _add_plan_split(subs: Any) -> None:
         "minority share if a proportional test set holds --n-min minority rows per group, else "
         "grow the test set (up to --max-test-share of the data), else oversample the minority "
         "and reweight.",
-        epilog="example:\n  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 "
-        "--n-min 323 --groups 8",
+        epilog="example:\n  bayeseval plan split --n-total 300000 --n-test 60000 --share 0.0042 --n-min 323 --groups 8",
     )
     split.add_argument("--n-total", type=int_at_least(1), required=True, help="rows in the data")
     split.add_argument("--n-test", type=int_at_least(1), required=True, help="planned test rows")
-    split.add_argument("--share", type=float_between(0.0, 1.0), required=True,
-                       help="minority share of the rows")
-    split.add_argument("--n-min", type=int_at_least(1), required=True,
-                       help="minority test rows needed per group")
+    split.add_argument("--share", type=float_between(0.0, 1.0), required=True, help="minority share of the rows")
+    split.add_argument("--n-min", type=int_at_least(1), required=True, help="minority test rows needed per group")
     split.add_argument("--groups", type=int_at_least(1), default=1, help="groups needing --n-min each")
-    split.add_argument("--max-test-share", type=float_between(0.0, 1.0, closed_high=True), default=0.3,
-                       help="largest share of the data the test set may take")
-    split.add_argument("--max-inflate", type=float_between(1.0, math.inf), default=5.0,
-                       help="largest factor by which the minority may be oversampled")
+    split.add_argument(
+        "--max-test-share",
+        type=float_between(0.0, 1.0, closed_high=True),
+        default=0.3,
+        help="largest share of the data the test set may take",
+    )
+    split.add_argument(
+        "--max-inflate",
+        type=float_between(1.0, math.inf),
+        default=5.0,
+        help="largest factor by which the minority may be oversampled",
+    )
     split.add_argument("--json", action="store_true", help="machine-readable output")
     split.set_defaults(func=_cmd_split)

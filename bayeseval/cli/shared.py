@@ -43,9 +43,7 @@ def int_at_least(minimum: int, maximum: int = MAX_COUNT) -> Callable[[str], int]
         value = parse_number(text, int)
         if not minimum <= value <= maximum:
             upper = "2**53" if maximum == MAX_COUNT else f"{maximum}"
-            raise argparse.ArgumentTypeError(
-                f"must be an integer >= {minimum} and <= {upper}, got {text!r}"
-            )
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum} and <= {upper}, got {text!r}")
         return value
 
     return converter("int", check)
@@ -83,16 +81,15 @@ def parse_json_numbers(text: str, what: str) -> Any:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise argparse.ArgumentTypeError(
-            f"must be JSON such as '{{\"a\": 0.7, \"b\": 0.3}}' ({exc.msg} at character "
-            f"{exc.pos}), got {text!r}"
+            f'must be JSON such as \'{{"a": 0.7, "b": 0.3}}\' ({exc.msg} at character {exc.pos}), got {text!r}'
         ) from None
     values = list(value.values()) if isinstance(value, dict) else value
-    if not isinstance(values, list) or not values or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    if (
+        not isinstance(values, list)
+        or not values
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
     ):
-        raise argparse.ArgumentTypeError(
-            f"must be a JSON object stratum -> {what} or a list of numbers, got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"must be a JSON object stratum -> {what} or a list of numbers, got {text!r}")
     return value
 
 

@@ -148,12 +148,8 @@ class Counts(Result):
         else:
             index = strata if isinstance(strata, pd.Index) else pd.Index(list(strata), name="stratum")
             if len(index) != len(s):
-                raise ValueError(
-                    f"strata has {len(index)} labels but there are {len(s)} counts"
-                )
-        return cls(
-            pd.Series(s, index=index), pd.Series(n, index=index), metric=metric, weights=weights
-        )
+                raise ValueError(f"strata has {len(index)} labels but there are {len(s)} counts")
+        return cls(pd.Series(s, index=index), pd.Series(n, index=index), metric=metric, weights=weights)
 
     # -- views ----------------------------------------------------------------------------
     @property
@@ -195,10 +191,7 @@ class Counts(Result):
 
     def _heading(self) -> str:
         metric = f" metric={self.metric!r}" if self.metric else ""
-        return (
-            f"<Counts{metric} strata={len(self)} successes={self.total_successes} "
-            f"trials={self.total_trials}>"
-        )
+        return f"<Counts{metric} strata={len(self)} successes={self.total_successes} trials={self.total_trials}>"
 
     @property
     def table(self) -> pd.DataFrame:
@@ -421,12 +414,23 @@ def tabulate(
     b          1       1
     """
     if proxy is not None or inclusion is not None:
-        return _tabulate_proxy(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
-                               pos_label=pos_label, weights=weights, proxy=proxy, inclusion=inclusion,
-                               label_set=label_set)
+        return _tabulate_proxy(
+            data,
+            y_true=y_true,
+            y_pred=y_pred,
+            strata=strata,
+            metric=metric,
+            pos_label=pos_label,
+            weights=weights,
+            proxy=proxy,
+            inclusion=inclusion,
+            label_set=label_set,
+        )
     if label_set is not None:
-        raise TypeError(f"label_set declares the classes of the labelled rows of a proxy design: "
-                        f"give proxy too, got label_set={label_set!r} and proxy=None")
+        raise TypeError(
+            f"label_set declares the classes of the labelled rows of a proxy design: "
+            f"give proxy too, got label_set={label_set!r} and proxy=None"
+        )
     m = get_metric(metric)
     cols = iter_columns(strata, "strata")
     backend = backend_for(data)
@@ -439,11 +443,15 @@ def tabulate(
 
 def _tabulate_proxy(data: Any, *, proxy: Any, inclusion: Any, weights: Any, **kw: Any) -> Any:
     if proxy is None:
-        raise ValueError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
-                         f"got inclusion={inclusion!r} and proxy=None")
+        raise ValueError(
+            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+            f"got inclusion={inclusion!r} and proxy=None"
+        )
     if weights is not None:
-        raise ValueError("weights (population shares) are not taken with proxy; give them to "
-                         "evaluate or to the stratified estimators")
+        raise ValueError(
+            "weights (population shares) are not taken with proxy; give them to "
+            "evaluate or to the stratified estimators"
+        )
     for name, value in (("proxy", proxy), ("inclusion", inclusion)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str), got {value!r}")
@@ -524,8 +532,7 @@ def confusion_counts(
 def _warn_empty(counts: Counts, m: Metric, stacklevel: int) -> None:
     if len(counts.empty):
         warnings.warn(
-            f"{len(counts.empty)} strata have no trials for {m.name} and no rate: "
-            f"{list(counts.empty[:5])}",
+            f"{len(counts.empty)} strata have no trials for {m.name} and no rate: {list(counts.empty[:5])}",
             EmptyStratumWarning,
             stacklevel=stacklevel,
         )
@@ -549,8 +556,10 @@ def _counts_from_table(table: ConfusionTable, m: Metric, pos_label: Any, weights
 
 
 def _check_missing(table: ConfusionTable) -> None:
-    columns = [("y_true", table.y_true, table.truth, "missing labels"),
-               ("y_pred", table.y_pred, table.pred, "missing labels")]
+    columns = [
+        ("y_true", table.y_true, table.truth, "missing labels"),
+        ("y_pred", table.y_pred, table.pred, "missing labels"),
+    ]
     columns += [("strata", name, table.strata[i], "missing values") for i, name in enumerate(table.names)]
     for arg, col, values, what in columns:
         missing = pd.isna(values).to_numpy(bool)

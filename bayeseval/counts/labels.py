@@ -35,13 +35,14 @@ def check_label_types(table: ConfusionTable, pos_label: Any) -> None:
     wrong: counting it would add a silent error per row.
     """
     kinds = {}
-    for arg, col, values, dtype in [("y_true", table.y_true, table.truth, table.dtypes[0]),
-                                    ("y_pred", table.y_pred, table.pred, table.dtypes[1])]:
+    for arg, col, values, dtype in [
+        ("y_true", table.y_true, table.truth, table.dtypes[0]),
+        ("y_pred", table.y_pred, table.pred, table.dtypes[1]),
+    ]:
         found = {_label_kind(v) for v in pd.unique(values)}
         if len(found) > 1:
             raise ValueError(
-                f"{arg} column {col!r} (dtype {dtype}) mixes label types {sorted(found)}; "
-                "convert it to one type"
+                f"{arg} column {col!r} (dtype {dtype}) mixes label types {sorted(found)}; convert it to one type"
             )
         kinds[arg] = found
     if kinds["y_true"] != kinds["y_pred"]:
@@ -63,8 +64,11 @@ def check_label_types(table: ConfusionTable, pos_label: Any) -> None:
 
 def _check_placeholders(table: ConfusionTable) -> None:
     predicted = set(pd.unique(table.pred))
-    odd = [v for v in pd.unique(table.truth)
-           if isinstance(v, str) and v.strip().lower() in MISSING_TEXT and v not in predicted]
+    odd = [
+        v
+        for v in pd.unique(table.truth)
+        if isinstance(v, str) and v.strip().lower() in MISSING_TEXT and v not in predicted
+    ]
     if odd:
         rows = int(np.asarray(table.n)[np.isin(table.truth.to_numpy(object), odd)].sum())
         raise ValueError(
@@ -83,8 +87,11 @@ def _check_near_labels(table: ConfusionTable) -> None:
     folded = {}
     for v in pred:
         folded.setdefault(v.strip().casefold(), v)
-    pairs = [(t, folded[t.strip().casefold()]) for t in sorted(truth - pred)
-             if t.strip().casefold() in folded and folded[t.strip().casefold()] not in truth]
+    pairs = [
+        (t, folded[t.strip().casefold()])
+        for t in sorted(truth - pred)
+        if t.strip().casefold() in folded and folded[t.strip().casefold()] not in truth
+    ]
     if pairs:
         shown = ", ".join(f"{t!r} vs {p!r}" for t, p in pairs[:5])
         raise ValueError(

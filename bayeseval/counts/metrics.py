@@ -94,9 +94,7 @@ class Metric:
         y_true = np.asarray(y_true)
         y_pred = np.asarray(y_pred)
         if y_true.shape != y_pred.shape:
-            raise ValueError(
-                f"y_true and y_pred must have the same length, got {y_true.shape} and {y_pred.shape}"
-            )
+            raise ValueError(f"y_true and y_pred must have the same length, got {y_true.shape} and {y_pred.shape}")
         sets = {
             "all": np.ones(y_true.shape, dtype=bool),
             "right": y_true == y_pred,

@@ -122,8 +122,16 @@ def supported_metric(metric: str | Metric) -> Metric:
 
 
 def tabulate_proxy(
-    backend: Backend, *, y_true: str, y_pred: str, proxy: str, strata: str | Sequence[str] | None,
-    metric: str | Metric, pos_label: Any, inclusion: str | None, n_cells: int = N_CELLS,
+    backend: Backend,
+    *,
+    y_true: str,
+    y_pred: str,
+    proxy: str,
+    strata: str | Sequence[str] | None,
+    metric: str | Metric,
+    pos_label: Any,
+    inclusion: str | None,
+    n_cells: int = N_CELLS,
     label_set: Sequence[Any] | None = None,
 ) -> ProxyCounts:
     """Counts per stratum and proxy cell from a back end (see :func:`bayeseval.tabulate`)."""
@@ -159,8 +167,9 @@ def check_label_set(label_set: Any) -> list[Any]:
         raise TypeError(f"label_set must be a sequence of labels, got {short_repr(label_set)}")
     values = list(label_set)
     if any(np.ndim(v) != 0 or pd.isna(v) for v in values):
-        raise ValueError(f"label_set must hold labels (strings, numbers or bools, none missing), "
-                         f"got {short_repr(values[:10])}")
+        raise ValueError(
+            f"label_set must hold labels (strings, numbers or bools, none missing), got {short_repr(values[:10])}"
+        )
     return values
 
 
@@ -193,8 +202,8 @@ def _numeric(values: pd.Series, distinct: np.ndarray) -> bool:
     if pd.api.types.is_numeric_dtype(dtype):
         return True
     return pd.api.types.is_object_dtype(dtype) and all(
-        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-        for v in distinct)
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) for v in distinct
+    )
 
 
 def proxy_kind(values: pd.Series, labels: Any, proxy: str) -> str:
@@ -235,8 +244,10 @@ def proxy_kind(values: pd.Series, labels: Any, proxy: str) -> str:
     extra = sorted((v for v in distinct if v not in known), key=str)
     shown = short_repr(extra[:5])
     if all(isinstance(v, str) for v in extra) and pd.to_numeric(pd.Series(extra), errors="coerce").notna().all():
-        hint = ("they are numbers stored as text: convert the column with pandas.to_numeric (a score), "
-                "or to the labels' type")
+        hint = (
+            "they are numbers stored as text: convert the column with pandas.to_numeric (a score), "
+            "or to the labels' type"
+        )
     else:
         hint = "map them to the labels (e.g. with Series.map) or give a numeric score"
     raise ValueError(
@@ -261,14 +272,17 @@ def pool_proxy_kind(pool: pd.DataFrame, proxy: str, labels: Any, column: str | N
     values = pool[proxy]
     missing = int(values.isna().sum())
     if missing:
-        raise ValueError(f"proxy column {name!r} has missing values in {missing} row{'s' if missing != 1 else ''} "
-                         "(NaN, None or NA); the proxy is needed on every pool row")
+        raise ValueError(
+            f"proxy column {name!r} has missing values in {missing} row{'s' if missing != 1 else ''} "
+            "(NaN, None or NA); the proxy is needed on every pool row"
+        )
     frame = pd.DataFrame({name: values.to_numpy()})
     return "score" if check_proxy_column(PandasBackend(frame), name) else proxy_kind(frame[name], labels, name)
 
 
-def _fetch(backend: Backend, cols: list[str], y_true: str, y_pred: str, proxy: str,
-           n_cells: int | None, inclusion: str | None) -> pd.DataFrame:
+def _fetch(
+    backend: Backend, cols: list[str], y_true: str, y_pred: str, proxy: str, n_cells: int | None, inclusion: str | None
+) -> pd.DataFrame:
     try:
         return backend.proxy_cells(cols, y_true, y_pred, proxy, n_cells=n_cells, inclusion=inclusion)
     except NotImplementedError:
@@ -282,12 +296,21 @@ def _missing(arg: str, col: str, values: pd.Series, n: np.ndarray, what: str = "
     bad = pd.isna(values).to_numpy(bool)
     if bad.any():
         rows = int(n[bad].sum())
-        raise ValueError(f"{arg} column {col!r} has {what} in {rows} row{'s' if rows != 1 else ''} "
-                         "(NaN, None, NA or NULL); the proxy needs them on every row")
+        raise ValueError(
+            f"{arg} column {col!r} has {what} in {rows} row{'s' if rows != 1 else ''} "
+            "(NaN, None, NA or NULL); the proxy needs them on every row"
+        )
 
 
-def _check_table(raw: pd.DataFrame, cols: list[str], y_true: str, y_pred: str, proxy: str,
-                 inclusion: str | None, labelled: np.ndarray) -> None:
+def _check_table(
+    raw: pd.DataFrame,
+    cols: list[str],
+    y_true: str,
+    y_pred: str,
+    proxy: str,
+    inclusion: str | None,
+    labelled: np.ndarray,
+) -> None:
     if int(raw["n"].sum()) == 0:
         raise ValueError("data has no rows")
     n = raw["n"].to_numpy(np.int64)
@@ -304,14 +327,19 @@ def _check_table(raw: pd.DataFrame, cols: list[str], y_true: str, y_pred: str, p
         raise ValueError(f"y_true column {y_true!r} has no labelled rows: every value is missing")
 
 
-def _positive(m: Metric, raw: pd.DataFrame, labelled: np.ndarray, cols: list[str], y_true: str,
-              y_pred: str, pos_label: Any) -> Any:
+def _positive(
+    m: Metric, raw: pd.DataFrame, labelled: np.ndarray, cols: list[str], y_true: str, y_pred: str, pos_label: Any
+) -> Any:
     """The positive class, by the rules of :func:`tabulate` on the labelled rows."""
     lab = raw[labelled]
     table = ConfusionTable(
         strata=pd.DataFrame({i: lab[i].reset_index(drop=True) for i in range(len(cols))}, index=range(len(lab))),
-        truth=lab["t"].reset_index(drop=True), pred=lab["p"].reset_index(drop=True),
-        n=lab["n"].to_numpy(np.int64), names=cols, y_true=y_true, y_pred=y_pred,
+        truth=lab["t"].reset_index(drop=True),
+        pred=lab["p"].reset_index(drop=True),
+        n=lab["n"].to_numpy(np.int64),
+        names=cols,
+        y_true=y_true,
+        y_pred=y_pred,
         dtypes=(str(raw["t"].dtype), str(raw["p"].dtype)),
     )
     check_label_types(table, pos_label if m.needs_positive else None)
@@ -339,8 +367,9 @@ def _known_labels(raw: pd.DataFrame, kind: str, declared: list[Any], pos_label: 
     return known
 
 
-def _check_true_labels(raw: pd.DataFrame, labelled: np.ndarray, kind: str, declared: list[Any],
-                       pos_label: Any, names: tuple[str, str, str]) -> None:
+def _check_true_labels(
+    raw: pd.DataFrame, labelled: np.ndarray, kind: str, declared: list[Any], pos_label: Any, names: tuple[str, str, str]
+) -> None:
     """Refuse a true label that no prediction, label proxy or ``label_set`` value takes.
 
     Such a value is most often a sentinel for "not labelled" (-1, 9, "unlabelled"): counted,
@@ -349,15 +378,19 @@ def _check_true_labels(raw: pd.DataFrame, labelled: np.ndarray, kind: str, decla
     known = _known_labels(raw, kind, declared, pos_label)
     truth = raw.loc[labelled, "t"]
     # a missing-value spelling ("", "NA", ...) gets the label rules' own message (check_label_types)
-    odd = [v for v in pd.unique(truth) if v not in known
-           and not (isinstance(v, str) and v.strip().lower() in MISSING_TEXT)]
+    odd = [
+        v for v in pd.unique(truth) if v not in known and not (isinstance(v, str) and v.strip().lower() in MISSING_TEXT)
+    ]
     if not odd:
         return
     y_true, y_pred, proxy = names
     odd = sorted(odd, key=str)
     rows = int(raw.loc[labelled, "n"].to_numpy(np.int64)[np.isin(truth.to_numpy(object), odd)].sum())
-    by = f"neither y_pred {y_pred!r} nor the proxy {proxy!r} ever takes" if kind == "label" else \
-        f"y_pred {y_pred!r} never takes"
+    by = (
+        f"neither y_pred {y_pred!r} nor the proxy {proxy!r} ever takes"
+        if kind == "label"
+        else f"y_pred {y_pred!r} never takes"
+    )
     raise ValueError(
         f"y_true column {y_true!r} holds {', '.join(short_repr(v) for v in odd[:5])} in {rows} row{'s' if rows != 1 else ''}, "
         f"a label that {by}; if it marks unlabelled rows, set them to a missing value (NaN or None), "
@@ -366,8 +399,9 @@ def _check_true_labels(raw: pd.DataFrame, labelled: np.ndarray, kind: str, decla
     )
 
 
-def _cell_table(raw: pd.DataFrame, labelled: np.ndarray, m: Metric, positive: Any, kind: str,
-                cols: list[str], ipw: bool) -> pd.DataFrame:
+def _cell_table(
+    raw: pd.DataFrame, labelled: np.ndarray, m: Metric, positive: Any, kind: str, cols: list[str], ipw: bool
+) -> pd.DataFrame:
     """Sum the raw cells into (stratum, cell) rows of labelled and pool counts."""
     pred = raw["p"].to_numpy()
     trial = m.masks(pred, pred, positive)[0]
@@ -409,6 +443,8 @@ def _renumber(out: pd.DataFrame) -> pd.DataFrame:
     """Number a score's bins 0, 1, ... within each stratum."""
     strata = out.index.droplevel("cell")
     new = pd.Series(1, index=out.index).groupby(level=list(range(strata.nlevels)), sort=False).cumsum() - 1
-    return out.set_axis(pd.MultiIndex.from_arrays(
-        [out.index.get_level_values(i) for i in range(strata.nlevels)] + [new.to_numpy()],
-        names=out.index.names))
+    return out.set_axis(
+        pd.MultiIndex.from_arrays(
+            [out.index.get_level_values(i) for i in range(strata.nlevels)] + [new.to_numpy()], names=out.index.names
+        )
+    )

@@ -128,9 +128,7 @@ def _risk(proba: Any, name: str = "proba") -> np.ndarray:
         raise ValueError(f"{name} must hold probabilities in [0, 1]")
     if p.shape[1] > 1 and np.any(np.abs(p.sum(axis=1) - 1.0) > 1e-6):
         bad = int(np.flatnonzero(np.abs(p.sum(axis=1) - 1.0) > 1e-6)[0])
-        raise ValueError(
-            f"{name} rows must sum to 1; row {bad} sums to {float(p[bad].sum()):.6g}"
-        )
+        raise ValueError(f"{name} rows must sum to 1; row {bad} sums to {float(p[bad].sum()):.6g}")
     return np.clip(1.0 - p.max(axis=1), 0.0, 1.0)
 
 
@@ -139,9 +137,7 @@ def _normal_interval(est: float, se: float, level: float) -> tuple[float, float]
     return max(0.0, est - z * se), min(1.0, est + z * se)
 
 
-def _counted_row(
-    method: str, errors: np.ndarray, level: float, note: str
-) -> dict[str, Any]:
+def _counted_row(method: str, errors: np.ndarray, level: float, note: str) -> dict[str, Any]:
     n = errors.size
     k = int(errors.sum())
     p = k / n
@@ -198,18 +194,14 @@ def _bootstrap_errors(
         loss_sum[oob] += wrong
         oob_count[oob] += 1
     if failures > n_resamples // 2:
-        raise ValueError(
-            f"{failures} of {n_resamples} bootstrap fits failed; last error: {last_error}"
-        ) from last_error
+        raise ValueError(f"{failures} of {n_resamples} bootstrap fits failed; last error: {last_error}") from last_error
     return loss_sum, oob_count, redraws, failures
 
 
 def _check_design(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
     """Validate the classifier and the design data; pair a DataFrame ``X`` and Series ``y`` by label."""
     if not hasattr(estimator, "fit") or not hasattr(estimator, "predict"):
-        raise TypeError(
-            f"estimator must be a scikit-learn classifier with fit and predict, got {estimator!r}"
-        )
+        raise TypeError(f"estimator must be a scikit-learn classifier with fit and predict, got {estimator!r}")
     if not hasattr(X, "iloc") and not hasattr(X, "shape"):
         X = np.asarray(X)
     X, y = align_by_label(("X", X), ("y", y))
@@ -226,9 +218,7 @@ def _check_design(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray, np.n
     return X, y, classes, class_counts
 
 
-def _632(
-    err_resub: float, err1: float, gamma: float
-) -> tuple[float, float, float, float]:
+def _632(err_resub: float, err1: float, gamma: float) -> tuple[float, float, float, float]:
     """.632 and .632+ estimates (Efron & Tibshirani 1997, eqs. 24, 27-29, 32).
 
     Returns (err632, err632plus, R, w).
@@ -343,9 +333,18 @@ def estimate_error(
     X, y, classes, class_counts = _check_design(estimator, X, y)
     seeds = make_rng(random_seed).integers(0, 2**31 - 1, size=3)
     design = _Design(
-        estimator=estimator, X=X, y=y, classes=classes, class_counts=class_counts, level=level,
-        cv_seed=int(seeds[0]), holdout_seed=int(seeds[1]), boot_seed=int(seeds[2]),
-        n_splits=n_splits, test_size=test_size, n_resamples=n_resamples,
+        estimator=estimator,
+        X=X,
+        y=y,
+        classes=classes,
+        class_counts=class_counts,
+        level=level,
+        cv_seed=int(seeds[0]),
+        holdout_seed=int(seeds[1]),
+        boot_seed=int(seeds[2]),
+        n_splits=n_splits,
+        test_size=test_size,
+        n_resamples=n_resamples,
     )
     needs_full = {"resubstitution", "bootstrap632", "bootstrap632plus"} & set(methods) or (
         "risk_averaging" in methods and unlabelled is not None
@@ -406,8 +405,7 @@ class _Design:
 
 
 def _uncounted_row(method: str, estimate: float, notes: str) -> dict[str, Any]:
-    return {"method": method, "estimate": estimate, "se": np.nan, "lower": np.nan,
-            "upper": np.nan, "notes": notes}
+    return {"method": method, "estimate": estimate, "se": np.nan, "lower": np.nan, "upper": np.nan, "notes": notes}
 
 
 def _method_rows(design: _Design, method: str, unlabelled: Any) -> dict[str, dict[str, Any]]:
@@ -423,13 +421,20 @@ def _method_rows(design: _Design, method: str, unlabelled: Any) -> dict[str, dic
         return _bootstrap632_rows(design)
     if not hasattr(design.estimator, "predict_proba"):
         raise TypeError(
-            "method 'risk_averaging' needs an estimator with predict_proba, "
-            f"got {type(design.estimator).__name__}"
+            f"method 'risk_averaging' needs an estimator with predict_proba, got {type(design.estimator).__name__}"
         )
-    return {method: _risk_averaging_row(
-        design.estimator, design.full, design.X, design.y, unlabelled, design.cv, design.level,
-        design.classes,
-    )}
+    return {
+        method: _risk_averaging_row(
+            design.estimator,
+            design.full,
+            design.X,
+            design.y,
+            unlabelled,
+            design.cv,
+            design.level,
+            design.classes,
+        )
+    }
 
 
 def _holdout_row(design: _Design) -> dict[str, Any]:
@@ -464,8 +469,7 @@ def _cross_validated_row(design: _Design, method: str) -> dict[str, Any]:
     else:
         lowered = design.folds < design.n_splits
         what = f"stratified {design.folds}-fold" + (
-            f"; n_splits lowered from {design.n_splits} to {design.folds} (smallest class)"
-            if lowered else ""
+            f"; n_splits lowered from {design.n_splits} to {design.folds} (smallest class)" if lowered else ""
         )
     note = what + "; interval treats held-out predictions as independent (approximate)"
     return _counted_row(method, pred != design.y, design.level, note)
@@ -491,11 +495,13 @@ def _bootstrap632_rows(design: _Design) -> dict[str, dict[str, Any]]:
         extra += f"; {failures} bootstrap fits failed and were skipped"
     return {
         "bootstrap632": _uncounted_row(
-            "bootstrap632", err632,
+            "bootstrap632",
+            err632,
             f"{n_resamples} bootstrap fits; Err(1)={err1:.4f}, resubstitution={err_resub:.4f}{extra}",
         ),
         "bootstrap632plus": _uncounted_row(
-            "bootstrap632plus", err632plus,
+            "bootstrap632plus",
+            err632plus,
             f"{n_resamples} bootstrap fits; gamma={gamma:.4f}, R={r:.3f}, w={w:.3f}{extra}",
         ),
     }
@@ -517,9 +523,7 @@ def _risk_averaging_row(
     z = stats.norm.ppf(0.5 + level / 2)
     oof = None
     if cv is not None:
-        oof = np.asarray(
-            cross_val_predict(clone(estimator), X, y, cv=cv, method="predict_proba")
-        )
+        oof = np.asarray(cross_val_predict(clone(estimator), X, y, cv=cv, method="predict_proba"))
     if unlabelled is not None:
         r = _risk(full.predict_proba(unlabelled), "predict_proba(unlabelled)")
         where = f"{r.size} unlabelled rows, classifier fit on all {y.size} labelled rows"
@@ -560,7 +564,11 @@ def _risk_averaging_row(
         else:
             note += " agrees within its uncertainty"
     return {
-        "method": "risk_averaging", "estimate": est, "se": se, "lower": lo, "upper": hi,
+        "method": "risk_averaging",
+        "estimate": est,
+        "se": se,
+        "lower": lo,
+        "upper": hi,
         "notes": note + "; valid only if the probabilities are calibrated",
     }
 
@@ -582,9 +590,7 @@ def _drop_missing_rows(proba: Any, strata: Any) -> tuple[np.ndarray, Any]:
     return p[keep], strata
 
 
-def risk_averaging(
-    proba: Any, *, strata: Any = None, dropna: bool = False
-) -> float | pd.Series:
+def risk_averaging(proba: Any, *, strata: Any = None, dropna: bool = False) -> float | pd.Series:
     r"""Label-free error estimate: the mean conditional risk :math:`1 - \max_k P(k \mid x)`.
 
     For a calibrated classifier the conditional probability of error of the
@@ -630,9 +636,7 @@ def risk_averaging(
         return float(r.mean())
     keys = as_row_array(strata)
     if keys.shape != r.shape:
-        raise ValueError(
-            f"strata must have one label per row ({r.size}), got shape {keys.shape}"
-        )
+        raise ValueError(f"strata must have one label per row ({r.size}), got shape {keys.shape}")
     check_no_missing(keys, "strata", hint="every row needs a stratum; drop or fill them, or pass dropna=True")
     out = pd.Series(r).groupby(keys).mean()
     out.index.name = name or "stratum"

@@ -95,8 +95,14 @@ class McNemarResult(Result):
     @property
     def table(self) -> pd.DataFrame:
         """One row indexed by the method: statistic, p-value, discordant counts, rows, difference."""
-        row = {"statistic": self.statistic, "pvalue": self.pvalue, "b": self.b, "c": self.c, "n": self.n,
-               "difference": self.difference}
+        row = {
+            "statistic": self.statistic,
+            "pvalue": self.pvalue,
+            "b": self.b,
+            "c": self.c,
+            "n": self.n,
+            "difference": self.difference,
+        }
         return pd.DataFrame(row, index=pd.Index([self.method], name="test"))
 
 
@@ -166,9 +172,7 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
     a = _as_bool(correct_a, "correct_a")
     bb = _as_bool(correct_b, "correct_b")
     if a.shape != bb.shape:
-        raise ValueError(
-            f"correct_a and correct_b must have the same length, got {a.size} and {bb.size}"
-        )
+        raise ValueError(f"correct_a and correct_b must have the same length, got {a.size} and {bb.size}")
     b = int(np.sum(a & ~bb))
     c = int(np.sum(~a & bb))
     n = int(a.size)
@@ -190,9 +194,7 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
     return McNemarResult(stat, float(min(1.0, p)), b, c, method, n, diff)
 
 
-def mcnemar_from_predictions(
-    y_true: Any, pred_a: Any, pred_b: Any, *, method: str = "exact"
-) -> McNemarResult:
+def mcnemar_from_predictions(y_true: Any, pred_a: Any, pred_b: Any, *, method: str = "exact") -> McNemarResult:
     """Run McNemar's test from true labels and two models' predictions on the same rows.
 
     Parameters
@@ -309,25 +311,27 @@ class PairedBootstrap(Result):
 
         def times(other: float) -> str:
             if w <= 0 or other <= 0:  # a model right (or wrong) on every resampled row
-                return "as wide as" if w <= 0 and other <= 0 else (
-                    "infinitely narrower than" if w <= 0 else "wider than")
+                return (
+                    "as wide as" if w <= 0 and other <= 0 else ("infinitely narrower than" if w <= 0 else "wider than")
+                )
             r = other / w
             return f"{r:.1f} times narrower than" if r >= 1 else f"{1 / r:.1f} times wider than"
 
         rho = self.correlation
         if not np.isfinite(rho):
-            why = ("The replicates of at least one model do not vary (the same score on every "
-                   "resample), so their correlation is undefined.")
+            why = (
+                "The replicates of at least one model do not vary (the same score on every "
+                "resample), so their correlation is undefined."
+            )
         elif rho >= 0.3:
-            why = (f"The two models' replicates correlate at {rho:.2f}: they succeed and fail "
-                   "on many of the same rows, which pairing cancels.")
+            why = (
+                f"The two models' replicates correlate at {rho:.2f}: they succeed and fail "
+                "on many of the same rows, which pairing cancels."
+            )
         else:
-            why = (f"The two models' replicates correlate at only {rho:.2f}, so pairing "
-                   "gains little here.")
+            why = f"The two models' replicates correlate at only {rho:.2f}, so pairing gains little here."
         verdict = (
-            "excludes 0: the models differ"
-            if self.ci[0] > 0 or self.ci[1] < 0
-            else "includes 0: no clear difference"
+            "excludes 0: the models differ" if self.ci[0] > 0 or self.ci[1] < 0 else "includes 0: no clear difference"
         )
         return (
             f"The paired {pct} interval for the difference in {self.metric} (A - B = "
@@ -341,9 +345,7 @@ class PairedBootstrap(Result):
         return self.sentence
 
 
-def _rows(
-    y_true: Any, pred_a: Any, pred_b: Any, strata: Any = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+def _rows(y_true: Any, pred_a: Any, pred_b: Any, strata: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
     """Labels, predictions (and strata), pandas inputs paired by index label, no missing values."""
     named = (("y_true", y_true), ("pred_a", pred_a), ("pred_b", pred_b))
     for name, v in named:
@@ -361,8 +363,7 @@ def _rows(
         out.append(arr)
     if not (out[0].size == out[1].size == out[2].size):
         raise ValueError(
-            "y_true, pred_a and pred_b must have the same length, got "
-            f"{out[0].size}, {out[1].size} and {out[2].size}"
+            f"y_true, pred_a and pred_b must have the same length, got {out[0].size}, {out[1].size} and {out[2].size}"
         )
     rs.check_label_kinds(*((name, arr) for (name, _), arr in zip(named, out, strict=True)))
     return out[0], out[1], out[2], strata
@@ -515,8 +516,9 @@ def paired_bootstrap(
 
     name, est, reps, jack = _replicates(metric, pos_label, (y, pa, pb), layout, pi, n_resamples, rng)
     reps = rs.drop_undefined(reps, name)
-    lower, upper = rs.confidence_interval(reps, est, level=level, method=method, jackknife=jack, what=name,
-                                          names=["model A", "model B", "the difference"])
+    lower, upper = rs.confidence_interval(
+        reps, est, level=level, method=method, jackknife=jack, what=name, names=["model A", "model B", "the difference"]
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = float(np.corrcoef(reps[:, 0], reps[:, 1])[0, 1])
     index = pd.Index(["model_a", "model_b", "difference"], name="quantity")
@@ -542,8 +544,13 @@ def paired_bootstrap(
 
 
 def _replicates(
-    metric: Any, pos_label: Any, rows: tuple[np.ndarray, np.ndarray, np.ndarray], layout: rs.StratumLayout,
-    pi: np.ndarray | None, n_resamples: int, rng: np.random.Generator,
+    metric: Any,
+    pos_label: Any,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+    layout: rs.StratumLayout,
+    pi: np.ndarray | None,
+    n_resamples: int,
+    rng: np.random.Generator,
 ) -> tuple[str, np.ndarray, np.ndarray, Callable[[], rs.Jackknife]]:
     """Metric name, (A, B, A - B) on the data, its bootstrap replicates and its jackknife."""
     y, pa, pb = rows
@@ -552,8 +559,12 @@ def _replicates(
         stat = _callable_statistic(metric, y, pa, pb, layout.codes, pi)
         est = np.asarray(stat(np.arange(layout.n_rows)[None, :]))[0]
         _check_defined(est, name)
-        return name, est, rs.bootstrap_replicates(stat, layout, n_resamples, rng), (
-            lambda: rs.jackknife_values(stat, layout.codes))
+        return (
+            name,
+            est,
+            rs.bootstrap_replicates(stat, layout, n_resamples, rng),
+            (lambda: rs.jackknife_values(stat, layout.codes)),
+        )
     m = get_metric(metric)
     pos = rs.resolve_pos_label(pos_label, rows, what=f"metric {m.name!r}") if m.needs_positive else pos_label
     counts = _pattern_counts(m, pos, y, pa, pb, layout)
@@ -563,8 +574,12 @@ def _replicates(
 
     est = count_stat(counts)
     _check_defined(est, m.name)
-    return m.name, est, rs.resample_counts(count_stat, counts, n_resamples, rng), (
-        lambda: rs.jackknife_counts(count_stat, counts))
+    return (
+        m.name,
+        est,
+        rs.resample_counts(count_stat, counts, n_resamples, rng),
+        (lambda: rs.jackknife_counts(count_stat, counts)),
+    )
 
 
 def _check_defined(est: np.ndarray, name: str) -> None:
@@ -607,8 +622,12 @@ def _pattern_counts(
 
 
 def _callable_statistic(
-    f: Callable[[np.ndarray, np.ndarray], float], y: np.ndarray, pa: np.ndarray, pb: np.ndarray,
-    codes: np.ndarray, pi: np.ndarray | None,
+    f: Callable[[np.ndarray, np.ndarray], float],
+    y: np.ndarray,
+    pa: np.ndarray,
+    pb: np.ndarray,
+    codes: np.ndarray,
+    pi: np.ndarray | None,
 ) -> Callable[[np.ndarray], np.ndarray]:
     """(A, B, A - B) of ``f`` on each row set of an index matrix (per stratum when weighted)."""
 

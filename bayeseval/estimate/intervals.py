@@ -435,9 +435,16 @@ class BootstrapInterval(tuple, Result):
     @property
     def table(self) -> pd.DataFrame:
         """One row (index ``statistic``): estimate, lower, upper, se, method, level, n_resamples."""
-        row = {"estimate": self.estimate, "lower": self.lower, "upper": self.upper, "se": self.se,
-               "method": self.method, "level": self.level, "stratified": self.stratified,
-               "n_resamples": int(self.distribution.size)}
+        row = {
+            "estimate": self.estimate,
+            "lower": self.lower,
+            "upper": self.upper,
+            "se": self.se,
+            "method": self.method,
+            "level": self.level,
+            "stratified": self.stratified,
+            "n_resamples": int(self.distribution.size),
+        }
         return pd.DataFrame(row, index=pd.Index(["statistic"], name="quantity"))
 
     def __repr__(self) -> str:
@@ -581,8 +588,10 @@ def _jackknife(statistic: Callable[..., Any], arrays: list[np.ndarray], vectoriz
 def _data_items(data: Any) -> list[tuple[str, Any]]:
     if isinstance(data, (pd.DataFrame, pd.Series, np.ndarray)):
         return [("data", data)]
-    if isinstance(data, (list, tuple)) and len(data) and all(
-        isinstance(a, (list, tuple, np.ndarray, pd.Series)) for a in data
+    if (
+        isinstance(data, (list, tuple))
+        and len(data)
+        and all(isinstance(a, (list, tuple, np.ndarray, pd.Series)) for a in data)
     ):
         return [(f"data[{i}]", a) for i, a in enumerate(data)]
     return [("data", data)]
@@ -602,8 +611,7 @@ def _as_rows(data: Any, strata: Any) -> tuple[list[np.ndarray], Any]:
     arrays = [np.asarray(v) for _, v in named]
     if not arrays or any(a.ndim != 1 for a in arrays):
         raise ValueError(
-            "data must be one 1-D array or a sequence of 1-D arrays of equal length (rows), "
-            f"got {short_repr(data)}"
+            f"data must be one 1-D array or a sequence of 1-D arrays of equal length (rows), got {short_repr(data)}"
         )
     lengths = {len(a) for a in arrays}
     if len(lengths) != 1:
@@ -629,8 +637,12 @@ _Built = tuple[Callable[[np.ndarray], Any], np.ndarray, Callable[[], rs.Jackknif
 
 
 def _builtin(
-    key: str, arrays: list[np.ndarray], layout: rs.StratumLayout, labels: pd.Index | None,
-    weights: Any, pos_label: Any,
+    key: str,
+    arrays: list[np.ndarray],
+    layout: rs.StratumLayout,
+    labels: pd.Index | None,
+    weights: Any,
+    pos_label: Any,
 ) -> _Built:
     """Index statistic, the rows of the estimate and the closed-form jackknife of a named statistic."""
     n_rows = layout.n_rows
@@ -638,16 +650,22 @@ def _builtin(
         if len(arrays) != 1:
             raise ValueError(f"statistic='mean' takes one data array, got {len(arrays)}")
         x = as_float_array(arrays[0], "data")
-        return (lambda idx: x[idx].mean(axis=1)), np.arange(n_rows), (
-            lambda: rs.Jackknife(_mean_jackknife(x)[:, None], layout.codes, np.ones(n_rows)))
+        return (
+            (lambda idx: x[idx].mean(axis=1)),
+            np.arange(n_rows),
+            (lambda: rs.Jackknife(_mean_jackknife(x)[:, None], layout.codes, np.ones(n_rows))),
+        )
     if key == "f1":
         if len(arrays) != 2:
             raise ValueError(f"statistic='f1' takes data=(y_true, y_pred), got {len(arrays)} arrays")
         yt, yp = arrays
         rs.check_label_kinds(("data[0] (y_true)", yt), ("data[1] (y_pred)", yp))
         pos = rs.resolve_pos_label(pos_label, arrays, what="statistic='f1'")
-        return (lambda idx: _f1(yt[idx], yp[idx], pos, axis=-1)), np.arange(n_rows), (
-            lambda: rs.Jackknife(_f1_jackknife(pos)(yt, yp)[:, None], layout.codes, np.ones(n_rows)))
+        return (
+            (lambda idx: _f1(yt[idx], yp[idx], pos, axis=-1)),
+            np.arange(n_rows),
+            (lambda: rs.Jackknife(_f1_jackknife(pos)(yt, yp)[:, None], layout.codes, np.ones(n_rows))),
+        )
     if labels is None:
         raise ValueError("statistic='weighted_risk' needs strata (the stratum of each row)")
     if weights is None:
@@ -656,8 +674,11 @@ def _builtin(
         raise ValueError(f"statistic='weighted_risk' takes one data array of 0/1 outcomes, got {len(arrays)}")
     w = check_weights(pd.Series(dict(weights), dtype=float) if isinstance(weights, Mapping) else weights, labels)
     x = as_float_array(arrays[0], "data")
-    return _weighted_risk_replicates(x, layout, w), layout.order, (
-        lambda: rs.Jackknife(_weighted_risk_jackknife(w)(x, layout.codes)[:, None], layout.codes, np.ones(n_rows)))
+    return (
+        _weighted_risk_replicates(x, layout, w),
+        layout.order,
+        (lambda: rs.Jackknife(_weighted_risk_jackknife(w)(x, layout.codes)[:, None], layout.codes, np.ones(n_rows))),
+    )
 
 
 def bootstrap_ci(

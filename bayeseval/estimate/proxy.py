@@ -62,7 +62,6 @@ from bayeseval.counts.proxy import ProxyCounts, tabulate_proxy
 __all__ = ["ProxyCI", "proxy_ci"]
 
 
-
 @dataclass(frozen=True, eq=False, repr=False)
 class ProxyCI(Result):
     """Per-stratum estimates and intervals that use a proxy and a few labels.
@@ -105,9 +104,13 @@ def _stratum_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, An
     shares = pool / max(pool.sum(), 1.0)
     b = proxy_interval(s, n, shares, level, method)
     return {
-        "rate": float(b.estimate), "lower": float(b.lower), "upper": float(b.upper),
-        "trials": int(n.sum()), "pool_trials": int(pool.sum()),
-        "cells": int(b.groups.max()) + 1 if n.sum() else 0, "proxy_used": bool(b.uses_proxy),
+        "rate": float(b.estimate),
+        "lower": float(b.lower),
+        "upper": float(b.upper),
+        "trials": int(n.sum()),
+        "pool_trials": int(pool.sum()),
+        "cells": int(b.groups.max()) + 1 if n.sum() else 0,
+        "proxy_used": bool(b.uses_proxy),
         "effective_labels": float(b.effective_labels),
     }
 
@@ -117,8 +120,7 @@ def _smoothed_var(s: np.ndarray, n: np.ndarray) -> np.ndarray:
     return rate * (1.0 - rate) / np.maximum(n, 1e-12)
 
 
-def _effective_counts(w1: np.ndarray, w: np.ndarray, b1: np.ndarray, b: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
+def _effective_counts(w1: np.ndarray, w: np.ndarray, b1: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Hajek rate and effective (successes, trials) per group from the inverse-probability sums."""
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.where(w > 0, w1 / w, 0.0)
@@ -133,11 +135,18 @@ def _ipw_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
     """A stratum's Hajek post-stratified estimate and interval (module docstring)."""
     n = cells["trials"].to_numpy(float)
     pool = cells["pool_trials"].to_numpy(float)
-    sums = [cells[c].to_numpy(float) for c in ("ipw_successes", "ipw_trials", "ipw2_successes",
-                                               "ipw2_trials")]
+    sums = [cells[c].to_numpy(float) for c in ("ipw_successes", "ipw_trials", "ipw2_successes", "ipw2_trials")]
     total = int(n.sum())
-    row = {"trials": total, "pool_trials": int(pool.sum()), "cells": 0, "proxy_used": False,
-           "effective_labels": 0.0, "rate": np.nan, "lower": 0.0, "upper": 1.0}
+    row = {
+        "trials": total,
+        "pool_trials": int(pool.sum()),
+        "cells": 0,
+        "proxy_used": False,
+        "effective_labels": 0.0,
+        "rate": np.nan,
+        "lower": 0.0,
+        "upper": 1.0,
+    }
     if total == 0:
         return row
     groups = merge_sparse_cells(n, MIN_CELL_TRIALS)
@@ -153,8 +162,14 @@ def _ipw_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
     else:
         est = ps[0] / pn[0]
         lo, hi = binomial_bounds(ps, pn, 1.0 - level, method)
-    row.update(rate=float(est), lower=float(np.ravel(lo)[0]), upper=float(np.ravel(hi)[0]),
-               cells=k, proxy_used=bool(uses), effective_labels=total * v_plain / v_cells)
+    row.update(
+        rate=float(est),
+        lower=float(np.ravel(lo)[0]),
+        upper=float(np.ravel(hi)[0]),
+        cells=k,
+        proxy_used=bool(uses),
+        effective_labels=total * v_plain / v_cells,
+    )
     return row
 
 
@@ -166,8 +181,17 @@ def proxy_table(counts: ProxyCounts, level: float, method: str) -> pd.DataFrame:
         row = row_of(cells, level, method)
         row["agreement"] = _agreement(cells, counts.proxy_kind)
         rows.append(row)
-    columns = ["rate", "lower", "upper", "trials", "pool_trials", "cells", "proxy_used",
-               "agreement", "effective_labels"]
+    columns = [
+        "rate",
+        "lower",
+        "upper",
+        "trials",
+        "pool_trials",
+        "cells",
+        "proxy_used",
+        "agreement",
+        "effective_labels",
+    ]
     return pd.DataFrame(rows, index=counts.strata, columns=columns)
 
 
@@ -275,24 +299,44 @@ def proxy_ci(
     level = check_level(level)
     method = normalise_method(method)
     if isinstance(data, ProxyCounts):
-        given = {"y_true": y_true, "y_pred": y_pred, "proxy": proxy, "strata": strata,
-                 "pos_label": pos_label, "inclusion": inclusion, "label_set": label_set}
+        given = {
+            "y_true": y_true,
+            "y_pred": y_pred,
+            "proxy": proxy,
+            "strata": strata,
+            "pos_label": pos_label,
+            "inclusion": inclusion,
+            "label_set": label_set,
+        }
         extra = {k: v for k, v in given.items() if v is not None}
         if extra:
-            raise TypeError(f"data is a ProxyCounts (already tabulated): the column arguments "
-                            f"apply to rows only, got {extra!r}")
+            raise TypeError(
+                f"data is a ProxyCounts (already tabulated): the column arguments apply to rows only, got {extra!r}"
+            )
         counts = data
     else:
         for name, value in (("y_true", y_true), ("y_pred", y_pred), ("proxy", proxy)):
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a column name (str), got {value!r}")
         counts = tabulate_proxy(
-            backend_for(data), y_true=y_true, y_pred=y_pred, proxy=proxy, strata=strata,
-            metric=metric, pos_label=pos_label, inclusion=inclusion, n_cells=n_cells,
+            backend_for(data),
+            y_true=y_true,
+            y_pred=y_pred,
+            proxy=proxy,
+            strata=strata,
+            metric=metric,
+            pos_label=pos_label,
+            inclusion=inclusion,
+            n_cells=n_cells,
             label_set=label_set,
         )
-    return ProxyCI(table=proxy_table(counts, level, method), metric=counts.metric, level=level,
-                   method=method, proxy_kind=counts.proxy_kind)
+    return ProxyCI(
+        table=proxy_table(counts, level, method),
+        metric=counts.metric,
+        level=level,
+        method=method,
+        proxy_kind=counts.proxy_kind,
+    )
 
 
 def effective_counts(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -300,8 +344,9 @@ def effective_counts(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     :class:`ProxyCI` table: the effective labels where the proxy is used (the labelled
     trials otherwise), and the estimate times them, both rounded. For models that take
     counts (the pooled model, planners)."""
-    n_eff = np.where(table["proxy_used"].to_numpy(bool), table["effective_labels"].to_numpy(float),
-                     table["trials"].to_numpy(float))
+    n_eff = np.where(
+        table["proxy_used"].to_numpy(bool), table["effective_labels"].to_numpy(float), table["trials"].to_numpy(float)
+    )
     n = np.round(n_eff).astype(np.int64)
     rate = np.nan_to_num(table["rate"].to_numpy(float), nan=0.0)
     s = np.clip(np.round(rate * n), 0, n).astype(np.int64)

@@ -250,9 +250,7 @@ def _row_counts(outcomes: Any, trials: Any, strata: Any, cluster: Any, name: str
             check_no_missing(value, label, hint="every row needs a value; drop or fill them first")
     y = np.asarray(outcomes.to_numpy() if isinstance(outcomes, pd.Series) else outcomes)
     if y.ndim != 1 or y.size == 0:
-        raise ValueError(
-            f"{name} must be a non-empty 1-D array of per-row 0/1 outcomes, got shape {y.shape}"
-        )
+        raise ValueError(f"{name} must be a non-empty 1-D array of per-row 0/1 outcomes, got shape {y.shape}")
     n_rows = y.size
     yf = _binary_rows(y, name, n_rows)
     tf = np.ones(n_rows) if trials is None else _binary_rows(trials, "trials", n_rows)
@@ -406,8 +404,14 @@ def _cluster_variance(st: _Strata, rows: _ClusterRows, var_ind: float) -> _Clust
 
 
 def _interval(
-    st: _Strata, estimate: float, se_interval: float, centre_shift: float, z: float,
-    lo_k: np.ndarray, hi_k: np.ndarray, clustered: bool,
+    st: _Strata,
+    estimate: float,
+    se_interval: float,
+    centre_shift: float,
+    z: float,
+    lo_k: np.ndarray,
+    hi_k: np.ndarray,
+    clustered: bool,
 ) -> tuple[float, float]:
     if np.isnan(estimate):
         return float("nan"), float("nan")
@@ -422,7 +426,11 @@ def _interval(
 
 
 def _stratum_table(
-    counts: Counts, st: _Strata, contribution: np.ndarray, lo_k: np.ndarray, hi_k: np.ndarray,
+    counts: Counts,
+    st: _Strata,
+    contribution: np.ndarray,
+    lo_k: np.ndarray,
+    hi_k: np.ndarray,
     cv: _ClusterVariance | None,
 ) -> pd.DataFrame:
     total = st.n.sum()
@@ -451,9 +459,7 @@ def _sqrt(var: float) -> float:
     return float(np.sqrt(var)) if np.isfinite(var) else float("nan")
 
 
-def _stratum_bounds(
-    st: _Strata, n_eff: np.ndarray, level: float, method: str
-) -> tuple[np.ndarray, np.ndarray]:
+def _stratum_bounds(st: _Strata, n_eff: np.ndarray, level: float, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-stratum interval bounds (NaN without trials); effective counts for clusters."""
     lo_k = np.full(len(st.labels), np.nan)
     hi_k = np.full(len(st.labels), np.nan)
@@ -468,14 +474,16 @@ def _stratum_bounds(
         iv = adaptive_interval(st.s.astype(np.int64), st.n.astype(np.int64), level=level)
         lo_k[has], hi_k[has] = iv.lower[has], iv.upper[has]
     elif np.any(has):
-        lo_k[has], hi_k[has] = binomial_bounds(
-            st.s[has] * (n_eff[has] / st.n[has]), n_eff[has], 1 - level, method
-        )
+        lo_k[has], hi_k[has] = binomial_bounds(st.s[has] * (n_eff[has] / st.n[has]), n_eff[has], 1 - level, method)
     return lo_k, hi_k
 
 
 def _estimate(
-    counts: Counts, weights: Any, level: float, method: str, rows: _ClusterRows | None,
+    counts: Counts,
+    weights: Any,
+    level: float,
+    method: str,
+    rows: _ClusterRows | None,
     stacklevel: int,
 ) -> StratifiedRisk:
     """The weighted risk, its SE and interval, with or without clustered rows."""
@@ -484,7 +492,9 @@ def _estimate(
     empty_used = bool(np.any(st.used & ~st.has))
     contribution = np.where(st.used, st.w * np.nan_to_num(st.r), 0.0)
     contribution = np.where(st.used & ~st.has, np.nan, contribution)
-    estimate = float("nan") if empty_used else float(np.clip(np.sum(contribution), 0.0, 1.0))  # a convex combination of rates; rounding of the weights can pass 1
+    estimate = (
+        float("nan") if empty_used else float(np.clip(np.sum(contribution), 0.0, 1.0))
+    )  # a convex combination of rates; rounding of the weights can pass 1
     terms = stratum_variance_terms(st.w, st.r, np.where(st.has, st.n, 1.0))
     var_ind = float("nan") if empty_used else float(np.sum(np.where(st.used & st.has, terms, 0.0)))
     z = float(stats.norm.isf((1 - level) / 2))
@@ -588,8 +598,14 @@ def stratified_risk(
 
 
 def _clustered(
-    outcomes: Any, trials: Any, weights: Any, strata: Any, cluster: Any, level: float,
-    method: str, name: str,
+    outcomes: Any,
+    trials: Any,
+    weights: Any,
+    strata: Any,
+    cluster: Any,
+    level: float,
+    method: str,
+    name: str,
 ) -> StratifiedRisk:
     """The estimate of :func:`clustered_risk` from per-row outcomes and cluster ids."""
     level = check_level(level)
@@ -736,8 +752,7 @@ def reweight(strata: Any, weights: Mapping[Hashable, float] | pd.Series) -> np.n
     absent = [k for k, v in ps.items() if v > 0 and k not in present]
     if absent:
         raise ValueError(
-            f"weights gives positive shares to strata {absent[:5]} that have no rows; "
-            "reweighting cannot represent them"
+            f"weights gives positive shares to strata {absent[:5]} that have no rows; reweighting cannot represent them"
         )
     sample_share = np.bincount(codes) / st.size
     pi = ps.reindex(pd.Index(uniq)).to_numpy()
@@ -810,8 +825,6 @@ class ReweightedMetrics(Result):
 
     def __repr__(self) -> str:
         return f"{self._heading()}:\n" + self.table.to_string(float_format=fixed)
-
-
 
 
 def weighted_metric(
@@ -957,8 +970,10 @@ def _frame_column(data: pd.DataFrame, column: Any, name: str) -> pd.Series:
     except TypeError:  # an unhashable value: an array where a column name belongs
         known = False
     if not known:
-        raise ValueError(f"{name} must name a column of data, got {short_repr(column)} (columns: "
-                         f"{list(map(str, data.columns))[:10]})")
+        raise ValueError(
+            f"{name} must name a column of data, got {short_repr(column)} (columns: "
+            f"{list(map(str, data.columns))[:10]})"
+        )
     return data[column]
 
 
@@ -983,13 +998,20 @@ def _metric_inputs(data: Any, y_true: Any, y_pred: Any, strata: Any) -> tuple[An
     if isinstance(data, pd.DataFrame):
         if y_true is None or y_pred is None:
             missing = "y_true" if y_true is None else "y_pred"
-            raise TypeError(f"{missing} is required: with data a DataFrame, name its column of "
-                            f"{'true' if missing == 'y_true' else 'predicted'} labels")
-        return (_frame_column(data, y_true, "y_true"), _frame_column(data, y_pred, "y_pred"),
-                _frame_strata(data, strata))
+            raise TypeError(
+                f"{missing} is required: with data a DataFrame, name its column of "
+                f"{'true' if missing == 'y_true' else 'predicted'} labels"
+            )
+        return (
+            _frame_column(data, y_true, "y_true"),
+            _frame_column(data, y_pred, "y_pred"),
+            _frame_strata(data, strata),
+        )
     if data is not None and y_true is not None:
-        raise TypeError(f"data must be a pandas DataFrame when y_true is given, got "
-                        f"{type(data).__name__}; pass the true labels as y_true or as the first argument")
+        raise TypeError(
+            f"data must be a pandas DataFrame when y_true is given, got "
+            f"{type(data).__name__}; pass the true labels as y_true or as the first argument"
+        )
     y_true = data if data is not None else y_true
     for name, value in (("y_true", y_true), ("y_pred", y_pred)):
         if value is None:
@@ -1013,9 +1035,7 @@ def _metric_rows(y_true: Any, y_pred: Any, strata: Any, dropna: bool) -> list[np
         st = as_row_array(strata)
         if st.shape != yt.shape:
             raise ValueError(f"strata must give one label per row ({yt.size}), got shape {st.shape}")
-    return _rows_without_missing(
-        {"y_true": y_true, "y_pred": y_pred, "strata": strata}, [yt, yp, st], dropna
-    )
+    return _rows_without_missing({"y_true": y_true, "y_pred": y_pred, "strata": strata}, [yt, yp, st], dropna)
 
 
 def _row_strata_and_shares(yt: np.ndarray, strata: Any, weights: Any, pos_label: Any) -> tuple[np.ndarray, Any]:
@@ -1073,6 +1093,9 @@ def _reweighted_row(
         lin_mean = np.bincount(codes, weights=lin) / np.bincount(codes)
         se_w = float(np.sqrt(np.sum((lin - lin_mean[codes]) ** 2)))
     return dict(
-        trials=int(nt), unweighted=ru, reweighted=rw, se_unweighted=np.sqrt(ru * (1 - ru) / nt),
+        trials=int(nt),
+        unweighted=ru,
+        reweighted=rw,
+        se_unweighted=np.sqrt(ru * (1 - ru) / nt),
         se_reweighted=se_w,
     )

@@ -238,17 +238,49 @@ def audit(
     >>> res.verdicts[["criterion", "verdict"]].values.tolist()
     [['demographic_parity', 'within tolerance']]
     """
-    return audit_with_spelling(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=metrics,
-                  reference=reference, tolerance=tolerance, level=level, pos_label=pos_label,
-                  random_seed=random_seed, model=model, min_trials=min_trials, method=method,
-                  spelling="python", guarantee=guarantee, proxy=proxy, inclusion=inclusion,
-                  label_set=label_set)
+    return audit_with_spelling(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        groups=groups,
+        metrics=metrics,
+        reference=reference,
+        tolerance=tolerance,
+        level=level,
+        pos_label=pos_label,
+        random_seed=random_seed,
+        model=model,
+        min_trials=min_trials,
+        method=method,
+        spelling="python",
+        guarantee=guarantee,
+        proxy=proxy,
+        inclusion=inclusion,
+        label_set=label_set,
+    )
 
 
-def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, metrics: Any, reference: Any,
-           tolerance: Any, level: Any, pos_label: Any, random_seed: Any, model: Any,
-           min_trials: Any, method: Any, spelling: str, guarantee: str = "stratum",
-           proxy: str | None = None, inclusion: str | None = None, label_set: Any = None) -> Audit:
+def audit_with_spelling(
+    data: Any,
+    *,
+    y_true: str,
+    y_pred: str,
+    groups: Any,
+    metrics: Any,
+    reference: Any,
+    tolerance: Any,
+    level: Any,
+    pos_label: Any,
+    random_seed: Any,
+    model: Any,
+    min_trials: Any,
+    method: Any,
+    spelling: str,
+    guarantee: str = "stratum",
+    proxy: str | None = None,
+    inclusion: str | None = None,
+    label_set: Any = None,
+) -> Audit:
     """:func:`audit`, with messages naming options as the interface ``spelling`` spells them."""
     written = check_metrics(metrics, proxy)
     names = list(written)
@@ -264,35 +296,44 @@ def audit_with_spelling(data: Any, *, y_true: str, y_pred: str, groups: Any, met
     model = check_model(model, len(cols))
     min_trials = check_min_trials(min_trials)
     method = check_method(method, GAP_METHODS, "method")
-    cells, rows, counts = tabulate_all(data, cols, y_true, y_pred, names, pos_label,
-                                        None if proxy is None else (proxy, inclusion, label_set))
+    cells, rows, counts = tabulate_all(
+        data, cols, y_true, y_pred, names, pos_label, None if proxy is None else (proxy, inclusion, label_set)
+    )
     layout = make_layout(cells, cols)
     given = resolve_reference(reference, layout, spelling)
     fits = fit_all(names, counts, cells, level, random_seed, model, min_trials)
     refs = {m: default_reference(fits[m], rows) if given is None else given for m in names}
     spell = _SPELLING[spelling]
-    verdicts, labels_needed = verdict_tables(names, fits, layout, rows, level, tol, method,
-                                             explicit=metrics is not None, min_trials=min_trials)
-    notes = [note for m in names for note in (
-        reference_notes(m, fits[m], layout.labels, refs[m], given is not None, spell)
-        + gap_notes(m, fits[m], layout.labels, min_trials, spell))]
-    return _as_written(written, Audit(
-        groups=pd.concat([group_frame(m, layout, fits[m], refs[m], guarantee) for m in names],
-                         ignore_index=True),
-        disparities=disparity_table(names, fits, layout, refs, level, tol, method, min_trials),
-        verdicts=verdicts,
-        labels_needed=labels_needed,
-        reference={m: layout.labels[refs[m]] for m in names},
-        level=level,
-        tolerance=tol,
-        model=model,
-        min_trials=min_trials,
-        notes=notes,
-        method=method,
-        columns=list(cols),
-        guarantee=guarantee,
-        proxy=proxy,
-    ))
+    verdicts, labels_needed = verdict_tables(
+        names, fits, layout, rows, level, tol, method, explicit=metrics is not None, min_trials=min_trials
+    )
+    notes = [
+        note
+        for m in names
+        for note in (
+            reference_notes(m, fits[m], layout.labels, refs[m], given is not None, spell)
+            + gap_notes(m, fits[m], layout.labels, min_trials, spell)
+        )
+    ]
+    return _as_written(
+        written,
+        Audit(
+            groups=pd.concat([group_frame(m, layout, fits[m], refs[m], guarantee) for m in names], ignore_index=True),
+            disparities=disparity_table(names, fits, layout, refs, level, tol, method, min_trials),
+            verdicts=verdicts,
+            labels_needed=labels_needed,
+            reference={m: layout.labels[refs[m]] for m in names},
+            level=level,
+            tolerance=tol,
+            model=model,
+            min_trials=min_trials,
+            notes=notes,
+            method=method,
+            columns=list(cols),
+            guarantee=guarantee,
+            proxy=proxy,
+        ),
+    )
 
 
 def _as_written(written: dict[str, str], result: Audit) -> Audit:

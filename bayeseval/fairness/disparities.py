@@ -69,16 +69,27 @@ def _pairwise(name: str, fit: MetricFit, layout: Layout, ref: int, level: float,
         ("difference", e[others] - e[ref], dlo, dhi, methods[0], d_post),
         ("ratio", r_est, rlo, rhi, methods[1], r_post),
     ):
-        parts.append(pd.DataFrame({
-            "metric": name, "measure": measure, **factor_columns(layout, others),
-            "group": [labels[g] for g in others],
-            **factor_columns(layout, np.full(len(others), ref), "reference_"),
-            "reference": labels[ref],
-            "estimate": np.where(predicted, np.nan, est), "lower": np.where(predicted, np.nan, low),
-            "upper": np.where(predicted, np.nan, upp), "method": method,
-            "posterior_mean": post[0], "posterior_lower": post[1], "posterior_upper": post[2],
-            "p_exceeds": p_exceeds if measure == "difference" else np.nan, "predicted": predicted,
-        }))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "metric": name,
+                    "measure": measure,
+                    **factor_columns(layout, others),
+                    "group": [labels[g] for g in others],
+                    **factor_columns(layout, np.full(len(others), ref), "reference_"),
+                    "reference": labels[ref],
+                    "estimate": np.where(predicted, np.nan, est),
+                    "lower": np.where(predicted, np.nan, low),
+                    "upper": np.where(predicted, np.nan, upp),
+                    "method": method,
+                    "posterior_mean": post[0],
+                    "posterior_lower": post[1],
+                    "posterior_upper": post[2],
+                    "p_exceeds": p_exceeds if measure == "difference" else np.nan,
+                    "predicted": predicted,
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
@@ -104,8 +115,9 @@ def max_min_gap(fit: MetricFit, level: float, method: str) -> tuple[float, float
             fit.cache[key] = gap_interval(np.where(used, fit.rate, np.nan), lo, hi)
         else:
             s, n, w = fit.components
-            fit.cache[key] = max_t_gap(s[used], n[used], level, weights=w, n_resamples=N_RESAMPLES,
-                                       rng=np.random.default_rng(fit.seed))
+            fit.cache[key] = max_t_gap(
+                s[used], n[used], level, weights=w, n_resamples=N_RESAMPLES, rng=np.random.default_rng(fit.seed)
+            )
     return fit.cache[key]
 
 
@@ -116,27 +128,42 @@ def gap_draws(fit: MetricFit) -> np.ndarray:
     return draws.max(axis=1) - draws.min(axis=1)
 
 
-def _gap_row(name: str, fit: MetricFit, layout: Layout, level: float, tol: float | None,
-             method: str, min_trials: int) -> pd.DataFrame:
+def _gap_row(
+    name: str, fit: MetricFit, layout: Layout, level: float, tol: float | None, method: str, min_trials: int
+) -> pd.DataFrame:
     gap, lo, hi = max_min_gap(fit, level, method)
     post = _posterior_summary(gap_draws(fit)[:, None], level, tol, True)
     measured = np.isfinite(fit.rate)
     k, k_all = int(np.count_nonzero(gap_groups(fit))), int(np.count_nonzero(measured))
     groups = "all measured" if k == k_all else f"{k} of {k_all} measured (>= {min_trials} trials)"
     none = np.array([-1])
-    return pd.DataFrame({
-        "metric": [name], "measure": "max-min gap", **factor_columns(layout, none), "group": groups,
-        **factor_columns(layout, none, "reference_"), "reference": "",
-        "estimate": gap, "lower": lo, "upper": hi, "method": gap_method(fit, method),
-        "posterior_mean": post[0], "posterior_lower": post[1], "posterior_upper": post[2],
-        "p_exceeds": post[3], "predicted": False,
-    })
+    return pd.DataFrame(
+        {
+            "metric": [name],
+            "measure": "max-min gap",
+            **factor_columns(layout, none),
+            "group": groups,
+            **factor_columns(layout, none, "reference_"),
+            "reference": "",
+            "estimate": gap,
+            "lower": lo,
+            "upper": hi,
+            "method": gap_method(fit, method),
+            "posterior_mean": post[0],
+            "posterior_lower": post[1],
+            "posterior_upper": post[2],
+            "p_exceeds": post[3],
+            "predicted": False,
+        }
+    )
 
 
-def few_groups(labels: list[str], trials: np.ndarray, groups: np.ndarray, limit: int | None = None,
-               counts: bool = True) -> str:
+def few_groups(
+    labels: list[str], trials: np.ndarray, groups: np.ndarray, limit: int | None = None, counts: bool = True
+) -> str:
     """The groups at ``groups`` by label (with their trials when ``counts``), every one of them
     unless ``limit`` is given."""
+
     def one(g: int) -> str:
         n = int(trials[g])
         return f"{labels[g]!r} ({n} trial{'' if n == 1 else 's'})" if counts else repr(labels[g])
@@ -159,27 +186,34 @@ def gap_notes(name: str, fit: MetricFit, labels: list[str], min_trials: int, spe
     empty, small = left_out(fit)
     notes = []
     if len(empty):
-        notes.append(f"{name}: {len(empty)} group(s) with no trials for {name} are not measured "
-                     f"(no rate, left out of the max-min gap and the verdicts): "
-                     f"{few_groups(labels, fit.size, empty, counts=False)}.")
+        notes.append(
+            f"{name}: {len(empty)} group(s) with no trials for {name} are not measured "
+            f"(no rate, left out of the max-min gap and the verdicts): "
+            f"{few_groups(labels, fit.size, empty, counts=False)}."
+        )
     if len(small):
-        notes.append(f"{name}: {len(small)} group(s) with fewer than {min_trials} trials are "
-                     f"reported but left out of the max-min gap and the verdicts "
-                     f"({spell['min_trials'].format(min_trials)}): {few_groups(labels, fit.size, small)}.")
+        notes.append(
+            f"{name}: {len(small)} group(s) with fewer than {min_trials} trials are "
+            f"reported but left out of the max-min gap and the verdicts "
+            f"({spell['min_trials'].format(min_trials)}): {few_groups(labels, fit.size, small)}."
+        )
     if np.count_nonzero(gap_groups(fit)) < 2:
-        notes.append(f"{name}: the max-min gap is not measured: fewer than two groups have at "
-                     f"least {min_trials} trials ({spell['min_trials'].format(min_trials)}).")
+        notes.append(
+            f"{name}: the max-min gap is not measured: fewer than two groups have at "
+            f"least {min_trials} trials ({spell['min_trials'].format(min_trials)})."
+        )
     return notes
 
 
-def reference_notes(name: str, fit: MetricFit, labels: list[str], ref: int, given: bool,
-                     spell: dict) -> list[str]:
+def reference_notes(name: str, fit: MetricFit, labels: list[str], ref: int, given: bool, spell: dict) -> list[str]:
     if np.isfinite(fit.rate[ref]):
         return []
     if given:
-        return [f"{name}: the reference group {labels[ref]!r} has no trials for {name}; its "
-                "differences and ratios are not measured (NaN); choose another with "
-                f"{spell['reference']}."]
+        return [
+            f"{name}: the reference group {labels[ref]!r} has no trials for {name}; its "
+            "differences and ratios are not measured (NaN); choose another with "
+            f"{spell['reference']}."
+        ]
     return [f"{name}: no group has trials for {name}; nothing is measured."]
 
 

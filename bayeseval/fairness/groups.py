@@ -69,13 +69,21 @@ def _pooled(counts: Any, cells: pd.Index, level: float, random_seed: Any, model:
     s, n = counts
     if model == "crossed":
         fit = fit_crossed(
-            Counts.from_arrays(s, n, strata=cells), factors=list(cells.names), level=level,
-            random_seed=random_seed, draws=N_DRAWS, complete=False,
+            Counts.from_arrays(s, n, strata=cells),
+            factors=list(cells.names),
+            level=level,
+            random_seed=random_seed,
+            draws=N_DRAWS,
+            complete=False,
         )
         summary, theta = fit.table, fit.posterior.theta
     else:
         post = fit_hierarchical(
-            s, n, strata=stratum_labels(cells), model=model, draws=N_DRAWS,
+            s,
+            n,
+            strata=stratum_labels(cells),
+            model=model,
+            draws=N_DRAWS,
             random_seed=random_seed,
         )
         summary, theta = post.summary(level), post.theta
@@ -120,9 +128,20 @@ def _fit_proportion(s, n, cells, level, seed, model: str, min_trials: int) -> Me
         rate = np.where(n > 0, s / np.maximum(n, 1), np.nan)
     lo, hi = _wilson(s, n, level)
     return MetricFit(
-        s, n, rate, lo, hi, _adaptive(s, n, level), _pooled((s, n), cells, level, seed, model),
-        _conflict(s, n), lambda lev: _clopper_pearson(s, n, lev), n >= max(min_trials, 1),
-        (s[:, None], n[:, None], np.ones(1)), n, int(seed), {},
+        s,
+        n,
+        rate,
+        lo,
+        hi,
+        _adaptive(s, n, level),
+        _pooled((s, n), cells, level, seed, model),
+        _conflict(s, n),
+        lambda lev: _clopper_pearson(s, n, lev),
+        n >= max(min_trials, 1),
+        (s[:, None], n[:, None], np.ones(1)),
+        n,
+        int(seed),
+        {},
     )
 
 
@@ -151,9 +170,21 @@ def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, mi
         return t["lower"].to_numpy(float), t["upper"].to_numpy(float)
 
     return MetricFit(
-        s, n, rate, lo, hi, (lo, hi), _pooled((s, n), cells, level, seed, model), _conflict(s, n),
-        gap_bounds, labelled >= max(min_trials, 1), (s[:, None], n[:, None], np.ones(1)), labelled,
-        int(seed), {}, table,
+        s,
+        n,
+        rate,
+        lo,
+        hi,
+        (lo, hi),
+        _pooled((s, n), cells, level, seed, model),
+        _conflict(s, n),
+        gap_bounds,
+        labelled >= max(min_trials, 1),
+        (s[:, None], n[:, None], np.ones(1)),
+        labelled,
+        int(seed),
+        {},
+        table,
     )
 
 
@@ -172,11 +203,26 @@ def _fit_balanced(tpr: MetricFit, tnr: MetricFit, level: float, seed: int) -> Me
         return mover_mean(tpr.rate, *t, tnr.rate, *u)
 
     missing = np.full(rate.shape, -1, np.int64)
-    components = (np.stack([tpr.successes, tnr.successes], axis=1),
-                  np.stack([tpr.trials, tnr.trials], axis=1), np.array([0.5, 0.5]))
+    components = (
+        np.stack([tpr.successes, tnr.successes], axis=1),
+        np.stack([tpr.trials, tnr.trials], axis=1),
+        np.array([0.5, 0.5]),
+    )
     return MetricFit(
-        missing, missing, rate, lo, hi, (alo, ahi), pooled, tpr.conflict | tnr.conflict, gap_bounds,
-        tpr.in_gap & tnr.in_gap, components, tpr.trials + tnr.trials, int(seed), {},
+        missing,
+        missing,
+        rate,
+        lo,
+        hi,
+        (alo, ahi),
+        pooled,
+        tpr.conflict | tnr.conflict,
+        gap_bounds,
+        tpr.in_gap & tnr.in_gap,
+        components,
+        tpr.trials + tnr.trials,
+        int(seed),
+        {},
     )
 
 
@@ -197,23 +243,24 @@ def guarantee_bounds(fit: MetricFit, guarantee: str) -> tuple[np.ndarray, np.nda
     if np.all(fit.trials >= 0) and np.count_nonzero(fit.trials) >= 2:  # balanced accuracy: -1
         own = np.asarray(read_choice(fit.successes, fit.trials).read == "adaptive", bool)
     read = np.where(own, own_name, "pooled").astype(object)
-    return (np.where(own, fit.adaptive[0], fit.pooled.lower),
-            np.where(own, fit.adaptive[1], fit.pooled.upper), read)
+    return (np.where(own, fit.adaptive[0], fit.pooled.lower), np.where(own, fit.adaptive[1], fit.pooled.upper), read)
 
 
 def _proxy_columns(fit: MetricFit) -> dict:
     if fit.proxy is None:
         return {}
     t = fit.proxy
-    return {"successes": pd.array(t["successes"].to_numpy(np.int64), dtype="Int64"),
-            "trials": pd.array(t["trials"].to_numpy(np.int64), dtype="Int64"),
-            "pool_trials": t["pool_trials"].to_numpy(np.int64),
-            "effective_labels": t["effective_labels"].to_numpy(float),
-            "agreement": t["agreement"].to_numpy(float), "proxy_used": t["proxy_used"].to_numpy(bool)}
+    return {
+        "successes": pd.array(t["successes"].to_numpy(np.int64), dtype="Int64"),
+        "trials": pd.array(t["trials"].to_numpy(np.int64), dtype="Int64"),
+        "pool_trials": t["pool_trials"].to_numpy(np.int64),
+        "effective_labels": t["effective_labels"].to_numpy(float),
+        "agreement": t["agreement"].to_numpy(float),
+        "proxy_used": t["proxy_used"].to_numpy(bool),
+    }
 
 
-def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: str = "stratum"
-                 ) -> pd.DataFrame:
+def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: str = "stratum") -> pd.DataFrame:
     measured = np.isfinite(fit.rate)
     is_prop = name != "balanced_accuracy"
     labels = layout.labels
@@ -221,31 +268,33 @@ def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: 
     if not is_prop:
         counts = tuple(pd.array([pd.NA] * len(labels), dtype="Int64") for _ in range(2))
     lower, upper, read = guarantee_bounds(fit, guarantee)
-    return pd.DataFrame({
-        **factor_columns(layout, np.arange(len(labels))),
-        "group": labels,
-        "metric": name,
-        "successes": counts[0],
-        "trials": counts[1],
-        **_proxy_columns(fit),
-        "rate": fit.rate,
-        "lower": lower,
-        "upper": upper,
-        "read": read,
-        "adaptive_lower": fit.adaptive[0],
-        "adaptive_upper": fit.adaptive[1],
-        "wilson_lower": fit.lower,
-        "wilson_upper": fit.upper,
-        "pooled_mean": fit.pooled.mean,
-        "pooled_lower": fit.pooled.lower,
-        "pooled_upper": fit.pooled.upper,
-        "empty": ~measured,
-        "zero_successes": (fit.successes == 0) & (fit.trials > 0) if is_prop else False,
-        "predicted": ~measured,
-        "conflict": fit.conflict,
-        "in_gap": fit.in_gap & measured,
-        "is_reference": np.arange(len(labels)) == ref,
-    })
+    return pd.DataFrame(
+        {
+            **factor_columns(layout, np.arange(len(labels))),
+            "group": labels,
+            "metric": name,
+            "successes": counts[0],
+            "trials": counts[1],
+            **_proxy_columns(fit),
+            "rate": fit.rate,
+            "lower": lower,
+            "upper": upper,
+            "read": read,
+            "adaptive_lower": fit.adaptive[0],
+            "adaptive_upper": fit.adaptive[1],
+            "wilson_lower": fit.lower,
+            "wilson_upper": fit.upper,
+            "pooled_mean": fit.pooled.mean,
+            "pooled_lower": fit.pooled.lower,
+            "pooled_upper": fit.pooled.upper,
+            "empty": ~measured,
+            "zero_successes": (fit.successes == 0) & (fit.trials > 0) if is_prop else False,
+            "predicted": ~measured,
+            "conflict": fit.conflict,
+            "in_gap": fit.in_gap & measured,
+            "is_reference": np.arange(len(labels)) == ref,
+        }
+    )
 
 
 def fit_all(names, counts, cells, level, seed, model, min_trials) -> dict:

@@ -53,12 +53,14 @@ def _pair_bounds(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray
     """
     p = s / n
     lo, hi = binomial_bounds(s, n, 1.0 - level, "clopper_pearson")
-    return mover_ratio(p[..., :, None], lo[..., :, None], hi[..., :, None],
-                       p[..., None, :], lo[..., None, :], hi[..., None, :])
+    return mover_ratio(
+        p[..., :, None], lo[..., :, None], hi[..., :, None], p[..., None, :], lo[..., None, :], hi[..., None, :]
+    )
 
 
-def impact_ratio_interval(successes: Any, trials: Any, level: float = 0.95
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def impact_ratio_interval(
+    successes: Any, trials: Any, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Impact ratios ``p_j / max_k p_k`` and intervals for the ratio to the true highest rate.
 
     The impact ratio of category ``j`` is ``theta_j = p_j / max_k p_k = min_k p_j / p_k``. Its
@@ -120,13 +122,17 @@ def _check_counts(successes: Any, trials: Any) -> tuple[np.ndarray, np.ndarray]:
     s = as_float_array(successes, "successes")
     n = as_float_array(trials, "trials")
     if s.shape != n.shape or s.ndim == 0:
-        raise ValueError(f"successes and trials must be arrays of one shape (categories on the last "
-                         f"axis), got shapes {s.shape} and {n.shape}")
+        raise ValueError(
+            f"successes and trials must be arrays of one shape (categories on the last "
+            f"axis), got shapes {s.shape} and {n.shape}"
+        )
     if not (np.all(np.isfinite(s)) and np.all(np.isfinite(n))):
         raise ValueError("successes and trials must be finite numbers")
     if np.any(n <= 0) or np.any(s < 0) or np.any(s > n):
-        raise ValueError("every category needs trials > 0 and 0 <= successes <= trials, got "
-                         f"successes {s.ravel()[:6].tolist()} and trials {n.ravel()[:6].tolist()}")
+        raise ValueError(
+            "every category needs trials > 0 and 0 <= successes <= trials, got "
+            f"successes {s.ravel()[:6].tolist()} and trials {n.ravel()[:6].tolist()}"
+        )
     return s, n
 
 
@@ -146,7 +152,7 @@ def _more_rows(s: np.ndarray, n: np.ndarray, level: float, threshold: float) -> 
     factor = np.full(n.size, np.nan)
     chunk = max(1, min(_GROWTH.size, 2_000_000 // max(n.size * n.size, 1)))
     for start in range(0, _GROWTH.size, chunk):
-        grow = _GROWTH[start:start + chunk, None]
+        grow = _GROWTH[start : start + chunk, None]
         _, lo, hi = impact_ratio_interval(s * grow, n * grow, level)
         done = _decided(lo, hi, threshold)
         new = np.isnan(factor) & done.any(axis=0)
@@ -202,8 +208,10 @@ def _outcome(data: pd.DataFrame, selected: str | None, score: str | None) -> tup
     values = data[col]
     if values.isna().any():
         where = np.flatnonzero(values.isna().to_numpy())[:5].tolist()
-        raise ValueError(f"{'selected' if selected else 'score'} column {col!r} has "
-                         f"{int(values.isna().sum())} missing value(s) at position(s) {where}")
+        raise ValueError(
+            f"{'selected' if selected else 'score'} column {col!r} has "
+            f"{int(values.isna().sum())} missing value(s) at position(s) {where}"
+        )
     if selected is not None:
         bad = sorted({v for v in pd.unique(values) if v not in (0, 1)}, key=repr)
         if bad:
@@ -259,8 +267,7 @@ class Tables(dict):
         raise KeyError(key)
 
     def __contains__(self, key: object) -> bool:
-        return dict.__contains__(self, key) or any(
-            isinstance(key, str) and key == table_name(f) for f in self)
+        return dict.__contains__(self, key) or any(isinstance(key, str) and key == table_name(f) for f in self)
 
 
 def _count(data: pd.DataFrame, factors: tuple[str, ...], hit: np.ndarray) -> tuple[pd.DataFrame, int]:
@@ -286,8 +293,10 @@ def _one_table(counts: pd.DataFrame, factors: tuple[str, ...], n_rows: int, opts
     out["excluded"] = excluded = out["share"].to_numpy() < cut if cut is not None else np.zeros(n.size, bool)
     ratio, lo, hi, more = _ratios(s, n, ~excluded, opts)
     out["impact_ratio"], out["lower"], out["upper"] = ratio, lo, hi
-    out["verdict"] = [f"excluded (under {100 * cut:g}% of the data)" if ex else _verdict(a, b, m, opts["threshold"])
-                      for ex, a, b, m in zip(excluded, lo, hi, more, strict=True)]
+    out["verdict"] = [
+        f"excluded (under {100 * cut:g}% of the data)" if ex else _verdict(a, b, m, opts["threshold"])
+        for ex, a, b, m in zip(excluded, lo, hi, more, strict=True)
+    ]
     out["more_rows"] = pd.array([_round_rows(m) if np.isfinite(m) else pd.NA for m in more], dtype="Int64")
     return out
 
@@ -390,8 +399,9 @@ class ImpactRatioReport(Result):
         dict
             ``{"fields": ..., "tables": {name: [row, ...]}, "unknown": {name: count}}``.
         """
-        tables = {table_name(factors): json.loads(frame.to_json(orient="records"))
-                  for factors, frame in self.tables.items()}
+        tables = {
+            table_name(factors): json.loads(frame.to_json(orient="records")) for factors, frame in self.tables.items()
+        }
         unknown = dict(zip(self.unknown["table"], map(int, self.unknown["unknown"]), strict=True))
         return {"fields": dict(self.fields), "tables": tables, "unknown": unknown}
 
@@ -565,20 +575,42 @@ def impact_ratio_report(
         parts.append(_one_table(counts, factors, len(data), opts))
         unknown.append({"table": table_name(factors), "unknown": missing})
     table = pd.concat(parts, ignore_index=True)
-    order = ["table", *cols, "category", "applicants", "successes", "rate", "share", "excluded",
-             "impact_ratio", "lower", "upper", "verdict", "more_rows"]
-    fields = _fields(cols, selected, score, median, len(data), opts, justification,
-                     source, explanation, test_data, auditor, date)
+    order = [
+        "table",
+        *cols,
+        "category",
+        "applicants",
+        "successes",
+        "rate",
+        "share",
+        "excluded",
+        "impact_ratio",
+        "lower",
+        "upper",
+        "verdict",
+        "more_rows",
+    ]
+    fields = _fields(
+        cols, selected, score, median, len(data), opts, justification, source, explanation, test_data, auditor, date
+    )
     return ImpactRatioReport(table=table[order], unknown=pd.DataFrame(unknown), fields=fields)
 
 
-def _fields(cols, selected, score, median, n_rows, opts, justification, source, explanation,
-            test_data, auditor, date) -> dict:
+def _fields(
+    cols, selected, score, median, n_rows, opts, justification, source, explanation, test_data, auditor, date
+) -> dict:
     from bayeseval import __version__
 
-    texts = {k: _check_text(v, k) for k, v in [("justification", justification), ("source", source),
-                                                ("explanation", explanation), ("test_data", test_data),
-                                                ("auditor", auditor)]}
+    texts = {
+        k: _check_text(v, k)
+        for k, v in [
+            ("justification", justification),
+            ("source", source),
+            ("explanation", explanation),
+            ("test_data", test_data),
+            ("auditor", auditor),
+        ]
+    }
     return {
         "groups": cols,
         "tables": {table_name(f): list(f) for f in _table_names(cols)},

@@ -28,8 +28,14 @@ __all__ = ["METRICS", "CRITERIA"]
 
 #: audit metric names and the :data:`bayeseval.counts.metrics.METRICS` definition each one uses
 _BASE = {
-    "selection_rate": "selection_rate", "tpr": "recall", "fnr": "fnr", "fpr": "fpr",
-    "tnr": "specificity", "ppv": "precision", "npv": "npv", "error_rate": "error_rate",
+    "selection_rate": "selection_rate",
+    "tpr": "recall",
+    "fnr": "fnr",
+    "fpr": "fpr",
+    "tnr": "specificity",
+    "ppv": "precision",
+    "npv": "npv",
+    "error_rate": "error_rate",
     "accuracy": "accuracy",
 }
 _AUDIT_NAME = {base: name for name, base in _BASE.items()} | {"balanced_accuracy": "balanced_accuracy"}
@@ -66,11 +72,15 @@ def check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any, label_set:
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
     if inclusion is not None and proxy is None:
-        raise TypeError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
-                        f"got inclusion={inclusion!r} and proxy=None")
+        raise TypeError(
+            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+            f"got inclusion={inclusion!r} and proxy=None"
+        )
     if label_set is not None and proxy is None:
-        raise TypeError(f"label_set declares the classes of the labelled rows of a proxy design: give "
-                        f"proxy too, got label_set={label_set!r} and proxy=None")
+        raise TypeError(
+            f"label_set declares the classes of the labelled rows of a proxy design: give "
+            f"proxy too, got label_set={label_set!r} and proxy=None"
+        )
     bad = [m for m in names if m not in PROXY_AUDIT_METRICS]
     if proxy is not None and bad:
         raise ValueError(
@@ -117,8 +127,12 @@ def _count(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
         counts = tabulate(
-            data, y_true=y_true, y_pred=y_pred, strata=cols,
-            metric=_BASE[name], pos_label=pos_label,
+            data,
+            y_true=y_true,
+            y_pred=y_pred,
+            strata=cols,
+            metric=_BASE[name],
+            pos_label=pos_label,
         )
     if counts.successes.index.nlevels > len(cols):
         raise ValueError(
@@ -132,9 +146,7 @@ def _full_index(index: pd.Index, n_columns: int) -> pd.Index:
     """Every combination of the observed levels (crossed groups never observed included)."""
     if n_columns < 2:
         return index
-    return pd.MultiIndex.from_product(
-        [index.levels[i] for i in range(n_columns)], names=index.names
-    )
+    return pd.MultiIndex.from_product([index.levels[i] for i in range(n_columns)], names=index.names)
 
 
 #: separator of the factor values in a joined group label
@@ -186,14 +198,23 @@ def factor_columns(layout: Layout, index: Any, prefix: str = "") -> dict:
     return out
 
 
-def _count_proxy(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any,
-                 proxy: tuple[Any, ...]) -> Any:
+def _count_proxy(
+    data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, proxy: tuple[Any, ...]
+) -> Any:
     """Counts per group and proxy cell (ProxyCounts) for a metric that reads labels."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
-        return tabulate(data, y_true=y_true, y_pred=y_pred, strata=cols, metric=_BASE[name],
-                        pos_label=pos_label, proxy=proxy[0], inclusion=proxy[1],
-                        label_set=proxy[2] if len(proxy) > 2 else None)
+        return tabulate(
+            data,
+            y_true=y_true,
+            y_pred=y_pred,
+            strata=cols,
+            metric=_BASE[name],
+            pos_label=pos_label,
+            proxy=proxy[0],
+            inclusion=proxy[1],
+            label_set=proxy[2] if len(proxy) > 2 else None,
+        )
 
 
 @contextmanager
@@ -204,12 +225,19 @@ def _named_groups() -> Iterator[None]:
     except ValueError as err:
         text = str(err)
         if text.startswith("strata column "):
-            raise ValueError("groups column " + text[len("strata column "):]) from None
+            raise ValueError("groups column " + text[len("strata column ") :]) from None
         raise
 
 
-def tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: list[str], pos_label: Any,
-                  proxy: tuple[str, str | None] | None = None):
+def tabulate_all(
+    data: Any,
+    cols: list[str],
+    y_true: str,
+    y_pred: str,
+    names: list[str],
+    pos_label: Any,
+    proxy: tuple[str, str | None] | None = None,
+):
     """Successes and trials per group for each base metric, and rows per group.
 
     With a proxy, a metric that reads the true label gets its ProxyCounts; the row counts and
@@ -219,8 +247,15 @@ def tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: li
         return _tabulate_all(data, cols, y_true, y_pred, names, pos_label, proxy)
 
 
-def _tabulate_all(data: Any, cols: list[str], y_true: str, y_pred: str, names: list[str], pos_label: Any,
-                  proxy: tuple[str, str | None] | None):
+def _tabulate_all(
+    data: Any,
+    cols: list[str],
+    y_true: str,
+    y_pred: str,
+    names: list[str],
+    pos_label: Any,
+    proxy: tuple[str, str | None] | None,
+):
     needed = [m for m in _BASE if m in names]
     if "balanced_accuracy" in names:
         needed += [m for m in ("tpr", "tnr") if m not in needed]
@@ -256,24 +291,73 @@ def check_model(model: Any, n_columns: int) -> str:
 
 def check_min_trials(min_trials: Any) -> int:
     if min_trials is None:
-        raise TypeError(f"min_trials must be an integer >= 1 (1 keeps every measured group), got "
-                        f"{min_trials!r}")
+        raise TypeError(f"min_trials must be an integer >= 1 (1 keeps every measured group), got {min_trials!r}")
     return check_positive_int(min_trials, "min_trials")
 
 
 #: the audit's tables' own columns (the group columns come in addition)
-GROUP_COLUMNS = ["group", "metric", "successes", "trials", "pool_trials", "effective_labels",
-                  "agreement", "proxy_used", "rate", "lower", "upper", "read", "adaptive_lower", "adaptive_upper",
-                  "wilson_lower", "wilson_upper", "pooled_mean", "pooled_lower", "pooled_upper", "empty",
-                  "zero_successes", "predicted", "conflict", "in_gap", "is_reference"]
+GROUP_COLUMNS = [
+    "group",
+    "metric",
+    "successes",
+    "trials",
+    "pool_trials",
+    "effective_labels",
+    "agreement",
+    "proxy_used",
+    "rate",
+    "lower",
+    "upper",
+    "read",
+    "adaptive_lower",
+    "adaptive_upper",
+    "wilson_lower",
+    "wilson_upper",
+    "pooled_mean",
+    "pooled_lower",
+    "pooled_upper",
+    "empty",
+    "zero_successes",
+    "predicted",
+    "conflict",
+    "in_gap",
+    "is_reference",
+]
 
 
-DISPARITY_COLUMNS = ["metric", "measure", "group", "reference", "estimate", "lower", "upper", "method",
-                      "posterior_mean", "posterior_lower", "posterior_upper", "p_exceeds", "predicted"]
+DISPARITY_COLUMNS = [
+    "metric",
+    "measure",
+    "group",
+    "reference",
+    "estimate",
+    "lower",
+    "upper",
+    "method",
+    "posterior_mean",
+    "posterior_lower",
+    "posterior_upper",
+    "p_exceeds",
+    "predicted",
+]
 
 
-VERDICT_COLUMNS = ["criterion", "metric", "gap", "lower", "upper", "level", "method", "tolerance",
-                    "metric_verdict", "p_exceeds", "verdict", "high", "low", "note"]
+VERDICT_COLUMNS = [
+    "criterion",
+    "metric",
+    "gap",
+    "lower",
+    "upper",
+    "level",
+    "method",
+    "tolerance",
+    "metric_verdict",
+    "p_exceeds",
+    "verdict",
+    "high",
+    "low",
+    "note",
+]
 
 
 LABEL_COLUMNS = ["criterion", "metric", "group", "trials", "extra_trials", "extra_rows"]
@@ -303,8 +387,10 @@ def _reference_key(reference: Any, cols: list[str]) -> Any:
     if not isinstance(reference, Mapping):
         return reference
     if set(reference) != set(cols):
-        raise ValueError(f"reference: a mapping needs one value for each group column {cols} and "
-                         f"no other key; got {dict(reference)!r}")
+        raise ValueError(
+            f"reference: a mapping needs one value for each group column {cols} and "
+            f"no other key; got {dict(reference)!r}"
+        )
     return tuple(reference[c] for c in cols)
 
 
@@ -317,8 +403,10 @@ def resolve_reference(reference: Any, layout: Layout, spelling: str = "python") 
     rows = list(layout.factors.itertuples(index=False, name=None))
     if isinstance(key, (tuple, list)):
         if len(key) != len(cols):
-            raise ValueError(f"reference {reference!r} has {len(key)} value(s); give one per group "
-                             f"column {cols} (a tuple in that order, or a mapping column -> value)")
+            raise ValueError(
+                f"reference {reference!r} has {len(key)} value(s); give one per group "
+                f"column {cols} (a tuple in that order, or a mapping column -> value)"
+            )
         found = [g for g, row in enumerate(rows) if all(_matches([v], k) for v, k in zip(row, key, strict=True))]
     elif len(cols) == 1:
         found = _matches([r[0] for r in rows], key)
@@ -326,11 +414,14 @@ def resolve_reference(reference: Any, layout: Layout, spelling: str = "python") 
         found = [g for g, lab in enumerate(labels) if lab == str(key)]
         found = found or [g for g, row in enumerate(rows) if _SEP.join(map(str, row)) == str(key)]
     if len(found) > 1:
-        how = (f"give the reference per group column, as a tuple {tuple(cols)} or a mapping "
-               "{column: value}") if spelling == "python" else (
-               f"give --reference as the tables label the group: {[labels[g] for g in found[:5]]}")
-        raise ValueError(f"reference {reference!r} is ambiguous: it names the groups "
-                         f"{[rows[g] for g in found[:5]]}; {how}")
+        how = (
+            (f"give the reference per group column, as a tuple {tuple(cols)} or a mapping {{column: value}}")
+            if spelling == "python"
+            else (f"give --reference as the tables label the group: {[labels[g] for g in found[:5]]}")
+        )
+        raise ValueError(
+            f"reference {reference!r} is ambiguous: it names the groups {[rows[g] for g in found[:5]]}; {how}"
+        )
     if not found:
         raise ValueError(f"reference {reference!r} is not one of the groups {labels[:10]}")
     return found[0]

@@ -215,10 +215,13 @@ class Audit(Result):
         >>> md.splitlines()[0], "## Groups" in md
         ('# Fairness audit', True)
         """
-        out = ["# Fairness audit", "", md_escape(audit_text.headline(self)), "",
-               md_escape(self.settings), ""]
-        for title, frame in (("Verdicts", self.verdicts), ("Disparities", self.disparities),
-                             ("Groups", self.groups), ("Labels needed", self.labels_needed)):
+        out = ["# Fairness audit", "", md_escape(audit_text.headline(self)), "", md_escape(self.settings), ""]
+        for title, frame in (
+            ("Verdicts", self.verdicts),
+            ("Disparities", self.disparities),
+            ("Groups", self.groups),
+            ("Labels needed", self.labels_needed),
+        ):
             if len(frame):
                 out += [f"## {title}", ""] + md_table(frame) + [""]
         if self.notes:
@@ -267,11 +270,19 @@ class Audit(Result):
         if suffix not in AUDIT_SUFFIXES:
             raise ValueError(f"path must end in {', '.join(AUDIT_SUFFIXES)}, got {str(path)!r}")
         if suffix == ".xlsx":
-            notes = pd.DataFrame({"note": self.notes, "settings": self.settings}
-                                 if self.notes else {"note": [], "settings": []})
-            write_xlsx(p, {"verdicts": self.verdicts, "disparities": self.disparities,
-                           "groups": self.groups, "labels_needed": self.labels_needed,
-                           "notes": notes})
+            notes = pd.DataFrame(
+                {"note": self.notes, "settings": self.settings} if self.notes else {"note": [], "settings": []}
+            )
+            write_xlsx(
+                p,
+                {
+                    "verdicts": self.verdicts,
+                    "disparities": self.disparities,
+                    "groups": self.groups,
+                    "labels_needed": self.labels_needed,
+                    "notes": notes,
+                },
+            )
             return p
         if suffix in (".html", ".htm"):
             text = page("Fairness audit", _audit_page_body(self, plot))
@@ -318,18 +329,27 @@ class Audit(Result):
         tol = "none" if self.tolerance is None else f"{self.tolerance:g}"
         model = _MODEL_TEXT.get(self.model, self.model)
         refs = list(dict.fromkeys(self.reference.values()))
-        ref = (f"Reference group: {refs[0]}" if len(refs) == 1 else "Reference group per metric: "
-               + ", ".join(f"{m} {r}" for m, r in self.reference.items()))
-        text = (f"{ref}; level {self.level:g}; tolerance {tol}; max-min gap interval: "
-                f"{_METHOD_TEXT.get(self.method, self.method)}; pooled model: {model}; gap over "
-                f"groups with at least {self.min_trials} trials.")
+        ref = (
+            f"Reference group: {refs[0]}"
+            if len(refs) == 1
+            else "Reference group per metric: " + ", ".join(f"{m} {r}" for m, r in self.reference.items())
+        )
+        text = (
+            f"{ref}; level {self.level:g}; tolerance {tol}; max-min gap interval: "
+            f"{_METHOD_TEXT.get(self.method, self.method)}; pooled model: {model}; gap over "
+            f"groups with at least {self.min_trials} trials."
+        )
         if self.guarantee != "stratum":
-            text += (f" Guarantee {self.guarantee!r}: lower/upper are the pooled interval (the "
-                     "group's own where its count is atypical).")
+            text += (
+                f" Guarantee {self.guarantee!r}: lower/upper are the pooled interval (the "
+                "group's own where its count is atypical)."
+            )
         if self.proxy is not None:
-            text += (f" Proxy {self.proxy!r}: metrics read from labels use each group's proxy "
-                     "interval, and their gap interval is the projection of Bonferroni-adjusted "
-                     "proxy intervals.")
+            text += (
+                f" Proxy {self.proxy!r}: metrics read from labels use each group's proxy "
+                "interval, and their gap interval is the projection of Bonferroni-adjusted "
+                "proxy intervals."
+            )
         return text
 
     def to_dict(self) -> dict:
@@ -351,15 +371,23 @@ class Audit(Result):
         ...              random_seed=0).to_dict())
         ['columns', 'disparities', 'groups', 'labels_needed', 'level', 'method', 'min_trials', 'model', 'notes', 'reference', 'tolerance', 'verdicts']
         """
+
         def records(frame: pd.DataFrame) -> list:
             return json.loads(frame.to_json(orient="records"))
 
         return {
-            "reference": dict(self.reference), "level": self.level, "tolerance": self.tolerance,
-            "method": self.method, "model": self.model, "min_trials": self.min_trials,
-            "columns": list(self.columns), "notes": list(self.notes),
-            "groups": records(self.groups), "disparities": records(self.disparities),
-            "verdicts": records(self.verdicts), "labels_needed": records(self.labels_needed),
+            "reference": dict(self.reference),
+            "level": self.level,
+            "tolerance": self.tolerance,
+            "method": self.method,
+            "model": self.model,
+            "min_trials": self.min_trials,
+            "columns": list(self.columns),
+            "notes": list(self.notes),
+            "groups": records(self.groups),
+            "disparities": records(self.disparities),
+            "verdicts": records(self.verdicts),
+            "labels_needed": records(self.labels_needed),
         }
 
 
@@ -399,11 +427,13 @@ def _audit_page_body(result: Audit, plot: bool) -> str:
     from bayeseval import __version__
 
     made = datetime.date.today().isoformat()
-    meta = (f"<ul class='bv-meta'><li><b>made</b> {made}</li>"
-            f"<li><b>bayeseval</b> {html.escape(__version__)}</li></ul>")
-    return ("<div class='bayeseval-report'><h1>Fairness audit</h1>"
-            f"<p>{html.escape(audit_text.headline(result))}</p>{meta}"
-            + result.to_html(plot=plot).replace("<h2>Fairness audit</h2>", "", 1) + "</div>")
+    meta = f"<ul class='bv-meta'><li><b>made</b> {made}</li><li><b>bayeseval</b> {html.escape(__version__)}</li></ul>"
+    return (
+        "<div class='bayeseval-report'><h1>Fairness audit</h1>"
+        f"<p>{html.escape(audit_text.headline(result))}</p>{meta}"
+        + result.to_html(plot=plot).replace("<h2>Fairness audit</h2>", "", 1)
+        + "</div>"
+    )
 
 
 #: exit codes of ``bayeseval audit``

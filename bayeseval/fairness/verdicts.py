@@ -70,8 +70,10 @@ def _small_note(fit: MetricFit, labels: list[str], ends: tuple[int, int]) -> str
     small = np.array([g for g in dict.fromkeys(ends) if g >= 0 and fit.size[g] < MIN_TRIALS], dtype=int)
     if not len(small):
         return ""
-    return (f"gap set by group(s) with fewer than {MIN_TRIALS} trials: "
-            f"{few_groups(labels, fit.size, small)}; read it as noisy")
+    return (
+        f"gap set by group(s) with fewer than {MIN_TRIALS} trials: "
+        f"{few_groups(labels, fit.size, small)}; read it as noisy"
+    )
 
 
 def _note(fit: MetricFit, labels: list[str], ends: tuple[int, int], min_trials: int) -> str:
@@ -132,8 +134,16 @@ def verdict_criteria(names: list[str], explicit: bool) -> dict[str, tuple[str, .
     return out
 
 
-def _verdict_rows(criterion: str, names: tuple[str, ...], fits: dict, layout: Layout, level: float,
-                  tol: float | None, method: str, min_trials: int = MIN_TRIALS) -> list[dict]:
+def _verdict_rows(
+    criterion: str,
+    names: tuple[str, ...],
+    fits: dict,
+    layout: Layout,
+    level: float,
+    tol: float | None,
+    method: str,
+    min_trials: int = MIN_TRIALS,
+) -> list[dict]:
     lev = bonferroni_level(level, len(names))
     gaps = {m: max_min_gap(fits[m], lev, method) for m in names}
     decisions = [_decide(g, lo, hi, tol) for g, lo, hi in gaps.values()]
@@ -144,16 +154,26 @@ def _verdict_rows(criterion: str, names: tuple[str, ...], fits: dict, layout: La
     rows = []
     for (m, (g, lo, hi)), d in zip(gaps.items(), decisions, strict=True):
         high, low = _ends(fits[m])
-        rows.append({
-            "criterion": criterion, "metric": m, "gap": g, "lower": lo, "upper": hi, "level": lev,
-            "method": gap_method(fits[m], method), "tolerance": tol, "metric_verdict": d, "p_exceeds": p_joint,
-            "verdict": verdict,
-            **{k: v[0] for k, v in factor_columns(layout, [high], "high_").items()},
-            "high": layout.labels[high] if high >= 0 else "",
-            **{k: v[0] for k, v in factor_columns(layout, [low], "low_").items()},
-            "low": layout.labels[low] if low >= 0 else "",
-            "note": _note(fits[m], layout.labels, (high, low), min_trials),
-        })
+        rows.append(
+            {
+                "criterion": criterion,
+                "metric": m,
+                "gap": g,
+                "lower": lo,
+                "upper": hi,
+                "level": lev,
+                "method": gap_method(fits[m], method),
+                "tolerance": tol,
+                "metric_verdict": d,
+                "p_exceeds": p_joint,
+                "verdict": verdict,
+                **{k: v[0] for k, v in factor_columns(layout, [high], "high_").items()},
+                "high": layout.labels[high] if high >= 0 else "",
+                **{k: v[0] for k, v in factor_columns(layout, [low], "low_").items()},
+                "low": layout.labels[low] if low >= 0 else "",
+                "note": _note(fits[m], layout.labels, (high, low), min_trials),
+            }
+        )
     return rows
 
 
@@ -188,18 +208,23 @@ def _labels_rows(row: dict, fit: MetricFit, layout: Layout, rows: np.ndarray) ->
     trials = fit.trials if fit.proxy is None else fit.proxy["pool_trials"].to_numpy()
     for g in measured:
         share = trials[g] / rows[g] if rows[g] else np.nan
-        out.append({
-            "criterion": row["criterion"], "metric": row["metric"],
-            **{k: v[0] for k, v in factor_columns(layout, [g]).items()}, "group": layout.labels[g],
-            "trials": int(fit.size[g] if fit.proxy is not None else fit.trials[g]),
-            "extra_trials": int(extra[g]),
-            "extra_rows": int(np.ceil(extra[g] / share)) if share and np.isfinite(share) else pd.NA,
-        })
+        out.append(
+            {
+                "criterion": row["criterion"],
+                "metric": row["metric"],
+                **{k: v[0] for k, v in factor_columns(layout, [g]).items()},
+                "group": layout.labels[g],
+                "trials": int(fit.size[g] if fit.proxy is not None else fit.trials[g]),
+                "extra_trials": int(extra[g]),
+                "extra_rows": int(np.ceil(extra[g] / share)) if share and np.isfinite(share) else pd.NA,
+            }
+        )
     return out
 
 
-def verdict_tables(names, fits, layout, rows, level, tol, method, explicit=False,
-                   min_trials=MIN_TRIALS) -> tuple[pd.DataFrame, pd.DataFrame]:
+def verdict_tables(
+    names, fits, layout, rows, level, tol, method, explicit=False, min_trials=MIN_TRIALS
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     verdict_rows, label_rows = [], []
     for criterion, metrics in verdict_criteria(names, explicit).items():
         new = _verdict_rows(criterion, metrics, fits, layout, level, tol, method, min_trials)
@@ -207,8 +232,12 @@ def verdict_tables(names, fits, layout, rows, level, tol, method, explicit=False
         for row in new:
             label_rows += _labels_rows(row, fits[row["metric"]], layout, rows)
     factors = list(factor_columns(layout, []))
-    verdict_columns = (VERDICT_COLUMNS[:-3] + [f"high_{c}" for c in layout.columns] + ["high"]
-                       + [f"low_{c}" for c in layout.columns] + ["low", "note"])
+    verdict_columns = (
+        VERDICT_COLUMNS[:-3]
+        + [f"high_{c}" for c in layout.columns]
+        + ["high"]
+        + [f"low_{c}" for c in layout.columns]
+        + ["low", "note"]
+    )
     label_columns = LABEL_COLUMNS[:2] + factors + LABEL_COLUMNS[2:]
-    return (pd.DataFrame(verdict_rows, columns=verdict_columns),
-            pd.DataFrame(label_rows, columns=label_columns))
+    return (pd.DataFrame(verdict_rows, columns=verdict_columns), pd.DataFrame(label_rows, columns=label_columns))

@@ -88,15 +88,14 @@ class _Archive:
             name_len, extra_len, comment_len, offset = fields[10], fields[11], fields[12], fields[16]
             if fields[0] != b"PK\x01\x02" or 0xFFFFFFFF in (comp, full, offset):
                 return self._zip64_directory()
-            raw = directory[pos + 46:pos + 46 + name_len]
+            raw = directory[pos + 46 : pos + 46 + name_len]
             members[raw.decode("utf-8" if flags & 0x800 else "cp437")] = (method, comp, full, offset)
             pos += 46 + name_len + extra_len + comment_len
         return members
 
     def _zip64_directory(self) -> dict[str, tuple[int, int, int, int]]:
         with zipfile.ZipFile(self.path) as z:
-            return {i.filename: (i.compress_type, i.compress_size, i.file_size, i.header_offset)
-                    for i in z.infolist()}
+            return {i.filename: (i.compress_type, i.compress_size, i.file_size, i.header_offset) for i in z.infolist()}
 
     def json(self, name: str) -> Any:
         try:
@@ -119,29 +118,31 @@ class _Archive:
             import zstandard  # deferred: only .eval archives need it
 
             return zstandard.ZstdDecompressor().decompress(raw, max_output_size=full)
-        raise ValueError(f"logs: member {name!r} of {str(self.path)!r} uses zip compression method "
-                         f"{method}, which bayeseval does not read (stored, deflate and zstd only)")
+        raise ValueError(
+            f"logs: member {name!r} of {str(self.path)!r} uses zip compression method "
+            f"{method}, which bayeseval does not read (stored, deflate and zstd only)"
+        )
 
     def close(self) -> None:
         self.fh.close()
 
 
 def _journal_summaries(archive: _Archive) -> list[dict[str, Any]] | None:
-    parts = sorted((n for n in archive.names if n.startswith("_journal/summaries/")),
-                   key=lambda n: int(Path(n).stem) if Path(n).stem.isdigit() else 0)
+    parts = sorted(
+        (n for n in archive.names if n.startswith("_journal/summaries/")),
+        key=lambda n: int(Path(n).stem) if Path(n).stem.isdigit() else 0,
+    )
     if not parts:
         return None
     return [s for part in parts for s in archive.json(part)]
 
 
 def _sample_members(archive: _Archive) -> list[dict[str, Any]]:
-    return [archive.json(n) for n in sorted(archive.names)
-            if n.startswith("samples/") and n.endswith(".json")]
+    return [archive.json(n) for n in sorted(archive.names) if n.startswith("samples/") and n.endswith(".json")]
 
 
 def _is_cut(metadata: Mapping[str, Any] | None) -> bool:
-    return any(v == _REMOVED or (isinstance(v, str) and v.endswith("..."))
-               for v in (metadata or {}).values())
+    return any(v == _REMOVED or (isinstance(v, str) and v.endswith("...")) for v in (metadata or {}).values())
 
 
 def _restore_cut(archive: _Archive, summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -166,8 +167,9 @@ def _read_eval(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         elif "_journal/start.json" in archive.names:
             spec = archive.json("_journal/start.json").get("eval")
         else:
-            raise ValueError(f"logs: {str(path)!r} has neither header.json nor _journal/start.json: "
-                             "not an Inspect .eval log")
+            raise ValueError(
+                f"logs: {str(path)!r} has neither header.json nor _journal/start.json: not an Inspect .eval log"
+            )
         if "summaries.json" in archive.names:
             samples = archive.json("summaries.json")
         else:
@@ -270,8 +272,10 @@ def _outcome_column(scorer: str | None, declared: Sequence[str], columns: Sequen
             raise ValueError("logs: no sample of the logs has a score; nothing to read as the outcome")
         first = declared[0] if declared else columns[0]
         if first not in columns:
-            raise ValueError(f"scorer: the first scorer {first!r} gives several values "
-                             f"({[c for c in columns if c.startswith(first + '.')]}); pass scorer= one of them")
+            raise ValueError(
+                f"scorer: the first scorer {first!r} gives several values "
+                f"({[c for c in columns if c.startswith(first + '.')]}); pass scorer= one of them"
+            )
         return first
     if scorer not in columns:
         raise ValueError(f"scorer={scorer!r} is not a scorer of the logs; they have {list(columns)}")
@@ -345,4 +349,3 @@ def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
     check_outcome(frame, outcome, "scorer")
     check_unique(frame, "logs")
     return EvalRecords(frame, implied_design(frame), outcome, tuple(columns))
-

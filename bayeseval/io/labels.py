@@ -45,7 +45,7 @@ def _key_text(value: Any) -> str:
     if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
         return _key_text(value.item())
     text = str(value)
-    return text[:text.index(".")] if _FLOAT_INTEGER.fullmatch(text) else text
+    return text[: text.index(".")] if _FLOAT_INTEGER.fullmatch(text) else text
 
 
 def _is_missing(value: Any) -> bool:
@@ -56,8 +56,11 @@ def _is_missing(value: Any) -> bool:
 
 
 def _choice(result: Any, control: str | None, where: str) -> Any:
-    regions = [r for r in result or [] if isinstance(r, Mapping) and r.get("type") == "choices"
-               and (control is None or r.get("from_name") == control)]
+    regions = [
+        r
+        for r in result or []
+        if isinstance(r, Mapping) and r.get("type") == "choices" and (control is None or r.get("from_name") == control)
+    ]
     if not regions:
         return None
     if len({r.get("from_name") for r in regions}) > 1:
@@ -70,12 +73,18 @@ def _choice(result: Any, control: str | None, where: str) -> Any:
 
 def _task_label(task: Mapping[str, Any], control: str | None, where: str) -> Any:
     """The task's one label: its annotations' choices, which must agree; None when unannotated."""
-    found = {_key_text(c): c for ann in task.get("annotations") or []
-             if isinstance(ann, Mapping) and not ann.get("was_cancelled")
-             for c in [_choice(ann.get("result"), control, where)] if c is not None}
+    found = {
+        _key_text(c): c
+        for ann in task.get("annotations") or []
+        if isinstance(ann, Mapping) and not ann.get("was_cancelled")
+        for c in [_choice(ann.get("result"), control, where)]
+        if c is not None
+    }
     if len(found) > 1:
-        raise ValueError(f"labels: {where} has annotations that disagree ({sorted(found)}); resolve them "
-                         "into one label per task first")
+        raise ValueError(
+            f"labels: {where} has annotations that disagree ({sorted(found)}); resolve them "
+            "into one label per task first"
+        )
     return next(iter(found.values()), None)
 
 
@@ -94,8 +103,9 @@ def _from_labelstudio(tasks: Sequence[Any], on: list[str], column: str | None) -
                 label = _choice([{"type": "choices", "value": label}], None, where)
         missing = [k for k in on if k not in data]
         if missing:
-            raise ValueError(f"labels: {where} has no {missing[0]!r} in its data (on={on!r}); "
-                             f"its fields are {list(data)[:20]}")
+            raise ValueError(
+                f"labels: {where} has no {missing[0]!r} in its data (on={on!r}); its fields are {list(data)[:20]}"
+            )
         rows.append({**{k: data[k] for k in on}, "label": label})
     return pd.DataFrame(rows, columns=[*on, "label"])
 
@@ -119,8 +129,10 @@ def _read(labels: Any, on: list[str], column: str | None) -> pd.DataFrame:
         if from_labelstudio:
             return table
     else:
-        raise TypeError(f"labels: expected a DataFrame, a mapping, a list of Label Studio tasks or a "
-                        f"file path, got {type(labels).__name__}")
+        raise TypeError(
+            f"labels: expected a DataFrame, a mapping, a list of Label Studio tasks or a "
+            f"file path, got {type(labels).__name__}"
+        )
     column = column or "label"
     missing = [c for c in on if c not in table.columns]
     if missing:
@@ -166,8 +178,10 @@ def _check_labels(table: pd.DataFrame, on: list[str]) -> pd.DataFrame:
     keys = pd.Series(_keys(table, on), dtype=object)
     dup = keys[keys.duplicated()]
     if len(dup):
-        raise ValueError(f"labels: the id {dup.iloc[0] if len(on) > 1 else dup.iloc[0][0]!r} is labelled more "
-                         "than once; keep one label per id")
+        raise ValueError(
+            f"labels: the id {dup.iloc[0] if len(on) > 1 else dup.iloc[0][0]!r} is labelled more "
+            "than once; keep one label per id"
+        )
     return table
 
 
@@ -176,8 +190,9 @@ def _frame_index(frame: pd.DataFrame, on: list[str]) -> dict[tuple[str, ...], li
     originals: dict[tuple[str, ...], tuple] = {}
     for pos, (key, raw) in enumerate(zip(_keys(frame, on), frame[on].itertuples(index=False, name=None), strict=True)):
         if originals.setdefault(key, raw) != raw:
-            raise ValueError(f"frame: the ids {originals[key]!r} and {raw!r} read as the same text; "
-                             f"make the {on!r} values distinct")
+            raise ValueError(
+                f"frame: the ids {originals[key]!r} and {raw!r} read as the same text; make the {on!r} values distinct"
+            )
         index.setdefault(key, []).append(pos)
     return index
 
@@ -193,13 +208,17 @@ def _check_arguments(frame: Any, on: Any, name: Any) -> tuple[pd.DataFrame, list
     if missing:
         raise ValueError(f"on={on!r}: {missing[0]!r} is not a column of frame; columns are {list(table.columns)[:20]}")
     if not isinstance(name, str) or name in table.columns:
-        raise ValueError(f"name={name!r}: must be a new column name (frame already has it)" if isinstance(name, str)
-                         else f"name: expected a column name, got {short_repr(name)}")
+        raise ValueError(
+            f"name={name!r}: must be a new column name (frame already has it)"
+            if isinstance(name, str)
+            else f"name: expected a column name, got {short_repr(name)}"
+        )
     return table, keys
 
 
-def join_labels(frame: Any, labels: Any, on: str | Sequence[str] = "item", *, column: str | None = None,
-                name: str = "human") -> Any:
+def join_labels(
+    frame: Any, labels: Any, on: str | Sequence[str] = "item", *, column: str | None = None, name: str = "human"
+) -> Any:
     """Join human labels onto a reader's frame by id; rows without a label get NaN.
 
     Each label is read as a number in [0, 1]: ``C``/``P``/``I``/``N`` (1, 0.5, 0, 0), yes/no,
@@ -262,8 +281,10 @@ def join_labels(frame: Any, labels: Any, on: str | Sequence[str] = "item", *, co
             values[pos] = number
     if unknown:
         where = f"{keys[0]!r} column" if len(keys) == 1 else f"{keys!r} columns"
-        raise ValueError(f"labels: {len(unknown)} labelled id{'s are' if len(unknown) > 1 else ' is'} not in "
-                         f"frame's {where}, e.g. {unknown[:5]!r}")
+        raise ValueError(
+            f"labels: {len(unknown)} labelled id{'s are' if len(unknown) > 1 else ' is'} not in "
+            f"frame's {where}, e.g. {unknown[:5]!r}"
+        )
     out = table.copy()
     out[name] = pd.Series(values, index=table.index, dtype=float)
     if isinstance(frame, EvalRecords):

@@ -112,8 +112,10 @@ def _rows(path: Path, metric: Any, filter: Any, model: str | None) -> tuple[list
             if value is not None:
                 row[m] = value
             elif m == chosen:
-                raise ValueError(f"metric={m!r}: document {r['doc_id']!r} of {str(path)!r} has no per-document "
-                                 f"value but {short_repr(r.get(m))}; choose another metric")
+                raise ValueError(
+                    f"metric={m!r}: document {r['doc_id']!r} of {str(path)!r} has no per-document "
+                    f"value but {short_repr(r.get(m))}; choose another metric"
+                )
         doc = r.get("doc")
         flatten(doc if isinstance(doc, Mapping) else {"doc": doc}, "metadata", row)
         rows.append(row)
@@ -141,8 +143,9 @@ def _paths(files: Any) -> list[Path]:
     return out
 
 
-def read_lm_eval(files: Any, *, metric: str | None = None, filter: str | None = None,
-                 model: str | None = None) -> EvalRecords:
+def read_lm_eval(
+    files: Any, *, metric: str | None = None, filter: str | None = None, model: str | None = None
+) -> EvalRecords:
     """Read lm-evaluation-harness ``--log_samples`` files into one tidy frame of answers.
 
     One row per document of each task under the chosen filter: ``model`` (the run's
@@ -207,8 +210,10 @@ def read_lm_eval(files: Any, *, metric: str | None = None, filter: str | None = 
     if not chosen or not rows:
         raise ValueError("files: the files hold no document")
     if len(chosen) > 1 and not isinstance(metric, Mapping):
-        raise ValueError(f"metric: the files have different metrics ({chosen}); pass metric= one they all "
-                         "have, or a mapping task -> metric")
+        raise ValueError(
+            f"metric: the files have different metrics ({chosen}); pass metric= one they all "
+            "have, or a mapping task -> metric"
+        )
     columns = [c for c in columns if any(c in r for r in rows)]
     clash = [c for c in columns if c in FIXED_COLUMNS]
     if clash:

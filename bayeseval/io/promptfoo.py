@@ -62,7 +62,9 @@ def _item(item: str | None, test: Mapping[str, Any], result: Mapping[str, Any], 
     else:
         value = (result.get("vars") or test.get("vars") or {}).get(item)
     if value is None:
-        raise ValueError(f"item={item!r}: {where} has no such {'description' if item == 'description' else 'test variable'}")
+        raise ValueError(
+            f"item={item!r}: {where} has no such {'description' if item == 'description' else 'test variable'}"
+        )
     return value
 
 
@@ -75,8 +77,12 @@ def _row(result: Any, item_id: Any, where: str) -> dict[str, Any]:
     success = result.get("success")
     if not error and not isinstance(success, bool):
         raise ValueError(f"path: {where} has no pass/fail 'success' value, got {short_repr(success)}")
-    row = {"model": provider.get("label") or provider.get("id"), "task": prompt.get("label") or prompt.get("raw"),
-           "item": item_id, "outcome": float("nan") if error else float(success)}
+    row = {
+        "model": provider.get("label") or provider.get("id"),
+        "task": prompt.get("label") or prompt.get("raw"),
+        "item": item_id,
+        "outcome": float("nan") if error else float(success),
+    }
     score = result.get("score")
     row["score"] = float(score) if isinstance(score, int | float) and not error else float("nan")
     for name, value in (result.get("namedScores") or {}).items():
@@ -153,8 +159,9 @@ def read_promptfoo(path: Any, *, item: str | None = None) -> EvalRecords:
     if not rows:
         raise ValueError(f"path: {str(path)!r} holds no result")
     _number_repeats(rows)
-    scorers = list(dict.fromkeys(c for r in rows for c in r
-                                 if c not in FIXED_COLUMNS and not c.startswith(("vars.", "metadata."))))
+    scorers = list(
+        dict.fromkeys(c for r in rows for c in r if c not in FIXED_COLUMNS and not c.startswith(("vars.", "metadata.")))
+    )
     frame = assemble(rows, scorers, "outcome")
     check_unique(frame, "path")
     return EvalRecords(frame, implied_design(frame), "success", tuple(scorers))

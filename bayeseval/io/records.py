@@ -154,8 +154,10 @@ def score_to_float(value: Any, where: str) -> float:
             return number
     elif isinstance(value, bool | int | float) and not (isinstance(value, float) and math.isnan(value)):
         return float(value)
-    raise ValueError(f"{where}: cannot read the score value {short_repr(value)} as a number "
-                     "(expected C/P/I/N, yes/no, true/false or a number)")
+    raise ValueError(
+        f"{where}: cannot read the score value {short_repr(value)} as a number "
+        "(expected C/P/I/N, yes/no, true/false or a number)"
+    )
 
 
 def flatten(mapping: Mapping[str, Any] | None, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
@@ -175,9 +177,11 @@ def check_outcome(frame: pd.DataFrame, column: str, argument: str) -> None:
     bad = values[(values < 0) | (values > 1)]
     if len(bad):
         item = frame.loc[bad.index[0], "item"]
-        raise ValueError(f"{argument}={column!r}: the outcome must be in [0, 1], got "
-                         f"{float(bad.iloc[0])!r} (item {getattr(item, 'item', lambda: item)()!r}); "
-                         f"choose another {argument} or rescale the scores")
+        raise ValueError(
+            f"{argument}={column!r}: the outcome must be in [0, 1], got "
+            f"{float(bad.iloc[0])!r} (item {getattr(item, 'item', lambda: item)()!r}); "
+            f"choose another {argument} or rescale the scores"
+        )
 
 
 def implied_design(frame: pd.DataFrame) -> ImpliedDesign:
@@ -191,8 +195,7 @@ def check_unique(frame: pd.DataFrame, argument: str) -> None:
     dup = frame.duplicated(list(ID_COLUMNS))
     if dup.any():
         first = frame.loc[dup, list(ID_COLUMNS)].iloc[0].to_dict()
-        raise ValueError(f"{argument}: the same answer appears twice, {first}; "
-                         "pass each run of a model on a task once")
+        raise ValueError(f"{argument}: the same answer appears twice, {first}; pass each run of a model on a task once")
 
 
 def assemble(rows: list[dict[str, Any]], scorers: list[str], outcome: str) -> pd.DataFrame:

@@ -106,9 +106,7 @@ def fit_hierarchical(
     >>> bool(post.summary().loc["a", "mean"] > 2 / 40)  # pulled up toward the pooled mean
     True
     """
-    counts = (
-        successes if isinstance(successes, Counts) else as_counts(successes, trials, strata=strata)
-    )
+    counts = successes if isinstance(successes, Counts) else as_counts(successes, trials, strata=strata)
     if isinstance(successes, Counts) and trials is not None:
         raise TypeError("pass either a Counts object or successes and trials, not both")
     engine = check_method(engine, _ENGINES, "engine")
@@ -117,14 +115,11 @@ def fit_hierarchical(
     random_seed = check_random_seed(random_seed)
     if prior_mean is not None and not isinstance(prior_mean, (dict, pd.Series)) and np.ndim(prior_mean) > 0:
         if len(prior_mean) != len(counts):
-            raise ValueError(
-                f"prior_mean must have one value per stratum ({len(counts)}), got {len(prior_mean)}"
-            )
+            raise ValueError(f"prior_mean must have one value per stratum ({len(counts)}), got {len(prior_mean)}")
     if engine == "exact":
         if model == "logit_normal":
             raise ValueError(
-                "model 'logit_normal' needs engine='pymc'; the exact engine fits "
-                "'beta_binomial' and 'robust'"
+                "model 'logit_normal' needs engine='pymc'; the exact engine fits 'beta_binomial' and 'robust'"
             )
         return fit_exact(
             counts,

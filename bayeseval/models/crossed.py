@@ -175,10 +175,7 @@ class CrossedFit(Result):
         ['sigma_g', 'sigma_h', 'sigma']
         """
         hyper = self.posterior.hyper
-        rows = {
-            name: (v.mean(), np.quantile(v, 0.025), np.quantile(v, 0.975))
-            for name, v in hyper.items()
-        }
+        rows = {name: (v.mean(), np.quantile(v, 0.025), np.quantile(v, 0.975)) for name, v in hyper.items()}
         return pd.DataFrame.from_dict(rows, orient="index", columns=["mean", "lower", "upper"])
 
 
@@ -203,16 +200,16 @@ def _counts_from_frame(
 ) -> Counts:
     missing = [f for f in factors if f not in frame.columns]
     if missing:
-        raise ValueError(f"factors {missing!r} are not columns of the frame; columns are "
-                         f"{list(frame.columns)[:20]}")
+        raise ValueError(f"factors {missing!r} are not columns of the frame; columns are {list(frame.columns)[:20]}")
     if y_true is not None or y_pred is not None:
         if y_true is None or y_pred is None:
             raise ValueError(f"give both y_true and y_pred, got y_true={y_true!r}, y_pred={y_pred!r}")
-        return tabulate(frame, y_true=y_true, y_pred=y_pred, strata=factors, metric=metric,
-                        pos_label=pos_label)
+        return tabulate(frame, y_true=y_true, y_pred=y_pred, strata=factors, metric=metric, pos_label=pos_label)
     if not {"successes", "trials"} <= set(frame.columns):
-        raise ValueError("a frame needs y_true and y_pred (one row per example) or columns "
-                         f"'successes' and 'trials'; columns are {list(frame.columns)[:20]}")
+        raise ValueError(
+            "a frame needs y_true and y_pred (one row per example) or columns "
+            f"'successes' and 'trials'; columns are {list(frame.columns)[:20]}"
+        )
     for col in (*factors, "successes", "trials"):
         check_no_missing(frame[col], f"column {col!r}")
     agg = frame.groupby(factors, observed=True, sort=True)[["successes", "trials"]].sum()
@@ -227,8 +224,7 @@ def _cell_index(counts: Counts, factors: list[str], complete: bool) -> pd.MultiI
         index = pd.MultiIndex.from_arrays([index], names=[index.name])
     unknown = [f for f in factors if f not in index.names]
     if unknown:
-        raise ValueError(f"factors {unknown!r} are not levels of the strata; levels are "
-                         f"{list(index.names)}")
+        raise ValueError(f"factors {unknown!r} are not levels of the strata; levels are {list(index.names)}")
     if complete and set(index.names) == set(factors):
         uniques = [pd.Index(index.get_level_values(f).unique()).sort_values() for f in index.names]
         return pd.MultiIndex.from_product(uniques, names=index.names)
@@ -323,9 +319,14 @@ def fit_crossed(
     n_levels = [int(code.max()) + 1 for code in codes]
     # thousands of tiny batched solves: BLAS threads only add overhead
     with threadpool_limits(limits=1, user_api="blas"):
-        approx = fit_crossed_laplace(counts.successes.to_numpy(), counts.trials.to_numpy(),
-                                     codes, n_levels, [str(f) for f in names],
-                                     interaction=interaction)
+        approx = fit_crossed_laplace(
+            counts.successes.to_numpy(),
+            counts.trials.to_numpy(),
+            codes,
+            n_levels,
+            [str(f) for f in names],
+            interaction=interaction,
+        )
         theta, idx = approx.sample(draws, rng)
     return _assemble(approx, theta, idx, counts, [str(f) for f in names], level)
 
@@ -333,11 +334,17 @@ def fit_crossed(
 def _assemble(approx, theta, idx, counts, names, level) -> CrossedFit:
     """The Posterior (draws, sd draws, exact marginals) and the CrossedFit around it."""
     sd = np.exp(approx.log_sd[idx])
-    hyper = {("sigma" if name == "sigma" else f"sigma_{name}"): sd[:, j]
-             for j, name in enumerate(approx.design.sd_names)}
+    hyper = {
+        ("sigma" if name == "sigma" else f"sigma_{name}"): sd[:, j] for j, name in enumerate(approx.design.sd_names)
+    }
     posterior = Posterior(
-        theta=theta, counts=counts, hyper=hyper, engine="laplace", model="logit_normal",
-        prior="default", exact=_Marginals(approx),
+        theta=theta,
+        counts=counts,
+        hyper=hyper,
+        engine="laplace",
+        model="logit_normal",
+        prior="default",
+        exact=_Marginals(approx),
         diagnostics={"grid_points": len(approx.weights), "factors": names},
     )
     return CrossedFit(posterior, approx, names, level)
@@ -352,9 +359,7 @@ def _prepare_counts(
     elif isinstance(data, Counts):
         counts = data
     else:
-        raise TypeError(
-            f"counts_or_frame must be a Counts or a pandas DataFrame, got {type(data).__name__}"
-        )
+        raise TypeError(f"counts_or_frame must be a Counts or a pandas DataFrame, got {type(data).__name__}")
     if len(counts) == 0:
         raise ValueError("counts_or_frame has no cells")
     return _complete_counts(counts, names, bool(complete))

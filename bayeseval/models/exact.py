@@ -110,9 +110,7 @@ def prior_offsets(prior_mean: Any, counts: Counts) -> np.ndarray | None:
         if m.size == 1:
             m = np.full(len(index), float(m[0]))
     if m.shape != (len(index),):
-        raise ValueError(
-            f"prior_mean must have one value per stratum ({len(index)}), got shape {m.shape}"
-        )
+        raise ValueError(f"prior_mean must have one value per stratum ({len(index)}), got shape {m.shape}")
     if not np.all((m > 0) & (m < 1)):
         raise ValueError(
             f"prior_mean values must be strictly between 0 and 1, got {m[~((m > 0) & (m < 1))][:5].tolist()}"
@@ -179,9 +177,7 @@ class ExactFit:
         if not isinstance(counts, Counts):
             raise TypeError(f"counts must be a Counts object, got {type(counts).__name__}")
         if model not in _MODELS:
-            raise ValueError(
-                f"unknown model {model!r} for the exact engine; valid choices are {list(_MODELS)}"
-            )
+            raise ValueError(f"unknown model {model!r} for the exact engine; valid choices are {list(_MODELS)}")
         self.counts = counts
         self.prior: Prior = resolve_prior(prior)
         self.model = model
@@ -301,9 +297,7 @@ class ExactFit:
             if self.model == "robust" and len(self._eps) == 1:
                 out[i : i + chunk] = self._eps_loglik(l1)[:, 0]
             elif self.model == "robust":
-                out[i : i + chunk] = logsumexp(self._eps_loglik(l1), axis=1) - np.log(
-                    len(self._eps)
-                )
+                out[i : i + chunk] = logsumexp(self._eps_loglik(l1), axis=1) - np.log(len(self._eps))
             else:
                 out[i : i + chunk] = l1 @ self._pm
         return out
@@ -327,9 +321,7 @@ class ExactFit:
             out[i : i + chunk] = np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
         return out
 
-    def sample_outlier_prob(
-        self, u: np.ndarray, v: np.ndarray, *, random_seed: Any = None
-    ) -> np.ndarray:
+    def sample_outlier_prob(self, u: np.ndarray, v: np.ndarray, *, random_seed: Any = None) -> np.ndarray:
         """Robust model: draw ``eps`` (one of its quadrature nodes) given each ``(u, v)``.
 
         Parameters
@@ -381,8 +373,11 @@ class ExactFit:
     def _build(self) -> None:
         start_u = float(logit((self._s.sum() + 0.5) / (self._n.sum() + 1.0)))
         grid = integrate(
-            self.log_posterior, (U_BOUNDS, V_BOUNDS), preset=self.preset,
-            grid_size=self.grid_size, start_u=start_u,
+            self.log_posterior,
+            (U_BOUNDS, V_BOUNDS),
+            preset=self.preset,
+            grid_size=self.grid_size,
+            start_u=start_u,
         )
         self._grid = grid
         self.grid_u, self.grid_v = grid.u, grid.v
@@ -427,7 +422,6 @@ class ExactFit:
     def _compact_grid(self, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Grid points holding all but ``tol`` of the mass (renormalised)."""
         return self._grid.compact(tol)
-
 
     def _components(
         self,
@@ -666,11 +660,8 @@ class ExactFit:
         res = out[:, self._inverse]
         return res[0] if scalar else res
 
-
     # -- sampling -------------------------------------------------------------------------------
-    def sample_hyper(
-        self, draws: int, *, random_seed: Any = None
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def sample_hyper(self, draws: int, *, random_seed: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``(u, v)``: a grid cell by its mass, then uniform jitter within the cell.
 
         Parameters
@@ -791,8 +782,16 @@ class ExactFit:
         if self.model == "robust":
             eps = float(self._eps.mean())
             ll = np.logaddexp(np.log1p(-eps) + ll, np.log(eps) + self._l0[pairs][None, :])
-        return Nodes(self.weights, a, b, ll, eps, log_weights=self.log_weights,
-                     open_edge=self._grid.open_edge, refit=lambda j: self.loo_mixture(int(pos[j])))
+        return Nodes(
+            self.weights,
+            a,
+            b,
+            ll,
+            eps,
+            log_weights=self.log_weights,
+            open_edge=self._grid.open_edge,
+            refit=lambda j: self.loo_mixture(int(pos[j])),
+        )
 
     @staticmethod
     def _population(u: np.ndarray, v: np.ndarray, offsets: np.ndarray) -> tuple:
@@ -834,8 +833,11 @@ class ExactFit:
             other._tabs = [other._table(other._ps), other._table(other._pf), other._table(other._pn)]
         rest = self._pm @ self._ps - self._ps[pair], self._pm @ self._pn - self._pn[pair]
         grid = integrate(
-            other.log_posterior, (U_BOUNDS, V_BOUNDS), preset=self.preset,
-            grid_size=self.grid_size, start_u=float(logit((rest[0] + 0.5) / (rest[1] + 1.0))),
+            other.log_posterior,
+            (U_BOUNDS, V_BOUNDS),
+            preset=self.preset,
+            grid_size=self.grid_size,
+            start_u=float(logit((rest[0] + 0.5) / (rest[1] + 1.0))),
         )
         a, b = self._population(grid.u, grid.v, self._po[[pair]])
         return grid.weights, a[:, 0], b[:, 0]
@@ -933,9 +935,7 @@ def fit_exact(
     if fit.offsets is not None:
         diagnostics["offsets"] = fit.offsets
     if model == "robust":
-        diagnostics["outlier_prob"] = (
-            fit.outlier_prob if len(fit._eps) == 1 else float(fit.outlier_prob.mean())
-        )
+        diagnostics["outlier_prob"] = fit.outlier_prob if len(fit._eps) == 1 else float(fit.outlier_prob.mean())
     return Posterior(
         theta=theta,
         counts=counts,

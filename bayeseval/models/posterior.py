@@ -138,9 +138,7 @@ class Posterior(Result):
         self._hyper = {str(k): np.asarray(v, dtype=float) for k, v in (hyper or {}).items()}
         for key, val in self._hyper.items():
             if val.ndim != 1:
-                raise ValueError(
-                    f"hyper[{key!r}] must be one-dimensional draws, got shape {val.shape}"
-                )
+                raise ValueError(f"hyper[{key!r}] must be one-dimensional draws, got shape {val.shape}")
         self.engine = str(engine)
         self.model = str(model)
         self.prior = prior
@@ -155,9 +153,7 @@ class Posterior(Result):
     def _check_theta(self, theta: Any) -> np.ndarray:
         arr = np.asarray(theta, dtype=float)
         if arr.ndim != 2 or arr.shape[1] != len(self._counts):
-            raise ValueError(
-                f"theta must have shape (n_draws, {len(self._counts)}), got {arr.shape}"
-            )
+            raise ValueError(f"theta must have shape (n_draws, {len(self._counts)}), got {arr.shape}")
         return arr
 
     def _check_mixture(self, mixture: Any) -> BetaMixture | None:
@@ -166,9 +162,7 @@ class Posterior(Result):
         if not isinstance(mixture, BetaMixture):
             raise TypeError(f"mixture must be a BetaMixture, got {type(mixture).__name__}")
         if mixture.n_columns != len(self._counts):
-            raise ValueError(
-                f"mixture must have one column per stratum ({len(self._counts)}), got {mixture.n_columns}"
-            )
+            raise ValueError(f"mixture must have one column per stratum ({len(self._counts)}), got {mixture.n_columns}")
         return mixture
 
     @property
@@ -458,9 +452,7 @@ class Posterior(Result):
     def _population_weights(self, weights: Any) -> np.ndarray:
         if weights is None:
             if self._counts.weights is None:
-                raise ValueError(
-                    "weights is None and the counts carry no population shares; pass weights"
-                )
+                raise ValueError("weights is None and the counts carry no population shares; pass weights")
             return self._counts.weights.to_numpy()
         return check_weights(weights, self.strata)
 
@@ -786,7 +778,11 @@ class Posterior(Result):
         return pd.Series(out, index=self.strata, name="shrinkage")
 
     def summary(
-        self, level: float = 0.95, interval: str = "eti", *, read_threshold: float = READ_ADAPTIVE_P,
+        self,
+        level: float = 0.95,
+        interval: str = "eti",
+        *,
+        read_threshold: float = READ_ADAPTIVE_P,
         read: bool = False,
     ) -> pd.DataFrame:
         """Per-stratum summary.
@@ -868,7 +864,8 @@ class Posterior(Result):
         if not read:
             return frame
         choice = read_choice(
-            self._counts.successes.to_numpy(), self._counts.trials.to_numpy(),
+            self._counts.successes.to_numpy(),
+            self._counts.trials.to_numpy(),
             threshold=check_probability(read_threshold, "read_threshold"),
         )
         frame["read"], frame["read_reason"] = choice.read, choice.reason

@@ -193,14 +193,10 @@ _DEFAULT_KAPPA = stats.lognorm(DEFAULT_LOG_KAPPA_SD, scale=DEFAULT_KAPPA_MEDIAN)
 
 def _check_frozen(dist: Any, key: str, lower: float, upper: float) -> Any:
     if not (hasattr(dist, "logpdf") and hasattr(dist, "rvs") and hasattr(dist, "support")):
-        raise TypeError(
-            f"prior[{key!r}] must be a frozen scipy.stats distribution, got {type(dist).__name__}"
-        )
+        raise TypeError(f"prior[{key!r}] must be a frozen scipy.stats distribution, got {type(dist).__name__}")
     lo, hi = (float(x) for x in dist.support())
     if lo < lower or hi > upper:
-        raise ValueError(
-            f"prior[{key!r}] must have support inside ({lower:g}, {upper:g}), got ({lo:g}, {hi:g})"
-        )
+        raise ValueError(f"prior[{key!r}] must have support inside ({lower:g}, {upper:g}), got ({lo:g}, {hi:g})")
     return dist
 
 
@@ -245,13 +241,10 @@ def resolve_prior(prior: Any = "default") -> Prior:
             raise ValueError(f"prior dict keys must be 'mu' and/or 'kappa', got {sorted(extra)}")
         base = default_prior()
         mu = _check_frozen(prior["mu"], "mu", 0.0, 1.0) if "mu" in prior else base.mu
-        kappa = (
-            _check_frozen(prior["kappa"], "kappa", 0.0, np.inf) if "kappa" in prior else base.kappa
-        )
+        kappa = _check_frozen(prior["kappa"], "kappa", 0.0, np.inf) if "kappa" in prior else base.kappa
         return Prior(name="custom", mu=mu, kappa=kappa, improper=False)
     raise TypeError(
-        f"prior must be 'default', 'bda', a dict of scipy distributions or a Prior, "
-        f"got {type(prior).__name__}"
+        f"prior must be 'default', 'bda', a dict of scipy distributions or a Prior, got {type(prior).__name__}"
     )
 
 
@@ -297,10 +290,7 @@ def prior_predictive_spread(
     sd = np.sqrt(mu * (1.0 - mu) / (kappa + 1.0))
     edges = [0.0, 0.005, 0.02, 0.05, 0.2, np.inf]
     names = ["<0.005", "0.005-0.02", "0.02-0.05", "0.05-0.2", ">0.2"]
-    mass = {
-        nm: float(np.mean((sd >= lo) & (sd < hi)))
-        for nm, lo, hi in zip(names, edges[:-1], edges[1:], strict=True)
-    }
+    mass = {nm: float(np.mean((sd >= lo) & (sd < hi))) for nm, lo, hi in zip(names, edges[:-1], edges[1:], strict=True)}
     return {
         "sd": sd,
         "quantiles": {q: float(np.quantile(sd, q)) for q in quantiles},

@@ -111,9 +111,39 @@ _BLAS_ROUTINES = tuple(
     f"{p}{name}_"
     for p in "sd"
     for name in (
-        "rot", "rotg", "rotm", "rotmg", "swap", "scal", "copy", "axpy", "dot", "nrm2", "asum",
-        "gemv", "gbmv", "symv", "sbmv", "spmv", "trmv", "tbmv", "tpmv", "trsv", "tbsv", "tpsv",
-        "ger", "syr", "spr", "syr2", "spr2", "gemm", "symm", "syrk", "syr2k", "trmm", "trsm",
+        "rot",
+        "rotg",
+        "rotm",
+        "rotmg",
+        "swap",
+        "scal",
+        "copy",
+        "axpy",
+        "dot",
+        "nrm2",
+        "asum",
+        "gemv",
+        "gbmv",
+        "symv",
+        "sbmv",
+        "spmv",
+        "trmv",
+        "tbmv",
+        "tpmv",
+        "trsv",
+        "tbsv",
+        "tpsv",
+        "ger",
+        "syr",
+        "spr",
+        "syr2",
+        "spr2",
+        "gemm",
+        "symm",
+        "syrk",
+        "syr2k",
+        "trmm",
+        "trsm",
     )
 ) + ("isamax_", "idamax_")
 
@@ -374,9 +404,15 @@ def fit_pymc(
     else:
         pm_model, hyper_names = _beta_binomial_model(s, n, labels, offsets, prior_obj, parametrization)
     sample_kwargs = {
-        "draws": math.ceil(draws / chains), "tune": tune, "chains": chains, "random_seed": pm_seed,
-        "target_accept": target_accept, "progressbar": bool(progress),
-        "cores": 1, "compute_convergence_checks": False, **kwargs,
+        "draws": math.ceil(draws / chains),
+        "tune": tune,
+        "chains": chains,
+        "random_seed": pm_seed,
+        "target_accept": target_accept,
+        "progressbar": bool(progress),
+        "cores": 1,
+        "compute_convergence_checks": False,
+        **kwargs,
     }
     idata, elapsed = _sample(pm_model, sample_kwargs)
 
@@ -409,9 +445,7 @@ def fit_pymc(
     )
 
 
-def _check_model(
-    counts: Any, model: Any, parametrization: Any, covariates: Any, factors: Any
-) -> tuple[str, str]:
+def _check_model(counts: Any, model: Any, parametrization: Any, covariates: Any, factors: Any) -> tuple[str, str]:
     """The counts, the model name and its parametrisation (lower case; the model's default)."""
     if not isinstance(counts, Counts):
         raise TypeError(f"counts must be a bayeseval Counts object, got {type(counts).__name__}")
@@ -425,8 +459,7 @@ def _check_model(
         parametrization = valid[0]
     if not isinstance(parametrization, str) or parametrization.lower() not in valid:
         raise ValueError(
-            f"unknown parametrization {parametrization!r} for model={model!r}; valid choices "
-            f"are {list(valid)}"
+            f"unknown parametrization {parametrization!r} for model={model!r}; valid choices are {list(valid)}"
         )
     if model != "logit_normal" and (covariates is not None or factors):
         raise ValueError(f"covariates and factors need model='logit_normal', got model={model!r}")
@@ -699,10 +732,7 @@ def _pm_spec(frozen: Any, which: str) -> tuple[Any, dict[str, float], float]:
             "which accepts any frozen SciPy distribution)"
         )
     if name == "beta" and (loc != 0.0 or scale != 1.0):
-        raise ValueError(
-            f"prior['mu'] = beta with loc={loc:g}, scale={scale:g} is not supported; "
-            "use loc=0, scale=1"
-        )
+        raise ValueError(f"prior['mu'] = beta with loc={loc:g}, scale={scale:g} is not supported; use loc=0, scale=1")
     if name in ("loguniform", "reciprocal"):
         # loguniform / reciprocal(a, b, scale): density ∝ 1/x on (a scale, b scale)
         return "loguniform", {"lower": p["a"] * scale, "upper": p["b"] * scale}, loc
@@ -857,9 +887,7 @@ def _logit_normal_model(
         names = list(index.names)
         for f in factors:
             if f not in names or f is None:
-                raise ValueError(
-                    f"factor {f!r} is not a level of the stratum index; levels are {names}"
-                )
+                raise ValueError(f"factor {f!r} is not a level of the stratum index; levels are {names}")
             codes, uniques = pd.factorize(index.get_level_values(f), sort=True)
             factor_codes[str(f)] = codes
             coords[f"level_{f}"] = [str(u) for u in uniques]
@@ -893,10 +921,7 @@ def _logit_normal_model(
 
 def _design_matrix(covariates: pd.DataFrame, counts: Counts) -> tuple[np.ndarray, list[str]]:
     if not isinstance(covariates, pd.DataFrame):
-        raise TypeError(
-            f"covariates must be a pandas DataFrame indexed by stratum, got "
-            f"{type(covariates).__name__}"
-        )
+        raise TypeError(f"covariates must be a pandas DataFrame indexed by stratum, got {type(covariates).__name__}")
     missing = counts.strata.difference(covariates.index)
     if len(missing):
         raise ValueError(f"covariates has no row for strata {list(missing[:5])}")
@@ -931,9 +956,7 @@ def _add_to_posterior(idata: Any, name: str, values: np.ndarray, labels: list[st
     idata.posterior[name] = da
 
 
-def _add_log_likelihood(
-    idata: Any, theta: np.ndarray, s: np.ndarray, n: np.ndarray, labels: list[str]
-) -> None:
+def _add_log_likelihood(idata: Any, theta: np.ndarray, s: np.ndarray, n: np.ndarray, labels: list[str]) -> None:
     """Pointwise binomial log-likelihood log p(s_k | theta_k) for arviz.loo."""
     import xarray as xr
 
@@ -958,11 +981,7 @@ def _add_log_likelihood(
     for group, (name, values) in data.items():
         if group not in idata.groups():
             idata.add_groups(
-                {
-                    group: xr.Dataset(
-                        {name: xr.DataArray(values, dims="stratum", coords={"stratum": labels})}
-                    )
-                }
+                {group: xr.Dataset({name: xr.DataArray(values, dims="stratum", coords={"stratum": labels})})}
             )
         elif name not in idata[group]:
             idata[group][name] = xr.DataArray(values, dims="stratum", coords={"stratum": labels})

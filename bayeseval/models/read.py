@@ -71,7 +71,10 @@ def which_interval(
     control = check_method(control, ("per_stratum", "holm"), "control")
     threshold = check_probability(threshold, "threshold")
     choice = read_choice(
-        counts.successes.to_numpy(), counts.trials.to_numpy(),
-        alpha=1.0 - level, control=control, threshold=threshold,
+        counts.successes.to_numpy(),
+        counts.trials.to_numpy(),
+        alpha=1.0 - level,
+        control=control,
+        threshold=threshold,
     )
     return choice.read, choice.reason

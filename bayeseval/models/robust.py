@@ -153,9 +153,7 @@ def fit_robust(
     """
     from bayeseval.models.exact import fit_exact
 
-    counts = (
-        successes if isinstance(successes, Counts) else as_counts(successes, trials, strata=strata)
-    )
+    counts = successes if isinstance(successes, Counts) else as_counts(successes, trials, strata=strata)
     return fit_exact(
         counts,
         model="robust",

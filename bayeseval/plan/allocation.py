@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["allocate", "risk_variance"]
 
+
 def risk_variance(weights: Any, rates: Any, counts: Any) -> float:
     r"""Variance of the target-weighted risk for given rates and per-stratum counts.
 

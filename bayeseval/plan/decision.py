@@ -14,6 +14,7 @@ from bayeseval._kernels.sizing import CEIL_RTOL, ceil_count
 
 __all__ = ["split_decision", "SplitDecision"]
 
+
 @dataclass(frozen=True, repr=False)
 class SplitDecision(OneRowResult):
     """Outcome of :func:`split_decision`.
@@ -72,7 +73,6 @@ class SplitDecision(OneRowResult):
     n_minority_available: int = 0
     max_groups: int = 0
     n_min_achievable: int = 0
-
 
 
 def split_decision(
@@ -142,7 +142,12 @@ def split_decision(
 
 
 def _split_request(
-    n_total: Any, n_test: Any, share: Any, n_min: Any, n_groups: Any, max_test_share: Any,
+    n_total: Any,
+    n_test: Any,
+    share: Any,
+    n_min: Any,
+    n_groups: Any,
+    max_test_share: Any,
     max_inflate: Any,
 ) -> _SplitRequest:
     """Validate the inputs of :func:`split_decision`."""
@@ -203,8 +208,14 @@ class _SplitRequest:
         return f" ({self.n_groups} groups x {self.n_min})" if self.n_groups > 1 else ""
 
     def decide(
-        self, branch: str, final_n: int, n_minority: int, reweight: bool, reason: str,
-        warning: str | None, max_groups: int | None = None,
+        self,
+        branch: str,
+        final_n: int,
+        n_minority: int,
+        reweight: bool,
+        reason: str,
+        warning: str | None,
+        max_groups: int | None = None,
     ) -> SplitDecision:
         test_share = n_minority / final_n if branch == "raise_share" else self.share
         return SplitDecision(
@@ -229,7 +240,10 @@ def _keep_proportion(req: _SplitRequest) -> SplitDecision | None:
     if req.share * req.n_test < req.n_min_total * (1.0 - CEIL_RTOL):
         return None
     return req.decide(
-        "proportional", req.n_test, req.n_prop, False,
+        "proportional",
+        req.n_test,
+        req.n_prop,
+        False,
         f"a proportional test set of {req.n_test:,} rows holds about {req.n_prop:,} minority rows "
         f"(share {req.share:.4g}), at least the {req.n_min_total:,} requested{req.groups_txt}; "
         "keep the class proportion",
@@ -243,7 +257,10 @@ def _grow_test(req: _SplitRequest) -> SplitDecision | None:
         return None
     n_minority = max(req.n_min_total, int(math.floor(req.share * grown + 1e-9)))
     return req.decide(
-        "grow_test", grown, n_minority, False,
+        "grow_test",
+        grown,
+        n_minority,
+        False,
         f"a proportional test set of {req.n_test:,} rows holds only about {req.n_prop:,} minority "
         f"rows, fewer than the {req.n_min_total:,} requested{req.groups_txt}; growing the test set "
         f"to {grown:,} rows ({grown / req.n_total:.1%} of the data, cap {req.max_test_share:.0%}) "
@@ -255,13 +272,14 @@ def _grow_test(req: _SplitRequest) -> SplitDecision | None:
 def _raise_share(req: _SplitRequest) -> SplitDecision | None:
     raised, share = req.raised, req.share
     if not (
-        req.enough_minority
-        and raised <= share * req.max_inflate * (1.0 + CEIL_RTOL)
-        and req.n_min_total <= req.n_test
+        req.enough_minority and raised <= share * req.max_inflate * (1.0 + CEIL_RTOL) and req.n_min_total <= req.n_test
     ):
         return None
     return req.decide(
-        "raise_share", req.n_test, req.n_min_total, True,
+        "raise_share",
+        req.n_test,
+        req.n_min_total,
+        True,
         f"growing the test set to {req.grown:,} rows would exceed the cap of "
         f"{req.max_test_share:.0%} of {req.n_total:,} rows; instead the {req.n_test:,}-row test set "
         f"takes {req.n_min_total:,} minority rows (share {raised:.4g}, {raised / share:.2f} x the "
@@ -274,14 +292,13 @@ def _raise_share(req: _SplitRequest) -> SplitDecision | None:
 
 def _degrade(req: _SplitRequest) -> SplitDecision:
     if not req.enough_minority:
-        why = [f"the data hold only about {req.available:,} minority rows, fewer than the "
-               f"{req.n_min_total:,} requested"]
+        why = [
+            f"the data hold only about {req.available:,} minority rows, fewer than the {req.n_min_total:,} requested"
+        ]
     else:
         why = [
-            f"growing the test set would need {req.grown:,} rows (> {req.max_test_share:.0%} of "
-            f"{req.n_total:,})",
-            f"raising the minority share would need {req.raised:.4g} (> {req.max_inflate:g} x "
-            f"{req.share:.4g})",
+            f"growing the test set would need {req.grown:,} rows (> {req.max_test_share:.0%} of {req.n_total:,})",
+            f"raising the minority share would need {req.raised:.4g} (> {req.max_inflate:g} x {req.share:.4g})",
         ]
     # the most minority rows any option could give, for the "merge groups" remedy
     best = max(
@@ -290,12 +307,18 @@ def _degrade(req: _SplitRequest) -> SplitDecision:
         min(req.available, req.n_test, int(math.floor(req.n_test * req.share * req.max_inflate + 1e-9))),
     )
     max_groups = best // req.n_min
-    merge = (f"merge groups (at most {max_groups} groups of {req.n_min} can be met)" if max_groups
-             else f"merge groups (not even one group of {req.n_min} can be met; at most {best:,} "
-                  "minority rows are reachable)")
+    merge = (
+        f"merge groups (at most {max_groups} groups of {req.n_min} can be met)"
+        if max_groups
+        else f"merge groups (not even one group of {req.n_min} can be met; at most {best:,} "
+        "minority rows are reachable)"
+    )
     per_group = req.n_prop // req.n_groups
     return req.decide(
-        "degraded", req.n_test, req.n_prop, False,
+        "degraded",
+        req.n_test,
+        req.n_prop,
+        False,
         "the request cannot be met: " + "; ".join(why) + f". The proportional test set keeps "
         f"about {req.n_prop:,} minority rows ({per_group:,} per group); relax the target "
         f"half-width, {merge}, or fall back to cross-validation",

@@ -167,9 +167,7 @@ def _rate_b(rate_a: float, rate_b: Any, gap: Any) -> float:
             raise ValueError("gap must not be 0 (no sample size detects a zero difference)")
         rate_b = rate_a + float(gap)
         if not 0 < rate_b < 1:
-            raise ValueError(
-                f"gap={gap!r} puts rate_b = rate_a + gap = {rate_b!r} outside (0, 1)"
-            )
+            raise ValueError(f"gap={gap!r} puts rate_b = rate_a + gap = {rate_b!r} outside (0, 1)")
     rate_b = check_probability(rate_b, "rate_b", open_interval=True)
     if rate_b == rate_a:
         raise ValueError(f"rate_b must differ from rate_a (both {rate_a!r})")

@@ -72,9 +72,7 @@ def _halfwidth_continuous(n: np.ndarray, rate: float, z: float, method: str) -> 
     x = rate * n
     with np.errstate(invalid="ignore", divide="ignore"):
         lower = np.where(x > 0, special.betaincinv(np.maximum(x, 1e-300), n - x + 1.0, alpha / 2.0), 0.0)
-        upper = np.where(
-            x < n, special.betaincinv(x + 1.0, np.maximum(n - x, 1e-300), 1.0 - alpha / 2.0), 1.0
-        )
+        upper = np.where(x < n, special.betaincinv(x + 1.0, np.maximum(n - x, 1e-300), 1.0 - alpha / 2.0), 1.0)
     return (upper - lower) / 2.0
 
 
@@ -208,9 +206,7 @@ def sample_size(
 
 def _check_one_target(se: Any, halfwidth: Any) -> None:
     if (se is None) == (halfwidth is None):
-        raise ValueError(
-            f"give exactly one of se and halfwidth, got se={se!r} and halfwidth={halfwidth!r}"
-        )
+        raise ValueError(f"give exactly one of se and halfwidth, got se={se!r} and halfwidth={halfwidth!r}")
 
 
 def _target_halfwidth(se: Any, halfwidth: Any, z: float) -> tuple[float, float]:
@@ -343,8 +339,16 @@ def sample_size_multi(
             predicted_positive_rate, "predicted_positive_rate", open_interval=True
         )
     rows = [
-        _metric_plan(key, rate, _pick_target(se, key, "se"), _pick_target(halfwidth, key, "halfwidth"),
-                     prevalence, predicted_positive_rate, level, method)
+        _metric_plan(
+            key,
+            rate,
+            _pick_target(se, key, "se"),
+            _pick_target(halfwidth, key, "halfwidth"),
+            prevalence,
+            predicted_positive_rate,
+            level,
+            method,
+        )
         for key, rate in metrics.items()
     ]
     import pandas as pd  # deferred: fast start-up
@@ -367,8 +371,14 @@ def _pick_target(target: Any, key: str, name: str) -> float | None:
 
 
 def _metric_plan(
-    key: str, rate: Any, t_se: Any, t_hw: Any, prevalence: float | None,
-    predicted_positive_rate: float | None, level: float, method: str,
+    key: str,
+    rate: Any,
+    t_se: Any,
+    t_hw: Any,
+    prevalence: float | None,
+    predicted_positive_rate: float | None,
+    level: float,
+    method: str,
 ) -> dict[str, Any]:
     """One row of :func:`sample_size_multi`'s table."""
     m = get_metric(key)
@@ -388,7 +398,6 @@ def _metric_plan(
         "trial_share": float(q),
         "rows": ceil_count(n / q),
     }
-
 
 
 @dataclass(frozen=True, repr=False)

@@ -90,6 +90,7 @@ __all__ = [
 OTHER = "other"
 _BRANCH_ORDER = ("proportional", "grow_test", "raise_share", "degraded")
 
+
 # ---------------------------------------------------------------------------
 # The keyed hash
 # ---------------------------------------------------------------------------
@@ -244,8 +245,14 @@ def _short_key(k: tuple) -> Any:
 
 
 def _decide(
-    key_list: list[tuple], need: np.ndarray, rows_k: np.ndarray, n_total: int, n_req: int,
-    max_test_share: float, max_inflate: float, on_infeasible: str,
+    key_list: list[tuple],
+    need: np.ndarray,
+    rows_k: np.ndarray,
+    n_total: int,
+    n_req: int,
+    max_test_share: float,
+    max_inflate: float,
+    on_infeasible: str,
 ) -> dict:
     """Per-key decisions against the requested test size; raise for degraded keys unless allowed."""
     decisions: dict = {}
@@ -253,16 +260,24 @@ def _decide(
         if need[i] <= 0 or rows_k[i] >= n_total:
             continue
         decisions[_short_key(k)] = split_decision(
-            n_total=n_total, n_test=n_req, share=rows_k[i] / n_total, n_min=int(need[i]),
-            max_test_share=max_test_share, max_inflate=max_inflate,
+            n_total=n_total,
+            n_test=n_req,
+            share=rows_k[i] / n_total,
+            n_min=int(need[i]),
+            max_test_share=max_test_share,
+            max_inflate=max_inflate,
         )
     degraded = [k for k, d in decisions.items() if d.branch == "degraded"]
     if degraded and on_infeasible == "raise":
         index = {_short_key(k): i for i, k in enumerate(key_list)}
-        lines = [f"{k!r}: n_min={need[index[k]]}, but the key has {rows_k[index[k]]} rows and a "
-                 f"proportional test set gives about {decisions[k].n_minority_proportional}" for k in degraded]
+        lines = [
+            f"{k!r}: n_min={need[index[k]]}, but the key has {rows_k[index[k]]} rows and a "
+            f"proportional test set gives about {decisions[k].n_minority_proportional}"
+            for k in degraded
+        ]
         raise ValueError(
-            "n_min cannot be met for " + "; ".join(lines)
+            "n_min cannot be met for "
+            + "; ".join(lines)
             + f". {decisions[degraded[0]].reason}. Pass on_infeasible='degrade' to accept a "
             "precision-limited proportional split, merge groups (merge_below), or lower n_min."
         )
@@ -270,7 +285,12 @@ def _decide(
 
 
 def _targets(
-    key_list: list[tuple], decisions: dict, need: np.ndarray, rows_k: np.ndarray, n_total: int, n_req: int,
+    key_list: list[tuple],
+    decisions: dict,
+    need: np.ndarray,
+    rows_k: np.ndarray,
+    n_total: int,
+    n_req: int,
     major: np.ndarray,
 ) -> tuple[int, np.ndarray, np.ndarray]:
     """The final test size, the proportional test rows per key and the test rows per key."""
@@ -286,9 +306,7 @@ def _targets(
     if excess > 0:
         room = np.where(major, target, 0)
         if room.sum() < excess:
-            raise ValueError(
-                f"the minimum counts need {int(target.sum())} test rows, more than the test size {n_test}"
-            )
+            raise ValueError(f"the minimum counts need {int(target.sum())} test rows, more than the test size {n_test}")
         target = target - _largest_remainder(excess, room, int(room.sum()))
     return n_test, prop, target
 
@@ -297,16 +315,25 @@ def _notes(degraded: list, table: pd.DataFrame, key_list: list[tuple], reweight:
     notes: list = []
     if degraded:
         index = {_short_key(k): i for i, k in enumerate(key_list)}
-        short = [f"{k!r}: {table['test'].iloc[index[k]]} test rows instead of {table['n_min'].iloc[index[k]]}"
-                 for k in degraded]
-        notes.append((PrecisionLimitedWarning,
-                      "precision limited: " + "; ".join(short[:8]) + ("; ..." if len(short) > 8 else "")))
+        short = [
+            f"{k!r}: {table['test'].iloc[index[k]]} test rows instead of {table['n_min'].iloc[index[k]]}"
+            for k in degraded
+        ]
+        notes.append(
+            (
+                PrecisionLimitedWarning,
+                "precision limited: " + "; ".join(short[:8]) + ("; ..." if len(short) > 8 else ""),
+            )
+        )
     if reweight:
-        notes.append((ReweightingWarning,
-            "the test set over-represents the minority: report overall metrics with test_weights "
-            "(population share / test share), and re-calibrate any threshold tuned on this set "
-            "to the population share"
-        ))
+        notes.append(
+            (
+                ReweightingWarning,
+                "the test set over-represents the minority: report overall metrics with test_weights "
+                "(population share / test share), and re-calibrate any threshold tuned on this set "
+                "to the population share",
+            )
+        )
     return notes
 
 
@@ -387,8 +414,14 @@ def _majority_class(classes_of: list, rows_k: np.ndarray) -> Any:
 
 
 def _plan_table(
-    cols: list[str], key_list: list[tuple], decisions: dict, rows_k: np.ndarray, need: np.ndarray,
-    prop: np.ndarray, target: np.ndarray, n_test: int,
+    cols: list[str],
+    key_list: list[tuple],
+    decisions: dict,
+    rows_k: np.ndarray,
+    need: np.ndarray,
+    prop: np.ndarray,
+    target: np.ndarray,
+    n_test: int,
 ) -> tuple[pd.DataFrame, bool]:
     """The per-key table of the plan, and whether the test set must be reweighted.
 
@@ -396,9 +429,7 @@ def _plan_table(
     at least one row (not mere rounding); the weight is population share / test share.
     """
     n_total = int(rows_k.sum())
-    raised = np.array(
-        [int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)]
-    )
+    raised = np.array([int(t) * n_total - n_test * int(r) >= n_total for t, r in zip(target, rows_k, strict=True)])
     reweight = bool(raised.any())
     share_pop = rows_k / n_total
     share_test = target / n_test
@@ -410,8 +441,16 @@ def _plan_table(
         index = pd.Index([k[0] for k in key_list], name=cols[0])
     branch_of = [decisions[_short_key(k)].branch if _short_key(k) in decisions else "-" for k in key_list]
     table = pd.DataFrame(
-        {"rows": rows_k, "share": share_pop, "n_min": need, "proportional": prop, "test": target,
-         "test_share": share_test, "weight": weight, "branch": branch_of},
+        {
+            "rows": rows_k,
+            "share": share_pop,
+            "n_min": need,
+            "proportional": prop,
+            "test": target,
+            "test_share": share_test,
+            "weight": weight,
+            "branch": branch_of,
+        },
         index=index,
     )
     return table, reweight
@@ -538,9 +577,7 @@ def _result_decision(decisions: dict) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def _split_result(
-    plan: Any, *, train: Any, test: Any, test_weights: Any, random_seed: int, engine: str
-) -> SplitResult:
+def _split_result(plan: Any, *, train: Any, test: Any, test_weights: Any, random_seed: int, engine: str) -> SplitResult:
     """Package one engine's train/test selection with the plan behind it."""
     return SplitResult(
         train=train,
@@ -674,21 +711,35 @@ def dual_constraint_split(
     backend = backend_for(data)
     cols = [label] + gcols
     backend.check_columns(
-        [("label", label)] + [("groups", g) for g in gcols]
+        [("label", label)]
+        + [("groups", g) for g in gcols]
         + ([("id_column", id_column)] if id_column is not None else [])
     )
     backend.check_labels([("label", label)])
     cells = backend.key_counts(cols, id_column=id_column, check_ids=check_ids)
     _check_missing_cells(cells, [("label", label)] + [("groups", g) for g in gcols])
     plan = _plan(
-        cells, label=label, groups=gcols, test_size=test_size, n_min=n_min, max_test_share=max_test_share,
-        max_inflate=max_inflate, merge_below=merge_below, halfwidth=halfwidth, rate=rate,
-        on_infeasible=on_infeasible, random_seed=seed,
+        cells,
+        label=label,
+        groups=gcols,
+        test_size=test_size,
+        n_min=n_min,
+        max_test_share=max_test_share,
+        max_inflate=max_inflate,
+        merge_below=merge_below,
+        halfwidth=halfwidth,
+        rate=rate,
+        on_infeasible=on_infeasible,
+        random_seed=seed,
     )
     _emit_warnings(plan, stacklevel=3)
     train, test, test_weights = backend.select_test(
-        plan.cells, cols=cols, id_column=id_column, salts=plan.salts,
-        take=plan.table["test"].to_numpy(np.int64), weight=plan.table["weight"].to_numpy(float),
+        plan.cells,
+        cols=cols,
+        id_column=id_column,
+        salts=plan.salts,
+        take=plan.table["test"].to_numpy(np.int64),
+        weight=plan.table["weight"].to_numpy(float),
     )
     return _split_result(
         plan, train=train, test=test, test_weights=test_weights, random_seed=seed, engine=backend.engine
@@ -711,7 +762,6 @@ def _check_missing_cells(cells: pd.DataFrame, columns: list[tuple[str, str]]) ->
 # ---------------------------------------------------------------------------
 # scikit-learn splitters
 # ---------------------------------------------------------------------------
-
 
 
 def _check_no_missing(values: np.ndarray, name: str) -> None:
@@ -810,8 +860,11 @@ class DualConstraintSplit(_Base):
             raise ValueError(f"y must be one-dimensional with {n} labels, got shape {y.shape}")
         _check_no_missing(y, "y")
         index = getattr(X, "index", None)
-        if isinstance(index, pd.Index) and len(index) == n and not index.has_duplicates and (
-            pd.api.types.is_integer_dtype(index.dtype) or pd.api.types.infer_dtype(index) in ("string", "integer")
+        if (
+            isinstance(index, pd.Index)
+            and len(index) == n
+            and not index.has_duplicates
+            and (pd.api.types.is_integer_dtype(index.dtype) or pd.api.types.infer_dtype(index) in ("string", "integer"))
         ):
             ids = index
         else:
@@ -891,8 +944,14 @@ class RepeatedDualConstraintSplit(DualConstraintSplit):
     ) -> None:
         check_positive_int(n_repeats, "n_repeats")
         super().__init__(
-            test_size=test_size, n_min=n_min, max_test_share=max_test_share, max_inflate=max_inflate,
-            merge_below=merge_below, halfwidth=halfwidth, rate=rate, on_infeasible=on_infeasible,
+            test_size=test_size,
+            n_min=n_min,
+            max_test_share=max_test_share,
+            max_inflate=max_inflate,
+            merge_below=merge_below,
+            halfwidth=halfwidth,
+            rate=rate,
+            on_infeasible=on_infeasible,
             random_seed=random_seed,
         )
         self.n_repeats = n_repeats

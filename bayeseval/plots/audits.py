@@ -28,19 +28,21 @@ def _disparity_rows(result: Any, measure: str, metrics: Any) -> pd.DataFrame:
     if measure not in ("difference", "ratio"):
         raise ValueError(f"measure must be 'difference' or 'ratio', got {measure!r}")
     table = result.disparities
-    wanted = list(pd.unique(table["metric"])) if metrics is None else (
-        [metrics] if isinstance(metrics, str) else list(metrics))
+    wanted = (
+        list(pd.unique(table["metric"]))
+        if metrics is None
+        else ([metrics] if isinstance(metrics, str) else list(metrics))
+    )
     unknown = [m for m in wanted if m not in set(table["metric"])]
     if unknown:
         raise ValueError(f"metrics {unknown!r} are not in the audit; it has {list(pd.unique(table['metric']))}")
     keep = table["metric"].isin(wanted) & table["measure"].isin(
-        [measure, "max-min gap"] if measure == "difference" else [measure])
+        [measure, "max-min gap"] if measure == "difference" else [measure]
+    )
     return table[keep].reset_index(drop=True)
 
 
-def disparities(
-    result: Any, *, measure: str = "difference", metrics: Any = None, ax: Any = None
-) -> Any:
+def disparities(result: Any, *, measure: str = "difference", metrics: Any = None, ax: Any = None) -> Any:
     """Forest plot of an audit's disparities: each group against the reference.
 
     For each metric and group, the frequentist interval (Newcombe's for differences,
@@ -112,7 +114,6 @@ def disparities(
     return ax
 
 
-
 def disparities_png(result: Any, *, max_rows: int = 80, dpi: int = 90) -> bytes | None:
     """The audit's forest plot (:func:`disparities`) as PNG bytes, for self-contained reports.
 
@@ -142,6 +143,4 @@ def disparities_png(result: Any, *, max_rows: int = 80, dpi: int = 90) -> bytes 
     rows = int((result.disparities["measure"] != "ratio").sum())
     if rows > max_rows:
         return None
-    return figure_png(lambda ax: disparities(result, ax=ax), figsize=(7, max(2.5, 0.45 * rows + 1)),
-                      dpi=dpi)
-
+    return figure_png(lambda ax: disparities(result, ax=ax), figsize=(7, max(2.5, 0.45 * rows + 1)), dpi=dpi)

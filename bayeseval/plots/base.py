@@ -19,8 +19,20 @@ import pandas as pd
 from bayeseval.counts.counts import stratum_labels
 
 __all__ = [
-    "RAW", "POST", "FLAG", "MILD", "READ", "COLORS", "axes", "tick_labels", "when_loaded",
-    "dispatch", "overall_band", "pick_column", "interval_markers", "figure_png",
+    "RAW",
+    "POST",
+    "FLAG",
+    "MILD",
+    "READ",
+    "COLORS",
+    "axes",
+    "tick_labels",
+    "when_loaded",
+    "dispatch",
+    "overall_band",
+    "pick_column",
+    "interval_markers",
+    "figure_png",
 ]
 
 
@@ -83,8 +95,7 @@ def pick_column(frame: pd.DataFrame, names: Sequence[str], what: str) -> pd.Seri
     for name in names:
         if name in frame.columns:
             return frame[name].astype(float)
-    raise ValueError(f"the table needs a column for {what} (one of {list(names)}); "
-                     f"it has {list(frame.columns)}")
+    raise ValueError(f"the table needs a column for {what} (one of {list(names)}); it has {list(frame.columns)}")
 
 
 def interval_markers(
@@ -92,13 +103,20 @@ def interval_markers(
 ) -> None:
     """One row of the forest: point (column 0) with its interval (columns 1 and 2)."""
     mid, lo, hi = (cols.iloc[:, j].to_numpy(dtype=float) for j in range(3))
-    ax.errorbar(mid, y, xerr=np.vstack([mid - lo, hi - mid]).clip(min=0), fmt="none", ecolor=color,
-                elinewidth=1.5, capsize=2, label="_interval")
+    ax.errorbar(
+        mid,
+        y,
+        xerr=np.vstack([mid - lo, hi - mid]).clip(min=0),
+        fmt="none",
+        ecolor=color,
+        elinewidth=1.5,
+        capsize=2,
+        label="_interval",
+    )
     ax.scatter(mid, y, s=sizes, color=color, marker=marker, zorder=3, label=label)
 
 
-def figure_png(draw: Callable[[Any], Any], *, figsize: tuple[float, float] = (7, 4),
-               dpi: int = 100) -> bytes:
+def figure_png(draw: Callable[[Any], Any], *, figsize: tuple[float, float] = (7, 4), dpi: int = 100) -> bytes:
     """PNG bytes of a new figure drawn by ``draw(ax)``, for self-contained pages.
 
     The figure is a :class:`matplotlib.figure.Figure` made without pyplot: no backend is

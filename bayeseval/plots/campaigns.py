@@ -23,9 +23,7 @@ __all__ = ["halfwidth_curve", "labels_by_round", "LABELS_NAMED"]
 @functools.singledispatch
 def _trace_frame(trace: Any) -> tuple[pd.DataFrame, float | None]:
     """The input of :func:`halfwidth_curve` as a DataFrame, plus the target it carries."""
-    raise TypeError(
-        f"trace must be a DataFrame, a simulation result or a Campaign, got {type(trace).__name__}"
-    )
+    raise TypeError(f"trace must be a DataFrame, a simulation result or a Campaign, got {type(trace).__name__}")
 
 
 @_trace_frame.register
@@ -125,14 +123,14 @@ def _check_trace(trace: pd.DataFrame) -> pd.DataFrame:
     return tr
 
 
-def _halfwidth_line(ax: Any, part: pd.DataFrame, band: tuple[float, float], style: str, color: str,
-                    label: str) -> None:
+def _halfwidth_line(ax: Any, part: pd.DataFrame, band: tuple[float, float], style: str, color: str, label: str) -> None:
     """One rule's line: the median over repeats with a quantile band, or the single run."""
     if "repeat" in part.columns and part["repeat"].nunique() > 1:
         # each run is a step function of labels, held at its last value after it
         # stops; the median and the band are taken across runs on the common grid
-        wide = part.pivot_table(index="labels", columns="repeat", values="halfwidth",
-                                aggfunc="last").sort_index().ffill()
+        wide = (
+            part.pivot_table(index="labels", columns="repeat", values="halfwidth", aggfunc="last").sort_index().ffill()
+        )
         grid = wide.index.to_numpy(dtype=float)
         vals = wide.to_numpy(dtype=float)
         ax.plot(grid, np.nanmedian(vals, axis=1), style, color=color, lw=1.8, label=label)

@@ -32,7 +32,9 @@ def _ppc_frame(data: Any, level: float, random_seed: Any) -> tuple[pd.DataFrame,
 
 
 @_ppc_frame.register
-def _table_ppc_frame(data: pd.DataFrame, level: float, random_seed: Any) -> tuple[pd.DataFrame, np.ndarray | None, float]:
+def _table_ppc_frame(
+    data: pd.DataFrame, level: float, random_seed: Any
+) -> tuple[pd.DataFrame, np.ndarray | None, float]:
     if {"successes", "trials", "pred_lower", "pred_upper"} <= set(data.columns):
         # predictive interval of the count: divide by trials to compare rates
         n = data["trials"].to_numpy(dtype=float)
@@ -118,15 +120,22 @@ def ppc(
     ax = axes(ax, (max(5, 0.7 * len(frame) + 2), 4))
     x = np.arange(len(frame))
     mid = (frame["lower"] + frame["upper"]) / 2
-    ax.errorbar(x, mid, yerr=np.vstack([mid - frame["lower"], frame["upper"] - mid]), fmt="none",
-                ecolor=POST, elinewidth=6, alpha=0.35, label=f"{100 * level:g}% predictive interval")
+    ax.errorbar(
+        x,
+        mid,
+        yerr=np.vstack([mid - frame["lower"], frame["upper"] - mid]),
+        fmt="none",
+        ecolor=POST,
+        elinewidth=6,
+        alpha=0.35,
+        label=f"{100 * level:g}% predictive interval",
+    )
     _ppc_points(ax, x, frame, flag)
     ax.set_xticks(x)
     labels = tick_labels(frame.index)
     # tilt the names when there are many strata or the names are long enough to collide
     tilt = len(frame) > 6 or max((len(str(t)) for t in labels), default=0) * len(frame) > 60
-    ax.set_xticklabels(labels, rotation=30 if tilt else 0, ha="right" if tilt else "center",
-                       parse_math=False)
+    ax.set_xticklabels(labels, rotation=30 if tilt else 0, ha="right" if tilt else "center", parse_math=False)
     ax.set_ylabel("rate")
     ax.set_title("posterior predictive check", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
@@ -211,8 +220,9 @@ def coverage(
         cov = part["coverage"].to_numpy(dtype=float)
         err = _coverage_errors(part, cov)
         color = COLORS[j % len(COLORS)]
-        ax.errorbar(x, cov, yerr=err, fmt="o", color=color, capsize=3,
-                    label=str(key) if key is not None else "coverage")
+        ax.errorbar(
+            x, cov, yerr=err, fmt="o", color=color, capsize=3, label=str(key) if key is not None else "coverage"
+        )
     ax.set_xticks(np.arange(len(methods)))
     ax.set_xticklabels([str(m) for m in methods])
     ax.set_ylabel("coverage")

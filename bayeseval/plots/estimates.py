@@ -45,9 +45,7 @@ def error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
         raise TypeError(f"curve must be the DataFrame returned by error_reject_curve, got {type(curve).__name__}")
     ax = axes(ax, figsize=(6.4, 4.8))
     c = curve.sort_values("reject_rate")
-    ax.plot(
-        c["reject_rate"], c["estimated_error_of_accepted"], "-", label="from reject curve (no labels)"
-    )
+    ax.plot(c["reject_rate"], c["estimated_error_of_accepted"], "-", label="from reject curve (no labels)")
     if c["error_of_accepted"].notna().any():
         ax.plot(c["reject_rate"], c["error_of_accepted"], "o-", ms=3, label="counted")
     ax.set_xlabel("reject rate")

@@ -73,8 +73,7 @@ def allocation(
             }
         )
         if minimum is not None:
-            frame["optimal + minimum"] = allocate(total, weights, rates, method="optimal",
-                                                  minimum=minimum)
+            frame["optimal + minimum"] = allocate(total, weights, rates, method="optimal", minimum=minimum)
     else:
         frame = pd.DataFrame(dict(data)) if not isinstance(data, pd.DataFrame) else data
     ax = axes(ax, (max(5, 0.9 * len(frame) + 3), 4))
@@ -82,8 +81,13 @@ def allocation(
     x = np.arange(K)
     width = 0.8 / max(R, 1)
     for j, rule in enumerate(frame.columns):
-        bars = ax.bar(x + (j - (R - 1) / 2) * width, frame[rule].to_numpy(dtype=float), width,
-                      label=str(rule), color=COLORS[j % len(COLORS)])
+        bars = ax.bar(
+            x + (j - (R - 1) / 2) * width,
+            frame[rule].to_numpy(dtype=float),
+            width,
+            label=str(rule),
+            color=COLORS[j % len(COLORS)],
+        )
         if K <= 12:
             ax.bar_label(bars, fmt="%d", fontsize=7, padding=1)
     ax.set_xticks(x)

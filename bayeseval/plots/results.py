@@ -125,8 +125,15 @@ def _plot_stratified(risk: Any, ax: Any = None) -> Any:
     sizes = 15 + 135 * np.sqrt(np.nan_to_num(w) / max(float(np.nanmax(w)) if len(w) else 1.0, 1e-12))
     ax.axvspan(risk.ci[0], risk.ci[1], color=POST, alpha=0.10, lw=0)
     ax.axvline(risk.estimate, color=POST, ls="--", lw=1, label=f"population estimate: {risk.estimate:.3f}")
-    interval_markers(ax, table[["rate", "lower", "upper"]], y, sizes, RAW, "o",
-                      f"stratum rate, {risk.method} interval (area ~ population share)")
+    interval_markers(
+        ax,
+        table[["rate", "lower", "upper"]],
+        y,
+        sizes,
+        RAW,
+        "o",
+        f"stratum rate, {risk.method} interval (area ~ population share)",
+    )
     ax.set_yticks(y)
     ax.set_yticklabels(tick_labels(table.index), parse_math=False)
     ax.set_xlabel("rate")

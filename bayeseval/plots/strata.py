@@ -100,15 +100,20 @@ def _table_forest_frame(data: pd.DataFrame, level: float) -> tuple[pd.DataFrame,
         # compare_frequentist's last row: the population-weighted rate
         row = data.loc["weighted overall"]
         overall = overall_band(
-            row["pooled_mean"], row["pooled_lower"], row["pooled_upper"],
+            row["pooled_mean"],
+            row["pooled_lower"],
+            row["pooled_upper"],
             "population-weighted (pooled)",
         )
         data = data.drop(index="weighted overall")
     if "pooled_mean" in data.columns or "posterior_mean" in data.columns:
         # Report.table layout: lower/upper are the stratum's own interval
         freq = (["lower", "wilson_lower", "freq_lower"], ["upper", "wilson_upper", "freq_upper"])
-        post = (["pooled_mean", "posterior_mean"], ["pooled_lower", "posterior_lower"],
-                ["pooled_upper", "posterior_upper"])
+        post = (
+            ["pooled_mean", "posterior_mean"],
+            ["pooled_lower", "posterior_lower"],
+            ["pooled_upper", "posterior_upper"],
+        )
     else:
         # side-by-side layout (checks.compare_frequentist): wilson_* frequentist, mean/lower/upper
         # the posterior
@@ -200,15 +205,31 @@ def forest(
     sizes = 15 + 135 * np.sqrt(np.nan_to_num(n) / nmax)
     if ov is not None:
         ax.axvspan(ov["lower"], ov["upper"], color=POST, alpha=0.10, lw=0)
-        ax.axvline(ov["estimate"], color=POST, ls="--", lw=1,
-                   label=f"{ov.get('label', 'overall')}: {ov['estimate']:.3f}")
-    interval_markers(ax, frame[["rate", "lower", "upper"]], y + 0.17, sizes, RAW, "o",
-                      frame.attrs.get("interval", "raw rate, Wilson interval"))
-    interval_markers(ax, frame[["pooled_mean", "pooled_lower", "pooled_upper"]], y - 0.17, sizes,
-                      POST, "D", "pooled posterior (covers on average over strata)")
+        ax.axvline(
+            ov["estimate"], color=POST, ls="--", lw=1, label=f"{ov.get('label', 'overall')}: {ov['estimate']:.3f}"
+        )
+    interval_markers(
+        ax,
+        frame[["rate", "lower", "upper"]],
+        y + 0.17,
+        sizes,
+        RAW,
+        "o",
+        frame.attrs.get("interval", "raw rate, Wilson interval"),
+    )
+    interval_markers(
+        ax,
+        frame[["pooled_mean", "pooled_lower", "pooled_upper"]],
+        y - 0.17,
+        sizes,
+        POST,
+        "D",
+        "pooled posterior (covers on average over strata)",
+    )
     _read_markers(ax, frame, y - 0.36)
     _forest_axes(ax, frame.index, y, n)
     return ax
+
 
 def _read_markers(ax: Any, frame: pd.DataFrame, y: np.ndarray) -> None:
     """The adaptive interval of the strata whose row says to read it (raw rate as the point)."""
@@ -218,8 +239,15 @@ def _read_markers(ax: Any, frame: pd.DataFrame, y: np.ndarray) -> None:
     if not rows.any():
         return
     cols = frame.loc[rows, ["rate", "read_lower", "read_upper"]]
-    interval_markers(ax, cols, y[rows], np.full(int(rows.sum()), 18.0), READ, "s",
-                      "interval to read: adaptive (count atypical of the others)")
+    interval_markers(
+        ax,
+        cols,
+        y[rows],
+        np.full(int(rows.sum()), 18.0),
+        READ,
+        "s",
+        "interval to read: adaptive (count atypical of the others)",
+    )
 
 
 def _forest_axes(ax: Any, index: pd.Index, y: np.ndarray, n: np.ndarray) -> None:
@@ -229,8 +257,16 @@ def _forest_axes(ax: Any, index: pd.Index, y: np.ndarray, n: np.ndarray) -> None
     ax.set_yticklabels([f"{lab}" for lab in tick_labels(index)], parse_math=False)
     ax.set_ylim(-0.7, len(index) - 0.3)
     for yi, ni in zip(y, n, strict=True):
-        ax.annotate(f"n={int(ni)}" if np.isfinite(ni) else "", (1.0, yi), xycoords=("axes fraction", "data"),
-                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=8, color=RAW)
+        ax.annotate(
+            f"n={int(ni)}" if np.isfinite(ni) else "",
+            (1.0, yi),
+            xycoords=("axes fraction", "data"),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+            color=RAW,
+        )
     ax.set_xlabel("rate")
     lo, hi = ax.get_xlim()
     ax.set_xlim(max(lo, -0.015 * (hi - max(lo, 0.0))), min(hi, 1.0 + 0.015 * hi))

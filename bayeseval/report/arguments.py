@@ -76,12 +76,9 @@ def _check_weights_values(weights: Any) -> Any:
     """Check population shares before the strata are known (matching comes later)."""
     if weights is None:
         return None
-    if isinstance(weights, (str, bytes)) or not isinstance(
-        weights, (Mapping, pd.Series, Sequence, np.ndarray)
-    ):
+    if isinstance(weights, (str, bytes)) or not isinstance(weights, (Mapping, pd.Series, Sequence, np.ndarray)):
         raise TypeError(
-            "weights must be a mapping stratum -> population share, a Series or a sequence, "
-            f"got {weights!r}"
+            f"weights must be a mapping stratum -> population share, a Series or a sequence, got {weights!r}"
         )
     check_weights(dict(weights) if isinstance(weights, Mapping) else weights, len(weights))
     return weights
@@ -92,11 +89,15 @@ def _check_proxy_arguments(data: Any, proxy: Any, inclusion: Any, label_set: Any
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
     if inclusion is not None and proxy is None:
-        raise TypeError(f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
-                        f"got inclusion={inclusion!r} and proxy=None")
+        raise TypeError(
+            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+            f"got inclusion={inclusion!r} and proxy=None"
+        )
     if label_set is not None and proxy is None:
-        raise TypeError(f"label_set declares the classes of the labelled rows of a proxy design: give "
-                        f"proxy too, got label_set={label_set!r} and proxy=None")
+        raise TypeError(
+            f"label_set declares the classes of the labelled rows of a proxy design: give "
+            f"proxy too, got label_set={label_set!r} and proxy=None"
+        )
     if proxy is not None and isinstance(data, Counts):
         raise TypeError(f"proxy={proxy!r} needs one row per example; data is a Counts")
 
@@ -120,9 +121,7 @@ def _check_row_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_l
         raise TypeError(f"strata must be a column name or a list of column names, got {strata!r}")
 
 
-def check_arguments(
-    data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any, **kw: Any
-) -> Settings:
+def check_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any, **kw: Any) -> Settings:
     """Validate every argument of :func:`evaluate` before any work is done."""
     _check_row_arguments(data, y_true, y_pred, strata, pos_label)
     _check_proxy_arguments(data, kw["proxy"], kw["inclusion"], kw.get("label_set"))
@@ -130,8 +129,7 @@ def check_arguments(
     model = check_method(kw["model"], _MODELS, "model")
     if model == "logit_normal" and engine != "pymc":
         raise ValueError(
-            f"model {kw['model']!r} needs engine='pymc'; engine {kw['engine']!r} fits "
-            "'beta_binomial' and 'robust'"
+            f"model {kw['model']!r} needs engine='pymc'; engine {kw['engine']!r} fits 'beta_binomial' and 'robust'"
         )
     resolve_prior(kw["prior"])
     level = check_level(kw["level"])
@@ -157,12 +155,12 @@ def check_groups(data: Any, groups: Any, options: dict) -> list[str] | None:
     if groups is None:
         for name, value in options.items():
             if value is not None:
-                raise TypeError(f"{name} applies to the fairness audit: give groups too, got "
-                                f"{name}={value!r} and groups=None")
+                raise TypeError(
+                    f"{name} applies to the fairness audit: give groups too, got {name}={value!r} and groups=None"
+                )
         return None
     if isinstance(data, Counts):
-        raise TypeError(f"groups (a fairness audit) needs one row per example; data is a Counts, "
-                        f"got groups={groups!r}")
+        raise TypeError(f"groups (a fairness audit) needs one row per example; data is a Counts, got groups={groups!r}")
     cols = iter_columns(groups, "groups")
     if not cols:
         raise ValueError(f"groups must name at least one column, got {groups!r}")

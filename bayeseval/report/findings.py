@@ -75,9 +75,7 @@ class Finding(Result):
             ``message`` and ``severity``.
         """
         strata = list(self.strata) or [None]
-        return pd.DataFrame(
-            {"flag": self.flag, "stratum": strata, "message": self.message, "severity": self.severity}
-        )
+        return pd.DataFrame({"flag": self.flag, "stratum": strata, "message": self.message, "severity": self.severity})
 
 
 @dataclass
@@ -94,33 +92,45 @@ class Pooled:
 
 def _empty_checks() -> pd.DataFrame:
     checks = pd.DataFrame(
-        {"statistic": pd.Series(dtype=str), "p_value": pd.Series(dtype=float),
-         "verdict": pd.Series(dtype=str)}
+        {"statistic": pd.Series(dtype=str), "p_value": pd.Series(dtype=float), "verdict": pd.Series(dtype=str)}
     )
     checks.index.name = "check"
     return checks
 
 
-def stratum_findings(counts: Counts, own: tuple[np.ndarray, np.ndarray], metric_name: str
-                      ) -> list[Finding]:
+def stratum_findings(counts: Counts, own: tuple[np.ndarray, np.ndarray], metric_name: str) -> list[Finding]:
     """Empty strata and strata at a rate of 0 or 1."""
     has = (counts.trials > 0).to_numpy()
     empty = list(counts.strata[~has])
     out = []
     if empty:
-        out.append(Finding("empty", tuple(empty), (
-            f"{n_strata(len(empty))} {'has' if len(empty) == 1 else 'have'} no trials for "
-            f"{metric_name} and no estimate: {labels_text(empty)}.")))
+        out.append(
+            Finding(
+                "empty",
+                tuple(empty),
+                (
+                    f"{n_strata(len(empty))} {'has' if len(empty) == 1 else 'have'} no trials for "
+                    f"{metric_name} and no estimate: {labels_text(empty)}."
+                ),
+            )
+        )
     s, n = counts.successes.to_numpy(), counts.trials.to_numpy()
     edge = has & ((s == 0) | (s == n))
     labels = counts.strata[edge]
     for k, sk, nk, lo, hi in zip(labels, s[edge], n[edge], own[0][edge], own[1][edge], strict=True):
         sk, nk = int(sk), int(nk)
         which = "0" if sk == 0 else "1"
-        out.append(Finding(f"rate {which}", (k,), (
-            f"Stratum {key_label(k)!r} has a rate of {which} ({sk} of {nk}): the plug-in "
-            f"standard error is 0, which is not certainty; its exact interval "
-            f"[{fixed(lo, 3)}, {fixed(hi, 3)}] is the honest range.")))
+        out.append(
+            Finding(
+                f"rate {which}",
+                (k,),
+                (
+                    f"Stratum {key_label(k)!r} has a rate of {which} ({sk} of {nk}): the plug-in "
+                    f"standard error is 0, which is not certainty; its exact interval "
+                    f"[{fixed(lo, 3)}, {fixed(hi, 3)}] is the honest range."
+                ),
+            )
+        )
     return out
 
 
@@ -145,12 +155,18 @@ def target_section(table: pd.DataFrame, cfg: Settings) -> tuple[np.ndarray, list
         more = (
             f"about {int(extra[i])} more labels (at its observed rate {fixed(row['rate'], 3)})"
             if extra[i] > 0
-            else "more labels (the planning formula at its observed rate says it should "
-            "already be close)"
+            else "more labels (the planning formula at its observed rate says it should already be close)"
         )
-        findings.append(Finding("too wide", (k,), (
-            f"Stratum {key_label(k)!r} is too small for a half-width of {target:g}: "
-            f"{n} trials give {fixed(row['halfwidth'], 3)}; it needs {more}.")))
+        findings.append(
+            Finding(
+                "too wide",
+                (k,),
+                (
+                    f"Stratum {key_label(k)!r} is too small for a half-width of {target:g}: "
+                    f"{n} trials give {fixed(row['halfwidth'], 3)}; it needs {more}."
+                ),
+            )
+        )
     return extra, findings
 
 
@@ -170,11 +186,18 @@ def proxy_target(table: pd.DataFrame, counts: Counts, cfg: Settings) -> tuple[np
         per_label = max(n_eff[i] / labelled[i], 1.0)
         rate = float(row["rate"])
         extra[i] = math.ceil(_extra_needed(rate, int(n_eff[i]), target, level, "clopper_pearson") / per_label)
-        findings.append(Finding("too wide", (k,), (
-            f"Stratum {key_label(k)!r} is too small for a half-width of {target:g}: {int(labelled[i])} "
-            f"labels with the proxy (worth {n_eff[i]:.0f}) give {fixed(row['halfwidth'], 3)}; it needs "
-            f"about {int(extra[i])} more labels (at its estimated rate {fixed(rate, 3)} and "
-            f"{per_label:.2f} effective labels per label).")))
+        findings.append(
+            Finding(
+                "too wide",
+                (k,),
+                (
+                    f"Stratum {key_label(k)!r} is too small for a half-width of {target:g}: {int(labelled[i])} "
+                    f"labels with the proxy (worth {n_eff[i]:.0f}) give {fixed(row['halfwidth'], 3)}; it needs "
+                    f"about {int(extra[i])} more labels (at its estimated rate {fixed(rate, 3)} and "
+                    f"{per_label:.2f} effective labels per label)."
+                ),
+            )
+        )
     return extra, findings
 
 
@@ -184,8 +207,7 @@ def _extra_needed(rate: float, trials: int, target: float, level: float, method:
     return float(max(0, int(need) - int(trials)))
 
 
-def model_findings(table: pd.DataFrame, own: tuple[np.ndarray, np.ndarray], pooled: Pooled
-                    ) -> list[Finding]:
+def model_findings(table: pd.DataFrame, own: tuple[np.ndarray, np.ndarray], pooled: Pooled) -> list[Finding]:
     """Strata the model checks single out, strong shrinkage, disagreement, failed global checks.
 
     The pooled interval is compared with ``own``, the stratum's exact interval.
@@ -195,34 +217,61 @@ def model_findings(table: pd.DataFrame, own: tuple[np.ndarray, np.ndarray], pool
     out = []
     bad = list(index[pooled.flagged])
     if bad:
-        out.append(Finding("model check", tuple(bad), (
-            f"The pooled model finds {n_strata(len(bad))} extreme under its own predictions: "
-            f"{labels_text(bad)}. Their pooled estimates may be pulled too far toward the "
-            "others: their lower and upper are the adaptive interval, which keeps its "
-            "coverage; or refit with model='robust'.")))
+        out.append(
+            Finding(
+                "model check",
+                tuple(bad),
+                (
+                    f"The pooled model finds {n_strata(len(bad))} extreme under its own predictions: "
+                    f"{labels_text(bad)}. Their pooled estimates may be pulled too far toward the "
+                    "others: their lower and upper are the adaptive interval, which keeps its "
+                    "coverage; or refit with model='robust'."
+                ),
+            )
+        )
     width_ratio = (table["pooled_upper"] - table["pooled_lower"]).to_numpy() / (upper - lower)
     shrunk = list(index[(table["shrinkage"].to_numpy() >= 0.5) & (width_ratio < 0.5)])
     if shrunk:
-        out.append(Finding("strong shrinkage", tuple(shrunk), (
-            f"Strata whose pooled estimate leans heavily on the other strata (at least half its "
-            f"weight on the population mean, and a credible interval under half the width of "
-            f"the stratum's exact interval): {labels_text(shrunk)}. Their credible intervals "
-            "borrow certainty from the pooling assumption; the exact interval is what keeps "
-            "its coverage for the stratum.")))
+        out.append(
+            Finding(
+                "strong shrinkage",
+                tuple(shrunk),
+                (
+                    f"Strata whose pooled estimate leans heavily on the other strata (at least half its "
+                    f"weight on the population mean, and a credible interval under half the width of "
+                    f"the stratum's exact interval): {labels_text(shrunk)}. Their credible intervals "
+                    "borrow certainty from the pooling assumption; the exact interval is what keeps "
+                    "its coverage for the stratum."
+                ),
+            )
+        )
     pooled_lo, pooled_hi = table["pooled_lower"].to_numpy(), table["pooled_upper"].to_numpy()
     disagree = list(index[(pooled_hi < lower) | (pooled_lo > upper)])
     if disagree:
-        out.append(Finding("estimates disagree", tuple(disagree), (
-            f"For {labels_text(disagree)} the pooled estimate and the raw rate disagree: the "
-            "credible interval and the stratum's exact interval do not overlap.")))
+        out.append(
+            Finding(
+                "estimates disagree",
+                tuple(disagree),
+                (
+                    f"For {labels_text(disagree)} the pooled estimate and the raw rate disagree: the "
+                    "credible interval and the stratum's exact interval do not overlap."
+                ),
+            )
+        )
     checks = pooled.checks
-    glob = [c for c in checks.index if c != "ppc_counts"
-            and not str(checks.loc[c, "verdict"]).startswith("ok")]
+    glob = [c for c in checks.index if c != "ppc_counts" and not str(checks.loc[c, "verdict"]).startswith("ok")]
     if glob:
-        out.append(Finding("model spread", (), (
-            "The pooled model does not reproduce the spread of the stratum rates "
-            f"({', '.join(c.removeprefix('ppc_') for c in glob)} check failed); treat the "
-            "pooled intervals with care.")))
+        out.append(
+            Finding(
+                "model spread",
+                (),
+                (
+                    "The pooled model does not reproduce the spread of the stratum rates "
+                    f"({', '.join(c.removeprefix('ppc_') for c in glob)} check failed); treat the "
+                    "pooled intervals with care."
+                ),
+            )
+        )
     return out
 
 
@@ -232,63 +281,101 @@ def guarantee_findings(table: pd.DataFrame, cfg: Settings) -> list[Finding]:
     if cfg.proxy is not None:
         return _proxy_guarantee_findings(table, cfg, pct)
     if cfg.guarantee == "stratum":
-        return [Finding("guarantee", (), (
-            f"Guarantee 'stratum': each stratum's lower and upper cover its own rate at least "
-            f"{pct} of the time whatever that rate is (the adaptive interval, built from exact "
-            "tests whose tails are split by a prior from the other strata only; "
-            "Clopper-Pearson when fewer than two strata have trials). pooled_lower and "
-            "pooled_upper, the pooled posterior, cover on average over strata like these, not "
-            "for a stratum that differs."), "note")]
-    notes = [Finding("guarantee", (), (
-        "Guarantee 'average': lower and upper are the interval read for each stratum, the "
-        "pooled posterior unless the stratum's count looks atypical of the others (then its "
-        "adaptive interval). That covers on average over strata like these, not for a "
-        "stratum that differs and happens to look typical: an outlier the conflict check "
-        "misses is covered only as often as the check fires. Use guarantee='stratum' for "
-        "coverage of every stratum at every rate."), "note")]
+        return [
+            Finding(
+                "guarantee",
+                (),
+                (
+                    f"Guarantee 'stratum': each stratum's lower and upper cover its own rate at least "
+                    f"{pct} of the time whatever that rate is (the adaptive interval, built from exact "
+                    "tests whose tails are split by a prior from the other strata only; "
+                    "Clopper-Pearson when fewer than two strata have trials). pooled_lower and "
+                    "pooled_upper, the pooled posterior, cover on average over strata like these, not "
+                    "for a stratum that differs."
+                ),
+                "note",
+            )
+        ]
+    notes = [
+        Finding(
+            "guarantee",
+            (),
+            (
+                "Guarantee 'average': lower and upper are the interval read for each stratum, the "
+                "pooled posterior unless the stratum's count looks atypical of the others (then its "
+                "adaptive interval). That covers on average over strata like these, not for a "
+                "stratum that differs and happens to look typical: an outlier the conflict check "
+                "misses is covered only as often as the check fires. Use guarantee='stratum' for "
+                "coverage of every stratum at every rate."
+            ),
+            "note",
+        )
+    ]
     adaptive = list(table.index[(table["read"] == "adaptive").to_numpy()])
     if not adaptive:
         return notes
     # about the evaluation, not the strata: the read column marks them (a flag would mark
     # about one alike stratum in five, by design of the threshold)
-    return notes + [Finding("read adaptive", (), (
-        f"{n_strata(len(adaptive))} {'reads' if len(adaptive) == 1 else 'read'} the adaptive "
-        f"interval instead of the pooled one: {labels_text(adaptive)}. "
-        f"{'Its count is' if len(adaptive) == 1 else 'Their counts are'} not clearly typical "
-        "of what the other strata predict (leave-one-out conflict p-value at most "
-        f"{READ_ADAPTIVE_P:g}, or flagged), so pooling may pull "
-        f"{'it' if len(adaptive) == 1 else 'them'} too far; the adaptive interval comes from "
-        "the stratum's own data and keeps its coverage whatever the other strata say. "
-        "lower and upper give it; read_reason in the exported table (to_frame, CSV, JSON) "
-        "says why."), "note")]
+    return notes + [
+        Finding(
+            "read adaptive",
+            (),
+            (
+                f"{n_strata(len(adaptive))} {'reads' if len(adaptive) == 1 else 'read'} the adaptive "
+                f"interval instead of the pooled one: {labels_text(adaptive)}. "
+                f"{'Its count is' if len(adaptive) == 1 else 'Their counts are'} not clearly typical "
+                "of what the other strata predict (leave-one-out conflict p-value at most "
+                f"{READ_ADAPTIVE_P:g}, or flagged), so pooling may pull "
+                f"{'it' if len(adaptive) == 1 else 'them'} too far; the adaptive interval comes from "
+                "the stratum's own data and keeps its coverage whatever the other strata say. "
+                "lower and upper give it; read_reason in the exported table (to_frame, CSV, JSON) "
+                "says why."
+            ),
+            "note",
+        )
+    ]
 
 
 def _proxy_guarantee_findings(table: pd.DataFrame, cfg: Settings, pct: str) -> list[Finding]:
     """What lower and upper promise with a proxy, and what the proxy was worth."""
-    own = (f"the stratum's proxy interval (post-stratified over the proxy's cells, "
-           f"Clopper-Pearson cell limits combined by MOVER; labels only where the proxy does "
-           f"not pay), which covers the stratum's own rate at least {pct} of the time whatever "
-           "that rate is when the labels are drawn at random within the stratum")
+    own = (
+        f"the stratum's proxy interval (post-stratified over the proxy's cells, "
+        f"Clopper-Pearson cell limits combined by MOVER; labels only where the proxy does "
+        f"not pay), which covers the stratum's own rate at least {pct} of the time whatever "
+        "that rate is when the labels are drawn at random within the stratum"
+    )
     if cfg.inclusion is not None:
-        own = (f"the stratum's proxy interval with inverse-probability weighted cell rates "
-               f"(inclusion {cfg.inclusion!r}): an asymptotic interval, exact only when the "
-               "probabilities are equal within the stratum")
+        own = (
+            f"the stratum's proxy interval with inverse-probability weighted cell rates "
+            f"(inclusion {cfg.inclusion!r}): an asymptotic interval, exact only when the "
+            "probabilities are equal within the stratum"
+        )
     if cfg.guarantee == "stratum":
         text = f"Guarantee 'stratum' with proxy {cfg.proxy!r}: lower and upper are {own}."
     else:
-        text = (f"Guarantee 'average' with proxy {cfg.proxy!r}: lower and upper are the pooled "
-                "posterior, fitted to each stratum's effective counts, unless the stratum's count "
-                f"looks atypical of the others (read 'proxy': then {own}). The pooled interval "
-                "covers on average over strata like these, not for a stratum that differs.")
+        text = (
+            f"Guarantee 'average' with proxy {cfg.proxy!r}: lower and upper are the pooled "
+            "posterior, fitted to each stratum's effective counts, unless the stratum's count "
+            f"looks atypical of the others (read 'proxy': then {own}). The pooled interval "
+            "covers on average over strata like these, not for a stratum that differs."
+        )
     used = int(table["proxy_used"].sum())
-    return [Finding("guarantee", (), text, "note"), Finding("proxy", (), (
-        f"The proxy narrows the interval of {used} of {n_strata(len(table))} (proxy_used); "
-        "effective_labels is what a stratum's labels are worth with it, agreement how often a "
-        "label proxy's verdict matches the truth on the labelled rows."), "note")]
+    return [
+        Finding("guarantee", (), text, "note"),
+        Finding(
+            "proxy",
+            (),
+            (
+                f"The proxy narrows the interval of {used} of {n_strata(len(table))} (proxy_used); "
+                "effective_labels is what a stratum's labels are worth with it, agreement how often a "
+                "label proxy's verdict matches the truth on the labelled rows."
+            ),
+            "note",
+        ),
+    ]
 
 
-def composition_findings(counts: Counts, overall: pd.DataFrame, shares: pd.Series | None = None
-                          ) -> list[Finding]:
+def composition_findings(counts: Counts, overall: pd.DataFrame, shares: pd.Series | None = None) -> list[Finding]:
     """The test set's composition (``shares``; default the counts' sample shares) against the
     population shares."""
     if counts.weights is None or int(counts.trials.sum()) == 0:
@@ -301,24 +388,34 @@ def composition_findings(counts: Counts, overall: pd.DataFrame, shares: pd.Serie
     worst = (share - w).abs().idxmax()
     un = overall.loc["unweighted", "estimate"]
     re = overall.loc["reweighted", "estimate"] if "reweighted" in overall.index else np.nan
-    use = (f"use the reweighted rate ({fixed(re)})." if np.isfinite(re)
-           else "the reweighted rate is undefined here (see above).")
-    return [Finding("composition", (), (
-        "The test set's composition differs from the population "
-        f"(e.g. {key_label(worst)!r}: {share.loc[worst]:.1%} of the test set, "
-        f"{w.loc[worst]:.1%} of the population), so the unweighted rate "
-        f"({fixed(un)}) is not a population estimate; {use}"))]
+    use = (
+        f"use the reweighted rate ({fixed(re)})."
+        if np.isfinite(re)
+        else "the reweighted rate is undefined here (see above)."
+    )
+    return [
+        Finding(
+            "composition",
+            (),
+            (
+                "The test set's composition differs from the population "
+                f"(e.g. {key_label(worst)!r}: {share.loc[worst]:.1%} of the test set, "
+                f"{w.loc[worst]:.1%} of the population), so the unweighted rate "
+                f"({fixed(un)}) is not a population estimate; {use}"
+            ),
+        )
+    ]
 
 
-_TABLE_FLAGS = ("empty", "rate 0", "rate 1", "too wide", "model check", "strong shrinkage",
-                "estimates disagree")
+_TABLE_FLAGS = ("empty", "rate 0", "rate 1", "too wide", "model check", "strong shrinkage", "estimates disagree")
 
 
 def table_flags(index: pd.Index, findings: Sequence[Finding]) -> list[str]:
     """The ``flags`` cell of every stratum, from the findings about strata."""
     flags: dict[Any, list[str]] = {k: [] for k in index}
-    for f in sorted(findings, key=lambda f: _TABLE_FLAGS.index(f.flag) if f.flag in _TABLE_FLAGS
-                    else len(_TABLE_FLAGS)):
+    for f in sorted(
+        findings, key=lambda f: _TABLE_FLAGS.index(f.flag) if f.flag in _TABLE_FLAGS else len(_TABLE_FLAGS)
+    ):
         if f.flag in _TABLE_FLAGS:
             for k in f.strata:
                 flags[k].append(f.flag)

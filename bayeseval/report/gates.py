@@ -90,10 +90,7 @@ class GateResult(Result):
             return f"PASSED: all {n} strata meet the gate."
         failing = self.failing
         cols = ["trials", "rate", "halfwidth", "reason"]
-        return (
-            f"FAILED: {len(failing)} of {n} strata miss the gate.\n"
-            + failing[cols].to_string(float_format=fixed)
-        )
+        return f"FAILED: {len(failing)} of {n} strata miss the gate.\n" + failing[cols].to_string(float_format=fixed)
 
     def __str__(self) -> str:
         return self.to_text()

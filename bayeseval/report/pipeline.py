@@ -260,9 +260,22 @@ def evaluate(
     True
     """
     cfg = check_arguments(
-        data, y_true, y_pred, strata, pos_label, metric=metric, weights=weights, engine=engine,
-        model=model, prior=prior, level=level, target_halfwidth=target_halfwidth,
-        random_seed=random_seed, guarantee=guarantee, proxy=proxy, inclusion=inclusion,
+        data,
+        y_true,
+        y_pred,
+        strata,
+        pos_label,
+        metric=metric,
+        weights=weights,
+        engine=engine,
+        model=model,
+        prior=prior,
+        level=level,
+        target_halfwidth=target_halfwidth,
+        random_seed=random_seed,
+        guarantee=guarantee,
+        proxy=proxy,
+        inclusion=inclusion,
         label_set=label_set,
     )
     if source is not None and not isinstance(source, str):
@@ -278,8 +291,13 @@ def evaluate(
     report = _build_report(counts, metric_name, cfg, part)
     if audit_groups is not None:
         report.audit, found = _audit_section(
-            data, audit_groups, {"tolerance": tolerance, "min_trials": min_trials},
-            y_true, y_pred, pos_label, cfg,
+            data,
+            audit_groups,
+            {"tolerance": tolerance, "min_trials": min_trials},
+            y_true,
+            y_pred,
+            pos_label,
+            cfg,
         )
         report.findings += found
         report.warnings += [f.message for f in found if f.severity == "warning"]
@@ -309,19 +327,26 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
         adaptive = start_adaptive(counts, cfg, proxy, executor)
         pooled = pooled_section(counts, cfg)
         if pooled.post is not None:
-            for col, src in (("pooled_mean", "mean"), ("pooled_lower", "lower"),
-                             ("pooled_upper", "upper"), ("shrinkage", "shrinkage"), ("read", "read"),
-                             ("read_reason", "read_reason")):
+            for col, src in (
+                ("pooled_mean", "mean"),
+                ("pooled_lower", "lower"),
+                ("pooled_upper", "upper"),
+                ("shrinkage", "shrinkage"),
+                ("read", "read"),
+                ("read_reason", "read_reason"),
+            ):
                 if src in pooled.summary.columns:  # read, read_reason: "average" only
                     table[col] = pooled.summary[src].to_numpy()
             table["ppc_p"] = pooled.ppc_p
         own = interval_section(counts, table, pooled, cfg, proxy, adaptive)
-    overall, sr, overall_findings = (overall_section(counts, pooled.post, cfg.level) if proxy is None
-                                     else proxy_overall(counts, proxy, pooled.post, cfg.level))
+    overall, sr, overall_findings = (
+        overall_section(counts, pooled.post, cfg.level)
+        if proxy is None
+        else proxy_overall(counts, proxy, pooled.post, cfg.level)
+    )
     findings = pooled.findings + stratum_findings(labelled, own, metric_name)
     if cfg.target_halfwidth is not None:
-        table["extra_needed"], wide = (target_section(table, cfg) if proxy is None
-                                       else proxy_target(table, counts, cfg))
+        table["extra_needed"], wide = target_section(table, cfg) if proxy is None else proxy_target(table, counts, cfg)
         findings += wide
     if pooled.post is not None:
         findings += model_findings(table, own, pooled)
@@ -359,32 +384,64 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
 _AUDIT_METRICS = ("selection_rate", "tpr", "fpr", "ppv")
 
 
-def _audit_section(data: Any, groups: list[str], options: dict, y_true: str, y_pred: str,
-                   pos_label: Any, cfg: Settings) -> tuple[Any, list[Finding]]:
+def _audit_section(
+    data: Any, groups: list[str], options: dict, y_true: str, y_pred: str, pos_label: Any, cfg: Settings
+) -> tuple[Any, list[Finding]]:
     """The audit across ``groups`` and its findings (criteria decided outside, undecided)."""
     from bayeseval.fairness.audits import audit  # deferred: the audit loads the crossed engine
 
     given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
     metrics = [m for m in _AUDIT_METRICS if cfg.proxy is None or m in ("selection_rate", "ppv")]
-    res = audit(data, y_true=y_true, y_pred=y_pred, groups=groups, metrics=metrics,
-                level=cfg.level, pos_label=pos_label, random_seed=cfg.random_seed,
-                guarantee=cfg.guarantee, proxy=cfg.proxy, inclusion=cfg.inclusion,
-                label_set=cfg.label_set, **given)
+    res = audit(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        groups=groups,
+        metrics=metrics,
+        level=cfg.level,
+        pos_label=pos_label,
+        random_seed=cfg.random_seed,
+        guarantee=cfg.guarantee,
+        proxy=cfg.proxy,
+        inclusion=cfg.inclusion,
+        label_set=cfg.label_set,
+        **given,
+    )
     findings = []
     for criterion, rows in res.verdicts.groupby("criterion", sort=False):
         verdict = rows["verdict"].iloc[0]
         gaps = "; ".join(audit_html.gap_text(r) for r in rows.itertuples())
         if verdict == "outside":
-            findings.append(Finding("fairness", (), f"Fairness: {criterion} is outside the "
-                                    f"tolerance {res.tolerance:g} ({gaps}).", "warning"))
+            findings.append(
+                Finding(
+                    "fairness",
+                    (),
+                    f"Fairness: {criterion} is outside the tolerance {res.tolerance:g} ({gaps}).",
+                    "warning",
+                )
+            )
         elif verdict == "undecided":
-            findings.append(Finding("fairness", (), f"Fairness: {criterion} is undecided at "
-                                    f"tolerance {res.tolerance:g} ({gaps}); the audit section "
-                                    "lists the labels each group needs to decide.", "note"))
+            findings.append(
+                Finding(
+                    "fairness",
+                    (),
+                    f"Fairness: {criterion} is undecided at "
+                    f"tolerance {res.tolerance:g} ({gaps}); the audit section "
+                    "lists the labels each group needs to decide.",
+                    "note",
+                )
+            )
         elif verdict == "not measured":
-            findings.append(Finding("fairness", (), f"Fairness: {criterion} is not measured: fewer "
-                                    f"than two groups have {res.min_trials} trials for "
-                                    f"{', '.join(rows['metric'])}; it is not within the tolerance "
-                                    "either.", "warning"))
+            findings.append(
+                Finding(
+                    "fairness",
+                    (),
+                    f"Fairness: {criterion} is not measured: fewer "
+                    f"than two groups have {res.min_trials} trials for "
+                    f"{', '.join(rows['metric'])}; it is not within the tolerance "
+                    "either.",
+                    "warning",
+                )
+            )
     findings += [Finding("fairness", (), f"Fairness audit: {note}", "note") for note in res.notes]
     return res, findings

@@ -184,9 +184,7 @@ class Report(Result):
         ds = xr.Dataset(data, coords={"stratum": labels})
         if isinstance(self.table.index, pd.MultiIndex):
             for i, name in enumerate(self.table.index.names):
-                ds = ds.assign_coords(
-                    {str(name or f"level_{i}"): ("stratum", self.table.index.get_level_values(i))}
-                )
+                ds = ds.assign_coords({str(name or f"level_{i}"): ("stratum", self.table.index.get_level_values(i))})
         ds.attrs.update(
             metric=self.metric,
             level=self.level,
@@ -226,13 +224,9 @@ class Report(Result):
             rec: dict[str, Any] = {"stratum": json_key(key)}
             rec.update({col: json_value(val) for col, val in row.items()})
             strata.append(rec)
-        overall = {
-            str(est): {col: json_value(val) for col, val in row.items()}
-            for est, row in self.overall.iterrows()
-        }
+        overall = {str(est): {col: json_value(val) for col, val in row.items()} for est, row in self.overall.iterrows()}
         checks = [
-            {"check": str(name), **{c: json_value(v) for c, v in row.items()}}
-            for name, row in self.checks.iterrows()
+            {"check": str(name), **{c: json_value(v) for c, v in row.items()}} for name, row in self.checks.iterrows()
         ]
         return {
             "metric": self.metric,
@@ -247,8 +241,12 @@ class Report(Result):
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "findings": [
-                {"flag": f.flag, "strata": [json_key(k) for k in f.strata], "message": f.message,
-                 "severity": f.severity}
+                {
+                    "flag": f.flag,
+                    "strata": [json_key(k) for k in f.strata],
+                    "message": f.message,
+                    "severity": f.severity,
+                }
                 for f in self.findings
             ],
             "version": self.version,
@@ -392,9 +390,7 @@ class Report(Result):
         p = Path(path)
         suffix = p.suffix.lower()
         if suffix not in _WRITERS:
-            raise ValueError(
-                f"path must end in {', '.join(sorted(_WRITERS))}, got {str(path)!r}"
-            )
+            raise ValueError(f"path must end in {', '.join(sorted(_WRITERS))}, got {str(path)!r}")
         if suffix == ".xlsx":
             _write_xlsx(self, p)
             return p
@@ -463,16 +459,26 @@ def _write_xlsx(report: Report, path: Path) -> None:
     """Sheets strata, overall, checks and findings (the findings' strata as text labels);
     every text cell is text (:func:`bayeseval._render.spreadsheet.write_xlsx`)."""
     findings = pd.DataFrame(
-        [{"flag": f.flag, "strata": ", ".join(key_label(k) for k in f.strata), "message": f.message,
-          "severity": f.severity} for f in report.findings],
+        [
+            {
+                "flag": f.flag,
+                "strata": ", ".join(key_label(k) for k in f.strata),
+                "message": f.message,
+                "severity": f.severity,
+            }
+            for f in report.findings
+        ],
         columns=["flag", "strata", "message", "severity"],
     )
-    write_xlsx(path, {
-        "strata": report.to_frame(),
-        "overall": report.overall.reset_index(),
-        "checks": report.checks.reset_index(),
-        "findings": findings,
-    })
+    write_xlsx(
+        path,
+        {
+            "strata": report.to_frame(),
+            "overall": report.overall.reset_index(),
+            "checks": report.checks.reset_index(),
+            "findings": findings,
+        },
+    )
 
 
 def _html_audit(res: Any, plot: bool) -> str:

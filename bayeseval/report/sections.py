@@ -44,21 +44,31 @@ class ProxyPart:
         return self.table["lower"].to_numpy(float), self.table["upper"].to_numpy(float)
 
 
-def count_proxy(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any
-                 ) -> tuple[Counts, str, ProxyPart]:
+def count_proxy(
+    data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any
+) -> tuple[Counts, str, ProxyPart]:
     """Rows with a proxy -> effective Counts (the pooled model's input) and the proxy part."""
     metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
-    pc = tabulate(data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
-                  pos_label=pos_label, proxy=cfg.proxy, inclusion=cfg.inclusion, label_set=cfg.label_set)
+    pc = tabulate(
+        data,
+        y_true=y_true,
+        y_pred=y_pred,
+        strata=strata,
+        metric=metric,
+        pos_label=pos_label,
+        proxy=cfg.proxy,
+        inclusion=cfg.inclusion,
+        label_set=cfg.label_set,
+    )
     table = proxy_ci(pc, level=cfg.level, method="clopper_pearson").table
     s, n = effective_counts(table)
-    counts = Counts(pd.Series(s, index=table.index), pd.Series(n, index=table.index),
-                    metric=metric.name, weights=cfg.weights)
+    counts = Counts(
+        pd.Series(s, index=table.index), pd.Series(n, index=table.index), metric=metric.name, weights=cfg.weights
+    )
     return counts, metric.name, ProxyPart(pc, table)
 
 
-def count(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any
-           ) -> tuple[Counts, str]:
+def count(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any) -> tuple[Counts, str]:
     """Rows (or ready Counts) -> Counts and the metric's name."""
     if isinstance(data, Counts):
         counts = data if cfg.weights is None else data.with_weights(cfg.weights)
@@ -68,8 +78,13 @@ def count(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_l
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesevalWarning)
         counts = tabulate(
-            data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric,
-            pos_label=pos_label, weights=cfg.weights,
+            data,
+            y_true=y_true,
+            y_pred=y_pred,
+            strata=strata,
+            metric=metric,
+            pos_label=pos_label,
+            weights=cfg.weights,
         )
     return counts, metric.name
 
@@ -80,8 +95,17 @@ def counts_table(counts: Counts) -> pd.DataFrame:
     table["successes"] = counts.successes
     table["trials"] = counts.trials
     table["rate"] = counts.rates
-    for col in ("lower", "upper", "halfwidth", "pooled_mean", "pooled_lower", "pooled_upper",
-                "shrinkage", "ppc_p", "extra_needed"):
+    for col in (
+        "lower",
+        "upper",
+        "halfwidth",
+        "pooled_mean",
+        "pooled_lower",
+        "pooled_upper",
+        "shrinkage",
+        "ppc_p",
+        "extra_needed",
+    ):
         table[col] = np.nan
     table["read"] = table["read_reason"] = pd.Series(np.nan, index=table.index, dtype=object)
     table["sample_share"] = counts.sample_shares.to_numpy()
@@ -114,13 +138,11 @@ def exact_bounds(counts: Counts, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Clopper-Pearson interval per stratum (NaN without trials)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesevalWarning)
-        lo, hi = proportion_ci(counts.successes, counts.trials, level=level,
-                               method="clopper_pearson")
+        lo, hi = proportion_ci(counts.successes, counts.trials, level=level, method="clopper_pearson")
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
 
 
-def start_adaptive(counts: Counts, cfg: Settings, proxy: ProxyPart | None,
-                   executor: Executor) -> Future | None:
+def start_adaptive(counts: Counts, cfg: Settings, proxy: ProxyPart | None, executor: Executor) -> Future | None:
     """Start the adaptive intervals ``guarantee="stratum"`` reports, in ``executor``.
 
     They depend only on the counts and the level, not on the pooled fit, so they are
@@ -135,9 +157,14 @@ def start_adaptive(counts: Counts, cfg: Settings, proxy: ProxyPart | None,
     return executor.submit(adaptive_bounds, counts.successes.to_numpy(), counts.trials.to_numpy(), cfg.level)
 
 
-def interval_section(counts: Counts, table: pd.DataFrame, pooled: Pooled, cfg: Settings,
-                      proxy: ProxyPart | None = None,
-                      adaptive: Future | None = None) -> tuple[np.ndarray, np.ndarray]:
+def interval_section(
+    counts: Counts,
+    table: pd.DataFrame,
+    pooled: Pooled,
+    cfg: Settings,
+    proxy: ProxyPart | None = None,
+    adaptive: Future | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Fill ``lower``, ``upper`` and ``halfwidth`` under the guarantee; return the stratum's
     exact interval that the checks compare the pooled one with.
 
@@ -166,21 +193,23 @@ def interval_section(counts: Counts, table: pd.DataFrame, pooled: Pooled, cfg: S
         own = exact_bounds(counts, cfg.level)
         table["lower"], table["upper"] = own
     elif cfg.guarantee == "stratum":
-        own = (adaptive.result() if adaptive is not None
-               else adaptive_bounds(counts.successes.to_numpy(), counts.trials.to_numpy(), cfg.level))
+        own = (
+            adaptive.result()
+            if adaptive is not None
+            else adaptive_bounds(counts.successes.to_numpy(), counts.trials.to_numpy(), cfg.level)
+        )
         table["lower"], table["upper"] = own
     else:
         lo, hi = pooled.summary["read_lower"].to_numpy(float), pooled.summary["read_upper"].to_numpy(float)
-        table["lower"], table["upper"] = read_flagged(counts, table, pooled.flagged, (lo, hi),
-                                                       cfg.level)
+        table["lower"], table["upper"] = read_flagged(counts, table, pooled.flagged, (lo, hi), cfg.level)
         own = exact_bounds(counts, cfg.level)
     table["halfwidth"] = (table["upper"] - table["lower"]) / 2
     return own
 
 
-def read_flagged(counts: Counts, table: pd.DataFrame, flagged: np.ndarray,
-                  bounds: tuple[np.ndarray, np.ndarray], level: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def read_flagged(
+    counts: Counts, table: pd.DataFrame, flagged: np.ndarray, bounds: tuple[np.ndarray, np.ndarray], level: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Strata the model check flags read their adaptive interval, whatever the conflict p-value.
 
     The summary's ``read`` rule and the predictive check use different references; a
@@ -205,23 +234,36 @@ def pooled_section(counts: Counts, cfg: Settings) -> Pooled:
     """Fit the pooled model and run its checks, or say why there is nothing to pool."""
     with_trials = int((counts.trials > 0).sum())
     if with_trials == 0:
-        return Pooled(findings=[Finding(
-            "no trials", (), "No stratum has any trials: there is nothing to estimate.")])
+        return Pooled(findings=[Finding("no trials", (), "No stratum has any trials: there is nothing to estimate.")])
     if with_trials == 1:
-        return Pooled(findings=[Finding("no pooling", (), (
-            "Only one stratum has trials, so there are no other strata to pool it with: the "
-            "report gives its raw rate and Clopper-Pearson interval and fits no pooled model (the spread "
-            "between strata cannot be estimated from one stratum)."), "note")])
+        return Pooled(
+            findings=[
+                Finding(
+                    "no pooling",
+                    (),
+                    (
+                        "Only one stratum has trials, so there are no other strata to pool it with: the "
+                        "report gives its raw rate and Clopper-Pearson interval and fits no pooled model (the spread "
+                        "between strata cannot be estimated from one stratum)."
+                    ),
+                    "note",
+                )
+            ]
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BayesevalWarning)
         post = fit_hierarchical(
-            counts, engine=cfg.engine, model=cfg.model, prior=cfg.prior,
+            counts,
+            engine=cfg.engine,
+            model=cfg.model,
+            prior=cfg.prior,
             random_seed=cfg.random_seed,
         )
         summary = post.summary(level=cfg.level, read=cfg.guarantee == "average")
     findings = [
         Finding("sampler", (), f"The pooled model's sampler reported a problem: {w.message}")
-        for w in caught if issubclass(w.category, ConvergenceWarning)
+        for w in caught
+        if issubclass(w.category, ConvergenceWarning)
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesevalWarning)
@@ -229,8 +271,7 @@ def pooled_section(counts: Counts, cfg: Settings) -> Pooled:
     table = res.table.reindex(post.strata)
     p = table["p_value"].to_numpy(dtype=float)
     flagged = table["flag"].fillna(False).to_numpy(dtype=bool)
-    return Pooled(post, summary, p, flagged, _checks_table(res, p, flagged, cfg.level),
-                   findings)
+    return Pooled(post, summary, p, flagged, _checks_table(res, p, flagged, cfg.level), findings)
 
 
 def _checks_table(res: Any, p: np.ndarray, flagged: np.ndarray, level: float) -> pd.DataFrame:
@@ -258,9 +299,7 @@ def _checks_table(res: Any, p: np.ndarray, flagged: np.ndarray, level: float) ->
     return checks
 
 
-def overall_section(
-    counts: Counts, post: Any, level: float
-) -> tuple[pd.DataFrame, Any, list[Finding]]:
+def overall_section(counts: Counts, post: Any, level: float) -> tuple[pd.DataFrame, Any, list[Finding]]:
     """Overall rate: unweighted, and with weights reweighted and posterior-weighted."""
     total_s, total_n = int(counts.successes.sum()), int(counts.trials.sum())
     rows: dict[str, list[float]] = {"unweighted": [np.nan] * 4}
@@ -271,10 +310,18 @@ def overall_section(
     sr = None
     findings: list[Finding] = []
     if counts.weights is None:
-        findings.append(Finding("unweighted", (), (
-            "No population shares were given: the overall rate is unweighted, so it estimates "
-            "the rate at the test set's own composition, not necessarily the population's. "
-            "Pass weights= to get the population estimate."), "note"))
+        findings.append(
+            Finding(
+                "unweighted",
+                (),
+                (
+                    "No population shares were given: the overall rate is unweighted, so it estimates "
+                    "the rate at the test set's own composition, not necessarily the population's. "
+                    "Pass weights= to get the population estimate."
+                ),
+                "note",
+            )
+        )
     else:
         sr, reweighted, more = _reweighted(counts, level)
         rows["reweighted"] = reweighted
@@ -283,16 +330,17 @@ def overall_section(
             draws = np.asarray(post.weighted(counts.weights))
             a = (1 - level) / 2
             rows["posterior_weighted"] = [
-                float(draws.mean()), float(np.quantile(draws, a)),
-                float(np.quantile(draws, 1 - a)), float(draws.std(ddof=1)),
+                float(draws.mean()),
+                float(np.quantile(draws, a)),
+                float(np.quantile(draws, 1 - a)),
+                float(draws.std(ddof=1)),
             ]
     overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
     overall.index.name = "estimand"
     return overall, sr, findings
 
 
-def proxy_overall(counts: Counts, proxy: ProxyPart, post: Any, level: float
-                   ) -> tuple[pd.DataFrame, Any, list[Finding]]:
+def proxy_overall(counts: Counts, proxy: ProxyPart, post: Any, level: float) -> tuple[pd.DataFrame, Any, list[Finding]]:
     """Overall rate with a proxy: at the pool's composition, and reweighted by ``weights``.
 
     Both are sums of share x stratum estimate with the MOVER combination of the strata's
@@ -307,21 +355,40 @@ def proxy_overall(counts: Counts, proxy: ProxyPart, post: Any, level: float
     for name, w in shares.items():
         est, lo, hi = weighted_interval(proxy.table, w)
         rows[name] = [est, lo, hi, (hi - lo) / (2 * z)]
-    findings = [Finding("proxy overall", (), (
-        "With a proxy the unweighted rate is the rate at the pool's composition (every row, "
-        "labelled or not): pool share x stratum estimate, summed, with the strata's proxy "
-        "intervals combined by MOVER."), "note")]
+    findings = [
+        Finding(
+            "proxy overall",
+            (),
+            (
+                "With a proxy the unweighted rate is the rate at the pool's composition (every row, "
+                "labelled or not): pool share x stratum estimate, summed, with the strata's proxy "
+                "intervals combined by MOVER."
+            ),
+            "note",
+        )
+    ]
     if counts.weights is not None and post is not None:
         draws = np.asarray(post.weighted(counts.weights))
         a = (1 - level) / 2
-        rows["posterior_weighted"] = [float(draws.mean()), float(np.quantile(draws, a)),
-                                      float(np.quantile(draws, 1 - a)), float(draws.std(ddof=1))]
+        rows["posterior_weighted"] = [
+            float(draws.mean()),
+            float(np.quantile(draws, a)),
+            float(np.quantile(draws, 1 - a)),
+            float(draws.std(ddof=1)),
+        ]
     if counts.weights is not None and not np.isfinite(rows["reweighted"][0]):
         w = counts.weights.reindex(proxy.table.index)
         missing = list(proxy.table.index[((w > 0) & (proxy.table["trials"] == 0)).to_numpy()])
-        findings.append(Finding("no reweighted rate", tuple(missing), (
-            f"The reweighted rate is undefined: {labels_text(missing)} "
-            f"{'has' if len(missing) == 1 else 'have'} a population share but no labels.")))
+        findings.append(
+            Finding(
+                "no reweighted rate",
+                tuple(missing),
+                (
+                    f"The reweighted rate is undefined: {labels_text(missing)} "
+                    f"{'has' if len(missing) == 1 else 'have'} a population share but no labels."
+                ),
+            )
+        )
     overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
     overall.index.name = "estimand"
     return overall, None, findings
@@ -332,13 +399,30 @@ def _reweighted(counts: Counts, level: float) -> tuple[Any, list[float], list[Fi
     w = counts.weights
     missing = list(counts.strata[((w > 0) & (counts.trials == 0)).to_numpy()])
     if missing:
-        return None, [np.nan] * 4, [Finding("no reweighted rate", tuple(missing), (
-            f"The reweighted rate is undefined: {labels_text(missing)} "
-            f"{'has' if len(missing) == 1 else 'have'} a population share but no trials."))]
+        return (
+            None,
+            [np.nan] * 4,
+            [
+                Finding(
+                    "no reweighted rate",
+                    tuple(missing),
+                    (
+                        f"The reweighted rate is undefined: {labels_text(missing)} "
+                        f"{'has' if len(missing) == 1 else 'have'} a population share but no trials."
+                    ),
+                )
+            ],
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesevalWarning)
         sr = stratified_risk(counts, level=level)
-    note = Finding("reweighted", (), (
-        "The reweighted rate (population share x stratum rate, summed) is the population "
-        "estimate; the unweighted rate is the rate at the test set's own composition."), "note")
+    note = Finding(
+        "reweighted",
+        (),
+        (
+            "The reweighted rate (population share x stratum rate, summed) is the population "
+            "estimate; the unweighted rate is the rate at the test set's own composition."
+        ),
+        "note",
+    )
     return sr, [sr.estimate, sr.ci[0], sr.ci[1], sr.se], [note]

@@ -56,10 +56,12 @@ def _answer(template: dict, i: int, epoch: int) -> dict:
     out = copy.deepcopy(template)
     out["id"], out["epoch"] = i, epoch
     out["metadata"] = {"category": f"cat{i % 6}", "difficulty": i % 3, "source": {"name": "bench", "year": 2024}}
-    out["scores"] = {"match": {"value": "CI"[(i + epoch) % 2], "answer": "1", "explanation": "1"},
-                     "grade": {"value": GRADES[(i + epoch) % 4]},
-                     "quality_scorer": {"value": ((i * 7 + epoch) % 11) / 10},
-                     "parts": {"value": {"style": GRADES[i % 4], "length": 0.25}}}
+    out["scores"] = {
+        "match": {"value": "CI"[(i + epoch) % 2], "answer": "1", "explanation": "1"},
+        "grade": {"value": GRADES[(i + epoch) % 4]},
+        "quality_scorer": {"value": ((i * 7 + epoch) % 11) / 10},
+        "parts": {"value": {"style": GRADES[i % 4], "length": 0.25}},
+    }
     return out
 
 
@@ -122,8 +124,10 @@ def main() -> None:
         path = Path(tmp) / "big.eval"
         t0 = time.perf_counter()
         write_log(path, args.samples, args.epochs)
-        print(f"log: {args.samples:,} samples x {args.epochs} epochs, {path.stat().st_size / 1e6:.1f} MB "
-              f"(written in {time.perf_counter() - t0:.1f} s)")
+        print(
+            f"log: {args.samples:,} samples x {args.epochs} epochs, {path.stat().st_size / 1e6:.1f} MB "
+            f"(written in {time.perf_counter() - t0:.1f} s)"
+        )
         frame = read_inspect(path).frame
         assert len(frame) == args.samples * args.epochs, len(frame)
         print(f"{'what':<20}{'wall s':>10}{'cpu s':>10}")
@@ -139,8 +143,10 @@ def main() -> None:
             print(f"{'inspect summaries':<20}{aw:>10.2f}{ac:>10.2f}")
             print(f"ratio read_inspect / Inspect's summaries (cpu): {cpu / ac:.2f}")
         # one thread: on an idle machine wall time is CPU time; on a shared one, judge by CPU time
-        print(f"target: read_inspect under 2 s of CPU time -> {'met' if cpu < 2 else 'MISSED'} "
-              f"(wall {wall:.2f} s{', machine busy' if wall > 1.5 * cpu else ''})")
+        print(
+            f"target: read_inspect under 2 s of CPU time -> {'met' if cpu < 2 else 'MISSED'} "
+            f"(wall {wall:.2f} s{', machine busy' if wall > 1.5 * cpu else ''})"
+        )
 
 
 if __name__ == "__main__":

@@ -86,8 +86,9 @@ def _noisy(n: int = 3000) -> pd.DataFrame:
     rng = np.random.default_rng(5)
     p = rng.integers(0, 2, n)
     score = np.clip(np.where(p == 1, 0.8, 0.2) + rng.normal(0, 0.1, n), 0.01, 0.99)
-    return pd.DataFrame({"p": p, "yn": np.where(p == 1, 0.999999, 0.0), "score": score,
-                         "yf": p.astype(float), "yd": p.astype(float)})
+    return pd.DataFrame(
+        {"p": p, "yn": np.where(p == 1, 0.999999, 0.0), "score": score, "yf": p.astype(float), "yd": p.astype(float)}
+    )
 
 
 @pytest.mark.parametrize("kw", CASES, ids=lambda kw: "-".join(str(v) for v in kw.values()))

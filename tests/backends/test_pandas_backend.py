@@ -21,13 +21,31 @@ METRICS = ["error_rate", "accuracy", "recall", "precision", "fpr", "specificity"
 def reference(df, strata, metric, pos):
     """Successes and trials per stratum written out by hand (filter the trial rows, then group)."""
     y, p = df["y"], df["p"]
-    trial = {"error_rate": y == y, "accuracy": y == y, "recall": y == pos, "precision": p == pos,
-             "fpr": y != pos, "specificity": y != pos, "npv": p != pos}[metric]
-    success = {"error_rate": y != p, "accuracy": y == p, "recall": p == pos, "precision": y == pos,
-               "fpr": p == pos, "specificity": p != pos, "npv": y != pos}[metric] & trial
+    trial = {
+        "error_rate": y == y,
+        "accuracy": y == y,
+        "recall": y == pos,
+        "precision": p == pos,
+        "fpr": y != pos,
+        "specificity": y != pos,
+        "npv": p != pos,
+    }[metric]
+    success = {
+        "error_rate": y != p,
+        "accuracy": y == p,
+        "recall": p == pos,
+        "precision": y == pos,
+        "fpr": p == pos,
+        "specificity": p != pos,
+        "npv": y != pos,
+    }[metric] & trial
     keys = [df[c] for c in strata]
-    out = pd.DataFrame({"successes": success.astype(np.int64).groupby(keys, observed=False).sum(),
-                        "trials": trial.astype(np.int64).groupby(keys, observed=False).sum()})
+    out = pd.DataFrame(
+        {
+            "successes": success.astype(np.int64).groupby(keys, observed=False).sum(),
+            "trials": trial.astype(np.int64).groupby(keys, observed=False).sum(),
+        }
+    )
     return out
 
 
@@ -42,13 +60,22 @@ def _frame(kind, n=1500, seed=0):
         return pd.DataFrame({"g": rng.integers(0, 4, n) / 2, "y": y, "p": rng.random(n) < 0.3}), True
     if kind == "uint64_int16":
         y = rng.integers(-1, 1, n).astype(np.int16)
-        return pd.DataFrame({"g": rng.integers(0, 3, n).astype(np.uint64) + np.uint64(2**63 + 5),
-                             "y": y, "p": np.where(rng.random(n) < 0.3, -1 - y, y)}), -1
+        return pd.DataFrame(
+            {
+                "g": rng.integers(0, 3, n).astype(np.uint64) + np.uint64(2**63 + 5),
+                "y": y,
+                "p": np.where(rng.random(n) < 0.3, -1 - y, y),
+            }
+        ), -1
     if kind == "strings":
         lab = np.array(["yes", "no"])
-        return pd.DataFrame({"g": rng.integers(0, 3, n).astype(np.uint8),
-                             "y": pd.Series(lab[rng.integers(0, 2, n)], dtype="string"),
-                             "p": pd.Series(lab[rng.integers(0, 2, n)], dtype="string")}), "yes"
+        return pd.DataFrame(
+            {
+                "g": rng.integers(0, 3, n).astype(np.uint8),
+                "y": pd.Series(lab[rng.integers(0, 2, n)], dtype="string"),
+                "p": pd.Series(lab[rng.integers(0, 2, n)], dtype="string"),
+            }
+        ), "yes"
     raise AssertionError(kind)
 
 
@@ -75,8 +102,14 @@ def test_counts_equal_hand_written_pandas(path, kind, metric):
 def test_categorical_and_integer_strata_keep_unused_categories(path, metric):
     rng = np.random.default_rng(3)
     n = 3000
-    df = pd.DataFrame({"g": pd.Categorical(rng.choice(["u", "v"], n), categories=["w", "v", "u"]),
-                       "h": rng.integers(0, 3, n), "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n)})
+    df = pd.DataFrame(
+        {
+            "g": pd.Categorical(rng.choice(["u", "v"], n), categories=["w", "v", "u"]),
+            "h": rng.integers(0, 3, n),
+            "y": rng.integers(0, 2, n),
+            "p": rng.integers(0, 2, n),
+        }
+    )
     counts = _tab(df, ["g", "h"], metric)
     ref = reference(df, ["g", "h"], metric, 1)
     frame = counts.to_frame()
@@ -88,8 +121,9 @@ def test_categorical_and_integer_strata_keep_unused_categories(path, metric):
 def test_one_vs_rest_classes_equal_reference(path):
     rng = np.random.default_rng(4)
     n = 3000
-    df = pd.DataFrame({"g": pd.Series(rng.choice(["a", "b"], n), dtype="str"),
-                       "y": rng.integers(0, 3, n), "p": rng.integers(0, 3, n)})
+    df = pd.DataFrame(
+        {"g": pd.Series(rng.choice(["a", "b"], n), dtype="str"), "y": rng.integers(0, 3, n), "p": rng.integers(0, 3, n)}
+    )
     counts = _tab(df, "g", "recall")
     for cls in (0, 1, 2):
         ref = reference(df, ["g"], "recall", cls)
@@ -117,8 +151,13 @@ def test_missing_stratum_refused_with_row_count(path):
 
 def test_missing_categorical_stratum_refused_with_row_count(path):
     rng = np.random.default_rng(6)
-    df = pd.DataFrame({"g": pd.Categorical(["a", None, "b", None, None] * 40), "y": rng.integers(0, 2, 200),
-                       "p": rng.integers(0, 2, 200)})
+    df = pd.DataFrame(
+        {
+            "g": pd.Categorical(["a", None, "b", None, None] * 40),
+            "y": rng.integers(0, 2, 200),
+            "p": rng.integers(0, 2, 200),
+        }
+    )
     with pytest.raises(ValueError, match=r"strata column 'g' has missing values in 120 rows"):
         _tab(df, "g", "error_rate")
 
@@ -134,7 +173,9 @@ def test_missing_label_refused_with_row_count(path):
 def test_mixed_label_types_refused(path):
     df, _ = _frame("strings")
     df["p"] = np.arange(len(df)) % 2
-    with pytest.raises(ValueError, match=r"y_true column 'y' \(dtype string\) holds string labels but y_pred column 'p'"):
+    with pytest.raises(
+        ValueError, match=r"y_true column 'y' \(dtype string\) holds string labels but y_pred column 'p'"
+    ):
         _tab(df, "g", "error_rate")
 
 

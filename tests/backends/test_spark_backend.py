@@ -43,19 +43,27 @@ def sdf(spark, frame):
 
 
 #: plan nodes that evaluate Python code row by row
-PYTHON_NODES = ("PythonUDF", "BatchEvalPython", "ArrowEvalPython", "PythonMapInArrow", "MapInPandas",
-                "FlatMapGroupsInPandas")
+PYTHON_NODES = (
+    "PythonUDF",
+    "BatchEvalPython",
+    "ArrowEvalPython",
+    "PythonMapInArrow",
+    "MapInPandas",
+    "FlatMapGroupsInPandas",
+)
 
 
 @pytest.fixture(scope="module")
 def frame_spark_speed_plan() -> pd.DataFrame:
     rng = np.random.default_rng(16)
     n = 4000
-    return pd.DataFrame({
-        "id": rng.permutation(n).astype(np.int64) * 7_000_000_001 - 10**13,
-        "y": (rng.random(n) < 0.05).astype(np.int64),
-        "g": rng.choice(["a", "b", "c", "d"], n),
-    })
+    return pd.DataFrame(
+        {
+            "id": rng.permutation(n).astype(np.int64) * 7_000_000_001 - 10**13,
+            "y": (rng.random(n) < 0.05).astype(np.int64),
+            "g": rng.choice(["a", "b", "c", "d"], n),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +80,10 @@ def split_both(sdf_spark_speed_plan, frame_spark_speed_plan, **kw):
 
 
 def formatted_plan(sdf_spark_speed_plan) -> str:
-    return sdf_spark_speed_plan._jdf.queryExecution().executedPlan().toString() + sdf_spark_speed_plan._jdf.queryExecution().optimizedPlan().toString()
+    return (
+        sdf_spark_speed_plan._jdf.queryExecution().executedPlan().toString()
+        + sdf_spark_speed_plan._jdf.queryExecution().optimizedPlan().toString()
+    )
 
 
 def test_keyed_rank_matches_numpy(spark, sdf, frame):
@@ -110,8 +121,7 @@ def test_tabulate_equals_pandas(sdf, frame, kw):
 def test_split_test_ids_equal_pandas(sdf, frame):
     from bayeseval.spark import dual_constraint_split as spark_split
 
-    kw = dict(label="y", id_column="id", groups="g", n_min=8, test_size=0.2, merge_below=40,
-              on_infeasible="degrade")
+    kw = dict(label="y", id_column="id", groups="g", n_min=8, test_size=0.2, merge_below=40, on_infeasible="degrade")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         expected = dual_constraint_split(frame, **kw)
@@ -140,15 +150,17 @@ def test_internal_and_dotted_names_give_pandas_results(spark):
     # user columns named like the engine's internals, with dots, spaces and quotes
     rng = np.random.default_rng(4)
     n = 400
-    frame = pd.DataFrame({
-        "__key": rng.permutation(n).astype(np.int64) * 13 - 900,   # the id column
-        "a.b": (rng.random(n) < 0.1).astype(np.int64),              # the label
-        "z": rng.choice(["u", "v"], n),                              # the group
-        "__rank": rng.integers(0, 2, n).astype(np.int64),            # the prediction
-        "__test": rng.integers(0, 3, n).astype(np.int64),
-        "w s'": rng.integers(0, 3, n).astype(np.int64),
-        "__cut_rank": rng.integers(0, 3, n).astype(np.int64),
-    })
+    frame = pd.DataFrame(
+        {
+            "__key": rng.permutation(n).astype(np.int64) * 13 - 900,  # the id column
+            "a.b": (rng.random(n) < 0.1).astype(np.int64),  # the label
+            "z": rng.choice(["u", "v"], n),  # the group
+            "__rank": rng.integers(0, 2, n).astype(np.int64),  # the prediction
+            "__test": rng.integers(0, 3, n).astype(np.int64),
+            "w s'": rng.integers(0, 3, n).astype(np.int64),
+            "__cut_rank": rng.integers(0, 3, n).astype(np.int64),
+        }
+    )
     from pyspark.sql import types as T
 
     schema = T.StructType([T.StructField(c, T.StringType() if c == "z" else T.LongType()) for c in frame.columns])
@@ -168,8 +180,11 @@ def test_internal_and_dotted_names_give_pandas_results(spark):
     )
     # counts: a hand-computed reference of recall per (z, __test)
     truth, pred = frame["a.b"].to_numpy(), frame["__rank"].to_numpy()
-    ref = pd.DataFrame({"s": ((truth == 1) & (pred == 1)).astype(int), "t": (truth == 1).astype(int)}).groupby(
-        [frame["z"], frame["__test"]]).sum()
+    ref = (
+        pd.DataFrame({"s": ((truth == 1) & (pred == 1)).astype(int), "t": (truth == 1).astype(int)})
+        .groupby([frame["z"], frame["__test"]])
+        .sum()
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         counts = tabulate(sdf, y_true="a.b", y_pred="__rank", strata=["z", "__test"], metric="recall")
@@ -178,8 +193,9 @@ def test_internal_and_dotted_names_give_pandas_results(spark):
 
 
 def test_missing_and_mixed_labels_refused_like_pandas(spark):
-    nan_rows = spark.createDataFrame([(1.0, 1, "a"), (float("nan"), 0, "a"), (None, 1, "b"), (0.0, 0, "b")],
-                                     "y double, p long, g string")
+    nan_rows = spark.createDataFrame(
+        [(1.0, 1, "a"), (float("nan"), 0, "a"), (None, 1, "b"), (0.0, 0, "b")], "y double, p long, g string"
+    )
     with pytest.raises(ValueError, match=r"y_true column 'y' has missing labels in 2 rows"):
         tabulate(nan_rows, y_true="y", y_pred="p", strata="g")
     mixed = spark.createDataFrame([(1, "1", "a"), (0, "0", None)], "y long, p string, g string")
@@ -232,10 +248,14 @@ def test_rank_at_the_64_bit_edges_matches_numpy(spark, seed):
     from bayeseval._backends.hashing import signed64 as _signed
     from bayeseval.spark import keyed_rank, keyed_rank_sql
 
-    ids = np.array([-(2**63), 2**63 - 1, 0, -1, 1, 2**32 - 1, 2**32, -(2**32), 65535, 65536, 2**48 + 17,
-                    -(2**48) - 3], dtype=np.int64)
+    ids = np.array(
+        [-(2**63), 2**63 - 1, 0, -1, 1, 2**32 - 1, 2**32, -(2**32), 65535, 65536, 2**48 + 17, -(2**48) - 3],
+        dtype=np.int64,
+    )
     salt = key_salt((0, "edge"), random_seed=seed)
-    sdf_spark_speed_plan = spark.createDataFrame([(int(i),) for i in ids], "id long").withColumn("salt", F.lit(_signed(salt)))
+    sdf_spark_speed_plan = spark.createDataFrame([(int(i),) for i in ids], "id long").withColumn(
+        "salt", F.lit(_signed(salt))
+    )
     ranked = keyed_rank(sdf_spark_speed_plan, id_column="id", salt_column="salt").select("id", "__rank").collect()
     got = dict((r[0], r[1]) for r in ranked)
     expected = row_rank(ids, salt)
@@ -258,7 +278,9 @@ def test_random_ids_match_numpy_under_ansi_and_legacy_arithmetic(spark):
     try:
         for ansi in ("true", "false"):
             spark.conf.set("spark.sql.ansi.enabled", ansi)
-            sdf_spark_speed_plan = spark.createDataFrame([(int(i),) for i in ids], "id long").withColumn("salt", F.lit(_signed(salt)))
+            sdf_spark_speed_plan = spark.createDataFrame([(int(i),) for i in ids], "id long").withColumn(
+                "salt", F.lit(_signed(salt))
+            )
             rows = keyed_rank(sdf_spark_speed_plan, id_column="id", salt_column="salt").select("id", "__rank").collect()
             got = dict((r[0], r[1]) for r in rows)
             assert [got[int(i)] for i in ids] == row_rank(ids, salt).tolist()
@@ -270,11 +292,15 @@ def test_keys_taking_all_or_none_of_their_rows(spark):
     """A key whose every row goes to test (tiny minority, large n_min) and the plain split agree with pandas."""
     rng = np.random.default_rng(5)
     n = 600
-    frame_spark_speed_plan = pd.DataFrame({
-        "id": np.arange(n, dtype=np.int64) * 97 - 5000,
-        "y": np.r_[np.ones(12, np.int64), np.zeros(n - 12, np.int64)][rng.permutation(n)],
-    })
-    sdf_spark_speed_plan = spark.createDataFrame([tuple(r) for r in frame_spark_speed_plan.itertuples(index=False, name=None)], "id long, y long")
+    frame_spark_speed_plan = pd.DataFrame(
+        {
+            "id": np.arange(n, dtype=np.int64) * 97 - 5000,
+            "y": np.r_[np.ones(12, np.int64), np.zeros(n - 12, np.int64)][rng.permutation(n)],
+        }
+    )
+    sdf_spark_speed_plan = spark.createDataFrame(
+        [tuple(r) for r in frame_spark_speed_plan.itertuples(index=False, name=None)], "id long, y long"
+    )
     kw = dict(label="y", id_column="id", n_min=12, test_size=0.2, max_inflate=100)
     got, expected = split_both(sdf_spark_speed_plan, frame_spark_speed_plan, **kw)
     pd.testing.assert_frame_equal(got.table, expected.table)
@@ -302,14 +328,19 @@ def test_local_table_literal_and_fallback(spark):
 
     from bayeseval._backends.spark_backend import local_table
 
-    fields = [T.StructField("k", T.LongType()), T.StructField("s", T.StringType()),
-              T.StructField("w", T.DoubleType()), T.StructField("b", T.BooleanType())]
+    fields = [
+        T.StructField("k", T.LongType()),
+        T.StructField("s", T.StringType()),
+        T.StructField("w", T.DoubleType()),
+        T.StructField("b", T.BooleanType()),
+    ]
     rows = [(-(2**63), 'a"\u00e9\x1f', None, True), (2**63 - 1, "", 0.1, False)]
     literal = local_table(spark, rows, fields)
     assert [tuple(r) for r in literal.collect()] == rows
     assert "ExistingRDD" not in formatted_plan(literal)
-    dated = local_table(spark, [(datetime.date(2024, 2, 29), 1)],
-                        [T.StructField("d", T.DateType()), T.StructField("k", T.LongType())])
+    dated = local_table(
+        spark, [(datetime.date(2024, 2, 29), 1)], [T.StructField("d", T.DateType()), T.StructField("k", T.LongType())]
+    )
     assert [tuple(r) for r in dated.collect()] == [(datetime.date(2024, 2, 29), 1)]
     assert local_table(spark, [], fields).count() == 0
 
@@ -360,8 +391,7 @@ def test_score_bins_are_numpy_quantiles_in_small_strata(spark):
     # strata of 1 to 9 rows: the interpolated edges and their ties against numpy's quantiles
     rng = np.random.default_rng(5)
     sizes = np.arange(1, 10)
-    df = pd.DataFrame({"g": np.repeat(sizes, sizes), "y_pred": 1,
-                       "score": rng.integers(0, 4, sizes.sum()) / 3.0})
+    df = pd.DataFrame({"g": np.repeat(sizes, sizes), "y_pred": 1, "score": rng.integers(0, 4, sizes.sum()) / 3.0})
     df["y_true"] = (rng.random(len(df)) < 0.7).astype(float)
     kw = dict(y_true="y_true", y_pred="y_pred", proxy="score", strata="g")
     pc = tabulate(_to_spark(spark, df), **kw)

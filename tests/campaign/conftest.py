@@ -110,10 +110,22 @@ def label_studio(tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     log = open(data_dir / "server.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [exe, "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port),
-         "--data-dir", str(data_dir)],
-        env=_label_studio_env(str(data_dir), token), stdout=log, stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL, start_new_session=True,
+        [
+            exe,
+            "start",
+            "--no-browser",
+            "--internal-host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+        ],
+        env=_label_studio_env(str(data_dir), token),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
     )
     pidfile = os.environ.get("BAYESEVAL_LABEL_STUDIO_PIDFILE")
     if pidfile:  # lets a supervising script stop the server's process group if pytest is killed

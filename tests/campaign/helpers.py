@@ -26,8 +26,14 @@ def _twin_pool(n=2000):
 
 def atypical_state(s0, n0, others, threshold, **kw) -> RuleState:
     """Stratum 0 with s0 errors in n0 among nine strata with ``others`` errors in 60."""
-    return RuleState.from_counts([s0] + [others] * 9, [n0] + [60] * 9, available=[500] * 10, goal="decide",
-                                 threshold=np.full(10, threshold), **kw)
+    return RuleState.from_counts(
+        [s0] + [others] * 9,
+        [n0] + [60] * 9,
+        available=[500] * 10,
+        goal="decide",
+        threshold=np.full(10, threshold),
+        **kw,
+    )
 
 
 def new_campaign(tmp_path, name="c.db", pool=None, **kw):
@@ -68,8 +74,9 @@ class Team:
         self.flipped = 0
 
     def tasks(self):
-        return [t.model_dump(mode="json") for t in self.ls.tasks.list(project=self.project, fields="all",
-                                                                     page_size=100)]
+        return [
+            t.model_dump(mode="json") for t in self.ls.tasks.list(project=self.project, fields="all", page_size=100)
+        ]
 
     def label_open_tasks(self, truth, limit=None):
         """Both annotators label tasks they have not labelled yet; the number of tasks labelled."""
@@ -93,14 +100,26 @@ class Team:
 def _truth_campaign(tmp_path, name, *, budget=16, batch_size=6):
     rng = np.random.default_rng(11)
     n = 80
-    pool = pd.DataFrame({
-        "g": np.repeat(["a", "b"], n // 2),
-        "pred": np.ones(n, dtype=int),
-        "text": [f"sentence {i}" for i in range(n)],
-    })
+    pool = pd.DataFrame(
+        {
+            "g": np.repeat(["a", "b"], n // 2),
+            "pred": np.ones(n, dtype=int),
+            "text": [f"sentence {i}" for i in range(n)],
+        }
+    )
     truth = dict(enumerate(rng.binomial(1, np.repeat([0.3, 0.6], n // 2)).tolist()))
-    c = Campaign.create(tmp_path / name, pool, strata="g", y_pred="pred", content="text", annotators=2,
-                        resolve=f"annotator:{ADMIN}", budget=budget, batch_size=batch_size, random_seed=2)
+    c = Campaign.create(
+        tmp_path / name,
+        pool,
+        strata="g",
+        y_pred="pred",
+        content="text",
+        annotators=2,
+        resolve=f"annotator:{ADMIN}",
+        budget=budget,
+        batch_size=batch_size,
+        random_seed=2,
+    )
     return c, truth
 
 

@@ -45,11 +45,24 @@ def _ls_export(tasks, labels_by_row, annotators=(("7", None),)):
         anns = []
         for a, (who, override) in enumerate(annotators):
             label = labels_by_row[rid] if override is None else override(rid)
-            anns.append({
-                "id": 100 * t + a, "completed_by": int(who), "was_cancelled": False, "lead_time": 3.2,
-                "result": [{"id": f"r{t}{a}", "from_name": "label", "to_name": "item", "type": "choices",
-                            "origin": "manual", "value": {"choices": [str(label)]}}],
-            })
+            anns.append(
+                {
+                    "id": 100 * t + a,
+                    "completed_by": int(who),
+                    "was_cancelled": False,
+                    "lead_time": 3.2,
+                    "result": [
+                        {
+                            "id": f"r{t}{a}",
+                            "from_name": "label",
+                            "to_name": "item",
+                            "type": "choices",
+                            "origin": "manual",
+                            "value": {"choices": [str(label)]},
+                        }
+                    ],
+                }
+            )
         out.append({"id": t, "data": task["data"], "meta": task["meta"], "annotations": anns, "predictions": []})
     return out
 
@@ -60,7 +73,9 @@ FLEISS_1971 = load_result("fleiss_1971").to_numpy().tolist()
 
 def _proposed(tmp_path, pool_annotations, n, seed):
     """A two-annotator campaign at ``tmp_path / "c.db"`` with ``n`` rows proposed (closed)."""
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=seed)
+    c = Campaign.create(
+        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=seed
+    )
     rows = list(c.propose(n).index)
     c.close()
     return rows
@@ -72,20 +87,56 @@ def _choice_result(label):
 
 MALFORMED = [
     ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": ["x"]}, r"task #2 \(id 41\) annotation 0: must be an object"),
-    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": 1, "result": [
-        {"from_name": "label", "to_name": "item", "type": "choices", "value": None}]}]},
-     r"task #2 \(id 41\) annotation 0: the choice's 'value' must be an object"),
-    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": {"completed_by": 1}}, r"task #2 \(id 41\): 'annotations' must be a list"),
-    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": 1, "result": 5}]},
-     r"task #2 \(id 41\) annotation 0: 'result' must be a list, got int 5"),
-    ({"id": 41, "annotations": [{"completed_by": 1, "result": []}]}, r"task #2 \(id 41\): the task has no 'data' object"),
+    (
+        {
+            "id": 41,
+            "data": {ROW_ID_KEY: 1},
+            "annotations": [
+                {
+                    "completed_by": 1,
+                    "result": [{"from_name": "label", "to_name": "item", "type": "choices", "value": None}],
+                }
+            ],
+        },
+        r"task #2 \(id 41\) annotation 0: the choice's 'value' must be an object",
+    ),
+    (
+        {"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": {"completed_by": 1}},
+        r"task #2 \(id 41\): 'annotations' must be a list",
+    ),
+    (
+        {"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": 1, "result": 5}]},
+        r"task #2 \(id 41\) annotation 0: 'result' must be a list, got int 5",
+    ),
+    (
+        {"id": 41, "annotations": [{"completed_by": 1, "result": []}]},
+        r"task #2 \(id 41\): the task has no 'data' object",
+    ),
     ({"id": 41, "data": [1], "annotations": []}, r"task #2 \(id 41\): 'data' must be an object"),
-    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": [1], "result": []}]}, r"'completed_by' must be"),
-    ({"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": 1, "result": [
-        {"from_name": "label", "to_name": "item", "type": "choices", "value": {"choices": ["0", "1"]}}]}]},
-     r"task #2 \(id 41\) annotation 0: expected exactly one choice"),
+    (
+        {"id": 41, "data": {ROW_ID_KEY: 1}, "annotations": [{"completed_by": [1], "result": []}]},
+        r"'completed_by' must be",
+    ),
+    (
+        {
+            "id": 41,
+            "data": {ROW_ID_KEY: 1},
+            "annotations": [
+                {
+                    "completed_by": 1,
+                    "result": [
+                        {"from_name": "label", "to_name": "item", "type": "choices", "value": {"choices": ["0", "1"]}}
+                    ],
+                }
+            ],
+        },
+        r"task #2 \(id 41\) annotation 0: expected exactly one choice",
+    ),
     ({"id": 41, ROW_ID_KEY: {"x": 1}, "label": "1"}, rf"task #2 \(id 41\): '{ROW_ID_KEY}' must be a row id"),
-    ({"id": 41, ROW_ID_KEY: 1, "label": [{"choices": ["0"]}, {"choices": ["1"]}]}, r"task #2 \(id 41\): expected one choice"),
+    (
+        {"id": 41, ROW_ID_KEY: 1, "label": [{"choices": ["0"]}, {"choices": ["1"]}]},
+        r"task #2 \(id 41\): expected one choice",
+    ),
     ("just text", r"task #2: must be a task object"),
 ]
 
@@ -93,11 +144,45 @@ MALFORMED = [
 def test_labelstudio_json_round_trip_through_the_cli(tmp_path, pool_annotations):
     pool_annotations.reset_index().to_csv(tmp_path / "pool.csv", index=False)
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", db, "--seed", "1"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(tmp_path / "pool.csv"),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
     tasks_path = tmp_path / "tasks.json"
-    assert main(["campaign", "propose", "--db", db, "--batch-size", "20", "--out", str(tasks_path),
-                 "--format", "labelstudio"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "propose",
+                "--db",
+                db,
+                "--batch-size",
+                "20",
+                "--out",
+                str(tasks_path),
+                "--format",
+                "labelstudio",
+            ]
+        )
+        == 0
+    )
     tasks = json.loads(tasks_path.read_text())
     # the documented import format: a list of {"data": {...}, "meta": {...}}; the row id is carried
     assert isinstance(tasks, list) and len(tasks) == 20
@@ -141,17 +226,19 @@ def test_labelstudio_csv_export_is_detected_and_ingested(tmp_path, pool_annotati
     c.close()
     # Label Studio's CSV export: the task's data fields, the choice column named after the
     # control, and one row per annotation with its annotator
-    frame = pd.DataFrame({
-        "id": range(1, 13),
-        ROW_ID_KEY: batch.index,
-        "region": batch["region"].to_numpy(),
-        "label": pool_annotations.loc[batch.index, "truth"].astype(str).to_numpy(),
-        "annotator": "ann@example.com",
-        "annotation_id": range(50, 62),
-        "created_at": "2024-01-01T00:00:00Z",
-        "updated_at": "2024-01-01T00:00:00Z",
-        "lead_time": 2.5,
-    })
+    frame = pd.DataFrame(
+        {
+            "id": range(1, 13),
+            ROW_ID_KEY: batch.index,
+            "region": batch["region"].to_numpy(),
+            "label": pool_annotations.loc[batch.index, "truth"].astype(str).to_numpy(),
+            "annotator": "ann@example.com",
+            "annotation_id": range(50, 62),
+            "created_at": "2024-01-01T00:00:00Z",
+            "updated_at": "2024-01-01T00:00:00Z",
+            "lead_time": 2.5,
+        }
+    )
     path = tmp_path / "export.csv"
     frame.to_csv(path, index=False)
     assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(path)]) == 0
@@ -163,8 +250,27 @@ def test_labelstudio_csv_export_is_detected_and_ingested(tmp_path, pool_annotati
 def test_jsonl_round_trip(tmp_path, pool_annotations):
     pool_annotations.reset_index().to_csv(tmp_path / "pool.csv", index=False)
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", db, "--seed", "4"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(tmp_path / "pool.csv"),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "4",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "batch.jsonl"
     assert main(["campaign", "propose", "--db", db, "--batch-size", "9", "--out", str(out)]) == 0
     lines = [json.loads(x) for x in out.read_text().splitlines()]
@@ -181,11 +287,19 @@ def test_jsonl_round_trip(tmp_path, pool_annotations):
 
 def test_labelstudio_reader_skips_cancelled_and_reads_user_objects():
     export = [
-        {"id": 1, "data": {ROW_ID_KEY: "a"}, "annotations": [
-            {"completed_by": {"id": 3, "email": "x@y.z"}, "result": [
-                {"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": ["yes"]}}]},
-            {"completed_by": 4, "was_cancelled": True, "result": []},
-        ]},
+        {
+            "id": 1,
+            "data": {ROW_ID_KEY: "a"},
+            "annotations": [
+                {
+                    "completed_by": {"id": 3, "email": "x@y.z"},
+                    "result": [
+                        {"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": ["yes"]}}
+                    ],
+                },
+                {"completed_by": 4, "was_cancelled": True, "result": []},
+            ],
+        },
         {"id": 2, "meta": {ROW_ID_KEY: "b"}, "data": {}, "annotations": [{"completed_by": 5, "result": []}]},
     ]
     got = read_labelstudio(export)
@@ -249,12 +363,14 @@ def test_agreement_with_annotators_changing_from_row_to_row_uses_fleiss():
     second = np.where(rng.random(n) < 0.6, first, rng.integers(0, 3, n))
     # given in reverse time order, with a late third annotation on the rows that disagree
     late = np.flatnonzero(first != second)
-    ann = pd.DataFrame({
-        "row": np.r_[late, np.arange(n), np.arange(n)],
-        "annotator": np.r_[["z"] * len(late), pair[:, 1], pair[:, 0]],
-        "label": np.r_[rng.integers(0, 3, len(late)), second, first],
-        "time": np.r_[[3.0] * len(late), [2.0] * n, [1.0] * n],
-    })
+    ann = pd.DataFrame(
+        {
+            "row": np.r_[late, np.arange(n), np.arange(n)],
+            "annotator": np.r_[["z"] * len(late), pair[:, 1], pair[:, 0]],
+            "label": np.r_[rng.integers(0, 3, len(late)), second, first],
+            "time": np.r_[[3.0] * len(late), [2.0] * n, [1.0] * n],
+        }
+    )
     got = agreement(ann, pd.Series("g", index=np.arange(n)))
     expected = sm_fleiss(aggregate_raters(np.stack([first, second], axis=1))[0], method="fleiss")
     assert got.loc["g", "method"] == "fleiss" and got.loc["g", "rows"] == n and got.loc["g", "per_row"] == 2
@@ -265,8 +381,18 @@ def test_agreement_with_annotators_changing_from_row_to_row_uses_fleiss():
     "who, expected",
     [
         ({"id": 3, "email": " Ann@Example.ORG ", "first_name": ""}, "ann@example.org"),
-        ({"id": 3, "email": ""}, "3"), (3, "3"), (3.0, "3"), ("3.0", "3"), (np.int64(3), "3"), (" 3 ", "3"),
-        ("Bo", "Bo"), ("BO@X.io", "bo@x.io"), (None, None), (float("nan"), None), ("  ", None), (2.5, "2.5"),
+        ({"id": 3, "email": ""}, "3"),
+        (3, "3"),
+        (3.0, "3"),
+        ("3.0", "3"),
+        (np.int64(3), "3"),
+        (" 3 ", "3"),
+        ("Bo", "Bo"),
+        ("BO@X.io", "bo@x.io"),
+        (None, None),
+        (float("nan"), None),
+        ("  ", None),
+        (2.5, "2.5"),
     ],
 )
 def test_annotator_identity(who, expected):
@@ -278,15 +404,27 @@ def test_json_and_csv_exports_of_one_person_are_one_annotator(tmp_path, pool_ann
     truth = pool_annotations["truth"].to_dict()
     user = {"id": 7, "email": "Ann@Example.org", "first_name": "", "last_name": ""}
     # the JSON export: a user object on some annotations, the bare user id on others
-    tasks = [{"id": t, "data": {ROW_ID_KEY: r}, "annotations": [
-        {"id": 50 + t, "completed_by": user if t % 2 else 7, "result": _choice_result(truth[r])}]}
-        for t, r in enumerate(rows)]
+    tasks = [
+        {
+            "id": t,
+            "data": {ROW_ID_KEY: r},
+            "annotations": [{"id": 50 + t, "completed_by": user if t % 2 else 7, "result": _choice_result(truth[r])}],
+        }
+        for t, r in enumerate(rows)
+    ]
     (tmp_path / "export.json").write_text(json.dumps(tasks))
     assert set(read_labelstudio(tmp_path / "export.json")["annotator"]) == {"ann@example.org"}
     assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "export.json")]) == 0
     # the CSV export of the same project names the person by e-mail; a second person by id
-    csv = pd.DataFrame({"id": list(range(6)) * 2, ROW_ID_KEY: rows * 2, "label": [str(truth[r]) for r in rows] * 2,
-                        "annotator": ["ann@example.org"] * 6 + ["9"] * 6, "annotation_id": range(50, 62)})
+    csv = pd.DataFrame(
+        {
+            "id": list(range(6)) * 2,
+            ROW_ID_KEY: rows * 2,
+            "label": [str(truth[r]) for r in rows] * 2,
+            "annotator": ["ann@example.org"] * 6 + ["9"] * 6,
+            "annotation_id": range(50, 62),
+        }
+    )
     csv.to_csv(tmp_path / "export.csv", index=False)
     assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "export.csv")]) == 0
     with Campaign.open(tmp_path / "c.db") as c:
@@ -297,10 +435,23 @@ def test_json_and_csv_exports_of_one_person_are_one_annotator(tmp_path, pool_ann
 
 def test_created_username_ties_a_bare_user_id_to_its_email():
     # a JSON export whose completed_by is the bare user id, with Label Studio's "e-mail, id" username
-    tasks = [{"id": 1, "data": {ROW_ID_KEY: 5}, "annotations": [
-        {"completed_by": 192, "created_username": " Ann@Example.org, 192", "result": _choice_result(1)}]},
-        {"id": 2, "data": {ROW_ID_KEY: 6}, "annotations": [{"completed_by": 192, "result": _choice_result(0)},
-                                                          {"completed_by": 193, "result": _choice_result(0)}]}]
+    tasks = [
+        {
+            "id": 1,
+            "data": {ROW_ID_KEY: 5},
+            "annotations": [
+                {"completed_by": 192, "created_username": " Ann@Example.org, 192", "result": _choice_result(1)}
+            ],
+        },
+        {
+            "id": 2,
+            "data": {ROW_ID_KEY: 6},
+            "annotations": [
+                {"completed_by": 192, "result": _choice_result(0)},
+                {"completed_by": 193, "result": _choice_result(0)},
+            ],
+        },
+    ]
     assert read_labelstudio(tasks)["annotator"].tolist() == ["ann@example.org", "ann@example.org", "193"]
 
 
@@ -353,8 +504,10 @@ def test_malformed_csv_export_names_the_record():
 
 def test_json_min_records_of_unannotated_tasks_are_skipped():
     # JSON-MIN writes a task nobody annotated as a record without the choice field
-    records = [{"id": 1, ROW_ID_KEY: 5, "label": "1", "annotator": 3, "annotation_id": 9},
-               {"id": 2, ROW_ID_KEY: 6, "annotator": None, "annotation_id": None}]
+    records = [
+        {"id": 1, ROW_ID_KEY: 5, "label": "1", "annotator": 3, "annotation_id": 9},
+        {"id": 2, ROW_ID_KEY: 6, "annotator": None, "annotation_id": None},
+    ]
     assert read_labelstudio(records).to_dict("records") == [{"row": 5, "annotator": "3", "label": "1"}]
     with pytest.raises(ValueError, match="JSON-MIN export: no record has the choice field from_name='choice'"):
         read_labelstudio(records, from_name="choice")
@@ -366,8 +519,17 @@ def test_json_min_export_without_annotator_gives_each_annotation_its_identity(tm
     first = rng.integers(0, 2, 10)
     second = np.where(np.arange(10) < 3, 1 - first, first)  # the two annotators disagree on 3 rows
     # JSON-MIN: one flat record per annotation (task id, data fields, the choice), no annotator
-    records = [{"id": t, ROW_ID_KEY: r, "region": pool_annotations.loc[r, "region"], "label": str(v), "annotation_id": 100 + k * 10 + t}
-               for k, labels in enumerate((first, second)) for t, (r, v) in enumerate(zip(rows, labels, strict=True))]
+    records = [
+        {
+            "id": t,
+            ROW_ID_KEY: r,
+            "region": pool_annotations.loc[r, "region"],
+            "label": str(v),
+            "annotation_id": 100 + k * 10 + t,
+        }
+        for k, labels in enumerate((first, second))
+        for t, (r, v) in enumerate(zip(rows, labels, strict=True))
+    ]
     got = read_labelstudio(records)
     assert got.groupby("row")["annotator"].nunique().eq(2).all() and got["annotator"].nunique() == 20
     (tmp_path / "min.json").write_text(json.dumps(records))
@@ -393,9 +555,15 @@ def test_csv_export_listing_newest_first_is_read_oldest_first(tmp_path, pool_ann
     records = []
     for i, r in enumerate(rows):
         if a[i] != b[i]:
-            records.append({ROW_ID_KEY: r, "label": str(a[i]), "annotator": "cy@x.org", "created_at": f"2024-01-03T00:00:{i:02d}Z"})
-        records.append({ROW_ID_KEY: r, "label": str(b[i]), "annotator": "bo@x.org", "created_at": f"2024-01-02T00:00:{i:02d}Z"})
-        records.append({ROW_ID_KEY: r, "label": str(a[i]), "annotator": "ana@x.org", "created_at": f"2024-01-01T00:00:{i:02d}Z"})
+            records.append(
+                {ROW_ID_KEY: r, "label": str(a[i]), "annotator": "cy@x.org", "created_at": f"2024-01-03T00:00:{i:02d}Z"}
+            )
+        records.append(
+            {ROW_ID_KEY: r, "label": str(b[i]), "annotator": "bo@x.org", "created_at": f"2024-01-02T00:00:{i:02d}Z"}
+        )
+        records.append(
+            {ROW_ID_KEY: r, "label": str(a[i]), "annotator": "ana@x.org", "created_at": f"2024-01-01T00:00:{i:02d}Z"}
+        )
     pd.DataFrame(records).to_csv(tmp_path / "export.csv", index=False)
     assert main(["campaign", "ingest", "--db", str(tmp_path / "c.db"), "--labels", str(tmp_path / "export.csv")]) == 0
     region = pool_annotations.loc[rows, "region"].to_numpy()
@@ -410,8 +578,14 @@ def test_csv_export_listing_newest_first_is_read_oldest_first(tmp_path, pool_ann
 
 def test_labelstudio_tasks_carry_the_content_columns(tmp_path):
     pool_annotations = content_pool()
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", content=["text", "image_url"],
-                        random_seed=1)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        content=["text", "image_url"],
+        random_seed=1,
+    )
     batch = c.propose(6)
     tasks = json.loads(json.dumps(to_labelstudio(batch)))  # as written to the file
     assert len(tasks) == 6
@@ -431,8 +605,15 @@ def test_labelstudio_config_shows_the_content_with_the_label_choices(tmp_path):
     import xml.etree.ElementTree as ET
 
     pool_annotations = content_pool()
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", content=["text", "image_url"],
-                        label_set=[0, 1, 2], random_seed=1)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        content=["text", "image_url"],
+        label_set=[0, 1, 2],
+        random_seed=1,
+    )
     root = ET.fromstring(c.labelstudio_config())
     assert root.tag == "View"
     choices = root.findall(".//Choices")
@@ -453,16 +634,24 @@ def test_labelstudio_config_shows_the_content_with_the_label_choices(tmp_path):
 def test_an_image_column_is_told_by_its_values_or_its_name_with_urls():
     from bayeseval.campaign.annotations import content_kinds
 
-    got = content_kinds({
-        "photo": ["https://x.org/a", None],  # an image word and URLs
-        "path": ["s/a.JPEG", "data:image/png;base64,AAA"],  # image files whatever the name
-        "img_caption": ["a dog on grass"],  # an image word but not URLs: text
-        "link": ["https://x.org/page"],  # URLs without an image word or suffix: text
-        "empty": [None, None],
-        "score": [0.5, 0.7],
-    })
-    assert got == {"photo": "image", "path": "image", "img_caption": "text", "link": "text", "empty": "text",
-                   "score": "text"}
+    got = content_kinds(
+        {
+            "photo": ["https://x.org/a", None],  # an image word and URLs
+            "path": ["s/a.JPEG", "data:image/png;base64,AAA"],  # image files whatever the name
+            "img_caption": ["a dog on grass"],  # an image word but not URLs: text
+            "link": ["https://x.org/page"],  # URLs without an image word or suffix: text
+            "empty": [None, None],
+            "score": [0.5, 0.7],
+        }
+    )
+    assert got == {
+        "photo": "image",
+        "path": "image",
+        "img_caption": "text",
+        "link": "text",
+        "empty": "text",
+        "score": "text",
+    }
     with pytest.raises(ValueError, match="'text' or 'image'"):
         content_kinds({"photo": []}, {"photo": "video"})
 
@@ -470,8 +659,18 @@ def test_an_image_column_is_told_by_its_values_or_its_name_with_urls():
 def _task(tid, data_id, meta_id, label="1"):
     data = {} if data_id is None else {ROW_ID_KEY: data_id}
     meta = {} if meta_id is None else {ROW_ID_KEY: meta_id}
-    return {"id": tid, "data": data, "meta": meta, "annotations": [{"id": 9, "completed_by": 1, "result": [
-        {"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": [label]}}]}]}
+    return {
+        "id": tid,
+        "data": data,
+        "meta": meta,
+        "annotations": [
+            {
+                "id": 9,
+                "completed_by": 1,
+                "result": [{"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": [label]}}],
+            }
+        ],
+    }
 
 
 @pytest.mark.parametrize(
@@ -485,16 +684,22 @@ def test_a_task_naming_its_row_once_or_twice_alike_is_read(data_id, meta_id, row
 @pytest.mark.parametrize("data_id, meta_id", [(7, 8), ("a", "b"), (7, 7.5), ("7", "07x")])
 def test_a_task_whose_data_and_meta_name_different_rows_is_refused(data_id, meta_id):
     good = _task(3, 1, 1)
-    with pytest.raises(ValueError, match=rf"task #2 \(id 4\): its data names row {data_id!r} but its meta row "
-                                         rf"{re.escape(repr(meta_id))}") as err:
+    with pytest.raises(
+        ValueError,
+        match=rf"task #2 \(id 4\): its data names row {data_id!r} but its meta row "
+        rf"{re.escape(repr(meta_id))}",
+    ) as err:
         read_labelstudio([good, _task(4, data_id, meta_id)])
     assert "\n" not in str(err.value)
 
 
 def test_an_import_file_is_refused_as_such_and_an_empty_export_is_not():
     tasks = [{"data": {ROW_ID_KEY: r, "text": "x"}, "meta": {ROW_ID_KEY: r}} for r in (1, 2, 3)]
-    with pytest.raises(ValueError, match=r"the 3 task\(s\) have no 'annotations' field: this looks like a Label "
-                                         "Studio import file"):
+    with pytest.raises(
+        ValueError,
+        match=r"the 3 task\(s\) have no 'annotations' field: this looks like a Label "
+        "Studio import file",
+    ):
         read_labelstudio(tasks)
     # one task without the field among an export's tasks: named
     export = [dict(t, id=10 + i, annotations=[]) for i, t in enumerate(tasks)]
@@ -512,8 +717,10 @@ def test_blank_labels_are_the_same_in_every_reader(tmp_path):
     (tmp_path / "b.jsonl").write_text("".join(json.dumps({"row": i, "label": v}) + "\n" for i, v in enumerate(values)))
     csv = pd.DataFrame({ROW_ID_KEY: range(5), "label": values, "annotator": ["a"] * 5})
     csv.to_csv(tmp_path / "e.csv", index=False)
-    for read in (lambda **k: read_jsonl(tmp_path / "b.jsonl", **k),
-                 lambda **k: read_labelstudio(tmp_path / "e.csv", **k)):
+    for read in (
+        lambda **k: read_jsonl(tmp_path / "b.jsonl", **k),
+        lambda **k: read_labelstudio(tmp_path / "e.csv", **k),
+    ):
         assert read()["row"].astype(int).tolist() == [3, 4]
         kept = read(keep_blank=True)
         assert kept["row"].astype(int).tolist() == [3, 4, 0, 1, 2]

@@ -118,7 +118,8 @@ def _bad_cases(pool, b):
         "dup in batch": (pd.Series([1, 0], index=[pending[0], pending[0]]), "duplicate"),
         # a different label for a labelled row (the same label would be a no-op retry)
         "already labelled": (
-            pd.Series([1, 1 - truth_of(labelled[0])], index=[pending[0], labelled[0]]), "already labelled"
+            pd.Series([1, 1 - truth_of(labelled[0])], index=[pending[0], labelled[0]]),
+            "already labelled",
         ),
         "nan label": (pd.Series([1.0, np.nan], index=pending[:2]), "missing labels"),
         "invalid label": (pd.Series([1, 7], index=pending[:2]), "invalid labels"),
@@ -221,12 +222,17 @@ def _pool():
 
 def _label_everything(c, truth):
     while len(batch := c.propose(500)):
-        c.ingest(pd.DataFrame({"row": batch.index, "label": truth.loc[batch.index].to_numpy()}),
-                 id_column="row", label_column="label")
+        c.ingest(
+            pd.DataFrame({"row": batch.index, "label": truth.loc[batch.index].to_numpy()}),
+            id_column="row",
+            label_column="label",
+        )
 
 
 def run_campaign(path, pool_campaign_metrics, **kw) -> Campaign:
-    c = Campaign.create(path, pool_campaign_metrics[["stratum", "y_pred"]], strata="stratum", y_pred="y_pred", random_seed=0, **kw)
+    c = Campaign.create(
+        path, pool_campaign_metrics[["stratum", "y_pred"]], strata="stratum", y_pred="y_pred", random_seed=0, **kw
+    )
     while not c.done:
         batch = c.propose(40)
         if batch.empty:
@@ -300,9 +306,30 @@ def _wrong_schema(path):
 def _start_serve(db, url, token, project, secret):
     env = dict(os.environ, LABEL_STUDIO_API_KEY=token, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bayeseval", "campaign", "serve", "--db", str(db), "--url", url,
-         "--project", str(project), "--port", "0", "--secret", secret, "--create-config", "--json"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "bayeseval",
+            "campaign",
+            "serve",
+            "--db",
+            str(db),
+            "--url",
+            url,
+            "--project",
+            str(project),
+            "--port",
+            "0",
+            "--secret",
+            secret,
+            "--create-config",
+            "--json",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     line = proc.stdout.readline()
     if not line:
@@ -392,7 +419,8 @@ def test_status_intervals_match_exact_engine(tmp_path):
 # interval) some strata of this pool cannot reach the default target
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 @pytest.mark.parametrize(
-    "case", ["unknown", "never proposed", "dup in batch", "already labelled", "nan label", "invalid label", "string label"]
+    "case",
+    ["unknown", "never proposed", "dup in batch", "already labelled", "nan label", "invalid label", "string label"],
 )
 def test_bad_ingest_changes_nothing(labelled_campaign, case):
     c, pool, b = labelled_campaign
@@ -470,18 +498,14 @@ def test_kill9_loses_nothing_and_never_double_counts(tmp_path):
     path = tmp_path / "c.db"
     # a target no sample of this pool reaches and a large budget: the child is still
     # labelling when each kill comes, however fast the machine
-    Campaign.create(
-        path, pool, strata="g", y_pred="pred", random_seed=1, budget=1200, goal=Each(0.005)
-    ).close()
+    Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=1, budget=1200, goal=Each(0.005)).close()
     script = tmp_path / "child.py"
     script.write_text(CHILD.format(root=str(ROOT)))
     log = tmp_path / "log.jsonl"
     rng = np.random.default_rng(2024)
     kills = 0
     for _ in range(4):
-        proc = subprocess.Popen(
-            [sys.executable, str(script), str(path), str(log)], stdout=subprocess.PIPE, text=True
-        )
+        proc = subprocess.Popen([sys.executable, str(script), str(path), str(log)], stdout=subprocess.PIPE, text=True)
         line = proc.stdout.readline()
         if line.strip() != "ready":
             proc.wait()
@@ -558,8 +582,7 @@ def test_two_processes_ingest_concurrently(tmp_path):
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_release_makes_rows_proposable_again(tmp_path):
     pool = make_pool(n=60, k=1, seed=12)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=0,
-                        goal=Each(0.01))
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=0, goal=Each(0.01))
     b1 = c.propose(40)
     assert c.release(b1.index[:10]) == 10
     with pytest.raises(ValueError, match="never proposed"):
@@ -613,8 +636,7 @@ def test_score_seeds_prior_and_bins(tmp_path):
     rng = np.random.default_rng(8)
     pool = make_pool(n=3000, k=3, seed=8)
     pool["score"] = rng.uniform(0.5, 1.0, len(pool))
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score="score",
-                        score_bins=3, random_seed=0)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score="score", score_bins=3, random_seed=0)
     assert c.strata.names == ["g", "score_bin"] and len(c.strata) == 9
     # prior mean per stratum = 1 - mean score in the stratum
     bins = pd.qcut(pool["score"], 3, duplicates="drop").astype(str)
@@ -629,8 +651,7 @@ def test_score_seeds_prior_and_bins(tmp_path):
 
 def test_overall_goal_status(tmp_path):
     pool = make_pool(n=3000, k=4, seed=10)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Overall(0.08),
-                        random_seed=0)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Overall(0.08), random_seed=0)
     while not c.done:
         c.ingest(oracle(c.propose(40)))
     o = c.status().attrs["overall"]
@@ -665,9 +686,7 @@ def test_bad_create_arguments(tmp_path):
 def test_million_row_pool(tmp_path):
     rng = np.random.default_rng(0)
     n = 1_000_000
-    pool = pd.DataFrame(
-        {"g": rng.integers(0, 40, n), "pred": rng.integers(0, 2, n), "extra": rng.normal(size=n)}
-    )
+    pool = pd.DataFrame({"g": rng.integers(0, 40, n), "pred": rng.integers(0, 2, n), "extra": rng.normal(size=n)})
     c = Campaign.create(tmp_path / "big.db", pool, strata="g", y_pred="pred", random_seed=0)
     assert c.status()["pool_rows"].sum() == n
     b = c.propose(200)
@@ -679,28 +698,36 @@ def test_million_row_pool(tmp_path):
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_majority_resolution_ties_stay_pending(tmp_path, pool_annotations):
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=5)
+    c = Campaign.create(
+        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=5
+    )
     b = c.propose(4)
     r0, r1, r2, r3 = b.index
-    ann = pd.DataFrame({
-        "row": [r0, r0, r1, r1, r2, r3],
-        "annotator": ["ana", "bo", "ana", "bo", "ana", "ana"],
-        "label": [1, 1, 1, 0, 0, 1],
-    })
+    ann = pd.DataFrame(
+        {
+            "row": [r0, r0, r1, r1, r2, r3],
+            "annotator": ["ana", "bo", "ana", "bo", "ana", "ana"],
+            "label": [1, 1, 1, 0, 0, 1],
+        }
+    )
     res = c.ingest(ann, id_column="row", annotator_column="annotator")
     # r0 agreed (label 1); r1 tied 1-1: unresolved; r2, r3 have one annotation of the two needed
     assert (int(res), res.annotations, res.unresolved) == (1, 6, 3)
     assert c.labels()["label"].to_dict() == {r0: 1}
     assert set(c.pending.index) == {r1, r2, r3}
     # a third annotator breaks the tie 2-1
-    res = c.ingest(pd.DataFrame({"row": [r1], "annotator": ["cy"], "label": [0]}), id_column="row",
-                   annotator_column="annotator")
+    res = c.ingest(
+        pd.DataFrame({"row": [r1], "annotator": ["cy"], "label": [0]}), id_column="row", annotator_column="annotator"
+    )
     assert int(res) == 1 and c.labels().loc[r1, "label"] == 0
     # a retry is a no-op; a changed annotation needs relabel
     assert c.ingest(ann, id_column="row", annotator_column="annotator").unchanged == 6
     with pytest.raises(ValueError, match=rf"annotator already gave a different label.*{r0}"):
-        c.ingest(pd.DataFrame({"row": [r0], "annotator": ["ana"], "label": [0]}), id_column="row",
-                 annotator_column="annotator")
+        c.ingest(
+            pd.DataFrame({"row": [r0], "annotator": ["ana"], "label": [0]}),
+            id_column="row",
+            annotator_column="annotator",
+        )
     # plain ingest is refused: this campaign resolves from two annotations per row
     with pytest.raises(ValueError, match="annotator_column"):
         c.ingest(pd.Series([1], index=[r2]))
@@ -708,13 +735,18 @@ def test_majority_resolution_ties_stay_pending(tmp_path, pool_annotations):
 
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
-@pytest.mark.parametrize("rule, expert", [("annotator:expert", "expert"), ("annotator:Expert@Lab.org", " expert@lab.ORG")])
+@pytest.mark.parametrize(
+    "rule, expert", [("annotator:expert", "expert"), ("annotator:Expert@Lab.org", " expert@lab.ORG")]
+)
 def test_chosen_annotator_rule(tmp_path, pool_annotations, rule, expert):
     # the chosen annotator is compared by identity: an e-mail in any case and spacing
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", resolve=rule, random_seed=6)
+    c = Campaign.create(
+        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", resolve=rule, random_seed=6
+    )
     b = c.propose(3)
-    ann = pd.DataFrame({"row": [b.index[0], b.index[0], b.index[1]], "who": ["crowd", expert, "crowd"],
-                        "label": [1, 0, 1]})
+    ann = pd.DataFrame(
+        {"row": [b.index[0], b.index[0], b.index[1]], "who": ["crowd", expert, "crowd"], "label": [1, 0, 1]}
+    )
     res = c.ingest(ann, id_column="row", annotator_column="who")
     assert int(res) == 1 and res.unresolved == 1 and c.labels()["label"].to_dict() == {b.index[0]: 0}
     c.close()
@@ -742,14 +774,18 @@ def test_bad_annotations_name_the_rows_and_write_nothing(tmp_path, pool_annotati
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_campaign_agreement_per_stratum(tmp_path, pool_annotations):
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=8)
+    c = Campaign.create(
+        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=8
+    )
     b = c.propose(40)
     rng = np.random.default_rng(3)
     north = [r for r in b.index if pool_annotations.loc[r, "region"] == "north"]
     south = [r for r in b.index if pool_annotations.loc[r, "region"] == "south"]
     x = rng.integers(0, 2, len(north))
     y = np.where(rng.random(len(north)) < 0.7, x, 1 - x)
-    rows = [(r, "x", int(u)) for r, u in zip(north, x, strict=True)] + [(r, "y", int(v)) for r, v in zip(north, y, strict=True)]
+    rows = [(r, "x", int(u)) for r, u in zip(north, x, strict=True)] + [
+        (r, "y", int(v)) for r, v in zip(north, y, strict=True)
+    ]
     votes3 = rng.integers(0, 2, (len(south), 3))
     rows += [(r, w, int(v[j])) for r, v in zip(south, votes3, strict=True) for j, w in enumerate(["p", "q", "s"])]
     c.ingest(pd.DataFrame(rows, columns=["row", "annotator", "label"]), id_column="row", annotator_column="annotator")
@@ -780,8 +816,9 @@ def test_version_1_file_is_upgraded_on_open(tmp_path, pool_annotations):
     conn.close()
     with Campaign.open(path) as c:
         assert c._store.get_meta("schema_version") == "3"
-        res = c.ingest(pd.DataFrame({"row": b.index, "annotator": "a", "label": 1}), id_column="row",
-                       annotator_column="annotator")
+        res = c.ingest(
+            pd.DataFrame({"row": b.index, "annotator": "a", "label": 1}), id_column="row", annotator_column="annotator"
+        )
         assert int(res) == 4 and len(c.annotations()) == 4
 
 
@@ -807,7 +844,9 @@ def test_three_annotators_and_an_adjudicator(tmp_path, pool_annotations):
     from statsmodels.stats.inter_rater import aggregate_raters
     from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=3, random_seed=13)
+    c = Campaign.create(
+        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=3, random_seed=13
+    )
     rows = list(c.propose(120).index)
     rng = np.random.default_rng(13)
     truth = pool_annotations.loc[rows, "truth"].to_numpy()
@@ -830,10 +869,14 @@ def test_three_annotators_and_an_adjudicator(tmp_path, pool_annotations):
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_numeric_annotators_read_as_int_or_float_are_one_annotator(tmp_path, pool_annotations):
-    c = Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=16)
+    c = Campaign.create(
+        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=16
+    )
     rows = list(c.propose(4).index)
     labels = pool_annotations.loc[rows, "truth"].to_numpy()
-    r = c.ingest(pd.DataFrame({"row": rows, "who": [1, 1, 1, 1], "label": labels}), id_column="row", annotator_column="who")
+    r = c.ingest(
+        pd.DataFrame({"row": rows, "who": [1, 1, 1, 1], "label": labels}), id_column="row", annotator_column="who"
+    )
     assert r.annotations == 4
     # the same annotations from a file where the column was read as floats: a retry, not a second annotator
     again = pd.DataFrame({"row": rows, "who": [1.0, 1.0, 1.0, np.nan], "label": labels})
@@ -878,13 +921,16 @@ def test_a_newer_schema_version_is_refused_naming_it(tmp_path, pool_annotations)
 
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
-@pytest.mark.parametrize("content, message", [
-    ("missing", "content column 'missing' is not in pool"),
-    (["text", "pred"], "content column 'pred' collides with the campaign's prediction"),
-    (["region"], "content column 'region' collides with the campaign's stratum column"),
-    (["label"], "content column 'label' collides"),
-    (["text", "text"], "more than once"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("missing", "content column 'missing' is not in pool"),
+        (["text", "pred"], "content column 'pred' collides with the campaign's prediction"),
+        (["region"], "content column 'region' collides with the campaign's stratum column"),
+        (["label"], "content column 'label' collides"),
+        (["text", "text"], "more than once"),
+    ],
+)
 def test_content_columns_are_validated_naming_the_column(tmp_path, content, message):
     pool_annotations = content_pool().assign(label=0)
     with pytest.raises(ValueError, match=message):
@@ -894,8 +940,9 @@ def test_content_columns_are_validated_naming_the_column(tmp_path, content, mess
 
 def test_threshold_mapping_is_stored_per_stratum_and_read_back(tmp_path):
     pool = exact_pool([0.05, 0.2], [400, 400])
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1, "s1": 0.15}),
-                        random_seed=0)
+    c = Campaign.create(
+        tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1, "s1": 0.15}), random_seed=0
+    )
     c.close()
     with Campaign.open(tmp_path / "c.db") as c:
         assert c.spec.goal == Decide((0.1, 0.15), "below")
@@ -903,8 +950,9 @@ def test_threshold_mapping_is_stored_per_stratum_and_read_back(tmp_path):
     with pytest.raises(ValueError, match=r"threshold must give every stratum a threshold; missing \['s1'\]"):
         Campaign.create(tmp_path / "d.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1}))
     with pytest.raises(ValueError, match=r"threshold names strata that are not in the pool: \['zz'\]"):
-        Campaign.create(tmp_path / "e.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1, "s1": 0.1,
-                                                                                               "zz": 0.1}))
+        Campaign.create(
+            tmp_path / "e.db", pool, strata="stratum", y_pred="pred", goal=Decide({"s0": 0.1, "s1": 0.1, "zz": 0.1})
+        )
 
 
 # PrecisionLimitedWarning expected: two strata of 400 rows reach a guaranteed half-width of 0.054
@@ -925,8 +973,15 @@ def test_a_file_without_the_goal_settings_still_opens(tmp_path):
 
 def test_warning_once_when_a_stratum_cannot_be_decided_with_its_rows_left(tmp_path):
     pool = exact_pool([0.123, 0.02], [3000, 1000], random_seed=5)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide(0.12),
-                        rule="independent_beta", random_seed=2)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        goal=Decide(0.12),
+        rule="independent_beta",
+        random_seed=2,
+    )
     seen = _run_rounds(c, pool, 8, 250)
     about_s0 = [m for m in seen if "'s0'" in m]
     assert len(about_s0) == 1 and "\n" not in about_s0[0] and "rows left of it" in about_s0[0]
@@ -947,8 +1002,16 @@ def test_warning_once_when_a_stratum_cannot_be_decided_with_its_rows_left(tmp_pa
 
 def test_warning_once_when_the_budget_runs_out_before_a_stratum_is_decided(tmp_path):
     pool = exact_pool([0.123, 0.02], [40_000, 1000], random_seed=6)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide(0.12),
-                        rule="independent_beta", budget=3000, random_seed=2)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        goal=Decide(0.12),
+        rule="independent_beta",
+        budget=3000,
+        random_seed=2,
+    )
     seen = _run_rounds(c, pool, 8, 250)
     about_s0 = [m for m in seen if "'s0'" in m]
     assert len(about_s0) == 1 and "labels left in the budget" in about_s0[0]
@@ -962,12 +1025,18 @@ def test_the_achievable_halfwidth_is_what_the_campaign_reaches_labelled_to_the_e
     # every stratum at an error rate of exactly 0.5, the planning rate at creation (the prior
     # mean), and a target no stratum can meet: the campaign labels every row of every stratum
     sizes = {"small": 40, "mid": 120, "large": 300}
-    pool = pd.DataFrame({"g": np.repeat(list(sizes), list(sizes.values())), "pred": 0,
-                         "truth": np.concatenate([[0, 1] * (n // 2) for n in sizes.values()])})
+    pool = pd.DataFrame(
+        {
+            "g": np.repeat(list(sizes), list(sizes.values())),
+            "pred": 0,
+            "truth": np.concatenate([[0, 1] * (n // 2) for n in sizes.values()]),
+        }
+    )
     expected = r"3 of 3 strata \(achievable half-width per stratum, every row labelled"
     with pytest.warns(PrecisionLimitedWarning, match=expected) as record:
-        c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Each(0.03),
-                            random_seed=0, guarantee="average")
+        c = Campaign.create(
+            tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Each(0.03), random_seed=0, guarantee="average"
+        )
     assert np.allclose(c.state().posterior.mean(), 0.5)  # the planning rate
     table = c.feasibility()
     with warnings.catch_warnings():
@@ -989,8 +1058,7 @@ def test_the_achievable_halfwidth_is_what_the_campaign_reaches_labelled_to_the_e
 
 def test_create_warns_naming_the_strata_that_cannot_reach_the_target(tmp_path):
     with pytest.warns(PrecisionLimitedWarning, match=r"2 of 3 strata.*mid: 0\.0\d\d.*small: 0\.\d\d\d"):
-        c = Campaign.create(tmp_path / "c.db", _pool(), strata="g", y_pred="pred",
-                            goal=Each(0.05))
+        c = Campaign.create(tmp_path / "c.db", _pool(), strata="g", y_pred="pred", goal=Each(0.05))
     table = c.feasibility()
     assert table["feasible"].to_dict() == {"large": True, "mid": False, "small": False}
     assert table["max_trials"].to_dict() == {"large": 727, "mid": 200, "small": 46}
@@ -1003,8 +1071,7 @@ def test_a_feasible_target_is_silent_and_the_forecast_repeats_the_warning(tmp_pa
         Campaign.create(tmp_path / "ok.db", _pool(), strata="g", y_pred="pred", goal=Each(0.2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionLimitedWarning)
-        c = Campaign.create(tmp_path / "c.db", _pool(), strata="g", y_pred="pred",
-                            goal=Each(0.05))
+        c = Campaign.create(tmp_path / "c.db", _pool(), strata="g", y_pred="pred", goal=Each(0.05))
     with pytest.warns(PrecisionLimitedWarning, match="small"):
         c.forecast()
 
@@ -1014,8 +1081,10 @@ def test_each_metric_counts_every_labelled_row_it_is_a_trial_of(tmp_path, pool_c
     labelled = pool_campaign_metrics.loc[c.labels().index]
     truth, pred = labelled["y_true"].to_numpy(), labelled["y_pred"].to_numpy()
     g = labelled["stratum"].to_numpy()
-    for metric, trial, success in (("recall", truth == 1, (truth == 1) & (pred == 1)),
-                                   ("fpr", truth == 0, (truth == 0) & (pred == 1))):
+    for metric, trial, success in (
+        ("recall", truth == 1, (truth == 1) & (pred == 1)),
+        ("fpr", truth == 0, (truth == 0) & (pred == 1)),
+    ):
         counts = c.counts(metric).to_frame()
         expected_n = pd.Series(trial.astype(int)).groupby(g).sum()
         expected_s = pd.Series(success.astype(int)).groupby(g).sum()
@@ -1048,8 +1117,29 @@ def test_cli_several_metrics(tmp_path, pool_campaign_metrics, capsys):
     path = tmp_path / "pool.csv"
     pool_campaign_metrics[["stratum", "y_pred"]].to_csv(path, index_label="id")
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "stratum",
-                 "--y-pred", "y_pred", "--metric", "tpr,fpr", "--db", db, "--seed", "1"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "stratum",
+                "--y-pred",
+                "y_pred",
+                "--metric",
+                "tpr,fpr",
+                "--db",
+                db,
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert "metric recall,fpr" in capsys.readouterr().out
     with Campaign.open(db) as c:
         batch = c.propose(30)
@@ -1060,8 +1150,25 @@ def test_cli_several_metrics(tmp_path, pool_campaign_metrics, capsys):
         (m, s) for m in ("recall", "fpr") for s in ("s1", "s2", "s3")
     ]
     assert payload["labels_used"] == 30 and payload["cost"] == 30.0
-    assert main(["campaign", "create", "--pool", str(path), "--strata", "stratum", "--y-pred", "y_pred",
-                 "--metric", "tpr,", "--db", str(tmp_path / "d.db")]) == 2
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--strata",
+                "stratum",
+                "--y-pred",
+                "y_pred",
+                "--metric",
+                "tpr,",
+                "--db",
+                str(tmp_path / "d.db"),
+            ]
+        )
+        == 2
+    )
     assert "--metric" in capsys.readouterr().err
 
 
@@ -1096,8 +1203,16 @@ def test_status_matches_proxy_ci_by_hand(tmp_path):
     n_cell = labelled.groupby([frame["g"], cell]).transform("sum")
     N_cell = frame.groupby(["g", cell])["pred"].transform("size")
     frame["pi"] = np.where(labelled, n_cell / N_cell, np.nan)
-    ref = proxy_ci(frame, y_true="y_true", y_pred="pred", proxy="judge", strata="g", metric="error_rate",
-                   level=guarantee_stop_level(0.95), inclusion="pi").table
+    ref = proxy_ci(
+        frame,
+        y_true="y_true",
+        y_pred="pred",
+        proxy="judge",
+        strata="g",
+        metric="error_rate",
+        level=guarantee_stop_level(0.95),
+        inclusion="pi",
+    ).table
     np.testing.assert_allclose(st["lower"].to_numpy(), ref["lower"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(st["upper"].to_numpy(), ref["upper"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(st["mean"].to_numpy(), ref["rate"].to_numpy(), rtol=1e-12)
@@ -1113,8 +1228,16 @@ def test_cell_design_estimate_is_unbiased(tmp_path):
     true_rate = (pool["pred"] != truth).groupby(pool["g"]).mean().to_numpy()
     est, raw = [], []
     for seed in range(40):
-        c = Campaign.create(tmp_path / f"u{seed}.db", pool, strata="g", y_pred="pred", proxy="judge",
-                            random_seed=seed, goal=Each(0.04), budget=120)
+        c = Campaign.create(
+            tmp_path / f"u{seed}.db",
+            pool,
+            strata="g",
+            y_pred="pred",
+            proxy="judge",
+            random_seed=seed,
+            goal=Each(0.04),
+            budget=120,
+        )
         _run(c, truth, 3)
         st = c.status()
         est.append(st["mean"].to_numpy())
@@ -1140,10 +1263,22 @@ def test_simulate_proxy_replays_the_campaign(tmp_path):
 
     pool, truth = _pool_campaign_proxy(n=2000, seed=4)
     data = pool.assign(truth=truth)
-    res = simulate(data, strata="g", y_pred="pred", y_true="truth", proxy="judge", rules=["expected_width"],
-                   n_repeats=2, goal=Each(0.08), batch_size=20, random_seed=5, progress=False)
-    c = Campaign.create(tmp_path / "s.db", pool, strata="g", y_pred="pred", proxy="judge",
-                        goal=Each(0.08), batch_size=20, random_seed=5)
+    res = simulate(
+        data,
+        strata="g",
+        y_pred="pred",
+        y_true="truth",
+        proxy="judge",
+        rules=["expected_width"],
+        n_repeats=2,
+        goal=Each(0.08),
+        batch_size=20,
+        random_seed=5,
+        progress=False,
+    )
+    c = Campaign.create(
+        tmp_path / "s.db", pool, strata="g", y_pred="pred", proxy="judge", goal=Each(0.08), batch_size=20, random_seed=5
+    )
     while len(batch := c.propose()):
         c.ingest(truth.loc[batch.index])
     assert res.table.loc[0, "labels_used"] == c.labels_used
@@ -1163,8 +1298,16 @@ def test_old_files_with_stopping_fields_open_without_them(tmp_path):
     conn = sqlite3.connect(tmp_path / "c.db")
     config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
     assert "own_floor" not in config
-    config.update(stop_level=None, own_check=None, min_data_share=0.0, own_level="default", own_floor=2.0,
-                  min_pooling_gain=None, read_threshold=0.2, adaptive_floor=None)
+    config.update(
+        stop_level=None,
+        own_check=None,
+        min_data_share=0.0,
+        own_level="default",
+        own_floor=2.0,
+        min_pooling_gain=None,
+        read_threshold=0.2,
+        adaptive_floor=None,
+    )
     conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
     conn.commit()
     conn.close()
@@ -1197,9 +1340,18 @@ def test_an_older_file_without_the_new_settings_still_opens(tmp_path, pool_campa
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_costs_favour_the_cheap_twin_and_totals_are_hand_sums(tmp_path):
     pool_campaign_spec = _twin_pool()
-    c = Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="g", y_pred="pred", costs={"dear": 4.0},
-                        goal=Each(0.03), random_seed=1)
-    plain = Campaign.create(tmp_path / "p.db", pool_campaign_spec, strata="g", y_pred="pred", goal=Each(0.03), random_seed=1)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool_campaign_spec,
+        strata="g",
+        y_pred="pred",
+        costs={"dear": 4.0},
+        goal=Each(0.03),
+        random_seed=1,
+    )
+    plain = Campaign.create(
+        tmp_path / "p.db", pool_campaign_spec, strata="g", y_pred="pred", goal=Each(0.03), random_seed=1
+    )
     for _ in range(3):
         b = c.propose(40)
         n = b["g"].value_counts()
@@ -1245,7 +1397,9 @@ def test_create_refuses_a_score_column_as_y_pred_and_a_fractional_label_set(tmp_
     with pytest.raises(ValueError, match=r"y_pred column 'score' holds the fractional value") as err:
         Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="g", y_pred="score", random_seed=0)
     assert "score=" in str(err.value) and not (tmp_path / "c.db").exists()
-    ints = pool_campaign_spec.assign(pred=(pool_campaign_spec["score"] >= 0.5).astype(float))  # 0.0/1.0 are the classes 0 and 1
+    ints = pool_campaign_spec.assign(
+        pred=(pool_campaign_spec["score"] >= 0.5).astype(float)
+    )  # 0.0/1.0 are the classes 0 and 1
     with pytest.raises(ValueError, match=r"label_set holds the fractional value 0\.5"):
         Campaign.create(tmp_path / "d.db", ints, strata="g", y_pred="pred", label_set=[0, 0.5, 1])
     c = Campaign.create(tmp_path / "e.db", ints, strata="g", y_pred="pred", random_seed=0)
@@ -1455,7 +1609,9 @@ def test_bad_settings_are_refused_before_any_file_exists(tmp_path, kwargs, exc, 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_rule_callable_is_refused_because_it_cannot_be_reopened(tmp_path):
     with pytest.raises(TypeError, match="rule must be a rule name"):
-        Campaign.create(tmp_path / "c.db", make_pool_hardening_campaign(), strata="g", y_pred="pred", rule=lambda s, n, r: None)
+        Campaign.create(
+            tmp_path / "c.db", make_pool_hardening_campaign(), strata="g", y_pred="pred", rule=lambda s, n, r: None
+        )
     assert os.listdir(tmp_path) == []
 
 
@@ -1618,7 +1774,13 @@ def test_a_different_label_is_refused_unless_relabel(tmp_path):
     assert c._store.dump() == dump
     r = c.ingest(flipped, relabel=True)
     assert (r.new, r.relabelled) == (0, 2)
-    assert c.labels()["label"].reindex(b.index).tolist() == [*truth.iloc[:1], *flipped.iloc[:1], *truth.iloc[2:4], *flipped.iloc[1:], *truth.iloc[5:]]
+    assert c.labels()["label"].reindex(b.index).tolist() == [
+        *truth.iloc[:1],
+        *flipped.iloc[:1],
+        *truth.iloc[2:4],
+        *flipped.iloc[1:],
+        *truth.iloc[5:],
+    ]
     assert_counts_match_labels(c, pool)
     c.close()
 
@@ -1770,9 +1932,13 @@ def test_a_campaign_runs_to_done_through_serve_and_real_webhooks(label_studio, t
     c.close()
     proc, served = _start_serve(db, url, token, team.project, "webhook-secret")
     try:
-        team.ls.webhooks.create(url=served + "/", project=team.project, send_payload=True, headers={
-            SECRET_HEADER: "webhook-secret"}, actions=["ANNOTATION_CREATED", "ANNOTATION_UPDATED",
-                                                       "ANNOTATIONS_DELETED", "TASKS_DELETED"])
+        team.ls.webhooks.create(
+            url=served + "/",
+            project=team.project,
+            send_payload=True,
+            headers={SECRET_HEADER: "webhook-secret"},
+            actions=["ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED", "TASKS_DELETED"],
+        )
         _wait(lambda: len(team.tasks()) == 6, 120, "the first tasks")
         first = team.tasks()[0]
         team.ls.tasks.delete(id=str(first["id"]))  # a TASKS_DELETED webhook: the row is released
@@ -1796,12 +1962,14 @@ def test_a_campaign_runs_to_done_through_serve_and_real_webhooks(label_studio, t
 def test_store_stratum_keys_round_trip(tmp_path):
     from bayeseval.campaign.campaign import Campaign
 
-    pool = pd.DataFrame({"g": ["a b", "é", "x", "x", "a b", "q\"uote"], "h": [1, 2, 3, 3, 1, 2],
-                         "pred": [0, 1, 0, 1, 1, 0]})
+    pool = pd.DataFrame(
+        {"g": ["a b", "é", "x", "x", "a b", 'q"uote'], "h": [1, 2, 3, 3, 1, 2], "pred": [0, 1, 0, 1, 1, 0]}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionLimitedWarning)  # a tiny pool
-        camp = Campaign.create(tmp_path / "c.db", pool, strata=["g", "h"], y_pred="pred",
-                               goal=Each(0.3), batch_size=2, random_seed=0)
+        camp = Campaign.create(
+            tmp_path / "c.db", pool, strata=["g", "h"], y_pred="pred", goal=Each(0.3), batch_size=2, random_seed=0
+        )
     camp.close()
     with sqlite3.connect(tmp_path / "c.db") as conn:
         stored = [json.loads(k) for (k,) in conn.execute("SELECT key FROM strata ORDER BY code")]
@@ -1825,8 +1993,7 @@ def test_anytime_campaign_reads_the_tuned_confidence_sequence(tmp_path):
     from bayeseval._kernels.anytime import planned_trials
 
     pool, truth, sizes = _pool_anytime()
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", anytime=True, random_seed=2,
-                        goal=Each(0.1))
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", anytime=True, random_seed=2, goal=Each(0.1))
     _run(c, truth, 6)
     st = c.status()
     plans = [max(min(planned_trials(0.1), n), 20) for n in sizes]

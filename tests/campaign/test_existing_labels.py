@@ -99,8 +99,7 @@ def test_the_labels_may_be_a_pool_column_a_frame_or_a_dict(tmp_path):
     column = pool.assign(label=truth.where(truth.index.isin(seed.index)))
     frame = pd.DataFrame({"row": seed.index, "y_true": seed.to_numpy(), "note": "x"})[["row", "y_true"]]
     frame_idx = seed.to_frame("answer")
-    for i, (p, labels) in enumerate([(column, "label"), (pool, frame), (pool, frame_idx),
-                                     (pool, dict(seed.items()))]):
+    for i, (p, labels) in enumerate([(column, "label"), (pool, frame), (pool, frame_idx), (pool, dict(seed.items()))]):
         c = _create(tmp_path / f"c{i}.db", p, labels=labels)
         pd.testing.assert_frame_equal(c.counts().to_frame(), ref.counts().to_frame())
         c.close()
@@ -108,8 +107,9 @@ def test_the_labels_may_be_a_pool_column_a_frame_or_a_dict(tmp_path):
 
 
 def test_text_row_ids_and_text_labels(tmp_path):
-    pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": ["cat", "dog"] * 50},
-                        index=pd.Index([f"r{i}" for i in range(100)], name="id"))
+    pool = pd.DataFrame(
+        {"g": ["a", "b"] * 50, "pred": ["cat", "dog"] * 50}, index=pd.Index([f"r{i}" for i in range(100)], name="id")
+    )
     labels = pd.DataFrame({"id": ["r0", "r1", "r2", "r3"], "label": ["cat", "cat", "dog", "dog"]})
     c = _create(tmp_path / "c.db", pool, labels=labels)
     # r0 a: cat/cat right; r1 b: dog/cat wrong; r2 a: cat/dog wrong; r3 b: dog/dog right
@@ -144,14 +144,23 @@ def test_bad_labels_are_refused_naming_the_rows_and_nothing_is_written(tmp_path,
         ({"labels": 3}, TypeError, "labels must be"),
         ({"labels": "truth"}, ValueError, "labels 'truth' is not a column of the pool"),
         ({"labels": pd.DataFrame({"a": [1], "b": [0]}, index=[5])}, ValueError, "labels DataFrame: cannot tell"),
-        ({"labels": pd.DataFrame({"row_id": [7, 9], "label": [0, 1]})}, ValueError,
-         "its row ids would be its default index 0, 1, 2"),
+        (
+            {"labels": pd.DataFrame({"row_id": [7, 9], "label": [0, 1]})},
+            ValueError,
+            "its row ids would be its default index 0, 1, 2",
+        ),
         ({"inclusion": "p"}, TypeError, "inclusion='p' applies to labels"),
         ({"labels": pd.Series([1], index=[5]), "inclusion": "p"}, TypeError, "give labels as a DataFrame"),
-        ({"labels": pd.DataFrame({"label": [1]}, index=[5]), "inclusion": "p"}, ValueError,
-         "inclusion 'p' is not a column of labels"),
-        ({"labels": pd.DataFrame({"label": [1], "p": [1.5]}, index=[5]), "inclusion": "p"}, ValueError,
-         "inclusion 'p' must hold probabilities in \\(0, 1\\]"),
+        (
+            {"labels": pd.DataFrame({"label": [1]}, index=[5]), "inclusion": "p"},
+            ValueError,
+            "inclusion 'p' is not a column of labels",
+        ),
+        (
+            {"labels": pd.DataFrame({"label": [1], "p": [1.5]}, index=[5]), "inclusion": "p"},
+            ValueError,
+            "inclusion 'p' must hold probabilities in \\(0, 1\\]",
+        ),
     ],
 )
 def test_bad_arguments_name_labels_or_inclusion(tmp_path, kw, error, words):
@@ -174,8 +183,9 @@ def test_equal_inclusion_within_strata_is_a_random_sample_and_unequal_is_a_seed_
     e = _create(tmp_path / "e.db", pool, labels=frame, inclusion="p")  # read as a seed cell (test_seed_cells.py)
     assert set(e.status()["read"]) == {"seeded"}
     e.close()
-    with pytest.raises(ValueError, match=f"inclusion 'p': probabilities differ within stratum '{stratum}'.*"
-                                         "got goal='overall'"):
+    with pytest.raises(
+        ValueError, match=f"inclusion 'p': probabilities differ within stratum '{stratum}'.*got goal='overall'"
+    ):
         _create(tmp_path / "d.db", pool, labels=frame, inclusion="p", goal=Overall(0.05))
     assert not (tmp_path / "d.db").exists()
     c.close()
@@ -206,7 +216,7 @@ def test_the_estimates_from_random_labels_and_later_rounds_are_unbiased(tmp_path
     errors of the stratum's error rate in the pool.
     """
     pool, truth = _pool(n=900, seed=11)
-    wrong = (truth != pool["pred"])
+    wrong = truth != pool["pred"]
     true_rate = wrong.groupby(pool["g"]).mean()
     est = []
     for s in range(25):

@@ -67,8 +67,13 @@ def test_goal_fields_are_the_arguments_of_the_goal_classes_with_their_defaults()
         listed = {f.name for f in GOAL_FIELDS if name in f.goals}
         assert set(inspect.signature(cls).parameters) == listed, name
     # the keys a campaign file stores, with the defaults of the goals that do not use them
-    assert goal_settings(Each(0.02)) == {"target_halfwidth": 0.02, "threshold": None, "direction": None,
-                                         "margin": 0.0, "tolerance": None}
+    assert goal_settings(Each(0.02)) == {
+        "target_halfwidth": 0.02,
+        "threshold": None,
+        "direction": None,
+        "margin": 0.0,
+        "tolerance": None,
+    }
     assert GOAL_DEFAULTS["halfwidth"] == Each().halfwidth == 0.05
 
 
@@ -89,36 +94,64 @@ def pool_csv(tmp_path):
 
 
 def _create(tmp_path, pool_csv, *extra):
-    return main(["campaign", "create", "--pool", pool_csv, "--id-column", "id", "--strata", "stratum", "--y-pred", "pred",
-                 "--db", str(tmp_path / "c.db"), "--seed", "1", *extra])
+    return main(
+        [
+            "campaign",
+            "create",
+            "--pool",
+            pool_csv,
+            "--id-column",
+            "id",
+            "--strata",
+            "stratum",
+            "--y-pred",
+            "pred",
+            "--db",
+            str(tmp_path / "c.db"),
+            "--seed",
+            "1",
+            *extra,
+        ]
+    )
 
 
 # PrecisionLimitedWarning expected: strata of 300 rows cannot reach the default half-width 0.05
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
-@pytest.mark.parametrize(("flags", "goal"), [
-    ([], Each(0.05)),
-    (["--target-halfwidth", "0.1"], Each(0.1)),
-    (["--goal", "overall", "--target-halfwidth", "0.02"], Overall(0.02)),
-    (["--goal", "decide", "--threshold", "0.1"], Decide((0.1, 0.1), "below")),  # one threshold per stratum
-    (["--goal", "decide", "--threshold", "s0=0.1,s1=0.3", "--direction", "above", "--margin", "0.02"],
-     Decide((0.1, 0.3), "above", margin=0.02)),
-    (["--goal", "gap", "--tolerance", "0.05"], Gap(0.05)),
-])
+@pytest.mark.parametrize(
+    ("flags", "goal"),
+    [
+        ([], Each(0.05)),
+        (["--target-halfwidth", "0.1"], Each(0.1)),
+        (["--goal", "overall", "--target-halfwidth", "0.02"], Overall(0.02)),
+        (["--goal", "decide", "--threshold", "0.1"], Decide((0.1, 0.1), "below")),  # one threshold per stratum
+        (
+            ["--goal", "decide", "--threshold", "s0=0.1,s1=0.3", "--direction", "above", "--margin", "0.02"],
+            Decide((0.1, 0.3), "above", margin=0.02),
+        ),
+        (["--goal", "gap", "--tolerance", "0.05"], Gap(0.05)),
+    ],
+)
 def test_goal_flags_build_the_goal_object(tmp_path, pool_csv, capsys, flags, goal):
     assert _create(tmp_path, pool_csv, *flags) == 0, capsys.readouterr().err
     with Campaign.open(tmp_path / "c.db") as c:
         assert c.spec.goal == goal and type(c.spec.goal) is type(goal)
 
 
-@pytest.mark.parametrize(("flags", "named"), [
-    (["--threshold", "0.1"], ["--threshold", "--goal decide", "--goal each"]),
-    (["--goal", "decide", "--threshold", "0.1", "--target-halfwidth", "0.1"], ["--target-halfwidth", "--goal decide"]),
-    (["--goal", "decide", "--threshold", "0.1", "--tolerance", "0.1"], ["--tolerance", "--goal gap"]),
-    (["--goal", "gap", "--tolerance", "0.1", "--margin", "0.01"], ["--margin", "--goal decide"]),
-    (["--goal", "overall", "--direction", "below"], ["--direction", "--goal overall"]),
-    (["--goal", "decide"], ["--goal decide needs --threshold"]),
-    (["--goal", "gap"], ["--goal gap needs --tolerance"]),
-])
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--threshold", "0.1"], ["--threshold", "--goal decide", "--goal each"]),
+        (
+            ["--goal", "decide", "--threshold", "0.1", "--target-halfwidth", "0.1"],
+            ["--target-halfwidth", "--goal decide"],
+        ),
+        (["--goal", "decide", "--threshold", "0.1", "--tolerance", "0.1"], ["--tolerance", "--goal gap"]),
+        (["--goal", "gap", "--tolerance", "0.1", "--margin", "0.01"], ["--margin", "--goal decide"]),
+        (["--goal", "overall", "--direction", "below"], ["--direction", "--goal overall"]),
+        (["--goal", "decide"], ["--goal decide needs --threshold"]),
+        (["--goal", "gap"], ["--goal gap needs --tolerance"]),
+    ],
+)
 def test_a_goal_flag_of_another_goal_exits_2_naming_the_flag(tmp_path, pool_csv, capsys, flags, named):
     assert _create(tmp_path, pool_csv, *flags) == 2
     err = capsys.readouterr().err.strip()

@@ -47,7 +47,8 @@ def test_forecast_matches_brute_force():
     # and the forecast is close to what a Beta posterior actually needs (within 10%):
     # Beta(13 + 0.12 m, 89 + 0.88 m) half-width at 0.05
     need = next(
-        m for m in range(0, 5000, 5)
+        m
+        for m in range(0, 5000, 5)
         if np.diff(stats.beta.ppf([0.025, 0.975], 13 + 0.12 * m, 89 + 0.88 * m))[0] / 2 <= 0.05
     )
     assert abs(f.iloc[0] - need) <= 0.1 * need + 5
@@ -68,14 +69,16 @@ def test_average_guarantee_stops_on_the_posterior_interval():
 
 
 def test_forecast_with_a_margin_is_where_a_decision_becomes_more_likely_than_not():
-    st = RuleState.from_counts([1230], [10000], available=[10000], model="independent", goal="decide",
-                               threshold=np.array([0.12]), margin=0.008)
+    st = RuleState.from_counts(
+        [1230], [10000], available=[10000], model="independent", goal="decide", threshold=np.array([0.12]), margin=0.008
+    )
     f = int(forecast_decision(st).iloc[0])
     a, b = 1 + 1230, 1 + 10000 - 1230  # the independent posterior Beta(1 + s, 1 + n - s)
     assert _p_decided_scipy(a, b, f, 0.12, 0.008) > 0.5 > _p_decided_scipy(a, b, int(f * 0.9), 0.12, 0.008)
     assert decision_reach(st).tolist() == [None]
-    bare = RuleState.from_counts([1230], [10000], available=[10000], model="independent", goal="decide",
-                                 threshold=np.array([0.12]))
+    bare = RuleState.from_counts(
+        [1230], [10000], available=[10000], model="independent", goal="decide", threshold=np.array([0.12])
+    )
     assert decision_reach(bare).tolist() == ["rows"]
     assert _p_decided_scipy(a, b, 10000, 0.12, 0.0) < 0.5  # no margin: out of reach of its rows
 
@@ -90,8 +93,9 @@ def test_the_forecast_of_a_held_stratum_comes_from_its_own_posterior():
 
     def p_undecided(k):
         y = np.arange(k + 1)
-        d = anytime_decisions(s0 + y, np.full(k + 1, n0 + k), thr, level=st.anytime_level(),
-                              concentration=st.decision_concentration())
+        d = anytime_decisions(
+            s0 + y, np.full(k + 1, n0 + k), thr, level=st.anytime_level(), concentration=st.decision_concentration()
+        )
         return float(stats.betabinom.pmf(y, k, a, b) @ (d == "undecided"))
 
     assert m > 1
@@ -101,8 +105,7 @@ def test_the_forecast_of_a_held_stratum_comes_from_its_own_posterior():
 def test_forecast_labels_each_goal_matches_the_closed_form():
     # independent model: n_eff = a + b of the Beta posterior; labels needed so that
     # halfwidth * sqrt(n_eff / (n_eff + m)) <= target
-    st = RuleState.from_counts([10], [100], available=[10_000], model="independent",
-                               target_halfwidth=0.02)
+    st = RuleState.from_counts([10], [100], available=[10_000], model="independent", target_halfwidth=0.02)
     a, b = 11, 91
     lo, hi = stats.beta.ppf([0.025, 0.975], a, b)
     hw = (hi - lo) / 2
@@ -199,12 +202,20 @@ def test_the_decision_forecast_plans_on_the_test_the_campaign_stops_on():
     # 85 errors in 1,000 against 0.10 with 539 rows left: under guarantee="stratum" the anytime
     # test decides; enumerated with SciPy's Beta-binomial, it is more likely undecided than not
     # after every row left, so the forecast is every row and the stratum is beyond reach
-    st = RuleState.from_counts([85], [1000], available=[539], goal="decide", guarantee="stratum",
-                               model="independent", threshold=np.array([0.1]))
+    st = RuleState.from_counts(
+        [85],
+        [1000],
+        available=[539],
+        goal="decide",
+        guarantee="stratum",
+        model="independent",
+        threshold=np.array([0.1]),
+    )
     y = np.arange(540)
     a, b = 85 + 1, 1000 - 85 + 1  # the independent Beta(1 + s, 1 + n - s) posterior
-    d = anytime_decisions(85 + y, np.full(540, 1539), 0.1, level=st.anytime_level(),
-                          concentration=st.decision_concentration())
+    d = anytime_decisions(
+        85 + y, np.full(540, 1539), 0.1, level=st.anytime_level(), concentration=st.decision_concentration()
+    )
     assert float(stats.betabinom.pmf(y, 539, a, b) @ (d == "undecided")) > 0.5
     assert int(forecast_decision(st).iloc[0]) == 539 and decision_reach(st).tolist() == ["rows"]
 

@@ -21,7 +21,6 @@ def betabinom_excess(a, b, thr, m, floor):
     return float(w @ np.maximum(np.minimum(p, 1 - p) - floor, 0.0))
 
 
-
 def test_undecided_excess_matches_enumeration_of_the_next_trials():
     a, b, thr, m, floor = 3.0, 17.0, 0.12, 6, 0.05
     y = np.arange(m + 1)
@@ -29,7 +28,6 @@ def test_undecided_excess_matches_enumeration_of_the_next_trials():
     p = stats.beta.cdf(thr, a + y, b + m - y)
     expected = float(pmf @ np.maximum(np.minimum(p, 1 - p) - floor, 0))
     assert undecided_excess(a, b, thr, m, floor) == pytest.approx(expected, rel=1e-10)
-
 
 
 def test_a_stratum_decided_by_pooling_only_is_scored_on_its_own_posterior_and_gets_labels():
@@ -44,8 +42,6 @@ def test_a_stratum_decided_by_pooling_only_is_scored_on_its_own_posterior_and_ge
     # the 1e-3 tie-break is at most 1e-3 of the stratum's half-width
     assert abs(gain(0, 0.0) - ref) <= 1e-3 * st.halfwidths()[0]
     assert eligible[0]
-
-
 
 
 def test_overall_gains_are_the_preposterior_variance_reduction_of_the_weighted_rate():
@@ -75,8 +71,10 @@ def _argmax_greedy(gains, state, batch):
     t = gains.p_trial * state.pending
     counts = np.zeros(len(state.strata), int)
     for _ in range(batch):
-        g = [gains.one(j, t[j]) if gains.eligible[j] and counts[j] < state.available[j] else -np.inf
-             for j in range(len(t))]
+        g = [
+            gains.one(j, t[j]) if gains.eligible[j] and counts[j] < state.available[j] else -np.inf
+            for j in range(len(t))
+        ]
         j = int(np.argmax(g))
         if not np.isfinite(g[j]):
             break
@@ -85,20 +83,25 @@ def _argmax_greedy(gains, state, batch):
     return counts
 
 
-@pytest.mark.parametrize("goal, kw", [
-    (Each(0.04), {}),
-    (Overall(0.02), {"goal": "overall", "weights": [0.1, 0.2, 0.3, 0.4]}),
-])
+@pytest.mark.parametrize(
+    "goal, kw",
+    [
+        (Each(0.04), {}),
+        (Overall(0.02), {"goal": "overall", "weights": [0.1, 0.2, 0.3, 0.4]}),
+    ],
+)
 def test_the_width_rule_hands_out_the_batch_by_the_goals_gains(goal, kw):
-    st = RuleState.from_counts([2, 5, 9, 1], [15, 60, 80, 10], available=[300, 300, 6, 300],
-                               target_halfwidth=0.04, **kw)
+    st = RuleState.from_counts(
+        [2, 5, 9, 1], [15, 60, 80, 10], available=[300, 300, 6, 300], target_halfwidth=0.04, **kw
+    )
     alloc = expected_width(st, 40, np.random.default_rng(0)).to_numpy()
     np.testing.assert_array_equal(alloc, _argmax_greedy(goal.gains(st), st, 40))
 
 
 def test_decide_and_gap_gains_follow_their_goals():
-    st = RuleState.from_counts([0, 3], [100, 30], available=[500, 500], model="independent",
-                               goal="decide", threshold=np.array([0.1, 0.1]))
+    st = RuleState.from_counts(
+        [0, 3], [100, 30], available=[500, 500], model="independent", goal="decide", threshold=np.array([0.1, 0.1])
+    )
     assert stats.beta.cdf(0.1, 1, 101) > 0.95  # stratum 0 is decided: no gain is asked of it
     assert Decide(0.1).gains(st).eligible.tolist() == [False, True]
     gap = RuleState.from_counts([2, 9, 5], [40, 40, 40], available=[100] * 3, goal="gap", tolerance=0.05)

@@ -28,8 +28,9 @@ def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
 def test_status_reports_the_guaranteed_interval_with_the_pooled_one_beside_it(tmp_path, pool_campaign_spec):
     from bayeseval.campaign.guarantee import guarantee_stop_level, guaranteed_bounds
 
-    with Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="stratum", y_pred="pred", batch_size=60,
-                         random_seed=2) as c:
+    with Campaign.create(
+        tmp_path / "c.db", pool_campaign_spec, strata="stratum", y_pred="pred", batch_size=60, random_seed=2
+    ) as c:
         for _ in range(2):
             batch = c.propose()
             c.ingest(pool_campaign_spec.loc[batch.index, "truth"])

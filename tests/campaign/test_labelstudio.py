@@ -57,7 +57,9 @@ class FakeProject:
 
     def _touch(self, tid):
         self.clock += 1000  # seconds: well past the sync's margin
-        self.task[tid]["updated_at"] = f"{pd.Timestamp('2026-01-01', tz='UTC') + pd.Timedelta(seconds=self.clock):%Y-%m-%dT%H:%M:%S.%fZ}"
+        self.task[tid]["updated_at"] = (
+            f"{pd.Timestamp('2026-01-01', tz='UTC') + pd.Timedelta(seconds=self.clock):%Y-%m-%dT%H:%M:%S.%fZ}"
+        )
 
     def tasks(self, project, ids=None, page_size=100):
         self.calls["list" if ids is None else "pull"] += 1
@@ -114,7 +116,7 @@ def test_sync_creates_one_task_per_row_with_content_and_dhondt_scores(tmp_path):
     fake = FakeProject()
     report = sync(c, fake, 1, create_config=True)
     assert report.created == report.proposed == 6 == len(fake.task)
-    assert "<Choices name=\"label\"" in fake.config
+    assert '<Choices name="label"' in fake.config
     by_stratum = Counter()
     for t in sorted(fake.task.values(), key=lambda t: t["id"]):
         rid = t["meta"][ROW_ID_KEY]
@@ -128,8 +130,9 @@ def test_sync_creates_one_task_per_row_with_content_and_dhondt_scores(tmp_path):
         code = list(c.strata).index(g)
         rows = pend.index[pend["stratum"] == code]
         want = [0.5 / k for k in range(1, len(rows) + 1)]
-        got = [next(t for t in fake.task.values() if t["meta"][ROW_ID_KEY] == r)["predictions"][0]["score"]
-               for r in rows]
+        got = [
+            next(t for t in fake.task.values() if t["meta"][ROW_ID_KEY] == r)["predictions"][0]["score"] for r in rows
+        ]
         assert got == pytest.approx(want)
     assert by_stratum == {"a": 3, "b": 3}
 
@@ -353,13 +356,26 @@ def test_kill_9_of_sync_at_random_moments_loses_and_duplicates_nothing(label_stu
     db = c._store.path
     c.close()
     env = dict(os.environ, LABEL_STUDIO_API_KEY=token, PYTHONPATH=str(ROOT))
-    cmd = [sys.executable, "-m", "bayeseval", "campaign", "sync", "--db", str(db), "--url", url,
-           "--project", str(team.project), "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bayeseval",
+        "campaign",
+        "sync",
+        "--db",
+        str(db),
+        "--url",
+        url,
+        "--project",
+        str(team.project),
+        "--json",
+    ]
     rng = random.Random(13)
     killed = 0
     for _ in range(8):
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         try:
             proc.wait(timeout=rng.uniform(1.5, 6.0))
         except subprocess.TimeoutExpired:
@@ -410,8 +426,11 @@ def test_a_task_created_just_before_a_crash_is_adopted_by_the_real_server(label_
     c, _ = _truth_campaign(tmp_path, "adopt.db")
     batch = c.propose(6)
     rid = int(batch.index[0])
-    orphan = team.ls.tasks.create(project=team.project, data={"text": "as a crashed sync left it", ROW_ID_KEY: rid},
-                                  meta={ROW_ID_KEY: rid, CAMPAIGN_KEY: campaign_key(c)}).id
+    orphan = team.ls.tasks.create(
+        project=team.project,
+        data={"text": "as a crashed sync left it", ROW_ID_KEY: rid},
+        meta={ROW_ID_KEY: rid, CAMPAIGN_KEY: campaign_key(c)},
+    ).id
     report = c.sync_labelstudio(url=url, token=token, project=team.project)
     assert report.adopted == 1 and report.created == 5 and report.proposed == 0
     per_row = Counter(t["meta"][ROW_ID_KEY] for t in team.tasks())

@@ -11,10 +11,12 @@ from bayeseval.campaign.proxycells import neyman_cells
 def test_neyman_cells_closed_form():
     # equal spreads: labels in proportion to the cells' sizes; a cell with spread 0.5 vs 0.3
     # (rates 0.5, 0.1): shares 1000*0.5 : 1000*0.3
-    assert neyman_cells(np.array([600, 400]), np.zeros(2), np.zeros(2), np.zeros(2),
-                        np.array([600, 400]), 100).tolist() == [60, 40]
-    take = neyman_cells(np.array([1000, 1000]), np.zeros(2), np.array([49, 9]), np.array([98, 98]),
-                        np.array([1000, 1000]), 80)
+    assert neyman_cells(
+        np.array([600, 400]), np.zeros(2), np.zeros(2), np.zeros(2), np.array([600, 400]), 100
+    ).tolist() == [60, 40]
+    take = neyman_cells(
+        np.array([1000, 1000]), np.zeros(2), np.array([49, 9]), np.array([98, 98]), np.array([1000, 1000]), 80
+    )
     r = np.array([50, 10]) / 100
     share = np.sqrt(r * (1 - r)) / np.sqrt(r * (1 - r)).sum()
     assert np.all(np.abs(take - 80 * share) <= 1)
@@ -49,13 +51,20 @@ def test_proxy_feasibility_is_the_cells_interval_of_a_useless_proxy_at_full_labe
     from bayeseval.campaign.verdicts import RuleState
 
     sizes = {0: [60, 140], 1: [100, 200], 2: [2000]}
-    pool = pd.DataFrame({"stratum": np.repeat([0, 0, 1, 1, 2], [60, 140, 100, 200, 2000]), "prediction": 0,
-                         "eligible": 1, "proxy": np.repeat([1, 0, 1, 0, 0], [60, 140, 100, 200, 2000])})
+    pool = pd.DataFrame(
+        {
+            "stratum": np.repeat([0, 0, 1, 1, 2], [60, 140, 100, 200, 2000]),
+            "prediction": 0,
+            "eligible": 1,
+            "proxy": np.repeat([1, 0, 1, 0, 0], [60, 140, 100, 200, 2000]),
+        }
+    )
     pool["ord"] = np.arange(len(pool))
     design = ProxyDesign(pool, "error_rate", 1, [0, 1])
     s, n = [12, 90, 150], [200, 300, 2000]
-    st = RuleState.from_counts(s, n, available=[0, 0, 0], strata=["a", "b", "c"], target_halfwidth=0.04,
-                               level=0.9, guarantee="stratum")
+    st = RuleState.from_counts(
+        s, n, available=[0, 0, 0], strata=["a", "b", "c"], target_halfwidth=0.04, level=0.9, guarantee="stratum"
+    )
     t = design.feasibility(st, [0, 1, 2])
     ref = np.array([_mover_halfwidth(s[k] / n[k], sizes[k], 1 - 0.7 * 0.1) for k in range(3)])
     np.testing.assert_allclose(t["achievable_halfwidth"].to_numpy(), ref, rtol=1e-6)
@@ -72,17 +81,27 @@ def _proxy_pool(sizes, agreement, seed=0):
         pred = rng.integers(0, 2, n)
         truth = pred ^ (rng.random(n) < 0.1)
         judge = truth ^ (rng.random(n) >= agreement) if agreement is not None else pred
-        frames.append(pd.DataFrame({"g": f"s{k}", "pred": pred, "truth": truth.astype(int),
-                                    "judge": np.asarray(judge, int)}))
+        frames.append(
+            pd.DataFrame({"g": f"s{k}", "pred": pred, "truth": truth.astype(int), "judge": np.asarray(judge, int)})
+        )
     return pd.concat(frames, ignore_index=True)
 
 
 def _create(tmp_path, pool, name, target=0.05, **kw):
     from bayeseval.campaign import Campaign, Each
 
-    return Campaign.create(tmp_path / name, pool.drop(columns="truth"), strata="g", y_pred="pred",
-                           goal=Each(target), guarantee="stratum", proxy="judge", label_set=[0, 1],
-                           random_seed=0, **kw)
+    return Campaign.create(
+        tmp_path / name,
+        pool.drop(columns="truth"),
+        strata="g",
+        y_pred="pred",
+        goal=Each(target),
+        guarantee="stratum",
+        proxy="judge",
+        label_set=[0, 1],
+        random_seed=0,
+        **kw,
+    )
 
 
 def test_proxy_campaign_warns_at_create_for_the_strata_a_useless_proxy_leaves_short(tmp_path):
@@ -135,8 +154,14 @@ def _judged(n=600, seed=3):
     pred = rng.integers(0, 2, n)
     truth = np.where(rng.random(n) < 0.85, pred, 1 - pred)
     judge = np.where(rng.random(n) < 0.9, truth, 1 - truth)
-    pool = pd.DataFrame({"g": rng.choice(["a", "b"], n), "pred": pred, "judge": judge,
-                         "score": np.clip(0.1 + 0.8 * judge + rng.normal(0, 0.05, n), 0, 1)})
+    pool = pd.DataFrame(
+        {
+            "g": rng.choice(["a", "b"], n),
+            "pred": pred,
+            "judge": judge,
+            "score": np.clip(0.1 + 0.8 * judge + rng.normal(0, 0.05, n), 0, 1),
+        }
+    )
     return pool, truth
 
 
@@ -162,8 +187,9 @@ def test_a_proxy_the_estimator_refuses_is_refused_at_create_and_in_simulate(tmp_
     assert shown in str(err.value)
     assert not (tmp_path / "c.db").exists()
     with pytest.raises(ValueError, match=r"^proxy column 'px' holds"):
-        simulate(pool.assign(y=truth), y_true="y", strata="g", y_pred="pred", proxy="px", metric="accuracy",
-                 n_repeats=1)
+        simulate(
+            pool.assign(y=truth), y_true="y", strata="g", y_pred="pred", proxy="px", metric="accuracy", n_repeats=1
+        )
     # the estimator gives the same refusal on the same column
     from bayeseval import proxy_ci
 
@@ -181,8 +207,17 @@ def test_a_declared_class_the_judge_gives_keeps_status_working(tmp_path):
     judge = np.where(pool["judge"].to_numpy() == 1, "cat", "dog").astype(object)
     judge[::17] = "bird"
     pool = pool.assign(pred=names[pool["pred"]], judge=judge)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", proxy="judge", metric="accuracy",
-                        label_set=["bird", "cat", "dog"], goal=Each(0.1), random_seed=0)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool,
+        strata="g",
+        y_pred="pred",
+        proxy="judge",
+        metric="accuracy",
+        label_set=["bird", "cat", "dog"],
+        goal=Each(0.1),
+        random_seed=0,
+    )
     try:
         batch = c.propose(80)
         c.ingest(pool.loc[batch.index, "pred"].where(truth[batch.index] == 1, "dog").rename("label"))

@@ -41,8 +41,9 @@ def _tables(text):
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     pool, truth = _pool()
-    c = Campaign.create(tmp_path_factory.mktemp("r") / "c.db", pool, strata="g", y_pred="pred",
-                        costs={"south": 2.5}, random_seed=0)
+    c = Campaign.create(
+        tmp_path_factory.mktemp("r") / "c.db", pool, strata="g", y_pred="pred", costs={"south": 2.5}, random_seed=0
+    )
     for _ in range(3):
         batch = c.propose(75)
         c.ingest(truth.loc[batch.index])
@@ -96,8 +97,11 @@ def test_no_table_without_content(report, tmp_path):
     pool, truth = _pool(n=600, seed=1)
     c = Campaign.create(tmp_path / "a.db", pool, strata="g", y_pred="pred", annotators=2, random_seed=0)
     batch = c.propose(10)
-    c.ingest(pd.DataFrame({"rid": batch.index, "annotator": "x", "label": truth.loc[batch.index].to_numpy()}),
-             id_column="rid", annotator_column="annotator")
+    c.ingest(
+        pd.DataFrame({"rid": batch.index, "annotator": "x", "label": truth.loc[batch.index].to_numpy()}),
+        id_column="rid",
+        annotator_column="annotator",
+    )
     assert not c.agreement()["kappa"].notna().any()
     page = campaign_report_html(c, plots=False)
     c.close()
@@ -112,8 +116,29 @@ def test_status_text_prints_counts_and_costs_without_decimals(tmp_path, capsys):
     path = tmp_path / "pool.csv"
     pool.reset_index().to_csv(path, index=False)
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "rid", "--strata", "g",
-                 "--y-pred", "pred", "--costs", "south=2.5", "--db", db, "--seed", "1"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "rid",
+                "--strata",
+                "g",
+                "--y-pred",
+                "pred",
+                "--costs",
+                "south=2.5",
+                "--db",
+                db,
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert main(["campaign", "propose", "--db", db, "--batch-size", "40", "--out", str(tmp_path / "b.csv")]) == 0
     batch = pd.read_csv(tmp_path / "b.csv")
     batch["label"] = truth.loc[batch["rid"]].to_numpy()
@@ -125,8 +150,10 @@ def test_status_text_prints_counts_and_costs_without_decimals(tmp_path, capsys):
     # columns are right-aligned under their names, and a cell may hold a space ("not met")
     ends = [(m.group(), m.end()) for m in re.finditer(r"\S+", lines[0])]
     starts = [0] + [end for _, end in ends[:-1]]
-    rows = {line.split()[0]: {name: line[start:end].strip() for (name, end), start in zip(ends, starts, strict=True)}
-            for line in lines[2:5]}
+    rows = {
+        line.split()[0]: {name: line[start:end].strip() for (name, end), start in zip(ends, starts, strict=True)}
+        for line in lines[2:5]
+    }
     n = pool.loc[batch["rid"], "g"].value_counts()
     for stratum, row in rows.items():
         assert row["labelled"] == str(n.get(stratum, 0)) and "." not in row["pool_rows"]

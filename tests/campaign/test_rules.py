@@ -50,9 +50,7 @@ def test_batch_not_all_from_best_stratum():
 
 def test_done_and_exhausted_strata_get_nothing():
     # stratum 0 is done (half-width far below 0.05), stratum 2 has only 3 rows left
-    st = RuleState.from_counts(
-        [10, 10, 10], [5000, 50, 50], available=[1000, 1000, 3], model="independent"
-    )
+    st = RuleState.from_counts([10, 10, 10], [5000, 50, 50], available=[1000, 1000, 3], model="independent")
     assert st.stratum_done().tolist() == [True, False, False]
     for rule in (expected_width, independent_beta, thompson, neyman, uniform):
         alloc = rule(st, 50, RNG(1))
@@ -84,7 +82,11 @@ def test_trial_probability_lowers_gain_per_label():
 
 def test_overall_goal_allocation_follows_weights():
     st = RuleState.from_counts(
-        [5, 5, 5], [50, 50, 50], available=[1000] * 3, weights=[0.7, 0.2, 0.1], goal="overall",
+        [5, 5, 5],
+        [50, 50, 50],
+        available=[1000] * 3,
+        weights=[0.7, 0.2, 0.1],
+        goal="overall",
         model="independent",
     )
     # strata 1 and 2 already have more than their optimal share: everything goes to stratum 0
@@ -92,7 +94,11 @@ def test_overall_goal_allocation_follows_weights():
     # from scratch (Beta(1, 1) each, n_eff = 2): the variance-optimal allocation has
     # (2 + n_k) proportional to w_k, i.e. n = 106 w - 2 = (72.2, 19.2, 8.6)
     st0 = RuleState.from_counts(
-        [0, 0, 0], [0, 0, 0], available=[1000] * 3, weights=[0.7, 0.2, 0.1], goal="overall",
+        [0, 0, 0],
+        [0, 0, 0],
+        available=[1000] * 3,
+        weights=[0.7, 0.2, 0.1],
+        goal="overall",
         model="independent",
     )
     np.testing.assert_allclose(expected_width(st0, 100, RNG(0)), [72.2, 19.2, 8.6], atol=1.5)
@@ -138,8 +144,7 @@ def test_greedy_allocation_equals_the_argmax_rule(goal):
     k = 40
     trials = np.r_[np.full(10, 20), rng.integers(0, 200, k - 10)]  # ties among the first ten
     s = rng.binomial(trials, 0.1)
-    st = RuleState.from_counts(s, trials, available=rng.integers(0, 30, k), target_halfwidth=0.03,
-                               goal=goal)
+    st = RuleState.from_counts(s, trials, available=rng.integers(0, 30, k), target_halfwidth=0.03, goal=goal)
     got = _greedy_width(st, 300)
     neff = st.posterior.n_eff().to_numpy()
     p = np.clip(st.p_trial(), 1e-6, 1.0)

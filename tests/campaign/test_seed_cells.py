@@ -58,8 +58,9 @@ def _mover_cp(s, n, w, level):
     return est, max(low, 0.0), min(up, 1.0)
 
 
-@pytest.mark.parametrize("seed, labelled, total", [((20, 50), (22, 90), 1000), ((0, 10), (7, 60), 300),
-                                                    ((3, 3), (3, 5), 40)])
+@pytest.mark.parametrize(
+    "seed, labelled, total", [((20, 50), (22, 90), 1000), ((0, 10), (7, 60), 300), ((3, 3), (3, 5), 40)]
+)
 def test_seed_cell_bounds_are_the_two_cells_mover_interval(seed, labelled, total):
     s0, n0 = seed
     s, n = labelled
@@ -249,8 +250,7 @@ def test_a_precision_campaign_reads_its_seed_cell_on_the_rows_predicted_positive
     rng = np.random.default_rng(4)
     score = pd.Series(rng.random(len(pool)), index=pool.index)
     chosen = positives[rng.random(len(positives)) < 0.5 * score.loc[positives].to_numpy()]
-    seed = pd.DataFrame({"label": truth.loc[chosen].to_numpy(), "p": 0.5 * score.loc[chosen].to_numpy()},
-                        index=chosen)
+    seed = pd.DataFrame({"label": truth.loc[chosen].to_numpy(), "p": 0.5 * score.loc[chosen].to_numpy()}, index=chosen)
     c = _create(tmp_path / "c.db", pool, labels=seed, inclusion="p", metric="precision")
     batch = c.propose(60)
     assert set(pool.loc[batch.index, "pred"]) == {1} and not set(batch.index) & set(chosen)

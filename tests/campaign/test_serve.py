@@ -58,8 +58,9 @@ def served(tmp_path):
 
 def _post(url, body, headers=None):
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": "application/json",
-                                                                         **(headers or {})})
+    req = urllib.request.Request(
+        url, data=data, method="POST", headers={"Content-Type": "application/json", **(headers or {})}
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.status, json.loads(resp.read())
@@ -86,8 +87,7 @@ def _dump(db):
 
 def test_a_webhook_queues_one_sync(served):
     server, sync, db, url = served
-    code, body = _post(url + "/", {"action": "ANNOTATION_CREATED", "annotation": {"id": 1}},
-                       {SECRET_HEADER: "s3cret"})
+    code, body = _post(url + "/", {"action": "ANNOTATION_CREATED", "annotation": {"id": 1}}, {SECRET_HEADER: "s3cret"})
     assert (code, body) == (202, {"queued": "ANNOTATION_CREATED"})
     assert server.wait_idle(30)
     assert sync.calls == 1
@@ -168,9 +168,18 @@ def _raw(port, data, *, timeout=10.0):
 
 
 # -- the secret guards every endpoint but /health ---------------------------------------------
-@pytest.mark.parametrize("method, path", [("GET", "/status"), ("GET", "/status/"), ("GET", "/status?x=1"),
-                                          ("GET", "/"), ("GET", "/no-such-path"), ("POST", "/"),
-                                          ("POST", "/status")])
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("GET", "/status"),
+        ("GET", "/status/"),
+        ("GET", "/status?x=1"),
+        ("GET", "/"),
+        ("GET", "/no-such-path"),
+        ("POST", "/"),
+        ("POST", "/status"),
+    ],
+)
 def test_every_endpoint_but_health_needs_the_secret(served, method, path):
     server, sync, db, url = served
     body = b'{"action": "ANNOTATION_CREATED"}' if method == "POST" else None
@@ -190,8 +199,9 @@ def test_every_endpoint_but_health_needs_the_secret(served, method, path):
 def test_other_methods_need_the_secret_too(served, method):
     server, sync, db, url = served
     for headers, want in (({}, 401), ({SECRET_HEADER: "nope"}, 401), (SECRET, 405)):
-        req = urllib.request.Request(url + "/status", data=b"{}" if method != "HEAD" else None, method=method,
-                                     headers=headers)
+        req = urllib.request.Request(
+            url + "/status", data=b"{}" if method != "HEAD" else None, method=method, headers=headers
+        )
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(req, timeout=10)
         answer = info.value.read()
@@ -360,16 +370,23 @@ def test_a_failed_sync_goes_to_on_error(tmp_path):
 DEEP = 200_000  # far past Python's recursion limit, far under MAX_BODY
 
 
-@pytest.mark.parametrize("body", [
-    b"[" * DEEP + b"]" * DEEP,                                      # deep list
-    b'{"action": "ANNOTATION_CREATED", "x": ' + b'{"a": ' * DEEP + b"1" + b"}" * DEEP + b"}",  # deep object
-    b'{"action": "ANNOTATION_CREATED", "x": ' + b"[" * DEEP,         # deep and unfinished
-    b'{"action": "ANNOTATION_\xff\xfeCREATED"}',                    # not UTF-8
-    b"\xef\xbb\xbf" + b'{"action": "ANNOTATION_CREATED"}'[:-1],     # BOM and truncated
-    b'{"action": "ANNOTATION_CREATED", "n": ' + b"9" * 5000 + b"}",  # an integer Python refuses to read
-    b'"ANNOTATION_CREATED"', b"null", b"12", b"[]",                  # JSON, not an object
-    b'{"action": ["ANNOTATION_CREATED"]}', b'{"action": ""}',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * DEEP + b"]" * DEEP,  # deep list
+        b'{"action": "ANNOTATION_CREATED", "x": ' + b'{"a": ' * DEEP + b"1" + b"}" * DEEP + b"}",  # deep object
+        b'{"action": "ANNOTATION_CREATED", "x": ' + b"[" * DEEP,  # deep and unfinished
+        b'{"action": "ANNOTATION_\xff\xfeCREATED"}',  # not UTF-8
+        b"\xef\xbb\xbf" + b'{"action": "ANNOTATION_CREATED"}'[:-1],  # BOM and truncated
+        b'{"action": "ANNOTATION_CREATED", "n": ' + b"9" * 5000 + b"}",  # an integer Python refuses to read
+        b'"ANNOTATION_CREATED"',
+        b"null",
+        b"12",
+        b"[]",  # JSON, not an object
+        b'{"action": ["ANNOTATION_CREATED"]}',
+        b'{"action": ""}',
+    ],
+)
 def test_any_body_that_does_not_parse_is_400(served, capfd, body):
     server, sync, db, url = served
     assert len(body) < MAX_BODY
@@ -431,12 +448,15 @@ def _until_closed(sock, limit=8.0):
     return time.monotonic() - start
 
 
-@pytest.mark.parametrize("sent", [
-    b"POST / HTTP/1.1\r\nHost: x\r\nX-Bayeseval-Secret: k\r\nContent-Length: 100\r\n\r\n{\"action\"",  # short body
-    b"GET /status HTTP/1.1\r\nHost: x\r\n",      # headers never finished
-    b"GET /sta",                                  # request line never finished
-    b"",                                          # nothing at all
-])
+@pytest.mark.parametrize(
+    "sent",
+    [
+        b'POST / HTTP/1.1\r\nHost: x\r\nX-Bayeseval-Secret: k\r\nContent-Length: 100\r\n\r\n{"action"',  # short body
+        b"GET /status HTTP/1.1\r\nHost: x\r\n",  # headers never finished
+        b"GET /sta",  # request line never finished
+        b"",  # nothing at all
+    ],
+)
 def test_a_stalled_client_is_disconnected_after_the_timeout(quick, sent, capfd):
     with socket.create_connection(("127.0.0.1", quick.port), timeout=10) as s:
         s.sendall(sent)
@@ -468,8 +488,10 @@ def test_a_dripping_client_is_disconnected_too(quick):
 
 def test_a_client_that_leaves_mid_answer_leaves_no_traceback(quick, capfd):
     get = b"GET /status HTTP/1.1\r\nHost: x\r\nX-Bayeseval-Secret: k\r\n\r\n"
-    post = (b"POST / HTTP/1.1\r\nHost: x\r\nX-Bayeseval-Secret: k\r\nContent-Length: 32\r\n\r\n"
-            b'{"action": "ANNOTATION_CREATED"}')
+    post = (
+        b"POST / HTTP/1.1\r\nHost: x\r\nX-Bayeseval-Secret: k\r\nContent-Length: 32\r\n\r\n"
+        b'{"action": "ANNOTATION_CREATED"}'
+    )
     for request in (get, post) * 10:
         s = socket.create_connection(("127.0.0.1", quick.port), timeout=10)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # reset on close
@@ -480,8 +502,9 @@ def test_a_client_that_leaves_mid_answer_leaves_no_traceback(quick, capfd):
     assert "Traceback" not in capfd.readouterr().err
 
 
-@pytest.mark.parametrize("exc", [BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset"),
-                                 TimeoutError("timed out")])
+@pytest.mark.parametrize(
+    "exc", [BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset"), TimeoutError("timed out")]
+)
 def test_a_client_gone_is_not_reported(quick, capfd, exc):
     try:
         raise exc

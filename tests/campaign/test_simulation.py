@@ -43,7 +43,9 @@ def sim_pool():
 
 def test_pool_is_very_unequal(pool_active_simulate):
     sizes = pool_active_simulate.groupby("stratum").size()
-    rates = (pool_active_simulate["pred"] != pool_active_simulate["truth"]).groupby(pool_active_simulate["stratum"]).mean()
+    rates = (
+        (pool_active_simulate["pred"] != pool_active_simulate["truth"]).groupby(pool_active_simulate["stratum"]).mean()
+    )
     assert len(sizes) >= 10 and sizes.max() / sizes.min() > 50
     assert rates.max() / rates.min() > 2
 
@@ -103,24 +105,54 @@ def test_trace_and_plot(ew_vs_ib):
 
 
 def test_simulation_is_reproducible(pool_active_simulate):
-    kw = dict(strata="stratum", y_pred="pred", y_true="truth", rules=["thompson"], n_repeats=1,
-              batch_size=50, goal=Each(0.08), random_seed=5, progress=False)
+    kw = dict(
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        rules=["thompson"],
+        n_repeats=1,
+        batch_size=50,
+        goal=Each(0.08),
+        random_seed=5,
+        progress=False,
+    )
     a, b = simulate(pool_active_simulate, **kw), simulate(pool_active_simulate, **kw)
     assert a.table["labels_used"].tolist() == b.table["labels_used"].tolist()
     assert a.trace["max_halfwidth"].tolist() == b.trace["max_halfwidth"].tolist()
 
 
 def test_true_rates_match_data(pool_active_simulate):
-    res = simulate(pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth", rules=["uniform"],
-                   n_repeats=1, batch_size=100, goal=Each(0.1), random_seed=0, progress=False)
-    expected = (pool_active_simulate["pred"] != pool_active_simulate["truth"]).groupby(pool_active_simulate["stratum"]).mean()
+    res = simulate(
+        pool_active_simulate,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        rules=["uniform"],
+        n_repeats=1,
+        batch_size=100,
+        goal=Each(0.1),
+        random_seed=0,
+        progress=False,
+    )
+    expected = (
+        (pool_active_simulate["pred"] != pool_active_simulate["truth"]).groupby(pool_active_simulate["stratum"]).mean()
+    )
     np.testing.assert_allclose(res.true_rates.to_numpy(), expected.to_numpy())
 
 
 def test_overall_goal_uses_far_fewer_labels(pool_active_simulate):
-    res = simulate(pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth",
-                   rules=["expected_width"], goal=Overall(0.02),
-                   n_repeats=2, batch_size=20, random_seed=0, progress=False)
+    res = simulate(
+        pool_active_simulate,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        rules=["expected_width"],
+        goal=Overall(0.02),
+        n_repeats=2,
+        batch_size=20,
+        random_seed=0,
+        progress=False,
+    )
     # simple random sampling needs n = z^2 p (1 - p) / h^2 labels for the weighted error rate
     # (pool-share weights: p is the pooled error rate); Neyman-like allocation plus pooling
     # should need no more, up to the noise of a sequential stop (slack 15%)
@@ -142,7 +174,9 @@ def test_bool_counts_are_type_errors_naming_the_argument():
     pool_active_simulate = synthetic_pool(2_000, 3, random_seed=0)
     for name in ("n_repeats", "batch_size"):
         with pytest.raises(TypeError, match=rf"^{name} must be an integer >= 1, got True"):
-            simulate(pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth", **{"n_repeats": 1, name: True})
+            simulate(
+                pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth", **{"n_repeats": 1, name: True}
+            )
     with pytest.raises(TypeError, match=r"^n_rows must be an integer >= 1, got True"):
         synthetic_pool(True, 3)
 
@@ -156,9 +190,19 @@ def test_a_stratum_at_threshold_plus_0_003_ends_at_the_threshold_before_its_rows
     # the scenario of a rate 0.123 against 0.12 scaled down: without a margin it needs about
     # 1.645^2 * 0.123 * 0.877 / 0.003^2 = 32,000 trials, more than its 12,000 rows
     pool = exact_pool([0.123, 0.03], [12_000, 2_000], random_seed=3)
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Decide(0.12, margin=0.01),
-                   rules=["independent_beta"], n_repeats=1, batch_size=200, random_seed=1,
-                   progress=False, guarantee="average")
+    res = simulate(
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        goal=Decide(0.12, margin=0.01),
+        rules=["independent_beta"],
+        n_repeats=1,
+        batch_size=200,
+        random_seed=1,
+        progress=False,
+        guarantee="average",
+    )
     final = res.intervals.set_index("stratum")
     assert final.loc["s0", "decision"] == "at the threshold"
     assert final.loc["s0", "labelled"] < 12_000
@@ -170,8 +214,17 @@ def test_a_stratum_at_threshold_plus_0_003_ends_at_the_threshold_before_its_rows
 
 
 def test_one_campaign_costs_fewer_labels_than_one_per_metric(pool_campaign_metrics):
-    kw = dict(strata="stratum", y_pred="y_pred", y_true="y_true", goal=Each(0.08), n_repeats=2,
-              batch_size=40, random_seed=1, progress=False, rules=["expected_width"])
+    kw = dict(
+        strata="stratum",
+        y_pred="y_pred",
+        y_true="y_true",
+        goal=Each(0.08),
+        n_repeats=2,
+        batch_size=40,
+        random_seed=1,
+        progress=False,
+        rules=["expected_width"],
+    )
     both = simulate(pool_campaign_metrics, metric=["tpr", "fpr"], **kw)
     tpr = simulate(pool_campaign_metrics, metric="tpr", **kw)
     fpr = simulate(pool_campaign_metrics, metric="fpr", **kw)
@@ -182,15 +235,26 @@ def test_one_campaign_costs_fewer_labels_than_one_per_metric(pool_campaign_metri
     # the true rates per metric are the pool's
     t = pool_campaign_metrics["y_true"].to_numpy()
     p = pool_campaign_metrics["y_pred"].to_numpy()
-    direct_fpr = pd.Series(((t == 0) & (p == 1)).astype(float)).groupby(pool_campaign_metrics["stratum"].to_numpy()).sum() / \
-        pd.Series((t == 0).astype(float)).groupby(pool_campaign_metrics["stratum"].to_numpy()).sum()
+    direct_fpr = (
+        pd.Series(((t == 0) & (p == 1)).astype(float)).groupby(pool_campaign_metrics["stratum"].to_numpy()).sum()
+        / pd.Series((t == 0).astype(float)).groupby(pool_campaign_metrics["stratum"].to_numpy()).sum()
+    )
     np.testing.assert_allclose(both.true_rates.loc["fpr"].to_numpy(), direct_fpr.to_numpy())
     assert set(both.intervals["metric"]) == {"recall", "fpr"}
 
 
 def test_results_follow_the_results_protocol(pool_campaign_spec):
-    res = simulate(pool_campaign_spec, strata="stratum", y_pred="pred", y_true="truth", rules=["uniform"], n_repeats=1,
-                   goal=Each(0.1), random_seed=0, progress=False)
+    res = simulate(
+        pool_campaign_spec,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        rules=["uniform"],
+        n_repeats=1,
+        goal=Each(0.1),
+        random_seed=0,
+        progress=False,
+    )
     assert isinstance(res, SimulationResult) and isinstance(res, Result)
     frame = res.to_frame()
     frame.loc[0, "labels_used"] = -1
@@ -229,11 +293,29 @@ def test_property_simulate_refuses_missing_values(sim_pool, column, missing, row
 @pytest.mark.parametrize("guarantee", ["stratum", "average"])
 def test_intervals_have_the_status_columns_of_the_replayed_campaign(tmp_path, guarantee):
     sim_pool = synthetic_pool(n_rows=6000, n_strata=3, random_seed=1)  # strata of 5,421, 525 and 54 rows
-    res = simulate(sim_pool, strata="stratum", y_pred="pred", y_true="truth", rules=["expected_width"],
-                   n_repeats=1, goal=Each(0.15), batch_size=25, random_seed=3, progress=False,
-                   guarantee=guarantee)
-    c = Campaign.create(tmp_path / "c.db", sim_pool.drop(columns="truth"), strata="stratum", y_pred="pred",
-                        goal=Each(0.15), batch_size=25, random_seed=3, guarantee=guarantee)
+    res = simulate(
+        sim_pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        rules=["expected_width"],
+        n_repeats=1,
+        goal=Each(0.15),
+        batch_size=25,
+        random_seed=3,
+        progress=False,
+        guarantee=guarantee,
+    )
+    c = Campaign.create(
+        tmp_path / "c.db",
+        sim_pool.drop(columns="truth"),
+        strata="stratum",
+        y_pred="pred",
+        goal=Each(0.15),
+        batch_size=25,
+        random_seed=3,
+        guarantee=guarantee,
+    )
     while len(batch := c.propose()):
         c.ingest(sim_pool.loc[batch.index, "truth"])
     status = c.status()
@@ -269,8 +351,16 @@ def test_the_default_batch_size_is_one_per_400_rows_within_10_and_200(tmp_path):
 
 def test_simulate_runs_the_specs_rule_alone_by_default_with_the_pools_batch_size():
     pool = exact_pool([0.1, 0.2], [3000, 3000], random_seed=1)
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Each(0.1), n_repeats=2,
-                   random_seed=0, progress=False)
+    res = simulate(
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        goal=Each(0.1),
+        n_repeats=2,
+        random_seed=0,
+        progress=False,
+    )
     assert res.table["rule"].unique().tolist() == ["expected_width"] and len(res.table) == 2
     # batches of 6,000 // 400 = 15: every round but the last adds 15 labels
     assert (res.table["rounds"] == np.ceil(res.table["labels_used"] / 15)).all()
@@ -283,8 +373,16 @@ def test_a_proxy_simulation_shows_its_progress(capsys):
     rng = np.random.default_rng(2)
     pool = exact_pool([0.1, 0.2], [300, 300], random_seed=2)
     pool["judge"] = np.where(rng.random(len(pool)) < 0.9, pool["truth"], 1 - pool["truth"])
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", proxy="judge", goal=Each(0.15),
-                   n_repeats=2, random_seed=0)
+    res = simulate(
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        proxy="judge",
+        goal=Each(0.15),
+        n_repeats=2,
+        random_seed=0,
+    )
     assert len(res.table) == 2
     err = capsys.readouterr().err
     assert "simulating campaigns" in err and "2/2" in err
@@ -300,6 +398,16 @@ def test_a_proxy_simulation_stopped_by_an_exhausted_stratum_has_not_reached_its_
     rng = np.random.default_rng(3)
     pool = exact_pool([0.1, 0.1], [20, 300], random_seed=3)
     pool["judge"] = np.where(rng.random(len(pool)) < 0.9, pool["truth"], 1 - pool["truth"])
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", proxy="judge", goal=Each(0.08),
-                   n_repeats=1, batch_size=40, random_seed=0, progress=False)
+    res = simulate(
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        proxy="judge",
+        goal=Each(0.08),
+        n_repeats=1,
+        batch_size=40,
+        random_seed=0,
+        progress=False,
+    )
     assert not res.table["reached_goal"].any()

@@ -54,13 +54,16 @@ def test_goal_names_other_than_the_width_shorthands_are_refused_naming_the_goal(
         assert name in str(info.value)
 
 
-@pytest.mark.parametrize("make, exc, names", [
-    (lambda: Decide(1.5), ValueError, ["threshold", "1.5"]),
-    (lambda: Decide("x"), TypeError, ["threshold", "'x'"]),
-    (lambda: Decide(0.1, "up"), ValueError, ["direction", "'up'"]),
-    (lambda: Gap(0), ValueError, ["tolerance", "0"]),
-    (lambda: Each(0.5), ValueError, ["halfwidth", "0.5"]),
-])
+@pytest.mark.parametrize(
+    "make, exc, names",
+    [
+        (lambda: Decide(1.5), ValueError, ["threshold", "1.5"]),
+        (lambda: Decide("x"), TypeError, ["threshold", "'x'"]),
+        (lambda: Decide(0.1, "up"), ValueError, ["direction", "'up'"]),
+        (lambda: Gap(0), ValueError, ["tolerance", "0"]),
+        (lambda: Each(0.5), ValueError, ["halfwidth", "0.5"]),
+    ],
+)
 def test_goal_parameters_are_validated_naming_the_argument_and_value(make, exc, names):
     with pytest.raises(exc) as info:
         make()
@@ -71,16 +74,27 @@ def test_goal_parameters_are_validated_naming_the_argument_and_value(make, exc, 
 @pytest.mark.parametrize("name", ["target_halfwidth", "threshold", "direction", "tolerance", "margin"])
 def test_goal_parameters_are_not_campaign_settings(tmp_path, pool_campaign_spec, name):
     # a goal parameter given beside the goal is Python's own TypeError: the goal object carries it
-    for call in (lambda: CampaignSpec(y_pred="pred", **{name: 0.1}),
-                 lambda: Campaign.create(tmp_path / "c.db", pool_campaign_spec, y_pred="pred", **{name: 0.1}),
-                 lambda: simulate(pool_campaign_spec, y_pred="pred", y_true="truth", **{name: 0.1})):
+    for call in (
+        lambda: CampaignSpec(y_pred="pred", **{name: 0.1}),
+        lambda: Campaign.create(tmp_path / "c.db", pool_campaign_spec, y_pred="pred", **{name: 0.1}),
+        lambda: simulate(pool_campaign_spec, y_pred="pred", y_true="truth", **{name: 0.1}),
+    ):
         with pytest.raises(TypeError, match=f"unexpected keyword argument '{name}'"):
             call()
     assert not (tmp_path / "c.db").exists()
 
 
-@pytest.mark.parametrize("metric, direction", [("error_rate", "below"), ("fpr", "below"), ("fnr", "below"),
-                                               ("accuracy", "above"), ("recall", "above"), ("precision", "above")])
+@pytest.mark.parametrize(
+    "metric, direction",
+    [
+        ("error_rate", "below"),
+        ("fpr", "below"),
+        ("fnr", "below"),
+        ("accuracy", "above"),
+        ("recall", "above"),
+        ("precision", "above"),
+    ],
+)
 def test_direction_defaults_to_the_metric_kind(metric, direction):
     assert CampaignSpec(y_pred="p", metric=metric, goal=Decide(0.2)).goal.direction == direction
 
@@ -111,8 +125,7 @@ def test_several_metrics_are_validated_naming_the_argument(kwargs, exc, names):
 
 @pytest.mark.parametrize("rule", ["expected_width", "thompson"])
 def test_simulate_replays_the_campaign_of_the_same_spec(tmp_path, pool_campaign_spec, rule):
-    spec = CampaignSpec(y_pred="pred", strata="stratum", goal=Each(0.08), batch_size=25, rule=rule,
-                        random_seed=11)
+    spec = CampaignSpec(y_pred="pred", strata="stratum", goal=Each(0.08), batch_size=25, rule=rule, random_seed=11)
     sim, camp, batches = run_both(tmp_path, pool_campaign_spec, spec)
     # same number of rounds and labels, the same labels per stratum and the same counts
     assert len(batches) == int(sim.table["rounds"].iloc[0])
@@ -136,8 +149,9 @@ def test_simulate_replays_the_campaign_of_the_same_spec(tmp_path, pool_campaign_
 # PrecisionLimitedWarning expected: small strata of the pool cannot reach target_halfwidth=0.08
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_the_average_guarantee_stops_a_campaign_as_in_simulate(tmp_path, pool_campaign_spec):
-    spec = CampaignSpec(y_pred="pred", strata="stratum", goal=Each(0.08), batch_size=25, random_seed=5,
-                        guarantee="average")
+    spec = CampaignSpec(
+        y_pred="pred", strata="stratum", goal=Each(0.08), batch_size=25, random_seed=5, guarantee="average"
+    )
     sim, camp, _ = run_both(tmp_path, pool_campaign_spec, spec)
     assert camp.labels_used == int(sim.table["labels_used"].iloc[0])
     st = camp.state()
@@ -148,8 +162,16 @@ def test_the_average_guarantee_stops_a_campaign_as_in_simulate(tmp_path, pool_ca
 
 
 def test_the_spec_is_stored_and_read_back(tmp_path, pool_campaign_spec):
-    spec = CampaignSpec(y_pred="pred", strata="stratum", goal=Each(0.07), level=0.9, batch_size=13,
-                        guarantee="average", model="auto", random_seed=4)
+    spec = CampaignSpec(
+        y_pred="pred",
+        strata="stratum",
+        goal=Each(0.07),
+        level=0.9,
+        batch_size=13,
+        guarantee="average",
+        model="auto",
+        random_seed=4,
+    )
     Campaign.create(tmp_path / "c.db", pool_campaign_spec, spec=spec).close()
     with Campaign.open(tmp_path / "c.db") as camp:
         # the default label set is resolved on the pool and stored with the rest
@@ -190,8 +212,7 @@ def test_simulate_applies_the_same_costs_overall_goal_matches_neyman_with_costs(
     # (Cochran, Sampling Techniques, 5.5) is n_k proportional to w_k S_k / sqrt(c_k), so the
     # cheap twin gets sqrt(4) = 2 times the labels of the one 4x as expensive
     pool_campaign_spec = _twin_pool(4000)
-    spec = CampaignSpec(y_pred="pred", strata="g", goal=Overall(0.03), batch_size=20,
-                        costs=[1.0, 4.0], random_seed=0)
+    spec = CampaignSpec(y_pred="pred", strata="g", goal=Overall(0.03), batch_size=20, costs=[1.0, 4.0], random_seed=0)
     res = simulate(pool_campaign_spec, y_true="truth", spec=spec, n_repeats=2, progress=False)
     n = res.intervals.groupby("stratum")["labelled"].sum()
     assert 1.7 <= n["cheap"] / n["dear"] <= 2.3

@@ -58,8 +58,9 @@ def test_the_posterior_is_cached_until_invalidated():
 
 
 def test_rule_state_reads_its_counts_and_with_counts_keeps_the_goal():
-    st = RuleState.from_counts(S, N, available=[100] * 3, model="independent", goal="decide",
-                               threshold=np.full(3, 0.1), guarantee="stratum")
+    st = RuleState.from_counts(
+        S, N, available=[100] * 3, model="independent", goal="decide", threshold=np.full(3, 0.1), guarantee="stratum"
+    )
     assert st.counts.model == "independent" and st.successes is st.counts.successes
     assert st.posterior is st.counts.posterior
     new = st.with_counts(successes=np.array([0, 0, 0]))

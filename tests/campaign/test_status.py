@@ -25,8 +25,15 @@ def _label_all(c, pool, batch=400):
 
 def test_the_example_every_row_labelled_and_south_undecided_is_a_stop_not_a_goal_met():
     # south: 130 errors in 1,539, every row labelled; interval 0.0706-0.1006 against 0.10
-    st = RuleState.from_counts([2, 130], [400, 1539], available=[0, 0], goal="decide", guarantee="stratum",
-                               threshold=np.array([0.1, 0.1]), strata=["north", "south"])
+    st = RuleState.from_counts(
+        [2, 130],
+        [400, 1539],
+        available=[0, 0],
+        goal="decide",
+        guarantee="stratum",
+        threshold=np.array([0.1, 0.1]),
+        strata=["north", "south"],
+    )
     frame = status_frame(st)
     assert frame.loc["south", "lower"] == pytest.approx(0.0706, abs=6e-4)
     assert frame.loc["south", "upper"] == pytest.approx(0.1006, abs=6e-4)
@@ -45,8 +52,16 @@ def test_decided_and_undecided_strata_against_scipy_beta():
     p_meets = stats.beta.cdf(thr, 1 + s, 1 + n - s)
     want_decided = (p_meets >= 0.95) | (p_meets <= 0.05)
     assert want_decided.tolist() == [True, False, False, True]  # the cases cover both kinds
-    st = RuleState.from_counts(s, n, available=[0, 0, 0, 0], goal="decide", guarantee="average",
-                               model="independent", threshold=np.full(4, thr), strata=list("abcd"))
+    st = RuleState.from_counts(
+        s,
+        n,
+        available=[0, 0, 0, 0],
+        goal="decide",
+        guarantee="average",
+        model="independent",
+        threshold=np.full(4, thr),
+        strata=list("abcd"),
+    )
     out = stratum_outcomes(st)
     assert [o.startswith("decided") for o in out] == want_decided.tolist()
     assert out[~want_decided].tolist() == ["undecided: pool exhausted"] * 2
@@ -65,8 +80,16 @@ def test_at_the_threshold_within_the_margin_is_its_own_outcome_and_counts_as_dec
     # at 0.95 lies within 0.108-0.132 while P(rate < 0.12) is between 0.05 and 0.95 (SciPy)
     lo, hi = stats.beta.ppf([0.025, 0.975], 1231, 8771)
     assert 0.108 < lo and hi < 0.132 and 0.05 < stats.beta.cdf(0.12, 1231, 8771) < 0.95
-    st = RuleState.from_counts([1230, 10], [10000, 1000], available=[0, 0], goal="decide", guarantee="average",
-                               model="independent", threshold=np.array([0.12, 0.12]), margin=0.012)
+    st = RuleState.from_counts(
+        [1230, 10],
+        [10000, 1000],
+        available=[0, 0],
+        goal="decide",
+        guarantee="average",
+        model="independent",
+        threshold=np.array([0.12, 0.12]),
+        margin=0.012,
+    )
     assert stratum_outcomes(st).tolist() == ["at the threshold (within the margin)", "decided: meets"]
     assert st.goal.reached(st) and outcome_text([st]).startswith("goal met: ")
 
@@ -75,8 +98,9 @@ def test_a_half_width_goal_stopped_by_an_exhausted_stratum_is_not_met():
     # 3 errors in 40, every row labelled: the Jeffreys 95% interval is wider than 0.05 (SciPy)
     lo, hi = stats.beta.ppf([0.025, 0.975], 3.5, 37.5)
     assert (hi - lo) / 2 > 0.05
-    st = RuleState.from_counts([3, 20], [40, 4000], available=[0, 0], model="independent", target_halfwidth=0.05,
-                               strata=["small", "large"])
+    st = RuleState.from_counts(
+        [3, 20], [40, 4000], available=[0, 0], model="independent", target_halfwidth=0.05, strata=["small", "large"]
+    )
     assert stratum_outcomes(st).tolist() == ["not met: pool exhausted", "met"]
     assert st.is_done() and not st.goal.reached(st)
     assert outcome_text([st]).startswith("stopped: 1 of 2 strata not met, pool exhausted (small)")
@@ -125,8 +149,7 @@ def test_each_goal_campaign_with_a_small_stratum_stops_without_meeting_it(tmp_pa
     pool = exact_pool([0.1, 0.1], [30, 3000], random_seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionLimitedWarning)
-        c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Each(0.08),
-                            random_seed=1)
+        c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Each(0.08), random_seed=1)
     _label_all(c, pool)
     st = c.status()
     assert c.done and not c.goal_met

@@ -93,5 +93,10 @@ def predictive_reference(sk, nk, w, a, b, level=0.95):
     upper = pmf[sk + 1 :].sum() + 0.5 * pmf[sk]
     cdf = np.cumsum(pmf)
     half = (1.0 - level) / 2.0
-    return lower, min(1.0, 2.0 * min(lower, upper)), int(np.searchsorted(cdf, half)), int(
-        np.searchsorted(cdf, 1.0 - half)), cdf
+    return (
+        lower,
+        min(1.0, 2.0 * min(lower, upper)),
+        int(np.searchsorted(cdf, half)),
+        int(np.searchsorted(cdf, 1.0 - half)),
+        cdf,
+    )

@@ -63,8 +63,7 @@ def test_input_errors_name_the_argument():
 
 
 def test_calibration_study_mc_se_is_the_binomial_se_of_its_intervals():
-    kw = dict(configurations=("exchangeable",), methods=("wilson",), n_strata=3, trials=20,
-              random_seed=0)
+    kw = dict(configurations=("exchangeable",), methods=("wilson",), n_strata=3, trials=20, random_seed=0)
     new = calibration_study(n_repeats=5, **kw)
     # 5 data sets x 3 strata: Monte Carlo SE of a proportion from 15 intervals
     cov = new["coverage"].iloc[0]

@@ -26,9 +26,7 @@ def test_compare_frequentist_reference_values_and_reasons():
     np.testing.assert_allclose(per["cp_upper"], cu, atol=1e-9)
     summ = post.summary()
     np.testing.assert_allclose(per["pooled_mean"], summ["mean"])
-    np.testing.assert_allclose(
-        per["width_ratio"], (summ["upper"] - summ["lower"]) / (wu - wl), rtol=1e-12
-    )
+    np.testing.assert_allclose(per["width_ratio"], (summ["upper"] - summ["lower"]) / (wu - wl), rtol=1e-12)
     # the 1-of-4 stratum is pulled hard toward the pool: flagged with that reason
     assert per.loc[0, "reason"] == "strong shrinkage of a small stratum"
     assert bool(per.loc[0, "flag"])

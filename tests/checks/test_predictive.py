@@ -38,17 +38,23 @@ def test_ppc_mixed_pvalue_matches_beta_binomial_mixture():
     assert len(mixed) >= 3
     for k in mixed:
         obs = s[k]
-        lower = np.mean(
-            stats.betabinom.cdf(obs - 1, 80, a, b) + 0.5 * stats.betabinom.pmf(obs, 80, a, b)
-        )
+        lower = np.mean(stats.betabinom.cdf(obs - 1, 80, a, b) + 0.5 * stats.betabinom.pmf(obs, 80, a, b))
         ref = min(1.0, 2 * min(lower, 1 - lower))
         # Monte Carlo sd of a two-sided p with 20,000 draws is at most 0.007
         assert ppc.table.loc[k, "p_value"] == pytest.approx(ref, abs=0.025)
         assert ppc.table.loc[k, "pred_lower"] <= obs <= ppc.table.loc[k, "pred_upper"]
     assert ppc.outliers == []
     assert list(ppc.table.columns) == [
-        "successes", "trials", "pred_lower", "pred_upper", "p_value", "p_posterior", "check",
-        "direction", "p_conflict", "flag",
+        "successes",
+        "trials",
+        "pred_lower",
+        "pred_upper",
+        "p_value",
+        "p_posterior",
+        "check",
+        "direction",
+        "p_conflict",
+        "flag",
     ]
 
 
@@ -223,8 +229,11 @@ def ppc_and_warnings(s, n):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ppc = posterior_predictive_check(fit(s, n), random_seed=1)
-    return ppc, [w for w in caught if issubclass(w.category, ModelCheckWarning)
-                 and "stratum(s) with counts extreme" in str(w.message)]
+    return ppc, [
+        w
+        for w in caught
+        if issubclass(w.category, ModelCheckWarning) and "stratum(s) with counts extreme" in str(w.message)
+    ]
 
 
 def assert_interval_within_mc(lo, hi, cdf, level=0.95, tol=0.006):
@@ -269,8 +278,7 @@ def _scaled(factor):
         (np.array([5, 6, 4, 7, 10_300]), np.array([50, 50, 40, 60, 100_000]), []),
         # four large strata at 0.10 and one at 0.15 (about 5 s: thousands of grid points
         # hold the mass of each predictive)
-        pytest.param(np.array([1000, 1010, 990, 1005, 1500]), np.full(5, 10_000), [4],
-                     marks=pytest.mark.slow),
+        pytest.param(np.array([1000, 1010, 990, 1005, 1500]), np.full(5, 10_000), [4], marks=pytest.mark.slow),
     ],
 )
 def test_cross_validated_check_of_large_counts_matches_a_refit_without_the_stratum(s, n, outliers):
@@ -304,8 +312,11 @@ def test_cross_validated_check_of_large_counts_matches_a_refit_without_the_strat
 @pytest.mark.slow  # SciPy's pmf over 14,000 and 20,000 counts: about 20 s
 @pytest.mark.parametrize(
     ("s", "n", "k"),
-    [(*_scaled(10), 2), (np.array([5, 6, 4, 7, 9000]), np.array([50, 50, 40, 60, 20000]), 4),
-     (np.array([1000, 1010, 990, 1005, 1500]), np.full(5, 10_000), 4)],
+    [
+        (*_scaled(10), 2),
+        (np.array([5, 6, 4, 7, 9000]), np.array([50, 50, 40, 60, 20000]), 4),
+        (np.array([1000, 1010, 990, 1005, 1500]), np.full(5, 10_000), 4),
+    ],
 )
 def test_cross_validated_check_of_many_trials_matches_scipy(s, n, k):
     t = ppc_and_warnings(s, n)[0].table
@@ -325,8 +336,14 @@ def test_cross_validated_check_from_posterior_draws_matches_the_leave_one_out_fi
     from bayeseval.models.posterior import Posterior
 
     post = fit(LARGE_S, LARGE_N, seed=0)
-    draws = Posterior(counts=post.counts, engine="pymc", model="beta_binomial", prior=post.prior,
-                      theta=post.theta, hyper={k: post.draws(k) for k in ("mu", "kappa")})
+    draws = Posterior(
+        counts=post.counts,
+        engine="pymc",
+        model="beta_binomial",
+        prior=post.prior,
+        theta=post.theta,
+        hyper={k: post.draws(k) for k in ("mu", "kappa")},
+    )
     t = quiet_ppc(draws, random_seed=1).table
     checked = np.flatnonzero(t["check"].to_numpy() == "cross-validated")
     assert 2 in checked and checked.size >= 2

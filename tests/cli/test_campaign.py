@@ -64,8 +64,29 @@ SUBCOMMANDS = ["create", "propose", "ingest", "status", "pending", "release", "e
 def labelled_db(tmp_path, pool_csv, capsys):
     path, pool = pool_csv
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", db, "--seed", "1", "--costs", "north=3"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+                "--costs",
+                "north=3",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "b.csv"
     assert main(["campaign", "propose", "--db", db, "--batch-size", "24", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
@@ -84,8 +105,29 @@ def _digest(path):
 def _db(tmp_path, pool_csv, name="c.db"):
     path, pool = pool_csv
     db = str(tmp_path / name)
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", db, "--seed", "1", "--target-halfwidth", "0.2"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+                "--target-halfwidth",
+                "0.2",
+            ]
+        )
+        == 0
+    )
     return db, pool
 
 
@@ -108,8 +150,14 @@ def _hidden_files(folder):
     return [f for f in os.listdir(folder) if f.startswith(".writing-")]
 
 
-READ_COMMANDS = [["status"], ["pending"], ["history"], ["forecast"], ["export", "--out", "{dir}/e.csv"],
-                 ["report", "--out", "{dir}/r.html"]]
+READ_COMMANDS = [
+    ["status"],
+    ["pending"],
+    ["history"],
+    ["forecast"],
+    ["export", "--out", "{dir}/e.csv"],
+    ["report", "--out", "{dir}/r.html"],
+]
 
 
 def _report_kappas(html_text):
@@ -128,17 +176,58 @@ def cli_campaign(tmp_path):
     pool = make_pool_hardening_campaign(n=300)
     pool.reset_index().to_csv(tmp_path / "pool.csv", index=False)
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "rid",
-                 "--strata", "g", "--y-pred", "pred", "--db", db, "--seed", "1",
-                 "--target-halfwidth", "0.01"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(tmp_path / "pool.csv"),
+                "--id-column",
+                "rid",
+                "--strata",
+                "g",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+                "--target-halfwidth",
+                "0.01",
+            ]
+        )
+        == 0
+    )
     return db, pool
 
 
 def test_full_cli_cycle(tmp_path, pool_csv, capsys):
     path, pool = pool_csv
     db = tmp_path / "c.db"
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", str(db), "--seed", "1", "--target-halfwidth", "0.2"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                str(db),
+                "--seed",
+                "1",
+                "--target-halfwidth",
+                "0.2",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "batch.csv"
     assert main(["campaign", "propose", "--db", str(db), "--batch-size", "30", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
@@ -169,13 +258,49 @@ def test_full_cli_cycle(tmp_path, pool_csv, capsys):
 def test_bad_input_exits_2_with_one_line(tmp_path, pool_csv, capsys):
     path, pool = pool_csv
     db = tmp_path / "c.db"
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "nope",
-                 "--y-pred", "pred", "--db", str(db)]) == 2
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "nope",
+                "--y-pred",
+                "pred",
+                "--db",
+                str(db),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "nope" in err
     assert not db.exists()
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", str(db), "--seed", "2"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                str(db),
+                "--seed",
+                "2",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "b.csv"
     assert main(["campaign", "propose", "--db", str(db), "--batch-size", "5", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
@@ -197,11 +322,18 @@ def test_module_entry_point_parquet(tmp_path, pool_csv):
     pool.reset_index().to_parquet(pq)
     db = tmp_path / "c.db"
     run = [sys.executable, "-m", "bayeseval.cli.campaign", "campaign"]
-    r = subprocess.run(run + ["create", "--pool", str(pq), "--id-column", "id", "--strata", "region",
-                              "--y-pred", "pred", "--db", str(db)], capture_output=True, text=True)
+    r = subprocess.run(
+        run
+        + ["create", "--pool", str(pq), "--id-column", "id", "--strata", "region", "--y-pred", "pred", "--db", str(db)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
-    r = subprocess.run(run + ["propose", "--db", str(db), "--batch-size", "12", "--out", str(tmp_path / "b.parquet")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        run + ["propose", "--db", str(db), "--batch-size", "12", "--out", str(tmp_path / "b.parquet")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert len(pd.read_parquet(tmp_path / "b.parquet")) == 12
 
@@ -275,8 +407,25 @@ def test_report_writes_html_with_inline_plots(labelled_db, tmp_path, capsys):
 def test_create_on_an_existing_file_speaks_to_the_command_line(labelled_db, pool_csv, capsys):
     db, _ = labelled_db
     path, _ = pool_csv
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", db]) == 2
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "already exists" in err and db in err and "Campaign.open" not in err
 
@@ -372,8 +521,11 @@ def test_an_export_or_report_failing_mid_write_leaves_the_target_as_it_was(tmp_p
     err = capsys.readouterr().err.strip()
     assert "No space left on device" in err and err.count("\n") == 0
     assert _digest(target) == before and _hidden_files(tmp_path) == []
-    monkeypatch.setattr(Path, "write_text", lambda self, *a, **k: (_ for _ in ()).throw(
-        OSError(errno.ENOSPC, "No space left on device")))
+    monkeypatch.setattr(
+        Path,
+        "write_text",
+        lambda self, *a, **k: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")),
+    )
     assert main(["campaign", "report", "--db", db, "--out", str(tmp_path / "r.html")]) == 2
     assert not (tmp_path / "r.html").exists() and _hidden_files(tmp_path) == []
 
@@ -419,8 +571,10 @@ def test_read_commands_work_on_a_read_only_mount(tmp_path, pool_csv):
         f"codes = [main(a) for a in {calls!r}]\n"
         "print(json.dumps(codes))\n"
     )
-    shell = (f"mount --bind {ro} {ro} && mount -o remount,ro,bind {ro} && "
-             f"touch {ro}/probe 2>/dev/null; test ! -e {ro}/probe && {sys.executable} -c \"$0\"")
+    shell = (
+        f"mount --bind {ro} {ro} && mount -o remount,ro,bind {ro} && "
+        f'touch {ro}/probe 2>/dev/null; test ! -e {ro}/probe && {sys.executable} -c "$0"'
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     r = subprocess.run(["unshare", "-rm", "sh", "-c", shell, script], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
@@ -433,9 +587,11 @@ def test_read_commands_work_on_a_read_only_mount(tmp_path, pool_csv):
 
 @pytest.mark.parametrize(
     ("message", "expected"),
-    [("database or disk is full", "the disk is full"),
-     ("attempt to write a readonly database", "read-only"),
-     ("disk I/O error", "disk I/O error")],
+    [
+        ("database or disk is full", "the disk is full"),
+        ("attempt to write a readonly database", "read-only"),
+        ("disk I/O error", "disk I/O error"),
+    ],
 )
 def test_sqlite_failures_are_named_as_what_they_are(tmp_path, pool_csv, capsys, monkeypatch, message, expected):
     db, _ = _db(tmp_path, pool_csv)
@@ -454,8 +610,11 @@ def test_a_file_that_cannot_be_opened_is_named_read_only_where_the_folder_is(tmp
     db, _ = _db(tmp_path, pool_csv)
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, mode: False if mode == os.W_OK else real_access(p, mode))
-    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: (_ for _ in ()).throw(
-        sqlite3.OperationalError("unable to open database file")))
+    monkeypatch.setattr(
+        sqlite3,
+        "connect",
+        lambda *a, **k: (_ for _ in ()).throw(sqlite3.OperationalError("unable to open database file")),
+    )
     capsys.readouterr()
     assert main(["campaign", "status", "--db", db]) == 2
     err = capsys.readouterr().err.strip()
@@ -470,8 +629,27 @@ def test_a_warning_is_one_line_without_source_path_once_per_command(tmp_path, po
     path, _ = pool_csv
     db = str(tmp_path / "c.db")
     hook = warnings.showwarning
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", db, "--target-halfwidth", "0.03"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--target-halfwidth",
+                "0.03",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("warning: target_halfwidth=0.03 cannot be met")
     assert ".py" not in err[0] and "return " not in err[0]
@@ -483,8 +661,9 @@ def test_a_warning_is_one_line_without_source_path_once_per_command(tmp_path, po
     assert warnings.showwarning is hook  # the hook lives only while a command runs
 
 
-def test_a_waiting_write_ahead_log_in_a_read_only_folder_is_refused_not_read_stale(tmp_path, pool_csv, capsys,
-                                                                                    monkeypatch):
+def test_a_waiting_write_ahead_log_in_a_read_only_folder_is_refused_not_read_stale(
+    tmp_path, pool_csv, capsys, monkeypatch
+):
     db, _ = _db(tmp_path, pool_csv)
     copy = tmp_path / "copy"
     copy.mkdir()
@@ -523,7 +702,9 @@ def test_an_older_file_is_read_read_only_without_being_upgraded(tmp_path, pool_c
     db, _ = _db(tmp_path, pool_csv)
     assert main(["campaign", "propose", "--db", db, "--batch-size", "5", "--out", str(tmp_path / "b.csv")]) == 0
     conn = sqlite3.connect(db)  # the file as schema version 2 wrote it: no content and tasks tables
-    conn.executescript("DROP TABLE content; DROP TABLE tasks; UPDATE meta SET value = '2' WHERE key = 'schema_version';")
+    conn.executescript(
+        "DROP TABLE content; DROP TABLE tasks; UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+    )
     conn.close()
     before = _digest(db)
     capsys.readouterr()
@@ -539,12 +720,39 @@ def test_batch_csv_neutralises_formulas_and_ingests_unchanged(tmp_path, capsys):
     rng = np.random.default_rng(3)
     n = 120
     regions = np.array(['=HYPERLINK("http://x","y")', "+1+2", "@SUM(A1)", "plain"])
-    pool = pd.DataFrame({"id": [f"-{i}" for i in range(n)], "region": rng.choice(regions, n),
-                         "pred": rng.integers(0, 2, n), "truth": rng.integers(0, 2, n)})
+    pool = pd.DataFrame(
+        {
+            "id": [f"-{i}" for i in range(n)],
+            "region": rng.choice(regions, n),
+            "pred": rng.integers(0, 2, n),
+            "truth": rng.integers(0, 2, n),
+        }
+    )
     path, db, out = tmp_path / "pool.csv", tmp_path / "c.db", tmp_path / "b.csv"
     pool.to_csv(path, index=False)
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", str(db), "--seed", "1", "--target-halfwidth", "0.2"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                str(db),
+                "--seed",
+                "1",
+                "--target-halfwidth",
+                "0.2",
+            ]
+        )
+        == 0
+    )
     assert main(["campaign", "propose", "--db", str(db), "--batch-size", "40", "--out", str(out)]) == 0
     batch = pd.read_csv(out, dtype=str, keep_default_na=False)
     truth = pool.set_index("id")
@@ -595,16 +803,38 @@ def test_csv_batches_keep_the_content_and_the_cli_writes_the_config(tmp_path, ca
     pool_annotations = content_pool().reset_index()
     pool_annotations.to_csv(tmp_path / "pool.csv", index=False)
     db, out = str(tmp_path / "c.db"), str(tmp_path / "b.csv")
-    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", db, "--content", "text,image_url", "--seed", "2"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(tmp_path / "pool.csv"),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--content",
+                "text,image_url",
+                "--seed",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert main(["campaign", "propose", "--db", db, "--out", out, "--batch-size", "5"]) == 0
     batch = pd.read_csv(out)
     want = pool_annotations.set_index("id").loc[batch["id"]]
     assert batch["text"].tolist() == want["text"].tolist()
     assert batch["image_url"].tolist() == want["image_url"].tolist()
     cfg = tmp_path / "config.xml"
-    assert main(["campaign", "labelstudio-config", "--db", db, "--out", str(cfg),
-                 "--content-type", "image_url=text"]) == 0
+    assert (
+        main(["campaign", "labelstudio-config", "--db", db, "--out", str(cfg), "--content-type", "image_url=text"]) == 0
+    )
     root = ET.parse(cfg).getroot()
     assert [el.tag for el in root if el.tag in ("Text", "Image")] == ["Text", "Text"]
     capsys.readouterr()
@@ -617,9 +847,33 @@ def test_cli_creates_a_decision_campaign_and_status_shows_decisions(tmp_path, ca
     path = tmp_path / "pool.csv"
     pool.to_csv(path, index_label="id")
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "stratum",
-                 "--y-pred", "pred", "--metric", "accuracy", "--goal", "decide", "--threshold", "s0=0.9,s1=0.8",
-                 "--db", db, "--seed", "1"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "stratum",
+                "--y-pred",
+                "pred",
+                "--metric",
+                "accuracy",
+                "--goal",
+                "decide",
+                "--threshold",
+                "s0=0.9,s1=0.8",
+                "--db",
+                db,
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
     with Campaign.open(db) as c:
         assert c.spec.goal == Decide((0.9, 0.8), "above")
         while not c.done:
@@ -641,8 +895,22 @@ def test_cli_bad_threshold_exits_2_naming_it(tmp_path, capsys):
     pool = exact_pool([0.02, 0.3], [100, 100])
     path = tmp_path / "pool.csv"
     pool.to_csv(path, index_label="id")
-    args = ["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "stratum", "--y-pred", "pred",
-            "--goal", "decide", "--db", str(tmp_path / "c.db")]
+    args = [
+        "campaign",
+        "create",
+        "--pool",
+        str(path),
+        "--id-column",
+        "id",
+        "--strata",
+        "stratum",
+        "--y-pred",
+        "pred",
+        "--goal",
+        "decide",
+        "--db",
+        str(tmp_path / "c.db"),
+    ]
     assert main([*args, "--threshold", "s0=2"]) == 2
     err = capsys.readouterr().err.strip()
     assert "--threshold" in err and "s0=2" in err and err.count("\n") == 0
@@ -654,8 +922,20 @@ def test_cli_margin_is_stored_and_a_bad_margin_exits_2_naming_it(tmp_path, capsy
     pool = exact_pool([0.1, 0.3], [400, 400])
     pool.to_csv(tmp_path / "pool.csv", index=False)
     db = str(tmp_path / "c.db")
-    base = ["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--strata", "stratum", "--y-pred", "pred",
-            "--goal", "decide", "--threshold", "0.12"]
+    base = [
+        "campaign",
+        "create",
+        "--pool",
+        str(tmp_path / "pool.csv"),
+        "--strata",
+        "stratum",
+        "--y-pred",
+        "pred",
+        "--goal",
+        "decide",
+        "--threshold",
+        "0.12",
+    ]
     assert main([*base, "--db", db, "--margin", "0.02"]) == 0
     with Campaign.open(db) as c:
         assert c.spec.goal.margin == 0.02 and c.state().margin == 0.02
@@ -672,13 +952,36 @@ def test_cli_proxy_flag(tmp_path):
     path = tmp_path / "pool.csv"
     pool.rename_axis("id").reset_index().to_csv(path, index=False)
     db = tmp_path / "camp.db"
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "g",
-                 "--y-pred", "pred", "--proxy", "judge", "--target-halfwidth", "0.1", "--db", str(db), "--seed", "1"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "g",
+                "--y-pred",
+                "pred",
+                "--proxy",
+                "judge",
+                "--target-halfwidth",
+                "0.1",
+                "--db",
+                str(db),
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
     c = Campaign.open(db)
     assert c.spec.proxy == "judge"
     batch = c.propose(30)
     # Neyman across cells from the uniform prior: the disagreement cell gets its share N_c/N
-    cell = (pool.loc[batch.index, "judge"] != pool.loc[batch.index, "pred"])
+    cell = pool.loc[batch.index, "judge"] != pool.loc[batch.index, "pred"]
     assert 0 < cell.sum() < len(batch)
     assert (c.status()["read"] == "proxy").all()
     c.close()
@@ -688,8 +991,22 @@ def test_cli_proxy_flag(tmp_path):
 def test_cli_has_no_stopping_flags(tmp_path, flag):
     pool = _campaign_pool()
     pool.to_csv(tmp_path / "pool.csv", index_label="row")
-    args = ["campaign", "create", "--db", str(tmp_path / "c.db"), "--pool", str(tmp_path / "pool.csv"), "--strata", "g",
-            "--y-pred", "pred", "--id-column", "row", flag, "2"]
+    args = [
+        "campaign",
+        "create",
+        "--db",
+        str(tmp_path / "c.db"),
+        "--pool",
+        str(tmp_path / "pool.csv"),
+        "--strata",
+        "g",
+        "--y-pred",
+        "pred",
+        "--id-column",
+        "row",
+        flag,
+        "2",
+    ]
     assert main(args) == 2 and not (tmp_path / "c.db").exists()
 
 
@@ -697,15 +1014,33 @@ def test_cli_ingest_reads_the_y_true_column_in_two_batches(tmp_path, pool_campai
     path = tmp_path / "pool.csv"
     pool_campaign_spec.reset_index().to_csv(path, index=False)
     db, out = str(tmp_path / "c.db"), tmp_path / "b.csv"
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "row_id", "--strata", "stratum",
-                 "--y-pred", "pred", "--db", db, "--seed", "1"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "row_id",
+                "--strata",
+                "stratum",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert main(["campaign", "propose", "--db", db, "--batch-size", "8", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
     batch["answer"] = pool_campaign_spec.loc[batch["row_id"], "truth"].to_numpy()
     batch.iloc[:4].to_csv(tmp_path / "first.csv", index=False)
     batch.iloc[4:].to_csv(tmp_path / "second.csv", index=False)
-    assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "first.csv"),
-                 "--y-true", "answer"]) == 0
+    assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "first.csv"), "--y-true", "answer"]) == 0
     assert main(["campaign", "ingest", "--db", db, "--labels", str(tmp_path / "second.csv"), "--y-true", "answer"]) == 0
     with Campaign.open(db) as camp:
         labels = camp.labels()["label"]
@@ -735,8 +1070,27 @@ def test_cli_ingest_of_fractional_and_infinite_labels(tmp_path, capsys):
     pool = make_pool_hardening_campaign()
     pool.reset_index().to_csv(tmp_path / "pool.csv", index=False)
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "rid",
-                 "--strata", "g", "--y-pred", "pred", "--db", db, "--seed", "1"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(tmp_path / "pool.csv"),
+                "--id-column",
+                "rid",
+                "--strata",
+                "g",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "b.csv"
     assert main(["campaign", "propose", "--db", db, "--batch-size", "4", "--out", str(out)]) == 0
     batch = pd.read_csv(out)
@@ -929,9 +1283,22 @@ def test_cli_errors_are_one_line_exit_2(tmp_path, cli_campaign, capsys, argv, na
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_cli_subprocess_error_is_one_line(tmp_path):
     r = subprocess.run(
-        [sys.executable, "-m", "bayeseval", "campaign", "propose", "--db", str(tmp_path / "c.db"),
-         "--batch-size", "-3", "--out", str(tmp_path / "b.csv")],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        [
+            sys.executable,
+            "-m",
+            "bayeseval",
+            "campaign",
+            "propose",
+            "--db",
+            str(tmp_path / "c.db"),
+            "--batch-size",
+            "-3",
+            "--out",
+            str(tmp_path / "b.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "--batch-size" in r.stderr and "-3" in r.stderr
@@ -1004,20 +1371,57 @@ def test_create_with_labels_starts_from_them_in_every_format_ingest_reads(tmp_pa
         extra = []
     elif kind == "labelstudio":
         labels = tmp_path / "export.json"
-        tasks = [{"id": i + 1, "data": {"bayeseval_row_id": r}, "meta": {"bayeseval_row_id": r},
-                  "annotations": [{"completed_by": 1, "result": [
-                      {"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": [str(v)]}}]}]}
-                 for i, (r, v) in enumerate(zip(seed["id"], seed["label"], strict=True))]
+        tasks = [
+            {
+                "id": i + 1,
+                "data": {"bayeseval_row_id": r},
+                "meta": {"bayeseval_row_id": r},
+                "annotations": [
+                    {
+                        "completed_by": 1,
+                        "result": [
+                            {"from_name": "label", "to_name": "text", "type": "choices", "value": {"choices": [str(v)]}}
+                        ],
+                    }
+                ],
+            }
+            for i, (r, v) in enumerate(zip(seed["id"], seed["label"], strict=True))
+        ]
         labels.write_text(json.dumps(tasks))
         extra = []
     else:
         labels = tmp_path / "labels.jsonl"
-        labels.write_text("".join(json.dumps({"id": r, "label": int(v)}) + "\n"
-                                  for r, v in zip(seed["id"], seed["label"], strict=True)))
+        labels.write_text(
+            "".join(
+                json.dumps({"id": r, "label": int(v)}) + "\n" for r, v in zip(seed["id"], seed["label"], strict=True)
+            )
+        )
         extra = []
     db = tmp_path / "c.db"
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", str(db), "--seed", "1", "--labels", str(labels), *extra]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                str(db),
+                "--seed",
+                "1",
+                "--labels",
+                str(labels),
+                *extra,
+            ]
+        )
+        == 0
+    )
     assert "120 labels you already had" in capsys.readouterr().out
     assert main(["campaign", "status", "--db", str(db), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
@@ -1033,15 +1437,30 @@ def test_create_with_labels_starts_from_them_in_every_format_ingest_reads(tmp_pa
 def test_create_with_bad_labels_exits_2_with_one_line_naming_labels(tmp_path, pool_csv, capsys):
     path, pool = pool_csv
     seed = _seed_file(pool, n=10)
-    base = ["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-            "--y-pred", "pred", "--seed", "1"]
+    base = [
+        "campaign",
+        "create",
+        "--pool",
+        str(path),
+        "--id-column",
+        "id",
+        "--strata",
+        "region",
+        "--y-pred",
+        "pred",
+        "--seed",
+        "1",
+    ]
     cases = {
         "unknown": (pd.concat([seed, pd.DataFrame({"id": ["nope"], "label": [1]})]), [], "ids not in the pool: 'nope'"),
         "twice": (pd.concat([seed, seed.iloc[:1]]), [], "ids given twice"),
         "blank": (seed.assign(label=[None] + [1] * 9), [], "blank labels for ids"),
         "column": (seed, ["--y-true", "answer"], "--y-true 'answer' is not in"),
-        "unequal": (seed.assign(p=np.linspace(0.1, 0.5, 10)), ["--inclusion", "p", "--guarantee", "average"],
-                    "probabilities differ within"),
+        "unequal": (
+            seed.assign(p=np.linspace(0.1, 0.5, 10)),
+            ["--inclusion", "p", "--guarantee", "average"],
+            "probabilities differ within",
+        ),
     }
     for name, (frame, extra, words) in cases.items():
         labels = tmp_path / f"{name}.csv"
@@ -1062,8 +1481,31 @@ def test_create_with_unequal_inclusion_reads_the_labels_as_a_seed_cell(tmp_path,
     labels = tmp_path / "paid.csv"
     seed.assign(p=np.linspace(0.1, 0.5, 40)).to_csv(labels, index=False)
     db = tmp_path / "c.db"
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region", "--y-pred",
-                 "pred", "--seed", "1", "--db", str(db), "--labels", str(labels), "--inclusion", "p"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--seed",
+                "1",
+                "--db",
+                str(db),
+                "--labels",
+                str(labels),
+                "--inclusion",
+                "p",
+            ]
+        )
+        == 0
+    )
     with Campaign.open(db) as c:
         status = c.status()
     assert set(status["read"]) == {"seeded"} and int(status["labelled"].sum()) == 40
@@ -1075,15 +1517,32 @@ def test_create_with_unequal_inclusion_reads_the_labels_as_a_seed_cell(tmp_path,
     assert status["mean"].isna().all() and all(r["mean"] is None and r["upper"] > 0.5 for r in rows)
 
 
-@pytest.mark.parametrize(("values", "shown"), [({1: "yes", 0: "no"}, "'no', 'yes'"),
-                                               ({1: "right", 0: "wrong"}, "'right', 'wrong'")])
+@pytest.mark.parametrize(
+    ("values", "shown"), [({1: "yes", 0: "no"}, "'no', 'yes'"), ({1: "right", 0: "wrong"}, "'right', 'wrong'")]
+)
 def test_cli_create_refuses_a_text_proxy_in_one_line(tmp_path, capsys, values, shown):
     pool, _ = _pool_campaign_proxy(n=300)
     pool["judge"] = pool["judge"].map(values)
     path = tmp_path / "pool.csv"
     pool.rename_axis("id").reset_index().to_csv(path, index=False)
-    code = main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "g",
-                 "--y-pred", "pred", "--proxy", "judge", "--db", str(tmp_path / "c.db")])
+    code = main(
+        [
+            "campaign",
+            "create",
+            "--pool",
+            str(path),
+            "--id-column",
+            "id",
+            "--strata",
+            "g",
+            "--y-pred",
+            "pred",
+            "--proxy",
+            "judge",
+            "--db",
+            str(tmp_path / "c.db"),
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and not (tmp_path / "c.db").exists()
     assert "error: proxy column 'judge' holds values" in err and shown in err
@@ -1093,14 +1552,40 @@ def test_cli_create_refuses_a_text_proxy_in_one_line(tmp_path, capsys, values, s
 # -- nothing to propose, blank labels, import files --------------------------------------------
 def _small_campaign(tmp_path, n=12, **flags):
     """A 12-row pool (two strata) and its campaign database."""
-    pool = pd.DataFrame({"id": range(n), "g": ["a", "b"] * (n // 2), "pred": [0, 1, 1, 0] * (n // 4),
-                         "truth": [0, 1, 0, 0, 1, 1] * (n // 6)})
+    pool = pd.DataFrame(
+        {
+            "id": range(n),
+            "g": ["a", "b"] * (n // 2),
+            "pred": [0, 1, 1, 0] * (n // 4),
+            "truth": [0, 1, 0, 0, 1, 1] * (n // 6),
+        }
+    )
     pool.to_csv(tmp_path / "pool.csv", index=False)
     db = str(tmp_path / "c.db")
     flags.setdefault("target_halfwidth", 0.45)  # reachable with 6 rows a stratum: no precision warning
     extra = [x for k, v in flags.items() for x in (f"--{k.replace('_', '-')}", str(v))]
-    assert main(["campaign", "create", "--pool", str(tmp_path / "pool.csv"), "--id-column", "id", "--strata", "g",
-                 "--y-pred", "pred", "--db", db, "--seed", "1", *extra]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(tmp_path / "pool.csv"),
+                "--id-column",
+                "id",
+                "--strata",
+                "g",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+                *extra,
+            ]
+        )
+        == 0
+    )
     return db, pool.set_index("id")
 
 
@@ -1172,20 +1657,32 @@ def _blank_cases(tmp_path, rows, labels):
     files = {}
     pd.DataFrame({"id": rows, "label": labels}).to_csv(tmp_path / "b.csv", index=False)
     files["csv"] = tmp_path / "b.csv"
-    (tmp_path / "b.jsonl").write_text("".join(json.dumps({"id": r, "label": v}) + "\n" for r, v in zip(rows, labels, strict=True)))
+    (tmp_path / "b.jsonl").write_text(
+        "".join(json.dumps({"id": r, "label": v}) + "\n" for r, v in zip(rows, labels, strict=True))
+    )
     files["jsonl"] = tmp_path / "b.jsonl"
 
     def result(v):
-        return [] if v is None or not str(v).strip() else [
-            {"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": [str(v)]}}]
+        return (
+            []
+            if v is None or not str(v).strip()
+            else [{"from_name": "label", "to_name": "t", "type": "choices", "value": {"choices": [str(v)]}}]
+        )
 
-    tasks = [{"id": 100 + i, "data": {ROW_ID_KEY: r}, "meta": {ROW_ID_KEY: r},
-              "annotations": [] if v is None else [{"id": 500 + i, "completed_by": 1, "result": result(v)}]}
-             for i, (r, v) in enumerate(zip(rows, labels, strict=True))]
+    tasks = [
+        {
+            "id": 100 + i,
+            "data": {ROW_ID_KEY: r},
+            "meta": {ROW_ID_KEY: r},
+            "annotations": [] if v is None else [{"id": 500 + i, "completed_by": 1, "result": result(v)}],
+        }
+        for i, (r, v) in enumerate(zip(rows, labels, strict=True))
+    ]
     (tmp_path / "export.json").write_text(json.dumps(tasks))
     files["labelstudio"] = tmp_path / "export.json"
     pd.DataFrame({ROW_ID_KEY: rows, "label": labels, "annotator": [1] * len(rows)}).to_csv(
-        tmp_path / "export.csv", index=False)
+        tmp_path / "export.csv", index=False
+    )
     files["labelstudio-csv"] = tmp_path / "export.csv"
     return files
 
@@ -1269,16 +1766,45 @@ def test_a_file_without_labels_at_all_is_refused_as_such(tmp_path, capsys, kind)
     code = main(["campaign", "ingest", "--db", db, "--labels", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
-    want = {"import": "looks like a Label Studio import file", "import-csv": "import rather than an export",
-            "jsonl-no-label": "has no 'label' field", "csv-no-label": "--y-true 'label' is not in"}[kind]
+    want = {
+        "import": "looks like a Label Studio import file",
+        "import-csv": "import rather than an export",
+        "jsonl-no-label": "has no 'label' field",
+        "csv-no-label": "--y-true 'label' is not in",
+    }[kind]
     assert want in err
     with Campaign.open(db) as c:
         assert c.labels_used == 0 and len(c.pending) == 4
+
+
 def test_a_gap_campaign_forecast_before_labels_says_it_cannot_be_made(tmp_path, pool_csv, capsys):
     path, _ = pool_csv
     db = str(tmp_path / "gap.db")
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "region",
-                 "--y-pred", "pred", "--db", db, "--seed", "1", "--goal", "gap", "--tolerance", "0.05"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "region",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+                "--goal",
+                "gap",
+                "--tolerance",
+                "0.05",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["campaign", "forecast", "--db", db]) == 0
     out = capsys.readouterr().out
@@ -1304,8 +1830,31 @@ def test_cli_ingest_of_the_last_rows_says_stopped_when_a_stratum_stays_undecided
     path = tmp_path / "pool.csv"
     pool.to_csv(path, index=False)
     db = str(tmp_path / "c.db")
-    assert main(["campaign", "create", "--pool", str(path), "--id-column", "id", "--strata", "stratum",
-                 "--y-pred", "pred", "--db", db, "--seed", "1", "--goal", "decide", "--threshold", "0.1"]) == 0
+    assert (
+        main(
+            [
+                "campaign",
+                "create",
+                "--pool",
+                str(path),
+                "--id-column",
+                "id",
+                "--strata",
+                "stratum",
+                "--y-pred",
+                "pred",
+                "--db",
+                db,
+                "--seed",
+                "1",
+                "--goal",
+                "decide",
+                "--threshold",
+                "0.1",
+            ]
+        )
+        == 0
+    )
     truth = pool.set_index("id")["truth"]
     out = tmp_path / "b.csv"  # one batch of every row
     assert main(["campaign", "propose", "--db", db, "--batch-size", "900", "--out", str(out)]) == 0

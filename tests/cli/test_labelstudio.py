@@ -27,7 +27,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarni
 INSTALL = 'pip install "bayeseval[labelstudio]"'
 
 #: a stand-in for label-studio-sdk: FAKE_LS picks how the server answers
-FAKE_SDK = textwrap.dedent('''
+FAKE_SDK = textwrap.dedent("""
     import os
 
 
@@ -57,7 +57,7 @@ FAKE_SDK = textwrap.dedent('''
     class LabelStudio:
         def __init__(self, base_url, api_key, timeout, max_retries):
             self.projects, self.tasks = _Projects(), _Tasks()
-''')
+""")
 
 
 @pytest.fixture
@@ -90,16 +90,22 @@ def test_without_the_extra_one_line_and_exit_2(db, command, monkeypatch, capsys)
     assert captured.err.rstrip().endswith(INSTALL)
 
 
-@pytest.mark.parametrize("source, cause", [
-    ("raise ModuleNotFoundError(\"No module named 'label_studio_sdk'\", name='label_studio_sdk')\n",
-     "No module named 'label_studio_sdk'"),
-    ("VERSION = '0.0.1'  # an old client without LabelStudio\n", "cannot import name 'LabelStudio'"),
-])
+@pytest.mark.parametrize(
+    "source, cause",
+    [
+        (
+            "raise ModuleNotFoundError(\"No module named 'label_studio_sdk'\", name='label_studio_sdk')\n",
+            "No module named 'label_studio_sdk'",
+        ),
+        ("VERSION = '0.0.1'  # an old client without LabelStudio\n", "cannot import name 'LabelStudio'"),
+    ],
+)
 @pytest.mark.parametrize("command", ["sync", "serve"])
 def test_without_the_extra_the_command_line_exits_2(tmp_path, db, command, source, cause):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([_sdk_dir(tmp_path, source), str(ROOT)])}
-    r = subprocess.run([sys.executable, "-m", "bayeseval", *_args(command, db)], capture_output=True, text=True,
-                       env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "bayeseval", *_args(command, db)], capture_output=True, text=True, env=env, timeout=120
+    )
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert "labelstudio extra" in r.stderr and cause in r.stderr and INSTALL in r.stderr
@@ -114,11 +120,14 @@ def fake_sdk(tmp_path, monkeypatch):
     return module
 
 
-@pytest.mark.parametrize("mode, says", [
-    ("unauthorised", "HTTP 401: {'detail': 'Invalid token.'}"),
-    ("no-project", "HTTP 404: {'detail': 'Not found.'}"),
-    ("unreachable", "ConnectionRefusedError: [Errno 111] Connection refused"),
-])
+@pytest.mark.parametrize(
+    "mode, says",
+    [
+        ("unauthorised", "HTTP 401: {'detail': 'Invalid token.'}"),
+        ("no-project", "HTTP 404: {'detail': 'Not found.'}"),
+        ("unreachable", "ConnectionRefusedError: [Errno 111] Connection refused"),
+    ],
+)
 def test_serve_stops_at_start_when_label_studio_refuses(db, fake_sdk, monkeypatch, capsys, mode, says):
     from bayeseval.campaign import serve
 
@@ -133,10 +142,14 @@ def test_serve_stops_at_start_when_label_studio_refuses(db, fake_sdk, monkeypatc
 
 
 def test_a_failed_background_sync_is_printed_on_stderr(tmp_path, db):
-    env = {**os.environ, "FAKE_LS": "ok",
-           "PYTHONPATH": os.pathsep.join([_sdk_dir(tmp_path, FAKE_SDK), str(ROOT)])}
-    proc = subprocess.Popen([sys.executable, "-m", "bayeseval", *_args("serve", db, "--port", "0")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    env = {**os.environ, "FAKE_LS": "ok", "PYTHONPATH": os.pathsep.join([_sdk_dir(tmp_path, FAKE_SDK), str(ROOT)])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bayeseval", *_args("serve", db, "--port", "0")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     lines = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
     reader.start()
@@ -151,9 +164,11 @@ def test_a_failed_background_sync_is_printed_on_stderr(tmp_path, db):
         proc.terminate()
         code = proc.wait(timeout=60)
         reader.join(10)
-    assert code == 0, ''.join(lines)  # stopped cleanly by SIGTERM
-    assert lines == ["bayeseval campaign serve: sync 1 failed: ValueError: Label Studio at http://127.0.0.1:9 "
-                     "(project 1): HTTP 503: listing refused by the stand-in\n"]
+    assert code == 0, "".join(lines)  # stopped cleanly by SIGTERM
+    assert lines == [
+        "bayeseval campaign serve: sync 1 failed: ValueError: Label Studio at http://127.0.0.1:9 "
+        "(project 1): HTTP 503: listing refused by the stand-in\n"
+    ]
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])

@@ -104,8 +104,13 @@ def _recall_reference(df, truth, pred, positive):
 
 
 def _run(*argv):
-    return subprocess.run([sys.executable, "-m", "bayeseval", *argv], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT_hardening_report_cli)
+    return subprocess.run(
+        [sys.executable, "-m", "bayeseval", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT_hardening_report_cli,
+    )
 
 
 def _all_parsers(parser: argparse.ArgumentParser):
@@ -120,8 +125,25 @@ def test_report_command_adds_the_audit(tmp_path, capsys):
     path = tmp_path / "p.csv"
     _rows_audit_report(APART).to_csv(path, index=False)
     out = tmp_path / "r.html"
-    code = main_audit_report(["report", str(path), "--y-true", "y", "--y-pred", "p", "--strata", "race",
-                 "--groups", "race,sex", "--tolerance", "0.1", "--out", str(out), "--json"])
+    code = main_audit_report(
+        [
+            "report",
+            str(path),
+            "--y-true",
+            "y",
+            "--y-pred",
+            "p",
+            "--strata",
+            "race",
+            "--groups",
+            "race,sex",
+            "--tolerance",
+            "0.1",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     got = json.loads(capsys.readouterr().out)
     assert code == 0 and got["audit"]["model"] == "crossed"
     assert "<h3>Fairness audit</h3>" in out.read_text()
@@ -148,7 +170,12 @@ def test_audit_command_out_never_replaces_its_data_or_a_file_without_force(tmp_p
 
 
 def test_plan_json_matches_the_library_and_spec(capsys):
-    assert main_audit_report(["plan", "--halfwidth", "0.05", "--rate", "0.7", "--groups", "8", "--share", "0.004", "--json"]) == 0
+    assert (
+        main_audit_report(
+            ["plan", "--halfwidth", "0.05", "--rate", "0.7", "--groups", "8", "--share", "0.004", "--json"]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["n_per_stratum"] == plan.sample_size(halfwidth=0.05, rate=0.7) == 323
     assert out["minority_rows"] == 2584  # 8 regions x 323
@@ -178,7 +205,9 @@ def test_gate_exit_code_and_failing_table(labelled_csv, capsys):
 
 
 def test_missing_file_is_a_one_line_error(tmp_path, capsys):
-    code = main_audit_report(["gate", str(tmp_path / "nope.csv"), "--y-true", "y", "--y-pred", "p", "--min-trials", "5"])
+    code = main_audit_report(
+        ["gate", str(tmp_path / "nope.csv"), "--y-true", "y", "--y-pred", "p", "--min-trials", "5"]
+    )
     assert code == 2
     assert "file not found" in capsys.readouterr().err
 
@@ -239,8 +268,20 @@ def test_both_command_lines_print_a_package_warning_as_one_line(tmp_path, capsys
     df = pd.DataFrame({"y": [0] * 40 + [1] * 50 + [0] * 50, "p": [1] * 20 + [0] * 120, "g": ["a"] * 40 + ["b"] * 100})
     df.to_csv(tmp_path / "p.csv", index=False)
     hook = warnings.showwarning
-    args = ["gate", str(tmp_path / "p.csv"), "--y-true", "y", "--y-pred", "p", "--strata", "g", "--metric", "recall",
-            "--min-trials", "5"]
+    args = [
+        "gate",
+        str(tmp_path / "p.csv"),
+        "--y-true",
+        "y",
+        "--y-pred",
+        "p",
+        "--strata",
+        "g",
+        "--metric",
+        "recall",
+        "--min-trials",
+        "5",
+    ]
     main_audit_report(args)
     err = [line for line in capsys.readouterr().err.splitlines() if line]
     assert err == ["warning: 1 strata have no trials for recall and no rate: ['a']"]
@@ -253,8 +294,11 @@ def test_a_score_column_read_from_a_file_is_a_one_line_error(command, tmp_path, 
     path = tmp_path / "preds.csv"
     df.to_csv(path, index=False)
     extra = {"report": [], "gate": ["--min-trials", "5"], "audit": ["--groups", "g"]}[command]
-    code = main_audit_report([command, str(path), "--y-true", "y", "--y-pred", "score", "--strata", "g", *extra]
-                if command != "audit" else [command, str(path), "--y-true", "y", "--y-pred", "score", *extra])
+    code = main_audit_report(
+        [command, str(path), "--y-true", "y", "--y-pred", "score", "--strata", "g", *extra]
+        if command != "audit"
+        else [command, str(path), "--y-true", "y", "--y-pred", "score", *extra]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "y_pred column 'score' holds the fractional value 0.25" in err
@@ -277,8 +321,10 @@ def test_guarantee_flag_of_report_and_gate(labelled_csv, capsys):
     assert main_audit_report(["gate", *data, "--max-halfwidth", "0.5", "--method", "wilson"]) == 2
     err = capsys.readouterr().err
     assert "method 'wilson' does not cover every stratum" in err and "guarantee" in err
-    assert main_audit_report(["gate", *data, "--max-halfwidth", "0.5", "--method", "wilson",
-                 "--guarantee", "average"]) == 0
+    assert (
+        main_audit_report(["gate", *data, "--max-halfwidth", "0.5", "--method", "wilson", "--guarantee", "average"])
+        == 0
+    )
     assert {r["method"] for r in json.loads(capsys.readouterr().out)["strata"]} == {"wilson"}
     assert main_audit_report(["report", *data, "--guarantee", "each"]) == 2
     err = capsys.readouterr().err.strip()
@@ -291,8 +337,25 @@ def test_gate_methods_of_the_parser_are_the_strata_methods() -> None:
 
 def test_gate_adaptive_on_the_command_line_matches_proportion_ci(csv_path, capsys) -> None:
     path, groups, pred = csv_path
-    code = cli.main(["gate", str(path), "--y-true", "y", "--y-pred", "p", "--strata", "g",
-                     "--metric", "recall", "--max-halfwidth", "0.12", "--method", "adaptive", "--json"])
+    code = cli.main(
+        [
+            "gate",
+            str(path),
+            "--y-true",
+            "y",
+            "--y-pred",
+            "p",
+            "--strata",
+            "g",
+            "--metric",
+            "recall",
+            "--max-halfwidth",
+            "0.12",
+            "--method",
+            "adaptive",
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     keys = sorted(set(groups))
     s = np.array([pred[groups == k].sum() for k in keys])
@@ -308,8 +371,22 @@ def test_gate_adaptive_on_the_command_line_matches_proportion_ci(csv_path, capsy
 
 def test_gate_rejects_an_unknown_method_naming_it(csv_path, capsys) -> None:
     path, _, _ = csv_path
-    code = cli.main(["gate", str(path), "--y-true", "y", "--y-pred", "p", "--strata", "g",
-                     "--max-halfwidth", "0.1", "--method", "fab"])
+    code = cli.main(
+        [
+            "gate",
+            str(path),
+            "--y-true",
+            "y",
+            "--y-pred",
+            "p",
+            "--strata",
+            "g",
+            "--max-halfwidth",
+            "0.1",
+            "--method",
+            "fab",
+        ]
+    )
     assert code == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "--method" in err and "'fab'" in err
@@ -350,8 +427,17 @@ def test_plan_without_a_target_names_the_options(capsys):
 
 
 def test_plan_allocate_is_neyman_allocation(capsys):
-    args = ["plan", "allocate", "--budget", "400", "--weights", '{"a": 0.7, "b": 0.3}',
-            "--rates", '{"a": 0.1, "b": 0.4}', "--json"]
+    args = [
+        "plan",
+        "allocate",
+        "--budget",
+        "400",
+        "--weights",
+        '{"a": 0.7, "b": 0.3}',
+        "--rates",
+        '{"a": 0.1, "b": 0.4}',
+        "--json",
+    ]
     assert main_audit_report(args) == 0
     d = json.loads(capsys.readouterr().out)
     # n_k proportional to pi_k sqrt(r_k (1 - r_k)): 0.7 * 0.3 = 0.21, 0.3 * sqrt(0.24) = 0.1470
@@ -364,18 +450,41 @@ def test_plan_allocate_is_neyman_allocation(capsys):
 
 
 def test_plan_allocate_refuses_rates_keyed_unlike_weights(capsys):
-    assert main_audit_report(["plan", "allocate", "--budget", "10", "--weights", '{"a": 0.5, "b": 0.5}',
-                 "--rates", '{"a": 0.1, "c": 0.4}']) == 2
+    assert (
+        main_audit_report(
+            [
+                "plan",
+                "allocate",
+                "--budget",
+                "10",
+                "--weights",
+                '{"a": 0.5, "b": 0.5}',
+                "--rates",
+                '{"a": 0.1, "c": 0.4}',
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--rates keys ['a', 'c']" in err and "['a', 'b']" in err
-    assert main_audit_report(["plan", "allocate", "--budget", "10", "--weights", '{"a": 1}',
-                 "--rates", "oops"]) == 2
+    assert main_audit_report(["plan", "allocate", "--budget", "10", "--weights", '{"a": 1}', "--rates", "oops"]) == 2
     assert "--rates" in capsys.readouterr().err
 
 
 def test_plan_split_follows_the_decision_rule(capsys):
-    base = ["plan", "split", "--n-total", "300000", "--n-test", "60000", "--share", "0.0042",
-            "--n-min", "323", "--json"]
+    base = [
+        "plan",
+        "split",
+        "--n-total",
+        "300000",
+        "--n-test",
+        "60000",
+        "--share",
+        "0.0042",
+        "--n-min",
+        "323",
+        "--json",
+    ]
     assert main_audit_report(base) == 0
     d = json.loads(capsys.readouterr().out)
     # 0.0042 * 60,000 = 252 < 323 minority rows: grow the test set to ceil(323 / 0.0042) rows,
@@ -397,8 +506,14 @@ def test_plan_split_follows_the_decision_rule(capsys):
 def test_every_result_command_outside_campaign_has_json():
     parser = cli.build_parser(campaign=False)
     progs = {p.prog: p for p in _parsers(parser)}
-    for prog in ("bayeseval demo", "bayeseval plan", "bayeseval plan allocate",
-                 "bayeseval plan split", "bayeseval report", "bayeseval gate"):
+    for prog in (
+        "bayeseval demo",
+        "bayeseval plan",
+        "bayeseval plan allocate",
+        "bayeseval plan split",
+        "bayeseval report",
+        "bayeseval gate",
+    ):
         assert any("--json" in a.option_strings for a in progs[prog]._actions), prog
 
 
@@ -414,8 +529,12 @@ def test_report_out_suffixes_are_the_report_writers():
 @pytest.mark.parametrize("suffix", [".csv", ".json", ".tex", ".md", ".html"])
 def test_report_out_writes_every_format(preds, tmp_path, suffix, capsys):
     out = tmp_path / f"r{suffix}"
-    assert main_audit_report(["report", str(preds), "--y-true", "y", "--y-pred", "p", "--strata", "g",
-                 "--out", str(out), "--json"]) == 0
+    assert (
+        main_audit_report(
+            ["report", str(preds), "--y-true", "y", "--y-pred", "p", "--strata", "g", "--out", str(out), "--json"]
+        )
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)
     # reference: errors per group counted with pandas
     df = pd.read_csv(preds)
@@ -443,15 +562,22 @@ def test_plan_outputs_match_closed_forms_computed_here():
 
 def test_an_alias_counts_its_metric_and_is_echoed_as_written(preds_core_metric_names, capsys):
     df, path = preds_core_metric_names
-    for alias, ref in (("tpr", recall_score(df["y"], df["p"])), ("Sensitivity", recall_score(df["y"], df["p"])),
-                       ("tnr", recall_score(df["y"], df["p"], pos_label=0)),
-                       ("ppv", precision_score(df["y"], df["p"]))):
+    for alias, ref in (
+        ("tpr", recall_score(df["y"], df["p"])),
+        ("Sensitivity", recall_score(df["y"], df["p"])),
+        ("tnr", recall_score(df["y"], df["p"], pos_label=0)),
+        ("ppv", precision_score(df["y"], df["p"])),
+    ):
         counts = tabulate(df, y_true="y", y_pred="p", metric=alias)
         assert counts.total_successes / counts.total_trials == pytest.approx(ref, rel=1e-12)
         rep = evaluate(df, y_true="y", y_pred="p", strata="g", metric=alias, random_seed=0)
         assert rep.metric == alias and rep.to_dict()["metric"] == alias
-    assert main_audit_report(["report", str(path), "--y-true", "y", "--y-pred", "p", "--strata", "g", "--metric", "tpr",
-                 "--json"]) == 0
+    assert (
+        main_audit_report(
+            ["report", str(path), "--y-true", "y", "--y-pred", "p", "--strata", "g", "--metric", "tpr", "--json"]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["metric"] == "tpr"
     assert main_audit_report(["report", str(path), "--y-true", "y", "--y-pred", "p", "--metric", "tpr"]) == 0
@@ -464,7 +590,9 @@ def test_balanced_accuracy_is_audit_only_and_the_refusal_says_why(preds_core_met
     with pytest.raises(ValueError, match=r"mean of recall \(tpr\) and specificity \(tnr\)") as err:
         evaluate(df, y_true="y", y_pred="p", metric="balanced_accuracy")
     assert str(err.value).endswith(f"Valid choices here are {REPORT_LIST}")
-    assert main_audit_report(["report", str(path), "--y-true", "y", "--y-pred", "p", "--metric", "balanced-accuracy"]) == 2
+    assert (
+        main_audit_report(["report", str(path), "--y-true", "y", "--y-pred", "p", "--metric", "balanced-accuracy"]) == 2
+    )
     assert "bayeseval audit --metrics balanced_accuracy" in _flat(capsys.readouterr().err)
     res = audit(df.assign(g="all"), y_true="y", y_pred="p", groups="g", metrics="balanced_accuracy")
     rate = res.groups.loc[res.groups["metric"] == "balanced_accuracy", "rate"].iloc[0]
@@ -521,8 +649,9 @@ def test_plan_and_usage_errors_are_one_line(capsys, argv, words):
 
 def test_weights_that_miss_a_stratum_are_one_line(files, capsys):
     _, tmp = files
-    _one_line_error(capsys, ["report", str(tmp / "preds.csv"), *DATA, "--weights", '{"a": 0.5, "b": 0.5}'],
-                    "weights", "'c'")
+    _one_line_error(
+        capsys, ["report", str(tmp / "preds.csv"), *DATA, "--weights", '{"a": 0.5, "b": 0.5}'], "weights", "'c'"
+    )
 
 
 @pytest.mark.parametrize(
@@ -542,8 +671,7 @@ def test_weights_that_miss_a_stratum_are_one_line(files, capsys):
 def test_bad_files_are_one_line_errors_naming_the_file(files, capsys, name, words, command):
     _, tmp = files
     criterion = ["--min-trials", "5"] if command == "gate" else []
-    _one_line_error(capsys, [command, str(tmp / name), "--y-true", "y", "--y-pred", "p", *criterion],
-                    *words)
+    _one_line_error(capsys, [command, str(tmp / name), "--y-true", "y", "--y-pred", "p", *criterion], *words)
 
 
 @pytest.mark.parametrize(
@@ -598,8 +726,20 @@ def test_pos_label_reaches_tabulate_in_report_and_gate(files, capsys, truth, pre
     df, tmp = files
     path = str(tmp / f"preds.{fmt}")
     expected = _recall_reference(df, truth, pred, positive)
-    args = [path, "--y-true", truth, "--y-pred", pred, "--strata", "g", "--metric", "recall",
-            "--pos-label", label, "--json"]
+    args = [
+        path,
+        "--y-true",
+        truth,
+        "--y-pred",
+        pred,
+        "--strata",
+        "g",
+        "--metric",
+        "recall",
+        "--pos-label",
+        label,
+        "--json",
+    ]
     assert main_audit_report(["report", *args]) == 0
     got = {s["stratum"]: (s["successes"], s["trials"]) for s in json.loads(capsys.readouterr().out)["strata"]}
     assert got == expected
@@ -612,8 +752,20 @@ def test_pos_label_reaches_tabulate_in_report_and_gate(files, capsys, truth, pre
 @pytest.mark.parametrize("metric", ["recall", "precision", "fpr"])
 def test_two_string_labels_with_a_class_metric_need_pos_label(files, capsys, command, metric):
     _, tmp = files
-    argv = [command, str(tmp / "preds.csv"), "--y-true", "ys", "--y-pred", "ps", "--strata", "g",
-            "--metric", metric, "--min-trials", "5"][: None if command == "gate" else -2]
+    argv = [
+        command,
+        str(tmp / "preds.csv"),
+        "--y-true",
+        "ys",
+        "--y-pred",
+        "ps",
+        "--strata",
+        "g",
+        "--metric",
+        metric,
+        "--min-trials",
+        "5",
+    ][: None if command == "gate" else -2]
     _one_line_error(capsys, argv, "--pos-label", "'no'", "'yes'")
 
 
@@ -624,21 +776,44 @@ def test_string_labels_with_error_rate_need_no_pos_label(files, capsys):
     strata = json.loads(capsys.readouterr().out)["strata"]
     ref = df.assign(err=df["ys"] != df["ps"]).groupby("g")["err"].agg(["sum", "size"])
     assert {s["stratum"]: (s["successes"], s["trials"]) for s in strata} == {
-        g: (int(r["sum"]), int(r["size"])) for g, r in ref.iterrows()}
+        g: (int(r["sum"]), int(r["size"])) for g, r in ref.iterrows()
+    }
 
 
 def test_weights_keys_follow_the_strata_column_type(files, capsys):
     df, tmp = files
-    argv = ["report", str(tmp / "preds.csv"), "--y-true", "y", "--y-pred", "p", "--strata", "k",
-            "--weights", '{"1": 0.25, "2": 0.75}', "--json"]
+    argv = [
+        "report",
+        str(tmp / "preds.csv"),
+        "--y-true",
+        "y",
+        "--y-pred",
+        "p",
+        "--strata",
+        "k",
+        "--weights",
+        '{"1": 0.25, "2": 0.75}',
+        "--json",
+    ]
     assert main_audit_report(argv) == 0
     out = json.loads(capsys.readouterr().out)
     rate = df.assign(err=df["y"] != df["p"]).groupby("k")["err"].mean()
     assert out["overall"]["reweighted"]["estimate"] == pytest.approx(0.25 * rate[1] + 0.75 * rate[2])
     # several strata columns: labels joined by " | "
     shares = {f"{g} | {k}": 1 / 6 for g in "abc" for k in (1, 2)}
-    argv = ["report", str(tmp / "preds.csv"), "--y-true", "y", "--y-pred", "p", "--strata", "g,k",
-            "--weights", json.dumps(shares), "--json"]
+    argv = [
+        "report",
+        str(tmp / "preds.csv"),
+        "--y-true",
+        "y",
+        "--y-pred",
+        "p",
+        "--strata",
+        "g,k",
+        "--weights",
+        json.dumps(shares),
+        "--json",
+    ]
     assert main_audit_report(argv) == 0
     out = json.loads(capsys.readouterr().out)
     rate = df.assign(err=df["y"] != df["p"]).groupby(["g", "k"])["err"].mean()
@@ -673,8 +848,10 @@ def test_subprocess_report_bad_seed_exits_2_with_one_line(files):
 def test_subprocess_plan_negative_groups_exits_2_with_one_line():
     proc = _run("plan", "--halfwidth", "0.05", "--groups", "-3", "--share", "0.1")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.splitlines() == ["bayeseval: error: argument --groups: must be an integer >= 1 "
-                                        "and <= 2**53, got '-3' (see 'bayeseval plan --help')"]
+    assert proc.stderr.splitlines() == [
+        "bayeseval: error: argument --groups: must be an integer >= 1 "
+        "and <= 2**53, got '-3' (see 'bayeseval plan --help')"
+    ]
 
 
 def test_help_never_shows_a_none_default_nor_two_defaults():

@@ -10,9 +10,14 @@ from bayeseval.cli import plan as cli_plan
 from tests.helpers import _one_line_error
 
 
-@pytest.mark.parametrize("exc", [OverflowError("int too large to convert"),
-                                 sqlite3.OperationalError("database is locked"),
-                                 OSError(28, "No space left on device")])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        OverflowError("int too large to convert"),
+        sqlite3.OperationalError("database is locked"),
+        OSError(28, "No space left on device"),
+    ],
+)
 def test_main_maps_input_errors_to_one_line(monkeypatch, capsys, exc):
     def raising(args):
         raise exc

@@ -76,8 +76,9 @@ def _check_counts(got, ref: pd.DataFrame) -> None:
 def _nan_relation(kind: str):
     con = duckdb.connect()
     value = {"nan": "'NaN'::DOUBLE", "null": "NULL::DOUBLE"}[kind]
-    return con.sql(f"SELECT * FROM (VALUES (1.0, 1, 'a'), ({value}, 0, 'a'), ({value}, 1, 'b'), "
-                   f"(0.0, 0, 'b')) t(y, p, g)")
+    return con.sql(
+        f"SELECT * FROM (VALUES (1.0, 1, 'a'), ({value}, 0, 'a'), ({value}, 1, 'b'), (0.0, 0, 'b')) t(y, p, g)"
+    )
 
 
 @st.composite
@@ -188,8 +189,13 @@ def test_to_frame_and_to_xarray_round_trip(binary_frame: pd.DataFrame) -> None:
     assert list(ds["stratum"].values) == stratum_labels(c.strata)
     # rebuild Counts from the Dataset: the level coordinates give back the MultiIndex
     index = pd.MultiIndex.from_arrays([ds["g"].values, ds["region"].values], names=["g", "region"])
-    back = Counts.from_arrays(ds["successes"].values, ds["trials"].values, strata=index,
-                              weights=ds["weights"].values, metric=ds.attrs["metric"])
+    back = Counts.from_arrays(
+        ds["successes"].values,
+        ds["trials"].values,
+        strata=index,
+        weights=ds["weights"].values,
+        metric=ds.attrs["metric"],
+    )
     pd.testing.assert_frame_equal(back.to_frame(), c.to_frame())
     pd.testing.assert_series_equal(back.weights, c.weights)
 
@@ -209,8 +215,9 @@ def test_to_xarray_multiclass_keeps_joined_labels() -> None:
 def test_single_index_round_trip() -> None:
     c = Counts.from_arrays([3, 10], [40, 120], strata=["a", "b"], weights={"b": 0.25, "a": 0.75})
     ds = c.to_xarray()
-    back = Counts.from_arrays(ds["successes"].values, ds["trials"].values,
-                              strata=list(ds["stratum"].values), weights=ds["weights"].values)
+    back = Counts.from_arrays(
+        ds["successes"].values, ds["trials"].values, strata=list(ds["stratum"].values), weights=ds["weights"].values
+    )
     assert back.to_frame().equals(c.to_frame())
     assert back.weights.tolist() == [0.75, 0.25]
 
@@ -229,8 +236,7 @@ def test_tabulate_errors(binary_frame: pd.DataFrame) -> None:
     with pytest.raises(TypeError, match="data"):
         tabulate([1, 2, 3], y_true="y", y_pred="p")
     with pytest.raises(ValueError, match="sum to 1"):
-        tabulate(binary_frame, y_true="y", y_pred="p", strata="g",
-                 weights={"east": 0.5, "north": 0.5, "south": 0.5})
+        tabulate(binary_frame, y_true="y", y_pred="p", strata="g", weights={"east": 0.5, "north": 0.5, "south": 0.5})
 
 
 def test_counts_validation_and_helpers() -> None:
@@ -281,7 +287,7 @@ def test_scores_passed_as_y_pred_are_refused_naming_the_column_and_a_value():
     with pytest.raises(ValueError, match=r"y_pred column 'score' holds the fractional value") as err:
         tabulate(df, y_true="y", y_pred="score", strata="g")
     message = str(err.value)
-    assert repr(float(df['score'].iloc[0])) in message  # the first fractional row, found by hand
+    assert repr(float(df["score"].iloc[0])) in message  # the first fractional row, found by hand
     assert "score=" in message
 
 
@@ -329,20 +335,27 @@ def test_bool_counts_are_type_errors_naming_the_argument():
         Counts.from_arrays([1, 0], [5, 5], weights=[True, False])
 
 
-@pytest.mark.parametrize("names", [
-    {"g": "successes", "h": "__s"},
-    {"g": "__t", "h": "__n"},
-    {"g": "trials", "h": "class"},
-    {"g": "a.b", "h": 'dq"uote'},
-    {"y": "__t", "p": "__s", "g": "__p"},
-])
+@pytest.mark.parametrize(
+    "names",
+    [
+        {"g": "successes", "h": "__s"},
+        {"g": "__t", "h": "__n"},
+        {"g": "trials", "h": "class"},
+        {"g": "a.b", "h": 'dq"uote'},
+        {"y": "__t", "p": "__s", "g": "__p"},
+    ],
+)
 def test_tabulate_with_internal_names(names, tmp_path):
     rng = np.random.default_rng(3)
     n = 500
-    frame = pd.DataFrame({
-        "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n),
-        "g": rng.choice(["a", "b"], n), "h": rng.integers(0, 3, n),
-    }).rename(columns=names)
+    frame = pd.DataFrame(
+        {
+            "y": rng.integers(0, 2, n),
+            "p": rng.integers(0, 2, n),
+            "g": rng.choice(["a", "b"], n),
+            "h": rng.integers(0, 3, n),
+        }
+    ).rename(columns=names)
     yt, yp = names.get("y", "y"), names.get("p", "p")
     strata = [names.get("g", "g"), names.get("h", "h")]
     truth, pred = frame[yt].to_numpy(), frame[yp].to_numpy()
@@ -354,10 +367,13 @@ def test_tabulate_with_internal_names(names, tmp_path):
 
 
 def test_categorical_strata_named_successes_keeps_empty_categories():
-    frame = pd.DataFrame({
-        "successes": pd.Categorical(["a", "a", "b"], categories=["a", "b", "c"]),
-        "y": [1, 0, 1], "p": [1, 1, 0],
-    })
+    frame = pd.DataFrame(
+        {
+            "successes": pd.Categorical(["a", "a", "b"], categories=["a", "b", "c"]),
+            "y": [1, 0, 1],
+            "p": [1, 1, 0],
+        }
+    )
     with pytest.warns(UserWarning, match="no trials"):
         got = tabulate(frame, y_true="y", y_pred="p", strata="successes", metric="error_rate")
     # by hand: a -> 1 wrong of 2, b -> 1 wrong of 1, c -> no rows
@@ -417,8 +433,9 @@ def test_column_mixing_numbers_and_strings_raises():
 @pytest.mark.parametrize("labels", [("yes", "no"), (2, 1)])
 def test_two_valued_non_binary_labels_need_pos_label_on_every_engine(labels, tmp_path):
     pos, neg = labels
-    frame = pd.DataFrame({"y": [pos, pos, neg, neg, pos], "p": [pos, neg, neg, pos, pos],
-                          "g": ["a", "a", "a", "b", "b"]})
+    frame = pd.DataFrame(
+        {"y": [pos, pos, neg, neg, pos], "p": [pos, neg, neg, pos, pos], "g": ["a", "a", "a", "b", "b"]}
+    )
     for engine, source in _engines(frame, tmp_path).items():
         with pytest.raises(ValueError, match=r"metric 'recall' needs pos_label"):
             tabulate(source, y_true="y", y_pred="p", strata="g", metric="recall")
@@ -457,12 +474,14 @@ def test_csv_conversion_error_is_a_value_error_naming_the_path(tmp_path):
 
 
 def test_confusion_counts_against_a_hand_computed_table():
-    table = pd.DataFrame({
-        "g": ["a", "a", "a", "b", "b", "a"],
-        "y": [1, 1, 0, 0, 1, 1],
-        "p": [1, 0, 1, 0, 1, 1],
-        "n": [30, 10, 5, 50, 7, 2],
-    })
+    table = pd.DataFrame(
+        {
+            "g": ["a", "a", "a", "b", "b", "a"],
+            "y": [1, 1, 0, 0, 1, 1],
+            "p": [1, 0, 1, 0, 1, 1],
+            "n": [30, 10, 5, 50, 7, 2],
+        }
+    )
     got = confusion_counts(table, y_true="y", y_pred="p", count="n", strata="g", metric="precision")
     # precision: trials are predicted positives; a -> 30+5+2 trials, 32 right; b -> 7 of 7
     assert got.successes.tolist() == [32, 7] and got.trials.tolist() == [37, 7]
@@ -491,7 +510,9 @@ def test_property_engines_match_the_reference(names, data, label_kind):
     metric = data.draw(st.sampled_from(["error_rate", "recall", "precision"]))
     pos = {"int": 1, "bool": True, "str3": "dog"}[label_kind]
     trial = np.ones(n, bool) if metric == "error_rate" else (truth == pos if metric == "recall" else pred == pos)
-    success = trial & ((truth != pred) if metric == "error_rate" else (pred == pos if metric == "recall" else truth == pos))
+    success = trial & (
+        (truth != pred) if metric == "error_rate" else (pred == pos if metric == "recall" else truth == pos)
+    )
     ref = _reference_counts(frame, yt, yp, [g], trial, success)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -539,13 +560,16 @@ def test_sum_of_counts_can_overflow_a_stratum_in_counts_add():
 def test_counts_constructor_pairs_series_by_label():
     c = Counts(pd.Series([1, 2], index=["a", "b"]), pd.Series([10, 3], index=["b", "a"]))
     assert c.trials.to_dict() == {"a": 3, "b": 10} and list(c.strata) == ["a", "b"]
-    _raises(lambda: Counts(pd.Series([1, 2], index=["a", "b"]), pd.Series([10, 3], index=["b", "c"])),
-            "successes", "trials", "'c'")
+    _raises(
+        lambda: Counts(pd.Series([1, 2], index=["a", "b"]), pd.Series([10, 3], index=["b", "c"])),
+        "successes",
+        "trials",
+        "'c'",
+    )
 
 
 def test_tabulate_label_proxy_counts_by_hand():
-    pc = tabulate(_small(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g",
-                  metric="accuracy")
+    pc = tabulate(_small(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", metric="accuracy")
     assert isinstance(pc, ProxyCounts) and pc.proxy_kind == "label"
     t = pc.table
     # stratum a: judge 1 on 8 rows (5 labelled, 4 right), judge 0 on 4 rows (3 labelled, 1 right)
@@ -574,10 +598,10 @@ def test_tabulate_score_cells_are_quantile_bins_per_stratum():
 @pytest.mark.parametrize("proxy", ["judge", "score"])
 def test_tabulate_duckdb_equals_pandas(proxy):
     import duckdb
+
     df = _pool(size=3000, seed=1)
     a = tabulate(df, y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g", inclusion="pi")
-    b = tabulate(duckdb.from_df(df), y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g",
-                 inclusion="pi")
+    b = tabulate(duckdb.from_df(df), y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g", inclusion="pi")
     pd.testing.assert_frame_equal(a.table, b.table)
     lab = df[df["y_true"].notna()]
     assert a.table["ipw_trials"].sum() == pytest.approx((1 / lab["pi"]).sum())

@@ -87,4 +87,3 @@ def test_pos_label_1_of_0_1_labels_counts_a_slice_without_positives():
     assert c.trials.tolist() == [0, 0]
     with pytest.raises(ValueError, match="pos_label 2 is neither"):
         be.tabulate(df, y_true="y", y_pred="p", strata="g", metric="recall", pos_label=2)
-

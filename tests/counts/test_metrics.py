@@ -13,8 +13,15 @@ def test_metric_masks_definitions() -> None:
     y = np.array([1, 1, 0, 0, 1])
     p = np.array([1, 0, 1, 0, 1])
     expected = {  # (trials, successes) by each metric's definition
-        "error_rate": (5, 2), "accuracy": (5, 3), "recall": (3, 2), "precision": (3, 2),
-        "fpr": (2, 1), "specificity": (2, 1), "npv": (2, 1), "fnr": (3, 1), "selection_rate": (5, 3),
+        "error_rate": (5, 2),
+        "accuracy": (5, 3),
+        "recall": (3, 2),
+        "precision": (3, 2),
+        "fpr": (2, 1),
+        "specificity": (2, 1),
+        "npv": (2, 1),
+        "fnr": (3, 1),
+        "selection_rate": (5, 3),
     }
     for name, (nt, ns) in expected.items():
         trial, success = METRICS[name].masks(y, p, 1)

@@ -20,8 +20,16 @@ def test_a_back_end_without_proxy_cells_raises_type_error():
             raise NotImplementedError
 
     with pytest.raises(TypeError, match=r"proxy='judge' is not supported for spark data"):
-        tabulate_proxy(NoProxy(_small()), y_true="y_true", y_pred="y_pred", proxy="judge",
-                       strata=None, metric="accuracy", pos_label=None, inclusion=None)
+        tabulate_proxy(
+            NoProxy(_small()),
+            y_true="y_true",
+            y_pred="y_pred",
+            proxy="judge",
+            strata=None,
+            metric="accuracy",
+            pos_label=None,
+            inclusion=None,
+        )
 
 
 # -- the proxy column: one check on every path ------------------------------------------------
@@ -37,12 +45,15 @@ def _tab(data, **kw):
 
 
 @pytest.mark.parametrize("engine", ["pandas", "duckdb"])
-@pytest.mark.parametrize(("values", "shown", "hint"), [
-    (lambda d: d["judge"].astype(str), "'0', '1'", "numbers stored as text"),          # "1"/"0"
-    (lambda d: (0.1 + 0.8 * d["judge"]).round(1).astype(str), "'0.1', '0.9'", "numbers stored as text"),
-    (lambda d: d["judge"].map({1: "yes", 0: "no"}), "'no', 'yes'", "map them to the labels"),
-    (lambda d: d["judge"].map({1: "right", 0: "wrong"}), "'right', 'wrong'", "map them to the labels"),
-])
+@pytest.mark.parametrize(
+    ("values", "shown", "hint"),
+    [
+        (lambda d: d["judge"].astype(str), "'0', '1'", "numbers stored as text"),  # "1"/"0"
+        (lambda d: (0.1 + 0.8 * d["judge"]).round(1).astype(str), "'0.1', '0.9'", "numbers stored as text"),
+        (lambda d: d["judge"].map({1: "yes", 0: "no"}), "'no', 'yes'", "map them to the labels"),
+        (lambda d: d["judge"].map({1: "right", 0: "wrong"}), "'right', 'wrong'", "map them to the labels"),
+    ],
+)
 def test_a_text_proxy_is_refused_naming_proxy_the_column_and_the_values(engine, values, shown, hint):
     df = _small().assign(judge=values)
     with pytest.raises(ValueError, match=r"^proxy column 'judge' holds values") as err:
@@ -55,8 +66,11 @@ def test_a_text_proxy_is_refused_naming_proxy_the_column_and_the_values(engine, 
 def test_an_infinite_score_is_refused_on_every_engine(engine, bad):
     df = _pool(size=600, seed=3)
     df.loc[df.index[[5, 40]], "score"] = bad
-    with pytest.raises(ValueError, match=rf"^proxy column 'score' holds {bad} in 2 rows; a score proxy must be "
-                                         "a finite number"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^proxy column 'score' holds {bad} in 2 rows; a score proxy must be "
+        "a finite number",
+    ):
         _tab(_engines(df)[engine], proxy="score")
 
 
@@ -89,10 +103,28 @@ def _tricky_pool():
         # neighbours whose interpolated edge rounds onto one of them
         "rounding": [1e16, 1e16 + 2, 1e16 + 4, 1e16 + 6, 1e16 + 8, 1e16 + 10, 1e16 + 12],
         # values a few ulps apart, where NumPy's and DuckDB's interpolated quantiles differ
-        "ulps": [1.0000000000000007, 1.0000000000000009, 1.0000000000000002, 1.0, 1.0000000000000002,
-                 1.0000000000000004, 1.0000000000000004, 1.0, 1.0000000000000007, 1.0, 1.0000000000000007,
-                 1.0000000000000009, 1.0, 1.0000000000000007, 1.0, 1.0000000000000004, 1.0000000000000007,
-                 1.0000000000000002, 1.0000000000000007, 1.0000000000000004],
+        "ulps": [
+            1.0000000000000007,
+            1.0000000000000009,
+            1.0000000000000002,
+            1.0,
+            1.0000000000000002,
+            1.0000000000000004,
+            1.0000000000000004,
+            1.0,
+            1.0000000000000007,
+            1.0,
+            1.0000000000000007,
+            1.0000000000000009,
+            1.0,
+            1.0000000000000007,
+            1.0,
+            1.0000000000000004,
+            1.0000000000000007,
+            1.0000000000000002,
+            1.0000000000000007,
+            1.0000000000000004,
+        ],
         # many rows, rounded scores with duplicates
         "random": np.round(rng.random(997), 2).tolist(),
     }
@@ -129,8 +161,14 @@ def _sentinel_pool(sentinel, size=2000, seed=4):
     truth = np.where(rng.random(size) < 0.89, y_pred, 1 - y_pred)
     judge = np.where(rng.random(size) < 0.9, truth, 1 - truth)
     labelled = rng.random(size) < 0.1
-    df = pd.DataFrame({"g": rng.choice(["a", "b"], size), "y_pred": y_pred, "judge": judge,
-                       "y_true": np.where(labelled, truth, sentinel)})
+    df = pd.DataFrame(
+        {
+            "g": rng.choice(["a", "b"], size),
+            "y_pred": y_pred,
+            "judge": judge,
+            "y_true": np.where(labelled, truth, sentinel),
+        }
+    )
     return df, labelled, truth
 
 
@@ -139,8 +177,11 @@ def _sentinel_pool(sentinel, size=2000, seed=4):
 def test_a_numeric_sentinel_for_unlabelled_rows_is_refused(engine, sentinel):
     df, labelled, _ = _sentinel_pool(sentinel)
     rows = int((~labelled).sum())
-    with pytest.raises(ValueError, match=rf"^y_true column 'y_true' holds {sentinel} in {rows} rows, a label that "
-                                         r"neither y_pred 'y_pred' nor the proxy 'judge' ever takes; .*NaN"):
+    with pytest.raises(
+        ValueError,
+        match=rf"^y_true column 'y_true' holds {sentinel} in {rows} rows, a label that "
+        r"neither y_pred 'y_pred' nor the proxy 'judge' ever takes; .*NaN",
+    ):
         _tab(_engines(df)[engine])
 
 

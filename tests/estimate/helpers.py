@@ -16,8 +16,15 @@ from bayeseval._api.warnings import BayesevalWarning
 
 def _scipy_ci(data, statistic, *, method, level=0.95, n_resamples, seed, paired=True, batch=None):
     res = stats.bootstrap(
-        data, statistic, n_resamples=n_resamples, vectorized=True, paired=paired, batch=batch,
-        confidence_level=level, method=method, rng=np.random.default_rng(seed),
+        data,
+        statistic,
+        n_resamples=n_resamples,
+        vectorized=True,
+        paired=paired,
+        batch=batch,
+        confidence_level=level,
+        method=method,
+        rng=np.random.default_rng(seed),
     )
     return res.confidence_interval.low, res.confidence_interval.high, res.bootstrap_distribution
 

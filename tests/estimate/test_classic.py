@@ -53,9 +53,13 @@ def _ordering_study(reps: int, m: int, d: int, n_bootstrap: int, test_size: floa
         rng = np.random.default_rng([31, m, seed])
         X, y = gaussians(rng, m, d, delta)
         t = estimate_error(
-            LinearDiscriminantAnalysis(), X, y,
+            LinearDiscriminantAnalysis(),
+            X,
+            y,
             methods=("resubstitution", "holdout", "bootstrap632", "bootstrap632plus"),
-            test_size=test_size, n_resamples=n_bootstrap, random_seed=seed,
+            test_size=test_size,
+            n_resamples=n_bootstrap,
+            random_seed=seed,
         )
         true = lda_true_error(LinearDiscriminantAnalysis().fit(X, y), d, delta)
         rows.append(dict(zip(t["method"], t["estimate"], strict=True), true=true))
@@ -132,8 +136,13 @@ def test_holdout_wilson_interval_and_split_size():
     rng = np.random.default_rng(4)
     X, y = gaussians(rng, 50, 2, 1.0)
     row = estimate_error(
-        LinearDiscriminantAnalysis(), X, y, methods=("holdout",), test_size=0.3,
-        level=0.9, random_seed=5,
+        LinearDiscriminantAnalysis(),
+        X,
+        y,
+        methods=("holdout",),
+        test_size=0.3,
+        level=0.9,
+        random_seed=5,
     ).iloc[0]
     n_test = 30  # 30% of 100 rows
     k = round(row["estimate"] * n_test)
@@ -147,10 +156,10 @@ def test_seeded_runs_are_reproducible_and_dataframe_input_works():
     rng = np.random.default_rng(6)
     X, y = gaussians(rng, 30, 3, 2.0)
     methods = ("holdout", "kfold", "bootstrap632plus")
-    a = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=methods, n_resamples=20,
-                       random_seed=11)
-    b = estimate_error(LinearDiscriminantAnalysis(), pd.DataFrame(X), pd.Series(y),
-                       methods=methods, n_resamples=20, random_seed=11)
+    a = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=methods, n_resamples=20, random_seed=11)
+    b = estimate_error(
+        LinearDiscriminantAnalysis(), pd.DataFrame(X), pd.Series(y), methods=methods, n_resamples=20, random_seed=11
+    )
     pd.testing.assert_frame_equal(a, b)
     assert list(a["method"]) == list(methods)
 
@@ -163,9 +172,12 @@ def test_632plus_on_pure_noise_with_1nn():
     X = rng.standard_normal((80, 2))
     y = np.repeat([0, 1], 40)
     t = estimate_error(
-        KNeighborsClassifier(n_neighbors=1), X, y,
+        KNeighborsClassifier(n_neighbors=1),
+        X,
+        y,
         methods=("resubstitution", "bootstrap632", "bootstrap632plus"),
-        n_resamples=100, random_seed=1,
+        n_resamples=100,
+        random_seed=1,
     ).set_index("method")["estimate"]
     assert t["resubstitution"] == 0.0
     assert t["bootstrap632"] == pytest.approx(0.316, abs=0.04)
@@ -190,13 +202,16 @@ def test_risk_averaging_input_errors_name_the_argument():
     with pytest.raises(ValueError, match="strata"):
         risk_averaging([0.2, 0.3], strata=["a"])
     with pytest.raises(ValueError, match="methods"):
-        estimate_error(LinearDiscriminantAnalysis(), np.zeros((4, 1)), [0, 1, 0, 1],
-                       methods=("jackknife",))
+        estimate_error(LinearDiscriminantAnalysis(), np.zeros((4, 1)), [0, 1, 0, 1], methods=("jackknife",))
     with pytest.raises(TypeError, match="predict_proba"):
         from sklearn.svm import LinearSVC
 
-        estimate_error(LinearSVC(), np.random.default_rng(0).normal(size=(20, 2)),
-                       np.repeat([0, 1], 10), methods=("risk_averaging",))
+        estimate_error(
+            LinearSVC(),
+            np.random.default_rng(0).normal(size=(20, 2)),
+            np.repeat([0, 1], 10),
+            methods=("risk_averaging",),
+        )
 
 
 def test_risk_averaging_close_to_bayes_error_for_lda():
@@ -211,8 +226,9 @@ def test_risk_averaging_close_to_bayes_error_for_lda():
         Xu, _ = gaussians(rng, 2000, d, delta)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CalibrationWarning)
-            row = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=("risk_averaging",),
-                                 unlabelled=Xu, random_seed=seed).iloc[0]
+            row = estimate_error(
+                LinearDiscriminantAnalysis(), X, y, methods=("risk_averaging",), unlabelled=Xu, random_seed=seed
+            ).iloc[0]
         assert row["se"] < 0.004  # label-free: sd of r(x) / sqrt(4000)
         est.append(row["estimate"])
     assert np.mean(est) == pytest.approx(bayes, abs=0.01)
@@ -227,14 +243,12 @@ def test_calibration_warning_for_overconfident_probabilities():
     z[y == 1] += 1.0
     X = np.column_stack([z + 0.05 * rng.standard_normal(400) for _ in range(5)])
     with pytest.warns(CalibrationWarning, match="overconfident"):
-        row = estimate_error(GaussianNB(), X, y, methods=("risk_averaging",),
-                             random_seed=0).iloc[0]
+        row = estimate_error(GaussianNB(), X, y, methods=("risk_averaging",), random_seed=0).iloc[0]
     assert "disagrees" in row["notes"]
     # LDA on the same data is calibrated enough: no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", CalibrationWarning)
-        row = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=("risk_averaging",),
-                             random_seed=0).iloc[0]
+        row = estimate_error(LinearDiscriminantAnalysis(), X, y, methods=("risk_averaging",), random_seed=0).iloc[0]
     assert "agrees" in row["notes"]
 
 
@@ -275,8 +289,7 @@ def test_error_reject_curve_with_class_labels_and_plot():
 
     matplotlib.use("Agg")
     proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.4, 0.35, 0.25]])
-    curve = error_reject_curve(proba, ["a", "c", "b"], thresholds=[0.35, 0.65],
-                               classes=["a", "b", "c"])
+    curve = error_reject_curve(proba, ["a", "c", "b"], thresholds=[0.35, 0.65], classes=["a", "b", "c"])
     # t=0.35: row 0 (r=.3) accepted, row 1 (r=.4) and 2 (r=.6) rejected
     assert curve["n_accepted"].tolist() == [1, 3]
     assert curve["error_of_accepted"].tolist() == pytest.approx([0.0, 1 / 3])
@@ -317,8 +330,14 @@ def test_multiclass_string_labels_list_input_and_unlabelled_risk_average():
     U = rng.normal(size=(40, 2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibrationWarning)
-        t = estimate_error(LogisticRegression(), X.tolist(), y, unlabelled=U,
-                           methods=("resubstitution", "risk_averaging"), random_seed=0)
+        t = estimate_error(
+            LogisticRegression(),
+            X.tolist(),
+            y,
+            unlabelled=U,
+            methods=("resubstitution", "risk_averaging"),
+            random_seed=0,
+        )
     t = t.set_index("method")
     model = LogisticRegression().fit(X, y)
     r = 1 - model.predict_proba(U).max(axis=1)
@@ -365,8 +384,7 @@ def test_calibration_warning_points_at_the_caller():
     z = rng.normal(size=(400, 1))
     X = np.hstack([z + 0.05 * rng.normal(size=(400, 1)) for _ in range(8)])
     y = (z[:, 0] + rng.normal(size=400) > 0).astype(int)
-    sites = _warning_sites(lambda: estimate_error(GaussianNB(), X, y, methods=("risk_averaging",),
-                                                  random_seed=0))
+    sites = _warning_sites(lambda: estimate_error(GaussianNB(), X, y, methods=("risk_averaging",), random_seed=0))
     assert sites == {("CalibrationWarning", Path(__file__).name)}
 
 

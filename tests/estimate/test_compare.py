@@ -164,8 +164,7 @@ def test_weighted_metric_and_strata():
     normal_width = 2 * stats.norm.ppf(0.975) * math.sqrt(var)
     assert res.width == pytest.approx(normal_width, rel=0.12)
     # a sequence of weights is aligned with the sorted stratum labels
-    res2 = paired_bootstrap(y, a, b, metric="error_rate", strata=strata, weights=[0.2, 0.3, 0.5],
-                            random_seed=0)
+    res2 = paired_bootstrap(y, a, b, metric="error_rate", strata=strata, weights=[0.2, 0.3, 0.5], random_seed=0)
     assert res2.ci == res.ci
 
 
@@ -185,8 +184,10 @@ def test_warns_when_replicates_lose_all_trials():
     y[:3] = 1
     a = np.where(rng.random(200) < 0.1, 1 - y, y)
     b = y.copy()
-    with pytest.warns(BayesevalWarning, match="no trials"), \
-            pytest.warns(ZeroVarianceWarning, match=r"recall \(model B\) is 1: its interval \[1, 1\]"):
+    with (
+        pytest.warns(BayesevalWarning, match="no trials"),
+        pytest.warns(ZeroVarianceWarning, match=r"recall \(model B\) is 1: its interval \[1, 1\]"),
+    ):
         res = paired_bootstrap(y, a, b, metric="recall", random_seed=1)
     assert res.n_resamples < 9999  # the default number of resamples; some were dropped
     assert res.ci_b == (1.0, 1.0)  # model B finds all 3 positives in every resample that has one
@@ -242,8 +243,7 @@ def test_fractional_labels_are_refused_naming_the_argument():
     with pytest.raises(ValueError, match=r"^pred_b holds the fractional value 0\.7"):
         mcnemar_from_predictions(y, [0, 1, 0, 0], [0, 0.7, 1, 0])
     with pytest.raises(ValueError, match=r"^y_true holds the fractional value 0\.999999"):
-        paired_bootstrap([0, 0.999999, 1, 0] * 5, [0, 1, 0, 0] * 5, [0, 1, 1, 0] * 5, n_resamples=99,
-                         random_seed=0)
+        paired_bootstrap([0, 0.999999, 1, 0] * 5, [0, 1, 0, 0] * 5, [0, 1, 1, 0] * 5, n_resamples=99, random_seed=0)
 
 
 def test_paired_callable_metric_equals_scipy():
@@ -261,8 +261,9 @@ def test_paired_callable_metric_equals_scipy():
     res = paired_bootstrap(y, a, b, metric=accuracy, n_resamples=1000, random_seed=4)
     lo, hi, _ = _scipy_ci((ca,), np.mean, method="BCa", n_resamples=1000, seed=4)
     assert res.ci_a == pytest.approx((lo, hi), abs=TOL)
-    lo, hi, _ = _scipy_ci((ca, cb), lambda u, v, axis=-1: np.mean(u, axis) - np.mean(v, axis),
-                          method="BCa", n_resamples=1000, seed=4)
+    lo, hi, _ = _scipy_ci(
+        (ca, cb), lambda u, v, axis=-1: np.mean(u, axis) - np.mean(v, axis), method="BCa", n_resamples=1000, seed=4
+    )
     assert res.ci == pytest.approx((lo, hi), abs=TOL)
 
 
@@ -279,10 +280,13 @@ def test_both_functions_share_the_default_policy():
 def test_paired_functions_refuse_missing_values():
     y, a, b = [1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 1, 1]
     _raises_naming(lambda: paired_bootstrap(y, [1, None, None, 1], b, n_resamples=50), "pred_a has 2 missing")
-    _raises_naming(lambda: paired_bootstrap(pd.Series(y, dtype="Int64").where([True, False, True, True]),
-                                            a, b, n_resamples=50), "y_true has 1 missing")
-    _raises_naming(lambda: paired_bootstrap(y, a, b, strata=[0.0, np.nan, 1.0, 1.0], n_resamples=50),
-                   "strata has 1 missing")
+    _raises_naming(
+        lambda: paired_bootstrap(pd.Series(y, dtype="Int64").where([True, False, True, True]), a, b, n_resamples=50),
+        "y_true has 1 missing",
+    )
+    _raises_naming(
+        lambda: paired_bootstrap(y, a, b, strata=[0.0, np.nan, 1.0, 1.0], n_resamples=50), "strata has 1 missing"
+    )
     _raises_naming(lambda: mcnemar_from_predictions(y, a, [1, 0, np.nan, 1]), "pred_b has 1 missing")
     _raises_naming(lambda: mcnemar([1, 0, None], [1, 1, 0]), "correct_a has 1 missing")
 
@@ -296,29 +300,46 @@ def test_pandas_inputs_are_paired_by_label():
     b = pd.Series(np.where(rng.random(n) < 0.3, 1 - y, y), index=idx)
     s = pd.Series(rng.choice(["u", "v"], n), index=idx)
     perm = rng.permutation(n)
-    ref = paired_bootstrap(y.to_numpy(), a.to_numpy(), b.to_numpy(), strata=s.to_numpy(), metric="recall",
-                           n_resamples=300, random_seed=1)
-    got = paired_bootstrap(y, a.iloc[perm], b.iloc[perm[::-1]], strata=s.iloc[perm], metric="recall",
-                           n_resamples=300, random_seed=1)
+    ref = paired_bootstrap(
+        y.to_numpy(), a.to_numpy(), b.to_numpy(), strata=s.to_numpy(), metric="recall", n_resamples=300, random_seed=1
+    )
+    got = paired_bootstrap(
+        y, a.iloc[perm], b.iloc[perm[::-1]], strata=s.iloc[perm], metric="recall", n_resamples=300, random_seed=1
+    )
     assert got.ci == ref.ci and got.estimate_a == ref.estimate_a
-    _raises_naming(lambda: paired_bootstrap(y, a.set_axis([f"x{i}" for i in range(n)]), b, n_resamples=50),
-                   "y_true and pred_a have different index labels")
+    _raises_naming(
+        lambda: paired_bootstrap(y, a.set_axis([f"x{i}" for i in range(n)]), b, n_resamples=50),
+        "y_true and pred_a have different index labels",
+    )
     errors = (a != y).astype(float)
-    ref_ci = bootstrap_ci(errors.to_numpy(), "weighted_risk", strata=s.to_numpy(), weights={"u": 0.4, "v": 0.6},
-                          n_resamples=300, random_seed=2)
-    got_ci = bootstrap_ci(errors, "weighted_risk", strata=s.iloc[perm], weights={"u": 0.4, "v": 0.6},
-                          n_resamples=300, random_seed=2)
+    ref_ci = bootstrap_ci(
+        errors.to_numpy(),
+        "weighted_risk",
+        strata=s.to_numpy(),
+        weights={"u": 0.4, "v": 0.6},
+        n_resamples=300,
+        random_seed=2,
+    )
+    got_ci = bootstrap_ci(
+        errors, "weighted_risk", strata=s.iloc[perm], weights={"u": 0.4, "v": 0.6}, n_resamples=300, random_seed=2
+    )
     assert tuple(got_ci) == tuple(ref_ci)
 
 
 def test_labels_mixing_numbers_and_strings_are_refused():
     # int truth against str predictions never match: refused, naming both arguments
-    _raises_naming(lambda: paired_bootstrap([1, 0, 1], ["1", "0", "1"], [1, 0, 0], n_resamples=50),
-                   "y_true holds numbers, pred_a holds strings")
-    _raises_naming(lambda: mcnemar_from_predictions([1, 0, 1], [1, 0, 1], np.array([1, "0", 1], dtype=object)),
-                   "pred_b holds mixed types")
-    _raises_naming(lambda: bootstrap_ci((np.array(["a", "b", "a"]), np.array([1, 0, 1])), "f1", pos_label="a",
-                                        n_resamples=50), "data[0] (y_true) holds strings")
+    _raises_naming(
+        lambda: paired_bootstrap([1, 0, 1], ["1", "0", "1"], [1, 0, 0], n_resamples=50),
+        "y_true holds numbers, pred_a holds strings",
+    )
+    _raises_naming(
+        lambda: mcnemar_from_predictions([1, 0, 1], [1, 0, 1], np.array([1, "0", 1], dtype=object)),
+        "pred_b holds mixed types",
+    )
+    _raises_naming(
+        lambda: bootstrap_ci((np.array(["a", "b", "a"]), np.array([1, 0, 1])), "f1", pos_label="a", n_resamples=50),
+        "data[0] (y_true) holds strings",
+    )
 
 
 def test_mcnemar_pairs_series_by_label_and_refuses_missing():
@@ -337,13 +358,16 @@ def test_mcnemar_pairs_series_by_label_and_refuses_missing():
     res2 = mcnemar_from_predictions(y, a.iloc[::-1], b.sample(frac=1.0, random_state=0))
     assert (res2.b, res2.c) == (5, 1)
     _raises(lambda: mcnemar([1, None, 0], [1, 1, 0]), "correct_a", "[1]")
-    _raises(lambda: mcnemar_from_predictions([1, 0, 1], [1, 0, 1], np.array([1, pd.NA, 0], dtype=object)),
-            "pred_b", "[1]")
+    _raises(
+        lambda: mcnemar_from_predictions([1, 0, 1], [1, 0, 1], np.array([1, pd.NA, 0], dtype=object)), "pred_b", "[1]"
+    )
 
 
 @FAST
-@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=300),
-       st.sampled_from(["exact", "midp", "asymptotic"]))
+@given(
+    st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=300),
+    st.sampled_from(["exact", "midp", "asymptotic"]),
+)
 def test_mcnemar_pvalue_in_unit_interval(pairs, method):
     a, b = map(np.array, zip(*pairs, strict=True))
     res = mcnemar(a, b, method=method)

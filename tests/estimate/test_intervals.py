@@ -56,8 +56,7 @@ from tests.helpers import (
 )
 from tests.results.make_reference import count_grid
 
-SM_METHOD = {"wilson": "wilson", "clopper_pearson": "beta", "agresti_coull": "agresti_coull",
-             "wald": "normal"}
+SM_METHOD = {"wilson": "wilson", "clopper_pearson": "beta", "agresti_coull": "agresti_coull", "wald": "normal"}
 
 
 # our name -> statsmodels' name
@@ -78,8 +77,9 @@ def _mixture_value(p: float, s: int, n: int, c: float) -> float:
     from scipy import integrate
 
     dens = stats.beta(c * p, c * (1 - p)).pdf
-    num = integrate.quad(lambda q: (q / p) ** s * ((1 - q) / (1 - p)) ** (n - s) * dens(q), 0, 1,
-                         epsabs=0, epsrel=1e-10, limit=200)[0]
+    num = integrate.quad(
+        lambda q: (q / p) ** s * ((1 - q) / (1 - p)) ** (n - s) * dens(q), 0, 1, epsabs=0, epsrel=1e-10, limit=200
+    )[0]
     return num
 
 
@@ -184,8 +184,15 @@ def test_stratified_weighted_risk_equals_scipy_multisample(method, scipy_method)
     labels = np.repeat(["a", "b", "c"], sizes)
     x = np.concatenate([(rng.random(n) < r).astype(float) for n, r in zip(sizes, rates, strict=True)])
     order = rng.permutation(x.size)  # rows need not be sorted by stratum
-    ours = bootstrap_ci(x[order], "weighted_risk", strata=labels[order], weights=dict(zip("abc", w, strict=True)),
-                        method=method, n_resamples=2000, random_seed=8)
+    ours = bootstrap_ci(
+        x[order],
+        "weighted_risk",
+        strata=labels[order],
+        weights=dict(zip("abc", w, strict=True)),
+        method=method,
+        n_resamples=2000,
+        random_seed=8,
+    )
     samples = tuple(x[order][labels[order] == k] for k in "abc")
 
     def risk(*s, axis=-1):
@@ -203,8 +210,7 @@ def test_undefined_replicates_are_dropped_with_a_warning():
         return np.where(np.any(v == x[0], axis=axis), np.mean(v, axis=axis), np.nan)
 
     with pytest.warns(BayesevalWarning, match=r"\d+ of 500 bootstrap replicates gave an undefined"):
-        res = bootstrap_ci(x, first_row_mean, vectorized=True, method="percentile", n_resamples=500,
-                           random_seed=1)
+        res = bootstrap_ci(x, first_row_mean, vectorized=True, method="percentile", n_resamples=500, random_seed=1)
     idx = rng_indices = np.random.default_rng(1).integers(0, 10, (500, 10))
     full = first_row_mean(x[rng_indices], axis=-1)
     kept = full[np.isfinite(full)]
@@ -215,8 +221,10 @@ def test_undefined_replicates_are_dropped_with_a_warning():
 def test_pos_label_policy():
     y = np.array(["yes", "no", "yes", "yes", "no", "no"])
     p = np.array(["yes", "no", "no", "yes", "yes", "no"])
-    for call in (lambda: bootstrap_ci((y, p), "f1", n_resamples=50),
-                 lambda: paired_bootstrap(y, p, y, metric="recall", n_resamples=50)):
+    for call in (
+        lambda: bootstrap_ci((y, p), "f1", n_resamples=50),
+        lambda: paired_bootstrap(y, p, y, metric="recall", n_resamples=50),
+    ):
         with pytest.raises(ValueError, match=r"needs pos_label .*'no', 'yes'"):
             call()
     with pytest.raises(ValueError, match=r"pos_label 1 is not among the labels"):
@@ -230,8 +238,7 @@ def test_pos_label_policy():
     # booleans and 0/1 need no pos_label
     yb = np.array([True, False, True, True, False, True])
     pb = np.array([True, True, False, True, False, True])
-    assert bootstrap_ci((yb, pb), "f1", n_resamples=50, random_seed=0).estimate == pytest.approx(
-        sk_f1(yb, pb), abs=TOL)
+    assert bootstrap_ci((yb, pb), "f1", n_resamples=50, random_seed=0).estimate == pytest.approx(sk_f1(yb, pb), abs=TOL)
 
 
 def test_f1_of_labels_other_than_0_1_needs_pos_label():
@@ -250,8 +257,9 @@ def test_bootstrap_ci_refuses_missing_values():
     _raises_naming(lambda: bootstrap_ci(([1, 0, 1], [1, None, 0]), "f1", n_resamples=50), "data[1] has 1 missing")
     frame = pd.DataFrame({"y": [1, 0, 1], "p": pd.array([1, pd.NA, pd.NA], dtype="Int64")})
     _raises_naming(lambda: bootstrap_ci(frame, "f1", n_resamples=50), "data['p'] has 2 missing")
-    _raises_naming(lambda: bootstrap_ci([1.0, 0.0, 1.0], strata=["a", None, "b"], n_resamples=50),
-                   "strata has 1 missing")
+    _raises_naming(
+        lambda: bootstrap_ci([1.0, 0.0, 1.0], strata=["a", None, "b"], n_resamples=50), "strata has 1 missing"
+    )
     _raises_naming(lambda: bootstrap_ci([1.0], n_resamples=50), "data has 1 row")
 
 
@@ -283,8 +291,13 @@ def test_proportion_ci_and_se_pair_series_by_label():
 
 @pytest.mark.parametrize(
     "fn",
-    [proportion_ci, proportion_se, Counts.from_arrays, as_counts,
-     lambda s, n: stratified_risk(s, n, {"a": 0.5, "b": 0.5})],
+    [
+        proportion_ci,
+        proportion_se,
+        Counts.from_arrays,
+        as_counts,
+        lambda s, n: stratified_risk(s, n, {"a": 0.5, "b": 0.5}),
+    ],
 )
 def test_different_label_sets_name_both_arguments(fn):
     s = pd.Series([1, 2], index=["a", "b"])
@@ -386,8 +399,7 @@ def test_permuted_rows_give_the_aligned_result(data):
     ys, ps, gs = pd.Series(y, index=idx), pd.Series(p, index=idx), pd.Series(g, index=idx)
     shares = {"a": 0.4, "b": 0.6}
     with _silenced():
-        got = weighted_metric(ys, ps.iloc[perm], strata=gs.iloc[perm[::-1]],
-                              weights=shares, metric="error_rate")
+        got = weighted_metric(ys, ps.iloc[perm], strata=gs.iloc[perm[::-1]], weights=shares, metric="error_rate")
         sr = clustered_risk(ys, weights=shares, strata=gs.iloc[perm], cluster=ps.iloc[perm[::-1]])
     err = {k: np.mean((y != p)[g == k]) for k in ("a", "b")}
     assert got.report.loc["error_rate", "reweighted"] == pytest.approx(0.4 * err["a"] + 0.6 * err["b"])
@@ -425,7 +437,9 @@ def test_huge_counts_are_refused_exactly(trials, huge, draw):
 def test_bounds_match_statsmodels(method: str, level: float) -> None:
     # reference: statsmodels.stats.proportion.proportion_confint(x, n, alpha, method), stored in
     # tests/results/proportion_confint.csv by tests/results/make_reference.py
-    ref = PROPORTION_CONFINT[(PROPORTION_CONFINT["method"] == SM_NAMES[method]) & (PROPORTION_CONFINT["level"] == level)]
+    ref = PROPORTION_CONFINT[
+        (PROPORTION_CONFINT["method"] == SM_NAMES[method]) & (PROPORTION_CONFINT["level"] == level)
+    ]
     x, n = ref["x"].to_numpy(), ref["n"].to_numpy()
     assert len(x) == len(count_grid()[0])  # every count of the grid the file was made on
     lo, hi = proportion_ci(x, n, level=level, method=method)
@@ -563,9 +577,14 @@ def test_level_outside_unit_interval_rejected(level: float) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(method=st.text(min_size=1, max_size=12).filter(
-    lambda m: m.lower().replace("-", "_") not in set(PROPORTION_METHODS) | {"normal", "beta", "exact", "score", "cp", "ac"}
-))
+@given(
+    method=st.text(min_size=1, max_size=12).filter(
+        lambda m: (
+            m.lower().replace("-", "_")
+            not in set(PROPORTION_METHODS) | {"normal", "beta", "exact", "score", "cp", "ac"}
+        )
+    )
+)
 def test_unknown_method_rejected(method: str) -> None:
     with pytest.raises(ValueError, match="method"):
         proportion_ci(3, 10, method=method)
@@ -611,9 +630,7 @@ def test_bootstrap_unstratified_matches_scipy() -> None:
     rng = np.random.default_rng(0)
     x = rng.exponential(size=80)
     ours = bootstrap_ci(x, "mean", n_resamples=2000, random_seed=5)
-    ref = stats.bootstrap(
-        (x,), np.mean, n_resamples=2000, vectorized=True, paired=True, rng=np.random.default_rng(5)
-    )
+    ref = stats.bootstrap((x,), np.mean, n_resamples=2000, vectorized=True, paired=True, rng=np.random.default_rng(5))
     assert ours.lower == pytest.approx(ref.confidence_interval.low, abs=1e-12)
     assert ours.upper == pytest.approx(ref.confidence_interval.high, abs=1e-12)
     assert ours.estimate == pytest.approx(x.mean())
@@ -673,8 +690,14 @@ def test_bootstrap_bad_input() -> None:
 
 def test_degenerate_bootstrap_warns() -> None:
     with pytest.warns(ZeroVarianceWarning, match="not certainty"):
-        res = bootstrap_ci(np.zeros(50), "weighted_risk", strata=np.repeat([0, 1], 25),
-                           weights=[0.3, 0.7], n_resamples=200, random_seed=0)
+        res = bootstrap_ci(
+            np.zeros(50),
+            "weighted_risk",
+            strata=np.repeat([0, 1], 25),
+            weights=[0.3, 0.7],
+            n_resamples=200,
+            random_seed=0,
+        )
     assert res.lower == res.upper == 0.0
 
 
@@ -690,7 +713,7 @@ def test_bootstrap_interval_is_a_tuple_with_details() -> None:
 
 def test_closed_form_jackknives_match_brute_force() -> None:
     from bayeseval.estimate.intervals import (
-            _f1_jackknife,
+        _f1_jackknife,
         _jackknife,
         _mean_jackknife,
         _mean_statistic,
@@ -726,8 +749,13 @@ def test_large_n_bca_engine_matches_scipy() -> None:
     p = np.where(rng.random(n) < 0.8, y, 1 - y)
     ours = bootstrap_ci((y, p), "f1", n_resamples=600, random_seed=3)
     ref = stats.bootstrap(
-        (y, p), lambda a, b, axis=-1: f1_score(a, b, axis=axis), n_resamples=600, vectorized=True,
-        paired=True, batch=2_000_000 // n, rng=np.random.default_rng(3),
+        (y, p),
+        lambda a, b, axis=-1: f1_score(a, b, axis=axis),
+        n_resamples=600,
+        vectorized=True,
+        paired=True,
+        batch=2_000_000 // n,
+        rng=np.random.default_rng(3),
     )
     assert not ours.stratified
     assert ours.lower == pytest.approx(ref.confidence_interval.low, abs=1e-12)
@@ -957,8 +985,7 @@ def test_save_csv_reads_back(rep_report_flags_export, tmp_path):
 def test_save_tex_reads_back_with_escaped_names(rep_report_flags_export, tmp_path):
     text = rep_report_flags_export.save(tmp_path / "r.tex").read_text()
     assert text.count("\\begin{tabular}") == 2 and text.count("\\end{tabular}") == 2
-    rows = [ln.removesuffix(" \\\\").split(" & ") for ln in text.splitlines()
-            if ln.endswith(" \\\\")]
+    rows = [ln.removesuffix(" \\\\").split(" & ") for ln in text.splitlines() if ln.endswith(" \\\\")]
     header, body = rows[0], rows[1:4]
     assert [r[0] for r in body] == ["a\\_1", "b\\&c", "d\\%"]
     assert [int(r[header.index("successes")]) for r in body] == [3, 5, 0]

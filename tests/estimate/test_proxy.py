@@ -16,19 +16,22 @@ from tests.helpers import NA, _judged_pool, _pool, _small
 
 def _frame():
     """Stratum a: 12 rows, 8 labelled; stratum b: 6 rows, 4 labelled (accuracy, binary)."""
-    return pd.DataFrame({
-        "g": ["a"] * 12 + ["b"] * 6,
-        "y_pred": [1] * 18,
-        #        a: labelled 8 (judge 1,1,1,1,1,0,0,0), unlabelled 4 (judge 1,1,0,1)
-        "judge": [1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1] + [1, 1, 0, 0, 1, 0],
-        "y_true": [1, 1, 1, 1, 0, 0, 0, 1, NA, NA, NA, NA] + [1, 0, 1, 0, NA, NA],
-    })
+    return pd.DataFrame(
+        {
+            "g": ["a"] * 12 + ["b"] * 6,
+            "y_pred": [1] * 18,
+            #        a: labelled 8 (judge 1,1,1,1,1,0,0,0), unlabelled 4 (judge 1,1,0,1)
+            "judge": [1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 1] + [1, 1, 0, 0, 1, 0],
+            "y_true": [1, 1, 1, 1, 0, 0, 0, 1, NA, NA, NA, NA] + [1, 0, 1, 0, NA, NA],
+        }
+    )
 
 
 def _hand_effective(s, n, w):
     def v(s_, n_):
         r = (s_ + 0.5) / (n_ + 1)
         return r * (1 - r) / n_
+
     return sum(n) * v(sum(s), sum(n)) / sum(wc**2 * v(sc, nc) for sc, nc, wc in zip(s, n, w, strict=True))
 
 
@@ -52,8 +55,7 @@ def _ipw_runs(repeats, seed=0):
     for _ in range(repeats):
         keep = rng.random(len(pi)) < pi  # Poisson sampling with the known probabilities
         df = base.assign(y=np.where(keep, right.astype(float), np.nan))
-        row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy",
-                       inclusion="pi").table.loc["all"]
+        row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy", inclusion="pi").table.loc["all"]
         est.append(row["rate"])
         covered.append(row["lower"] <= truth <= row["upper"])
         # the post-stratified estimate that ignores the design
@@ -62,8 +64,7 @@ def _ipw_runs(repeats, seed=0):
 
 
 def test_hand_count_two_strata():
-    res = proxy_ci(_frame(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g",
-                   metric="accuracy")
+    res = proxy_ci(_frame(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", metric="accuracy")
     a = res.table.loc["a"]
     # stratum a, by hand: judge says right on 8 of 12 pool rows; labelled: 5 in the judge-1
     # cell with 4 right, 3 in the judge-0 cell with 1 right
@@ -95,13 +96,14 @@ def test_error_rate_is_one_minus_accuracy():
 
 
 def test_precision_counts_only_predicted_positives():
-    df = pd.DataFrame({
-        "y_pred": [1, 1, 1, 1, 1, 1, 0, 0],
-        "judge": [1, 1, 1, 0, 0, 1, 1, 1],
-        "y_true": [1, 1, 0, 0, NA, NA, 1, NA],
-    })
-    row = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge",
-                   metric="precision").table.loc["all"]
+    df = pd.DataFrame(
+        {
+            "y_pred": [1, 1, 1, 1, 1, 1, 0, 0],
+            "judge": [1, 1, 1, 0, 0, 1, 1, 1],
+            "y_true": [1, 1, 0, 0, NA, NA, 1, NA],
+        }
+    )
+    row = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge", metric="precision").table.loc["all"]
     # trials: the 6 predicted positives; 4 labelled, 2 true positives
     lo, hi = proportion_confint(2, 4, alpha=0.05, method="beta")
     assert (row["pool_trials"], row["trials"]) == (6, 4)
@@ -201,11 +203,9 @@ def test_hajek_cell_rates_by_hand():
 
 
 def test_proxy_ci_takes_proxy_counts():
-    pc = tabulate(_small(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g",
-                  metric="accuracy")
+    pc = tabulate(_small(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", metric="accuracy")
     a = proxy_ci(pc).table
-    b = proxy_ci(_small(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g",
-                 metric="accuracy").table
+    b = proxy_ci(_small(), y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", metric="accuracy").table
     pd.testing.assert_frame_equal(a, b)
     lo, hi = proportion_confint(2, 4, alpha=0.05, method="beta")  # stratum b: labels only
     assert (a.loc["b", "lower"], a.loc["b", "upper"]) == pytest.approx((lo, hi))
@@ -230,10 +230,15 @@ def test_equal_inclusion_probabilities_keep_the_cells_where_the_proxy_does_not_p
     y_pred = np.ones(size, dtype=int)
     right = rng.random(size) < 0.8
     judge_right = rng.random(size) < np.where(g == "good", 0.95, 0.5)
-    df = pd.DataFrame({"g": g, "y_pred": y_pred,
-                       "judge": np.where(judge_right, right, ~right).astype(int),
-                       "y_true": np.where(rng.random(size) < 0.04, right, np.nan),
-                       "pi": np.where(g == "good", 0.04, 0.02)})
+    df = pd.DataFrame(
+        {
+            "g": g,
+            "y_pred": y_pred,
+            "judge": np.where(judge_right, right, ~right).astype(int),
+            "y_true": np.where(rng.random(size) < 0.04, right, np.nan),
+            "pi": np.where(g == "good", 0.04, 0.02),
+        }
+    )
     args = {"y_true": "y_true", "y_pred": "y_pred", "proxy": "judge", "strata": "g", "metric": "accuracy"}
     plain = proxy_ci(df, **args).table
     weighted = proxy_ci(df, **args, inclusion="pi").table
@@ -258,7 +263,8 @@ def test_equal_inclusion_probabilities_keep_the_cells_where_the_proxy_does_not_p
     row = weighted.loc["useless"]
     assert bool(row["proxy_used"])
     assert [row["rate"], row["lower"], row["upper"]] == pytest.approx(
-        [est, est - math.sqrt(lo2), est + math.sqrt(hi2)], rel=1e-9)
+        [est, est - math.sqrt(lo2), est + math.sqrt(hi2)], rel=1e-9
+    )
     assert row["upper"] - row["lower"] != pytest.approx(plain.loc["useless", "upper"] - plain.loc["useless", "lower"])
 
 
@@ -277,8 +283,10 @@ def test_proxy_ci_refuses_a_sentinel_and_estimates_once_it_is_missing():
     # the post-stratified estimate by hand, and the pool's true accuracy inside the interval
     cell = judge == y_pred
     right = truth == y_pred
-    hand = sum(cell_share * right[labelled & (cell == c)].mean()
-               for c, cell_share in ((True, cell.mean()), (False, 1 - cell.mean())))
+    hand = sum(
+        cell_share * right[labelled & (cell == c)].mean()
+        for c, cell_share in ((True, cell.mean()), (False, 1 - cell.mean()))
+    )
     assert row["rate"] == pytest.approx(hand, rel=1e-12)
     assert row["lower"] <= right.mean() <= row["upper"]
     # declared, -1 is a class: every row labelled, the estimate the plain share of right rows
@@ -292,10 +300,10 @@ def test_every_row_entry_point_runs_the_proxy_checks(entry):
 
     def run(d, **kw):
         if entry == "evaluate":
-            return be.evaluate(d, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g",
-                               metric="accuracy", **kw)
-        return be.fairness.audit(d, y_true="y_true", y_pred="y_pred", groups="g", proxy="judge",
-                                 metrics=["ppv"], pos_label=1, **kw)
+            return be.evaluate(d, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", metric="accuracy", **kw)
+        return be.fairness.audit(
+            d, y_true="y_true", y_pred="y_pred", groups="g", proxy="judge", metrics=["ppv"], pos_label=1, **kw
+        )
 
     df = _frame().assign(judge=lambda d: d["judge"].map({1: "yes", 0: "no"}))
     with pytest.raises(ValueError, match=r"proxy column 'judge' holds values .*'no', 'yes'"):

@@ -79,8 +79,10 @@ def _binary_sample(rng: np.random.Generator, n: int = 2000):
 
 
 def test_stratified_adaptive_errors_name_the_method():
-    with pytest.raises(ValueError, match=r"method='adaptive'.*two strata with trials.*got 1"), \
-            pytest.warns(EmptyStratumWarning):
+    with (
+        pytest.raises(ValueError, match=r"method='adaptive'.*two strata with trials.*got 1"),
+        pytest.warns(EmptyStratumWarning),
+    ):
         be.stratified_risk([3, 0], [10, 0], {0: 1.0, 1: 0.0}, method="adaptive")
     with pytest.raises(ValueError, match=r"method='adaptive'.*clustered rows"):
         be.clustered_risk([1, 0, 1, 0], cluster=[0, 0, 1, 1], method="adaptive")
@@ -164,8 +166,7 @@ def test_weighted_precision_matches_a_hand_reweighting():
 
 
 def test_stratified_risk_table_is_the_per_stratum_table_and_html_is_escaped():
-    res = _quiet(stratified_risk, [26, 26], [286, 114], {"<b>x</b>": 0.8, "b": 0.2},
-                 strata=["<b>x</b>", "b"])
+    res = _quiet(stratified_risk, [26, 26], [286, 114], {"<b>x</b>": 0.8, "b": 0.2}, strata=["<b>x</b>", "b"])
     assert isinstance(res, Result)
     frame = res.to_frame()
     assert frame.loc["b", "rate"] == pytest.approx(26 / 114)
@@ -187,17 +188,22 @@ def test_warnings_point_at_the_caller():
     here = Path(__file__).name
     sites = _warning_sites(lambda: stratified_risk([0, 0], [10, 0], [0.5, 0.5]))
     assert sites == {("ZeroVarianceWarning", here), ("EmptyStratumWarning", here)}
-    sites = _warning_sites(lambda: clustered_risk([0, 0, 1, 1], cluster=[0, 1, 2, 3],
-                                                  strata=list("aabb"), weights=[0.5, 0.5]))
+    sites = _warning_sites(
+        lambda: clustered_risk([0, 0, 1, 1], cluster=[0, 1, 2, 3], strata=list("aabb"), weights=[0.5, 0.5])
+    )
     assert sites == {("ZeroVarianceWarning", here)}
-    sites = _warning_sites(lambda: weighted_metric([1, 0, 0, 0], [0, 0, 0, 0], weights=0.5,
-                                                   metric=["recall", "precision"]))
+    sites = _warning_sites(
+        lambda: weighted_metric([1, 0, 0, 0], [0, 0, 0, 0], weights=0.5, metric=["recall", "precision"])
+    )
     assert sites == {("ReweightingWarning", here), ("EmptyStratumWarning", here)}
 
 
 def test_weights_with_duplicate_labels_name_weights():
-    _raises(lambda: stratified_risk([1, 2], [10, 20], pd.Series([0.5, 0.5], index=["a", "a"]),
-                                    strata=["a", "b"]), "weights", "duplicate")
+    _raises(
+        lambda: stratified_risk([1, 2], [10, 20], pd.Series([0.5, 0.5], index=["a", "a"]), strata=["a", "b"]),
+        "weights",
+        "duplicate",
+    )
 
 
 def test_stratified_risk_pairs_series_and_weights_by_label():
@@ -238,26 +244,26 @@ def test_weighted_metric_pairs_series_by_label():
     y = pd.Series([1, 1, 1, 0, 0, 0], index=list("abcdef"))
     p = pd.Series([1, 0, 0, 0, 1, 1], index=list("fedcba"))  # aligned: a1 b1 c0 d0 e0 f1
     g = pd.Series(["x", "y", "x", "y", "x", "y"], index=list("cbafed"))  # aligned: a x, b y ...
-    res = _quietly(weighted_metric, y, p, strata=g, weights={"x": 0.5, "y": 0.5},
-                   metric="accuracy")
+    res = _quietly(weighted_metric, y, p, strata=g, weights={"x": 0.5, "y": 0.5}, metric="accuracy")
     yt = np.array([1, 1, 1, 0, 0, 0])
     yp = np.array([1, 1, 0, 0, 0, 1])
     gg = np.array(["x", "y", "x", "y", "x", "y"])
     acc = {s: np.mean(yt[gg == s] == yp[gg == s]) for s in ("x", "y")}
     assert res.report.loc["accuracy", "reweighted"] == pytest.approx(0.5 * acc["x"] + 0.5 * acc["y"])
     assert res.report.loc["accuracy", "unweighted"] == pytest.approx(np.mean(yt == yp))
-    _raises(lambda: weighted_metric(y, p.rename(index={"a": "z"}), weights=0.5),
-            "y_true", "y_pred")
+    _raises(lambda: weighted_metric(y, p.rename(index={"a": "z"}), weights=0.5), "y_true", "y_pred")
 
 
 @pytest.mark.parametrize("na", MISSING)
 def test_weighted_metric_missing_truth_is_an_error_issue_example(na):
     y = pd.Series([1, na, 0, 1], dtype=object)
     _raises(lambda: weighted_metric(y, [1, 0, 0, 1], weights=0.3), "y_true", "[1]")
-    _raises(lambda: weighted_metric([1, 0, 0, 1], [1, 0, na, 1], weights=0.3),
-            "y_pred", "[2]")
-    _raises(lambda: weighted_metric([1, 0, 0, 1], [1, 0, 0, 1], strata=["a", na, "b", "a"],
-                                    weights={"a": 0.5, "b": 0.5}), "strata", "[1]")
+    _raises(lambda: weighted_metric([1, 0, 0, 1], [1, 0, na, 1], weights=0.3), "y_pred", "[2]")
+    _raises(
+        lambda: weighted_metric([1, 0, 0, 1], [1, 0, 0, 1], strata=["a", na, "b", "a"], weights={"a": 0.5, "b": 0.5}),
+        "strata",
+        "[1]",
+    )
 
 
 def test_weighted_metric_nullable_and_dropna():
@@ -274,20 +280,24 @@ def test_weighted_metric_nullable_and_dropna():
 def test_row_functions_refuse_missing_values(na):
     proba = np.array([[0.9, 0.1], [0.6, 0.4], [0.2, 0.8]])
     _raises(lambda: error_reject_curve(proba, np.array([0, na, 1], dtype=object)), "y_true", "[1]")
-    _raises(lambda: risk_averaging(proba, strata=np.array(["a", na, "b"], dtype=object)),
-            "strata", "[1]")
+    _raises(lambda: risk_averaging(proba, strata=np.array(["a", na, "b"], dtype=object)), "strata", "[1]")
     _raises(lambda: risk_averaging(np.array([0.2, na, 0.7], dtype=object)), "proba", "[1]")
-    _raises(lambda: reweight(np.array(["a", "b", na], dtype=object), {"a": 0.5, "b": 0.5}),
-            "strata", "[2]")
+    _raises(lambda: reweight(np.array(["a", "b", na], dtype=object), {"a": 0.5, "b": 0.5}), "strata", "[2]")
     _raises(lambda: f1_score([1, 0, 1], np.array([1, na, 0], dtype=object)), "y_pred", "[1]")
     y = np.array([1, 0, 1, 0, 1, 0], dtype=object)
     y[3] = na
     _raises(lambda: clustered_risk(y, weights=None, cluster=[1, 1, 2, 2, 3, 3]), "outcomes", "[3]")
-    _raises(lambda: clustered_risk([1, 0, 1, 0], weights={"a": 0.5, "b": 0.5},
-                                   strata=np.array(["a", "b", na, "b"], dtype=object),
-                                   cluster=[1, 1, 2, 2]), "strata", "[2]")
-    _raises(lambda: clustered_risk([1, 0, 1, 0], cluster=np.array([1, na, 2, 2], dtype=object)),
-            "cluster", "[1]")
+    _raises(
+        lambda: clustered_risk(
+            [1, 0, 1, 0],
+            weights={"a": 0.5, "b": 0.5},
+            strata=np.array(["a", "b", na, "b"], dtype=object),
+            cluster=[1, 1, 2, 2],
+        ),
+        "strata",
+        "[2]",
+    )
+    _raises(lambda: clustered_risk([1, 0, 1, 0], cluster=np.array([1, na, 2, 2], dtype=object)), "cluster", "[1]")
 
 
 @given(labelled_counts())
@@ -297,8 +307,11 @@ def test_permuted_stratified_risk_equals_the_closed_form(data):
     w = np.arange(1, len(s) + 1, dtype=float)
     w /= w.sum()
     with _silenced():
-        res = stratified_risk(pd.Series(s, index=labels), pd.Series(n, index=labels).iloc[perm],
-                              pd.Series(w, index=labels).iloc[perm[::-1]])
+        res = stratified_risk(
+            pd.Series(s, index=labels),
+            pd.Series(n, index=labels).iloc[perm],
+            pd.Series(w, index=labels).iloc[perm[::-1]],
+        )
     r = s / n
     assert res.estimate == pytest.approx(float(np.sum(w * r)), rel=1e-9, abs=1e-15)
     assert res.se == pytest.approx(float(np.sqrt(np.sum(w**2 * r * (1 - r) / n))), rel=1e-9, abs=1e-15)
@@ -312,16 +325,22 @@ def test_a_missing_value_anywhere_names_the_argument_and_position(data, na, draw
     which = draw.draw(st.sampled_from(["y_true", "y_pred", "strata"]))
     cols = {"y_true": y.astype(object), "y_pred": p.astype(object), "strata": g.astype(object)}
     cols[which][i] = na
-    _raises(lambda: weighted_metric(cols["y_true"], cols["y_pred"], strata=cols["strata"],
-                                    weights={"a": 0.5, "b": 0.5}), which, f"[{i}]")
+    _raises(
+        lambda: weighted_metric(cols["y_true"], cols["y_pred"], strata=cols["strata"], weights={"a": 0.5, "b": 0.5}),
+        which,
+        f"[{i}]",
+    )
     if which == "y_true":
         _raises(lambda: error_reject_curve(np.full(y.size, 0.3), cols["y_true"]), "y_true", f"[{i}]")
         _raises(lambda: f1_score(cols["y_true"], p), "y_true", f"[{i}]")
     if which == "strata":
         _raises(lambda: risk_averaging(np.full(y.size, 0.3), strata=cols["strata"]), "strata", f"[{i}]")
         _raises(lambda: reweight(cols["strata"], {"a": 0.5, "b": 0.5}), "strata", f"[{i}]")
-        _raises(lambda: clustered_risk(y, weights={"a": 0.5, "b": 0.5}, strata=cols["strata"],
-                                       cluster=np.arange(y.size)), "strata", f"[{i}]")
+        _raises(
+            lambda: clustered_risk(y, weights={"a": 0.5, "b": 0.5}, strata=cols["strata"], cluster=np.arange(y.size)),
+            "strata",
+            f"[{i}]",
+        )
 
 
 @pytest.mark.parametrize("method", ["wald", "wilson", "agresti_coull", "jeffreys", "clopper_pearson"])
@@ -339,8 +358,15 @@ def test_stratified_risk_all_successes_at_large_counts_is_not_nan(method):
 def test_stratified_risk_estimate_stays_in_unit_interval_when_weights_round_past_one():
     # ten weights of 0.1 sum to 0.9999999999999999 and other splits pass 1 by an ulp; a
     # weighted mean of rates that are all 1 is 1 exactly (closed form), never 1 + eps.
-    w = [0.15324321880937372, 0.1741020222634683, 0.16984617858461468, 0.02639650050407304,
-         0.17258204177922165, 0.15790905335663924, 0.14592098470260945]
+    w = [
+        0.15324321880937372,
+        0.1741020222634683,
+        0.16984617858461468,
+        0.02639650050407304,
+        0.17258204177922165,
+        0.15790905335663924,
+        0.14592098470260945,
+    ]
     assert np.sum(w) > 1.0  # 1.0000000000000002 in binary floating point
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesevalWarning)
@@ -455,7 +481,15 @@ def test_spec_like_counts_at_real_sizes() -> None:
     np.testing.assert_allclose(res.table["lower"], lo, atol=1e-14)
     np.testing.assert_allclose(res.table["upper"], hi, atol=1e-14)
     assert list(res.table.columns[:9]) == [
-        "successes", "trials", "rate", "se", "lower", "upper", "weight", "sample_share", "contribution",
+        "successes",
+        "trials",
+        "rate",
+        "se",
+        "lower",
+        "upper",
+        "weight",
+        "sample_share",
+        "contribution",
     ]
     assert res.table["contribution"].sum() == pytest.approx(res.estimate)
     assert res.table["sample_share"].tolist() == pytest.approx([286 / 400, 114 / 400])
@@ -499,11 +533,7 @@ def test_bad_weights_raise_with_message(weights, match) -> None:
 
 
 @settings(max_examples=50, deadline=None)
-@given(
-    w=st.lists(st.floats(min_value=0, max_value=1), min_size=2, max_size=6).filter(
-        lambda w: abs(sum(w) - 1) > 1e-6
-    )
-)
+@given(w=st.lists(st.floats(min_value=0, max_value=1), min_size=2, max_size=6).filter(lambda w: abs(sum(w) - 1) > 1e-6))
 def test_weights_not_summing_to_one_rejected(w: list[float]) -> None:
     k = len(w)
     with pytest.raises(ValueError, match="weights"):
@@ -595,7 +625,8 @@ def test_cluster_of_one_row_each_is_independent() -> None:
     res = clustered_risk(y, cluster=np.arange(500), strata=g, weights={"a": 0.3, "b": 0.7})
     assert res.design_effect == pytest.approx(500 / 499, rel=1e-12)
     plain = stratified_risk(
-        pd.Series(y).groupby(g).sum().to_numpy(), pd.Series(g).value_counts().sort_index().to_numpy(),
+        pd.Series(y).groupby(g).sum().to_numpy(),
+        pd.Series(g).value_counts().sort_index().to_numpy(),
         [0.3, 0.7],
     )
     assert res.estimate == pytest.approx(plain.estimate, abs=1e-15)
@@ -765,9 +796,15 @@ def _hand_reweighted(df, y, p, strata_key, shares, metric):
 
 def _frame_rows(n=600, seed=26):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"label": rng.integers(0, 2, n), "pred": rng.integers(0, 2, n),
-                         "group": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
-                         "site": rng.choice(["x", "y"], n)}, index=rng.permutation(n) + 1000)
+    return pd.DataFrame(
+        {
+            "label": rng.integers(0, 2, n),
+            "pred": rng.integers(0, 2, n),
+            "group": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+            "site": rng.choice(["x", "y"], n),
+        },
+        index=rng.permutation(n) + 1000,
+    )
 
 
 def test_weighted_metric_takes_a_frame_and_column_names():
@@ -775,11 +812,21 @@ def test_weighted_metric_takes_a_frame_and_column_names():
     shares = {"a": 0.2, "b": 0.3, "c": 0.5}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReweightingWarning)
-        res = weighted_metric(df, y_true="label", y_pred="pred", strata="group", weights=shares,
-                              metric=["recall", "precision", "error_rate"])
-        arrays = weighted_metric(df["label"].to_numpy(), df["pred"].to_numpy(),
-                                 strata=df["group"].to_numpy(), weights=shares,
-                                 metric=["recall", "precision", "error_rate"])
+        res = weighted_metric(
+            df,
+            y_true="label",
+            y_pred="pred",
+            strata="group",
+            weights=shares,
+            metric=["recall", "precision", "error_rate"],
+        )
+        arrays = weighted_metric(
+            df["label"].to_numpy(),
+            df["pred"].to_numpy(),
+            strata=df["group"].to_numpy(),
+            weights=shares,
+            metric=["recall", "precision", "error_rate"],
+        )
     for m in ("recall", "precision", "error_rate"):
         rw, uw = _hand_reweighted(df, "label", "pred", df["group"], shares, m)
         assert res.table.loc[m, "reweighted"] == pytest.approx(rw, rel=1e-12)
@@ -789,21 +836,22 @@ def test_weighted_metric_takes_a_frame_and_column_names():
 
 def test_weighted_metric_frame_with_several_strata_columns_or_a_positive_share():
     df = _frame_rows(seed=27)
-    shares = {("a", "x"): 0.1, ("a", "y"): 0.1, ("b", "x"): 0.2, ("b", "y"): 0.1,
-              ("c", "x"): 0.3, ("c", "y"): 0.2}
+    shares = {("a", "x"): 0.1, ("a", "y"): 0.1, ("b", "x"): 0.2, ("b", "y"): 0.1, ("c", "x"): 0.3, ("c", "y"): 0.2}
     key = pd.Series(list(zip(df["group"], df["site"], strict=True)), index=df.index)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReweightingWarning)
-        res = weighted_metric(df, y_true="label", y_pred="pred", strata=["group", "site"],
-                              weights=shares, metric="error_rate")
+        res = weighted_metric(
+            df, y_true="label", y_pred="pred", strata=["group", "site"], weights=shares, metric="error_rate"
+        )
         # no strata: the weights are the positive class's population share
         pos = weighted_metric(df, y_true="label", y_pred="pred", weights=0.1, metric="precision")
     assert res.table.loc["error_rate", "reweighted"] == pytest.approx(
-        _hand_reweighted(df, "label", "pred", key, shares, "error_rate")[0], rel=1e-12)
+        _hand_reweighted(df, "label", "pred", key, shares, "error_rate")[0], rel=1e-12
+    )
     label = df["label"].map({1: "positive", 0: "negative"})
     assert pos.table.loc["precision", "reweighted"] == pytest.approx(
-        _hand_reweighted(df, "label", "pred", label, {"positive": 0.1, "negative": 0.9}, "precision")[0],
-        rel=1e-12)
+        _hand_reweighted(df, "label", "pred", label, {"positive": 0.1, "negative": 0.9}, "precision")[0], rel=1e-12
+    )
 
 
 def test_weighted_metric_frame_form_refuses_unknown_columns_and_mixed_forms():

@@ -66,10 +66,13 @@ def _cp_gap(groups, level=0.95):
 
 
 def test_single_column_parity_and_counts(data):
-    res = audit(data, y_true="y", y_pred="p", groups="race", metrics=["tpr", "selection_rate"],
-                random_seed=0)
-    mf = MetricFrame(metrics={"tpr": true_positive_rate, "selection_rate": selection_rate},
-                     y_true=data["y"], y_pred=data["p"], sensitive_features=data["race"])
+    res = audit(data, y_true="y", y_pred="p", groups="race", metrics=["tpr", "selection_rate"], random_seed=0)
+    mf = MetricFrame(
+        metrics={"tpr": true_positive_rate, "selection_rate": selection_rate},
+        y_true=data["y"],
+        y_pred=data["p"],
+        sensitive_features=data["race"],
+    )
     table = res.groups.set_index(["group", "metric"])
     for group, row in mf.by_group.iterrows():
         for metric, value in row.items():
@@ -87,21 +90,24 @@ def test_differences_are_newcombe_and_ratios_katz(crossed):
     d = crossed.disparities[crossed.disparities["metric"] == "tpr"].set_index(["measure", "group"])
     ref = crossed.reference["tpr"]
     for group in g.index.drop(ref):
-        args = (int(g.loc[group, "successes"]), int(g.loc[group, "trials"]),
-                int(g.loc[ref, "successes"]), int(g.loc[ref, "trials"]))
+        args = (
+            int(g.loc[group, "successes"]),
+            int(g.loc[group, "trials"]),
+            int(g.loc[ref, "successes"]),
+            int(g.loc[ref, "trials"]),
+        )
         expect = confint_proportions_2indep(*args, method="newcomb")
-        assert (d.loc[("difference", group), "lower"], d.loc[("difference", group), "upper"]) == \
-            pytest.approx(expect, abs=1e-10)
+        assert (d.loc[("difference", group), "lower"], d.loc[("difference", group), "upper"]) == pytest.approx(
+            expect, abs=1e-10
+        )
         expect = confint_proportions_2indep(*args, compare="ratio", method="log")
-        assert (d.loc[("ratio", group), "lower"], d.loc[("ratio", group), "upper"]) == \
-            pytest.approx(expect, rel=1e-10)
+        assert (d.loc[("ratio", group), "lower"], d.loc[("ratio", group), "upper"]) == pytest.approx(expect, rel=1e-10)
 
 
 def test_empty_crossed_cell_is_shown_empty_with_a_labelled_prediction():
     df = _frame(400, seed=3)
     df = df[~((df["race"] == "a") & (df["sex"] == "f"))]
-    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics=["tpr"], random_seed=0,
-                min_trials=1)
+    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics=["tpr"], random_seed=0, min_trials=1)
     row = res.groups.set_index("group").loc["a | f"]
     assert row["trials"] == 0 and np.isnan(row["rate"]) and np.isnan(row["wilson_lower"])
     assert row["empty"] and row["predicted"] and 0 < row["pooled_mean"] < 1
@@ -121,23 +127,34 @@ def test_zero_of_n_is_flagged():
 
 
 def test_verdict_clearly_within():
-    res = audit(_two_groups(5000, 0.70, 0.71), y_true="y", y_pred="p", groups="g",
-                metrics=["tpr"], tolerance=0.1, random_seed=0)
+    res = audit(
+        _two_groups(5000, 0.70, 0.71), y_true="y", y_pred="p", groups="g", metrics=["tpr"], tolerance=0.1, random_seed=0
+    )
     v = res.verdicts.set_index("criterion").loc["equal_opportunity"]
     assert v["verdict"] == "within tolerance" and v["upper"] <= 0.1
     assert v["p_exceeds"] < 0.01 and not res.outside and res.labels_needed.empty
 
 
 def test_verdict_clearly_outside():
-    res = audit(_two_groups(2000, 0.4, 0.8), y_true="y", y_pred="p", groups="g",
-                metrics=["tpr"], tolerance=0.1, random_seed=0)
+    res = audit(
+        _two_groups(2000, 0.4, 0.8), y_true="y", y_pred="p", groups="g", metrics=["tpr"], tolerance=0.1, random_seed=0
+    )
     v = res.verdicts.set_index("criterion").loc["equal_opportunity"]
     assert v["verdict"] == "outside" and v["lower"] > 0.1 and v["p_exceeds"] > 0.99 and res.outside
 
 
 def test_verdict_undecided_at_small_n_and_the_plan_decides():
-    res = audit(_two_groups(10, 0.6, 0.7), y_true="y", y_pred="p", groups="g", metrics=["tpr"],
-                tolerance=0.2, random_seed=0, min_trials=1, method="bonferroni")
+    res = audit(
+        _two_groups(10, 0.6, 0.7),
+        y_true="y",
+        y_pred="p",
+        groups="g",
+        metrics=["tpr"],
+        tolerance=0.2,
+        random_seed=0,
+        min_trials=1,
+        method="bonferroni",
+    )
     v = res.verdicts.set_index("criterion").loc["equal_opportunity"]
     assert v["verdict"] == "undecided" and v["lower"] <= 0.2 < v["upper"]
     plan = res.labels_needed.set_index("group")
@@ -155,8 +172,7 @@ def test_equalized_odds_is_outside_when_one_rate_is():
         rows += [(g, 1, int(i < tpr * 1000)) for i in range(1000)]
         rows += [(g, 0, int(i < fpr * 1000)) for i in range(1000)]
     df = pd.DataFrame(rows, columns=["g", "y", "p"])
-    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.1,
-                random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.1, random_seed=0)
     v = res.verdicts.set_index(["criterion", "metric"])
     assert v.loc[("equalized_odds", "fpr"), "metric_verdict"] == "outside"
     assert v.loc[("equalized_odds", "tpr"), "metric_verdict"] == "within tolerance"
@@ -227,8 +243,7 @@ def test_forest_plot_draws_a_prediction_distinctly():
 
     df = _frame(300, seed=4)
     df = df[~((df["race"] == "a") & (df["sex"] == "f"))]
-    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics="fpr", tolerance=0.1,
-                random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups=["race", "sex"], metrics="fpr", tolerance=0.1, random_seed=0)
     ax = disparities(res)
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert f"fpr: a | f - {res.reference['fpr']} (predicted, no data)" in labels
@@ -306,8 +321,9 @@ def test_gap_with_one_group_with_trials_is_not_measured():
 
 def test_gap_with_min_trials_above_every_group_is_not_measured():
     df = _rows({"a": (40, 20, 10, 30), "b": (35, 25, 12, 28)})
-    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.3,
-                min_trials=500, random_seed=0)
+    res = audit(
+        df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.3, min_trials=500, random_seed=0
+    )
     _assert_not_measured(res, "tpr")
     # the groups are still reported, flagged out of the gap
     assert (~res.groups["in_gap"]).all() and res.groups["rate"].notna().all()
@@ -316,8 +332,7 @@ def test_gap_with_min_trials_above_every_group_is_not_measured():
 def test_equalized_odds_with_one_rate_not_measured_is_not_within():
     # TPR: 60 positives per group, alike (within 0.3); FPR: no negatives in b, so one group only
     df = _rows({"a": (30, 30, 20, 80), "b": (31, 29, 0, 0)})
-    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.3,
-                random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.3, random_seed=0)
     v = res.verdicts.set_index(["criterion", "metric"])
     assert v.loc[("equalized_odds", "tpr"), "metric_verdict"] == "within tolerance"
     assert v.loc[("equalized_odds", "fpr"), "metric_verdict"] == "not measured"
@@ -328,8 +343,7 @@ def test_equalized_odds_with_one_rate_not_measured_is_not_within():
 
 def test_reference_without_trials_gives_no_measured_comparison():
     df = _rows({"a": (40, 20, 10, 30), "b": (0, 0, 30, 70), "c": (35, 25, 12, 28)})
-    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", reference="b",
-                tolerance=0.1, random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", reference="b", tolerance=0.1, random_seed=0)
     d = res.disparities[res.disparities["measure"] != "max-min gap"]
     assert (d["reference"] == "b").all() and d["predicted"].all()
     assert d[["estimate", "lower", "upper", "p_exceeds"]].isna().all().all()
@@ -338,13 +352,11 @@ def test_reference_without_trials_gives_no_measured_comparison():
 
 def test_colliding_cells_keep_one_column_per_factor_and_distinct_labels():
     df = _collide()
-    res = audit(df, y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", min_trials=1,
-                random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", min_trials=1, random_seed=0)
     g = res.groups[res.groups["trials"] > 0]
     assert g["group"].is_unique and len(g) == 3
     # the factor columns hold the values as in the data, as MetricFrame's MultiIndex does
-    mf = MetricFrame(metrics=true_positive_rate, y_true=df["y"], y_pred=df["p"],
-                     sensitive_features=df[["f1", "f2"]])
+    mf = MetricFrame(metrics=true_positive_rate, y_true=df["y"], y_pred=df["p"], sensitive_features=df[["f1", "f2"]])
     ours = g.set_index(["f1", "f2"])["rate"]
     for key, value in mf.by_group.dropna().items():
         assert ours.loc[key] == pytest.approx(value)
@@ -354,8 +366,9 @@ def test_colliding_cells_keep_one_column_per_factor_and_distinct_labels():
     with pytest.raises(ValueError, match="reference 'a | b | c' is ambiguous"):
         audit(df, y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", reference="a | b | c")
     for ref, rate in ((("a | b", "c"), 40 / 60), ({"f2": "b | c", "f1": "a"}, 20 / 60)):
-        r = audit(df, y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", reference=ref,
-                  min_trials=1, random_seed=0)
+        r = audit(
+            df, y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", reference=ref, min_trials=1, random_seed=0
+        )
         d = r.disparities.query("measure == 'difference' and not predicted").set_index(["f1", "f2"])
         ref_key = tuple(ref.values())[::-1] if isinstance(ref, dict) else ref
         assert ref_key not in d.index and len(d) == 2
@@ -376,15 +389,13 @@ def test_colliding_cells_keep_one_column_per_factor_and_distinct_labels():
 )
 def test_reference_per_factor_is_checked(reference, pattern):
     with pytest.raises(ValueError, match=pattern):
-        audit(_collide(), y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr",
-              reference=reference)
+        audit(_collide(), y_true="y", y_pred="p", groups=["f1", "f2"], metrics="tpr", reference=reference)
 
 
 def test_single_factor_values_containing_the_separator():
     df = _collide().assign(g=lambda d: d["f1"] + " | " + d["f2"])  # 'a | b | c' twice, 'x | c'
     df.loc[df["f1"] == "a", "g"] = "a | b"
-    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", reference="a | b",
-                min_trials=1, random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics="tpr", reference="a | b", min_trials=1, random_seed=0)
     assert res.reference == {"tpr": "a | b"}
     d = res.disparities[res.disparities["measure"] == "difference"].set_index("g")
     assert d.loc["a | b | c", "estimate"] == pytest.approx(40 / 60 - 20 / 60)
@@ -396,16 +407,16 @@ def test_group_column_named_like_a_table_column_is_refused():
     with pytest.raises(ValueError, match="group column 'rate' has the name of a column"):
         audit(df, y_true="y", y_pred="p", groups=["rate", "f2"], metrics="tpr")
     # one group column named "group" is the label column
-    res = audit(_collide().rename(columns={"f1": "group"}), y_true="y", y_pred="p", groups="group",
-                metrics="tpr", random_seed=0)
+    res = audit(
+        _collide().rename(columns={"f1": "group"}), y_true="y", y_pred="p", groups="group", metrics="tpr", random_seed=0
+    )
     assert list(res.groups.columns[:2]) == ["group", "metric"]
 
 
 def test_default_reference_is_the_measured_group_with_most_trials_per_metric():
     # big: most rows, no actual positives and no predicted positives
     df = _rows({"big": (0, 0, 0, 500), "mid": (60, 40, 30, 70), "small": (70, 10, 5, 15)})
-    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["selection_rate", "tpr", "ppv"],
-                random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["selection_rate", "tpr", "ppv"], random_seed=0)
     # hand count: selection rate trials = rows (big 500); TPR trials = positives (mid 100,
     # small 80); PPV trials = predicted positives (mid 90, small 75)
     assert res.reference == {"selection_rate": "big", "tpr": "mid", "ppv": "mid"}
@@ -427,8 +438,7 @@ def test_conflict_column_flags_a_group_of_many_trials():
     for g in range(10):
         hits = int(rows * (0.9 if g == 9 else 0.8))
         parts.append(pd.DataFrame({"y": 1, "p": [1] * hits + [0] * (rows - hits), "g": f"g{g}"}))
-    res = audit(pd.concat(parts, ignore_index=True), y_true="y", y_pred="p", groups="g",
-                metrics="tpr")
+    res = audit(pd.concat(parts, ignore_index=True), y_true="y", y_pred="p", groups="g", metrics="tpr")
     table = res.groups.set_index("group")
     assert table["trials"].tolist() == [rows] * 10
     assert table["conflict"].tolist() == [False] * 9 + [True]
@@ -436,17 +446,15 @@ def test_conflict_column_flags_a_group_of_many_trials():
 
 def test_compas_pooled_column_is_fit_crossed(compas):
     cols = ["race", "sex", "age_cat"]
-    res = audit(compas, y_true="two_year_recid", y_pred="predicted_recid", groups=cols,
-                metrics="tpr", random_seed=0)
+    res = audit(compas, y_true="two_year_recid", y_pred="predicted_recid", groups=cols, metrics="tpr", random_seed=0)
     assert res.model == "crossed"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
-        counts = tabulate(compas, y_true="two_year_recid", y_pred="predicted_recid", strata=cols,
-                          metric="recall")
+        counts = tabulate(compas, y_true="two_year_recid", y_pred="predicted_recid", strata=cols, metric="recall")
     direct = fit_crossed(counts, factors=cols, random_seed=1).table
     direct.index = [" | ".join(k) for k in direct.index]
     got = res.groups.set_index("group")
-    assert len(got) == len(direct) == 36   # 6 races x 2 sexes x 3 ages, empty cells included
+    assert len(got) == len(direct) == 36  # 6 races x 2 sexes x 3 ages, empty cells included
     for ours, theirs in (("pooled_mean", "mean"), ("pooled_lower", "lower"), ("pooled_upper", "upper")):
         assert np.allclose(got.loc[direct.index, ours], direct[theirs], atol=1e-12, rtol=0), ours
     assert (got.loc[direct.index, "predicted"].to_numpy() == direct["predicted"].to_numpy()).all()
@@ -458,11 +466,11 @@ def test_compas_pooled_column_is_fit_crossed(compas):
 
 
 def test_small_cell_borrows_from_its_levels_not_the_grand_mean():
-    df = _logit_cells((2, 4))                       # raw 0.5 in a high row and a high column
+    df = _logit_cells((2, 4))  # raw 0.5 in a high row and a high column
     crossed, exchangeable = _audit(df), _audit(df, model="robust")
     assert (crossed.model, exchangeable.model) == ("crossed", "robust")
-    additive = _additive_prediction(df)             # 0.82
-    overall = float(df["p"].mean())                 # 0.33
+    additive = _additive_prediction(df)  # 0.82
+    overall = float(df["p"].mean())  # 0.33
     c = crossed.groups.set_index("group").loc["a4 | b1"]
     e = exchangeable.groups.set_index("group").loc["a4 | b1"]
     assert c["rate"] == 0.5 and overall < 0.4 and additive > 0.75
@@ -516,31 +524,32 @@ def test_crossed_model_needs_two_group_columns():
 
 def test_min_trials_leaves_tiny_groups_out_of_the_gap_and_the_verdict():
     df = _three_groups()
-    kw = dict(y_true="y", y_pred="p", groups="g", metrics="selection_rate", tolerance=0.2,
-              random_seed=0, method="bonferroni")
+    kw = dict(
+        y_true="y", y_pred="p", groups="g", metrics="selection_rate", tolerance=0.2, random_seed=0, method="bonferroni"
+    )
     every, kept = audit(df, min_trials=1, **kw), audit(df, min_trials=10, **kw)
     gap_all = every.disparities.set_index("measure").loc["max-min gap"]
     gap_kept = kept.disparities.set_index("measure").loc["max-min gap"]
     # every group: c (3 of 3) sets the gap, and its interval reaches far up
     assert gap_all["estimate"] == pytest.approx(0.7)
-    assert (gap_all["lower"], gap_all["upper"]) == pytest.approx(
-        _cp_gap([(150, 500), (175, 500), (3, 3)]), abs=1e-9)
+    assert (gap_all["lower"], gap_all["upper"]) == pytest.approx(_cp_gap([(150, 500), (175, 500), (3, 3)]), abs=1e-9)
     assert every.verdicts["verdict"].tolist() == ["undecided"]
     # the headline gap is set by a group under 30 trials: the verdict says so
     assert every.verdicts["high"].tolist() == ["c"] and every.verdicts["low"].tolist() == ["a"]
     assert "fewer than 30 trials: 'c' (3 trials)" in every.verdicts["note"].iloc[0]
     # min_trials=10: the gap between a and b, decided within 0.2
     assert gap_kept["estimate"] == pytest.approx(0.05)
-    assert (gap_kept["lower"], gap_kept["upper"]) == pytest.approx(
-        _cp_gap([(150, 500), (175, 500)]), abs=1e-9)
+    assert (gap_kept["lower"], gap_kept["upper"]) == pytest.approx(_cp_gap([(150, 500), (175, 500)]), abs=1e-9)
     assert gap_kept["group"] == "2 of 3 measured (>= 10 trials)"
     assert kept.verdicts["verdict"].tolist() == ["within tolerance"]
     # c stays in the groups table, flagged, and a note names it
     table = kept.groups.set_index("group")
     assert table.loc["c", "trials"] == 3 and not table.loc["c", "in_gap"]
     assert table.loc[["a", "b"], "in_gap"].all()
-    assert kept.notes == ["selection_rate: 1 group(s) with fewer than 10 trials are reported but "
-                          "left out of the max-min gap and the verdicts (min_trials=10): 'c' (3 trials)."]
+    assert kept.notes == [
+        "selection_rate: 1 group(s) with fewer than 10 trials are reported but "
+        "left out of the max-min gap and the verdicts (min_trials=10): 'c' (3 trials)."
+    ]
     # the posterior gap is over the same two groups: |theta_a - theta_b|, about 0.05
     assert gap_kept["posterior_mean"] == pytest.approx(0.05, abs=0.03)
     assert gap_kept["posterior_upper"] < 0.2 < gap_all["posterior_upper"]
@@ -552,17 +561,25 @@ def test_plot_labels_the_gap_over_the_groups_kept():
     matplotlib.use("Agg")
     from bayeseval.plots import disparities
 
-    res = audit(_three_groups(), y_true="y", y_pred="p", groups="g", metrics="selection_rate",
-                min_trials=10, random_seed=0)
+    res = audit(
+        _three_groups(), y_true="y", y_pred="p", groups="g", metrics="selection_rate", min_trials=10, random_seed=0
+    )
     labels = [t.get_text() for t in disparities(res).get_yticklabels()]
     assert labels[-1] == "selection_rate: max-min gap, 2 of 3 measured (>= 10 trials)"
-    assert "selection_rate: c - a" in labels   # c stays among the differences
+    assert "selection_rate: c - a" in labels  # c stays among the differences
 
 
 def test_report_audit_is_the_audit_of_the_same_rows(apart):
     rep = apart
-    direct = audit(_rows_audit_report(APART), y_true="y", y_pred="p", groups=["race", "sex"],
-                   metrics=["selection_rate", "tpr", "fpr", "ppv"], tolerance=0.1, random_seed=0)
+    direct = audit(
+        _rows_audit_report(APART),
+        y_true="y",
+        y_pred="p",
+        groups=["race", "sex"],
+        metrics=["selection_rate", "tpr", "fpr", "ppv"],
+        tolerance=0.1,
+        random_seed=0,
+    )
     assert rep.audit.model == "crossed"
     pd.testing.assert_frame_equal(rep.audit.verdicts, direct.verdicts)
     cols = ["group", "metric", "successes", "trials", "rate", "adaptive_lower", "pooled_mean"]
@@ -617,26 +634,26 @@ def test_audit_html_and_markdown_carry_the_tables(tmp_path):
 
 
 def test_audit_with_a_proxy_finds_a_known_gap_and_a_known_parity():
-    outside = audit(_audit_pool(0.6), y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"],
-                    tolerance=0.1, random_seed=0)
+    outside = audit(
+        _audit_pool(0.6), y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"], tolerance=0.1, random_seed=0
+    )
     assert outside.verdicts["verdict"].tolist() == ["outside"]
     assert outside.verdicts["method"].tolist() == ["bonferroni"]
     row = outside.verdicts.iloc[0]
     assert row["lower"] < 0.3 < row["upper"]  # the true gap
-    within = audit(_audit_pool(0.9), y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"],
-                   tolerance=0.15, random_seed=0)
+    within = audit(
+        _audit_pool(0.9), y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"], tolerance=0.15, random_seed=0
+    )
     assert within.verdicts["verdict"].tolist() == ["within tolerance"]
     groups = within.groups.set_index("group")
-    ref = proxy_ci(_audit_pool(0.9), y_true="y", y_pred="p", proxy="j", strata="g",
-                   metric="precision").table
+    ref = proxy_ci(_audit_pool(0.9), y_true="y", y_pred="p", proxy="j", strata="g", metric="precision").table
     assert np.allclose(groups["rate"], ref["rate"]) and np.allclose(groups["lower"], ref["lower"])
     assert (groups["trials"] == ref["trials"]).all() and (groups["pool_trials"] == ref["pool_trials"]).all()
 
 
 def test_audit_with_a_proxy_differences_are_mover_of_proxy_intervals():
     df = _audit_pool(0.7)
-    res = audit(df, y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"], reference="a",
-                random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"], reference="a", random_seed=0)
     ref = proxy_ci(df, y_true="y", y_pred="p", proxy="j", strata="g", metric="precision").table
     a, b = ref.loc["a"], ref.loc["b"]
     diff = res.disparities.query("measure == 'difference'").iloc[0]
@@ -648,8 +665,7 @@ def test_audit_with_a_proxy_differences_are_mover_of_proxy_intervals():
 
 def test_audit_labels_needed_counts_labels_with_the_proxy():
     df = _audit_pool(0.8, size=20_000)
-    res = audit(df, y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"], tolerance=0.12,
-                random_seed=0)
+    res = audit(df, y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"], tolerance=0.12, random_seed=0)
     if res.verdicts["verdict"].iloc[0] != "undecided":
         pytest.skip("this seed decided the criterion")
     from bayeseval import sample_size
@@ -660,8 +676,9 @@ def test_audit_labels_needed_counts_labels_with_the_proxy():
     half = abs(row["tolerance"] - row["gap"]) / 2
     for _, need in res.labels_needed.iterrows():
         g = groups.loc[need["group"]]
-        full = sample_size(halfwidth=half, rate=float(g["rate"]), level=bonferroni_level(row["level"], 2),
-                           method="clopper_pearson")
+        full = sample_size(
+            halfwidth=half, rate=float(g["rate"]), level=bonferroni_level(row["level"], 2), method="clopper_pearson"
+        )
         worth = round(g["effective_labels"]) if g["proxy_used"] else g["trials"]  # what the labels are worth
         per_label = max(worth / g["trials"], 1.0)
         assert need["extra_trials"] == math.ceil(max(full - worth, 0) / per_label)
@@ -670,8 +687,7 @@ def test_audit_labels_needed_counts_labels_with_the_proxy():
 
 def test_audit_refuses_proxy_for_metrics_read_on_true_positives():
     with pytest.raises(ValueError, match=r"metrics \['tpr'\] do not take a proxy"):
-        audit(_audit_pool(0.7, size=2000), y_true="y", y_pred="p", groups="g", proxy="j",
-              metrics=["tpr", "ppv"])
+        audit(_audit_pool(0.7, size=2000), y_true="y", y_pred="p", groups="g", proxy="j", metrics=["tpr", "ppv"])
 
 
 def test_audit_guarantee_stratum_is_the_adaptive_interval_and_average_the_read_rule():
@@ -683,15 +699,23 @@ def test_audit_guarantee_stratum_is_the_adaptive_interval_and_average_the_read_r
     y = rng.integers(0, 2, 3000)
     flip = rng.random(3000) < np.where(g == "f", 0.45, 0.15)
     df = pd.DataFrame({"g": g, "y": y, "p": np.where(flip, 1 - y, y)})
-    stratum = audit(df, y_true="y", y_pred="p", groups="g", metrics=["error_rate"], random_seed=0,
-                    model="beta_binomial")
+    stratum = audit(
+        df, y_true="y", y_pred="p", groups="g", metrics=["error_rate"], random_seed=0, model="beta_binomial"
+    )
     t = stratum.groups.set_index("group")
     lo, hi = proportion_ci(t["successes"].to_numpy(), t["trials"].to_numpy(), method="adaptive")
     assert np.allclose(t["lower"], lo) and np.allclose(t["upper"], hi)
-    average = audit(df, y_true="y", y_pred="p", groups="g", metrics=["error_rate"], random_seed=0,
-                    model="beta_binomial", guarantee="average").groups.set_index("group")
-    post = fit_hierarchical(t["successes"].to_numpy(), t["trials"].to_numpy(), strata=list(t.index),
-                            random_seed=0)
+    average = audit(
+        df,
+        y_true="y",
+        y_pred="p",
+        groups="g",
+        metrics=["error_rate"],
+        random_seed=0,
+        model="beta_binomial",
+        guarantee="average",
+    ).groups.set_index("group")
+    post = fit_hierarchical(t["successes"].to_numpy(), t["trials"].to_numpy(), strata=list(t.index), random_seed=0)
     read = post.summary(read=True)["read"]
     assert (average["read"] == read.reindex(average.index)).all()
     assert average.loc["f", "read"] == "adaptive"  # the outlying group reads its own interval
@@ -703,10 +727,18 @@ def test_audit_guarantee_stratum_is_the_adaptive_interval_and_average_the_read_r
 # -- every group outside the gap is named: not measured (no trials) or left out (few trials) ---
 def _hand_trials(df: pd.DataFrame, cols: list[str], metric: str) -> pd.Series:
     """Trials per crossed group by hand with pandas (every crossed cell, 0 where unobserved)."""
-    rows = {"tpr": df["y"] == 1, "recall": df["y"] == 1, "fpr": df["y"] == 0,
-            "ppv": df["p"] == 1, "selection_rate": df["y"].notna()}[metric]
-    full = pd.MultiIndex.from_product([sorted(df[c].unique()) for c in cols]) if len(cols) > 1 \
+    rows = {
+        "tpr": df["y"] == 1,
+        "recall": df["y"] == 1,
+        "fpr": df["y"] == 0,
+        "ppv": df["p"] == 1,
+        "selection_rate": df["y"].notna(),
+    }[metric]
+    full = (
+        pd.MultiIndex.from_product([sorted(df[c].unique()) for c in cols])
+        if len(cols) > 1
         else pd.Index(sorted(df[cols[0]].unique()))
+    )
     keys = [df[c] for c in cols]
     return rows.groupby(keys).sum().reindex(full, fill_value=0).astype(int)
 
@@ -730,8 +762,9 @@ def _assert_every_group_named(res, df, cols, metrics, min_trials=30):
             for note in rows["note"]:
                 assert note.startswith("not measured (no trials)") and repr(g) in note
         for g in small:
-            assert any(f"fewer than {min_trials} trials" in n and f"{g!r} ({trials[_key(g, cols)]} trial" in n
-                       for n in mine), (m, g, mine)
+            assert any(
+                f"fewer than {min_trials} trials" in n and f"{g!r} ({trials[_key(g, cols)]} trial" in n for n in mine
+            ), (m, g, mine)
             assert all(repr(g) in note for note in rows["note"])
         for g in empty + small:  # and in every rendering
             assert repr(g) in text and repr(g) in data
@@ -744,16 +777,22 @@ def _key(label, cols):
 
 def _with_empty_group() -> pd.DataFrame:
     rng = np.random.default_rng(20)
-    df = pd.DataFrame({"g": ["a"] * 300 + ["b"] * 300 + ["c"] * 10 + ["d"] * 10,
-                       "y": rng.integers(0, 2, 620), "p": rng.integers(0, 2, 620)})
+    df = pd.DataFrame(
+        {
+            "g": ["a"] * 300 + ["b"] * 300 + ["c"] * 10 + ["d"] * 10,
+            "y": rng.integers(0, 2, 620),
+            "p": rng.integers(0, 2, 620),
+        }
+    )
     df.loc[df["g"] == "d", "y"] = 0  # d: ten rows, no positives (0 TPR trials, 10 FPR trials)
     return df
 
 
 def test_a_group_with_no_trials_is_named_not_measured_like_a_small_one():
     df = _with_empty_group()
-    res = audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr", "selection_rate"],
-                tolerance=0.2, random_seed=0)
+    res = audit(
+        df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr", "selection_rate"], tolerance=0.2, random_seed=0
+    )
     assert _hand_trials(df, ["g"], "tpr")["d"] == 0 and _hand_trials(df, ["g"], "fpr")["d"] == 10
     _assert_every_group_named(res, df, ["g"], ["tpr", "fpr", "selection_rate"])
     # d is not measured for TPR only: both criteria reading TPR say so, the FPR row does not
@@ -766,12 +805,19 @@ def test_a_group_with_no_trials_is_named_not_measured_like_a_small_one():
 def test_an_intersection_with_no_positives_and_a_cell_never_seen_are_named_for_recall():
     rng = np.random.default_rng(21)
     n = 900
-    df = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "race": rng.choice(["x", "y", "z"], n),
-                       "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n)})
+    df = pd.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], n),
+            "race": rng.choice(["x", "y", "z"], n),
+            "y": rng.integers(0, 2, n),
+            "p": rng.integers(0, 2, n),
+        }
+    )
     df = df[~((df["sex"] == "F") & (df["race"] == "z"))]  # (F, z) never observed
     df.loc[(df["sex"] == "M") & (df["race"] == "x"), "y"] = 0  # (M, x): no positives
-    res = audit(df, y_true="y", y_pred="p", groups=["sex", "race"], metrics=["recall", "ppv"],
-                tolerance=0.3, random_seed=0)
+    res = audit(
+        df, y_true="y", y_pred="p", groups=["sex", "race"], metrics=["recall", "ppv"], tolerance=0.3, random_seed=0
+    )
     trials = _hand_trials(df, ["sex", "race"], "recall")
     assert trials[("F", "z")] == 0 and trials[("M", "x")] == 0
     _assert_every_group_named(res, df, ["sex", "race"], ["recall", "ppv"])
@@ -787,8 +833,24 @@ def test_a_group_missing_from_one_metric_is_named_on_the_command_line(tmp_path, 
     df.loc[df["g"] == "c", "p"] = 0  # c: no predicted positives, so no PPV trials
     path = tmp_path / "preds.csv"
     df.to_csv(path, index=False)
-    args = ["audit", str(path), "--y-true", "y", "--y-pred", "p", "--groups", "g",
-            "--metrics", "ppv,selection_rate", "--tolerance", "0.2", "--min-trials", "5", "--seed", "0"]
+    args = [
+        "audit",
+        str(path),
+        "--y-true",
+        "y",
+        "--y-pred",
+        "p",
+        "--groups",
+        "g",
+        "--metrics",
+        "ppv,selection_rate",
+        "--tolerance",
+        "0.2",
+        "--min-trials",
+        "5",
+        "--seed",
+        "0",
+    ]
     main(args)
     out = capsys.readouterr().out
     assert "ppv: 1 group(s) with no trials for ppv are not measured" in out and "'c'" in out

@@ -37,12 +37,15 @@ def _dcwp_scoring_example():
     race/ethnicity rows (36 applicants, 20 above the median, so that 84 of 168 score above
     it) are constructed here, with rates below the highest so that they change no ratio.
     """
-    race = [("Hispanic or Latino", 28, 18), ("White (Not Hispanic or Latino)", 40, 15),
-            ("Black or African American (Not Hispanic or Latino)", 32, 16),
-            ("Native Hawaiian or Pacific Islander (Not Hispanic or Latino)", 8, 5),
-            ("Asian (Not Hispanic or Latino)", 24, 10),
-            ("Native American or Alaska Native (Not Hispanic or Latino)", 12, 6),
-            ("Two or More Races (Not Hispanic or Latino)", 24, 14)]
+    race = [
+        ("Hispanic or Latino", 28, 18),
+        ("White (Not Hispanic or Latino)", 40, 15),
+        ("Black or African American (Not Hispanic or Latino)", 32, 16),
+        ("Native Hawaiian or Pacific Islander (Not Hispanic or Latino)", 8, 5),
+        ("Asian (Not Hispanic or Latino)", 24, 10),
+        ("Native American or Alaska Native (Not Hispanic or Latino)", 12, 6),
+        ("Two or More Races (Not Hispanic or Latino)", 24, 14),
+    ]
     rows = [(r, above) for r, n, k in race for above in [1] * k + [0] * (n - k)]
     above = [r for r in rows if r[1] == 1]
     below = [r for r in rows if r[1] == 0]
@@ -52,17 +55,25 @@ def _dcwp_scoring_example():
     for i, r in enumerate(below):
         sex[id(r)] = "Male" if i < 42 else "Female"
     score = {id(r): 100 + i for i, r in enumerate(above)} | {id(r): i for i, r in enumerate(below)}
-    return pd.DataFrame({"sex": [sex[id(r)] for r in rows], "race": [r[0] for r in rows],
-                         "culture_fit": [score[id(r)] for r in rows]})
+    return pd.DataFrame(
+        {"sex": [sex[id(r)] for r in rows], "race": [r[0] for r in rows], "culture_fit": [score[id(r)] for r in rows]}
+    )
 
 
 @pytest.fixture(scope="module")
 def filed(compas_impact):
     df = compas_impact.copy()
-    df.loc[df.index[:3], "race"] = "=HYPERLINK(\"x\")"  # a category a spreadsheet would run
-    return impact_ratio_report(df, groups=["race", "sex"], selected="low_risk", auditor="A. Auditor",
-                               source="ProPublica COMPAS", explanation="risk ratings",
-                               test_data=None, date="2024-05-01")
+    df.loc[df.index[:3], "race"] = '=HYPERLINK("x")'  # a category a spreadsheet would run
+    return impact_ratio_report(
+        df,
+        groups=["race", "sex"],
+        selected="low_risk",
+        auditor="A. Auditor",
+        source="ProPublica COMPAS",
+        explanation="risk ratings",
+        test_data=None,
+        date="2024-05-01",
+    )
 
 
 def test_counts_rates_and_ratios_match_a_hand_count_on_compas(compas_impact):
@@ -94,10 +105,13 @@ def test_the_dcwp_scoring_example_is_reproduced():
     assert round(100 * sex.loc["Male", "rate"], 1) == 54.3 and round(100 * sex.loc["Female", "rate"], 1) == 44.7
     assert sex["impact_ratio"].round(2).to_dict() == {"Female": 0.82, "Male": 1.0}
     race = rep.tables["race"].set_index("race")
-    official = {"Hispanic or Latino": (28, 64.2, 1.00), "White (Not Hispanic or Latino)": (40, 37.5, 0.58),
-                "Black or African American (Not Hispanic or Latino)": (32, 50.0, 0.78),
-                "Native Hawaiian or Pacific Islander (Not Hispanic or Latino)": (8, 62.5, 0.97),
-                "Asian (Not Hispanic or Latino)": (24, 41.7, 0.65)}
+    official = {
+        "Hispanic or Latino": (28, 64.2, 1.00),
+        "White (Not Hispanic or Latino)": (40, 37.5, 0.58),
+        "Black or African American (Not Hispanic or Latino)": (32, 50.0, 0.78),
+        "Native Hawaiian or Pacific Islander (Not Hispanic or Latino)": (8, 62.5, 0.97),
+        "Asian (Not Hispanic or Latino)": (24, 41.7, 0.65),
+    }
     for name, (n, rate, ratio) in official.items():
         assert race.loc[name, "applicants"] == n
         # the rule prints 18/28 = 64.29% as 64.2% (cut, not rounded): compare to 0.1 point
@@ -121,8 +135,13 @@ def test_rows_with_a_missing_group_value_are_counted_as_unknown(compas_impact):
 def test_exclusion_leaves_small_categories_out_of_the_ratios_but_shows_them(compas_impact):
     with pytest.raises(ValueError, match="justification"):
         impact_ratio_report(compas_impact, groups="race", selected="low_risk", exclude_below=0.02)
-    rep = impact_ratio_report(compas_impact, groups=["race", "sex"], selected="low_risk", exclude_below=0.02,
-                              justification="under 2% of the rows")
+    rep = impact_ratio_report(
+        compas_impact,
+        groups=["race", "sex"],
+        selected="low_risk",
+        exclude_below=0.02,
+        justification="under 2% of the rows",
+    )
     inter = rep.tables["race x sex"]
     n, s = _hand_count(compas_impact, ["race", "sex"])
     small = {k for k in n if n[k] < 0.02 * len(compas_impact)}
@@ -139,13 +158,20 @@ def test_exclusion_leaves_small_categories_out_of_the_ratios_but_shows_them(comp
 
 
 def test_three_group_columns_give_every_intersection_and_odd_names_stay_whole():
-    df = pd.DataFrame({"a x b": list("pq") * 30, "c": list("rrs") * 20, "d": [1, 2, 3, 4, 5, 6] * 10,
-                       "sel": [1, 0, 0, 1, 1] * 12})
+    df = pd.DataFrame(
+        {"a x b": list("pq") * 30, "c": list("rrs") * 20, "d": [1, 2, 3, 4, 5, 6] * 10, "sel": [1, 0, 0, 1, 1] * 12}
+    )
     rep = impact_ratio_report(df, groups=["a x b", "c", "d"], selected="sel")
-    assert list(rep.tables) == [("a x b",), ("c",), ("d",), ("a x b", "c"), ("a x b", "d"), ("c", "d"),
-                                ("a x b", "c", "d")]
-    assert list(rep.fields["tables"]) == ['"a x b"', "c", "d", '"a x b" x c', '"a x b" x d', "c x d",
-                                          '"a x b" x c x d']
+    assert list(rep.tables) == [
+        ("a x b",),
+        ("c",),
+        ("d",),
+        ("a x b", "c"),
+        ("a x b", "d"),
+        ("c", "d"),
+        ("a x b", "c", "d"),
+    ]
+    assert list(rep.fields["tables"]) == ['"a x b"', "c", "d", '"a x b" x c', '"a x b" x d', "c x d", '"a x b" x c x d']
     assert rep.fields["tables"]['"a x b" x c'] == ["a x b", "c"]
     # each intersection's applicants add up to all rows, its categories are the observed ones
     for cols, frame in rep.tables.items():
@@ -169,14 +195,17 @@ def test_scoring_rate_uses_the_median_of_every_row():
     assert flat.table["verdict"].str.startswith("undefined").all()
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"selected": "low_risk", "score": "decile_score"}, "exactly one of selected"),
-    ({}, "exactly one of selected"),
-    ({"selected": "decile_score"}, "0/1"),
-    ({"selected": "nope"}, "'nope' is not in data"),
-    ({"selected": "low_risk", "exclude_below": 1.5, "justification": "x"}, "exclude_below"),
-    ({"selected": "low_risk", "date": "May 2024"}, "date"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"selected": "low_risk", "score": "decile_score"}, "exactly one of selected"),
+        ({}, "exactly one of selected"),
+        ({"selected": "decile_score"}, "0/1"),
+        ({"selected": "nope"}, "'nope' is not in data"),
+        ({"selected": "low_risk", "exclude_below": 1.5, "justification": "x"}, "exclude_below"),
+        ({"selected": "low_risk", "date": "May 2024"}, "date"),
+    ],
+)
 def test_bad_input_names_the_argument(compas_impact, kwargs, match):
     with pytest.raises(ValueError, match=match):
         impact_ratio_report(compas_impact, groups="race", **kwargs)
@@ -204,12 +233,15 @@ def test_a_ratio_at_the_threshold_is_never_decided():
     assert any(line.rstrip().endswith("undecided") for line in rep.to_text().splitlines())
 
 
-@pytest.mark.parametrize(("args", "match"), [
-    (([1, 2], [3]), "one shape"),
-    (([4, 2], [3, 3]), "0 <= successes <= trials"),
-    (([1, 2], [0, 3]), "trials > 0"),
-    ((["a", "b"], [3, 3]), "successes must be numeric"),
-])
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (([1, 2], [3]), "one shape"),
+        (([4, 2], [3, 3]), "0 <= successes <= trials"),
+        (([1, 2], [0, 3]), "trials > 0"),
+        ((["a", "b"], [3, 3]), "successes must be numeric"),
+    ],
+)
 def test_interval_refuses_bad_counts(args, match):
     with pytest.raises((ValueError, TypeError), match=match):
         impact_ratio_interval(*args)
@@ -290,15 +322,32 @@ def _check_tables(rep, df, expected):
 
 def test_a_column_named_like_an_intersection_is_its_own_table():
     rng = np.random.default_rng(21)
-    df = pd.DataFrame({"sex": rng.choice(["F", "M"], 400), "race": rng.choice(["A", "B"], 400),
-                       "sex x race": rng.choice(["u", "v", "w"], 400), "sel": rng.integers(0, 2, 400)})
+    df = pd.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], 400),
+            "race": rng.choice(["A", "B"], 400),
+            "sex x race": rng.choice(["u", "v", "w"], 400),
+            "sel": rng.integers(0, 2, 400),
+        }
+    )
     rep = impact_ratio_report(df, groups=["sex", "race", "sex x race"], selected="sel", date="2024-03-01")
-    _check_tables(rep, df, [("sex",), ("race",), ("sex x race",), ("sex", "race"), ("sex", "sex x race"),
-                            ("race", "sex x race"), ("sex", "race", "sex x race")])
+    _check_tables(
+        rep,
+        df,
+        [
+            ("sex",),
+            ("race",),
+            ("sex x race",),
+            ("sex", "race"),
+            ("sex", "sex x race"),
+            ("race", "sex x race"),
+            ("sex", "race", "sex x race"),
+        ],
+    )
     # the intersection keeps its plain name; the column alone is quoted
     assert rep.tables["sex x race"] is not None and list(rep.tables["sex x race"].columns[:2]) == ["sex", "race"]
     assert rep.fields["tables"]['"sex x race"'] == ["sex x race"]
-    assert "Categories: \"sex x race\"" in rep.to_text(width=200)
+    assert 'Categories: "sex x race"' in rep.to_text(width=200)
     with tempfile.TemporaryDirectory() as d:
         book = pytest.importorskip("openpyxl").load_workbook(rep.save(f"{d}/r.xlsx"))
         assert len(book.sheetnames) == 7 + 2
@@ -308,16 +357,21 @@ def test_pairs_that_join_alike_and_values_that_join_alike_stay_apart():
     rng = np.random.default_rng(22)
     n = 300
     # ("a x", "b") and ("a", "x b") both joined to "a x x b" by " x "
-    df = pd.DataFrame({"a x": rng.choice(["0", "1"], n), "b": rng.choice(["0", "1"], n),
-                       "a": rng.choice(["0", "1"], n), "x b": rng.choice(["0", "1"], n),
-                       "sel": rng.integers(0, 2, n)})
+    df = pd.DataFrame(
+        {
+            "a x": rng.choice(["0", "1"], n),
+            "b": rng.choice(["0", "1"], n),
+            "a": rng.choice(["0", "1"], n),
+            "x b": rng.choice(["0", "1"], n),
+            "sel": rng.integers(0, 2, n),
+        }
+    )
     rep = impact_ratio_report(df, groups=["a x", "b", "a", "x b"], selected="sel")
     pairs = [("a x", "b"), ("a", "x b")]
     _check_tables(rep, df, [c for r in range(1, 5) for c in itertools.combinations(["a x", "b", "a", "x b"], r)])
     assert table_name(pairs[0]) != table_name(pairs[1])
     # values ("p | q", "r") and ("p", "q | r") both joined to "p | q | r" by " | "
-    df2 = pd.DataFrame({"s": ["p | q"] * 30 + ["p"] * 30, "t": ["r"] * 30 + ["q | r"] * 30,
-                        "sel": [1, 0, 0] * 20})
+    df2 = pd.DataFrame({"s": ["p | q"] * 30 + ["p"] * 30, "t": ["r"] * 30 + ["q | r"] * 30, "sel": [1, 0, 0] * 20})
     rep2 = impact_ratio_report(df2, groups=["s", "t"], selected="sel")
     inter = rep2.tables[("s", "t")]
     assert len(inter) == 2 and inter["category"].is_unique

@@ -19,8 +19,10 @@ FRAME["y_pred"] = np.where(RNG.random(N) < 0.8, FRAME["y_true"], 1 - FRAME["y_tr
 def test_errors_about_the_group_columns_name_the_groups_argument(source):
     missing = FRAME.astype({"sex": object})
     missing.loc[:3, "sex"] = None
-    cases = [(FRAME, ["sex", "race"], r"^groups column 'race' is not in data"),
-             (missing, "sex", r"^groups column 'sex' has missing values in 4 rows")]
+    cases = [
+        (FRAME, ["sex", "race"], r"^groups column 'race' is not in data"),
+        (missing, "sex", r"^groups column 'sex' has missing values in 4 rows"),
+    ]
     for data, groups, message in cases:
         given = duckdb.from_df(data) if source == "duckdb" else data
         with pytest.raises(ValueError, match=message):

@@ -49,7 +49,11 @@ def test_a_named_metric_in_no_criterion_gets_its_own_parity_verdict():
 def test_the_default_metrics_give_the_four_named_criteria():
     res = be.audit(COMPAS, tolerance=0.1, **KW)
     assert list(dict.fromkeys(res.verdicts["criterion"])) == [
-        "demographic_parity", "equal_opportunity", "equalized_odds", "predictive_parity"]
+        "demographic_parity",
+        "equal_opportunity",
+        "equalized_odds",
+        "predictive_parity",
+    ]
 
 
 def test_the_command_line_exits_1_when_a_named_metric_is_outside(tmp_path):
@@ -57,7 +61,22 @@ def test_the_command_line_exits_1_when_a_named_metric_is_outside(tmp_path):
 
     path = tmp_path / "compas.csv"
     COMPAS.to_csv(path, index=False)
-    code = main(["audit", str(path), "--y-true", "two_year_recid", "--y-pred", "predicted_recid",
-                 "--groups", "race,sex", "--metrics", "fpr,fnr", "--tolerance", "0.1", "--json"])
+    code = main(
+        [
+            "audit",
+            str(path),
+            "--y-true",
+            "two_year_recid",
+            "--y-pred",
+            "predicted_recid",
+            "--groups",
+            "race,sex",
+            "--metrics",
+            "fpr,fnr",
+            "--tolerance",
+            "0.1",
+            "--json",
+        ]
+    )
     fpr_gap = _by_hand_gap(COMPAS, COMPAS["two_year_recid"] == 0, COMPAS["predicted_recid"] == 1)
     assert fpr_gap > 0.3 and code == 1  # a gap far above 0.1 (pandas) is not a pass

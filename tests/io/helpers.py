@@ -44,18 +44,21 @@ def write_inspect_logs(folder, models=("model-a", "model-b"), formats=("eval", "
     def grade():
         async def score(state, target):
             return Score(value=GRADES[(int(state.sample_id) + state.epoch) % 4])
+
         return score
 
     @scorer(metrics=[mean()])
     def quality_scorer():
         async def score(state, target):
             return Score(value=quality(int(state.sample_id), state.epoch))
+
         return score
 
     @scorer(metrics={"*": [mean()]})
     def parts():
         async def score(state, target):
             return Score(value={"style": GRADES[int(state.sample_id) % 4], "length": 0.25})
+
         return score
 
     paths = []
@@ -69,10 +72,15 @@ def write_inspect_logs(folder, models=("model-a", "model-b"), formats=("eval", "
                 yield out
 
         model = get_model(f"mockllm/{name}", custom_outputs=outputs())
-        task = Task(dataset=MemoryDataset(samples, name="toy"), solver=generate(), name="toy",
-                    scorer=[match(), grade(), quality_scorer(), parts()])
-        logs = inspect_eval(task, model=model, epochs=epochs, log_dir=str(folder), log_format=fmt,
-                            display="none", max_connections=1)
+        task = Task(
+            dataset=MemoryDataset(samples, name="toy"),
+            solver=generate(),
+            name="toy",
+            scorer=[match(), grade(), quality_scorer(), parts()],
+        )
+        logs = inspect_eval(
+            task, model=model, epochs=epochs, log_dir=str(folder), log_format=fmt, display="none", max_connections=1
+        )
         paths.append(Path(logs[0].location))
     return paths
 

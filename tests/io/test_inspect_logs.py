@@ -54,8 +54,10 @@ def test_scorer_chooses_the_outcome_and_must_lie_in_unit_interval(tmp_path):
     assert read_inspect(LOGS, scorer="parts.style").outcome == "parts.style"
     with pytest.raises(ValueError, match="scorer='nope' is not a scorer of the logs"):
         read_inspect(LOGS, scorer="nope")
-    log = {"eval": {"task": "t", "model": "m", "scorers": [{"name": "stars"}]},
-           "samples": [{"id": 1, "epoch": 1, "scores": {"stars": {"value": 4}}}]}
+    log = {
+        "eval": {"task": "t", "model": "m", "scorers": [{"name": "stars"}]},
+        "samples": [{"id": 1, "epoch": 1, "scores": {"stars": {"value": 4}}}],
+    }
     path = tmp_path / "stars.json"
     path.write_text(json.dumps(log))
     with pytest.raises(ValueError, match=r"scorer='stars'.*must be in \[0, 1\], got 4"):
@@ -64,8 +66,7 @@ def test_scorer_chooses_the_outcome_and_must_lie_in_unit_interval(tmp_path):
 
 def _json_log(tmp_path, name, samples, model="m"):
     path = tmp_path / name
-    path.write_text(json.dumps({"eval": {"task": "t", "model": model, "scorers": [{"name": "s"}]},
-                                "samples": samples}))
+    path.write_text(json.dumps({"eval": {"task": "t", "model": model, "scorers": [{"name": "s"}]}, "samples": samples}))
     return path
 
 
@@ -124,8 +125,9 @@ def test_a_log_without_summaries_is_read_from_its_samples(tmp_path):
         archive.close()
     got = read_inspect(target).frame
     key = ["item", "epoch"]
-    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
-                                  reference.sort_values(key).reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        got.sort_values(key).reset_index(drop=True), reference.sort_values(key).reset_index(drop=True)
+    )
 
 
 # -- against Inspect's own reader ------------------------------------------------------------
@@ -173,8 +175,7 @@ def test_fresh_logs_of_the_installed_inspect_equal_its_reader(tmp_path):
     pytest.importorskip("inspect_ai")
     from tests.io.helpers import write_inspect_logs
 
-    paths = write_inspect_logs(tmp_path, models=("x", "y", "z"), formats=("eval", "json", "eval"),
-                               n=4, epochs=2)
+    paths = write_inspect_logs(tmp_path, models=("x", "y", "z"), formats=("eval", "json", "eval"), n=4, epochs=2)
     records = read_inspect(paths)
     assert len(records.frame) == 3 * 4 * 2
     _same(records.frame, _inspect_frame(paths))
@@ -183,6 +184,9 @@ def test_fresh_logs_of_the_installed_inspect_equal_its_reader(tmp_path):
 def test_the_io_package_imports_only_the_api_layer():
     from tests.meta.helpers import package_imports
 
-    targets = {target.split(".")[1] for importer, target, _n, _l in package_imports()
-               if importer.startswith("bayeseval.io") and target.startswith("bayeseval.")}
+    targets = {
+        target.split(".")[1]
+        for importer, target, _n, _l in package_imports()
+        if importer.startswith("bayeseval.io") and target.startswith("bayeseval.")
+    }
     assert targets <= {"_api", "io"}

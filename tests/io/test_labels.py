@@ -34,10 +34,12 @@ def test_csv_labels_per_item_go_onto_every_model_and_epoch(tmp_path):
 
 
 def test_jsonl_labels_per_answer_and_the_label_vocabulary(tmp_path):
-    rows = [{"model": "mockllm/model-a", "item": 1, "epoch": 2, "verdict": "PASS"},
-            {"model": "mockllm/model-b", "item": 1, "epoch": 2, "verdict": "incorrect"},
-            {"model": "mockllm/model-b", "item": 3, "epoch": 1, "verdict": "P"},
-            {"model": "mockllm/model-a", "item": 4, "epoch": 3, "verdict": None}]
+    rows = [
+        {"model": "mockllm/model-a", "item": 1, "epoch": 2, "verdict": "PASS"},
+        {"model": "mockllm/model-b", "item": 1, "epoch": 2, "verdict": "incorrect"},
+        {"model": "mockllm/model-b", "item": 3, "epoch": 1, "verdict": "P"},
+        {"model": "mockllm/model-a", "item": 4, "epoch": 3, "verdict": None},
+    ]
     path = tmp_path / "labels.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     on = ["model", "item", "epoch"]
@@ -59,9 +61,14 @@ def test_mapping_and_dataframe_labels_match_ids_by_text():
 
 
 def _task(item, *choices, cancelled=False):
-    anns = [{"completed_by": k, "was_cancelled": cancelled,
-             "result": [{"from_name": "verdict", "to_name": "text", "type": "choices",
-                         "value": {"choices": [c]}}]} for k, c in enumerate(choices)]
+    anns = [
+        {
+            "completed_by": k,
+            "was_cancelled": cancelled,
+            "result": [{"from_name": "verdict", "to_name": "text", "type": "choices", "value": {"choices": [c]}}],
+        }
+        for k, c in enumerate(choices)
+    ]
     return {"id": 100 + item, "data": {"item": item, "text": f"answer {item}"}, "annotations": anns}
 
 
@@ -77,8 +84,9 @@ def test_label_studio_json_export(tmp_path):
     with pytest.raises(ValueError, match="labels: task #1 has no 'item' in its data"):
         join_labels(FRAME, [{"data": {"id": 0}, "annotations": []}])
     # JSON-MIN: flat records, the choice under the control's name
-    got = join_labels(FRAME, [{"item": 2, "verdict": "C"}, {"item": 5, "verdict": {"choices": ["I"]}}],
-                      column="verdict")
+    got = join_labels(
+        FRAME, [{"item": 2, "verdict": "C"}, {"item": 5, "verdict": {"choices": ["I"]}}], column="verdict"
+    )
     expected = _merged(pd.DataFrame({"item": [2, 5], "label": [1.0, 0.0]}), "item", float)
     np.testing.assert_array_equal(got["human"].to_numpy(), expected)
 

@@ -54,8 +54,7 @@ def test_the_filter_chooses_the_rows_of_a_generation_task():
 
 
 def test_several_runs_and_tasks_at_once_with_a_metric_and_filter_per_task():
-    records = read_lm_eval(RUNS, metric={"toy_mc": "acc", "toy_gen": "exact_match"},
-                           filter={"toy_gen": "strict"})
+    records = read_lm_eval(RUNS, metric={"toy_mc": "acc", "toy_gen": "exact_match"}, filter={"toy_gen": "strict"})
     frame = records.frame
     assert sorted(frame["model"].unique()) == MODELS and len(frame) == 2 * 2 * 8
     for model in MODELS:

@@ -25,7 +25,9 @@ def test_pass_fail_per_test_prompt_and_provider_as_in_the_file():
     by_hand = {}
     for r in RAW:
         key = (r["provider"]["label"], r["prompt"]["label"], TESTS.index(r["testCase"]["description"]))
-        by_hand.setdefault(key, []).append((r["testIdx"], float(r["success"]), r["score"], r["testCase"]["metadata"]["category"]))
+        by_hand.setdefault(key, []).append(
+            (r["testIdx"], float(r["success"]), r["score"], r["testCase"]["metadata"]["category"])
+        )
     for (model, task, item), runs in by_hand.items():
         got = frame[(frame["model"] == model) & (frame["task"] == task) & (frame["item"] == item)].sort_values("epoch")
         runs.sort()

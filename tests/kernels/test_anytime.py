@@ -104,7 +104,8 @@ def test_mixture_martingale_has_mean_one_step_ahead():
     for p, c in ((0.05, 3.0), (0.5, 40.0)):
         m = np.exp(log_mixture_martingale(p, s, n, c))
         nxt = p * np.exp(log_mixture_martingale(p, s + 1, n + 1, c)) + (1 - p) * np.exp(
-            log_mixture_martingale(p, s, n + 1, c))
+            log_mixture_martingale(p, s, n + 1, c)
+        )
         np.testing.assert_allclose(nxt, m, rtol=1e-9)
 
 

@@ -23,9 +23,7 @@ def _scipy_log_side(lo, hi, n, a, b):
 def test_regions_minimise_prior_mass_among_level_alpha_regions(p0):
     n, alpha = 12, 0.05
     weights, a, b = [0.3, 0.7], [1.0, 16.0], [3.0, 4.0]
-    prior = 0.3 * stats.betabinom.pmf(np.arange(n + 1), n, 1, 3) + 0.7 * stats.betabinom.pmf(
-        np.arange(n + 1), n, 16, 4
-    )
+    prior = 0.3 * stats.betabinom.pmf(np.arange(n + 1), n, 1, 3) + 0.7 * stats.betabinom.pmf(np.arange(n + 1), n, 16, 4)
     binom = stats.binom.pmf(np.arange(n + 1), n, p0)
     best = min(
         prior[lo : hi + 1].sum()
@@ -53,9 +51,7 @@ def test_predictive_pmf_matches_scipy_betabinom():
     n = 40
     pmf = beta_mixture_predictive(n, [0.25, 0.75], [0.5, 30.0], [2.0, 300.0])
     k = np.arange(n + 1)
-    expect = 0.25 * stats.betabinom.pmf(k, n, 0.5, 2.0) + 0.75 * stats.betabinom.pmf(
-        k, n, 30.0, 300.0
-    )
+    expect = 0.25 * stats.betabinom.pmf(k, n, 0.5, 2.0) + 0.75 * stats.betabinom.pmf(k, n, 30.0, 300.0)
     np.testing.assert_allclose(pmf, expect, rtol=1e-9, atol=1e-15)
 
 
@@ -68,9 +64,15 @@ def test_log_tails_by_quadrature_and_by_sums_match_scipy_at_random():
     n = 5_000
     mu, kappa = rng.uniform(0.01, 0.99, 120), np.exp(rng.uniform(np.log(0.5), np.log(1e6), 120))
     a, b = mu * kappa, (1 - mu) * kappa
-    s = np.clip(np.r_[rng.integers(0, 60, 40), rng.integers(0, n + 1, 40),
-                      np.round(mu[80:] * n + rng.normal(0, 3, 40) * n / np.sqrt(kappa[80:] + 1))],
-                0, n)
+    s = np.clip(
+        np.r_[
+            rng.integers(0, 60, 40),
+            rng.integers(0, n + 1, 40),
+            np.round(mu[80:] * n + rng.normal(0, 3, 40) * n / np.sqrt(kappa[80:] + 1)),
+        ],
+        0,
+        n,
+    )
     routes = _quadrature_applies(s, np.full(120, float(n)), a, b)
     assert 10 < routes.sum() < 110  # both routes are exercised
     lower, at, upper = betabinom_log_tails(s, n, a, b)
@@ -87,23 +89,25 @@ def test_log_tails_by_quadrature_and_by_sums_match_scipy_at_random():
                 assert abs(got - ref) < 1e-8, (i, si, a[i], b[i], got, ref)
 
 
-@pytest.mark.parametrize(("n", "s", "a", "b"), [
-    (1_000_000, 200_000, 2_000.0, 8_000.0),    # at the mean of a narrow component
-    (1_000_000, 190_000, 2_000.0, 8_000.0),    # 2.5 sd below it
-    (1_000_000, 302_000, 30_000.0, 70_000.0),  # above the mean
-])
+@pytest.mark.parametrize(
+    ("n", "s", "a", "b"),
+    [
+        (1_000_000, 200_000, 2_000.0, 8_000.0),  # at the mean of a narrow component
+        (1_000_000, 190_000, 2_000.0, 8_000.0),  # 2.5 sd below it
+        (1_000_000, 302_000, 30_000.0, 70_000.0),  # above the mean
+    ],
+)
 def test_binomial_side_quadrature_matches_scipy_sums(n, s, a, b):
     # a component narrower than the binomial spread at many trials (the pmf sums would be
     # long): the quadrature over the component's rate against SciPy's pmf summed in logs
     from bayeseval._kernels.betabinom import _binomial_quadrature_applies, betabinom_log_tails
 
-    assert _binomial_quadrature_applies(np.array([float(s)]), np.array([float(n)]),
-                                        np.array([a]), np.array([b]))[0]
+    assert _binomial_quadrature_applies(np.array([float(s)]), np.array([float(n)]), np.array([a]), np.array([b]))[0]
     lo, _, hi = betabinom_log_tails(s, n, a, b)
     k = np.arange(n + 1)
     logpmf = stats.betabinom.logpmf(k, n, a, b)
     assert lo == pytest.approx(special.logsumexp(logpmf[:s]), rel=1e-5, abs=1e-9)
-    assert hi == pytest.approx(special.logsumexp(logpmf[s + 1:]), rel=1e-5, abs=1e-9)
+    assert hi == pytest.approx(special.logsumexp(logpmf[s + 1 :]), rel=1e-5, abs=1e-9)
 
 
 @pytest.mark.parametrize(

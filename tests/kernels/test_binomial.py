@@ -10,8 +10,13 @@ from bayeseval._kernels.binomial import binomial_bounds, normalise_method
 
 @pytest.mark.parametrize(
     ("method", "sm_method"),
-    [("wilson", "wilson"), ("jeffreys", "jeffreys"), ("clopper_pearson", "beta"),
-     ("agresti_coull", "agresti_coull"), ("wald", "normal")],
+    [
+        ("wilson", "wilson"),
+        ("jeffreys", "jeffreys"),
+        ("clopper_pearson", "beta"),
+        ("agresti_coull", "agresti_coull"),
+        ("wald", "normal"),
+    ],
 )
 def test_binomial_bounds_match_statsmodels(method, sm_method):
     from statsmodels.stats.proportion import proportion_confint

@@ -199,8 +199,7 @@ def test_p_values_in_blocks_of_equal_trials_equal_one_pmf_per_stratum(p_value):
     s[:40] = np.arange(40) % 12
     w, a, b = loo_beta_mixture(s, n)
     got = np.array(predictive_p_values(s, n, w, a, b, p_value=p_value))
-    np.testing.assert_allclose(got, _p_values_one_by_one(s, n, w, a, b, p_value), rtol=1e-12,
-                               atol=1e-15)
+    np.testing.assert_allclose(got, _p_values_one_by_one(s, n, w, a, b, p_value), rtol=1e-12, atol=1e-15)
     rng = np.random.default_rng(1)
     w = rng.dirichlet(np.ones(9), 30)
     w[:6, :4] = 0.0
@@ -209,8 +208,7 @@ def test_p_values_in_blocks_of_equal_trials_equal_one_pmf_per_stratum(p_value):
     n[[3, 4]], n[5] = 0, conflict.MAX_TRIALS + 1
     s = rng.binomial(n, 0.1)
     got = np.array(predictive_p_values(s, n, w, a, b, p_value=p_value))
-    ref = _p_values_one_by_one(s, n, w, np.broadcast_to(a, w.shape), np.broadcast_to(b, w.shape),
-                               p_value)
+    ref = _p_values_one_by_one(s, n, w, np.broadcast_to(a, w.shape), np.broadcast_to(b, w.shape), p_value)
     # summed in another order (20,001 trials: the two agree to 3e-11)
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-15)
 

@@ -111,8 +111,7 @@ def test_max_t_gap_is_the_projection_of_the_pairwise_intervals():
     t = (s + 1) / (n + 2)
     se = np.sqrt(t * (1 - t) / (n + 2))
     pairs = [(i, j) for i in range(3) for j in range(i + 1, 3)]
-    ends = [(t[i] - t[j] - c * np.hypot(se[i], se[j]), t[i] - t[j] + c * np.hypot(se[i], se[j]))
-            for i, j in pairs]
+    ends = [(t[i] - t[j] - c * np.hypot(se[i], se[j]), t[i] - t[j] + c * np.hypot(se[i], se[j])) for i, j in pairs]
     assert gap == pytest.approx(0.5 - 0.3)
     assert lo == pytest.approx(max(0.0, max(max(a, -b) for a, b in ends)))
     assert hi == pytest.approx(max(max(b, -a) for a, b in ends))

@@ -33,8 +33,7 @@ def test_log_weights_stay_finite_where_the_weights_underflow():
     # some 10^5 nats below the top, where the masses are 0 as doubles; the log masses are
     # log_post minus the log of the normaliser (trapezoid weights: half on the edges)
     rho = 0.9999
-    g = integrate(lambda u, v: -0.5 * (u**2 - 2 * rho * u * v + v**2) / (1 - rho**2),
-                  ((-20, 20), (-20, 20)))
+    g = integrate(lambda u, v: -0.5 * (u**2 - 2 * rho * u * v + v**2) / (1 - rho**2), ((-20, 20), (-20, 20)))
     w, lw = g.weights, g.log_weights
     assert np.all(np.isfinite(lw)) and np.any(w == 0.0)
     np.testing.assert_allclose(np.exp(lw[w > 1e-300]), w[w > 1e-300], rtol=1e-9)

@@ -17,8 +17,7 @@ from tests.kernels.helpers import _counts
 
 def _dense_loo_weights(s, n, a, b, log_prior):
     """The leave-one-out weights on the full grid, every point computed (reference)."""
-    pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True,
-                                 return_counts=True)
+    pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
     ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
     m = mult.astype(float)
 
@@ -126,8 +125,7 @@ def test_loo_weights_once_per_distinct_pair_match_the_direct_formula():
     ref = np.exp(logw - special.logsumexp(logw, axis=1, keepdims=True))
     np.testing.assert_allclose(_loo_weights(s, n, a, b, log_prior), ref, rtol=1e-9, atol=1e-300)
     rows = np.array([False, True, False, True, True, False, False])
-    np.testing.assert_allclose(_loo_weights(s, n, a, b, log_prior, rows), ref[rows], rtol=1e-9,
-                               atol=1e-300)
+    np.testing.assert_allclose(_loo_weights(s, n, a, b, log_prior, rows), ref[rows], rtol=1e-9, atol=1e-300)
 
 
 def test_loo_weights_skip_only_points_that_underflow_to_zero():

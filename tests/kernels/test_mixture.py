@@ -20,8 +20,9 @@ def random_mixture(seed: int, G: int = 6, K: int = 3, robust: bool = False) -> B
     b = rng.uniform(0.5, 60.0, (G, K))
     if not robust:
         return BetaMixture(w, a, b)
-    return BetaMixture(w, a, b, resp=rng.uniform(0.2, 1.0, (G, K)),
-                       a_wide=rng.uniform(1, 5, K), b_wide=rng.uniform(1, 5, K))
+    return BetaMixture(
+        w, a, b, resp=rng.uniform(0.2, 1.0, (G, K)), a_wide=rng.uniform(1, 5, K), b_wide=rng.uniform(1, 5, K)
+    )
 
 
 def scipy_components(mix: BetaMixture, k: int) -> list[tuple[float, float, float]]:
@@ -86,7 +87,8 @@ def test_weighted_moments_closed_form_and_draws():
             r = mix.resp[g, k]
             m_main, m_wide = stats.beta.mean(mix.a[g, k], mix.b[g, k]), stats.beta.mean(mix.a_wide[k], mix.b_wide[k])
             e2 = r * stats.beta.moment(2, mix.a[g, k], mix.b[g, k]) + (1 - r) * stats.beta.moment(
-                2, mix.a_wide[k], mix.b_wide[k])
+                2, mix.a_wide[k], mix.b_wide[k]
+            )
             m = r * m_main + (1 - r) * m_wide
             cond_mean[g] += w[k] * m
             cond_var[g] += w[k] ** 2 * (e2 - m * m)

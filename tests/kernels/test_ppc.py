@@ -106,8 +106,14 @@ def test_large_predictives_are_sampled_with_a_seed(monkeypatch):
         # a two-component mixture with 100,000 trials, tabulated: p about 2e-220
         (9_000, 100_000, [0.7, 0.3], [4e3, 2e3], [1.6e4, 8e3]),
         # 41 components x 100,001 counts: the interval is simulated, the p-value is not
-        pytest.param(29_000, 100_000, np.full(41, 1 / 41), np.linspace(1e3, 2e3, 41),
-                     np.linspace(4e3, 8e3, 41), marks=pytest.mark.slow),  # SciPy's reference: 3 s
+        pytest.param(
+            29_000,
+            100_000,
+            np.full(41, 1 / 41),
+            np.linspace(1e3, 2e3, 41),
+            np.linspace(4e3, 8e3, 41),
+            marks=pytest.mark.slow,
+        ),  # SciPy's reference: 3 s
     ],
 )
 def test_mid_p_values_match_scipy_far_in_the_tails(s, n, w, a, b):
@@ -153,8 +159,9 @@ def test_a_column_whose_leave_one_out_mass_leaves_the_grid_is_refitted():
 
     edge = np.zeros(G, bool)
     edge[-1] = True
-    res = loo_mixed_check(np.array([31, 9]), np.array([100, 100]), Nodes(w, a, b, ll, open_edge=edge, refit=refit),
-                          level=0.95)
+    res = loo_mixed_check(
+        np.array([31, 9]), np.array([100, 100]), Nodes(w, a, b, ll, open_edge=edge, refit=refit), level=0.95
+    )
     assert calls == [0]
     lower = stats.betabinom.cdf(30, 100, 30, 70) + 0.5 * stats.betabinom.pmf(31, 100, 30, 70)
     assert res["lower"][0] == pytest.approx(lower, rel=1e-9)

@@ -21,8 +21,11 @@ def _mover_reference(s, n, w, level):
     rate = np.array(s) / np.array(n)
     lo, hi = proportion_confint(s, n, alpha=1 - level, method="wilson")
     est = float(np.dot(w, rate))
-    return (est, est - np.sqrt(np.sum((np.array(w) * (rate - lo)) ** 2)),
-            est + np.sqrt(np.sum((np.array(w) * (hi - rate)) ** 2)))
+    return (
+        est,
+        est - np.sqrt(np.sum((np.array(w) * (rate - lo)) ** 2)),
+        est + np.sqrt(np.sum((np.array(w) * (hi - rate)) ** 2)),
+    )
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ def test_stratified_indices_keep_every_stratum_size_exactly():
     assert idx.shape == (500, 38)
     drawn = codes[idx]
     for k, (start, size) in enumerate(zip(layout.starts, layout.sizes, strict=True)):
-        assert np.all(drawn[:, start:start + size] == k)
+        assert np.all(drawn[:, start : start + size] == k)
         assert np.all(np.sum(drawn == k, axis=1) == np.sum(codes == k))
 
 
@@ -61,8 +61,7 @@ def test_batches_do_not_change_the_replicates():
 
 def test_count_resampling_keeps_stratum_sizes_and_shares():
     counts = np.array([[5.0, 0.0, 3.0], [1.0, 1.0, 0.0]])
-    reps = rs.resample_counts(lambda c: c.reshape(len(c), -1), counts, 4000, np.random.default_rng(0),
-                              max_cells=600)
+    reps = rs.resample_counts(lambda c: c.reshape(len(c), -1), counts, 4000, np.random.default_rng(0), max_cells=600)
     draws = reps.reshape(4000, 2, 3)
     assert np.all(draws.sum(axis=2) == counts.sum(axis=1))
     assert np.all(draws[:, 0, 1] == 0) and np.all(draws[:, 1, 2] == 0)
@@ -114,8 +113,9 @@ def test_cell_jackknife_equals_row_jackknife():
 
     def row_stat(idx):
         c = codes[idx]
-        return sum(wj * np.sum(np.where(c == j, rows[idx], 0), 1) / np.sum(c == j, 1)
-                   for j, wj in enumerate((0.4, 0.6)))
+        return sum(
+            wj * np.sum(np.where(c == j, rows[idx], 0), 1) / np.sum(c == j, 1) for j, wj in enumerate((0.4, 0.6))
+        )
 
     a_cells = rs.acceleration(rs.jackknife_counts(stat, counts))
     a_rows = rs.acceleration(rs.jackknife_values(row_stat, codes))
@@ -158,8 +158,7 @@ def test_group_jackknife_acceleration_estimates_the_delete_one_value():
     assert jk.values.shape == (2000, 1)
     assert 0.75 <= rs.acceleration(jk)[0] / closed <= 1.25
     exact = bootstrap_ci(x, "mean", n_resamples=400, random_seed=3)
-    grouped = bootstrap_ci(x, lambda v, axis=-1: np.mean(v, axis=axis), vectorized=True, n_resamples=400,
-                           random_seed=3)
+    grouped = bootstrap_ci(x, lambda v, axis=-1: np.mean(v, axis=axis), vectorized=True, n_resamples=400, random_seed=3)
     np.testing.assert_allclose(grouped.distribution, exact.distribution, atol=TOL)
     width = exact.upper - exact.lower
     assert abs(grouped.lower - exact.lower) < 0.02 * width and abs(grouped.upper - exact.upper) < 0.02 * width

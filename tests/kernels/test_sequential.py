@@ -71,10 +71,13 @@ def test_matches_enumeration_of_every_label_sequence(rows, schedule):
 
 def test_without_replacement_count_is_hypergeometric_and_the_last_look_sees_the_whole_stratum():
     # no rule stops: the count at the last look (all rows drawn) is the stratum's errors
-    out = sequential_outcome_core_anytime(0.25, lambda s, n: np.zeros(n + 1, bool), lambda s, n: s == 5, every=4, rows=20)
+    out = sequential_outcome_core_anytime(
+        0.25, lambda s, n: np.zeros(n + 1, bool), lambda s, n: s == 5, every=4, rows=20
+    )
     assert out.cap_probability == pytest.approx(1.0) and out.cap_event_probability == pytest.approx(1.0)
-    mid = sequential_outcome_core_anytime(0.25, lambda s, n: np.zeros(n + 1, bool), lambda s, n: s == 2,
-                             looks=[3, 9], rows=20)
+    mid = sequential_outcome_core_anytime(
+        0.25, lambda s, n: np.zeros(n + 1, bool), lambda s, n: s == 2, looks=[3, 9], rows=20
+    )
     assert mid.cap_event_probability == pytest.approx(stats.hypergeom.pmf(2, 20, 5, 9), abs=1e-12)
 
 

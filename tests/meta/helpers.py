@@ -18,8 +18,21 @@ SHARED_PRIVATE = ("bayeseval._api", "bayeseval._kernels", "bayeseval._backends",
 
 
 #: the stages of the data flow, in order: a package imports only from the stages before it
-STAGES = ("_api", "_kernels", ("_backends", "_render"), ("counts", "io"), "estimate", "models", "checks",
-          "plan", "fairness", "report", "campaign", ("cli", "demo"), "experimental")
+STAGES = (
+    "_api",
+    "_kernels",
+    ("_backends", "_render"),
+    ("counts", "io"),
+    "estimate",
+    "models",
+    "checks",
+    "plan",
+    "fairness",
+    "report",
+    "campaign",
+    ("cli", "demo"),
+    "experimental",
+)
 
 
 #: top-level modules outside the stages: who may import them, and what they may import
@@ -37,7 +50,8 @@ def module_name(path: Path, root: Path) -> str:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _resolve(importer: str, node: ast.ImportFrom, is_package: bool) -> str:

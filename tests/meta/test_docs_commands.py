@@ -124,7 +124,7 @@ def problems(argv: list[str]) -> list[str]:
     parser, path, out = _root(), ["bayeseval"], []
     if any("|" in word and not word.startswith("-") for word in argv[:2]):  # "campaign sync|serve"
         i = next(i for i, word in enumerate(argv) if "|" in word)
-        return [p for alt in argv[i].split("|") for p in problems([*argv[:i], alt, *argv[i + 1:]])]
+        return [p for alt in argv[i].split("|") for p in problems([*argv[:i], alt, *argv[i + 1 :]])]
     words = list(argv)
     while words and _subparsers(parser):
         word = words[0]
@@ -142,8 +142,7 @@ def problems(argv: list[str]) -> list[str]:
 
 
 def _names_another_program(paragraph: str) -> bool:
-    return any(program in OTHER_PROGRAMS or program.endswith(".py")
-               for program, _ in _program_commands(paragraph))
+    return any(program in OTHER_PROGRAMS or program.endswith(".py") for program, _ in _program_commands(paragraph))
 
 
 def prose_flags(text: str) -> Iterator[str]:
@@ -171,8 +170,13 @@ def _every_option() -> frozenset[str]:
 
 def _foreign_flags(text: str) -> set[str]:
     """Flags of the other programs' commands that ``text`` shows (``spark-submit --archives``)."""
-    return {m.group(1) for program, argv in _program_commands(text) if program != "bayeseval"
-            for m in map(FLAG.match, argv) if m}
+    return {
+        m.group(1)
+        for program, argv in _program_commands(text)
+        if program != "bayeseval"
+        for m in map(FLAG.match, argv)
+        if m
+    }
 
 
 SOURCES = list(_sources())
@@ -197,25 +201,34 @@ def test_every_flag_in_running_text_is_an_option(name, text):
     assert not bad, f"{name} names flags no bayeseval command has: {bad}"
 
 
-@pytest.mark.parametrize("text, expected", [
-    # an option removed from campaign create, on a continuation line
-    ("```bash\nbayeseval campaign create --pool p.csv --strata s \\\n    --y-pred p --stop-level 0.9 --db c.db\n```\n",
-     ["bayeseval campaign create: no option --stop-level"]),
-    # an option of another sub-command (report has --out, campaign status does not)
-    ("Run `bayeseval campaign status --db c.db --out s.html` to see it.\n",
-     ["bayeseval campaign status: no option --out"]),
-    # a sub-command that does not exist, after a shell operator
-    ("```\ncat x | bayeseval campaign prune --db c.db\n```\n", ["bayeseval campaign: no sub-command 'prune'"]),
-    ("```\nbayeseval report data.csv --y-true y --y-pred p --metric=error_rate --weights w=1\n```\n", []),
-    ("```\n$ bayeseval campaign ingest --db c.db --labels b.csv  # --no-such-flag in a comment\n```\n", []),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # an option removed from campaign create, on a continuation line
+        (
+            "```bash\nbayeseval campaign create --pool p.csv --strata s \\\n    --y-pred p --stop-level 0.9 --db c.db\n```\n",
+            ["bayeseval campaign create: no option --stop-level"],
+        ),
+        # an option of another sub-command (report has --out, campaign status does not)
+        (
+            "Run `bayeseval campaign status --db c.db --out s.html` to see it.\n",
+            ["bayeseval campaign status: no option --out"],
+        ),
+        # a sub-command that does not exist, after a shell operator
+        ("```\ncat x | bayeseval campaign prune --db c.db\n```\n", ["bayeseval campaign: no sub-command 'prune'"]),
+        ("```\nbayeseval report data.csv --y-true y --y-pred p --metric=error_rate --weights w=1\n```\n", []),
+        ("```\n$ bayeseval campaign ingest --db c.db --labels b.csv  # --no-such-flag in a comment\n```\n", []),
+    ],
+)
 def test_the_check_catches_the_class(text, expected):
     assert [p for argv in commands(text) for p in problems(argv)] == expected
 
 
 def test_running_text_flags_are_checked():
-    text = ("`create` also takes `--model`, `--own-check` and `--prior`.\n\n"
-            "Run `pytest --lf`.\n\n`--lf` reruns the failures, `--no-such` nothing.\n\n"
-            "`python benchmarks/x.py --write` writes; `--only` runs some.\n")
+    text = (
+        "`create` also takes `--model`, `--own-check` and `--prior`.\n\n"
+        "Run `pytest --lf`.\n\n`--lf` reruns the failures, `--no-such` nothing.\n\n"
+        "`python benchmarks/x.py --write` writes; `--only` runs some.\n"
+    )
     allowed = _every_option() | _foreign_flags(text)
     assert [f for f in prose_flags(text) if f not in allowed] == ["--own-check", "--no-such"]

@@ -32,9 +32,11 @@ from tests.meta.helpers import (
 
 
 def core_upward_imports(root: Path = PACKAGE) -> list[str]:
-    return [f"{importer} imports {target}"
-            for importer, target, _names, _local in package_imports(root)
-            if _shared(importer) and not _shared(target)]
+    return [
+        f"{importer} imports {target}"
+        for importer, target, _names, _local in package_imports(root)
+        if _shared(importer) and not _shared(target)
+    ]
 
 
 def test_the_analysis_sees_a_cycle_and_a_sideways_import(tmp_path):
@@ -94,14 +96,17 @@ def test_each_stage_imports_only_earlier_stages():
 
 def test_tests_do_not_skip_the_package_or_its_required_dependencies():
     """Required dependencies and the package's own modules are imported, never importorskip-ed."""
-    required = ("bayeseval", "pymc", "arviz", "numpy", "pandas", "xarray", "scipy", "duckdb",
-                "sklearn", "matplotlib")
+    required = ("bayeseval", "pymc", "arviz", "numpy", "pandas", "xarray", "scipy", "duckdb", "sklearn", "matplotlib")
     offenders = []
     for path in sorted((PACKAGE.parent / "tests").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "importorskip"
-                    and node.args and isinstance(node.args[0], ast.Constant)
-                    and str(node.args[0].value).split(".")[0] in required):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", "") == "importorskip"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and str(node.args[0].value).split(".")[0] in required
+            ):
                 offenders.append(f"{path.name}:{node.lineno} {node.args[0].value}")
     assert offenders == []
 
@@ -117,6 +122,7 @@ def test_no_package_exports_a_name_that_is_also_its_submodule():
             if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
                 exported |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
         submodules = {p.stem for p in init.parent.glob("*.py")} | {
-            p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()}
+            p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()
+        }
         clashes += [f"{init.parent.name}.{name}" for name in sorted(exported & submodules)]
     assert clashes == []

@@ -27,10 +27,7 @@ NAMES = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
 
 # run first in every kernel: a FutureWarning (a name about to change in a dependency) raises
-STRICT_WARNINGS = (
-    "import warnings\n"
-    "warnings.simplefilter('error', FutureWarning)"
-)
+STRICT_WARNINGS = "import warnings\nwarnings.simplefilter('error', FutureWarning)"
 
 
 def _execute(name: str, monkeypatch: pytest.MonkeyPatch, result: Path) -> nbformat.NotebookNode:
@@ -45,7 +42,7 @@ def _execute(name: str, monkeypatch: pytest.MonkeyPatch, result: Path) -> nbform
         kernel_name="python3",
         resources={"metadata": {"path": str(NOTEBOOKS)}},
     )
-    client.execute()   # raises CellExecutionError (with the traceback) on the first error
+    client.execute()  # raises CellExecutionError (with the traceback) on the first error
     return nb
 
 
@@ -114,7 +111,7 @@ def test_notebook_is_committed_clean(name: str) -> None:
             assert "pip install" not in cell.source
 
 
-@pytest.mark.slow   # 15-25 s per notebook (kernel start, imports, seeded simulations)
+@pytest.mark.slow  # 15-25 s per notebook (kernel start, imports, seeded simulations)
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs(name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     result = tmp_path / "result.json"
@@ -139,9 +136,7 @@ def test_kernel_is_this_interpreter(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        nbformat.v4.new_code_cell(
-            "import os, sys, matplotlib\nprint(sys.executable)\nprint(matplotlib.get_backend())"
-        )
+        nbformat.v4.new_code_cell("import os, sys, matplotlib\nprint(sys.executable)\nprint(matplotlib.get_backend())")
     ]
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
     printed = nb.cells[0].outputs[0]["text"].split()

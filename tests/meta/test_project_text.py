@@ -39,7 +39,19 @@ def _texts():
                 yield path
 
 
-@pytest.mark.parametrize("module", ["report/report.py", "report/pipeline.py", "report/sections.py", "report/findings.py", "report/arguments.py", "cli/main.py", "report/gates.py", "demo.py"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "report/report.py",
+        "report/pipeline.py",
+        "report/sections.py",
+        "report/findings.py",
+        "report/arguments.py",
+        "cli/main.py",
+        "report/gates.py",
+        "demo.py",
+    ],
+)
 def test_no_broad_except_in_the_module(module):
     tree = ast.parse((ROOT_hardening_report_cli / "bayeseval" / module).read_text())
     for node in ast.walk(tree):

@@ -26,7 +26,15 @@ from tests.meta.helpers import numpydoc_failures, public_callables
 matplotlib.use("Agg")
 
 
-MODULES = ("estimate.stratified", "plan.sizes", "plan.allocation", "plan.decision", "plan.gaps", "estimate.classic", "counts.counts")
+MODULES = (
+    "estimate.stratified",
+    "plan.sizes",
+    "plan.allocation",
+    "plan.decision",
+    "plan.gaps",
+    "estimate.classic",
+    "counts.counts",
+)
 
 
 #: banned parameter name -> the project's name for it
@@ -99,7 +107,7 @@ def test_no_banned_names_and_keyword_only_seeds_in_these_modules():
         if not any(f"bayeseval.{m}." in qual for m in MODULES):
             continue
         sig = _signature(func)
-        for name, par in (sig.parameters.items() if sig else ()):
+        for name, par in sig.parameters.items() if sig else ():
             if name in BANNED:
                 offenders.append(f"{qual}({name})")
             if name == "random_seed" and par.kind is not inspect.Parameter.KEYWORD_ONLY:
@@ -224,19 +232,31 @@ def result_classes() -> dict[str, type]:
                         returned |= _returned_names(func)
             elif inspect.isfunction(obj):
                 returned |= _returned_names(obj)
-    return {n: c for n, c in classes.items()
-            if (issubclass(c, Result) or n in returned) and n not in NOT_RESULTS}
+    return {n: c for n, c in classes.items() if (issubclass(c, Result) or n in returned) and n not in NOT_RESULTS}
 
 
 def test_every_public_result_class_has_the_results_protocol():
     found = result_classes()
     # the walk finds the results the API page lists, those of the checks and models included
-    assert {"PPCResult", "Posterior", "Audit", "Counts", "StratifiedRisk", "ImpactRatioReport",
-            "GateResult", "PoolingComparison", "SBCResult", "Report"} <= set(found)
+    assert {
+        "PPCResult",
+        "Posterior",
+        "Audit",
+        "Counts",
+        "StratifiedRisk",
+        "ImpactRatioReport",
+        "GateResult",
+        "PoolingComparison",
+        "SBCResult",
+        "Report",
+    } <= set(found)
     missing = {}
     for name, cls in found.items():
-        lacks = [attr for attr in ("table", "to_frame", "_repr_html_") if not hasattr(cls, attr)
-                 and attr not in getattr(cls, "__dataclass_fields__", {})]
+        lacks = [
+            attr
+            for attr in ("table", "to_frame", "_repr_html_")
+            if not hasattr(cls, attr) and attr not in getattr(cls, "__dataclass_fields__", {})
+        ]
         if cls.__repr__ is object.__repr__:
             lacks.append("__repr__")
         if lacks:
@@ -271,7 +291,7 @@ def test_gate_is_exported_at_the_top_level():
 
 def test_the_api_page_package_table_lists_every_top_level_name():
     text = API_PAGE.read_text()
-    lines = text[text.index("| stage |"):].splitlines()
-    table = lines[2:next(i for i, line in enumerate(lines) if not line.startswith("|"))]
+    lines = text[text.index("| stage |") :].splitlines()
+    table = lines[2 : next(i for i, line in enumerate(lines) if not line.startswith("|"))]
     listed = {name for line in table for name in re.findall(r"`(\w+)`", line.split("|")[2])}
     assert set(bayeseval.__all__) - {"__version__"} == listed

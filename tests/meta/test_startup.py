@@ -21,13 +21,14 @@ from tests.helpers import (
 matplotlib.use("Agg")
 
 
-HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "duckdb", "sklearn", "xarray", "scipy", "pyspark",
-         "pandas")
+HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "duckdb", "sklearn", "xarray", "scipy", "pyspark", "pandas")
 
 
 def _run(code: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT_hardening_report_cli)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT_hardening_report_cli)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT_hardening_report_cli
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -41,13 +42,21 @@ def _run(code: str) -> str:
         ["plan", "--se", "0.02", "--method", "wilson", "--json"],
         ["plan", "--halfwidth", "0.05", "--rate", "0.97"],
         ALLOCATE,
-        ["plan", "allocate", "--budget", "400", "--weights", "[0.7, 0.3]", "--method", "compromise",
-         "--minimum", "60"],
+        ["plan", "allocate", "--budget", "400", "--weights", "[0.7, 0.3]", "--method", "compromise", "--minimum", "60"],
         SPLIT,
         SPLIT[:-1],
     ],
-    ids=["help", "plan-help", "plan", "plan-wilson", "plan-edge-warning", "allocate",
-         "allocate-list", "split", "split-text"],
+    ids=[
+        "help",
+        "plan-help",
+        "plan",
+        "plan-wilson",
+        "plan-edge-warning",
+        "allocate",
+        "allocate-list",
+        "split",
+        "split-text",
+    ],
 )
 def test_help_and_plan_commands_load_no_heavy_package(args):
     result = run_cli(*args)
@@ -75,8 +84,7 @@ def test_active_package_names_bind_on_first_use():
         " inspect.isclass(Campaign), 'expected_width' in RULES)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env=env, check=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
     assert proc.stdout.split() == ["True", "True", "True", "True"]
 
 

@@ -26,11 +26,14 @@ from bayeseval.fairness import audit
 from tests.helpers import AUDIT_LIST, REPORT_LIST, ROOT, _flat
 
 
-@pytest.mark.parametrize("argv, listed", [
-    (["report", "--help"], REPORT_LIST),
-    (["gate", "--help"], REPORT_LIST),
-    (["audit", "--help"], AUDIT_LIST),
-])
+@pytest.mark.parametrize(
+    "argv, listed",
+    [
+        (["report", "--help"], REPORT_LIST),
+        (["gate", "--help"], REPORT_LIST),
+        (["audit", "--help"], AUDIT_LIST),
+    ],
+)
 def test_every_help_prints_the_list_of_the_table(argv, listed, capsys):
     assert main_audit_report(argv) == 0
     assert listed in _flat(capsys.readouterr().out)
@@ -44,16 +47,32 @@ def test_campaign_help_prints_the_list_of_the_table(capsys):
 def test_every_error_prints_the_list_of_the_table(preds_core_metric_names, tmp_path, capsys):
     _, path = preds_core_metric_names
     base = [str(path), "--y-true", "y", "--y-pred", "p"]
-    for argv, listed in ((["report", *base, "--metric", "f1"], REPORT_LIST),
-                         (["gate", *base, "--metric", "f1", "--min-trials", "5"], REPORT_LIST),
-                         (["audit", *base, "--groups", "g", "--metrics", "f1"], AUDIT_LIST)):
+    for argv, listed in (
+        (["report", *base, "--metric", "f1"], REPORT_LIST),
+        (["gate", *base, "--metric", "f1", "--min-trials", "5"], REPORT_LIST),
+        (["audit", *base, "--groups", "g", "--metrics", "f1"], AUDIT_LIST),
+    ):
         assert main_audit_report(argv) == 2
         err = _flat(capsys.readouterr().err)
         assert "unknown metric 'f1'" in err and f"valid choices are {listed}" in err
     pool = tmp_path / "pool.csv"
     pd.DataFrame({"g": ["a", "b"] * 20, "p": [0, 1] * 20}).to_csv(pool, index=False)
-    code = campaign_main(["campaign", "create", "--pool", str(pool), "--strata", "g", "--y-pred", "p",
-                          "--metric", "f1", "--db", str(tmp_path / "c.db")])
+    code = campaign_main(
+        [
+            "campaign",
+            "create",
+            "--pool",
+            str(pool),
+            "--strata",
+            "g",
+            "--y-pred",
+            "p",
+            "--metric",
+            "f1",
+            "--db",
+            str(tmp_path / "c.db"),
+        ]
+    )
     assert code == 2 and f"valid choices are {REPORT_LIST}" in _flat(capsys.readouterr().err)
     with pytest.raises(ValueError, match="valid choices are") as err:
         get_metric("f1")
@@ -66,8 +85,10 @@ def test_every_error_prints_the_list_of_the_table(preds_core_metric_names, tmp_p
 # -- the table vocabulary: one name per quantity in every result table -----------------------
 
 #: words that name a count or an estimate: a column holding one must use the vocabulary
-COUNT_OR_ESTIMATE = re.compile(r"(^|_)(pool|label|labels|labelled|trial|trials|success|successes|mean|"
-                               r"estimate|rate|lower|upper|rows|n)($|_)")
+COUNT_OR_ESTIMATE = re.compile(
+    r"(^|_)(pool|label|labels|labelled|trial|trials|success|successes|mean|"
+    r"estimate|rate|lower|upper|rows|n)($|_)"
+)
 #: prefixes that name which interval or which sum a canonical column belongs to
 PREFIXES = ("adaptive_", "wilson_", "posterior_", "ipw_", "ipw2_", "true_", "max_", "extra_")
 
@@ -85,8 +106,7 @@ def _proxy_rows(size=3000, seed=3):
 
 
 def _campaign(tmp, rows, truth, **kwargs):
-    c = Campaign.create(tmp / f"c{len(list(tmp.iterdir()))}.db", rows, strata="g", y_pred="p",
-                        random_seed=0, **kwargs)
+    c = Campaign.create(tmp / f"c{len(list(tmp.iterdir()))}.db", rows, strata="g", y_pred="p", random_seed=0, **kwargs)
     for _ in range(3):
         batch = c.propose(60)
         c.ingest(truth.loc[batch.index])
@@ -108,8 +128,7 @@ def result_tables(tmp_path_factory):
         "proxy_ci": proxy_ci(df, y_true="y", y_pred="p", proxy="j", strata="g", metric="precision").table,
         "ProxyCounts": tabulate(df, y_true="y", y_pred="p", proxy="j", strata="g", metric="precision").table,
         "audit": audit(full, y_true="y", y_pred="p", groups="g", metrics=["ppv"], random_seed=0).groups,
-        "audit_proxy": audit(df, y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"],
-                             random_seed=0).groups,
+        "audit_proxy": audit(df, y_true="y", y_pred="p", groups="g", proxy="j", metrics=["ppv"], random_seed=0).groups,
     }
     pool = full.drop(columns=["y"]).rename_axis("row_id")
     truth = full["y"].rename_axis("row_id")
@@ -117,22 +136,36 @@ def result_tables(tmp_path_factory):
     out["status"] = recall.status()
     out["status_average"] = _campaign(tmp, pool, truth, metric="recall", guarantee="average").status()
     out["status_proxy"] = _campaign(tmp, pool, truth, proxy="j").status()
-    sim = simulate(full, strata="g", y_pred="p", y_true="y", n_repeats=1, batch_size=100, budget=300,
-                   random_seed=0, progress=False)
+    sim = simulate(
+        full, strata="g", y_pred="p", y_true="y", n_repeats=1, batch_size=100, budget=300, random_seed=0, progress=False
+    )
     out.update({"simulate": sim.table, "simulate_trace": sim.trace, "simulate_intervals": sim.intervals})
     return out, df, full, recall
 
 
-TABLES = ["proportion_ci", "stratified_risk", "evaluate", "evaluate_proxy", "proxy_ci", "ProxyCounts",
-          "audit", "audit_proxy", "status", "status_average", "status_proxy", "simulate",
-          "simulate_trace", "simulate_intervals"]
+TABLES = [
+    "proportion_ci",
+    "stratified_risk",
+    "evaluate",
+    "evaluate_proxy",
+    "proxy_ci",
+    "ProxyCounts",
+    "audit",
+    "audit_proxy",
+    "status",
+    "status_average",
+    "status_proxy",
+    "simulate",
+    "simulate_trace",
+    "simulate_intervals",
+]
 
 
 def _off_vocabulary(columns) -> list[str]:
     """Columns that name a count or an estimate with a word outside :data:`COLUMNS`."""
     out = []
     for col in map(str, columns):
-        base = next((col[len(p):] for p in PREFIXES if col.startswith(p)), col)
+        base = next((col[len(p) :] for p in PREFIXES if col.startswith(p)), col)
         if COUNT_OR_ESTIMATE.search(col) and base not in COLUMNS and col not in COLUMNS:
             out.append(col)
     return out
@@ -142,24 +175,37 @@ def _off_vocabulary(columns) -> list[str]:
 def test_result_tables_keep_to_the_table_vocabulary(result_tables, name):
     table = result_tables[0][name]
     assert synonyms_in(table.columns) == {}, name
-    known = {"labels_used", "labels_mean", "labels_sd", "p_meets", "true_rate", "max_halfwidth",
-             "max_trials", "zero_successes"}  # documented derived names of their own tables
+    known = {
+        "labels_used",
+        "labels_mean",
+        "labels_sd",
+        "p_meets",
+        "true_rate",
+        "max_halfwidth",
+        "max_trials",
+        "zero_successes",
+    }  # documented derived names of their own tables
     assert [c for c in _off_vocabulary(table.columns) if c not in known] == [], name
     if "trials" in table.columns:  # a stratum's point estimate is rate or mean, never estimate
         assert "estimate" not in table.columns, name
 
 
-@pytest.mark.parametrize("columns, bad", [
-    (["successes", "labelled", "pool"], {"pool": "pool_trials"}),   # ProxyCounts before
-    (["rate", "lo", "hi", "n"], {"lo": "lower", "hi": "upper", "n": "trials"}),
-])
+@pytest.mark.parametrize(
+    "columns, bad",
+    [
+        (["successes", "labelled", "pool"], {"pool": "pool_trials"}),  # ProxyCounts before
+        (["rate", "lo", "hi", "n"], {"lo": "lower", "hi": "upper", "n": "trials"}),
+    ],
+)
 def test_synonyms_are_refused(columns, bad):
     assert synonyms_in(columns) == bad
 
 
 def test_off_vocabulary_names_are_caught():
     assert _off_vocabulary(["labelled_trials", "pool_count", "rate", "adaptive_lower", "group"]) == [
-        "labelled_trials", "pool_count"]
+        "labelled_trials",
+        "pool_count",
+    ]
 
 
 def test_the_api_page_lists_the_table_vocabulary():
@@ -203,8 +249,9 @@ def test_proxy_counts_sum_to_the_same_counts(result_tables):
 @pytest.mark.parametrize("name", ["evaluate", "stratified_risk", "audit"])
 def test_rate_is_successes_over_trials(result_tables, name):
     table = result_tables[0][name]
-    np.testing.assert_allclose(table["rate"].to_numpy(float),
-                               table["successes"].to_numpy(float) / table["trials"].to_numpy(float))
+    np.testing.assert_allclose(
+        table["rate"].to_numpy(float), table["successes"].to_numpy(float) / table["trials"].to_numpy(float)
+    )
 
 
 def test_status_counts_rows_and_trials_by_hand(result_tables):

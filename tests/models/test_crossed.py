@@ -28,7 +28,10 @@ def _compas_fpr_race_age():
     df = load_compas()
     with pytest.warns(EmptyStratumWarning):  # one cell has no true negatives
         counts = tabulate(
-            df, y_true="two_year_recid", y_pred="predicted_recid", strata=["race", "age_cat"],
+            df,
+            y_true="two_year_recid",
+            y_pred="predicted_recid",
+            strata=["race", "age_cat"],
             metric="fpr",
         )
     return counts
@@ -72,7 +75,10 @@ def test_matches_brute_force_quadrature_of_the_same_posterior():
     sd = np.exp(L)
     etas = (A + sd * W / np.sqrt(2), A - sd * W / np.sqrt(2))
     lp = (
-        -0.5 * (A / 1.5) ** 2 - 0.5 * W**2 - 0.5 * sd**2 + L  # N(0, 1.5), N(0, 1), HalfNormal(1)
+        -0.5 * (A / 1.5) ** 2
+        - 0.5 * W**2
+        - 0.5 * sd**2
+        + L  # N(0, 1.5), N(0, 1), HalfNormal(1)
         + sum(sk * e - nk * np.logaddexp(0, e) for sk, nk, e in zip(s, n, etas, strict=True))
     )
     p = np.exp(lp - lp.max()).ravel()
@@ -124,9 +130,7 @@ def test_compas_asian_young_is_pulled_toward_young_cells_not_the_overall_rate():
         assert r["Less than 25"] > r["25 - 45"] > r["Greater than 45"]
     # the prediction from the factors alone (the cell's own 0 of 4 removed) sits among the
     # young cells, above the overall rate
-    dropped = Counts.from_arrays(
-        counts.successes, counts.trials.where(counts.trials.index != cell, 0)
-    )
+    dropped = Counts.from_arrays(counts.successes, counts.trials.where(counts.trials.index != cell, 0))
     predicted = fit_crossed(dropped, factors=["race", "age_cat"], random_seed=0, draws=200).table
     assert predicted.loc[cell, "predicted"]
     assert predicted.loc[cell, "mean"] > overall + 0.05
@@ -165,16 +169,21 @@ def test_draws_have_the_summarised_marginals_and_are_reproducible():
 
 def test_frame_inputs_match_counts():
     df = load_compas().head(3000)
-    counts = tabulate(df, y_true="two_year_recid", y_pred="predicted_recid",
-                      strata=["sex", "age_cat"], metric="error_rate")
+    counts = tabulate(
+        df, y_true="two_year_recid", y_pred="predicted_recid", strata=["sex", "age_cat"], metric="error_rate"
+    )
     from_counts = fit_crossed(counts, factors=["sex", "age_cat"], random_seed=0, draws=100)
-    from_rows = fit_crossed(df, factors=["sex", "age_cat"], y_true="two_year_recid",
-                            y_pred="predicted_recid", random_seed=0, draws=100)
+    from_rows = fit_crossed(
+        df, factors=["sex", "age_cat"], y_true="two_year_recid", y_pred="predicted_recid", random_seed=0, draws=100
+    )
     pd.testing.assert_frame_equal(from_counts.table, from_rows.table)
     agg = counts.to_frame().reset_index()
-    split = pd.concat([agg.assign(successes=agg.successes // 2, trials=agg.trials // 2),
-                       agg.assign(successes=agg.successes - agg.successes // 2,
-                                  trials=agg.trials - agg.trials // 2)])
+    split = pd.concat(
+        [
+            agg.assign(successes=agg.successes // 2, trials=agg.trials // 2),
+            agg.assign(successes=agg.successes - agg.successes // 2, trials=agg.trials - agg.trials // 2),
+        ]
+    )
     from_sums = fit_crossed(split, factors=["sex", "age_cat"], random_seed=0, draws=100)
     np.testing.assert_array_equal(from_sums.table["trials"], counts.trials.to_numpy())
     np.testing.assert_allclose(from_sums.table["mean"], from_counts.table["mean"], atol=1e-12)
@@ -237,10 +246,12 @@ def test_cells_without_any_data_get_the_prior_predictive():
     rng = np.random.default_rng(5)
     size = 400_000
     sd = np.abs(rng.standard_normal((3, size)))
-    eta = (1.5 * rng.standard_normal(size)
-           + sd[0] * np.sqrt(2 / 3) * rng.standard_normal(size)
-           + sd[1] * np.sqrt(1 / 2) * rng.standard_normal(size)
-           + sd[2] * rng.standard_normal(size))
+    eta = (
+        1.5 * rng.standard_normal(size)
+        + sd[0] * np.sqrt(2 / 3) * rng.standard_normal(size)
+        + sd[1] * np.sqrt(1 / 2) * rng.standard_normal(size)
+        + sd[2] * rng.standard_normal(size)
+    )
     lo, hi = special.expit(np.quantile(eta, [0.025, 0.975]))
     assert table["predicted"].all()
     np.testing.assert_allclose(table["mean"], 0.5, atol=1e-6)

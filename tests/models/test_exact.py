@@ -86,9 +86,7 @@ def _brute_force(s, n, log_prior, u_range, v_range, m=500):
     lp = ll + log_prior(mu, kappa) + np.log(mu * (1 - mu)) + V
     w = np.exp(lp - lp.max())
     w /= w.sum()
-    theta_mean = np.array(
-        [np.sum(w * (a + sk) / (kappa + nk)) for sk, nk in zip(s, n, strict=True)]
-    )
+    theta_mean = np.array([np.sum(w * (a + sk) / (kappa + nk)) for sk, nk in zip(s, n, strict=True)])
     return {
         "mu": np.sum(w * mu),
         "kappa": np.sum(w * kappa),
@@ -184,9 +182,7 @@ def _brute_force_quantiles(fit, qs, strata):
 
     def cdf(x):  # x (Q, K) -> mixture CDF (Q, K)
         return sum(
-            np.einsum(
-                "g,gqk->qk", w, r[:, None, :] * stats.beta.cdf(x[None], A[:, None], B[:, None])
-            )
+            np.einsum("g,gqk->qk", w, r[:, None, :] * stats.beta.cdf(x[None], A[:, None], B[:, None]))
             for r, A, B in comps
         )
 
@@ -284,9 +280,7 @@ def test_posterior_weighted_moments_exact_and_from_draws():
 def test_grid_matches_brute_force_default_prior():
     # default prior: mu ~ Beta(1, 1), kappa ~ lognormal(sigma=2.5, median 20)
     kappa_prior = stats.lognorm(2.5, scale=20.0)
-    ref = _brute_force(
-        RATS_Y, RATS_N, lambda mu, k: kappa_prior.logpdf(k), (-3.5, 0.0), (-2.0, np.log(1e6))
-    )
+    ref = _brute_force(RATS_Y, RATS_N, lambda mu, k: kappa_prior.logpdf(k), (-3.5, 0.0), (-2.0, np.log(1e6)))
     fit = ExactFit(Counts.from_arrays(RATS_Y, RATS_N), prior="default")
     mom = fit.hyper_moments()
     assert mom["mu"] == pytest.approx(ref["mu"], abs=1e-3)
@@ -350,9 +344,7 @@ def test_identical_strata_are_collapsed_and_give_equal_results():
     u, v = np.array([-2.0, -1.0]), np.array([1.0, 4.0])
     a, b = expit(u) * np.exp(v), expit(-u) * np.exp(v)
     ref = sum(stats.betabinom.logpmf(sk, nk, a, b) for sk, nk in zip(s, n, strict=True))
-    log_choose = sum(
-        stats.binom.logpmf(sk, nk, 0.5) - nk * np.log(0.5) for sk, nk in zip(s, n, strict=True)
-    )
+    log_choose = sum(stats.binom.logpmf(sk, nk, 0.5) - nk * np.log(0.5) for sk, nk in zip(s, n, strict=True))
     np.testing.assert_allclose(fit._loglik(u, v) + log_choose, ref, rtol=1e-10)
 
 
@@ -433,15 +425,11 @@ def test_robust_grid_likelihood_matches_logpmf():
     fit = ExactFit(Counts.from_arrays(s, n), model="robust", outlier_prob=0.2)
     u, v = np.array([-2.0, -1.0]), np.array([2.0, 5.0])
     ref = sum(robust_logpmf(sk, nk, expit(u), np.exp(v), 0.2) for sk, nk in zip(s, n, strict=True))
-    log_choose = sum(
-        stats.binom.logpmf(sk, nk, 0.5) - nk * np.log(0.5) for sk, nk in zip(s, n, strict=True)
-    )
+    log_choose = sum(stats.binom.logpmf(sk, nk, 0.5) - nk * np.log(0.5) for sk, nk in zip(s, n, strict=True))
     np.testing.assert_allclose(fit._loglik(u, v) + log_choose, ref, rtol=1e-10)
     # the conditional posterior of theta is the stated two-component mixture: check its mean
     r, A, B = fit._components(u, v)[0]
-    bb = betaln(A, B) - betaln(
-        expit(u)[:, None] * np.exp(v)[:, None], expit(-u)[:, None] * np.exp(v)[:, None]
-    )
+    bb = betaln(A, B) - betaln(expit(u)[:, None] * np.exp(v)[:, None], expit(-u)[:, None] * np.exp(v)[:, None])
     r_ref = 0.8 * np.exp(bb) / (0.8 * np.exp(bb) + 0.2 * np.exp(betaln(1 + s, 1 + n - s)))
     np.testing.assert_allclose(r, r_ref, rtol=1e-10)
 
@@ -502,9 +490,7 @@ def test_robust_prior_on_outlier_share():
     # a prior concentrated at 0.1 reproduces the fixed share
     sharp = fit_robust(c, outlier_prob=stats.beta(2000, 18000), random_seed=0)
     fixed01 = fit_robust(c, outlier_prob=0.1, random_seed=0)
-    np.testing.assert_allclose(
-        sharp.exact.posterior_moments()[0], fixed01.exact.posterior_moments()[0], atol=1e-4
-    )
+    np.testing.assert_allclose(sharp.exact.posterior_moments()[0], fixed01.exact.posterior_moments()[0], atol=1e-4)
     post = fit_robust(c, outlier_prob=prior, random_seed=1, draws=2000)
     eps = post.draws("outlier_prob")
     assert eps.shape == (2000,) and np.all(np.isin(eps, fit._eps))
@@ -562,8 +548,14 @@ def test_bda_prior_with_all_zero_or_all_n_raises(s):
 
 @pytest.mark.parametrize(
     "s, n",
-    [([0, 0, 0], [10, 20, 30]), ([10, 20, 30], [10, 20, 30]), ([1000] * 4, [1000] * 4),
-     ([0] * 5, [1000] * 5), ([0, 0, 1], [5000, 5000, 5000]), ([0, 50], [50, 50])],
+    [
+        ([0, 0, 0], [10, 20, 30]),
+        ([10, 20, 30], [10, 20, 30]),
+        ([1000] * 4, [1000] * 4),
+        ([0] * 5, [1000] * 5),
+        ([0, 0, 1], [5000, 5000, 5000]),
+        ([0, 50], [50, 50]),
+    ],
 )
 def test_summary_mean_lies_inside_its_interval_on_extreme_counts(s, n):
     with warnings.catch_warnings():
@@ -663,19 +655,20 @@ def test_table_matches_the_building_blocks(pool_report, rep):
     # E[theta_k | mu, kappa, data] = (1 - B_k) s_k / n_k + B_k mu (BDA3 section 5.3)
     kappa = fit_hierarchical(counts, engine="exact", random_seed=0).draws("kappa")
     n = counts.trials.to_numpy()
-    np.testing.assert_allclose(t["shrinkage"], [np.mean(kappa / (kappa + nk)) for nk in n],
-                               rtol=1e-10)
+    np.testing.assert_allclose(t["shrinkage"], [np.mean(kappa / (kappa + nk)) for nk in n], rtol=1e-10)
     assert t["shrinkage"].between(0, 1).all()
     with pytest.warns(ZeroVarianceWarning):  # s6 has rate 0
         sr = stratified_risk(counts, level=0.95)
     assert rep.overall.loc["reweighted", "estimate"] == pytest.approx(sr.estimate, rel=1e-12)
     assert rep.overall.loc["reweighted", "lower"] == pytest.approx(sr.ci[0], rel=1e-12)
     assert rep.overall.loc["unweighted", "estimate"] == pytest.approx(
-        counts.total_successes / counts.total_trials, rel=1e-12)
+        counts.total_successes / counts.total_trials, rel=1e-12
+    )
     # the reweighted estimate is sum pi_k r_k
     r = counts.successes / counts.trials
     assert rep.overall.loc["reweighted", "estimate"] == pytest.approx(
-        sum(WEIGHTS[k] * r[k] for k in WEIGHTS), rel=1e-12)
+        sum(WEIGHTS[k] * r[k] for k in WEIGHTS), rel=1e-12
+    )
     assert np.allclose(t["weight"], list(WEIGHTS.values()))
 
 

@@ -279,9 +279,7 @@ def test_idata_for_arviz(post):
 def test_posterior_validation_and_repr():
     counts = Counts.from_arrays(S, N, strata=STRATA)
     with pytest.raises(ValueError, match="theta must have shape"):
-        Posterior(
-            theta=np.zeros((10, 3)), counts=counts, hyper={}, engine="x", model="m", prior="p"
-        )
+        Posterior(theta=np.zeros((10, 3)), counts=counts, hyper={}, engine="x", model="m", prior="p")
     with pytest.raises(TypeError, match="counts"):
         Posterior(theta=np.zeros((10, 5)), counts=None, hyper={}, engine="x", model="m", prior="p")
     p = _manual_posterior(draws=12)
@@ -300,6 +298,7 @@ def test_multiindex_strata_labels():
 
 def test_plot_hands_off_to_the_forest_plot(post):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -413,8 +412,13 @@ def test_posterior_needs_exactly_one_storage():
     from bayeseval._kernels.mixture import BetaMixture
 
     with pytest.raises(ValueError, match=r"one column per stratum \(5\), got 2"):
-        Posterior(counts=counts, engine="exact", model="independent", prior="uniform",
-                  mixture=BetaMixture.single([1.0, 2.0], [3.0, 4.0]))
+        Posterior(
+            counts=counts,
+            engine="exact",
+            model="independent",
+            prior="uniform",
+            mixture=BetaMixture.single([1.0, 2.0], [3.0, 4.0]),
+        )
 
 
 def test_exact_engine_draws_and_its_mixture_give_the_same_summaries():
@@ -425,8 +429,9 @@ def test_exact_engine_draws_and_its_mixture_give_the_same_summaries():
     counts = Counts.from_arrays(S, N, strata=STRATA)
     fit = ExactFit(counts)
     drawn = fit_hierarchical(S, N, strata=STRATA, random_seed=4, draws=20_000)
-    mixed = Posterior(counts=counts, engine="exact", model="beta_binomial", prior=fit.prior,
-                      mixture=fit.stratum_mixture())
+    mixed = Posterior(
+        counts=counts, engine="exact", model="beta_binomial", prior=fit.prior, mixture=fit.stratum_mixture()
+    )
     assert drawn.storage == "draws" and mixed.storage == "mixture"
     np.testing.assert_allclose(mixed.mean(), drawn.mean(), rtol=1e-9)
     np.testing.assert_allclose(mixed.var(), drawn.var(), rtol=1e-9)

@@ -258,9 +258,7 @@ def test_pymc_log_posterior_equals_exact_engine(model, prior, with_prior_mean):
         pm_model, _ = bp._beta_binomial_model(s, n, labels, offsets, p, "marginal")
     diff = _logp_difference(pm_model, counts, prior, model, U, V, prior_mean)
     # equal up to a constant (the binomial coefficients the exact engine drops)
-    expected_const = np.sum(
-        special.gammaln(n + 1) - special.gammaln(s + 1) - special.gammaln(n - s + 1)
-    )
+    expected_const = np.sum(special.gammaln(n + 1) - special.gammaln(s + 1) - special.gammaln(n - s + 1))
     np.testing.assert_allclose(diff, expected_const, rtol=0, atol=1e-7)
 
 
@@ -290,9 +288,7 @@ def test_scipy_priors_map_to_identical_pymc_densities():
         refs.append(frozen.logpdf([0.05, 0.3, 0.9]))
     got = pytensor.function([], outs, mode="FAST_COMPILE")()
     for frozen, g, r in zip(KAPPA_PRIORS + [None] * 3, got, refs, strict=True):
-        np.testing.assert_allclose(
-            g, r, rtol=1e-6, atol=1e-7, err_msg=str(frozen and frozen.dist.name)
-        )
+        np.testing.assert_allclose(g, r, rtol=1e-6, atol=1e-7, err_msg=str(frozen and frozen.dist.name))
 
 
 def test_custom_prior_log_posterior_equals_exact_engine():
@@ -634,8 +630,7 @@ def test_check_convergence_matches_arviz_and_names_each_failure():
     assert "rhat" in d["failed"] and "divergences" in d["failed"] and d["ok"] is False
     messages = [str(w.message) for w in caught]
     assert any("R-hat" in m and "'x'" in m for m in messages)
-    assert any("7 divergent transitions out of 600 draws" in m and "parametrization='centered'" in m
-               for m in messages)
+    assert any("7 divergent transitions out of 600 draws" in m and "parametrization='centered'" in m for m in messages)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         good = check_convergence(az.from_dict(posterior={"x": rng.normal(size=(2, 1000))}))

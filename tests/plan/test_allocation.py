@@ -256,8 +256,7 @@ def test_planning_pairs_per_stratum_series_by_label():
 
 def test_planning_missing_per_stratum_values_are_value_errors():
     _raises(lambda: allocate(100, [0.5, 0.5], rates=[0.1, pd.NA]), "rates", "[1]")
-    _raises(lambda: risk_variance([0.5, 0.5], [0.1, 0.2], pd.Series([10, pd.NA], dtype=object)),
-            "counts", "[1]")
+    _raises(lambda: risk_variance([0.5, 0.5], [0.1, 0.2], pd.Series([10, pd.NA], dtype=object)), "counts", "[1]")
 
 
 @given(labelled_counts(), st.sampled_from(["optimal", "proportional", "equal_precision"]))
@@ -273,11 +272,9 @@ def test_permuted_planning_series_equal_the_aligned_plan(data, method):
     got = allocate(1000, ws, rs, method=method)
     assert list(got.index) == labels
     assert got.tolist() == allocate(1000, w, rates, method=method).tolist()
-    assert risk_variance(ws, rs, ns) == pytest.approx(float(np.sum(w**2 * rates * (1 - rates) / n)),
-                                                      rel=1e-12)
+    assert risk_variance(ws, rs, ns) == pytest.approx(float(np.sum(w**2 * rates * (1 - rates) / n)), rel=1e-12)
     se = se_for(rs, ns)
-    np.testing.assert_allclose(se.reindex(labels).to_numpy(), np.sqrt(rates * (1 - rates) / n),
-                               rtol=1e-12)
+    np.testing.assert_allclose(se.reindex(labels).to_numpy(), np.sqrt(rates * (1 - rates) / n), rtol=1e-12)
 
 
 def test_planning_counts_beyond_exact_floats_are_refused():

@@ -108,8 +108,9 @@ def test_split_bad_input(kwargs, name):
 )
 def test_split_decision_invariants(n_total, test_frac, share, n_min, k, cap, inflate):
     n_test = max(1, int(test_frac * n_total))
-    d = split_decision(n_total=n_total, n_test=n_test, share=share, n_min=n_min, n_groups=k,
-                       max_test_share=cap, max_inflate=inflate)
+    d = split_decision(
+        n_total=n_total, n_test=n_test, share=share, n_min=n_min, n_groups=k, max_test_share=cap, max_inflate=inflate
+    )
     assert d.n_min_total == k * n_min
     assert d.n_minority_proportional == round(share * n_test)
     if d.branch == "proportional":

@@ -179,9 +179,7 @@ def test_wilson_halfwidth_matches_scipy_at_integer_successes():
     # at n = 400, rate 0.3 -> x = 120 successes exactly: compare with SciPy's Wilson
     # interval (binomtest(...).proportion_ci(method="wilson")) and Clopper-Pearson ("exact")
     ci = stats.binomtest(120, 400).proportion_ci(confidence_level=0.95, method="wilson")
-    assert achieved_halfwidth(400, rate=0.3, method="wilson") == pytest.approx(
-        (ci.high - ci.low) / 2, rel=1e-9
-    )
+    assert achieved_halfwidth(400, rate=0.3, method="wilson") == pytest.approx((ci.high - ci.low) / 2, rel=1e-9)
     ci = stats.binomtest(120, 400).proportion_ci(confidence_level=0.95, method="exact")
     assert achieved_halfwidth(400, rate=0.3, method="clopper_pearson") == pytest.approx(
         (ci.high - ci.low) / 2, rel=1e-9
@@ -211,17 +209,17 @@ def test_exact_methods_need_more_near_the_edge():
     from statsmodels.stats.proportion import proportion_confint
 
     for method, sm_method in (("wilson", "wilson"), ("clopper_pearson", "beta")):
-        want = next(n for n in range(2, 1000)
-                    if np.diff(proportion_confint(0.95 * n, n, alpha=0.05, method=sm_method))[0] / 2
-                    <= 0.05)
+        want = next(
+            n
+            for n in range(2, 1000)
+            if np.diff(proportion_confint(0.95 * n, n, alpha=0.05, method=sm_method))[0] / 2 <= 0.05
+        )
         assert sample_size(halfwidth=0.05, rate=0.95, method=method) == want
 
 
 def test_se_target_with_exact_methods_uses_z_times_se():
     z = stats.norm.ppf(0.975)
-    assert sample_size(se=0.02, rate=0.9, method="wilson") == sample_size(
-        halfwidth=z * 0.02, rate=0.9, method="wilson"
-    )
+    assert sample_size(se=0.02, rate=0.9, method="wilson") == sample_size(halfwidth=z * 0.02, rate=0.9, method="wilson")
 
 
 def test_accuracy_figures():
@@ -297,8 +295,11 @@ def test_sample_size_bad_rate(rate):
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.text(min_size=1, max_size=12).filter(lambda s: s.lower().replace("-", "_") not in
-                                               ("normal", "wilson", "clopper_pearson")))
+@given(
+    st.text(min_size=1, max_size=12).filter(
+        lambda s: s.lower().replace("-", "_") not in ("normal", "wilson", "clopper_pearson")
+    )
+)
 def test_sample_size_unknown_method(method):
     with pytest.raises(ValueError, match="method"):
         sample_size(halfwidth=0.05, method=method)

@@ -42,16 +42,18 @@ def _reference_test_ids(frame, label, groups, id_column, take_per_key, seed=0) -
 def _check_split_everywhere(frame, tmp_path, *, label, group, id_column):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = dual_constraint_split(frame, label=label, groups=group, id_column=id_column, n_min=12,
-                                         on_infeasible="degrade")
+        expected = dual_constraint_split(
+            frame, label=label, groups=group, id_column=id_column, n_min=12, on_infeasible="degrade"
+        )
         take = {k if isinstance(k, tuple) else (k,): int(t) for k, t in expected.table["test"].items()}
         ref = _reference_test_ids(frame, label, [group], id_column, take)
         assert sorted(expected.test[id_column]) == ref
         for engine, source in _engines(frame, tmp_path).items():
             if engine == "pandas":
                 continue
-            got = dual_constraint_split(source, label=label, groups=group, id_column=id_column, n_min=12,
-                                        on_infeasible="degrade")
+            got = dual_constraint_split(
+                source, label=label, groups=group, id_column=id_column, n_min=12, on_infeasible="degrade"
+            )
             test, train = got.test.df(), got.train.df()
             assert list(test.columns) == list(frame.columns), engine  # no z_1, nothing overwritten
             assert sorted(test[id_column]) == ref, engine
@@ -123,22 +125,25 @@ def test_split_ignores_one_internal_name(rows, name, tmp_path):
     _check_split_everywhere(frame, tmp_path, label="y", group="g", id_column="id")
 
 
-@pytest.mark.parametrize("label,group,id_column", [("__key", "z", "__rank"), ("a.b", "with space", "__n"),
-                                                   ("successes", "__test", "weight")])
+@pytest.mark.parametrize(
+    "label,group,id_column", [("__key", "z", "__rank"), ("a.b", "with space", "__n"), ("successes", "__test", "weight")]
+)
 def test_split_with_internal_names_as_label_group_and_id(rows, label, group, id_column, tmp_path):
     frame = rows.rename(columns={"y": label, "g": group, "id": id_column})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = dual_constraint_split(frame, label=label, groups=group, id_column=id_column, n_min=12,
-                                         on_infeasible="degrade")
+        expected = dual_constraint_split(
+            frame, label=label, groups=group, id_column=id_column, n_min=12, on_infeasible="degrade"
+        )
         take = {k if isinstance(k, tuple) else (k,): int(t) for k, t in expected.table["test"].items()}
         ref = _reference_test_ids(frame, label, [group], id_column, take)
         assert sorted(expected.test[id_column]) == ref
         for engine, source in _engines(frame, tmp_path).items():
             if engine == "pandas":
                 continue
-            got = dual_constraint_split(source, label=label, groups=group, id_column=id_column, n_min=12,
-                                        on_infeasible="degrade")
+            got = dual_constraint_split(
+                source, label=label, groups=group, id_column=id_column, n_min=12, on_infeasible="degrade"
+            )
             assert sorted(got.test.df()[id_column]) == ref, engine
             weights = got.test_weights.df()
             assert weights.columns[0] == id_column and weights.columns[1] != id_column
@@ -162,8 +167,9 @@ def test_split_refuses_missing_labels_and_groups_on_every_engine(rows, tmp_path)
 
 
 def test_duckdb_split_refuses_nan_labels():
-    rel = duckdb.sql("SELECT range AS id, CASE WHEN range < 4 THEN 'NaN'::DOUBLE ELSE (range % 2)::DOUBLE END "
-                     "AS y FROM range(40)")
+    rel = duckdb.sql(
+        "SELECT range AS id, CASE WHEN range < 4 THEN 'NaN'::DOUBLE ELSE (range % 2)::DOUBLE END AS y FROM range(40)"
+    )
     with pytest.raises(ValueError, match=r"label column 'y' has missing values in 4 rows"):
         dual_constraint_split(rel, label="y", id_column="id")
 
@@ -185,18 +191,28 @@ def test_property_duckdb_split_matches_pandas_whatever_the_names(names, seed):
     label, group, id_column, extra = names
     rng = np.random.default_rng(seed)
     n = 200
-    frame = pd.DataFrame({
-        id_column: rng.permutation(n).astype(np.int64) - 50,
-        label: (rng.random(n) < 0.15).astype(np.int64),
-        group: rng.choice(["u", "v"], n),
-        extra: rng.integers(0, 3, n),
-    })
+    frame = pd.DataFrame(
+        {
+            id_column: rng.permutation(n).astype(np.int64) - 50,
+            label: (rng.random(n) < 0.15).astype(np.int64),
+            group: rng.choice(["u", "v"], n),
+            extra: rng.integers(0, 3, n),
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = dual_constraint_split(frame, label=label, groups=group, id_column=id_column, n_min=5,
-                                         on_infeasible="degrade", random_seed=seed)
-        got = dual_constraint_split(duckdb.from_df(frame), label=label, groups=group, id_column=id_column,
-                                    n_min=5, on_infeasible="degrade", random_seed=seed)
+        expected = dual_constraint_split(
+            frame, label=label, groups=group, id_column=id_column, n_min=5, on_infeasible="degrade", random_seed=seed
+        )
+        got = dual_constraint_split(
+            duckdb.from_df(frame),
+            label=label,
+            groups=group,
+            id_column=id_column,
+            n_min=5,
+            on_infeasible="degrade",
+            random_seed=seed,
+        )
     test = got.test.df()
     assert list(test.columns) == list(frame.columns)
     assert sorted(test[id_column]) == sorted(expected.test[id_column])
@@ -258,7 +274,11 @@ def test_row_rank_matches_the_documented_formula():
     ids = np.array([-5, 0, 7, 2**40], dtype=np.int64)
     expected = [(_mix64_int(_mix64_int(int(i) % 2**64) ^ salt)) >> 1 for i in ids]
     assert row_rank(ids, salt).tolist() == expected
-    assert key_salt((1, "north"), random_seed=42) != key_salt((1, "south"), random_seed=42) != key_salt((1, "north"), random_seed=43)
+    assert (
+        key_salt((1, "north"), random_seed=42)
+        != key_salt((1, "south"), random_seed=42)
+        != key_salt((1, "north"), random_seed=43)
+    )
 
 
 def test_proportional_branch(fraud):
@@ -385,8 +405,7 @@ def test_merge_rare_cells(fraud):
     df["region"] = df["region"].astype(str)
     rare = df.index[(df["y"] == 1) & (df["region"].isin(["6", "7"]))]
     df.loc[rare[::2], "region"] = "islands"  # a tiny region: ~150 rows of each class? only positives
-    res = _quiet(data=df, label="y", groups="region", test_size=0.2, merge_below=200, n_min=20,
-                 on_infeasible="degrade")
+    res = _quiet(data=df, label="y", groups="region", test_size=0.2, merge_below=200, n_min=20, on_infeasible="degrade")
     assert (1, "islands") in res.merged
     assert (1, "other") in res.table.index
     # merged cells are counted together: their rows sum to the other cell's rows
@@ -428,6 +447,7 @@ def test_report_names_branch_and_sizes(fraud):
 )
 def test_duckdb_equals_pandas(small, kw, tmp_path):
     import duckdb
+
     expected = _quiet(data=small, label="y", id_column="id", test_size=0.2, **kw)
     path = tmp_path / "rows.parquet"
     small.to_parquet(path)
@@ -446,6 +466,7 @@ def test_duckdb_equals_pandas(small, kw, tmp_path):
 
 def test_duckdb_needs_integer_id_column(small):
     import duckdb
+
     with pytest.raises(ValueError, match="id_column is required"):
         dual_constraint_split(duckdb.from_df(small), label="y")
     with pytest.raises(TypeError, match="must hold integers"):
@@ -456,7 +477,7 @@ def test_splitter_meets_n_min_and_matches_function(clf_data):
     X, y = clf_data
     cv = DualConstraintSplit(test_size=0.2, n_min=40, max_inflate=5)
     assert cv.get_n_splits() == 1
-    (train, test), = list(cv.split(X, y))
+    ((train, test),) = list(cv.split(X, y))
     assert len(np.intersect1d(train, test)) == 0 and len(train) + len(test) == len(y)
     assert y[test].sum() >= 40
     res = _quiet(data=pd.DataFrame({"y": y}), label="y", test_size=0.2, n_min=40)
@@ -473,7 +494,7 @@ def test_cross_validate_and_grid_search(clf_data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReweightingWarning)
         out = cross_validate(LogisticRegression(), X, y, cv=cv, scoring="recall", return_indices=True)
-        (train, test), = list(cv.split(X, y))
+        ((train, test),) = list(cv.split(X, y))
         model = LogisticRegression().fit(X[train], y[train])
         assert out["test_score"][0] == pytest.approx(recall_score(y[test], model.predict(X[test])))
         assert np.array_equal(out["indices"]["test"][0], test)
@@ -492,14 +513,14 @@ def test_splitter_groups_and_pandas_index(clf_data):
     X, y = clf_data
     g = np.arange(len(y)) % 3
     cv = DualConstraintSplit(test_size=0.2, n_min=15)
-    (_, test), = list(cv.split(X, y, groups=g))
+    ((_, test),) = list(cv.split(X, y, groups=g))
     for k in range(3):
         assert y[test][g[test] == k].sum() >= 15
     # with a DataFrame the index is the row id: shuffling rows gives the same rows
     frame = pd.DataFrame(X, index=np.arange(len(y)) * 3 + 1)
     perm = np.random.default_rng(1).permutation(len(y))
-    (_, t1), = list(cv.split(frame, y))
-    (_, t2), = list(cv.split(frame.iloc[perm], y[perm]))
+    ((_, t1),) = list(cv.split(frame, y))
+    ((_, t2),) = list(cv.split(frame.iloc[perm], y[perm]))
     assert set(frame.index[t1]) == set(frame.iloc[perm].index[t2])
 
 
@@ -515,11 +536,13 @@ def test_splitter_validates_in_init():
 def test_mixed_raise_and_degraded_warn_both(fraud):
     df = fraud.copy()
     df.loc[df.index[df["y"] == 0][:50], "y"] = 2  # a third class with only 50 rows
-    with pytest.warns(ReweightingWarning, match="re-calibrate"), pytest.warns(
-        PrecisionLimitedWarning, match=r"2: \d+ test rows instead of 100"
+    with (
+        pytest.warns(ReweightingWarning, match="re-calibrate"),
+        pytest.warns(PrecisionLimitedWarning, match=r"2: \d+ test rows instead of 100"),
     ):
-        res = dual_constraint_split(df, label="y", test_size=N_TEST, n_min={1: 323, 2: 100},
-                                    max_test_share=0.22, on_infeasible="degrade")
+        res = dual_constraint_split(
+            df, label="y", test_size=N_TEST, n_min={1: 323, 2: 100}, max_test_share=0.22, on_infeasible="degrade"
+        )
     assert res.branch == "degraded"
     assert res.decisions[1].branch == "raise_share" and res.decisions[2].branch == "degraded"
     assert int((res.test["y"] == 1).sum()) == 323  # the feasible key is still met

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 
 @pytest.fixture(scope="module")
 def post():
-    counts = Counts.from_arrays([2, 5, 9, 30, 0], [40, 50, 60, 70, 25], strata=STRATA,
-                                weights=[0.3, 0.2, 0.2, 0.2, 0.1])
+    counts = Counts.from_arrays(
+        [2, 5, 9, 30, 0], [40, 50, 60, 70, 25], strata=STRATA, weights=[0.3, 0.2, 0.2, 0.2, 0.1]
+    )
     return fit_hierarchical(counts, random_seed=0)

@@ -28,11 +28,14 @@ def _campaign(tmp_path, k: int, rounds: int) -> Campaign:
 
 
 def test_halfwidth_curve_rules_repeats_and_forecast():
-    rows = [(rule, r, lab, 0.3 / np.sqrt(1 + lab / 50) + 0.01 * r)
-            for rule in ("expected_width", "uniform") for r in range(5) for lab in (0, 100, 200, 300)]
+    rows = [
+        (rule, r, lab, 0.3 / np.sqrt(1 + lab / 50) + 0.01 * r)
+        for rule in ("expected_width", "uniform")
+        for r in range(5)
+        for lab in (0, 100, 200, 300)
+    ]
     tr = pd.DataFrame(rows, columns=["rule", "repeat", "labels", "halfwidth"])
-    fc = pd.DataFrame({"rule": "expected_width", "labels": [300, 400], "halfwidth": [0.1, 0.08],
-                       "kind": "forecast"})
+    fc = pd.DataFrame({"rule": "expected_width", "labels": [300, 400], "halfwidth": [0.1, 0.08], "kind": "forecast"})
     ax = plots.halfwidth_curve(pd.concat([tr.assign(kind="observed"), fc]), target=0.05)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["expected_width", "expected_width (forecast)", "uniform", "target 0.05"]
@@ -52,10 +55,21 @@ def test_halfwidth_curve_accepts_simulation_results():
     from bayeseval.campaign.simulation import SimulationResult
 
     # runs stop at different label counts: each is held at its last value afterwards
-    trace = pd.DataFrame({"rule": "uniform", "repeat": [0, 0, 0, 1, 1],
-                          "labels": [0, 10, 20, 0, 10], "max_halfwidth": [0.5, 0.2, 0.1, 0.5, 0.3]})
-    res = SimulationResult(table=pd.DataFrame(), trace=trace, true_rates=pd.Series(dtype=float),
-                           intervals=pd.DataFrame(), settings={"target_halfwidth": 0.1})
+    trace = pd.DataFrame(
+        {
+            "rule": "uniform",
+            "repeat": [0, 0, 0, 1, 1],
+            "labels": [0, 10, 20, 0, 10],
+            "max_halfwidth": [0.5, 0.2, 0.1, 0.5, 0.3],
+        }
+    )
+    res = SimulationResult(
+        table=pd.DataFrame(),
+        trace=trace,
+        true_rates=pd.Series(dtype=float),
+        intervals=pd.DataFrame(),
+        settings={"target_halfwidth": 0.1},
+    )
     ax = plots.halfwidth_curve(res, logx=True)
     line = [ln for ln in ax.lines if ln.get_label() == "uniform"][0]
     # medians across the two runs: (0.5, 0.5), (0.2, 0.3), (0.1, 0.3 held)
@@ -69,9 +83,14 @@ def test_halfwidth_curve_from_a_campaign(tmp_path):
     from bayeseval.datasets import make_pool
 
     pool = make_pool(4000, 3, rates=[0.05, 0.1, 0.2], random_seed=0)
-    camp = Campaign.create(tmp_path / "c.db", pool.drop(columns=["y_true", "error"]),
-                           strata="stratum", y_pred="y_pred", goal=Each(0.05),
-                           random_seed=0)
+    camp = Campaign.create(
+        tmp_path / "c.db",
+        pool.drop(columns=["y_true", "error"]),
+        strata="stratum",
+        y_pred="y_pred",
+        goal=Each(0.05),
+        random_seed=0,
+    )
     for _ in range(2):
         prop = camp.propose(60)
         camp.ingest(pd.Series(pool.loc[prop.index, "y_true"].to_numpy(), index=prop.index))
@@ -101,8 +120,9 @@ def test_lines_end_at_each_strata_label_count(tmp_path) -> None:
 
 
 def test_many_strata_name_only_the_most_labelled(tmp_path) -> None:
-    progress = pd.DataFrame({"round 1": np.arange(25), "round 2": 2 * np.arange(25)},
-                            index=[f"s{i}" for i in range(25)])
+    progress = pd.DataFrame(
+        {"round 1": np.arange(25), "round 2": 2 * np.arange(25)}, index=[f"s{i}" for i in range(25)]
+    )
     ax = labels_by_round(progress, ax=Figure().subplots())
     named = [t.get_text().split(" ")[0] for t in ax.get_legend().get_texts()]
     assert sorted(named) == sorted(f"s{i}" for i in range(24, 24 - LABELS_NAMED, -1))

@@ -24,8 +24,7 @@ def test_ppc_from_posterior_and_frame(post):
     assert [t.get_text() for t in ax.get_xticklabels()] == STRATA
     bars = _errorbars(ax)
     assert len(bars) == 1 and _n_bars(bars[0]) == len(STRATA)
-    frame = pd.DataFrame({"observed": [0.1, 0.5], "lower": [0.05, 0.1], "upper": [0.2, 0.3]},
-                         index=["in", "out"])
+    frame = pd.DataFrame({"observed": [0.1, 0.5], "lower": [0.05, 0.1], "upper": [0.2, 0.3]}, index=["in", "out"])
     ax2 = plots.ppc(frame)
     pts = [c for c in ax2.collections if isinstance(c, PathCollection)][0]
     colors = [tuple(np.round(c, 3)) for c in pts.get_facecolors()]
@@ -34,9 +33,14 @@ def test_ppc_from_posterior_and_frame(post):
 
 
 def test_coverage_nominal_line_and_groups():
-    res = pd.DataFrame({"method": ["wald", "wilson", "jeffreys"] * 2,
-                        "coverage": [0.90, 0.95, 0.94, 0.86, 0.94, 0.95],
-                        "n_sims": 1000, "scenario": ["n=50"] * 3 + ["n=10"] * 3})
+    res = pd.DataFrame(
+        {
+            "method": ["wald", "wilson", "jeffreys"] * 2,
+            "coverage": [0.90, 0.95, 0.94, 0.86, 0.94, 0.95],
+            "n_sims": 1000,
+            "scenario": ["n=50"] * 3 + ["n=10"] * 3,
+        }
+    )
     ax = plots.coverage(res, by="scenario", nominal=0.95)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["wald", "wilson", "jeffreys"]
     nominal = [ln for ln in ax.lines if ln.get_label() == "nominal 0.95"]
@@ -74,9 +78,15 @@ def test_ppc_from_checks_result():
 
 def test_coverage_reads_calibration_study_layout():
     # layout of checks.calibration_study: configuration, method, coverage, mean_width, mc_se
-    res = pd.DataFrame({"configuration": ["exch"] * 2 + ["outlier"] * 2,
-                        "method": ["wilson", "wald"] * 2, "coverage": [0.95, 0.88, 0.99, 0.86],
-                        "mean_width": 0.2, "mc_se": [0.01, 0.015, 0.02, 0.015]})
+    res = pd.DataFrame(
+        {
+            "configuration": ["exch"] * 2 + ["outlier"] * 2,
+            "method": ["wilson", "wald"] * 2,
+            "coverage": [0.95, 0.88, 0.99, 0.86],
+            "mean_width": 0.2,
+            "mc_se": [0.01, 0.015, 0.02, 0.015],
+        }
+    )
     ax = plots.coverage(res)
     bars = _errorbars(ax)
     assert len(bars) == 2  # grouped by configuration without being told
@@ -90,9 +100,16 @@ def test_coverage_reads_calibration_study_layout():
 
 def test_ppc_separates_flagged_from_merely_outside():
     # "b" is outside its interval but not flagged (the check corrects for K strata); "c" is flagged
-    frame = pd.DataFrame({"successes": [5, 40, 45], "trials": [50, 50, 50],
-                          "pred_lower": [2, 10, 10], "pred_upper": [10, 35, 35],
-                          "flag": [False, False, True]}, index=["a", "b", "c"])
+    frame = pd.DataFrame(
+        {
+            "successes": [5, 40, 45],
+            "trials": [50, 50, 50],
+            "pred_lower": [2, 10, 10],
+            "pred_upper": [10, 35, 35],
+            "flag": [False, False, True],
+        },
+        index=["a", "b", "c"],
+    )
     ax = plots.ppc(frame)
     pts = [c for c in ax.collections if isinstance(c, PathCollection)][0]
     np.testing.assert_allclose(pts.get_offsets()[:, 1], [0.1, 0.8, 0.9])

@@ -17,14 +17,15 @@ def test_allocation_bars_equal_allocate():
     w, r = {"a": 0.8, "b": 0.2}, {"a": 0.05, "b": 0.30}
     ax = plots.allocation(total=500, weights=w, rates=r, minimum=200)
     heights = [p.get_height() for p in ax.patches]
-    expected = (list(allocate(500, w, r, method="proportional"))
-                + list(allocate(500, w, r, method="optimal"))
-                + list(allocate(500, w, r, method="optimal", minimum=200)))
+    expected = (
+        list(allocate(500, w, r, method="proportional"))
+        + list(allocate(500, w, r, method="optimal"))
+        + list(allocate(500, w, r, method="optimal", minimum=200))
+    )
     assert heights == expected
     assert heights[2:4] == [328, 172]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
-        "proportional", "optimal", "optimal + minimum"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["proportional", "optimal", "optimal + minimum"]
     frame = pd.DataFrame({"x": [1, 2, 3], "y": [3, 2, 1]}, index=["p", "q", "r"])
     assert len(plots.allocation(frame).patches) == 6
 

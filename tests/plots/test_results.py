@@ -32,7 +32,9 @@ def test_plot_of_a_posterior_is_its_forest():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "<c>"]
     # the overall line is the population-weighted posterior mean
     line = [ln for ln in ax.lines if ln.get_label().startswith("population-weighted")][0]
-    assert line.get_xdata()[0] == pytest.approx(float(np.mean(post.weighted(COUNTS_results_protocol_plots_cli.weights))))
+    assert line.get_xdata()[0] == pytest.approx(
+        float(np.mean(post.weighted(COUNTS_results_protocol_plots_cli.weights)))
+    )
 
 
 def test_plot_of_a_stratified_risk_marks_the_population_estimate():
@@ -63,10 +65,14 @@ def test_plot_of_a_ppc_result_and_of_a_report():
 def test_plot_of_a_simulation_result_is_its_halfwidth_curve():
     from bayeseval.campaign.simulation import SimulationResult
 
-    trace = pd.DataFrame({"rule": "uniform", "repeat": 0, "labels": [0, 10, 20],
-                          "max_halfwidth": [0.5, 0.2, 0.1]})
-    res = SimulationResult(table=pd.DataFrame(), trace=trace, true_rates=pd.Series(dtype=float),
-                           intervals=pd.DataFrame(), settings={"target_halfwidth": 0.15})
+    trace = pd.DataFrame({"rule": "uniform", "repeat": 0, "labels": [0, 10, 20], "max_halfwidth": [0.5, 0.2, 0.1]})
+    res = SimulationResult(
+        table=pd.DataFrame(),
+        trace=trace,
+        true_rates=pd.Series(dtype=float),
+        intervals=pd.DataFrame(),
+        settings={"target_halfwidth": 0.15},
+    )
     ax = plots.plot(res)
     line = [ln for ln in ax.lines if ln.get_label() == "uniform"][0]
     np.testing.assert_allclose(line.get_ydata(), [0.5, 0.2, 0.1])

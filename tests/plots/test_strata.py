@@ -79,9 +79,18 @@ def test_forest_from_report_and_frame_with_given_ax():
     with pytest.raises(ValueError, match="posterior upper bound"):
         plots.forest(rep.table.drop(columns="pooled_upper"))
     # side-by-side layout: wilson_* are frequentist, mean/lower/upper the posterior
-    side = pd.DataFrame({"trials": [10, 20], "raw_rate": [0.1, 0.2], "wilson_lower": [0.02, 0.08],
-                         "wilson_upper": [0.4, 0.42], "mean": [0.15, 0.19], "lower": [0.05, 0.09],
-                         "upper": [0.3, 0.33]}, index=["x", "y"])
+    side = pd.DataFrame(
+        {
+            "trials": [10, 20],
+            "raw_rate": [0.1, 0.2],
+            "wilson_lower": [0.02, 0.08],
+            "wilson_upper": [0.4, 0.42],
+            "mean": [0.15, 0.19],
+            "lower": [0.05, 0.09],
+            "upper": [0.3, 0.33],
+        },
+        index=["x", "y"],
+    )
     ax3 = plots.forest(side)
     raw_pts, post_pts = [c for c in ax3.collections if isinstance(c, PathCollection)]
     np.testing.assert_allclose(post_pts.get_offsets()[:, 0], [0.15, 0.19])
@@ -102,8 +111,7 @@ def test_forest_from_compare_frequentist(post):
     ax = plots.forest(side)
     # the "weighted overall" row becomes the vertical line, not a stratum
     assert [t.get_text() for t in ax.get_yticklabels()] == STRATA
-    assert any(np.isclose(ln.get_xdata()[0], side.loc["weighted overall", "pooled_mean"])
-               for ln in ax.lines)
+    assert any(np.isclose(ln.get_xdata()[0], side.loc["weighted overall", "pooled_mean"]) for ln in ax.lines)
     raw_pts = [c for c in ax.collections if isinstance(c, PathCollection)][0]
     np.testing.assert_allclose(raw_pts.get_offsets()[:, 0], side["raw_rate"].iloc[:-1])
 
@@ -120,8 +128,11 @@ def test_forest_draws_the_interval_to_read_for_an_atypical_stratum(rep_report_re
     lo, hi = proportion_ci(S, N, method="adaptive")
     # a Report: its lower/upper (the grey interval) already are the adaptive interval of 'g'
     ax = plots.forest(rep_report_read)
-    grey = [c.get_segments() for c in ax.collections if isinstance(c, LineCollection)
-            and np.allclose(c.get_color()[0][:3], matplotlib.colors.to_rgb("#555555"))]
+    grey = [
+        c.get_segments()
+        for c in ax.collections
+        if isinstance(c, LineCollection) and np.allclose(c.get_color()[0][:3], matplotlib.colors.to_rgb("#555555"))
+    ]
     (x0, _), (x1, _) = grey[0][-1]
     np.testing.assert_allclose([x0, x1], [lo[6], hi[6]], rtol=1e-9)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -132,9 +143,11 @@ def test_forest_draws_the_interval_to_read_for_an_atypical_stratum(rep_report_re
         # each errorbar is a LineCollection of horizontal segments; the adaptive one is the
         # third family (orange) and holds only the stratum that reads it ('g', the bottom row)
         segs = [c.get_segments() for c in ax.collections if isinstance(c, LineCollection)]
-        orange = [s for c, s in zip([c for c in ax.collections if isinstance(c, LineCollection)],
-                                    segs, strict=True)
-                  if np.allclose(c.get_color()[0][:3], matplotlib.colors.to_rgb("#e6730f"))]
+        orange = [
+            s
+            for c, s in zip([c for c in ax.collections if isinstance(c, LineCollection)], segs, strict=True)
+            if np.allclose(c.get_color()[0][:3], matplotlib.colors.to_rgb("#e6730f"))
+        ]
         assert len(orange) == 1 and len(orange[0]) == 1
         (x0, y0), (x1, y1) = orange[0][0]
         np.testing.assert_allclose([x0, x1], [lo[6], hi[6]], rtol=1e-9)
@@ -152,8 +165,9 @@ def test_forest_without_atypical_strata_draws_no_read_interval():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep_report_read = evaluate(Counts.from_arrays([4, 6, 5, 3], [50, 70, 60, 40]), random_seed=0,
-                       guarantee="average")
+        rep_report_read = evaluate(
+            Counts.from_arrays([4, 6, 5, 3], [50, 70, 60, 40]), random_seed=0, guarantee="average"
+        )
     assert (rep_report_read.table["read"] == "pooled").all()
     ax = plots.forest(rep_report_read)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]

@@ -13,15 +13,17 @@ from bayeseval.fairness import audit
 def _audit(long_names: bool = False):
     rng = np.random.default_rng(5)
     n = 3000
-    name = ("a group whose name is far longer than any terminal column would hold "
-            "in one line, on purpose" if long_names else "a")
+    name = (
+        "a group whose name is far longer than any terminal column would hold in one line, on purpose"
+        if long_names
+        else "a"
+    )
     g = rng.choice([name, "b", "c"], n, p=[0.5, 0.3, 0.2])
     y = rng.integers(0, 2, n)
     flip = np.where(g == "c", 0.35, 0.1)  # c's predictions are wrong far more often
     p = np.where(rng.random(n) < flip, 1 - y, y)
     df = pd.DataFrame({"y": y, "p": p, "g": g})
-    return df, audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"],
-                     tolerance=0.05, random_seed=0)
+    return df, audit(df, y_true="y", y_pred="p", groups="g", metrics=["tpr", "fpr"], tolerance=0.05, random_seed=0)
 
 
 @pytest.mark.parametrize("long_names", [False, True])

@@ -13,8 +13,9 @@ import bayeseval as be
 from bayeseval._render.formats import fixed
 
 
-@pytest.mark.parametrize("x", [3e-6, -2.5e-9, 4.9e-5, 6.3e-4, 0.0049, 0.99999, 0.9999997, 1.0000004, 0.5,
-                               0.12345, 12.5, 0.0, 1.0])
+@pytest.mark.parametrize(
+    "x", [3e-6, -2.5e-9, 4.9e-5, 6.3e-4, 0.0049, 0.99999, 0.9999997, 1.0000004, 0.5, 0.12345, 12.5, 0.0, 1.0]
+)
 @pytest.mark.parametrize("places", [3, 4])
 def test_fixed_shows_two_significant_digits_and_never_a_zero_or_one_the_value_is_not(x, places):
     text = fixed(x, places)
@@ -38,8 +39,12 @@ def test_a_rare_stratum_reads_its_clopper_pearson_interval_in_every_rendering():
     counts = be.Counts.from_arrays([3, 40_000], [10**6, 10**6], strata=["rare", "common"])
     report = be.evaluate(counts)
     lo, hi = stats.beta.ppf(0.025, 3, 10**6 - 2), stats.beta.ppf(0.975, 4, 10**6 - 3)  # Clopper-Pearson
-    for name, out in [("markdown", report.to_markdown()), ("html", report.to_html()),
-                      ("latex", report.to_latex()), ("text", str(report))]:
+    for name, out in [
+        ("markdown", report.to_markdown()),
+        ("html", report.to_html()),
+        ("latex", report.to_latex()),
+        ("text", str(report)),
+    ]:
         line = next(ln for ln in out.splitlines() if "rare" in ln and "e-0" in ln)
         numbers = [float(v) for v in re.findall(r"\d\.\d+e-\d+", line)]
         assert np.isclose(numbers[0], 3e-6, rtol=0.005), name  # the rate
@@ -53,13 +58,16 @@ def test_an_audit_of_rare_rates_shows_them_in_every_rendering():
     g = np.repeat(["a", "b"], n // 2)
     y, p = np.zeros(n, int), np.zeros(n, int)
     p[:3] = 1  # 3 false positives in group a, 60 in group b
-    p[n // 2:n // 2 + 60] = 1
+    p[n // 2 : n // 2 + 60] = 1
     y[-5000:], p[-5000:] = 1, 1
-    audit = be.audit(pd.DataFrame({"g": g, "y": y, "p": p}), groups="g", y_true="y", y_pred="p",
-                     metrics="fpr", random_seed=0)
+    audit = be.audit(
+        pd.DataFrame({"g": g, "y": y, "p": p}), groups="g", y_true="y", y_pred="p", metrics="fpr", random_seed=0
+    )
     rates = {"a": 3 / 100_000, "b": 60 / 95_000}
     md = audit.to_markdown()
-    rows = [ln.split(" | ") for ln in md.splitlines() if ln.startswith("| a | a | fpr") or ln.startswith("| b | b | fpr")]
+    rows = [
+        ln.split(" | ") for ln in md.splitlines() if ln.startswith("| a | a | fpr") or ln.startswith("| b | b | fpr")
+    ]
     header = next(ln for ln in md.splitlines() if ln.startswith("| g | group | metric")).split(" | ")
     for row in rows:
         shown = float(row[header.index("rate")])

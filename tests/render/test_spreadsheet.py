@@ -17,8 +17,7 @@ RISKY = ['=HYPERLINK("http://x","y")', "+1+2", "-2+3", "@SUM(A1)", "\t=1", " =1"
 
 
 def test_workbook_text_cells_are_text_and_numbers_numbers(tmp_path):
-    frame = pd.DataFrame({"name": RISKY + ["plain"], "x": [-1.5, 2, -3, 4, 5, 6, np.nan],
-                          "ok": [True] * 7})
+    frame = pd.DataFrame({"name": RISKY + ["plain"], "x": [-1.5, 2, -3, 4, 5, 6, np.nan], "ok": [True] * 7})
     p = write_xlsx(tmp_path / "t.xlsx", {"strata": frame, "more": frame.iloc[:2]})
     wb = openpyxl.load_workbook(p)
     assert wb.sheetnames == ["strata", "more"]
@@ -80,8 +79,11 @@ def test_without_openpyxl_text_goes_through_xlsxwriters_write_string(tmp_path, m
     fake = types.ModuleType("xlsxwriter")
     fake.Workbook = Book
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "openpyxl" else (fake if name == "xlsxwriter" else real(name, *a)))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "openpyxl" else (fake if name == "xlsxwriter" else real(name, *a)),
+    )
     monkeypatch.setitem(sys.modules, "xlsxwriter", fake)
     write_xlsx(tmp_path / "x.xlsx", {"s": pd.DataFrame({"name": ["=1+2"], "x": [-2.0]})})
     assert ("string", 1, 0, "=1+2") in calls and ("write", 1, 1, -2.0) in calls

@@ -52,22 +52,26 @@ def test_findings_are_data_and_drive_warnings_and_flags():
 
 
 def test_estimates_disagree_fires_exactly_when_the_intervals_do_not_overlap():
-    table = _table([
-        [0.30, 0.80, 0.05, 0.25, 0.9],   # credible interval entirely below: disagree
-        [0.30, 0.80, 0.05, 0.50, 0.9],   # overlap, posterior mean may be outside: agree
-        [0.01, 0.10, 0.12, 0.20, 0.1],   # credible interval entirely above: disagree
-        [0.30, 0.80, 0.80, 0.90, 0.1],   # touching at 0.80: overlap, agree
-    ])
+    table = _table(
+        [
+            [0.30, 0.80, 0.05, 0.25, 0.9],  # credible interval entirely below: disagree
+            [0.30, 0.80, 0.05, 0.50, 0.9],  # overlap, posterior mean may be outside: agree
+            [0.01, 0.10, 0.12, 0.20, 0.1],  # credible interval entirely above: disagree
+            [0.30, 0.80, 0.80, 0.90, 0.1],  # touching at 0.80: overlap, agree
+        ]
+    )
     assert _findings(table)["estimates disagree"] == ("a", "c")
 
 
 def test_strong_shrinkage_needs_half_the_weight_and_half_the_width():
-    table = _table([
-        [0.2, 0.6, 0.30, 0.39, 0.50],  # shrinkage 0.5, width ratio 0.225: fires
-        [0.2, 0.6, 0.30, 0.39, 0.49],  # shrinkage below 0.5: no
-        [0.2, 0.6, 0.30, 0.50, 0.90],  # width ratio exactly 0.5: no
-        [0.2, 0.6, 0.30, 0.49, 0.99],  # width ratio 0.475: fires
-    ])
+    table = _table(
+        [
+            [0.2, 0.6, 0.30, 0.39, 0.50],  # shrinkage 0.5, width ratio 0.225: fires
+            [0.2, 0.6, 0.30, 0.39, 0.49],  # shrinkage below 0.5: no
+            [0.2, 0.6, 0.30, 0.50, 0.90],  # width ratio exactly 0.5: no
+            [0.2, 0.6, 0.30, 0.49, 0.99],  # width ratio 0.475: fires
+        ]
+    )
     assert _findings(table)["strong shrinkage"] == ("a", "d")
 
 
@@ -83,7 +87,10 @@ def test_report_and_finding_are_results():
     finding = next(f for f in rep.findings if f.flag == "rate 0")
     assert isinstance(finding, Finding) and isinstance(finding, Result)
     assert finding.table.to_dict("list") == {
-        "flag": ["rate 0"], "stratum": ["a"], "message": [finding.message], "severity": [finding.severity]
+        "flag": ["rate 0"],
+        "stratum": ["a"],
+        "message": [finding.message],
+        "severity": [finding.severity],
     }
     general = Finding("composition", (), "text", "note")
     assert general.table["stratum"].tolist() == [None]

@@ -101,8 +101,7 @@ def test_stratum_guarantee_judges_the_adaptive_interval_by_default():
     np.testing.assert_allclose(res.table["halfwidth"], (hi - lo) / 2, rtol=1e-12)
     # the same interval as the report's (whose coverage tests/report/test_pipeline.py enumerates)
     rep = evaluate(Counts.from_arrays(s, n), random_seed=0)
-    np.testing.assert_allclose(res.table[["lower", "upper"]], rep.table[["lower", "upper"]],
-                               rtol=1e-12)
+    np.testing.assert_allclose(res.table[["lower", "upper"]], rep.table[["lower", "upper"]], rtol=1e-12)
     assert res.table["passed"].tolist() == ((hi - lo) / 2 <= 0.08).tolist()
 
 

@@ -44,8 +44,7 @@ from tests.report.helpers import COUNTS, _rows
 matplotlib.use("Agg")
 
 
-ALIKE = {("x", "f"): (300, 1000), ("x", "m"): (300, 1000),
-         ("y", "f"): (300, 1000), ("y", "m"): (300, 1000)}
+ALIKE = {("x", "f"): (300, 1000), ("x", "m"): (300, 1000), ("y", "f"): (300, 1000), ("y", "m"): (300, 1000)}
 
 
 BAD_EVALUATE = [
@@ -114,7 +113,7 @@ def test_alike_groups_give_no_fairness_warning():
 def test_html_section_tables_escape_and_plot(apart):
     rep = apart
     page = rep.to_html(plot=True)
-    section = page[page.index("<section class='bv-audit'>"):]
+    section = page[page.index("<section class='bv-audit'>") :]
     assert "<h3>Fairness audit</h3>" in section
     assert "&lt;a&gt; | f" in section and "<a> | f" not in section
     assert "pooled model: crossed factors" in section
@@ -133,7 +132,7 @@ def test_empty_cell_is_a_labelled_prediction_in_the_section():
     spec[("b", "m")] = (0, 0)
     rep = _report(spec, groups=["race", "sex"])
     section = rep.to_html(plot=False).split("<section class='bv-audit'>")[1]
-    assert section.count("prediction, no data") == 4      # one difference per metric
+    assert section.count("prediction, no data") == 4  # one difference per metric
     row = rep.audit.groups.set_index(["group", "metric"]).loc[("b | m", "tpr")]
     assert row["predicted"] and np.isfinite(row["pooled_mean"])
     assert f"{row['pooled_mean']:.3f} (predicted)" in section
@@ -143,13 +142,12 @@ def test_plot_is_omitted_beyond_eighty_rows():
     spec = {(f"r{i}", s): (10 + i, 60) for i in range(12) for s in ("f", "m")}
     rep = _report(spec, groups=["race", "sex"])
     rows = int((rep.audit.disparities["measure"] != "ratio").sum())
-    assert rows == 4 * 24   # 23 differences and one gap per metric
+    assert rows == 4 * 24  # 23 differences and one gap per metric
     assert f"(disparity plot omitted: {rows} rows are more than 80" in rep.to_html(plot=True)
 
 
 def test_json_carries_the_audit_or_none():
-    rep = _report({k: v for k, v in APART.items() if k[1] == "f"}, groups="race", tolerance=0.1,
-                  min_trials=5)
+    rep = _report({k: v for k, v in APART.items() if k[1] == "f"}, groups="race", tolerance=0.1, min_trials=5)
     got = json.loads(json.dumps(rep.to_dict()))
     assert got["audit"]["model"] == "robust" and got["audit"]["min_trials"] == 5
     assert [v["verdict"] for v in got["audit"]["verdicts"]][0] == "outside"
@@ -317,8 +315,7 @@ def test_markdown_escapes_a_hostile_metric_label_and_multiindex_names():
     soup, _ = _md_tables(rep.to_markdown())
     assert soup.find("h1").get_text() == f"bayeseval report: {metric.name}"
     assert soup.find("b") is None and len(soup.find_all("h1")) == 1
-    df = pd.DataFrame({"y": [1, 0] * 20, "p": [1, 1] * 20, "g": ["<i>|"] * 20 + ["ok"] * 20,
-                       "h": ["x\ny", "z"] * 20})
+    df = pd.DataFrame({"y": [1, 0] * 20, "p": [1, 1] * 20, "g": ["<i>|"] * 20 + ["ok"] * 20, "h": ["x\ny", "z"] * 20})
     rep = evaluate(df, y_true="y", y_pred="p", strata=["g", "h"], random_seed=0)
     soup, rows = _md_tables(rep.to_markdown())
     assert soup.find("i") is None
@@ -373,8 +370,10 @@ def test_a_target_too_small_to_plan_is_refused_before_fitting(monkeypatch):
     monkeypatch.undo()
     # a small target that the planner can still count is accepted, with its extra labels
     rep = evaluate(COUNTS, target_halfwidth=1e-5, random_seed=0)
-    expected = [sample_size(halfwidth=1e-5, rate=3 / 40, method="clopper_pearson") - 40,
-                sample_size(halfwidth=1e-5, rate=5 / 50, method="clopper_pearson") - 50]
+    expected = [
+        sample_size(halfwidth=1e-5, rate=3 / 40, method="clopper_pearson") - 40,
+        sample_size(halfwidth=1e-5, rate=5 / 50, method="clopper_pearson") - 50,
+    ]
     assert rep.table["extra_needed"].tolist() == expected
 
 
@@ -402,8 +401,7 @@ def test_evaluate_point_estimate_is_the_hand_post_stratified_estimate():
     df = pd.DataFrame({"y_pred": 1, "judge": judge.astype(int), "y_true": right.astype(float)})
     keep = rng.random(size) < 0.05
     df.loc[~keep, "y_true"] = np.nan
-    rep = evaluate(df, y_true="y_true", y_pred="y_pred", proxy="judge", metric="accuracy",
-                   random_seed=0)
+    rep = evaluate(df, y_true="y_true", y_pred="y_pred", proxy="judge", metric="accuracy", random_seed=0)
     row = rep.table.loc["all"]
     # by hand: cell c = the judge's verdict; share N_c / N times the labelled rate in the cell
     hand = sum(np.mean(judge == c) * right[keep & (judge == c)].mean() for c in (0, 1))
@@ -417,8 +415,15 @@ def test_evaluate_point_estimate_is_the_hand_post_stratified_estimate():
 
 def test_evaluate_overall_and_reweighted_by_hand():
     df = _pool(size=3000, seed=3)
-    rep = evaluate(df, y_true="y_true", y_pred="y_pred", strata="g", proxy="judge",
-                   weights={"a": 0.5, "b": 0.3, "c": 0.2}, random_seed=0)
+    rep = evaluate(
+        df,
+        y_true="y_true",
+        y_pred="y_pred",
+        strata="g",
+        proxy="judge",
+        weights={"a": 0.5, "b": 0.3, "c": 0.2},
+        random_seed=0,
+    )
     t = rep.table
     shares = df["g"].value_counts(normalize=True).sort_index()
     assert rep.overall.loc["unweighted", "estimate"] == pytest.approx((shares * t["rate"]).sum())
@@ -432,15 +437,15 @@ def test_evaluate_overall_and_reweighted_by_hand():
 
 def test_evaluate_refuses_proxy_with_metrics_whose_trials_need_the_truth():
     with pytest.raises(ValueError, match=r"metric 'recall' does not take a proxy"):
-        evaluate(_small(), y_true="y_true", y_pred="y_pred", proxy="judge", metric="recall",
-                 random_seed=0)
+        evaluate(_small(), y_true="y_true", y_pred="y_pred", proxy="judge", metric="recall", random_seed=0)
 
 
 def test_evaluate_average_guarantee_reads_pooled_or_the_proxy_interval():
     df = _pool(size=3000, seed=4)
     stratum = evaluate(df, y_true="y_true", y_pred="y_pred", strata="g", proxy="judge", random_seed=0)
-    average = evaluate(df, y_true="y_true", y_pred="y_pred", strata="g", proxy="judge",
-                       guarantee="average", random_seed=0)
+    average = evaluate(
+        df, y_true="y_true", y_pred="y_pred", strata="g", proxy="judge", guarantee="average", random_seed=0
+    )
     own = average.table["read"] == "proxy"
     for col in ("lower", "upper"):
         assert np.allclose(average.table.loc[own, col], stratum.table.loc[own, col])
@@ -449,8 +454,9 @@ def test_evaluate_average_guarantee_reads_pooled_or_the_proxy_interval():
 
 def test_evaluate_target_counts_labels_at_the_effective_rate():
     df = _pool(size=3000, seed=6)
-    rep = evaluate(df, y_true="y_true", y_pred="y_pred", strata="g", proxy="judge",
-                   target_halfwidth=0.05, random_seed=0)
+    rep = evaluate(
+        df, y_true="y_true", y_pred="y_pred", strata="g", proxy="judge", target_halfwidth=0.05, random_seed=0
+    )
     from bayeseval import sample_size
 
     for k, row in rep.table.iterrows():
@@ -462,8 +468,9 @@ def test_evaluate_target_counts_labels_at_the_effective_rate():
 
 def test_evaluate_with_groups_and_proxy_audits_selection_rate_and_ppv():
     df = _audit_pool(0.6, size=8000)
-    rep = evaluate(df, y_true="y", y_pred="p", strata="g", groups="g", proxy="j", metric="precision",
-                   tolerance=0.1, random_seed=0)
+    rep = evaluate(
+        df, y_true="y", y_pred="p", strata="g", groups="g", proxy="j", metric="precision", tolerance=0.1, random_seed=0
+    )
     assert rep.audit.proxy == "j" and set(rep.audit.groups["metric"]) == {"selection_rate", "ppv"}
 
 
@@ -531,6 +538,7 @@ def test_model_flags_an_outlying_stratum():
 
 def test_model_check_verdicts_come_from_bayeseval_checks():
     from bayeseval import checks
+
     s = [5, 4, 6, 5, 5, 4, 6, 5, 5, 120]
     counts = Counts.from_arrays(s, [100] * 9 + [200], strata=[f"g{i}" for i in range(10)])
     rep = evaluate(counts, random_seed=3)
@@ -601,8 +609,7 @@ def test_to_dict_is_json_and_complete(rep):
     assert [s["stratum"] for s in d["strata"]] == list(rep.table.index)
     assert d["strata"][0]["trials"] == int(rep.table["trials"].iloc[0])
     assert d["population_estimate"] == "reweighted"
-    assert d["overall"]["reweighted"]["estimate"] == pytest.approx(
-        rep.overall.loc["reweighted", "estimate"])
+    assert d["overall"]["reweighted"]["estimate"] == pytest.approx(rep.overall.loc["reweighted", "estimate"])
     assert d["warnings"] == rep.warnings
 
 
@@ -616,12 +623,14 @@ def test_to_frame_and_xarray(rep):
 
 
 def test_recall_with_multiindex_strata_and_empty_stratum():
-    df = pd.DataFrame({
-        "y": [1, 1, 0, 1, 1, 0, 0, 0] * 10,
-        "p": [1, 0, 0, 1, 1, 1, 0, 0] * 10,
-        "g": ["a", "a", "a", "b", "b", "b", "c", "c"] * 10,
-        "h": ["x", "y"] * 40,
-    })
+    df = pd.DataFrame(
+        {
+            "y": [1, 1, 0, 1, 1, 0, 0, 0] * 10,
+            "p": [1, 0, 0, 1, 1, 1, 0, 0] * 10,
+            "g": ["a", "a", "a", "b", "b", "b", "c", "c"] * 10,
+            "h": ["x", "y"] * 40,
+        }
+    )
     rep = evaluate(df, y_true="y", y_pred="p", strata=["g", "h"], metric="recall", random_seed=0)
     assert rep.metric == "recall"
     assert isinstance(rep.table.index, pd.MultiIndex)
@@ -677,8 +686,7 @@ def test_without_two_strata_with_trials_the_interval_is_clopper_pearson():
     from statsmodels.stats.proportion import proportion_confint
 
     for guarantee in ("stratum", "average"):
-        rep = evaluate(Counts.from_arrays([3, 0], [50, 0], strata=["a", "b"]), random_seed=0,
-                       guarantee=guarantee)
+        rep = evaluate(Counts.from_arrays([3, 0], [50, 0], strata=["a", "b"]), random_seed=0, guarantee=guarantee)
         lo, hi = proportion_confint(3, 50, alpha=0.05, method="beta")
         assert rep.table.loc["a", ["lower", "upper"]].tolist() == pytest.approx([lo, hi], rel=1e-9)
         assert rep.table.loc["b", ["lower", "upper"]].isna().all()
@@ -692,8 +700,9 @@ def test_the_report_says_which_guarantee_it_keeps(rep):
     assert "not for a stratum that differs" in note[0].message
     for text in (str(rep), rep.to_markdown(), html.unescape(rep.to_html(plot=False))):
         assert "guarantee 'stratum'" in text and "cover each stratum's own rate" in text
-    assert "title='lower bound of the stratum&#x27;s interval, covering its own rate" in \
-        rep.to_html(plot=False)  # the column's header says what it promises
+    assert "title='lower bound of the stratum&#x27;s interval, covering its own rate" in rep.to_html(
+        plot=False
+    )  # the column's header says what it promises
     ax = rep.plot()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "raw rate, interval covering each stratum (adaptive)" in labels
@@ -701,12 +710,12 @@ def test_the_report_says_which_guarantee_it_keeps(rep):
     matplotlib.pyplot.close(ax.figure)
     average = evaluate(rep.counts, random_seed=0, guarantee="average")
     assert average.guarantee == "average" and "guarantee: average" in str(average)
-    assert any(f.flag == "guarantee" and "covers on average" in f.message
-               for f in average.findings)
+    assert any(f.flag == "guarantee" and "covers on average" in f.message for f in average.findings)
 
 
-@pytest.mark.parametrize(("value", "error"), [("both", ValueError), ("", ValueError),
-                                              (1, TypeError), (None, TypeError)])
+@pytest.mark.parametrize(
+    ("value", "error"), [("both", ValueError), ("", ValueError), (1, TypeError), (None, TypeError)]
+)
 def test_bad_guarantee_is_refused_naming_it_and_the_choices(value, error):
     with pytest.raises(error, match=r"guarantee") as err:
         evaluate(Counts.from_arrays([1, 2], [10, 10]), guarantee=value)
@@ -730,9 +739,11 @@ def test_shrinkage_is_the_population_means_weight_in_the_pooled_estimate():
 
 @pytest.mark.parametrize(
     ("s", "n"),
-    [([3, 40], [50, 100]),  # the two-group example that showed 1.285
-     ([10, 5, 20], [100, 50, 200]),  # every raw rate equals the pooled mean (was NaN)
-     ([0, 7, 12], [60, 80, 12])],  # rates 0 and 1
+    [
+        ([3, 40], [50, 100]),  # the two-group example that showed 1.285
+        ([10, 5, 20], [100, 50, 200]),  # every raw rate equals the pooled mean (was NaN)
+        ([0, 7, 12], [60, 80, 12]),
+    ],  # rates 0 and 1
 )
 def test_shrinkage_is_defined_and_between_0_and_1(s, n):
     rep_report_flags_export = evaluate(Counts.from_arrays(s, n), random_seed=0)
@@ -741,8 +752,9 @@ def test_shrinkage_is_defined_and_between_0_and_1(s, n):
 
 
 def test_shrinkage_falls_as_a_stratum_grows_at_the_same_rate():
-    rep_report_flags_export = evaluate(Counts.from_arrays([2, 10, 50], [20, 100, 500], strata=list("abc")),
-                   random_seed=0)
+    rep_report_flags_export = evaluate(
+        Counts.from_arrays([2, 10, 50], [20, 100, 500], strata=list("abc")), random_seed=0
+    )
     sh = rep_report_flags_export.table["shrinkage"]
     assert sh["a"] > sh["b"] > sh["c"]
 
@@ -750,11 +762,15 @@ def test_shrinkage_falls_as_a_stratum_grows_at_the_same_rate():
 def test_one_stratum_skips_pooling_and_says_why():
     rep_report_flags_export = evaluate(Counts.from_arrays([3], [50], strata=["only"]), random_seed=0)
     assert rep_report_flags_export.posterior is None
-    assert rep_report_flags_export.table["pooled_mean"].isna().all() and rep_report_flags_export.table["shrinkage"].isna().all()
+    assert (
+        rep_report_flags_export.table["pooled_mean"].isna().all()
+        and rep_report_flags_export.table["shrinkage"].isna().all()
+    )
     text = str(rep_report_flags_export)
     assert "1 strata" not in text and "1 stratum, 50 trials" in text
-    assert any("Only one stratum has trials" in n and "no other strata to pool" in n
-               for n in rep_report_flags_export.notes)
+    assert any(
+        "Only one stratum has trials" in n and "no other strata to pool" in n for n in rep_report_flags_export.notes
+    )
     # nothing to build the adaptive interval's prior from: Clopper-Pearson (statsmodels "beta")
     lo, hi = proportion_confint(3, 50, alpha=0.05, method="beta")
     assert rep_report_flags_export.table.loc["only", ["lower", "upper"]].tolist() == pytest.approx([lo, hi], rel=1e-9)
@@ -800,37 +816,52 @@ def test_overlapping_intervals_are_not_flagged_as_disagreeing():
 def test_header_names_version_date_source_metric_level_engine(tmp_path):
     df = pd.DataFrame({"y": [1, 0, 1, 1] * 25, "p": [1, 0, 0, 1] * 25, "g": list("ab") * 50})
     rep_report_flags_export = evaluate(df, y_true="y", y_pred="p", strata="g", level=0.9, random_seed=0)
-    assert rep_report_flags_export.source == "pandas DataFrame (100 rows)" and rep_report_flags_export.version == bayeseval.__version__
+    assert (
+        rep_report_flags_export.source == "pandas DataFrame (100 rows)"
+        and rep_report_flags_export.version == bayeseval.__version__
+    )
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", rep_report_flags_export.created)
     path = tmp_path / "preds.csv"
     df.to_csv(path, index=False)
     rep2 = evaluate(str(path), y_true="y", y_pred="p", strata="g", random_seed=0)
     assert rep2.source == str(path)
-    for text in (str(rep_report_flags_export), rep_report_flags_export.to_html(plot=False), rep_report_flags_export.to_markdown()):
-        for piece in (bayeseval.__version__, rep_report_flags_export.created, "pandas DataFrame (100 rows)",
-                      "error_rate", "90%", "exact"):
+    for text in (
+        str(rep_report_flags_export),
+        rep_report_flags_export.to_html(plot=False),
+        rep_report_flags_export.to_markdown(),
+    ):
+        for piece in (
+            bayeseval.__version__,
+            rep_report_flags_export.created,
+            "pandas DataFrame (100 rows)",
+            "error_rate",
+            "90%",
+            "exact",
+        ):
             assert piece in text
-    assert evaluate(Counts.from_arrays([1, 2], [9, 9]), source="db.table x",
-                    random_seed=0).source == "db.table x"
+    assert evaluate(Counts.from_arrays([1, 2], [9, 9]), source="db.table x", random_seed=0).source == "db.table x"
     with pytest.raises(TypeError, match=r"source must be a string or None, got 3"):
         evaluate(Counts.from_arrays([1, 2], [9, 9]), source=3)
 
 
 def test_html_table_scrolls_and_groups_columns_estimate_pooled_checks():
-    rep_report_flags_export = evaluate(Counts.from_arrays([3, 5, 0], [40, 50, 20], strata=list("abc")),
-                   target_halfwidth=0.05, random_seed=0)
+    rep_report_flags_export = evaluate(
+        Counts.from_arrays([3, 5, 0], [40, 50, 20], strata=list("abc")), target_halfwidth=0.05, random_seed=0
+    )
     text = rep_report_flags_export.to_html(plot=False)
     assert "<div class='bv-scroll'><table class='bv-strata'>" in text
     assert ".bayeseval-report .bv-scroll{overflow-x:auto" in text
     groups = re.findall(r"<th class='g gs' colspan='(\d+)'>(\w+)</th>", text)
     shown = display_table(rep_report_flags_export).columns
-    raw = [c for c in ("successes", "trials", "rate", "lower", "upper", "halfwidth",
-                       "sample_share", "weight") if c in shown]
+    raw = [
+        c
+        for c in ("successes", "trials", "rate", "lower", "upper", "halfwidth", "sample_share", "weight")
+        if c in shown
+    ]
     assert groups == [(str(len(raw)), "estimate"), ("4", "pooled"), ("3", "checks")]
     cells = re.findall(r"<th(?: class=gs| class=f)? title='[^']*'>([\w<>]+)</th>", text)
     names = [n.replace("<wbr>", "") for n in cells]  # long names may break after "_"
-    assert names == raw + ["pooled_mean", "pooled_lower", "pooled_upper", "shrinkage",
-                           "ppc_p", "extra_needed", "flags"]
+    assert names == raw + ["pooled_mean", "pooled_lower", "pooled_upper", "shrinkage", "ppc_p", "extra_needed", "flags"]
 
 
 def test_saved_html_page_is_styled_and_self_contained(tmp_path):
@@ -852,10 +883,14 @@ def test_save_xlsx_without_an_engine_names_the_missing_engines(rep_report_flags_
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name in ("openpyxl", "xlsxwriter") else real(name, *a))
-    with pytest.raises(ValueError, match=r"\.xlsx needs an Excel engine: neither openpyxl nor "
-                                         r"xlsxwriter is installed"):
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name in ("openpyxl", "xlsxwriter") else real(name, *a)
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"\.xlsx needs an Excel engine: neither openpyxl nor "
+        r"xlsxwriter is installed",
+    ):
         rep_report_flags_export.save(tmp_path / "r.xlsx")
     assert not (tmp_path / "r.xlsx").exists()
 
@@ -898,8 +933,7 @@ def test_html_groups_read_columns_with_the_pooled_ones_and_explains_them(rep_rep
     groups = re.findall(r"<th class='g gs' colspan='(\d+)'>(\w+)</th>", text)
     assert ("5", "pooled") in groups
     assert re.search(r"title='which interval lower and upper are[^']*'>read</th>", text)
-    assert re.search(r"title='lower bound of the interval read for the stratum[^']*'>lower</th>",
-                     text)
+    assert re.search(r"title='lower bound of the interval read for the stratum[^']*'>lower</th>", text)
     assert "read_<wbr>reason</th>" not in text  # the reason is the read cell's tooltip
     reason = rep_report_read.table.loc["g", "read_reason"]
     assert f"title='{reason}'><b>adaptive</b></td>" in text
@@ -926,8 +960,9 @@ def test_text_markdown_and_exports_carry_the_read_columns(rep_report_read, tmp_p
 
 
 def test_without_a_pooled_model_there_is_nothing_to_read():
-    rep_report_read = evaluate(Counts.from_arrays([3, 0], [40, 0], strata=["a", "b"]), random_seed=0,
-                   guarantee="average")
+    rep_report_read = evaluate(
+        Counts.from_arrays([3, 0], [40, 0], strata=["a", "b"]), random_seed=0, guarantee="average"
+    )
     assert rep_report_read.posterior is None
     assert rep_report_read.table[["read", "read_reason"]].isna().all().all()
     for text in (str(rep_report_read), rep_report_read.to_markdown(), rep_report_read.to_html(plot=False)):
@@ -944,8 +979,9 @@ def test_read_column_reads_an_outlier_of_many_trials_from_its_own_data(trials):
     s[-1] = trials // 10
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frame = evaluate(Counts.from_arrays(s, n, strata=[f"s{i}" for i in range(10)]),
-                         random_seed=0, guarantee="average").to_frame()
+        frame = evaluate(
+            Counts.from_arrays(s, n, strata=[f"s{i}" for i in range(10)]), random_seed=0, guarantee="average"
+        ).to_frame()
     assert frame["read"].tolist() == ["pooled"] * 9 + ["adaptive"]
     lo, hi = frame["lower"].iloc[-1], frame["upper"].iloc[-1]
     assert lo < 0.1 < hi < 0.15

@@ -31,13 +31,12 @@ def test_a_stratum_the_model_check_flags_never_reads_the_pooled_interval():
     # the predictive check and the read rule use different references: a flagged stratum
     # that the rule would leave on the pooled interval is pointed to its adaptive interval
     s, n = np.array([4, 6, 5, 3, 7, 4, 9]), np.array([50, 70, 60, 40, 80, 50, 20])
-    table = pd.DataFrame({"read": ["pooled"] * 7,
-                          "read_reason": "consistent with the other strata",
-                          "ppc_p": np.linspace(0.001, 0.9, 7)})
+    table = pd.DataFrame(
+        {"read": ["pooled"] * 7, "read_reason": "consistent with the other strata", "ppc_p": np.linspace(0.001, 0.9, 7)}
+    )
     flagged = np.zeros(7, bool)
     flagged[1] = True
-    read_lo, read_hi = read_flagged(Counts.from_arrays(s, n), table, flagged,
-                                     (np.zeros(7), np.ones(7)), 0.95)
+    read_lo, read_hi = read_flagged(Counts.from_arrays(s, n), table, flagged, (np.zeros(7), np.ones(7)), 0.95)
     lo, hi = proportion_ci(s, n, method="adaptive")
     assert table["read"].tolist() == ["pooled", "adaptive"] + ["pooled"] * 5
     np.testing.assert_allclose([read_lo[1], read_hi[1]], [lo[1], hi[1]], rtol=1e-12)

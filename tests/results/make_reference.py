@@ -52,16 +52,16 @@ def proportion_confint_table() -> pd.DataFrame:
     for method in METHODS:
         for level in LEVELS:
             lo, hi = proportion_confint(x, n, alpha=1 - level, method=method)
-            rows.append(pd.DataFrame({"method": method, "level": level, "x": x, "n": n,
-                                      "lower": lo, "upper": hi}))
+            rows.append(pd.DataFrame({"method": method, "level": level, "x": x, "n": n, "lower": lo, "upper": hi}))
     return pd.concat(rows, ignore_index=True)
 
 
 def recall_se_table() -> pd.DataFrame:
     n = np.array([2000, 500, 200, 80, 40])
     se = np.sqrt(0.7 * 0.3 / n)
-    return pd.DataFrame({"n_positives": n, "se": se.round(4),
-                         "halfwidth_pct": (100 * stats.norm.isf(0.025) * se).round(1)})
+    return pd.DataFrame(
+        {"n_positives": n, "se": se.round(4), "halfwidth_pct": (100 * stats.norm.isf(0.025) * se).round(1)}
+    )
 
 
 def fleiss_table() -> pd.DataFrame:
@@ -70,8 +70,11 @@ def fleiss_table() -> pd.DataFrame:
 
 
 def main() -> None:
-    for name, frame in (("proportion_confint", proportion_confint_table()), ("recall_se", recall_se_table()),
-                        ("fleiss_kappa", fleiss_table())):
+    for name, frame in (
+        ("proportion_confint", proportion_confint_table()),
+        ("recall_se", recall_se_table()),
+        ("fleiss_kappa", fleiss_table()),
+    ):
         frame.to_csv(HERE / f"{name}.csv", index=False)  # shortest repr: round-trips exactly
     for name in ("rats", "bda3_rats_hyper", "efron_morris_1975", "newcombe_1998"):
         pd.read_csv(HERE / f"{name}.csv", comment="#")

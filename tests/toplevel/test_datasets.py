@@ -107,8 +107,9 @@ def test_make_pool_rates_confidence_and_seed():
 
 
 def test_fraud_scenario_recall_share_and_pairing():
-    df = datasets.make_fraud_scenario(400_000, share=0.01, n_groups=4, random_seed=7,
-                                      recall_a=[0.6, 0.7, 0.8, 0.9], recall_b=0.65)
+    df = datasets.make_fraud_scenario(
+        400_000, share=0.01, n_groups=4, random_seed=7, recall_a=[0.6, 0.7, 0.8, 0.9], recall_b=0.65
+    )
     assert len(df) == 400_000
     assert abs(df["y_true"].mean() - 0.01) < 4 * np.sqrt(0.01 * 0.99 / 400_000)
     pos = df[df["y_true"] == 1]
@@ -177,7 +178,7 @@ def test_german_credit_supports_the_spec_section_11_figures():
     assert numeric.shape[1] == 7
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     pred = cross_val_predict(model, numeric, y, cv=StratifiedKFold(10, shuffle=True, random_state=0))
-    correct = (pred == y.to_numpy())
+    correct = pred == y.to_numpy()
     under30 = (X["age"] < 30).to_numpy()
     assert correct.mean() == pytest.approx(0.709, abs=0.01)
     assert correct[under30].mean() == pytest.approx(0.663, abs=0.015)

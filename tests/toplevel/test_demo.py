@@ -65,9 +65,11 @@ def test_sections_hold_their_own_figures_and_every_file_is_listed(tmp_path):
     sections = re.findall(r"<section>(.*?)</section>", text, flags=re.S)
     assert [re.search(r"<h2>(\w+)</h2>", s).group(1) for s in sections] == ["One", "Two", "Three"]
     assert [re.findall(r"<figcaption>([^<]*)</figcaption>", s) for s in sections] == [
-        ["plot of one"], [], ["plot of three"]]
-    assert [str(p) for p, _ in d.files] == [str(tmp_path / "report.html"),
-                                            str(tmp_path / "german_credit.md")]
+        ["plot of one"],
+        [],
+        ["plot of three"],
+    ]
+    assert [str(p) for p, _ in d.files] == [str(tmp_path / "report.html"), str(tmp_path / "german_credit.md")]
     assert all(p.exists() for p, _ in d.files)
     assert sorted(x.name for x in tmp_path.iterdir()) == ["german_credit.md", "report.html"]
     assert d.summary["files"] == [str(p) for p, _ in d.files]

@@ -21,7 +21,9 @@ from bayeseval.campaign import Each, simulate
 from bayeseval.campaign.guarantee import anytime_concentrations
 
 
-def _coverage_at_stop(halfwidth: float, rates: tuple[float, ...], level: float = 0.95) -> dict[float, tuple[float, float]]:
+def _coverage_at_stop(
+    halfwidth: float, rates: tuple[float, ...], level: float = 0.95
+) -> dict[float, tuple[float, float]]:
     """Exact coverage at stop and total stopped mass per rate, one look after every label.
 
     The stratum has more rows than it plans for, so it plans for :func:`planned_trials` and the
@@ -68,8 +70,9 @@ def test_concentrations_plan_for_the_target_capped_at_the_rows():
     expected = [tuned_concentration(n) for n in (20, 150, planned_trials(0.1))]
     np.testing.assert_allclose(c, expected)
     # decision goals: the rows, capped at 4,000
-    np.testing.assert_allclose(anytime_concentrations([300, 10**6], 0.95), [tuned_concentration(300),
-                                                                            tuned_concentration(4000)])
+    np.testing.assert_allclose(
+        anytime_concentrations([300, 10**6], 0.95), [tuned_concentration(300), tuned_concentration(4000)]
+    )
 
 
 def test_coverage_at_stop_exact_look_after_every_label():
@@ -96,8 +99,19 @@ def test_campaigns_batch_one_cover_every_stratum_at_stop():
     sizes, rates = [60, 150, 400], [0.1, 0.3, 0.05]
     pool = pd.DataFrame({"g": np.repeat(["a", "b", "c"], sizes), "pred": 0})
     pool["truth"] = (rng.random(len(pool)) < np.repeat(rates, sizes)).astype(int)
-    res = simulate(pool, strata="g", y_pred="pred", y_true="truth", rules=["independent_beta"], n_repeats=200,
-                   batch_size=1, goal=Each(0.15), anytime=True, random_seed=5, progress=False)
+    res = simulate(
+        pool,
+        strata="g",
+        y_pred="pred",
+        y_true="truth",
+        rules=["independent_beta"],
+        n_repeats=200,
+        batch_size=1,
+        goal=Each(0.15),
+        anytime=True,
+        random_seed=5,
+        progress=False,
+    )
     iv = res.intervals
     assert set(iv["read"]) == {"anytime"}
     coverage = iv.groupby("stratum")["covered"].mean()

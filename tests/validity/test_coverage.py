@@ -71,9 +71,19 @@ def _atypical_pool():
 
 
 def _guarantee_runs(guarantee, repeats):
-    return simulate(_atypical_pool(), strata="g", y_pred="pred", y_true="truth", rules=["expected_width"],
-                    n_repeats=repeats, goal=Each(0.06), batch_size=40, random_seed=3, progress=False,
-                    guarantee=guarantee).intervals
+    return simulate(
+        _atypical_pool(),
+        strata="g",
+        y_pred="pred",
+        y_true="truth",
+        rules=["expected_width"],
+        n_repeats=repeats,
+        goal=Each(0.06),
+        batch_size=40,
+        random_seed=3,
+        progress=False,
+        guarantee=guarantee,
+    ).intervals
 
 
 OTHERS_S = np.array([4, 6, 5, 3, 7, 4, 9, 5])
@@ -111,7 +121,9 @@ TARGET_COVERAGE = 0.94
 
 def _pool() -> pd.DataFrame:
     frames = []
-    for k, (rate, rows) in enumerate(zip([0.05, 0.05, 0.055, 0.055, 0.06, 0.06, 0.14], [2000] * 6 + [300], strict=True)):
+    for k, (rate, rows) in enumerate(
+        zip([0.05, 0.05, 0.055, 0.055, 0.06, 0.06, 0.14], [2000] * 6 + [300], strict=True)
+    ):
         errors = np.zeros(rows, int)
         errors[: round(rate * rows)] = 1
         frames.append(pd.DataFrame({"g": f"s{k}", "pred": 0, "truth": errors}))
@@ -119,8 +131,19 @@ def _pool() -> pd.DataFrame:
 
 
 def _covered(guarantee: str) -> pd.Series:
-    iv = simulate(_pool(), strata="g", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=REPEATS,
-                  goal=Each(0.08), batch_size=40, random_seed=3, progress=False, guarantee=guarantee).intervals
+    iv = simulate(
+        _pool(),
+        strata="g",
+        y_pred="pred",
+        y_true="truth",
+        rules=["expected_width"],
+        n_repeats=REPEATS,
+        goal=Each(0.08),
+        batch_size=40,
+        random_seed=3,
+        progress=False,
+        guarantee=guarantee,
+    ).intervals
     odd = iv[iv["stratum"] == "s6"]
     assert len(odd) == REPEATS
     # the true rate is the stratum's share of errors in the pool: 42 of 300
@@ -180,8 +203,14 @@ def _gap_study(rates, reps, seed):
         out["max_t"].append(max_t_gap(s, _SIZES, 0.95, n_resamples=1000, rng=rng))
         lo, hi = proportion_ci(s, _SIZES, level=bonferroni_level(0.95, 6), method="clopper_pearson")
         out["bonferroni"].append(gap_interval(s / _SIZES, lo, hi))
-    return {k: (np.mean([a <= truth <= b for _, a, b in v]), np.mean([b - a for _, a, b in v]),
-                np.mean([a > 0 for _, a, b in v])) for k, v in out.items()}
+    return {
+        k: (
+            np.mean([a <= truth <= b for _, a, b in v]),
+            np.mean([b - a for _, a, b in v]),
+            np.mean([a > 0 for _, a, b in v]),
+        )
+        for k, v in out.items()
+    }
 
 
 def _scenario(theta, agreement):
@@ -198,8 +227,9 @@ def _tables(n):
 def _exact_coverage_core_proxy(n, theta, agreement, method):
     shares, rates = _scenario(theta, agreement)
     cells = _tables(n)
-    probs = stats.multinomial.pmf(cells, n, [shares[0] * (1 - rates[0]), shares[0] * rates[0],
-                                             shares[1] * (1 - rates[1]), shares[1] * rates[1]])
+    probs = stats.multinomial.pmf(
+        cells, n, [shares[0] * (1 - rates[0]), shares[0] * rates[0], shares[1] * (1 - rates[1]), shares[1] * rates[1]]
+    )
     succ = cells[:, [1, 3]]
     trials = cells[:, [0, 1]].sum(1), cells[:, [2, 3]].sum(1)
     b = proxy_interval(succ, np.stack(trials, -1), shares, 0.95, method)
@@ -238,16 +268,16 @@ def _weighted_risk_coverage(seed: int, reps: int) -> dict[str, float]:
     for i in range(reps):
         errors = np.r_[rng.random(286) < 0.09, rng.random(114) < 0.2275].astype(float)
         for method in hits:
-            lo, hi = bootstrap_ci(errors, "weighted_risk", strata=strata, weights=weights,
-                                  method=method, n_resamples=999, random_seed=i)
+            lo, hi = bootstrap_ci(
+                errors, "weighted_risk", strata=strata, weights=weights, method=method, n_resamples=999, random_seed=i
+            )
             hits[method] += lo <= truth <= hi
     return {method: h / reps for method, h in hits.items()}
 
 
 def _tables_proxy_rows(n):
     """Every labelled table (n0, s0, n1, s1) of n labels over a binary proxy's two cells."""
-    return np.array([(n0, s0, n - n0, s1) for n0 in range(n + 1) for s0 in range(n0 + 1)
-                     for s1 in range(n - n0 + 1)])
+    return np.array([(n0, s0, n - n0, s1) for n0 in range(n + 1) for s0 in range(n0 + 1) for s1 in range(n - n0 + 1)])
 
 
 def _enumeration_frame(tabs, pool=(30, 70)):
@@ -259,23 +289,32 @@ def _enumeration_frame(tabs, pool=(30, 70)):
     n0, s0, n1, s1 = (np.repeat(tabs[:, i], rows) for i in range(4))
     labelled = np.where(judge == 0, pos < n0, pos < n1)
     right = np.where(judge == 0, pos < s0, pos < s1)
-    return pd.DataFrame({"s": np.repeat(np.arange(k), rows), "p": 1, "j": judge,
-                         "y": np.where(labelled, right.astype(float), np.nan)})
+    return pd.DataFrame(
+        {"s": np.repeat(np.arange(k), rows), "p": 1, "j": judge, "y": np.where(labelled, right.astype(float), np.nan)}
+    )
 
 
 def _coverage_proxy_rows(n, rates, level=0.95):
     """Exact coverage of evaluate's per-stratum proxy interval: labels fall in the cells with
     the pool shares (0.3, 0.7), successes within a cell are binomial."""
     tabs = _tables_proxy_rows(n)
-    rep = evaluate(_enumeration_frame(tabs), y_true="y", y_pred="p", strata="s", proxy="j",
-                   metric="accuracy", level=level, random_seed=0)
+    rep = evaluate(
+        _enumeration_frame(tabs),
+        y_true="y",
+        y_pred="p",
+        strata="s",
+        proxy="j",
+        metric="accuracy",
+        level=level,
+        random_seed=0,
+    )
     lo, hi = rep.table["lower"].to_numpy(), rep.table["upper"].to_numpy()
     n0, s0, n1, s1 = tabs.T
     out = {}
     for rate in rates:
         d = 0.9 * min(rate / 0.7, (1 - rate) / 0.3)  # an informative proxy: cell rates apart
         p0, p1 = rate - 0.7 * d, rate + 0.3 * d
-        prob = (binom.pmf(n0, n, 0.3) * binom.pmf(s0, n0, p0) * binom.pmf(s1, n1, p1))
+        prob = binom.pmf(n0, n, 0.3) * binom.pmf(s0, n0, p0) * binom.pmf(s1, n1, p1)
         assert prob.sum() == pytest.approx(1.0)
         out[rate] = float(prob[(lo <= rate + 1e-12) & (rate - 1e-12 <= hi)].sum())
     return out, rep
@@ -285,12 +324,10 @@ RATES = (0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98)
 
 
 # configurations of the *other* strata (successes, trials); the stratum under test comes last
-_ALIKE = ([4, 9, 12, 20, 31, 40, 6, 15, 25, 33, 18, 8], [50, 110, 150, 260, 380, 500, 70, 190,
-                                                          300, 420, 230, 95])
+_ALIKE = ([4, 9, 12, 20, 31, 40, 6, 15, 25, 33, 18, 8], [50, 110, 150, 260, 380, 500, 70, 190, 300, 420, 230, 95])
 
 
-_NEAR_010 = ([48, 36, 31, 22, 22, 5, 18, 9, 16, 43, 44, 48],
-             [432, 336, 280, 171, 188, 68, 83, 57, 128, 415, 342, 460])
+_NEAR_010 = ([48, 36, 31, 22, 22, 5, 18, 9, 16, 43, 44, 48], [432, 336, 280, 171, 188, 68, 83, 57, 128, 415, 342, 460])
 
 
 _MASKING = ([4, 6, 5, 3, 7, 4, 8], [50, 70, 60, 40, 80, 50, 25])  # an outlier 8 of 25 among them
@@ -329,8 +366,9 @@ def _exact_coverage_report(others, n, own, level):
     got = rep.table.iloc[-1][["lower", "upper"]].to_numpy(float)
     np.testing.assert_allclose(got, [iv.lower[own], iv.upper[own]], rtol=1e-10, atol=1e-13)
     ends = np.concatenate([iv.lower, iv.upper])
-    p = np.unique(np.clip(np.concatenate([np.linspace(0, 1, 2001), ends,
-                                          np.nextafter(ends, 0), np.nextafter(ends, 1)]), 0, 1))
+    p = np.unique(
+        np.clip(np.concatenate([np.linspace(0, 1, 2001), ends, np.nextafter(ends, 0), np.nextafter(ends, 1)]), 0, 1)
+    )
     pmf_x = stats.binom.pmf(np.arange(n + 1)[:, None], n, p[None, :])
     inside = (iv.lower[:, None] <= p[None, :]) & (p[None, :] <= iv.upper[:, None])
     return float((pmf_x * inside).sum(axis=0).min())
@@ -341,9 +379,18 @@ def test_expected_width_coverage_close_to_nominal_over_40_repeats(pool_active_si
     # the default (robust) model, each stratum stopped on its pooled interval
     # (guarantee="average"): mean coverage at stop over 40 x 12 intervals within 0.025 of the
     # nominal 0.95
-    res = simulate(pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth",
-                   rules=["expected_width", "independent_beta"], n_repeats=40, batch_size=20,
-                   random_seed=0, progress=False, guarantee="average")
+    res = simulate(
+        pool_active_simulate,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        rules=["expected_width", "independent_beta"],
+        n_repeats=40,
+        batch_size=20,
+        random_seed=0,
+        progress=False,
+        guarantee="average",
+    )
     s = res.summary()
     assert res.table["reached_goal"].all()
     assert s.loc["expected_width", "coverage"] >= 0.925
@@ -356,8 +403,10 @@ def test_stratum_guarantee_covers_the_atypical_stratum_the_pooled_rule_misses():
     # default in 1; the default's coverage at stop, over all 100 stratum intervals, is at least
     # 0.94 minus two Monte Carlo standard errors (sqrt(0.94 * 0.06 / 100) = 0.024)
     stratum, average = _guarantee_runs("stratum", 20), _guarantee_runs("average", 20)
-    odd = {name: runs.loc[runs["stratum"] == "s4", "covered"].astype(bool) for name, runs in
-           (("stratum", stratum), ("average", average))}
+    odd = {
+        name: runs.loc[runs["stratum"] == "s4", "covered"].astype(bool)
+        for name, runs in (("stratum", stratum), ("average", average))
+    }
     assert (~odd["average"]).sum() > (~odd["stratum"]).sum()
     assert stratum["covered"].astype(bool).mean() >= 0.94 - 2 * 0.024
     assert set(stratum["read"]) == {"guaranteed"}
@@ -368,8 +417,10 @@ def test_stratum_guarantee_covers_the_atypical_stratum_over_100_repeats():
     # 100 seeded campaigns: the stratum at 0.14 is covered at stop at least 0.94 minus two Monte
     # Carlo standard errors (sqrt(0.94 * 0.06 / 100) = 0.024); the pooled rule covers it less often
     stratum, average = _guarantee_runs("stratum", 100), _guarantee_runs("average", 100)
-    cov = {name: runs.loc[runs["stratum"] == "s4", "covered"].astype(bool).mean() for name, runs in
-           (("stratum", stratum), ("average", average))}
+    cov = {
+        name: runs.loc[runs["stratum"] == "s4", "covered"].astype(bool).mean()
+        for name, runs in (("stratum", stratum), ("average", average))
+    }
     assert cov["stratum"] >= 0.94 - 2 * 0.024
     assert cov["average"] < cov["stratum"]
 
@@ -378,8 +429,7 @@ def test_stratum_guarantee_covers_the_atypical_stratum_over_100_repeats():
 def test_public_adaptive_interval_has_exact_coverage_at_every_rate(n, level):
     lo, hi = _intervals_for_every_count(n, level)
     ends = np.concatenate([lo, hi])
-    grid = np.unique(np.clip(np.concatenate(
-        [np.linspace(0, 1, 2001), ends, ends - 1e-9, ends + 1e-9]), 0, 1))
+    grid = np.unique(np.clip(np.concatenate([np.linspace(0, 1, 2001), ends, ends - 1e-9, ends + 1e-9]), 0, 1))
     cov = _exact_coverage(lo, hi, n, grid)
     assert cov.min() >= level - 1e-9
     # and it borrows: near the others' rate (about 0.08) it is shorter than Clopper-Pearson
@@ -440,8 +490,18 @@ def test_average_misses_the_stratum_at_014_and_the_stratum_guarantee_covers_it()
 
 def test_simulate_judges_coverage_on_the_read_interval():
     pool = _campaign_pool()
-    res = simulate(pool, strata="g", y_pred="pred", y_true="truth", rules=["expected_width"], n_repeats=2,
-                   batch_size=50, goal=Each(0.06), random_seed=2, progress=False)
+    res = simulate(
+        pool,
+        strata="g",
+        y_pred="pred",
+        y_true="truth",
+        rules=["expected_width"],
+        n_repeats=2,
+        batch_size=50,
+        goal=Each(0.06),
+        random_seed=2,
+        progress=False,
+    )
     iv = res.intervals
     truth = (pool["truth"] != pool["pred"]).groupby(pool["g"]).mean()
     tr = iv["stratum"].map(truth)
@@ -564,9 +624,7 @@ def test_mover_mean_coverage_by_exact_enumeration(tpr, tnr):
     assert _exact_coverage_core_disparity(n, (tpr, tnr), covered) >= 0.93
 
 
-@pytest.mark.parametrize(
-    "rates", [(0.2, 0.2, 0.2), (0.1, 0.3, 0.5), (0.02, 0.02, 0.6), (0.5, 0.55, 0.5)]
-)
+@pytest.mark.parametrize("rates", [(0.2, 0.2, 0.2), (0.1, 0.3, 0.5), (0.02, 0.02, 0.6), (0.5, 0.55, 0.5)])
 def test_gap_interval_coverage_is_guaranteed_by_exact_enumeration(rates):
     n, level = (8, 12, 20), 0.9
     true_gap = max(rates) - min(rates)
@@ -652,8 +710,11 @@ def test_read_interval_covers_a_small_outlier_exactly_over_its_count():
 def test_stratum_guarantee_refuses_a_method_without_exact_coverage():
     counts = Counts.from_arrays([5, 9], [50, 80])
     for method in ("wilson", "wald", "jeffreys", "agresti_coull"):
-        with pytest.raises(ValueError, match=rf"method '{method}' does not cover every stratum.*"
-                                             r"\['adaptive', 'clopper_pearson'\]"):
+        with pytest.raises(
+            ValueError,
+            match=rf"method '{method}' does not cover every stratum.*"
+            r"\['adaptive', 'clopper_pearson'\]",
+        ):
             gate(counts, max_halfwidth=0.1, method=method)
     res = gate(counts, max_halfwidth=0.1, method="wald", guarantee="average")
     lo, hi = proportion_confint([5, 9], [50, 80], alpha=0.05, method="normal")
@@ -664,12 +725,14 @@ def test_stratum_guarantee_refuses_a_method_without_exact_coverage():
 def test_interval_covers_the_ratio_to_the_highest_true_rate():
     # 2,000 seeded data sets: near 0.955 a coverage has a standard error of 0.0046; the
     # docstring's floor (0.955, the worst of a scan of true rates) minus two of them
-    for seed, (sizes, rates) in enumerate([
-        ([20, 50, 200, 1000], [0.21, 0.3, 0.3, 0.3]),
-        ([20, 50, 200, 1000], [0.8, 0.8, 0.8, 0.8]),  # ties at the top
-        ([30, 300], [0.12, 0.99]),  # the scan's worst configuration
-        ([20, 1000], [0.12, 0.9]),  # where Wilson parts cover about 0.90
-    ]):
+    for seed, (sizes, rates) in enumerate(
+        [
+            ([20, 50, 200, 1000], [0.21, 0.3, 0.3, 0.3]),
+            ([20, 50, 200, 1000], [0.8, 0.8, 0.8, 0.8]),  # ties at the top
+            ([30, 300], [0.12, 0.99]),  # the scan's worst configuration
+            ([20, 1000], [0.12, 0.9]),  # where Wilson parts cover about 0.90
+        ]
+    ):
         assert _coverage(sizes, rates, 2000, seed=seed).min() >= 0.945
 
 

@@ -49,8 +49,13 @@ FAIRLEARN = {
 }
 
 
-SM_METHOD = {"wald": "normal", "wilson": "wilson", "agresti_coull": "agresti_coull",
-             "clopper_pearson": "beta", "jeffreys": "jeffreys"}
+SM_METHOD = {
+    "wald": "normal",
+    "wilson": "wilson",
+    "agresti_coull": "agresti_coull",
+    "clopper_pearson": "beta",
+    "jeffreys": "jeffreys",
+}
 
 
 def all_counts(max_n: int = 120) -> tuple[np.ndarray, np.ndarray]:
@@ -90,8 +95,7 @@ RAT_N += [48, 19, 19, 19, 22, 46, 49, 20, 20, 23, 19, 22, 20, 20, 20, 52, 46, 47
 
 
 def test_point_estimates_equal_fairlearn_metricframe(data, crossed):
-    mf = MetricFrame(metrics=FAIRLEARN, y_true=data["y"], y_pred=data["p"],
-                     sensitive_features=data[["race", "sex"]])
+    mf = MetricFrame(metrics=FAIRLEARN, y_true=data["y"], y_pred=data["p"], sensitive_features=data[["race", "sex"]])
     table = crossed.groups.set_index(["group", "metric"])["rate"]
     for (race, sex), row in mf.by_group.iterrows():
         for metric, value in row.items():
@@ -200,6 +204,7 @@ def test_mcnemar_matches_statsmodels():
 @pytest.mark.parametrize("metric", SK_METRICS)
 def test_tabulate_rates_match_sklearn_per_group(metric):
     import sklearn.metrics as sklearn_metrics
+
     fn = getattr(sklearn_metrics, f"{metric}_score")
     df = grouped_frame()
     rates = tabulate(df, y_true="y", y_pred="p", strata="g", metric=metric).rates
@@ -226,8 +231,9 @@ def test_tabulate_rates_match_fairlearn_metricframe(metric):
     import sklearn.metrics
 
     df = grouped_frame(seed=6)
-    mf = fairlearn_metrics.MetricFrame(metrics=getattr(sklearn.metrics, f"{metric}_score"),
-                                       y_true=df.y, y_pred=df.p, sensitive_features=df.g)
+    mf = fairlearn_metrics.MetricFrame(
+        metrics=getattr(sklearn.metrics, f"{metric}_score"), y_true=df.y, y_pred=df.p, sensitive_features=df.g
+    )
     rates = tabulate(df, y_true="y", y_pred="p", strata="g", metric=metric).rates
     np.testing.assert_allclose(rates.to_numpy(), mf.by_group.loc[rates.index].to_numpy(), atol=1e-15, rtol=0)
 
@@ -247,6 +253,7 @@ def test_stratified_risk_matches_fairlearn_weighted_by_group():
 
 def test_ppi_classical_interval_is_bayeseval_wald():
     import ppi_py
+
     rng = np.random.default_rng(8)
     for n in (30, 300, 3000):
         y = (rng.random(n) < 0.8).astype(float)
@@ -259,6 +266,7 @@ def test_ppi_classical_interval_is_bayeseval_wald():
 
 def test_ppi_with_uninformative_predictions_falls_back_to_the_labelled_only_width():
     import ppi_py
+
     rng = np.random.default_rng(9)
     n, big = 400, 200_000
     y = (rng.random(n) < 0.7).astype(float)

@@ -27,8 +27,13 @@ def _wrong_decision_probability(rate, guarantee, max_trials=800):
         return cache[n]
 
     wrong_call = "fails" if rate < 0.10 else "meets"  # at the threshold itself "meets" (rate < 0.10) is wrong
-    return sequential_outcome(rate, lambda s, n: decided(s, n) != "undecided",
-                              lambda s, n: decided(s, n) == wrong_call, every=1, max_trials=max_trials)
+    return sequential_outcome(
+        rate,
+        lambda s, n: decided(s, n) != "undecided",
+        lambda s, n: decided(s, n) == wrong_call,
+        every=1,
+        max_trials=max_trials,
+    )
 
 
 def sequential_outcome(rows: int, errors: int, batch: int, threshold: float, level: float) -> dict[str, float]:
@@ -99,8 +104,16 @@ def test_a_campaign_decides_every_stratum_the_right_way(tmp_path, guarantee, mos
     # rates far from the threshold 0.10 either side: every decision is known; the anytime tests
     # of guarantee="stratum" need more labels than the posterior rule
     pool = exact_pool([0.01, 0.03, 0.25, 0.35], [1500] * 4, random_seed=2)
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Decide(0.1),
-                        batch_size=20, random_seed=1, guarantee=guarantee)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        goal=Decide(0.1),
+        batch_size=20,
+        random_seed=1,
+        guarantee=guarantee,
+    )
     while not c.done:
         batch = c.propose()
         if batch.empty:
@@ -114,19 +127,32 @@ def test_a_campaign_decides_every_stratum_the_right_way(tmp_path, guarantee, mos
     c.close()
 
 
-@pytest.mark.parametrize("errors, repeats", [
-    (130, 60),   # true rate 0.13, 0.03 above the threshold
-    pytest.param(120, 400, marks=pytest.mark.slow),   # 0.12: 0.02 above, the error is largest nearer
-])
+@pytest.mark.parametrize(
+    "errors, repeats",
+    [
+        (130, 60),  # true rate 0.13, 0.03 above the threshold
+        pytest.param(120, 400, marks=pytest.mark.slow),  # 0.12: 0.02 above, the error is largest nearer
+    ],
+)
 def test_simulated_decisions_agree_with_the_exact_sequential_test(errors, repeats):
     """One stratum, independent Beta test after every batch of 20: the share of repeats ending in
     each decision matches the exact dynamic programme (binomial tolerance 4 sd)."""
     rows, batch, thr = 1000, 20, 0.10
     exact = sequential_outcome(rows, errors, batch, thr, 0.95)
     pool = exact_pool([errors / rows], [rows], random_seed=5)
-    res = simulate(pool, strata="stratum", y_pred="pred", y_true="truth", goal=Decide(thr),
-                   rules=["independent_beta"], n_repeats=repeats, batch_size=batch, random_seed=3,
-                   progress=False, guarantee="average")  # the posterior test of the average guarantee
+    res = simulate(
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        y_true="truth",
+        goal=Decide(thr),
+        rules=["independent_beta"],
+        n_repeats=repeats,
+        batch_size=batch,
+        random_seed=3,
+        progress=False,
+        guarantee="average",
+    )  # the posterior test of the average guarantee
     made = res.intervals["decision"].value_counts().reindex(["meets", "fails", "undecided"], fill_value=0)
     for decision, p in exact.items():
         sd = np.sqrt(repeats * p * (1 - p))
@@ -137,9 +163,10 @@ def test_simulated_decisions_agree_with_the_exact_sequential_test(errors, repeat
 
 
 def test_a_gap_campaign_stops_on_a_right_verdict(tmp_path):
-    pool = exact_pool([0.05, 0.06, 0.30], [3000] * 3, random_seed=4)   # true gap 0.25
-    c = Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Gap(0.1),
-                        batch_size=30, random_seed=0)
+    pool = exact_pool([0.05, 0.06, 0.30], [3000] * 3, random_seed=4)  # true gap 0.25
+    c = Campaign.create(
+        tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Gap(0.1), batch_size=30, random_seed=0
+    )
     while not c.done:
         batch = c.propose()
         if batch.empty:

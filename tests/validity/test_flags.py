@@ -61,8 +61,7 @@ def test_flag_power_beyond_20000_trials_matches_enumeration(p_value):
     s = s + np.array([40, -60, 25, 0])  # some spread among the others
     w, a, b = loo_beta_mixture(s, n)
     rates = np.array([0.15, 0.17, 0.19, 0.2, 0.21, 0.25])
-    got = flag_power(s[2:], n[2:], np.tile(rates, (2, 1)), p_value=p_value,
-                     mixture=(w[2:], a[2:], b[2:]))
+    got = flag_power(s[2:], n[2:], np.tile(rates, (2, 1)), p_value=p_value, mixture=(w[2:], a[2:], b[2:]))
     for j, i in enumerate((2, 3)):
         pmf = beta_mixture_predictive(int(n[i]), w[i], a[i], b[i])
         below, above = np.cumsum(pmf), np.cumsum(pmf[::-1])[::-1]

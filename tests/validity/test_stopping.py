@@ -44,7 +44,9 @@ def _wilson_rule(target, level):
     alpha = 1 - level
 
     def bounds(s, n):
-        return binomial_bounds(np.asarray(s, float), np.broadcast_to(np.asarray(n, float), np.shape(s)), alpha, "wilson")
+        return binomial_bounds(
+            np.asarray(s, float), np.broadcast_to(np.asarray(n, float), np.shape(s)), alpha, "wilson"
+        )
 
     def stop(s, n):
         lo, hi = bounds(s, n)
