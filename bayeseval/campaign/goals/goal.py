@@ -1,16 +1,19 @@
 """What a campaign is for: its goal, as an object that carries its parameters.
 
 A goal says when a stratum, and the whole campaign, are done, and what the allocation rules
-need to know about it. :class:`Each` (every stratum's interval within a half-width),
-:class:`Overall` (the population-weighted rate's), :class:`Decide` (every stratum decided
-against a threshold) and :class:`Gap` (the verdict on the max-min gap against a tolerance).
+need to know about it. :class:`~bayeseval.campaign.goals.each.Each` (every stratum's interval within a half-width),
+:class:`~bayeseval.campaign.goals.overall.Overall` (the population-weighted rate's),
+:class:`~bayeseval.campaign.goals.decide.Decide` (every stratum decided against a threshold)
+and :class:`~bayeseval.campaign.goals.gap.Gap` (the verdict on the max-min gap against a
+tolerance) each live in a file of their own and derive from :class:`Goal`.
 ``Campaign.create(goal=...)`` and ``simulate(goal=...)`` take a goal object; ``"each"`` and
 ``"overall"`` are shorthands for ``Each()`` and ``Overall()`` (half-width 0.05). A goal
 compares equal to its name.
 
 The parameters' defaults and the keys a campaign file stores them under are listed once, in
-:data:`bayeseval.campaign.fields.GOAL_FIELDS` (:func:`goal_settings` writes them,
-:func:`goal_from_config` reads them back).
+:data:`bayeseval.campaign.fields.GOAL_FIELDS`
+(:func:`~bayeseval.campaign.goals.registry.goal_settings` writes them,
+:func:`~bayeseval.campaign.goals.registry.goal_from_config` reads them back).
 
 A goal reads the campaign's state (:class:`~bayeseval.campaign.loop.rule_state.RuleState`), whose
 settings are resolved per stratum (a threshold mapping becomes one value per stratum), so

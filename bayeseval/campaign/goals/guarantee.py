@@ -63,7 +63,7 @@ def guarantee_stop_level(level: float) -> float:
     1,000 labels, looks every 1, 5, 20 and 50 labels, true rates 0.02-0.50): computed at
     0.95 the interval covers the true rate at stop 0.945 on average and 0.924 at worst
     (rate 0.11, a look after every label); computed at 0.965 its worst coverage at stop is
-    0.94 or more for every rate and schedule (``tests/campaign/test_rules.py`` checks rates
+    0.94 or more for every rate and schedule (``tests/campaign/loop/test_rules.py`` checks rates
     0.05, 0.11 and 0.30).
 
     Examples
