@@ -209,6 +209,7 @@ class Goal:
 
         Examples
         --------
+        >>> from bayeseval.campaign.goals.decide import Decide
         >>> from bayeseval.campaign.loop.rule_state import RuleState
         >>> st = RuleState.from_counts([1, 130], [200, 1539], available=[0, 0], goal="decide",
         ...                            threshold=np.array([0.1, 0.1]), guarantee="stratum")
