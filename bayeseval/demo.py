@@ -31,7 +31,7 @@ import pandas as pd
 from bayeseval import __version__, checks, plan, plots
 from bayeseval._api.validation import check_method, check_positive_int
 from bayeseval._render.html_page import page
-from bayeseval.campaign.goals import Each
+from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.simulation import simulate, synthetic_pool
 from bayeseval.counts.counts import Counts
 from bayeseval.datasets import load_compas, load_german_credit

@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from bayeseval.campaign import Each
-from bayeseval.campaign.rules import expected_width, independent_beta, thompson
+from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.loop.rules import expected_width, independent_beta, thompson
 from bayeseval.campaign.simulation import simulate, synthetic_pool
-from bayeseval.campaign.verdicts import RuleState
 
 
 def bench_step(n_strata: int = 50, reps: int = 30) -> pd.DataFrame:
@@ -108,7 +108,7 @@ def bench_rules(repeats: int, quick: bool) -> pd.DataFrame:
 
 def bench_calibration(pools: int = 400) -> pd.DataFrame:
     """Coverage of the pooled 95% intervals at a fixed 100 labels per stratum (no stopping)."""
-    from bayeseval.campaign.posterior import hierarchical_grid
+    from bayeseval.campaign.loop.fast_posterior import hierarchical_grid
     from bayeseval.models.priors import resolve_prior
 
     rng = np.random.default_rng(12)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval.campaign import Campaign
-from bayeseval.campaign.serve import SECRET_HEADER, CampaignServer
+from bayeseval.campaign.labels.serve import SECRET_HEADER, CampaignServer
 
 
 class Sync:

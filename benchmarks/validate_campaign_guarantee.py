@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval.campaign import Each
-from bayeseval.campaign import guarantee as campaign_rules
+from bayeseval.campaign.goals import guarantee as campaign_rules
 from bayeseval.campaign.simulation import simulate
 
 N_STRATA = 12

@@ -37,7 +37,7 @@ import pandas as pd
 
 from bayeseval._kernels.proxy import proxy_interval
 from bayeseval.campaign import Each
-from bayeseval.campaign.guarantee import guarantee_stop_level
+from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 from bayeseval.campaign.simulation import simulate
 
 N_STRATA, ROWS, POOR = 12, 5_000, 5

@@ -36,7 +36,7 @@ from bayeseval._api import metric_names
 from bayeseval._api.warnings import BayesevalWarning
 from bayeseval._kernels.disparity import mover_difference
 from bayeseval.campaign import Campaign
-from bayeseval.campaign.verdicts import RuleState
+from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.cli.main import main as main_audit_report
 from bayeseval.fairness import audit
 

@@ -162,7 +162,7 @@ def first_fractional(values: Any) -> Any:
 
     Vectorised for float arrays; object arrays are checked element by element. Returns None when
     every value is a string, a bool, an integer or an integer-valued float (the rule
-    :class:`bayeseval.campaign.labels.LabelSet` applies to one label at a time).
+    :class:`bayeseval.campaign.labels.label_set.LabelSet` applies to one label at a time).
 
     Examples
     --------

@@ -3,9 +3,9 @@
 A :class:`CampaignSpec` holds a campaign's settings and its goal (:class:`Each`,
 :class:`Overall`, :class:`Decide` or :class:`Gap`); :class:`Campaign` runs a campaign stored
 in SQLite; :func:`simulate` replays the same spec with known labels to compare proposal rules.
-:mod:`bayeseval.campaign.state` holds the campaign's counts and posterior,
-:mod:`bayeseval.campaign.verdicts` what the goal and the guarantee decide from them,
-:mod:`bayeseval.campaign.rules` the proposal rules and :mod:`bayeseval.campaign.forecast`
+:mod:`bayeseval.campaign.loop.state` holds the campaign's counts and posterior,
+:mod:`bayeseval.campaign.loop.rule_state` what the goal and the guarantee decide from them,
+:mod:`bayeseval.campaign.loop.rules` the proposal rules and :mod:`bayeseval.campaign.loop.forecast`
 what the campaign can still reach.
 
 The names below are imported on first use, so ``bayeseval campaign --help`` (which only needs
@@ -22,14 +22,14 @@ from bayeseval._api.lazy import lazy_exports
 _EXPORTS = {
     "Campaign": "campaign",
     "CampaignSpec": "spec",
-    "Each": "goals",
-    "Overall": "goals",
-    "Decide": "goals",
-    "Gap": "goals",
-    "RULES": "rules",
-    "RuleState": "verdicts",
-    "forecast_labels": "forecast",
-    "get_rule": "rules",
+    "Each": "goals.each",
+    "Overall": "goals.overall",
+    "Decide": "goals.decide",
+    "Gap": "goals.gap",
+    "RULES": "loop.rules",
+    "RuleState": "loop.rule_state",
+    "forecast_labels": "loop.forecast",
+    "get_rule": "loop.rules",
     "simulate": "simulation",
     "SimulationResult": "simulation",
     "plot_halfwidth": "simulation",
@@ -55,9 +55,13 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.campaign import Campaign
-    from bayeseval.campaign.forecast import forecast_labels
-    from bayeseval.campaign.goals import Decide, Each, Gap, Overall
-    from bayeseval.campaign.rules import RULES, get_rule
+    from bayeseval.campaign.goals.decide import Decide
+    from bayeseval.campaign.goals.each import Each
+    from bayeseval.campaign.goals.gap import Gap
+    from bayeseval.campaign.goals.overall import Overall
+    from bayeseval.campaign.loop.forecast import forecast_labels
+    from bayeseval.campaign.loop.rule_state import RuleState
+    from bayeseval.campaign.loop.rules import RULES, get_rule
     from bayeseval.campaign.simulation import (
         SimulationResult,
         plot_halfwidth,
@@ -65,6 +69,5 @@ if TYPE_CHECKING:  # pragma: no cover
         synthetic_pool,
     )
     from bayeseval.campaign.spec import CampaignSpec
-    from bayeseval.campaign.verdicts import RuleState
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

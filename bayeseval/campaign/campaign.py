@@ -1,7 +1,7 @@
 """Labelling campaigns that stop when every credible interval is narrow enough.
 
 A :class:`Campaign` keeps its whole state in one SQLite file (see
-:mod:`bayeseval.campaign.store`): the settings (a :class:`~bayeseval.campaign.CampaignSpec`), the
+:mod:`bayeseval.campaign.store.store`): the settings (a :class:`~bayeseval.campaign.CampaignSpec`), the
 pool reference (row id, stratum, prediction, optional score), every proposal, every label and
 every decision. Each round it
 
@@ -32,36 +32,37 @@ import pandas as pd
 from bayeseval import __version__
 from bayeseval._api.validation import check_positive_int
 from bayeseval._api.warnings import PrecisionLimitedWarning
-from bayeseval.campaign.annotating import Annotating
-from bayeseval.campaign.create import initialise
-from bayeseval.campaign.design import (
-    StrataDesign,
-    metric_flags,
-    population_weights,
-    stratum_thresholds,
-)
-from bayeseval.campaign.existing_labels import (
+from bayeseval.campaign.fields import DEFAULTS
+from bayeseval.campaign.goals.decide import Decide
+from bayeseval.campaign.goals.each import Each
+from bayeseval.campaign.goals.guarantee import guarantee_stop_level
+from bayeseval.campaign.labels.annotating import Annotating
+from bayeseval.campaign.labels.existing import (
     EXISTING_META,
     EXISTING_ROUND,
     SEED_DESIGN,
     seed_cell_bounds,
 )
-from bayeseval.campaign.fields import DEFAULTS
-from bayeseval.campaign.forecast import (
+from bayeseval.campaign.labels.ingest import IngestResult, ingest_labels
+from bayeseval.campaign.labels.label_set import LabelSet, norm_rid
+from bayeseval.campaign.loop.forecast import (
     decision_reach,
     forecast_table,
     stratum_feasibility,
 )
-from bayeseval.campaign.goals import Decide, Each
-from bayeseval.campaign.guarantee import guarantee_stop_level
-from bayeseval.campaign.ingest import IngestResult, ingest_labels
-from bayeseval.campaign.labels import LabelSet, norm_rid
-from bayeseval.campaign.proxycells import PROXY_META, ProxyDesign
-from bayeseval.campaign.rules import get_rule
+from bayeseval.campaign.loop.pool import (
+    StrataDesign,
+    metric_flags,
+    population_weights,
+    stratum_thresholds,
+)
+from bayeseval.campaign.loop.proxy_cells import PROXY_META, ProxyDesign
+from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.rules import get_rule
+from bayeseval.campaign.loop.status import outcome_text, status_frame
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
-from bayeseval.campaign.status import outcome_text, status_frame
-from bayeseval.campaign.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
-from bayeseval.campaign.verdicts import MetricStates, RuleState
+from bayeseval.campaign.store.create import initialise
+from bayeseval.campaign.store.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models import fit_hierarchical
@@ -77,7 +78,7 @@ class Campaign(Annotating):
     Parameters
     ----------
     store : CampaignStore
-        The open campaign database (:class:`~bayeseval.campaign.store.CampaignStore`).
+        The open campaign database (:class:`~bayeseval.campaign.store.store.CampaignStore`).
 
     Attributes
     ----------
@@ -276,7 +277,7 @@ class Campaign(Annotating):
             Labels whose probabilities differ within a stratum are read as a seed cell: each
             stratum's estimate and interval combine the seed rows, all labelled, with the
             campaign's random draws from the rest (``read="seeded"`` in :meth:`status`;
-            :func:`~bayeseval.campaign.existing_labels.seed_cell_bounds`), unbiased whatever
+            :func:`~bayeseval.campaign.labels.existing.seed_cell_bounds`), unbiased whatever
             rule chose them. Only goal ``"each"`` under ``guarantee="stratum"`` with one
             metric whose trials the prediction fixes, no ``proxy`` and no ``anytime`` reads a
             seed cell; other campaigns refuse such labels (a ``ValueError`` naming the
@@ -419,8 +420,8 @@ class Campaign(Annotating):
         -------
         RuleState or MetricStates
             Counts per stratum, the goal and the posterior (see
-            :class:`~bayeseval.campaign.verdicts.RuleState`); for a campaign on several metrics
-            one state per metric (:class:`~bayeseval.campaign.verdicts.MetricStates`).
+            :class:`~bayeseval.campaign.loop.rule_state.RuleState`); for a campaign on several metrics
+            one state per metric (:class:`~bayeseval.campaign.loop.rule_state.MetricStates`).
         """
         return self._state()
 
@@ -481,7 +482,7 @@ class Campaign(Annotating):
     @property
     def outcome(self) -> str:
         """The campaign's state in one line: ``"goal met: ..."``, ``"stopped: ..."`` (done without it,
-        naming the open strata and why) or ``"running: ..."`` (:func:`~bayeseval.campaign.status.outcome_text`).
+        naming the open strata and why) or ``"running: ..."`` (:func:`~bayeseval.campaign.loop.status.outcome_text`).
 
         Examples
         --------
@@ -548,19 +549,19 @@ class Campaign(Annotating):
             ``effective_labels``, ``"seeded"`` for a campaign started from labels of unequal
             inclusion), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the
-            target, see :meth:`~bayeseval.campaign.verdicts.RuleState.stratum_done`),
+            target, see :meth:`~bayeseval.campaign.loop.rule_state.RuleState.stratum_done`),
             ``exhausted`` (no row left to propose), ``outlier`` (modelled
             without pooling), ``outcome`` (what happened to the stratum: ``"met"``,
             ``"decided: meets"``, ``"decided: fails"``, ``"at the threshold (within the
             margin)"``, or ``"undecided"``/``"not met"`` followed by ``": pool exhausted"`` or
             ``": budget spent"`` when that is why it is open, see
-            :func:`~bayeseval.campaign.status.stratum_outcomes`), ``cost`` (labels times the stratum's label cost: the label count
+            :func:`~bayeseval.campaign.loop.status.stratum_outcomes`), ``cost`` (labels times the stratum's label cost: the label count
             when the campaign has no ``costs``). With ``goal="overall"``
             ``frame.attrs["overall"]`` holds the weighted rate's mean, lower, upper,
             halfwidth and done. With a ``Decide`` goal also ``threshold``, ``p_meets``
             (posterior probability that the rate meets the threshold) and ``decision``
             (``"meets"``, ``"fails"``, ``"at the threshold"`` with a ``margin``, see
-            :meth:`~bayeseval.campaign.verdicts.RuleState.at_threshold`, or ``"undecided"``);
+            :meth:`~bayeseval.campaign.loop.rule_state.RuleState.at_threshold`, or ``"undecided"``);
             ``done`` is then whether the stratum is decided. With a ``Gap`` goal ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
@@ -611,7 +612,7 @@ class Campaign(Annotating):
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
         the target, counting pending proposals as already requested. Goals ``"decide"`` and
-        ``"gap"``: see :func:`~bayeseval.campaign.forecast.forecast_decision` (for ``"decide"``,
+        ``"gap"``: see :func:`~bayeseval.campaign.loop.forecast.forecast_decision` (for ``"decide"``,
         the labels after which a stratum is more likely decided than not).
 
         Parameters
@@ -624,12 +625,12 @@ class Campaign(Annotating):
         pandas.Series or pandas.DataFrame
             Labels per stratum (``Int64``), indexed by stratum: ``<NA>`` where the forecast
             cannot be made yet (a stratum without a labelled trial; see
-            :func:`~bayeseval.campaign.forecast.forecast_notes`); with ``cost=True`` a frame
+            :func:`~bayeseval.campaign.loop.forecast.forecast_notes`); with ``cost=True`` a frame
             with the columns ``labels``, ``cost``, ``note`` (why a forecast is ``<NA>``, else
             None), and for goal ``"decide"`` ``beyond``:
             ``"rows"`` where the stratum's rows left are unlikely to decide it (the labels
             shown are then all its rows), ``"budget"`` where the budget left is, else None
-            (see :func:`~bayeseval.campaign.forecast.decision_reach`).
+            (see :func:`~bayeseval.campaign.loop.forecast.decision_reach`).
 
         Examples
         --------
@@ -661,11 +662,11 @@ class Campaign(Annotating):
         rows not yet labelled (for recall, the rows that are actually positive); the
         achievable half-width is the half-width of the interval the campaign stops on
         once every row is labelled at the stratum's current posterior mean rate
-        (:func:`~bayeseval.campaign.forecast.stratum_feasibility`). ``create`` and ``forecast`` call this with
+        (:func:`~bayeseval.campaign.loop.forecast.stratum_feasibility`). ``create`` and ``forecast`` call this with
         ``warn=True`` for the ``"each"`` goal, so an infeasible target is said before
         labels are spent on it. A proxy campaign checks the interval it stops on, with every
         row labelled and a proxy that tells nothing
-        (:meth:`~bayeseval.campaign.proxycells.ProxyDesign.feasibility`).
+        (:meth:`~bayeseval.campaign.loop.proxy_cells.ProxyDesign.feasibility`).
 
         Parameters
         ----------
@@ -871,7 +872,7 @@ class Campaign(Annotating):
     def _warn_out_of_reach(self, conn: Any, st: RuleState | MetricStates) -> None:
         """Warn, once per stratum in the campaign's life, that its rows or the budget left cannot decide it.
 
-        Goal ``"decide"``: :func:`~bayeseval.campaign.forecast.decision_reach`; the strata already
+        Goal ``"decide"``: :func:`~bayeseval.campaign.loop.forecast.decision_reach`; the strata already
         warned about are remembered in the campaign file (inside the proposal's transaction).
         """
         if isinstance(st, MetricStates) or not isinstance(st.goal, Decide):
@@ -997,7 +998,7 @@ class Campaign(Annotating):
             and accept a change of the resolved label. Default False: such rows are an error.
         strict : bool
             Refuse the whole batch when a label is blank (missing, NaN, empty or spaces only;
-            :func:`~bayeseval.campaign.labels.is_blank`). Default False: the rows without a
+            :func:`~bayeseval.campaign.labels.label_set.is_blank`). Default False: the rows without a
             label are not recorded and stay as they were (pending rows stay pending), the
             others are recorded, and a :class:`~bayeseval.BlankLabelWarning` says how many
             (``.blank`` of the result).

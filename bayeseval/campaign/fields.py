@@ -6,7 +6,7 @@
 ``bayeseval campaign create`` builds its flags from :data:`FIELDS` (flag, default, help), so a
 default changes here and nowhere else. The goal's own parameters (half-width, threshold,
 direction, margin, tolerance) are not campaign settings but arguments of the goal objects of
-:mod:`bayeseval.campaign.goals`; :data:`GOAL_FIELDS` gives their defaults, the keys a campaign
+:mod:`bayeseval.campaign.goals.goal`; :data:`GOAL_FIELDS` gives their defaults, the keys a campaign
 file stores them under, and the command-line flags that build the goal. Plain Python: the
 command line reads it without loading NumPy or pandas.
 """

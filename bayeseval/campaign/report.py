@@ -25,9 +25,10 @@ import pandas as pd
 from bayeseval._api.table_names import WHOLE
 from bayeseval._render.formats import fixed
 from bayeseval._render.html_page import html_table, page
-from bayeseval.campaign.annotations import AGREEMENT_RULE
-from bayeseval.campaign.forecast import forecast_text, forecast_total
-from bayeseval.campaign.goals import Decide, Gap
+from bayeseval.campaign.goals.decide import Decide
+from bayeseval.campaign.goals.gap import Gap
+from bayeseval.campaign.labels.annotations import AGREEMENT_RULE
+from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 from bayeseval.counts.counts import stratum_labels
 
 __all__ = ["campaign_report_html", "progress_by_round"]

@@ -3,10 +3,10 @@
 :func:`simulate` runs a :class:`~bayeseval.campaign.CampaignSpec` ``n_repeats`` times per rule in
 memory (no SQLite), with an oracle that knows the true labels. It shares with
 :class:`~bayeseval.campaign.Campaign` everything but the storage: the pool is read by the same
-:func:`~bayeseval.campaign.design.design_pool`, each round's state, size and allocation come from
+:func:`~bayeseval.campaign.loop.pool.design_pool`, each round's state, size and allocation come from
 the same spec methods (so the stopping rule is the same), and rows are drawn in the same random order: repeat 0
 with ``random_seed=s`` proposes exactly the rows of a campaign created with ``random_seed=s``
-whose labeller answers with the true labels (:func:`~bayeseval.campaign.design.seed_sequences`).
+whose labeller answers with the true labels (:func:`~bayeseval.campaign.loop.pool.seed_sequences`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_class_labels, check_positive_int
-from bayeseval.campaign.design import (
+from bayeseval.campaign.fields import DEFAULTS
+from bayeseval.campaign.goals.decide import Decide
+from bayeseval.campaign.goals.gap import Gap
+from bayeseval.campaign.goals.registry import goal_settings
+from bayeseval.campaign.labels.label_set import py_scalar
+from bayeseval.campaign.loop.pool import (
     PoolDesign,
     check_columns,
     check_no_missing,
@@ -32,11 +37,8 @@ from bayeseval.campaign.design import (
     seed_sequences,
     spec_columns,
 )
-from bayeseval.campaign.fields import DEFAULTS
-from bayeseval.campaign.goals import Decide, Gap, goal_settings
-from bayeseval.campaign.labels import py_scalar
+from bayeseval.campaign.loop.rule_state import AT_THRESHOLD, MetricStates, RuleState
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
-from bayeseval.campaign.verdicts import AT_THRESHOLD, MetricStates, RuleState
 from bayeseval.counts.metrics import get_metric
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
@@ -326,7 +328,7 @@ def simulate(
     specs = _rule_specs(spec, rules)
     oracle = _oracle(data, spec, y_true)
     if spec.proxy is not None:
-        from bayeseval.campaign.proxysim import replay_proxy
+        from bayeseval.campaign.proxy_replay import replay_proxy
 
         with _progress(progress, n_repeats * len(specs)) as bar:
             table, trace, finals = replay_proxy(data, data[y_true], spec, specs, n_repeats, oracle.true_rates, bar)

@@ -31,14 +31,16 @@ from bayeseval._api.validation import (
     check_random_seed,
     iter_columns,
 )
-from bayeseval.campaign.decision import decision_allocation
 from bayeseval.campaign.fields import BATCH_BOUNDS, DEFAULTS, auto_batch_size
-from bayeseval.campaign.goals import Decide, Goal, as_goal, goal_from_config, goal_settings
-from bayeseval.campaign.guarantee import GUARANTEES
-from bayeseval.campaign.labels import LabelSet
-from bayeseval.campaign.rules import RULES, cost_allocation, get_rule, metrics_allocation
-from bayeseval.campaign.state import CampaignState, StrataDesign
-from bayeseval.campaign.verdicts import MetricStates, RuleState
+from bayeseval.campaign.goals.decide import Decide
+from bayeseval.campaign.goals.decision import decision_allocation
+from bayeseval.campaign.goals.goal import Goal
+from bayeseval.campaign.goals.guarantee import GUARANTEES
+from bayeseval.campaign.goals.registry import as_goal, goal_from_config, goal_settings
+from bayeseval.campaign.labels.label_set import LabelSet
+from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.rules import RULES, cost_allocation, get_rule, metrics_allocation
+from bayeseval.campaign.loop.state import CampaignState, StrataDesign
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
@@ -193,7 +195,7 @@ FIELD_DOCS: dict[str, str] = {
     are practically at the threshold); ``Gap(tolerance)``: the verdict on the max-min gap
     between the strata against the tolerance, in (0, 1), decided (the audit's
     Bonferroni-projected gap interval wholly above or below it). See
-    :mod:`bayeseval.campaign.goals`.""",
+    :mod:`bayeseval.campaign.goals.goal`.""",
     "guarantee": """guarantee : {"stratum", "average"}
     What each stratum's interval and decision promise. ``"stratum"`` (default): the interval
     of every stratum (``status()``'s ``lower``/``upper``) covers that stratum's rate with
@@ -636,7 +638,7 @@ class CampaignSpec:
         dict
             Field name -> value, with ``y_pred`` stored under its historical key
             ``prediction``, the goal's name under ``goal`` and its parameters under the keys
-            of :func:`~bayeseval.campaign.goals.goal_settings`; a seed that is not an integer
+            of :func:`~bayeseval.campaign.goals.registry.goal_settings`; a seed that is not an integer
             is stored as its text.
         """
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

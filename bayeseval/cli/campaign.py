@@ -100,7 +100,7 @@ def _write_batch(campaign: Any, batch: Any, path: Path, kind: str) -> None:
     object per row with an empty label.
     """
     from bayeseval._render.spreadsheet import csv_safe_frame
-    from bayeseval.campaign.annotations import to_jsonl, to_labelstudio
+    from bayeseval.campaign.labels.annotations import to_jsonl, to_labelstudio
 
     frame = _batch_table(campaign, batch) if kind in ("csv", "parquet") else None
     if kind == "labelstudio":
@@ -270,7 +270,7 @@ def _records(frame: Any, index_name: str = "stratum") -> list[dict[str, Any]]:
 
 def _goal(args: argparse.Namespace) -> Any:
     """The goal object of ``--goal`` and its flags; a flag of another goal, or a missing one, raises naming it."""
-    from bayeseval.campaign.goals import goal_from_config
+    from bayeseval.campaign.goals.registry import goal_from_config
 
     given = {f: getattr(args, f.name) for f in GOAL_FIELDS if getattr(args, f.name) is not None}
     for f in given:
@@ -400,7 +400,7 @@ def _nothing_to_propose(c: Any, args: argparse.Namespace) -> int:
 
 def _annotation_file(path: str, from_name: str | None, id_col: str, *, keep_blank: bool = False) -> Any:
     """The annotation table of a Label Studio or JSON Lines file (None for a plain table), or raise naming --labels."""
-    from bayeseval.campaign.annotations import read_annotations
+    from bayeseval.campaign.labels.annotations import read_annotations
 
     if not str(path).lower().endswith((".json", ".jsonl")):
         _kind(path, "--labels")
@@ -522,8 +522,8 @@ def _status_table(c: Any) -> tuple[Any, Any]:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from bayeseval.campaign.forecast import forecast_text, forecast_total
-    from bayeseval.campaign.goals import goal_settings
+    from bayeseval.campaign.goals.registry import goal_settings
+    from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 
     c = _open(args.db, read_only=True)
     try:
@@ -559,7 +559,7 @@ def _status(args: argparse.Namespace) -> int:
                 "strata": _records(st),
             }
             if len(c.annotations()):
-                from bayeseval.campaign.annotations import AGREEMENT_RULE
+                from bayeseval.campaign.labels.annotations import AGREEMENT_RULE
 
                 payload["agreement"] = _records(c.agreement())
                 payload["agreement_rule"] = AGREEMENT_RULE
@@ -608,7 +608,8 @@ def _one_block(st: Any) -> Any:
 
 def _goal_text(c: Any) -> str:
     """The campaign's goal in words, for the status line."""
-    from bayeseval.campaign.goals import Decide, Gap
+    from bayeseval.campaign.goals.decide import Decide
+    from bayeseval.campaign.goals.gap import Gap
 
     goal, level = c.spec.goal, c.spec.level
     if isinstance(goal, Decide):
@@ -685,7 +686,7 @@ def _export(args: argparse.Namespace) -> int:
 def _forecast(args: argparse.Namespace) -> int:
     c = _open(args.db, read_only=True)
     try:
-        from bayeseval.campaign.forecast import forecast_text, forecast_total
+        from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 
         f = c.forecast(cost=True)
         f["cost_per_label"] = c.label_costs.to_numpy()

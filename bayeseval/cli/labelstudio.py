@@ -1,7 +1,7 @@
 """``bayeseval campaign sync`` and ``bayeseval campaign serve``: a campaign run in Label Studio.
 
-``sync`` runs one :func:`~bayeseval.campaign.labelstudio.sync` and prints what it did;
-``serve`` runs :class:`~bayeseval.campaign.serve.CampaignServer`, which syncs on
+``sync`` runs one :func:`~bayeseval.campaign.labels.labelstudio.sync` and prints what it did;
+``serve`` runs :class:`~bayeseval.campaign.labels.serve.CampaignServer`, which syncs on
 every Label Studio webhook. Both need PyPI ``label-studio-sdk`` (``pip install
 "bayeseval[labelstudio]"``; without it they say so in one line and exit 2) and take the API
 token from ``--token`` or the ``LABEL_STUDIO_API_KEY`` environment variable. ``serve`` first
@@ -27,7 +27,7 @@ INSTALL = 'pip install "bayeseval[labelstudio]"'
 
 
 def _client(args: argparse.Namespace) -> Any:
-    from bayeseval.campaign.labelstudio import LabelStudioClient
+    from bayeseval.campaign.labels.labelstudio import LabelStudioClient
 
     token = args.token if args.token is not None else os.environ.get("LABEL_STUDIO_API_KEY", "")
     if not token.strip():
@@ -59,7 +59,7 @@ def _call(args: argparse.Namespace, call: Callable[..., Any], *params: Any, **op
 
 def _sync_once(campaign: Any, client: Any, args: argparse.Namespace, create_config: bool) -> Any:
     """One sync, with the server's errors as ValueError naming the URL."""
-    from bayeseval.campaign.labelstudio import sync
+    from bayeseval.campaign.labels.labelstudio import sync
 
     return _call(
         args,
@@ -101,7 +101,7 @@ def _sync(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from bayeseval.campaign import Campaign
-    from bayeseval.campaign.serve import CampaignServer
+    from bayeseval.campaign.labels.serve import CampaignServer
 
     client = _client(args)
     try:

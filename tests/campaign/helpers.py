@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from bayeseval.campaign import Campaign, Each
-from bayeseval.campaign.annotations import ROW_ID_KEY
-from bayeseval.campaign.labelstudio import CAMPAIGN_KEY
-from bayeseval.campaign.verdicts import RuleState
+from bayeseval.campaign.labels.annotations import ROW_ID_KEY
+from bayeseval.campaign.labels.labelstudio import CAMPAIGN_KEY
+from bayeseval.campaign.loop.rule_state import RuleState
 from tests.helpers import make_pool_hardening_campaign
 
 RNG = np.random.default_rng

@@ -25,8 +25,8 @@ from statsmodels.stats.proportion import proportion_confint
 from bayeseval import proxy_ci
 from bayeseval._api.warnings import BlankLabelWarning, PrecisionLimitedWarning
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
-from bayeseval.campaign.guarantee import guarantee_stop_level
-from bayeseval.campaign.store import CampaignStore
+from bayeseval.campaign.goals.guarantee import guarantee_stop_level
+from bayeseval.campaign.store.store import CampaignStore
 from bayeseval.cli.campaign import main
 from tests.campaign.helpers import (
     Team,
@@ -1923,7 +1923,7 @@ def test_property_labels_are_paired_by_row_id_not_position(tmp_path_factory, ord
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 @pytest.mark.labelstudio
 def test_a_campaign_runs_to_done_through_serve_and_real_webhooks(label_studio, tmp_path):
-    from bayeseval.campaign.serve import SECRET_HEADER
+    from bayeseval.campaign.labels.serve import SECRET_HEADER
 
     url, token = label_studio
     team = Team(url, token, "serve run", seed=6)

@@ -14,7 +14,7 @@ import pytest
 
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall, simulate
 from bayeseval.campaign.fields import DEFAULTS, FIELDS, GOAL_DEFAULTS, GOAL_FIELDS
-from bayeseval.campaign.goals import goal_settings
+from bayeseval.campaign.goals.registry import goal_settings
 from bayeseval.cli.campaign import main
 from tests.helpers import exact_pool
 

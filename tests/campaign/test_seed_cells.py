@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from bayeseval.campaign import Campaign, Decide, Each, Gap, Overall
-from bayeseval.campaign.existing_labels import seed_cell_bounds
-from bayeseval.campaign.guarantee import guarantee_stop_level
+from bayeseval.campaign.goals.guarantee import guarantee_stop_level
+from bayeseval.campaign.labels.existing import seed_cell_bounds
 from bayeseval.campaign.report import campaign_report_html
 
 #: error rate of the rows the model calls positive / negative: the seed design below over-samples the first

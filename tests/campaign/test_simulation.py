@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bayeseval._api.results import Result
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Overall, SimulationResult
-from bayeseval.campaign.ingest import IngestResult
+from bayeseval.campaign.labels.ingest import IngestResult
 from bayeseval.campaign.simulation import plot_halfwidth, simulate, synthetic_pool, true_decisions
 from tests.helpers import exact_pool
 

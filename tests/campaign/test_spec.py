@@ -263,7 +263,7 @@ def test_anytime_is_stored_and_defaults_to_false(pool_campaign_spec):
     assert CampaignSpec(y_pred="pred", strata="stratum").anytime is False
     # decision goals plan each stratum's sequence for its rows (at most 4,000)
     from bayeseval._kernels.anytime import tuned_concentration
-    from bayeseval.campaign.design import design_pool
+    from bayeseval.campaign.loop.pool import design_pool
 
     spec = CampaignSpec(y_pred="pred", strata="stratum", anytime=True, goal=Decide(0.1))
     design = design_pool(spec, pool_campaign_spec)

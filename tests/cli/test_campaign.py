@@ -20,7 +20,7 @@ from sklearn.metrics import cohen_kappa_score
 
 import bayeseval
 from bayeseval.campaign import Campaign, Decide
-from bayeseval.campaign import store as store_module
+from bayeseval.campaign.store import store as store_module
 from bayeseval.cli import main as cli
 from bayeseval.cli.campaign import main
 from bayeseval.cli.main import main as main_audit_report
@@ -1652,7 +1652,7 @@ def test_exit_code_3_is_documented_in_help(capsys):
 
 def _blank_cases(tmp_path, rows, labels):
     """The same labels as a CSV batch, JSON Lines, a Label Studio JSON export and a CSV export."""
-    from bayeseval.campaign.annotations import ROW_ID_KEY
+    from bayeseval.campaign.labels.annotations import ROW_ID_KEY
 
     files = {}
     pd.DataFrame({"id": rows, "label": labels}).to_csv(tmp_path / "b.csv", index=False)
@@ -1753,7 +1753,7 @@ def test_a_file_without_labels_at_all_is_refused_as_such(tmp_path, capsys, kind)
     out = tmp_path / ("tasks.json" if fmt == "labelstudio" else "tasks.jsonl" if fmt == "jsonl" else "tasks.csv")
     assert main(["campaign", "propose", "--db", db, "--batch-size", "4", "--out", str(out), "--format", fmt]) == 0
     if kind == "import-csv":  # the import tasks as a CSV (Label Studio imports CSV too): no choice column
-        from bayeseval.campaign.annotations import ROW_ID_KEY
+        from bayeseval.campaign.labels.annotations import ROW_ID_KEY
 
         tasks = pd.read_csv(out).rename(columns={"id": ROW_ID_KEY}).drop(columns="label")
         tasks.to_csv(out, index=False)

@@ -129,7 +129,7 @@ def fake_sdk(tmp_path, monkeypatch):
     ],
 )
 def test_serve_stops_at_start_when_label_studio_refuses(db, fake_sdk, monkeypatch, capsys, mode, says):
-    from bayeseval.campaign import serve
+    from bayeseval.campaign.labels import serve
 
     monkeypatch.setenv("FAKE_LS", mode)
     started = []

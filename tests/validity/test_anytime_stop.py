@@ -18,7 +18,7 @@ from bayeseval._kernels.anytime import (
     tuned_concentration,
 )
 from bayeseval.campaign import Each, simulate
-from bayeseval.campaign.guarantee import anytime_concentrations
+from bayeseval.campaign.goals.guarantee import anytime_concentrations
 
 
 def _coverage_at_stop(

@@ -76,7 +76,7 @@ def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
     # exact dynamic programme over (look, count): the adaptive interval with a fixed Beta(2, 18)
     # prior at the worst rate (0.11); stopping on the 95% interval loses coverage (0.938 with a
     # look every 5 labels), the interval at guarantee_stop_level(0.95) = 0.965 keeps >= 0.94
-    from bayeseval.campaign.guarantee import guarantee_stop_level
+    from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 
     plain, kept = _fab_table(0.95), _fab_table(guarantee_stop_level(0.95))
     assert _coverage_at_stop(plain, 0.11, 5) < 0.94
@@ -87,7 +87,7 @@ def test_compensated_stop_level_keeps_coverage_at_stop_exactly():
 @pytest.mark.slow
 def test_compensated_stop_level_every_schedule_and_rate():
     # looking after every label is the worst schedule: 0.924 at level 0.95, 0.941 at 0.965
-    from bayeseval.campaign.guarantee import guarantee_stop_level
+    from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 
     kept = _fab_table(guarantee_stop_level(0.95))
     assert _coverage_at_stop(_fab_table(0.95), 0.11, 1) < 0.93

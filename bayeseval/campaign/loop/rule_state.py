@@ -1,0 +1,812 @@
+"""What the goal and the guarantee decide from a campaign's state.
+
+A :class:`RuleState` is a :class:`~bayeseval.campaign.loop.state.CampaignState` (counts per
+stratum and the cached posterior) seen through the goal (:mod:`bayeseval.campaign.goals.goal`)
+with its resolved settings and the guarantee (:mod:`bayeseval.campaign.goals.guarantee`). From them
+it derives, cached, the intervals each stratum stops on and reports, the decisions of the
+decision goals and the gap verdict; the allocation rules (:mod:`bayeseval.campaign.loop.rules`)
+and the goals read it. :class:`MetricStates` holds one per metric.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bayeseval._kernels.anytime import (
+    anytime_decisions,
+    confidence_sequence_bounds,
+    tuned_concentration,
+)
+from bayeseval._kernels.binomial import binomial_bounds
+from bayeseval._kernels.disparity import bonferroni_level, gap_interval
+from bayeseval.campaign.goals.decide import Decide
+from bayeseval.campaign.goals.each import Each
+from bayeseval.campaign.goals.goal import Goal
+from bayeseval.campaign.goals.guarantee import (
+    DECISION_MIN_TRIALS,
+    anytime_bounds,
+    anytime_concentrations,
+    guarantee_stop_level,
+    guaranteed_bounds,
+    implied_size,
+)
+from bayeseval.campaign.goals.registry import state_goal
+from bayeseval.campaign.loop.state import CampaignState
+from bayeseval.models.posterior import Posterior
+
+__all__ = ["RuleState", "MetricStates", "AT_THRESHOLD"]
+
+#: the settings of :meth:`RuleState.from_counts` that belong to the counts
+_COUNT_SETTINGS = ("labelled", "pending", "weights", "strata", "trial_known", "model", "prior", "prior_mean")
+
+
+def _counted(name: str) -> property:
+    """A read-only view of the :class:`CampaignState` field ``name``."""
+    return property(lambda self: getattr(self.counts, name), doc=f"``counts.{name}`` (:class:`CampaignState`).")
+
+
+#: the decision of a stratum known to lie within the indifference margin of its threshold
+AT_THRESHOLD = "at the threshold"
+
+
+# the state a rule sees
+# ---------------------------------------------------------------------------------------
+@dataclass
+class RuleState:
+    """What a rule needs to know about a campaign, per stratum (arrays aligned to ``strata``).
+
+    Parameters
+    ----------
+    counts : CampaignState
+        The counts per stratum and the cached posterior; its fields (``strata``,
+        ``successes``, ``trials``, ``labelled``, ``pending``, ``available``, ``weights``,
+        ``model``, ...) and :attr:`posterior` read through this state.
+    target_halfwidth, level
+        The target half-width of the width goals and the level of the intervals and decisions.
+    goal : Goal or str
+        The goal (:mod:`bayeseval.campaign.goals.goal`), or its name: ``"each"`` stratum's or the
+        ``"overall"`` weighted rate's credible interval half-width at most
+        ``target_halfwidth``, ``"decide"`` or ``"gap"``; a name is made the goal object with
+        this state's settings.
+    threshold : numpy.ndarray, optional
+        Goal ``"decide"``: the threshold of each stratum's rate (one value per stratum).
+    direction : {"below", "above"}
+        Goal ``"decide"``: a stratum meets its threshold when its rate is below it
+        (error-type metrics) or above it (accuracy-type metrics).
+    tolerance : float, optional
+        Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates.
+    margin : float
+        Goal ``"decide"``: the indifference margin; a stratum whose interval lies within
+        ``threshold +/- margin`` is decided ``"at the threshold"`` (see :meth:`at_threshold`).
+        Default 0: off.
+    guarantee : {"average", "stratum"}
+        What the per-stratum intervals and decisions promise (goals ``"each"``, ``"decide"``
+        and ``"gap"``; goal ``"overall"`` is the same under both). ``"stratum"``: each
+        stratum's interval is :func:`guaranteed_bounds` at :func:`guarantee_stop_level`
+        (coverage at least ``level`` at every true rate of that stratum, also at the moment it
+        stops) and decisions are anytime-valid tests
+        (:func:`bayeseval._kernels.anytime.anytime_decisions`; wrong with probability at most
+        ``1 - level`` per stratum whatever the look schedule). ``"average"`` (the default of a
+        bare state; campaigns default to ``"stratum"``): a stratum stops when its pooled
+        interval at ``level`` reaches the target and is decided when its pooled ``P(meets)``
+        reaches ``level``; these cover on average over strata like these.
+    anytime : bool
+        Under the per-stratum guarantee, each stratum stops on and reads its confidence
+        sequence at ``level`` (:meth:`anytime_intervals`) instead of the guaranteed interval.
+    anytime_concentration : numpy.ndarray, optional
+        The sequences' prior concentrations, one per stratum (default
+        :func:`~bayeseval.campaign.goals.guarantee.anytime_concentrations` of the strata's rows).
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 100], target_halfwidth=0.1)
+    >>> st.goal, st.weights.round(3).tolist()
+    (Each(halfwidth=0.1), [0.48, 0.52])
+    """
+
+    counts: CampaignState
+    target_halfwidth: float = 0.05
+    level: float = 0.95
+    goal: Goal | str = "each"
+    threshold: np.ndarray | None = None
+    direction: str = "below"
+    tolerance: float | None = None
+    margin: float = 0.0
+    guarantee: str = "average"
+    anytime: bool = False
+    anytime_concentration: np.ndarray | None = None
+    _decision: dict = field(default_factory=dict, init=False, repr=False)
+    _adaptive: dict = field(default_factory=dict, init=False, repr=False)
+
+    strata = _counted("strata")
+    successes = _counted("successes")
+    trials = _counted("trials")
+    labelled = _counted("labelled")
+    pending = _counted("pending")
+    available = _counted("available")
+    weights = _counted("weights")
+    trial_known = _counted("trial_known")
+    model = _counted("model")
+    prior = _counted("prior")
+    prior_mean = _counted("prior_mean")
+
+    def __post_init__(self) -> None:
+        self.goal = state_goal(
+            self.goal,
+            {
+                "target_halfwidth": self.target_halfwidth,
+                "threshold": self.threshold,
+                "direction": self.direction,
+                "margin": self.margin,
+                "tolerance": self.tolerance,
+            },
+        )
+
+    @classmethod
+    def from_counts(cls, successes: Any, trials: Any, *, available: Any, **kwargs: Any) -> RuleState:
+        """Build a state from arrays: :meth:`CampaignState.from_counts` plus the goal's settings.
+
+        Parameters
+        ----------
+        successes, trials : array-like of int
+            Counted successes and trials per stratum.
+        available : array-like of int
+            Eligible rows never proposed, per stratum.
+        **kwargs
+            The :class:`CampaignState` settings (``labelled``, ``pending``, ``weights``,
+            ``strata``, ``trial_known``, ``model``, ``prior``, ``prior_mean``) and the further
+            :class:`RuleState` fields (``target_halfwidth``, ``level``, ``goal``, ...).
+
+        Returns
+        -------
+        RuleState
+            The state, with nothing cached yet.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 300], model="independent")
+        >>> st.weights.round(3).tolist(), st.model, st.counts.model
+        ([0.267, 0.733], 'independent', 'independent')
+        """
+        counted = {k: kwargs.pop(k) for k in _COUNT_SETTINGS if k in kwargs}
+        return cls(CampaignState.from_counts(successes, trials, available=available, **counted), **kwargs)
+
+    def with_counts(self, **changes: Any) -> RuleState:
+        """A new state with the same goal and guarantee on counts changed by ``changes``.
+
+        Parameters
+        ----------
+        **changes
+            :class:`CampaignState` fields to replace (``successes``, ``pending``, ``model``, ...).
+
+        Returns
+        -------
+        RuleState
+            With nothing cached.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 300], target_halfwidth=0.1)
+        >>> new = st.with_counts(model="independent")
+        >>> new.model, new.goal, st.model
+        ('independent', Each(halfwidth=0.1), 'auto')
+        """
+        return dataclasses.replace(self, counts=dataclasses.replace(self.counts, **changes))
+
+    # -- derived quantities (cached) ------------------------------------------------------
+    @property
+    def posterior(self) -> Posterior:
+        """The campaign's current posterior (:attr:`CampaignState.posterior`)."""
+        return self.counts.posterior
+
+    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-stratum equal-tailed credible intervals of the posterior at ``level`` (cached).
+
+        Returns
+        -------
+        lower, upper : numpy.ndarray
+            Interval ends, one per stratum.
+        """
+        return self.counts.interval(self.level)
+
+    def halfwidths(self) -> np.ndarray:
+        """Per-stratum credible-interval half-widths at ``level``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Half the width of each stratum's credible interval.
+        """
+        lo, hi = self.intervals()
+        return (hi - lo) / 2.0
+
+    def per_stratum(self) -> bool:
+        """Whether the per-stratum guarantee applies: ``guarantee="stratum"`` and a goal other than ``"overall"``.
+
+        Returns
+        -------
+        bool
+            True when the guaranteed intervals and the anytime tests are in force.
+        """
+        return self.guarantee == "stratum" and self.goal.per_stratum
+
+    def guaranteed_intervals(self, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Every stratum's :func:`guaranteed_bounds` (cached).
+
+        Parameters
+        ----------
+        level : float, optional
+            Interval level (default :func:`guarantee_stop_level` of ``level``: the interval
+            the width goal stops on and the campaign reports).
+
+        Returns
+        -------
+        lower, upper : numpy.ndarray
+            Interval ends, one per stratum.
+        """
+        if level is None and self.anytime:
+            return self.anytime_intervals()
+        level = guarantee_stop_level(self.level) if level is None else float(level)
+        key = ("guaranteed", level)
+        if key not in self._adaptive:
+            self._adaptive[key] = guaranteed_bounds(self.successes, self.trials, level)
+        return self._adaptive[key]
+
+    def anytime_intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every stratum's confidence sequence at ``level`` (``anytime=True``), cached.
+
+        :func:`~bayeseval.campaign.goals.guarantee.anytime_bounds` with ``anytime_concentration``
+        (default: tuned for each stratum's rows and the goal's target,
+        :func:`~bayeseval.campaign.goals.guarantee.anytime_concentrations`). The sequence covers the
+        stratum's rate at every number of labels at once with probability at least ``level``,
+        so it needs no compensation for stopping when it is narrow.
+
+        Returns
+        -------
+        lower, upper : numpy.ndarray
+            Interval ends, one per stratum (``[0, 1]`` without trials).
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([10, 0], [100, 0], available=[900, 1000], guarantee="stratum",
+        ...                            anytime=True, anytime_concentration=np.array([2.0, 2.0]))
+        >>> lo, hi = st.anytime_intervals()
+        >>> round(float(lo[0]), 4), round(float(hi[0]), 4), st.read_intervals()[0].tolist()
+        (0.0258, 0.2193, ['anytime', 'anytime'])
+        """
+        if "anytime" not in self._adaptive:
+            c = self.anytime_concentration
+            if c is None:
+                hw = self.goal.halfwidth if isinstance(self.goal, Each) else None
+                c = anytime_concentrations(self.available + self.labelled + self.pending, self.level, hw)
+            self._adaptive["anytime"] = anytime_bounds(self.successes, self.trials, self.level, c)
+        return self._adaptive["anytime"]
+
+    def use_intervals(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Make ``lower``/``upper`` every stratum's guaranteed interval (a proxy campaign's own).
+
+        They replace :func:`guaranteed_bounds` at the stop level in :meth:`guaranteed_intervals`,
+        so the width goal stops on them, the rules scale their widths and :meth:`read_intervals`
+        reports them.
+
+        Parameters
+        ----------
+        lower, upper : numpy.ndarray
+            Interval ends at :func:`guarantee_stop_level` of ``level``, one per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 100], target_halfwidth=0.1,
+        ...                            guarantee="stratum")
+        >>> st.use_intervals(np.array([0.0, 0.01]), np.array([0.1, 0.2]))
+        >>> st.stop_halfwidths().tolist()
+        [0.05, 0.095]
+        """
+        self._adaptive[("guaranteed", guarantee_stop_level(self.level))] = (
+            np.asarray(lower, dtype=float),
+            np.asarray(upper, dtype=float),
+        )
+
+    def stop_neff(self) -> np.ndarray:
+        """Effective sample sizes the expected-width rules scale :meth:`stop_halfwidths` with.
+
+        The posterior's ``n_eff`` under ``guarantee="average"``. Under ``"stratum"`` the size
+        the guaranteed half-width stands for, ``z^2 m (1 - m) / h^2`` with ``m`` the stratum's
+        own ``(s + 1/2) / (n + 1)``: the guaranteed interval borrows from the other strata only
+        as far as its data look typical, and this size says how far it did, so ``t`` more
+        trials are expected to bring the half-width to ``h sqrt(n_eff / (n_eff + t))`` (the
+        square-root law of the interval's own width), not the pooled interval's.
+
+        Returns
+        -------
+        numpy.ndarray
+            One effective sample size per stratum.
+        """
+        if not self.per_stratum():
+            return self.posterior.n_eff().to_numpy()
+        own = (self.successes + 0.5) / (self.trials + 1.0)
+        level = self.level if self.anytime else guarantee_stop_level(self.level)
+        return implied_size(self.stop_halfwidths(), own, level)
+
+    def stop_halfwidths(self) -> np.ndarray:
+        """Per-stratum half-widths the width goal stops on.
+
+        Under ``guarantee="stratum"``: of :meth:`guaranteed_intervals`; under ``"average"``:
+        of the posterior interval at ``level`` (:meth:`halfwidths`).
+
+        Returns
+        -------
+        numpy.ndarray
+            One half-width per stratum.
+        """
+        if self.per_stratum():
+            lo, hi = self.guaranteed_intervals()
+            return (hi - lo) / 2.0
+        return self.halfwidths()
+
+    def read_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The interval each stratum reports at ``level``, and which one it is.
+
+        Returns
+        -------
+        read : numpy.ndarray of str
+            ``"guaranteed"`` under ``guarantee="stratum"`` (:meth:`guaranteed_intervals`),
+            else ``"pooled"`` (``"own"`` for the independent model).
+        lower, upper : numpy.ndarray
+            Its ends.
+        """
+        k = len(self.strata)
+        if self.per_stratum():
+            glo, ghi = self.guaranteed_intervals()
+            return np.full(k, "anytime" if self.anytime else "guaranteed", dtype=object), glo, ghi
+        lo, hi = self.intervals()
+        return np.full(k, "own" if self.model == "independent" else "pooled", dtype=object), lo, hi
+
+    def read_means(self) -> np.ndarray:
+        """The point estimate of the interval each stratum reports (:meth:`read_intervals`).
+
+        The observed rate ``successes / trials`` for the stratum's own guaranteed or anytime
+        interval (NaN without trials), the posterior mean for the pooled (or own) interval.
+
+        Returns
+        -------
+        numpy.ndarray
+            One estimate per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([3, 0], [10, 0], available=[90, 100], guarantee="stratum")
+        >>> st.read_means().tolist()
+        [0.3, nan]
+        """
+        if self.per_stratum():
+            s, n = np.asarray(self.successes, float), np.asarray(self.trials, float)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(n > 0, s / n, np.nan)
+        return self.posterior.mean().to_numpy()
+
+    def read_halfwidths(self) -> np.ndarray:
+        """Per-stratum half-widths of the interval each stratum reports (:meth:`read_intervals`).
+
+        Returns
+        -------
+        numpy.ndarray
+            One half-width per stratum.
+        """
+        _, lo, hi = self.read_intervals()
+        return (hi - lo) / 2.0
+
+    def overall(self) -> tuple[float, float, float]:
+        """Mean and interval at ``level`` of the weighted rate (:meth:`CampaignState.overall`).
+
+        Returns
+        -------
+        mean, lower, upper : float
+            Posterior mean of the weighted rate and its interval at ``level``.
+        """
+        return self.counts.overall(self.level)
+
+    def p_trial(self) -> np.ndarray:
+        """Posterior mean probability that a labelled row is a trial (:meth:`CampaignState.p_trial`).
+
+        Returns
+        -------
+        numpy.ndarray
+            One probability per stratum.
+        """
+        return self.counts.p_trial()
+
+    def stratum_done(self) -> np.ndarray:
+        """Strata that meet the goal (:meth:`goal_met`).
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+        """
+        return self.goal_met()
+
+    def exhausted(self) -> np.ndarray:
+        """Strata with no row left to propose (:meth:`CampaignState.exhausted`).
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            True where ``available`` is 0.
+        """
+        return self.counts.exhausted()
+
+    def is_done(self) -> bool:
+        """Whether the goal is met (or nothing is left to label).
+
+        Returns
+        -------
+        bool
+            True when the ``goal`` is reached, or every unfinished stratum is exhausted
+            with nothing pending.
+        """
+        return self.goal.is_done(self)
+
+    def invalidate(self) -> None:
+        """Drop the cached posterior, intervals and decisions after the counts changed."""
+        self.counts.invalidate()
+        self._decision = {}
+        self._adaptive = {}
+
+    # -- decision goals ("decide" and "gap") -----------------------------------------------
+    def pooled_decided(self) -> np.ndarray:
+        """Strata whose posterior ``P(meets)`` alone is decided (at least or at most one minus the level).
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum (goal ``"decide"``).
+        """
+        p, lv = self.p_meets(), self.level
+        return (p >= lv) | (p <= 1.0 - lv)
+
+    def p_meets(self) -> np.ndarray:
+        """Posterior probability that each stratum's rate meets its threshold (goal ``"decide"``).
+
+        ``P(theta_k < threshold_k)`` for direction ``"below"`` and ``P(theta_k >
+        threshold_k)`` for ``"above"``, from the exact CDF of the posterior Beta mixture.
+
+        Returns
+        -------
+        numpy.ndarray
+            One probability per stratum.
+
+        Raises
+        ------
+        ValueError
+            When the state has no ``threshold``.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([2], [100], available=[0], model="independent",
+        ...                            goal="decide", threshold=np.array([0.05]))
+        >>> round(float(st.p_meets()[0]), 4)  # scipy.stats.beta.cdf(0.05, 3, 99)
+        0.8858
+        """
+        if self.threshold is None:
+            raise ValueError(f"p_meets needs a threshold (goal='decide'), got threshold={self.threshold!r}")
+        if "p_meets" not in self._decision:
+            below = self.posterior.prob_below(np.asarray(self.threshold, dtype=float)).to_numpy()
+            self._decision["p_meets"] = below if self.direction == "below" else 1.0 - below
+        return self._decision["p_meets"]
+
+    def goal_met(self) -> np.ndarray:
+        """Strata that meet the goal.
+
+        Goal ``"each"``: the half-width it stops on (:meth:`stop_halfwidths`) within the
+        target. ``"decide"``: decided on one side of the threshold (:meth:`side_decided`) or
+        at it (:meth:`at_threshold`). ``"gap"``: the verdict on the max-min gap is decided
+        (every stratum alike). ``"overall"``: the weighted rate's half-width is within the
+        target (every stratum alike).
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 30], [200, 200], available=[0, 0], model="independent",
+        ...                            goal="decide", threshold=np.array([0.1, 0.1]))
+        >>> st.goal_met().tolist()
+        [True, True]
+        """
+        return self.goal.met(self)
+
+    def side_decided(self) -> np.ndarray:
+        """Strata decided on one side of the threshold: the ``P(meets)`` part of :meth:`goal_met`.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum (goal ``"decide"``).
+        """
+        if self.per_stratum():
+            return self.anytime_decisions() != "undecided"
+        return self.pooled_decided()
+
+    def at_threshold(self) -> np.ndarray:
+        """Strata whose rate is known to lie within the indifference margin of the threshold.
+
+        Goal ``"decide"`` with ``margin > 0``: the stratum's equal-tailed credible interval at
+        ``level`` (exact quantiles of the posterior Beta mixture) lies within
+        ``[threshold - margin, threshold + margin]``. Such a stratum is decided ``"at the threshold"``: labelling it further could only tell on which
+        side of the threshold a rate lies that is, for the user's purpose, on it. Under
+        ``guarantee="stratum"`` the interval is instead the stratum's confidence sequence
+        (:func:`bayeseval._kernels.anytime.confidence_sequence_bounds` at :meth:`anytime_level`,
+        valid at every look) and the stratum needs at least 5 trials.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum; all False without a margin or for other goals.
+
+        Examples
+        --------
+        123 errors in 1,000 trials against a threshold of 0.12: the 95% interval
+        (0.103, 0.144) is within 0.12 +/- 0.03, not within 0.12 +/- 0.01.
+
+        >>> st = RuleState.from_counts([123], [1000], available=[0], model="independent",
+        ...                            goal="decide", threshold=np.array([0.12]), margin=0.03)
+        >>> st.at_threshold().tolist(), st.decisions().tolist()
+        ([True], ['at the threshold'])
+        >>> st.margin = 0.01; st.invalidate(); st.decisions().tolist()
+        ['undecided']
+        """
+        k = len(self.strata)
+        if not isinstance(self.goal, Decide) or not self.margin:
+            return np.zeros(k, bool)
+        if "at" not in self._decision and self.per_stratum():
+            self._decision["at"] = self._sequence_within()
+        if "at" not in self._decision:
+            thr = np.asarray(self.threshold, dtype=float)
+            lo, hi = self.posterior.interval(self.level)
+            self._decision["at"] = (lo >= thr - self.margin) & (hi <= thr + self.margin) & (self.trials > 0)
+        return self._decision["at"]
+
+    def decisions(self) -> np.ndarray:
+        """Each stratum's decision: ``"meets"``, ``"fails"``, ``"at the threshold"`` or ``"undecided"``.
+
+        Goal ``"decide"``. Under ``guarantee="stratum"`` the anytime-valid tests
+        (:meth:`anytime_decisions`); under ``"average"`` the pooled ``P(meets)`` at ``level``
+        (:meth:`pooled_decided`). ``"at the threshold"`` (only with a ``margin``, see
+        :meth:`at_threshold`) is given to a stratum not decided on either side.
+
+        Returns
+        -------
+        numpy.ndarray of str
+            One value per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([1, 30, 18], [200, 200, 200], available=[0, 0, 0],
+        ...                            model="independent", goal="decide", threshold=np.array([0.1] * 3))
+        >>> st.decisions().tolist()
+        ['meets', 'fails', 'undecided']
+
+        """
+        if self.per_stratum():
+            out = self.anytime_decisions().copy()
+            out[self.at_threshold() & (out == "undecided")] = AT_THRESHOLD
+            return out
+        p = self.p_meets()
+        out = np.where(p >= 0.5, "meets", "fails").astype(object)
+        out[self.at_threshold() & ~self.side_decided()] = AT_THRESHOLD
+        out[~self.stratum_done()] = "undecided"
+        return out
+
+    def anytime_level(self) -> float:
+        """Level of each anytime test under ``guarantee="stratum"``.
+
+        ``level``; with a ``margin``, ``1 - (1 - level) / 2`` for the two side tests and
+        for the confidence sequence of :meth:`at_threshold`, so that a wrong decision of
+        either kind has probability at most ``1 - level`` (union bound).
+
+        Returns
+        -------
+        float
+            The level of each test and of the confidence sequence.
+        """
+        return self.level if not self.margin else 1.0 - (1.0 - self.level) / 2.0
+
+    def decision_concentration(self) -> float:
+        """Prior concentration of the anytime tests: tuned for the median stratum size.
+
+        :func:`bayeseval._kernels.anytime.tuned_concentration` at the median over strata of
+        their rows (labelled, pending and available, which stays the same through a
+        campaign), clipped to 20-4,000; fixed before any label, as the guarantee needs.
+
+        Returns
+        -------
+        float
+            The concentration ``c`` of the ``Beta(c t, c (1 - t))`` prior of the tests.
+        """
+        size = np.median(self.available + self.labelled + self.pending) if len(self.strata) else 20
+        return tuned_concentration(int(np.clip(size, 20, 4000)), self.anytime_level())
+
+    def anytime_decisions(self) -> np.ndarray:
+        """Each stratum's anytime-valid decision (``guarantee="stratum"``), cached.
+
+        :func:`bayeseval._kernels.anytime.anytime_decisions` at :meth:`anytime_level` with
+        :meth:`decision_concentration` and at least 5 trials of the stratum's own: the
+        probability that a stratum is ever decided wrongly is at most ``1 - level`` whatever
+        the batch size and number of looks.
+
+        Returns
+        -------
+        numpy.ndarray of str
+            ``"meets"``, ``"fails"`` or ``"undecided"`` per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([2, 60, 18], [300, 300, 200], available=[0, 0, 0], goal="decide",
+        ...                            threshold=np.array([0.1] * 3), guarantee="stratum")
+        >>> st.anytime_decisions().tolist()
+        ['meets', 'fails', 'undecided']
+        """
+        if "anytime" not in self._decision:
+            k = len(self.strata)
+            thr = np.broadcast_to(np.asarray(self.threshold, dtype=float), (k,))
+            out = np.full(k, "undecided", dtype=object)
+            lv, c = self.anytime_level(), self.decision_concentration()
+            for t in np.unique(thr):
+                sel = thr == t
+                out[sel] = anytime_decisions(
+                    self.successes[sel],
+                    self.trials[sel],
+                    float(t),
+                    level=lv,
+                    direction=self.direction,
+                    concentration=c,
+                    min_trials=DECISION_MIN_TRIALS,
+                )
+            self._decision["anytime"] = out
+        return self._decision["anytime"]
+
+    def _sequence_within(self) -> np.ndarray:
+        """``at_threshold`` under ``guarantee="stratum"``: the confidence sequence within the band."""
+        k = len(self.strata)
+        if not self.margin:
+            return np.zeros(k, bool)
+        thr = np.broadcast_to(np.asarray(self.threshold, dtype=float), (k,))
+        used = self.trials >= DECISION_MIN_TRIALS
+        inside = np.zeros(k, bool)
+        if used.any():
+            lo, hi = confidence_sequence_bounds(
+                self.successes[used], self.trials[used], self.anytime_level(), self.decision_concentration()
+            )
+            inside[used] = (lo >= thr[used] - self.margin) & (hi <= thr[used] + self.margin)
+        return inside
+
+    def gap(self) -> dict[str, Any]:
+        """The max-min gap across the strata and its verdict against ``tolerance`` (goal ``"gap"``).
+
+        The audit's rule (:func:`bayeseval.fairness`), on each stratum's own counts so that
+        pooling cannot narrow a gap: Clopper-Pearson intervals at the Bonferroni level
+        ``1 - (1 - decision_level()) / K`` are projected to an interval of the gap
+        (:func:`bayeseval._kernels.disparity.gap_interval`, coverage at least the level for every
+        configuration of true rates at a fixed sample size); the verdict is ``"outside"`` when
+        its lower end exceeds the tolerance, ``"within tolerance"`` when its upper end is at
+        most the tolerance, ``"undecided"`` otherwise. Strata without trials are left out.
+
+        Returns
+        -------
+        dict
+            ``gap`` (max - min of the observed rates), ``lower``, ``upper``, ``level`` (the
+            per-stratum Bonferroni level), ``tolerance``, ``verdict`` and ``bounds`` (each
+            stratum's interval; ``[0, 1]`` without trials).
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([10, 12], [1000, 1000], available=[0, 0], model="independent",
+        ...                            goal="gap", tolerance=0.02)
+        >>> st.gap()["verdict"]
+        'within tolerance'
+        """
+        if self.tolerance is None:
+            raise ValueError(f"gap needs a tolerance (goal='gap'), got tolerance={self.tolerance!r}")
+        if "gap" not in self._decision:
+            level = bonferroni_level(self.level, len(self.strata))
+            s, n = self.successes.astype(float), self.trials.astype(float)
+            lo, hi = np.zeros(len(n)), np.ones(len(n))
+            used = n > 0
+            if used.any() and self.per_stratum():
+                lo[used], hi[used] = confidence_sequence_bounds(s[used], n[used], level, self.decision_concentration())
+            elif used.any():
+                lo[used], hi[used] = binomial_bounds(s[used], n[used], 1.0 - level, "clopper_pearson")
+            rate = np.where(used, s / np.maximum(n, 1.0), np.nan)
+            gap, glo, ghi = gap_interval(rate, np.where(used, lo, np.nan), np.where(used, hi, np.nan))
+            tol = float(self.tolerance)
+            verdict = "outside" if glo > tol else ("within tolerance" if ghi <= tol else "undecided")
+            self._decision["gap"] = {
+                "gap": gap,
+                "lower": glo,
+                "upper": ghi,
+                "level": level,
+                "tolerance": tol,
+                "verdict": verdict,
+                "bounds": (lo, hi),
+            }
+        return self._decision["gap"]
+
+    def gap_decided(self) -> bool:
+        """Whether the gap verdict is decided and every stratum's own data support it.
+
+        Returns
+        -------
+        bool
+            The verdict is not ``"undecided"``, every stratum has trials and
+            :meth:`stratum_done` holds for every stratum.
+        """
+        return bool(self.gap()["verdict"] != "undecided" and np.all(self.trials > 0) and self.stratum_done().all())
+
+
+# -- several metrics in one campaign ---------------------------------------------------------
+class MetricStates:
+    """The states of a campaign on several metrics, one :class:`RuleState` per metric.
+
+    A labelled row counts for every metric it is a trial of, so the metrics share the
+    labelled, pending and available rows per stratum; each has its own successes, trials,
+    posterior and goal. The campaign is done when every metric's goal is met.
+
+    Parameters
+    ----------
+    states : dict
+        Metric name -> :class:`RuleState` (same strata and row counts).
+
+    Examples
+    --------
+    >>> a = RuleState.from_counts([1, 2], [400, 400], available=[100, 100], target_halfwidth=0.05)
+    >>> b = RuleState.from_counts([5, 9], [20, 20], available=[100, 100], target_halfwidth=0.05)
+    >>> a.is_done(), b.is_done(), MetricStates({"fpr": a, "tpr": b}).is_done()
+    (True, False, False)
+    """
+
+    def __init__(self, states: dict[str, RuleState]) -> None:
+        self.states = dict(states)
+        first = next(iter(self.states.values()))
+        self.strata = first.strata
+        self.labelled, self.pending, self.available = first.labelled, first.pending, first.available
+        self.goal = first.goal
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names."""
+        return list(self.states)
+
+    def is_done(self) -> bool:
+        """Whether every metric's goal is met (or nothing is left to label).
+
+        Returns
+        -------
+        bool
+        """
+        return all(st.is_done() for st in self.states.values())
+
+    def halfwidths(self) -> np.ndarray:
+        """Per stratum, the largest half-width over the metrics.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        return np.max([st.halfwidths() for st in self.states.values()], axis=0)
+
+    def read_halfwidths(self) -> np.ndarray:
+        """Per stratum, the largest half-width of the read interval over the metrics.
+
+        Returns
+        -------
+        numpy.ndarray
+            One half-width per stratum (:meth:`RuleState.read_halfwidths` of each metric).
+        """
+        return np.max([st.read_halfwidths() for st in self.states.values()], axis=0)

@@ -1,0 +1,173 @@
+"""Tests of the proposal rules and the grid posterior they use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bayeseval.campaign.loop.forecast import forecast_labels
+from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.loop.rules import (
+    _greedy_width,
+    expected_width,
+    independent_beta,
+    neyman,
+    proportional,
+    thompson,
+    uniform,
+)
+from tests.campaign.helpers import RNG
+
+
+def _argmax_greedy(gain0, gain_one, p, cap, batch):
+    """The plain rule: each label to the largest gain (lowest index on ties)."""
+    g = gain0.copy()
+    counts = np.zeros(len(g), np.int64)
+    t = np.zeros(len(g))
+    for _ in range(batch):
+        j = int(np.argmax(g))
+        if not np.isfinite(g[j]):
+            break
+        counts[j] += 1
+        t[j] += p[j]
+        g[j] = -np.inf if counts[j] >= cap[j] else gain_one(j, t)
+    return counts
+
+
+def test_greedy_batch_spreads_over_equal_strata():
+    st = RuleState.from_counts([5] * 4, [50] * 4, available=[1000] * 4, model="independent")
+    alloc = expected_width(st, 40, RNG(0))
+    assert alloc.tolist() == [10, 10, 10, 10]
+
+
+def test_batch_not_all_from_best_stratum():
+    # stratum 0 is the best single choice, but after ~k labels its marginal gain falls
+    st = RuleState.from_counts([10, 8, 2], [60, 60, 60], available=[1000] * 3, model="independent")
+    alloc = expected_width(st, 120, RNG(0))
+    assert alloc.sum() == 120
+    assert alloc.iloc[0] == alloc.max() and alloc.iloc[0] < 120 and alloc.iloc[1] > 0
+
+
+def test_done_and_exhausted_strata_get_nothing():
+    # stratum 0 is done (half-width far below 0.05), stratum 2 has only 3 rows left
+    st = RuleState.from_counts([10, 10, 10], [5000, 50, 50], available=[1000, 1000, 3], model="independent")
+    assert st.stratum_done().tolist() == [True, False, False]
+    for rule in (expected_width, independent_beta, thompson, neyman, uniform):
+        alloc = rule(st, 50, RNG(1))
+        assert alloc.iloc[0] == 0, rule.__name__
+        assert alloc.iloc[2] <= 3, rule.__name__
+        assert alloc.sum() == 50, rule.__name__
+
+
+def test_pending_labels_count_as_requested():
+    base = dict(available=[1000, 1000], model="independent")
+    a = expected_width(RuleState.from_counts([5, 5], [50, 50], **base), 20, RNG(0))
+    b = expected_width(RuleState.from_counts([5, 5], [50, 50], pending=[40, 0], **base), 20, RNG(0))
+    assert a.tolist() == [10, 10]
+    assert b.iloc[1] > b.iloc[0]
+
+
+def test_trial_probability_lowers_gain_per_label():
+    # recall-like: same successes / trials, but stratum 1's labelled rows are rarely trials
+    st = RuleState.from_counts(
+        [20, 20], [40, 40], labelled=[50, 400], available=[5000, 5000], trial_known=False, model="independent"
+    )
+    np.testing.assert_allclose(st.p_trial(), [41 / 52, 41 / 402])
+    alloc = expected_width(st, 100, RNG(0))
+    assert alloc.iloc[0] > alloc.iloc[1]
+    # the forecast divides the trials needed by P(trial)
+    f = forecast_labels(st)
+    assert f.iloc[1] > 5 * f.iloc[0]
+
+
+def test_overall_goal_allocation_follows_weights():
+    st = RuleState.from_counts(
+        [5, 5, 5],
+        [50, 50, 50],
+        available=[1000] * 3,
+        weights=[0.7, 0.2, 0.1],
+        goal="overall",
+        model="independent",
+    )
+    # strata 1 and 2 already have more than their optimal share: everything goes to stratum 0
+    assert expected_width(st, 100, RNG(0)).tolist() == [100, 0, 0]
+    # from scratch (Beta(1, 1) each, n_eff = 2): the variance-optimal allocation has
+    # (2 + n_k) proportional to w_k, i.e. n = 106 w - 2 = (72.2, 19.2, 8.6)
+    st0 = RuleState.from_counts(
+        [0, 0, 0],
+        [0, 0, 0],
+        available=[1000] * 3,
+        weights=[0.7, 0.2, 0.1],
+        goal="overall",
+        model="independent",
+    )
+    np.testing.assert_allclose(expected_width(st0, 100, RNG(0)), [72.2, 19.2, 8.6], atol=1.5)
+    # Neyman: labels proportional to w * sd (equal sds here)
+    assert neyman(st, 100, RNG(0)).tolist() == [100, 0, 0]
+    np.testing.assert_allclose(neyman(st0, 100, RNG(0)), [70, 20, 10], atol=1)
+
+
+def test_proportional_and_uniform_baselines():
+    st = RuleState.from_counts([0, 0], [0, 0], available=[9000, 1000])
+    draws = np.array([proportional(st, 100, RNG(i)).iloc[1] for i in range(200)])
+    # hypergeometric mean 10 per 100 draws
+    assert draws.mean() == pytest.approx(10, abs=0.6)
+    assert uniform(st, 100, RNG(0)).tolist() == [50, 50]
+
+
+def test_thompson_respects_capacity_and_is_seeded():
+    st = RuleState.from_counts([1, 1, 1], [10, 10, 10], available=[5, 500, 500])
+    a = thompson(st, 60, RNG(7))
+    b = thompson(st, 60, RNG(7))
+    assert a.tolist() == b.tolist() and a.sum() == 60 and a.iloc[0] <= 5
+
+
+def test_stratum_guarantee_stops_on_the_guaranteed_interval():
+    from bayeseval.campaign.goals.guarantee import guarantee_stop_level, guaranteed_bounds
+
+    s, n = np.array([12, 15, 10, 30]), np.array([150, 160, 140, 150])
+    kw = dict(available=[500] * 4, target_halfwidth=0.05)
+    st = RuleState.from_counts(s, n, guarantee="stratum", **kw)
+    lo, hi = guaranteed_bounds(s, n, guarantee_stop_level(0.95))
+    assert st.stop_halfwidths() == pytest.approx((hi - lo) / 2)
+    assert st.stratum_done().tolist() == ((hi - lo) / 2 <= 0.05).tolist()
+    read, rlo, rhi = st.read_intervals()
+    assert set(read) == {"guaranteed"} and rlo == pytest.approx(lo)
+    # the allocation plans for the guaranteed interval: labels go only to strata above target
+    alloc = expected_width(st, 40, RNG(0)).to_numpy()
+    assert alloc.sum() == 40 and np.all(alloc[(hi - lo) / 2 <= 0.05] == 0)
+
+
+@pytest.mark.parametrize("goal", ["each", "overall"])
+def test_greedy_allocation_equals_the_argmax_rule(goal):
+    rng = np.random.default_rng(5)
+    k = 40
+    trials = np.r_[np.full(10, 20), rng.integers(0, 200, k - 10)]  # ties among the first ten
+    s = rng.binomial(trials, 0.1)
+    st = RuleState.from_counts(s, trials, available=rng.integers(0, 30, k), target_halfwidth=0.03, goal=goal)
+    got = _greedy_width(st, 300)
+    neff = st.posterior.n_eff().to_numpy()
+    p = np.clip(st.p_trial(), 1e-6, 1.0)
+    cap = st.available
+    if goal == "overall":
+        c = st.weights**2 * st.posterior.var().to_numpy() * neff
+
+        def one(j, t):
+            return c[j] / (neff[j] + t[j]) - c[j] / (neff[j] + t[j] + p[j])
+
+        eligible = cap > 0
+    else:
+        hw = st.stop_halfwidths()
+        tgt = np.where(st.stratum_done() | (hw > st.target_halfwidth), st.target_halfwidth, 0.0)
+
+        def one(j, t):
+            h0 = hw[j] * np.sqrt(neff[j] / (neff[j] + t[j]))
+            h1 = hw[j] * np.sqrt(neff[j] / (neff[j] + t[j] + p[j]))
+            return max(h0 - tgt[j], 0.0) - max(h1 - tgt[j], 0.0) + 1e-3 * (h0 - h1)
+
+        eligible = (cap > 0) & ~st.stratum_done()
+        if not eligible.any():
+            eligible = cap > 0
+    g0 = np.array([one(j, np.zeros(k)) if eligible[j] else -np.inf for j in range(k)])
+    np.testing.assert_array_equal(got, _argmax_greedy(g0, one, p, cap, 300))
+    assert got.sum() == min(300, int(cap[eligible].sum()))
