@@ -69,6 +69,8 @@ _EXPORTS = {
     "Report": "report",
     "gate": "report",
     "GateResult": "report",
+    # what each stratum's interval promises (evaluate, audit, gate, campaigns)
+    "Guarantee": "_kernels.guarantee",
 }
 
 _SUBMODULES = frozenset(
@@ -92,6 +94,7 @@ _SUBMODULES = frozenset(
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval._kernels.guarantee import Guarantee
     from bayeseval.campaign import Campaign, simulate
     from bayeseval.checks import (
         calibration_study,
@@ -188,4 +191,6 @@ __all__ = [
     "Report",
     "gate",
     "GateResult",
+    # -- what each stratum's interval promises --
+    "Guarantee",
 ]

@@ -23,7 +23,7 @@ rebuilt without rerunning (``--from-csv``).
 Prototype variants (not package options; for measuring where the labels go):
 
 - ``stratum@0.95``: the guaranteed interval computed at the level itself (no compensation;
-  ``campaign.guarantee.STOP_ALPHA_SHARE = 1``);
+  ``bayeseval._kernels.guarantee.STOP_ALPHA_SHARE = 1``);
 - ``stratum@share=X``: the stop level ``1 - X (1 - level)``.
 
 ``--exact`` prints the exact one-stratum coverage at stop and expected labels of the
@@ -50,8 +50,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayeseval._kernels import guarantee as campaign_rules  # the stop level reads STOP_ALPHA_SHARE here
 from bayeseval.campaign import Each
-from bayeseval.campaign.goals import guarantee as campaign_rules
 from bayeseval.campaign.simulation import simulate
 
 N_STRATA = 12

@@ -32,10 +32,10 @@ import pandas as pd
 from bayeseval import __version__
 from bayeseval._api.validation import check_positive_int
 from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval._kernels.guarantee import Guarantee, guarantee_stop_level
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.goals.decide import Decide
 from bayeseval.campaign.goals.each import Each
-from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 from bayeseval.campaign.labels.annotating import Annotating
 from bayeseval.campaign.labels.existing import (
     EXISTING_META,
@@ -220,7 +220,7 @@ class Campaign(Annotating):
         annotators: int = DEFAULTS["annotators"],
         resolve: str = DEFAULTS["resolve"],
         costs: Any = DEFAULTS["costs"],
-        guarantee: str = DEFAULTS["guarantee"],
+        guarantee: str | Guarantee = DEFAULTS["guarantee"],
         anytime: bool = DEFAULTS["anytime"],
         proxy: str | None = DEFAULTS["proxy"],
         random_seed: Any = DEFAULTS["random_seed"],

@@ -21,6 +21,7 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_class_labels, check_positive_int
+from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.goals.decide import Decide
 from bayeseval.campaign.goals.gap import Gap
@@ -248,7 +249,7 @@ def simulate(
     label_set: Sequence[Any] | None = DEFAULTS["label_set"],
     model: str = DEFAULTS["model"],
     costs: Any = DEFAULTS["costs"],
-    guarantee: str = DEFAULTS["guarantee"],
+    guarantee: str | Guarantee = DEFAULTS["guarantee"],
     anytime: bool = DEFAULTS["anytime"],
     proxy: str | None = DEFAULTS["proxy"],
     random_seed: Any = DEFAULTS["random_seed"],
@@ -656,7 +657,7 @@ def _result(
             "pooled_upper",
         ],
     )
-    if not (spec.guarantee == "stratum" and spec.goal.per_stratum):  # the columns of status()
+    if not (spec.guarantee_object.per_stratum and spec.goal.per_stratum):  # the columns of status()
         intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed

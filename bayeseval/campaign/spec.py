@@ -31,11 +31,11 @@ from bayeseval._api.validation import (
     check_random_seed,
     iter_columns,
 )
+from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval.campaign.fields import BATCH_BOUNDS, DEFAULTS, auto_batch_size
 from bayeseval.campaign.goals.decide import Decide
 from bayeseval.campaign.goals.decision import decision_allocation
 from bayeseval.campaign.goals.goal import Goal
-from bayeseval.campaign.goals.guarantee import GUARANTEES
 from bayeseval.campaign.goals.registry import as_goal, goal_from_config, goal_settings
 from bayeseval.campaign.labels.label_set import LabelSet
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
@@ -196,8 +196,10 @@ FIELD_DOCS: dict[str, str] = {
     between the strata against the tolerance, in (0, 1), decided (the audit's
     Bonferroni-projected gap interval wholly above or below it). See
     :mod:`bayeseval.campaign.goals.goal`.""",
-    "guarantee": """guarantee : {"stratum", "average"}
-    What each stratum's interval and decision promise. ``"stratum"`` (default): the interval
+    "guarantee": """guarantee : {"stratum", "average", "anytime"} or Guarantee
+    What each stratum's interval and decision promise (a :class:`~bayeseval.Guarantee` or its
+    name; ``"anytime"`` is ``"stratum"`` with ``anytime=True``, and the spec reads back
+    ``guarantee="stratum"``, ``anytime=True``). ``"stratum"`` (default): the interval
     of every stratum (``status()``'s ``lower``/``upper``) covers that stratum's rate with
     probability at least ``level`` whatever the rate, also at the moment the campaign stops:
     the adaptive interval from the leave-one-out prior of the other strata (Clopper-Pearson
@@ -273,7 +275,8 @@ FIELD_DOCS: dict[str, str] = {
     per stratum, to the campaign's planned size (fixed at ``create``, stored in the file).
     It costs labels: about 2.4 times Wilson's fixed-size count at a target of 0.05
     (docs/validation.md, section 11f). Needs ``guarantee="stratum"``, a goal other than
-    ``"overall"``, and no ``proxy``. Default ``False``.""",
+    ``"overall"``, and no ``proxy``. Default ``False``. The same as
+    ``guarantee="anytime"`` (``Guarantee.anytime()``).""",
     "proxy": """proxy : str, optional
     Column with a proxy of the true label on every pool row: a cheap label of the same kind
     as the labels (an LLM judge's) or a numeric score, binned into 5 equal-count cells per
@@ -368,10 +371,26 @@ class CampaignSpec:
     annotators: int = DEFAULTS["annotators"]
     resolve: str = DEFAULTS["resolve"]
     costs: Any = DEFAULTS["costs"]
-    guarantee: str = DEFAULTS["guarantee"]
+    guarantee: str | Guarantee = DEFAULTS["guarantee"]
     anytime: bool = DEFAULTS["anytime"]
     proxy: str | None = DEFAULTS["proxy"]
     random_seed: Any = DEFAULTS["random_seed"]
+
+    @property
+    def guarantee_object(self) -> Guarantee:
+        """The :class:`~bayeseval.Guarantee` of ``guarantee`` and ``anytime``.
+
+        The fields keep what a campaign file stores (``guarantee`` ``"stratum"`` or
+        ``"average"``, and ``anytime``); the object is what the campaign asks.
+
+        Examples
+        --------
+        >>> from bayeseval import Guarantee
+        >>> spec = CampaignSpec(y_pred="pred", guarantee=Guarantee.anytime())
+        >>> spec.guarantee_object, spec.guarantee, spec.anytime
+        (Guarantee.anytime(), 'stratum', True)
+        """
+        return self.__dict__["_guarantee"]
 
     def __post_init__(self) -> None:
         level = check_level(self.level)
@@ -393,7 +412,7 @@ class CampaignSpec:
             "annotators": check_positive_int(self.annotators, "annotators"),
             "resolve": check_resolve(self.resolve),
             "costs": _check_costs_shape(self.costs),
-            "guarantee": check_method(self.guarantee, GUARANTEES, "guarantee"),
+            "guarantee": as_guarantee(self.guarantee),
             "anytime": _check_bool(self.anytime, "anytime"),
             "proxy": _check_column_name(self.proxy, "proxy", optional=True),
         }
@@ -409,12 +428,15 @@ class CampaignSpec:
             )
         if checked["proxy"] is not None:
             _check_proxy_settings(checked)
-        if checked["anytime"]:
+        guarantee = as_guarantee(checked["guarantee"], anytime=checked["anytime"])
+        if guarantee.sequential:
             _check_anytime_settings(checked)
         if checked["score_bins"] is not None and checked["score"] is None:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
+        checked.update(guarantee=guarantee.scope, anytime=guarantee.sequential)  # as a campaign file stores them
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "_guarantee", guarantee)
 
     def _key(self) -> dict[str, Any]:
         def mapping(value: Any) -> Any:
@@ -540,8 +562,7 @@ class CampaignSpec:
             direction=goal["direction"] or "below",
             tolerance=goal["tolerance"],
             margin=goal["margin"],
-            guarantee=self.guarantee,
-            anytime=self.anytime,
+            guarantee=self.guarantee_object,
             anytime_concentration=design.concentration,
         )
 
@@ -698,12 +719,7 @@ def _check_bool(value: Any, name: str) -> bool:
 
 
 def _check_anytime_settings(checked: dict[str, Any]) -> None:
-    """Raise when an anytime campaign asks for a goal, guarantee or proxy its sequences do not serve."""
-    if checked["guarantee"] != "stratum":
-        raise ValueError(
-            f"anytime=True reads each stratum's own confidence sequence, which is guarantee='stratum'; "
-            f"got guarantee={checked['guarantee']!r}"
-        )
+    """Raise when an anytime campaign asks for a goal or proxy its sequences do not serve."""
     if not checked["goal"].per_stratum:
         raise ValueError(
             f"anytime=True reads a confidence sequence per stratum (goal 'each', 'decide' or 'gap'); "
@@ -723,10 +739,10 @@ def _check_proxy_settings(checked: dict[str, Any]) -> None:
     metric = checked["metric"]
     if not isinstance(metric, str) or metric not in PROXY_METRICS:
         raise ValueError(f"proxy campaigns take one of the metrics {list(PROXY_METRICS)}, got metric={metric!r}")
-    if checked["goal"].name != "each" or checked["guarantee"] != "stratum":
+    if checked["goal"].name != "each" or not checked["guarantee"].per_stratum:
         raise ValueError(
             f"proxy campaigns take goal='each' and guarantee='stratum', got goal="
-            f"{checked['goal'].name!r}, guarantee={checked['guarantee']!r}"
+            f"{checked['goal'].name!r}, guarantee={checked['guarantee'].scope!r}"
         )
 
 

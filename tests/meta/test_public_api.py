@@ -184,6 +184,7 @@ NOT_RESULTS = {
     "Metric": "a metric definition (an input)",
     "Prior": "a prior specification (an input)",
     "Goal": "a campaign goal (a setting)",
+    "Guarantee": "what each stratum's interval promises (a setting)",
     "Gains": "the allocation rules' per-stratum worth of a label (a building block)",
     "PoolDesign": "a campaign's sampling design (a setting)",
     "RuleState": "an allocation rule's internal state",

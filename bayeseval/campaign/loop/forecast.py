@@ -14,11 +14,11 @@ import pandas as pd
 from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
+from bayeseval._kernels.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.goals.decide import Decide
 from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.goals.gains import decision_betas, gap_targets, own_binding
 from bayeseval.campaign.goals.gap import Gap
-from bayeseval.campaign.goals.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.loop.rule_state import RuleState
 
 __all__ = [

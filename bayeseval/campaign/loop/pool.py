@@ -22,7 +22,6 @@ from bayeseval._api.validation import (
 )
 from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.goals.goal import unit_value
-from bayeseval.campaign.goals.guarantee import anytime_concentrations
 from bayeseval.campaign.labels.label_set import MISSING, LabelSet, default_label_set, label_key, py_scalar
 from bayeseval.campaign.loop.state import StrataDesign
 from bayeseval.counts.counts import stratum_labels
@@ -323,11 +322,9 @@ def population_weights(weights: Any, strata: pd.Index, n_eligible: np.ndarray) -
 
 
 def _anytime_concentration(spec: CampaignSpec, n_eligible: np.ndarray) -> np.ndarray | None:
-    """Each stratum's confidence-sequence concentration of an ``anytime=True`` campaign (else None)."""
-    if not spec.anytime:
-        return None
+    """Each stratum's confidence-sequence concentration of an anytime campaign (else None)."""
     halfwidth = spec.goal.halfwidth if isinstance(spec.goal, Each) else None
-    return anytime_concentrations(n_eligible, spec.level, halfwidth)
+    return spec.guarantee_object.sequence_concentrations(n_eligible, spec.level, halfwidth)
 
 
 def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequence[Any] = ()) -> PoolDesign:

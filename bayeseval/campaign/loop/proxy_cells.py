@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._backends.pandas_backend import score_bins
+from bayeseval._kernels.guarantee import guarantee_stop_level
 from bayeseval._kernels.proxy import cells_interval, merge_sparse_cells
-from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 from bayeseval.campaign.loop.forecast import feasibility_table, full_size_state
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.counts.metrics import get_metric

@@ -2,7 +2,7 @@
 
 A :class:`RuleState` is a :class:`~bayeseval.campaign.loop.state.CampaignState` (counts per
 stratum and the cached posterior) seen through the goal (:mod:`bayeseval.campaign.goals.goal`)
-with its resolved settings and the guarantee (:mod:`bayeseval.campaign.goals.guarantee`). From them
+with its resolved settings and the guarantee (a :class:`~bayeseval.Guarantee`). From them
 it derives, cached, the intervals each stratum stops on and reports, the decisions of the
 decision goals and the gap verdict; the allocation rules (:mod:`bayeseval.campaign.loop.rules`)
 and the goals read it. :class:`MetricStates` holds one per metric.
@@ -23,17 +23,16 @@ from bayeseval._kernels.anytime import (
 )
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval
+from bayeseval._kernels.guarantee import (
+    DECISION_MIN_TRIALS,
+    Guarantee,
+    anytime_concentrations,
+    as_guarantee,
+    implied_size,
+)
 from bayeseval.campaign.goals.decide import Decide
 from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.goals.goal import Goal
-from bayeseval.campaign.goals.guarantee import (
-    DECISION_MIN_TRIALS,
-    anytime_bounds,
-    anytime_concentrations,
-    guarantee_stop_level,
-    guaranteed_bounds,
-    implied_size,
-)
 from bayeseval.campaign.goals.registry import state_goal
 from bayeseval.campaign.loop.state import CampaignState
 from bayeseval.models.posterior import Posterior
@@ -51,6 +50,9 @@ def _counted(name: str) -> property:
 
 #: the decision of a stratum known to lie within the indifference margin of its threshold
 AT_THRESHOLD = "at the threshold"
+
+#: the fields of :class:`RuleState` that name its guarantee (kept in step with its object)
+_GUARANTEE_FIELDS = frozenset({"guarantee", "anytime"})
 
 
 # the state a rule sees
@@ -83,23 +85,28 @@ class RuleState:
         Goal ``"decide"``: the indifference margin; a stratum whose interval lies within
         ``threshold +/- margin`` is decided ``"at the threshold"`` (see :meth:`at_threshold`).
         Default 0: off.
-    guarantee : {"average", "stratum"}
+    guarantee : {"average", "stratum", "anytime"} or Guarantee
         What the per-stratum intervals and decisions promise (goals ``"each"``, ``"decide"``
-        and ``"gap"``; goal ``"overall"`` is the same under both). ``"stratum"``: each
-        stratum's interval is :func:`guaranteed_bounds` at :func:`guarantee_stop_level`
-        (coverage at least ``level`` at every true rate of that stratum, also at the moment it
-        stops) and decisions are anytime-valid tests
+        and ``"gap"``; goal ``"overall"`` is the same under all). ``"stratum"``: each
+        stratum's interval is :meth:`Guarantee.bounds <bayeseval.Guarantee.bounds>` at
+        :meth:`Guarantee.stop_level <bayeseval.Guarantee.stop_level>` (coverage at least
+        ``level`` at every true rate of that stratum, also at the moment it stops) and
+        decisions are anytime-valid tests
         (:func:`bayeseval._kernels.anytime.anytime_decisions`; wrong with probability at most
-        ``1 - level`` per stratum whatever the look schedule). ``"average"`` (the default of a
-        bare state; campaigns default to ``"stratum"``): a stratum stops when its pooled
-        interval at ``level`` reaches the target and is decided when its pooled ``P(meets)``
-        reaches ``level``; these cover on average over strata like these.
+        ``1 - level`` per stratum whatever the look schedule). ``"anytime"``: the same, each
+        stratum stopping on and reading its confidence sequence at ``level``
+        (:meth:`anytime_intervals`). ``"average"`` (the default of a bare state; campaigns
+        default to ``"stratum"``): a stratum stops when its pooled interval at ``level``
+        reaches the target and is decided when its pooled ``P(meets)`` reaches ``level``;
+        these cover on average over strata like these. Read back as the setting a campaign
+        stores: ``"stratum"`` or ``"average"`` (:attr:`guarantee_object` is the object).
     anytime : bool
-        Under the per-stratum guarantee, each stratum stops on and reads its confidence
-        sequence at ``level`` (:meth:`anytime_intervals`) instead of the guaranteed interval.
+        The older spelling of ``guarantee="anytime"``: True with ``"stratum"``. Read back as
+        whether the guarantee is the anytime one. Setting ``guarantee`` or ``anytime`` on a
+        state changes :attr:`guarantee_object`.
     anytime_concentration : numpy.ndarray, optional
         The sequences' prior concentrations, one per stratum (default
-        :func:`~bayeseval.campaign.goals.guarantee.anytime_concentrations` of the strata's rows).
+        :func:`~bayeseval._kernels.guarantee.anytime_concentrations` of the strata's rows).
 
     Examples
     --------
@@ -116,7 +123,7 @@ class RuleState:
     direction: str = "below"
     tolerance: float | None = None
     margin: float = 0.0
-    guarantee: str = "average"
+    guarantee: Guarantee | str = "average"
     anytime: bool = False
     anytime_concentration: np.ndarray | None = None
     _decision: dict = field(default_factory=dict, init=False, repr=False)
@@ -133,6 +140,19 @@ class RuleState:
     model = _counted("model")
     prior = _counted("prior")
     prior_mean = _counted("prior_mean")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Keep :attr:`guarantee_object` in step with the ``guarantee`` and ``anytime`` settings."""
+        object.__setattr__(self, name, value)
+        settings = vars(self)
+        if name in _GUARANTEE_FIELDS and _GUARANTEE_FIELDS <= settings.keys():  # both set (init sets guarantee first)
+            g = as_guarantee(settings["guarantee"], anytime=settings["anytime"])
+            settings.update(guarantee=g.scope, anytime=g.sequential, _guarantee=g)
+
+    @property
+    def guarantee_object(self) -> Guarantee:
+        """The :class:`~bayeseval.Guarantee` of ``guarantee`` and ``anytime``."""
+        return vars(self)["_guarantee"]
 
     def __post_init__(self) -> None:
         self.goal = state_goal(
@@ -232,36 +252,52 @@ class RuleState:
         bool
             True when the guaranteed intervals and the anytime tests are in force.
         """
-        return self.guarantee == "stratum" and self.goal.per_stratum
+        return self.guarantee_object.per_stratum and self.goal.per_stratum
 
     def guaranteed_intervals(self, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Every stratum's :func:`guaranteed_bounds` (cached).
+        """Every stratum's own interval under the per-stratum guarantee (cached).
+
+        :meth:`Guarantee.bounds <bayeseval.Guarantee.bounds>` of the state's guarantee
+        (``Guarantee.stratum()`` under ``"average"``, which has none of its own) at its
+        :meth:`~bayeseval.Guarantee.stop_level`: the interval the width goal stops on and the
+        campaign reports. With a ``level``, ``Guarantee.stratum()``'s interval at that level.
 
         Parameters
         ----------
         level : float, optional
-            Interval level (default :func:`guarantee_stop_level` of ``level``: the interval
-            the width goal stops on and the campaign reports).
+            Interval level of the stratum guarantee's interval.
 
         Returns
         -------
         lower, upper : numpy.ndarray
             Interval ends, one per stratum.
         """
-        if level is None and self.anytime:
-            return self.anytime_intervals()
-        level = guarantee_stop_level(self.level) if level is None else float(level)
-        key = ("guaranteed", level)
+        if level is not None:
+            return self._own_intervals(Guarantee.stratum(), float(level))
+        g = self.guarantee_object if self.guarantee_object.per_stratum else Guarantee.stratum()
+        return self._own_intervals(g, g.stop_level(self.level))
+
+    def _own_intervals(self, guarantee: Guarantee, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """``guarantee``'s bounds of every stratum at ``level``, cached."""
+        key = (guarantee.name, level)
         if key not in self._adaptive:
-            self._adaptive[key] = guaranteed_bounds(self.successes, self.trials, level)
+            concentration = self._sequence_concentration() if guarantee.sequential else None
+            self._adaptive[key] = guarantee.bounds(self.successes, self.trials, level, concentration)
         return self._adaptive[key]
 
-    def anytime_intervals(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every stratum's confidence sequence at ``level`` (``anytime=True``), cached.
+    def _sequence_concentration(self) -> np.ndarray:
+        """``anytime_concentration``, or each stratum's concentration tuned for its rows and the goal's target."""
+        if self.anytime_concentration is not None:
+            return self.anytime_concentration
+        hw = self.goal.halfwidth if isinstance(self.goal, Each) else None
+        return anytime_concentrations(self.available + self.labelled + self.pending, self.level, hw)
 
-        :func:`~bayeseval.campaign.goals.guarantee.anytime_bounds` with ``anytime_concentration``
+    def anytime_intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every stratum's confidence sequence at ``level`` (``Guarantee.anytime()``), cached.
+
+        :meth:`Guarantee.anytime().bounds <bayeseval.Guarantee.bounds>` with ``anytime_concentration``
         (default: tuned for each stratum's rows and the goal's target,
-        :func:`~bayeseval.campaign.goals.guarantee.anytime_concentrations`). The sequence covers the
+        :func:`~bayeseval._kernels.guarantee.anytime_concentrations`). The sequence covers the
         stratum's rate at every number of labels at once with probability at least ``level``,
         so it needs no compensation for stopping when it is narrow.
 
@@ -278,25 +314,20 @@ class RuleState:
         >>> round(float(lo[0]), 4), round(float(hi[0]), 4), st.read_intervals()[0].tolist()
         (0.0258, 0.2193, ['anytime', 'anytime'])
         """
-        if "anytime" not in self._adaptive:
-            c = self.anytime_concentration
-            if c is None:
-                hw = self.goal.halfwidth if isinstance(self.goal, Each) else None
-                c = anytime_concentrations(self.available + self.labelled + self.pending, self.level, hw)
-            self._adaptive["anytime"] = anytime_bounds(self.successes, self.trials, self.level, c)
-        return self._adaptive["anytime"]
+        anytime = Guarantee.anytime()
+        return self._own_intervals(anytime, anytime.stop_level(self.level))
 
     def use_intervals(self, lower: np.ndarray, upper: np.ndarray) -> None:
         """Make ``lower``/``upper`` every stratum's guaranteed interval (a proxy campaign's own).
 
-        They replace :func:`guaranteed_bounds` at the stop level in :meth:`guaranteed_intervals`,
+        They replace ``Guarantee.stratum()``'s bounds at its stop level in :meth:`guaranteed_intervals`,
         so the width goal stops on them, the rules scale their widths and :meth:`read_intervals`
         reports them.
 
         Parameters
         ----------
         lower, upper : numpy.ndarray
-            Interval ends at :func:`guarantee_stop_level` of ``level``, one per stratum.
+            Interval ends at ``Guarantee.stratum().stop_level(level)``, one per stratum.
 
         Examples
         --------
@@ -306,7 +337,8 @@ class RuleState:
         >>> st.stop_halfwidths().tolist()
         [0.05, 0.095]
         """
-        self._adaptive[("guaranteed", guarantee_stop_level(self.level))] = (
+        stratum = Guarantee.stratum()
+        self._adaptive[(stratum.name, stratum.stop_level(self.level))] = (
             np.asarray(lower, dtype=float),
             np.asarray(upper, dtype=float),
         )
@@ -329,8 +361,7 @@ class RuleState:
         if not self.per_stratum():
             return self.posterior.n_eff().to_numpy()
         own = (self.successes + 0.5) / (self.trials + 1.0)
-        level = self.level if self.anytime else guarantee_stop_level(self.level)
-        return implied_size(self.stop_halfwidths(), own, level)
+        return implied_size(self.stop_halfwidths(), own, self.guarantee_object.stop_level(self.level))
 
     def stop_halfwidths(self) -> np.ndarray:
         """Per-stratum half-widths the width goal stops on.
@@ -354,15 +385,16 @@ class RuleState:
         Returns
         -------
         read : numpy.ndarray of str
-            ``"guaranteed"`` under ``guarantee="stratum"`` (:meth:`guaranteed_intervals`),
-            else ``"pooled"`` (``"own"`` for the independent model).
+            ``"guaranteed"`` under ``guarantee="stratum"`` and ``"anytime"`` under the anytime
+            guarantee (:meth:`guaranteed_intervals`; the guarantee's
+            :attr:`~bayeseval.Guarantee.read`), else ``"pooled"`` (``"own"`` for the independent model).
         lower, upper : numpy.ndarray
             Its ends.
         """
         k = len(self.strata)
         if self.per_stratum():
             glo, ghi = self.guaranteed_intervals()
-            return np.full(k, "anytime" if self.anytime else "guaranteed", dtype=object), glo, ghi
+            return np.full(k, self.guarantee_object.read, dtype=object), glo, ghi
         lo, hi = self.intervals()
         return np.full(k, "own" if self.model == "independent" else "pooled", dtype=object), lo, hi
 

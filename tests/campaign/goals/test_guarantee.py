@@ -45,3 +45,93 @@ def test_status_reports_the_guaranteed_interval_with_the_pooled_one_beside_it(tm
     assert "pooled_mean" in status  # the point estimate of lower/upper is the stratum's own rate
     np.testing.assert_allclose(status["mean"], status["successes"] / status["trials"])
     assert status["done"].tolist() == ((hi - lo) / 2 <= 0.05).tolist()
+
+
+# -- the campaign asks its Guarantee object; files keep the guarantee and anytime settings ------
+def _spec(**kwargs):
+    from bayeseval.campaign import CampaignSpec, Each
+
+    return CampaignSpec(y_pred="pred", strata="stratum", goal=Each(0.1), **kwargs)
+
+
+def test_the_spec_takes_a_guarantee_or_its_name_and_keeps_the_stored_settings():
+    from bayeseval import Guarantee
+    from bayeseval.campaign import CampaignSpec
+
+    old = _spec(anytime=True)
+    for value in ("anytime", "Anytime", Guarantee.anytime()):
+        spec = _spec(guarantee=value)
+        assert spec == old and spec.guarantee_object is Guarantee.anytime()
+        assert (spec.guarantee, spec.anytime) == ("stratum", True)
+        config = spec.to_config()
+        assert (config["guarantee"], config["anytime"]) == ("stratum", True)  # the file format
+        assert CampaignSpec.from_config(config).guarantee_object is Guarantee.anytime()
+    spec = _spec(guarantee=Guarantee.average())
+    assert (spec.guarantee, spec.anytime, spec.guarantee_object) == ("average", False, Guarantee.average())
+    assert _spec().guarantee_object is Guarantee.stratum()
+    assert spec.replace(guarantee="stratum").guarantee_object is Guarantee.stratum()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"guarantee": "each"}, ["guarantee", "'each'", "'anytime'"]),
+        ({"guarantee": 3}, ["guarantee", "3"]),
+        ({"guarantee": "average", "anytime": True}, ["anytime", "guarantee='average'"]),
+        ({"guarantee": "anytime", "goal": "overall"}, ["anytime", "goal='overall'"]),
+        ({"guarantee": "anytime", "proxy": "judge"}, ["anytime", "proxy='judge'"]),
+    ],
+)
+def test_the_spec_refuses_a_guarantee_it_cannot_serve_naming_it(kwargs, words):
+    from bayeseval.campaign import CampaignSpec
+
+    with pytest.raises((TypeError, ValueError)) as err:
+        CampaignSpec(y_pred="pred", strata="stratum", **kwargs)
+    assert all(w in str(err.value) for w in words), str(err.value)
+
+
+def test_a_rule_state_follows_its_guarantee_settings():
+    from bayeseval import Guarantee
+    from bayeseval.campaign import RuleState
+
+    s, n, c = [4, 9], [40, 60], np.array([3.0, 5.0])
+    new = RuleState.from_counts(s, n, available=[60, 40], guarantee=Guarantee.anytime(), anytime_concentration=c)
+    old = RuleState.from_counts(s, n, available=[60, 40], guarantee="stratum", anytime=True, anytime_concentration=c)
+    assert (new.guarantee, new.anytime, new.guarantee_object) == ("stratum", True, Guarantee.anytime())
+    read, lo, hi = new.read_intervals()
+    np.testing.assert_array_equal(lo, old.read_intervals()[1])
+    assert read.tolist() == ["anytime", "anytime"] and new.with_counts().guarantee_object is Guarantee.anytime()
+    new.anytime = False  # the stratum guarantee: Clopper-Pearson at its stop level with two strata
+    new.invalidate()
+    read, lo, hi = new.read_intervals()
+    assert new.guarantee_object is Guarantee.stratum() and read.tolist() == ["guaranteed"] * 2
+    assert (lo[0], hi[0]) == pytest.approx(
+        tuple(stats.binomtest(4, 40).proportion_ci(confidence_level=0.965, method="exact")), abs=1e-9
+    )
+    new.guarantee = "average"
+    assert new.guarantee_object is Guarantee.average() and not new.per_stratum()
+    with pytest.raises(ValueError, match="guarantee='average'"):
+        new.anytime = True
+
+
+def test_a_campaign_created_with_a_guarantee_object_stores_guarantee_and_anytime(tmp_path, pool_campaign_spec):
+    import json
+    import sqlite3
+
+    from bayeseval import Guarantee
+    from bayeseval.campaign import Each
+
+    kw = dict(strata="stratum", y_pred="pred", goal=Each(0.1), random_seed=1)
+    with Campaign.create(tmp_path / "a.db", pool_campaign_spec, guarantee=Guarantee.anytime(), **kw) as c:
+        assert c.spec.guarantee_object is Guarantee.anytime() and (c.status()["read"] == "anytime").all()
+    with Campaign.create(tmp_path / "b.db", pool_campaign_spec, anytime=True, **kw) as c:
+        pass
+    configs = []
+    for name in ("a.db", "b.db"):
+        conn = sqlite3.connect(tmp_path / name)
+        configs.append(json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0]))
+        conn.close()
+    assert (configs[0]["guarantee"], configs[0]["anytime"]) == ("stratum", True)
+    assert configs[0]["anytime_concentration"] == configs[1]["anytime_concentration"]
+    with Campaign.open(tmp_path / "a.db") as c:
+        assert c.spec.guarantee_object is Guarantee.anytime()
