@@ -51,6 +51,7 @@ from bayeseval._api.validation import (
     iter_columns,
 )
 from bayeseval._kernels.binomial import GUARANTEES
+from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval.fairness.disparities import disparity_table, gap_notes, reference_notes
 from bayeseval.fairness.groups import default_reference, fit_all, group_frame
 from bayeseval.fairness.inputs import (
@@ -92,7 +93,7 @@ def audit(
     model: str | None = None,
     min_trials: int = MIN_TRIALS,
     method: str = "max_t",
-    guarantee: str = "stratum",
+    guarantee: str | Guarantee = "stratum",
     proxy: str | None = None,
     inclusion: str | None = None,
     label_set: Any = None,
@@ -168,9 +169,9 @@ def audit(
         ``1 - (1 - level) / G`` projected to the gap, coverage at least ``level`` for
         every configuration of true rates (for balanced accuracy the per-group intervals
         are MOVER combinations of Wilson intervals, not exact). See Notes.
-    guarantee : {"stratum", "average"}
+    guarantee : {"stratum", "average"} or Guarantee
         What the groups table's ``lower`` and ``upper`` promise, as in
-        :func:`bayeseval.evaluate`. ``"stratum"`` (default): each group's own interval,
+        :func:`bayeseval.evaluate` (a :class:`~bayeseval.Guarantee` or its name). ``"stratum"`` (default): each group's own interval,
         covering its rate at least ``level`` of the time at every rate (the adaptive
         interval from a leave-one-out prior; with a proxy, the proxy interval).
         ``"average"``: the pooled interval, except for groups whose count is not clearly
@@ -276,7 +277,7 @@ def audit_with_spelling(
     min_trials: Any,
     method: Any,
     spelling: str,
-    guarantee: str = "stratum",
+    guarantee: str | Guarantee = "stratum",
     proxy: str | None = None,
     inclusion: str | None = None,
     label_set: Any = None,
@@ -285,7 +286,7 @@ def audit_with_spelling(
     written = check_metrics(metrics, proxy)
     names = list(written)
     check_proxy_metrics(names, proxy, inclusion, label_set)
-    guarantee = check_method(guarantee, GUARANTEES, "guarantee")
+    guarantee = as_guarantee(guarantee, allowed=GUARANTEES)
     tol = check_tolerance(tolerance)
     level = check_level(level)
     random_seed = check_random_seed(random_seed)
@@ -330,7 +331,7 @@ def audit_with_spelling(
             notes=notes,
             method=method,
             columns=list(cols),
-            guarantee=guarantee,
+            guarantee=guarantee.name,
             proxy=proxy,
         ),
     )

@@ -12,6 +12,7 @@ import pandas as pd
 from bayeseval._kernels.adaptive import adaptive_interval
 from bayeseval._kernels.conflict import loo_conflict, read_choice
 from bayeseval._kernels.disparity import mover_mean
+from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.proxy import effective_counts, proxy_ci
@@ -226,24 +227,28 @@ def _fit_balanced(tpr: MetricFit, tnr: MetricFit, level: float, seed: int) -> Me
     )
 
 
-def guarantee_bounds(fit: MetricFit, guarantee: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def guarantee_bounds(fit: MetricFit, guarantee: Guarantee) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each group's interval under ``guarantee`` and which one it is (``read``).
 
-    ``"stratum"``: the group's own interval, with coverage at least the level at every rate
-    (adaptive, from a leave-one-out prior; with a proxy, the proxy interval). ``"average"``:
-    the pooled interval, except where the group's count is not clearly typical of what the
-    other groups predict (the read rule of :func:`bayeseval._kernels.conflict.read_choice`,
-    the one :func:`bayeseval.evaluate` applies), which read their own interval.
+    :meth:`Guarantee.choose <bayeseval.Guarantee.choose>` between the group's own interval,
+    with coverage at least the level at every rate (adaptive, from a leave-one-out prior;
+    with a proxy, the proxy interval), and the pooled one: a per-stratum guarantee reads the
+    own interval; ``"average"`` the pooled one, except where the group's count is not
+    clearly typical of what the other groups predict (the read rule of
+    :func:`bayeseval._kernels.conflict.read_choice`, the one :func:`bayeseval.evaluate`
+    applies), which read their own interval.
     """
     own_name = "proxy" if fit.proxy is not None else "adaptive"
-    k = fit.rate.shape[0]
-    if guarantee == "stratum":
-        return fit.adaptive[0], fit.adaptive[1], np.full(k, own_name, dtype=object)
-    own = np.zeros(k, bool)
+    lower, upper, own = guarantee.choose(fit.adaptive, (fit.pooled.lower, fit.pooled.upper), lambda: _atypical(fit))
+    return lower, upper, np.where(own, own_name, "pooled").astype(object)
+
+
+def _atypical(fit: MetricFit) -> np.ndarray:
+    """Groups whose count is not clearly typical of what the other groups predict (they read their own interval)."""
+    own = np.zeros(fit.rate.shape[0], bool)
     if np.all(fit.trials >= 0) and np.count_nonzero(fit.trials) >= 2:  # balanced accuracy: -1
         own = np.asarray(read_choice(fit.successes, fit.trials).read == "adaptive", bool)
-    read = np.where(own, own_name, "pooled").astype(object)
-    return (np.where(own, fit.adaptive[0], fit.pooled.lower), np.where(own, fit.adaptive[1], fit.pooled.upper), read)
+    return own
 
 
 def _proxy_columns(fit: MetricFit) -> dict:
@@ -260,7 +265,7 @@ def _proxy_columns(fit: MetricFit) -> dict:
     }
 
 
-def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: str = "stratum") -> pd.DataFrame:
+def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: Guarantee) -> pd.DataFrame:
     measured = np.isfinite(fit.rate)
     is_prop = name != "balanced_accuracy"
     labels = layout.labels

@@ -16,6 +16,7 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_positive_int,
 )
+from bayeseval._kernels.guarantee import as_guarantee
 from bayeseval._render import audit_html, audit_text
 from bayeseval._render.formats import md_escape, md_table
 from bayeseval._render.html_page import page
@@ -339,7 +340,7 @@ class Audit(Result):
             f"{_METHOD_TEXT.get(self.method, self.method)}; pooled model: {model}; gap over "
             f"groups with at least {self.min_trials} trials."
         )
-        if self.guarantee != "stratum":
+        if not as_guarantee(self.guarantee).per_stratum:
             text += (
                 f" Guarantee {self.guarantee!r}: lower/upper are the pooled interval (the "
                 "group's own where its count is atypical)."

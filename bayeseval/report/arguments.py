@@ -20,6 +20,7 @@ from bayeseval._api.validation import (
     iter_columns,
 )
 from bayeseval._kernels.binomial import GUARANTEES
+from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval.counts.counts import Counts
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.models.priors import resolve_prior
@@ -43,7 +44,7 @@ class Settings:
     level: float
     target_halfwidth: float | None
     random_seed: Any
-    guarantee: str = "stratum"
+    guarantee: Guarantee = Guarantee.stratum()
     proxy: str | None = None
     inclusion: str | None = None
     label_set: Any = None
@@ -143,7 +144,7 @@ def check_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label:
         level=level,
         target_halfwidth=_check_target(kw["target_halfwidth"], level),
         random_seed=check_random_seed(kw["random_seed"]),
-        guarantee=check_method(kw["guarantee"], GUARANTEES, "guarantee"),
+        guarantee=as_guarantee(kw["guarantee"], allowed=GUARANTEES),
         proxy=kw["proxy"],
         inclusion=kw["inclusion"],
         label_set=kw.get("label_set"),

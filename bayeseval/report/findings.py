@@ -141,7 +141,7 @@ def target_section(table: pd.DataFrame, cfg: Settings) -> tuple[np.ndarray, list
     is measured against), Wilson's under ``"average"``.
     """
     target, level = cfg.target_halfwidth, cfg.level
-    plan = "clopper_pearson" if cfg.guarantee == "stratum" else "wilson"
+    plan = "clopper_pearson" if cfg.guarantee.per_stratum else "wilson"
     extra = np.zeros(len(table))
     findings = []
     for i, (k, row) in enumerate(table.iterrows()):
@@ -280,7 +280,7 @@ def guarantee_findings(table: pd.DataFrame, cfg: Settings) -> list[Finding]:
     pct = f"{100 * cfg.level:g}%"
     if cfg.proxy is not None:
         return _proxy_guarantee_findings(table, cfg, pct)
-    if cfg.guarantee == "stratum":
+    if cfg.guarantee.per_stratum:
         return [
             Finding(
                 "guarantee",
@@ -350,7 +350,7 @@ def _proxy_guarantee_findings(table: pd.DataFrame, cfg: Settings, pct: str) -> l
             f"(inclusion {cfg.inclusion!r}): an asymptotic interval, exact only when the "
             "probabilities are equal within the stratum"
         )
-    if cfg.guarantee == "stratum":
+    if cfg.guarantee.per_stratum:
         text = f"Guarantee 'stratum' with proxy {cfg.proxy!r}: lower and upper are {own}."
     else:
         text = (

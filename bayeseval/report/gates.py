@@ -17,6 +17,7 @@ from bayeseval._api.validation import (
     check_probability,
 )
 from bayeseval._kernels.binomial import ADAPTIVE, EXACT_METHODS, GUARANTEES, STRATA_METHODS
+from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval._render.formats import fixed
 from bayeseval.counts.counts import Counts, tabulate
 from bayeseval.counts.metrics import get_metric
@@ -108,7 +109,7 @@ def gate(
     level: float = 0.95,
     method: str | None = None,
     pos_label: Any = None,
-    guarantee: str = "stratum",
+    guarantee: str | Guarantee = "stratum",
 ) -> GateResult:
     """Check per-stratum minimum trial counts and maximum interval half-widths.
 
@@ -139,8 +140,8 @@ def gate(
         ``"wilson"``.
     pos_label : optional
         Positive class for class metrics (rows only; see :func:`bayeseval.tabulate`).
-    guarantee : {"stratum", "average"}, default "stratum"
-        ``"stratum"``: every stratum's interval covers its own rate at least ``level``
+    guarantee : {"stratum", "average"} or Guarantee, default "stratum"
+        A :class:`~bayeseval.Guarantee` or its name. ``"stratum"``: every stratum's interval covers its own rate at least ``level``
         of the time at every true rate (exact), so the half-width criterion is judged
         on an interval that holds for that stratum: the adaptive interval (exact tests
         whose tails are split by a prior from the other strata only; Clopper-Pearson
@@ -162,7 +163,7 @@ def gate(
     """
     min_trials, max_halfwidth = _check_criteria(min_trials, max_halfwidth)
     level = check_level(level)
-    guarantee = check_method(guarantee, GUARANTEES, "guarantee")
+    guarantee = as_guarantee(guarantee, allowed=GUARANTEES)
     method = _check_gate_method(method, guarantee)
     metric = get_metric(metric).name
     rows = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
@@ -170,15 +171,15 @@ def gate(
     table = _interval_table(counts, level, method)
     table["reason"] = [_reason(row, min_trials, max_halfwidth) for _, row in table.iterrows()]
     table["passed"] = table["reason"] == ""
-    return GateResult(passed=bool(table["passed"].all()), table=table, guarantee=guarantee)
+    return GateResult(passed=bool(table["passed"].all()), table=table, guarantee=guarantee.name)
 
 
-def _check_gate_method(method: Any, guarantee: str) -> str:
+def _check_gate_method(method: Any, guarantee: Guarantee) -> str:
     """The interval method: under "stratum" an exact one (default adaptive), else any."""
     if method is None:
-        return ADAPTIVE if guarantee == "stratum" else "wilson"
+        return ADAPTIVE if guarantee.per_stratum else "wilson"
     method = check_method(method, STRATA_METHODS)  # per-stratum intervals: adaptive too
-    if guarantee == "stratum" and method not in EXACT_METHODS:
+    if guarantee.per_stratum and method not in EXACT_METHODS:
         raise ValueError(
             f"method {method!r} does not cover every stratum at every rate; with "
             f"guarantee='stratum' method must be one of {list(EXACT_METHODS)} (or pass "

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from bayeseval._kernels.guarantee import Guarantee
 from bayeseval._render import audit_html
 from bayeseval._render.formats import n_strata
 from bayeseval.counts.counts import Counts
@@ -92,7 +93,7 @@ def evaluate(
     groups: str | Sequence[str] | None = None,
     tolerance: float | None = None,
     min_trials: int | None = None,
-    guarantee: str = "stratum",
+    guarantee: str | Guarantee = "stratum",
     proxy: str | None = None,
     inclusion: str | None = None,
     label_set: Sequence[Any] | None = None,
@@ -159,8 +160,9 @@ def evaluate(
     min_trials : int, optional
         The audit's ``min_trials``: groups with fewer trials are reported but left out of
         the max-min gap and the verdicts; needs ``groups``.
-    guarantee : {"stratum", "average"}, default "stratum"
-        What the table's ``lower`` and ``upper`` promise (see Notes). ``"stratum"``:
+    guarantee : {"stratum", "average"} or Guarantee, default "stratum"
+        What the table's ``lower`` and ``upper`` promise (see Notes): a
+        :class:`~bayeseval.Guarantee` or its name (the report's ``guarantee`` is the name). ``"stratum"``:
         coverage at least ``level`` for each stratum at every value of its own rate,
         by construction (the adaptive interval). ``"average"``: the pooled interval,
         or the adaptive one where the stratum's count looks atypical (the ``read``
@@ -355,7 +357,7 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
     findings += composition_findings(counts, overall, shares)
     findings += [f for f in overall_findings if f.severity == "note"]
     table["flags"] = table_flags(counts.strata, findings)
-    columns = [c for c in _TABLE_COLUMNS if cfg.guarantee == "average" or c not in _AVERAGE_ONLY]
+    columns = [c for c in _TABLE_COLUMNS if not cfg.guarantee.per_stratum or c not in _AVERAGE_ONLY]
     if proxy is not None:
         at = columns.index("rate") + 1
         columns[at:at] = list(_PROXY_COLUMNS)
@@ -369,7 +371,7 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
         level=cfg.level,
         engine=cfg.engine,
         counts=counts,
-        guarantee=cfg.guarantee,
+        guarantee=cfg.guarantee.name,
         target_halfwidth=cfg.target_halfwidth,
         posterior=pooled.post,
         stratified=sr,

@@ -152,7 +152,7 @@ def start_adaptive(counts: Counts, cfg: Settings, proxy: ProxyPart | None, execu
     :func:`interval_section` does not read them (a proxy, ``"average"``, fewer than two
     strata with trials); it then computes what it needs itself.
     """
-    if proxy is not None or cfg.guarantee != "stratum" or np.count_nonzero(counts.trials.to_numpy()) < 2:
+    if proxy is not None or not cfg.guarantee.per_stratum or np.count_nonzero(counts.trials.to_numpy()) < 2:
         return None
     return executor.submit(adaptive_bounds, counts.successes.to_numpy(), counts.trials.to_numpy(), cfg.level)
 
@@ -178,7 +178,7 @@ def interval_section(
     """
     if proxy is not None:
         own = proxy.bounds
-        if pooled.post is None or cfg.guarantee == "stratum":
+        if pooled.post is None or cfg.guarantee.per_stratum:
             table["lower"], table["upper"] = own
         else:
             lo, hi = pooled.summary["read_lower"].to_numpy(float), pooled.summary["read_upper"].to_numpy(float)
@@ -192,7 +192,7 @@ def interval_section(
     if pooled.post is None:
         own = exact_bounds(counts, cfg.level)
         table["lower"], table["upper"] = own
-    elif cfg.guarantee == "stratum":
+    elif cfg.guarantee.per_stratum:
         own = (
             adaptive.result()
             if adaptive is not None
@@ -259,7 +259,7 @@ def pooled_section(counts: Counts, cfg: Settings) -> Pooled:
             prior=cfg.prior,
             random_seed=cfg.random_seed,
         )
-        summary = post.summary(level=cfg.level, read=cfg.guarantee == "average")
+        summary = post.summary(level=cfg.level, read=not cfg.guarantee.per_stratum)
     findings = [
         Finding("sampler", (), f"The pooled model's sampler reported a problem: {w.message}")
         for w in caught

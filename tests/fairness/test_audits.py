@@ -724,6 +724,26 @@ def test_audit_guarantee_stratum_is_the_adaptive_interval_and_average_the_read_r
     assert np.allclose(average.loc["f", ["lower", "upper"]], t.loc["f", ["lower", "upper"]])
 
 
+def test_audit_takes_a_guarantee_object_and_shows_its_name():
+    from bayeseval import Guarantee
+
+    rng = np.random.default_rng(3)
+    g = rng.choice(list("abcd"), 1500)
+    y = rng.integers(0, 2, 1500)
+    df = pd.DataFrame({"g": g, "y": y, "p": np.where(rng.random(1500) < 0.2, 1 - y, y)})
+    kw = dict(y_true="y", y_pred="p", groups="g", metrics=["error_rate"], random_seed=0, model="beta_binomial")
+    for name in ("stratum", "average"):
+        by_object = audit(df, guarantee=Guarantee(name), **kw)
+        pd.testing.assert_frame_equal(by_object.groups, audit(df, guarantee=name, **kw).groups, check_exact=True)
+        assert by_object.guarantee == name
+        assert ("Guarantee 'average'" in by_object.settings) == (name == "average")
+    t = by_object.groups.set_index("group")  # "average": the pooled interval where the group reads it
+    pooled = t["read"] == "pooled"
+    assert pooled.any() and np.allclose(t.loc[pooled, "lower"], t.loc[pooled, "pooled_lower"])
+    with pytest.raises(ValueError, match=r"guarantee.*\['stratum', 'average'\]"):
+        audit(df, guarantee=Guarantee.anytime(), **kw)
+
+
 # -- every group outside the gap is named: not measured (no trials) or left out (few trials) ---
 def _hand_trials(df: pd.DataFrame, cols: list[str], metric: str) -> pd.Series:
     """Trials per crossed group by hand with pandas (every crossed cell, 0 where unobserved)."""

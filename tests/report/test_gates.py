@@ -122,6 +122,21 @@ def test_bad_guarantee_is_refused_naming_it(value, error):
     assert "['stratum', 'average']" in str(err.value) and repr(value) in str(err.value)
 
 
+def test_the_gate_takes_a_guarantee_object_and_shows_its_name():
+    counts = Counts.from_arrays([5, 9], [50, 80])
+    res = gate(counts, max_halfwidth=0.2, method="clopper_pearson", guarantee=be.Guarantee.stratum())
+    lo, hi = proportion_confint([5, 9], [50, 80], alpha=0.05, method="beta")
+    np.testing.assert_allclose(res.table["lower"], lo, rtol=1e-9)
+    np.testing.assert_allclose(res.table["upper"], hi, rtol=1e-9)
+    assert res.guarantee == "stratum"
+    average = gate(counts, max_halfwidth=0.2, guarantee=be.Guarantee.average())
+    assert average.guarantee == "average" and (average.table["method"] == "wilson").all()
+    with pytest.raises(ValueError, match="method 'wilson' does not cover every stratum"):
+        gate(counts, max_halfwidth=0.2, method="wilson", guarantee=be.Guarantee.stratum())
+    with pytest.raises(ValueError, match=r"guarantee.*\['stratum', 'average'\]"):
+        gate(counts, max_halfwidth=0.2, guarantee=be.Guarantee.anytime())
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, words",
     [

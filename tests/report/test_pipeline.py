@@ -722,6 +722,28 @@ def test_bad_guarantee_is_refused_naming_it_and_the_choices(value, error):
     assert "['stratum', 'average']" in str(err.value) and repr(value) in str(err.value)
 
 
+def test_a_guarantee_object_is_its_name_and_the_report_shows_the_name():
+    counts = Counts.from_arrays([3, 9, 14, 2], [50, 60, 70, 40], strata=list("abcd"))
+    for name in ("stratum", "average"):
+        by_name = evaluate(counts, random_seed=0, guarantee=name)
+        by_object = evaluate(counts, random_seed=0, guarantee=bayeseval.Guarantee(name))
+        pd.testing.assert_frame_equal(by_object.table, by_name.table, check_exact=True)
+        assert by_object.guarantee == name and by_object.to_dict()["guarantee"] == name
+        assert f"guarantee: {name}" in str(by_object)
+    # "stratum" reads each stratum's own exact interval: Clopper-Pearson with method="clopper_pearson" in the gate,
+    # the adaptive one here; without two strata with trials, Clopper-Pearson
+    one = evaluate(Counts.from_arrays([3, 0], [50, 0], strata=list("ab")), guarantee=bayeseval.Guarantee.stratum())
+    lo, hi = proportion_confint(3, 50, alpha=0.05, method="beta")
+    assert one.table.loc["a", ["lower", "upper"]].tolist() == pytest.approx([lo, hi], rel=1e-9)
+
+
+@pytest.mark.parametrize("value", ["anytime", bayeseval.Guarantee.anytime()])
+def test_the_anytime_guarantee_is_a_campaigns_not_a_reports(value):
+    with pytest.raises(ValueError, match=r"guarantee") as err:
+        evaluate(Counts.from_arrays([1, 2], [10, 10]), guarantee=value)
+    assert "['stratum', 'average']" in str(err.value)
+
+
 def test_shrinkage_is_the_population_means_weight_in_the_pooled_estimate():
     # given (mu, kappa) the posterior mean is (mu kappa + s) / (kappa + n)
     # = (1 - B) s/n + B mu with B = kappa / (kappa + n) (BDA3 section 5.3): averaging that
