@@ -17,7 +17,7 @@ not replace ``__repr__``. Rendering beyond this (reports, plots) lives in ``repo
 from __future__ import annotations
 
 import html
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 #: rows shown by ``__repr__`` and ``_repr_html_`` before the table is cut
 MAX_ROWS = 30
@@ -46,6 +46,10 @@ class Result:
 
     # ``table`` is provided by each result type, as a property or as a dataclass field (the
     # base defines no descriptor of that name, so a dataclass can store it).
+    if TYPE_CHECKING:
+
+        @property
+        def table(self) -> Any: ...
 
     def _result_table(self) -> Any:
         if "table" not in getattr(self, "__dict__", {}) and not hasattr(type(self), "table"):
