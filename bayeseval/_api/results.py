@@ -85,6 +85,9 @@ def frame_html(title: str, frame: Any) -> str:
 class OneRowResult(Result):
     """A dataclass result whose tidy table is one row holding its fields (plans, decisions)."""
 
+    if TYPE_CHECKING:  # set by ``@dataclass`` on each subclass
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
     def to_dict(self) -> dict[str, Any]:
         """Return the result as a plain dictionary.
 
@@ -93,7 +96,7 @@ class OneRowResult(Result):
         dict
             Field name to value.
         """
-        return {f: getattr(self, f) for f in self.__dataclass_fields__}  # type: ignore[attr-defined]
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
     @property
     def table(self) -> Any:
