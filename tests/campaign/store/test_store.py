@@ -178,3 +178,30 @@ def test_held_write_lock_gives_a_clear_error_after_busy_timeout(tmp_path):
         other.close()
     assert c.ingest(pd.Series(1, index=b.index)) == 3  # and it works once the lock is gone
     c.close()
+
+
+def test_the_store_is_the_only_campaign_module_that_runs_sql():
+    """Outside ``campaign/store/`` no campaign module calls ``execute`` on a connection."""
+    import ast
+    from pathlib import Path
+
+    import bayeseval.campaign
+
+    root = Path(bayeseval.campaign.__file__).parent
+    calls = []
+    for path in sorted(root.rglob("*.py")):
+        if path.parent.name == "store":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("execute", "executemany", "executescript")
+            ):
+                calls.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert calls == []
+    # the scan sees a call where there is one
+    assert any(
+        isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "execute"
+        for n in ast.walk(ast.parse((root / "store" / "store.py").read_text()))
+    )
