@@ -7,6 +7,7 @@ them on first use.
 from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
+from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import (
     BayesevalWarning,
     BlankLabelWarning,
@@ -131,7 +132,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)
 
 
-__version__ = "0.2.0"
+__version__ = VERSION
 
 __all__ = [
     "__version__",

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bayeseval import __version__
 from bayeseval._api import metric_names
+from bayeseval._api.version import VERSION
 from bayeseval.cli.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
 from bayeseval.cli.impact_args import (
     IMPACT_DESCRIPTION,
@@ -556,7 +556,7 @@ def build_parser(*, campaign: bool = True, audit: bool = True, impact: bool = Tr
         description="How good is a fixed classifier, per subgroup, with honest uncertainty.",
         epilog=textwrap.dedent(_EPILOG),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_demo(sub)
     add_plan(sub)

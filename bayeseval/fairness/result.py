@@ -16,6 +16,7 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_positive_int,
 )
+from bayeseval._api.version import VERSION
 from bayeseval._render import audit_html, audit_text
 from bayeseval._render.formats import md_escape, md_table
 from bayeseval._render.html_page import page
@@ -424,10 +425,8 @@ def _audit_page_body(result: Audit, plot: bool) -> str:
     """The saved page: the headline, when and by which version it was made, then the audit."""
     import datetime
 
-    from bayeseval import __version__
-
     made = datetime.date.today().isoformat()
-    meta = f"<ul class='bv-meta'><li><b>made</b> {made}</li><li><b>bayeseval</b> {html.escape(__version__)}</li></ul>"
+    meta = f"<ul class='bv-meta'><li><b>made</b> {made}</li><li><b>bayeseval</b> {html.escape(VERSION)}</li></ul>"
     return (
         "<div class='bayeseval-report'><h1>Fairness audit</h1>"
         f"<p>{html.escape(audit_text.headline(result))}</p>{meta}"

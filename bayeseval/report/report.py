@@ -16,8 +16,9 @@ from typing import Any
 
 import pandas as pd
 
-from bayeseval import __version__, plots
+from bayeseval import plots
 from bayeseval._api.results import Result
+from bayeseval._api.version import VERSION
 from bayeseval._render import audit_html, report_page
 from bayeseval._render.formats import json_key, json_value, key_label
 from bayeseval._render.html_page import page
@@ -132,7 +133,7 @@ class Report(Result):
     findings: list[Finding] = field(default_factory=list)
     source: str = ""
     created: str = ""
-    version: str = __version__
+    version: str = VERSION
     audit: Any = None
     proxy: Any = None
 
