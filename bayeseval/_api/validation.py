@@ -58,21 +58,31 @@ def is_pandas(value: Any, *kinds: str) -> bool:
 
 
 def _plain(value: Any) -> Any:
-    """NumPy scalars as Python values (``1.5``, not ``np.float64(1.5)``), also inside lists."""
+    """NumPy scalars as Python values (``1.5``, not ``np.float64(1.5)``), also inside lists and tuples.
+
+    Only plain lists and tuples are rebuilt: a subclass (a named tuple) may not be constructible
+    from one iterable, and is shown as it is.
+    """
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, (list, tuple)):
+    if type(value) in (list, tuple):
         return type(value)(_plain(v) for v in value)
     return value
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
-    """``repr`` of a value for a message: NumPy scalars as Python values, cut at ``limit``.
+    """``repr`` of a value for a message: NumPy scalars as Python values, cut at ``limit`` characters.
+
+    A text longer than ``limit`` keeps its first ``limit - 3`` characters and ends in ``...``, so
+    the result is never longer than ``limit``. Messages about a file's records (annotation exports)
+    use ``limit=60``.
 
     Examples
     --------
     >>> short_repr(np.float64(-1.0)), short_repr([np.int64(2), "a"]), short_repr("x" * 100)[-5:]
     ('-1.0', "[2, 'a']", 'xx...')
+    >>> len(short_repr({"id": 1, "text": "y" * 100}, limit=60))
+    60
     """
     text = repr(_plain(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
