@@ -1,8 +1,8 @@
 """Arguments of the ``bayeseval audit`` command, without the audit engine.
 
 Declaring the command needs only argparse, so ``bayeseval audit --help`` starts without
-pandas or SciPy; :func:`bayeseval.cli.audit.add_audit_parser` and the ``bayeseval`` command
-line both declare it from here.
+pandas or SciPy; the ``bayeseval`` command line declares it from here and runs it with
+:func:`bayeseval.cli.audit.run_audit`.
 """
 
 from __future__ import annotations
