@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.labels import join_parts, unique_labels
 from bayeseval._api.results import Result
 from bayeseval._api.validation import as_float_array, check_level, check_probability, iter_columns
@@ -449,6 +450,7 @@ class ImpactRatioReport(Result):
 
     __str__ = __repr__
 
+    @fill_doc()
     def save(self, path: str | PathLike[str]) -> Path:
         """Write the report to ``path``; the suffix chooses the format.
 
@@ -462,15 +464,9 @@ class ImpactRatioReport(Result):
         path : str or PathLike
             The file to write.
 
-        Returns
-        -------
-        pathlib.Path
-            The path written.
+        {path_returned}
 
-        Raises
-        ------
-        ValueError
-            For another suffix.
+        {suffix_refused}
 
         Examples
         --------

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_positive_int,
@@ -229,6 +230,7 @@ class Audit(Result):
             out += ["## Notes", ""] + [f"- {md_escape(n)}" for n in self.notes] + [""]
         return "\n".join(out)
 
+    @fill_doc()
     def save(self, path: str | os.PathLike, *, plot: bool = True) -> Path:
         """Write the audit to ``path``; the suffix chooses the format.
 
@@ -246,15 +248,9 @@ class Audit(Result):
         plot : bool, default True
             Embed the disparity forest plot (HTML only).
 
-        Returns
-        -------
-        pathlib.Path
-            The path written.
+        {path_returned}
 
-        Raises
-        ------
-        ValueError
-            For another suffix.
+        {suffix_refused}
 
         Examples
         --------

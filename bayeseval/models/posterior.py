@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_level,
@@ -952,6 +953,7 @@ class Posterior(Result):
             attrs={"engine": self.engine, "model": self.model},
         )
 
+    @fill_doc()
     def plot(self, *, level: float = 0.95, ax: Any = None) -> Any:
         """Forest plot of raw rates beside the pooled posterior (see :func:`bayeseval.plots.forest`).
 
@@ -959,8 +961,7 @@ class Posterior(Result):
         ----------
         level : float
             Credible level of the intervals.
-        ax : matplotlib.axes.Axes, optional
-            Axes to draw on (default: a new figure).
+        {ax}
 
         Returns
         -------

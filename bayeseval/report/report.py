@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from bayeseval import plots
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
 from bayeseval._api.version import VERSION
 from bayeseval._render import audit_html, report_page
@@ -347,6 +348,7 @@ class Report(Result):
     def _repr_html_(self) -> str:
         return self.to_html(plot=True)
 
+    @fill_doc()
     def save(self, path: str | PathLike[str], *, plot: bool = True) -> Path:
         """Write the report to ``path``; the suffix chooses the format.
 
@@ -367,10 +369,7 @@ class Report(Result):
         plot : bool, default True
             Embed the forest plot (HTML only).
 
-        Returns
-        -------
-        pathlib.Path
-            The path written.
+        {path_returned}
 
         Raises
         ------
@@ -419,6 +418,7 @@ class Report(Result):
         """
         return report_page.latex(self)
 
+    @fill_doc()
     def plot(self, kind: str = "forest", ax: Any = None, **kwargs: Any) -> Any:
         """Plot the report (``kind="forest"`` or ``"ppc"``).
 
@@ -426,8 +426,7 @@ class Report(Result):
         ----------
         kind : {"forest", "ppc"}, default "forest"
             Forest plot of the strata, or the pooled model's predictive check.
-        ax : matplotlib.axes.Axes, optional
-            Axes to draw on (default: a new figure).
+        {ax}
         **kwargs
             Passed to :func:`bayeseval.plots.forest` or :func:`bayeseval.plots.ppc`.
 
