@@ -23,6 +23,7 @@ from bayeseval._backends.hashing import duckdb_rank_sql
 from bayeseval._backends.interface import (
     ACCEPTED,
     Backend,
+    CellQuery,
     ConfusionTable,
     confusion_from_frame,
     is_duckdb_relation,
@@ -223,16 +224,8 @@ class DuckDBBackend(Backend):
         table.columns = list(range(k)) + ["t", "p", "n"]
         return confusion_from_frame(table, strata, y_true, y_pred, (self.type_of(y_true), self.type_of(y_pred)))
 
-    def proxy_cells(
-        self,
-        strata: list[str],
-        y_true: str,
-        y_pred: str,
-        proxy: str,
-        *,
-        n_cells: int | None = None,
-        inclusion: str | None = None,
-    ) -> pd.DataFrame:
+    def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
+        strata, y_true, y_pred, proxy, n_cells, inclusion = query
         k = len(strata)
         names = fresh_names(
             self._columns,

@@ -33,6 +33,7 @@ from bayeseval._api.validation import fractional_label_error
 from bayeseval._backends.hashing import signed64, spark_rank_steps
 from bayeseval._backends.interface import (
     Backend,
+    CellQuery,
     ConfusionTable,
     confusion_from_frame,
     string_columns_as_str,
@@ -150,16 +151,8 @@ class SparkBackend(Backend):
         dtypes = (self._type(y_true).simpleString(), self._type(y_pred).simpleString())
         return confusion_from_frame(table, strata, y_true, y_pred, dtypes)
 
-    def proxy_cells(
-        self,
-        strata: list[str],
-        y_true: str,
-        y_pred: str,
-        proxy: str,
-        *,
-        n_cells: int | None = None,
-        inclusion: str | None = None,
-    ) -> pd.DataFrame:
+    def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
+        strata, y_true, y_pred, proxy, n_cells, inclusion = query
         from pyspark.sql import functions as F
 
         k = len(strata)
