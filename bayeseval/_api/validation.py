@@ -88,6 +88,36 @@ def short_repr(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def check_proxy_design(proxy: Any, inclusion: Any, label_set: Any = None) -> None:
+    """Check the proxy design's arguments of ``evaluate`` and ``audit`` (types and pairing).
+
+    ``proxy`` and ``inclusion`` are column names or None; ``inclusion`` and ``label_set``
+    describe the labelled rows of a proxy design, so they need ``proxy``. Raises a
+    ``TypeError`` naming the argument.
+
+    Examples
+    --------
+    >>> check_proxy_design("judge", None)
+    >>> check_proxy_design(None, "pi")
+    Traceback (most recent call last):
+    ...
+    TypeError: inclusion applies to the labelled rows of a proxy design: give proxy too, got inclusion='pi' and proxy=None
+    """
+    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
+    if inclusion is not None and proxy is None:
+        raise TypeError(
+            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+            f"got inclusion={inclusion!r} and proxy=None"
+        )
+    if label_set is not None and proxy is None:
+        raise TypeError(
+            f"label_set declares the classes of the labelled rows of a proxy design: give "
+            f"proxy too, got label_set={label_set!r} and proxy=None"
+        )
+
+
 def check_level(level: Any, name: str = "level") -> float:
     """Return ``level`` as a float in the open interval (0, 1) or raise."""
     if isinstance(level, bool) or not isinstance(level, Real):

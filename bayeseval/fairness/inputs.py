@@ -18,6 +18,7 @@ from bayeseval._api import metric_names
 from bayeseval._api.validation import (
     check_method,
     check_positive_int,
+    check_proxy_design,
 )
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval.counts.counts import tabulate
@@ -68,19 +69,7 @@ PROXY_AUDIT_METRICS = ("selection_rate",) + tuple(_AUDIT_NAME[m] for m in PROXY_
 
 
 def check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any, label_set: Any = None) -> None:
-    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
-    if inclusion is not None and proxy is None:
-        raise TypeError(
-            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
-            f"got inclusion={inclusion!r} and proxy=None"
-        )
-    if label_set is not None and proxy is None:
-        raise TypeError(
-            f"label_set declares the classes of the labelled rows of a proxy design: give "
-            f"proxy too, got label_set={label_set!r} and proxy=None"
-        )
+    check_proxy_design(proxy, inclusion, label_set)
     bad = [m for m in names if m not in PROXY_AUDIT_METRICS]
     if proxy is not None and bad:
         raise ValueError(

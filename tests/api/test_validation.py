@@ -7,7 +7,7 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from bayeseval._api.validation import check_level, short_repr
+from bayeseval._api.validation import check_level, check_proxy_design, short_repr
 
 #: values of the kinds an annotation export holds (JSON: objects, lists, strings, numbers, null)
 JSON_VALUES = [
@@ -58,3 +58,22 @@ def test_short_repr_shows_a_named_tuple_as_it_is():
     assert short_repr(point) == "point(x=1, y=2)"
     with pytest.raises(TypeError, match=r"level must be a number in \(0, 1\), got point\(x=1, y=2\)"):
         check_level(point)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"proxy": 3, "inclusion": None}, r"^proxy must be a column name \(str\) or None, got 3$"),
+        ({"proxy": "judge", "inclusion": ["pi"]}, r"^inclusion must be a column name \(str\) or None, got \['pi'\]$"),
+        ({"proxy": None, "inclusion": "pi"}, r"^inclusion applies to .* got inclusion='pi' and proxy=None$"),
+        ({"proxy": None, "inclusion": None, "label_set": [0, 1]}, r"^label_set declares .* proxy=None$"),
+    ],
+)
+def test_check_proxy_design_refuses_naming_the_argument(kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        check_proxy_design(**kwargs)
+
+
+def test_check_proxy_design_accepts_a_design_or_none():
+    assert check_proxy_design(None, None) is None
+    assert check_proxy_design("judge", "pi", ["a", "b"]) is None
