@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral, Real
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -116,6 +117,24 @@ def check_proxy_design(proxy: Any, inclusion: Any, label_set: Any = None) -> Non
             f"label_set declares the classes of the labelled rows of a proxy design: give "
             f"proxy too, got label_set={label_set!r} and proxy=None"
         )
+
+
+def output_suffix(path: Any, suffixes: Sequence[str]) -> str:
+    """The lower-cased suffix of the output file ``path``, which must be one of ``suffixes``.
+
+    Examples
+    --------
+    >>> output_suffix("Audit.CSV", (".csv", ".md"))
+    '.csv'
+    >>> output_suffix("audit.txt", (".csv", ".md"))
+    Traceback (most recent call last):
+    ...
+    ValueError: path must end in .csv, .md, got 'audit.txt'
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in suffixes:
+        raise ValueError(f"path must end in {', '.join(suffixes)}, got {str(path)!r}")
+    return suffix
 
 
 def check_level(level: Any, name: str = "level") -> float:

@@ -16,6 +16,7 @@ from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_positive_int,
+    output_suffix,
 )
 from bayeseval._api.version import VERSION
 from bayeseval._render import audit_html, audit_text
@@ -263,9 +264,7 @@ class Audit(Result):
         [20, 20]
         """
         p = Path(path)
-        suffix = p.suffix.lower()
-        if suffix not in AUDIT_SUFFIXES:
-            raise ValueError(f"path must end in {', '.join(AUDIT_SUFFIXES)}, got {str(path)!r}")
+        suffix = output_suffix(path, AUDIT_SUFFIXES)
         if suffix == ".xlsx":
             notes = pd.DataFrame(
                 {"note": self.notes, "settings": self.settings} if self.notes else {"note": [], "settings": []}

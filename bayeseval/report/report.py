@@ -19,6 +19,7 @@ import pandas as pd
 from bayeseval import plots
 from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
+from bayeseval._api.validation import output_suffix
 from bayeseval._api.version import VERSION
 from bayeseval._render import audit_html, report_page
 from bayeseval._render.formats import json_key, json_value, key_label
@@ -388,9 +389,7 @@ class Report(Result):
         [3, 5]
         """
         p = Path(path)
-        suffix = p.suffix.lower()
-        if suffix not in _WRITERS:
-            raise ValueError(f"path must end in {', '.join(sorted(_WRITERS))}, got {str(path)!r}")
+        suffix = output_suffix(path, sorted(_WRITERS))
         if suffix == ".xlsx":
             _write_xlsx(self, p)
             return p
