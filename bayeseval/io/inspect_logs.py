@@ -26,7 +26,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bayeseval._api.validation import short_repr
 from bayeseval.io.records import (
     FIXED_COLUMNS,
     EvalRecords,
@@ -35,6 +34,7 @@ from bayeseval.io.records import (
     check_unique,
     flatten,
     implied_design,
+    input_files,
     score_to_float,
 )
 
@@ -237,27 +237,25 @@ def _rows(path: Path) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     return rows, scorers, list(seen)
 
 
+def _log_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".eval", ".json"))
+
+
+def _check_log_name(path: Path) -> None:
+    if path.suffix.lower() not in (".eval", ".json"):
+        raise ValueError(f"logs: {str(path)!r} is neither an .eval nor a .json Inspect log")
+
+
 def _as_paths(logs: Any) -> list[Path]:
-    items = [logs] if isinstance(logs, str | Path) else list(logs)
-    if not items:
-        raise ValueError("logs: no log given")
-    paths = []
-    for item in items:
-        if not isinstance(item, str | Path):
-            raise TypeError(f"logs: expected paths of .eval or .json logs, got {short_repr(item)}")
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix.lower() in (".eval", ".json"))
-            if not found:
-                raise ValueError(f"logs: the folder {str(path)!r} holds no .eval or .json log")
-            paths += found
-        elif path.suffix.lower() not in (".eval", ".json"):
-            raise ValueError(f"logs: {str(path)!r} is neither an .eval nor a .json Inspect log")
-        elif not path.exists():
-            raise ValueError(f"logs: no file {str(path)!r}")
-        else:
-            paths.append(path)
-    return paths
+    return input_files(
+        logs,
+        "logs",
+        one="log",
+        expected=".eval or .json logs",
+        holds=".eval or .json log",
+        in_folder=_log_files,
+        check=_check_log_name,
+    )
 
 
 def _score_columns(seen: Sequence[str], declared: Sequence[str]) -> list[str]:

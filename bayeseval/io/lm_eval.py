@@ -26,6 +26,7 @@ from bayeseval.io.records import (
     check_unique,
     flatten,
     implied_design,
+    input_files,
 )
 
 __all__ = ["read_lm_eval"]
@@ -122,25 +123,19 @@ def _rows(path: Path, metric: Any, filter: Any, model: str | None) -> tuple[list
     return rows, metrics, chosen
 
 
+def _samples_files(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("samples_*.jsonl"))
+
+
 def _paths(files: Any) -> list[Path]:
-    items = [files] if isinstance(files, str | Path) else list(files)
-    if not items:
-        raise ValueError("files: no file given")
-    out = []
-    for item in items:
-        if not isinstance(item, str | Path):
-            raise TypeError(f"files: expected paths of samples_<task>_<date>.jsonl files, got {short_repr(item)}")
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(path.rglob("samples_*.jsonl"))
-            if not found:
-                raise ValueError(f"files: the folder {str(path)!r} holds no samples_*.jsonl file")
-            out += found
-        elif not path.exists():
-            raise ValueError(f"files: no file {str(path)!r}")
-        else:
-            out.append(path)
-    return out
+    return input_files(
+        files,
+        "files",
+        one="file",
+        expected="samples_<task>_<date>.jsonl files",
+        holds="samples_*.jsonl file",
+        in_folder=_samples_files,
+    )
 
 
 def read_lm_eval(

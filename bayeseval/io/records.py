@@ -19,8 +19,9 @@ unit of resampling is the item (``cluster="item"``); otherwise each row is its o
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -158,6 +159,55 @@ def score_to_float(value: Any, where: str) -> float:
         f"{where}: cannot read the score value {short_repr(value)} as a number "
         "(expected C/P/I/N, yes/no, true/false or a number)"
     )
+
+
+def _no_check(path: Path) -> None:
+    return None
+
+
+def input_files(
+    value: Any,
+    argument: str,
+    *,
+    one: str,
+    expected: str,
+    holds: str,
+    in_folder: Callable[[Path], list[Path]],
+    check: Callable[[Path], None] = _no_check,
+) -> list[Path]:
+    """The files a reader's ``argument`` names: one path or several, a folder for the files in it.
+
+    ``one`` names one file (``"log"``), ``expected`` what the paths should be (``".eval or .json
+    logs"``) and ``holds`` what a folder should hold; ``in_folder`` lists a folder's files and
+    ``check`` refuses a file by its name (before its existence is checked). Errors name the
+    argument.
+
+    Examples
+    --------
+    >>> input_files("a.jsonl", "files", one="file", expected="files", holds="file", in_folder=list)
+    Traceback (most recent call last):
+    ...
+    ValueError: files: no file 'a.jsonl'
+    """
+    items = [value] if isinstance(value, str | Path) else list(value)
+    if not items:
+        raise ValueError(f"{argument}: no {one} given")
+    paths: list[Path] = []
+    for item in items:
+        if not isinstance(item, str | Path):
+            raise TypeError(f"{argument}: expected paths of {expected}, got {short_repr(item)}")
+        path = Path(item)
+        if path.is_dir():
+            found = in_folder(path)
+            if not found:
+                raise ValueError(f"{argument}: the folder {str(path)!r} holds no {holds}")
+            paths += found
+            continue
+        check(path)
+        if not path.exists():
+            raise ValueError(f"{argument}: no file {str(path)!r}")
+        paths.append(path)
+    return paths
 
 
 def flatten(mapping: Mapping[str, Any] | None, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
