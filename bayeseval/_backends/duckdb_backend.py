@@ -25,6 +25,7 @@ from bayeseval._backends.interface import (
     Backend,
     CellQuery,
     ConfusionTable,
+    SplitSelection,
     confusion_from_frame,
     is_duckdb_relation,
     is_duckdb_source,
@@ -309,16 +310,8 @@ class DuckDBBackend(Backend):
                 )
         return string_columns_as_str(stats.drop(columns="null"))
 
-    def select_test(
-        self,
-        cells: pd.DataFrame,
-        *,
-        cols: list[str],
-        id_column: str | None,
-        salts: np.ndarray,
-        take: np.ndarray,
-        weight: np.ndarray,
-    ) -> tuple[Any, Any, Any]:
+    def select_test(self, selection: SplitSelection) -> tuple[Any, Any, Any]:
+        cells, cols, id_column, salts, take, weight = selection
         key, salt, n, w, rank, rn, z = (
             quote_ident(x) for x in fresh_names(self._columns, ["__key", "__salt", "__n", "__w", "__rank", "__rn", "z"])
         )

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConfusionTable", "CellQuery", "Backend", "is_duckdb_source", "is_spark_dataframe"]
+__all__ = ["ConfusionTable", "CellQuery", "SplitSelection", "Backend", "is_duckdb_source", "is_spark_dataframe"]
 
 _FILE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".csv.gz", ".tsv.gz", ".csv.zst")
 ACCEPTED = "a pandas DataFrame, a Parquet/CSV path, a DuckDB relation or a Spark DataFrame"
@@ -73,6 +73,23 @@ class CellQuery(NamedTuple):
     proxy: str
     n_cells: int | None = None
     inclusion: str | None = None
+
+
+class SplitSelection(NamedTuple):
+    """What :meth:`Backend.select_test` selects: the split's plan, per key.
+
+    ``cells`` is the planner's cell table (positional columns ``0..k-1`` of the key columns
+    ``cols``, ``key``, and whatever :meth:`Backend.key_counts` added); ``id_column`` holds the
+    row ids (None: the engine's row positions); ``salts``, ``take`` and ``weight`` give each key's
+    rank salt, its number of test rows and its test rows' weight.
+    """
+
+    cells: pd.DataFrame
+    cols: list[str]
+    id_column: str | None
+    salts: np.ndarray
+    take: np.ndarray
+    weight: np.ndarray
 
 
 class Backend:
@@ -135,21 +152,8 @@ class Backend:
         """Rows per cell of ``cols``: positional columns ``0..k-1`` and ``rows``."""
         raise NotImplementedError
 
-    def select_test(
-        self,
-        cells: pd.DataFrame,
-        *,
-        cols: list[str],
-        id_column: str | None,
-        salts: np.ndarray,
-        take: np.ndarray,
-        weight: np.ndarray,
-    ) -> tuple[Any, Any, Any]:
-        """``(train, test, test_weights)``: per key the ``take`` rows with the smallest (rank, id).
-
-        ``cells`` is the planner's cell table (positional columns, ``key``, and
-        whatever :meth:`key_counts` added).
-        """
+    def select_test(self, selection: SplitSelection) -> tuple[Any, Any, Any]:
+        """``(train, test, test_weights)``: per key the ``take`` rows of ``selection`` with the smallest (rank, id)."""
         raise NotImplementedError
 
 

@@ -35,6 +35,7 @@ from bayeseval._backends.interface import (
     Backend,
     CellQuery,
     ConfusionTable,
+    SplitSelection,
     confusion_from_frame,
     string_columns_as_str,
 )
@@ -222,16 +223,8 @@ class SparkBackend(Backend):
             ids = ids.repartition(max(parts, -(-n_rows // _IDS_PER_TASK)), col(one))
         return int(ids.groupBy(col(one)).count().count())
 
-    def select_test(
-        self,
-        cells: pd.DataFrame,
-        *,
-        cols: list[str],
-        id_column: str | None,
-        salts: np.ndarray,
-        take: np.ndarray,
-        weight: np.ndarray,
-    ) -> tuple[Any, Any, Any]:
+    def select_test(self, selection: SplitSelection) -> tuple[Any, Any, Any]:
+        cells, cols, id_column, salts, take, weight = selection
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
