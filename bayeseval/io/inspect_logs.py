@@ -29,12 +29,9 @@ from typing import Any
 from bayeseval.io.records import (
     FIXED_COLUMNS,
     EvalRecords,
-    assemble,
-    check_outcome,
-    check_unique,
     flatten,
-    implied_design,
     input_files,
+    records,
     score_to_float,
 )
 
@@ -343,7 +340,4 @@ def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
     if clash:
         raise ValueError(f"logs: a scorer is named {clash[0]!r}, a column of the frame; rename the scorer")
     outcome = _outcome_column(scorer, declared, columns)
-    frame = assemble(rows, columns, outcome)
-    check_outcome(frame, outcome, "scorer")
-    check_unique(frame, "logs")
-    return EvalRecords(frame, implied_design(frame), outcome, tuple(columns))
+    return records(rows, columns, outcome_column=outcome, outcome=outcome, argument="logs", outcome_argument="scorer")

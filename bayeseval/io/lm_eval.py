@@ -21,12 +21,9 @@ from bayeseval._api.validation import short_repr
 from bayeseval.io.records import (
     FIXED_COLUMNS,
     EvalRecords,
-    assemble,
-    check_outcome,
-    check_unique,
     flatten,
-    implied_design,
     input_files,
+    records,
 )
 
 __all__ = ["read_lm_eval"]
@@ -213,7 +210,11 @@ def read_lm_eval(
     clash = [c for c in columns if c in FIXED_COLUMNS]
     if clash:
         raise ValueError(f"files: a metric is named {clash[0]!r}, a column of the frame")
-    frame = assemble(rows, columns, "outcome" if isinstance(metric, Mapping) else chosen[0])
-    check_outcome(frame, " / ".join(chosen), "metric")
-    check_unique(frame, "files")
-    return EvalRecords(frame, implied_design(frame), " / ".join(chosen), tuple(columns))
+    return records(
+        rows,
+        columns,
+        outcome_column="outcome" if isinstance(metric, Mapping) else chosen[0],
+        outcome=" / ".join(chosen),
+        argument="files",
+        outcome_argument="metric",
+    )

@@ -258,3 +258,33 @@ def assemble(rows: list[dict[str, Any]], scorers: list[str], outcome: str) -> pd
     frame = frame[[*FIXED_COLUMNS, *scorers, *rest]]
     frame["outcome"] = frame[outcome].astype(float) if len(frame) else frame["outcome"]
     return frame.reset_index(drop=True)
+
+
+def records(
+    rows: list[dict[str, Any]],
+    columns: list[str],
+    *,
+    outcome_column: str,
+    outcome: str,
+    argument: str,
+    outcome_argument: str | None = None,
+) -> EvalRecords:
+    """A reader's result from its rows: the frame (:func:`assemble`), checked, and its design.
+
+    ``outcome_column`` is the column copied to ``outcome`` and ``outcome`` the name the records
+    give it; with ``outcome_argument`` (the reader's argument that chose it) the outcomes must be
+    in [0, 1] (:func:`check_outcome`). Every answer must appear once (:func:`check_unique`,
+    naming ``argument``).
+
+    Examples
+    --------
+    >>> rows = [{"model": "m", "task": "t", "item": i, "epoch": 1, "match": float(i)} for i in (0, 1)]
+    >>> rec = records(rows, ["match"], outcome_column="match", outcome="match", argument="logs")
+    >>> rec.frame["outcome"].tolist(), rec.design.cluster
+    ([0.0, 1.0], None)
+    """
+    frame = assemble(rows, columns, outcome_column)
+    if outcome_argument is not None:
+        check_outcome(frame, outcome, outcome_argument)
+    check_unique(frame, argument)
+    return EvalRecords(frame, implied_design(frame), outcome, tuple(columns))
