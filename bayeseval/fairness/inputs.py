@@ -112,17 +112,27 @@ def check_tolerance(tolerance: Any) -> float | None:
     return value
 
 
-def _count(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any) -> Any:
+def _tabulated(
+    data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, proxy: tuple[Any, ...] = (None,)
+) -> Any:
+    """The rows counted per group for metric ``name`` (with ``proxy``: per group and proxy cell)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
-        counts = tabulate(
+        return tabulate(
             data,
             y_true=y_true,
             y_pred=y_pred,
             strata=cols,
             metric=_BASE[name],
             pos_label=pos_label,
+            proxy=proxy[0],
+            inclusion=proxy[1] if len(proxy) > 1 else None,
+            label_set=proxy[2] if len(proxy) > 2 else None,
         )
+
+
+def _count(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any) -> Any:
+    counts = _tabulated(data, cols, y_true, y_pred, name, pos_label)
     if counts.successes.index.nlevels > len(cols):
         raise ValueError(
             f"pos_label is required: the labels of y_true {y_true!r} and y_pred {y_pred!r} "
@@ -191,19 +201,7 @@ def _count_proxy(
     data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, proxy: tuple[Any, ...]
 ) -> Any:
     """Counts per group and proxy cell (ProxyCounts) for a metric that reads labels."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EmptyStratumWarning)
-        return tabulate(
-            data,
-            y_true=y_true,
-            y_pred=y_pred,
-            strata=cols,
-            metric=_BASE[name],
-            pos_label=pos_label,
-            proxy=proxy[0],
-            inclusion=proxy[1],
-            label_set=proxy[2] if len(proxy) > 2 else None,
-        )
+    return _tabulated(data, cols, y_true, y_pred, name, pos_label, proxy)
 
 
 @contextmanager
