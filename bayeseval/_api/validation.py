@@ -137,6 +137,16 @@ def output_suffix(path: Any, suffixes: Sequence[str]) -> str:
     return suffix
 
 
+def _finite_real(value: Any, name: str, what: str) -> float:
+    """``value`` as a finite float: a TypeError unless a real number (not a bool), naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be {what}, got {short_repr(value)}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
 def check_level(level: Any, name: str = "level") -> float:
     """Return ``level`` as a float in the open interval (0, 1) or raise."""
     if isinstance(level, bool) or not isinstance(level, Real):
@@ -149,11 +159,7 @@ def check_level(level: Any, name: str = "level") -> float:
 
 def check_probability(value: Any, name: str, *, open_interval: bool = False) -> float:
     """Return ``value`` as a float in [0, 1] (or (0, 1) when ``open_interval``) or raise."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number between 0 and 1, got {short_repr(value)}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+    value = _finite_real(value, name, "a number between 0 and 1")
     if open_interval and not (0.0 < value < 1.0):
         raise ValueError(f"{name} must be strictly between 0 and 1, got {value!r}")
     if not (0.0 <= value <= 1.0):
@@ -700,11 +706,7 @@ def make_rng(random_seed: Any, name: str = "random_seed") -> np.random.Generator
 
 def check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> float:
     """A finite positive (or, with ``allow_zero``, non-negative) real number as a float."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a positive number, got {short_repr(value)}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+    value = _finite_real(value, name, "a positive number")
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
     return value

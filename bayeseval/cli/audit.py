@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from bayeseval._render import audit_text
-from bayeseval.cli.io import atomic_output, check_output, read_table
+from bayeseval.cli.io import check_output, read_table, save_and_print
 from bayeseval.fairness.audits import audit_with_spelling
 from bayeseval.fairness.options import MIN_TRIALS
 from bayeseval.fairness.result import AUDIT_SUFFIXES, exit_code
@@ -97,19 +96,13 @@ def run_audit(args: argparse.Namespace) -> int:
         proxy=proxy,
         inclusion=inclusion,
     )
-    if out is not None:
-        with atomic_output(out) as tmp:
-            result.save(tmp)
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
-    else:
-        more = (
-            f"The full audit (every table): {out}."
-            if out is not None
-            else "Every table: --json. The per-group rates, disparities and verdicts in full: "
-            "--out audit.html (or .md, .csv, .xlsx, .json)."
-        )
-        print(audit_text.summary(result, more=more))
+    more = (
+        f"The full audit (every table): {out}."
+        if out is not None
+        else "Every table: --json. The per-group rates, disparities and verdicts in full: "
+        "--out audit.html (or .md, .csv, .xlsx, .json)."
+    )
+    save_and_print(result, out, args.json, lambda: audit_text.summary(result, more=more), say_written=False)
     return exit_code(result)
 
 
