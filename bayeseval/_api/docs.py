@@ -58,6 +58,11 @@ Notes
 :func:`bayeseval.bootstrap_ci` and :func:`bayeseval.paired_bootstrap` share one
 resampling kernel and one default policy: BCa with 9999 replicates (the
 defaults of :func:`scipy.stats.bootstrap`).""",
+    "records_returned": """\
+Returns
+-------
+EvalRecords
+    ``frame`` and ``design`` (unpacks as ``frame, design``), ``outcome``, ``scorers``.""",
     "random_seed": """\
 random_seed : int or numpy.random.Generator, optional
     Seed for ``numpy.random.default_rng``.""",

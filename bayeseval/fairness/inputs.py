@@ -216,6 +216,7 @@ def _named_groups() -> Iterator[None]:
         raise
 
 
+@_named_groups()
 def tabulate_all(
     data: Any,
     cols: list[str],
@@ -230,19 +231,6 @@ def tabulate_all(
     With a proxy, a metric that reads the true label gets its ProxyCounts; the row counts and
     the selection rate (which reads only ``y_pred``) count every row.
     """
-    with _named_groups():
-        return _tabulate_all(data, cols, y_true, y_pred, names, pos_label, proxy)
-
-
-def _tabulate_all(
-    data: Any,
-    cols: list[str],
-    y_true: str,
-    y_pred: str,
-    names: list[str],
-    pos_label: Any,
-    proxy: tuple[str, str | None] | None,
-):
     needed = [m for m in _BASE if m in names]
     if "balanced_accuracy" in names:
         needed += [m for m in ("tpr", "tnr") if m not in needed]

@@ -26,9 +26,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.io.records import (
     FIXED_COLUMNS,
     EvalRecords,
+    FileKind,
     flatten,
     input_files,
     records,
@@ -243,16 +245,8 @@ def _check_log_name(path: Path) -> None:
         raise ValueError(f"logs: {str(path)!r} is neither an .eval nor a .json Inspect log")
 
 
-def _as_paths(logs: Any) -> list[Path]:
-    return input_files(
-        logs,
-        "logs",
-        one="log",
-        expected=".eval or .json logs",
-        holds=".eval or .json log",
-        in_folder=_log_files,
-        check=_check_log_name,
-    )
+#: Inspect's logs: ``.eval`` and ``.json`` files, a folder's at its top level
+LOG_FILES = FileKind("log", ".eval or .json logs", ".eval or .json log", _log_files, _check_log_name)
 
 
 def _score_columns(seen: Sequence[str], declared: Sequence[str]) -> list[str]:
@@ -277,6 +271,7 @@ def _outcome_column(scorer: str | None, declared: Sequence[str], columns: Sequen
     return scorer
 
 
+@fill_doc()
 def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
     """Read Inspect evaluation logs (``.eval`` or ``.json``) into one tidy frame of answers.
 
@@ -301,10 +296,7 @@ def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
         several values). Default: the log's first scorer (Inspect's headline). Its values must
         lie in [0, 1].
 
-    Returns
-    -------
-    EvalRecords
-        ``frame`` and ``design`` (unpacks as ``frame, design``), ``outcome``, ``scorers``.
+    {records_returned}
 
     Raises
     ------
@@ -330,7 +322,7 @@ def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
     rows: list[dict[str, Any]] = []
     declared: list[str] = []
     seen: list[str] = []
-    for path in _as_paths(logs):
+    for path in input_files(logs, "logs", LOG_FILES):
         got, names, scored = _rows(path)
         rows += got
         declared += [n for n in names if n not in declared]

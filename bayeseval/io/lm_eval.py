@@ -17,14 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import short_repr
-from bayeseval.io.records import (
-    FIXED_COLUMNS,
-    EvalRecords,
-    flatten,
-    input_files,
-    records,
-)
+from bayeseval.io.records import FIXED_COLUMNS, EvalRecords, FileKind, flatten, input_files, records
 
 __all__ = ["read_lm_eval"]
 
@@ -124,17 +119,11 @@ def _samples_files(folder: Path) -> list[Path]:
     return sorted(folder.rglob("samples_*.jsonl"))
 
 
-def _paths(files: Any) -> list[Path]:
-    return input_files(
-        files,
-        "files",
-        one="file",
-        expected="samples_<task>_<date>.jsonl files",
-        holds="samples_*.jsonl file",
-        in_folder=_samples_files,
-    )
+#: lm-eval's samples files, a folder's at any depth
+SAMPLES_FILES = FileKind("file", "samples_<task>_<date>.jsonl files", "samples_*.jsonl file", _samples_files)
 
 
+@fill_doc()
 def read_lm_eval(
     files: Any, *, metric: str | None = None, filter: str | None = None, model: str | None = None
 ) -> EvalRecords:
@@ -162,10 +151,7 @@ def read_lm_eval(
     model : str, optional
         The model's name, in place of the one the run recorded.
 
-    Returns
-    -------
-    EvalRecords
-        ``frame`` and ``design`` (unpacks as ``frame, design``), ``outcome``, ``scorers``.
+    {records_returned}
 
     Raises
     ------
@@ -191,7 +177,7 @@ def read_lm_eval(
     rows: list[dict[str, Any]] = []
     columns: list[str] = []
     chosen: list[str] = []
-    for path in _paths(files):
+    for path in input_files(files, "files", SAMPLES_FILES):
         got, metrics, chosen_here = _rows(path, metric, filter, model)
         if isinstance(metric, Mapping):  # one outcome column from each task's own metric
             for row in got:

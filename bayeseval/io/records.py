@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -165,45 +165,48 @@ def _no_check(path: Path) -> None:
     return None
 
 
-def input_files(
-    value: Any,
-    argument: str,
-    *,
-    one: str,
-    expected: str,
-    holds: str,
-    in_folder: Callable[[Path], list[Path]],
-    check: Callable[[Path], None] = _no_check,
-) -> list[Path]:
-    """The files a reader's ``argument`` names: one path or several, a folder for the files in it.
+class FileKind(NamedTuple):
+    """The files a reader takes, as :func:`input_files` checks and names them.
 
     ``one`` names one file (``"log"``), ``expected`` what the paths should be (``".eval or .json
     logs"``) and ``holds`` what a folder should hold; ``in_folder`` lists a folder's files and
-    ``check`` refuses a file by its name (before its existence is checked). Errors name the
-    argument.
+    ``check`` refuses a file by its name (before its existence is checked).
+    """
+
+    one: str
+    expected: str
+    holds: str
+    in_folder: Callable[[Path], list[Path]]
+    check: Callable[[Path], None] = _no_check
+
+
+def input_files(value: Any, argument: str, kind: FileKind) -> list[Path]:
+    """The files a reader's ``argument`` names: one path or several, a folder for the files in it.
+
+    Errors name the argument and say what ``kind`` of file was expected.
 
     Examples
     --------
-    >>> input_files("a.jsonl", "files", one="file", expected="files", holds="file", in_folder=list)
+    >>> input_files("a.jsonl", "files", FileKind("file", "files", "file", in_folder=list))
     Traceback (most recent call last):
     ...
     ValueError: files: no file 'a.jsonl'
     """
     items = [value] if isinstance(value, str | Path) else list(value)
     if not items:
-        raise ValueError(f"{argument}: no {one} given")
+        raise ValueError(f"{argument}: no {kind.one} given")
     paths: list[Path] = []
     for item in items:
         if not isinstance(item, str | Path):
-            raise TypeError(f"{argument}: expected paths of {expected}, got {short_repr(item)}")
+            raise TypeError(f"{argument}: expected paths of {kind.expected}, got {short_repr(item)}")
         path = Path(item)
         if path.is_dir():
-            found = in_folder(path)
+            found = kind.in_folder(path)
             if not found:
-                raise ValueError(f"{argument}: the folder {str(path)!r} holds no {holds}")
+                raise ValueError(f"{argument}: the folder {str(path)!r} holds no {kind.holds}")
             paths += found
             continue
-        check(path)
+        kind.check(path)
         if not path.exists():
             raise ValueError(f"{argument}: no file {str(path)!r}")
         paths.append(path)

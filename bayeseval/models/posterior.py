@@ -43,6 +43,14 @@ _INTERVALS = ("eti", "hdi")
 _STORAGE = ("draws", "mixture")
 
 
+#: the Returns section of a per-stratum summary
+_PER_STRATUM = """\
+Returns
+-------
+pandas.Series
+    One value per stratum."""
+
+
 class Posterior(Result):
     """Posterior of a hierarchical model of per-stratum rates.
 
@@ -247,13 +255,11 @@ class Posterior(Result):
             return np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
         return self.theta.mean(axis=0), self.theta.var(axis=0, ddof=1)
 
+    @fill_doc(per_stratum=_PER_STRATUM)
     def mean(self) -> pd.Series:
         """Posterior mean of each stratum's rate (exact for a mixture or an exact fit).
 
-        Returns
-        -------
-        pandas.Series
-            One value per stratum.
+        {per_stratum}
 
         Examples
         --------
@@ -266,13 +272,11 @@ class Posterior(Result):
             return pd.Series(self._mixture.mean(), index=self.strata, name="mean")
         return pd.Series(self._moments()[0], index=self.strata, name="mean")
 
+    @fill_doc(per_stratum=_PER_STRATUM)
     def var(self) -> pd.Series:
         """Posterior variance of each stratum's rate (exact for a mixture or an exact fit).
 
-        Returns
-        -------
-        pandas.Series
-            One value per stratum.
+        {per_stratum}
 
         Examples
         --------
