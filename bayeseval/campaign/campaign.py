@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval import __version__
 from bayeseval._api.validation import check_positive_int
+from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.guarantee import Guarantee, guarantee_stop_level
 from bayeseval.campaign.fields import DEFAULTS
@@ -151,10 +151,7 @@ class Campaign(Annotating):
     def _proxy_design(self) -> ProxyDesign:
         """The stored proxy column and the pool's strata, predictions and order as a :class:`ProxyDesign`."""
         pairs = json.loads(self._store.get_meta(PROXY_META) or "[]")
-        pool = pd.DataFrame(
-            self._store.conn.execute("SELECT rid, stratum, prediction, eligible, ord FROM pool").fetchall(),
-            columns=["rid", "stratum", "prediction", "eligible", "ord"],
-        ).set_index("rid")
+        pool = self._store.pool_table()
         proxy = pd.Series([v for _, v in pairs], index=[r for r, _ in pairs])
         pool["proxy"] = proxy.reindex(pool.index).to_numpy()
         return ProxyDesign(
@@ -163,8 +160,7 @@ class Campaign(Annotating):
 
     def _proxy_labels(self, conn: Any = None) -> tuple[pd.Series, pd.Series]:
         """The stored labels and successes, indexed by row id."""
-        rows = (conn or self._store.conn).execute("SELECT rid, label, success FROM labels").fetchall()
-        frame = pd.DataFrame(rows, columns=["rid", "label", "success"]).set_index("rid")
+        frame = self._store.label_rows(conn)
         return frame["label"], frame["success"].astype(float)
 
     def _proxy_table(self, conn: Any = None) -> pd.DataFrame:
@@ -177,14 +173,7 @@ class Campaign(Annotating):
 
     def _seed_table(self, conn: Any = None) -> pd.DataFrame:
         """Per-stratum estimate and interval from the seed cell and the random rest (stop level)."""
-        conn = conn or self._store.conn
-        rows = conn.execute(
-            "SELECT p.stratum, SUM(l.trial), SUM(l.success) FROM labels l JOIN pool p ON p.rid = l.rid "
-            "WHERE l.round = ? GROUP BY p.stratum",
-            (EXISTING_ROUND,),
-        ).fetchall()
-        seed = pd.DataFrame(rows, columns=["stratum", "trials", "successes"]).set_index("stratum")
-        seed = seed.reindex(self._codes, fill_value=0)
+        seed = self._store.round_counts(EXISTING_ROUND, conn).reindex(self._codes, fill_value=0)
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
         est, lo, hi = seed_cell_bounds(
             (seed["successes"].to_numpy(), seed["trials"].to_numpy()),
@@ -837,7 +826,7 @@ class Campaign(Annotating):
         proposed: set[Any] = set()
         success = pd.Series(dtype=float)
         if self._proxy is not None:
-            proposed = {r[0] for r in conn.execute("SELECT rid FROM proposals").fetchall()}
+            proposed = self._store.proposed_ids(conn)
             success = self._proxy_labels(conn)[1]
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])
@@ -863,7 +852,7 @@ class Campaign(Annotating):
             rids_by_code=rids_by_code,
             rule=self._rule_name,
             allocation=allocation,
-            version=__version__,
+            version=VERSION,
             details=details,
             rng_state=json.dumps(rng.bit_generator.state),
         )

@@ -470,6 +470,75 @@ class CampaignStore:
         frame = pd.DataFrame(rows, columns=["code", "labelled", "trials", "successes", "pending"])
         return frame.set_index("code").astype(np.int64)
 
+    def pool_table(self) -> pd.DataFrame:
+        """Every pool row's stratum code, prediction, eligibility and place in the stored order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: ``stratum``, ``prediction``, ``eligible``, ``ord``.
+        """
+        rows = self.conn.execute("SELECT rid, stratum, prediction, eligible, ord FROM pool").fetchall()
+        return pd.DataFrame(rows, columns=["rid", "stratum", "prediction", "eligible", "ord"]).set_index("rid")
+
+    def label_rows(self, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
+        """Every stored label and whether it counts as a success.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection, optional
+            Read inside this transaction; default the store's connection.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by row id: ``label``, ``success``.
+        """
+        rows = (conn or self.conn).execute("SELECT rid, label, success FROM labels").fetchall()
+        return pd.DataFrame(rows, columns=["rid", "label", "success"]).set_index("rid")
+
+    def round_counts(self, round_: int, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
+        """Trials and successes per stratum of the labels recorded in one round.
+
+        Parameters
+        ----------
+        round_ : int
+            The round (the labels a campaign starts from are recorded in a round of their own).
+        conn : sqlite3.Connection, optional
+            Read inside this transaction; default the store's connection.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum code (only strata with labels in that round): ``trials``,
+            ``successes``.
+        """
+        rows = (
+            (conn or self.conn)
+            .execute(
+                "SELECT p.stratum, SUM(l.trial), SUM(l.success) FROM labels l JOIN pool p ON p.rid = l.rid "
+                "WHERE l.round = ? GROUP BY p.stratum",
+                (int(round_),),
+            )
+            .fetchall()
+        )
+        return pd.DataFrame(rows, columns=["stratum", "trials", "successes"]).set_index("stratum")
+
+    def proposed_ids(self, conn: sqlite3.Connection | None = None) -> set[Any]:
+        """Ids of every row ever proposed (pending, labelled or released).
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection, optional
+            Read inside this transaction; default the store's connection.
+
+        Returns
+        -------
+        set
+            Row ids.
+        """
+        return {r[0] for r in (conn or self.conn).execute("SELECT rid FROM proposals").fetchall()}
+
     def next_round(self, conn: sqlite3.Connection | None = None) -> int:
         """The number of the next proposal round.
 
