@@ -108,7 +108,7 @@ def _bisect(f: Any, inside: np.ndarray, outside: np.ndarray) -> np.ndarray:
     return outside
 
 
-def confidence_sequence_bounds(successes: Any, trials: Any, level: float, concentration: float) -> tuple:
+def confidence_sequence_bounds(successes: Any, trials: Any, level: float, concentration: Any) -> tuple:
     r"""Ends of the mixture confidence sequence for counts (float arrays, ``0 < n``, no validation).
 
     Parameters
@@ -118,8 +118,9 @@ def confidence_sequence_bounds(successes: Any, trials: Any, level: float, concen
     level : float
         The sequence covers the true rate at every ``n`` simultaneously with probability at
         least ``level``.
-    concentration : float
-        The prior's ``a + b`` (see :func:`tuned_concentration`).
+    concentration : float or array_like
+        The prior's ``a + b`` (see :func:`tuned_concentration`), one for all counts or one
+        per count (broadcast with them).
 
     Returns
     -------
