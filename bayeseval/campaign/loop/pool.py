@@ -20,7 +20,6 @@ from bayeseval._api.validation import (
     check_class_labels,
     check_weights,
 )
-from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.goals.goal import unit_value
 from bayeseval.campaign.goals.guarantee import anytime_concentrations
 from bayeseval.campaign.labels.label_set import MISSING, LabelSet, default_label_set, label_key, py_scalar
@@ -326,8 +325,7 @@ def _anytime_concentration(spec: CampaignSpec, n_eligible: np.ndarray) -> np.nda
     """Each stratum's confidence-sequence concentration of an ``anytime=True`` campaign (else None)."""
     if not spec.anytime:
         return None
-    halfwidth = spec.goal.halfwidth if isinstance(spec.goal, Each) else None
-    return anytime_concentrations(n_eligible, spec.level, halfwidth)
+    return anytime_concentrations(n_eligible, spec.level, spec.goal.stratum_halfwidth)
 
 
 def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequence[Any] = ()) -> PoolDesign:

@@ -23,8 +23,7 @@ from bayeseval._kernels.anytime import (
 )
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval
-from bayeseval.campaign.goals.decide import Decide
-from bayeseval.campaign.goals.each import Each
+from bayeseval.campaign.goals.decide import AT_THRESHOLD
 from bayeseval.campaign.goals.goal import Goal
 from bayeseval.campaign.goals.guarantee import (
     DECISION_MIN_TRIALS,
@@ -47,10 +46,6 @@ _COUNT_SETTINGS = ("labelled", "pending", "weights", "strata", "trial_known", "m
 def _counted(name: str) -> property:
     """A read-only view of the :class:`CampaignState` field ``name``."""
     return property(lambda self: getattr(self.counts, name), doc=f"``counts.{name}`` (:class:`CampaignState`).")
-
-
-#: the decision of a stratum known to lie within the indifference margin of its threshold
-AT_THRESHOLD = "at the threshold"
 
 
 # the state a rule sees
@@ -281,7 +276,7 @@ class RuleState:
         if "anytime" not in self._adaptive:
             c = self.anytime_concentration
             if c is None:
-                hw = self.goal.halfwidth if isinstance(self.goal, Each) else None
+                hw = self.goal.stratum_halfwidth
                 c = anytime_concentrations(self.available + self.labelled + self.pending, self.level, hw)
             self._adaptive["anytime"] = anytime_bounds(self.successes, self.trials, self.level, c)
         return self._adaptive["anytime"]
@@ -563,7 +558,7 @@ class RuleState:
         ['undecided']
         """
         k = len(self.strata)
-        if not isinstance(self.goal, Decide) or not self.margin:
+        if not self.goal.has_threshold or not self.margin:
             return np.zeros(k, bool)
         if "at" not in self._decision and self.per_stratum():
             self._decision["at"] = self._sequence_within()
