@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def lazy_exports(
     package: str, exports: Mapping[str, str], submodules: frozenset[str] = frozenset()
-) -> tuple[Callable, Callable]:
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``, whose public names live in ``exports``.
 
     ``exports`` maps each public name to the module that defines it, relative to ``package``;
@@ -21,7 +22,7 @@ def lazy_exports(
     """
     namespace = importlib.import_module(package).__dict__
 
-    def __getattr__(name: str):
+    def __getattr__(name: str) -> Any:
         if name in exports:
             value = getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
             namespace[name] = value

@@ -17,7 +17,7 @@ not replace ``__repr__``. Rendering beyond this (reports, plots) lives in ``repo
 from __future__ import annotations
 
 import html
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 #: rows shown by ``__repr__`` and ``_repr_html_`` before the table is cut
 MAX_ROWS = 30
@@ -46,6 +46,10 @@ class Result:
 
     # ``table`` is provided by each result type, as a property or as a dataclass field (the
     # base defines no descriptor of that name, so a dataclass can store it).
+    if TYPE_CHECKING:
+
+        @property
+        def table(self) -> Any: ...
 
     def _result_table(self) -> Any:
         if "table" not in getattr(self, "__dict__", {}) and not hasattr(type(self), "table"):
@@ -81,6 +85,9 @@ def frame_html(title: str, frame: Any) -> str:
 class OneRowResult(Result):
     """A dataclass result whose tidy table is one row holding its fields (plans, decisions)."""
 
+    if TYPE_CHECKING:  # set by ``@dataclass`` on each subclass
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
     def to_dict(self) -> dict[str, Any]:
         """Return the result as a plain dictionary.
 
@@ -89,7 +96,7 @@ class OneRowResult(Result):
         dict
             Field name to value.
         """
-        return {f: getattr(self, f) for f in self.__dataclass_fields__}  # type: ignore[attr-defined]
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
     @property
     def table(self) -> Any:

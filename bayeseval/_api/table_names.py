@@ -17,6 +17,9 @@ Pure Python (no NumPy, no pandas), like :mod:`bayeseval._api.metric_names`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 __all__ = ["COLUMNS", "SYNONYMS", "WHOLE", "synonyms_in"]
 
 #: canonical column name -> what it holds, in every table that has it
@@ -106,7 +109,7 @@ SYNONYMS: dict[str, str] = {
 }
 
 
-def synonyms_in(columns: object) -> dict[str, str]:
+def synonyms_in(columns: Iterable[Any]) -> dict[str, str]:
     """The refused names among ``columns``, each with the canonical name to use instead.
 
     Parameters
@@ -124,4 +127,4 @@ def synonyms_in(columns: object) -> dict[str, str]:
     >>> synonyms_in(["successes", "labelled", "pool"])
     {'pool': 'pool_trials'}
     """
-    return {str(c): SYNONYMS[c] for c in columns if isinstance(c, str) and c in SYNONYMS}  # type: ignore[attr-defined]
+    return {str(c): SYNONYMS[c] for c in columns if isinstance(c, str) and c in SYNONYMS}

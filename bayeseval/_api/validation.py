@@ -7,6 +7,7 @@ argument and the offending value in the message.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral, Real
@@ -120,7 +121,7 @@ def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
         raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r} (a bool, not a count)")
     if not isinstance(value, Integral):
         if isinstance(value, Real) and float(value).is_integer():
-            value = int(value)
+            value = math.trunc(value)
         else:
             raise TypeError(f"{name} must be an integer >= {minimum}, got {short_repr(value)}")
     value = int(value)

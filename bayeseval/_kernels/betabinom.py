@@ -115,14 +115,14 @@ def _betabinom_logpmf(k: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray
     return special.betaln(k + a, n - k + b) - special.betaln(a, b) - np.log1p(n) - special.betaln(n - k + 1.0, k + 1.0)
 
 
-def _decreasing_from(pos, n, a, b, step) -> np.ndarray:
+def _decreasing_from(pos: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray, step: int) -> np.ndarray:
     """Whether the pmf decreases from count ``pos`` on, toward 0 (``step`` -1) or ``n`` (+1).
 
     ``pmf(k) >= pmf(k - 1)`` exactly when ``d(k) = k (2 - a - b) + (n + 1)(a - 1) >= 0``,
     linear in ``k``: the sign on a range of counts is that of its two ends.
     """
 
-    def d(k):
+    def d(k: float | np.ndarray) -> np.ndarray:
         return k * (2.0 - a - b) + (n + 1.0) * (a - 1.0)
 
     if step < 0:
@@ -130,7 +130,7 @@ def _decreasing_from(pos, n, a, b, step) -> np.ndarray:
     return (d(np.minimum(pos + 1.0, n)) <= 0) & (d(n) <= 0)
 
 
-def _log_side(s, n, a, b, log_at, step: int) -> np.ndarray:
+def _log_side(s: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray, log_at: np.ndarray, step: int) -> np.ndarray:
     """``log sum_{j >= 1} pmf(s + step j)`` over counts in ``0..n``, per (count, component).
 
     The terms are summed outward from ``s`` in blocks, each from the last by the ratio
@@ -247,7 +247,7 @@ _LONG_SIDE = 1 << 16
 _MAX_TERMS = 1 << 18
 
 
-def _summed_tails(s, n, a, b, log_at) -> np.ndarray:
+def _summed_tails(s: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray, log_at: np.ndarray) -> np.ndarray:
     """(log P(Y < s), log P(Y > s)) by summing the pmf (:func:`_log_side`): the side away
     from the mean, then the other by complement where that holds at least 1%."""
     tails = np.empty((2, s.size))
@@ -289,7 +289,7 @@ _BINOM_QUAD_MIN_SD = 256.0
 _BINOM_QUAD_FLOOR = -30.0
 
 
-def _binomial_quadrature_applies(s, n, a, b) -> np.ndarray:
+def _binomial_quadrature_applies(s: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Pairs whose tails :func:`_log_tail_binomial_quadrature` computes: a near-normal
     component on the logit scale (``a, b >= 50``) and a binomial spread of the count so
     large that summing the pmf would take hundreds of thousands of terms."""
@@ -297,7 +297,9 @@ def _binomial_quadrature_applies(s, n, a, b) -> np.ndarray:
     return (a >= _QUAD_MIN_SHAPE) & (b >= _QUAD_MIN_SHAPE) & (n * mu * (1.0 - mu) >= _BINOM_QUAD_MIN_SD**2)
 
 
-def _log_tail_binomial_quadrature(m, n, a, b, upper: bool) -> np.ndarray:
+def _log_tail_binomial_quadrature(
+    m: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray, upper: bool
+) -> np.ndarray:
     """``log P(Y <= m)`` (or ``log P(Y > m)`` when ``upper``), ``Y ~ BetaBinomial(n, a, b)``,
     as ``E[P(Bin(n, Theta) <= m)]`` over ``Theta ~ Beta(a, b)``: 40-point Gauss-Hermite on
     ``logit Theta`` (mode ``log(a / b)``, scale ``sqrt(1/a + 1/b)``), binomial tails from SciPy
@@ -314,7 +316,7 @@ def _log_tail_binomial_quadrature(m, n, a, b, upper: bool) -> np.ndarray:
     return special.logsumexp(log_f + log_g + _GH40_LOGW[None, :], axis=1) + 0.5 * np.log(1.0 / a + 1.0 / b)
 
 
-def _quadrature_applies(s, n, a, b) -> np.ndarray:
+def _quadrature_applies(s: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Pairs whose tails :func:`_log_tail_quadrature` computes: ``Beta(m + 1, n - m)`` near
     normal on the logit scale for ``m = s - 1`` and ``s``, and the component wider (the
     pairs whose pmf sums would be long)."""
@@ -324,7 +326,9 @@ def _quadrature_applies(s, n, a, b) -> np.ndarray:
     return ok & (spread >= _QUAD_MIN_SPREAD * spread_x)
 
 
-def _log_cdf_in_t(t, a, b, upper: bool) -> tuple:
+def _log_cdf_in_t(
+    t: np.ndarray, a: np.ndarray, b: np.ndarray, upper: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``log I_x(a, b)`` (or ``log (1 - I_x(a, b))`` when ``upper``) at ``x = expit(t)`` and
     its first and second derivatives in ``t``."""
     x = special.expit(t)
@@ -336,7 +340,7 @@ def _log_cdf_in_t(t, a, b, upper: bool) -> tuple:
     return log_val, q, q * (a - (a + b) * x) - q * q
 
 
-def _log_tail_quadrature(m, n, a, b, upper: bool) -> np.ndarray:
+def _log_tail_quadrature(m: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray, upper: bool) -> np.ndarray:
     """``log P(Y <= m)`` (or ``log P(Y > m)`` when ``upper``), ``Y ~ BetaBinomial(n, a, b)``.
 
     ``P(Y <= m) = P(Theta < X) = E[I_X(a, b)]`` for ``Theta ~ Beta(a, b)`` and
@@ -406,7 +410,15 @@ def beta_mixture_log_tails(successes: Any, trials: Any, weights: Any, a: Any, b:
 _PRUNE_NATS = 40.0
 
 
-def _pruned_tails(s, n, a, b, rows, cols, log_w) -> tuple:
+def _pruned_tails(
+    s: np.ndarray,
+    n: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    log_w: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`betabinom_log_tails` of the (row, column) components of a mixture, skipping
     the far tails that cannot matter.
 

@@ -125,13 +125,16 @@ def predictive_p_values(
         logs[:, use] = beta_mixture_log_tails(s[use], n[use], kw, ka[use], kb[use])
         expected[use] = n[use] * ((kw * ka[use] / (ka[use] + kb[use])).sum(axis=1) / kw.sum(axis=1))
     expected[(n > 0) & ~use] = np.nan
-    log_p, below, above = _log_p_values(*logs, p_value)
+    log_below, log_at, log_above = logs
+    log_p, below, above = _log_p_values(log_below, log_at, log_above, p_value)
     if log:
         return log_p, expected, below, above
     return np.exp(log_p), expected, np.exp(below), np.exp(above)
 
 
-def _log_p_values(below: np.ndarray, at: np.ndarray, above: np.ndarray, p_value: str) -> tuple:
+def _log_p_values(
+    below: np.ndarray, at: np.ndarray, above: np.ndarray, p_value: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """log two-sided p-value, ``log P(Y <= y)`` and ``log P(Y >= y)`` from the log tails
     ``log P(Y < y)``, ``log P(Y = y)`` and ``log P(Y > y)``."""
     with np.errstate(invalid="ignore"):

@@ -38,6 +38,7 @@ intercept, the factor effects and a fresh interaction draw.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import optimize, special
@@ -50,6 +51,9 @@ INTERCEPT_SD = 1.5
 SIGMA_SCALE = 1.0
 #: points of the eta grid on which each cell marginal is tabulated
 ETA_POINTS = 101
+
+#: a latent field ``(b, gamma)``: where the inner Newton fits start
+_Latent = tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,16 @@ class _Field:
         return mean, (1.0 - ratio) ** 2 * quad + own
 
 
-def _newton_step(b, gamma, eta, design, d_b, d_g, s, n):
+def _newton_step(
+    b: np.ndarray,
+    gamma: np.ndarray,
+    eta: np.ndarray,
+    design: CrossedDesign,
+    d_b: np.ndarray,
+    d_g: np.ndarray,
+    s: np.ndarray,
+    n: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Newton direction for ``(b, gamma)``; gamma is eliminated by its diagonal block."""
     B = design.fixed
     prob = special.expit(eta)
@@ -194,7 +207,15 @@ def _newton_step(b, gamma, eta, design, d_b, d_g, s, n):
     return step_b, step_g, schur, D, W
 
 
-def _objective(b, gamma, design, d_b, d_g, s, n):
+def _objective(
+    b: np.ndarray,
+    gamma: np.ndarray,
+    design: CrossedDesign,
+    d_b: np.ndarray,
+    d_g: np.ndarray,
+    s: np.ndarray,
+    n: np.ndarray,
+) -> np.ndarray:
     eta = b @ design.fixed.T + gamma
     return (
         _binomial_loglik(eta, s, n).sum(axis=-1)
@@ -208,7 +229,7 @@ def inner_modes(
     design: CrossedDesign,
     s: np.ndarray,
     n: np.ndarray,
-    start: tuple | None = None,
+    start: _Latent | None = None,
     *,
     tol: float = 1e-8,
     max_iter: int = 50,
@@ -281,12 +302,14 @@ def log_sd_prior(log_sd: np.ndarray) -> np.ndarray:
 
 
 # -- outer integration over the standard deviations ------------------------------------------
-def _log_post_h(log_sd, design, s, n, start=None) -> tuple[_Field, np.ndarray]:
+def _log_post_h(
+    log_sd: np.ndarray, design: CrossedDesign, s: np.ndarray, n: np.ndarray, start: _Latent | None = None
+) -> tuple[_Field, np.ndarray]:
     field = inner_modes(log_sd, design, s, n, start)
     return field, field.log_marginal + log_sd_prior(log_sd)
 
 
-def _hyper_mode(design, s, n) -> tuple[np.ndarray, tuple]:
+def _hyper_mode(design: CrossedDesign, s: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, _Latent | None]:
     """Mode of the Laplace approximation of ``p(h | s)``.
 
     L-BFGS-B on ``-log p(h | s)``; each evaluation computes the value and a central
@@ -296,9 +319,9 @@ def _hyper_mode(design, s, n) -> tuple[np.ndarray, tuple]:
     m = len(design.sd_names)
     eps = 1e-4
     offsets = np.vstack([np.zeros(m), np.eye(m) * eps, -np.eye(m) * eps])
-    cache: dict = {"x": None}
+    cache: dict[str, _Latent | None] = {"x": None}
 
-    def neg(h):
+    def neg(h: np.ndarray) -> tuple[float, np.ndarray]:
         field, lp = _log_post_h(h[None, :] + offsets, design, s, n, cache["x"])
         cache["x"] = (field.b[0], field.gamma[0])
         grad = (lp[1 : m + 1] - lp[m + 1 :]) / (2.0 * eps)
@@ -309,7 +332,9 @@ def _hyper_mode(design, s, n) -> tuple[np.ndarray, tuple]:
     return res.x, cache["x"]
 
 
-def _hessian(h0, design, s, n, x0, step=0.1) -> np.ndarray:
+def _hessian(
+    h0: np.ndarray, design: CrossedDesign, s: np.ndarray, n: np.ndarray, x0: _Latent | None, step: float = 0.1
+) -> np.ndarray:
     """Negative Hessian of ``log p(h | s)`` at ``h0`` by central differences (one batch)."""
     m = len(h0)
     eye = np.eye(m) * step
@@ -342,7 +367,17 @@ def _axis_range(lp_axis: np.ndarray, f0: float, drop: float) -> tuple[int, int]:
     return max(lo - 1, 0), min(hi + 1, len(lp_axis) - 1)
 
 
-def _explore_grid(h0, neg_hess, design, s, n, x0, dz, drop, max_steps=12):
+def _explore_grid(
+    h0: np.ndarray,
+    neg_hess: np.ndarray,
+    design: CrossedDesign,
+    s: np.ndarray,
+    n: np.ndarray,
+    x0: _Latent | None,
+    dz: float,
+    drop: float,
+    max_steps: int = 12,
+) -> tuple[np.ndarray, _Field, np.ndarray]:
     """INLA's grid strategy in the standardised directions of the mode's curvature.
 
     Each axis is explored from the mode until the log density drops by more than ``drop``
@@ -425,7 +460,7 @@ class CrossedApproximation:
         second = _trapezoid(self.density * special.expit(self.eta) ** 2, self.eta)
         return np.maximum(second - self.means() ** 2, 0.0)
 
-    def quantiles(self, probs) -> np.ndarray:
+    def quantiles(self, probs: Any) -> np.ndarray:
         """Quantiles of each cell's rate, shape ``(len(probs), C)``."""
         cdf = self.cdf_eta
         probs = np.atleast_1d(np.asarray(probs, dtype=float))
@@ -482,7 +517,9 @@ def _trapezoid(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return np.sum(0.5 * (values[:, 1:] + values[:, :-1]) * np.diff(grid, axis=1), axis=1)
 
 
-def _cell_marginals(design, field, weights, s, n):
+def _cell_marginals(
+    design: CrossedDesign, field: _Field, weights: np.ndarray, s: np.ndarray, n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tilted (cavity x exact likelihood) marginals of each cell's eta, mixed over the grid."""
     mean, var = field.eta_moments(design.fixed)
     prob = special.expit(mean)

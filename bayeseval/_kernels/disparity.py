@@ -254,7 +254,9 @@ def _pair_index(n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     return i, j
 
 
-def _rates_and_variances(successes: np.ndarray, trials: np.ndarray, weights: np.ndarray):
+def _rates_and_variances(
+    successes: np.ndarray, trials: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weighted rates and their Agresti-Caffo variances (one success and one failure added).
 
     ``successes`` and ``trials`` have shape (..., G, K): K component proportions per group,

@@ -93,7 +93,7 @@ class HyperGrid:
     top_edge: float
     log_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
     open_edge: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    _compact: dict = field(default_factory=dict, repr=False)
+    _compact: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def compact(self, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Points holding all but ``tol`` of the mass: ``(u, v, weights)``, renormalised."""
@@ -113,7 +113,7 @@ class HyperGrid:
         return _keep_mass(u, v, (w / w.sum()).ravel(), tol)
 
 
-def _keep_mass(u: np.ndarray, v: np.ndarray, w: np.ndarray, tol: float) -> tuple:
+def _keep_mass(u: np.ndarray, v: np.ndarray, w: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     order = np.argsort(w)
     keep = np.sort(order[np.cumsum(w[order]) > tol])
     return u[keep], v[keep], w[keep] / w[keep].sum()
@@ -126,7 +126,9 @@ def _evaluate(log_post: LogPost, gu: np.ndarray, gv: np.ndarray) -> np.ndarray:
 
 
 # -- accurate preset: the mode and curvature -------------------------------------------------
-def _stencil(log_post: LogPost, x: np.ndarray, bmin: np.ndarray, bmax: np.ndarray, h: float = 1e-2) -> tuple:
+def _stencil(
+    log_post: LogPost, x: np.ndarray, bmin: np.ndarray, bmax: np.ndarray, h: float = 1e-2
+) -> tuple[float, np.ndarray, np.ndarray]:
     """Log posterior, gradient and negative Hessian at x by a 9-point stencil."""
     c = np.clip(x, bmin + h, bmax - h)
     steps = np.array([[i * h, j * h] for i in (-1, 0, 1) for j in (-1, 0, 1)])
@@ -149,7 +151,7 @@ def _newton_step(grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
     return step * (2.0 / norm) if norm > 2.0 else step
 
 
-def find_mode(log_post: LogPost, bmin: np.ndarray, bmax: np.ndarray, start_u: float) -> tuple:
+def find_mode(log_post: LogPost, bmin: np.ndarray, bmax: np.ndarray, start_u: float) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mode by damped Newton steps from ``(start_u, best v on a scan)``, and the
     negative Hessian there."""
     vs = np.linspace(max(-2.0, bmin[1]), min(12.0, bmax[1]), 15)
@@ -175,7 +177,9 @@ def find_mode(log_post: LogPost, bmin: np.ndarray, bmax: np.ndarray, start_u: fl
     return x, hess
 
 
-def _curvature_box(mode: np.ndarray, hess: np.ndarray, bmin: np.ndarray, bmax: np.ndarray) -> tuple:
+def _curvature_box(
+    mode: np.ndarray, hess: np.ndarray, bmin: np.ndarray, bmax: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     try:
         cov = np.linalg.inv(hess)
         if not np.all(np.isfinite(cov)) or np.any(np.diag(cov) <= 0):
@@ -199,7 +203,15 @@ def _trim_ends(w: np.ndarray, trim: float) -> tuple[np.ndarray, np.ndarray]:
     return first, last
 
 
-def _adjust(lo, hi, grids, first, last, bmin, bmax) -> tuple:
+def _adjust(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    grids: tuple[np.ndarray, np.ndarray],
+    first: np.ndarray,
+    last: np.ndarray,
+    bmin: np.ndarray,
+    bmax: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """Expand the box where mass sits on an edge (not a bound), else shrink to the mass."""
     width = hi - lo
     touched = False
@@ -219,7 +231,17 @@ def _adjust(lo, hi, grids, first, last, bmin, bmax) -> tuple:
     return new_lo, new_hi, touched
 
 
-def _refine(log_post, lo, hi, bmin, bmax, m_start, m_final, final, trim) -> tuple:
+def _refine(
+    log_post: LogPost,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    bmin: np.ndarray,
+    bmax: np.ndarray,
+    m_start: int,
+    m_final: int,
+    final: bool,
+    trim: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m = m_start
     for _ in range(12):
         gu, gv = np.linspace(lo[0], hi[0], m), np.linspace(lo[1], hi[1], m)
@@ -248,7 +270,15 @@ def _open_edge(gu: np.ndarray, gv: np.ndarray, bmin: np.ndarray, bmax: np.ndarra
     return edge.ravel()
 
 
-def _finish(gu, gv, lp, bmin, bmax, mode, hess) -> HyperGrid:
+def _finish(
+    gu: np.ndarray,
+    gv: np.ndarray,
+    lp: np.ndarray,
+    bmin: np.ndarray,
+    bmax: np.ndarray,
+    mode: np.ndarray,
+    hess: np.ndarray,
+) -> HyperGrid:
     bmax_v = bmax[1]
     mx = lp.max()
     w = np.exp(lp - mx)
@@ -370,7 +400,9 @@ def _moment_gap(a: np.ndarray, b: np.ndarray) -> float:
     return float(max(gaps))
 
 
-def _converge(log_post: LogPost, gu: np.ndarray, gv: np.ndarray, lp: np.ndarray) -> tuple:
+def _converge(
+    log_post: LogPost, gu: np.ndarray, gv: np.ndarray, lp: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Double the resolution on the same box until the moments stop moving.
 
     The grid at ``m`` points per axis is compared with its every-other-point subgrid;

@@ -20,7 +20,9 @@ __all__ = ["loo_beta_mixture", "loo_mixture_groups"]
 _MARGIN = 0.75  # logit units added each side of the other strata's range of rates
 
 
-def _hyper_grid(mu_lo: float, mu_hi: float, n_mu: int, n_kappa: int, kappa_range) -> tuple:
+def _hyper_grid(
+    mu_lo: float, mu_hi: float, n_mu: int, n_kappa: int, kappa_range: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Grid over (logit mean, log concentration) and the log hyperprior weight per point.
 
     Hyperprior: BDA3 (5.9), ``p(alpha, beta) ~ (alpha + beta)^(-5/2)``, i.e.
@@ -55,13 +57,16 @@ def _sum_lgamma_ratio(values: np.ndarray, mult: np.ndarray, x: np.ndarray) -> np
 _UNDERFLOW_GAP = 800.0
 
 
+#: distinct pairs' successes and trials (floats), each stratum's pair, and the log posterior
+_Totals = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
 #: the distinct pairs and summed log likelihoods of the last few (counts, grid) pairs: the
 #: conflict check and the adaptive intervals of the same counts share one grid
-_TOTALS: dict = {}
+_TOTALS: dict[tuple[tuple[str, tuple[int, ...], bytes], ...], _Totals] = {}
 _TOTALS_SIZE = 8
 
 
-def _pair_totals(s, n, a, b, log_prior) -> tuple:
+def _pair_totals(s: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray, log_prior: np.ndarray) -> _Totals:
     """Distinct ``(s, n)`` pairs (as floats), each stratum's pair and the log posterior of
     all strata on the grid (:func:`_loo_weights`), cached for the last few inputs."""
     s, n = np.asarray(s), np.asarray(n)
@@ -85,7 +90,9 @@ def _pair_totals(s, n, a, b, log_prior) -> tuple:
     return hit
 
 
-def _loo_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
+def _loo_weights(
+    s: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray, log_prior: np.ndarray, rows: np.ndarray | None = None
+) -> np.ndarray:
     """Leave-one-out weights (strata ``rows``, default all) on one grid, rows summing to 1.
 
     ``exp`` of the normalised log weights, computed only where they can be non-zero: by
@@ -98,6 +105,7 @@ def _loo_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
     """
     ps, pn, inv, total = _pair_totals(s, n, a, b, log_prior)
     pair = inv if rows is None else inv[rows]
+    back: np.ndarray | None
     need, back = np.unique(pair, return_inverse=True)
     if need.size == pair.size:  # distinct pairs: computed in the order of the rows
         need, back = pair, None
@@ -116,7 +124,9 @@ def _loo_weights(s, n, a, b, log_prior, rows=None) -> np.ndarray:
     return out if back is None else out[back.ravel()]
 
 
-def _live_points(rs, rf, a, b, total, lb_ab) -> tuple[np.ndarray, np.ndarray]:
+def _live_points(
+    rs: np.ndarray, rf: np.ndarray, a: np.ndarray, b: np.ndarray, total: np.ndarray, lb_ab: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(row, grid point) pairs, row-major, whose leave-one-out weight may be non-zero.
 
     A row's log weight at the grid point of the largest ``total`` is exact (and at most the

@@ -41,7 +41,7 @@ Columns that share their parameters (strata with the same counts) are stored onc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import betainc, betaincinv, betaln, expit, log_expit, logit
@@ -263,6 +263,14 @@ def _bisect_quantiles(mix: Any, target: np.ndarray, cols: np.ndarray) -> np.ndar
     return 0.5 * (lo + hi)
 
 
+class _Wide(NamedTuple):
+    """The wide component of a robust mixture, per stored column."""
+
+    resp: np.ndarray  # probability of the (a, b) component at each node, shape (G, J)
+    a: np.ndarray  # the wide component's Beta parameters, shape (J,)
+    b: np.ndarray
+
+
 class BetaMixture:
     """Per-column mixtures of Beta distributions sharing the weights of hyper-grid nodes.
 
@@ -316,9 +324,13 @@ class BetaMixture:
             raise ValueError("resp needs a_wide and b_wide (the wide component's Beta parameters)")
         self.weights = w / w.sum()
         self._a, self._b = a, b
-        self._r = None if resp is None else np.broadcast_to(np.asarray(resp, dtype=float), a.shape)
-        self._aw = None if resp is None else np.broadcast_to(np.asarray(a_wide, float), a.shape[1:])
-        self._bw = None if resp is None else np.broadcast_to(np.asarray(b_wide, float), a.shape[1:])
+        self._wide: _Wide | None = None
+        if resp is not None:
+            self._wide = _Wide(
+                np.broadcast_to(np.asarray(resp, dtype=float), a.shape),
+                np.broadcast_to(np.asarray(a_wide, float), a.shape[1:]),
+                np.broadcast_to(np.asarray(b_wide, float), a.shape[1:]),
+            )
         self._map: np.ndarray | None = None
         if column_index is not None:
             idx = np.asarray(column_index, dtype=np.intp).ravel()
@@ -351,8 +363,8 @@ class BetaMixture:
         return self._a.shape[1]
 
     # the (G, K) arrays over all columns, built on first use only (columns share storage)
-    def _expand(self, name: str, arr: np.ndarray | None) -> np.ndarray | None:
-        if arr is None or self._map is None:
+    def _expand(self, name: str, arr: np.ndarray) -> np.ndarray:
+        if self._map is None:
             return arr
         if name not in self._full:
             self._full[name] = arr[..., self._map]
@@ -371,24 +383,33 @@ class BetaMixture:
     @property
     def resp(self) -> np.ndarray | None:
         """Probability of the ``(a, b)`` component at each node, shape (G, K), or None."""
-        return self._expand("resp", self._r)
+        return None if self._wide is None else self._expand("resp", self._wide.resp)
 
     @property
     def a_wide(self) -> np.ndarray | None:
         """The wide component's ``a`` per column, shape (K,), or None."""
-        return self._expand("a_wide", self._aw)
+        return None if self._wide is None else self._expand("a_wide", self._wide.a)
 
     @property
     def b_wide(self) -> np.ndarray | None:
         """The wide component's ``b`` per column, shape (K,), or None."""
-        return self._expand("b_wide", self._bw)
+        return None if self._wide is None else self._expand("b_wide", self._wide.b)
 
     def _spread(self, values: np.ndarray) -> np.ndarray:
         """Values per stored column (last axis) -> values per column."""
         return values if self._map is None else values[..., self._map]
 
+    def _wide_kw(self, used: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The constructor's ``resp``, ``a_wide``, ``b_wide`` (of the stored columns ``used``)."""
+        if self._wide is None:
+            return {}
+        r, aw, bw = self._wide
+        if used is None:
+            return {"resp": r, "a_wide": aw, "b_wide": bw}
+        return {"resp": r[:, used], "a_wide": aw[used], "b_wide": bw[used]}
+
     def _stored(self, **kw: Any) -> BetaMixture:
-        return BetaMixture(self.weights, self._a, self._b, resp=self._r, a_wide=self._aw, b_wide=self._bw, **kw)
+        return BetaMixture(self.weights, self._a, self._b, **self._wide_kw(), **kw)
 
     def columns(self, idx: Any) -> BetaMixture:
         """The mixture of the columns ``idx`` (same nodes and weights).
@@ -433,9 +454,7 @@ class BetaMixture:
         G, J = self._a.shape
         pairs, inv = np.unique(np.column_stack([a, b]), axis=0, return_inverse=True)
         U = pairs.shape[0]
-        resp = np.ones((G, J)) if self._r is None else self._r
-        aw = np.ones(J) if self._aw is None else self._aw
-        bw = np.ones(J) if self._bw is None else self._bw
+        resp, aw, bw = (np.ones((G, J)), np.ones(J), np.ones(J)) if self._wide is None else self._wide
         idx = np.empty(k, dtype=np.intp)
         others = np.ones(k, bool)
         others[pos] = False
@@ -458,14 +477,7 @@ class BetaMixture:
         used, inv = np.unique(self._map, return_inverse=True)
         if used.size == self._a.shape[1]:
             return self._stored(), self._map
-        sub = BetaMixture(
-            self.weights,
-            self._a[:, used],
-            self._b[:, used],
-            resp=None if self._r is None else self._r[:, used],
-            a_wide=None if self._aw is None else self._aw[used],
-            b_wide=None if self._bw is None else self._bw[used],
-        )
+        sub = BetaMixture(self.weights, self._a[:, used], self._b[:, used], **self._wide_kw(used))
         return sub, inv.ravel()
 
     # -- moments -------------------------------------------------------------------------
@@ -473,13 +485,13 @@ class BetaMixture:
         """Mean and variance of each stored column given each node, shape (G, J)."""
         tot = self._a + self._b
         m = self._a / tot
-        if self._r is None:
+        if self._wide is None:
             return m, m * (1.0 - m) / (tot + 1.0)
+        r, aw, bw = self._wide
         ex2 = m * (self._a + 1.0) / (tot + 1.0)
-        tw = self._aw + self._bw
-        m0 = self._aw / tw
-        ex2_0 = m0 * (self._aw + 1.0) / (tw + 1.0)
-        r = self._r
+        tw = aw + bw
+        m0 = aw / tw
+        ex2_0 = m0 * (aw + 1.0) / (tw + 1.0)
         mean = r * m + (1.0 - r) * m0
         second = r * ex2 + (1.0 - r) * ex2_0
         return mean, np.maximum(second - mean * mean, 0.0)
@@ -547,19 +559,20 @@ class BetaMixture:
     # -- distribution ----------------------------------------------------------------------
     def _stored_stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         W = np.broadcast_to(self.weights[:, None], self._a.shape)
-        if self._r is None:
+        if self._wide is None:
             return W, self._a, self._b
-        r = self._r
+        r, aw, bw = self._wide
         wide = 1.0 - self.weights @ r
         return (
             np.vstack([W * r, wide[None, :]]),
-            np.vstack([self._a, self._aw[None, :]]),
-            np.vstack([self._b, self._bw[None, :]]),
+            np.vstack([self._a, aw[None, :]]),
+            np.vstack([self._b, bw[None, :]]),
         )
 
     def stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """All components as weight, A, B arrays (G', K); the wide component is one row."""
-        return tuple(self._spread(x) for x in self._stored_stacked())
+        W, A, B = self._stored_stacked()
+        return self._spread(W), self._spread(A), self._spread(B)
 
     def cdf(self, x: Any) -> np.ndarray:
         """``P(theta_k <= x_k)`` for each column (x scalar or one value per column).
@@ -627,9 +640,9 @@ class BetaMixture:
 
     def outlier_probability(self) -> np.ndarray:
         """Probability of the wide component per column (zeros without ``resp``)."""
-        if self._r is None:
+        if self._wide is None:
             return np.zeros(self.n_columns)
-        return self._spread(1.0 - self.weights @ self._r)
+        return self._spread(1.0 - self.weights @ self._wide.resp)
 
     # -- draws -----------------------------------------------------------------------------
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -643,10 +656,11 @@ class BetaMixture:
         """
         g = rng.choice(self.weights.size, size=size, p=self.weights)
         a, b = self._spread(self._a[g]), self._spread(self._b[g])
-        if self._r is not None:
-            wide = rng.random(a.shape) >= self._spread(self._r[g])
-            a = np.where(wide, self._spread(self._aw)[None, :], a)
-            b = np.where(wide, self._spread(self._bw)[None, :], b)
+        if self._wide is not None:
+            r, aw, bw = self._wide
+            wide = rng.random(a.shape) >= self._spread(r[g])
+            a = np.where(wide, self._spread(aw)[None, :], a)
+            b = np.where(wide, self._spread(bw)[None, :], b)
         return rng.beta(a, b)
 
     def weighted_draws(self, weights: Any, size: int, rng: np.random.Generator) -> np.ndarray:

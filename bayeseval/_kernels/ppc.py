@@ -49,6 +49,9 @@ __all__ = [
 
 _MAX_CELLS = 4_000_000  # components x support points above which a pmf is sampled instead
 
+#: one stratum's predictive Beta mixture: component weights, a and b
+_BetaComponents = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 
 @dataclass
 class Nodes:
@@ -85,7 +88,7 @@ class Nodes:
     outlier_prob: float = 0.0
     log_weights: np.ndarray | None = None
     open_edge: np.ndarray | None = None
-    refit: Callable[[int], tuple] | None = None
+    refit: Callable[[int], _BetaComponents | None] | None = None
 
 
 def two_sided(lower: np.ndarray) -> np.ndarray:
@@ -139,7 +142,7 @@ def loo_weights(weights: np.ndarray, loglik: np.ndarray, log_weights: np.ndarray
     return w / w.sum(axis=0, keepdims=True)
 
 
-def _components(w: np.ndarray, a: np.ndarray, b: np.ndarray, eps: float) -> tuple:
+def _components(w: np.ndarray, a: np.ndarray, b: np.ndarray, eps: float) -> _BetaComponents:
     """Population components of one column: weights, a, b (with the Beta(1, 1) component)."""
     if eps <= 0:
         return w, a, b
@@ -160,7 +163,9 @@ def betabinom_mixture_pmf(n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -
     return mixture_pmfs(int(n), w, a, b, np.ones(w.shape, dtype=bool))[0]
 
 
-def _sample_counts(n: int, w, a, b, size: int, rng: np.random.Generator) -> np.ndarray:
+def _sample_counts(
+    n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray, size: int, rng: np.random.Generator
+) -> np.ndarray:
     g = rng.choice(w.size, size=size, p=w / w.sum())
     return rng.binomial(n, rng.beta(a[g], b[g]))
 
@@ -203,7 +208,7 @@ def mixture_mid_p(
     if w.size * (n + 1) <= _MAX_CELLS:
         cdf = np.cumsum(betabinom_mixture_pmf(n, w, a, b))
         lo = int(np.searchsorted(cdf, half * (1 - 1e-12)))
-        hi = int(min(np.searchsorted(cdf, (1.0 - half) * (1 - 1e-12)), n))
+        hi = min(int(np.searchsorted(cdf, (1.0 - half) * (1 - 1e-12))), n)
         return lower, p, lo, hi
     rep = _sample_counts(n, w, a, b, draws, rng if rng is not None else np.random.default_rng(0))
     lo = int(np.quantile(rep, half, method="lower"))
@@ -269,7 +274,7 @@ def _unresolved(nodes: Nodes, wl: np.ndarray) -> np.ndarray:
     return bad
 
 
-def _column_mixtures(nodes: Nodes, wl: np.ndarray, cols: np.ndarray) -> dict:
+def _column_mixtures(nodes: Nodes, wl: np.ndarray, cols: np.ndarray) -> dict[int, _BetaComponents]:
     """Refitted leave-one-out mixtures ``{k: (weights, a, b)}`` of the columns among ``cols``
     whose reweighted nodes do not resolve their posterior (none without ``nodes.refit``)."""
     if nodes.refit is None or not cols.size:
@@ -278,7 +283,9 @@ def _column_mixtures(nodes: Nodes, wl: np.ndarray, cols: np.ndarray) -> dict:
     return {k: v for k, v in refits.items() if v is not None}
 
 
-def _screened(s: np.ndarray, n: np.ndarray, nodes: Nodes, wl: np.ndarray, cols: np.ndarray, refits: dict) -> np.ndarray:
+def _screened(
+    s: np.ndarray, n: np.ndarray, nodes: Nodes, wl: np.ndarray, cols: np.ndarray, refits: dict[int, _BetaComponents]
+) -> np.ndarray:
     """The columns among ``cols`` more than 2 predictive sd from their predictive mean."""
     far = np.zeros(cols.size, dtype=bool)
     plain = np.array([k not in refits for k in cols], dtype=bool)

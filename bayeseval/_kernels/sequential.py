@@ -128,17 +128,18 @@ def _finite_step(dist: np.ndarray, n0: int, m: int, rows: int, errors: int) -> n
     return dist
 
 
-def _check_population(rate: Any, rows: Any, max_trials: int) -> tuple[float, int | None, int | None]:
+def _check_population(rate: Any, rows: Any, max_trials: int) -> tuple[float, tuple[int, int] | None]:
+    """The rate and, for a finite stratum, its ``(rows, errors)``."""
     rate = check_probability(rate, "rate")
     if rows is None:
-        return rate, None, None
+        return rate, None
     rows = check_positive_int(rows, "rows")
     errors = round(rate * rows)
     if abs(errors - rate * rows) > 1e-9 * rows:
         raise ValueError(f"rate * rows must be a whole number of errors, got rate={rate!r}, rows={rows}")
     if max_trials > rows:
         raise ValueError(f"the last look ({max_trials}) exceeds the rows of the stratum ({rows})")
-    return rate, rows, int(errors)
+    return rate, (rows, int(errors))
 
 
 def _as_bool(value: Any, size: int) -> np.ndarray:
@@ -193,13 +194,13 @@ def sequential_outcome(
     if every is None and looks is None:
         every = 1
     sizes = look_sizes(every=every, looks=looks, max_trials=max_trials)
-    rate, rows, errors = _check_population(rate, rows, int(sizes[-1]))
+    rate, population = _check_population(rate, rows, int(sizes[-1]))
     dist, n = np.ones(1), 0
     stopped = np.zeros(sizes.size)
     event_mass = expected = 0.0
     for j, look in enumerate(sizes.tolist()):
         m = look - n
-        dist = _bernoulli_step(dist, m, rate) if rows is None else _finite_step(dist, n, m, rows, errors)
+        dist = _bernoulli_step(dist, m, rate) if population is None else _finite_step(dist, n, m, *population)
         n = look
         s = np.arange(n + 1)
         halt = _as_bool(stop(s, n), n + 1)

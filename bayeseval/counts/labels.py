@@ -84,7 +84,7 @@ def _check_near_labels(table: ConfusionTable) -> None:
     match, so every such row would count as an error: refused, naming both spellings."""
     truth = {v for v in pd.unique(table.truth) if isinstance(v, str)}
     pred = {v for v in pd.unique(table.pred) if isinstance(v, str)}
-    folded = {}
+    folded: dict[str, str] = {}
     for v in pred:
         folded.setdefault(v.strip().casefold(), v)
     pairs = [
