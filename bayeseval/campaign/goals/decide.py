@@ -335,7 +335,7 @@ class Decide(Goal):
         cap = state.available.astype(np.int64)
         out = np.zeros(len(state.strata))
         undecided = _undecided_after(state)
-        for j in np.flatnonzero(~state.stratum_done() & (cap > 0) & (state.trials > 0)):
+        for j in np.flatnonzero(~state.stratum_done() & (cap > 0) & (state.trials > 0)).tolist():
             hi_m = 1
             while hi_m < cap[j] and undecided(j, hi_m):
                 hi_m *= 2
@@ -378,7 +378,7 @@ class Decide(Goal):
         out = np.full(len(state.strata), None, dtype=object)
         cap = state.available.astype(np.int64)
         undecided = _undecided_after(state)
-        for j in np.flatnonzero(~state.stratum_done()):
+        for j in np.flatnonzero(~state.stratum_done()).tolist():
             if undecided(j, int(cap[j])):
                 out[j] = "rows"
             elif budget_left is not None and budget_left < cap[j] and undecided(j, max(int(budget_left), 0)):
