@@ -87,15 +87,7 @@ class Decide(Goal):
     def met(self, state: RuleState) -> np.ndarray:
         """Strata decided on one side of the threshold or at it.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
+        {goal_sections}
         """
         return state.side_decided() | state.at_threshold()
 
@@ -127,25 +119,14 @@ class Decide(Goal):
     def describe(self, level: float) -> str:
         """The goal in words.
 
-        Parameters
-        ----------
-        level : float
-            The campaign's level.
-
-        Returns
-        -------
-        str
-            One line.
+        {goal_sections}
         """
         return f"decide each stratum against threshold {self.threshold} ({self.direction}) at level {level}"
 
     def status_line(self, level: float) -> str:
         """The goal in the status line of ``bayeseval campaign status`` (:meth:`Goal.status_line`).
 
-        Parameters
-        ----------
-        level : float
-            The campaign's level.
+        {goal_sections}
 
         Returns
         -------
@@ -218,10 +199,7 @@ class Decide(Goal):
     def status_columns(self, state: RuleState) -> dict[str, Any]:
         """Each stratum's ``threshold``, ``p_meets`` and ``decision`` (:meth:`Goal.status_columns`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
+        {goal_sections}
 
         Returns
         -------
@@ -241,10 +219,7 @@ class Decide(Goal):
     def outcomes(self, state: RuleState) -> tuple[np.ndarray, np.ndarray]:
         """``"decided: meets"``, ``"decided: fails"``, :data:`AT_MARGIN` or ``"undecided"`` (:meth:`Goal.outcomes`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
+        {goal_sections}
 
         Returns
         -------
@@ -272,12 +247,7 @@ class Decide(Goal):
         :data:`AT_THRESHOLD` is wrong when the true rate is more than the margin from the
         threshold.
 
-        Parameters
-        ----------
-        state : RuleState
-            The run's final state.
-        true_rates : numpy.ndarray
-            The true rate per stratum.
+        {goal_sections}
 
         Returns
         -------
@@ -313,15 +283,7 @@ class Decide(Goal):
         test. Pending labels count as requested. Zero for strata decided, without rows left or
         without trials (the forecast says why those have none).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        numpy.ndarray
-            One value per stratum, at most the rows left.
+        {goal_sections}
 
         Examples
         --------
@@ -355,12 +317,7 @@ class Decide(Goal):
         out of reach of the budget when that holds at the ``budget_left`` labels (fewer than its
         rows); see :func:`~bayeseval.campaign.loop.forecast.decision_reach`.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-        budget_left : int, optional
-            Labels the budget still allows (None: no budget).
+        {goal_sections}
 
         Returns
         -------

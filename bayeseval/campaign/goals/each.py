@@ -42,27 +42,14 @@ class Each(Goal):
     def met(self, state: RuleState) -> np.ndarray:
         """Strata whose stopping interval (:meth:`RuleState.stop_halfwidths`) is within the target.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
+        {goal_sections}
         """
         return state.stop_halfwidths() <= state.target_halfwidth
 
     def gains(self, state: RuleState, horizon: int = 10) -> Gains:
         """The expected reduction of each stratum's excess half-width (:func:`width_gains`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-        horizon : int
-            Not used (one label's gain is known in closed form).
+        {goal_sections}
 
         Returns
         -------
@@ -99,10 +86,7 @@ class Each(Goal):
         <bayeseval.campaign.loop.rule_state.RuleState.stop_neff>`); pending labels count as
         already requested.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
+        {goal_sections}
 
         Returns
         -------

@@ -42,27 +42,14 @@ class Gap(Goal):
     def met(self, state: RuleState) -> np.ndarray:
         """Every stratum alike: whether the gap verdict is decided.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
+        {goal_sections}
         """
         return np.full(len(state.strata), state.gap()["verdict"] != "undecided")
 
     def gains(self, state: RuleState, horizon: int = 10) -> Gains:
         """The half-width reduction of the strata that keep the verdict open (:func:`gap_gains`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-        horizon : int
-            Not used.
+        {goal_sections}
 
         Returns
         -------
@@ -81,60 +68,28 @@ class Gap(Goal):
     def is_done(self, state: RuleState) -> bool:
         """The verdict decided with trials in every stratum, or nothing left to label.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        bool
-            True when done.
+        {goal_sections}
         """
         return state.gap_decided() or bool(np.all(state.exhausted() & (state.pending == 0)))
 
     def reached(self, state: RuleState) -> bool:
         """Whether the gap verdict is decided with every stratum's data behind it (:meth:`Goal.reached`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        bool
-            True when the goal is met.
+        {goal_sections}
         """
         return state.gap_decided()
 
     def describe(self, level: float) -> str:
         """The goal in words.
 
-        Parameters
-        ----------
-        level : float
-            The campaign's level.
-
-        Returns
-        -------
-        str
-            One line.
+        {goal_sections}
         """
         return f"decide whether the max-min gap is within {self.tolerance} at level {level}"
 
     def status_line(self, level: float) -> str:
         """``"goal: "`` and :meth:`describe` (:meth:`Goal.status_line`).
 
-        Parameters
-        ----------
-        level : float
-            The campaign's level.
-
-        Returns
-        -------
-        str
-            One phrase.
+        {goal_sections}
 
         Examples
         --------
@@ -179,10 +134,7 @@ class Gap(Goal):
         to half the distance between the gap estimate and the tolerance (at least 1e-4);
         pending labels count as already requested (:meth:`Goal.labels_needed`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
+        {goal_sections}
 
         Returns
         -------
@@ -208,12 +160,7 @@ class Gap(Goal):
     def forecast_blocked(self, state: RuleState, empty: np.ndarray) -> str | None:
         """Every stratum waits for a gap estimate with trials in each stratum (:meth:`Goal.forecast_blocked`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-        empty : numpy.ndarray of bool
-            Strata that still need labels and have no labelled trial yet.
+        {goal_sections}
 
         Returns
         -------
@@ -237,10 +184,7 @@ class Gap(Goal):
         """The gap record of :meth:`RuleState.gap <bayeseval.campaign.loop.rule_state.RuleState.gap>`
         without the strata's bounds, and ``done`` (:meth:`Goal.status_summary`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
+        {goal_sections}
 
         Returns
         -------
@@ -263,10 +207,7 @@ class Gap(Goal):
     def shortfall(self, state: RuleState) -> str:
         """``"gap verdict "`` and the verdict so far (:meth:`Goal.shortfall`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
+        {goal_sections}
 
         Returns
         -------
@@ -278,12 +219,7 @@ class Gap(Goal):
     def simulation_fields(self, state: RuleState, true_rates: np.ndarray) -> dict[str, Any]:
         """The verdict at stop, the true gap and whether the verdict is wrong (:meth:`Goal.simulation_fields`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The run's final state.
-        true_rates : numpy.ndarray
-            The true rate per stratum.
+        {goal_sections}
 
         Returns
         -------

@@ -27,7 +27,9 @@ forecast), :meth:`Goal.status_columns` and :meth:`Goal.status_summary` (the stat
 
 from __future__ import annotations
 
+import inspect
 import math
+import re
 from numbers import Real
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -39,7 +41,7 @@ from bayeseval.campaign.goals.gains import Gains
 if TYPE_CHECKING:  # the state calls the goals; the goals only read it
     from bayeseval.campaign.loop.rule_state import RuleState
 
-__all__ = ["Goal", "GOALS", "DIRECTIONS", "strata_named"]
+__all__ = ["Goal", "GOALS", "DIRECTIONS", "GOAL_SECTIONS", "strata_named", "with_goal_sections"]
 
 #: goal names, in the order the documentation lists them
 GOALS = ("each", "overall", "decide", "gap")
@@ -115,6 +117,57 @@ def check_margin(margin: Any) -> float:
     return value
 
 
+#: the line of a goal method's docstring that stands for the sections of the :class:`Goal` method it overrides
+GOAL_SECTIONS = "{goal_sections}"
+#: a numpydoc section: its title, underline and text up to the next title
+_SECTION = re.compile(
+    r"^(?P<title>[A-Z][A-Za-z ]*)\n-+\n.*?(?=^[A-Z][A-Za-z ]*\n-+\n|\Z)", flags=re.MULTILINE | re.DOTALL
+)
+
+
+def with_goal_sections(doc: str, base: str) -> str:
+    """``doc`` with its :data:`GOAL_SECTIONS` line replaced by the sections of ``base`` it lacks.
+
+    A goal's method says what it does for that goal; its Parameters and Returns are those of
+    the :class:`Goal` method it overrides, written once there. :class:`Goal` fills them in
+    when a goal class is defined, so ``help()``, numpydoc and the documentation site see them.
+
+    Parameters
+    ----------
+    doc : str
+        The overriding method's docstring, with a line holding only ``{goal_sections}``.
+    base : str
+        The docstring of the :class:`Goal` method.
+
+    Returns
+    -------
+    str
+        ``doc`` with ``base``'s Parameters and Returns sections (those ``doc`` has not) in place
+        of the line, indented like it.
+
+    Examples
+    --------
+    >>> base = "Base.\\n\\n    Parameters\\n    ----------\\n    x : int\\n        An x.\\n"
+    >>> print(with_goal_sections("Mine.\\n\\n    {goal_sections}\\n", base).rstrip())
+    Mine.
+    <BLANKLINE>
+        Parameters
+        ----------
+        x : int
+            An x.
+    """
+    line = next(x for x in doc.splitlines() if x.strip() == GOAL_SECTIONS)
+    indent = line[: len(line) - len(line.lstrip())]
+    own = {m.group("title") for m in _SECTION.finditer(inspect.cleandoc(doc))}
+    taken = [
+        m.group(0).rstrip()
+        for m in _SECTION.finditer(inspect.cleandoc(base))
+        if m.group("title") in ("Parameters", "Returns") and m.group("title") not in own
+    ]
+    filled = "\n\n".join("\n".join(indent + x if x else x for x in part.splitlines()) for part in taken)
+    return doc.replace(line, filled)
+
+
 def strata_named(strata: Any, mask: np.ndarray) -> str:
     """The first five strata where ``mask`` holds, comma-separated (``", ..."`` when there are more).
 
@@ -161,6 +214,14 @@ class Goal:
     #: campaign file key -> attribute (and argument) of the goal
     _fields: ClassVar[dict[str, str]] = {}
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Fill the ``{goal_sections}`` line of each method's docstring (:func:`with_goal_sections`)."""
+        super().__init_subclass__(**kwargs)
+        for name, member in vars(cls).items():
+            doc = getattr(member, "__doc__", None)
+            if inspect.isfunction(member) and doc and GOAL_SECTIONS in doc:
+                member.__doc__ = with_goal_sections(doc, getattr(Goal, name).__doc__)
+
     def settings(self) -> dict[str, Any]:
         """The goal's parameters under the keys a campaign file stores them with.
 
@@ -191,7 +252,18 @@ class Goal:
         return goal
 
     def met(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
-        """Strata that meet the goal (one bool per stratum)."""
+        """Strata that meet the goal.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+        """
         raise NotImplementedError
 
     def gains(self, state: RuleState, horizon: int = 10) -> Gains:  # pragma: no cover - every goal defines it

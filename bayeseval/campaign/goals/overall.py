@@ -46,27 +46,14 @@ class Overall(Goal):
     def met(self, state: RuleState) -> np.ndarray:
         """Every stratum alike: whether the weighted rate's half-width is within the target.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
+        {goal_sections}
         """
         return np.full(len(state.strata), self._reached(state))
 
     def gains(self, state: RuleState, horizon: int = 10) -> Gains:
         """The expected reduction of the weighted rate's variance (:func:`weighted_gains`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-        horizon : int
-            Not used.
+        {goal_sections}
 
         Returns
         -------
@@ -86,30 +73,14 @@ class Overall(Goal):
     def is_done(self, state: RuleState) -> bool:
         """The weighted rate's half-width within the target, or no row left anywhere.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        bool
-            True when done.
+        {goal_sections}
         """
         return self._reached(state) or bool(state.exhausted().all())
 
     def reached(self, state: RuleState) -> bool:
         """Whether the weighted rate's half-width is within the target (:meth:`Goal.reached`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        bool
-            True when the goal is met.
+        {goal_sections}
         """
         return self._reached(state)
 
@@ -121,15 +92,7 @@ class Overall(Goal):
         :func:`weighted_gains`); pending labels count as already requested. Zero everywhere
         when the target is met.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        numpy.ndarray
-            One value per stratum, at most the rows left.
+        {goal_sections}
 
         Examples
         --------
@@ -176,12 +139,7 @@ class Overall(Goal):
     def forecast_blocked(self, state: RuleState, empty: np.ndarray) -> str | None:
         """Every stratum waits for labelled trials in each stratum (:meth:`Goal.forecast_blocked`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-        empty : numpy.ndarray of bool
-            Strata that still need labels and have no labelled trial yet.
+        {goal_sections}
 
         Returns
         -------
@@ -204,10 +162,7 @@ class Overall(Goal):
     def status_summary(self, state: RuleState) -> dict[str, dict[str, Any]]:
         """The weighted rate under ``overall``: ``mean``, ``lower``, ``upper``, ``halfwidth`` and ``done``.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
+        {goal_sections}
 
         Returns
         -------
@@ -235,10 +190,7 @@ class Overall(Goal):
     def shortfall(self, state: RuleState) -> str:
         """``"overall half-width above the target"`` (:meth:`Goal.shortfall`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
+        {goal_sections}
 
         Returns
         -------
