@@ -7,6 +7,7 @@ them on first use.
 from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
+from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import (
     BayesevalWarning,
     BlankLabelWarning,
@@ -19,57 +20,6 @@ from bayeseval._api.warnings import (
     ReweightingWarning,
     ZeroVarianceWarning,
 )
-
-# Everything except the warning classes loads on first use (PEP 562), so ``import bayeseval``
-# (and the command line's help) stays light: pandas and SciPy's stats module take most of a
-# second to import. Static type checkers see the plain imports below.
-_EXPORTS = {
-    # counting
-    "Counts": "counts",
-    "tabulate": "counts",
-    "Metric": "counts",
-    "get_metric": "counts",
-    # frequentist core
-    "proportion_ci": "estimate",
-    "confidence_sequence": "estimate",
-    "proportion_se": "estimate",
-    "bootstrap_ci": "estimate",
-    "stratified_risk": "estimate",
-    "clustered_risk": "estimate",
-    "StratifiedRisk": "estimate",
-    "reweight": "estimate",
-    "weighted_metric": "estimate",
-    "proxy_ci": "estimate",
-    "ProxyCI": "estimate",
-    "sample_size": "plan",
-    "allocate": "plan",
-    "mcnemar": "estimate",
-    "paired_bootstrap": "estimate",
-    "estimate_error": "estimate",
-    "risk_averaging": "estimate",
-    "error_reject_curve": "estimate",
-    # Bayesian models and their checks
-    "fit_hierarchical": "models",
-    "fit_crossed": "models",
-    # fairness audits
-    "audit": "fairness",
-    "Audit": "fairness",
-    "impact_ratio_report": "fairness",
-    "ImpactRatioReport": "fairness",
-    "Posterior": "models",
-    "posterior_predictive_check": "checks",
-    "compare_frequentist": "checks",
-    "compare_pooling": "checks",
-    "calibration_study": "checks",
-    # active evaluation
-    "Campaign": "campaign",
-    "simulate": "campaign",
-    # reports
-    "evaluate": "report",
-    "Report": "report",
-    "gate": "report",
-    "GateResult": "report",
-}
 
 _SUBMODULES = frozenset(
     {
@@ -91,6 +41,10 @@ _SUBMODULES = frozenset(
     }
 )
 
+# Everything except the warning classes loads on first use (PEP 562), so ``import bayeseval``
+# (and the command line's help) stays light: pandas and SciPy's stats module take most of a
+# second to import. Type checkers read the imports below; lazy_exports reads the same lines
+# to find each name's module when the name is first used.
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign import Campaign, simulate
     from bayeseval.checks import (
@@ -128,10 +82,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.report.report import Report
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)
+__getattr__, __dir__ = lazy_exports(__name__, submodules=_SUBMODULES)
 
 
-__version__ = "0.2.0"
+__version__ = VERSION
 
 __all__ = [
     "__version__",

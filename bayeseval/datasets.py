@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import check_positive_int, check_probability, make_rng
 from bayeseval.counts.counts import Counts
 
@@ -291,6 +292,7 @@ def _shares(shares: Any, n_strata: int, name: str) -> np.ndarray:
     return w
 
 
+@fill_doc()
 def make_strata(
     n_strata: int = 8,
     *,
@@ -321,8 +323,7 @@ def make_strata(
         Population shares attached to the Counts (summing to 1).
     strata : sequence, optional
         Stratum labels; default ``"s1".."sK"``.
-    random_seed : int or numpy.random.Generator, optional
-        Seed for ``numpy.random.default_rng``.
+    {random_seed}
 
     Returns
     -------
@@ -350,6 +351,7 @@ def make_strata(
     return counts, pd.Series(r, index=index, name="rate")
 
 
+@fill_doc()
 def make_pool(
     n_rows: int = 10_000,
     n_strata: int = 8,
@@ -394,8 +396,7 @@ def make_pool(
         (larger: the confidence varies less within a stratum).
     strata : sequence, optional
         Stratum labels; default ``"s1".."sK"``.
-    random_seed : int or numpy.random.Generator, optional
-        Seed for ``numpy.random.default_rng``.
+    {random_seed}
 
     Returns
     -------
@@ -458,6 +459,7 @@ def _pool_rows(
     )
 
 
+@fill_doc()
 def make_fraud_scenario(
     n_rows: int = 1_000_000,
     share: float = 0.005,
@@ -491,8 +493,7 @@ def make_fraud_scenario(
         Probability that a row is positive.
     n_groups : int, default 8
         Number of subgroups.
-    random_seed : int or numpy.random.Generator, optional
-        Seed for ``numpy.random.default_rng``.
+    {random_seed}
     recall_a, recall_b : float or sequence of float, optional
         True recall per group of the two models. Defaults: model ``a`` has
         recall 0.70 in every group (95% half-width about 8% at 125 positives)

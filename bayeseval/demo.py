@@ -28,8 +28,9 @@ from typing import Any
 
 import pandas as pd
 
-from bayeseval import __version__, checks, plan, plots
+from bayeseval import checks, plan, plots
 from bayeseval._api.validation import check_method, check_positive_int
+from bayeseval._api.version import VERSION
 from bayeseval._render.html_page import page
 from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.simulation import simulate, synthetic_pool
@@ -409,7 +410,7 @@ def _write_report(demo: _Demo, out: Path, credit_report: Report) -> None:
     """Step 6: the HTML page (every section with its own figures) and the German credit report."""
     created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     meta = (
-        f"<ul class='bv-meta'><li><b>bayeseval</b> {html.escape(__version__)}</li>"
+        f"<ul class='bv-meta'><li><b>bayeseval</b> {html.escape(VERSION)}</li>"
         f"<li><b>created</b> {created}</li><li><b>data</b> bundled German credit and COMPAS "
         f"data, a synthetic labelling pool</li><li><b>random seed</b> {demo.random_seed}</li>"
         "</ul>"

@@ -11,6 +11,7 @@ import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral, Real
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,24 +60,92 @@ def is_pandas(value: Any, *kinds: str) -> bool:
 
 
 def _plain(value: Any) -> Any:
-    """NumPy scalars as Python values (``1.5``, not ``np.float64(1.5)``), also inside lists."""
+    """NumPy scalars as Python values (``1.5``, not ``np.float64(1.5)``), also inside lists and tuples.
+
+    Only plain lists and tuples are rebuilt: a subclass (a named tuple) may not be constructible
+    from one iterable, and is shown as it is.
+    """
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, (list, tuple)):
+    if type(value) in (list, tuple):
         return type(value)(_plain(v) for v in value)
     return value
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
-    """``repr`` of a value for a message: NumPy scalars as Python values, cut at ``limit``.
+    """``repr`` of a value for a message: NumPy scalars as Python values, cut at ``limit`` characters.
+
+    A text longer than ``limit`` keeps its first ``limit - 3`` characters and ends in ``...``, so
+    the result is never longer than ``limit``. Messages about a file's records (annotation exports)
+    use ``limit=60``.
 
     Examples
     --------
     >>> short_repr(np.float64(-1.0)), short_repr([np.int64(2), "a"]), short_repr("x" * 100)[-5:]
     ('-1.0', "[2, 'a']", 'xx...')
+    >>> len(short_repr({"id": 1, "text": "y" * 100}, limit=60))
+    60
     """
     text = repr(_plain(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_proxy_design(proxy: Any, inclusion: Any, label_set: Any = None) -> None:
+    """Check the proxy design's arguments of ``evaluate`` and ``audit`` (types and pairing).
+
+    ``proxy`` and ``inclusion`` are column names or None; ``inclusion`` and ``label_set``
+    describe the labelled rows of a proxy design, so they need ``proxy``. Raises a
+    ``TypeError`` naming the argument.
+
+    Examples
+    --------
+    >>> check_proxy_design("judge", None)
+    >>> check_proxy_design(None, "pi")
+    Traceback (most recent call last):
+    ...
+    TypeError: inclusion applies to the labelled rows of a proxy design: give proxy too, got inclusion='pi' and proxy=None
+    """
+    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
+    if inclusion is not None and proxy is None:
+        raise TypeError(
+            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
+            f"got inclusion={inclusion!r} and proxy=None"
+        )
+    if label_set is not None and proxy is None:
+        raise TypeError(
+            f"label_set declares the classes of the labelled rows of a proxy design: give "
+            f"proxy too, got label_set={label_set!r} and proxy=None"
+        )
+
+
+def output_suffix(path: Any, suffixes: Sequence[str]) -> str:
+    """The lower-cased suffix of the output file ``path``, which must be one of ``suffixes``.
+
+    Examples
+    --------
+    >>> output_suffix("Audit.CSV", (".csv", ".md"))
+    '.csv'
+    >>> output_suffix("audit.txt", (".csv", ".md"))
+    Traceback (most recent call last):
+    ...
+    ValueError: path must end in .csv, .md, got 'audit.txt'
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in suffixes:
+        raise ValueError(f"path must end in {', '.join(suffixes)}, got {str(path)!r}")
+    return suffix
+
+
+def _finite_real(value: Any, name: str, what: str) -> float:
+    """``value`` as a finite float: a TypeError unless a real number (not a bool), naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be {what}, got {short_repr(value)}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
 
 
 def check_level(level: Any, name: str = "level") -> float:
@@ -91,11 +160,7 @@ def check_level(level: Any, name: str = "level") -> float:
 
 def check_probability(value: Any, name: str, *, open_interval: bool = False) -> float:
     """Return ``value`` as a float in [0, 1] (or (0, 1) when ``open_interval``) or raise."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number between 0 and 1, got {short_repr(value)}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+    value = _finite_real(value, name, "a number between 0 and 1")
     if open_interval and not (0.0 < value < 1.0):
         raise ValueError(f"{name} must be strictly between 0 and 1, got {value!r}")
     if not (0.0 <= value <= 1.0):
@@ -642,11 +707,7 @@ def make_rng(random_seed: Any, name: str = "random_seed") -> np.random.Generator
 
 def check_positive_real(value: Any, name: str, *, allow_zero: bool = False) -> float:
     """A finite positive (or, with ``allow_zero``, non-negative) real number as a float."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a positive number, got {short_repr(value)}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+    value = _finite_real(value, name, "a positive number")
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value!r}")
     return value

@@ -23,7 +23,9 @@ from bayeseval._backends.hashing import duckdb_rank_sql
 from bayeseval._backends.interface import (
     ACCEPTED,
     Backend,
+    CellQuery,
     ConfusionTable,
+    SplitSelection,
     confusion_from_frame,
     is_duckdb_relation,
     is_duckdb_source,
@@ -223,16 +225,8 @@ class DuckDBBackend(Backend):
         table.columns = list(range(k)) + ["t", "p", "n"]
         return confusion_from_frame(table, strata, y_true, y_pred, (self.type_of(y_true), self.type_of(y_pred)))
 
-    def proxy_cells(
-        self,
-        strata: list[str],
-        y_true: str,
-        y_pred: str,
-        proxy: str,
-        *,
-        n_cells: int | None = None,
-        inclusion: str | None = None,
-    ) -> pd.DataFrame:
+    def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
+        strata, y_true, y_pred, proxy, n_cells, inclusion = query
         k = len(strata)
         names = fresh_names(
             self._columns,
@@ -316,16 +310,8 @@ class DuckDBBackend(Backend):
                 )
         return string_columns_as_str(stats.drop(columns="null"))
 
-    def select_test(
-        self,
-        cells: pd.DataFrame,
-        *,
-        cols: list[str],
-        id_column: str | None,
-        salts: np.ndarray,
-        take: np.ndarray,
-        weight: np.ndarray,
-    ) -> tuple[Any, Any, Any]:
+    def select_test(self, selection: SplitSelection) -> tuple[Any, Any, Any]:
+        cells, cols, id_column, salts, take, weight = selection
         key, salt, n, w, rank, rn, z = (
             quote_ident(x) for x in fresh_names(self._columns, ["__key", "__salt", "__n", "__w", "__rank", "__rn", "z"])
         )

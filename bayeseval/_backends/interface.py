@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConfusionTable", "Backend", "is_duckdb_source", "is_spark_dataframe"]
+__all__ = ["ConfusionTable", "CellQuery", "SplitSelection", "Backend", "is_duckdb_source", "is_spark_dataframe"]
 
 _FILE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".csv.gz", ".tsv.gz", ".csv.zst")
 ACCEPTED = "a pandas DataFrame, a Parquet/CSV path, a DuckDB relation or a Spark DataFrame"
@@ -56,6 +56,40 @@ class ConfusionTable:
     y_true: str
     y_pred: str
     dtypes: tuple[str, str]
+
+
+class CellQuery(NamedTuple):
+    """What :meth:`Backend.proxy_cells` counts: the columns of a proxy design's cells.
+
+    ``strata`` are the stratum columns, ``y_true`` and ``y_pred`` the label columns (a missing
+    true label marks an unlabelled row), ``proxy`` the proxy column; ``n_cells`` bins a numeric
+    proxy into that many cells per stratum, and ``inclusion`` names a column of the labelled
+    rows' inclusion probabilities.
+    """
+
+    strata: list[str]
+    y_true: str
+    y_pred: str
+    proxy: str
+    n_cells: int | None = None
+    inclusion: str | None = None
+
+
+class SplitSelection(NamedTuple):
+    """What :meth:`Backend.select_test` selects: the split's plan, per key.
+
+    ``cells`` is the planner's cell table (positional columns ``0..k-1`` of the key columns
+    ``cols``, ``key``, and whatever :meth:`Backend.key_counts` added); ``id_column`` holds the
+    row ids (None: the engine's row positions); ``salts``, ``take`` and ``weight`` give each key's
+    rank salt, its number of test rows and its test rows' weight.
+    """
+
+    cells: pd.DataFrame
+    cols: list[str]
+    id_column: str | None
+    salts: np.ndarray
+    take: np.ndarray
+    weight: np.ndarray
 
 
 class Backend:
@@ -100,17 +134,8 @@ class Backend:
         """The confusion table by strata."""
         raise NotImplementedError
 
-    def proxy_cells(
-        self,
-        strata: list[str],
-        y_true: str,
-        y_pred: str,
-        proxy: str,
-        *,
-        n_cells: int | None = None,
-        inclusion: str | None = None,
-    ) -> pd.DataFrame:
-        """Rows per (stratum, proxy cell, true label, predicted label).
+    def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
+        """Rows per (stratum, proxy cell, true label, predicted label) of ``query``.
 
         Positional stratum columns ``0..k-1``, then ``c`` (the proxy's value; with
         ``n_cells``, the bin of a numeric proxy: how many of the stratum's distinct bin edges,
@@ -127,21 +152,8 @@ class Backend:
         """Rows per cell of ``cols``: positional columns ``0..k-1`` and ``rows``."""
         raise NotImplementedError
 
-    def select_test(
-        self,
-        cells: pd.DataFrame,
-        *,
-        cols: list[str],
-        id_column: str | None,
-        salts: np.ndarray,
-        take: np.ndarray,
-        weight: np.ndarray,
-    ) -> tuple[Any, Any, Any]:
-        """``(train, test, test_weights)``: per key the ``take`` rows with the smallest (rank, id).
-
-        ``cells`` is the planner's cell table (positional columns, ``key``, and
-        whatever :meth:`key_counts` added).
-        """
+    def select_test(self, selection: SplitSelection) -> tuple[Any, Any, Any]:
+        """``(train, test, test_weights)``: per key the ``take`` rows of ``selection`` with the smallest (rank, id)."""
         raise NotImplementedError
 
 

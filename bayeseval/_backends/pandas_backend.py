@@ -23,7 +23,7 @@ import pandas as pd
 
 from bayeseval._api.validation import first_fractional, fractional_label_error
 from bayeseval._backends.hashing import id64, rank_of
-from bayeseval._backends.interface import Backend, ConfusionTable, confusion_from_frame
+from bayeseval._backends.interface import Backend, CellQuery, ConfusionTable, SplitSelection, confusion_from_frame
 from bayeseval._kernels.bins import edge_ranks
 
 #: frames with at least this many rows are counted by DuckDB when their dtypes allow it
@@ -292,16 +292,8 @@ class PandasBackend(Backend):
             dtypes=(str(series[k].dtype), str(series[k + 1].dtype)),
         )
 
-    def proxy_cells(
-        self,
-        strata: list[str],
-        y_true: str,
-        y_pred: str,
-        proxy: str,
-        *,
-        n_cells: int | None = None,
-        inclusion: str | None = None,
-    ) -> pd.DataFrame:
+    def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
+        strata, y_true, y_pred, proxy, n_cells, inclusion = query
         if len(self.data) == 0:
             raise ValueError("data has no rows")
         k = len(strata)
@@ -356,16 +348,8 @@ class PandasBackend(Backend):
         self._cell_of_row = code_of_flat[flat]
         return cells
 
-    def select_test(
-        self,
-        cells: pd.DataFrame,
-        *,
-        cols: list[str],
-        id_column: str | None,
-        salts: np.ndarray,
-        take: np.ndarray,
-        weight: np.ndarray,
-    ) -> tuple[Any, Any, Any]:
+    def select_test(self, selection: SplitSelection) -> tuple[Any, Any, Any]:
+        cells, cols, id_column, salts, take, weight = selection
         key_of_code = np.empty(len(cells), dtype=np.int64)
         key_of_code[cells["code"].to_numpy()] = cells["key"].to_numpy()
         key = key_of_code[self._cell_of_row]

@@ -33,7 +33,9 @@ from bayeseval._api.validation import fractional_label_error
 from bayeseval._backends.hashing import signed64, spark_rank_steps
 from bayeseval._backends.interface import (
     Backend,
+    CellQuery,
     ConfusionTable,
+    SplitSelection,
     confusion_from_frame,
     string_columns_as_str,
 )
@@ -150,16 +152,8 @@ class SparkBackend(Backend):
         dtypes = (self._type(y_true).simpleString(), self._type(y_pred).simpleString())
         return confusion_from_frame(table, strata, y_true, y_pred, dtypes)
 
-    def proxy_cells(
-        self,
-        strata: list[str],
-        y_true: str,
-        y_pred: str,
-        proxy: str,
-        *,
-        n_cells: int | None = None,
-        inclusion: str | None = None,
-    ) -> pd.DataFrame:
+    def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
+        strata, y_true, y_pred, proxy, n_cells, inclusion = query
         from pyspark.sql import functions as F
 
         k = len(strata)
@@ -229,16 +223,8 @@ class SparkBackend(Backend):
             ids = ids.repartition(max(parts, -(-n_rows // _IDS_PER_TASK)), col(one))
         return int(ids.groupBy(col(one)).count().count())
 
-    def select_test(
-        self,
-        cells: pd.DataFrame,
-        *,
-        cols: list[str],
-        id_column: str | None,
-        salts: np.ndarray,
-        take: np.ndarray,
-        weight: np.ndarray,
-    ) -> tuple[Any, Any, Any]:
+    def select_test(self, selection: SplitSelection) -> tuple[Any, Any, Any]:
+        cells, cols, id_column, salts, take, weight = selection
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 

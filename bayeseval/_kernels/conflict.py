@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import check_counts, check_method, check_probability
 from bayeseval._kernels.betabinom import (
     beta_mixture_log_tails,
@@ -60,6 +61,14 @@ class ConflictCheck(NamedTuple):
     p_above: np.ndarray
     #: natural log of ``p_value``, finite where ``p_value`` underflows to 0.0 (below ~1e-308)
     log_p_value: np.ndarray
+
+
+#: the two parameters :func:`loo_conflict` and :func:`flag_power` share
+_P_VALUE_AND_MIXTURE = """\
+p_value : {"mid_p", "doubled"}
+    Two-sided p-value (see :func:`predictive_p_values`).
+mixture : (weights, a, b), optional
+    The leave-one-out mixtures of :func:`loo_beta_mixture` when already computed."""
 
 
 def predictive_p_values(
@@ -167,6 +176,7 @@ def holm_flags(p_values: Any, alpha: float) -> np.ndarray:
     return flags
 
 
+@fill_doc(p_value_and_mixture=_P_VALUE_AND_MIXTURE)
 def loo_conflict(
     successes: Any,
     trials: Any,
@@ -189,10 +199,7 @@ def loo_conflict(
         which bounds the probability of flagging *any* stratum of an exchangeable
         dataset (per-dataset false-flag rate) by ``alpha``. ``"per_stratum"``: flag
         ``p <= alpha``, which bounds the false-flag rate of each stratum.
-    p_value : {"mid_p", "doubled"}
-        Two-sided p-value (see :func:`predictive_p_values`).
-    mixture : (weights, a, b), optional
-        The leave-one-out mixtures of :func:`loo_beta_mixture` when already computed.
+    {p_value_and_mixture}
 
     Returns
     -------
@@ -293,6 +300,7 @@ def _p_values_all_counts(pmf: np.ndarray, p_value: str) -> np.ndarray:
     return np.minimum(1.0, 2.0 * np.minimum(below - pmf, above - pmf) + pmf)
 
 
+@fill_doc(p_value_and_mixture=_P_VALUE_AND_MIXTURE)
 def flag_power(
     successes: Any,
     trials: Any,
@@ -321,10 +329,7 @@ def flag_power(
         (values outside [0, 1] give power 0).
     alpha : float
         Per-stratum level of the rule (``control="per_stratum"``).
-    p_value : {"mid_p", "doubled"}
-        Two-sided p-value (see :func:`predictive_p_values`).
-    mixture : (weights, a, b), optional
-        The leave-one-out mixtures of :func:`loo_beta_mixture` when already computed.
+    {p_value_and_mixture}
 
     Returns
     -------

@@ -502,11 +502,6 @@ class BetaMixture:
             return self._used()
         return self._stored(), self._map
 
-    def node_moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of each column given each node, shape (G, K)."""
-        m, v = self._stored_moments()
-        return self._spread(m), self._spread(v)
-
     def _mean_var(self) -> tuple[np.ndarray, np.ndarray]:
         mix, idx = self._compact_for_moments()
         m, v = mix._stored_moments()

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from bayeseval._api.validation import output_suffix
 from bayeseval._render.formats import md_escape, md_row, printable
 from bayeseval._render.html_page import page
 
@@ -267,9 +268,7 @@ def _sheets(report: Any) -> dict[str, Any]:
 
 def save(report: Any, path: Path) -> Path:
     """Write ``report`` to ``path`` in the format its suffix names (see ``SUFFIXES``)."""
-    suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
-        raise ValueError(f"path must end in {', '.join(SUFFIXES)}, got {str(path)!r}")
+    suffix = output_suffix(path, SUFFIXES)
     if suffix in (".xlsx", ".csv"):
         from bayeseval._render.spreadsheet import csv_safe_frame, write_xlsx  # deferred: files only
 

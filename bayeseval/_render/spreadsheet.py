@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from bayeseval._api.docs import fill_doc
+
 __all__ = ["FORMULA_PREFIXES", "csv_safe_frame", "is_formula_like", "write_xlsx"]
 
 #: first characters that make a spreadsheet read a text cell as a formula
@@ -104,6 +106,7 @@ def _rows(frame: Any) -> list[list[Any]]:
     return [header] + [[_cell_value(v) for v in row] for row in frame.itertuples(index=False)]
 
 
+@fill_doc()
 def write_xlsx(path: str | Path, sheets: Mapping[str, Any]) -> Path:
     """Write tables to a workbook, one sheet each, every text cell stored as text.
 
@@ -114,10 +117,7 @@ def write_xlsx(path: str | Path, sheets: Mapping[str, Any]) -> Path:
     sheets : mapping of str to pandas.DataFrame
         Sheet name to table (written with a header row, without the index).
 
-    Returns
-    -------
-    pathlib.Path
-        The path written.
+    {path_returned}
 
     Raises
     ------

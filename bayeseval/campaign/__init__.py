@@ -18,24 +18,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "Campaign": "campaign",
-    "CampaignSpec": "spec",
-    "Each": "goals.each",
-    "Overall": "goals.overall",
-    "Decide": "goals.decide",
-    "Gap": "goals.gap",
-    "RULES": "loop.rules",
-    "RuleState": "loop.rule_state",
-    "forecast_labels": "loop.forecast",
-    "get_rule": "loop.rules",
-    "simulate": "simulation",
-    "SimulationResult": "simulation",
-    "plot_halfwidth": "simulation",
-    "synthetic_pool": "simulation",
-}
-
 __all__ = [
     "Campaign",
     "CampaignSpec",
@@ -70,4 +52,4 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from bayeseval.campaign.spec import CampaignSpec
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval import __version__
 from bayeseval._api.validation import check_positive_int
+from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.goals.guarantee import guarantee_stop_level
@@ -848,7 +848,7 @@ class Campaign(Annotating):
             rids_by_code=rids_by_code,
             rule=self._rule_name,
             allocation=allocation,
-            version=__version__,
+            version=VERSION,
             details=details,
             rng_state=json.dumps(rng.bit_generator.state),
         )

@@ -9,20 +9,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "ConflictResult": "predictive",
-    "conflict_check": "predictive",
-    "PPCResult": "predictive",
-    "PoolingComparison": "compare",
-    "SBCResult": "calibration",
-    "posterior_predictive_check": "predictive",
-    "compare_frequentist": "compare",
-    "compare_pooling": "compare",
-    "calibration_study": "calibration",
-    "simulation_based_calibration": "calibration",
-}
-
 __all__ = [
     "ConflictResult",
     "conflict_check",
@@ -50,4 +36,4 @@ if TYPE_CHECKING:  # pragma: no cover
         posterior_predictive_check,
     )
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

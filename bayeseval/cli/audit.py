@@ -3,47 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from bayeseval._render import audit_text
-from bayeseval.cli.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
-from bayeseval.cli.io import atomic_output, check_output, read_table
+from bayeseval.cli.io import check_output, read_table, save_and_print
 from bayeseval.fairness.audits import audit_with_spelling
 from bayeseval.fairness.options import MIN_TRIALS
 from bayeseval.fairness.result import AUDIT_SUFFIXES, exit_code
-
-
-def add_audit_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register the ``audit`` subcommand on an argparse subparsers object.
-
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The ``bayeseval`` command's subparsers.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``audit`` parser (its ``func`` default is :func:`run_audit`).
-
-    Examples
-    --------
-    >>> import argparse
-    >>> parser = argparse.ArgumentParser()
-    >>> p = add_audit_parser(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["audit", "x.csv", "--y-true", "y", "--y-pred", "p",
-    ...                           "--groups", "race,sex", "--tolerance", "0.1"])
-    >>> args.groups, args.tolerance
-    ('race,sex', 0.1)
-    """
-    p = sub.add_parser("audit", help=AUDIT_HELP, description=AUDIT_DESCRIPTION)
-    add_audit_arguments(p)
-    p.set_defaults(func=run_audit)
-    return p
 
 
 def _read(path: str) -> pd.DataFrame:
@@ -70,7 +39,7 @@ def run_audit(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args : argparse.Namespace
-        Arguments parsed by the parser of :func:`add_audit_parser`.
+        Arguments parsed by the ``audit`` command of :func:`bayeseval.cli.main.build_parser`.
 
     Returns
     -------
@@ -127,19 +96,13 @@ def run_audit(args: argparse.Namespace) -> int:
         proxy=proxy,
         inclusion=inclusion,
     )
-    if out is not None:
-        with atomic_output(out) as tmp:
-            result.save(tmp)
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
-    else:
-        more = (
-            f"The full audit (every table): {out}."
-            if out is not None
-            else "Every table: --json. The per-group rates, disparities and verdicts in full: "
-            "--out audit.html (or .md, .csv, .xlsx, .json)."
-        )
-        print(audit_text.summary(result, more=more))
+    more = (
+        f"The full audit (every table): {out}."
+        if out is not None
+        else "Every table: --json. The per-group rates, disparities and verdicts in full: "
+        "--out audit.html (or .md, .csv, .xlsx, .json)."
+    )
+    save_and_print(result, out, args.json, lambda: audit_text.summary(result, more=more), say_written=False)
     return exit_code(result)
 
 

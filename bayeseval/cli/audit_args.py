@@ -1,8 +1,8 @@
 """Arguments of the ``bayeseval audit`` command, without the audit engine.
 
 Declaring the command needs only argparse, so ``bayeseval audit --help`` starts without
-pandas or SciPy; :func:`bayeseval.cli.audit.add_audit_parser` and the ``bayeseval`` command
-line both declare it from here.
+pandas or SciPy; the ``bayeseval`` command line declares it from here and runs it with
+:func:`bayeseval.cli.audit.run_audit`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from bayeseval._api.metric_names import choices
+from bayeseval.cli.shared import add_row_columns
 from bayeseval.fairness.options import GAP_METHODS, MIN_TRIALS, MODELS
 
 AUDIT_HELP = "fairness audit: per-group rates, disparities and verdicts"
@@ -31,9 +32,7 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     >>> p.parse_args(["x.csv", "--y-true", "y", "--y-pred", "p", "--groups", "g"]).level
     0.95
     """
-    p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
-    p.add_argument("--y-true", required=True, help="column with the true labels")
-    p.add_argument("--y-pred", required=True, help="column with the predicted labels")
+    add_row_columns(p)
     p.add_argument("--groups", required=True, help="group column(s), comma separated")
     p.add_argument(
         "--metrics",

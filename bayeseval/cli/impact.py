@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from bayeseval.cli.io import atomic_output, check_output, read_table
+from bayeseval.cli.io import check_output, read_table, save_and_print
 from bayeseval.fairness.impact import impact_ratio_report
 
 
@@ -35,13 +34,5 @@ def run_impact(args: Any) -> int:
         auditor=args.auditor,
         date=args.date,
     )
-    if args.out:
-        with atomic_output(args.out) as tmp:
-            report.save(tmp)
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
-    else:
-        print(report.to_text(100))
-        if args.out:
-            print(f"\nreport written to {args.out}")
+    save_and_print(report, args.out, args.json, lambda: report.to_text(100))
     return 0

@@ -23,11 +23,12 @@ read), so that ``bayeseval --help`` starts quickly.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -263,6 +264,41 @@ def atomic_output(path: str | os.PathLike[str], *, option: str = "--out") -> Ite
         raise ValueError(f"{option} {str(path)!r}: cannot write it: {exc.strerror or exc}") from exc
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def save_and_print(
+    result: Any,
+    out: str | None,
+    as_json: bool,
+    text: Callable[[], str],
+    *,
+    default: Callable[[Any], Any] | None = None,
+    say_written: bool = True,
+) -> None:
+    """Write ``result`` to ``out`` (when given, atomically), then print its JSON or its text.
+
+    ``result`` has ``save(path)`` and ``to_dict()``; ``text`` makes the printed text (only
+    without ``--json``), followed by where the file went when ``say_written``.
+
+    Examples
+    --------
+    >>> class Result:
+    ...     def to_dict(self):
+    ...         return {"rate": 0.5}
+    >>> save_and_print(Result(), None, True, str)
+    {
+      "rate": 0.5
+    }
+    """
+    if out:
+        with atomic_output(out) as tmp:
+            result.save(tmp)
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, default=default))
+        return
+    print(text())
+    if out and say_written:
+        print(f"\nreport written to {out}")
 
 
 @contextmanager

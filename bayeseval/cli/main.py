@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bayeseval import __version__
 from bayeseval._api import metric_names
+from bayeseval._api.version import VERSION
 from bayeseval.cli.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
 from bayeseval.cli.impact_args import (
     IMPACT_DESCRIPTION,
@@ -37,17 +37,18 @@ from bayeseval.cli.impact_args import (
 )
 from bayeseval.cli.io import (
     HelpFormatter,
-    atomic_output,
     check_output,
     cli_warnings,
     one_line,
     read_table,
+    save_and_print,
 )
 from bayeseval.cli.plan import add_plan
 from bayeseval.cli.shared import (
     EXIT_OK,
     LEVEL,
     SEED,
+    add_row_columns,
     float_between,
     int_at_least,
     json_default,
@@ -280,15 +281,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         proxy=args.proxy,
         inclusion=args.inclusion,
     )
-    if args.out:
-        with atomic_output(args.out) as tmp:
-            report.save(tmp)
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2, default=json_default))
-    else:
-        print(str(report))
-        if args.out:
-            print(f"\nreport written to {args.out}")
+    save_and_print(report, args.out, args.json, lambda: str(report), default=json_default)
     return EXIT_OK
 
 
@@ -356,9 +349,7 @@ def _add_demo(sub: Any) -> None:
 
 
 def _add_data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
-    p.add_argument("--y-true", required=True, help="column with the true labels")
-    p.add_argument("--y-pred", required=True, help="column with the predicted labels")
+    add_row_columns(p)
     p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
     p.add_argument(
         "--metric",
@@ -556,7 +547,7 @@ def build_parser(*, campaign: bool = True, audit: bool = True, impact: bool = Tr
         description="How good is a fixed classifier, per subgroup, with honest uncertainty.",
         epilog=textwrap.dedent(_EPILOG),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_demo(sub)
     add_plan(sub)

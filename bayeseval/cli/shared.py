@@ -118,6 +118,13 @@ LEVEL = float_between(0.0, 1.0)
 SEED = int_at_least(0)
 
 
+def add_row_columns(p: argparse.ArgumentParser) -> None:
+    """Declare the file of rows and its two label columns (``data``, ``--y-true``, ``--y-pred``)."""
+    p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--y-true", required=True, help="column with the true labels")
+    p.add_argument("--y-pred", required=True, help="column with the predicted labels")
+
+
 # -- output ------------------------------------------------------------------------------------
 def emit(payload: Any, as_json: bool, text: str) -> None:
     if as_json:

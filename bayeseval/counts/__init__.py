@@ -9,18 +9,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "Counts": "counts",
-    "tabulate": "counts",
-    "confusion_counts": "counts",
-    "ProxyCounts": "proxy",
-    "Metric": "metrics",
-    "get_metric": "metrics",
-    "METRICS": "metrics",
-    "CLASS_METRICS": "metrics",
-}
-
 __all__ = [
     "Counts",
     "tabulate",
@@ -37,4 +25,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.counts.metrics import CLASS_METRICS, METRICS, Metric, get_metric
     from bayeseval.counts.proxy import ProxyCounts
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_positive_int, iter_columns, short_repr
-from bayeseval._backends.interface import Backend, ConfusionTable
+from bayeseval._backends.interface import Backend, CellQuery, ConfusionTable
 from bayeseval._backends.pandas_backend import PandasBackend
 from bayeseval.counts.labels import MISSING_TEXT, check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
@@ -284,7 +284,7 @@ def _fetch(
     backend: Backend, cols: list[str], y_true: str, y_pred: str, proxy: str, n_cells: int | None, inclusion: str | None
 ) -> pd.DataFrame:
     try:
-        return backend.proxy_cells(cols, y_true, y_pred, proxy, n_cells=n_cells, inclusion=inclusion)
+        return backend.proxy_cells(CellQuery(cols, y_true, y_pred, proxy, n_cells, inclusion))
     except NotImplementedError:
         raise TypeError(
             f"proxy={proxy!r} is not supported for {backend.engine} data; tabulate a pandas "

@@ -9,35 +9,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "METHODS": "classic",
-    "estimate_error": "classic",
-    "risk_averaging": "classic",
-    "error_reject_curve": "classic",
-    "plot_error_reject": "classic",
-    "McNemarResult": "compare",
-    "mcnemar": "compare",
-    "mcnemar_from_predictions": "compare",
-    "PairedBootstrap": "compare",
-    "paired_bootstrap": "compare",
-    "PROPORTION_METHODS": "intervals",
-    "proportion_ci": "intervals",
-    "confidence_sequence": "intervals",
-    "proportion_se": "intervals",
-    "bootstrap_ci": "intervals",
-    "BootstrapInterval": "intervals",
-    "f1_score": "intervals",
-    "ProxyCI": "proxy",
-    "proxy_ci": "proxy",
-    "StratifiedRisk": "stratified",
-    "stratified_risk": "stratified",
-    "clustered_risk": "stratified",
-    "reweight": "stratified",
-    "weighted_metric": "stratified",
-    "ReweightedMetrics": "stratified",
-}
-
 __all__ = [
     "METHODS",
     "estimate_error",
@@ -100,4 +71,4 @@ if TYPE_CHECKING:  # pragma: no cover
         weighted_metric,
     )
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import (
     align_by_label,
     as_row_array,
@@ -752,6 +753,7 @@ def _wrong_decisions(p: np.ndarray, y_true: Any, classes: Any) -> np.ndarray:
     return labels[np.argmax(pk, axis=1)] != yt
 
 
+@fill_doc()
 def plot_error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
     """Plot the error of accepted rows against the reject rate (drawn by :func:`bayeseval.plots.error_reject`).
 
@@ -759,14 +761,9 @@ def plot_error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
     ----------
     curve : pandas.DataFrame
         Output of :func:`error_reject_curve`.
-    ax : matplotlib Axes, optional
-        Axes to draw on; a new figure when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on: estimated (and, when counted, observed) error of
-        accepted rows against the reject rate.
+    {error_reject_returned}
 
     Examples
     --------

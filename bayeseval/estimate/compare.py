@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     align_by_label,
@@ -127,6 +128,14 @@ def _as_bool(values: Any, name: str) -> np.ndarray:
     return f.astype(bool)
 
 
+_MCNEMAR_RETURNED = """\
+Returns
+-------
+McNemarResult
+    The statistic, the p-value and the discordant counts ``b`` and ``c``."""
+
+
+@fill_doc(mcnemar_returned=_MCNEMAR_RETURNED)
 def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemarResult:
     r"""Test whether two classifiers are equally accurate on the same rows (McNemar's test).
 
@@ -151,10 +160,7 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
         Whether each row is classified correctly by model A and by model B.
     method : {"exact", "midp", "asymptotic"}, default "exact"
 
-    Returns
-    -------
-    McNemarResult
-        The statistic, the p-value and the discordant counts ``b`` and ``c``.
+    {mcnemar_returned}
 
     Examples
     --------
@@ -194,6 +200,7 @@ def mcnemar(correct_a: Any, correct_b: Any, *, method: str = "exact") -> McNemar
     return McNemarResult(stat, float(min(1.0, p)), b, c, method, n, diff)
 
 
+@fill_doc(mcnemar_returned=_MCNEMAR_RETURNED)
 def mcnemar_from_predictions(y_true: Any, pred_a: Any, pred_b: Any, *, method: str = "exact") -> McNemarResult:
     """Run McNemar's test from true labels and two models' predictions on the same rows.
 
@@ -203,10 +210,7 @@ def mcnemar_from_predictions(y_true: Any, pred_a: Any, pred_b: Any, *, method: s
         Labels and predictions, one per row.
     method : {"exact", "midp", "asymptotic"}, default "exact"
 
-    Returns
-    -------
-    McNemarResult
-        The statistic, the p-value and the discordant counts ``b`` and ``c``.
+    {mcnemar_returned}
 
     Examples
     --------
@@ -392,6 +396,7 @@ def _with_difference(values: np.ndarray) -> np.ndarray:
     return np.concatenate([values, values[..., :1] - values[..., 1:]], axis=-1)
 
 
+@fill_doc()
 def paired_bootstrap(
     y_true: Any,
     pred_a: Any,
@@ -464,8 +469,7 @@ def paired_bootstrap(
     n_resamples : int, default 9999
         Number of bootstrap replicates (replicates where the metric is
         undefined, e.g. no trials, are dropped with a warning).
-    random_seed : int or numpy.random.Generator, optional
-        Seed for ``numpy.random.default_rng``.
+    {random_seed}
 
     Returns
     -------
@@ -478,13 +482,9 @@ def paired_bootstrap(
         For missing values, mismatched lengths or indexes, a bad argument, or
         a metric that is undefined on the data.
 
-    Notes
-    -----
-    :func:`paired_bootstrap` and :func:`bayeseval.bootstrap_ci` share one
-    resampling kernel and one default policy: BCa with 9999 replicates (the
-    defaults of :func:`scipy.stats.bootstrap`), and ``pos_label=None``
-    meaning 1 for 0/1 or boolean labels. BCa is second-order accurate and
-    follows skewed metrics better than the percentile interval; the pattern
+    {bootstrap_policy}
+    Both read ``pos_label=None`` as 1 for 0/1 or boolean labels. BCa is second-order
+    accurate and follows skewed metrics better than the percentile interval; the pattern
     bootstrap makes 9999 replicates cheap. Earlier releases defaulted here to
     ``method="percentile"`` and ``n_resamples=2000``: pass them to reproduce
     those intervals. The BCa bias correction is SciPy's (share of replicates

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     align_by_label,
@@ -681,6 +682,7 @@ def _builtin(
     )
 
 
+@fill_doc()
 def bootstrap_ci(
     data: Any,
     statistic: Callable[..., Any] | str = "mean",
@@ -742,8 +744,7 @@ def bootstrap_ci(
     vectorized : bool, optional
         Whether a callable ``statistic`` accepts ``axis=``; the built-in
         statistics are vectorised.
-    random_seed : int or numpy.random.Generator, optional
-        Seed for ``numpy.random.default_rng``.
+    {random_seed}
 
     Returns
     -------
@@ -757,14 +758,10 @@ def bootstrap_ci(
         For missing values, mismatched lengths or indexes, a bad argument, or
         a statistic that is undefined on the data.
 
-    Notes
-    -----
-    :func:`bootstrap_ci` and :func:`bayeseval.paired_bootstrap` share one
-    resampling kernel and one default policy: BCa with 9999 replicates (the
-    defaults of :func:`scipy.stats.bootstrap`). BCa is second-order accurate
-    and follows skewed statistics (F1, small risks) better than the
-    percentile interval; 9999 replicates keep the Monte-Carlo error of its
-    tail quantiles small.
+    {bootstrap_policy}
+    BCa is second-order accurate and follows skewed statistics (F1, small risks) better than
+    the percentile interval; 9999 replicates keep the Monte-Carlo error of its tail quantiles
+    small.
 
     Without ``strata`` the replicates, the percentile interval and the BCa
     interval are those of :func:`scipy.stats.bootstrap` (``paired=True``) for

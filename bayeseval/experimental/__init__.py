@@ -11,8 +11,9 @@ Rules:
 
 * code here may import any public stage of the package; no stable package imports from here
   (``tests/meta/test_layers.py``);
-* every public name is listed in this package's table below, its module's ``__all__`` and the
-  API page, like any other, with a numpydoc docstring and an example;
+* every public name is imported under ``if TYPE_CHECKING:`` below and listed in this
+  package's ``__all__``, its module's ``__all__`` and the API page, like any other, with a
+  numpydoc docstring and an example;
 * a docstring here says what is not yet known (which figure is missing) rather than
   claiming one.
 
@@ -24,9 +25,6 @@ from __future__ import annotations
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS: dict[str, str] = {}
-
 __all__: list[str] = []
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -12,22 +12,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "Audit": "result",
-    "audit": "audits",
-    "METRICS": "inputs",
-    "CRITERIA": "inputs",
-    "MODELS": "options",
-    "GAP_METHODS": "options",
-    "MIN_TRIALS": "options",
-    "exit_code": "result",
-    "impact_ratio_report": "impact",
-    "ImpactRatioReport": "impact",
-    "impact_ratio_interval": "impact",
-    "FOUR_FIFTHS": "impact",
-}
-
 __all__ = [
     "Audit",
     "audit",
@@ -55,4 +39,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.fairness.options import GAP_METHODS, MIN_TRIALS, MODELS
     from bayeseval.fairness.result import Audit, exit_code
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

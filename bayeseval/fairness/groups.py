@@ -95,19 +95,12 @@ def _pooled(counts: Any, cells: pd.Index, level: float, random_seed: Any, model:
     )
 
 
-def _wilson(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+def _wilson(s: np.ndarray, n: np.ndarray, level: float, method: str = "wilson") -> tuple[np.ndarray, np.ndarray]:
+    """Each group's Wilson (or ``method``) interval; NaN for a group without trials."""
     lo, hi = np.full(s.shape, np.nan), np.full(s.shape, np.nan)
     used = n > 0
     if used.any():
-        lo[used], hi[used] = proportion_ci(s[used], n[used], level=level, method="wilson")
-    return lo, hi
-
-
-def _clopper_pearson(s: np.ndarray, n: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    lo, hi = np.full(s.shape, np.nan), np.full(s.shape, np.nan)
-    used = n > 0
-    if used.any():
-        lo[used], hi[used] = proportion_ci(s[used], n[used], level=level, method="clopper_pearson")
+        lo[used], hi[used] = proportion_ci(s[used], n[used], level=level, method=method)
     return lo, hi
 
 
@@ -136,7 +129,7 @@ def _fit_proportion(s, n, cells, level, seed, model: str, min_trials: int) -> Me
         _adaptive(s, n, level),
         _pooled((s, n), cells, level, seed, model),
         _conflict(s, n),
-        lambda lev: _clopper_pearson(s, n, lev),
+        lambda lev: _wilson(s, n, lev, "clopper_pearson"),
         n >= max(min_trials, 1),
         (s[:, None], n[:, None], np.ones(1)),
         n,

@@ -28,9 +28,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.labels import join_parts, unique_labels
 from bayeseval._api.results import Result
 from bayeseval._api.validation import as_float_array, check_level, check_probability, iter_columns
+from bayeseval._api.version import VERSION
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, mover_ratio
 from bayeseval._render import impact as impact_render
@@ -448,6 +450,7 @@ class ImpactRatioReport(Result):
 
     __str__ = __repr__
 
+    @fill_doc()
     def save(self, path: str | PathLike[str]) -> Path:
         """Write the report to ``path``; the suffix chooses the format.
 
@@ -461,15 +464,9 @@ class ImpactRatioReport(Result):
         path : str or PathLike
             The file to write.
 
-        Returns
-        -------
-        pathlib.Path
-            The path written.
+        {path_returned}
 
-        Raises
-        ------
-        ValueError
-            For another suffix.
+        {suffix_refused}
 
         Examples
         --------
@@ -599,8 +596,6 @@ def impact_ratio_report(
 def _fields(
     cols, selected, score, median, n_rows, opts, justification, source, explanation, test_data, auditor, date
 ) -> dict:
-    from bayeseval import __version__
-
     texts = {
         k: _check_text(v, k)
         for k, v in [
@@ -621,5 +616,5 @@ def _fields(
         **opts,
         **texts,
         "date": _check_date(date),
-        "version": __version__,
+        "version": VERSION,
     }

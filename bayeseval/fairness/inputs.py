@@ -18,6 +18,7 @@ from bayeseval._api import metric_names
 from bayeseval._api.validation import (
     check_method,
     check_positive_int,
+    check_proxy_design,
 )
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval.counts.counts import tabulate
@@ -68,19 +69,7 @@ PROXY_AUDIT_METRICS = ("selection_rate",) + tuple(_AUDIT_NAME[m] for m in PROXY_
 
 
 def check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any, label_set: Any = None) -> None:
-    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
-    if inclusion is not None and proxy is None:
-        raise TypeError(
-            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
-            f"got inclusion={inclusion!r} and proxy=None"
-        )
-    if label_set is not None and proxy is None:
-        raise TypeError(
-            f"label_set declares the classes of the labelled rows of a proxy design: give "
-            f"proxy too, got label_set={label_set!r} and proxy=None"
-        )
+    check_proxy_design(proxy, inclusion, label_set)
     bad = [m for m in names if m not in PROXY_AUDIT_METRICS]
     if proxy is not None and bad:
         raise ValueError(
@@ -123,17 +112,27 @@ def check_tolerance(tolerance: Any) -> float | None:
     return value
 
 
-def _count(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any) -> Any:
+def _tabulated(
+    data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, proxy: tuple[Any, ...] = (None,)
+) -> Any:
+    """The rows counted per group for metric ``name`` (with ``proxy``: per group and proxy cell)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
-        counts = tabulate(
+        return tabulate(
             data,
             y_true=y_true,
             y_pred=y_pred,
             strata=cols,
             metric=_BASE[name],
             pos_label=pos_label,
+            proxy=proxy[0],
+            inclusion=proxy[1] if len(proxy) > 1 else None,
+            label_set=proxy[2] if len(proxy) > 2 else None,
         )
+
+
+def _count(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any) -> Any:
+    counts = _tabulated(data, cols, y_true, y_pred, name, pos_label)
     if counts.successes.index.nlevels > len(cols):
         raise ValueError(
             f"pos_label is required: the labels of y_true {y_true!r} and y_pred {y_pred!r} "
@@ -202,19 +201,7 @@ def _count_proxy(
     data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, proxy: tuple[Any, ...]
 ) -> Any:
     """Counts per group and proxy cell (ProxyCounts) for a metric that reads labels."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EmptyStratumWarning)
-        return tabulate(
-            data,
-            y_true=y_true,
-            y_pred=y_pred,
-            strata=cols,
-            metric=_BASE[name],
-            pos_label=pos_label,
-            proxy=proxy[0],
-            inclusion=proxy[1],
-            label_set=proxy[2] if len(proxy) > 2 else None,
-        )
+    return _tabulated(data, cols, y_true, y_pred, name, pos_label, proxy)
 
 
 @contextmanager
@@ -229,6 +216,7 @@ def _named_groups() -> Iterator[None]:
         raise
 
 
+@_named_groups()
 def tabulate_all(
     data: Any,
     cols: list[str],
@@ -243,19 +231,6 @@ def tabulate_all(
     With a proxy, a metric that reads the true label gets its ProxyCounts; the row counts and
     the selection rate (which reads only ``y_pred``) count every row.
     """
-    with _named_groups():
-        return _tabulate_all(data, cols, y_true, y_pred, names, pos_label, proxy)
-
-
-def _tabulate_all(
-    data: Any,
-    cols: list[str],
-    y_true: str,
-    y_pred: str,
-    names: list[str],
-    pos_label: Any,
-    proxy: tuple[str, str | None] | None,
-):
     needed = [m for m in _BASE if m in names]
     if "balanced_accuracy" in names:
         needed += [m for m in ("tpr", "tnr") if m not in needed]

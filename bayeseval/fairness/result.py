@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_positive_int,
+    output_suffix,
 )
+from bayeseval._api.version import VERSION
 from bayeseval._render import audit_html, audit_text
 from bayeseval._render.formats import md_escape, md_table
 from bayeseval._render.html_page import page
@@ -228,6 +231,7 @@ class Audit(Result):
             out += ["## Notes", ""] + [f"- {md_escape(n)}" for n in self.notes] + [""]
         return "\n".join(out)
 
+    @fill_doc()
     def save(self, path: str | os.PathLike, *, plot: bool = True) -> Path:
         """Write the audit to ``path``; the suffix chooses the format.
 
@@ -245,15 +249,9 @@ class Audit(Result):
         plot : bool, default True
             Embed the disparity forest plot (HTML only).
 
-        Returns
-        -------
-        pathlib.Path
-            The path written.
+        {path_returned}
 
-        Raises
-        ------
-        ValueError
-            For another suffix.
+        {suffix_refused}
 
         Examples
         --------
@@ -266,9 +264,7 @@ class Audit(Result):
         [20, 20]
         """
         p = Path(path)
-        suffix = p.suffix.lower()
-        if suffix not in AUDIT_SUFFIXES:
-            raise ValueError(f"path must end in {', '.join(AUDIT_SUFFIXES)}, got {str(path)!r}")
+        suffix = output_suffix(path, AUDIT_SUFFIXES)
         if suffix == ".xlsx":
             notes = pd.DataFrame(
                 {"note": self.notes, "settings": self.settings} if self.notes else {"note": [], "settings": []}
@@ -424,10 +420,8 @@ def _audit_page_body(result: Audit, plot: bool) -> str:
     """The saved page: the headline, when and by which version it was made, then the audit."""
     import datetime
 
-    from bayeseval import __version__
-
     made = datetime.date.today().isoformat()
-    meta = f"<ul class='bv-meta'><li><b>made</b> {made}</li><li><b>bayeseval</b> {html.escape(__version__)}</li></ul>"
+    meta = f"<ul class='bv-meta'><li><b>made</b> {made}</li><li><b>bayeseval</b> {html.escape(VERSION)}</li></ul>"
     return (
         "<div class='bayeseval-report'><h1>Fairness audit</h1>"
         f"<p>{html.escape(audit_text.headline(result))}</p>{meta}"

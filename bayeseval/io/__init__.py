@@ -11,16 +11,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "EvalRecords": "records",
-    "ImpliedDesign": "records",
-    "read_inspect": "inspect_logs",
-    "read_lm_eval": "lm_eval",
-    "read_promptfoo": "promptfoo",
-    "join_labels": "labels",
-}
-
 __all__ = ["EvalRecords", "ImpliedDesign", "read_inspect", "read_lm_eval", "read_promptfoo", "join_labels"]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,4 +20,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.io.promptfoo import read_promptfoo
     from bayeseval.io.records import EvalRecords, ImpliedDesign
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

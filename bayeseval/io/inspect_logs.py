@@ -26,15 +26,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bayeseval._api.validation import short_repr
+from bayeseval._api.docs import fill_doc
 from bayeseval.io.records import (
     FIXED_COLUMNS,
     EvalRecords,
-    assemble,
-    check_outcome,
-    check_unique,
+    FileKind,
     flatten,
-    implied_design,
+    input_files,
+    records,
     score_to_float,
 )
 
@@ -237,27 +236,17 @@ def _rows(path: Path) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     return rows, scorers, list(seen)
 
 
-def _as_paths(logs: Any) -> list[Path]:
-    items = [logs] if isinstance(logs, str | Path) else list(logs)
-    if not items:
-        raise ValueError("logs: no log given")
-    paths = []
-    for item in items:
-        if not isinstance(item, str | Path):
-            raise TypeError(f"logs: expected paths of .eval or .json logs, got {short_repr(item)}")
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix.lower() in (".eval", ".json"))
-            if not found:
-                raise ValueError(f"logs: the folder {str(path)!r} holds no .eval or .json log")
-            paths += found
-        elif path.suffix.lower() not in (".eval", ".json"):
-            raise ValueError(f"logs: {str(path)!r} is neither an .eval nor a .json Inspect log")
-        elif not path.exists():
-            raise ValueError(f"logs: no file {str(path)!r}")
-        else:
-            paths.append(path)
-    return paths
+def _log_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".eval", ".json"))
+
+
+def _check_log_name(path: Path) -> None:
+    if path.suffix.lower() not in (".eval", ".json"):
+        raise ValueError(f"logs: {str(path)!r} is neither an .eval nor a .json Inspect log")
+
+
+#: Inspect's logs: ``.eval`` and ``.json`` files, a folder's at its top level
+LOG_FILES = FileKind("log", ".eval or .json logs", ".eval or .json log", _log_files, _check_log_name)
 
 
 def _score_columns(seen: Sequence[str], declared: Sequence[str]) -> list[str]:
@@ -282,6 +271,7 @@ def _outcome_column(scorer: str | None, declared: Sequence[str], columns: Sequen
     return scorer
 
 
+@fill_doc()
 def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
     """Read Inspect evaluation logs (``.eval`` or ``.json``) into one tidy frame of answers.
 
@@ -306,10 +296,7 @@ def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
         several values). Default: the log's first scorer (Inspect's headline). Its values must
         lie in [0, 1].
 
-    Returns
-    -------
-    EvalRecords
-        ``frame`` and ``design`` (unpacks as ``frame, design``), ``outcome``, ``scorers``.
+    {records_returned}
 
     Raises
     ------
@@ -335,7 +322,7 @@ def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
     rows: list[dict[str, Any]] = []
     declared: list[str] = []
     seen: list[str] = []
-    for path in _as_paths(logs):
+    for path in input_files(logs, "logs", LOG_FILES):
         got, names, scored = _rows(path)
         rows += got
         declared += [n for n in names if n not in declared]
@@ -345,7 +332,4 @@ def read_inspect(logs: Any, *, scorer: str | None = None) -> EvalRecords:
     if clash:
         raise ValueError(f"logs: a scorer is named {clash[0]!r}, a column of the frame; rename the scorer")
     outcome = _outcome_column(scorer, declared, columns)
-    frame = assemble(rows, columns, outcome)
-    check_outcome(frame, outcome, "scorer")
-    check_unique(frame, "logs")
-    return EvalRecords(frame, implied_design(frame), outcome, tuple(columns))
+    return records(rows, columns, outcome_column=outcome, outcome=outcome, argument="logs", outcome_argument="scorer")

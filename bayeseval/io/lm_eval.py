@@ -17,16 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import short_repr
-from bayeseval.io.records import (
-    FIXED_COLUMNS,
-    EvalRecords,
-    assemble,
-    check_outcome,
-    check_unique,
-    flatten,
-    implied_design,
-)
+from bayeseval.io.records import FIXED_COLUMNS, EvalRecords, FileKind, flatten, input_files, records
 
 __all__ = ["read_lm_eval"]
 
@@ -122,27 +115,15 @@ def _rows(path: Path, metric: Any, filter: Any, model: str | None) -> tuple[list
     return rows, metrics, chosen
 
 
-def _paths(files: Any) -> list[Path]:
-    items = [files] if isinstance(files, str | Path) else list(files)
-    if not items:
-        raise ValueError("files: no file given")
-    out = []
-    for item in items:
-        if not isinstance(item, str | Path):
-            raise TypeError(f"files: expected paths of samples_<task>_<date>.jsonl files, got {short_repr(item)}")
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(path.rglob("samples_*.jsonl"))
-            if not found:
-                raise ValueError(f"files: the folder {str(path)!r} holds no samples_*.jsonl file")
-            out += found
-        elif not path.exists():
-            raise ValueError(f"files: no file {str(path)!r}")
-        else:
-            out.append(path)
-    return out
+def _samples_files(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("samples_*.jsonl"))
 
 
+#: lm-eval's samples files, a folder's at any depth
+SAMPLES_FILES = FileKind("file", "samples_<task>_<date>.jsonl files", "samples_*.jsonl file", _samples_files)
+
+
+@fill_doc()
 def read_lm_eval(
     files: Any, *, metric: str | None = None, filter: str | None = None, model: str | None = None
 ) -> EvalRecords:
@@ -170,10 +151,7 @@ def read_lm_eval(
     model : str, optional
         The model's name, in place of the one the run recorded.
 
-    Returns
-    -------
-    EvalRecords
-        ``frame`` and ``design`` (unpacks as ``frame, design``), ``outcome``, ``scorers``.
+    {records_returned}
 
     Raises
     ------
@@ -199,7 +177,7 @@ def read_lm_eval(
     rows: list[dict[str, Any]] = []
     columns: list[str] = []
     chosen: list[str] = []
-    for path in _paths(files):
+    for path in input_files(files, "files", SAMPLES_FILES):
         got, metrics, chosen_here = _rows(path, metric, filter, model)
         if isinstance(metric, Mapping):  # one outcome column from each task's own metric
             for row in got:
@@ -218,7 +196,11 @@ def read_lm_eval(
     clash = [c for c in columns if c in FIXED_COLUMNS]
     if clash:
         raise ValueError(f"files: a metric is named {clash[0]!r}, a column of the frame")
-    frame = assemble(rows, columns, "outcome" if isinstance(metric, Mapping) else chosen[0])
-    check_outcome(frame, " / ".join(chosen), "metric")
-    check_unique(frame, "files")
-    return EvalRecords(frame, implied_design(frame), " / ".join(chosen), tuple(columns))
+    return records(
+        rows,
+        columns,
+        outcome_column="outcome" if isinstance(metric, Mapping) else chosen[0],
+        outcome=" / ".join(chosen),
+        argument="files",
+        outcome_argument="metric",
+    )

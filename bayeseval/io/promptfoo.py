@@ -21,10 +21,8 @@ from bayeseval._api.validation import short_repr
 from bayeseval.io.records import (
     FIXED_COLUMNS,
     EvalRecords,
-    assemble,
-    check_unique,
     flatten,
-    implied_design,
+    records,
 )
 
 __all__ = ["read_promptfoo"]
@@ -162,9 +160,7 @@ def read_promptfoo(path: Any, *, item: str | None = None) -> EvalRecords:
     scorers = list(
         dict.fromkeys(c for r in rows for c in r if c not in FIXED_COLUMNS and not c.startswith(("vars.", "metadata.")))
     )
-    frame = assemble(rows, scorers, "outcome")
-    check_unique(frame, "path")
-    return EvalRecords(frame, implied_design(frame), "success", tuple(scorers))
+    return records(rows, scorers, outcome_column="outcome", outcome="success", argument="path")
 
 
 def _number_repeats(rows: list[dict[str, Any]]) -> None:

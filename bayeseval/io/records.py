@@ -19,9 +19,10 @@ unit of resampling is the item (``cluster="item"``); otherwise each row is its o
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -160,6 +161,58 @@ def score_to_float(value: Any, where: str) -> float:
     )
 
 
+def _no_check(path: Path) -> None:
+    return None
+
+
+class FileKind(NamedTuple):
+    """The files a reader takes, as :func:`input_files` checks and names them.
+
+    ``one`` names one file (``"log"``), ``expected`` what the paths should be (``".eval or .json
+    logs"``) and ``holds`` what a folder should hold; ``in_folder`` lists a folder's files and
+    ``check`` refuses a file by its name (before its existence is checked).
+    """
+
+    one: str
+    expected: str
+    holds: str
+    in_folder: Callable[[Path], list[Path]]
+    check: Callable[[Path], None] = _no_check
+
+
+def input_files(value: Any, argument: str, kind: FileKind) -> list[Path]:
+    """The files a reader's ``argument`` names: one path or several, a folder for the files in it.
+
+    Errors name the argument and say what ``kind`` of file was expected.
+
+    Examples
+    --------
+    >>> input_files("a.jsonl", "files", FileKind("file", "files", "file", in_folder=list))
+    Traceback (most recent call last):
+    ...
+    ValueError: files: no file 'a.jsonl'
+    """
+    items = [value] if isinstance(value, str | Path) else list(value)
+    if not items:
+        raise ValueError(f"{argument}: no {kind.one} given")
+    paths: list[Path] = []
+    for item in items:
+        if not isinstance(item, str | Path):
+            raise TypeError(f"{argument}: expected paths of {kind.expected}, got {short_repr(item)}")
+        path = Path(item)
+        if path.is_dir():
+            found = kind.in_folder(path)
+            if not found:
+                raise ValueError(f"{argument}: the folder {str(path)!r} holds no {kind.holds}")
+            paths += found
+            continue
+        kind.check(path)
+        if not path.exists():
+            raise ValueError(f"{argument}: no file {str(path)!r}")
+        paths.append(path)
+    return paths
+
+
 def flatten(mapping: Mapping[str, Any] | None, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
     """``mapping``'s entries into ``out`` as ``prefix.key`` (nested objects as ``prefix.a.b``)."""
     for key, value in (mapping or {}).items():
@@ -208,3 +261,33 @@ def assemble(rows: list[dict[str, Any]], scorers: list[str], outcome: str) -> pd
     frame = frame[[*FIXED_COLUMNS, *scorers, *rest]]
     frame["outcome"] = frame[outcome].astype(float) if len(frame) else frame["outcome"]
     return frame.reset_index(drop=True)
+
+
+def records(
+    rows: list[dict[str, Any]],
+    columns: list[str],
+    *,
+    outcome_column: str,
+    outcome: str,
+    argument: str,
+    outcome_argument: str | None = None,
+) -> EvalRecords:
+    """A reader's result from its rows: the frame (:func:`assemble`), checked, and its design.
+
+    ``outcome_column`` is the column copied to ``outcome`` and ``outcome`` the name the records
+    give it; with ``outcome_argument`` (the reader's argument that chose it) the outcomes must be
+    in [0, 1] (:func:`check_outcome`). Every answer must appear once (:func:`check_unique`,
+    naming ``argument``).
+
+    Examples
+    --------
+    >>> rows = [{"model": "m", "task": "t", "item": i, "epoch": 1, "match": float(i)} for i in (0, 1)]
+    >>> rec = records(rows, ["match"], outcome_column="match", outcome="match", argument="logs")
+    >>> rec.frame["outcome"].tolist(), rec.design.cluster
+    ([0.0, 1.0], None)
+    """
+    frame = assemble(rows, columns, outcome_column)
+    if outcome_argument is not None:
+        check_outcome(frame, outcome, outcome_argument)
+    check_unique(frame, argument)
+    return EvalRecords(frame, implied_design(frame), outcome, tuple(columns))

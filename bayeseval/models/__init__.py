@@ -116,28 +116,13 @@ def fit_hierarchical(
     if prior_mean is not None and not isinstance(prior_mean, (dict, pd.Series)) and np.ndim(prior_mean) > 0:
         if len(prior_mean) != len(counts):
             raise ValueError(f"prior_mean must have one value per stratum ({len(counts)}), got {len(prior_mean)}")
+    settings = dict(model=model, prior=prior, prior_mean=prior_mean, draws=draws, random_seed=random_seed)
     if engine == "exact":
         if model == "logit_normal":
             raise ValueError(
                 "model 'logit_normal' needs engine='pymc'; the exact engine fits 'beta_binomial' and 'robust'"
             )
-        return fit_exact(
-            counts,
-            model=model,
-            prior=prior,
-            prior_mean=prior_mean,
-            draws=draws,
-            random_seed=random_seed,
-            **engine_options,
-        )
+        return fit_exact(counts, **settings, **engine_options)
     from bayeseval.models.pymc import fit_pymc  # lazy: PyMC is slow to import
 
-    return fit_pymc(
-        counts,
-        model=model,
-        prior=prior,
-        prior_mean=prior_mean,
-        draws=draws,
-        random_seed=random_seed,
-        **engine_options,
-    )
+    return fit_pymc(counts, **settings, **engine_options)

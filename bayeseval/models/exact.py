@@ -419,10 +419,6 @@ class ExactFit:
             )
 
     # -- exact posterior summaries --------------------------------------------------------------
-    def _compact_grid(self, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Grid points holding all but ``tol`` of the mass (renormalised)."""
-        return self._grid.compact(tol)
-
     def _components(
         self,
         u: np.ndarray,

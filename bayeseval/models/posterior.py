@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit, logit
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
 from bayeseval._api.validation import (
     check_level,
@@ -40,6 +41,14 @@ __all__ = ["Posterior"]
 
 _INTERVALS = ("eti", "hdi")
 _STORAGE = ("draws", "mixture")
+
+
+#: the Returns section of a per-stratum summary
+_PER_STRATUM = """\
+Returns
+-------
+pandas.Series
+    One value per stratum."""
 
 
 class Posterior(Result):
@@ -246,13 +255,11 @@ class Posterior(Result):
             return np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
         return self.theta.mean(axis=0), self.theta.var(axis=0, ddof=1)
 
+    @fill_doc(per_stratum=_PER_STRATUM)
     def mean(self) -> pd.Series:
         """Posterior mean of each stratum's rate (exact for a mixture or an exact fit).
 
-        Returns
-        -------
-        pandas.Series
-            One value per stratum.
+        {per_stratum}
 
         Examples
         --------
@@ -265,13 +272,11 @@ class Posterior(Result):
             return pd.Series(self._mixture.mean(), index=self.strata, name="mean")
         return pd.Series(self._moments()[0], index=self.strata, name="mean")
 
+    @fill_doc(per_stratum=_PER_STRATUM)
     def var(self) -> pd.Series:
         """Posterior variance of each stratum's rate (exact for a mixture or an exact fit).
 
-        Returns
-        -------
-        pandas.Series
-            One value per stratum.
+        {per_stratum}
 
         Examples
         --------
@@ -952,6 +957,7 @@ class Posterior(Result):
             attrs={"engine": self.engine, "model": self.model},
         )
 
+    @fill_doc()
     def plot(self, *, level: float = 0.95, ax: Any = None) -> Any:
         """Forest plot of raw rates beside the pooled posterior (see :func:`bayeseval.plots.forest`).
 
@@ -959,8 +965,7 @@ class Posterior(Result):
         ----------
         level : float
             Credible level of the intervals.
-        ax : matplotlib.axes.Axes, optional
-            Axes to draw on (default: a new figure).
+        {ax}
 
         Returns
         -------

@@ -10,30 +10,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "sample_size": "sizes",
-    "achieved_halfwidth": "sizes",
-    "sample_size_multi": "sizes",
-    "MultiPlan": "sizes",
-    "subgroup_rows": "sizes",
-    "SubgroupPlan": "sizes",
-    "allocate": "allocation",
-    "risk_variance": "allocation",
-    "se_for": "sizes",
-    "halfwidth_table": "sizes",
-    "SplitDecision": "decision",
-    "split_decision": "decision",
-    "detectable_gap": "gaps",
-    "GapPlan": "gaps",
-    "SplitResult": "split",
-    "dual_constraint_split": "split",
-    "DualConstraintSplit": "split",
-    "RepeatedDualConstraintSplit": "split",
-    "row_rank": "split",
-    "key_salt": "split",
-}
-
 __all__ = [
     "sample_size",
     "achieved_halfwidth",
@@ -80,4 +56,4 @@ if TYPE_CHECKING:  # pragma: no cover
         row_rank,
     )
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

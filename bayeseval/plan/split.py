@@ -75,6 +75,7 @@ from bayeseval._backends.hashing import id64 as _id64
 from bayeseval._backends.hashing import mix64 as _mix64  # noqa: F401 - re-exported
 from bayeseval._backends.hashing import mix64_int as _mix64_int  # noqa: F401 - re-exported
 from bayeseval._backends.hashing import rank_of as _rank_of
+from bayeseval._backends.interface import SplitSelection
 from bayeseval.plan.decision import split_decision
 from bayeseval.plan.sizes import sample_size
 
@@ -734,12 +735,14 @@ def dual_constraint_split(
     )
     _emit_warnings(plan, stacklevel=3)
     train, test, test_weights = backend.select_test(
-        plan.cells,
-        cols=cols,
-        id_column=id_column,
-        salts=plan.salts,
-        take=plan.table["test"].to_numpy(np.int64),
-        weight=plan.table["weight"].to_numpy(float),
+        SplitSelection(
+            plan.cells,
+            cols=cols,
+            id_column=id_column,
+            salts=plan.salts,
+            take=plan.table["test"].to_numpy(np.int64),
+            weight=plan.table["weight"].to_numpy(float),
+        )
     )
     return _split_result(
         plan, train=train, test=test, test_weights=test_weights, random_seed=seed, engine=backend.engine

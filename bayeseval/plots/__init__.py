@@ -29,21 +29,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "plot": "results",
-    "forest": "strata",
-    "halfwidth_curve": "campaigns",
-    "labels_by_round": "campaigns",
-    "allocation": "planning",
-    "sample_size_curve": "planning",
-    "ppc": "checks",
-    "coverage": "checks",
-    "disparities": "audits",
-    "disparities_png": "audits",
-    "error_reject": "estimates",
-}
-
 __all__ = [
     "plot",
     "forest",
@@ -67,4 +52,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.plots.results import plot
     from bayeseval.plots.strata import forest
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

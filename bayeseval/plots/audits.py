@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.plots.base import (
     FLAG,
     POST,
@@ -42,6 +43,7 @@ def _disparity_rows(result: Any, measure: str, metrics: Any) -> pd.DataFrame:
     return table[keep].reset_index(drop=True)
 
 
+@fill_doc()
 def disparities(result: Any, *, measure: str = "difference", metrics: Any = None, ax: Any = None) -> Any:
     """Forest plot of an audit's disparities: each group against the reference.
 
@@ -62,13 +64,9 @@ def disparities(result: Any, *, measure: str = "difference", metrics: Any = None
         Which disparity to draw.
     metrics : str or list of str, optional
         Metrics to draw (default: all in the audit).
-    ax : matplotlib Axes, optional
-        Axes to draw on (a new figure when omitted).
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Examples
     --------

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.plots.base import (
     COLORS,
     axes,
@@ -36,6 +37,7 @@ def _simulation_trace(result: Any) -> tuple[pd.DataFrame, float | None]:
     return result.trace, result.settings.get("target_halfwidth")
 
 
+@fill_doc()
 def halfwidth_curve(
     trace: pd.DataFrame,
     *,
@@ -66,13 +68,9 @@ def halfwidth_curve(
         half-width after it stops, so late points summarise all runs.
     logx : bool, default False
         Symmetric-log x axis, for rules whose label counts differ by orders of magnitude.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Examples
     --------
@@ -173,6 +171,7 @@ def _campaign_trace(campaign: Any) -> tuple[pd.DataFrame, float | None]:
 LABELS_NAMED = 10
 
 
+@fill_doc()
 def labels_by_round(progress: pd.DataFrame, *, ax: Any = None) -> Any:
     """Cumulative labels per stratum against the round: one step line per stratum.
 
@@ -184,13 +183,9 @@ def labels_by_round(progress: pd.DataFrame, *, ax: Any = None) -> Any:
     progress : pandas.DataFrame
         :func:`bayeseval.campaign.report.progress_by_round` of a campaign:
         strata as rows, cumulative labels per round as columns.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Examples
     --------

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.plots.base import (
     COLORS,
     FLAG,
@@ -77,6 +78,7 @@ def _posterior_ppc_frame(post: Any, level: float, random_seed: Any) -> tuple[pd.
     return frame, None, level
 
 
+@fill_doc()
 def ppc(
     data: Any,
     *,
@@ -100,13 +102,9 @@ def ppc(
         Level of the predictive interval when it is computed here.
     random_seed : int, optional
         Seed for the replicated counts.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Examples
     --------
@@ -163,6 +161,7 @@ def _ppc_points(ax: Any, x: np.ndarray, frame: pd.DataFrame, flag: np.ndarray | 
         ax.scatter([], [], c=MILD, s=30, label="outside the interval, not flagged")
 
 
+@fill_doc()
 def coverage(
     results: pd.DataFrame,
     *,
@@ -186,13 +185,9 @@ def coverage(
     by : str, optional
         Column that groups the points (one colour per value); defaults to
         ``"configuration"`` when that column exists with several values.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Examples
     --------

@@ -6,11 +6,13 @@ from typing import Any
 
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.plots.base import axes
 
 __all__ = ["error_reject"]
 
 
+@fill_doc()
 def error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
     """Plot the error of accepted rows against the reject rate.
 
@@ -18,14 +20,9 @@ def error_reject(curve: pd.DataFrame, ax: Any = None) -> Any:
     ----------
     curve : pandas.DataFrame
         Output of :func:`bayeseval.estimate.classic.error_reject_curve`.
-    ax : matplotlib Axes, optional
-        Axes to draw on; a new figure when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on: estimated (and, when counted, observed) error of
-        accepted rows against the reject rate.
+    {error_reject_returned}
 
     Raises
     ------

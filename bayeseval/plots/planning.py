@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.plan.allocation import allocate
 from bayeseval.plan.sizes import sample_size
 from bayeseval.plots.base import (
@@ -20,6 +21,7 @@ from bayeseval.plots.base import (
 __all__ = ["allocation", "sample_size_curve"]
 
 
+@fill_doc()
 def allocation(
     data: pd.DataFrame | Mapping[str, Any] | None = None,
     *,
@@ -46,13 +48,9 @@ def allocation(
         Planning rates of the strata (optimal allocation), used when ``data`` is None.
     minimum : int or mapping, optional
         Minimum labels per stratum of the third rule, used when ``data`` is None.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Examples
     --------
@@ -100,6 +98,7 @@ def allocation(
     return ax
 
 
+@fill_doc()
 def sample_size_curve(
     rates: Sequence[float] = (0.5, 0.7, 0.8, 0.9, 0.95),
     *,
@@ -120,13 +119,9 @@ def sample_size_curve(
         Level of the planned interval.
     method : {"normal", "wilson", "clopper_pearson"}
         Passed to :func:`bayeseval.plan.sizes.sample_size`.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Examples
     --------

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.plots.base import (
     POST,
     RAW,
@@ -34,6 +35,7 @@ def _plot(result: Any, ax: Any = None, **kwargs: Any) -> Any:
     )
 
 
+@fill_doc()
 def plot(result: Any, ax: Any = None, **kwargs: Any) -> Any:
     """Draw the default plot of a result object, chosen by the result's type.
 
@@ -55,15 +57,11 @@ def plot(result: Any, ax: Any = None, **kwargs: Any) -> Any:
     ----------
     result : object
         A result of one of the types above.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made when omitted.
+    {ax}
     **kwargs
         Passed to the plotting function of the type (e.g. ``level`` for a Posterior).
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Raises
     ------

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.plots.base import (
     POST,
@@ -142,6 +143,7 @@ def _add_read_columns(frame: pd.DataFrame, source: pd.DataFrame) -> None:
             frame[col] = source[col].to_numpy()
 
 
+@fill_doc()
 def forest(
     data: Any,
     *,
@@ -178,13 +180,9 @@ def forest(
         Interval level, used when ``data`` is a Posterior.
     overall : mapping, optional
         ``{"estimate": .., "lower": .., "upper": .., "label": ..}`` overriding the overall line.
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made when omitted.
+    {ax}
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-        The axes drawn on.
+    {axes_returned}
 
     Examples
     --------

@@ -9,15 +9,6 @@ from typing import TYPE_CHECKING
 
 from bayeseval._api.lazy import lazy_exports
 
-#: public name -> module of this package that defines it
-_EXPORTS = {
-    "gate": "gates",
-    "GateResult": "gates",
-    "Finding": "findings",
-    "Report": "report",
-    "evaluate": "pipeline",
-}
-
 __all__ = [
     "gate",
     "GateResult",
@@ -32,4 +23,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.report.pipeline import evaluate
     from bayeseval.report.report import Report
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__)

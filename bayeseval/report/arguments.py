@@ -15,6 +15,7 @@ from scipy.stats import norm
 from bayeseval._api.validation import (
     check_level,
     check_method,
+    check_proxy_design,
     check_random_seed,
     check_weights,
     iter_columns,
@@ -85,19 +86,7 @@ def _check_weights_values(weights: Any) -> Any:
 
 
 def _check_proxy_arguments(data: Any, proxy: Any, inclusion: Any, label_set: Any = None) -> None:
-    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
-    if inclusion is not None and proxy is None:
-        raise TypeError(
-            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
-            f"got inclusion={inclusion!r} and proxy=None"
-        )
-    if label_set is not None and proxy is None:
-        raise TypeError(
-            f"label_set declares the classes of the labelled rows of a proxy design: give "
-            f"proxy too, got label_set={label_set!r} and proxy=None"
-        )
+    check_proxy_design(proxy, inclusion, label_set)
     if proxy is not None and isinstance(data, Counts):
         raise TypeError(f"proxy={proxy!r} needs one row per example; data is a Counts")
 

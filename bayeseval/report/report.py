@@ -16,8 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from bayeseval import __version__, plots
+from bayeseval import plots
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.results import Result
+from bayeseval._api.validation import output_suffix
+from bayeseval._api.version import VERSION
 from bayeseval._render import audit_html, report_page
 from bayeseval._render.formats import json_key, json_value, key_label
 from bayeseval._render.html_page import page
@@ -132,7 +135,7 @@ class Report(Result):
     findings: list[Finding] = field(default_factory=list)
     source: str = ""
     created: str = ""
-    version: str = __version__
+    version: str = VERSION
     audit: Any = None
     proxy: Any = None
 
@@ -346,6 +349,7 @@ class Report(Result):
     def _repr_html_(self) -> str:
         return self.to_html(plot=True)
 
+    @fill_doc()
     def save(self, path: str | PathLike[str], *, plot: bool = True) -> Path:
         """Write the report to ``path``; the suffix chooses the format.
 
@@ -366,10 +370,7 @@ class Report(Result):
         plot : bool, default True
             Embed the forest plot (HTML only).
 
-        Returns
-        -------
-        pathlib.Path
-            The path written.
+        {path_returned}
 
         Raises
         ------
@@ -388,9 +389,7 @@ class Report(Result):
         [3, 5]
         """
         p = Path(path)
-        suffix = p.suffix.lower()
-        if suffix not in _WRITERS:
-            raise ValueError(f"path must end in {', '.join(sorted(_WRITERS))}, got {str(path)!r}")
+        suffix = output_suffix(path, sorted(_WRITERS))
         if suffix == ".xlsx":
             _write_xlsx(self, p)
             return p
@@ -418,6 +417,7 @@ class Report(Result):
         """
         return report_page.latex(self)
 
+    @fill_doc()
     def plot(self, kind: str = "forest", ax: Any = None, **kwargs: Any) -> Any:
         """Plot the report (``kind="forest"`` or ``"ppc"``).
 
@@ -425,8 +425,7 @@ class Report(Result):
         ----------
         kind : {"forest", "ppc"}, default "forest"
             Forest plot of the strata, or the pooled model's predictive check.
-        ax : matplotlib.axes.Axes, optional
-            Axes to draw on (default: a new figure).
+        {ax}
         **kwargs
             Passed to :func:`bayeseval.plots.forest` or :func:`bayeseval.plots.ppc`.
 

@@ -20,7 +20,7 @@ from bayeseval._kernels.conflict import adaptive_bounds, read_bounds, read_choic
 from bayeseval._render.formats import labels_text, n_strata
 from bayeseval.checks import posterior_predictive_check
 from bayeseval.counts.counts import Counts, tabulate
-from bayeseval.counts.metrics import get_metric
+from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.counts.proxy import ProxyCounts
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.proxy import effective_counts, proxy_ci, weighted_interval
@@ -44,21 +44,22 @@ class ProxyPart:
         return self.table["lower"].to_numpy(float), self.table["upper"].to_numpy(float)
 
 
+def _tabulated(
+    data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any, **design: Any
+) -> tuple[Metric, Any]:
+    """The metric (``error_rate`` by default) and the rows counted by it; ``design`` goes to tabulate."""
+    metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
+    return metric, tabulate(
+        data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric, pos_label=pos_label, **design
+    )
+
+
 def count_proxy(
     data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any
 ) -> tuple[Counts, str, ProxyPart]:
     """Rows with a proxy -> effective Counts (the pooled model's input) and the proxy part."""
-    metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
-    pc = tabulate(
-        data,
-        y_true=y_true,
-        y_pred=y_pred,
-        strata=strata,
-        metric=metric,
-        pos_label=pos_label,
-        proxy=cfg.proxy,
-        inclusion=cfg.inclusion,
-        label_set=cfg.label_set,
+    metric, pc = _tabulated(
+        data, cfg, y_true, y_pred, strata, pos_label, proxy=cfg.proxy, inclusion=cfg.inclusion, label_set=cfg.label_set
     )
     table = proxy_ci(pc, level=cfg.level, method="clopper_pearson").table
     s, n = effective_counts(table)
@@ -74,18 +75,9 @@ def count(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_l
         counts = data if cfg.weights is None else data.with_weights(cfg.weights)
         name = counts.metric or (cfg.metric.name if cfg.metric is not None else "rate")
         return counts, name
-    metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesevalWarning)
-        counts = tabulate(
-            data,
-            y_true=y_true,
-            y_pred=y_pred,
-            strata=strata,
-            metric=metric,
-            pos_label=pos_label,
-            weights=cfg.weights,
-        )
+        metric, counts = _tabulated(data, cfg, y_true, y_pred, strata, pos_label, weights=cfg.weights)
     return counts, metric.name
 
 
@@ -327,17 +319,22 @@ def overall_section(counts: Counts, post: Any, level: float) -> tuple[pd.DataFra
         rows["reweighted"] = reweighted
         findings += more
         if post is not None:
-            draws = np.asarray(post.weighted(counts.weights))
-            a = (1 - level) / 2
-            rows["posterior_weighted"] = [
-                float(draws.mean()),
-                float(np.quantile(draws, a)),
-                float(np.quantile(draws, 1 - a)),
-                float(draws.std(ddof=1)),
-            ]
+            rows["posterior_weighted"] = _posterior_weighted(post, counts.weights, level)
     overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
     overall.index.name = "estimand"
     return overall, sr, findings
+
+
+def _posterior_weighted(post: Any, weights: Any, level: float) -> list[float]:
+    """The population rate's posterior (strata weighted by ``weights``): mean, equal-tailed interval, sd."""
+    draws = np.asarray(post.weighted(weights))
+    a = (1 - level) / 2
+    return [
+        float(draws.mean()),
+        float(np.quantile(draws, a)),
+        float(np.quantile(draws, 1 - a)),
+        float(draws.std(ddof=1)),
+    ]
 
 
 def proxy_overall(counts: Counts, proxy: ProxyPart, post: Any, level: float) -> tuple[pd.DataFrame, Any, list[Finding]]:
@@ -368,14 +365,7 @@ def proxy_overall(counts: Counts, proxy: ProxyPart, post: Any, level: float) -> 
         )
     ]
     if counts.weights is not None and post is not None:
-        draws = np.asarray(post.weighted(counts.weights))
-        a = (1 - level) / 2
-        rows["posterior_weighted"] = [
-            float(draws.mean()),
-            float(np.quantile(draws, a)),
-            float(np.quantile(draws, 1 - a)),
-            float(draws.std(ddof=1)),
-        ]
+        rows["posterior_weighted"] = _posterior_weighted(post, counts.weights, level)
     if counts.weights is not None and not np.isfinite(rows["reweighted"][0]):
         w = counts.weights.reindex(proxy.table.index)
         missing = list(proxy.table.index[((w > 0) & (proxy.table["trials"] == 0)).to_numpy()])

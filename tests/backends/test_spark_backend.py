@@ -111,21 +111,17 @@ def test_keyed_rank_matches_numpy(spark, sdf, frame):
     ],
 )
 def test_tabulate_equals_pandas(sdf, frame, kw):
-    from bayeseval.spark import tabulate as spark_tabulate
-
     expected = tabulate(frame, y_true="y", y_pred="p", **kw)
-    got = spark_tabulate(sdf, y_true="y", y_pred="p", **kw)
+    got = tabulate(sdf, y_true="y", y_pred="p", **kw)
     pd.testing.assert_frame_equal(got.to_frame(), expected.to_frame())
 
 
 def test_split_test_ids_equal_pandas(sdf, frame):
-    from bayeseval.spark import dual_constraint_split as spark_split
-
     kw = dict(label="y", id_column="id", groups="g", n_min=8, test_size=0.2, merge_below=40, on_infeasible="degrade")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         expected = dual_constraint_split(frame, **kw)
-        got = spark_split(sdf, **kw)
+        got = dual_constraint_split(sdf, **kw)
     assert got.engine == "spark"
     pd.testing.assert_frame_equal(got.table, expected.table)
     test_ids = sorted(r["id"] for r in got.test.select("id").collect())
@@ -138,12 +134,8 @@ def test_split_test_ids_equal_pandas(sdf, frame):
 
 
 def test_split_errors(sdf):
-    from bayeseval.spark import dual_constraint_split as spark_split
-
     with pytest.raises(TypeError, match="must hold integers"):
-        spark_split(sdf, label="y", id_column="g")
-    with pytest.raises(TypeError, match="pyspark.sql.DataFrame"):
-        spark_split(pd.DataFrame({"y": [0, 1]}), label="y", id_column="y")
+        dual_constraint_split(sdf, label="y", id_column="g")
 
 
 def test_internal_and_dotted_names_give_pandas_results(spark):
@@ -310,14 +302,12 @@ def test_keys_taking_all_or_none_of_their_rows(spark):
 
 
 def test_repeated_and_missing_ids_refused(spark):
-    from bayeseval.spark import dual_constraint_split as spark_split
-
     dup = spark.createDataFrame([(1, 0), (2, 1), (2, 0), (3, 0)], "id long, y long")
     with pytest.raises(ValueError, match=r"id_column 'id' must hold unique row ids \(3 distinct in 4 rows\)"):
-        spark_split(dup, label="y", id_column="id")
+        dual_constraint_split(dup, label="y", id_column="id")
     missing = spark.createDataFrame([(1, 0), (None, 1), (3, 0)], "id long, y long")
     with pytest.raises(ValueError, match=r"id_column 'id' has 1 missing row ids"):
-        spark_split(missing, label="y", id_column="id")
+        dual_constraint_split(missing, label="y", id_column="id")
 
 
 def test_local_table_literal_and_fallback(spark):

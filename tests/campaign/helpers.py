@@ -145,3 +145,34 @@ def _check_against_truth(c, team, truth, budget):
         rows = [int(r) for r in labels.index if (int(r) < 40) == (g == "a")]
         assert int(counts.trials.loc[g]) == len(rows)
         assert int(counts.successes.loc[g]) == sum(truth[r] != 1 for r in rows)
+
+
+def make_pool(n=3000, k=6, seed=0, str_ids=False):
+    """``n`` rows in ``k`` strata of Dirichlet sizes, random predictions, ids 1, 4, 7, ... (or "r0", "r1", ...)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.dirichlet(np.ones(k) * 0.7)
+    g = rng.choice([f"g{i}" for i in range(k)], size=n, p=sizes)
+    pred = rng.integers(0, 2, n)
+    index = pd.Index([f"r{i}" for i in range(n)], name="rid") if str_ids else pd.Index(np.arange(n) * 3 + 1, name="rid")
+    return pd.DataFrame({"g": g, "pred": pred, "other": rng.normal(size=n)}, index=index)
+
+
+def truth_of(rid) -> int:
+    # deterministic oracle: a hash of the id
+    return int(sum(map(ord, str(rid))) % 4 == 0)
+
+
+def oracle(batch: pd.DataFrame) -> pd.Series:
+    """The true labels of a batch by :func:`truth_of`."""
+    return pd.Series([truth_of(r) for r in batch.index], index=batch.index)
+
+
+def _run(c: Campaign, truth: pd.Series, rounds: int, size: int = 40) -> list[list[int]]:
+    """Propose ``size`` rows and ingest their true labels ``rounds`` times; the row ids of each batch."""
+    out = []
+    for _ in range(rounds):
+        batch = c.propose(size)
+        out.append(batch.index.tolist())
+        if len(batch):
+            c.ingest(truth.loc[batch.index])
+    return out

@@ -8,6 +8,8 @@ stop at the same round and report the same intervals as repeat 0 of ``simulate``
 from __future__ import annotations
 
 import json
+import math
+import os
 import sqlite3
 
 import numpy as np
@@ -17,6 +19,7 @@ import pytest
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.simulation import simulate
 from tests.campaign.helpers import _twin_pool
+from tests.helpers import _campaign_pool, make_pool_hardening_campaign
 
 
 def drive(campaign: Campaign, pool_campaign_spec: pd.DataFrame) -> list[pd.DataFrame]:
@@ -269,3 +272,112 @@ def test_anytime_is_stored_and_defaults_to_false(pool_campaign_spec):
     design = design_pool(spec, pool_campaign_spec)
     expected = [tuned_concentration(int(min(max(n, 20), 4000))) for n in design.strata.n_eligible]
     np.testing.assert_allclose(design.strata.concentration, expected)
+
+
+def test_the_metrics_are_stored_and_read_back(tmp_path, pool_campaign_metrics):
+    spec = CampaignSpec(y_pred="y_pred", strata="stratum", metric=["recall", "precision"], random_seed=2)
+    assert spec.metrics == ("recall", "precision")
+    Campaign.create(tmp_path / "c.db", pool_campaign_metrics[["stratum", "y_pred"]], spec=spec).close()
+    with Campaign.open(tmp_path / "c.db") as c:
+        assert c.spec.metrics == ("recall", "precision")
+        assert [m.name for m in c.metrics] == ["recall", "precision"]
+        # recall needs every row, so every row is eligible, not only the predicted positives
+        batch = c.propose(200)
+        assert (pool_campaign_metrics.loc[batch.index, "y_pred"] == 0).any()
+
+
+def test_old_files_with_stopping_fields_open_without_them(tmp_path):
+    pool = _campaign_pool()
+    spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.08), random_seed=3)
+    Campaign.create(tmp_path / "c.db", pool, spec=spec).close()
+    conn = sqlite3.connect(tmp_path / "c.db")
+    config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+    assert "own_floor" not in config
+    config.update(
+        stop_level=None,
+        own_check=None,
+        min_data_share=0.0,
+        own_level="default",
+        own_floor=2.0,
+        min_pooling_gain=None,
+        read_threshold=0.2,
+        adaptive_floor=None,
+    )
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+    conn.commit()
+    conn.close()
+    with Campaign.open(tmp_path / "c.db") as camp:
+        # the campaign stores the label set it found in the pool and the batch size scaled to it
+        # (one per 400 rows, at least 10); every other setting is the spec's
+        assert camp.spec.batch_size == max(len(pool) // 400, 10)
+        assert camp.spec.replace(label_set=None) == spec.replace(batch_size=camp.spec.batch_size)
+        assert camp.status()["labelled"].sum() == 0
+
+
+def test_an_older_file_without_the_new_settings_still_opens(tmp_path, pool_campaign_spec):
+    Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="stratum", y_pred="pred", random_seed=0).close()
+    conn = sqlite3.connect(tmp_path / "c.db")
+    config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+    for key in ("batch_size", "model"):
+        config.pop(key)
+    config.update(stop_level=None, own_check=None, min_data_share=0.0)  # settings files once had
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+    conn.commit()
+    conn.close()
+    with Campaign.open(tmp_path / "c.db") as camp:
+        spec = camp.spec
+        assert spec.batch_size == 10 and not hasattr(spec, "stop_level")
+        assert spec.model == "auto"  # files from before the model setting used the automatic switch
+        assert len(camp.propose()) == 10
+
+
+@pytest.mark.parametrize("name", ["annotators", "budget", "batch_size"])
+# PrecisionLimitedWarning expected: 50 rows a stratum cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_a_bool_where_a_count_is_wanted_is_a_type_error_naming_it(name, tmp_path):
+    pool_campaign_spec = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+    with pytest.raises(TypeError, match=rf"^{name} must be an integer >= 1, got True \(a bool, not a count\)"):
+        Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="g", y_pred="pred", **{name: True})
+    assert not (tmp_path / "c.db").exists()
+    c = Campaign.create(tmp_path / "d.db", pool_campaign_spec, strata="g", y_pred="pred", random_seed=0, **{name: 1})
+    assert getattr(c.spec, name) == 1
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+@pytest.mark.parametrize(
+    "kwargs, exc, names",
+    [
+        ({"prior": "flat"}, ValueError, ["prior", "flat"]),
+        ({"prior": {"mu": None}}, TypeError, ["prior"]),
+        ({"metric": "recall", "pos_label": 2}, ValueError, ["pos_label", "2"]),
+        ({"metric": "precision", "pos_label": "yes"}, ValueError, ["pos_label", "yes"]),
+        ({"random_seed": -1}, ValueError, ["random_seed", "-1"]),
+        ({"random_seed": "abc"}, TypeError, ["random_seed", "abc"]),
+        ({"random_seed": 1.5}, TypeError, ["random_seed", "1.5"]),
+        ({"goal": "decide"}, ValueError, ["goal='decide'", "Decide(threshold)"]),
+        ({"goal": Decide({"g0": 0.1})}, ValueError, ["threshold", "g1"]),
+        ({"goal": Gap(0.1), "metric": ["tpr", "fpr"]}, ValueError, ["goal='gap'", "one metric"]),
+        ({"budget": 0}, ValueError, ["budget", "0"]),
+        ({"level": 1.0}, ValueError, ["level", "1.0"]),
+        ({"rule": "best"}, ValueError, ["rule", "best"]),
+        ({"model": "flat"}, ValueError, ["model", "flat"]),
+        ({"busy_timeout": -1}, ValueError, ["busy_timeout", "-1"]),
+        ({"weights": {"g0": 1.0}}, ValueError, ["weights", "g1"]),
+    ],
+)
+def test_bad_settings_are_refused_before_any_file_exists(tmp_path, kwargs, exc, names):
+    with pytest.raises(exc) as err:
+        Campaign.create(tmp_path / "c.db", make_pool_hardening_campaign(), strata="g", y_pred="pred", **kwargs)
+    for name in names:
+        assert name in str(err.value)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+@pytest.mark.parametrize("bins", [0, -2, [0.5], [0.9, 0.5], [0.1, math.nan, 0.9], "3", True])
+def test_bad_score_bins(tmp_path, bins):
+    pool = make_pool_hardening_campaign()
+    pool["score"] = np.linspace(0.5, 1.0, len(pool))
+    with pytest.raises((ValueError, TypeError), match="score_bins"):
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score="score", score_bins=bins)
+    assert os.listdir(tmp_path) == []

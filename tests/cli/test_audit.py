@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from bayeseval import proxy_ci
-from bayeseval.cli.audit import add_audit_parser, run_audit
+from bayeseval.cli.audit import run_audit
+from bayeseval.cli.main import build_parser
 from bayeseval.cli.main import main as main_audit_report
 from tests.helpers import _audit_pool, _collide, _rows, _three_groups, _two_groups
 
 
 def _cli(args):
-    parser = argparse.ArgumentParser()
-    add_audit_parser(parser.add_subparsers(dest="command"))
-    ns = parser.parse_args(["audit", *args])
+    """Run ``bayeseval audit`` as the command line parses it, letting bad input raise."""
+    ns = build_parser(campaign=False, impact=False).parse_args(["audit", *args])
     return ns.func(ns)
 
 

@@ -36,6 +36,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.validation import short_repr
 from bayeseval.campaign.labels.label_set import is_blank
 
 __all__ = [
@@ -367,13 +368,8 @@ def _listed(value: Any, key: str, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ValueError(f"{where}: {key!r} must be a list, got {type(value).__name__} {short_repr(value)}")
+        raise ValueError(f"{where}: {key!r} must be a list, got {type(value).__name__} {short_repr(value, limit=60)}")
     return value
-
-
-def short_repr(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _choice(result: Any, from_name: str | None, where: str) -> Any:
@@ -381,7 +377,7 @@ def _choice(result: Any, from_name: str | None, where: str) -> Any:
     regions = _listed(result, "result", where)
     for k, region in enumerate(regions):
         if not isinstance(region, Mapping):
-            raise ValueError(f"{where}: result {k} must be an object, got {short_repr(region)}")
+            raise ValueError(f"{where}: result {k} must be an object, got {short_repr(region, limit=60)}")
     regions = [
         r for r in regions if r.get("type") == "choices" and (from_name is None or r.get("from_name") == from_name)
     ]
@@ -396,10 +392,12 @@ def _choice(result: Any, from_name: str | None, where: str) -> Any:
 def _one_choice(value: Any, where: str) -> Any:
     """The choice of a ``{"choices": [...]}`` value holding exactly one scalar choice."""
     if not isinstance(value, Mapping):
-        raise ValueError(f"{where}: the choice's 'value' must be an object with 'choices', got {short_repr(value)}")
+        raise ValueError(
+            f"{where}: the choice's 'value' must be an object with 'choices', got {short_repr(value, limit=60)}"
+        )
     choices = value.get("choices")
     if not isinstance(choices, list) or len(choices) != 1 or not _is_scalar(choices[0]):
-        raise ValueError(f"{where}: expected exactly one choice, got {short_repr(choices)}")
+        raise ValueError(f"{where}: expected exactly one choice, got {short_repr(choices, limit=60)}")
     return choices[0]
 
 
@@ -411,11 +409,13 @@ def _task_row_id(task: Mapping[str, Any], where: str) -> Any:
     data, meta = task.get("data"), task.get("meta")
     for key, part in (("data", data), ("meta", meta)):
         if part is not None and not isinstance(part, Mapping):
-            raise ValueError(f"{where}: {key!r} must be an object, got {type(part).__name__} {short_repr(part)}")
+            raise ValueError(
+                f"{where}: {key!r} must be an object, got {type(part).__name__} {short_repr(part, limit=60)}"
+            )
     named = [_checked_id(part[ROW_ID_KEY], ROW_ID_KEY, where) for part in (data, meta) if part and ROW_ID_KEY in part]
     if len(named) == 2 and not _same_id(*named):
         raise ValueError(
-            f"{where}: its data names row {short_repr(named[0])} but its meta row {short_repr(named[1])}; "
+            f"{where}: its data names row {short_repr(named[0], limit=60)} but its meta row {short_repr(named[1], limit=60)}; "
             "a task must name one row (fix or delete the task)"
         )
     if named:
@@ -441,7 +441,7 @@ def _same_id(a: Any, b: Any) -> bool:
 
 def _checked_id(rid: Any, key: str, where: str) -> Any:
     if not _is_scalar(rid) or rid is None or (isinstance(rid, float) and not np.isfinite(rid)):
-        raise ValueError(f"{where}: {key!r} must be a row id, got {short_repr(rid)}")
+        raise ValueError(f"{where}: {key!r} must be a row id, got {short_repr(rid, limit=60)}")
     return rid
 
 
@@ -467,10 +467,12 @@ def _task_annotations(
     for j, ann in enumerate(anns):
         here = f"{where} annotation {j}"
         if not isinstance(ann, Mapping):
-            raise ValueError(f"{here}: must be an object, got {short_repr(ann)}")
+            raise ValueError(f"{here}: must be an object, got {short_repr(ann, limit=60)}")
         who = ann.get("completed_by")
         if not (isinstance(who, Mapping) or _is_scalar(who)):
-            raise ValueError(f"{here}: 'completed_by' must be a user id or a user object, got {short_repr(who)}")
+            raise ValueError(
+                f"{here}: 'completed_by' must be a user id or a user object, got {short_repr(who, limit=60)}"
+            )
         label = _choice(ann.get("result"), from_name, here)
         if ann.get("was_cancelled") or label is None:
             continue
@@ -568,7 +570,7 @@ def _from_json(
     for i, task in enumerate(tasks):
         where = _where_task(task, i)
         if not isinstance(task, Mapping):
-            raise ValueError(f"{where}: must be a task object, got {short_repr(task)}")
+            raise ValueError(f"{where}: must be a task object, got {short_repr(task, limit=60)}")
         if _is_task(task):
             got, count = _task_annotations(task, where, from_name, aliases, seen + 1, keep_blank)
             rows += got
@@ -594,7 +596,7 @@ def _flat_label(value: Any, where: str) -> Any:
     if isinstance(value, Mapping):
         return _one_choice(value, where)
     if not _is_scalar(value):
-        raise ValueError(f"{where}: expected one choice, got {short_repr(value)}")
+        raise ValueError(f"{where}: expected one choice, got {short_repr(value, limit=60)}")
     return value
 
 
@@ -607,7 +609,7 @@ def _flat_record(
     (``cells``) and how an annotation without annotator is named (``unnamed``).
     """
     if not isinstance(rec, Mapping):
-        raise ValueError(f"{where}: must be an object, got {short_repr(rec)}")
+        raise ValueError(f"{where}: must be an object, got {short_repr(rec, limit=60)}")
     blank = [(rec.get(keys["id"]), "", None, None)] if keys.get("blank") else []
     if keys["cells"] and keys["label"] not in rec and keys["id"] in rec:
         _checked_id(rec[keys["id"]], keys["id"], where)
@@ -618,7 +620,7 @@ def _flat_record(
     rid = _checked_id(rec[keys["id"]], keys["id"], where)
     label = _flat_label(rec[keys["label"]], where) if keys["cells"] else rec[keys["label"]]
     if not _is_scalar(label):
-        raise ValueError(f"{where}: {keys['label']!r} must be one label, got {short_repr(label)}")
+        raise ValueError(f"{where}: {keys['label']!r} must be one label, got {short_repr(label, limit=60)}")
     if is_blank(_plain(label)):
         return blank
     who = annotator_identity(rec.get("annotator"), aliases) or keys["unnamed"](rec.get("annotation_id"), position)

@@ -57,7 +57,8 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.results import Result
-from bayeseval.campaign.labels.annotations import ROW_ID_KEY, read_labelstudio, short_repr, to_labelstudio
+from bayeseval._api.validation import short_repr
+from bayeseval.campaign.labels.annotations import ROW_ID_KEY, read_labelstudio, to_labelstudio
 from bayeseval.campaign.loop.rule_state import RuleState
 
 __all__ = ["CAMPAIGN_KEY", "MODEL_VERSION", "LabelStudioClient", "SyncReport", "sync", "task_priorities"]
@@ -584,8 +585,8 @@ class _Sync:
         if isinstance(data, Mapping) and ROW_ID_KEY in data and self.c._norm_rid(data[ROW_ID_KEY]) != rid:
             self.conflicts.add(int(task["id"]))
             self.report.rejected.append(
-                f"task {int(task['id'])}: its data names row {short_repr(data[ROW_ID_KEY])} but its meta row "
-                f"{short_repr(task['meta'][ROW_ID_KEY])}; no label is recorded from it (fix or delete the task)"
+                f"task {int(task['id'])}: its data names row {short_repr(data[ROW_ID_KEY], limit=60)} but its meta row "
+                f"{short_repr(task['meta'][ROW_ID_KEY], limit=60)}; no label is recorded from it (fix or delete the task)"
             )
 
     def _reconcile(self, tasks: Sequence[Mapping[str, Any]]) -> dict[Any, Mapping[str, Any]]:
@@ -763,12 +764,16 @@ def _checked_tasks(tasks: Any, what: str) -> list[dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     for i, task in enumerate(tasks, start=1):
         if not isinstance(task, Mapping):
-            raise ValueError(f"{what}: task #{i} is not a task object, got {short_repr(task)}")
+            raise ValueError(f"{what}: task #{i} is not a task object, got {short_repr(task, limit=60)}")
         tid = task.get("id")
         if isinstance(tid, bool) or not isinstance(tid, int | np.integer):
             meta = task.get("meta")
-            row = f" (row {short_repr(meta[ROW_ID_KEY])})" if isinstance(meta, Mapping) and ROW_ID_KEY in meta else ""
-            got = "has no 'id'" if tid is None else f"has id {short_repr(tid)}, not an integer task id"
+            row = (
+                f" (row {short_repr(meta[ROW_ID_KEY], limit=60)})"
+                if isinstance(meta, Mapping) and ROW_ID_KEY in meta
+                else ""
+            )
+            got = "has no 'id'" if tid is None else f"has id {short_repr(tid, limit=60)}, not an integer task id"
             raise ValueError(f"{what}: task #{i}{row} {got}")
         out.setdefault(int(tid), dict(task))
     return list(out.values())

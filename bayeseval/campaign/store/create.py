@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval import __version__
+from bayeseval._api.version import VERSION
 from bayeseval.campaign.labels.annotations import (
     ROW_ID_KEY,
 )
@@ -196,7 +196,7 @@ def initialise(
         check_seed_settings(spec, existing.unequal)
     seed = seed_sequences(spec.random_seed, 1)[0]
     rng = rule_generator(seed)
-    meta = {"config": config, "version": __version__, "rng_state": json.dumps(rng.bit_generator.state)}
+    meta = {"config": config, "version": VERSION, "rng_state": json.dumps(rng.bit_generator.state)}
     if spec.proxy is not None:
         meta[PROXY_META] = proxy_meta(pool, spec.proxy, rids, design.labels.values)
     if existing is not None:

@@ -6,6 +6,9 @@ campaign with the goal given by its shorthand name, and campaign files' keys wri
 
 from __future__ import annotations
 
+import json
+import sqlite3
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +17,8 @@ from scipy import stats
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.simulation import simulate, synthetic_pool
+from tests.campaign.helpers import make_pool, oracle
+from tests.helpers import exact_pool
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +125,32 @@ def test_each_and_decide_read_the_independent_posterior_like_scipy():
     assert dec.goal.met(dec).tolist() == ((p >= 0.95) | (p <= 0.05)).tolist()
     assert not dec.is_done()  # stratum 2 is undecided and has rows left
     assert dec.decisions().tolist() == ["meets" if q >= 0.95 else "fails" if q <= 0.05 else "undecided" for q in p]
+
+
+def test_overall_goal_status(tmp_path):
+    pool = make_pool(n=3000, k=4, seed=10)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Overall(0.08), random_seed=0)
+    while not c.done:
+        c.ingest(oracle(c.propose(40)))
+    o = c.status().attrs["overall"]
+    assert o["done"] and o["halfwidth"] <= 0.08
+    # a 0.08 half-width on a rate near 0.4 needs about 1.96^2 * 0.24 / 0.08^2 ~ 144 labels
+    assert 80 <= c.labels_used <= 240
+    assert c.forecast().sum() == 0
+    c.close()
+
+
+# PrecisionLimitedWarning expected: two strata of 400 rows reach a guaranteed half-width of 0.054
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_a_file_without_the_goal_settings_still_opens(tmp_path):
+    pool = exact_pool([0.05, 0.2], [400, 400])
+    Campaign.create(tmp_path / "c.db", pool, strata="stratum", y_pred="pred", random_seed=0).close()
+    conn = sqlite3.connect(tmp_path / "c.db")
+    config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+    for key in ("threshold", "direction", "tolerance", "margin"):
+        config.pop(key)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+    conn.commit()
+    conn.close()
+    with Campaign.open(tmp_path / "c.db") as c:
+        assert c.spec.goal == Each(0.05) and c.spec.to_config()["threshold"] is None

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Campaign, Each
+from tests.campaign.helpers import _run
 
 
 def test_guaranteed_bounds_are_clopper_pearson_then_adaptive():
@@ -45,3 +47,49 @@ def test_status_reports_the_guaranteed_interval_with_the_pooled_one_beside_it(tm
     assert "pooled_mean" in status  # the point estimate of lower/upper is the stratum's own rate
     np.testing.assert_allclose(status["mean"], status["successes"] / status["trials"])
     assert status["done"].tolist() == ((hi - lo) / 2 <= 0.05).tolist()
+
+
+def _pool_anytime(seed=0):
+    rng = np.random.default_rng(seed)
+    sizes, rates = [120, 600, 3000], [0.1, 0.3, 0.05]
+    pool = pd.DataFrame({"g": np.repeat(["a", "b", "c"], sizes), "pred": 0})
+    truth = pd.Series((rng.random(len(pool)) < np.repeat(rates, sizes)).astype(int), index=pool.index)
+    return pool, truth, sizes
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_anytime_campaign_reads_the_tuned_confidence_sequence(tmp_path):
+    from bayeseval import confidence_sequence
+    from bayeseval._kernels.anytime import planned_trials
+
+    pool, truth, sizes = _pool_anytime()
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", anytime=True, random_seed=2, goal=Each(0.1))
+    _run(c, truth, 6)
+    st = c.status()
+    plans = [max(min(planned_trials(0.1), n), 20) for n in sizes]
+    for j, plan in enumerate(plans):
+        lo, hi = confidence_sequence(int(st["successes"].iloc[j]), int(st["trials"].iloc[j]), planned_trials=plan)
+        assert st["lower"].iloc[j] == pytest.approx(lo, abs=1e-12)
+        assert st["upper"].iloc[j] == pytest.approx(hi, abs=1e-12)
+    assert (st["read"] == "anytime").all()
+    np.testing.assert_array_equal(st["done"].to_numpy(), ((st["upper"] - st["lower"]) / 2 <= 0.1).to_numpy())
+    assert c.spec.anytime is True and len(c.config["anytime_concentration"]) == 3
+    c.close()
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_resumed_anytime_campaign_matches_uninterrupted(tmp_path):
+    pool, truth, _ = _pool_anytime(1)
+    kw = dict(strata="g", y_pred="pred", anytime=True, random_seed=3, goal=Each(0.08))
+    a = Campaign.create(tmp_path / "a.db", pool, **kw)
+    whole = _run(a, truth, 6, size=25)
+    b = Campaign.create(tmp_path / "b.db", pool, **kw)
+    first = _run(b, truth, 3, size=25)
+    b.close()
+    b = Campaign.open(tmp_path / "b.db")
+    assert b.config["anytime_concentration"] == a.config["anytime_concentration"]
+    second = _run(b, truth, 3, size=25)
+    assert first + second == whole
+    pd.testing.assert_frame_equal(a.status(), b.status())
+    a.close()
+    b.close()

@@ -725,3 +725,24 @@ def test_blank_labels_are_the_same_in_every_reader(tmp_path):
         kept = read(keep_blank=True)
         assert kept["row"].astype(int).tolist() == [3, 4, 0, 1, 2]
         assert kept["label"].isna().tolist() == [False] * 2 + [True] * 3
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_numeric_annotators_read_as_int_or_float_are_one_annotator(tmp_path, pool_annotations):
+    c = Campaign.create(
+        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=16
+    )
+    rows = list(c.propose(4).index)
+    labels = pool_annotations.loc[rows, "truth"].to_numpy()
+    r = c.ingest(
+        pd.DataFrame({"row": rows, "who": [1, 1, 1, 1], "label": labels}), id_column="row", annotator_column="who"
+    )
+    assert r.annotations == 4
+    # the same annotations from a file where the column was read as floats: a retry, not a second annotator
+    again = pd.DataFrame({"row": rows, "who": [1.0, 1.0, 1.0, np.nan], "label": labels})
+    with pytest.raises(ValueError, match="missing annotator"):
+        c.ingest(again, id_column="row", annotator_column="who")
+    r = c.ingest(again.iloc[:3], id_column="row", annotator_column="who")
+    assert (r.annotations, r.unchanged) == (0, 3)
+    assert c.annotations()["annotator"].tolist() == ["1"] * 4
+    c.close()

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -21,6 +25,8 @@ from bayeseval.campaign.labels.serve import (
     CampaignServer,
     status_payload,
 )
+from tests.campaign.helpers import Team, _check_against_truth, _truth_campaign
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 
@@ -597,3 +603,94 @@ def test_an_ignored_action_is_not_echoed_whole(served):
     server, sync, db, url = served
     code, body = _post(url, {"action": "X" * 100_000}, SECRET)
     assert (code, body) == (200, {"ignored": "X" * 100}) and sync.calls == 0
+
+
+def _start_serve(db, url, token, project, secret):
+    env = dict(os.environ, LABEL_STUDIO_API_KEY=token, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bayeseval",
+            "campaign",
+            "serve",
+            "--db",
+            str(db),
+            "--url",
+            url,
+            "--project",
+            str(project),
+            "--port",
+            "0",
+            "--secret",
+            secret,
+            "--create-config",
+            "--json",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    line = proc.stdout.readline()
+    if not line:
+        proc.kill()
+        raise RuntimeError(f"serve did not start: {proc.stderr.read()}")
+    return proc, json.loads(line)["url"]
+
+
+def _status(url):
+    import urllib.request
+
+    with urllib.request.urlopen(url + "/status", timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def _wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+@pytest.mark.labelstudio
+def test_a_campaign_runs_to_done_through_serve_and_real_webhooks(label_studio, tmp_path):
+    from bayeseval.campaign.labels.serve import SECRET_HEADER
+
+    url, token = label_studio
+    team = Team(url, token, "serve run", seed=6)
+    c, truth = _truth_campaign(tmp_path, "serve.db")
+    db = c._store.path
+    c.close()
+    proc, served = _start_serve(db, url, token, team.project, "webhook-secret")
+    try:
+        team.ls.webhooks.create(
+            url=served + "/",
+            project=team.project,
+            send_payload=True,
+            headers={SECRET_HEADER: "webhook-secret"},
+            actions=["ANNOTATION_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED", "TASKS_DELETED"],
+        )
+        _wait(lambda: len(team.tasks()) == 6, 120, "the first tasks")
+        first = team.tasks()[0]
+        team.ls.tasks.delete(id=str(first["id"]))  # a TASKS_DELETED webhook: the row is released
+        _wait(lambda: _status(served)["syncs"] >= 2 and not _status(served)["queued"], 120, "the deletion's sync")
+        for _ in range(40):
+            st = _status(served)
+            if st["done"]:
+                break
+            if not team.label_open_tasks(truth, limit=2):  # each annotation is a webhook
+                time.sleep(1.0)
+        st = _wait(lambda: (s := _status(served))["done"] and not s["queued"] and s, 180, "done")
+        assert st["labels_used"] == 16 and st["last_error"] is None
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+    with Campaign.open(db) as c:
+        _check_against_truth(c, team, truth, 16)
+        assert int(json.loads(json.dumps(st))["forecast"]) == int(c.forecast().sum())

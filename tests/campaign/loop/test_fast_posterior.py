@@ -10,6 +10,7 @@ from scipy import stats
 
 from bayeseval import Counts, fit_hierarchical
 from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval.campaign import Campaign
 from bayeseval.campaign.loop.fast_posterior import (
     hierarchical_grid,
     independent_posterior,
@@ -18,7 +19,7 @@ from bayeseval.campaign.loop.fast_posterior import (
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.models.exact import ExactFit
 from bayeseval.models.posterior import Posterior
-from tests.campaign.helpers import RNG
+from tests.campaign.helpers import RNG, make_pool, oracle
 
 
 def test_preposterior_variance_identity():
@@ -180,3 +181,24 @@ def test_unpooled_strata_are_independent_jeffreys_free_betas():
     np.testing.assert_allclose(lo[~excl], plo, atol=1e-9)
     np.testing.assert_allclose(post.mean().to_numpy()[~excl], pooled.mean().to_numpy(), rtol=1e-12)
     assert post.mixture.n_distinct == pooled.mixture.n_distinct + 1  # one stored (41, 11) column
+
+
+# PrecisionLimitedWarning expected: under the per-stratum guarantee (wider than the pooled
+# interval) some strata of this pool cannot reach the default target
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_status_intervals_match_exact_engine(tmp_path):
+    """The campaign's fast grid agrees with bayeseval.models' exact engine (ExactFit)."""
+    from bayeseval.models.exact import ExactFit
+
+    pool = make_pool(n=4000, k=6, seed=2)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=2, model="beta_binomial")
+    for _ in range(6):
+        c.ingest(oracle(c.propose(40)))
+    st = c.status()
+    fit = ExactFit(c.counts(), grid_size=64)
+    mean, _ = fit.posterior_moments()
+    q = fit.quantiles([0.025, 0.975])
+    np.testing.assert_allclose(st["pooled_mean"], mean, atol=2e-3)  # the pooled posterior, beside the
+    np.testing.assert_allclose(st["pooled_lower"], q[0], atol=3e-3)  # guaranteed interval
+    np.testing.assert_allclose(st["pooled_upper"], q[1], atol=3e-3)
+    c.close()

@@ -12,6 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.anytime import anytime_decisions
+from bayeseval.campaign import Campaign, Decide, Each
 from bayeseval.campaign.loop.forecast import (
     NO_TRIALS,
     decision_reach,
@@ -24,6 +25,7 @@ from bayeseval.campaign.loop.forecast import (
 )
 from bayeseval.campaign.loop.rule_state import RuleState
 from tests.campaign.helpers import atypical_state
+from tests.helpers import exact_pool
 
 
 def _p_decided_scipy(a, b, m, thr, margin, level=0.95):
@@ -225,3 +227,136 @@ def test_forecast_total_and_text_never_skip_missing_strata():
     assert forecast_total(labels) is None and forecast_total(labels.fillna(0)) == 12
     table = pd.DataFrame({"labels": labels, "note": [None, NO_TRIALS, None]})
     assert forecast_text(table) == "cannot forecast yet: no labelled trials yet in b"
+
+
+def _run_rounds(c, pool, rounds, batch):
+    """Propose and ingest the true labels ``rounds`` times; the campaign's warnings."""
+    seen = []
+    for _ in range(rounds):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            b = c.propose(batch)
+        seen += [str(w.message) for w in rec if issubclass(w.category, PrecisionLimitedWarning)]
+        if len(b) == 0:
+            break
+        c.ingest(pool.loc[b.index, "truth"])
+    return seen
+
+
+def _pool():
+    sizes = {"small": 46, "mid": 200, "large": 727}
+    return pd.DataFrame({"g": np.repeat(list(sizes), list(sizes.values())), "pred": 0})
+
+
+def _label_everything(c, truth):
+    while len(batch := c.propose(500)):
+        c.ingest(
+            pd.DataFrame({"row": batch.index, "label": truth.loc[batch.index].to_numpy()}),
+            id_column="row",
+            label_column="label",
+        )
+
+
+def test_warning_once_when_a_stratum_cannot_be_decided_with_its_rows_left(tmp_path):
+    pool = exact_pool([0.123, 0.02], [3000, 1000], random_seed=5)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        goal=Decide(0.12),
+        rule="independent_beta",
+        random_seed=2,
+    )
+    seen = _run_rounds(c, pool, 8, 250)
+    about_s0 = [m for m in seen if "'s0'" in m]
+    assert len(about_s0) == 1 and "\n" not in about_s0[0] and "rows left of it" in about_s0[0]
+    assert not any("'s1'" in m for m in seen)
+    # independent check: at the current rate the one-sided test needs more trials than the
+    # stratum has rows (normal approximation)
+    st = c.status().loc["s0"]
+    rate = st["successes"] / st["trials"]
+    need = stats.norm.ppf(0.95) ** 2 * rate * (1 - rate) / (rate - 0.12) ** 2
+    assert need > 3000
+    f = c.forecast(cost=True)
+    assert f.loc["s0", "beyond"] == "rows" and f.loc["s0", "labels"] == 3000 - st["labelled"] - st["pending"]
+    c.close()
+    c = Campaign.open(tmp_path / "c.db")  # remembered in the file: not said again
+    assert not [m for m in _run_rounds(c, pool, 1, 100) if "'s0'" in m]
+    c.close()
+
+
+def test_warning_once_when_the_budget_runs_out_before_a_stratum_is_decided(tmp_path):
+    pool = exact_pool([0.123, 0.02], [40_000, 1000], random_seed=6)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        goal=Decide(0.12),
+        rule="independent_beta",
+        budget=3000,
+        random_seed=2,
+    )
+    seen = _run_rounds(c, pool, 8, 250)
+    about_s0 = [m for m in seen if "'s0'" in m]
+    assert len(about_s0) == 1 and "labels left in the budget" in about_s0[0]
+    f = c.forecast(cost=True)
+    assert f.loc["s0", "beyond"] == "budget"
+    assert pd.isna(f.loc["s1", "beyond"])
+    c.close()
+
+
+def test_the_achievable_halfwidth_is_what_the_campaign_reaches_labelled_to_the_end(tmp_path):
+    # every stratum at an error rate of exactly 0.5, the planning rate at creation (the prior
+    # mean), and a target no stratum can meet: the campaign labels every row of every stratum
+    sizes = {"small": 40, "mid": 120, "large": 300}
+    pool = pd.DataFrame(
+        {
+            "g": np.repeat(list(sizes), list(sizes.values())),
+            "pred": 0,
+            "truth": np.concatenate([[0, 1] * (n // 2) for n in sizes.values()]),
+        }
+    )
+    expected = r"3 of 3 strata \(achievable half-width per stratum, every row labelled"
+    with pytest.warns(PrecisionLimitedWarning, match=expected) as record:
+        c = Campaign.create(
+            tmp_path / "c.db", pool, strata="g", y_pred="pred", goal=Each(0.03), random_seed=0, guarantee="average"
+        )
+    assert np.allclose(c.state().posterior.mean(), 0.5)  # the planning rate
+    table = c.feasibility()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+        _label_everything(c, pool["truth"])
+        status = c.status()
+    assert status["labelled"].to_dict() == sizes and not status["done"].any()
+    assert (table["max_trials"] == status["trials"]).all()
+    # independent reference: the half-width the campaign ends with, every row labelled
+    np.testing.assert_allclose(table["achievable_halfwidth"], status["halfwidth"], rtol=1e-9)
+    message = str(record[0].message)
+    for name, hw in status["halfwidth"].items():
+        assert f"{name}: {hw:.3f}" in message
+    # the own-data Wilson half-width, the figure before, overstates it (0.148 against 0.107)
+    lo, hi = proportion_confint(20, 40, alpha=0.05, method="wilson")
+    assert (hi - lo) / 2 > status.loc["small", "halfwidth"] + 0.03
+    c.close()
+
+
+def test_create_warns_naming_the_strata_that_cannot_reach_the_target(tmp_path):
+    with pytest.warns(PrecisionLimitedWarning, match=r"2 of 3 strata.*mid: 0\.0\d\d.*small: 0\.\d\d\d"):
+        c = Campaign.create(tmp_path / "c.db", _pool(), strata="g", y_pred="pred", goal=Each(0.05))
+    table = c.feasibility()
+    assert table["feasible"].to_dict() == {"large": True, "mid": False, "small": False}
+    assert table["max_trials"].to_dict() == {"large": 727, "mid": 200, "small": 46}
+    c.close()
+
+
+def test_a_feasible_target_is_silent_and_the_forecast_repeats_the_warning(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrecisionLimitedWarning)
+        Campaign.create(tmp_path / "ok.db", _pool(), strata="g", y_pred="pred", goal=Each(0.2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+        c = Campaign.create(tmp_path / "c.db", _pool(), strata="g", y_pred="pred", goal=Each(0.05))
+    with pytest.warns(PrecisionLimitedWarning, match="small"):
+        c.forecast()

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from bayeseval import proxy_ci
+from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 from bayeseval.campaign.loop.proxy_cells import neyman_cells
+from tests.campaign.helpers import _run
+from tests.helpers import _pool_campaign_proxy
 
 
 def test_neyman_cells_closed_form():
@@ -226,3 +232,89 @@ def test_a_declared_class_the_judge_gives_keeps_status_working(tmp_path):
         assert np.isfinite(st["mean"]).all() and ((st["lower"] <= st["mean"]) & (st["mean"] <= st["upper"])).all()
     finally:
         c.close()
+
+
+def test_resumed_campaign_matches_uninterrupted(tmp_path):
+    pool, truth = _pool_campaign_proxy()
+    kw = dict(strata="g", y_pred="pred", proxy="judge", random_seed=3, goal=Each(0.05))
+    a = Campaign.create(tmp_path / "a.db", pool, **kw)
+    whole = _run(a, truth, 4)
+    b = Campaign.create(tmp_path / "b.db", pool, **kw)
+    first = _run(b, truth, 2)
+    b.close()
+    b = Campaign.open(tmp_path / "b.db")
+    second = _run(b, truth, 2)
+    assert first + second == whole
+    pd.testing.assert_frame_equal(a.status(), b.status())
+    a.close()
+    b.close()
+
+
+def test_status_matches_proxy_ci_by_hand(tmp_path):
+    pool, truth = _pool_campaign_proxy(seed=1)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", proxy="judge", random_seed=0)
+    _run(c, truth, 3)
+    st = c.status()
+    lab = c.labels()
+    frame = pool.copy()
+    frame["y_true"] = np.nan
+    frame.loc[lab.index, "y_true"] = truth.loc[lab.index].astype(float)
+    # the cell design: a labelled row's inclusion is its cell's labelled share of the stratum's rows
+    cell = (frame["judge"] != frame["pred"]).astype(int)
+    labelled = frame["y_true"].notna()
+    n_cell = labelled.groupby([frame["g"], cell]).transform("sum")
+    N_cell = frame.groupby(["g", cell])["pred"].transform("size")
+    frame["pi"] = np.where(labelled, n_cell / N_cell, np.nan)
+    ref = proxy_ci(
+        frame,
+        y_true="y_true",
+        y_pred="pred",
+        proxy="judge",
+        strata="g",
+        metric="error_rate",
+        level=guarantee_stop_level(0.95),
+        inclusion="pi",
+    ).table
+    np.testing.assert_allclose(st["lower"].to_numpy(), ref["lower"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(st["upper"].to_numpy(), ref["upper"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(st["mean"].to_numpy(), ref["rate"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(st["agreement"].to_numpy(), ref["agreement"].to_numpy())
+    assert (st["read"] == "proxy").all()
+
+
+def test_cell_design_estimate_is_unbiased(tmp_path):
+    # 40 seeded campaigns of 120 labels on one pool: the mean proxy estimate matches the pool's
+    # true error rate within 3 Monte Carlo standard errors, while the raw labelled error rate is
+    # pulled towards the oversampled disagreement cell
+    pool, truth = _pool_campaign_proxy(n=2000, seed=2)
+    true_rate = (pool["pred"] != truth).groupby(pool["g"]).mean().to_numpy()
+    est, raw = [], []
+    for seed in range(40):
+        c = Campaign.create(
+            tmp_path / f"u{seed}.db",
+            pool,
+            strata="g",
+            y_pred="pred",
+            proxy="judge",
+            random_seed=seed,
+            goal=Each(0.04),
+            budget=120,
+        )
+        _run(c, truth, 3)
+        st = c.status()
+        est.append(st["mean"].to_numpy())
+        raw.append((st["successes"] / st["trials"]).to_numpy())
+        c.close()
+    est, raw = np.array(est), np.array(raw)
+    se = est.std(axis=0, ddof=1) / np.sqrt(len(est))
+    assert np.all(np.abs(est.mean(axis=0) - true_rate) < 3 * se + 1e-3)
+    assert np.any(np.abs(raw.mean(axis=0) - true_rate) > 5 * se)
+
+
+def test_proxy_settings_checked(tmp_path):
+    pool, _ = _pool_campaign_proxy(n=200)
+    with pytest.raises(ValueError, match="proxy campaigns"):
+        Campaign.create(tmp_path / "x.db", pool, strata="g", y_pred="pred", proxy="judge", metric="recall")
+    with pytest.raises(ValueError, match="proxy column 'nope'"):
+        Campaign.create(tmp_path / "y.db", pool, strata="g", y_pred="pred", proxy="nope")
+    assert not (tmp_path / "x.db").exists()

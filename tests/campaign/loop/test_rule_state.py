@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
+from bayeseval.campaign import Campaign, Each
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
 from bayeseval.campaign.loop.rules import cost_allocation, metrics_allocation
 
@@ -217,3 +219,40 @@ def test_an_all_zero_start_stops_only_the_average_guarantee():
     average, stratum = _state_stop_validity(s, n, guarantee="average"), _state_stop_validity(s, n, guarantee="stratum")
     assert average.is_done() and np.all(average.stop_halfwidths() <= 0.05)
     assert not stratum.is_done() and np.all(stratum.stop_halfwidths() > 0.05)
+
+
+def run_campaign(path, pool_campaign_metrics, **kw) -> Campaign:
+    c = Campaign.create(
+        path, pool_campaign_metrics[["stratum", "y_pred"]], strata="stratum", y_pred="y_pred", random_seed=0, **kw
+    )
+    while not c.done:
+        batch = c.propose(40)
+        if batch.empty:
+            break
+        c.ingest(pool_campaign_metrics.loc[batch.index, "y_true"])
+    return c
+
+
+def test_each_metric_counts_every_labelled_row_it_is_a_trial_of(tmp_path, pool_campaign_metrics):
+    c = run_campaign(tmp_path / "c.db", pool_campaign_metrics, metric=["tpr", "fpr"], goal=Each(0.1))
+    labelled = pool_campaign_metrics.loc[c.labels().index]
+    truth, pred = labelled["y_true"].to_numpy(), labelled["y_pred"].to_numpy()
+    g = labelled["stratum"].to_numpy()
+    for metric, trial, success in (
+        ("recall", truth == 1, (truth == 1) & (pred == 1)),
+        ("fpr", truth == 0, (truth == 0) & (pred == 1)),
+    ):
+        counts = c.counts(metric).to_frame()
+        expected_n = pd.Series(trial.astype(int)).groupby(g).sum()
+        expected_s = pd.Series(success.astype(int)).groupby(g).sum()
+        assert counts["trials"].tolist() == expected_n.tolist()
+        assert counts["successes"].tolist() == expected_s.tolist()
+    status = c.status()
+    assert list(status.index.names) == ["metric", "stratum"]
+    assert status.index.get_level_values("metric").unique().tolist() == ["recall", "fpr"]
+    # stopped because every metric of every stratum met the target (none ran out of rows)
+    assert (status["halfwidth"] <= 0.1).all() and not status["exhausted"].any()
+    # the rows are shared: labelled per stratum is the same in both metric blocks
+    assert (status.loc["recall", "labelled"].to_numpy() == status.loc["fpr", "labelled"].to_numpy()).all()
+    assert int(status.loc["recall", "labelled"].sum()) == c.labels_used
+    c.close()

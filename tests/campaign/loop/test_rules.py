@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bayeseval.campaign import Campaign, Each
 from bayeseval.campaign.loop.forecast import forecast_decision, forecast_labels
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import (
@@ -18,7 +19,7 @@ from bayeseval.campaign.loop.rules import (
     thompson,
     uniform,
 )
-from tests.campaign.helpers import RNG
+from tests.campaign.helpers import RNG, _twin_pool
 
 
 def _argmax_greedy(gain0, gain_one, p, cap, batch):
@@ -173,6 +174,43 @@ def test_greedy_allocation_equals_the_argmax_rule(goal):
     g0 = np.array([one(j, np.zeros(k)) if eligible[j] else -np.inf for j in range(k)])
     np.testing.assert_array_equal(got, _argmax_greedy(g0, one, p, cap, 300))
     assert got.sum() == min(300, int(cap[eligible].sum()))
+
+
+# PrecisionLimitedWarning expected: the twin strata cannot reach target_halfwidth=0.03
+@pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+def test_costs_favour_the_cheap_twin_and_totals_are_hand_sums(tmp_path):
+    pool_campaign_spec = _twin_pool()
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool_campaign_spec,
+        strata="g",
+        y_pred="pred",
+        costs={"dear": 4.0},
+        goal=Each(0.03),
+        random_seed=1,
+    )
+    plain = Campaign.create(
+        tmp_path / "p.db", pool_campaign_spec, strata="g", y_pred="pred", goal=Each(0.03), random_seed=1
+    )
+    for _ in range(3):
+        b = c.propose(40)
+        n = b["g"].value_counts()
+        assert n.get("cheap", 0) > n.get("dear", 0)  # the cheap stratum gets more labels every round
+        c.ingest(pool_campaign_spec.loc[b.index, "truth"])
+        bp = plain.propose(40)
+        assert abs(bp["g"].value_counts().get("cheap", 0) - 20) <= 1  # equal costs: an even split
+        plain.ingest(pool_campaign_spec.loc[bp.index, "truth"])
+    st = c.status()
+    labelled = st["labelled"]
+    assert st["cost"].tolist() == [labelled["cheap"] * 1.0, labelled["dear"] * 4.0]
+    f = c.forecast(cost=True)
+    assert f["cost"].tolist() == [f.loc["cheap", "labels"] * 1.0, f.loc["dear", "labels"] * 4.0]
+    assert c.forecast().tolist() == f["labels"].tolist()
+    assert c.label_costs.tolist() == [1.0, 4.0]
+    with Campaign.open(tmp_path / "c.db") as again:  # the costs are stored in the file
+        assert again.label_costs.tolist() == [1.0, 4.0]
+    c.close()
+    plain.close()
 
 
 # the decision goals' allocation (decision_allocation)
