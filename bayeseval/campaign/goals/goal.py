@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import filled
 from bayeseval.campaign.goals.gains import Gains
 
 if TYPE_CHECKING:  # the state calls the goals; the goals only read it
@@ -156,16 +157,13 @@ def with_goal_sections(doc: str, base: str) -> str:
         x : int
             An x.
     """
-    line = next(x for x in doc.splitlines() if x.strip() == GOAL_SECTIONS)
-    indent = line[: len(line) - len(line.lstrip())]
     own = {m.group("title") for m in _SECTION.finditer(inspect.cleandoc(doc))}
     taken = [
         m.group(0).rstrip()
         for m in _SECTION.finditer(inspect.cleandoc(base))
         if m.group("title") in ("Parameters", "Returns") and m.group("title") not in own
     ]
-    filled = "\n\n".join("\n".join(indent + x if x else x for x in part.splitlines()) for part in taken)
-    return doc.replace(line, filled)
+    return filled(doc, {GOAL_SECTIONS.strip("{}"): "\n\n".join(taken)})
 
 
 def strata_named(strata: Any, mask: np.ndarray) -> str:
