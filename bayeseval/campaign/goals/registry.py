@@ -139,17 +139,16 @@ def state_goal(goal: Any, settings: dict[str, Any], defaults: dict[str, Any] | N
     >>> state_goal("gap", {"tolerance": 0.05, "margin": 0.0})
     Gap(tolerance=0.05)
     """
-    if isinstance(goal, Goal):
-        cls, own = type(goal), goal.settings()
-    elif goal in _CLASSES:
-        cls, own = _CLASSES[goal], {}
-    else:
+    obj = goal if isinstance(goal, Goal) else None
+    if obj is None and goal not in _CLASSES:
         raise ValueError(f"goal must be one of {list(GOALS)} or a goal object, got {goal!r}")
+    cls = _CLASSES[goal] if obj is None else type(obj)
+    own = {} if obj is None else obj.settings()
     merged = {}
     for key in cls._fields:
         value = settings.get(key)
         value = own.get(key) if value is None else value
         merged[key] = (defaults or {}).get(key) if value is None else value
-    if isinstance(goal, Goal) and all(merged[key] is own[key] for key in cls._fields):
-        return goal
+    if obj is not None and all(merged[key] is own[key] for key in cls._fields):
+        return obj
     return cls.from_settings(merged)
