@@ -113,6 +113,9 @@ def target_feasibility(
     warn : bool
         Emit a :class:`~bayeseval._api.warnings.PrecisionLimitedWarning` listing the strata
         that cannot reach the target and their achievable half-widths.
+    proxy : bool, default False
+        The half-widths are a proxy campaign's worst case (a proxy that tells nothing): the
+        warning then says the target may still be met where the proxy separates errors.
 
     Returns
     -------
@@ -151,7 +154,14 @@ def target_feasibility(
 
 
 def feasibility_table(
-    max_trials: np.ndarray, hw: np.ndarray, feasible: np.ndarray, strata: Any, target: float, warn: bool
+    max_trials: np.ndarray,
+    hw: np.ndarray,
+    feasible: np.ndarray,
+    strata: Any,
+    target: float,
+    warn: bool,
+    *,
+    proxy: bool = False,
 ) -> pd.DataFrame:
     """The feasibility table, and the warning naming the strata that cannot reach ``target``.
 
@@ -185,9 +195,19 @@ def feasibility_table(
     if warn and not out["feasible"].all():
         bad = out[~out["feasible"]]
         listing = ", ".join(f"{i}: {h:.3f}" for i, h in bad["achievable_halfwidth"].head(10).items())
+        if proxy:
+            what = (
+                f"may not be met from the pool in {len(bad)} of {k} strata unless the proxy separates "
+                f"errors from correct predictions (half-width per stratum, every row labelled and a "
+                f"proxy that tells nothing: {listing})"
+            )
+        else:
+            what = (
+                f"cannot be met from the pool in {len(bad)} of {k} strata "
+                f"(achievable half-width per stratum, every row labelled: {listing})"
+            )
         warnings.warn(
-            f"target_halfwidth={target} cannot be met from the pool in {len(bad)} of {k} strata "
-            f"(achievable half-width per stratum, every row labelled: {listing}); raise the target, "
+            f"target_halfwidth={target} {what}; raise the target, "
             "lower the level, add rows to these strata or accept their achievable half-widths",
             PrecisionLimitedWarning,
             stacklevel=3,
