@@ -50,7 +50,8 @@ import pandas as pd
 from scipy import stats
 
 from bayeseval.campaign import Decide, Each
-from bayeseval.campaign.simulation import simulate, synthetic_pool, true_decisions
+from bayeseval.campaign.goals.decide import true_decisions
+from bayeseval.campaign.simulation import simulate, synthetic_pool
 
 LEVEL = 0.95
 ZONE = 0.01

@@ -34,8 +34,6 @@ from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.guarantee import Guarantee, guarantee_stop_level
 from bayeseval.campaign.fields import DEFAULTS
-from bayeseval.campaign.goals.decide import Decide
-from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.labels.annotating import Annotating
 from bayeseval.campaign.labels.existing import (
     EXISTING_META,
@@ -45,11 +43,7 @@ from bayeseval.campaign.labels.existing import (
 )
 from bayeseval.campaign.labels.ingest import IngestResult, ingest_labels
 from bayeseval.campaign.labels.label_set import LabelSet, norm_rid
-from bayeseval.campaign.loop.forecast import (
-    decision_reach,
-    forecast_table,
-    stratum_feasibility,
-)
+from bayeseval.campaign.loop.forecast import forecast_table, stratum_feasibility
 from bayeseval.campaign.loop.pool import (
     StrataDesign,
     metric_flags,
@@ -318,7 +312,7 @@ class Campaign(Annotating):
         if hasattr(pool, "__len__"):
             spec = spec.for_pool(len(pool))
         campaign = cls(initialise(path, pool, spec, busy_timeout, content, labels, inclusion))
-        if isinstance(spec.goal, Each):
+        if spec.goal.checks_feasibility:
             campaign.feasibility(warn=True)
         return campaign
 
@@ -632,7 +626,7 @@ class Campaign(Annotating):
         True
         """
         st = self._state()
-        if isinstance(st.goal, Each):
+        if st.goal.checks_feasibility:
             self.feasibility(warn=True)
         table = forecast_table(st)
         labels = table["labels"].rename("forecast")
@@ -640,8 +634,9 @@ class Campaign(Annotating):
             return labels
         costs = labels.astype("Float64") * self.label_costs.to_numpy()
         frame = pd.DataFrame({"labels": labels, "cost": costs, "note": table["note"]})
-        if isinstance(st.goal, Decide) and not isinstance(st, MetricStates):
-            frame["beyond"] = decision_reach(st, self.budget_left)
+        reach = None if isinstance(st, MetricStates) else st.goal.out_of_reach(st, self.budget_left)
+        if reach is not None:  # goal Decide: the strata its rows or budget are unlikely to decide
+            frame["beyond"] = reach
         return frame
 
     def feasibility(self, *, warn: bool = False) -> pd.DataFrame:
@@ -671,6 +666,7 @@ class Campaign(Annotating):
         Examples
         --------
         >>> import os, tempfile, warnings
+        >>> from bayeseval.campaign import Each
         >>> pool = pd.DataFrame({"g": ["a"] * 40 + ["b"] * 2000, "pred": 0})
         >>> with warnings.catch_warnings(record=True) as caught:  # create warns: 'a' is short
         ...     warnings.simplefilter("always")
@@ -864,11 +860,13 @@ class Campaign(Annotating):
         Goal ``"decide"``: :func:`~bayeseval.campaign.loop.forecast.decision_reach`; the strata already
         warned about are remembered in the campaign file (inside the proposal's transaction).
         """
-        if isinstance(st, MetricStates) or not isinstance(st.goal, Decide):
+        if isinstance(st, MetricStates):
             return
         budget = self.spec.budget
         left = None if budget is None else max(int(budget) - int(st.labelled.sum()) - int(st.pending.sum()), 0)
-        reach = decision_reach(st, left)
+        reach = st.goal.out_of_reach(st, left)
+        if reach is None:  # only goal Decide forecasts it
+            return
         warned = set(json.loads(self._store.get_meta("warned_out_of_reach") or "[]"))
         new = [j for j in range(len(reach)) if reach[j] is not None and int(self._codes[j]) not in warned]
         if not new:

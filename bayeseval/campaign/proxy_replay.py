@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign.campaign import Campaign
 from bayeseval.campaign.loop.pool import seed_sequences
 from bayeseval.campaign.spec import CampaignSpec
@@ -75,7 +77,10 @@ def replay_proxy(
     with tempfile.TemporaryDirectory() as tmp:
         for s in specs:
             for r, seed in enumerate(seeds):
-                row, tr, st = _one(Path(tmp) / f"{s.rule_name}-{r}.db", pool, truth, s, seed, true_rates)
+                with warnings.catch_warnings():
+                    if rows:  # every repeat starts from the same pool: its feasibility is said once
+                        warnings.simplefilter("ignore", PrecisionLimitedWarning)
+                    row, tr, st = _one(Path(tmp) / f"{s.rule_name}-{r}.db", pool, truth, s, seed, true_rates)
                 rows.append({"rule": s.rule_name, "repeat": r, **row})
                 trace.extend({"rule": s.rule_name, "repeat": r, **t} for t in tr)
                 finals.append(st.reset_index().assign(rule=s.rule_name, repeat=r))

@@ -23,10 +23,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.table_names import WHOLE
-from bayeseval._render.formats import fixed
 from bayeseval._render.html_page import html_table, page
-from bayeseval.campaign.goals.decide import Decide
-from bayeseval.campaign.goals.gap import Gap
 from bayeseval.campaign.labels.annotations import AGREEMENT_RULE
 from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 from bayeseval.counts.counts import stratum_labels
@@ -96,33 +93,13 @@ def _axes(width: float) -> Any:
 def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
     from bayeseval import plots
 
-    if isinstance(campaign.spec.goal, Decide):  # the half-width has no target here: show the decisions
+    if campaign.spec.goal.has_threshold:  # the half-width has no target here: show the decisions
         figures = [_png(_decision_plot(campaign, _axes(7)))]
     else:
         figures = [_png(plots.halfwidth_curve(campaign, ax=_axes(7)))]
     if progress.shape[1]:
         figures.append(_png(plots.labels_by_round(progress, ax=_axes(7))))
     return figures
-
-
-def _goal_text(campaign: Any, status: pd.DataFrame) -> str:
-    """The goal in words, with the decisions so far for the decision goals."""
-    spec = campaign.spec
-    if isinstance(spec.goal, Decide):
-        counts = status["decision"].value_counts()
-        made = ", ".join(
-            f"{int(counts.get(d, 0))} {d}"
-            for d in ("meets", "fails", "at the threshold", "undecided")
-            if d != "at the threshold" or spec.goal.margin
-        )
-        return f"decide whether each rate is {spec.goal.direction} its threshold at level {spec.level} ({made})"
-    if isinstance(spec.goal, Gap):
-        g = status.attrs["gap"]
-        return (
-            f"decide whether the max-min gap is within {spec.goal.tolerance} at level {spec.level} (gap "
-            f"{fixed(g['gap'])}, interval [{fixed(g['lower'])}, {fixed(g['upper'])}]: {g['verdict']})"
-        )
-    return spec.goal.describe(spec.level)
 
 
 def _still_needed(forecast: pd.DataFrame) -> str:
@@ -275,7 +252,7 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     esc = html.escape
     facts = [
         ("metric", ", ".join(m.name for m in campaign.metrics)),
-        ("goal", _goal_text(campaign, status)),
+        ("goal", campaign.spec.goal.report_line(campaign.spec.level, status)),
         ("labels used", f"{campaign.labels_used} (cost {float(once['cost'].sum()):g})"),
         ("labels still needed", _still_needed(forecast)),
         ("pending", str(int(once["pending"].sum()))),

@@ -23,8 +23,6 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import check_class_labels, check_positive_int
 from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.campaign.fields import DEFAULTS
-from bayeseval.campaign.goals.decide import Decide
-from bayeseval.campaign.goals.gap import Gap
 from bayeseval.campaign.goals.registry import goal_settings
 from bayeseval.campaign.labels.label_set import py_scalar
 from bayeseval.campaign.loop.pool import (
@@ -38,7 +36,7 @@ from bayeseval.campaign.loop.pool import (
     seed_sequences,
     spec_columns,
 )
-from bayeseval.campaign.loop.rule_state import AT_THRESHOLD, MetricStates, RuleState
+from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.counts.metrics import get_metric
 
@@ -524,11 +522,11 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
     if st.goal.weighted:
         _, olo, ohi = st.overall()
         reached, overall_cov = (ohi - olo) / 2 <= target, bool(olo <= oracle.true_overall <= ohi)
-    elif st.goal.decides:
-        reached, overall_cov = st.is_done() and not _exhausted_undecided(st), np.nan
+    elif st.goal.decides:  # every stratum decided (the gap verdict), not stopped for want of rows
+        reached, overall_cov = st.goal.reached(st), np.nan
     else:
         reached, overall_cov = bool(np.all(hw <= target)), np.nan
-    extra = _decision_fields(st, oracle)
+    extra = st.goal.simulation_fields(st, tr)
     return {
         "rule": run.rule,
         "repeat": run.repeat,
@@ -541,52 +539,6 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
         "wall_time": run.wall_time,
         **extra,
     }
-
-
-def _exhausted_undecided(st: RuleState) -> bool:
-    """Whether the campaign stopped only because undecided strata ran out of rows."""
-    if isinstance(st.goal, Gap):
-        return not st.gap_decided()
-    return bool(np.any(~st.stratum_done()))
-
-
-def true_decisions(true_rates: Any, threshold: Any, direction: str) -> np.ndarray:
-    """The correct decision per stratum: ``"meets"`` when the true rate is on the right side.
-
-    Parameters
-    ----------
-    true_rates, threshold : array-like
-        True rates and thresholds per stratum.
-    direction : {"below", "above"}
-        ``"below"``: a rate meets the threshold when it is strictly below it.
-
-    Returns
-    -------
-    numpy.ndarray of str
-        ``"meets"`` or ``"fails"`` (a rate equal to the threshold fails).
-    """
-    tr, thr = np.asarray(true_rates, dtype=float), np.asarray(threshold, dtype=float)
-    meets = tr < thr if direction == "below" else tr > thr
-    return np.where(meets, "meets", "fails").astype(object)
-
-
-def _decision_fields(st: RuleState, oracle: _Oracle) -> dict[str, Any]:
-    """Goal "decide": strata decided and wrong decisions; goal "gap": the verdict and whether it is right."""
-    if isinstance(st.goal, Decide):
-        made = st.decisions()
-        tr = oracle.true_rates.to_numpy()
-        truth = true_decisions(tr, st.threshold, st.direction)
-        decided = made != "undecided"
-        at = made == AT_THRESHOLD  # right when the true rate is within the margin
-        wrong = np.where(at, np.abs(tr - np.asarray(st.threshold, dtype=float)) > st.margin, made != truth)
-        return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & wrong))}
-    if isinstance(st.goal, Gap):
-        tr = oracle.true_rates.to_numpy()
-        true_gap = float(np.nanmax(tr) - np.nanmin(tr))
-        verdict = st.gap()["verdict"] if st.gap_decided() else "undecided"
-        right = "outside" if true_gap > st.tolerance else "within tolerance"
-        return {"verdict": verdict, "true_gap": true_gap, "wrong_verdict": verdict not in ("undecided", right)}
-    return {}
 
 
 def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[tuple[Any, ...]]:
@@ -603,8 +555,8 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     mean, pooled_mean = st.read_means(), st.posterior.mean().to_numpy()
     tr = oracle.true_rates.to_numpy()
     k = len(tr)
-    made = st.decisions() if isinstance(st.goal, Decide) else np.full(k, None)
-    p = st.p_meets() if isinstance(st.goal, Decide) else np.full(k, np.nan)
+    decision = st.goal.status_columns(st)  # goal Decide: each stratum's P(meets) and decision
+    made, p = decision.get("decision", np.full(k, None)), decision.get("p_meets", np.full(k, np.nan))
     return [
         (
             run.rule,

@@ -33,21 +33,17 @@ from bayeseval._api.validation import (
 )
 from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval.campaign.fields import BATCH_BOUNDS, DEFAULTS, auto_batch_size
-from bayeseval.campaign.goals.decide import Decide
-from bayeseval.campaign.goals.decision import decision_allocation
 from bayeseval.campaign.goals.goal import Goal
 from bayeseval.campaign.goals.registry import as_goal, goal_from_config, goal_settings
 from bayeseval.campaign.labels.label_set import LabelSet
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
-from bayeseval.campaign.loop.rules import RULES, cost_allocation, get_rule, metrics_allocation
+from bayeseval.campaign.loop.rules import RULES, cost_allocation, decision_allocation, get_rule, metrics_allocation
 from bayeseval.campaign.loop.state import CampaignState, StrataDesign
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
 __all__ = ["CampaignSpec", "MODELS"]
 
-#: metrics where larger is better: by default a stratum meets its threshold from above
-ABOVE_METRICS = ("accuracy", "recall", "precision", "specificity", "npv")
 #: population models of the rules and the stopping check
 MODELS = ("robust", "auto", "beta_binomial")
 #: rules whose allocation can weigh each stratum's expected gain by its label cost
@@ -152,9 +148,7 @@ def _check_goal(goal: Any, metric: Any) -> Goal:
             f"goal={obj.name!r} works on one metric, got metric={list(metric)!r}; use goal Each or "
             "Overall for several metrics, or one campaign per metric"
         )
-    if isinstance(obj, Decide) and obj.direction is None:
-        obj = Decide(obj.threshold, "above" if metric in ABOVE_METRICS else "below", obj.margin)
-    return obj
+    return obj.for_metric(metric) if isinstance(metric, str) else obj
 
 
 # -- the specification -----------------------------------------------------------------------

@@ -608,18 +608,7 @@ def _one_block(st: Any) -> Any:
 
 def _goal_text(c: Any) -> str:
     """The campaign's goal in words, for the status line."""
-    from bayeseval.campaign.goals.decide import Decide
-    from bayeseval.campaign.goals.gap import Gap
-
-    goal, level = c.spec.goal, c.spec.level
-    if isinstance(goal, Decide):
-        values = set(goal.threshold) if isinstance(goal.threshold, tuple) else {goal.threshold}
-        thr = next(iter(values)) if len(values) == 1 else "its threshold"
-        within = f" (within {goal.margin:g} of it: at the threshold)" if goal.margin else ""
-        return f"goal: decide whether each rate is {goal.direction} {thr}{within} at level {level}"
-    if isinstance(goal, Gap):
-        return f"goal: decide whether the max-min gap is within {goal.tolerance} at level {level}"
-    return f"target half-width {goal.halfwidth} at level {level}"
+    return c.spec.goal.status_line(c.spec.level)
 
 
 def _pending(args: argparse.Namespace) -> int:

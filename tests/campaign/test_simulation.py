@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from bayeseval._api.results import Result
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Overall, SimulationResult
+from bayeseval.campaign.goals.decide import true_decisions
 from bayeseval.campaign.labels.ingest import IngestResult
-from bayeseval.campaign.simulation import plot_halfwidth, simulate, synthetic_pool, true_decisions
+from bayeseval.campaign.simulation import plot_halfwidth, simulate, synthetic_pool
 from tests.helpers import exact_pool
 
 matplotlib.use("Agg")

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bayeseval.campaign.fields import GOAL_DEFAULTS
-from bayeseval.campaign.goals.gains import Gains, width_gains
+from bayeseval.campaign.goals.gains import Gains, trial_probabilities
 from bayeseval.campaign.goals.goal import Goal, check_halfwidth
 
-__all__ = ["Each"]
+if TYPE_CHECKING:
+    from bayeseval.campaign.loop.rule_state import RuleState
+
+__all__ = ["Each", "width_gains"]
 
 
 class Each(Goal):
@@ -31,34 +34,22 @@ class Each(Goal):
 
     name = "each"
     _fields = {"target_halfwidth": "halfwidth"}
+    checks_feasibility = True
 
     def __init__(self, halfwidth: float = GOAL_DEFAULTS["halfwidth"]) -> None:
         self.halfwidth = check_halfwidth(halfwidth, "halfwidth")
 
-    def met(self, state: Any) -> np.ndarray:
+    def met(self, state: RuleState) -> np.ndarray:
         """Strata whose stopping interval (:meth:`RuleState.stop_halfwidths`) is within the target.
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-
-        Returns
-        -------
-        numpy.ndarray of bool
-            One value per stratum.
+        {goal_sections}
         """
         return state.stop_halfwidths() <= state.target_halfwidth
 
-    def gains(self, state: Any, horizon: int = 10) -> Gains:
-        """The expected reduction of each stratum's excess half-width (:func:`~bayeseval.campaign.goals.gains.width_gains`).
+    def gains(self, state: RuleState, horizon: int = 10) -> Gains:
+        """The expected reduction of each stratum's excess half-width (:func:`width_gains`).
 
-        Parameters
-        ----------
-        state : RuleState
-            The campaign's state.
-        horizon : int
-            Not used (one label's gain is known in closed form).
+        {goal_sections}
 
         Returns
         -------
@@ -74,3 +65,95 @@ class Each(Goal):
         True
         """
         return width_gains(state)
+
+    @property
+    def stratum_halfwidth(self) -> float:
+        """The target half-width of every stratum (:attr:`Goal.stratum_halfwidth`).
+
+        Returns
+        -------
+        float
+            ``halfwidth``.
+        """
+        return self.halfwidth
+
+    def labels_needed(self, state: RuleState) -> np.ndarray:
+        """Labels per stratum so the expected half-width it stops on meets the target (:meth:`Goal.labels_needed`).
+
+        The smallest ``m`` with ``h sqrt(n_eff / (n_eff + P(trial) m)) <= target``, ``h`` and
+        ``n_eff`` of the interval the stratum stops on (:meth:`RuleState.stop_halfwidths
+        <bayeseval.campaign.loop.rule_state.RuleState.stop_halfwidths>`, :meth:`RuleState.stop_neff
+        <bayeseval.campaign.loop.rule_state.RuleState.stop_neff>`); pending labels count as
+        already requested.
+
+        {goal_sections}
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per stratum, not capped at the rows left.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.loop.rule_state import RuleState
+        >>> st = RuleState.from_counts([10, 2], [100, 400], available=[10_000, 10_000], model="independent")
+        >>> need = Each(0.05).labels_needed(st)
+        >>> bool(need[0] > 0), int(need[1])
+        (True, 0)
+        """
+        p = np.clip(state.p_trial(), 1e-6, 1)
+        t0 = p * state.pending
+        target = state.target_halfwidth
+        hw = state.stop_halfwidths()
+        neff = state.stop_neff()
+        need_t = np.maximum(neff * (hw / target) ** 2 - neff - t0, 0.0)
+        return np.asarray(np.ceil(need_t / p - 1e-9), dtype=float)
+
+
+def width_gains(state: RuleState) -> Gains:
+    """Gains of goal ``Each``: the reduction of the expected excess of the stopping half-width.
+
+    After ``t`` more trials the stratum's half-width is expected at ``h sqrt(n_eff / (n_eff +
+    t))`` (``h`` and ``n_eff`` of the interval it stops on); a label's gain is the reduction of
+    that half-width's excess over the target, plus ``1e-3`` of the reduction itself (ties).
+    Strata done get none, unless every stratum is done; a stratum held back although its
+    half-width is within the target counts every reduction.
+
+    Parameters
+    ----------
+    state : RuleState
+        The campaign's state.
+
+    Returns
+    -------
+    Gains
+        Strata not done with rows left are eligible (all with rows left when none is).
+
+    Examples
+    --------
+    >>> from bayeseval.campaign.loop.rule_state import RuleState
+    >>> st = RuleState.from_counts([5, 5], [10, 200], available=[500, 500], target_halfwidth=0.05)
+    >>> g = width_gains(st)
+    >>> bool(g.one(0, 0.0) > g.one(1, 0.0))
+    True
+    """
+    p = trial_probabilities(state)
+    hw = state.stop_halfwidths()
+    neff = state.stop_neff()
+    done = state.stratum_done()
+    target = np.where(done | (hw > state.target_halfwidth), state.target_halfwidth, 0.0)
+
+    def every(t: np.ndarray) -> np.ndarray:
+        h0 = hw * np.sqrt(neff / (neff + t))
+        h1 = hw * np.sqrt(neff / (neff + t + p))
+        excess = np.maximum(h0 - target, 0) - np.maximum(h1 - target, 0)
+        return excess + 1e-3 * (h0 - h1)
+
+    def one(j: int, t: float) -> float:
+        h0 = hw[j] * np.sqrt(neff[j] / (neff[j] + t))
+        h1 = hw[j] * np.sqrt(neff[j] / (neff[j] + t + p[j]))
+        return max(h0 - target[j], 0.0) - max(h1 - target[j], 0.0) + 1e-3 * (h0 - h1)
+
+    cap = state.available > 0
+    eligible = cap & ~done
+    return Gains(one, p, eligible if eligible.any() else cap, every)

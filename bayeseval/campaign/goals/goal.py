@@ -17,21 +17,32 @@ The parameters' defaults and the keys a campaign file stores them under are list
 
 A goal reads the campaign's state (:class:`~bayeseval.campaign.loop.rule_state.RuleState`), whose
 settings are resolved per stratum (a threshold mapping becomes one value per stratum), so
-:meth:`Goal.met` and :meth:`Goal.is_done` take the state.
+:meth:`Goal.met` and :meth:`Goal.is_done` take the state. Whatever differs between the goals is
+a method of the goal, so the loop, the status table, the forecast, the simulation and the
+report call the goal instead of asking which goal it is: :meth:`Goal.labels_needed` (the
+forecast), :meth:`Goal.status_columns` and :meth:`Goal.status_summary` (the status table),
+:meth:`Goal.outcomes`, :meth:`Goal.shortfall`, :meth:`Goal.simulation_fields` and the texts
+:meth:`Goal.describe`, :meth:`Goal.status_line` and :meth:`Goal.report_line`.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
+import re
 from numbers import Real
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import filled
 from bayeseval.campaign.goals.gains import Gains
 
-__all__ = ["Goal", "GOALS", "DIRECTIONS"]
+if TYPE_CHECKING:  # the state calls the goals; the goals only read it
+    from bayeseval.campaign.loop.rule_state import RuleState
+
+__all__ = ["Goal", "GOALS", "DIRECTIONS", "GOAL_SECTIONS", "strata_named", "with_goal_sections"]
 
 #: goal names, in the order the documentation lists them
 GOALS = ("each", "overall", "decide", "gap")
@@ -107,14 +118,88 @@ def check_margin(margin: Any) -> float:
     return value
 
 
+#: the line of a goal method's docstring that stands for the sections of the :class:`Goal` method it overrides
+GOAL_SECTIONS = "{goal_sections}"
+#: a numpydoc section: its title, underline and text up to the next title
+_SECTION = re.compile(
+    r"^(?P<title>[A-Z][A-Za-z ]*)\n-+\n.*?(?=^[A-Z][A-Za-z ]*\n-+\n|\Z)", flags=re.MULTILINE | re.DOTALL
+)
+
+
+def with_goal_sections(doc: str, base: str) -> str:
+    """``doc`` with its :data:`GOAL_SECTIONS` line replaced by the sections of ``base`` it lacks.
+
+    A goal's method says what it does for that goal; its Parameters and Returns are those of
+    the :class:`Goal` method it overrides, written once there. :class:`Goal` fills them in
+    when a goal class is defined, so ``help()``, numpydoc and the documentation site see them.
+
+    Parameters
+    ----------
+    doc : str
+        The overriding method's docstring, with a line holding only ``{goal_sections}``.
+    base : str
+        The docstring of the :class:`Goal` method.
+
+    Returns
+    -------
+    str
+        ``doc`` with ``base``'s Parameters and Returns sections (those ``doc`` has not) in place
+        of the line, indented like it.
+
+    Examples
+    --------
+    >>> base = "Base.\\n\\n    Parameters\\n    ----------\\n    x : int\\n        An x.\\n"
+    >>> print(with_goal_sections("Mine.\\n\\n    {goal_sections}\\n", base).rstrip())
+    Mine.
+    <BLANKLINE>
+        Parameters
+        ----------
+        x : int
+            An x.
+    """
+    own = {m.group("title") for m in _SECTION.finditer(inspect.cleandoc(doc))}
+    taken = [
+        m.group(0).rstrip()
+        for m in _SECTION.finditer(inspect.cleandoc(base))
+        if m.group("title") in ("Parameters", "Returns") and m.group("title") not in own
+    ]
+    return filled(doc, {GOAL_SECTIONS.strip("{}"): "\n\n".join(taken)})
+
+
+def strata_named(strata: Any, mask: np.ndarray) -> str:
+    """The first five strata where ``mask`` holds, comma-separated (``", ..."`` when there are more).
+
+    Parameters
+    ----------
+    strata : pandas.Index
+        The strata.
+    mask : numpy.ndarray of bool
+        One value per stratum.
+
+    Returns
+    -------
+    str
+        The listing.
+
+    Examples
+    --------
+    >>> strata_named(pd.Index(list("abcdefg")), np.array([True] * 6 + [False]))
+    'a, b, c, d, e, ...'
+    """
+    return ", ".join(str(s) for s in strata[mask][:5]) + (", ..." if mask.sum() > 5 else "")
+
+
 class Goal:
     """What a campaign is for; the base of :class:`Each`, :class:`Overall`, :class:`Decide` and :class:`Gap`.
 
     Class attributes tell the allocation rules how to treat the goal: ``weighted`` (the goal
     is on the population-weighted rate), ``decides`` (labels go where a decision is nearest,
     not where a width shrinks most), ``stops_strata`` (each stratum stops on its own and a
-    stratum that is done gets no more labels) and ``per_stratum`` (the per-stratum guarantee
-    applies).
+    stratum that is done gets no more labels), ``per_stratum`` (the per-stratum guarantee
+    applies), ``has_threshold`` (each stratum is decided against a threshold, possibly within
+    an indifference margin) and ``checks_feasibility`` (a per-stratum half-width target that
+    the pool may not be able to reach: the campaign warns about it when it is created and
+    forecast).
     """
 
     name: ClassVar[str] = ""
@@ -122,8 +207,18 @@ class Goal:
     decides: ClassVar[bool] = False
     stops_strata: ClassVar[bool] = True
     per_stratum: ClassVar[bool] = True
+    has_threshold: ClassVar[bool] = False
+    checks_feasibility: ClassVar[bool] = False
     #: campaign file key -> attribute (and argument) of the goal
     _fields: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Fill the ``{goal_sections}`` line of each method's docstring (:func:`with_goal_sections`)."""
+        super().__init_subclass__(**kwargs)
+        for name, member in vars(cls).items():
+            doc = getattr(member, "__doc__", None)
+            if inspect.isfunction(member) and doc and GOAL_SECTIONS in doc:
+                member.__doc__ = with_goal_sections(doc, getattr(Goal, name).__doc__)
 
     def settings(self) -> dict[str, Any]:
         """The goal's parameters under the keys a campaign file stores them with.
@@ -154,11 +249,22 @@ class Goal:
             setattr(goal, attr, settings.get(field))
         return goal
 
-    def met(self, state: Any) -> np.ndarray:  # pragma: no cover - every goal defines it
-        """Strata that meet the goal (one bool per stratum)."""
+    def met(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
+        """Strata that meet the goal.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        numpy.ndarray of bool
+            One value per stratum.
+        """
         raise NotImplementedError
 
-    def gains(self, state: Any, horizon: int = 10) -> Gains:  # pragma: no cover - every goal defines it
+    def gains(self, state: RuleState, horizon: int = 10) -> Gains:  # pragma: no cover - every goal defines it
         """What one more label is worth toward the goal, per stratum (:class:`~bayeseval.campaign.goals.gains.Gains`).
 
         Parameters
@@ -175,7 +281,7 @@ class Goal:
         """
         raise NotImplementedError
 
-    def is_done(self, state: Any) -> bool:
+    def is_done(self, state: RuleState) -> bool:
         """Whether the campaign is done: every stratum meets the goal or has nothing left to label.
 
         Parameters
@@ -190,7 +296,7 @@ class Goal:
         """
         return bool(np.all(self.met(state) | (state.exhausted() & (state.pending == 0))))
 
-    def reached(self, state: Any) -> bool:
+    def reached(self, state: RuleState) -> bool:
         """Whether the goal itself is met, as opposed to the campaign stopping for want of rows.
 
         :meth:`is_done` also holds when every stratum that misses the goal has no row left;
@@ -218,6 +324,237 @@ class Goal:
         """
         return bool(np.all(self.met(state)))
 
+    @property
+    def stratum_halfwidth(self) -> float | None:
+        """The half-width every stratum must reach, or None when the goal sets none per stratum.
+
+        The anytime confidence sequences are tuned for it
+        (:func:`~bayeseval._kernels.guarantee.anytime_concentrations`).
+
+        Returns
+        -------
+        float or None
+            The target half-width of :class:`~bayeseval.campaign.goals.each.Each`, else None.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> from bayeseval.campaign.goals.overall import Overall
+        >>> Each(0.03).stratum_halfwidth, Overall(0.03).stratum_halfwidth
+        (0.03, None)
+        """
+        return None
+
+    def for_metric(self, metric: str) -> Goal:
+        """The goal with what depends on the campaign's metric resolved (a decision's direction).
+
+        Parameters
+        ----------
+        metric : str
+            The campaign's metric (canonical name).
+
+        Returns
+        -------
+        Goal
+            ``self``, or a resolved copy.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> Each(0.03).for_metric("accuracy")
+        Each(halfwidth=0.03)
+        """
+        return self
+
+    def labels_needed(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
+        """Labels each stratum still needs toward the goal (float, before capping at the rows left).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per stratum; NaN where it cannot be computed. The forecast
+            (:func:`~bayeseval.campaign.loop.forecast.forecast_table`) caps it at the rows
+            available and says why a value is missing.
+        """
+        raise NotImplementedError
+
+    def forecast_blocked(self, state: RuleState, empty: np.ndarray) -> str | None:
+        """Why no open stratum's forecast can be made yet, or None when each stratum answers for itself.
+
+        The goals that depend on every stratum (the weighted rate, the max-min gap) wait for
+        every stratum to have labelled trials.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+        empty : numpy.ndarray of bool
+            Strata that still need labels and have no labelled trial yet.
+
+        Returns
+        -------
+        str or None
+            The reason, for every stratum that still needs labels.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> from bayeseval.campaign.loop.rule_state import RuleState
+        >>> st = RuleState.from_counts([3, 0], [40, 0], available=[500, 500])
+        >>> Each().forecast_blocked(st, np.array([False, True])) is None
+        True
+        """
+        return None
+
+    def out_of_reach(self, state: RuleState, budget_left: int | None = None) -> np.ndarray | None:
+        """Which open strata the rows or the budget left are unlikely to finish, where the goal says.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+        budget_left : int, optional
+            Labels the budget still allows (None: no budget).
+
+        Returns
+        -------
+        numpy.ndarray of object or None
+            Per stratum ``"rows"``, ``"budget"`` or None; None for a goal that does not forecast
+            it (only :class:`~bayeseval.campaign.goals.decide.Decide` does,
+            :func:`~bayeseval.campaign.loop.forecast.decision_reach`).
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> from bayeseval.campaign.loop.rule_state import RuleState
+        >>> Each().out_of_reach(RuleState.from_counts([3], [40], available=[500])) is None
+        True
+        """
+        return None
+
+    def status_columns(self, state: RuleState) -> dict[str, Any]:
+        """The goal's own columns of the status table, per stratum (none by default).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        dict
+            Column name -> one value per stratum (goal ``Decide``: ``threshold``, ``p_meets``
+            and ``decision``).
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> from bayeseval.campaign.loop.rule_state import RuleState
+        >>> Each().status_columns(RuleState.from_counts([3], [40], available=[500]))
+        {}
+        """
+        return {}
+
+    def status_summary(self, state: RuleState) -> dict[str, dict[str, Any]]:
+        """The campaign-wide verdict the status table carries in its ``attrs`` (none by default).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        dict
+            ``attrs`` key -> record (goal ``Overall``: ``overall``; goal ``Gap``: ``gap``).
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> from bayeseval.campaign.loop.rule_state import RuleState
+        >>> Each().status_summary(RuleState.from_counts([3], [40], available=[500]))
+        {}
+        """
+        return {}
+
+    def outcomes(self, state: RuleState) -> tuple[np.ndarray, np.ndarray]:
+        """Each stratum's outcome so far, and whether it meets the goal.
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        outcome : numpy.ndarray of str
+            ``"met"`` or ``"not met"`` (goal ``Decide``: its decisions).
+        met : numpy.ndarray of bool
+            One value per stratum.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> from bayeseval.campaign.loop.rule_state import RuleState
+        >>> st = RuleState.from_counts([1, 5], [400, 10], available=[0, 0], target_halfwidth=0.05)
+        >>> Each(0.05).outcomes(st)[0].tolist()
+        ['met', 'not met']
+        """
+        met = np.asarray(self.met(state), dtype=bool)
+        return np.where(met, "met", "not met").astype(object), met
+
+    def shortfall(self, state: RuleState) -> str | None:
+        """What the campaign-wide verdict still lacks, in words (None for a goal judged stratum by stratum).
+
+        Parameters
+        ----------
+        state : RuleState
+            The campaign's state.
+
+        Returns
+        -------
+        str or None
+            One phrase of :func:`~bayeseval.campaign.loop.status.outcome_text`.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> from bayeseval.campaign.loop.rule_state import RuleState
+        >>> Each().shortfall(RuleState.from_counts([3], [40], available=[500])) is None
+        True
+        """
+        return None
+
+    def simulation_fields(self, state: RuleState, true_rates: np.ndarray) -> dict[str, Any]:
+        """The goal's own columns of a simulated run's line, judged against the true rates.
+
+        Parameters
+        ----------
+        state : RuleState
+            The run's final state.
+        true_rates : numpy.ndarray
+            The true rate per stratum.
+
+        Returns
+        -------
+        dict
+            Column -> value (goal ``Decide``: ``decided``, ``wrong_decisions``; goal ``Gap``:
+            ``verdict``, ``true_gap``, ``wrong_verdict``); none by default.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> from bayeseval.campaign.loop.rule_state import RuleState
+        >>> Each().simulation_fields(RuleState.from_counts([3], [40], available=[500]), np.array([0.1]))
+        {}
+        """
+        return {}
+
     def describe(self, level: float) -> str:
         """The goal in words.
 
@@ -230,9 +567,61 @@ class Goal:
         -------
         str
             One line.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> Each(0.03).describe(0.9)
+        'each, half-width 0.03 at level 0.9'
         """
         hw = self.settings().get("target_halfwidth")
         return f"{self.name}, half-width {hw} at level {level}"
+
+    def status_line(self, level: float) -> str:
+        """The goal in the status line of ``bayeseval campaign status``.
+
+        Parameters
+        ----------
+        level : float
+            The campaign's level.
+
+        Returns
+        -------
+        str
+            One phrase.
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.overall import Overall
+        >>> Overall(0.02).status_line(0.95)
+        'target half-width 0.02 at level 0.95'
+        """
+        hw = self.settings().get("target_halfwidth")
+        return f"target half-width {hw} at level {level}"
+
+    def report_line(self, level: float, status: pd.DataFrame) -> str:
+        """The goal in the campaign's HTML report, with what the status says of it.
+
+        Parameters
+        ----------
+        level : float
+            The campaign's level.
+        status : pandas.DataFrame
+            The campaign's status table (:meth:`Campaign.status <bayeseval.campaign.Campaign.status>`).
+
+        Returns
+        -------
+        str
+            One line (:meth:`describe` for the half-width goals; the decision goals add the
+            decisions or the verdict so far).
+
+        Examples
+        --------
+        >>> from bayeseval.campaign.goals.each import Each
+        >>> Each(0.03).report_line(0.9, pd.DataFrame())
+        'each, half-width 0.03 at level 0.9'
+        """
+        return self.describe(level)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):

@@ -107,24 +107,48 @@ def goal_from_config(config: dict[str, Any]) -> Goal:
     return cls(**given)
 
 
-def state_goal(goal: Any, settings: dict[str, Any]) -> Goal:
-    """The goal of a campaign's state: ``goal`` itself, or the named goal with the state's settings.
+def state_goal(goal: Any, settings: dict[str, Any], defaults: dict[str, Any] | None = None) -> Goal:
+    """The goal of a campaign's state: the goal with the settings the state resolved for it.
+
+    The state's goal is the one source of its parameters: a threshold resolved per stratum
+    replaces the goal's own (a number or a mapping), and a setting left open (a decision's
+    direction) takes the state's default. A setting the goal does not have is ignored.
 
     Parameters
     ----------
     goal : Goal or str
-        The state's ``goal``.
+        The goal object, or its name (``"each"``, ``"overall"``, ``"decide"``, ``"gap"``).
     settings : dict
-        The state's resolved goal settings under their campaign file keys (``target_halfwidth``,
-        ``threshold``, ...).
+        Goal settings under their campaign file keys (``target_halfwidth``, ``threshold``,
+        ``direction``, ``margin``, ``tolerance``) that replace the goal's own; None values are
+        not given.
+    defaults : dict, optional
+        Values for the settings that are still None.
 
     Returns
     -------
     Goal
-        The goal object.
+        ``goal`` itself when nothing changes, else a goal of its class with the merged settings
+        (not checked again).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> state_goal(Decide(0.1), {"threshold": np.array([0.1, 0.2])}, {"direction": "below"})
+    Decide(threshold=array([0.1, 0.2]), direction='below', margin=0.0)
+    >>> state_goal("gap", {"tolerance": 0.05, "margin": 0.0})
+    Gap(tolerance=0.05)
     """
-    if isinstance(goal, Goal):
-        return goal
-    if goal not in _CLASSES:
+    obj = goal if isinstance(goal, Goal) else None
+    if obj is None and goal not in _CLASSES:
         raise ValueError(f"goal must be one of {list(GOALS)} or a goal object, got {goal!r}")
-    return _CLASSES[goal].from_settings(settings)
+    cls = _CLASSES[goal] if obj is None else type(obj)
+    own = {} if obj is None else obj.settings()
+    merged = {}
+    for key in cls._fields:
+        value = settings.get(key)
+        value = own.get(key) if value is None else value
+        merged[key] = (defaults or {}).get(key) if value is None else value
+    if obj is not None and all(merged[key] is own[key] for key in cls._fields):
+        return obj
+    return cls.from_settings(merged)

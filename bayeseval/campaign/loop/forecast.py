@@ -5,7 +5,6 @@ which strata the rows left can decide.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,12 +12,6 @@ import pandas as pd
 
 from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
-from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
-from bayeseval._kernels.guarantee import DECISION_MIN_TRIALS
-from bayeseval.campaign.goals.decide import Decide
-from bayeseval.campaign.goals.each import Each
-from bayeseval.campaign.goals.gains import decision_betas, gap_targets, own_binding
-from bayeseval.campaign.goals.gap import Gap
 from bayeseval.campaign.loop.rule_state import RuleState
 
 __all__ = [
@@ -49,7 +42,9 @@ def forecast_labels(state: RuleState) -> pd.Series:
     <= target`` (pending labels count as already requested). Goal ``"overall"``: the
     allocation minimising total labels subject to the expected variance of the weighted rate
     reaching the target, by water-filling. Capped at the rows available (a stratum that cannot
-    reach the target gets its remaining rows).
+    reach the target gets its remaining rows). The numbers are the goal's
+    (:meth:`Goal.labels_needed <bayeseval.campaign.goals.goal.Goal.labels_needed>`), so the
+    decision goals give :func:`forecast_decision`.
 
     Parameters
     ----------
@@ -69,59 +64,9 @@ def forecast_labels(state: RuleState) -> pd.Series:
     >>> int(forecast_labels(st).iloc[0]) > 0
     True
     """
-    return _finish(state, _width_need(state))
+    return _finish(state, state.goal.labels_needed(state))
 
 
-def _width_need(state: RuleState) -> np.ndarray:
-    """Labels per stratum (float, uncapped) for the half-width goals ``"each"`` and ``"overall"``."""
-    post = state.posterior
-    neff = post.n_eff().to_numpy()
-    p = np.clip(state.p_trial(), 1e-6, 1)
-    t0 = p * state.pending
-    cap = state.available.astype(float)
-    target = state.target_halfwidth
-    if isinstance(state.goal, Each):
-        hw = state.stop_halfwidths()
-        neff = state.stop_neff()
-        need_t = np.maximum(neff * (hw / target) ** 2 - neff - t0, 0.0)
-        m = np.ceil(need_t / p - 1e-9)
-    else:
-        mean, var = post.weighted_moments(state.weights)
-        _, lo, hi = state.overall()
-        hw = (hi - lo) / 2
-        if hw <= target:
-            m = np.zeros(len(neff))
-        else:
-            v_k = post.var().to_numpy()
-            c = state.weights**2 * v_k * neff
-            base = np.sum(c / (neff + t0))
-            v_target = base * (target / hw) ** 2
-
-            def alloc(lam: float) -> np.ndarray:
-                x = np.sqrt(lam * c * p)  # neff + t0 + p m at the optimum
-                return np.clip((x - neff - t0) / p, 0, cap)
-
-            def vexp(m: np.ndarray) -> float:
-                return float(np.sum(c / (neff + t0 + p * m)))
-
-            lo_l, hi_l = 0.0, 1.0
-            while vexp(alloc(hi_l)) > v_target and hi_l < 1e30:
-                hi_l *= 10
-            for _ in range(100):
-                mid = np.sqrt(lo_l * hi_l) if lo_l > 0 else hi_l / 10
-                if vexp(alloc(mid)) > v_target:
-                    lo_l = mid
-                else:
-                    hi_l = mid
-                if hi_l / max(lo_l, 1e-300) < 1 + 1e-9:
-                    break
-            m = np.ceil(alloc(hi_l))
-    return np.asarray(m, dtype=float)
-
-
-# ---------------------------------------------------------------------------------------
-# feasibility of a per-stratum target
-# ---------------------------------------------------------------------------------------
 def _wilson_halfwidth(rate: np.ndarray, n: np.ndarray, z: float) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         hw = z / (1.0 + z**2 / n) * np.sqrt(rate * (1.0 - rate) / n + z**2 / (4.0 * n**2))
@@ -168,6 +113,9 @@ def target_feasibility(
     warn : bool
         Emit a :class:`~bayeseval._api.warnings.PrecisionLimitedWarning` listing the strata
         that cannot reach the target and their achievable half-widths.
+    proxy : bool, default False
+        The half-widths are a proxy campaign's worst case (a proxy that tells nothing): the
+        warning then says the target may still be met where the proxy separates errors.
 
     Returns
     -------
@@ -206,7 +154,14 @@ def target_feasibility(
 
 
 def feasibility_table(
-    max_trials: np.ndarray, hw: np.ndarray, feasible: np.ndarray, strata: Any, target: float, warn: bool
+    max_trials: np.ndarray,
+    hw: np.ndarray,
+    feasible: np.ndarray,
+    strata: Any,
+    target: float,
+    warn: bool,
+    *,
+    proxy: bool = False,
 ) -> pd.DataFrame:
     """The feasibility table, and the warning naming the strata that cannot reach ``target``.
 
@@ -240,9 +195,19 @@ def feasibility_table(
     if warn and not out["feasible"].all():
         bad = out[~out["feasible"]]
         listing = ", ".join(f"{i}: {h:.3f}" for i, h in bad["achievable_halfwidth"].head(10).items())
+        if proxy:
+            what = (
+                f"may not be met from the pool in {len(bad)} of {k} strata unless the proxy separates "
+                f"errors from correct predictions (half-width per stratum, every row labelled and a "
+                f"proxy that tells nothing: {listing})"
+            )
+        else:
+            what = (
+                f"cannot be met from the pool in {len(bad)} of {k} strata "
+                f"(achievable half-width per stratum, every row labelled: {listing})"
+            )
         warnings.warn(
-            f"target_halfwidth={target} cannot be met from the pool in {len(bad)} of {k} strata "
-            f"(achievable half-width per stratum, every row labelled: {listing}); raise the target, "
+            f"target_halfwidth={target} {what}; raise the target, "
             "lower the level, add rows to these strata or accept their achievable half-widths",
             PrecisionLimitedWarning,
             stacklevel=3,
@@ -336,7 +301,7 @@ def forecast_decision(state: RuleState) -> pd.Series:
     its interval within ``threshold +/- margin``, see :meth:`RuleState.at_threshold`)
     reaches 0.5; pending labels count as requested (:func:`decision_reach` says which
     strata the rows left cannot decide). Goal ``"gap"``: for each target stratum
-    (:func:`gap_targets`), the labels that bring its Bonferroni interval's half-width to half
+    (:func:`~bayeseval.campaign.goals.gap.gap_targets`), the labels that bring its Bonferroni interval's half-width to half
     the distance between the gap estimate and the tolerance. Capped at the rows available.
 
     Parameters
@@ -359,35 +324,7 @@ def forecast_decision(state: RuleState) -> pd.Series:
     >>> bool(f.iloc[0] > 0), int(f.iloc[1])
     (True, 0)
     """
-    return _finish(state, _decision_need(state))
-
-
-def _decision_need(state: RuleState) -> np.ndarray:
-    """Labels per stratum (float, uncapped; NaN where the gap is not estimable) for ``"decide"`` and ``"gap"``."""
-    k = len(state.strata)
-    cap = state.available.astype(np.int64)
-    p = np.clip(state.p_trial(), 1e-6, 1.0)
-    t0 = p * state.pending
-    out = np.zeros(k)
-    if isinstance(state.goal, Gap):
-        info = state.gap()
-        lo, hi = info["bounds"]
-        neff = state.posterior.n_eff().to_numpy()
-        want = np.fmax(abs(info["tolerance"] - info["gap"]) / 2, 1e-4)  # NaN stays NaN (no gap estimate)
-        need = np.maximum(neff * (((hi - lo) / 2) / want) ** 2 - neff - t0, 0.0)
-        return np.where(gap_targets(state), np.ceil(need / p), 0.0)
-    undecided = _undecided_after(state)
-    for j in np.flatnonzero(~state.stratum_done() & (cap > 0) & (state.trials > 0)):
-        hi_m = 1
-        while hi_m < cap[j] and undecided(j, hi_m):
-            hi_m *= 2
-        hi_m = min(hi_m, int(cap[j]))
-        lo_m = hi_m // 2
-        while hi_m - lo_m > 1:
-            mid = (lo_m + hi_m) // 2
-            lo_m, hi_m = (mid, hi_m) if undecided(j, mid) else (lo_m, mid)
-        out[j] = hi_m
-    return out
+    return forecast_labels(state)
 
 
 def _cannot(state: RuleState) -> np.ndarray:
@@ -396,20 +333,17 @@ def _cannot(state: RuleState) -> np.ndarray:
     A stratum that still needs labels (not done, rows left or pending) and has no labelled
     trial yet: nothing but the prior speaks for its rate, so any number would be the prior's.
     Goals ``"overall"`` and ``"gap"``: every stratum, when one such stratum exists (the
-    allocation depends on every stratum's variance; the max-min gap on every stratum's rate).
+    allocation depends on every stratum's variance; the max-min gap on every stratum's rate),
+    as the goal says (:meth:`Goal.forecast_blocked <bayeseval.campaign.goals.goal.Goal.forecast_blocked>`).
     """
     k = len(state.strata)
     out = np.full(k, None, dtype=object)
     open_ = ~state.stratum_done() & (state.available + state.pending > 0)
     empty = open_ & (state.trials <= 0)
     out[empty] = NO_TRIALS
-    names = ", ".join(str(s) for s in state.strata[empty][:5]) + (", ..." if empty.sum() > 5 else "")
-    if isinstance(state.goal, Gap) and not state.is_done() and not np.isfinite(state.gap()["gap"]):
-        out[open_] = "the gap needs labelled trials in at least two strata"
-    elif isinstance(state.goal, Gap) and empty.any():
-        out[open_] = f"the gap needs labelled trials in every stratum; none yet in {names}"
-    elif state.goal.weighted and empty.any():
-        out[open_] = f"the weighted rate needs labelled trials in every stratum; none yet in {names}"
+    blocked = state.goal.forecast_blocked(state, empty)
+    if blocked is not None:
+        out[open_] = blocked
     return out
 
 
@@ -456,8 +390,10 @@ def forecast_notes(state: RuleState) -> pd.Series:
 def forecast_table(state: RuleState | Any) -> pd.DataFrame:
     """The forecast of every goal: ``labels`` still needed per stratum and a ``note`` where none can be made.
 
-    :func:`forecast_decision` for the decision goals (``"decide"``, ``"gap"``),
-    :func:`forecast_labels` for the others; for a campaign on several metrics
+    The goal's numbers (:meth:`Goal.labels_needed
+    <bayeseval.campaign.goals.goal.Goal.labels_needed>`: :func:`forecast_decision` for the
+    decision goals ``"decide"`` and ``"gap"``, :func:`forecast_labels` for the others); for a
+    campaign on several metrics
     (:class:`~bayeseval.campaign.loop.rule_state.MetricStates`) the most any metric needs (``<NA>``
     where any metric's forecast cannot be made). ``labels`` is ``Int64``: ``<NA>`` where the
     forecast cannot be made, and ``note`` then says why (:func:`forecast_notes`).
@@ -482,7 +418,7 @@ def forecast_table(state: RuleState | Any) -> pd.DataFrame:
     states = list(state.states.values()) if hasattr(state, "states") else [state]
     values, notes = [], np.full(len(states[0].strata), None, dtype=object)
     for st in states:
-        raw = _decision_need(st) if st.goal.decides else _width_need(st)
+        raw = st.goal.labels_needed(st)
         why = _cannot(st)
         why[(why == None) & ~np.isfinite(raw)] = "not computable from the current counts"  # noqa: E711
         notes = np.where(notes == None, why, notes)  # noqa: E711
@@ -556,68 +492,6 @@ def forecast_text(table: pd.DataFrame) -> str:
     return f"{CANNOT}: " + "; ".join(parts)
 
 
-def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
-    """``undecided(j, m)``: whether stratum ``j`` is more likely undecided than not after ``m`` more labels."""
-    if state.per_stratum():
-        return _anytime_undecided_after(state)
-    k = len(state.strata)
-    p = np.clip(state.p_trial(), 1e-6, 1.0)
-    t0 = p * state.pending
-    a, b, thr, floor = decision_betas(state)
-    floor = np.where(own_binding(state), floor, 1.0 - state.level)
-    margin = np.where(own_binding(state), 0.0, np.full(k, float(state.margin)))
-    level = state.level
-
-    def undecided(j: int, m: int) -> bool:
-        return _p_undecided(a[j], b[j], thr[j], t0[j] + m * p[j], floor[j], margin[j], level) > 0.5
-
-    return undecided
-
-
-def _anytime_undecided_after(state: RuleState) -> Callable[[int, int], bool]:
-    """``undecided(j, m)`` under ``guarantee="stratum"``: the stopping rule's own anytime test.
-
-    The preposterior of the test the campaign stops on (:meth:`RuleState.anytime_decisions`:
-    the stratum's own counts, at :meth:`RuleState.anytime_level` with
-    :meth:`RuleState.decision_concentration`; with a margin also the confidence sequence within
-    ``threshold +/- margin``), over the predictive of the next trials from the stratum's
-    posterior (:func:`decision_betas`). A fixed-level posterior rule decides far sooner than
-    this test, so planning on it under-forecasts (4 labels where thousands were needed).
-    """
-    p = np.clip(state.p_trial(), 1e-6, 1.0)
-    t0 = p * state.pending
-    a, b, thr, _ = decision_betas(state)  # mirrored for direction "above": the count of the other class
-    s = state.successes.astype(float) if state.direction != "above" else (state.trials - state.successes).astype(float)
-    n = state.trials.astype(float)
-    level, conc, margin = state.anytime_level(), state.decision_concentration(), float(state.margin or 0.0)
-
-    def undecided(j: int, m: int) -> bool:
-        more = int(round(t0[j] + m * p[j]))
-        y, pmf = _predictive(a[j], b[j], more)
-        total = n[j] + more
-        if total < DECISION_MIN_TRIALS:
-            return True
-        below, above = decision_boundaries(total, thr[j], level, conc)
-        hits = s[j] + y
-        open_ = (hits > below) & (hits < above)
-        if margin > 0 and open_.any():
-            lo, hi = confidence_sequence_bounds(hits[open_], np.full(int(open_.sum()), total), level, conc)
-            open_[open_] = ~((lo >= thr[j] - margin) & (hi <= thr[j] + margin))
-        return float(pmf @ open_) > 0.5
-
-    return undecided
-
-
-def _predictive(a: float, b: float, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Outcomes ``y`` of ``m`` more trials and their Beta-binomial probabilities (those above 1e-17)."""
-    from scipy.special import betaln, gammaln
-
-    y = np.arange(m + 1, dtype=float)
-    logpmf = gammaln(m + 1.0) - gammaln(y + 1) - gammaln(m - y + 1) + betaln(a + y, b + m - y) - betaln(a, b)
-    keep = logpmf > -40.0  # outcomes of probability below 1e-17 change nothing
-    return y[keep], np.exp(logpmf[keep])
-
-
 def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarray:
     """Which undecided strata the rows or the budget left cannot decide (goal ``"decide"``).
 
@@ -652,40 +526,5 @@ def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarr
     >>> decision_reach(st).tolist(), decision_reach(st, budget_left=500).tolist()
     ([None], ['budget'])
     """
-    k = len(state.strata)
-    out = np.full(k, None, dtype=object)
-    if not isinstance(state.goal, Decide):
-        return out
-    cap = state.available.astype(np.int64)
-    undecided = _undecided_after(state)
-    for j in np.flatnonzero(~state.stratum_done()):
-        if undecided(j, int(cap[j])):
-            out[j] = "rows"
-        elif budget_left is not None and budget_left < cap[j] and undecided(j, max(int(budget_left), 0)):
-            out[j] = "budget"
-    return out
-
-
-def _p_undecided(
-    a: float, b: float, thr: float, m: float, floor: float, margin: float = 0.0, level: float = 0.95
-) -> float:
-    """Preposterior probability that the stratum is undecided after ``round(m)`` trials.
-
-    Undecided: ``min(P, 1 - P) > floor`` and, with a margin, the equal-tailed interval at
-    ``level`` not within ``thr +/- margin``.
-    """
-    from scipy.special import betainc, betaincinv, betaln, gammaln
-
-    m = int(round(m))
-    y = np.arange(m + 1, dtype=float)
-    logpmf = gammaln(m + 1.0) - gammaln(y + 1) - gammaln(m - y + 1) + betaln(a + y, b + m - y) - betaln(a, b)
-    keep = logpmf > -40.0  # outcomes of probability below 1e-17 change nothing
-    y, pmf = y[keep], np.exp(logpmf[keep])
-    p = betainc(a + y, b + m - y, thr)
-    open_ = np.minimum(p, 1.0 - p) > floor
-    if margin > 0 and open_.any():
-        tail, i = (1.0 - level) / 2.0, np.flatnonzero(open_)
-        lo = betaincinv(a + y[i], b + m - y[i], tail)
-        hi = betaincinv(a + y[i], b + m - y[i], 1.0 - tail)
-        open_[i] = ~((lo >= thr - margin) & (hi <= thr + margin))
-    return float(pmf @ open_)
+    reach = state.goal.out_of_reach(state, budget_left)
+    return np.full(len(state.strata), None, dtype=object) if reach is None else reach

@@ -20,7 +20,6 @@ from bayeseval._api.validation import (
     check_class_labels,
     check_weights,
 )
-from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.goals.goal import unit_value
 from bayeseval.campaign.labels.label_set import MISSING, LabelSet, default_label_set, label_key, py_scalar
 from bayeseval.campaign.loop.state import StrataDesign
@@ -323,8 +322,7 @@ def population_weights(weights: Any, strata: pd.Index, n_eligible: np.ndarray) -
 
 def _anytime_concentration(spec: CampaignSpec, n_eligible: np.ndarray) -> np.ndarray | None:
     """Each stratum's confidence-sequence concentration of an anytime campaign (else None)."""
-    halfwidth = spec.goal.halfwidth if isinstance(spec.goal, Each) else None
-    return spec.guarantee_object.sequence_concentrations(n_eligible, spec.level, halfwidth)
+    return spec.guarantee_object.sequence_concentrations(n_eligible, spec.level, spec.goal.stratum_halfwidth)
 
 
 def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequence[Any] = ()) -> PoolDesign:

@@ -238,4 +238,4 @@ class ProxyDesign:
             )
             hw[i] = (float(np.ravel(hi)[0]) - float(np.ravel(lo)[0])) / 2.0
         target = state.target_halfwidth
-        return feasibility_table(full.trials.astype(float), hw, hw <= target, state.strata, target, warn)
+        return feasibility_table(full.trials.astype(float), hw, hw <= target, state.strata, target, warn, proxy=True)

@@ -30,8 +30,7 @@ from bayeseval._kernels.guarantee import (
     as_guarantee,
     implied_size,
 )
-from bayeseval.campaign.goals.decide import Decide
-from bayeseval.campaign.goals.each import Each
+from bayeseval.campaign.goals.decide import AT_THRESHOLD
 from bayeseval.campaign.goals.goal import Goal
 from bayeseval.campaign.goals.registry import state_goal
 from bayeseval.campaign.loop.state import CampaignState
@@ -48,8 +47,25 @@ def _counted(name: str) -> property:
     return property(lambda self: getattr(self.counts, name), doc=f"``counts.{name}`` (:class:`CampaignState`).")
 
 
-#: the decision of a stratum known to lie within the indifference margin of its threshold
-AT_THRESHOLD = "at the threshold"
+#: what the state reads for a goal setting its goal leaves open (the goal's own otherwise)
+_GOAL_DEFAULTS: dict[str, Any] = {
+    "target_halfwidth": 0.05,
+    "threshold": None,
+    "direction": "below",
+    "tolerance": None,
+    "margin": 0.0,
+}
+
+
+def _goal_setting(key: str) -> property:
+    """A read-only view of the goal's setting ``key`` (its campaign file key), or the state's default."""
+
+    def read(self: RuleState) -> Any:
+        value = self.goal.settings().get(key)
+        return _GOAL_DEFAULTS[key] if value is None else value
+
+    return property(read, doc=f"The goal's ``{key}`` (:attr:`goal`; {_GOAL_DEFAULTS[key]!r} when it has none).")
+
 
 #: the fields of :class:`RuleState` that name its guarantee (kept in step with its object)
 _GUARANTEE_FIELDS = frozenset({"guarantee", "anytime"})
@@ -57,7 +73,7 @@ _GUARANTEE_FIELDS = frozenset({"guarantee", "anytime"})
 
 # the state a rule sees
 # ---------------------------------------------------------------------------------------
-@dataclass
+@dataclass(init=False)
 class RuleState:
     """What a rule needs to know about a campaign, per stratum (arrays aligned to ``strata``).
 
@@ -67,24 +83,31 @@ class RuleState:
         The counts per stratum and the cached posterior; its fields (``strata``,
         ``successes``, ``trials``, ``labelled``, ``pending``, ``available``, ``weights``,
         ``model``, ...) and :attr:`posterior` read through this state.
-    target_halfwidth, level
-        The target half-width of the width goals and the level of the intervals and decisions.
+    target_halfwidth : float, optional
+        The target half-width of the width goals (default: the goal's, else 0.05).
+    level : float
+        The level of the intervals and decisions.
     goal : Goal or str
         The goal (:mod:`bayeseval.campaign.goals.goal`), or its name: ``"each"`` stratum's or the
         ``"overall"`` weighted rate's credible interval half-width at most
-        ``target_halfwidth``, ``"decide"`` or ``"gap"``; a name is made the goal object with
-        this state's settings.
+        ``target_halfwidth``, ``"decide"`` or ``"gap"``. The state keeps it as the goal object
+        with the settings given here in place of its own
+        (:func:`~bayeseval.campaign.goals.registry.state_goal`): the goal is the one source of
+        :attr:`target_halfwidth`, :attr:`threshold`, :attr:`direction`, :attr:`tolerance` and
+        :attr:`margin`, which read it. A setting the goal does not have is ignored.
     threshold : numpy.ndarray, optional
-        Goal ``"decide"``: the threshold of each stratum's rate (one value per stratum).
-    direction : {"below", "above"}
+        Goal ``"decide"``: the threshold of each stratum's rate (one value per stratum; default
+        the goal's).
+    direction : {"below", "above"}, optional
         Goal ``"decide"``: a stratum meets its threshold when its rate is below it
-        (error-type metrics) or above it (accuracy-type metrics).
+        (error-type metrics) or above it (accuracy-type metrics); default the goal's, else
+        ``"below"``.
     tolerance : float, optional
         Goal ``"gap"``: the largest acceptable max-min gap between the strata's rates.
-    margin : float
+    margin : float, optional
         Goal ``"decide"``: the indifference margin; a stratum whose interval lies within
         ``threshold +/- margin`` is decided ``"at the threshold"`` (see :meth:`at_threshold`).
-        Default 0: off.
+        Default the goal's, else 0: off.
     guarantee : {"average", "stratum", "anytime"} or Guarantee
         What the per-stratum intervals and decisions promise (goals ``"each"``, ``"decide"``
         and ``"gap"``; goal ``"overall"`` is the same under all). ``"stratum"``: each
@@ -111,23 +134,48 @@ class RuleState:
     Examples
     --------
     >>> st = RuleState.from_counts([1, 2], [20, 30], available=[100, 100], target_halfwidth=0.1)
-    >>> st.goal, st.weights.round(3).tolist()
-    (Each(halfwidth=0.1), [0.48, 0.52])
+    >>> st.goal, st.target_halfwidth, st.weights.round(3).tolist()
+    (Each(halfwidth=0.1), 0.1, [0.48, 0.52])
     """
 
     counts: CampaignState
-    target_halfwidth: float = 0.05
-    level: float = 0.95
-    goal: Goal | str = "each"
-    threshold: np.ndarray | None = None
-    direction: str = "below"
-    tolerance: float | None = None
-    margin: float = 0.0
-    guarantee: Guarantee | str = "average"
-    anytime: bool = False
-    anytime_concentration: np.ndarray | None = None
+    level: float
+    goal: Goal
+    guarantee: str
+    anytime: bool
+    anytime_concentration: np.ndarray | None
     _decision: dict = field(default_factory=dict, init=False, repr=False)
     _adaptive: dict = field(default_factory=dict, init=False, repr=False)
+
+    def __init__(
+        self,
+        counts: CampaignState,
+        target_halfwidth: float | None = None,
+        level: float = 0.95,
+        goal: Goal | str = "each",
+        threshold: np.ndarray | None = None,
+        direction: str | None = None,
+        tolerance: float | None = None,
+        margin: float | None = None,
+        guarantee: Guarantee | str = "average",
+        anytime: bool = False,
+        anytime_concentration: np.ndarray | None = None,
+    ) -> None:
+        given = {
+            "target_halfwidth": target_halfwidth,
+            "threshold": threshold,
+            "direction": direction,
+            "margin": margin,
+            "tolerance": tolerance,
+        }
+        self.counts = counts
+        self.level = level
+        self.goal = state_goal(goal, given, _GOAL_DEFAULTS)
+        self.guarantee = guarantee
+        self.anytime = anytime
+        self.anytime_concentration = anytime_concentration
+        self._decision = {}
+        self._adaptive = {}
 
     strata = _counted("strata")
     successes = _counted("successes")
@@ -141,6 +189,12 @@ class RuleState:
     prior = _counted("prior")
     prior_mean = _counted("prior_mean")
 
+    target_halfwidth = _goal_setting("target_halfwidth")
+    threshold = _goal_setting("threshold")
+    direction = _goal_setting("direction")
+    tolerance = _goal_setting("tolerance")
+    margin = _goal_setting("margin")
+
     def __setattr__(self, name: str, value: Any) -> None:
         """Keep :attr:`guarantee_object` in step with the ``guarantee`` and ``anytime`` settings."""
         object.__setattr__(self, name, value)
@@ -153,18 +207,6 @@ class RuleState:
     def guarantee_object(self) -> Guarantee:
         """The :class:`~bayeseval.Guarantee` of ``guarantee`` and ``anytime``."""
         return vars(self)["_guarantee"]
-
-    def __post_init__(self) -> None:
-        self.goal = state_goal(
-            self.goal,
-            {
-                "target_halfwidth": self.target_halfwidth,
-                "threshold": self.threshold,
-                "direction": self.direction,
-                "margin": self.margin,
-                "tolerance": self.tolerance,
-            },
-        )
 
     @classmethod
     def from_counts(cls, successes: Any, trials: Any, *, available: Any, **kwargs: Any) -> RuleState:
@@ -289,7 +331,7 @@ class RuleState:
         """``anytime_concentration``, or each stratum's concentration tuned for its rows and the goal's target."""
         if self.anytime_concentration is not None:
             return self.anytime_concentration
-        hw = self.goal.halfwidth if isinstance(self.goal, Each) else None
+        hw = self.goal.stratum_halfwidth
         return anytime_concentrations(self.available + self.labelled + self.pending, self.level, hw)
 
     def anytime_intervals(self) -> tuple[np.ndarray, np.ndarray]:
@@ -591,11 +633,12 @@ class RuleState:
         ...                            goal="decide", threshold=np.array([0.12]), margin=0.03)
         >>> st.at_threshold().tolist(), st.decisions().tolist()
         ([True], ['at the threshold'])
-        >>> st.margin = 0.01; st.invalidate(); st.decisions().tolist()
+        >>> RuleState.from_counts([123], [1000], available=[0], model="independent", goal="decide",
+        ...                       threshold=np.array([0.12]), margin=0.01).decisions().tolist()
         ['undecided']
         """
         k = len(self.strata)
-        if not isinstance(self.goal, Decide) or not self.margin:
+        if not self.goal.has_threshold or not self.margin:
             return np.zeros(k, bool)
         if "at" not in self._decision and self.per_stratum():
             self._decision["at"] = self._sequence_within()

@@ -49,7 +49,7 @@ class StrataDesign:
         Decision threshold per stratum (goal ``"decide"``).
     concentration : numpy.ndarray or None
         Prior concentration of each stratum's confidence sequence (``anytime=True``; see
-        :func:`~bayeseval.campaign.goals.guarantee.anytime_concentrations`).
+        :func:`~bayeseval._kernels.guarantee.anytime_concentrations`).
     """
 
     strata: pd.Index

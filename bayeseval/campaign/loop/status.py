@@ -5,12 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bayeseval.campaign.goals.decide import Decide
-from bayeseval.campaign.goals.gap import Gap
+from bayeseval.campaign.goals.decide import AT_MARGIN
 from bayeseval.campaign.loop.rule_state import RuleState
-
-#: a stratum decided at the threshold (goal ``"decide"`` with a margin)
-AT_MARGIN = "at the threshold (within the margin)"
 
 __all__ = ["status_frame", "stratum_outcomes", "outcome_text"]
 
@@ -65,23 +61,9 @@ def status_frame(st: RuleState, n_rows: np.ndarray | None = None, budget_spent: 
     if st.per_stratum():  # the guaranteed interval is the stratum's; the pooled posterior beside it
         frame["pooled_mean"] = post.mean().to_numpy()
         frame["pooled_lower"], frame["pooled_upper"] = lo, hi
-    if isinstance(st.goal, Decide):
-        frame["threshold"] = st.threshold
-        frame["p_meets"] = st.p_meets()
-        frame["decision"] = st.decisions()
-    if isinstance(st.goal, Gap):
-        gap = {key: value for key, value in st.gap().items() if key != "bounds"}
-        gap["done"] = st.is_done()
-        frame.attrs["gap"] = gap
-    if st.goal.weighted:
-        mean, olo, ohi = st.overall()
-        frame.attrs["overall"] = {
-            "mean": mean,
-            "lower": olo,
-            "upper": ohi,
-            "halfwidth": (ohi - olo) / 2,
-            "done": (ohi - olo) / 2 <= st.target_halfwidth,
-        }
+    for column, values in st.goal.status_columns(st).items():  # goal Decide: its decisions
+        frame[column] = values
+    frame.attrs.update(st.goal.status_summary(st))  # the campaign-wide verdict of goals Overall and Gap
     return frame
 
 
@@ -114,14 +96,7 @@ def stratum_outcomes(st: RuleState, budget_spent: bool = False) -> np.ndarray:
     >>> stratum_outcomes(st).tolist()
     ['decided: meets', 'undecided: pool exhausted']
     """
-    met = np.asarray(st.goal.met(st), dtype=bool)
-    decide = isinstance(st.goal, Decide)
-    if decide:
-        names = {"meets": "decided: meets", "fails": "decided: fails", "at the threshold": AT_MARGIN}
-        out = np.array([names.get(d, "undecided") for d in st.decisions()], dtype=object)
-        met = out != "undecided"
-    else:
-        out = np.where(met, "met", "not met").astype(object)
+    out, met = st.goal.outcomes(st)
     exhausted = (st.available <= 0) & (st.pending <= 0)
     out[~met & exhausted] = out[~met & exhausted] + ": pool exhausted"
     if budget_spent:
@@ -163,10 +138,9 @@ def outcome_text(states: list[RuleState], budget_spent: bool = False) -> str:
     parts = []
     for st in states:
         out = stratum_outcomes(st, budget_spent)
-        if isinstance(st.goal, Gap):
-            parts.append(f"gap verdict {st.gap()['verdict']}")
-        elif st.goal.weighted:
-            parts.append("overall half-width above the target")
+        shortfall = st.goal.shortfall(st)  # what the campaign-wide verdict of Overall and Gap lacks
+        if shortfall is not None:
+            parts.append(shortfall)
         is_open = np.array([not (o == "met" or o.startswith("decided") or o == AT_MARGIN) for o in out])
         for kind in dict.fromkeys(out[is_open]):
             names = [str(s) for s in st.strata[out == kind]]

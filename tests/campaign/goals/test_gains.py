@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from bayeseval.campaign import Decide, Each, Gap, Overall
-from bayeseval.campaign.goals.gains import decision_gains, undecided_excess
+from bayeseval.campaign.goals.decide import decision_gains, undecided_excess
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import expected_width
 from tests.campaign.helpers import atypical_state
