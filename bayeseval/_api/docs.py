@@ -66,6 +66,14 @@ EvalRecords
     "random_seed": """\
 random_seed : int or numpy.random.Generator, optional
     Seed for ``numpy.random.default_rng``.""",
+    "campaign_level": """\
+level : float
+    The campaign's level.""",
+    "line_returned": """\
+Returns
+-------
+str
+    One line.""",
 }
 
 

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import short_repr
 from bayeseval._kernels.anytime import (
     confidence_sequence_bounds,
@@ -454,6 +455,7 @@ ANYTIME_MIN_PLAN = 20
 ANYTIME_MAX_PLAN = 4000
 
 
+@fill_doc()
 def guarantee_stop_level(level: float) -> float:
     """Level of the interval the width goal stops on (and reports) under ``guarantee="stratum"``.
 
@@ -463,8 +465,7 @@ def guarantee_stop_level(level: float) -> float:
 
     Parameters
     ----------
-    level : float
-        The campaign's level.
+    {campaign_level}
 
     Returns
     -------

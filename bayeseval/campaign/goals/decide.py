@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
 from bayeseval._kernels.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.fields import GOAL_DEFAULTS
@@ -145,20 +146,17 @@ class Decide(Goal):
         within = f" (within {self.margin:g} of it: at the threshold)" if self.margin else ""
         return f"goal: decide whether each rate is {self.direction} {thr}{within} at level {level}"
 
+    @fill_doc()
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """The goal with the decisions so far (:meth:`Goal.report_line`).
 
         Parameters
         ----------
-        level : float
-            The campaign's level.
+        {campaign_level}
         status : pandas.DataFrame
             The campaign's status table (its ``decision`` column).
 
-        Returns
-        -------
-        str
-            One line.
+        {line_returned}
 
         Examples
         --------

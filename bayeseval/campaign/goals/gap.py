@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._render.formats import fixed
 from bayeseval.campaign.goals.gains import Gains, trial_probabilities
 from bayeseval.campaign.goals.goal import Goal, strata_named, unit_value
@@ -98,20 +99,17 @@ class Gap(Goal):
         """
         return f"goal: {self.describe(level)}"
 
+    @fill_doc()
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """:meth:`describe` with the gap, its interval and the verdict so far (:meth:`Goal.report_line`).
 
         Parameters
         ----------
-        level : float
-            The campaign's level.
+        {campaign_level}
         status : pandas.DataFrame
             The campaign's status table (its ``attrs["gap"]``, :meth:`status_summary`).
 
-        Returns
-        -------
-        str
-            One line.
+        {line_returned}
 
         Examples
         --------

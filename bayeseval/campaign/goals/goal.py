@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from bayeseval._api.docs import filled
+from bayeseval._api.docs import fill_doc, filled
 from bayeseval.campaign.goals.gains import Gains
 
 if TYPE_CHECKING:  # the state calls the goals; the goals only read it
@@ -555,18 +555,15 @@ class Goal:
         """
         return {}
 
+    @fill_doc()
     def describe(self, level: float) -> str:
         """The goal in words.
 
         Parameters
         ----------
-        level : float
-            The campaign's level.
+        {campaign_level}
 
-        Returns
-        -------
-        str
-            One line.
+        {line_returned}
 
         Examples
         --------
@@ -577,13 +574,13 @@ class Goal:
         hw = self.settings().get("target_halfwidth")
         return f"{self.name}, half-width {hw} at level {level}"
 
+    @fill_doc()
     def status_line(self, level: float) -> str:
         """The goal in the status line of ``bayeseval campaign status``.
 
         Parameters
         ----------
-        level : float
-            The campaign's level.
+        {campaign_level}
 
         Returns
         -------
@@ -599,13 +596,13 @@ class Goal:
         hw = self.settings().get("target_halfwidth")
         return f"target half-width {hw} at level {level}"
 
+    @fill_doc()
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """The goal in the campaign's HTML report, with what the status says of it.
 
         Parameters
         ----------
-        level : float
-            The campaign's level.
+        {campaign_level}
         status : pandas.DataFrame
             The campaign's status table (:meth:`Campaign.status <bayeseval.campaign.Campaign.status>`).
 

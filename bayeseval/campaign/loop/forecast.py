@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign.loop.rule_state import RuleState
@@ -458,6 +459,7 @@ def forecast_total(labels: pd.Series) -> int | None:
     return int(values.sum())
 
 
+@fill_doc()
 def forecast_text(table: pd.DataFrame) -> str:
     """The forecast total in words: ``"N"`` or ``"cannot forecast yet: <reason> (strata)"``.
 
@@ -467,10 +469,7 @@ def forecast_text(table: pd.DataFrame) -> str:
         :func:`forecast_table` (or :meth:`Campaign.forecast(cost=True)
         <bayeseval.campaign.Campaign.forecast>`): the columns ``labels`` and ``note``.
 
-    Returns
-    -------
-    str
-        One line.
+    {line_returned}
 
     Examples
     --------
