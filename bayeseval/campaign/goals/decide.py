@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._api.docs import fill_doc
 from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
 from bayeseval._kernels.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.fields import GOAL_DEFAULTS
@@ -146,17 +145,12 @@ class Decide(Goal):
         within = f" (within {self.margin:g} of it: at the threshold)" if self.margin else ""
         return f"goal: decide whether each rate is {self.direction} {thr}{within} at level {level}"
 
-    @fill_doc()
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """The goal with the decisions so far (:meth:`Goal.report_line`).
 
-        Parameters
-        ----------
-        {campaign_level}
-        status : pandas.DataFrame
-            The campaign's status table (its ``decision`` column).
+        The decisions are read from the status table's ``decision`` column.
 
-        {line_returned}
+        {goal_sections}
 
         Examples
         --------

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._api.docs import fill_doc
 from bayeseval._render.formats import fixed
 from bayeseval.campaign.goals.gains import Gains, trial_probabilities
 from bayeseval.campaign.goals.goal import Goal, strata_named, unit_value
@@ -99,17 +98,12 @@ class Gap(Goal):
         """
         return f"goal: {self.describe(level)}"
 
-    @fill_doc()
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """:meth:`describe` with the gap, its interval and the verdict so far (:meth:`Goal.report_line`).
 
-        Parameters
-        ----------
-        {campaign_level}
-        status : pandas.DataFrame
-            The campaign's status table (its ``attrs["gap"]``, :meth:`status_summary`).
+        The gap is read from the status table's ``attrs["gap"]`` (:meth:`status_summary`).
 
-        {line_returned}
+        {goal_sections}
 
         Examples
         --------
