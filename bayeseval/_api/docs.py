@@ -74,6 +74,12 @@ Returns
 -------
 str
     One line.""",
+    "campaign_example": """\
+>>> import os, tempfile
+>>> from bayeseval.campaign import Campaign
+>>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+>>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+...                     y_pred="pred", random_seed=0)""",
 }
 
 
