@@ -74,6 +74,15 @@ Returns
 -------
 str
     One line.""",
+    "feasibility_warn": """\
+warn : bool, default False
+    Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot
+    reach the target and the half-width each can reach.""",
+    "feasibility_returned": """\
+Returns
+-------
+pandas.DataFrame
+    Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.""",
     "campaign_example": """\
 >>> import os, tempfile
 >>> from bayeseval.campaign import Campaign

@@ -638,6 +638,7 @@ class Campaign(Annotating):
             frame["beyond"] = reach
         return frame
 
+    @fill_doc()
     def feasibility(self, *, warn: bool = False) -> pd.DataFrame:
         """Whether each stratum's half-width target can be met from the rows left in the pool.
 
@@ -653,14 +654,9 @@ class Campaign(Annotating):
 
         Parameters
         ----------
-        warn : bool, default False
-            Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot
-            reach the target and the half-width each can reach.
+        {feasibility_warn}
 
-        Returns
-        -------
-        pandas.DataFrame
-            Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+        {feasibility_returned}
 
         Examples
         --------

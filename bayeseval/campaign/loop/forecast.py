@@ -154,6 +154,7 @@ def target_feasibility(
     return feasibility_table(max_trials, hw, hw <= target, strata, target, warn)
 
 
+@fill_doc()
 def feasibility_table(
     max_trials: np.ndarray,
     hw: np.ndarray,
@@ -179,10 +180,7 @@ def feasibility_table(
         Emit a :class:`~bayeseval._api.warnings.PrecisionLimitedWarning` listing the strata
         that cannot reach the target and their achievable half-widths.
 
-    Returns
-    -------
-    pandas.DataFrame
-        Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+    {feasibility_returned}
 
     Examples
     --------
