@@ -74,6 +74,14 @@ Returns
 -------
 str
     One line.""",
+    "target_halfwidth": """\
+halfwidth : float
+    Target half-width, in (0, 0.5).""",
+    "phrase_returned": """\
+Returns
+-------
+str
+    One phrase.""",
     "feasibility_warn": """\
 warn : bool, default False
     Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot

@@ -201,10 +201,7 @@ class Gap(Goal):
 
         {goal_sections}
 
-        Returns
-        -------
-        str
-            One phrase.
+        {phrase_returned}
         """
         return f"gap verdict {state.gap()['verdict']}"
 

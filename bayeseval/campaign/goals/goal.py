@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from bayeseval._api.docs import fill_doc, filled
+from bayeseval._api.docs import BLOCKS, fill_doc, filled
 from bayeseval.campaign.goals.gains import Gains
 
 if TYPE_CHECKING:  # the state calls the goals; the goals only read it
@@ -157,13 +157,14 @@ def with_goal_sections(doc: str, base: str) -> str:
         x : int
             An x.
     """
-    own = {m.group("title") for m in _SECTION.finditer(inspect.cleandoc(doc))}
+    key = GOAL_SECTIONS.strip("{}")
+    own = {m.group("title") for m in _SECTION.finditer(inspect.cleandoc(filled(doc, {**BLOCKS, key: ""})))}
     taken = [
         m.group(0).rstrip()
         for m in _SECTION.finditer(inspect.cleandoc(base))
         if m.group("title") in ("Parameters", "Returns") and m.group("title") not in own
     ]
-    return filled(doc, {GOAL_SECTIONS.strip("{}"): "\n\n".join(taken)})
+    return filled(doc, {**BLOCKS, key: "\n\n".join(taken)})
 
 
 def strata_named(strata: Any, mask: np.ndarray) -> str:
@@ -582,10 +583,7 @@ class Goal:
         ----------
         {campaign_level}
 
-        Returns
-        -------
-        str
-            One phrase.
+        {phrase_returned}
 
         Examples
         --------
