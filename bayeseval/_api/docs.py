@@ -74,6 +74,14 @@ Returns
 -------
 str
     One line.""",
+    "campaign_state": """\
+state : RuleState
+    The campaign's state.""",
+    "reach_returned": """\
+Returns
+-------
+numpy.ndarray of object
+    Per stratum ``"rows"``, ``"budget"`` or None (decided, or within reach).""",
     "target_halfwidth": """\
 halfwidth : float
     Target half-width, in (0, 0.5).""",

@@ -111,6 +111,7 @@ class Each(Goal):
         return np.asarray(np.ceil(need_t / p - 1e-9), dtype=float)
 
 
+@fill_doc()
 def width_gains(state: RuleState) -> Gains:
     """Gains of goal ``Each``: the reduction of the expected excess of the stopping half-width.
 
@@ -122,8 +123,7 @@ def width_gains(state: RuleState) -> Gains:
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------

@@ -250,13 +250,13 @@ class Goal:
             setattr(goal, attr, settings.get(field))
         return goal
 
+    @fill_doc()
     def met(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
         """Strata that meet the goal.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -265,13 +265,13 @@ class Goal:
         """
         raise NotImplementedError
 
+    @fill_doc()
     def gains(self, state: RuleState, horizon: int = 10) -> Gains:  # pragma: no cover - every goal defines it
         """What one more label is worth toward the goal, per stratum (:class:`~bayeseval.campaign.goals.gains.Gains`).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
         horizon : int
             Labels looked ahead, where the goal's gain depends on it (decisions).
 
@@ -282,13 +282,13 @@ class Goal:
         """
         raise NotImplementedError
 
+    @fill_doc()
     def is_done(self, state: RuleState) -> bool:
         """Whether the campaign is done: every stratum meets the goal or has nothing left to label.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -297,6 +297,7 @@ class Goal:
         """
         return bool(np.all(self.met(state) | (state.exhausted() & (state.pending == 0))))
 
+    @fill_doc()
     def reached(self, state: RuleState) -> bool:
         """Whether the goal itself is met, as opposed to the campaign stopping for want of rows.
 
@@ -306,8 +307,7 @@ class Goal:
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -367,13 +367,13 @@ class Goal:
         """
         return self
 
+    @fill_doc()
     def labels_needed(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
         """Labels each stratum still needs toward the goal (float, before capping at the rows left).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -384,6 +384,7 @@ class Goal:
         """
         raise NotImplementedError
 
+    @fill_doc()
     def forecast_blocked(self, state: RuleState, empty: np.ndarray) -> str | None:
         """Why no open stratum's forecast can be made yet, or None when each stratum answers for itself.
 
@@ -392,8 +393,7 @@ class Goal:
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
         empty : numpy.ndarray of bool
             Strata that still need labels and have no labelled trial yet.
 
@@ -412,13 +412,13 @@ class Goal:
         """
         return None
 
+    @fill_doc()
     def out_of_reach(self, state: RuleState, budget_left: int | None = None) -> np.ndarray | None:
         """Which open strata the rows or the budget left are unlikely to finish, where the goal says.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
         budget_left : int, optional
             Labels the budget still allows (None: no budget).
 
@@ -438,13 +438,13 @@ class Goal:
         """
         return None
 
+    @fill_doc()
     def status_columns(self, state: RuleState) -> dict[str, Any]:
         """The goal's own columns of the status table, per stratum (none by default).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -461,13 +461,13 @@ class Goal:
         """
         return {}
 
+    @fill_doc()
     def status_summary(self, state: RuleState) -> dict[str, dict[str, Any]]:
         """The campaign-wide verdict the status table carries in its ``attrs`` (none by default).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -483,13 +483,13 @@ class Goal:
         """
         return {}
 
+    @fill_doc()
     def outcomes(self, state: RuleState) -> tuple[np.ndarray, np.ndarray]:
         """Each stratum's outcome so far, and whether it meets the goal.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -509,13 +509,13 @@ class Goal:
         met = np.asarray(self.met(state), dtype=bool)
         return np.where(met, "met", "not met").astype(object), met
 
+    @fill_doc()
     def shortfall(self, state: RuleState) -> str | None:
         """What the campaign-wide verdict still lacks, in words (None for a goal judged stratum by stratum).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------

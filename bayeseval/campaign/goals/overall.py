@@ -198,6 +198,7 @@ class Overall(Goal):
         return "overall half-width above the target"
 
 
+@fill_doc()
 def weighted_gains(state: RuleState) -> Gains:
     """Gains of goal ``Overall``: the reduction of the weighted rate's expected posterior variance.
 
@@ -206,8 +207,7 @@ def weighted_gains(state: RuleState) -> Gains:
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------

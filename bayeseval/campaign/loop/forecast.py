@@ -289,6 +289,7 @@ def stratum_feasibility(state: RuleState, *, warn: bool = False) -> pd.DataFrame
 
 
 # ---------------------------------------------------------------------------------------
+@fill_doc()
 def forecast_decision(state: RuleState) -> pd.Series:
     """Labels each stratum still needs before it is more likely decided than not.
 
@@ -305,8 +306,7 @@ def forecast_decision(state: RuleState) -> pd.Series:
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------
@@ -357,6 +357,7 @@ def _finish(state: RuleState, need: np.ndarray) -> pd.Series:
     return pd.Series(need, index=state.strata, name="forecast").astype("Int64")
 
 
+@fill_doc()
 def forecast_notes(state: RuleState) -> pd.Series:
     """Why each stratum's forecast cannot be made yet (None where it can).
 
@@ -369,8 +370,7 @@ def forecast_notes(state: RuleState) -> pd.Series:
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------
@@ -489,6 +489,7 @@ def forecast_text(table: pd.DataFrame) -> str:
     return f"{CANNOT}: " + "; ".join(parts)
 
 
+@fill_doc()
 def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarray:
     """Which undecided strata the rows or the budget left cannot decide (goal ``"decide"``).
 
@@ -507,10 +508,7 @@ def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarr
     budget_left : int, optional
         Labels the budget still allows (None: no budget).
 
-    Returns
-    -------
-    numpy.ndarray of object
-        Per stratum ``"rows"``, ``"budget"`` or None (decided, or within reach).
+    {reach_returned}
 
     Examples
     --------
