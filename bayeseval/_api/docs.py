@@ -74,6 +74,11 @@ Returns
 -------
 str
     One line.""",
+    "counts_level": """\
+successes, trials : array_like of int
+    Counts per stratum.
+level : float
+    Confidence level.""",
     "campaign_state": """\
 state : RuleState
     The campaign's state.""",

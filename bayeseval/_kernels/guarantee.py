@@ -489,6 +489,7 @@ def guarantee_stop_level(level: float) -> float:
     return 1.0 - STOP_ALPHA_SHARE * (1.0 - float(level))
 
 
+@fill_doc()
 def guaranteed_bounds(successes: Any, trials: Any, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Each stratum's interval with coverage at least ``level`` at every value of its own rate.
 
@@ -500,10 +501,7 @@ def guaranteed_bounds(successes: Any, trials: Any, level: float) -> tuple[np.nda
 
     Parameters
     ----------
-    successes, trials : array_like of int
-        Counts per stratum.
-    level : float
-        Confidence level.
+    {counts_level}
 
     Returns
     -------
