@@ -66,6 +66,50 @@ EvalRecords
     "random_seed": """\
 random_seed : int or numpy.random.Generator, optional
     Seed for ``numpy.random.default_rng``.""",
+    "campaign_level": """\
+level : float
+    The campaign's level.""",
+    "line_returned": """\
+Returns
+-------
+str
+    One line.""",
+    "counts_level": """\
+successes, trials : array_like of int
+    Counts per stratum.
+level : float
+    Confidence level.""",
+    "campaign_state": """\
+state : RuleState
+    The campaign's state.""",
+    "reach_returned": """\
+Returns
+-------
+numpy.ndarray of object
+    Per stratum ``"rows"``, ``"budget"`` or None (decided, or within reach).""",
+    "target_halfwidth": """\
+halfwidth : float
+    Target half-width, in (0, 0.5).""",
+    "phrase_returned": """\
+Returns
+-------
+str
+    One phrase.""",
+    "feasibility_warn": """\
+warn : bool, default False
+    Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot
+    reach the target and the half-width each can reach.""",
+    "feasibility_returned": """\
+Returns
+-------
+pandas.DataFrame
+    Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.""",
+    "campaign_example": """\
+>>> import os, tempfile
+>>> from bayeseval.campaign import Campaign
+>>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+>>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+...                     y_pred="pred", random_seed=0)""",
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import check_counts, check_level
 from bayeseval._kernels.fab import DIFFUSE_WEIGHT, FABInterval, fab_interval
 from bayeseval._kernels.loo_prior import loo_beta_mixture
@@ -18,6 +19,7 @@ from bayeseval._kernels.loo_prior import loo_beta_mixture
 __all__ = ["adaptive_interval"]
 
 
+@fill_doc()
 def adaptive_interval(
     successes: Any,
     trials: Any,
@@ -36,10 +38,7 @@ def adaptive_interval(
 
     Parameters
     ----------
-    successes, trials : array_like of int
-        Counts per stratum.
-    level : float
-        Confidence level.
+    {counts_level}
     diffuse_weight : float
         Weight of a uniform component mixed into each leave-one-out prior (default 0.1),
         which bounds the width of an outlier's interval.

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import short_repr
 from bayeseval._kernels.anytime import (
     confidence_sequence_bounds,
@@ -454,6 +455,7 @@ ANYTIME_MIN_PLAN = 20
 ANYTIME_MAX_PLAN = 4000
 
 
+@fill_doc()
 def guarantee_stop_level(level: float) -> float:
     """Level of the interval the width goal stops on (and reports) under ``guarantee="stratum"``.
 
@@ -463,8 +465,7 @@ def guarantee_stop_level(level: float) -> float:
 
     Parameters
     ----------
-    level : float
-        The campaign's level.
+    {campaign_level}
 
     Returns
     -------
@@ -488,6 +489,7 @@ def guarantee_stop_level(level: float) -> float:
     return 1.0 - STOP_ALPHA_SHARE * (1.0 - float(level))
 
 
+@fill_doc()
 def guaranteed_bounds(successes: Any, trials: Any, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Each stratum's interval with coverage at least ``level`` at every value of its own rate.
 
@@ -499,10 +501,7 @@ def guaranteed_bounds(successes: Any, trials: Any, level: float) -> tuple[np.nda
 
     Parameters
     ----------
-    successes, trials : array_like of int
-        Counts per stratum.
-    level : float
-        Confidence level.
+    {counts_level}
 
     Returns
     -------

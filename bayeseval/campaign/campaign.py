@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import check_positive_int
 from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import PrecisionLimitedWarning
@@ -179,6 +180,7 @@ class Campaign(Annotating):
 
     # -- construction --------------------------------------------------------------------
     @classmethod
+    @fill_doc()
     @spec_docs
     def create(
         cls,
@@ -276,10 +278,7 @@ class Campaign(Annotating):
 
         Examples
         --------
-        >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", random_seed=0)
+        {campaign_example}
         >>> c.status()["labelled"].tolist()
         [0, 0]
         >>> c.close()
@@ -639,6 +638,7 @@ class Campaign(Annotating):
             frame["beyond"] = reach
         return frame
 
+    @fill_doc()
     def feasibility(self, *, warn: bool = False) -> pd.DataFrame:
         """Whether each stratum's half-width target can be met from the rows left in the pool.
 
@@ -654,14 +654,9 @@ class Campaign(Annotating):
 
         Parameters
         ----------
-        warn : bool, default False
-            Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot
-            reach the target and the half-width each can reach.
+        {feasibility_warn}
 
-        Returns
-        -------
-        pandas.DataFrame
-            Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+        {feasibility_returned}
 
         Examples
         --------
@@ -755,6 +750,7 @@ class Campaign(Annotating):
             return pd.Index(np.asarray(list(values), dtype=np.int64), name=name)
         return pd.Index([str(v) for v in values], dtype=object, name=name)
 
+    @fill_doc()
     def propose(
         self,
         batch_size: int | None = None,
@@ -788,10 +784,7 @@ class Campaign(Annotating):
 
         Examples
         --------
-        >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", random_seed=0)
+        {campaign_example}
         >>> batch = c.propose(10)
         >>> batch.index.is_unique, len(batch)
         (True, 10)
@@ -889,6 +882,7 @@ class Campaign(Annotating):
             conn, "warned_out_of_reach", json.dumps(sorted(warned | {int(self._codes[j]) for j in new}))
         )
 
+    @fill_doc()
     def pending_batch(self, round: int | None = None, *, show_prediction: bool = False) -> pd.DataFrame:  # noqa: A002
         """The pending proposals as a batch, in the layout :meth:`propose` returns.
 
@@ -909,10 +903,7 @@ class Campaign(Annotating):
 
         Examples
         --------
-        >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", random_seed=0)
+        {campaign_example}
         >>> b = c.propose(6)
         >>> c.pending_batch().index.equals(b.index)
         True
@@ -953,6 +944,7 @@ class Campaign(Annotating):
     def _norm_rid(self, rid: Any) -> Any:
         return norm_rid(rid, self._rid_int)
 
+    @fill_doc()
     def ingest(
         self,
         labels: pd.Series | pd.DataFrame,
@@ -1009,10 +1001,7 @@ class Campaign(Annotating):
 
         Examples
         --------
-        >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", random_seed=0)
+        {campaign_example}
         >>> b = c.propose(4)
         >>> c.ingest(pd.Series([0, 1, 1, 0], index=b.index))
         4
@@ -1034,6 +1023,7 @@ class Campaign(Annotating):
             strict=strict,
         )
 
+    @fill_doc()
     def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).
 
@@ -1053,10 +1043,7 @@ class Campaign(Annotating):
 
         Examples
         --------
-        >>> import os, tempfile
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", random_seed=0)
+        {campaign_example}
         >>> b = c.propose(6)
         >>> c.release(b.index[:2])
         2

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.table_names import WHOLE
 from bayeseval._render.html_page import html_table, page
 from bayeseval.campaign.labels.annotations import AGREEMENT_RULE
@@ -31,6 +32,7 @@ from bayeseval.counts.counts import stratum_labels
 __all__ = ["campaign_report_html", "progress_by_round"]
 
 
+@fill_doc()
 def progress_by_round(campaign: Any) -> pd.DataFrame:
     """Labels per stratum after each proposal round (labels counted in the round they were proposed).
 
@@ -46,11 +48,7 @@ def progress_by_round(campaign: Any) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from bayeseval.campaign import Campaign
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-    ...                     y_pred="pred", random_seed=0)
+    {campaign_example}
     >>> b = c.propose(4)
     >>> _ = c.ingest(pd.Series(1, index=b.index))
     >>> int(progress_by_round(c)["round 1"].sum())
@@ -206,6 +204,7 @@ def _agreement_section(campaign: Any) -> list[str]:
     return _section("Agreement between annotators", html_table(agree, counts=WHOLE), f"{AGREEMENT_RULE}.")
 
 
+@fill_doc()
 def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     """The campaign's HTML report.
 
@@ -223,11 +222,7 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from bayeseval.campaign import Campaign
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-    ...                     y_pred="pred", random_seed=0)
+    {campaign_example}
     >>> "labels still needed" in campaign_report_html(c, plots=False)
     True
     """

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
 from bayeseval._kernels.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.fields import GOAL_DEFAULTS
@@ -91,13 +92,13 @@ class Decide(Goal):
         """
         return state.side_decided() | state.at_threshold()
 
+    @fill_doc()
     def gains(self, state: RuleState, horizon: int = 10) -> Gains:
         """The expected progress toward each stratum's decision (:func:`decision_gains`).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
         horizon : int
             Labels looked ahead (the allocation passes its batch size, at least 5).
 
@@ -148,17 +149,9 @@ class Decide(Goal):
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """The goal with the decisions so far (:meth:`Goal.report_line`).
 
-        Parameters
-        ----------
-        level : float
-            The campaign's level.
-        status : pandas.DataFrame
-            The campaign's status table (its ``decision`` column).
+        The decisions are read from the status table's ``decision`` column.
 
-        Returns
-        -------
-        str
-            One line.
+        {goal_sections}
 
         Examples
         --------
@@ -319,10 +312,7 @@ class Decide(Goal):
 
         {goal_sections}
 
-        Returns
-        -------
-        numpy.ndarray of object
-            Per stratum ``"rows"``, ``"budget"`` or None (decided, or within reach).
+        {reach_returned}
 
         Examples
         --------

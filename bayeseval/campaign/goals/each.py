@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.fields import GOAL_DEFAULTS
 from bayeseval.campaign.goals.gains import Gains, trial_probabilities
 from bayeseval.campaign.goals.goal import Goal, check_halfwidth
@@ -16,13 +17,13 @@ if TYPE_CHECKING:
 __all__ = ["Each", "width_gains"]
 
 
+@fill_doc()
 class Each(Goal):
     """Every stratum's interval within ``halfwidth``.
 
     Parameters
     ----------
-    halfwidth : float
-        Target half-width, in (0, 0.5).
+    {target_halfwidth}
 
     Examples
     --------
@@ -110,6 +111,7 @@ class Each(Goal):
         return np.asarray(np.ceil(need_t / p - 1e-9), dtype=float)
 
 
+@fill_doc()
 def width_gains(state: RuleState) -> Gains:
     """Gains of goal ``Each``: the reduction of the expected excess of the stopping half-width.
 
@@ -121,8 +123,7 @@ def width_gains(state: RuleState) -> Gains:
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------

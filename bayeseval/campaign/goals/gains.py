@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from bayeseval._api.docs import fill_doc
+
 if TYPE_CHECKING:
     from bayeseval.campaign.loop.rule_state import RuleState
 
@@ -57,13 +59,13 @@ class Gains(NamedTuple):
     every: Callable[[np.ndarray], np.ndarray] | None = None
 
 
+@fill_doc()
 def trial_probabilities(state: RuleState) -> np.ndarray:
     """Each stratum's probability that a label is a trial of the metric, at least 1e-6.
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------

@@ -101,17 +101,9 @@ class Gap(Goal):
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """:meth:`describe` with the gap, its interval and the verdict so far (:meth:`Goal.report_line`).
 
-        Parameters
-        ----------
-        level : float
-            The campaign's level.
-        status : pandas.DataFrame
-            The campaign's status table (its ``attrs["gap"]``, :meth:`status_summary`).
+        The gap is read from the status table's ``attrs["gap"]`` (:meth:`status_summary`).
 
-        Returns
-        -------
-        str
-            One line.
+        {goal_sections}
 
         Examples
         --------
@@ -209,10 +201,7 @@ class Gap(Goal):
 
         {goal_sections}
 
-        Returns
-        -------
-        str
-            One phrase.
+        {phrase_returned}
         """
         return f"gap verdict {state.gap()['verdict']}"
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from bayeseval._api.docs import filled
+from bayeseval._api.docs import BLOCKS, fill_doc, filled
 from bayeseval.campaign.goals.gains import Gains
 
 if TYPE_CHECKING:  # the state calls the goals; the goals only read it
@@ -157,13 +157,14 @@ def with_goal_sections(doc: str, base: str) -> str:
         x : int
             An x.
     """
-    own = {m.group("title") for m in _SECTION.finditer(inspect.cleandoc(doc))}
+    key = GOAL_SECTIONS.strip("{}")
+    own = {m.group("title") for m in _SECTION.finditer(inspect.cleandoc(filled(doc, {**BLOCKS, key: ""})))}
     taken = [
         m.group(0).rstrip()
         for m in _SECTION.finditer(inspect.cleandoc(base))
         if m.group("title") in ("Parameters", "Returns") and m.group("title") not in own
     ]
-    return filled(doc, {GOAL_SECTIONS.strip("{}"): "\n\n".join(taken)})
+    return filled(doc, {**BLOCKS, key: "\n\n".join(taken)})
 
 
 def strata_named(strata: Any, mask: np.ndarray) -> str:
@@ -249,13 +250,13 @@ class Goal:
             setattr(goal, attr, settings.get(field))
         return goal
 
+    @fill_doc()
     def met(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
         """Strata that meet the goal.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -264,13 +265,13 @@ class Goal:
         """
         raise NotImplementedError
 
+    @fill_doc()
     def gains(self, state: RuleState, horizon: int = 10) -> Gains:  # pragma: no cover - every goal defines it
         """What one more label is worth toward the goal, per stratum (:class:`~bayeseval.campaign.goals.gains.Gains`).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
         horizon : int
             Labels looked ahead, where the goal's gain depends on it (decisions).
 
@@ -281,13 +282,13 @@ class Goal:
         """
         raise NotImplementedError
 
+    @fill_doc()
     def is_done(self, state: RuleState) -> bool:
         """Whether the campaign is done: every stratum meets the goal or has nothing left to label.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -296,6 +297,7 @@ class Goal:
         """
         return bool(np.all(self.met(state) | (state.exhausted() & (state.pending == 0))))
 
+    @fill_doc()
     def reached(self, state: RuleState) -> bool:
         """Whether the goal itself is met, as opposed to the campaign stopping for want of rows.
 
@@ -305,8 +307,7 @@ class Goal:
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -366,13 +367,13 @@ class Goal:
         """
         return self
 
+    @fill_doc()
     def labels_needed(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
         """Labels each stratum still needs toward the goal (float, before capping at the rows left).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -383,6 +384,7 @@ class Goal:
         """
         raise NotImplementedError
 
+    @fill_doc()
     def forecast_blocked(self, state: RuleState, empty: np.ndarray) -> str | None:
         """Why no open stratum's forecast can be made yet, or None when each stratum answers for itself.
 
@@ -391,8 +393,7 @@ class Goal:
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
         empty : numpy.ndarray of bool
             Strata that still need labels and have no labelled trial yet.
 
@@ -411,13 +412,13 @@ class Goal:
         """
         return None
 
+    @fill_doc()
     def out_of_reach(self, state: RuleState, budget_left: int | None = None) -> np.ndarray | None:
         """Which open strata the rows or the budget left are unlikely to finish, where the goal says.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
         budget_left : int, optional
             Labels the budget still allows (None: no budget).
 
@@ -437,13 +438,13 @@ class Goal:
         """
         return None
 
+    @fill_doc()
     def status_columns(self, state: RuleState) -> dict[str, Any]:
         """The goal's own columns of the status table, per stratum (none by default).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -460,13 +461,13 @@ class Goal:
         """
         return {}
 
+    @fill_doc()
     def status_summary(self, state: RuleState) -> dict[str, dict[str, Any]]:
         """The campaign-wide verdict the status table carries in its ``attrs`` (none by default).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -482,13 +483,13 @@ class Goal:
         """
         return {}
 
+    @fill_doc()
     def outcomes(self, state: RuleState) -> tuple[np.ndarray, np.ndarray]:
         """Each stratum's outcome so far, and whether it meets the goal.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -508,13 +509,13 @@ class Goal:
         met = np.asarray(self.met(state), dtype=bool)
         return np.where(met, "met", "not met").astype(object), met
 
+    @fill_doc()
     def shortfall(self, state: RuleState) -> str | None:
         """What the campaign-wide verdict still lacks, in words (None for a goal judged stratum by stratum).
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's state.
+        {campaign_state}
 
         Returns
         -------
@@ -555,18 +556,15 @@ class Goal:
         """
         return {}
 
+    @fill_doc()
     def describe(self, level: float) -> str:
         """The goal in words.
 
         Parameters
         ----------
-        level : float
-            The campaign's level.
+        {campaign_level}
 
-        Returns
-        -------
-        str
-            One line.
+        {line_returned}
 
         Examples
         --------
@@ -577,18 +575,15 @@ class Goal:
         hw = self.settings().get("target_halfwidth")
         return f"{self.name}, half-width {hw} at level {level}"
 
+    @fill_doc()
     def status_line(self, level: float) -> str:
         """The goal in the status line of ``bayeseval campaign status``.
 
         Parameters
         ----------
-        level : float
-            The campaign's level.
+        {campaign_level}
 
-        Returns
-        -------
-        str
-            One phrase.
+        {phrase_returned}
 
         Examples
         --------
@@ -599,13 +594,13 @@ class Goal:
         hw = self.settings().get("target_halfwidth")
         return f"target half-width {hw} at level {level}"
 
+    @fill_doc()
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """The goal in the campaign's HTML report, with what the status says of it.
 
         Parameters
         ----------
-        level : float
-            The campaign's level.
+        {campaign_level}
         status : pandas.DataFrame
             The campaign's status table (:meth:`Campaign.status <bayeseval.campaign.Campaign.status>`).
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.fields import GOAL_DEFAULTS
 from bayeseval.campaign.goals.gains import Gains, trial_probabilities
 from bayeseval.campaign.goals.goal import Goal, check_halfwidth, strata_named
@@ -16,13 +17,13 @@ if TYPE_CHECKING:
 __all__ = ["Overall", "weighted_gains"]
 
 
+@fill_doc()
 class Overall(Goal):
     """The population-weighted rate's interval within ``halfwidth``.
 
     Parameters
     ----------
-    halfwidth : float
-        Target half-width, in (0, 0.5).
+    {target_halfwidth}
 
     Examples
     --------
@@ -192,14 +193,12 @@ class Overall(Goal):
 
         {goal_sections}
 
-        Returns
-        -------
-        str
-            One phrase.
+        {phrase_returned}
         """
         return "overall half-width above the target"
 
 
+@fill_doc()
 def weighted_gains(state: RuleState) -> Gains:
     """Gains of goal ``Overall``: the reduction of the weighted rate's expected posterior variance.
 
@@ -208,8 +207,7 @@ def weighted_gains(state: RuleState) -> Gains:
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------

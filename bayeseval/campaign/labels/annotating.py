@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.labels.annotations import agreement, content_kinds, labelstudio_config
 
 __all__ = ["Annotating"]
@@ -77,6 +78,7 @@ class Annotating:
             self._labels.values, content=kinds, prediction=self.spec.y_pred if show_prediction else None
         )
 
+    @fill_doc()
     def sync_labelstudio(
         self,
         *,
@@ -126,11 +128,7 @@ class Annotating:
 
         Examples
         --------
-        >>> import os, tempfile
-        >>> from bayeseval.campaign import Campaign
-        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", random_seed=0)
+        {campaign_example}
         >>> c.sync_labelstudio(url="localhost:8080", project=1, token="t")
         Traceback (most recent call last):
         ...

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import check_level, check_probability
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval.campaign.loop.rule_state import RuleState
@@ -153,6 +154,7 @@ def target_feasibility(
     return feasibility_table(max_trials, hw, hw <= target, strata, target, warn)
 
 
+@fill_doc()
 def feasibility_table(
     max_trials: np.ndarray,
     hw: np.ndarray,
@@ -178,10 +180,7 @@ def feasibility_table(
         Emit a :class:`~bayeseval._api.warnings.PrecisionLimitedWarning` listing the strata
         that cannot reach the target and their achievable half-widths.
 
-    Returns
-    -------
-    pandas.DataFrame
-        Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+    {feasibility_returned}
 
     Examples
     --------
@@ -290,6 +289,7 @@ def stratum_feasibility(state: RuleState, *, warn: bool = False) -> pd.DataFrame
 
 
 # ---------------------------------------------------------------------------------------
+@fill_doc()
 def forecast_decision(state: RuleState) -> pd.Series:
     """Labels each stratum still needs before it is more likely decided than not.
 
@@ -306,8 +306,7 @@ def forecast_decision(state: RuleState) -> pd.Series:
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------
@@ -358,6 +357,7 @@ def _finish(state: RuleState, need: np.ndarray) -> pd.Series:
     return pd.Series(need, index=state.strata, name="forecast").astype("Int64")
 
 
+@fill_doc()
 def forecast_notes(state: RuleState) -> pd.Series:
     """Why each stratum's forecast cannot be made yet (None where it can).
 
@@ -370,8 +370,7 @@ def forecast_notes(state: RuleState) -> pd.Series:
 
     Parameters
     ----------
-    state : RuleState
-        The campaign's state.
+    {campaign_state}
 
     Returns
     -------
@@ -458,6 +457,7 @@ def forecast_total(labels: pd.Series) -> int | None:
     return int(values.sum())
 
 
+@fill_doc()
 def forecast_text(table: pd.DataFrame) -> str:
     """The forecast total in words: ``"N"`` or ``"cannot forecast yet: <reason> (strata)"``.
 
@@ -467,10 +467,7 @@ def forecast_text(table: pd.DataFrame) -> str:
         :func:`forecast_table` (or :meth:`Campaign.forecast(cost=True)
         <bayeseval.campaign.Campaign.forecast>`): the columns ``labels`` and ``note``.
 
-    Returns
-    -------
-    str
-        One line.
+    {line_returned}
 
     Examples
     --------
@@ -492,6 +489,7 @@ def forecast_text(table: pd.DataFrame) -> str:
     return f"{CANNOT}: " + "; ".join(parts)
 
 
+@fill_doc()
 def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarray:
     """Which undecided strata the rows or the budget left cannot decide (goal ``"decide"``).
 
@@ -510,10 +508,7 @@ def decision_reach(state: RuleState, budget_left: int | None = None) -> np.ndarr
     budget_left : int, optional
         Labels the budget still allows (None: no budget).
 
-    Returns
-    -------
-    numpy.ndarray of object
-        Per stratum ``"rows"``, ``"budget"`` or None (decided, or within reach).
+    {reach_returned}
 
     Examples
     --------

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval._backends.pandas_backend import score_bins
 from bayeseval._kernels.guarantee import guarantee_stop_level
 from bayeseval._kernels.proxy import cells_interval, merge_sparse_cells
@@ -189,6 +190,7 @@ class ProxyDesign:
         )
         return res.table.reindex(codes)[columns]
 
+    @fill_doc()
     def feasibility(self, state: RuleState, codes: Any, *, warn: bool = False) -> pd.DataFrame:
         """Whether each stratum can meet its target with every row labelled, whatever the proxy.
 
@@ -206,14 +208,9 @@ class ProxyDesign:
             The campaign's state on its labels alone (not the proxy intervals).
         codes : array_like of int
             The stratum code of each of ``state``'s strata.
-        warn : bool, default False
-            Emit a :class:`~bayeseval.PrecisionLimitedWarning` naming the strata that cannot
-            reach the target and the half-width each can reach.
+        {feasibility_warn}
 
-        Returns
-        -------
-        pandas.DataFrame
-            Per stratum: ``max_trials``, ``achievable_halfwidth`` and ``feasible``.
+        {feasibility_returned}
 
         Examples
         --------

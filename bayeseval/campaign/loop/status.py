@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.goals.decide import AT_MARGIN
 from bayeseval.campaign.loop.rule_state import RuleState
 
@@ -104,6 +105,7 @@ def stratum_outcomes(st: RuleState, budget_spent: bool = False) -> np.ndarray:
     return out
 
 
+@fill_doc()
 def outcome_text(states: list[RuleState], budget_spent: bool = False) -> str:
     """The campaign's end state in one line: ``"goal met"``, ``"stopped"`` or ``"running"``, and why.
 
@@ -119,10 +121,7 @@ def outcome_text(states: list[RuleState], budget_spent: bool = False) -> str:
     budget_spent : bool
         Whether the campaign's budget is spent.
 
-    Returns
-    -------
-    str
-        One line.
+    {line_returned}
 
     Examples
     --------

@@ -72,6 +72,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.store.schema import (
     DEFAULT_BUSY_TIMEOUT,
     SCHEMA_VERSION,
@@ -91,6 +92,18 @@ __all__ = ["CampaignStore", "SCHEMA_VERSION", "DEFAULT_BUSY_TIMEOUT"]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: the docstring blocks of the store's readers: a connection to read with (and the row ids)
+_store_doc = fill_doc(
+    conn_rids="""\
+conn : sqlite3.Connection
+    The connection to read with.
+rids : sequence
+    Row ids.""",
+    conn_optional="""\
+conn : sqlite3.Connection, optional
+    Read inside this transaction; default the store's connection.""",
+)
 
 
 def _is_lock_error(exc: sqlite3.Error) -> bool:
@@ -450,13 +463,13 @@ class CampaignStore:
         )
 
     @_guarded("read its counts")
+    @_store_doc
     def counts(self, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
         """Per-stratum counts.
 
         Parameters
         ----------
-        conn : sqlite3.Connection, optional
-            Read inside this transaction; default the store's connection.
+        {conn_optional}
 
         Returns
         -------
@@ -481,13 +494,13 @@ class CampaignStore:
         rows = self.conn.execute("SELECT rid, stratum, prediction, eligible, ord FROM pool").fetchall()
         return pd.DataFrame(rows, columns=["rid", "stratum", "prediction", "eligible", "ord"]).set_index("rid")
 
+    @_store_doc
     def label_rows(self, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
         """Every stored label and whether it counts as a success.
 
         Parameters
         ----------
-        conn : sqlite3.Connection, optional
-            Read inside this transaction; default the store's connection.
+        {conn_optional}
 
         Returns
         -------
@@ -524,13 +537,13 @@ class CampaignStore:
         )
         return pd.DataFrame(rows, columns=["stratum", "trials", "successes"]).set_index("stratum")
 
+    @_store_doc
     def proposed_ids(self, conn: sqlite3.Connection | None = None) -> set[Any]:
         """Ids of every row ever proposed (pending, labelled or released).
 
         Parameters
         ----------
-        conn : sqlite3.Connection, optional
-            Read inside this transaction; default the store's connection.
+        {conn_optional}
 
         Returns
         -------
@@ -539,13 +552,13 @@ class CampaignStore:
         """
         return {r[0] for r in (conn or self.conn).execute("SELECT rid FROM proposals").fetchall()}
 
+    @_store_doc
     def next_round(self, conn: sqlite3.Connection | None = None) -> int:
         """The number of the next proposal round.
 
         Parameters
         ----------
-        conn : sqlite3.Connection, optional
-            Read inside this transaction; default the store's connection.
+        {conn_optional}
 
         Returns
         -------
@@ -613,15 +626,13 @@ class CampaignStore:
             out.extend(conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk).fetchall())
         return out
 
+    @_store_doc
     def proposal_status(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, str]:
         """The proposal status of the given ids that were ever proposed.
 
         Parameters
         ----------
-        conn : sqlite3.Connection
-            The connection to read with.
-        rids : sequence
-            Row ids.
+        {conn_rids}
 
         Returns
         -------
@@ -631,15 +642,13 @@ class CampaignStore:
         rows = self._lookup(conn, "SELECT rid, status FROM proposals WHERE rid IN ({marks})", rids)
         return {r[0]: r[1] for r in rows}
 
+    @_store_doc
     def proposals(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[str, int]]:
         """Status and round of the given ids that were ever proposed.
 
         Parameters
         ----------
-        conn : sqlite3.Connection
-            The connection to read with.
-        rids : sequence
-            Row ids.
+        {conn_rids}
 
         Returns
         -------
@@ -649,15 +658,13 @@ class CampaignStore:
         rows = self._lookup(conn, "SELECT rid, status, round FROM proposals WHERE rid IN ({marks})", rids)
         return {r[0]: (r[1], int(r[2])) for r in rows}
 
+    @_store_doc
     def pool_info(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[int, Any]]:
         """Stratum and prediction of the given ids found in the pool.
 
         Parameters
         ----------
-        conn : sqlite3.Connection
-            The connection to read with.
-        rids : sequence
-            Row ids.
+        {conn_rids}
 
         Returns
         -------
@@ -667,15 +674,13 @@ class CampaignStore:
         rows = self._lookup(conn, "SELECT rid, stratum, prediction FROM pool WHERE rid IN ({marks})", rids)
         return {r[0]: (r[1], r[2]) for r in rows}
 
+    @_store_doc
     def stored_labels(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, tuple[Any, int, int]]:
         """Stored labels of the given ids that have one.
 
         Parameters
         ----------
-        conn : sqlite3.Connection
-            The connection to read with.
-        rids : sequence
-            Row ids.
+        {conn_rids}
 
         Returns
         -------
@@ -685,13 +690,13 @@ class CampaignStore:
         rows = self._lookup(conn, "SELECT rid, label, trial, success FROM labels WHERE rid IN ({marks})", rids)
         return {r[0]: (r[1], int(r[2]), int(r[3])) for r in rows}
 
+    @_store_doc
     def pending_ids(self, conn: sqlite3.Connection | None = None, round_: int | None = None) -> list[Any]:
         """Ids of the pending proposals, in proposal order.
 
         Parameters
         ----------
-        conn : sqlite3.Connection, optional
-            Read inside this transaction; default the store's connection.
+        {conn_optional}
         round_ : int, optional
             Only the pending proposals of this round.
 
@@ -769,15 +774,13 @@ class CampaignStore:
             out[table] = sorted(rows, key=repr)
         return out
 
+    @_store_doc
     def row_annotations(self, conn: sqlite3.Connection, rids: Sequence[Any]) -> dict[Any, dict[str, Any]]:
         """Stored annotations of the given ids.
 
         Parameters
         ----------
-        conn : sqlite3.Connection
-            The connection to read with.
-        rids : sequence
-            Row ids.
+        {conn_rids}
 
         Returns
         -------
