@@ -694,11 +694,12 @@ class CampaignSpec:
         if config.get("score_bins") is not None and strata and strata[-1] == "score_bin":
             strata = strata[:-1]
         seed = config.get("random_seed")
+        y_pred: Any = config.get("y_pred", config.get("prediction"))  # as stored: the spec checks it
         kwargs.setdefault("model", "auto")  # files written before the model was a setting
         kwargs.setdefault("batch_size", BATCH_BOUNDS[0])  # files written before the batch size was stored: 10
         kwargs.setdefault("guarantee", "average")  # files written before the guarantee was a setting
         return cls(
-            y_pred=config.get("y_pred", config.get("prediction")),
+            y_pred=y_pred,
             strata=tuple(strata),
             random_seed=seed if isinstance(seed, int) else None,
             goal=goal_from_config(config),

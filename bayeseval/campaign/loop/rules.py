@@ -50,6 +50,8 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
     <bayeseval.campaign.goals.goal.Goal.gains>`: the expected excess half-width, or variance)."""
     counts = np.zeros(len(state.strata), np.int64)
     gains = state.goal.gains(state)
+    if gains.every is None:  # the width goals ("each", "overall") give it; deciding goals take _greedy_decision
+        raise TypeError(f"the expected-width rules need a goal with every stratum's gain, got {state.goal!r}")
     if not gains.eligible.any():
         return counts
     cap = state.available.astype(np.int64).copy()
