@@ -587,13 +587,13 @@ class CampaignSpec:
         }
         return MetricStates(states)
 
-    def round_size(self, state: RuleState, batch_size: int | None = None) -> int:
+    def round_size(self, state: RuleState | MetricStates, batch_size: int | None = None) -> int:
         """Labels to ask for next: 0 when the goal is met or the budget is spent.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's current state (:meth:`rule_state`).
+        state : RuleState or MetricStates
+            The campaign's current state (:meth:`rule_state`, or :meth:`rule_states` for several metrics).
         batch_size : int, optional
             Rows wanted; default this spec's ``batch_size``.
 
@@ -611,14 +611,19 @@ class CampaignSpec:
         return n
 
     def allocate(
-        self, state: RuleState, n: int, *, random_seed: np.random.Generator, design: StrataDesign | None = None
+        self,
+        state: RuleState | MetricStates,
+        n: int,
+        *,
+        random_seed: np.random.Generator,
+        design: StrataDesign | None = None,
     ) -> np.ndarray:
         """Labels per stratum for a round of ``n``: the rule's allocation, capped by the rows left.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's current state.
+        state : RuleState or MetricStates
+            The campaign's current state (one per metric for several metrics).
         n : int
             Labels in the round (:meth:`round_size`).
         random_seed : numpy.random.Generator
