@@ -60,7 +60,15 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
     return _greedy_take(g, t, gains.p_trial, cap, batch_size, lambda j: gains.one(j, t[j]), counts)
 
 
-def _greedy_take(g, t, p, cap, batch_size, gain_one, counts) -> np.ndarray:
+def _greedy_take(
+    g: np.ndarray,
+    t: np.ndarray,
+    p: np.ndarray,
+    cap: np.ndarray,
+    batch_size: int,
+    gain_one: Callable[[int], float],
+    counts: np.ndarray,
+) -> np.ndarray:
     """Give ``batch_size`` labels one at a time to the largest gain (lowest index on ties).
 
     A heap of ``(-gain, stratum)``: only the chosen stratum's gain changes after a label, so
