@@ -140,17 +140,17 @@ class Campaign(Annotating):
         )
         self._labels = LabelSet(self.config["label_set"])
         self._rid_int = store.rid_type == "INTEGER"
-        self._proxy = self._proxy_design() if self.spec.proxy is not None else None
+        self._proxy = self._proxy_design(self.spec.proxy) if self.spec.proxy is not None else None
         self._seeded = json.loads(store.get_meta(EXISTING_META) or "{}").get("design") == SEED_DESIGN
 
-    def _proxy_design(self) -> ProxyDesign:
+    def _proxy_design(self, column: str) -> ProxyDesign:
         """The stored proxy column and the pool's strata, predictions and order as a :class:`ProxyDesign`."""
         pairs = json.loads(self._store.get_meta(PROXY_META) or "[]")
         pool = self._store.pool_table()
         proxy = pd.Series([v for _, v in pairs], index=[r for r, _ in pairs])
         pool["proxy"] = proxy.reindex(pool.index).to_numpy()
         return ProxyDesign(
-            pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"], column=self.spec.proxy
+            pool, self.metric.name, self.config.get("pos_label"), self.config["label_set"], column=column
         )
 
     def _proxy_labels(self, conn: Any = None) -> tuple[pd.Series, pd.Series]:
@@ -162,7 +162,7 @@ class Campaign(Annotating):
         """Per-stratum proxy estimates at the level the stratum guarantee stops on (kept per set of labels)."""
         labels, _ = self._proxy_labels(conn)
         key = pd.util.hash_pandas_object(labels.map(repr), index=True).to_numpy().tobytes()
-        if getattr(self, "_proxy_memo", (None,))[0] != key:  # a round's propose, status and stop check: once
+        if self._proxy is not None and getattr(self, "_proxy_memo", (None,))[0] != key:  # propose, status, stop: once
             self._proxy_memo = (key, self._proxy.table(labels, self._codes, guarantee_stop_level(self.spec.level)))
         return self._proxy_memo[1].copy()
 
@@ -373,7 +373,7 @@ class Campaign(Annotating):
     # -- state -----------------------------------------------------------------------------
     def _state(self, conn: Any = None) -> RuleState | MetricStates:
         st = self._counts_state(conn)
-        if self._proxy is not None or self._seeded:
+        if (self._proxy is not None or self._seeded) and isinstance(st, RuleState):  # one metric: create checks it
             table = self._proxy_table(conn) if self._proxy is not None else self._seed_table(conn)
             st.use_intervals(table["lower"].to_numpy(float), table["upper"].to_numpy(float))
         return st
@@ -672,8 +672,8 @@ class Campaign(Annotating):
         >>> c.feasibility()["feasible"].tolist()
         [False, True]
         """
-        if self._proxy is not None:
-            return self._proxy.feasibility(self._counts_state(), self._codes, warn=warn)
+        if self._proxy is not None and isinstance(counted := self._counts_state(), RuleState):  # one metric
+            return self._proxy.feasibility(counted, self._codes, warn=warn)
         st = self._state()
         if isinstance(st, MetricStates):
             return pd.concat({m: stratum_feasibility(s, warn=warn) for m, s in st.states.items()}, names=["metric"])
@@ -736,7 +736,7 @@ class Campaign(Annotating):
             )
         model = self.spec.model
         if model == "auto":
-            model = "robust" if self._state().posterior.outliers else "beta_binomial"
+            model = "robust" if self._states()[0].posterior.outliers else "beta_binomial"
         kwargs.setdefault("model", model)
         kwargs.setdefault("prior", self.spec.prior)
         if self._design.prior_mean is not None:
@@ -789,7 +789,7 @@ class Campaign(Annotating):
         >>> batch.index.is_unique, len(batch)
         (True, 10)
         """
-        batch_size = self.spec.batch_size if batch_size is None else check_positive_int(batch_size, "batch_size")
+        batch_size = check_positive_int(self.spec.batch_size if batch_size is None else batch_size, "batch_size")
         if writer is not None and not callable(writer):
             raise TypeError(f"writer must be a callable taking the batch DataFrame, got {writer!r}")
         store = self._store
@@ -809,7 +809,10 @@ class Campaign(Annotating):
             return [], None
         self._warn_out_of_reach(conn, st)
         rng = np.random.default_rng()
-        rng.bit_generator.state = json.loads(store.get_meta("rng_state"))
+        rng_state = store.get_meta("rng_state")
+        if rng_state is None:
+            raise ValueError(f"campaign database {str(store.path)!r} has no random generator state")
+        rng.bit_generator.state = json.loads(rng_state)
         alloc = self.spec.allocate(st, n, random_seed=rng, design=self._design)
         rids_by_code: dict[int, list[Any]] = {}
         proposed: set[Any] = set()

@@ -73,7 +73,9 @@ def replay_proxy(
     pool = data.reset_index(drop=True)
     truth = pd.Series(np.asarray(truth), index=pool.index)
     seeds = [spec.random_seed, *seed_sequences(spec.random_seed, n_repeats)[1:]]
-    rows, trace, finals = [], [], []
+    rows: list[dict[str, Any]] = []
+    trace: list[dict[str, Any]] = []
+    finals = []
     with tempfile.TemporaryDirectory() as tmp:
         for s in specs:
             for r, seed in enumerate(seeds):

@@ -402,7 +402,7 @@ def _rule_specs(spec: CampaignSpec, rules: Any) -> list[CampaignSpec]:
 class _Run:
     rule: str
     repeat: int
-    state: RuleState
+    state: RuleState | MetricStates
     labelled: np.ndarray
     trials: np.ndarray
     rounds: int
@@ -498,10 +498,11 @@ def _replay_all(specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, prog
 def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
     """The run's line of ``SimulationResult.table``."""
     if isinstance(run.state, MetricStates):
+        by_metric = oracle.by_metric or {}  # set for a campaign on several metrics
         rows = [
             _run_row(
                 _Run(run.rule, run.repeat, st, run.labelled, run.trials, run.rounds, run.wall_time, []),
-                oracle.by_metric[m],
+                by_metric[m],
                 target,
             )
             for m, st in run.state.states.items()
@@ -519,6 +520,7 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
     ok = ~np.isnan(tr)
     covered = (lo[ok] <= tr[ok]) & (tr[ok] <= hi[ok])
     hw = (hi - lo) / 2
+    overall_cov: bool | float  # NaN unless the goal has an overall interval
     if st.goal.weighted:
         _, olo, ohi = st.overall()
         reached, overall_cov = (ohi - olo) / 2 <= target, bool(olo <= oracle.true_overall <= ohi)
@@ -544,10 +546,11 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
 def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[tuple[Any, ...]]:
     """The run's lines of ``SimulationResult.intervals`` (one per stratum, and metric)."""
     if isinstance(run.state, MetricStates):
+        by_metric = oracle.by_metric or {}  # set for a campaign on several metrics
         out = []
         for m, st in run.state.states.items():
             sub = _Run(run.rule, run.repeat, st, run.labelled, st.trials, run.rounds, run.wall_time, [])
-            out += _final_rows(sub, oracle.by_metric[m], m)
+            out += _final_rows(sub, by_metric[m], m)
         return out
     plo, phi = run.state.intervals()
     st = run.state

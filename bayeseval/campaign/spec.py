@@ -587,13 +587,13 @@ class CampaignSpec:
         }
         return MetricStates(states)
 
-    def round_size(self, state: RuleState, batch_size: int | None = None) -> int:
+    def round_size(self, state: RuleState | MetricStates, batch_size: int | None = None) -> int:
         """Labels to ask for next: 0 when the goal is met or the budget is spent.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's current state (:meth:`rule_state`).
+        state : RuleState or MetricStates
+            The campaign's current state (:meth:`rule_state`, or :meth:`rule_states` for several metrics).
         batch_size : int, optional
             Rows wanted; default this spec's ``batch_size``.
 
@@ -611,14 +611,19 @@ class CampaignSpec:
         return n
 
     def allocate(
-        self, state: RuleState, n: int, *, random_seed: np.random.Generator, design: StrataDesign | None = None
+        self,
+        state: RuleState | MetricStates,
+        n: int,
+        *,
+        random_seed: np.random.Generator,
+        design: StrataDesign | None = None,
     ) -> np.ndarray:
         """Labels per stratum for a round of ``n``: the rule's allocation, capped by the rows left.
 
         Parameters
         ----------
-        state : RuleState
-            The campaign's current state.
+        state : RuleState or MetricStates
+            The campaign's current state (one per metric for several metrics).
         n : int
             Labels in the round (:meth:`round_size`).
         random_seed : numpy.random.Generator
@@ -694,11 +699,12 @@ class CampaignSpec:
         if config.get("score_bins") is not None and strata and strata[-1] == "score_bin":
             strata = strata[:-1]
         seed = config.get("random_seed")
+        y_pred: Any = config.get("y_pred", config.get("prediction"))  # as stored: the spec checks it
         kwargs.setdefault("model", "auto")  # files written before the model was a setting
         kwargs.setdefault("batch_size", BATCH_BOUNDS[0])  # files written before the batch size was stored: 10
         kwargs.setdefault("guarantee", "average")  # files written before the guarantee was a setting
         return cls(
-            y_pred=config.get("y_pred", config.get("prediction")),
+            y_pred=y_pred,
             strata=tuple(strata),
             random_seed=seed if isinstance(seed, int) else None,
             goal=goal_from_config(config),

@@ -9,13 +9,19 @@ project, the table of every annotation and the agreement between annotators per 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.labels.annotations import agreement, content_kinds, labelstudio_config
+
+if TYPE_CHECKING:
+    from bayeseval.campaign.labels.label_set import LabelSet
+    from bayeseval.campaign.spec import CampaignSpec
+    from bayeseval.campaign.store.store import CampaignStore
 
 __all__ = ["Annotating"]
 
@@ -29,6 +35,14 @@ class Annotating:
     >>> issubclass(Campaign, Annotating)
     True
     """
+
+    # what the methods read of the campaign (set by Campaign.__init__)
+    config: dict[str, Any]
+    spec: CampaignSpec
+    strata: pd.Index
+    _store: CampaignStore
+    _labels: LabelSet
+    _rid_index: Callable[[Any], pd.Index]  # a method of Campaign: the row ids of stored values
 
     def labelstudio_config(self, *, content_types: dict[str, str] | None = None, show_prediction: bool = False) -> str:
         """A Label Studio labelling configuration showing the campaign's content columns.

@@ -838,7 +838,8 @@ def _resolve_one(votes: Mapping[str, Any], rule: str, needed: int) -> Any:
     if len(votes) < needed:
         return None
     if rule.startswith("annotator:"):
-        return votes.get(annotator_identity(rule[len("annotator:") :]))
+        who = annotator_identity(rule[len("annotator:") :])
+        return None if who is None else votes.get(who)
     ranked = Counter(votes.values()).most_common()
     if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
         return None

@@ -270,7 +270,8 @@ def _reported_total(page: Any) -> int | None:
     # keeps it as ``_response`` in some versions)
     raw = getattr(resp, "response", None) or getattr(resp, "_response", None)
     try:
-        body = raw.json() if callable(getattr(raw, "json", None)) else None
+        read_json = getattr(raw, "json", None)
+        body = read_json() if callable(read_json) else None
     except ValueError:
         body = None
     for total in (
@@ -359,7 +360,7 @@ def _missing(seen: set[str], want: set[str] | None, total: int | None) -> int | 
 def _incomplete(seen: set[str], want: set[str] | None, total: int | None, what: str, why: str) -> None:
     missing = _missing(seen, want, total)
     if missing:
-        of = len(want) if want is not None else total
+        of = len(want) if want is not None else total if total is not None else 0  # one is set when missing > 0
         raise ValueError(
             f"{what} is incomplete: {of - missing} of {of} tasks, and {why}; the sync stops before acting on it, retry"
         )

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from os import PathLike
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["ACTIONS", "BACKLOG", "SECRET_HEADER", "TIMEOUT", "CampaignServer", "status_payload"]
 
@@ -305,7 +305,7 @@ class CampaignServer:
         return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self.secret.encode("utf-8"))
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException | None) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
@@ -418,7 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     server_version = "bayeseval-campaign"
     campaign: CampaignServer
-    timeout: float  # each read and write of the socket
+    timeout: ClassVar[float]  # each read and write of the socket
 
     def setup(self) -> None:
         # the whole exchange has `timeout` seconds: a client that drips its request is cut off too

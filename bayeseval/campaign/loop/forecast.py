@@ -423,7 +423,7 @@ def forecast_table(state: RuleState | Any) -> pd.DataFrame:
         notes = np.where(notes == None, why, notes)  # noqa: E711
         values.append(_finish(st, np.where(why == None, raw, np.nan)).to_numpy(dtype=float, na_value=np.nan))  # noqa: E711
     labels = np.max(values, axis=0)  # NaN wherever any metric's forecast is NaN
-    notes = np.where(np.isnan(labels), notes, None)
+    notes = np.where(np.isnan(labels), notes, np.array(None))
     return pd.DataFrame(
         {
             "labels": pd.Series(labels, index=states[0].strata).astype("Int64"),

@@ -171,8 +171,9 @@ class RuleState:
         self.counts = counts
         self.level = level
         self.goal = state_goal(goal, given, _GOAL_DEFAULTS)
-        self.guarantee = guarantee
-        self.anytime = anytime
+        g = as_guarantee(guarantee, anytime=anytime)  # the settings __setattr__ stores: scope and sequential
+        self.guarantee = g.scope
+        self.anytime = g.sequential
         self.anytime_concentration = anytime_concentration
         self._decision = {}
         self._adaptive = {}

@@ -50,6 +50,8 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
     <bayeseval.campaign.goals.goal.Goal.gains>`: the expected excess half-width, or variance)."""
     counts = np.zeros(len(state.strata), np.int64)
     gains = state.goal.gains(state)
+    if gains.every is None:  # the width goals ("each", "overall") give it; deciding goals take _greedy_decision
+        raise TypeError(f"the expected-width rules need a goal with every stratum's gain, got {state.goal!r}")
     if not gains.eligible.any():
         return counts
     cap = state.available.astype(np.int64).copy()
@@ -58,7 +60,15 @@ def _greedy_width(state: RuleState, batch_size: int) -> np.ndarray:
     return _greedy_take(g, t, gains.p_trial, cap, batch_size, lambda j: gains.one(j, t[j]), counts)
 
 
-def _greedy_take(g, t, p, cap, batch_size, gain_one, counts) -> np.ndarray:
+def _greedy_take(
+    g: np.ndarray,
+    t: np.ndarray,
+    p: np.ndarray,
+    cap: np.ndarray,
+    batch_size: int,
+    gain_one: Callable[[int], float],
+    counts: np.ndarray,
+) -> np.ndarray:
     """Give ``batch_size`` labels one at a time to the largest gain (lowest index on ties).
 
     A heap of ``(-gain, stratum)``: only the chosen stratum's gain changes after a label, so

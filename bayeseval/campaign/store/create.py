@@ -192,7 +192,7 @@ def initialise(
     content_rows = _content_rows(pool, cols, rids)
     config = _config(spec, design, pool.index.name, cols)
     existing = existing_labels(labels, inclusion, pool, rids, rid_type == "INTEGER", design, spec.metrics[0])
-    if existing is not None and existing.seeded:
+    if existing is not None and existing.unequal is not None:  # seeded
         check_seed_settings(spec, existing.unequal)
     seed = seed_sequences(spec.random_seed, 1)[0]
     rng = rule_generator(seed)

@@ -107,7 +107,7 @@ def py_value(value: Any) -> Any:
     return value
 
 
-def upgrade_schema(conn: sqlite3.Connection, rid_type: str) -> None:
+def upgrade_schema(conn: sqlite3.Connection, rid_type: str | None) -> None:
     """Create the tables of the current schema an older file lacks (empty) and set its version.
 
     Every schema change is additive (a new table), so an older file upgrades by creating the
@@ -120,8 +120,12 @@ def upgrade_schema(conn: sqlite3.Connection, rid_type: str) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
 
-def missing_tables(conn: sqlite3.Connection, rid_type: str) -> list[str]:
-    """The ``CREATE TABLE`` statements of the current schema's tables the file does not have."""
+def missing_tables(conn: sqlite3.Connection, rid_type: str | None) -> list[str]:
+    """The ``CREATE TABLE`` statements of the current schema's tables the file does not have.
+
+    ``rid_type`` is the file's stored row id type (``None`` is written as it formats, as ``rid_type``
+    is read from the meta table without a check).
+    """
     have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     out = []
     for stmt in SCHEMA.format(rid_type=rid_type).split(";"):
