@@ -640,10 +640,14 @@ def _start_serve(db, url, token, project, secret):
     return proc, json.loads(line)["url"]
 
 
-def _status(url):
+def _status(url, secret="webhook-secret"):
+    """GET /status, with the secret every endpoint but /health needs when one is set."""
     import urllib.request
 
-    with urllib.request.urlopen(url + "/status", timeout=30) as resp:
+    from bayeseval.campaign.labels.serve import SECRET_HEADER
+
+    request = urllib.request.Request(url + "/status", headers={SECRET_HEADER: secret})
+    with urllib.request.urlopen(request, timeout=30) as resp:
         return json.loads(resp.read())
 
 
