@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
         posterior_predictive_check,
     )
     from bayeseval.counts.counts import Counts, tabulate
+    from bayeseval.counts.design import Design
     from bayeseval.counts.metrics import Metric, get_metric
     from bayeseval.estimate.classic import error_reject_curve, estimate_error, risk_averaging
     from bayeseval.estimate.compare import mcnemar, paired_bootstrap
@@ -101,6 +102,7 @@ __all__ = [
     "ReweightingWarning",
     "ZeroVarianceWarning",
     "Counts",
+    "Design",
     "tabulate",
     "Metric",
     "get_metric",

@@ -11,6 +11,8 @@ from bayeseval._api.lazy import lazy_exports
 
 __all__ = [
     "Counts",
+    "Design",
+    "as_design",
     "tabulate",
     "confusion_counts",
     "ProxyCounts",
@@ -22,6 +24,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.counts.counts import Counts, confusion_counts, tabulate
+    from bayeseval.counts.design import Design, as_design
     from bayeseval.counts.metrics import CLASS_METRICS, METRICS, Metric, get_metric
     from bayeseval.counts.proxy import ProxyCounts
 

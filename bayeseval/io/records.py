@@ -2,7 +2,7 @@
 
 A reader returns :class:`EvalRecords`: one tidy frame, a row per answer (a model's answer to one
 item of one task in one epoch), and the sampling design that frame implies
-(:class:`ImpliedDesign`). The frame's columns are
+(a :class:`~bayeseval.Design`). The frame's columns are
 
 * ``model``, ``task``, ``item``, ``epoch``: which answer the row is (``epoch`` counts from 1);
 * ``outcome``: the chosen score of the answer, a number in [0, 1] (NaN when the answer was not
@@ -28,8 +28,9 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import short_repr
+from bayeseval.counts.design import Design
 
-__all__ = ["ID_COLUMNS", "EvalRecords", "ImpliedDesign", "score_to_float"]
+__all__ = ["ID_COLUMNS", "EvalRecords", "score_to_float"]
 
 #: the columns that say which answer a row is, in the frame's order
 ID_COLUMNS = ("model", "task", "item", "epoch")
@@ -39,31 +40,6 @@ FIXED_COLUMNS = (*ID_COLUMNS, "outcome")
 #: Inspect's score constants (``inspect_ai.scorer.CORRECT`` ...) and their values
 _SENTINELS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
-
-
-@dataclass(frozen=True)
-class ImpliedDesign:
-    """The sampling design an evaluation file implies.
-
-    Parameters
-    ----------
-    cluster : str or None
-        Column whose rows share one unit of resampling (``"item"`` when an item was answered
-        in several epochs); None when each row is its own unit.
-    inclusion : None
-        Inclusion probabilities of the rows; None: every item of the file was evaluated.
-    population : str
-        ``"process"``: the items stand for the process that generates them, not a finite list.
-
-    Examples
-    --------
-    >>> ImpliedDesign(cluster="item")
-    ImpliedDesign(cluster='item', inclusion=None, population='process')
-    """
-
-    cluster: str | None = None
-    inclusion: Any = None
-    population: str = "process"
 
 
 @dataclass(repr=False)
@@ -77,7 +53,7 @@ class EvalRecords(Result):
     frame : pandas.DataFrame
         One row per answer: ``model``, ``task``, ``item``, ``epoch``, ``outcome``, one column
         per scorer, ``metadata.*`` columns.
-    design : ImpliedDesign
+    design : Design
         ``cluster="item"`` when some item was answered more than once by one model in one
         task (epochs, repeats); else each row is its own unit.
     outcome : str
@@ -90,13 +66,13 @@ class EvalRecords(Result):
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"model": ["m"], "task": ["t"], "item": [1], "epoch": [1],
     ...                      "outcome": [1.0], "match": [1.0]})
-    >>> frame, design = EvalRecords(rows, ImpliedDesign(), "match", ("match",))
+    >>> frame, design = EvalRecords(rows, Design(), "match", ("match",))
     >>> design.cluster is None, list(frame.columns[:5])
     (True, ['model', 'task', 'item', 'epoch', 'outcome'])
     """
 
     frame: pd.DataFrame
-    design: ImpliedDesign
+    design: Design
     outcome: str
     scorers: tuple[str, ...]
 
@@ -120,7 +96,7 @@ class EvalRecords(Result):
         --------
         >>> rows = pd.DataFrame({"model": ["m"], "task": ["t"], "item": [1], "epoch": [1],
         ...                      "outcome": [1.0], "metadata.category": ["a"]})
-        >>> EvalRecords(rows, ImpliedDesign(), "x", ()).metadata_columns()
+        >>> EvalRecords(rows, Design(), "x", ()).metadata_columns()
         ['metadata.category']
         """
         return [c for c in self.frame.columns if str(c).startswith("metadata.")]
@@ -237,10 +213,10 @@ def check_outcome(frame: pd.DataFrame, column: str, argument: str) -> None:
         )
 
 
-def implied_design(frame: pd.DataFrame) -> ImpliedDesign:
+def implied_design(frame: pd.DataFrame) -> Design:
     """``cluster="item"`` when some model answered some item of some task more than once."""
     repeated = frame.duplicated(["model", "task", "item"]).any()
-    return ImpliedDesign(cluster="item" if repeated else None)
+    return Design(cluster="item" if repeated else None)
 
 
 def check_unique(frame: pd.DataFrame, argument: str) -> None:

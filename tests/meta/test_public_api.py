@@ -182,6 +182,7 @@ def test_random_seed_is_keyword_only_in_the_generators():
 #: handles and building blocks (each with the reason it is not a result)
 NOT_RESULTS = {
     "Metric": "a metric definition (an input)",
+    "Design": "a sampling design (an input)",
     "Prior": "a prior specification (an input)",
     "Goal": "a campaign goal (a setting)",
     "Guarantee": "what each stratum's interval promises (a setting)",
