@@ -21,6 +21,7 @@ __all__ = [
     "PrecisionLimitedWarning",
     "PerformanceWarning",
     "BlankLabelWarning",
+    "ClusteredRowsWarning",
 ]
 
 
@@ -62,3 +63,11 @@ class PerformanceWarning(BayesevalWarning):
 
 class BlankLabelWarning(BayesevalWarning):
     """Rows of a batch of labels have no label: they were not recorded and stay pending."""
+
+
+class ClusteredRowsWarning(BayesevalWarning):
+    """Rows repeat an identifier (an item answered in several epochs): they may not be independent draws.
+
+    Silence it by stating the design: ``design=Design(cluster=...)`` to count by unit, or
+    ``design=Design()`` to say each row is its own unit.
+    """

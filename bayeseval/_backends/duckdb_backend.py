@@ -26,6 +26,8 @@ from bayeseval._backends.interface import (
     CellQuery,
     ConfusionTable,
     SplitSelection,
+    UnitQuery,
+    UnitTable,
     confusion_from_frame,
     is_duckdb_relation,
     is_duckdb_source,
@@ -150,6 +152,98 @@ def as_relation(data: Any, con: Any = None) -> Any:
         if path.lower().endswith((".parquet", ".pq")):
             return con.read_parquet(path)
         return con.read_csv(path)
+
+
+#: decimals a unit's summed outcome is rounded to, so that engines summing graded outcomes in
+#: another order put a unit in the same histogram cell
+UNIT_DECIMALS = 9
+
+
+def cells_condition(t: str, p: str, cells: tuple[tuple[Any, Any], ...]) -> str:
+    """SQL that is true on rows whose ``(t, p)`` label pair is one of ``cells`` (quoted columns)."""
+    if not cells:
+        return "FALSE"
+    return " OR ".join(f"({t} = {sql_literal(a)} AND {p} = {sql_literal(b)})" for a, b in cells)
+
+
+def unit_sql(source: str, columns: list[str], query: UnitQuery) -> tuple[str, int]:
+    """SQL for :meth:`DuckDBBackend.unit_counts` over ``source`` (whose columns are ``columns``).
+
+    Returns the SQL and the number of stratum columns ``k``; the result has columns ``0..k-1``
+    (the strata), then the unit sum, the unit trials, the units, and (with a cluster and
+    strata) the number of spanning cluster values, repeated on every row.
+    """
+    q = quote_ident
+    k = len(query.strata)
+    names = fresh_names(columns, [f"__s{i}" for i in range(k)] + ["__cl", "__x", "__tr", "__us", "__ut", "__n", "__sp"])
+    s_out, (cl, x, tr, us, ut, n, sp) = [q(a) for a in names[:k]], [q(a) for a in names[k:]]
+    if query.outcome is not None:
+        value = f"CAST({q(query.outcome)} AS DOUBLE)"
+        value = f"1.0 - {value}" if query.flip else value
+        trial = "1"
+    else:
+        t, p = q(str(query.y_true)), q(str(query.y_pred))
+        ok = cells_condition(t, p, query.success_cells)
+        on = cells_condition(t, p, query.trial_cells)
+        value = f"CASE WHEN {ok} THEN 1.0 ELSE 0.0 END"
+        trial = f"CASE WHEN {on} THEN 1 ELSE 0 END"
+    strata = [f"{q(c)} AS {a}" for c, a in zip(query.strata, s_out, strict=True)]
+    keys = ", ".join(s_out)
+    lead = keys + ", " if k else ""
+    if query.cluster is None:
+        rows = f"SELECT {', '.join(strata + [f'{value} AS {x}', f'{trial} AS {tr}'])} FROM {source}"
+        sql = (
+            f"SELECT {lead}{x} AS {us}, {tr}::BIGINT AS {ut}, COUNT(*)::BIGINT AS {n} "
+            f"FROM ({rows}) WHERE {tr} > 0 GROUP BY ALL"
+        )
+        return sql, k
+    per_unit = (
+        f"SELECT {', '.join(strata + [f'{q(query.cluster)} AS {cl}'])}, "
+        f"round(SUM({value}), {UNIT_DECIMALS}) AS {us}, SUM({trial})::BIGINT AS {ut} "
+        f"FROM {source} GROUP BY ALL"
+    )
+    hist = f"SELECT {lead}{us}, {ut}, COUNT(*)::BIGINT AS {n} FROM u WHERE {ut} > 0 GROUP BY ALL"
+    if not k:
+        return f"WITH u AS ({per_unit}) {hist}", k
+    spanning = f"(SELECT COUNT(*) FROM (SELECT {cl} FROM u WHERE {ut} > 0 GROUP BY {cl} HAVING COUNT(*) > 1))"
+    sql = f"WITH u AS MATERIALIZED ({per_unit}), h AS ({hist}) SELECT h.*, {spanning}::BIGINT AS {sp} FROM h"
+    return sql, k
+
+
+def unit_table(table: pd.DataFrame, k: int) -> UnitTable:
+    """A :class:`UnitTable` from the result of :func:`unit_sql` (positional columns)."""
+    spanning = int(table.iloc[0, k + 3]) if table.shape[1] > k + 3 and len(table) else 0
+    table = table.iloc[:, : k + 3].copy()
+    table.columns = list(range(k)) + ["s", "t", "n"]
+    table["s"] = table["s"].astype(float)
+    table["t"] = table["t"].astype(np.int64)
+    table["n"] = table["n"].astype(np.int64)
+    return UnitTable(table, spanning)
+
+
+def outcome_checks_sql(source: str, columns: list[str], outcome: str | None, cluster: str | None) -> str:
+    """SQL for :meth:`Backend.outcome_checks` (one row: missing, outside, value, no_cluster)."""
+    q = quote_ident
+    parts = []
+    if outcome is not None:
+        o = f"TRY_CAST({q(outcome)} AS DOUBLE)"
+        bad = f"({o} < 0 OR {o} > 1)"
+        parts += [
+            f"COUNT(*) FILTER (WHERE {o} IS NULL OR isnan({o}))::BIGINT AS missing",
+            f"COUNT(*) FILTER (WHERE {bad})::BIGINT AS outside",
+            f"min({o}) FILTER (WHERE {bad}) AS value",
+        ]
+    else:
+        parts += ["0::BIGINT AS missing", "0::BIGINT AS outside", "NULL::DOUBLE AS value"]
+    no_cluster = f"COUNT(*) FILTER (WHERE {q(cluster)} IS NULL)" if cluster is not None else "0"
+    parts.append(f"{no_cluster}::BIGINT AS no_cluster")
+    return f"SELECT {', '.join(parts)} FROM {source}"
+
+
+def repeated_sql(source: str, columns: list[str]) -> str:
+    """SQL for :meth:`Backend.repeated_columns`: rows minus distinct values, per column, one scan."""
+    parts = [f"(COUNT({quote_ident(c)}) - COUNT(DISTINCT {quote_ident(c)}))::BIGINT" for c in columns]
+    return f"SELECT {', '.join(parts)} FROM {source}"
 
 
 class DuckDBBackend(Backend):
@@ -281,6 +375,25 @@ class DuckDBBackend(Backend):
         table = string_columns_as_str(self.fetch(f"{with_edges}SELECT {', '.join(select)} FROM {source} GROUP BY ALL"))
         table.columns = list(range(k)) + ["c", "t", "p", "n"] + (["w", "w2", "bad"] if inclusion is not None else [])
         return table
+
+    def unit_counts(self, query: UnitQuery) -> UnitTable:
+        sql, k = unit_sql(self.alias, self._columns, query)
+        return unit_table(string_columns_as_str(self.fetch(sql)), k)
+
+    def outcome_checks(self, outcome: str | None, cluster: str | None) -> dict[str, Any]:
+        if outcome is not None:
+            kind = self.type_of(outcome)
+            numeric = kind == "BOOLEAN" or "INT" in kind or kind.startswith("DECIMAL") or fractional_type(kind)
+            if not numeric:
+                raise TypeError(f"outcome column {outcome!r} must hold numbers in [0, 1], got type {kind}")
+        row = self.fetch(outcome_checks_sql(self.alias, self._columns, outcome, cluster)).iloc[0]
+        return {key: row[key] for key in ("missing", "outside", "value", "no_cluster")}
+
+    def repeated_columns(self, columns: list[str]) -> dict[str, int]:
+        if not columns:
+            return {}
+        row = self.fetch(repeated_sql(self.alias, columns)).iloc[0].to_numpy()
+        return {c: int(v) for c, v in zip(columns, row, strict=True)}
 
     # -- the split -----------------------------------------------------------------------
     def key_counts(self, cols: list[str], *, id_column: str | None, check_ids: bool) -> pd.DataFrame:

@@ -12,6 +12,13 @@ back end implements four operations:
 * :meth:`Backend.proxy_cells` -- the confusion table by strata and a proxy's cell (the
   proxy's value, or the bin of a score), with sums of inverse inclusion probabilities over
   the labelled rows when those are given.
+* :meth:`Backend.unit_counts` -- the histogram of per-unit sums: a first aggregation by
+  (stratum, cluster) gives each unit's summed outcome and trials, a second by (stratum, unit
+  sum, unit trials) how many units share them (:class:`UnitQuery`).
+* :meth:`Backend.outcome_checks` -- missing and out-of-range values of an outcome column and
+  missing cluster identifiers, in one aggregate.
+* :meth:`Backend.repeated_columns` -- which of some columns repeat a value (one aggregate), for
+  the detection of clustered rows.
 * :meth:`Backend.key_counts` -- rows per (label, group...) cell, for the split.
 * :meth:`Backend.select_test` -- within each key the ``n`` rows with the smallest
   keyed ``(rank, id)``: ``(train, test, test_weights)`` in the engine of the input.
@@ -33,7 +40,16 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConfusionTable", "CellQuery", "SplitSelection", "Backend", "is_duckdb_source", "is_spark_dataframe"]
+__all__ = [
+    "ConfusionTable",
+    "CellQuery",
+    "UnitQuery",
+    "UnitTable",
+    "SplitSelection",
+    "Backend",
+    "is_duckdb_source",
+    "is_spark_dataframe",
+]
 
 _FILE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".csv.gz", ".tsv.gz", ".csv.zst")
 ACCEPTED = "a pandas DataFrame, a Parquet/CSV path, a DuckDB relation or a Spark DataFrame"
@@ -73,6 +89,42 @@ class CellQuery(NamedTuple):
     proxy: str
     n_cells: int | None = None
     inclusion: str | None = None
+
+
+class UnitQuery(NamedTuple):
+    """What :meth:`Backend.unit_counts` counts: each unit's summed outcome and trials, then units per pair.
+
+    ``strata`` are the stratum columns and ``cluster`` the column whose value, within a stratum,
+    makes a unit (None: each row is its own unit). A row's outcome is either the number in
+    column ``outcome`` (``1 - outcome`` when ``flip``), each row a trial; or, from labels, a
+    success when its ``(y_true, y_pred)`` pair is one of ``success_cells`` and a trial when one
+    of ``trial_cells`` (the metric's cells, as label values; ``metric`` and ``positive`` give
+    the same per-row masks to an engine that evaluates them on the rows).
+    """
+
+    strata: list[str]
+    cluster: str | None
+    outcome: str | None = None
+    flip: bool = False
+    y_true: str | None = None
+    y_pred: str | None = None
+    trial_cells: tuple[tuple[Any, Any], ...] = ()
+    success_cells: tuple[tuple[Any, Any], ...] = ()
+    metric: Any = None
+    positive: Any = None
+
+
+class UnitTable(NamedTuple):
+    """The histogram :meth:`Backend.unit_counts` returns.
+
+    ``table`` has positional stratum columns ``0..k-1``, ``s`` (a unit's summed outcome, float),
+    ``t`` (its trials, int64) and ``n`` (how many units have that pair, int64), for the units with
+    at least one trial. ``spanning`` is how many cluster values have trials in more than one
+    stratum (0 without a cluster or without strata).
+    """
+
+    table: pd.DataFrame
+    spanning: int
 
 
 class SplitSelection(NamedTuple):
@@ -146,6 +198,19 @@ class Backend:
         cell's rows that have a true label, and ``bad``: those rows whose ``pi`` is missing
         or outside (0, 1].
         """
+        raise NotImplementedError
+
+    def unit_counts(self, query: UnitQuery) -> UnitTable:
+        """The histogram of per-unit (summed outcome, trials) per stratum (see :class:`UnitTable`)."""
+        raise NotImplementedError
+
+    def outcome_checks(self, outcome: str | None, cluster: str | None) -> dict[str, Any]:
+        """Rows whose outcome is missing (``missing``), or outside [0, 1] (``outside``, with one such
+        value ``value``), and rows whose cluster is missing (``no_cluster``); zeros for a None column."""
+        raise NotImplementedError
+
+    def repeated_columns(self, columns: list[str]) -> dict[str, int]:
+        """For each column of ``columns``: rows minus distinct non-missing values (0: no value repeats)."""
         raise NotImplementedError
 
     def key_counts(self, cols: list[str], *, id_column: str | None, check_ids: bool) -> pd.DataFrame:

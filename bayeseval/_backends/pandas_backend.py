@@ -22,8 +22,23 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.validation import first_fractional, fractional_label_error
+from bayeseval._backends.duckdb_backend import (
+    UNIT_DECIMALS,
+    repeated_sql,
+    unit_sql,
+    unit_table,
+)
 from bayeseval._backends.hashing import id64, rank_of
-from bayeseval._backends.interface import Backend, CellQuery, ConfusionTable, SplitSelection, confusion_from_frame
+from bayeseval._backends.interface import (
+    Backend,
+    CellQuery,
+    ConfusionTable,
+    SplitSelection,
+    UnitQuery,
+    UnitTable,
+    confusion_from_frame,
+    string_columns_as_str,
+)
 from bayeseval._kernels.bins import edge_ranks
 
 #: frames with at least this many rows are counted by DuckDB when their dtypes allow it
@@ -47,6 +62,17 @@ def _connection() -> Any:
     if con is None:
         con = _LOCAL.con = duckdb.connect()
     return con
+
+
+def duckdb_fetch(columns: dict[str, pd.Series], sql: Any) -> pd.DataFrame:
+    """Run ``sql(name)`` over the ``columns`` in place, registered as a view called ``name``."""
+    frame = pd.DataFrame({c: s.reset_index(drop=True) for c, s in columns.items()}, copy=False)
+    con = _connection()
+    con.register("bayeseval_rows", frame)
+    try:
+        return con.sql(sql("bayeseval_rows")).df()
+    finally:
+        con.unregister("bayeseval_rows")
 
 
 def duckdb_group_counts(series: list[pd.Series]) -> pd.DataFrame:
@@ -317,6 +343,97 @@ class PandasBackend(Backend):
             sums += ["w", "w2", "bad"]
         out = work.groupby(keys + ["c", "t", "p"], dropna=False, sort=False)[sums].sum().reset_index()
         out["n"] = out["n"].astype(np.int64)
+        return out
+
+    # -- units -------------------------------------------------------------------------
+    def unit_counts(self, query: UnitQuery) -> UnitTable:
+        if len(self.data) == 0:
+            raise ValueError("data has no rows")
+        used = list(
+            dict.fromkeys(c for c in (*query.strata, query.cluster, query.outcome, query.y_true, query.y_pred) if c)
+        )
+        series = {c: self._column(c) for c in used}
+        in_place = all(
+            _scanned_exactly(v.dtype) and not isinstance(v.dtype, pd.CategoricalDtype) for v in series.values()
+        )
+        if len(self.data) >= DUCKDB_MIN_ROWS and in_place:
+            # DuckDB groups the columns in place (parallel, no per-row code arrays); same SQL as for a path
+            alias = {c: f"c{i}" for i, c in enumerate(used)}
+            renamed = query._replace(
+                strata=[alias[c] for c in query.strata],
+                **{
+                    f: alias[getattr(query, f)] for f in ("cluster", "outcome", "y_true", "y_pred") if getattr(query, f)
+                },
+            )
+            sql, k = unit_sql("bayeseval_rows", list(alias.values()), renamed)
+            table = duckdb_fetch({alias[c]: v for c, v in series.items()}, lambda _name: sql)
+            table = string_columns_as_str(table)
+            for name, c in zip(table.columns, query.strata, strict=False):  # the frame's dtypes, as the confusion
+                table[name] = table[name].astype(series[c].dtype)
+            return unit_table(table, k)
+        return self._unit_counts_pandas(query)
+
+    def _unit_counts_pandas(self, query: UnitQuery) -> UnitTable:
+        k = len(query.strata)
+        work = pd.DataFrame({i: self._column(c).reset_index(drop=True) for i, c in enumerate(query.strata)})
+        if query.outcome is not None:
+            x = pd.to_numeric(self._column(query.outcome)).to_numpy(dtype=float, na_value=np.nan)
+            work["x"] = 1.0 - x if query.flip else x
+            work["tr"] = np.ones(len(x), dtype=np.int64)
+        else:
+            truth, pred = self._column(str(query.y_true)).to_numpy(), self._column(str(query.y_pred)).to_numpy()
+            trial, success = query.metric.masks(truth, pred, query.positive)
+            work["x"] = success.astype(float)
+            work["tr"] = trial.astype(np.int64)
+        keys = list(range(k))
+        spanning = 0
+        if query.cluster is None:
+            rows = work[work["tr"] > 0]
+            hist = rows.groupby(keys + ["x", "tr"], sort=False, dropna=False, observed=True).size()
+        else:
+            work["cl"] = self._column(query.cluster).to_numpy()
+            units = work.groupby(keys + ["cl"], sort=False, dropna=False, observed=True)[["x", "tr"]].sum()
+            units = units[units["tr"] > 0]
+            units["x"] = units["x"].round(UNIT_DECIMALS)
+            if k:
+                cl = units.index.get_level_values("cl")
+                spanning = int(pd.Index(cl[cl.duplicated()]).nunique())
+            units = units.reset_index()
+            hist = units.groupby(keys + ["x", "tr"], sort=False, dropna=False, observed=True).size()
+        table = hist.rename("n").reset_index()
+        table.columns = keys + ["s", "t", "n"]
+        table["s"] = table["s"].astype(float)
+        table["t"] = table["t"].astype(np.int64)
+        table["n"] = table["n"].astype(np.int64)
+        return UnitTable(table, spanning)
+
+    def outcome_checks(self, outcome: str | None, cluster: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"missing": 0, "outside": 0, "value": None, "no_cluster": 0}
+        if outcome is not None:
+            values = self._column(outcome)
+            try:
+                x = pd.to_numeric(values).to_numpy(dtype=float, na_value=np.nan)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(
+                    f"outcome column {outcome!r} must hold numbers in [0, 1], got dtype {values.dtype}"
+                ) from exc
+            out["missing"] = int(np.isnan(x).sum())
+            bad = (x < 0) | (x > 1)
+            out["outside"] = int(bad.sum())
+            out["value"] = float(x[bad].min()) if out["outside"] else None
+        if cluster is not None:
+            out["no_cluster"] = int(self._column(cluster).isna().sum())
+        return out
+
+    def repeated_columns(self, columns: list[str]) -> dict[str, int]:
+        out = {}
+        for c in columns:
+            values = self._column(c)
+            if len(values) >= DUCKDB_MIN_ROWS and _scanned_exactly(values.dtype):
+                row = duckdb_fetch({"c": values}, lambda name: repeated_sql(name, ["c"]))
+                out[c] = int(row.iloc[0, 0])
+            else:
+                out[c] = int(values.count()) - int(values.nunique(dropna=True))
         return out
 
     # -- the split -----------------------------------------------------------------------

@@ -20,12 +20,21 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval._backends.dispatch import backend_for
-from bayeseval._backends.interface import ConfusionTable
+from bayeseval._backends.interface import ConfusionTable, UnitQuery
 from bayeseval._kernels.naming import fresh_names
 from bayeseval._render.formats import index_labels
+from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.labels import check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.counts.proxy import tabulate_proxy
+from bayeseval.counts.units import (
+    check_units,
+    level_names,
+    outcome_errors,
+    refuse_spark,
+    units_frame,
+    warn_if_clustered,
+)
 
 __all__ = ["Counts", "tabulate", "confusion_counts"]
 
@@ -46,18 +55,35 @@ class Counts(Result):
         Name of the metric the counts measure.
     weights : array-like, dict or Series, optional
         Population shares of the strata, summing to 1.
+    units : pandas.DataFrame, optional
+        The histogram of the sampling units (:func:`tabulate` with ``outcome=`` or a
+        ``design`` with a cluster): one row per distinct (stratum, ``unit_successes``,
+        ``unit_trials``) with the stratum level(s) as columns, named as the index, and
+        ``units``, how many units have that pair. Units with no trials are left out. With
+        units, ``successes`` may be fractional (graded outcomes) and must equal the units'
+        sums per stratum, as ``trials`` must.
+    design : Design, optional
+        The sampling design the rows were counted under.
+    clusters_span_strata : bool
+        Whether some cluster has rows (with trials) in more than one stratum; each part is
+        then its stratum's unit.
 
     Attributes
     ----------
     successes, trials : pandas.Series
-        Integer counts indexed by stratum (a plain or a multi-level index),
+        Counts indexed by stratum (a plain or a multi-level index),
         paired by stratum label (``trials`` is put in the order of
         ``successes``); each count is a whole number from 0 to 2**53 and the
-        totals fit a 64-bit integer.
+        totals fit a 64-bit integer. With ``units``, ``successes`` may be
+        fractional (sums of graded outcomes in [0, 1]).
     metric : str or None
         Name of the metric the counts measure, when known.
     weights : pandas.Series or None
         Population shares of the strata (summing to 1), when known.
+    units : pandas.DataFrame or None
+        The units' histogram, when the rows were counted by unit.
+    design : Design or None
+        The sampling design, when stated.
 
     Examples
     --------
@@ -70,6 +96,9 @@ class Counts(Result):
     trials: pd.Series
     metric: str | None = None
     weights: pd.Series | None = field(default=None)
+    units: pd.DataFrame | None = None
+    design: Design | None = None
+    clusters_span_strata: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.successes, pd.Series) or not isinstance(self.trials, pd.Series):
@@ -81,8 +110,15 @@ class Counts(Result):
         if self.successes.index.has_duplicates:
             dup = self.successes.index[self.successes.index.duplicated()][0]
             raise ValueError(f"strata must be unique, got {dup!r} twice")
-        s, n = check_counts(self.successes.to_numpy(), self.trials.to_numpy())
         index = self.successes.index
+        if self.design is not None:
+            object.__setattr__(self, "design", as_design(self.design))
+        if self.units is None:
+            s, n = check_counts(self.successes.to_numpy(), self.trials.to_numpy())
+        else:
+            s, n, units = check_units(self.successes.to_numpy(), self.trials.to_numpy(), index, self.units)
+            object.__setattr__(self, "units", units)
+        object.__setattr__(self, "clusters_span_strata", bool(self.clusters_span_strata))
         object.__setattr__(self, "successes", pd.Series(s, index=index, name="successes"))
         object.__setattr__(self, "trials", pd.Series(n, index=index, name="trials"))
         if self.weights is not None:
@@ -171,9 +207,21 @@ class Counts(Result):
         return self.strata[self.trials.to_numpy() == 0]
 
     @property
-    def total_successes(self) -> int:
-        """Successes summed over strata."""
-        return int(self.successes.sum())
+    def total_successes(self) -> int | float:
+        """Successes summed over strata (a float when graded outcomes make them fractional)."""
+        total = self.successes.sum()
+        return int(total) if self.successes.dtype.kind in "iu" else float(total)
+
+    @property
+    def n_units(self) -> pd.Series | None:
+        """Sampling units (with at least one trial) per stratum; None without ``units``."""
+        if self.units is None:
+            return None
+        names = level_names(self.strata)
+        per = self.units.groupby(names, observed=True, sort=False)["units"].sum()
+        if len(names) == 1:
+            per.index = per.index.rename(self.strata.name)
+        return per.reindex(self.strata, fill_value=0).astype(np.int64).rename("n_units")
 
     @property
     def total_trials(self) -> int:
@@ -191,12 +239,17 @@ class Counts(Result):
 
     def _heading(self) -> str:
         metric = f" metric={self.metric!r}" if self.metric else ""
-        return f"<Counts{metric} strata={len(self)} successes={self.total_successes} trials={self.total_trials}>"
+        units = f" units={int(self.units['units'].sum())}" if self.units is not None else ""
+        s = self.total_successes
+        s_text = f"{s:g}" if isinstance(s, float) else str(s)
+        return f"<Counts{metric} strata={len(self)} successes={s_text} trials={self.total_trials}{units}>"
 
     @property
     def table(self) -> pd.DataFrame:
-        """Successes and trials per stratum (and ``weights`` when given), indexed by stratum."""
+        """Successes and trials per stratum (``n_units`` with units, ``weights`` when given), indexed by stratum."""
         frame = self.to_frame()
+        if self.units is not None:
+            frame["n_units"] = self.n_units
         if self.weights is not None:
             frame["weights"] = self.weights
         return frame
@@ -261,7 +314,15 @@ class Counts(Result):
         Counts
             The same counts with ``weights`` set.
         """
-        return Counts(self.successes, self.trials, metric=self.metric, weights=weights)
+        return Counts(
+            self.successes,
+            self.trials,
+            metric=self.metric,
+            weights=weights,
+            units=self.units,
+            design=self.design,
+            clusters_span_strata=self.clusters_span_strata,
+        )
 
     def subset(self, strata: Iterable[Hashable]) -> Counts:
         """Counts restricted to the given strata (weights dropped, since they no longer sum to 1).
@@ -274,18 +335,50 @@ class Counts(Result):
         Returns
         -------
         Counts
-            The selected strata, without weights.
+            The selected strata, without weights (with their units, when the counts have units).
         """
         keep = list(strata)
-        return Counts(self.successes.loc[keep], self.trials.loc[keep], metric=self.metric)
+        units = None
+        if self.units is not None:
+            names = level_names(self.strata)
+            rows = pd.MultiIndex.from_frame(self.units[names]) if len(names) > 1 else pd.Index(self.units[names[0]])
+            units = self.units[rows.isin(self.strata[self.strata.get_indexer(keep)])].reset_index(drop=True)
+        return Counts(
+            self.successes.loc[keep],
+            self.trials.loc[keep],
+            metric=self.metric,
+            units=units,
+            design=self.design,
+            clusters_span_strata=self.clusters_span_strata,
+        )
 
     def __add__(self, other: Counts) -> Counts:
+        """Counts of two sets of rows together; the units of the two are taken as distinct units."""
         if not isinstance(other, Counts):
             return NotImplemented
         index = self.strata.union(other.strata, sort=False)
         s = self.successes.reindex(index, fill_value=0) + other.successes.reindex(index, fill_value=0)
         n = self.trials.reindex(index, fill_value=0) + other.trials.reindex(index, fill_value=0)
-        return Counts(s, n, metric=self.metric or other.metric)
+        units = None
+        if (self.units is None) != (other.units is None) or self.design != other.design:
+            if self.units is not None or other.units is not None:
+                raise ValueError(
+                    "cannot add Counts counted under different designs (units or design differ): "
+                    f"got design {self.design!r} and {other.design!r}"
+                )
+        if self.units is not None and other.units is not None:
+            names = level_names(self.strata)
+            both = pd.concat([self.units, other.units], ignore_index=True)
+            units = both.groupby(names + ["unit_successes", "unit_trials"], observed=True, sort=True)["units"].sum()
+            units = units.reset_index()
+        return Counts(
+            s,
+            n,
+            metric=self.metric or other.metric,
+            units=units,
+            design=self.design,
+            clusters_span_strata=self.clusters_span_strata or other.clusters_span_strata,
+        )
 
 
 def stratum_labels(index: pd.Index) -> list[str]:
@@ -313,17 +406,18 @@ def as_counts(
 def tabulate(
     data: pd.DataFrame | str | PathLike | Any,
     *,
-    y_true: str,
-    y_pred: str,
+    y_true: str | None = None,
+    y_pred: str | None = None,
+    outcome: str | None = None,
     strata: str | Sequence[str] | None = None,
-    metric: str | Metric = "error_rate",
+    metric: str | Metric | None = None,
     pos_label: Any = None,
     weights: Mapping[Hashable, float] | pd.Series | None = None,
     proxy: str | None = None,
-    inclusion: str | None = None,
     label_set: Sequence[Any] | None = None,
+    design: Design | Mapping[str, Any] | None = None,
 ) -> Counts | Any:
-    """Turn a frame of predictions into :class:`Counts` per stratum.
+    """Turn a frame of predictions (or of per-row outcomes) into :class:`Counts` per stratum.
 
     Every engine computes the same small confusion table (rows per stratum x
     true label x predicted label) and :func:`confusion_counts` applies the
@@ -339,13 +433,22 @@ def tabulate(
         Columns holding the true and predicted labels: classes (strings, bools or whole
         numbers; ``0.0``/``1.0``, as pandas reads an integer column with NaN, are the classes
         0 and 1). A fractional number, such as a score, is refused: every distinct value would
-        count as its own class.
+        count as its own class. Give both, or ``outcome`` instead.
+    outcome : str, optional
+        Instead of ``y_true`` and ``y_pred``: a column of per-row outcomes in [0, 1], such as
+        0/1 correctness or partial credit (Inspect's C/P/I read as 1/0.5/0). Every row is a
+        trial and the metric is the mean outcome: ``accuracy`` (the default with ``outcome``)
+        sums the outcomes, ``error_rate`` sums ``1 - outcome``; other metrics are refused. The
+        result carries the units' histogram (``Counts.units``; each row its own unit without
+        a cluster), and its successes are fractional when outcomes are. A missing outcome or
+        one outside [0, 1] is refused (the message names the column, a value and the rows).
     strata : str or list of str, optional
         Column(s) defining the strata. ``None`` gives one stratum ``"all"``.
-    metric : str or Metric
+    metric : str or Metric, optional
         A name or alias of :func:`~bayeseval.get_metric`: ``error_rate``
-        (default), ``accuracy``, ``recall`` (``tpr``), ``precision`` (``ppv``),
-        ``fpr``, ``specificity`` (``tnr``), ``npv``, ``fnr`` or ``selection_rate``.
+        (the default with labels), ``accuracy``, ``recall`` (``tpr``), ``precision`` (``ppv``),
+        ``fpr``, ``specificity`` (``tnr``), ``npv``, ``fnr`` or ``selection_rate``. With
+        ``outcome``: ``accuracy`` (the default) or ``error_rate``.
     pos_label : optional
         The positive class for class-dependent metrics. For binary 0/1 or
         boolean labels it defaults to 1. Two other label values (e.g.
@@ -363,22 +466,33 @@ def tabulate(
         pool's trials per stratum and proxy cell. Metrics: ``error_rate``, ``accuracy``,
         ``precision``, ``npv`` (trials known without the true label). pandas and DuckDB
         data only.
-    inclusion : str, optional
-        With ``proxy``: a column holding each labelled row's inclusion probability (the
-        chance it was chosen for labelling); the result then carries the sums of their
-        inverses. Without it the labelled rows are taken as drawn at random within
-        each stratum.
     label_set : sequence, optional
         With ``proxy``: every class ``y_true`` may hold. A true label that neither the
         predictions nor a label proxy take (such as ``-1`` marking unlabelled rows) is
         refused unless declared here; unlabelled rows hold a missing value.
+    design : Design or dict, optional
+        The sampling design (:class:`~bayeseval.Design`). ``cluster``: a column whose rows,
+        within a stratum, form one sampling unit; the result then carries ``units``, the
+        histogram of the units' (summed outcome, trials) per stratum, while ``successes`` and
+        ``trials`` stay the sums over rows. For per-stratum counts the unit is the pair
+        (stratum, cluster value): a cluster whose rows fall in two strata is one unit in each,
+        and ``Counts.clusters_span_strata`` records that this happened (an estimator of the
+        overall rate must handle or refuse it). ``inclusion``: with ``proxy``, a column
+        holding each labelled row's inclusion probability (the chance it was chosen for
+        labelling); the result then carries the sums of their inverses (without it the
+        labelled rows are taken as drawn at random within each stratum). ``population`` is
+        carried to the estimators. None: each row its own unit, as before, and a
+        :class:`~bayeseval.ClusteredRowsWarning` when an identifier-like column (``id``,
+        ``item``, ``sample_id``, ``doc_id``, ...) repeats values; ``Design()`` states that
+        the rows are independent and silences it.
 
     Returns
     -------
     Counts or ProxyCounts
         Strata that have rows but no trials (e.g. no positives for recall) are
         kept with zero trials and an :class:`~bayeseval.EmptyStratumWarning`.
-        A ``ProxyCounts`` with ``proxy``.
+        A ``ProxyCounts`` with ``proxy``. With ``outcome`` or a cluster the Counts
+        carry ``units`` and ``design``.
 
     Raises
     ------
@@ -394,10 +508,16 @@ def tabulate(
         row holds as truth or prediction; two non-0/1 labels without ``pos_label`` for a class metric;
         or DuckDB cannot read the data (the message names the path).
     TypeError
-        ``data`` is of an unsupported type.
+        ``data`` is of an unsupported type; both or neither of ``outcome`` and the label
+        columns are given.
 
     Notes
     -----
+    Counting by unit runs in the engine: a first aggregation by (stratum, cluster) gives each
+    unit's sums, a second by (stratum, unit sum, unit trials) counts the units; a unit's sum of
+    graded outcomes is rounded to 9 decimals so that every engine gives the same histogram.
+    Spark DataFrames are not counted by unit yet (``outcome`` and ``design.cluster`` are refused).
+
     A pandas frame is counted without a copy of its rows: boolean, small integer
     and categorical columns by a chunked ``bincount``; other large frames by
     DuckDB scanning the frame in place; small ones by factorizing. All paths
@@ -412,18 +532,45 @@ def tabulate(
     g
     a          1       2
     b          1       1
+
+    Answers to items in several epochs, graded, counted with the item as the unit:
+
+    >>> ans = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "score": [1, 0.5, 1, 1, 0, 0], "g": list("aabbbb")})
+    >>> c = tabulate(ans, outcome="score", strata="g", design=Design(cluster="item"))
+    >>> c.units  # doctest: +NORMALIZE_WHITESPACE
+       g  unit_successes  unit_trials  units
+    0  a             1.5            2      1
+    1  b             0.0            2      1
+    2  b             2.0            2      1
+    >>> c.design.describe(c)
+    '3 items in 2 strata, 2 rows each; intervals treat the item as the unit'
     """
+    d = as_design(design) if design is not None else None
+    if outcome is not None and (y_true is not None or y_pred is not None):
+        raise TypeError(
+            "give either outcome (per-row outcomes) or y_true and y_pred (labels), not both: got "
+            f"outcome={outcome!r}, y_true={y_true!r}, y_pred={y_pred!r}"
+        )
+    if outcome is None and (y_true is None or y_pred is None):
+        raise TypeError(
+            f"y_true and y_pred are required (or outcome instead), got y_true={y_true!r}, y_pred={y_pred!r}"
+        )
+    inclusion = d.inclusion if d is not None else None
     if proxy is not None or inclusion is not None:
+        if outcome is not None:
+            raise ValueError(
+                f"outcome is not taken with a proxy design yet: give y_true and y_pred, got outcome={outcome!r}"
+            )
         return _tabulate_proxy(
             data,
             y_true=y_true,
             y_pred=y_pred,
             strata=strata,
-            metric=metric,
+            metric="error_rate" if metric is None else metric,
             pos_label=pos_label,
             weights=weights,
             proxy=proxy,
-            inclusion=inclusion,
+            design=d,
             label_set=label_set,
         )
     if label_set is not None:
@@ -431,31 +578,164 @@ def tabulate(
             f"label_set declares the classes of the labelled rows of a proxy design: "
             f"give proxy too, got label_set={label_set!r} and proxy=None"
         )
-    m = get_metric(metric)
     cols = iter_columns(strata, "strata")
-    backend = backend_for(data)
-    backend.check_columns([("y_true", y_true), ("y_pred", y_pred)] + [("strata", c) for c in cols])
-    backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
-    counts = _counts_from_table(backend.confusion(cols, y_true, y_pred), m, pos_label, weights)
-    _warn_empty(counts, m, stacklevel=3)
+    if outcome is not None:
+        counts = _tabulate_outcome(data, outcome, cols, metric, pos_label, weights, d)
+    else:
+        assert y_true is not None and y_pred is not None
+        counts = _tabulate_labels(data, y_true, y_pred, cols, metric, pos_label, weights, d)
+    _warn_empty(counts, get_metric(counts.metric), stacklevel=3)
     return counts
 
 
-def _tabulate_proxy(data: Any, *, proxy: Any, inclusion: Any, weights: Any, **kw: Any) -> Any:
+def _tabulate_labels(
+    data: Any, y_true: str, y_pred: str, cols: list[str], metric: Any, pos_label: Any, weights: Any, d: Design | None
+) -> Counts:
+    """Counts of a metric of label columns (with the units' histogram when ``d`` has a cluster)."""
+    m = get_metric("error_rate" if metric is None else metric)
+    cluster = d.cluster if d is not None else None
+    if cluster is not None:
+        refuse_spark(data, "design.cluster")
+    backend = backend_for(data)
+    backend.check_columns(
+        [("y_true", y_true), ("y_pred", y_pred)]
+        + [("strata", c) for c in cols]
+        + ([("design.cluster", cluster)] if cluster is not None else [])
+    )
+    backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
+    table = backend.confusion(cols, y_true, y_pred)
+    counts = _counts_from_table(table, m, pos_label, weights)
+    if d is None:
+        warn_if_clustered(backend, cols, exclude=(y_true, y_pred))
+        return counts
+    if cluster is None:
+        return Counts(counts.successes, counts.trials, metric=counts.metric, weights=counts.weights, design=d)
+    outcome_errors(backend, None, cluster)
+    return _with_label_units(backend, table, counts, m, pos_label, cols, cluster, d)
+
+
+def _tabulate_outcome(
+    data: Any, outcome: str, cols: list[str], metric: Any, pos_label: Any, weights: Any, d: Design | None
+) -> Counts:
+    """Counts of per-row outcomes in [0, 1], with the units' histogram (each row a unit without a cluster)."""
+    m = get_metric("accuracy" if metric is None else metric)
+    if m.name not in ("accuracy", "error_rate"):
+        raise ValueError(
+            f"with outcome the metric is the mean outcome: metric must be 'accuracy' (the default) or "
+            f"'error_rate' (1 - outcome), got metric={m.name!r}"
+        )
+    if pos_label is not None:
+        raise ValueError(f"pos_label applies to label columns, not to outcome; got pos_label={pos_label!r}")
+    cluster = d.cluster if d is not None else None
+    refuse_spark(data, "outcome")
+    backend = backend_for(data)
+    backend.check_columns(
+        [("outcome", outcome)] + [("strata", c) for c in cols] + ([("design.cluster", cluster)] if cluster else [])
+    )
+    if not isinstance(data, pd.DataFrame) or len(data):
+        outcome_errors(backend, outcome, cluster)
+    unit = backend.unit_counts(UnitQuery(cols, cluster, outcome=outcome, flip=m.name == "error_rate"))
+    table = unit.table
+    if not len(table):
+        raise ValueError("data has no rows")
+    k = len(cols)
+    if k:
+        work = table[list(range(k))].copy()
+        for i, name in enumerate(cols):
+            missing = pd.isna(work[i]).to_numpy(bool)
+            if missing.any():
+                rows = int((table["n"] * table["t"]).to_numpy()[missing].sum())
+                raise ValueError(
+                    f"strata column {name!r} has missing values in {rows} row{'s' if rows != 1 else ''} "
+                    "(NaN, None, NA or NULL); drop or fill them before tabulating"
+                )
+        work["successes"] = table["n"] * table["s"]
+        work["trials"] = table["n"] * table["t"]
+        per = work.groupby(list(range(k)), observed=False, sort=True, dropna=False)[["successes", "trials"]].sum()
+        per.index = per.index.set_names(cols)
+    else:
+        per = pd.DataFrame(
+            {"successes": [float((table["n"] * table["s"]).sum())], "trials": [int((table["n"] * table["t"]).sum())]},
+            index=pd.Index(["all"], name="stratum"),
+        )
+    names = level_names(per.index)
+    if d is None:
+        warn_if_clustered(backend, cols, exclude=(outcome,))
+    return Counts(
+        per["successes"].astype(float),
+        per["trials"].astype(np.int64),
+        metric=m.name,
+        weights=weights,
+        units=units_frame(unit, names, cols),
+        design=d if d is not None else Design(),
+        clusters_span_strata=unit.spanning > 0,
+    )
+
+
+def _with_label_units(
+    backend: Any,
+    table: ConfusionTable,
+    counts: Counts,
+    m: Metric,
+    pos_label: Any,
+    cols: list[str],
+    cluster: str,
+    d: Design,
+) -> Counts:
+    """``counts`` with the units' histogram: the metric's cells of ``table`` summed per (stratum, cluster)."""
+    positive, classes = resolve_positive(m, table, pos_label)
+    names = level_names(counts.strata)
+    pairs = pd.DataFrame({"t": table.truth, "p": table.pred}).drop_duplicates()
+    t_vals, p_vals = pairs["t"].to_numpy(), pairs["p"].to_numpy()
+    parts, spanning = [], 0
+    for cls in [positive] if classes is None else list(classes):
+        trial, success = m.masks(t_vals, p_vals, cls)
+        query = UnitQuery(
+            cols,
+            cluster,
+            y_true=table.y_true,
+            y_pred=table.y_pred,
+            trial_cells=tuple(zip(t_vals[trial], p_vals[trial], strict=True)),
+            success_cells=tuple(zip(t_vals[success], p_vals[success], strict=True)),
+            metric=m,
+            positive=cls,
+        )
+        unit = backend.unit_counts(query)
+        spanning = max(spanning, unit.spanning)
+        frame = units_frame(unit, names[: len(cols)] or names[:1], cols)
+        if classes is not None:
+            frame.insert(len(names) - 1, names[-1], cls)
+        parts.append(frame)
+    units = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    if classes is not None:
+        units = units.sort_values([*names, "unit_trials", "unit_successes"], kind="stable").reset_index(drop=True)
+    return Counts(
+        counts.successes,
+        counts.trials,
+        metric=counts.metric,
+        weights=counts.weights,
+        units=units,
+        design=d,
+        clusters_span_strata=spanning > 0,
+    )
+
+
+def _tabulate_proxy(data: Any, *, proxy: Any, design: Design | None, weights: Any, **kw: Any) -> Any:
     if proxy is None:
         raise ValueError(
-            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
-            f"got inclusion={inclusion!r} and proxy=None"
+            f"design.inclusion applies to the labelled rows of a proxy design: give proxy too, "
+            f"got design={design!r} and proxy=None"
         )
+    if design is not None and design.cluster is not None:
+        raise ValueError(f"design.cluster is not taken with proxy yet, got design={design!r}")
     if weights is not None:
         raise ValueError(
             "weights (population shares) are not taken with proxy; give them to "
             "evaluate or to the stratified estimators"
         )
-    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {value!r}")
-    return tabulate_proxy(backend_for(data), proxy=proxy, inclusion=inclusion, **kw)
+    if not isinstance(proxy, str):
+        raise TypeError(f"proxy must be a column name (str), got {proxy!r}")
+    return tabulate_proxy(backend_for(data), proxy=proxy, inclusion=None, design=design, **kw)
 
 
 def confusion_counts(

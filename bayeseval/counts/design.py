@@ -109,8 +109,14 @@ class Design:
 
         Examples
         --------
-        >>> Design(cluster="item").describe()
-        "intervals treat the rows sharing an 'item' as one unit"
+        >>> import pandas as pd
+        >>> from bayeseval import tabulate
+        >>> df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "ok": [1, 0, 1, 1, 0, 0], "g": list("aabbbb")})
+        >>> d = Design(cluster="item")
+        >>> d.describe(tabulate(df, outcome="ok", strata="g", design=d))
+        '3 items in 2 strata, 2 rows each; intervals treat the item as the unit'
+        >>> Design().describe(tabulate(df, outcome="ok", strata="g", design=Design()))
+        '6 rows in 2 strata; each row is its own unit'
         """
         units = getattr(counts, "units", None) if counts is not None else None
         parts = [self._sizes(counts, units)] if counts is not None else []

@@ -27,6 +27,7 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import check_positive_int, iter_columns, short_repr
 from bayeseval._backends.interface import Backend, CellQuery, ConfusionTable
 from bayeseval._backends.pandas_backend import PandasBackend
+from bayeseval.counts.design import as_design
 from bayeseval.counts.labels import MISSING_TEXT, check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
 
@@ -133,8 +134,25 @@ def tabulate_proxy(
     inclusion: str | None,
     n_cells: int = N_CELLS,
     label_set: Sequence[Any] | None = None,
+    design: Any = None,
 ) -> ProxyCounts:
-    """Counts per stratum and proxy cell from a back end (see :func:`bayeseval.tabulate`)."""
+    """Counts per stratum and proxy cell from a back end (see :func:`bayeseval.tabulate`).
+
+    ``design`` (a :class:`~bayeseval.Design` or dict) gives the inclusion column as
+    ``design.inclusion``; ``inclusion`` is the same column named directly (give one of the two,
+    or both equal). A design with a cluster is refused (not taken with a proxy yet).
+    """
+    if design is not None:
+        d = as_design(design)
+        if d.cluster is not None:
+            raise ValueError(f"design.cluster is not taken with proxy yet, got design={d!r}")
+        if inclusion is not None and d.inclusion is not None and inclusion != d.inclusion:
+            raise ValueError(
+                f"inclusion={inclusion!r} and design.inclusion={d.inclusion!r} differ; give the column once"
+            )
+        inclusion = d.inclusion if d.inclusion is not None else inclusion
+    if inclusion is not None and not isinstance(inclusion, str):
+        raise TypeError(f"inclusion must be a column name (str), got {inclusion!r}")
     m = supported_metric(metric)
     cols = iter_columns(strata, "strata")
     n_cells = check_positive_int(n_cells, "n_cells", minimum=2)

@@ -600,8 +600,9 @@ def test_tabulate_duckdb_equals_pandas(proxy):
     import duckdb
 
     df = _pool(size=3000, seed=1)
-    a = tabulate(df, y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g", inclusion="pi")
-    b = tabulate(duckdb.from_df(df), y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g", inclusion="pi")
+    design = bayeseval.Design(inclusion="pi")
+    a = tabulate(df, y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g", design=design)
+    b = tabulate(duckdb.from_df(df), y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g", design=design)
     pd.testing.assert_frame_equal(a.table, b.table)
     lab = df[df["y_true"].notna()]
     assert a.table["ipw_trials"].sum() == pytest.approx((1 / lab["pi"]).sum())
@@ -614,7 +615,7 @@ def test_tabulate_duckdb_equals_pandas(proxy):
         ({"metric": "recall"}, ValueError, r"metric 'recall' does not take a proxy.*'error_rate'"),
         ({"proxy": "nope"}, ValueError, "proxy column 'nope'"),
         ({"proxy": 3}, TypeError, "proxy must be a column name"),
-        ({"proxy": None, "inclusion": "judge"}, ValueError, "inclusion applies"),
+        ({"proxy": None, "design": bayeseval.Design(inclusion="judge")}, ValueError, "design.inclusion applies"),
         ({"weights": {"a": 0.5, "b": 0.5}}, ValueError, "weights"),
     ],
 )
@@ -628,7 +629,7 @@ def test_inclusion_outside_zero_one_is_refused():
     df = _small().assign(pi=0.5)
     df.loc[0, "pi"] = 0.0
     with pytest.raises(ValueError, match=r"inclusion column 'pi'.*1 labelled rows"):
-        tabulate(df, y_true="y_true", y_pred="y_pred", proxy="judge", inclusion="pi")
+        tabulate(df, y_true="y_true", y_pred="y_pred", proxy="judge", design=bayeseval.Design(inclusion="pi"))
 
 
 def test_missing_proxy_value_is_refused():
