@@ -22,6 +22,7 @@ from bayeseval._api.validation import (
 )
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval.counts.counts import tabulate
+from bayeseval.counts.design import Design
 from bayeseval.counts.proxy import PROXY_METRICS
 from bayeseval.fairness.options import MODELS
 
@@ -126,7 +127,7 @@ def _tabulated(
             metric=_BASE[name],
             pos_label=pos_label,
             proxy=proxy[0],
-            inclusion=proxy[1] if len(proxy) > 1 else None,
+            design=Design(inclusion=proxy[1]) if len(proxy) > 1 and proxy[1] is not None else None,
             label_set=proxy[2] if len(proxy) > 2 else None,
         )
 

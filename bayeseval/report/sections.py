@@ -20,6 +20,7 @@ from bayeseval._kernels.conflict import adaptive_bounds, read_bounds, read_choic
 from bayeseval._render.formats import labels_text, n_strata
 from bayeseval.checks import posterior_predictive_check
 from bayeseval.counts.counts import Counts, tabulate
+from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.counts.proxy import ProxyCounts
 from bayeseval.estimate.intervals import proportion_ci
@@ -59,7 +60,15 @@ def count_proxy(
 ) -> tuple[Counts, str, ProxyPart]:
     """Rows with a proxy -> effective Counts (the pooled model's input) and the proxy part."""
     metric, pc = _tabulated(
-        data, cfg, y_true, y_pred, strata, pos_label, proxy=cfg.proxy, inclusion=cfg.inclusion, label_set=cfg.label_set
+        data,
+        cfg,
+        y_true,
+        y_pred,
+        strata,
+        pos_label,
+        proxy=cfg.proxy,
+        design=Design(inclusion=cfg.inclusion) if cfg.inclusion is not None else None,
+        label_set=cfg.label_set,
     )
     table = proxy_ci(pc, level=cfg.level, method="clopper_pearson").table
     s, n = effective_counts(table)
