@@ -34,6 +34,7 @@ COLUMN_GROUPS = (
         (
             "successes",
             "trials",
+            "n_units",
             "rate",
             "lower",
             "upper",
@@ -75,6 +76,7 @@ _POOLED_DOC = "covers on average over strata like these, not for a stratum that 
 _COLUMN_DOC = {
     "successes": "successes (e.g. errors) in the stratum",
     "trials": "trials (rows counted by the metric)",
+    "n_units": "sampling units (e.g. items) holding the trials, with a design's cluster",
     "rate": "raw rate successes / trials",
     "halfwidth": "half the width of the interval (lower, upper)",
     "pooled_mean": "pooled (hierarchical) posterior mean",
@@ -135,8 +137,9 @@ def fmt_cell(col: str, val: Any) -> str:
     """A table cell as text: counts as integers, flags and words as they are, rates to 4 decimals."""
     if val is None or (isinstance(val, float) and math.isnan(val)):
         return ""
-    if col in ("successes", "trials", "extra_needed", "pool_trials"):
-        return f"{int(val):d}"
+    if col in ("successes", "trials", "extra_needed", "pool_trials", "n_units"):
+        v = float(val)  # graded outcomes sum to fractional successes
+        return f"{int(v):d}" if v.is_integer() else f"{v:.1f}"
     if col in ("flags", "read", "read_reason"):
         return str(val)
     if col == "proxy_used":
@@ -153,6 +156,7 @@ def provenance(report: Any) -> list[tuple[str, str]]:
         ("bayeseval", report.version),
         ("created", report.created or "not recorded"),
         ("data", report.source or "not recorded"),
+        *([("design", report.design)] if getattr(report, "design", "") else []),
         ("metric", report.metric),
         ("level", f"{100 * report.level:g}%"),
         ("engine", engine),

@@ -48,7 +48,9 @@ from bayeseval.cli.shared import (
     EXIT_OK,
     LEVEL,
     SEED,
+    add_design_args,
     add_row_columns,
+    design_from_args,
     float_between,
     int_at_least,
     json_default,
@@ -81,10 +83,6 @@ PROXY_HELP = (
     "probability): rows with an empty --y-true are the unlabelled rows, and each "
     "stratum's interval uses the proxy and the labels (metrics error_rate, accuracy, "
     "precision, npv)"
-)
-INCLUSION_HELP = (
-    "with --proxy: column of each labelled row's inclusion probability, when the "
-    "labels were not drawn at random within the strata"
 )
 
 # the formats of ``Report.save`` (spelled out so that the parser does not import the report
@@ -179,6 +177,12 @@ def _pos_label(args: argparse.Namespace, frame: Any, metric: str) -> Any:
 
     from bayeseval.counts.metrics import get_metric  # deferred: fast start-up
 
+    if getattr(args, "outcome", None) is not None:
+        if args.pos_label is not None:
+            raise ValueError(f"--pos-label applies to --y-true/--y-pred, not to --outcome {args.outcome!r}")
+        return None
+    if args.y_true is None or args.y_pred is None:
+        raise ValueError("give --y-true and --y-pred (the label columns), or --outcome (per-row outcomes in [0, 1])")
     truth, pred = frame[args.y_true], frame[args.y_pred]
     labels = sorted({*pd.unique(truth.dropna()), *pd.unique(pred.dropna())}, key=repr)
     if args.pos_label is not None:
@@ -245,9 +249,11 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
         {
             "--y-true": args.y_true,
             "--y-pred": args.y_pred,
+            "--outcome": getattr(args, "outcome", None),
             "--strata": strata,
             "--proxy": getattr(args, "proxy", None),
             "--inclusion": getattr(args, "inclusion", None),
+            "--cluster": getattr(args, "cluster", None),
         },
     )
     return data, strata
@@ -279,7 +285,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         min_trials=args.min_trials,
         guarantee=args.guarantee,
         proxy=args.proxy,
-        inclusion=args.inclusion,
+        outcome=args.outcome,
+        design=design_from_args(args),
     )
     save_and_print(report, args.out, args.json, lambda: str(report), default=json_default)
     return EXIT_OK
@@ -348,8 +355,8 @@ def _add_demo(sub: Any) -> None:
     demo.set_defaults(func=_cmd_demo)
 
 
-def _add_data_args(p: argparse.ArgumentParser) -> None:
-    add_row_columns(p)
+def _add_data_args(p: argparse.ArgumentParser, outcome: bool = False) -> None:
+    add_row_columns(p, outcome=outcome)
     p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
     p.add_argument(
         "--metric",
@@ -383,7 +390,7 @@ def _add_report(sub: Any) -> None:
         "  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
         '--weights \'{"a": 0.7, "b": 0.3}\'',
     )
-    _add_data_args(report)
+    _add_data_args(report, outcome=True)
     report.add_argument(
         "--weights",
         type=weights_json,
@@ -404,7 +411,7 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--seed", type=SEED, default=0, help="random seed (a non-negative integer)")
     report.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
     report.add_argument("--proxy", default=None, help=PROXY_HELP)
-    report.add_argument("--inclusion", default=None, help=INCLUSION_HELP)
+    add_design_args(report)
     report.add_argument(
         "--groups", default=None, help="group column(s), comma separated: adds a fairness audit section"
     )

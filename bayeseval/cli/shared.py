@@ -118,11 +118,55 @@ LEVEL = float_between(0.0, 1.0)
 SEED = int_at_least(0)
 
 
-def add_row_columns(p: argparse.ArgumentParser) -> None:
-    """Declare the file of rows and its two label columns (``data``, ``--y-true``, ``--y-pred``)."""
+INCLUSION_HELP = (
+    "with --proxy: column of each labelled row's inclusion probability, when the "
+    "labels were not drawn at random within the strata"
+)
+
+
+def add_row_columns(p: argparse.ArgumentParser, outcome: bool = False) -> None:
+    """Declare the file of rows and its two label columns (``data``, ``--y-true``, ``--y-pred``);
+    with ``outcome``, ``--outcome`` (per-row outcomes) may stand in for the two."""
     p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
-    p.add_argument("--y-true", required=True, help="column with the true labels")
-    p.add_argument("--y-pred", required=True, help="column with the predicted labels")
+    p.add_argument("--y-true", required=not outcome, help="column with the true labels")
+    p.add_argument("--y-pred", required=not outcome, help="column with the predicted labels")
+    if outcome:
+        p.add_argument(
+            "--outcome",
+            default=None,
+            help="instead of --y-true and --y-pred: a column of per-row outcomes in [0, 1] "
+            "(0/1 correctness or partial credit such as 0.5)",
+        )
+
+
+def add_design_args(p: argparse.ArgumentParser) -> None:
+    """Declare the sampling design's options (``--cluster``, ``--inclusion``, ``--population``)."""
+    p.add_argument(
+        "--cluster",
+        default=None,
+        help="column whose rows sharing a value are one sampling unit (an item answered several "
+        "times, questions on one passage); intervals then treat the unit as the draw",
+    )
+    p.add_argument("--inclusion", default=None, help=INCLUSION_HELP)
+    p.add_argument(
+        "--population",
+        default="process",
+        choices=("process", "pool"),
+        help="'process' (default): the rate of the process that produced the rows; 'pool': the rate "
+        "of the rows in the file themselves",
+    )
+
+
+def design_from_args(args: argparse.Namespace) -> Any:
+    """The Design of ``--cluster``, ``--inclusion`` and ``--population``; None when none is given
+    (so that rows repeating an identifier column are still noticed)."""
+    from bayeseval.counts.design import Design  # deferred: fast start-up
+
+    given = {k: getattr(args, k, None) for k in ("cluster", "inclusion")}
+    population = getattr(args, "population", "process")
+    if all(v is None for v in given.values()) and population == "process":
+        return None
+    return Design(cluster=given["cluster"], inclusion=given["inclusion"], population=population)
 
 
 # -- output ------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from bayeseval._api.validation import (
 from bayeseval._kernels.binomial import GUARANTEES
 from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval.counts.counts import Counts
+from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.models.priors import resolve_prior
 
@@ -47,8 +48,14 @@ class Settings:
     random_seed: Any
     guarantee: Guarantee = Guarantee.stratum()
     proxy: str | None = None
-    inclusion: str | None = None
+    design: Design | None = None
     label_set: Any = None
+    outcome: str | None = None
+
+    @property
+    def inclusion(self) -> str | None:
+        """The design's inclusion column, if any."""
+        return None if self.design is None else self.design.inclusion
 
 
 # the planner (sample_size with method="wilson") searches up to this many trials per stratum
@@ -92,19 +99,27 @@ def _check_proxy_arguments(data: Any, proxy: Any, inclusion: Any, label_set: Any
         raise TypeError(f"proxy={proxy!r} needs one row per example; data is a Counts")
 
 
-def _check_row_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any) -> None:
+def _check_row_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any, outcome: Any = None) -> None:
     if isinstance(data, Counts):
-        given = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
+        given = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label, "outcome": outcome}
         extra = {k: v for k, v in given.items() if v is not None}
         if extra:
             raise TypeError(
-                "data is a Counts (already tabulated): y_true, y_pred, strata and pos_label "
+                "data is a Counts (already tabulated): y_true, y_pred, outcome, strata and pos_label "
                 f"apply to rows only, got {extra!r}"
             )
         return
-    if y_true is None or y_pred is None:
+    if outcome is not None:
+        if y_true is not None or y_pred is not None:
+            raise TypeError(
+                "give either outcome (per-row outcomes in [0, 1]) or y_true and y_pred, not both, "
+                f"got outcome={outcome!r}, y_true={y_true!r}, y_pred={y_pred!r}"
+            )
+        if not isinstance(outcome, str):
+            raise TypeError(f"outcome must be a column name (str), got {outcome!r}")
+    elif y_true is None or y_pred is None:
         raise TypeError(
-            "y_true and y_pred (column names) are required unless data is a Counts, "
+            "y_true and y_pred (column names) are required unless data is a Counts or outcome is given, "
             f"got y_true={y_true!r}, y_pred={y_pred!r}"
         )
     if strata is not None and not isinstance(strata, (str, Sequence)):
@@ -113,8 +128,11 @@ def _check_row_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_l
 
 def check_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any, **kw: Any) -> Settings:
     """Validate every argument of :func:`evaluate` before any work is done."""
-    _check_row_arguments(data, y_true, y_pred, strata, pos_label)
-    _check_proxy_arguments(data, kw["proxy"], kw["inclusion"], kw.get("label_set"))
+    _check_row_arguments(data, y_true, y_pred, strata, pos_label, kw.get("outcome"))
+    design = None if kw.get("design") is None else as_design(kw["design"])
+    if design is not None and isinstance(data, Counts):
+        raise TypeError(f"design applies to rows; data is a Counts (tabulate it with design=), got design={design!r}")
+    _check_proxy_arguments(data, kw["proxy"], None if design is None else design.inclusion, kw.get("label_set"))
     engine = check_method(kw["engine"], _ENGINES, "engine")
     model = check_method(kw["model"], _MODELS, "model")
     if model == "logit_normal" and engine != "pymc":
@@ -135,8 +153,9 @@ def check_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label:
         random_seed=check_random_seed(kw["random_seed"]),
         guarantee=as_guarantee(kw["guarantee"], allowed=GUARANTEES),
         proxy=kw["proxy"],
-        inclusion=kw["inclusion"],
+        design=design,
         label_set=kw.get("label_set"),
+        outcome=kw.get("outcome"),
     )
 
 

@@ -17,6 +17,7 @@ from bayeseval._kernels.guarantee import Guarantee
 from bayeseval._render import audit_html
 from bayeseval._render.formats import n_strata
 from bayeseval.counts.counts import Counts
+from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import Metric
 from bayeseval.report.arguments import Settings, check_arguments, check_groups
 from bayeseval.report.findings import (
@@ -42,6 +43,7 @@ from bayeseval.report.sections import (
     proxy_overall,
     start_adaptive,
 )
+from bayeseval.report.units import by_unit, unit_bounds, unit_findings, unit_overall, unit_pooled, unit_target
 
 __all__ = ["evaluate"]
 
@@ -79,6 +81,7 @@ def evaluate(
     *,
     y_true: str | None = None,
     y_pred: str | None = None,
+    outcome: str | None = None,
     strata: str | Sequence[str] | None = None,
     metric: str | Metric = "error_rate",
     weights: Mapping[Hashable, float] | pd.Series | Sequence[float] | None = None,
@@ -95,7 +98,7 @@ def evaluate(
     min_trials: int | None = None,
     guarantee: str | Guarantee = "stratum",
     proxy: str | None = None,
-    inclusion: str | None = None,
+    design: Design | Mapping[str, Any] | None = None,
     label_set: Sequence[Any] | None = None,
 ) -> Report:
     r"""Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
@@ -111,6 +114,10 @@ def evaluate(
         ``strata`` and ``pos_label`` must not be given).
     y_true, y_pred : str
         Columns with the true and the predicted labels.
+    outcome : str, optional
+        Instead of ``y_true`` and ``y_pred``: a column of per-row outcomes in [0, 1] (0/1
+        correctness, or partial credit such as 0.5), see :func:`~bayeseval.tabulate`; the
+        metric is then ``accuracy`` (the mean outcome) or ``error_rate`` (one minus it).
     strata : str or list of str, optional
         Column(s) defining the strata; None gives one stratum.
     metric : str or Metric, default "error_rate"
@@ -182,10 +189,17 @@ def evaluate(
         overall rates are share x stratum estimate with the strata's intervals combined by
         MOVER (``unweighted``: at the pool's composition). Metrics: ``error_rate``,
         ``accuracy``, ``precision``, ``npv``; other metrics raise ValueError.
-    inclusion : str, optional
-        With ``proxy``: the column of each labelled row's inclusion probability, for labels
-        not drawn at random within the strata (see :func:`~bayeseval.proxy_ci`; the
-        interval is then asymptotic).
+    design : Design or dict, optional
+        The sampling design (:class:`~bayeseval.Design`): ``cluster``, a column whose rows
+        sharing a value are one sampling unit (an item answered several times, questions on
+        one passage); ``inclusion``, with ``proxy``, the column of each labelled row's
+        inclusion probability, for labels not drawn at random within the strata (see
+        :func:`~bayeseval.proxy_ci`; the interval is then asymptotic). With units (a cluster
+        of more than one row, or graded outcomes) each stratum's ``lower``/``upper`` is the
+        finite-sample valid unit interval (see Notes) and no pooled model is fitted. Without a
+        design, rows that repeat an identifier-like column (``item``, ``id``, ``doc_id``, ...)
+        give a :class:`~bayeseval.ClusteredRowsWarning`; ``design=Design()`` says the rows are
+        independent.
     label_set : sequence, optional
         With ``proxy``: every class ``y_true`` may hold, for a class that neither the
         predictions nor a label proxy take (see :func:`~bayeseval.proxy_ci`); any other
@@ -221,6 +235,15 @@ def evaluate(
     ``read_reason`` gives the reason and the p-value (the HTML table shows it
     when the pointer rests on the ``read`` cell), and a note names the strata that read
     the adaptive interval.
+
+    With a design whose units hold several rows (or with graded outcomes), the rows of a unit
+    are not independent draws and the binomial intervals above do not hold: with five answers
+    per item the default interval covered 0.67-0.88 (docs/validation.md, "Clustered and graded
+    outcomes"). Each stratum's interval is then the betting interval of its units (a test of
+    "the stratum's rate is r" from the units' bounded outcomes, inverted; Waudby-Smith and
+    Ramdas 2024), valid at every number of units; the unweighted overall rate uses every unit
+    of the test set; the report states the design in words. Binary rows in units of one row
+    give exactly the intervals of the default design.
 
     ``shrinkage`` is the weight of the population mean in a stratum's pooled
     estimate, from 0 (its own data only) to 1 (the population mean only). In the
@@ -277,8 +300,9 @@ def evaluate(
         random_seed=random_seed,
         guarantee=guarantee,
         proxy=proxy,
-        inclusion=inclusion,
+        design=design,
         label_set=label_set,
+        outcome=outcome,
     )
     if source is not None and not isinstance(source, str):
         raise TypeError(f"source must be a string or None, got {source!r}")
@@ -290,7 +314,9 @@ def evaluate(
         counts, metric_name, part = count_proxy(data, cfg, y_true, y_pred, strata, pos_label)
     if isinstance(metric, str) and not isinstance(data, Counts):
         metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
-    report = _build_report(counts, metric_name, cfg, part)
+    report = (
+        _build_report(counts, metric_name, cfg, part) if not by_unit(counts) else _unit_report(counts, metric_name, cfg)
+    )
     if audit_groups is not None:
         report.audit, found = _audit_section(
             data,
@@ -305,8 +331,46 @@ def evaluate(
         report.warnings += [f.message for f in found if f.severity == "warning"]
         report.notes += [f.message for f in found if f.severity == "note"]
     report.source = _describe_source(data) if source is None else source
+    if cfg.design is not None or cfg.outcome is not None or counts.units is not None:
+        design = counts.design if counts.design is not None else Design()
+        report.design = design.describe(counts)
     report.created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return report
+
+
+def _unit_report(counts: Counts, metric_name: str, cfg: Settings) -> Report:
+    """The report of counts by unit: each stratum's unit interval, the overall rates by unit, no pooled model."""
+    table = counts_table(counts)
+    lo, hi = unit_bounds(counts, cfg.level)
+    table["lower"], table["upper"] = lo, hi
+    table["halfwidth"] = (table["upper"] - table["lower"]) / 2
+    table["n_units"] = counts.n_units
+    pooled = unit_pooled(counts)
+    overall, overall_findings = unit_overall(counts, table, cfg.level)
+    findings = unit_findings(counts) + pooled.findings + stratum_findings(counts, (lo, hi), metric_name)
+    if cfg.target_halfwidth is not None:
+        table["extra_needed"], wide = unit_target(table, counts, cfg.target_halfwidth)
+        findings += wide
+    findings += composition_findings(counts, overall)
+    findings += overall_findings
+    table["flags"] = table_flags(counts.strata, findings)
+    columns = [c for c in _TABLE_COLUMNS if c not in _AVERAGE_ONLY]
+    at = columns.index("trials") + 1
+    columns[at:at] = ["n_units"]
+    return Report(
+        table=table[columns],
+        overall=overall,
+        checks=pooled.checks,
+        warnings=[f.message for f in findings if f.severity == "warning"],
+        notes=[f.message for f in findings if f.severity == "note"],
+        metric=metric_name,
+        level=cfg.level,
+        engine=cfg.engine,
+        counts=counts,
+        guarantee=cfg.guarantee.name,
+        target_halfwidth=cfg.target_halfwidth,
+        findings=findings,
+    )
 
 
 def _describe_source(data: Any) -> str:

@@ -92,6 +92,9 @@ class Report(Result):
         come from the findings about strata.
     source : str
         The data the report was made from (a file path, or the kind of object given).
+    design : str
+        The sampling design in words (:meth:`Design.describe <bayeseval.Design.describe>`),
+        when :func:`evaluate` was given a ``design`` or ``outcome``; empty otherwise.
     created : str
         When the report was made (UTC, ISO 8601 to the second).
     version : str
@@ -134,6 +137,7 @@ class Report(Result):
     title: str = field(default="")
     findings: list[Finding] = field(default_factory=list)
     source: str = ""
+    design: str = ""
     created: str = ""
     version: str = VERSION
     audit: Any = None
@@ -255,6 +259,7 @@ class Report(Result):
             "version": self.version,
             "created": self.created,
             "source": self.source,
+            "design": self.design,
             "audit": None if self.audit is None else self.audit.to_dict(),
         }
 

@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from bayeseval._api.warnings import BayesevalWarning, ConvergenceWarning
+from bayeseval._api.warnings import BayesevalWarning, ClusteredRowsWarning, ConvergenceWarning
 from bayeseval._kernels.conflict import adaptive_bounds, read_bounds, read_choice
 from bayeseval._render.formats import labels_text, n_strata
 from bayeseval.checks import posterior_predictive_check
 from bayeseval.counts.counts import Counts, tabulate
-from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.counts.proxy import ProxyCounts
+from bayeseval.counts.units import external_stacklevel
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.proxy import effective_counts, proxy_ci, weighted_interval
 from bayeseval.estimate.stratified import stratified_risk
@@ -50,9 +50,8 @@ def _tabulated(
 ) -> tuple[Metric, Any]:
     """The metric (``error_rate`` by default) and the rows counted by it; ``design`` goes to tabulate."""
     metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
-    return metric, tabulate(
-        data, y_true=y_true, y_pred=y_pred, strata=strata, metric=metric, pos_label=pos_label, **design
-    )
+    rows = {"outcome": cfg.outcome} if cfg.outcome is not None else {"y_true": y_true, "y_pred": y_pred}
+    return metric, tabulate(data, strata=strata, metric=metric, pos_label=pos_label, **rows, **design)
 
 
 def count_proxy(
@@ -67,7 +66,7 @@ def count_proxy(
         strata,
         pos_label,
         proxy=cfg.proxy,
-        design=Design(inclusion=cfg.inclusion) if cfg.inclusion is not None else None,
+        design=cfg.design,
         label_set=cfg.label_set,
     )
     table = proxy_ci(pc, level=cfg.level, method="clopper_pearson").table
@@ -84,9 +83,14 @@ def count(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_l
         counts = data if cfg.weights is None else data.with_weights(cfg.weights)
         name = counts.metric or (cfg.metric.name if cfg.metric is not None else "rate")
         return counts, name
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", BayesevalWarning)
-        metric, counts = _tabulated(data, cfg, y_true, y_pred, strata, pos_label, weights=cfg.weights)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BayesevalWarning)
+        metric, counts = _tabulated(
+            data, cfg, y_true, y_pred, strata, pos_label, weights=cfg.weights, design=cfg.design
+        )
+    for w in caught:  # the one warning about the rows themselves reaches the user; the report says the rest
+        if issubclass(w.category, ClusteredRowsWarning):
+            warnings.warn(str(w.message), ClusteredRowsWarning, stacklevel=external_stacklevel())
     return counts, metric.name
 
 

@@ -1,0 +1,154 @@
+"""An evaluation whose rows come in sampling units (clusters) or carry graded outcomes.
+
+When :func:`~bayeseval.tabulate` counted the rows by unit (``design=Design(cluster=...)`` or
+``outcome=`` with partial credit), the rows of a unit are not independent yes/no draws and the
+binomial intervals of the other sections do not hold. Each stratum's interval is then the
+finite-sample valid interval of its units (:mod:`bayeseval._kernels.bounded_mean`: a betting
+test inverted, no borrowing across strata), the overall rates combine units, and no pooled model
+is fitted (it treats rows as independent binomial draws). Binary rows in units of one row each
+are not "by unit": they keep every binomial section, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from bayeseval._kernels.bounded_mean import unit_ci, units_ci
+from bayeseval._render.formats import fixed, key_label
+from bayeseval.counts.counts import Counts
+from bayeseval.counts.design import Design, as_design
+from bayeseval.counts.units import level_names
+from bayeseval.estimate.proxy import weighted_interval
+from bayeseval.report.findings import Finding, Pooled
+
+__all__ = ["by_unit", "unit_bounds", "unit_findings", "unit_overall", "unit_pooled", "unit_target"]
+
+
+def by_unit(counts: Counts) -> bool:
+    """Whether ``counts`` need the unit interval: a unit with more than one trial, or a graded outcome."""
+    units = counts.units
+    if units is None or len(units) == 0:
+        return False
+    s = units["unit_successes"].to_numpy(float)
+    return bool((units["unit_trials"].to_numpy() > 1).any() or (s != np.round(s)).any())
+
+
+def unit_bounds(counts: Counts, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each stratum's finite-sample valid interval from its units (NaN for a stratum without trials)."""
+    assert counts.units is not None
+    names = level_names(counts.strata)
+    res = units_ci(counts.units, names, level)
+    res = res.reindex(counts.strata)
+    empty = counts.trials.to_numpy() == 0
+    lo = np.where(empty, np.nan, res["lower"].to_numpy(float))
+    hi = np.where(empty, np.nan, res["upper"].to_numpy(float))
+    return lo, hi
+
+
+def _all_units(counts: Counts) -> pd.DataFrame:
+    """The units of every stratum as one histogram (the strata ignored)."""
+    assert counts.units is not None
+    return counts.units.groupby(["unit_successes", "unit_trials"], as_index=False, sort=True)["units"].sum()
+
+
+def unit_overall(counts: Counts, table: pd.DataFrame, level: float) -> tuple[pd.DataFrame, list[Finding]]:
+    """Overall rates by unit: unweighted (every unit of the test set, the unit interval) and, with
+    ``weights``, reweighted (share x stratum rate, the strata's unit intervals combined by MOVER)."""
+    z = float(norm.ppf((1 + level) / 2))
+    rows: dict[str, list[float]] = {"unweighted": [np.nan] * 4}
+    units = _all_units(counts)
+    if len(units):
+        est, lo, hi = unit_ci(
+            units["unit_successes"].to_numpy(float),
+            units["unit_trials"].to_numpy(np.int64),
+            units["units"].to_numpy(np.int64),
+            level,
+        )
+        rows["unweighted"] = [est, lo, hi, (hi - lo) / (2 * z)]
+    findings = [
+        Finding(
+            "unit overall",
+            (),
+            (
+                "The unweighted overall rate treats the test set's units as one sample (its interval is the "
+                "unit interval over all of them)."
+            ),
+            "note",
+        )
+    ]
+    if counts.weights is not None:
+        w = counts.weights.reindex(table.index).to_numpy(float)
+        est, lo, hi = weighted_interval(table, w)
+        rows["reweighted"] = [est, lo, hi, (hi - lo) / (2 * z) if math.isfinite(est) else np.nan]
+        findings.append(
+            Finding(
+                "reweighted",
+                (),
+                (
+                    "The reweighted rate (population share x stratum rate, summed) is the population estimate; "
+                    "its interval combines the strata's unit intervals by MOVER (approximate: each stratum's "
+                    "interval is valid, their combination is not exact)."
+                ),
+                "note",
+            )
+        )
+    overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
+    overall.index.name = "estimand"
+    return overall, findings
+
+
+def unit_pooled(counts: Counts) -> Pooled:
+    """No pooled model under units: why, as a note."""
+    return Pooled(
+        findings=[
+            Finding(
+                "no pooling",
+                (),
+                (
+                    "The rows come in units (or carry graded outcomes), which the pooled Beta-binomial model "
+                    "does not describe (it treats every row as an independent yes/no draw): no pooled model is "
+                    "fitted, and each stratum's interval is its own units' finite-sample valid interval, "
+                    "without borrowing from the other strata, under either guarantee."
+                ),
+                "note",
+            )
+        ]
+    )
+
+
+def unit_findings(counts: Counts) -> list[Finding]:
+    """The design in words, as a note."""
+    design = as_design(counts.design) if counts.design is not None else Design()
+    return [Finding("design", (), f"Sampling design: {design.describe(counts)}.", "note")]
+
+
+def unit_target(table: pd.DataFrame, counts: Counts, target: float) -> tuple[np.ndarray, list[Finding]]:
+    """Units still needed for ``target`` per stratum: the half-width scales as one over the square
+    root of the units, so a stratum of ``u`` units at half-width ``h`` needs about
+    ``u (h / target)^2`` units in all (a planning figure at the stratum's own spread)."""
+    n_units = counts.n_units
+    assert n_units is not None
+    u = n_units.reindex(table.index).to_numpy(float)
+    extra = np.zeros(len(table))
+    findings = []
+    for i, (k, row) in enumerate(table.iterrows()):
+        h = float(row["halfwidth"])
+        if u[i] == 0 or not math.isfinite(h) or h <= target:
+            continue
+        extra[i] = max(1.0, math.ceil(u[i] * (h / target) ** 2 - u[i]))
+        findings.append(
+            Finding(
+                "too wide",
+                (k,),
+                (
+                    f"Stratum {key_label(k)!r} is too small for a half-width of {target:g}: "
+                    f"{int(u[i])} units give {fixed(h, 3)}; it needs about {int(extra[i])} more units "
+                    "(whole units, every row of each)."
+                ),
+            )
+        )
+    return extra, findings
