@@ -10,6 +10,7 @@ import pandas as pd
 
 from bayeseval._render import audit_text
 from bayeseval.cli.io import check_output, read_table, save_and_print
+from bayeseval.counts.design import Design
 from bayeseval.fairness.audits import audit_with_spelling
 from bayeseval.fairness.options import MIN_TRIALS
 from bayeseval.fairness.result import AUDIT_SUFFIXES, exit_code
@@ -94,7 +95,7 @@ def run_audit(args: argparse.Namespace) -> int:
         spelling="cli",
         guarantee=getattr(args, "guarantee", None) or "stratum",
         proxy=proxy,
-        inclusion=inclusion,
+        design=None if inclusion is None else Design(inclusion=inclusion),
     )
     more = (
         f"The full audit (every table): {out}."

@@ -3,7 +3,8 @@ r"""Per-stratum intervals from a proxy on every row and a few true labels.
 A *proxy* is a column known for every row of the pool: a cheap label of the same kind as
 ``y_true`` (an LLM judge's label, a stronger model's prediction) or a score (a probability).
 Rows whose ``y_true`` is missing are the unlabelled rows; the labelled rows must have been
-chosen at random within each stratum, or with known inclusion probabilities (``inclusion=``).
+chosen at random within each stratum, or with known inclusion probabilities
+(``design=Design(inclusion=...)``).
 
 Within a stratum the proxy puts every trial row in a cell: for a label proxy, whether the
 proxy, read as the truth, makes the row a success (e.g. "the judge says the prediction is
@@ -39,7 +40,7 @@ trials too (a ratio of two proxy-assisted estimates); that is not offered here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -56,6 +57,7 @@ from bayeseval._kernels.proxy import (
     merge_sparse_cells,
     proxy_interval,
 )
+from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.metrics import Metric
 from bayeseval.counts.proxy import ProxyCounts, tabulate_proxy
 
@@ -195,6 +197,19 @@ def proxy_table(counts: ProxyCounts, level: float, method: str) -> pd.DataFrame:
     return pd.DataFrame(rows, index=counts.strata, columns=columns)
 
 
+def _proxy_design(design: Any) -> Design | None:
+    """The design of a proxy interval: an inclusion column; clusters and a finite pool refused."""
+    if design is None:
+        return None
+    d = as_design(design)
+    if d.cluster is not None or d.population != "process":
+        raise ValueError(
+            f"design={d!r}: the proxy interval treats every row as its own draw from the process; "
+            "clusters and population='pool' are not taken with a proxy yet"
+        )
+    return d
+
+
 def proxy_ci(
     data: pd.DataFrame | ProxyCounts | Any,
     *,
@@ -207,7 +222,7 @@ def proxy_ci(
     level: float = 0.95,
     method: str = "clopper_pearson",
     n_cells: int = 5,
-    inclusion: str | None = None,
+    design: Design | Mapping[str, Any] | None = None,
     label_set: Sequence[Any] | None = None,
 ) -> ProxyCI:
     r"""Per-stratum intervals of a metric from a proxy on every row and the labelled rows.
@@ -238,11 +253,14 @@ def proxy_ci(
     n_cells : int
         Bins of a score proxy (equal-count bins over the stratum's rows; ignored for
         a label proxy).
-    inclusion : str, optional
-        Column of each labelled row's inclusion probability (known by the design that
-        chose the rows for labelling): the cell rates become inverse-probability weighted
-        (Hajek) estimates, approximately unbiased (bias of order 1/labels) whatever the
-        design, and the interval is asymptotic (see Notes).
+    design : Design or dict, optional
+        The sampling design (:class:`~bayeseval.Design`). Its ``inclusion``: the column of
+        each labelled row's inclusion probability (known by the design that chose the rows
+        for labelling): the cell rates become inverse-probability weighted (Hajek)
+        estimates, approximately unbiased (bias of order 1/labels) whatever the design, and
+        the interval is asymptotic (see Notes). A ``cluster`` or ``population="pool"`` is
+        refused (ValueError): the proxy interval treats every row as its own draw from the
+        process.
     label_set : sequence, optional
         Every class ``y_true`` may hold. By default a true label must be a value that the
         predictions or a label proxy take (either of 0/1 makes both known): any other value,
@@ -305,7 +323,7 @@ def proxy_ci(
             "proxy": proxy,
             "strata": strata,
             "pos_label": pos_label,
-            "inclusion": inclusion,
+            "design": design,
             "label_set": label_set,
         }
         extra = {k: v for k, v in given.items() if v is not None}
@@ -326,7 +344,8 @@ def proxy_ci(
             strata=strata,
             metric=metric,
             pos_label=pos_label,
-            inclusion=inclusion,
+            inclusion=None,
+            design=_proxy_design(design),
             n_cells=n_cells,
             label_set=label_set,
         )

@@ -40,6 +40,7 @@ Every table has one column per group column, as in the data, and a display label
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -52,9 +53,11 @@ from bayeseval._api.validation import (
 )
 from bayeseval._kernels.binomial import GUARANTEES
 from bayeseval._kernels.guarantee import Guarantee, as_guarantee
+from bayeseval.counts.design import Design
 from bayeseval.fairness.disparities import disparity_table, gap_notes, reference_notes
 from bayeseval.fairness.groups import default_reference, fit_all, group_frame
 from bayeseval.fairness.inputs import (
+    audited_design,
     check_factor_names,
     check_metrics,
     check_min_trials,
@@ -95,7 +98,7 @@ def audit(
     method: str = "max_t",
     guarantee: str | Guarantee = "stratum",
     proxy: str | None = None,
-    inclusion: str | None = None,
+    design: Design | Mapping[str, Any] | None = None,
     label_set: Any = None,
 ) -> Audit:
     """Audit a classifier's rates across groups: intervals, disparities and verdicts.
@@ -190,9 +193,12 @@ def audit(
         effective labels per label). The selection rate reads only ``y_pred`` and is
         counted on every row. Metrics: ``selection_rate``, ``error_rate``, ``accuracy``,
         ``ppv``, ``npv`` (the default with a proxy); others raise ValueError.
-    inclusion : str, optional
-        With ``proxy``: each labelled row's inclusion probability (see
-        :func:`bayeseval.proxy_ci`).
+    design : Design or dict, optional
+        The sampling design (:class:`~bayeseval.Design`). Its ``inclusion``, with ``proxy``:
+        each labelled row's inclusion probability (see :func:`bayeseval.proxy_ci`). The audit
+        treats every row as its own unit: a design with a ``cluster`` or
+        ``population="pool"`` is refused (ValueError) rather than audited as if rows were
+        independent.
     label_set : sequence, optional
         With ``proxy``: every class ``y_true`` may hold, for a class that neither the
         predictions nor a label proxy take (see :func:`bayeseval.proxy_ci`); any other such
@@ -256,7 +262,7 @@ def audit(
         spelling="python",
         guarantee=guarantee,
         proxy=proxy,
-        inclusion=inclusion,
+        design=design,
         label_set=label_set,
     )
 
@@ -279,12 +285,13 @@ def audit_with_spelling(
     spelling: str,
     guarantee: str | Guarantee = "stratum",
     proxy: str | None = None,
-    inclusion: str | None = None,
+    design: Design | Mapping[str, Any] | None = None,
     label_set: Any = None,
 ) -> Audit:
     """:func:`audit`, with messages naming options as the interface ``spelling`` spells them."""
     written = check_metrics(metrics, proxy)
     names = list(written)
+    inclusion = audited_design(design).inclusion
     check_proxy_metrics(names, proxy, inclusion, label_set)
     guarantee = as_guarantee(guarantee, allowed=GUARANTEES)
     tol = check_tolerance(tolerance)

@@ -22,7 +22,7 @@ from bayeseval._api.validation import (
 )
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval.counts.counts import tabulate
-from bayeseval.counts.design import Design
+from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.proxy import PROXY_METRICS
 from bayeseval.fairness.options import MODELS
 
@@ -67,6 +67,27 @@ class Layout(NamedTuple):
 #: audit metrics that take a proxy: the selection rate (no true label needed) and the metrics
 #: whose trials are known without the true label
 PROXY_AUDIT_METRICS = ("selection_rate",) + tuple(_AUDIT_NAME[m] for m in PROXY_METRICS)
+
+
+def audited_design(design: Any) -> Design:
+    """The design of an audit: any inclusion column; clusters and a finite pool are refused.
+
+    The audit's intervals, gaps and verdicts treat every row as an independent draw from the
+    process; a clustered design or ``population="pool"`` would be audited as if it were not.
+    """
+    d = as_design(design)
+    if d.cluster is not None:
+        raise ValueError(
+            f"design.cluster={d.cluster!r}: the audit treats every row as its own unit and does not take "
+            "clusters yet; audit one row per unit (e.g. each item's mean outcome) or use evaluate with the "
+            "design for per-group intervals"
+        )
+    if d.population != "process":
+        raise ValueError(
+            f"design.population={d.population!r}: the audit estimates the rates of the process; "
+            "population='pool' is not taken by the audit yet"
+        )
+    return d
 
 
 def check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any, label_set: Any = None) -> None:

@@ -307,6 +307,10 @@ def evaluate(
     if source is not None and not isinstance(source, str):
         raise TypeError(f"source must be a string or None, got {source!r}")
     audit_groups = check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
+    if audit_groups is not None and cfg.design is not None:
+        from bayeseval.fairness.inputs import audited_design  # deferred: the audit's modules load on use
+
+        audited_design(cfg.design)  # before any work: the audit refuses what it does not take
     part = None
     if proxy is None:
         counts, metric_name = count(data, cfg, y_true, y_pred, strata, pos_label)
@@ -469,7 +473,7 @@ def _audit_section(
         random_seed=cfg.random_seed,
         guarantee=cfg.guarantee,
         proxy=cfg.proxy,
-        inclusion=cfg.inclusion,
+        design=cfg.design,
         label_set=cfg.label_set,
         **given,
     )

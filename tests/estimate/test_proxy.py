@@ -55,7 +55,9 @@ def _ipw_runs(repeats, seed=0):
     for _ in range(repeats):
         keep = rng.random(len(pi)) < pi  # Poisson sampling with the known probabilities
         df = base.assign(y=np.where(keep, right.astype(float), np.nan))
-        row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy", inclusion="pi").table.loc["all"]
+        row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy", design={"inclusion": "pi"}).table.loc[
+            "all"
+        ]
         est.append(row["rate"])
         covered.append(row["lower"] <= truth <= row["upper"])
         # the post-stratified estimate that ignores the design
@@ -186,7 +188,7 @@ def test_inclusion_weighting_is_unbiased_quick():
 def test_equal_inclusion_probabilities_give_the_unweighted_cells_interval():
     df = _pool(size=3000, seed=2).assign(pi=lambda d: d["g"].map({"a": 0.1, "b": 0.2, "c": 0.05}))
     a = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g").table
-    b = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", inclusion="pi").table
+    b = proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", design={"inclusion": "pi"}).table
     assert b["proxy_used"].all()  # with inclusion probabilities the cells are always read
     used = a["proxy_used"]
     assert used.any()
@@ -196,7 +198,9 @@ def test_equal_inclusion_probabilities_give_the_unweighted_cells_interval():
 def test_hajek_cell_rates_by_hand():
     # one stratum, one cell of labels (a useless constant proxy): the Hajek rate
     df = pd.DataFrame({"y": [1, 0, 1, 1, NA, NA], "p": 1, "j": 1, "pi": [0.5, 0.25, 0.5, 1.0, 0.5, 0.5]})
-    row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy", inclusion="pi").table.loc["all"]
+    row = proxy_ci(df, y_true="y", y_pred="p", proxy="j", metric="accuracy", design={"inclusion": "pi"}).table.loc[
+        "all"
+    ]
     w = 1 / np.array([0.5, 0.25, 0.5, 1.0])
     y = np.array([1, 0, 1, 1])
     assert row["rate"] == pytest.approx((w * y).sum() / w.sum())
@@ -241,7 +245,7 @@ def test_equal_inclusion_probabilities_keep_the_cells_where_the_proxy_does_not_p
     )
     args = {"y_true": "y_true", "y_pred": "y_pred", "proxy": "judge", "strata": "g", "metric": "accuracy"}
     plain = proxy_ci(df, **args).table
-    weighted = proxy_ci(df, **args, inclusion="pi").table
+    weighted = proxy_ci(df, **args, design={"inclusion": "pi"}).table
     assert plain.loc["good", "proxy_used"] and not plain.loc["useless", "proxy_used"]
     # where the proxy pays, equal probabilities give exactly the interval without inclusion
     pd.testing.assert_series_equal(plain.loc["good"], weighted.loc["good"])
