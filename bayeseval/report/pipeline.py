@@ -43,7 +43,16 @@ from bayeseval.report.sections import (
     proxy_overall,
     start_adaptive,
 )
-from bayeseval.report.units import by_unit, unit_bounds, unit_findings, unit_overall, unit_pooled, unit_target
+from bayeseval.report.units import (
+    by_unit,
+    unit_bounds,
+    unit_findings,
+    unit_overall,
+    unit_pooled,
+    unit_target,
+    whole_pool_bounds,
+    whole_pool_overall,
+)
 
 __all__ = ["evaluate"]
 
@@ -318,9 +327,12 @@ def evaluate(
         counts, metric_name, part = count_proxy(data, cfg, y_true, y_pred, strata, pos_label)
     if isinstance(metric, str) and not isinstance(data, Counts):
         metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
-    report = (
-        _build_report(counts, metric_name, cfg, part) if not by_unit(counts) else _unit_report(counts, metric_name, cfg)
-    )
+    if cfg.design is not None and cfg.design.population == "pool":
+        report = _unit_report(counts, metric_name, cfg, whole_pool=True)
+    elif by_unit(counts):
+        report = _unit_report(counts, metric_name, cfg)
+    else:
+        report = _build_report(counts, metric_name, cfg, part)
     if audit_groups is not None:
         report.audit, found = _audit_section(
             data,
@@ -342,15 +354,19 @@ def evaluate(
     return report
 
 
-def _unit_report(counts: Counts, metric_name: str, cfg: Settings) -> Report:
-    """The report of counts by unit: each stratum's unit interval, the overall rates by unit, no pooled model."""
+def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bool = False) -> Report:
+    """The report of counts by unit: each stratum's unit interval, the overall rates by unit, no pooled model.
+
+    ``whole_pool``: ``population="pool"`` with every row labelled: each rate is known exactly.
+    """
     table = counts_table(counts)
-    lo, hi = unit_bounds(counts, cfg.level)
+    lo, hi = whole_pool_bounds(counts) if whole_pool else unit_bounds(counts, cfg.level)
     table["lower"], table["upper"] = lo, hi
     table["halfwidth"] = (table["upper"] - table["lower"]) / 2
-    table["n_units"] = counts.n_units
-    pooled = unit_pooled(counts)
-    overall, overall_findings = unit_overall(counts, table, cfg.level)
+    if counts.n_units is not None:
+        table["n_units"] = counts.n_units
+    pooled = unit_pooled(counts, whole_pool)
+    overall, overall_findings = whole_pool_overall(counts) if whole_pool else unit_overall(counts, table, cfg.level)
     findings = unit_findings(counts) + pooled.findings + stratum_findings(counts, (lo, hi), metric_name)
     if cfg.target_halfwidth is not None:
         table["extra_needed"], wide = unit_target(table, counts, cfg.target_halfwidth)
@@ -359,8 +375,9 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings) -> Report:
     findings += overall_findings
     table["flags"] = table_flags(counts.strata, findings)
     columns = [c for c in _TABLE_COLUMNS if c not in _AVERAGE_ONLY]
-    at = columns.index("trials") + 1
-    columns[at:at] = ["n_units"]
+    if counts.n_units is not None:
+        at = columns.index("trials") + 1
+        columns[at:at] = ["n_units"]
     return Report(
         table=table[columns],
         overall=overall,

@@ -25,7 +25,16 @@ from bayeseval.counts.units import level_names
 from bayeseval.estimate.proxy import weighted_interval
 from bayeseval.report.findings import Finding, Pooled
 
-__all__ = ["by_unit", "unit_bounds", "unit_findings", "unit_overall", "unit_pooled", "unit_target"]
+__all__ = [
+    "by_unit",
+    "unit_bounds",
+    "unit_findings",
+    "unit_overall",
+    "unit_pooled",
+    "unit_target",
+    "whole_pool_bounds",
+    "whole_pool_overall",
+]
 
 
 def by_unit(counts: Counts) -> bool:
@@ -101,8 +110,45 @@ def unit_overall(counts: Counts, table: pd.DataFrame, level: float) -> tuple[pd.
     return overall, findings
 
 
-def unit_pooled(counts: Counts) -> Pooled:
-    """No pooled model under units: why, as a note."""
+def whole_pool_bounds(counts: Counts) -> tuple[np.ndarray, np.ndarray]:
+    """``population="pool"`` with every row labelled: each stratum's rate is the pool's rate, exactly."""
+    rate = counts.rates.to_numpy(float)
+    return rate.copy(), rate.copy()
+
+
+def whole_pool_overall(counts: Counts) -> tuple[pd.DataFrame, list[Finding]]:
+    """The pool's overall rates, exact: unweighted (every row), and reweighted by ``weights``."""
+    total = float(counts.trials.sum())
+    rate = float(counts.successes.sum()) / total if total else np.nan
+    rows = {"unweighted": [rate, rate, rate, 0.0]}
+    if counts.weights is not None:
+        w = counts.weights.to_numpy(float)
+        r = counts.rates.to_numpy(float)
+        used = w > 0
+        est = float(np.sum(w[used] * r[used])) if np.isfinite(r[used]).all() else np.nan
+        rows["reweighted"] = [est, est, est, 0.0]
+    overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
+    overall.index.name = "estimand"
+    return overall, []
+
+
+def unit_pooled(counts: Counts, whole_pool: bool = False) -> Pooled:
+    """No pooled model under units (or for a pool known exactly): why, as a note."""
+    if whole_pool:
+        return Pooled(
+            findings=[
+                Finding(
+                    "whole pool",
+                    (),
+                    (
+                        "population='pool': the estimand is the rate of the rows themselves, and every row is "
+                        "labelled, so each stratum's rate is known exactly (zero-width intervals) and nothing is "
+                        "pooled. Use population='process' for the rate of the process that produced the rows."
+                    ),
+                    "note",
+                )
+            ]
+        )
     return Pooled(
         findings=[
             Finding(

@@ -175,3 +175,15 @@ def test_cli_report_takes_outcome_and_cluster(tmp_path, capsys):
     assert out["design"] == rep.design
     got = pd.DataFrame(out["strata"])
     np.testing.assert_allclose(sorted(got["lower"]), sorted(rep.table["lower"]))
+
+
+def test_population_pool_with_every_row_labelled_knows_each_rate_exactly():
+    df = pd.DataFrame({"y": [1, 0, 1, 1, 0, 1] * 10, "p": [1, 0, 0, 1, 0, 1] * 10, "g": list("aaabbb") * 10})
+    rep = _quiet_evaluate(df, y_true="y", y_pred="p", strata="g", design=be.Design(population="pool"))
+    errors = (df["y"] != df["p"]).groupby(df["g"]).mean()
+    np.testing.assert_allclose(rep.table["lower"], errors.to_numpy())
+    np.testing.assert_allclose(rep.table["upper"], errors.to_numpy())
+    assert (
+        rep.overall.loc["unweighted", "lower"] == rep.overall.loc["unweighted", "upper"] == (df["y"] != df["p"]).mean()
+    )
+    assert "population is the pool" in rep.design
