@@ -52,6 +52,7 @@ from bayeseval.campaign.loop.pool import (
     stratum_thresholds,
 )
 from bayeseval.campaign.loop.proxy_cells import PROXY_META, ProxyDesign
+from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
 from bayeseval.campaign.loop.rules import get_rule
 from bayeseval.campaign.loop.status import outcome_text, status_frame
@@ -381,13 +382,15 @@ class Campaign(Annotating):
     def _counts_state(self, conn: Any = None) -> RuleState | MetricStates:
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
         if len(self.metrics) > 1:
-            return self.spec.rule_states(
+            return spec_states(
+                self.spec,
                 self._design,
                 counts=self._metric_counts(),
                 labelled=counts["labelled"].to_numpy(),
                 pending=counts["pending"].to_numpy(),
             )
-        return self.spec.rule_state(
+        return spec_state(
+            self.spec,
             self._design,
             successes=counts["successes"].to_numpy(),
             trials=counts["trials"].to_numpy(),
@@ -804,7 +807,7 @@ class Campaign(Annotating):
         """Allocate and draw a batch, and record it (inside the caller's transaction)."""
         store = self._store
         st = self._state(conn)
-        n = self.spec.round_size(st, batch_size)
+        n = round_size(self.spec, st, batch_size)
         if n == 0:
             return [], None
         self._warn_out_of_reach(conn, st)
@@ -813,7 +816,7 @@ class Campaign(Annotating):
         if rng_state is None:
             raise ValueError(f"campaign database {str(store.path)!r} has no random generator state")
         rng.bit_generator.state = json.loads(rng_state)
-        alloc = self.spec.allocate(st, n, random_seed=rng, design=self._design)
+        alloc = allocate(self.spec, st, n, random_seed=rng, design=self._design)
         rids_by_code: dict[int, list[Any]] = {}
         proposed: set[Any] = set()
         success = pd.Series(dtype=float)

@@ -36,6 +36,7 @@ from bayeseval.campaign.loop.pool import (
     seed_sequences,
     spec_columns,
 )
+from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.counts.metrics import get_metric
@@ -428,10 +429,10 @@ def _replay(spec: CampaignSpec, oracle: _Oracle, queues: Any, rng: np.random.Gen
     trace: list[tuple[str, int, int, float]] = []
     rounds, t0 = 0, time.perf_counter()
     while True:
-        st = spec.rule_state(design, successes=s_k.copy(), trials=n_k.copy(), labelled=lab.copy(), pending=np.zeros(k))
+        st = spec_state(spec, design, successes=s_k.copy(), trials=n_k.copy(), labelled=lab.copy(), pending=np.zeros(k))
         trace.append((spec.rule_name, repeat, int(lab.sum()), _max_halfwidth(st)))
-        n = spec.round_size(st)
-        alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
+        n = round_size(spec, st)
+        alloc = allocate(spec, st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
         if alloc.sum() == 0:
             break
         for j in np.flatnonzero(alloc):
@@ -454,15 +455,16 @@ def _replay_metrics(
     trace: list[tuple[str, int, int, float]] = []
     rounds, t0 = 0, time.perf_counter()
     while True:
-        st = spec.rule_states(
+        st = spec_states(
+            spec,
             design,
             counts={m: (s.copy(), n.copy()) for m, (s, n) in counts.items()},
             labelled=lab.copy(),
             pending=np.zeros(k),
         )
         trace.append((spec.rule_name, repeat, int(lab.sum()), float(np.max(st.read_halfwidths()))))
-        n = spec.round_size(st)
-        alloc = spec.allocate(st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
+        n = round_size(spec, st)
+        alloc = allocate(spec, st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
         if alloc.sum() == 0:
             break
         for j in np.flatnonzero(alloc):

@@ -6,7 +6,9 @@ when it is built. :meth:`bayeseval.campaign.Campaign.create` stores it in the ca
 :meth:`~bayeseval.campaign.Campaign.open` reads it back; :func:`bayeseval.campaign.simulation` replays
 the same spec with an oracle. Both turn a pool into strata, eligible rows, population weights
 and prior means through :func:`design_pool`, and build the rule's view of the counts through
-:meth:`CampaignSpec.rule_state`, so a simulated campaign and a real one cannot drift apart.
+:func:`~bayeseval.campaign.loop.rounds.spec_state`, so a simulated campaign and a real one cannot
+drift apart. The spec is settings and their validation only: what builds a state from it, sizes
+a round or allocates one is in :mod:`bayeseval.campaign.loop.rounds`.
 
 The module also holds the one lossless normalisation of labels (:class:`LabelSet`) that both
 use to compare true labels with predictions.
@@ -36,9 +38,7 @@ from bayeseval.campaign.fields import BATCH_BOUNDS, DEFAULTS, auto_batch_size
 from bayeseval.campaign.goals.goal import Goal
 from bayeseval.campaign.goals.registry import as_goal, goal_from_config, goal_settings
 from bayeseval.campaign.labels.label_set import LabelSet
-from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
-from bayeseval.campaign.loop.rules import RULES, cost_allocation, decision_allocation, get_rule, metrics_allocation
-from bayeseval.campaign.loop.state import CampaignState, StrataDesign
+from bayeseval.campaign.loop.rules import RULES, get_rule
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
@@ -497,157 +497,6 @@ class CampaignSpec:
     def rule_name(self) -> str:
         """The rule's name (a callable's ``__name__``)."""
         return get_rule(self.rule)[0]
-
-    def rule_state(
-        self,
-        design: StrataDesign,
-        *,
-        successes: Any,
-        trials: Any,
-        labelled: Any,
-        pending: Any,
-        metric: str | None = None,
-    ) -> RuleState:
-        """The rule's view of a campaign: counts per stratum plus this spec's goal and model.
-
-        Parameters
-        ----------
-        design : StrataDesign
-            The strata, their eligible rows, weights and prior means (:func:`design_pool`).
-        successes, trials, labelled, pending : array-like
-            Per stratum: counted successes and trials, labelled rows and pending proposals.
-        metric : str, optional
-            One metric of a campaign on several metrics: its trial status is then known
-            before labelling only when every row is a trial (the eligible rows are those of
-            any of the metrics).
-
-        Returns
-        -------
-        RuleState
-            With the rows still available, the population weights, the target, level, goal,
-            model (``"independent"`` for a rule that asks for it), prior and guarantee.
-        """
-        labelled = np.asarray(labelled, dtype=np.int64)
-        pending = np.asarray(pending, dtype=np.int64)
-        rule_model = get_rule(self.rule)[2]
-        trial_known = not get_metric(self.metrics[0]).trials_need_truth
-        if metric is not None:
-            trial_known = get_metric(metric).trials == "all"
-        goal = goal_settings(self.goal)
-        counts = CampaignState(
-            strata=design.strata,
-            successes=np.asarray(successes, dtype=np.int64),
-            trials=np.asarray(trials, dtype=np.int64),
-            labelled=labelled,
-            pending=pending,
-            available=np.maximum(design.n_eligible - labelled - pending, 0),
-            weights=design.weights,
-            trial_known=trial_known,
-            model="independent" if rule_model == "independent" else self.model,
-            prior=self.prior,
-            prior_mean=design.prior_mean,
-        )
-        return RuleState(
-            counts,
-            target_halfwidth=goal["target_halfwidth"],
-            level=self.level,
-            goal=self.goal,
-            threshold=design.threshold,
-            direction=goal["direction"] or "below",
-            tolerance=goal["tolerance"],
-            margin=goal["margin"],
-            guarantee=self.guarantee_object,
-            anytime_concentration=design.concentration,
-        )
-
-    def rule_states(
-        self, design: StrataDesign, *, counts: dict[str, tuple[Any, Any]], labelled: Any, pending: Any
-    ) -> MetricStates:
-        """The rule's view of a campaign on several metrics: one :class:`RuleState` per metric.
-
-        Parameters
-        ----------
-        design : StrataDesign
-            The strata (:func:`design_pool`).
-        counts : dict
-            Metric name -> ``(successes, trials)`` per stratum.
-        labelled, pending : array-like
-            Labelled rows and pending proposals per stratum (shared by the metrics).
-
-        Returns
-        -------
-        MetricStates
-            The states, in the order of :attr:`metrics`.
-        """
-        states = {
-            m: self.rule_state(
-                design, successes=counts[m][0], trials=counts[m][1], labelled=labelled, pending=pending, metric=m
-            )
-            for m in self.metrics
-        }
-        return MetricStates(states)
-
-    def round_size(self, state: RuleState | MetricStates, batch_size: int | None = None) -> int:
-        """Labels to ask for next: 0 when the goal is met or the budget is spent.
-
-        Parameters
-        ----------
-        state : RuleState or MetricStates
-            The campaign's current state (:meth:`rule_state`, or :meth:`rule_states` for several metrics).
-        batch_size : int, optional
-            Rows wanted; default this spec's ``batch_size``.
-
-        Returns
-        -------
-        int
-            ``batch_size``, capped by the budget left after labelled and pending rows; 0 when
-            the campaign should stop.
-        """
-        n = (self.batch_size or BATCH_BOUNDS[0]) if batch_size is None else int(batch_size)
-        if self.budget is not None:
-            n = min(n, self.budget - int(state.labelled.sum()) - int(state.pending.sum()))
-        if n <= 0 or state.is_done():
-            return 0
-        return n
-
-    def allocate(
-        self,
-        state: RuleState | MetricStates,
-        n: int,
-        *,
-        random_seed: np.random.Generator,
-        design: StrataDesign | None = None,
-    ) -> np.ndarray:
-        """Labels per stratum for a round of ``n``: the rule's allocation, capped by the rows left.
-
-        Parameters
-        ----------
-        state : RuleState or MetricStates
-            The campaign's current state (one per metric for several metrics).
-        n : int
-            Labels in the round (:meth:`round_size`).
-        random_seed : numpy.random.Generator
-            The campaign's rule generator (:func:`rule_generator`), drawn from by randomised
-            rules.
-        design : StrataDesign, optional
-            The strata's design; when it carries unequal label costs the allocation gives each
-            label to the stratum with the largest expected gain per unit cost
-            (:func:`cost_allocation`).
-
-        Returns
-        -------
-        numpy.ndarray
-            Integer labels per stratum, aligned to ``state.strata``.
-        """
-        costs = None if design is None else design.costs
-        if isinstance(state, MetricStates):
-            return metrics_allocation(state, n, costs)
-        if state.goal.decides and costs is not None:
-            return decision_allocation(state, n, costs).to_numpy()
-        if costs is not None and np.ptp(costs) > 0:
-            return cost_allocation(state, n, costs)
-        rule = get_rule(self.rule)[1]
-        return np.minimum(rule(state, n, random_seed).to_numpy(), state.available).astype(np.int64)
 
     # -- storage ---------------------------------------------------------------------------
     def to_config(self) -> dict[str, Any]:

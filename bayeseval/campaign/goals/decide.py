@@ -12,20 +12,17 @@ say of the decisions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from bayeseval._api.docs import fill_doc
 from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
 from bayeseval._kernels.guarantee import DECISION_MIN_TRIALS
 from bayeseval.campaign.fields import GOAL_DEFAULTS
 from bayeseval.campaign.goals.gains import Gains
 from bayeseval.campaign.goals.goal import DIRECTIONS, Goal, check_margin, check_threshold
-
-if TYPE_CHECKING:
-    from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.goals.state import GoalState, fill_goal_doc
 
 __all__ = [
     "Decide",
@@ -85,15 +82,15 @@ class Decide(Goal):
         self.direction = direction
         self.margin = check_margin(margin)
 
-    def met(self, state: RuleState) -> np.ndarray:
+    def met(self, state: GoalState) -> np.ndarray:
         """Strata decided on one side of the threshold or at it.
 
         {goal_sections}
         """
         return state.side_decided() | state.at_threshold()
 
-    @fill_doc()
-    def gains(self, state: RuleState, horizon: int = 10) -> Gains:
+    @fill_goal_doc
+    def gains(self, state: GoalState, horizon: int = 10) -> Gains:
         """The expected progress toward each stratum's decision (:func:`decision_gains`).
 
         Parameters
@@ -189,7 +186,7 @@ class Decide(Goal):
             return self
         return Decide(self.threshold, "above" if metric in ABOVE_METRICS else "below", self.margin)
 
-    def status_columns(self, state: RuleState) -> dict[str, Any]:
+    def status_columns(self, state: GoalState) -> dict[str, Any]:
         """Each stratum's ``threshold``, ``p_meets`` and ``decision`` (:meth:`Goal.status_columns`).
 
         {goal_sections}
@@ -209,7 +206,7 @@ class Decide(Goal):
         """
         return {"threshold": state.threshold, "p_meets": state.p_meets(), "decision": state.decisions()}
 
-    def outcomes(self, state: RuleState) -> tuple[np.ndarray, np.ndarray]:
+    def outcomes(self, state: GoalState) -> tuple[np.ndarray, np.ndarray]:
         """``"decided: meets"``, ``"decided: fails"``, :data:`AT_MARGIN` or ``"undecided"`` (:meth:`Goal.outcomes`).
 
         {goal_sections}
@@ -233,7 +230,7 @@ class Decide(Goal):
         out = np.array([names.get(d, "undecided") for d in state.decisions()], dtype=object)
         return out, out != "undecided"
 
-    def simulation_fields(self, state: RuleState, true_rates: np.ndarray) -> dict[str, Any]:
+    def simulation_fields(self, state: GoalState, true_rates: np.ndarray) -> dict[str, Any]:
         """Strata ``decided`` at stop and ``wrong_decisions`` among them (:meth:`Goal.simulation_fields`).
 
         A decision is wrong when the true rate contradicts it (:func:`true_decisions`);
@@ -264,7 +261,7 @@ class Decide(Goal):
         )
         return {"decided": int(decided.sum()), "wrong_decisions": int(np.sum(decided & wrong))}
 
-    def labels_needed(self, state: RuleState) -> np.ndarray:
+    def labels_needed(self, state: GoalState) -> np.ndarray:
         """Labels each stratum still needs before it is more likely decided than not (:meth:`Goal.labels_needed`).
 
         The smallest number of further labels ``m`` after which the preposterior probability
@@ -302,7 +299,7 @@ class Decide(Goal):
             out[j] = hi_m
         return out
 
-    def out_of_reach(self, state: RuleState, budget_left: int | None = None) -> np.ndarray:
+    def out_of_reach(self, state: GoalState, budget_left: int | None = None) -> np.ndarray:
         """Which undecided strata the rows or the budget left cannot decide (:meth:`Goal.out_of_reach`).
 
         A stratum is out of reach of its rows when it is more likely undecided than not after
@@ -335,14 +332,14 @@ class Decide(Goal):
 
 # what one more label is worth
 # ---------------------------------------------------------------------------------------
-def _beta_approx(state: RuleState) -> tuple[np.ndarray, np.ndarray]:
+def _beta_approx(state: GoalState) -> tuple[np.ndarray, np.ndarray]:
     """Each stratum's posterior as the Beta with its mean and variance (pooling included)."""
     mean = np.clip(state.posterior.mean().to_numpy(), 1e-9, 1 - 1e-9)
     neff = state.posterior.n_eff().to_numpy()
     return mean * neff, (1.0 - mean) * neff
 
 
-def own_binding(state: RuleState) -> np.ndarray:
+def own_binding(state: GoalState) -> np.ndarray:
     """Strata whose pooled ``P(meets)`` is decided while their own decision is not.
 
     Goal ``"decide"`` with a pooled model (all False otherwise). Under
@@ -350,12 +347,12 @@ def own_binding(state: RuleState) -> np.ndarray:
     stratum the pooled posterior already decides is planned on its own data.
     """
     k = len(state.strata)
-    if getattr(state.goal, "threshold", None) is None or state.model == "independent":
+    if state.threshold is None or state.model == "independent":
         return np.zeros(k, bool)
     return state.pooled_decided() & ~state.goal_met()
 
 
-def decision_betas(state: RuleState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def decision_betas(state: GoalState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Beta parameters, thresholds and decision floors the decision allocation works on.
 
     Each stratum's pooled Beta approximation with ``floor = 1 - level`` (0 when its goal is
@@ -426,7 +423,7 @@ def _excess_at(a: float, b: float, thr: float, m: int, floor: float) -> float:
     return float(np.exp(logpmf) @ np.maximum(np.minimum(p, 1.0 - p) - floor, 0.0))
 
 
-def decision_gains(state: RuleState, horizon: int = 10) -> Gains:
+def decision_gains(state: GoalState, horizon: int = 10) -> Gains:
     """The gain of one more label per stratum for goal ``"decide"``, and who may get labels.
 
     The gain of a label to stratum ``j`` with ``t`` expected further trials is the expected
@@ -447,7 +444,7 @@ def decision_gains(state: RuleState, horizon: int = 10) -> Gains:
 
     Parameters
     ----------
-    state : RuleState
+    state : GoalState
         A state with goal ``"decide"``.
     horizon : int
         Labels looked ahead (the allocation passes its batch size, at least 5).
@@ -489,7 +486,7 @@ def decision_gains(state: RuleState, horizon: int = 10) -> Gains:
 
 # how many labels a decision still needs
 # ---------------------------------------------------------------------------------------
-def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
+def _undecided_after(state: GoalState) -> Callable[[int, int], bool]:
     """``undecided(j, m)``: whether stratum ``j`` is more likely undecided than not after ``m`` more labels."""
     if state.per_stratum():
         return _anytime_undecided_after(state)
@@ -507,7 +504,7 @@ def _undecided_after(state: RuleState) -> Callable[[int, int], bool]:
     return undecided
 
 
-def _anytime_undecided_after(state: RuleState) -> Callable[[int, int], bool]:
+def _anytime_undecided_after(state: GoalState) -> Callable[[int, int], bool]:
     """``undecided(j, m)`` under ``guarantee="stratum"``: the stopping rule's own anytime test.
 
     The preposterior of the test the campaign stops on (:meth:`RuleState.anytime_decisions`:

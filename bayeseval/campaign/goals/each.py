@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.fields import GOAL_DEFAULTS
 from bayeseval.campaign.goals.gains import Gains, trial_probabilities
 from bayeseval.campaign.goals.goal import Goal, check_halfwidth
-
-if TYPE_CHECKING:
-    from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.goals.state import GoalState, fill_goal_doc
 
 __all__ = ["Each", "width_gains"]
 
 
-@fill_doc()
+@fill_goal_doc
 class Each(Goal):
     """Every stratum's interval within ``halfwidth``.
 
@@ -40,14 +35,14 @@ class Each(Goal):
     def __init__(self, halfwidth: float = GOAL_DEFAULTS["halfwidth"]) -> None:
         self.halfwidth = check_halfwidth(halfwidth, "halfwidth")
 
-    def met(self, state: RuleState) -> np.ndarray:
+    def met(self, state: GoalState) -> np.ndarray:
         """Strata whose stopping interval (:meth:`RuleState.stop_halfwidths`) is within the target.
 
         {goal_sections}
         """
         return state.stop_halfwidths() <= state.target_halfwidth
 
-    def gains(self, state: RuleState, horizon: int = 10) -> Gains:
+    def gains(self, state: GoalState, horizon: int = 10) -> Gains:
         """The expected reduction of each stratum's excess half-width (:func:`width_gains`).
 
         {goal_sections}
@@ -78,7 +73,7 @@ class Each(Goal):
         """
         return self.halfwidth
 
-    def labels_needed(self, state: RuleState) -> np.ndarray:
+    def labels_needed(self, state: GoalState) -> np.ndarray:
         """Labels per stratum so the expected half-width it stops on meets the target (:meth:`Goal.labels_needed`).
 
         The smallest ``m`` with ``h sqrt(n_eff / (n_eff + P(trial) m)) <= target``, ``h`` and
@@ -111,8 +106,8 @@ class Each(Goal):
         return np.asarray(np.ceil(need_t / p - 1e-9), dtype=float)
 
 
-@fill_doc()
-def width_gains(state: RuleState) -> Gains:
+@fill_goal_doc
+def width_gains(state: GoalState) -> Gains:
     """Gains of goal ``Each``: the reduction of the expected excess of the stopping half-width.
 
     After ``t`` more trials the stratum's half-width is expected at ``h sqrt(n_eff / (n_eff +

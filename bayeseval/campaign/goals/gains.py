@@ -25,14 +25,11 @@ through its methods only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-from bayeseval._api.docs import fill_doc
-
-if TYPE_CHECKING:
-    from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.goals.state import GoalState, fill_goal_doc
 
 __all__ = ["Gains", "trial_probabilities"]
 
@@ -59,8 +56,8 @@ class Gains(NamedTuple):
     every: Callable[[np.ndarray], np.ndarray] | None = None
 
 
-@fill_doc()
-def trial_probabilities(state: RuleState) -> np.ndarray:
+@fill_goal_doc
+def trial_probabilities(state: GoalState) -> np.ndarray:
     """Each stratum's probability that a label is a trial of the metric, at least 1e-6.
 
     Parameters

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,9 +10,7 @@ import pandas as pd
 from bayeseval._render.formats import fixed
 from bayeseval.campaign.goals.gains import Gains, trial_probabilities
 from bayeseval.campaign.goals.goal import Goal, strata_named, unit_value
-
-if TYPE_CHECKING:
-    from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.goals.state import GoalState
 
 __all__ = ["Gap", "gap_gains", "gap_targets"]
 
@@ -39,14 +37,14 @@ class Gap(Goal):
     def __init__(self, tolerance: float) -> None:
         self.tolerance = unit_value(tolerance, "tolerance")
 
-    def met(self, state: RuleState) -> np.ndarray:
+    def met(self, state: GoalState) -> np.ndarray:
         """Every stratum alike: whether the gap verdict is decided.
 
         {goal_sections}
         """
         return np.full(len(state.strata), state.gap()["verdict"] != "undecided")
 
-    def gains(self, state: RuleState, horizon: int = 10) -> Gains:
+    def gains(self, state: GoalState, horizon: int = 10) -> Gains:
         """The half-width reduction of the strata that keep the verdict open (:func:`gap_gains`).
 
         {goal_sections}
@@ -65,14 +63,14 @@ class Gap(Goal):
         """
         return gap_gains(state)
 
-    def is_done(self, state: RuleState) -> bool:
+    def is_done(self, state: GoalState) -> bool:
         """The verdict decided with trials in every stratum, or nothing left to label.
 
         {goal_sections}
         """
         return state.gap_decided() or bool(np.all(state.exhausted() & (state.pending == 0)))
 
-    def reached(self, state: RuleState) -> bool:
+    def reached(self, state: GoalState) -> bool:
         """Whether the gap verdict is decided with every stratum's data behind it (:meth:`Goal.reached`).
 
         {goal_sections}
@@ -118,7 +116,7 @@ class Gap(Goal):
             f"{fixed(g['gap'])}, interval [{fixed(g['lower'])}, {fixed(g['upper'])}]: {g['verdict']})"
         )
 
-    def labels_needed(self, state: RuleState) -> np.ndarray:
+    def labels_needed(self, state: GoalState) -> np.ndarray:
         """Labels per target stratum to bring its interval's half-width to half the gap's distance from the tolerance.
 
         For each stratum of :func:`gap_targets`, the labels that bring its Bonferroni
@@ -149,7 +147,7 @@ class Gap(Goal):
         need = np.maximum(neff * (((hi - lo) / 2) / want) ** 2 - neff - t0, 0.0)
         return np.where(gap_targets(state), np.ceil(need / p), 0.0)
 
-    def forecast_blocked(self, state: RuleState, empty: np.ndarray) -> str | None:
+    def forecast_blocked(self, state: GoalState, empty: np.ndarray) -> str | None:
         """Every stratum waits for a gap estimate with trials in each stratum (:meth:`Goal.forecast_blocked`).
 
         {goal_sections}
@@ -172,7 +170,7 @@ class Gap(Goal):
             return f"the gap needs labelled trials in every stratum; none yet in {strata_named(state.strata, empty)}"
         return None
 
-    def status_summary(self, state: RuleState) -> dict[str, dict[str, Any]]:
+    def status_summary(self, state: GoalState) -> dict[str, dict[str, Any]]:
         """The gap record of :meth:`RuleState.gap <bayeseval.campaign.loop.rule_state.RuleState.gap>`
         without the strata's bounds, and ``done`` (:meth:`Goal.status_summary`).
 
@@ -196,7 +194,7 @@ class Gap(Goal):
         gap["done"] = state.is_done()
         return {"gap": gap}
 
-    def shortfall(self, state: RuleState) -> str:
+    def shortfall(self, state: GoalState) -> str:
         """``"gap verdict "`` and the verdict so far (:meth:`Goal.shortfall`).
 
         {goal_sections}
@@ -205,7 +203,7 @@ class Gap(Goal):
         """
         return f"gap verdict {state.gap()['verdict']}"
 
-    def simulation_fields(self, state: RuleState, true_rates: np.ndarray) -> dict[str, Any]:
+    def simulation_fields(self, state: GoalState, true_rates: np.ndarray) -> dict[str, Any]:
         """The verdict at stop, the true gap and whether the verdict is wrong (:meth:`Goal.simulation_fields`).
 
         {goal_sections}
@@ -231,12 +229,12 @@ class Gap(Goal):
         return {"verdict": verdict, "true_gap": true_gap, "wrong_verdict": verdict not in ("undecided", right)}
 
 
-def gap_gains(state: RuleState) -> Gains:
+def gap_gains(state: GoalState) -> Gains:
     """Gains of goal ``Gap``: the expected half-width reduction of the strata keeping the verdict open.
 
     Parameters
     ----------
-    state : RuleState
+    state : GoalState
         The campaign's state (goal ``Gap``).
 
     Returns
@@ -266,7 +264,7 @@ def gap_gains(state: RuleState) -> Gains:
     return Gains(one, p, eligible if eligible.any() else cap)
 
 
-def gap_targets(state: RuleState) -> np.ndarray:
+def gap_targets(state: GoalState) -> np.ndarray:
     """The strata whose intervals keep the gap verdict undecided (goal ``"gap"``).
 
     When the gap estimate exceeds the tolerance the verdict can only become ``"outside"``,
@@ -277,7 +275,7 @@ def gap_targets(state: RuleState) -> np.ndarray:
 
     Parameters
     ----------
-    state : RuleState
+    state : GoalState
         A state with goal ``"gap"``.
 
     Returns

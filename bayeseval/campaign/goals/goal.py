@@ -31,16 +31,14 @@ import inspect
 import math
 import re
 from numbers import Real
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from bayeseval._api.docs import BLOCKS, fill_doc, filled
+from bayeseval._api.docs import BLOCKS, filled
 from bayeseval.campaign.goals.gains import Gains
-
-if TYPE_CHECKING:  # the state calls the goals; the goals only read it
-    from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.goals.state import GoalState, fill_goal_doc
 
 __all__ = ["Goal", "GOALS", "DIRECTIONS", "GOAL_SECTIONS", "strata_named", "with_goal_sections"]
 
@@ -250,8 +248,8 @@ class Goal:
             setattr(goal, attr, settings.get(field))
         return goal
 
-    @fill_doc()
-    def met(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
+    @fill_goal_doc
+    def met(self, state: GoalState) -> np.ndarray:  # pragma: no cover - every goal defines it
         """Strata that meet the goal.
 
         Parameters
@@ -265,8 +263,8 @@ class Goal:
         """
         raise NotImplementedError
 
-    @fill_doc()
-    def gains(self, state: RuleState, horizon: int = 10) -> Gains:  # pragma: no cover - every goal defines it
+    @fill_goal_doc
+    def gains(self, state: GoalState, horizon: int = 10) -> Gains:  # pragma: no cover - every goal defines it
         """What one more label is worth toward the goal, per stratum (:class:`~bayeseval.campaign.goals.gains.Gains`).
 
         Parameters
@@ -282,8 +280,8 @@ class Goal:
         """
         raise NotImplementedError
 
-    @fill_doc()
-    def is_done(self, state: RuleState) -> bool:
+    @fill_goal_doc
+    def is_done(self, state: GoalState) -> bool:
         """Whether the campaign is done: every stratum meets the goal or has nothing left to label.
 
         Parameters
@@ -297,8 +295,8 @@ class Goal:
         """
         return bool(np.all(self.met(state) | (state.exhausted() & (state.pending == 0))))
 
-    @fill_doc()
-    def reached(self, state: RuleState) -> bool:
+    @fill_goal_doc
+    def reached(self, state: GoalState) -> bool:
         """Whether the goal itself is met, as opposed to the campaign stopping for want of rows.
 
         :meth:`is_done` also holds when every stratum that misses the goal has no row left;
@@ -367,8 +365,8 @@ class Goal:
         """
         return self
 
-    @fill_doc()
-    def labels_needed(self, state: RuleState) -> np.ndarray:  # pragma: no cover - every goal defines it
+    @fill_goal_doc
+    def labels_needed(self, state: GoalState) -> np.ndarray:  # pragma: no cover - every goal defines it
         """Labels each stratum still needs toward the goal (float, before capping at the rows left).
 
         Parameters
@@ -384,8 +382,8 @@ class Goal:
         """
         raise NotImplementedError
 
-    @fill_doc()
-    def forecast_blocked(self, state: RuleState, empty: np.ndarray) -> str | None:
+    @fill_goal_doc
+    def forecast_blocked(self, state: GoalState, empty: np.ndarray) -> str | None:
         """Why no open stratum's forecast can be made yet, or None when each stratum answers for itself.
 
         The goals that depend on every stratum (the weighted rate, the max-min gap) wait for
@@ -412,8 +410,8 @@ class Goal:
         """
         return None
 
-    @fill_doc()
-    def out_of_reach(self, state: RuleState, budget_left: int | None = None) -> np.ndarray | None:
+    @fill_goal_doc
+    def out_of_reach(self, state: GoalState, budget_left: int | None = None) -> np.ndarray | None:
         """Which open strata the rows or the budget left are unlikely to finish, where the goal says.
 
         Parameters
@@ -438,8 +436,8 @@ class Goal:
         """
         return None
 
-    @fill_doc()
-    def status_columns(self, state: RuleState) -> dict[str, Any]:
+    @fill_goal_doc
+    def status_columns(self, state: GoalState) -> dict[str, Any]:
         """The goal's own columns of the status table, per stratum (none by default).
 
         Parameters
@@ -461,8 +459,8 @@ class Goal:
         """
         return {}
 
-    @fill_doc()
-    def status_summary(self, state: RuleState) -> dict[str, dict[str, Any]]:
+    @fill_goal_doc
+    def status_summary(self, state: GoalState) -> dict[str, dict[str, Any]]:
         """The campaign-wide verdict the status table carries in its ``attrs`` (none by default).
 
         Parameters
@@ -483,8 +481,8 @@ class Goal:
         """
         return {}
 
-    @fill_doc()
-    def outcomes(self, state: RuleState) -> tuple[np.ndarray, np.ndarray]:
+    @fill_goal_doc
+    def outcomes(self, state: GoalState) -> tuple[np.ndarray, np.ndarray]:
         """Each stratum's outcome so far, and whether it meets the goal.
 
         Parameters
@@ -509,8 +507,8 @@ class Goal:
         met = np.asarray(self.met(state), dtype=bool)
         return np.where(met, "met", "not met").astype(object), met
 
-    @fill_doc()
-    def shortfall(self, state: RuleState) -> str | None:
+    @fill_goal_doc
+    def shortfall(self, state: GoalState) -> str | None:
         """What the campaign-wide verdict still lacks, in words (None for a goal judged stratum by stratum).
 
         Parameters
@@ -531,12 +529,12 @@ class Goal:
         """
         return None
 
-    def simulation_fields(self, state: RuleState, true_rates: np.ndarray) -> dict[str, Any]:
+    def simulation_fields(self, state: GoalState, true_rates: np.ndarray) -> dict[str, Any]:
         """The goal's own columns of a simulated run's line, judged against the true rates.
 
         Parameters
         ----------
-        state : RuleState
+        state : GoalState
             The run's final state.
         true_rates : numpy.ndarray
             The true rate per stratum.
@@ -556,7 +554,7 @@ class Goal:
         """
         return {}
 
-    @fill_doc()
+    @fill_goal_doc
     def describe(self, level: float) -> str:
         """The goal in words.
 
@@ -575,7 +573,7 @@ class Goal:
         hw = self.settings().get("target_halfwidth")
         return f"{self.name}, half-width {hw} at level {level}"
 
-    @fill_doc()
+    @fill_goal_doc
     def status_line(self, level: float) -> str:
         """The goal in the status line of ``bayeseval campaign status``.
 
@@ -594,7 +592,7 @@ class Goal:
         hw = self.settings().get("target_halfwidth")
         return f"target half-width {hw} at level {level}"
 
-    @fill_doc()
+    @fill_goal_doc
     def report_line(self, level: float, status: pd.DataFrame) -> str:
         """The goal in the campaign's HTML report, with what the status says of it.
 

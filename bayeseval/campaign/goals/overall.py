@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.fields import GOAL_DEFAULTS
 from bayeseval.campaign.goals.gains import Gains, trial_probabilities
 from bayeseval.campaign.goals.goal import Goal, check_halfwidth, strata_named
-
-if TYPE_CHECKING:
-    from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.goals.state import GoalState, fill_goal_doc
 
 __all__ = ["Overall", "weighted_gains"]
 
 
-@fill_doc()
+@fill_goal_doc
 class Overall(Goal):
     """The population-weighted rate's interval within ``halfwidth``.
 
@@ -40,18 +37,18 @@ class Overall(Goal):
     def __init__(self, halfwidth: float = GOAL_DEFAULTS["halfwidth"]) -> None:
         self.halfwidth = check_halfwidth(halfwidth, "halfwidth")
 
-    def _reached(self, state: RuleState) -> bool:
+    def _reached(self, state: GoalState) -> bool:
         _, lo, hi = state.overall()
         return bool((hi - lo) / 2 <= state.target_halfwidth)
 
-    def met(self, state: RuleState) -> np.ndarray:
+    def met(self, state: GoalState) -> np.ndarray:
         """Every stratum alike: whether the weighted rate's half-width is within the target.
 
         {goal_sections}
         """
         return np.full(len(state.strata), self._reached(state))
 
-    def gains(self, state: RuleState, horizon: int = 10) -> Gains:
+    def gains(self, state: GoalState, horizon: int = 10) -> Gains:
         """The expected reduction of the weighted rate's variance (:func:`weighted_gains`).
 
         {goal_sections}
@@ -71,21 +68,21 @@ class Overall(Goal):
         """
         return weighted_gains(state)
 
-    def is_done(self, state: RuleState) -> bool:
+    def is_done(self, state: GoalState) -> bool:
         """The weighted rate's half-width within the target, or no row left anywhere.
 
         {goal_sections}
         """
         return self._reached(state) or bool(state.exhausted().all())
 
-    def reached(self, state: RuleState) -> bool:
+    def reached(self, state: GoalState) -> bool:
         """Whether the weighted rate's half-width is within the target (:meth:`Goal.reached`).
 
         {goal_sections}
         """
         return self._reached(state)
 
-    def labels_needed(self, state: RuleState) -> np.ndarray:
+    def labels_needed(self, state: GoalState) -> np.ndarray:
         """Labels per stratum so the weighted rate's expected half-width meets the target (:meth:`Goal.labels_needed`).
 
         The allocation minimising total labels subject to the expected variance of the
@@ -137,7 +134,7 @@ class Overall(Goal):
                 break
         return np.asarray(np.ceil(alloc(hi_l)), dtype=float)
 
-    def forecast_blocked(self, state: RuleState, empty: np.ndarray) -> str | None:
+    def forecast_blocked(self, state: GoalState, empty: np.ndarray) -> str | None:
         """Every stratum waits for labelled trials in each stratum (:meth:`Goal.forecast_blocked`).
 
         {goal_sections}
@@ -160,7 +157,7 @@ class Overall(Goal):
             f"the weighted rate needs labelled trials in every stratum; none yet in {strata_named(state.strata, empty)}"
         )
 
-    def status_summary(self, state: RuleState) -> dict[str, dict[str, Any]]:
+    def status_summary(self, state: GoalState) -> dict[str, dict[str, Any]]:
         """The weighted rate under ``overall``: ``mean``, ``lower``, ``upper``, ``halfwidth`` and ``done``.
 
         {goal_sections}
@@ -188,7 +185,7 @@ class Overall(Goal):
             }
         }
 
-    def shortfall(self, state: RuleState) -> str:
+    def shortfall(self, state: GoalState) -> str:
         """``"overall half-width above the target"`` (:meth:`Goal.shortfall`).
 
         {goal_sections}
@@ -198,8 +195,8 @@ class Overall(Goal):
         return "overall half-width above the target"
 
 
-@fill_doc()
-def weighted_gains(state: RuleState) -> Gains:
+@fill_goal_doc
+def weighted_gains(state: GoalState) -> Gains:
     """Gains of goal ``Overall``: the reduction of the weighted rate's expected posterior variance.
 
     Stratum ``j`` contributes ``c_j / (n_eff_j + t)`` with ``c_j = w_j^2 Var_j n_eff_j``

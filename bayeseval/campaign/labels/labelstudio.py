@@ -59,6 +59,7 @@ import pandas as pd
 from bayeseval._api.results import Result
 from bayeseval._api.validation import short_repr
 from bayeseval.campaign.labels.annotations import ROW_ID_KEY, read_labelstudio, to_labelstudio
+from bayeseval.campaign.loop.rounds import allocate
 from bayeseval.campaign.loop.rule_state import RuleState
 
 __all__ = ["CAMPAIGN_KEY", "MODEL_VERSION", "LabelStudioClient", "SyncReport", "sync", "task_priorities"]
@@ -427,8 +428,8 @@ def _stratum_shares(campaign: Any, n: int) -> np.ndarray:
         return np.full(k, 1.0 / k)
     free = st.with_counts(pending=np.zeros_like(st.pending), available=st.available + st.pending)
     alloc = np.asarray(
-        campaign.spec.allocate(
-            free, n, random_seed=np.random.default_rng(0), design=getattr(campaign, "_design", None)
+        allocate(
+            campaign.spec, free, n, random_seed=np.random.default_rng(0), design=getattr(campaign, "_design", None)
         ),
         dtype=float,
     )

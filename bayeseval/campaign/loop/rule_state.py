@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from bayeseval.campaign.goals.goal import Goal
 from bayeseval.campaign.goals.registry import state_goal
 from bayeseval.campaign.loop.state import CampaignState
 from bayeseval.models.posterior import Posterior
+
+if TYPE_CHECKING:
+    from bayeseval.campaign.goals.state import GoalState
 
 __all__ = ["RuleState", "MetricStates", "AT_THRESHOLD"]
 
@@ -827,6 +830,13 @@ class RuleState:
 
 
 # -- several metrics in one campaign ---------------------------------------------------------
+if TYPE_CHECKING:
+
+    def _read_by_the_goals(state: RuleState) -> GoalState:
+        """Nothing at run time: mypy checks here that a state has every member the goals read."""
+        return state
+
+
 class MetricStates:
     """The states of a campaign on several metrics, one :class:`RuleState` per metric.
 
