@@ -273,7 +273,7 @@ def test_status_matches_proxy_ci_by_hand(tmp_path):
         strata="g",
         metric="error_rate",
         level=guarantee_stop_level(0.95),
-        inclusion="pi",
+        design={"inclusion": "pi"},
     ).table
     np.testing.assert_allclose(st["lower"].to_numpy(), ref["lower"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(st["upper"].to_numpy(), ref["upper"].to_numpy(), rtol=1e-12)
