@@ -489,8 +489,9 @@ def compare_models(
     "not significantly different from the top model of its group"). A model lower in the
     ranking can sit in a better group than one above it (e.g. fewer paired items); the
     leaderboard is ordered by group, then mean. Two models without a shared item are not
-    separable. With ``reference`` only the pairs with the reference are tested, so there are
-    no tie groups; ``vs_reference`` says ``"above"``, ``"below"`` or ``"not separable"``.
+    separable; a model without an item in the stratum has no tie group there. With
+    ``reference`` only the pairs with the reference are tested, so there are no tie groups;
+    ``vs_reference`` says ``"above"``, ``"below"`` or ``"not separable"``.
 
     Examples
     --------
@@ -698,8 +699,9 @@ def _leaderboard(
     if reference is None:
         groups = []
         for label, block in board.groupby("_s", sort=False):
-            tie = _tie_groups(list(block["model"]), sep.get(targets[label], {}))
-            groups.extend(tie[m] for m in block["model"])
+            present = block.loc[block["n_items"] > 0, "model"]
+            tie = _tie_groups(list(present), sep.get(targets[label], {}))
+            groups.extend(tie.get(m, pd.NA) for m in block["model"])
         board["tie_group"] = pd.array(groups, dtype="Int64")
         board = board.sort_values(["_s", "tie_group", "_key", "_name"], kind="stable")
     else:

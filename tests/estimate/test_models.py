@@ -353,3 +353,17 @@ def test_command_line_round_trip_on_inspect_logs(tmp_path, capsys):
     assert "--reference 'nobody'" in capsys.readouterr().err
     assert main(["compare", str(path), "--strata", "nope"]) == 2
     assert "--strata column 'nope'" in capsys.readouterr().err
+
+
+def test_a_model_absent_from_a_stratum_has_no_tie_group_there():
+    frame = _three_models()
+    frame = frame[~((frame["model"] == "c") & (frame["task"] == "z"))]
+    res = compare_models(frame, strata="task")
+    z = res.leaderboard[res.leaderboard["stratum"] == "z"].set_index("model")
+    assert z.loc["c", "n_items"] == 0 and pd.isna(z.loc["c", "tie_group"]) and z.loc["a", "tie_group"] == 1
+    assert res.table.query("stratum == 'z' and model_b == 'c'")["n_items"].tolist() == [0, 0]
+    assert res.family_size == 10  # the two comparisons without a paired item are not tested
+    assert res.notes == (
+        "a - c: 30 item(s) answered by only one of the two models dropped",
+        "b - c: 30 item(s) answered by only one of the two models dropped",
+    )
