@@ -468,7 +468,12 @@ def compare_models(
     where the paired Wald interval (:math:`\hat D \pm z\,s_d/\sqrt n`) falls to 0.40, 0.64
     and 0.78 (near :math:`p_{10} = 0, p_{01} = 0.05`) and the Bonett-Price adjusted Wald
     interval to 0.89, 0.93 and 0.92. The price is width: on average over the compositions
-    1.15, 0.83, 0.69 against Wald's 0.82, 0.59, 0.49.
+    1.15, 0.83, 0.69 against Wald's 0.82, 0.59, 0.49. Two models in 6 categories of 20-200
+    items, 1-5 epochs, binary or graded answers (``benchmarks/compare_coverage.py``, 1,000
+    seeded datasets per configuration, MC SE 0.007): per-category coverage 0.989-1.000, where
+    the paired t on item means covers down to 0.937, the paired bootstrap (truescore) 0.912
+    and the paired t on rows (errorbars without clusters) 0.891; the width is 1.46-2.00 times
+    the bootstrap's (median 1.65), the price of validity at every sample size.
 
     **What is controlled.** Each row's p-value is :math:`\min(1, 1/\bar K(\tfrac12))`, the
     inverse of the betting e-value of ":math:`D = 0`" (a valid p-value by Markov's inequality),
