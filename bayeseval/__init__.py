@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
         proportion_ci,
         proportion_se,
     )
+    from bayeseval.estimate.paired import ModelComparison, compare_models
     from bayeseval.estimate.proxy import ProxyCI, proxy_ci
     from bayeseval.estimate.stratified import (
         StratifiedRisk,
@@ -124,6 +125,8 @@ __all__ = [
     "allocate",
     "mcnemar",
     "paired_bootstrap",
+    "compare_models",
+    "ModelComparison",
     "estimate_error",
     "risk_averaging",
     "error_reject_curve",

@@ -29,6 +29,7 @@ from typing import Any
 from bayeseval._api import metric_names
 from bayeseval._api.version import VERSION
 from bayeseval.cli.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
+from bayeseval.cli.compare import COMPARE_DESCRIPTION, COMPARE_EPILOG, COMPARE_HELP, add_compare_arguments
 from bayeseval.cli.impact_args import (
     IMPACT_DESCRIPTION,
     IMPACT_EPILOG,
@@ -325,6 +326,7 @@ examples:
   bayeseval plan --halfwidth 0.05 --rate 0.7
   bayeseval report preds.csv --y-true y --y-pred pred --strata group --metric recall
   bayeseval gate preds.csv --y-true y --y-pred pred --strata group --max-halfwidth 0.1
+  bayeseval compare answers.csv --strata task
   bayeseval campaign --help
 
 exit codes: 0 success, 1 a gate failed, 2 bad input (one line on stderr),
@@ -510,6 +512,24 @@ def _add_impact(sub: Any, *, full: bool) -> None:
         sub.add_parser("impact-ratio", help=IMPACT_HELP, add_help=False)
 
 
+def _add_compare(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare",
+        help=COMPARE_HELP,
+        description=COMPARE_DESCRIPTION,
+        epilog=COMPARE_EPILOG,
+        formatter_class=HelpFormatter,
+    )
+    add_compare_arguments(p)
+    p.set_defaults(func=_cmd_compare)
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from bayeseval.cli.compare import run_compare  # the estimator is imported when the command runs
+
+    return run_compare(args)
+
+
 def _cmd_impact(args: argparse.Namespace) -> int:
     from bayeseval.cli.impact import run_impact  # deferred: heavy, run only
 
@@ -538,8 +558,8 @@ def build_parser(*, campaign: bool = True, audit: bool = True, impact: bool = Tr
     Returns
     -------
     argparse.ArgumentParser
-        The parser with the ``demo``, ``plan``, ``report``, ``gate``, ``audit``, ``impact-ratio`` and
-        ``campaign`` commands; its errors raise ``ValueError`` (``main`` prints
+        The parser with the ``demo``, ``plan``, ``report``, ``gate``, ``audit``, ``impact-ratio``,
+        ``compare`` and ``campaign`` commands; its errors raise ``ValueError`` (``main`` prints
         them as one line and exits 2).
 
     Examples
@@ -562,6 +582,7 @@ def build_parser(*, campaign: bool = True, audit: bool = True, impact: bool = Tr
     _add_gate(sub)
     _add_audit(sub, full=audit)
     _add_impact(sub, full=impact)
+    _add_compare(sub)
     _add_campaign(sub, full=campaign)
     return parser
 

@@ -20,6 +20,8 @@ __all__ = [
     "mcnemar_from_predictions",
     "PairedBootstrap",
     "paired_bootstrap",
+    "ModelComparison",
+    "compare_models",
     "PROPORTION_METHODS",
     "proportion_ci",
     "confidence_sequence",
@@ -61,6 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
         proportion_ci,
         proportion_se,
     )
+    from bayeseval.estimate.paired import ModelComparison, compare_models
     from bayeseval.estimate.proxy import ProxyCI, proxy_ci
     from bayeseval.estimate.stratified import (
         ReweightedMetrics,

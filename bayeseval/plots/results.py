@@ -1,5 +1,5 @@
 """The default plot of a result object, chosen by the result's type (``Report``, ``Posterior``,
-``PPCResult``, ``SimulationResult``, ``Campaign``, ``StratifiedRisk``); the results' ``.plot()``
+``PPCResult``, ``SimulationResult``, ``Campaign``, ``StratifiedRisk``, ``ModelComparison``); the results' ``.plot()``
 methods hand off to :func:`plot`."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import numpy as np
 
 from bayeseval._api.docs import fill_doc
 from bayeseval.plots.base import (
+    COLORS,
     POST,
     RAW,
     axes,
@@ -137,4 +138,50 @@ def _plot_stratified(risk: Any, ax: Any = None) -> Any:
     ax.set_xlabel("rate")
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=1, fontsize=8, frameon=False)
+    return ax
+
+
+@when_loaded(_plot, "bayeseval.estimate.paired", "ModelComparison")
+def _plot_model_comparison(result: Any, ax: Any = None, pair: Any = None) -> Any:
+    """Forest of paired differences: one row per stratum, one colour per pair, filled when separable."""
+    table = result.differences
+    pairs = list(dict.fromkeys(table["pair"]))
+    if pair is not None:
+        wanted = [pair] if isinstance(pair, str) else list(pair)
+        unknown = [p for p in wanted if p not in pairs]
+        if unknown:
+            raise ValueError(f"pair {unknown[0]!r} is not a pair of the comparison; pairs are {pairs}")
+        pairs = wanted
+    strata = list(dict.fromkeys(table["stratum"]))
+    ax = axes(ax, (7, max(2.5, 0.45 * len(strata) * max(1, len(pairs)) ** 0.5 + 1.2)))
+    y0 = np.arange(len(strata))[::-1].astype(float)
+    spread = 0.6 / max(len(pairs), 1)
+    ax.axvline(0.0, color=RAW, lw=1, ls="--")
+    for k, name in enumerate(pairs):
+        rows = table[table["pair"] == name].set_index("stratum").reindex(strata)
+        y = y0 + (k - (len(pairs) - 1) / 2) * spread
+        color = COLORS[k % len(COLORS)]
+        ok = rows["n_items"].fillna(0).to_numpy() > 0
+        sep = rows["separable"].fillna(False).to_numpy(dtype=bool)
+        mid, lo, hi = (rows[c].to_numpy(dtype=float) for c in ("estimate", "lower", "upper"))
+        ax.errorbar(
+            mid[ok],
+            y[ok],
+            xerr=np.vstack([mid - lo, hi - mid])[:, ok].clip(min=0),
+            fmt="none",
+            ecolor=color,
+            elinewidth=1.5,
+            capsize=2,
+            label=name,
+        )
+        ax.scatter(mid[ok & sep], y[ok & sep], color=color, zorder=3)
+        ax.scatter(mid[ok & ~sep], y[ok & ~sep], facecolors="white", edgecolors=color, zorder=3)
+    ax.set_yticks(y0)
+    ax.set_yticklabels([str(s) for s in strata], parse_math=False)
+    what = pairs[0] if len(pairs) == 1 else "model_a - model_b"
+    ax.set_xlabel(f"difference in mean score ({what})")
+    ax.set_xlim(-1.05, 1.05)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(f"intervals at level {result.interval_level:.4g} ({result.adjust}); filled: separable", fontsize=9)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.05), ncol=1, fontsize=8, frameon=False)
     return ax
