@@ -224,7 +224,7 @@ class Report(Result):
         >>> counts, _ = make_strata(2, random_seed=0)
         >>> d = evaluate(counts, random_seed=0).to_dict()
         >>> sorted(d)[:4], json.loads(json.dumps(d))["metric"]
-        (['audit', 'checks', 'created', 'engine'], 'error_rate')
+        (['audit', 'checks', 'created', 'design'], 'error_rate')
         """
         strata = []
         for key, row in self.table.iterrows():
