@@ -134,7 +134,10 @@ def units_frame(unit: UnitTable, names: list[str], strata_names: list[str]) -> p
     """A Counts' units histogram from an engine's :class:`UnitTable` (stratum columns renamed)."""
     table = unit.table
     k = len(strata_names)
-    out = pd.DataFrame({name: table[i].reset_index(drop=True) for i, name in zip(range(k), names, strict=False)})
+    out = pd.DataFrame(
+        {name: table[i].reset_index(drop=True) for i, name in zip(range(k), names, strict=False)},
+        index=pd.RangeIndex(len(table)),
+    )
     if not k:
         out[names[0]] = "all"
     out["unit_successes"] = table["s"].to_numpy(float)
