@@ -434,7 +434,9 @@ class PandasBackend(Backend):
                     f: alias[getattr(query, f)] for f in ("cluster", "outcome", "y_true", "y_pred") if getattr(query, f)
                 },
             )
-            sql, k = unit_sql("bayeseval_rows", list(alias.values()), renamed)
+            out = series.get(query.outcome) if query.outcome is not None else None
+            integral = out is not None and isinstance(out.dtype, np.dtype) and out.dtype.kind in "biu"
+            sql, k = unit_sql("bayeseval_rows", list(alias.values()), renamed, integral)
             table = duckdb_fetch({alias[c]: v for c, v in series.items()}, lambda _name: sql)
             table = string_columns_as_str(table)
             for name, c in zip(table.columns, query.strata, strict=False):  # the frame's dtypes, as the confusion
@@ -525,7 +527,7 @@ class PandasBackend(Backend):
             units["x"] = units["x"].round(UNIT_DECIMALS)
             if k:
                 cl = units.index.get_level_values("cl")
-                spanning = int(pd.Index(cl[cl.duplicated()]).nunique())
+                spanning = len(cl) - cl.nunique()
             units = units.reset_index()
             hist = units.groupby(keys + ["x", "tr"], sort=False, dropna=False, observed=True).size()
         table = hist.rename("n").reset_index()
