@@ -14,7 +14,7 @@ in-memory pandas frame and on the same rows written to Parquet (counted inside D
   with the cluster (the confusion table, then the units' two aggregations).
 
 Each line is the best of ``--repeats`` runs, wall and CPU time (the process's, DuckDB's threads
-included); the ratio is clustered / unclustered in the same run. Target (issue 45): clustered
+included); the ratio is clustered / unclustered in the same run. Target: clustered
 counting within 1.5x of the same count without clusters, for pandas and DuckDB.
 """
 

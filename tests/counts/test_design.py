@@ -330,3 +330,13 @@ def test_integer_and_categorical_columns_count_by_bincount_as_the_reference(grad
     ref2 = _reference(spans.astype({"g": str}), ["g", "h"], "item", value, trial)
     pd.testing.assert_frame_equal(c2.units.astype({"g": str}), ref2, check_dtype=False)
     assert c2.clusters_span_strata == (ref2["units"].sum() > ref["units"].sum())
+
+
+def test_an_audit_counting_several_times_warns_once_at_the_callers_line() -> None:
+    df = _answers(seed=14)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        be.audit(df, y_true="y", y_pred="p", groups="g")
+        line = inspect.currentframe().f_lineno - 1
+    clustered = [w for w in caught if issubclass(w.category, ClusteredRowsWarning)]
+    assert [(w.filename, w.lineno) for w in clustered] == [(__file__, line)]
