@@ -166,26 +166,29 @@ def cells_condition(t: str, p: str, cells: tuple[tuple[Any, Any], ...]) -> str:
     return " OR ".join(f"({t} = {sql_literal(a)} AND {p} = {sql_literal(b)})" for a, b in cells)
 
 
-def unit_sql(source: str, columns: list[str], query: UnitQuery) -> tuple[str, int]:
+def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool = False) -> tuple[str, int]:
     """SQL for :meth:`DuckDBBackend.unit_counts` over ``source`` (whose columns are ``columns``).
 
     Returns the SQL and the number of stratum columns ``k``; the result has columns ``0..k-1``
     (the strata), then the unit sum, the unit trials, the units, and (with a cluster and
-    strata) the number of spanning cluster values, repeated on every row.
+    strata) the (stratum, cluster) pairs less the distinct clusters among units with trials
+    (positive when some cluster spans strata), repeated on every row. ``integral``: the outcome
+    column holds integers (summed as integers, no rounding).
     """
     q = quote_ident
     k = len(query.strata)
     names = fresh_names(columns, [f"__s{i}" for i in range(k)] + ["__cl", "__x", "__tr", "__us", "__ut", "__n", "__sp"])
     s_out, (cl, x, tr, us, ut, n, sp) = [q(a) for a in names[:k]], [q(a) for a in names[k:]]
     if query.outcome is not None:
-        value = f"CAST({q(query.outcome)} AS DOUBLE)"
-        value = f"1.0 - {value}" if query.flip else value
+        value = f"CAST({q(query.outcome)} AS {'BIGINT' if integral else 'DOUBLE'})"
+        value = f"1 - {value}" if query.flip else value
         trial = "1"
     else:
+        integral = True
         t, p = q(str(query.y_true)), q(str(query.y_pred))
         ok = cells_condition(t, p, query.success_cells)
         on = cells_condition(t, p, query.trial_cells)
-        value = f"CASE WHEN {ok} THEN 1.0 ELSE 0.0 END"
+        value = f"CASE WHEN {ok} THEN 1 ELSE 0 END"
         trial = f"CASE WHEN {on} THEN 1 ELSE 0 END"
     strata = [f"{q(c)} AS {a}" for c, a in zip(query.strata, s_out, strict=True)]
     keys = ", ".join(s_out)
@@ -199,13 +202,14 @@ def unit_sql(source: str, columns: list[str], query: UnitQuery) -> tuple[str, in
         return sql, k
     per_unit = (
         f"SELECT {', '.join(strata + [f'{q(query.cluster)} AS {cl}'])}, "
-        f"round(SUM({value}), {UNIT_DECIMALS}) AS {us}, SUM({trial})::BIGINT AS {ut} "
+        f"{f'SUM({value})::DOUBLE' if integral else f'round(SUM({value}), {UNIT_DECIMALS})'} AS {us}, "
+        f"SUM({trial})::BIGINT AS {ut} "
         f"FROM {source} GROUP BY ALL"
     )
     hist = f"SELECT {lead}{us}, {ut}, COUNT(*)::BIGINT AS {n} FROM u WHERE {ut} > 0 GROUP BY ALL"
     if not k:
         return f"WITH u AS ({per_unit}) {hist}", k
-    spanning = f"(SELECT COUNT(*) FROM (SELECT {cl} FROM u WHERE {ut} > 0 GROUP BY {cl} HAVING COUNT(*) > 1))"
+    spanning = f"(SELECT COUNT(*) - COUNT(DISTINCT {cl}) FROM u WHERE {ut} > 0)"
     sql = f"WITH u AS MATERIALIZED ({per_unit}), h AS ({hist}) SELECT h.*, {spanning}::BIGINT AS {sp} FROM h"
     return sql, k
 
@@ -377,7 +381,9 @@ class DuckDBBackend(Backend):
         return table
 
     def unit_counts(self, query: UnitQuery) -> UnitTable:
-        sql, k = unit_sql(self.alias, self._columns, query)
+        kind = self.type_of(query.outcome) if query.outcome is not None else ""
+        integral = kind == "BOOLEAN" or ("INT" in kind and "INTERVAL" not in kind)
+        sql, k = unit_sql(self.alias, self._columns, query, integral)
         return unit_table(string_columns_as_str(self.fetch(sql)), k)
 
     def outcome_checks(self, outcome: str | None, cluster: str | None) -> dict[str, Any]:

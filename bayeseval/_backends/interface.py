@@ -119,7 +119,8 @@ class UnitTable(NamedTuple):
 
     ``table`` has positional stratum columns ``0..k-1``, ``s`` (a unit's summed outcome, float),
     ``t`` (its trials, int64) and ``n`` (how many units have that pair, int64), for the units with
-    at least one trial. ``spanning`` is how many cluster values have trials in more than one
+    at least one trial. ``spanning`` is the (stratum, cluster) pairs less the distinct cluster
+    values, among units with trials: positive when some cluster has trials in more than one
     stratum (0 without a cluster or without strata).
     """
 

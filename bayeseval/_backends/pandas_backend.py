@@ -234,6 +234,71 @@ def _decode(present: np.ndarray, shape: tuple[int, ...], combos: Any) -> tuple[n
     return tuple(combos[present, i] for i in range(len(shape)))
 
 
+def stratum_of_clusters(ccode: np.ndarray, scode: np.ndarray, size: int, used: np.ndarray) -> np.ndarray | None:
+    """The stratum code of each used cluster, or None when some cluster's rows lie in two strata."""
+    of_cluster = np.full(size, -1, dtype=np.int64)
+    of_cluster[ccode] = scode
+    if np.any(of_cluster[ccode] != scode):
+        return None
+    return of_cluster[used]
+
+
+def unit_histogram(
+    stratum: np.ndarray, t: np.ndarray, s: np.ndarray, integral: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Units per distinct (stratum code, trials, sum): ``(stratum, trials, sum, units)`` arrays.
+
+    One ``bincount`` over the cells' flat index when the cells are few, else a sort of the
+    units' keys. Sums of graded outcomes are rounded to ``UNIT_DECIMALS`` and factorized.
+    """
+    if integral:
+        s_code, s_values = np.round(s).astype(np.int64), None
+        width = int(t.max()) + 1
+    else:
+        s_code, s_values = pd.factorize(np.round(s, UNIT_DECIMALS))
+        width = len(s_values)
+    span = (int(t.max()) + 1) * width
+    key = stratum * span + t * width + s_code
+    if (int(stratum.max()) + 1) * span <= MAX_CELLS:
+        n = np.bincount(key, minlength=(int(stratum.max()) + 1) * span)
+        present = np.flatnonzero(n)
+        count = n[present]
+    else:
+        present, count = np.unique(key, return_counts=True)
+    g, rest = np.divmod(present, span)
+    t_out, s_out = np.divmod(rest, width)
+    s_float = s_out.astype(float) if s_values is None else np.asarray(s_values, dtype=float)[s_out]
+    return g, t_out.astype(np.int64), s_float, count.astype(np.int64)
+
+
+def _dense_codable(series: pd.Series) -> bool:
+    """Whether a column has cheap integer codes: booleans, integers, categoricals."""
+    dtype = series.dtype
+    return isinstance(dtype, pd.CategoricalDtype) or (isinstance(dtype, np.dtype) and dtype.kind in "biu")
+
+
+def _dense_codes(series: pd.Series) -> tuple[np.ndarray, Any]:
+    """Codes ``0..m-1`` of a boolean, integer or categorical column and the values they stand for.
+
+    Integers whose range is at most four times the rows are their own codes (``value - min``,
+    no hashing); wider ones are factorized (sorted). Missing categoricals are refused upstream.
+    """
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return series.cat.codes.to_numpy().astype(np.int64), dtype.categories.to_numpy()
+    values = series.to_numpy()
+    if dtype.kind == "b":
+        return values.astype(np.int64), np.array([False, True])
+    if not len(values):
+        return values.astype(np.int64), values
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo < max(4 * len(values), 1 << 16):
+        base = values.dtype.type(lo)
+        return (values - base).astype(np.int64), np.arange(hi - lo + 1).astype(values.dtype) + base
+    code, uniques = pd.factorize(series, sort=True)
+    return code.astype(np.int64), np.asarray(uniques)
+
+
 def fractional_in(series: pd.Series) -> Any:
     """A fractional number in ``series`` (None when there is none); vectorised.
 
@@ -353,6 +418,10 @@ class PandasBackend(Backend):
             dict.fromkeys(c for c in (*query.strata, query.cluster, query.outcome, query.y_true, query.y_pred) if c)
         )
         series = {c: self._column(c) for c in used}
+        if query.cluster is not None and all(_dense_codable(series[c]) for c in (*query.strata, query.cluster)):
+            found = self._unit_counts_numpy(query)
+            if found is not None:
+                return found
         in_place = all(
             _scanned_exactly(v.dtype) and not isinstance(v.dtype, pd.CategoricalDtype) for v in series.values()
         )
@@ -365,13 +434,74 @@ class PandasBackend(Backend):
                     f: alias[getattr(query, f)] for f in ("cluster", "outcome", "y_true", "y_pred") if getattr(query, f)
                 },
             )
-            sql, k = unit_sql("bayeseval_rows", list(alias.values()), renamed)
+            out = series.get(query.outcome) if query.outcome is not None else None
+            integral = out is not None and isinstance(out.dtype, np.dtype) and out.dtype.kind in "biu"
+            sql, k = unit_sql("bayeseval_rows", list(alias.values()), renamed, integral)
             table = duckdb_fetch({alias[c]: v for c, v in series.items()}, lambda _name: sql)
             table = string_columns_as_str(table)
             for name, c in zip(table.columns, query.strata, strict=False):  # the frame's dtypes, as the confusion
                 table[name] = table[name].astype(series[c].dtype)
             return unit_table(table, k)
         return self._unit_counts_pandas(query)
+
+    def _row_values(self, query: UnitQuery) -> tuple[np.ndarray, np.ndarray | None]:
+        """Each row's outcome (integers for 0/1 data, else floats) and whether it is a trial (None: all)."""
+        if query.outcome is not None:
+            values = self._column(query.outcome)
+            if isinstance(values.dtype, np.dtype) and values.dtype.kind in "biu":
+                x = values.to_numpy().astype(np.int64)
+            else:
+                x = pd.to_numeric(values).to_numpy(dtype=float, na_value=np.nan)
+            return (1 - x if query.flip else x), None
+        truth, pred = self._column(str(query.y_true)).to_numpy(), self._column(str(query.y_pred)).to_numpy()
+        trial, success = query.metric.masks(truth, pred, query.positive)
+        return success.astype(np.int64), (None if trial.all() else trial)
+
+    def _unit_counts_numpy(self, query: UnitQuery) -> UnitTable | None:
+        """Units by integer codes and ``bincount``: no hashing of (stratum, cluster) pairs.
+
+        Each unit's trials and sum are ``bincount`` over the cluster's codes, its stratum the code
+        its rows write into a per-cluster array (a cluster spans strata when a row reads back
+        another code), and the histogram a ``bincount`` of the units' (stratum, trials, sum)
+        cell. None when some cluster spans strata or a code is missing (the caller then groups
+        by (stratum, cluster) pairs).
+        """
+        x, trial = self._row_values(query)
+        k = len(query.strata)
+        parts = [_dense_codes(self._column(c)) for c in query.strata]
+        if any(len(c) and int(c.min()) < 0 for c, _ in parts):
+            return None  # missing categoricals: left to the general path, which reports them
+        shape = tuple(len(u) for _, u in parts)
+        combos = None
+        if k:
+            scode, combos = _combine([c for c, _ in parts], shape, len(x))
+            if combos is not None:
+                return None
+        ccode, _ = _dense_codes(self._column(str(query.cluster)))
+        if len(ccode) and int(ccode.min()) < 0:
+            return None
+        if trial is not None:
+            ccode, x = ccode[trial], x[trial]
+            scode = scode[trial] if k else scode
+        if not len(ccode):
+            return UnitTable(pd.DataFrame({**{i: [] for i in range(k)}, "s": [], "t": [], "n": []}), 0)
+        size = int(ccode.max()) + 1
+        n_c = np.bincount(ccode, minlength=size)
+        s_c = np.bincount(ccode, weights=x, minlength=size)
+        used = np.flatnonzero(n_c)
+        stratum = stratum_of_clusters(ccode, scode, size, used) if k else np.zeros(len(used), dtype=np.int64)
+        if stratum is None:
+            return None  # a cluster spans strata: each (stratum, cluster) pair is a unit
+        g, t_out, s_out, count = unit_histogram(stratum, n_c[used].astype(np.int64), s_c[used], x.dtype.kind in "iu")
+        table = pd.DataFrame(index=range(len(count)))
+        if k:
+            pos = _decode(g, shape, combos)
+            for i, ((_, u), p, c) in enumerate(zip(parts, pos, query.strata, strict=True)):
+                table[i] = pd.Series(u[p]).astype(self._column(c).dtype)
+        table["s"] = s_out
+        table["t"] = t_out
+        table["n"] = count.astype(np.int64)
+        return UnitTable(table, 0)
 
     def _unit_counts_pandas(self, query: UnitQuery) -> UnitTable:
         k = len(query.strata)
@@ -397,7 +527,7 @@ class PandasBackend(Backend):
             units["x"] = units["x"].round(UNIT_DECIMALS)
             if k:
                 cl = units.index.get_level_values("cl")
-                spanning = int(pd.Index(cl[cl.duplicated()]).nunique())
+                spanning = len(cl) - cl.nunique()
             units = units.reset_index()
             hist = units.groupby(keys + ["x", "tr"], sort=False, dropna=False, observed=True).size()
         table = hist.rename("n").reset_index()
@@ -409,6 +539,17 @@ class PandasBackend(Backend):
 
     def outcome_checks(self, outcome: str | None, cluster: str | None) -> dict[str, Any]:
         out: dict[str, Any] = {"missing": 0, "outside": 0, "value": None, "no_cluster": 0}
+        if (
+            outcome is not None
+            and _dense_codable(self._column(outcome))
+            and not isinstance(self._column(outcome).dtype, pd.CategoricalDtype)
+        ):
+            x = self._column(outcome).to_numpy()
+            lo, hi = (int(x.min()), int(x.max())) if len(x) else (0, 0)
+            if lo < 0 or hi > 1:
+                bad = (x < 0) | (x > 1)
+                out["outside"], out["value"] = int(bad.sum()), float(x[bad].min())
+            outcome = None
         if outcome is not None:
             values = self._column(outcome)
             try:

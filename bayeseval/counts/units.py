@@ -8,6 +8,7 @@ histogram whose size does not grow with the rows for binary outcomes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -134,7 +135,10 @@ def units_frame(unit: UnitTable, names: list[str], strata_names: list[str]) -> p
     """A Counts' units histogram from an engine's :class:`UnitTable` (stratum columns renamed)."""
     table = unit.table
     k = len(strata_names)
-    out = pd.DataFrame({name: table[i].reset_index(drop=True) for i, name in zip(range(k), names, strict=False)})
+    out = pd.DataFrame(
+        {name: table[i].reset_index(drop=True) for i, name in zip(range(k), names, strict=False)},
+        index=pd.RangeIndex(len(table)),
+    )
     if not k:
         out[names[0]] = "all"
     out["unit_successes"] = table["s"].to_numpy(float)
@@ -214,10 +218,25 @@ def looks_clustered(
     return None
 
 
+#: the (frame, code, instruction, data) of the caller the detection last ran for: one check and one warning
+#: per call of a public function, however many times it counts the rows (an audit counts per
+#: metric)
+_LAST_CALLER: list[tuple[int, ...]] = [()]
+
+
 def warn_if_clustered(backend: Backend, strata: list[str], exclude: tuple) -> None:
-    """Warn (:class:`~bayeseval.ClusteredRowsWarning`) when rows repeat an identifier-like column."""
+    """Warn (:class:`~bayeseval.ClusteredRowsWarning`) when rows repeat an identifier-like column.
+
+    The warning points at the user's line (the first frame outside the package and the standard
+    library), and is given (and the rows checked) once per call made on that line.
+    """
     if is_spark_dataframe(backend.data):
         return
+    level, caller = external_caller()
+    key = (id(caller), id(caller.f_code), caller.f_lasti, id(backend.data)) if caller is not None else ()
+    if key and key == _LAST_CALLER[0]:
+        return
+    _LAST_CALLER[0] = key
     found = looks_clustered(backend, strata, exclude=exclude)
     if found is None:
         return
@@ -228,16 +247,25 @@ def warn_if_clustered(backend: Backend, strata: list[str], exclude: tuple) -> No
         f"{column!r} (epochs, questions on one passage) are one sampling unit, pass "
         f"design=Design(cluster={column!r}); pass design=Design() to say the rows are independent",
         ClusteredRowsWarning,
-        stacklevel=external_stacklevel(),
+        stacklevel=level,
     )
 
 
-def external_stacklevel() -> int:
-    """Stack level of the first caller outside the bayeseval package (for warnings.warn)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_STDLIB = os.path.dirname(os.path.abspath(contextlib.__file__))
+
+
+def external_caller() -> tuple[int, Any]:
+    """Stack level (for the caller of this function's caller's ``warnings.warn``) and frame of the
+    first caller outside the bayeseval package and the standard library (context managers)."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not (
+            path.startswith(_PACKAGE + os.sep) or (path.startswith(_STDLIB + os.sep) and "site-packages" not in path)
+        ):
+            break
         frame = frame.f_back
         level += 1
-    return level
+    return level, frame
