@@ -243,8 +243,8 @@ def warn_if_clustered(backend: Backend, strata: list[str], exclude: tuple) -> No
     column, rows = found
     warnings.warn(
         f"rows look clustered: column {column!r} repeats values ({rows} rows share their {column!r} "
-        "with an earlier row), and intervals treat every row as an independent draw. If rows sharing a "
-        f"{column!r} (epochs, questions on one passage) are one sampling unit, pass "
+        "with an earlier row), and intervals treat every row as an independent draw. If the rows sharing "
+        f"one {column!r} value (epochs, questions on one passage) are one sampling unit, pass "
         f"design=Design(cluster={column!r}); pass design=Design() to say the rows are independent",
         ClusteredRowsWarning,
         stacklevel=level,

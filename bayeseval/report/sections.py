@@ -22,7 +22,7 @@ from bayeseval.checks import posterior_predictive_check
 from bayeseval.counts.counts import Counts, tabulate
 from bayeseval.counts.metrics import Metric, get_metric
 from bayeseval.counts.proxy import ProxyCounts
-from bayeseval.counts.units import external_stacklevel
+from bayeseval.counts.units import external_caller
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.proxy import effective_counts, proxy_ci, weighted_interval
 from bayeseval.estimate.stratified import stratified_risk
@@ -90,7 +90,7 @@ def count(data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_l
         )
     for w in caught:  # the one warning about the rows themselves reaches the user; the report says the rest
         if issubclass(w.category, ClusteredRowsWarning):
-            warnings.warn(str(w.message), ClusteredRowsWarning, stacklevel=external_stacklevel())
+            warnings.warn(str(w.message), ClusteredRowsWarning, stacklevel=external_caller()[0])
     return counts, metric.name
 
 
