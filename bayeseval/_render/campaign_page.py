@@ -43,13 +43,20 @@ FLAGS = ("done", "exhausted", "outlier")
 class CampaignPageData(Protocol):
     """What :func:`campaign_page` reads (:class:`bayeseval.campaign.report.CampaignFindings`)."""
 
-    name: str
-    facts: Sequence[tuple[str, str]]
-    status: pd.DataFrame
-    progress: pd.DataFrame
-    agreement: pd.DataFrame | None
-    agreement_note: str
-    figures: Sequence[bytes]
+    @property
+    def name(self) -> str: ...
+    @property
+    def facts(self) -> Sequence[tuple[str, str]]: ...
+    @property
+    def status(self) -> pd.DataFrame: ...
+    @property
+    def progress(self) -> pd.DataFrame: ...
+    @property
+    def agreement(self) -> pd.DataFrame | None: ...
+    @property
+    def agreement_note(self) -> str: ...
+    @property
+    def figures(self) -> Sequence[bytes]: ...
 
 
 def display_status(status: pd.DataFrame) -> tuple[pd.DataFrame, str]:

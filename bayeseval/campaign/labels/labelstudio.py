@@ -582,7 +582,8 @@ def sync(
         raise TypeError(f"loop must be a SyncLoop, got {type(loop).__name__}")
     if isinstance(project, bool) or not isinstance(project, (int, np.integer)) or int(project) < 1:
         raise ValueError(f"project must be a Label Studio project id (a positive integer), got {project!r}")
-    batch = ctx.spec.batch_size if batch_size is None else int(batch_size)
+    chosen = ctx.spec.batch_size if batch_size is None else batch_size
+    batch = 0 if chosen is None else int(chosen)  # a stored spec always has its batch size
     if batch < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     low = batch // 2 if min_open is None else int(min_open)
