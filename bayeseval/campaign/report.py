@@ -28,6 +28,13 @@ from bayeseval.counts.counts import stratum_labels
 
 __all__ = ["CampaignFindings", "campaign_findings", "campaign_report_html", "progress_by_round"]
 
+#: the parameters of the report's functions
+REPORT_PARAMETERS = """\
+campaign : Campaign
+    An open campaign.
+plots : bool
+    Draw the plots (inline PNG); False leaves them out."""
+
 
 @dataclass(frozen=True)
 class CampaignFindings:
@@ -171,16 +178,13 @@ def _agreement(campaign: Any) -> pd.DataFrame | None:
     return agree
 
 
-@fill_doc()
+@fill_doc(report_parameters=REPORT_PARAMETERS)
 def campaign_findings(campaign: Any, *, plots: bool = True) -> CampaignFindings:
     """What the campaign's report says, as data.
 
     Parameters
     ----------
-    campaign : Campaign
-        An open campaign.
-    plots : bool
-        Draw the plots (inline PNG); False leaves them out.
+    {report_parameters}
 
     Returns
     -------
@@ -231,16 +235,13 @@ def campaign_findings(campaign: Any, *, plots: bool = True) -> CampaignFindings:
     )
 
 
-@fill_doc()
+@fill_doc(report_parameters=REPORT_PARAMETERS)
 def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     """The campaign's HTML report.
 
     Parameters
     ----------
-    campaign : Campaign
-        An open campaign.
-    plots : bool
-        Draw the plots (inline PNG); False leaves them out.
+    {report_parameters}
 
     Returns
     -------

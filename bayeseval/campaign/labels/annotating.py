@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.labels.annotations import agreement, content_kinds, labelstudio_config
-from bayeseval.campaign.labels.context import LabelContext
+from bayeseval.campaign.labels.context import STORE_EXAMPLE, LabelContext
 
 __all__ = ["agreement_table", "annotation_table", "labelstudio_view"]
 
 
+@fill_doc(store_example=STORE_EXAMPLE)
 def labelstudio_view(
     ctx: LabelContext, *, content_types: dict[str, str] | None = None, show_prediction: bool = False
 ) -> str:
@@ -41,14 +43,7 @@ def labelstudio_view(
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from contextlib import closing
-    >>> from pathlib import Path
-    >>> from bayeseval.campaign import Campaign
-    >>> from bayeseval.campaign.store.store import CampaignStore
-    >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
+    {store_example}
     >>> with closing(CampaignStore(Path(path))) as store:
     ...     print(labelstudio_view(LabelContext.from_store(store)).splitlines()[1])
       <Header value="bayeseval_row_id"/>
@@ -61,6 +56,7 @@ def labelstudio_view(
     )
 
 
+@fill_doc(store_example=STORE_EXAMPLE)
 def annotation_table(ctx: LabelContext) -> pd.DataFrame:
     """Every stored annotation of a campaign (:meth:`Campaign.annotations <bayeseval.campaign.Campaign.annotations>`).
 
@@ -76,14 +72,7 @@ def annotation_table(ctx: LabelContext) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from contextlib import closing
-    >>> from pathlib import Path
-    >>> from bayeseval.campaign import Campaign
-    >>> from bayeseval.campaign.store.store import CampaignStore
-    >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
+    {store_example}
     >>> with closing(CampaignStore(Path(path))) as store:
     ...     list(annotation_table(LabelContext.from_store(store)).columns)
     ['row', 'annotator', 'label', 'round', 'time', 'stratum']
@@ -95,6 +84,7 @@ def annotation_table(ctx: LabelContext) -> pd.DataFrame:
     return frame
 
 
+@fill_doc(store_example=STORE_EXAMPLE)
 def agreement_table(ctx: LabelContext) -> pd.DataFrame:
     """Agreement between annotators per stratum (:meth:`Campaign.agreement <bayeseval.campaign.Campaign.agreement>`).
 
@@ -111,14 +101,7 @@ def agreement_table(ctx: LabelContext) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from contextlib import closing
-    >>> from pathlib import Path
-    >>> from bayeseval.campaign import Campaign
-    >>> from bayeseval.campaign.store.store import CampaignStore
-    >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
+    {store_example}
     >>> with closing(CampaignStore(Path(path))) as store:
     ...     agreement_table(LabelContext.from_store(store))["rows"].tolist()
     [0, 0]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.labels.label_set import LabelSet, norm_rid
 from bayeseval.campaign.spec import CampaignSpec
 from bayeseval.campaign.store.store import CampaignStore
@@ -24,7 +25,19 @@ from bayeseval.counts.metrics import Metric, get_metric
 
 __all__ = ["LabelContext", "stored_strata"]
 
+#: the opening of the examples of the label functions: a campaign file at ``path``
+STORE_EXAMPLE = """\
+>>> import os, tempfile
+>>> from contextlib import closing
+>>> from pathlib import Path
+>>> from bayeseval.campaign import Campaign
+>>> from bayeseval.campaign.store.store import CampaignStore
+>>> path = os.path.join(tempfile.mkdtemp(), "c.db")
+>>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+>>> Campaign.create(path, pool, strata="g", y_pred="pred").close()"""
 
+
+@fill_doc(store_example=STORE_EXAMPLE)
 def stored_strata(store: CampaignStore, columns: Sequence[str]) -> pd.Index:
     """The strata of a campaign file, in code order, named by its stratum columns.
 
@@ -42,13 +55,7 @@ def stored_strata(store: CampaignStore, columns: Sequence[str]) -> pd.Index:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from contextlib import closing
-    >>> from pathlib import Path
-    >>> from bayeseval.campaign import Campaign
-    >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
+    {store_example}
     >>> with closing(CampaignStore(Path(path))) as store:
     ...     list(stored_strata(store, ["g"]))
     ['a', 'b']
@@ -59,6 +66,7 @@ def stored_strata(store: CampaignStore, columns: Sequence[str]) -> pd.Index:
     return pd.MultiIndex.from_tuples(keys, names=list(columns))
 
 
+@fill_doc(store_example=STORE_EXAMPLE)
 @dataclass(frozen=True)
 class LabelContext:
     """A campaign's store, label set and settings: everything the label functions read.
@@ -79,13 +87,7 @@ class LabelContext:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from contextlib import closing
-    >>> from pathlib import Path
-    >>> from bayeseval.campaign import Campaign
-    >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> Campaign.create(path, pool, strata="g", y_pred="pred").close()
+    {store_example}
     >>> ctx = LabelContext.from_store(CampaignStore(Path(path)))
     >>> ctx.label_set.values, ctx.norm_rid("7"), list(ctx.rid_index([3, 1]))
     ([0, 1], 7, [3, 1])

@@ -143,15 +143,13 @@ def status_payload(snapshot: StatusSnapshot) -> dict[str, Any]:
 
     Examples
     --------
-    >>> import os, tempfile
     >>> import pandas as pd
-    >>> from bayeseval.campaign import Campaign
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-    ...                     y_pred="pred", random_seed=0)
-    >>> p = status_payload(StatusSnapshot.read(c))
-    >>> p["done"], p["labels_used"], [s["stratum"] for s in p["strata"]]
-    (False, 0, ['a', 'b'])
+    >>> status = pd.DataFrame({"labelled": [5, 2]}, index=pd.Index(["a", "b"], name="g"))
+    >>> forecast = pd.DataFrame({"labels": pd.array([4, 6], dtype="Int64"), "note": [None, None]},
+    ...                         index=status.index)
+    >>> p = status_payload(StatusSnapshot(status, forecast, False, False, "running", 7))
+    >>> p["forecast"], [(s["stratum"], s["forecast"]) for s in p["strata"]]
+    (10, [('a', 4), ('b', 6)])
     """
     from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 
