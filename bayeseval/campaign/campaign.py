@@ -20,6 +20,7 @@ one that :func:`bayeseval.campaign.simulation` replays.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from os import PathLike
@@ -35,7 +36,8 @@ from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.guarantee import Guarantee, guarantee_stop_level
 from bayeseval.campaign.fields import DEFAULTS
-from bayeseval.campaign.labels.annotating import Annotating
+from bayeseval.campaign.labels.annotating import agreement_table, annotation_table, labelstudio_view
+from bayeseval.campaign.labels.context import LabelContext, stored_strata
 from bayeseval.campaign.labels.existing import (
     EXISTING_META,
     EXISTING_ROUND,
@@ -43,7 +45,8 @@ from bayeseval.campaign.labels.existing import (
     seed_cell_bounds,
 )
 from bayeseval.campaign.labels.ingest import IngestResult, ingest_labels
-from bayeseval.campaign.labels.label_set import LabelSet, norm_rid
+from bayeseval.campaign.labels.label_set import LabelSet
+from bayeseval.campaign.labels.labelstudio import LabelStudioClient, SyncLoop, SyncReport, sync
 from bayeseval.campaign.loop.forecast import forecast_table, stratum_feasibility
 from bayeseval.campaign.loop.pool import (
     StrataDesign,
@@ -66,7 +69,7 @@ from bayeseval.models import fit_hierarchical
 __all__ = ["Campaign"]
 
 
-class Campaign(Annotating):
+class Campaign:
     """A labelling campaign stored in SQLite.
 
     Create one with :meth:`Campaign.create`, resume it with :meth:`Campaign.open`.
@@ -121,12 +124,7 @@ class Campaign(Annotating):
         self._rule_name, self._rule, self._model = get_rule(self.spec.rule)
         strata = store.strata()
         self._codes = strata.index.to_numpy()
-        cols = self.config["strata"]
-        keys = [tuple(k) for k in strata["key"]]
-        if len(cols) == 1:
-            self.strata = pd.Index([k[0] for k in keys], name=cols[0])
-        else:
-            self.strata = pd.MultiIndex.from_tuples(keys, names=cols)
+        self.strata = stored_strata(store, self.config["strata"])
         n_eligible = strata["n_eligible"].to_numpy()
         pm = self.config.get("prior_mean")
         self._design = StrataDesign(
@@ -140,7 +138,8 @@ class Campaign(Annotating):
             concentration=_stored_array(self.config.get("anytime_concentration")),
         )
         self._labels = LabelSet(self.config["label_set"])
-        self._rid_int = store.rid_type == "INTEGER"
+        # what the label functions (labels/) read: the store, the label set and the settings
+        self._ctx = LabelContext(store, self._labels, self.spec, self.strata, self.config)
         self._proxy = self._proxy_design(self.spec.proxy) if self.spec.proxy is not None else None
         self._seeded = json.loads(store.get_meta(EXISTING_META) or "{}").get("design") == SEED_DESIGN
 
@@ -748,10 +747,7 @@ class Campaign(Annotating):
 
     # -- propose -------------------------------------------------------------------------
     def _rid_index(self, values: Any) -> pd.Index:
-        name = self.config.get("index_name")
-        if self._rid_int:
-            return pd.Index(np.asarray(list(values), dtype=np.int64), name=name)
-        return pd.Index([str(v) for v in values], dtype=object, name=name)
+        return self._ctx.rid_index(values)
 
     @fill_doc()
     def propose(
@@ -798,7 +794,7 @@ class Campaign(Annotating):
         store = self._store
         with store.transaction("record a proposal") as conn:
             rids, round_ = self._draw(conn, batch_size)
-            batch = self._rows_frame(rids, round_ if rids else None, show_prediction)
+            batch = self._ctx.rows_frame(rids, round_ if rids else None, show_prediction)
             if writer is not None and rids:
                 writer(batch)
         return batch
@@ -916,39 +912,11 @@ class Campaign(Annotating):
         """
         if round is not None:
             round = check_positive_int(round, "round")
-        pend = self._store.pending()
-        if round is not None:
-            pend = pend[pend["round"] == round]
-        frame = self._rows_frame(list(pend.index), None, show_prediction)
-        frame["round"] = pend["round"].to_numpy(dtype=np.int64)
-        return frame
-
-    def _rows_frame(self, rids: list[Any], round_: int | None, show_prediction: bool = False) -> pd.DataFrame:
-        rows = self._store.pool_rows(rids)
-        cols = self.config["strata"]
-        out = pd.DataFrame(index=self._rid_index(rows.index))
-        codes = rows["stratum"].to_numpy(dtype=np.int64) if len(rows) else np.array([], np.int64)
-        for j, c in enumerate(cols):
-            if isinstance(self.strata, pd.MultiIndex):
-                out[c] = self.strata.get_level_values(j)[codes].to_numpy() if len(rows) else []
-            else:
-                out[c] = self.strata[codes].to_numpy() if len(rows) else []
-        content = self.config.get("content") or []
-        if content:
-            stored = self._store.content(list(rows.index))
-            missing = [None] * len(content)
-            for i, c in enumerate(content):
-                out[c] = pd.array([stored.get(r, missing)[i] for r in rows.index], dtype=object)
-        if show_prediction:
-            out[self.spec.y_pred] = rows["prediction"].to_numpy() if len(rows) else []
-        if show_prediction and self.spec.score:
-            out[self.spec.score] = rows["score"].to_numpy(dtype=float) if len(rows) else []
-        out["round"] = np.full(len(out), round_ if round_ is not None else 0, dtype=np.int64)
-        return out
+        return self._ctx.pending_batch(round, show_prediction)
 
     # -- ingest --------------------------------------------------------------------------
     def _norm_rid(self, rid: Any) -> Any:
-        return norm_rid(rid, self._rid_int)
+        return self._ctx.norm_rid(rid)
 
     @fill_doc()
     def ingest(
@@ -1020,7 +988,7 @@ class Campaign(Annotating):
         ValueError: labels rejected, nothing recorded: invalid labels ...
         """
         return ingest_labels(
-            self,
+            self._ctx,
             labels,
             id_column=id_column,
             label_column=label_column,
@@ -1068,6 +1036,178 @@ class Campaign(Annotating):
                 keep = set(pending)
                 rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None and r in keep]
             return self._store.release(conn, rids)
+
+    # -- annotations and Label Studio ----------------------------------------------------
+    def labelstudio_config(self, *, content_types: dict[str, str] | None = None, show_prediction: bool = False) -> str:
+        """A Label Studio labelling configuration showing the campaign's content columns.
+
+        Each content column (``content=`` at create) is shown under a header with its name,
+        as an ``<Image>`` or a ``<Text>`` object (the rule of
+        :func:`~bayeseval.campaign.labels.annotations.content_kinds`, on the first 200 stored rows;
+        ``content_types`` overrides it), followed by one ``<Choices name="label">`` control
+        whose choices are the campaign's known labels. Without content columns the row id
+        is shown.
+
+        Parameters
+        ----------
+        content_types : dict, optional
+            Content column -> ``"text"`` or ``"image"``, overriding the rule.
+        show_prediction : bool
+            Also show the model's prediction (write the tasks with ``show_prediction=True``
+            too). Default False: annotators should not see it.
+
+        Returns
+        -------
+        str
+            The XML configuration.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from bayeseval.campaign import Campaign
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500,
+        ...                      "text": [f"item {i}" for i in range(1000)]})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", content="text", random_seed=0)
+        >>> print(c.labelstudio_config())
+        <View>
+          <Header value="text"/>
+          <Text name="text" value="$text"/>
+          <Choices name="label" toName="text" choice="single" showInline="true">
+            <Choice value="0"/>
+            <Choice value="1"/>
+          </Choices>
+        </View>
+        """
+        return labelstudio_view(self._ctx, content_types=content_types, show_prediction=show_prediction)
+
+    @fill_doc()
+    def sync_labelstudio(
+        self,
+        *,
+        url: str,
+        project: int,
+        token: str | None = None,
+        create_config: bool = False,
+        batch_size: int | None = None,
+        min_open: int | None = None,
+        relabel: bool = True,
+        client: Any = None,
+    ) -> SyncReport:
+        """Bring the campaign and a Label Studio project into step (needs ``label-studio-sdk``).
+
+        Lists the project's tasks, adopts the campaign's tasks the file does not know yet,
+        releases rows whose task was deleted, ingests new and changed annotations (annotators
+        by e-mail, the campaign's resolution), proposes rows when at most ``min_open`` tasks
+        are open, creates one task per pending row and keeps each open task's
+        ``predictions[].score`` equal to the row's priority (sort the Data Manager by
+        prediction score to label in the campaign's order). Safe to repeat and to interrupt:
+        see :mod:`bayeseval.campaign.labels.labelstudio`.
+
+        Parameters
+        ----------
+        url : str
+            The Label Studio server, e.g. ``http://localhost:8080``.
+        project : int
+            The project id.
+        token : str, optional
+            An API token; default the ``LABEL_STUDIO_API_KEY`` environment variable.
+        create_config : bool
+            Set the project's labelling configuration from :meth:`labelstudio_config` first.
+        batch_size : int, optional
+            Rows proposed when the open tasks run low (default the campaign's batch size).
+        min_open : int, optional
+            Propose when at most this many tasks are open (default half of ``batch_size``).
+        relabel : bool
+            An annotator's updated annotation replaces the stored one (default True).
+        client : object, optional
+            A :class:`~bayeseval.campaign.labels.labelstudio.LabelStudioClient` (or an object with its
+            methods) to use instead of one built from ``url`` and ``token``.
+
+        Returns
+        -------
+        SyncReport
+            What was done (:class:`~bayeseval.campaign.labels.labelstudio.SyncReport`).
+
+        Examples
+        --------
+        {campaign_example}
+        >>> c.sync_labelstudio(url="localhost:8080", project=1, token="t")
+        Traceback (most recent call last):
+        ...
+        ValueError: url must start with http:// or https://, got 'localhost:8080'
+        """
+        if client is None:
+            client = LabelStudioClient(url, token if token is not None else os.environ.get("LABEL_STUDIO_API_KEY", ""))
+        loop = SyncLoop(state=self.state, done=lambda: self.done, propose=self.propose, design=self._design)
+        return sync(
+            self._ctx,
+            loop,
+            client,
+            project,
+            create_config=create_config,
+            batch_size=batch_size,
+            min_open=min_open,
+            relabel=relabel,
+        )
+
+    def annotations(self) -> pd.DataFrame:
+        """Every stored annotation (ingest with ``annotator_column``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``row``, ``annotator`` (as :func:`~bayeseval.campaign.labels.annotations.annotator_identity`
+            names them), ``label``, ``round``, ``time`` (of the annotator's first label of the
+            row) and ``stratum``.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from bayeseval.campaign import Campaign
+        >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", annotators=2, random_seed=0)
+        >>> b = c.propose(2)
+        >>> ann = pd.DataFrame({"row": list(b.index) * 2, "annotator": ["ann", "ann", "bo", "bo"],
+        ...                     "label": [1, 0, 1, 1]})
+        >>> r = c.ingest(ann, id_column="row", annotator_column="annotator")
+        >>> int(r), r.annotations, r.unresolved, len(c.annotations())
+        (1, 4, 1, 4)
+        """
+        return annotation_table(self._ctx)
+
+    def agreement(self) -> pd.DataFrame:
+        """Agreement between annotators per stratum, on the first annotations of every row.
+
+        Over every row annotated at least twice, the first ``per_row`` annotations of each row
+        by time (the fewest any such row has; an annotator's corrected label keeps the place of
+        the first one): Cohen's kappa when they are the same two annotators on every row,
+        otherwise Fleiss' kappa. Tie-breaking annotations asked for where the first annotators
+        disagree never choose the rows; see :func:`bayeseval.campaign.labels.annotations.agreement`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by stratum: ``rows`` (rows used), ``annotators``, ``per_row``, ``method``
+            (``"cohen"``, ``"fleiss"`` or None) and ``kappa`` (NaN where no row has two
+            annotations).
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> from bayeseval.campaign import Campaign
+        >>> pool = pd.DataFrame({"g": ["a"] * 1000, "pred": [0, 1] * 500})
+        >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+        ...                     y_pred="pred", annotators=2, random_seed=0)
+        >>> b = c.propose(4)
+        >>> ann = pd.DataFrame({"row": list(b.index) * 2, "annotator": ["x"] * 4 + ["y"] * 4,
+        ...                     "label": [1, 1, 0, 0, 1, 0, 0, 0]})
+        >>> _ = c.ingest(ann, id_column="row", annotator_column="annotator")
+        >>> c.agreement()[["rows", "method", "kappa"]].to_dict("records")
+        [{'rows': 4, 'method': 'cohen', 'kappa': 0.5}]
+        """
+        return agreement_table(self._ctx)
 
 
 def _stored_array(values: Any) -> np.ndarray | None:

@@ -1,35 +1,78 @@
-"""An HTML report of a labelling campaign (``bayeseval campaign report``).
+"""What the HTML report of a labelling campaign says (``bayeseval campaign report``).
 
-One self-contained page: the campaign's settings and totals (labels, cost, done), the
-per-stratum status with the forecast of the labels still needed, the labels per stratum after
-each proposal round (progress over rounds), the annotators' agreement when rows have several
-annotations, and plots, inline as base64 PNG: the largest half-width against the labels with
-the forecast (:func:`bayeseval.plots.halfwidth_curve`; each stratum's probability of meeting
-its threshold for a decision goal) and the cumulative labels per stratum round by round
-(:func:`bayeseval.plots.labels_by_round`).
-The page is the evaluation report's (:func:`bayeseval._render.html_page.page`, its styles and
-cell formats): counts and costs print as whole numbers, rates with four decimals, a column
-or a table with nothing in it is left out. Every value from the campaign is HTML-escaped.
+:func:`campaign_findings` computes the report's content as data (:class:`CampaignFindings`):
+the campaign's settings and totals (labels, cost, done), the per-stratum status with the
+forecast of the labels still needed, the labels per stratum after each proposal round
+(progress over rounds), the annotators' agreement when rows have several annotations, and
+plots as PNG: the largest half-width against the labels with the forecast
+(:func:`bayeseval.plots.halfwidth_curve`; each stratum's probability of meeting its threshold
+for a decision goal) and the cumulative labels per stratum round by round
+(:func:`bayeseval.plots.labels_by_round`). :func:`campaign_report_html` formats them into one
+self-contained page with :func:`bayeseval._render.campaign_page.campaign_page`.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import io
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from bayeseval._api.docs import fill_doc
-from bayeseval._api.table_names import WHOLE
-from bayeseval._render.html_page import html_table, page
+from bayeseval._render.campaign_page import campaign_page
 from bayeseval.campaign.labels.annotations import AGREEMENT_RULE
 from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 from bayeseval.counts.counts import stratum_labels
 
-__all__ = ["campaign_report_html", "progress_by_round"]
+__all__ = ["CampaignFindings", "campaign_findings", "campaign_report_html", "progress_by_round"]
+
+#: the parameters of the report's functions
+REPORT_PARAMETERS = """\
+campaign : Campaign
+    An open campaign.
+plots : bool
+    Draw the plots (inline PNG); False leaves them out."""
+
+
+@dataclass(frozen=True)
+class CampaignFindings:
+    """What a campaign's report says, as data (:func:`campaign_findings`).
+
+    Parameters
+    ----------
+    name : str
+        The campaign file's name.
+    facts : list of (str, str)
+        The settings and totals: ``metric``, ``goal``, ``labels used``, ``labels still
+        needed``, ``pending``, ``state``.
+    status : pandas.DataFrame
+        ``Campaign.status()`` indexed by stratum labels (and ``metric`` for several metrics),
+        with the forecast columns ``forecast`` and ``forecast_cost``.
+    progress : pandas.DataFrame
+        :func:`progress_by_round`.
+    agreement : pandas.DataFrame, optional
+        ``Campaign.agreement()`` indexed by stratum labels; None when no row is annotated.
+    agreement_note : str
+        How the agreement is measured.
+    figures : list of bytes
+        The plots as PNG (none when the report is made without plots).
+
+    Examples
+    --------
+    >>> f = CampaignFindings("c.db", [("pending", "0")], pd.DataFrame(), pd.DataFrame())
+    >>> f.agreement is None, f.figures
+    (True, [])
+    """
+
+    name: str
+    facts: list[tuple[str, str]]
+    status: pd.DataFrame
+    progress: pd.DataFrame
+    agreement: pd.DataFrame | None = None
+    agreement_note: str = ""
+    figures: list[bytes] = field(default_factory=list)
 
 
 @fill_doc()
@@ -73,12 +116,11 @@ def progress_by_round(campaign: Any) -> pd.DataFrame:
     return out
 
 
-def _png(ax: Any) -> str:
-    """The figure of ``ax`` as an inline ``<img>`` (base64 PNG)."""
+def _png(ax: Any) -> bytes:
+    """The figure of ``ax`` as PNG."""
     buf = io.BytesIO()
     ax.figure.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<img alt="plot" src="data:image/png;base64,{data}"/>'
+    return buf.getvalue()
 
 
 def _axes(width: float) -> Any:
@@ -88,7 +130,7 @@ def _axes(width: float) -> Any:
     return Figure(figsize=(width, 4)).subplots()
 
 
-def _plots(campaign: Any, progress: pd.DataFrame) -> list[str]:
+def _plots(campaign: Any, progress: pd.DataFrame) -> list[bytes]:
     from bayeseval import plots
 
     if campaign.spec.goal.has_threshold:  # the half-width has no target here: show the decisions
@@ -127,104 +169,34 @@ def _decision_plot(campaign: Any, ax: Any) -> Any:
     return ax
 
 
-#: the status table's columns in groups: what each stratum reads, where it stands, its labels
-#: and their cost, and last (what a narrow page scrolls to) the pooled model beside the
-#: interval read; the other columns follow
-STATUS_GROUPS = (
-    (
-        "estimate",
-        ("successes", "trials", "mean", "lower", "upper", "halfwidth", "read", "agreement", "effective_labels"),
-    ),
-    ("state", ("threshold", "p_meets", "decision", "state")),
-    ("labels", ("pool_rows", "labelled", "pending", "cost", "forecast", "forecast_cost")),
-    ("pooled", ("pooled_mean", "pooled_lower", "pooled_upper")),
-)
-
-
-#: the status table's flags, shown together in one ``state`` column as the words that hold
-FLAGS = ("done", "exhausted", "outlier")
-
-
-def _display_status(status: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The status table as the report shows it, and a note on the interval read.
-
-    The flags ``done``, ``exhausted`` and ``outlier`` become one ``state`` column listing
-    those that hold; a ``read`` that is the same for every stratum leaves the table for the
-    note (one fewer column of repeated words).
-
-    Parameters
-    ----------
-    status : pandas.DataFrame
-        ``Campaign.status()``, with the forecast columns.
-
-    Returns
-    -------
-    (pandas.DataFrame, str)
-        The table to show and the note (``""`` when ``read`` differs between strata).
-
-    Examples
-    --------
-    >>> st = pd.DataFrame({"lower": [0.1], "read": ["guaranteed"], "done": [True],
-    ...                    "exhausted": [False], "outlier": [False]}, index=["a"])
-    >>> table, note = _display_status(st)
-    >>> table.columns.tolist(), table["state"].tolist(), note
-    (['lower', 'state'], ['done'], 'lower and upper: the guaranteed interval of every stratum')
-    """
-    table = status.copy()
-    flags = [f for f in FLAGS if f in table.columns]
-    if flags:
-        held = table[flags].fillna(False).astype(bool)
-        table["state"] = [", ".join(f for f in flags if row[f]) or None for _, row in held.iterrows()]
-        table = table.drop(columns=flags)
-    note = ""
-    if "read" in table.columns and table["read"].nunique(dropna=False) == 1:
-        note = f"lower and upper: the {table['read'].iloc[0]} interval of every stratum"
-        table = table.drop(columns=["read"])
-    return table, note
-
-
-def _section(title: str, table: str, note: str = "") -> list[str]:
-    """A heading and its table, or nothing when the table is empty."""
-    if not table:
-        return []
-    return [f"<h2>{html.escape(title)}</h2>", *([f"<p>{html.escape(note)}</p>"] if note else []), table]
-
-
-def _agreement_section(campaign: Any) -> list[str]:
-    """The annotators' agreement, when some row has two annotations to compare."""
+def _agreement(campaign: Any) -> pd.DataFrame | None:
+    """The annotators' agreement by stratum label; None when no row is annotated."""
     if not len(campaign.annotations()):
-        return []
+        return None
     agree = campaign.agreement()
-    if not agree["kappa"].notna().any():  # one annotation per row so far: nothing measured
-        return [
-            "<h2>Agreement between annotators</h2>",
-            "<p>No row has two annotations yet: agreement is measured once one has.</p>",
-        ]
     agree.index = pd.Index(stratum_labels(agree.index), name="stratum")
-    return _section("Agreement between annotators", html_table(agree, counts=WHOLE), f"{AGREEMENT_RULE}.")
+    return agree
 
 
-@fill_doc()
-def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
-    """The campaign's HTML report.
+@fill_doc(report_parameters=REPORT_PARAMETERS)
+def campaign_findings(campaign: Any, *, plots: bool = True) -> CampaignFindings:
+    """What the campaign's report says, as data.
 
     Parameters
     ----------
-    campaign : Campaign
-        An open campaign.
-    plots : bool
-        Draw the plots (inline PNG); False leaves them out.
+    {report_parameters}
 
     Returns
     -------
-    str
-        A complete HTML document.
+    CampaignFindings
+        The facts, tables and figures of the report.
 
     Examples
     --------
     {campaign_example}
-    >>> "labels still needed" in campaign_report_html(c, plots=False)
-    True
+    >>> f = campaign_findings(c, plots=False)
+    >>> [k for k, _ in f.facts][:4], f.figures
+    (['metric', 'goal', 'labels used', 'labels still needed'], [])
     """
     status = campaign.status()
     forecast = campaign.forecast(cost=True)
@@ -244,7 +216,6 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
     else:
         status.index = pd.Index(stratum_labels(status.index), name="stratum")
     progress = progress_by_round(campaign)
-    esc = html.escape
     facts = [
         ("metric", ", ".join(m.name for m in campaign.metrics)),
         ("goal", campaign.spec.goal.report_line(campaign.spec.level, status)),
@@ -253,21 +224,35 @@ def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
         ("pending", str(int(once["pending"].sum()))),
         ("state", campaign.outcome),
     ]
-    name = str(campaign._store.path.name)
-    shown, note = _display_status(status)
-    parts = [
-        "<div class='bayeseval-report'>",
-        f"<h1>Campaign report: {esc(name)}</h1>",
-        "<ul class='bv-meta'>" + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in facts) + "</ul>",
-        *_section(
-            "Strata: status and labels still needed",
-            html_table(shown, index_name="stratum", groups=STATUS_GROUPS, counts=WHOLE),
-            note,
-        ),
-        *_section("Progress over rounds (labels per stratum)", html_table(progress, counts=WHOLE)),
-        *_agreement_section(campaign),
-    ]
-    if plots:
-        parts += ["<h2>Plots</h2>", *_plots(campaign, progress)]
-    parts.append("</div>")
-    return page(f"Campaign report: {name}", "\n".join(parts))
+    return CampaignFindings(
+        name=str(campaign._store.path.name),
+        facts=facts,
+        status=status,
+        progress=progress,
+        agreement=_agreement(campaign),
+        agreement_note=f"{AGREEMENT_RULE}.",
+        figures=_plots(campaign, progress) if plots else [],
+    )
+
+
+@fill_doc(report_parameters=REPORT_PARAMETERS)
+def campaign_report_html(campaign: Any, *, plots: bool = True) -> str:
+    """The campaign's HTML report.
+
+    Parameters
+    ----------
+    {report_parameters}
+
+    Returns
+    -------
+    str
+        A complete HTML document: :func:`campaign_findings` formatted by
+        :func:`bayeseval._render.campaign_page.campaign_page`.
+
+    Examples
+    --------
+    {campaign_example}
+    >>> "labels still needed" in campaign_report_html(c, plots=False)
+    True
+    """
+    return campaign_page(campaign_findings(campaign, plots=plots))

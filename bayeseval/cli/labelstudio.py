@@ -1,8 +1,8 @@
 """``bayeseval campaign sync`` and ``bayeseval campaign serve``: a campaign run in Label Studio.
 
-``sync`` runs one :func:`~bayeseval.campaign.labels.labelstudio.sync` and prints what it did;
-``serve`` runs :class:`~bayeseval.campaign.labels.serve.CampaignServer`, which syncs on
-every Label Studio webhook. Both need PyPI ``label-studio-sdk`` (``pip install
+``sync`` runs one :meth:`~bayeseval.campaign.Campaign.sync_labelstudio`
+(:func:`~bayeseval.campaign.labels.labelstudio.sync`) and prints what it did; ``serve`` runs
+:class:`~bayeseval.campaign.labels.serve.CampaignServer`, which syncs on every Label Studio webhook. Both need PyPI ``label-studio-sdk`` (``pip install
 "bayeseval[labelstudio]"``; without it they say so in one line and exit 2) and take the API
 token from ``--token`` or the ``LABEL_STUDIO_API_KEY`` environment variable. ``serve`` first
 makes one call to the server (the project), so a wrong URL, token or project ends it at once
@@ -58,15 +58,14 @@ def _call(args: argparse.Namespace, call: Callable[..., Any], *params: Any, **op
 
 
 def _sync_once(campaign: Any, client: Any, args: argparse.Namespace, create_config: bool) -> Any:
-    """One sync, with the server's errors as ValueError naming the URL."""
-    from bayeseval.campaign.labels.labelstudio import sync
-
+    """One sync (:meth:`~bayeseval.campaign.Campaign.sync_labelstudio`), with the server's errors as
+    ValueError naming the URL."""
     return _call(
         args,
-        sync,
-        campaign,
-        client,
-        args.project,
+        campaign.sync_labelstudio,
+        url=args.url,
+        project=args.project,
+        client=client,
         create_config=create_config,
         batch_size=args.batch_size,
         min_open=args.min_open,

@@ -195,6 +195,9 @@ NOT_RESULTS = {
     "CampaignSpec": "a campaign's settings",
     "CampaignState": "the allocation loop's state of a campaign",
     "MetricStates": "the allocation loop's per-metric states",
+    "LabelContext": "what the label functions read of a campaign (an input)",
+    "StatusSnapshot": "a campaign's status read at one moment, for the webhook server's JSON (an input)",
+    "CampaignFindings": "what a campaign's HTML report says, for its renderer (an input)",
 }
 
 

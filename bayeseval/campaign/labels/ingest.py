@@ -1,7 +1,8 @@
 """Recording labels in a campaign: validation of a whole batch, then one transaction.
 
-:func:`ingest_labels` is :meth:`Campaign.ingest <bayeseval.campaign.Campaign.ingest>`: it
-checks every label of a batch (known ids, proposed rows, valid label values, annotations) before
+:func:`ingest_labels` is :meth:`Campaign.ingest <bayeseval.campaign.Campaign.ingest>`, as a
+function of the campaign's :class:`~bayeseval.campaign.labels.context.LabelContext` (its store,
+label set and settings): it checks every label of a batch (known ids, proposed rows, valid label values, annotations) before
 writing any, so a batch is recorded whole or not at all. A blank label (:func:`~bayeseval.campaign.labels.label_set.is_blank`:
 missing, empty or spaces only) is no label: its row is left as it was (a pending row stays pending)
 and counted, with a :class:`~bayeseval.BlankLabelWarning`; ``strict=True`` refuses such a batch.
@@ -10,7 +11,7 @@ and counted, with a :class:`~bayeseval.BlankLabelWarning`; ``strict=True`` refus
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,9 @@ from bayeseval._api.warnings import BlankLabelWarning
 from bayeseval.campaign.labels.annotations import annotator_identity, resolve_labels
 from bayeseval.campaign.labels.label_set import label_key, py_scalar
 from bayeseval.campaign.loop.pool import metric_flags
+
+if TYPE_CHECKING:
+    from bayeseval.campaign.labels.context import LabelContext
 
 __all__ = ["IngestResult", "ingest_labels"]
 
@@ -123,7 +127,7 @@ class LabelProblems:
 
 
 def ingest_labels(
-    campaign: Any,
+    ctx: LabelContext,
     labels: pd.Series | pd.DataFrame,
     *,
     id_column: str | None = None,
@@ -132,12 +136,12 @@ def ingest_labels(
     relabel: bool = False,
     strict: bool = False,
 ) -> IngestResult:
-    """Record true labels for proposed rows of ``campaign`` (all or nothing); see :meth:`Campaign.ingest`.
+    """Record true labels for proposed rows of a campaign (all or nothing); see :meth:`Campaign.ingest`.
 
     Parameters
     ----------
-    campaign : Campaign
-        The open campaign.
+    ctx : LabelContext
+        The campaign's store, label set and settings.
     labels : pandas.Series or pandas.DataFrame
         True labels, as :meth:`Campaign.ingest` takes them.
     id_column, label_column, annotator_column : str, optional
@@ -156,23 +160,21 @@ def ingest_labels(
     if not isinstance(strict, bool):
         raise TypeError(f"strict must be True or False, got {strict!r}")
     if annotator_column is not None:
-        return _warn_blank(
-            ingest_annotations(campaign, labels, id_column, label_column, annotator_column, relabel, strict)
-        )
-    if campaign.spec.annotators > 1:
+        return _warn_blank(ingest_annotations(ctx, labels, id_column, label_column, annotator_column, relabel, strict))
+    if ctx.spec.annotators > 1:
         raise ValueError(
-            f"this campaign resolves labels from annotators={campaign.spec.annotators} annotations per row: "
+            f"this campaign resolves labels from annotators={ctx.spec.annotators} annotations per row: "
             "pass annotator_column (--annotator-column on the command line) naming who gave each label"
         )
-    raw_ids, raw_labels = parse_labels(campaign, labels, id_column, label_column)
+    raw_ids, raw_labels = parse_labels(ctx, labels, id_column, label_column)
     if len(raw_ids) == 0:
         return IngestResult(0)
     problems = LabelProblems()
-    ids, values, blank = check_batch(campaign, raw_ids, raw_labels, problems, strict)
-    with campaign._store.transaction("record labels") as conn:
-        new, changed, unchanged = sort_against_store(campaign, conn, ids, values, problems, relabel)
+    ids, values, blank = check_batch(ctx, raw_ids, raw_labels, problems, strict)
+    with ctx.store.transaction("record labels") as conn:
+        new, changed, unchanged = sort_against_store(ctx, conn, ids, values, problems, relabel)
         problems.raise_if_any()
-        write_labels(campaign, conn, new, changed)
+        write_labels(ctx, conn, new, changed)
     return _warn_blank(IngestResult(len(new), unchanged=unchanged, relabelled=len(changed), blank=blank))
 
 
@@ -202,7 +204,7 @@ def _blank_rows(
 
 
 def parse_labels(
-    campaign: Any, labels: Any, id_column: str | None, label_column: str | None, exclude: tuple[Any, ...] = ()
+    ctx: LabelContext, labels: Any, id_column: str | None, label_column: str | None, exclude: tuple[Any, ...] = ()
 ) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(labels, pd.DataFrame):
         frame = labels
@@ -232,12 +234,12 @@ def parse_labels(
 
 
 def check_batch(
-    campaign: Any, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: LabelProblems, strict: bool = True
+    ctx: LabelContext, raw_ids: np.ndarray, raw_labels: np.ndarray, problems: LabelProblems, strict: bool = True
 ) -> tuple[list[Any], list[Any], int]:
     """Row ids and known labels of the batch, and the number of rows left blank; unknown ids,
     duplicates and bad labels (blank ones too when ``strict``) noted."""
-    nids = [campaign._norm_rid(r) for r in raw_ids]
-    canon, missing, invalid = campaign._labels.normalise_many(raw_labels)
+    nids = [ctx.norm_rid(r) for r in raw_ids]
+    canon, missing, invalid = ctx.label_set.normalise_many(raw_labels)
     seen: set[Any] = set()
     ids: list[Any] = []
     values: list[Any] = []
@@ -255,7 +257,7 @@ def check_batch(
         elif invalid[i]:
             seen.add(nid)
             problems.add(
-                f"invalid labels (known labels: {campaign._labels.values}) for ids",
+                f"invalid labels (known labels: {ctx.label_set.values}) for ids",
                 raw_ids[i],
                 repr(py_scalar(raw_labels[i])),
             )
@@ -267,10 +269,10 @@ def check_batch(
 
 
 def sort_against_store(
-    campaign: Any, conn: Any, ids: list[Any], values: list[Any], problems: LabelProblems, relabel: bool
+    ctx: LabelContext, conn: Any, ids: list[Any], values: list[Any], problems: LabelProblems, relabel: bool
 ) -> tuple[list[list[Any]], list[list[Any]], int]:
     """Split the batch into new labels, changed labels and unchanged re-sends."""
-    store = campaign._store
+    store = ctx.store
     info = store.pool_info(conn, ids)
     proposals = store.proposals(conn, ids)
     stored = store.stored_labels(conn, [r for r in ids if proposals.get(r, ("",))[0] == "labelled"])
@@ -298,25 +300,25 @@ def sort_against_store(
     return new, changed, unchanged
 
 
-def write_labels(campaign: Any, conn: Any, new: list[list[Any]], changed: list[list[Any]]) -> None:
+def write_labels(ctx: LabelContext, conn: Any, new: list[list[Any]], changed: list[list[Any]]) -> None:
     """Compute trial/success flags and write new and changed labels."""
     for rows in (new, changed):
         if not rows:
             continue
         trial, success = metric_flags(
-            campaign.metric, [r[1] for r in rows], [r[6] for r in rows], campaign.config.get("pos_label")
+            ctx.metric, [r[1] for r in rows], [r[6] for r in rows], ctx.config.get("pos_label")
         )
         for r, t, s in zip(rows, trial, success, strict=True):
             r[2], r[3] = int(t), int(s)
     if new:
-        campaign._store.record_labels(conn, [tuple(r[:6]) for r in new])
+        ctx.store.record_labels(conn, [tuple(r[:6]) for r in new])
     if changed:
-        campaign._store.replace_labels(conn, [tuple(r[:6]) for r in changed])
+        ctx.store.replace_labels(conn, [tuple(r[:6]) for r in changed])
 
 
 # -- several annotators ----------------------------------------------------------------
 def ingest_annotations(
-    campaign: Any,
+    ctx: LabelContext,
     labels: Any,
     id_column: str | None,
     label_column: str | None,
@@ -329,19 +331,19 @@ def ingest_annotations(
         raise TypeError(f"labels must be a DataFrame when annotator_column is given, got {type(labels).__name__}")
     if annotator_column not in labels.columns:
         raise ValueError(f"annotator_column {annotator_column!r} is not in labels; columns are {list(labels.columns)}")
-    raw_ids, raw_labels = parse_labels(campaign, labels, id_column, label_column, (annotator_column,))
+    raw_ids, raw_labels = parse_labels(ctx, labels, id_column, label_column, (annotator_column,))
     if len(raw_ids) == 0:
         return IngestResult(0)
     problems = LabelProblems()
     items, blank = check_annotations(
-        campaign, raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object), problems, strict
+        ctx, raw_ids, raw_labels, labels[annotator_column].to_numpy(dtype=object), problems, strict
     )
-    with campaign._store.transaction("record annotations") as conn:
-        writes, votes, unchanged = merge_annotations(campaign, conn, items, problems, relabel)
-        new, changed, unresolved = resolved_rows(campaign, conn, votes, problems, relabel)
+    with ctx.store.transaction("record annotations") as conn:
+        writes, votes, unchanged = merge_annotations(ctx, conn, items, problems, relabel)
+        new, changed, unresolved = resolved_rows(ctx, conn, votes, problems, relabel)
         problems.raise_if_any()
-        campaign._store.record_annotations(conn, writes)
-        write_labels(campaign, conn, new, changed)
+        ctx.store.record_annotations(conn, writes)
+        write_labels(ctx, conn, new, changed)
     return IngestResult(
         len(new),
         unchanged=unchanged,
@@ -353,7 +355,7 @@ def ingest_annotations(
 
 
 def check_annotations(
-    campaign: Any,
+    ctx: LabelContext,
     raw_ids: np.ndarray,
     raw_labels: np.ndarray,
     raw_who: np.ndarray,
@@ -362,8 +364,8 @@ def check_annotations(
 ) -> tuple[list[tuple[Any, str, Any]], int]:
     """``(row id, annotator, known label)`` per valid annotation, and the number of rows left
     blank; the others noted."""
-    canon, missing, invalid = campaign._labels.normalise_many(raw_labels)
-    nids = [campaign._norm_rid(r) for r in raw_ids]
+    canon, missing, invalid = ctx.label_set.normalise_many(raw_labels)
+    nids = [ctx.norm_rid(r) for r in raw_ids]
     blank = [i for i in range(len(nids)) if missing[i] and not strict]
     seen: set[tuple[Any, str]] = set()
     items = []
@@ -381,7 +383,7 @@ def check_annotations(
             problems.add("the same annotator twice in this batch for ids", raw_ids[i], who)
         elif invalid[i]:
             problems.add(
-                f"invalid labels (known labels: {campaign._labels.values}) for ids",
+                f"invalid labels (known labels: {ctx.label_set.values}) for ids",
                 raw_ids[i],
                 repr(py_scalar(raw_labels[i])),
             )
@@ -393,13 +395,13 @@ def check_annotations(
 
 
 def merge_annotations(
-    campaign: Any, conn: Any, items: list[tuple[Any, str, Any]], problems: LabelProblems, relabel: bool
+    ctx: LabelContext, conn: Any, items: list[tuple[Any, str, Any]], problems: LabelProblems, relabel: bool
 ) -> tuple[list[tuple[Any, str, Any, int]], dict[Any, dict[str, Any]], int]:
     """The annotations to write and every touched row's votes after writing them."""
     rids = list(dict.fromkeys(r for r, _, _ in items))
-    info = campaign._store.pool_info(conn, rids)
-    proposals = campaign._store.proposals(conn, rids)
-    stored = campaign._store.row_annotations(conn, rids)
+    info = ctx.store.pool_info(conn, rids)
+    proposals = ctx.store.proposals(conn, rids)
+    stored = ctx.store.row_annotations(conn, rids)
     votes: dict[Any, dict[str, Any]] = {}
     writes: list[tuple[Any, str, Any, int]] = []
     unchanged = 0
@@ -427,20 +429,20 @@ def merge_annotations(
 
 
 def resolved_rows(
-    campaign: Any, conn: Any, votes: dict[Any, dict[str, Any]], problems: LabelProblems, relabel: bool
+    ctx: LabelContext, conn: Any, votes: dict[Any, dict[str, Any]], problems: LabelProblems, relabel: bool
 ) -> tuple[list[list[Any]], list[list[Any]], int]:
     """New and changed labels of the touched rows, resolved by the campaign's rule."""
     keys = {r: {a: label_key(v) for a, v in row.items()} for r, row in votes.items()}
-    resolved = resolve_labels(keys, campaign.spec.resolve, needed=campaign.spec.annotators)
+    resolved = resolve_labels(keys, ctx.spec.resolve, needed=ctx.spec.annotators)
     rids = list(votes)
-    info = campaign._store.pool_info(conn, rids)
-    proposals = campaign._store.proposals(conn, rids)
-    stored = campaign._store.stored_labels(conn, [r for r in rids if proposals[r][0] == "labelled"])
+    info = ctx.store.pool_info(conn, rids)
+    proposals = ctx.store.proposals(conn, rids)
+    stored = ctx.store.stored_labels(conn, [r for r in rids if proposals[r][0] == "labelled"])
     new: list[list[Any]] = []
     changed: list[list[Any]] = []
     unresolved = 0
     for rid, key in resolved.items():
-        lab = None if key is None else campaign._labels.canon[key]
+        lab = None if key is None else ctx.label_set.canon[key]
         if rid not in stored:
             if lab is None:
                 unresolved += 1

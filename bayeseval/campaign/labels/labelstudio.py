@@ -1,7 +1,9 @@
 """Running a campaign inside a Label Studio project: one sync step, safe to repeat.
 
 :func:`sync` (and :meth:`bayeseval.campaign.Campaign.sync_labelstudio`) brings a campaign and a
-Label Studio project (https://labelstud.io) into step, in this order:
+Label Studio project (https://labelstud.io) into step, in this order (it reads the campaign's
+store, label set and settings from a :class:`~bayeseval.campaign.labels.context.LabelContext`,
+and asks the campaign's loop, a :class:`SyncLoop`, for its state and its proposals):
 
 1. **lists the project's tasks** (paged; ids, ``meta``, update times and annotation counts),
    each once, every one with an integer id; paging ends at an empty page, a page that brings
@@ -48,7 +50,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,11 +60,24 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import short_repr
+from bayeseval.campaign.labels.annotating import labelstudio_view
 from bayeseval.campaign.labels.annotations import ROW_ID_KEY, read_labelstudio, to_labelstudio
+from bayeseval.campaign.labels.context import LabelContext
+from bayeseval.campaign.labels.ingest import IngestResult, ingest_labels
+from bayeseval.campaign.loop.pool import StrataDesign
 from bayeseval.campaign.loop.rounds import allocate
-from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.store.store import CampaignStore
 
-__all__ = ["CAMPAIGN_KEY", "MODEL_VERSION", "LabelStudioClient", "SyncReport", "sync", "task_priorities"]
+__all__ = [
+    "CAMPAIGN_KEY",
+    "MODEL_VERSION",
+    "LabelStudioClient",
+    "SyncLoop",
+    "SyncReport",
+    "sync",
+    "task_priorities",
+]
 
 #: key of the campaign's identity in the ``meta`` of the tasks a sync creates
 CAMPAIGN_KEY = "bayeseval_campaign"
@@ -149,6 +164,36 @@ class SyncReport(Result):
         row = {k: v for k, v in self.to_dict().items() if not isinstance(v, list)}
         row["rejected"] = len(self.rejected)
         return pd.DataFrame([row])
+
+
+@dataclass(frozen=True)
+class SyncLoop:
+    """What a sync asks of the campaign's loop; the rest it reads from a :class:`LabelContext`.
+
+    Parameters
+    ----------
+    state : callable
+        No arguments: the campaign's current state (:meth:`Campaign.state
+        <bayeseval.campaign.Campaign.state>`), from which the task priorities are allocated.
+    done : callable
+        No arguments: whether the campaign is done (:attr:`Campaign.done <bayeseval.campaign.Campaign.done>`).
+    propose : callable
+        Called with a number of rows: proposes and records them (:meth:`Campaign.propose
+        <bayeseval.campaign.Campaign.propose>`), returning the batch.
+    design : StrataDesign, optional
+        The campaign's strata design, passed to the allocation of the priorities.
+
+    Examples
+    --------
+    >>> loop = SyncLoop(state=lambda: None, done=lambda: True, propose=lambda n: pd.DataFrame())
+    >>> loop.done(), loop.design
+    (True, None)
+    """
+
+    state: Callable[[], RuleState | MetricStates]
+    done: Callable[[], bool]
+    propose: Callable[[int], pd.DataFrame]
+    design: StrataDesign | None = None
 
 
 class LabelStudioClient:
@@ -375,7 +420,9 @@ def _plain_dict(obj: Any) -> dict[str, Any]:
 
 
 # -- priorities ------------------------------------------------------------------------------
-def task_priorities(campaign: Any) -> dict[Any, float]:
+def task_priorities(
+    ctx: LabelContext, state: RuleState | MetricStates, design: StrataDesign | None = None
+) -> dict[Any, float]:
     """The priority of every pending row: the score its task carries in Label Studio.
 
     The rule: the campaign's rule allocates a batch as large as the open rows, from the
@@ -389,8 +436,12 @@ def task_priorities(campaign: Any) -> dict[Any, float]:
 
     Parameters
     ----------
-    campaign : Campaign
-        The campaign.
+    ctx : LabelContext
+        The campaign's store, label set and settings.
+    state : RuleState or MetricStates
+        The campaign's current state (:meth:`Campaign.state <bayeseval.campaign.Campaign.state>`).
+    design : StrataDesign, optional
+        The campaign's strata design, passed to the allocation.
 
     Returns
     -------
@@ -400,18 +451,21 @@ def task_priorities(campaign: Any) -> dict[Any, float]:
     Examples
     --------
     >>> import os, tempfile
+    >>> from pathlib import Path
     >>> from bayeseval.campaign import Campaign
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.db")
     >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-    ...                     y_pred="pred", rule="uniform", random_seed=0)
+    >>> c = Campaign.create(path, pool, strata="g", y_pred="pred", rule="uniform", random_seed=0)
     >>> b = c.propose(4)
-    >>> sorted(task_priorities(c).values())
+    >>> ctx = LabelContext.from_store(CampaignStore(Path(path)))
+    >>> sorted(task_priorities(ctx, c.state()).values())
     [0.25, 0.25, 0.5, 0.5]
+    >>> ctx.store.close()
     """
-    pend = campaign._store.pending()
+    pend = ctx.store.pending()
     if pend.empty:
         return {}
-    share = _stratum_shares(campaign, len(pend))
+    share = _stratum_shares(ctx, state, design, len(pend))
     out: dict[Any, float] = {}
     rank: dict[int, int] = {}
     for rid, code in zip(pend.index, pend["stratum"].to_numpy(dtype=np.int64), strict=True):
@@ -420,38 +474,32 @@ def task_priorities(campaign: Any) -> dict[Any, float]:
     return out
 
 
-def _stratum_shares(campaign: Any, n: int) -> np.ndarray:
+def _stratum_shares(ctx: LabelContext, st: RuleState | MetricStates, design: StrataDesign | None, n: int) -> np.ndarray:
     """Each stratum's share of a batch of ``n`` the rule would allocate with nothing pending."""
-    st = campaign.state()
-    k = len(campaign.strata)
+    k = len(ctx.strata)
     if not isinstance(st, RuleState):  # several metrics (MetricStates): equal shares
         return np.full(k, 1.0 / k)
     free = st.with_counts(pending=np.zeros_like(st.pending), available=st.available + st.pending)
-    alloc = np.asarray(
-        allocate(
-            campaign.spec, free, n, random_seed=np.random.default_rng(0), design=getattr(campaign, "_design", None)
-        ),
-        dtype=float,
-    )
+    alloc = np.asarray(allocate(ctx.spec, free, n, random_seed=np.random.default_rng(0), design=design), dtype=float)
     total = alloc.sum()
     return alloc / total if total > 0 else np.full(k, 1.0 / k)
 
 
 # -- the sync --------------------------------------------------------------------------------
-def campaign_key(campaign: Any) -> str:
+def campaign_key(store: CampaignStore) -> str:
     """The identity of a campaign file written into its tasks' ``meta`` (from its creation).
 
     Parameters
     ----------
-    campaign : Campaign
-        The campaign.
+    store : CampaignStore
+        The open campaign file.
 
     Returns
     -------
     str
         16 hexadecimal digits.
     """
-    created = campaign._store.get_meta("created") or ""
+    created = store.get_meta("created") or ""
     return hashlib.sha256(f"bayeseval campaign {created}".encode()).hexdigest()[:16]
 
 
@@ -480,7 +528,8 @@ def _sync_lock(path: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
 
 
 def sync(
-    campaign: Any,
+    ctx: LabelContext,
+    loop: SyncLoop,
     client: Any,
     project: int,
     *,
@@ -494,8 +543,10 @@ def sync(
 
     Parameters
     ----------
-    campaign : Campaign
-        The open campaign.
+    ctx : LabelContext
+        The open campaign's store, label set and settings.
+    loop : SyncLoop
+        The campaign's state, its ``done`` and its proposals.
     client : LabelStudioClient
         The server (or an object with the same methods).
     project : int
@@ -520,37 +571,40 @@ def sync(
 
     Examples
     --------
-    >>> sync(None, None, 0)
+    >>> sync(None, None, None, 0)
     Traceback (most recent call last):
     ...
-    TypeError: campaign must be an open Campaign, got NoneType
+    TypeError: ctx must be a LabelContext (an open campaign's), got NoneType
     """
-    if not hasattr(campaign, "_store"):
-        raise TypeError(f"campaign must be an open Campaign, got {type(campaign).__name__}")
+    if not isinstance(ctx, LabelContext):
+        raise TypeError(f"ctx must be a LabelContext (an open campaign's), got {type(ctx).__name__}")
+    if not isinstance(loop, SyncLoop):
+        raise TypeError(f"loop must be a SyncLoop, got {type(loop).__name__}")
     if isinstance(project, bool) or not isinstance(project, (int, np.integer)) or int(project) < 1:
         raise ValueError(f"project must be a Label Studio project id (a positive integer), got {project!r}")
-    batch = campaign.spec.batch_size if batch_size is None else int(batch_size)
+    chosen = ctx.spec.batch_size if batch_size is None else batch_size
+    batch = 0 if chosen is None else int(chosen)  # a stored spec always has its batch size
     if batch < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     low = batch // 2 if min_open is None else int(min_open)
     name = f"{getattr(client, 'url', '')}#{int(project)}"
-    with _sync_lock(campaign._store.path):
-        return _Sync(campaign, client, int(project), name).run(create_config, batch, low, relabel, from_name)
+    with _sync_lock(ctx.store.path):
+        return _Sync(ctx, loop, client, int(project), name).run(create_config, batch, low, relabel, from_name)
 
 
 class _Sync:
-    """The steps of one sync, sharing the campaign, the client and the report."""
+    """The steps of one sync, sharing the campaign's context and loop, the client and the report."""
 
-    def __init__(self, campaign: Any, client: Any, project: int, name: str) -> None:
-        self.c, self.client, self.project, self.name = campaign, client, project, name
-        self.store = campaign._store
-        self.key = campaign_key(campaign)
+    def __init__(self, ctx: LabelContext, loop: SyncLoop, client: Any, project: int, name: str) -> None:
+        self.ctx, self.loop, self.client, self.project, self.name = ctx, loop, client, project, name
+        self.store = ctx.store
+        self.key = campaign_key(ctx.store)
         self.report = SyncReport(project=name)
         self.conflicts: set[int] = set()  # tasks whose data and meta name different rows
 
     def run(self, create_config: bool, batch: int, low: int, relabel: bool, from_name: str | None) -> SyncReport:
         if create_config:
-            self.client.set_label_config(self.project, self.c.labelstudio_config())
+            self.client.set_label_config(self.project, labelstudio_view(self.ctx))
         tasks = _checked_tasks(self.client.tasks(self.project), f"Label Studio project {self.name}")
         kept = self._reconcile(tasks)
         kept, mark = self._pull(kept)
@@ -564,7 +618,7 @@ class _Sync:
         if self.report.scores or any(_our_prediction(t) for t in kept.values()):
             # Label Studio accepts a model version only once predictions of it exist
             self.client.show_scores(self.project)
-        self.report.done = bool(self.c.done)
+        self.report.done = bool(self.loop.done())
         self.report.open = len(set(self.store.tasks(self.name)) & set(self.store.pending_ids()))
         return self.report
 
@@ -575,7 +629,7 @@ class _Sync:
         for t in sorted(tasks, key=lambda t: int(t["id"])):
             meta = t.get("meta") or {}
             if isinstance(meta, Mapping) and meta.get(CAMPAIGN_KEY) == self.key and ROW_ID_KEY in meta:
-                rid = self.c._norm_rid(meta[ROW_ID_KEY])
+                rid = self.ctx.norm_rid(meta[ROW_ID_KEY])
                 if rid is not None:
                     by_row.setdefault(rid, []).append(t)
                     self._check_identity(t, rid)
@@ -584,7 +638,7 @@ class _Sync:
     def _check_identity(self, task: Mapping[str, Any], rid: Any) -> None:
         """A task names one row: its ``data`` row id, when it has one, must be its ``meta`` one."""
         data = task.get("data")
-        if isinstance(data, Mapping) and ROW_ID_KEY in data and self.c._norm_rid(data[ROW_ID_KEY]) != rid:
+        if isinstance(data, Mapping) and ROW_ID_KEY in data and self.ctx.norm_rid(data[ROW_ID_KEY]) != rid:
             self.conflicts.add(int(task["id"]))
             self.report.rejected.append(
                 f"task {int(task['id'])}: its data names row {short_repr(data[ROW_ID_KEY], limit=60)} but its meta row "
@@ -664,7 +718,7 @@ class _Sync:
         users = self.client.users()
         frame = _annotation_frame(annotated, users, from_name, self.report.rejected)
         status = self.store.proposal_status(self.store.conn, list(kept))
-        ok = frame["row"].map(lambda r: status.get(self.c._norm_rid(r)) is not None)
+        ok = frame["row"].map(lambda r: status.get(self.ctx.norm_rid(r)) is not None)
         for rid in frame.loc[~ok, "row"].unique():
             self.report.rejected.append(f"row {rid!r}: not proposed by the campaign (released?)")
         frame = frame[ok]
@@ -672,22 +726,32 @@ class _Sync:
             return
         try:
             self._add(
-                self.c.ingest(
-                    frame, id_column="row", label_column="label", annotator_column="annotator", relabel=relabel
+                ingest_labels(
+                    self.ctx,
+                    frame,
+                    id_column="row",
+                    label_column="label",
+                    annotator_column="annotator",
+                    relabel=relabel,
                 )
             )
         except ValueError:  # some annotation is refused: record the others, row by row
             for rid, part in frame.groupby("row", sort=False):
                 try:
                     self._add(
-                        self.c.ingest(
-                            part, id_column="row", label_column="label", annotator_column="annotator", relabel=relabel
+                        ingest_labels(
+                            self.ctx,
+                            part,
+                            id_column="row",
+                            label_column="label",
+                            annotator_column="annotator",
+                            relabel=relabel,
                         )
                     )
                 except ValueError as exc:
                     self.report.rejected.append(f"row {rid!r}: {exc}")
 
-    def _add(self, res: Any) -> None:
+    def _add(self, res: IngestResult) -> None:
         r = self.report
         r.annotations += res.annotations
         r.labels += res.new
@@ -697,20 +761,20 @@ class _Sync:
     # step 4
     def _propose(self, batch: int, low: int) -> None:
         open_now = len(self.store.pending_ids())
-        if open_now <= low and not self.c.done:
-            self.report.proposed = len(self.c.propose(max(batch - open_now, 1)))
+        if open_now <= low and not self.loop.done():
+            self.report.proposed = len(self.loop.propose(max(batch - open_now, 1)))
 
     def _push(self) -> dict[Any, float]:
         """Create a task for every pending row without one; the priorities of the pending rows."""
         recorded = self.store.tasks(self.name)
         pending = self.store.pending_ids()
-        scores = task_priorities(self.c)
+        scores = task_priorities(self.ctx, self.loop.state(), self.loop.design)
         todo = sorted((r for r in pending if r not in recorded), key=lambda r: -scores.get(r, 0.0))
         if not todo:
             return scores
-        batch = self.c.pending_batch().loc[self.c._rid_index(todo)]
+        batch = self.ctx.pending_batch().loc[self.ctx.rid_index(todo)]
         for task in to_labelstudio(batch):
-            rid = self.c._norm_rid(task["meta"][ROW_ID_KEY])
+            rid = self.ctx.norm_rid(task["meta"][ROW_ID_KEY])
             task["meta"][CAMPAIGN_KEY] = self.key
             tid = self.client.create_task(self.project, task["data"], task["meta"])
             with self.store.transaction("record a Label Studio task") as conn:

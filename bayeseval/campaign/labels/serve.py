@@ -38,11 +38,15 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from os import PathLike
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-__all__ = ["ACTIONS", "BACKLOG", "SECRET_HEADER", "TIMEOUT", "CampaignServer", "status_payload"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["ACTIONS", "BACKLOG", "SECRET_HEADER", "TIMEOUT", "CampaignServer", "StatusSnapshot", "status_payload"]
 
 #: webhook actions that trigger a sync
 ACTIONS = frozenset(
@@ -58,13 +62,75 @@ TIMEOUT = 10.0
 BACKLOG = 1024
 
 
-def status_payload(campaign: Any) -> dict[str, Any]:
-    """The campaign's status as a JSON-ready dict (what ``GET /status`` answers).
+@dataclass(frozen=True)
+class StatusSnapshot:
+    """A campaign's status as read at one moment: what :func:`status_payload` turns into JSON.
 
     Parameters
     ----------
-    campaign : Campaign
-        The campaign.
+    status : pandas.DataFrame
+        :meth:`Campaign.status <bayeseval.campaign.Campaign.status>`.
+    forecast : pandas.DataFrame
+        :meth:`Campaign.forecast(cost=True) <bayeseval.campaign.Campaign.forecast>`.
+    done, goal_met : bool
+        :attr:`~bayeseval.campaign.Campaign.done` and :attr:`~bayeseval.campaign.Campaign.goal_met`.
+    outcome : str
+        :attr:`~bayeseval.campaign.Campaign.outcome`.
+    labels_used : int
+        :attr:`~bayeseval.campaign.Campaign.labels_used`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> from bayeseval.campaign import Campaign
+    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+    >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
+    ...                     y_pred="pred", random_seed=0)
+    >>> snap = StatusSnapshot.read(c)
+    >>> snap.done, snap.labels_used, len(snap.status)
+    (False, 0, 2)
+    """
+
+    status: pd.DataFrame
+    forecast: pd.DataFrame
+    done: bool
+    goal_met: bool
+    outcome: str
+    labels_used: int
+
+    @classmethod
+    def read(cls, campaign: Any) -> StatusSnapshot:
+        """The snapshot of an open campaign, read through its public methods.
+
+        Parameters
+        ----------
+        campaign : Campaign
+            The open campaign (any object with its ``status``, ``forecast``, ``done``,
+            ``goal_met``, ``outcome`` and ``labels_used``).
+
+        Returns
+        -------
+        StatusSnapshot
+            Its status now.
+        """
+        return cls(
+            status=campaign.status(),
+            forecast=campaign.forecast(cost=True),
+            done=bool(campaign.done),
+            goal_met=bool(campaign.goal_met),
+            outcome=str(campaign.outcome),
+            labels_used=int(campaign.labels_used),
+        )
+
+
+def status_payload(snapshot: StatusSnapshot) -> dict[str, Any]:
+    """A campaign's status as a JSON-ready dict (what ``GET /status`` answers).
+
+    Parameters
+    ----------
+    snapshot : StatusSnapshot
+        The campaign's status, forecast and totals.
 
     Returns
     -------
@@ -77,20 +143,18 @@ def status_payload(campaign: Any) -> dict[str, Any]:
 
     Examples
     --------
-    >>> import os, tempfile
     >>> import pandas as pd
-    >>> from bayeseval.campaign import Campaign
-    >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
-    >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-    ...                     y_pred="pred", random_seed=0)
-    >>> p = status_payload(c)
-    >>> p["done"], p["labels_used"], [s["stratum"] for s in p["strata"]]
-    (False, 0, ['a', 'b'])
+    >>> status = pd.DataFrame({"labelled": [5, 2]}, index=pd.Index(["a", "b"], name="g"))
+    >>> forecast = pd.DataFrame({"labels": pd.array([4, 6], dtype="Int64"), "note": [None, None]},
+    ...                         index=status.index)
+    >>> p = status_payload(StatusSnapshot(status, forecast, False, False, "running", 7))
+    >>> p["forecast"], [(s["stratum"], s["forecast"]) for s in p["strata"]]
+    (10, [('a', 4), ('b', 6)])
     """
     from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 
-    st = campaign.status()
-    forecast = campaign.forecast(cost=True)
+    st = snapshot.status
+    forecast = snapshot.forecast
     labels = forecast["labels"]
     table = st.reset_index()
     first = table.columns[0]
@@ -103,10 +167,10 @@ def status_payload(campaign: Any) -> dict[str, Any]:
     strata = json.loads(table.to_json(orient="records", default_handler=str))
     total = forecast_total(labels)
     return {
-        "done": bool(campaign.done),
-        "goal_met": bool(campaign.goal_met),
-        "outcome": campaign.outcome,
-        "labels_used": int(campaign.labels_used),
+        "done": snapshot.done,
+        "goal_met": snapshot.goal_met,
+        "outcome": snapshot.outcome,
+        "labels_used": snapshot.labels_used,
         "pending": int(st["pending"].sum()) if "pending" in st else None,
         "forecast": total,
         "forecast_note": None if total is not None else forecast_text(forecast),
@@ -229,8 +293,8 @@ class CampaignServer:
         try:
             if campaign is None:
                 with Campaign.open(self.db) as c:
-                    return status_payload(c)
-            return status_payload(campaign)
+                    return status_payload(StatusSnapshot.read(c))
+            return status_payload(StatusSnapshot.read(campaign))
         except Exception as exc:  # noqa: BLE001 - a broken file is an answer (500), not a crash
             return {"error": _one_line(exc)}
 

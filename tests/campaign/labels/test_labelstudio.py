@@ -20,13 +20,22 @@ from bayeseval.campaign.labels.labelstudio import (
     CAMPAIGN_KEY,
     MODEL_VERSION,
     SyncReport,
-    sync,
     task_priorities,
 )
 from tests.campaign.helpers import Team, _check_against_truth, _choice, _truth_campaign
 from tests.helpers import ROOT, _campaign
 
 pytestmark = pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+
+
+def sync(c, client, project, **options):
+    """One sync of campaign ``c`` with ``client`` through the campaign's method."""
+    return c.sync_labelstudio(url=getattr(client, "url", "http://fake"), project=project, client=client, **options)
+
+
+def priorities(c):
+    """The task priorities of campaign ``c``'s pending rows, from its store and its state."""
+    return task_priorities(c._ctx, c.state(), c._design)
 
 
 class FakeProject:
@@ -188,7 +197,7 @@ def test_annotations_are_ingested_by_email_and_resolved_by_the_campaign_rule(tmp
     assert {r: int(v) for r, v in labels["label"].items()} == {r: v for r, v in truth.items() if v is not None}
     for tid in tids:  # a labelled row's task sinks to score 0; the unresolved one keeps its priority
         rid = fake.task[tid]["meta"][ROW_ID_KEY]
-        want = 0.0 if truth[rid] is not None else task_priorities(c)[rid]
+        want = 0.0 if truth[rid] is not None else priorities(c)[rid]
         assert fake.task[tid]["predictions"][0]["score"] == pytest.approx(want)
     again = sync(c, fake, 1)
     assert again.annotations == 0 and again.labels == 0  # idempotent
@@ -289,7 +298,7 @@ def test_priorities_follow_the_rule_allocation_for_neyman(tmp_path):
     shares are equal (both rates at the prior mean), so the scores are 1/(2k) again."""
     c, _ = _campaign(tmp_path, rule="neyman", batch_size=4)
     c.propose(4)
-    scores = sorted(task_priorities(c).values(), reverse=True)
+    scores = sorted(priorities(c).values(), reverse=True)
     assert scores == pytest.approx([0.5, 0.5, 0.25, 0.25])
 
 
@@ -340,7 +349,7 @@ def test_a_campaign_runs_to_done_through_sync(label_studio, tmp_path):
     assert c.agreement()["rows"].sum() > 0
     _check_against_truth(c, team, truth, 16)
     # the open tasks carry the campaign's score, and the Data Manager's "Prediction score" is it
-    want = task_priorities(c)
+    want = priorities(c)
     tasks = {t["meta"][ROW_ID_KEY]: t for t in team.tasks()}
     for rid, score in want.items():
         assert tasks[int(rid)]["predictions_score"] == pytest.approx(score)
@@ -429,7 +438,7 @@ def test_a_task_created_just_before_a_crash_is_adopted_by_the_real_server(label_
     orphan = team.ls.tasks.create(
         project=team.project,
         data={"text": "as a crashed sync left it", ROW_ID_KEY: rid},
-        meta={ROW_ID_KEY: rid, CAMPAIGN_KEY: campaign_key(c)},
+        meta={ROW_ID_KEY: rid, CAMPAIGN_KEY: campaign_key(c._store)},
     ).id
     report = c.sync_labelstudio(url=url, token=token, project=team.project)
     assert report.adopted == 1 and report.created == 5 and report.proposed == 0

@@ -23,6 +23,7 @@ from bayeseval.campaign.labels.serve import (
     MAX_BODY,
     SECRET_HEADER,
     CampaignServer,
+    StatusSnapshot,
     status_payload,
 )
 from tests.campaign.helpers import Team, _check_against_truth, _truth_campaign
@@ -331,11 +332,37 @@ def test_status_snapshot_matches_a_fresh_read(tmp_path):
         assert server.wait_idle(30)
         st = server.status()
         with Campaign.open(db) as c:
-            fresh = status_payload(c)
+            fresh = status_payload(StatusSnapshot.read(c))
         assert {k: st[k] for k in fresh} == fresh
         assert st["syncs"] == 1 and st["queued"] == 0 and "as_of" in st
     finally:
         server.shutdown()
+
+
+def test_status_payload_is_a_function_of_the_snapshot_alone():
+    """No campaign behind it: a hand-made snapshot gives the payload, totals computed by hand."""
+    status = pd.DataFrame({"labelled": [5, 2], "pending": [1, 3]}, index=pd.Index(["north", "south"], name="region"))
+    forecast = pd.DataFrame(
+        {"labels": pd.array([4, 6], dtype="Int64"), "cost": [4.0, 6.0], "note": [None, None]},
+        index=status.index,
+    )
+    snap = StatusSnapshot(status, forecast, done=False, goal_met=False, outcome="running: x", labels_used=7)
+    p = status_payload(snap)
+    assert (p["done"], p["goal_met"], p["outcome"], p["labels_used"], p["pending"]) == (
+        False,
+        False,
+        "running: x",
+        7,
+        4,
+    )
+    assert p["forecast"] == 10 and p["forecast_note"] is None
+    assert p["strata"] == [
+        {"stratum": "north", "labelled": 5, "pending": 1, "forecast": 4},
+        {"stratum": "south", "labelled": 2, "pending": 3, "forecast": 6},
+    ]
+    unknown = forecast.assign(labels=pd.array([4, None], dtype="Int64"), note=[None, "no labelled trial yet"])
+    p = status_payload(StatusSnapshot(status, unknown, False, False, "running: x", 7))
+    assert p["forecast"] is None and p["strata"][1]["forecast"] is None and p["forecast_note"]
 
 
 # -- a failed sync is on the console, not only in /status ----------------------------------------

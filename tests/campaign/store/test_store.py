@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -181,25 +182,34 @@ def test_held_write_lock_gives_a_clear_error_after_busy_timeout(tmp_path):
 
 
 def test_the_store_is_the_only_campaign_module_that_runs_sql():
-    """Outside ``campaign/store/`` no campaign module calls ``execute`` on a connection."""
+    """Outside ``campaign/store/`` no campaign module calls ``execute`` on a connection, imports
+    ``sqlite3`` or holds an SQL statement in a string."""
     import ast
     from pathlib import Path
 
     import bayeseval.campaign
 
     root = Path(bayeseval.campaign.__file__).parent
+    statement = re.compile(r"^\s*(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+TABLE)\b")
     calls = []
     for path in sorted(root.rglob("*.py")):
         if path.parent.name == "store":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("execute", "executemany", "executescript")
+                (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("execute", "executemany", "executescript")
+                )
+                or (isinstance(node, ast.Import) and any(a.name == "sqlite3" for a in node.names))
+                or (isinstance(node, ast.ImportFrom) and node.module == "sqlite3")
+                or (isinstance(node, ast.Constant) and isinstance(node.value, str) and statement.match(node.value))
             ):
                 calls.append(f"{path.relative_to(root)}:{node.lineno}")
     assert calls == []
+    # the scan sees an SQL statement (upper-case keywords, as the store writes them), not prose
+    assert statement.match("SELECT rid FROM labels") and not statement.match("Select the rows from the pool")
     # the scan sees a call where there is one
     assert any(
         isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "execute"
