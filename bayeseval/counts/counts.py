@@ -584,7 +584,7 @@ def tabulate(
     else:
         assert y_true is not None and y_pred is not None
         counts = _tabulate_labels(data, y_true, y_pred, cols, metric, pos_label, weights, d)
-    _warn_empty(counts, get_metric(counts.metric), stacklevel=3)
+    _warn_empty(counts, get_metric(counts.metric or "error_rate"), stacklevel=3)
     return counts
 
 

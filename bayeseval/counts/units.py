@@ -258,7 +258,7 @@ _STDLIB = os.path.dirname(os.path.abspath(contextlib.__file__))
 def external_caller() -> tuple[int, Any]:
     """Stack level (for the caller of this function's caller's ``warnings.warn``) and frame of the
     first caller outside the bayeseval package and the standard library (context managers)."""
-    frame = sys._getframe(2)
+    frame: Any = sys._getframe(2)
     level = 2
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)

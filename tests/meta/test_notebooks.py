@@ -97,6 +97,7 @@ def test_notebooks_found() -> None:
         "06_intersectional_audit_compas.ipynb",
         "07_decision_campaign.ipynb",
         "08_llm_judge_and_500_labels.ipynb",
+        "09_repeated_answers_and_partial_credit.ipynb",
     ]
 
 
