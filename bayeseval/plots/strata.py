@@ -54,6 +54,10 @@ def _report_forest_frame(report: Any, level: float) -> tuple[pd.DataFrame, dict[
     )
     frame, _ = _table_forest_frame(report.table, level)
     frame.attrs["interval"] = _REPORT_INTERVAL.get(report.guarantee, "raw rate, interval")
+    if "n_units" in report.table.columns:  # counted by unit: the units' interval, sizes in units
+        frame.attrs["interval"] = "raw rate, interval covering each stratum (its units)"
+        frame.attrs["sizes"] = report.table["n_units"].to_numpy(dtype=float)
+        frame.attrs["size_unit"] = "units"
     return frame, overall
 
 
@@ -215,17 +219,18 @@ def forest(
         "o",
         frame.attrs.get("interval", "raw rate, Wilson interval"),
     )
-    interval_markers(
-        ax,
-        frame[["pooled_mean", "pooled_lower", "pooled_upper"]],
-        y - 0.17,
-        sizes,
-        POST,
-        "D",
-        "pooled posterior (covers on average over strata)",
-    )
+    if np.isfinite(frame["pooled_mean"].to_numpy(dtype=float)).any():
+        interval_markers(
+            ax,
+            frame[["pooled_mean", "pooled_lower", "pooled_upper"]],
+            y - 0.17,
+            sizes,
+            POST,
+            "D",
+            "pooled posterior (covers on average over strata)",
+        )
     _read_markers(ax, frame, y - 0.36)
-    _forest_axes(ax, frame.index, y, n)
+    _forest_axes(ax, frame.index, y, frame.attrs.get("sizes", n), frame.attrs.get("size_unit", ""))
     return ax
 
 
@@ -248,15 +253,15 @@ def _read_markers(ax: Any, frame: pd.DataFrame, y: np.ndarray) -> None:
     )
 
 
-def _forest_axes(ax: Any, index: pd.Index, y: np.ndarray, n: np.ndarray) -> None:
-    """Stratum names, trial counts, x range, grid and legend of the forest plot."""
+def _forest_axes(ax: Any, index: pd.Index, y: np.ndarray, n: np.ndarray, unit: str = "") -> None:
+    """Stratum names, trial (or unit) counts, x range, grid and legend of the forest plot."""
     ax.set_yticks(y)
     # stratum names are user text: shown as written, never parsed as mathtext ("$$" would raise)
     ax.set_yticklabels([f"{lab}" for lab in tick_labels(index)], parse_math=False)
     ax.set_ylim(-0.7, len(index) - 0.3)
     for yi, ni in zip(y, n, strict=True):
         ax.annotate(
-            f"n={int(ni)}" if np.isfinite(ni) else "",
+            (f"{int(ni)} {unit}" if unit else f"n={int(ni)}") if np.isfinite(ni) else "",
             (1.0, yi),
             xycoords=("axes fraction", "data"),
             xytext=(4, 0),

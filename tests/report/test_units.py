@@ -187,3 +187,19 @@ def test_population_pool_with_every_row_labelled_knows_each_rate_exactly():
         rep.overall.loc["unweighted", "lower"] == rep.overall.loc["unweighted", "upper"] == (df["y"] != df["p"]).mean()
     )
     assert "population is the pool" in rep.design
+
+
+def test_the_forest_plot_of_a_unit_report_shows_units_and_no_pooled_posterior():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayeseval.plots import forest
+
+    df = _answers(0, strata=3)
+    rep = _quiet_evaluate(df, outcome="ok", strata="cat", metric="accuracy", design=be.Design(cluster="item"))
+    ax = forest(rep)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert not any("pooled posterior" in lab for lab in labels)
+    assert any("its units" in lab for lab in labels)
+    notes = [t.get_text() for t in ax.texts]
+    assert notes == [f"{n} units" for n in rep.table["n_units"]]
