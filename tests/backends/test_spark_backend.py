@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval import tabulate
+from bayeseval import Design, tabulate
 from bayeseval.plan.split import dual_constraint_split, key_salt, row_rank
 
 pyspark = pytest.importorskip("pyspark")
@@ -371,7 +371,8 @@ def _proxy_pool(size=2400, seed=3):
 @pytest.mark.parametrize("inclusion", ["pi", None])
 def test_tabulate_proxy_equals_pandas(spark, proxy, strata, inclusion):
     df = _proxy_pool()
-    kw = dict(y_true="y_true", y_pred="y_pred", proxy=proxy, strata=strata, inclusion=inclusion)
+    design = None if inclusion is None else Design(inclusion=inclusion)
+    kw = dict(y_true="y_true", y_pred="y_pred", proxy=proxy, strata=strata, design=design)
     a, b = tabulate(df, **kw), tabulate(_to_spark(spark, df), **kw)
     assert a.proxy_kind == b.proxy_kind == ("label" if proxy == "judge" else "score")
     pd.testing.assert_frame_equal(a.table, b.table, check_exact=inclusion is None)
