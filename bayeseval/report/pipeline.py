@@ -378,20 +378,7 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
     if counts.n_units is not None:
         at = columns.index("trials") + 1
         columns[at:at] = ["n_units"]
-    return Report(
-        table=table[columns],
-        overall=overall,
-        checks=pooled.checks,
-        warnings=[f.message for f in findings if f.severity == "warning"],
-        notes=[f.message for f in findings if f.severity == "note"],
-        metric=metric_name,
-        level=cfg.level,
-        engine=cfg.engine,
-        counts=counts,
-        guarantee=cfg.guarantee.name,
-        target_halfwidth=cfg.target_halfwidth,
-        findings=findings,
-    )
+    return _report(table[columns], overall, pooled, findings, counts, metric_name, cfg)
 
 
 def _describe_source(data: Any) -> str:
@@ -446,8 +433,32 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
     if proxy is not None:
         at = columns.index("rate") + 1
         columns[at:at] = list(_PROXY_COLUMNS)
+    return _report(
+        table[columns],
+        overall,
+        pooled,
+        findings,
+        counts,
+        metric_name,
+        cfg,
+        stratified=sr,
+        proxy=None if proxy is None else proxy.counts,
+    )
+
+
+def _report(
+    table: pd.DataFrame,
+    overall: pd.DataFrame,
+    pooled: Any,
+    findings: list[Finding],
+    counts: Counts,
+    metric_name: str,
+    cfg: Settings,
+    **extra: Any,
+) -> Report:
+    """The Report of the sections' data: findings split into warnings and notes, settings echoed."""
     return Report(
-        table=table[columns],
+        table=table,
         overall=overall,
         checks=pooled.checks,
         warnings=[f.message for f in findings if f.severity == "warning"],
@@ -459,9 +470,8 @@ def _build_report(counts: Counts, metric_name: str, cfg: Settings, proxy: ProxyP
         guarantee=cfg.guarantee.name,
         target_halfwidth=cfg.target_halfwidth,
         posterior=pooled.post,
-        stratified=sr,
         findings=findings,
-        proxy=None if proxy is None else proxy.counts,
+        **extra,
     )
 
 
