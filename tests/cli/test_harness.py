@@ -209,3 +209,12 @@ def test_lm_eval_and_promptfoo_files_give_the_readers_frames(capsys):
 )
 def test_input_errors_name_the_option(capsys, argv, message):
     assert message in _error(capsys, *argv)
+
+
+def test_labels_on_answers_in_units_are_refused_with_the_way_out(capsys, tmp_path):
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame({"item": [0, 1], "label": [1, 0]}).to_csv(labels, index=False)
+    argv = ["report", "--inspect", EPOCHS_LOG, "--scorer", "match", "--labels", labels, "--metric", "accuracy"]
+    assert "pass --epoch 1" in _error(capsys, *argv)
+    got = _strata(_json(capsys, *argv, "--epoch", "1"))
+    assert got["trials"].tolist() == [2] and got["pool_trials"].tolist() == [6]

@@ -73,10 +73,12 @@ def test_errors_name_the_argument():
 def test_a_50_50_calibration_set_is_unbiased_with_its_inclusion_where_naive_ppi_is_not():
     """400 seeded pools of 1,500 answers in 3 categories, 100 labels chosen 50/50 by the verdict.
 
-    Measured with 1,000 pools (same seeds onward): bias of the proxy estimate with the inclusion
-    column -0.001, +0.001, +0.002 (MC SE 0.002-0.003); naive PPI +0.054, +0.063, +0.061; the proxy
-    estimate without the inclusion column (labels read as a random sample) within 2 MC SE too,
-    since its cells are the verdicts (the selection is random within each).
+    Measured with 1,000 pools (the same seeds onward), bias per category (MC SE 0.002-0.003): the
+    proxy estimate with the set's inclusion column -0.000, -0.003, -0.000; naive PPI +0.034,
+    +0.054, +0.055; the proxy estimate without the inclusion column (labels read as a random sample
+    within the category, so a category whose verdict cells do not pay falls back on the labels'
+    mean) -0.007, -0.033, -0.053. Coverage of the judge's sensitivity interval 0.997-1.000, of
+    its specificity 0.996-0.999, of its PPV 0.982-0.984.
     """
     reps = 400
     rng = np.random.default_rng(2026)
@@ -99,8 +101,10 @@ def test_a_50_50_calibration_set_is_unbiased_with_its_inclusion_where_naive_ppi_
     for name, values in est.items():
         err = pd.DataFrame(values).reset_index(drop=True) - truth.reset_index(drop=True)
         bias, se = err.mean(), err.std() / np.sqrt(reps)
-        if name == "naive_ppi":
+        if name == "weighted":
+            assert (bias.abs() <= 2 * se).all(), (name, bias, se)
+        elif name == "naive_ppi":
             assert (bias.abs() > 6 * se).all(), (name, bias, se)
         else:
-            assert (bias.abs() <= 2 * se).all(), (name, bias, se)
+            assert (bias.abs() > 4 * se).any(), (name, bias, se)
     assert (pd.DataFrame(sens_cover).mean() >= 0.95 - 0.02).all()
