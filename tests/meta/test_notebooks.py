@@ -97,6 +97,7 @@ def test_notebooks_found() -> None:
         "06_intersectional_audit_compas.ipynb",
         "07_decision_campaign.ipynb",
         "08_llm_judge_and_500_labels.ipynb",
+        "10_two_models_inspect_judge_300_labels.ipynb",
     ]
 
 
