@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
         proportion_ci,
         proportion_se,
     )
+    from bayeseval.estimate.judge import judge_calibration
     from bayeseval.estimate.paired import ModelComparison, compare_models
     from bayeseval.estimate.proxy import ProxyCI, proxy_ci
     from bayeseval.estimate.stratified import (
@@ -121,6 +122,7 @@ __all__ = [
     "weighted_metric",
     "proxy_ci",
     "ProxyCI",
+    "judge_calibration",
     "sample_size",
     "allocate",
     "mcnemar",

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from bayeseval._render import audit_text
+from bayeseval.cli.harness import audit_inputs, check_one_input
 from bayeseval.cli.io import check_output, read_table, save_and_print
 from bayeseval.counts.design import Design
 from bayeseval.fairness.audits import audit_with_spelling
@@ -64,18 +65,30 @@ def run_audit(args: argparse.Namespace) -> int:
     0
     """
     out = getattr(args, "out", None)
+    harness = getattr(args, "data", None) is None
+    if harness:
+        check_one_input(args)
     if out is not None:
         _check_out_suffix(out)
-        check_output(out, force=getattr(args, "force", False), inputs=[("data", args.data)])
-    data = _read(args.data)
+        check_output(out, force=getattr(args, "force", False), inputs=[] if harness else [("data", args.data)])
     groups = [c.strip() for c in str(args.groups).split(",") if c.strip()]
+    if harness:
+        data, columns = audit_inputs(args)
+        for name, value in columns.items():
+            setattr(args, name, value)
+    else:
+        if args.y_true is None or args.y_pred is None:
+            raise ValueError("give --y-true and --y-pred (the label columns) with a data file")
+        data = _read(args.data)
     proxy, inclusion = getattr(args, "proxy", None), getattr(args, "inclusion", None)
     extra = [(o, c) for o, c in (("--proxy", proxy), ("--inclusion", inclusion)) if c is not None]
     for option, col in (
         [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups] + extra
     ):
         if col not in data.columns:
-            raise ValueError(f"{option} column {col!r} is not in {args.data!r} (columns: {list(data.columns)[:10]})")
+            raise ValueError(
+                f"{option} column {col!r} is not in {args.data or 'the answers'!r} (columns: {list(data.columns)[:10]})"
+            )
     metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
     min_trials = getattr(args, "min_trials", None)
     result = audit_with_spelling(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from bayeseval._api.metric_names import choices
+from bayeseval.cli.harness import add_harness_args
 from bayeseval.cli.shared import add_row_columns
 from bayeseval.fairness.options import GAP_METHODS, MIN_TRIALS, MODELS
 
@@ -32,7 +33,7 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     >>> p.parse_args(["x.csv", "--y-true", "y", "--y-pred", "p", "--groups", "g"]).level
     0.95
     """
-    add_row_columns(p)
+    add_row_columns(p, harness=True)
     p.add_argument("--groups", required=True, help="group column(s), comma separated")
     p.add_argument(
         "--metrics",
@@ -96,4 +97,5 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_harness_args(p)
     return p

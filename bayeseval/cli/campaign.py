@@ -38,6 +38,7 @@ from typing import Any
 from bayeseval._api.metric_names import choices as metric_choices
 from bayeseval.campaign.fields import FIELDS, GOAL_FIELDS
 from bayeseval.cli import labelstudio as labelstudio_cli
+from bayeseval.cli.harness import add_harness_args, check_one_input
 from bayeseval.cli.io import HelpFormatter as _Formatter
 from bayeseval.cli.io import atomic_output, check_output, cli_warnings, one_line, read_table
 
@@ -282,13 +283,12 @@ def _goal(args: argparse.Namespace) -> Any:
     return goal_from_config({"goal": args.goal, **{f.key: value for f, value in given.items()}})
 
 
-def _create(args: argparse.Namespace) -> int:
-    from bayeseval.campaign import Campaign
+def _pool(args: argparse.Namespace) -> Any:
+    """The pool of ``--pool`` (indexed by ``--id-column``, else the row number) or of harness files."""
+    if args.pool is None:
+        from bayeseval.cli.harness import campaign_pool  # deferred: the readers
 
-    if Path(args.db).exists():
-        raise ValueError(
-            f"--db {args.db!r} already exists; run the other campaign commands on it, or choose a new file"
-        )
+        return campaign_pool(args)
     if args.y_pred is None:
         raise ValueError("--y-pred is required: the column with the predicted label")
     pool = _read_input(args.pool, "--pool")
@@ -300,6 +300,18 @@ def _create(args: argparse.Namespace) -> int:
         pool = pool.set_index(args.id_column)
     else:
         pool.index.name = "row"
+    return pool
+
+
+def _create(args: argparse.Namespace) -> int:
+    from bayeseval.campaign import Campaign
+
+    if Path(args.db).exists():
+        raise ValueError(
+            f"--db {args.db!r} already exists; run the other campaign commands on it, or choose a new file"
+        )
+    check_one_input(args, "--pool", dest="pool")
+    pool = _pool(args)
     settings = {f.name: getattr(args, f.name) for f in FIELDS if f.flag is not None}
     settings["pos_label"] = _scalar(settings["pos_label"])
     settings["goal"] = _goal(args)
@@ -874,9 +886,12 @@ def _add_create(sub: Any) -> None:
         "create a campaign from a pool file",
         "Create a campaign database from a pool of unlabelled predictions (.csv, .csv.gz or .parquet).",
         "bayeseval campaign create --pool pool.parquet --id-column id --strata region,age "
-        "--y-pred pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1",
+        "--y-pred pred --metric error_rate --target-halfwidth 0.05 --db camp.db --seed 1\n"
+        "  bayeseval campaign create --inspect logs/model-a.eval --strata metadata.category --metric accuracy "
+        "--target-halfwidth 0.1 --db camp.db",
     )
-    p.add_argument("--pool", required=True, help="pool file (.csv, .csv.gz or .parquet)")
+    p.add_argument("--pool", default=None, help="pool file (.csv, .csv.gz or .parquet)")
+    add_harness_args(p, labels=False)
     p.add_argument(
         "--id-column",
         default=None,

@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import Any
 
+from bayeseval.cli.harness import add_harness_args, check_one_input
 from bayeseval.cli.shared import EXIT_OK, LEVEL, json_default
 
 COMPARE_HELP = "paired differences between models on the same items, per stratum, with tie groups"
@@ -21,7 +22,8 @@ COMPARE_DESCRIPTION = (
 )
 COMPARE_EPILOG = (
     "examples:\n  bayeseval compare answers.csv --strata task\n"
-    "  bayeseval compare answers.parquet --outcome match --strata metadata.category --reference gpt-a --json"
+    "  bayeseval compare answers.parquet --outcome match --strata metadata.category --reference gpt-a --json\n"
+    "  bayeseval compare --inspect logs/ --strata metadata.category"
 )
 
 
@@ -35,7 +37,7 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
     >>> args.model, args.item, args.adjust, args.level
     ('model', 'item', 'holm', 0.95)
     """
-    p.add_argument("data", help="answers file (.csv, .csv.gz or .parquet), one row per answer")
+    p.add_argument("data", nargs="?", default=None, help="answers file (.csv, .csv.gz or .parquet), one row per answer")
     p.add_argument("--model", default="model", help="column naming the model of each answer")
     p.add_argument("--item", default="item", help="column(s) identifying an item, comma separated")
     p.add_argument(
@@ -61,6 +63,7 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
         help="multiplicity adjustment across pairs and strata",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_harness_args(p, labels=False)
     return p
 
 
@@ -81,10 +84,14 @@ def run_compare(args: Any) -> int:
     from bayeseval.cli.io import read_table  # deferred: pandas
     from bayeseval.estimate.paired import compare_models  # deferred: SciPy, pandas
 
+    check_one_input(args)
     items = _split(args.item) or ["item"]
     strata = _split(args.strata)
     ids = [args.model, *items, *([args.cluster] if args.cluster else [])]
-    data = read_table(args.data, name="data", text_columns=ids, require_rows=True)
+    if args.data is None:
+        data, items, source = _harness_answers(args, items)
+    else:
+        data, source = read_table(args.data, name="data", text_columns=ids, require_rows=True), repr(args.data)
     for option, names in (
         ("--model", [args.model]),
         ("--item", items),
@@ -96,12 +103,12 @@ def run_compare(args: Any) -> int:
     ):
         for col in names:
             if col not in data.columns:
-                raise ValueError(f"{option} column {col!r} is not in {args.data!r}; columns are {list(data.columns)}")
+                raise ValueError(f"{option} column {col!r} is not in {source}; columns are {list(data.columns)}")
     reference = args.reference
     if reference is not None:
         by_text = {str(m): m for m in data[args.model].dropna().unique()}
         if reference not in by_text:
-            raise ValueError(f"--reference {reference!r} is not a model of {args.data!r}; models are {list(by_text)}")
+            raise ValueError(f"--reference {reference!r} is not a model of {source}; models are {list(by_text)}")
         reference = by_text[reference]
     result = compare_models(
         data,
@@ -121,3 +128,19 @@ def run_compare(args: Any) -> int:
     else:
         print(result.to_text())
     return EXIT_OK
+
+
+def _harness_answers(args: Any, items: list[str]) -> tuple[Any, list[str], str]:
+    """The answers of ``--inspect``/``--lm-eval``/``--promptfoo``, the item columns and how to name them.
+
+    The outcome is the scorer (``--outcome`` may name another score column); with the default
+    ``--item`` the items of several tasks are told apart by ``task`` and ``item``.
+    """
+    from bayeseval.cli.harness import harness_source, read_harness
+
+    if args.y_true is not None or args.y_pred is not None:
+        raise ValueError("--y-true and --y-pred do not apply to harness files: the score is the scorer (--scorer)")
+    frame = read_harness(args).frame
+    if items == ["item"] and frame["task"].nunique() > 1 and "task" not in (_split(args.strata) or []):
+        items = ["task", "item"]
+    return frame, items, harness_source(args)

@@ -30,6 +30,7 @@ from bayeseval._api import metric_names
 from bayeseval._api.version import VERSION
 from bayeseval.cli.audit_args import AUDIT_DESCRIPTION, AUDIT_HELP, add_audit_arguments
 from bayeseval.cli.compare import COMPARE_DESCRIPTION, COMPARE_EPILOG, COMPARE_HELP, add_compare_arguments
+from bayeseval.cli.harness import add_harness_args, check_one_input
 from bayeseval.cli.impact_args import (
     IMPACT_DESCRIPTION,
     IMPACT_EPILOG,
@@ -263,31 +264,40 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[str] | None]:
 def _cmd_report(args: argparse.Namespace) -> int:
     from bayeseval.report.pipeline import evaluate  # deferred: fast start-up
 
+    check_one_input(args)
     if args.out:  # before the work: never onto the data file, never over a file without --force
-        check_output(args.out, force=args.force, inputs=[("data", args.data)])
-    data, strata = _load(args)
+        check_output(args.out, force=args.force, inputs=[("data", args.data)] if args.data else [])
+    if args.data is None:
+        from bayeseval.cli.harness import report_inputs  # deferred: the readers load pandas
+
+        data, strata, columns = report_inputs(args)
+    else:
+        data, strata = _load(args)
+        columns = {
+            "y_true": args.y_true,
+            "y_pred": args.y_pred,
+            "outcome": args.outcome,
+            "proxy": args.proxy,
+            "pos_label": _pos_label(args, data, args.metric),
+            "design": design_from_args(args),
+            "source": args.data,
+        }
     groups = _split_columns(args.groups)
-    _check_columns(data, args.data, {"--groups": groups})
+    _check_columns(data, columns["source"], {"--groups": groups})
     report = evaluate(
         data,
-        y_true=args.y_true,
-        y_pred=args.y_pred,
         strata=strata,
         metric=args.metric,
         weights=_weights_for(args.weights, data, strata),
         level=args.level,
         target_halfwidth=args.target_halfwidth,
-        pos_label=_pos_label(args, data, args.metric),
         random_seed=args.seed,
         model=args.model,
-        source=args.data,
         groups=groups,
         tolerance=args.tolerance,
         min_trials=args.min_trials,
         guarantee=args.guarantee,
-        proxy=args.proxy,
-        outcome=args.outcome,
-        design=design_from_args(args),
+        **columns,
     )
     save_and_print(report, args.out, args.json, lambda: str(report), default=json_default)
     return EXIT_OK
@@ -357,8 +367,8 @@ def _add_demo(sub: Any) -> None:
     demo.set_defaults(func=_cmd_demo)
 
 
-def _add_data_args(p: argparse.ArgumentParser, outcome: bool = False) -> None:
-    add_row_columns(p, outcome=outcome)
+def _add_data_args(p: argparse.ArgumentParser, outcome: bool = False, harness: bool = False) -> None:
+    add_row_columns(p, outcome=outcome, harness=harness)
     p.add_argument("--strata", default=None, help="stratum column(s), comma separated")
     p.add_argument(
         "--metric",
@@ -390,9 +400,12 @@ def _add_report(sub: Any) -> None:
         epilog="examples:\n  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
         "--metric recall --pos-label yes --out report.html\n"
         "  bayeseval report preds.csv --y-true y --y-pred pred --strata group "
-        '--weights \'{"a": 0.7, "b": 0.3}\'',
+        '--weights \'{"a": 0.7, "b": 0.3}\'\n'
+        "  bayeseval report --inspect logs/model-a.eval --strata metadata.category --metric accuracy\n"
+        "  bayeseval report --inspect logs/model-a.eval --labels labels.csv --selected-by outcome "
+        "--strata metadata.category --metric accuracy",
     )
-    _add_data_args(report, outcome=True)
+    _add_data_args(report, outcome=True, harness=True)
     report.add_argument(
         "--weights",
         type=weights_json,
@@ -414,6 +427,7 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
     report.add_argument("--proxy", default=None, help=PROXY_HELP)
     add_design_args(report)
+    add_harness_args(report)
     report.add_argument(
         "--groups", default=None, help="group column(s), comma separated: adds a fairness audit section"
     )

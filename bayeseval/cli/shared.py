@@ -124,12 +124,17 @@ INCLUSION_HELP = (
 )
 
 
-def add_row_columns(p: argparse.ArgumentParser, outcome: bool = False) -> None:
+def add_row_columns(p: argparse.ArgumentParser, outcome: bool = False, harness: bool = False) -> None:
     """Declare the file of rows and its two label columns (``data``, ``--y-true``, ``--y-pred``);
-    with ``outcome``, ``--outcome`` (per-row outcomes) may stand in for the two."""
-    p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
-    p.add_argument("--y-true", required=not outcome, help="column with the true labels")
-    p.add_argument("--y-pred", required=not outcome, help="column with the predicted labels")
+    with ``outcome``, ``--outcome`` (per-row outcomes) may stand in for the two; with ``harness``
+    the data file is optional (harness files may stand in for it) and so are the label columns."""
+    if harness:
+        p.add_argument("data", nargs="?", default=None, help="predictions file (.csv, .csv.gz or .parquet)")
+    else:
+        p.add_argument("data", help="predictions file (.csv, .csv.gz or .parquet)")
+    required = not (outcome or harness)
+    p.add_argument("--y-true", required=required, help="column with the true labels")
+    p.add_argument("--y-pred", required=required, help="column with the predicted labels")
     if outcome:
         p.add_argument(
             "--outcome",

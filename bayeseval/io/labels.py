@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from bayeseval._api.validation import short_repr
+from bayeseval.counts.design import Design
 from bayeseval.io.records import EvalRecords, score_to_float
 
 __all__ = ["join_labels"]
@@ -88,7 +89,7 @@ def _task_label(task: Mapping[str, Any], control: str | None, where: str) -> Any
     return next(iter(found.values()), None)
 
 
-def _from_labelstudio(tasks: Sequence[Any], on: list[str], column: str | None) -> pd.DataFrame:
+def _from_labelstudio(tasks: Sequence[Any], on: list[str], column: str | None, extra: str | None) -> pd.DataFrame:
     rows = []
     for i, task in enumerate(tasks):
         where = f"task #{i + 1}"
@@ -106,26 +107,31 @@ def _from_labelstudio(tasks: Sequence[Any], on: list[str], column: str | None) -
             raise ValueError(
                 f"labels: {where} has no {missing[0]!r} in its data (on={on!r}); its fields are {list(data)[:20]}"
             )
-        rows.append({**{k: data[k] for k in on}, "label": label})
-    return pd.DataFrame(rows, columns=[*on, "label"])
+        row = {**{k: data[k] for k in on}, "label": label}
+        if extra is not None:
+            row["inclusion"] = data.get(extra)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*on, "label", *(["inclusion"] if extra is not None else [])])
 
 
 # -- tables ------------------------------------------------------------------------------------
 
 
-def _read(labels: Any, on: list[str], column: str | None) -> pd.DataFrame:
-    """The labels as a frame with the ``on`` columns and ``label``."""
+def _read(labels: Any, on: list[str], column: str | None, extra: str | None = None) -> pd.DataFrame:
+    """The labels as a frame with the ``on`` columns and ``label`` (and ``inclusion``, the ``extra`` column)."""
     if isinstance(labels, pd.DataFrame):
         table = labels
     elif isinstance(labels, Mapping):
         if len(on) != 1:
             raise ValueError(f"labels: a mapping id -> label joins on one column, not on={on!r}")
+        if extra is not None:
+            raise ValueError(f"inclusion={extra!r}: a mapping id -> label has no inclusion column; pass a table")
         table = pd.DataFrame({on[0]: list(labels.keys()), "label": list(labels.values())})
         column = "label"
     elif isinstance(labels, list):
-        return _from_labelstudio(labels, on, column)
+        return _from_labelstudio(labels, on, column, extra)
     elif isinstance(labels, str | Path):
-        table, from_labelstudio = _read_file(Path(labels), on, column)
+        table, from_labelstudio = _read_file(Path(labels), on, column, extra)
         if from_labelstudio:
             return table
     else:
@@ -133,16 +139,24 @@ def _read(labels: Any, on: list[str], column: str | None) -> pd.DataFrame:
             f"labels: expected a DataFrame, a mapping, a list of Label Studio tasks or a "
             f"file path, got {type(labels).__name__}"
         )
-    column = column or "label"
+    return _table_columns(table, on, column or "label", extra)
+
+
+def _table_columns(table: pd.DataFrame, on: list[str], column: str, extra: str | None) -> pd.DataFrame:
+    """The ``on`` columns, ``label`` (``column``) and ``inclusion`` (``extra``) of a table of labels."""
     missing = [c for c in on if c not in table.columns]
     if missing:
         raise ValueError(f"labels: has no id column {missing[0]!r} (on={on!r}); columns are {list(table.columns)[:20]}")
     if column not in table.columns:
         raise ValueError(f"column={column!r} is not a column of labels; columns are {list(table.columns)[:20]}")
-    return table[[*on, column]].rename(columns={column: "label"})
+    if extra is None:
+        return table[[*on, column]].rename(columns={column: "label"})
+    if extra not in table.columns:
+        raise ValueError(f"inclusion={extra!r} is not a column of labels; columns are {list(table.columns)[:20]}")
+    return pd.DataFrame({**{c: table[c] for c in on}, "label": table[column], "inclusion": table[extra]})
 
 
-def _read_file(path: Path, on: list[str], column: str | None) -> tuple[pd.DataFrame, bool]:
+def _read_file(path: Path, on: list[str], column: str | None, extra: str | None) -> tuple[pd.DataFrame, bool]:
     """The file's rows, and whether they are a Label Studio export already read into labels."""
     if not path.exists():
         raise ValueError(f"labels: no file {str(path)!r}")
@@ -161,7 +175,7 @@ def _read_file(path: Path, on: list[str], column: str | None) -> tuple[pd.DataFr
         raise ValueError(f"labels: {str(path)!r} could not be read: {exc}") from exc
     if not isinstance(tasks, list):
         raise ValueError(f"labels: {str(path)!r} must hold a list of Label Studio tasks, got {type(tasks).__name__}")
-    return _from_labelstudio(tasks, on, column), True
+    return _from_labelstudio(tasks, on, column, extra), True
 
 
 def _keys(table: pd.DataFrame, on: list[str]) -> list[tuple[str, ...]]:
@@ -217,7 +231,14 @@ def _check_arguments(frame: Any, on: Any, name: Any) -> tuple[pd.DataFrame, list
 
 
 def join_labels(
-    frame: Any, labels: Any, on: str | Sequence[str] = "item", *, column: str | None = None, name: str = "human"
+    frame: Any,
+    labels: Any,
+    on: str | Sequence[str] = "item",
+    *,
+    column: str | None = None,
+    name: str = "human",
+    selected_by: str | Sequence[str] | None = None,
+    inclusion: str | None = None,
 ) -> Any:
     """Join human labels onto a reader's frame by id; rows without a label get NaN.
 
@@ -244,11 +265,27 @@ def join_labels(
         control's name (default the only one).
     name : str
         Name of the new column.
+    selected_by : str or list of str, optional
+        How the labelled rows were chosen, when not at random: the frame's column(s) within
+        whose cells they were drawn at random, e.g. the judge's verdict for a calibration set
+        "50 the judge passed, 50 it failed" (``selected_by="judge"``, or the reader's
+        ``"outcome"`` when the judge is the scorer read as the outcome). Every row gets, in the
+        column ``inclusion``, its cell's share of labelled rows (the chance a row of that cell
+        was labelled, exact for a draw of a fixed number per cell), and the design
+        ``Design(inclusion="inclusion")``, so that ``evaluate(..., proxy=..., design=...)`` and
+        :func:`~bayeseval.proxy_ci` weight the labels by it and stay unbiased. With several
+        models, pass the rows of the model whose answers the cells were drawn from.
+    inclusion : str, optional
+        Instead of ``selected_by``: a column of ``labels`` holding each label's inclusion
+        probability in (0, 1] (Label Studio: a key of the task's ``data``), copied to the
+        column ``inclusion`` of the labelled rows (NaN on the others).
 
     Returns
     -------
     EvalRecords or pandas.DataFrame
-        Like ``frame``, with the column ``name``: the label, NaN where none was given.
+        Like ``frame``, with the column ``name``: the label, NaN where none was given; with
+        ``selected_by`` or ``inclusion`` also the column ``inclusion`` (an ``EvalRecords``'s
+        design then names it).
 
     Raises
     ------
@@ -266,19 +303,32 @@ def join_labels(
     Traceback (most recent call last):
     ...
     ValueError: labels: 1 labelled id is not in frame's 'item' column, e.g. ['4']
+
+    A calibration set drawn by the judge's verdict: one of the two rows it passed, both it failed:
+
+    >>> rows = pd.DataFrame({"item": [1, 2, 3, 4], "judge": [1.0, 1.0, 0.0, 0.0]})
+    >>> join_labels(rows, {1: 1, 3: 0, 4: 1}, selected_by="judge")["inclusion"].tolist()
+    [0.5, 0.5, 1.0, 1.0]
     """
     table, keys = _check_arguments(frame, on, name)
-    labelled = _check_labels(_read(labels, keys, column), keys)
+    cells = _selection_columns(table, selected_by, inclusion)
+    read = _read(labels, keys, column, inclusion)
+    labelled = _check_labels(read, keys)
     index = _frame_index(table, keys)
     values = [math.nan] * len(table)
+    probabilities = [math.nan] * len(table)
+    given = labelled["inclusion"] if inclusion is not None else [None] * len(labelled)
     unknown = []
-    for key, label in zip(_keys(labelled, keys), labelled["label"], strict=True):
+    for key, label, chance in zip(_keys(labelled, keys), labelled["label"], given, strict=True):
         if key not in index:
             unknown.append(key[0] if len(keys) == 1 else key)
             continue
-        number = _label_value(label, f"labels: id {key[0] if len(keys) == 1 else key!r}")
+        where = f"labels: id {key[0] if len(keys) == 1 else key!r}"
+        number = _label_value(label, where)
+        probability = _probability(chance, where, inclusion) if inclusion is not None else math.nan
         for pos in index[key]:
             values[pos] = number
+            probabilities[pos] = probability
     if unknown:
         where = f"{keys[0]!r} column" if len(keys) == 1 else f"{keys!r} columns"
         raise ValueError(
@@ -287,6 +337,67 @@ def join_labels(
         )
     out = table.copy()
     out[name] = pd.Series(values, index=table.index, dtype=float)
+    if cells:
+        out["inclusion"] = _cell_shares(out, cells, name)
+    elif inclusion is not None:
+        out["inclusion"] = pd.Series(probabilities, index=table.index, dtype=float)
     if isinstance(frame, EvalRecords):
-        return EvalRecords(out, frame.design, frame.outcome, frame.scorers)
+        design = frame.design
+        if cells or inclusion is not None:
+            design = Design(cluster=design.cluster, inclusion="inclusion", population=design.population)
+        return EvalRecords(out, design, frame.outcome, frame.scorers)
     return out
+
+
+def _selection_columns(table: pd.DataFrame, selected_by: Any, inclusion: Any) -> list[str]:
+    """The checked ``selected_by`` columns (empty when not given); ``inclusion`` checked beside them."""
+    if inclusion is not None and not isinstance(inclusion, str):
+        raise TypeError(f"inclusion: expected a column name of labels, got {short_repr(inclusion)}")
+    if selected_by is None:
+        cells: list[str] = []
+    elif isinstance(selected_by, str):
+        cells = [selected_by]
+    elif isinstance(selected_by, Sequence) and selected_by and all(isinstance(c, str) for c in selected_by):
+        cells = list(selected_by)
+    else:
+        raise TypeError(f"selected_by: expected a column name or a list of them, got {short_repr(selected_by)}")
+    if cells and inclusion is not None:
+        raise ValueError("selected_by and inclusion both say how the labels were chosen: give one of the two")
+    missing = [c for c in cells if c not in table.columns]
+    if missing:
+        raise ValueError(
+            f"selected_by={selected_by!r}: {missing[0]!r} is not a column of frame; columns are {list(table.columns)[:20]}"
+        )
+    if (cells or inclusion is not None) and "inclusion" in table.columns:
+        raise ValueError(
+            "frame already has a column 'inclusion': drop or rename it before joining labels with a selection"
+        )
+    return cells
+
+
+def _probability(value: Any, where: str, column: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not 0.0 < number <= 1.0:
+        raise ValueError(
+            f"{where}: the inclusion probability (column {column!r}) must be in (0, 1], got {short_repr(value)}"
+        )
+    return number
+
+
+def _cell_shares(out: pd.DataFrame, cells: list[str], name: str) -> pd.Series:
+    """Each row's cell's share of labelled rows: the chance a row of the cell was labelled."""
+    keys = out[cells]
+    if keys.isna().any(axis=None):
+        col = next(c for c in cells if out[c].isna().any())
+        raise ValueError(
+            f"selected_by: the column {col!r} has no value on some rows; the cells the labels were drawn in "
+            "must be known on every row"
+        )
+    labelled = out[name].notna().astype(float)
+    share = labelled.groupby([out[c] for c in cells], sort=False).transform("mean")
+    if not labelled.any():
+        raise ValueError("labels: no row of frame is labelled, so there is no selection to describe")
+    return share.where(share > 0).astype(float)

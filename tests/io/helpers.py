@@ -85,6 +85,56 @@ def write_inspect_logs(folder, models=("model-a", "model-b"), formats=("eval", "
     return paths
 
 
+def judged(n, accuracy, seed):
+    """The judge's verdicts (1 pass, 0 fail) of ``n`` items whose category is ``CATEGORIES[i % 3]``:
+    item i passes when a seeded uniform draw is below ``accuracy[category]``."""
+    import numpy as np
+
+    draws = np.random.default_rng(seed).random(n)
+    return [int(draws[i] < accuracy[CATEGORIES[i % 3]]) for i in range(n)]
+
+
+def write_judged_logs(folder, verdicts, epochs=1):
+    """One Inspect log per model (``verdicts``: model -> list of 0/1 per item) with the scorer ``judge``.
+
+    Item i has the metadata ``category`` ``CATEGORIES[i % 3]``; the judge's value is ``C`` where
+    the verdict is 1, else ``I``, in every epoch. Returns the log paths in the models' order.
+    """
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import Score, accuracy, scorer
+    from inspect_ai.solver import generate
+
+    paths = []
+    for name, passed in verdicts.items():
+
+        @scorer(metrics=[accuracy()])
+        def judge(passed=passed):
+            async def score(state, target):
+                return Score(value="C" if passed[int(state.sample_id)] else "I")
+
+            return score
+
+        n = len(passed)
+        samples = [
+            Sample(input=f"question {i}", target="x", id=i, metadata={"category": CATEGORIES[i % 3]}) for i in range(n)
+        ]
+
+        def outputs(name=name, n=n):
+            for _ in range(n * epochs + 10):
+                out = ModelOutput.from_content(model=f"mockllm/{name}", content="x")
+                out.usage = ModelUsage(input_tokens=5, output_tokens=1, total_tokens=6)
+                yield out
+
+        model = get_model(f"mockllm/{name}", custom_outputs=outputs())
+        task = Task(dataset=MemoryDataset(samples, name="qa"), solver=generate(), name="qa", scorer=judge())
+        logs = inspect_eval(task, model=model, epochs=epochs, log_dir=str(folder), display="none", max_connections=20)
+        paths.append(Path(logs[0].location))
+    return paths
+
+
 if __name__ == "__main__":  # pragma: no cover
     import shutil
     import tempfile

@@ -119,3 +119,34 @@ def test_errors_name_the_argument(tmp_path):
     ambiguous = pd.DataFrame({"item": [1, "1"], "outcome": [1.0, 0.0]})
     with pytest.raises(ValueError, match="frame: the ids .* read as the same text"):
         join_labels(ambiguous, {1: 1})
+
+
+def test_selected_by_gives_each_row_its_cells_share_of_labels_and_the_design():
+    """A calibration set drawn by the verdict: the inclusion of a row is labelled / rows of its cell."""
+    rows = FRAME[(FRAME["model"] == FRAME["model"].iloc[0]) & (FRAME["epoch"] == 1)].reset_index(drop=True)
+    records = EvalRecords(rows, RECORDS.design, "match", ("match",))
+    passed = rows.loc[rows["match"] == 1, "item"].tolist()
+    failed = rows.loc[rows["match"] == 0, "item"].tolist()
+    labels = {passed[0]: 1, failed[0]: 0, failed[1]: 1}
+    out = join_labels(records, labels, selected_by="match")
+    expected = rows["match"].map({1.0: 1 / len(passed), 0.0: 2 / len(failed)})
+    np.testing.assert_allclose(out.frame["inclusion"], expected)
+    assert out.design.inclusion == "inclusion" and out.design.cluster == RECORDS.design.cluster
+    by_cells = join_labels(rows, labels, selected_by=["match", "metadata.category"])["inclusion"]
+    cell = rows.groupby(["match", "metadata.category"])["item"].transform(lambda s: s.isin(labels).mean())
+    np.testing.assert_allclose(by_cells, cell.where(cell > 0))
+
+
+def test_explicit_inclusion_probabilities_come_from_the_labels_table(tmp_path):
+    path = tmp_path / "labels.csv"
+    pd.DataFrame({"item": [0, 3], "label": ["C", "I"], "p": [0.25, 0.5]}).to_csv(path, index=False)
+    out = join_labels(RECORDS, path, inclusion="p")
+    expected = FRAME["item"].map({0: 0.25, 3: 0.5}).astype(float)
+    np.testing.assert_allclose(out.frame["inclusion"], expected)
+    assert out.design.inclusion == "inclusion"
+    with pytest.raises(ValueError, match=r"inclusion probability \(column 'label'\) must be in \(0, 1\]"):
+        join_labels(RECORDS, path, inclusion="label")
+    with pytest.raises(ValueError, match="selected_by and inclusion"):
+        join_labels(RECORDS, path, inclusion="p", selected_by="match")
+    with pytest.raises(ValueError, match="selected_by=.*'nope' is not a column of frame"):
+        join_labels(RECORDS, path, selected_by="nope")

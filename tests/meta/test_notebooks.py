@@ -98,6 +98,7 @@ def test_notebooks_found() -> None:
         "07_decision_campaign.ipynb",
         "08_llm_judge_and_500_labels.ipynb",
         "09_repeated_answers_and_partial_credit.ipynb",
+        "10_two_models_inspect_judge_300_labels.ipynb",
     ]
 
 
