@@ -148,6 +148,12 @@ FIELDS: tuple[Field, ...] = (
         "go to the proxy's cells by Neyman allocation and each stratum reads the proxy-assisted interval",
         "--proxy",
     ),
+    Field(
+        "design",
+        None,
+        "the sampling design (a bayeseval.Design): population 'pool' makes each stratum's rate the rate of "
+        "its rows in the pool; inclusion names the labels' inclusion column (--population, --inclusion)",
+    ),
     Field("random_seed", None, "random seed (a whole number >= 0)", "--seed"),
 )
 

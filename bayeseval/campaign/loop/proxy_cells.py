@@ -8,7 +8,7 @@ The design samples at random within cells (each cell's rows in the stored random
 its stratum), so a labelled row's inclusion probability is its cell's labelled share
 ``n_c / N_c``: it follows from the stored design and the stored labels alone, so estimates
 are the same after a crash and a resume. With equal probabilities within a cell the Hajek
-cell rates of ``proxy_ci(..., inclusion=...)`` are the cells' plain rates and their
+cell rates of ``proxy_ci(..., design=Design(inclusion=...))`` are the cells' plain rates and their
 effective counts are the cells' own counts, so each stratum gets the post-stratified
 estimate with the cells' small-count intervals.
 """
@@ -27,6 +27,7 @@ from bayeseval._kernels.guarantee import guarantee_stop_level
 from bayeseval._kernels.proxy import cells_interval, merge_sparse_cells
 from bayeseval.campaign.loop.forecast import feasibility_table, full_size_state
 from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import get_metric
 from bayeseval.counts.proxy import N_CELLS, pool_proxy_kind
 from bayeseval.estimate.proxy import proxy_ci
@@ -183,7 +184,7 @@ class ProxyDesign:
             metric=self.metric.name,
             pos_label=self.positive,
             level=level,
-            inclusion="inclusion",
+            design=Design(inclusion="inclusion"),
             method=PROXY_METHOD,
             n_cells=N_CELLS,
             label_set=self.label_set,
