@@ -208,7 +208,6 @@ class Campaign(Annotating):
         resolve: str = DEFAULTS["resolve"],
         costs: Any = DEFAULTS["costs"],
         guarantee: str | Guarantee = DEFAULTS["guarantee"],
-        anytime: bool = DEFAULTS["anytime"],
         proxy: str | None = DEFAULTS["proxy"],
         design: Design | dict[str, Any] | None = DEFAULTS["design"],
         random_seed: Any = DEFAULTS["random_seed"],
@@ -304,7 +303,6 @@ class Campaign(Annotating):
             resolve=resolve,
             costs=costs,
             guarantee=guarantee,
-            anytime=anytime,
             proxy=proxy,
             design=design,
             random_seed=random_seed,
@@ -537,7 +535,7 @@ class Campaign(Annotating):
             and anytime intervals, the posterior mean for the pooled one, the proxy-assisted
             estimate with a proxy, the seed-cell estimate for a campaign started from labels
             of unequal inclusion), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
-            ``"anytime"`` with ``anytime=True`` (the stratum's confidence sequence at
+            ``"anytime"`` with ``guarantee="anytime"`` (the stratum's confidence sequence at
             ``level``), ``"pooled"`` under ``guarantee="average"``, ``"own"`` for the
             independent model, ``"proxy"`` with a proxy, which adds ``agreement`` and
             ``effective_labels``, ``"seeded"`` for a campaign started from labels of unequal

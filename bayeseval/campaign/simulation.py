@@ -91,7 +91,7 @@ class SimulationResult(Result):
         ``true_rate``, ``covered`` (by ``lower``/``upper``); with ``guarantee="stratum"`` the
         columns of ``Campaign.status()``: ``lower`` and ``upper`` are the guaranteed interval
         (``read`` is ``"guaranteed"``; ``"anytime"``, the confidence sequence, with
-        ``anytime=True``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
+        ``guarantee="anytime"``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
         posterior; and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
         campaign on several metrics has one line per stratum and metric).
     settings : dict
@@ -250,7 +250,6 @@ def simulate(
     model: str = DEFAULTS["model"],
     costs: Any = DEFAULTS["costs"],
     guarantee: str | Guarantee = DEFAULTS["guarantee"],
-    anytime: bool = DEFAULTS["anytime"],
     proxy: str | None = DEFAULTS["proxy"],
     design: Design | dict[str, Any] | None = DEFAULTS["design"],
     random_seed: Any = DEFAULTS["random_seed"],
@@ -319,7 +318,6 @@ def simulate(
         model=model,
         costs=costs,
         guarantee=guarantee,
-        anytime=anytime,
         proxy=proxy,
         design=design,
         random_seed=random_seed,

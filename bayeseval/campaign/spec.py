@@ -193,8 +193,7 @@ FIELD_DOCS: dict[str, str] = {
     :mod:`bayeseval.campaign.goals.goal`.""",
     "guarantee": """guarantee : {"stratum", "average", "anytime"} or Guarantee
     What each stratum's interval and decision promise (a :class:`~bayeseval.Guarantee` or its
-    name; ``"anytime"`` is ``"stratum"`` with ``anytime=True``, and the spec reads back
-    ``guarantee="stratum"``, ``anytime=True``). ``"stratum"`` (default): the interval
+    name). ``"stratum"`` (default): the interval
     of every stratum (``status()``'s ``lower``/``upper``) covers that stratum's rate with
     probability at least ``level`` whatever the rate, also at the moment the campaign stops:
     the adaptive interval from the leave-one-out prior of the other strata (Clopper-Pearson
@@ -208,7 +207,17 @@ FIELD_DOCS: dict[str, str] = {
     when its pooled ``P(meets)`` reaches ``level``: these intervals cover on average over
     strata like these, but can miss a stratum whose data happen to look typical
     (docs/validation.md section 11 has the measured coverage). Goal ``"overall"`` is the
-    same under both. Campaign files written before this setting open as ``"average"``.""",
+    same under both. ``"anytime"`` (``Guarantee.anytime()``): each stratum's interval
+    (``read`` is ``"anytime"``) is its confidence sequence at ``level``
+    (:func:`~bayeseval.confidence_sequence`), which covers the stratum's rate at every
+    number of labels at once, so it stays valid whenever you look and whenever you stop,
+    also outside the campaign's own stopping rule; goal ``"each"`` stops a stratum when its
+    sequence's half-width reaches the target. The sequence's prior concentration is tuned,
+    per stratum, to the campaign's planned size (fixed at creation, stored in the file). It
+    costs labels: about 2.4 times Wilson's fixed-size count at a target of 0.05
+    (docs/validation.md, section 11f). It needs a goal other than ``"overall"`` and no
+    ``proxy``; a campaign file stores it as ``guarantee="stratum"`` with ``anytime=True``.
+    Campaign files written before this setting open as ``"average"``.""",
     "weights": """weights : dict, Series or array, optional
     Population shares of the strata (for ``goal="overall"``); default: the strata's shares
     of the eligible pool rows.""",
@@ -261,17 +270,9 @@ FIELD_DOCS: dict[str, str] = {
     label to the stratum with the largest expected gain per unit cost; :meth:`status` and
     :meth:`forecast` report the cost. Default: every label costs 1.""",
     "anytime": """anytime : bool
-    ``True``: each stratum's interval (``status()``'s ``lower``/``upper``, ``read`` is
-    ``"anytime"``) is its confidence sequence at ``level``
-    (:func:`~bayeseval.confidence_sequence`), which covers the stratum's rate at every
-    number of labels at once, so it stays valid whenever you look and whenever you stop,
-    also outside the campaign's own stopping rule; goal ``"each"`` stops a stratum when its
-    sequence's half-width reaches the target. The sequence's prior concentration is tuned,
-    per stratum, to the campaign's planned size (fixed at ``create``, stored in the file).
-    It costs labels: about 2.4 times Wilson's fixed-size count at a target of 0.05
-    (docs/validation.md, section 11f). Needs ``guarantee="stratum"``, a goal other than
-    ``"overall"``, and no ``proxy``. Default ``False``. The same as
-    ``guarantee="anytime"`` (``Guarantee.anytime()``).""",
+    The older spelling of ``guarantee="anytime"``: ``True`` with ``guarantee="stratum"``
+    (``guarantee="average"`` is refused). Default ``False``. The spec reads back
+    ``guarantee="stratum"``, ``anytime=True``, as a campaign file stores them.""",
     "proxy": """proxy : str, optional
     Column with a proxy of the true label on every pool row: a cheap label of the same kind
     as the labels (an LLM judge's) or a numeric score, binned into 5 equal-count cells per

@@ -304,6 +304,10 @@ def _create(args: argparse.Namespace) -> int:
     settings = {f.name: getattr(args, f.name) for f in FIELDS if f.flag is not None}
     settings["pos_label"] = _scalar(settings["pos_label"])
     settings["goal"] = _goal(args)
+    if settings.pop("anytime"):  # --anytime: the flag of --guarantee anytime
+        from bayeseval._kernels.guarantee import as_guarantee
+
+        settings["guarantee"] = as_guarantee(settings["guarantee"], anytime=True)
     labels, _ = _seed_labels(args, str(pool.index.name))
     try:
         c = Campaign.create(

@@ -159,7 +159,7 @@ def test_labels_of_one_probability_per_stratum_still_count_as_a_random_sample(tm
         ({"goal": Decide(0.1)}, "got goal='decide'"),
         ({"goal": Gap(0.05)}, "got goal='gap'"),
         ({"guarantee": "average"}, "got guarantee='average'"),
-        ({"anytime": True}, "not anytime=True"),
+        ({"guarantee": "anytime"}, "not anytime=True"),
         ({"metric": "recall"}, "got metric='recall'"),
         ({"metric": ["error_rate", "accuracy"]}, "one metric"),
     ],
