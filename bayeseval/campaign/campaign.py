@@ -537,7 +537,9 @@ class Campaign(Annotating):
             of unequal inclusion), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
             ``"anytime"`` with ``guarantee="anytime"`` (the stratum's confidence sequence at
             ``level``), ``"pooled"`` under ``guarantee="average"``, ``"own"`` for the
-            independent model, ``"proxy"`` with a proxy, which adds ``agreement`` and
+            independent model, ``"pool"`` with ``design=Design(population="pool")`` (the exact interval of
+            the stratum's rate among its rows in the pool at the stop level; the pooled columns beside it
+            are the process model's), ``"proxy"`` with a proxy, which adds ``agreement`` and
             ``effective_labels``, ``"seeded"`` for a campaign started from labels of unequal
             inclusion), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the

@@ -91,7 +91,8 @@ class SimulationResult(Result):
         ``true_rate``, ``covered`` (by ``lower``/``upper``); with ``guarantee="stratum"`` the
         columns of ``Campaign.status()``: ``lower`` and ``upper`` are the guaranteed interval
         (``read`` is ``"guaranteed"``; ``"anytime"``, the confidence sequence, with
-        ``guarantee="anytime"``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
+        ``guarantee="anytime"``; ``"pool"``, the pool rate's exact interval, with
+        ``design=Design(population="pool")``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
         posterior; and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
         campaign on several metrics has one line per stratum and metric).
     settings : dict
