@@ -385,7 +385,7 @@ class CampaignSpec:
     guarantee: str | Guarantee = DEFAULTS["guarantee"]
     anytime: bool = DEFAULTS["anytime"]
     proxy: str | None = DEFAULTS["proxy"]
-    design: Design | None = DEFAULTS["design"]
+    design: Design = DEFAULTS["design"]  # None or a dict of its fields: a Design once built
     random_seed: Any = DEFAULTS["random_seed"]
 
     @property
