@@ -327,7 +327,7 @@ def rewrite_section(body: str) -> None:
     if start < 0:
         DOC.write_text(text.rstrip("\n") + "\n\n" + body.rstrip() + "\n")
         return
-    nxt = re.search(r"\n## ", text[start + len(HEADING) :])
+    nxt = re.search(r"\n## |\n### A campaign on the pool", text[start + len(HEADING) :])  # pool_campaign.py's part
     rest = text[start + len(HEADING) + nxt.start() :] if nxt else ""
     DOC.write_text(text[:start] + "\n" + body.rstrip() + "\n" + rest)
 

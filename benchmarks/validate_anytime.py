@@ -54,7 +54,7 @@ CSV = Path(__file__).resolve().parent / "results" / "anytime_campaigns.csv"
 TARGET = 0.05
 LEVEL = 0.95
 SCENARIOS = ("exchangeable", "atypical 0.14")
-VARIANTS = {"default": {}, "anytime": {"anytime": True}}
+VARIANTS = {"default": {}, "anytime": {"guarantee": "anytime"}}
 
 
 # -- widths ------------------------------------------------------------------------------

@@ -63,6 +63,7 @@ from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.campaign.store.create import initialise
 from bayeseval.campaign.store.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts.counts import Counts, stratum_labels
+from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models import fit_hierarchical
 
@@ -206,13 +207,12 @@ class Campaign:
         resolve: str = DEFAULTS["resolve"],
         costs: Any = DEFAULTS["costs"],
         guarantee: str | Guarantee = DEFAULTS["guarantee"],
-        anytime: bool = DEFAULTS["anytime"],
         proxy: str | None = DEFAULTS["proxy"],
+        design: Design | dict[str, Any] | None = DEFAULTS["design"],
         random_seed: Any = DEFAULTS["random_seed"],
         spec: CampaignSpec | None = None,
         content: str | Sequence[str] | None = None,
         labels: Any = None,
-        inclusion: str | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Campaign:
         """Create a campaign file from a pool of unlabelled predictions.
@@ -254,19 +254,18 @@ class Campaign:
             sample within each stratum; the campaign then proposes only rows never labelled.
             Every row is checked before anything is written: ids not in the pool, ids given
             twice, blank labels and labels outside the known labels are a ``ValueError``
-            naming the row ids. The budget counts these labels.
-        inclusion : str, optional
-            With ``labels``: the column (of ``labels``, or of the pool when ``labels`` names a
-            pool column) of the probability with which each row was chosen for labelling.
-            Probabilities equal within each stratum are a random sample within strata.
-            Labels whose probabilities differ within a stratum are read as a seed cell: each
-            stratum's estimate and interval combine the seed rows, all labelled, with the
+            naming the row ids. The budget counts these labels. With ``design.inclusion``
+            (``design=Design(inclusion=column)``): the column (of ``labels``, or of the pool when
+            ``labels`` names a pool column) of the probability with which each row was chosen
+            for labelling. Probabilities equal within each stratum are a random sample within
+            strata. Labels whose probabilities differ within a stratum are read as a seed cell:
+            each stratum's estimate and interval combine the seed rows, all labelled, with the
             campaign's random draws from the rest (``read="seeded"`` in :meth:`status`;
             :func:`~bayeseval.campaign.labels.existing.seed_cell_bounds`), unbiased whatever
             rule chose them. Only goal ``"each"`` under ``guarantee="stratum"`` with one
-            metric whose trials the prediction fixes, no ``proxy`` and no ``anytime`` reads a
-            seed cell; other campaigns refuse such labels (a ``ValueError`` naming the
-            stratum and the setting).
+            metric whose trials the prediction fixes, no ``proxy``, no anytime guarantee and
+            ``design.population="process"`` reads a seed cell; other campaigns refuse such
+            labels (a ``ValueError`` naming the stratum and the setting).
         busy_timeout : float
             Seconds to wait for another process's write lock before raising ``ValueError``
             (default 10).
@@ -303,13 +302,21 @@ class Campaign:
             resolve=resolve,
             costs=costs,
             guarantee=guarantee,
-            anytime=anytime,
             proxy=proxy,
+            design=design,
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         if hasattr(pool, "__len__"):
             spec = spec.for_pool(len(pool))
+        inclusion = spec.design.inclusion
+        if inclusion is not None and labels is None:
+            raise TypeError(f"design.inclusion={inclusion!r} is the column of the labels' inclusion: give labels too")
+        if inclusion is not None and spec.design.population == "pool":
+            raise ValueError(
+                f"design.population='pool' reads the labels as a random sample within each stratum; "
+                f"got design.inclusion={inclusion!r} (labels chosen with their own probabilities)"
+            )
         campaign = cls(initialise(path, pool, spec, busy_timeout, content, labels, inclusion))
         if spec.goal.checks_feasibility:
             campaign.feasibility(warn=True)
@@ -527,9 +534,11 @@ class Campaign:
             and anytime intervals, the posterior mean for the pooled one, the proxy-assisted
             estimate with a proxy, the seed-cell estimate for a campaign started from labels
             of unequal inclusion), ``read`` (which interval ``lower``/``upper`` is: ``"guaranteed"``,
-            ``"anytime"`` with ``anytime=True`` (the stratum's confidence sequence at
+            ``"anytime"`` with ``guarantee="anytime"`` (the stratum's confidence sequence at
             ``level``), ``"pooled"`` under ``guarantee="average"``, ``"own"`` for the
-            independent model, ``"proxy"`` with a proxy, which adds ``agreement`` and
+            independent model, ``"pool"`` with ``design=Design(population="pool")`` (the exact interval of
+            the stratum's rate among its rows in the pool at the stop level; the pooled columns beside it
+            are the process model's), ``"proxy"`` with a proxy, which adds ``agreement`` and
             ``effective_labels``, ``"seeded"`` for a campaign started from labels of unequal
             inclusion), ``halfwidth`` (of that interval),
             ``done`` (the stopping rule's verdict on the stratum: read half-width at most the

@@ -130,15 +130,15 @@ FIELDS: tuple[Field, ...] = (
         "stratum",
         "stratum (default): every stratum's interval covers its own rate, also at stop, "
         "and decisions hold for any batch size; average: a stratum stops on its pooled interval, which covers "
-        "on average over strata like these",
+        "on average over strata like these; anytime: each stratum reads, and stops on, its confidence sequence "
+        "at --level, valid whenever you look (goal each, decide or gap)",
         "--guarantee",
-        ("stratum", "average"),
+        ("stratum", "average", "anytime"),
     ),
     Field(
         "anytime",
         False,
-        "each stratum reads, and stops on, its confidence sequence at --level: valid whenever you "
-        "look, tuned to the campaign's planned size (goal each, decide or gap; guarantee stratum)",
+        "the same as --guarantee anytime: each stratum reads, and stops on, its confidence sequence at --level",
         "--anytime",
     ),
     Field(
@@ -147,6 +147,12 @@ FIELDS: tuple[Field, ...] = (
         "column with a proxy of the true label (a cheap label or a score) on every pool row: labels "
         "go to the proxy's cells by Neyman allocation and each stratum reads the proxy-assisted interval",
         "--proxy",
+    ),
+    Field(
+        "design",
+        None,
+        "the sampling design (a bayeseval.Design): population 'pool' makes each stratum's rate the rate of "
+        "its rows in the pool; inclusion names the labels' inclusion column (--population, --inclusion)",
     ),
     Field("random_seed", None, "random seed (a whole number >= 0)", "--seed"),
 )

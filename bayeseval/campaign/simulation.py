@@ -39,6 +39,7 @@ from bayeseval.campaign.loop.pool import (
 from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
+from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import get_metric
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
@@ -90,7 +91,8 @@ class SimulationResult(Result):
         ``true_rate``, ``covered`` (by ``lower``/``upper``); with ``guarantee="stratum"`` the
         columns of ``Campaign.status()``: ``lower`` and ``upper`` are the guaranteed interval
         (``read`` is ``"guaranteed"``; ``"anytime"``, the confidence sequence, with
-        ``anytime=True``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
+        ``guarantee="anytime"``; ``"pool"``, the pool rate's exact interval, with
+        ``design=Design(population="pool")``), ``pooled_mean``, ``pooled_lower``, ``pooled_upper`` the pooled
         posterior; and for goal ``"decide"`` ``p_meets`` and ``decision`` at stop, and ``metric`` (a
         campaign on several metrics has one line per stratum and metric).
     settings : dict
@@ -249,8 +251,8 @@ def simulate(
     model: str = DEFAULTS["model"],
     costs: Any = DEFAULTS["costs"],
     guarantee: str | Guarantee = DEFAULTS["guarantee"],
-    anytime: bool = DEFAULTS["anytime"],
     proxy: str | None = DEFAULTS["proxy"],
+    design: Design | dict[str, Any] | None = DEFAULTS["design"],
     random_seed: Any = DEFAULTS["random_seed"],
     spec: CampaignSpec | None = None,
     progress: bool = True,
@@ -317,11 +319,16 @@ def simulate(
         model=model,
         costs=costs,
         guarantee=guarantee,
-        anytime=anytime,
         proxy=proxy,
+        design=design,
         random_seed=random_seed,
     )
     spec = spec_from_arguments(spec, "simulate", settings)
+    if spec.design.inclusion is not None:
+        raise ValueError(
+            f"simulate draws its own labels at random within the strata; design.inclusion="
+            f"{spec.design.inclusion!r} describes labels given to Campaign.create(labels=...)"
+        )
     if hasattr(data, "__len__"):
         spec = spec.for_pool(len(data))
     n_repeats = check_positive_int(n_repeats, "n_repeats")

@@ -39,6 +39,7 @@ from bayeseval.campaign.goals.goal import Goal
 from bayeseval.campaign.goals.registry import as_goal, goal_from_config, goal_settings
 from bayeseval.campaign.labels.label_set import LabelSet
 from bayeseval.campaign.loop.rules import RULES, get_rule
+from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.metrics import get_metric
 from bayeseval.models.priors import resolve_prior
 
@@ -192,8 +193,7 @@ FIELD_DOCS: dict[str, str] = {
     :mod:`bayeseval.campaign.goals.goal`.""",
     "guarantee": """guarantee : {"stratum", "average", "anytime"} or Guarantee
     What each stratum's interval and decision promise (a :class:`~bayeseval.Guarantee` or its
-    name; ``"anytime"`` is ``"stratum"`` with ``anytime=True``, and the spec reads back
-    ``guarantee="stratum"``, ``anytime=True``). ``"stratum"`` (default): the interval
+    name). ``"stratum"`` (default): the interval
     of every stratum (``status()``'s ``lower``/``upper``) covers that stratum's rate with
     probability at least ``level`` whatever the rate, also at the moment the campaign stops:
     the adaptive interval from the leave-one-out prior of the other strata (Clopper-Pearson
@@ -207,7 +207,17 @@ FIELD_DOCS: dict[str, str] = {
     when its pooled ``P(meets)`` reaches ``level``: these intervals cover on average over
     strata like these, but can miss a stratum whose data happen to look typical
     (docs/validation.md section 11 has the measured coverage). Goal ``"overall"`` is the
-    same under both. Campaign files written before this setting open as ``"average"``.""",
+    same under both. ``"anytime"`` (``Guarantee.anytime()``): each stratum's interval
+    (``read`` is ``"anytime"``) is its confidence sequence at ``level``
+    (:func:`~bayeseval.confidence_sequence`), which covers the stratum's rate at every
+    number of labels at once, so it stays valid whenever you look and whenever you stop,
+    also outside the campaign's own stopping rule; goal ``"each"`` stops a stratum when its
+    sequence's half-width reaches the target. The sequence's prior concentration is tuned,
+    per stratum, to the campaign's planned size (fixed at creation, stored in the file). It
+    costs labels: about 2.4 times Wilson's fixed-size count at a target of 0.05
+    (docs/validation.md, section 11f). It needs a goal other than ``"overall"`` and no
+    ``proxy``; a campaign file stores it as ``guarantee="stratum"`` with ``anytime=True``.
+    Campaign files written before this setting open as ``"average"``.""",
     "weights": """weights : dict, Series or array, optional
     Population shares of the strata (for ``goal="overall"``); default: the strata's shares
     of the eligible pool rows.""",
@@ -260,17 +270,9 @@ FIELD_DOCS: dict[str, str] = {
     label to the stratum with the largest expected gain per unit cost; :meth:`status` and
     :meth:`forecast` report the cost. Default: every label costs 1.""",
     "anytime": """anytime : bool
-    ``True``: each stratum's interval (``status()``'s ``lower``/``upper``, ``read`` is
-    ``"anytime"``) is its confidence sequence at ``level``
-    (:func:`~bayeseval.confidence_sequence`), which covers the stratum's rate at every
-    number of labels at once, so it stays valid whenever you look and whenever you stop,
-    also outside the campaign's own stopping rule; goal ``"each"`` stops a stratum when its
-    sequence's half-width reaches the target. The sequence's prior concentration is tuned,
-    per stratum, to the campaign's planned size (fixed at ``create``, stored in the file).
-    It costs labels: about 2.4 times Wilson's fixed-size count at a target of 0.05
-    (docs/validation.md, section 11f). Needs ``guarantee="stratum"``, a goal other than
-    ``"overall"``, and no ``proxy``. Default ``False``. The same as
-    ``guarantee="anytime"`` (``Guarantee.anytime()``).""",
+    The older spelling of ``guarantee="anytime"``: ``True`` with ``guarantee="stratum"``
+    (``guarantee="average"`` is refused). Default ``False``. The spec reads back
+    ``guarantee="stratum"``, ``anytime=True``, as a campaign file stores them.""",
     "proxy": """proxy : str, optional
     Column with a proxy of the true label on every pool row: a cheap label of the same kind
     as the labels (an LLM judge's) or a numeric score, binned into 5 equal-count cells per
@@ -282,6 +284,21 @@ FIELD_DOCS: dict[str, str] = {
     (:func:`~bayeseval.proxy_ci` with the cell design's inclusion probabilities). Metrics
     ``error_rate``, ``accuracy``, ``precision``, ``npv``; goal ``"each"``; guarantee
     ``"stratum"``.""",
+    "design": """design : Design or dict, optional
+    The sampling design (:class:`~bayeseval.Design`; default ``Design()``), stored in the
+    campaign file. ``population="process"`` (default): each stratum's interval is for the rate
+    of the process that produced its rows. ``population="pool"``: for the rate of the
+    stratum's rows in the pool itself (a finite population): each stratum reads and stops on
+    the exact hypergeometric interval of :func:`~bayeseval._kernels.finite_pool.pool_ci` at
+    the stop level ``1 - 0.7 (1 - level)`` (0.965 at 0.95), a stratum whose every row is
+    labelled is known exactly, and the allocation and the forecast plan with the
+    finite-population interval; it needs goal ``Each``, guarantee ``"stratum"``, one metric
+    whose trials the prediction fixes (``error_rate``, ``accuracy``, ``precision``, ``npv``,
+    ...) and no ``proxy`` (a ``ValueError`` names ``design.population`` and the other
+    setting). ``inclusion``: with :meth:`Campaign.create <bayeseval.campaign.Campaign.create>`'s
+    ``labels``, the column of each labelled row's inclusion probability (see ``labels``);
+    ``simulate`` draws its own labels and refuses it. ``cluster`` is refused: campaigns do not
+    sample units yet.""",
     "random_seed": """random_seed : int, sequence of int, SeedSequence or Generator, optional
     Seed of the campaign's random streams (row order and the rule's draws). A campaign
     created with seed ``s`` proposes the rows of repeat 0 of a simulation with seed ``s``
@@ -368,6 +385,7 @@ class CampaignSpec:
     guarantee: str | Guarantee = DEFAULTS["guarantee"]
     anytime: bool = DEFAULTS["anytime"]
     proxy: str | None = DEFAULTS["proxy"]
+    design: Design = DEFAULTS["design"]  # None or a dict of its fields: a Design once built
     random_seed: Any = DEFAULTS["random_seed"]
 
     @property
@@ -409,6 +427,7 @@ class CampaignSpec:
             "guarantee": as_guarantee(self.guarantee),
             "anytime": _check_bool(self.anytime, "anytime"),
             "proxy": _check_column_name(self.proxy, "proxy", optional=True),
+            "design": as_design(self.design),
         }
         checked["goal"] = _check_goal(self.goal, checked["metric"])
         if checked["costs"] is not None and checked["rule"] not in COST_RULES and isinstance(self.rule, str):
@@ -427,6 +446,7 @@ class CampaignSpec:
             _check_anytime_settings(checked)
         if checked["score_bins"] is not None and checked["score"] is None:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
+        _check_design_settings(checked, guarantee)
         checked.update(guarantee=guarantee.scope, anytime=guarantee.sequential)  # as a campaign file stores them
         for name, value in checked.items():
             object.__setattr__(self, name, value)
@@ -516,6 +536,7 @@ class CampaignSpec:
         out["rule"] = self.rule_name
         out["goal"] = self.goal.name
         out.update(goal_settings(self.goal))
+        out["design"] = {f.name: getattr(self.design, f.name) for f in dataclasses.fields(Design)}
         for name in ("score_bins", "label_set", "weights", "costs", "threshold", "metric"):
             if isinstance(out[name], tuple):
                 out[name] = list(out[name])
@@ -552,6 +573,7 @@ class CampaignSpec:
         kwargs.setdefault("model", "auto")  # files written before the model was a setting
         kwargs.setdefault("batch_size", BATCH_BOUNDS[0])  # files written before the batch size was stored: 10
         kwargs.setdefault("guarantee", "average")  # files written before the guarantee was a setting
+        kwargs.setdefault("design", None)  # files written before the design was a setting: Design()
         return cls(
             y_pred=y_pred,
             strata=tuple(strata),
@@ -579,6 +601,33 @@ def _check_anytime_settings(checked: dict[str, Any]) -> None:
             f"anytime=True reads each stratum's confidence sequence from its own labels, not a "
             f"proxy-assisted interval; got proxy={checked['proxy']!r}"
         )
+
+
+def _check_design_settings(checked: dict[str, Any], guarantee: Guarantee) -> None:
+    """Raise when the design asks for what a campaign does not do (the message names ``design``)."""
+    design = checked["design"]
+    if design.cluster is not None:
+        raise ValueError(
+            f"design.cluster={design.cluster!r}: campaigns do not sample units yet; label rows "
+            "(design.cluster=None), or tabulate and evaluate the labelled rows with design=Design(cluster=...)"
+        )
+    if design.population != "pool":
+        return
+    metric = checked["metric"]
+    clashes = (
+        (not isinstance(metric, str), f"metric={list(metric) if not isinstance(metric, str) else metric!r}"),
+        (isinstance(metric, str) and get_metric(metric).trials_need_truth, f"metric={metric!r}"),
+        (checked["goal"].name != "each", f"goal={checked['goal'].name!r}"),
+        (not guarantee.per_stratum or guarantee.sequential, f"guarantee={guarantee.name!r}"),
+        (checked["proxy"] is not None, f"proxy={checked['proxy']!r}"),
+    )
+    for bad, what in clashes:
+        if bad:
+            raise ValueError(
+                f"design.population='pool' reads each stratum's exact finite-pool interval, for goal 'each' "
+                f"under guarantee 'stratum' on one metric whose trials the prediction fixes, without a "
+                f"proxy; got {what}"
+            )
 
 
 def _check_proxy_settings(checked: dict[str, Any]) -> None:
@@ -627,6 +676,8 @@ def spec_from_arguments(spec: Any, caller: str, settings: dict[str, Any]) -> Cam
 
 
 def _is_default(name: str, value: Any, default: Any) -> bool:
+    if isinstance(value, Design):
+        return value.is_default
     if value is None:
         return default is None or default is dataclasses.MISSING or name == "strata"
     if value is default:

@@ -41,6 +41,7 @@ from bayeseval.cli import labelstudio as labelstudio_cli
 from bayeseval.cli.harness import add_harness_args, check_one_input
 from bayeseval.cli.io import HelpFormatter as _Formatter
 from bayeseval.cli.io import atomic_output, check_output, cli_warnings, one_line, read_table
+from bayeseval.cli.shared import add_design_args, design_from_args
 
 __all__ = ["register", "run", "build_parser", "main"]
 
@@ -315,11 +316,17 @@ def _create(args: argparse.Namespace) -> int:
     settings = {f.name: getattr(args, f.name) for f in FIELDS if f.flag is not None}
     settings["pos_label"] = _scalar(settings["pos_label"])
     settings["goal"] = _goal(args)
-    labels, inclusion = _seed_labels(args, str(pool.index.name))
+    if settings.pop("anytime"):  # --anytime: the flag of --guarantee anytime
+        from bayeseval._kernels.guarantee import as_guarantee
+
+        settings["guarantee"] = as_guarantee(settings["guarantee"], anytime=True)
+    labels, _ = _seed_labels(args, str(pool.index.name))
     try:
-        c = Campaign.create(args.db, pool, content=args.content, labels=labels, inclusion=inclusion, **settings)
+        c = Campaign.create(
+            args.db, pool, content=args.content, labels=labels, design=design_from_args(args), **settings
+        )
     except (ValueError, TypeError) as exc:
-        if labels is not None and str(exc).startswith(("labels", "inclusion")):
+        if labels is not None and str(exc).startswith(("labels", "inclusion", "design.inclusion")):
             raise type(exc)(f"--labels {args.labels!r}: {exc}") from exc
         raise
     try:
@@ -941,16 +948,18 @@ def _add_create(sub: Any) -> None:
         "--y-true", dest="y_true", default=None, help="column of --labels with the labels (default: label)"
     )
     seed.add_argument(
-        "--inclusion",
-        default=None,
-        help="column of --labels with the probability each row was chosen for labelling; labels "
-        "chosen with unequal probabilities within a stratum are read as a seed cell beside the "
-        "campaign's random draws (goal each, guarantee stratum only)",
-    )
-    seed.add_argument(
         "--from-name",
         default=None,
         help="Label Studio choice control holding the label (default: the only one, or 'label')",
+    )
+    add_design_args(
+        p.add_argument_group("sampling design", "what each stratum's rate is, and how the --labels rows were chosen"),
+        inclusion_help="column of --labels with the probability each row was chosen for labelling; labels "
+        "chosen with unequal probabilities within a stratum are read as a seed cell beside the "
+        "campaign's random draws (goal each, guarantee stratum only)",
+        population_help="'process' (default): each stratum's interval is for the rate of the process that "
+        "produced its rows; 'pool': for the rate of its rows in the pool itself (exact finite-pool "
+        "interval; a stratum labelled to its last row is known exactly; goal each, guarantee stratum)",
     )
 
 

@@ -144,20 +144,22 @@ def add_row_columns(p: argparse.ArgumentParser, outcome: bool = False, harness: 
         )
 
 
-def add_design_args(p: argparse.ArgumentParser) -> None:
-    """Declare the sampling design's options (``--cluster``, ``--inclusion``, ``--population``)."""
+def add_design_args(p: Any, inclusion_help: str = INCLUSION_HELP, population_help: str | None = None) -> None:
+    """Declare the sampling design's options (``--cluster``, ``--inclusion``, ``--population``) on a parser
+    or an argument group; ``inclusion_help`` and ``population_help`` replace those options' help."""
     p.add_argument(
         "--cluster",
         default=None,
         help="column whose rows sharing a value are one sampling unit (an item answered several "
         "times, questions on one passage); intervals then treat the unit as the draw",
     )
-    p.add_argument("--inclusion", default=None, help=INCLUSION_HELP)
+    p.add_argument("--inclusion", default=None, help=inclusion_help)
     p.add_argument(
         "--population",
         default="process",
         choices=("process", "pool"),
-        help="'process' (default): the rate of the process that produced the rows; 'pool': the rate "
+        help=population_help
+        or "'process' (default): the rate of the process that produced the rows; 'pool': the rate "
         "of the rows in the file themselves",
     )
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from bayeseval import Design
 from bayeseval.campaign import Campaign, Decide, Each, Gap, Overall
 from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 from bayeseval.campaign.labels.existing import seed_cell_bounds
@@ -114,7 +115,7 @@ def test_the_seed_cell_estimate_is_unbiased_where_counting_the_seeds_is_not():
 def test_the_campaign_reads_the_seed_cell_and_draws_only_from_the_rest(tmp_path):
     pool, truth = _pool()
     seed = _half_by_prediction(pool, truth)
-    c = _create(tmp_path / "c.db", pool, labels=seed, inclusion="p")
+    c = _create(tmp_path / "c.db", pool, labels=seed, design=Design(inclusion="p"))
     for _ in range(2):
         batch = c.propose(80)
         assert not set(batch.index) & set(seed.index)
@@ -146,7 +147,7 @@ def test_labels_of_one_probability_per_stratum_still_count_as_a_random_sample(tm
     pool, truth = _pool(n=600)
     seed = _half_by_prediction(pool, truth, per_cell=10)
     seed["p"] = pool.loc[seed.index, "g"].map({"a": 0.1, "b": 0.2}).to_numpy()
-    c = _create(tmp_path / "c.db", pool, labels=seed, inclusion="p")
+    c = _create(tmp_path / "c.db", pool, labels=seed, design=Design(inclusion="p"))
     assert "seeded" not in set(c.status()["read"])
     c.close()
 
@@ -158,7 +159,7 @@ def test_labels_of_one_probability_per_stratum_still_count_as_a_random_sample(tm
         ({"goal": Decide(0.1)}, "got goal='decide'"),
         ({"goal": Gap(0.05)}, "got goal='gap'"),
         ({"guarantee": "average"}, "got guarantee='average'"),
-        ({"anytime": True}, "not anytime=True"),
+        ({"guarantee": "anytime"}, "not anytime=True"),
         ({"metric": "recall"}, "got metric='recall'"),
         ({"metric": ["error_rate", "accuracy"]}, "one metric"),
     ],
@@ -168,7 +169,7 @@ def test_campaigns_that_cannot_read_a_seed_cell_refuse_unequal_labels_naming_the
     seed = _half_by_prediction(pool, truth, per_cell=5)
     kw = {"goal": Each(0.07), **kw}
     with pytest.raises(ValueError, match=r"inclusion 'p': probabilities differ within stratum '[ab]' .*" + words):
-        _create(tmp_path / "c.db", pool, labels=seed, inclusion="p", **kw)
+        _create(tmp_path / "c.db", pool, labels=seed, design=Design(inclusion="p"), **kw)
     assert not (tmp_path / "c.db").exists()
 
 
@@ -177,7 +178,7 @@ def test_a_proxy_campaign_refuses_unequal_labels(tmp_path):
     pool["proxy"] = truth.to_numpy()
     seed = _half_by_prediction(pool, truth, per_cell=5)
     with pytest.raises(ValueError, match="got proxy='proxy'"):
-        _create(tmp_path / "c.db", pool, labels=seed, inclusion="p", proxy="proxy")
+        _create(tmp_path / "c.db", pool, labels=seed, design=Design(inclusion="p"), proxy="proxy")
     assert not (tmp_path / "c.db").exists()
 
 
@@ -197,7 +198,7 @@ def test_campaigns_from_a_half_by_prediction_seed_are_unbiased_and_cover_at_stop
     first, naive, covered = [], [], []
     for s in range(200):
         seed = _half_by_prediction(pool, truth, seed=1000 + s)
-        c = _create(tmp_path / f"c{s}.db", pool, labels=seed, inclusion="p", random_seed=s)
+        c = _create(tmp_path / f"c{s}.db", pool, labels=seed, design=Design(inclusion="p"), random_seed=s)
         batch = c.propose(100)
         c.ingest(truth.loc[batch.index])
         st = c.status()
@@ -251,7 +252,7 @@ def test_a_precision_campaign_reads_its_seed_cell_on_the_rows_predicted_positive
     score = pd.Series(rng.random(len(pool)), index=pool.index)
     chosen = positives[rng.random(len(positives)) < 0.5 * score.loc[positives].to_numpy()]
     seed = pd.DataFrame({"label": truth.loc[chosen].to_numpy(), "p": 0.5 * score.loc[chosen].to_numpy()}, index=chosen)
-    c = _create(tmp_path / "c.db", pool, labels=seed, inclusion="p", metric="precision")
+    c = _create(tmp_path / "c.db", pool, labels=seed, design=Design(inclusion="p"), metric="precision")
     batch = c.propose(60)
     assert set(pool.loc[batch.index, "pred"]) == {1} and not set(batch.index) & set(chosen)
     c.ingest(truth.loc[batch.index])

@@ -108,7 +108,7 @@ def test_campaigns_batch_one_cover_every_stratum_at_stop():
         n_repeats=200,
         batch_size=1,
         goal=Each(0.15),
-        anytime=True,
+        guarantee="anytime",
         random_seed=5,
         progress=False,
     )

@@ -127,6 +127,9 @@ class GoalState(Protocol):
     def stop_neff(self) -> np.ndarray:
         """Effective sample sizes :meth:`stop_halfwidths` scale with."""
 
+    def pool_trials(self) -> np.ndarray:
+        """Trials of each stratum's finite pool (infinite for a process population)."""
+
     def overall(self) -> tuple[float, float, float]:
         """Mean and interval at ``level`` of the weighted rate."""
 

@@ -102,6 +102,7 @@ def spec_state(
         margin=goal["margin"],
         guarantee=spec.guarantee_object,
         anytime_concentration=design.concentration,
+        population=spec.design.population,
     )
 
 

@@ -23,6 +23,7 @@ from bayeseval._kernels.anytime import (
 )
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval
+from bayeseval._kernels.finite_pool import pool_ci
 from bayeseval._kernels.guarantee import (
     DECISION_MIN_TRIALS,
     Guarantee,
@@ -34,6 +35,7 @@ from bayeseval.campaign.goals.decide import AT_THRESHOLD
 from bayeseval.campaign.goals.goal import Goal
 from bayeseval.campaign.goals.registry import state_goal
 from bayeseval.campaign.loop.state import CampaignState
+from bayeseval.counts.design import POPULATIONS
 from bayeseval.models.posterior import Posterior
 
 if TYPE_CHECKING:
@@ -133,6 +135,13 @@ class RuleState:
     anytime_concentration : numpy.ndarray, optional
         The sequences' prior concentrations, one per stratum (default
         :func:`~bayeseval._kernels.guarantee.anytime_concentrations` of the strata's rows).
+    population : {"process", "pool"}
+        The population each stratum's rate is of (:attr:`Design.population <bayeseval.Design.population>`).
+        ``"pool"``: the stratum's own rows, a finite population of :meth:`pool_trials` trials;
+        under the per-stratum guarantee each stratum stops on and reads the exact hypergeometric
+        interval of :func:`~bayeseval._kernels.finite_pool.pool_ci` at the stop level (a
+        stratum labelled to its last trial has width 0), and the goals project its half-width
+        with the finite-population correction (:meth:`pool_trials`). Default ``"process"``.
 
     Examples
     --------
@@ -147,6 +156,7 @@ class RuleState:
     guarantee: str
     anytime: bool
     anytime_concentration: np.ndarray | None
+    population: str
     _decision: dict = field(default_factory=dict, init=False, repr=False)
     _adaptive: dict = field(default_factory=dict, init=False, repr=False)
 
@@ -163,6 +173,7 @@ class RuleState:
         guarantee: Guarantee | str = "average",
         anytime: bool = False,
         anytime_concentration: np.ndarray | None = None,
+        population: str = "process",
     ) -> None:
         given = {
             "target_halfwidth": target_halfwidth,
@@ -178,6 +189,9 @@ class RuleState:
         self.guarantee = g.scope
         self.anytime = g.sequential
         self.anytime_concentration = anytime_concentration
+        if population not in POPULATIONS:
+            raise ValueError(f"population must be one of {list(POPULATIONS)}, got {population!r}")
+        self.population = population
         self._decision = {}
         self._adaptive = {}
 
@@ -321,7 +335,70 @@ class RuleState:
         if level is not None:
             return self._own_intervals(Guarantee.stratum(), float(level))
         g = self.guarantee_object if self.guarantee_object.per_stratum else Guarantee.stratum()
+        if self.population == "pool" and not g.sequential:
+            return self.pool_intervals(g.stop_level(self.level))
         return self._own_intervals(g, g.stop_level(self.level))
+
+    def pool_trials(self) -> np.ndarray:
+        """Trials of each stratum's finite pool: its trials, pending and available rows (population ``"pool"``).
+
+        Infinite under population ``"process"`` (the process has no last row). Population
+        ``"pool"`` is for metrics whose trials the prediction fixes, so every pending or
+        available row is a trial.
+
+        Returns
+        -------
+        numpy.ndarray
+            One float per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([3, 0], [10, 0], available=[90, 40], population="pool")
+        >>> st.pool_trials().tolist(), RuleState.from_counts([3], [10], available=[90]).pool_trials().tolist()
+        ([100.0, 40.0], [inf])
+        """
+        if self.population != "pool":
+            return np.full(len(self.strata), np.inf)
+        return (self.trials + self.pending + self.available).astype(float)
+
+    def pool_intervals(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every stratum's exact interval for its pool rate at ``level`` (population ``"pool"``), cached.
+
+        :func:`~bayeseval._kernels.finite_pool.pool_ci` of the stratum's successes and trials
+        among its :meth:`pool_trials`: coverage of the pool's own rate at least ``level`` for
+        every number of successes the pool may hold; width 0 once every trial is labelled;
+        ``[0, 1]`` without trials (or without rows).
+
+        Parameters
+        ----------
+        level : float
+            Interval level (the campaign stops on :meth:`Guarantee.stop_level
+            <bayeseval.Guarantee.stop_level>` of its level).
+
+        Returns
+        -------
+        lower, upper : numpy.ndarray
+            Interval ends, one per stratum.
+
+        Examples
+        --------
+        3 successes in 10 trials of a stratum of 50 (``pool_ci(3, 10, 50, 0.95)``: 5 to 31
+        successes), and a stratum labelled to its last row:
+
+        >>> st = RuleState.from_counts([3, 4], [10, 20], available=[40, 0], population="pool")
+        >>> lo, hi = st.pool_intervals(0.95)
+        >>> round(float(lo[0]) * 50), round(float(hi[0]) * 50), float(lo[1]), float(hi[1])
+        (5, 31, 0.2, 0.2)
+        """
+        key = ("pool", float(level))
+        if key not in self._adaptive:
+            rows = self.pool_trials()
+            lo, hi = np.zeros(len(rows)), np.ones(len(rows))
+            has = (self.trials > 0) & (rows > 0)
+            if has.any():
+                lo[has], hi[has] = _cached_pool_ci(self.successes[has], self.trials[has], rows[has], float(level))
+            self._adaptive[key] = (lo, hi)
+        return self._adaptive[key]
 
     def _own_intervals(self, guarantee: Guarantee, level: float) -> tuple[np.ndarray, np.ndarray]:
         """``guarantee``'s bounds of every stratum at ``level``, cached."""
@@ -433,14 +510,16 @@ class RuleState:
         read : numpy.ndarray of str
             ``"guaranteed"`` under ``guarantee="stratum"`` and ``"anytime"`` under the anytime
             guarantee (:meth:`guaranteed_intervals`; the guarantee's
-            :attr:`~bayeseval.Guarantee.read`), else ``"pooled"`` (``"own"`` for the independent model).
+            :attr:`~bayeseval.Guarantee.read`), ``"pool"`` for population ``"pool"``
+            (:meth:`pool_intervals`), else ``"pooled"`` (``"own"`` for the independent model).
         lower, upper : numpy.ndarray
             Its ends.
         """
         k = len(self.strata)
         if self.per_stratum():
             glo, ghi = self.guaranteed_intervals()
-            return np.full(k, self.guarantee_object.read, dtype=object), glo, ghi
+            read = "pool" if self.population == "pool" else self.guarantee_object.read
+            return np.full(k, read, dtype=object), glo, ghi
         lo, hi = self.intervals()
         return np.full(k, "own" if self.model == "independent" else "pooled", dtype=object), lo, hi
 
@@ -827,6 +906,28 @@ class RuleState:
             :meth:`stratum_done` holds for every stratum.
         """
         return bool(self.gap()["verdict"] != "undecided" and np.all(self.trials > 0) and self.stratum_done().all())
+
+
+#: (level, successes, trials, pool trials) -> the pool interval's ends, for :func:`_cached_pool_ci`
+_POOL_CACHE: dict[tuple[float, int, int, int], tuple[float, float]] = {}
+_POOL_CACHE_SIZE = 200_000
+
+
+def _cached_pool_ci(s: np.ndarray, n: np.ndarray, rows: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~bayeseval._kernels.finite_pool.pool_ci`, computed only for counts not seen before.
+
+    A campaign changes few strata between looks, and the interval is a function of the
+    counts alone, so the others are read back.
+    """
+    keys = [(level, int(a), int(b), int(c)) for a, b, c in zip(s, n, rows, strict=True)]
+    todo = [j for j, key in enumerate(keys) if key not in _POOL_CACHE]
+    if todo:
+        if len(_POOL_CACHE) > _POOL_CACHE_SIZE:
+            _POOL_CACHE.clear()
+        new_lo, new_hi = pool_ci(s[todo], n[todo], rows[todo], level)
+        _POOL_CACHE.update((keys[j], (float(a), float(b))) for j, a, b in zip(todo, new_lo, new_hi, strict=True))
+    ends = [_POOL_CACHE[key] for key in keys]
+    return np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
 
 
 # -- several metrics in one campaign ---------------------------------------------------------

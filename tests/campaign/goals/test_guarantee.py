@@ -126,7 +126,7 @@ def test_a_campaign_created_with_a_guarantee_object_stores_guarantee_and_anytime
     kw = dict(strata="stratum", y_pred="pred", goal=Each(0.1), random_seed=1)
     with Campaign.create(tmp_path / "a.db", pool_campaign_spec, guarantee=Guarantee.anytime(), **kw) as c:
         assert c.spec.guarantee_object is Guarantee.anytime() and (c.status()["read"] == "anytime").all()
-    with Campaign.create(tmp_path / "b.db", pool_campaign_spec, anytime=True, **kw) as c:
+    with Campaign.create(tmp_path / "b.db", pool_campaign_spec, guarantee="anytime", **kw) as c:
         pass
     configs = []
     for name in ("a.db", "b.db"):
@@ -153,7 +153,9 @@ def test_anytime_campaign_reads_the_tuned_confidence_sequence(tmp_path):
     from bayeseval._kernels.anytime import planned_trials
 
     pool, truth, sizes = _pool_anytime()
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", anytime=True, random_seed=2, goal=Each(0.1))
+    c = Campaign.create(
+        tmp_path / "c.db", pool, strata="g", y_pred="pred", guarantee="anytime", random_seed=2, goal=Each(0.1)
+    )
     _run(c, truth, 6)
     st = c.status()
     plans = [max(min(planned_trials(0.1), n), 20) for n in sizes]
@@ -170,7 +172,7 @@ def test_anytime_campaign_reads_the_tuned_confidence_sequence(tmp_path):
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_resumed_anytime_campaign_matches_uninterrupted(tmp_path):
     pool, truth, _ = _pool_anytime(1)
-    kw = dict(strata="g", y_pred="pred", anytime=True, random_seed=3, goal=Each(0.08))
+    kw = dict(strata="g", y_pred="pred", guarantee="anytime", random_seed=3, goal=Each(0.08))
     a = Campaign.create(tmp_path / "a.db", pool, **kw)
     whole = _run(a, truth, 6, size=25)
     b = Campaign.create(tmp_path / "b.db", pool, **kw)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayeseval import Design
 from bayeseval.campaign import Campaign, Each, Overall
 
 RATES = {"north": 0.08, "south": 0.2, "east": 0.35}
@@ -149,15 +150,19 @@ def test_bad_labels_are_refused_naming_the_rows_and_nothing_is_written(tmp_path,
             ValueError,
             "its row ids would be its default index 0, 1, 2",
         ),
-        ({"inclusion": "p"}, TypeError, "inclusion='p' applies to labels"),
-        ({"labels": pd.Series([1], index=[5]), "inclusion": "p"}, TypeError, "give labels as a DataFrame"),
+        ({"design": Design(inclusion="p")}, TypeError, "design.inclusion='p' is the column of the labels'"),
         (
-            {"labels": pd.DataFrame({"label": [1]}, index=[5]), "inclusion": "p"},
+            {"labels": pd.Series([1], index=[5]), "design": Design(inclusion="p")},
+            TypeError,
+            "give labels as a DataFrame",
+        ),
+        (
+            {"labels": pd.DataFrame({"label": [1]}, index=[5]), "design": Design(inclusion="p")},
             ValueError,
             "inclusion 'p' is not a column of labels",
         ),
         (
-            {"labels": pd.DataFrame({"label": [1], "p": [1.5]}, index=[5]), "inclusion": "p"},
+            {"labels": pd.DataFrame({"label": [1], "p": [1.5]}, index=[5]), "design": Design(inclusion="p")},
             ValueError,
             "inclusion 'p' must hold probabilities in \\(0, 1\\]",
         ),
@@ -176,17 +181,19 @@ def test_equal_inclusion_within_strata_is_a_random_sample_and_unequal_is_a_seed_
     per = {"north": 0.1, "south": 0.25, "east": 0.5}  # stratified design: one probability per stratum
     frame = seed.to_frame("label").assign(p=pool.loc[seed.index, "g"].map(per).to_numpy())
     ref = _create(tmp_path / "ref.db", pool, labels=seed)
-    c = _create(tmp_path / "c.db", pool, labels=frame, inclusion="p")
+    c = _create(tmp_path / "c.db", pool, labels=frame, design=Design(inclusion="p"))
     pd.testing.assert_frame_equal(c.status(), ref.status())
     frame.iloc[0, 1] = frame.iloc[0, 1] / 2
     stratum = pool.loc[seed.index[0], "g"]
-    e = _create(tmp_path / "e.db", pool, labels=frame, inclusion="p")  # read as a seed cell (test_seed_cells.py)
+    e = _create(
+        tmp_path / "e.db", pool, labels=frame, design=Design(inclusion="p")
+    )  # read as a seed cell (test_seed_cells.py)
     assert set(e.status()["read"]) == {"seeded"}
     e.close()
     with pytest.raises(
         ValueError, match=f"inclusion 'p': probabilities differ within stratum '{stratum}'.*got goal='overall'"
     ):
-        _create(tmp_path / "d.db", pool, labels=frame, inclusion="p", goal=Overall(0.05))
+        _create(tmp_path / "d.db", pool, labels=frame, design=Design(inclusion="p"), goal=Overall(0.05))
     assert not (tmp_path / "d.db").exists()
     c.close()
     ref.close()

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval import proxy_ci
+from bayeseval import Design, proxy_ci
 from bayeseval.campaign import Campaign, Each
 from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 from bayeseval.campaign.loop.proxy_cells import neyman_cells
@@ -273,7 +273,7 @@ def test_status_matches_proxy_ci_by_hand(tmp_path):
         strata="g",
         metric="error_rate",
         level=guarantee_stop_level(0.95),
-        design={"inclusion": "pi"},
+        design=Design(inclusion="pi"),
     ).table
     np.testing.assert_allclose(st["lower"].to_numpy(), ref["lower"].to_numpy(), rtol=1e-12)
     np.testing.assert_allclose(st["upper"].to_numpy(), ref["upper"].to_numpy(), rtol=1e-12)
