@@ -314,6 +314,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         data,
         y_true=args.y_true,
         y_pred=args.y_pred,
+        outcome=args.outcome,
         strata=strata,
         metric=args.metric,
         min_trials=args.min_trials,
@@ -322,6 +323,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         method=args.method,
         pos_label=_pos_label(args, data, args.metric),
         guarantee=args.guarantee,
+        design=design_from_args(args),
     )
     if args.json:
         print(json.dumps({"passed": result.passed, "strata": _frame_records(result.table)}, indent=2))
@@ -464,7 +466,7 @@ def _add_gate(sub: Any) -> None:
         epilog="example:\n  bayeseval gate test.csv --y-true y --y-pred pred --strata region "
         "--metric recall --min-trials 300 --max-halfwidth 0.05",
     )
-    _add_data_args(gate_p)
+    _add_data_args(gate_p, outcome=True)
     gate_p.add_argument("--min-trials", type=int_at_least(1), default=None, help="minimum trials per stratum")
     gate_p.add_argument(
         "--max-halfwidth", type=float_between(0.0, 1.0), default=None, help="maximum interval half-width"
@@ -479,6 +481,12 @@ def _add_gate(sub: Any) -> None:
         "clopper_pearson) and wilson under --guarantee average",
     )
     gate_p.add_argument("--guarantee", default="stratum", choices=GUARANTEES, help=_GUARANTEE_HELP)
+    add_design_args(
+        gate_p,
+        inclusion_help="not taken by gate (it weights the labelled rows of a proxy design; gate takes no proxy)",
+        population_help="'process' (default): the rate of the process that produced the rows; 'pool': the "
+        "rate of the rows in the file themselves, known exactly (half-width 0)",
+    )
     gate_p.set_defaults(func=_cmd_gate)
 
 

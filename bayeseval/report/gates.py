@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +20,10 @@ from bayeseval._kernels.binomial import ADAPTIVE, EXACT_METHODS, GUARANTEES, STR
 from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval._render.formats import fixed
 from bayeseval.counts.counts import Counts, tabulate
+from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.metrics import get_metric
 from bayeseval.estimate.intervals import proportion_ci
+from bayeseval.report.units import by_unit, unit_bounds, whole_pool_bounds
 
 __all__ = ["gate", "GateResult"]
 
@@ -102,6 +104,7 @@ def gate(
     *,
     y_true: str | None = None,
     y_pred: str | None = None,
+    outcome: str | None = None,
     strata: str | Sequence[str] | None = None,
     metric: str = "error_rate",
     min_trials: int | None = None,
@@ -110,6 +113,7 @@ def gate(
     method: str | None = None,
     pos_label: Any = None,
     guarantee: str | Guarantee = "stratum",
+    design: Design | Mapping[str, Any] | None = None,
 ) -> GateResult:
     """Check per-stratum minimum trial counts and maximum interval half-widths.
 
@@ -122,6 +126,9 @@ def gate(
         Labelled predictions (with ``y_true``, ``y_pred``, ``strata``) or counts.
     y_true, y_pred : str, optional
         Columns with the true and predicted labels (rows only).
+    outcome : str, optional
+        Instead of ``y_true`` and ``y_pred``: a column of per-row outcomes in [0, 1] (0/1
+        correctness or partial credit; rows only, see :func:`bayeseval.tabulate`).
     strata : str or list of str, optional
         Stratum column(s) (rows only).
     metric : str, default "error_rate"
@@ -148,6 +155,19 @@ def gate(
         when fewer than two strata have trials, the ``method`` column says so) or
         Clopper-Pearson. ``"average"``: any method, e.g. Wilson, whose coverage dips
         below ``level`` at small counts (95%: 0.84 at n = 5, 0.91 at n = 50).
+    design : Design or dict, optional
+        The sampling design of the rows (:class:`~bayeseval.Design`; rows only). With a
+        ``cluster`` whose units hold several rows, or with graded outcomes, the rows of a unit
+        are not independent draws: each stratum's half-width is that of its units'
+        finite-sample valid interval (the interval :func:`~bayeseval.evaluate` reports for such rows,
+        no borrowing across strata, under either guarantee; ``method`` ``"units"``, and an
+        ``n_units`` column), while ``min_trials`` still counts trials. Binary rows in units of
+        one row give exactly the gate of the default design. ``population="pool"``: every row
+        of the pool is labelled, so each rate is known and its half-width is 0 (``method``
+        ``"whole pool"``). ``inclusion`` is refused: it weights the labelled rows of a proxy
+        design, and the gate takes no proxy. A :class:`~bayeseval.Counts` tabulated with a
+        design carries it (pass the design to :func:`~bayeseval.tabulate`, not here). Under a
+        design whose intervals are not binomial, ``method`` must be left out.
 
     Returns
     -------
@@ -160,15 +180,37 @@ def gate(
     >>> res = gate(Counts.from_arrays([5, 40], [50, 400], strata=["a", "b"]), min_trials=100)
     >>> res.passed, list(res.failing.index)
     (False, ['a'])
+
+    Five answers per item: the half-width is the items' interval, not the rows'.
+
+    >>> import pandas as pd
+    >>> from bayeseval import Design
+    >>> df = pd.DataFrame({"item": [i // 5 for i in range(200)],
+    ...                    "ok": [1, 1, 1, 1, 0] * 20 + [1, 0, 0, 0, 0] * 20})
+    >>> res = gate(df, outcome="ok", design=Design(cluster="item"), min_trials=100)
+    >>> res.table[["trials", "n_units", "method"]].values.tolist()
+    [[200, 40, 'units']]
+    >>> gate(df, outcome="ok", design=Design(population="pool"), max_halfwidth=0.01).table["halfwidth"].tolist()
+    [0.0]
     """
     min_trials, max_halfwidth = _check_criteria(min_trials, max_halfwidth)
     level = check_level(level)
     guarantee = as_guarantee(guarantee, allowed=GUARANTEES)
+    explicit_method = method is not None
     method = _check_gate_method(method, guarantee)
     metric = get_metric(metric).name
-    rows = {"y_true": y_true, "y_pred": y_pred, "strata": strata, "pos_label": pos_label}
-    counts = _counts(data, metric, rows)
-    table = _interval_table(counts, level, method)
+    design = _gate_design(data, design)
+    rows = {"y_true": y_true, "y_pred": y_pred, "outcome": outcome, "strata": strata, "pos_label": pos_label}
+    counts = _counts(data, metric, rows, design)
+    stated = design if design is not None else counts.design  # Counts tabulated with a design carry it
+    if stated is not None and stated.population == "pool":
+        table = _unit_table(counts, whole_pool_bounds(counts), "whole pool", explicit_method and method)
+    elif by_unit(counts):
+        table = _unit_table(counts, unit_bounds(counts, level), "units", explicit_method and method)
+    else:
+        table = _interval_table(counts, level, method)
+        if counts.n_units is not None:
+            table.insert(table.columns.get_loc("trials") + 1, "n_units", counts.n_units)
     table["reason"] = [_reason(row, min_trials, max_halfwidth) for _, row in table.iterrows()]
     table["passed"] = table["reason"] == ""
     return GateResult(passed=bool(table["passed"].all()), table=table, guarantee=guarantee.name)
@@ -199,19 +241,63 @@ def _check_criteria(min_trials: Any, max_halfwidth: Any) -> tuple[int | None, fl
     return min_trials, max_halfwidth
 
 
-def _counts(data: Any, metric: str, rows: dict[str, Any]) -> Counts:
+def _gate_design(data: Any, design: Any) -> Design | None:
+    """The design of the gate's rows: any cluster and population; no inclusion (the gate has no proxy)."""
+    if design is None:
+        return None
+    d = as_design(design)
+    if isinstance(data, Counts):
+        raise TypeError(f"design applies to rows; data is a Counts (tabulate it with design=), got design={d!r}")
+    if d.inclusion is not None:
+        raise ValueError(
+            f"design.inclusion={d.inclusion!r}: inclusion probabilities weight the labelled rows of a proxy "
+            "design, and gate takes no proxy; gate the labelled rows drawn at random within the strata, or "
+            "use evaluate with proxy and the design"
+        )
+    return d
+
+
+def _counts(data: Any, metric: str, rows: dict[str, Any], design: Design | None) -> Counts:
     """``data`` as Counts: given, or tabulated from rows (the row arguments only for rows)."""
     if isinstance(data, Counts):
         extra = {k: v for k, v in rows.items() if v is not None}
         if extra:
             raise TypeError(f"data is a Counts: {sorted(extra)} apply to rows only, got {extra!r}")
         return data
-    if rows["y_true"] is None or rows["y_pred"] is None:
+    if rows["outcome"] is None and (rows["y_true"] is None or rows["y_pred"] is None):
         raise TypeError(
-            "y_true and y_pred are required when data is a DataFrame, "
+            "y_true and y_pred (or outcome instead) are required when data is a DataFrame, "
             f"got y_true={rows['y_true']!r}, y_pred={rows['y_pred']!r}"
         )
-    return tabulate(data, metric=metric, **rows)
+    given = {k: v for k, v in rows.items() if k != "outcome" or v is not None}
+    return tabulate(data, metric=metric, design=design, **given)
+
+
+def _unit_table(counts: Counts, bounds: tuple[np.ndarray, np.ndarray], method: str, explicit: Any) -> pd.DataFrame:
+    """Counts, rate, the given interval, half-width and method per stratum, for counts by unit
+    (``method="units"``) or a pool whose every row is labelled (``"whole pool"``).
+
+    ``explicit``: the method the caller named, refused here (no binomial interval is computed).
+    """
+    if explicit:
+        raise ValueError(
+            f"method={explicit!r} chooses a binomial interval, and these counts take none: "
+            + (
+                "with design.population='pool' every row of the pool is labelled, so each rate is known exactly"
+                if method == "whole pool"
+                else "their rows come in units (or carry graded outcomes), so each stratum's interval is its "
+                "units' finite-sample valid interval"
+            )
+            + "; leave method out"
+        )
+    table = counts.to_frame()
+    if counts.n_units is not None:
+        table.insert(table.columns.get_loc("trials") + 1, "n_units", counts.n_units)
+    table["rate"] = counts.rates
+    table["lower"], table["upper"] = bounds
+    table["halfwidth"] = (table["upper"] - table["lower"]) / 2
+    table["method"] = method
+    return table
 
 
 def _interval_table(counts: Counts, level: float, method: str) -> pd.DataFrame:

@@ -205,3 +205,105 @@ def test_gate_result_has_a_tidy_table_and_text():
     html = res._repr_html_()
     assert "&lt;c&gt;" in html and "<c>" not in html
     assert "failed (" in repr(res).splitlines()[0]
+
+
+# -- the sampling design -------------------------------------------------------------------------
+def _epochs(seed: int = 3) -> pd.DataFrame:
+    """Items answered several times (1-6 answers), some with partial credit, in three strata."""
+    rng = np.random.default_rng(seed)
+    items = pd.DataFrame({"item": np.arange(90), "g": np.repeat(["a", "b", "c"], 30)})
+    items["p"] = rng.beta(2, 1, len(items))
+    items["k"] = rng.integers(1, 7, len(items))
+    df = items.loc[items.index.repeat(items["k"])].reset_index(drop=True)
+    df["ok"] = (rng.random(len(df)) < df["p"]).astype(float)
+    df.loc[df.index % 7 == 0, "ok"] = 0.5
+    df["y"] = 1
+    df["pred"] = (df["ok"] >= 1).astype(int)
+    return df
+
+
+def test_gate_by_unit_judges_each_stratums_unit_interval():
+    from bayeseval._kernels.bounded_mean import unit_ci
+
+    df = _epochs()
+    res = gate(df, outcome="ok", strata="g", metric="accuracy", design=be.Design(cluster="item"), min_trials=60)
+    # reference: each stratum's histogram of (item sum, item size) built by groupby, through the kernel
+    per_item = df.groupby(["g", "item"])["ok"].agg(["sum", "size"])
+    for g, part in per_item.groupby(level="g"):
+        hist = part.groupby(["sum", "size"]).size().reset_index(name="units")
+        _, lo, hi = unit_ci(hist["sum"].to_numpy(float), hist["size"].to_numpy(np.int64), hist["units"].to_numpy())
+        row = res.table.loc[g]
+        assert (row["lower"], row["upper"]) == (lo, hi)
+        assert row["halfwidth"] == (hi - lo) / 2
+        assert row["n_units"] == 30 and row["trials"] == part["size"].sum()
+        assert row["method"] == "units"
+    # min_trials counts trials (rows), as without a design
+    trials = df.groupby("g").size()
+    assert res.table["passed"].tolist() == (trials >= 60).tolist()
+    # the half-width criterion reads the unit interval, so clustering widens what the rows would claim
+    tight = gate(df, outcome="ok", strata="g", metric="accuracy", design=be.Design(cluster="item"), max_halfwidth=0.1)
+    assert not tight.passed and "half-width" in tight.failing["reason"].iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("metric", "guarantee", "method"),
+    [("error_rate", "stratum", None), ("recall", "stratum", "clopper_pearson"), ("accuracy", "average", None)],
+)
+def test_gate_binary_rows_in_units_of_one_row_are_todays_gate(metric, guarantee, method):
+    df = _epochs()
+    df["pred"] = (np.arange(len(df)) % 3 != 0).astype(int)
+    df["y"] = (np.arange(len(df)) % 5 != 0).astype(int)
+    df = df.drop(columns="item")  # rows that repeat no identifier: today's gate warns of nothing
+    df["row"] = np.arange(len(df))
+    kw = {"y_true": "y", "y_pred": "pred", "strata": "g", "metric": metric, "guarantee": guarantee}
+    kw |= {"method": method, "min_trials": 50, "max_halfwidth": 0.09}
+    today = gate(df, **kw)
+    by_row = gate(df, design=be.Design(cluster="row"), **kw)
+    assert by_row.table["n_units"].tolist() == today.table["trials"].tolist()
+    pd.testing.assert_frame_equal(by_row.table.drop(columns="n_units"), today.table, check_exact=True)
+    assert by_row.passed == today.passed
+
+
+def test_gate_of_a_whole_pool_has_zero_halfwidth_at_the_pool_rate():
+    df = _epochs()
+    res = gate(
+        df, y_true="y", y_pred="pred", strata="g", design=be.Design(cluster="item", population="pool"),
+        max_halfwidth=0.001, min_trials=100,
+    )  # fmt: skip
+    rate = (1 - df["pred"]).groupby(df["g"]).sum() / df.groupby("g").size()  # error rate of every row of the pool
+    np.testing.assert_array_equal(res.table["lower"].to_numpy(), rate.to_numpy())
+    np.testing.assert_array_equal(res.table["upper"].to_numpy(), rate.to_numpy())
+    assert (res.table["halfwidth"] == 0).all() and (res.table["method"] == "whole pool").all()
+    assert res.table["passed"].tolist() == (df.groupby("g").size() >= 100).tolist()
+
+
+def test_gate_refuses_designs_it_cannot_honour():
+    df = _epochs()
+    rows = {"y_true": "y", "y_pred": "pred", "strata": "g", "min_trials": 5}
+    assert_raises_naming(gate, "design.inclusion", df, design=be.Design(inclusion="p"), **rows)
+    assert_raises_naming(gate, "design", Counts.from_arrays([1], [5]), design=be.Design(cluster="item"), min_trials=5)
+    assert_raises_naming(gate, "outcome", Counts.from_arrays([1], [5]), outcome="ok", min_trials=5)
+    # a binomial method cannot be honoured when the interval is the units' or the pool is known
+    unit = {"outcome": "ok", "strata": "g", "min_trials": 5, "method": "clopper_pearson"}
+    assert_raises_naming(gate, "method", df, design=be.Design(cluster="item"), **unit)
+    assert_raises_naming(gate, "method", df, design=be.Design(population="pool"), **rows, method="clopper_pearson")
+
+
+def test_cli_gate_takes_outcome_and_design(tmp_path, capsys):
+    import json
+
+    from bayeseval.cli.main import main
+
+    df = _epochs()
+    path = tmp_path / "answers.csv"
+    df.to_csv(path, index=False)
+    base = ["gate", str(path), "--outcome", "ok", "--strata", "g", "--metric", "accuracy", "--json"]
+    assert main([*base, "--cluster", "item", "--max-halfwidth", "0.5"]) == 0
+    out = pd.DataFrame(json.loads(capsys.readouterr().out)["strata"]).set_index("g")
+    ref = gate(df, outcome="ok", strata="g", metric="accuracy", design=be.Design(cluster="item"), max_halfwidth=0.5)
+    np.testing.assert_allclose(out["halfwidth"].to_numpy(), ref.table["halfwidth"].to_numpy(), rtol=0, atol=1e-9)
+    assert out["n_units"].tolist() == [30, 30, 30]
+    assert main([*base, "--population", "pool", "--max-halfwidth", "0.01"]) == 0
+    assert [r["halfwidth"] for r in json.loads(capsys.readouterr().out)["strata"]] == [0.0] * 3
+    assert main([*base, "--inclusion", "p", "--min-trials", "5"]) == 2
+    assert "design.inclusion" in capsys.readouterr().err
