@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -36,6 +37,8 @@ from bayeseval._api.version import VERSION
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, mover_ratio
 from bayeseval._render import impact as impact_render
+from bayeseval.counts.design import Design
+from bayeseval.fairness.inputs import audited_design
 
 __all__ = ["impact_ratio_report", "ImpactRatioReport", "impact_ratio_interval", "FOUR_FIFTHS", "table_name"]
 
@@ -495,6 +498,7 @@ def impact_ratio_report(
     test_data: str | None = None,
     auditor: str | None = None,
     date: Any = None,
+    design: Design | Mapping[str, Any] | None = None,
 ) -> ImpactRatioReport:
     """Bias-audit tables of New York City's Local Law 144, with intervals and verdicts.
 
@@ -540,6 +544,11 @@ def impact_ratio_report(
         Who performed the audit.
     date : datetime.date or str, optional
         The audit's date (ISO ``"YYYY-MM-DD"``); today by default.
+    design : Design or dict, optional
+        The sampling design (:class:`~bayeseval.Design`). Only the default is taken: every row
+        one applicant drawn from the process. A ``cluster`` or ``population="pool"`` is refused
+        (as :func:`~bayeseval.audit` refuses them: the intervals treat rows as independent draws
+        from the process), and so is ``inclusion`` (the impact ratios weight every row alike).
 
     Returns
     -------
@@ -551,7 +560,8 @@ def impact_ratio_report(
     ValueError, TypeError
         For a column not in ``data``, both or neither of ``selected`` and ``score``, a
         missing or non-0/1 selection value, a missing score, ``exclude_below`` without a
-        justification, or a bad option value (each message names the argument).
+        justification, a design other than the default (the message names ``design``), or a
+        bad option value (each message names the argument).
 
     Examples
     --------
@@ -562,7 +572,16 @@ def impact_ratio_report(
     [['F', 40, 0.3, 0.6], ['M', 60, 0.5, 1.0]]
     >>> rep.table["verdict"].tolist()[0]
     'undecided, about 260 more rows would decide it'
+
+    Clustered rows are refused, naming the design:
+
+    >>> from bayeseval import Design
+    >>> impact_ratio_report(df, groups="sex", selected="hired", design=Design(cluster="sex"))
+    Traceback (most recent call last):
+    ...
+    ValueError: design.cluster='sex': ...
     """
+    _impact_design(design)
     cols = _check_data(data, groups, selected, score)
     opts = _check_options(level, threshold, exclude_below, justification)
     hit, median = _outcome(data, selected, score)
@@ -591,6 +610,19 @@ def impact_ratio_report(
         cols, selected, score, median, len(data), opts, justification, source, explanation, test_data, auditor, date
     )
     return ImpactRatioReport(table=table[order], unknown=pd.DataFrame(unknown), fields=fields)
+
+
+def _impact_design(design: Any) -> None:
+    """Refuse every design but the default, before any work: clusters and a finite pool as the
+    audit refuses them, an inclusion column because no row here is weighted."""
+    if design is None:
+        return
+    d = audited_design(design)
+    if d.inclusion is not None:
+        raise ValueError(
+            f"design.inclusion={d.inclusion!r}: impact_ratio_report counts every row alike and takes no "
+            "inclusion probabilities; give the rows of the audited population (or leave design out)"
+        )
 
 
 def _fields(

@@ -379,3 +379,20 @@ def test_pairs_that_join_alike_and_values_that_join_alike_stay_apart():
     assert sorted(inter["category"]) == ['"p | q" | r', 'p | "q | r"']
     text = rep2.to_text(width=200)
     assert all(label in text for label in inter["category"])
+
+
+def test_impact_ratio_report_takes_only_the_default_design():
+    from bayeseval import Design
+    from tests.helpers import assert_raises_naming
+
+    df = pd.DataFrame({"sex": ["F"] * 40 + ["M"] * 60, "hired": [1] * 12 + [0] * 28 + [1] * 30 + [0] * 30})
+    df["applicant"] = np.arange(len(df)) // 2
+    df["w"] = 0.5
+    kw = {"groups": "sex", "selected": "hired", "date": "2024-03-01"}
+    plain = impact_ratio_report(df, **kw)
+    for design in (Design(), {}):
+        pd.testing.assert_frame_equal(impact_ratio_report(df, design=design, **kw).table, plain.table)
+    assert_raises_naming(impact_ratio_report, "design.cluster", df, design=Design(cluster="applicant"), **kw)
+    assert_raises_naming(impact_ratio_report, "design.population", df, design=Design(population="pool"), **kw)
+    assert_raises_naming(impact_ratio_report, "design.inclusion", df, design=Design(inclusion="w"), **kw)
+    assert_raises_naming(impact_ratio_report, "design", df, design="cluster", **kw)
