@@ -327,7 +327,8 @@ def evaluate(
         counts, metric_name, part = count_proxy(data, cfg, y_true, y_pred, strata, pos_label)
     if isinstance(metric, str) and not isinstance(data, Counts):
         metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
-    if cfg.design is not None and cfg.design.population == "pool":
+    design = cfg.design if cfg.design is not None else counts.design  # a Counts keeps its design
+    if design is not None and design.population == "pool":
         report = _unit_report(counts, metric_name, cfg, whole_pool=True)
     elif by_unit(counts):
         report = _unit_report(counts, metric_name, cfg)

@@ -203,3 +203,11 @@ def test_the_forest_plot_of_a_unit_report_shows_units_and_no_pooled_posterior():
     assert any("its units" in lab for lab in labels)
     notes = [t.get_text() for t in ax.texts]
     assert notes == [f"{n} units" for n in rep.table["n_units"]]
+
+
+def test_counts_tabulated_for_the_pool_keep_their_design_in_evaluate():
+    df = pd.DataFrame({"y": [1, 0, 1, 1, 0, 1] * 10, "p": [1, 0, 0, 1, 0, 1] * 10, "g": list("aaabbb") * 10})
+    counts = be.tabulate(df, y_true="y", y_pred="p", strata="g", design=be.Design(population="pool"))
+    rep = _quiet_evaluate(counts)
+    np.testing.assert_array_equal(rep.table["lower"], rep.table["upper"])
+    np.testing.assert_allclose(rep.table["lower"], (df["y"] != df["p"]).groupby(df["g"]).mean().to_numpy())
