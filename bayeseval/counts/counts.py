@@ -735,7 +735,7 @@ def _tabulate_proxy(data: Any, *, proxy: Any, design: Design | None, weights: An
         )
     if not isinstance(proxy, str):
         raise TypeError(f"proxy must be a column name (str), got {proxy!r}")
-    return tabulate_proxy(backend_for(data), proxy=proxy, inclusion=None, design=design, **kw)
+    return tabulate_proxy(backend_for(data), proxy=proxy, design=design, **kw)
 
 
 def confusion_counts(

@@ -131,28 +131,23 @@ def tabulate_proxy(
     strata: str | Sequence[str] | None,
     metric: str | Metric,
     pos_label: Any,
-    inclusion: str | None,
     n_cells: int = N_CELLS,
     label_set: Sequence[Any] | None = None,
     design: Any = None,
 ) -> ProxyCounts:
     """Counts per stratum and proxy cell from a back end (see :func:`bayeseval.tabulate`).
 
-    ``design`` (a :class:`~bayeseval.Design` or dict) gives the inclusion column as
-    ``design.inclusion``; ``inclusion`` is the same column named directly (give one of the two,
-    or both equal). A design with a cluster is refused (not taken with a proxy yet).
+    ``design`` (a :class:`~bayeseval.Design` or dict) gives the labelled rows' inclusion column
+    as ``design.inclusion``. A design with a cluster or ``population="pool"`` is refused: the
+    proxy interval treats every row as its own draw from the process.
     """
-    if design is not None:
-        d = as_design(design)
-        if d.cluster is not None:
-            raise ValueError(f"design.cluster is not taken with proxy yet, got design={d!r}")
-        if inclusion is not None and d.inclusion is not None and inclusion != d.inclusion:
-            raise ValueError(
-                f"inclusion={inclusion!r} and design.inclusion={d.inclusion!r} differ; give the column once"
-            )
-        inclusion = d.inclusion if d.inclusion is not None else inclusion
-    if inclusion is not None and not isinstance(inclusion, str):
-        raise TypeError(f"inclusion must be a column name (str), got {inclusion!r}")
+    d = as_design(design)
+    if d.cluster is not None or d.population != "process":
+        raise ValueError(
+            f"design={d!r}: the proxy interval treats every row as its own draw from the process; "
+            "clusters and population='pool' are not taken with a proxy yet"
+        )
+    inclusion = d.inclusion
     m = supported_metric(metric)
     cols = iter_columns(strata, "strata")
     n_cells = check_positive_int(n_cells, "n_cells", minimum=2)

@@ -57,7 +57,7 @@ from bayeseval._kernels.proxy import (
     merge_sparse_cells,
     proxy_interval,
 )
-from bayeseval.counts.design import Design, as_design
+from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import Metric
 from bayeseval.counts.proxy import ProxyCounts, tabulate_proxy
 
@@ -197,19 +197,6 @@ def proxy_table(counts: ProxyCounts, level: float, method: str) -> pd.DataFrame:
     return pd.DataFrame(rows, index=counts.strata, columns=columns)
 
 
-def _proxy_design(design: Any) -> Design | None:
-    """The design of a proxy interval: an inclusion column; clusters and a finite pool refused."""
-    if design is None:
-        return None
-    d = as_design(design)
-    if d.cluster is not None or d.population != "process":
-        raise ValueError(
-            f"design={d!r}: the proxy interval treats every row as its own draw from the process; "
-            "clusters and population='pool' are not taken with a proxy yet"
-        )
-    return d
-
-
 def proxy_ci(
     data: pd.DataFrame | ProxyCounts | Any,
     *,
@@ -344,8 +331,7 @@ def proxy_ci(
             strata=strata,
             metric=metric,
             pos_label=pos_label,
-            inclusion=None,
-            design=_proxy_design(design),
+            design=design,
             n_cells=n_cells,
             label_set=label_set,
         )

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval import tabulate
+from bayeseval import proxy_ci, tabulate
 from bayeseval._backends.pandas_backend import PandasBackend
 from bayeseval.counts.proxy import tabulate_proxy
 from tests.helpers import _pool, _small
@@ -28,7 +28,6 @@ def test_a_back_end_without_proxy_cells_raises_type_error():
             strata=None,
             metric="accuracy",
             pos_label=None,
-            inclusion=None,
         )
 
 
@@ -225,3 +224,12 @@ def test_label_set_needs_a_proxy_and_a_sequence():
         tabulate(_small(), y_true="y_true", y_pred="y_pred", label_set=[0, 1])
     with pytest.raises(TypeError, match="label_set must be a sequence of labels, got 'ab'"):
         _tab(_small(), label_set="ab")
+
+
+@pytest.mark.parametrize("design", [{"cluster": "g"}, {"population": "pool"}])
+def test_a_proxy_refuses_a_cluster_or_the_pool_on_every_entry(design):
+    df = _small()
+    with pytest.raises(ValueError, match=r"design=Design\("):
+        tabulate(df, y_true="y_true", y_pred="y_pred", proxy="judge", design=design)
+    with pytest.raises(ValueError, match=r"design=Design\("):
+        proxy_ci(df, y_true="y_true", y_pred="y_pred", proxy="judge", design=design)
