@@ -103,15 +103,15 @@ def check_proxy_design(proxy: Any, inclusion: Any, label_set: Any = None) -> Non
     >>> check_proxy_design(None, "pi")
     Traceback (most recent call last):
     ...
-    TypeError: inclusion applies to the labelled rows of a proxy design: give proxy too, got inclusion='pi' and proxy=None
+    TypeError: design.inclusion applies to the labelled rows of a proxy design: give proxy too, got design.inclusion='pi' and proxy=None
     """
-    for name, value in (("proxy", proxy), ("inclusion", inclusion)):
+    for name, value in (("proxy", proxy), ("design.inclusion", inclusion)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str) or None, got {value!r}")
     if inclusion is not None and proxy is None:
         raise TypeError(
-            f"inclusion applies to the labelled rows of a proxy design: give proxy too, "
-            f"got inclusion={inclusion!r} and proxy=None"
+            f"design.inclusion applies to the labelled rows of a proxy design: give proxy too, "
+            f"got design.inclusion={inclusion!r} and proxy=None"
         )
     if label_set is not None and proxy is None:
         raise TypeError(

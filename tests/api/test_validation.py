@@ -64,8 +64,11 @@ def test_short_repr_shows_a_named_tuple_as_it_is():
     ("kwargs", "message"),
     [
         ({"proxy": 3, "inclusion": None}, r"^proxy must be a column name \(str\) or None, got 3$"),
-        ({"proxy": "judge", "inclusion": ["pi"]}, r"^inclusion must be a column name \(str\) or None, got \['pi'\]$"),
-        ({"proxy": None, "inclusion": "pi"}, r"^inclusion applies to .* got inclusion='pi' and proxy=None$"),
+        ({"proxy": "judge", "inclusion": ["pi"]}, r"^design\.inclusion must be a column name \(str\) or None, got \['pi'\]$"),
+        (
+            {"proxy": None, "inclusion": "pi"},
+            r"^design\.inclusion applies to .* got design\.inclusion='pi' and proxy=None$",
+        ),
         ({"proxy": None, "inclusion": None, "label_set": [0, 1]}, r"^label_set declares .* proxy=None$"),
     ],
 )
