@@ -64,7 +64,10 @@ def test_short_repr_shows_a_named_tuple_as_it_is():
     ("kwargs", "message"),
     [
         ({"proxy": 3, "inclusion": None}, r"^proxy must be a column name \(str\) or None, got 3$"),
-        ({"proxy": "judge", "inclusion": ["pi"]}, r"^design\.inclusion must be a column name \(str\) or None, got \['pi'\]$"),
+        (
+            {"proxy": "judge", "inclusion": ["pi"]},
+            r"^design\.inclusion must be a column name \(str\) or None, got \['pi'\]$",
+        ),
         (
             {"proxy": None, "inclusion": "pi"},
             r"^design\.inclusion applies to .* got design\.inclusion='pi' and proxy=None$",
