@@ -48,7 +48,7 @@ _SUBMODULES = frozenset(
 # to find each name's module when the name is first used.
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval._kernels.guarantee import Guarantee
-    from bayeseval.campaign import Campaign, simulate
+    from bayeseval.campaign import Campaign, plan_from_pilot, simulate
     from bayeseval.checks import (
         calibration_study,
         compare_frequentist,
@@ -123,6 +123,7 @@ __all__ = [
     "proxy_ci",
     "ProxyCI",
     "judge_calibration",
+    "plan_from_pilot",
     "sample_size",
     "allocate",
     "mcnemar",

@@ -33,6 +33,8 @@ __all__ = [
     "SimulationResult",
     "plot_halfwidth",
     "synthetic_pool",
+    "plan_from_pilot",
+    "PilotPlan",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.loop.forecast import forecast_labels
     from bayeseval.campaign.loop.rule_state import RuleState
     from bayeseval.campaign.loop.rules import RULES, get_rule
+    from bayeseval.campaign.pilot import PilotPlan, plan_from_pilot
     from bayeseval.campaign.simulation import (
         SimulationResult,
         plot_halfwidth,

@@ -149,10 +149,16 @@ def _restore_cut(archive: _Archive, summaries: list[dict[str, Any]]) -> list[dic
     cut = [i for i, s in enumerate(summaries) if _is_cut(s.get("metadata"))]
     if not cut:
         return summaries
-    full = {(s.get("id"), s.get("epoch")): s for s in _sample_members(archive)}
     out = list(summaries)
+    full: dict[tuple[Any, Any], dict[str, Any]] | None = None
     for i in cut:
-        sample = full.get((out[i].get("id"), out[i].get("epoch")))
+        key = (out[i].get("id"), out[i].get("epoch"))
+        name = f"samples/{key[0]}_epoch_{key[1]}.json"  # Inspect's member name for a sample
+        sample = archive.json(name) if name in archive.names else None
+        if sample is None or (sample.get("id"), sample.get("epoch")) != key:
+            if full is None:  # an unexpected layout: index every sample member once
+                full = {(s.get("id"), s.get("epoch")): s for s in _sample_members(archive)}
+            sample = full.get(key)
         if sample is not None:
             out[i] = {**out[i], "metadata": sample.get("metadata")}
     return out

@@ -4,6 +4,8 @@ Builds an ``.eval`` log of 10,000 samples x 5 epochs (50,000 answers) in Inspect
 the small real log that Inspect wrote for the tests (``tests/io/data/inspect_model-a.eval``):
 its header, and its first summary and sample member as templates, each answer with its own id,
 epoch, scores and category, every member compressed with Zstandard as Inspect compresses them.
+Item 0 carries a metadata field longer than Inspect keeps in a summary: Inspect cuts it there
+("...") and the reader restores it from that item's own sample members (opening those only).
 Then prints the median wall and CPU time (of 3) of
 
 - ``read_inspect``: the whole frame (ids, epochs, outcome, four scorer columns, flattened
@@ -40,6 +42,7 @@ from bayeseval.io import read_inspect
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "tests" / "io" / "data" / "inspect_model-a.eval"
 GRADES = ("C", "P", "I", "N")
+LONG_NOTE = "a long note " * 100
 
 
 def _members(path: Path) -> dict[str, object]:
@@ -52,10 +55,12 @@ def _members(path: Path) -> dict[str, object]:
         archive.close()
 
 
-def _answer(template: dict, i: int, epoch: int) -> dict:
+def _answer(template: dict, i: int, epoch: int, summary: bool = False) -> dict:
     out = copy.deepcopy(template)
     out["id"], out["epoch"] = i, epoch
     out["metadata"] = {"category": f"cat{i % 6}", "difficulty": i % 3, "source": {"name": "bench", "year": 2024}}
+    if i == 0:  # a long field: cut in the summary as Inspect cuts it, whole in the sample member
+        out["metadata"]["note"] = LONG_NOTE[:1000] + "..." if summary else LONG_NOTE
     out["scores"] = {
         "match": {"value": "CI"[(i + epoch) % 2], "answer": "1", "explanation": "1"},
         "grade": {"value": GRADES[(i + epoch) % 4]},
@@ -79,7 +84,7 @@ def write_log(path: Path, samples: int, epochs: int) -> None:
             for i in range(samples):
                 full = _answer(sample, i, epoch)
                 _write(z, f"samples/{i}_epoch_{epoch}.json", full, compressor)
-                summaries.append(_answer(summary, i, epoch))
+                summaries.append(_answer(summary, i, epoch, summary=True))
         _write(z, "summaries.json", summaries, compressor)
         _write(z, "header.json", header, compressor)
 
@@ -130,6 +135,7 @@ def main() -> None:
         )
         frame = read_inspect(path).frame
         assert len(frame) == args.samples * args.epochs, len(frame)
+        assert (frame.loc[frame["item"] == 0, "metadata.note"] == LONG_NOTE).all()  # restored
         print(f"{'what':<20}{'wall s':>10}{'cpu s':>10}")
         wall, cpu = timed(lambda: read_inspect(path))
         print(f"{'read_inspect':<20}{wall:>10.2f}{cpu:>10.2f}")

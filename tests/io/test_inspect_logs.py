@@ -105,6 +105,39 @@ def test_one_answer_in_two_logs_and_files_that_are_not_logs(tmp_path):
         read_inspect([3])
 
 
+def test_a_cut_summary_reads_only_its_own_sample_member(monkeypatch):
+    """Large logs: restoring a cut field opens the cut samples' members, not every member."""
+    from bayeseval.io import inspect_logs
+
+    opened = []
+    original = inspect_logs._Archive.json
+
+    def spy(self, name):
+        opened.append(name)
+        return original(self, name)
+
+    monkeypatch.setattr(inspect_logs._Archive, "json", spy)
+    read_inspect(LOGS[0])
+    samples = sorted(n for n in opened if n.startswith("samples/"))
+    assert samples == [f"samples/0_epoch_{e}.json" for e in (1, 2, 3)]
+
+
+def test_a_cut_summary_is_restored_when_sample_members_have_other_names(tmp_path):
+    """An archive whose sample members are not named ``<id>_epoch_<epoch>`` is indexed by content."""
+    from bayeseval.io.inspect_logs import _Archive
+
+    target = tmp_path / "renamed.eval"
+    archive = _Archive(LOGS[0])
+    with zipfile.ZipFile(LOGS[0]) as src, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as dst:
+        for k, name in enumerate(src.namelist()):
+            out = f"samples/s{k}.json" if name.startswith("samples/") else name
+            dst.writestr(out, json.dumps(archive.json(name)))
+    archive.close()
+    frame = read_inspect(target).frame
+    notes = frame.loc[frame["item"] == 0, "metadata.note"]
+    assert len(notes) == 3 and (notes == LONG_NOTE).all()
+
+
 def test_members_are_zstd_compressed_in_the_fixture():
     """The fixture exercises the Zstandard path, which zipfile cannot read before Python 3.14."""
     with zipfile.ZipFile(LOGS[0]) as z:
