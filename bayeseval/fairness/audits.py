@@ -394,6 +394,8 @@ def audit_with_spelling(
             columns=list(cols),
             guarantee=guarantee.name,
             proxy=proxy,
+            design=None if d.cluster is None else d.describe(counted.clustered),
+            units=counted.by_unit,
         ),
     )
 

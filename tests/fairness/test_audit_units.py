@@ -137,6 +137,9 @@ def test_the_notes_state_the_design_in_words() -> None:
     counts = be.tabulate(frame, y_true="y", y_pred="p", strata="g", metric="accuracy", design=Design(cluster="item"))
     assert res.notes[0] == f"Sampling design: {Design(cluster='item').describe(counts)}."
     assert "90 items in 3 strata, 5 rows each" in res.notes[0]
+    assert res.design == Design(cluster="item").describe(counts) and res.units
+    assert f"Sampling design: {res.design}." in res.settings and "pooled model: none" in res.settings
+    assert "Bonferroni projection" in res.settings and res.to_dict()["design"] == res.design
 
 
 def test_refusals_name_the_arguments() -> None:
