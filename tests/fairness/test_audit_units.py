@@ -248,3 +248,15 @@ def test_the_command_line_audit_takes_the_cluster(tmp_path, capsys) -> None:
     ns = build_parser(campaign=False, impact=False).parse_args([*args, "--cluster", "absent"])
     with pytest.raises(ValueError, match="--cluster column 'absent'"):
         ns.func(ns)
+
+
+def test_a_parquet_path_gives_the_same_audit_and_refusal(tmp_path) -> None:
+    frame = _answers(4)
+    path = tmp_path / "answers.parquet"
+    frame.to_parquet(path)
+    kw = dict(y_true="y", y_pred="p", groups="g", metrics="accuracy", design=Design(cluster="item"))
+    pd.testing.assert_frame_equal(audit(str(path), **kw).groups, audit(frame, **kw).groups)
+    frame.loc[frame.index[:2], "g"] = "c"
+    frame.to_parquet(path)
+    with pytest.raises(ValueError, match=r"1 'item' unit\(s\) .* \(e\.g\. 0 in groups \['a', 'c'\]\)"):
+        audit(str(path), **kw)
