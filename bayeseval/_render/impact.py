@@ -57,6 +57,8 @@ def _field_items(fields: dict) -> list[tuple[str, str]]:
         ("Verdict", f"four-fifths rule: impact ratio below {fields['threshold']:g}, read from the interval"),
         ("Package", f"bayeseval {fields['version']}"),
     ]
+    if fields.get("design"):
+        items.insert(6, ("Sampling design", fields["design"]))
     return items
 
 

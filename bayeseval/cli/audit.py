@@ -81,7 +81,10 @@ def run_audit(args: argparse.Namespace) -> int:
             raise ValueError("give --y-true and --y-pred (the label columns) with a data file")
         data = _read(args.data)
     proxy, inclusion = getattr(args, "proxy", None), getattr(args, "inclusion", None)
-    extra = [(o, c) for o, c in (("--proxy", proxy), ("--inclusion", inclusion)) if c is not None]
+    cluster = getattr(args, "cluster", None)
+    extra = [
+        (o, c) for o, c in (("--proxy", proxy), ("--inclusion", inclusion), ("--cluster", cluster)) if c is not None
+    ]
     for option, col in (
         [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups] + extra
     ):
@@ -108,7 +111,7 @@ def run_audit(args: argparse.Namespace) -> int:
         spelling="cli",
         guarantee=getattr(args, "guarantee", None) or "stratum",
         proxy=proxy,
-        design=None if inclusion is None else Design(inclusion=inclusion),
+        design=None if inclusion is None and cluster is None else Design(cluster=cluster, inclusion=inclusion),
     )
     more = (
         f"The full audit (every table): {out}."

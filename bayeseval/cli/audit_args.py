@@ -90,6 +90,12 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--inclusion", default=None, help="with --proxy: column of each labelled row's inclusion probability"
     )
     p.add_argument(
+        "--cluster",
+        default=None,
+        help="column whose rows sharing a value are one sampling unit (an item answered several times); "
+        "each group's interval then comes from its units, and the differences and gap from those intervals",
+    )
+    p.add_argument(
         "--out",
         default=None,
         help="also write the audit to a file: .html (self-contained, with the forest "

@@ -39,17 +39,53 @@ def _posterior_summary(draws: np.ndarray, level: float, tolerance: float | None,
     return mean, q[0], q[1], p
 
 
+#: the method of the differences and ratios of a metric whose rows come in units
+UNIT_METHOD = "units_bonferroni"
+
+
+def unit_pairwise(fit: MetricFit, others: np.ndarray, ref: int, level: float) -> tuple[np.ndarray, ...]:
+    """Differences and ratios to the reference from the groups' unit intervals, simultaneous at ``level``.
+
+    Each measured group's unit interval is taken at the Bonferroni level ``1 - (1 - level) / G``
+    (``G`` the measured groups), so that with probability at least ``level`` every group's rate lies
+    in its interval, whatever the dependence between the intervals; on that event
+    ``theta_g - theta_ref`` lies in ``[l_g - u_ref, u_g - l_ref]`` and, the rates being nonnegative,
+    ``theta_g / theta_ref`` in ``[l_g / u_ref, u_g / l_ref]`` (infinite when ``l_ref`` is 0). Every
+    difference and ratio therefore covers at least ``level`` of the time, jointly, for any valid
+    per-group intervals: the per-group intervals are finite-sample valid under any dependence
+    within a unit, and no independence between groups is used.
+
+    Returns
+    -------
+    difference_lower, difference_upper, ratio_estimate, ratio_lower, ratio_upper : numpy.ndarray
+    """
+    measured = int(np.count_nonzero(np.isfinite(fit.rate)))
+    lo, hi = fit.gap_bounds(bonferroni_level(level, max(measured, 2)))
+    e = fit.rate
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r_est = e[others] / e[ref]
+        rlo = np.where(hi[ref] > 0, lo[others] / hi[ref], 0.0)
+        rhi = np.where(lo[ref] > 0, hi[others] / lo[ref], np.inf)
+    undefined = ~np.isfinite(lo[others]) | ~np.isfinite(lo[ref])
+    rlo, rhi = np.where(undefined, np.nan, rlo), np.where(undefined, np.nan, rhi)
+    return lo[others] - hi[ref], hi[others] - lo[ref], r_est, rlo, rhi
+
+
 def _pairwise(name: str, fit: MetricFit, layout: Layout, ref: int, level: float, tol) -> pd.DataFrame:
     labels = layout.labels
     others = np.array([g for g in range(len(labels)) if g != ref], dtype=int)
     e, lo, hi = fit.rate, fit.lower, fit.upper
-    dlo, dhi = mover_difference(e[others], lo[others], hi[others], e[ref], lo[ref], hi[ref])
-    if name == "balanced_accuracy" or fit.proxy is not None:
+    if fit.units is not None:
+        dlo, dhi, r_est, rlo, rhi = unit_pairwise(fit, others, ref, level)
+        methods = (UNIT_METHOD, UNIT_METHOD)
+    elif name == "balanced_accuracy" or fit.proxy is not None:
+        dlo, dhi = mover_difference(e[others], lo[others], hi[others], e[ref], lo[ref], hi[ref])
         with np.errstate(divide="ignore", invalid="ignore"):
             r_est = e[others] / e[ref]
         rlo, rhi = mover_ratio(e[others], lo[others], hi[others], e[ref], lo[ref], hi[ref])
         methods = ("mover", "mover_r")
     else:
+        dlo, dhi = mover_difference(e[others], lo[others], hi[others], e[ref], lo[ref], hi[ref])
         r_est, rlo, rhi = katz_ratio(
             fit.successes[others], fit.trials[others], fit.successes[ref], fit.trials[ref], level
         )
@@ -99,9 +135,9 @@ def gap_groups(fit: MetricFit) -> np.ndarray:
 
 
 def gap_method(fit: MetricFit, method: str) -> str:
-    """The gap interval's method: a proxy's groups have no binomial counts to resample, so
-    their gap is the projection of Bonferroni-adjusted proxy intervals."""
-    return "bonferroni" if fit.proxy is not None else method
+    """The gap interval's method: a proxy's groups (and groups of units) have no binomial counts
+    to resample, so their gap is the projection of Bonferroni-adjusted proxy (unit) intervals."""
+    return "bonferroni" if fit.proxy is not None or fit.units is not None else method
 
 
 def max_min_gap(fit: MetricFit, level: float, method: str) -> tuple[float, float, float]:

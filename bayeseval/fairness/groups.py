@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._kernels.adaptive import adaptive_interval
+from bayeseval._kernels.bounded_mean import units_ci
 from bayeseval._kernels.conflict import loo_conflict, read_choice
-from bayeseval._kernels.disparity import mover_mean
+from bayeseval._kernels.disparity import bonferroni_level, mover_mean
 from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.estimate.intervals import proportion_ci
@@ -55,6 +56,20 @@ class MetricFit(NamedTuple):
     seed: int  # seed of the max-t critical value's replicates
     cache: dict  # gap intervals already computed, by (method, level)
     proxy: Any = None  # with a proxy: the groups' ProxyCI table (labelled, trials, ...)
+    units: Any = None  # with rows in units of several rows: the groups' UnitFit
+
+
+class UnitFit(NamedTuple):
+    """A metric read from units (clusters of rows): units per group and the groups' unit intervals.
+
+    ``bounds(level)`` gives each group's finite-sample valid interval of its row-level rate at
+    ``level`` from its units' histogram (:func:`bayeseval._kernels.bounded_mean.units_ci`); NaN
+    for a group without trials. Every disparity is built from these intervals at a
+    Bonferroni-adjusted level (:func:`bayeseval.fairness.disparities.unit_pairwise`).
+    """
+
+    n_units: np.ndarray
+    bounds: Any
 
 
 def _pooled(counts: Any, cells: pd.Index, level: float, random_seed: Any, model: str) -> PooledFit:
@@ -182,6 +197,92 @@ def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, mi
     )
 
 
+def _no_pooled(groups: int) -> PooledFit:
+    """No pooled model (rows in units: it treats every row as an independent draw): NaN throughout."""
+    nan = np.full(groups, np.nan)
+    return PooledFit(nan, nan.copy(), nan.copy(), np.full((1, groups), np.nan))
+
+
+def _unit_bounds(units: pd.DataFrame, cells: pd.Index, trials: np.ndarray):
+    """``level -> (lower, upper)``: each group's unit interval (NaN without trials), cached per level."""
+    names = [str(n) for n in cells.names]
+    cache: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+    empty = trials == 0
+
+    def bounds(level: float) -> tuple[np.ndarray, np.ndarray]:
+        if level not in cache:
+            if len(units):
+                res = units_ci(units, names if len(names) > 1 else names[0], level).reindex(cells)
+                lo, hi = res["lower"].to_numpy(float), res["upper"].to_numpy(float)
+            else:
+                lo, hi = np.zeros(len(cells)), np.ones(len(cells))
+            cache[level] = (np.where(empty, np.nan, lo), np.where(empty, np.nan, hi))
+        return cache[level]
+
+    return bounds
+
+
+def _fit_units(s, n, units, cells, level, seed, min_trials: int) -> MetricFit:
+    """A metric whose rows come in units: each group's own unit interval, no pooled model."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(n > 0, s / np.maximum(n, 1), np.nan)
+    bounds = _unit_bounds(units, cells, n)
+    lo, hi = bounds(level)
+    names = [str(name) for name in cells.names]
+    per = units.groupby(names, sort=False)["units"].sum() if len(units) else pd.Series(dtype=np.int64)
+    n_units = per.reindex(cells, fill_value=0).to_numpy(np.int64)
+    return MetricFit(
+        s,
+        n,
+        rate,
+        lo,
+        hi,
+        (lo, hi),
+        _no_pooled(len(cells)),
+        np.zeros(len(cells), bool),
+        bounds,
+        n >= max(min_trials, 1),
+        (s[:, None], n[:, None], np.ones(1)),
+        n,
+        int(seed),
+        {},
+        None,
+        UnitFit(n_units, bounds),
+    )
+
+
+def _balanced_units(tpr: MetricFit, tnr: MetricFit, level: float, seed: int) -> MetricFit:
+    """Balanced accuracy from units: the mean of the TPR and TNR unit intervals, each at the
+    Bonferroni level over the two (valid whatever their dependence)."""
+    rate = 0.5 * (tpr.rate + tnr.rate)
+
+    def bounds(lev: float) -> tuple[np.ndarray, np.ndarray]:
+        half = bonferroni_level(lev, 2)
+        (a_lo, a_hi), (b_lo, b_hi) = tpr.gap_bounds(half), tnr.gap_bounds(half)
+        return 0.5 * (a_lo + b_lo), 0.5 * (a_hi + b_hi)
+
+    lo, hi = bounds(level)
+    missing = np.full(rate.shape, -1, np.int64)
+    return MetricFit(
+        missing,
+        missing,
+        rate,
+        lo,
+        hi,
+        (lo, hi),
+        _no_pooled(len(rate)),
+        np.zeros(len(rate), bool),
+        bounds,
+        tpr.in_gap & tnr.in_gap,
+        (np.stack([tpr.successes, tnr.successes], axis=1), np.stack([tpr.trials, tnr.trials], axis=1), np.ones(2) / 2),
+        tpr.trials + tnr.trials,
+        int(seed),
+        {},
+        None,
+        UnitFit(np.minimum(tpr.units.n_units, tnr.units.n_units), bounds),
+    )
+
+
 def _fit_balanced(tpr: MetricFit, tnr: MetricFit, level: float, seed: int) -> MetricFit:
     """Balanced accuracy = (TPR + TNR) / 2, intervals by MOVER from the two rates' intervals."""
     rate = 0.5 * (tpr.rate + tnr.rate)
@@ -231,7 +332,7 @@ def guarantee_bounds(fit: MetricFit, guarantee: Guarantee) -> tuple[np.ndarray, 
     :func:`bayeseval._kernels.conflict.read_choice`, the one :func:`bayeseval.evaluate`
     applies), which read their own interval.
     """
-    own_name = "proxy" if fit.proxy is not None else "adaptive"
+    own_name = "proxy" if fit.proxy is not None else "units" if fit.units is not None else "adaptive"
     lower, upper, own = guarantee.choose(fit.adaptive, (fit.pooled.lower, fit.pooled.upper), lambda: _atypical(fit))
     return lower, upper, np.where(own, own_name, "pooled").astype(object)
 
@@ -266,6 +367,9 @@ def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: 
     if not is_prop:
         counts = tuple(pd.array([pd.NA] * len(labels), dtype="Int64") for _ in range(2))
     lower, upper, read = guarantee_bounds(fit, guarantee)
+    adaptive, wilson = fit.adaptive, (fit.lower, fit.upper)
+    if fit.units is not None:  # row intervals do not hold for rows in units: not shown
+        adaptive = wilson = (np.full(len(labels), np.nan), np.full(len(labels), np.nan))
     return pd.DataFrame(
         {
             **factor_columns(layout, np.arange(len(labels))),
@@ -274,14 +378,15 @@ def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: 
             "successes": counts[0],
             "trials": counts[1],
             **_proxy_columns(fit),
+            **({"units": fit.units.n_units} if fit.units is not None else {}),
             "rate": fit.rate,
             "lower": lower,
             "upper": upper,
             "read": read,
-            "adaptive_lower": fit.adaptive[0],
-            "adaptive_upper": fit.adaptive[1],
-            "wilson_lower": fit.lower,
-            "wilson_upper": fit.upper,
+            "adaptive_lower": adaptive[0],
+            "adaptive_upper": adaptive[1],
+            "wilson_lower": wilson[0],
+            "wilson_upper": wilson[1],
             "pooled_mean": fit.pooled.mean,
             "pooled_lower": fit.pooled.lower,
             "pooled_upper": fit.pooled.upper,
@@ -302,10 +407,15 @@ def fit_all(names, counts, cells, level, seed, model, min_trials) -> dict:
         if not isinstance(counts[name], tuple):  # ProxyCounts
             fits[name] = _fit_proxy(counts[name], cells, level, rng.integers(2**32), model, min_trials)
             continue
+        if len(counts[name]) == 3:  # rows in units
+            s, n, units = counts[name]
+            fits[name] = _fit_units(s, n, units, cells, level, rng.integers(2**32), min_trials)
+            continue
         s, n = counts[name]
         fits[name] = _fit_proportion(s, n, cells, level, rng.integers(2**32), model, min_trials)
     if "balanced_accuracy" in names:
-        fits["balanced_accuracy"] = _fit_balanced(fits["tpr"], fits["tnr"], level, rng.integers(2**32))
+        fit = _balanced_units if fits["tpr"].units is not None else _fit_balanced
+        fits["balanced_accuracy"] = fit(fits["tpr"], fits["tnr"], level, rng.integers(2**32))
     return fits
 
 

@@ -36,6 +36,7 @@ from bayeseval._api.validation import as_float_array, check_level, check_probabi
 from bayeseval._api.version import VERSION
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, mover_ratio
+from bayeseval._kernels.naming import fresh_names
 from bayeseval._render import impact as impact_render
 from bayeseval.counts.design import Design
 from bayeseval.fairness.inputs import audited_design
@@ -122,6 +123,43 @@ def impact_ratio_interval(
     return ratio, np.where(defined, np.minimum(lo, 1.0), np.nan), np.where(defined, np.minimum(hi, 1.0), np.nan)
 
 
+def unit_impact_interval(rate: Any, lower: Any, upper: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Impact ratios and intervals from per-category intervals that hold jointly.
+
+    If every category's rate ``p_k`` lies in ``[l_k, u_k]`` (with probability at least ``level``
+    when each is valid at the Bonferroni level ``1 - (1 - level) / G``, whatever the dependence
+    between them), then ``theta_j = p_j / max_k p_k`` lies in ``[l_j / max_k u_k,
+    min(1, u_j / max_k l_k)]``: the highest rate is at most ``max_k u_k`` and at least
+    ``max_k l_k``. So every category's interval covers its ratio to the true highest rate, jointly,
+    for any valid per-category intervals (here each category's units interval, valid under any
+    dependence within a unit).
+
+    Parameters
+    ----------
+    rate, lower, upper : array_like, shape (G,)
+        Each category's rate and its interval ends (already at the Bonferroni level).
+
+    Returns
+    -------
+    ratio, lower, upper : numpy.ndarray
+        Impact ratios and interval ends (``NaN`` when no category has a positive rate).
+
+    Examples
+    --------
+    >>> r, lo, hi = unit_impact_interval([0.3, 0.6], [0.2, 0.5], [0.4, 0.7])
+    >>> [round(float(x), 3) for x in r], round(float(lo[0]), 3), round(float(hi[0]), 3)
+    ([0.5, 1.0], 0.286, 0.8)
+    """
+    p, lo, hi = (np.asarray(v, dtype=float) for v in (rate, lower, upper))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        top = p.max()
+        ratio = np.where(top > 0, p / top, np.nan)
+        low = lo / hi.max()
+        high = np.where(lo.max() > 0, hi / lo.max(), 1.0)
+    defined = np.isfinite(ratio)
+    return ratio, np.where(defined, np.minimum(low, 1.0), np.nan), np.where(defined, np.minimum(high, 1.0), np.nan)
+
+
 def _check_counts(successes: Any, trials: Any) -> tuple[np.ndarray, np.ndarray]:
     """Successes and trials as float arrays of one shape, ``0 <= s <= n``, ``n > 0``."""
     s = as_float_array(successes, "successes")
@@ -173,13 +211,15 @@ def _round_rows(rows: float) -> int:
     return int(np.ceil(rows / 10**digits) * 10**digits)
 
 
-def _verdict(lower: float, upper: float, more: float, threshold: float) -> str:
+def _verdict(lower: float, upper: float, more: float, threshold: float, units: bool = False) -> str:
     if not np.isfinite(lower):
         return "undefined: no category has a positive rate"
     if upper < threshold:
         return f"below {threshold:g}"
     if lower >= threshold:
         return f"not below {threshold:g}"
+    if units:
+        return "undecided, more units (whole clusters of rows) would decide it"
     if not np.isfinite(more):
         return "undecided, at the observed rates no number of rows would decide it"
     return f"undecided, about {_round_rows(more):,} more rows would decide it"
@@ -285,6 +325,46 @@ def _count(data: pd.DataFrame, factors: tuple[str, ...], hit: np.ndarray) -> tup
     return counts, int((~known).sum())
 
 
+def _unit_table(data: pd.DataFrame, factors: tuple[str, ...], hit: np.ndarray, cluster: str) -> pd.DataFrame:
+    """Each category's units interval of its rate at the Bonferroni level over the categories
+    (``lower``/``upper`` of the units), with ``units`` per category, in the order of :func:`_count`.
+
+    Clusters whose rows fall in two categories are refused, naming how many and one of them."""
+    known = ~data[list(factors)].isna().any(axis=1).to_numpy()
+    hit_col, unit_col = fresh_names(data.columns, ["__hit", "__unit"])
+    frame = data.loc[known, list(factors)].copy()
+    frame[hit_col] = hit[known]
+    frame[unit_col] = data.loc[known, cluster].to_numpy()
+    keys = list(factors)
+    per_unit = frame.groupby([*keys, unit_col], observed=True, sort=True)[hit_col].agg(["sum", "size"]).reset_index()
+    spans = per_unit.groupby(unit_col, sort=True).size()
+    spans = spans[spans > 1]
+    if len(spans):
+        example = spans.index[0]
+        example = example.item() if isinstance(example, np.generic) else example
+        where = per_unit.loc[per_unit[unit_col] == example, keys].head(3).to_numpy().tolist()
+        raise ValueError(
+            f"design.cluster={cluster!r}: {len(spans)} {cluster!r} unit(s) have rows in more than one "
+            f"category of {table_name(factors)!r} (e.g. {example!r} in {where}); a unit must belong to one "
+            "category: give a cluster column nested in the group columns"
+        )
+    hist = per_unit.groupby([*keys, "sum", "size"], observed=True, sort=True).size().rename("units").reset_index()
+    hist = hist.rename(columns={"sum": "unit_successes", "size": "unit_trials"})
+    hist["unit_trials"] = hist["unit_trials"].astype(np.int64)
+    return hist
+
+
+def _unit_bounds(hist: pd.DataFrame, factors: tuple[str, ...], counts: pd.DataFrame, level: float):
+    """Rate interval ends of each category of ``counts`` from ``hist`` at ``level``, and units per category."""
+    from bayeseval._kernels.bounded_mean import units_ci  # deferred: only for rows in units
+
+    keys = list(factors)
+    res = units_ci(hist, keys if len(keys) > 1 else keys[0], level)
+    index = pd.MultiIndex.from_frame(counts[keys]) if len(keys) > 1 else pd.Index(counts[keys[0]])
+    res = res.reindex(index)
+    return res["lower"].to_numpy(float), res["upper"].to_numpy(float), res["n_units"].to_numpy(np.int64)
+
+
 def _one_table(counts: pd.DataFrame, factors: tuple[str, ...], n_rows: int, opts: dict) -> pd.DataFrame:
     n = counts["applicants"].to_numpy(dtype=float)
     s = counts["successes"].to_numpy(dtype=float)
@@ -296,10 +376,17 @@ def _one_table(counts: pd.DataFrame, factors: tuple[str, ...], n_rows: int, opts
     out["share"] = n / n_rows
     cut = opts["exclude_below"]
     out["excluded"] = excluded = out["share"].to_numpy() < cut if cut is not None else np.zeros(n.size, bool)
-    ratio, lo, hi, more = _ratios(s, n, ~excluded, opts)
+    hists = opts.get("units")
+    if hists is not None:
+        ratio, lo, hi, more, units = _unit_ratios(hists[factors], factors, counts, s, n, ~excluded, opts)
+        out.insert(out.columns.get_loc("applicants") + 1, "units", units)
+    else:
+        ratio, lo, hi, more = _ratios(s, n, ~excluded, opts)
     out["impact_ratio"], out["lower"], out["upper"] = ratio, lo, hi
     out["verdict"] = [
-        f"excluded (under {100 * cut:g}% of the data)" if ex else _verdict(a, b, m, opts["threshold"])
+        f"excluded (under {100 * cut:g}% of the data)"
+        if ex
+        else _verdict(a, b, m, opts["threshold"], hists is not None)
         for ex, a, b, m in zip(excluded, lo, hi, more, strict=True)
     ]
     out["more_rows"] = pd.array([_round_rows(m) if np.isfinite(m) else pd.NA for m in more], dtype="Int64")
@@ -317,6 +404,18 @@ def _ratios(s: np.ndarray, n: np.ndarray, keep: np.ndarray, opts: dict) -> tuple
         more[keep] = _more_rows(s[keep], n[keep], opts["level"], opts["threshold"])
         more[~undecided] = np.nan
     return ratio, lo, hi, more
+
+
+def _unit_ratios(hist, factors, counts, s, n, keep, opts) -> tuple[np.ndarray, ...]:
+    """Impact ratios and intervals of the categories kept from their units (``more`` rows: NaN, the
+    row count that would decide a verdict is not estimated for rows in units)."""
+    ratio, lo, hi, more = (np.full(n.size, np.nan) for _ in range(4))
+    g = int(np.count_nonzero(keep))
+    level = bonferroni_level(opts["level"], g) if g > 1 else opts["level"]
+    low, high, units = _unit_bounds(hist, factors, counts, level)
+    if keep.any():
+        ratio[keep], lo[keep], hi[keep] = unit_impact_interval(s[keep] / n[keep], low[keep], high[keep])
+    return ratio, lo, hi, more, units
 
 
 def _check_options(level: Any, threshold: Any, exclude_below: Any, justification: Any) -> dict:
@@ -545,10 +644,19 @@ def impact_ratio_report(
     date : datetime.date or str, optional
         The audit's date (ISO ``"YYYY-MM-DD"``); today by default.
     design : Design or dict, optional
-        The sampling design (:class:`~bayeseval.Design`). Only the default is taken: every row
-        one applicant drawn from the process. A ``cluster`` or ``population="pool"`` is refused
-        (as :func:`~bayeseval.audit` refuses them: the intervals treat rows as independent draws
-        from the process), and so is ``inclusion`` (the impact ratios weight every row alike).
+        The sampling design (:class:`~bayeseval.Design`). ``cluster``: a column whose rows
+        sharing a value are one sampling unit (the decisions of one applicant's several
+        applications, the ratings of one test case). When some unit holds more than one row,
+        each category's rate is read from its units: its finite-sample valid units interval
+        (valid under any dependence within a unit) at the Bonferroni level over the categories
+        compared, and each impact ratio's interval from those (see
+        :func:`unit_impact_interval`); the table gains ``units`` per category, an undecided
+        verdict says that more units would decide it (``more_rows`` is missing), and the fields
+        state the design in words (``fields["design"]``). A unit whose rows fall in two
+        categories of a table is refused (the message gives how many and one of them); units of
+        one row each give the report without the cluster. ``population="pool"`` is refused (as
+        :func:`~bayeseval.audit` refuses it), and so is ``inclusion`` (the impact ratios weight
+        every row alike).
 
     Returns
     -------
@@ -560,8 +668,8 @@ def impact_ratio_report(
     ValueError, TypeError
         For a column not in ``data``, both or neither of ``selected`` and ``score``, a
         missing or non-0/1 selection value, a missing score, ``exclude_below`` without a
-        justification, a design other than the default (the message names ``design``), or a
-        bad option value (each message names the argument).
+        justification, a design it does not take (the message names ``design`` and the field),
+        or a bad option value (each message names the argument).
 
     Examples
     --------
@@ -573,18 +681,26 @@ def impact_ratio_report(
     >>> rep.table["verdict"].tolist()[0]
     'undecided, about 260 more rows would decide it'
 
-    Clustered rows are refused, naming the design:
+    Applicants who applied five times each, one unit per applicant:
 
     >>> from bayeseval import Design
-    >>> impact_ratio_report(df, groups="sex", selected="hired", design=Design(cluster="sex"))
-    Traceback (most recent call last):
-    ...
-    ValueError: design.cluster='sex': ...
+    >>> df["applicant"] = [i // 5 for i in range(100)]
+    >>> rep = impact_ratio_report(df, groups="sex", selected="hired", date="2024-03-01",
+    ...                           design=Design(cluster="applicant"))
+    >>> rep.table[["category", "applicants", "units"]].values.tolist()
+    [['F', 40, 8], ['M', 60, 12]]
+    >>> rep.fields["design"]
+    '20 applicants in 2 strata, 5 rows each; intervals treat the applicant as the unit'
     """
-    _impact_design(design)
+    d = _impact_design(design)
     cols = _check_data(data, groups, selected, score)
     opts = _check_options(level, threshold, exclude_below, justification)
     hit, median = _outcome(data, selected, score)
+    described = None
+    if d.cluster is not None:
+        described, hists = _clustered(data, cols, hit, d)
+        if hists is not None:
+            opts["units"] = hists
     parts, unknown = [], []
     for factors in _table_names(cols):
         counts, missing = _count(data, factors, hit)
@@ -606,23 +722,54 @@ def impact_ratio_report(
         "verdict",
         "more_rows",
     ]
+    if "units" in opts:
+        order.insert(order.index("applicants") + 1, "units")
+    opts.pop("units", None)
     fields = _fields(
         cols, selected, score, median, len(data), opts, justification, source, explanation, test_data, auditor, date
     )
+    if described is not None:
+        fields["design"] = described
     return ImpactRatioReport(table=table[order], unknown=pd.DataFrame(unknown), fields=fields)
 
 
-def _impact_design(design: Any) -> None:
-    """Refuse every design but the default, before any work: clusters and a finite pool as the
-    audit refuses them, an inclusion column because no row here is weighted."""
-    if design is None:
-        return
+def _clustered(data: pd.DataFrame, cols: list[str], hit: np.ndarray, design: Design) -> tuple[str, Any]:
+    """The design in words and, when some unit holds more than one row, each table's units histogram.
+
+    Units of one row each are independent rows: the report is then the one without the cluster."""
+    from bayeseval.counts.counts import tabulate  # deferred: the counting layer loads on use
+
+    cluster = design.cluster
+    assert cluster is not None
+    if cluster not in data.columns:
+        raise ValueError(
+            f"design.cluster column {cluster!r} is not in data; columns are {list(map(str, data.columns))}"
+        )
+    if data[cluster].isna().any():
+        raise ValueError(
+            f"design.cluster column {cluster!r} has {int(data[cluster].isna().sum())} missing value(s): every row "
+            "needs its unit"
+        )
+    hists = {factors: _unit_table(data, factors, hit, cluster) for factors in _table_names(cols)}
+    known = ~data[cols[0]].isna().to_numpy()
+    (hit_col,) = fresh_names(data.columns, ["__hit"])
+    frame = pd.DataFrame({cols[0]: data.loc[known, cols[0]].to_numpy(), hit_col: hit[known]})
+    frame[cluster] = data.loc[known, cluster].to_numpy()
+    described = design.describe(tabulate(frame, outcome=hit_col, strata=cols[0], design=Design(cluster=cluster)))
+    by_unit = any(bool((h["unit_trials"] > 1).any()) for h in hists.values())
+    return described, hists if by_unit else None
+
+
+def _impact_design(design: Any) -> Design:
+    """The design, before any work: a cluster is taken; a finite pool is refused as the audit refuses
+    it, an inclusion column because no row here is weighted."""
     d = audited_design(design)
     if d.inclusion is not None:
         raise ValueError(
             f"design.inclusion={d.inclusion!r}: impact_ratio_report counts every row alike and takes no "
             "inclusion probabilities; give the rows of the audited population (or leave design out)"
         )
+    return d
 
 
 def _fields(

@@ -20,7 +20,7 @@ from bayeseval._api.validation import (
     check_positive_int,
     check_proxy_design,
 )
-from bayeseval._api.warnings import EmptyStratumWarning
+from bayeseval._api.warnings import ClusteredRowsWarning, EmptyStratumWarning
 from bayeseval.counts.counts import tabulate
 from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.proxy import PROXY_METRICS
@@ -70,24 +70,36 @@ PROXY_AUDIT_METRICS = ("selection_rate",) + tuple(_AUDIT_NAME[m] for m in PROXY_
 
 
 def audited_design(design: Any) -> Design:
-    """The design of an audit: any inclusion column; clusters and a finite pool are refused.
+    """The design of an audit: any inclusion column, a cluster; a finite pool is refused.
 
-    The audit's intervals, gaps and verdicts treat every row as an independent draw from the
-    process; a clustered design or ``population="pool"`` would be audited as if it were not.
+    The audit estimates the rates of the process; ``population="pool"`` would be audited as if
+    it did not. A cluster is taken (each group's interval from its units); the callers refuse
+    what does not go with it (a proxy, the pooled guarantee).
     """
     d = as_design(design)
-    if d.cluster is not None:
-        raise ValueError(
-            f"design.cluster={d.cluster!r}: the audit treats every row as its own unit and does not take "
-            "clusters yet; audit one row per unit (e.g. each item's mean outcome) or use evaluate with the "
-            "design for per-group intervals"
-        )
     if d.population != "process":
         raise ValueError(
             f"design.population={d.population!r}: the audit estimates the rates of the process; "
             "population='pool' is not taken by the audit yet"
         )
     return d
+
+
+def check_cluster_options(design: Design, proxy: Any, guarantee: Any) -> None:
+    """Refuse a cluster with what does not take one: a proxy, the pooled ``"average"`` guarantee."""
+    if design.cluster is None:
+        return
+    if proxy is not None:
+        raise ValueError(
+            f"design.cluster={design.cluster!r} is not taken with proxy={proxy!r} yet: the proxy "
+            "intervals treat every labelled row as its own unit; audit without the proxy, or one row per unit"
+        )
+    if not guarantee.per_stratum:
+        raise ValueError(
+            f"design.cluster={design.cluster!r} is not taken with guarantee={guarantee.name!r}: the pooled "
+            "model treats every row as an independent yes/no draw and does not model clustering yet; use "
+            "guarantee='stratum' (each group's own units interval)"
+        )
 
 
 def check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any, label_set: Any = None) -> None:
@@ -135,9 +147,22 @@ def check_tolerance(tolerance: Any) -> float | None:
 
 
 def _tabulated(
-    data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, proxy: tuple[Any, ...] = (None,)
+    data: Any,
+    cols: list[str],
+    y_true: str,
+    y_pred: str,
+    name: str,
+    pos_label: Any,
+    proxy: tuple[Any, ...] = (None,),
+    cluster: str | None = None,
 ) -> Any:
-    """The rows counted per group for metric ``name`` (with ``proxy``: per group and proxy cell)."""
+    """The rows counted per group for metric ``name`` (with ``proxy``: per group and proxy cell;
+    with ``cluster``: with the units' histogram per group)."""
+    design = None
+    if len(proxy) > 1 and proxy[1] is not None:
+        design = Design(inclusion=proxy[1])
+    elif cluster is not None:
+        design = Design(cluster=cluster)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
         return tabulate(
@@ -148,19 +173,49 @@ def _tabulated(
             metric=_BASE[name],
             pos_label=pos_label,
             proxy=proxy[0],
-            design=Design(inclusion=proxy[1]) if len(proxy) > 1 and proxy[1] is not None else None,
+            design=design,
             label_set=proxy[2] if len(proxy) > 2 else None,
         )
 
 
-def _count(data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any) -> Any:
-    counts = _tabulated(data, cols, y_true, y_pred, name, pos_label)
+def _count(
+    data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, cluster: str | None = None
+) -> Any:
+    counts = _tabulated(data, cols, y_true, y_pred, name, pos_label, cluster=cluster)
     if counts.successes.index.nlevels > len(cols):
         raise ValueError(
             f"pos_label is required: the labels of y_true {y_true!r} and y_pred {y_pred!r} "
             "are not binary 0/1, so the positive class is unknown; got pos_label=None"
         )
     return counts
+
+
+def _has_units(counts: Any) -> bool:
+    """Whether some unit of ``counts`` holds more than one trial (its rows then are not independent draws)."""
+    units = counts.units
+    return units is not None and len(units) > 0 and bool((units["unit_trials"].to_numpy() > 1).any())
+
+
+def _spanning_clusters(data: Any, cols: list[str], y_true: str, y_pred: str, cluster: str, pos_label: Any) -> None:
+    """Refuse clusters whose rows fall in more than one group, naming how many and one of them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClusteredRowsWarning)  # the cluster is a stratum here, on purpose
+        counts = _count(data, [cluster, *cols], y_true, y_pred, "accuracy", pos_label)
+    trials = counts.trials[counts.trials > 0]
+    per = trials.groupby(level=0, sort=True).size()
+    spanning = per[per > 1]
+    if not len(spanning):
+        return
+    example = spanning.index[0]
+    example = example.item() if isinstance(example, np.generic) else example
+    where = trials.xs(example, level=0).index
+    groups = [str(v) if not isinstance(v, tuple) else _SEP.join(map(str, v)) for v in where[:3]]
+    raise ValueError(
+        f"design.cluster={cluster!r}: {len(spanning)} {cluster!r} unit(s) have rows in more than one group "
+        f"(e.g. {example!r} in groups {groups}); a unit in two groups makes the groups' rates dependent, "
+        "which the audit's differences and verdicts do not allow for: give each unit one group, or a cluster "
+        "column nested in the groups"
+    )
 
 
 def _full_index(index: pd.Index, n_columns: int) -> pd.Index:
@@ -238,6 +293,18 @@ def _named_groups() -> Iterator[None]:
         raise
 
 
+class AuditCounts(NamedTuple):
+    """What :func:`tabulate_all` counted: the groups, their rows, each metric's counts, and with a
+    cluster the Counts of every row by unit (the design's sizes) and whether some unit holds
+    several rows (``by_unit``: the metrics are then read from units)."""
+
+    cells: pd.Index
+    rows: np.ndarray
+    counts: dict
+    clustered: Any = None  # with a cluster: the Counts of every row, by unit
+    by_unit: bool = False
+
+
 @_named_groups()
 def tabulate_all(
     data: Any,
@@ -247,17 +314,25 @@ def tabulate_all(
     names: list[str],
     pos_label: Any,
     proxy: tuple[str, str | None] | None = None,
-):
+    cluster: str | None = None,
+) -> AuditCounts:
     """Successes and trials per group for each base metric, and rows per group.
 
     With a proxy, a metric that reads the true label gets its ProxyCounts; the row counts and
-    the selection rate (which reads only ``y_pred``) count every row.
+    the selection rate (which reads only ``y_pred``) count every row. With a ``cluster`` whose
+    units hold more than one row, each metric's entry is ``(successes, trials, units)``, the
+    units' histogram per group; clusters whose rows fall in two groups are refused. With units of
+    one row each, the rows are independent draws and the counts are those without the cluster.
     """
     needed = [m for m in _BASE if m in names]
     if "balanced_accuracy" in names:
         needed += [m for m in ("tpr", "tnr") if m not in needed]
     every = y_pred if proxy is not None else y_true  # a proxy's unlabelled rows count as rows
-    rows = _count(data, cols, every, y_pred, "accuracy", pos_label).trials
+    all_rows = _count(data, cols, every, y_pred, "accuracy", pos_label, cluster)
+    if cluster is not None and all_rows.clusters_span_strata:
+        _spanning_clusters(data, cols, every, y_pred, cluster, pos_label)
+    units = cluster if cluster is not None and _has_units(all_rows) else None
+    rows = all_rows.trials
     index = _full_index(rows.index, len(cols))
     rows = rows.reindex(index, fill_value=0)
     counts = {}
@@ -265,12 +340,14 @@ def tabulate_all(
         if proxy is not None and name != "selection_rate":
             counts[name] = _count_proxy(data, cols, y_true, y_pred, name, pos_label, proxy)
             continue
-        c = _count(data, cols, every if name == "selection_rate" else y_true, y_pred, name, pos_label)
+        c = _count(data, cols, every if name == "selection_rate" else y_true, y_pred, name, pos_label, units)
         counts[name] = (
             c.successes.reindex(index, fill_value=0).to_numpy(np.int64),
             c.trials.reindex(index, fill_value=0).to_numpy(np.int64),
-        )
-    return index, rows.to_numpy(np.int64), counts
+        ) + ((c.units,) if units is not None else ())
+    return AuditCounts(
+        index, rows.to_numpy(np.int64), counts, all_rows if cluster is not None else None, units is not None
+    )
 
 
 def check_model(model: Any, n_columns: int) -> str:
@@ -302,6 +379,7 @@ GROUP_COLUMNS = [
     "effective_labels",
     "agreement",
     "proxy_used",
+    "units",
     "rate",
     "lower",
     "upper",

@@ -110,6 +110,13 @@ class Audit(Result):
         What the groups table's ``lower`` and ``upper`` promise (see :func:`audit`).
     proxy : str or None
         The proxy column, when the audit read a few labels and a proxy.
+    design : str or None
+        The sampling design in words when one with a cluster was given
+        (:meth:`Design.describe <bayeseval.Design.describe>`), else None.
+    units : bool
+        Whether the metrics were read from units (some unit holds more than one row): each
+        group's interval is its units' interval, every disparity comes from those intervals at
+        the Bonferroni level, and no pooled model is fitted.
 
     Examples
     --------
@@ -136,6 +143,8 @@ class Audit(Result):
     columns: list[str] = field(default_factory=list)
     guarantee: str = "stratum"
     proxy: str | None = None
+    design: str | None = None
+    units: bool = False
 
     title = "Fairness audit"
 
@@ -331,11 +340,21 @@ class Audit(Result):
             if len(refs) == 1
             else "Reference group per metric: " + ", ".join(f"{m} {r}" for m, r in self.reference.items())
         )
+        method = "bonferroni" if self.units else self.method
+        if self.units:
+            model = "none (rows in units)"
         text = (
             f"{ref}; level {self.level:g}; tolerance {tol}; max-min gap interval: "
-            f"{_METHOD_TEXT.get(self.method, self.method)}; pooled model: {model}; gap over "
+            f"{_METHOD_TEXT.get(method, method)}; pooled model: {model}; gap over "
             f"groups with at least {self.min_trials} trials."
         )
+        if self.design is not None:
+            text += f" Sampling design: {self.design}."
+        if self.units:
+            text += (
+                " Each group's interval comes from its units; differences, ratios and the gap from those "
+                "intervals at the Bonferroni level."
+            )
         if not as_guarantee(self.guarantee).per_stratum:
             text += (
                 f" Guarantee {self.guarantee!r}: lower/upper are the pooled interval (the "
@@ -380,6 +399,7 @@ class Audit(Result):
             "model": self.model,
             "min_trials": self.min_trials,
             "columns": list(self.columns),
+            **({"design": self.design, "units": self.units} if self.design is not None else {}),
             "notes": list(self.notes),
             "groups": records(self.groups),
             "disparities": records(self.disparities),

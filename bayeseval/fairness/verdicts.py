@@ -150,7 +150,8 @@ def _verdict_rows(
     verdict = _combine(decisions, tol)
     joint = np.stack([gap_draws(fits[m]) for m in names], axis=1)
     measured = NOT_MEASURED not in decisions
-    p_joint = float(np.mean(np.max(joint, axis=1) > tol)) if tol is not None and measured else np.nan
+    drawn = bool(np.isfinite(joint).all())  # no posterior draws for groups of units
+    p_joint = float(np.mean(np.max(joint, axis=1) > tol)) if tol is not None and measured and drawn else np.nan
     rows = []
     for (m, (g, lo, hi)), d in zip(gaps.items(), decisions, strict=True):
         high, low = _ends(fits[m])
@@ -181,6 +182,8 @@ def _trials_needed(fit: MetricFit, groups: np.ndarray, halfwidth: float, level: 
     """Extra trials per group for a Clopper-Pearson half-width at the current rate; with a proxy,
     the need in effective labels divided by the group's effective labels per label."""
     out = np.zeros(fit.rate.shape, np.int64)
+    if fit.units is not None:
+        return _unit_trials_needed(fit, groups, halfwidth, level)
     for g in groups:
         rate = float(np.clip(fit.rate[g], 0.0, 1.0))
         need = sample_size(halfwidth=min(halfwidth, 0.49), rate=rate, level=level, method="clopper_pearson")
@@ -189,6 +192,21 @@ def _trials_needed(fit: MetricFit, groups: np.ndarray, halfwidth: float, level: 
             per_label = max(fit.trials[g] / max(int(fit.size[g]), 1), 1.0)
             extra = int(np.ceil(extra / per_label))
         out[g] = extra
+    return out
+
+
+def _unit_trials_needed(fit: MetricFit, groups: np.ndarray, halfwidth: float, level: float) -> np.ndarray:
+    """Extra trials per group of units: the unit interval's half-width scales as one over the square
+    root of the units, so ``u`` units at half-width ``h`` need about ``u (h / halfwidth)^2`` units in
+    all, each of the group's mean trials per unit (a planning figure at the group's own spread)."""
+    out = np.zeros(fit.rate.shape, np.int64)
+    lo, hi = fit.gap_bounds(level)
+    for g in groups:
+        u, h = float(fit.units.n_units[g]), float(hi[g] - lo[g]) / 2
+        if u <= 0 or not np.isfinite(h) or h <= halfwidth:
+            continue
+        extra_units = np.ceil(u * (h / halfwidth) ** 2 - u)
+        out[g] = int(np.ceil(extra_units * fit.size[g] / u))
     return out
 
 

@@ -381,7 +381,7 @@ def test_pairs_that_join_alike_and_values_that_join_alike_stay_apart():
     assert all(label in text for label in inter["category"])
 
 
-def test_impact_ratio_report_takes_only_the_default_design():
+def test_impact_ratio_report_refuses_the_designs_it_does_not_take():
     from bayeseval import Design
     from tests.helpers import assert_raises_naming
 
@@ -392,7 +392,9 @@ def test_impact_ratio_report_takes_only_the_default_design():
     plain = impact_ratio_report(df, **kw)
     for design in (Design(), {}):
         pd.testing.assert_frame_equal(impact_ratio_report(df, design=design, **kw).table, plain.table)
-    assert_raises_naming(impact_ratio_report, "design.cluster", df, design=Design(cluster="applicant"), **kw)
+    df["spans"] = np.arange(len(df)) % 50  # each unit has rows in both categories
+    assert_raises_naming(impact_ratio_report, "design.cluster", df, design=Design(cluster="spans"), **kw)
+    assert_raises_naming(impact_ratio_report, "design.cluster", df, design=Design(cluster="absent"), **kw)
     assert_raises_naming(impact_ratio_report, "design.population", df, design=Design(population="pool"), **kw)
     assert_raises_naming(impact_ratio_report, "design.inclusion", df, design=Design(inclusion="w"), **kw)
     assert_raises_naming(impact_ratio_report, "design", df, design="cluster", **kw)
