@@ -317,9 +317,10 @@ def evaluate(
         raise TypeError(f"source must be a string or None, got {source!r}")
     audit_groups = check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
     if audit_groups is not None and cfg.design is not None:
-        from bayeseval.fairness.inputs import audited_design  # deferred: the audit's modules load on use
+        from bayeseval.fairness.inputs import audited_design, check_cluster_options  # deferred: loaded on use
 
-        audited_design(cfg.design)  # before any work: the audit refuses what it does not take
+        # before any work: the audit refuses what it does not take
+        check_cluster_options(audited_design(cfg.design), proxy, cfg.guarantee)
     part = None
     if proxy is None:
         counts, metric_name = count(data, cfg, y_true, y_pred, strata, pos_label)

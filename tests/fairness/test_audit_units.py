@@ -260,3 +260,23 @@ def test_a_parquet_path_gives_the_same_audit_and_refusal(tmp_path) -> None:
     frame.to_parquet(path)
     with pytest.raises(ValueError, match=r"1 'item' unit\(s\) .* \(e\.g\. 0 in groups \['a', 'c'\]\)"):
         audit(str(path), **kw)
+
+
+def test_evaluate_refuses_the_pooled_audit_with_a_cluster_before_any_work(monkeypatch) -> None:
+    """``evaluate(groups=...)`` checks the audit's design first: nothing is counted when it is refused."""
+    from bayeseval.report import pipeline
+
+    def never(*args, **kwargs):
+        raise AssertionError("counted before the refusal")
+
+    monkeypatch.setattr(pipeline, "count", never)
+    with pytest.raises(ValueError, match=r"design.cluster='item' is not taken with guarantee='average'"):
+        be.evaluate(
+            _answers(1),
+            y_true="y",
+            y_pred="p",
+            strata="g",
+            groups="g",
+            design=Design(cluster="item"),
+            guarantee="average",
+        )
