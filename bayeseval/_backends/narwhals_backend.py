@@ -32,6 +32,8 @@ from bayeseval._backends.interface import (
     UnitQuery,
     UnitTable,
     confusion_from_frame,
+    is_duckdb_source,
+    is_spark_dataframe,
     string_columns_as_str,
 )
 from bayeseval._kernels.naming import fresh_names
@@ -65,6 +67,48 @@ def as_narwhals(data: Any) -> Any:
         return nw.from_native(data, pass_through=False)
     except TypeError:
         return None
+
+
+def pandas_frame(data: Any, columns: list[str] | None = None) -> Any:
+    """``data`` as a pandas DataFrame when it is another frame narwhals reads; anything else unchanged.
+
+    For the entry points that work on a pandas frame of rows (a campaign's pool, a simulation, the
+    impact-ratio tables): a polars, pyarrow, Dask... frame is collected, only ``columns`` (those
+    it holds; None: all), into pandas with a default ``RangeIndex`` (the rows' positions).
+    pandas frames, DuckDB and Spark sources, and non-frames are returned as they are (the
+    caller refuses what it does not take).
+
+    Parameters
+    ----------
+    data : object
+        The rows.
+    columns : list of str, optional
+        The columns needed; names absent from ``data`` are left to the caller's check.
+
+    Returns
+    -------
+    pandas.DataFrame or object
+        The collected frame, or ``data``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> pandas_frame(pa.table({"y": [1, 0], "g": ["a", "b"]}), ["g"])
+       g
+    0  a
+    1  b
+    """
+    import narwhals as nw
+
+    if isinstance(data, pd.DataFrame) or is_duckdb_source(data) or is_spark_dataframe(data):
+        return data
+    frame = as_narwhals(data)
+    if frame is None:
+        return data
+    if columns is not None:
+        present = list(frame.collect_schema())
+        frame = frame.select(*[nw.col(c) for c in dict.fromkeys(columns) if isinstance(c, str) and c in present])
+    return string_columns_as_str(_collect(frame))
 
 
 def _collect(frame: Any) -> pd.DataFrame:

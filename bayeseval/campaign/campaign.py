@@ -34,6 +34,7 @@ from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import check_positive_int
 from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval._backends.narwhals_backend import pandas_frame
 from bayeseval._kernels.guarantee import Guarantee, guarantee_stop_level
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.labels.annotating import agreement_table, annotation_table, labelstudio_view
@@ -227,9 +228,10 @@ class Campaign:
         ----------
         path : str or path-like
             The SQLite file to create (must not exist).
-        pool : pandas.DataFrame
+        pool : pandas.DataFrame or another frame narwhals reads
             One row per unlabelled item; the index is the row id (integers or strings,
-            unique). Only the stratum, prediction and score columns are stored, and the
+            unique). A polars, pyarrow, Dask... frame is collected into pandas (the pool is
+            stored in the file), its row ids being the rows' positions. Only the stratum, prediction and score columns are stored, and the
             ``content`` columns.
         {spec_parameters}
         spec : CampaignSpec, optional
@@ -307,6 +309,7 @@ class Campaign:
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
+        pool = pandas_frame(pool)
         if hasattr(pool, "__len__"):
             spec = spec.for_pool(len(pool))
         inclusion = spec.design.inclusion
