@@ -112,12 +112,23 @@ def pandas_frame(data: Any, columns: list[str] | None = None) -> Any:
 
 
 def _collect(frame: Any) -> pd.DataFrame:
-    """A small narwhals frame (an aggregate) as pandas: collected first when lazy."""
+    """A small narwhals frame (an aggregate) as pandas: collected first when lazy.
+
+    Text columns get pandas' default string dtype whatever the engine's (object, ``string``
+    with ``pd.NA``, Arrow strings), as the pandas back end's results have.
+    """
     import narwhals as nw
 
     if isinstance(frame, nw.LazyFrame):
         frame = frame.collect()
-    return frame.to_pandas()
+    out = frame.to_pandas()
+    for c in out.columns:
+        dtype = out[c].dtype
+        if isinstance(dtype, pd.StringDtype) or (
+            isinstance(dtype, pd.ArrowDtype) and pd.api.types.is_string_dtype(dtype)
+        ):
+            out[c] = out[c].astype(object).where(out[c].notna(), None).astype("str")
+    return string_columns_as_str(out)
 
 
 def _is_float(dtype: Any) -> bool:
@@ -340,7 +351,10 @@ class NarwhalsBackend(Backend):
             units = rows.group_by(*keys, cl, drop_null_keys=False).agg(nw.col(x).sum(), nw.col(tr).sum())
             units = units.filter(nw.col(tr) > 0)
             if not integral:
-                units = units.with_columns(nw.col(x).round(UNIT_DECIMALS))
+                # NumPy's rounding (scale, round to an integer, unscale), not the engine's round(x, 9):
+                # pyarrow's can land one bit away, which splits a histogram cell
+                scale = 10.0**UNIT_DECIMALS
+                units = units.with_columns(((nw.col(x) * scale).round(0) / scale).alias(x))
             if k:
                 found = _collect(units.select(nw.len().alias(n), nw.col(cl).n_unique().alias(cl)))
                 spanning = int(found[n].iloc[0]) - int(found[cl].iloc[0]) if len(found) else 0
