@@ -263,3 +263,11 @@ def test_simulate_takes_a_polars_frame(frame):
     expected = bayeseval.simulate(frame, **kw).table.drop(columns="wall_time")
     got = bayeseval.simulate(pl.from_pandas(frame), **kw).table.drop(columns="wall_time")
     pd.testing.assert_frame_equal(got, expected)
+
+
+def test_evaluate_and_audit_take_a_polars_lazy_frame(frame):
+    lazy = pl.from_pandas(frame).lazy()
+    kw = dict(y_true="y", y_pred="p", strata="h", metric="accuracy", design=Design(), random_seed=0)
+    pd.testing.assert_frame_equal(bayeseval.evaluate(lazy, **kw).to_frame(), bayeseval.evaluate(frame, **kw).to_frame())
+    kw = dict(y_true="y", y_pred="p", groups="g", metrics="accuracy", random_seed=0)
+    pd.testing.assert_frame_equal(bayeseval.audit(lazy, **kw).to_frame(), bayeseval.audit(frame, **kw).to_frame())
