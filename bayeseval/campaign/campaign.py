@@ -247,7 +247,7 @@ class Campaign:
             booleans, dates or missing.
         labels : pandas.Series, pandas.DataFrame, dict or str, optional
             Labels you already have for some pool rows: the campaign starts from them. A Series
-            (or dict) of labels by row id; a DataFrame indexed by row id, or holding the row id
+            (or dict) of labels by row id; a DataFrame (or another frame narwhals reads) indexed by row id, or holding the row id
             in a column named like the pool's index (``row`` when it has no name), with one
             label column (``label``, ``true_label``, ``y_true``, ``truth`` or ``y``, or the only
             other column); or the name of a pool column holding the labels (missing where a row
@@ -309,7 +309,7 @@ class Campaign:
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
-        pool = pandas_frame(pool)
+        pool, labels = pandas_frame(pool), pandas_frame(labels)
         if hasattr(pool, "__len__"):
             spec = spec.for_pool(len(pool))
         inclusion = spec.design.inclusion

@@ -271,3 +271,17 @@ def test_evaluate_and_audit_take_a_polars_lazy_frame(frame):
     pd.testing.assert_frame_equal(bayeseval.evaluate(lazy, **kw).to_frame(), bayeseval.evaluate(frame, **kw).to_frame())
     kw = dict(y_true="y", y_pred="p", groups="g", metrics="accuracy", random_seed=0)
     pd.testing.assert_frame_equal(bayeseval.audit(lazy, **kw).to_frame(), bayeseval.audit(frame, **kw).to_frame())
+
+
+def test_campaign_create_takes_polars_labels(frame, tmp_path):
+    from bayeseval.campaign import Campaign
+
+    pool = frame[["g", "p"]]
+    known = pd.DataFrame({"row": [0, 1, 2, 5], "label": frame["y"].iloc[[0, 1, 2, 5]].to_numpy()})
+    kw = dict(strata="g", y_pred="p", random_seed=1)
+    with Campaign.create(os.path.join(tmp_path, "a.db"), pool, labels=known, **kw) as a:
+        expected = a.status()
+    with Campaign.create(os.path.join(tmp_path, "b.db"), pl.from_pandas(pool), labels=pl.from_pandas(known), **kw) as b:
+        got = b.status()
+    pd.testing.assert_frame_equal(got, expected)
+    assert int(got["labelled"].sum()) == 4
