@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._api.validation import fractional_label_error
+from bayeseval._api.validation import first_fractional, fractional_label_error
 from bayeseval._backends.interface import (
     Backend,
     CellQuery,
@@ -202,19 +202,21 @@ class NarwhalsBackend(Backend):
     def check_labels(self, pairs: list[tuple[str, str]]) -> None:
         import narwhals as nw
 
-        checked = [(arg, c) for arg, c in pairs if _is_fractional_type(self.schema[c])]
-        if not checked:
-            return
-        names = self._fresh([f"__f{i}" for i in range(len(checked))])
+        checked = [c for _, c in pairs if _is_fractional_type(self.schema[c])]
+        names = dict(zip(checked, self._fresh([f"__f{i}" for i in range(len(checked))]), strict=True))
 
         def bad(c: str) -> Any:
             x = nw.col(c).cast(nw.Float64)
             return ((x != x.floor()) & ~x.is_nan()).fill_null(False)
 
-        found = _collect(self.frame.select(*[bad(c).sum().alias(a) for (_, c), a in zip(checked, names, strict=True)]))
-        for (arg, c), a in zip(checked, names, strict=True):
-            if int(found[a].iloc[0]):
+        found = _collect(self.frame.select(*[bad(c).sum().alias(a) for c, a in names.items()])) if names else None
+        for arg, c in pairs:  # in the order of pairs, as the pandas back end
+            if c in names and int(found[names[c]].iloc[0]):
                 raise fractional_label_error(arg, c, float(self._first(bad(c), c)))
+            if self.schema[c] == nw.Object:  # Python objects (a pandas-like engine): checked on the distinct values
+                value = first_fractional(_collect(self.frame.select(nw.col(c).unique()))[c].to_numpy())
+                if value is not None:
+                    raise fractional_label_error(arg, c, value)
 
     def infinite(self, column: str) -> tuple[int, float | None]:
         import narwhals as nw

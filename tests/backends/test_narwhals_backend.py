@@ -285,3 +285,12 @@ def test_campaign_create_takes_polars_labels(frame, tmp_path):
         got = b.status()
     pd.testing.assert_frame_equal(got, expected)
     assert int(got["labelled"].sum()) == 4
+
+
+def test_object_labels_checked_as_pandas_does():
+    """A column of Python objects (a pandas-like engine, here pandas itself through narwhals)."""
+    data = pd.DataFrame({"y": pd.Series([1, 0, 1, 0], dtype=object), "p": pd.Series([1, 0.5, 0.25, 0], dtype=object)})
+    expected = _error(backend_for(data).check_labels, [("y_true", "y"), ("y_pred", "p")])
+    assert "y_pred column 'p' holds the fractional value 0.5" in expected
+    assert _error(NarwhalsBackend(data).check_labels, [("y_true", "y"), ("y_pred", "p")]) == expected
+    NarwhalsBackend(data).check_labels([("y_true", "y")])  # whole numbers pass
