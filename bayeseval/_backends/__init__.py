@@ -1,4 +1,5 @@
-"""Row back ends: pandas, DuckDB and Spark behind one small interface, and the keyed row hash of the split.
+"""Row back ends: pandas, DuckDB, Spark and narwhals (any other frame) behind one small interface,
+and the keyed row hash of the split.
 
 Shared by the feature packages; modules here import nothing from them.
 """

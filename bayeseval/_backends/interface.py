@@ -1,4 +1,4 @@
-"""Row back ends: pandas, DuckDB and Spark behind one small interface.
+"""Row back ends: pandas, DuckDB, Spark and narwhals (any other frame) behind one small interface.
 
 Only this step touches rows; everything downstream works on small tables. Every
 back end implements four operations:
@@ -52,7 +52,10 @@ __all__ = [
 ]
 
 _FILE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".csv.gz", ".tsv.gz", ".csv.zst")
-ACCEPTED = "a pandas DataFrame, a Parquet/CSV path, a DuckDB relation or a Spark DataFrame"
+ACCEPTED = (
+    "a pandas DataFrame, a Parquet/CSV path, a DuckDB relation, a Spark DataFrame or another frame "
+    "narwhals reads (polars, pyarrow, Dask, Ibis, Modin...)"
+)
 
 
 @dataclass(frozen=True)

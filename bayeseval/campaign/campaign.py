@@ -34,6 +34,7 @@ from bayeseval._api.docs import fill_doc
 from bayeseval._api.validation import check_positive_int
 from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import PrecisionLimitedWarning
+from bayeseval._backends.narwhals_backend import pandas_frame
 from bayeseval._kernels.guarantee import Guarantee, guarantee_stop_level
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.labels.annotating import agreement_table, annotation_table, labelstudio_view
@@ -227,9 +228,10 @@ class Campaign:
         ----------
         path : str or path-like
             The SQLite file to create (must not exist).
-        pool : pandas.DataFrame
+        pool : pandas.DataFrame or another frame narwhals reads
             One row per unlabelled item; the index is the row id (integers or strings,
-            unique). Only the stratum, prediction and score columns are stored, and the
+            unique). A polars, pyarrow, Dask... frame is collected into pandas (the pool is
+            stored in the file), its row ids being the rows' positions. Only the stratum, prediction and score columns are stored, and the
             ``content`` columns.
         {spec_parameters}
         spec : CampaignSpec, optional
@@ -245,7 +247,7 @@ class Campaign:
             booleans, dates or missing.
         labels : pandas.Series, pandas.DataFrame, dict or str, optional
             Labels you already have for some pool rows: the campaign starts from them. A Series
-            (or dict) of labels by row id; a DataFrame indexed by row id, or holding the row id
+            (or dict) of labels by row id; a DataFrame (or another frame narwhals reads) indexed by row id, or holding the row id
             in a column named like the pool's index (``row`` when it has no name), with one
             label column (``label``, ``true_label``, ``y_true``, ``truth`` or ``y``, or the only
             other column); or the name of a pool column holding the labels (missing where a row
@@ -307,6 +309,7 @@ class Campaign:
             random_seed=random_seed,
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
+        pool, labels = pandas_frame(pool), pandas_frame(labels)
         if hasattr(pool, "__len__"):
             spec = spec.for_pool(len(pool))
         inclusion = spec.design.inclusion

@@ -21,6 +21,7 @@ import pandas as pd
 
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_class_labels, check_positive_int
+from bayeseval._backends.narwhals_backend import pandas_frame
 from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.goals.registry import goal_settings
@@ -261,8 +262,9 @@ def simulate(
 
     Parameters
     ----------
-    data : pandas.DataFrame
-        Rows with stratum columns, the prediction and the true label. A missing value
+    data : pandas.DataFrame or another frame narwhals reads
+        Rows with stratum columns, the prediction and the true label (a polars, pyarrow, Dask...
+        frame is collected into pandas; its rows' ids are their positions). A missing value
         (None, NaN, ``pd.NA``) in any of them is a ``ValueError`` naming the argument and
         the row ids.
     y_true : str
@@ -324,6 +326,7 @@ def simulate(
         random_seed=random_seed,
     )
     spec = spec_from_arguments(spec, "simulate", settings)
+    data = pandas_frame(data)
     if spec.design.inclusion is not None:
         raise ValueError(
             f"simulate draws its own labels at random within the strata; design.inclusion="

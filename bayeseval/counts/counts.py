@@ -425,10 +425,11 @@ def tabulate(
 
     Parameters
     ----------
-    data : pandas.DataFrame, path, DuckDB relation or Spark DataFrame
+    data : pandas.DataFrame, path, DuckDB relation, Spark DataFrame or any frame narwhals reads
         One row per example. A path to a Parquet or CSV file (or a glob), or a
         DuckDB relation, is counted inside DuckDB without loading it into
-        pandas; a PySpark DataFrame is counted by Spark.
+        pandas; a PySpark DataFrame is counted by Spark; any other frame narwhals reads
+        (polars eager or lazy, pyarrow, Dask, Ibis, Modin...) by its own engine.
     y_true, y_pred : str
         Columns holding the true and predicted labels: classes (strings, bools or whole
         numbers; ``0.0``/``1.0``, as pandas reads an integer column with NaN, are the classes

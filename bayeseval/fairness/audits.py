@@ -107,7 +107,7 @@ def audit(
 
     Parameters
     ----------
-    data : pandas.DataFrame, path, DuckDB relation or Spark DataFrame
+    data : pandas.DataFrame, path, DuckDB relation, Spark DataFrame or any frame narwhals reads
         One row per example (anything :func:`bayeseval.tabulate` accepts).
     y_true, y_pred : str
         Columns holding the true and predicted labels (binary).

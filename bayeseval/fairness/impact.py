@@ -34,6 +34,7 @@ from bayeseval._api.labels import join_parts, unique_labels
 from bayeseval._api.results import Result
 from bayeseval._api.validation import as_float_array, check_level, check_probability, iter_columns
 from bayeseval._api.version import VERSION
+from bayeseval._backends.narwhals_backend import pandas_frame
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, mover_ratio
 from bayeseval._kernels.naming import fresh_names
@@ -228,7 +229,10 @@ def _verdict(lower: float, upper: float, more: float, threshold: float, units: b
 # -- the tables ----------------------------------------------------------------------------------
 def _check_data(data: Any, groups: Any, selected: Any, score: Any) -> list[str]:
     if not isinstance(data, pd.DataFrame):
-        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+        raise TypeError(
+            f"data must be a pandas DataFrame or another frame narwhals reads (polars, pyarrow...), "
+            f"got {type(data).__name__}"
+        )
     cols = iter_columns(groups, "groups")
     if not cols:
         raise ValueError("groups must name at least one column (e.g. groups=['sex', 'race'])")
@@ -618,8 +622,9 @@ def impact_ratio_report(
 
     Parameters
     ----------
-    data : pandas.DataFrame
-        One row per applicant.
+    data : pandas.DataFrame or another frame narwhals reads
+        One row per applicant. A polars, pyarrow, Dask... frame has its group and outcome
+        columns collected into pandas.
     groups : str or list of str
         Group columns (e.g. ``["sex", "race"]``).
     selected : str, optional
@@ -693,6 +698,7 @@ def impact_ratio_report(
     '20 applicants in 2 strata, 5 rows each; intervals treat the applicant as the unit'
     """
     d = _impact_design(design)
+    data = pandas_frame(data, [*iter_columns(groups, "groups"), selected, score, d.cluster])
     cols = _check_data(data, groups, selected, score)
     opts = _check_options(level, threshold, exclude_below, justification)
     hit, median = _outcome(data, selected, score)

@@ -476,7 +476,7 @@ class SplitResult(Result):
 
     Parameters
     ----------
-    train, test : pandas.DataFrame, DuckDB relation or Spark DataFrame
+    train, test : pandas.DataFrame, DuckDB relation, Spark DataFrame or the input's frame type
         The two parts, in the engine of the input.
     decision : SplitDecision, dict or None
         The :class:`~bayeseval.plan.decision.SplitDecision` of the one minority key
@@ -489,8 +489,8 @@ class SplitResult(Result):
         (``proportional`` < ``grow_test`` < ``raise_share`` < ``degraded``).
     test_weights : pandas.Series or relation/DataFrame
         Per test row, population share / test share of the row's key (all 1
-        when the proportion is kept), indexed by row id. For DuckDB and Spark a
-        relation/DataFrame with the id column and ``weight``.
+        when the proportion is kept), indexed by row id (a pandas Series for pandas and
+        narwhals inputs). For DuckDB and Spark a relation/DataFrame with the id column and ``weight``.
     merged : list
         Cells merged into ``"other"`` before splitting.
     table : pandas.DataFrame
@@ -501,7 +501,7 @@ class SplitResult(Result):
     random_seed : int
         The seed of the keyed hash that chose the test rows.
     engine : str
-        ``"pandas"``, ``"duckdb"`` or ``"spark"``: where the rows were split.
+        ``"pandas"``, ``"duckdb"``, ``"spark"`` or ``"narwhals"``: where the rows were split.
     warning : str or None
         The warning issued with the split (a degraded or reweighted split), if any.
     extra : dict
@@ -631,13 +631,16 @@ def dual_constraint_split(
 
     Parameters
     ----------
-    data : pandas.DataFrame, Parquet/CSV path, DuckDB relation or Spark DataFrame
+    data : pandas.DataFrame, Parquet/CSV path, DuckDB relation, Spark DataFrame or any frame narwhals reads
         One row per example. For a path or relation the split runs in DuckDB
         SQL (a ``ROW_NUMBER()`` window per key) and ``train``/``test`` are
         DuckDB relations (lazy; ``.df()``, ``.to_parquet()`` materialise them);
         for a PySpark DataFrame it runs in Spark and ``train``/``test`` are
         Spark DataFrames. ``id_column`` is then required and must hold
-        integers. The test ids are the same on every engine, and ``train`` and
+        integers. For another frame narwhals reads (polars, pyarrow, Dask...)
+        ``id_column`` is required, the id and key columns are collected to
+        choose the test ids, and ``train``/``test`` are the input filtered on
+        them, in its own type. The test ids are the same on every engine, and ``train`` and
         ``test`` keep the input's columns unchanged whatever their names.
     label : str
         The class column.
