@@ -24,6 +24,8 @@ import pandas as pd
 from bayeseval._api.validation import first_fractional, fractional_label_error
 from bayeseval._backends.duckdb_backend import (
     UNIT_DECIMALS,
+    binary_sql,
+    binary_table,
     repeated_sql,
     unit_sql,
     unit_table,
@@ -31,6 +33,7 @@ from bayeseval._backends.duckdb_backend import (
 from bayeseval._backends.hashing import id64, rank_of
 from bayeseval._backends.interface import (
     Backend,
+    BinaryQuery,
     CellQuery,
     ConfusionTable,
     SplitSelection,
@@ -382,6 +385,36 @@ class PandasBackend(Backend):
             y_pred=y_pred,
             dtypes=(str(series[k].dtype), str(series[k + 1].dtype)),
         )
+
+    def binary_counts(self, query: BinaryQuery) -> pd.DataFrame | None:
+        # the frames :meth:`confusion` hands to DuckDB (large, not all small codes), with NumPy
+        # boolean or integer labels: one aggregation by stratum over the columns in place
+        if len(self.data) < DUCKDB_MIN_ROWS:
+            return None
+        labels = [self._column(query.y_true), self._column(query.y_pred)]
+        if not all(
+            isinstance(v.dtype, np.dtype) and (v.dtype.kind in "bi" or (v.dtype.kind == "u" and v.dtype.itemsize < 8))
+            for v in labels
+        ):
+            return None
+        strata = [self._column(c) for c in query.strata]
+        if not all(_scanned_exactly(v.dtype) and not isinstance(v.dtype, pd.CategoricalDtype) for v in strata):
+            return None
+        if all(_SmallCodes.accepts(v) for v in strata + labels):
+            return None  # counted by bincount in the confusion table's path
+        used = list(dict.fromkeys([*query.strata, query.y_true, query.y_pred]))
+        alias = {c: f"c{i}" for i, c in enumerate(used)}
+        renamed = query._replace(
+            strata=[alias[c] for c in query.strata], y_true=alias[query.y_true], y_pred=alias[query.y_pred]
+        )
+        types = tuple("BOOLEAN" if v.dtype.kind == "b" else "INTEGER" for v in labels)
+        sql = binary_sql("bayeseval_rows", list(alias.values()), renamed, types)  # type: ignore[arg-type]
+        table = duckdb_fetch({alias[c]: self._column(c) for c in used}, lambda _name: sql)
+        # DuckDB orders strings (binary collation on this module's connection) and numbers as pandas does
+        table = binary_table(table, len(strata), ordered=True)
+        for i, v in enumerate(strata):  # the frame's dtypes, as the confusion table's path gives them
+            table[i] = table[i].astype(v.dtype)
+        return table
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
         strata, y_true, y_pred, proxy, n_cells, inclusion = query
