@@ -872,8 +872,8 @@ def _binary_counts(
     table = backend.binary_counts(query)
     if table is None or not len(table):
         return None
-    b = table["b"]
-    if bool(b.isna().any()) or int(b.max()) > 1:
+    b = table["b"]  # a negative label sets the sign bit: negative
+    if bool(b.isna().any()) or int(b.max()) > 1 or int(b.min()) < 0:
         return None
     k = len(cols)
     if not k:
