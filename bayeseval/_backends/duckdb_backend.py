@@ -191,6 +191,13 @@ def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool =
         on = cells_condition(t, p, query.trial_cells)
         value = f"CASE WHEN {ok} THEN 1 ELSE 0 END"
         trial = f"CASE WHEN {on} THEN 1 ELSE 0 END"
+        m = query.metric
+        if m is not None and m.trials == "all":
+            # every row is a trial (missing labels are refused before), and a success is a row whose
+            # labels are equal (or differ): the cells' lists as the two comparisons they amount to
+            trial = "1"
+            if m.successes in ("right", "wrong"):
+                value = f"CASE WHEN {t} {'=' if m.successes == 'right' else '<>'} {p} THEN 1 ELSE 0 END"
     strata = [f"{q(c)} AS {a}" for c, a in zip(query.strata, s_out, strict=True)]
     keys = ", ".join(s_out)
     lead = keys + ", " if k else ""

@@ -224,3 +224,32 @@ def test_missing_values_and_other_labels_give_the_confusion_tables_counts_and_me
         )
     )
     assert "pos_label 2 is neither a label of y_true 'y'" in message
+
+
+@pytest.mark.parametrize("metric", ["error_rate", "accuracy"])
+def test_clustered_label_units_in_sql_match_the_rows_for_text_labels(tmp_path, metric):
+    # the units' SQL writes "every row a trial, success when the labels are (un)equal" as two comparisons
+    from bayeseval import Design
+
+    rng = np.random.default_rng(3)
+    n = 3_000
+    item = rng.integers(0, 400, n)
+    classes = np.array(["cat", "dog", "bird"], dtype=object)
+    df = pd.DataFrame(
+        {"g": pd.array(np.array(["a", "b", "c"], dtype=object)[item % 3], dtype="str"), "item": item}
+    ).assign(y=classes[rng.integers(0, 3, n)], p=classes[rng.integers(0, 3, n)])
+    path = str(tmp_path / "text.parquet")
+    df.to_parquet(path)
+    got = tabulate(path, y_true="y", y_pred="p", strata="g", metric=metric, design=Design(cluster="item"))
+    right = (df["y"] == df["p"]).to_numpy()
+    ok = right if metric == "accuracy" else ~right
+    per = df.assign(ok=ok.astype(int)).groupby(["g", "item"])["ok"].agg(["sum", "size"])
+    hist = per.groupby(["g", "sum", "size"]).size()
+    want = {(g, float(s), int(t)): int(u) for (g, s, t), u in hist.items()}
+    units = got.units
+    have = {
+        (g, float(s), int(t)): int(u)
+        for g, s, t, u in zip(units["g"], units["unit_successes"], units["unit_trials"], units["units"], strict=True)
+    }
+    assert have == want
+    assert got.successes.tolist() == df.assign(ok=ok.astype(int)).groupby("g")["ok"].sum().tolist()
