@@ -35,6 +35,9 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the section of docs/scaling.md this script writes (run_all.py includes it in the page)
+RESULT = ROOT / "benchmarks" / "results" / "count_strata.md"
+ANCHORS = {"pandas frame": "pandas `groupby(stratum)` sums", "Parquet path": "DuckDB SQL, conditional sums by stratum"}
 
 
 def make_data(rows: int, strata: int, seed: int = 0) -> pd.DataFrame:
@@ -131,6 +134,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rows-1k", type=int, default=12_000_000, help="rows of the 1,000-strata case")
     ap.add_argument("--rows-100k", type=int, default=1_000_000, help="rows of the 100,000-strata case")
+    ap.add_argument("--write", action="store_true", help=f"write the table to {RESULT.relative_to(ROOT)}")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -142,6 +146,7 @@ def main() -> int:
         versions = {"before": os.path.abspath(args.before), **versions}
     print(f"best of {args.repeats} interleaved calls; {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}")
     worst = 0.0
+    rows_md = []
     with tempfile.TemporaryDirectory() as tmp:
         for rows, strata in ((args.rows_1k, 1_000), (args.rows_100k, 100_000)):
             path = os.path.join(tmp, f"rows_{strata}.parquet")
@@ -152,12 +157,38 @@ def main() -> int:
                 f"{'source':<14} {'version':<7} {'tabulate s':>10} {'anchor s':>9} {'ratio':>6} {'cpu ratio':>9}  target"
             )
             for source in ("pandas frame", "Parquet path"):
+                cells = []
                 for version, res in results.items():
                     (w1, c1), (w0, c0) = res[source]["ours"], res[source]["anchor"]
                     if version == "after":
                         worst = max(worst, w1 / w0)
                     print(f"{source:<14} {version:<7} {w1:10.3f} {w0:9.3f} {w1 / w0:6.2f} {c1 / c0:9.2f}  <= 1.2")
+                    cells.append(f"{w1 / w0:.2f}x ({c1 / c0:.2f}x)")
+                anchor_s = results["after"][source]["anchor"][0]
+                rows_md.append(
+                    f"| {rows:,} | {strata:,} | {source} | {ANCHORS[source]} | {anchor_s:.3f} | {' | '.join(cells)} |"
+                )
     print(f"\nworst wall-time ratio after: {worst:.2f} (target <= 1.2)")
+    if args.write:
+        versions_head = " | ".join(f"tabulate / anchor, {v}" for v in versions)
+        lines = [
+            "## Counting by stratum",
+            "",
+            "`tabulate` of 0/1 labels (int8) for recall by a string stratum column, against the group-by "
+            "a user writes in the same engine, timed in the same process, interleaved (best of "
+            f"{args.repeats}; wall time, CPU time in parentheses; load average {os.getloadavg()[0]:.1f} on "
+            f"{os.cpu_count()} cores). Measured on {time.strftime('%Y-%m-%d')} by "
+            "`python benchmarks/bench_count_strata.py --write`" + (" --before DIR" if args.before else "") + ".",
+            "",
+            f"| rows | strata | source | anchor | anchor s | {versions_head} |",
+            "|---:|---:|---|---|---:|" + "---:|" * len(versions),
+            *rows_md,
+            "",
+            "Target: within 1.2x of the anchor.",
+        ]
+        RESULT.parent.mkdir(parents=True, exist_ok=True)
+        RESULT.write_text("\n".join(lines) + "\n")
+        print(f"wrote {RESULT}")
     return 0
 
 
