@@ -178,7 +178,13 @@ def main() -> int:
             "a user writes in the same engine, timed in the same process, interleaved (best of "
             f"{args.repeats}; wall time, CPU time in parentheses; load average {os.getloadavg()[0]:.1f} on "
             f"{os.cpu_count()} cores). Measured on {time.strftime('%Y-%m-%d')} by "
-            "`python benchmarks/bench_count_strata.py --write`" + (" --before DIR" if args.before else "") + ".",
+            f"`python benchmarks/bench_count_strata.py --write{' --before DIR' if args.before else ''}`"
+            + (
+                "; *before* is the package as it was before the count in one aggregation (the confusion "
+                "table by stratum and label pair, regrouped by stratum in pandas)."
+                if args.before
+                else "."
+            ),
             "",
             f"| rows | strata | source | anchor | anchor s | {versions_head} |",
             "|---:|---:|---|---|---:|" + "---:|" * len(versions),
