@@ -272,7 +272,7 @@ def test_strata_of_other_types_keep_the_confusion_tables_index_and_order(tmp_pat
     )
     path = str(tmp_path / "types.parquet")
     df.to_parquet(path)
-    for strata in ["i32", "b", "d", "s", ["s", "i32"], ["b", "d"]]:
+    for strata in ["i32", "b", "d", "s", ["s", "i32"], ["b", "d"], ["i32", "b"]]:
         for data in (df, path):
             kw = {"y_true": "y", "y_pred": "p", "strata": strata, "metric": "precision"}
             with warnings.catch_warnings():
@@ -284,3 +284,20 @@ def test_strata_of_other_types_keep_the_confusion_tables_index_and_order(tmp_pat
             s, t = by_hand(df, "precision", 1, [strata] if isinstance(strata, str) else strata)
             assert got.strata.tolist() == s.index.tolist()
             assert got.successes.tolist() == s.tolist() and got.trials.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("odd", [-1, 2])
+def test_integer_strata_with_a_label_outside_zero_one_count_as_the_confusion_table(odd, monkeypatch):
+    df = make_rows(11, "int64").assign(h=lambda d: d["h"] * 1_000 + np.arange(len(d)) % 700)
+    df.loc[[10, 20], "p"] = odd
+    for metric, pos_label in [("error_rate", None), ("recall", 1), ("accuracy", None)]:
+        kw = {"y_true": "y", "y_pred": "p", "strata": "h", "metric": metric, "pos_label": pos_label}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = tabulate(df, **kw)
+            old = confusion_path(monkeypatch, lambda kw=kw: tabulate(df, **kw))
+        pd.testing.assert_series_equal(got.successes, old.successes)
+        pd.testing.assert_series_equal(got.trials, old.trials)
+        wrong = df["y"] != df["p"]
+        if metric == "error_rate":
+            assert got.successes.tolist() == wrong.groupby(df["h"]).sum().tolist()
