@@ -413,6 +413,9 @@ def page(
         "",
     ]
     lines += table(counted, rows, "rows") + [""] + ratios(counted, rows)
+    by_stratum = ROOT / "benchmarks" / "results" / "count_strata.md"
+    if by_stratum.exists():  # written by bench_count_strata.py --write
+        lines += ["", *by_stratum.read_text().rstrip("\n").splitlines()]
     lines += [
         "",
         "## Fits, reports and labelling campaigns",

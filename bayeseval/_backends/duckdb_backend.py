@@ -23,6 +23,7 @@ from bayeseval._backends.hashing import duckdb_rank_sql
 from bayeseval._backends.interface import (
     ACCEPTED,
     Backend,
+    BinaryQuery,
     CellQuery,
     ConfusionTable,
     SplitSelection,
@@ -190,6 +191,13 @@ def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool =
         on = cells_condition(t, p, query.trial_cells)
         value = f"CASE WHEN {ok} THEN 1 ELSE 0 END"
         trial = f"CASE WHEN {on} THEN 1 ELSE 0 END"
+        m = query.metric
+        if m is not None and m.trials == "all":
+            # every row is a trial (missing labels are refused before), and a success is a row whose
+            # labels are equal (or differ): the cells' lists as the two comparisons they amount to
+            trial = "1"
+            if m.successes in ("right", "wrong"):
+                value = f"CASE WHEN {t} {'=' if m.successes == 'right' else '<>'} {p} THEN 1 ELSE 0 END"
     strata = [f"{q(c)} AS {a}" for c, a in zip(query.strata, s_out, strict=True)]
     keys = ", ".join(s_out)
     lead = keys + ", " if k else ""
@@ -212,6 +220,76 @@ def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool =
     spanning = f"(SELECT COUNT(*) - COUNT(DISTINCT {cl}) FROM u WHERE {ut} > 0)"
     sql = f"WITH u AS MATERIALIZED ({per_unit}), h AS ({hist}) SELECT h.*, {spanning}::BIGINT AS {sp} FROM h"
     return sql, k
+
+
+#: label column types the one-pass count of 0/1 labels reads (``|`` and ``=`` with integer literals)
+BINARY_LABEL_TYPES = frozenset(
+    {"BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"}
+)
+
+_CELLS = ((0, 0), (0, 1), (1, 0), (1, 1))
+
+
+def binary_condition(t: str, p: str, cells: tuple[tuple[int, int], ...]) -> str | None:
+    """SQL true on the rows of 0/1 labels ``t``, ``p`` whose pair is one of ``cells``; None: every row.
+
+    The forms an expert writes (``t = 1``, ``t = p``, ``t = 1 AND p = 1``) where one fits.
+    """
+    wanted = set(cells)
+    if wanted == set(_CELLS):
+        return None
+    if not wanted:
+        return "FALSE"
+    for i, col in enumerate((t, p)):
+        for v in (0, 1):
+            if wanted == {c for c in _CELLS if c[i] == v}:
+                return f"{col} = {v}"
+    if wanted == {(0, 0), (1, 1)}:
+        return f"{t} = {p}"
+    if wanted == {(0, 1), (1, 0)}:
+        return f"{t} <> {p}"
+    return " OR ".join(f"({t} = {a} AND {p} = {b})" for a, b in _CELLS if (a, b) in wanted)
+
+
+def binary_sql(source: str, columns: list[str], query: BinaryQuery, types: tuple[str, str]) -> str:
+    """SQL for :meth:`DuckDBBackend.binary_counts` over ``source`` (whose columns are ``columns``).
+
+    One aggregation by the stratum columns: the metric's trials and successes as conditional
+    counts, and ``bit_or(coalesce(y_true | y_pred, 2))``, the check that every label is 0 or 1.
+    ``types`` are the label columns' DuckDB types (booleans are read as TINYINT).
+    """
+    q = quote_ident
+    k = len(query.strata)
+    names = [q(a) for a in fresh_names(columns, [f"__s{i}" for i in range(k)] + ["__t", "__x", "__b"])]
+    t, p = (
+        f"{q(c)}::TINYINT" if kind == "BOOLEAN" else q(c)
+        for c, kind in zip((query.y_true, query.y_pred), types, strict=True)
+    )
+    parts = [f"{q(c)} AS {a}" for c, a in zip(query.strata, names, strict=False)]
+    for cells, out in ((query.trial_cells, names[k]), (query.success_cells, names[k + 1])):
+        cond = binary_condition(t, p, cells)
+        parts.append(f"{'count(*)' if cond is None else f'count_if({cond})'}::BIGINT AS {out}")
+    parts.append(f"bit_or(coalesce({t} | {p}, 2))::BIGINT AS {names[k + 2]}")
+    if not k:
+        return f"SELECT {', '.join(parts)} FROM {source}"
+    return f"SELECT {', '.join(parts)} FROM {source} GROUP BY ALL ORDER BY {', '.join(names[:k])}"
+
+
+#: stratum column types whose order in DuckDB (``ORDER BY``, binary collation) is pandas' order
+ORDERED_AS_PANDAS = frozenset(
+    {"VARCHAR", "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
+    | {"HUGEINT", "FLOAT", "DOUBLE", "DATE", "TIMESTAMP"}
+)
+
+
+def binary_table(table: pd.DataFrame, k: int, ordered: bool) -> pd.DataFrame:
+    """The result of :func:`binary_sql` with positional columns ``0..k-1``, ``t``, ``s``, ``b``, sorted
+    by the strata as pandas sorts them (``ordered``: DuckDB's order is known to be pandas' order)."""
+    table.columns = list(range(k)) + ["t", "s", "b"]
+    if k and len(table) > 1 and not ordered:
+        if not pd.MultiIndex.from_frame(table[list(range(k))]).is_monotonic_increasing:
+            table = table.sort_values(list(range(k)), ignore_index=True)
+    return table
 
 
 def unit_table(table: pd.DataFrame, k: int) -> UnitTable:
@@ -322,6 +400,17 @@ class DuckDBBackend(Backend):
         table = string_columns_as_str(self.fetch(sql))
         table.columns = list(range(k)) + ["t", "p", "n"]
         return confusion_from_frame(table, strata, y_true, y_pred, (self.type_of(y_true), self.type_of(y_pred)))
+
+    def binary_counts(self, query: BinaryQuery) -> pd.DataFrame | None:
+        types = (self.type_of(query.y_true), self.type_of(query.y_pred))
+        if not all(kind in BINARY_LABEL_TYPES for kind in types):
+            return None
+        if any(self.type_of(c).startswith("ENUM") for c in query.strata):
+            return None  # enum strata keep their unused levels, as the confusion table's path does
+        table = string_columns_as_str(self.fetch(binary_sql(self.alias, self._columns, query, types)))
+        # a relation keeps its own connection, whose collation may order strings otherwise
+        ordered = not is_duckdb_relation(self.data) and all(self.type_of(c) in ORDERED_AS_PANDAS for c in query.strata)
+        return binary_table(table, len(query.strata), ordered)
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
         strata, y_true, y_pred, proxy, n_cells, inclusion = query

@@ -9,6 +9,10 @@ back end implements four operations:
   (stratum, true label, predicted label) cell present in the data, with its row
   count. Missing values come back as cells (NaN/None), so the caller can refuse
   them and say how many rows they hold.
+* :meth:`Backend.binary_counts` -- optional fast path for 0/1 labels: the metric's trials and
+  successes summed per stratum in the engine's own aggregation (one pass, no confusion table),
+  with a check of the labels in the same scan (:class:`BinaryQuery`); None where the engine or
+  the column types do not offer it.
 * :meth:`Backend.proxy_cells` -- the confusion table by strata and a proxy's cell (the
   proxy's value, or the bin of a score), with sums of inverse inclusion probabilities over
   the labelled rows when those are given.
@@ -45,6 +49,7 @@ __all__ = [
     "CellQuery",
     "UnitQuery",
     "UnitTable",
+    "BinaryQuery",
     "SplitSelection",
     "Backend",
     "is_duckdb_source",
@@ -115,6 +120,20 @@ class UnitQuery(NamedTuple):
     success_cells: tuple[tuple[Any, Any], ...] = ()
     metric: Any = None
     positive: Any = None
+
+
+class BinaryQuery(NamedTuple):
+    """What :meth:`Backend.binary_counts` counts: a metric of 0/1 labels per stratum, in one aggregation.
+
+    ``trial_cells`` and ``success_cells`` are the ``(y_true, y_pred)`` pairs, among ``(0, 0)``,
+    ``(0, 1)``, ``(1, 0)`` and ``(1, 1)``, whose rows are the metric's trials and successes.
+    """
+
+    strata: list[str]
+    y_true: str
+    y_pred: str
+    trial_cells: tuple[tuple[int, int], ...]
+    success_cells: tuple[tuple[int, int], ...]
 
 
 class UnitTable(NamedTuple):
@@ -189,6 +208,17 @@ class Backend:
     def confusion(self, strata: list[str], y_true: str, y_pred: str) -> ConfusionTable:
         """The confusion table by strata."""
         raise NotImplementedError
+
+    def binary_counts(self, query: BinaryQuery) -> pd.DataFrame | None:
+        """Trials and successes per stratum of labels that should all be 0 or 1, in one scan.
+
+        Positional stratum columns ``0..k-1`` (one row per stratum present, sorted as pandas sorts them),
+        then ``t`` (trials), ``s`` (successes) and ``b``: the bitwise OR over the stratum's rows of
+        ``y_true | y_pred``, a missing label counting as 2, so ``b`` is 0 or 1 exactly when every row's
+        labels are 0/1. None when the engine or the label columns' types do not allow this (the
+        caller then counts the confusion table), which is the base class's answer.
+        """
+        return None
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
         """Rows per (stratum, proxy cell, true label, predicted label) of ``query``.

@@ -24,6 +24,8 @@ import pandas as pd
 from bayeseval._api.validation import first_fractional, fractional_label_error
 from bayeseval._backends.duckdb_backend import (
     UNIT_DECIMALS,
+    binary_sql,
+    binary_table,
     repeated_sql,
     unit_sql,
     unit_table,
@@ -31,6 +33,7 @@ from bayeseval._backends.duckdb_backend import (
 from bayeseval._backends.hashing import id64, rank_of
 from bayeseval._backends.interface import (
     Backend,
+    BinaryQuery,
     CellQuery,
     ConfusionTable,
     SplitSelection,
@@ -299,6 +302,51 @@ def _dense_codes(series: pd.Series) -> tuple[np.ndarray, Any]:
     return code.astype(np.int64), np.asarray(uniques)
 
 
+def _binary_counts_numpy(strata: list[pd.Series], labels: list[pd.Series], query: BinaryQuery) -> pd.DataFrame | None:
+    """:meth:`PandasBackend.binary_counts` for boolean and integer strata: their values as codes, ``bincount``.
+
+    None when a code range is too wide (more than four per row) or the labels are not all 0/1 (NumPy
+    columns hold no missing value), so the caller counts the confusion table.
+    """
+    y, p = (v.to_numpy() for v in labels)
+    both = np.bitwise_or(y.view(np.int8) if y.dtype == bool else y, p.view(np.int8) if p.dtype == bool else p)
+    if len(both) and (int(both.min()) < 0 or int(both.max()) > 1):
+        return None
+    n_rows = len(y)
+    parts = []
+    for v in strata:
+        values = v.to_numpy()
+        if values.dtype.kind == "b":
+            parts.append((values.astype(np.int64), np.array([False, True])))
+            continue
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo >= max(4 * n_rows, 1 << 16):
+            return None
+        base = values.dtype.type(lo)
+        parts.append(((values - base).astype(np.int64), np.arange(hi - lo + 1).astype(values.dtype) + base))
+    shape = tuple(len(u) for _, u in parts)
+    size = int(np.prod(shape, dtype=np.int64))
+    if size > max(4 * n_rows, 1 << 16):
+        return None
+    code = parts[0][0] if len(parts) == 1 else np.ravel_multi_index([c for c, _ in parts], shape)
+    cell = 2 * y.astype(np.int8) + p.astype(np.int8)  # (y, p) = (0, 0), (0, 1), (1, 0), (1, 1): 0..3
+    out: dict[Any, Any] = {}
+    for key, cells in (("t", query.trial_cells), ("s", query.success_cells)):
+        lut = np.zeros(4, dtype=bool)
+        lut[[2 * a + b for a, b in cells]] = True
+        out[key] = np.bincount(code, weights=lut[cell], minlength=size)
+    rows = np.bincount(code, minlength=size)
+    present = np.flatnonzero(rows)
+    pos = np.unravel_index(present, shape)
+    table = pd.DataFrame(
+        {i: pd.Series(u[j]).astype(v.dtype) for i, ((_, u), j, v) in enumerate(zip(parts, pos, strata, strict=True))}
+    )
+    table["t"] = out["t"][present].astype(np.int64)
+    table["s"] = out["s"][present].astype(np.int64)
+    table["b"] = np.zeros(len(present), dtype=np.int64)
+    return table
+
+
 def fractional_in(series: pd.Series) -> Any:
     """A fractional number in ``series`` (None when there is none); vectorised.
 
@@ -382,6 +430,38 @@ class PandasBackend(Backend):
             y_pred=y_pred,
             dtypes=(str(series[k].dtype), str(series[k + 1].dtype)),
         )
+
+    def binary_counts(self, query: BinaryQuery) -> pd.DataFrame | None:
+        # the frames :meth:`confusion` hands to DuckDB (large, not all small codes), with NumPy
+        # boolean or integer labels: one aggregation by stratum over the columns in place
+        if len(self.data) < DUCKDB_MIN_ROWS:
+            return None
+        labels = [self._column(query.y_true), self._column(query.y_pred)]
+        if not all(
+            isinstance(v.dtype, np.dtype) and (v.dtype.kind in "bi" or (v.dtype.kind == "u" and v.dtype.itemsize < 8))
+            for v in labels
+        ):
+            return None
+        strata = [self._column(c) for c in query.strata]
+        if not all(_scanned_exactly(v.dtype) and not isinstance(v.dtype, pd.CategoricalDtype) for v in strata):
+            return None
+        if all(_SmallCodes.accepts(v) for v in strata + labels):
+            return None  # counted by bincount in the confusion table's path
+        if strata and all(v.dtype.kind in "biu" for v in strata):
+            return _binary_counts_numpy(strata, labels, query)
+        used = list(dict.fromkeys([*query.strata, query.y_true, query.y_pred]))
+        alias = {c: f"c{i}" for i, c in enumerate(used)}
+        renamed = query._replace(
+            strata=[alias[c] for c in query.strata], y_true=alias[query.y_true], y_pred=alias[query.y_pred]
+        )
+        types = tuple("BOOLEAN" if v.dtype.kind == "b" else "INTEGER" for v in labels)
+        sql = binary_sql("bayeseval_rows", list(alias.values()), renamed, types)  # type: ignore[arg-type]
+        table = duckdb_fetch({alias[c]: self._column(c) for c in used}, lambda _name: sql)
+        # DuckDB orders strings (binary collation on this module's connection) and numbers as pandas does
+        table = binary_table(table, len(strata), ordered=True)
+        for i, v in enumerate(strata):  # the frame's dtypes, as the confusion table's path gives them
+            table[i] = table[i].astype(v.dtype)
+        return table
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
         strata, y_true, y_pred, proxy, n_cells, inclusion = query

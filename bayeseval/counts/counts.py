@@ -20,7 +20,7 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval._backends.dispatch import backend_for
-from bayeseval._backends.interface import ConfusionTable, UnitQuery
+from bayeseval._backends.interface import BinaryQuery, ConfusionTable, UnitQuery
 from bayeseval._kernels.naming import fresh_names
 from bayeseval._render.formats import index_labels
 from bayeseval.counts.design import Design, as_design
@@ -604,8 +604,12 @@ def _tabulate_labels(
         + ([("design.cluster", cluster)] if cluster is not None else [])
     )
     backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
-    table = backend.confusion(cols, y_true, y_pred)
-    counts = _counts_from_table(table, m, pos_label, weights)
+    frame = None if cluster is not None else _binary_counts(backend, cols, y_true, y_pred, m, pos_label)
+    if frame is not None:
+        counts = Counts(frame["successes"], frame["trials"], metric=m.name, weights=weights)
+    else:
+        table = backend.confusion(cols, y_true, y_pred)
+        counts = _counts_from_table(table, m, pos_label, weights)
     if d is None:
         warn_if_clustered(backend, cols, exclude=(y_true, y_pred))
         return counts
@@ -834,6 +838,59 @@ def _counts_from_table(table: ConfusionTable, m: Metric, pos_label: Any, weights
         frame = pd.concat(parts, keys=classes, names=[level])
         frame = frame.reorder_levels(list(range(1, frame.index.nlevels)) + [0]).sort_index()
     return Counts(frame["successes"], frame["trials"], metric=m.name, weights=weights)
+
+
+def _binary_counts(
+    backend: Any, cols: list[str], y_true: str, y_pred: str, m: Metric, pos_label: Any
+) -> pd.DataFrame | None:
+    """Successes and trials per stratum counted in the engine's one aggregation, for 0/1 labels.
+
+    The engine sums the metric's cells by stratum and, in the same scan, checks that every label
+    is 0 or 1 and present (:meth:`~bayeseval._backends.interface.Backend.binary_counts`). With such
+    labels none of the confusion table's rules can refuse the data or change the positive class
+    (1 by default; ``pos_label`` 0 or 1): the counts are those :func:`_counts_from_table` gives.
+    None (the caller then counts the confusion table, which gives the messages) when the engine
+    does not offer the path, when ``pos_label`` is something else, or when some label is not 0/1,
+    is missing, or some stratum value is missing.
+    """
+    positive = 1
+    if m.needs_positive and pos_label is not None:
+        if isinstance(pos_label, str) or not isinstance(pos_label, (bool, np.bool_, int, float, np.number)):
+            return None
+        if pos_label not in (0, 1):
+            return None
+        positive = int(pos_label)
+    truth, pred = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    trial, success = m.masks(truth, pred, positive)
+    cells = list(zip(truth.tolist(), pred.tolist(), strict=True))
+    query = BinaryQuery(
+        cols,
+        y_true,
+        y_pred,
+        trial_cells=tuple(c for c, on in zip(cells, trial, strict=True) if on),
+        success_cells=tuple(c for c, on in zip(cells, success, strict=True) if on),
+    )
+    table = backend.binary_counts(query)
+    if table is None or not len(table):
+        return None
+    b = table["b"]  # a negative label sets the sign bit: negative
+    if bool(b.isna().any()) or int(b.max()) > 1 or int(b.min()) < 0:
+        return None
+    k = len(cols)
+    if not k:
+        index = pd.Index(["all"], name="stratum")
+        return pd.DataFrame(
+            {"successes": table["s"].to_numpy(np.int64), "trials": table["t"].to_numpy(np.int64)}, index=index
+        )
+    if any(bool(pd.isna(table[i]).any()) for i in range(k)):
+        return None
+    if k == 1:
+        index = pd.Index(table[0], name=cols[0])
+    else:
+        index = pd.MultiIndex.from_arrays([table[i] for i in range(k)], names=cols)
+    return pd.DataFrame(
+        {"successes": table["s"].to_numpy(np.int64), "trials": table["t"].to_numpy(np.int64)}, index=index
+    )
 
 
 def _check_missing(table: ConfusionTable) -> None:
