@@ -54,7 +54,13 @@ def adaptive_interval(
     Notes
     -----
     Measured coverage of an outlier among alike strata: 0.984 at level 0.95
-    (docs/validation.md, section 6f).
+    (docs/validation.md, section 6f). The cost does not grow with the trials: each
+    stratum's split is optimised for at most 1,919 trials
+    (:func:`bayeseval._kernels.fab.split_trials`; exact coverage 0.95000 at 5,000 and
+    20,000 trials, prior-averaged width 0.996-1.008x that of the split optimised for the
+    stratum's own trials, docs/validation.md, section 6e) and beyond 20,000 trials the
+    interval is Clopper-Pearson's: about 0.1 s of CPU for 20 strata at any number of
+    trials.
 
     Examples
     --------

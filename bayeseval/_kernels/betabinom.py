@@ -85,20 +85,29 @@ def kept_components(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
 def mixture_pmfs(n: int, kw: np.ndarray, ka: np.ndarray, kb: np.ndarray, live: np.ndarray) -> np.ndarray:
     """:func:`beta_mixture_predictive` of rows of kept components (:func:`kept_components`),
     all with ``n`` trials (padding components add exact zeros), computed for the rows at once.
+
+    Each distinct ``(a, b)`` pair among the live components is computed once (rows that share
+    a hyper-grid share their components): its log pmf by the ratio recursion, scaled by its
+    mode, whose probability is at least ``1 / (n + 1)``; the rows' pmfs are then one matrix
+    product of the weights (times the modes' probabilities) with these scaled pmfs. A term
+    below ``e^-745`` of its component's mode is 0, as in any sum of doubles.
     """
-    k = np.arange(n, dtype=float)
+    kw, ka, kb, live = (np.asarray(v) for v in (kw, ka, kb, live))
+    rows, cols = np.nonzero(live)
+    pairs, inv = np.unique(np.column_stack([ka[rows, cols], kb[rows, cols]]), axis=0, return_inverse=True)
+    pa, pb = pairs[:, :1], pairs[:, 1:]
+    k = np.arange(n, dtype=float)[None, :]
     # log pmf by the ratio recursion pmf(k+1)/pmf(k) = (n-k)(k+a) / ((k+1)(n-k-1+b))
-    log_ratio = (
-        np.log((n - k) / (k + 1.0))[None, None, :]
-        + np.log(k[None, None, :] + ka[..., None])
-        - np.log(n - k[None, None, :] - 1.0 + kb[..., None])
-    )
-    log_bb = np.empty(ka.shape + (n + 1,))
-    log_bb[..., 0] = special.betaln(ka, n + kb) - special.betaln(ka, kb)
-    log_bb[..., 1:] = log_bb[..., :1] + np.cumsum(log_ratio, axis=-1)
-    log_bb[~live] = -np.inf
+    log_bb = np.empty((pairs.shape[0], n + 1))
+    log_bb[:, :1] = special.betaln(pa, n + pb) - special.betaln(pa, pb)
+    np.cumsum(np.log((n - k) / (k + 1.0)) + np.log(k + pa) - np.log(n - k - 1.0 + pb), axis=1, out=log_bb[:, 1:])
+    log_bb[:, 1:] += log_bb[:, :1]
     top = log_bb.max(axis=1)
-    pmf = np.exp(top) * (kw[..., None] * np.exp(log_bb - top[:, None, :])).sum(axis=1)
+    log_bb -= top[:, None]
+    scaled = np.exp(log_bb, out=log_bb)
+    weights = np.zeros((kw.shape[0], pairs.shape[0]))
+    np.add.at(weights, (rows, inv.ravel()), kw[rows, cols] * np.exp(top[inv.ravel()]))
+    pmf = weights @ scaled
     return pmf / pmf.sum(axis=1, keepdims=True)
 
 

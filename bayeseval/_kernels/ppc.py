@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 _MAX_CELLS = 4_000_000  # components x support points above which a pmf is sampled instead
+_DRAWS = 20_000  # replicates of a predictive too large to tabulate
 
 #: one stratum's predictive Beta mixture: component weights, a and b
 _BetaComponents = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -179,7 +180,7 @@ def mixture_mid_p(
     *,
     level: float = 0.95,
     rng: np.random.Generator | None = None,
-    draws: int = 20_000,
+    draws: int = _DRAWS,
 ) -> tuple[float, float, int, int]:
     """Lower mid-p, two-sided p and the central ``level`` predictive interval of one count.
 
@@ -201,19 +202,52 @@ def mixture_mid_p(
     >>> round(lower, 12), round(p, 12), lo, hi
     (0.125, 0.25, 0, 3)
     """
-    half = (1.0 - level) / 2.0
-    kw, ka, kb, live = kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
-    w, a, b = kw[live], ka[live], kb[live]
+    w, a, b = _kept(w, a, b)
     lower, p = _exact_mid_p(s, n, w, a, b)
     if w.size * (n + 1) <= _MAX_CELLS:
-        cdf = np.cumsum(betabinom_mixture_pmf(n, w, a, b))
-        lo = int(np.searchsorted(cdf, half * (1 - 1e-12)))
-        hi = min(int(np.searchsorted(cdf, (1.0 - half) * (1 - 1e-12))), n)
-        return lower, p, lo, hi
+        return (lower, p, *_tabulated_intervals(n, [(w, a, b)], level)[0])
+    return (lower, p, *_sampled_interval(n, w, a, b, level, rng, draws))
+
+
+def _kept(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> _BetaComponents:
+    """The components holding all but 1e-6 of the weight (:func:`kept_components`)."""
+    kw, ka, kb, live = kept_components(*(np.asarray(v, float).reshape(1, -1) for v in (w, a, b)))
+    return kw[live], ka[live], kb[live]
+
+
+def _tabulated_intervals(n: int, mixtures: list[_BetaComponents], level: float) -> list[tuple[int, int]]:
+    """Central ``level`` intervals of a count of ``n`` trials under each Beta-binomial mixture
+    (components with positive weight), from the pmfs on ``0..n``.
+
+    The pmfs are computed together (:func:`bayeseval._kernels.betabinom.mixture_pmfs`): the
+    components that the mixtures share (strata of one grid with the same trials) once, when
+    their union fits in twice the tabulation budget; else one mixture at a time.
+    """
+    half = (1.0 - level) / 2.0
+    pairs = np.unique(np.concatenate([np.column_stack([a, b]) for _, a, b in mixtures]), axis=0)
+    if len(mixtures) > 1 and pairs.shape[0] * (n + 1) > 2 * _MAX_CELLS:
+        return [_tabulated_intervals(n, [mix], level)[0] for mix in mixtures]
+    size = max(w.size for w, _, _ in mixtures)
+    kw, ka, kb = np.zeros((len(mixtures), size)), np.ones((len(mixtures), size)), np.ones((len(mixtures), size))
+    live = np.zeros((len(mixtures), size), dtype=bool)
+    for r, (w, a, b) in enumerate(mixtures):
+        kw[r, : w.size], ka[r, : w.size], kb[r, : w.size], live[r, : w.size] = w, a, b, w > 0
+    cdf = np.cumsum(mixture_pmfs(int(n), kw, ka, kb, live), axis=1)
+    out = []
+    for row in cdf:
+        lo = int(np.searchsorted(row, half * (1 - 1e-12)))
+        hi = min(int(np.searchsorted(row, (1.0 - half) * (1 - 1e-12))), n)
+        out.append((lo, hi))
+    return out
+
+
+def _sampled_interval(
+    n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray, level: float, rng: np.random.Generator | None, draws: int
+) -> tuple[int, int]:
+    """Central ``level`` interval of the count from ``draws`` seeded replicates."""
+    half = (1.0 - level) / 2.0
     rep = _sample_counts(n, w, a, b, draws, rng if rng is not None else np.random.default_rng(0))
-    lo = int(np.quantile(rep, half, method="lower"))
-    hi = int(np.quantile(rep, 1.0 - half, method="higher"))
-    return lower, p, lo, hi
+    return int(np.quantile(rep, half, method="lower")), int(np.quantile(rep, 1.0 - half, method="higher"))
 
 
 def _exact_mid_p(s: int, n: int, w: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:
@@ -351,11 +385,20 @@ def loo_mixed_check(
         "pred_upper": n.copy(),
         "checked": np.zeros(K, bool),
     }
+    tabulate: dict[int, list[tuple[int, _BetaComponents]]] = {}  # trials -> (column, mixture)
     for k in cols:
         mix = refits.get(int(k), (wl[:, k], nodes.a[:, k], nodes.b[:, k]))
-        w, a, b = _components(*mix, nodes.outlier_prob)
-        res = mixture_mid_p(int(s[k]), int(n[k]), w, a, b, level=level, rng=rng)
-        out["lower"][k], out["p_value"][k], out["pred_lower"][k], out["pred_upper"][k] = res
+        w, a, b = _kept(*_components(*mix, nodes.outlier_prob))
+        nk = int(n[k])
+        out["lower"][k], out["p_value"][k] = _exact_mid_p(int(s[k]), nk, w, a, b)
+        if w.size * (nk + 1) <= _MAX_CELLS:  # as mixture_mid_p, the strata of n trials together
+            tabulate.setdefault(nk, []).append((int(k), (w, a, b)))
+        else:
+            out["pred_lower"][k], out["pred_upper"][k] = _sampled_interval(nk, w, a, b, level, rng, _DRAWS)
         out["checked"][k] = True
+    for nk, todo in tabulate.items():
+        ends = _tabulated_intervals(nk, [mix for _, mix in todo], level)
+        for (k, _), (lo, hi) in zip(todo, ends, strict=True):
+            out["pred_lower"][k], out["pred_upper"][k] = lo, hi
     out["flag"] = bonferroni_flags(out["p_value"], has, level)
     return out

@@ -134,3 +134,20 @@ def test_log_tails_match_scipy_betabinom_at_large_trials(n, s, a, b):
     # relative 1e-6 on the probabilities (SciPy's log pmf itself is good to ~1e-8 at 1e7)
     assert lower == pytest.approx(ref_lower, abs=1e-6)
     assert upper == pytest.approx(ref_upper, abs=1e-6)
+
+
+def test_mixture_pmfs_of_rows_sharing_components_match_scipy():
+    # rows that share some Beta components (computed once) and not others, with padding;
+    # each row against SciPy's Beta-binomial pmfs summed with the row's weights
+    from bayeseval._kernels.betabinom import mixture_pmfs
+
+    n = 300
+    kw = np.array([[0.5, 0.3, 0.2], [0.6, 0.4, 0.0], [1.0, 0.0, 0.0]])
+    ka = np.array([[2.0, 40.0, 0.5], [2.0, 7.0, 1.0], [40.0, 1.0, 1.0]])
+    kb = np.array([[18.0, 60.0, 0.5], [18.0, 3.0, 1.0], [60.0, 1.0, 1.0]])
+    live = kw > 0
+    got = mixture_pmfs(n, kw, ka, kb, live)
+    x = np.arange(n + 1)
+    for r in range(3):
+        ref = sum(kw[r, c] * stats.betabinom.pmf(x, n, ka[r, c], kb[r, c]) for c in np.flatnonzero(live[r]))
+        np.testing.assert_allclose(got[r], ref, rtol=1e-9, atol=1e-300)

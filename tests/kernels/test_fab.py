@@ -14,7 +14,13 @@ import pytest
 from scipy import stats
 
 from bayeseval._kernels.betabinom import beta_mixture_predictive
-from bayeseval._kernels.fab import fab_interval, fab_intervals_all_counts, fab_regions, split_trials
+from bayeseval._kernels.fab import (
+    MAX_SPLIT_TRIALS,
+    fab_interval,
+    fab_intervals_all_counts,
+    fab_regions,
+    split_trials,
+)
 from tests.kernels.helpers import _expected_width, clopper_pearson
 
 
@@ -34,9 +40,13 @@ def test_split_trials_grid():
     n = np.arange(1, 20_001)
     m = split_trials(n)
     assert np.array_equal(m[:100], n[:100])  # own trials up to 100
-    assert np.all((m <= n) & (n < 1.1 * m + 1))  # at most one grid step (ratio 1.1) below
+    low = n <= MAX_SPLIT_TRIALS
+    assert np.all((m[low] <= n[low]) & (n[low] < 1.1 * m[low] + 1))  # at most one grid step below
+    # above MAX_SPLIT_TRIALS: the largest grid value below it (100 * 1.1^k rounded, k = 31)
+    assert np.all(m[~low] == round(100 * 1.1**31)) and round(100 * 1.1**32) > MAX_SPLIT_TRIALS
     assert np.all(np.diff(m) >= 0)
     assert np.unique(m[100:]).size < 60  # a few dozen shared values above 100
+    assert split_trials(10**9) == m[-1]
 
 
 def test_all_counts_without_trials_is_the_whole_range():
