@@ -59,6 +59,7 @@ from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spe
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
 from bayeseval.campaign.loop.rules import get_rule
 from bayeseval.campaign.loop.status import outcome_text, status_frame
+from bayeseval.campaign.loop.units import UNITS_META, UnitDesign, unit_status, units_feasibility, units_state
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.campaign.store.create import initialise
 from bayeseval.campaign.store.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
@@ -143,6 +144,33 @@ class Campaign:
         self._ctx = LabelContext(store, self._labels, self.spec, self.strata, self.config)
         self._proxy = self._proxy_design(self.spec.proxy) if self.spec.proxy is not None else None
         self._seeded = json.loads(store.get_meta(EXISTING_META) or "{}").get("design") == SEED_DESIGN
+        self._units = self._unit_design() if self.spec.design.cluster is not None else None
+
+    def _unit_design(self) -> UnitDesign:
+        """The stored units of the pool's eligible rows and their proposal order (``design.cluster``)."""
+        pairs = json.loads(self._store.get_meta(UNITS_META) or "[]")
+        pool = self._store.pool_table()
+        pool = pool[pool["eligible"].to_numpy() == 1]
+        unit = pd.Series([u for _, u in pairs], index=[r for r, _ in pairs], dtype=object).reindex(pool.index)
+        position = pd.Series(np.arange(len(self._codes)), index=self._codes)
+        strata = position.reindex(pool["stratum"].to_numpy()).to_numpy()
+        return UnitDesign.build(pool.index, unit.to_numpy(), strata, pool["ord"].to_numpy(), len(self._codes))
+
+    def _unit_flags(self, conn: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per eligible row of the units (``design.cluster``): labelled, pending, success."""
+        assert self._units is not None
+        rids = self._units.rids
+        labels = self._store.label_rows(conn)
+        labelled = rids.isin(labels.index)
+        pending = rids.isin(self._store.pending_ids(conn))
+        success = labels["success"].astype(float).reindex(rids).fillna(0.0).to_numpy()
+        return labelled, pending, success
+
+    def _units_state(self, conn: Any = None) -> tuple[RuleState, pd.DataFrame]:
+        """The units state and per-stratum units table (:func:`~bayeseval.campaign.loop.units.units_state`)."""
+        assert self._units is not None
+        status = unit_status(self._units, *self._unit_flags(conn))
+        return units_state(self.spec, self._design, status, self._units.n_units)
 
     def _proxy_design(self, column: str) -> ProxyDesign:
         """The stored proxy column and the pool's strata, predictions and order as a :class:`ProxyDesign`."""
@@ -312,6 +340,11 @@ class Campaign:
         inclusion = spec.design.inclusion
         if inclusion is not None and labels is None:
             raise TypeError(f"design.inclusion={inclusion!r} is the column of the labels' inclusion: give labels too")
+        if spec.design.cluster is not None and labels is not None:
+            raise ValueError(
+                f"design.cluster={spec.design.cluster!r} samples whole units from the start; got labels= (rows "
+                "labelled before the campaign): create the campaign without them"
+            )
         if inclusion is not None and spec.design.population == "pool":
             raise ValueError(
                 f"design.population='pool' reads the labels as a random sample within each stratum; "
@@ -386,6 +419,8 @@ class Campaign:
         return st
 
     def _counts_state(self, conn: Any = None) -> RuleState | MetricStates:
+        if self._units is not None:
+            return self._units_state(conn)[0]
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
         if len(self.metrics) > 1:
             return spec_states(
@@ -449,20 +484,34 @@ class Campaign:
 
     @property
     def budget_left(self) -> int | None:
-        """Labels the budget still allows, counting pending proposals (None without a budget)."""
+        """Labels the budget still allows, counting pending proposals (None without a budget).
+
+        With ``design.cluster`` the budget counts units: the units it still allows, counting
+        the units proposed and not yet complete.
+        """
         budget = self.spec.budget
         if budget is None:
             return None
+        if self._units is not None:
+            st = self._state()
+            return max(int(budget) - int(st.labelled.sum()) - int(st.pending.sum()), 0)
         c = self._store.counts()
         return max(int(budget) - int(c["labelled"].sum()) - int(c["pending"].sum()), 0)
+
+    def _budget_used(self, st: RuleState | MetricStates | None = None) -> int:
+        """What the budget counts so far: labels, or complete units with ``design.cluster``."""
+        if self._units is None:
+            return self.labels_used
+        return int((self._state() if st is None else st).labelled.sum())
 
     @property
     def done(self) -> bool:
         """True when the goal is met, the budget is spent or nothing is left to label."""
         budget = self.spec.budget
-        if budget is not None and self.labels_used >= int(budget):
+        st = self._state()
+        if budget is not None and self._budget_used(st) >= int(budget):
             return True
-        return self._state().is_done()
+        return st.is_done()
 
     @property
     def goal_met(self) -> bool:
@@ -486,7 +535,7 @@ class Campaign:
 
     @property
     def _budget_spent(self) -> bool:
-        return self.spec.budget is not None and self.labels_used >= int(self.spec.budget)
+        return self.spec.budget is not None and self._budget_used() >= int(self.spec.budget)
 
     def _states(self) -> list[RuleState]:
         st = self._state()
@@ -578,6 +627,8 @@ class Campaign:
             overall = {m: f.attrs["overall"] for m, f in frames.items() if "overall" in f.attrs}
             frame.attrs = {"overall": overall} if overall else {}
             return frame
+        if self._units is not None:
+            return self._units_status()
         frame = status_frame(st, self._design.n_rows, self._budget_spent)
         frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
         if self._proxy is not None:
@@ -591,6 +642,24 @@ class Campaign:
             frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # raw counts: seed-biased
             frame["read"] = "seeded"
             frame["mean"] = self._seed_table()["estimate"].to_numpy(float)  # the seed-cell estimate
+        return frame
+
+    def _units_status(self) -> pd.DataFrame:
+        """:meth:`status` of a clustered campaign: rows counted as rows, the interval of the complete units."""
+        st, table = self._units_state()
+        budget = self.spec.budget
+        frame = status_frame(st, self._design.n_rows, budget is not None and int(st.labelled.sum()) >= int(budget))
+        frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # a row model: not the units'
+        rows = self._store.counts().reindex(self._codes, fill_value=0)
+        frame["labelled"] = rows["labelled"].to_numpy()
+        frame["pending"] = rows["pending"].to_numpy()
+        frame["trials"] = table["n_trials"].to_numpy(np.int64)
+        frame["successes"] = table["successes"].to_numpy(float)
+        at = list(frame.columns).index("trials")
+        frame.insert(at, "units_pending", table["units_pending"].to_numpy(np.int64))
+        frame.insert(at, "n_units", table["n_units"].to_numpy(np.int64))
+        frame.insert(1, "pool_units", self._units.n_units if self._units is not None else 0)
+        frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
         return frame
 
     @property
@@ -683,6 +752,8 @@ class Campaign:
         >>> c.feasibility()["feasible"].tolist()
         [False, True]
         """
+        if self._units is not None:
+            return units_feasibility(self._units_state()[0], warn=warn)
         if self._proxy is not None and isinstance(counted := self._counts_state(), RuleState):  # one metric
             return self._proxy.feasibility(counted, self._codes, warn=warn)
         st = self._state()
@@ -828,9 +899,12 @@ class Campaign:
         if self._proxy is not None:
             proposed = self._store.proposed_ids(conn)
             success = self._proxy_labels(conn)[1]
+        flags = self._unit_flags(conn) if self._units is not None else None
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])
-            if self._proxy is not None:
+            if flags is not None:
+                rids_by_code[code] = self._unit_rows(flags, i, int(alloc[i]))
+            elif self._proxy is not None:
                 rids_by_code[code] = self._proxy.sample(code, int(alloc[i]), proposed, success)
             else:
                 rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
@@ -857,6 +931,14 @@ class Campaign:
             rng_state=json.dumps(rng.bit_generator.state),
         )
         return [r for code in sorted(rids_by_code) for r in rids_by_code[code]], round_
+
+    def _unit_rows(self, flags: tuple[np.ndarray, np.ndarray, np.ndarray], i: int, m: int) -> list[Any]:
+        """The rows of stratum ``i``'s next ``m`` available units (their rows not labelled), in proposal order."""
+        assert self._units is not None
+        available = unit_status(self._units, *flags)["available"].to_numpy()
+        queue = self._units.proposal_queue(i)
+        chosen = queue[available[queue]][:m]
+        return self._units.rows_of(chosen, flags[0] | flags[1])
 
     def _warn_out_of_reach(self, conn: Any, st: RuleState | MetricStates) -> None:
         """Warn, once per stratum in the campaign's life, that its rows or the budget left cannot decide it.
@@ -1044,6 +1126,10 @@ class Campaign:
             else:
                 keep = set(pending)
                 rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None and r in keep]
+            if self._units is not None and rids:  # a unit is released whole: all its pending rows
+                unit = pd.Series(self._units.row_unit, index=self._units.rids)
+                gone = set(unit.reindex(rids).dropna().tolist())
+                rids = [r for r in pending if unit.get(r) in gone]
             return self._store.release(conn, rids)
 
     # -- annotations and Label Studio ----------------------------------------------------
