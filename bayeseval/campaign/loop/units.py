@@ -315,6 +315,10 @@ def units_state(
 def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
     """:func:`~bayeseval._kernels.bounded_mean.units_ci` of complete units per stratum position ``0..k-1``.
 
+    Each stratum's interval depends on its units histogram alone, so it is kept (a bounded
+    cache keyed by the histogram and the level) and a round recomputes only the strata whose
+    units changed.
+
     Parameters
     ----------
     done : pandas.DataFrame
@@ -336,41 +340,57 @@ def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
     >>> units_table(done, 2, 0.95)[["estimate", "n_units"]].to_numpy().tolist()
     [[nan, 0.0], [0.5, 2.0]]
     """
-    out = pd.DataFrame(
-        {
-            "estimate": np.nan,
-            "lower": 0.0,
-            "upper": 1.0,
-            "n_units": np.zeros(k, np.int64),
-            "n_trials": np.zeros(k, np.int64),
-            "successes": 0.0,
-        },
-        index=pd.RangeIndex(k),
-    )
+    est, lower, upper = np.full(k, np.nan), np.zeros(k), np.ones(k)
+    n_units, n_trials, successes = np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k)
     if len(done):
-        hist = (
-            pd.DataFrame(
+        triples = np.column_stack(
+            [done["stratum"].to_numpy(float), done["successes"].to_numpy(float), done["rows"].to_numpy(float)]
+        )
+        hist, count = np.unique(triples, axis=0, return_counts=True)  # sorted by stratum, successes, trials
+        where = hist[:, 0].astype(np.int64)
+        n_units = np.bincount(where, weights=count, minlength=k).astype(np.int64)
+        n_trials = np.bincount(where, weights=count * hist[:, 2], minlength=k).astype(np.int64)
+        successes = np.bincount(where, weights=count * hist[:, 1], minlength=k)
+        bounds = np.searchsorted(where, np.arange(k + 1))
+        keys, todo = {}, []
+        for j in np.flatnonzero(n_units):
+            a, b = bounds[j], bounds[j + 1]
+            keys[j] = (float(level), hist[a:b, 1:].tobytes(), count[a:b].tobytes())
+            if keys[j] in _UNITS_CACHE:
+                est[j], lower[j], upper[j] = _UNITS_CACHE[keys[j]]
+            else:
+                todo.append(j)
+        if todo:
+            sel = np.isin(where, todo)
+            table = pd.DataFrame(
                 {
-                    "stratum": done["stratum"].to_numpy(np.int64),
-                    "unit_successes": done["successes"].to_numpy(float),
-                    "unit_trials": done["rows"].to_numpy(np.int64),
+                    "stratum": where[sel],
+                    "unit_successes": hist[sel, 1],
+                    "unit_trials": hist[sel, 2],
+                    "units": count[sel],
                 }
             )
-            .groupby(["stratum", "unit_successes", "unit_trials"], sort=True)
-            .size()
-            .rename("units")
-            .reset_index()
-        )
-        ci = units_ci(hist, "stratum", level)
-        at = ci.index.to_numpy(np.int64)
-        for c in ("estimate", "lower", "upper", "n_units", "n_trials"):
-            out.loc[at, c] = ci[c].to_numpy()
-        out.loc[at, "successes"] = (
-            hist.groupby("stratum")
-            .apply(lambda h: float((h["unit_successes"] * h["units"]).sum()), include_groups=False)
-            .to_numpy()
-        )
-    return out
+            ci = units_ci(table, "stratum", level)
+            if len(_UNITS_CACHE) > _UNITS_CACHE_SIZE:
+                _UNITS_CACHE.clear()
+            for j, e, lo, hi in zip(ci.index, ci["estimate"], ci["lower"], ci["upper"], strict=True):
+                est[j], lower[j], upper[j] = e, lo, hi
+                _UNITS_CACHE[keys[int(j)]] = (float(e), float(lo), float(hi))
+    return pd.DataFrame(
+        {
+            "estimate": est,
+            "lower": lower,
+            "upper": upper,
+            "n_units": n_units,
+            "n_trials": n_trials,
+            "successes": successes,
+        }
+    )
+
+
+#: the units intervals computed so far, by (level, histogram): a stratum's interval depends on nothing else
+_UNITS_CACHE: dict[tuple[float, bytes, bytes], tuple[float, float, float]] = {}
+_UNITS_CACHE_SIZE = 20_000
 
 
 def units_feasibility(state: RuleState, warn: bool = False) -> pd.DataFrame:
