@@ -144,7 +144,9 @@ class Campaign:
         self._ctx = LabelContext(store, self._labels, self.spec, self.strata, self.config)
         self._proxy = self._proxy_design(self.spec.proxy) if self.spec.proxy is not None else None
         self._seeded = json.loads(store.get_meta(EXISTING_META) or "{}").get("design") == SEED_DESIGN
-        self._units = self._unit_design() if self.spec.design.cluster is not None else None
+        units = self._unit_design() if self.spec.design.cluster is not None else None
+        # units of one row each are rows: the campaign is the row campaign, bit for bit (as evaluate reads them)
+        self._units = units if units is not None and bool((units.unit_rows > 1).any()) else None
 
     def _unit_design(self) -> UnitDesign:
         """The stored units of the pool's eligible rows and their proposal order (``design.cluster``)."""
@@ -336,7 +338,7 @@ class Campaign:
         )
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         if hasattr(pool, "__len__"):
-            spec = spec.for_pool(len(pool))
+            spec = spec.for_pool(_pool_size(pool, spec.design.cluster))
         inclusion = spec.design.inclusion
         if inclusion is not None and labels is None:
             raise TypeError(f"design.inclusion={inclusion!r} is the column of the labels' inclusion: give labels too")
@@ -607,7 +609,15 @@ class Campaign:
             ``done`` is then whether the stratum is decided. With a ``Gap`` goal ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
-            rows are shared; ``trials`` and ``successes`` are each metric's own).
+            rows are shared; ``trials`` and ``successes`` are each metric's own). With
+            ``design=Design(cluster=...)``: ``read`` is ``"units"``, ``lower``/``upper`` the
+            finite-sample valid interval of the stratum's complete units
+            (:func:`~bayeseval._kernels.bounded_mean.units_ci` at the stop level), ``mean`` their
+            ratio estimate, ``trials``/``successes`` summed over those units; ``labelled`` and
+            ``pending`` still count rows; ``pool_units``, ``n_units`` (complete units: every row
+            labelled) and ``units_pending`` (units proposed and not complete: a partly labelled
+            unit waits for its last row and does not count yet) are added, and there are no
+            pooled columns.
 
         Examples
         --------
@@ -673,7 +683,8 @@ class Campaign:
         """Labels still needed per stratum to meet the target, from the current posterior.
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
-        the target, counting pending proposals as already requested. Goals ``"decide"`` and
+        the target, counting pending proposals as already requested (with ``design.cluster``:
+        units, planned with the units interval's ``1 / sqrt(units)`` law). Goals ``"decide"`` and
         ``"gap"``: see :func:`~bayeseval.campaign.loop.forecast.forecast_decision` (for ``"decide"``,
         the labels after which a stratum is more likely decided than not).
 
@@ -845,7 +856,10 @@ class Campaign:
             Number of rows wanted; default the spec's ``batch_size``. Fewer come back when the budget, the pool or the goal
             leaves fewer to ask for; none when the campaign is done (an empty frame, with the
             batch's columns, and nothing recorded; ``bayeseval campaign propose`` then writes
-            no file and exits 3).
+            no file and exits 3). With ``design=Design(cluster=...)`` it counts units: the
+            batch holds every row not yet labelled of each proposed unit (a unit is never
+            split), chosen at random within its stratum; the allocation gives the next units
+            to the strata whose units interval is furthest from the target.
         writer : callable, optional
             Called with the batch before the proposal is committed (e.g. to write the batch
             file). If it raises, nothing is recorded (the rows stay unproposed and the random
@@ -1092,7 +1106,9 @@ class Campaign:
     def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).
 
-        Released rows become eligible again and may be proposed in a later round.
+        Released rows become eligible again and may be proposed in a later round. With
+        ``design=Design(cluster=...)`` a unit is released whole: naming one of its rows releases
+        all its pending rows.
 
         Parameters
         ----------
@@ -1308,3 +1324,10 @@ class Campaign:
 def _stored_array(values: Any) -> np.ndarray | None:
     """A stored list of numbers as a float array (None stays None)."""
     return None if values is None else np.asarray(values, dtype=float)
+
+
+def _pool_size(pool: Any, cluster: str | None) -> int:
+    """What the default batch size scales with: the pool's rows, or its units with ``design.cluster``."""
+    if cluster is not None and isinstance(pool, pd.DataFrame) and cluster in pool.columns:
+        return int(pool[cluster].nunique())
+    return len(pool)

@@ -331,7 +331,8 @@ def simulate(
             f"{spec.design.inclusion!r} describes labels given to Campaign.create(labels=...)"
         )
     if hasattr(data, "__len__"):
-        spec = spec.for_pool(len(data))
+        cluster = spec.design.cluster
+        spec = spec.for_pool(len(data) if cluster is None or cluster not in data.columns else data[cluster].nunique())
     n_repeats = check_positive_int(n_repeats, "n_repeats")
     specs = _rule_specs(spec, rules)
     oracle = _oracle(data, spec, y_true)
@@ -342,12 +343,18 @@ def simulate(
             table, trace, finals = replay_proxy(data, data[y_true], spec, specs, n_repeats, oracle.true_rates, bar)
         settings_out = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
         return SimulationResult(table, trace, oracle.true_rates, settings_out, finals, spec)
-    if spec.design.cluster is not None:
-        units_meta(data, spec.design.cluster, list(data.index), oracle.design.codes)  # the campaign's checks
+    if spec.design.cluster is not None and _by_unit(data, spec.design.cluster, oracle):
         runs = _replay_all(specs, oracle, n_repeats, progress, units=data[spec.design.cluster])
     else:
         runs = _replay_all(specs, oracle, n_repeats, progress)
     return _result(runs, oracle, spec, specs, n_repeats)
+
+
+def _by_unit(data: pd.DataFrame, cluster: str, oracle: _Oracle) -> bool:
+    """Check the units as a campaign does; whether one has several eligible rows (else rows are units)."""
+    units_meta(data, cluster, list(data.index), oracle.design.codes)  # the campaign's checks, naming design.cluster
+    eligible = data[cluster][oracle.design.eligible]
+    return bool(eligible.duplicated().any())
 
 
 # -- the oracle: the pool with its true labels ---------------------------------------------

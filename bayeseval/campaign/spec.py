@@ -252,9 +252,10 @@ FIELD_DOCS: dict[str, str] = {
     Labels per round (a campaign's :meth:`~bayeseval.campaign.Campaign.propose` asks for this
     many unless told otherwise); default scaled to the pool,
     :func:`~bayeseval.campaign.fields.auto_batch_size`: one per 400 rows, at least 10 and at
-    most 200 (50 for 20,000 rows).""",
+    most 200 (50 for 20,000 rows). With ``design.cluster``: units per round, scaled to the
+    pool's units.""",
     "budget": """budget : int, optional
-    Maximum number of labels.""",
+    Maximum number of labels (of complete units with ``design.cluster``).""",
     "annotators": """annotators : int
     Annotations a row needs before it is resolved into a label (default 1). Rows with fewer
     annotations, or whose annotations the ``resolve`` rule cannot settle, stay pending.""",
@@ -305,7 +306,9 @@ FIELD_DOCS: dict[str, str] = {
     interval of its labelled units for its row-level rate
     (:func:`~bayeseval._kernels.bounded_mean.units_ci` at the stop level; ``read`` is
     ``"units"``); the allocation plans with the units interval, whose half-width shrinks like
-    ``1 / sqrt(units)``. A unit must lie in one stratum (a ``ValueError`` names
+    ``1 / sqrt(units)``. A pool whose every unit has one row (one trial) is a row campaign,
+    exactly as without ``cluster`` (as :func:`~bayeseval.evaluate` reads such units). A unit
+    must lie in one stratum (a ``ValueError`` names
     ``design.cluster``, how many units span strata and one of them). It needs goal ``Each``,
     guarantee ``"stratum"``, one metric whose trials the prediction fixes, no ``proxy``, no
     ``costs``, ``population="process"`` and no ``labels`` at create (a ``ValueError`` names
