@@ -40,7 +40,7 @@ from bayeseval.campaign.loop.state import StrataDesign
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.spec import CampaignSpec
 
-__all__ = ["UNITS_META", "UnitDesign", "units_meta", "units_state", "unit_status", "units_feasibility"]
+__all__ = ["UNITS_META", "units_meta", "units_state", "unit_status", "units_feasibility"]
 
 UNITS_META = "units"
 
