@@ -66,6 +66,7 @@ from bayeseval.campaign.store.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import get_metric
+from bayeseval.counts.units import level_names
 from bayeseval.models import fit_hierarchical
 
 __all__ = ["Campaign"]
@@ -554,8 +555,13 @@ class Campaign:
         Returns
         -------
         Counts
-            The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum.
+            The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum. With
+            ``design=Design(cluster=...)``: the complete units' counts, carrying their units
+            histogram (``units``) and the design, so that :func:`~bayeseval.evaluate` reads
+            the units intervals; a partly labelled unit is left out until its last row is labelled.
         """
+        if self._units is not None:
+            return self._units_counts()
         if metric is not None and get_metric(metric).name != self.metric.name:
             name = get_metric(metric).name
             if name not in self.spec.metrics:
@@ -565,6 +571,40 @@ class Campaign:
         c = self._store.counts().reindex(self._codes, fill_value=0)
         return Counts.from_arrays(
             c["successes"].to_numpy(), c["trials"].to_numpy(), strata=self.strata, metric=self.metric.name
+        )
+
+    def _units_counts(self) -> Counts:
+        """:meth:`counts` of a clustered campaign: the complete units and their histogram."""
+        assert self._units is not None
+        status = unit_status(self._units, *self._unit_flags())
+        done = status[status["complete"].to_numpy()]
+        hist = done.groupby(["stratum", "successes", "rows"], sort=True).size().rename("units").reset_index()
+        names = level_names(self.strata)
+        keys = self.strata[hist["stratum"].to_numpy()].to_frame(index=False)
+        keys.columns = names
+        units = pd.concat(
+            [
+                keys,
+                pd.DataFrame(
+                    {
+                        "unit_successes": hist["successes"].to_numpy(float),
+                        "unit_trials": hist["rows"].to_numpy(np.int64),
+                        "units": hist["units"].to_numpy(np.int64),
+                    }
+                ),
+            ],
+            axis=1,
+        )
+        k = len(self.strata)
+        at = hist["stratum"].to_numpy(np.int64)
+        s = np.bincount(at, weights=units["unit_successes"] * units["units"], minlength=k)
+        n = np.bincount(at, weights=units["unit_trials"] * units["units"], minlength=k).astype(np.int64)
+        return Counts(
+            pd.Series(s, index=self.strata),
+            pd.Series(n, index=self.strata),
+            metric=self.metric.name,
+            units=units,
+            design=self.spec.design,
         )
 
     def status(self) -> pd.DataFrame:

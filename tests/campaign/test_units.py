@@ -311,3 +311,20 @@ def test_the_command_line_creates_a_clustered_campaign_and_proposes_whole_units(
     with Campaign.open(db) as c:
         assert c.spec.design == ITEM and (c.status()["read"] == "units").all()
     capsys.readouterr()
+
+
+def test_counts_carry_the_complete_units_so_evaluate_reads_the_units_interval(tmp_path):
+    from bayeseval import evaluate
+
+    frame = _items(n_items=(40, 60), seed=8)
+    c = _create(tmp_path / "c.db", frame, batch_size=10)
+    for _ in range(3):
+        batch = c.propose()
+        c.ingest(_truth(frame, batch.index[:-1]))  # each round leaves one unit partial
+    counts = c.counts()
+    ref = _by_hand(frame, c.labels().index)
+    assert counts.n_units.tolist() == ref["n_units"].astype(int).tolist()
+    assert counts.trials.tolist() == ref["n_trials"].astype(int).tolist()
+    lo = evaluate(counts, level=STOP_LEVEL).table["lower"]
+    np.testing.assert_allclose(lo.to_numpy(float), ref["lower"].to_numpy(), rtol=1e-12)
+    c.close()
