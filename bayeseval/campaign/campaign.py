@@ -818,8 +818,9 @@ class Campaign:
         Returns
         -------
         pandas.DataFrame
-            Indexed by round: ``rule``, ``allocation`` (dict stratum -> labels), ``time``,
-            ``version`` and ``details`` (model, outliers, labels used, largest half-width).
+            Indexed by round: ``rule``, ``allocation`` (dict stratum -> labels; units with
+            ``design.cluster``), ``time``, ``version`` and ``details`` (model, outliers, labels
+            used, largest half-width; ``units_used`` with ``design.cluster``).
         """
         frame = self._store.decisions()
         frame["allocation"] = frame["allocation"].map(json.loads)
@@ -954,10 +955,11 @@ class Campaign:
             proposed = self._store.proposed_ids(conn)
             success = self._proxy_labels(conn)[1]
         flags = self._unit_flags(conn) if self._units is not None else None
+        available = unit_status(self._units, *flags)["available"].to_numpy() if self._units and flags else None
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])
-            if flags is not None:
-                rids_by_code[code] = self._unit_rows(flags, i, int(alloc[i]))
+            if flags is not None and available is not None:
+                rids_by_code[code] = self._unit_rows(flags, available, i, int(alloc[i]))
             elif self._proxy is not None:
                 rids_by_code[code] = self._proxy.sample(code, int(alloc[i]), proposed, success)
             else:
@@ -974,6 +976,9 @@ class Campaign:
             "max_halfwidth": float(np.max(st.read_halfwidths())),
             "requested": int(batch_size),
         }
+        if flags is not None:  # the state counts units; the log says both
+            details["units_used"] = details["labels_used"]
+            details["labels_used"] = int(flags[0].sum())
         store.record_proposal(
             conn,
             round_=round_,
@@ -986,10 +991,9 @@ class Campaign:
         )
         return [r for code in sorted(rids_by_code) for r in rids_by_code[code]], round_
 
-    def _unit_rows(self, flags: tuple[np.ndarray, np.ndarray, np.ndarray], i: int, m: int) -> list[Any]:
+    def _unit_rows(self, flags: tuple[np.ndarray, ...], available: np.ndarray, i: int, m: int) -> list[Any]:
         """The rows of stratum ``i``'s next ``m`` available units (their rows not labelled), in proposal order."""
         assert self._units is not None
-        available = unit_status(self._units, *flags)["available"].to_numpy()
         queue = self._units.proposal_queue(i)
         chosen = queue[available[queue]][:m]
         return self._units.rows_of(chosen, flags[0] | flags[1])
