@@ -328,3 +328,17 @@ def test_counts_carry_the_complete_units_so_evaluate_reads_the_units_interval(tm
     lo = evaluate(counts, level=STOP_LEVEL).table["lower"]
     np.testing.assert_allclose(lo.to_numpy(float), ref["lower"].to_numpy(), rtol=1e-12)
     c.close()
+
+
+def test_the_budget_counts_units(tmp_path):
+    frame = _items(n_items=(40, 40), seed=9)
+    c = _create(tmp_path / "c.db", frame, batch_size=4, budget=6)
+    first = c.propose()
+    assert frame.loc[first.index, "item"].nunique() == 4 and c.budget_left == 2
+    c.ingest(_truth(frame, first.index))
+    second = c.propose(10)
+    assert frame.loc[second.index, "item"].nunique() == 2 and c.budget_left == 0
+    c.ingest(_truth(frame, second.index))
+    assert c.done and not c.goal_met and len(c.propose()) == 0
+    assert c.labels_used == len(first) + len(second) and c.status()["n_units"].sum() == 6
+    c.close()
