@@ -342,3 +342,32 @@ def test_the_budget_counts_units(tmp_path):
     assert c.done and not c.goal_met and len(c.propose()) == 0
     assert c.labels_used == len(first) + len(second) and c.status()["n_units"].sum() == 6
     c.close()
+
+
+def test_the_next_units_go_to_the_stratum_whose_units_interval_is_furthest_from_the_target():
+    from bayeseval.campaign.loop.rounds import allocate
+    from bayeseval.campaign.loop.state import StrataDesign
+    from bayeseval.campaign.loop.units import units_state
+
+    spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.1), design=ITEM, batch_size=10)
+    design = StrataDesign(
+        pd.Index(["a", "b", "c"]), n_rows=np.array([900] * 3), n_eligible=np.array([900] * 3),
+        weights=np.full(3, 1 / 3), prior_mean=None,
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    sizes = {"a": 250, "b": 20, "c": 60}  # labelled units: a is within the target, b the widest
+    done = pd.concat(
+        [
+            pd.DataFrame({"stratum": j, "rows": 3, "successes": rng.binomial(3, 0.3, n).astype(float)})
+            for j, n in enumerate(sizes.values())
+        ]
+    ).assign(complete=True, pending=False)
+    st, table = units_state(spec, design, done, np.array([300, 300, 300]))
+    hist = done.groupby(["stratum", "successes", "rows"]).size().rename("units").reset_index()
+    ref = units_ci(hist.rename(columns={"successes": "unit_successes", "rows": "unit_trials"}), "stratum", STOP_LEVEL)
+    hw = ((ref["upper"] - ref["lower"]) / 2).to_numpy()
+    assert hw[0] <= 0.1 < hw[2] < hw[1]  # the setting the test is about
+    np.testing.assert_array_equal(st.stop_halfwidths(), hw)
+    assert st.stop_neff().tolist() == [250, 20, 60] and st.available.tolist() == [50, 280, 240]
+    alloc = allocate(spec, st, 10, random_seed=np.random.default_rng(1))
+    assert alloc.sum() == 10 and alloc[0] == 0 and alloc[1] > alloc[2]
