@@ -861,7 +861,16 @@ class Campaign:
             For a campaign started from labels of unequal inclusion (a seed cell): its
             labelled rows are no random sample of their strata, so a model of their counts
             would be biased; :meth:`status` gives each stratum's estimate (``mean``) and interval.
+            For a clustered campaign (``design.cluster`` with units of several rows): the model
+            treats rows as independent draws, which the rows of a unit are not; :meth:`status`
+            gives each stratum's units interval.
         """
+        if self._units is not None:
+            raise ValueError(
+                f"posterior(): design.cluster={self.spec.design.cluster!r}: the hierarchical model treats rows as "
+                "independent draws, which the rows of a unit are not; read status()['mean'], ['lower'] and "
+                "['upper'] (each stratum's units interval), or evaluate(campaign.counts())"
+            )
         if self._seeded:
             raise ValueError(
                 "posterior(): this campaign started from labels chosen with unequal probabilities (a seed "

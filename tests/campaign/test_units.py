@@ -371,3 +371,10 @@ def test_the_next_units_go_to_the_stratum_whose_units_interval_is_furthest_from_
     assert st.stop_neff().tolist() == [250, 20, 60] and st.available.tolist() == [50, 280, 240]
     alloc = allocate(spec, st, 10, random_seed=np.random.default_rng(1))
     assert alloc.sum() == 10 and alloc[0] == 0 and alloc[1] > alloc[2]
+
+
+def test_the_row_model_posterior_is_refused_naming_the_cluster(tmp_path):
+    frame = _items(n_items=(20,))
+    with _create(tmp_path / "c.db", frame) as c:
+        with pytest.raises(ValueError, match=r"posterior\(\): design\.cluster='item'"):
+            c.posterior()
