@@ -60,12 +60,14 @@ from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spe
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
 from bayeseval.campaign.loop.rules import get_rule
 from bayeseval.campaign.loop.status import outcome_text, status_frame
+from bayeseval.campaign.loop.units import UNITS_META, UnitDesign, unit_status, units_feasibility, units_state
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.campaign.store.create import initialise
 from bayeseval.campaign.store.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import get_metric
+from bayeseval.counts.units import level_names
 from bayeseval.models import fit_hierarchical
 
 __all__ = ["Campaign"]
@@ -144,6 +146,35 @@ class Campaign:
         self._ctx = LabelContext(store, self._labels, self.spec, self.strata, self.config)
         self._proxy = self._proxy_design(self.spec.proxy) if self.spec.proxy is not None else None
         self._seeded = json.loads(store.get_meta(EXISTING_META) or "{}").get("design") == SEED_DESIGN
+        units = self._unit_design() if self.spec.design.cluster is not None else None
+        # units of one row each are rows: the campaign is the row campaign, bit for bit (as evaluate reads them)
+        self._units = units if units is not None and bool((units.unit_rows > 1).any()) else None
+
+    def _unit_design(self) -> UnitDesign:
+        """The stored units of the pool's eligible rows and their proposal order (``design.cluster``)."""
+        pairs = json.loads(self._store.get_meta(UNITS_META) or "[]")
+        pool = self._store.pool_table()
+        pool = pool[pool["eligible"].to_numpy() == 1]
+        unit = pd.Series([u for _, u in pairs], index=[r for r, _ in pairs], dtype=object).reindex(pool.index)
+        position = pd.Series(np.arange(len(self._codes)), index=self._codes)
+        strata = position.reindex(pool["stratum"].to_numpy()).to_numpy()
+        return UnitDesign.build(pool.index, unit.to_numpy(), strata, pool["ord"].to_numpy(), len(self._codes))
+
+    def _unit_flags(self, conn: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per eligible row of the units (``design.cluster``): labelled, pending, success."""
+        assert self._units is not None
+        rids = self._units.rids
+        labels = self._store.label_rows(conn)
+        labelled = rids.isin(labels.index)
+        pending = rids.isin(self._store.pending_ids(conn))
+        success = labels["success"].astype(float).reindex(rids).fillna(0.0).to_numpy()
+        return labelled, pending, success
+
+    def _units_state(self, conn: Any = None) -> tuple[RuleState, pd.DataFrame]:
+        """The units state and per-stratum units table (:func:`~bayeseval.campaign.loop.units.units_state`)."""
+        assert self._units is not None
+        status = unit_status(self._units, *self._unit_flags(conn))
+        return units_state(self.spec, self._design, status, self._units.n_units)
 
     def _proxy_design(self, column: str) -> ProxyDesign:
         """The stored proxy column and the pool's strata, predictions and order as a :class:`ProxyDesign`."""
@@ -311,10 +342,15 @@ class Campaign:
         spec = spec_from_arguments(spec, "Campaign.create", settings)
         pool, labels = pandas_frame(pool), pandas_frame(labels)
         if hasattr(pool, "__len__"):
-            spec = spec.for_pool(len(pool))
+            spec = spec.for_pool(_pool_size(pool, spec.design.cluster))
         inclusion = spec.design.inclusion
         if inclusion is not None and labels is None:
             raise TypeError(f"design.inclusion={inclusion!r} is the column of the labels' inclusion: give labels too")
+        if spec.design.cluster is not None and labels is not None:
+            raise ValueError(
+                f"design.cluster={spec.design.cluster!r} samples whole units from the start; got labels= (rows "
+                "labelled before the campaign): create the campaign without them"
+            )
         if inclusion is not None and spec.design.population == "pool":
             raise ValueError(
                 f"design.population='pool' reads the labels as a random sample within each stratum; "
@@ -389,6 +425,8 @@ class Campaign:
         return st
 
     def _counts_state(self, conn: Any = None) -> RuleState | MetricStates:
+        if self._units is not None:
+            return self._units_state(conn)[0]
         counts = self._store.counts(conn).reindex(self._codes, fill_value=0)
         if len(self.metrics) > 1:
             return spec_states(
@@ -452,20 +490,34 @@ class Campaign:
 
     @property
     def budget_left(self) -> int | None:
-        """Labels the budget still allows, counting pending proposals (None without a budget)."""
+        """Labels the budget still allows, counting pending proposals (None without a budget).
+
+        With ``design.cluster`` the budget counts units: the units it still allows, counting
+        the units proposed and not yet complete.
+        """
         budget = self.spec.budget
         if budget is None:
             return None
+        if self._units is not None:
+            st = self._state()
+            return max(int(budget) - int(st.labelled.sum()) - int(st.pending.sum()), 0)
         c = self._store.counts()
         return max(int(budget) - int(c["labelled"].sum()) - int(c["pending"].sum()), 0)
+
+    def _budget_used(self, st: RuleState | MetricStates | None = None) -> int:
+        """What the budget counts so far: labels, or complete units with ``design.cluster``."""
+        if self._units is None:
+            return self.labels_used
+        return int((self._state() if st is None else st).labelled.sum())
 
     @property
     def done(self) -> bool:
         """True when the goal is met, the budget is spent or nothing is left to label."""
         budget = self.spec.budget
-        if budget is not None and self.labels_used >= int(budget):
+        st = self._state()
+        if budget is not None and self._budget_used(st) >= int(budget):
             return True
-        return self._state().is_done()
+        return st.is_done()
 
     @property
     def goal_met(self) -> bool:
@@ -489,7 +541,7 @@ class Campaign:
 
     @property
     def _budget_spent(self) -> bool:
-        return self.spec.budget is not None and self.labels_used >= int(self.spec.budget)
+        return self.spec.budget is not None and self._budget_used() >= int(self.spec.budget)
 
     def _states(self) -> list[RuleState]:
         st = self._state()
@@ -506,8 +558,13 @@ class Campaign:
         Returns
         -------
         Counts
-            The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum.
+            The labelled rows' counts (:class:`~bayeseval.Counts`), one entry per stratum. With
+            ``design=Design(cluster=...)``: the complete units' counts, carrying their units
+            histogram (``units``) and the design, so that :func:`~bayeseval.evaluate` reads
+            the units intervals; a partly labelled unit is left out until its last row is labelled.
         """
+        if self._units is not None:
+            return self._units_counts()
         if metric is not None and get_metric(metric).name != self.metric.name:
             name = get_metric(metric).name
             if name not in self.spec.metrics:
@@ -517,6 +574,40 @@ class Campaign:
         c = self._store.counts().reindex(self._codes, fill_value=0)
         return Counts.from_arrays(
             c["successes"].to_numpy(), c["trials"].to_numpy(), strata=self.strata, metric=self.metric.name
+        )
+
+    def _units_counts(self) -> Counts:
+        """:meth:`counts` of a clustered campaign: the complete units and their histogram."""
+        assert self._units is not None
+        status = unit_status(self._units, *self._unit_flags())
+        done = status[status["complete"].to_numpy()]
+        hist = done.groupby(["stratum", "successes", "rows"], sort=True).size().rename("units").reset_index()
+        names = level_names(self.strata)
+        keys = self.strata[hist["stratum"].to_numpy()].to_frame(index=False)
+        keys.columns = names
+        units = pd.concat(
+            [
+                keys,
+                pd.DataFrame(
+                    {
+                        "unit_successes": hist["successes"].to_numpy(float),
+                        "unit_trials": hist["rows"].to_numpy(np.int64),
+                        "units": hist["units"].to_numpy(np.int64),
+                    }
+                ),
+            ],
+            axis=1,
+        )
+        k = len(self.strata)
+        at = hist["stratum"].to_numpy(np.int64)
+        s = np.bincount(at, weights=units["unit_successes"] * units["units"], minlength=k)
+        n = np.bincount(at, weights=units["unit_trials"] * units["units"], minlength=k).astype(np.int64)
+        return Counts(
+            pd.Series(s, index=self.strata),
+            pd.Series(n, index=self.strata),
+            metric=self.metric.name,
+            units=units,
+            design=self.spec.design,
         )
 
     def status(self) -> pd.DataFrame:
@@ -561,7 +652,15 @@ class Campaign:
             ``done`` is then whether the stratum is decided. With a ``Gap`` goal ``frame.attrs["gap"]`` holds the gap, its
             interval, the tolerance and the verdict. A campaign on several metrics gives the
             table of each metric, indexed by ``(metric, stratum)`` (the labelled and pending
-            rows are shared; ``trials`` and ``successes`` are each metric's own).
+            rows are shared; ``trials`` and ``successes`` are each metric's own). With
+            ``design=Design(cluster=...)``: ``read`` is ``"units"``, ``lower``/``upper`` the
+            finite-sample valid interval of the stratum's complete units
+            (:func:`~bayeseval._kernels.bounded_mean.units_ci` at the stop level), ``mean`` their
+            ratio estimate, ``trials``/``successes`` summed over those units; ``labelled`` and
+            ``pending`` still count rows; ``pool_units``, ``n_units`` (complete units: every row
+            labelled) and ``units_pending`` (units proposed and not complete: a partly labelled
+            unit waits for its last row and does not count yet) are added, and there are no
+            pooled columns.
 
         Examples
         --------
@@ -581,6 +680,8 @@ class Campaign:
             overall = {m: f.attrs["overall"] for m, f in frames.items() if "overall" in f.attrs}
             frame.attrs = {"overall": overall} if overall else {}
             return frame
+        if self._units is not None:
+            return self._units_status()
         frame = status_frame(st, self._design.n_rows, self._budget_spent)
         frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
         if self._proxy is not None:
@@ -596,6 +697,24 @@ class Campaign:
             frame["mean"] = self._seed_table()["estimate"].to_numpy(float)  # the seed-cell estimate
         return frame
 
+    def _units_status(self) -> pd.DataFrame:
+        """:meth:`status` of a clustered campaign: rows counted as rows, the interval of the complete units."""
+        st, table = self._units_state()
+        budget = self.spec.budget
+        frame = status_frame(st, self._design.n_rows, budget is not None and int(st.labelled.sum()) >= int(budget))
+        frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # a row model: not the units'
+        rows = self._store.counts().reindex(self._codes, fill_value=0)
+        frame["labelled"] = rows["labelled"].to_numpy()
+        frame["pending"] = rows["pending"].to_numpy()
+        frame["trials"] = table["n_trials"].to_numpy(np.int64)
+        frame["successes"] = table["successes"].to_numpy(float)
+        at = list(frame.columns).index("trials")
+        frame.insert(at, "units_pending", table["units_pending"].to_numpy(np.int64))
+        frame.insert(at, "n_units", table["n_units"].to_numpy(np.int64))
+        frame.insert(1, "pool_units", self._units.n_units if self._units is not None else 0)
+        frame["cost"] = frame["labelled"].to_numpy() * self.label_costs.to_numpy()
+        return frame
+
     @property
     def label_costs(self) -> pd.Series:
         """The cost of one label per stratum (1 everywhere without ``costs``)."""
@@ -607,7 +726,8 @@ class Campaign:
         """Labels still needed per stratum to meet the target, from the current posterior.
 
         The smallest extra number of labels whose expected (preposterior) half-width meets
-        the target, counting pending proposals as already requested. Goals ``"decide"`` and
+        the target, counting pending proposals as already requested (with ``design.cluster``:
+        units, planned with the units interval's ``1 / sqrt(units)`` law). Goals ``"decide"`` and
         ``"gap"``: see :func:`~bayeseval.campaign.loop.forecast.forecast_decision` (for ``"decide"``,
         the labels after which a stratum is more likely decided than not).
 
@@ -686,6 +806,8 @@ class Campaign:
         >>> c.feasibility()["feasible"].tolist()
         [False, True]
         """
+        if self._units is not None:
+            return units_feasibility(self._units_state()[0], warn=warn)
         if self._proxy is not None and isinstance(counted := self._counts_state(), RuleState):  # one metric
             return self._proxy.feasibility(counted, self._codes, warn=warn)
         st = self._state()
@@ -699,8 +821,9 @@ class Campaign:
         Returns
         -------
         pandas.DataFrame
-            Indexed by round: ``rule``, ``allocation`` (dict stratum -> labels), ``time``,
-            ``version`` and ``details`` (model, outliers, labels used, largest half-width).
+            Indexed by round: ``rule``, ``allocation`` (dict stratum -> labels; units with
+            ``design.cluster``), ``time``, ``version`` and ``details`` (model, outliers, labels
+            used, largest half-width; ``units_used`` with ``design.cluster``).
         """
         frame = self._store.decisions()
         frame["allocation"] = frame["allocation"].map(json.loads)
@@ -741,7 +864,16 @@ class Campaign:
             For a campaign started from labels of unequal inclusion (a seed cell): its
             labelled rows are no random sample of their strata, so a model of their counts
             would be biased; :meth:`status` gives each stratum's estimate (``mean``) and interval.
+            For a clustered campaign (``design.cluster`` with units of several rows): the model
+            treats rows as independent draws, which the rows of a unit are not; :meth:`status`
+            gives each stratum's units interval.
         """
+        if self._units is not None:
+            raise ValueError(
+                f"posterior(): design.cluster={self.spec.design.cluster!r}: the hierarchical model treats rows as "
+                "independent draws, which the rows of a unit are not; read status()['mean'], ['lower'] and "
+                "['upper'] (each stratum's units interval), or evaluate(campaign.counts())"
+            )
         if self._seeded:
             raise ValueError(
                 "posterior(): this campaign started from labels chosen with unequal probabilities (a seed "
@@ -777,7 +909,10 @@ class Campaign:
             Number of rows wanted; default the spec's ``batch_size``. Fewer come back when the budget, the pool or the goal
             leaves fewer to ask for; none when the campaign is done (an empty frame, with the
             batch's columns, and nothing recorded; ``bayeseval campaign propose`` then writes
-            no file and exits 3).
+            no file and exits 3). With ``design=Design(cluster=...)`` it counts units: the
+            batch holds every row not yet labelled of each proposed unit (a unit is never
+            split), chosen at random within its stratum; the allocation gives the next units
+            to the strata whose units interval is furthest from the target.
         writer : callable, optional
             Called with the batch before the proposal is committed (e.g. to write the batch
             file). If it raises, nothing is recorded (the rows stay unproposed and the random
@@ -831,9 +966,13 @@ class Campaign:
         if self._proxy is not None:
             proposed = self._store.proposed_ids(conn)
             success = self._proxy_labels(conn)[1]
+        flags = self._unit_flags(conn) if self._units is not None else None
+        available = unit_status(self._units, *flags)["available"].to_numpy() if self._units and flags else None
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])
-            if self._proxy is not None:
+            if flags is not None and available is not None:
+                rids_by_code[code] = self._unit_rows(flags, available, i, int(alloc[i]))
+            elif self._proxy is not None:
                 rids_by_code[code] = self._proxy.sample(code, int(alloc[i]), proposed, success)
             else:
                 rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
@@ -849,6 +988,9 @@ class Campaign:
             "max_halfwidth": float(np.max(st.read_halfwidths())),
             "requested": int(batch_size),
         }
+        if flags is not None:  # the state counts units; the log says both
+            details["units_used"] = details["labels_used"]
+            details["labels_used"] = int(flags[0].sum())
         store.record_proposal(
             conn,
             round_=round_,
@@ -860,6 +1002,13 @@ class Campaign:
             rng_state=json.dumps(rng.bit_generator.state),
         )
         return [r for code in sorted(rids_by_code) for r in rids_by_code[code]], round_
+
+    def _unit_rows(self, flags: tuple[np.ndarray, ...], available: np.ndarray, i: int, m: int) -> list[Any]:
+        """The rows of stratum ``i``'s next ``m`` available units (their rows not labelled), in proposal order."""
+        assert self._units is not None
+        queue = self._units.proposal_queue(i)
+        chosen = queue[available[queue]][:m]
+        return self._units.rows_of(chosen, flags[0] | flags[1])
 
     def _warn_out_of_reach(self, conn: Any, st: RuleState | MetricStates) -> None:
         """Warn, once per stratum in the campaign's life, that its rows or the budget left cannot decide it.
@@ -1013,7 +1162,9 @@ class Campaign:
     def release(self, ids: Any = None, *, round: int | None = None) -> int:  # noqa: A002
         """Withdraw pending proposals (e.g. a batch the labellers will not return).
 
-        Released rows become eligible again and may be proposed in a later round.
+        Released rows become eligible again and may be proposed in a later round. With
+        ``design=Design(cluster=...)`` a unit is released whole: naming one of its rows releases
+        all its pending rows.
 
         Parameters
         ----------
@@ -1047,6 +1198,10 @@ class Campaign:
             else:
                 keep = set(pending)
                 rids = [r for r in (self._norm_rid(x) for x in ids) if r is not None and r in keep]
+            if self._units is not None and rids:  # a unit is released whole: all its pending rows
+                unit = pd.Series(self._units.row_unit, index=self._units.rids)
+                gone = set(unit.reindex(rids).dropna().tolist())
+                rids = [r for r in pending if unit.get(r) in gone]
             return self._store.release(conn, rids)
 
     # -- annotations and Label Studio ----------------------------------------------------
@@ -1225,3 +1380,10 @@ class Campaign:
 def _stored_array(values: Any) -> np.ndarray | None:
     """A stored list of numbers as a float array (None stays None)."""
     return None if values is None else np.asarray(values, dtype=float)
+
+
+def _pool_size(pool: Any, cluster: str | None) -> int:
+    """What the default batch size scales with: the pool's rows, or its units with ``design.cluster``."""
+    if cluster is not None and isinstance(pool, pd.DataFrame) and cluster in pool.columns:
+        return int(pool[cluster].nunique())
+    return len(pool)

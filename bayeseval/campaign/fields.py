@@ -113,10 +113,10 @@ FIELDS: tuple[Field, ...] = (
         "batch_size",
         None,
         "rows 'propose' asks for when not told (default: scaled to the pool, one per "
-        "400 rows, at least 10 and at most 200)",
+        "400 rows, at least 10 and at most 200); whole units with --cluster (scaled to the units)",
         "--batch-size",
     ),
-    Field("budget", None, "maximum number of labels", "--budget"),
+    Field("budget", None, "maximum number of labels (of units with --cluster)", "--budget"),
     Field("annotators", 1, "annotations a row needs before its label is resolved", "--annotators"),
     Field(
         "resolve",
@@ -152,7 +152,8 @@ FIELDS: tuple[Field, ...] = (
         "design",
         None,
         "the sampling design (a bayeseval.Design): population 'pool' makes each stratum's rate the rate of "
-        "its rows in the pool; inclusion names the labels' inclusion column (--population, --inclusion)",
+        "its rows in the pool; inclusion names the labels' inclusion column; cluster names the unit column, "
+        "and the campaign then samples whole units (--population, --inclusion, --cluster)",
     ),
     Field("random_seed", None, "random seed (a whole number >= 0)", "--seed"),
 )

@@ -39,6 +39,7 @@ from bayeseval.campaign.loop.pool import (
 )
 from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
 from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.units import UnitDesign, units_meta, units_state
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import get_metric
@@ -333,7 +334,8 @@ def simulate(
             f"{spec.design.inclusion!r} describes labels given to Campaign.create(labels=...)"
         )
     if hasattr(data, "__len__"):
-        spec = spec.for_pool(len(data))
+        cluster = spec.design.cluster
+        spec = spec.for_pool(len(data) if cluster is None or cluster not in data.columns else data[cluster].nunique())
     n_repeats = check_positive_int(n_repeats, "n_repeats")
     specs = _rule_specs(spec, rules)
     oracle = _oracle(data, spec, y_true)
@@ -344,8 +346,18 @@ def simulate(
             table, trace, finals = replay_proxy(data, data[y_true], spec, specs, n_repeats, oracle.true_rates, bar)
         settings_out = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
         return SimulationResult(table, trace, oracle.true_rates, settings_out, finals, spec)
-    runs = _replay_all(specs, oracle, n_repeats, progress)
+    if spec.design.cluster is not None and _by_unit(data, spec.design.cluster, oracle):
+        runs = _replay_all(specs, oracle, n_repeats, progress, units=data[spec.design.cluster])
+    else:
+        runs = _replay_all(specs, oracle, n_repeats, progress)
     return _result(runs, oracle, spec, specs, n_repeats)
+
+
+def _by_unit(data: pd.DataFrame, cluster: str, oracle: _Oracle) -> bool:
+    """Check the units as a campaign does; whether one has several eligible rows (else rows are units)."""
+    units_meta(data, cluster, list(data.index), oracle.design.codes)  # the campaign's checks, naming design.cluster
+    eligible = data[cluster][oracle.design.eligible]
+    return bool(eligible.duplicated().any())
 
 
 # -- the oracle: the pool with its true labels ---------------------------------------------
@@ -419,6 +431,8 @@ class _Run:
     rounds: int
     wall_time: float
     trace: list[tuple[str, int, int, float]]
+    #: a clustered campaign (``design.cluster``): units labelled per stratum
+    units: np.ndarray | None = None
 
 
 def _max_halfwidth(state: RuleState) -> float:
@@ -487,6 +501,55 @@ def _replay_metrics(
     return _Run(spec.rule_name, repeat, st, lab, lab.copy(), rounds, time.perf_counter() - t0, trace)
 
 
+def _unit_design(oracle: _Oracle, order: list[np.ndarray], units: np.ndarray, ids: pd.Index) -> UnitDesign:
+    """The units of the eligible rows, ranked as a campaign with the same row order ranks them.
+
+    Its ``rids`` are the data's row ids (a unit is ranked by its row of smallest id, as in a
+    campaign); ``row_unit`` is aligned to the eligible rows in data order.
+    """
+    design = oracle.design
+    place = np.zeros(len(design.codes), dtype=np.int64)
+    for queue in order:
+        place[queue] = np.arange(len(queue))
+    rows = np.flatnonzero(design.eligible)
+    return UnitDesign.build(ids[rows], units[rows], design.codes[rows], place[rows], len(design.keys))
+
+
+def _replay_units(
+    spec: CampaignSpec, oracle: _Oracle, units: UnitDesign, rng: np.random.Generator, repeat: int
+) -> _Run:
+    """One clustered campaign: whole units drawn in their stratum's order, each stratum on its units interval."""
+    design = oracle.design.strata
+    k = len(design.strata)
+    rows = np.flatnonzero(oracle.design.eligible)  # the eligible rows, as the units' rows are aligned
+    unit_successes = np.bincount(units.row_unit, weights=oracle.success[rows], minlength=units.unit_rows.size)
+    queues = [units.proposal_queue(j) for j in range(k)]
+    lab = np.zeros(k, np.int64)
+    trace: list[tuple[str, int, int, float]] = []
+    rounds, t0 = 0, time.perf_counter()
+    while True:
+        taken = np.concatenate([queues[j][: lab[j]] for j in range(k)]) if k else np.zeros(0, np.int64)
+        done = pd.DataFrame(
+            {
+                "stratum": units.unit_stratum[taken],
+                "rows": units.unit_rows[taken],
+                "successes": unit_successes[taken],
+                "complete": True,
+                "pending": False,
+            }
+        )
+        st, _ = units_state(spec, design, done, units.n_units)
+        n_rows = np.bincount(done["stratum"].to_numpy(np.int64), weights=done["rows"], minlength=k).astype(np.int64)
+        trace.append((spec.rule_name, repeat, int(n_rows.sum()), _max_halfwidth(st)))
+        n = round_size(spec, st)
+        alloc = allocate(spec, st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
+        if alloc.sum() == 0:
+            break
+        lab += alloc
+        rounds += 1
+    return _Run(spec.rule_name, repeat, st, n_rows, n_rows.copy(), rounds, time.perf_counter() - t0, trace, lab)
+
+
 def _queues(oracle: _Oracle, order: list[np.ndarray]) -> Any:
     """The flags in proposal order: a list per stratum, or a dict of them per metric."""
     if oracle.by_metric:
@@ -494,12 +557,24 @@ def _queues(oracle: _Oracle, order: list[np.ndarray]) -> Any:
     return oracle.queues(order)
 
 
-def _replay_all(specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, progress: bool) -> list[_Run]:
-    """Every (repeat, rule) campaign; the rules of a repeat share its row order and rule stream."""
+def _replay_all(
+    specs: list[CampaignSpec], oracle: _Oracle, n_repeats: int, progress: bool, units: pd.Series | None = None
+) -> list[_Run]:
+    """Every (repeat, rule) campaign; the rules of a repeat share its row order and rule stream.
+
+    With ``units`` (each data row's unit, ``design.cluster``) every campaign samples whole units.
+    """
     runs = []
     with _progress(progress, n_repeats * len(specs)) as bar:
         for r, seed in enumerate(seed_sequences(specs[0].random_seed, n_repeats)):
-            queues = _queues(oracle, proposal_order(oracle.design, seed))
+            order = proposal_order(oracle.design, seed)
+            if units is not None:
+                unit_design = _unit_design(oracle, order, units.to_numpy(dtype=object), units.index)
+                for rule_spec in specs:
+                    runs.append(_replay_units(rule_spec, oracle, unit_design, rule_generator(seed), r))
+                    bar.update(1)
+                continue
+            queues = _queues(oracle, order)
             for rule_spec in specs:
                 runs.append(_replay(rule_spec, oracle, queues, rule_generator(seed), r))
                 bar.update(1)
@@ -551,6 +626,7 @@ def _run_row(run: _Run, oracle: _Oracle, target: float) -> dict[str, Any]:
         "max_halfwidth": float(hw.max()),
         "overall_covered": overall_cov,
         "wall_time": run.wall_time,
+        **({} if run.units is None else {"units_used": int(run.units.sum())}),
         **extra,
     }
 
@@ -624,7 +700,9 @@ def _result(
             "pooled_upper",
         ],
     )
-    if not (spec.guarantee_object.per_stratum and spec.goal.per_stratum):  # the columns of status()
+    if spec.design.cluster is not None:  # the columns of status(): a row model is not the units'
+        intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])
+    elif not (spec.guarantee_object.per_stratum and spec.goal.per_stratum):  # the columns of status()
         intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed

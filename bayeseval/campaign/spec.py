@@ -252,9 +252,10 @@ FIELD_DOCS: dict[str, str] = {
     Labels per round (a campaign's :meth:`~bayeseval.campaign.Campaign.propose` asks for this
     many unless told otherwise); default scaled to the pool,
     :func:`~bayeseval.campaign.fields.auto_batch_size`: one per 400 rows, at least 10 and at
-    most 200 (50 for 20,000 rows).""",
+    most 200 (50 for 20,000 rows). With ``design.cluster``: units per round, scaled to the
+    pool's units.""",
     "budget": """budget : int, optional
-    Maximum number of labels.""",
+    Maximum number of labels (of complete units with ``design.cluster``).""",
     "annotators": """annotators : int
     Annotations a row needs before it is resolved into a label (default 1). Rows with fewer
     annotations, or whose annotations the ``resolve`` rule cannot settle, stay pending.""",
@@ -297,8 +298,21 @@ FIELD_DOCS: dict[str, str] = {
     ...) and no ``proxy`` (a ``ValueError`` names ``design.population`` and the other
     setting). ``inclusion``: with :meth:`Campaign.create <bayeseval.campaign.Campaign.create>`'s
     ``labels``, the column of each labelled row's inclusion probability (see ``labels``);
-    ``simulate`` draws its own labels and refuses it. ``cluster`` is refused: campaigns do not
-    sample units yet.""",
+    ``simulate`` draws its own labels and refuses it. ``cluster``: a pool column whose rows
+    sharing a value are one sampling unit (the answers of one item): the campaign samples whole
+    units (:meth:`Campaign.propose <bayeseval.campaign.Campaign.propose>` returns every row of
+    each unit it proposes, its ``batch_size`` and ``budget`` count units), a unit counts once
+    all its rows are labelled, and each stratum reads and stops on the finite-sample valid
+    interval of its labelled units for its row-level rate
+    (:func:`~bayeseval._kernels.bounded_mean.units_ci` at the stop level; ``read`` is
+    ``"units"``); the allocation plans with the units interval, whose half-width shrinks like
+    ``1 / sqrt(units)``. A pool whose every unit has one row (one trial) is a row campaign,
+    exactly as without ``cluster`` (as :func:`~bayeseval.evaluate` reads such units). A unit
+    must lie in one stratum (a ``ValueError`` names
+    ``design.cluster``, how many units span strata and one of them). It needs goal ``Each``,
+    guarantee ``"stratum"``, one metric whose trials the prediction fixes, no ``proxy``, no
+    ``costs``, ``population="process"`` and no ``labels`` at create (a ``ValueError`` names
+    ``design.cluster`` and the other setting).""",
     "random_seed": """random_seed : int, sequence of int, SeedSequence or Generator, optional
     Seed of the campaign's random streams (row order and the rule's draws). A campaign
     created with seed ``s`` proposes the rows of repeat 0 of a simulation with seed ``s``
@@ -606,14 +620,11 @@ def _check_anytime_settings(checked: dict[str, Any]) -> None:
 def _check_design_settings(checked: dict[str, Any], guarantee: Guarantee) -> None:
     """Raise when the design asks for what a campaign does not do (the message names ``design``)."""
     design = checked["design"]
+    metric = checked["metric"]
     if design.cluster is not None:
-        raise ValueError(
-            f"design.cluster={design.cluster!r}: campaigns do not sample units yet; label rows "
-            "(design.cluster=None), or tabulate and evaluate the labelled rows with design=Design(cluster=...)"
-        )
+        _check_cluster_settings(checked, guarantee)
     if design.population != "pool":
         return
-    metric = checked["metric"]
     clashes = (
         (not isinstance(metric, str), f"metric={list(metric) if not isinstance(metric, str) else metric!r}"),
         (isinstance(metric, str) and get_metric(metric).trials_need_truth, f"metric={metric!r}"),
@@ -627,6 +638,28 @@ def _check_design_settings(checked: dict[str, Any], guarantee: Guarantee) -> Non
                 f"design.population='pool' reads each stratum's exact finite-pool interval, for goal 'each' "
                 f"under guarantee 'stratum' on one metric whose trials the prediction fixes, without a "
                 f"proxy; got {what}"
+            )
+
+
+def _check_cluster_settings(checked: dict[str, Any], guarantee: Guarantee) -> None:
+    """Raise when a clustered campaign asks for what its units interval does not serve (naming both)."""
+    design, metric = checked["design"], checked["metric"]
+    several = not isinstance(metric, str)
+    clashes = (
+        (several, f"metric={list(metric) if several else metric!r}"),
+        (not several and get_metric(metric).trials_need_truth, f"metric={metric!r}"),
+        (checked["goal"].name != "each", f"goal={checked['goal'].name!r}"),
+        (not guarantee.per_stratum or guarantee.sequential, f"guarantee={guarantee.name!r}"),
+        (checked["proxy"] is not None, f"proxy={checked['proxy']!r}"),
+        (checked["costs"] is not None, "costs (a label's cost, not a unit's)"),
+        (design.population == "pool", "design.population='pool'"),
+    )
+    for bad, what in clashes:
+        if bad:
+            raise ValueError(
+                f"design.cluster={design.cluster!r} samples whole units and reads each stratum's units interval, "
+                f"for goal 'each' under guarantee 'stratum' on one metric whose trials the prediction fixes, "
+                f"without a proxy, costs or population 'pool'; got {what}"
             )
 
 

@@ -980,7 +980,8 @@ def _add_others(sub: Any) -> None:
         "--batch-size",
         type=_positive_int,
         default=None,
-        help="rows to propose (default: the campaign's batch size, set at create)",
+        help="rows to propose (default: the campaign's batch size, set at create); a campaign created with "
+        "--cluster proposes this many whole units, every row of each",
     )
     _add_batch_output(p)
 

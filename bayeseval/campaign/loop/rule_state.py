@@ -466,6 +466,40 @@ class RuleState:
             np.asarray(upper, dtype=float),
         )
 
+    def use_units(self, lower: np.ndarray, upper: np.ndarray, estimate: np.ndarray, n_units: np.ndarray) -> None:
+        """Make every stratum read and stop on its units interval (``design.cluster``).
+
+        As :meth:`use_intervals`, and :meth:`read_intervals` names the interval ``"units"``,
+        :meth:`read_means` gives ``estimate`` (the units' ratio estimate) and :meth:`stop_neff`
+        is the number of labelled units (at least 1): the betting interval's half-width
+        shrinks like ``1 / sqrt(units)``, so ``t`` more units are expected to bring it to
+        ``h sqrt(n / (n + t))``. A stratum without a labelled unit plans with ``z^2`` (``z`` of
+        the stop level): the worst case of a mean in ``[0, 1]``, ``h = z sqrt(1/4 / t)``.
+
+        Parameters
+        ----------
+        lower, upper : numpy.ndarray
+            Interval ends at ``Guarantee.stratum().stop_level(level)``, one per stratum.
+        estimate : numpy.ndarray
+            Each stratum's estimate (NaN without units).
+        n_units : numpy.ndarray
+            Labelled units per stratum.
+
+        Examples
+        --------
+        >>> st = RuleState.from_counts([3, 0], [4, 0], available=[40, 30], target_halfwidth=0.1,
+        ...                            guarantee="stratum")
+        >>> st.use_units(np.array([0.2, 0.0]), np.array([0.9, 1.0]), np.array([0.6, np.nan]), np.array([4, 0]))
+        >>> st.read_intervals()[0].tolist(), st.stop_neff().round(2).tolist(), st.read_means().tolist()
+        (['units', 'units'], [4.0, 4.45], [0.6, nan])
+        """
+        from scipy.stats import norm
+
+        self.use_intervals(lower, upper)
+        z = norm.ppf(0.5 + Guarantee.stratum().stop_level(self.level) / 2.0)
+        n = np.asarray(n_units, dtype=float)
+        self._adaptive[("units",)] = (np.asarray(estimate, dtype=float), np.where(n > 0, n, z**2))
+
     def stop_neff(self) -> np.ndarray:
         """Effective sample sizes the expected-width rules scale :meth:`stop_halfwidths` with.
 
@@ -483,6 +517,8 @@ class RuleState:
         """
         if not self.per_stratum():
             return self.posterior.n_eff().to_numpy()
+        if ("units",) in self._adaptive:
+            return self._adaptive[("units",)][1]
         own = (self.successes + 0.5) / (self.trials + 1.0)
         return implied_size(self.stop_halfwidths(), own, self.guarantee_object.stop_level(self.level))
 
@@ -511,7 +547,7 @@ class RuleState:
             ``"guaranteed"`` under ``guarantee="stratum"`` and ``"anytime"`` under the anytime
             guarantee (:meth:`guaranteed_intervals`; the guarantee's
             :attr:`~bayeseval.Guarantee.read`), ``"pool"`` for population ``"pool"``
-            (:meth:`pool_intervals`), else ``"pooled"`` (``"own"`` for the independent model).
+            (:meth:`pool_intervals`), ``"units"`` for a clustered campaign (:meth:`use_units`), else ``"pooled"`` (``"own"`` for the independent model).
         lower, upper : numpy.ndarray
             Its ends.
         """
@@ -519,6 +555,7 @@ class RuleState:
         if self.per_stratum():
             glo, ghi = self.guaranteed_intervals()
             read = "pool" if self.population == "pool" else self.guarantee_object.read
+            read = "units" if ("units",) in self._adaptive else read
             return np.full(k, read, dtype=object), glo, ghi
         lo, hi = self.intervals()
         return np.full(k, "own" if self.model == "independent" else "pooled", dtype=object), lo, hi
@@ -540,6 +577,8 @@ class RuleState:
         >>> st.read_means().tolist()
         [0.3, nan]
         """
+        if self.per_stratum() and ("units",) in self._adaptive:
+            return self._adaptive[("units",)][0]
         if self.per_stratum():
             s, n = np.asarray(self.successes, float), np.asarray(self.trials, float)
             with np.errstate(invalid="ignore", divide="ignore"):

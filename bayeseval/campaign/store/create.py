@@ -30,6 +30,7 @@ from bayeseval.campaign.loop.pool import (
     spec_columns,
 )
 from bayeseval.campaign.loop.proxy_cells import PROXY_META, proxy_meta
+from bayeseval.campaign.loop.units import UNITS_META, units_meta
 from bayeseval.campaign.spec import CampaignSpec
 from bayeseval.campaign.store.store import CampaignStore
 
@@ -191,6 +192,7 @@ def initialise(
     cols = _check_content(content, pool, spec, design)
     content_rows = _content_rows(pool, cols, rids)
     config = _config(spec, design, pool.index.name, cols)
+    units = None if spec.design.cluster is None else units_meta(pool, spec.design.cluster, rids, design.codes)
     existing = existing_labels(labels, inclusion, pool, rids, rid_type == "INTEGER", design, spec.metrics[0])
     if existing is not None and existing.unequal is not None:  # seeded
         check_seed_settings(spec, existing.unequal)
@@ -201,6 +203,8 @@ def initialise(
         meta[PROXY_META] = proxy_meta(pool, spec.proxy, rids, design.labels.values)
     if existing is not None:
         meta[EXISTING_META] = existing.meta
+    if units is not None:
+        meta[UNITS_META] = units
     store = CampaignStore.initialise(
         path,
         meta=meta,

@@ -1,0 +1,430 @@
+"""Campaigns that sample whole units (``design=Design(cluster=...)``): the units, their order and state.
+
+A clustered campaign stores each pool row's unit in the campaign file (meta key ``units``:
+``[row id, unit]`` pairs) and samples units, never rows: a unit lies in one stratum, and
+each stratum's units are proposed in a fixed random order, the order of one row of each unit
+(its row with the smallest id) in the stratum's stored random order. That row is fixed before
+the order is drawn, so the units' order is a uniformly random permutation of the stratum's
+units and every prefix is a simple random sample of them, whatever their sizes. A proposed
+unit is every row of it not yet labelled; a unit counts once all its rows are labelled
+(:func:`unit_status`).
+
+Each stratum reads the finite-sample valid interval of its labelled units
+(:func:`~bayeseval._kernels.bounded_mean.units_ci` at the stop level of the ``"stratum"``
+guarantee, :func:`~bayeseval._kernels.guarantee.guarantee_stop_level`) for its row-level
+rate, successes summed over units over trials summed over units. The rule sees a
+:class:`~bayeseval.campaign.loop.rule_state.RuleState` whose rows are units
+(:func:`units_state`): it allocates units and plans with the units interval's half-width,
+which shrinks like ``1 / sqrt(units)`` (:meth:`RuleState.use_units
+<bayeseval.campaign.loop.rule_state.RuleState.use_units>`). A real campaign and
+:func:`~bayeseval.campaign.simulation.simulate` build the state with the same function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from bayeseval._kernels.bounded_mean import units_ci
+from bayeseval._kernels.guarantee import guarantee_stop_level
+from bayeseval.campaign.loop.forecast import feasibility_table
+from bayeseval.campaign.loop.rounds import spec_state
+from bayeseval.campaign.loop.rule_state import RuleState
+from bayeseval.campaign.loop.state import StrataDesign
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval.campaign.spec import CampaignSpec
+
+__all__ = ["UNITS_META", "units_meta", "units_state", "unit_status", "units_feasibility"]
+
+UNITS_META = "units"
+
+
+def _unit_codes(values: pd.Series, column: str) -> tuple[np.ndarray, list[Any]]:
+    """Integer unit codes of the rows and the units as Python values, or raise naming ``design.cluster``."""
+    missing = values.isna().to_numpy()
+    if missing.any():
+        ids = values.index[missing][:5].tolist()
+        raise ValueError(
+            f"design.cluster={column!r} is missing on {int(missing.sum())} rows (row ids {ids}); every row needs its unit"
+        )
+    codes, uniques = pd.factorize(values, sort=False)
+    units = [u.item() if isinstance(u, np.generic) else u for u in uniques.tolist()]
+    bad = next((u for u in units if not isinstance(u, (str, int, float, bool))), None)
+    if bad is not None:
+        raise ValueError(
+            f"design.cluster={column!r} holds values that cannot be stored ({type(bad).__name__} {bad!r}); "
+            "convert them to text"
+        )
+    return codes.astype(np.int64), units
+
+
+def units_meta(pool: pd.DataFrame, column: str, rids: list[Any], strata_codes: np.ndarray) -> str:
+    """The pool's unit column as the JSON stored in the campaign file, or raise.
+
+    Parameters
+    ----------
+    pool : pandas.DataFrame
+        The pool.
+    column : str
+        ``design.cluster``: the column whose rows sharing a value are one unit.
+    rids : list
+        The pool's row ids, in pool order.
+    strata_codes : numpy.ndarray
+        Each row's stratum code.
+
+    Returns
+    -------
+    str
+        ``[row id, unit]`` pairs as JSON.
+
+    Raises
+    ------
+    ValueError
+        Naming ``design.cluster``: a column not in the pool, missing units, values that cannot
+        be stored, or units spanning several strata (their number and an example).
+
+    Examples
+    --------
+    >>> pool = pd.DataFrame({"item": ["q1", "q1", "q2"]}, index=[10, 11, 12])
+    >>> units_meta(pool, "item", [10, 11, 12], np.array([0, 0, 1]))
+    '[[10, "q1"], [11, "q1"], [12, "q2"]]'
+    >>> units_meta(pool, "item", [10, 11, 12], np.array([0, 1, 1]))
+    Traceback (most recent call last):
+    ...
+    ValueError: design.cluster='item': 1 of 2 units span several strata (e.g. unit 'q1'); a unit must lie in one stratum
+    """
+    if column not in pool.columns:
+        raise ValueError(f"design.cluster={column!r} is not a pool column; columns are {list(pool.columns)[:20]}")
+    codes, units = _unit_codes(pool[column], column)
+    spans = pd.Series(np.asarray(strata_codes)).groupby(codes).nunique()
+    wide = spans.index[spans.to_numpy() > 1]
+    if len(wide):
+        raise ValueError(
+            f"design.cluster={column!r}: {len(wide)} of {len(units)} units span several strata "
+            f"(e.g. unit {units[int(wide[0])]!r}); a unit must lie in one stratum"
+        )
+    return json.dumps([[r, units[c]] for r, c in zip(rids, codes.tolist(), strict=True)])
+
+
+@dataclass(frozen=True)
+class UnitDesign:
+    """The units of a clustered campaign's pool: which unit each eligible row is in, and their order.
+
+    Attributes
+    ----------
+    rids : pandas.Index
+        The eligible rows' ids.
+    row_unit : numpy.ndarray
+        Each eligible row's unit (an index into the unit arrays).
+    row_order : numpy.ndarray
+        Each eligible row's place in its stratum's stored random order.
+    unit_stratum : numpy.ndarray
+        Each unit's stratum (position in the campaign's strata).
+    unit_rank : numpy.ndarray
+        Each unit's place in its stratum's proposal order.
+    unit_rows : numpy.ndarray
+        Eligible rows per unit (its trials: clustered campaigns take metrics whose trials the
+        prediction fixes).
+    n_strata : int
+        Strata of the campaign.
+    """
+
+    rids: pd.Index
+    row_unit: np.ndarray
+    row_order: np.ndarray
+    unit_stratum: np.ndarray
+    unit_rank: np.ndarray
+    unit_rows: np.ndarray
+    n_strata: int
+
+    @classmethod
+    def build(cls, rids: Any, units: Any, strata: Any, order: Any, n_strata: int) -> UnitDesign:
+        """The design of eligible rows given by id, unit, stratum position and stored order.
+
+        Parameters
+        ----------
+        rids, units, strata, order : array-like
+            Per eligible row: its id, its unit, its stratum (position) and its place in the
+            stratum's stored random order.
+        n_strata : int
+            Strata of the campaign.
+
+        Returns
+        -------
+        UnitDesign
+            Units ranked within each stratum by the order of their row with the smallest id.
+
+        Examples
+        --------
+        >>> d = UnitDesign.build([1, 2, 3, 4], ["a", "a", "b", "c"], [0, 0, 0, 0], [3, 0, 2, 1], 1)
+        >>> d.unit_rows.tolist(), d.unit_rank.tolist()  # units a, b, c ranked by rows 1, 3, 4
+        ([2, 1, 1], [2, 1, 0])
+        """
+        rids = pd.Index(list(rids))
+        row_unit, _ = pd.factorize(pd.Series(list(units), dtype=object), sort=False)
+        strata, order = np.asarray(strata, dtype=np.int64), np.asarray(order, dtype=np.int64)
+        n_units = int(row_unit.max()) + 1 if row_unit.size else 0
+        by_id = np.asarray(rids.argsort(), dtype=np.int64)  # each unit's row with the smallest id heads it
+        _, first = np.unique(row_unit[by_id], return_index=True)
+        head = by_id[first]
+        unit_stratum = strata[head]
+        ranked = np.lexsort((order[head], unit_stratum))  # by stratum, then the head's stored order
+        rank = np.zeros(n_units, np.int64)
+        rank[ranked] = np.arange(n_units) - np.searchsorted(unit_stratum[ranked], unit_stratum[ranked], side="left")
+        return cls(
+            rids=rids,
+            row_unit=row_unit.astype(np.int64),
+            row_order=order,
+            unit_stratum=unit_stratum,
+            unit_rank=rank,
+            unit_rows=np.bincount(row_unit, minlength=n_units).astype(np.int64),
+            n_strata=int(n_strata),
+        )
+
+    @property
+    def n_units(self) -> np.ndarray:
+        """Units per stratum."""
+        return np.bincount(self.unit_stratum, minlength=self.n_strata).astype(np.int64)
+
+    def proposal_queue(self, j: int) -> np.ndarray:
+        """Stratum ``j``'s units in proposal order."""
+        mine = np.flatnonzero(self.unit_stratum == j)
+        return mine[np.argsort(self.unit_rank[mine], kind="stable")]
+
+    def rows_of(self, units: np.ndarray, exclude: np.ndarray) -> list[Any]:
+        """Ids of the rows of ``units`` (in that order, each unit's rows in stored order) not in ``exclude``."""
+        place = {int(u): i for i, u in enumerate(units)}
+        keep = np.flatnonzero(np.isin(self.row_unit, units) & ~exclude)
+        keep = keep[np.lexsort((self.row_order[keep], [place[int(u)] for u in self.row_unit[keep]]))]
+        return self.rids[keep].tolist()
+
+
+def unit_status(design: UnitDesign, labelled: np.ndarray, pending: np.ndarray, success: np.ndarray) -> pd.DataFrame:
+    """Each unit's state from its rows' (labelled, pending, success) flags.
+
+    Parameters
+    ----------
+    design : UnitDesign
+        The units.
+    labelled, pending : numpy.ndarray of bool
+        Per eligible row (aligned to ``design.rids``): labelled, proposed and waiting.
+    success : numpy.ndarray
+        Per eligible row: its success (0 where not labelled).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per unit: ``stratum``, ``rows``, ``labelled`` (rows), ``successes`` (of its
+        labelled rows), ``complete`` (every row labelled), ``pending`` (a row proposed and
+        waiting: a partly labelled unit waits until its last row is labelled),
+        ``available`` (neither: its unlabelled rows may be proposed).
+
+    Examples
+    --------
+    >>> d = UnitDesign.build([1, 2, 3], ["a", "a", "b"], [0, 0, 0], [0, 1, 2], 1)
+    >>> s = unit_status(d, np.array([True, False, False]), np.array([False, True, False]), np.array([1, 0, 0]))
+    >>> s[["labelled", "complete", "pending", "available"]].to_numpy().tolist()
+    [[1, False, True, False], [0, False, False, True]]
+    """
+    n = design.unit_rows.size
+    lab = np.bincount(design.row_unit, weights=labelled, minlength=n).astype(np.int64)
+    pend = np.bincount(design.row_unit, weights=pending, minlength=n) > 0
+    succ = np.bincount(design.row_unit, weights=np.where(labelled, success, 0), minlength=n)
+    complete = lab == design.unit_rows
+    return pd.DataFrame(
+        {
+            "stratum": design.unit_stratum,
+            "rows": design.unit_rows,
+            "labelled": lab,
+            "successes": succ,
+            "complete": complete,
+            "pending": pend & ~complete,
+            "available": ~complete & ~pend,
+        }
+    )
+
+
+def units_state(
+    spec: CampaignSpec, design: StrataDesign, units: pd.DataFrame, n_units: np.ndarray
+) -> tuple[RuleState, pd.DataFrame]:
+    """The rule's view of a clustered campaign: units as its rows, each stratum on its units interval.
+
+    Parameters
+    ----------
+    spec : CampaignSpec
+        The campaign's settings (goal ``Each``, guarantee ``"stratum"``).
+    design : StrataDesign
+        The strata (rows and weights as for a row campaign).
+    units : pandas.DataFrame
+        :func:`unit_status` (``stratum``, ``rows``, ``successes``, ``complete``, ``pending``).
+    n_units : numpy.ndarray
+        Units per stratum (:attr:`UnitDesign.n_units`).
+
+    Returns
+    -------
+    state : RuleState
+        ``labelled``, ``pending`` and ``available`` count units; ``trials`` the labelled
+        units and ``successes`` the sum of their unit rates, rounded (what the pooled model
+        and the rules that read it see); every stratum reads and stops on its units
+        interval (:meth:`RuleState.use_units`).
+    table : pandas.DataFrame
+        Per stratum (by position): ``estimate``, ``lower``, ``upper``, ``n_units``,
+        ``n_trials`` (:func:`~bayeseval._kernels.bounded_mean.units_ci` of the complete units
+        at the stop level), ``successes`` (summed over the complete units) and
+        ``units_pending``.
+
+    Examples
+    --------
+    >>> from bayeseval.campaign import CampaignSpec, Each
+    >>> from bayeseval import Design
+    >>> spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.1), design=Design(cluster="item"))
+    >>> design = StrataDesign(pd.Index(["a"]), n_rows=np.array([30]), n_eligible=np.array([30]),
+    ...                       weights=np.array([1.0]), prior_mean=None)
+    >>> units = pd.DataFrame({"stratum": [0, 0, 0], "rows": [3, 3, 3], "successes": [3.0, 1.0, 0.0],
+    ...                       "complete": [True, True, False], "pending": [False, False, True]})
+    >>> st, table = units_state(spec, design, units, np.array([10]))
+    >>> st.labelled.tolist(), st.pending.tolist(), st.available.tolist(), table["n_units"].tolist()
+    ([2], [1], [7], [2])
+    """
+    k = len(design.strata)
+    done = units[units["complete"].to_numpy(dtype=bool)]
+    where = done["stratum"].to_numpy(dtype=np.int64)
+    labelled = np.bincount(where, minlength=k).astype(np.int64)
+    pending = np.bincount(units["stratum"].to_numpy(np.int64), weights=units["pending"], minlength=k).astype(np.int64)
+    rate_sum = np.bincount(where, weights=done["successes"] / done["rows"], minlength=k)
+    st = spec_state(
+        spec,
+        dataclasses.replace(design, n_eligible=np.asarray(n_units, dtype=np.int64)),
+        successes=np.rint(rate_sum).astype(np.int64),
+        trials=labelled,
+        labelled=labelled,
+        pending=pending,
+    )
+    table = units_table(done, k, guarantee_stop_level(spec.level))
+    table["units_pending"] = pending
+    st.use_units(table["lower"].to_numpy(), table["upper"].to_numpy(), table["estimate"].to_numpy(), labelled)
+    return st, table
+
+
+def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
+    """:func:`~bayeseval._kernels.bounded_mean.units_ci` of complete units per stratum position ``0..k-1``.
+
+    Each stratum's interval depends on its units histogram alone, so it is kept (a bounded
+    cache keyed by the histogram and the level) and a round recomputes only the strata whose
+    units changed.
+
+    Parameters
+    ----------
+    done : pandas.DataFrame
+        Complete units: ``stratum`` (position), ``successes``, ``rows``.
+    k : int
+        Strata.
+    level : float
+        Interval level.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``estimate``, ``lower``, ``upper``, ``n_units``, ``n_trials``, ``successes``; a stratum
+        without units gets ``(nan, 0, 1)`` and zeros.
+
+    Examples
+    --------
+    >>> done = pd.DataFrame({"stratum": [1, 1], "successes": [2.0, 0.0], "rows": [2, 2]})
+    >>> units_table(done, 2, 0.95)[["estimate", "n_units"]].to_numpy().tolist()
+    [[nan, 0.0], [0.5, 2.0]]
+    """
+    est, lower, upper = np.full(k, np.nan), np.zeros(k), np.ones(k)
+    n_units, n_trials, successes = np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k)
+    if len(done):
+        triples = np.column_stack(
+            [done["stratum"].to_numpy(float), done["successes"].to_numpy(float), done["rows"].to_numpy(float)]
+        )
+        hist, count = np.unique(triples, axis=0, return_counts=True)  # sorted by stratum, successes, trials
+        where = hist[:, 0].astype(np.int64)
+        n_units = np.bincount(where, weights=count, minlength=k).astype(np.int64)
+        n_trials = np.bincount(where, weights=count * hist[:, 2], minlength=k).astype(np.int64)
+        successes = np.bincount(where, weights=count * hist[:, 1], minlength=k)
+        bounds = np.searchsorted(where, np.arange(k + 1))
+        keys, todo = {}, []
+        for j in np.flatnonzero(n_units):
+            a, b = bounds[j], bounds[j + 1]
+            keys[j] = (float(level), hist[a:b, 1:].tobytes(), count[a:b].tobytes())
+            if keys[j] in _UNITS_CACHE:
+                est[j], lower[j], upper[j] = _UNITS_CACHE[keys[j]]
+            else:
+                todo.append(j)
+        if todo:
+            sel = np.isin(where, todo)
+            table = pd.DataFrame(
+                {
+                    "stratum": where[sel],
+                    "unit_successes": hist[sel, 1],
+                    "unit_trials": hist[sel, 2],
+                    "units": count[sel],
+                }
+            )
+            ci = units_ci(table, "stratum", level)
+            if len(_UNITS_CACHE) > _UNITS_CACHE_SIZE:
+                _UNITS_CACHE.clear()
+            for j, e, lo, hi in zip(ci.index, ci["estimate"], ci["lower"], ci["upper"], strict=True):
+                est[j], lower[j], upper[j] = e, lo, hi
+                _UNITS_CACHE[keys[int(j)]] = (float(e), float(lo), float(hi))
+    return pd.DataFrame(
+        {
+            "estimate": est,
+            "lower": lower,
+            "upper": upper,
+            "n_units": n_units,
+            "n_trials": n_trials,
+            "successes": successes,
+        }
+    )
+
+
+#: the units intervals computed so far, by (level, histogram): a stratum's interval depends on nothing else
+_UNITS_CACHE: dict[tuple[float, bytes, bytes], tuple[float, float, float]] = {}
+_UNITS_CACHE_SIZE = 20_000
+
+
+def units_feasibility(state: RuleState, warn: bool = False) -> pd.DataFrame:
+    """Whether each stratum's units interval is expected to reach the target with all its units labelled.
+
+    The half-width it stops on projected to every unit of the stratum labelled,
+    ``h sqrt(n_eff / (n_eff + t))`` with ``t`` its units left and pending
+    (:meth:`RuleState.use_units <bayeseval.campaign.loop.rule_state.RuleState.use_units>`:
+    before any unit is labelled, the worst case of a mean in ``[0, 1]``).
+
+    Parameters
+    ----------
+    state : RuleState
+        The clustered campaign's state (:func:`units_state`).
+    warn : bool
+        Emit a :class:`~bayeseval._api.warnings.PrecisionLimitedWarning` naming the strata
+        that cannot reach the target.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per stratum: ``max_trials`` (its units), ``achievable_halfwidth`` and ``feasible``.
+
+    Examples
+    --------
+    >>> st = RuleState.from_counts([0, 0], [0, 0], available=[10, 4000], target_halfwidth=0.05,
+    ...                            guarantee="stratum", strata=["small", "large"])
+    >>> st.use_units(np.zeros(2), np.ones(2), np.full(2, np.nan), np.zeros(2))
+    >>> units_feasibility(st)["feasible"].tolist()
+    [False, True]
+    """
+    hw, neff = state.stop_halfwidths(), state.stop_neff()
+    t = (state.available + state.pending).astype(float)
+    full = hw * np.sqrt(neff / (neff + t))
+    feasible = full <= state.target_halfwidth
+    units = (state.labelled + t).astype(float)
+    return feasibility_table(units, full, feasible, state.strata, state.target_halfwidth, warn)
