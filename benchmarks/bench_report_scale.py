@@ -8,7 +8,7 @@ shared, CPU time is the steadier figure), the page's size and the files written 
 Matplotlib is imported and a first plot drawn before the timings: that one-off cost of a
 process (about a second) is printed on its own.
 
-Target (issue 48, item 5): the page of 20,000 strata saved in under 3 s and small enough to
+Target: the page of 20,000 strata saved in under 3 s and small enough to
 open at once. Measured on one shared, loaded machine (wall about 3x CPU), this script run
 against the code before and after the page of many strata showed only the strata to read
 first, best of 3, with the forest plot (wall / CPU seconds, page size):
