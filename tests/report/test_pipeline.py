@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import html
 import json
@@ -650,7 +651,8 @@ def test_html_plots_the_worst_strata_of_many():
     # one plot, of the 30 strata with the highest upper bounds (the highest counts here)
     assert text.count("<img") == 1 and "Forest plot of 30 of the 61 strata, by the upper bound" in text
     worst = dataclasses.replace(rep, table=rep.table.iloc[::-1].iloc[:30])
-    assert rep._page_forest_png() == worst.forest_png()
+    png = re.search(r"src='data:image/png;base64,([^']+)'", text).group(1)
+    assert base64.b64decode(png) == worst.forest_png()
     # every stratum in the table: strata, 2 header rows (column groups, column names), 1 overall
     # header, overall rows
     assert text.count("<tr") == 61 + 2 + 1 + len(rep.overall)
