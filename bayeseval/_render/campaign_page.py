@@ -15,12 +15,14 @@ import html
 from collections.abc import Sequence
 from typing import Protocol
 
+import numpy as np
 import pandas as pd
 
 from bayeseval._api.table_names import WHOLE
 from bayeseval._render.html_page import html_table, page
+from bayeseval._render.report_page import MAX_TABLE_STRATA
 
-__all__ = ["FLAGS", "STATUS_GROUPS", "CampaignPageData", "campaign_page", "display_status"]
+__all__ = ["FLAGS", "STATUS_GROUPS", "CampaignPageData", "campaign_page", "display_status", "read_first"]
 
 #: the status table's columns in groups: what each stratum reads, where it stands, its labels
 #: and their cost, and last (what a narrow page scrolls to) the pooled model beside the
@@ -88,13 +90,53 @@ def display_status(status: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     flags = [f for f in FLAGS if f in table.columns]
     if flags:
         held = table[flags].fillna(False).astype(bool)
-        table["state"] = [", ".join(f for f in flags if row[f]) or None for _, row in held.iterrows()]
+        table["state"] = [
+            ", ".join(f for f, on in zip(flags, row, strict=True) if on) or None for row in held.to_numpy()
+        ]
         table = table.drop(columns=flags)
     note = ""
     if "read" in table.columns and table["read"].nunique(dropna=False) == 1:
         note = f"lower and upper: the {table['read'].iloc[0]} interval of every stratum"
         table = table.drop(columns=["read"])
     return table, note
+
+
+def read_first(status: pd.DataFrame) -> np.ndarray:
+    """The positions of ``status``'s rows, those a reader of a campaign looks at first in front.
+
+    Where the campaign still falls short: the strata not done first, then the widest interval
+    (``halfwidth``, widest first: where labels still buy the most); a row without an interval
+    comes first among its kind; ties keep the table's order.
+
+    Examples
+    --------
+    >>> st = pd.DataFrame({"halfwidth": [0.1, 0.3, 0.2], "done": [False, True, False]})
+    >>> read_first(st).tolist()
+    [2, 0, 1]
+    """
+    n = len(status)
+    done = status["done"].fillna(False).to_numpy(dtype=bool) if "done" in status.columns else np.zeros(n, bool)
+    width = status["halfwidth"].to_numpy(dtype=float, na_value=np.nan) if "halfwidth" in status.columns else np.zeros(n)
+    return np.lexsort((-np.where(np.isnan(width), np.inf, width), done))
+
+
+def _part(findings: CampaignPageData, shown: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, str]]:
+    """The status rows and progress rows a page of many strata shows, and the note saying so
+    (its lead, then the rest)."""
+    n = len(shown)
+    rows = read_first(findings.status)[:MAX_TABLE_STRATA]
+    part = shown.iloc[rows]
+    names = part.index.get_level_values("stratum") if "stratum" in (part.index.names or ()) else part.index
+    progress = findings.progress
+    if len(progress):
+        progress = progress.loc[[k for k in pd.unique(np.asarray(names, dtype=object)) if k in progress.index]]
+    note = (
+        f"This page shows {len(part):,} of the {n:,} rows of the status",
+        ": the strata not done first, then the widest intervals (where labels still buy the most); the "
+        f"progress table holds the same strata. Every stratum: bayeseval campaign status --db {findings.name} "
+        "(--json for all columns), or Campaign.status() in Python.",
+    )
+    return part, progress, note
 
 
 def _section(title: str, table: str, note: str = "") -> list[str]:
@@ -134,6 +176,10 @@ def campaign_page(findings: CampaignPageData) -> str:
         ``agreement`` (None without annotations) with its ``agreement_note``, ``figures`` (PNG;
         none: no plots section).
 
+    Above 200 rows of status the page shows 200 of them, in :func:`read_first` order (the
+    strata not done first, then the widest intervals), the progress of the same strata, and
+    a note with the total and the command that shows every stratum.
+
     Returns
     -------
     str
@@ -151,16 +197,20 @@ def campaign_page(findings: CampaignPageData) -> str:
     """
     esc = html.escape
     shown, note = display_status(findings.status)
+    progress, part_note = findings.progress, None
+    if len(shown) > MAX_TABLE_STRATA:  # a page of every stratum would be megabytes nobody scrolls through
+        shown, progress, part_note = _part(findings, shown)
     parts = [
         "<div class='bayeseval-report'>",
         f"<h1>Campaign report: {esc(findings.name)}</h1>",
         "<ul class='bv-meta'>" + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in findings.facts) + "</ul>",
+        *([f"<p class='bv-part'><b>{esc(part_note[0])}</b>{esc(part_note[1])}</p>"] if part_note else []),
         *_section(
             "Strata: status and labels still needed",
             html_table(shown, index_name="stratum", groups=STATUS_GROUPS, counts=WHOLE),
             note,
         ),
-        *_section("Progress over rounds (labels per stratum)", html_table(findings.progress, counts=WHOLE)),
+        *_section("Progress over rounds (labels per stratum)", html_table(progress, counts=WHOLE)),
         *_agreement_section(findings.agreement, findings.agreement_note),
     ]
     if findings.figures:

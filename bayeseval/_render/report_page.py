@@ -68,8 +68,25 @@ OPTIONAL_COLUMNS = (
 # shows the reason as the ``read`` cell's tooltip, and the findings name the strata and why
 HIDDEN_COLUMNS = ("read_reason",)
 
-# the HTML rendering embeds a forest plot only up to this many strata
+# the HTML rendering plots every stratum up to this many strata; above, the worst WORST_PLOT_STRATA
 MAX_PLOT_STRATA = 60
+
+#: the forest plot of a report of more than MAX_PLOT_STRATA strata shows this many, worst first
+#: (:func:`worst_first`): a plot of every stratum would be taller than anyone reads
+WORST_PLOT_STRATA = 30
+
+#: the HTML table shows every stratum up to this many; above, this many, worst first, with the
+#: total and where the full table is (a page of 20,000 rows is megabytes nobody scrolls through)
+MAX_TABLE_STRATA = 200
+
+#: a page of more than MAX_TABLE_STRATA strata lists this many per-stratum warnings of each kind
+#: (flag), then how many more there are
+MAX_WARNINGS_PER_FLAG = 3
+
+# metrics whose high rates are the bad ones, and those whose low rates are; for another metric
+# (selection_rate, a mean outcome, a user's metric) the worst strata are the least known ones
+HIGH_IS_BAD = ("error_rate", "fpr", "fnr")
+HIGH_IS_GOOD = ("accuracy", "recall", "precision", "specificity", "npv")
 
 _POOLED_DOC = "covers on average over strata like these, not for a stratum that differs"
 
@@ -131,6 +148,47 @@ def display_table(report: Any) -> pd.DataFrame:
     t = t[order + [c for c in t.columns if c not in order]]
     empty = [c for c in OPTIONAL_COLUMNS if c in t.columns and t[c].isna().all()]
     return t.drop(columns=empty)
+
+
+def worst_first(report: Any) -> tuple[np.ndarray, str]:
+    """The positions of ``report.table``'s rows, the strata to read first in front, and that order in words.
+
+    A reader of a report with thousands of strata looks for those that may be doing badly.
+    For an error-type metric (a high rate is bad: error rate, FPR, FNR) that is the upper
+    bound of each stratum's interval, highest first: a stratum comes early when its rate is
+    high or when it has too few trials to rule a high rate out, the two reasons to look at it.
+    For an accuracy-type metric (accuracy, recall, precision, specificity, NPV) it is the lower
+    bound, lowest first. For any other metric, whose bad side is not known, it is the
+    half-width, widest first: the strata known least. A stratum without a bound (no trials)
+    comes first; ties keep the table's order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from types import SimpleNamespace
+    >>> t = pd.DataFrame({"lower": [0.1, 0.0, 0.3], "upper": [0.2, 0.5, 0.6], "halfwidth": [0.05, 0.25, 0.15]})
+    >>> worst_first(SimpleNamespace(table=t, metric="error_rate"))[0].tolist()
+    [2, 1, 0]
+    >>> worst_first(SimpleNamespace(table=t, metric="recall"))[0].tolist()
+    [1, 0, 2]
+    """
+    t = report.table
+    if report.metric in HIGH_IS_BAD:
+        key = -t["upper"].to_numpy(dtype=float)
+        words = (
+            "by the upper bound of the interval, highest first: the strata whose rate may be highest "
+            "(a high rate, or too few trials to rule one out)"
+        )
+    elif report.metric in HIGH_IS_GOOD:
+        key = t["lower"].to_numpy(dtype=float)
+        words = (
+            "by the lower bound of the interval, lowest first: the strata whose rate may be lowest "
+            "(a low rate, or too few trials to rule one out)"
+        )
+    else:
+        key = -t["halfwidth"].to_numpy(dtype=float)
+        words = "by the half-width of the interval, widest first: the strata known least"
+    return np.argsort(np.where(np.isnan(key), -np.inf, key), kind="stable"), words
 
 
 def fmt_cell(col: str, val: Any) -> str:
@@ -287,36 +345,77 @@ def latex(report: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def html_fragment(report: Any, *, plot: bool, png: bytes | None, audit: str | None) -> str:
-    """The report as one self-contained HTML ``div``."""
+def html_fragment(
+    report: Any, *, plot: bool, png: bytes | None, audit: str | None, full_table: str | None = None
+) -> str:
+    """The report as one self-contained HTML ``div``.
+
+    Up to :data:`MAX_TABLE_STRATA` strata the table holds every stratum in the table's order;
+    above, the first :data:`MAX_TABLE_STRATA` in :func:`worst_first` order, after a note with
+    the total, the flags over every stratum and where the full table is (``full_table``: the
+    link to the file beside the page, or None for the Report's own table). ``png`` is the
+    forest plot: of every stratum up to :data:`MAX_PLOT_STRATA`, else of the first
+    :data:`WORST_PLOT_STRATA` in :func:`worst_first` order, as its caption says.
+    """
     esc = html.escape
     head = header(report)
+    n = len(report.table)
+    rows, order_words = None, ""
+    if n > MAX_TABLE_STRATA or (plot and n > MAX_PLOT_STRATA):
+        order, order_words = worst_first(report)
+        rows = order[:MAX_TABLE_STRATA] if n > MAX_TABLE_STRATA else None
     parts = [
         "<div class='bayeseval-report'>",
         f"<style>{REPORT_CSS}</style>",
         f"<h3>{esc(head[0])}</h3>",
         "<ul class='bv-meta'>" + "".join(f"<li><b>{esc(k)}</b> {esc(v)}</li>" for k, v in provenance(report)) + "</ul>",
         "<p>" + "<br>".join(esc(h) for h in head[2:]) + "</p>",
-        _html_strata(report),
-        _html_overall(report),
-        _html_findings(report),
     ]
-    if plot and len(report.table) > MAX_PLOT_STRATA:
-        parts.append(
-            f"<p>(forest plot omitted: {len(report.table)} strata are more than "
-            f"{MAX_PLOT_STRATA} rows can show; plot a subset with bayeseval.plots.forest)</p>"
-        )
-    elif plot and png is not None:
+    if rows is not None:
+        parts.append(_html_part_note(report, len(rows), order_words, full_table))
+    parts += [_html_strata(report, rows), _html_overall(report), _html_findings(report, bounded=rows is not None)]
+    if plot and png is not None:
         data = base64.b64encode(png).decode("ascii")
-        parts.append(f"<img alt='forest plot of the strata' src='data:image/png;base64,{data}'/>")
+        img = f"<img alt='forest plot of the strata' src='data:image/png;base64,{data}'/>"
+        if n > MAX_PLOT_STRATA:
+            k = min(WORST_PLOT_STRATA, n)
+            img = (
+                f"<figure>{img}<figcaption>Forest plot of {k} of the {n:,} strata, {esc(order_words)}; "
+                f"a plot of every stratum would be too tall to read.</figcaption></figure>"
+            )
+        parts.append(img)
     if audit is not None:
         parts.append(audit)
     parts.append("</div>")
     return "\n".join(parts)
 
 
-def _html_strata(report: Any) -> str:
-    """The strata table, its columns grouped estimate | pooled | checks, in a scrolling box."""
+def _html_part_note(report: Any, shown: int, order_words: str, full_table: str | None) -> str:
+    """What a page of part of the strata shows: how many of how many, in which order, the flags over
+    every stratum, and where the full table is."""
+    esc = html.escape
+    n = len(report.table)
+    flags: dict[str, int] = {}
+    if "flags" in report.table.columns:
+        for text_ in report.table["flags"].tolist():
+            for flag in str(text_).split(", ") if isinstance(text_, str) and text_ else ():
+                flags[flag] = flags.get(flag, 0) + 1
+    counted = "; ".join(f"{esc(f)} {k:,}" for f, k in sorted(flags.items(), key=lambda fk: (-fk[1], fk[0])))
+    where = (
+        f"<a href='{esc(full_table)}'>{esc(full_table)}</a>, beside this page"
+        if full_table is not None
+        else "the report's <code>table</code>, or <code>save('strata.csv')</code> or <code>save('strata.xlsx')</code>"
+    )
+    return (
+        f"<p class='bv-part'><b>This page shows {shown:,} of the {n:,} strata</b>, ordered {esc(order_words)}."
+        + (f" Flags over all {n:,} strata: {counted}." if counted else "")
+        + f" The full table, every stratum: {where}.</p>"
+    )
+
+
+def _html_strata(report: Any, rows: np.ndarray | None = None) -> str:
+    """The strata table, its columns grouped estimate | pooled | checks, in a scrolling box: every
+    stratum, or the table's ``rows`` (positions) in their order."""
     esc = html.escape
     t = display_table(report)
     starts = {
@@ -336,7 +435,10 @@ def _html_strata(report: Any) -> str:
         for c in t.columns
     )
     reasons = report.table["read_reason"].tolist() if "read_reason" in report.table.columns else [None] * len(t)
-    rows = []
+    if rows is not None:
+        t = t.iloc[rows]
+        reasons = [reasons[i] for i in rows]
+    lines = []
     for (key, row), why in zip(t.iterrows(), reasons, strict=True):
         cls = " class='flag'" if row.get("flags") else ""
         cells = "".join(
@@ -344,12 +446,12 @@ def _html_strata(report: Any) -> str:
             f"{_read_cell_title(c, why)}>{_read_cell_text(c, row, fmt_cell(c, row[c]))}</td>"
             for c in t.columns
         )
-        rows.append(f"<tr{cls}><td class='s'>{esc(str(key))}</td>{cells}</tr>")
+        lines.append(f"<tr{cls}><td class='s'>{esc(str(key))}</td>{cells}</tr>")
     return (
         "<div class='bv-scroll'><table class='bv-strata'><thead><tr>"
         + "".join(groups)
         + f"</tr><tr>{names}</tr></thead><tbody>"
-        + "".join(rows)
+        + "".join(lines)
         + "</tbody></table></div>"
     )
 
@@ -370,8 +472,9 @@ def _html_overall(report: Any) -> str:
     )
 
 
-def _html_findings(report: Any) -> str:
-    """Model checks, notes and warnings as HTML lists."""
+def _html_findings(report: Any, bounded: bool = False) -> str:
+    """Model checks, notes and warnings as HTML lists; ``bounded``: at most
+    :data:`MAX_WARNINGS_PER_FLAG` per-stratum warnings of each kind, then how many more."""
     esc = html.escape
     parts = []
     if len(report.checks):
@@ -383,14 +486,39 @@ def _html_findings(report: Any) -> str:
     if report.notes:
         parts.append("<b>Notes</b><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
     if report.warnings:
+        shown, more = _bounded_warnings(report) if bounded else (report.warnings, "")
         parts.append(
             "<b class='warn'>Warnings</b><ul class='warn'>"
-            + "".join(f"<li>{esc(w)}</li>" for w in report.warnings)
+            + "".join(f"<li>{esc(w)}</li>" for w in shown)
+            + (f"<li>{esc(more)}</li>" if more else "")
             + "</ul>"
         )
     else:
         parts.append("<p>No warnings.</p>")
     return "\n".join(parts)
+
+
+def _bounded_warnings(report: Any) -> tuple[list[str], str]:
+    """The warnings with at most :data:`MAX_WARNINGS_PER_FLAG` per-stratum ones of each flag, and a
+    line saying how many more of each kind there are (``""`` when none is left out)."""
+    per_stratum = {f.message: f.flag for f in report.findings if len(f.strata) == 1}
+    seen: dict[str, int] = {}
+    shown = []
+    for w in report.warnings:
+        flag = per_stratum.get(w)
+        if flag is not None:
+            seen[flag] = seen.get(flag, 0) + 1
+            if seen[flag] > MAX_WARNINGS_PER_FLAG:
+                continue
+        shown.append(w)
+    left = [(f, k - MAX_WARNINGS_PER_FLAG) for f, k in seen.items() if k > MAX_WARNINGS_PER_FLAG]
+    if not left:
+        return shown, ""
+    kinds = ", ".join(f"{k:,} more {f!r}" for f, k in left)
+    return shown, (
+        f"and {kinds} warnings, one per stratum: all in the report's warnings, "
+        "and by stratum in the flags column of the full table"
+    )
 
 
 def _read_cell_title(col: str, reason: Any) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.docs import fill_doc
-from bayeseval._render.campaign_page import campaign_page
+from bayeseval._render.campaign_page import campaign_page, read_first
 from bayeseval.campaign.labels.annotations import AGREEMENT_RULE
 from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 from bayeseval.counts.counts import stratum_labels
@@ -150,9 +150,23 @@ def _still_needed(forecast: pd.DataFrame) -> str:
     return f"{text} (cost {float(forecast['cost'].sum()):g})"
 
 
+#: the decision plot draws a bar per stratum up to this many strata; above, the first
+#: DECISION_PLOT_SHOWN in :func:`~bayeseval._render.campaign_page.read_first` order
+DECISION_PLOT_STRATA = 60
+DECISION_PLOT_SHOWN = 30
+
+
 def _decision_plot(campaign: Any, ax: Any) -> Any:
-    """Each stratum's posterior probability of meeting its threshold, against the decision lines."""
+    """Each stratum's posterior probability of meeting its threshold, against the decision lines
+    (of many strata, those still undecided first, then the widest intervals, as the title says)."""
     status = campaign.status()
+    if len(status) > DECISION_PLOT_STRATA:
+        n = len(status)
+        status = status.iloc[read_first(status)[:DECISION_PLOT_SHOWN]]
+        ax.set_title(
+            f"{DECISION_PLOT_SHOWN} of the {n:,} strata: those not done first, then the widest intervals",
+            fontsize=9,
+        )
     level = campaign.spec.level
     names = stratum_labels(status.index)
     colours = {"meets": "tab:green", "fails": "tab:red", "at the threshold": "tab:blue", "undecided": "tab:grey"}

@@ -274,11 +274,13 @@ def save_and_print(
     *,
     default: Callable[[Any], Any] | None = None,
     say_written: bool = True,
+    save_options: dict[str, Any] | None = None,
 ) -> None:
     """Write ``result`` to ``out`` (when given, atomically), then print its JSON or its text.
 
     ``result`` has ``save(path)`` and ``to_dict()``; ``text`` makes the printed text (only
     without ``--json``), followed by where the file went when ``say_written``.
+    ``save_options`` are passed to ``save`` as keywords.
 
     Examples
     --------
@@ -292,7 +294,7 @@ def save_and_print(
     """
     if out:
         with atomic_output(out) as tmp:
-            result.save(tmp)
+            result.save(tmp, **(save_options or {}))
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, default=default))
         return

@@ -299,8 +299,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
         guarantee=args.guarantee,
         **columns,
     )
-    save_and_print(report, args.out, args.json, lambda: str(report), default=json_default)
+    # a page of part of the strata links to the full table beside it, named after --out (not after
+    # the temporary file that is renamed onto --out)
+    beside = {"table_path": _table_beside(args.out)} if _is_html(args.out) else None
+    save_and_print(report, args.out, args.json, lambda: str(report), default=json_default, save_options=beside)
     return EXIT_OK
+
+
+def _is_html(out: Any) -> bool:
+    """Whether ``--out`` is an HTML page."""
+    return bool(out) and Path(out).suffix.lower() in (".html", ".htm")
+
+
+def _table_beside(out: Any) -> Path:
+    """The full table's file beside the page ``out``: ``<name>.strata.csv``."""
+    return Path(out).with_name(f"{Path(out).stem}.strata.csv")
 
 
 # -- gate ----------------------------------------------------------------------------------
@@ -449,7 +462,9 @@ def _add_report(sub: Any) -> None:
         "--out",
         type=_report_path,
         default=None,
-        help="also write the report to a file: .html, .md, .json, .csv, .xlsx (needs openpyxl) or .tex",
+        help="also write the report to a file: .html, .md, .json, .csv, .xlsx (needs openpyxl) or .tex; "
+        "an .html page of more than 200 strata shows the 200 to read first and links to the full "
+        "table, written beside it as <name>.strata.csv",
     )
     report.add_argument("--force", action="store_true", help="replace --out if it exists (never the data file)")
     report.set_defaults(func=_cmd_report)

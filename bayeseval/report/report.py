@@ -8,7 +8,10 @@ JSON-ready dict, HTML, Markdown, LaTeX, CSV or Excel files.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import urllib.parse
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -324,9 +327,19 @@ class Report(Result):
         scrolls sideways inside the page when the page is narrower than the table
         (the stratum column stays in view); each column's header shows, when the pointer
         rests on it, what the column holds (what ``lower`` and ``upper`` promise under the
-        report's ``guarantee``). The forest plot (a base64 PNG) is
-        embedded when ``plot`` is true and there are at most 60 strata. User text
-        (stratum names, metric label, warnings) is HTML-escaped.
+        report's ``guarantee``). The forest plot (a base64 PNG) is embedded when ``plot``
+        is true: of every stratum up to 60 strata, else of the 30 that come first in the
+        order below, as its caption says. User text (stratum names, metric label,
+        warnings) is HTML-escaped.
+
+        Above 200 strata the table shows 200 of them, the ones to read first: for an
+        error-type metric (error rate, FPR, FNR) those with the highest upper bound (a
+        high rate, or too few trials to rule one out), for an accuracy-type one (accuracy,
+        recall, precision, specificity, NPV) those with the lowest lower bound, for
+        another metric the widest intervals. A note above it gives the total, the flags
+        counted over every stratum and where the full table is; per-stratum warnings are
+        listed three of each kind, then how many more. :meth:`save` writes the full table
+        beside such a page.
 
         Parameters
         ----------
@@ -347,18 +360,33 @@ class Report(Result):
         >>> "overflow-x:auto" in text, "colspan='7'>estimate</th>" in text
         (True, True)
         """
-        png = self.forest_png() if plot and len(self.table) <= report_page.MAX_PLOT_STRATA else None
+        return self._html(plot, None)
+
+    def _html(self, plot: bool, full_table: str | None) -> str:
+        """:meth:`to_html`, the note of a page of part of the strata linking to ``full_table``."""
+        png = self._page_forest_png() if plot else None
         audit = None if self.audit is None else _html_audit(self.audit, plot)
-        return report_page.html_fragment(self, plot=plot, png=png, audit=audit)
+        return report_page.html_fragment(self, plot=plot, png=png, audit=audit, full_table=full_table)
+
+    def _page_forest_png(self) -> bytes:
+        """The page's forest plot: every stratum, or the first strata to read when there are too many."""
+        if len(self.table) <= report_page.MAX_PLOT_STRATA:
+            return self.forest_png()
+        rows = report_page.worst_first(self)[0][: report_page.WORST_PLOT_STRATA]
+        return dataclasses.replace(self, table=self.table.iloc[rows]).forest_png()
 
     def _repr_html_(self) -> str:
         return self.to_html(plot=True)
 
     @fill_doc()
-    def save(self, path: str | PathLike[str], *, plot: bool = True) -> Path:
+    def save(
+        self, path: str | PathLike[str], *, plot: bool = True, table_path: str | PathLike[str] | None = None
+    ) -> Path:
         """Write the report to ``path``; the suffix chooses the format.
 
-        ``.html``/``.htm``: a styled, self-contained page (:meth:`to_html`).
+        ``.html``/``.htm``: a styled, self-contained page (:meth:`to_html`); above 200
+        strata the page shows the 200 to read first and the full table is written beside
+        it (``table_path``), the page linking to it.
         ``.md``/``.markdown``: :meth:`to_markdown`. ``.json``: :meth:`to_dict`.
         ``.csv``: the strata table (:meth:`to_frame`); a text cell starting with ``=``,
         ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` so that no
@@ -374,14 +402,23 @@ class Report(Result):
             The file to write; its suffix chooses the format.
         plot : bool, default True
             Embed the forest plot (HTML only).
+        table_path : str or PathLike, optional
+            HTML only, with more than 200 strata: where the full table goes, a ``.csv``
+            (as ``save("x.csv")`` writes) or an ``.xlsx`` (as ``save("x.xlsx")``); by
+            default ``<name>.strata.csv`` beside ``path`` (``x.strata.csv`` for
+            ``x.html``), replaced if it exists. Nothing is written there for a page
+            that shows every stratum.
 
         {path_returned}
 
         Raises
         ------
         ValueError
-            For another suffix, or ``.xlsx`` when no Excel engine is installed (the
-            message names the engines it looked for).
+            For another suffix, ``.xlsx`` when no Excel engine is installed (the
+            message names the engines it looked for), or a ``table_path`` that is not a
+            ``.csv`` or ``.xlsx`` file.
+        TypeError
+            When ``table_path`` is not a path.
 
         Examples
         --------
@@ -397,6 +434,11 @@ class Report(Result):
         suffix = output_suffix(path, sorted(_WRITERS))
         if suffix == ".xlsx":
             _write_xlsx(self, p)
+            return p
+        if suffix in (".html", ".htm"):
+            link = _write_full_table(self, p, table_path)
+            title = self.title or f"bayeseval report: {self.metric}"
+            p.write_text(page(title, self._html(plot, link)), encoding="utf-8")
             return p
         p.write_text(_WRITERS[suffix](self, plot), encoding="utf-8")
         return p
@@ -442,18 +484,40 @@ class Report(Result):
         return plots.plot(self, ax=ax, kind=kind, **kwargs)
 
 
-def _html_document(report: Report, plot: bool) -> str:
-    title = report.title or f"bayeseval report: {report.metric}"
-    return page(title, report.to_html(plot=plot))
+def _csv_text(report: Report) -> str:
+    """The strata table as CSV, text cells made safe for spreadsheets."""
+    return csv_safe_frame(report.to_frame()).to_csv(index=False)
+
+
+def _write_full_table(report: Report, page_path: Path, table_path: str | PathLike[str] | None) -> str | None:
+    """Beside a page of part of the strata, the full table (``table_path``, by default
+    ``<name>.strata.csv``); the link to it from the page, or None when the page shows every stratum."""
+    if table_path is not None and not isinstance(table_path, (str, PathLike)):
+        raise TypeError(f"table_path must be a path (str or os.PathLike), got {type(table_path).__name__}")
+    target = page_path.with_name(f"{page_path.stem}.strata.csv") if table_path is None else Path(table_path)
+    suffix = target.suffix.lower()
+    if suffix not in (".csv", ".xlsx"):
+        raise ValueError(f"table_path must end in .csv or .xlsx, got {str(table_path)!r}")
+    if len(report.table) <= report_page.MAX_TABLE_STRATA:
+        return None
+    if suffix == ".xlsx":
+        _write_xlsx(report, target)
+    else:
+        target.write_text(_csv_text(report), encoding="utf-8")
+    try:
+        rel = Path(os.path.relpath(target.resolve(), page_path.resolve().parent)).as_posix()
+    except ValueError:  # another drive (Windows): no relative path
+        return target.resolve().as_uri()
+    return urllib.parse.quote(rel)
 
 
 _WRITERS = {
-    ".html": _html_document,
-    ".htm": _html_document,
+    ".html": None,  # a page, and the full table beside it when the page shows part of the strata: save
+    ".htm": None,
     ".md": lambda report, plot: report.to_markdown(),
     ".markdown": lambda report, plot: report.to_markdown(),
     ".json": lambda report, plot: json.dumps(report.to_dict(), indent=2) + "\n",
-    ".csv": lambda report, plot: csv_safe_frame(report.to_frame()).to_csv(index=False),
+    ".csv": lambda report, plot: _csv_text(report),
     ".tex": lambda report, plot: report.to_latex(),
     ".xlsx": None,  # binary: written by _write_xlsx
 }

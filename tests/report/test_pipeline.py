@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import html
 import json
 import math
@@ -642,12 +644,17 @@ def test_recall_with_multiindex_strata_and_empty_stratum():
     json.dumps(rep.to_dict())
 
 
-def test_html_omits_the_plot_for_many_strata():
-    counts = Counts.from_arrays([5] * 61, [100] * 61)
+def test_html_plots_the_worst_strata_of_many():
+    counts = Counts.from_arrays(list(range(61)), [100] * 61)
     rep = evaluate(counts, random_seed=0)
     text = rep.to_html()
-    assert "<img" not in text and "forest plot omitted: 61 strata" in text
-    # strata, 2 header rows (column groups, column names), 1 overall header, overall rows
+    # one plot, of the 30 strata with the highest upper bounds (the highest counts here)
+    assert text.count("<img") == 1 and "Forest plot of 30 of the 61 strata, by the upper bound" in text
+    worst = dataclasses.replace(rep, table=rep.table.iloc[::-1].iloc[:30])
+    png = re.search(r"src='data:image/png;base64,([^']+)'", text).group(1)
+    assert base64.b64decode(png) == worst.forest_png()
+    # every stratum in the table: strata, 2 header rows (column groups, column names), 1 overall
+    # header, overall rows
     assert text.count("<tr") == 61 + 2 + 1 + len(rep.overall)
 
 
