@@ -971,7 +971,7 @@ class Campaign:
         for i in np.flatnonzero(alloc > 0):
             code = int(self._codes[i])
             if flags is not None and available is not None:
-                rids_by_code[code] = self._unit_rows(flags, available, i, int(alloc[i]))
+                rids_by_code[code] = self._unit_rows(flags, available, int(i), int(alloc[i]))
             elif self._proxy is not None:
                 rids_by_code[code] = self._proxy.sample(code, int(alloc[i]), proposed, success)
             else:

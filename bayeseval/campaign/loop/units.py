@@ -201,7 +201,8 @@ class UnitDesign:
         """Ids of the rows of ``units`` (in that order, each unit's rows in stored order) not in ``exclude``."""
         place = {int(u): i for i, u in enumerate(units)}
         keep = np.flatnonzero(np.isin(self.row_unit, units) & ~exclude)
-        keep = keep[np.lexsort((self.row_order[keep], [place[int(u)] for u in self.row_unit[keep]]))]
+        rank = np.array([place[int(u)] for u in self.row_unit[keep]], dtype=np.int64)
+        keep = keep[np.lexsort((self.row_order[keep], rank))]
         return self.rids[keep].tolist()
 
 
@@ -341,7 +342,9 @@ def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
     [[nan, 0.0], [0.5, 2.0]]
     """
     est, lower, upper = np.full(k, np.nan), np.zeros(k), np.ones(k)
-    n_units, n_trials, successes = np.zeros(k, np.int64), np.zeros(k, np.int64), np.zeros(k)
+    n_units: np.ndarray = np.zeros(k, np.int64)
+    n_trials: np.ndarray = np.zeros(k, np.int64)
+    successes: np.ndarray = np.zeros(k)
     if len(done):
         triples = np.column_stack(
             [done["stratum"].to_numpy(float), done["successes"].to_numpy(float), done["rows"].to_numpy(float)]
@@ -352,8 +355,9 @@ def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
         n_trials = np.bincount(where, weights=count * hist[:, 2], minlength=k).astype(np.int64)
         successes = np.bincount(where, weights=count * hist[:, 1], minlength=k)
         bounds = np.searchsorted(where, np.arange(k + 1))
-        keys, todo = {}, []
-        for j in np.flatnonzero(n_units):
+        keys: dict[int, tuple[float, bytes, bytes]] = {}
+        todo: list[int] = []
+        for j in map(int, np.flatnonzero(n_units)):
             a, b = bounds[j], bounds[j + 1]
             keys[j] = (float(level), hist[a:b, 1:].tobytes(), count[a:b].tobytes())
             if keys[j] in _UNITS_CACHE:
