@@ -562,7 +562,8 @@ class PandasBackend(Backend):
             return None
         if trial is not None:
             ccode, x = ccode[trial], x[trial]
-            scode = scode[trial] if k else scode
+            if k:
+                scode = scode[trial]
         if not len(ccode):
             return UnitTable(pd.DataFrame({**{i: [] for i in range(k)}, "s": [], "t": [], "n": []}), 0)
         size = int(ccode.max()) + 1

@@ -148,6 +148,19 @@ def test_label_units_match_a_groupby_reference_on_every_engine(tmp_path, metric)
         pd.testing.assert_frame_equal(c.units, ref, check_dtype=False, obj=name)
 
 
+@pytest.mark.parametrize("metric", ["recall", "accuracy"])
+def test_units_without_strata_match_a_groupby_reference(tmp_path, metric) -> None:
+    """No strata: one histogram over every unit, also when the metric leaves rows out (recall)."""
+    df = _answers(seed=4).assign(one=1)
+    m = be.get_metric(metric)
+    trial, success = m.masks(df["y"].to_numpy(), df["p"].to_numpy(), 1)
+    ref = _reference(df, ["one"], "item", pd.Series(success), pd.Series(trial)).drop(columns="one")
+    for name, data in _engines(df, tmp_path).items():
+        c = tabulate(data, y_true="y", y_pred="p", metric=metric, design=Design(cluster="item"))
+        got = c.units[["unit_successes", "unit_trials", "units"]].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, ref, check_dtype=False, obj=name)
+
+
 def test_clusters_of_size_one_give_todays_counts(tmp_path) -> None:
     df = _answers(seed=4).assign(row=lambda f: np.arange(len(f)))
     today = tabulate(df, y_true="y", y_pred="p", strata=["g", "h"], design=Design())
