@@ -552,7 +552,7 @@ class PandasBackend(Backend):
         if any(len(c) and int(c.min()) < 0 for c, _ in parts):
             return None  # missing categoricals: left to the general path, which reports them
         shape = tuple(len(u) for _, u in parts)
-        combos = None
+        combos, scode = None, None
         if k:
             scode, combos = _combine([c for c, _ in parts], shape, len(x))
             if combos is not None:
@@ -562,8 +562,7 @@ class PandasBackend(Backend):
             return None
         if trial is not None:
             ccode, x = ccode[trial], x[trial]
-            if k:
-                scode = scode[trial]
+            scode = scode[trial] if scode is not None else None
         if not len(ccode):
             return UnitTable(pd.DataFrame({**{i: [] for i in range(k)}, "s": [], "t": [], "n": []}), 0)
         size = int(ccode.max()) + 1

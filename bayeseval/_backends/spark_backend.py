@@ -36,6 +36,8 @@ from bayeseval._backends.interface import (
     CellQuery,
     ConfusionTable,
     SplitSelection,
+    UnitQuery,
+    UnitTable,
     confusion_from_frame,
     string_columns_as_str,
 )
@@ -151,6 +153,22 @@ class SparkBackend(Backend):
             table["n"] = table["n"].astype(np.int64)
         dtypes = (self._type(y_true).simpleString(), self._type(y_pred).simpleString())
         return confusion_from_frame(table, strata, y_true, y_pred, dtypes)
+
+    def _narwhals(self) -> Backend:
+        """The narwhals back end on the same Spark DataFrame (narwhals runs it as Spark SQL)."""
+        from bayeseval._backends.narwhals_backend import NarwhalsBackend
+
+        return NarwhalsBackend(self.data)
+
+    def unit_counts(self, query: UnitQuery) -> UnitTable:
+        # two Spark aggregations (by stratum and unit, then by stratum and unit sums) written once, in narwhals
+        return self._narwhals().unit_counts(query)
+
+    def outcome_checks(self, outcome: str | None, cluster: str | None) -> dict[str, Any]:
+        return self._narwhals().outcome_checks(outcome, cluster)
+
+    def repeated_columns(self, columns: list[str]) -> dict[str, int]:
+        return self._narwhals().repeated_columns(columns)
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
         strata, y_true, y_pred, proxy, n_cells, inclusion = query

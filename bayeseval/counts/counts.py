@@ -31,7 +31,6 @@ from bayeseval.counts.units import (
     check_units,
     level_names,
     outcome_errors,
-    refuse_spark,
     units_frame,
     warn_if_clustered,
 )
@@ -517,7 +516,7 @@ def tabulate(
     Counting by unit runs in the engine: a first aggregation by (stratum, cluster) gives each
     unit's sums, a second by (stratum, unit sum, unit trials) counts the units; a unit's sum of
     graded outcomes is rounded to 9 decimals so that every engine gives the same histogram.
-    Spark DataFrames are not counted by unit yet (``outcome`` and ``design.cluster`` are refused).
+    Spark DataFrames are counted by unit in Spark (the two aggregations written in narwhals).
 
     A pandas frame is counted without a copy of its rows: boolean, small integer
     and categorical columns by a chunked ``bincount``; other large frames by
@@ -595,8 +594,6 @@ def _tabulate_labels(
     """Counts of a metric of label columns (with the units' histogram when ``d`` has a cluster)."""
     m = get_metric("error_rate" if metric is None else metric)
     cluster = d.cluster if d is not None else None
-    if cluster is not None:
-        refuse_spark(data, "design.cluster")
     backend = backend_for(data)
     backend.check_columns(
         [("y_true", y_true), ("y_pred", y_pred)]
@@ -632,7 +629,6 @@ def _tabulate_outcome(
     if pos_label is not None:
         raise ValueError(f"pos_label applies to label columns, not to outcome; got pos_label={pos_label!r}")
     cluster = d.cluster if d is not None else None
-    refuse_spark(data, "outcome")
     backend = backend_for(data)
     backend.check_columns(
         [("outcome", outcome)] + [("strata", c) for c in cols] + ([("design.cluster", cluster)] if cluster else [])

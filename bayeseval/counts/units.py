@@ -170,15 +170,6 @@ def outcome_errors(backend: Backend, outcome: str | None, cluster: str | None) -
         )
 
 
-def refuse_spark(data: Any, what: str) -> None:
-    """Spark does not count by unit yet."""
-    if is_spark_dataframe(data):
-        raise ValueError(
-            f"{what} is not supported for a Spark DataFrame yet; count a Parquet path or a pandas "
-            "frame, or aggregate per unit in Spark and pass the result as a pandas frame"
-        )
-
-
 # -- detection ---------------------------------------------------------------------------------
 def looks_clustered(
     data: Any, strata: list[str] | str | None = None, columns: list[str] | None = None, exclude: tuple = ()
@@ -231,7 +222,7 @@ def warn_if_clustered(backend: Backend, strata: list[str], exclude: tuple) -> No
     library), and is given (and the rows checked) once per call made on that line.
     """
     if is_spark_dataframe(backend.data):
-        return
+        return  # not on Spark: the check would be one more Spark job over the rows on every call
     level, caller = external_caller()
     key = (id(caller), id(caller.f_code), caller.f_lasti, id(backend.data)) if caller is not None else ()
     if key and key == _LAST_CALLER[0]:

@@ -428,3 +428,58 @@ def test_evaluate_and_audit_with_a_proxy_equal_pandas(spark):
     a, b = audit(pool, **kw), audit(_to_spark(spark, pool), **kw)
     pd.testing.assert_frame_equal(a.verdicts, b.verdicts)
     pd.testing.assert_frame_equal(a.disparities, b.disparities)
+
+
+# -- counting by unit --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def answers() -> pd.DataFrame:
+    """Items answered 1-5 times in three categories, with 0/1 labels and a graded outcome."""
+    rng = np.random.default_rng(45)
+    item = np.repeat(np.arange(120), rng.integers(1, 6, 120))
+    frame = pd.DataFrame(
+        {
+            "item": item.astype(np.int64),
+            "g": np.array(["math", "geo", "bio"])[item % 3],
+            "y": rng.integers(0, 2, len(item)).astype(np.int64),
+            "p": rng.integers(0, 2, len(item)).astype(np.int64),
+            "ok": rng.choice([0.0, 0.5, 1.0], len(item)),
+        }
+    )
+    return frame
+
+
+def _units_by_hand(frame, strata, value, trial) -> pd.DataFrame:
+    """The units' histogram by a plain pandas groupby (the independent reference)."""
+    work = frame[strata + ["item"]].assign(_v=np.asarray(value, float), _t=np.asarray(trial, np.int64))
+    per = work.groupby(strata + ["item"])[["_v", "_t"]].sum()
+    per = per[per["_t"] > 0]
+    hist = per.groupby(strata + ["_v", "_t"]).size().rename("units").reset_index()
+    hist = hist.rename(columns={"_v": "unit_successes", "_t": "unit_trials"})
+    return hist.sort_values(strata + ["unit_trials", "unit_successes"]).reset_index(drop=True)
+
+
+@pytest.mark.parametrize(("metric", "strata"), [("recall", ["g"]), ("recall", []), ("accuracy", ["g"])])
+def test_spark_counts_label_units_as_a_groupby_by_hand(spark, answers, metric, strata) -> None:
+    import bayeseval as be
+
+    sdf = spark.createDataFrame(answers)
+    got = tabulate(sdf, y_true="y", y_pred="p", strata=strata or None, metric=metric, design=Design(cluster="item"))
+    trial, success = be.get_metric(metric).masks(answers["y"].to_numpy(), answers["p"].to_numpy(), 1)
+    ref = _units_by_hand(answers.assign(_all=0), strata or ["_all"], success, trial)
+    cols = ["unit_successes", "unit_trials", "units"]
+    units = got.units.sort_values([*strata, "unit_trials", "unit_successes"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(units[cols], ref[cols], check_dtype=False)
+    assert got.n_units.sum() == ref["units"].sum()
+
+
+def test_spark_counts_graded_outcomes_by_unit_as_pandas_does(spark, answers) -> None:
+    sdf = spark.createDataFrame(answers)
+    design = Design(cluster="item")
+    got = tabulate(sdf, outcome="ok", strata="g", design=design)
+    ref = _units_by_hand(answers, ["g"], answers["ok"], np.ones(len(answers)))
+    pd.testing.assert_frame_equal(got.units, ref, check_dtype=False)
+    pandas = tabulate(answers, outcome="ok", strata="g", design=design)
+    pd.testing.assert_frame_equal(got.table, pandas.table, check_dtype=False)
+    bad = spark.createDataFrame(answers.assign(ok=answers["ok"] * 2))
+    with pytest.raises(ValueError, match="outcome"):
+        tabulate(bad, outcome="ok", strata="g", design=design)

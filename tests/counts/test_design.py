@@ -353,11 +353,3 @@ def test_an_audit_counting_several_times_warns_once_at_the_callers_line() -> Non
         line = inspect.currentframe().f_lineno - 1
     clustered = [w for w in caught if issubclass(w.category, ClusteredRowsWarning)]
     assert [(w.filename, w.lineno) for w in clustered] == [(__file__, line)]
-
-
-def test_spark_frames_are_refused_by_unit_counting_with_a_clear_error() -> None:
-    fake = type("DataFrame", (), {"__module__": "pyspark.sql.dataframe"})()
-    with pytest.raises(ValueError, match=r"outcome is not supported for a Spark DataFrame yet"):
-        tabulate(fake, outcome="ok", design=Design())
-    with pytest.raises(ValueError, match=r"design.cluster is not supported for a Spark DataFrame yet"):
-        tabulate(fake, y_true="y", y_pred="p", design=Design(cluster="item"))
