@@ -119,7 +119,9 @@ def _label_column(frame: pd.DataFrame, skip: set[Any]) -> Any:
 def _from_frame(frame: pd.DataFrame, inclusion: Any, id_name: str) -> tuple[np.ndarray, np.ndarray, Any]:
     """Ids, labels and the inclusion values of a DataFrame of labels."""
     if inclusion is not None and inclusion not in frame.columns:
-        raise ValueError(f"inclusion {inclusion!r} is not a column of labels; columns are {list(frame.columns)[:20]}")
+        raise ValueError(
+            f"design.inclusion={inclusion!r} is not a column of labels; columns are {list(frame.columns)[:20]}"
+        )
     by_column = id_name in frame.columns
     ids = frame[id_name].to_numpy(dtype=object) if by_column else frame.index.to_numpy(dtype=object)
     col = _label_column(frame, {id_name, inclusion, "round"} if by_column else {inclusion, "round"})
@@ -146,14 +148,14 @@ def _from_pool(pool: pd.DataFrame, column: str, inclusion: Any) -> tuple[np.ndar
 def _raw(labels: Any, inclusion: Any, pool: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, Any]:
     """``labels`` (and ``inclusion``) as arrays of ids, labels and inclusion values."""
     if inclusion is not None and not isinstance(inclusion, str):
-        raise TypeError(f"inclusion must be the name of a column of labels (or of the pool), got {inclusion!r}")
+        raise TypeError(f"design.inclusion must be the name of a column of labels (or of the pool), got {inclusion!r}")
     if isinstance(labels, str):
         return _from_pool(pool, labels, inclusion)
     if isinstance(labels, pd.DataFrame):
         return _from_frame(labels, inclusion, str(pool.index.name or "row"))
     if inclusion is not None:
         raise TypeError(
-            f"inclusion={inclusion!r} names a column: give labels as a DataFrame holding it, "
+            f"design.inclusion={inclusion!r} names a column: give labels as a DataFrame holding it, "
             f"got labels of type {type(labels).__name__}"
         )
     if isinstance(labels, pd.Series):
@@ -220,7 +222,9 @@ def _probabilities(values: np.ndarray, name: str) -> np.ndarray:
         v = py_scalar(v)
         ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 < v <= 1
         if not ok:
-            raise ValueError(f"inclusion {name!r} must hold probabilities in (0, 1] on every labelled row, got {v!r}")
+            raise ValueError(
+                f"design.inclusion={name!r} must hold probabilities in (0, 1] on every labelled row, got {v!r}"
+            )
         out[i] = float(v)
     return out
 
@@ -234,7 +238,7 @@ def _unequal_inclusion(values: np.ndarray, codes: np.ndarray, name: str, design:
         if hi - lo > EQUAL_TOLERANCE * hi:
             key = design.keys[int(code)]
             stratum = key[0] if len(key) == 1 else key
-            return f"inclusion {name!r}: probabilities differ within stratum {stratum!r} ({lo:g} to {hi:g})"
+            return f"design.inclusion={name!r}: probabilities differ within stratum {stratum!r} ({lo:g} to {hi:g})"
     return None
 
 
@@ -258,11 +262,11 @@ def check_seed_settings(spec: Any, unequal: str) -> None:
     Examples
     --------
     >>> from bayeseval.campaign.spec import CampaignSpec
-    >>> check_seed_settings(CampaignSpec(strata="g", y_pred="pred"), "inclusion 'p': ...")
-    >>> check_seed_settings(CampaignSpec(strata="g", y_pred="pred", goal="overall"), "inclusion 'p': ...")
+    >>> check_seed_settings(CampaignSpec(strata="g", y_pred="pred"), "design.inclusion='p': ...")
+    >>> check_seed_settings(CampaignSpec(strata="g", y_pred="pred", goal="overall"), "design.inclusion='p': ...")
     Traceback (most recent call last):
     ...
-    ValueError: inclusion 'p': ...; labels chosen with unequal probabilities are read as a seed cell beside the campaign's random draws, which only goal='each' reads; got goal='overall'
+    ValueError: design.inclusion='p': ...; labels chosen with unequal probabilities are read as a seed cell beside the campaign's random draws, which only goal='each' reads; got goal='overall'
     """
     from bayeseval.counts.proxy import PROXY_METRICS
 
@@ -374,7 +378,7 @@ def existing_labels(
     """
     if labels is None:
         if inclusion is not None:
-            raise TypeError(f"inclusion={inclusion!r} applies to labels: give labels too")
+            raise TypeError(f"design.inclusion={inclusion!r} applies to labels: give labels too")
         return None
     raw_ids, raw_labels, raw_incl = _raw(labels, inclusion, pool)
     if len(raw_ids) == 0:

@@ -159,12 +159,12 @@ def test_bad_labels_are_refused_naming_the_rows_and_nothing_is_written(tmp_path,
         (
             {"labels": pd.DataFrame({"label": [1]}, index=[5]), "design": Design(inclusion="p")},
             ValueError,
-            "inclusion 'p' is not a column of labels",
+            "design.inclusion='p' is not a column of labels",
         ),
         (
             {"labels": pd.DataFrame({"label": [1], "p": [1.5]}, index=[5]), "design": Design(inclusion="p")},
             ValueError,
-            "inclusion 'p' must hold probabilities in \\(0, 1\\]",
+            "design.inclusion='p' must hold probabilities in \\(0, 1\\]",
         ),
     ],
 )
@@ -187,11 +187,11 @@ def test_equal_inclusion_within_strata_is_a_random_sample_and_unequal_is_a_seed_
     stratum = pool.loc[seed.index[0], "g"]
     e = _create(
         tmp_path / "e.db", pool, labels=frame, design=Design(inclusion="p")
-    )  # read as a seed cell (test_seed_cells.py)
+    )  # read as a seed cell (test_existing_seed_cells.py)
     assert set(e.status()["read"]) == {"seeded"}
     e.close()
     with pytest.raises(
-        ValueError, match=f"inclusion 'p': probabilities differ within stratum '{stratum}'.*got goal='overall'"
+        ValueError, match=f"design.inclusion='p': probabilities differ within stratum '{stratum}'.*got goal='overall'"
     ):
         _create(tmp_path / "d.db", pool, labels=frame, design=Design(inclusion="p"), goal=Overall(0.05))
     assert not (tmp_path / "d.db").exists()

@@ -168,7 +168,9 @@ def test_campaigns_that_cannot_read_a_seed_cell_refuse_unequal_labels_naming_the
     pool, truth = _pool(n=400)
     seed = _half_by_prediction(pool, truth, per_cell=5)
     kw = {"goal": Each(0.07), **kw}
-    with pytest.raises(ValueError, match=r"inclusion 'p': probabilities differ within stratum '[ab]' .*" + words):
+    with pytest.raises(
+        ValueError, match=r"design.inclusion='p': probabilities differ within stratum '[ab]' .*" + words
+    ):
         _create(tmp_path / "c.db", pool, labels=seed, design=Design(inclusion="p"), **kw)
     assert not (tmp_path / "c.db").exists()
 
