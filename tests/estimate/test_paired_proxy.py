@@ -7,14 +7,20 @@ when every item is labelled; a seeded simulation against the truth of each datas
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from bayeseval._kernels.bounded_mean import unit_ci, units_ci
 from bayeseval._kernels.proxy import mean_variance
+from bayeseval.cli.main import main
 from bayeseval.estimate import paired_proxy
 from bayeseval.estimate.paired import compare_models
+from bayeseval.io import read_inspect
+
+DATA = "tests/io/data"
 
 
 def _frame(ja, jb, ha, hb, strata=None) -> pd.DataFrame:
@@ -185,3 +191,39 @@ def test_seeded_coverage_holds_where_the_judge_only_difference_fails():
     frame = _frame(ja[0], jb[0], np.where(lab[0], ha[0], np.nan), np.where(lab[0], hb[0], np.nan))
     row = compare_models(frame, human="human", adjust="none", reference="b").table.iloc[0]
     assert row["lower"] == pytest.approx(lo[0]) and row["upper"] == pytest.approx(hi[0])
+
+
+def test_command_line_labels_and_human_column(tmp_path, capsys):
+    """Two Inspect logs, epoch 1, human labels on 4 of the 6 items joined by model and item."""
+    records = read_inspect([f"{DATA}/inspect_model-a.eval", f"{DATA}/inspect_model-b.json"])
+    frame = records.frame[records.frame["epoch"] == 1].drop(columns=["metadata.note"])
+    items = sorted(frame["item"].astype(str).unique())[:4]
+    labels = pd.DataFrame(
+        [(m, i, (k + j) % 2) for j, m in enumerate(sorted(frame["model"].unique())) for k, i in enumerate(items)],
+        columns=["model", "item", "label"],
+    )
+    labels_path = tmp_path / "labels.csv"
+    labels.to_csv(labels_path, index=False)
+    logs = [f"{DATA}/inspect_model-a.eval", f"{DATA}/inspect_model-b.json"]
+    code = main(["compare", "--inspect", *logs, "--epoch", "1", "--labels", str(labels_path), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    got = pd.DataFrame(out["differences"])
+    # the same through the function on a frame holding the human labels
+    data = frame.astype({"item": str}).merge(labels.astype({"item": str}), on=["model", "item"], how="left")
+    expected = compare_models(data.rename(columns={"label": "human"}), item=["task", "item"], human="human").table
+    assert got["labelled"].tolist() == expected["labelled"].tolist() == [4]
+    np.testing.assert_allclose(got[["estimate", "lower", "upper"]], expected[["estimate", "lower", "upper"]])
+    # a data file with a --human column gives the same
+    path = tmp_path / "answers.csv"
+    data.rename(columns={"label": "human"}).to_csv(path, index=False)
+    assert main(["compare", str(path), "--item", "task,item", "--human", "human", "--json"]) == 0
+    again = pd.DataFrame(json.loads(capsys.readouterr().out)["differences"])
+    np.testing.assert_allclose(again[["estimate", "lower", "upper"]], expected[["estimate", "lower", "upper"]])
+    # refusals name the option
+    assert main(["compare", "--inspect", *logs, "--labels", str(labels_path), "--labels-on", "item"]) == 2
+    assert "--labels-on 'item' must name the model column" in capsys.readouterr().err
+    assert main(["compare", "--inspect", *logs, "--labels", str(labels_path), "--selected-by", "outcome"]) == 2
+    assert "--selected-by does not apply to compare" in capsys.readouterr().err
+    assert main(["compare", "--inspect", *logs, "--labels", str(labels_path)]) == 2
+    assert "one answer per model and item" in capsys.readouterr().err
