@@ -587,6 +587,9 @@ def compare_models(
     if labels_h is not None:
         wide_h = _human_wide(frame, labels_h, cols, wide)
         means = _proxy_means(wide, wide_h, stratum, targets)
+        bare = [str(s) for s in labels if wide_h.loc[stratum == s].notna().sum().sum() == 0]
+        if bare and cols.strata:
+            notes.append(f"no human label in stratum(s) {', '.join(bare)}: no estimate there")
     else:
         means = _model_means(wide, stratum, targets)
     ranked = sorted(models, key=lambda m: (-np.nan_to_num(means[(OVERALL, m)][0], nan=-np.inf), str(m)))
@@ -598,7 +601,7 @@ def compare_models(
         rows, obs = _proxy_observations(wide, wide_h, stratum, pairs, targets, notes)
         family = int(sum(r[3] > 0 for r in rows))
         interval_level = level if adjust == "none" else 1.0 - (1.0 - level) / max(family, 1)
-        diffs = _proxy_differences(rows, obs, targets, interval_level, level, adjust, family)
+        diffs = _proxy_differences(rows, obs, targets, interval_level, level, adjust, family, notes)
     else:
         rows, hist = _histograms(wide, stratum, unit_code, pairs, targets, notes)
         family = int(sum(r[3] > 0 for r in rows))
@@ -914,7 +917,14 @@ def _proxy_observations(
 
 
 def _proxy_differences(
-    rows: list[tuple], obs: pd.DataFrame, targets: list, interval_level: float, level: float, adjust: str, family: int
+    rows: list[tuple],
+    obs: pd.DataFrame,
+    targets: list,
+    interval_level: float,
+    level: float,
+    adjust: str,
+    family: int,
+    notes: list[str],
 ) -> pd.DataFrame:
     n = len(rows)
     pooled = np.array([r[2] == OVERALL and len(targets) > 1 for r in rows])
@@ -930,6 +940,14 @@ def _proxy_differences(
         pval = paired_proxy.p_values(plan, interval_level, thresholds)
         pval = np.where(plan.labelled > 0, pval, np.nan)
         uses, labelled = plan.uses_proxy, plan.labelled
+        partial = (plan.labelled > 0) & (plan.unlabelled_share > 0)
+        if partial.any():
+            est = np.where(partial, np.nan, est)
+            which = sorted({f"{rows[k][0]} - {rows[k][1]}" for k in np.flatnonzero(partial)})
+            notes.append(
+                f"pooled row of {', '.join(which)}: a stratum without human-labelled items enters with bounds "
+                "[-1, 1], so the interval holds but there is no estimate"
+            )
     out = _difference_frame(rows, est, lower, upper, pval, level, adjust)
     out.insert(out.columns.get_loc("n_units") + 1, "labelled", labelled)
     out.insert(out.columns.get_loc("upper") + 1, "uses_proxy", uses)

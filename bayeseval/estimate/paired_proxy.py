@@ -66,6 +66,7 @@ class _Plan(NamedTuple):
     group_key: np.ndarray  # per group
     group_share: np.ndarray  # per group
     group_labels: np.ndarray  # per group
+    unlabelled_share: np.ndarray  # per key: share of its items in groups without a label
     group_hist: pd.DataFrame  # gid, unit_successes, unit_trials, units
     plain_hist: pd.DataFrame  # key, unit_successes, unit_trials, units
 
@@ -147,6 +148,7 @@ def plan(obs: pd.DataFrame, n_keys: int, pooled: Any) -> _Plan:
         group_key=group_key,
         group_share=share,
         group_labels=g_n.astype(int),
+        unlabelled_share=np.bincount(group_key, weights=np.where(g_n > 0, 0.0, share), minlength=n_keys),
         group_hist=group_hist,
         plain_hist=plain_hist,
     )

@@ -227,3 +227,21 @@ def test_command_line_labels_and_human_column(tmp_path, capsys):
     assert "--selected-by does not apply to compare" in capsys.readouterr().err
     assert main(["compare", "--inspect", *logs, "--labels", str(labels_path)]) == 2
     assert "one answer per model and item" in capsys.readouterr().err
+
+
+def test_a_stratum_without_labels_has_no_estimate_and_the_pooled_row_only_bounds():
+    rng = np.random.default_rng(2)
+    n = 120
+    cat = np.repeat(["x", "y", "z"], 40)
+    ha = (rng.random(n) < 0.8).astype(float)
+    hb = (rng.random(n) < 0.6).astype(float)
+    lab = (rng.random(n) < 0.5) & (cat != "z")
+    frame = _frame(ha, hb, np.where(lab, ha, np.nan), np.where(lab, hb, np.nan), cat)
+    res = compare_models(frame, strata="category", human="human", reference="b")
+    table = res.table.set_index("stratum")
+    assert np.isnan(table.loc["z", "estimate"]) and table.loc["z", ["lower", "upper"]].tolist() == [-1.0, 1.0]
+    assert np.isnan(table.loc["(all)", "estimate"])
+    # the pooled bounds: the labelled strata's cells with the unlabelled third at [-1, 1] (MOVER adds 1/3 each side)
+    assert -1 < table.loc["(all)", "lower"] and table.loc["(all)", "upper"] < 1
+    assert any("no human label in stratum(s) z" in note for note in res.notes)
+    assert any("there is no estimate" in note for note in res.notes)
