@@ -21,8 +21,8 @@ Per category, on the same seeded datasets (level 0.95, no multiplicity adjustmen
     betting interval of today's path without ``human``), biased by the judge's leniency;
 (c) ``ppi``: ``ppi_py.ppi_mean_ci`` (PPI++, power-tuned) on the rectified difference, ``Y = h_a - h_b``
     on the labelled items of the category, ``Yhat = j_a - j_b`` on them and on the unlabelled
-    items; undefined with fewer than 2 labels (``ppi_undefined`` gives the share; its coverage
-    is over the datasets where it is defined).
+    items; undefined with fewer than 2 labels or no unlabelled item (the ``undefined`` column
+    gives the share; its coverage is over the datasets where it is defined).
 
 Coverage has Monte Carlo SE ``sqrt(c (1 - c) / datasets)`` (0.0097 at 0.95 with 500 datasets);
 width is the median of upper - lower.
@@ -218,7 +218,10 @@ def main() -> None:
         print("median width")
         print(width.round(3).to_string())
         undefined = table[table["method"] == "ppi"].set_index(["labels", "category"])["undefined"]
-        print("ppi undefined share (fewer than 2 labels):", undefined[undefined > 0].round(3).to_dict())
+        print(
+            "ppi undefined share (fewer than 2 labels, or every item labelled):",
+            undefined[undefined > 0].round(3).to_dict(),
+        )
     print(f"wrote {out}")
 
 

@@ -511,7 +511,7 @@ def compare_models(
     judge-only difference (this function without ``human``) covers down to 0.06 and ppi_py's
     PPI++ interval on the rectified difference (``ppi_mean_ci``) down to 0.60 with 100 labels
     (0.84-0.96 in the categories with 8 or more labels) and 0.91 with 300. The price is width:
-    median width 1.1-1.8 times ppi_py's with 600 labels, 1.4-2.5 with 300, 1.7-2.7 with 100
+    median width 1.1-1.6 times ppi_py's with 600 labels, 1.4-2.5 with 300, 1.7-2.7 with 100
     (more in a category with 3 labels, where ours is near [-1, 1]).
 
     **What is controlled.** Each row's p-value is :math:`\min(1, 1/\bar K(\tfrac12))`, the
