@@ -41,6 +41,8 @@ __all__ = ["ADJUSTMENTS", "ModelComparison", "compare_models"]
 
 #: the multiplicity adjustments of :func:`compare_models`
 ADJUSTMENTS = ("holm", "bonferroni", "none")
+#: with human labels, the p-values' grid holds the first this many Holm thresholds of the family
+HOLM_GRID = 20
 #: the stratum label of the comparison over all strata
 OVERALL = "(all)"
 
@@ -500,8 +502,9 @@ def compare_models(
     path does); each merged cell gets the betting limits of its mean, and the limits are combined
     by MOVER; where the cells do not pay (estimated variance not below 0.8 of the labels-only
     one) the stratum gets the betting interval of the labelled items alone. The pooled row
-    always combines the cells of every stratum. The p-value inverts the interval (on a grid
-    holding the family's Holm and Bonferroni thresholds, so ``separable`` agrees with it);
+    always combines the cells of every stratum. Where the cells are used the p-value inverts the interval,
+    rounded up to a grid (1-2-5 steps down to 1e-6, the level's and the Bonferroni threshold
+    and the first 20 Holm thresholds, so ``separable`` agrees with the interval there);
     the leaderboard's ``mean`` is each model's single-model proxy estimate of its accuracy;
     the table gains ``labelled`` (items with both human labels) and ``uses_proxy``.
     Measured (``benchmarks/compare_proxy_coverage.py``: 6 categories of 20-200 items, a judge
@@ -935,8 +938,8 @@ def _proxy_differences(
         plan = paired_proxy.plan(obs, n, pooled)
         est, lower, upper = paired_proxy.intervals(plan, interval_level)
         alpha = 1.0 - level
-        thresholds = [alpha / k for k in range(1, max(family, 1) + 1)] if adjust == "holm" else []
-        thresholds += [alpha / max(family, 1)] if adjust == "bonferroni" else [alpha]
+        # the unadjusted, Bonferroni and first Holm thresholds are on the p-values' grid
+        thresholds = [alpha / k for k in range(1, min(family, HOLM_GRID) + 1)] + [alpha / max(family, 1)]
         pval = paired_proxy.p_values(plan, interval_level, thresholds)
         pval = np.where(plan.labelled > 0, pval, np.nan)
         uses, labelled = plan.uses_proxy, plan.labelled

@@ -24,8 +24,9 @@ their estimated variance (smoothed, :func:`bayeseval._kernels.proxy.mean_varianc
 0.8 of the labels-only variance; otherwise the stratum gets the betting interval of the
 labelled items' mean difference. The pooled row ``"(all)"`` always combines the cells of
 every stratum (shares over all items). A p-value of "D = 0" inverts the interval: the
-smallest level on a grid (holding the Holm and Bonferroni thresholds of the family, so the
-``separable`` decisions are those of the interval) at which the interval excludes 0.
+smallest ``alpha`` of a grid (1-2-5 steps, and the thresholds of the family's Holm and
+Bonferroni steps) at which the interval at ``1 - alpha`` excludes 0, so the ``separable``
+decisions at those thresholds are those of the interval.
 """
 
 from __future__ import annotations
@@ -154,10 +155,11 @@ def plan(obs: pd.DataFrame, n_keys: int, pooled: Any) -> _Plan:
     )
 
 
-def intervals(p: _Plan, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def intervals(p: _Plan, level: float, only: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Estimate and interval of each row's difference (on the ``d`` scale, [-1, 1]).
 
-    Rows without a label get ``(nan, -1, 1)``. In a combined row a group without labels (a
+    Rows without a label get ``(nan, -1, 1)``, and so do rows outside ``only`` (a boolean mask
+    of the rows to compute; default all). In a combined row a group without labels (a
     stratum of the pooled row with no human label) enters with mean 0 and limits [-1, 1].
 
     Examples
@@ -170,7 +172,8 @@ def intervals(p: _Plan, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """
     est = np.full(p.n_keys, np.nan)
     lower, upper = np.zeros(p.n_keys), np.ones(p.n_keys)
-    cells = p.uses_proxy
+    wanted = np.ones(p.n_keys, dtype=bool) if only is None else np.asarray(only, dtype=bool)
+    cells = p.uses_proxy & wanted
     if cells.any():
         sel = cells[p.group_key]
         hist = p.group_hist[p.group_hist["g"].isin(np.flatnonzero(sel))]
@@ -185,7 +188,7 @@ def intervals(p: _Plan, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
             grid[g, k, pos] = values
         m_est, m_lo, m_hi = mover_sum(*grid)
         est, lower, upper = (np.where(cells, m, base) for m, base in ((m_est, est), (m_lo, lower), (m_hi, upper)))
-    plain = ~cells & (p.labelled > 0)
+    plain = ~p.uses_proxy & wanted & (p.labelled > 0)
     if plain.any():
         hist = p.plain_hist[p.plain_hist["k"].isin(np.flatnonzero(plain))]
         ci = units_ci(hist, "k", level)
@@ -195,38 +198,44 @@ def intervals(p: _Plan, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def p_values(p: _Plan, interval_level: float, thresholds: Any) -> np.ndarray:
-    """P-value of "D = 0" per row: the betting e-value's for labels-only rows; for rows that
-    combine cells, the smallest ``alpha`` on a grid (``thresholds`` and decades down to 1e-6)
-    from which on the interval at ``1 - alpha`` excludes 0 (1 when it never does).
+    """P-value of "D = 0" per row.
+
+    Labels-only rows: the inverse of the betting e-value (as without human labels). Rows that
+    combine cells: the smallest ``alpha`` of a grid (0.5, 0.2, 0.1, ... 1-2-5 steps down to
+    1e-6, and ``thresholds``) at which the interval at ``1 - alpha`` excludes 0, found by
+    bisection (the intervals nest in the level; 1 when it does not exclude 0 at 0.5): the
+    p-value of the inverted interval rounded up to the grid, so a decision at a threshold of
+    the grid is the interval's.
 
     Examples
     --------
     >>> obs = pd.DataFrame({"key": 0, "block": 0, "cell": [1] * 30 + [3] * 30, "z": [0.5] * 30 + [1.0] * 30})
     >>> p_values(plan(obs, 1, [True]), 0.95, [0.05]).tolist()
-    [1e-05]
+    [2e-06]
     """
     out = np.full(p.n_keys, np.nan)
     for key, h in p.plain_hist.groupby("k"):
         if not p.uses_proxy[key]:
             lk = log_capital(h["unit_successes"], h["unit_trials"], h["units"], [0.5], interval_level)[0]
             out[key] = float(min(1.0, np.exp(-lk)))
-    rows = p.uses_proxy
+    rows = p.uses_proxy & (p.labelled > 0)
     if rows.any():
-        grid = np.unique(
-            np.concatenate([np.asarray(thresholds, dtype=float), [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6], [0.5, 1.0]])
-        )
-        grid = grid[(grid > 0) & (grid <= 1)][::-1]  # largest first
-        pv = np.ones(p.n_keys)
-        still = rows.copy()
-        for alpha in grid:
-            if alpha >= 1.0:
-                pv = np.where(still, 1.0, pv)
-                continue
-            _, lo, hi = intervals(p, 1.0 - alpha)
-            excluded = (lo > 0) | (hi < 0)
-            pv = np.where(still & excluded, alpha, pv)
-            still = still & excluded
-            if not still.any():
+        steps = [m * 10.0**-e for e in range(7) for m in (1, 5, 2) if m * 10.0**-e >= 1e-6]
+        grid = np.unique(np.round(np.concatenate([np.asarray(thresholds, dtype=float), steps]), 15))
+        grid = grid[(grid > 0) & (grid < 1)][::-1]  # largest first
+        # bisection over the grid, batched by level: lo excluded (or -1: alpha = 1), hi not excluded (or len)
+        lo, hi = np.full(p.n_keys, -1), np.full(p.n_keys, grid.size)
+        while True:
+            active = rows & (hi - lo > 1)
+            if not active.any():
                 break
+            mid = (lo + hi) // 2
+            for i in np.unique(mid[active]):
+                at = active & (mid == i)
+                _, lower, upper = intervals(p, 1.0 - grid[i], only=at)
+                excluded = (lower > 0) | (upper < 0)
+                lo = np.where(at & excluded, i, lo)
+                hi = np.where(at & ~excluded, i, hi)
+        pv = np.where(lo >= 0, grid[np.maximum(lo, 0)], 1.0)
         out = np.where(rows, pv, out)
     return out

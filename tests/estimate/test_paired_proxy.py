@@ -245,3 +245,27 @@ def test_a_stratum_without_labels_has_no_estimate_and_the_pooled_row_only_bounds
     assert -1 < table.loc["(all)", "lower"] and table.loc["(all)", "upper"] < 1
     assert any("no human label in stratum(s) z" in note for note in res.notes)
     assert any("there is no estimate" in note for note in res.notes)
+
+
+@pytest.mark.parametrize("adjust", ["bonferroni", "holm"])
+def test_separable_rows_that_read_the_cells_agree_with_their_intervals(adjust):
+    """Bonferroni: a row reading the cells is separable exactly when its interval excludes 0;
+    Holm: at least those rows (its first step is Bonferroni's)."""
+    rng = np.random.default_rng(11)
+    n = 900
+    cat = rng.choice(["x", "y", "z"], n)
+    ha = (rng.random(n) < np.where(cat == "x", 0.9, 0.7)).astype(float)
+    hb = (rng.random(n) < 0.6).astype(float)
+    ja = np.where(rng.random(n) < 0.93, ha, 1 - ha)
+    jb = np.where(rng.random(n) < 0.93, hb, 1 - hb)
+    lab = rng.random(n) < 0.35
+    frame = _frame(ja, jb, np.where(lab, ha, np.nan), np.where(lab, hb, np.nan), cat)
+    table = compare_models(frame, strata="category", human="human", adjust=adjust).table
+    cells = table[table["uses_proxy"]]
+    assert len(cells) >= 2
+    excludes = (cells["lower"] > 0) | (cells["upper"] < 0)
+    assert excludes.any()
+    if adjust == "bonferroni":
+        assert (cells["separable"] == excludes).all()
+    else:
+        assert (cells["separable"] | ~excludes).all()
