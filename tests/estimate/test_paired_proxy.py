@@ -269,3 +269,17 @@ def test_separable_rows_that_read_the_cells_agree_with_their_intervals(adjust):
         assert (cells["separable"] == excludes).all()
     else:
         assert (cells["separable"] | ~excludes).all()
+
+
+def test_kernel_mover_sum_reproduces_cells_interval_with_its_wilson_limits():
+    from bayeseval._kernels.binomial import binomial_bounds
+    from bayeseval._kernels.proxy import cells_interval, mover_sum
+
+    s, n, w = np.array([2.0, 7.0, 15.0]), np.array([5.0, 10.0, 20.0]), np.array([0.2, 0.3, 0.5])
+    lo, hi = binomial_bounds(s, n, 0.05, "wilson")
+    est, lower, upper = mover_sum(w, s / n, lo, hi)
+    ref = cells_interval(s, n, w, 0.95)
+    assert (est, lower, upper) == pytest.approx(ref)
+    # the smoothed variance of 0/1 values is the kernel's smoothed binomial variance
+    rate = (s + 0.5) / (n + 1)
+    assert mean_variance(s, s, n) == pytest.approx(rate * (1 - rate) / n)
