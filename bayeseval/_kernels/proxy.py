@@ -54,6 +54,8 @@ __all__ = [
     "ProxyBounds",
     "merge_sparse_cells",
     "effective_labels",
+    "mean_variance",
+    "mover_sum",
     "cells_interval",
     "proxy_interval",
     "score_cells",
@@ -148,6 +150,45 @@ def effective_labels(successes: Any, trials: Any, shares: Any) -> np.ndarray:
     v_cells = np.where(n > 0, w**2 * _smoothed_variance(s, n), 0.0).sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(v_cells > 0, total * v_labels / v_cells, total)
+
+
+def mean_variance(totals: Any, squares: Any, trials: Any) -> np.ndarray:
+    """Smoothed variance of the mean of ``n`` values in [0, 1] from their sum and sum of squares.
+
+    Half a value at 0 and half at 1 are added (the smoothing of :func:`effective_labels`):
+    ``r = (sum + 1/2) / (n + 1)``, ``m2 = (sum of squares + 1/2) / (n + 1)``, variance
+    ``(m2 - r**2) / n``; for 0/1 values it is ``r (1 - r) / n`` with the smoothed rate.
+
+    Examples
+    --------
+    >>> bool(np.isclose(mean_variance(3, 3, 10), (3.5 / 11) * (7.5 / 11) / 10))
+    True
+    """
+    t = np.asarray(totals, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    rate = (t + 0.5) / (n + 1.0)
+    second = (np.asarray(squares, dtype=float) + 0.5) / (n + 1.0)
+    return np.maximum(second - rate**2, 0.0) / np.maximum(n, 1.0)
+
+
+def mover_sum(shares: Any, rates: Any, lower: Any, upper: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MOVER estimate and limits of ``sum_c shares_c * mean_c`` from each cell's own limits (last axis).
+
+    The combination of :func:`cells_interval`, for cell limits of any construction (exact
+    binomial, betting limits of a bounded mean).
+
+    Examples
+    --------
+    >>> est, lo, hi = mover_sum([0.5, 0.5], [0.2, 0.6], [0.1, 0.4], [0.4, 0.7])
+    >>> round(float(est), 3), round(float(lo), 3), round(float(hi), 3)
+    (0.4, 0.288, 0.512)
+    """
+    w = np.asarray(shares, dtype=float)
+    rate = np.asarray(rates, dtype=float)
+    estimate = (w * rate).sum(axis=-1)
+    lo = estimate - np.sqrt((w**2 * (rate - np.asarray(lower, dtype=float)) ** 2).sum(axis=-1))
+    hi = estimate + np.sqrt((w**2 * (np.asarray(upper, dtype=float) - rate) ** 2).sum(axis=-1))
+    return estimate, lo, hi
 
 
 def cells_interval(

@@ -23,7 +23,8 @@ COMPARE_DESCRIPTION = (
 COMPARE_EPILOG = (
     "examples:\n  bayeseval compare answers.csv --strata task\n"
     "  bayeseval compare answers.parquet --outcome match --strata metadata.category --reference gpt-a --json\n"
-    "  bayeseval compare --inspect logs/ --strata metadata.category"
+    "  bayeseval compare --inspect logs/ --strata metadata.category\n"
+    "  bayeseval compare --inspect logs/ --epoch 1 --labels human.csv --strata metadata.category"
 )
 
 
@@ -62,8 +63,15 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
         choices=("holm", "bonferroni", "none"),
         help="multiplicity adjustment across pairs and strata",
     )
+    p.add_argument(
+        "--human",
+        default=None,
+        help="column of human labels of the answers (1 right, 0 wrong; empty where unlabelled): the outcome is "
+        "then the judge's 0/1 verdict on every answer and the difference is in human-judged accuracy",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    add_harness_args(p, labels=False)
+    add_harness_args(p, labels=True)
+    p.set_defaults(labels_on="model,item")
     return p
 
 
@@ -85,6 +93,7 @@ def run_compare(args: Any) -> int:
     from bayeseval.estimate.paired import compare_models  # deferred: SciPy, pandas
 
     check_one_input(args)
+    human = _human_option(args)
     items = _split(args.item) or ["item"]
     strata = _split(args.strata)
     ids = [args.model, *items, *([args.cluster] if args.cluster else [])]
@@ -98,6 +107,7 @@ def run_compare(args: Any) -> int:
         ("--strata", strata or []),
         ("--cluster", [args.cluster] if args.cluster else []),
         ("--outcome", [args.outcome] if args.outcome else []),
+        ("--human", [args.human] if args.human else []),
         ("--y-true", [args.y_true] if args.y_true else []),
         ("--y-pred", [args.y_pred] if args.y_pred else []),
     ):
@@ -122,12 +132,29 @@ def run_compare(args: Any) -> int:
         reference=reference,
         level=args.level,
         adjust=args.adjust,
+        human=human,
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=json_default))
     else:
         print(result.to_text())
     return EXIT_OK
+
+
+def _human_option(args: Any) -> str | None:
+    """The human label column: ``--human``, or ``human`` when ``--labels`` joins labels onto harness files."""
+    if getattr(args, "selected_by", None) is not None:
+        raise ValueError("--selected-by does not apply to compare: the labelled items must be drawn at random")
+    if getattr(args, "labels", None) is None:
+        return args.human
+    if args.human is not None:
+        raise ValueError("give --human (a column of the data) or --labels (a labels file), not both")
+    if args.model not in (_split(args.labels_on) or []):
+        raise ValueError(
+            f"--labels-on {args.labels_on!r} must name the model column {args.model!r}: a human label "
+            "judges one model's answer (default --labels-on model,item)"
+        )
+    return "human"
 
 
 def _harness_answers(args: Any, items: list[str]) -> tuple[Any, list[str], str]:

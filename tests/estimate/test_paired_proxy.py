@@ -1,0 +1,285 @@
+"""Tests of ``compare_models(..., human=)``: a judge on every item, human labels on a few.
+
+References: a hand computation of the cells' shares, means and estimate, and of the MOVER
+combination of the per-group betting limits (``unit_ci``); the labels-only paired comparison
+when every item is labelled; a seeded simulation against the truth of each dataset.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeseval._kernels.bounded_mean import unit_ci, units_ci
+from bayeseval._kernels.proxy import mean_variance
+from bayeseval.cli.main import main
+from bayeseval.estimate import paired_proxy
+from bayeseval.estimate.paired import compare_models
+from bayeseval.io import read_inspect
+
+DATA = "tests/io/data"
+
+
+def _frame(ja, jb, ha, hb, strata=None) -> pd.DataFrame:
+    n = len(ja)
+    base = pd.DataFrame({"item": np.arange(n)})
+    if strata is not None:
+        base["category"] = strata
+    return pd.concat(
+        [base.assign(model="a", outcome=ja, human=ha), base.assign(model="b", outcome=jb, human=hb)],
+        ignore_index=True,
+    )
+
+
+# judge cells (j_a, j_b): (0, 1) 2 items unlabelled; (0, 0) 4 items, 3 labelled d = 0, 0, 0;
+# (1, 1) 8 items, 3 labelled d = 0, 0, -1; (1, 0) 6 items, 3 labelled d = 1, 1, 0
+NAN = np.nan
+TINY = pd.DataFrame(
+    [(0, 1, NAN, NAN)] * 2
+    + [(0, 0, 1, 1), (0, 0, 0, 0), (0, 0, 1, 1)]
+    + [(0, 0, NAN, NAN)]
+    + [(1, 1, 1, 1), (1, 1, 0, 0), (1, 1, 0, 1)]
+    + [(1, 1, NAN, NAN)] * 5
+    + [(1, 0, 1, 0), (1, 0, 1, 0), (1, 0, 1, 1)]
+    + [(1, 0, NAN, NAN)] * 3,
+    columns=["ja", "jb", "ha", "hb"],
+)
+
+
+def test_tiny_frame_matches_a_hand_computation():
+    t = TINY
+    assert len(t) == 20
+    cell = paired_proxy.cell_of(t["ja"], t["jb"])
+    z = ((t["ha"] - t["hb"] + 1) / 2).to_numpy()
+    obs = pd.DataFrame({"key": 0, "block": 0, "cell": cell, "z": z})
+    # labels per ordered cell [0, 3, 3, 3]: (0, 1) joins (0, 0); shares 6/20, 8/20, 6/20
+    plan = paired_proxy.plan(obs, 1, [True])
+    assert plan.group_share.tolist() == [0.3, 0.4, 0.3]
+    assert plan.group_labels.tolist() == [3, 3, 3]
+    est, lo, hi = paired_proxy.intervals(plan, 0.95)
+    means = [0.0, -1 / 3, 2 / 3]  # the groups' mean d
+    assert est[0] == pytest.approx(0.3 * 0 + 0.4 * (-1 / 3) + 0.3 * (2 / 3))
+    # MOVER of the groups' betting limits on z = (d + 1)/2
+    limits = [unit_ci([0.5], [1], [3]), unit_ci([0.5, 0.0], [1, 1], [2, 1]), unit_ci([1.0, 0.5], [1, 1], [2, 1])]
+    w = np.array([0.3, 0.4, 0.3])
+    r = np.array([(m + 1) / 2 for m in means])
+    low = np.array([x[1] for x in limits])
+    up = np.array([x[2] for x in limits])
+    assert [x[0] for x in limits] == pytest.approx(r.tolist())
+    z_est = (w * r).sum()
+    assert lo[0] == pytest.approx(2 * (z_est - np.sqrt((w**2 * (r - low) ** 2).sum())) - 1)
+    assert hi[0] == pytest.approx(2 * (z_est + np.sqrt((w**2 * (up - r) ** 2).sum())) - 1)
+    # through compare_models: the variance rule decides between the cells and the labels only
+    res = compare_models(_frame(t["ja"], t["jb"], t["ha"], t["hb"]), human="human", adjust="none", reference="b").table
+    zl = z[~np.isnan(z)]
+    v_labels = mean_variance(zl.sum(), (zl**2).sum(), zl.size)
+    zg = [zl[:3], zl[3:6], zl[6:]]  # the labelled rows in group order
+    v_cells = sum(wi**2 * mean_variance(g.sum(), (g**2).sum(), g.size) for wi, g in zip(w, zg, strict=True))
+    uses = bool(v_cells < 0.8 * v_labels)
+    assert bool(res["uses_proxy"].iloc[0]) is uses
+    expected = est[0] if uses else 2 * zl.mean() - 1
+    assert res["estimate"].iloc[0] == pytest.approx(expected)
+    assert res["labelled"].iloc[0] == 9 and res["n_items"].iloc[0] == 20
+
+
+def test_every_item_labelled_gives_the_labels_only_estimate():
+    rng = np.random.default_rng(3)
+    n = 300
+    ha = (rng.random(n) < 0.8).astype(float)
+    hb = (rng.random(n) < 0.6).astype(float)
+    ja = np.where(rng.random(n) < 0.9, ha, 1 - ha)
+    jb = np.where(rng.random(n) < 0.9, hb, 1 - hb)
+    cat = rng.choice(["x", "y", "z"], n)
+    frame = _frame(ja, jb, ha, hb, cat)
+    ours = compare_models(frame, human="human", strata="category", reference="b").table.set_index("stratum")
+    plain = compare_models(frame, outcome="human", strata="category", reference="b").table.set_index("stratum")
+    assert np.allclose(ours["estimate"], plain.loc[ours.index, "estimate"], atol=1e-12)
+    assert (ours["labelled"] == ours["n_items"]).all()
+
+
+def test_a_one_row_family_is_separable_exactly_when_its_interval_excludes_zero():
+    rng = np.random.default_rng(5)
+    for shift in (0.0, 0.15, 0.3):
+        n = 400
+        ha = (rng.random(n) < 0.6 + shift).astype(float)
+        hb = (rng.random(n) < 0.6).astype(float)
+        ja = np.where(rng.random(n) < 0.92, ha, 1 - ha)
+        jb = np.where(rng.random(n) < 0.92, hb, 1 - hb)
+        lab = rng.random(n) < 0.4
+        frame = _frame(ja, jb, np.where(lab, ha, np.nan), np.where(lab, hb, np.nan))
+        row = compare_models(frame, human="human").table.iloc[0]
+        excludes = row["lower"] > 0 or row["upper"] < 0
+        assert bool(row["separable"]) is bool(excludes), (shift, row.to_dict())
+        assert bool(row["p_value"] <= 0.05) is bool(excludes)
+
+
+def test_leaderboard_reads_the_human_judged_accuracy():
+    t = TINY
+    res = compare_models(_frame(t["ja"], t["jb"], t["ha"], t["hb"]), human="human")
+    board = res.leaderboard.set_index("model")["mean"]
+    # model a: judge 0 on 6 items (3 labelled: 1, 0, 1), judge 1 on 14 (6 labelled: 1, 0, 0, 1, 1, 1);
+    # shares 0.3 / 0.7; whether the cells pay is the single-model proxy path's rule
+    from bayeseval._kernels.proxy import proxy_interval
+
+    expected = float(proxy_interval([2, 4], [3, 6], [0.3, 0.7]).estimate)
+    assert board["a"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"human": "nope"}, ValueError, "human column 'nope'"),
+        ({"human": "text"}, TypeError, "human column 'text'"),
+        ({"human": "wide"}, ValueError, "human column 'wide' must lie in"),
+        ({"human": "human", "outcome": "graded"}, ValueError, "outcome column is the judge"),
+        ({"human": "human", "design": {"cluster": "passage"}}, ValueError, "design cluster"),
+    ],
+)
+def test_refusals_name_the_argument(kwargs, error, match):
+    t = TINY
+    frame = _frame(t["ja"], t["jb"], t["ha"], t["hb"])
+    frame["text"] = "x"
+    frame["wide"] = 2.0
+    frame["graded"] = 0.5
+    frame["passage"] = frame["item"] // 2
+    with pytest.raises(error, match=match):
+        compare_models(frame, **kwargs)
+
+
+def test_epochs_are_refused_with_human_labels():
+    t = TINY
+    frame = _frame(t["ja"], t["jb"], t["ha"], t["hb"])
+    frame = pd.concat([frame.assign(epoch=1), frame.assign(epoch=2)])
+    with pytest.raises(ValueError, match="human labels need one answer per model and item"):
+        compare_models(frame, human="human")
+    assert compare_models(frame).family_size == 1  # without human, epochs are averaged as before
+
+
+@pytest.mark.slow
+def test_seeded_coverage_holds_where_the_judge_only_difference_fails():
+    """One category of 200 items, model a's accuracy 0.65, b's 0.63; a judge agreeing 90% on
+    a's answers and lenient on b's (passes 40% of its wrong answers); 120 labels at random.
+    400 datasets: MC SE 0.011 at 0.95; ours must cover at >= 0.94 (level - 0.01), the
+    judge-only difference covers far below (its bias is about -0.12)."""
+    rng = np.random.default_rng(20261207)
+    sets, n, labels = 400, 200, 120
+    k = 1 / 0.3 - 1
+    p = rng.beta(0.65 * k, 0.35 * k, size=(sets, n))
+    q = 0.97 * np.where(rng.random((sets, n)) < 0.7, p, rng.beta(0.65 * k, 0.35 * k, size=(sets, n)))
+    ha = (rng.random((sets, n)) < p).astype(float)
+    hb = (rng.random((sets, n)) < q).astype(float)
+    ja = np.where(rng.random((sets, n)) < 0.1, 1 - ha, ha)
+    jb = np.where(rng.random((sets, n)) < np.where(hb == 1, 0.05, 0.4), 1 - hb, hb)
+    lab = np.argsort(rng.random((sets, n)), axis=1) < labels
+    key = np.repeat(np.arange(sets), n)
+    z = np.where(lab, (ha - hb + 1) / 2, np.nan).ravel()
+    obs = pd.DataFrame({"key": key, "block": key, "cell": paired_proxy.cell_of(ja.ravel(), jb.ravel()), "z": z})
+    _, lo, hi = paired_proxy.intervals(paired_proxy.plan(obs, sets, np.zeros(sets, bool)), 0.95)
+    truth = (ha - hb).mean(axis=1)
+    coverage = np.mean((lo <= truth + 1e-12) & (truth <= hi + 1e-12))
+    assert coverage >= 0.94
+    # the judge-only difference: compare_models without human (betting interval on the verdicts)
+    zj = pd.DataFrame({"key": key, "unit_successes": ((ja - jb + 1) / 2).ravel(), "unit_trials": 1})
+    hist = zj.groupby(["key", "unit_successes", "unit_trials"]).size().rename("units").reset_index()
+    ci = units_ci(hist, "key", 0.95).sort_index()
+    judge_lo, judge_hi = 2 * ci["lower"].to_numpy() - 1, 2 * ci["upper"].to_numpy() - 1
+    assert np.mean((judge_lo <= truth) & (truth <= judge_hi)) < 0.5
+    # dataset 0 through the public function gives the same interval
+    frame = _frame(ja[0], jb[0], np.where(lab[0], ha[0], np.nan), np.where(lab[0], hb[0], np.nan))
+    row = compare_models(frame, human="human", adjust="none", reference="b").table.iloc[0]
+    assert row["lower"] == pytest.approx(lo[0]) and row["upper"] == pytest.approx(hi[0])
+
+
+def test_command_line_labels_and_human_column(tmp_path, capsys):
+    """Two Inspect logs, epoch 1, human labels on 4 of the 6 items joined by model and item."""
+    records = read_inspect([f"{DATA}/inspect_model-a.eval", f"{DATA}/inspect_model-b.json"])
+    frame = records.frame[records.frame["epoch"] == 1].drop(columns=["metadata.note"])
+    items = sorted(frame["item"].astype(str).unique())[:4]
+    labels = pd.DataFrame(
+        [(m, i, (k + j) % 2) for j, m in enumerate(sorted(frame["model"].unique())) for k, i in enumerate(items)],
+        columns=["model", "item", "label"],
+    )
+    labels_path = tmp_path / "labels.csv"
+    labels.to_csv(labels_path, index=False)
+    logs = [f"{DATA}/inspect_model-a.eval", f"{DATA}/inspect_model-b.json"]
+    code = main(["compare", "--inspect", *logs, "--epoch", "1", "--labels", str(labels_path), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    got = pd.DataFrame(out["differences"])
+    # the same through the function on a frame holding the human labels
+    data = frame.astype({"item": str}).merge(labels.astype({"item": str}), on=["model", "item"], how="left")
+    expected = compare_models(data.rename(columns={"label": "human"}), item=["task", "item"], human="human").table
+    assert got["labelled"].tolist() == expected["labelled"].tolist() == [4]
+    np.testing.assert_allclose(got[["estimate", "lower", "upper"]], expected[["estimate", "lower", "upper"]])
+    # a data file with a --human column gives the same
+    path = tmp_path / "answers.csv"
+    data.rename(columns={"label": "human"}).to_csv(path, index=False)
+    assert main(["compare", str(path), "--item", "task,item", "--human", "human", "--json"]) == 0
+    again = pd.DataFrame(json.loads(capsys.readouterr().out)["differences"])
+    np.testing.assert_allclose(again[["estimate", "lower", "upper"]], expected[["estimate", "lower", "upper"]])
+    # refusals name the option
+    assert main(["compare", "--inspect", *logs, "--labels", str(labels_path), "--labels-on", "item"]) == 2
+    assert "--labels-on 'item' must name the model column" in capsys.readouterr().err
+    assert main(["compare", "--inspect", *logs, "--labels", str(labels_path), "--selected-by", "outcome"]) == 2
+    assert "--selected-by does not apply to compare" in capsys.readouterr().err
+    assert main(["compare", "--inspect", *logs, "--labels", str(labels_path)]) == 2
+    assert "one answer per model and item" in capsys.readouterr().err
+
+
+def test_a_stratum_without_labels_has_no_estimate_and_the_pooled_row_only_bounds():
+    rng = np.random.default_rng(2)
+    n = 120
+    cat = np.repeat(["x", "y", "z"], 40)
+    ha = (rng.random(n) < 0.8).astype(float)
+    hb = (rng.random(n) < 0.6).astype(float)
+    lab = (rng.random(n) < 0.5) & (cat != "z")
+    frame = _frame(ha, hb, np.where(lab, ha, np.nan), np.where(lab, hb, np.nan), cat)
+    res = compare_models(frame, strata="category", human="human", reference="b")
+    table = res.table.set_index("stratum")
+    assert np.isnan(table.loc["z", "estimate"]) and table.loc["z", ["lower", "upper"]].tolist() == [-1.0, 1.0]
+    assert np.isnan(table.loc["(all)", "estimate"])
+    # the pooled bounds: the labelled strata's cells with the unlabelled third at [-1, 1] (MOVER adds 1/3 each side)
+    assert -1 < table.loc["(all)", "lower"] and table.loc["(all)", "upper"] < 1
+    assert any("no human label in stratum(s) z" in note for note in res.notes)
+    assert any("there is no estimate" in note for note in res.notes)
+
+
+@pytest.mark.parametrize("adjust", ["bonferroni", "holm"])
+def test_separable_rows_that_read_the_cells_agree_with_their_intervals(adjust):
+    """Bonferroni: a row reading the cells is separable exactly when its interval excludes 0;
+    Holm: at least those rows (its first step is Bonferroni's)."""
+    rng = np.random.default_rng(11)
+    n = 900
+    cat = rng.choice(["x", "y", "z"], n)
+    ha = (rng.random(n) < np.where(cat == "x", 0.9, 0.7)).astype(float)
+    hb = (rng.random(n) < 0.6).astype(float)
+    ja = np.where(rng.random(n) < 0.93, ha, 1 - ha)
+    jb = np.where(rng.random(n) < 0.93, hb, 1 - hb)
+    lab = rng.random(n) < 0.35
+    frame = _frame(ja, jb, np.where(lab, ha, np.nan), np.where(lab, hb, np.nan), cat)
+    table = compare_models(frame, strata="category", human="human", adjust=adjust).table
+    cells = table[table["uses_proxy"]]
+    assert len(cells) >= 2
+    excludes = (cells["lower"] > 0) | (cells["upper"] < 0)
+    assert excludes.any()
+    if adjust == "bonferroni":
+        assert (cells["separable"] == excludes).all()
+    else:
+        assert (cells["separable"] | ~excludes).all()
+
+
+def test_kernel_mover_sum_reproduces_cells_interval_with_its_wilson_limits():
+    from bayeseval._kernels.binomial import binomial_bounds
+    from bayeseval._kernels.proxy import cells_interval, mover_sum
+
+    s, n, w = np.array([2.0, 7.0, 15.0]), np.array([5.0, 10.0, 20.0]), np.array([0.2, 0.3, 0.5])
+    lo, hi = binomial_bounds(s, n, 0.05, "wilson")
+    est, lower, upper = mover_sum(w, s / n, lo, hi)
+    ref = cells_interval(s, n, w, 0.95)
+    assert (est, lower, upper) == pytest.approx(ref)
+    # the smoothed variance of 0/1 values is the kernel's smoothed binomial variance
+    rate = (s + 0.5) / (n + 1)
+    assert mean_variance(s, s, n) == pytest.approx(rate * (1 - rate) / n)
