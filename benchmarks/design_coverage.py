@@ -26,7 +26,10 @@ Side by side, on the same seeded datasets (level 0.95):
 (d) ``hoeffding``: Hoeffding's inequality inverted on ``y_i(r) = (a_i - r b_i)/M + r`` (with
     equal sizes, Hoeffding on unit means);
 (e) ``betting``: ``bayeseval._kernels.bounded_mean.units_ci`` (``M`` = the largest unit size
-    observed in the stratum, the kernel's default).
+    observed in the stratum, the kernel's default);
+(f) ``star``: the same test inversion with the kernel's private STaR-Bets variant
+    (``units_ci(..., bets="star")``: the target-recalculating bets of Voracek and Orabona 2025,
+    arXiv:2505.22422).
 
 Coverage has Monte Carlo SE ``sqrt(c (1 - c) / datasets)`` (0.0049 at 0.95 with 2,000
 datasets); width is the mean of upper - lower.
@@ -37,6 +40,7 @@ Run from the repository root::
     python benchmarks/design_coverage.py --quick     # 300 datasets, G in 10 and 50, binary + recall
     python benchmarks/design_coverage.py --write     # also rewrite the section of docs/validation.md
     python benchmarks/design_coverage.py --from-csv benchmarks/results/design_coverage.csv --write
+    python benchmarks/design_coverage.py --datasets 1000 --units 10 50   # a subset of the grid
 
 The table goes to ``benchmarks/results/design_coverage.csv`` (``--quick``:
 ``design_coverage_quick.csv``).
@@ -64,13 +68,14 @@ UNITS = (10, 20, 50, 200)
 SIZES = ("1", "5", "20", "1-20")
 RHOS = (0.0, 0.3, 0.9)
 MUS = (0.5, 0.8, 0.98)
-METHODS = ("wilson_rows", "cr1", "t_units", "hoeffding", "betting")
+METHODS = ("wilson_rows", "cr1", "t_units", "hoeffding", "betting", "star")
 LABELS = {
     "wilson_rows": "(a) Wilson, rows",
     "cr1": "(b) CR1 CLT",
     "t_units": "(c) t, unit means",
     "hoeffding": "(d) Hoeffding",
     "betting": "(e) betting (ours)",
+    "star": "(f) betting, STaR bets",
 }
 
 
@@ -180,6 +185,7 @@ def intervals(a: np.ndarray, b: np.ndarray, level: float, methods=METHODS, **kw)
         "t_units": lambda: t_units(a, b, level),
         "hoeffding": lambda: hoeffding(a, b, level),
         "betting": lambda: betting(a, b, level, **kw),
+        "star": lambda: betting(a, b, level, bets="star", **kw),
     }
     return {m: fns[m]() for m in methods}
 
@@ -187,14 +193,15 @@ def intervals(a: np.ndarray, b: np.ndarray, level: float, methods=METHODS, **kw)
 # -- study -----------------------------------------------------------------------------------
 
 
-def grid(quick: bool) -> list[dict]:
-    units = (10, 50) if quick else UNITS
+def grid(quick: bool, units: tuple | None = None) -> list[dict]:
+    units = units or ((10, 50) if quick else UNITS)
     outcomes = ("binary",) if quick else ("binary", "graded")
     cfgs = []
-    for g, sizes, rho, mu, outcome in itertools.product(units, SIZES, RHOS, MUS, outcomes):
-        cfgs.append({"units": g, "sizes": sizes, "rho": rho, "mu": mu, "outcome": outcome, "estimand": "rate"})
-    for g, rho, mu, outcome in itertools.product(units, RHOS, MUS, outcomes):
-        cfgs.append({"units": g, "sizes": "1-20", "rho": rho, "mu": mu, "outcome": outcome, "estimand": "recall"})
+    for g in units:  # one number of units after the other (each configuration has its own seed)
+        for sizes, rho, mu, outcome in itertools.product(SIZES, RHOS, MUS, outcomes):
+            cfgs.append({"units": g, "sizes": sizes, "rho": rho, "mu": mu, "outcome": outcome, "estimand": "rate"})
+        for rho, mu, outcome in itertools.product(RHOS, MUS, outcomes):
+            cfgs.append({"units": g, "sizes": "1-20", "rho": rho, "mu": mu, "outcome": outcome, "estimand": "recall"})
     return cfgs
 
 
@@ -206,7 +213,10 @@ def run_config(cfg: dict, datasets: int, seed: int, level: float = LEVEL) -> dic
     r = truth(cfg["estimand"], cfg["mu"])
     row = dict(cfg, truth=r, datasets=datasets)
     t0 = time.process_time()
-    for m, (lo, hi) in intervals(a, b, level).items():
+    for m in METHODS:
+        t1 = time.process_time()
+        lo, hi = intervals(a, b, level, methods=(m,))[m]
+        row[f"{m}_seconds"] = time.process_time() - t1
         cov = float(np.mean((lo <= r) & (r <= hi)))
         row[f"{m}_coverage"] = cov
         row[f"{m}_mcse"] = float(np.sqrt(cov * (1 - cov) / datasets))
@@ -215,8 +225,14 @@ def run_config(cfg: dict, datasets: int, seed: int, level: float = LEVEL) -> dic
     return row
 
 
+def _methods(df: pd.DataFrame) -> tuple:
+    """The methods a results table holds (older tables lack the later columns)."""
+    return tuple(m for m in METHODS if f"{m}_coverage" in df.columns)
+
+
 def summary(df: pd.DataFrame, level: float = LEVEL) -> str:
     """Markdown tables: worst and mean coverage by number of units, and width against CR1."""
+    METHODS = _methods(df)  # noqa: N806
     lines = [
         "| units per stratum | configurations | "
         + " | ".join(f"{LABELS[m]}: min / mean coverage" for m in METHODS)
@@ -247,8 +263,26 @@ def summary(df: pd.DataFrame, level: float = LEVEL) -> str:
     return "\n".join(lines)
 
 
+def variants(df: pd.DataFrame) -> str:
+    """Per number of units: worst coverage (with its MC SE) and width over CR1, min / median / max, of (e) and (f)."""
+    lines = ["| units | configurations | interval | worst coverage (MC SE) | width / CR1: min / median / max |"]
+    lines.append("|---|---|---|---|---|")
+    for g, part in df.groupby("units"):
+        for m in ("betting", "star"):
+            if f"{m}_coverage" not in part.columns:
+                continue
+            i = part[f"{m}_coverage"].idxmin()
+            ratio = part[f"{m}_width"] / part["cr1_width"]
+            lines.append(
+                f"| {g} | {len(part)} | {LABELS[m]} | {part.loc[i, f'{m}_coverage']:.3f} ({part.loc[i, f'{m}_mcse']:.3f}) "
+                f"| {ratio.min():.2f} / {ratio.median():.2f} / {ratio.max():.2f} |"
+            )
+    return "\n".join(lines)
+
+
 def detail(df: pd.DataFrame) -> str:
     """Per (outcome, sizes, estimand, units): worst coverage over rho and mu, and width ratio (e)/(b)."""
+    METHODS = _methods(df)  # noqa: N806
     head = "| rows | unit sizes | estimand | units | " + " | ".join(LABELS[m] for m in METHODS)
     head += " | width (e)/(b), median [max] |"
     lines = [head, "|---" * (5 + len(METHODS)) + "|"]
@@ -274,7 +308,7 @@ def section(df: pd.DataFrame, seconds: float) -> str:
 Generated by `python benchmarks/design_coverage.py --write` ({len(df)} configurations, {d:,} seeded
 datasets each, {seconds / 60:.0f} CPU minutes for the intervals; table in `benchmarks/results/design_coverage.csv`).
 Level 0.95; Monte Carlo SE of a coverage near 0.95 is {mcse:.4f} (near 0.90, {np.sqrt(0.09 / d):.4f}).
-See the script's docstring for the design and the five intervals.
+See the script's docstring for the design and the intervals.
 
 {summary(df)}
 
@@ -294,7 +328,7 @@ test inversion of the betting confidence interval of Waudby-Smith and Ramdas (20
 the bounded unit scores `y_i(r) = (a_i - r b_i)/M + r`, averaged over seeded unit orders (the
 module docstring has the construction and the variants tried). Below, its coverage and width
 beside today's default (Wilson on the rows), the cluster-robust CLT interval, the t interval on
-unit means and Hoeffding, on the same seeded datasets.
+unit means, Hoeffding and the kernel's private STaR-Bets variant, on the same seeded datasets.
 """
 
 
@@ -313,6 +347,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="300 datasets, 10 and 50 units, binary and recall only")
     ap.add_argument("--datasets", type=int, default=None, help="datasets per configuration (default 2,000)")
     ap.add_argument("--seed", type=int, default=45)
+    ap.add_argument("--units", type=int, nargs="+", default=None, help="numbers of units per stratum to run")
+    ap.add_argument("--out", default=None, help="results file (default benchmarks/results/design_coverage[_quick].csv)")
     ap.add_argument("--write", action="store_true", help="rewrite the section of docs/validation.md")
     ap.add_argument("--from-csv", default=None, help="rebuild the tables from a saved results file")
     args = ap.parse_args()
@@ -321,13 +357,19 @@ def main() -> None:
         print(summary(df))
         print()
         print(detail(df))
+        print()
+        print(variants(df))
         if args.write:
             write_docs(section(df, float(df["seconds"].sum())))
         return
     datasets = args.datasets or (300 if args.quick else 2000)
     t0 = time.process_time()
     rows = []
-    cfgs = grid(args.quick)
+    out = (
+        Path(args.out) if args.out else RESULTS / ("design_coverage_quick.csv" if args.quick else "design_coverage.csv")
+    )
+    RESULTS.mkdir(exist_ok=True)
+    cfgs = grid(args.quick, tuple(args.units) if args.units else None)
     for i, cfg in enumerate(cfgs):
         rows.append(run_config(cfg, datasets, args.seed))
         r = rows[-1]
@@ -336,14 +378,16 @@ def main() -> None:
             f"rho={cfg['rho']:.1f} mu={cfg['mu']:.2f}  " + "  ".join(f"{m}={r[f'{m}_coverage']:.3f}" for m in METHODS),
             flush=True,
         )
+        pd.DataFrame(rows).to_csv(out, index=False)  # partial results survive an interrupted run
     df = pd.DataFrame(rows)
     seconds = time.process_time() - t0
-    RESULTS.mkdir(exist_ok=True)
-    df.to_csv(RESULTS / ("design_coverage_quick.csv" if args.quick else "design_coverage.csv"), index=False)
+    df.to_csv(out, index=False)
     print()
     print(summary(df))
     print()
     print(detail(df))
+    print()
+    print(variants(df))
     print(f"\n{seconds:.0f} CPU seconds")
     if args.write:
         write_docs(section(df, seconds))

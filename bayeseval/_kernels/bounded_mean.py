@@ -110,12 +110,57 @@ truncation c = 1/2                     1.32 / 1.83 / 10.3        0.990
 truncation c = 3/4 (default)           1.33 / 1.55 / 7.7         0.987
 truncation c = 0.9                     1.33 / 1.51 / 6.8         0.983
 Hoeffding on ``y(r)``, for scale (*)   1.39 / 3.36 / 16.4        0.992
+STaR-Bets, ``bets="star"`` (**)        1.09 / 1.51 / 6.1         0.977
 =====================================  ========================  ============
 
 (*) from the full run (2,000 datasets). With 1, 4 and 16 orders (size 5, correlation 0.3, c = 1/2) the width over CR1 was 1.49, 1.50
 and 1.49.
 
-The bets are WSR's fixed-``n`` tuning throughout (their time-uniform tuning,
+(**) A private variant, not the default (see "STaR-Bets" below); in the same run the default
+measured 1.33 / 1.57 / 7.7 and 0.983. At 10 units: 1.00 / 1.70 / 10.3 and 0.970 (default 1.20 /
+1.68 / 11.3 and 0.993).
+
+STaR-Bets. The target-recalculating bets of Voracek and Orabona (2025, "Sequential
+Target-Recalculating Bets for Tighter Confidence Intervals", arXiv:2505.22422), used in the
+same test of ":math:`R = r`" on :math:`y_i(r)`: each side bets
+
+.. math:: \lambda_t(r) = \sqrt{2 \max(\log(2/\alpha) - \log K_{t-1}(r), 0) / ((n - t + 1) S_t(r))},
+
+aiming to reach :math:`2/\alpha` (so the hedged average reaches :math:`1/\alpha`) at the last
+unit, with their variance plug-in :math:`S_t = \min(\sum_{j<t} (y_j - r)^2/(t-1) + q\, n/(t-1)^2,\
+r(1-r))` (``q = r`` for :math:`K^+`, ``1 - r`` for :math:`K^-`; :math:`S_1 = r(1-r)`), truncated
+at ``0.99/r`` (``0.99/(1-r)``), and without their final randomisation (the interval stays a
+function of the data). It is still an e-value: for a fixed ``r`` and a fixed order,
+:math:`\lambda_t(r)` depends on :math:`y_1(r), \dots, y_{t-1}(r)` only, so under :math:`R = r`
+each factor has conditional mean 1 and each side is a nonnegative martingale with mean 1, and
+so is the average over sides and orders (checked exactly in the tests: :math:`E K(R) = 1` by
+enumerating every outcome sequence). Unlike the default bets, these depend on ``r``, and the
+capital is not monotone in ``r`` near the ends (on 200 random datasets, 19 acceptance sets were
+not one interval, with slivers up to 0.007 beyond the first crossing), so the variant inverts on
+a 65-point grid, takes the hull, scans 32 points over one grid step beyond each end and moves
+the end to the outermost crossing (against a 4,000-point grid on the same 200 datasets, one
+accepted sliver 0.0003 wide, 0.002 beyond the reported end, was missed). Exact coverage for
+binary units of size one (sum over the binomial outcomes, ``p`` on a grid of 999): at least
+0.962, 0.962, 0.966 at ``n`` = 10, 20, 50 (default 0.983, 0.987, 0.987), mean width 0.52,
+0.39, 0.26 (default 0.61, 0.46, 0.30). The order average matters here: with one order the
+exact coverage at ``n = 20`` is 0.899, since a fixed order of the sorted units is not an i.i.d.
+sequence and STaR bets to land on the threshold (the orders come from a fixed seed; the
+guarantee is over the seed, for the default as for this variant, and the enumeration checks
+the seed in use). It is narrower than the default in 313 of the 360 configurations below but
+wider (up to 1.14x) at a rate of 0.5 with concentrated unit means (large units, little
+within-unit correlation), where the prior term :math:`q n/t^2` fades slowly (a weight of 0.25
+on it helps there and costs at rates near 0.98; not adopted), and it costs 5-7x the time (one
+sequential pass per candidate rate).
+On the whole grid (``benchmarks/design_coverage.py``, column (f); 90 configurations per number
+of units, binary and graded; 1,000 seeded datasets at 10, 20 and 50 units, MC SE 0.0069 at 0.95;
+300 at 200 units, MC SE 0.0126): worst coverage 0.974, 0.968, 0.967, 0.963 at 10, 20, 50, 200
+units (default 0.993, 0.990, 0.990, 0.983), none below level - 0.01; width over CR1, min /
+median / max, 1.00 / 1.75 / 14.3, 1.04 / 1.62 / 11.6, 1.09 / 1.53 / 8.6, 1.14 / 1.40 / 5.0
+(default 1.19 / 1.78 / 15.6, 1.27 / 1.62 / 13.6, 1.33 / 1.58 / 10.8, 1.36 / 1.42 / 6.8); width
+over the default's 0.71-1.14, median 0.87-0.89. It stays private: the 1.25x target at 50 units
+is still missed (the Markov cost above remains), and 200 units were run with 300 datasets only.
+
+The default bets are WSR's fixed-``n`` tuning throughout (their time-uniform tuning,
 :math:`t \log(1 + t)` in place of ``n``, serves looks at every ``n`` and is not used here), with
 the empirical-Bernstein-style variance plug-in. Averaging
 over more orders changes the width by under 1% (it buys determinism, not width). ``c = 3/4``
@@ -147,10 +192,17 @@ MAX_ORDERS = 16
 ORDER_BUDGET = 1 << 16
 #: WSR truncation ``c`` of the bets: every factor of the capital stays at least ``1 - c``
 TRUNCATION = 0.75
+#: private variant of the bets: "star" (target-recalculating bets of Voracek and Orabona 2025)
+BETS = ("wsr", "star")
+#: truncation ``c`` of the STaR bets (their reference bets nearly all-in, ``1/(r + 0.001)``)
+STAR_TRUNCATION = 0.99
+#: weight of the STaR variance prior ``q n / t^2`` (their ``c``)
+STAR_PRIOR = 1.0
 #: seed of the unit orders (a constant: the interval is a deterministic function of the data)
 ORDER_SEED = 20240145
 
 _COARSE = 17  # coarse grid points on [0, 1]
+_STAR_GRID = 65  # grid of the STaR variant, whose capital need not be monotone in r (the hull is taken)
 _TOL = 1e-9
 _MAX_ITER = 60
 _CHUNK = 1 << 21  # elements per block of the (strata, orders, candidates, units) evaluation
@@ -210,6 +262,55 @@ def _log_mean_capital(
     return out
 
 
+def _log_mean_capital_star(
+    a: np.ndarray, b: np.ndarray, m: np.ndarray, r: np.ndarray, level: float, c: float, prior: float = STAR_PRIOR
+) -> np.ndarray:
+    """Log of the order-averaged hedged STaR-Bets capital at candidates ``r`` (private variant).
+
+    ``a``, ``b``: (S, K, n) units in betting order; ``m``: (S,); ``r``: (S, R). Returns (S, R).
+    Each side bets :math:`\\lambda_t = \\sqrt{2 \\max(L - \\log K_{t-1}, 0) / ((n - t + 1) S_t)}`, the
+    target-recalculating bet of Voracek and Orabona (2025, arXiv:2505.22422) with target
+    ``L = log(2/alpha)`` (each side of the hedged capital must reach ``2/alpha``), truncated at
+    ``c/r`` (``c/(1 - r)``) and with their variance plug-in :math:`S_t = \\min(\\sum_{j<t} (y_j -
+    r)^2/(t-1) + \\text{prior}\\, q\\, n/(t-1)^2,\\ r (1 - r))` (``q = r`` for the lower side, ``1 - r``
+    for the upper). The bets depend on ``r`` and on the capital so far, but only through the past:
+    each side's capital is still a nonnegative martingale under :math:`R = r`.
+    """
+    s_, k_, n_ = a.shape
+    target = np.log(2.0 / (1.0 - level))
+    out = np.empty(r.shape)
+    per = max(1, (_CHUNK // 8) // max(1, k_ * r.shape[1]))
+    for lo in range(0, s_, per):
+        sl = slice(lo, lo + per)
+        rr = np.broadcast_to(r[sl][:, None, :], (r[sl].shape[0], k_, r.shape[1]))  # (s, K, R)
+        inv_m = 1.0 / m[sl][:, None, None]
+        cap_var = np.maximum(rr * (1.0 - rr), 1e-12)
+        with np.errstate(divide="ignore"):
+            cap_p = np.where(rr > 0, c / rr, np.inf)
+            cap_n = np.where(rr < 1, c / (1.0 - rr), np.inf)
+        lw_p = np.zeros(rr.shape)
+        lw_n = np.zeros(rr.shape)
+        sq = np.zeros(rr.shape)
+        for t in range(n_):
+            d = (a[sl][:, :, t, None] - rr * b[sl][:, :, t, None]) * inv_m  # y_t(r) - r
+            if t == 0:
+                var_p = var_n = cap_var
+            else:
+                base = sq / t
+                var_p = np.minimum(base + prior * rr * n_ / (t * t), cap_var)
+                var_n = np.minimum(base + prior * (1.0 - rr) * n_ / (t * t), cap_var)
+            rest = float(n_ - t)
+            lp = np.minimum(np.sqrt(2.0 * np.maximum(target - lw_p, 0.0) / (rest * np.maximum(var_p, 1e-12))), cap_p)
+            ln = np.minimum(np.sqrt(2.0 * np.maximum(target - lw_n, 0.0) / (rest * np.maximum(var_n, 1e-12))), cap_n)
+            lw_p += np.log1p(lp * d)
+            lw_n += np.log1p(-ln * d)
+            sq += d * d
+        both = np.concatenate([lw_p, lw_n], axis=1)  # (s, 2K, R)
+        top = both.max(axis=1)
+        out[sl] = top + np.log(np.exp(both - top[:, None, :]).mean(axis=1))
+    return out
+
+
 def _prepare(a_sorted: np.ndarray, b_sorted: np.ndarray, m: np.ndarray, level: float, max_orders: int) -> tuple:
     """Units of strata with equal ``n`` (S, n), sorted, into (S, K, n) betting orders and bets."""
     perms = _orders(a_sorted.shape[1], max_orders)
@@ -219,7 +320,15 @@ def _prepare(a_sorted: np.ndarray, b_sorted: np.ndarray, m: np.ndarray, level: f
     return a, b, lam
 
 
-def _ends(a_sorted: np.ndarray, b_sorted: np.ndarray, m: np.ndarray, level: float, c: float, max_orders: int) -> tuple:
+def _ends(
+    a_sorted: np.ndarray,
+    b_sorted: np.ndarray,
+    m: np.ndarray,
+    level: float,
+    c: float,
+    max_orders: int,
+    bets: str = "wsr",
+) -> tuple:
     """Estimate, lower, upper for S strata with the same number of units ``n`` (arrays (S, n))."""
     a, b, lam = _prepare(a_sorted, b_sorted, m, level, max_orders)
     crit = -np.log1p(-level)
@@ -227,11 +336,13 @@ def _ends(a_sorted: np.ndarray, b_sorted: np.ndarray, m: np.ndarray, level: floa
     s_ = len(est)
 
     def f(r: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:  # >= 0: rejected
-        if idx is None:
-            return _log_mean_capital(a, b, m, lam, r, c) - crit
-        return _log_mean_capital(a[idx], b[idx], m[idx], lam[idx], r, c) - crit
+        sel = slice(None) if idx is None else idx
+        if bets == "star":
+            return _log_mean_capital_star(a[sel], b[sel], m[sel], r, level, c) - crit
+        return _log_mean_capital(a[sel], b[sel], m[sel], lam[sel], r, c) - crit
 
-    grid = np.broadcast_to(np.linspace(0.0, 1.0, _COARSE), (s_, _COARSE))
+    n_grid = _COARSE if bets == "wsr" else _STAR_GRID
+    grid = np.broadcast_to(np.linspace(0.0, 1.0, n_grid), (s_, n_grid))
     cand = np.concatenate([grid, est[:, None]], axis=1)
     val = f(cand)
     ok = val < 0
@@ -244,15 +355,62 @@ def _ends(a_sorted: np.ndarray, b_sorted: np.ndarray, m: np.ndarray, level: floa
     f_hi_in = val[rows, np.argmax(np.where(ok, cand, -np.inf), axis=1)]
     below = np.where(grid < lo_in[:, None], grid, -np.inf)
     lo_out = below.max(axis=1)
-    f_lo_out = val[rows, np.clip(np.argmax(below, axis=1), 0, _COARSE - 1)]
+    f_lo_out = val[rows, np.clip(np.argmax(below, axis=1), 0, n_grid - 1)]
     above = np.where(grid > hi_in[:, None], grid, np.inf)
     hi_out = above.min(axis=1)
-    f_hi_out = val[rows, np.clip(np.argmin(above, axis=1), 0, _COARSE - 1)]
+    f_hi_out = val[rows, np.clip(np.argmin(above, axis=1), 0, n_grid - 1)]
     lower = _refine(f, lo_in, f_lo_in, lo_out, f_lo_out)
     upper = _refine(f, hi_in, f_hi_in, hi_out, f_hi_out)
     lower = np.where(np.isfinite(lo_out), lower, 0.0)  # 0 itself accepted
     upper = np.where(np.isfinite(hi_out), upper, 1.0)
+    if bets == "star":  # the capital is not monotone in r near the ends: take the hull of a local scan
+        lower = _extend(f, lower, -1.0, 1.0 / (n_grid - 1))
+        upper = _extend(f, upper, 1.0, 1.0 / (n_grid - 1))
     return est, lower, upper
+
+
+def _extend(f: Any, end: np.ndarray, sign: float, window: float, points: int = 32, rounds: int = 4) -> np.ndarray:
+    """Move an interval end outward to the outermost accepted point of a scan of ``window`` beyond it.
+
+    ``sign`` -1 for the lower end, +1 for the upper. Each round scans ``points`` candidates over
+    ``window`` beyond the end; when one is accepted, the end moves to the crossing (false position)
+    between the outermost accepted candidate and the next one out, and the next round scans beyond
+    the new end.
+    """
+    end = np.array(end, dtype=float)
+    steps = np.arange(1, points + 1) * (window / points)
+    todo = np.ones(len(end), dtype=bool)
+    for _ in range(rounds):
+        live = np.flatnonzero(todo & ((end > 0.0) if sign < 0 else (end < 1.0)))
+        if live.size == 0:
+            break
+        cand = np.clip(end[live][:, None] + sign * steps, 0.0, 1.0)
+        val = f(cand, live if live.size < len(end) else None)
+        acc = val < 0
+        hit = acc.any(axis=1)
+        if not hit.any():
+            break
+        j = points - 1 - np.argmax(acc[:, ::-1], axis=1)  # outermost accepted scan point
+        rows = np.arange(live.size)
+        x_in, f_in = cand[rows, j], val[rows, j]
+        jo = np.minimum(j + 1, points - 1)
+        x_out = np.where(j + 1 < points, cand[rows, jo], np.nan)
+        f_out = val[rows, jo]
+        sub = np.flatnonzero(hit)
+        done = sub[np.isnan(x_out[sub]) & (x_in[sub] == (0.0 if sign < 0 else 1.0))]
+        end[live[done]] = x_in[done]  # the bound itself accepted
+        inner = sub[~np.isnan(x_out[sub])]
+        if inner.size:
+
+            def g(r: np.ndarray, idx: np.ndarray | None = None, _ix: np.ndarray = live[inner]) -> np.ndarray:
+                return f(r, _ix if idx is None else _ix[idx])
+
+            end[live[inner]] = _refine(g, x_in[inner], f_in[inner], x_out[inner], f_out[inner])
+        far = sub[np.isnan(x_out[sub]) & (x_in[sub] != (0.0 if sign < 0 else 1.0))]
+        end[live[far]] = x_in[far]  # the last scan point accepted: scan again from there
+        todo[:] = False
+        todo[live[sub]] = True  # scan again beyond the new end where this round moved it
+    return end
 
 
 def _refine(f: Any, x_in: np.ndarray, f_in: np.ndarray, x_out: np.ndarray, f_out: np.ndarray) -> np.ndarray:
@@ -317,6 +475,18 @@ def _histogram(unit_successes: Any, unit_trials: Any, units: Any) -> tuple[np.nd
     return a, b, k.astype(np.int64)
 
 
+def _truncation(truncation: Any, bets: Any) -> float:
+    """The bets' truncation ``c`` (validated), with the default of the chosen bets."""
+    if bets not in BETS:
+        raise ValueError(f"bets must be one of {BETS}, got {bets!r}")
+    if truncation is None:
+        return STAR_TRUNCATION if bets == "star" else TRUNCATION
+    c = float(truncation)
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"truncation must lie in (0, 1), got {truncation!r}")
+    return c
+
+
 def _bound(bound: Any, largest: float) -> float:
     if bound is None:
         return largest
@@ -343,8 +513,9 @@ def log_capital(
     level: float = 0.95,
     *,
     bound: float | None = None,
-    truncation: float = TRUNCATION,
+    truncation: float | None = None,
     max_orders: int = MAX_ORDERS,
+    bets: str = "wsr",
 ) -> np.ndarray:
     r"""Log of the order-averaged hedged betting capital :math:`\bar K(r)` of one stratum.
 
@@ -359,10 +530,13 @@ def log_capital(
         Sets the bets' tuning (:math:`\log(2/\alpha)`, :math:`\alpha = 1 -` level).
     bound : float, optional
         The largest possible unit size ``M`` (default: the largest observed).
-    truncation : float
-        The bets' truncation ``c`` in (0, 1).
+    truncation : float, optional
+        The bets' truncation ``c`` in (0, 1) (default 3/4; 0.99 for ``bets="star"``).
     max_orders : int
         Most unit orders averaged over.
+    bets : {"wsr", "star"}
+        The bets: WSR's fixed-``n`` plug-in (default) or the private STaR-Bets variant (see
+        the module docstring, "Tried").
 
     Returns
     -------
@@ -385,8 +559,11 @@ def log_capital(
         return np.zeros(r.shape[1])
     m = np.array([_bound(bound, float(b.max()))])
     ae, be = _expanded(a, b, k)
+    c = _truncation(truncation, bets)
     ao, bo, lam = _prepare(ae[None, :], be[None, :], m, level, int(max_orders))
-    return _log_mean_capital(ao, bo, m, lam, r, float(truncation))[0]
+    if bets == "star":
+        return _log_mean_capital_star(ao, bo, m, r, level, c)[0]
+    return _log_mean_capital(ao, bo, m, lam, r, c)[0]
 
 
 def unit_ci(
@@ -396,8 +573,9 @@ def unit_ci(
     level: float = 0.95,
     *,
     bound: float | None = None,
-    truncation: float = TRUNCATION,
+    truncation: float | None = None,
     max_orders: int = MAX_ORDERS,
+    bets: str = "wsr",
 ) -> tuple[float, float, float]:
     r"""Estimate and finite-sample valid interval of one stratum's rate from its unit histogram.
 
@@ -414,10 +592,14 @@ def unit_ci(
     bound : float, optional
         ``M``, the design's bound on the unit size (e.g. the number of epochs). Default: the
         largest unit size observed (exact when every unit has that size).
-    truncation : float
-        The bets' truncation ``c`` in (0, 1) (default 3/4; WSR also use 1/2).
+    truncation : float, optional
+        The bets' truncation ``c`` in (0, 1) (default 3/4; WSR also use 1/2; 0.99 for
+        ``bets="star"``).
     max_orders : int
         Most seeded unit orders the capital is averaged over.
+    bets : {"wsr", "star"}
+        The bets: WSR's fixed-``n`` plug-in (default) or the private STaR-Bets variant (see
+        the module docstring, "Tried").
 
     Returns
     -------
@@ -446,7 +628,7 @@ def unit_ci(
         return float("nan"), 0.0, 1.0
     m = np.array([_bound(bound, float(b.max()))])
     ae, be = _expanded(a, b, k)
-    est, lo, hi = _ends(ae[None, :], be[None, :], m, level, float(truncation), int(max_orders))
+    est, lo, hi = _ends(ae[None, :], be[None, :], m, level, _truncation(truncation, bets), int(max_orders), bets)
     return float(est[0]), float(lo[0]), float(hi[0])
 
 
@@ -456,8 +638,9 @@ def units_ci(
     level: float = 0.95,
     *,
     bound: float | None = None,
-    truncation: float = TRUNCATION,
+    truncation: float | None = None,
     max_orders: int = MAX_ORDERS,
+    bets: str = "wsr",
 ) -> Any:
     """:func:`unit_ci` for every stratum of a units histogram, vectorised over strata.
 
@@ -473,7 +656,7 @@ def units_ci(
     bound : float, optional
         The design's bound on the unit size, for every stratum (default: each stratum's
         largest observed unit size).
-    truncation, max_orders
+    truncation, max_orders, bets
         As in :func:`unit_ci`.
 
     Returns
@@ -496,6 +679,7 @@ def units_ci(
     import pandas as pd
 
     level = check_level(level)
+    c = _truncation(truncation, bets)
     cols = [index_columns] if isinstance(index_columns, str) else list(index_columns)
     missing = [c for c in [*cols, "unit_successes", "unit_trials", "units"] if c not in table.columns]
     if missing:
@@ -520,7 +704,7 @@ def units_ci(
     for n in np.unique(n_units[n_units > 0]):
         sel = np.flatnonzero(n_units == n)
         pos = starts[sel][:, None] + np.arange(n)
-        e, lo, hi = _ends(a_e[pos], b_e[pos], m_all[sel], level, float(truncation), int(max_orders))
+        e, lo, hi = _ends(a_e[pos], b_e[pos], m_all[sel], level, c, int(max_orders), bets)
         est[sel], lower[sel], upper[sel] = e, lo, hi
     return pd.DataFrame(
         {"estimate": est, "lower": lower, "upper": upper, "n_units": n_units, "n_trials": n_trials}, index=uniques

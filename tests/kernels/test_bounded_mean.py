@@ -8,6 +8,7 @@ seeded datasets for coverage; brute-force evaluation of the capital on a fine gr
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -242,3 +243,151 @@ def test_graded_outcomes_and_a_bound():
     e2, lo2, hi2 = unit_ci(a, b, k, LEVEL, bound=3)
     assert e1 == pytest.approx(14.5 / 23) and (lo1, hi1) == (lo2, hi2)
     assert 0 < lo1 < e1 < hi1 < 1
+
+
+# -- (vii) the private STaR-Bets variant -------------------------------------------------------
+# Reference: a plain-loop transcription of the target-recalculating bets from Voracek and
+# Orabona (2025, arXiv:2505.22422, STaR-Bets), one side per call, written here from the paper's
+# formulas; exact expectations by enumerating every outcome sequence; exact binomial coverage.
+
+
+def _star_side(d, r, q, level, n_total, c=0.99, prior=1.0):
+    """Log capital of one side: factors ``1 + lam_t d_t`` (``d_t`` = y_t - r or r - y_t), ``q`` the prior's scale."""
+    target = math.log(2 / (1 - level))
+    cap_var = max(r * (1 - r), 1e-12)
+    cap = c / q if q > 0 else math.inf  # q = r for the lower side (y - r >= -r), 1 - r for the upper
+    lw, sq = 0.0, 0.0
+    for t, dt in enumerate(d):
+        var = cap_var if t == 0 else min(sq / t + prior * q * n_total / t**2, cap_var)
+        lam = min(math.sqrt(2 * max(target - lw, 0.0) / ((n_total - t) * max(var, 1e-12))), cap)
+        lw += math.log1p(lam * dt)
+        sq += dt * dt
+    return lw
+
+
+def _star_capital(a, b, m, r, level):
+    """Hedged STaR capital of one betting order of units (a_i, b_i), bound m, at rate r."""
+    d = [(ai - r * bi) / m for ai, bi in zip(a, b, strict=True)]
+    up = _star_side(d, r, r, level, len(d))
+    down = _star_side([-x for x in d], r, 1 - r, level, len(d))
+    return 0.5 * math.exp(up) + 0.5 * math.exp(down)
+
+
+def test_star_capital_matches_the_reference_loop():
+    rng = np.random.default_rng(21)
+    a = rng.binomial(rng.integers(1, 6, 11), 0.6).astype(float)
+    b = np.maximum(rng.integers(1, 6, 11), a)
+    rates = np.array([0.1, 0.45, 0.6, 0.9])
+    ours = np.exp(log_capital(a, b, np.ones(11), rates, LEVEL, bets="star"))
+    order = np.lexsort((b, a))
+    xs, ys = a[order], b[order]
+    ref = [np.mean([_star_capital(xs[p], ys[p], b.max(), r, LEVEL) for p in _orders(11, 16)]) for r in rates]
+    np.testing.assert_allclose(ours, ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("n", "support", "probs"),
+    [
+        (3, [(0.0, 1), (1.0, 1), (0.0, 2), (1.0, 2), (2.0, 2)], [0.2, 0.1, 0.15, 0.25, 0.3]),
+        (3, [(0.0, 1), (0.5, 1), (1.0, 1)], [0.1, 0.3, 0.6]),
+    ],
+)
+def test_star_capital_is_an_e_value_by_exhaustive_expectation(n, support, probs):
+    # n <= 3 units: the kernel averages over every order, so E K(R) is an exact sum over all n-tuples
+    probs = np.asarray(probs)
+    r_true = sum(p * a for p, (a, _) in zip(probs, support, strict=True)) / sum(
+        p * b for p, (_, b) in zip(probs, support, strict=True)
+    )
+    m = max(b for _, b in support)
+    expect = {r_true: 0.0, 0.5 * r_true: 0.0}
+    for seq in itertools.product(range(len(support)), repeat=n):
+        a = [support[i][0] for i in seq]
+        b = [support[i][1] for i in seq]
+        w = float(np.prod(probs[list(seq)]))
+        lk = log_capital(a, b, np.ones(n), list(expect), LEVEL, bound=m, bets="star")
+        for r, v in zip(expect, np.exp(lk), strict=True):
+            expect[r] += w * v
+    assert expect[r_true] == pytest.approx(1.0, abs=1e-12)  # a martingale: mean exactly one
+    assert expect[0.5 * r_true] > 1.0  # and not at a false rate
+
+
+def test_star_single_order_capital_is_a_martingale_at_n_eight():
+    # one fixed order of 8 units (the kernel's (S, K, n) evaluation): E K(R) = 1 over all 3^8 sequences
+    from bayeseval._kernels.bounded_mean import _log_mean_capital_star
+
+    vals, probs = np.array([0.0, 0.5, 1.0]), np.array([0.25, 0.35, 0.4])
+    seqs = np.array(list(itertools.product(range(3), repeat=8)))
+    a = vals[seqs][:, None, :]
+    w = np.prod(probs[seqs], axis=1)
+    r_true = float(vals @ probs)
+    caps = np.exp(
+        _log_mean_capital_star(a, np.ones_like(a), np.ones(len(a)), np.full((len(a), 1), r_true), LEVEL, 0.99)
+    )
+    assert float(w @ caps[:, 0]) == pytest.approx(1.0, abs=1e-10)
+    i = 4321
+    assert caps[i, 0] == pytest.approx(_star_capital(a[i, 0], np.ones(8), 1.0, r_true, LEVEL), rel=1e-10)
+
+
+def _binary_intervals(n, **kw):
+    k = np.arange(n + 1)
+    t = pd.DataFrame(
+        {
+            "s": np.repeat(k, 2),
+            "unit_successes": np.tile([1.0, 0.0], n + 1),
+            "unit_trials": 1,
+            "units": np.column_stack([k, n - k]).ravel(),
+        }
+    )
+    out = units_ci(t, "s", LEVEL, **kw)
+    return out["lower"].to_numpy(), out["upper"].to_numpy()
+
+
+@pytest.mark.parametrize("n", [10, 20])
+def test_star_exact_coverage_binary_units_of_size_one(n):
+    # binary units of size one: the interval is a function of the number of successes k, so the
+    # coverage at p is the exact sum over k of the binomial probabilities of the k whose interval holds p
+    from scipy import stats
+
+    lo, hi = _binary_intervals(n, bets="star")
+    p = np.linspace(0.0005, 0.9995, 1999)
+    pmf = stats.binom.pmf(np.arange(n + 1)[None, :], n, p[:, None])
+    cov = (pmf * ((lo <= p[:, None]) & (p[:, None] <= hi))).sum(axis=1)
+    assert cov.min() >= LEVEL
+    # and narrower than the default interval for every number of successes
+    lo_w, hi_w = _binary_intervals(n)
+    assert np.all(hi - lo < hi_w - lo_w)
+
+
+def test_star_interval_is_the_hull_of_the_accepted_rates():
+    # the STaR capital need not be monotone in r: the interval must hold every accepted rate of a
+    # fine grid (up to a sliver narrower than the local scan's spacing, 1/64/32)
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        a, b = _simulate(rng, 1, 30, "1-20", 0.7, 0.3, graded=True)
+        a, b = a[0], b[0]
+        grid = np.linspace(0, 1, 4001)
+        accepted = grid[log_capital(a, b, np.ones(30), grid, LEVEL, bets="star") < np.log(1 / (1 - LEVEL))]
+        est, lo, hi = unit_ci(a, b, np.ones(30), LEVEL, bets="star")
+        assert lo <= est <= hi
+        assert lo <= accepted.min() + 5e-4 and accepted.max() - 5e-4 <= hi
+        assert accepted.min() - lo < 2.5e-4 + 1e-9 and hi - accepted.max() < 2.5e-4 + 1e-9
+
+
+@pytest.mark.slow
+def test_star_seeded_coverage_clustered():
+    datasets = 300
+    for g, sizes, mu, rho, graded in [(10, "5", 0.8, 0.3, False), (20, "1-20", 0.9, 0.3, True)]:
+        rng = np.random.default_rng([13, g])
+        a, b = _simulate(rng, datasets, g, sizes, mu, rho, graded)
+        out = units_ci(_table(a, b), "s", LEVEL, bets="star")
+        cov = float(np.mean((out["lower"] <= mu) & (mu <= out["upper"])))
+        assert cov >= LEVEL - 0.01 - 3 * np.sqrt(LEVEL * (1 - LEVEL) / datasets)
+
+
+def test_bets_default_and_errors():
+    a, b, k = [5.0, 0.0, 3.0], [5, 5, 5], [5, 2, 3]
+    assert unit_ci(a, b, k, LEVEL) == unit_ci(a, b, k, LEVEL, bets="wsr", truncation=0.75)
+    with pytest.raises(ValueError, match="bets must be one of"):
+        unit_ci(a, b, k, bets="kelly")
+    with pytest.raises(ValueError, match="truncation must lie"):
+        unit_ci(a, b, k, truncation=1.0)
