@@ -213,6 +213,7 @@ def test_budget_and_history(tmp_path):
 
 # PrecisionLimitedWarning expected: the target is out of reach on purpose (see below): create warns
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
+@pytest.mark.slow  # subprocesses killed mid-campaign, about 6 s
 def test_kill9_loses_nothing_and_never_double_counts(tmp_path):
     """A child loops propose/ingest and is SIGKILLed at random moments, four times."""
     pool = make_pool(n=1500, k=5, seed=9)

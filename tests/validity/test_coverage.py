@@ -398,6 +398,7 @@ def test_expected_width_coverage_close_to_nominal_over_40_repeats(pool_active_si
     assert s.loc["expected_width", "labels_mean"] <= 0.8 * s.loc["independent_beta", "labels_mean"]
 
 
+@pytest.mark.slow  # a seeded simulation, about 7 s
 def test_stratum_guarantee_covers_the_atypical_stratum_the_pooled_rule_misses():
     # 20 seeded campaigns each: the pooled rule misses the stratum at 0.14 in 4 of them, the
     # default in 1; the default's coverage at stop, over all 100 stratum intervals, is at least

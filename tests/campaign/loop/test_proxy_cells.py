@@ -282,6 +282,7 @@ def test_status_matches_proxy_ci_by_hand(tmp_path):
     assert (st["read"] == "proxy").all()
 
 
+@pytest.mark.slow  # a seeded simulation, about 5 s
 def test_cell_design_estimate_is_unbiased(tmp_path):
     # 40 seeded campaigns of 120 labels on one pool: the mean proxy estimate matches the pool's
     # true error rate within 3 Monte Carlo standard errors, while the raw labelled error rate is
