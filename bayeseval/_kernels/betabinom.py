@@ -5,7 +5,9 @@ every count, and both tails of an observed count, in logs, at any number of tria
   mixture of Beta distributions;
 * :func:`betabinom_log_tails` -- ``log P(X <= s)`` and ``log P(X >= s)`` under
   Beta-binomials, exact sums in logs with a quadrature for very large counts;
-* :func:`beta_mixture_log_tails` -- the same under a Beta mixture per stratum.
+* :func:`beta_mixture_log_tails` -- the same under a Beta mixture per stratum;
+* :func:`units_log_likelihood` -- the log likelihood of strata of sampling units (a histogram of
+  unit successes and sizes) over a grid of the mean unit accuracy, at a within-unit concentration.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ __all__ = [
     "betabinom_log_tails",
     "kept_components",
     "mixture_pmfs",
+    "units_log_likelihood",
 ]
 
 
