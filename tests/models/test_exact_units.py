@@ -96,7 +96,7 @@ def test_units_of_one_row_give_the_exact_engine_s_fit(s, n):
     m_u, v_u = units.posterior_moments()
     m_r, v_r = rows.posterior_moments()
     np.testing.assert_allclose(m_u, m_r, atol=1e-5)
-    np.testing.assert_allclose(np.sqrt(v_u), np.sqrt(v_r), atol=2e-5)
+    np.testing.assert_allclose(np.sqrt(v_u), np.sqrt(v_r), atol=5e-5)
     q = [0.025, 0.5, 0.975]
     np.testing.assert_allclose(units.quantiles(q), rows.quantiles(q), atol=5e-4)
     np.testing.assert_allclose(units.cdf(0.25), rows.cdf(0.25), atol=1e-3)
@@ -132,7 +132,7 @@ def test_posterior_mean_matches_a_brute_force_integral_over_all_parameters():
     wts = np.exp(lj - lj.max())
     wts /= wts.sum()
     ref = np.einsum("jg,jgk->k", wts, np.array(means))
-    np.testing.assert_allclose(fit.posterior_moments()[0], ref, atol=2e-3)
+    np.testing.assert_allclose(fit.posterior_moments()[0], ref, atol=5e-4)  # measured 9e-5
 
 
 def test_draws_agree_with_the_grid_moments():
@@ -227,3 +227,15 @@ def test_units_model_covers_on_average_where_the_row_model_does_not():
                 out.append(np.mean((lo <= theta) & (theta <= hi)))
     assert np.mean(units_cov) >= 0.90
     assert np.mean(rows_cov) <= 0.85
+
+
+def test_the_forest_plot_of_an_average_unit_report_names_the_pooled_interval():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayeseval.plots import forest
+
+    rep = _evaluate(_answers(4, strata=3), outcome="ok", guarantee="average")
+    labels = [t.get_text() for t in forest(rep).get_legend().get_texts()]
+    assert "raw rate, pooled interval over units (average coverage)" in labels
+    assert not any("(its units)" in lab for lab in labels)
