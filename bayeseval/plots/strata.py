@@ -55,7 +55,11 @@ def _report_forest_frame(report: Any, level: float) -> tuple[pd.DataFrame, dict[
     frame, _ = _table_forest_frame(report.table, level)
     frame.attrs["interval"] = _REPORT_INTERVAL.get(report.guarantee, "raw rate, interval")
     if "n_units" in report.table.columns:  # counted by unit: the units' interval, sizes in units
-        frame.attrs["interval"] = "raw rate, interval covering each stratum (its units)"
+        frame.attrs["interval"] = (
+            "raw rate, interval covering each stratum (its units)"
+            if report.posterior is None
+            else "raw rate, pooled interval over units (average coverage)"  # guarantee="average"
+        )
         frame.attrs["sizes"] = report.table["n_units"].to_numpy(dtype=float)
         frame.attrs["size_unit"] = "units"
     return frame, overall

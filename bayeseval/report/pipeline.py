@@ -357,7 +357,8 @@ def evaluate(
 
 
 def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bool = False) -> Report:
-    """The report of counts by unit: each stratum's unit interval, the overall rates by unit, no pooled model.
+    """The report of counts by unit: each stratum's unit interval (``guarantee="average"``: the pooled
+    model over units), the overall rates by unit.
 
     ``whole_pool``: ``population="pool"`` with every row labelled: each rate is known exactly.
     """
@@ -367,7 +368,12 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
     table["halfwidth"] = (table["upper"] - table["lower"]) / 2
     if counts.n_units is not None:
         table["n_units"] = counts.n_units
-    pooled = unit_pooled(counts, whole_pool)
+    pooled = unit_pooled(counts, whole_pool, cfg)
+    if pooled.post is not None:  # guarantee="average": the pooled model over units gives the intervals
+        for col in ("mean", "lower", "upper"):
+            table[f"pooled_{col}"] = pooled.summary[col].to_numpy()
+        table["lower"], table["upper"] = table["pooled_lower"], table["pooled_upper"]
+        table["halfwidth"] = (table["upper"] - table["lower"]) / 2
     overall, overall_findings = whole_pool_overall(counts) if whole_pool else unit_overall(counts, table, cfg.level)
     findings = unit_findings(counts) + pooled.findings + stratum_findings(counts, (lo, hi), metric_name)
     if cfg.target_halfwidth is not None:

@@ -4,14 +4,17 @@ When :func:`~bayeseval.tabulate` counted the rows by unit (``design=Design(clust
 ``outcome=`` with partial credit), the rows of a unit are not independent yes/no draws and the
 binomial intervals of the other sections do not hold. Each stratum's interval is then the
 finite-sample valid interval of its units (:mod:`bayeseval._kernels.bounded_mean`: a betting
-test inverted, no borrowing across strata), the overall rates combine units, and no pooled model
-is fitted (it treats rows as independent binomial draws). Binary rows in units of one row each
+test inverted, no borrowing across strata), the overall rates combine units, and the row-level
+pooled model is not fitted (it treats rows as independent binomial draws); under
+``guarantee="average"`` the pooled model over units
+(:func:`~bayeseval.models.exact_units.fit_exact_units`) gives the intervals, for binary outcomes. Binary rows in units of one row each
 are not "by unit": they keep every binomial section, bit for bit.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -132,8 +135,10 @@ def whole_pool_overall(counts: Counts) -> tuple[pd.DataFrame, list[Finding]]:
     return overall, []
 
 
-def unit_pooled(counts: Counts, whole_pool: bool = False) -> Pooled:
-    """No pooled model under units (or for a pool known exactly): why, as a note."""
+def unit_pooled(counts: Counts, whole_pool: bool = False, cfg: Any = None) -> Pooled:
+    """The pooled section under units: under ``guarantee="average"`` (``cfg``) the pooled model over
+    units for binary outcomes (:func:`~bayeseval.models.exact_units.fit_exact_units`), else no pooled
+    model (and why, as a note); for a pool known exactly, nothing to pool."""
     if whole_pool:
         return Pooled(
             findings=[
@@ -149,6 +154,8 @@ def unit_pooled(counts: Counts, whole_pool: bool = False) -> Pooled:
                 )
             ]
         )
+    if cfg is not None and not cfg.guarantee.per_stratum:
+        return _units_model(counts, cfg)
     return Pooled(
         findings=[
             Finding(
@@ -156,14 +163,58 @@ def unit_pooled(counts: Counts, whole_pool: bool = False) -> Pooled:
                 (),
                 (
                     "The rows come in units (or carry graded outcomes), which the pooled Beta-binomial model "
-                    "does not describe (it treats every row as an independent yes/no draw): no pooled model is "
-                    "fitted, and each stratum's interval is its own units' finite-sample valid interval, "
-                    "without borrowing from the other strata, under either guarantee."
+                    "does not describe (it treats every row as an independent yes/no draw): under "
+                    "guarantee='stratum' no pooled model is fitted, and each stratum's interval is its own units' "
+                    "finite-sample valid interval, without borrowing from the other strata (guarantee='average' "
+                    "fits the pooled model over units, for binary outcomes)."
                 ),
                 "note",
             )
         ]
     )
+
+
+def _no_units_model(why: str) -> Pooled:
+    return Pooled(
+        findings=[
+            Finding(
+                "no pooling",
+                (),
+                f"{why}: no pooled model is fitted, and each stratum's interval is its own units' finite-sample "
+                "valid interval, without borrowing from the other strata.",
+                "note",
+            )
+        ]
+    )
+
+
+def _units_model(counts: Counts, cfg: Any) -> Pooled:
+    """``guarantee="average"`` under units: the pooled model over units, with a note naming it."""
+    assert counts.units is not None
+    if int((counts.trials > 0).sum()) < 2:
+        return _no_units_model("Fewer than two strata have trials, so there is nothing to pool")
+    s = counts.units["unit_successes"].to_numpy(float)
+    if (s != np.round(s)).any():
+        return _no_units_model(
+            "The outcomes are graded, and the pooled model over units takes binary outcomes only (0/1 per row)"
+        )
+    if cfg.model != "beta_binomial":
+        return _no_units_model(f"The pooled model over units has no {cfg.model!r} version")
+    from bayeseval.models.exact_units import fit_exact_units  # deferred: loaded on use
+
+    post = fit_exact_units(counts, prior=cfg.prior, random_seed=cfg.random_seed)
+    summary = post.summary(level=cfg.level)
+    rho = post.diagnostics["correlation"]
+    engine = " (the PyMC engine has no model over units; the exact engine was used)" if cfg.engine == "pymc" else ""
+    note = (
+        "guarantee='average' under units: lower and upper are the posterior intervals of the pooled model over "
+        f"units{engine}. Each stratum's rate is drawn from a Beta across strata and its units' accuracies from a "
+        "Beta around that rate, with a within-unit correlation shared by the strata (posterior mean "
+        f"{rho:.2f}); the intervals cover on average over the strata. The estimand is each stratum's expected "
+        "unit accuracy, which is its row-level rate when the units have equal sizes (or sizes unrelated to "
+        "their accuracy)."
+    )
+    return Pooled(post=post, summary=summary, findings=[Finding("units model", (), note, "note")])
 
 
 def unit_findings(counts: Counts) -> list[Finding]:
