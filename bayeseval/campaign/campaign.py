@@ -149,6 +149,7 @@ class Campaign:
         units = self._unit_design() if self.spec.design.cluster is not None else None
         # units of one row each are rows: the campaign is the row campaign, bit for bit (as evaluate reads them)
         self._units = units if units is not None and bool((units.unit_rows > 1).any()) else None
+        self._last_state: RuleState | None = None  # the last state built, whose fits a state of equal counts reuses
 
     def _unit_design(self) -> UnitDesign:
         """The stored units of the pool's eligible rows and their proposal order (``design.cluster``)."""
@@ -436,7 +437,7 @@ class Campaign:
                 labelled=counts["labelled"].to_numpy(),
                 pending=counts["pending"].to_numpy(),
             )
-        return spec_state(
+        st = spec_state(
             self.spec,
             self._design,
             successes=counts["successes"].to_numpy(),
@@ -444,6 +445,11 @@ class Campaign:
             labelled=counts["labelled"].to_numpy(),
             pending=counts["pending"].to_numpy(),
         )
+        if self._proxy is None and not self._seeded:  # their states carry intervals of their own (use_intervals)
+            # a round proposes and reports on the same counts: the posterior and intervals are fitted once
+            st.reuse_fits(self._last_state)
+            self._last_state = st
+        return st
 
     def state(self) -> RuleState | MetricStates:
         """The campaign's current state as its rule sees it.
