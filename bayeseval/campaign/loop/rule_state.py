@@ -669,10 +669,10 @@ class RuleState:
         Examples
         --------
         >>> a = RuleState.from_counts([1, 2, 3], [20, 30, 40], available=[80, 70, 60], guarantee="stratum")
-        >>> lo, hi = a.guaranteed_intervals()
+        >>> (lo, hi), post = a.guaranteed_intervals(), a.posterior
         >>> b = RuleState.from_counts([1, 2, 3], [20, 30, 40], available=[70, 70, 60], pending=[10, 0, 0],
         ...                           guarantee="stratum")
-        >>> b.reuse_fits(a), b.guaranteed_intervals()[0] is lo, b.posterior is a.posterior
+        >>> b.reuse_fits(a), b.guaranteed_intervals()[0] is lo, b.posterior is post
         (True, True, True)
         """
         if earlier is None or earlier is self or not self._same_fit_inputs(earlier):
