@@ -983,8 +983,9 @@ class Campaign:
             else:
                 rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
         round_ = store.next_round(conn)
-        labels = stratum_labels(self.strata)
-        allocation = {labels[i]: int(alloc[i]) for i in np.flatnonzero(alloc > 0)}
+        chosen = np.flatnonzero(alloc > 0)
+        labels = stratum_labels(self.strata[chosen])  # the labels of the strata allocated only
+        allocation = {label: int(alloc[i]) for label, i in zip(labels, chosen, strict=True)}
         post = next(iter(st.states.values())).posterior if isinstance(st, MetricStates) else st.posterior
         details = {
             "model": post.model,

@@ -480,8 +480,11 @@ class CampaignStore:
         rows = conn.execute(
             "SELECT stratum, labelled, trials, successes, pending FROM counts ORDER BY stratum"
         ).fetchall()
-        frame = pd.DataFrame(rows, columns=["code", "labelled", "trials", "successes", "pending"])
-        return frame.set_index("code").astype(np.int64)
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), 5)  # one conversion, not a frame of tuples
+        names = ["labelled", "trials", "successes", "pending"]
+        return pd.DataFrame(
+            {name: table[:, j + 1] for j, name in enumerate(names)}, index=pd.Index(table[:, 0], name="code")
+        )
 
     def pool_table(self) -> pd.DataFrame:
         """Every pool row's stratum code, prediction, eligibility and place in the stored order.
