@@ -477,11 +477,23 @@ class CampaignStore:
             Indexed by stratum code: ``labelled``, ``trials``, ``successes``, ``pending``.
         """
         conn = conn or self.conn
-        rows = conn.execute(
-            "SELECT stratum, labelled, trials, successes, pending FROM counts ORDER BY stratum"
-        ).fetchall()
-        table = np.array(rows, dtype=np.int64).reshape(len(rows), 5)  # one conversion, not a frame of tuples
+        k, first, last = conn.execute("SELECT COUNT(*), MIN(stratum), MAX(stratum) FROM counts").fetchone()
         names = ["labelled", "trials", "successes", "pending"]
+        if k and first == 0 and last == k - 1:  # codes 0..k-1 (as created): fetch the strata with a count only
+            rows = conn.execute(
+                "SELECT stratum, labelled, trials, successes, pending FROM counts "
+                "WHERE labelled != 0 OR trials != 0 OR successes != 0 OR pending != 0 ORDER BY stratum"
+            ).fetchall()
+            table = np.zeros((k, 5), np.int64)
+            table[:, 0] = np.arange(k)
+            if rows:
+                found = np.array(rows, dtype=np.int64)
+                table[found[:, 0]] = found
+        else:
+            rows = conn.execute(
+                "SELECT stratum, labelled, trials, successes, pending FROM counts ORDER BY stratum"
+            ).fetchall()
+            table = np.array(rows, dtype=np.int64).reshape(len(rows), 5)  # one conversion, not a frame of tuples
         return pd.DataFrame(
             {name: table[:, j + 1] for j, name in enumerate(names)}, index=pd.Index(table[:, 0], name="code")
         )
