@@ -974,16 +974,18 @@ class Campaign:
             success = self._proxy_labels(conn)[1]
         flags = self._unit_flags(conn) if self._units is not None else None
         available = unit_status(self._units, *flags)["available"].to_numpy() if self._units and flags else None
-        for i in np.flatnonzero(alloc > 0):
+        chosen = np.flatnonzero(alloc > 0)
+        plain = flags is None and self._proxy is None  # rows in the stored order: every stratum in one query
+        drawn = store.sample_rows_of(conn, [(int(self._codes[i]), int(alloc[i])) for i in chosen]) if plain else {}
+        for i in chosen:
             code = int(self._codes[i])
             if flags is not None and available is not None:
                 rids_by_code[code] = self._unit_rows(flags, available, int(i), int(alloc[i]))
             elif self._proxy is not None:
                 rids_by_code[code] = self._proxy.sample(code, int(alloc[i]), proposed, success)
             else:
-                rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
+                rids_by_code[code] = drawn[code]
         round_ = store.next_round(conn)
-        chosen = np.flatnonzero(alloc > 0)
         labels = stratum_labels(self.strata[chosen])  # the labels of the strata allocated only
         allocation = {label: int(alloc[i]) for label, i in zip(labels, chosen, strict=True)}
         post = next(iter(st.states.values())).posterior if isinstance(st, MetricStates) else st.posterior

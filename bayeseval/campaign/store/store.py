@@ -155,6 +155,11 @@ def _read_only_uri(path: Path) -> str:
     return uri + "&immutable=1"  # nobody can write there: nothing changes under the reader
 
 
+#: strata sampled per statement by :meth:`CampaignStore.sample_rows_of` (two parameters each, well
+#: under SQLite's oldest limit of 999)
+_SAMPLE_CHUNK = 100
+
+
 def _guarded(action: str) -> Callable[[F], F]:
     """Re-raise sqlite3 errors of a store method as ValueError naming the path and ``action``."""
 
@@ -608,6 +613,35 @@ class CampaignStore:
             (int(code), int(m)),
         ).fetchall()
         return [r[0] for r in rows]
+
+    def sample_rows_of(self, conn: sqlite3.Connection, wanted: Sequence[tuple[int, int]]) -> dict[int, list[Any]]:
+        """:meth:`sample_rows` of several strata in one statement per 100 strata.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        wanted : sequence of (int, int)
+            Stratum code and rows wanted, each code once.
+
+        Returns
+        -------
+        dict
+            Stratum code -> row ids in the stored random order (fewer than wanted when the
+            stratum runs out), for every code of ``wanted``.
+        """
+        out: dict[int, list[Any]] = {int(code): [] for code, _ in wanted}
+        arm = (
+            "SELECT * FROM (SELECT stratum, rid FROM pool WHERE stratum = ? AND eligible = 1 "
+            "AND NOT EXISTS (SELECT 1 FROM proposals p WHERE p.rid = pool.rid) ORDER BY ord LIMIT ?)"
+        )
+        pairs = [(int(code), int(m)) for code, m in wanted]
+        for start in range(0, len(pairs), _SAMPLE_CHUNK):
+            chunk = pairs[start : start + _SAMPLE_CHUNK]
+            sql = " UNION ALL ".join([arm] * len(chunk))
+            for code, rid in conn.execute(sql, [v for pair in chunk for v in pair]).fetchall():
+                out[int(code)].append(rid)
+        return out
 
     @_guarded("read pool rows")
     def pool_rows(self, rids: Sequence[Any]) -> pd.DataFrame:

@@ -124,3 +124,48 @@ def test_a_campaign_run_is_the_same_with_and_without_reuse(tmp_path, monkeypatch
             pd.testing.assert_frame_equal(x, y, check_exact=True)
         else:
             assert x == y
+
+
+def test_greedy_batch_over_the_first_strata_equals_the_batch_over_all():
+    from bayeseval.campaign.loop.rules import _greedy_take
+
+    rng = np.random.default_rng(11)
+    k = 500
+    g = np.round(rng.random(k), 2)  # many ties: the lowest index wins them
+    g[rng.random(k) < 0.1] = -np.inf
+    p, cap = np.full(k, 0.8), rng.integers(1, 4, k)
+
+    def gain_one(t):
+        return lambda j: float(g[j]) / (1.0 + t[j])
+
+    def reference(batch):  # a scan of every stratum per label
+        counts, t, cur = np.zeros(k, np.int64), np.zeros(k), g.copy()
+        for _ in range(batch):
+            j = int(np.argmax(cur))
+            if not np.isfinite(cur[j]):
+                break
+            counts[j] += 1
+            t[j] += p[j]
+            cur[j] = -np.inf if counts[j] >= cap[j] else g[j] / (1.0 + t[j])
+        return counts
+
+    for batch in (1, 7, 40, 450, 2000):
+        t = np.zeros(k)
+        got = _greedy_take(g, t, p, cap, batch, gain_one(t), np.zeros(k, np.int64))
+        np.testing.assert_array_equal(got, reference(batch))
+
+
+def test_rows_of_several_strata_in_one_statement_equal_one_query_per_stratum(tmp_path):
+    pool = _pool(k=6, per=30, seed=6)  # half-width 0.3: within reach of 30 rows
+    c = Campaign.create(
+        tmp_path / "c.db", pool[["g", "pred"]], strata="g", y_pred="pred", goal=Each(0.3), random_seed=8
+    )
+    c.propose(25)  # some rows proposed already: never drawn again
+    store = c._store
+    wanted = [(0, 3), (2, 40), (5, 1), (3, 7)]
+    with store.transaction("sample") as conn:
+        one = {code: store.sample_rows(conn, code, m) for code, m in wanted}
+        many = store.sample_rows_of(conn, wanted)
+    assert list(many) == [0, 2, 5, 3] and many == one
+    assert len(many[2]) < 40  # the stratum ran out
+    c.close()
