@@ -128,7 +128,7 @@ class Campaign:
         self._rule_name, self._rule, self._model = get_rule(self.spec.rule)
         strata = store.strata()
         self._codes = strata.index.to_numpy()
-        self.strata = stored_strata(store, self.config["strata"])
+        self.strata = stored_strata(store, self.config["strata"], strata)
         n_eligible = strata["n_eligible"].to_numpy()
         pm = self.config.get("prior_mean")
         self._design = StrataDesign(
