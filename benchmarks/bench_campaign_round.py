@@ -12,7 +12,7 @@ guaranteed interval (:func:`bayeseval._kernels.guarantee.guaranteed_bounds`, the
 the campaign reads) computed once on the new counts.
 
 Both run the same number of rounds from the same state (two warm-up rounds first); each
-figure is the median seconds of a round. Also ``Campaign.create`` against pandas ``to_sql``
+figure is the median seconds of a round, wall and CPU (the steadier figure on a shared machine). Also ``Campaign.create`` against pandas ``to_sql``
 of the pool's stored columns into SQLite plus an index on the stratum column (the anchor a
 hand-written campaign file would need).
 
@@ -111,14 +111,16 @@ def campaign_round(camp: Any, pool: pd.DataFrame) -> pd.DataFrame:
     return camp.status()
 
 
-def median_round(call: Any, rounds: int) -> float:
-    times = []
+def median_round(call: Any, rounds: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of ``rounds`` calls."""
+    wall, cpu = [], []
     for _ in range(rounds):
         gc.collect()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         call()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def to_sql_anchor(pool: pd.DataFrame, path: str) -> float:
@@ -143,7 +145,10 @@ def main() -> None:
 
     print(f"bayeseval from {Path(bayeseval.__file__).parent}")
     warnings.simplefilter("ignore")
-    header = f"{'strata':>8}{'create s':>10}{'to_sql s':>10}{'ratio':>7}{'round s':>10}{'by hand s':>10}{'ratio':>7}"
+    header = (
+        f"{'strata':>8}{'create s':>10}{'to_sql s':>10}{'ratio':>7}{'round s':>10}{'by hand s':>10}{'ratio':>7}"
+        f"{'round cpu':>10}{'hand cpu':>10}{'ratio':>7}"
+    )
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         warm = make_pool(12, seed=1)
@@ -165,12 +170,13 @@ def main() -> None:
             for _ in range(2):  # warm-up rounds: a running campaign
                 campaign_round(camp, pool)
                 hand.round()
-            ours = median_round(lambda c=camp, p=pool: campaign_round(c, p), args.rounds)
-            theirs = median_round(hand.round, args.rounds)
+            ours, ours_cpu = median_round(lambda c=camp, p=pool: campaign_round(c, p), args.rounds)
+            theirs, theirs_cpu = median_round(hand.round, args.rounds)
             camp.close()
             print(
                 f"{k:>8,}{create:>10.3f}{anchor:>10.3f}{create / anchor:>7.2f}"
-                f"{ours:>10.4f}{theirs:>10.4f}{ours / theirs:>7.2f}",
+                f"{ours:>10.4f}{theirs:>10.4f}{ours / theirs:>7.2f}"
+                f"{ours_cpu:>10.4f}{theirs_cpu:>10.4f}{ours_cpu / theirs_cpu:>7.2f}",
                 flush=True,
             )
 
