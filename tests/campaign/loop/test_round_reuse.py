@@ -169,3 +169,24 @@ def test_rows_of_several_strata_in_one_statement_equal_one_query_per_stratum(tmp
     assert list(many) == [0, 2, 5, 3] and many == one
     assert len(many[2]) < 40  # the stratum ran out
     c.close()
+
+
+def test_proposal_order_equals_one_permutation_per_stratum_from_the_seed():
+    from types import SimpleNamespace
+
+    from bayeseval.campaign.loop.pool import proposal_order
+
+    for trial in range(12):
+        r = np.random.default_rng(trial)
+        k, n = int(r.integers(1, 40)), int(r.integers(0, 400))
+        design = SimpleNamespace(codes=r.integers(0, k, n), eligible=r.random(n) < 0.8, keys=list(range(k)))
+        seed = np.random.SeedSequence(trial)
+        rng = np.random.default_rng(seed)
+        rows = np.flatnonzero(design.eligible)
+        rows = rows[np.argsort(design.codes[rows], kind="stable")]
+        b = np.searchsorted(design.codes[rows], np.arange(k + 1))
+        reference = [rows[a:c][rng.permutation(c - a)] for a, c in zip(b[:-1], b[1:], strict=True)]
+        got = proposal_order(design, seed)
+        assert len(got) == k
+        for x, y in zip(got, reference, strict=True):
+            np.testing.assert_array_equal(x, y)
