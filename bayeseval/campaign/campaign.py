@@ -128,7 +128,7 @@ class Campaign:
         self._rule_name, self._rule, self._model = get_rule(self.spec.rule)
         strata = store.strata()
         self._codes = strata.index.to_numpy()
-        self.strata = stored_strata(store, self.config["strata"])
+        self.strata = stored_strata(store, self.config["strata"], strata)
         n_eligible = strata["n_eligible"].to_numpy()
         pm = self.config.get("prior_mean")
         self._design = StrataDesign(
@@ -149,6 +149,7 @@ class Campaign:
         units = self._unit_design() if self.spec.design.cluster is not None else None
         # units of one row each are rows: the campaign is the row campaign, bit for bit (as evaluate reads them)
         self._units = units if units is not None and bool((units.unit_rows > 1).any()) else None
+        self._last_state: RuleState | None = None  # the last state built, whose fits a state of equal counts reuses
 
     def _unit_design(self) -> UnitDesign:
         """The stored units of the pool's eligible rows and their proposal order (``design.cluster``)."""
@@ -436,7 +437,7 @@ class Campaign:
                 labelled=counts["labelled"].to_numpy(),
                 pending=counts["pending"].to_numpy(),
             )
-        return spec_state(
+        st = spec_state(
             self.spec,
             self._design,
             successes=counts["successes"].to_numpy(),
@@ -444,6 +445,11 @@ class Campaign:
             labelled=counts["labelled"].to_numpy(),
             pending=counts["pending"].to_numpy(),
         )
+        if self._proxy is None and not self._seeded:  # their states carry intervals of their own (use_intervals)
+            # a round proposes and reports on the same counts: the posterior and intervals are fitted once
+            st.reuse_fits(self._last_state)
+            self._last_state = st
+        return st
 
     def state(self) -> RuleState | MetricStates:
         """The campaign's current state as its rule sees it.
@@ -968,17 +974,20 @@ class Campaign:
             success = self._proxy_labels(conn)[1]
         flags = self._unit_flags(conn) if self._units is not None else None
         available = unit_status(self._units, *flags)["available"].to_numpy() if self._units and flags else None
-        for i in np.flatnonzero(alloc > 0):
+        chosen = np.flatnonzero(alloc > 0)
+        plain = flags is None and self._proxy is None  # rows in the stored order: every stratum in one query
+        drawn = store.sample_rows_of(conn, [(int(self._codes[i]), int(alloc[i])) for i in chosen]) if plain else {}
+        for i in chosen:
             code = int(self._codes[i])
             if flags is not None and available is not None:
                 rids_by_code[code] = self._unit_rows(flags, available, int(i), int(alloc[i]))
             elif self._proxy is not None:
                 rids_by_code[code] = self._proxy.sample(code, int(alloc[i]), proposed, success)
             else:
-                rids_by_code[code] = store.sample_rows(conn, code, int(alloc[i]))
+                rids_by_code[code] = drawn[code]
         round_ = store.next_round(conn)
-        labels = stratum_labels(self.strata)
-        allocation = {labels[i]: int(alloc[i]) for i in np.flatnonzero(alloc > 0)}
+        labels = stratum_labels(self.strata[chosen])  # the labels of the strata allocated only
+        allocation = {label: int(alloc[i]) for label, i in zip(labels, chosen, strict=True)}
         post = next(iter(st.states.values())).posterior if isinstance(st, MetricStates) else st.posterior
         details = {
             "model": post.model,

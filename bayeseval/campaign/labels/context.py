@@ -38,7 +38,7 @@ STORE_EXAMPLE = """\
 
 
 @fill_doc(store_example=STORE_EXAMPLE)
-def stored_strata(store: CampaignStore, columns: Sequence[str]) -> pd.Index:
+def stored_strata(store: CampaignStore, columns: Sequence[str], table: pd.DataFrame | None = None) -> pd.Index:
     """The strata of a campaign file, in code order, named by its stratum columns.
 
     Parameters
@@ -47,6 +47,9 @@ def stored_strata(store: CampaignStore, columns: Sequence[str]) -> pd.Index:
         The open campaign file.
     columns : sequence of str
         The stratum columns (the configuration's ``strata``).
+    table : pandas.DataFrame, optional
+        The file's stratum table (:meth:`CampaignStore.strata`) when already read: it is
+        not read again.
 
     Returns
     -------
@@ -60,9 +63,10 @@ def stored_strata(store: CampaignStore, columns: Sequence[str]) -> pd.Index:
     ...     list(stored_strata(store, ["g"]))
     ['a', 'b']
     """
-    keys = [tuple(k) for k in store.strata()["key"]]
+    keys = list((store.strata() if table is None else table)["key"])
     if len(columns) == 1:
         return pd.Index([k[0] for k in keys], name=columns[0])
+    keys = [tuple(k) for k in keys]
     return pd.MultiIndex.from_tuples(keys, names=list(columns))
 
 

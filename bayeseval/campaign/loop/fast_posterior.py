@@ -103,7 +103,9 @@ def hierarchical_grid(
     excl = np.zeros(k, bool) if exclude is None else np.asarray(exclude, bool)
     use = np.flatnonzero(~excl)
     pm = None if prior_mean is None else np.broadcast_to(np.asarray(prior_mean, dtype=float), (k,))[use]
-    counts = Counts.from_arrays(s[use], n[use], strata=strata[use])
+    # every stratum pooled: the arrays and labels as they are (taking all of a large index costs a copy and a check)
+    kept = strata if use.size == k else strata[use]
+    counts = Counts.from_arrays(s[use], n[use], strata=kept)
     with warnings.catch_warnings():
         # the campaign reports rates; a posterior of kappa truncated at its bound (complete
         # pooling) does not change them

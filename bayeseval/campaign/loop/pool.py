@@ -431,7 +431,11 @@ def proposal_order(design: PoolDesign, seed: np.random.SeedSequence) -> list[np.
     rows = np.flatnonzero(design.eligible)
     rows = rows[np.argsort(design.codes[rows], kind="stable")]
     bounds = np.searchsorted(design.codes[rows], np.arange(len(design.keys) + 1))
-    return [rows[a:b][rng.permutation(b - a)] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    # shuffling each stratum's rows in place draws what rng.permutation(b - a) draws and moves the rows
+    # as it moves the positions: the same order, without an index array per stratum
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        rng.shuffle(rows[a:b])
+    return np.split(rows, bounds[1:-1]) if len(design.keys) else []
 
 
 def rule_generator(seed: np.random.SeedSequence) -> np.random.Generator:

@@ -647,6 +647,71 @@ class RuleState:
         """
         return self.goal.is_done(self)
 
+    def reuse_fits(self, earlier: RuleState | None) -> bool:
+        """Take the posterior and the guaranteed intervals ``earlier`` computed, when they are this state's.
+
+        Both are functions of the successes and trials per stratum and of the settings alone
+        (never of the pending or available rows), so a state whose counts and settings equal
+        ``earlier``'s reads them back instead of computing them again: a campaign round looks
+        at the same counts when it proposes and when it reports its status. The anytime and
+        pool intervals (which depend on the rows left) are not taken.
+
+        Parameters
+        ----------
+        earlier : RuleState or None
+            A state of the same campaign, built before this one (nothing is taken from None).
+
+        Returns
+        -------
+        bool
+            Whether anything was taken.
+
+        Examples
+        --------
+        >>> a = RuleState.from_counts([1, 2, 3], [20, 30, 40], available=[80, 70, 60], guarantee="stratum")
+        >>> (lo, hi), post = a.guaranteed_intervals(), a.posterior
+        >>> b = RuleState.from_counts([1, 2, 3], [20, 30, 40], available=[70, 70, 60], pending=[10, 0, 0],
+        ...                           guarantee="stratum")
+        >>> b.reuse_fits(a), b.guaranteed_intervals()[0] is lo, b.posterior is post
+        (True, True, True)
+        """
+        if earlier is None or earlier is self or not self._same_fit_inputs(earlier):
+            return False
+        mine, theirs = self.counts, earlier.counts
+        if theirs._posterior is not None and mine._posterior is None:
+            mine._posterior = theirs._posterior
+            mine._intervals = dict(theirs._intervals)
+        fixed = Guarantee.stratum().name  # the guaranteed (not sequential) interval: a function of the counts
+        for key, value in earlier._adaptive.items():
+            if key[0] == fixed and key not in self._adaptive:
+                self._adaptive[key] = value
+        return True
+
+    def _same_fit_inputs(self, other: RuleState) -> bool:
+        """Whether ``other`` has this state's counts and the settings its posterior and guaranteed intervals read."""
+        a, b = self.counts, other.counts
+        if (a.model, a.trial_known, self.level, self.guarantee, self.anytime, self.population) != (
+            b.model,
+            b.trial_known,
+            other.level,
+            other.guarantee,
+            other.anytime,
+            other.population,
+        ):
+            return False
+        if self.anytime or self.population == "pool" or ("units",) in other._adaptive:
+            return False
+        same_prior_mean = (a.prior_mean is None and b.prior_mean is None) or (
+            a.prior_mean is not None and b.prior_mean is not None and np.array_equal(a.prior_mean, b.prior_mean)
+        )
+        return (
+            same_prior_mean
+            and (a.prior is b.prior or a.prior == b.prior)
+            and (a.strata is b.strata or a.strata.equals(b.strata))
+            and np.array_equal(a.successes, b.successes)
+            and np.array_equal(a.trials, b.trials)
+        )
+
     def invalidate(self) -> None:
         """Drop the cached posterior, intervals and decisions after the counts changed."""
         self.counts.invalidate()

@@ -75,6 +75,10 @@ def _greedy_take(
     each label costs ``O(log K)`` instead of a scan of every stratum.
     """
     live = np.flatnonzero(np.isfinite(g))
+    if live.size > batch_size > 0:
+        # a stratum is first chosen in the order of (-gain, index): the first batch_size in that order
+        # are the only ones the batch can reach (a stratum's gain changes only once it is chosen)
+        live = _first_in_order(-g[live], live, int(batch_size))
     heap = list(zip((-g[live]).tolist(), live.tolist(), strict=True))
     heapq.heapify(heap)
     for _ in range(batch_size):
@@ -86,6 +90,14 @@ def _greedy_take(
         if counts[j] < cap[j]:
             heapq.heappush(heap, (-float(gain_one(j)), j))
     return counts
+
+
+def _first_in_order(key: np.ndarray, index: np.ndarray, m: int) -> np.ndarray:
+    """The ``m`` entries of ``index`` (increasing) first in the order of ``(key, index)``, in increasing index."""
+    cut = np.partition(key, m - 1)[m - 1]
+    below = index[key < cut]
+    at = index[key == cut][: m - below.size]  # ties at the cut: the lowest indices
+    return np.sort(np.concatenate([below, at]))
 
 
 # decision goals: the greedy batch on the goal's gains

@@ -155,6 +155,11 @@ def _read_only_uri(path: Path) -> str:
     return uri + "&immutable=1"  # nobody can write there: nothing changes under the reader
 
 
+#: strata sampled per statement by :meth:`CampaignStore.sample_rows_of` (two parameters each, well
+#: under SQLite's oldest limit of 999)
+_SAMPLE_CHUNK = 100
+
+
 def _guarded(action: str) -> Callable[[F], F]:
     """Re-raise sqlite3 errors of a store method as ValueError naming the path and ``action``."""
 
@@ -477,11 +482,26 @@ class CampaignStore:
             Indexed by stratum code: ``labelled``, ``trials``, ``successes``, ``pending``.
         """
         conn = conn or self.conn
-        rows = conn.execute(
-            "SELECT stratum, labelled, trials, successes, pending FROM counts ORDER BY stratum"
-        ).fetchall()
-        frame = pd.DataFrame(rows, columns=["code", "labelled", "trials", "successes", "pending"])
-        return frame.set_index("code").astype(np.int64)
+        k, first, last = conn.execute("SELECT COUNT(*), MIN(stratum), MAX(stratum) FROM counts").fetchone()
+        names = ["labelled", "trials", "successes", "pending"]
+        if k and first == 0 and last == k - 1:  # codes 0..k-1 (as created): fetch the strata with a count only
+            rows = conn.execute(
+                "SELECT stratum, labelled, trials, successes, pending FROM counts "
+                "WHERE labelled != 0 OR trials != 0 OR successes != 0 OR pending != 0 ORDER BY stratum"
+            ).fetchall()
+            table = np.zeros((k, 5), np.int64)
+            table[:, 0] = np.arange(k)
+            if rows:
+                found = np.array(rows, dtype=np.int64)
+                table[found[:, 0]] = found
+        else:
+            rows = conn.execute(
+                "SELECT stratum, labelled, trials, successes, pending FROM counts ORDER BY stratum"
+            ).fetchall()
+            table = np.array(rows, dtype=np.int64).reshape(len(rows), 5)  # one conversion, not a frame of tuples
+        return pd.DataFrame(
+            {name: table[:, j + 1] for j, name in enumerate(names)}, index=pd.Index(table[:, 0], name="code")
+        )
 
     def pool_table(self) -> pd.DataFrame:
         """Every pool row's stratum code, prediction, eligibility and place in the stored order.
@@ -593,6 +613,35 @@ class CampaignStore:
             (int(code), int(m)),
         ).fetchall()
         return [r[0] for r in rows]
+
+    def sample_rows_of(self, conn: sqlite3.Connection, wanted: Sequence[tuple[int, int]]) -> dict[int, list[Any]]:
+        """:meth:`sample_rows` of several strata in one statement per 100 strata.
+
+        Parameters
+        ----------
+        conn : sqlite3.Connection
+            The connection of the open transaction.
+        wanted : sequence of (int, int)
+            Stratum code and rows wanted, each code once.
+
+        Returns
+        -------
+        dict
+            Stratum code -> row ids in the stored random order (fewer than wanted when the
+            stratum runs out), for every code of ``wanted``.
+        """
+        out: dict[int, list[Any]] = {int(code): [] for code, _ in wanted}
+        arm = (
+            "SELECT * FROM (SELECT stratum, rid FROM pool WHERE stratum = ? AND eligible = 1 "
+            "AND NOT EXISTS (SELECT 1 FROM proposals p WHERE p.rid = pool.rid) ORDER BY ord LIMIT ?)"
+        )
+        pairs = [(int(code), int(m)) for code, m in wanted]
+        for start in range(0, len(pairs), _SAMPLE_CHUNK):
+            chunk = pairs[start : start + _SAMPLE_CHUNK]
+            sql = " UNION ALL ".join([arm] * len(chunk))
+            for code, rid in conn.execute(sql, [v for pair in chunk for v in pair]).fetchall():
+                out[int(code)].append(rid)
+        return out
 
     @_guarded("read pool rows")
     def pool_rows(self, rids: Sequence[Any]) -> pd.DataFrame:

@@ -90,3 +90,14 @@ def test_store_stratum_keys_round_trip(tmp_path):
     camp = Campaign.open(tmp_path / "c.db")
     assert camp._store.strata()["key"].tolist() == stored
     camp.close()
+
+
+@pytest.mark.parametrize(
+    "key",
+    [["a"], ["a", "b"], [1, "x"], ['\u00e9\u4e2d"\\\n\t\x00'], ["\U0001f642"], [True], [1.5], [None], [2**70], [-3, 0]],
+)
+def test_stratum_keys_are_written_as_the_json_encoder_writes_them(key):
+    from bayeseval.campaign.store.schema import key_json
+
+    assert key_json(key) == json.dumps(key)
+    assert json.loads(key_json(key)) == key
