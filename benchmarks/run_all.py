@@ -431,6 +431,10 @@ def page(
         "Rerun after a change with `python benchmarks/run_all.py`; `--budget` sets the seconds allowed "
         "per call, `--full` adds 1e8 rows (about 0.4 GB of frame).",
     ]
+    for name in ("large_trials", "campaign_round"):  # written by bench_large_trials.py, bench_campaign_round.py
+        part = ROOT / "benchmarks" / "results" / f"{name}.md"
+        if part.exists():
+            lines += ["", *part.read_text().rstrip("\n").splitlines()]
     return "\n".join(lines) + "\n"
 
 
