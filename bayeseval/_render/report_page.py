@@ -124,19 +124,45 @@ _INTERVAL_DOC = {
     "average": "the interval read for the stratum (see read): pooled posterior, or adaptive "
     "where the count is atypical; pooled rows cover on average over strata, not for a stratum "
     "that differs",
+    "units": "the stratum's unit interval (a betting interval over its sampling units), covering "
+    "its own rate at least at the level in finite samples",
+    "units_average": "the pooled model's posterior interval over sampling units, covering on "
+    "average over strata, not for a stratum that differs",
 }
 
 # the header's words for what lower/upper promise
 GUARANTEE_TEXT = {
     "stratum": "cover each stratum's own rate at every true rate",
     "average": "are the interval read (pooled, or adaptive where atypical), covering on average over strata",
+    "units": "cover each stratum's own rate (unit intervals, valid in finite samples)",
+    "units_average": "are the pooled model's intervals over units, covering on average over strata",
 }
 
 
-def column_doc(column: str, guarantee: str) -> str:
-    """What a column of the table holds, under ``guarantee``."""
+def interval_kind(report: Any) -> str:
+    """Which intervals ``lower``/``upper`` are: the key of the header's and the columns' words.
+
+    ``"stratum"`` and ``"average"`` by the guarantee; with sampling units (an ``n_units`` column)
+    ``"units"`` (each stratum's unit interval) or, under ``guarantee="average"`` with the pooled
+    model over units, ``"units_average"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from types import SimpleNamespace
+    >>> interval_kind(SimpleNamespace(guarantee="average", table=pd.DataFrame({"n_units": [3]}), posterior=None))
+    'units'
+    """
+    if "n_units" not in report.table.columns:
+        return str(report.guarantee)
+    pooled = report.posterior is not None and getattr(report.posterior, "model", None) == "units"
+    return "units_average" if report.guarantee == "average" and pooled else "units"
+
+
+def column_doc(column: str, kind: str) -> str:
+    """What a column of the table holds, for intervals of ``kind`` (:func:`interval_kind`)."""
     if column in ("lower", "upper"):
-        return f"{column} bound of {_INTERVAL_DOC[guarantee]}"
+        return f"{column} bound of {_INTERVAL_DOC[kind]}"
     return _COLUMN_DOC.get(column, column)
 
 
@@ -234,7 +260,7 @@ def header(report: Any) -> list[str]:
         report.title or f"bayeseval report: {report.metric}",
         "; ".join(f"{k}: {v}" for k, v in provenance(report)),
         f"{n_strata(len(report.table))}, {int(report.table['trials'].sum())} trials, "
-        f"{pct} intervals (guarantee {report.guarantee!r}: lower/upper {GUARANTEE_TEXT[report.guarantee]}; "
+        f"{pct} intervals (guarantee {report.guarantee!r}: lower/upper {GUARANTEE_TEXT[interval_kind(report)]}; "
         f"{pooled})",
     ]
     if report.target_halfwidth is not None:
@@ -430,7 +456,7 @@ def _html_strata(report: Any, rows: np.ndarray | None = None) -> str:
             groups.append(f"<th class='g gs' colspan='{k}'>{name}</th>")
     names = "".join(
         f"<th{' class=gs' if c in starts else ' class=f' if c == 'flags' else ''} "
-        f"title='{esc(column_doc(c, report.guarantee))}'>"
+        f"title='{esc(column_doc(c, interval_kind(report)))}'>"
         f"{esc(c).replace('_', '_<wbr>')}</th>"
         for c in t.columns
     )

@@ -374,7 +374,11 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
             table[f"pooled_{col}"] = pooled.summary[col].to_numpy()
         table["lower"], table["upper"] = table["pooled_lower"], table["pooled_upper"]
         table["halfwidth"] = (table["upper"] - table["lower"]) / 2
-    overall, overall_findings = whole_pool_overall(counts) if whole_pool else unit_overall(counts, table, cfg.level)
+    if whole_pool:
+        overall, overall_findings = whole_pool_overall(counts)
+    else:  # the reweighted rate combines the unit intervals, also when the table reads the pooled ones
+        unit_table = table.assign(lower=lo, upper=hi)
+        overall, overall_findings = unit_overall(counts, unit_table, cfg.level, pooled.post)
     findings = unit_findings(counts) + pooled.findings + stratum_findings(counts, (lo, hi), metric_name)
     if cfg.target_halfwidth is not None:
         table["extra_needed"], wide = unit_target(table, counts, cfg.target_halfwidth)

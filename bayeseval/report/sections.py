@@ -332,13 +332,13 @@ def overall_section(counts: Counts, post: Any, level: float) -> tuple[pd.DataFra
         rows["reweighted"] = reweighted
         findings += more
         if post is not None:
-            rows["posterior_weighted"] = _posterior_weighted(post, counts.weights, level)
+            rows["posterior_weighted"] = posterior_weighted(post, counts.weights, level)
     overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
     overall.index.name = "estimand"
     return overall, sr, findings
 
 
-def _posterior_weighted(post: Any, weights: Any, level: float) -> list[float]:
+def posterior_weighted(post: Any, weights: Any, level: float) -> list[float]:
     """The population rate's posterior (strata weighted by ``weights``): mean, equal-tailed interval, sd."""
     draws = np.asarray(post.weighted(weights))
     a = (1 - level) / 2
@@ -378,7 +378,7 @@ def proxy_overall(counts: Counts, proxy: ProxyPart, post: Any, level: float) -> 
         )
     ]
     if counts.weights is not None and post is not None:
-        rows["posterior_weighted"] = _posterior_weighted(post, counts.weights, level)
+        rows["posterior_weighted"] = posterior_weighted(post, counts.weights, level)
     if counts.weights is not None and not np.isfinite(rows["reweighted"][0]):
         w = counts.weights.reindex(proxy.table.index)
         missing = list(proxy.table.index[((w > 0) & (proxy.table["trials"] == 0)).to_numpy()])

@@ -27,6 +27,7 @@ from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.units import level_names
 from bayeseval.estimate.proxy import weighted_interval
 from bayeseval.report.findings import Finding, Pooled
+from bayeseval.report.sections import posterior_weighted
 
 __all__ = [
     "by_unit",
@@ -67,9 +68,13 @@ def _all_units(counts: Counts) -> pd.DataFrame:
     return counts.units.groupby(["unit_successes", "unit_trials"], as_index=False, sort=True)["units"].sum()
 
 
-def unit_overall(counts: Counts, table: pd.DataFrame, level: float) -> tuple[pd.DataFrame, list[Finding]]:
+def unit_overall(
+    counts: Counts, table: pd.DataFrame, level: float, post: Any = None
+) -> tuple[pd.DataFrame, list[Finding]]:
     """Overall rates by unit: unweighted (every unit of the test set, the unit interval) and, with
-    ``weights``, reweighted (share x stratum rate, the strata's unit intervals combined by MOVER)."""
+    ``weights``, reweighted (share x stratum rate, the strata's unit intervals combined by MOVER;
+    ``table``'s ``lower``/``upper`` are those unit intervals) and, with the pooled model over units
+    (``post``, ``guarantee="average"``), the posterior of the weighted rate (``posterior_weighted``)."""
     z = float(norm.ppf((1 + level) / 2))
     rows: dict[str, list[float]] = {"unweighted": [np.nan] * 4}
     units = _all_units(counts)
@@ -108,6 +113,8 @@ def unit_overall(counts: Counts, table: pd.DataFrame, level: float) -> tuple[pd.
                 "note",
             )
         )
+        if post is not None:
+            rows["posterior_weighted"] = posterior_weighted(post, counts.weights, level)
     overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
     overall.index.name = "estimand"
     return overall, findings
