@@ -555,9 +555,11 @@ def sync(
         First set the project's labelling configuration to
         :meth:`~bayeseval.campaign.Campaign.labelstudio_config`.
     batch_size : int, optional
-        Rows proposed when the open tasks run low; default the campaign's batch size.
+        Rows proposed when the open tasks run low; default the campaign's batch size. In a
+        campaign over units (``design.cluster``) it counts units, as the campaign's does.
     min_open : int, optional
-        Propose when at most this many tasks are open; default half of ``batch_size``.
+        Propose when at most this many tasks are open; default half of ``batch_size``. In a
+        campaign over units it counts the proposed units not yet complete.
     relabel : bool
         An annotator's updated annotation replaces the stored one (default True); False
         rejects it (reported).
@@ -759,8 +761,16 @@ class _Sync:
         r.unresolved += res.unresolved
 
     # step 4
+    def _open(self) -> int:
+        """What is open, in what the batch size counts: pending rows, or, in a campaign over units
+        (``design.cluster``), the proposed units not yet complete (the state's ``pending``)."""
+        design = self.ctx.spec.design
+        if design is not None and design.cluster is not None:
+            return int(np.sum(self.loop.state().pending))
+        return len(self.store.pending_ids())
+
     def _propose(self, batch: int, low: int) -> None:
-        open_now = len(self.store.pending_ids())
+        open_now = self._open()
         if open_now <= low and not self.loop.done():
             self.report.proposed = len(self.loop.propose(max(batch - open_now, 1)))
 

@@ -684,3 +684,50 @@ def test_the_reported_total_is_read_wherever_the_sdk_keeps_it():
     assert _reported_total(NS(items=[], response=NS(total=5))) == 5  # a parsed response
     assert _reported_total(NS(items=[], response=NS(response=_Http({"tasks": []})))) is None
     assert _reported_total(NS(items=[])) is None
+
+
+def test_a_campaign_over_units_proposes_when_few_units_are_open(tmp_path):
+    import warnings
+
+    import numpy as np
+
+    from bayeseval import Design
+    from bayeseval.campaign import Each
+
+    # 2 strata x 30 items x 3 answers; batches of 4 items, so min_open is 2 items (6 rows)
+    frame = pd.DataFrame(
+        {
+            "g": np.repeat(["a", "b"], 90),
+            "item": np.repeat([f"i{k}" for k in range(60)], 3),
+            "pred": np.tile([0, 1, 1], 60),
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = Campaign.create(
+            tmp_path / "u.db",
+            frame,
+            strata="g",
+            y_pred="pred",
+            goal=Each(0.05),
+            design=Design(cluster="item"),
+            batch_size=4,
+            random_seed=1,
+        )
+    fake = FakeProject()
+    first = sync(c, fake, 1)
+    assert first.proposed == 12 and len(fake.task) == 12  # 4 whole items
+    by_item = {}
+    for tid, t in fake.task.items():
+        by_item.setdefault(frame.loc[t["meta"][ROW_ID_KEY], "item"], []).append(tid)
+    done = sorted(by_item)[:2]
+    for item in done:  # two items labelled in full: 2 items (6 rows) stay open
+        for tid in by_item[item]:
+            fake.annotate(tid, 1, 1)
+    second = sync(c, fake, 1)
+    # 2 open items <= min_open 2: the sync tops the open items up to the batch, 2 more items (6 rows);
+    # counted in rows (6 open > 2) it proposed nothing
+    assert second.annotations == 6
+    assert second.proposed == 6
+    assert len(fake.task) == 18
+    assert frame.loc[[t["meta"][ROW_ID_KEY] for t in fake.task.values()], "item"].nunique() == 6
