@@ -285,11 +285,18 @@ def overall_lines(report: Any) -> list[str]:
 
 
 def text(report: Any) -> str:
-    """The report as plain text for a terminal."""
+    """The report as plain text for a terminal: above :data:`MAX_TABLE_STRATA` strata, the first
+    :data:`MAX_TABLE_STRATA` in :func:`worst_first` order, after a note, and the per-stratum
+    warnings bounded as on the HTML page."""
     t = display_table(report)
+    rows, order_words = part_rows(report)
+    part = []
+    if rows is not None:
+        t = t.iloc[rows]
+        part = ["", printable(part_note(report, len(rows), order_words, None))]
     body = t.apply(lambda col: col.map(lambda v, c=col.name: fmt_cell(c, v)))
     body.index = pd.Index([printable(k) for k in body.index], name=body.index.name)
-    lines = [printable(h) for h in header(report)] + ["", body.to_string(), "", "Overall rate:"]
+    lines = [printable(h) for h in header(report)] + part + ["", body.to_string(), "", "Overall rate:"]
     lines += overall_lines(report)
     if len(report.checks):
         lines += ["", "Model checks:"]
@@ -307,18 +314,25 @@ def text(report: Any) -> str:
     if report.notes:
         lines += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
     if report.warnings:
-        lines += ["", "Warnings:"] + [f"  ! {w}" for w in report.warnings]
+        shown, more = _bounded_warnings(report) if rows is not None else (report.warnings, "")
+        lines += ["", "Warnings:"] + [f"  ! {w}" for w in shown] + ([f"  ! {more}"] if more else [])
     else:
         lines += ["", "No warnings."]
     return "\n".join(lines)
 
 
-def markdown(report: Any) -> str:
-    """The report as Markdown, every user text escaped."""
+def markdown(report: Any, full_table: str | None = None) -> str:
+    """The report as Markdown, every user text escaped; above :data:`MAX_TABLE_STRATA` strata the
+    first :data:`MAX_TABLE_STRATA` in :func:`worst_first` order after a note naming where the full
+    table is (``full_table``: the file beside the document), per-stratum warnings bounded."""
     t = display_table(report)
+    rows, order_words = part_rows(report)
     cols = ["stratum"] + list(t.columns)
     head = header(report)
     out = [f"# {md_escape(head[0])}", ""] + [f"{md_escape(h)}  " for h in head[1:]] + [""]
+    if rows is not None:
+        t = t.iloc[rows]
+        out += [md_escape(part_note(report, len(rows), order_words, full_table)), ""]
     out.append("| " + " | ".join(cols) + " |")  # the report's own column names
     out.append("|" + "|".join("---" if c in ("stratum", "flags") else "---:" for c in cols) + "|")
     for key, row in t.iterrows():
@@ -336,7 +350,9 @@ def markdown(report: Any) -> str:
     if report.notes:
         out += ["", "## Notes", ""] + [f"- {md_escape(n)}" for n in report.notes]
     out += ["", "## Warnings", ""]
-    out += [f"- {md_escape(w)}" for w in report.warnings] if report.warnings else ["No warnings."]
+    shown, more = _bounded_warnings(report) if rows is not None else (report.warnings, "")
+    out += [f"- {md_escape(w)}" for w in shown] + ([f"- {md_escape(more)}"] if more else [])
+    out += [] if report.warnings else ["No warnings."]
     return "\n".join(out) + "\n"
 
 
@@ -388,8 +404,9 @@ def html_fragment(
     n = len(report.table)
     rows, order_words = None, ""
     if n > MAX_TABLE_STRATA or (plot and n > MAX_PLOT_STRATA):
-        order, order_words = worst_first(report)
-        rows = order[:MAX_TABLE_STRATA] if n > MAX_TABLE_STRATA else None
+        rows, order_words = part_rows(report)
+        if rows is None:
+            order_words = worst_first(report)[1]
     parts = [
         "<div class='bayeseval-report'>",
         f"<style>{REPORT_CSS}</style>",
@@ -416,17 +433,49 @@ def html_fragment(
     return "\n".join(parts)
 
 
-def _html_part_note(report: Any, shown: int, order_words: str, full_table: str | None) -> str:
-    """What a page of part of the strata shows: how many of how many, in which order, the flags over
-    every stratum, and where the full table is."""
-    esc = html.escape
-    n = len(report.table)
+def part_rows(report: Any) -> tuple[np.ndarray | None, str]:
+    """The positions of the strata a page or a text of the report shows, in :func:`worst_first`
+    order, and that order in words: None (every stratum, in the table's order) up to
+    :data:`MAX_TABLE_STRATA` strata."""
+    if len(report.table) <= MAX_TABLE_STRATA:
+        return None, ""
+    order, order_words = worst_first(report)
+    return order[:MAX_TABLE_STRATA], order_words
+
+
+def _flag_counts(report: Any) -> list[tuple[str, int]]:
+    """Each flag and the number of strata carrying it, most frequent first."""
     flags: dict[str, int] = {}
     if "flags" in report.table.columns:
         for text_ in report.table["flags"].tolist():
             for flag in str(text_).split(", ") if isinstance(text_, str) and text_ else ():
                 flags[flag] = flags.get(flag, 0) + 1
-    counted = "; ".join(f"{esc(f)} {k:,}" for f, k in sorted(flags.items(), key=lambda fk: (-fk[1], fk[0])))
+    return sorted(flags.items(), key=lambda fk: (-fk[1], fk[0]))
+
+
+def part_note(report: Any, shown: int, order_words: str, full_table: str | None) -> str:
+    """A text or Markdown report of part of the strata: how many of how many, in which order, the
+    flags over every stratum, and where the full table is (``full_table``: the file beside it)."""
+    n = len(report.table)
+    counted = "; ".join(f"{f} {k:,}" for f, k in _flag_counts(report))
+    where = (
+        f"{full_table}, beside this file"
+        if full_table is not None
+        else "the report's table, or save('strata.csv') or save('strata.xlsx')"
+    )
+    return (
+        f"This report shows {shown:,} of the {n:,} strata, ordered {order_words}."
+        + (f" Flags over all {n:,} strata: {counted}." if counted else "")
+        + f" The full table, every stratum: {where}."
+    )
+
+
+def _html_part_note(report: Any, shown: int, order_words: str, full_table: str | None) -> str:
+    """What a page of part of the strata shows: how many of how many, in which order, the flags over
+    every stratum, and where the full table is."""
+    esc = html.escape
+    n = len(report.table)
+    counted = "; ".join(f"{esc(f)} {k:,}" for f, k in _flag_counts(report))
     where = (
         f"<a href='{esc(full_table)}'>{esc(full_table)}</a>, beside this page"
         if full_table is not None

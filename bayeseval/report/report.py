@@ -279,6 +279,10 @@ class Report(Result):
     def to_markdown(self) -> str:
         """The report as Markdown: header, per-stratum table, overall rates, checks, warnings.
 
+        Above 200 strata the table holds the 200 to read first (the worst bound first, as on the
+        HTML page), after a note with the total and the flags over every stratum; ``str(report)``
+        does the same. The full table is :attr:`table` (or ``save("x.csv")``).
+
         Every piece of text that can come from the user (stratum names, metric
         label, title, warnings and notes quoting them) is escaped: HTML
         characters become entities, as in :meth:`to_html`, and so do table
@@ -387,7 +391,8 @@ class Report(Result):
         ``.html``/``.htm``: a styled, self-contained page (:meth:`to_html`); above 200
         strata the page shows the 200 to read first and the full table is written beside
         it (``table_path``), the page linking to it.
-        ``.md``/``.markdown``: :meth:`to_markdown`. ``.json``: :meth:`to_dict`.
+        ``.md``/``.markdown``: :meth:`to_markdown`, likewise showing the 200 strata to read first
+        above 200 strata, the full table beside it. ``.json``: :meth:`to_dict`.
         ``.csv``: the strata table (:meth:`to_frame`); a text cell starting with ``=``,
         ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` so that no
         spreadsheet runs it as a formula (numbers stay numbers). ``.xlsx``: sheets
@@ -403,10 +408,10 @@ class Report(Result):
         plot : bool, default True
             Embed the forest plot (HTML only).
         table_path : str or PathLike, optional
-            HTML only, with more than 200 strata: where the full table goes, a ``.csv``
+            HTML and Markdown only, with more than 200 strata: where the full table goes, a ``.csv``
             (as ``save("x.csv")`` writes) or an ``.xlsx`` (as ``save("x.xlsx")``); by
             default ``<name>.strata.csv`` beside ``path`` (``x.strata.csv`` for
-            ``x.html``), replaced if it exists. Nothing is written there for a page
+            ``x.html``), replaced if it exists. Nothing is written there for a document
             that shows every stratum.
 
         {path_returned}
@@ -439,6 +444,9 @@ class Report(Result):
             link = _write_full_table(self, p, table_path)
             title = self.title or f"bayeseval report: {self.metric}"
             p.write_text(page(title, self._html(plot, link)), encoding="utf-8")
+            return p
+        if suffix in (".md", ".markdown"):
+            p.write_text(report_page.markdown(self, _write_full_table(self, p, table_path)), encoding="utf-8")
             return p
         p.write_text(_WRITERS[suffix](self, plot), encoding="utf-8")
         return p

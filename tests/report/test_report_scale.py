@@ -164,3 +164,51 @@ def test_a_page_of_20000_strata(tmp_path):
     assert "<a href='x.strata.csv'>x.strata.csv</a>" in page
     assert len(page) < 1_000_000
     _same_table(pd.read_csv(tmp_path / "x.strata.csv", index_col="stratum"), rep.table)
+
+
+def _md_strata(doc: str) -> list[str]:
+    """The stratum names of a Markdown report's strata table, top to bottom."""
+    body = doc[: doc.index("## Overall rate")]
+    return [
+        ln.split(" | ")[0][2:] for ln in body.splitlines() if ln.startswith("| ") and not ln.startswith("| stratum")
+    ]
+
+
+def _text_strata(doc: str) -> list[str]:
+    """The stratum names of the terminal report's table (the first word of each row)."""
+    body = doc[: doc.index("Overall rate:")].strip().splitlines()
+    start = next(i for i, ln in enumerate(body) if ln.startswith("stratum"))
+    return [ln.split()[0] for ln in body[start + 1 :] if ln.strip()]
+
+
+def test_text_and_markdown_of_many_strata_show_the_worst_first_and_bound_the_warnings(big, tmp_path):
+    want = _worst(big.table, "error_rate")[:SHOWN]
+    doc = big.save(tmp_path / "x.md").read_text(encoding="utf-8")
+    assert _md_strata(doc) == want
+    assert f"This report shows {SHOWN} of the 450 strata" in doc
+    assert "x.strata.csv, beside this file" in doc
+    _same_table(pd.read_csv(tmp_path / "x.strata.csv", index_col="stratum"), big.table)
+    text = str(big)
+    assert _text_strata(text) == want
+    assert f"This report shows {SHOWN} of the 450 strata" in text and "save('strata.csv')" in text
+    # per-stratum warnings: at most MAX_WARNINGS_PER_FLAG of each kind, then how many more
+    per_flag: dict[str, int] = {}
+    for f in big.findings:
+        if f.severity == "warning" and len(f.strata) == 1:
+            per_flag[f.flag] = per_flag.get(f.flag, 0) + 1
+    left = {
+        f: k - report_page.MAX_WARNINGS_PER_FLAG for f, k in per_flag.items() if k > report_page.MAX_WARNINGS_PER_FLAG
+    }
+    assert "too wide" in left
+    for flag, k in left.items():
+        assert f"{k:,} more {flag!r}" in text and f"{k:,} more {flag!r}" in doc.replace("&#x27;", "'")
+    assert text.count("  ! ") == len(big.warnings) - sum(left.values()) + 1
+
+
+def test_text_and_markdown_of_up_to_200_strata_list_every_stratum(tmp_path):
+    rep = _report(SHOWN, target_halfwidth=0.1)
+    assert _md_strata(rep.save(tmp_path / "x.md").read_text(encoding="utf-8")) == [str(k) for k in rep.table.index]
+    assert _text_strata(str(rep)) == [str(k) for k in rep.table.index]
+    assert "This report shows" not in str(rep)
+    assert str(rep).count("  ! ") == len(rep.warnings)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.md"]
