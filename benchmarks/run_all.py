@@ -10,6 +10,10 @@ Every call goes through the public API, one size after another in this process:
   (``Campaign.create`` on a pool of 20 rows per stratum, one ``propose`` round of 100 labels,
   ``status``).
 
+With ``--quick`` (or ``--targets``) it also runs the scripts of ``targets.QUICK``, each checking the
+speed targets it measures against the anchor timed in the same run, and puts their table of targets
+at the top of the page (``--targets`` runs only those, keeping the rest of the page as it was).
+
 Each point is the best of up to three calls (fewer when a call takes over 0.3 s), after one
 untimed warm-up call at the smallest size. A curve stops once the next size is predicted to
 take longer than ``--budget`` seconds (default 60; the prediction extrapolates the last point
@@ -21,7 +25,7 @@ Usage::
 
     .venv/bin/python benchmarks/run_all.py                # writes docs/scaling.md (rows <= 1e7)
     .venv/bin/python benchmarks/run_all.py --full         # rows up to 1e8
-    .venv/bin/python benchmarks/run_all.py --quick        # smoke run: rows <= 1e6, strata <= 1,000
+    .venv/bin/python benchmarks/run_all.py --quick        # rows <= 1e6, strata <= 1,000, and every target
     .venv/bin/python benchmarks/run_all.py --scripts      # instead: run every bench_*.py script
     .venv/bin/python benchmarks/run_all.py --scripts import memory   # a selection of them
 """
@@ -388,6 +392,29 @@ def skipped_notes(curves: list[Curve], budget: float) -> list[str]:
     return ["", "Skipped sizes:", "", *notes] if notes else []
 
 
+def targets_section(records: list[dict[str, Any]], runs: list[str]) -> list[str]:
+    """The page's table of speed targets, from the records of the scripts ``targets.QUICK`` runs."""
+    from targets import targets_table
+
+    if not records:
+        return []
+    met = sum(r["met"] for r in records)
+    lines = [
+        "## Targets",
+        "",
+        f"Each figure against its target, measured by the bench scripts in this run ({met} of {len(records)} met); "
+        "ratios compare CPU or wall time with the anchor timed in the same process.",
+        "",
+        *targets_table(records),
+        "",
+        "Scripts run:",
+        "",
+        *[f"- {r}" for r in runs],
+        "",
+    ]
+    return lines
+
+
 def page(
     command: str,
     load: Any,
@@ -396,15 +423,17 @@ def page(
     counted: list[Curve],
     by_strata: list[Curve],
     budget: float,
+    targets: list[str] | None = None,
 ) -> str:
     lines = header(command, load)
     if "--quick" in command:
         lines += [
             "!!! note",
-            "    A smoke run at small sizes: `python benchmarks/run_all.py` measures up to "
+            "    The curves below are a run at small sizes: `python benchmarks/run_all.py` measures them up to "
             "1e7 rows and 100,000 strata.",
             "",
         ]
+    lines += targets or []
     lines += [
         "## Counting rows",
         "",
@@ -441,7 +470,8 @@ def page(
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--full", action="store_true", help="count up to 1e8 rows (default 1e7)")
-    ap.add_argument("--quick", action="store_true", help="smoke run: rows <= 1e6, strata <= 1,000")
+    ap.add_argument("--quick", action="store_true", help="rows <= 1e6, strata <= 1,000, and every target")
+    ap.add_argument("--targets", action="store_true", help="only the targets, the rest of the page kept")
     ap.add_argument("--budget", type=float, default=60.0, help="seconds allowed per call (default 60)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "scaling.md", help="page to write")
     ap.add_argument(
@@ -468,10 +498,35 @@ def main() -> int:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     warnings.simplefilter("ignore")  # convergence and precision notes are not what is timed here
     t0 = time.perf_counter()
+    if args.targets:
+        return _targets_only(args.out)
     counted = counting(rows, args.budget)
     by_strata = strata_models(strata, args.budget) + strata_campaigns(strata, args.budget)
-    args.out.write_text(page(command, load, rows, strata, counted, by_strata, args.budget))
+    found = _run_targets() if args.quick else []
+    args.out.write_text(page(command, load, rows, strata, counted, by_strata, args.budget, found))
     print(f"wrote {args.out} in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def _run_targets() -> list[str]:
+    from targets import run_quick
+
+    records, runs = run_quick()
+    return targets_section(records, runs)
+
+
+def _targets_only(out: Path) -> int:
+    """``--targets``: run the targets and replace the page's table of targets, the rest kept."""
+    text = out.read_text() if out.exists() else "# Scaling\n"
+    lines = text.rstrip("\n").splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln == "## Targets"), None)
+    if start is not None:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        del lines[start:end]
+    at = next((i for i, ln in enumerate(lines) if ln.startswith("## ")), len(lines))
+    lines[at:at] = _run_targets()
+    out.write_text("\n".join(lines) + "\n")
+    print(f"wrote the targets of {out}")
     return 0
 
 
