@@ -55,6 +55,7 @@ __all__ = [
     "merge_sparse_cells",
     "effective_labels",
     "mean_variance",
+    "hajek_counts",
     "mover_sum",
     "cells_interval",
     "proxy_interval",
@@ -169,6 +170,34 @@ def mean_variance(totals: Any, squares: Any, trials: Any) -> np.ndarray:
     rate = (t + 0.5) / (n + 1.0)
     second = (np.asarray(squares, dtype=float) + 0.5) / (n + 1.0)
     return np.maximum(second - rate**2, 0.0) / np.maximum(n, 1.0)
+
+
+def hajek_counts(w: Any, wz: Any, w2: Any, w2z: Any, w2z2: Any) -> tuple[np.ndarray, np.ndarray]:
+    r"""Hajek mean of outcomes in [0, 1] and its effective (successes, trials), per group.
+
+    From the inverse-probability sums over a group's labelled rows (:math:`w_i = 1/\pi_i`):
+    ``w`` :math:`= \sum w_i`, ``wz`` :math:`= \sum w_i z_i`, ``w2`` :math:`= \sum w_i^2`,
+    ``w2z`` :math:`= \sum w_i^2 z_i`, ``w2z2`` :math:`= \sum w_i^2 z_i^2`. The mean is
+    :math:`\hat r = \sum w_i z_i / \sum w_i`, its with-replacement variance
+    :math:`\hat V = \sum w_i^2 (z_i - \hat r)^2 / (\sum w_i)^2`, and the effective trials
+    :math:`n^* = \hat r (1 - \hat r) / \hat V` (Kish's :math:`(\sum w_i)^2 / \sum w_i^2` when
+    :math:`\hat r` is 0 or 1 or :math:`\hat V = 0`), successes :math:`\hat r n^*` (Korn and
+    Graubard 1998). For 0/1 outcomes ``w2z2`` equals ``w2z``. A group without labels gets (0, 0).
+
+    Examples
+    --------
+    >>> s, n = hajek_counts([4.0], [2.0], [4.0], [2.0], [2.0])  # four rows of weight 1, two successes
+    >>> float(s[0]), float(n[0])
+    (2.0, 4.0)
+    """
+    w, wz, w2, w2z, w2z2 = (np.asarray(v, dtype=float) for v in (w, wz, w2, w2z, w2z2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(w > 0, wz / w, 0.0)
+        var = (w2z2 - 2.0 * r * w2z + r**2 * w2) / w**2
+        kish = w**2 / w2
+        n_eff = np.where((r > 0) & (r < 1) & (var > 1e-15 * r * (1 - r)), r * (1 - r) / var, kish)
+    n_eff = np.where(w > 0, n_eff, 0.0)
+    return r * n_eff, n_eff
 
 
 def mover_sum(shares: Any, rates: Any, lower: Any, upper: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

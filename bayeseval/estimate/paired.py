@@ -259,10 +259,11 @@ def _columns_of(frame: pd.DataFrame, name: str, value: Any) -> list[str]:
     return cols
 
 
-def _cluster_of(design: Any) -> str | None:
-    """The design's cluster column (None, a Design-like object or a dict); refuse what is not honoured."""
+def _design_of(design: Any) -> tuple[str | None, str | None]:
+    """The design's cluster and inclusion columns (None, a Design-like object or a dict); refuse
+    what is not honoured."""
     if design is None:
-        return None
+        return None, None
     if isinstance(design, Mapping):
         unknown = set(design) - {"cluster", "inclusion", "population"}
         if unknown:
@@ -275,8 +276,9 @@ def _cluster_of(design: Any) -> str | None:
 
     else:
         raise TypeError(f"design must be None, a Design or a dict, got {short_repr(design)}")
-    if get("inclusion", None) is not None:
-        raise ValueError("design with inclusion probabilities is not supported by compare_models (every item is used)")
+    inclusion = get("inclusion", None)
+    if inclusion is not None and not isinstance(inclusion, str):
+        raise TypeError(f"design inclusion must be a column name, got {short_repr(inclusion)}")
     if get("population", "process") not in (None, "process"):
         raise ValueError(
             f"design population {get('population')!r} is not supported by compare_models; "
@@ -285,7 +287,7 @@ def _cluster_of(design: Any) -> str | None:
     cluster = get("cluster", None)
     if cluster is not None and not isinstance(cluster, str):
         raise TypeError(f"design cluster must be a column name, got {short_repr(cluster)}")
-    return cluster
+    return cluster, inclusion
 
 
 def _outcome(frame: pd.DataFrame, outcome: Any, y_true: Any, y_pred: Any) -> tuple[pd.Series, list[str]]:
@@ -432,9 +434,13 @@ def compare_models(
         Stratum columns (task, category). The pooled row ``"(all)"`` is added when there are
         two or more strata.
     design : Design or dict, optional
-        The sampling design; only ``cluster`` is used: a column whose rows (within a stratum)
-        form one sampling unit, e.g. a passage several items share. Default: the item is the
-        unit. Inclusion probabilities and ``population="pool"`` are refused.
+        The sampling design: ``cluster``, a column whose rows (within a stratum) form one
+        sampling unit, e.g. a passage several items share (default: the item is the unit);
+        with ``human``, ``inclusion``, the column of each labelled item's probability of having
+        been chosen for human labelling (one per item, in (0, 1]), for labels not drawn at
+        random: a judge calibration set ("50 items the judge passed and 50 it failed") gives
+        each item ``50 / (items the judge passed)`` or ``50 / (items it failed)`` (see Notes).
+        ``population="pool"`` is refused.
     reference : optional
         A model: compare each other model with it (``model - reference``) instead of every
         pair.
@@ -447,8 +453,9 @@ def compare_models(
         where an answer is not labelled). With it, ``outcome`` (or ``y_true``/``y_pred``) is
         the judge's 0/1 verdict on every answer and the estimand is the difference in
         human-judged accuracy, estimated through the judge's cells (the proxy path, see
-        Notes). The labelled items must be a random sample of the items (within each stratum);
-        an item counts as labelled for a pair when both answers are. One answer per model and
+        Notes). The labelled items must be a random sample of the items (within each stratum),
+        or chosen with the known probabilities of ``design.inclusion``; an item counts as
+        labelled for a pair when both answers are. One answer per model and
         item (no epochs) and the item as the unit (no ``design`` cluster).
 
     Returns
@@ -573,10 +580,7 @@ def compare_models(
     adjust = check_method(adjust, ADJUSTMENTS, "adjust")
     cols = _check_columns(frame, model, item, strata, design)
     score, notes = _outcome(frame, outcome, y_true, y_pred)
-    labels_h = None
-    if human is not None:
-        labels_h = _human(frame, human, score, cols)
-        score = score.where(score.notna() | labels_h.isna())  # a human label without a verdict: unscored
+    labels_h, score = _human_and_score(frame, human, score, cols)
     wide, stratum, unit_code, dropped = _item_means(frame, score, cols)
     if dropped:
         notes.append(f"{dropped} answer(s) without a score dropped")
@@ -589,7 +593,8 @@ def compare_models(
     targets = [*labels, OVERALL] if len(labels) > 1 else labels
     if labels_h is not None:
         wide_h = _human_wide(frame, labels_h, cols, wide)
-        means = _proxy_means(wide, wide_h, stratum, targets)
+        weight = None if cols.inclusion is None else _item_weights(frame, labels_h, cols, wide)
+        means = _proxy_means(wide, wide_h, stratum, targets, weight)
         bare = [str(s) for s in labels if wide_h.loc[stratum == s].notna().sum().sum() == 0]
         if bare and cols.strata:
             notes.append(f"no human label in stratum(s) {', '.join(bare)}: no estimate there")
@@ -601,7 +606,7 @@ def compare_models(
     else:
         pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1 :]]
     if labels_h is not None:
-        rows, obs = _proxy_observations(wide, wide_h, stratum, pairs, targets, notes)
+        rows, obs = _proxy_observations(wide, wide_h, stratum, pairs, targets, notes, weight)
         family = int(sum(r[3] > 0 for r in rows))
         interval_level = level if adjust == "none" else 1.0 - (1.0 - level) / max(family, 1)
         diffs = _proxy_differences(rows, obs, targets, interval_level, level, adjust, family, notes)
@@ -621,6 +626,8 @@ def compare_models(
         unit=(
             f"the cluster {cols.unit[0]!r}"
             if cols.clustered
+            else f"the item (judge on every item, human labels on some, chosen with probabilities {cols.inclusion!r})"
+            if labels_h is not None and cols.inclusion is not None
             else "the item (judge on every item, human labels on some)"
             if labels_h is not None
             else "the item (epochs averaged)"
@@ -637,6 +644,7 @@ class _Columns:
     strata: list[str]
     unit: list[str]
     clustered: bool
+    inclusion: str | None = None
 
 
 def _check_columns(frame: pd.DataFrame, model: Any, item: Any, strata: Any, design: Any) -> _Columns:
@@ -645,14 +653,16 @@ def _check_columns(frame: pd.DataFrame, model: Any, item: Any, strata: Any, desi
     if not item_cols:
         raise ValueError("item must name at least one column")
     strata_cols = _columns_of(frame, "strata", strata)
-    cluster = _cluster_of(design)
+    cluster, inclusion = _design_of(design)
     clustered = cluster is not None and [cluster] != item_cols
     unit_cols = _columns_of(frame, "design cluster", cluster) if clustered else item_cols
+    if inclusion is not None:
+        _columns_of(frame, "design inclusion", inclusion)
     for name, names in (("model", [model_col]), ("item", item_cols), ("strata", strata_cols), ("design", unit_cols)):
         for c in names:
             if frame[c].isna().any():
                 raise ValueError(f"{name} column {c!r} has {int(frame[c].isna().sum())} missing value(s)")
-    return _Columns(model_col, item_cols, strata_cols, unit_cols, clustered)
+    return _Columns(model_col, item_cols, strata_cols, unit_cols, clustered, inclusion)
 
 
 def _item_means(frame: pd.DataFrame, score: pd.Series, cols: _Columns) -> tuple:
@@ -809,6 +819,19 @@ def _leaderboard(
 # -- the proxy path: a judge on every item, human labels on some -------------------------------
 
 
+def _human_and_score(frame: pd.DataFrame, human: Any, score: pd.Series, cols: _Columns) -> tuple:
+    """The human labels (None without ``human``) and the scores, a human label without a verdict unscored."""
+    if human is None:
+        if cols.inclusion is not None:
+            raise ValueError(
+                "design inclusion needs human=: inclusion probabilities say how the human-labelled items were "
+                "chosen (without human labels every item is used)"
+            )
+        return None, score
+    labels = _human(frame, human, score, cols)
+    return labels, score.where(score.notna() | labels.isna())
+
+
 def _human(frame: pd.DataFrame, human: Any, judge: pd.Series, cols: _Columns) -> pd.Series:
     """Human label per row (NaN when unlabelled), after the proxy path's refusals."""
     (col,) = _columns_of(frame, "human", human)
@@ -850,9 +873,57 @@ def _human_wide(frame: pd.DataFrame, labels: pd.Series, cols: _Columns, wide: pd
     return out.reindex(index=wide.index, columns=wide.columns)
 
 
-def _proxy_means(wide: pd.DataFrame, wide_h: pd.DataFrame, stratum: np.ndarray, targets: list[Any]) -> dict:
-    """(stratum, model) -> (human-judged accuracy from the judge's cells, items): the single-model proxy estimate;
-    the pooled row weighs the strata by their items."""
+def _item_weights(frame: pd.DataFrame, labels: pd.Series, cols: _Columns, wide: pd.DataFrame) -> np.ndarray:
+    """Inverse inclusion probability of each item of ``wide`` (NaN where no answer is labelled): the
+    design's ``inclusion`` column on the labelled answers, one probability per item, in (0, 1]."""
+    assert cols.inclusion is not None
+    col = cols.inclusion
+    values = frame[col]
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        raise TypeError(f"design inclusion column {col!r} must hold probabilities (numbers), got {values.dtype}")
+    labelled = labels.notna().to_numpy()
+    p = values.to_numpy(dtype=float)[labelled]
+    bad = ~((p > 0) & (p <= 1))
+    if bad.any():
+        raise ValueError(
+            f"design inclusion column {col!r} must lie in (0, 1] on every labelled answer; "
+            f"{int(bad.sum())} do not (e.g. {p[bad][0]!r})"
+        )
+    keys = list(dict.fromkeys([*cols.strata, *cols.unit, *cols.item]))
+    data = frame.loc[labelled, keys].assign(_p=p)
+    spread = data.groupby(keys, sort=False, observed=True)["_p"].agg(["min", "max"])
+    differ = spread["max"] > spread["min"]
+    if differ.any():
+        raise ValueError(
+            f"design inclusion column {col!r} must give one probability per item (the item is what was chosen "
+            f"for labelling); item {differ.index[differ][0]!r} has {spread.loc[differ].iloc[0].tolist()}"
+        )
+    return 1.0 / spread["max"].reindex(wide.index).to_numpy(dtype=float)
+
+
+def _cell_means(j: np.ndarray, h: np.ndarray, sel: np.ndarray, lab: np.ndarray, weight: np.ndarray | None) -> float:
+    """Human-judged accuracy of the items ``sel`` through the judge's two cells: the single-model proxy
+    estimate; with inclusion weights, the cells' Hajek means (the pooled Hajek mean when a cell has none)."""
+    cell = [sel & (j == v) for v in (0.0, 1.0)]
+    share = [c.sum() / max(sel.sum(), 1) for c in cell]
+    if weight is None:
+        s = [float(h[c & lab].sum()) for c in cell]
+        n = [int((c & lab).sum()) for c in cell]
+        return float(proxy_interval(s, n, share).estimate) if sum(n) else np.nan
+    ws = [float(weight[c & lab].sum()) for c in cell]
+    wh = [float((weight * np.nan_to_num(h))[c & lab].sum()) for c in cell]
+    if sum(ws) == 0:
+        return np.nan
+    if min(ws) == 0:
+        return sum(wh) / sum(ws)
+    return sum(p * t / n for p, t, n in zip(share, wh, ws, strict=True))
+
+
+def _proxy_means(
+    wide: pd.DataFrame, wide_h: pd.DataFrame, stratum: np.ndarray, targets: list[Any], weight: np.ndarray | None = None
+) -> dict:
+    """(stratum, model) -> (human-judged accuracy from the judge's cells, items): the single-model proxy estimate
+    (:func:`_cell_means`); the pooled row weighs the strata by their items."""
     out = {}
     for m in wide.columns:
         j, h = wide[m].to_numpy(), wide_h[m].to_numpy()
@@ -863,20 +934,10 @@ def _proxy_means(wide: pd.DataFrame, wide_h: pd.DataFrame, stratum: np.ndarray, 
             if label == OVERALL:
                 continue
             sel = ok & (stratum == label)
-            cell = [sel & (j == v) for v in (0.0, 1.0)]
-            s = [float(h[c & lab].sum()) for c in cell]
-            n = [int((c & lab).sum()) for c in cell]
-            w = [c.sum() / max(sel.sum(), 1) for c in cell]
-            est = float(proxy_interval(s, n, w).estimate) if sum(n) else np.nan
-            per[label] = (est, int(sel.sum()))
+            per[label] = (_cell_means(j, h, sel, lab, weight), int(sel.sum()))
         if OVERALL in targets:
             if len(targets) == 1:
-                sel = ok
-                cell = [sel & (j == v) for v in (0.0, 1.0)]
-                s = [float(h[c & lab].sum()) for c in cell]
-                n = [int((c & lab).sum()) for c in cell]
-                w = [c.sum() / max(sel.sum(), 1) for c in cell]
-                per[OVERALL] = (float(proxy_interval(s, n, w).estimate) if sum(n) else np.nan, int(sel.sum()))
+                per[OVERALL] = (_cell_means(j, h, ok, lab, weight), int(ok.sum()))
             else:
                 items = np.array([per[t][1] for t in targets if t != OVERALL], dtype=float)
                 ests = np.array([per[t][0] for t in targets if t != OVERALL])
@@ -888,9 +949,16 @@ def _proxy_means(wide: pd.DataFrame, wide_h: pd.DataFrame, stratum: np.ndarray, 
 
 
 def _proxy_observations(
-    wide: pd.DataFrame, wide_h: pd.DataFrame, stratum: np.ndarray, pairs: list, targets: list, notes: list[str]
+    wide: pd.DataFrame,
+    wide_h: pd.DataFrame,
+    stratum: np.ndarray,
+    pairs: list,
+    targets: list,
+    notes: list[str],
+    weight: np.ndarray | None = None,
 ) -> tuple[list[tuple], pd.DataFrame]:
-    """Rows (a, b, stratum, items, items) of the family and one observation per item and row (key, block, cell, z)."""
+    """Rows (a, b, stratum, items, items) of the family and one observation per item and row (key, block,
+    cell, z; with inclusion weights also w, the inverse inclusion probability)."""
     rows, parts = [], []
     blocks = {label: k for k, label in enumerate(sorted(pd.unique(stratum), key=str))}
     block = np.array([blocks[s] for s in stratum], dtype=int)
@@ -914,8 +982,12 @@ def _proxy_observations(
             n_items = int(sel.sum())
             rows.append((a, b, label, n_items, n_items))
             if n_items:
-                parts.append(pd.DataFrame({"key": key, "block": block[both][sel], "cell": cell[sel], "z": z[sel]}))
-    obs = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["key", "block", "cell", "z"])
+                part = {"key": key, "block": block[both][sel], "cell": cell[sel], "z": z[sel]}
+                if weight is not None:
+                    part["w"] = weight[both][sel]
+                parts.append(pd.DataFrame(part))
+    columns = ["key", "block", "cell", "z"] + ([] if weight is None else ["w"])
+    obs = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
     return rows, obs
 
 

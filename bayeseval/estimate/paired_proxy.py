@@ -27,6 +27,16 @@ every stratum (shares over all items). A p-value of "D = 0" inverts the interval
 smallest ``alpha`` of a grid (1-2-5 steps, and the thresholds of the family's Holm and
 Bonferroni steps) at which the interval at ``1 - alpha`` excludes 0, so the ``separable``
 decisions at those thresholds are those of the interval.
+
+**Labels chosen with known probabilities** (``design=Design(inclusion=...)`` in
+:func:`~bayeseval.estimate.paired.compare_models`: a judge calibration set, "label 50 items
+the judge passed and 50 it failed"). Within a cell whose labelled items share one inclusion
+probability they are still a random sample of the cell, so its betting limits and the
+post-stratified estimate stand as above (unbiased, valid in finite samples). The switch to
+labels only is off (the labelled items are not a random sample of the stratum). A merged
+group whose items have unequal probabilities gets the Hajek mean of its ``z``
+(:func:`~bayeseval._kernels.proxy.hajek_counts`) with Clopper-Pearson limits on its effective
+counts: an asymptotic interval, as in the single-model proxy path.
 """
 
 from __future__ import annotations
@@ -36,8 +46,16 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.bounded_mean import log_capital, units_ci
-from bayeseval._kernels.proxy import MIN_CELL_TRIALS, VARIANCE_RATIO, mean_variance, merge_sparse_cells, mover_sum
+from bayeseval._kernels.proxy import (
+    MIN_CELL_TRIALS,
+    VARIANCE_RATIO,
+    hajek_counts,
+    mean_variance,
+    merge_sparse_cells,
+    mover_sum,
+)
 
 __all__ = ["CELLS", "cell_of", "plan", "intervals", "p_values"]
 
@@ -70,6 +88,8 @@ class _Plan(NamedTuple):
     unlabelled_share: np.ndarray  # per key: share of its items in groups without a label
     group_hist: pd.DataFrame  # gid, unit_successes, unit_trials, units
     plain_hist: pd.DataFrame  # key, unit_successes, unit_trials, units
+    group_ipw: np.ndarray | None = None  # per group: sums of w, w z, w^2, w^2 z, w^2 z^2 (inclusion weights)
+    group_uniform: np.ndarray | None = None  # per group: its labelled items share one inclusion probability
 
 
 def plan(obs: pd.DataFrame, n_keys: int, pooled: Any) -> _Plan:
@@ -80,7 +100,12 @@ def plan(obs: pd.DataFrame, n_keys: int, pooled: Any) -> _Plan:
     obs : pandas.DataFrame
         One row per item and family row it counts in: ``key`` (0 .. n_keys - 1), ``block``
         (the stratum: cells are merged within it), ``cell`` (:func:`cell_of`) and ``z``
-        (``(h_a - h_b + 1)/2``, NaN when the item has no human label).
+        (``(h_a - h_b + 1)/2``, NaN when the item has no human label); optionally ``w``, the
+        inverse of each labelled item's inclusion probability (labels chosen with known
+        probabilities, e.g. 50/50 by a judge's verdict): then every row with labels reads its
+        cells (no switch to labels only, which would not be a random sample), and a group
+        whose labelled items have unequal probabilities gets its Hajek mean (see
+        :func:`intervals`).
     n_keys : int
         Rows of the family.
     pooled : array-like of bool, shape (n_keys,)
@@ -139,6 +164,10 @@ def plan(obs: pd.DataFrame, n_keys: int, pooled: Any) -> _Plan:
     uses = (labelled > 0) & several & (pooled | (v_cells < VARIANCE_RATIO * v_labels))
     keys = obs["key"].to_numpy(dtype=int)
     gid = gid_grid[keyblock, cell]
+    ipw, uniform = None, None
+    if "w" in obs.columns:  # known inclusion probabilities: the cells always, weighted where unequal
+        uses = labelled > 0
+        ipw, uniform = _ipw_sums(obs["w"].to_numpy(dtype=float), zz, lab, gid, n_groups)
     hist = pd.DataFrame({"g": gid[lab], "k": keys[lab], "unit_successes": z[lab]})
     group_hist = hist.groupby(["g", "unit_successes"]).size().rename("units").reset_index().assign(unit_trials=1)
     plain_hist = hist.groupby(["k", "unit_successes"]).size().rename("units").reset_index().assign(unit_trials=1)
@@ -152,7 +181,24 @@ def plan(obs: pd.DataFrame, n_keys: int, pooled: Any) -> _Plan:
         unlabelled_share=np.bincount(group_key, weights=np.where(g_n > 0, 0.0, share), minlength=n_keys),
         group_hist=group_hist,
         plain_hist=plain_hist,
+        group_ipw=ipw,
+        group_uniform=uniform,
     )
+
+
+def _ipw_sums(w: np.ndarray, z: np.ndarray, lab: np.ndarray, gid: np.ndarray, n_groups: int) -> tuple:
+    """Per group: the inverse-probability sums of :func:`~bayeseval._kernels.proxy.hajek_counts` over
+    its labelled items, and whether those items share one probability."""
+    w = np.where(lab, w, 0.0)
+    sums = np.stack(
+        [np.bincount(gid, weights=v, minlength=n_groups) for v in (w, w * z, w**2, w**2 * z, w**2 * z**2)], axis=1
+    )
+    high = np.full(n_groups, -np.inf)
+    low = np.full(n_groups, np.inf)
+    np.maximum.at(high, gid[lab], w[lab])
+    np.minimum.at(low, gid[lab], w[lab])
+    uniform = ~(high > low * (1.0 + 1e-12))
+    return sums, uniform
 
 
 def intervals(p: _Plan, level: float, only: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -181,6 +227,12 @@ def intervals(p: _Plan, level: float, only: Any = None) -> tuple[np.ndarray, np.
         rate, lo, hi = np.full(len(sel), 0.5), np.zeros(len(sel)), np.ones(len(sel))
         idx = ci.index.to_numpy(dtype=int)
         rate[idx], lo[idx], hi[idx] = (ci[c].to_numpy() for c in ("estimate", "lower", "upper"))
+        if p.group_uniform is not None and p.group_ipw is not None:
+            weighted = sel & ~p.group_uniform
+            if weighted.any():  # unequal probabilities within the group: its Hajek mean (asymptotic)
+                hs, hn = hajek_counts(*p.group_ipw[weighted].T)
+                rate[weighted] = hs / hn
+                lo[weighted], hi[weighted] = binomial_bounds(hs, hn, 1.0 - level, "clopper_pearson")
         k = p.group_key[sel]
         pos = pd.Series(k).groupby(k).cumcount().to_numpy()
         grid = np.zeros((4, p.n_keys, int(pos.max()) + 1))  # share, rate, lower, upper; padding has share 0

@@ -54,6 +54,7 @@ from bayeseval._kernels.binomial import binomial_bounds, normalise_method
 from bayeseval._kernels.proxy import (
     MIN_CELL_TRIALS,
     cells_interval,
+    hajek_counts,
     merge_sparse_cells,
     proxy_interval,
 )
@@ -123,14 +124,9 @@ def _smoothed_var(s: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def _effective_counts(w1: np.ndarray, w: np.ndarray, b1: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Hajek rate and effective (successes, trials) per group from the inverse-probability sums."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.where(w > 0, w1 / w, 0.0)
-        var = (r**2 * (b - b1) + (1 - r) ** 2 * b1) / w**2
-        kish = w**2 / b
-        n_eff = np.where((r > 0) & (r < 1) & (var > 0), r * (1 - r) / var, kish)
-    n_eff = np.where(w > 0, n_eff, 0.0)
-    return r * n_eff, n_eff
+    """Hajek rate and effective (successes, trials) per group from the inverse-probability sums
+    of 0/1 outcomes (:func:`~bayeseval._kernels.proxy.hajek_counts`, where ``sum w^2 y^2`` is ``b1``)."""
+    return hajek_counts(w, w1, b, b1, b1)
 
 
 def _ipw_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:

@@ -283,3 +283,116 @@ def test_kernel_mover_sum_reproduces_cells_interval_with_its_wilson_limits():
     # the smoothed variance of 0/1 values is the kernel's smoothed binomial variance
     rate = (s + 0.5) / (n + 1)
     assert mean_variance(s, s, n) == pytest.approx(rate * (1 - rate) / n)
+
+
+# -- labels chosen with known probabilities (a judge calibration set) -----------------------------
+
+
+def _calibration_set(seed: int, strata: int = 4, items: int = 150, per_side: int = 20):
+    """Two models judged on every item; human labels on ``per_side`` items the judge passed for model a
+    and ``per_side`` it failed (50/50 by verdict), with each item's inclusion probability; the truth."""
+    rng = np.random.default_rng(seed)
+    parts, truth = [], {}
+    for s in range(strata):
+        pa, pb = 0.75 + 0.03 * s, 0.7
+        ha = (rng.random(items) < pa).astype(float)
+        hb = (rng.random(items) < pb).astype(float)
+        ja = np.where(rng.random(items) < 0.85, ha, 1 - ha)
+        jb = np.where(hb == 1, rng.random(items) < 0.9, rng.random(items) < 0.4).astype(float)  # lenient with b
+        passed, failed = np.flatnonzero(ja == 1), np.flatnonzero(ja == 0)
+        k1, k0 = min(per_side, passed.size), min(per_side, failed.size)
+        lab = np.zeros(items, dtype=bool)
+        lab[np.concatenate([rng.choice(passed, k1, replace=False), rng.choice(failed, k0, replace=False)])] = True
+        p = np.where(ja == 1, k1 / passed.size, k0 / failed.size)
+        truth[f"c{s}"] = pa - pb
+        frame = _frame(ja, jb, np.where(lab, ha, np.nan), np.where(lab, hb, np.nan), f"c{s}")
+        parts.append(frame.assign(item=frame["item"] + 1000 * s, p=np.tile(p, 2)))
+    return pd.concat(parts, ignore_index=True), truth
+
+
+def test_equal_probabilities_give_the_random_sample_result_where_the_cells_are_read():
+    frame, _ = _calibration_set(1)
+    frame["p"] = 0.25  # one probability everywhere: a random sample
+    kw = {"human": "human", "strata": "category", "adjust": "none", "reference": "b"}
+    plain = compare_models(frame, **kw).table.set_index("stratum")
+    ours = compare_models(frame, design={"inclusion": "p"}, **kw).table.set_index("stratum")
+    read = plain["uses_proxy"].to_numpy()
+    assert read.any()
+    for col in ("estimate", "lower", "upper"):
+        np.testing.assert_allclose(ours.loc[read, col], plain.loc[read, col], rtol=0, atol=1e-12)
+    assert ours["uses_proxy"].all()  # no switch to labels only with known probabilities
+
+
+def test_unequal_probabilities_in_a_merged_group_give_its_hajek_mean():
+    # one stratum, all items in cell (1, 1) (one group), labelled with probabilities 0.5 and 0.25
+    z = np.array([1.0, 0.5, 0.5, 0.0, 0.5])
+    p = np.array([0.5, 0.5, 0.25, 0.25, 0.25])
+    obs = pd.DataFrame({"key": 0, "block": 0, "cell": 2, "z": np.r_[z, [np.nan] * 5], "w": np.r_[1 / p, [np.nan] * 5]})
+    plan = paired_proxy.plan(obs, 1, [False])
+    assert bool(plan.uses_proxy[0])
+    est, lo, hi = paired_proxy.intervals(plan, 0.9)
+    w = 1 / p
+    r = (w * z).sum() / w.sum()  # Hajek mean, written out
+    assert est[0] == pytest.approx(2 * r - 1)
+    # Clopper-Pearson on the effective counts n* = r (1 - r) / V (Korn and Graubard), by scipy
+    from scipy.stats import beta
+
+    v = (w**2 * (z - r) ** 2).sum() / w.sum() ** 2
+    n = r * (1 - r) / v
+    s = r * n
+    assert lo[0] == pytest.approx(2 * beta.ppf(0.05, s, n - s + 1) - 1)
+    assert hi[0] == pytest.approx(2 * beta.ppf(0.95, s + 1, n - s) - 1)
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"p": "x"}, "design inclusion column 'p' must hold probabilities"),
+        ({"p": 0.0}, r"must lie in \(0, 1\]"),
+        ({"p": 1.5}, r"must lie in \(0, 1\]"),
+    ],
+)
+def test_inclusion_probabilities_are_checked(change, match):
+    frame, _ = _calibration_set(2, strata=1)
+    frame = frame.assign(**change)
+    with pytest.raises((TypeError, ValueError), match=match):
+        compare_models(frame, human="human", design={"inclusion": "p"})
+
+
+def test_inclusion_must_be_one_probability_per_item_and_needs_human_labels():
+    frame, _ = _calibration_set(3, strata=1)
+    first = frame.index[(frame["model"] == "b") & frame["human"].notna()][0]
+    frame.loc[first, "p"] = 0.9
+    with pytest.raises(ValueError, match="one probability per item"):
+        compare_models(frame, human="human", design={"inclusion": "p"})
+    with pytest.raises(ValueError, match="design inclusion needs human="):
+        compare_models(frame, design={"inclusion": "p"})
+
+
+@pytest.mark.slow
+def test_a_calibration_set_50_50_by_verdict_is_unbiased_where_random_sample_reading_is_not():
+    # 300 seeded datasets, 4 strata of 150 items, 20 + 20 labels per stratum chosen by model a's verdict;
+    # truth: the process difference pa - pb. Tolerance: |bias| within 2.5 MC SE (4 strata), and the
+    # two readings that assume a random sample biased beyond 4 MC SE in every stratum
+    reps = 300
+    err, cover, plain_err, naive_err = [], [], [], []
+    for seed in range(reps):
+        frame, truth = _calibration_set(seed)
+        kw = {"human": "human", "strata": "category", "adjust": "none", "reference": "b"}
+        ours = compare_models(frame, design={"inclusion": "p"}, **kw).table.set_index("stratum").drop("(all)")
+        plain = compare_models(frame, **kw).table.set_index("stratum").drop("(all)")
+        sign = 1.0  # a - b
+        d = np.array([truth[k] for k in ours.index])
+        err.append(sign * ours["estimate"].to_numpy() - d)
+        lo, hi = ours["lower"].to_numpy(), ours["upper"].to_numpy()
+        cover.append((lo <= d) & (d <= hi))
+        plain_err.append(sign * plain.loc[ours.index, "estimate"].to_numpy() - d)
+        lab = frame[frame["human"].notna()].pivot_table(index=["category", "item"], columns="model", values="human")
+        naive_err.append((lab["a"] - lab["b"]).groupby(level=0).mean().reindex(ours.index).to_numpy() - d)
+    err, cover, plain_err, naive_err = map(np.asarray, (err, cover, plain_err, naive_err))
+    se = err.std(axis=0, ddof=1) / np.sqrt(reps)
+    assert (np.abs(err.mean(axis=0)) <= 2.5 * se).all(), (err.mean(axis=0), se)
+    assert (cover.mean(axis=0) >= 0.94).all(), cover.mean(axis=0)
+    for other in (plain_err, naive_err):
+        se_o = other.std(axis=0, ddof=1) / np.sqrt(reps)
+        assert (np.abs(other.mean(axis=0)) > 4 * se_o).all(), (other.mean(axis=0), se_o)
