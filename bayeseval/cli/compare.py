@@ -55,6 +55,12 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
         help="column whose rows (within a stratum) are one sampling unit, e.g. a shared passage "
         "(default: the item is the unit)",
     )
+    p.add_argument(
+        "--inclusion",
+        default=None,
+        help="with --human: column of each labelled item's probability of having been chosen for labelling "
+        "(a calibration set drawn by the judge's verdict), one per item",
+    )
     p.add_argument("--reference", default=None, help="compare each model with this one instead of every pair")
     p.add_argument("--level", type=LEVEL, default=0.95, help="family level of the separable claims")
     p.add_argument(
@@ -106,6 +112,7 @@ def run_compare(args: Any) -> int:
         ("--item", items),
         ("--strata", strata or []),
         ("--cluster", [args.cluster] if args.cluster else []),
+        ("--inclusion", [args.inclusion] if args.inclusion else []),
         ("--outcome", [args.outcome] if args.outcome else []),
         ("--human", [args.human] if args.human else []),
         ("--y-true", [args.y_true] if args.y_true else []),
@@ -128,7 +135,7 @@ def run_compare(args: Any) -> int:
         y_true=args.y_true,
         y_pred=args.y_pred,
         strata=strata,
-        design={"cluster": args.cluster} if args.cluster else None,
+        design={k: v for k, v in (("cluster", args.cluster), ("inclusion", args.inclusion)) if v} or None,
         reference=reference,
         level=args.level,
         adjust=args.adjust,
@@ -144,7 +151,10 @@ def run_compare(args: Any) -> int:
 def _human_option(args: Any) -> str | None:
     """The human label column: ``--human``, or ``human`` when ``--labels`` joins labels onto harness files."""
     if getattr(args, "selected_by", None) is not None:
-        raise ValueError("--selected-by does not apply to compare: the labelled items must be drawn at random")
+        raise ValueError(
+            "--selected-by does not apply to compare: give each labelled item's probability of having been "
+            "chosen as a column of the data, with --inclusion"
+        )
     if getattr(args, "labels", None) is None:
         return args.human
     if args.human is not None:

@@ -396,3 +396,19 @@ def test_a_calibration_set_50_50_by_verdict_is_unbiased_where_random_sample_read
     for other in (plain_err, naive_err):
         se_o = other.std(axis=0, ddof=1) / np.sqrt(reps)
         assert (np.abs(other.mean(axis=0)) > 4 * se_o).all(), (other.mean(axis=0), se_o)
+
+
+def test_command_line_inclusion_column_gives_the_function_s_result(tmp_path, capsys):
+    frame, _ = _calibration_set(4, strata=2)
+    path = tmp_path / "answers.csv"
+    frame.to_csv(path, index=False)
+    args = ["compare", str(path), "--strata", "category", "--human", "human", "--reference", "b", "--json"]
+    assert main([*args, "--inclusion", "p"]) == 0
+    got = pd.DataFrame(json.loads(capsys.readouterr().out)["differences"])
+    frame["model"] = frame["model"].astype(str)
+    expected = compare_models(
+        frame.astype({"item": str}), strata="category", human="human", reference="b", design={"inclusion": "p"}
+    ).table
+    np.testing.assert_allclose(got[["estimate", "lower", "upper"]], expected[["estimate", "lower", "upper"]])
+    assert main([*args, "--inclusion", "nope"]) == 2
+    assert "--inclusion column 'nope' is not in" in capsys.readouterr().err
