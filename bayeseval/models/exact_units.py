@@ -74,7 +74,7 @@ def _log_prior_kappa(w: np.ndarray) -> np.ndarray:
     return log_expit(w) + log_expit(-w)
 
 
-def _units_histogram(counts: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def units_histogram(counts: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct ``(a, m)`` pairs and the ``(K, P)`` matrix of units per stratum and pair."""
     units = counts.units
     if units is None:
@@ -159,7 +159,7 @@ class UnitsFit:
             raise ValueError("prior='bda' is improper; the pooled model over units needs a proper prior on (mu, phi)")
         self.preset = preset
         self.grid_size = check_positive_int(grid_size or PRESETS[preset], "grid_size", minimum=8)
-        self._a, self._m, self._mult = _units_histogram(counts)
+        self._a, self._m, self._mult = units_histogram(counts)
         s = counts.successes.to_numpy(float)
         n = counts.trials.to_numpy(float)
         self._start_u = float(logit((s.sum() + 0.5) / (n.sum() + 1.0)))

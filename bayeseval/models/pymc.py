@@ -255,7 +255,7 @@ def configure_pytensor() -> dict[str, str]:
     return dict(_BLAS_STATE)
 
 
-def _pymc() -> Any:
+def load_pymc() -> Any:
     """The ``pymc`` module, imported after PyTensor's BLAS is set up."""
     configure_pytensor()
     import pymc
@@ -264,7 +264,7 @@ def _pymc() -> Any:
 
 
 @contextlib.contextmanager
-def _quiet_pymc(quiet: bool) -> Iterator[None]:
+def quiet_pymc(quiet: bool) -> Iterator[None]:
     """Silence PyMC's informational log lines (sampler choice, timing) while ``quiet``."""
     logger = logging.getLogger("pymc")
     level = logger.level
@@ -480,10 +480,10 @@ def _model_prior(model: str, prior: Any) -> Any:
 
 def _sample(pm_model: Any, sample_kwargs: dict[str, Any]) -> tuple[Any, float]:
     """Run :func:`pymc.sample` on ``pm_model``; return the InferenceData and the seconds taken."""
-    pm = _pymc()  # deferred: PyMC loads only when this engine is used
+    pm = load_pymc()  # deferred: PyMC loads only when this engine is used
 
     start = time.perf_counter()
-    with pm_model, _quiet_pymc(not sample_kwargs.get("progressbar", True)):
+    with pm_model, quiet_pymc(not sample_kwargs.get("progressbar", True)):
         idata = pm.sample(**sample_kwargs)
     return idata, time.perf_counter() - start
 
@@ -720,7 +720,7 @@ def _pm_spec(frozen: Any, which: str) -> tuple[Any, dict[str, float], float]:
     the density of the SciPy distribution shifted by ``-loc``, i.e. ``kappa = loc + X``.
     ``loguniform`` comes back as ``("loguniform", {"lower": ..., "upper": ...}, loc)``.
     """
-    pm = _pymc()
+    pm = load_pymc()
 
     name, p = _frozen_params(frozen)
     loc, scale = p["loc"], p["scale"]
@@ -755,9 +755,9 @@ _PM_FAMILIES: dict[str, tuple[str, Callable[[dict, float, float], dict[str, floa
 }
 
 
-def _hyperprior(prior: Any, pooled_rate: float) -> tuple[Any, Any]:
+def hyperprior(prior: Any, pooled_rate: float) -> tuple[Any, Any]:
     """Register ``mu`` and ``kappa`` in the current PyMC model; return the two tensors."""
-    pm = _pymc()
+    pm = load_pymc()
     import pytensor.tensor as pt
 
     if prior.improper:
@@ -799,11 +799,11 @@ def _beta_binomial_model(
     prior: Any,
     parametrization: str,
 ) -> tuple[Any, list[str]]:
-    pm = _pymc()
+    pm = load_pymc()
     import pytensor.tensor as pt
 
     with pm.Model(coords={"stratum": labels}) as model:
-        mu, kappa = _hyperprior(prior, _pooled(s, n))
+        mu, kappa = hyperprior(prior, _pooled(s, n))
         if np.any(offsets != 0):
             mu_k = pt.sigmoid(pt.log(mu) - pt.log1p(-mu) + offsets)
         else:
@@ -830,11 +830,11 @@ def _robust_model(
     prior: Any,
     eps: float,
 ) -> tuple[Any, list[str]]:
-    pm = _pymc()
+    pm = load_pymc()
     import pytensor.tensor as pt
 
     with pm.Model(coords={"stratum": labels}) as model:
-        mu, kappa = _hyperprior(prior, _pooled(s, n))
+        mu, kappa = hyperprior(prior, _pooled(s, n))
         mu_k = pt.sigmoid(pt.log(mu) - pt.log1p(-mu) + offsets) if np.any(offsets) else mu
         main = pm.logp(pm.BetaBinomial.dist(n=n, alpha=mu_k * kappa, beta=(1 - mu_k) * kappa), s)
         wide = pm.logp(pm.BetaBinomial.dist(n=n, alpha=1.0, beta=1.0), s)
@@ -874,7 +874,7 @@ def _logit_normal_model(
     interaction: bool,
     parametrization: str = "noncentered",
 ) -> tuple[Any, list[str]]:
-    pm = _pymc()
+    pm = load_pymc()
 
     coords: dict[str, Any] = {"stratum": labels}
     x = None

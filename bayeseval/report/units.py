@@ -207,12 +207,17 @@ def _units_model(counts: Counts, cfg: Any) -> Pooled:
         )
     if cfg.model != "beta_binomial":
         return _no_units_model(f"The pooled model over units has no {cfg.model!r} version")
-    from bayeseval.models.exact_units import fit_exact_units  # deferred: loaded on use
+    if cfg.engine == "pymc":
+        from bayeseval.models.pymc_units import fit_pymc_units  # deferred: PyMC loads on use
 
-    post = fit_exact_units(counts, prior=cfg.prior, random_seed=cfg.random_seed)
+        post = fit_pymc_units(counts, prior=cfg.prior, random_seed=cfg.random_seed)
+    else:
+        from bayeseval.models.exact_units import fit_exact_units  # deferred: loaded on use
+
+        post = fit_exact_units(counts, prior=cfg.prior, random_seed=cfg.random_seed)
     summary = post.summary(level=cfg.level)
     rho = post.diagnostics["correlation"]
-    engine = " (the PyMC engine has no model over units; the exact engine was used)" if cfg.engine == "pymc" else ""
+    engine = " (sampled by PyMC)" if cfg.engine == "pymc" else ""
     note = (
         "guarantee='average' under units: lower and upper are the posterior intervals of the pooled model over "
         f"units{engine}. Each stratum's rate is drawn from a Beta across strata and its units' accuracies from a "
