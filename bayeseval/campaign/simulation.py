@@ -702,7 +702,7 @@ def _result(
     )
     if spec.design.cluster is not None:  # the columns of status(): a row model is not the units'
         intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])
-    elif not (spec.guarantee_object.per_stratum and spec.goal.per_stratum):  # the columns of status()
+    elif not (spec.guarantee.per_stratum and spec.goal.per_stratum):  # the columns of status()
         intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed

@@ -69,7 +69,7 @@ def spec_state(
     >>> spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.05), batch_size=20)
     >>> st = spec_state(spec, design, successes=[1, 5], trials=[40, 40], labelled=[40, 40], pending=[0, 10])
     >>> st.available.tolist(), st.goal, st.guarantee
-    ([460, 450], Each(halfwidth=0.05), 'stratum')
+    ([460, 450], Each(halfwidth=0.05), Guarantee.stratum())
     """
     labelled = np.asarray(labelled, dtype=np.int64)
     pending = np.asarray(pending, dtype=np.int64)
@@ -100,7 +100,7 @@ def spec_state(
         direction=goal["direction"] or "below",
         tolerance=goal["tolerance"],
         margin=goal["margin"],
-        guarantee=spec.guarantee_object,
+        guarantee=spec.guarantee,
         anytime_concentration=design.concentration,
         population=spec.design.population,
     )

@@ -72,10 +72,6 @@ def _goal_setting(key: str) -> property:
     return property(read, doc=f"The goal's ``{key}`` (:attr:`goal`; {_GOAL_DEFAULTS[key]!r} when it has none).")
 
 
-#: the fields of :class:`RuleState` that name its guarantee (kept in step with its object)
-_GUARANTEE_FIELDS = frozenset({"guarantee", "anytime"})
-
-
 # the state a rule sees
 # ---------------------------------------------------------------------------------------
 @dataclass(init=False)
@@ -126,12 +122,12 @@ class RuleState:
         (:meth:`anytime_intervals`). ``"average"`` (the default of a bare state; campaigns
         default to ``"stratum"``): a stratum stops when its pooled interval at ``level``
         reaches the target and is decided when its pooled ``P(meets)`` reaches ``level``;
-        these cover on average over strata like these. Read back as the setting a campaign
-        stores: ``"stratum"`` or ``"average"`` (:attr:`guarantee_object` is the object).
+        these cover on average over strata like these. Read back as the
+        :class:`~bayeseval.Guarantee` (``guarantee.name`` is its name).
     anytime : bool
         The older spelling of ``guarantee="anytime"``: True with ``"stratum"``. Read back as
-        whether the guarantee is the anytime one. Setting ``guarantee`` or ``anytime`` on a
-        state changes :attr:`guarantee_object`.
+        whether the guarantee is the anytime one. Setting ``anytime`` on a state makes its
+        per-stratum guarantee the anytime one or not; setting ``guarantee`` keeps ``anytime``.
     anytime_concentration : numpy.ndarray, optional
         The sequences' prior concentrations, one per stratum (default
         :func:`~bayeseval._kernels.guarantee.anytime_concentrations` of the strata's rows).
@@ -153,7 +149,7 @@ class RuleState:
     counts: CampaignState
     level: float
     goal: Goal
-    guarantee: str
+    guarantee: Guarantee
     anytime: bool
     anytime_concentration: np.ndarray | None
     population: str
@@ -185,9 +181,9 @@ class RuleState:
         self.counts = counts
         self.level = level
         self.goal = state_goal(goal, given, _GOAL_DEFAULTS)
-        g = as_guarantee(guarantee, anytime=anytime)  # the settings __setattr__ stores: scope and sequential
-        self.guarantee = g.scope
-        self.anytime = g.sequential
+        g = as_guarantee(guarantee, anytime=anytime)
+        object.__setattr__(self, "guarantee", g)
+        object.__setattr__(self, "anytime", g.sequential)
         self.anytime_concentration = anytime_concentration
         if population not in POPULATIONS:
             raise ValueError(f"population must be one of {list(POPULATIONS)}, got {population!r}")
@@ -214,17 +210,16 @@ class RuleState:
     margin = _goal_setting("margin")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """Keep :attr:`guarantee_object` in step with the ``guarantee`` and ``anytime`` settings."""
-        object.__setattr__(self, name, value)
-        settings = vars(self)
-        if name in _GUARANTEE_FIELDS and _GUARANTEE_FIELDS <= settings.keys():  # both set (init sets guarantee first)
-            g = as_guarantee(settings["guarantee"], anytime=settings["anytime"])
-            settings.update(guarantee=g.scope, anytime=g.sequential, _guarantee=g)
-
-    @property
-    def guarantee_object(self) -> Guarantee:
-        """The :class:`~bayeseval.Guarantee` of ``guarantee`` and ``anytime``."""
-        return vars(self)["_guarantee"]
+        """Keep ``guarantee`` (a :class:`~bayeseval.Guarantee`) and ``anytime`` in step."""
+        if name == "guarantee":  # the ``anytime`` flag stays
+            g = as_guarantee(value, anytime=self.anytime)
+        elif name == "anytime":  # the per-stratum or pooled choice stays
+            g = as_guarantee(self.guarantee.scope, anytime=value)
+        else:
+            object.__setattr__(self, name, value)
+            return
+        object.__setattr__(self, "guarantee", g)
+        object.__setattr__(self, "anytime", g.sequential)
 
     @classmethod
     def from_counts(cls, successes: Any, trials: Any, *, available: Any, **kwargs: Any) -> RuleState:
@@ -312,7 +307,7 @@ class RuleState:
         bool
             True when the guaranteed intervals and the anytime tests are in force.
         """
-        return self.guarantee_object.per_stratum and self.goal.per_stratum
+        return self.guarantee.per_stratum and self.goal.per_stratum
 
     def guaranteed_intervals(self, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Every stratum's own interval under the per-stratum guarantee (cached).
@@ -334,7 +329,7 @@ class RuleState:
         """
         if level is not None:
             return self._own_intervals(Guarantee.stratum(), float(level))
-        g = self.guarantee_object if self.guarantee_object.per_stratum else Guarantee.stratum()
+        g = self.guarantee if self.guarantee.per_stratum else Guarantee.stratum()
         if self.population == "pool" and not g.sequential:
             return self.pool_intervals(g.stop_level(self.level))
         return self._own_intervals(g, g.stop_level(self.level))
@@ -520,7 +515,7 @@ class RuleState:
         if ("units",) in self._adaptive:
             return self._adaptive[("units",)][1]
         own = (self.successes + 0.5) / (self.trials + 1.0)
-        return implied_size(self.stop_halfwidths(), own, self.guarantee_object.stop_level(self.level))
+        return implied_size(self.stop_halfwidths(), own, self.guarantee.stop_level(self.level))
 
     def stop_halfwidths(self) -> np.ndarray:
         """Per-stratum half-widths the width goal stops on.
@@ -554,7 +549,7 @@ class RuleState:
         k = len(self.strata)
         if self.per_stratum():
             glo, ghi = self.guaranteed_intervals()
-            read = "pool" if self.population == "pool" else self.guarantee_object.read
+            read = "pool" if self.population == "pool" else self.guarantee.read
             read = "units" if ("units",) in self._adaptive else read
             return np.full(k, read, dtype=object), glo, ghi
         lo, hi = self.intervals()
