@@ -17,7 +17,8 @@ import numpy as np
 
 from bayeseval.campaign.fields import BATCH_BOUNDS
 from bayeseval.campaign.goals.registry import goal_settings
-from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.metric_states import MetricStates
+from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import cost_allocation, decision_allocation, get_rule, metrics_allocation
 from bayeseval.campaign.loop.state import CampaignState, StrataDesign
 from bayeseval.counts.metrics import get_metric
