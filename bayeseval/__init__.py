@@ -69,13 +69,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.estimate.judge import judge_calibration
     from bayeseval.estimate.paired import ModelComparison, compare_models
     from bayeseval.estimate.proxy import ProxyCI, proxy_ci
-    from bayeseval.estimate.stratified import (
-        StratifiedRisk,
-        clustered_risk,
-        reweight,
-        stratified_risk,
-        weighted_metric,
-    )
+    from bayeseval.estimate.reweighting import reweight, weighted_metric
+    from bayeseval.estimate.stratified import StratifiedRisk, clustered_risk, stratified_risk
     from bayeseval.fairness.audits import audit
     from bayeseval.fairness.impact import ImpactRatioReport, impact_ratio_report
     from bayeseval.fairness.result import Audit

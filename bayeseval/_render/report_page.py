@@ -83,11 +83,6 @@ MAX_TABLE_STRATA = 200
 #: (flag), then how many more there are
 MAX_WARNINGS_PER_FLAG = 3
 
-# metrics whose high rates are the bad ones, and those whose low rates are; for another metric
-# (selection_rate, a mean outcome, a user's metric) the worst strata are the least known ones
-HIGH_IS_BAD = ("error_rate", "fpr", "fnr")
-HIGH_IS_GOOD = ("accuracy", "recall", "precision", "specificity", "npv")
-
 _POOLED_DOC = "covers on average over strata like these, not for a stratum that differs"
 
 _COLUMN_DOC = {
@@ -179,12 +174,15 @@ def display_table(report: Any) -> pd.DataFrame:
 def worst_first(report: Any) -> tuple[np.ndarray, str]:
     """The positions of ``report.table``'s rows, the strata to read first in front, and that order in words.
 
-    A reader of a report with thousands of strata looks for those that may be doing badly.
+    A reader of a report with thousands of strata looks for those that may be doing badly;
+    ``report.higher_is_better`` (the metric's :attr:`Metric.higher_is_better
+    <bayeseval.counts.metrics.Metric.higher_is_better>`) says which side is bad.
     For an error-type metric (a high rate is bad: error rate, FPR, FNR) that is the upper
     bound of each stratum's interval, highest first: a stratum comes early when its rate is
     high or when it has too few trials to rule a high rate out, the two reasons to look at it.
     For an accuracy-type metric (accuracy, recall, precision, specificity, NPV) it is the lower
-    bound, lowest first. For any other metric, whose bad side is not known, it is the
+    bound, lowest first. For any other metric, whose bad side is not known (selection rate,
+    a mean outcome, a user's metric), it is the
     half-width, widest first: the strata known least. A stratum without a bound (no trials)
     comes first; ties keep the table's order.
 
@@ -193,19 +191,19 @@ def worst_first(report: Any) -> tuple[np.ndarray, str]:
     >>> import pandas as pd
     >>> from types import SimpleNamespace
     >>> t = pd.DataFrame({"lower": [0.1, 0.0, 0.3], "upper": [0.2, 0.5, 0.6], "halfwidth": [0.05, 0.25, 0.15]})
-    >>> worst_first(SimpleNamespace(table=t, metric="error_rate"))[0].tolist()
+    >>> worst_first(SimpleNamespace(table=t, higher_is_better=False))[0].tolist()  # error_rate
     [2, 1, 0]
-    >>> worst_first(SimpleNamespace(table=t, metric="recall"))[0].tolist()
+    >>> worst_first(SimpleNamespace(table=t, higher_is_better=True))[0].tolist()  # recall
     [1, 0, 2]
     """
     t = report.table
-    if report.metric in HIGH_IS_BAD:
+    if report.higher_is_better is False:
         key = -t["upper"].to_numpy(dtype=float)
         words = (
             "by the upper bound of the interval, highest first: the strata whose rate may be highest "
             "(a high rate, or too few trials to rule one out)"
         )
-    elif report.metric in HIGH_IS_GOOD:
+    elif report.higher_is_better:
         key = t["lower"].to_numpy(dtype=float)
         words = (
             "by the lower bound of the interval, lowest first: the strata whose rate may be lowest "

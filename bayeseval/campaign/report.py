@@ -22,7 +22,7 @@ import pandas as pd
 
 from bayeseval._api.docs import fill_doc
 from bayeseval._render.campaign_page import campaign_page, read_first
-from bayeseval.campaign.labels.annotations import AGREEMENT_RULE
+from bayeseval.campaign.labels.agreement import AGREEMENT_RULE
 from bayeseval.campaign.loop.forecast import forecast_text, forecast_total
 from bayeseval.counts.counts import stratum_labels
 

@@ -26,6 +26,7 @@ from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.campaign.fields import DEFAULTS
 from bayeseval.campaign.goals.registry import goal_settings
 from bayeseval.campaign.labels.label_set import py_scalar
+from bayeseval.campaign.loop.metric_states import MetricStates
 from bayeseval.campaign.loop.pool import (
     PoolDesign,
     check_columns,
@@ -38,7 +39,7 @@ from bayeseval.campaign.loop.pool import (
     spec_columns,
 )
 from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
-from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.units import UnitDesign, units_meta, units_state
 from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
 from bayeseval.counts.design import Design
@@ -702,7 +703,7 @@ def _result(
     )
     if spec.design.cluster is not None:  # the columns of status(): a row model is not the units'
         intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])
-    elif not (spec.guarantee_object.per_stratum and spec.goal.per_stratum):  # the columns of status()
+    elif not (spec.guarantee.per_stratum and spec.goal.per_stratum):  # the columns of status()
         intervals = intervals.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])
     settings = {**spec.to_config(), "rules": [s.rule_name for s in specs], "n_repeats": n_repeats}
     settings["random_seed"] = spec.random_seed

@@ -217,7 +217,8 @@ FIELD_DOCS: dict[str, str] = {
     costs labels: about 2.4 times Wilson's fixed-size count at a target of 0.05
     (docs/validation.md, section 11f). It needs a goal other than ``"overall"`` and no
     ``proxy``; a campaign file stores it as ``guarantee="stratum"`` with ``anytime=True``.
-    Campaign files written before this setting open as ``"average"``.""",
+    Campaign files written before this setting open as ``"average"``. The spec reads it back
+    as the :class:`~bayeseval.Guarantee` (``spec.guarantee.name`` is its name).""",
     "weights": """weights : dict, Series or array, optional
     Population shares of the strata (for ``goal="overall"``); default: the strata's shares
     of the eligible pool rows.""",
@@ -273,7 +274,7 @@ FIELD_DOCS: dict[str, str] = {
     "anytime": """anytime : bool
     The older spelling of ``guarantee="anytime"``: ``True`` with ``guarantee="stratum"``
     (``guarantee="average"`` is refused). Default ``False``. The spec reads back
-    ``guarantee="stratum"``, ``anytime=True``, as a campaign file stores them.""",
+    ``guarantee=Guarantee.anytime()``, ``anytime=True``.""",
     "proxy": """proxy : str, optional
     Column with a proxy of the true label on every pool row: a cheap label of the same kind
     as the labels (an LLM judge's) or a numeric score, binned into 5 equal-count cells per
@@ -364,8 +365,8 @@ class CampaignSpec:
     --------
     >>> from bayeseval.campaign import Decide, Each
     >>> spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.1))
-    >>> spec.strata, spec.goal, spec.guarantee
-    (('g',), Each(halfwidth=0.1), 'stratum')
+    >>> spec.strata, spec.goal, spec.guarantee, spec.guarantee.name
+    (('g',), Each(halfwidth=0.1), Guarantee.stratum(), 'stratum')
     >>> CampaignSpec(y_pred="pred", goal=Decide(0.1)).goal  # direction from the metric
     Decide(threshold=0.1, direction='below', margin=0.0)
     >>> spec.replace(level=0.9).level
@@ -396,27 +397,11 @@ class CampaignSpec:
     annotators: int = DEFAULTS["annotators"]
     resolve: str = DEFAULTS["resolve"]
     costs: Any = DEFAULTS["costs"]
-    guarantee: str | Guarantee = DEFAULTS["guarantee"]
-    anytime: bool = DEFAULTS["anytime"]
+    guarantee: Guarantee = DEFAULTS["guarantee"]  # a name at the API edge: the Guarantee once built
+    anytime: bool = DEFAULTS["anytime"]  # read back as ``guarantee.sequential``
     proxy: str | None = DEFAULTS["proxy"]
     design: Design = DEFAULTS["design"]  # None or a dict of its fields: a Design once built
     random_seed: Any = DEFAULTS["random_seed"]
-
-    @property
-    def guarantee_object(self) -> Guarantee:
-        """The :class:`~bayeseval.Guarantee` of ``guarantee`` and ``anytime``.
-
-        The fields keep what a campaign file stores (``guarantee`` ``"stratum"`` or
-        ``"average"``, and ``anytime``); the object is what the campaign asks.
-
-        Examples
-        --------
-        >>> from bayeseval import Guarantee
-        >>> spec = CampaignSpec(y_pred="pred", guarantee=Guarantee.anytime())
-        >>> spec.guarantee_object, spec.guarantee, spec.anytime
-        (Guarantee.anytime(), 'stratum', True)
-        """
-        return self.__dict__["_guarantee"]
 
     def __post_init__(self) -> None:
         level = check_level(self.level)
@@ -461,10 +446,9 @@ class CampaignSpec:
         if checked["score_bins"] is not None and checked["score"] is None:
             raise ValueError(f"score_bins={self.score_bins!r} needs a score column (score=...)")
         _check_design_settings(checked, guarantee)
-        checked.update(guarantee=guarantee.scope, anytime=guarantee.sequential)  # as a campaign file stores them
+        checked.update(guarantee=guarantee, anytime=guarantee.sequential)
         for name, value in checked.items():
             object.__setattr__(self, name, value)
-        object.__setattr__(self, "_guarantee", guarantee)
 
     def _key(self) -> dict[str, Any]:
         def mapping(value: Any) -> Any:
@@ -497,8 +481,17 @@ class CampaignSpec:
         Returns
         -------
         CampaignSpec
-            The changed copy; this spec is unchanged.
+            The changed copy; this spec is unchanged. ``anytime`` alone changes whether the
+            per-stratum guarantee is the anytime one.
+
+        Examples
+        --------
+        >>> spec = CampaignSpec(y_pred="pred", guarantee="anytime")
+        >>> spec.replace(anytime=False).guarantee, spec.replace(level=0.9).guarantee
+        (Guarantee.stratum(), Guarantee.anytime())
         """
+        if "anytime" in changes and "guarantee" not in changes:
+            changes["guarantee"] = self.guarantee.scope  # the setting beside ``anytime``, as before
         return dataclasses.replace(self, **changes)
 
     def for_pool(self, n_rows: int) -> CampaignSpec:
@@ -549,6 +542,7 @@ class CampaignSpec:
         out["strata"] = list(self.strata)
         out["rule"] = self.rule_name
         out["goal"] = self.goal.name
+        out["guarantee"] = self.guarantee.scope  # with ``anytime``: the settings a campaign file stores
         out.update(goal_settings(self.goal))
         out["design"] = {f.name: getattr(self.design, f.name) for f in dataclasses.fields(Design)}
         for name in ("score_bins", "label_set", "weights", "costs", "threshold", "metric"):

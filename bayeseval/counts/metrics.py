@@ -70,6 +70,31 @@ class Metric:
         return self.trials != "all" or self.successes not in ("wrong", "right")
 
     @property
+    def higher_is_better(self) -> bool | None:
+        """Whether a higher rate is better: True, False, or None when neither.
+
+        Read from the definition: True when every success is a right prediction (``accuracy``,
+        ``recall``, ``precision``, ``specificity``, ``npv``), False when every success is a
+        wrong one (``error_rate``, ``fpr``, ``fnr``), None when successes are right and wrong
+        predictions alike (``selection_rate``: the share predicted positive, which has no
+        good side of its own). It sets which side of a report's intervals is the bad one
+        and the side a campaign's decision goal is met from.
+
+        Examples
+        --------
+        >>> [get_metric(m).higher_is_better for m in ("recall", "fpr", "selection_rate")]
+        [True, False, None]
+        """
+        y_true, y_pred = np.array([1, 1, 0, 0]), np.array([1, 0, 1, 0])  # the four cells of a binary table
+        _, success = self.masks(y_true, y_pred, positive=1)
+        right = y_true[success] == y_pred[success]
+        if right.size and right.all():
+            return True
+        if right.size and not right.any():
+            return False
+        return None
+
+    @property
     def trials_need_truth(self) -> bool:
         """Whether a row's trial status is only known once it is labelled."""
         return self.trials in ("true_pos", "true_neg")

@@ -65,13 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from bayeseval.estimate.paired import ModelComparison, compare_models
     from bayeseval.estimate.proxy import ProxyCI, proxy_ci
-    from bayeseval.estimate.stratified import (
-        ReweightedMetrics,
-        StratifiedRisk,
-        clustered_risk,
-        reweight,
-        stratified_risk,
-        weighted_metric,
-    )
+    from bayeseval.estimate.reweighting import ReweightedMetrics, reweight, weighted_metric
+    from bayeseval.estimate.stratified import StratifiedRisk, clustered_risk, stratified_risk
 
 __getattr__, __dir__ = lazy_exports(__name__)

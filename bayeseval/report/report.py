@@ -29,6 +29,7 @@ from bayeseval._render.formats import json_key, json_value, key_label
 from bayeseval._render.html_page import page
 from bayeseval._render.spreadsheet import csv_safe_frame, write_xlsx
 from bayeseval.counts.counts import Counts, stratum_labels
+from bayeseval.counts.metrics import METRICS
 from bayeseval.report.findings import Finding
 
 __all__ = ["Report"]
@@ -145,6 +146,29 @@ class Report(Result):
     version: str = VERSION
     audit: Any = None
     proxy: Any = None
+
+    @property
+    def higher_is_better(self) -> bool | None:
+        """Whether a higher rate of :attr:`metric` is better (:attr:`Metric.higher_is_better`).
+
+        Returns
+        -------
+        bool or None
+            True for ``accuracy``-type metrics, False for ``error_rate``-type ones, None for
+            ``selection_rate`` and for a metric the registry does not know (a mean outcome, a
+            user's metric). The pages list the strata worst first by it.
+
+        Examples
+        --------
+        >>> from bayeseval import evaluate
+        >>> from bayeseval.datasets import make_strata
+        >>> counts, _ = make_strata(3, random_seed=0)
+        >>> rep = evaluate(counts, random_seed=0)
+        >>> rep.metric, rep.higher_is_better
+        ('error_rate', False)
+        """
+        metric = METRICS.get(self.metric)
+        return None if metric is None else metric.higher_is_better
 
     # -- conversions ---------------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:

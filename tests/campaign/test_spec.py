@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayeseval import Guarantee
 from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.simulation import simulate
 from tests.campaign.helpers import _twin_pool
@@ -227,12 +228,12 @@ def test_costs_need_a_gain_rule():
 
 
 def test_the_guarantee_is_stored_and_older_files_open_as_average(tmp_path, pool_campaign_spec):
-    assert CampaignSpec(y_pred="pred").guarantee == "stratum"
+    assert CampaignSpec(y_pred="pred").guarantee is Guarantee.stratum()
     with pytest.raises(ValueError, match="guarantee.*'each'"):
         CampaignSpec(y_pred="pred", guarantee="each")
     Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="stratum", y_pred="pred", guarantee="average").close()
     with Campaign.open(tmp_path / "c.db") as c:
-        assert c.spec.guarantee == "average"
+        assert c.spec.guarantee is Guarantee.average()
     Campaign.create(tmp_path / "d.db", pool_campaign_spec, strata="stratum", y_pred="pred").close()
     conn = sqlite3.connect(tmp_path / "d.db")
     config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
@@ -241,7 +242,7 @@ def test_the_guarantee_is_stored_and_older_files_open_as_average(tmp_path, pool_
     conn.commit()
     conn.close()
     with Campaign.open(tmp_path / "d.db") as c:  # written before the setting: the rule it had then
-        assert c.spec.guarantee == "average"
+        assert c.spec.guarantee is Guarantee.average()
 
 
 @pytest.mark.parametrize(

@@ -1062,7 +1062,7 @@ def test_cli_create_stores_the_guarantee(tmp_path, pool_campaign_spec):
     assert main([*args, "--db", str(tmp_path / "a.db"), "--guarantee", "average"]) == 0
     assert main([*args, "--db", str(tmp_path / "s.db")]) == 0
     with Campaign.open(tmp_path / "a.db") as a, Campaign.open(tmp_path / "s.db") as s:
-        assert (a.spec.guarantee, s.spec.guarantee) == ("average", "stratum")
+        assert (a.spec.guarantee.name, s.spec.guarantee.name) == ("average", "stratum")
 
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")

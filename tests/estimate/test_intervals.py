@@ -30,7 +30,8 @@ from bayeseval.counts.counts import as_counts
 from bayeseval.estimate.classic import risk_averaging
 from bayeseval.estimate.compare import paired_bootstrap
 from bayeseval.estimate.intervals import PROPORTION_METHODS, confidence_sequence, f1_score
-from bayeseval.estimate.stratified import clustered_risk, weighted_metric
+from bayeseval.estimate.reweighting import weighted_metric
+from bayeseval.estimate.stratified import clustered_risk
 from tests.estimate.helpers import (
     METHODS,
     _quietly,

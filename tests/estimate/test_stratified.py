@@ -26,13 +26,8 @@ from bayeseval._api.results import Result
 from bayeseval._api.warnings import BayesevalWarning, EmptyStratumWarning
 from bayeseval.estimate.classic import error_reject_curve, risk_averaging
 from bayeseval.estimate.intervals import f1_score
-from bayeseval.estimate.stratified import (
-    ReweightedMetrics,
-    StratifiedRisk,
-    clustered_risk,
-    reweight,
-    weighted_metric,
-)
+from bayeseval.estimate.reweighting import ReweightedMetrics, reweight, weighted_metric
+from bayeseval.estimate.stratified import StratifiedRisk, clustered_risk
 from tests.estimate.helpers import METHODS, _quietly, _silenced, bad_levels, rows_hardening_inputs
 from tests.helpers import (
     BIG,

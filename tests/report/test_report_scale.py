@@ -68,6 +68,7 @@ def big():
 def test_a_page_of_many_strata_shows_the_worst_first_and_links_the_full_table(big, tmp_path):
     page_path = big.save(tmp_path / "x.html", plot=False)
     page = page_path.read_text(encoding="utf-8")
+    assert big.metric == "error_rate" and big.higher_is_better is False
     assert _strata_rows(page) == _worst(big.table, "error_rate")[:SHOWN]
     assert f"This page shows {SHOWN} of the 450 strata" in page
     assert "<a href='x.strata.csv'>x.strata.csv</a>" in page
@@ -78,9 +79,10 @@ def test_a_page_of_many_strata_shows_the_worst_first_and_links_the_full_table(bi
     _same_table(back, big.table)
 
 
-@pytest.mark.parametrize("metric", ["recall", "selection_rate"])
-def test_the_order_follows_the_bad_side_of_the_metric(metric):
+@pytest.mark.parametrize(("metric", "higher_is_better"), [("recall", True), ("selection_rate", None)])
+def test_the_order_follows_the_bad_side_of_the_metric(metric, higher_is_better):
     rep = _report(230, metric=metric, seed=3)
+    assert rep.higher_is_better is higher_is_better
     assert _strata_rows(rep.to_html(plot=False)) == _worst(rep.table, metric)[:SHOWN]
 
 

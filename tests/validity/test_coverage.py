@@ -39,7 +39,8 @@ from bayeseval._kernels.sequential import sequential_outcome as sequential_outco
 from bayeseval.campaign import Each
 from bayeseval.campaign.simulation import simulate
 from bayeseval.estimate.compare import paired_bootstrap
-from bayeseval.estimate.stratified import clustered_risk, weighted_metric
+from bayeseval.estimate.reweighting import weighted_metric
+from bayeseval.estimate.stratified import clustered_risk
 from bayeseval.fairness.impact import impact_ratio_interval
 from bayeseval.models.priors import prior_predictive_spread, resolve_prior
 from bayeseval.report.gates import gate

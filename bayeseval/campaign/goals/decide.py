@@ -23,10 +23,10 @@ from bayeseval.campaign.fields import GOAL_DEFAULTS
 from bayeseval.campaign.goals.gains import Gains
 from bayeseval.campaign.goals.goal import DIRECTIONS, Goal, check_margin, check_threshold
 from bayeseval.campaign.goals.state import GoalState, fill_goal_doc
+from bayeseval.counts.metrics import get_metric
 
 __all__ = [
     "Decide",
-    "ABOVE_METRICS",
     "AT_THRESHOLD",
     "AT_MARGIN",
     "decision_gains",
@@ -36,8 +36,6 @@ __all__ = [
     "true_decisions",
 ]
 
-#: metrics whose rate meets a threshold from above (the default direction of a decision)
-ABOVE_METRICS = ("accuracy", "recall", "precision", "specificity", "npv")
 #: the decision of a stratum known to lie within the indifference margin of its threshold
 AT_THRESHOLD = "at the threshold"
 #: a stratum decided at the threshold, as the status table's ``outcome`` says it
@@ -170,7 +168,9 @@ class Decide(Goal):
         Parameters
         ----------
         metric : str
-            The campaign's metric (canonical name; :data:`ABOVE_METRICS` are met from above).
+            The campaign's metric (a name): a metric whose higher rates are better
+            (:attr:`Metric.higher_is_better <bayeseval.counts.metrics.Metric.higher_is_better>`)
+            is met from above, any other from below.
 
         Returns
         -------
@@ -184,7 +184,7 @@ class Decide(Goal):
         """
         if self.direction is not None:
             return self
-        return Decide(self.threshold, "above" if metric in ABOVE_METRICS else "below", self.margin)
+        return Decide(self.threshold, "above" if get_metric(metric).higher_is_better else "below", self.margin)
 
     def status_columns(self, state: GoalState) -> dict[str, Any]:
         """Each stratum's ``threshold``, ``p_meets`` and ``decision`` (:meth:`Goal.status_columns`).

@@ -3,8 +3,8 @@
 The :class:`~bayeseval.Guarantee` objects and their kernels (the guaranteed interval, its stop
 level, the anytime confidence sequences) live in :mod:`bayeseval._kernels.guarantee`, below the
 reports and audits that use them too; this module names them where the campaign's goals are
-(:meth:`CampaignSpec.guarantee_object <bayeseval.campaign.spec.CampaignSpec.guarantee_object>`
-and :meth:`RuleState.guarantee_object <bayeseval.campaign.loop.rule_state.RuleState.guarantee_object>`
+(:attr:`CampaignSpec.guarantee <bayeseval.campaign.spec.CampaignSpec.guarantee>`
+and :attr:`RuleState.guarantee <bayeseval.campaign.loop.rule_state.RuleState.guarantee>`
 hold the campaign's).
 """
 

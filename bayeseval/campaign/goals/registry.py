@@ -107,6 +107,26 @@ def goal_from_config(config: dict[str, Any]) -> Goal:
     return cls(**given)
 
 
+#: what a campaign's state reads for a goal setting its goal leaves open (the goal's own otherwise)
+STATE_GOAL_DEFAULTS: dict[str, Any] = {
+    "target_halfwidth": 0.05,
+    "threshold": None,
+    "direction": "below",
+    "tolerance": None,
+    "margin": 0.0,
+}
+
+
+def goal_setting_view(key: str) -> property:
+    """A read-only view of a state's goal's setting ``key`` (its campaign file key), or the state's default."""
+
+    def read(self: Any) -> Any:
+        value = self.goal.settings().get(key)
+        return STATE_GOAL_DEFAULTS[key] if value is None else value
+
+    return property(read, doc=f"The goal's ``{key}`` (:attr:`goal`; {STATE_GOAL_DEFAULTS[key]!r} when it has none).")
+
+
 def state_goal(goal: Any, settings: dict[str, Any], defaults: dict[str, Any] | None = None) -> Goal:
     """The goal of a campaign's state: the goal with the settings the state resolved for it.
 

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.docs import fill_doc
-from bayeseval.campaign.labels.annotations import agreement, content_kinds, labelstudio_config
+from bayeseval.campaign.labels.agreement import agreement
+from bayeseval.campaign.labels.annotations import content_kinds, labelstudio_config
 from bayeseval.campaign.labels.context import STORE_EXAMPLE, LabelContext
 
 __all__ = ["agreement_table", "annotation_table", "labelstudio_view"]
@@ -97,7 +98,7 @@ def agreement_table(ctx: LabelContext) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed by stratum: ``rows``, ``annotators``, ``per_row``, ``method`` and ``kappa``
-        (:func:`~bayeseval.campaign.labels.annotations.agreement`).
+        (:func:`~bayeseval.campaign.labels.agreement.agreement`).
 
     Examples
     --------

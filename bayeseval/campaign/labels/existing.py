@@ -273,8 +273,8 @@ def check_seed_settings(spec: Any, unequal: str) -> None:
     metric = spec.metrics[0]
     checks = (
         (spec.goal.name != "each", f"goal='each' reads; got goal={spec.goal.name!r}"),
-        (not spec.guarantee_object.per_stratum, f"guarantee='stratum' reads; got guarantee={spec.guarantee!r}"),
-        (spec.guarantee_object.sequential, "a fixed-level interval reads, not anytime=True"),
+        (not spec.guarantee.per_stratum, f"guarantee='stratum' reads; got guarantee={spec.guarantee.name!r}"),
+        (spec.guarantee.sequential, "a fixed-level interval reads, not anytime=True"),
         (spec.proxy is not None, f"a campaign without a proxy reads; got proxy={spec.proxy!r}"),
         (len(spec.metrics) > 1, f"a campaign on one metric reads; got metrics={list(spec.metrics)}"),
         (

@@ -64,9 +64,10 @@ from bayeseval.campaign.labels.annotating import labelstudio_view
 from bayeseval.campaign.labels.annotations import ROW_ID_KEY, read_labelstudio, to_labelstudio
 from bayeseval.campaign.labels.context import LabelContext
 from bayeseval.campaign.labels.ingest import IngestResult, ingest_labels
+from bayeseval.campaign.loop.metric_states import MetricStates
 from bayeseval.campaign.loop.pool import StrataDesign
 from bayeseval.campaign.loop.rounds import allocate
-from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.store.store import CampaignStore
 
 __all__ = [

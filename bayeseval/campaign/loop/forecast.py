@@ -393,7 +393,7 @@ def forecast_table(state: RuleState | Any) -> pd.DataFrame:
     <bayeseval.campaign.goals.goal.Goal.labels_needed>`: :func:`forecast_decision` for the
     decision goals ``"decide"`` and ``"gap"``, :func:`forecast_labels` for the others); for a
     campaign on several metrics
-    (:class:`~bayeseval.campaign.loop.rule_state.MetricStates`) the most any metric needs (``<NA>``
+    (:class:`~bayeseval.campaign.loop.metric_states.MetricStates`) the most any metric needs (``<NA>``
     where any metric's forecast cannot be made). ``labels`` is ``Int64``: ``<NA>`` where the
     forecast cannot be made, and ``note`` then says why (:func:`forecast_notes`).
 

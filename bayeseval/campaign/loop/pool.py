@@ -322,7 +322,7 @@ def population_weights(weights: Any, strata: pd.Index, n_eligible: np.ndarray) -
 
 def _anytime_concentration(spec: CampaignSpec, n_eligible: np.ndarray) -> np.ndarray | None:
     """Each stratum's confidence-sequence concentration of an anytime campaign (else None)."""
-    return spec.guarantee_object.sequence_concentrations(n_eligible, spec.level, spec.goal.stratum_halfwidth)
+    return spec.guarantee.sequence_concentrations(n_eligible, spec.level, spec.goal.stratum_halfwidth)
 
 
 def design_pool(spec: CampaignSpec, pool: pd.DataFrame, *, extra_labels: Sequence[Any] = ()) -> PoolDesign:

@@ -17,7 +17,8 @@ import numpy as np
 
 from bayeseval.campaign.fields import BATCH_BOUNDS
 from bayeseval.campaign.goals.registry import goal_settings
-from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.metric_states import MetricStates
+from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import cost_allocation, decision_allocation, get_rule, metrics_allocation
 from bayeseval.campaign.loop.state import CampaignState, StrataDesign
 from bayeseval.counts.metrics import get_metric
@@ -69,7 +70,7 @@ def spec_state(
     >>> spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.05), batch_size=20)
     >>> st = spec_state(spec, design, successes=[1, 5], trials=[40, 40], labelled=[40, 40], pending=[0, 10])
     >>> st.available.tolist(), st.goal, st.guarantee
-    ([460, 450], Each(halfwidth=0.05), 'stratum')
+    ([460, 450], Each(halfwidth=0.05), Guarantee.stratum())
     """
     labelled = np.asarray(labelled, dtype=np.int64)
     pending = np.asarray(pending, dtype=np.int64)
@@ -100,7 +101,7 @@ def spec_state(
         direction=goal["direction"] or "below",
         tolerance=goal["tolerance"],
         margin=goal["margin"],
-        guarantee=spec.guarantee_object,
+        guarantee=spec.guarantee,
         anytime_concentration=design.concentration,
         population=spec.design.population,
     )

@@ -23,7 +23,6 @@ from bayeseval._kernels.anytime import (
 )
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.disparity import bonferroni_level, gap_interval
-from bayeseval._kernels.finite_pool import pool_ci
 from bayeseval._kernels.guarantee import (
     DECISION_MIN_TRIALS,
     Guarantee,
@@ -33,8 +32,9 @@ from bayeseval._kernels.guarantee import (
 )
 from bayeseval.campaign.goals.decide import AT_THRESHOLD
 from bayeseval.campaign.goals.goal import Goal
-from bayeseval.campaign.goals.registry import state_goal
-from bayeseval.campaign.loop.state import CampaignState
+from bayeseval.campaign.goals.registry import STATE_GOAL_DEFAULTS, goal_setting_view, state_goal
+from bayeseval.campaign.loop.metric_states import MetricStates  # re-exported: importers read it from here
+from bayeseval.campaign.loop.state import COUNT_SETTINGS, CampaignState, cached_pool_ci, counted_view
 from bayeseval.counts.design import POPULATIONS
 from bayeseval.models.posterior import Posterior
 
@@ -42,38 +42,6 @@ if TYPE_CHECKING:
     from bayeseval.campaign.goals.state import GoalState
 
 __all__ = ["RuleState", "MetricStates", "AT_THRESHOLD"]
-
-#: the settings of :meth:`RuleState.from_counts` that belong to the counts
-_COUNT_SETTINGS = ("labelled", "pending", "weights", "strata", "trial_known", "model", "prior", "prior_mean")
-
-
-def _counted(name: str) -> property:
-    """A read-only view of the :class:`CampaignState` field ``name``."""
-    return property(lambda self: getattr(self.counts, name), doc=f"``counts.{name}`` (:class:`CampaignState`).")
-
-
-#: what the state reads for a goal setting its goal leaves open (the goal's own otherwise)
-_GOAL_DEFAULTS: dict[str, Any] = {
-    "target_halfwidth": 0.05,
-    "threshold": None,
-    "direction": "below",
-    "tolerance": None,
-    "margin": 0.0,
-}
-
-
-def _goal_setting(key: str) -> property:
-    """A read-only view of the goal's setting ``key`` (its campaign file key), or the state's default."""
-
-    def read(self: RuleState) -> Any:
-        value = self.goal.settings().get(key)
-        return _GOAL_DEFAULTS[key] if value is None else value
-
-    return property(read, doc=f"The goal's ``{key}`` (:attr:`goal`; {_GOAL_DEFAULTS[key]!r} when it has none).")
-
-
-#: the fields of :class:`RuleState` that name its guarantee (kept in step with its object)
-_GUARANTEE_FIELDS = frozenset({"guarantee", "anytime"})
 
 
 # the state a rule sees
@@ -126,12 +94,12 @@ class RuleState:
         (:meth:`anytime_intervals`). ``"average"`` (the default of a bare state; campaigns
         default to ``"stratum"``): a stratum stops when its pooled interval at ``level``
         reaches the target and is decided when its pooled ``P(meets)`` reaches ``level``;
-        these cover on average over strata like these. Read back as the setting a campaign
-        stores: ``"stratum"`` or ``"average"`` (:attr:`guarantee_object` is the object).
+        these cover on average over strata like these. Read back as the
+        :class:`~bayeseval.Guarantee` (``guarantee.name`` is its name).
     anytime : bool
         The older spelling of ``guarantee="anytime"``: True with ``"stratum"``. Read back as
-        whether the guarantee is the anytime one. Setting ``guarantee`` or ``anytime`` on a
-        state changes :attr:`guarantee_object`.
+        whether the guarantee is the anytime one. Setting ``anytime`` on a state makes its
+        per-stratum guarantee the anytime one or not; setting ``guarantee`` keeps ``anytime``.
     anytime_concentration : numpy.ndarray, optional
         The sequences' prior concentrations, one per stratum (default
         :func:`~bayeseval._kernels.guarantee.anytime_concentrations` of the strata's rows).
@@ -153,7 +121,7 @@ class RuleState:
     counts: CampaignState
     level: float
     goal: Goal
-    guarantee: str
+    guarantee: Guarantee
     anytime: bool
     anytime_concentration: np.ndarray | None
     population: str
@@ -184,10 +152,10 @@ class RuleState:
         }
         self.counts = counts
         self.level = level
-        self.goal = state_goal(goal, given, _GOAL_DEFAULTS)
-        g = as_guarantee(guarantee, anytime=anytime)  # the settings __setattr__ stores: scope and sequential
-        self.guarantee = g.scope
-        self.anytime = g.sequential
+        self.goal = state_goal(goal, given, STATE_GOAL_DEFAULTS)
+        g = as_guarantee(guarantee, anytime=anytime)
+        object.__setattr__(self, "guarantee", g)
+        object.__setattr__(self, "anytime", g.sequential)
         self.anytime_concentration = anytime_concentration
         if population not in POPULATIONS:
             raise ValueError(f"population must be one of {list(POPULATIONS)}, got {population!r}")
@@ -195,36 +163,35 @@ class RuleState:
         self._decision = {}
         self._adaptive = {}
 
-    strata = _counted("strata")
-    successes = _counted("successes")
-    trials = _counted("trials")
-    labelled = _counted("labelled")
-    pending = _counted("pending")
-    available = _counted("available")
-    weights = _counted("weights")
-    trial_known = _counted("trial_known")
-    model = _counted("model")
-    prior = _counted("prior")
-    prior_mean = _counted("prior_mean")
+    strata = counted_view("strata")
+    successes = counted_view("successes")
+    trials = counted_view("trials")
+    labelled = counted_view("labelled")
+    pending = counted_view("pending")
+    available = counted_view("available")
+    weights = counted_view("weights")
+    trial_known = counted_view("trial_known")
+    model = counted_view("model")
+    prior = counted_view("prior")
+    prior_mean = counted_view("prior_mean")
 
-    target_halfwidth = _goal_setting("target_halfwidth")
-    threshold = _goal_setting("threshold")
-    direction = _goal_setting("direction")
-    tolerance = _goal_setting("tolerance")
-    margin = _goal_setting("margin")
+    target_halfwidth = goal_setting_view("target_halfwidth")
+    threshold = goal_setting_view("threshold")
+    direction = goal_setting_view("direction")
+    tolerance = goal_setting_view("tolerance")
+    margin = goal_setting_view("margin")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """Keep :attr:`guarantee_object` in step with the ``guarantee`` and ``anytime`` settings."""
-        object.__setattr__(self, name, value)
-        settings = vars(self)
-        if name in _GUARANTEE_FIELDS and _GUARANTEE_FIELDS <= settings.keys():  # both set (init sets guarantee first)
-            g = as_guarantee(settings["guarantee"], anytime=settings["anytime"])
-            settings.update(guarantee=g.scope, anytime=g.sequential, _guarantee=g)
-
-    @property
-    def guarantee_object(self) -> Guarantee:
-        """The :class:`~bayeseval.Guarantee` of ``guarantee`` and ``anytime``."""
-        return vars(self)["_guarantee"]
+        """Keep ``guarantee`` (a :class:`~bayeseval.Guarantee`) and ``anytime`` in step."""
+        if name == "guarantee":  # the ``anytime`` flag stays
+            g = as_guarantee(value, anytime=self.anytime)
+        elif name == "anytime":  # the per-stratum or pooled choice stays
+            g = as_guarantee(self.guarantee.scope, anytime=value)
+        else:
+            object.__setattr__(self, name, value)
+            return
+        object.__setattr__(self, "guarantee", g)
+        object.__setattr__(self, "anytime", g.sequential)
 
     @classmethod
     def from_counts(cls, successes: Any, trials: Any, *, available: Any, **kwargs: Any) -> RuleState:
@@ -252,7 +219,7 @@ class RuleState:
         >>> st.weights.round(3).tolist(), st.model, st.counts.model
         ([0.267, 0.733], 'independent', 'independent')
         """
-        counted = {k: kwargs.pop(k) for k in _COUNT_SETTINGS if k in kwargs}
+        counted = {k: kwargs.pop(k) for k in COUNT_SETTINGS if k in kwargs}
         return cls(CampaignState.from_counts(successes, trials, available=available, **counted), **kwargs)
 
     def with_counts(self, **changes: Any) -> RuleState:
@@ -312,7 +279,7 @@ class RuleState:
         bool
             True when the guaranteed intervals and the anytime tests are in force.
         """
-        return self.guarantee_object.per_stratum and self.goal.per_stratum
+        return self.guarantee.per_stratum and self.goal.per_stratum
 
     def guaranteed_intervals(self, level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Every stratum's own interval under the per-stratum guarantee (cached).
@@ -334,7 +301,7 @@ class RuleState:
         """
         if level is not None:
             return self._own_intervals(Guarantee.stratum(), float(level))
-        g = self.guarantee_object if self.guarantee_object.per_stratum else Guarantee.stratum()
+        g = self.guarantee if self.guarantee.per_stratum else Guarantee.stratum()
         if self.population == "pool" and not g.sequential:
             return self.pool_intervals(g.stop_level(self.level))
         return self._own_intervals(g, g.stop_level(self.level))
@@ -396,7 +363,7 @@ class RuleState:
             lo, hi = np.zeros(len(rows)), np.ones(len(rows))
             has = (self.trials > 0) & (rows > 0)
             if has.any():
-                lo[has], hi[has] = _cached_pool_ci(self.successes[has], self.trials[has], rows[has], float(level))
+                lo[has], hi[has] = cached_pool_ci(self.successes[has], self.trials[has], rows[has], float(level))
             self._adaptive[key] = (lo, hi)
         return self._adaptive[key]
 
@@ -520,7 +487,7 @@ class RuleState:
         if ("units",) in self._adaptive:
             return self._adaptive[("units",)][1]
         own = (self.successes + 0.5) / (self.trials + 1.0)
-        return implied_size(self.stop_halfwidths(), own, self.guarantee_object.stop_level(self.level))
+        return implied_size(self.stop_halfwidths(), own, self.guarantee.stop_level(self.level))
 
     def stop_halfwidths(self) -> np.ndarray:
         """Per-stratum half-widths the width goal stops on.
@@ -554,7 +521,7 @@ class RuleState:
         k = len(self.strata)
         if self.per_stratum():
             glo, ghi = self.guaranteed_intervals()
-            read = "pool" if self.population == "pool" else self.guarantee_object.read
+            read = "pool" if self.population == "pool" else self.guarantee.read
             read = "units" if ("units",) in self._adaptive else read
             return np.full(k, read, dtype=object), glo, ghi
         lo, hi = self.intervals()
@@ -1012,92 +979,9 @@ class RuleState:
         return bool(self.gap()["verdict"] != "undecided" and np.all(self.trials > 0) and self.stratum_done().all())
 
 
-#: (level, successes, trials, pool trials) -> the pool interval's ends, for :func:`_cached_pool_ci`
-_POOL_CACHE: dict[tuple[float, int, int, int], tuple[float, float]] = {}
-_POOL_CACHE_SIZE = 200_000
-
-
-def _cached_pool_ci(s: np.ndarray, n: np.ndarray, rows: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`~bayeseval._kernels.finite_pool.pool_ci`, computed only for counts not seen before.
-
-    A campaign changes few strata between looks, and the interval is a function of the
-    counts alone, so the others are read back.
-    """
-    keys = [(level, int(a), int(b), int(c)) for a, b, c in zip(s, n, rows, strict=True)]
-    todo = [j for j, key in enumerate(keys) if key not in _POOL_CACHE]
-    if todo:
-        if len(_POOL_CACHE) > _POOL_CACHE_SIZE:
-            _POOL_CACHE.clear()
-        new_lo, new_hi = pool_ci(s[todo], n[todo], rows[todo], level)
-        _POOL_CACHE.update((keys[j], (float(a), float(b))) for j, a, b in zip(todo, new_lo, new_hi, strict=True))
-    ends = [_POOL_CACHE[key] for key in keys]
-    return np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
-
-
-# -- several metrics in one campaign ---------------------------------------------------------
+# -- what the goals read ----------------------------------------------------------------------
 if TYPE_CHECKING:
 
     def _read_by_the_goals(state: RuleState) -> GoalState:
         """Nothing at run time: mypy checks here that a state has every member the goals read."""
         return state
-
-
-class MetricStates:
-    """The states of a campaign on several metrics, one :class:`RuleState` per metric.
-
-    A labelled row counts for every metric it is a trial of, so the metrics share the
-    labelled, pending and available rows per stratum; each has its own successes, trials,
-    posterior and goal. The campaign is done when every metric's goal is met.
-
-    Parameters
-    ----------
-    states : dict
-        Metric name -> :class:`RuleState` (same strata and row counts).
-
-    Examples
-    --------
-    >>> a = RuleState.from_counts([1, 2], [400, 400], available=[100, 100], target_halfwidth=0.05)
-    >>> b = RuleState.from_counts([5, 9], [20, 20], available=[100, 100], target_halfwidth=0.05)
-    >>> a.is_done(), b.is_done(), MetricStates({"fpr": a, "tpr": b}).is_done()
-    (True, False, False)
-    """
-
-    def __init__(self, states: dict[str, RuleState]) -> None:
-        self.states = dict(states)
-        first = next(iter(self.states.values()))
-        self.strata = first.strata
-        self.labelled, self.pending, self.available = first.labelled, first.pending, first.available
-        self.goal = first.goal
-
-    @property
-    def metrics(self) -> list[str]:
-        """The metric names."""
-        return list(self.states)
-
-    def is_done(self) -> bool:
-        """Whether every metric's goal is met (or nothing is left to label).
-
-        Returns
-        -------
-        bool
-        """
-        return all(st.is_done() for st in self.states.values())
-
-    def halfwidths(self) -> np.ndarray:
-        """Per stratum, the largest half-width over the metrics.
-
-        Returns
-        -------
-        numpy.ndarray
-        """
-        return np.max([st.halfwidths() for st in self.states.values()], axis=0)
-
-    def read_halfwidths(self) -> np.ndarray:
-        """Per stratum, the largest half-width of the read interval over the metrics.
-
-        Returns
-        -------
-        numpy.ndarray
-            One half-width per stratum (:meth:`RuleState.read_halfwidths` of each metric).
-        """
-        return np.max([st.read_halfwidths() for st in self.states.values()], axis=0)

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.metric_states import MetricStates
+from bayeseval.campaign.loop.rule_state import RuleState
 
 __all__ = [
     "RULES",

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import betaincinv
 
+from bayeseval._kernels.finite_pool import pool_ci
 from bayeseval.campaign.loop.fast_posterior import (
     hierarchical_grid,
     independent_posterior,
@@ -268,3 +269,36 @@ def fit_state_posterior(state: CampaignState) -> Posterior:
             post = hierarchical_grid(state.successes, state.trials, model="robust", **kw)
             post.outliers = sorted(set(post.outliers) | set(state.strata[flags]), key=list(state.strata).index)
     return post
+
+
+# -- what a state built on the counts reads of them ---------------------------------------------
+#: the settings of :meth:`RuleState.from_counts <bayeseval.campaign.loop.rule_state.RuleState.from_counts>`
+#: that belong to the counts
+COUNT_SETTINGS = ("labelled", "pending", "weights", "strata", "trial_known", "model", "prior", "prior_mean")
+
+
+def counted_view(name: str) -> property:
+    """A read-only view of the :class:`CampaignState` field ``name`` (of a holder's ``counts``)."""
+    return property(lambda self: getattr(self.counts, name), doc=f"``counts.{name}`` (:class:`CampaignState`).")
+
+
+#: (level, successes, trials, pool trials) -> the pool interval's ends, for :func:`cached_pool_ci`
+_POOL_CACHE: dict[tuple[float, int, int, int], tuple[float, float]] = {}
+_POOL_CACHE_SIZE = 200_000
+
+
+def cached_pool_ci(s: np.ndarray, n: np.ndarray, rows: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~bayeseval._kernels.finite_pool.pool_ci`, computed only for counts not seen before.
+
+    A campaign changes few strata between looks, and the interval is a function of the
+    counts alone, so the others are read back.
+    """
+    keys = [(level, int(a), int(b), int(c)) for a, b, c in zip(s, n, rows, strict=True)]
+    todo = [j for j, key in enumerate(keys) if key not in _POOL_CACHE]
+    if todo:
+        if len(_POOL_CACHE) > _POOL_CACHE_SIZE:
+            _POOL_CACHE.clear()
+        new_lo, new_hi = pool_ci(s[todo], n[todo], rows[todo], level)
+        _POOL_CACHE.update((keys[j], (float(a), float(b))) for j, a, b in zip(todo, new_lo, new_hi, strict=True))
+    ends = [_POOL_CACHE[key] for key in keys]
+    return np.array([e[0] for e in ends]), np.array([e[1] for e in ends])

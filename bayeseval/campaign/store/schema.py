@@ -3,6 +3,30 @@
 :func:`build` writes a new campaign database into a temporary file and :func:`publish` moves it
 to its path atomically (a hard link that never replaces a file, a rename where the file system
 has no hard links); :func:`upgrade_schema` adds the tables an older file lacks.
+
+One file per campaign, in WAL mode (:class:`~bayeseval.campaign.store.store.CampaignStore` reads and
+writes it). Tables:
+
+``meta``       key/value: the campaign configuration (JSON), package version, creation time,
+               the row-id type and the random generator state after the last proposal.
+``strata``     one row per stratum: integer code, key (JSON list of the stratum column values),
+               number of pool rows, number of rows eligible for labelling.
+``pool``       one row per pool row, only what the campaign needs: row id, stratum code,
+               prediction, optional score, eligibility flag and a random sampling order.
+``proposals``  row id (PRIMARY KEY), round, time, status ``pending`` / ``labelled``.
+``labels``     row id (PRIMARY KEY), label, trial and success flags, round, time; the labels a
+               campaign started from (``Campaign.create(labels=)``) have round 0 and a
+               ``labelled`` proposal of round 0.
+``counts``     per-stratum labelled / trials / successes / pending, kept in step with
+               ``labels`` and ``proposals`` inside the same transactions.
+``decisions``  round (PRIMARY KEY), rule, allocation JSON, time, package version, details JSON.
+``annotations`` row id and annotator (PRIMARY KEY together), label, round, time: every
+               annotation of a row when several annotators label it (schema version 2).
+``content``    row id (PRIMARY KEY), the JSON list of the row's content columns (the values
+               annotators see, named by the configuration's ``content``), schema version 3.
+``tasks``      row id and annotation project (PRIMARY KEY together), the project's task id
+               (UNIQUE per project), time: where a row was sent as a task (schema version 3;
+               empty until a tool's sync records tasks).
 """
 
 from __future__ import annotations

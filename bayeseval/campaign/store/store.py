@@ -1,27 +1,6 @@
 """The SQLite store that holds a labelling campaign's state.
 
-One file per campaign, in WAL mode. Tables:
-
-``meta``       key/value: the campaign configuration (JSON), package version, creation time,
-               the row-id type and the random generator state after the last proposal.
-``strata``     one row per stratum: integer code, key (JSON list of the stratum column values),
-               number of pool rows, number of rows eligible for labelling.
-``pool``       one row per pool row, only what the campaign needs: row id, stratum code,
-               prediction, optional score, eligibility flag and a random sampling order.
-``proposals``  row id (PRIMARY KEY), round, time, status ``pending`` / ``labelled``.
-``labels``     row id (PRIMARY KEY), label, trial and success flags, round, time; the labels a
-               campaign started from (``Campaign.create(labels=)``) have round 0 and a
-               ``labelled`` proposal of round 0.
-``counts``     per-stratum labelled / trials / successes / pending, kept in step with
-               ``labels`` and ``proposals`` inside the same transactions.
-``decisions``  round (PRIMARY KEY), rule, allocation JSON, time, package version, details JSON.
-``annotations`` row id and annotator (PRIMARY KEY together), label, round, time: every
-               annotation of a row when several annotators label it (schema version 2).
-``content``    row id (PRIMARY KEY), the JSON list of the row's content columns (the values
-               annotators see, named by the configuration's ``content``), schema version 3.
-``tasks``      row id and annotation project (PRIMARY KEY together), the project's task id
-               (UNIQUE per project), time: where a row was sent as a task (schema version 3;
-               empty until a tool's sync records tasks).
+One file per campaign, in WAL mode, with the tables :mod:`bayeseval.campaign.store.schema` describes.
 
 An older file (schema version 1 or 2) gains the tables it lacks, empty, in one transaction
 when opened (:func:`upgrade_schema`); reads of ``content`` treat a file without the table
@@ -51,23 +30,22 @@ database otherwise needs to create its ``-shm`` file). Nothing is ever written t
 SQLite errors are caught here, at the store boundary, and re-raised as ``ValueError`` naming
 the database path and the operation; a full disk, a read-only file or folder and a file that
 cannot be opened are named as such, never as "not a campaign database".
+The header check, the read-only URI and the words for SQLite's errors are in
+:mod:`bayeseval.campaign.store.sqlite_file`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import secrets
 import sqlite3
-import struct
 import time
-import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from os import PathLike
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,7 +54,6 @@ from bayeseval._api.docs import fill_doc
 from bayeseval.campaign.store.schema import (
     DEFAULT_BUSY_TIMEOUT,
     SCHEMA_VERSION,
-    SQLITE_MAGIC,
     TABLES,
     UPGRADABLE,
     build,
@@ -87,11 +64,18 @@ from bayeseval.campaign.store.schema import (
     py_value,
     upgrade_schema,
 )
+from bayeseval.campaign.store.sqlite_file import (
+    chunks,
+    environment_problem,
+    guarded,
+    header_problem,
+    is_lock_error,
+    json_default,
+    read_only_uri,
+)
 
 __all__ = ["CampaignStore", "SCHEMA_VERSION", "DEFAULT_BUSY_TIMEOUT"]
 
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 #: the docstring blocks of the store's readers: a connection to read with (and the row ids)
 _store_doc = fill_doc(
@@ -106,91 +90,9 @@ conn : sqlite3.Connection, optional
 )
 
 
-def _is_lock_error(exc: sqlite3.Error) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-#: SQLite messages that describe the file's surroundings (disk, permissions), not its content
-_ENVIRONMENT = (
-    ("disk is full", "the disk is full"),
-    ("readonly", "the database is read-only (the file or its folder cannot be written)"),
-    ("read-only", "the database is read-only (the file or its folder cannot be written)"),
-    ("disk i/o error", "a disk I/O error"),
-    ("unable to open", "the file cannot be opened"),
-)
-
-
-def _environment_problem(exc: sqlite3.Error, path: Path) -> str | None:
-    """What a failure of the disk or of the permissions around ``path`` is, in words (None for others)."""
-    text = str(exc).lower()
-    found = next((words for key, words in _ENVIRONMENT if key in text), None)
-    if found != "the file cannot be opened":
-        return None if found is None else f"{found} (SQLite: {exc})"
-    if not os.access(path, os.R_OK):
-        found = "the file cannot be read (permission denied)"
-    elif not os.access(path.parent, os.W_OK) or not os.access(path, os.W_OK):
-        found = "the database is read-only (the file or its folder cannot be written)"
-    return f"{found} (SQLite: {exc})"
-
-
-def _read_only_uri(path: Path) -> str:
-    """SQLite URI opening ``path`` read-only; immutable when its folder cannot hold a -shm file.
-
-    A WAL database needs its ``-shm`` file, which SQLite creates next to it. In a folder
-    that cannot be written and without that file, no process can write the database, so
-    ``immutable=1`` (no locks, no -shm) reads it exactly, unless a write-ahead log holds
-    pages not yet copied into the file: reading the file alone would then give an older
-    state, so that case is refused.
-    """
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-    if os.access(path.parent, os.W_OK) or Path(str(path) + "-shm").exists():
-        return uri
-    wal = Path(str(path) + "-wal")
-    if wal.exists() and wal.stat().st_size > 0:
-        raise ValueError(
-            f"path {str(path)!r}: its write-ahead log {wal.name!r} holds changes not yet in the file and "
-            "its folder is read-only, so they cannot be applied; open it once where the folder can be written"
-        )
-    return uri + "&immutable=1"  # nobody can write there: nothing changes under the reader
-
-
 #: strata sampled per statement by :meth:`CampaignStore.sample_rows_of` (two parameters each, well
 #: under SQLite's oldest limit of 999)
 _SAMPLE_CHUNK = 100
-
-
-def _guarded(action: str) -> Callable[[F], F]:
-    """Re-raise sqlite3 errors of a store method as ValueError naming the path and ``action``."""
-
-    def wrap(fn: F) -> F:
-        @functools.wraps(fn)
-        def inner(self: CampaignStore, *args: Any, **kwargs: Any) -> Any:
-            with self._errors(action):
-                return fn(self, *args, **kwargs)
-
-        return inner  # type: ignore[return-value]
-
-    return wrap
-
-
-def _header_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be an intact SQLite database, judged from its header (None if it can)."""
-    size = path.stat().st_size
-    with open(path, "rb") as fh:
-        header = fh.read(100)
-    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
-        return "not an SQLite database file" if size else "an empty file"
-    (page_size,) = struct.unpack(">H", header[16:18])
-    page_size = 65536 if page_size == 1 else page_size
-    change, n_pages = struct.unpack(">II", header[24:32])
-    (valid_for,) = struct.unpack(">I", header[92:96])
-    wal = Path(str(path) + "-wal")
-    if wal.exists() and wal.stat().st_size > 0:
-        return None  # pages may still live in the write-ahead log (SQLite recovers them)
-    if n_pages and valid_for == change and size < page_size * n_pages:
-        return f"truncated ({size} bytes, the header says {page_size * n_pages})"
-    return None
 
 
 class CampaignStore:
@@ -231,9 +133,9 @@ class CampaignStore:
             self._upgrade()
 
     def _sqlite_connect(self) -> sqlite3.Connection:
-        """A bare connection to the file: read-only (:func:`_read_only_uri`) when ``read_only``."""
+        """A bare connection to the file: read-only (:func:`read_only_uri`) when ``read_only``."""
         if self.read_only:
-            return sqlite3.connect(_read_only_uri(self.path), uri=True, timeout=self.busy_timeout, isolation_level=None)
+            return sqlite3.connect(read_only_uri(self.path), uri=True, timeout=self.busy_timeout, isolation_level=None)
         return sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
 
     def _upgrade(self) -> None:
@@ -253,10 +155,10 @@ class CampaignStore:
             yield
         except sqlite3.Error as exc:
             where = f"campaign database {str(self.path)!r}"
-            problem = _environment_problem(exc, self.path)
+            problem = environment_problem(exc, self.path)
             if problem is not None:
                 raise ValueError(f"{where}: could not {action}: {problem}") from exc
-            if _is_lock_error(exc):
+            if is_lock_error(exc):
                 raise ValueError(
                     f"{where} is locked by another process writing to it; gave up after waiting "
                     f"busy_timeout={self.busy_timeout:g} s while trying to {action}; retry when it is done"
@@ -270,13 +172,13 @@ class CampaignStore:
             raise ValueError(f"{where}: no campaign database there")
         if not self.path.is_file():
             raise ValueError(f"{where} is not a file, so not a bayeseval campaign database")
-        problem = _header_problem(self.path)
+        problem = header_problem(self.path)
         if problem is not None:
             raise ValueError(f"{where} is not a bayeseval campaign database: {problem}")
         try:
             conn = self._sqlite_connect()
         except sqlite3.Error as exc:
-            raise ValueError(f"{where}: cannot open it: {_environment_problem(exc, self.path) or exc}") from exc
+            raise ValueError(f"{where}: cannot open it: {environment_problem(exc, self.path) or exc}") from exc
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             missing = sorted(TABLES - tables)
@@ -284,7 +186,7 @@ class CampaignStore:
                 raise ValueError(f"{where} is not a bayeseval campaign database (no tables {missing})")
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.Error as exc:
-            problem = _environment_problem(exc, self.path)
+            problem = environment_problem(exc, self.path)
             if problem is not None:
                 raise ValueError(f"{where}: cannot read it: {problem}") from exc
             raise ValueError(f"{where} is not a readable bayeseval campaign database: {exc}") from exc
@@ -417,7 +319,7 @@ class CampaignStore:
                 raise
 
     # -- reads -------------------------------------------------------------------------
-    @_guarded("read its settings")
+    @guarded("read its settings")
     def get_meta(self, key: str) -> str | None:
         """One value of the meta table.
 
@@ -446,7 +348,7 @@ class CampaignStore:
         """
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
-    @_guarded("read its strata")
+    @guarded("read its strata")
     def strata(self) -> pd.DataFrame:
         """The stratum table.
 
@@ -467,7 +369,7 @@ class CampaignStore:
             index=pd.Index(list(code), name="code"),
         )
 
-    @_guarded("read its counts")
+    @guarded("read its counts")
     @_store_doc
     def counts(self, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
         """Per-stratum counts.
@@ -643,7 +545,7 @@ class CampaignStore:
                 out[int(code)].append(rid)
         return out
 
-    @_guarded("read pool rows")
+    @guarded("read pool rows")
     def pool_rows(self, rids: Sequence[Any]) -> pd.DataFrame:
         """Pool rows for the given ids, in that order.
 
@@ -658,7 +560,7 @@ class CampaignStore:
             Indexed by row id: ``stratum``, ``prediction``, ``score``.
         """
         out = []
-        for chunk in _chunks([py_value(r) for r in rids], 900):
+        for chunk in chunks([py_value(r) for r in rids], 900):
             marks = ",".join("?" * len(chunk))
             out.extend(
                 self.conn.execute(
@@ -671,7 +573,7 @@ class CampaignStore:
 
     def _lookup(self, conn: sqlite3.Connection, sql: str, rids: Sequence[Any]) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
-        for chunk in _chunks(list(rids), 900):
+        for chunk in chunks(list(rids), 900):
             out.extend(conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk).fetchall())
         return out
 
@@ -761,7 +663,7 @@ class CampaignStore:
             sql, args = sql + " AND p.round = ?", (int(round_),)
         return [r[0] for r in conn.execute(sql + " ORDER BY p.round, pool.stratum, pool.ord", args)]
 
-    @_guarded("read its pending proposals")
+    @guarded("read its pending proposals")
     def pending(self) -> pd.DataFrame:
         """The pending proposals, in the order they were proposed.
 
@@ -776,7 +678,7 @@ class CampaignStore:
         ).fetchall()
         return pd.DataFrame(rows, columns=["rid", "round", "time", "stratum"]).set_index("rid")
 
-    @_guarded("read its labels")
+    @guarded("read its labels")
     def labels(self) -> pd.DataFrame:
         """Every stored label.
 
@@ -793,7 +695,7 @@ class CampaignStore:
             "rid"
         )
 
-    @_guarded("read its decisions")
+    @guarded("read its decisions")
     def decisions(self) -> pd.DataFrame:
         """The decisions log.
 
@@ -808,7 +710,7 @@ class CampaignStore:
         ).fetchall()
         return pd.DataFrame(rows, columns=["round", "rule", "allocation", "time", "version", "details"])
 
-    @_guarded("read its tables")
+    @guarded("read its tables")
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table's content, sorted (for tests that compare states).
 
@@ -843,7 +745,7 @@ class CampaignStore:
             out.setdefault(rid, {})[who] = label
         return out
 
-    @_guarded("read the rows' content")
+    @guarded("read the rows' content")
     def content(self, rids: Sequence[Any] | None = None, *, limit: int = 200) -> dict[Any, list[Any]]:
         """The stored content values of the given ids (none for a file without content).
 
@@ -867,7 +769,7 @@ class CampaignStore:
             rows = self._lookup(self.conn, "SELECT rid, data FROM content WHERE rid IN ({marks})", rids)
         return {r[0]: json.loads(r[1]) for r in rows}
 
-    @_guarded("read its annotations")
+    @guarded("read its annotations")
     def annotations(self) -> pd.DataFrame:
         """Every stored annotation.
 
@@ -899,7 +801,7 @@ class CampaignStore:
             [(py_value(r[0]), str(r[1]), py_value(r[2]), int(r[3]), now) for r in rows],
         )
 
-    @_guarded("read its tasks")
+    @guarded("read its tasks")
     def tasks(self, project: str) -> dict[Any, int]:
         """The annotation-tool task of every row sent to ``project``.
 
@@ -993,7 +895,7 @@ class CampaignStore:
         )
         conn.execute(
             "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?)",
-            (round_, rule, json.dumps(allocation), now, version, json.dumps(details, default=_json_default)),
+            (round_, rule, json.dumps(allocation), now, version, json.dumps(details, default=json_default)),
         )
         self.set_meta(conn, "rng_state", rng_state)
 
@@ -1087,16 +989,3 @@ class CampaignStore:
             "UPDATE counts SET trials = trials + ?, successes = successes + ? WHERE stratum = ?",
             [(a[0], a[1], code) for code, a in agg.items()],
         )
-
-
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)

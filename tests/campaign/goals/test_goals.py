@@ -154,3 +154,23 @@ def test_a_file_without_the_goal_settings_still_opens(tmp_path):
     conn.close()
     with Campaign.open(tmp_path / "c.db") as c:
         assert c.spec.goal == Each(0.05) and c.spec.to_config()["threshold"] is None
+
+
+@pytest.mark.parametrize(
+    ("metric", "direction"),
+    [
+        ("error_rate", "below"),
+        ("fpr", "below"),
+        ("fnr", "below"),
+        ("selection_rate", "below"),  # no good side: the default, below
+        ("accuracy", "above"),
+        ("recall", "above"),
+        ("precision", "above"),
+        ("specificity", "above"),
+        ("npv", "above"),
+        ("tnr", "above"),
+    ],
+)
+def test_a_decision_is_met_from_the_good_side_of_its_metric(metric, direction):
+    assert CampaignSpec(y_pred="pred", metric=metric, goal=Decide(0.5)).goal.direction == direction
+    assert Decide(0.5, "below").for_metric(metric).direction == "below"  # a direction given stays

@@ -63,15 +63,20 @@ def test_the_spec_takes_a_guarantee_or_its_name_and_keeps_the_stored_settings():
     old = _spec(anytime=True)
     for value in ("anytime", "Anytime", Guarantee.anytime()):
         spec = _spec(guarantee=value)
-        assert spec == old and spec.guarantee_object is Guarantee.anytime()
-        assert (spec.guarantee, spec.anytime) == ("stratum", True)
+        assert spec == old and spec.guarantee is Guarantee.anytime() and spec.guarantee.name == "anytime"
+        assert spec.anytime is True
         config = spec.to_config()
         assert (config["guarantee"], config["anytime"]) == ("stratum", True)  # the file format
-        assert CampaignSpec.from_config(config).guarantee_object is Guarantee.anytime()
+        assert CampaignSpec.from_config(config).guarantee is Guarantee.anytime()
     spec = _spec(guarantee=Guarantee.average())
-    assert (spec.guarantee, spec.anytime, spec.guarantee_object) == ("average", False, Guarantee.average())
-    assert _spec().guarantee_object is Guarantee.stratum()
-    assert spec.replace(guarantee="stratum").guarantee_object is Guarantee.stratum()
+    assert (spec.guarantee.name, spec.anytime, spec.guarantee) == ("average", False, Guarantee.average())
+    assert spec.to_config()["guarantee"] == "average" and _spec().guarantee is Guarantee.stratum()
+    assert spec.replace(guarantee="stratum").guarantee is Guarantee.stratum()
+    anytime = _spec(guarantee="anytime")  # replace(anytime=...) switches the per-stratum guarantee, as the flag did
+    assert anytime.replace(anytime=False).guarantee is Guarantee.stratum()
+    assert anytime.replace(level=0.9).guarantee is Guarantee.anytime()
+    assert anytime.replace(guarantee="stratum").guarantee is Guarantee.anytime()  # the flag stays
+    assert _spec().replace(anytime=True).guarantee is Guarantee.anytime()
 
 
 @pytest.mark.parametrize(
@@ -99,19 +104,20 @@ def test_a_rule_state_follows_its_guarantee_settings():
     s, n, c = [4, 9], [40, 60], np.array([3.0, 5.0])
     new = RuleState.from_counts(s, n, available=[60, 40], guarantee=Guarantee.anytime(), anytime_concentration=c)
     old = RuleState.from_counts(s, n, available=[60, 40], guarantee="stratum", anytime=True, anytime_concentration=c)
-    assert (new.guarantee, new.anytime, new.guarantee_object) == ("stratum", True, Guarantee.anytime())
+    assert (new.guarantee.name, new.anytime, new.guarantee) == ("anytime", True, Guarantee.anytime())
+    assert old.guarantee is Guarantee.anytime()
     read, lo, hi = new.read_intervals()
     np.testing.assert_array_equal(lo, old.read_intervals()[1])
-    assert read.tolist() == ["anytime", "anytime"] and new.with_counts().guarantee_object is Guarantee.anytime()
+    assert read.tolist() == ["anytime", "anytime"] and new.with_counts().guarantee is Guarantee.anytime()
     new.anytime = False  # the stratum guarantee: Clopper-Pearson at its stop level with two strata
     new.invalidate()
     read, lo, hi = new.read_intervals()
-    assert new.guarantee_object is Guarantee.stratum() and read.tolist() == ["guaranteed"] * 2
+    assert new.guarantee is Guarantee.stratum() and not new.anytime and read.tolist() == ["guaranteed"] * 2
     assert (lo[0], hi[0]) == pytest.approx(
         tuple(stats.binomtest(4, 40).proportion_ci(confidence_level=0.965, method="exact")), abs=1e-9
     )
     new.guarantee = "average"
-    assert new.guarantee_object is Guarantee.average() and not new.per_stratum()
+    assert new.guarantee is Guarantee.average() and not new.per_stratum()
     with pytest.raises(ValueError, match="guarantee='average'"):
         new.anytime = True
 
@@ -125,7 +131,7 @@ def test_a_campaign_created_with_a_guarantee_object_stores_guarantee_and_anytime
 
     kw = dict(strata="stratum", y_pred="pred", goal=Each(0.1), random_seed=1)
     with Campaign.create(tmp_path / "a.db", pool_campaign_spec, guarantee=Guarantee.anytime(), **kw) as c:
-        assert c.spec.guarantee_object is Guarantee.anytime() and (c.status()["read"] == "anytime").all()
+        assert c.spec.guarantee is Guarantee.anytime() and (c.status()["read"] == "anytime").all()
     with Campaign.create(tmp_path / "b.db", pool_campaign_spec, guarantee="anytime", **kw) as c:
         pass
     configs = []
@@ -136,7 +142,7 @@ def test_a_campaign_created_with_a_guarantee_object_stores_guarantee_and_anytime
     assert (configs[0]["guarantee"], configs[0]["anytime"]) == ("stratum", True)
     assert configs[0]["anytime_concentration"] == configs[1]["anytime_concentration"]
     with Campaign.open(tmp_path / "a.db") as c:
-        assert c.spec.guarantee_object is Guarantee.anytime()
+        assert c.spec.guarantee is Guarantee.anytime()
 
 
 def _pool_anytime(seed=0):

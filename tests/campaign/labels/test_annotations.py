@@ -1,12 +1,12 @@
 """Annotation-tool round trips, several annotators, agreement and schema upgrade of campaigns.
 
+Cohen's and Fleiss' kappa and the agreement function are tested in ``test_agreement.py``.
+
 References: Label Studio's documented task import format (a list of ``{"data": {...}}``
 objects with optional ``meta``) and export formats (JSON: tasks with ``"annotations":
 [{"result": [{"from_name", "to_name", "type": "choices", "value": {"choices": [...]}}],
 "completed_by": ...}]``; CSV: one row per annotation with the choice column and
-``annotator``); Cohen's kappa against ``sklearn.metrics.cohen_kappa_score``; Fleiss' kappa
-against the worked example of Fleiss (1971) as tabulated on Wikipedia (kappa = 0.210) and
-``statsmodels.stats.inter_rater.fleiss_kappa`` when statsmodels is installed.
+``annotator``); a campaign's agreement table against ``sklearn.metrics.cohen_kappa_score``.
 """
 
 from __future__ import annotations
@@ -22,17 +22,14 @@ from sklearn.metrics import cohen_kappa_score
 from bayeseval.campaign import Campaign
 from bayeseval.campaign.labels.annotations import (
     ROW_ID_KEY,
-    agreement,
     annotator_identity,
-    cohen_kappa,
-    fleiss_kappa,
     read_jsonl,
     read_labelstudio,
     resolve_labels,
     to_labelstudio,
 )
 from bayeseval.cli.campaign import main
-from tests.helpers import content_pool, load_result, make_pool
+from tests.helpers import content_pool, make_pool
 
 pytestmark = pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 
@@ -68,9 +65,6 @@ def _ls_export(tasks, labels_by_row, annotators=(("7", None),)):
 
 
 # Fleiss (1971): 10 subjects, 14 raters, 5 categories (tests/results/fleiss_1971.csv)
-FLEISS_1971 = load_result("fleiss_1971").to_numpy().tolist()
-
-
 def _proposed(tmp_path, pool_annotations, n, seed):
     """A two-annotator campaign at ``tmp_path / "c.db"`` with ``n`` rows proposed (closed)."""
     c = Campaign.create(
@@ -316,65 +310,6 @@ def test_resolve_setting_is_validated():
     with pytest.raises(ValueError, match="annotators must be .*0"):
         CampaignSpec(y_pred="p", annotators=0)
     assert resolve_labels({1: {"a": "x", "b": "y", "c": "y"}}) == {1: "y"}
-
-
-def test_cohen_kappa_matches_sklearn():
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        a = rng.integers(0, 3, 40)
-        b = np.where(rng.random(40) < 0.6, a, rng.integers(0, 3, 40))
-        assert cohen_kappa(a.tolist(), b.tolist()) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
-
-
-def test_fleiss_kappa_matches_the_published_example_and_statsmodels():
-    # the paper's 0.210, and statsmodels' value to 1e-12 (tests/results/fleiss_kappa.csv)
-    ref = float(load_result("fleiss_kappa").set_index("table").loc["fleiss_1971", "kappa"])
-    assert fleiss_kappa(FLEISS_1971) == pytest.approx(ref, abs=1e-12) and round(ref, 3) == 0.210
-    rng = np.random.default_rng(1)
-    table = rng.multinomial(4, [0.5, 0.3, 0.2], size=30)
-    try:
-        from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
-    except ImportError:  # statsmodels is not a dependency: the closed form below stands in
-        p = table.sum(0) / table.sum()
-        pbar = ((table**2).sum(1) - 4).mean() / 12
-        expected = (pbar - (p**2).sum()) / (1 - (p**2).sum())
-    else:
-        expected = sm_fleiss(table, method="fleiss")
-    assert fleiss_kappa(table) == pytest.approx(expected, abs=1e-12)
-    with pytest.raises(ValueError, match="same number"):
-        fleiss_kappa([[2, 0], [1, 2]])
-
-
-def test_agreement_function_without_double_annotations():
-    ann = pd.DataFrame({"row": [1, 2], "annotator": ["a", "b"], "label": [1, 0]})
-    got = agreement(ann, pd.Series(["g", "h"], index=[1, 2]))
-    assert got["rows"].tolist() == [0, 0] and got["method"].isna().all() and got["kappa"].isna().all()
-
-
-def test_agreement_with_annotators_changing_from_row_to_row_uses_fleiss():
-    from statsmodels.stats.inter_rater import aggregate_raters
-    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
-
-    rng = np.random.default_rng(14)
-    n = 60
-    pair = rng.choice(["a", "b", "c"], (n, 2), replace=True)
-    pair[pair[:, 0] == pair[:, 1], 1] = "d"
-    first = rng.integers(0, 3, n)
-    second = np.where(rng.random(n) < 0.6, first, rng.integers(0, 3, n))
-    # given in reverse time order, with a late third annotation on the rows that disagree
-    late = np.flatnonzero(first != second)
-    ann = pd.DataFrame(
-        {
-            "row": np.r_[late, np.arange(n), np.arange(n)],
-            "annotator": np.r_[["z"] * len(late), pair[:, 1], pair[:, 0]],
-            "label": np.r_[rng.integers(0, 3, len(late)), second, first],
-            "time": np.r_[[3.0] * len(late), [2.0] * n, [1.0] * n],
-        }
-    )
-    got = agreement(ann, pd.Series("g", index=np.arange(n)))
-    expected = sm_fleiss(aggregate_raters(np.stack([first, second], axis=1))[0], method="fleiss")
-    assert got.loc["g", "method"] == "fleiss" and got.loc["g", "rows"] == n and got.loc["g", "per_row"] == 2
-    assert got.loc["g", "kappa"] == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,7 @@ def test_reused_fits_equal_fits_of_a_fresh_state():
     a.read_intervals()
     b = RuleState.from_counts(s, n, available=[70, 70, 90, 60, 75], pending=[10, 0, 10, 0, 0], **kw)
     assert b.reuse_fits(a)
-    lo, hi = guaranteed_bounds(s, n, a.guarantee_object.stop_level(a.level))
+    lo, hi = guaranteed_bounds(s, n, a.guarantee.stop_level(a.level))
     glo, ghi = b.guaranteed_intervals()
     np.testing.assert_array_equal(glo, lo)
     np.testing.assert_array_equal(ghi, hi)

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from bayeseval import Guarantee
 from bayeseval.campaign import CampaignSpec, Decide, Each
 from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
 from bayeseval.campaign.loop.state import StrataDesign
@@ -33,7 +34,7 @@ def test_the_state_counts_the_rows_left_and_carries_the_spec():
     spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.04), level=0.9, guarantee="average")
     st = spec_state(spec, design((100, 30)), successes=[3, 1], trials=[50, 20], labelled=[60, 20], pending=[10, 15])
     assert st.available.tolist() == [100 - 60 - 10, 0]  # never below zero
-    assert (st.level, st.target_halfwidth, st.guarantee, st.model) == (0.9, 0.04, "average", "robust")
+    assert (st.level, st.target_halfwidth, st.guarantee, st.model) == (0.9, 0.04, Guarantee.average(), "robust")
 
 
 def test_a_rule_that_asks_for_the_independent_model_gets_it():

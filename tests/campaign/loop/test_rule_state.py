@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 from bayeseval.campaign import Campaign, Each
-from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.metric_states import MetricStates
+from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import cost_allocation, metrics_allocation
 
 # one stratum at 20/150 among nine near 0.06 with 100 trials each

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from bayeseval import Guarantee
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.state import CampaignState
 
@@ -64,7 +65,7 @@ def test_rule_state_reads_its_counts_and_with_counts_keeps_the_goal():
     assert st.counts.model == "independent" and st.successes is st.counts.successes
     assert st.posterior is st.counts.posterior
     new = st.with_counts(successes=np.array([0, 0, 0]))
-    assert new.goal == st.goal and new.guarantee == "stratum" and new.counts is not st.counts
+    assert new.goal == st.goal and new.guarantee is Guarantee.stratum() and new.counts is not st.counts
     # the new counts give the scipy answer, the old state keeps its own
     below = new.p_meets()
     np.testing.assert_allclose(below, stats.beta.cdf(0.1, 1, 1 + N), rtol=1e-9)
