@@ -2,7 +2,10 @@
 
 Every count is a ``group_by().agg()`` (or a ``select`` of aggregates) run by the frame's own
 engine through narwhals, lazily when the input is lazy; only the small aggregated tables are
-collected and converted to pandas. No row-level data leaves the engine, with two exceptions
+collected and converted to pandas. 0/1 labels are counted in one aggregation by stratum (the
+metric's cells as conditional sums, the check that every label is 0 or 1 in the same scan,
+:meth:`NarwhalsBackend.binary_counts`); a polars frame runs that query in polars' own
+expressions, which narwhals mirrors. No row-level data leaves the engine, with two exceptions
 (docs/architecture.md, "Any data frame"):
 
 * the split's keyed hash (:meth:`NarwhalsBackend.select_test`) is 64-bit integer arithmetic
