@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from targets import record
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the section of docs/scaling.md this script writes (run_all.py includes it in the page)
@@ -208,6 +209,7 @@ def main() -> int:
                     (cpu_med, cpu_min), (wall_med, wall_min) = ratios(res[source], "cpu"), ratios(res[source], "wall")
                     if version == "after":
                         worst = max(worst, cpu_med)
+                        record(f"tabulate / anchor, {rows:,} rows, {strata:,} strata, {source}", cpu_med, 1.2)
                     anchor_cpu = statistics.median(res[source]["anchor"]["cpu"])
                     print(
                         f"{source:<14} {version:<7} {anchor_cpu:12.3f} {cpu_med:8.2f} ({cpu_min:4.2f}) "
