@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval.campaign import Budget
+
 BATCH = 100
 ROWS_PER_STRATUM = 20
 POOL_ROWS = 24_000  # at least: the rounds timed never exhaust a small campaign's pool
@@ -152,7 +154,9 @@ def main() -> None:
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         warm = make_pool(12, seed=1)
-        c = Campaign.create(os.path.join(tmp, "warm.db"), warm, strata="g", y_pred="pred", batch_size=BATCH)
+        c = Campaign.create(
+            os.path.join(tmp, "warm.db"), warm, strata="g", y_pred="pred", budget=Budget(batch_size=BATCH)
+        )
         campaign_round(c, warm)
         c.close()
         HandRound(warm).round()
@@ -162,7 +166,12 @@ def main() -> None:
             gc.collect()
             t0 = time.perf_counter()
             camp = Campaign.create(
-                os.path.join(tmp, f"c{k}.db"), stored, strata="g", y_pred="pred", batch_size=BATCH, random_seed=0
+                os.path.join(tmp, f"c{k}.db"),
+                stored,
+                strata="g",
+                y_pred="pred",
+                random_seed=0,
+                budget=Budget(batch_size=BATCH),
             )
             create = time.perf_counter() - t0
             anchor = to_sql_anchor(pool, os.path.join(tmp, f"a{k}.db"))

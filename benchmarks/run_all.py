@@ -43,6 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bayeseval.campaign import Budget
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
@@ -251,7 +253,7 @@ def strata_campaigns(sizes: tuple[int, ...], budget: float) -> list[Curve]:
 
         def new(pool: Any) -> Any:
             path = os.path.join(tmp, f"c{next(counter)}.db")
-            return Campaign.create(path, pool, strata="g", y_pred="pred", batch_size=100, random_seed=0)
+            return Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, budget=Budget(batch_size=100))
 
         warm = new(make_pool(sizes[0], seed=1))
         warm.propose()

@@ -306,6 +306,7 @@ def _pool(args: argparse.Namespace) -> Any:
 
 def _create(args: argparse.Namespace) -> int:
     from bayeseval.campaign import Campaign
+    from bayeseval.campaign.settings import fold_settings
 
     if Path(args.db).exists():
         raise ValueError(
@@ -322,9 +323,8 @@ def _create(args: argparse.Namespace) -> int:
         settings["guarantee"] = as_guarantee(settings["guarantee"], anytime=True)
     labels, _ = _seed_labels(args, str(pool.index.name))
     try:
-        c = Campaign.create(
-            args.db, pool, content=args.content, labels=labels, design=design_from_args(args), **settings
-        )
+        keywords = fold_settings(settings, content=args.content)
+        c = Campaign.create(args.db, pool, labels=labels, design=design_from_args(args), **keywords)
     except (ValueError, TypeError) as exc:
         if labels is not None and str(exc).startswith(("labels", "inclusion", "design.inclusion")):
             raise type(exc)(f"--labels {args.labels!r}: {exc}") from exc
