@@ -39,8 +39,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bayeseval.campaign import Budget
-
 BATCH = 100
 ROWS_PER_STRATUM = 20
 POOL_ROWS = 24_000  # at least: the rounds timed never exhaust a small campaign's pool
@@ -144,6 +142,7 @@ def main() -> None:
 
     import bayeseval
     from bayeseval import Campaign
+    from bayeseval.campaign import Budget
 
     print(f"bayeseval from {Path(bayeseval.__file__).parent}")
     warnings.simplefilter("ignore")

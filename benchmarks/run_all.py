@@ -43,8 +43,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bayeseval.campaign import Budget
-
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
@@ -244,6 +242,7 @@ def strata_models(sizes: tuple[int, ...], budget: float) -> list[Curve]:
 
 def strata_campaigns(sizes: tuple[int, ...], budget: float) -> list[Curve]:
     from bayeseval import Campaign
+    from bayeseval.campaign import Budget
 
     create = Curve("Campaign.create (20 pool rows per stratum)", "strata", budget)
     propose = Curve("Campaign.propose (one round, 100 labels)", "strata", budget)
