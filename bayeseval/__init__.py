@@ -47,8 +47,9 @@ _SUBMODULES = frozenset(
 # second to import. Type checkers read the imports below; lazy_exports reads the same lines
 # to find each name's module when the name is first used.
 if TYPE_CHECKING:  # pragma: no cover
+    from bayeseval._api.options import Groups, Proxy
     from bayeseval._kernels.guarantee import Guarantee
-    from bayeseval.campaign import Campaign, plan_from_pilot, simulate
+    from bayeseval.campaign import Annotation, Budget, Campaign, Score, plan_from_pilot, simulate
     from bayeseval.checks import (
         calibration_study,
         compare_frequentist,
@@ -75,6 +76,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.fairness.impact import ImpactRatioReport, impact_ratio_report
     from bayeseval.fairness.result import Audit
     from bayeseval.models import Posterior, fit_crossed, fit_hierarchical
+    from bayeseval.models.pooled import PooledModel
     from bayeseval.plan.allocation import allocate
     from bayeseval.plan.sizes import sample_size
     from bayeseval.report.gates import GateResult, gate
@@ -131,6 +133,7 @@ __all__ = [
     # -- Bayesian models --
     "fit_hierarchical",
     "fit_crossed",
+    "PooledModel",
     "audit",
     "Audit",
     "impact_ratio_report",
@@ -143,8 +146,13 @@ __all__ = [
     # -- active evaluation --
     "Campaign",
     "simulate",
+    "Budget",
+    "Score",
+    "Annotation",
     # -- reports --
     "evaluate",
+    "Groups",
+    "Proxy",
     "Report",
     "gate",
     "GateResult",

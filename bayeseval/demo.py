@@ -32,6 +32,7 @@ from bayeseval import checks, plan, plots
 from bayeseval._api.validation import check_method, check_positive_int
 from bayeseval._api.version import VERSION
 from bayeseval._render.html_page import page
+from bayeseval.campaign import Budget
 from bayeseval.campaign.goals.each import Each
 from bayeseval.campaign.simulation import simulate, synthetic_pool
 from bayeseval.counts.counts import Counts
@@ -391,9 +392,9 @@ def _campaign_section(demo: _Demo) -> None:
             goal=Each(target),
             rules=("expected_width", "proportional"),
             n_repeats=1,
-            batch_size=200,
             random_seed=demo.random_seed,
             progress=not demo.quiet,
+            budget=Budget(batch_size=200),
         )
     sim_summary = sim.summary()
     demo.say(_fmt(sim_summary, 2))

@@ -20,7 +20,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from bayeseval.campaign import Each
+from bayeseval.campaign import Budget, Each
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import expected_width, independent_beta, thompson
 from bayeseval.campaign.simulation import simulate, synthetic_pool
@@ -145,10 +145,10 @@ def bench_outlier(repeats: int) -> pd.DataFrame:
             y_true="truth",
             rules=["expected_width"],
             n_repeats=repeats,
-            batch_size=20,
             random_seed=0,
             progress=False,
             model=model,
+            budget=Budget(batch_size=20),
         )
         out = res.summary()
         out.index = [f"expected_width [model={model}]"]
@@ -168,10 +168,10 @@ def bench_campaign_10k() -> dict:
         y_true="truth",
         rules=["expected_width"],
         n_repeats=1,
-        batch_size=50,
         goal=Each(0.045),
         random_seed=0,
         progress=False,
+        budget=Budget(batch_size=50),
     )
     row = res.table.iloc[0]
     return {

@@ -142,6 +142,7 @@ def main() -> None:
 
     import bayeseval
     from bayeseval import Campaign
+    from bayeseval.campaign import Budget
 
     print(f"bayeseval from {Path(bayeseval.__file__).parent}")
     warnings.simplefilter("ignore")
@@ -152,7 +153,9 @@ def main() -> None:
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         warm = make_pool(12, seed=1)
-        c = Campaign.create(os.path.join(tmp, "warm.db"), warm, strata="g", y_pred="pred", batch_size=BATCH)
+        c = Campaign.create(
+            os.path.join(tmp, "warm.db"), warm, strata="g", y_pred="pred", budget=Budget(batch_size=BATCH)
+        )
         campaign_round(c, warm)
         c.close()
         HandRound(warm).round()
@@ -162,7 +165,12 @@ def main() -> None:
             gc.collect()
             t0 = time.perf_counter()
             camp = Campaign.create(
-                os.path.join(tmp, f"c{k}.db"), stored, strata="g", y_pred="pred", batch_size=BATCH, random_seed=0
+                os.path.join(tmp, f"c{k}.db"),
+                stored,
+                strata="g",
+                y_pred="pred",
+                random_seed=0,
+                budget=Budget(batch_size=BATCH),
             )
             create = time.perf_counter() - t0
             anchor = to_sql_anchor(pool, os.path.join(tmp, f"a{k}.db"))

@@ -69,7 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engines import RAT_N, RAT_Y  # noqa: E402
 from bench_exact import simulated  # noqa: E402
 
-from bayeseval.campaign import Each
+from bayeseval.campaign import Budget, Each
 
 TARGETS = [  # (label, columns summed, strata, seconds)
     ("propose + status, a round", ("propose2", "status"), 10_000, 1.0),
@@ -107,8 +107,8 @@ def campaign_times(k: int, rows_per: int = 20) -> dict:
                 strata="stratum",
                 y_pred="pred",
                 goal=Each(0.2),
-                batch_size=k,
                 random_seed=0,
+                budget=Budget(batch_size=k),
             )
         )
         batch, *out["propose"] = timed(camp.propose)

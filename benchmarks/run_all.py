@@ -246,6 +246,7 @@ def strata_models(sizes: tuple[int, ...], budget: float) -> list[Curve]:
 
 def strata_campaigns(sizes: tuple[int, ...], budget: float) -> list[Curve]:
     from bayeseval import Campaign
+    from bayeseval.campaign import Budget
 
     create = Curve("Campaign.create (20 pool rows per stratum)", "strata", budget)
     propose = Curve("Campaign.propose (one round, 100 labels)", "strata", budget)
@@ -255,7 +256,7 @@ def strata_campaigns(sizes: tuple[int, ...], budget: float) -> list[Curve]:
 
         def new(pool: Any) -> Any:
             path = os.path.join(tmp, f"c{next(counter)}.db")
-            return Campaign.create(path, pool, strata="g", y_pred="pred", batch_size=100, random_seed=0)
+            return Campaign.create(path, pool, strata="g", y_pred="pred", random_seed=0, budget=Budget(batch_size=100))
 
         warm = new(make_pool(sizes[0], seed=1))
         warm.propose()

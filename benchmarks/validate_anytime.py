@@ -49,6 +49,7 @@ from bayeseval._kernels.anytime import (
 )
 from bayeseval._kernels.binomial import binomial_bounds
 from bayeseval._kernels.sequential import sequential_outcome
+from bayeseval.campaign import Budget
 
 CSV = Path(__file__).resolve().parent / "results" / "anytime_campaigns.csv"
 TARGET = 0.05
@@ -177,11 +178,11 @@ def run_chunk(name: str, variant: str, chunk: int, size: int, batch_size: int) -
             goal=Each(TARGET),
             level=LEVEL,
             n_repeats=size,
-            batch_size=batch_size,
             random_seed=(7, chunk),
             progress=False,
             rules=["expected_width"],
             **VARIANTS[variant],
+            budget=Budget(batch_size=batch_size),
         )
     out = res.intervals[["repeat", "stratum", "labelled", "lower", "upper", "true_rate", "covered"]].copy()
     out = out.rename(columns={"lower": "read_lower", "upper": "read_upper"})  # the results file's columns

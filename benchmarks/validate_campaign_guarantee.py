@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._kernels import guarantee as campaign_rules  # the stop level reads STOP_ALPHA_SHARE here
-from bayeseval.campaign import Each
+from bayeseval.campaign import Budget, Each
 from bayeseval.campaign.simulation import simulate
 
 N_STRATA = 12
@@ -141,10 +141,10 @@ def run_chunk(name: str, pool: pd.DataFrame, variant: str, chunk: int, size: int
             y_true="truth",
             goal=Each(0.05),
             n_repeats=size,
-            batch_size=batch_size,
             random_seed=(7, chunk),
             progress=False,
             **kwargs,
+            budget=Budget(batch_size=batch_size),
         )
     cols = ["repeat", "stratum", "labelled", "trials", "lower", "upper", "true_rate", "covered"]
     out = res.intervals[cols].copy()

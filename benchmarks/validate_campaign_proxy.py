@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._kernels.proxy import proxy_interval
-from bayeseval.campaign import Each
+from bayeseval.campaign import Budget, Each
 from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 from bayeseval.campaign.simulation import simulate
 
@@ -98,11 +98,11 @@ def campaign_run(pool: pd.DataFrame, batch: int, seed: list[int], proxy: str | N
         n_repeats=1,
         goal=Each(TARGET),
         level=LEVEL,
-        batch_size=batch,
         guarantee="stratum",
         proxy=proxy,
         random_seed=seed,
         progress=False,
+        budget=Budget(batch_size=batch),
     )
     return res.intervals[["stratum", "labelled", "covered"]]
 

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayeseval.campaign import Decide, Each
+from bayeseval.campaign import Budget, Decide, Each
 from bayeseval.campaign.goals.decide import true_decisions
 from bayeseval.campaign.simulation import simulate, synthetic_pool
 
@@ -107,10 +107,10 @@ def run(pool: pd.DataFrame, threshold: float, method: dict, repeats: int) -> tup
         y_true="truth",
         level=LEVEL,
         n_repeats=repeats,
-        batch_size=BATCH,
         random_seed=0,
         progress=False,
         **kw,
+        budget=Budget(batch_size=BATCH),
     )
     iv = res.intervals.copy()
     if kw["goal"] == "decide":

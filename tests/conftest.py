@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval import Counts, evaluate
+from bayeseval import Counts, Groups, evaluate
 from bayeseval._backends import pandas_backend
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Annotation, Campaign
 from bayeseval.campaign.simulation import synthetic_pool
 from bayeseval.cli.main import main as main_audit_report
 from bayeseval.datasets import load_compas
@@ -36,7 +36,12 @@ def pool_annotations():
 def tie_broken(tmp_path, pool_annotations):
     """Two annotators on 160 rows, disagreeing on a known set; a third labels only those rows."""
     c = Campaign.create(
-        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=11
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        random_seed=11,
+        annotation=Annotation(annotators=2),
     )
     rows = list(c.propose(160).index)
     rng = np.random.default_rng(11)
@@ -63,7 +68,7 @@ def crossed(data):
 
 @pytest.fixture(scope="module")
 def apart():
-    return _report(APART, groups=["race", "sex"], tolerance=0.1)
+    return _report(APART, groups=Groups(["race", "sex"], tolerance=0.1))
 
 
 @pytest.fixture(scope="module")

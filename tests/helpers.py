@@ -35,7 +35,7 @@ from bayeseval import (
 from bayeseval._api import metric_names
 from bayeseval._api.warnings import BayesevalWarning
 from bayeseval._kernels.disparity import mover_difference
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Annotation, Budget, Campaign
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.cli.main import main as main_audit_report
 from bayeseval.fairness import audit
@@ -465,7 +465,7 @@ def _one_line_error(capsys, argv, *words):
 DATA = ["--y-true", "y", "--y-pred", "p", "--strata", "g"]
 
 
-def _campaign(tmp_path, n=200, annotators=1, rule="uniform", **kw):
+def _campaign(tmp_path, n=200, annotators=1, rule="uniform", batch_size=None, budget=None, **kw):
     rng = np.random.default_rng(3)
     pool = pd.DataFrame(
         {
@@ -479,11 +479,11 @@ def _campaign(tmp_path, n=200, annotators=1, rule="uniform", **kw):
         pool,
         strata="g",
         y_pred="pred",
-        content="text",
         rule=rule,
-        annotators=annotators,
         random_seed=1,
+        budget=Budget(budget, batch_size=batch_size),
         **kw,
+        annotation=Annotation(annotators=annotators, content="text"),
     ), pool
 
 

@@ -21,6 +21,9 @@ from bayeseval._api.lazy import lazy_exports
 __all__ = [
     "Campaign",
     "CampaignSpec",
+    "Budget",
+    "Score",
+    "Annotation",
     "Each",
     "Overall",
     "Decide",
@@ -47,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.loop.rule_state import RuleState
     from bayeseval.campaign.loop.rules import RULES, get_rule
     from bayeseval.campaign.pilot import PilotPlan, plan_from_pilot
+    from bayeseval.campaign.settings import Annotation, Budget, Score
     from bayeseval.campaign.simulation import (
         SimulationResult,
         plot_halfwidth,

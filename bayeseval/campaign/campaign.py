@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.docs import fill_doc
+from bayeseval._api.moved import moved_keywords
 from bayeseval._api.validation import check_positive_int
 from bayeseval._api.version import VERSION
 from bayeseval._api.warnings import PrecisionLimitedWarning
@@ -61,7 +62,8 @@ from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
 from bayeseval.campaign.loop.rules import get_rule
 from bayeseval.campaign.loop.status import outcome_text, status_frame
 from bayeseval.campaign.loop.units import UNITS_META, UnitDesign, unit_status, units_feasibility, units_state
-from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
+from bayeseval.campaign.settings import Annotation, Budget, Score, flat_settings
+from bayeseval.campaign.spec import CampaignSpec, entry_docs
 from bayeseval.campaign.store.create import initialise
 from bayeseval.campaign.store.store import DEFAULT_BUSY_TIMEOUT, CampaignStore
 from bayeseval.counts.counts import Counts, stratum_labels
@@ -69,8 +71,22 @@ from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import get_metric
 from bayeseval.counts.units import level_names
 from bayeseval.models import fit_hierarchical
+from bayeseval.models.pooled import PooledModel
 
 __all__ = ["Campaign"]
+
+#: keywords Campaign.create no longer takes, and where they moved
+CREATE_MOVES = {
+    "prior": "pass model=PooledModel(name, prior=...)",
+    "batch_size": "pass budget=Budget(labels, batch_size=...)",
+    "costs": "pass budget=Budget(labels, costs=...)",
+    "score_bins": "pass score=Score(column, bins=...)",
+    "annotators": "pass annotation=Annotation(annotators=...)",
+    "resolve": "pass annotation=Annotation(resolve=...)",
+    "content": "pass annotation=Annotation(content=...)",
+    "busy_timeout": "it is Campaign.open(path, busy_timeout=...)'s, for the campaign reopened after create",
+    "spec": "pass the spec's settings, Campaign.create(path, pool, **spec.keywords())",
+}
 
 
 class Campaign:
@@ -214,8 +230,9 @@ class Campaign:
 
     # -- construction --------------------------------------------------------------------
     @classmethod
+    @moved_keywords("Campaign.create", CREATE_MOVES)
     @fill_doc()
-    @spec_docs
+    @entry_docs
     def create(
         cls,
         path: str | PathLike[str],
@@ -228,33 +245,28 @@ class Campaign:
         goal: Any = DEFAULTS["goal"],
         weights: Any = DEFAULTS["weights"],
         rule: str = DEFAULTS["rule"],
-        score: str | None = DEFAULTS["score"],
-        score_bins: int | Sequence[float] | None = DEFAULTS["score_bins"],
-        prior: str = DEFAULTS["prior"],
-        budget: int | None = DEFAULTS["budget"],
+        score: str | Score | None = DEFAULTS["score"],
+        budget: int | Budget | None = DEFAULTS["budget"],
         pos_label: Any = DEFAULTS["pos_label"],
         label_set: Sequence[Any] | None = DEFAULTS["label_set"],
-        model: str = DEFAULTS["model"],
-        batch_size: int = DEFAULTS["batch_size"],
-        annotators: int = DEFAULTS["annotators"],
-        resolve: str = DEFAULTS["resolve"],
-        costs: Any = DEFAULTS["costs"],
+        model: str | PooledModel = DEFAULTS["model"],
         guarantee: str | Guarantee = DEFAULTS["guarantee"],
         proxy: str | None = DEFAULTS["proxy"],
         design: Design | dict[str, Any] | None = DEFAULTS["design"],
         random_seed: Any = DEFAULTS["random_seed"],
-        spec: CampaignSpec | None = None,
-        content: str | Sequence[str] | None = None,
+        annotation: Annotation | None = None,
         labels: Any = None,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Campaign:
         """Create a campaign file from a pool of unlabelled predictions.
 
-        The settings form a :class:`~bayeseval.campaign.CampaignSpec` (pass one as ``spec=``, or
-        the settings one by one); it is stored in the file and read back by :meth:`open`.
+        The settings form a :class:`~bayeseval.campaign.CampaignSpec`; it is stored in the file
+        and read back by :meth:`open`. ``Campaign.create(path, pool, **spec.keywords())``
+        creates the campaign of a spec (:meth:`CampaignSpec.keywords
+        <bayeseval.campaign.CampaignSpec.keywords>`).
         Every setting is checked before anything is written: a failed create leaves no file.
         The database is built in a temporary file next to ``path`` and published atomically,
-        so a process killed during ``create`` leaves no file at ``path``.
+        so a process killed during ``create`` leaves no file at ``path``. Writes wait up to 10
+        seconds for another process's lock (:meth:`open` takes another ``busy_timeout``).
 
         Parameters
         ----------
@@ -264,19 +276,14 @@ class Campaign:
             One row per unlabelled item; the index is the row id (integers or strings,
             unique). A polars, pyarrow, Dask... frame is collected into pandas (the pool is
             stored in the file), its row ids being the rows' positions. Only the stratum, prediction and score columns are stored, and the
-            ``content`` columns.
+            ``annotation.content`` columns.
         {spec_parameters}
-        spec : CampaignSpec, optional
-            All the settings above in one object; the individual settings must then be left
-            at their defaults.
-        content : str or sequence of str, optional
-            Pool columns annotators need to see (text, image URLs): stored in the campaign
-            file and written into every batch (:meth:`propose`, :meth:`pending_batch`: CSV,
-            JSON Lines and each Label Studio task's ``data``); :meth:`labelstudio_config`
-            shows them. Each must be a pool column other than the stratum, prediction,
-            score and row-id columns and ``round``, ``label``, ``true_label``,
-            ``bayeseval_row_id`` (a ``ValueError`` names it); values must be text, numbers,
-            booleans, dates or missing.
+        annotation : Annotation, optional
+            How annotators see the rows and how their annotations become labels
+            (:class:`~bayeseval.campaign.Annotation`: ``annotators``, the annotations a row
+            needs, default 1; ``resolve``, ``"majority"`` or ``"annotator:NAME"``; ``content``,
+            the pool columns stored in the file and written into every batch). Default
+            ``Annotation()``.
         labels : pandas.Series, pandas.DataFrame, dict or str, optional
             Labels you already have for some pool rows: the campaign starts from them. A Series
             (or dict) of labels by row id; a DataFrame (or another frame narwhals reads) indexed by row id, or holding the row id
@@ -300,9 +307,6 @@ class Campaign:
             metric whose trials the prediction fixes, no ``proxy``, no anytime guarantee and
             ``design.population="process"`` reads a seed cell; other campaigns refuse such
             labels (a ``ValueError`` naming the stratum and the setting).
-        busy_timeout : float
-            Seconds to wait for another process's write lock before raising ``ValueError``
-            (default 10).
 
         Returns
         -------
@@ -316,31 +320,38 @@ class Campaign:
         [0, 0]
         >>> c.close()
         """
-        settings = dict(
-            strata=strata,
-            y_pred=y_pred,
+        flat = flat_settings(model=model, budget=budget, score=score, annotation=annotation or Annotation())
+        content = flat.pop("content")
+        spec = CampaignSpec(
+            strata=strata,  # type: ignore[arg-type]  # the spec reads a column or a list of columns
+            y_pred=y_pred,  # type: ignore[arg-type]  # the spec refuses None, naming it
             metric=metric,
             level=level,
             goal=goal,
             weights=weights,
             rule=rule,
-            score=score,
-            score_bins=score_bins,
-            prior=prior,
-            budget=budget,
             pos_label=pos_label,
-            label_set=label_set,
-            model=model,
-            batch_size=batch_size,
-            annotators=annotators,
-            resolve=resolve,
-            costs=costs,
+            label_set=label_set,  # type: ignore[arg-type]
             guarantee=guarantee,
             proxy=proxy,
-            design=design,
+            design=design,  # type: ignore[arg-type]
             random_seed=random_seed,
+            **flat,
         )
-        spec = spec_from_arguments(spec, "Campaign.create", settings)
+        return cls._from_spec(path, pool, spec, content=content, labels=labels)
+
+    @classmethod
+    def _from_spec(
+        cls,
+        path: str | PathLike[str],
+        pool: Any,
+        spec: CampaignSpec,
+        *,
+        content: Any = None,
+        labels: Any = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> Campaign:
+        """Create the campaign of ``spec`` (:meth:`create` once its keywords form the spec)."""
         pool, labels = pandas_frame(pool), pandas_frame(labels)
         if hasattr(pool, "__len__"):
             spec = spec.for_pool(_pool_size(pool, spec.design.cluster))
@@ -758,8 +769,9 @@ class Campaign:
         --------
         >>> import os, tempfile
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
+        >>> from bayeseval.campaign import Budget
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", costs={"b": 4.0})
+        ...                     y_pred="pred", budget=Budget(costs={"b": 4.0}))
         >>> f = c.forecast(cost=True)
         >>> bool((f["cost"] == f["labels"] * [1.0, 4.0]).all())
         True
@@ -1240,11 +1252,11 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> from bayeseval.campaign import Campaign
+        >>> from bayeseval.campaign import Annotation, Campaign
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500,
         ...                      "text": [f"item {i}" for i in range(1000)]})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", content="text", random_seed=0)
+        ...                     y_pred="pred", annotation=Annotation(content="text"), random_seed=0)
         >>> print(c.labelstudio_config())
         <View>
           <Header value="text"/>
@@ -1340,10 +1352,10 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> from bayeseval.campaign import Campaign
+        >>> from bayeseval.campaign import Annotation, Campaign
         >>> pool = pd.DataFrame({"g": ["a", "b"] * 500, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", annotators=2, random_seed=0)
+        ...                     y_pred="pred", annotation=Annotation(annotators=2), random_seed=0)
         >>> b = c.propose(2)
         >>> ann = pd.DataFrame({"row": list(b.index) * 2, "annotator": ["ann", "ann", "bo", "bo"],
         ...                     "label": [1, 0, 1, 1]})
@@ -1372,10 +1384,10 @@ class Campaign:
         Examples
         --------
         >>> import os, tempfile
-        >>> from bayeseval.campaign import Campaign
+        >>> from bayeseval.campaign import Annotation, Campaign
         >>> pool = pd.DataFrame({"g": ["a"] * 1000, "pred": [0, 1] * 500})
         >>> c = Campaign.create(os.path.join(tempfile.mkdtemp(), "c.db"), pool, strata="g",
-        ...                     y_pred="pred", annotators=2, random_seed=0)
+        ...                     y_pred="pred", annotation=Annotation(annotators=2), random_seed=0)
         >>> b = c.propose(4)
         >>> ann = pd.DataFrame({"row": list(b.index) * 2, "annotator": ["x"] * 4 + ["y"] * 4,
         ...                     "label": [1, 1, 0, 0, 1, 0, 0, 0]})

@@ -88,7 +88,7 @@ class PilotPlan(Result):
         >>> c.labels_used == int(frame["human"].notna().sum())
         True
         """
-        return Campaign.create(path, self._pool, spec=self.spec, labels=self.labels)
+        return Campaign._from_spec(path, self._pool, self.spec, labels=self.labels)
 
 
 def _labels(frame: pd.DataFrame, y_true: str) -> tuple[pd.DataFrame, pd.Series]:

@@ -28,7 +28,7 @@ def _one(
     path: Path, pool: pd.DataFrame, truth: pd.Series, spec: CampaignSpec, seed: Any, true_rates: pd.Series
 ) -> tuple[dict[str, Any], list[dict[str, Any]], pd.DataFrame]:
     start = time.perf_counter()
-    c = Campaign.create(path, pool, spec=spec.replace(random_seed=seed))
+    c = Campaign._from_spec(path, pool, spec.replace(random_seed=seed))
     trace, rounds = [], 0
     try:
         while True:

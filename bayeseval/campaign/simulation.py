@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeseval._api.moved import moved_keywords
 from bayeseval._api.results import Result
 from bayeseval._api.validation import check_class_labels, check_positive_int
 from bayeseval._backends.narwhals_backend import pandas_frame
@@ -41,11 +42,22 @@ from bayeseval.campaign.loop.pool import (
 from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.units import UnitDesign, units_meta, units_state
-from bayeseval.campaign.spec import CampaignSpec, spec_docs, spec_from_arguments
+from bayeseval.campaign.settings import Budget, Score, flat_settings
+from bayeseval.campaign.spec import CampaignSpec, entry_docs
 from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import get_metric
+from bayeseval.models.pooled import PooledModel
 
 __all__ = ["simulate", "SimulationResult", "synthetic_pool", "plot_halfwidth"]
+
+#: keywords simulate no longer takes, and where they moved
+SIMULATE_MOVES = {
+    "prior": "pass model=PooledModel(name, prior=...)",
+    "batch_size": "pass budget=Budget(labels, batch_size=...)",
+    "costs": "pass budget=Budget(labels, costs=...)",
+    "score_bins": "pass score=Score(column, bins=...)",
+    "spec": "pass the spec's settings, simulate(data, y_true=..., **spec.keywords('simulate'))",
+}
 
 #: rules compared when neither ``rules`` nor ``spec`` is given
 #: rules worth comparing on a pool (``simulate(..., rules=COMPARED_RULES)``); by default only the spec's rule runs
@@ -231,7 +243,8 @@ def synthetic_pool(
     )
 
 
-@spec_docs
+@moved_keywords("simulate", SIMULATE_MOVES)
+@entry_docs
 def simulate(
     data: pd.DataFrame,
     *,
@@ -242,22 +255,17 @@ def simulate(
     level: float = DEFAULTS["level"],
     rules: Sequence[Any] | None = None,
     n_repeats: int = 10,
-    batch_size: int = DEFAULTS["batch_size"],
-    budget: int | None = DEFAULTS["budget"],
+    budget: int | Budget | None = DEFAULTS["budget"],
     goal: Any = DEFAULTS["goal"],
     weights: Any = DEFAULTS["weights"],
-    score: str | None = DEFAULTS["score"],
-    score_bins: int | Sequence[float] | None = DEFAULTS["score_bins"],
-    prior: str = DEFAULTS["prior"],
+    score: str | Score | None = DEFAULTS["score"],
     pos_label: Any = DEFAULTS["pos_label"],
     label_set: Sequence[Any] | None = DEFAULTS["label_set"],
-    model: str = DEFAULTS["model"],
-    costs: Any = DEFAULTS["costs"],
+    model: str | PooledModel = DEFAULTS["model"],
     guarantee: str | Guarantee = DEFAULTS["guarantee"],
     proxy: str | None = DEFAULTS["proxy"],
     design: Design | dict[str, Any] | None = DEFAULTS["design"],
     random_seed: Any = DEFAULTS["random_seed"],
-    spec: CampaignSpec | None = None,
     progress: bool = True,
 ) -> SimulationResult:
     """Replay labelling campaigns with an oracle and compare proposal rules.
@@ -272,8 +280,8 @@ def simulate(
     y_true : str
         Column with the true label, the oracle's answer.
     rules : sequence of str or callable, optional
-        Rules to compare (see :data:`bayeseval.campaign.RULES`); default the spec's rule
-        alone (``rule``, ``expected_width`` unless the spec sets another). Comparing costs one
+        Rules to compare (see :data:`bayeseval.campaign.RULES`); default ``expected_width``
+        alone (a spec's rule with ``**spec.keywords("simulate")``). Comparing costs one
         set of campaigns per rule: ``rules=COMPARED_RULES`` (``expected_width``,
         ``independent_beta``, ``proportional``) is the usual comparison.
     n_repeats : int
@@ -281,9 +289,6 @@ def simulate(
         campaign would, the others independent child seeds; every rule sees the same row
         order in a repeat (common random numbers).
     {spec_parameters}
-    spec : CampaignSpec, optional
-        All the campaign settings in one object; the individual settings must then be left
-        at their defaults.
     progress : bool
         Show a tqdm progress bar, one step per campaign replayed (with ``proxy`` each repeat
         runs a real campaign on a temporary file, repeat 0 the one created with ``random_seed``).
@@ -306,28 +311,43 @@ def simulate(
     >>> list(res.table.columns)[:4]
     ['rule', 'repeat', 'labels_used', 'coverage']
     """
-    settings = dict(
-        strata=strata,
-        y_pred=y_pred,
+    spec = CampaignSpec(
+        strata=strata,  # type: ignore[arg-type]  # the spec reads a column or a list of columns
+        y_pred=y_pred,  # type: ignore[arg-type]  # the spec refuses None, naming it
         metric=metric,
         level=level,
-        batch_size=batch_size,
-        budget=budget,
         goal=goal,
         weights=weights,
-        score=score,
-        score_bins=score_bins,
-        prior=prior,
         pos_label=pos_label,
-        label_set=label_set,
-        model=model,
-        costs=costs,
+        label_set=label_set,  # type: ignore[arg-type]
         guarantee=guarantee,
         proxy=proxy,
-        design=design,
+        design=design,  # type: ignore[arg-type]
         random_seed=random_seed,
+        **flat_settings(model=model, budget=budget, score=score),
     )
-    spec = spec_from_arguments(spec, "simulate", settings)
+    return simulate_spec(data, spec, y_true=y_true, rules=rules, n_repeats=n_repeats, progress=progress)
+
+
+def simulate_spec(
+    data: Any, spec: CampaignSpec, *, y_true: Any, rules: Any = None, n_repeats: int = 10, progress: bool = True
+) -> SimulationResult:
+    """:func:`simulate` of a :class:`~bayeseval.campaign.CampaignSpec` (its keywords formed into one).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or another frame narwhals reads
+        As for :func:`simulate`.
+    spec : CampaignSpec
+        The campaign's settings.
+    y_true, rules, n_repeats, progress
+        As for :func:`simulate`.
+
+    Returns
+    -------
+    SimulationResult
+        As :func:`simulate` returns it.
+    """
     data = pandas_frame(data)
     if spec.design.inclusion is not None:
         raise ValueError(

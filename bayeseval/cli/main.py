@@ -283,7 +283,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
             "source": args.data,
         }
     groups = _split_columns(args.groups)
-    _check_columns(data, columns["source"], {"--groups": groups})
+    source = columns.pop("source")
+    _check_columns(data, source, {"--groups": groups})
     report = evaluate(
         data,
         strata=strata,
@@ -293,17 +294,30 @@ def _cmd_report(args: argparse.Namespace) -> int:
         target_halfwidth=args.target_halfwidth,
         random_seed=args.seed,
         model=args.model,
-        groups=groups,
-        tolerance=args.tolerance,
-        min_trials=args.min_trials,
+        groups=_groups(groups, args.tolerance, args.min_trials),
         guarantee=args.guarantee,
         **columns,
     )
+    report.source = source
     # a page of part of the strata links to the full table beside it, named after --out (not after
     # the temporary file that is renamed onto --out)
     beside = {"table_path": _table_beside(args.out)} if _is_html(args.out) else None
     save_and_print(report, args.out, args.json, lambda: str(report), default=json_default, save_options=beside)
     return EXIT_OK
+
+
+def _groups(groups: Any, tolerance: Any, min_trials: Any) -> Any:
+    """``groups=`` of evaluate: the group columns with the audit's options (refused without groups)."""
+    from bayeseval._api.options import Groups
+
+    if groups is None:
+        for name, value in (("tolerance", tolerance), ("min_trials", min_trials)):
+            if value is not None:
+                raise TypeError(
+                    f"{name} applies to the fairness audit: give groups too, got {name}={value!r} and groups=None"
+                )
+        return None
+    return Groups(groups, tolerance=tolerance, min_trials=min_trials)
 
 
 def _is_html(out: Any) -> bool:

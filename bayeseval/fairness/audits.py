@@ -45,6 +45,7 @@ from typing import Any
 
 import pandas as pd
 
+from bayeseval._api.options import proxy_parts
 from bayeseval._api.validation import (
     check_level,
     check_method,
@@ -146,8 +147,9 @@ def audit(
         The positive class; defaults to 1 for 0/1 or boolean labels.
     random_seed : int or numpy.random.Generator, optional
         Seed of the posterior draws (keyword-only).
-    model : {None, "crossed", "robust", "beta_binomial"}
-        The pooled model (the ``pooled_*`` columns and every posterior interval). None
+    model : {None, "crossed", "robust", "beta_binomial"} or PooledModel
+        The pooled model (its name, or a :class:`~bayeseval.PooledModel` with the default prior
+        and the exact engine) (the ``pooled_*`` columns and every posterior interval). None
         (default): ``"crossed"`` with several group columns, ``"robust"`` with one.
         ``"crossed"`` is the crossed-factor logit-normal model of
         :func:`bayeseval.fit_crossed` (additive main effects on the logit scale plus a
@@ -182,9 +184,10 @@ def audit(
         ``"average"``: the pooled interval, except for groups whose count is not clearly
         typical of what the other groups predict (the same read rule as ``evaluate``),
         which read their own interval; covers on average over groups like these.
-    proxy : str, optional
+    proxy : str or Proxy, optional
         A column known on every row (a judge's label, a stronger model's prediction, or a
-        probability/score; see :func:`bayeseval.tabulate`): rows whose ``y_true`` is
+        probability/score; see :func:`bayeseval.tabulate`), or a :class:`~bayeseval.Proxy`
+        carrying it and its ``label_set``: rows whose ``y_true`` is
         missing are the unlabelled rows. Metrics that read the true label then use each
         group's proxy estimate and interval (:func:`bayeseval.proxy_ci`,
         Clopper-Pearson cells): differences and ratios are MOVER combinations of those
@@ -289,6 +292,8 @@ def audit(
     >>> res.notes[0]
     'Sampling design: 60 items in 2 strata, 5 rows each; intervals treat the item as the unit.'
     """
+    model = _audit_model(model)
+    proxy, label_set = proxy_parts(proxy, label_set)
     return audit_with_spelling(
         data,
         y_true=y_true,
@@ -309,6 +314,19 @@ def audit(
         design=design,
         label_set=label_set,
     )
+
+
+def _audit_model(model: Any) -> Any:
+    """The model's name of ``model=`` (a name or a PooledModel with the default prior and engine)."""
+    from bayeseval.models.pooled import PooledModel  # deferred: the models load on use
+
+    if not isinstance(model, PooledModel):
+        return model
+    if model.engine != "exact":
+        raise ValueError(f"model.engine={model.engine!r}: the audit fits its pooled models with the exact engine")
+    if not (isinstance(model.prior, str) and model.prior == "default"):
+        raise ValueError(f"model.prior={model.prior!r}: the audit fits its pooled models with their default prior")
+    return model.name
 
 
 def audit_with_spelling(

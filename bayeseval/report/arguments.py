@@ -137,7 +137,8 @@ def check_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label:
     model = check_method(kw["model"], _MODELS, "model")
     if model == "logit_normal" and engine != "pymc":
         raise ValueError(
-            f"model {kw['model']!r} needs engine='pymc'; engine {kw['engine']!r} fits 'beta_binomial' and 'robust'"
+            f"model {kw['model']!r} needs engine='pymc' (model=PooledModel({kw['model']!r}, engine='pymc')); "
+            f"engine {kw['engine']!r} fits 'beta_binomial' and 'robust'"
         )
     resolve_prior(kw["prior"])
     level = check_level(kw["level"])
@@ -159,14 +160,9 @@ def check_arguments(data: Any, y_true: Any, y_pred: Any, strata: Any, pos_label:
     )
 
 
-def check_groups(data: Any, groups: Any, options: dict) -> list[str] | None:
-    """``groups`` of :func:`evaluate` and the audit's options (the audit checks their values)."""
+def check_groups(data: Any, groups: Any) -> list[str] | None:
+    """The group columns of :func:`evaluate`'s audit (its options come with them in a ``Groups``)."""
     if groups is None:
-        for name, value in options.items():
-            if value is not None:
-                raise TypeError(
-                    f"{name} applies to the fairness audit: give groups too, got {name}={value!r} and groups=None"
-                )
         return None
     if isinstance(data, Counts):
         raise TypeError(f"groups (a fairness audit) needs one row per example; data is a Counts, got groups={groups!r}")

@@ -13,12 +13,15 @@ from typing import Any
 
 import pandas as pd
 
+from bayeseval._api.moved import moved_keywords
+from bayeseval._api.options import Groups, Proxy, groups_parts, proxy_parts
 from bayeseval._kernels.guarantee import Guarantee
 from bayeseval._render import audit_html
 from bayeseval._render.formats import n_strata
 from bayeseval.counts.counts import Counts
 from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import Metric
+from bayeseval.models.pooled import PooledModel, model_parts
 from bayeseval.report.arguments import Settings, check_arguments, check_groups
 from bayeseval.report.findings import (
     Finding,
@@ -85,6 +88,17 @@ _AVERAGE_ONLY = ("read", "read_reason")
 _PROXY_COLUMNS = ("pool_trials", "proxy_used", "agreement", "effective_labels")
 
 
+@moved_keywords(
+    "evaluate",
+    {
+        "engine": "pass model=PooledModel('beta_binomial', engine=...)",
+        "prior": "pass model=PooledModel('beta_binomial', prior=...)",
+        "source": "set report.source = ... on the report it returns",
+        "tolerance": "pass groups=Groups(columns, tolerance=...)",
+        "min_trials": "pass groups=Groups(columns, min_trials=...)",
+        "label_set": "pass proxy=Proxy(column, label_set=...)",
+    },
+)
 def evaluate(
     data: pd.DataFrame | Counts | Any,
     *,
@@ -94,21 +108,15 @@ def evaluate(
     strata: str | Sequence[str] | None = None,
     metric: str | Metric = "error_rate",
     weights: Mapping[Hashable, float] | pd.Series | Sequence[float] | None = None,
-    engine: str = "exact",
     level: float = 0.95,
     target_halfwidth: float | None = None,
     pos_label: Any = None,
     random_seed: int | None = None,
-    model: str = "beta_binomial",
-    prior: Any = "default",
-    source: str | None = None,
-    groups: str | Sequence[str] | None = None,
-    tolerance: float | None = None,
-    min_trials: int | None = None,
+    model: str | PooledModel = "beta_binomial",
+    groups: str | Sequence[str] | Groups | None = None,
     guarantee: str | Guarantee = "stratum",
-    proxy: str | None = None,
+    proxy: str | Proxy | None = None,
     design: Design | Mapping[str, Any] | None = None,
-    label_set: Sequence[Any] | None = None,
 ) -> Report:
     r"""Evaluate a classifier per stratum with intervals, pooling, checks and warnings.
 
@@ -138,8 +146,6 @@ def evaluate(
         Population shares of the strata (summing to 1). With them the report
         gives the reweighted overall rate (the population estimate) beside the
         unweighted one and checks the test set's composition.
-    engine : {"exact", "pymc"}, default "exact"
-        Engine of the pooled hierarchical model (:func:`~bayeseval.fit_hierarchical`).
     level : float, default 0.95
         Level of every interval.
     target_halfwidth : float, optional
@@ -152,17 +158,17 @@ def evaluate(
         Positive class for class-dependent metrics (recall, precision, ...).
     random_seed : int, optional
         Seed for the posterior draws and the predictive checks.
-    model : {"beta_binomial", "robust", "logit_normal"}, default "beta_binomial"
-        Pooled model (see :func:`~bayeseval.fit_hierarchical`); ``"robust"`` lets
-        outlying strata stand apart; ``"logit_normal"`` needs ``engine="pymc"``.
-    prior : {"default", "bda"}, dict or Prior, default "default"
-        Prior of the pooled model (see :func:`bayeseval.models.priors.resolve_prior`).
-    source : str, optional
-        How the report's header names the data (default: the file path when ``data``
-        is one, otherwise the kind of object and its size, e.g. ``"pandas DataFrame
-        (1,000 rows)"``).
-    groups : str or list of str, optional
-        Group column(s) of a fairness audit (:func:`bayeseval.fairness` on the same rows,
+    model : {"beta_binomial", "robust", "logit_normal"} or PooledModel, default "beta_binomial"
+        Pooled model (see :func:`~bayeseval.fit_hierarchical`): its name, or a
+        :class:`~bayeseval.PooledModel` that also sets its ``prior`` (``"default"``, ``"bda"``,
+        a dict or a Prior, see :func:`bayeseval.models.priors.resolve_prior`) and its ``engine``
+        (``"exact"``, the default, or ``"pymc"``). ``"robust"`` lets outlying strata stand
+        apart; ``"logit_normal"`` needs ``PooledModel("logit_normal", engine="pymc")``.
+    groups : str, list of str or Groups, optional
+        Group column(s) of a fairness audit, or a :class:`~bayeseval.Groups` carrying them with
+        the audit's ``tolerance`` (largest acceptable max-min gap, in (0, 1)) and ``min_trials``
+        (groups with fewer trials are reported but left out of the max-min gap and the
+        verdicts) (:func:`bayeseval.fairness` on the same rows,
         with the criteria's metrics ``selection_rate``, ``tpr``, ``fpr`` and ``ppv``, the
         report's ``level``, ``pos_label`` and ``random_seed``, and the audit's default
         pooled model): the report gains the "Fairness audit" section (verdicts,
@@ -171,11 +177,6 @@ def evaluate(
         takes the report's ``guarantee``, ``proxy`` and ``inclusion``; with a proxy its
         metrics are ``selection_rate`` and ``ppv`` (TPR and FPR count trials by the true
         label, unknown on unlabelled rows).
-    tolerance : float, optional
-        Largest acceptable max-min gap of the audit, in (0, 1); needs ``groups``.
-    min_trials : int, optional
-        The audit's ``min_trials``: groups with fewer trials are reported but left out of
-        the max-min gap and the verdicts; needs ``groups``.
     guarantee : {"stratum", "average"} or Guarantee, default "stratum"
         What the table's ``lower`` and ``upper`` promise (see Notes): a
         :class:`~bayeseval.Guarantee` or its name (the report's ``guarantee`` is the name). ``"stratum"``:
@@ -184,8 +185,11 @@ def evaluate(
         or the adaptive one where the stratum's count looks atypical (the ``read``
         rule), for users who accept coverage on average over strata in exchange for
         narrower intervals.
-    proxy : str, optional
-        A column known on every row: a cheap label of the same kind as ``y_true`` (a
+    proxy : str or Proxy, optional
+        A column known on every row, or a :class:`~bayeseval.Proxy` carrying it with its
+        ``label_set`` (every class ``y_true`` may hold, for a class that neither the
+        predictions nor a label proxy take; any other such true label, e.g. ``-1`` marking
+        unlabelled rows, is refused; see :func:`~bayeseval.proxy_ci`): a cheap label of the same kind as ``y_true`` (a
         judge's label, a stronger model's prediction) or a probability/score (binned into
         five equal-count cells per stratum). Rows whose ``y_true`` is missing are then the
         unlabelled rows (without ``proxy`` a missing label is an error). Each stratum's
@@ -209,16 +213,15 @@ def evaluate(
         design, rows that repeat an identifier-like column (``item``, ``id``, ``doc_id``, ...)
         give a :class:`~bayeseval.ClusteredRowsWarning`; ``design=Design()`` says the rows are
         independent.
-    label_set : sequence, optional
-        With ``proxy``: every class ``y_true`` may hold, for a class that neither the
-        predictions nor a label proxy take (see :func:`~bayeseval.proxy_ci`); any other
-        such true label, e.g. ``-1`` marking unlabelled rows, is refused.
 
     Returns
     -------
     Report
         With the findings as data (:class:`Finding`) and their messages in
-        ``warnings`` and ``notes``.
+        ``warnings`` and ``notes``. Its ``source`` (how the header names the data) is the
+        file path when ``data`` is one, otherwise the kind of object and its size, e.g.
+        ``"pandas DataFrame (1,000 rows)"``; set ``report.source = "..."`` to name the data
+        otherwise.
 
     Notes
     -----
@@ -293,6 +296,9 @@ def evaluate(
     >>> any("rate of 0" in w for w in rep.warnings)
     True
     """
+    model, prior, engine = model_parts(model)
+    proxy, label_set = proxy_parts(proxy)
+    groups, audit_options = groups_parts(groups)
     cfg = check_arguments(
         data,
         y_true,
@@ -313,9 +319,7 @@ def evaluate(
         label_set=label_set,
         outcome=outcome,
     )
-    if source is not None and not isinstance(source, str):
-        raise TypeError(f"source must be a string or None, got {source!r}")
-    audit_groups = check_groups(data, groups, {"tolerance": tolerance, "min_trials": min_trials})
+    audit_groups = check_groups(data, groups)
     if audit_groups is not None and cfg.design is not None:
         from bayeseval.fairness.inputs import audited_design, check_cluster_options  # deferred: loaded on use
 
@@ -339,7 +343,7 @@ def evaluate(
         report.audit, found = _audit_section(
             data,
             audit_groups,
-            {"tolerance": tolerance, "min_trials": min_trials},
+            audit_options,
             y_true,
             y_pred,
             pos_label,
@@ -348,7 +352,7 @@ def evaluate(
         report.findings += found
         report.warnings += [f.message for f in found if f.severity == "warning"]
         report.notes += [f.message for f in found if f.severity == "note"]
-    report.source = _describe_source(data) if source is None else source
+    report.source = _describe_source(data)
     if cfg.design is not None or cfg.outcome is not None or counts.units is not None:
         design = counts.design if counts.design is not None else Design()
         report.design = design.describe(counts)

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Annotation, Budget, Campaign, Each
 from bayeseval.campaign.labels.annotations import ROW_ID_KEY
 from bayeseval.campaign.labels.labelstudio import CAMPAIGN_KEY
 from bayeseval.campaign.loop.rule_state import RuleState
@@ -113,12 +113,9 @@ def _truth_campaign(tmp_path, name, *, budget=16, batch_size=6):
         pool,
         strata="g",
         y_pred="pred",
-        content="text",
-        annotators=2,
-        resolve=f"annotator:{ADMIN}",
-        budget=budget,
-        batch_size=batch_size,
+        budget=Budget(budget, batch_size=batch_size),
         random_seed=2,
+        annotation=Annotation(annotators=2, resolve=f"annotator:{ADMIN}", content="text"),
     )
     return c, truth
 

@@ -12,7 +12,8 @@ import inspect
 
 import pytest
 
-from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall, simulate
+from bayeseval import PooledModel
+from bayeseval.campaign import Annotation, Budget, Campaign, CampaignSpec, Decide, Each, Gap, Overall, Score, simulate
 from bayeseval.campaign.fields import DEFAULTS, FIELDS, GOAL_DEFAULTS, GOAL_FIELDS
 from bayeseval.campaign.goals.registry import goal_settings
 from bayeseval.cli.campaign import main
@@ -36,8 +37,17 @@ def test_every_setting_of_the_table_is_a_spec_field_in_the_same_order_with_its_d
 NOT_SIMULATED = {"rule", "annotators", "resolve"}
 
 
-#: settings the entry points take inside another: ``anytime`` is ``guarantee="anytime"`` (the spec keeps the older spelling)
-FOLDED = {"anytime"}
+#: settings the entry points take inside another: ``anytime`` is ``guarantee="anytime"`` (the spec keeps the older
+#: spelling); the others are fields of the object the keyword takes (keyword, class, field)
+FOLDED = {
+    "anytime": None,
+    "prior": ("model", PooledModel, "prior"),
+    "batch_size": ("budget", Budget, "batch_size"),
+    "costs": ("budget", Budget, "costs"),
+    "score_bins": ("score", Score, "bins"),
+    "annotators": ("annotation", Annotation, "annotators"),
+    "resolve": ("annotation", Annotation, "resolve"),
+}
 
 
 @pytest.mark.parametrize("func", [Campaign.create, simulate], ids=["create", "simulate"])
@@ -46,6 +56,12 @@ def test_every_setting_is_a_keyword_of_create_and_simulate_with_the_same_default
     for f in FIELDS:
         if f.name in FOLDED or (func is simulate and f.name in NOT_SIMULATED):
             assert f.name not in params
+            folded = FOLDED.get(f.name)
+            if folded is not None and not (func is simulate and f.name in NOT_SIMULATED):
+                keyword, cls, attribute = folded
+                assert keyword in params, f.name
+                default = {x.name: x.default for x in dataclasses.fields(cls)}[attribute]
+                assert default == f.default, f.name
             continue
         assert f.name in params, f.name
         assert params[f.name].kind is inspect.Parameter.KEYWORD_ONLY, f.name

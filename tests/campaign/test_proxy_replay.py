@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Budget, Campaign, Each
 from tests.helpers import _pool_campaign_proxy
 
 
@@ -23,12 +23,19 @@ def test_simulate_proxy_replays_the_campaign(tmp_path):
         rules=["expected_width"],
         n_repeats=2,
         goal=Each(0.08),
-        batch_size=20,
         random_seed=5,
         progress=False,
+        budget=Budget(batch_size=20),
     )
     c = Campaign.create(
-        tmp_path / "s.db", pool, strata="g", y_pred="pred", proxy="judge", goal=Each(0.08), batch_size=20, random_seed=5
+        tmp_path / "s.db",
+        pool,
+        strata="g",
+        y_pred="pred",
+        proxy="judge",
+        goal=Each(0.08),
+        random_seed=5,
+        budget=Budget(batch_size=20),
     )
     while len(batch := c.propose()):
         c.ingest(truth.loc[batch.index])
@@ -71,9 +78,9 @@ def test_a_proxy_simulation_says_once_that_a_target_may_be_out_of_reach():
             rules=["expected_width"],
             n_repeats=3,
             goal=Each(0.05),
-            batch_size=50,
             random_seed=1,
             progress=False,
+            budget=Budget(batch_size=50),
         )
     limited = [w for w in caught if issubclass(w.category, PrecisionLimitedWarning)]
     assert len(limited) == 1 and len(res.table) == 3

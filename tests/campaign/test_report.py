@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Annotation, Budget, Campaign
 from bayeseval.campaign.report import campaign_report_html
 
 pytestmark = pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
@@ -42,7 +42,12 @@ def _tables(text):
 def report(tmp_path_factory):
     pool, truth = _pool()
     c = Campaign.create(
-        tmp_path_factory.mktemp("r") / "c.db", pool, strata="g", y_pred="pred", costs={"south": 2.5}, random_seed=0
+        tmp_path_factory.mktemp("r") / "c.db",
+        pool,
+        strata="g",
+        y_pred="pred",
+        random_seed=0,
+        budget=Budget(costs={"south": 2.5}),
     )
     for _ in range(3):
         batch = c.propose(75)
@@ -95,7 +100,9 @@ def test_no_table_without_content(report, tmp_path):
             assert "None" not in [td.text for td in tr.find_all("td")]
     # annotations of one annotator per row: a note, not a table of missing kappas
     pool, truth = _pool(n=600, seed=1)
-    c = Campaign.create(tmp_path / "a.db", pool, strata="g", y_pred="pred", annotators=2, random_seed=0)
+    c = Campaign.create(
+        tmp_path / "a.db", pool, strata="g", y_pred="pred", random_seed=0, annotation=Annotation(annotators=2)
+    )
     batch = c.propose(10)
     c.ingest(
         pd.DataFrame({"rid": batch.index, "annotator": "x", "label": truth.loc[batch.index].to_numpy()}),

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bayeseval._api.results import Result
-from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Overall, SimulationResult
+from bayeseval.campaign import Budget, Campaign, CampaignSpec, Decide, Each, Overall, SimulationResult
 from bayeseval.campaign.goals.decide import true_decisions
 from bayeseval.campaign.labels.ingest import IngestResult
 from bayeseval.campaign.simulation import plot_halfwidth, simulate, synthetic_pool
@@ -30,10 +30,10 @@ def ew_vs_ib(pool_active_simulate):
         y_true="truth",
         rules=["expected_width", "independent_beta"],
         n_repeats=8,
-        batch_size=20,
         random_seed=0,
         progress=False,
-        guarantee="average",  # the pooled rule's saving; the per-stratum guarantee is tested below
+        guarantee="average",
+        budget=Budget(batch_size=20),
     )
 
 
@@ -82,8 +82,7 @@ def test_expected_width_saves_80_percent_over_proportional(pool_active_simulate,
         y_true="truth",
         rules=["proportional"],
         n_repeats=2,
-        batch_size=200,
-        budget=budget,
+        budget=Budget(budget, batch_size=200),
         random_seed=0,
         progress=False,
     )
@@ -112,7 +111,7 @@ def test_simulation_is_reproducible(pool_active_simulate):
         y_true="truth",
         rules=["thompson"],
         n_repeats=1,
-        batch_size=50,
+        budget=Budget(batch_size=50),
         goal=Each(0.08),
         random_seed=5,
         progress=False,
@@ -130,10 +129,10 @@ def test_true_rates_match_data(pool_active_simulate):
         y_true="truth",
         rules=["uniform"],
         n_repeats=1,
-        batch_size=100,
         goal=Each(0.1),
         random_seed=0,
         progress=False,
+        budget=Budget(batch_size=100),
     )
     expected = (
         (pool_active_simulate["pred"] != pool_active_simulate["truth"]).groupby(pool_active_simulate["stratum"]).mean()
@@ -150,9 +149,9 @@ def test_overall_goal_uses_far_fewer_labels(pool_active_simulate):
         rules=["expected_width"],
         goal=Overall(0.02),
         n_repeats=2,
-        batch_size=20,
         random_seed=0,
         progress=False,
+        budget=Budget(batch_size=20),
     )
     # simple random sampling needs n = z^2 p (1 - p) / h^2 labels for the weighted error rate
     # (pool-share weights: p is the pooled error rate); Neyman-like allocation plus pooling
@@ -173,11 +172,10 @@ def test_simulate_refuses_fractional_true_labels_naming_the_column():
 
 def test_bool_counts_are_type_errors_naming_the_argument():
     pool_active_simulate = synthetic_pool(2_000, 3, random_seed=0)
-    for name in ("n_repeats", "batch_size"):
-        with pytest.raises(TypeError, match=rf"^{name} must be an integer >= 1, got True"):
-            simulate(
-                pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth", **{"n_repeats": 1, name: True}
-            )
+    with pytest.raises(TypeError, match=r"^n_repeats must be an integer >= 1, got True"):
+        simulate(pool_active_simulate, strata="stratum", y_pred="pred", y_true="truth", n_repeats=True)
+    with pytest.raises(TypeError, match=r"^budget.batch_size must be an integer >= 1, got True"):
+        Budget(batch_size=True)
     with pytest.raises(TypeError, match=r"^n_rows must be an integer >= 1, got True"):
         synthetic_pool(True, 3)
 
@@ -199,10 +197,10 @@ def test_a_stratum_at_threshold_plus_0_003_ends_at_the_threshold_before_its_rows
         goal=Decide(0.12, margin=0.01),
         rules=["independent_beta"],
         n_repeats=1,
-        batch_size=200,
         random_seed=1,
         progress=False,
         guarantee="average",
+        budget=Budget(batch_size=200),
     )
     final = res.intervals.set_index("stratum")
     assert final.loc["s0", "decision"] == "at the threshold"
@@ -221,7 +219,7 @@ def test_one_campaign_costs_fewer_labels_than_one_per_metric(pool_campaign_metri
         y_true="y_true",
         goal=Each(0.08),
         n_repeats=2,
-        batch_size=40,
+        budget=Budget(batch_size=40),
         random_seed=1,
         progress=False,
         rules=["expected_width"],
@@ -302,10 +300,10 @@ def test_intervals_have_the_status_columns_of_the_replayed_campaign(tmp_path, gu
         rules=["expected_width"],
         n_repeats=1,
         goal=Each(0.15),
-        batch_size=25,
         random_seed=3,
         progress=False,
         guarantee=guarantee,
+        budget=Budget(batch_size=25),
     )
     c = Campaign.create(
         tmp_path / "c.db",
@@ -313,9 +311,9 @@ def test_intervals_have_the_status_columns_of_the_replayed_campaign(tmp_path, gu
         strata="stratum",
         y_pred="pred",
         goal=Each(0.15),
-        batch_size=25,
         random_seed=3,
         guarantee=guarantee,
+        budget=Budget(batch_size=25),
     )
     while len(batch := c.propose()):
         c.ingest(sim_pool.loc[batch.index, "truth"])
@@ -346,7 +344,7 @@ def test_the_default_batch_size_is_one_per_400_rows_within_10_and_200(tmp_path):
     small = exact_pool([0.1, 0.2], [500, 500])
     with Campaign.create(tmp_path / "small.db", small, strata="stratum", y_pred="pred", random_seed=0) as c:
         assert c.spec.batch_size == 10
-    with Campaign.create(tmp_path / "set.db", small, strata="stratum", y_pred="pred", batch_size=7) as c:
+    with Campaign.create(tmp_path / "set.db", small, strata="stratum", y_pred="pred", budget=Budget(batch_size=7)) as c:
         assert c.spec.batch_size == 7  # a batch size given is kept
 
 
@@ -366,7 +364,7 @@ def test_simulate_runs_the_specs_rule_alone_by_default_with_the_pools_batch_size
     # batches of 6,000 // 400 = 15: every round but the last adds 15 labels
     assert (res.table["rounds"] == np.ceil(res.table["labels_used"] / 15)).all()
     spec = CampaignSpec(strata="stratum", y_pred="pred", goal=Each(0.1), rule="proportional", random_seed=0)
-    other = simulate(pool, y_true="truth", spec=spec, n_repeats=1, progress=False)
+    other = simulate(pool, y_true="truth", **spec.keywords("simulate"), n_repeats=1, progress=False)
     assert other.table["rule"].tolist() == ["proportional"]
 
 
@@ -407,8 +405,8 @@ def test_a_proxy_simulation_stopped_by_an_exhausted_stratum_has_not_reached_its_
         proxy="judge",
         goal=Each(0.08),
         n_repeats=1,
-        batch_size=40,
         random_seed=0,
         progress=False,
+        budget=Budget(batch_size=40),
     )
     assert not res.table["reached_goal"].any()

@@ -15,9 +15,10 @@ import sqlite3
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
-from bayeseval import Guarantee
-from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
+from bayeseval import Guarantee, PooledModel
+from bayeseval.campaign import Annotation, Budget, Campaign, CampaignSpec, Decide, Each, Gap, Overall, Score
 from bayeseval.campaign.simulation import simulate
 from tests.campaign.helpers import _twin_pool
 from tests.helpers import _campaign_pool, make_pool_hardening_campaign
@@ -36,8 +37,8 @@ def drive(campaign: Campaign, pool_campaign_spec: pd.DataFrame) -> list[pd.DataF
 
 
 def run_both(tmp_path, pool_campaign_spec, spec):
-    sim = simulate(pool_campaign_spec, y_true="truth", spec=spec, n_repeats=1, progress=False)
-    camp = Campaign.create(tmp_path / "c.db", pool_campaign_spec, spec=spec)
+    sim = simulate(pool_campaign_spec, y_true="truth", **spec.keywords("simulate"), n_repeats=1, progress=False)
+    camp = Campaign.create(tmp_path / "c.db", pool_campaign_spec, **spec.keywords())
     batches = drive(camp, pool_campaign_spec)
     return sim, camp, batches
 
@@ -176,7 +177,7 @@ def test_the_spec_is_stored_and_read_back(tmp_path, pool_campaign_spec):
         model="auto",
         random_seed=4,
     )
-    Campaign.create(tmp_path / "c.db", pool_campaign_spec, spec=spec).close()
+    Campaign.create(tmp_path / "c.db", pool_campaign_spec, **spec.keywords()).close()
     with Campaign.open(tmp_path / "c.db") as camp:
         # the default label set is resolved on the pool and stored with the rest
         assert camp.spec == spec.replace(label_set=[0, 1])
@@ -202,12 +203,12 @@ def test_spec_validation_names_the_field_and_the_value(kwargs, exc, names):
     assert all(n in str(err.value) for n in names), str(err.value)
 
 
-def test_spec_and_settings_together_are_refused(tmp_path, pool_campaign_spec):
+def test_spec_is_refused_and_its_keywords_name_the_way(tmp_path, pool_campaign_spec):
     spec = CampaignSpec(y_pred="pred", strata="stratum")
-    with pytest.raises(TypeError, match=r"spec=.*\['budget', 'goal'\]"):
-        simulate(pool_campaign_spec, y_true="truth", spec=spec, goal=Each(0.1), budget=20, progress=False)
-    with pytest.raises(TypeError, match=r"spec=.*\['budget'\]"):
-        Campaign.create(tmp_path / "c.db", pool_campaign_spec, spec=spec, budget=10)
+    with pytest.raises(TypeError, match=r"simulate\(\) no longer takes spec=.*spec.keywords\('simulate'\)"):
+        simulate(pool_campaign_spec, y_true="truth", spec=spec, progress=False)
+    with pytest.raises(TypeError, match=r"Campaign.create\(\) no longer takes spec=.*\*\*spec.keywords\(\)"):
+        Campaign.create(tmp_path / "c.db", pool_campaign_spec, spec=spec)
     assert not (tmp_path / "c.db").exists()
 
 
@@ -217,7 +218,7 @@ def test_simulate_applies_the_same_costs_overall_goal_matches_neyman_with_costs(
     # cheap twin gets sqrt(4) = 2 times the labels of the one 4x as expensive
     pool_campaign_spec = _twin_pool(4000)
     spec = CampaignSpec(y_pred="pred", strata="g", goal=Overall(0.03), batch_size=20, costs=[1.0, 4.0], random_seed=0)
-    res = simulate(pool_campaign_spec, y_true="truth", spec=spec, n_repeats=2, progress=False)
+    res = simulate(pool_campaign_spec, y_true="truth", **spec.keywords("simulate"), n_repeats=2, progress=False)
     n = res.intervals.groupby("stratum")["labelled"].sum()
     assert 1.7 <= n["cheap"] / n["dear"] <= 2.3
 
@@ -278,7 +279,7 @@ def test_anytime_is_stored_and_defaults_to_false(pool_campaign_spec):
 def test_the_metrics_are_stored_and_read_back(tmp_path, pool_campaign_metrics):
     spec = CampaignSpec(y_pred="y_pred", strata="stratum", metric=["recall", "precision"], random_seed=2)
     assert spec.metrics == ("recall", "precision")
-    Campaign.create(tmp_path / "c.db", pool_campaign_metrics[["stratum", "y_pred"]], spec=spec).close()
+    Campaign.create(tmp_path / "c.db", pool_campaign_metrics[["stratum", "y_pred"]], **spec.keywords()).close()
     with Campaign.open(tmp_path / "c.db") as c:
         assert c.spec.metrics == ("recall", "precision")
         assert [m.name for m in c.metrics] == ["recall", "precision"]
@@ -290,7 +291,7 @@ def test_the_metrics_are_stored_and_read_back(tmp_path, pool_campaign_metrics):
 def test_old_files_with_stopping_fields_open_without_them(tmp_path):
     pool = _campaign_pool()
     spec = CampaignSpec(y_pred="pred", strata="g", goal=Each(0.08), random_seed=3)
-    Campaign.create(tmp_path / "c.db", pool, spec=spec).close()
+    Campaign.create(tmp_path / "c.db", pool, **spec.keywords()).close()
     conn = sqlite3.connect(tmp_path / "c.db")
     config = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
     assert "own_floor" not in config
@@ -332,15 +333,22 @@ def test_an_older_file_without_the_new_settings_still_opens(tmp_path, pool_campa
         assert len(camp.propose()) == 10
 
 
-@pytest.mark.parametrize("name", ["annotators", "budget", "batch_size"])
+@pytest.mark.parametrize(
+    "name, keywords",
+    [
+        ("annotators", lambda v: {"annotation": Annotation(annotators=v)}),
+        ("budget", lambda v: {"budget": v}),
+        ("batch_size", lambda v: {"budget": Budget(batch_size=v)}),
+    ],
+)
 # PrecisionLimitedWarning expected: 50 rows a stratum cannot reach the default target
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
-def test_a_bool_where_a_count_is_wanted_is_a_type_error_naming_it(name, tmp_path):
+def test_a_bool_where_a_count_is_wanted_is_a_type_error_naming_it(name, keywords, tmp_path):
     pool_campaign_spec = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
-    with pytest.raises(TypeError, match=rf"^{name} must be an integer >= 1, got True \(a bool, not a count\)"):
-        Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="g", y_pred="pred", **{name: True})
+    with pytest.raises(TypeError, match=rf"^(\w+\.)?{name} must be an integer >= 1, got True \(a bool, not a count\)"):
+        Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="g", y_pred="pred", **keywords(True))
     assert not (tmp_path / "c.db").exists()
-    c = Campaign.create(tmp_path / "d.db", pool_campaign_spec, strata="g", y_pred="pred", random_seed=0, **{name: 1})
+    c = Campaign.create(tmp_path / "d.db", pool_campaign_spec, strata="g", y_pred="pred", random_seed=0, **keywords(1))
     assert getattr(c.spec, name) == 1
 
 
@@ -348,8 +356,8 @@ def test_a_bool_where_a_count_is_wanted_is_a_type_error_naming_it(name, tmp_path
 @pytest.mark.parametrize(
     "kwargs, exc, names",
     [
-        ({"prior": "flat"}, ValueError, ["prior", "flat"]),
-        ({"prior": {"mu": None}}, TypeError, ["prior"]),
+        ({"model": PooledModel("robust", prior={"mu": stats.beta(2, 8)})}, TypeError, ["model.prior", "dict"]),
+        ({"model": PooledModel("robust", engine="pymc")}, ValueError, ["model.engine", "'pymc'"]),
         ({"metric": "recall", "pos_label": 2}, ValueError, ["pos_label", "2"]),
         ({"metric": "precision", "pos_label": "yes"}, ValueError, ["pos_label", "yes"]),
         ({"random_seed": -1}, ValueError, ["random_seed", "-1"]),
@@ -362,7 +370,7 @@ def test_a_bool_where_a_count_is_wanted_is_a_type_error_naming_it(name, tmp_path
         ({"level": 1.0}, ValueError, ["level", "1.0"]),
         ({"rule": "best"}, ValueError, ["rule", "best"]),
         ({"model": "flat"}, ValueError, ["model", "flat"]),
-        ({"busy_timeout": -1}, ValueError, ["busy_timeout", "-1"]),
+        ({"busy_timeout": 5}, TypeError, ["busy_timeout", "Campaign.open"]),
         ({"weights": {"g0": 1.0}}, ValueError, ["weights", "g1"]),
     ],
 )
@@ -379,6 +387,6 @@ def test_bad_settings_are_refused_before_any_file_exists(tmp_path, kwargs, exc, 
 def test_bad_score_bins(tmp_path, bins):
     pool = make_pool_hardening_campaign()
     pool["score"] = np.linspace(0.5, 1.0, len(pool))
-    with pytest.raises((ValueError, TypeError), match="score_bins"):
-        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score="score", score_bins=bins)
+    with pytest.raises((ValueError, TypeError), match=r"score\.bins"):
+        Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score=Score("score", bins=bins))
     assert os.listdir(tmp_path) == []

@@ -15,7 +15,7 @@ import pytest
 
 from bayeseval import Design
 from bayeseval._kernels.bounded_mean import units_ci
-from bayeseval.campaign import Campaign, CampaignSpec, Each, Overall, simulate
+from bayeseval.campaign import Budget, Campaign, CampaignSpec, Each, Overall, simulate
 from bayeseval.cli.campaign import main
 
 ITEM = Design(cluster="item")
@@ -63,7 +63,7 @@ def _by_hand(frame, labelled_ids):
 def test_propose_returns_whole_units_and_never_splits_one(tmp_path):
     frame = _items()
     unit_rows = frame.groupby("item").groups
-    c = _create(tmp_path / "c.db", frame, batch_size=7)
+    c = _create(tmp_path / "c.db", frame, budget=Budget(batch_size=7))
     seen: set[str] = set()
     rng = np.random.default_rng(1)
     for _ in range(6):
@@ -89,7 +89,7 @@ def test_propose_returns_whole_units_and_never_splits_one(tmp_path):
 
 def test_a_released_row_releases_its_whole_unit_and_the_unit_comes_back_whole(tmp_path):
     frame = _items(n_items=(30,), max_size=4)
-    c = _create(tmp_path / "c.db", frame, batch_size=3)
+    c = _create(tmp_path / "c.db", frame, budget=Budget(batch_size=3))
     batch = c.propose()
     item = frame.loc[batch.index[0], "item"]
     rows = set(frame.index[frame["item"] == item])
@@ -103,7 +103,7 @@ def test_a_released_row_releases_its_whole_unit_and_the_unit_comes_back_whole(tm
 # -- the status interval against units_ci on a hand-built histogram ------------------------------------
 def test_the_status_interval_is_units_ci_of_the_complete_units_at_the_stop_level(tmp_path):
     frame = _items(n_items=(40, 80, 25), seed=4)
-    c = _create(tmp_path / "c.db", frame, batch_size=9)
+    c = _create(tmp_path / "c.db", frame, budget=Budget(batch_size=9))
     rng = np.random.default_rng(2)
     for _ in range(5):
         batch = c.propose()
@@ -124,7 +124,7 @@ def test_the_status_interval_is_units_ci_of_the_complete_units_at_the_stop_level
 
 def test_the_campaign_stops_when_every_stratum_units_interval_is_within_the_target(tmp_path):
     frame = _items(n_items=(60, 90), seed=5)
-    c = _create(tmp_path / "c.db", frame, goal=Each(0.2), batch_size=6)
+    c = _create(tmp_path / "c.db", frame, goal=Each(0.2), budget=Budget(batch_size=6))
     while len(batch := c.propose()):
         c.ingest(_truth(frame, batch.index))
     status = c.status()
@@ -142,7 +142,7 @@ def test_clusters_of_one_row_give_the_row_campaign_exactly(tmp_path):
     frame["item"] = [f"i{k}" for k in range(n)]
     runs = {}
     for name, design in (("rows", None), ("units", ITEM)):
-        c = _create(tmp_path / f"{name}.db", frame, design=design, batch_size=25)
+        c = _create(tmp_path / f"{name}.db", frame, design=design, budget=Budget(batch_size=25))
         batches = []
         for _ in range(4):
             b = c.propose()
@@ -164,11 +164,11 @@ def test_a_clustered_campaign_killed_after_ingest_reopens_to_the_same_estimates_
 import os, signal, warnings
 import pandas as pd
 from bayeseval import Design
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Budget, Campaign, Each
 warnings.simplefilter("ignore")
 frame = pd.read_csv({str(tmp_path / "pool.csv")!r}, index_col=0)
 c = Campaign.create({str(path)!r}, frame[["g", "item", "pred"]], strata="g", y_pred="pred", goal=Each(0.15),
-                    design=Design(cluster="item"), random_seed=5, batch_size=8)
+                    design=Design(cluster="item"), random_seed=5, budget=Budget(batch_size=8))
 for _ in range(3):
     b = c.propose()
     c.ingest(pd.Series(frame.loc[b.index, "truth"].to_numpy(), index=b.index))
@@ -191,7 +191,7 @@ os.kill(os.getpid(), signal.SIGKILL)
         stored = dict(json.loads(conn.execute("SELECT value FROM meta WHERE key = 'units'").fetchone()[0]))
     assert {int(k): v for k, v in stored.items()} == frame["item"].to_dict()
     # the same campaign run without the kill proposes the same next batch
-    with _create(tmp_path / "again.db", frame, goal=Each(0.15), random_seed=5, batch_size=8) as c:
+    with _create(tmp_path / "again.db", frame, goal=Each(0.15), random_seed=5, budget=Budget(batch_size=8)) as c:
         for _ in range(4):
             b = c.propose()
             c.ingest(_truth(frame, b.index))
@@ -251,7 +251,7 @@ def test_units_spanning_strata_missing_units_and_labels_are_refused_before_a_fil
 # -- simulate ----------------------------------------------------------------------------------------------------
 def test_simulate_replays_the_units_a_campaign_with_the_same_seed_proposes(tmp_path):
     frame = _items(seed=7)
-    kw = dict(goal=Each(0.15), random_seed=4, batch_size=10)
+    kw = dict(goal=Each(0.15), random_seed=4, budget=Budget(batch_size=10))
     with _create(tmp_path / "c.db", frame, **kw) as c:
         while len(batch := c.propose()):
             c.ingest(_truth(frame, batch.index))
@@ -286,10 +286,10 @@ def test_simulated_clustered_campaigns_cover_each_stratum_unit_rate_at_stop():
             y_true="truth",
             design=ITEM,
             goal=Each(0.15),
-            batch_size=10,
             n_repeats=1,
             random_seed=rep,
             progress=False,
+            budget=Budget(batch_size=10),
         )
         iv = res.intervals
         covered.append(((iv["lower"] <= 0.3) & (0.3 <= iv["upper"])).to_numpy())
@@ -317,7 +317,7 @@ def test_counts_carry_the_complete_units_so_evaluate_reads_the_units_interval(tm
     from bayeseval import evaluate
 
     frame = _items(n_items=(40, 60), seed=8)
-    c = _create(tmp_path / "c.db", frame, batch_size=10)
+    c = _create(tmp_path / "c.db", frame, budget=Budget(batch_size=10))
     for _ in range(3):
         batch = c.propose()
         c.ingest(_truth(frame, batch.index[:-1]))  # each round leaves one unit partial
@@ -332,7 +332,7 @@ def test_counts_carry_the_complete_units_so_evaluate_reads_the_units_interval(tm
 
 def test_the_budget_counts_units(tmp_path):
     frame = _items(n_items=(40, 40), seed=9)
-    c = _create(tmp_path / "c.db", frame, batch_size=4, budget=6)
+    c = _create(tmp_path / "c.db", frame, budget=Budget(6, batch_size=4))
     first = c.propose()
     assert frame.loc[first.index, "item"].nunique() == 4 and c.budget_left == 2
     c.ingest(_truth(frame, first.index))

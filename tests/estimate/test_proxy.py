@@ -302,9 +302,11 @@ def test_proxy_ci_refuses_a_sentinel_and_estimates_once_it_is_missing():
 def test_every_row_entry_point_runs_the_proxy_checks(entry):
     import bayeseval as be
 
-    def run(d, **kw):
-        if entry == "evaluate":
-            return be.evaluate(d, y_true="y_true", y_pred="y_pred", proxy="judge", strata="g", metric="accuracy", **kw)
+    def run(d, label_set=None):
+        if entry == "evaluate":  # the label set travels with the proxy column
+            proxy = "judge" if label_set is None else be.Proxy("judge", label_set=label_set)
+            return be.evaluate(d, y_true="y_true", y_pred="y_pred", proxy=proxy, strata="g", metric="accuracy")
+        kw = {} if label_set is None else {"label_set": label_set}
         return be.fairness.audit(
             d, y_true="y_true", y_pred="y_pred", groups="g", proxy="judge", metrics=["ppv"], pos_label=1, **kw
         )
@@ -321,5 +323,10 @@ def test_every_row_entry_point_runs_the_proxy_checks(entry):
     assert int(table["trials"].sum()) == 18
     plain = be.evaluate if entry == "evaluate" else be.fairness.audit
     where = {"strata": "g"} if entry == "evaluate" else {"groups": "g"}
-    with pytest.raises(TypeError, match="label_set declares .* give proxy too"):
+    refused = (
+        "no longer takes label_set=; pass proxy=Proxy"
+        if entry == "evaluate"
+        else "label_set declares .* give proxy too"
+    )
+    with pytest.raises(TypeError, match=refused):
         plain(_frame().fillna(0), y_true="y_true", y_pred="y_pred", label_set=[0, 1], **where)

@@ -19,7 +19,7 @@ from bayeseval import (
     tabulate,
 )
 from bayeseval._api.table_names import COLUMNS, synonyms_in
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Budget, Campaign
 from bayeseval.cli.campaign import main as campaign_main
 from bayeseval.cli.main import main as main_audit_report
 from bayeseval.fairness import audit
@@ -137,7 +137,14 @@ def result_tables(tmp_path_factory):
     out["status_average"] = _campaign(tmp, pool, truth, metric="recall", guarantee="average").status()
     out["status_proxy"] = _campaign(tmp, pool, truth, proxy="j").status()
     sim = simulate(
-        full, strata="g", y_pred="p", y_true="y", n_repeats=1, batch_size=100, budget=300, random_seed=0, progress=False
+        full,
+        strata="g",
+        y_pred="p",
+        y_true="y",
+        n_repeats=1,
+        budget=Budget(300, batch_size=100),
+        random_seed=0,
+        progress=False,
     )
     out.update({"simulate": sim.table, "simulate_trace": sim.trace, "simulate_intervals": sim.intervals})
     return out, df, full, recall

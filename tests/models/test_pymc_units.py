@@ -55,7 +55,7 @@ def test_pymc_samples_the_posterior_the_exact_engine_integrates():
             strata="cat",
             metric="accuracy",
             guarantee="average",
-            engine="pymc",
+            model=be.PooledModel("beta_binomial", engine="pymc"),
             design=be.Design(cluster="item"),
             random_seed=0,
         )

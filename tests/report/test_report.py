@@ -6,7 +6,7 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from bayeseval import Counts, evaluate
+from bayeseval import Counts, PooledModel, evaluate
 from bayeseval.report import Report
 
 matplotlib.use("Agg")
@@ -17,7 +17,7 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="target_halfwidth"):
         evaluate(counts, target_halfwidth=0.7)
     with pytest.raises(ValueError, match="engine"):
-        evaluate(counts, engine="stan")
+        evaluate(counts, model=PooledModel("beta_binomial", engine="stan"))
     with pytest.raises(TypeError, match="y_true"):
         evaluate(pd.DataFrame({"a": [1]}))
     assert isinstance(evaluate(counts, random_seed=0), Report)

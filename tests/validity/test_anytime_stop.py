@@ -17,7 +17,7 @@ from bayeseval._kernels.anytime import (
     planned_trials,
     tuned_concentration,
 )
-from bayeseval.campaign import Each, simulate
+from bayeseval.campaign import Budget, Each, simulate
 from bayeseval.campaign.goals.guarantee import anytime_concentrations
 
 
@@ -106,11 +106,11 @@ def test_campaigns_batch_one_cover_every_stratum_at_stop():
         y_true="truth",
         rules=["independent_beta"],
         n_repeats=200,
-        batch_size=1,
         goal=Each(0.15),
         guarantee="anytime",
         random_seed=5,
         progress=False,
+        budget=Budget(batch_size=1),
     )
     iv = res.intervals
     assert set(iv["read"]) == {"anytime"}

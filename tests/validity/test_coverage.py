@@ -36,7 +36,7 @@ from bayeseval._kernels.fab import fab_interval, fab_intervals_all_counts, split
 from bayeseval._kernels.loo_prior import loo_beta_mixture
 from bayeseval._kernels.proxy import proxy_interval
 from bayeseval._kernels.sequential import sequential_outcome as sequential_outcome_core_anytime
-from bayeseval.campaign import Each
+from bayeseval.campaign import Budget, Each
 from bayeseval.campaign.simulation import simulate
 from bayeseval.estimate.compare import paired_bootstrap
 from bayeseval.estimate.reweighting import weighted_metric
@@ -80,10 +80,10 @@ def _guarantee_runs(guarantee, repeats):
         rules=["expected_width"],
         n_repeats=repeats,
         goal=Each(0.06),
-        batch_size=40,
         random_seed=3,
         progress=False,
         guarantee=guarantee,
+        budget=Budget(batch_size=40),
     ).intervals
 
 
@@ -140,10 +140,10 @@ def _covered(guarantee: str) -> pd.Series:
         rules=["expected_width"],
         n_repeats=REPEATS,
         goal=Each(0.08),
-        batch_size=40,
         random_seed=3,
         progress=False,
         guarantee=guarantee,
+        budget=Budget(batch_size=40),
     ).intervals
     odd = iv[iv["stratum"] == "s6"]
     assert len(odd) == REPEATS
@@ -387,10 +387,10 @@ def test_expected_width_coverage_close_to_nominal_over_40_repeats(pool_active_si
         y_true="truth",
         rules=["expected_width", "independent_beta"],
         n_repeats=40,
-        batch_size=20,
         random_seed=0,
         progress=False,
         guarantee="average",
+        budget=Budget(batch_size=20),
     )
     s = res.summary()
     assert res.table["reached_goal"].all()
@@ -499,10 +499,10 @@ def test_simulate_judges_coverage_on_the_read_interval():
         y_true="truth",
         rules=["expected_width"],
         n_repeats=2,
-        batch_size=50,
         goal=Each(0.06),
         random_seed=2,
         progress=False,
+        budget=Budget(batch_size=50),
     )
     iv = res.intervals
     truth = (pool["truth"] != pool["pred"]).groupby(pool["g"]).mean()

@@ -9,7 +9,7 @@ from scipy.special import betainc
 
 from bayeseval._kernels.anytime import decision_boundaries, decision_evidence, tuned_concentration
 from bayeseval._kernels.sequential import sequential_outcome as sequential_outcome_core_anytime
-from bayeseval.campaign import Campaign, Decide, Gap
+from bayeseval.campaign import Budget, Campaign, Decide, Gap
 from bayeseval.campaign.simulation import simulate
 from tests.helpers import _decision_state, exact_pool
 
@@ -110,9 +110,9 @@ def test_a_campaign_decides_every_stratum_the_right_way(tmp_path, guarantee, mos
         strata="stratum",
         y_pred="pred",
         goal=Decide(0.1),
-        batch_size=20,
         random_seed=1,
         guarantee=guarantee,
+        budget=Budget(batch_size=20),
     )
     while not c.done:
         batch = c.propose()
@@ -148,10 +148,10 @@ def test_simulated_decisions_agree_with_the_exact_sequential_test(errors, repeat
         goal=Decide(thr),
         rules=["independent_beta"],
         n_repeats=repeats,
-        batch_size=batch,
         random_seed=3,
         progress=False,
         guarantee="average",
+        budget=Budget(batch_size=batch),
     )  # the posterior test of the average guarantee
     made = res.intervals["decision"].value_counts().reindex(["meets", "fails", "undecided"], fill_value=0)
     for decision, p in exact.items():
@@ -165,7 +165,13 @@ def test_simulated_decisions_agree_with_the_exact_sequential_test(errors, repeat
 def test_a_gap_campaign_stops_on_a_right_verdict(tmp_path):
     pool = exact_pool([0.05, 0.06, 0.30], [3000] * 3, random_seed=4)  # true gap 0.25
     c = Campaign.create(
-        tmp_path / "c.db", pool, strata="stratum", y_pred="pred", goal=Gap(0.1), batch_size=30, random_seed=0
+        tmp_path / "c.db",
+        pool,
+        strata="stratum",
+        y_pred="pred",
+        goal=Gap(0.1),
+        random_seed=0,
+        budget=Budget(batch_size=30),
     )
     while not c.done:
         batch = c.propose()

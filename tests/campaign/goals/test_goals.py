@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeseval.campaign import Campaign, CampaignSpec, Decide, Each, Gap, Overall
+from bayeseval.campaign import Budget, Campaign, CampaignSpec, Decide, Each, Gap, Overall
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.simulation import simulate, synthetic_pool
 from tests.campaign.helpers import make_pool, oracle
@@ -81,7 +81,7 @@ def test_simulate_and_create_run_the_same_campaign_with_either(tmp_path, pool):
         y_true="truth",
         rules=["expected_width"],
         n_repeats=1,
-        batch_size=40,
+        budget=Budget(batch_size=40),
         random_seed=3,
         progress=False,
     )

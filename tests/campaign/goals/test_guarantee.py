@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Budget, Campaign, Each
 from tests.campaign.helpers import _run
 
 
@@ -31,7 +31,12 @@ def test_status_reports_the_guaranteed_interval_with_the_pooled_one_beside_it(tm
     from bayeseval.campaign.goals.guarantee import guarantee_stop_level, guaranteed_bounds
 
     with Campaign.create(
-        tmp_path / "c.db", pool_campaign_spec, strata="stratum", y_pred="pred", batch_size=60, random_seed=2
+        tmp_path / "c.db",
+        pool_campaign_spec,
+        strata="stratum",
+        y_pred="pred",
+        random_seed=2,
+        budget=Budget(batch_size=60),
     ) as c:
         for _ in range(2):
             batch = c.propose()

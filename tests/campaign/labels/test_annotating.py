@@ -7,14 +7,19 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Annotation, Campaign
 from tests.helpers import _ingest
 
 
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_campaign_agreement_per_stratum(tmp_path, pool_annotations):
     c = Campaign.create(
-        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=8
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        random_seed=8,
+        annotation=Annotation(annotators=2),
     )
     b = c.propose(40)
     rng = np.random.default_rng(3)
@@ -65,7 +70,12 @@ def test_three_annotators_and_an_adjudicator(tmp_path, pool_annotations):
     from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
     c = Campaign.create(
-        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=3, random_seed=13
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        random_seed=13,
+        annotation=Annotation(annotators=3),
     )
     rows = list(c.propose(120).index)
     rng = np.random.default_rng(13)

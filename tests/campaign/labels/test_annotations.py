@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Annotation, Campaign
 from bayeseval.campaign.labels.annotations import (
     ROW_ID_KEY,
     annotator_identity,
@@ -68,7 +68,12 @@ def _ls_export(tasks, labels_by_row, annotators=(("7", None),)):
 def _proposed(tmp_path, pool_annotations, n, seed):
     """A two-annotator campaign at ``tmp_path / "c.db"`` with ``n`` rows proposed (closed)."""
     c = Campaign.create(
-        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=seed
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        random_seed=seed,
+        annotation=Annotation(annotators=2),
     )
     rows = list(c.propose(n).index)
     c.close()
@@ -518,8 +523,8 @@ def test_labelstudio_tasks_carry_the_content_columns(tmp_path):
         pool_annotations,
         strata="region",
         y_pred="pred",
-        content=["text", "image_url"],
         random_seed=1,
+        annotation=Annotation(content=["text", "image_url"]),
     )
     batch = c.propose(6)
     tasks = json.loads(json.dumps(to_labelstudio(batch)))  # as written to the file
@@ -545,9 +550,9 @@ def test_labelstudio_config_shows_the_content_with_the_label_choices(tmp_path):
         pool_annotations,
         strata="region",
         y_pred="pred",
-        content=["text", "image_url"],
         label_set=[0, 1, 2],
         random_seed=1,
+        annotation=Annotation(content=["text", "image_url"]),
     )
     root = ET.fromstring(c.labelstudio_config())
     assert root.tag == "View"
@@ -665,7 +670,12 @@ def test_blank_labels_are_the_same_in_every_reader(tmp_path):
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_numeric_annotators_read_as_int_or_float_are_one_annotator(tmp_path, pool_annotations):
     c = Campaign.create(
-        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=16
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        random_seed=16,
+        annotation=Annotation(annotators=2),
     )
     rows = list(c.propose(4).index)
     labels = pool_annotations.loc[rows, "truth"].to_numpy()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeseval.campaign import Campaign
+from bayeseval.campaign import Annotation, Campaign
 from bayeseval.campaign.labels import annotating, context, ingest, labelstudio
 from bayeseval.campaign.labels.annotating import agreement_table, annotation_table, labelstudio_view
 from bayeseval.campaign.labels.context import LabelContext
@@ -31,7 +31,9 @@ def _pool(str_ids=False):
 @pytest.mark.parametrize("str_ids", [False, True])
 def test_a_context_read_from_the_store_alone_matches_the_pool(tmp_path, str_ids):
     pool = _pool(str_ids)
-    Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", content="text", random_seed=1).close()
+    Campaign.create(
+        tmp_path / "c.db", pool, strata="g", y_pred="pred", random_seed=1, annotation=Annotation(content="text")
+    ).close()
     store = CampaignStore(tmp_path / "c.db")
     try:
         ctx = LabelContext.from_store(store)
@@ -50,7 +52,14 @@ def test_the_label_functions_on_a_bare_store_give_what_the_campaign_methods_give
     """Ingest through the context of a second connection; the campaign reads the same labels,
     annotations and agreement, and the pool's own values come back in the batch."""
     pool = _pool()
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", content="text", annotators=2, random_seed=2)
+    c = Campaign.create(
+        tmp_path / "c.db",
+        pool,
+        strata="g",
+        y_pred="pred",
+        random_seed=2,
+        annotation=Annotation(annotators=2, content="text"),
+    )
     b = c.propose(8)
     store = CampaignStore(tmp_path / "c.db")
     try:

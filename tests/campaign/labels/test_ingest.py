@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bayeseval._api.warnings import BlankLabelWarning
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Annotation, Campaign, Each
 from tests.campaign.helpers import make_pool, new_campaign, oracle, truth_of
 from tests.helpers import assert_counts_match_labels, make_pool_hardening_campaign, truth_of_hardening_campaign
 
@@ -97,7 +97,12 @@ def test_ingest_float_labels_from_csv_are_accepted(labelled_campaign):
 @pytest.mark.filterwarnings("ignore::bayeseval.PrecisionLimitedWarning")
 def test_majority_resolution_ties_stay_pending(tmp_path, pool_annotations):
     c = Campaign.create(
-        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotators=2, random_seed=5
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        random_seed=5,
+        annotation=Annotation(annotators=2),
     )
     b = c.propose(4)
     r0, r1, r2, r3 = b.index
@@ -139,7 +144,12 @@ def test_majority_resolution_ties_stay_pending(tmp_path, pool_annotations):
 def test_chosen_annotator_rule(tmp_path, pool_annotations, rule, expert):
     # the chosen annotator is compared by identity: an e-mail in any case and spacing
     c = Campaign.create(
-        tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", resolve=rule, random_seed=6
+        tmp_path / "c.db",
+        pool_annotations,
+        strata="region",
+        y_pred="pred",
+        random_seed=6,
+        annotation=Annotation(resolve=rule),
     )
     b = c.propose(3)
     ann = pd.DataFrame(

@@ -692,7 +692,7 @@ def test_a_campaign_over_units_proposes_when_few_units_are_open(tmp_path):
     import numpy as np
 
     from bayeseval import Design
-    from bayeseval.campaign import Each
+    from bayeseval.campaign import Budget, Each
 
     # 2 strata x 30 items x 3 answers; batches of 4 items, so min_open is 2 items (6 rows)
     frame = pd.DataFrame(
@@ -711,7 +711,7 @@ def test_a_campaign_over_units_proposes_when_few_units_are_open(tmp_path):
             y_pred="pred",
             goal=Each(0.05),
             design=Design(cluster="item"),
-            batch_size=4,
+            budget=Budget(batch_size=4),
             random_seed=1,
         )
     fake = FakeProject()

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bayeseval.campaign import Campaign, Decide
+from bayeseval.campaign import Budget, Campaign, Decide, Score
 from tests.campaign.helpers import make_pool, new_campaign, oracle
 from tests.helpers import exact_pool, make_pool_hardening_campaign
 
@@ -57,7 +57,7 @@ def test_score_seeds_prior_and_bins(tmp_path):
     rng = np.random.default_rng(8)
     pool = make_pool(n=3000, k=3, seed=8)
     pool["score"] = rng.uniform(0.5, 1.0, len(pool))
-    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score="score", score_bins=3, random_seed=0)
+    c = Campaign.create(tmp_path / "c.db", pool, strata="g", y_pred="pred", score=Score("score", bins=3), random_seed=0)
     assert c.strata.names == ["g", "score_bin"] and len(c.strata) == 9
     # prior mean per stratum = 1 - mean score in the stratum
     bins = pd.qcut(pool["score"], 3, duplicates="drop").astype(str)
@@ -99,7 +99,7 @@ def test_threshold_mapping_is_stored_per_stratum_and_read_back(tmp_path):
 def test_bad_costs_name_the_argument_and_value(tmp_path, costs, error, match):
     pool_campaign_spec = pd.DataFrame({"g": ["north", "south"] * 20, "pred": [0, 1] * 20})
     with pytest.raises(error, match=match):
-        Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="g", y_pred="pred", costs=costs)
+        Campaign.create(tmp_path / "c.db", pool_campaign_spec, strata="g", y_pred="pred", budget=Budget(costs=costs))
     assert not (tmp_path / "c.db").exists()
 
 

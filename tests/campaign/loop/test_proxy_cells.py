@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bayeseval import Design, proxy_ci
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Budget, Campaign, Each
 from bayeseval.campaign.goals.guarantee import guarantee_stop_level
 from bayeseval.campaign.loop.proxy_cells import neyman_cells
 from tests.campaign.helpers import _run
@@ -139,7 +139,7 @@ def test_proxy_feasibility_matches_the_campaign_labelled_to_the_end(tmp_path):
     pool = _proxy_pool([150, 180], None, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionLimitedWarning)
-        c = _create(tmp_path, pool, "end.db", target=0.03, batch_size=100)
+        c = _create(tmp_path, pool, "end.db", target=0.03, budget=Budget(batch_size=100))
         while len(batch := c.propose()):
             c.ingest(pool.loc[batch.index, "truth"])
         feas = c.feasibility()

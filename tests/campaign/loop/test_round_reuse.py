@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from bayeseval._kernels.guarantee import guaranteed_bounds
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Budget, Campaign, Each
 from bayeseval.campaign.loop import rule_state as rule_state_module
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.state import fit_state_posterior
@@ -27,7 +27,13 @@ def test_store_counts_equal_a_full_read_of_the_counts_table(tmp_path):
     pool = _pool()
     path = tmp_path / "c.db"
     c = Campaign.create(
-        path, pool[["g", "pred"]], strata="g", y_pred="pred", goal=Each(0.15), batch_size=10, random_seed=1
+        path,
+        pool[["g", "pred"]],
+        strata="g",
+        y_pred="pred",
+        goal=Each(0.15),
+        random_seed=1,
+        budget=Budget(batch_size=10),
     )
     for _ in range(2):
         batch = c.propose()
@@ -75,7 +81,13 @@ def test_a_round_computes_the_guaranteed_interval_once_and_reports_as_a_fresh_ca
 
     monkeypatch.setattr(rule_state_module.Guarantee, "bounds", counting)
     c = Campaign.create(
-        tmp_path / "c.db", pool[["g", "pred"]], strata="g", y_pred="pred", goal=Each(0.15), batch_size=20, random_seed=3
+        tmp_path / "c.db",
+        pool[["g", "pred"]],
+        strata="g",
+        y_pred="pred",
+        goal=Each(0.15),
+        random_seed=3,
+        budget=Budget(batch_size=20),
     )
     batch = c.propose()
     c.ingest(pool.loc[batch.index, "y"])
@@ -103,9 +115,9 @@ def test_a_campaign_run_is_the_same_with_and_without_reuse(tmp_path, monkeypatch
             strata="g",
             y_pred="pred",
             goal=Each(0.15),
-            batch_size=25,
             random_seed=5,
             guarantee=guarantee,
+            budget=Budget(batch_size=25),
         )
         out = []
         for _ in range(4):

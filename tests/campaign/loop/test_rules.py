@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Budget, Campaign, Each
 from bayeseval.campaign.loop.forecast import forecast_decision, forecast_labels
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import (
@@ -185,9 +185,9 @@ def test_costs_favour_the_cheap_twin_and_totals_are_hand_sums(tmp_path):
         pool_campaign_spec,
         strata="g",
         y_pred="pred",
-        costs={"dear": 4.0},
         goal=Each(0.03),
         random_seed=1,
+        budget=Budget(costs={"dear": 4.0}),
     )
     plain = Campaign.create(
         tmp_path / "p.db", pool_campaign_spec, strata="g", y_pred="pred", goal=Each(0.03), random_seed=1

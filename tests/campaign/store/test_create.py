@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from bayeseval._api.warnings import PrecisionLimitedWarning
-from bayeseval.campaign import Campaign, Each
+from bayeseval.campaign import Annotation, Budget, Campaign, Each
 from tests.helpers import content_pool, make_pool_hardening_campaign
 
 
@@ -30,7 +30,9 @@ from tests.helpers import content_pool, make_pool_hardening_campaign
 def test_content_columns_are_validated_naming_the_column(tmp_path, content, message):
     pool_annotations = content_pool().assign(label=0)
     with pytest.raises(ValueError, match=message):
-        Campaign.create(tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", content=content)
+        Campaign.create(
+            tmp_path / "c.db", pool_annotations, strata="region", y_pred="pred", annotation=Annotation(content=content)
+        )
     assert not (tmp_path / "c.db").exists()
 
 
@@ -81,7 +83,13 @@ def test_store_stratum_keys_round_trip(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrecisionLimitedWarning)  # a tiny pool
         camp = Campaign.create(
-            tmp_path / "c.db", pool, strata=["g", "h"], y_pred="pred", goal=Each(0.3), batch_size=2, random_seed=0
+            tmp_path / "c.db",
+            pool,
+            strata=["g", "h"],
+            y_pred="pred",
+            goal=Each(0.3),
+            random_seed=0,
+            budget=Budget(batch_size=2),
         )
     camp.close()
     with sqlite3.connect(tmp_path / "c.db") as conn:
