@@ -1303,9 +1303,11 @@ class Campaign:
         create_config : bool
             Set the project's labelling configuration from :meth:`labelstudio_config` first.
         batch_size : int, optional
-            Rows proposed when the open tasks run low (default the campaign's batch size).
+            Rows proposed when the open tasks run low (default the campaign's batch size); units
+            in a campaign over units (``design.cluster``).
         min_open : int, optional
-            Propose when at most this many tasks are open (default half of ``batch_size``).
+            Propose when at most this many tasks are open (default half of ``batch_size``); in a
+            campaign over units, proposed units not yet complete.
         relabel : bool
             An annotator's updated annotation replaces the stored one (default True).
         client : object, optional
