@@ -26,9 +26,8 @@ from bayeseval._backends.duckdb_backend import (
     UNIT_DECIMALS,
     binary_sql,
     binary_table,
+    count_units,
     repeated_sql,
-    unit_sql,
-    unit_table,
 )
 from bayeseval._backends.hashing import id64, rank_of
 from bayeseval._backends.interface import (
@@ -40,7 +39,6 @@ from bayeseval._backends.interface import (
     UnitQuery,
     UnitTable,
     confusion_from_frame,
-    string_columns_as_str,
 )
 from bayeseval._kernels.bins import edge_ranks
 
@@ -516,12 +514,18 @@ class PandasBackend(Backend):
             )
             out = series.get(query.outcome) if query.outcome is not None else None
             integral = out is not None and isinstance(out.dtype, np.dtype) and out.dtype.kind in "biu"
-            sql, k = unit_sql("bayeseval_rows", list(alias.values()), renamed, integral)
-            table = duckdb_fetch({alias[c]: v for c, v in series.items()}, lambda _name: sql)
-            table = string_columns_as_str(table)
-            for name, c in zip(table.columns, query.strata, strict=False):  # the frame's dtypes, as the confusion
-                table[name] = table[name].astype(series[c].dtype)
-            return unit_table(table, k)
+            columns = {alias[c]: v for c, v in series.items()}
+            found = count_units(
+                lambda sql: duckdb_fetch(columns, lambda _name: sql),
+                "bayeseval_rows",
+                list(alias.values()),
+                renamed,  # type: ignore[arg-type]
+                integral,
+            )
+            table = found.table
+            for i, c in enumerate(query.strata):  # the frame's dtypes, as the confusion table's path gives them
+                table[i] = table[i].astype(series[c].dtype)
+            return found
         return self._unit_counts_pandas(query)
 
     def _row_values(self, query: UnitQuery) -> tuple[np.ndarray, np.ndarray | None]:
