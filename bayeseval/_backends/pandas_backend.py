@@ -558,6 +558,17 @@ class PandasBackend(Backend):
             return found
         return self._unit_counts_pandas(query)
 
+    def zero_one_labels(self, strata: list[str], y_true: str, y_pred: str, cluster: str) -> bool:
+        """Whether the label, stratum and cluster columns are NumPy booleans or integers (no missing
+        value) and every label is 0 or 1: the rows' counts are then their units' sums."""
+        used = [self._column(c) for c in (*strata, cluster, y_true, y_pred)]
+        if not all(isinstance(v.dtype, np.dtype) and v.dtype.kind in "biu" for v in used):
+            return False
+        labels = [v.to_numpy() for v in used[-2:]]
+        if not len(labels[0]):
+            return False
+        return all(x.dtype == bool or (int(x.min()) >= 0 and int(x.max()) <= 1) for x in labels)
+
     def _row_values(self, query: UnitQuery) -> tuple[np.ndarray, np.ndarray | None]:
         """Each row's outcome and whether it is a trial (None: all).
 

@@ -601,6 +601,10 @@ def _tabulate_labels(
         + ([("design.cluster", cluster)] if cluster is not None else [])
     )
     backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
+    if cluster is not None and d is not None and not m.needs_positive:
+        counts = _label_counts_from_units(backend, cols, y_true, y_pred, m, cluster, weights, d)
+        if counts is not None:
+            return counts
     # with a cluster, the one-pass count of 0/1 labels only where the engine evaluates the label
     # cells as numbers on boolean columns too (pandas, DuckDB); elsewhere the confusion table
     binary = cluster is None or backend.engine in _BINARY_UNIT_ENGINES
@@ -677,6 +681,56 @@ def _tabulate_outcome(
         weights=weights,
         units=units_frame(unit, names, cols),
         design=d if d is not None else Design(),
+        clusters_span_strata=unit.spanning > 0,
+    )
+
+
+def _label_counts_from_units(
+    backend: Any, cols: list[str], y_true: str, y_pred: str, m: Metric, cluster: str, weights: Any, d: Design
+) -> Counts | None:
+    """Counts with clusters of a metric whose every row is a trial, from the units' histogram alone.
+
+    For a pandas frame whose label, stratum and cluster columns are NumPy booleans or integers,
+    the labels all 0 or 1 (no missing value can hide there): every row is in one unit, so a
+    stratum's successes and trials are its units' sums, and the rows are grouped once (by
+    cluster) instead of twice. None otherwise (the caller counts by stratum, then by unit).
+    """
+    if backend.engine != "pandas" or not backend.zero_one_labels(cols, y_true, y_pred, cluster):
+        return None
+    t_vals, p_vals = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    trial, success = m.masks(t_vals, p_vals)
+    query = UnitQuery(
+        cols,
+        cluster,
+        y_true=y_true,
+        y_pred=y_pred,
+        trial_cells=tuple(zip(t_vals[trial], p_vals[trial], strict=True)),
+        success_cells=tuple(zip(t_vals[success], p_vals[success], strict=True)),
+        metric=m,
+    )
+    unit = backend.unit_counts(query)
+    table = unit.table
+    if not len(table):
+        return None
+    k = len(cols)
+    work = pd.DataFrame(
+        {"successes": table["n"] * np.round(table["s"]).astype(np.int64), "trials": table["n"] * table["t"]}
+    )
+    if k:
+        for i in range(k):
+            work[i] = table[i]
+        per = work.groupby(list(range(k)), sort=True)[["successes", "trials"]].sum()
+        per.index = per.index.set_names(cols)
+    else:
+        per = work[["successes", "trials"]].sum().to_frame().T.set_axis(pd.Index(["all"], name="stratum"))
+    names = level_names(per.index)
+    return Counts(
+        per["successes"].astype(np.int64),
+        per["trials"].astype(np.int64),
+        metric=m.name,
+        weights=weights,
+        units=units_frame(unit, names, cols),
+        design=d,
         clusters_span_strata=unit.spanning > 0,
     )
 

@@ -258,6 +258,33 @@ def test_units_grouped_by_cluster_in_sql_match_the_reference_when_clusters_span_
             tabulate(data, outcome="ok", strata=["g", "h"], design=Design(cluster="item"))
 
 
+@pytest.mark.parametrize("metric", ["error_rate", "accuracy"])
+@pytest.mark.parametrize("kinds", [("int", "int"), ("bool", "uint8")])
+def test_counts_of_numeric_labels_from_their_units_match_the_counts_by_stratum(metric, kinds) -> None:
+    """Every row a trial and NumPy columns: the strata's counts are their units' sums, as counted by stratum."""
+    df = _answers(seed=22)
+    label, stratum = kinds
+    df = df.astype({"y": label, "p": label, "h": stratum}).assign(k=lambda f: (f["item"] // 7) % 4)
+    df.loc[df.index[::9], "k"] = 5  # clusters spanning strata of k
+    m = be.get_metric(metric)
+    trial, success = m.masks(df["y"].to_numpy(), df["p"].to_numpy(), 1)
+    for strata in (["h", "k"], ["k"], []):
+        plain = tabulate(df, y_true="y", y_pred="p", strata=strata or None, metric=metric, design=Design())
+        c = tabulate(df, y_true="y", y_pred="p", strata=strata or None, metric=metric, design=Design(cluster="item"))
+        pd.testing.assert_frame_equal(c.to_frame(), plain.to_frame(), obj=str(strata))
+        assert c.successes.dtype == plain.successes.dtype == np.int64
+        ref = _reference(df.assign(one=1), strata or ["one"], "item", pd.Series(success), pd.Series(trial))
+        got = c.units.drop(columns=[] if strata else [c.units.columns[0]])
+        pd.testing.assert_frame_equal(got, ref.drop(columns=[] if strata else ["one"]), check_dtype=False)
+        assert c.clusters_span_strata == ("k" in strata)
+    # a label that is not 0/1: counted by stratum, then by unit, as before
+    bad = df.astype({"y": np.int64}).assign(y=lambda f: f["y"].where(f.index != f.index[0], 2))
+    two = tabulate(bad, y_true="y", y_pred="p", strata="k", metric=metric, design=Design(cluster="item"))
+    pd.testing.assert_frame_equal(
+        two.to_frame(), tabulate(bad, y_true="y", y_pred="p", strata="k", metric=metric, design=Design()).to_frame()
+    )
+
+
 def test_describe_gives_the_design_in_words() -> None:
     df = _answers(seed=7)
     c = tabulate(df, outcome="ok", strata=["g", "h"], design=Design(cluster="item"))
