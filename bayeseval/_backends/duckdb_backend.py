@@ -167,20 +167,20 @@ def cells_condition(t: str, p: str, cells: tuple[tuple[Any, Any], ...]) -> str:
     return " OR ".join(f"({t} = {sql_literal(a)} AND {p} = {sql_literal(b)})" for a, b in cells)
 
 
-def unit_rows_sql(query: UnitQuery, integral: bool) -> tuple[str, str, str | None, bool]:
-    """A row's outcome and trial as SQL over the quoted input columns: ``(value, trial, on, integral)``.
+def unit_rows_sql(query: UnitQuery, integral: bool) -> tuple[str, str, str | None, str | None, bool]:
+    """A row's outcome and trial as SQL over the quoted input columns: ``(value, trial, on, ok, integral)``.
 
-    ``on`` is the condition that makes a row a trial (None: every row is one); ``integral``
-    whether the values are whole (label rows always are).
+    ``on`` is the condition that makes a row a trial (None: every row is one), ``ok`` the one
+    that makes it a success for label rows (``value`` is then 1 where it holds, else 0; None
+    for an outcome column); ``integral`` whether the values are whole (label rows always are).
     """
     q = quote_ident
     if query.outcome is not None:
         value = f"CAST({q(query.outcome)} AS {'BIGINT' if integral else 'DOUBLE'})"
-        return (f"1 - {value}" if query.flip else value), "1", None, integral
+        return (f"1 - {value}" if query.flip else value), "1", None, None, integral
     t, p = q(str(query.y_true)), q(str(query.y_pred))
     ok = cells_condition(t, p, query.success_cells)
     on: str | None = cells_condition(t, p, query.trial_cells)
-    value = f"CASE WHEN {ok} THEN 1 ELSE 0 END"
     trial = f"CASE WHEN {on} THEN 1 ELSE 0 END"
     m = query.metric
     if m is not None and m.trials == "all":
@@ -188,8 +188,8 @@ def unit_rows_sql(query: UnitQuery, integral: bool) -> tuple[str, str, str | Non
         # labels are equal (or differ): the cells' lists as the two comparisons they amount to
         trial, on = "1", None
         if m.successes in ("right", "wrong"):
-            value = f"CASE WHEN {t} {'=' if m.successes == 'right' else '<>'} {p} THEN 1 ELSE 0 END"
-    return value, trial, on, True
+            ok = f"{t} {'=' if m.successes == 'right' else '<>'} {p}"
+    return f"CASE WHEN {ok} THEN 1 ELSE 0 END", trial, on, ok, True
 
 
 def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool = False) -> tuple[str, int]:
@@ -205,7 +205,7 @@ def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool =
     k = len(query.strata)
     names = fresh_names(columns, [f"__s{i}" for i in range(k)] + ["__cl", "__x", "__tr", "__us", "__ut", "__n", "__sp"])
     s_out, (cl, x, tr, us, ut, n, sp) = [q(a) for a in names[:k]], [q(a) for a in names[k:]]
-    value, trial, _, integral = unit_rows_sql(query, integral)
+    value, trial, _, _, integral = unit_rows_sql(query, integral)
     strata = [f"{q(c)} AS {a}" for c, a in zip(query.strata, s_out, strict=True)]
     keys = ", ".join(s_out)
     lead = keys + ", " if k else ""
@@ -251,17 +251,19 @@ def cluster_unit_sql(source: str, columns: list[str], query: UnitQuery, integral
     q = quote_ident
     names = fresh_names(columns, [f"__s{i}" for i in range(k)] + ["__us", "__ut", "__n", "__sp"])
     s_out, (us, ut, n, sp) = [q(a) for a in names[:k]], [q(a) for a in names[k:]]
-    value, trial, on, integral = unit_rows_sql(query, integral)
+    value, _, on, ok, integral = unit_rows_sql(query, integral)
     only = f" FILTER (WHERE {on})" if on is not None else ""
-    rows = f"COUNT(*){only}"
+    rows = f"COUNT(*){only}"  # a unit's trials
     picked, flags = [], []
     for c, a in zip(query.strata, s_out, strict=True):
         picked.append(f"min({q(c)}){only} AS {a}")
         flags.append(f"min({q(c)}){only} IS DISTINCT FROM max({q(c)}){only}")
         flags.append(f"COUNT({q(c)}){only} NOT IN (0, {rows})")
     total = f"SUM({value})::DOUBLE" if integral else f"round(SUM({value}), {UNIT_DECIMALS})"
+    if ok is not None:
+        total = f"count_if({ok})::DOUBLE"  # the sum of CASE WHEN ok THEN 1 ELSE 0 END, without the CASE
     per_unit = (
-        f"SELECT {', '.join(picked)}, {total} AS {us}, SUM({trial})::BIGINT AS {ut}, "
+        f"SELECT {', '.join(picked)}, {total} AS {us}, {rows}::BIGINT AS {ut}, "
         f"({' OR '.join(flags)}) AS {sp} FROM {source} GROUP BY {q(query.cluster)}"
     )
     return (
