@@ -167,6 +167,31 @@ def cells_condition(t: str, p: str, cells: tuple[tuple[Any, Any], ...]) -> str:
     return " OR ".join(f"({t} = {sql_literal(a)} AND {p} = {sql_literal(b)})" for a, b in cells)
 
 
+def unit_rows_sql(query: UnitQuery, integral: bool) -> tuple[str, str, str | None, str | None, bool]:
+    """A row's outcome and trial as SQL over the quoted input columns: ``(value, trial, on, ok, integral)``.
+
+    ``on`` is the condition that makes a row a trial (None: every row is one), ``ok`` the one
+    that makes it a success for label rows (``value`` is then 1 where it holds, else 0; None
+    for an outcome column); ``integral`` whether the values are whole (label rows always are).
+    """
+    q = quote_ident
+    if query.outcome is not None:
+        value = f"CAST({q(query.outcome)} AS {'BIGINT' if integral else 'DOUBLE'})"
+        return (f"1 - {value}" if query.flip else value), "1", None, None, integral
+    t, p = q(str(query.y_true)), q(str(query.y_pred))
+    ok = cells_condition(t, p, query.success_cells)
+    on: str | None = cells_condition(t, p, query.trial_cells)
+    trial = f"CASE WHEN {on} THEN 1 ELSE 0 END"
+    m = query.metric
+    if m is not None and m.trials == "all":
+        # every row is a trial (missing labels are refused before), and a success is a row whose
+        # labels are equal (or differ): the cells' lists as the two comparisons they amount to
+        trial, on = "1", None
+        if m.successes in ("right", "wrong"):
+            ok = f"{t} {'=' if m.successes == 'right' else '<>'} {p}"
+    return f"CASE WHEN {ok} THEN 1 ELSE 0 END", trial, on, ok, True
+
+
 def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool = False) -> tuple[str, int]:
     """SQL for :meth:`DuckDBBackend.unit_counts` over ``source`` (whose columns are ``columns``).
 
@@ -180,24 +205,7 @@ def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool =
     k = len(query.strata)
     names = fresh_names(columns, [f"__s{i}" for i in range(k)] + ["__cl", "__x", "__tr", "__us", "__ut", "__n", "__sp"])
     s_out, (cl, x, tr, us, ut, n, sp) = [q(a) for a in names[:k]], [q(a) for a in names[k:]]
-    if query.outcome is not None:
-        value = f"CAST({q(query.outcome)} AS {'BIGINT' if integral else 'DOUBLE'})"
-        value = f"1 - {value}" if query.flip else value
-        trial = "1"
-    else:
-        integral = True
-        t, p = q(str(query.y_true)), q(str(query.y_pred))
-        ok = cells_condition(t, p, query.success_cells)
-        on = cells_condition(t, p, query.trial_cells)
-        value = f"CASE WHEN {ok} THEN 1 ELSE 0 END"
-        trial = f"CASE WHEN {on} THEN 1 ELSE 0 END"
-        m = query.metric
-        if m is not None and m.trials == "all":
-            # every row is a trial (missing labels are refused before), and a success is a row whose
-            # labels are equal (or differ): the cells' lists as the two comparisons they amount to
-            trial = "1"
-            if m.successes in ("right", "wrong"):
-                value = f"CASE WHEN {t} {'=' if m.successes == 'right' else '<>'} {p} THEN 1 ELSE 0 END"
+    value, trial, _, _, integral = unit_rows_sql(query, integral)
     strata = [f"{q(c)} AS {a}" for c, a in zip(query.strata, s_out, strict=True)]
     keys = ", ".join(s_out)
     lead = keys + ", " if k else ""
@@ -220,6 +228,64 @@ def unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool =
     spanning = f"(SELECT COUNT(*) - COUNT(DISTINCT {cl}) FROM u WHERE {ut} > 0)"
     sql = f"WITH u AS MATERIALIZED ({per_unit}), h AS ({hist}) SELECT h.*, {spanning}::BIGINT AS {sp} FROM h"
     return sql, k
+
+
+def cluster_unit_sql(source: str, columns: list[str], query: UnitQuery, integral: bool = False) -> str | None:
+    """SQL of the units' histogram grouped by the cluster alone, or None where it does not apply.
+
+    One statement, one hash aggregation by the cluster: a unit's stratum is the least value of
+    each stratum column over its trial rows, and the unit is flagged when its trial rows hold
+    two values (or values and NULLs) of some stratum column. The result has the columns of
+    :func:`unit_sql` (strata ``0..k-1``, unit sum, unit trials, units), then the flagged units:
+    when that is positive some cluster spans strata, and the caller counts by
+    (stratum, cluster) pairs with :func:`unit_sql` instead. Without a flagged unit the
+    histogram is the one :func:`unit_sql` gives, with no second aggregation over the units
+    and no distinct count. None without a cluster or strata, or when some success is not a
+    trial (a unit's sum would then take rows outside its trials).
+    """
+    k = len(query.strata)
+    if query.cluster is None or not k:
+        return None
+    if query.outcome is None and not set(query.success_cells) <= set(query.trial_cells):
+        return None
+    q = quote_ident
+    names = fresh_names(columns, [f"__s{i}" for i in range(k)] + ["__us", "__ut", "__n", "__sp"])
+    s_out, (us, ut, n, sp) = [q(a) for a in names[:k]], [q(a) for a in names[k:]]
+    value, _, on, ok, integral = unit_rows_sql(query, integral)
+    only = f" FILTER (WHERE {on})" if on is not None else ""
+    rows = f"COUNT(*){only}"  # a unit's trials
+    picked, flags = [], []
+    for c, a in zip(query.strata, s_out, strict=True):
+        picked.append(f"min({q(c)}){only} AS {a}")
+        flags.append(f"min({q(c)}){only} IS DISTINCT FROM max({q(c)}){only}")
+        flags.append(f"COUNT({q(c)}){only} NOT IN (0, {rows})")
+    total = f"SUM({value})::DOUBLE" if integral else f"round(SUM({value}), {UNIT_DECIMALS})"
+    if ok is not None:
+        total = f"count_if({ok})::DOUBLE"  # the sum of CASE WHEN ok THEN 1 ELSE 0 END, without the CASE
+    per_unit = (
+        f"SELECT {', '.join(picked)}, {total} AS {us}, {rows}::BIGINT AS {ut}, "
+        f"({' OR '.join(flags)}) AS {sp} FROM {source} GROUP BY {q(query.cluster)}"
+    )
+    return (
+        f"SELECT {', '.join(s_out)}, {us}, {ut}, COUNT(*)::BIGINT AS {n}, "
+        f"COUNT(*) FILTER (WHERE {sp})::BIGINT AS {sp} FROM ({per_unit}) WHERE {ut} > 0 GROUP BY ALL"
+    )
+
+
+def count_units(fetch: Any, source: str, columns: list[str], query: UnitQuery, integral: bool) -> UnitTable:
+    """:meth:`Backend.unit_counts` in SQL: ``fetch(sql)`` runs a statement over ``source``.
+
+    By the cluster alone (:func:`cluster_unit_sql`) where it applies, then, only when some
+    cluster spans strata, by (stratum, cluster) pairs (:func:`unit_sql`).
+    """
+    fast = cluster_unit_sql(source, columns, query, integral)
+    k = len(query.strata)
+    if fast is not None:
+        table = string_columns_as_str(fetch(fast))
+        if not len(table) or int(table.iloc[:, k + 3].sum()) == 0:
+            return unit_table(table.iloc[:, : k + 3], k)
+    sql, k = unit_sql(source, columns, query, integral)
+    return unit_table(string_columns_as_str(fetch(sql)), k)
 
 
 #: label column types the one-pass count of 0/1 labels reads (``|`` and ``=`` with integer literals)
@@ -472,8 +538,7 @@ class DuckDBBackend(Backend):
     def unit_counts(self, query: UnitQuery) -> UnitTable:
         kind = self.type_of(query.outcome) if query.outcome is not None else ""
         integral = kind == "BOOLEAN" or ("INT" in kind and "INTERVAL" not in kind)
-        sql, k = unit_sql(self.alias, self._columns, query, integral)
-        return unit_table(string_columns_as_str(self.fetch(sql)), k)
+        return count_units(self.fetch, self.alias, self._columns, query, integral)
 
     def outcome_checks(self, outcome: str | None, cluster: str | None) -> dict[str, Any]:
         if outcome is not None:

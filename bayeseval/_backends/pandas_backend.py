@@ -26,9 +26,8 @@ from bayeseval._backends.duckdb_backend import (
     UNIT_DECIMALS,
     binary_sql,
     binary_table,
+    count_units,
     repeated_sql,
-    unit_sql,
-    unit_table,
 )
 from bayeseval._backends.hashing import id64, rank_of
 from bayeseval._backends.interface import (
@@ -40,7 +39,6 @@ from bayeseval._backends.interface import (
     UnitQuery,
     UnitTable,
     confusion_from_frame,
-    string_columns_as_str,
 )
 from bayeseval._kernels.bins import edge_ranks
 
@@ -237,12 +235,39 @@ def _decode(present: np.ndarray, shape: tuple[int, ...], combos: Any) -> tuple[n
     return tuple(combos[present, i] for i in range(len(shape)))
 
 
+def cluster_sums(ccode: np.ndarray, x: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and summed outcome per cluster code ``0..size-1`` (int64 and, for integer outcomes, int64).
+
+    Outcomes that are all 0 or 1 are counted by one ``bincount`` of ``2 * code + outcome`` (the
+    rows and the ones of a cluster side by side); others by a count and a weighted ``bincount``.
+    """
+    if x.dtype.kind in "iu" and len(x) and int(x.min()) >= 0 and int(x.max()) <= 1:
+        key = np.multiply(ccode, 2, dtype=np.int64)
+        np.add(key, x, out=key, casting="unsafe")
+        both = np.bincount(key, minlength=2 * size)
+        ones = both[1::2]
+        return both[0::2] + ones, ones
+    n_c = np.bincount(ccode, minlength=size)
+    s_c = np.bincount(ccode, weights=x, minlength=size)
+    return n_c, (np.round(s_c).astype(np.int64) if x.dtype.kind in "iu" else s_c)
+
+
 def stratum_of_clusters(ccode: np.ndarray, scode: np.ndarray, size: int, used: np.ndarray) -> np.ndarray | None:
-    """The stratum code of each used cluster, or None when some cluster's rows lie in two strata."""
-    of_cluster = np.full(size, -1, dtype=np.int64)
+    """The stratum code of each used cluster, or None when some cluster's rows lie in two strata.
+
+    Every row writes its stratum code into its cluster's slot; the rows then read their slots
+    back, a chunk at a time into one buffer (no per-row temporary), and a row reading another
+    code than its own belongs to a cluster that spans strata.
+    """
+    dtype = scode.dtype if scode.dtype.kind == "i" else np.dtype(np.int64)
+    of_cluster = np.full(size, -1, dtype=dtype)
     of_cluster[ccode] = scode
-    if np.any(of_cluster[ccode] != scode):
-        return None
+    buffer = np.empty(min(CHUNK_ROWS, len(ccode)), dtype=dtype)
+    for start in range(0, len(ccode), CHUNK_ROWS):
+        stop = min(start + CHUNK_ROWS, len(ccode))
+        back = np.take(of_cluster, ccode[start:stop], out=buffer[: stop - start])
+        if not np.array_equal(back, scode[start:stop]):
+            return None
     return of_cluster[used]
 
 
@@ -255,7 +280,7 @@ def unit_histogram(
     units' keys. Sums of graded outcomes are rounded to ``UNIT_DECIMALS`` and factorized.
     """
     if integral:
-        s_code, s_values = np.round(s).astype(np.int64), None
+        s_code, s_values = (s if s.dtype.kind in "iu" else np.round(s).astype(np.int64)), None
         width = int(t.max()) + 1
     else:
         s_code, s_values = pd.factorize(np.round(s, UNIT_DECIMALS))
@@ -291,13 +316,16 @@ def _dense_codes(series: pd.Series) -> tuple[np.ndarray, Any]:
         return series.cat.codes.to_numpy().astype(np.int64), dtype.categories.to_numpy()
     values = series.to_numpy()
     if dtype.kind == "b":
-        return values.astype(np.int64), np.array([False, True])
+        return values.view(np.uint8), np.array([False, True])
     if not len(values):
         return values.astype(np.int64), values
     lo, hi = int(values.min()), int(values.max())
     if hi - lo < max(4 * len(values), 1 << 16):
         base = values.dtype.type(lo)
-        return (values - base).astype(np.int64), np.arange(hi - lo + 1).astype(values.dtype) + base
+        uniques = np.arange(hi - lo + 1).astype(values.dtype) + base
+        if lo == 0 and (dtype.kind == "i" or dtype.itemsize < 8):
+            return values, uniques  # the values are their codes: no per-row copy
+        return (values - base).astype(np.int64), uniques
     code, uniques = pd.factorize(series, sort=True)
     return code.astype(np.int64), np.asarray(uniques)
 
@@ -516,26 +544,51 @@ class PandasBackend(Backend):
             )
             out = series.get(query.outcome) if query.outcome is not None else None
             integral = out is not None and isinstance(out.dtype, np.dtype) and out.dtype.kind in "biu"
-            sql, k = unit_sql("bayeseval_rows", list(alias.values()), renamed, integral)
-            table = duckdb_fetch({alias[c]: v for c, v in series.items()}, lambda _name: sql)
-            table = string_columns_as_str(table)
-            for name, c in zip(table.columns, query.strata, strict=False):  # the frame's dtypes, as the confusion
-                table[name] = table[name].astype(series[c].dtype)
-            return unit_table(table, k)
+            columns = {alias[c]: v for c, v in series.items()}
+            found = count_units(
+                lambda sql: duckdb_fetch(columns, lambda _name: sql),
+                "bayeseval_rows",
+                list(alias.values()),
+                renamed,  # type: ignore[arg-type]
+                integral,
+            )
+            table = found.table
+            for i, c in enumerate(query.strata):  # the frame's dtypes, as the confusion table's path gives them
+                table[i] = table[i].astype(series[c].dtype)
+            return found
         return self._unit_counts_pandas(query)
 
+    def zero_one_labels(self, strata: list[str], y_true: str, y_pred: str, cluster: str) -> bool:
+        """Whether the label, stratum and cluster columns are NumPy booleans or integers (no missing
+        value) and every label is 0 or 1: the rows' counts are then their units' sums."""
+        used = [self._column(c) for c in (*strata, cluster, y_true, y_pred)]
+        if not all(isinstance(v.dtype, np.dtype) and v.dtype.kind in "biu" for v in used):
+            return False
+        labels = [v.to_numpy() for v in used[-2:]]
+        if not len(labels[0]):
+            return False
+        return all(x.dtype == bool or (int(x.min()) >= 0 and int(x.max()) <= 1) for x in labels)
+
     def _row_values(self, query: UnitQuery) -> tuple[np.ndarray, np.ndarray | None]:
-        """Each row's outcome (integers for 0/1 data, else floats) and whether it is a trial (None: all)."""
+        """Each row's outcome and whether it is a trial (None: all).
+
+        Integer outcomes keep their column's dtype (booleans and label successes as uint8: no
+        per-row int64 copy); others are floats.
+        """
         if query.outcome is not None:
             values = self._column(query.outcome)
             if isinstance(values.dtype, np.dtype) and values.dtype.kind in "biu":
-                x = values.to_numpy().astype(np.int64)
+                x = values.to_numpy()
+                x = x.view(np.uint8) if x.dtype.kind == "b" else x
+                if query.flip:
+                    x = 1 - x if x.dtype.kind == "i" else (1 - x.astype(np.int64))
             else:
                 x = pd.to_numeric(values).to_numpy(dtype=float, na_value=np.nan)
-            return (1 - x if query.flip else x), None
+                x = 1 - x if query.flip else x
+            return x, None
         truth, pred = self._column(str(query.y_true)).to_numpy(), self._column(str(query.y_pred)).to_numpy()
         trial, success = query.metric.masks(truth, pred, query.positive)
-        return success.astype(np.int64), (None if trial.all() else trial)
+        return np.asarray(success, dtype=bool).view(np.uint8), (None if trial.all() else trial)
 
     def _unit_counts_numpy(self, query: UnitQuery) -> UnitTable | None:
         """Units by integer codes and ``bincount``: no hashing of (stratum, cluster) pairs.
@@ -549,7 +602,10 @@ class PandasBackend(Backend):
         x, trial = self._row_values(query)
         k = len(query.strata)
         parts = [_dense_codes(self._column(c)) for c in query.strata]
-        if any(len(c) and int(c.min()) < 0 for c, _ in parts):
+        if any(
+            isinstance(self._column(c).dtype, pd.CategoricalDtype) and len(code) and int(code.min()) < 0
+            for c, (code, _) in zip(query.strata, parts, strict=True)
+        ):
             return None  # missing categoricals: left to the general path, which reports them
         shape = tuple(len(u) for _, u in parts)
         combos, scode = None, None
@@ -557,8 +613,9 @@ class PandasBackend(Backend):
             scode, combos = _combine([c for c, _ in parts], shape, len(x))
             if combos is not None:
                 return None
-        ccode, _ = _dense_codes(self._column(str(query.cluster)))
-        if len(ccode) and int(ccode.min()) < 0:
+        cluster = self._column(str(query.cluster))
+        ccode, _ = _dense_codes(cluster)
+        if isinstance(cluster.dtype, pd.CategoricalDtype) and len(ccode) and int(ccode.min()) < 0:
             return None
         if trial is not None:
             ccode, x = ccode[trial], x[trial]
@@ -566,13 +623,14 @@ class PandasBackend(Backend):
         if not len(ccode):
             return UnitTable(pd.DataFrame({**{i: [] for i in range(k)}, "s": [], "t": [], "n": []}), 0)
         size = int(ccode.max()) + 1
-        n_c = np.bincount(ccode, minlength=size)
-        s_c = np.bincount(ccode, weights=x, minlength=size)
+        n_c, s_c = cluster_sums(ccode, x, size)
         used = np.flatnonzero(n_c)
         stratum = stratum_of_clusters(ccode, scode, size, used) if k else np.zeros(len(used), dtype=np.int64)
         if stratum is None:
             return None  # a cluster spans strata: each (stratum, cluster) pair is a unit
-        g, t_out, s_out, count = unit_histogram(stratum, n_c[used].astype(np.int64), s_c[used], x.dtype.kind in "iu")
+        g, t_out, s_out, count = unit_histogram(
+            stratum.astype(np.int64, copy=False), n_c[used], s_c[used], x.dtype.kind in "biu"
+        )
         table = pd.DataFrame(index=range(len(count)))
         if k:
             pos = _decode(g, shape, combos)

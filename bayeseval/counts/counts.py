@@ -601,7 +601,15 @@ def _tabulate_labels(
         + ([("design.cluster", cluster)] if cluster is not None else [])
     )
     backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
-    frame = None if cluster is not None else _binary_counts(backend, cols, y_true, y_pred, m, pos_label)
+    if cluster is not None and d is not None and not m.needs_positive:
+        counts = _label_counts_from_units(backend, cols, y_true, y_pred, m, cluster, weights, d)
+        if counts is not None:
+            return counts
+    # with a cluster, the one-pass count of 0/1 labels only where the engine evaluates the label
+    # cells as numbers on boolean columns too (pandas, DuckDB); elsewhere the confusion table
+    binary = cluster is None or backend.engine in _BINARY_UNIT_ENGINES
+    frame = _binary_counts(backend, cols, y_true, y_pred, m, pos_label) if binary else None
+    table = None
     if frame is not None:
         counts = Counts(frame["successes"], frame["trials"], metric=m.name, weights=weights)
     else:
@@ -613,7 +621,11 @@ def _tabulate_labels(
     if cluster is None:
         return Counts(counts.successes, counts.trials, metric=counts.metric, weights=counts.weights, design=d)
     outcome_errors(backend, None, cluster)
-    return _with_label_units(backend, table, counts, m, pos_label, cols, cluster, d)
+    return _with_label_units(backend, table, counts, m, pos_label, cols, (y_true, y_pred, cluster), d)
+
+
+#: engines whose unit counts read 0/1 label cells given as the integers 0 and 1 on boolean columns
+_BINARY_UNIT_ENGINES = ("pandas", "duckdb")
 
 
 def _tabulate_outcome(
@@ -673,29 +685,90 @@ def _tabulate_outcome(
     )
 
 
+def _label_counts_from_units(
+    backend: Any, cols: list[str], y_true: str, y_pred: str, m: Metric, cluster: str, weights: Any, d: Design
+) -> Counts | None:
+    """Counts with clusters of a metric whose every row is a trial, from the units' histogram alone.
+
+    For a pandas frame whose label, stratum and cluster columns are NumPy booleans or integers,
+    the labels all 0 or 1 (no missing value can hide there): every row is in one unit, so a
+    stratum's successes and trials are its units' sums, and the rows are grouped once (by
+    cluster) instead of twice. None otherwise (the caller counts by stratum, then by unit).
+    """
+    if backend.engine != "pandas" or not backend.zero_one_labels(cols, y_true, y_pred, cluster):
+        return None
+    t_vals, p_vals = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    trial, success = m.masks(t_vals, p_vals)
+    query = UnitQuery(
+        cols,
+        cluster,
+        y_true=y_true,
+        y_pred=y_pred,
+        trial_cells=tuple(zip(t_vals[trial], p_vals[trial], strict=True)),
+        success_cells=tuple(zip(t_vals[success], p_vals[success], strict=True)),
+        metric=m,
+    )
+    unit = backend.unit_counts(query)
+    table = unit.table
+    if not len(table):
+        return None
+    k = len(cols)
+    work = pd.DataFrame(
+        {"successes": table["n"] * np.round(table["s"]).astype(np.int64), "trials": table["n"] * table["t"]}
+    )
+    if k:
+        for i in range(k):
+            work[i] = table[i]
+        per = work.groupby(list(range(k)), sort=True)[["successes", "trials"]].sum()
+        per.index = per.index.set_names(cols)
+    else:
+        per = work[["successes", "trials"]].sum().to_frame().T.set_axis(pd.Index(["all"], name="stratum"))
+    names = level_names(per.index)
+    return Counts(
+        per["successes"].astype(np.int64),
+        per["trials"].astype(np.int64),
+        metric=m.name,
+        weights=weights,
+        units=units_frame(unit, names, cols),
+        design=d,
+        clusters_span_strata=unit.spanning > 0,
+    )
+
+
 def _with_label_units(
     backend: Any,
-    table: ConfusionTable,
+    table: ConfusionTable | None,
     counts: Counts,
     m: Metric,
     pos_label: Any,
     cols: list[str],
-    cluster: str,
+    columns: tuple[str, str, str],
     d: Design,
 ) -> Counts:
-    """``counts`` with the units' histogram: the metric's cells of ``table`` summed per (stratum, cluster)."""
-    positive, classes = resolve_positive(m, table, pos_label)
+    """``counts`` with the units' histogram: the metric's cells of ``table`` summed per (stratum, cluster).
+
+    ``columns`` are ``(y_true, y_pred, cluster)``. ``table`` None: the labels are known to be 0
+    and 1 (:func:`_binary_counts` counted them), whose four pairs are the cells, the positive
+    class ``pos_label`` or 1, as :func:`~bayeseval.counts.labels.resolve_positive` gives it.
+    """
+    y_true, y_pred, cluster = columns
+    if table is not None:
+        positive, classes = resolve_positive(m, table, pos_label)
+        pairs = pd.DataFrame({"t": table.truth, "p": table.pred}).drop_duplicates()
+        t_vals, p_vals = pairs["t"].to_numpy(), pairs["p"].to_numpy()
+    else:
+        positive = None if not m.needs_positive else (1 if pos_label is None else pos_label)
+        classes = None
+        t_vals, p_vals = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
     names = level_names(counts.strata)
-    pairs = pd.DataFrame({"t": table.truth, "p": table.pred}).drop_duplicates()
-    t_vals, p_vals = pairs["t"].to_numpy(), pairs["p"].to_numpy()
     parts, spanning = [], 0
     for cls in [positive] if classes is None else list(classes):
         trial, success = m.masks(t_vals, p_vals, cls)
         query = UnitQuery(
             cols,
             cluster,
-            y_true=table.y_true,
-            y_pred=table.y_pred,
+            y_true=y_true,
+            y_pred=y_pred,
             trial_cells=tuple(zip(t_vals[trial], p_vals[trial], strict=True)),
             success_cells=tuple(zip(t_vals[success], p_vals[success], strict=True)),
             metric=m,

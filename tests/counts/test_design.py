@@ -12,7 +12,7 @@ import pytest
 
 import bayeseval as be
 from bayeseval import Counts, tabulate
-from bayeseval._api.warnings import ClusteredRowsWarning
+from bayeseval._api.warnings import ClusteredRowsWarning, EmptyStratumWarning
 from bayeseval._backends import pandas_backend
 from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.units import looks_clustered
@@ -215,6 +215,74 @@ def test_a_cluster_spanning_strata_is_one_unit_per_stratum_and_recorded(tmp_path
         assert "span strata" in c.design.describe(c)
     apart = tabulate(df.assign(item=[1, 1, 3, 2, 2]), outcome="ok", strata="g", design=Design(cluster="item"))
     assert not apart.clusters_span_strata
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+@pytest.mark.parametrize("form", ["graded", "recall", "error_rate"])
+def test_units_grouped_by_cluster_in_sql_match_the_reference_when_clusters_span_strata(
+    tmp_path, monkeypatch, ids, form
+) -> None:
+    """DuckDB groups by the cluster alone and falls back to (stratum, cluster) pairs when some
+    cluster's trial rows lie in two strata: both give the groupby reference."""
+    df = _answers(seed=21, graded=form == "graded")
+    if ids == "str":
+        df["item"] = "q" + df["item"].astype(str)
+    monkeypatch.setattr(pandas_backend, "DUCKDB_MIN_ROWS", 1)  # the frame is counted in place by DuckDB too
+    if form == "graded":
+        kw, value, trial = {"outcome": "ok"}, df["ok"], pd.Series(np.ones(len(df)))
+    else:
+        trial_mask, success = be.get_metric(form).masks(df["y"].to_numpy(), df["p"].to_numpy(), 1)
+        kw, value, trial = {"y_true": "y", "y_pred": "p", "metric": form}, pd.Series(success), pd.Series(trial_mask)
+    apart = df.copy()
+    # one cluster moves only its rows that are not trials (none when every row is one) to another stratum
+    first = apart["item"] == apart["item"].iloc[0]
+    apart.loc[first & ~trial.to_numpy(bool), "g"] = "z"
+    spans = df.copy()
+    rows = spans.index[spans["item"].isin(spans["item"].drop_duplicates().iloc[:20])]
+    spans.loc[rows[::2], "g"] = "z"  # twenty clusters, most with trials in two strata
+    for frame, spanning in ((apart, False), (spans, True)):
+        ref = _reference(frame, ["g", "h"], "item", value, trial)
+        for name, data in _engines(frame, tmp_path).items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", EmptyStratumWarning)  # stratum 'z' of non-trials only
+                c = tabulate(data, strata=["g", "h"], design=Design(cluster="item"), **kw)
+            got = c.units.astype({"h": frame["h"].dtype})
+            pd.testing.assert_frame_equal(got, ref, check_dtype=False, obj=f"{name}, spanning={spanning}")
+            assert c.clusters_span_strata == spanning, name
+    # a cluster with a row of no stratum: refused with that row's count, as by pairs
+    gap = df.assign(g=df["g"].where(df.index != df.index[df["item"] == df["item"].iloc[0]][0]))
+    for name, data in _engines(gap, tmp_path).items():
+        if name == "pandas":
+            continue  # an object column with None is not counted in SQL
+        with pytest.raises(ValueError, match=r"strata column 'g' has missing values in 1 row\b"):
+            tabulate(data, outcome="ok", strata=["g", "h"], design=Design(cluster="item"))
+
+
+@pytest.mark.parametrize("metric", ["error_rate", "accuracy"])
+@pytest.mark.parametrize("kinds", [("int", "int"), ("bool", "uint8")])
+def test_counts_of_numeric_labels_from_their_units_match_the_counts_by_stratum(metric, kinds) -> None:
+    """Every row a trial and NumPy columns: the strata's counts are their units' sums, as counted by stratum."""
+    df = _answers(seed=22)
+    label, stratum = kinds
+    df = df.astype({"y": label, "p": label, "h": stratum}).assign(k=lambda f: (f["item"] // 7) % 4)
+    df.loc[df.index[::9], "k"] = 5  # clusters spanning strata of k
+    m = be.get_metric(metric)
+    trial, success = m.masks(df["y"].to_numpy(), df["p"].to_numpy(), 1)
+    for strata in (["h", "k"], ["k"], []):
+        plain = tabulate(df, y_true="y", y_pred="p", strata=strata or None, metric=metric, design=Design())
+        c = tabulate(df, y_true="y", y_pred="p", strata=strata or None, metric=metric, design=Design(cluster="item"))
+        pd.testing.assert_frame_equal(c.to_frame(), plain.to_frame(), obj=str(strata))
+        assert c.successes.dtype == plain.successes.dtype == np.int64
+        ref = _reference(df.assign(one=1), strata or ["one"], "item", pd.Series(success), pd.Series(trial))
+        got = c.units.drop(columns=[] if strata else [c.units.columns[0]])
+        pd.testing.assert_frame_equal(got, ref.drop(columns=[] if strata else ["one"]), check_dtype=False)
+        assert c.clusters_span_strata == ("k" in strata)
+    # a label that is not 0/1: counted by stratum, then by unit, as before
+    bad = df.astype({"y": np.int64}).assign(y=lambda f: f["y"].where(f.index != f.index[0], 2))
+    two = tabulate(bad, y_true="y", y_pred="p", strata="k", metric=metric, design=Design(cluster="item"))
+    pd.testing.assert_frame_equal(
+        two.to_frame(), tabulate(bad, y_true="y", y_pred="p", strata="k", metric=metric, design=Design()).to_frame()
+    )
 
 
 def test_describe_gives_the_design_in_words() -> None:
