@@ -29,6 +29,7 @@ QUICK: list[tuple[str, list[str]]] = [
     ("bench_large_trials.py", ["--rows", "4e6", "--repeats", "2"]),
     ("bench_campaign_round.py", ["--sizes", "12", "100000", "--rounds", "3"]),
     ("bench_report_scale.py", []),
+    ("bench_cluster_count.py", ["--rows", "4000000", "--repeats", "2"]),
 ]
 
 
