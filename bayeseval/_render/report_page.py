@@ -150,8 +150,9 @@ def interval_kind(report: Any) -> str:
     """
     if "n_units" not in report.table.columns:
         return str(report.guarantee)
+    # the pooled model over units is fitted only under guarantee="average", where it gives lower/upper
     pooled = report.posterior is not None and getattr(report.posterior, "model", None) == "units"
-    return "units_average" if report.guarantee == "average" and pooled else "units"
+    return "units_average" if pooled else "units"
 
 
 def column_doc(column: str, kind: str) -> str:

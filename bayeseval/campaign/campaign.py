@@ -332,7 +332,7 @@ class Campaign:
             rule=rule,
             pos_label=pos_label,
             label_set=label_set,  # type: ignore[arg-type]
-            guarantee=guarantee,
+            guarantee=guarantee,  # type: ignore[arg-type]  # a name at the API edge, an object once built
             proxy=proxy,
             design=design,  # type: ignore[arg-type]
             random_seed=random_seed,
