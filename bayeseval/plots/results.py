@@ -141,7 +141,7 @@ def _plot_stratified(risk: Any, ax: Any = None) -> Any:
     return ax
 
 
-@when_loaded(_plot, "bayeseval.estimate.paired", "ModelComparison")
+@when_loaded(_plot, "bayeseval.estimate.model_comparison", "ModelComparison")
 def _plot_model_comparison(result: Any, ax: Any = None, pair: Any = None) -> Any:
     """Forest of paired differences: one row per stratum, one colour per pair, filled when separable."""
     table = result.differences
