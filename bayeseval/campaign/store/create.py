@@ -33,6 +33,7 @@ from bayeseval.campaign.loop.pool import (
 from bayeseval.campaign.loop.proxy_cells import PROXY_META, proxy_meta
 from bayeseval.campaign.loop.units import UNITS_META, units_meta
 from bayeseval.campaign.spec import CampaignSpec
+from bayeseval.campaign.store.schema import RowColumns
 from bayeseval.campaign.store.store import CampaignStore
 
 __all__ = ["initialise", "stored_pool"]
@@ -95,24 +96,27 @@ def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any, content: li
         raise ValueError(f"campaign settings cannot be stored: {exc}") from exc
 
 
-def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) -> Iterator[tuple[Any, ...]]:
+def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) -> RowColumns:
     """Rows of the store's pool table: id, stratum code, prediction, score, eligible, order.
 
     ``queues`` lists each stratum's eligible rows in proposal order; a row's order is its
     place in its stratum's queue (0 for rows never proposed).
     """
     order = np.zeros(len(rids), dtype=np.int64)
-    for queue in queues:
-        order[queue] = np.arange(len(queue))
-    scores = design.score.tolist() if design.score is not None else [None] * len(rids)
-    return zip(
-        rids,
-        design.codes.tolist(),
-        design.y_pred.tolist(),
-        scores,
-        design.eligible.astype(int).tolist(),
-        order.tolist(),
-        strict=True,
+    if queues:
+        sizes = np.array([len(q) for q in queues], dtype=np.int64)
+        starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        order[np.concatenate(queues)] = np.arange(int(sizes.sum())) - starts
+    scores = design.score.tolist() if design.score is not None else None
+    return RowColumns(
+        (
+            rids,
+            design.codes.tolist(),
+            design.y_pred.tolist(),
+            scores,
+            design.eligible.astype(int).tolist(),
+            order.tolist(),
+        )
     )
 
 
