@@ -19,6 +19,8 @@ campaign reads its proxy intervals), fitted in the first campaign only, whose wa
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import tempfile
 import time
@@ -281,7 +283,7 @@ def replay_proxy(
     ``bar`` (a progress bar, optional) is advanced by one after each campaign. ``files=True``
     runs each repeat as a real campaign in a temporary file (the reference of the in-memory
     replay, same results); a pool whose true labels a campaign would refuse is always run so,
-    to raise the campaign's error.
+    to raise the campaign's error. Only these make a temporary folder.
     """
     pool = data.reset_index(drop=True)
     truth = pd.Series(np.asarray(truth), index=pool.index)
@@ -289,7 +291,8 @@ def replay_proxy(
     rows: list[dict[str, Any]] = []
     trace: list[dict[str, Any]] = []
     finals = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        folder = functools.cache(lambda: Path(stack.enter_context(tempfile.TemporaryDirectory())))
         for s in specs:
             memory = None if files else _Pool(pool, truth, s.for_pool(len(pool)))
             for r, seed in enumerate(seeds):
@@ -300,7 +303,7 @@ def replay_proxy(
                         seed = s.replace(random_seed=seed).random_seed
                         row, tr, st = _one_memory(memory, seed, true_rates, not rows)
                     else:
-                        row, tr, st = _one_file(Path(tmp) / f"{s.rule_name}-{r}.db", pool, truth, s, seed, true_rates)
+                        row, tr, st = _one_file(folder() / f"{s.rule_name}-{r}.db", pool, truth, s, seed, true_rates)
                 rows.append({"rule": s.rule_name, "repeat": r, **row})
                 trace.extend({"rule": s.rule_name, "repeat": r, **t} for t in tr)
                 finals.append(st.reset_index().assign(rule=s.rule_name, repeat=r))
