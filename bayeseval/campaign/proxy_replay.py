@@ -99,7 +99,7 @@ def _as_stored(values: Any) -> list[Any]:
 class _Pool:
     """A proxy campaign's pool as its file holds it, for one rule: read once, replayed per repeat.
 
-    ``labels`` and the trial/success ``flags`` of every row are those :meth:`Campaign.ingest`
+    ``labels`` and the ``trial`` and ``success`` flags of every row are those :meth:`Campaign.ingest`
     records for the row's true label; ``ok`` is False when a true label is not one of the
     campaign's labels (the campaign's ingest refuses it: the replay then runs the campaign).
     """
