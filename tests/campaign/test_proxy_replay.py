@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
+import pytest
 
 from bayeseval.campaign import Budget, Campaign, Each
 from tests.helpers import _pool_campaign_proxy
@@ -92,3 +95,106 @@ def test_a_proxy_simulation_says_once_that_a_target_may_be_out_of_reach():
 
     ci = binomtest(int(0.15 * n_small), n_small).proportion_ci(confidence_level=0.95)
     assert (ci.high - ci.low) / 2 > 0.05
+
+
+def _proxy_pool(n, seed, k=2, kind="int"):
+    """Strata of unequal error rates, a judge right on 90% of rows, a score proxy and a score."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, k, n)
+    y = rng.integers(0, 2, n)
+    pred = np.where(rng.random(n) < np.where(g % 2 == 0, 0.85, 0.7), y, 1 - y)
+    judge = np.where(rng.random(n) < 0.9, y, 1 - y)
+    data = pd.DataFrame({"g": g, "h": rng.choice(["x", "y"], n), "pred": pred, "judge": judge, "truth": y})
+    data["pscore"] = np.clip(0.6 * y + 0.5 * rng.random(n), 0, 1)
+    data["sc"] = rng.random(n)
+    if kind == "text":
+        words = np.array(["cat", "dog"])
+        for c in ("pred", "judge", "truth"):
+            data[c] = words[data[c]]
+        data.index = [f"r{i}" for i in range(n)]
+    elif kind == "bool":
+        data = data.astype({"pred": bool, "judge": bool, "truth": bool})
+        data.index = pd.Index(np.arange(n) * 7 + 3, name="item")
+    elif kind == "float":
+        data = data.astype({"pred": float, "judge": float, "truth": float})
+    return data
+
+
+REPLAYS = {
+    "three repeats": (_proxy_pool(2000, 4), dict(goal=Each(0.1), batch_size=30, n_repeats=3)),
+    "several rules": (
+        _proxy_pool(2000, 1, k=3),
+        dict(goal=Each(0.12), batch_size=40, n_repeats=2, rules=["expected_width", "proportional", "thompson"]),
+    ),
+    "a budget": (_proxy_pool(3000, 2, k=3), dict(goal=Each(0.03), batch_size=50, budget=300)),
+    "text labels, accuracy": (
+        _proxy_pool(2500, 3, k=3, kind="text"),
+        dict(goal=Each(0.1), batch_size=30, metric="accuracy", pos_label="dog"),
+    ),
+    "bool labels, npv": (
+        _proxy_pool(3000, 8, k=3, kind="bool"),
+        dict(goal=Each(0.12), batch_size=25, metric="npv", pos_label=True),
+    ),
+    "float labels, precision, level 0.9": (
+        _proxy_pool(3000, 5, kind="float"),
+        dict(goal=Each(0.12), batch_size=30, metric="precision", level=0.9),
+    ),
+    "two stratum columns, a score proxy, costs": (
+        _proxy_pool(3000, 9, k=3),
+        dict(strata=["g", "h"], proxy="pscore", goal=Each(0.15), batch_size=30, score="sc", costs={(0, "x"): 2.0}),
+    ),
+    "a label set, a seed sequence": (
+        _proxy_pool(2000, 10),
+        dict(goal=Each(0.1), batch_size=20, label_set=[0, 1, 2], random_seed=np.random.SeedSequence(42)),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REPLAYS))
+def test_the_replay_in_memory_is_the_campaign_in_a_file(monkeypatch, case):
+    """Two independent paths, same seeds: the in-memory replay against real campaigns in temporary files.
+
+    Equal tables (but the wall times), traces and final intervals, to the last bit, and the same
+    warnings.
+    """
+    import warnings
+
+    from bayeseval.campaign import proxy_replay, simulate
+
+    data, settings = REPLAYS[case]
+    kw = {"strata": "g", "proxy": "judge", "random_seed": 7, "n_repeats": 1, **settings}
+
+    def run():
+        seed = kw["random_seed"]  # a seed sequence spawns other children once used: a fresh one per run
+        fresh = np.random.SeedSequence(seed.entropy) if isinstance(seed, np.random.SeedSequence) else seed
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = simulate(data, y_pred="pred", y_true="truth", progress=False, **{**kw, "random_seed": fresh})
+        return res, [(w.category, str(w.message)) for w in caught]
+
+    def no_file(*args):
+        raise AssertionError("the in-memory replay ran a campaign file")
+
+    monkeypatch.setattr(proxy_replay, "_one_file", no_file)
+    memory, said = run()
+    monkeypatch.undo()
+    monkeypatch.setattr(proxy_replay, "replay_proxy", functools.partial(proxy_replay.replay_proxy, files=True))
+    files, said_files = run()
+    pd.testing.assert_frame_equal(memory.table.drop(columns="wall_time"), files.table.drop(columns="wall_time"))
+    pd.testing.assert_frame_equal(memory.trace, files.trace, check_exact=True)
+    pd.testing.assert_frame_equal(memory.intervals, files.intervals, check_exact=True)
+    assert said == said_files
+    assert len(memory.table) == kw["n_repeats"] * len(kw.get("rules", [None]))
+    assert memory.table["labels_used"].gt(0).all()
+
+
+def test_a_true_label_the_campaign_refuses_is_refused_by_the_replay():
+    """A true label outside the campaign's labels (taken from the predictions): ingest's error, as in a campaign."""
+    from bayeseval.campaign import simulate
+
+    data = _proxy_pool(1000, 11)
+    data.loc[data["g"] == 0, "truth"] = 2
+    with pytest.raises(ValueError, match="invalid labels"):
+        simulate(
+            data, strata="g", y_pred="pred", y_true="truth", proxy="judge", goal=Each(0.1), n_repeats=1, progress=False
+        )

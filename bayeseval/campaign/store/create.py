@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
@@ -32,9 +33,10 @@ from bayeseval.campaign.loop.pool import (
 from bayeseval.campaign.loop.proxy_cells import PROXY_META, proxy_meta
 from bayeseval.campaign.loop.units import UNITS_META, units_meta
 from bayeseval.campaign.spec import CampaignSpec
+from bayeseval.campaign.store.schema import RowColumns
 from bayeseval.campaign.store.store import CampaignStore
 
-__all__ = ["initialise"]
+__all__ = ["initialise", "stored_pool"]
 
 _INT64_MAX = 2**63 - 1
 
@@ -94,24 +96,27 @@ def _config(spec: CampaignSpec, design: PoolDesign, index_name: Any, content: li
         raise ValueError(f"campaign settings cannot be stored: {exc}") from exc
 
 
-def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) -> Iterator[tuple[Any, ...]]:
+def _pool_rows(rids: list[Any], design: PoolDesign, queues: list[np.ndarray]) -> RowColumns:
     """Rows of the store's pool table: id, stratum code, prediction, score, eligible, order.
 
     ``queues`` lists each stratum's eligible rows in proposal order; a row's order is its
     place in its stratum's queue (0 for rows never proposed).
     """
     order = np.zeros(len(rids), dtype=np.int64)
-    for queue in queues:
-        order[queue] = np.arange(len(queue))
-    scores = design.score.tolist() if design.score is not None else [None] * len(rids)
-    return zip(
-        rids,
-        design.codes.tolist(),
-        design.y_pred.tolist(),
-        scores,
-        design.eligible.astype(int).tolist(),
-        order.tolist(),
-        strict=True,
+    if queues:
+        sizes = np.array([len(q) for q in queues], dtype=np.int64)
+        starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        order[np.concatenate(queues)] = np.arange(int(sizes.sum())) - starts
+    scores = design.score.tolist() if design.score is not None else None
+    return RowColumns(
+        (
+            rids,
+            design.codes.tolist(),
+            design.y_pred.tolist(),
+            scores,
+            design.eligible.astype(int).tolist(),
+            order.tolist(),
+        )
     )
 
 
@@ -168,6 +173,76 @@ def _content_rows(pool: pd.DataFrame, cols: list[str], rids: list[Any]) -> Itera
     return ((rid, json.dumps(list(vals))) for rid, *vals in zip(rids, *columns, strict=True))
 
 
+def _check_rule(spec: CampaignSpec) -> None:
+    if not isinstance(spec.rule, str):
+        raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
+
+
+def _checked_pool(pool: pd.DataFrame, spec: CampaignSpec) -> tuple[str, list[Any], PoolDesign]:
+    """The row-id type, the row ids and the design of a pool, checked for a stored campaign, or raise."""
+    _check_rule(spec)
+    check_columns(pool, spec_columns(spec), "pool")
+    rid_type, rids = _row_ids(pool.index)
+    design = design_pool(spec, pool)
+    _check_keys(design.keys, design.columns)
+    return rid_type, rids, design
+
+
+@dataclass(frozen=True, eq=False)
+class StoredPool:
+    """What :func:`initialise` would store of a pool without content or labels; nothing is written.
+
+    Attributes
+    ----------
+    rids : list
+        The row ids, as Python values.
+    design : PoolDesign
+        The pool as the campaign sees it.
+    config : str
+        The configuration's JSON (the ``meta`` table's ``config``).
+    proxy : str or None
+        The proxy column's JSON (the ``meta`` table's ``proxy``), None without a proxy.
+    """
+
+    rids: list[Any]
+    design: PoolDesign
+    config: str
+    proxy: str | None
+
+
+def stored_pool(pool: pd.DataFrame, spec: CampaignSpec) -> StoredPool:
+    """Check a pool as :func:`initialise` does and give what it would store, without writing a file.
+
+    A campaign replayed in memory (:func:`~bayeseval.campaign.proxy_replay.replay_proxy`) reads
+    the same design, configuration and proxy values as the campaign created on the pool, and
+    raises the same errors.
+
+    Parameters
+    ----------
+    pool : pandas.DataFrame
+        The pool, indexed by row id.
+    spec : CampaignSpec
+        The campaign's settings (resolved for the pool: :meth:`CampaignSpec.for_pool`).
+
+    Returns
+    -------
+    StoredPool
+        The row ids, the design, the configuration and the proxy values as stored.
+
+    Examples
+    --------
+    >>> pool = pd.DataFrame({"g": ["a", "b"] * 50, "pred": [0, 1] * 50})
+    >>> spec = CampaignSpec(strata="g", y_pred="pred").for_pool(len(pool))
+    >>> stored = stored_pool(pool, spec)
+    >>> stored.design.keys, json.loads(stored.config)["strata"]
+    ([('a',), ('b',)], ['g'])
+    """
+    _, rids, design = _checked_pool(pool, spec)
+    config = _config(spec, design, pool.index.name, [])
+    proxy = None if spec.proxy is None else proxy_meta(pool, spec.proxy, rids, design.labels.values)
+    return StoredPool(rids, design, config, proxy)
+
+
 def initialise(
     path: str | PathLike[str],
     pool: pd.DataFrame,
@@ -182,13 +257,9 @@ def initialise(
     ``labels`` (and ``inclusion``) are rows labelled before the campaign
     (:func:`~bayeseval.campaign.labels.existing.existing_labels`), recorded in the new file.
     """
-    if not isinstance(spec.rule, str):
-        raise TypeError(f"rule must be a rule name for a stored campaign, got {spec.rule!r}")
+    _check_rule(spec)
     busy_timeout = CampaignStore.check_timeout(busy_timeout)
-    check_columns(pool, spec_columns(spec), "pool")
-    rid_type, rids = _row_ids(pool.index)
-    design = design_pool(spec, pool)
-    _check_keys(design.keys, design.columns)
+    rid_type, rids, design = _checked_pool(pool, spec)
     cols = _check_content(content, pool, spec, design)
     content_rows = _content_rows(pool, cols, rids)
     config = _config(spec, design, pool.index.name, cols)

@@ -35,7 +35,9 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import islice
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
@@ -148,6 +150,113 @@ def key_json(values: list[Any]) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
+def keys_json(keys: Iterable[Sequence[Any]]) -> list[str]:
+    """:func:`key_json` of every stratum key (its values made plain by :func:`py_value`).
+
+    A key of one string or one integer, the usual stratum, is written without a call per value.
+
+    Examples
+    --------
+    >>> keys_json([("north",), (3,), ("north", 3)])
+    ['["north"]', '[3]', '["north", 3]']
+    """
+    out = []
+    for key in keys:
+        if len(key) == 1:
+            kind = type(key[0])
+            if kind is str:
+                out.append("[" + encode_basestring_ascii(key[0]) + "]")
+                continue
+            if kind is int:
+                out.append("[" + int.__repr__(key[0]) + "]")
+                continue
+        out.append(key_json([py_value(v) for v in key]))
+    return out
+
+
+@dataclass(frozen=True)
+class RowColumns:
+    """Rows of a table given column by column: equal-length lists of Python values.
+
+    A column given as None is NULL on every row (written in the statement, not bound).
+
+    Examples
+    --------
+    >>> RowColumns(([1, 2], ["a", "b"], None)).rows()
+    [(1, 'a', None), (2, 'b', None)]
+    """
+
+    columns: tuple[list[Any] | None, ...]
+
+    def __len__(self) -> int:
+        return next((len(c) for c in self.columns if c is not None), 0)
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """The rows as tuples."""
+        n = len(self)
+        return list(zip(*[[None] * n if c is None else c for c in self.columns], strict=True))
+
+
+#: values bound per INSERT statement: SQLite's oldest limit on a statement's parameters
+MAX_PARAMETERS = 999
+
+
+def insert_rows(conn: sqlite3.Connection, table: str, rows: Iterable[Sequence[Any]] | RowColumns) -> None:
+    """Insert rows into ``table``, many per statement (the same rows, in the same order, as one per statement).
+
+    ``rows`` are tuples, one per row, each with a value per column of the table, or a
+    :class:`RowColumns`. A statement of many rows binds the same values as one statement per
+    row, and SQLite steps it once instead of once per row.
+
+    Examples
+    --------
+    >>> conn = sqlite3.connect(":memory:")
+    >>> _ = conn.execute("CREATE TABLE t (a, b, c)")
+    >>> insert_rows(conn, "t", RowColumns(([1, 2, 3], ["x", "y", "z"], None)))
+    >>> insert_rows(conn, "t", [(4, "w", 0.5)])
+    >>> conn.execute("SELECT * FROM t").fetchall()
+    [(1, 'x', None), (2, 'y', None), (3, 'z', None), (4, 'w', 0.5)]
+    """
+    if isinstance(rows, RowColumns):
+        bound = [c for c in rows.columns if c is not None]
+        row = "(" + ",".join("NULL" if c is None else "?" for c in rows.columns) + ")"
+        n, width = len(rows), len(bound)
+        if any(len(c) != n for c in bound):
+            raise ValueError(f"RowColumns of {table}: columns of unequal lengths {[len(c) for c in bound]}")
+        if width == 0:
+            conn.executemany(f"INSERT INTO {table} VALUES {row}", [()] * n)
+            return
+        flat: list[Any] = [None] * (n * width)
+        for j, column in enumerate(bound):
+            flat[j::width] = column
+        per = MAX_PARAMETERS // width
+        full = f"INSERT INTO {table} VALUES " + ",".join([row] * per)
+        step = per * width
+        for start in range(0, len(flat), step):
+            chunk = flat[start : start + step]
+            sql = (
+                full if len(chunk) == step else f"INSERT INTO {table} VALUES " + ",".join([row] * (len(chunk) // width))
+            )
+            conn.execute(sql, chunk)
+        return
+    it = iter(rows)
+    first = next(it, None)
+    if first is None:
+        return
+    width = len(first)
+    row = "(" + ",".join("?" * width) + ")"
+    per = max(MAX_PARAMETERS // max(width, 1), 1)
+    full = f"INSERT INTO {table} VALUES " + ",".join([row] * per)
+    chunk = [first, *islice(it, per - 1)]
+    while chunk:
+        if any(len(r) != width for r in chunk):
+            bad = next(r for r in chunk if len(r) != width)
+            raise sqlite3.ProgrammingError(f"rows of {table}: a row of {len(bad)} values among rows of {width}")
+        flat = [v for r in chunk for v in r]
+        conn.execute(full if len(chunk) == per else f"INSERT INTO {table} VALUES " + ",".join([row] * len(chunk)), flat)
+        chunk = list(islice(it, per))
+
+
 def py_value(value: Any) -> Any:
     """Convert numpy scalars to plain Python values for sqlite3."""
     if isinstance(value, np.generic):
@@ -225,9 +334,9 @@ def build(
         for stmt in SCHEMA.format(rid_type=rid_type).split(";"):
             if stmt.strip():
                 conn.execute(stmt)
-        conn.executemany("INSERT INTO pool VALUES (?, ?, ?, ?, ?, ?)", pool_rows)
+        insert_rows(conn, "pool", pool_rows)
         if content_rows is not None:
-            conn.executemany("INSERT INTO content VALUES (?, ?)", content_rows)
+            insert_rows(conn, "content", content_rows)
         conn.execute(INDEXES)
         k = len(strata_keys)
         if n_rows is None or n_eligible is None:
@@ -235,14 +344,9 @@ def build(
             eli = dict(conn.execute("SELECT stratum, COUNT(*) FROM pool WHERE eligible=1 GROUP BY stratum"))
             n_rows = [int(got.get(i, 0)) for i in range(k)]
             n_eligible = [int(eli.get(i, 0)) for i in range(k)]
-        conn.executemany(
-            "INSERT INTO strata VALUES (?, ?, ?, ?)",
-            [
-                (i, key_json([py_value(v) for v in key]), int(n_rows[i]), int(n_eligible[i]))
-                for i, key in enumerate(strata_keys)
-            ],
-        )
-        conn.executemany("INSERT INTO counts VALUES (?, 0, 0, 0, 0)", [(i,) for i in range(k)])
+        columns = (list(range(k)), keys_json(strata_keys), [int(n) for n in n_rows], [int(n) for n in n_eligible])
+        insert_rows(conn, "strata", RowColumns(columns))
+        conn.execute("INSERT INTO counts SELECT code, 0, 0, 0, 0 FROM strata ORDER BY code")
         if existing_rows:
             _record_existing(conn, existing_rows)
         full = dict(meta)

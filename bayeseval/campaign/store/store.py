@@ -238,8 +238,9 @@ class CampaignStore:
             SQLite type of the row ids.
         strata_keys : sequence of sequence
             Each stratum's key (the stratum column values), in code order.
-        pool_rows : iterable of tuple
-            ``(rid, stratum_code, prediction, score, eligible, ord)`` per pool row.
+        pool_rows : iterable of tuple or RowColumns
+            ``(rid, stratum_code, prediction, score, eligible, ord)`` per pool row, or the same
+            columns as lists (:class:`~bayeseval.campaign.store.schema.RowColumns`).
         n_rows, n_eligible : sequence of int, optional
             Pool rows and eligible rows per stratum; counted from ``pool_rows`` when omitted.
         busy_timeout : float
