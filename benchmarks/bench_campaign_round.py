@@ -30,14 +30,18 @@ import gc
 import os
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from targets import record  # noqa: E402
 
 BATCH = 100
 ROWS_PER_STRATUM = 20
@@ -188,6 +192,9 @@ def main() -> None:
                 f"{ours_cpu:>10.4f}{theirs_cpu:>10.4f}{ours_cpu / theirs_cpu:>7.2f}",
                 flush=True,
             )
+            record(f"campaign round / hand-written round, {k:,} strata", ours_cpu / theirs_cpu, 3.0, note="CPU")
+            if k >= 100_000:
+                record(f"Campaign.create / to_sql, {k:,} strata", create_cpu / anchor_cpu, 1.2, note="CPU")
 
 
 if __name__ == "__main__":

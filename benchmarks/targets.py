@@ -30,6 +30,7 @@ QUICK: list[tuple[str, list[str]]] = [
     ("bench_campaign_round.py", ["--sizes", "12", "100000", "--rounds", "3"]),
     ("bench_report_scale.py", []),
     ("bench_cluster_count.py", ["--rows", "4000000", "--repeats", "2"]),
+    ("bench_simulate_proxy.py", ["--strata", "12", "--repeats", "5", "--times", "2", "--no-files"]),
 ]
 
 

@@ -291,7 +291,7 @@ def simulate(
     {spec_parameters}
     progress : bool
         Show a tqdm progress bar, one step per campaign replayed (with ``proxy`` each repeat
-        runs a real campaign on a temporary file, repeat 0 the one created with ``random_seed``).
+        replays the campaign in memory, repeat 0 the one created with ``random_seed``).
         A 20,000-row pool takes about 10-60 s with the defaults (one rule, 10 repeats, batch
         size scaled to the pool) on two loaded cores; each further rule in ``rules`` as long again.
 
