@@ -414,7 +414,7 @@ def html_fragment(
         "<p>" + "<br>".join(esc(h) for h in head[2:]) + "</p>",
     ]
     if rows is not None:
-        parts.append(_html_part_note(report, len(rows), order_words, full_table))
+        parts.append(part_note(report, len(rows), order_words, full_table, page=True))
     parts += [_html_strata(report, rows), _html_overall(report), _html_findings(report, bounded=rows is not None)]
     if plot and png is not None:
         data = base64.b64encode(png).decode("ascii")
@@ -452,39 +452,30 @@ def _flag_counts(report: Any) -> list[tuple[str, int]]:
     return sorted(flags.items(), key=lambda fk: (-fk[1], fk[0]))
 
 
-def part_note(report: Any, shown: int, order_words: str, full_table: str | None) -> str:
-    """A text or Markdown report of part of the strata: how many of how many, in which order, the
-    flags over every stratum, and where the full table is (``full_table``: the file beside it)."""
+def part_note(report: Any, shown: int, order_words: str, full_table: str | None, *, page: bool = False) -> str:
+    """What a report of part of the strata shows: how many of how many, in which order, the flags
+    over every stratum, and where the full table is (``full_table``: the file beside it). Plain
+    text, or with ``page`` an HTML paragraph (text escaped, the file linked)."""
+    esc = html.escape if page else str
     n = len(report.table)
-    counted = "; ".join(f"{f} {k:,}" for f, k in _flag_counts(report))
-    where = (
-        f"{full_table}, beside this file"
-        if full_table is not None
-        else "the report's table, or save('strata.csv') or save('strata.xlsx')"
-    )
-    return (
-        f"This report shows {shown:,} of the {n:,} strata, ordered {order_words}."
+    counted = "; ".join(f"{esc(f)} {k:,}" for f, k in _flag_counts(report))
+    if full_table is not None:
+        link = f"<a href='{esc(full_table)}'>{esc(full_table)}</a>" if page else full_table
+        where = f"{link}, beside this {'page' if page else 'file'}"
+    elif page:
+        where = (
+            "the report's <code>table</code>, or <code>save('strata.csv')</code> or <code>save('strata.xlsx')</code>"
+        )
+    else:
+        where = "the report's table, or save('strata.csv') or save('strata.xlsx')"
+    shows = f"This {'page' if page else 'report'} shows {shown:,} of the {n:,} strata"
+    text = (
+        (f"<b>{shows}</b>" if page else shows)
+        + f", ordered {esc(order_words)}."
         + (f" Flags over all {n:,} strata: {counted}." if counted else "")
         + f" The full table, every stratum: {where}."
     )
-
-
-def _html_part_note(report: Any, shown: int, order_words: str, full_table: str | None) -> str:
-    """What a page of part of the strata shows: how many of how many, in which order, the flags over
-    every stratum, and where the full table is."""
-    esc = html.escape
-    n = len(report.table)
-    counted = "; ".join(f"{esc(f)} {k:,}" for f, k in _flag_counts(report))
-    where = (
-        f"<a href='{esc(full_table)}'>{esc(full_table)}</a>, beside this page"
-        if full_table is not None
-        else "the report's <code>table</code>, or <code>save('strata.csv')</code> or <code>save('strata.xlsx')</code>"
-    )
-    return (
-        f"<p class='bv-part'><b>This page shows {shown:,} of the {n:,} strata</b>, ordered {esc(order_words)}."
-        + (f" Flags over all {n:,} strata: {counted}." if counted else "")
-        + f" The full table, every stratum: {where}.</p>"
-    )
+    return f"<p class='bv-part'>{text}</p>" if page else text
 
 
 def _html_strata(report: Any, rows: np.ndarray | None = None) -> str:
