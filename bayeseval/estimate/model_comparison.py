@@ -67,6 +67,7 @@ class ModelComparison(Result):
 
     Examples
     --------
+    >>> from bayeseval.estimate.paired import compare_models
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "item": [1, 2, 3, 4] * 2,
     ...                      "outcome": [1, 1, 1, 0, 0, 1, 0, 0]})
@@ -126,6 +127,7 @@ class ModelComparison(Result):
 
         Examples
         --------
+        >>> from bayeseval.estimate.paired import compare_models
         >>> rows = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 3, "item": [1, 2, 3] * 2,
         ...                      "outcome": [1, 1, 0, 0, 1, 0]})
         >>> "Leaderboard" in compare_models(rows).to_text()
@@ -149,6 +151,7 @@ class ModelComparison(Result):
 
         Examples
         --------
+        >>> from bayeseval.estimate.paired import compare_models
         >>> import json
         >>> rows = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 3, "item": [1, 2, 3] * 2,
         ...                      "outcome": [1, 1, 0, 0, 1, 0]})
@@ -185,6 +188,7 @@ class ModelComparison(Result):
 
         Examples
         --------
+        >>> from bayeseval.estimate.paired import compare_models
         >>> import matplotlib
         >>> matplotlib.use("Agg")
         >>> rows = pd.DataFrame({"model": ["a"] * 3 + ["b"] * 3, "item": [1, 2, 3] * 2,
