@@ -121,31 +121,42 @@ def _proxy_pool(n, seed, k=2, kind="int"):
 
 
 REPLAYS = {
-    "three repeats": (_proxy_pool(2000, 4), dict(goal=Each(0.1), batch_size=30, n_repeats=3)),
+    "three repeats": (_proxy_pool(2000, 4), dict(goal=Each(0.1), budget=Budget(batch_size=30), n_repeats=3)),
     "several rules": (
         _proxy_pool(2000, 1, k=3),
-        dict(goal=Each(0.12), batch_size=40, n_repeats=2, rules=["expected_width", "proportional", "thompson"]),
+        dict(
+            goal=Each(0.12),
+            budget=Budget(batch_size=40),
+            n_repeats=2,
+            rules=["expected_width", "proportional", "thompson"],
+        ),
     ),
-    "a budget": (_proxy_pool(3000, 2, k=3), dict(goal=Each(0.03), batch_size=50, budget=300)),
+    "a budget": (_proxy_pool(3000, 2, k=3), dict(goal=Each(0.03), budget=Budget(300, batch_size=50))),
     "text labels, accuracy": (
         _proxy_pool(2500, 3, k=3, kind="text"),
-        dict(goal=Each(0.1), batch_size=30, metric="accuracy", pos_label="dog"),
+        dict(goal=Each(0.1), budget=Budget(batch_size=30), metric="accuracy", pos_label="dog"),
     ),
     "bool labels, npv": (
         _proxy_pool(3000, 8, k=3, kind="bool"),
-        dict(goal=Each(0.12), batch_size=25, metric="npv", pos_label=True),
+        dict(goal=Each(0.12), budget=Budget(batch_size=25), metric="npv", pos_label=True),
     ),
     "float labels, precision, level 0.9": (
         _proxy_pool(3000, 5, kind="float"),
-        dict(goal=Each(0.12), batch_size=30, metric="precision", level=0.9),
+        dict(goal=Each(0.12), budget=Budget(batch_size=30), metric="precision", level=0.9),
     ),
     "two stratum columns, a score proxy, costs": (
         _proxy_pool(3000, 9, k=3),
-        dict(strata=["g", "h"], proxy="pscore", goal=Each(0.15), batch_size=30, score="sc", costs={(0, "x"): 2.0}),
+        dict(
+            strata=["g", "h"],
+            proxy="pscore",
+            goal=Each(0.15),
+            budget=Budget(batch_size=30, costs={(0, "x"): 2.0}),
+            score="sc",
+        ),
     ),
     "a label set, a seed sequence": (
         _proxy_pool(2000, 10),
-        dict(goal=Each(0.1), batch_size=20, label_set=[0, 1, 2], random_seed=np.random.SeedSequence(42)),
+        dict(goal=Each(0.1), budget=Budget(batch_size=20), label_set=[0, 1, 2], random_seed=np.random.SeedSequence(42)),
     ),
 }
 
