@@ -50,6 +50,7 @@ from bayeseval.campaign.labels.ingest import IngestResult, ingest_labels
 from bayeseval.campaign.labels.label_set import LabelSet
 from bayeseval.campaign.labels.labelstudio import LabelStudioClient, SyncLoop, SyncReport, sync
 from bayeseval.campaign.loop.forecast import forecast_table, stratum_feasibility
+from bayeseval.campaign.loop.metric_states import MetricStates
 from bayeseval.campaign.loop.pool import (
     StrataDesign,
     metric_flags,
@@ -58,7 +59,7 @@ from bayeseval.campaign.loop.pool import (
 )
 from bayeseval.campaign.loop.proxy_cells import PROXY_META, ProxyDesign
 from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
-from bayeseval.campaign.loop.rule_state import MetricStates, RuleState
+from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import get_rule
 from bayeseval.campaign.loop.status import outcome_text, status_frame
 from bayeseval.campaign.loop.units import UNITS_META, UnitDesign, unit_status, units_feasibility, units_state

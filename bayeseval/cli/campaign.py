@@ -494,7 +494,7 @@ def _status(args: argparse.Namespace) -> int:
                 "strata": _records(st),
             }
             if len(c.annotations()):
-                from bayeseval.campaign.labels.annotations import AGREEMENT_RULE
+                from bayeseval.campaign.labels.agreement import AGREEMENT_RULE
 
                 payload["agreement"] = _records(c.agreement())
                 payload["agreement_rule"] = AGREEMENT_RULE

@@ -36,11 +36,9 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._api.validation import short_repr
-from bayeseval.campaign.labels.agreement import AGREEMENT_RULE
 from bayeseval.campaign.labels.label_set import is_blank
 
 __all__ = [
-    "AGREEMENT_RULE",  # defined in bayeseval.campaign.labels.agreement; imported from here by the command line
     "ROW_ID_KEY",
     "annotator_identity",
     "content_kinds",

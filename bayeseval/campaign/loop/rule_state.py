@@ -33,7 +33,6 @@ from bayeseval._kernels.guarantee import (
 from bayeseval.campaign.goals.decide import AT_THRESHOLD
 from bayeseval.campaign.goals.goal import Goal
 from bayeseval.campaign.goals.registry import STATE_GOAL_DEFAULTS, goal_setting_view, state_goal
-from bayeseval.campaign.loop.metric_states import MetricStates  # re-exported: importers read it from here
 from bayeseval.campaign.loop.state import COUNT_SETTINGS, CampaignState, cached_pool_ci, counted_view
 from bayeseval.counts.design import POPULATIONS
 from bayeseval.models.posterior import Posterior
@@ -41,7 +40,7 @@ from bayeseval.models.posterior import Posterior
 if TYPE_CHECKING:
     from bayeseval.campaign.goals.state import GoalState
 
-__all__ = ["RuleState", "MetricStates", "AT_THRESHOLD"]
+__all__ = ["RuleState", "AT_THRESHOLD"]
 
 
 # the state a rule sees

@@ -18,14 +18,11 @@ import struct
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from bayeseval.campaign.store.schema import SQLITE_MAGIC
-
-if TYPE_CHECKING:
-    from bayeseval.campaign.store.store import CampaignStore
 
 __all__ = [
     "chunks",
@@ -113,7 +110,7 @@ def guarded(action: str) -> Callable[[F], F]:
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
-        def inner(self: CampaignStore, *args: Any, **kwargs: Any) -> Any:
+        def inner(self: Any, *args: Any, **kwargs: Any) -> Any:  # a CampaignStore
             with self._errors(action):
                 return fn(self, *args, **kwargs)
 
