@@ -632,3 +632,16 @@ def bisect_quantiles(W, A, B, qs, iters=80):
 
 
 Z95 = stats.norm.isf(0.025)
+
+#: the metrics' definitions written out on rows (trials, successes), independently of Metric.masks
+BY_HAND = {
+    "error_rate": lambda y, p, pos: (np.ones_like(y, bool), y != p),
+    "accuracy": lambda y, p, pos: (np.ones_like(y, bool), y == p),
+    "recall": lambda y, p, pos: (y == pos, (y == pos) & (p == pos)),
+    "precision": lambda y, p, pos: (p == pos, (p == pos) & (y == pos)),
+    "fpr": lambda y, p, pos: (y != pos, (y != pos) & (p == pos)),
+    "specificity": lambda y, p, pos: (y != pos, (y != pos) & (p != pos)),
+    "npv": lambda y, p, pos: (p != pos, (p != pos) & (y != pos)),
+    "fnr": lambda y, p, pos: (y == pos, (y == pos) & (p != pos)),
+    "selection_rate": lambda y, p, pos: (np.ones_like(y, bool), p == pos),
+}

@@ -18,25 +18,10 @@ from bayeseval import Design, tabulate
 from bayeseval._backends.dispatch import backend_for
 from bayeseval._backends.narwhals_backend import NarwhalsBackend, pandas_frame
 from bayeseval.plan.split import dual_constraint_split
-
-pl = pytest.importorskip("polars")
-pa = pytest.importorskip("pyarrow")
+from tests.backends.frames import ENGINES, pl
 
 #: Dask warns that its narwhals support moves to a separate package: not ours to change
 pytestmark = pytest.mark.filterwarnings("ignore:Dask support is moving out of Narwhals:FutureWarning")
-
-
-def _dask(df: pd.DataFrame):
-    dd = pytest.importorskip("dask.dataframe")
-    return dd.from_pandas(df, npartitions=3)
-
-
-ENGINES = {
-    "polars": pl.from_pandas,
-    "polars_lazy": lambda df: pl.from_pandas(df).lazy(),
-    "pyarrow": lambda df: pa.Table.from_pandas(df, preserve_index=False),
-    "dask": _dask,
-}
 
 
 @pytest.fixture(params=list(ENGINES))

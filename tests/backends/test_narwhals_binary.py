@@ -14,38 +14,12 @@ import pytest
 from bayeseval import tabulate
 from bayeseval._backends.interface import Backend
 from bayeseval._backends.narwhals_backend import NarwhalsBackend
-
-pl = pytest.importorskip("polars")
-pa = pytest.importorskip("pyarrow")
+from tests.backends.frames import ENGINES, pl
+from tests.helpers import BY_HAND
 
 #: Dask warns that its narwhals support moves to a separate package: not ours to change
 pytestmark = pytest.mark.filterwarnings("ignore:Dask support is moving out of Narwhals:FutureWarning")
 
-
-def _dask(df: pd.DataFrame):
-    dd = pytest.importorskip("dask.dataframe")
-    return dd.from_pandas(df, npartitions=3)
-
-
-ENGINES = {
-    "polars": pl.from_pandas,
-    "polars_lazy": lambda df: pl.from_pandas(df).lazy(),
-    "pyarrow": lambda df: pa.Table.from_pandas(df, preserve_index=False),
-    "dask": _dask,
-}
-
-#: the metrics' definitions written out on rows (trials, successes), independently of Metric.masks
-BY_HAND = {
-    "error_rate": lambda y, p, pos: (np.ones_like(y, bool), y != p),
-    "accuracy": lambda y, p, pos: (np.ones_like(y, bool), y == p),
-    "recall": lambda y, p, pos: (y == pos, (y == pos) & (p == pos)),
-    "precision": lambda y, p, pos: (p == pos, (p == pos) & (y == pos)),
-    "fpr": lambda y, p, pos: (y != pos, (y != pos) & (p == pos)),
-    "specificity": lambda y, p, pos: (y != pos, (y != pos) & (p != pos)),
-    "npv": lambda y, p, pos: (p != pos, (p != pos) & (y != pos)),
-    "fnr": lambda y, p, pos: (y == pos, (y == pos) & (p != pos)),
-    "selection_rate": lambda y, p, pos: (np.ones_like(y, bool), p == pos),
-}
 CASES = [
     ("error_rate", None),
     ("accuracy", None),

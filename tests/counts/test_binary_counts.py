@@ -16,22 +16,10 @@ from bayeseval import tabulate
 from bayeseval._backends.duckdb_backend import DuckDBBackend
 from bayeseval._backends.interface import Backend
 from bayeseval._backends.pandas_backend import DUCKDB_MIN_ROWS, PandasBackend
+from tests.helpers import BY_HAND
 
 ROWS = DUCKDB_MIN_ROWS + 20_000
 STRATA = 1_000
-
-#: the metrics' definitions written out on rows (trials, successes), independently of Metric.masks
-BY_HAND = {
-    "error_rate": lambda y, p, pos: (np.ones_like(y, bool), y != p),
-    "accuracy": lambda y, p, pos: (np.ones_like(y, bool), y == p),
-    "recall": lambda y, p, pos: (y == pos, (y == pos) & (p == pos)),
-    "precision": lambda y, p, pos: (p == pos, (p == pos) & (y == pos)),
-    "fpr": lambda y, p, pos: (y != pos, (y != pos) & (p == pos)),
-    "specificity": lambda y, p, pos: (y != pos, (y != pos) & (p != pos)),
-    "npv": lambda y, p, pos: (p != pos, (p != pos) & (y != pos)),
-    "fnr": lambda y, p, pos: (y == pos, (y == pos) & (p != pos)),
-    "selection_rate": lambda y, p, pos: (np.ones_like(y, bool), p == pos),
-}
 
 
 def make_rows(seed: int, labels: str = "int8", rows: int = ROWS) -> pd.DataFrame:
