@@ -685,6 +685,23 @@ def _tabulate_outcome(
     )
 
 
+def _unit_query(
+    cols: list[str], cluster: str, y_true: str, y_pred: str, m: Metric, t_vals: Any, p_vals: Any, positive: Any
+) -> UnitQuery:
+    """The units query of metric ``m``: its trial and success cells among the label pairs (t, p)."""
+    trial, success = m.masks(t_vals, p_vals, positive)
+    return UnitQuery(
+        cols,
+        cluster,
+        y_true=y_true,
+        y_pred=y_pred,
+        trial_cells=tuple(zip(t_vals[trial], p_vals[trial], strict=True)),
+        success_cells=tuple(zip(t_vals[success], p_vals[success], strict=True)),
+        metric=m,
+        positive=positive,
+    )
+
+
 def _label_counts_from_units(
     backend: Any, cols: list[str], y_true: str, y_pred: str, m: Metric, cluster: str, weights: Any, d: Design
 ) -> Counts | None:
@@ -697,17 +714,7 @@ def _label_counts_from_units(
     """
     if backend.engine != "pandas" or not backend.zero_one_labels(cols, y_true, y_pred, cluster):
         return None
-    t_vals, p_vals = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
-    trial, success = m.masks(t_vals, p_vals)
-    query = UnitQuery(
-        cols,
-        cluster,
-        y_true=y_true,
-        y_pred=y_pred,
-        trial_cells=tuple(zip(t_vals[trial], p_vals[trial], strict=True)),
-        success_cells=tuple(zip(t_vals[success], p_vals[success], strict=True)),
-        metric=m,
-    )
+    query = _unit_query(cols, cluster, y_true, y_pred, m, np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]), None)
     unit = backend.unit_counts(query)
     table = unit.table
     if not len(table):
@@ -763,17 +770,7 @@ def _with_label_units(
     names = level_names(counts.strata)
     parts, spanning = [], 0
     for cls in [positive] if classes is None else list(classes):
-        trial, success = m.masks(t_vals, p_vals, cls)
-        query = UnitQuery(
-            cols,
-            cluster,
-            y_true=y_true,
-            y_pred=y_pred,
-            trial_cells=tuple(zip(t_vals[trial], p_vals[trial], strict=True)),
-            success_cells=tuple(zip(t_vals[success], p_vals[success], strict=True)),
-            metric=m,
-            positive=cls,
-        )
+        query = _unit_query(cols, cluster, y_true, y_pred, m, t_vals, p_vals, cls)
         unit = backend.unit_counts(query)
         spanning = max(spanning, unit.spanning)
         frame = units_frame(unit, names[: len(cols)] or names[:1], cols)
