@@ -74,6 +74,14 @@ def _log_prior_kappa(w: np.ndarray) -> np.ndarray:
     return log_expit(w) + log_expit(-w)
 
 
+def units_prior(prior: Any) -> Prior:
+    """The resolved prior on ``(mu, phi)`` of the pooled model over units, which must be proper."""
+    resolved = resolve_prior(prior)
+    if resolved.improper:
+        raise ValueError("prior='bda' is improper; the pooled model over units needs a proper prior on (mu, phi)")
+    return resolved
+
+
 def units_histogram(counts: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct ``(a, m)`` pairs and the ``(K, P)`` matrix of units per stratum and pair."""
     units = counts.units
@@ -154,9 +162,7 @@ class UnitsFit:
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; valid choices are {sorted(PRESETS)}")
         self.counts = counts
-        self.prior: Prior = resolve_prior(prior)
-        if self.prior.improper:
-            raise ValueError("prior='bda' is improper; the pooled model over units needs a proper prior on (mu, phi)")
+        self.prior: Prior = units_prior(prior)
         self.preset = preset
         self.grid_size = check_positive_int(grid_size or PRESETS[preset], "grid_size", minimum=8)
         self._a, self._m, self._mult = units_histogram(counts)

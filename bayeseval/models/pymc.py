@@ -264,7 +264,7 @@ def load_pymc() -> Any:
 
 
 @contextlib.contextmanager
-def quiet_pymc(quiet: bool) -> Iterator[None]:
+def _quiet_pymc(quiet: bool) -> Iterator[None]:
     """Silence PyMC's informational log lines (sampler choice, timing) while ``quiet``."""
     logger = logging.getLogger("pymc")
     level = logger.level
@@ -414,7 +414,7 @@ def fit_pymc(
         "compute_convergence_checks": False,
         **kwargs,
     }
-    idata, elapsed = _sample(pm_model, sample_kwargs)
+    idata, elapsed = sample_nuts(pm_model, sample_kwargs)
 
     hyper = _hyper_draws(idata.posterior, hyper_names)
     theta = _theta_draws(idata, hyper, (s, n, offsets, labels), model, outlier_prob, rng)
@@ -478,12 +478,12 @@ def _model_prior(model: str, prior: Any) -> Any:
     return "default"
 
 
-def _sample(pm_model: Any, sample_kwargs: dict[str, Any]) -> tuple[Any, float]:
+def sample_nuts(pm_model: Any, sample_kwargs: dict[str, Any]) -> tuple[Any, float]:
     """Run :func:`pymc.sample` on ``pm_model``; return the InferenceData and the seconds taken."""
     pm = load_pymc()  # deferred: PyMC loads only when this engine is used
 
     start = time.perf_counter()
-    with pm_model, quiet_pymc(not sample_kwargs.get("progressbar", True)):
+    with pm_model, _quiet_pymc(not sample_kwargs.get("progressbar", True)):
         idata = pm.sample(**sample_kwargs)
     return idata, time.perf_counter() - start
 

@@ -25,10 +25,9 @@ import numpy as np
 
 from bayeseval._api.validation import check_positive_int, check_probability
 from bayeseval.counts.counts import Counts
-from bayeseval.models.exact_units import KAPPA_BOUNDS, units_histogram
+from bayeseval.models.exact_units import KAPPA_BOUNDS, units_histogram, units_prior
 from bayeseval.models.posterior import Posterior
-from bayeseval.models.priors import resolve_prior
-from bayeseval.models.pymc import check_convergence, hyperprior, load_pymc, quiet_pymc
+from bayeseval.models.pymc import check_convergence, hyperprior, load_pymc, sample_nuts
 
 __all__ = ["fit_pymc_units"]
 
@@ -85,9 +84,7 @@ def fit_pymc_units(
     chains = check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
     target_accept = check_probability(target_accept, "target_accept", open_interval=True)
-    prior_obj = resolve_prior(prior)
-    if prior_obj.improper:
-        raise ValueError("prior='bda' is improper; the pooled model over units needs a proper prior on (mu, phi)")
+    prior_obj = units_prior(prior)
     a, m, mult = units_histogram(counts)
     labels = [str(k) for k in counts.strata]
     s = counts.successes.to_numpy(float)
@@ -107,23 +104,24 @@ def fit_pymc_units(
         dist = pm.BetaBinomial.dist(n=pt.as_tensor(m[None, :]), alpha=alpha, beta=beta)
         pm.Potential("units", (pt.as_tensor(mult) * pm.logp(dist, pt.as_tensor(a[None, :]))).sum())
     seed = int(np.random.default_rng(random_seed).integers(2**31 - 1))
-    with model, quiet_pymc(not progress):
-        idata = pm.sample(
-            draws=math.ceil(draws / chains),
-            tune=tune,
-            chains=chains,
-            cores=1,
-            random_seed=seed,
-            target_accept=target_accept,
-            progressbar=bool(progress),
-            compute_convergence_checks=False,
-        )
+    kwargs = {
+        "draws": math.ceil(draws / chains),
+        "tune": tune,
+        "chains": chains,
+        "cores": 1,
+        "random_seed": seed,
+        "target_accept": target_accept,
+        "progressbar": bool(progress),
+        "compute_convergence_checks": False,
+    }
+    idata, elapsed = sample_nuts(model, kwargs)
     post = idata.posterior
     total = post.sizes["chain"] * post.sizes["draw"]
     theta_draws = post["theta"].to_numpy().reshape(total, -1)
     hyper = {name: post[name].to_numpy().reshape(total) for name in ("mu", "kappa", "correlation")}
     diagnostics = check_convergence(idata, var_names=["mu", "kappa", "correlation", "theta"], model="units")
     diagnostics["correlation"] = float(hyper["correlation"].mean())
+    diagnostics["sampling_seconds"] = float(elapsed)
     return Posterior(
         theta=theta_draws,
         counts=counts,

@@ -133,7 +133,7 @@ def sample_kwargs(monkeypatch):
         raise _Stop
 
     monkeypatch.setattr(bp, "_beta_binomial_model", lambda *a, **k: (None, ["mu", "kappa"]))
-    monkeypatch.setattr(bp, "_sample", fake_sample)
+    monkeypatch.setattr(bp, "sample_nuts", fake_sample)
     return seen
 
 
