@@ -24,7 +24,16 @@ COMPARE_EPILOG = (
     "examples:\n  bayeseval compare answers.csv --strata task\n"
     "  bayeseval compare answers.parquet --outcome match --strata metadata.category --reference gpt-a --json\n"
     "  bayeseval compare --inspect logs/ --strata metadata.category\n"
-    "  bayeseval compare --inspect logs/ --epoch 1 --labels human.csv --strata metadata.category"
+    "  bayeseval compare --inspect logs/ --epoch 1 --labels human.csv --strata metadata.category\n"
+    "  bayeseval compare answers.csv --human human --selected-by gpt-a --strata category"
+)
+
+
+SELECTED_BY_HELP = (
+    "with --human or --labels (also with a data file): the human-labelled items were chosen by this model's "
+    "judge verdict (the outcome), e.g. 50 it passed and 50 it failed; each item gets its stratum and verdict "
+    "cell's share of labelled items as its inclusion probability (as join_labels' selected_by does for one "
+    "model), instead of a column given with --inclusion"
 )
 
 
@@ -77,6 +86,10 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_harness_args(p, labels=True)
+    for action in p._actions:  # compare's --selected-by names a model, not the answers' columns
+        if action.dest == "selected_by":
+            action.metavar = "MODEL"
+            action.help = SELECTED_BY_HELP
     p.set_defaults(labels_on="model,item")
     return p
 
@@ -98,6 +111,8 @@ def run_compare(args: Any) -> int:
     from bayeseval.cli.io import read_table  # deferred: pandas
     from bayeseval.estimate.paired import compare_models  # deferred: SciPy, pandas
 
+    selected_by = getattr(args, "selected_by", None)
+    args = argparse.Namespace(**{**vars(args), "selected_by": None})  # a model here, not the reader's columns
     check_one_input(args)
     human = _human_option(args)
     items = _split(args.item) or ["item"]
@@ -121,12 +136,20 @@ def run_compare(args: Any) -> int:
         for col in names:
             if col not in data.columns:
                 raise ValueError(f"{option} column {col!r} is not in {source}; columns are {list(data.columns)}")
+    by_text = {str(m): m for m in data[args.model].dropna().unique()}
     reference = args.reference
     if reference is not None:
-        by_text = {str(m): m for m in data[args.model].dropna().unique()}
         if reference not in by_text:
             raise ValueError(f"--reference {reference!r} is not a model of {source}; models are {list(by_text)}")
         reference = by_text[reference]
+    inclusion = args.inclusion
+    if selected_by is not None:
+        if selected_by not in by_text:
+            raise ValueError(
+                f"--selected-by {selected_by!r} is not a model of {source}: name the model whose judge verdicts "
+                f"chose the labelled items; models are {list(by_text)}"
+            )
+        data, inclusion = _selected_by(data, args, by_text[selected_by], human, items, strata or []), SELECTION
     result = compare_models(
         data,
         model=args.model,
@@ -135,7 +158,7 @@ def run_compare(args: Any) -> int:
         y_true=args.y_true,
         y_pred=args.y_pred,
         strata=strata,
-        design={k: v for k, v in (("cluster", args.cluster), ("inclusion", args.inclusion)) if v} or None,
+        design={k: v for k, v in (("cluster", args.cluster), ("inclusion", inclusion)) if v} or None,
         reference=reference,
         level=args.level,
         adjust=args.adjust,
@@ -150,11 +173,6 @@ def run_compare(args: Any) -> int:
 
 def _human_option(args: Any) -> str | None:
     """The human label column: ``--human``, or ``human`` when ``--labels`` joins labels onto harness files."""
-    if getattr(args, "selected_by", None) is not None:
-        raise ValueError(
-            "--selected-by does not apply to compare: give each labelled item's probability of having been "
-            "chosen as a column of the data, with --inclusion"
-        )
     if getattr(args, "labels", None) is None:
         return args.human
     if args.human is not None:
@@ -181,3 +199,58 @@ def _harness_answers(args: Any, items: list[str]) -> tuple[Any, list[str], str]:
     if items == ["item"] and frame["task"].nunique() > 1 and "task" not in (_split(args.strata) or []):
         items = ["task", "item"]
     return frame, items, harness_source(args)
+
+
+#: the column ``--selected-by`` writes each item's inclusion probability in (as ``join_labels`` names it)
+SELECTION = "inclusion"
+
+
+def _selected_by(data: Any, args: Any, model: Any, human: str | None, items: list[str], strata: list[str]) -> Any:
+    """``data`` with the column :data:`SELECTION`: each item's inclusion probability when the labelled items
+    were drawn at random within the cells of ``model``'s judge verdict (and the stratum).
+
+    The probabilities are :func:`bayeseval.io.join_labels`'s ``selected_by`` shares, computed on
+    ``model``'s answers (labelled where their human label is given) and copied to every model's
+    answer to the same item. Within a stratum and a verdict the labelled items are a random
+    sample whether the draw was made per stratum or over all items, so the stratum's cells are
+    always used.
+    """
+    from bayeseval.io import join_labels  # deferred: pandas
+
+    option = f"--selected-by {str(model)!r}"
+    if human is None:
+        raise ValueError(f"{option} says how the human-labelled items were chosen: give --human or --labels too")
+    if args.inclusion is not None:
+        raise ValueError("give --selected-by or --inclusion, not both: each says how the labelled items were chosen")
+    if SELECTION in data.columns:
+        raise ValueError(
+            f"{option} writes the column {SELECTION!r}, which the data already has: give that column with "
+            "--inclusion, or rename it"
+        )
+    keys = list(dict.fromkeys([*strata, *items]))
+    if args.y_true is not None and args.y_pred is not None:
+        verdict_name = "verdict"
+        verdicts = (data[args.y_true] == data[args.y_pred]).astype(float).where(data[args.y_pred].notna())
+    else:
+        verdict_name = args.outcome or "outcome"
+        if verdict_name not in data.columns:
+            raise ValueError(f"{option}: the judge's verdict column {verdict_name!r} is not in the data")
+        verdicts = data[verdict_name]
+    rows = data[data[args.model] == model]
+    answers = rows[keys].assign(**{verdict_name: verdicts[rows.index]})
+    labelled = rows[human].notna()
+    labels = rows.loc[labelled, keys].assign(label=rows.loc[labelled, human])
+    try:
+        shares = join_labels(answers, labels, on=keys, name="_labelled", selected_by=[*strata, verdict_name])
+    except (ValueError, TypeError) as exc:
+        raise type(exc)(f"{option}: {exc}") from exc
+    shares = shares.drop_duplicates(keys)[[*keys, SELECTION]]
+    out = data.merge(shares, on=keys, how="left", validate="many_to_one")
+    out.index = data.index
+    orphans = out[human].notna() & out[SELECTION].isna()
+    if orphans.any():
+        raise ValueError(
+            f"{option}: {int(orphans.sum())} labelled answer(s) are on items in a stratum and verdict of "
+            f"{str(model)!r} where none of its answers is labelled, so the labels were not chosen by its verdict"
+        )
+    return out

@@ -224,7 +224,7 @@ def test_command_line_labels_and_human_column(tmp_path, capsys):
     assert main(["compare", "--inspect", *logs, "--labels", str(labels_path), "--labels-on", "item"]) == 2
     assert "--labels-on 'item' must name the model column" in capsys.readouterr().err
     assert main(["compare", "--inspect", *logs, "--labels", str(labels_path), "--selected-by", "outcome"]) == 2
-    assert "--selected-by does not apply to compare" in capsys.readouterr().err
+    assert "--selected-by 'outcome' is not a model of" in capsys.readouterr().err
     assert main(["compare", "--inspect", *logs, "--labels", str(labels_path)]) == 2
     assert "one answer per model and item" in capsys.readouterr().err
 
