@@ -107,3 +107,39 @@ def test_selected_by_refuses_labels_outside_the_named_model_s_labelled_cells(tmp
     data.to_csv(path, index=False)
     assert main(["compare", str(path), "--strata", "category", "--human", "human", "--selected-by", "a"]) == 2
     assert "none of its answers is labelled" in capsys.readouterr().err
+
+
+def test_selected_by_on_inspect_logs_with_a_labels_file(tmp_path, capsys):
+    """Two Inspect logs (epoch 1) and a labels file: --selected-by gives the intervals of a data file
+    whose inclusion column holds, by hand, each verdict's share of model a's labelled items."""
+    from bayeseval.io import read_inspect
+
+    logs = ["tests/io/data/inspect_model-a.eval", "tests/io/data/inspect_model-b.json"]
+    frame = read_inspect(logs).frame
+    frame = frame[frame["epoch"] == 1].drop(columns=["metadata.note"]).astype({"item": str})
+    items = sorted(frame["item"].unique())[:4]
+    labels = pd.DataFrame(
+        [(m, i, (k + j) % 2) for j, m in enumerate(sorted(frame["model"].unique())) for k, i in enumerate(items)],
+        columns=["model", "item", "label"],
+    )
+    labels_path = tmp_path / "labels.csv"
+    labels.to_csv(labels_path, index=False)
+    argv = ["compare", "--inspect", *logs, "--epoch", "1", "--labels", str(labels_path), "--json"]
+    code, printed = _run(capsys, [*argv, "--selected-by", "mockllm/model-a"])
+    assert code == 0
+    got = pd.DataFrame(json.loads(printed)["differences"])
+    a = frame[frame["model"] == "mockllm/model-a"]
+    share = {v: a.loc[a["outcome"] == v, "item"].isin(items).mean() for v in (0.0, 1.0)}
+    data = frame.merge(labels.rename(columns={"label": "human"}), on=["model", "item"], how="left")
+    data["inclusion"] = data["item"].map(a.set_index("item")["outcome"].map(share))
+    path = tmp_path / "answers.csv"
+    data.to_csv(path, index=False)
+    code, printed = _run(
+        capsys, ["compare", str(path), "--item", "task,item", "--human", "human", "--json", "--inclusion", "inclusion"]
+    )
+    assert code == 0
+    expected = pd.DataFrame(json.loads(printed)["differences"])
+    assert got["labelled"].tolist() == expected["labelled"].tolist() == [4]
+    np.testing.assert_allclose(got[["estimate", "lower", "upper"]], expected[["estimate", "lower", "upper"]])
+    assert main([*argv, "--selected-by", "nope"]) == 2
+    assert "models are ['mockllm/model-a', 'mockllm/model-b']" in capsys.readouterr().err
