@@ -103,6 +103,7 @@ def test_notebooks_found() -> None:
         "08_llm_judge_and_500_labels.ipynb",
         "09_repeated_answers_and_partial_credit.ipynb",
         "10_two_models_inspect_judge_300_labels.ipynb",
+        "11_judge_calibration_set.ipynb",
     ]
 
 
