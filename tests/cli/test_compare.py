@@ -61,7 +61,7 @@ def test_selected_by_prints_what_the_inclusion_column_prints(tmp_path, capsys, c
     data.to_csv(with_p, index=False)
     data.drop(columns="inclusion").to_csv(without_p, index=False)
     base = ["--strata", "category", "--human", "human"]
-    for extra in ([], ["--json"], ["--reference", "c", "--adjust", "none"]):
+    for extra in ([], ["--json", "--reference", "c", "--adjust", "none"]):
         code_p, by_column = _run(capsys, ["compare", str(with_p), *base, *extra, "--inclusion", "inclusion"])
         code_s, by_model = _run(capsys, ["compare", str(without_p), *base, *extra, "--selected-by", chooser])
         assert code_p == code_s == 0
