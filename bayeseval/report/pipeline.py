@@ -209,7 +209,9 @@ def evaluate(
         inclusion probability, for labels not drawn at random within the strata (see
         :func:`~bayeseval.proxy_ci`; the interval is then asymptotic). With units (a cluster
         of more than one row, or graded outcomes) each stratum's ``lower``/``upper`` is the
-        finite-sample valid unit interval (see Notes) and no pooled model is fitted. Without a
+        finite-sample valid unit interval (see Notes) and no pooled model is fitted; with
+        ``proxy`` it is the proxy interval over units (cells of whole units, see
+        :func:`~bayeseval.proxy_ci`; ``guarantee="average"`` is refused then). Without a
         design, rows that repeat an identifier-like column (``item``, ``id``, ``doc_id``, ...)
         give a :class:`~bayeseval.ClusteredRowsWarning`; ``design=Design()`` says the rows are
         independent.
@@ -326,6 +328,16 @@ def evaluate(
         # before any work: the audit refuses what it does not take
         check_cluster_options(audited_design(cfg.design), proxy, cfg.guarantee)
     part = None
+    if (
+        proxy is not None
+        and cfg.design is not None
+        and cfg.design.cluster is not None
+        and not cfg.guarantee.per_stratum
+    ):
+        raise ValueError(
+            f"guarantee={guarantee!r} with proxy and design cluster {cfg.design.cluster!r}: the pooled model "
+            "is not fitted to units with a proxy; use guarantee='stratum' (each stratum's proxy interval over units)"
+        )
     if proxy is None:
         counts, metric_name = count(data, cfg, y_true, y_pred, strata, pos_label)
     else:
