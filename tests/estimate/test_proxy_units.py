@@ -176,8 +176,9 @@ def test_effective_labels_count_the_units_not_their_rows():
     assert ((units["upper"] - units["lower"]) > 1.5 * (rows["upper"] - rows["lower"])).all()
 
 
-def _cell_rates() -> np.ndarray:
-    """Process row rate of the items whose majority verdict is a fail (0) and a pass (1), by quadrature."""
+def _cell_rates(a: float = A, b: float = B) -> np.ndarray:
+    """Process row rate of the items whose majority verdict is a fail (0) and a pass (1), by quadrature
+    (item accuracy Beta(a, b), each answer right with the item's accuracy, judged right with AGREE)."""
     half = EPOCHS // 2
 
     def parts(p):
@@ -190,7 +191,7 @@ def _cell_rates() -> np.ndarray:
             EPOCHS * p,
         )
 
-    dens = stats.beta(A, B).pdf
+    dens = stats.beta(a, b).pdf
     p1, y1, y = (integrate.quad(lambda p, i=i: parts(p)[i] * dens(p), 0, 1, limit=200)[0] for i in range(3))
     return np.array([(y - y1) / (EPOCHS * (1 - p1)), y1 / (EPOCHS * p1)])
 
@@ -250,3 +251,40 @@ def test_coverage_of_epochs_with_a_judge():
     assert (res["only"] >= 0.94).all()
     assert res["width_units"].mean() < res["width_only"].mean()
     assert np.median(res["width_units"] / res["width_only"]) < 0.97
+
+
+@pytest.mark.slow
+def test_coverage_of_a_paired_difference_with_epochs_and_human_labels():
+    """300 datasets, two models: per-category coverage of the difference at least 0.94 (MC SE 0.013 at 0.95).
+
+    Models a (item accuracy Beta(1.2, 0.3)) and b (Beta(1, 0.5)) on 4 categories x 60 items x 5
+    epochs, a judge agreeing 85% per answer, both models' answers of 20 items per category
+    human-labelled. The estimand: the four judge cells' process differences at the pool's
+    item shares. Measured (500 datasets, seed 11): 0.998-1.000 per category, mean width 0.58
+    (on [-1, 1]), the cells read in 21% of the categories.
+    """
+    n, seed = 300, 11
+    rng = np.random.default_rng(seed)
+    betas = {"a": (1.2, 0.3), "b": (1.0, 0.5)}
+    parts = []
+    grid = np.meshgrid(np.arange(n), np.arange(CATS), np.arange(ITEMS), np.arange(EPOCHS), indexing="ij")
+    base = pd.DataFrame({k: v.ravel() for k, v in zip(("rep", "cat", "item", "epoch"), grid, strict=True)})
+    for m, (a, b) in betas.items():
+        p = rng.beta(a, b, size=(n, CATS, ITEMS))
+        y = rng.random((n, CATS, ITEMS, EPOCHS)) < p[..., None]
+        judge = np.where(rng.random(y.shape) < AGREE, y, ~y)
+        human = np.where(base["item"] < LABELLED, y.ravel().astype(float), np.nan)
+        parts.append(base.assign(model=m, outcome=judge.ravel().astype(float), human=human))
+    df = pd.concat(parts, ignore_index=True)
+    res = be.compare_models(df, strata=["rep", "cat"], human="human", design=be.Design(cluster="item"), adjust="none")
+    tab = res.table[res.table["stratum"] != "(all)"]
+    rates = {m: _cell_rates(*ab) for m, ab in betas.items()}
+    item = df.groupby(["rep", "cat", "item", "model"])["outcome"].mean().unstack("model")
+    va, vb = (item["a"] >= 0.5).to_numpy(int), (item["b"] >= 0.5).to_numpy(int)
+    target = pd.Series(rates["a"][va] - rates["b"][vb], index=item.index).groupby(["rep", "cat"]).mean()
+    key = pd.MultiIndex.from_tuples([tuple(int(v) for v in s.split(" | ")) for s in tab["stratum"]])
+    t = target.reindex(key).to_numpy()
+    covered = (tab["lower"].to_numpy() <= t) & (t <= tab["upper"].to_numpy())
+    cat = key.get_level_values(1).to_numpy()
+    coverage = np.array([covered[cat == c].mean() for c in range(CATS)])
+    assert (coverage >= 0.94).all(), coverage
