@@ -288,3 +288,23 @@ def test_coverage_of_a_paired_difference_with_epochs_and_human_labels():
     cat = key.get_level_values(1).to_numpy()
     coverage = np.array([covered[cat == c].mean() for c in range(CATS)])
     assert (coverage >= 0.94).all(), coverage
+
+
+def test_two_stratum_columns_a_score_and_a_parquet_path_give_the_pandas_units(tmp_path):
+    df = _epochs(n_items=40, labelled=20, seed=5, cats="abc")
+    df["h"] = np.where(df["item"].str[1:].astype(int) % 2 == 0, "x", "y")
+    df["score"] = np.random.default_rng(0).random(len(df)) * 0.3 + df["judge"] * 0.6
+    path = tmp_path / "answers.parquet"
+    df.drop(columns=["lab"]).to_parquet(path)
+    design = be.Design(cluster="item")
+    for kw in ({**KW, "strata": ["g", "h"]}, {**KW, "proxy": "score"}):
+        want = proxy_ci(df, design=design, **kw).table
+        got = proxy_ci(str(path), design=design, **kw).table
+        pd.testing.assert_frame_equal(got, want, check_index_type=False)
+        assert (want["n_units"] > 0).all() and want["lower"].le(want["rate"]).all()
+    # each (g, h) stratum holds 20 items, 10 of them labelled; its estimate is a share-weighted cell rate
+    two = proxy_ci(df, design=design, **{**KW, "strata": ["g", "h"]}).table
+    assert two["pool_units"].tolist() == [20] * 6 and two["n_units"].tolist() == [10] * 6
+    plain = ~two["proxy_used"]
+    rates = df[df["lab"]].groupby(["g", "h"])["y"].mean()
+    np.testing.assert_allclose(two.loc[plain, "rate"], rates[plain.to_numpy()])
