@@ -74,6 +74,9 @@ class ProxyCounts(Result):
         With a cluster: the labelled units' histogram per stratum and cell (columns the
         strata, ``cell``, ``unit_successes``, ``unit_trials``, ``units``; the
         ``Counts.units`` layout with the cell as a level).
+    unit_sizes : pandas.DataFrame or None
+        With a cluster: every unit's trials per stratum, labelled or not (columns the strata,
+        ``unit_trials``, ``units``), for the description of the design.
 
     Examples
     --------
@@ -93,6 +96,7 @@ class ProxyCounts(Result):
     inclusion: str | None = None
     cluster: str | None = None
     units: pd.DataFrame | None = None
+    unit_sizes: pd.DataFrame | None = None
     title: ClassVar[str] = "Counts per stratum and proxy cell"
 
     @property
@@ -221,8 +225,8 @@ def _tabulate_units(
     kind = "score" if fractional else proxy_kind(raw["c"], seen, proxy)
     _check_true_labels(raw, labelled, kind, declared, pos_label, names)
     positive = _positive(m, raw, labelled, cols, y_true, y_pred, pos_label)
-    table, units = _unit_cell_table(raw, labelled, m, positive, kind, cols, n_cells, (y_true, cluster))
-    return ProxyCounts(table=table, metric=m.name, proxy_kind=kind, cluster=cluster, units=units)
+    table, units, sizes = _unit_cell_table(raw, labelled, m, positive, kind, cols, n_cells, (y_true, cluster))
+    return ProxyCounts(table=table, metric=m.name, proxy_kind=kind, cluster=cluster, units=units, unit_sizes=sizes)
 
 
 def _unit_cell_table(
@@ -234,8 +238,9 @@ def _unit_cell_table(
     cols: list[str],
     n_cells: int,
     names: tuple[str, str],
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Units -> (stratum, cell) rows of labelled and pool counts, and the labelled units' histogram."""
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Units -> (stratum, cell) rows of labelled and pool counts, the labelled units' histogram and
+    every unit's size per stratum."""
     pred = raw["p"].to_numpy()
     n = raw["n"].to_numpy(np.int64)
     trial = m.masks(pred, pred, positive)[0]
@@ -302,7 +307,11 @@ def _unit_cell_table(
     hist.columns = [*out_names, "unit_successes", "unit_trials", "units"]
     hist["unit_successes"] = hist["unit_successes"].astype(float)
     hist["unit_trials"] = hist["unit_trials"].astype(np.int64)
-    return table, hist
+    strata = keys[:-1]
+    sizes = unit.groupby([*strata, "b"], sort=True).size().rename("units").reset_index()
+    sizes.columns = [*out_names[:-1], "unit_trials", "units"]
+    sizes["unit_trials"] = sizes["unit_trials"].astype(np.int64)
+    return table, hist, sizes
 
 
 def _unit_bins(score: pd.Series, keys: list[int], n_cells: int) -> pd.Series:

@@ -365,11 +365,27 @@ def evaluate(
         report.warnings += [f.message for f in found if f.severity == "warning"]
         report.notes += [f.message for f in found if f.severity == "note"]
     report.source = _describe_source(data)
-    if cfg.design is not None or cfg.outcome is not None or counts.units is not None:
+    if part is not None and part.counts.unit_sizes is not None and cfg.design is not None:
+        report.design = cfg.design.describe(_pool_units(part.counts))
+    elif cfg.design is not None or cfg.outcome is not None or counts.units is not None:
         design = counts.design if counts.design is not None else Design()
         report.design = design.describe(counts)
     report.created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return report
+
+
+def _pool_units(pc: Any) -> Counts:
+    """Counts of a proxy pool's units (every unit, labelled or not; successes left at 0): the
+    sizes the design's description reads."""
+    sizes = pc.unit_sizes
+    names = list(sizes.columns[:-2])
+    trials = (sizes["unit_trials"] * sizes["units"]).groupby([sizes[c] for c in names], sort=False).sum()
+    trials = trials.reindex(pc.strata, fill_value=0)
+    return Counts(
+        pd.Series(0, index=trials.index),
+        trials,
+        units=sizes.assign(unit_successes=0.0),
+    )
 
 
 def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bool = False) -> Report:

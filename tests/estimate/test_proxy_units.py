@@ -157,6 +157,13 @@ def test_evaluate_reads_the_units_interval_and_refuses_the_average_guarantee():
     assert np.array_equal(rep.table["upper"].to_numpy(), want["upper"].to_numpy())
     assert np.array_equal(rep.table["rate"].to_numpy(), want["rate"].to_numpy())
     assert any("units of 'item'" in n for n in rep.notes)
+    assert rep.design == "80 items in 2 strata, 5 rows each; intervals treat the item as the unit"
+    df["h"] = np.where(df["item"].str[1:].astype(int) < 30, "x", "y")
+    two = be.evaluate(df, design=design, **{**KW, "strata": ["g", "h"]})
+    assert two.design == "80 items in 4 strata, 5 rows each; intervals treat the item as the unit"
+    assert two.table["trials"].tolist() == [100, 0, 100, 0]  # the 20 labelled items are items 0-19
+    one = be.evaluate(df, design=design, **{**KW, "strata": None})
+    assert one.design.startswith("80 items in 1 stratum, 5 rows each")
     with pytest.raises(ValueError, match="guarantee='average' with proxy and design cluster 'item'"):
         be.evaluate(df, design=design, guarantee="average", **KW)
 
