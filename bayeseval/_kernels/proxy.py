@@ -37,6 +37,21 @@ Two rules keep it honest at small counts and make a useless proxy cost (almost) 
 
 Both rules look at the labels, so the coverage they give is measured, not assumed, by exact
 enumeration of every labelled table of truth by proxy cell: docs/validation.md, section 7.
+
+**Units** (:func:`units_proxy_interval`: an item answered several times, its answers judged,
+some items labelled on every answer). A cell holds whole units (the unit's proxy aggregated:
+see :func:`bayeseval.tabulate`); the labelled units of a cell are a random sample of its units,
+so each merged group's row-level rate :math:`R_g = E[a]/E[b]` over its units (``a`` the unit's
+successes, ``b`` its trials) gets the betting interval of
+:func:`bayeseval._kernels.bounded_mean.units_ci` (valid in finite samples for the ratio),
+and the groups are combined with their known row shares :math:`W_g` by the same MOVER rule,
+each group's limits at the full level (no Bonferroni split: MOVER is the rule of the rows'
+path, and its coverage is measured, not proved). The same two rules apply with units in
+place of rows: a group closes at :data:`MIN_CELL_TRIALS` labelled units, and the cells are
+read when their smoothed variance is below :data:`VARIANCE_RATIO` of the labels-only one
+(both from the linearised ratio, :func:`mean_variance` of
+:math:`u_i = \hat R + (a_i - \hat R b_i)/\bar b`, which is the row's 0/1 outcome for units
+of one row); otherwise the stratum gets the betting interval of all its labelled units.
 """
 
 from __future__ import annotations
@@ -59,6 +74,7 @@ __all__ = [
     "mover_sum",
     "cells_interval",
     "proxy_interval",
+    "units_proxy_interval",
     "score_cells",
 ]
 
@@ -326,6 +342,131 @@ def proxy_interval(
         upper=np.where(uses, upper, np.where(has, plain_hi, 1.0)),
         uses_proxy=uses,
         effective_labels=np.where(has, eff, 0.0),
+        groups=groups,
+    )
+
+
+def _unit_sums(
+    key: np.ndarray, a: np.ndarray, b: np.ndarray, k: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per key: the ratio ``sum k a / sum k b``, the units and the smoothed variance of the ratio."""
+    n = np.bincount(key, weights=k, minlength=size)
+    total_a = np.bincount(key, weights=k * a, minlength=size)
+    total_b = np.bincount(key, weights=k * b, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(total_b > 0, total_a / total_b, 0.0)
+        mean_b = np.where(n > 0, total_b / n, 1.0)
+    u = ratio[key] + (a - ratio[key] * b) / mean_b[key]
+    ones = np.bincount(key, weights=k * u, minlength=size)
+    squares = np.bincount(key, weights=k * u**2, minlength=size)
+    return ratio, n, mean_variance(ones, squares, n)
+
+
+def units_proxy_interval(
+    cells: Any,
+    hist: Any,
+    n_strata: int,
+    level: float = 0.95,
+    *,
+    min_trials: int = MIN_CELL_TRIALS,
+    variance_ratio: float = VARIANCE_RATIO,
+) -> ProxyBounds:
+    r"""Every stratum's estimate and interval from labelled units per proxy cell (module docstring, "Units").
+
+    Parameters
+    ----------
+    cells : pandas.DataFrame
+        One row per (stratum, cell) of the pool: ``stratum`` (code ``0 .. n_strata - 1``),
+        ``cell`` (code ``0, 1, ...`` in proxy order within the stratum) and ``pool_trials``
+        (the cell's trials among all units, labelled or not: its row share).
+    hist : pandas.DataFrame
+        The labelled units: ``stratum``, ``cell``, ``unit_successes``, ``unit_trials`` and
+        ``units`` (how many labelled units have that pair), the ``Counts.units`` layout.
+    n_strata : int
+        Strata.
+    level : float
+        Confidence level.
+    min_trials, variance_ratio : optional
+        The two rules' constants, counted in labelled units.
+
+    Returns
+    -------
+    ProxyBounds
+        Per stratum; ``effective_labels`` is what the interval in use is worth in independent
+        labelled rows (smoothed rate times one minus it over the estimate's variance), and
+        ``groups`` (shape ``(n_strata, K)``) each cell's merged group. A stratum without
+        labelled units gets ``(nan, 0, 1)``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> cells = pd.DataFrame({"stratum": 0, "cell": [0, 1], "pool_trials": [50, 150]})
+    >>> hist = pd.DataFrame({"stratum": 0, "cell": [0, 0, 1, 1], "unit_successes": [0.0, 1.0, 5.0, 4.0],
+    ...                      "unit_trials": 5, "units": [4, 1, 8, 2]})
+    >>> b = units_proxy_interval(cells, hist, 1)
+    >>> bool(b.uses_proxy[0]), round(float(b.estimate[0]), 3)
+    (True, 0.73)
+    >>> bool(0.45 < b.lower[0] < 0.73 < b.upper[0] < 1.0)
+    True
+    """
+    import pandas as pd
+
+    from bayeseval._kernels.bounded_mean import units_ci  # deferred: the betting kernel is only for units
+
+    s_cell = np.asarray(cells["stratum"], dtype=np.int64)
+    c_cell = np.asarray(cells["cell"], dtype=np.int64)
+    width = int(c_cell.max()) + 1 if len(c_cell) else 1
+    pool = np.zeros((n_strata, width))
+    np.add.at(pool, (s_cell, c_cell), np.asarray(cells["pool_trials"], dtype=float))
+    shares = pool / np.maximum(pool.sum(axis=1, keepdims=True), 1.0)
+    hs = np.asarray(hist["stratum"], dtype=np.int64)
+    hc = np.asarray(hist["cell"], dtype=np.int64)
+    a = np.asarray(hist["unit_successes"], dtype=float)
+    b = np.asarray(hist["unit_trials"], dtype=float)
+    k = np.asarray(hist["units"], dtype=float)
+    labelled = np.zeros((n_strata, width))
+    np.add.at(labelled, (hs, hc), k)
+    groups = merge_sparse_cells(labelled, min_trials)
+    gid = hs * width + groups[hs, hc]
+    n_groups = n_strata * width
+    g_rate, g_units, g_var = _unit_sums(gid, a, b, k, n_groups)
+    g_share = _sum_groups(shares, groups).ravel()
+    v_cells = np.where(g_units > 0, g_share**2 * g_var, 0.0).reshape(n_strata, width).sum(axis=1)
+    s_rate, s_units, v_labels = _unit_sums(hs, a, b, k, n_strata)
+    has = s_units > 0
+    uses = has & (groups.max(axis=1) > 0) & (v_cells < variance_ratio * v_labels)
+    estimate = np.full(n_strata, np.nan)
+    lower, upper = np.zeros(n_strata), np.ones(n_strata)
+    frame = pd.DataFrame({"unit_successes": a, "unit_trials": b, "units": k})
+    if uses.any():
+        sel = uses[hs]
+        ci = units_ci(frame[sel].assign(key=gid[sel]), "key", level)
+        rate, lo, hi = np.zeros(n_groups), np.zeros(n_groups), np.zeros(n_groups)
+        idx = ci.index.to_numpy(dtype=np.int64)
+        rate[idx], lo[idx], hi[idx] = (ci[c].to_numpy(dtype=float) for c in ("estimate", "lower", "upper"))
+        share = np.where(np.repeat(uses, width), g_share, 0.0)
+        est, m_lo, m_hi = mover_sum(*(v.reshape(n_strata, width) for v in (share, rate, lo, hi)))
+        estimate, lower, upper = (
+            np.where(uses, m, base) for m, base in ((est, estimate), (m_lo, lower), (m_hi, upper))
+        )
+    plain = has & ~uses
+    if plain.any():
+        sel = plain[hs]
+        ci = units_ci(frame[sel].assign(key=hs[sel]), "key", level)
+        idx = ci.index.to_numpy(dtype=np.int64)
+        estimate[idx], lower[idx], upper[idx] = (ci[c].to_numpy(dtype=float) for c in ("estimate", "lower", "upper"))
+    total_a = np.bincount(hs, weights=k * a, minlength=n_strata)
+    total_b = np.bincount(hs, weights=k * b, minlength=n_strata)
+    smooth = (total_a + 0.5) / (total_b + 1.0)
+    used_var = np.where(uses, v_cells, v_labels)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        effective = np.where(has & (used_var > 0), smooth * (1.0 - smooth) / used_var, 0.0)
+    return ProxyBounds(
+        estimate=estimate,
+        lower=np.clip(lower, 0.0, 1.0),
+        upper=np.clip(upper, 0.0, 1.0),
+        uses_proxy=uses,
+        effective_labels=effective,
         groups=groups,
     )
 

@@ -322,10 +322,11 @@ def report_inputs(args: argparse.Namespace) -> tuple[Any, list[str] | None, dict
     if args.pos_label is not None:
         raise ValueError("--pos-label does not apply to harness files: an answer is right (1) or not (0)")
     design = harness_design(args, records)
-    if cols["proxy"] is not None and design.cluster is not None:
+    if cols["proxy"] is not None and design.cluster is not None and design.inclusion is not None:
         raise ValueError(
-            f"--labels: the answers come in units ({design.cluster!r}: several epochs of an item), which the "
-            "proxy estimate does not take yet: pass --epoch 1 to use one answer per item"
+            f"--selected-by/--inclusion: the answers come in units ({design.cluster!r}: several epochs of an "
+            "item), and labels chosen with known probabilities are not taken with units yet: pass --epoch 1 "
+            "to use one answer per item"
         )
     if cols["proxy"] is None and design.inclusion is not None:
         raise ValueError("--inclusion weights the human labels of --labels: give --labels too")

@@ -797,8 +797,6 @@ def _tabulate_proxy(data: Any, *, proxy: Any, design: Design | None, weights: An
             f"design.inclusion applies to the labelled rows of a proxy design: give proxy too, "
             f"got design={design!r} and proxy=None"
         )
-    if design is not None and design.cluster is not None:
-        raise ValueError(f"design.cluster is not taken with proxy yet, got design={design!r}")
     if weights is not None:
         raise ValueError(
             "weights (population shares) are not taken with proxy; give them to "

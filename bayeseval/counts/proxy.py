@@ -27,6 +27,7 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import check_positive_int, iter_columns, short_repr
 from bayeseval._backends.interface import Backend, CellQuery, ConfusionTable
 from bayeseval._backends.pandas_backend import PandasBackend
+from bayeseval._kernels.bins import edge_ranks
 from bayeseval.counts.design import as_design
 from bayeseval.counts.labels import MISSING_TEXT, check_label_types, resolve_positive
 from bayeseval.counts.metrics import Metric, get_metric
@@ -64,6 +65,18 @@ class ProxyCounts(Result):
         numeric one (cells: bins of the value).
     inclusion : str or None
         The column of inclusion probabilities, when given.
+    cluster : str or None
+        The design's cluster column, when given: a cell then holds whole units (see
+        :func:`tabulate_proxy`) and the table gains ``units`` and ``pool_units`` (labelled
+        units and all units per cell) and ``agreements`` (labelled trials whose own proxy
+        verdict is their truth, for a label proxy).
+    units : pandas.DataFrame or None
+        With a cluster: the labelled units' histogram per stratum and cell (columns the
+        strata, ``cell``, ``unit_successes``, ``unit_trials``, ``units``; the
+        ``Counts.units`` layout with the cell as a level).
+    unit_sizes : pandas.DataFrame or None
+        With a cluster: every unit's trials per stratum, labelled or not (columns the strata,
+        ``unit_trials``, ``units``), for the description of the design.
 
     Examples
     --------
@@ -81,6 +94,9 @@ class ProxyCounts(Result):
     metric: str
     proxy_kind: str
     inclusion: str | None = None
+    cluster: str | None = None
+    units: pd.DataFrame | None = None
+    unit_sizes: pd.DataFrame | None = None
     title: ClassVar[str] = "Counts per stratum and proxy cell"
 
     @property
@@ -138,16 +154,24 @@ def tabulate_proxy(
     """Counts per stratum and proxy cell from a back end (see :func:`bayeseval.tabulate`).
 
     ``design`` (a :class:`~bayeseval.Design` or dict) gives the labelled rows' inclusion column
-    as ``design.inclusion``. A design with a cluster or ``population="pool"`` is refused: the
-    proxy interval treats every row as its own draw from the process.
+    as ``design.inclusion``, and the sampling unit as ``design.cluster``: rows sharing a value
+    within a stratum are one unit, and a unit is labelled on every trial row or on none (else
+    ValueError naming ``y_true`` and the cluster). The cell of a unit is its proxy aggregated
+    over its rows: for a label proxy, the unit's majority verdict (cell 1 when the proxy,
+    read as the truth, makes at least half of the unit's trials successes: a tie counts as
+    a pass; for units of one row, the row's own cell); for a score, ``n_cells`` equal-count
+    bins of the unit's mean score over the stratum's units (for units of one row, the rows'
+    bins). ``population="pool"`` and a cluster with inclusion probabilities are refused.
     """
     d = as_design(design)
-    if d.cluster is not None or d.population != "process":
+    if d.population != "process" or (d.cluster is not None and d.inclusion is not None):
         raise ValueError(
-            f"design={d!r}: the proxy interval treats every row as its own draw from the process; "
-            "clusters and population='pool' are not taken with a proxy yet"
+            f"design={d!r}: the proxy interval takes the process population, and a cluster or inclusion "
+            "probabilities but not both; population='pool' and a cluster with inclusion are not taken "
+            "with a proxy yet"
         )
     inclusion = d.inclusion
+    cluster = d.cluster
     m = supported_metric(metric)
     cols = iter_columns(strata, "strata")
     n_cells = check_positive_int(n_cells, "n_cells", minimum=2)
@@ -155,9 +179,17 @@ def tabulate_proxy(
     pairs = [("y_true", y_true), ("y_pred", y_pred), ("proxy", proxy)] + [("strata", c) for c in cols]
     if inclusion is not None:
         pairs.append(("inclusion", inclusion))
+    if cluster is not None:
+        if not isinstance(cluster, str):
+            raise TypeError(f"design cluster must be a column name (str), got {short_repr(cluster)}")
+        pairs.append(("design cluster", cluster))
     backend.check_columns(pairs)
     backend.check_labels([("y_true", y_true), ("y_pred", y_pred)])
     fractional = check_proxy_column(backend, proxy)
+    if cluster is not None:
+        return _tabulate_units(
+            backend, m, cols, cluster, (y_true, y_pred, proxy), pos_label, n_cells, declared, fractional
+        )
     raw = _fetch(backend, cols, y_true, y_pred, proxy, None if not fractional else n_cells, inclusion)
     labelled = ~pd.isna(raw["t"]).to_numpy(bool)
     _check_table(raw, cols, y_true, y_pred, proxy, inclusion, labelled)
@@ -170,6 +202,128 @@ def tabulate_proxy(
         labelled = ~pd.isna(raw["t"]).to_numpy(bool)
     table = _cell_table(raw, labelled, m, positive, kind, cols, inclusion is not None)
     return ProxyCounts(table=table, metric=m.name, proxy_kind=kind, inclusion=inclusion)
+
+
+def _tabulate_units(
+    backend: Backend,
+    m: Metric,
+    cols: list[str],
+    cluster: str,
+    names: tuple[str, str, str],
+    pos_label: Any,
+    n_cells: int,
+    declared: list[Any],
+    fractional: bool,
+) -> ProxyCounts:
+    """:func:`tabulate_proxy` with a cluster: cells of whole units (see there)."""
+    y_true, y_pred, proxy = names
+    raw = _fetch(backend, [*cols, cluster], y_true, y_pred, proxy, None, None)
+    labelled = ~pd.isna(raw["t"]).to_numpy(bool)
+    _check_table(raw, cols, y_true, y_pred, proxy, None, labelled)
+    _missing("design cluster", cluster, raw[len(cols)], raw["n"].to_numpy(np.int64))
+    seen = set(pd.unique(raw["p"])) | set(pd.unique(raw.loc[labelled, "t"])) | set(declared)
+    kind = "score" if fractional else proxy_kind(raw["c"], seen, proxy)
+    _check_true_labels(raw, labelled, kind, declared, pos_label, names)
+    positive = _positive(m, raw, labelled, cols, y_true, y_pred, pos_label)
+    table, units, sizes = _unit_cell_table(raw, labelled, m, positive, kind, cols, n_cells, (y_true, cluster))
+    return ProxyCounts(table=table, metric=m.name, proxy_kind=kind, cluster=cluster, units=units, unit_sizes=sizes)
+
+
+def _unit_cell_table(
+    raw: pd.DataFrame,
+    labelled: np.ndarray,
+    m: Metric,
+    positive: Any,
+    kind: str,
+    cols: list[str],
+    n_cells: int,
+    names: tuple[str, str],
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Units -> (stratum, cell) rows of labelled and pool counts, the labelled units' histogram and
+    every unit's size per stratum."""
+    pred = raw["p"].to_numpy()
+    n = raw["n"].to_numpy(np.int64)
+    trial = m.masks(pred, pred, positive)[0]
+    success = np.zeros(len(raw), dtype=bool)
+    success[labelled] = m.masks(raw.loc[labelled, "t"].to_numpy(), pred[labelled], positive)[1]
+    k = len(cols)
+    unit_keys = list(range(k + 1))
+    work = pd.DataFrame({i: raw[i].to_numpy() for i in unit_keys}, index=range(len(raw)))
+    lab_trial = labelled & trial
+    work["a"] = np.where(lab_trial & success, n, 0)
+    work["b"] = np.where(trial, n, 0)
+    work["lab_b"] = np.where(lab_trial, n, 0)
+    work["rows"] = n
+    if kind == "label":
+        verdict = m.masks(raw["c"].to_numpy(), pred, positive)[1]
+        work["j"] = np.where(trial & verdict, n, 0)
+        work["agree"] = np.where(lab_trial & (verdict == success), n, 0)
+    else:
+        work["j"] = pd.to_numeric(raw["c"]).to_numpy(dtype=float) * n
+        work["agree"] = 0
+    unit = work.groupby(unit_keys, sort=True, dropna=False).sum()
+    partial = (unit["lab_b"] > 0) & (unit["lab_b"] < unit["b"])
+    if partial.any():
+        y_true, cluster = names
+        raise ValueError(
+            f"y_true column {y_true!r} is missing on some trial rows of {int(partial.sum())} units of the "
+            f"design cluster {cluster!r} that are labelled on others; a unit is labelled on every row "
+            "or on none (the labelled units are a random sample of the units)"
+        )
+    strata_keys = unit_keys[:k]
+    if kind == "label":
+        cell = (2 * unit["j"] >= unit["b"]).astype(np.int64)
+    else:
+        cell = _unit_bins(unit["j"] / unit["rows"], strata_keys, n_cells)
+    unit = unit.assign(cell=cell.to_numpy()).reset_index()
+    unit = unit[unit["b"] > 0]
+    is_lab = unit["lab_b"] > 0
+    unit = unit.assign(
+        successes=unit["a"],
+        trials=np.where(is_lab, unit["b"], 0),
+        pool_trials=unit["b"],
+        units=is_lab.astype(np.int64),
+        pool_units=1,
+        agreements=unit["agree"],
+    )
+    if not cols:
+        unit["stratum"] = "all"
+        keys: list[Any] = ["stratum", "cell"]
+        out_names = ["stratum", "cell"]
+    else:
+        keys = [*strata_keys, "cell"]
+        out_names = [*cols, "cell"]
+    sums = ["successes", "trials", "pool_trials", "units", "pool_units", "agreements"]
+    table = unit.groupby(keys, sort=True)[sums].sum().astype(np.int64)
+    table.index = table.index.set_names(out_names)
+    lab = unit[is_lab]
+    hist = (
+        lab.groupby([*keys, "a", "b"], sort=True)
+        .size()
+        .rename("units")
+        .reset_index()
+        .rename(columns={"a": "unit_successes", "b": "unit_trials"})
+    )
+    hist.columns = [*out_names, "unit_successes", "unit_trials", "units"]
+    hist["unit_successes"] = hist["unit_successes"].astype(float)
+    hist["unit_trials"] = hist["unit_trials"].astype(np.int64)
+    strata = keys[:-1]
+    sizes = unit.groupby([*strata, "b"], sort=True).size().rename("units").reset_index()
+    sizes.columns = [*out_names[:-1], "unit_trials", "units"]
+    sizes["unit_trials"] = sizes["unit_trials"].astype(np.int64)
+    return table, hist, sizes
+
+
+def _unit_bins(score: pd.Series, keys: list[int], n_cells: int) -> pd.Series:
+    """Bins of the units' mean scores within each stratum, numbered 0, 1, ... (the rows' rule)."""
+    x = score.to_numpy(dtype=float)
+    out = np.zeros(len(x), dtype=np.int64)
+    groups = [np.arange(len(x))] if not keys else score.groupby(level=keys, sort=False).indices.values()
+    for rows in groups:
+        v = x[rows]
+        edges = np.unique(np.sort(v)[edge_ranks(len(v), n_cells)])
+        out[rows] = np.unique(np.searchsorted(edges, v, side="left"), return_inverse=True)[1]
+    return pd.Series(out, index=score.index)
 
 
 def check_label_set(label_set: Any) -> list[Any]:

@@ -1,6 +1,9 @@
 r"""Paired differences from a judge on every item and human labels on a few: the proxy path.
 
 Used by :func:`bayeseval.estimate.paired.compare_models` when it is given a ``human`` column.
+With epochs the caller averages each model's answers per item first (the item is the unit):
+the human scores become item means, so ``z`` below is graded, and the judge's verdicts the
+models' majority verdicts over their answers.
 Within a stratum every item has both models' judge verdicts; a random subset of items has a
 human label of each model's answer. The estimand is the difference of the two models'
 human-judged accuracy, :math:`D = E[h_a - h_b]`.

@@ -57,6 +57,7 @@ from bayeseval._kernels.proxy import (
     hajek_counts,
     merge_sparse_cells,
     proxy_interval,
+    units_proxy_interval,
 )
 from bayeseval.counts.design import Design
 from bayeseval.counts.metrics import Metric
@@ -92,10 +93,13 @@ class ProxyCI(Result):
 
 
 def _agreement(cells: pd.DataFrame, kind: str) -> float:
-    """Share of labelled trials where a label proxy's verdict (cell 1: success) is the truth."""
+    """Share of labelled trials where a label proxy's verdict (cell 1: success) is the truth
+    (with units: each row's own verdict, counted in ``agreements``)."""
     n = int(cells["trials"].sum())
     if kind != "label" or n == 0:
         return np.nan
+    if "agreements" in cells.columns:
+        return float(cells["agreements"].sum() / n)
     s = cells["successes"].reindex([0, 1], fill_value=0)
     lab = cells["trials"].reindex([0, 1], fill_value=0)
     return float((s.loc[1] + lab.loc[0] - s.loc[0]) / n)
@@ -171,8 +175,65 @@ def _ipw_row(cells: pd.DataFrame, level: float, method: str) -> dict[str, Any]:
     return row
 
 
+def in_units(counts: ProxyCounts) -> bool:
+    """Whether the counts need the units' interval: a cluster with a unit of more than one trial."""
+    units = counts.units
+    return units is not None and bool((units["unit_trials"].to_numpy() > 1).any() or _pool_units_larger(counts))
+
+
+def _pool_units_larger(counts: ProxyCounts) -> bool:
+    t = counts.table
+    return "pool_units" in t.columns and bool((t["pool_trials"] > t["pool_units"]).any())
+
+
+def _units_table(counts: ProxyCounts, level: float) -> pd.DataFrame:
+    """Per-stratum estimates and intervals from units (:func:`~bayeseval._kernels.proxy.units_proxy_interval`)."""
+    assert counts.units is not None
+    t = counts.table
+    strata = counts.strata
+    names = [n for n in t.index.names if n != "cell"]
+    key = t.index.droplevel("cell") if len(names) > 1 else t.index.get_level_values(names[0])
+    code = strata.get_indexer(key)
+    cell = t.groupby(code, sort=False).cumcount().to_numpy()  # the cells' order within the stratum
+    position = pd.Series(cell, index=t.index)
+    cells = pd.DataFrame({"stratum": code, "cell": cell, "pool_trials": t["pool_trials"].to_numpy(float)})
+    h = counts.units
+    h_key = pd.MultiIndex.from_frame(h[names]) if len(names) > 1 else pd.Index(h[names[0]])
+    h_index = pd.MultiIndex.from_frame(h[[*names, "cell"]])
+    hist = pd.DataFrame(
+        {
+            "stratum": strata.get_indexer(h_key),
+            "cell": position.reindex(h_index).to_numpy(dtype=np.int64),
+            "unit_successes": h["unit_successes"].to_numpy(float),
+            "unit_trials": h["unit_trials"].to_numpy(float),
+            "units": h["units"].to_numpy(float),
+        }
+    )
+    b = units_proxy_interval(cells, hist, len(strata), level)
+    per = t.groupby(code, sort=True)[["trials", "pool_trials", "units", "pool_units"]].sum()
+    labelled = per["trials"].to_numpy()
+    return pd.DataFrame(
+        {
+            "rate": b.estimate,
+            "lower": b.lower,
+            "upper": b.upper,
+            "trials": labelled.astype(np.int64),
+            "pool_trials": per["pool_trials"].to_numpy(np.int64),
+            "cells": np.where(labelled > 0, b.groups.max(axis=1) + 1, 0),
+            "proxy_used": b.uses_proxy,
+            "agreement": [_agreement(cells_of, counts.proxy_kind) for _, cells_of in counts.stratum_cells()],
+            "effective_labels": b.effective_labels,
+            "n_units": per["units"].to_numpy(np.int64),
+            "pool_units": per["pool_units"].to_numpy(np.int64),
+        },
+        index=strata,
+    )
+
+
 def proxy_table(counts: ProxyCounts, level: float, method: str) -> pd.DataFrame:
     """Per-stratum proxy estimates and intervals from :class:`ProxyCounts` (see :func:`proxy_ci`)."""
+    if in_units(counts):
+        return _units_table(counts, level)
     row_of = _ipw_row if counts.inclusion is not None else _stratum_row
     rows = []
     for _key, cells in counts.stratum_cells():
@@ -241,9 +302,11 @@ def proxy_ci(
         each labelled row's inclusion probability (known by the design that chose the rows
         for labelling): the cell rates become inverse-probability weighted (Hajek)
         estimates, approximately unbiased (bias of order 1/labels) whatever the design, and
-        the interval is asymptotic (see Notes). A ``cluster`` or ``population="pool"`` is
-        refused (ValueError): the proxy interval treats every row as its own draw from the
-        process.
+        the interval is asymptotic (see Notes). Its ``cluster``: rows sharing a value within a
+        stratum are one sampling unit (an item answered several times, each answer judged,
+        the labelled items labelled on every answer); the estimand is the stratum's row-level
+        rate and the interval is the proxy interval over units (see "Units" in Notes).
+        ``population="pool"``, and a cluster with ``inclusion``, are refused (ValueError).
     label_set : sequence, optional
         Every class ``y_true`` may hold. By default a true label must be a value that the
         predictions or a label proxy take (either of 0/1 makes both known): any other value,
@@ -280,6 +343,26 @@ def proxy_ci(
     With ``inclusion`` and unequal probabilities the interval uses effective counts from
     the estimated variance: an asymptotic interval, not an exact one; its measured
     coverage is on the validation page (section 7).
+
+    **Units** (``design=Design(cluster=...)``). The cell of a unit is its proxy aggregated
+    over the unit's rows: a label proxy's majority verdict (a tie counts as a pass), a
+    score's bin of the unit's mean score. The labelled units of a cell are a random sample of
+    that cell's units, so the cell's row-level rate (its labelled units' successes over their
+    trials) gets the finite-sample betting interval of a ratio of unit totals
+    (:func:`bayeseval._kernels.bounded_mean.units_ci`); the cells enter with their known row
+    shares, combined by MOVER as for rows, each at the full level; sparse cells merge at 3
+    labelled units, and the stratum reads labels only (the betting interval of all its
+    labelled units) where the cells' variance is not below 0.8 of that one, the rules of the
+    rows' path. ``method`` is not used then. The table gains ``n_units`` and ``pool_units``,
+    ``agreement`` is per row (each answer's own verdict) and ``effective_labels`` is what the
+    interval in use is worth in independent labelled rows. Units that all hold one row give
+    exactly the interval without a cluster. Measured (``tests/estimate/test_proxy_units.py``,
+    slow, 600 seeded datasets of 4 categories x 60 items x 5 epochs, item accuracy
+    Beta(1.2, 0.3), a judge agreeing 85% per answer, 20 items labelled per category, level
+    0.95, MC SE 0.009): each category's rate (its proxy cells' process rates at the pool's row
+    shares) covered 0.995-1.000 of the time, against 0.81-0.86 for the same data read as
+    independent rows; mean width 0.333 against 0.364 for the labels-only units interval
+    (median ratio 0.94; the cells were read in 60% of the categories).
 
     Examples
     --------
@@ -344,10 +427,10 @@ def effective_counts(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Whole-number (successes, trials) a stratum's proxy interval is worth, per row of a
     :class:`ProxyCI` table: the effective labels where the proxy is used (the labelled
     trials otherwise), and the estimate times them, both rounded. For models that take
-    counts (the pooled model, planners)."""
-    n_eff = np.where(
-        table["proxy_used"].to_numpy(bool), table["effective_labels"].to_numpy(float), table["trials"].to_numpy(float)
-    )
+    counts (the pooled model, planners). With units (a ``n_units`` column) the effective
+    labels of the interval in use, in either case (rows of a unit are not independent)."""
+    used = table["proxy_used"].to_numpy(bool) | ("n_units" in table.columns)
+    n_eff = np.where(used, table["effective_labels"].to_numpy(float), table["trials"].to_numpy(float))
     n = np.round(n_eff).astype(np.int64)
     rate = np.nan_to_num(table["rate"].to_numpy(float), nan=0.0)
     s = np.clip(np.round(rate * n), 0, n).astype(np.int64)

@@ -344,6 +344,14 @@ def _proxy_guarantee_findings(table: pd.DataFrame, cfg: Settings, pct: str) -> l
         f"not pay), which covers the stratum's own rate at least {pct} of the time whatever "
         "that rate is when the labels are drawn at random within the stratum"
     )
+    if cfg.design is not None and cfg.design.cluster is not None:
+        own = (
+            f"the stratum's proxy interval over the units of {cfg.design.cluster!r} (post-stratified "
+            "over the units' proxy cells, each cell's betting limits from its labelled units combined "
+            f"by MOVER; labels only where the proxy does not pay), which covered the stratum's rate at "
+            f"least {pct} of the time in the seeded validation when the labelled units are drawn at "
+            "random within the stratum"
+        )
     if cfg.inclusion is not None:
         own = (
             f"the stratum's proxy interval with inverse-probability weighted cell rates "

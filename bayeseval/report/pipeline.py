@@ -209,7 +209,9 @@ def evaluate(
         inclusion probability, for labels not drawn at random within the strata (see
         :func:`~bayeseval.proxy_ci`; the interval is then asymptotic). With units (a cluster
         of more than one row, or graded outcomes) each stratum's ``lower``/``upper`` is the
-        finite-sample valid unit interval (see Notes) and no pooled model is fitted. Without a
+        finite-sample valid unit interval (see Notes) and no pooled model is fitted; with
+        ``proxy`` it is the proxy interval over units (cells of whole units, see
+        :func:`~bayeseval.proxy_ci`; ``guarantee="average"`` is refused then). Without a
         design, rows that repeat an identifier-like column (``item``, ``id``, ``doc_id``, ...)
         give a :class:`~bayeseval.ClusteredRowsWarning`; ``design=Design()`` says the rows are
         independent.
@@ -326,6 +328,16 @@ def evaluate(
         # before any work: the audit refuses what it does not take
         check_cluster_options(audited_design(cfg.design), proxy, cfg.guarantee)
     part = None
+    if (
+        proxy is not None
+        and cfg.design is not None
+        and cfg.design.cluster is not None
+        and not cfg.guarantee.per_stratum
+    ):
+        raise ValueError(
+            f"guarantee={guarantee!r} with proxy and design cluster {cfg.design.cluster!r}: the pooled model "
+            "is not fitted to units with a proxy; use guarantee='stratum' (each stratum's proxy interval over units)"
+        )
     if proxy is None:
         counts, metric_name = count(data, cfg, y_true, y_pred, strata, pos_label)
     else:
@@ -353,11 +365,27 @@ def evaluate(
         report.warnings += [f.message for f in found if f.severity == "warning"]
         report.notes += [f.message for f in found if f.severity == "note"]
     report.source = _describe_source(data)
-    if cfg.design is not None or cfg.outcome is not None or counts.units is not None:
+    if part is not None and part.counts.unit_sizes is not None and cfg.design is not None:
+        report.design = cfg.design.describe(_pool_units(part.counts))
+    elif cfg.design is not None or cfg.outcome is not None or counts.units is not None:
         design = counts.design if counts.design is not None else Design()
         report.design = design.describe(counts)
     report.created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return report
+
+
+def _pool_units(pc: Any) -> Counts:
+    """Counts of a proxy pool's units (every unit, labelled or not; successes left at 0): the
+    sizes the design's description reads."""
+    sizes = pc.unit_sizes
+    names = list(sizes.columns[:-2])
+    trials = (sizes["unit_trials"] * sizes["units"]).groupby([sizes[c] for c in names], sort=False).sum()
+    trials = trials.reindex(pc.strata, fill_value=0)
+    return Counts(
+        pd.Series(0, index=trials.index),
+        trials,
+        units=sizes.assign(unit_successes=0.0),
+    )
 
 
 def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bool = False) -> Report:

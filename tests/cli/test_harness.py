@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from bayeseval import Design, PrecisionLimitedWarning, compare_models, evaluate
+from bayeseval._kernels.bounded_mean import units_ci
 from bayeseval.cli.main import main
 from bayeseval.fairness import audit
 from bayeseval.io import join_labels, read_inspect, read_lm_eval, read_promptfoo
@@ -211,10 +212,28 @@ def test_input_errors_name_the_option(capsys, argv, message):
     assert message in _error(capsys, *argv)
 
 
-def test_labels_on_answers_in_units_are_refused_with_the_way_out(capsys, tmp_path):
+def test_labels_on_answers_in_units_read_the_item_as_the_unit(capsys, tmp_path):
     labels = tmp_path / "labels.csv"
     pd.DataFrame({"item": [0, 1], "label": [1, 0]}).to_csv(labels, index=False)
     argv = ["report", "--inspect", EPOCHS_LOG, "--scorer", "match", "--labels", labels, "--metric", "accuracy"]
-    assert "pass --epoch 1" in _error(capsys, *argv)
+    got = _strata(_json(capsys, *argv))
+    records = join_labels(read_inspect(EPOCHS_LOG, scorer="match"), labels)
+    assert records.design.cluster == "item"
+    ref = evaluate(
+        records.frame.assign(claim=1.0),
+        y_true="human",
+        y_pred="claim",
+        proxy="outcome",
+        metric="accuracy",
+        design=records.design,
+    )
+    assert got["trials"].tolist() == [6] and got["pool_trials"].tolist() == [18]  # 2 labelled items x 3 epochs of 6
+    for col in ("rate", "lower", "upper"):
+        np.testing.assert_allclose(got[col].to_numpy(float), ref.table[col].to_numpy(float), rtol=1e-12)
+    # two labelled units are one cell group: the betting interval of the items (3 of 3 right, 0 of 3)
+    by_hand = units_ci(pd.DataFrame({"k": 0, "unit_successes": [3.0, 0.0], "unit_trials": 3, "units": 1}), "k")
+    assert (got["lower"].iloc[0], got["upper"].iloc[0]) == (by_hand["lower"].iloc[0], by_hand["upper"].iloc[0])
     got = _strata(_json(capsys, *argv, "--epoch", "1"))
     assert got["trials"].tolist() == [2] and got["pool_trials"].tolist() == [6]
+    labels_chosen = ["--selected-by", "outcome"]
+    assert "pass --epoch 1" in _error(capsys, *argv, *labels_chosen)

@@ -149,13 +149,37 @@ def test_refusals_name_the_argument(kwargs, error, match):
         compare_models(frame, **kwargs)
 
 
-def test_epochs_are_refused_with_human_labels():
+def test_epochs_with_human_labels_average_each_item_and_take_its_majority_verdict():
     t = TINY
     frame = _frame(t["ja"], t["jb"], t["ha"], t["hb"])
-    frame = pd.concat([frame.assign(epoch=1), frame.assign(epoch=2)])
-    with pytest.raises(ValueError, match="human labels need one answer per model and item"):
-        compare_models(frame, human="human")
-    assert compare_models(frame).family_size == 1  # without human, epochs are averaged as before
+    one = compare_models(frame, human="human").table
+    # every answer given twice: the same items, the same table
+    twice = pd.concat([frame.assign(epoch=1), frame.assign(epoch=2)])
+    got = compare_models(twice, human="human", design={"cluster": "item"}).table
+    pd.testing.assert_frame_equal(got, one)
+    # three epochs that differ: the hand-built observations (majority cells, mean human difference)
+    rng = np.random.default_rng(4)
+    n, e = 40, 3
+    ja, jb = rng.integers(0, 2, (n, e)), rng.integers(0, 2, (n, e))
+    ha = np.where(rng.random((n, e)) < 0.8, ja, 1 - ja).astype(float)
+    hb = np.where(rng.random((n, e)) < 0.8, jb, 1 - jb).astype(float)
+    ha[20:], hb[20:] = np.nan, np.nan
+    rows = [
+        (m, i, k, j[i, k], h[i, k]) for m, j, h in (("a", ja, ha), ("b", jb, hb)) for i in range(n) for k in range(e)
+    ]
+    epochs = pd.DataFrame(rows, columns=["model", "item", "epoch", "outcome", "human"])
+    got = compare_models(epochs, human="human", design={"cluster": "item"}, adjust="none").table.iloc[0]
+    cell = paired_proxy.cell_of(ja.mean(axis=1) >= 0.5, jb.mean(axis=1) >= 0.5)
+    z = (ha.mean(axis=1) - hb.mean(axis=1) + 1) / 2
+    obs = pd.DataFrame({"key": 0, "block": 0, "cell": cell, "z": z})
+    est, lo, hi = paired_proxy.intervals(paired_proxy.plan(obs, 1, [False]), 0.95)
+    assert (got["estimate"], got["lower"], got["upper"]) == pytest.approx((est[0], lo[0], hi[0]), abs=1e-12)
+    assert got["labelled"] == 20 and got["n_items"] == 40
+    # an item labelled on one of its answers only is refused; a cluster other than the item too
+    epochs.loc[0, "human"] = np.nan
+    with pytest.raises(ValueError, match="human column 'human' labels some answers of 1"):
+        compare_models(epochs, human="human")
+    assert compare_models(twice).family_size == 1  # without human, epochs are averaged as before
 
 
 @pytest.mark.slow
@@ -225,8 +249,14 @@ def test_command_line_labels_and_human_column(tmp_path, capsys):
     assert "--labels-on 'item' must name the model column" in capsys.readouterr().err
     assert main(["compare", "--inspect", *logs, "--labels", str(labels_path), "--selected-by", "outcome"]) == 2
     assert "--selected-by 'outcome' is not a model of" in capsys.readouterr().err
-    assert main(["compare", "--inspect", *logs, "--labels", str(labels_path)]) == 2
-    assert "one answer per model and item" in capsys.readouterr().err
+    # all epochs: the labels join every answer of an item, each item averaged (the function on the same frame)
+    assert main(["compare", "--inspect", *logs, "--labels", str(labels_path), "--json"]) == 0
+    epochs = pd.DataFrame(json.loads(capsys.readouterr().out)["differences"])
+    every = records.frame.drop(columns=["metadata.note"]).astype({"item": str})
+    every = every.merge(labels.astype({"item": str}), on=["model", "item"], how="left")
+    want = compare_models(every.rename(columns={"label": "human"}), item=["task", "item"], human="human").table
+    assert epochs["labelled"].tolist() == [4]
+    np.testing.assert_allclose(epochs[["estimate", "lower", "upper"]], want[["estimate", "lower", "upper"]])
 
 
 def test_a_stratum_without_labels_has_no_estimate_and_the_pooled_row_only_bounds():
