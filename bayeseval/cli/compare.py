@@ -85,11 +85,7 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
         "then the judge's 0/1 verdict on every answer and the difference is in human-judged accuracy",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    add_harness_args(p, labels=True)
-    for action in p._actions:  # compare's --selected-by names a model, not the answers' columns
-        if action.dest == "selected_by":
-            action.metavar = "MODEL"
-            action.help = SELECTED_BY_HELP
+    add_harness_args(p, labels=True, selected_by=("MODEL", SELECTED_BY_HELP))
     p.set_defaults(labels_on="model,item")
     return p
 

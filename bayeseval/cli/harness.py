@@ -32,11 +32,15 @@ CLAIM = "answer_claims_right"
 _INPUTS = (("inspect", "--inspect"), ("lm_eval", "--lm-eval"), ("promptfoo", "--promptfoo"))
 
 
-def add_harness_args(p: argparse.ArgumentParser, *, labels: bool = True) -> None:
+def add_harness_args(
+    p: argparse.ArgumentParser, *, labels: bool = True, selected_by: tuple[str, str] | None = None
+) -> None:
     """Declare ``--inspect``/``--lm-eval``/``--promptfoo`` and the readers' options on ``p``.
 
     With ``labels``, also ``--labels``, ``--labels-on``, ``--label-column`` and ``--selected-by``
-    (human labels joined onto the answers, the scorer as the proxy).
+    (human labels joined onto the answers, the scorer as the proxy). ``selected_by``: the
+    metavar and help of ``--selected-by`` when a command reads it differently (``compare``
+    names a model).
 
     Examples
     --------
@@ -92,13 +96,13 @@ def add_harness_args(p: argparse.ArgumentParser, *, labels: bool = True) -> None
         )
         g.add_argument("--labels-on", default="item", help="the id column(s) the labels are joined on, comma separated")
         g.add_argument("--label-column", default=None, help="the labels' column (when omitted, label)")
-        g.add_argument(
-            "--selected-by",
-            default=None,
-            help="column(s) of the answers within whose cells the labels were drawn at random, comma separated "
+        metavar, help_text = selected_by or (
+            None,
+            "column(s) of the answers within whose cells the labels were drawn at random, comma separated "
             "(e.g. outcome: a calibration set chosen 50/50 by the judge's verdict); the rows get the "
             "inclusion probabilities of that draw",
         )
+        g.add_argument("--selected-by", default=None, metavar=metavar, help=help_text)
 
 
 def _positive_int(text: str) -> int:
