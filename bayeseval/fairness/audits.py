@@ -62,9 +62,11 @@ from bayeseval.fairness.inputs import (
     audited_design,
     check_cluster_options,
     check_factor_names,
+    check_graded_guarantee,
     check_metrics,
     check_min_trials,
     check_model,
+    check_outcome_options,
     check_proxy_metrics,
     check_tolerance,
     make_layout,
@@ -87,8 +89,9 @@ _SPELLING = {
 def audit(
     data: Any,
     *,
-    y_true: str,
-    y_pred: str,
+    y_true: str | None = None,
+    y_pred: str | None = None,
+    outcome: str | None = None,
     groups: str | list[str],
     metrics: str | list[str] | None = None,
     reference: Any = None,
@@ -111,7 +114,21 @@ def audit(
     data : pandas.DataFrame, path, DuckDB relation, Spark DataFrame or any frame narwhals reads
         One row per example (anything :func:`bayeseval.tabulate` accepts).
     y_true, y_pred : str
-        Columns holding the true and predicted labels (binary).
+        Columns holding the true and predicted labels (binary). Give both, or ``outcome``
+        instead.
+    outcome : str, optional
+        Instead of ``y_true`` and ``y_pred``: a column of per-row outcomes in [0, 1] (0/1
+        correctness, or partial credit such as 0.5), as in :func:`bayeseval.tabulate` and
+        :func:`bayeseval.evaluate`. The metrics are then ``accuracy`` (the mean outcome, the
+        default) and ``error_rate`` (one minus it); others are refused, and so are ``pos_label``,
+        ``proxy``, a missing outcome or one outside [0, 1]. With 0/1 outcomes the audit is the one
+        of ``y_true``/``y_pred`` whose accuracy they are (bit for bit without a cluster). Graded
+        outcomes (some not 0 or 1) are read from units even without a cluster, each row its own
+        unit with a fractional success: each group's interval is its units' finite-sample valid
+        interval (``read`` ``"units"``) and the disparities come from those intervals as with
+        ``design=Design(cluster=...)`` (see ``design`` and Notes); ``guarantee="average"`` is
+        refused with graded outcomes (ValueError naming ``outcome`` and ``guarantee``: the pooled
+        models take 0/1 outcomes only).
     groups : str or list of str
         Group column(s). With several columns the groups are their crossed cells; cells
         never observed are listed as empty, with a pooled prediction. Every table has one
@@ -291,6 +308,13 @@ def audit(
     [['a', 30, 'units'], ['b', 30, 'units']]
     >>> res.notes[0]
     'Sampling design: 60 items in 2 strata, 5 rows each; intervals treat the item as the unit.'
+
+    Graded answers (partial credit 0.5), each answer its own unit:
+
+    >>> graded = pd.DataFrame({"score": [1, 0.5, 1, 0] * 50, "g": ["a"] * 100 + ["b"] * 100})
+    >>> res = audit(graded, outcome="score", groups="g")
+    >>> res.groups[["group", "metric", "rate", "units", "read"]].values.tolist()
+    [['a', 'accuracy', 0.625, 100, 'units'], ['b', 'accuracy', 0.625, 100, 'units']]
     """
     model = _audit_model(model)
     proxy, label_set = proxy_parts(proxy, label_set)
@@ -298,6 +322,7 @@ def audit(
         data,
         y_true=y_true,
         y_pred=y_pred,
+        outcome=outcome,
         groups=groups,
         metrics=metrics,
         reference=reference,
@@ -332,8 +357,8 @@ def _audit_model(model: Any) -> Any:
 def audit_with_spelling(
     data: Any,
     *,
-    y_true: str,
-    y_pred: str,
+    y_true: str | None,
+    y_pred: str | None,
     groups: Any,
     metrics: Any,
     reference: Any,
@@ -349,9 +374,11 @@ def audit_with_spelling(
     proxy: str | None = None,
     design: Design | Mapping[str, Any] | None = None,
     label_set: Any = None,
+    outcome: str | None = None,
 ) -> Audit:
     """:func:`audit`, with messages naming options as the interface ``spelling`` spells them."""
-    written = check_metrics(metrics, proxy)
+    check_outcome_options(outcome, proxy)
+    written = check_metrics(metrics, proxy, outcome)
     names = list(written)
     d = audited_design(design)
     inclusion = d.inclusion
@@ -377,7 +404,9 @@ def audit_with_spelling(
         pos_label,
         None if proxy is None else (proxy, inclusion, label_set),
         cluster=d.cluster,
+        outcome=outcome,
     )
+    check_graded_guarantee(outcome, guarantee, counted)
     cells, rows, counts = counted.cells, counted.rows, counted.counts
     layout = make_layout(cells, cols)
     given = resolve_reference(reference, layout, spelling)
@@ -385,9 +414,17 @@ def audit_with_spelling(
     refs = {m: default_reference(fits[m], rows) if given is None else given for m in names}
     spell = _SPELLING[spelling]
     verdicts, labels_needed = verdict_tables(
-        names, fits, layout, rows, level, tol, method, explicit=metrics is not None, min_trials=min_trials
+        names,
+        fits,
+        layout,
+        rows,
+        level,
+        tol,
+        method,
+        explicit=metrics is not None or outcome is not None,
+        min_trials=min_trials,
     )
-    notes = design_notes(d, counted) + [
+    notes = design_notes(d, counted, outcome) + [
         note
         for m in names
         for note in (
@@ -414,14 +451,23 @@ def audit_with_spelling(
             proxy=proxy,
             design=None if d.cluster is None else d.describe(counted.clustered),
             units=counted.by_unit,
+            outcome=outcome,
         ),
     )
 
 
-def design_notes(design: Design, counted: AuditCounts) -> list[str]:
+def design_notes(design: Design, counted: AuditCounts, outcome: str | None = None) -> list[str]:
     """The design in words (as :func:`bayeseval.evaluate` states it) and how the audit read it."""
     if design.cluster is None:
-        return []
+        if not counted.by_unit:
+            return []
+        return [
+            f"Outcomes {outcome!r} are graded: each row is its own unit with a fractional success, and each "
+            "group's interval is its units' finite-sample valid interval (read 'units'; no pooled model, which "
+            "counts 0/1 outcomes: the posterior columns are NaN); differences and ratios to the reference come "
+            "from those intervals at the Bonferroni level over the measured groups (simultaneous), and the "
+            "max-min gap is their Bonferroni projection."
+        ]
     text = f"Sampling design: {design.describe(counted.clustered)}."
     if not counted.by_unit:
         return [
