@@ -188,6 +188,6 @@ def graded_coverage(datasets: int, seed: int = 530) -> dict[str, float]:
 @pytest.mark.slow
 def test_graded_differences_keep_their_joint_level() -> None:
     # 300 datasets: MC SE about 0.013 at 0.95; tolerance level - 0.01 (measured 1.000 at 1,000
-    # datasets, seed 530, mean width 0.52; docs/validation.md, section 15a)
+    # datasets, seed 530, mean width 0.65; docs/validation.md, section 15a)
     got = graded_coverage(300, seed=531)
     assert got["joint"] >= LEVEL - 0.01
