@@ -72,22 +72,33 @@ def run_audit(args: argparse.Namespace) -> int:
         _check_out_suffix(out)
         check_output(out, force=getattr(args, "force", False), inputs=[] if harness else [("data", args.data)])
     groups = [c.strip() for c in str(args.groups).split(",") if c.strip()]
+    outcome = getattr(args, "outcome", None)
     if harness:
         data, columns = audit_inputs(args)
         for name, value in columns.items():
             setattr(args, name, value)
+        outcome = None  # the harness's score column, read by audit_inputs as the labels
     else:
-        if args.y_true is None or args.y_pred is None:
-            raise ValueError("give --y-true and --y-pred (the label columns) with a data file")
+        if outcome is not None and (args.y_true is not None or args.y_pred is not None):
+            raise ValueError(
+                f"give --outcome or --y-true and --y-pred, not both: got --outcome {outcome!r}, "
+                f"--y-true {args.y_true!r}, --y-pred {args.y_pred!r}"
+            )
+        if outcome is None and (args.y_true is None or args.y_pred is None):
+            raise ValueError(
+                "give --y-true and --y-pred (the label columns), or --outcome (per-row outcomes in [0, 1]), "
+                "with a data file"
+            )
+        if outcome is not None and args.pos_label is not None:
+            raise ValueError(f"--pos-label applies to --y-true/--y-pred, not to --outcome {outcome!r}")
         data = _read(args.data)
     proxy, inclusion = getattr(args, "proxy", None), getattr(args, "inclusion", None)
     cluster = getattr(args, "cluster", None)
     extra = [
         (o, c) for o, c in (("--proxy", proxy), ("--inclusion", inclusion), ("--cluster", cluster)) if c is not None
     ]
-    for option, col in (
-        [("--y-true", args.y_true), ("--y-pred", args.y_pred)] + [("--groups", g) for g in groups] + extra
-    ):
+    rows = [("--outcome", outcome)] if outcome is not None else [("--y-true", args.y_true), ("--y-pred", args.y_pred)]
+    for option, col in rows + [("--groups", g) for g in groups] + extra:
         if col not in data.columns:
             raise ValueError(
                 f"{option} column {col!r} is not in {args.data or 'the answers'!r} (columns: {list(data.columns)[:10]})"
@@ -96,14 +107,15 @@ def run_audit(args: argparse.Namespace) -> int:
     min_trials = getattr(args, "min_trials", None)
     result = audit_with_spelling(
         data,
-        y_true=args.y_true,
-        y_pred=args.y_pred,
+        y_true=None if outcome is not None else args.y_true,
+        y_pred=None if outcome is not None else args.y_pred,
+        outcome=outcome,
         groups=groups,
         metrics=metrics,
         reference=args.reference,
         tolerance=args.tolerance,
         level=args.level,
-        pos_label=_parse_pos_label(args.pos_label, data[args.y_true]),
+        pos_label=None if outcome is not None else _parse_pos_label(args.pos_label, data[args.y_true]),
         random_seed=args.seed,
         model=getattr(args, "model", None),
         min_trials=MIN_TRIALS if min_trials is None else min_trials,

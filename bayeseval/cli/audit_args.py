@@ -33,7 +33,7 @@ def add_audit_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     >>> p.parse_args(["x.csv", "--y-true", "y", "--y-pred", "p", "--groups", "g"]).level
     0.95
     """
-    add_row_columns(p, harness=True)
+    add_row_columns(p, outcome=True, harness=True)
     p.add_argument("--groups", required=True, help="group column(s), comma separated")
     p.add_argument(
         "--metrics",

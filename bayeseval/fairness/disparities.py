@@ -136,7 +136,8 @@ def gap_groups(fit: MetricFit) -> np.ndarray:
 
 def gap_method(fit: MetricFit, method: str) -> str:
     """The gap interval's method: a proxy's groups (and groups of units) have no binomial counts
-    to resample, so their gap is the projection of Bonferroni-adjusted proxy (unit) intervals."""
+    to resample, so their gap is the projection of Bonferroni-adjusted proxy (unit) intervals: each
+    group's interval at ``1 - (1 - level) / G`` over the gap's ``G`` groups (not over the pairs)."""
     return "bonferroni" if fit.proxy is not None or fit.units is not None else method
 
 

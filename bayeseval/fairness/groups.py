@@ -363,7 +363,8 @@ def group_frame(name: str, layout: Layout, fit: MetricFit, ref: int, guarantee: 
     measured = np.isfinite(fit.rate)
     is_prop = name != "balanced_accuracy"
     labels = layout.labels
-    counts = pd.array(fit.successes, dtype="Int64"), pd.array(fit.trials, dtype="Int64")
+    whole = np.issubdtype(np.asarray(fit.successes).dtype, np.integer)  # graded outcomes: fractional sums
+    counts = pd.array(fit.successes, dtype="Int64" if whole else "Float64"), pd.array(fit.trials, dtype="Int64")
     if not is_prop:
         counts = tuple(pd.array([pd.NA] * len(labels), dtype="Int64") for _ in range(2))
     lower, upper, read = guarantee_bounds(fit, guarantee)
@@ -405,17 +406,17 @@ def fit_all(names, counts, cells, level, seed, model, min_trials) -> dict:
     fits = {}
     for name in counts:
         if not isinstance(counts[name], tuple):  # ProxyCounts
-            fits[name] = _fit_proxy(counts[name], cells, level, rng.integers(2**32), model, min_trials)
+            fits[name] = _fit_proxy(counts[name], cells, level, int(rng.integers(2**32)), model, min_trials)
             continue
         if len(counts[name]) == 3:  # rows in units
             s, n, units = counts[name]
-            fits[name] = _fit_units(s, n, units, cells, level, rng.integers(2**32), min_trials)
+            fits[name] = _fit_units(s, n, units, cells, level, int(rng.integers(2**32)), min_trials)
             continue
         s, n = counts[name]
         fits[name] = _fit_proportion(s, n, cells, level, rng.integers(2**32), model, min_trials)
     if "balanced_accuracy" in names:
         fit = _balanced_units if fits["tpr"].units is not None else _fit_balanced
-        fits["balanced_accuracy"] = fit(fits["tpr"], fits["tnr"], level, rng.integers(2**32))
+        fits["balanced_accuracy"] = fit(fits["tpr"], fits["tnr"], level, int(rng.integers(2**32)))
     return fits
 
 

@@ -47,6 +47,11 @@ _AUDIT_NAME = {base: name for name, base in _BASE.items()} | {"balanced_accuracy
 METRICS = tuple(_BASE) + ("balanced_accuracy",)
 
 
+#: the metrics of an audit of per-row outcomes (``outcome=``): the mean outcome and one minus it,
+#: as :func:`bayeseval.tabulate` counts them
+OUTCOME_METRICS = ("accuracy", "error_rate")
+
+
 #: fairness criteria and the metrics whose max-min gap each one bounds
 CRITERIA = {
     "demographic_parity": ("selection_rate",),
@@ -112,9 +117,14 @@ def check_proxy_metrics(names: list[str], proxy: Any, inclusion: Any, label_set:
         )
 
 
-def check_metrics(metrics: Any, proxy: Any = None) -> dict[str, str]:
-    """Audit metric key -> the name as the user wrote it (shown in every table), in order."""
+def check_metrics(metrics: Any, proxy: Any = None, outcome: str | None = None) -> dict[str, str]:
+    """Audit metric key -> the name as the user wrote it (shown in every table), in order.
+
+    With ``outcome`` the default is ``accuracy`` (the mean outcome) and only
+    :data:`OUTCOME_METRICS` are taken."""
     if metrics is None:
+        if outcome is not None:
+            return {"accuracy": "accuracy"}
         return {m: m for m in (METRICS if proxy is None else PROXY_AUDIT_METRICS)}
     items = [metrics] if isinstance(metrics, str) else metrics
     try:
@@ -127,12 +137,41 @@ def check_metrics(metrics: Any, proxy: Any = None) -> dict[str, str]:
     for item in items:
         if not isinstance(item, str):
             raise TypeError(f"metrics must hold metric names (str), got {item!r}")
-        name = metric_names.canonical(item)
+        name = metric_names.canonical(item) or ""  # "": not a metric name, refused below
         key = _AUDIT_NAME.get(name, name)
         if key not in METRICS:
             raise ValueError(metric_names.unknown_metric(item, "metrics"))
         out.setdefault(key, item.strip())
+    bad = [written for key, written in out.items() if key not in OUTCOME_METRICS]
+    if outcome is not None and bad:
+        raise ValueError(
+            f"metrics {bad} do not apply to outcome={outcome!r}: with per-row outcomes the metric is the mean "
+            f"outcome, one of {list(OUTCOME_METRICS)} (error_rate is one minus it)"
+        )
     return out
+
+
+def check_outcome_options(outcome: Any, proxy: Any) -> None:
+    """Refuse with ``outcome`` what does not take per-row outcomes yet: a proxy.
+
+    The rest (``outcome`` with ``y_true``/``y_pred``, ``pos_label``, outcomes outside [0, 1]) is
+    refused by :func:`bayeseval.tabulate` when the rows are counted."""
+    if outcome is not None and proxy is not None:
+        raise ValueError(
+            f"outcome={outcome!r} is not taken with proxy={proxy!r} yet: the proxy intervals read labels "
+            "(y_true, y_pred); audit the outcome without the proxy"
+        )
+
+
+def check_graded_guarantee(outcome: str | None, guarantee: Any, counted: AuditCounts) -> None:
+    """Refuse graded outcomes under the pooled ``"average"`` guarantee: its models take 0/1 rows only."""
+    if outcome is None or guarantee.per_stratum or not counted.by_unit:
+        return
+    raise ValueError(
+        f"outcome={outcome!r} holds graded outcomes (not only 0 and 1), which guarantee={guarantee.name!r} "
+        "does not take: the pooled models (the row-level one and the model over units) count 0/1 outcomes "
+        "only; use guarantee='stratum' (each group's own finite-sample valid interval)"
+    )
 
 
 def check_tolerance(tolerance: Any) -> float | None:
@@ -149,26 +188,30 @@ def check_tolerance(tolerance: Any) -> float | None:
 def _tabulated(
     data: Any,
     cols: list[str],
-    y_true: str,
-    y_pred: str,
+    y_true: str | None,
+    y_pred: str | None,
     name: str,
     pos_label: Any,
     proxy: tuple[Any, ...] = (None,),
     cluster: str | None = None,
+    outcome: str | None = None,
 ) -> Any:
     """The rows counted per group for metric ``name`` (with ``proxy``: per group and proxy cell;
-    with ``cluster``: with the units' histogram per group)."""
+    with ``cluster``: with the units' histogram per group; with ``outcome``: the per-row outcomes,
+    each row its own unit without a cluster)."""
     design = None
     if len(proxy) > 1 and proxy[1] is not None:
         design = Design(inclusion=proxy[1])
     elif cluster is not None:
         design = Design(cluster=cluster)
+    rows = {"y_true": y_true, "y_pred": y_pred} if outcome is None else {"outcome": outcome}
+    if outcome is not None and (y_true is not None or y_pred is not None):
+        rows |= {"y_true": y_true, "y_pred": y_pred}  # refused by tabulate, naming the three
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EmptyStratumWarning)
         return tabulate(
             data,
-            y_true=y_true,
-            y_pred=y_pred,
+            **rows,
             strata=cols,
             metric=_BASE[name],
             pos_label=pos_label,
@@ -179,9 +222,16 @@ def _tabulated(
 
 
 def _count(
-    data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, cluster: str | None = None
+    data: Any,
+    cols: list[str],
+    y_true: str | None,
+    y_pred: str | None,
+    name: str,
+    pos_label: Any,
+    cluster: str | None = None,
+    outcome: str | None = None,
 ) -> Any:
-    counts = _tabulated(data, cols, y_true, y_pred, name, pos_label, cluster=cluster)
+    counts = _tabulated(data, cols, y_true, y_pred, name, pos_label, cluster=cluster, outcome=outcome)
     if counts.successes.index.nlevels > len(cols):
         raise ValueError(
             f"pos_label is required: the labels of y_true {y_true!r} and y_pred {y_pred!r} "
@@ -190,17 +240,37 @@ def _count(
     return counts
 
 
-def _has_units(counts: Any) -> bool:
-    """Whether some unit of ``counts`` holds more than one trial (its rows then are not independent draws)."""
+def _graded(counts: Any) -> bool:
+    """Whether some unit of ``counts`` holds a graded outcome (its successes not a whole number)."""
     units = counts.units
-    return units is not None and len(units) > 0 and bool((units["unit_trials"].to_numpy() > 1).any())
+    if units is None or not len(units):
+        return False
+    s = units["unit_successes"].to_numpy(float)
+    return bool((s != np.round(s)).any())
 
 
-def _spanning_clusters(data: Any, cols: list[str], y_true: str, y_pred: str, cluster: str, pos_label: Any) -> None:
+def _has_units(counts: Any) -> bool:
+    """Whether ``counts`` are read from units: some unit holds more than one trial (its rows then are
+    not independent draws) or a graded outcome."""
+    units = counts.units
+    if units is None or not len(units):
+        return False
+    return bool((units["unit_trials"].to_numpy() > 1).any()) or _graded(counts)
+
+
+def _spanning_clusters(
+    data: Any,
+    cols: list[str],
+    y_true: str | None,
+    y_pred: str | None,
+    cluster: str,
+    pos_label: Any,
+    outcome: str | None = None,
+) -> None:
     """Refuse clusters whose rows fall in more than one group, naming how many and one of them."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClusteredRowsWarning)  # the cluster is a stratum here, on purpose
-        counts = _count(data, [cluster, *cols], y_true, y_pred, "accuracy", pos_label)
+        counts = _count(data, [cluster, *cols], y_true, y_pred, "accuracy", pos_label, outcome=outcome)
     trials = counts.trials[counts.trials > 0]
     per = trials.groupby(level=0, sort=True).size()
     spanning = per[per > 1]
@@ -275,7 +345,13 @@ def factor_columns(layout: Layout, index: Any, prefix: str = "") -> dict:
 
 
 def _count_proxy(
-    data: Any, cols: list[str], y_true: str, y_pred: str, name: str, pos_label: Any, proxy: tuple[Any, ...]
+    data: Any,
+    cols: list[str],
+    y_true: str | None,
+    y_pred: str | None,
+    name: str,
+    pos_label: Any,
+    proxy: tuple[Any, ...],
 ) -> Any:
     """Counts per group and proxy cell (ProxyCounts) for a metric that reads labels."""
     return _tabulated(data, cols, y_true, y_pred, name, pos_label, proxy)
@@ -309,29 +385,33 @@ class AuditCounts(NamedTuple):
 def tabulate_all(
     data: Any,
     cols: list[str],
-    y_true: str,
-    y_pred: str,
+    y_true: str | None,
+    y_pred: str | None,
     names: list[str],
     pos_label: Any,
-    proxy: tuple[str, str | None] | None = None,
+    proxy: tuple[Any, ...] | None = None,
     cluster: str | None = None,
+    outcome: str | None = None,
 ) -> AuditCounts:
     """Successes and trials per group for each base metric, and rows per group.
 
     With a proxy, a metric that reads the true label gets its ProxyCounts; the row counts and
     the selection rate (which reads only ``y_pred``) count every row. With a ``cluster`` whose
-    units hold more than one row, each metric's entry is ``(successes, trials, units)``, the
-    units' histogram per group; clusters whose rows fall in two groups are refused. With units of
-    one row each, the rows are independent draws and the counts are those without the cluster.
+    units hold more than one row, or with graded ``outcome`` values (each row then a unit with a
+    fractional success), each metric's entry is ``(successes, trials, units)``, the units'
+    histogram per group; clusters whose rows fall in two groups are refused. With binary units of
+    one row each, the rows are independent draws and the counts are those without the cluster
+    (successes int64; fractional successes are float).
     """
     needed = [m for m in _BASE if m in names]
     if "balanced_accuracy" in names:
         needed += [m for m in ("tpr", "tnr") if m not in needed]
     every = y_pred if proxy is not None else y_true  # a proxy's unlabelled rows count as rows
-    all_rows = _count(data, cols, every, y_pred, "accuracy", pos_label, cluster)
+    all_rows = _count(data, cols, every, y_pred, "accuracy", pos_label, cluster, outcome)
     if cluster is not None and all_rows.clusters_span_strata:
-        _spanning_clusters(data, cols, every, y_pred, cluster, pos_label)
-    units = cluster if cluster is not None and _has_units(all_rows) else None
+        _spanning_clusters(data, cols, every, y_pred, cluster, pos_label, outcome)
+    by_unit, graded = _has_units(all_rows), _graded(all_rows)
+    units = cluster if cluster is not None and by_unit else None
     rows = all_rows.trials
     index = _full_index(rows.index, len(cols))
     rows = rows.reindex(index, fill_value=0)
@@ -340,14 +420,13 @@ def tabulate_all(
         if proxy is not None and name != "selection_rate":
             counts[name] = _count_proxy(data, cols, y_true, y_pred, name, pos_label, proxy)
             continue
-        c = _count(data, cols, every if name == "selection_rate" else y_true, y_pred, name, pos_label, units)
+        c = _count(data, cols, every if name == "selection_rate" else y_true, y_pred, name, pos_label, units, outcome)
         counts[name] = (
-            c.successes.reindex(index, fill_value=0).to_numpy(np.int64),
+            # labels and 0/1 outcomes: whole successes (int64); graded outcomes: their sums (float)
+            c.successes.reindex(index, fill_value=0).to_numpy(float if graded else np.int64),
             c.trials.reindex(index, fill_value=0).to_numpy(np.int64),
-        ) + ((c.units,) if units is not None else ())
-    return AuditCounts(
-        index, rows.to_numpy(np.int64), counts, all_rows if cluster is not None else None, units is not None
-    )
+        ) + ((c.units,) if by_unit else ())
+    return AuditCounts(index, rows.to_numpy(np.int64), counts, all_rows if cluster is not None else None, by_unit)
 
 
 def check_model(model: Any, n_columns: int) -> str:

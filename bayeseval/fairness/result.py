@@ -114,9 +114,11 @@ class Audit(Result):
         The sampling design in words when one with a cluster was given
         (:meth:`Design.describe <bayeseval.Design.describe>`), else None.
     units : bool
-        Whether the metrics were read from units (some unit holds more than one row): each
-        group's interval is its units' interval, every disparity comes from those intervals at
-        the Bonferroni level, and no pooled model is fitted.
+        Whether the metrics were read from units (some unit holds more than one row, or the
+        outcomes are graded): each group's interval is its units' interval, every disparity comes
+        from those intervals at the Bonferroni level, and no pooled model is fitted.
+    outcome : str or None
+        The column of per-row outcomes when :func:`audit` was given ``outcome=``, else None.
 
     Examples
     --------
@@ -145,6 +147,7 @@ class Audit(Result):
     proxy: str | None = None
     design: str | None = None
     units: bool = False
+    outcome: str | None = None
 
     title = "Fairness audit"
 
@@ -348,6 +351,8 @@ class Audit(Result):
             f"{_METHOD_TEXT.get(method, method)}; pooled model: {model}; gap over "
             f"groups with at least {self.min_trials} trials."
         )
+        if self.outcome is not None:
+            text += f" Outcome column {self.outcome!r}: each row's outcome in [0, 1]; accuracy is its mean."
         if self.design is not None:
             text += f" Sampling design: {self.design}."
         if self.units:
@@ -400,6 +405,7 @@ class Audit(Result):
             "min_trials": self.min_trials,
             "columns": list(self.columns),
             **({"design": self.design, "units": self.units} if self.design is not None else {}),
+            **({"outcome": self.outcome, "units": self.units} if self.outcome is not None else {}),
             "notes": list(self.notes),
             "groups": records(self.groups),
             "disparities": records(self.disparities),
