@@ -533,10 +533,13 @@ def _audit_section(
 
     given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
     metrics = [m for m in _AUDIT_METRICS if cfg.proxy is None or m in ("selection_rate", "ppv")]
+    if cfg.outcome is not None:  # an outcome column: the audit compares the groups' mean outcome
+        metrics = ["accuracy"]
     res = audit(
         data,
         y_true=y_true,
         y_pred=y_pred,
+        outcome=cfg.outcome,
         groups=groups,
         metrics=metrics,
         level=cfg.level,

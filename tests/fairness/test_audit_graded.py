@@ -191,3 +191,16 @@ def test_graded_differences_keep_their_joint_level() -> None:
     # datasets, seed 530, mean width 0.65; docs/validation.md, section 15a)
     got = graded_coverage(300, seed=531)
     assert got["joint"] >= LEVEL - 0.01
+
+
+def test_evaluate_with_groups_audits_the_outcome_column():
+    """``evaluate(outcome=, groups=)`` audits the groups' mean outcome: the same groups' intervals as ``unit_ci``."""
+    from bayeseval import Groups, evaluate
+
+    frame = _graded(11)
+    report = evaluate(frame, outcome="score", strata="g", groups=Groups(["g"]), design=Design(cluster="item"))
+    table = report.audit.groups.set_index("group")
+    assert table["metric"].unique().tolist() == ["accuracy"]
+    for group in "abc":
+        want = _by_hand(frame, group, LEVEL, cluster="item")
+        np.testing.assert_allclose(table.loc[group, ["rate", "lower", "upper"]].to_numpy(float), want, atol=1e-9)
