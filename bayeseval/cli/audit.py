@@ -77,7 +77,7 @@ def run_audit(args: argparse.Namespace) -> int:
         data, columns = audit_inputs(args)
         for name, value in columns.items():
             setattr(args, name, value)
-        outcome = None  # the harness's score column, read by audit_inputs as the labels
+        outcome = columns["outcome"]  # the scorer's column (None with --labels: the human label is the truth)
     else:
         if outcome is not None and (args.y_true is not None or args.y_pred is not None):
             raise ValueError(

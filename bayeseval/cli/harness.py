@@ -345,23 +345,25 @@ AUDIT_METRICS = ("accuracy", "error_rate")
 def audit_inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """``bayeseval audit`` on harness files: the rows, and the options' values the audit reads.
 
-    The audit counts right and wrong answers, one answer per item and group: answers of one
-    model, one epoch (``--epoch`` picks one when the files hold several: the audit's intervals
-    treat rows as independent, so it refuses the item as a unit), outcomes 0 or 1. Its metrics
-    are accuracy and error rate. With ``--labels`` the human label is the truth and the scorer
-    the proxy (``--inclusion`` from ``--selected-by``).
+    The audit compares the groups' mean outcome (the scorer's value: 0/1, or partial credit
+    such as 0.5), answers of one model. With several epochs of an item the item is the
+    sampling unit (``--cluster`` names another): each group's interval is its units'
+    interval. Its metrics are accuracy and error rate. With ``--labels`` the human label is
+    the truth and the scorer the proxy (``--inclusion`` from ``--selected-by``); that path
+    takes one answer per item (``--epoch 1``).
     """
     records = read_harness(args)
     option = _option(args)
     cols = labelled_columns(records, args)
     frame = cols.pop("frame")
     one_model(frame, option, "audit one model's files at a time (or compare the models with 'bayeseval compare')")
-    if records.design.cluster is not None or getattr(args, "cluster", None) is not None:
+    cluster = getattr(args, "cluster", None) or records.design.cluster
+    if cluster is not None and cols["proxy"] is not None:
         epochs = sorted(frame["epoch"].unique().tolist())
         raise ValueError(
-            f"{option}: the files hold {len(epochs)} epochs of each item, and the audit treats every answer as "
-            "independent (it takes no sampling unit): audit one epoch with --epoch 1, or use 'bayeseval report "
-            "--strata ...' whose intervals treat the item as the unit"
+            f"{option}: the files hold {len(epochs)} epochs of each item, and the audit's proxy intervals treat "
+            "every labelled answer as independent: audit one epoch with --epoch 1, or audit the scorer's outcome "
+            "without --labels (the item is then the unit)"
         )
     if getattr(args, "pos_label", None) is not None:
         raise ValueError("--pos-label does not apply to harness files: an answer is right (1) or not (0)")
@@ -374,23 +376,15 @@ def audit_inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         )
     groups = _split(args.groups)
     check_columns(frame, option, {"--groups": groups, "--proxy": cols["proxy"]})
-    if cols["proxy"] is None:
-        outcome = frame[cols["outcome"]]
-        graded = outcome.dropna()[~outcome.dropna().isin((0.0, 1.0))]
-        if len(graded):
-            raise ValueError(
-                f"{option}: the outcome holds graded values such as {float(graded.iloc[0])!r}; the audit counts "
-                "right (1) and wrong (0) answers: choose a 0/1 --scorer, or use 'bayeseval report'"
-            )
-        frame = frame.assign(**{CLAIM: 1.0})
-        y_true = cols["outcome"]
-    else:
-        y_true = cols["y_true"]
+    labels = {"outcome": None, "y_true": cols["y_true"], "y_pred": CLAIM} if cols["proxy"] is not None else {}
     return frame, {
-        "y_true": y_true,
-        "y_pred": CLAIM,
+        "outcome": cols["outcome"],
+        "y_true": None,
+        "y_pred": None,
+        **labels,
         "proxy": cols["proxy"],
         "inclusion": getattr(args, "inclusion", None) or records.design.inclusion,
+        "cluster": cluster,
         "metrics": ",".join(metrics),
         "data": None,
     }

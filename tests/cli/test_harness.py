@@ -137,8 +137,21 @@ def test_audit_of_one_log_equals_the_audit_of_its_answers_and_refuses_epochs_and
     frame = read_inspect(paths["a"]).frame.assign(claim=1.0)
     ref = audit(frame, y_true="outcome", y_pred="claim", groups="metadata.category", metrics="accuracy", random_seed=0)
     assert json.loads(json.dumps(ref.to_dict(), default=str))["groups"] == payload["groups"]
-    err = _error(capsys, "audit", "--inspect", EPOCHS_LOG, "--groups", "metadata.category")
-    assert "3 epochs" in err and "--epoch 1" in err
+    # epochs: the item is the unit, each group's interval its units' interval
+    payload = _json(capsys, "audit", "--inspect", EPOCHS_LOG, "--groups", "metadata.category", "--min-trials", "1")
+    epochs = read_inspect(EPOCHS_LOG)
+    assert epochs.design.cluster is not None
+    ref = audit(
+        epochs.frame,
+        outcome="outcome",
+        groups="metadata.category",
+        metrics="accuracy",
+        random_seed=0,
+        min_trials=1,
+        design=Design(cluster=epochs.design.cluster),
+    )
+    assert json.loads(json.dumps(ref.to_dict(), default=str))["groups"] == payload["groups"]
+    assert {g["read"] for g in payload["groups"]} == {"units"}
     err = _error(capsys, "audit", "--inspect", paths["a"], paths["b"], "--groups", "metadata.category")
     assert "2 models" in err
     err = _error(capsys, "audit", "--inspect", paths["a"], "--groups", "metadata.category", "--metrics", "tpr")
