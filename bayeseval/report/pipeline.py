@@ -376,7 +376,11 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
     if pooled.post is not None:  # guarantee="average": the pooled model over units gives the intervals
         for col in ("mean", "lower", "upper"):
             table[f"pooled_{col}"] = pooled.summary[col].to_numpy()
-        table["lower"], table["upper"] = table["pooled_lower"], table["pooled_upper"]
+        read = pooled.summary[["read", "read_reason"]] if pooled.summary is not None else None
+        assert read is not None
+        table["read"], table["read_reason"] = read["read"].to_numpy(), read["read_reason"].to_numpy()
+        own = (table["read"] == "units").to_numpy()  # the read rule: an atypical stratum reads its units' interval
+        table["lower"], table["upper"] = table["pooled_lower"].mask(own, lo), table["pooled_upper"].mask(own, hi)
         table["halfwidth"] = (table["upper"] - table["lower"]) / 2
     if whole_pool:
         overall, overall_findings = whole_pool_overall(counts)
@@ -390,7 +394,7 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
     findings += composition_findings(counts, overall)
     findings += overall_findings
     table["flags"] = table_flags(counts.strata, findings)
-    columns = [c for c in _TABLE_COLUMNS if c not in _AVERAGE_ONLY]
+    columns = [c for c in _TABLE_COLUMNS if pooled.post is not None or c not in _AVERAGE_ONLY]
     if counts.n_units is not None:
         at = columns.index("trials") + 1
         columns[at:at] = ["n_units"]
