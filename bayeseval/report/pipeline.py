@@ -255,7 +255,10 @@ def evaluate(
     "the stratum's rate is r" from the units' bounded outcomes, inverted; Waudby-Smith and
     Ramdas 2024), valid at every number of units; the unweighted overall rate uses every unit
     of the test set; the report states the design in words. Binary rows in units of one row
-    give exactly the intervals of the default design.
+    give exactly the intervals of the default design. Under ``guarantee="average"`` the pooled
+    model over units gives the intervals, and the ``read`` rule above checks each stratum's total
+    successes against the model fitted to the other strata: an atypical stratum reads its units'
+    interval (``read`` is ``"units"``).
 
     ``shrinkage`` is the weight of the population mean in a stratum's pooled
     estimate, from 0 (its own data only) to 1 (the population mean only). In the
