@@ -701,7 +701,7 @@ def loo_units_p_values(
     in absolute terms, and leaves out the grid points and ``kappa`` nodes of the reference holding
     less than 1e-11 and 1e-10 of its mass: a p-value below about 1e-9 is small, not exact.
     Measured calibration under the model and agreement of the two ways of leaving out
-    (12 strata x 30 units x 5 rows, seeded): docs/validation.md, section 6f.
+    (12 strata x 30 units x 5 rows, seeded): docs/validation.md, section 15c.
 
     Examples
     --------
