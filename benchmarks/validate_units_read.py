@@ -20,9 +20,10 @@ Intervals are 95%; the pooled one is the exact engine's (accurate preset), the u
 :func:`bayeseval._kernels.bounded_mean.units_ci` as ``evaluate`` computes it. Run from the
 repository root on one core (about 3 s per dataset; ``--agreement`` datasets about 20 s each)::
 
-    python benchmarks/validate_units_read.py --datasets 500 --null 250 --agreement 10
+    python benchmarks/validate_units_read.py --datasets 500 --null 150 --agreement 6
 
-Results go to ``benchmarks/results/units_read.json``.
+Results go to ``benchmarks/results/units_read.json`` (a part run with 0 datasets keeps its earlier
+result there).
 """
 
 from __future__ import annotations
@@ -151,8 +152,8 @@ def main() -> None:
     ap.add_argument("--agreement", type=int, default=10)
     ap.add_argument("--seed", type=int, default=20261208)
     args = ap.parse_args()
-    results: dict = {}
     OUT.parent.mkdir(exist_ok=True)
+    results: dict = json.loads(OUT.read_text()) if OUT.exists() else {}  # a run of one part keeps the others
     for name, n, seed in (("outlier", args.datasets, args.seed), ("null", args.null, args.seed + 1)):
         if n:
             results[name] = run(name, n, seed)
