@@ -571,6 +571,8 @@ def fit_exact_units(
 
 #: a new stratum's rate grid points holding less than this share of the largest one's mass are left out
 _THETA_DROP = 1e-11
+#: strata whose leave-one-out references are computed together (memory: nodes x grid points x block)
+_BLOCK = 32
 #: ``kappa`` nodes holding less than this share of the leave-one-out posterior are left out
 _NODE_DROP = 1e-10
 #: how a stratum is left out of the pooled model over units (:func:`loo_units_p_values`)
@@ -731,16 +733,16 @@ def loo_units_p_values(
     _, first, inv = np.unique(mult, axis=0, return_index=True, return_inverse=True)
     inv = inv.ravel()
     first = first[n[first] > 0]
-    if loo == "reweight":  # every stratum's reference at once
-        assert fit is not None
-        shared = _new_stratum_theta(fit, first)
+    shared: list = []
     for c, h in enumerate(first):
         if loo == "refit":
             ref = UnitsFit(counts.subset(strata[np.arange(K) != h]), prior=prior, preset="fast")
             theta = _new_stratum_theta(ref)
-        else:
+        else:  # the references of a block of strata at once
             assert fit is not None
-            ref, theta = fit, [(kappa, mass[:, c]) for kappa, mass in shared]
+            if c % _BLOCK == 0:
+                shared = _new_stratum_theta(fit, first[c : c + _BLOCK])
+            ref, theta = fit, [(kappa, mass[:, c % _BLOCK]) for kappa, mass in shared]
         used = mult[h] > 0
         sizes, per = np.unique(m[used], return_inverse=True)
         units = np.bincount(per.ravel(), weights=mult[h, used]).round().astype(np.int64)

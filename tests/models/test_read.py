@@ -119,3 +119,16 @@ def test_units_read_choice_refuses_a_bad_leave_one_out_method():
 
     with pytest.raises(ValueError, match="loo must be one of .*'exact'"):
         loo_units_p_values(_clustered(2, [0.8, 0.9]), loo="exact")
+
+
+def test_leave_one_out_references_in_blocks_give_the_same_p_values(monkeypatch):
+    # the references are computed for blocks of strata at once; one stratum per block is the plain loop
+    import numpy as np
+
+    import bayeseval.models.exact_units as eu
+
+    counts = _clustered(3, [0.6, 0.8, 0.85, 0.9, 0.9], items=10)
+    fit = eu.UnitsFit(counts, preset="fast")
+    together = eu.loo_units_p_values(counts, fit=fit)[0]
+    monkeypatch.setattr(eu, "_BLOCK", 1)
+    np.testing.assert_allclose(eu.loo_units_p_values(counts, fit=fit)[0], together, atol=1e-8)
