@@ -702,8 +702,10 @@ def loo_units_p_values(
     The pmf of the total is computed by a discrete Fourier transform, accurate to about 1e-13
     in absolute terms, and leaves out the grid points and ``kappa`` nodes of the reference holding
     less than 1e-11 and 1e-10 of its mass: a p-value below about 1e-9 is small, not exact.
-    Measured calibration under the model and agreement of the two ways of leaving out
-    (12 strata x 30 units x 5 rows, seeded): docs/validation.md, section 15c.
+    Measured (12 strata x 30 units x 5 rows, seeded; docs/validation.md, section 15c): under the
+    model the share of p-values at most 0.05, 0.20 and 0.50 is 0.053, 0.214 and 0.509 (3,000
+    strata; uniform within 0.015); the reweighted and refitted p-values differ by at most 8.3e-5
+    (120 strata) and give the same reading at 0.20.
 
     Examples
     --------

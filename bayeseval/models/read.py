@@ -49,6 +49,12 @@ def units_read_choice(
     row are read as rows: the choice is :func:`read_choice` of the counts (today's reading, with
     ``"adaptive"``).
 
+    Measured (docs/validation.md, section 15c; 500 seeded datasets of 12 strata x 30 items x 5
+    answers, one stratum at 0.5 among strata at 0.85-0.95): the outlying stratum's pooled interval
+    covered it 0.834 (MC SE 0.017), the interval this rule points to 0.978 (0.007); the coverage
+    averaged over the strata is 0.966 (pooled: 0.950), at 1.03x the pooled width for the typical
+    strata (1.22x when all strata are alike, where one in five reads its units' interval).
+
     Parameters
     ----------
     counts : Counts
