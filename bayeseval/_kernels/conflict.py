@@ -36,6 +36,8 @@ __all__ = [
     "read_choice",
     "read_bounds",
     "adaptive_bounds",
+    "conflict_from_p_values",
+    "pmf_p_value",
 ]
 
 #: a stratum whose leave-one-out conflict p-value is at or below this is not clearly typical
@@ -246,14 +248,98 @@ def loo_conflict(
         log_p, expected, below, above = _cached_p_values(s, n, p_value)
     else:
         log_p, expected, below, above = predictive_p_values(s, n, *mixture, p_value=p_value, log=True)
+    check = conflict_from_p_values(log_p, expected, below, above, n, alpha=alpha, control=control)
+    return ConflictCheck(*(np.asarray(v).reshape(shape) for v in check))
+
+
+def conflict_from_p_values(
+    log_p: Any,
+    expected: Any,
+    log_below: Any,
+    log_above: Any,
+    trials: Any,
+    *,
+    alpha: float = 0.05,
+    control: str = "holm",
+) -> ConflictCheck:
+    """The conflict flags of :func:`loo_conflict` from leave-one-out predictive p-values however computed.
+
+    :func:`loo_conflict` computes the p-values of binomial counts under the Beta-binomial
+    model; the pooled model over units computes those of its strata's total successes
+    (:func:`bayeseval.models.exact_units.loo_units_p_values`). Both are flagged here, by one rule.
+
+    Parameters
+    ----------
+    log_p, expected, log_below, log_above : array_like, shape (S,)
+        Natural logs of the two-sided p-value, the predictive mean, and the logs of
+        ``P(Y <= y)`` and ``P(Y >= y)`` per stratum.
+    trials : array_like, shape (S,)
+        Trials per stratum (a stratum without trials is never flagged).
+    alpha : float
+        Error rate of the flag rule.
+    control : {"holm", "per_stratum"}
+        As in :func:`loo_conflict`.
+
+    Returns
+    -------
+    ConflictCheck
+
+    Examples
+    --------
+    >>> c = conflict_from_p_values(np.log([0.5, 0.01, 0.03]), [5, 5, 5], np.log([0.6, 1.0, 0.02]),
+    ...                            np.log([0.6, 0.005, 1.0]), [10, 10, 10], alpha=0.05)
+    >>> c.flagged.tolist()
+    [False, True, False]
+    """
+    alpha = check_probability(alpha, "alpha", open_interval=True)
+    control = check_method(control, _CONTROLS, "control")
+    log_p, expected, below, above = (np.asarray(v, float).ravel() for v in (log_p, expected, log_below, log_above))
+    n = np.asarray(trials, float).ravel()
     p, below, above = np.exp(log_p), np.exp(below), np.exp(above)
     used = n > 0
-    flagged = np.zeros(s.size, bool)
+    flagged = np.zeros(p.size, bool)
     if control == "holm":
         flagged[used] = holm_flags(p[used], alpha)
     else:
         flagged = used & (p <= alpha)
-    return ConflictCheck(*(v.reshape(shape) for v in (p, flagged, expected, below, above, log_p)))
+    return ConflictCheck(p, flagged, expected, below, above, log_p)
+
+
+def pmf_p_value(pmf: Any, count: int, p_value: str = "mid_p") -> tuple[float, float, float, float]:
+    """Log two-sided p-value, predictive mean and log tails of one count under a pmf on ``0..L-1``.
+
+    Parameters
+    ----------
+    pmf : array_like, shape (L,)
+        Probabilities of ``0..L-1`` (negative values, from rounding, are read as 0; the
+        pmf is normalised).
+    count : int
+        The observed count.
+    p_value : {"mid_p", "doubled"}
+        As in :func:`predictive_p_values`.
+
+    Returns
+    -------
+    (float, float, float, float)
+        ``log p``, the predictive mean, ``log P(Y <= y)`` and ``log P(Y >= y)``.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> pmf = stats.betabinom.pmf(np.arange(21), 20, 8.0, 92.0)
+    >>> lp, mean, lo, hi = pmf_p_value(pmf, 9, "doubled")
+    >>> bool(np.isclose(np.exp(lp), 2 * stats.betabinom.sf(8, 20, 8.0, 92.0)))
+    True
+    """
+    p_value = check_method(p_value, _P_VALUES, "p_value")
+    f = np.clip(np.asarray(pmf, float).ravel(), 0.0, None)
+    f = f / f.sum()
+    y = int(count)
+    mean = float(np.arange(f.size) @ f)
+    with np.errstate(divide="ignore"):
+        below, at, above = (np.log(v) for v in (f[:y].sum(), f[y] if 0 <= y < f.size else 0.0, f[y + 1 :].sum()))
+    log_p, le, ge = _log_p_values(np.array([below]), np.array([at]), np.array([above]), p_value)
+    return float(log_p[0]), mean, float(le[0]), float(ge[0])
 
 
 #: the leave-one-out p-values of the last few count vectors: the conflict check of a
@@ -426,6 +512,8 @@ def read_choice(
     alpha: float = 0.05,
     control: str = "per_stratum",
     threshold: float = READ_ADAPTIVE_P,
+    check: ConflictCheck | None = None,
+    own: str = "adaptive",
 ) -> ReadChoice:
     """Read the pooled interval, or the adaptive one where the stratum is not clearly typical.
 
@@ -433,6 +521,12 @@ def read_choice(
     ``alpha`` under ``control``) or its two-sided mid-p value under the leave-one-out
     predictive is at most ``threshold``; otherwise ``"pooled"``. With fewer than two
     strata with trials there is nothing to compare and every stratum reads ``"pooled"``.
+
+    The same rule reads the pooled model over units: ``check`` is then its conflict check
+    (:func:`conflict_from_p_values` of the leave-one-out p-values of each stratum's total
+    successes) and ``own`` names the stratum's own interval (``"units"``, its units'
+    interval); the choice's ``mixture`` is None (:func:`read_bounds` computes no adaptive
+    interval: the caller gives the own interval).
 
     Parameters
     ----------
@@ -444,6 +538,10 @@ def read_choice(
         Flag rule (see :func:`loo_conflict`).
     threshold : float
         Mid-p value at or below which an unflagged stratum reads its adaptive interval.
+    check : ConflictCheck, optional
+        The conflict check to read (default: :func:`loo_conflict` of the counts).
+    own : str
+        The ``read`` value of a stratum that does not read the pooled interval.
 
     Returns
     -------
@@ -466,7 +564,11 @@ def read_choice(
         why = np.full(k, "fewer than two strata to compare", dtype=object)
         none = np.zeros(k, bool)
         return ReadChoice(np.full(k, "pooled", dtype=object), why, none, None, s, n, None)
-    check = loo_conflict(s, n, alpha=alpha, control=control)
+    mixture: str | None = LOO_MIXTURE
+    if check is None:
+        check = loo_conflict(s, n, alpha=alpha, control=control)
+    else:
+        mixture = None
     flag = np.asarray(check.flagged, bool)
     adaptive = (n > 0) & (flag | (check.p_value <= threshold))
     side = np.where(check.p_below > check.p_above, "above", "below").astype(object)
@@ -480,8 +582,8 @@ def read_choice(
             np.where(n > 0, "consistent with the other strata", "no trials: pooled prediction"),
         ),
     ).astype(object)
-    read = np.where(adaptive, "adaptive", "pooled").astype(object)
-    return ReadChoice(read, reason, adaptive, check, s, n, LOO_MIXTURE)
+    read = np.where(adaptive, own, "pooled").astype(object)
+    return ReadChoice(read, reason, adaptive, check, s, n, mixture)
 
 
 def read_bounds(

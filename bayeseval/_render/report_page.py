@@ -121,8 +121,8 @@ _INTERVAL_DOC = {
     "that differs",
     "units": "the stratum's unit interval (a betting interval over its sampling units), covering "
     "its own rate at least at the level in finite samples",
-    "units_average": "the pooled model's posterior interval over sampling units, covering on "
-    "average over strata, not for a stratum that differs",
+    "units_average": "the interval read for the stratum (see read): the pooled model's posterior interval over "
+    "sampling units, or the stratum's unit interval where its count is atypical; covering on average over strata",
 }
 
 # the header's words for what lower/upper promise
@@ -130,7 +130,8 @@ GUARANTEE_TEXT = {
     "stratum": "cover each stratum's own rate at every true rate",
     "average": "are the interval read (pooled, or adaptive where atypical), covering on average over strata",
     "units": "cover each stratum's own rate (unit intervals, valid in finite samples)",
-    "units_average": "are the pooled model's intervals over units, covering on average over strata",
+    "units_average": "are the pooled model's intervals over units (or unit intervals where atypical), covering on "
+    "average over strata",
 }
 
 

@@ -227,8 +227,8 @@ class ConflictResult(Result):
         Per stratum: ``successes``, ``trials``, ``expected`` (leave-one-out predictive mean
         count), ``p_value`` (two-sided mid-p of the count under its leave-one-out
         predictive), ``direction`` (``"high"``/``"low"``: the count's side of the
-        predictive), ``flag``, ``read`` (``"pooled"`` or ``"adaptive"``: which interval to
-        read for the stratum, as in :meth:`bayeseval.models.Posterior.summary`: adaptive
+        predictive), ``flag``, ``read`` (``"pooled"`` or ``"adaptive"``, with units of several
+        rows ``"units"``: which interval to read for the stratum, as in :meth:`bayeseval.models.Posterior.summary`: adaptive
         when flagged or when the p-value is at most 0.20) and ``reason``.
     level : float
         ``1 - level`` is the error rate of the flag rule.
@@ -271,6 +271,13 @@ def conflict_check(
     :func:`bayeseval.models.read.which_interval`; ``proportion_ci(...,
     method="adaptive")`` gives the interval).
 
+    Counts with units of several rows (``tabulate(..., design=Design(cluster=...))``, binary
+    outcomes) are checked under the pooled model over units: the statistic is each stratum's
+    total successes given its units' sizes, its reference the leave-one-out predictive of the
+    model fitted to the other strata
+    (:func:`bayeseval.models.exact_units.loo_units_p_values`), and ``read`` is ``"units"`` (the
+    stratum's units' interval) where it is not ``"pooled"``.
+
     Measured: one outlying stratum among alike ones is flagged with probability 0.71 under
     ``control="holm"``, with 0.003 false flags per dataset when all are alike
     (docs/validation.md, section 6c).
@@ -310,8 +317,14 @@ def conflict_check(
     n = counts.trials.to_numpy()
     if np.count_nonzero(n) < 2:
         raise ValueError(f"trials must have at least two strata with trials to compare, got {n.tolist()!r}")
-    choice = read_choice(s, n, alpha=1.0 - level, control=control, threshold=READ_ADAPTIVE_P)
+    if counts.units is not None and (counts.units["unit_trials"].to_numpy() > 1).any():
+        from bayeseval.models.read import units_read_choice  # deferred: the units engine loads on use
+
+        choice = units_read_choice(counts, level, control, threshold=READ_ADAPTIVE_P)
+    else:
+        choice = read_choice(s, n, alpha=1.0 - level, control=control, threshold=READ_ADAPTIVE_P)
     res = choice.check
+    assert res is not None
     flag = np.asarray(res.flagged, bool)
     p = np.where(n > 0, res.p_value, np.nan)
     high = res.p_below > res.p_above

@@ -50,6 +50,7 @@ from scipy.special import betainc, betaln, digamma, expit, log_expit, logit, log
 
 from bayeseval._api.validation import check_positive_int
 from bayeseval._kernels.betabinom import units_log_likelihood
+from bayeseval._kernels.conflict import pmf_p_value
 from bayeseval._kernels.grid import PRESETS, integrate
 from bayeseval.counts.counts import Counts
 from bayeseval.counts.units import level_names
@@ -57,7 +58,7 @@ from bayeseval.models.exact import U_BOUNDS, V_BOUNDS
 from bayeseval.models.posterior import Posterior
 from bayeseval.models.priors import Prior, resolve_prior
 
-__all__ = ["UnitsFit", "fit_exact_units", "KAPPA_BOUNDS"]
+__all__ = ["UnitsFit", "fit_exact_units", "loo_units_p_values", "KAPPA_BOUNDS"]
 
 #: Bounds of the within-stratum concentration kappa.
 KAPPA_BOUNDS = (1e-3, 1e4)
@@ -566,3 +567,188 @@ def fit_exact_units(
         exact=fit,
         draws=draws,
     )
+
+
+#: a new stratum's rate grid points holding less than this share of the largest one's mass are left out
+_THETA_DROP = 1e-11
+#: strata whose leave-one-out references are computed together (memory: nodes x grid points x block)
+_BLOCK = 32
+#: ``kappa`` nodes holding less than this share of the leave-one-out posterior are left out
+_NODE_DROP = 1e-10
+#: how a stratum is left out of the pooled model over units (:func:`loo_units_p_values`)
+LOO_METHODS = ("reweight", "refit")
+
+
+def _new_stratum_theta(fit: UnitsFit, leave_out: np.ndarray | None = None) -> list[tuple[float, np.ndarray]]:
+    """``(kappa, mass on fit.x)`` per ``log kappa`` node: the posterior predictive of a new
+    stratum's rate (the population Beta mixed over the hyperparameters' posterior) jointly with
+    ``kappa``, shape (T, 1); with ``leave_out`` (stratum positions), shape (T, C): for each of
+    them the hyperparameters' posterior without that stratum, by importance weights on the fit's
+    nodes (each node's mass divided by the stratum's marginal likelihood there). When the fitted
+    strata say nothing about ``kappa`` (units of one row), ``kappa`` keeps its prior (20 nodes
+    over its bounds)."""
+    T = len(fit.x)
+    with np.errstate(divide="ignore"):
+        lw = np.log(fit._mass)[:, :, None]  # (J, G, C)
+    if leave_out is not None:
+        lw = lw - np.stack([part[3][:, leave_out] for part in fit._parts])
+        lw = np.where(np.isfinite(lw), lw, -np.inf)
+    lw = lw - lw.max(axis=(0, 1), keepdims=True)
+    mass_all = np.exp(lw)
+    mass_all /= mass_all.sum(axis=(0, 1), keepdims=True)
+    mass_all = np.where(mass_all > 1e-12 * mass_all.max(axis=(0, 1), keepdims=True), mass_all, 0.0)
+    node_w = mass_all.sum(axis=1)  # (J, C)
+    C = mass_all.shape[2]
+    zero = np.zeros((T, C))
+
+    def flat(z: Any) -> np.ndarray:
+        return np.zeros((np.size(z), C))
+
+    out = []
+    for j in range(len(fit.log_kappa)):
+        if node_w[j].max() < _NODE_DROP:
+            continue
+        with np.errstate(divide="ignore"):  # each column's weights, as 1 / Z in the posterior density
+            minus_log_w = -np.log(mass_all[j])
+        mass = fit._density(fit._terms_all, zero, flat, minus_log_w, np.ones(mass_all.shape[1]))
+        out.append((float(np.exp(fit.log_kappa[j])), np.maximum(mass, 0.0)))
+    if len(fit.log_kappa) == 1:  # kappa not identified by the fitted strata: its prior
+        mass = out[0][1]
+        w = np.linspace(float(np.log(KAPPA_BOUNDS[0])), float(np.log(KAPPA_BOUNDS[1])), _FINE)
+        pw = np.exp(_log_prior_kappa(w))
+        pw[[0, -1]] *= 0.5
+        pw /= pw.sum()
+        out = [(float(np.exp(wj)), mass * pj) for wj, pj in zip(w, pw, strict=True)]
+    return out
+
+
+def _total_pmf(
+    fit: UnitsFit, sizes: np.ndarray, units: np.ndarray, theta: list[tuple[float, np.ndarray]]
+) -> np.ndarray:
+    """Predictive pmf of a new stratum's total successes, given ``units[i]`` units of ``sizes[i]`` rows.
+
+    Given its rate ``theta`` and ``kappa`` the total is a sum of independent Beta-binomials (one
+    per unit), whose pmf is their convolution: the product of their discrete Fourier transforms
+    (each unit's by a small matrix product), mixed over the grid of ``theta`` and the ``kappa``
+    nodes ``theta`` (:func:`_new_stratum_theta`, one column) before one inverse transform.
+    """
+    L = int(sizes @ units) + 1
+    freq = np.arange(L // 2 + 1)
+    re_mix, im_mix = np.zeros(freq.size), np.zeros(freq.size)
+    x = expit(fit.x)
+    angles = [-2.0 * np.pi * np.outer(np.arange(int(m) + 1), freq) / L for m in sizes]
+    for kappa, mass in theta:
+        keep = mass > _THETA_DROP * mass.max()
+        th, w = x[keep][:, None], mass[keep]
+        a, b = th * kappa, (1 - th) * kappa
+        log_r = np.zeros((th.shape[0], freq.size))  # each theta's transform in polar form
+        phase = np.zeros_like(log_r)
+        for m, u, ang in zip(sizes, units, angles, strict=True):
+            k = np.arange(int(m) + 1)[None, :]
+            bb = np.exp(betaln(k + a, m - k + b) - betaln(a, b) - betaln(k + 1, m - k + 1) - np.log(m + 1))
+            re, im = bb @ np.cos(ang), bb @ np.sin(ang)
+            with np.errstate(divide="ignore"):
+                log_r += u * np.log(np.hypot(re, im))
+            phase += u * np.arctan2(im, re)
+        mod = np.exp(log_r)
+        re_mix += w @ (mod * np.cos(phase))
+        im_mix += w @ (mod * np.sin(phase))
+    return np.fft.irfft(re_mix + 1j * im_mix, L)
+
+
+def loo_units_p_values(
+    counts: Counts,
+    *,
+    prior: Any = "default",
+    loo: str = "reweight",
+    fit: UnitsFit | None = None,
+    p_value: str = "mid_p",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Leave-one-out predictive p-values of each stratum's total successes under the pooled model over units.
+
+    For stratum ``h`` the reference is the predictive distribution of the total successes of a
+    new stratum with ``h``'s unit sizes (a rate from the population fitted to the *other* strata,
+    each unit's accuracy from the Beta around it, its successes binomial), under the pooled model
+    over units without ``h``. Strata with the same units histogram share one reference. With
+    units of one row the statistic is the stratum's count, as for rows (but the prior on
+    ``(mu, phi)`` is this model's proper one, not the row check's).
+
+    Parameters
+    ----------
+    counts : Counts
+        Counts with ``units`` (binary outcomes), at least two strata with trials.
+    prior : {"default"}, dict or Prior
+        Prior on ``(mu, phi)``, as for :func:`fit_exact_units`.
+    loo : {"reweight", "refit"}
+        How ``h`` is left out. ``"refit"``: the model is fitted again to the other strata (the
+        exact engine, one fit per stratum). ``"reweight"`` (default): the fit to every stratum
+        (``fit``) is reweighted on its grid of hyperparameters (each node's mass divided by ``h``'s
+        marginal likelihood there), with no refit: cheap, and an approximation where leaving ``h``
+        out moves the hyperparameters beyond the fit's grid (a far outlier; its p-value is then
+        less extreme than the refit's, still far below the read threshold in the study below).
+    fit : UnitsFit, optional
+        The fit to every stratum (``"reweight"``), when already made (default: made here).
+    p_value : {"mid_p", "doubled"}
+        Two-sided p-value (see :func:`bayeseval._kernels.conflict.predictive_p_values`).
+
+    Returns
+    -------
+    log_p, expected, log_below, log_above : numpy.ndarray, shape (K,)
+        Natural log of the two-sided p-value, the predictive mean of the total, and the logs
+        of ``P(T <= t)`` and ``P(T >= t)`` (0, 0, 0 and 0 for a stratum without trials).
+
+    Notes
+    -----
+    The pmf of the total is computed by a discrete Fourier transform, accurate to about 1e-13
+    in absolute terms, and leaves out the grid points and ``kappa`` nodes of the reference holding
+    less than 1e-11 and 1e-10 of its mass: a p-value below about 1e-9 is small, not exact.
+    Measured (12 strata x 30 units x 5 rows, seeded; docs/validation.md, section 15c): under the
+    model the share of p-values at most 0.05, 0.20 and 0.50 is 0.053, 0.214 and 0.509 (3,000
+    strata; uniform within 0.015); the reweighted and refitted p-values differ by at most 8.3e-5
+    (120 strata) and give the same reading at 0.20.
+
+    Examples
+    --------
+    >>> units = pd.DataFrame({"stratum": ["a", "a", "b", "b", "c", "c"],
+    ...                       "unit_successes": [3.0, 2.0, 3.0, 2.0, 0.0, 1.0],
+    ...                       "unit_trials": [3, 3, 3, 3, 3, 3], "units": [8, 2, 7, 3, 8, 2]})
+    >>> idx = pd.Index(["a", "b", "c"], name="stratum")
+    >>> c = Counts(pd.Series([28.0, 27.0, 2.0], index=idx), pd.Series([30, 30, 30], index=idx), units=units)
+    >>> log_p, expected, _, _ = loo_units_p_values(c, loo="refit")
+    >>> bool(np.exp(log_p[2]) < 0.05 < np.exp(log_p[0]))
+    True
+    """
+    if not isinstance(counts, Counts):
+        raise TypeError(f"counts must be a Counts object, got {type(counts).__name__}")
+    if loo not in LOO_METHODS:
+        raise ValueError(f"loo must be one of {list(LOO_METHODS)}, got {loo!r}")
+    a, m, mult = units_histogram(counts)
+    n = counts.trials.to_numpy(float)
+    if np.count_nonzero(n) < 2:
+        raise ValueError(f"counts must have at least two strata with trials to compare, got trials {n.tolist()}")
+    K = len(counts)
+    if loo == "reweight" and fit is None:
+        fit = UnitsFit(counts, prior=prior, preset="fast")
+    out = np.zeros((4, K))
+    total = mult @ a
+    strata = counts.strata
+    _, first, inv = np.unique(mult, axis=0, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    first = first[n[first] > 0]
+    shared: list = []
+    for c, h in enumerate(first):
+        if loo == "refit":
+            ref = UnitsFit(counts.subset(strata[np.arange(K) != h]), prior=prior, preset="fast")
+            theta = _new_stratum_theta(ref)
+        else:  # the references of a block of strata at once
+            assert fit is not None
+            if c % _BLOCK == 0:
+                shared = _new_stratum_theta(fit, first[c : c + _BLOCK])
+            ref, theta = fit, [(kappa, mass[:, c % _BLOCK]) for kappa, mass in shared]
+        used = mult[h] > 0
+        sizes, per = np.unique(m[used], return_inverse=True)
+        units = np.bincount(per.ravel(), weights=mult[h, used]).round().astype(np.int64)
+        pmf = _total_pmf(ref, sizes.astype(np.int64), units, [(k, w.ravel()) for k, w in theta])
+        res = pmf_p_value(pmf, int(round(total[h])), p_value)
+        out[:, inv == inv[h]] = np.array(res)[:, None]
+    return out[0], out[1], out[2], out[3]

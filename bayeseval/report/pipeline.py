@@ -257,7 +257,10 @@ def evaluate(
     "the stratum's rate is r" from the units' bounded outcomes, inverted; Waudby-Smith and
     Ramdas 2024), valid at every number of units; the unweighted overall rate uses every unit
     of the test set; the report states the design in words. Binary rows in units of one row
-    give exactly the intervals of the default design.
+    give exactly the intervals of the default design. Under ``guarantee="average"`` the pooled
+    model over units gives the intervals, and the ``read`` rule above checks each stratum's total
+    successes against the model fitted to the other strata: an atypical stratum reads its units'
+    interval (``read`` is ``"units"``).
 
     ``shrinkage`` is the weight of the population mean in a stratum's pooled
     estimate, from 0 (its own data only) to 1 (the population mean only). In the
@@ -404,7 +407,11 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
     if pooled.post is not None:  # guarantee="average": the pooled model over units gives the intervals
         for col in ("mean", "lower", "upper"):
             table[f"pooled_{col}"] = pooled.summary[col].to_numpy()
-        table["lower"], table["upper"] = table["pooled_lower"], table["pooled_upper"]
+        read = pooled.summary[["read", "read_reason"]] if pooled.summary is not None else None
+        assert read is not None
+        table["read"], table["read_reason"] = read["read"].to_numpy(), read["read_reason"].to_numpy()
+        own = (table["read"] == "units").to_numpy()  # the read rule: an atypical stratum reads its units' interval
+        table["lower"], table["upper"] = table["pooled_lower"].mask(own, lo), table["pooled_upper"].mask(own, hi)
         table["halfwidth"] = (table["upper"] - table["lower"]) / 2
     if whole_pool:
         overall, overall_findings = whole_pool_overall(counts)
@@ -418,7 +425,7 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
     findings += composition_findings(counts, overall)
     findings += overall_findings
     table["flags"] = table_flags(counts.strata, findings)
-    columns = [c for c in _TABLE_COLUMNS if c not in _AVERAGE_ONLY]
+    columns = [c for c in _TABLE_COLUMNS if pooled.post is not None or c not in _AVERAGE_ONLY]
     if counts.n_units is not None:
         at = columns.index("trials") + 1
         columns[at:at] = ["n_units"]

@@ -48,8 +48,8 @@ class Report(Result):
         posterior, equal-tailed credible interval: it covers on average over strata like
         these, not for a stratum that differs), ``shrinkage`` (the weight of the
         population mean in the pooled estimate, 0 to 1: see :func:`evaluate`), with
-        ``guarantee="average"`` only ``read`` (``"pooled"`` or ``"adaptive"``: which
-        interval ``lower`` and ``upper`` are) and ``read_reason`` (why, with the
+        ``guarantee="average"`` only ``read`` (``"pooled"`` or ``"adaptive"``, over sampling units
+        ``"units"``: which interval ``lower`` and ``upper`` are) and ``read_reason`` (why, with the
         leave-one-out conflict p-value; see :meth:`Posterior.summary
         <bayeseval.models.Posterior.summary>`), then ``sample_share``, ``weight``
         (population share, NaN without weights), ``ppc_p`` (posterior predictive

@@ -21,7 +21,8 @@ import pandas as pd
 from scipy.stats import norm
 
 from bayeseval._kernels.bounded_mean import unit_ci, units_ci
-from bayeseval._render.formats import fixed, key_label
+from bayeseval._kernels.conflict import READ_ADAPTIVE_P
+from bayeseval._render.formats import fixed, key_label, labels_text, n_strata
 from bayeseval.counts.counts import Counts
 from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.units import level_names
@@ -216,17 +217,41 @@ def _units_model(counts: Counts, cfg: Any) -> Pooled:
 
         post = fit_exact_units(counts, prior=cfg.prior, random_seed=cfg.random_seed)
     summary = post.summary(level=cfg.level)
+    from bayeseval.models.read import units_read_choice  # deferred: the units engine loads on use
+
+    choice = units_read_choice(counts, cfg.level, prior=cfg.prior, fit=post.exact if cfg.engine != "pymc" else None)
+    summary["read"], summary["read_reason"] = choice.read, choice.reason
     rho = post.diagnostics["correlation"]
     engine = " (sampled by PyMC)" if cfg.engine == "pymc" else ""
     note = (
-        "guarantee='average' under units: lower and upper are the posterior intervals of the pooled model over "
-        f"units{engine}. Each stratum's rate is drawn from a Beta across strata and its units' accuracies from a "
-        "Beta around that rate, with a within-unit correlation shared by the strata (posterior mean "
-        f"{rho:.2f}); the intervals cover on average over the strata. The estimand is each stratum's expected "
-        "unit accuracy, which is its row-level rate when the units have equal sizes (or sizes unrelated to "
-        "their accuracy)."
+        "guarantee='average' under units: lower and upper are the interval read for each stratum, the posterior "
+        f"interval of the pooled model over units{engine} unless the stratum looks atypical of the others (then "
+        "its own units' interval, read 'units'). Each stratum's rate is drawn from a Beta across strata and its "
+        "units' accuracies from a Beta around that rate, with a within-unit correlation shared by the strata "
+        f"(posterior mean {rho:.2f}); the intervals cover on average over the strata. A stratum reads its units' "
+        "interval when its total successes are not clearly typical of what the model fitted to the other strata "
+        f"predicts (leave-one-out mid-p value at most {READ_ADAPTIVE_P:g}, or flagged). The estimand is each "
+        "stratum's expected unit accuracy, which is its row-level rate when the units have equal sizes (or sizes "
+        "unrelated to their accuracy)."
     )
-    return Pooled(post=post, summary=summary, findings=[Finding("units model", (), note, "note")])
+    findings = [Finding("units model", (), note, "note")]
+    own = list(counts.strata[np.asarray(choice.adaptive, bool)])
+    if own:
+        findings.append(
+            Finding(
+                "read units",
+                (),
+                (
+                    f"{n_strata(len(own))} {'reads' if len(own) == 1 else 'read'} {'its' if len(own) == 1 else 'their'} "
+                    f"own units' interval instead of the pooled one: {labels_text(own)}. Pooling would pull "
+                    f"{'it' if len(own) == 1 else 'them'} toward the other strata; the units' interval comes from the "
+                    "stratum's own units and keeps its coverage whatever the other strata say. read_reason in the "
+                    "exported table says why."
+                ),
+                "note",
+            )
+        )
+    return Pooled(post=post, summary=summary, findings=findings)
 
 
 def unit_findings(counts: Counts) -> list[Finding]:

@@ -15,6 +15,7 @@ from bayeseval._kernels.loo_prior import loo_beta_mixture
 from bayeseval._kernels.ppc import loo_mixed_check, mixture_mid_p
 from bayeseval.checks import conflict_check, posterior_predictive_check
 from bayeseval.checks import predictive as checks
+from bayeseval.counts.counts import Counts
 from tests.checks.helpers import fit, loo_reference, planted_outlier, predictive_reference
 from tests.helpers import N, S, _scipy_p_values
 
@@ -350,3 +351,25 @@ def test_cross_validated_check_from_posterior_draws_matches_the_leave_one_out_fi
     for k in checked:
         p = predictive_reference(LARGE_S[k], LARGE_N[k], *loo_reference(LARGE_S, LARGE_N, k))[1]
         assert t["p_value"].iloc[k] == pytest.approx(p, abs=0.02 if k != 2 else 1e-3)
+
+
+@pytest.mark.slow
+def test_conflict_check_of_units_uses_the_pooled_model_over_units():
+    # counts by unit: each stratum's total successes against the units model fitted to the others
+    from bayeseval.models.exact_units import loo_units_p_values
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for k, r in enumerate([0.45] + [0.9] * 6):
+        p = rng.beta(4 * r, 4 * (1 - r), 20)
+        rows += [(k, float(a)) for a in rng.binomial(4, p)]
+    frame = pd.DataFrame(rows, columns=["stratum", "unit_successes"]).assign(unit_trials=4)
+    units = frame.groupby(["stratum", "unit_successes", "unit_trials"], as_index=False).size()
+    units = units.rename(columns={"size": "units"})
+    idx = pd.Index(range(7), name="stratum")
+    s = frame.groupby("stratum")["unit_successes"].sum().reindex(idx)
+    counts = Counts(s, pd.Series(80, index=idx), units=units)
+    res = conflict_check(counts)
+    np.testing.assert_allclose(res.table["p_value"], np.exp(loo_units_p_values(counts)[0]), rtol=1e-12)
+    assert res.flagged == [0]
+    assert res.table.loc[0, "read"] == "units" and res.table.loc[0, "direction"] == "low"

@@ -178,9 +178,15 @@ def test_evaluate_average_under_clusters_reports_the_units_model():
     rep = _evaluate(df, outcome="ok", guarantee="average")
     counts = be.tabulate(df, outcome="ok", strata="cat", metric="accuracy", design=be.Design(cluster="item"))
     ref = fit_exact_units(counts).summary()
-    np.testing.assert_allclose(rep.table["lower"], ref["lower"], rtol=1e-12)
-    np.testing.assert_allclose(rep.table["upper"], ref["upper"], rtol=1e-12)
+    np.testing.assert_allclose(rep.table["pooled_lower"], ref["lower"], rtol=1e-12)
+    np.testing.assert_allclose(rep.table["pooled_upper"], ref["upper"], rtol=1e-12)
     np.testing.assert_allclose(rep.table["pooled_mean"], ref["mean"], rtol=1e-12)
+    # lower and upper are the interval read: the pooled one, or the stratum's unit interval (read "units")
+    plain_units = _evaluate(df, outcome="ok")
+    own = (rep.table["read"] == "units").to_numpy()
+    np.testing.assert_allclose(rep.table["lower"], np.where(own, plain_units.table["lower"], ref["lower"]), rtol=1e-12)
+    np.testing.assert_allclose(rep.table["upper"], np.where(own, plain_units.table["upper"], ref["upper"]), rtol=1e-12)
+    assert set(rep.table["read"]) <= {"pooled", "units"}
     assert rep.posterior.model == "units"
     assert any("pooled model over units" in n for n in rep.notes)
     # the stratum guarantee keeps each stratum's unit interval and fits no pooled model

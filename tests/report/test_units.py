@@ -248,7 +248,7 @@ def test_reweighted_rate_combines_the_unit_intervals_under_either_guarantee(guar
     row = rep.overall.loc["reweighted"]
     assert (row["estimate"], row["lower"], row["upper"]) == pytest.approx((est, a, b), abs=1e-9)
     if guarantee == "average":  # the pooled intervals are narrower: the reweighted row does not use them
-        assert rep.table["upper"].sub(rep.table["lower"]).lt(np.array(hi) - np.array(lo)).all()
+        assert rep.table["pooled_upper"].sub(rep.table["pooled_lower"]).lt(np.array(hi) - np.array(lo)).all()
         assert "posterior_weighted" in rep.overall.index
     else:
         assert "posterior_weighted" not in rep.overall.index
@@ -279,7 +279,7 @@ def test_posterior_weighted_rate_under_units_is_the_weighted_grid_mean_of_the_po
     ("guarantee", "words"),
     [
         ("stratum", "cover each stratum's own rate (unit intervals, valid in finite samples)"),
-        ("average", "are the pooled model's intervals over units, covering on average over strata"),
+        ("average", "are the pooled model's intervals over units (or unit intervals where atypical), covering on"),
     ],
 )
 def test_the_header_names_the_unit_intervals_not_the_adaptive_ones(guarantee, words):
@@ -297,3 +297,33 @@ def test_the_header_names_the_unit_intervals_not_the_adaptive_ones(guarantee, wo
     assert words in line
     assert "adaptive" not in line
     assert "adaptive" not in rep._repr_html_().split("lower bound of", 1)[1].split("'", 1)[0]
+
+
+@pytest.mark.slow
+def test_average_over_units_reads_an_outlying_stratum_s_unit_interval():
+    # one category far below the others: the read rule points it to its unit interval, the others keep the
+    # pooled one; the reference for the unit interval is unit_ci on a plain groupby of its items
+    rng = np.random.default_rng(11)
+    rates = [0.5] + [0.9] * 7
+    p = np.concatenate([rng.beta(4 * r, 4 * (1 - r), 25) for r in rates])
+    ok = (rng.random((p.size, 5)) < p[:, None]).astype(int)
+    df = pd.DataFrame(
+        {
+            "cat": np.repeat([f"c{k}" for k in range(8)], 25 * 5),
+            "item": np.repeat(np.arange(p.size), 5),
+            "ok": ok.ravel(),
+        }
+    )
+    kw = {"outcome": "ok", "strata": "cat", "metric": "accuracy", "design": be.Design(cluster="item")}
+    rep = _quiet_evaluate(df, guarantee="average", **kw)
+    t = rep.table
+    assert t.loc["c0", "read"] == "units" and "below what the other strata predict" in t.loc["c0", "read_reason"]
+    items = df[df["cat"] == "c0"].groupby("item")["ok"].agg(["sum", "count"])
+    _, lo, hi = unit_ci(items["sum"].to_numpy(float), items["count"].to_numpy(), np.ones(len(items), int), 0.95)
+    assert (t.loc["c0", "lower"], t.loc["c0", "upper"]) == pytest.approx((lo, hi), abs=1e-12)
+    assert t.loc["c0", "upper"] > t.loc["c0", "pooled_upper"]  # the pooled interval is pulled toward the others
+    pooled = t["read"] == "pooled"
+    assert pooled.sum() >= 5
+    assert (t.loc[pooled, "lower"] == t.loc[pooled, "pooled_lower"]).all()
+    assert any("reads its own units' interval instead of the pooled one: 'c0'" in n for n in rep.notes)
+    assert "read" not in _quiet_evaluate(df, guarantee="stratum", **kw).table.columns
