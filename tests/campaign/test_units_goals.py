@@ -213,15 +213,20 @@ def test_an_overall_campaign_stops_when_the_weighted_interval_is_within_the_targ
 
 
 # -- units of one row: the row campaign ---------------------------------------------------------------------
-@pytest.mark.parametrize("goal", [Decide(0.2), Gap(0.05), Overall(0.05)], ids=["decide", "gap", "overall"])
-def test_units_of_one_row_give_the_row_campaign_exactly(tmp_path, goal):
+@pytest.mark.parametrize(
+    ("goal", "costs"),
+    [(Decide(0.2), None), (Gap(0.05), None), (Overall(0.05), None), (Each(0.05), {"a": 1.0, "b": 3.0})],
+    ids=["decide", "gap", "overall", "costs"],
+)
+def test_units_of_one_row_give_the_row_campaign_exactly(tmp_path, goal, costs):
     rng = np.random.default_rng(3)
     n = 600
     frame = pd.DataFrame({"g": rng.choice(["a", "b", "c"], n), "truth": 1, "pred": (rng.random(n) < 0.2).astype(int)})
     frame["item"] = [f"i{k}" for k in range(n)]
     runs = {}
     for name, design in (("rows", None), ("units", ITEM)):
-        c = _create(tmp_path / f"{name}.db", frame, goal=goal, design=design, budget=Budget(batch_size=25))
+        budget = Budget(batch_size=25, costs=costs)
+        c = _create(tmp_path / f"{name}.db", frame, goal=goal, design=design, budget=budget)
         batches = []
         for _ in range(4):
             b = c.propose()
@@ -358,7 +363,9 @@ def test_the_allocation_compares_strata_by_the_cost_of_a_unit(tmp_path):
     for name, costs in (("free", None), ("priced", {"a": 1.0, "b": 1.0}), ("dear_a", {"a": 5.0, "b": 1.0})):
         c = _create(tmp_path / f"{name}.db", frame, goal=Each(0.1), budget=Budget(batch_size=40, costs=costs))
         for _ in range(3):
-            c.ingest(_truth(frame, c.propose().index))
+            batch = c.propose()
+            _assert_whole_units(frame, batch)
+            c.ingest(_truth(frame, batch.index))
         counts[name] = c.status()["n_units"]
         c.close()
     # at one cost per label, b's units cost five times a's: b gets fewer units than without costs
@@ -449,6 +456,20 @@ def test_recall_proposes_whole_units_and_simulate_replays_them(tmp_path):
     np.testing.assert_array_equal(first["upper"], status["upper"])
     assert first["trials"].tolist() == status["trials"].tolist()
     assert first["labelled"].tolist() == status["labelled"].tolist()
+
+
+def test_recall_decisions_are_the_side_of_the_threshold_the_hand_built_units_interval_lies_on(tmp_path):
+    frame = _positives(n_items=(150, 150), seed=4)
+    c = _create(tmp_path / "c.db", frame, metric="recall", goal=Decide(0.5), budget=Budget(batch_size=10))
+    _run(c, frame, rounds=12)
+    status = c.status()
+    ref = _recall_by_hand(frame, c.labels().index)[0].reindex(status.index)
+    lo, hi = ref["lower"].fillna(0.0).to_numpy(), ref["upper"].fillna(1.0).to_numpy()
+    # recall is higher-is-better: a stratum meets 0.5 when its interval lies above it
+    expected = np.where(lo > 0.5, "meets", np.where(hi < 0.5, "fails", "undecided"))
+    assert status["decision"].tolist() == expected.tolist()
+    assert (expected == "meets").any()
+    c.close()
 
 
 def test_recall_on_units_of_one_row_is_the_row_campaign(tmp_path):
