@@ -19,6 +19,7 @@ one that :func:`bayeseval.campaign.simulation` replays.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import warnings
@@ -62,7 +63,14 @@ from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spe
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.rules import get_rule
 from bayeseval.campaign.loop.status import outcome_text, status_frame
-from bayeseval.campaign.loop.units import UNITS_META, UnitDesign, unit_status, units_feasibility, units_state
+from bayeseval.campaign.loop.units import (
+    UNITS_META,
+    UnitDesign,
+    unit_costs,
+    unit_status,
+    units_feasibility,
+    units_state,
+)
 from bayeseval.campaign.settings import Annotation, Budget, Score, flat_settings
 from bayeseval.campaign.spec import CampaignSpec, entry_docs
 from bayeseval.campaign.store.create import initialise
@@ -178,15 +186,16 @@ class Campaign:
         strata = position.reindex(pool["stratum"].to_numpy()).to_numpy()
         return UnitDesign.build(pool.index, unit.to_numpy(), strata, pool["ord"].to_numpy(), len(self._codes))
 
-    def _unit_flags(self, conn: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per eligible row of the units (``design.cluster``): labelled, pending, success."""
+    def _unit_flags(self, conn: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per eligible row of the units (``design.cluster``): labelled, pending, success, trial."""
         assert self._units is not None
         rids = self._units.rids
         labels = self._store.label_rows(conn)
         labelled = rids.isin(labels.index)
         pending = rids.isin(self._store.pending_ids(conn))
         success = labels["success"].astype(float).reindex(rids).fillna(0.0).to_numpy()
-        return labelled, pending, success
+        trial = labels["trial"].astype(float).reindex(rids).fillna(0.0).to_numpy()
+        return labelled, pending, success, trial
 
     def _units_state(self, conn: Any = None) -> tuple[RuleState, pd.DataFrame]:
         """The units state and per-stratum units table (:func:`~bayeseval.campaign.loop.units.units_state`)."""
@@ -599,7 +608,8 @@ class Campaign:
         assert self._units is not None
         status = unit_status(self._units, *self._unit_flags())
         done = status[status["complete"].to_numpy()]
-        hist = done.groupby(["stratum", "successes", "rows"], sort=True).size().rename("units").reset_index()
+        done = done[done["trials"].to_numpy() > 0]  # a unit without trials (no positive row for recall) drops out
+        hist = done.groupby(["stratum", "successes", "trials"], sort=True).size().rename("units").reset_index()
         names = level_names(self.strata)
         keys = self.strata[hist["stratum"].to_numpy()].to_frame(index=False)
         keys.columns = names
@@ -609,7 +619,7 @@ class Campaign:
                 pd.DataFrame(
                     {
                         "unit_successes": hist["successes"].to_numpy(float),
-                        "unit_trials": hist["rows"].to_numpy(np.int64),
+                        "unit_trials": hist["trials"].to_numpy(np.int64),
                         "units": hist["units"].to_numpy(np.int64),
                     }
                 ),
@@ -676,9 +686,12 @@ class Campaign:
             (:func:`~bayeseval._kernels.bounded_mean.units_ci` at the stop level), ``mean`` their
             ratio estimate, ``trials``/``successes`` summed over those units; ``labelled`` and
             ``pending`` still count rows; ``pool_units``, ``n_units`` (complete units: every row
-            labelled) and ``units_pending`` (units proposed and not complete: a partly labelled
-            unit waits for its last row and does not count yet) are added, and there are no
-            pooled columns.
+            labelled; for a recall-type metric, those with a trial) and ``units_pending`` (units
+            proposed and not complete: a partly labelled unit waits for its last row and does not
+            count yet) are added, and there are no pooled columns (nor ``p_meets`` with a
+            ``Decide`` goal: ``decision`` is the side of the threshold the units interval lies on;
+            ``frame.attrs["gap"]`` and ``frame.attrs["overall"]`` are read from the units
+            intervals, see :func:`~bayeseval.campaign.loop.units.units_state`).
 
         Examples
         --------
@@ -720,7 +733,10 @@ class Campaign:
         st, table = self._units_state()
         budget = self.spec.budget
         frame = status_frame(st, self._design.n_rows, budget is not None and int(st.labelled.sum()) >= int(budget))
-        frame = frame.drop(columns=["pooled_mean", "pooled_lower", "pooled_upper"])  # a row model: not the units'
+        # a row model: not the units'
+        frame = frame.drop(
+            columns=[c for c in ("pooled_mean", "pooled_lower", "pooled_upper", "p_meets") if c in frame]
+        )
         rows = self._store.counts().reindex(self._codes, fill_value=0)
         frame["labelled"] = rows["labelled"].to_numpy()
         frame["pending"] = rows["pending"].to_numpy()
@@ -752,7 +768,9 @@ class Campaign:
         Parameters
         ----------
         cost : bool
-            Also give what those labels cost (labels times the stratum's label cost).
+            Also give what those labels cost (labels times the stratum's label cost; with
+            ``design.cluster`` units times a unit's cost, its rows' label costs summed, at the
+            mean size of the stratum's units still available).
 
         Returns
         -------
@@ -784,12 +802,22 @@ class Campaign:
         labels = table["labels"].rename("forecast")
         if not cost:
             return labels
-        costs = labels.astype("Float64") * self.label_costs.to_numpy()
+        costs = labels.astype("Float64") * self._forecast_costs()
         frame = pd.DataFrame({"labels": labels, "cost": costs, "note": table["note"]})
         reach = None if isinstance(st, MetricStates) else st.goal.out_of_reach(st, self.budget_left)
         if reach is not None:  # goal Decide: the strata its rows or budget are unlikely to decide
             frame["beyond"] = reach
         return frame
+
+    def _forecast_costs(self) -> np.ndarray:
+        """What one more forecast label costs per stratum: a label, or a unit (its rows' labels) with ``design.cluster``."""
+        per_label = self.label_costs.to_numpy()
+        if self._units is None:
+            return per_label
+        u = self._units
+        available = unit_status(u, *self._unit_flags())["available"].to_numpy()
+        costs = unit_costs(per_label, u.unit_rows, u.unit_stratum, available, len(self.strata))
+        return per_label if costs is None else costs
 
     @fill_doc()
     def feasibility(self, *, warn: bool = False) -> pd.DataFrame:
@@ -978,15 +1006,20 @@ class Campaign:
         if rng_state is None:
             raise ValueError(f"campaign database {str(store.path)!r} has no random generator state")
         rng.bit_generator.state = json.loads(rng_state)
-        alloc = allocate(self.spec, st, n, random_seed=rng, design=self._design)
+        flags = self._unit_flags(conn) if self._units is not None else None
+        available = unit_status(self._units, *flags)["available"].to_numpy() if self._units and flags else None
+        design = self._design
+        if self._units is not None and design.costs is not None:  # a unit costs its rows' labels
+            u = self._units
+            costs = unit_costs(design.costs, u.unit_rows, u.unit_stratum, available, len(self.strata))
+            design = dataclasses.replace(design, costs=costs)
+        alloc = allocate(self.spec, st, n, random_seed=rng, design=design)
         rids_by_code: dict[int, list[Any]] = {}
         proposed: set[Any] = set()
         success = pd.Series(dtype=float)
         if self._proxy is not None:
             proposed = self._store.proposed_ids(conn)
             success = self._proxy_labels(conn)[1]
-        flags = self._unit_flags(conn) if self._units is not None else None
-        available = unit_status(self._units, *flags)["available"].to_numpy() if self._units and flags else None
         chosen = np.flatnonzero(alloc > 0)
         plain = flags is None and self._proxy is None  # rows in the stored order: every stratum in one query
         drawn = store.sample_rows_of(conn, [(int(self._codes[i]), int(alloc[i])) for i in chosen]) if plain else {}
@@ -1050,10 +1083,12 @@ class Campaign:
         if not new:
             return
         names = stratum_labels(self.strata)
+        rates = st.read_means() if self._units is not None else st.posterior.mean().to_numpy()
+        left_of, spent = ("units left of it", "units") if self._units is not None else ("rows left of it", "labels")
         parts = [
-            f"{names[j]!r} (rate about {float(st.posterior.mean().iloc[j]):.4g} against threshold "
+            f"{names[j]!r} (rate about {float(rates[j]):.4g} against threshold "
             f"{float(st.threshold[j]):g}; {int(st.available[j]) if reach[j] == 'rows' else left} "
-            f"{'rows left of it' if reach[j] == 'rows' else 'labels left in the budget'})"
+            f"{left_of if reach[j] == 'rows' else f'{spent} left in the budget'})"
             for j in new
         ]
         hint = "a wider margin=" if self.spec.goal.margin else "margin= (an indifference margin)"

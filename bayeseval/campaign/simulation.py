@@ -11,6 +11,7 @@ whose labeller answers with the true labels (:func:`~bayeseval.campaign.loop.poo
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from bayeseval.campaign.loop.pool import (
 )
 from bayeseval.campaign.loop.rounds import allocate, round_size, spec_state, spec_states
 from bayeseval.campaign.loop.rule_state import RuleState
-from bayeseval.campaign.loop.units import UnitDesign, units_meta, units_state
+from bayeseval.campaign.loop.units import UnitDesign, unit_costs, units_meta, units_state
 from bayeseval.campaign.settings import Budget, Score, flat_settings
 from bayeseval.campaign.spec import CampaignSpec, entry_docs
 from bayeseval.counts.design import Design
@@ -544,6 +545,7 @@ def _replay_units(
     k = len(design.strata)
     rows = np.flatnonzero(oracle.design.eligible)  # the eligible rows, as the units' rows are aligned
     unit_successes = np.bincount(units.row_unit, weights=oracle.success[rows], minlength=units.unit_rows.size)
+    unit_trials = np.bincount(units.row_unit, weights=oracle.trial[rows], minlength=units.unit_rows.size)
     queues = [units.proposal_queue(j) for j in range(k)]
     lab = np.zeros(k, np.int64)
     trace: list[tuple[str, int, int, float]] = []
@@ -555,20 +557,29 @@ def _replay_units(
                 "stratum": units.unit_stratum[taken],
                 "rows": units.unit_rows[taken],
                 "successes": unit_successes[taken],
+                "trials": unit_trials[taken].astype(np.int64),
                 "complete": True,
                 "pending": False,
             }
         )
         st, _ = units_state(spec, design, done, units.n_units)
-        n_rows = np.bincount(done["stratum"].to_numpy(np.int64), weights=done["rows"], minlength=k).astype(np.int64)
+        at = done["stratum"].to_numpy(np.int64)
+        n_rows = np.bincount(at, weights=done["rows"], minlength=k).astype(np.int64)
+        n_trials = np.bincount(at, weights=done["trials"], minlength=k).astype(np.int64)
         trace.append((spec.rule_name, repeat, int(n_rows.sum()), _max_halfwidth(st)))
         n = round_size(spec, st)
-        alloc = allocate(spec, st, n, random_seed=rng, design=design) if n else np.zeros(k, np.int64)
+        priced = design
+        if design.costs is not None:  # a unit costs its rows' labels
+            free = np.ones(units.unit_rows.size, bool)
+            free[taken] = False
+            costs = unit_costs(design.costs, units.unit_rows, units.unit_stratum, free, k)
+            priced = dataclasses.replace(design, costs=costs)
+        alloc = allocate(spec, st, n, random_seed=rng, design=priced) if n else np.zeros(k, np.int64)
         if alloc.sum() == 0:
             break
         lab += alloc
         rounds += 1
-    return _Run(spec.rule_name, repeat, st, n_rows, n_rows.copy(), rounds, time.perf_counter() - t0, trace, lab)
+    return _Run(spec.rule_name, repeat, st, n_rows, n_trials, rounds, time.perf_counter() - t0, trace, lab)
 
 
 def _queues(oracle: _Oracle, order: list[np.ndarray]) -> Any:
@@ -669,6 +680,8 @@ def _final_rows(run: _Run, oracle: _Oracle, metric: str | None = None) -> list[t
     k = len(tr)
     decision = st.goal.status_columns(st)  # goal Decide: each stratum's P(meets) and decision
     made, p = decision.get("decision", np.full(k, None)), decision.get("p_meets", np.full(k, np.nan))
+    if run.units is not None:  # P(meets) is the row model's: a clustered campaign decides on its units intervals
+        p = np.full(k, np.nan)
     return [
         (
             run.rule,

@@ -691,25 +691,27 @@ def _check_design_settings(checked: dict[str, Any], guarantee: Guarantee) -> Non
             )
 
 
+#: the goals a clustered campaign reads from its units intervals
+CLUSTER_GOALS = ("each", "decide", "gap", "overall")
+
+
 def _check_cluster_settings(checked: dict[str, Any], guarantee: Guarantee) -> None:
     """Raise when a clustered campaign asks for what its units interval does not serve (naming both)."""
     design, metric = checked["design"], checked["metric"]
     several = not isinstance(metric, str)
     clashes = (
         (several, f"metric={list(metric) if several else metric!r}"),
-        (not several and get_metric(metric).trials_need_truth, f"metric={metric!r}"),
-        (checked["goal"].name != "each", f"goal={checked['goal'].name!r}"),
+        (checked["goal"].name not in CLUSTER_GOALS, f"goal={checked['goal'].name!r}"),
         (not guarantee.per_stratum or guarantee.sequential, f"guarantee={guarantee.name!r}"),
         (checked["proxy"] is not None, f"proxy={checked['proxy']!r}"),
-        (checked["costs"] is not None, "costs (a label's cost, not a unit's)"),
         (design.population == "pool", "design.population='pool'"),
     )
     for bad, what in clashes:
         if bad:
             raise ValueError(
                 f"design.cluster={design.cluster!r} samples whole units and reads each stratum's units interval, "
-                f"for goal 'each' under guarantee 'stratum' on one metric whose trials the prediction fixes, "
-                f"without a proxy, costs or population 'pool'; got {what}"
+                f"for goals {list(CLUSTER_GOALS)} under guarantee 'stratum' on one metric, without a proxy "
+                f"or population 'pool'; got {what}"
             )
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._kernels.anytime import confidence_sequence_bounds, decision_boundaries
-from bayeseval._kernels.guarantee import DECISION_MIN_TRIALS
+from bayeseval._kernels.guarantee import DECISION_MIN_TRIALS, Guarantee
 from bayeseval.campaign.fields import GOAL_DEFAULTS
 from bayeseval.campaign.goals.gains import Gains
 from bayeseval.campaign.goals.goal import DIRECTIONS, Goal, check_margin, check_threshold
@@ -466,6 +466,8 @@ def decision_gains(state: GoalState, horizon: int = 10) -> Gains:
     >>> g.eligible.tolist(), bool(g.one(1, 0.0) > 0)
     ([False, True], True)
     """
+    if state.per_stratum() and (state.read_intervals()[0] == "units").all():
+        return _units_decision_gains(state, horizon)
     a, b, thr, floor = decision_betas(state)
     p = np.clip(state.p_trial(), 1e-6, 1.0)
     neff = state.posterior.n_eff().to_numpy()
@@ -488,6 +490,8 @@ def decision_gains(state: GoalState, horizon: int = 10) -> Gains:
 # ---------------------------------------------------------------------------------------
 def _undecided_after(state: GoalState) -> Callable[[int, int], bool]:
     """``undecided(j, m)``: whether stratum ``j`` is more likely undecided than not after ``m`` more labels."""
+    if state.per_stratum() and (state.read_intervals()[0] == "units").all():
+        return _units_undecided_after(state)
     if state.per_stratum():
         return _anytime_undecided_after(state)
     k = len(state.strata)
@@ -502,6 +506,72 @@ def _undecided_after(state: GoalState) -> Callable[[int, int], bool]:
         return _p_undecided(a[j], b[j], thr[j], t0[j] + m * p[j], floor[j], margin[j], level) > 0.5
 
     return undecided
+
+
+def _units_p_undecided(state: GoalState) -> Callable[[int, float], float]:
+    """``p(j, m)`` of a clustered campaign (``design.cluster``): P(stratum ``j`` undecided after ``m`` more units).
+
+    The units interval's arms below and above its estimate (``d_lo``, ``d_hi``; the interval
+    is not symmetric near 0 and 1), from ``n`` labelled units, shrink to ``d sqrt(n / (n +
+    pending + m))`` after ``m`` more units beyond those pending (:meth:`RuleState.stop_neff
+    <bayeseval.campaign.loop.rule_state.RuleState.stop_neff>`); the estimate then is about
+    normal around today's with the variance the new units add, ``(h^2 - h_m^2) / z^2`` (``h``
+    the half-width, ``z`` of the stop level). Undecided while the threshold lies within the
+    projected interval and, with a margin, that interval is not within ``threshold +/- margin``.
+    NaN for a stratum without a complete unit (no estimate).
+    """
+    from scipy.stats import norm
+
+    est, neff = state.read_means(), state.stop_neff()
+    _, lo, hi = state.read_intervals()
+    d_lo, d_hi = est - lo, hi - est
+    thr = np.broadcast_to(np.asarray(state.threshold, dtype=float), est.shape)
+    t0, margin = state.pending.astype(float), float(state.margin or 0.0)
+    z = float(norm.ppf(0.5 + Guarantee.stratum().stop_level(state.level) / 2.0))
+
+    def p_undecided(j: int, m: float) -> float:
+        if not np.isfinite(est[j]):
+            return float("nan")
+        f = np.sqrt(neff[j] / (neff[j] + t0[j] + m))
+        lo_m, hi_m = d_lo[j] * f, d_hi[j] * f
+        h = (d_lo[j] + d_hi[j]) / 2.0
+        sd = max(h * np.sqrt(max(1.0 - f**2, 0.0)) / z, 1e-12)
+        p = norm.cdf((thr[j] + lo_m - est[j]) / sd) - norm.cdf((thr[j] - hi_m - est[j]) / sd)
+        if margin > 0:  # the projected interval within threshold +/- margin: decided "at the threshold"
+            a, b = thr[j] - margin + lo_m, thr[j] + margin - hi_m
+            if b > a:
+                p -= norm.cdf((b - est[j]) / sd) - norm.cdf((a - est[j]) / sd)
+        return float(max(p, 0.0))
+
+    return p_undecided
+
+
+def _units_undecided_after(state: GoalState) -> Callable[[int, int], bool]:
+    """``undecided(j, m)`` of a clustered campaign: :func:`_units_p_undecided` above 0.5 (False without units)."""
+    p_undecided = _units_p_undecided(state)
+    return lambda j, m: bool(p_undecided(j, m) > 0.5)
+
+
+def _units_decision_gains(state: GoalState, horizon: int) -> Gains:
+    """:func:`decision_gains` of a clustered campaign: the drop of :func:`_units_p_undecided` per unit.
+
+    Over the next ``horizon`` units, plus a ``1e-3`` share of the expected drop of the
+    half-width (ties); a stratum without a complete unit gains that whole drop, so empty
+    strata are served first.
+    """
+    p_undecided = _units_p_undecided(state)
+    hw, neff = state.stop_halfwidths(), state.stop_neff()
+    cap = state.available.astype(np.int64)
+
+    def gain(j: int, t: float) -> float:
+        shrink = hw[j] * (np.sqrt(neff[j] / (neff[j] + t)) - np.sqrt(neff[j] / (neff[j] + t + 1.0)))
+        now = p_undecided(j, t)
+        if not np.isfinite(now):
+            return float(shrink)
+        return float(max((now - p_undecided(j, t + horizon)) / horizon, 0.0) + 1e-3 * shrink)
+
+    eligible = (cap > 0) & ~state.stratum_done()
+    return Gains(gain, np.ones(len(cap)), eligible if eligible.any() else cap > 0)
 
 
 def _anytime_undecided_after(state: GoalState) -> Callable[[int, int], bool]:

@@ -130,6 +130,12 @@ class GoalState(Protocol):
     def pool_trials(self) -> np.ndarray:
         """Trials of each stratum's finite pool (infinite for a process population)."""
 
+    def read_intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The interval each stratum reports, and which one it is (``"units"`` with ``design.cluster``)."""
+
+    def read_means(self) -> np.ndarray:
+        """The point estimate of the interval each stratum reports."""
+
     def overall(self) -> tuple[float, float, float]:
         """Mean and interval at ``level`` of the weighted rate."""
 

@@ -18,6 +18,13 @@ rate, successes summed over units over trials summed over units. The rule sees a
 which shrinks like ``1 / sqrt(units)`` (:meth:`RuleState.use_units
 <bayeseval.campaign.loop.rule_state.RuleState.use_units>`). A real campaign and
 :func:`~bayeseval.campaign.simulation.simulate` build the state with the same function.
+
+Every goal reads these intervals: ``Each`` stops a stratum on its half-width, ``Decide``
+decides it on the side of the threshold the interval lies on, ``Gap`` projects the strata's
+intervals at the Bonferroni level to the max-min gap, ``Overall`` combines them by MOVER. A
+unit's label cost is the sum of its rows' (:func:`unit_costs`). For a recall-type metric a
+unit's trials are its rows that are trials (known once it is labelled); a unit without one
+drops out of the interval, and the rule plans with the share of labelled units that have one.
 """
 
 from __future__ import annotations
@@ -31,16 +38,18 @@ import numpy as np
 import pandas as pd
 
 from bayeseval._kernels.bounded_mean import units_ci
+from bayeseval._kernels.disparity import bonferroni_level
 from bayeseval._kernels.guarantee import guarantee_stop_level
 from bayeseval.campaign.loop.forecast import feasibility_table
 from bayeseval.campaign.loop.rounds import spec_state
 from bayeseval.campaign.loop.rule_state import RuleState
 from bayeseval.campaign.loop.state import StrataDesign
+from bayeseval.estimate.proxy import weighted_interval
 
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.spec import CampaignSpec
 
-__all__ = ["UNITS_META", "units_meta", "units_state", "unit_status", "units_feasibility"]
+__all__ = ["UNITS_META", "units_meta", "units_state", "unit_status", "units_feasibility", "unit_costs"]
 
 UNITS_META = "units"
 
@@ -129,8 +138,8 @@ class UnitDesign:
     unit_rank : numpy.ndarray
         Each unit's place in its stratum's proposal order.
     unit_rows : numpy.ndarray
-        Eligible rows per unit (its trials: clustered campaigns take metrics whose trials the
-        prediction fixes).
+        Eligible rows per unit (its trials for a metric whose trials the prediction fixes; for
+        a recall-type metric its trials are known once it is labelled, :func:`unit_status`).
     n_strata : int
         Strata of the campaign.
     """
@@ -206,8 +215,14 @@ class UnitDesign:
         return self.rids[keep].tolist()
 
 
-def unit_status(design: UnitDesign, labelled: np.ndarray, pending: np.ndarray, success: np.ndarray) -> pd.DataFrame:
-    """Each unit's state from its rows' (labelled, pending, success) flags.
+def unit_status(
+    design: UnitDesign,
+    labelled: np.ndarray,
+    pending: np.ndarray,
+    success: np.ndarray,
+    trial: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """Each unit's state from its rows' (labelled, pending, success, trial) flags.
 
     Parameters
     ----------
@@ -217,13 +232,16 @@ def unit_status(design: UnitDesign, labelled: np.ndarray, pending: np.ndarray, s
         Per eligible row (aligned to ``design.rids``): labelled, proposed and waiting.
     success : numpy.ndarray
         Per eligible row: its success (0 where not labelled).
+    trial : numpy.ndarray, optional
+        Per eligible row: whether it is a trial of the metric (0 where not labelled); default
+        every labelled row (a metric whose trials the prediction fixes).
 
     Returns
     -------
     pandas.DataFrame
-        One row per unit: ``stratum``, ``rows``, ``labelled`` (rows), ``successes`` (of its
-        labelled rows), ``complete`` (every row labelled), ``pending`` (a row proposed and
-        waiting: a partly labelled unit waits until its last row is labelled),
+        One row per unit: ``stratum``, ``rows``, ``labelled`` (rows), ``successes`` and
+        ``trials`` (of its labelled rows), ``complete`` (every row labelled), ``pending`` (a
+        row proposed and waiting: a partly labelled unit waits until its last row is labelled),
         ``available`` (neither: its unlabelled rows may be proposed).
 
     Examples
@@ -237,6 +255,8 @@ def unit_status(design: UnitDesign, labelled: np.ndarray, pending: np.ndarray, s
     lab = np.bincount(design.row_unit, weights=labelled, minlength=n).astype(np.int64)
     pend = np.bincount(design.row_unit, weights=pending, minlength=n) > 0
     succ = np.bincount(design.row_unit, weights=np.where(labelled, success, 0), minlength=n)
+    counted = labelled if trial is None else np.where(labelled, trial, 0)
+    trials = np.bincount(design.row_unit, weights=counted, minlength=n).astype(np.int64)
     complete = lab == design.unit_rows
     return pd.DataFrame(
         {
@@ -244,6 +264,7 @@ def unit_status(design: UnitDesign, labelled: np.ndarray, pending: np.ndarray, s
             "rows": design.unit_rows,
             "labelled": lab,
             "successes": succ,
+            "trials": trials,
             "complete": complete,
             "pending": pend & ~complete,
             "available": ~complete & ~pend,
@@ -251,19 +272,67 @@ def unit_status(design: UnitDesign, labelled: np.ndarray, pending: np.ndarray, s
     )
 
 
+def unit_costs(costs: Any, unit_rows: Any, unit_stratum: Any, available: Any, k: int) -> np.ndarray | None:
+    """The cost of a unit per stratum: its rows' label costs summed, planned at the mean unit size.
+
+    A unit's cost is the sum of its rows' costs: its rows times the stratum's label cost. The
+    allocation plans a stratum's next units at the mean size of its units still available
+    (of all its units once none is), so it compares strata by cost per unit.
+
+    Parameters
+    ----------
+    costs : numpy.ndarray or None
+        Label cost per stratum (None: no costs).
+    unit_rows, unit_stratum : array-like
+        Each unit's rows and stratum (position).
+    available : array-like of bool
+        Each unit: neither complete nor pending.
+    k : int
+        Strata.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        Cost per unit of each stratum (None without costs).
+
+    Examples
+    --------
+    >>> unit_costs(np.array([1.0, 2.0]), [1, 3, 2, 2], [0, 0, 1, 1], [True, False, True, True], 2).tolist()
+    [1.0, 4.0]
+    """
+    if costs is None:
+        return None
+    rows, where = np.asarray(unit_rows, dtype=float), np.asarray(unit_stratum, dtype=np.int64)
+    free = np.asarray(available, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        every = np.bincount(where, weights=rows, minlength=k) / np.bincount(where, minlength=k)
+        left = np.bincount(where[free], weights=rows[free], minlength=k) / np.bincount(where[free], minlength=k)
+    size = np.where(np.isfinite(left), left, np.where(np.isfinite(every), every, 1.0))
+    return np.asarray(costs, dtype=float) * size
+
+
 def units_state(
     spec: CampaignSpec, design: StrataDesign, units: pd.DataFrame, n_units: np.ndarray
 ) -> tuple[RuleState, pd.DataFrame]:
     """The rule's view of a clustered campaign: units as its rows, each stratum on its units interval.
 
+    Goal ``"gap"`` also reads each stratum's units interval at the Bonferroni level of the stop
+    level (:meth:`RuleState.use_units_gap
+    <bayeseval.campaign.loop.rule_state.RuleState.use_units_gap>`), goal ``"overall"`` the units
+    intervals combined by MOVER with the population weights (:meth:`RuleState.use_units_overall
+    <bayeseval.campaign.loop.rule_state.RuleState.use_units_overall>`,
+    :func:`~bayeseval.estimate.proxy.weighted_interval`, as :func:`~bayeseval.evaluate`
+    reweights over units).
+
     Parameters
     ----------
     spec : CampaignSpec
-        The campaign's settings (goal ``Each``, guarantee ``"stratum"``).
+        The campaign's settings (guarantee ``"stratum"``).
     design : StrataDesign
         The strata (rows and weights as for a row campaign).
     units : pandas.DataFrame
-        :func:`unit_status` (``stratum``, ``rows``, ``successes``, ``complete``, ``pending``).
+        :func:`unit_status` (``stratum``, ``rows``, ``successes``, ``complete``, ``pending``;
+        ``trials``, default ``rows``: a unit's trials, 0 for a recall unit without a positive row).
     n_units : numpy.ndarray
         Units per stratum (:attr:`UnitDesign.n_units`).
 
@@ -271,9 +340,11 @@ def units_state(
     -------
     state : RuleState
         ``labelled``, ``pending`` and ``available`` count units; ``trials`` the labelled
-        units and ``successes`` the sum of their unit rates, rounded (what the pooled model
-        and the rules that read it see); every stratum reads and stops on its units
-        interval (:meth:`RuleState.use_units`).
+        units with trials (all of them when the prediction fixes the trials; for a recall-type
+        metric those with a positive row, so ``P(trial)`` is the share of units that count) and
+        ``successes`` the sum of their unit rates, rounded (what the pooled model and the rules
+        that read it see); every stratum reads and stops on its units interval
+        (:meth:`RuleState.use_units`), planned with the units that count.
     table : pandas.DataFrame
         Per stratum (by position): ``estimate``, ``lower``, ``upper``, ``n_units``,
         ``n_trials`` (:func:`~bayeseval._kernels.bounded_mean.units_ci` of the complete units
@@ -294,22 +365,34 @@ def units_state(
     ([2], [1], [7], [2])
     """
     k = len(design.strata)
+    if "trials" not in units:
+        units = units.assign(trials=units["rows"])
     done = units[units["complete"].to_numpy(dtype=bool)]
     where = done["stratum"].to_numpy(dtype=np.int64)
     labelled = np.bincount(where, minlength=k).astype(np.int64)
     pending = np.bincount(units["stratum"].to_numpy(np.int64), weights=units["pending"], minlength=k).astype(np.int64)
-    rate_sum = np.bincount(where, weights=done["successes"] / done["rows"], minlength=k)
+    has = done["trials"].to_numpy() > 0
+    counted = np.bincount(where[has], minlength=k).astype(np.int64)
+    rates = done["successes"].to_numpy(float)[has] / done["trials"].to_numpy(float)[has]
+    rate_sum = np.bincount(where[has], weights=rates, minlength=k)
     st = spec_state(
         spec,
         dataclasses.replace(design, n_eligible=np.asarray(n_units, dtype=np.int64)),
         successes=np.rint(rate_sum).astype(np.int64),
-        trials=labelled,
+        trials=counted,
         labelled=labelled,
         pending=pending,
     )
-    table = units_table(done, k, guarantee_stop_level(spec.level))
+    stop_level = guarantee_stop_level(spec.level)
+    table = units_table(done, k, stop_level)
     table["units_pending"] = pending
-    st.use_units(table["lower"].to_numpy(), table["upper"].to_numpy(), table["estimate"].to_numpy(), labelled)
+    st.use_units(table["lower"].to_numpy(), table["upper"].to_numpy(), table["estimate"].to_numpy(), counted)
+    if spec.goal.name == "gap":  # each stratum's units interval at the gap's Bonferroni level
+        gap = units_table(done, k, bonferroni_level(stop_level, k))
+        st.use_units_gap(gap["lower"].to_numpy(), gap["upper"].to_numpy())
+    if spec.goal.weighted:  # the weighted rate: the units intervals combined by MOVER
+        rates = table[["lower", "upper"]].assign(rate=table["estimate"])
+        st.use_units_overall(*weighted_interval(rates, st.weights))
     return st, table
 
 
@@ -323,7 +406,8 @@ def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
     Parameters
     ----------
     done : pandas.DataFrame
-        Complete units: ``stratum`` (position), ``successes``, ``rows``.
+        Complete units: ``stratum`` (position), ``successes``, ``rows`` and optionally
+        ``trials`` (default ``rows``); units without trials are left out.
     k : int
         Strata.
     level : float
@@ -345,9 +429,11 @@ def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
     n_units: np.ndarray = np.zeros(k, np.int64)
     n_trials: np.ndarray = np.zeros(k, np.int64)
     successes: np.ndarray = np.zeros(k)
+    trials = done["trials"] if "trials" in done else done["rows"]
+    done, trials = done[trials.to_numpy() > 0], trials[trials.to_numpy() > 0]
     if len(done):
         triples = np.column_stack(
-            [done["stratum"].to_numpy(float), done["successes"].to_numpy(float), done["rows"].to_numpy(float)]
+            [done["stratum"].to_numpy(float), done["successes"].to_numpy(float), trials.to_numpy(float)]
         )
         hist, count = np.unique(triples, axis=0, return_counts=True)  # sorted by stratum, successes, trials
         where = hist[:, 0].astype(np.int64)

@@ -428,10 +428,10 @@ class CampaignStore:
         Returns
         -------
         pandas.DataFrame
-            Indexed by row id: ``label``, ``success``.
+            Indexed by row id: ``label``, ``success``, ``trial``.
         """
-        rows = (conn or self.conn).execute("SELECT rid, label, success FROM labels").fetchall()
-        return pd.DataFrame(rows, columns=["rid", "label", "success"]).set_index("rid")
+        rows = (conn or self.conn).execute("SELECT rid, label, success, trial FROM labels").fetchall()
+        return pd.DataFrame(rows, columns=["rid", "label", "success", "trial"]).set_index("rid")
 
     def round_counts(self, round_: int, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
         """Trials and successes per stratum of the labels recorded in one round.
