@@ -20,7 +20,7 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval._backends.dispatch import backend_for
-from bayeseval._backends.interface import BinaryQuery, ConfusionTable, UnitQuery
+from bayeseval._backends.interface import NAMED_COLUMNS, BinaryQuery, ConfusionTable, UnitQuery
 from bayeseval._kernels.naming import fresh_names
 from bayeseval._render.formats import index_labels
 from bayeseval.counts.design import Design, as_design
@@ -609,6 +609,8 @@ def _tabulate_labels(
     # cells as numbers on boolean columns too (pandas, DuckDB); elsewhere the confusion table
     binary = cluster is None or backend.engine in _BINARY_UNIT_ENGINES
     frame = _binary_counts(backend, cols, y_true, y_pred, m, pos_label) if binary else None
+    if frame is None and cluster is None and pos_label is not None:
+        frame = _named_counts(backend, cols, y_true, y_pred, m, pos_label)
     table = None
     if frame is not None:
         counts = Counts(frame["successes"], frame["trials"], metric=m.name, weights=weights)
@@ -951,6 +953,76 @@ def _binary_counts(
     if any(bool(pd.isna(table[i]).any()) for i in range(k)):
         return None
     if k == 1:
+        index = pd.Index(table[0], name=cols[0])
+    else:
+        index = pd.MultiIndex.from_arrays([table[i] for i in range(k)], names=cols)
+    return pd.DataFrame(
+        {"successes": table["s"].to_numpy(np.int64), "trials": table["t"].to_numpy(np.int64)}, index=index
+    )
+
+
+def _named_counts(
+    backend: Any, cols: list[str], y_true: str, y_pred: str, m: Metric, pos_label: Any
+) -> pd.DataFrame | None:
+    """Successes and trials per stratum counted in the engine's one aggregation, for labels of two classes.
+
+    The labels are read as 1 where they equal ``pos_label`` and 0 elsewhere inside the aggregation
+    (:class:`~bayeseval._backends.interface.BinaryQuery` with ``positive``), which also gives, per
+    stratum, the rows with a missing label, whether ``pos_label`` occurs in each column and the least
+    and greatest other value of each. When no label is missing and one other class at most occurs, the
+    labels each column holds are known exactly, and the confusion table's rules (label types,
+    placeholders, spellings, ``pos_label`` held by some row) are run on them: the counts are then those
+    :func:`_counts_from_table` gives. None (the caller counts the confusion table, which gives the
+    messages or the one-vs-rest counts) when the engine does not offer the path, when a label or a
+    stratum value is missing, when more than two classes occur or when a rule refuses the labels.
+    """
+    positive = pos_label.item() if isinstance(pos_label, np.generic) else pos_label
+    if not isinstance(positive, (str, int)) or isinstance(positive, bool):
+        return None
+    truth, pred = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    trial, success = m.masks(truth, pred, 1)
+    cells = list(zip(truth.tolist(), pred.tolist(), strict=True))
+    query = BinaryQuery(
+        cols,
+        y_true,
+        y_pred,
+        trial_cells=tuple(c for c, on in zip(cells, trial, strict=True) if on),
+        success_cells=tuple(c for c, on in zip(cells, success, strict=True) if on),
+        positive=positive,
+    )
+    table = backend.binary_counts(query)
+    if table is None or not len(table) or int(table["b"].sum()):
+        return None
+    k = len(cols)
+    if any(bool(pd.isna(table[i]).any()) for i in range(k)):
+        return None
+    seen = {c: {v for v in table[c].tolist() if v is not None and not pd.isna(v)} for c in NAMED_COLUMNS[2:]}
+    other_truth, other_pred = seen["t0"] | seen["t1"], seen["p0"] | seen["p1"]
+    if len(other_truth | other_pred) > 1:
+        return None  # more classes: one-vs-rest or the rules' messages, from the confusion table
+    truth_labels = sorted(other_truth | ({positive} if int(table["rt"].sum()) else set()), key=str)
+    pred_labels = sorted(other_pred | ({positive} if int(table["rp"].sum()) else set()), key=str)
+    if not truth_labels or not pred_labels:
+        return None
+    size = max(len(truth_labels), len(pred_labels))
+    labels = ConfusionTable(  # the labels each column holds, one row of each (the rules read which occur)
+        strata=pd.DataFrame(index=range(size)),
+        truth=pd.Series([truth_labels[i % len(truth_labels)] for i in range(size)], dtype=object),
+        pred=pd.Series([pred_labels[i % len(pred_labels)] for i in range(size)], dtype=object),
+        n=np.ones(size, dtype=np.int64),
+        names=[],
+        y_true=y_true,
+        y_pred=y_pred,
+        dtypes=("", ""),
+    )
+    try:
+        check_label_types(labels, pos_label if m.needs_positive else None)
+        resolve_positive(m, labels, pos_label)
+    except ValueError:
+        return None  # the confusion table's path gives the message, with its row counts
+    if not k:
+        index = pd.Index(["all"], name="stratum")
+    elif k == 1:
         index = pd.Index(table[0], name=cols[0])
     else:
         index = pd.MultiIndex.from_arrays([table[i] for i in range(k)], names=cols)
