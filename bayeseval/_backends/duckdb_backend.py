@@ -353,16 +353,17 @@ def binary_sql(source: str, columns: list[str], query: BinaryQuery, types: tuple
     return _grouped(parts, source, names[:k])
 
 
-def named_sql(source: str, columns: list[str], query: BinaryQuery) -> str:
+def named_sql(source: str, columns: list[str], query: BinaryQuery, other: Any = None) -> str:
     """SQL for :meth:`DuckDBBackend.binary_counts` of a query with ``positive``, over ``source``.
 
     The labels compared with ``positive`` as 0/1 codes, the metric's trials and successes on the codes,
-    then the rows with a missing label and the columns of :data:`~bayeseval._backends.interface.NAMED_COLUMNS`,
-    in one aggregation by the stratum columns.
+    then the rows with a missing label and the sums ``rt``, ``rp``, ``ot``, ``op``, ``n`` of
+    :data:`~bayeseval._backends.interface.NAMED_COLUMNS` (``other``: the label other than ``positive``
+    that :func:`other_label_sql` found, None when there is none), in one aggregation by the stratum columns.
     """
     q = quote_ident
     k = len(query.strata)
-    out = [f"__s{i}" for i in range(k)] + ["__t", "__x", "__b"] + [f"__{c}" for c in NAMED_COLUMNS]
+    out = [f"__s{i}" for i in range(k)] + ["__t", "__x", "__b"] + [f"__{c}" for c in NAMED_COLUMNS[:5]]
     names = [q(a) for a in fresh_names(columns, out)]
     positive = sql_literal(query.positive)
     raw = [q(query.y_true), q(query.y_pred)]
@@ -373,12 +374,26 @@ def named_sql(source: str, columns: list[str], query: BinaryQuery) -> str:
         parts.append(f"{'count(*)' if cond is None else f'count_if({cond})'}::BIGINT AS {name}")
     parts.append(f"count_if({raw[0]} IS NULL OR {raw[1]} IS NULL)::BIGINT AS {names[k + 2]}")
     parts += [f"count_if({c} = {positive})::BIGINT AS {a}" for c, a in zip(raw, names[k + 3 : k + 5], strict=True)]
-    for c, (lo, hi) in zip(raw, (names[k + 5 : k + 7], names[k + 7 : k + 9]), strict=True):
-        parts += [
-            f"min({c}) FILTER (WHERE {c} <> {positive}) AS {lo}",
-            f"max({c}) FILTER (WHERE {c} <> {positive}) AS {hi}",
-        ]
+    for c, a in zip(raw, names[k + 5 : k + 7], strict=True):
+        parts.append(f"{'0' if other is None else f'count_if({c} = {sql_literal(other)})'}::BIGINT AS {a}")
+    parts.append(f"count(*)::BIGINT AS {names[k + 7]}")
     return _grouped(parts, source, names[:k])
+
+
+def other_label_sql(source: str, query: BinaryQuery) -> str:
+    """SQL for the first row of ``source`` with a label other than ``query.positive`` (its two labels): a
+    query DuckDB stops at that row."""
+    positive = sql_literal(query.positive)
+    t, p = quote_ident(query.y_true), quote_ident(query.y_pred)
+    return f"SELECT {t}, {p} FROM {source} WHERE {t} <> {positive} OR {p} <> {positive} LIMIT 1"
+
+
+def other_label(row: pd.DataFrame, positive: Any) -> Any:
+    """The label other than ``positive`` in the result of :func:`other_label_sql` (None when it has no row)."""
+    for value in row.iloc[0].tolist() if len(row) else []:
+        if value is not None and not pd.isna(value) and value != positive:
+            return value.item() if isinstance(value, np.generic) else value
+    return None
 
 
 def _grouped(parts: list[str], source: str, keys: list[str]) -> str:
@@ -398,7 +413,7 @@ ORDERED_AS_PANDAS = frozenset(
 def binary_table(table: pd.DataFrame, k: int, ordered: bool) -> pd.DataFrame:
     """The result of :func:`binary_sql` with positional columns ``0..k-1``, ``t``, ``s``, ``b``, sorted
     by the strata as pandas sorts them (``ordered``: DuckDB's order is known to be pandas' order)."""
-    table.columns = list(range(k)) + ["t", "s", "b"] + (list(NAMED_COLUMNS) if table.shape[1] > k + 3 else [])
+    table.columns = list(range(k)) + ["t", "s", "b"] + (list(NAMED_COLUMNS[:5]) if table.shape[1] > k + 3 else [])
     if k and len(table) > 1 and not ordered:
         if not pd.MultiIndex.from_frame(table[list(range(k))]).is_monotonic_increasing:
             table = table.sort_values(list(range(k)), ignore_index=True)
@@ -524,13 +539,17 @@ class DuckDBBackend(Backend):
         if any(self.type_of(c).startswith("ENUM") for c in query.strata):
             return None  # enum strata keep their unused levels, as the confusion table's path does
         if query.positive is not None:
-            sql = named_sql(self.alias, self._columns, query)
+            other = other_label(self.fetch(other_label_sql(self.alias, query)), query.positive)
+            sql = named_sql(self.alias, self._columns, query, other)
         else:
             sql = binary_sql(self.alias, self._columns, query, types)
         table = string_columns_as_str(self.fetch(sql))
         # a relation keeps its own connection, whose collation may order strings otherwise
         ordered = not is_duckdb_relation(self.data) and all(self.type_of(c) in ORDERED_AS_PANDAS for c in query.strata)
-        return binary_table(table, len(query.strata), ordered)
+        table = binary_table(table, len(query.strata), ordered)
+        if query.positive is not None:
+            table["o"] = other
+        return table
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
         strata, y_true, y_pred, proxy, n_cells, inclusion = query

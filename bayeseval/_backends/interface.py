@@ -143,10 +143,12 @@ class BinaryQuery(NamedTuple):
 
 
 #: what :meth:`Backend.binary_counts` adds per stratum with ``BinaryQuery.positive``: rows whose
-#: ``y_true`` (``rt``) and ``y_pred`` (``rp``) equal ``positive``; the least and greatest other
-#: value of ``y_true`` (``t0``, ``t1``) and of ``y_pred`` (``p0``, ``p1``), missing where there is
-#: none. ``b`` is then the rows with a missing label.
-NAMED_COLUMNS = ("rt", "rp", "t0", "t1", "p0", "p1")
+#: ``y_true`` (``rt``) and ``y_pred`` (``rp``) equal ``positive``, rows whose ``y_true`` (``ot``) and
+#: ``y_pred`` (``op``) equal ``o``, the stratum's rows (``n``), and ``o`` itself (the same on every
+#: row): a label other than ``positive`` found by a query that stops at the first such row (missing
+#: when there is none). Every label is ``positive`` or ``o`` exactly when ``rt + ot`` and ``rp + op``
+#: equal ``n`` (no label missing). ``b`` is then the rows with a missing label.
+NAMED_COLUMNS = ("rt", "rp", "ot", "op", "n", "o")
 
 
 class UnitTable(NamedTuple):

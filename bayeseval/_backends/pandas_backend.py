@@ -28,11 +28,12 @@ from bayeseval._backends.duckdb_backend import (
     binary_table,
     count_units,
     named_sql,
+    other_label,
+    other_label_sql,
     repeated_sql,
 )
 from bayeseval._backends.hashing import id64, rank_of
 from bayeseval._backends.interface import (
-    NAMED_COLUMNS,
     Backend,
     BinaryQuery,
     CellQuery,
@@ -496,19 +497,20 @@ class PandasBackend(Backend):
         renamed = query._replace(
             strata=[alias[c] for c in query.strata], y_true=alias[query.y_true], y_pred=alias[query.y_pred]
         )
+        columns = {alias[c]: self._column(c) for c in used}
         if query.positive is not None:
-            sql = named_sql("bayeseval_rows", list(alias.values()), renamed)
+            other = other_label(duckdb_fetch(columns, lambda name: other_label_sql(name, renamed)), query.positive)
+            sql = named_sql("bayeseval_rows", list(alias.values()), renamed, other)
         else:
             types = tuple("BOOLEAN" if v.dtype.kind == "b" else "INTEGER" for v in labels)
             sql = binary_sql("bayeseval_rows", list(alias.values()), renamed, types)  # type: ignore[arg-type]
-        table = duckdb_fetch({alias[c]: self._column(c) for c in used}, lambda _name: sql)
+        table = duckdb_fetch(columns, lambda _name: sql)
         # DuckDB orders strings (binary collation on this module's connection) and numbers as pandas does
         table = binary_table(table, len(strata), ordered=True)
         for i, v in enumerate(strata):  # the frame's dtypes, as the confusion table's path gives them
             table[i] = table[i].astype(v.dtype)
         if query.positive is not None:
-            for c in NAMED_COLUMNS[2:]:  # the labels as Python values (None where a stratum has no other value)
-                table[c] = table[c].astype(object).where(table[c].notna(), None)
+            table["o"] = other
         return table
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:

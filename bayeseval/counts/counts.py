@@ -20,7 +20,7 @@ from bayeseval._api.results import Result
 from bayeseval._api.validation import align_by_label, check_counts, check_weights, iter_columns
 from bayeseval._api.warnings import EmptyStratumWarning
 from bayeseval._backends.dispatch import backend_for
-from bayeseval._backends.interface import NAMED_COLUMNS, BinaryQuery, ConfusionTable, UnitQuery
+from bayeseval._backends.interface import BinaryQuery, ConfusionTable, UnitQuery
 from bayeseval._kernels.naming import fresh_names
 from bayeseval._render.formats import index_labels
 from bayeseval.counts.design import Design, as_design
@@ -967,14 +967,15 @@ def _named_counts(
     """Successes and trials per stratum counted in the engine's one aggregation, for labels of two classes.
 
     The labels are read as 1 where they equal ``pos_label`` and 0 elsewhere inside the aggregation
-    (:class:`~bayeseval._backends.interface.BinaryQuery` with ``positive``), which also gives, per
-    stratum, the rows with a missing label, whether ``pos_label`` occurs in each column and the least
-    and greatest other value of each. When no label is missing and one other class at most occurs, the
-    labels each column holds are known exactly, and the confusion table's rules (label types,
-    placeholders, spellings, ``pos_label`` held by some row) are run on them: the counts are then those
-    :func:`_counts_from_table` gives. None (the caller counts the confusion table, which gives the
-    messages or the one-vs-rest counts) when the engine does not offer the path, when a label or a
-    stratum value is missing, when more than two classes occur or when a rule refuses the labels.
+    (:class:`~bayeseval._backends.interface.BinaryQuery` with ``positive``), which also counts, per
+    stratum, the rows with a missing label and those of each label column equal to ``pos_label`` and to
+    ``o``, a label other than ``pos_label`` that a one-row query found first. When no label is missing
+    and every row's labels are ``pos_label`` or ``o``, the labels each column holds are known exactly,
+    and the confusion table's rules (label types, placeholders, spellings, ``pos_label`` held by some
+    row) are run on them: the counts are then those :func:`_counts_from_table` gives. None (the caller
+    counts the confusion table, which gives the messages or the one-vs-rest counts) when the engine does
+    not offer the path, when a label or a stratum value is missing, when more than two classes occur or
+    when a rule refuses the labels.
     """
     positive = pos_label.item() if isinstance(pos_label, np.generic) else pos_label
     if not isinstance(positive, (str, int)) or isinstance(positive, bool):
@@ -996,20 +997,17 @@ def _named_counts(
     k = len(cols)
     if any(bool(pd.isna(table[i]).any()) for i in range(k)):
         return None
-    seen = {c: {v for v in table[c].tolist() if v is not None and not pd.isna(v)} for c in NAMED_COLUMNS[2:]}
-    other_truth, other_pred = seen["t0"] | seen["t1"], seen["p0"] | seen["p1"]
-    if len(other_truth | other_pred) > 1:
-        return None  # more classes: one-vs-rest or the rules' messages, from the confusion table
-    truth_labels = sorted(other_truth | ({positive} if int(table["rt"].sum()) else set()), key=str)
-    pred_labels = sorted(other_pred | ({positive} if int(table["rp"].sum()) else set()), key=str)
-    if not truth_labels or not pred_labels:
-        return None
-    size = max(len(truth_labels), len(pred_labels))
+    rows = table["n"].to_numpy(np.int64)
+    if (table["rt"] + table["ot"] != rows).any() or (table["rp"] + table["op"] != rows).any():
+        return None  # a third class: one-vs-rest or the rules' messages, from the confusion table
+    other = table["o"].iloc[0]
+    truth_labels = [v for v, c in ((positive, "rt"), (other, "ot")) if int(table[c].sum())]
+    pred_labels = [v for v, c in ((positive, "rp"), (other, "op")) if int(table[c].sum())]
     labels = ConfusionTable(  # the labels each column holds, one row of each (the rules read which occur)
-        strata=pd.DataFrame(index=range(size)),
-        truth=pd.Series([truth_labels[i % len(truth_labels)] for i in range(size)], dtype=object),
-        pred=pd.Series([pred_labels[i % len(pred_labels)] for i in range(size)], dtype=object),
-        n=np.ones(size, dtype=np.int64),
+        strata=pd.DataFrame(index=range(2)),
+        truth=pd.Series([truth_labels[i % len(truth_labels)] for i in range(2)], dtype=object),
+        pred=pd.Series([pred_labels[i % len(pred_labels)] for i in range(2)], dtype=object),
+        n=np.ones(2, dtype=np.int64),
         names=[],
         y_true=y_true,
         y_pred=y_pred,
