@@ -1,7 +1,7 @@
 """Counting at the engine's speed: ``tabulate`` at 1,000 and 100,000 strata against a hand-written group-by.
 
 Run:  python benchmarks/bench_count_strata.py [--before DIR] [--repeats 7] [--rows-1k 12000000] [--rows-100k 1000000]
-      [--rows-names 1000000]
+      [--rows-names 1000000] [--names-strata 1000]
 
 Two cases, each a seeded frame of 0/1 labels (int8) and a string stratum column: 12,000,000 rows in
 1,000 strata and 1,000,000 rows in 100,000 strata, written once to Parquet; and a third, without a
@@ -207,6 +207,7 @@ def main() -> int:
         default=1_000_000,
         help='rows of the 1,000-strata case of labels "cat"/"dog"',
     )
+    ap.add_argument("--names-strata", type=int, default=1_000, help="strata of the case of class names")
     ap.add_argument("--write", action="store_true", help=f"write the table to {RESULT.relative_to(ROOT)}")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--named", action="store_true", help=argparse.SUPPRESS)
@@ -223,7 +224,11 @@ def main() -> int:
     worst = 0.0
     rows_md = []
     with tempfile.TemporaryDirectory() as tmp:
-        cases = [(args.rows_1k, 1_000, False), (args.rows_100k, 100_000, False), (args.rows_names, 1_000, True)]
+        cases = [
+            (args.rows_1k, 1_000, False),
+            (args.rows_100k, 100_000, False),
+            (args.rows_names, args.names_strata, True),
+        ]
         cases = [case for case in cases if case[0]]  # 0 rows: the case is skipped
         for rows, strata, named in cases:
             path = os.path.join(tmp, f"rows_{strata}{'_named' if named else ''}.parquet")

