@@ -549,6 +549,8 @@ class DuckDBBackend(Backend):
         if query.positive is not None:
             if not all(kind in named_label_types(query.positive) for kind in types):
                 return None  # text against a number, floats...: the confusion table's path (and its messages)
+            if isinstance(query.positive, str) and is_duckdb_relation(self.data):
+                return None  # a relation's own connection may compare text under another collation (NOCASE)
         elif not all(kind in BINARY_LABEL_TYPES for kind in types):
             return None
         if any(self.type_of(c).startswith("ENUM") for c in query.strata):

@@ -95,6 +95,12 @@ def named_calls(monkeypatch):
     return calls
 
 
+def one_pass(name: str, positive) -> bool:
+    """Whether the labels are counted in one pass: not text in a DuckDB relation, whose own connection may
+    compare text under another collation (the confusion table's path then counts them)."""
+    return not (name == "relation" and isinstance(positive, str))
+
+
 def recoded(df: pd.DataFrame, positive) -> pd.DataFrame:
     """The same rows with 0/1 labels: 1 where the label is ``positive``."""
     return df.assign(y=(df["y"] == positive).astype(np.int64), p=(df["p"] == positive).astype(np.int64))
@@ -122,7 +128,10 @@ def test_two_classes_are_counted_in_one_pass_as_their_zero_one_recoding(name, cl
                     data, y_true="y", y_pred="p", strata=strata, metric=metric, pos_label=positive
                 )
             )
-            assert named_calls and "confusion" not in named_calls, (name, metric, "the one-pass path was not taken")
+            if one_pass(name, positive):
+                assert named_calls and "confusion" not in named_calls, (name, metric, "the one pass was not taken")
+            else:
+                assert named_calls == ["confusion"], (name, metric)
             frame = got.to_frame()
             want = by_hand(df, metric, positive, strata)
             assert frame.index.tolist() == want.index.tolist(), (name, metric)
@@ -141,7 +150,7 @@ def test_without_strata_and_one_class_only(name, named_calls, tmp_path):
     df = make_rows(11, ("cat", "dog"))
     data = source(name, df, tmp_path)
     got = _quiet(lambda: tabulate(data, y_true="y", y_pred="p", metric="recall", pos_label="cat"))
-    assert named_calls and "confusion" not in named_calls
+    assert (named_calls and "confusion" not in named_calls) if one_pass(name, "cat") else named_calls == ["confusion"]
     y, p = df["y"].to_numpy(object), df["p"].to_numpy(object)
     assert got.successes.tolist() == [int(((y == "cat") & (p == "cat")).sum())]
     assert got.trials.tolist() == [int((y == "cat").sum())]
@@ -153,7 +162,7 @@ def test_without_strata_and_one_class_only(name, named_calls, tmp_path):
             source(name, dogs, tmp_path), y_true="y", y_pred="p", strata="g", pos_label="dog", metric="fnr"
         )
     )
-    assert named_calls and "confusion" not in named_calls
+    assert (named_calls and "confusion" not in named_calls) if one_pass(name, "dog") else named_calls == ["confusion"]
     assert got.successes.sum() == 0 and got.trials.sum() == len(df)
 
 
