@@ -127,6 +127,11 @@ class BinaryQuery(NamedTuple):
 
     ``trial_cells`` and ``success_cells`` are the ``(y_true, y_pred)`` pairs, among ``(0, 0)``,
     ``(0, 1)``, ``(1, 0)`` and ``(1, 1)``, whose rows are the metric's trials and successes.
+
+    ``positive`` (a string or an integer; None: the labels themselves are 0/1): labels of any two
+    classes, read as 1 where they equal ``positive`` and 0 elsewhere, in the engine's aggregation.
+    The result then tells the caller which labels it met (see :data:`NAMED_COLUMNS`), so that the
+    label rules decide as on the confusion table.
     """
 
     strata: list[str]
@@ -134,6 +139,16 @@ class BinaryQuery(NamedTuple):
     y_pred: str
     trial_cells: tuple[tuple[int, int], ...]
     success_cells: tuple[tuple[int, int], ...]
+    positive: Any = None
+
+
+#: what :meth:`Backend.binary_counts` adds per stratum with ``BinaryQuery.positive``: rows whose
+#: ``y_true`` (``rt``) and ``y_pred`` (``rp``) equal ``positive``, rows whose ``y_true`` (``ot``) and
+#: ``y_pred`` (``op``) equal ``o``, the stratum's rows (``n``), and ``o`` itself (the same on every
+#: row): a label other than ``positive`` found by a query that stops at the first such row (missing
+#: when there is none). Every label is ``positive`` or ``o`` exactly when ``rt + ot`` and ``rp + op``
+#: equal ``n`` (no label missing). ``b`` is then the rows with a missing label.
+NAMED_COLUMNS = ("rt", "rp", "ot", "op", "n", "o")
 
 
 class UnitTable(NamedTuple):
@@ -217,6 +232,11 @@ class Backend:
         ``y_true | y_pred``, a missing label counting as 2, so ``b`` is 0 or 1 exactly when every row's
         labels are 0/1. None when the engine or the label columns' types do not allow this (the
         caller then counts the confusion table), which is the base class's answer.
+
+        With ``query.positive`` the labels are read as 1 where they equal it and 0 elsewhere; ``b``
+        counts the rows with a missing label and the columns of :data:`NAMED_COLUMNS` follow. None
+        unless both label columns hold text (``positive`` a string) or both integers (``positive``
+        an integer).
         """
         return None
 

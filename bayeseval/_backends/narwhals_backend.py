@@ -28,6 +28,7 @@ import pandas as pd
 
 from bayeseval._api.validation import first_fractional, fractional_label_error
 from bayeseval._backends.interface import (
+    NAMED_COLUMNS,
     Backend,
     BinaryQuery,
     CellQuery,
@@ -227,26 +228,49 @@ def _cells_condition(t: Any, p: Any, cells: tuple[tuple[Any, Any], ...]) -> Any:
 
 
 def _binary_query(
-    ns: Any, frame: Any, query: BinaryQuery, names: list[str], booleans: list[bool], fused: bool, ordered: bool
+    ns: Any,
+    frame: Any,
+    query: BinaryQuery,
+    names: list[str],
+    booleans: list[bool],
+    fused: bool,
+    ordered: bool,
+    other: Any = None,
 ) -> Any:
     """The query of :meth:`NarwhalsBackend.binary_counts`, in the expressions of ``ns`` (narwhals, or polars).
 
     By the stratum columns (renamed ``names[:k]``): the rows of the metric's trial and success cells and
     those whose labels are not both 0 or 1 (a missing label among them), summed (``names[k:k + 3]``); without
     strata one row of these sums and the row count (``names[k + 3]``). ``booleans`` marks boolean label
-    columns (read as 0/1). ``fused`` sums the expressions inside the aggregation (polars); otherwise they
-    are computed first and the aggregation sums plain columns, the only form narwhals runs on every engine.
-    ``ordered``: sorted by the strata in the engine.
+    columns (read as 0/1). With ``query.positive`` the labels are read as 1 where they equal it and 0
+    elsewhere, ``names[k + 2]`` sums the rows with a missing label, ``names[k + 3]`` counts every stratum's
+    rows and ``names[k + 4:k + 8]`` sum the rows of each label column equal to ``positive``, then to
+    ``other`` (the columns ``rt``, ``rp``, ``ot``, ``op`` of :data:`~bayeseval._backends.interface.NAMED_COLUMNS`).
+    ``fused`` sums the expressions inside the aggregation (polars); otherwise they are computed first and
+    the aggregation sums plain columns, the only form narwhals runs on every engine. ``ordered``: sorted by
+    the strata in the engine.
     """
     k = len(query.strata)
     keys, sums, n = names[:k], names[k : k + 3], names[k + 3]
-    t, p = (
-        ns.col(c).cast(ns.Int8) if boolean else ns.col(c)
-        for c, boolean in zip((query.y_true, query.y_pred), booleans, strict=True)
-    )
+    raw = (ns.col(query.y_true), ns.col(query.y_pred))
+    named = query.positive is not None
+    if named:
+        positive = _python(query.positive)
+        # a missing label's code: 0 (fused: missing) where a pandas-like engine cannot cast a missing
+        # comparison to an integer; the rows with a missing label are counted apart and decline the count
+        t, p = (((c == positive) if fused else (c == positive).fill_null(False)).cast(ns.Int8) for c in raw)
+    else:
+        t, p = (c.cast(ns.Int8) if boolean else c for c, boolean in zip(raw, booleans, strict=True))
     conditions = [_binary_condition(ns, t, p, query.trial_cells), _binary_condition(ns, t, p, query.success_cells)]
-    binary = ((t == 0) | (t == 1)) & ((p == 0) | (p == 1))
-    conditions.append(~binary.fill_null(False))  # a missing label is not 0/1
+    if named:
+        conditions += [raw[0].is_null() | raw[1].is_null(), t == 1, p == 1]
+        conditions += [ns.lit(False) if other is None else c == _python(other) for c in raw]
+        sums = [*sums, *names[k + 4 : k + 8]]
+        if not fused:  # a missing label's comparisons are missing: counted apart, not summed
+            conditions = [c if c is None else c.fill_null(False) for c in conditions]
+    else:
+        binary = ((t == 0) | (t == 1)) & ((p == 0) | (p == 1))
+        conditions.append(~binary.fill_null(False))  # a missing label is not 0/1
     if fused:  # a literal is one value per group there: every row's count is the group's length
         rows = frame
         aggs = [ns.len().alias(a) if c is None else c.sum().alias(a) for c, a in zip(conditions, sums, strict=True)]
@@ -257,8 +281,49 @@ def _binary_query(
         aggs, by = [ns.col(a).sum() for a in sums], keys
     if not k:
         return rows.select(*aggs, ns.len().alias(n))
+    aggs += [ns.len().alias(n)] if named else []
     grouped = rows.group_by(*by, **({} if fused else {"drop_null_keys": False})).agg(*aggs)
     return grouped.sort(*keys) if ordered else grouped
+
+
+def _binary_table(
+    grouped: Any, names: list[str], k: int, named: bool, ordered: bool, other: Any = None
+) -> pd.DataFrame | None:
+    """The collected result of :func:`_binary_query` as :meth:`NarwhalsBackend.binary_counts` returns it
+    (None when there are no rows)."""
+    keys, sums, n = names[:k], names[k : k + 3], names[k + 3]
+    if not k and not int(grouped.get_column(n).to_numpy()[0]):
+        return None  # no rows: the confusion table's path says so
+    columns: dict[Any, Any] = {}
+    for i, a in enumerate(keys):
+        values = grouped.get_column(a).to_pandas()
+        text = _as_str(values)
+        columns[i] = values if text is None else text
+    trials, successes, bad = (grouped.get_column(a).to_numpy() for a in sums)
+    columns["t"], columns["s"] = np.asarray(trials, dtype=np.int64), np.asarray(successes, dtype=np.int64)
+    if named:
+        columns["b"] = np.asarray(bad, dtype=np.int64)
+        for c, a in zip(NAMED_COLUMNS, [*names[k + 4 : k + 8], n], strict=False):
+            columns[c] = np.asarray(grouped.get_column(a).to_numpy(), dtype=np.int64)
+        columns["o"] = other
+    else:
+        columns["b"] = np.where(np.asarray(bad) > 0, 2, 0)
+    table = pd.DataFrame(columns, index=None if k else range(1))
+    if k and len(table) > 1 and not ordered:
+        table = table.sort_values(list(range(k)), ignore_index=True)
+    return table
+
+
+def _named_labels(dtypes: tuple[Any, Any], positive: Any) -> bool:
+    """Whether labels of these narwhals dtypes are compared with ``positive`` in the one-pass count:
+    both text and ``positive`` a string, or both integers and ``positive`` an integer."""
+    import narwhals as nw
+
+    if isinstance(positive, str):
+        return all(d == nw.String for d in dtypes)
+    if isinstance(positive, (int, np.integer)) and not isinstance(positive, (bool, np.bool_)):
+        return all(d.is_integer() for d in dtypes)
+    return False
 
 
 class NarwhalsBackend(Backend):
@@ -349,12 +414,18 @@ class NarwhalsBackend(Backend):
         # already refused fractions, with their message)
         import narwhals as nw
 
-        if not all(_integral(self.schema[c]) or _is_float(self.schema[c]) for c in (query.y_true, query.y_pred)):
+        labels = (self.schema[query.y_true], self.schema[query.y_pred])
+        named = query.positive is not None
+        if named and not _named_labels(labels, query.positive):
+            return None  # text against a number, floats...: the confusion table's path (and its messages)
+        if not named and not all(_integral(d) or _is_float(d) for d in labels):
             return None  # text, decimals...: the confusion table's path
         if not all(_binary_stratum(self.schema[c]) for c in query.strata):
             return None  # categoricals keep their unused levels in the confusion table's path
         k = len(query.strata)
-        names = self._fresh([f"__s{i}" for i in range(k)] + ["__t", "__x", "__b", "__n"])
+        names = self._fresh(
+            [f"__s{i}" for i in range(k)] + ["__t", "__x", "__b", "__n"] + [f"__{c}" for c in NAMED_COLUMNS[:4]]
+        )
         # polars sorts these types as pandas does; other engines' results are sorted in pandas
         ordered = self.implementation == "polars" and all(_sorted_as_pandas(self.schema[c]) for c in query.strata)
         if self.implementation == "polars":
@@ -365,25 +436,29 @@ class NarwhalsBackend(Backend):
             frame, ns = self.frame.to_native(), pl
         else:
             frame, ns = self.frame, nw
-        booleans = [self.schema[c] == nw.Boolean for c in (query.y_true, query.y_pred)]
-        grouped = _binary_query(ns, frame, query, names, booleans, fused=ns is not nw, ordered=ordered)
+        other = self._other_label(ns, frame, query) if named else None
+        booleans = [d == nw.Boolean for d in labels]
+        grouped = _binary_query(ns, frame, query, names, booleans, fused=ns is not nw, ordered=ordered, other=other)
         if isinstance(grouped, nw.LazyFrame) or (ns is not nw and isinstance(grouped, ns.LazyFrame)):
             grouped = grouped.collect()
-        keys, sums, n = names[:k], names[k : k + 3], names[k + 3]
-        if not k and not int(grouped.get_column(n).to_numpy()[0]):
-            return None  # no rows: the confusion table's path says so
-        columns: dict[Any, Any] = {}
-        for i, a in enumerate(keys):
-            values = grouped.get_column(a).to_pandas()
-            text = _as_str(values)
-            columns[i] = values if text is None else text
-        trials, successes, bad = (grouped.get_column(a).to_numpy() for a in sums)
-        columns["t"], columns["s"] = np.asarray(trials, dtype=np.int64), np.asarray(successes, dtype=np.int64)
-        columns["b"] = np.where(np.asarray(bad) > 0, 2, 0)
-        table = pd.DataFrame(columns, index=None if k else range(1))
-        if k and len(table) > 1 and not ordered:
-            table = table.sort_values(list(range(k)), ignore_index=True)
-        return table
+        return _binary_table(grouped, names, k, named, ordered, other)
+
+    def _other_label(self, ns: Any, frame: Any, query: BinaryQuery) -> Any:
+        """A label other than ``query.positive`` in either label column (None when there is none): the
+        first row holding one, found by a filtered query of one row that the engine stops early."""
+        import narwhals as nw
+
+        positive = _python(query.positive)
+        t, p = ns.col(query.y_true), ns.col(query.y_pred)
+        a, b = self._fresh(["__t", "__p"])
+        row = frame.filter((t != positive) | (p != positive)).select(t.alias(a), p.alias(b)).head(1)
+        if isinstance(row, nw.LazyFrame) or (ns is not nw and isinstance(row, ns.LazyFrame)):
+            row = row.collect()
+        values = [row.get_column(a).to_list(), row.get_column(b).to_list()]
+        for found in values:
+            if found and found[0] is not None and found[0] != positive:
+                return found[0]
+        return None
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:
         import narwhals as nw

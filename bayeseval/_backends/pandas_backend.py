@@ -27,6 +27,9 @@ from bayeseval._backends.duckdb_backend import (
     binary_sql,
     binary_table,
     count_units,
+    named_sql,
+    other_label,
+    other_label_sql,
     repeated_sql,
 )
 from bayeseval._backends.hashing import id64, rank_of
@@ -375,6 +378,20 @@ def _binary_counts_numpy(strata: list[pd.Series], labels: list[pd.Series], query
     return table
 
 
+def _one_pass_label(dtype: Any, positive: Any) -> bool:
+    """Whether :meth:`PandasBackend.binary_counts` counts a label column of this dtype in DuckDB's one pass.
+
+    Without ``positive`` (0/1 labels): NumPy booleans and integers (below 64 unsigned bits). With it: a
+    pandas string column for a string ``positive``, a NumPy integer column for an integer one.
+    """
+    narrow = isinstance(dtype, np.dtype) and (dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8))
+    if positive is None:
+        return narrow or (isinstance(dtype, np.dtype) and dtype.kind == "b")
+    if isinstance(positive, str):
+        return isinstance(dtype, pd.StringDtype)
+    return isinstance(positive, (int, np.integer)) and not isinstance(positive, (bool, np.bool_)) and narrow
+
+
 def fractional_in(series: pd.Series) -> Any:
     """A fractional number in ``series`` (None when there is none); vectorised.
 
@@ -461,34 +478,39 @@ class PandasBackend(Backend):
 
     def binary_counts(self, query: BinaryQuery) -> pd.DataFrame | None:
         # the frames :meth:`confusion` hands to DuckDB (large, not all small codes), with NumPy
-        # boolean or integer labels: one aggregation by stratum over the columns in place
+        # boolean or integer labels (or, with query.positive, labels of two classes: text or integers,
+        # compared with it inside the aggregation): one aggregation by stratum over the columns in place
         if len(self.data) < DUCKDB_MIN_ROWS:
             return None
         labels = [self._column(query.y_true), self._column(query.y_pred)]
-        if not all(
-            isinstance(v.dtype, np.dtype) and (v.dtype.kind in "bi" or (v.dtype.kind == "u" and v.dtype.itemsize < 8))
-            for v in labels
-        ):
+        if not all(_one_pass_label(v.dtype, query.positive) for v in labels):
             return None
         strata = [self._column(c) for c in query.strata]
         if not all(_scanned_exactly(v.dtype) and not isinstance(v.dtype, pd.CategoricalDtype) for v in strata):
             return None
         if all(_SmallCodes.accepts(v) for v in strata + labels):
             return None  # counted by bincount in the confusion table's path
-        if strata and all(v.dtype.kind in "biu" for v in strata):
+        if query.positive is None and strata and all(v.dtype.kind in "biu" for v in strata):
             return _binary_counts_numpy(strata, labels, query)
         used = list(dict.fromkeys([*query.strata, query.y_true, query.y_pred]))
         alias = {c: f"c{i}" for i, c in enumerate(used)}
         renamed = query._replace(
             strata=[alias[c] for c in query.strata], y_true=alias[query.y_true], y_pred=alias[query.y_pred]
         )
-        types = tuple("BOOLEAN" if v.dtype.kind == "b" else "INTEGER" for v in labels)
-        sql = binary_sql("bayeseval_rows", list(alias.values()), renamed, types)  # type: ignore[arg-type]
-        table = duckdb_fetch({alias[c]: self._column(c) for c in used}, lambda _name: sql)
+        columns = {alias[c]: self._column(c) for c in used}
+        if query.positive is not None:
+            other = other_label(duckdb_fetch(columns, lambda name: other_label_sql(name, renamed)), query.positive)
+            sql = named_sql("bayeseval_rows", list(alias.values()), renamed, other)
+        else:
+            types = tuple("BOOLEAN" if v.dtype.kind == "b" else "INTEGER" for v in labels)
+            sql = binary_sql("bayeseval_rows", list(alias.values()), renamed, types)  # type: ignore[arg-type]
+        table = duckdb_fetch(columns, lambda _name: sql)
         # DuckDB orders strings (binary collation on this module's connection) and numbers as pandas does
         table = binary_table(table, len(strata), ordered=True)
         for i, v in enumerate(strata):  # the frame's dtypes, as the confusion table's path gives them
             table[i] = table[i].astype(v.dtype)
+        if query.positive is not None:
+            table["o"] = other
         return table
 
     def proxy_cells(self, query: CellQuery) -> pd.DataFrame:

@@ -609,6 +609,8 @@ def _tabulate_labels(
     # cells as numbers on boolean columns too (pandas, DuckDB); elsewhere the confusion table
     binary = cluster is None or backend.engine in _BINARY_UNIT_ENGINES
     frame = _binary_counts(backend, cols, y_true, y_pred, m, pos_label) if binary else None
+    if frame is None and cluster is None and pos_label is not None:
+        frame = _named_counts(backend, cols, y_true, y_pred, m, pos_label)
     table = None
     if frame is not None:
         counts = Counts(frame["successes"], frame["trials"], metric=m.name, weights=weights)
@@ -949,6 +951,74 @@ def _binary_counts(
     if any(bool(pd.isna(table[i]).any()) for i in range(k)):
         return None
     if k == 1:
+        index = pd.Index(table[0], name=cols[0])
+    else:
+        index = pd.MultiIndex.from_arrays([table[i] for i in range(k)], names=cols)
+    return pd.DataFrame(
+        {"successes": table["s"].to_numpy(np.int64), "trials": table["t"].to_numpy(np.int64)}, index=index
+    )
+
+
+def _named_counts(
+    backend: Any, cols: list[str], y_true: str, y_pred: str, m: Metric, pos_label: Any
+) -> pd.DataFrame | None:
+    """Successes and trials per stratum counted in the engine's one aggregation, for labels of two classes.
+
+    The labels are read as 1 where they equal ``pos_label`` and 0 elsewhere inside the aggregation
+    (:class:`~bayeseval._backends.interface.BinaryQuery` with ``positive``), which also counts, per
+    stratum, the rows with a missing label and those of each label column equal to ``pos_label`` and to
+    ``o``, a label other than ``pos_label`` that a one-row query found first. When no label is missing
+    and every row's labels are ``pos_label`` or ``o``, the labels each column holds are known exactly,
+    and the confusion table's rules (label types, placeholders, spellings, ``pos_label`` held by some
+    row) are run on them: the counts are then those :func:`_counts_from_table` gives. None (the caller
+    counts the confusion table, which gives the messages or the one-vs-rest counts) when the engine does
+    not offer the path, when a label or a stratum value is missing, when more than two classes occur or
+    when a rule refuses the labels.
+    """
+    positive = pos_label.item() if isinstance(pos_label, np.generic) else pos_label
+    if not isinstance(positive, (str, int)) or isinstance(positive, bool):
+        return None
+    truth, pred = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    trial, success = m.masks(truth, pred, 1)
+    cells = list(zip(truth.tolist(), pred.tolist(), strict=True))
+    query = BinaryQuery(
+        cols,
+        y_true,
+        y_pred,
+        trial_cells=tuple(c for c, on in zip(cells, trial, strict=True) if on),
+        success_cells=tuple(c for c, on in zip(cells, success, strict=True) if on),
+        positive=positive,
+    )
+    table = backend.binary_counts(query)
+    if table is None or not len(table) or int(table["b"].sum()):
+        return None
+    k = len(cols)
+    if any(bool(pd.isna(table[i]).any()) for i in range(k)):
+        return None
+    rows = table["n"].to_numpy(np.int64)
+    if (table["rt"] + table["ot"] != rows).any() or (table["rp"] + table["op"] != rows).any():
+        return None  # a third class: one-vs-rest or the rules' messages, from the confusion table
+    other = table["o"].iloc[0]
+    truth_labels = [v for v, c in ((positive, "rt"), (other, "ot")) if int(table[c].sum())]
+    pred_labels = [v for v, c in ((positive, "rp"), (other, "op")) if int(table[c].sum())]
+    labels = ConfusionTable(  # the labels each column holds, one row of each (the rules read which occur)
+        strata=pd.DataFrame(index=range(2)),
+        truth=pd.Series([truth_labels[i % len(truth_labels)] for i in range(2)], dtype=object),
+        pred=pd.Series([pred_labels[i % len(pred_labels)] for i in range(2)], dtype=object),
+        n=np.ones(2, dtype=np.int64),
+        names=[],
+        y_true=y_true,
+        y_pred=y_pred,
+        dtypes=("", ""),
+    )
+    try:
+        check_label_types(labels, pos_label if m.needs_positive else None)
+        resolve_positive(m, labels, pos_label)
+    except ValueError:
+        return None  # the confusion table's path gives the message, with its row counts
+    if not k:
+        index = pd.Index(["all"], name="stratum")
+    elif k == 1:
         index = pd.Index(table[0], name=cols[0])
     else:
         index = pd.MultiIndex.from_arrays([table[i] for i in range(k)], names=cols)
