@@ -14,6 +14,7 @@ import numpy as np
 from scipy import special
 
 from bayeseval._api.validation import check_counts
+from bayeseval._kernels.rows import unique_rows
 
 __all__ = ["loo_beta_mixture", "loo_mixture_groups"]
 
@@ -74,7 +75,7 @@ def _pair_totals(s: np.ndarray, n: np.ndarray, a: np.ndarray, b: np.ndarray, log
     hit = _TOTALS.pop(key, None)
     if hit is None:
         # once per distinct (s, n) pair (strata with the same counts have the same weights)
-        pairs, inv, mult = np.unique(np.column_stack([s, n]), axis=0, return_inverse=True, return_counts=True)
+        pairs, inv, mult = unique_rows(s, n)
         ps, pn = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
         m = mult.astype(float)
         # the log likelihood of all strata, summed once per distinct s, n - s and n

@@ -46,6 +46,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.special import betainc, betaincinv, betaln, expit, log_expit, logit
 
+from bayeseval._kernels.rows import unique_rows
+
 __all__ = ["BetaMixture", "mixture_quantiles"]
 
 
@@ -452,7 +454,7 @@ class BetaMixture:
                 f"shape, got {pos.size}, {a.shape} and {b.shape}"
             )
         G, J = self._a.shape
-        pairs, inv = np.unique(np.column_stack([a, b]), axis=0, return_inverse=True)
+        pairs, inv, _ = unique_rows(a, b)
         U = pairs.shape[0]
         resp, aw, bw = (np.ones((G, J)), np.ones(J), np.ones(J)) if self._wide is None else self._wide
         idx = np.empty(k, dtype=np.intp)

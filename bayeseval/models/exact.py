@@ -55,6 +55,7 @@ from bayeseval._api.warnings import PrecisionLimitedWarning
 from bayeseval._kernels.grid import PRESETS, integrate
 from bayeseval._kernels.mixture import BetaMixture
 from bayeseval._kernels.ppc import Nodes
+from bayeseval._kernels.rows import unique_rows
 from bayeseval.counts.counts import Counts
 from bayeseval.models.posterior import Posterior
 from bayeseval.models.priors import Prior, check_proper_posterior, resolve_prior
@@ -207,8 +208,7 @@ class ExactFit:
         self._s, self._n = s, n
         # distinct (s, n, o) triples
         o = self.offsets if self.offsets is not None else np.zeros(len(s))
-        keys = np.column_stack([s.astype(float), n.astype(float), o])
-        uniq, inverse, mult = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        uniq, inverse, mult = unique_rows(s.astype(float), n.astype(float), o)
         self._ps = uniq[:, 0]
         self._pn = uniq[:, 1]
         self._pf = self._pn - self._ps
@@ -592,7 +592,7 @@ class ExactFit:
         """
         x = np.broadcast_to(np.asarray(x, dtype=float), (len(self._s),))
         # evaluate per distinct (pair, x) combination (x may vary by stratum)
-        uniq, inv = np.unique(np.column_stack([self._inverse, x]), axis=0, return_inverse=True)
+        uniq, inv, _ = unique_rows(self._inverse, x)
         pair = uniq[:, 0].astype(int)
         cdf = np.empty(len(pair))
         step = max(1, int(2_000_000 // max(len(self._quadrature()[2]), 1)))
