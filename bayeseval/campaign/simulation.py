@@ -559,7 +559,7 @@ def _replay_units(
                 "pending": False,
             }
         )
-        st, _ = units_state(spec, design, done, units.n_units)
+        st, _ = units_state(spec, design, done, units.n_units, units.pool_table())
         n_rows = np.bincount(done["stratum"].to_numpy(np.int64), weights=done["rows"], minlength=k).astype(np.int64)
         trace.append((spec.rule_name, repeat, int(n_rows.sum()), _max_halfwidth(st)))
         n = round_size(spec, st)

@@ -702,14 +702,13 @@ def _check_cluster_settings(checked: dict[str, Any], guarantee: Guarantee) -> No
         (not guarantee.per_stratum or guarantee.sequential, f"guarantee={guarantee.name!r}"),
         (checked["proxy"] is not None, f"proxy={checked['proxy']!r}"),
         (checked["costs"] is not None, "costs (a label's cost, not a unit's)"),
-        (design.population == "pool", "design.population='pool'"),
     )
     for bad, what in clashes:
         if bad:
             raise ValueError(
                 f"design.cluster={design.cluster!r} samples whole units and reads each stratum's units interval, "
                 f"for goal 'each' under guarantee 'stratum' on one metric whose trials the prediction fixes, "
-                f"without a proxy, costs or population 'pool'; got {what}"
+                f"without a proxy or costs; got {what}"
             )
 
 

@@ -221,7 +221,6 @@ def test_a_file_without_a_stored_design_still_opens_as_a_row_campaign(tmp_path):
         ({"metric": ["error_rate", "accuracy"]}, "got metric=['error_rate', 'accuracy']"),
         ({"proxy": "judge"}, "got proxy='judge'"),
         ({"costs": {"a": 2.0}}, "got costs"),
-        ({"design": Design(cluster="item", population="pool")}, "got design.population='pool'"),
     ],
 )
 def test_a_cluster_refuses_what_it_does_not_serve_naming_both_settings(kw, words):
