@@ -66,6 +66,37 @@ bounded-mean test of :math:`a_i/M`. When ``bound`` is not given, ``M`` is the la
 size observed: exact when the sizes are equal, and otherwise a data-dependent choice that
 the measured coverage below supports but the proof above does not cover.
 
+A finite pool (population ``"pool"``, ``pool_units`` / ``pool_trials`` / ``pool``). The
+stratum is a finite pool of ``N`` units holding ``B`` trials, its largest unit of ``M`` trials
+(all known from the pool: only the successes need labels), and the ``n`` units labelled are a
+simple random sample of them, drawn without replacement. The estimand is the pool's own rate
+:math:`R = A / B`, ``A`` the successes summed over all ``N`` units. The mean of
+:math:`y_i(r)` over the ``N`` units is :math:`r + (A - r B)/(N M)`, which is ``r`` exactly when
+:math:`R = r`, so ":math:`R = r`" is the hypothesis that this finite population has mean ``r``.
+Drawn without replacement, unit ``t``'s conditional mean given the units before it is the mean
+of the unseen remainder,
+
+.. math:: \mu_t(r) = \frac{N r - \sum_{j<t} y_j(r)}{N - t + 1}
+          = r + \frac{r B_{<t} - A_{<t}}{M (N - t + 1)},
+
+(Waudby-Smith and Ramdas 2024, section 6, sampling without replacement), so the capital bets
+on :math:`y_t(r) - \mu_t(r) = ((a_t + A_{<t}/(N-t+1)) - r (b_t + B_{<t}/(N-t+1)))/M` (the
+capital above with shifted units) with the same plug-in bets, truncated at :math:`c/\mu_t` and
+:math:`c/(1 - \mu_t)`. Under :math:`R = r` each factor has conditional mean 1, and the rest
+of the argument is the one above (a simple random sample put in an order drawn independently
+of it is a sequence of draws without replacement). ``M`` is the pool's largest unit, known, so
+the argument covers unequal unit sizes with no data-dependent bound. Since ``B`` is known,
+``R`` also lies for sure in :math:`[A_n / B, (A_n + B - B_n) / B]` (every unseen trial a
+failure, or a success); the interval is cut to that range, so it is the rate itself once every
+unit is drawn. As ``N`` grows with ``n`` fixed it tends to the interval above (the process's).
+A stratum whose units are all one binary row gets the exact hypergeometric limits instead
+(:func:`bayeseval._kernels.finite_pool.pool_units_ci`). Measured
+(``tests/kernels/test_pool_units.py``, ``benchmarks/pool_units.py``; ``docs/validation.md``,
+section 14, "A pool of units"): by exact enumeration over every sample of ``n = 1..8`` of a
+pool of 8 units of 1-3 rows (63 pools of successes on the grid ``{0, b/2, b}``), the lowest
+coverage of the pool rate is 0.625, 0.750, 0.964 and 1.0 at levels 0.3, 0.5, 0.8 and 0.95;
+POOL_WIDTHS
+
 Measured (``benchmarks/design_coverage.py``, level 0.95; the full table is in
 ``docs/validation.md``, "Clustered and graded outcomes"):
 

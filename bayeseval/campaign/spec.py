@@ -275,8 +275,11 @@ FIELD_DOCS: dict[str, str] = {
     must lie in one stratum (a ``ValueError`` names
     ``design.cluster``, how many units span strata and one of them). It needs goal ``Each``,
     guarantee ``"stratum"``, one metric whose trials the prediction fixes, no ``proxy``, no
-    ``costs``, ``population="process"`` and no ``labels`` at create (a ``ValueError`` names
-    ``design.cluster`` and the other setting).""",
+    ``costs`` and no ``labels`` at create (a ``ValueError`` names
+    ``design.cluster`` and the other setting). With ``population="pool"`` as well, each stratum
+    reads and stops on the interval for its pool's own rate from the units labelled, drawn
+    without replacement (:func:`~bayeseval._kernels.finite_pool.pool_units_ci`: the exact
+    hypergeometric limits when every unit is one row), the rate itself once every unit is labelled.""",
     "random_seed": """random_seed : int, sequence of int, SeedSequence or Generator, optional
     Seed of the campaign's random streams (row order and the rule's draws). A campaign
     created with seed ``s`` proposes the rows of repeat 0 of a simulation with seed ``s``

@@ -458,7 +458,8 @@ def units_feasibility(state: RuleState, warn: bool = False) -> pd.DataFrame:
     """Whether each stratum's units interval is expected to reach the target with all its units labelled.
 
     The half-width it stops on projected to every unit of the stratum labelled,
-    ``h sqrt(n_eff / (n_eff + t))`` with ``t`` its units left and pending
+    ``h sqrt(n_eff / (n_eff + t))`` with ``t`` its units left and pending (0 for population
+    ``"pool"``: with every unit labelled the pool's rate is known)
     (:meth:`RuleState.use_units <bayeseval.campaign.loop.rule_state.RuleState.use_units>`:
     before any unit is labelled, the worst case of a mean in ``[0, 1]``).
 
@@ -486,6 +487,8 @@ def units_feasibility(state: RuleState, warn: bool = False) -> pd.DataFrame:
     hw, neff = state.stop_halfwidths(), state.stop_neff()
     t = (state.available + state.pending).astype(float)
     full = hw * np.sqrt(neff / (neff + t))
+    if state.population == "pool":  # every unit labelled: the pool's rate itself
+        full = np.zeros_like(full)
     feasible = full <= state.target_halfwidth
     units = (state.labelled + t).astype(float)
     return feasibility_table(units, full, feasible, state.strata, state.target_halfwidth, warn)
