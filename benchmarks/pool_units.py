@@ -23,8 +23,12 @@ stratum's coverage of its pool rate at stop (one pool, the campaigns' unit order
 
 Run from the repository root (one process)::
 
-    python benchmarks/pool_units.py --widths --datasets 1000
-    python benchmarks/pool_units.py --campaign --repeats 200
+    python benchmarks/pool_units.py --widths --datasets 500      # about 2 min
+    python benchmarks/pool_units.py --campaign --repeats 100    # about 6 min
+
+Results go to ``benchmarks/results/pool_units_widths.csv`` and ``pool_units_campaign.csv``
+(the campaign file as written by the run for docs/validation.md: 100 ``"pool"`` campaigns and
+3 ``"process"`` ones, which label every unit of the pool whatever the seed).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -41,6 +46,7 @@ from bayeseval._kernels.bounded_mean import units_ci
 from bayeseval._kernels.finite_pool import pool_units_ci
 from bayeseval.campaign import Budget, Each, simulate
 
+RESULTS = Path(__file__).resolve().parent / "results"
 LEVEL = 0.95
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 CONCENTRATION = 2.0
@@ -120,7 +126,7 @@ def campaigns(repeats: int, seed: int = 1) -> pd.DataFrame:
     """Per stratum: labels at stop and coverage of the pool rate, with population "pool" and "process"."""
     frame = campaign_pool()
     out = []
-    for population in ("process", "pool"):
+    for population, runs in (("pool", repeats), ("process", min(repeats, 3))):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -132,7 +138,7 @@ def campaigns(repeats: int, seed: int = 1) -> pd.DataFrame:
                 design=Design(cluster="item", population=population),
                 goal=Each(0.05),
                 level=LEVEL,
-                n_repeats=repeats,
+                n_repeats=runs,
                 random_seed=seed,
                 progress=False,
                 budget=Budget(batch_size=10),
@@ -150,7 +156,7 @@ def campaigns(repeats: int, seed: int = 1) -> pd.DataFrame:
         per["reached_goal"] = res.table["reached_goal"].mean()
         out.append(per.reset_index())
         print(
-            f"{population}: {repeats} campaigns in {time.perf_counter() - t0:.0f} s, labels "
+            f"{population}: {runs} campaigns in {time.perf_counter() - t0:.0f} s, labels "
             f"{res.table['labels_used'].mean():.0f}, units {res.table['units_used'].mean():.0f}, reached "
             f"{res.table['reached_goal'].mean():.2f}, lowest coverage {per['covered'].min():.4f}",
             flush=True,
@@ -163,12 +169,16 @@ def main() -> None:
     parser.add_argument("--widths", action="store_true")
     parser.add_argument("--campaign", action="store_true")
     parser.add_argument("--datasets", type=int, default=1000)
-    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=100)
     args = parser.parse_args()
     if args.widths:
-        print(width_table(args.datasets).round(4).to_string(index=False))
+        table = width_table(args.datasets)
+        table.to_csv(RESULTS / "pool_units_widths.csv")
+        print(table.round(4).to_string(index=False))
     if args.campaign:
-        print(campaigns(args.repeats).round(4).to_string(index=False))
+        table = campaigns(args.repeats)
+        table.to_csv(RESULTS / "pool_units_campaign.csv")
+        print(table.round(4).to_string(index=False))
 
 
 if __name__ == "__main__":

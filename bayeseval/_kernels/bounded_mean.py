@@ -95,7 +95,11 @@ A stratum whose units are all one binary row gets the exact hypergeometric limit
 section 14, "A pool of units"): by exact enumeration over every sample of ``n = 1..8`` of a
 pool of 8 units of 1-3 rows (63 pools of successes on the grid ``{0, b/2, b}``), the lowest
 coverage of the pool rate is 0.625, 0.750, 0.964 and 1.0 at levels 0.3, 0.5, 0.8 and 0.95;
-POOL_WIDTHS
+on seeded pools of 50 and 200 units of 1-5 rows (item rates Beta with mean 0.05, 0.2, 0.5 and
+within-unit correlation 1/3; 500 pools per configuration, MC SE 0.0097 at 0.95), at sampling
+fractions 0.1-1.0, the lowest coverage at level 0.95 is 0.990, and the width over the process
+interval's on the same units is 0.94-0.99 at a fraction of 0.1, 0.68-0.72 at 0.5, 0.29-0.35 at
+0.9 and 0 at 1.0 (close to the finite-population correction :math:`\sqrt{1 - n/N}`).
 
 Measured (``benchmarks/design_coverage.py``, level 0.95; the full table is in
 ``docs/validation.md``, "Clustered and graded outcomes"):

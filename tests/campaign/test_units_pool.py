@@ -147,3 +147,13 @@ def test_seeded_pool_campaigns_cover_each_stratum_pool_rate_at_stop():
     assert (cov >= 0.925).all(), cov
     assert res["pool"].table["reached_goal"].all()
     assert res["pool"].table["labels_used"].max() < res["process"].table["labels_used"].min()
+
+
+def test_every_target_is_feasible_on_a_pool_and_not_on_the_process(tmp_path):
+    frame = _items(n_items=(12, 30), seed=9)
+    pool = _create(tmp_path / "pool.db", frame, goal=Each(0.02))
+    process = _create(tmp_path / "process.db", frame, goal=Each(0.02), design=Design(cluster="item"))
+    assert pool.feasibility()["feasible"].all() and (pool.feasibility()["achievable_halfwidth"] == 0).all()
+    assert not process.feasibility()["feasible"].any()
+    pool.close()
+    process.close()
