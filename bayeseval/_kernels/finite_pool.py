@@ -36,6 +36,11 @@ seconds per bisection step): the probability at the first term from ``betaln``, 
 ratio recurrence of consecutive terms, summed away from the mode until the terms are
 negligible, vectorised over strata. :func:`pool_sample_size` plans the labels for a target
 half-width, the finite-population analogue of :func:`bayeseval.sample_size`.
+
+Units (a pool of sampling units of several rows, or graded outcomes): :func:`pool_units_ci`
+gives each stratum the betting interval for sampling without replacement of
+:mod:`bayeseval._kernels.bounded_mean` (module docstring there, "A finite pool"), and keeps
+the exact limits above for a stratum whose units are all single binary rows.
 """
 
 from __future__ import annotations
@@ -47,7 +52,14 @@ from scipy.special import betaln
 
 from bayeseval._api.validation import check_counts, check_level, check_positive_int, check_probability, short_repr
 
-__all__ = ["POOL_SIDES", "expected_pool_halfwidth", "pool_ci", "pool_halfwidth", "pool_sample_size"]
+__all__ = [
+    "POOL_SIDES",
+    "expected_pool_halfwidth",
+    "pool_ci",
+    "pool_halfwidth",
+    "pool_sample_size",
+    "pool_units_ci",
+]
 
 #: the intervals :func:`pool_ci` gives: two-sided, or a lower or an upper confidence bound
 POOL_SIDES = ("two", "lower", "upper")
@@ -378,3 +390,64 @@ def pool_sample_size(halfwidth: float, pool_trials: int, rate: float | None = No
         else:
             lo = mid
     return max(hi, 1)
+
+
+def pool_units_ci(table: Any, index_columns: Any, pool: Any, level: float) -> Any:
+    """Per stratum, the interval for the row-level rate of a finite pool of units, from the units drawn.
+
+    Each stratum of the pool holds ``pool_units`` units with ``pool_trials`` trials in all (its
+    largest unit ``pool_largest``), drawn as a simple random sample without replacement; the
+    estimand is the pool's own rate, successes over trials summed over all its units. A stratum
+    whose every unit is one binary row gets :func:`pool_ci` (exact hypergeometric limits);
+    any other the betting interval for sampling without replacement
+    (:func:`~bayeseval._kernels.bounded_mean.units_ci` with ``pool``). Both give the rate itself
+    once every unit is drawn.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The units drawn as a histogram: ``index_columns``, ``unit_successes``, ``unit_trials``,
+        ``units`` (the ``Counts.units`` layout).
+    index_columns : str or list of str
+        The stratum columns.
+    pool : pandas.DataFrame
+        Per stratum (indexed like the result): ``pool_units``, ``pool_trials``, ``pool_largest``.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``estimate``, ``lower``, ``upper``, ``n_units``, ``n_trials`` per stratum of ``table``.
+
+    Examples
+    --------
+    Single binary rows: the hypergeometric limits of :func:`pool_ci` (3 of 10 rows drawn from 50):
+
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"g": ["x", "x"], "unit_successes": [1.0, 0.0], "unit_trials": [1, 1], "units": [3, 7]})
+    >>> p = pd.DataFrame({"pool_units": [50], "pool_trials": [50], "pool_largest": [1]}, index=pd.Index(["x"], name="g"))
+    >>> out = pool_units_ci(t, "g", p, 0.95)
+    >>> round(float(out.loc["x", "lower"]) * 50), round(float(out.loc["x", "upper"]) * 50)
+    (5, 31)
+    """
+    from bayeseval._kernels.bounded_mean import units_ci
+
+    level = check_level(level)
+    out = units_ci(table, index_columns, level, pool=pool)
+    cols = [index_columns] if isinstance(index_columns, str) else list(index_columns)
+    aligned = pool.reindex(out.index)
+    kept = table[(table["units"] > 0) & (table["unit_trials"] > 0)]
+    binary = kept["unit_successes"].isin([0.0, 1.0]) & (kept["unit_trials"] == 1)
+    mixed = kept.loc[~binary, cols].drop_duplicates()
+    not_binary = set(map(tuple, mixed.to_numpy().tolist()))
+    keys = [k if isinstance(k, tuple) else (k,) for k in out.index]
+    rows = np.array([k not in not_binary for k in keys]) & (aligned["pool_largest"].to_numpy(float) == 1)
+    rows &= out["n_units"].to_numpy() > 0
+    if rows.any():
+        s = out["estimate"].to_numpy(float)[rows] * out["n_trials"].to_numpy(float)[rows]
+        lo, hi = pool_ci(
+            np.rint(s), out["n_trials"].to_numpy(float)[rows], aligned["pool_trials"].to_numpy(float)[rows], level
+        )
+        out.loc[rows, "lower"], out.loc[rows, "upper"] = lo, hi
+    return out

@@ -201,7 +201,7 @@ class Campaign:
         """The units state and per-stratum units table (:func:`~bayeseval.campaign.loop.units.units_state`)."""
         assert self._units is not None
         status = unit_status(self._units, *self._unit_flags(conn))
-        return units_state(self.spec, self._design, status, self._units.n_units)
+        return units_state(self.spec, self._design, status, self._units.n_units, self._units.pool_table())
 
     def _proxy_design(self, column: str) -> ProxyDesign:
         """The stored proxy column and the pool's strata, predictions and order as a :class:`ProxyDesign`."""

@@ -562,7 +562,7 @@ def _replay_units(
                 "pending": False,
             }
         )
-        st, _ = units_state(spec, design, done, units.n_units)
+        st, _ = units_state(spec, design, done, units.n_units, units.pool_table())
         at = done["stratum"].to_numpy(np.int64)
         n_rows = np.bincount(at, weights=done["rows"], minlength=k).astype(np.int64)
         n_trials = np.bincount(at, weights=done["trials"], minlength=k).astype(np.int64)

@@ -275,8 +275,11 @@ FIELD_DOCS: dict[str, str] = {
     must lie in one stratum (a ``ValueError`` names
     ``design.cluster``, how many units span strata and one of them). It needs goal ``Each``,
     guarantee ``"stratum"``, one metric whose trials the prediction fixes, no ``proxy``, no
-    ``costs``, ``population="process"`` and no ``labels`` at create (a ``ValueError`` names
-    ``design.cluster`` and the other setting).""",
+    ``costs`` and no ``labels`` at create (a ``ValueError`` names
+    ``design.cluster`` and the other setting). With ``population="pool"`` as well, each stratum
+    reads and stops on the interval for its pool's own rate from the units labelled, drawn
+    without replacement (:func:`~bayeseval._kernels.finite_pool.pool_units_ci`: the exact
+    hypergeometric limits when every unit is one row), the rate itself once every unit is labelled.""",
     "random_seed": """random_seed : int, sequence of int, SeedSequence or Generator, optional
     Seed of the campaign's random streams (row order and the rule's draws). A campaign
     created with seed ``s`` proposes the rows of repeat 0 of a simulation with seed ``s``
@@ -704,14 +707,13 @@ def _check_cluster_settings(checked: dict[str, Any], guarantee: Guarantee) -> No
         (checked["goal"].name not in CLUSTER_GOALS, f"goal={checked['goal'].name!r}"),
         (not guarantee.per_stratum or guarantee.sequential, f"guarantee={guarantee.name!r}"),
         (checked["proxy"] is not None, f"proxy={checked['proxy']!r}"),
-        (design.population == "pool", "design.population='pool'"),
     )
     for bad, what in clashes:
         if bad:
             raise ValueError(
                 f"design.cluster={design.cluster!r} samples whole units and reads each stratum's units interval, "
-                f"for goals {list(CLUSTER_GOALS)} under guarantee 'stratum' on one metric, without a proxy "
-                f"or population 'pool'; got {what}"
+                f"for goals {list(CLUSTER_GOALS)} under guarantee 'stratum' on one metric, without a proxy; "
+                f"got {what}"
             )
 
 

@@ -218,7 +218,6 @@ def test_a_file_without_a_stored_design_still_opens_as_a_row_campaign(tmp_path):
         ({"guarantee": "anytime"}, "got guarantee='anytime'"),
         ({"metric": ["error_rate", "accuracy"]}, "got metric=['error_rate', 'accuracy']"),
         ({"proxy": "judge"}, "got proxy='judge'"),
-        ({"design": Design(cluster="item", population="pool")}, "got design.population='pool'"),
     ],
 )
 def test_a_cluster_refuses_what_it_does_not_serve_naming_both_settings(kw, words):

@@ -301,7 +301,7 @@ class RuleState:
         if level is not None:
             return self._own_intervals(Guarantee.stratum(), float(level))
         g = self.guarantee if self.guarantee.per_stratum else Guarantee.stratum()
-        if self.population == "pool" and not g.sequential:
+        if self.population == "pool" and not g.sequential and ("units",) not in self._adaptive:
             return self.pool_intervals(g.stop_level(self.level))
         return self._own_intervals(g, g.stop_level(self.level))
 
@@ -432,7 +432,14 @@ class RuleState:
             np.asarray(upper, dtype=float),
         )
 
-    def use_units(self, lower: np.ndarray, upper: np.ndarray, estimate: np.ndarray, n_units: np.ndarray) -> None:
+    def use_units(
+        self,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        estimate: np.ndarray,
+        n_units: np.ndarray,
+        pool_units: np.ndarray | None = None,
+    ) -> None:
         """Make every stratum read and stop on its units interval (``design.cluster``).
 
         As :meth:`use_intervals`, and :meth:`read_intervals` names the interval ``"units"``,
@@ -450,6 +457,11 @@ class RuleState:
             Each stratum's estimate (NaN without units).
         n_units : numpy.ndarray
             Labelled units per stratum.
+        pool_units : numpy.ndarray, optional
+            Population ``"pool"``: the units of each stratum's pool, ``N``. The half-width of
+            ``n`` units drawn without replacement stands for ``n N / (N - n)`` draws with
+            replacement (``1/n - 1/N``, the finite-population correction), so :meth:`stop_neff`
+            is that, and the goals project it with :meth:`pool_trials` (the units, here).
 
         Examples
         --------
@@ -464,7 +476,13 @@ class RuleState:
         self.use_intervals(lower, upper)
         z = norm.ppf(0.5 + Guarantee.stratum().stop_level(self.level) / 2.0)
         n = np.asarray(n_units, dtype=float)
-        self._adaptive[("units",)] = (np.asarray(estimate, dtype=float), np.where(n > 0, n, z**2))
+        neff = np.where(n > 0, n, z**2)
+        if pool_units is not None:
+            big = np.asarray(pool_units, dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                neff = np.where((n > 0) & (n < big), n * big / (big - n), neff)
+            neff = np.where((n > 0) & (n >= big), 1e12, neff)  # every unit labelled: width 0
+        self._adaptive[("units",)] = (np.asarray(estimate, dtype=float), neff)
         self._adaptive[("units_n",)] = (n, n)
 
     def use_units_gap(self, lower: np.ndarray, upper: np.ndarray) -> None:

@@ -25,6 +25,12 @@ intervals at the Bonferroni level to the max-min gap, ``Overall`` combines them 
 unit's label cost is the sum of its rows' (:func:`unit_costs`). For a recall-type metric a
 unit's trials are its rows that are trials (known once it is labelled); a unit without one
 drops out of the interval, and the rule plans with the share of labelled units that have one.
+
+With ``design.population="pool"`` the estimand is the rate of the stratum's units in the pool
+itself: each stratum reads :func:`~bayeseval._kernels.finite_pool.pool_units_ci` of its
+labelled units (the betting interval for sampling without replacement; the exact
+hypergeometric limits when every unit is one row), which is the rate itself once every unit
+is labelled, and the rule plans with the finite-population correction.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import pandas as pd
 
 from bayeseval._kernels.bounded_mean import units_ci
 from bayeseval._kernels.disparity import bonferroni_level
+from bayeseval._kernels.finite_pool import pool_units_ci
 from bayeseval._kernels.guarantee import guarantee_stop_level
 from bayeseval.campaign.loop.forecast import feasibility_table
 from bayeseval.campaign.loop.rounds import spec_state
@@ -201,6 +208,35 @@ class UnitDesign:
         """Units per stratum."""
         return np.bincount(self.unit_stratum, minlength=self.n_strata).astype(np.int64)
 
+    def pool_table(self) -> pd.DataFrame:
+        """The finite pool per stratum position: ``pool_units``, ``pool_trials``, ``pool_largest``.
+
+        What population ``"pool"`` reads (:func:`units_table`): the stratum's units, their trials
+        (eligible rows) in all and its largest unit.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per stratum position ``0..n_strata-1``.
+
+        Examples
+        --------
+        >>> d = UnitDesign.build([1, 2, 3, 4], ["a", "a", "b", "c"], [0, 0, 0, 1], [0, 1, 2, 0], 2)
+        >>> d.pool_table().to_numpy().tolist()
+        [[2, 3, 2], [1, 1, 1]]
+        """
+        largest = np.zeros(self.n_strata, np.int64)
+        np.maximum.at(largest, self.unit_stratum, self.unit_rows)
+        return pd.DataFrame(
+            {
+                "pool_units": self.n_units,
+                "pool_trials": np.bincount(self.unit_stratum, weights=self.unit_rows, minlength=self.n_strata).astype(
+                    np.int64
+                ),
+                "pool_largest": largest,
+            }
+        )
+
     def proposal_queue(self, j: int) -> np.ndarray:
         """Stratum ``j``'s units in proposal order."""
         mine = np.flatnonzero(self.unit_stratum == j)
@@ -312,7 +348,7 @@ def unit_costs(costs: Any, unit_rows: Any, unit_stratum: Any, available: Any, k:
 
 
 def units_state(
-    spec: CampaignSpec, design: StrataDesign, units: pd.DataFrame, n_units: np.ndarray
+    spec: CampaignSpec, design: StrataDesign, units: pd.DataFrame, n_units: np.ndarray, pool: pd.DataFrame | None = None
 ) -> tuple[RuleState, pd.DataFrame]:
     """The rule's view of a clustered campaign: units as its rows, each stratum on its units interval.
 
@@ -335,6 +371,11 @@ def units_state(
         ``trials``, default ``rows``: a unit's trials, 0 for a recall unit without a positive row).
     n_units : numpy.ndarray
         Units per stratum (:attr:`UnitDesign.n_units`).
+    pool : pandas.DataFrame, optional
+        :meth:`UnitDesign.pool_table`: needed with ``design.population="pool"``, where each
+        stratum reads the interval for its pool's own rate
+        (:func:`~bayeseval._kernels.finite_pool.pool_units_ci`) and plans with the
+        finite-population correction.
 
     Returns
     -------
@@ -383,10 +424,19 @@ def units_state(
         labelled=labelled,
         pending=pending,
     )
+    finite = spec.design.population == "pool"
+    if finite and pool is None:
+        raise ValueError("design.population='pool' needs the pool's units per stratum (pool=UnitDesign.pool_table())")
     stop_level = guarantee_stop_level(spec.level)
-    table = units_table(done, k, stop_level)
+    table = units_table(done, k, stop_level, pool if finite else None)
     table["units_pending"] = pending
-    st.use_units(table["lower"].to_numpy(), table["upper"].to_numpy(), table["estimate"].to_numpy(), counted)
+    st.use_units(
+        table["lower"].to_numpy(),
+        table["upper"].to_numpy(),
+        table["estimate"].to_numpy(),
+        counted,
+        pool_units=np.asarray(n_units, dtype=float) if finite else None,
+    )
     if spec.goal.name == "gap":  # each stratum's units interval at the gap's Bonferroni level
         gap = units_table(done, k, bonferroni_level(stop_level, k))
         st.use_units_gap(gap["lower"].to_numpy(), gap["upper"].to_numpy())
@@ -396,12 +446,12 @@ def units_state(
     return st, table
 
 
-def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
+def units_table(done: pd.DataFrame, k: int, level: float, pool: pd.DataFrame | None = None) -> pd.DataFrame:
     """:func:`~bayeseval._kernels.bounded_mean.units_ci` of complete units per stratum position ``0..k-1``.
 
-    Each stratum's interval depends on its units histogram alone, so it is kept (a bounded
-    cache keyed by the histogram and the level) and a round recomputes only the strata whose
-    units changed.
+    Each stratum's interval depends on its units histogram alone (and, for a finite pool, on
+    the pool's sizes), so it is kept (a bounded cache keyed by them and the level) and a round
+    recomputes only the strata whose units changed.
 
     Parameters
     ----------
@@ -412,6 +462,9 @@ def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
         Strata.
     level : float
         Interval level.
+    pool : pandas.DataFrame, optional
+        Population ``"pool"``: :meth:`UnitDesign.pool_table`; each stratum then gets
+        :func:`~bayeseval._kernels.finite_pool.pool_units_ci`, for its pool's own rate.
 
     Returns
     -------
@@ -445,7 +498,8 @@ def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
         todo: list[int] = []
         for j in map(int, np.flatnonzero(n_units)):
             a, b = bounds[j], bounds[j + 1]
-            keys[j] = (float(level), hist[a:b, 1:].tobytes(), count[a:b].tobytes())
+            sizes = b"" if pool is None else pool.iloc[j].to_numpy(np.int64).tobytes()
+            keys[j] = (float(level), hist[a:b, 1:].tobytes(), count[a:b].tobytes() + sizes)
             if keys[j] in _UNITS_CACHE:
                 est[j], lower[j], upper[j] = _UNITS_CACHE[keys[j]]
             else:
@@ -460,7 +514,10 @@ def units_table(done: pd.DataFrame, k: int, level: float) -> pd.DataFrame:
                     "units": count[sel],
                 }
             )
-            ci = units_ci(table, "stratum", level)
+            if pool is None:
+                ci = units_ci(table, "stratum", level)
+            else:
+                ci = pool_units_ci(table, "stratum", pool.rename_axis("stratum"), level)
             if len(_UNITS_CACHE) > _UNITS_CACHE_SIZE:
                 _UNITS_CACHE.clear()
             for j, e, lo, hi in zip(ci.index, ci["estimate"], ci["lower"], ci["upper"], strict=True):
@@ -487,7 +544,8 @@ def units_feasibility(state: RuleState, warn: bool = False) -> pd.DataFrame:
     """Whether each stratum's units interval is expected to reach the target with all its units labelled.
 
     The half-width it stops on projected to every unit of the stratum labelled,
-    ``h sqrt(n_eff / (n_eff + t))`` with ``t`` its units left and pending
+    ``h sqrt(n_eff / (n_eff + t))`` with ``t`` its units left and pending (0 for population
+    ``"pool"``: with every unit labelled the pool's rate is known)
     (:meth:`RuleState.use_units <bayeseval.campaign.loop.rule_state.RuleState.use_units>`:
     before any unit is labelled, the worst case of a mean in ``[0, 1]``).
 
@@ -515,6 +573,8 @@ def units_feasibility(state: RuleState, warn: bool = False) -> pd.DataFrame:
     hw, neff = state.stop_halfwidths(), state.stop_neff()
     t = (state.available + state.pending).astype(float)
     full = hw * np.sqrt(neff / (neff + t))
+    if state.population == "pool":  # every unit labelled: the pool's rate itself
+        full = np.zeros_like(full)
     feasible = full <= state.target_halfwidth
     units = (state.labelled + t).astype(float)
     return feasibility_table(units, full, feasible, state.strata, state.target_halfwidth, warn)
