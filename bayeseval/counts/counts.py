@@ -926,16 +926,7 @@ def _binary_counts(
         if pos_label not in (0, 1):
             return None
         positive = int(pos_label)
-    truth, pred = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
-    trial, success = m.masks(truth, pred, positive)
-    cells = list(zip(truth.tolist(), pred.tolist(), strict=True))
-    query = BinaryQuery(
-        cols,
-        y_true,
-        y_pred,
-        trial_cells=tuple(c for c, on in zip(cells, trial, strict=True) if on),
-        success_cells=tuple(c for c, on in zip(cells, success, strict=True) if on),
-    )
+    query = _binary_query(m, cols, y_true, y_pred, positive)
     table = backend.binary_counts(query)
     if table is None or not len(table):
         return None
@@ -978,17 +969,7 @@ def _named_counts(
     positive = pos_label.item() if isinstance(pos_label, np.generic) else pos_label
     if not isinstance(positive, (str, int)) or isinstance(positive, bool):
         return None
-    truth, pred = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
-    trial, success = m.masks(truth, pred, 1)
-    cells = list(zip(truth.tolist(), pred.tolist(), strict=True))
-    query = BinaryQuery(
-        cols,
-        y_true,
-        y_pred,
-        trial_cells=tuple(c for c, on in zip(cells, trial, strict=True) if on),
-        success_cells=tuple(c for c, on in zip(cells, success, strict=True) if on),
-        positive=positive,
-    )
+    query = _binary_query(m, cols, y_true, y_pred, 1, positive=positive)
     table = backend.binary_counts(query)
     if table is None or not len(table) or int(table["b"].sum()):
         return None
@@ -1059,3 +1040,19 @@ def _count_cells(table: ConfusionTable, m: Metric, positive: Any) -> pd.DataFram
     out = work.groupby(list(range(k)), observed=False, sort=True, dropna=False)[["successes", "trials"]].sum()
     out.index = out.index.set_names(table.names)
     return out.astype(np.int64)
+
+
+def _binary_query(m: Any, cols: list[str], y_true: str, y_pred: str, code: int, positive: Any = None) -> BinaryQuery:
+    """The one-pass query of metric ``m``: its trial and success cells over the 0/1 codes (``code`` the
+    positive one), the labels compared with ``positive`` in the engine when it is given (class names)."""
+    truth, pred = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    trial, success = m.masks(truth, pred, code)
+    cells = list(zip(truth.tolist(), pred.tolist(), strict=True))
+    return BinaryQuery(
+        cols,
+        y_true,
+        y_pred,
+        trial_cells=tuple(c for c, on in zip(cells, trial, strict=True) if on),
+        success_cells=tuple(c for c, on in zip(cells, success, strict=True) if on),
+        positive=positive,
+    )
