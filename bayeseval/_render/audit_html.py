@@ -143,48 +143,37 @@ def _html_disparities(res: Any) -> str:
     )
 
 
+#: the groups table's optional interval columns: (header, lower column, upper column); shown when any group has one
+_GROUP_INTERVALS = (
+    ("adaptive", "adaptive_lower", "adaptive_upper"),
+    ("Wilson", "wilson_lower", "wilson_upper"),
+    ("pooled interval", "pooled_lower", "pooled_upper"),
+)
+
+
 def _html_audit_groups(res: Any) -> str:
+    """Each group's rate and the interval it reads (``read``: adaptive, units, ...), then the
+    other intervals that any group has (a units or proxy audit has no Wilson or pooled ones)."""
+    g = res.groups
+    shown = [c for c in _GROUP_INTERVALS if g[[c[1], c[2]]].notna().to_numpy().any()]
     rows = []
-    for _, r in res.groups.iterrows():
+    for _, r in g.iterrows():
         flags = _audit_group_flags(r)
-        pooled = _fmt_num(r["pooled_mean"]) + (" (predicted)" if r["predicted"] else "")
-        rows.append(
-            (
-                [
-                    str(r["group"]),
-                    str(r["metric"]),
-                    _fmt_num(r["successes"]),
-                    _fmt_num(r["trials"]),
-                    _fmt_num(r["rate"]),
-                    _fmt_interval(r["adaptive_lower"], r["adaptive_upper"]),
-                    _fmt_interval(r["wilson_lower"], r["wilson_upper"]),
-                    pooled,
-                    _fmt_interval(r["pooled_lower"], r["pooled_upper"]),
-                    flags,
-                ],
-                bool(flags),
-            )
-        )
-    table = _html_rows(
-        [
-            "group",
-            "metric",
-            "successes",
-            "trials",
-            "rate",
-            "adaptive",
-            "Wilson",
-            "pooled mean",
-            "pooled interval",
-            "flags",
-        ],
-        rows,
-        left=2,
-    )
+        cells = [str(r["group"]), str(r["metric"]), _fmt_num(r["successes"]), _fmt_num(r["trials"])]
+        cells += [_fmt_num(r["rate"]), _fmt_interval(r["lower"], r["upper"]), str(r["read"])]
+        for header, lo, hi in shown:
+            if header == "pooled interval":
+                cells.append(_fmt_num(r["pooled_mean"]) + (" (predicted)" if r["predicted"] else ""))
+            cells.append(_fmt_interval(r[lo], r[hi]))
+        rows.append((cells + [flags], bool(flags)))
+    header = ["group", "metric", "successes", "trials", "rate", "interval", "read"]
+    for name, _, _ in shown:
+        header += ["pooled mean", name] if name == "pooled interval" else [name]
+    table = _html_rows([*header, "flags"], rows, left=2)
     opened = " open" if len(rows) <= _OPEN_GROUP_ROWS else ""
     return (
         f"<details{opened}><summary><b>Groups</b> ({len(rows)} rows: group x metric; "
-        "adaptive is the default reading)</summary>" + table + "</details>"
+        "interval: the one each group reads, named in read)</summary>" + table + "</details>"
     )
 
 

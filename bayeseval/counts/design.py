@@ -91,7 +91,7 @@ class Design:
         """Whether this is the default design: each row its own unit, drawn at random, from a process."""
         return self == Design()
 
-    def describe(self, counts: Any = None) -> str:
+    def describe(self, counts: Any = None, *, groups: bool = False) -> str:
         """The design in words, with the sizes of ``counts`` when given.
 
         Parameters
@@ -99,6 +99,8 @@ class Design:
         counts : Counts, optional
             Counts tabulated under this design (:func:`~bayeseval.tabulate` with ``design=``);
             their ``units`` give the number of units and their sizes.
+        groups : bool
+            Call the levels of ``counts`` groups (an audit), not strata.
 
         Returns
         -------
@@ -117,9 +119,11 @@ class Design:
         '3 items in 2 strata, 2 rows each; intervals treat the item as the unit'
         >>> Design().describe(tabulate(df, outcome="ok", strata="g", design=Design()))
         '6 rows in 2 strata; each row is its own unit'
+        >>> d.describe(tabulate(df, outcome="ok", strata="g", design=d), groups=True)
+        '3 items in 2 groups, 2 rows each; intervals treat the item as the unit'
         """
         units = getattr(counts, "units", None) if counts is not None else None
-        parts = [self._sizes(counts, units)] if counts is not None else []
+        parts = [self._sizes(counts, units, groups)] if counts is not None else []
         if self.cluster is None:
             parts.append("each row is its own unit")
         elif units is not None:
@@ -134,9 +138,13 @@ class Design:
             parts.append("the population is the pool of rows itself")
         return "; ".join(p for p in parts if p)
 
-    def _sizes(self, counts: Any, units: Any) -> str:
+    def _sizes(self, counts: Any, units: Any, groups: bool = False) -> str:
         strata = len(counts)
-        where = f"in {strata} strat{'um' if strata == 1 else 'a'}"
+        where = (
+            f"in {strata} {'group' if strata == 1 else 'groups'}"
+            if groups
+            else f"in {strata} strat{'um' if strata == 1 else 'a'}"
+        )
         if self.cluster is None or units is None:
             rows = int(np.sum(np.asarray(counts.trials)))
             return f"{rows} row{'' if rows == 1 else 's'} {where}"

@@ -470,7 +470,7 @@ def audit_with_spelling(
             columns=list(cols),
             guarantee=guarantee.name,
             proxy=proxy,
-            design=None if d.cluster is None else d.describe(counted.clustered),
+            design=None if d.cluster is None else d.describe(counted.clustered, groups=True),
             units=counted.by_unit,
             outcome=outcome,
         ),
@@ -489,7 +489,7 @@ def design_notes(design: Design, counted: AuditCounts, outcome: str | None = Non
             "from those intervals at the Bonferroni level over the measured groups (simultaneous), and the "
             "max-min gap is their Bonferroni projection."
         ]
-    text = f"Sampling design: {design.describe(counted.clustered)}."
+    text = f"Sampling design: {design.describe(counted.clustered, groups=True)}."
     if not counted.by_unit:
         return [
             text + " Every unit holds one row: the rows are independent draws and the audit is the one without "

@@ -761,7 +761,9 @@ def _clustered(data: pd.DataFrame, cols: list[str], hit: np.ndarray, design: Des
     (hit_col,) = fresh_names(data.columns, ["__hit"])
     frame = pd.DataFrame({cols[0]: data.loc[known, cols[0]].to_numpy(), hit_col: hit[known]})
     frame[cluster] = data.loc[known, cluster].to_numpy()
-    described = design.describe(tabulate(frame, outcome=hit_col, strata=cols[0], design=Design(cluster=cluster)))
+    described = design.describe(
+        tabulate(frame, outcome=hit_col, strata=cols[0], design=Design(cluster=cluster)), groups=True
+    )
     by_unit = any(bool((h["unit_trials"] > 1).any()) for h in hists.values())
     return described, hists if by_unit else None
 

@@ -127,7 +127,7 @@ def test_units_of_one_row_give_the_audit_without_the_cluster() -> None:
     ones = audit(frame, design=Design(cluster="item"), **kw)
     for name in ("groups", "disparities", "verdicts", "labels_needed"):
         pd.testing.assert_frame_equal(getattr(ones, name), getattr(plain, name))
-    assert ones.notes[0].startswith("Sampling design: 90 items in 3 strata, 1 row each")
+    assert ones.notes[0].startswith("Sampling design: 90 items in 3 groups, 1 row each")
     assert ones.notes[1:] == plain.notes
 
 
@@ -135,9 +135,9 @@ def test_the_notes_state_the_design_in_words() -> None:
     frame = _answers(1)
     res = audit(frame, y_true="y", y_pred="p", groups="g", metrics="accuracy", design={"cluster": "item"})
     counts = be.tabulate(frame, y_true="y", y_pred="p", strata="g", metric="accuracy", design=Design(cluster="item"))
-    assert res.notes[0] == f"Sampling design: {Design(cluster='item').describe(counts)}."
-    assert "90 items in 3 strata, 5 rows each" in res.notes[0]
-    assert res.design == Design(cluster="item").describe(counts) and res.units
+    assert res.notes[0] == f"Sampling design: {Design(cluster='item').describe(counts, groups=True)}."
+    assert "90 items in 3 groups, 5 rows each" in res.notes[0]
+    assert res.design == Design(cluster="item").describe(counts, groups=True) and res.units
     assert f"Sampling design: {res.design}." in res.settings and "pooled model: none" in res.settings
     assert "Bonferroni projection" in res.settings and res.to_dict()["design"] == res.design
 
@@ -175,7 +175,7 @@ def test_impact_ratios_from_units() -> None:
         assert table.loc[g, "lower"] == pytest.approx(min(lo / top_hi, 1.0), abs=1e-12)
         assert table.loc[g, "upper"] == pytest.approx(min(hi / top_lo, 1.0), abs=1e-12)
         assert "units" in table.loc[g, "verdict"] or not table.loc[g, "verdict"].startswith("undecided")
-    assert rep.fields["design"] == "90 items in 3 strata, 5 rows each; intervals treat the item as the unit"
+    assert rep.fields["design"] == "90 items in 3 groups, 5 rows each; intervals treat the item as the unit"
     assert "Sampling design: 90 items" in rep.to_text()
     # units of one row: the report without the cluster
     ones = _answers(9, answers=1)
@@ -366,3 +366,19 @@ def test_the_unit_gap_and_every_difference_hold_jointly() -> None:
     assert got["joint"] >= LEVEL - 0.01 and got["gap"] >= LEVEL - 0.01
     # the same datasets under Bonferroni over the pairs: wider, every time on average
     assert got["gap_width"] < got["gap_width_pairs"] and got["diff_width"] < got["diff_width_pairs"]
+
+
+def test_the_page_shows_each_group_interval_it_reads() -> None:
+    """The HTML groups table lists each group's units interval (read 'units'), and no empty Wilson or pooled columns."""
+    frame = _answers(3)
+    res = audit(frame, y_true="y", y_pred="p", groups="g", metrics=["accuracy"], design=Design(cluster="item"))
+    page = res.to_html(plot=False)
+    groups = page[page.index("<b>Groups</b>") :]
+    for g in "abc":
+        _, lo, hi = _by_hand(frame, g, LEVEL)
+        assert f"[{lo:.3f}, {hi:.3f}]" in groups
+    assert "<th>read</th>" in groups and "<td>units</td>" in groups
+    assert "<th>Wilson</th>" not in groups and "<th>pooled interval</th>" not in groups
+    rows = audit(frame.drop(columns="item"), y_true="y", y_pred="p", groups="g", metrics=["accuracy"])
+    shown = rows.to_html(plot=False)
+    assert "<th>Wilson</th>" in shown and "<th>pooled interval</th>" in shown and "<td>adaptive</td>" in shown
