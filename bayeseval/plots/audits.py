@@ -108,7 +108,8 @@ def disparities(result: Any, *, measure: str = "difference", metrics: Any = None
             ax.axvline(t, color="black", ls=":", lw=1)
     if measure == "ratio":
         ax.set_xscale("log")
-    ax.set_xlabel(f"{measure} ({result.level:.0%} intervals; grey: pooled posterior)")
+    posterior = rows[["posterior_lower", "posterior_upper"]].notna().to_numpy().any()
+    ax.set_xlabel(f"{measure} ({result.level:.0%} intervals{'; grey: pooled posterior' if posterior else ''})")
     return ax
 
 
