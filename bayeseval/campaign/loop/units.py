@@ -26,6 +26,13 @@ unit's label cost is the sum of its rows' (:func:`unit_costs`). For a recall-typ
 unit's trials are its rows that are trials (known once it is labelled); a unit without one
 drops out of the interval, and the rule plans with the share of labelled units that have one.
 
+Under ``guarantee="anytime"`` (goals ``Each`` and ``Decide``) each stratum reads instead the
+confidence sequence of its complete units at the campaign's level
+(:func:`units_sequences`, :func:`~bayeseval._kernels.bounded_mean.unit_cs`): the units in the
+order they arrived (the round of their last label, then their proposal rank), a look at the end
+of each round, the bound the stratum's largest unit in the pool; valid at every look, so there
+is no compensated stop level.
+
 With ``design.population="pool"`` the estimand is the rate of the stratum's units in the pool
 itself: each stratum reads :func:`~bayeseval._kernels.finite_pool.pool_units_ci` of its
 labelled units (the betting interval for sampling without replacement; the exact
@@ -56,7 +63,15 @@ from bayeseval.estimate.proxy import weighted_interval
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.spec import CampaignSpec
 
-__all__ = ["UNITS_META", "units_meta", "units_state", "unit_status", "units_feasibility", "unit_costs"]
+__all__ = [
+    "UNITS_META",
+    "units_meta",
+    "units_state",
+    "units_sequences",
+    "unit_status",
+    "units_feasibility",
+    "unit_costs",
+]
 
 UNITS_META = "units"
 
