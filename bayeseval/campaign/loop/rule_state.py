@@ -485,7 +485,8 @@ class RuleState:
             )
         else:
             self.use_intervals(lower, upper)
-        z = norm.ppf(0.5 + self.guarantee.stop_level(self.level) / 2.0)
+        read = Guarantee.anytime() if self.guarantee.sequential else Guarantee.stratum()
+        z = norm.ppf(0.5 + read.stop_level(self.level) / 2.0)
         n = np.asarray(n_units, dtype=float)
         neff = np.where(n > 0, n, z**2)
         if pool_units is not None:
