@@ -186,8 +186,8 @@ class Campaign:
         strata = position.reindex(pool["stratum"].to_numpy()).to_numpy()
         return UnitDesign.build(pool.index, unit.to_numpy(), strata, pool["ord"].to_numpy(), len(self._codes))
 
-    def _unit_flags(self, conn: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per eligible row of the units (``design.cluster``): labelled, pending, success, trial."""
+    def _unit_flags(self, conn: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per eligible row of the units (``design.cluster``): labelled, pending, success, trial, label round."""
         assert self._units is not None
         rids = self._units.rids
         labels = self._store.label_rows(conn)
@@ -195,7 +195,8 @@ class Campaign:
         pending = rids.isin(self._store.pending_ids(conn))
         success = labels["success"].astype(float).reindex(rids).fillna(0.0).to_numpy()
         trial = labels["trial"].astype(float).reindex(rids).fillna(0.0).to_numpy()
-        return labelled, pending, success, trial
+        label_round = labels["round"].reindex(rids).fillna(0).to_numpy(dtype=np.int64)
+        return labelled, pending, success, trial, label_round
 
     def _units_state(self, conn: Any = None) -> tuple[RuleState, pd.DataFrame]:
         """The units state and per-stratum units table (:func:`~bayeseval.campaign.loop.units.units_state`)."""

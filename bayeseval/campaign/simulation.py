@@ -548,6 +548,7 @@ def _replay_units(
     unit_trials = np.bincount(units.row_unit, weights=oracle.trial[rows], minlength=units.unit_rows.size)
     queues = [units.proposal_queue(j) for j in range(k)]
     lab = np.zeros(k, np.int64)
+    unit_round = np.zeros(units.unit_rows.size, np.int64)  # the round a unit was labelled in (its arrival)
     trace: list[tuple[str, int, int, float]] = []
     rounds, t0 = 0, time.perf_counter()
     while True:
@@ -560,6 +561,8 @@ def _replay_units(
                 "trials": unit_trials[taken].astype(np.int64),
                 "complete": True,
                 "pending": False,
+                "round": unit_round[taken],
+                "rank": units.unit_rank[taken],
             }
         )
         st, _ = units_state(spec, design, done, units.n_units, units.pool_table())
@@ -577,8 +580,10 @@ def _replay_units(
         alloc = allocate(spec, st, n, random_seed=rng, design=priced) if n else np.zeros(k, np.int64)
         if alloc.sum() == 0:
             break
-        lab += alloc
         rounds += 1
+        for j in np.flatnonzero(alloc):
+            unit_round[queues[j][lab[j] : lab[j] + alloc[j]]] = rounds
+        lab += alloc
     return _Run(spec.rule_name, repeat, st, n_rows, n_trials, rounds, time.perf_counter() - t0, trace, lab)
 
 

@@ -696,6 +696,8 @@ def _check_design_settings(checked: dict[str, Any], guarantee: Guarantee) -> Non
 
 #: the goals a clustered campaign reads from its units intervals
 CLUSTER_GOALS = ("each", "decide", "gap", "overall")
+#: the goals a clustered campaign serves under guarantee "anytime" (each stratum's confidence sequence)
+CLUSTER_ANYTIME_GOALS = ("each", "decide")
 
 
 def _check_cluster_settings(checked: dict[str, Any], guarantee: Guarantee) -> None:
@@ -705,15 +707,18 @@ def _check_cluster_settings(checked: dict[str, Any], guarantee: Guarantee) -> No
     clashes = (
         (several, f"metric={list(metric) if several else metric!r}"),
         (checked["goal"].name not in CLUSTER_GOALS, f"goal={checked['goal'].name!r}"),
-        (not guarantee.per_stratum or guarantee.sequential, f"guarantee={guarantee.name!r}"),
+        (
+            not guarantee.per_stratum or (guarantee.sequential and checked["goal"].name not in CLUSTER_ANYTIME_GOALS),
+            f"guarantee={guarantee.name!r} with goal={checked['goal'].name!r}",
+        ),
         (checked["proxy"] is not None, f"proxy={checked['proxy']!r}"),
     )
     for bad, what in clashes:
         if bad:
             raise ValueError(
                 f"design.cluster={design.cluster!r} samples whole units and reads each stratum's units interval, "
-                f"for goals {list(CLUSTER_GOALS)} under guarantee 'stratum' on one metric, without a proxy; "
-                f"got {what}"
+                f"for goals {list(CLUSTER_GOALS)} under guarantee 'stratum' (goals {list(CLUSTER_ANYTIME_GOALS)} "
+                f"under 'anytime') on one metric, without a proxy; got {what}"
             )
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from bayeseval import Design
 from bayeseval._kernels.bounded_mean import units_ci
-from bayeseval.campaign import Budget, Campaign, CampaignSpec, Each, simulate
+from bayeseval.campaign import Budget, Campaign, CampaignSpec, Each, Gap, simulate
 from bayeseval.cli.campaign import main
 
 ITEM = Design(cluster="item")
@@ -215,7 +215,7 @@ def test_a_file_without_a_stored_design_still_opens_as_a_row_campaign(tmp_path):
     ("kw", "words"),
     [
         ({"guarantee": "average"}, "got guarantee='average'"),
-        ({"guarantee": "anytime"}, "got guarantee='anytime'"),
+        ({"guarantee": "anytime", "goal": Gap(0.1)}, "got guarantee='anytime' with goal='gap'"),
         ({"metric": ["error_rate", "accuracy"]}, "got metric=['error_rate', 'accuracy']"),
         ({"proxy": "judge"}, "got proxy='judge'"),
     ],

@@ -442,7 +442,10 @@ class RuleState:
     ) -> None:
         """Make every stratum read and stop on its units interval (``design.cluster``).
 
-        As :meth:`use_intervals`, and :meth:`read_intervals` names the interval ``"units"``,
+        As :meth:`use_intervals`, and :meth:`read_intervals` names the interval ``"units"``
+        (under the anytime guarantee the ends are each stratum's confidence sequence at
+        ``level``, :func:`~bayeseval.campaign.loop.units.units_sequences`, and the interval is
+        named ``"anytime"``),
         :meth:`read_means` gives ``estimate`` (the units' ratio estimate) and :meth:`stop_neff`
         is the number of labelled units (at least 1): the betting interval's half-width
         shrinks like ``1 / sqrt(units)``, so ``t`` more units are expected to bring it to
@@ -452,7 +455,8 @@ class RuleState:
         Parameters
         ----------
         lower, upper : numpy.ndarray
-            Interval ends at ``Guarantee.stratum().stop_level(level)``, one per stratum.
+            Interval ends at ``Guarantee.stratum().stop_level(level)`` (at ``level`` under the
+            anytime guarantee), one per stratum.
         estimate : numpy.ndarray
             Each stratum's estimate (NaN without units).
         n_units : numpy.ndarray
@@ -473,8 +477,16 @@ class RuleState:
         """
         from scipy.stats import norm
 
-        self.use_intervals(lower, upper)
-        z = norm.ppf(0.5 + Guarantee.stratum().stop_level(self.level) / 2.0)
+        if self.guarantee.sequential:  # the confidence sequences at the level (no compensated stop level)
+            g = Guarantee.anytime()
+            self._adaptive[(g.name, g.stop_level(self.level))] = (
+                np.asarray(lower, dtype=float),
+                np.asarray(upper, dtype=float),
+            )
+        else:
+            self.use_intervals(lower, upper)
+        read = Guarantee.anytime() if self.guarantee.sequential else Guarantee.stratum()
+        z = norm.ppf(0.5 + read.stop_level(self.level) / 2.0)
         n = np.asarray(n_units, dtype=float)
         neff = np.where(n > 0, n, z**2)
         if pool_units is not None:
@@ -586,7 +598,7 @@ class RuleState:
         if self.per_stratum() or ("units",) in self._adaptive:  # a clustered campaign reads units under any goal
             glo, ghi = self.guaranteed_intervals()
             read = "pool" if self.population == "pool" else self.guarantee.read
-            read = "units" if ("units",) in self._adaptive else read
+            read = "units" if ("units",) in self._adaptive and not self.guarantee.sequential else read
             return np.full(k, read, dtype=object), glo, ghi
         lo, hi = self.intervals()
         return np.full(k, "own" if self.model == "independent" else "pooled", dtype=object), lo, hi

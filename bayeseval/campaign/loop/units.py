@@ -26,6 +26,13 @@ unit's label cost is the sum of its rows' (:func:`unit_costs`). For a recall-typ
 unit's trials are its rows that are trials (known once it is labelled); a unit without one
 drops out of the interval, and the rule plans with the share of labelled units that have one.
 
+Under ``guarantee="anytime"`` (goals ``Each`` and ``Decide``) each stratum reads instead the
+confidence sequence of its complete units at the campaign's level
+(:func:`units_sequences`, :func:`~bayeseval._kernels.bounded_mean.unit_cs`): the units in the
+order they arrived (the round of their last label, then their proposal rank), a look at the end
+of each round, the bound the stratum's largest unit in the pool; valid at every look, so there
+is no compensated stop level.
+
 With ``design.population="pool"`` the estimand is the rate of the stratum's units in the pool
 itself: each stratum reads :func:`~bayeseval._kernels.finite_pool.pool_units_ci` of its
 labelled units (the betting interval for sampling without replacement; the exact
@@ -43,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from bayeseval._kernels.bounded_mean import units_ci
+from bayeseval._kernels.bounded_mean import unit_cs, units_ci
 from bayeseval._kernels.disparity import bonferroni_level
 from bayeseval._kernels.finite_pool import pool_units_ci
 from bayeseval._kernels.guarantee import guarantee_stop_level
@@ -56,7 +63,15 @@ from bayeseval.estimate.proxy import weighted_interval
 if TYPE_CHECKING:  # pragma: no cover
     from bayeseval.campaign.spec import CampaignSpec
 
-__all__ = ["UNITS_META", "units_meta", "units_state", "unit_status", "units_feasibility", "unit_costs"]
+__all__ = [
+    "UNITS_META",
+    "units_meta",
+    "units_state",
+    "units_sequences",
+    "unit_status",
+    "units_feasibility",
+    "unit_costs",
+]
 
 UNITS_META = "units"
 
@@ -257,8 +272,9 @@ def unit_status(
     pending: np.ndarray,
     success: np.ndarray,
     trial: np.ndarray | None = None,
+    label_round: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Each unit's state from its rows' (labelled, pending, success, trial) flags.
+    """Each unit's state from its rows' (labelled, pending, success, trial, round) flags.
 
     Parameters
     ----------
@@ -271,6 +287,8 @@ def unit_status(
     trial : numpy.ndarray, optional
         Per eligible row: whether it is a trial of the metric (0 where not labelled); default
         every labelled row (a metric whose trials the prediction fixes).
+    label_round : numpy.ndarray, optional
+        Per eligible row: the round its label was recorded in (0 where not labelled; default 0).
 
     Returns
     -------
@@ -278,7 +296,10 @@ def unit_status(
         One row per unit: ``stratum``, ``rows``, ``labelled`` (rows), ``successes`` and
         ``trials`` (of its labelled rows), ``complete`` (every row labelled), ``pending`` (a
         row proposed and waiting: a partly labelled unit waits until its last row is labelled),
-        ``available`` (neither: its unlabelled rows may be proposed).
+        ``available`` (neither: its unlabelled rows may be proposed), ``round`` (the round of
+        its last label: when a complete unit arrived) and ``rank`` (its place in its stratum's
+        proposal order). A stratum's complete units arrived in the order of (``round``,
+        ``rank``), the order the anytime guarantee bets them in (:func:`units_state`).
 
     Examples
     --------
@@ -294,6 +315,9 @@ def unit_status(
     counted = labelled if trial is None else np.where(labelled, trial, 0)
     trials = np.bincount(design.row_unit, weights=counted, minlength=n).astype(np.int64)
     complete = lab == design.unit_rows
+    last = np.zeros(n, np.int64)
+    if label_round is not None:
+        np.maximum.at(last, design.row_unit, np.where(labelled, np.asarray(label_round, dtype=np.int64), 0))
     return pd.DataFrame(
         {
             "stratum": design.unit_stratum,
@@ -304,6 +328,8 @@ def unit_status(
             "complete": complete,
             "pending": pend & ~complete,
             "available": ~complete & ~pend,
+            "round": last,
+            "rank": design.unit_rank,
         }
     )
 
@@ -429,6 +455,12 @@ def units_state(
         raise ValueError("design.population='pool' needs the pool's units per stratum (pool=UnitDesign.pool_table())")
     stop_level = guarantee_stop_level(spec.level)
     table = units_table(done, k, stop_level, pool if finite else None)
+    if spec.guarantee.sequential:  # each stratum's confidence sequence at the level, over its units in arrival order
+        if pool is None:
+            raise ValueError(
+                "guarantee='anytime' needs the pool's largest unit per stratum (pool=UnitDesign.pool_table())"
+            )
+        table[["estimate", "lower", "upper"]] = units_sequences(done, k, spec.level, pool["pool_largest"].to_numpy())
     table["units_pending"] = pending
     st.use_units(
         table["lower"].to_numpy(),
@@ -533,6 +565,72 @@ def units_table(done: pd.DataFrame, k: int, level: float, pool: pd.DataFrame | N
             "successes": successes,
         }
     )
+
+
+def units_sequences(done: pd.DataFrame, k: int, level: float, largest: Any) -> np.ndarray:
+    """Each stratum's confidence sequence at its last look (guarantee ``"anytime"``), per position ``0..k-1``.
+
+    A stratum's complete units with trials, in the order they arrived (by ``round``, the round
+    of their last label, then ``rank``, their place in the proposal order: fixed before any
+    label), are bet on in that order by :func:`~bayeseval._kernels.bounded_mean.unit_cs` at
+    ``level``, with the bound ``M`` the stratum's largest unit in the pool (its rows: known
+    before the first label) and a look at the end of each round. The interval read after any
+    round, and so at the round a campaign stops, covers the stratum's rate with probability at
+    least ``level`` (Ville's inequality), with no compensated stop level.
+
+    Parameters
+    ----------
+    done : pandas.DataFrame
+        Complete units: ``stratum``, ``successes``, ``rows``, optionally ``trials`` (default
+        ``rows``), ``round`` and ``rank`` (default 0 and the frame's order).
+    k : int
+        Strata.
+    level : float
+        The campaign's level.
+    largest : array-like
+        Each stratum's largest unit (:meth:`UnitDesign.pool_table`, ``pool_largest``).
+
+    Returns
+    -------
+    numpy.ndarray
+        (k, 3): ``estimate``, ``lower``, ``upper``; ``(nan, 0, 1)`` without units.
+
+    Examples
+    --------
+    >>> done = pd.DataFrame({"stratum": 0, "successes": [2.0, 0.0, 2.0, 1.0], "rows": 2,
+    ...                      "round": [1, 1, 2, 2], "rank": [0, 1, 3, 2]})
+    >>> out = units_sequences(done, 2, 0.95, [2, 2])
+    >>> cs = unit_cs([2.0, 0.0, 1.0, 2.0], [2, 2, 2, 2], 0.95, bound=2, looks=[2, 4])
+    >>> bool(out[0, 1] == cs["lower"].iloc[-1] and out[0, 2] == cs["upper"].iloc[-1]), out[1].tolist()
+    (True, [nan, 0.0, 1.0])
+    """
+    out = np.tile(np.array([np.nan, 0.0, 1.0]), (k, 1))
+    trials = (done["trials"] if "trials" in done else done["rows"]).to_numpy(float)
+    rounds = done["round"].to_numpy(np.int64) if "round" in done else np.zeros(len(done), np.int64)
+    rank = done["rank"].to_numpy(np.int64) if "rank" in done else np.arange(len(done))
+    where = done["stratum"].to_numpy(np.int64)
+    succ = done["successes"].to_numpy(float)
+    has = trials > 0
+    order = np.lexsort((rank[has], rounds[has], where[has]))
+    where, succ, trials, rounds = where[has][order], succ[has][order], trials[has][order], rounds[has][order]
+    bounds = np.searchsorted(where, np.arange(k + 1))
+    top = np.asarray(largest, dtype=float)
+    for j in map(int, np.flatnonzero(np.diff(bounds))):
+        lo, hi = bounds[j], bounds[j + 1]
+        r = rounds[lo:hi]
+        looks = np.flatnonzero(np.append(r[1:] != r[:-1], True)) + 1  # the last unit of each round
+        key = (float(level), float(top[j]), succ[lo:hi].tobytes(), trials[lo:hi].tobytes(), looks.tobytes())
+        if key not in _SEQUENCE_CACHE:
+            cs = unit_cs(succ[lo:hi], trials[lo:hi], level, bound=top[j], looks=looks)
+            if len(_SEQUENCE_CACHE) > _UNITS_CACHE_SIZE:
+                _SEQUENCE_CACHE.clear()
+            _SEQUENCE_CACHE[key] = (cs["estimate"].iloc[-1], cs["lower"].iloc[-1], cs["upper"].iloc[-1])
+        out[j] = _SEQUENCE_CACHE[key]
+    return out
+
+
+#: the confidence sequences computed so far, by (level, bound, units in arrival order, looks)
+_SEQUENCE_CACHE: dict[tuple[float, float, bytes, bytes, bytes], tuple[float, float, float]] = {}
 
 
 #: the units intervals computed so far, by (level, histogram): a stratum's interval depends on nothing else

@@ -428,10 +428,11 @@ class CampaignStore:
         Returns
         -------
         pandas.DataFrame
-            Indexed by row id: ``label``, ``success``, ``trial``.
+            Indexed by row id: ``label``, ``success``, ``trial`` and ``round`` (the round it was
+            recorded in).
         """
-        rows = (conn or self.conn).execute("SELECT rid, label, success, trial FROM labels").fetchall()
-        return pd.DataFrame(rows, columns=["rid", "label", "success", "trial"]).set_index("rid")
+        rows = (conn or self.conn).execute("SELECT rid, label, success, trial, round FROM labels").fetchall()
+        return pd.DataFrame(rows, columns=["rid", "label", "success", "trial", "round"]).set_index("rid")
 
     def round_counts(self, round_: int, conn: sqlite3.Connection | None = None) -> pd.DataFrame:
         """Trials and successes per stratum of the labels recorded in one round.
