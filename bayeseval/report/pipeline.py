@@ -25,6 +25,7 @@ from bayeseval.models.pooled import PooledModel, model_parts
 from bayeseval.report.arguments import Settings, check_arguments, check_groups
 from bayeseval.report.findings import (
     Finding,
+    Pooled,
     composition_findings,
     guarantee_findings,
     model_findings,
@@ -47,7 +48,11 @@ from bayeseval.report.sections import (
     start_adaptive,
 )
 from bayeseval.report.units import (
+    PartialPool,
     by_unit,
+    partial_pool,
+    partial_pool_overall,
+    partial_pool_target,
     unit_bounds,
     unit_findings,
     unit_overall,
@@ -341,19 +346,11 @@ def evaluate(
             f"guarantee={guarantee!r} with proxy and design cluster {cfg.design.cluster!r}: the pooled model "
             "is not fitted to units with a proxy; use guarantee='stratum' (each stratum's proxy interval over units)"
         )
-    if proxy is None:
-        counts, metric_name = count(data, cfg, y_true, y_pred, strata, pos_label)
-    else:
-        counts, metric_name, part = count_proxy(data, cfg, y_true, y_pred, strata, pos_label)
+    counts, metric_name, part, pool_part = _count_rows(data, cfg, y_true, y_pred, strata, pos_label)
     if isinstance(metric, str) and not isinstance(data, Counts):
         metric_name = metric.strip()  # echoed as written: "tpr" stays "tpr" (it counts recall)
     design = cfg.design if cfg.design is not None else counts.design  # a Counts keeps its design
-    if design is not None and design.population == "pool":
-        report = _unit_report(counts, metric_name, cfg, whole_pool=True)
-    elif by_unit(counts):
-        report = _unit_report(counts, metric_name, cfg)
-    else:
-        report = _build_report(counts, metric_name, cfg, part)
+    report = _choose_report(counts, metric_name, cfg, part, pool_part, design)
     if audit_groups is not None:
         report.audit, found = _audit_section(
             data,
@@ -373,8 +370,38 @@ def evaluate(
     elif cfg.design is not None or cfg.outcome is not None or counts.units is not None:
         design = counts.design if counts.design is not None else Design()
         report.design = design.describe(counts)
+    if pool_part is not None:
+        report.design = f"{report.design}; {pool_part.describe()}"
     report.created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return report
+
+
+def _choose_report(
+    counts: Counts, metric_name: str, cfg: Settings, part: Any, pool_part: PartialPool | None, design: Any
+) -> Report:
+    """The report for the counts: a partly labelled pool, a pool known exactly, units, or rows."""
+    if pool_part is not None:
+        return _unit_report(counts, metric_name, cfg, pool=pool_part)
+    if design is not None and design.population == "pool":
+        return _unit_report(counts, metric_name, cfg, whole_pool=True)
+    if by_unit(counts):
+        return _unit_report(counts, metric_name, cfg)
+    return _build_report(counts, metric_name, cfg, part)
+
+
+def _count_rows(
+    data: Any, cfg: Settings, y_true: Any, y_pred: Any, strata: Any, pos_label: Any
+) -> tuple[Counts, str, Any, PartialPool | None]:
+    """The counts, the metric's name, the proxy part (with a proxy) and the partly labelled pool
+    (``population="pool"`` with unlabelled rows)."""
+    if cfg.proxy is not None:
+        return (*count_proxy(data, cfg, y_true, y_pred, strata, pos_label), None)
+    pool_part = None
+    if cfg.design is not None and cfg.design.population == "pool":
+        pool_part = partial_pool(data, cfg, y_true, y_pred, strata, pos_label)
+    if pool_part is not None:
+        return pool_part.counts, str(pool_part.counts.metric), None, pool_part
+    return (*count(data, cfg, y_true, y_pred, strata, pos_label), None, None)
 
 
 def _pool_units(pc: Any) -> Counts:
@@ -391,19 +418,22 @@ def _pool_units(pc: Any) -> Counts:
     )
 
 
-def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bool = False) -> Report:
+def _unit_report(
+    counts: Counts, metric_name: str, cfg: Settings, whole_pool: bool = False, pool: PartialPool | None = None
+) -> Report:
     """The report of counts by unit: each stratum's unit interval (``guarantee="average"``: the pooled
     model over units), the overall rates by unit.
 
     ``whole_pool``: ``population="pool"`` with every row labelled: each rate is known exactly.
+    ``pool``: ``population="pool"`` with unlabelled rows: each stratum's finite-pool interval.
     """
     table = counts_table(counts)
-    lo, hi = whole_pool_bounds(counts) if whole_pool else unit_bounds(counts, cfg.level)
+    lo, hi = _unit_table_bounds(table, counts, cfg, whole_pool, pool)
     table["lower"], table["upper"] = lo, hi
     table["halfwidth"] = (table["upper"] - table["lower"]) / 2
     if counts.n_units is not None:
         table["n_units"] = counts.n_units
-    pooled = unit_pooled(counts, whole_pool, cfg)
+    pooled = Pooled() if pool is not None else unit_pooled(counts, whole_pool, cfg)
     if pooled.post is not None:  # guarantee="average": the pooled model over units gives the intervals
         for col in ("mean", "lower", "upper"):
             table[f"pooled_{col}"] = pooled.summary[col].to_numpy()
@@ -413,13 +443,18 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
         own = (table["read"] == "units").to_numpy()  # the read rule: an atypical stratum reads its units' interval
         table["lower"], table["upper"] = table["pooled_lower"].mask(own, lo), table["pooled_upper"].mask(own, hi)
         table["halfwidth"] = (table["upper"] - table["lower"]) / 2
-    if whole_pool:
+    if pool is not None:
+        overall, overall_findings = partial_pool_overall(pool, cfg.level)
+    elif whole_pool:
         overall, overall_findings = whole_pool_overall(counts)
     else:  # the reweighted rate combines the unit intervals, also when the table reads the pooled ones
         unit_table = table.assign(lower=lo, upper=hi)
         overall, overall_findings = unit_overall(counts, unit_table, cfg.level, pooled.post)
     findings = unit_findings(counts) + pooled.findings + stratum_findings(counts, (lo, hi), metric_name)
-    if cfg.target_halfwidth is not None:
+    if cfg.target_halfwidth is not None and pool is not None:
+        table["extra_needed"], wide = partial_pool_target(pool, cfg.target_halfwidth, cfg.level)
+        findings += wide
+    elif cfg.target_halfwidth is not None:
         table["extra_needed"], wide = unit_target(table, counts, cfg.target_halfwidth)
         findings += wide
     findings += composition_findings(counts, overall)
@@ -429,7 +464,21 @@ def _unit_report(counts: Counts, metric_name: str, cfg: Settings, whole_pool: bo
     if counts.n_units is not None:
         at = columns.index("trials") + 1
         columns[at:at] = ["n_units"]
+    if pool is not None:
+        columns.insert(columns.index("rate") + 1, "pool_trials")
     return _report(table[columns], overall, pooled, findings, counts, metric_name, cfg)
+
+
+def _unit_table_bounds(
+    table: pd.DataFrame, counts: Counts, cfg: Settings, whole_pool: bool, pool: PartialPool | None
+) -> tuple[Any, Any]:
+    """Each stratum's interval in a unit report; a partly labelled pool also sets its shares and sizes."""
+    if pool is None:
+        return whole_pool_bounds(counts) if whole_pool else unit_bounds(counts, cfg.level)
+    big_n = pool.pool_trials.to_numpy(float)
+    table["sample_share"] = big_n / max(big_n.sum(), 1.0)
+    table["pool_trials"] = pool.pool_trials.to_numpy()
+    return pool.lower, pool.upper
 
 
 def _describe_source(data: Any) -> str:

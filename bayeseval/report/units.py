@@ -14,6 +14,7 @@ are not "by unit": they keep every binomial section, bit for bit.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,16 +23,21 @@ from scipy.stats import norm
 
 from bayeseval._kernels.bounded_mean import unit_ci, units_ci
 from bayeseval._kernels.conflict import READ_ADAPTIVE_P
+from bayeseval._kernels.finite_pool import pool_ci, pool_units_ci
 from bayeseval._render.formats import fixed, key_label, labels_text, n_strata
 from bayeseval.counts.counts import Counts
 from bayeseval.counts.design import Design, as_design
 from bayeseval.counts.units import level_names
 from bayeseval.estimate.proxy import weighted_interval
 from bayeseval.report.findings import Finding, Pooled
-from bayeseval.report.sections import posterior_weighted
+from bayeseval.report.sections import _tabulated, posterior_weighted
 
 __all__ = [
+    "PartialPool",
     "by_unit",
+    "partial_pool",
+    "partial_pool_overall",
+    "partial_pool_target",
     "unit_bounds",
     "unit_findings",
     "unit_overall",
@@ -141,6 +147,184 @@ def whole_pool_overall(counts: Counts) -> tuple[pd.DataFrame, list[Finding]]:
     overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
     overall.index.name = "estimand"
     return overall, []
+
+
+@dataclass
+class PartialPool:
+    """``population="pool"`` with unlabelled rows: the labelled rows' counts (on every stratum of the
+    pool), the pool's trials per stratum and each stratum's finite-pool interval."""
+
+    counts: Counts
+    pool_trials: pd.Series
+    sizes: pd.DataFrame | None  # with units: pool_units, pool_trials, pool_largest per stratum
+    lower: np.ndarray
+    upper: np.ndarray
+
+    def bounds(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """Each stratum's finite-pool interval at ``level`` (NaN for a stratum without trials in the pool,
+        [0, 1] for one without labels)."""
+        index = self.counts.strata
+        big_n = self.pool_trials.to_numpy(float)
+        s, n = self.counts.successes.to_numpy(float), self.counts.trials.to_numpy(float)
+        lo, hi = np.full(len(index), np.nan), np.full(len(index), np.nan)
+        has = big_n > 0
+        if self.sizes is not None and self.counts.units is not None:
+            res = pool_units_ci(self.counts.units, level_names(index), self.sizes, level).reindex(index)
+            lo = np.where(has, res["lower"].to_numpy(float), np.nan)
+            hi = np.where(has, res["upper"].to_numpy(float), np.nan)
+        elif has.any():
+            lo[has], hi[has] = pool_ci(np.rint(s[has]), n[has], big_n[has], level)
+        unlabelled = has & (n == 0)
+        lo[unlabelled], hi[unlabelled] = 0.0, 1.0
+        return lo, hi
+
+    @property
+    def labelled(self) -> int:
+        return int(self.counts.trials.sum())
+
+    @property
+    def rows(self) -> int:
+        return int(self.pool_trials.sum())
+
+    def describe(self) -> str:
+        """The labelling in words (labelled n of N)."""
+        return (
+            f"{self.labelled:,} of the pool's {self.rows:,} trials labelled, taken as a simple random sample "
+            "without replacement within each stratum"
+        )
+
+
+def _unlabelled(data: Any, column: Any) -> np.ndarray | None:
+    """Rows of a pandas frame whose ``column`` is missing (None: not a frame with that column)."""
+    if not isinstance(data, pd.DataFrame) or not isinstance(column, str) or column not in data.columns:
+        return None
+    return data[column].isna().to_numpy()
+
+
+def partial_pool(data: Any, cfg: Any, y_true: Any, y_pred: Any, strata: Any, pos_label: Any) -> PartialPool | None:
+    """``population="pool"`` where the label (``y_true`` or ``outcome``) is missing on some rows of a
+    pandas frame: every row is a row of the pool, the labelled ones a simple random sample within each
+    stratum. None when every row is labelled (the pool is then known exactly) or the data are not such a
+    frame.
+
+    The pool's trials per stratum are those the prediction alone fixes (the rows counted with the
+    truth set to the prediction, or with outcome 0); a metric whose trials need the truth (recall) is
+    refused, and so is a cluster holding labelled and unlabelled rows.
+    """
+    column = cfg.outcome if cfg.outcome is not None else y_true
+    missing = _unlabelled(data, column)
+    if missing is None or not missing.any():
+        return None
+    design = cfg.design
+    if cfg.outcome is None:
+        from bayeseval.counts.metrics import get_metric  # deferred: only the partly labelled pool needs it
+
+        metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
+        if metric.trials_need_truth:
+            raise ValueError(
+                f"metric={metric.name!r} with design.population='pool' and {int(missing.sum())} unlabelled rows: "
+                f"the rows counting for {metric.name!r} are only known once labelled, so the pool's size for it is "
+                "unknown; label every row, use a metric whose trials the prediction fixes (error_rate, accuracy, "
+                "precision), or population='process'"
+            )
+    if design.cluster is not None:
+        mixed = pd.Series(missing).groupby(data[design.cluster].to_numpy()).nunique() > 1
+        if mixed.any():
+            raise ValueError(
+                f"design.cluster={design.cluster!r} with design.population='pool': {int(mixed.sum())} clusters hold "
+                f"labelled and unlabelled rows (e.g. {mixed.index[mixed.to_numpy()][0]!r}); the labelled units must "
+                "be whole units (every row of each)"
+            )
+    filled = data.assign(**{column: 0.0 if cfg.outcome is not None else data[y_pred]})
+    _, pool = _tabulated(filled, cfg, y_true, y_pred, strata, pos_label, design=design)
+    _, lab = _tabulated(data.loc[~missing], cfg, y_true, y_pred, strata, pos_label, design=design)
+    index = pool.strata
+    s = lab.successes.reindex(index, fill_value=0)
+    n = lab.trials.reindex(index, fill_value=0)
+    counts = Counts(s, n, metric=lab.metric, weights=cfg.weights, units=lab.units, design=design)
+    sizes = None
+    if pool.units is not None and lab.units is not None:
+        pu = pool.units.assign(_rows=pool.units["unit_trials"] * pool.units["units"])
+        sizes = pu.groupby(level_names(index), sort=False).agg(
+            pool_units=("units", "sum"), pool_trials=("_rows", "sum"), pool_largest=("unit_trials", "max")
+        )
+    pool_trials = pd.Series(pool.trials.to_numpy(np.int64), index=index, name="pool_trials")
+    part = PartialPool(counts, pool_trials, sizes, np.array([]), np.array([]))
+    part.lower, part.upper = part.bounds(cfg.level)
+    return part
+
+
+def partial_pool_target(part: PartialPool, target: float, level: float) -> tuple[np.ndarray, list[Finding]]:
+    """Labels still needed for ``target`` per stratum of a partly labelled pool: the draws
+    :func:`~bayeseval._kernels.finite_pool.pool_sample_size` plans at the stratum's observed rate,
+    less the labels it has (binary rows; with units, the unit planning of :func:`unit_target`)."""
+    from bayeseval._kernels.finite_pool import pool_sample_size  # deferred: planning only
+
+    counts = part.counts
+    extra = np.zeros(len(counts))
+    findings = []
+    half = (part.upper - part.lower) / 2
+    n, s = counts.trials.to_numpy(float), counts.successes.to_numpy(float)
+    for i, k in enumerate(counts.strata):
+        big_n = int(part.pool_trials.iloc[i])
+        if big_n == 0 or not math.isfinite(half[i]) or half[i] <= target:
+            continue
+        rate = s[i] / n[i] if n[i] > 0 else 0.5
+        if counts.units is not None:  # units: the half-width scales as one over the square root of the units
+            u = float(counts.n_units.iloc[i]) if counts.n_units is not None else 0.0
+            extra[i] = max(1.0, math.ceil(u * (half[i] / target) ** 2 - u)) if u > 0 else np.nan
+            what = "units"
+        else:
+            extra[i] = max(1.0, pool_sample_size(target, big_n, min(max(rate, 0.0), 1.0), level) - n[i])
+            what = "labels"
+        findings.append(
+            Finding(
+                "too wide",
+                (k,),
+                (
+                    f"Stratum {key_label(k)!r} is too small for a half-width of {target:g}: {int(n[i])} of its "
+                    f"{big_n} trials labelled give {fixed(float(half[i]), 3)}; it needs about {extra[i]:.0f} more "
+                    f"{what} from the pool."
+                ),
+            )
+        )
+    return extra, findings
+
+
+def partial_pool_overall(part: PartialPool, level: float) -> tuple[pd.DataFrame, list[Finding]]:
+    """The pool's overall rates (unweighted: the pool's own rate, every trial of the pool; reweighted by
+    ``weights``): a share-weighted sum of the strata's rates, whose interval sums the strata's
+    finite-pool intervals at ``1 - (1 - level) / H`` each (Bonferroni over the ``H`` strata with
+    trials, interval arithmetic: valid, conservative)."""
+    counts = part.counts
+    big_n = part.pool_trials.to_numpy(float)
+    h = max(int((big_n > 0).sum()), 1)
+    lo, hi = part.bounds(1.0 - (1.0 - level) / h)
+    n, s = counts.trials.to_numpy(float), counts.successes.to_numpy(float)
+    rate = np.where(n > 0, s / np.where(n > 0, n, 1.0), np.nan)
+
+    def combine(w: np.ndarray) -> list[float]:
+        used = w > 0
+        if not used.any() or np.isnan(lo[used]).any() or np.isnan(rate[used]).any():
+            return [np.nan] * 4
+        est = float(np.sum(w[used] * rate[used]))
+        return [est, float(np.sum(w[used] * lo[used])), float(np.sum(w[used] * hi[used])), np.nan]
+
+    rows = {"unweighted": combine(big_n / max(big_n.sum(), 1.0))}
+    if counts.weights is not None:
+        rows["reweighted"] = combine(counts.weights.reindex(counts.strata).to_numpy(float))
+    overall = pd.DataFrame.from_dict(rows, orient="index", columns=["estimate", "lower", "upper", "se"])
+    overall.index.name = "estimand"
+    note = (
+        "population='pool' with unlabelled rows: each stratum's interval is for the rate of its rows in the pool "
+        "(finite-pool limits from its labelled rows, taken as drawn at random without replacement within the "
+        "stratum: exact hypergeometric limits for binary rows, the betting interval without replacement for "
+        "units); a stratum whose every row is labelled is known exactly, one without labels gets [0, 1]. The "
+        "overall rates weight the strata's rates by their shares of the pool (or by weights); their intervals add "
+        "up the strata's intervals, each at level 1 - (1 - level) / H over the H strata (Bonferroni, interval "
+        "arithmetic: valid, conservative)."
+    )
+    return overall, [Finding("partial pool", (), note, "note")]
 
 
 def unit_pooled(counts: Counts, whole_pool: bool = False, cfg: Any = None) -> Pooled:
