@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bayeseval._api.options import proxy_parts
@@ -56,7 +57,7 @@ from bayeseval._kernels.binomial import GUARANTEES
 from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval.counts.design import Design
 from bayeseval.fairness.disparities import disparity_table, gap_notes, reference_notes
-from bayeseval.fairness.groups import default_reference, fit_all, group_frame
+from bayeseval.fairness.groups import PoolCounts, default_reference, fit_all, fit_pool, group_frame, tabulate_pool
 from bayeseval.fairness.inputs import (
     AuditCounts,
     audited_design,
@@ -401,7 +402,7 @@ def audit_with_spelling(
     check_outcome_options(outcome, proxy)
     written = check_metrics(metrics, proxy, outcome)
     names = list(written)
-    d = audited_design(design)
+    d = audited_design(design, pool=True)
     inclusion = d.inclusion
     check_proxy_metrics(names, proxy, inclusion, label_set)
     guarantee = as_guarantee(guarantee, allowed=GUARANTEES)
@@ -416,22 +417,31 @@ def audit_with_spelling(
     model = check_model(model, len(cols))
     min_trials = check_min_trials(min_trials)
     method = check_method(method, GAP_METHODS, "method")
-    counted = tabulate_all(
-        data,
-        cols,
-        y_true,
-        y_pred,
-        names,
-        pos_label,
-        None if proxy is None else (proxy, inclusion, label_set),
-        cluster=d.cluster,
-        outcome=outcome,
-    )
+    pool = None
+    if d.population == "pool":
+        check_pool_options(d, proxy, guarantee)
+        pool = tabulate_pool(data, cols, y_true, y_pred, names, pos_label, cluster=d.cluster, outcome=outcome)
+        counted = pool.labelled
+    else:
+        counted = tabulate_all(
+            data,
+            cols,
+            y_true,
+            y_pred,
+            names,
+            pos_label,
+            None if proxy is None else (proxy, inclusion, label_set),
+            cluster=d.cluster,
+            outcome=outcome,
+        )
     check_graded_guarantee(outcome, guarantee, counted)
     cells, rows, counts = counted.cells, counted.rows, counted.counts
     layout = make_layout(cells, cols)
     given = resolve_reference(reference, layout, spelling)
-    fits = fit_all(names, counts, cells, level, random_seed, model, min_trials)
+    if pool is not None:
+        fits = fit_pool(names, pool, level, random_seed, min_trials)
+    else:
+        fits = fit_all(names, counts, cells, level, random_seed, model, min_trials)
     refs = {m: default_reference(fits[m], rows) if given is None else given for m in names}
     spell = _SPELLING[spelling]
     verdicts, labels_needed = verdict_tables(
@@ -445,7 +455,7 @@ def audit_with_spelling(
         explicit=metrics is not None or outcome is not None,
         min_trials=min_trials,
     )
-    notes = design_notes(d, counted, outcome) + [
+    notes = (pool_notes(d, pool, names) if pool is not None else design_notes(d, counted, outcome)) + [
         note
         for m in names
         for note in (
@@ -470,11 +480,59 @@ def audit_with_spelling(
             columns=list(cols),
             guarantee=guarantee.name,
             proxy=proxy,
-            design=None if d.cluster is None else d.describe(counted.clustered, groups=True),
-            units=counted.by_unit,
+            design=pool_design(d, pool, names)
+            if pool is not None
+            else (None if d.cluster is None else d.describe(counted.clustered, groups=True)),
+            units=counted.by_unit or pool is not None,
             outcome=outcome,
         ),
     )
+
+
+def check_pool_options(design: Design, proxy: Any, guarantee: Any) -> None:
+    """Refuse with ``population="pool"`` what does not take it: a proxy, the pooled guarantee."""
+    if proxy is not None:
+        raise ValueError(
+            f"design.population='pool' is not taken with proxy={proxy!r}: the pool's unlabelled rows are read "
+            "through the finite-pool interval of the labelled ones; audit without the proxy"
+        )
+    if not guarantee.per_stratum:
+        raise ValueError(
+            f"design.population='pool' is not taken with guarantee={guarantee.name!r}: the pooled model is for "
+            "the rates of a process, not of the pool's rows; use guarantee='stratum' (each group's finite-pool "
+            "interval)"
+        )
+
+
+def _pool_sizes_text(pool: PoolCounts, names: list[str]) -> str:
+    """Labelled n of N trials, for the first metric that needs labels (else every row)."""
+    needs = [m for m in names if m in pool.labelled.counts and pool.labelled.counts[m] is not pool.pool.counts[m]]
+    m = needs[0] if needs else names[0]
+    n = int(np.sum(pool.labelled.counts[m][1])) if m in pool.labelled.counts else int(pool.pool.rows.sum())
+    big_n = int(np.sum(pool.pool.counts[m][1])) if m in pool.pool.counts else int(pool.pool.rows.sum())
+    return f"{n:,} of the pool's {big_n:,} {m} trials labelled"
+
+
+def pool_design(design: Design, pool: PoolCounts, names: list[str]) -> str:
+    """The design of a pool's audit in words: the design, and labelled n of N."""
+    sizes = design.describe(pool.pool.clustered, groups=True) if pool.pool.clustered is not None else design.describe()
+    return (
+        f"{sizes}; {_pool_sizes_text(pool, names)}, taken as a simple random sample without replacement within "
+        "each group"
+    )
+
+
+def pool_notes(design: Design, pool: PoolCounts, names: list[str]) -> list[str]:
+    """How the audit of a pool reads it."""
+    return [
+        f"Sampling design: {pool_design(design, pool, names)}.",
+        "population='pool': each group's interval is for the rate of its rows in the pool, from its labelled rows "
+        "drawn at random without replacement (exact hypergeometric limits for binary rows, the betting interval "
+        "without replacement for units; a group whose every row is labelled, and the selection rate, are known "
+        "exactly); no pooled model (the posterior columns are NaN); differences and ratios to the reference come "
+        "from those intervals at the Bonferroni level over the measured groups (simultaneous, interval "
+        "arithmetic), and the max-min gap is their Bonferroni projection.",
+    ]
 
 
 def design_notes(design: Design, counted: AuditCounts, outcome: str | None = None) -> list[str]:

@@ -13,11 +13,13 @@ from bayeseval._kernels.adaptive import adaptive_interval
 from bayeseval._kernels.bounded_mean import units_ci
 from bayeseval._kernels.conflict import loo_conflict, read_choice
 from bayeseval._kernels.disparity import bonferroni_level, mover_mean
+from bayeseval._kernels.finite_pool import pool_ci, pool_units_ci
 from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.counts.counts import Counts, stratum_labels
+from bayeseval.counts.metrics import get_metric
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.proxy import effective_counts, proxy_ci
-from bayeseval.fairness.inputs import Layout, factor_columns
+from bayeseval.fairness.inputs import _BASE, AuditCounts, Layout, factor_columns, tabulate_all
 from bayeseval.models import fit_crossed, fit_hierarchical
 
 __all__: list[str] = []
@@ -424,3 +426,155 @@ def default_reference(fit: MetricFit, rows: np.ndarray) -> int:
     """The measured group with the most trials for the metric (ties: most rows, then first)."""
     key = np.where(np.isfinite(fit.rate), fit.size, -1)
     return int(np.lexsort((-np.arange(len(rows)), rows, key))[-1])
+
+
+# population="pool": the groups of a fixed decision set, partly labelled
+# ---------------------------------------------------------------------------------------
+class PoolCounts(NamedTuple):
+    """An audit of a pool: the labelled rows' counts per group (on every group of the pool), the
+    pool's counts (trials the prediction fixes; successes too for the selection rate), and the
+    labelled and pool trials in all."""
+
+    labelled: AuditCounts
+    pool: AuditCounts
+    missing: int  # unlabelled rows
+
+
+def _prediction_only(name: str) -> bool:
+    """Whether a metric's trials and successes are both known from the prediction (selection rate)."""
+    m = get_metric(_BASE[name])
+    return m.trials in ("all", "pred_pos", "pred_neg") and m.successes in ("pred_pos", "pred_neg")
+
+
+def tabulate_pool(
+    data: Any,
+    cols: list[str],
+    y_true: str | None,
+    y_pred: str | None,
+    names: list[str],
+    pos_label: Any,
+    cluster: str | None = None,
+    outcome: str | None = None,
+) -> PoolCounts:
+    """The counts of an audit with ``population="pool"``: every row of ``data`` is a row of the pool,
+    those whose label (``y_true`` or ``outcome``) is missing unlabelled, the labelled ones a simple
+    random sample within each group. A metric whose trials need the truth (tpr, fpr, ...) is refused
+    when rows are unlabelled (the pool's size for it is unknown), and so is a cluster holding labelled
+    and unlabelled rows."""
+    column = outcome if outcome is not None else y_true
+    missing = None
+    if isinstance(data, pd.DataFrame) and isinstance(column, str) and column in data.columns:
+        missing = data[column].isna().to_numpy()
+    if missing is None or not missing.any():
+        every = tabulate_all(data, cols, y_true, y_pred, names, pos_label, cluster=cluster, outcome=outcome)
+        return PoolCounts(every, every, 0)
+    bad = [m for m in names if m == "balanced_accuracy" or (m in _BASE and get_metric(_BASE[m]).trials_need_truth)]
+    if bad:
+        raise ValueError(
+            f"metrics {bad} with design.population='pool' and {int(missing.sum())} unlabelled rows: their trials "
+            "are only known once a row is labelled, so the pool's size for them is unknown; give metrics whose "
+            "trials the prediction fixes (selection_rate, ppv, npv, accuracy, error_rate), label every row, or use "
+            "population='process'"
+        )
+    if cluster is not None:
+        mixed = pd.Series(missing).groupby(data[cluster].to_numpy()).nunique() > 1
+        if mixed.any():
+            raise ValueError(
+                f"design.cluster={cluster!r} with design.population='pool': {int(mixed.sum())} clusters hold "
+                f"labelled and unlabelled rows (e.g. {mixed.index[mixed.to_numpy()][0]!r}); the labelled units must "
+                "be whole units (every row of each)"
+            )
+    filled = data.assign(**{column: 0.0 if outcome is not None else data[y_pred]})
+    pool = tabulate_all(filled, cols, y_true, y_pred, names, pos_label, cluster=cluster, outcome=outcome)
+    lab = tabulate_all(data.loc[~missing], cols, y_true, y_pred, names, pos_label, cluster=cluster, outcome=outcome)
+    counts = {}
+    for name, entry in pool.counts.items():
+        if _prediction_only(name):  # known for every row of the pool
+            counts[name] = entry
+            continue
+        own = lab.counts[name]
+        pos = pd.Series(np.arange(len(lab.cells)), index=lab.cells).reindex(pool.cells)
+        at, has = pos.fillna(0).to_numpy(np.int64), pos.notna().to_numpy()
+        s = np.where(has, own[0][at], 0).astype(own[0].dtype)
+        n = np.where(has, own[1][at], 0).astype(np.int64)
+        counts[name] = (s, n) + tuple(own[2:]) if len(entry) == len(own) else (s, n)
+    labelled = AuditCounts(pool.cells, pool.rows, counts, lab.clustered, pool.by_unit)
+    return PoolCounts(labelled, pool, int(missing.sum()))
+
+
+def _pool_sizes(units: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Per group of a pool's units' histogram: ``pool_units``, ``pool_trials``, ``pool_largest``."""
+    u = units.assign(_rows=units["unit_trials"] * units["units"])
+    return u.groupby(names if len(names) > 1 else names[0], sort=False).agg(
+        pool_units=("units", "sum"), pool_trials=("_rows", "sum"), pool_largest=("unit_trials", "max")
+    )
+
+
+def _pool_bounds(own: tuple, pool: tuple, cells: pd.Index):
+    """``level -> (lower, upper)``: each group's finite-pool interval from its labelled rows (exact
+    hypergeometric limits for binary rows, the betting interval without replacement for units); NaN
+    for a group without trials in the pool, [0, 1] for one without labels. Cached per level."""
+    names = [str(n) for n in cells.names]
+    s, n, big_n = np.asarray(own[0], float), np.asarray(own[1], float), np.asarray(pool[1], float)
+    has = big_n > 0
+    sizes = _pool_sizes(pool[2], names) if len(pool) == 3 and len(own) == 3 else None
+    cache: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+
+    def bounds(level: float) -> tuple[np.ndarray, np.ndarray]:
+        if level not in cache:
+            lo, hi = np.full(len(cells), np.nan), np.full(len(cells), np.nan)
+            if sizes is not None and len(own[2]):
+                res = pool_units_ci(own[2], names if len(names) > 1 else names[0], sizes, level).reindex(cells)
+                lo = np.where(has, res["lower"].to_numpy(float), np.nan)
+                hi = np.where(has, res["upper"].to_numpy(float), np.nan)
+            elif has.any():
+                lo[has], hi[has] = pool_ci(np.rint(s[has]), n[has], big_n[has], level)
+            bare = has & (n == 0)
+            lo[bare], hi[bare] = 0.0, 1.0
+            cache[level] = (lo, hi)
+        return cache[level]
+
+    return bounds
+
+
+def fit_pool(names: list[str], counted: PoolCounts, level: float, seed: Any, min_trials: int) -> dict:
+    """Each metric of a pool's audit: the groups' finite-pool intervals (no pooled model; read
+    'units'), and the differences, ratios and gap from them at the Bonferroni level over the
+    groups (interval arithmetic), as for groups of units."""
+    rng = np.random.default_rng(seed)
+    cells = counted.pool.cells
+    fits = {}
+    for name in counted.labelled.counts:
+        own, pool = counted.labelled.counts[name], counted.pool.counts[name]
+        s, n = own[0], own[1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = np.where(n > 0, s / np.maximum(n, 1), np.nan)
+        bounds = _pool_bounds(own, pool, cells)
+        lo, hi = bounds(level)
+        if len(own) == 3 and len(own[2]):
+            unit_names = [str(c) for c in cells.names]
+            per = own[2].groupby(unit_names, sort=False)["units"].sum()
+            n_units = per.reindex(cells, fill_value=0).to_numpy(np.int64)
+        else:
+            n_units = np.asarray(n, np.int64)
+        fits[name] = MetricFit(
+            s,
+            n,
+            rate,
+            lo,
+            hi,
+            (lo, hi),
+            _no_pooled(len(cells)),
+            np.zeros(len(cells), bool),
+            bounds,
+            n >= max(min_trials, 1),
+            (np.asarray(s)[:, None], np.asarray(n)[:, None], np.ones(1)),
+            n,
+            int(rng.integers(2**32)),
+            {},
+            None,
+            UnitFit(n_units, bounds),
+        )
+    if "balanced_accuracy" in names:
+        fits["balanced_accuracy"] = _balanced_units(fits["tpr"], fits["tnr"], level, int(rng.integers(2**32)))
+    return fits

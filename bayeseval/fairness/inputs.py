@@ -74,18 +74,19 @@ class Layout(NamedTuple):
 PROXY_AUDIT_METRICS = ("selection_rate",) + tuple(_AUDIT_NAME[m] for m in PROXY_METRICS)
 
 
-def audited_design(design: Any) -> Design:
-    """The design of an audit: any inclusion column, a cluster; a finite pool is refused.
+def audited_design(design: Any, pool: bool = False) -> Design:
+    """The design of an audit: any inclusion column, a cluster; a finite pool where ``pool``.
 
-    The audit estimates the rates of the process; ``population="pool"`` would be audited as if
-    it did not. A cluster is taken (each group's interval from its units); the callers refuse
-    what does not go with it (a proxy, the pooled guarantee).
+    A cluster is taken (each group's interval from its units); ``population="pool"`` is taken by
+    :func:`~bayeseval.audit` (``pool=True``: each group's finite-pool interval) and refused
+    elsewhere (the impact ratios estimate the rates of the process). The callers refuse what
+    does not go with them (a proxy, the pooled guarantee).
     """
     d = as_design(design)
-    if d.population != "process":
+    if d.population != "process" and not pool:
         raise ValueError(
-            f"design.population={d.population!r}: the audit estimates the rates of the process; "
-            "population='pool' is not taken by the audit yet"
+            f"design.population={d.population!r}: these rates are those of the process; "
+            "population='pool' is taken by audit() and evaluate() only"
         )
     return d
 

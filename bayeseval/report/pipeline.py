@@ -334,7 +334,7 @@ def evaluate(
         from bayeseval.fairness.inputs import audited_design, check_cluster_options  # deferred: loaded on use
 
         # before any work: the audit refuses what it does not take
-        check_cluster_options(audited_design(cfg.design), proxy, cfg.guarantee)
+        check_cluster_options(audited_design(cfg.design, pool=True), proxy, cfg.guarantee)
     part = None
     if (
         proxy is not None

@@ -149,7 +149,8 @@ def test_refusals_name_the_arguments() -> None:
     assert_raises_naming(audit, "guarantee", frame, design=clustered, guarantee="average", **kw)
     assert_raises_naming(audit, "design.cluster", frame, design=clustered, guarantee="average", **kw)
     assert_raises_naming(audit, "proxy", frame, design=clustered, proxy="p", **kw)
-    assert_raises_naming(audit, "design.population", frame, design=Design(cluster="item", population="pool"), **kw)
+    assert_raises_naming(audit, "guarantee", frame, design=Design(population="pool"), guarantee="average", **kw)
+    assert_raises_naming(audit, "proxy", frame, design=Design(population="pool"), proxy="p", **kw)
     assert_raises_naming(audit, "design.cluster", frame, design=Design(cluster="nope"), **kw)
     # items answered in two groups: how many, and one of them
     spread = frame.copy()
