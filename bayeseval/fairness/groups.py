@@ -16,10 +16,9 @@ from bayeseval._kernels.disparity import bonferroni_level, mover_mean
 from bayeseval._kernels.finite_pool import pool_ci, pool_units_ci
 from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.counts.counts import Counts, stratum_labels
-from bayeseval.counts.metrics import get_metric
 from bayeseval.estimate.intervals import proportion_ci
 from bayeseval.estimate.proxy import effective_counts, proxy_ci
-from bayeseval.fairness.inputs import _BASE, AuditCounts, Layout, factor_columns, tabulate_all
+from bayeseval.fairness.inputs import AuditCounts, Layout, factor_columns, tabulate_all
 from bayeseval.models import fit_crossed, fit_hierarchical
 
 __all__: list[str] = []
@@ -440,10 +439,16 @@ class PoolCounts(NamedTuple):
     missing: int  # unlabelled rows
 
 
+#: audit metrics whose trials are known only once a row is labelled (actual positives or negatives)
+_NEED_TRUTH = ("tpr", "fnr", "fpr", "tnr", "balanced_accuracy")
+
+#: audit metrics whose trials and successes both read the prediction alone
+_PREDICTION_ONLY = ("selection_rate",)
+
+
 def _prediction_only(name: str) -> bool:
     """Whether a metric's trials and successes are both known from the prediction (selection rate)."""
-    m = get_metric(_BASE[name])
-    return m.trials in ("all", "pred_pos", "pred_neg") and m.successes in ("pred_pos", "pred_neg")
+    return name in _PREDICTION_ONLY
 
 
 def tabulate_pool(
@@ -468,7 +473,7 @@ def tabulate_pool(
     if missing is None or not missing.any():
         every = tabulate_all(data, cols, y_true, y_pred, names, pos_label, cluster=cluster, outcome=outcome)
         return PoolCounts(every, every, 0)
-    bad = [m for m in names if m == "balanced_accuracy" or (m in _BASE and get_metric(_BASE[m]).trials_need_truth)]
+    bad = [m for m in names if m in _NEED_TRUTH]
     if bad:
         raise ValueError(
             f"metrics {bad} with design.population='pool' and {int(missing.sum())} unlabelled rows: their trials "

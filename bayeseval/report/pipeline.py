@@ -360,6 +360,7 @@ def evaluate(
             y_pred,
             pos_label,
             cfg,
+            pool_part is not None,
         )
         report.findings += found
         report.warnings += [f.message for f in found if f.severity == "warning"]
@@ -582,13 +583,22 @@ _AUDIT_METRICS = ("selection_rate", "tpr", "fpr", "ppv")
 
 
 def _audit_section(
-    data: Any, groups: list[str], options: dict, y_true: str, y_pred: str, pos_label: Any, cfg: Settings
+    data: Any,
+    groups: list[str],
+    options: dict,
+    y_true: str,
+    y_pred: str,
+    pos_label: Any,
+    cfg: Settings,
+    unlabelled: bool = False,
 ) -> tuple[Any, list[Finding]]:
-    """The audit across ``groups`` and its findings (criteria decided outside, undecided)."""
+    """The audit across ``groups`` and its findings (criteria decided outside, undecided).
+    ``unlabelled``: a proxy's or a partly labelled pool's rows without labels (then only the
+    metrics whose trials the prediction fixes)."""
     from bayeseval.fairness.audits import audit  # deferred: the audit loads the crossed engine
 
     given = {k: v for k, v in options.items() if v is not None}  # None: the audit's default
-    metrics = [m for m in _AUDIT_METRICS if cfg.proxy is None or m in ("selection_rate", "ppv")]
+    metrics = [m for m in _AUDIT_METRICS if not (unlabelled or cfg.proxy) or m in ("selection_rate", "ppv")]
     if cfg.outcome is not None:  # an outcome column: the audit compares the groups' mean outcome
         metrics = ["accuracy"]
     res = audit(

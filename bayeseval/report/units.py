@@ -25,15 +25,15 @@ from bayeseval._kernels.bounded_mean import unit_ci, units_ci
 from bayeseval._kernels.conflict import READ_ADAPTIVE_P
 from bayeseval._kernels.finite_pool import pool_ci, pool_units_ci
 from bayeseval._render.formats import fixed, key_label, labels_text, n_strata
-from bayeseval.counts.counts import Counts
+from bayeseval.counts.counts import Counts, tabulate
 from bayeseval.counts.design import Design, as_design
+from bayeseval.counts.metrics import get_metric
 from bayeseval.counts.units import level_names
 from bayeseval.estimate.proxy import weighted_interval
 from bayeseval.report.findings import Finding, Pooled
-from bayeseval.report.sections import _tabulated, posterior_weighted
+from bayeseval.report.sections import posterior_weighted
 
 __all__ = [
-    "PartialPool",
     "by_unit",
     "partial_pool",
     "partial_pool_overall",
@@ -216,17 +216,14 @@ def partial_pool(data: Any, cfg: Any, y_true: Any, y_pred: Any, strata: Any, pos
     if missing is None or not missing.any():
         return None
     design = cfg.design
-    if cfg.outcome is None:
-        from bayeseval.counts.metrics import get_metric  # deferred: only the partly labelled pool needs it
-
-        metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
-        if metric.trials_need_truth:
-            raise ValueError(
-                f"metric={metric.name!r} with design.population='pool' and {int(missing.sum())} unlabelled rows: "
-                f"the rows counting for {metric.name!r} are only known once labelled, so the pool's size for it is "
-                "unknown; label every row, use a metric whose trials the prediction fixes (error_rate, accuracy, "
-                "precision), or population='process'"
-            )
+    metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
+    if cfg.outcome is None and metric.trials_need_truth:
+        raise ValueError(
+            f"metric={metric.name!r} with design.population='pool' and {int(missing.sum())} unlabelled rows: "
+            f"the rows counting for {metric.name!r} are only known once labelled, so the pool's size for it is "
+            "unknown; label every row, use a metric whose trials the prediction fixes (error_rate, accuracy, "
+            "precision), or population='process'"
+        )
     if design.cluster is not None:
         mixed = pd.Series(missing).groupby(data[design.cluster].to_numpy()).nunique() > 1
         if mixed.any():
@@ -235,9 +232,10 @@ def partial_pool(data: Any, cfg: Any, y_true: Any, y_pred: Any, strata: Any, pos
                 f"labelled and unlabelled rows (e.g. {mixed.index[mixed.to_numpy()][0]!r}); the labelled units must "
                 "be whole units (every row of each)"
             )
+    rows = {"outcome": cfg.outcome} if cfg.outcome is not None else {"y_true": y_true, "y_pred": y_pred}
     filled = data.assign(**{column: 0.0 if cfg.outcome is not None else data[y_pred]})
-    _, pool = _tabulated(filled, cfg, y_true, y_pred, strata, pos_label, design=design)
-    _, lab = _tabulated(data.loc[~missing], cfg, y_true, y_pred, strata, pos_label, design=design)
+    pool = tabulate(filled, strata=strata, metric=metric, pos_label=pos_label, **rows, design=design)
+    lab = tabulate(data.loc[~missing], strata=strata, metric=metric, pos_label=pos_label, **rows, design=design)
     index = pool.strata
     s = lab.successes.reindex(index, fill_value=0)
     n = lab.trials.reindex(index, fill_value=0)

@@ -186,3 +186,13 @@ def test_width_against_the_process_interval_by_sampling_fraction(fraction, ratio
     lo, hi = pool_ci(s, np.full_like(s, n), np.full_like(s, rows), 0.95)
     cl, ch = proportion_ci(s, np.full_like(s, n), level=0.95, method="clopper_pearson")
     assert np.sum(p * (hi - lo)) / np.sum(p * (ch - cl)) == pytest.approx(ratio, abs=0.001)
+
+
+def test_the_audit_section_of_a_partly_labelled_pool_takes_the_metrics_the_prediction_fixes():
+    df = _pool(8)
+    df["h"] = np.where(np.arange(len(df)) % 2 == 0, "u", "v")
+    rep = _quiet_evaluate(df, y_true="y", y_pred="p", strata="g", groups="h", design=POOL)
+    assert list(dict.fromkeys(rep.audit.groups["metric"])) == ["selection_rate", "ppv"]
+    ref = be.audit(df, y_true="y", y_pred="p", groups="h", metrics=["selection_rate", "ppv"], design=POOL)
+    np.testing.assert_allclose(rep.audit.groups["lower"], ref.groups["lower"])
+    np.testing.assert_allclose(rep.audit.groups["upper"], ref.groups["upper"])
