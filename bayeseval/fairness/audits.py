@@ -236,8 +236,18 @@ def audit(
         Refused with a cluster (ValueError naming ``design.cluster``): ``proxy``,
         ``guarantee="average"`` (the pooled model does not model clustering yet), and a cluster
         whose rows fall in more than one group (the message gives how many and one of them).
-        ``population="pool"`` is refused. The notes state the design in words
-        (:meth:`Design.describe <bayeseval.Design.describe>`).
+        ``population="pool"``: the rates of the rows of ``data`` themselves; rows whose
+        ``y_true`` (or ``outcome``) is missing are the pool's unlabelled rows, the labelled ones
+        a simple random sample within each group. Each group's interval is the exact
+        hypergeometric interval of its labelled rows (the betting interval without replacement
+        for units; exact for a group whose every row is labelled, and for ``selection_rate``),
+        read ``"units"``, and the differences, ratios and gap come from those intervals at the
+        Bonferroni level over the measured groups, as for units; with unlabelled rows the
+        metrics whose trials need the truth (``tpr``, ``fpr``, ``tnr``, ``fnr``,
+        ``balanced_accuracy``) are refused (ValueError naming ``metrics`` and
+        ``design.population``), as are ``proxy`` and ``guarantee="average"``. The notes state
+        the design in words (:meth:`Design.describe <bayeseval.Design.describe>`), with
+        "labelled n of N".
     label_set : sequence, optional
         With ``proxy``: every class ``y_true`` may hold, for a class that neither the
         predictions nor a label proxy take (see :func:`bayeseval.proxy_ci`); any other such

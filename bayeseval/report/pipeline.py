@@ -219,7 +219,18 @@ def evaluate(
         :func:`~bayeseval.proxy_ci`; ``guarantee="average"`` is refused then). Without a
         design, rows that repeat an identifier-like column (``item``, ``id``, ``doc_id``, ...)
         give a :class:`~bayeseval.ClusteredRowsWarning`; ``design=Design()`` says the rows are
-        independent.
+        independent. ``population="pool"``: the estimand is the rate of the rows of ``data``
+        themselves (a finite pool). With every row labelled each rate is known exactly (zero
+        width); with ``y_true`` (or ``outcome``) missing on some rows of a pandas frame, those
+        rows are the pool's unlabelled rows and the labelled ones are taken as a simple random
+        sample without replacement within each stratum: each stratum's interval is the exact
+        hypergeometric interval of its labelled rows (:func:`~bayeseval._kernels.finite_pool.pool_ci`,
+        pool size: the stratum's rows counting for the metric, known from ``y_pred`` alone; the
+        betting interval without replacement for units), the table gains ``pool_trials``, the
+        overall rates add up the strata's intervals at the Bonferroni level, and the design
+        reads "labelled n of N". Metrics whose trials need the truth (recall, fpr, ...) are then
+        refused (ValueError naming ``metric`` and ``design.population``), and so is a cluster
+        with labelled and unlabelled rows.
 
     Returns
     -------
