@@ -383,7 +383,7 @@ def evaluate(
         design = counts.design if counts.design is not None else Design()
         report.design = design.describe(counts)
     if pool_part is not None:
-        report.design = f"{report.design}; {pool_part.describe()}"
+        report.design = pool_part.describe()
     report.created = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return report
 
@@ -462,7 +462,10 @@ def _unit_report(
     else:  # the reweighted rate combines the unit intervals, also when the table reads the pooled ones
         unit_table = table.assign(lower=lo, upper=hi)
         overall, overall_findings = unit_overall(counts, unit_table, cfg.level, pooled.post)
-    findings = unit_findings(counts) + pooled.findings + stratum_findings(counts, (lo, hi), metric_name)
+    design_note = [Finding("design", (), f"Sampling design: {pool.describe()}.", "note")] if pool else None
+    findings = (
+        (design_note or unit_findings(counts)) + pooled.findings + stratum_findings(counts, (lo, hi), metric_name)
+    )
     if cfg.target_halfwidth is not None and pool is not None:
         table["extra_needed"], wide = partial_pool_target(pool, cfg.target_halfwidth, cfg.level)
         findings += wide

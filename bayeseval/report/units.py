@@ -157,6 +157,7 @@ class PartialPool:
     counts: Counts
     pool_trials: pd.Series
     sizes: pd.DataFrame | None  # with units: pool_units, pool_trials, pool_largest per stratum
+    pool: Counts  # every row of the pool, counted with the truth set to the prediction (its sizes)
     lower: np.ndarray
     upper: np.ndarray
 
@@ -187,10 +188,11 @@ class PartialPool:
         return int(self.pool_trials.sum())
 
     def describe(self) -> str:
-        """The labelling in words (labelled n of N)."""
+        """The design in words: the pool's sizes, and labelled n of N."""
+        design = self.counts.design if self.counts.design is not None else Design(population="pool")
         return (
-            f"{self.labelled:,} of the pool's {self.rows:,} trials labelled, taken as a simple random sample "
-            "without replacement within each stratum"
+            f"{design.describe(self.pool)}; {self.labelled:,} of the pool's {self.rows:,} trials labelled, taken as "
+            "a simple random sample without replacement within each stratum"
         )
 
 
@@ -247,7 +249,7 @@ def partial_pool(data: Any, cfg: Any, y_true: Any, y_pred: Any, strata: Any, pos
             pool_units=("units", "sum"), pool_trials=("_rows", "sum"), pool_largest=("unit_trials", "max")
         )
     pool_trials = pd.Series(pool.trials.to_numpy(np.int64), index=index, name="pool_trials")
-    part = PartialPool(counts, pool_trials, sizes, np.array([]), np.array([]))
+    part = PartialPool(counts, pool_trials, sizes, pool, np.array([]), np.array([]))
     part.lower, part.upper = part.bounds(cfg.level)
     return part
 

@@ -115,3 +115,29 @@ def test_refusals_name_the_arguments():
     with pytest.raises(ValueError, match=r"metrics \['tpr'\] with design\.population='pool'"):
         audit(df, metrics=["tpr", "ppv"], **kw)
     assert_raises_naming(audit, "guarantee", df.dropna(), metrics="ppv", guarantee="average", **kw)
+
+
+def test_groups_of_units_read_the_betting_interval_without_replacement_of_their_labelled_units():
+    from bayeseval._kernels.bounded_mean import units_ci
+
+    rng = np.random.default_rng(6)
+    items = 120
+    item = np.repeat(np.arange(items), 3)
+    acc = rng.beta(3, 1, items)[item]
+    df = pd.DataFrame(
+        {"item": item, "y": (rng.random(len(item)) < acc).astype(float), "p": 1, "g": (item % 3).astype(str)}
+    )
+    df.loc[(rng.random(items) > 0.5)[item], "y"] = np.nan  # whole items unlabelled
+    res = audit(
+        df, y_true="y", y_pred="p", groups="g", metrics="error_rate", design=Design(cluster="item", population="pool")
+    )
+    lab = df.dropna().assign(e=lambda d: (d["y"] != d["p"]).astype(float))
+    per = lab.groupby(["g", "item"])["e"].agg(["sum", "count"]).reset_index()
+    table = per.groupby(["g", "sum", "count"]).size().rename("units").reset_index()
+    table = table.rename(columns={"sum": "unit_successes", "count": "unit_trials"})
+    sizes = df.groupby("g").agg(pool_units=("item", "nunique"), pool_trials=("item", "size")).assign(pool_largest=3)
+    ref = units_ci(table, "g", 0.95, pool=sizes)
+    got = _rows(res, "error_rate").loc[list(ref.index)]
+    np.testing.assert_allclose(got["lower"], ref["lower"], atol=1e-9)
+    np.testing.assert_allclose(got["upper"], ref["upper"], atol=1e-9)
+    assert res.design.startswith("120 items in 3 strata") and "of the pool's 360 error_rate trials" in res.design

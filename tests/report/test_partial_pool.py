@@ -196,3 +196,21 @@ def test_the_audit_section_of_a_partly_labelled_pool_takes_the_metrics_the_predi
     ref = be.audit(df, y_true="y", y_pred="p", groups="h", metrics=["selection_rate", "ppv"], design=POOL)
     np.testing.assert_allclose(rep.audit.groups["lower"], ref.groups["lower"])
     np.testing.assert_allclose(rep.audit.groups["upper"], ref.groups["upper"])
+
+
+def test_graded_outcomes_read_the_betting_interval_without_replacement_row_by_row():
+    rng = np.random.default_rng(9)
+    df = pd.DataFrame({"ok": rng.choice([0.0, 0.5, 1.0], 300), "g": rng.choice(list("ab"), 300)})
+    df.loc[rng.random(300) > 0.4, "ok"] = np.nan
+    rep = _quiet_evaluate(df, outcome="ok", strata="g", metric="accuracy", design=POOL)
+    lab = df.dropna()
+    table = lab.groupby(["g", "ok"]).size().rename("units").reset_index()
+    table = table.rename(columns={"ok": "unit_successes"}).assign(unit_trials=1)
+    sizes = df.groupby("g").size().to_frame("pool_units").assign(pool_trials=lambda d: d["pool_units"], pool_largest=1)
+    ref = units_ci(table, "g", 0.95, pool=sizes).reindex(rep.table.index)
+    np.testing.assert_allclose(rep.table["lower"], ref["lower"], atol=1e-9)
+    np.testing.assert_allclose(rep.table["upper"], ref["upper"], atol=1e-9)
+    np.testing.assert_array_equal(rep.table["pool_trials"], df.groupby("g").size().to_numpy())
+    assert (
+        rep.design.startswith("300 rows in 2 strata") and f"{len(lab)} of the pool's 300 trials labelled" in rep.design
+    )
