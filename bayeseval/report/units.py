@@ -218,6 +218,12 @@ def partial_pool(data: Any, cfg: Any, y_true: Any, y_pred: Any, strata: Any, pos
     if missing is None or not missing.any():
         return None
     design = cfg.design
+    if not cfg.guarantee.per_stratum:
+        raise ValueError(
+            f"guarantee={cfg.guarantee.name!r} with design.population='pool' and {int(missing.sum())} unlabelled "
+            "rows: the pooled model is for the rates of a process, not of the pool's rows; use guarantee='stratum' "
+            "(each stratum's finite-pool interval)"
+        )
     metric = cfg.metric if cfg.metric is not None else get_metric("error_rate")
     if cfg.outcome is None and metric.trials_need_truth:
         raise ValueError(
@@ -270,12 +276,21 @@ def partial_pool_target(part: PartialPool, target: float, level: float) -> tuple
         if big_n == 0 or not math.isfinite(half[i]) or half[i] <= target:
             continue
         rate = s[i] / n[i] if n[i] > 0 else 0.5
-        if counts.units is not None:  # units: the half-width scales as one over the square root of the units
+        if counts.units is not None and part.sizes is not None:
+            # units: the half-width scales as sqrt((1 - u / U) / u) over u of the stratum's U units
             u = float(counts.n_units.iloc[i]) if counts.n_units is not None else 0.0
-            extra[i] = max(1.0, math.ceil(u * (half[i] / target) ** 2 - u)) if u > 0 else np.nan
+            big_u = float(part.sizes["pool_units"].reindex([k]).fillna(0).iloc[0])
+            if u > 0 and big_u > u:
+                c = half[i] ** 2 * u / (1.0 - u / big_u)
+                need = 1.0 / (target**2 / c + 1.0 / big_u)
+                extra[i] = min(max(1.0, math.ceil(need - u)), big_u - u)
+            else:
+                extra[i] = big_u - u
             what = "units"
-        else:
-            extra[i] = max(1.0, pool_sample_size(target, big_n, min(max(rate, 0.0), 1.0), level) - n[i])
+        else:  # the finite-pool planning at the stratum's observed rate, at most the rows not yet labelled
+            extra[i] = min(
+                max(1.0, pool_sample_size(target, big_n, min(max(rate, 0.0), 1.0), level) - n[i]), big_n - n[i]
+            )
             what = "labels"
         findings.append(
             Finding(

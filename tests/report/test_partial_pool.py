@@ -214,3 +214,17 @@ def test_graded_outcomes_read_the_betting_interval_without_replacement_row_by_ro
     assert (
         rep.design.startswith("300 rows in 2 strata") and f"{len(lab)} of the pool's 300 trials labelled" in rep.design
     )
+
+
+def test_labels_still_needed_are_the_finite_pool_plan_less_the_labels_and_average_is_refused():
+    from bayeseval._kernels.finite_pool import pool_sample_size
+
+    df = _pool(10, rows=800, share=0.2)
+    rep = _quiet_evaluate(df, y_true="y", y_pred="p", strata="g", design=POOL, target_halfwidth=0.05)
+    t = rep.table
+    for _, row in t.iterrows():
+        plan = pool_sample_size(0.05, int(row["pool_trials"]), float(row["rate"]), 0.95)
+        assert row["extra_needed"] == min(max(1, plan - row["trials"]), row["pool_trials"] - row["trials"])
+    assert any("more labels from the pool" in w for w in rep.warnings)
+    with pytest.raises(ValueError, match=r"guarantee='average' with design\.population='pool'"):
+        _quiet_evaluate(df, y_true="y", y_pred="p", strata="g", design=POOL, guarantee="average")
