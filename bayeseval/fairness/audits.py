@@ -525,7 +525,10 @@ def _pool_sizes_text(pool: PoolCounts, names: list[str]) -> str:
 
 def pool_design(design: Design, pool: PoolCounts, names: list[str]) -> str:
     """The design of a pool's audit in words: the design, and labelled n of N."""
-    sizes = design.describe(pool.pool.clustered, groups=True) if pool.pool.clustered is not None else design.describe()
+    if pool.pool.clustered is not None:
+        sizes = design.describe(pool.pool.clustered, groups=True)
+    else:
+        sizes = f"{int(pool.pool.rows.sum()):,} rows in {len(pool.pool.cells)} groups; {design.describe()}"
     return (
         f"{sizes}; {_pool_sizes_text(pool, names)}, taken as a simple random sample without replacement within "
         "each group"

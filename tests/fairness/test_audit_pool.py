@@ -49,7 +49,10 @@ def test_each_group_reads_pool_ci_on_its_labelled_counts():
     exact = (df["p"] == 1).groupby(df["g"]).mean().to_numpy()
     np.testing.assert_allclose(sel["lower"], exact)
     np.testing.assert_allclose(sel["upper"], exact)
-    assert "simple random sample" in res.design and "of the pool's" in res.design
+    assert res.design.startswith("600 rows in 3 groups; each row is its own unit")
+    n_ppv = int(((df["p"] == 1) & lab).sum())
+    assert f"{n_ppv} of the pool's {int((df['p'] == 1).sum())} ppv trials labelled" in res.design
+    assert "simple random sample" in res.design
 
 
 def test_differences_are_interval_arithmetic_on_the_groups_pool_intervals_at_the_bonferroni_level():
@@ -140,4 +143,4 @@ def test_groups_of_units_read_the_betting_interval_without_replacement_of_their_
     got = _rows(res, "error_rate").loc[list(ref.index)]
     np.testing.assert_allclose(got["lower"], ref["lower"], atol=1e-9)
     np.testing.assert_allclose(got["upper"], ref["upper"], atol=1e-9)
-    assert res.design.startswith("120 items in 3 strata") and "of the pool's 360 error_rate trials" in res.design
+    assert res.design.startswith("120 items in 3 groups") and "of the pool's 360 error_rate trials" in res.design
