@@ -339,7 +339,7 @@ def audit(
     >>> res.groups[["group", "units", "read"]].values.tolist()
     [['a', 30, 'units'], ['b', 30, 'units']]
     >>> res.notes[0]
-    'Sampling design: 60 items in 2 strata, 5 rows each; intervals treat the item as the unit.'
+    'Sampling design: 60 items in 2 groups, 5 rows each; intervals treat the item as the unit.'
 
     Graded answers (partial credit 0.5), each answer its own unit:
 
