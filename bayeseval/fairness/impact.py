@@ -695,7 +695,7 @@ def impact_ratio_report(
     >>> rep.table[["category", "applicants", "units"]].values.tolist()
     [['F', 40, 8], ['M', 60, 12]]
     >>> rep.fields["design"]
-    '20 applicants in 2 strata, 5 rows each; intervals treat the applicant as the unit'
+    '20 applicants in 2 groups, 5 rows each; intervals treat the applicant as the unit'
     """
     d = _impact_design(design)
     data = pandas_frame(data, [*iter_columns(groups, "groups"), selected, score, d.cluster])
