@@ -414,8 +414,8 @@ def audit_inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     such as 0.5), answers of one model. With several epochs of an item the item is the
     sampling unit (``--cluster`` names another): each group's interval is its units'
     interval. Its metrics are accuracy and error rate. With ``--labels`` the human label is
-    the truth and the scorer the proxy (``--inclusion`` from ``--selected-by``); that path
-    takes one answer per item (``--epoch 1``).
+    the truth and the scorer the proxy (``--inclusion`` from ``--selected-by``); with epochs
+    each group's interval is then the units proxy interval (the item the unit).
     """
     records = read_harness(args)
     option = _option(args)
@@ -423,13 +423,6 @@ def audit_inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     frame = cols.pop("frame")
     one_model(frame, option, "audit one model's files at a time (or compare the models with 'bayeseval compare')")
     cluster = getattr(args, "cluster", None) or records.design.cluster
-    if cluster is not None and cols["proxy"] is not None:
-        epochs = sorted(frame["epoch"].unique().tolist())
-        raise ValueError(
-            f"{option}: the files hold {len(epochs)} epochs of each item, and the audit's proxy intervals treat "
-            "every labelled answer as independent: audit one epoch with --epoch 1, or audit the scorer's outcome "
-            "without --labels (the item is then the unit)"
-        )
     if getattr(args, "pos_label", None) is not None:
         raise ValueError("--pos-label does not apply to harness files: an answer is right (1) or not (0)")
     metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else ["accuracy"]

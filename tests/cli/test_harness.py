@@ -269,3 +269,29 @@ def test_labels_on_answers_in_units_read_the_item_as_the_unit(capsys, tmp_path):
     cells = units_ci(pd.DataFrame({"k": [1, 0], "unit_successes": [3.0, 0.0], "unit_trials": 3, "units": 1}), "k")
     est, lo, hi = mover_sum([4 / 6, 2 / 6], cells["estimate"], cells["lower"], cells["upper"])
     np.testing.assert_allclose(got[["rate", "lower", "upper"]].iloc[0].to_numpy(float), [est, max(lo, 0), hi])
+
+
+def test_audit_with_labels_on_epochs_reads_each_groups_units_proxy_interval(capsys, tmp_path):
+    """Labels on items 0-3 of a 3-epoch log, chosen by the judge's majority verdict (items 0 and 3 pass,
+    both labelled: 1; 1, 2, 4, 5 fail, two labelled: 1/2): the audit of the command equals the audit
+    of the answers with the item as the unit and those probabilities."""
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame({"item": [0, 1, 2, 3], "label": [1, 0, 1, 1]}).to_csv(labels, index=False)
+    argv = ["audit", "--inspect", EPOCHS_LOG, "--labels", labels, "--groups", "metadata.category"]
+    payload = _json(capsys, *argv, "--selected-by", "outcome", "--min-trials", "1")
+    frame = join_labels(read_inspect(EPOCHS_LOG), labels).frame.assign(claim=1.0)
+    frame["inclusion"] = np.where(frame["item"].isin([0, 3]), 1.0, 0.5)
+    ref = audit(
+        frame,
+        y_true="human",
+        y_pred="claim",
+        proxy="outcome",
+        groups="metadata.category",
+        metrics="accuracy",
+        random_seed=0,
+        min_trials=1,
+        design=Design(cluster="item", inclusion="inclusion"),
+    )
+    assert json.loads(json.dumps(ref.to_dict(), default=str))["groups"] == payload["groups"]
+    assert {g["read"] for g in payload["groups"]} == {"proxy"}
+    assert [g["units"] for g in payload["groups"]] == ref.groups["units"].tolist()
