@@ -52,6 +52,9 @@ read when their smoothed variance is below :data:`VARIANCE_RATIO` of the labels-
 (both from the linearised ratio, :func:`mean_variance` of
 :math:`u_i = \hat R + (a_i - \hat R b_i)/\bar b`, which is the row's 0/1 outcome for units
 of one row); otherwise the stratum gets the betting interval of all its labelled units.
+With labelled units drawn per cell at known, cell-wise constant probabilities (``by_cell``:
+a calibration set chosen by the judge's verdict) neither rule applies: each cell keeps its
+own betting interval and the cells are always read, as the rows' path with inclusion does.
 """
 
 from __future__ import annotations
@@ -370,8 +373,17 @@ def units_proxy_interval(
     *,
     min_trials: int = MIN_CELL_TRIALS,
     variance_ratio: float = VARIANCE_RATIO,
+    by_cell: bool = False,
 ) -> ProxyBounds:
     r"""Every stratum's estimate and interval from labelled units per proxy cell (module docstring, "Units").
+
+    With ``by_cell`` (labelled units drawn at random within each proxy cell, with a probability
+    that may differ between cells: a judge calibration set chosen by verdict) the labelled units
+    of a cell are a random sample of that cell only, not of the stratum: each cell keeps its own
+    betting interval (no merging of sparse cells, which would pool samples drawn at different
+    rates), the cells are always read (no switch to labels only), and a cell with pool units but
+    no labelled unit enters MOVER with limits ``[0, 1]`` and leaves the estimate NaN (the row
+    path's rule for a cell without labels).
 
     Parameters
     ----------
@@ -387,7 +399,9 @@ def units_proxy_interval(
     level : float
         Confidence level.
     min_trials, variance_ratio : optional
-        The two rules' constants, counted in labelled units.
+        The two rules' constants, counted in labelled units (unused with ``by_cell``).
+    by_cell : bool
+        Labelled units sampled within each cell (see above).
 
     Returns
     -------
@@ -426,7 +440,10 @@ def units_proxy_interval(
     k = np.asarray(hist["units"], dtype=float)
     labelled = np.zeros((n_strata, width))
     np.add.at(labelled, (hs, hc), k)
-    groups = merge_sparse_cells(labelled, min_trials)
+    if by_cell:
+        groups = np.broadcast_to(np.arange(width), (n_strata, width)).copy()
+    else:
+        groups = merge_sparse_cells(labelled, min_trials)
     gid = hs * width + groups[hs, hc]
     n_groups = n_strata * width
     g_rate, g_units, g_var = _unit_sums(gid, a, b, k, n_groups)
@@ -434,14 +451,19 @@ def units_proxy_interval(
     v_cells = np.where(g_units > 0, g_share**2 * g_var, 0.0).reshape(n_strata, width).sum(axis=1)
     s_rate, s_units, v_labels = _unit_sums(hs, a, b, k, n_strata)
     has = s_units > 0
-    uses = has & (groups.max(axis=1) > 0) & (v_cells < variance_ratio * v_labels)
+    if by_cell:
+        uses = has.copy()
+        blind = ((shares > 0) & (labelled == 0)).any(axis=1)  # a cell nobody labelled: its rate is unknown
+    else:
+        uses = has & (groups.max(axis=1) > 0) & (v_cells < variance_ratio * v_labels)
+        blind = np.zeros(n_strata, dtype=bool)
     estimate = np.full(n_strata, np.nan)
     lower, upper = np.zeros(n_strata), np.ones(n_strata)
     frame = pd.DataFrame({"unit_successes": a, "unit_trials": b, "units": k})
     if uses.any():
         sel = uses[hs]
         ci = units_ci(frame[sel].assign(key=gid[sel]), "key", level)
-        rate, lo, hi = np.zeros(n_groups), np.zeros(n_groups), np.zeros(n_groups)
+        rate, lo, hi = np.zeros(n_groups), np.zeros(n_groups), np.ones(n_groups)
         idx = ci.index.to_numpy(dtype=np.int64)
         rate[idx], lo[idx], hi[idx] = (ci[c].to_numpy(dtype=float) for c in ("estimate", "lower", "upper"))
         share = np.where(np.repeat(uses, width), g_share, 0.0)
@@ -449,6 +471,7 @@ def units_proxy_interval(
         estimate, lower, upper = (
             np.where(uses, m, base) for m, base in ((est, estimate), (m_lo, lower), (m_hi, upper))
         )
+        estimate = np.where(blind, np.nan, estimate)
     plain = has & ~uses
     if plain.any():
         sel = plain[hs]

@@ -207,7 +207,8 @@ def _selected_by(data: Any, args: Any, model: Any, human: str | None, items: lis
 
     The probabilities are :func:`bayeseval.io.join_labels`'s ``selected_by`` shares, computed on
     ``model``'s answers (labelled where their human label is given) and copied to every model's
-    answer to the same item. Within a stratum and a verdict the labelled items are a random
+    answer to the same item. With several answers per item (epochs) the cell is the item's
+    majority verdict (a tie a pass), the item verdict of the paired proxy path. Within a stratum and a verdict the labelled items are a random
     sample whether the draw was made per stratum or over all items, so the stratum's cells are
     always used.
     """
@@ -236,6 +237,14 @@ def _selected_by(data: Any, args: Any, model: Any, human: str | None, items: lis
     answers = rows[keys].assign(**{verdict_name: verdicts[rows.index]})
     labelled = rows[human].notna()
     labels = rows.loc[labelled, keys].assign(label=rows.loc[labelled, human])
+    if answers.duplicated(
+        keys
+    ).any():  # epochs: an item's verdict is its answers' majority, as the paired path reads it
+        mean = answers.groupby(keys, sort=False, as_index=False)[verdict_name].mean()
+        answers = mean.assign(
+            **{verdict_name: (mean[verdict_name] >= 0.5).astype(float).where(mean[verdict_name].notna())}
+        )
+        labels = labels.drop_duplicates(keys)
     try:
         shares = join_labels(answers, labels, on=keys, name="_labelled", selected_by=[*strata, verdict_name])
     except (ValueError, TypeError) as exc:

@@ -12,6 +12,7 @@ and the scorer becomes the proxy: the human label says whether an answer is righ
 (a model-graded judge) stands in for it on the unlabelled answers. ``--selected-by`` names the
 columns whose cells the labels were drawn in (``--selected-by outcome``: a calibration set chosen
 by the judge's verdict), so that the estimates weight them by their inclusion probabilities.
+With epochs the item was drawn, so its cell is its answers' majority verdict (:func:`unit_selection`).
 
 Declaring the options needs only argparse (``bayeseval --help`` starts without pandas); the
 files are read when the command runs.
@@ -100,7 +101,7 @@ def add_harness_args(
             None,
             "column(s) of the answers within whose cells the labels were drawn at random, comma separated "
             "(e.g. outcome: a calibration set chosen 50/50 by the judge's verdict); the rows get the "
-            "inclusion probabilities of that draw",
+            "inclusion probabilities of that draw (with epochs, of the items by their majority verdict)",
         )
         g.add_argument("--selected-by", default=None, metavar=metavar, help=help_text)
 
@@ -168,19 +169,89 @@ def read_harness(args: argparse.Namespace) -> Any:
     if len(records.frame) == 0:
         raise ValueError(f"{option}: the files hold no answers")
     if getattr(args, "labels", None) is not None:
+        cells = _split(getattr(args, "selected_by", None)) or None
+        in_units = records.design.cluster is not None
         try:
             records = join_labels(
                 records,
                 args.labels,
                 on=_split(args.labels_on) or "item",
                 column=args.label_column,
-                selected_by=_split(args.selected_by) or None,
+                selected_by=None if in_units else cells,
             )
+            if in_units and cells:
+                records = unit_selection(records, cells)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"--labels {args.labels!r}: {exc}") from exc
     elif getattr(args, "selected_by", None) is not None:
         raise ValueError("--selected-by says how the --labels were chosen: give --labels too")
     return records
+
+
+def unit_selection(records: Any, cells: list[str]) -> Any:
+    """``records`` (human labels joined, in units) with each unit's inclusion probability when the
+    labelled units were drawn at random within the cells of ``cells`` taken per unit.
+
+    A unit is the design's cluster within a task (an item and its epochs). A 0/1 cell column
+    (a judge's verdict) is read per unit as the proxy's unit cell reads it: the majority, a tie
+    a pass; any other cell column must be one value per unit. The probability of a unit is its
+    cell's share of labelled units (as :func:`bayeseval.io.join_labels`' ``selected_by`` gives
+    for rows), copied to the unit's answers; the design gains ``inclusion="inclusion"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeseval.counts.design import Design
+    >>> from bayeseval.io import EvalRecords
+    >>> rows = pd.DataFrame({"model": "m", "task": "t", "item": [1, 1, 2, 2, 3, 3], "epoch": [1, 2] * 3,
+    ...                      "outcome": [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], "human": [1.0, 1.0, None, None, 0.0, 0.0]})
+    >>> out = unit_selection(EvalRecords(rows, Design(cluster="item"), "outcome", ("outcome",)), ["outcome"])
+    >>> out.frame["inclusion"].tolist(), out.design.inclusion
+    ([0.5, 0.5, 0.5, 0.5, 1.0, 1.0], 'inclusion')
+    """
+    import pandas as pd  # deferred: fast start-up
+
+    from bayeseval.counts.design import Design
+    from bayeseval.io import EvalRecords
+
+    frame, design = records.frame, records.design
+    if "inclusion" in frame.columns:
+        raise ValueError("selected_by writes the column 'inclusion', which the answers already have")
+    unit = [c for c in ("model", "task") if c in frame.columns] + [design.cluster]
+    key = pd.MultiIndex.from_frame(frame[unit])
+    per_unit: dict[str, Any] = {}
+    for col in cells:
+        if col not in frame.columns:
+            raise ValueError(f"selected_by={col!r} is not a column of the answers; columns are {list(frame.columns)}")
+        values = frame[col]
+        if values.isna().any():
+            raise ValueError(
+                f"selected_by: the column {col!r} has no value on some rows; the cells the labels were drawn in "
+                "must be known on every row"
+            )
+        grouped = values.groupby(key, sort=False)
+        if pd.api.types.is_numeric_dtype(values) and values.isin([0, 1]).all():
+            per_unit[col] = (grouped.mean() >= 0.5).astype(float)  # the unit's majority verdict, a tie a pass
+        elif (grouped.nunique() > 1).any():
+            raise ValueError(
+                f"selected_by: the column {col!r} takes several values within a unit ({design.cluster!r}); "
+                "with units the labels are drawn by a value of the unit (a 0/1 verdict is read as its majority)"
+            )
+        else:
+            per_unit[col] = grouped.first()
+    units = pd.DataFrame(per_unit)
+    units["_labelled"] = frame["human"].notna().groupby(key, sort=False).any().astype(float)
+    if not units["_labelled"].any():
+        raise ValueError("labels: no answer is labelled, so there is no selection to describe")
+    share = units.groupby(cells, sort=False)["_labelled"].transform("mean")
+    inclusion = share.where(share > 0).reindex(key).to_numpy(dtype=float)
+    out = frame.assign(inclusion=inclusion)
+    return EvalRecords(
+        out,
+        Design(cluster=design.cluster, inclusion="inclusion", population=design.population),
+        records.outcome,
+        records.scorers,
+    )
 
 
 def _read_files(args: argparse.Namespace, option: str) -> Any:
@@ -326,12 +397,6 @@ def report_inputs(args: argparse.Namespace) -> tuple[Any, list[str] | None, dict
     if args.pos_label is not None:
         raise ValueError("--pos-label does not apply to harness files: an answer is right (1) or not (0)")
     design = harness_design(args, records)
-    if cols["proxy"] is not None and design.cluster is not None and design.inclusion is not None:
-        raise ValueError(
-            f"--selected-by/--inclusion: the answers come in units ({design.cluster!r}: several epochs of an "
-            "item), and labels chosen with known probabilities are not taken with units yet: pass --epoch 1 "
-            "to use one answer per item"
-        )
     if cols["proxy"] is None and design.inclusion is not None:
         raise ValueError("--inclusion weights the human labels of --labels: give --labels too")
     return frame, strata, {**cols, "pos_label": None, "design": design, "source": harness_source(args)}
@@ -349,8 +414,8 @@ def audit_inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     such as 0.5), answers of one model. With several epochs of an item the item is the
     sampling unit (``--cluster`` names another): each group's interval is its units'
     interval. Its metrics are accuracy and error rate. With ``--labels`` the human label is
-    the truth and the scorer the proxy (``--inclusion`` from ``--selected-by``); that path
-    takes one answer per item (``--epoch 1``).
+    the truth and the scorer the proxy (``--inclusion`` from ``--selected-by``); with epochs
+    each group's interval is then the units proxy interval (the item the unit).
     """
     records = read_harness(args)
     option = _option(args)
@@ -358,13 +423,6 @@ def audit_inputs(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     frame = cols.pop("frame")
     one_model(frame, option, "audit one model's files at a time (or compare the models with 'bayeseval compare')")
     cluster = getattr(args, "cluster", None) or records.design.cluster
-    if cluster is not None and cols["proxy"] is not None:
-        epochs = sorted(frame["epoch"].unique().tolist())
-        raise ValueError(
-            f"{option}: the files hold {len(epochs)} epochs of each item, and the audit's proxy intervals treat "
-            "every labelled answer as independent: audit one epoch with --epoch 1, or audit the scorer's outcome "
-            "without --labels (the item is then the unit)"
-        )
     if getattr(args, "pos_label", None) is not None:
         raise ValueError("--pos-label does not apply to harness files: an answer is right (1) or not (0)")
     metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics else ["accuracy"]

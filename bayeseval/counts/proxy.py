@@ -161,13 +161,15 @@ def tabulate_proxy(
     read as the truth, makes at least half of the unit's trials successes: a tie counts as
     a pass; for units of one row, the row's own cell); for a score, ``n_cells`` equal-count
     bins of the unit's mean score over the stratum's units (for units of one row, the rows'
-    bins). ``population="pool"`` and a cluster with inclusion probabilities are refused.
+    bins). With a cluster and ``design.inclusion`` the labelled units must have been drawn at
+    random within each proxy cell: the inclusion probability is one per unit and one per
+    (stratum, cell) among its labelled units (else ValueError naming ``design.inclusion``), and
+    the table gains the inverse-probability sums of the rows' path. ``population="pool"`` is refused.
     """
     d = as_design(design)
-    if d.population != "process" or (d.cluster is not None and d.inclusion is not None):
+    if d.population != "process":
         raise ValueError(
-            f"design={d!r}: the proxy interval takes the process population, and a cluster or inclusion "
-            "probabilities but not both; population='pool' and a cluster with inclusion are not taken "
+            f"design={d!r}: the proxy interval takes the process population; population='pool' is not taken "
             "with a proxy yet"
         )
     inclusion = d.inclusion
@@ -188,7 +190,7 @@ def tabulate_proxy(
     fractional = check_proxy_column(backend, proxy)
     if cluster is not None:
         return _tabulate_units(
-            backend, m, cols, cluster, (y_true, y_pred, proxy), pos_label, n_cells, declared, fractional
+            backend, m, cols, (cluster, inclusion), (y_true, y_pred, proxy), pos_label, n_cells, declared, fractional
         )
     raw = _fetch(backend, cols, y_true, y_pred, proxy, None if not fractional else n_cells, inclusion)
     labelled = ~pd.isna(raw["t"]).to_numpy(bool)
@@ -208,7 +210,7 @@ def _tabulate_units(
     backend: Backend,
     m: Metric,
     cols: list[str],
-    cluster: str,
+    design: tuple[str, str | None],
     names: tuple[str, str, str],
     pos_label: Any,
     n_cells: int,
@@ -217,16 +219,27 @@ def _tabulate_units(
 ) -> ProxyCounts:
     """:func:`tabulate_proxy` with a cluster: cells of whole units (see there)."""
     y_true, y_pred, proxy = names
-    raw = _fetch(backend, [*cols, cluster], y_true, y_pred, proxy, None, None)
+    cluster, inclusion = design
+    raw = _fetch(backend, [*cols, cluster], y_true, y_pred, proxy, None, inclusion)
     labelled = ~pd.isna(raw["t"]).to_numpy(bool)
-    _check_table(raw, cols, y_true, y_pred, proxy, None, labelled)
+    _check_table(raw, cols, y_true, y_pred, proxy, inclusion, labelled)
     _missing("design cluster", cluster, raw[len(cols)], raw["n"].to_numpy(np.int64))
     seen = set(pd.unique(raw["p"])) | set(pd.unique(raw.loc[labelled, "t"])) | set(declared)
     kind = "score" if fractional else proxy_kind(raw["c"], seen, proxy)
     _check_true_labels(raw, labelled, kind, declared, pos_label, names)
     positive = _positive(m, raw, labelled, cols, y_true, y_pred, pos_label)
-    table, units, sizes = _unit_cell_table(raw, labelled, m, positive, kind, cols, n_cells, (y_true, cluster))
-    return ProxyCounts(table=table, metric=m.name, proxy_kind=kind, cluster=cluster, units=units, unit_sizes=sizes)
+    table, units, sizes = _unit_cell_table(
+        raw, labelled, m, positive, kind, cols, n_cells, (y_true, cluster, inclusion)
+    )
+    return ProxyCounts(
+        table=table,
+        metric=m.name,
+        proxy_kind=kind,
+        inclusion=inclusion,
+        cluster=cluster,
+        units=units,
+        unit_sizes=sizes,
+    )
 
 
 def _unit_cell_table(
@@ -237,10 +250,12 @@ def _unit_cell_table(
     kind: str,
     cols: list[str],
     n_cells: int,
-    names: tuple[str, str],
+    names: tuple[str, str, str | None],
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Units -> (stratum, cell) rows of labelled and pool counts, the labelled units' histogram and
-    every unit's size per stratum."""
+    every unit's size per stratum (with inclusion probabilities, checked to be one per unit and
+    one per labelled (stratum, cell), the inverse-probability sums of :func:`_cell_table`)."""
+    y_true, cluster, inclusion = names
     pred = raw["p"].to_numpy()
     n = raw["n"].to_numpy(np.int64)
     trial = m.masks(pred, pred, positive)[0]
@@ -254,6 +269,10 @@ def _unit_cell_table(
     work["b"] = np.where(trial, n, 0)
     work["lab_b"] = np.where(lab_trial, n, 0)
     work["rows"] = n
+    if inclusion is not None:
+        work["w"] = raw["w"].to_numpy(float)
+        work["w2"] = raw["w2"].to_numpy(float)
+        work["lab_rows"] = np.where(labelled, n, 0)
     if kind == "label":
         verdict = m.masks(raw["c"].to_numpy(), pred, positive)[1]
         work["j"] = np.where(trial & verdict, n, 0)
@@ -264,7 +283,6 @@ def _unit_cell_table(
     unit = work.groupby(unit_keys, sort=True, dropna=False).sum()
     partial = (unit["lab_b"] > 0) & (unit["lab_b"] < unit["b"])
     if partial.any():
-        y_true, cluster = names
         raise ValueError(
             f"y_true column {y_true!r} is missing on some trial rows of {int(partial.sum())} units of the "
             f"design cluster {cluster!r} that are labelled on others; a unit is labelled on every row "
@@ -278,6 +296,16 @@ def _unit_cell_table(
     unit = unit.assign(cell=cell.to_numpy()).reset_index()
     unit = unit[unit["b"] > 0]
     is_lab = unit["lab_b"] > 0
+    ipw: list[str] = []
+    if inclusion is not None:
+        inv = _unit_inverse_probability(unit, is_lab, strata_keys, (cluster, inclusion))
+        unit = unit.assign(
+            ipw_successes=unit["a"] * inv,
+            ipw_trials=unit["lab_b"] * inv,
+            ipw2_successes=unit["a"] * inv**2,
+            ipw2_trials=unit["lab_b"] * inv**2,
+        )
+        ipw = ["ipw_successes", "ipw_trials", "ipw2_successes", "ipw2_trials"]
     unit = unit.assign(
         successes=unit["a"],
         trials=np.where(is_lab, unit["b"], 0),
@@ -295,6 +323,8 @@ def _unit_cell_table(
         out_names = [*cols, "cell"]
     sums = ["successes", "trials", "pool_trials", "units", "pool_units", "agreements"]
     table = unit.groupby(keys, sort=True)[sums].sum().astype(np.int64)
+    if ipw:
+        table = table.join(unit.groupby(keys, sort=True)[ipw].sum())
     table.index = table.index.set_names(out_names)
     lab = unit[is_lab]
     hist = (
@@ -312,6 +342,41 @@ def _unit_cell_table(
     sizes.columns = [*out_names[:-1], "unit_trials", "units"]
     sizes["unit_trials"] = sizes["unit_trials"].astype(np.int64)
     return table, hist, sizes
+
+
+def _unit_inverse_probability(
+    unit: pd.DataFrame, is_lab: pd.Series, strata_keys: list[int], names: tuple[str, str]
+) -> np.ndarray:
+    """Each unit's ``1/pi`` (0 when unlabelled), refusing a probability that varies within a unit or
+    within a (stratum, cell) among its labelled units (then the labelled units are not a random
+    sample of the cell's units), naming ``design.inclusion``."""
+    cluster, inclusion = names
+    rows = unit["lab_rows"].to_numpy(float)
+    w, w2 = unit["w"].to_numpy(float), unit["w2"].to_numpy(float)
+    lab = is_lab.to_numpy(bool) & (rows > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inv = np.where(lab, w / np.where(lab, rows, 1.0), 0.0)
+    # Cauchy-Schwarz: (sum 1/pi)^2 = rows * sum 1/pi^2 exactly when 1/pi is one value over the unit's rows
+    uneven = lab & ~np.isclose(w**2, rows * w2, rtol=1e-9, atol=0.0)
+    if uneven.any():
+        raise ValueError(
+            f"design.inclusion column {inclusion!r} varies within {int(uneven.sum())} labelled unit(s) of the "
+            f"design cluster {cluster!r}; a unit is chosen for labelling as a whole, with one probability"
+        )
+    keys = [*strata_keys, "cell"]
+    spread = pd.Series(inv[lab], index=unit.index[lab]).groupby([unit.loc[lab, k] for k in keys], sort=True)
+    low, high = spread.min(), spread.max()
+    differ = ~np.isclose(low.to_numpy(), high.to_numpy(), rtol=1e-9, atol=0.0)
+    if differ.any():
+        where = low.index[differ][0]
+        raise ValueError(
+            f"design.inclusion column {inclusion!r} takes several values among the labelled units of one "
+            f"proxy cell (stratum and cell {where!r}: probabilities {1 / high.iloc[np.flatnonzero(differ)[0]]:.4g} "
+            f"to {1 / low.iloc[np.flatnonzero(differ)[0]]:.4g}); with a cluster the labelled units must be drawn "
+            "at random within each proxy cell (one probability per cell), as a calibration set chosen by the "
+            "judge's verdict is"
+        )
+    return inv
 
 
 def _unit_bins(score: pd.Series, keys: list[int], n_cells: int) -> pd.Series:

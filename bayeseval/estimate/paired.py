@@ -846,8 +846,9 @@ def _proxy_differences(
             est = np.where(partial, np.nan, est)
             which = sorted({f"{rows[k][0]} - {rows[k][1]}" for k in np.flatnonzero(partial)})
             notes.append(
-                f"pooled row of {', '.join(which)}: a stratum without human-labelled items enters with bounds "
-                "[-1, 1], so the interval holds but there is no estimate"
+                f"{', '.join(which)}: a stratum of the pooled row, or a judge cell of a stratum whose labels were "
+                "chosen with known probabilities, without human-labelled items enters with bounds [-1, 1], so the "
+                "interval holds but there is no estimate"
             )
     out = _difference_frame(rows, est, lower, upper, pval, level, adjust)
     out.insert(out.columns.get_loc("n_units") + 1, "labelled", labelled)

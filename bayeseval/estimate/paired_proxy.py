@@ -36,8 +36,12 @@ decisions at those thresholds are those of the interval.
 the judge passed and 50 it failed"). Within a cell whose labelled items share one inclusion
 probability they are still a random sample of the cell, so its betting limits and the
 post-stratified estimate stand as above (unbiased, valid in finite samples). The switch to
-labels only is off (the labelled items are not a random sample of the stratum). A merged
-group whose items have unequal probabilities gets the Hajek mean of its ``z``
+labels only is off (the labelled items are not a random sample of the stratum), and so is the
+merging of sparse cells: a merge decided on the cells' label counts leaves the merged mean biased
+given the merge (the rarer cell under-represented), measured -0.014 (6 MC SE) on 4 categories x
+60 items x 5 epochs with 10 + 10 items chosen by verdict. A cell without labelled items enters
+with limits [0, 1] on ``z`` and leaves the row without an estimate. A cell whose labelled items
+have unequal probabilities gets the Hajek mean of its ``z``
 (:func:`~bayeseval._kernels.proxy.hajek_counts`) with Clopper-Pearson limits on its effective
 counts: an asymptotic interval, as in the single-model proxy path.
 """
@@ -142,7 +146,10 @@ def plan(obs: pd.DataFrame, n_keys: int, pooled: Any) -> _Plan:
     np.add.at(total, (keyblock, cell), zz)
     square = np.zeros(shape)
     np.add.at(square, (keyblock, cell), zz**2)
-    groups = merge_sparse_cells(n, MIN_CELL_TRIALS)
+    if "w" in obs.columns:  # labels drawn per cell: merging on the label counts would bias the merged mean
+        groups = np.broadcast_to(np.arange(len(CELLS)), shape).copy()
+    else:
+        groups = merge_sparse_cells(n, MIN_CELL_TRIALS)
     kb_key = np.asarray(kb_index.get_level_values(0), dtype=int)
     # one group id per (key, block, merged group), in order
     gid_grid = np.full(shape, -1)

@@ -209,7 +209,7 @@ def _units_table(counts: ProxyCounts, level: float) -> pd.DataFrame:
             "units": h["units"].to_numpy(float),
         }
     )
-    b = units_proxy_interval(cells, hist, len(strata), level)
+    b = units_proxy_interval(cells, hist, len(strata), level, by_cell=counts.inclusion is not None)
     per = t.groupby(code, sort=True)[["trials", "pool_trials", "units", "pool_units"]].sum()
     labelled = per["trials"].to_numpy()
     return pd.DataFrame(
@@ -306,7 +306,9 @@ def proxy_ci(
         stratum are one sampling unit (an item answered several times, each answer judged,
         the labelled items labelled on every answer); the estimand is the stratum's row-level
         rate and the interval is the proxy interval over units (see "Units" in Notes).
-        ``population="pool"``, and a cluster with ``inclusion``, are refused (ValueError).
+        With both (a calibration set chosen by the judge's verdict, with epochs) the
+        labelled units must be drawn at random within each proxy cell: one probability per
+        unit and per cell (see "Units" in Notes). ``population="pool"`` is refused (ValueError).
     label_set : sequence, optional
         Every class ``y_true`` may hold. By default a true label must be a value that the
         predictions or a label proxy take (either of 0/1 makes both known): any other value,
@@ -363,6 +365,22 @@ def proxy_ci(
     shares) covered 0.995-1.000 of the time, against 0.81-0.86 for the same data read as
     independent rows; mean width 0.333 against 0.364 for the labels-only units interval
     (median ratio 0.94; the cells were read in 60% of the categories).
+
+    **Units chosen by proxy cell** (``design=Design(cluster=..., inclusion=...)``: "label 10
+    items the judge passed and 10 it failed", each item answered several times). The labelled
+    units of a cell are a random sample of that cell, not of the stratum, so the inclusion
+    probability must be one value per unit and per (stratum, cell) among the labelled units
+    (else ValueError naming ``design.inclusion``); each cell keeps its own betting interval
+    (cells are not merged: that would pool units drawn at different rates), the cells are
+    always read (no switch to labels only), and the cells' known row shares weight them, as
+    above. A cell with units but none labelled enters with limits [0, 1] and leaves the
+    estimate NaN. Units of one row give the interval with ``inclusion`` and no cluster bit for
+    bit. Measured (``tests/estimate/test_proxy_units_selected.py``, slow, 300 seeded datasets
+    of 4 categories x 60 items x 5 epochs, 10 judge-pass and 10 judge-fail items labelled per
+    category, level 0.95, MC SE 0.013): coverage 1.000 per category, bias +0.0015 (MC SE
+    0.0013), mean width 0.381; the labels read as a random sample of the category are biased
+    by -0.150 (the labelled items' interval, covering 0.80-0.85) or -0.022 (this interval
+    without the inclusion, covering 0.93-0.96).
 
     Examples
     --------

@@ -233,7 +233,11 @@ def audit(
         an independent draw), so the adaptive, Wilson, pooled and posterior columns and
         ``p_exceeds`` are NaN, and ``labels_needed`` scales each group's units. When every unit
         holds one row the rows are independent and the audit is the one without the cluster.
-        Refused with a cluster (ValueError naming ``design.cluster``): ``proxy``,
+        With ``proxy`` and a cluster (and, optionally, ``inclusion``: labelled units drawn per
+        proxy cell) each group's interval is its units proxy interval (:func:`bayeseval.proxy_ci`
+        with the cluster, ``read`` ``"proxy"``, ``units`` its labelled units), and the
+        differences, ratios and gap come from those intervals at Bonferroni-adjusted levels, as
+        above. Refused with a cluster (ValueError naming ``design.cluster``):
         ``guarantee="average"`` (the pooled model does not model clustering yet), and a cluster
         whose rows fall in more than one group (the message gives how many and one of them).
         ``population="pool"``: the rates of the rows of ``data`` themselves; rows whose

@@ -17,7 +17,7 @@ from bayeseval._kernels.finite_pool import pool_ci, pool_units_ci
 from bayeseval._kernels.guarantee import Guarantee
 from bayeseval.counts.counts import Counts, stratum_labels
 from bayeseval.estimate.intervals import proportion_ci
-from bayeseval.estimate.proxy import effective_counts, proxy_ci
+from bayeseval.estimate.proxy import effective_counts, in_units, proxy_ci
 from bayeseval.fairness.inputs import AuditCounts, Layout, factor_columns, tabulate_all
 from bayeseval.models import fit_crossed, fit_hierarchical
 
@@ -159,7 +159,11 @@ def _proxy_table(pc: Any, cells: pd.Index, level: float) -> pd.DataFrame:
     """The groups' proxy estimates and intervals, one row per group (NaN: no labels)."""
     table = proxy_ci(pc, level=level).table.reindex(cells)
     fill = {"trials": 0, "pool_trials": 0, "cells": 0, "effective_labels": 0.0, "proxy_used": False}
-    table = table.fillna(fill).astype({"trials": np.int64, "pool_trials": np.int64, "proxy_used": bool})
+    kinds: dict[str, Any] = {"trials": np.int64, "pool_trials": np.int64, "proxy_used": bool}
+    if "n_units" in table.columns:  # units
+        fill |= {"n_units": 0, "pool_units": 0}
+        kinds |= {"n_units": np.int64, "pool_units": np.int64}
+    table = table.fillna(fill).astype(kinds)
     none = table["trials"].to_numpy() == 0
     table.loc[none, ["rate", "lower", "upper"]] = np.nan
     cells_of = pc.table.groupby(level=[n for n in pc.table.index.names if n != "cell"], sort=False)
@@ -169,15 +173,44 @@ def _proxy_table(pc: Any, cells: pd.Index, level: float) -> pd.DataFrame:
 
 def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, min_trials: int) -> MetricFit:
     """A metric read from a few labels and a proxy: each group's proxy estimate and interval
-    (its own interval, exact-validated), the pooled model on the groups' effective counts."""
+    (its own interval, exact-validated), the pooled model on the groups' effective counts.
+
+    With rows in units (a cluster with a unit of several rows) each group's interval is the
+    units proxy interval (:func:`bayeseval.proxy_ci` with the cluster), there is no pooled model
+    (it treats rows as independent draws) and the fit carries a :class:`UnitFit`, so that the
+    differences, ratios and gap come from the groups' intervals at the Bonferroni level
+    (:func:`bayeseval.fairness.disparities.unit_pairwise`), as for units without a proxy."""
     table = _proxy_table(pc, cells, level)
     s, n = effective_counts(table)
     labelled = table["trials"].to_numpy(np.int64)
     rate, lo, hi = (table[c].to_numpy(float) for c in ("rate", "lower", "upper"))
+    cache: dict[float, tuple[np.ndarray, np.ndarray]] = {level: (lo, hi)}
 
     def gap_bounds(lev: float) -> tuple[np.ndarray, np.ndarray]:
-        t = _proxy_table(pc, cells, lev)
-        return t["lower"].to_numpy(float), t["upper"].to_numpy(float)
+        if lev not in cache:
+            t = _proxy_table(pc, cells, lev)
+            cache[lev] = (t["lower"].to_numpy(float), t["upper"].to_numpy(float))
+        return cache[lev]
+
+    if in_units(pc):
+        return MetricFit(
+            s,
+            n,
+            rate,
+            lo,
+            hi,
+            (lo, hi),
+            _no_pooled(len(cells)),
+            np.zeros(len(cells), bool),
+            gap_bounds,
+            labelled >= max(min_trials, 1),
+            (s[:, None], n[:, None], np.ones(1)),
+            labelled,
+            int(seed),
+            {},
+            table,
+            UnitFit(table["n_units"].to_numpy(np.int64), gap_bounds),
+        )
 
     return MetricFit(
         s,

@@ -92,14 +92,10 @@ def audited_design(design: Any, pool: bool = False) -> Design:
 
 
 def check_cluster_options(design: Design, proxy: Any, guarantee: Any) -> None:
-    """Refuse a cluster with what does not take one: a proxy, the pooled ``"average"`` guarantee."""
+    """Refuse a cluster with what does not take one: the pooled ``"average"`` guarantee (a proxy
+    takes one: each group's units proxy interval)."""
     if design.cluster is None:
         return
-    if proxy is not None:
-        raise ValueError(
-            f"design.cluster={design.cluster!r} is not taken with proxy={proxy!r} yet: the proxy "
-            "intervals treat every labelled row as its own unit; audit without the proxy, or one row per unit"
-        )
     if not guarantee.per_stratum:
         raise ValueError(
             f"design.cluster={design.cluster!r} is not taken with guarantee={guarantee.name!r}: the pooled "
@@ -201,10 +197,9 @@ def _tabulated(
     with ``cluster``: with the units' histogram per group; with ``outcome``: the per-row outcomes,
     each row its own unit without a cluster)."""
     design = None
-    if len(proxy) > 1 and proxy[1] is not None:
-        design = Design(inclusion=proxy[1])
-    elif cluster is not None:
-        design = Design(cluster=cluster)
+    inclusion = proxy[1] if len(proxy) > 1 else None
+    if inclusion is not None or cluster is not None:
+        design = Design(cluster=cluster, inclusion=inclusion)
     rows = {"y_true": y_true, "y_pred": y_pred} if outcome is None else {"outcome": outcome}
     if outcome is not None and (y_true is not None or y_pred is not None):
         rows |= {"y_true": y_true, "y_pred": y_pred}  # refused by tabulate, naming the three
@@ -353,9 +348,11 @@ def _count_proxy(
     name: str,
     pos_label: Any,
     proxy: tuple[Any, ...],
+    cluster: str | None = None,
 ) -> Any:
-    """Counts per group and proxy cell (ProxyCounts) for a metric that reads labels."""
-    return _tabulated(data, cols, y_true, y_pred, name, pos_label, proxy)
+    """Counts per group and proxy cell (ProxyCounts) for a metric that reads labels (of whole
+    units per cell with a ``cluster``)."""
+    return _tabulated(data, cols, y_true, y_pred, name, pos_label, proxy, cluster)
 
 
 @contextmanager
@@ -419,7 +416,7 @@ def tabulate_all(
     counts = {}
     for name in needed:
         if proxy is not None and name != "selection_rate":
-            counts[name] = _count_proxy(data, cols, y_true, y_pred, name, pos_label, proxy)
+            counts[name] = _count_proxy(data, cols, y_true, y_pred, name, pos_label, proxy, cluster)
             continue
         c = _count(data, cols, every if name == "selection_rate" else y_true, y_pred, name, pos_label, units, outcome)
         counts[name] = (

@@ -143,3 +143,36 @@ def test_selected_by_on_inspect_logs_with_a_labels_file(tmp_path, capsys):
     np.testing.assert_allclose(got[["estimate", "lower", "upper"]], expected[["estimate", "lower", "upper"]])
     assert main([*argv, "--selected-by", "nope"]) == 2
     assert "models are ['mockllm/model-a', 'mockllm/model-b']" in capsys.readouterr().err
+
+
+def test_selected_by_on_inspect_logs_with_epochs_reads_each_items_majority_verdict(tmp_path, capsys):
+    """Two Inspect logs of 3 epochs: --selected-by's probabilities are the shares of model a's items labelled
+    per majority verdict (items 0 and 3 pass, both labelled: 1; 1, 2, 4, 5 fail, two labelled: 1/2), and the
+    comparison equals that of a data file holding them, the item the unit."""
+    from bayeseval.io import read_inspect
+
+    logs = ["tests/io/data/inspect_model-a.eval", "tests/io/data/inspect_model-b.json"]
+    frame = read_inspect(logs).frame.drop(columns=["metadata.note"]).astype({"item": str})
+    assert frame["epoch"].nunique() == 3
+    items = ["0", "1", "2", "3"]
+    labels = pd.DataFrame(
+        [(m, i, (k + j) % 2) for j, m in enumerate(sorted(frame["model"].unique())) for k, i in enumerate(items)],
+        columns=["model", "item", "label"],
+    )
+    labels_path = tmp_path / "labels.csv"
+    labels.to_csv(labels_path, index=False)
+    argv = ["compare", "--inspect", *logs, "--labels", str(labels_path), "--json"]
+    code, printed = _run(capsys, [*argv, "--selected-by", "mockllm/model-a"])
+    assert code == 0
+    got = pd.DataFrame(json.loads(printed)["differences"])
+    data = frame.merge(labels.rename(columns={"label": "human"}), on=["model", "item"], how="left")
+    data["inclusion"] = np.where(data["item"].isin(["0", "3"]), 1.0, 0.5)
+    path = tmp_path / "answers.csv"
+    data.to_csv(path, index=False)
+    code, printed = _run(
+        capsys, ["compare", str(path), "--item", "task,item", "--human", "human", "--json", "--inclusion", "inclusion"]
+    )
+    assert code == 0
+    expected = pd.DataFrame(json.loads(printed)["differences"])
+    assert got["labelled"].tolist() == expected["labelled"].tolist() == [4]
+    np.testing.assert_allclose(got[["estimate", "lower", "upper"]], expected[["estimate", "lower", "upper"]])

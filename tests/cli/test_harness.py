@@ -18,6 +18,7 @@ import pytest
 
 from bayeseval import Design, PrecisionLimitedWarning, compare_models, evaluate
 from bayeseval._kernels.bounded_mean import units_ci
+from bayeseval._kernels.proxy import mover_sum
 from bayeseval.cli.main import main
 from bayeseval.fairness import audit
 from bayeseval.io import join_labels, read_inspect, read_lm_eval, read_promptfoo
@@ -248,5 +249,49 @@ def test_labels_on_answers_in_units_read_the_item_as_the_unit(capsys, tmp_path):
     assert (got["lower"].iloc[0], got["upper"].iloc[0]) == (by_hand["lower"].iloc[0], by_hand["upper"].iloc[0])
     got = _strata(_json(capsys, *argv, "--epoch", "1"))
     assert got["trials"].tolist() == [2] and got["pool_trials"].tolist() == [6]
-    labels_chosen = ["--selected-by", "outcome"]
-    assert "pass --epoch 1" in _error(capsys, *argv, *labels_chosen)
+    # labels chosen by the judge's verdict: the unit's cell is its majority verdict (items 0 and 3 pass,
+    # 1, 2, 4, 5 fail), item 0 labelled of the passes and item 1 of the fails
+    got = _strata(_json(capsys, *argv, "--selected-by", "outcome"))
+    frame = records.frame.assign(claim=1.0)
+    frame["inclusion"] = np.where(frame["item"].isin([0, 3]), 1 / 2, 1 / 4)
+    ref = evaluate(
+        frame,
+        y_true="human",
+        y_pred="claim",
+        proxy="outcome",
+        metric="accuracy",
+        design=Design(cluster="item", inclusion="inclusion"),
+    )
+    assert bool(ref.table["proxy_used"].iloc[0])
+    for col in ("rate", "lower", "upper"):
+        np.testing.assert_allclose(got[col].to_numpy(float), ref.table[col].to_numpy(float), rtol=1e-12)
+    # each cell's betting interval at its row share (2 of 6 items pass): MOVER of the two
+    cells = units_ci(pd.DataFrame({"k": [1, 0], "unit_successes": [3.0, 0.0], "unit_trials": 3, "units": 1}), "k")
+    est, lo, hi = mover_sum([4 / 6, 2 / 6], cells["estimate"], cells["lower"], cells["upper"])
+    np.testing.assert_allclose(got[["rate", "lower", "upper"]].iloc[0].to_numpy(float), [est, max(lo, 0), hi])
+
+
+def test_audit_with_labels_on_epochs_reads_each_groups_units_proxy_interval(capsys, tmp_path):
+    """Labels on items 0-3 of a 3-epoch log, chosen by the judge's majority verdict (items 0 and 3 pass,
+    both labelled: 1; 1, 2, 4, 5 fail, two labelled: 1/2): the audit of the command equals the audit
+    of the answers with the item as the unit and those probabilities."""
+    labels = tmp_path / "labels.csv"
+    pd.DataFrame({"item": [0, 1, 2, 3], "label": [1, 0, 1, 1]}).to_csv(labels, index=False)
+    argv = ["audit", "--inspect", EPOCHS_LOG, "--labels", labels, "--groups", "metadata.category"]
+    payload = _json(capsys, *argv, "--selected-by", "outcome", "--min-trials", "1")
+    frame = join_labels(read_inspect(EPOCHS_LOG), labels).frame.assign(claim=1.0)
+    frame["inclusion"] = np.where(frame["item"].isin([0, 3]), 1.0, 0.5)
+    ref = audit(
+        frame,
+        y_true="human",
+        y_pred="claim",
+        proxy="outcome",
+        groups="metadata.category",
+        metrics="accuracy",
+        random_seed=0,
+        min_trials=1,
+        design=Design(cluster="item", inclusion="inclusion"),
+    )
+    assert json.loads(json.dumps(ref.to_dict(), default=str))["groups"] == payload["groups"]
+    assert {g["read"] for g in payload["groups"]} == {"proxy"}
+    assert [g["units"] for g in payload["groups"]] == ref.groups["units"].tolist()

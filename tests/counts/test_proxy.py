@@ -226,8 +226,8 @@ def test_label_set_needs_a_proxy_and_a_sequence():
         _tab(_small(), label_set="ab")
 
 
-@pytest.mark.parametrize("design", [{"cluster": "g", "inclusion": "pi"}, {"population": "pool"}])
-def test_a_proxy_refuses_a_cluster_with_inclusion_or_the_pool_on_every_entry(design):
+@pytest.mark.parametrize("design", [{"population": "pool"}, {"cluster": "g", "population": "pool"}])
+def test_a_proxy_refuses_the_pool_on_every_entry(design):
     df = _small()
     with pytest.raises(ValueError, match=r"design=Design\("):
         tabulate(df, y_true="y_true", y_pred="y_pred", proxy="judge", design=design)

@@ -346,7 +346,12 @@ def test_equal_probabilities_give_the_random_sample_result_where_the_cells_are_r
     kw = {"human": "human", "strata": "category", "adjust": "none", "reference": "b"}
     plain = compare_models(frame, **kw).table.set_index("stratum")
     ours = compare_models(frame, design={"inclusion": "p"}, **kw).table.set_index("stratum")
-    read = plain["uses_proxy"].to_numpy()
+    # with known probabilities sparse cells are not merged: compare where no cell of the stratum is sparse
+    wide = frame.pivot_table(index=["category", "item"], columns="model", values=["outcome", "human"])
+    cell = wide["outcome"]["a"].astype(int).astype(str) + wide["outcome"]["b"].astype(int).astype(str)
+    labels = wide["human"]["a"].notna().groupby([wide.index.get_level_values(0), cell]).sum()
+    unmerged = (labels >= 3).groupby(level=0).all().reindex(plain.index, fill_value=False).to_numpy()
+    read = plain["uses_proxy"].to_numpy() & unmerged
     assert read.any()
     for col in ("estimate", "lower", "upper"):
         np.testing.assert_allclose(ours.loc[read, col], plain.loc[read, col], rtol=0, atol=1e-12)
@@ -420,8 +425,10 @@ def test_a_calibration_set_50_50_by_verdict_is_unbiased_where_random_sample_read
         lab = frame[frame["human"].notna()].pivot_table(index=["category", "item"], columns="model", values="human")
         naive_err.append((lab["a"] - lab["b"]).groupby(level=0).mean().reindex(ours.index).to_numpy() - d)
     err, cover, plain_err, naive_err = map(np.asarray, (err, cover, plain_err, naive_err))
-    se = err.std(axis=0, ddof=1) / np.sqrt(reps)
-    assert (np.abs(err.mean(axis=0)) <= 2.5 * se).all(), (err.mean(axis=0), se)
+    # a judge cell nobody labelled leaves its stratum without an estimate (its interval still holds)
+    assert np.isnan(err).mean() < 0.01
+    se = np.nanstd(err, axis=0, ddof=1) / np.sqrt(reps)
+    assert (np.abs(np.nanmean(err, axis=0)) <= 2.5 * se).all(), (np.nanmean(err, axis=0), se)
     assert (cover.mean(axis=0) >= 0.94).all(), cover.mean(axis=0)
     for other in (plain_err, naive_err):
         se_o = other.std(axis=0, ddof=1) / np.sqrt(reps)

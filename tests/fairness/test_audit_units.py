@@ -148,7 +148,7 @@ def test_refusals_name_the_arguments() -> None:
     clustered = Design(cluster="item")
     assert_raises_naming(audit, "guarantee", frame, design=clustered, guarantee="average", **kw)
     assert_raises_naming(audit, "design.cluster", frame, design=clustered, guarantee="average", **kw)
-    assert_raises_naming(audit, "proxy", frame, design=clustered, proxy="p", **kw)
+    assert_raises_naming(audit, "guarantee", frame, design=clustered, proxy="p", guarantee="average", **kw)
     assert_raises_naming(audit, "guarantee", frame, design=Design(population="pool"), guarantee="average", **kw)
     assert_raises_naming(audit, "proxy", frame, design=Design(population="pool"), proxy="p", **kw)
     assert_raises_naming(audit, "design.cluster", frame, design=Design(cluster="nope"), **kw)
