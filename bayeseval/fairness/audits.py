@@ -40,6 +40,7 @@ Every table has one column per group column, as in the data, and a display label
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,7 @@ from bayeseval._api.validation import (
     check_random_seed,
     iter_columns,
 )
+from bayeseval._api.warnings import ClusteredRowsWarning
 from bayeseval._kernels.binomial import GUARANTEES
 from bayeseval._kernels.guarantee import Guarantee, as_guarantee
 from bayeseval.counts.design import Design
@@ -238,7 +240,7 @@ def audit(
         with the cluster, ``read`` ``"proxy"``, ``units`` its labelled units), and the
         differences, ratios and gap come from those intervals at Bonferroni-adjusted levels, as
         above. Refused with a cluster (ValueError naming ``design.cluster``):
-        ``guarantee="average"`` (the pooled model does not model clustering yet), and a cluster
+        ``guarantee="average"`` (the audit's pooled model treats rows as independent draws), and a cluster
         whose rows fall in more than one group (the message gives how many and one of them).
         ``population="pool"``: the rates of the rows of ``data`` themselves; rows whose
         ``y_true`` (or ``outcome``) is missing are the pool's unlabelled rows, the labelled ones
@@ -437,17 +439,20 @@ def audit_with_spelling(
         pool = tabulate_pool(data, cols, y_true, y_pred, names, pos_label, cluster=d.cluster, outcome=outcome)
         counted = pool.labelled
     else:
-        counted = tabulate_all(
-            data,
-            cols,
-            y_true,
-            y_pred,
-            names,
-            pos_label,
-            None if proxy is None else (proxy, inclusion, label_set),
-            cluster=d.cluster,
-            outcome=outcome,
-        )
+        with warnings.catch_warnings():
+            if design is not None:  # a stated design says whether rows are clustered: no guess
+                warnings.simplefilter("ignore", ClusteredRowsWarning)
+            counted = tabulate_all(
+                data,
+                cols,
+                y_true,
+                y_pred,
+                names,
+                pos_label,
+                None if proxy is None else (proxy, inclusion, label_set),
+                cluster=d.cluster,
+                outcome=outcome,
+            )
     check_graded_guarantee(outcome, guarantee, counted)
     cells, rows, counts = counted.cells, counted.rows, counted.counts
     layout = make_layout(cells, cols)

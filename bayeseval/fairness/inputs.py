@@ -98,9 +98,9 @@ def check_cluster_options(design: Design, proxy: Any, guarantee: Any) -> None:
         return
     if not guarantee.per_stratum:
         raise ValueError(
-            f"design.cluster={design.cluster!r} is not taken with guarantee={guarantee.name!r}: the pooled "
-            "model treats every row as an independent yes/no draw and does not model clustering yet; use "
-            "guarantee='stratum' (each group's own units interval)"
+            f"design.cluster={design.cluster!r} is not taken with guarantee={guarantee.name!r}: the audit's "
+            "pooled model (groups crossed, or exchangeable) treats every row as an independent yes/no draw; "
+            "use guarantee='stratum' (each group's own units interval)"
         )
 
 

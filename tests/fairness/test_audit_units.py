@@ -383,3 +383,16 @@ def test_the_page_shows_each_group_interval_it_reads() -> None:
     rows = audit(frame.drop(columns="item"), y_true="y", y_pred="p", groups="g", metrics=["accuracy"])
     shown = rows.to_html(plot=False)
     assert "<th>Wilson</th>" in shown and "<th>pooled interval</th>" in shown and "<td>adaptive</td>" in shown
+
+
+def test_a_stated_design_silences_the_clustered_rows_guess() -> None:
+    """Rows repeating an id warn without a design; ``design=Design()`` says they are independent rows."""
+    import warnings
+
+    frame = _answers(4)
+    with pytest.warns(be.ClusteredRowsWarning, match="design=Design\\(cluster='item'\\)"):
+        audit(frame, y_true="y", y_pred="p", groups="g", metrics=["accuracy"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", be.ClusteredRowsWarning)
+        res = audit(frame.copy(), y_true="y", y_pred="p", groups="g", metrics=["accuracy"], design=Design())
+    assert set(res.groups["read"]) == {"adaptive"}  # rows read as independent draws, as stated
