@@ -192,26 +192,7 @@ def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, mi
             cache[lev] = (t["lower"].to_numpy(float), t["upper"].to_numpy(float))
         return cache[lev]
 
-    if in_units(pc):
-        return MetricFit(
-            s,
-            n,
-            rate,
-            lo,
-            hi,
-            (lo, hi),
-            _no_pooled(len(cells)),
-            np.zeros(len(cells), bool),
-            gap_bounds,
-            labelled >= max(min_trials, 1),
-            (s[:, None], n[:, None], np.ones(1)),
-            labelled,
-            int(seed),
-            {},
-            table,
-            UnitFit(table["n_units"].to_numpy(np.int64), gap_bounds),
-        )
-
+    units = UnitFit(table["n_units"].to_numpy(np.int64), gap_bounds) if in_units(pc) else None
     return MetricFit(
         s,
         n,
@@ -219,8 +200,8 @@ def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, mi
         lo,
         hi,
         (lo, hi),
-        _pooled((s, n), cells, level, seed, model),
-        _conflict(s, n),
+        _no_pooled(len(cells)) if units is not None else _pooled((s, n), cells, level, seed, model),
+        np.zeros(len(cells), bool) if units is not None else _conflict(s, n),
         gap_bounds,
         labelled >= max(min_trials, 1),
         (s[:, None], n[:, None], np.ones(1)),
@@ -228,6 +209,7 @@ def _fit_proxy(pc: Any, cells: pd.Index, level: float, seed: int, model: str, mi
         int(seed),
         {},
         table,
+        units,
     )
 
 
