@@ -12,7 +12,7 @@ and the scorer becomes the proxy: the human label says whether an answer is righ
 (a model-graded judge) stands in for it on the unlabelled answers. ``--selected-by`` names the
 columns whose cells the labels were drawn in (``--selected-by outcome``: a calibration set chosen
 by the judge's verdict), so that the estimates weight them by their inclusion probabilities.
-With epochs the item was drawn, so its cell is its answers' majority verdict (:func:`unit_selection`).
+With epochs the item was drawn, so its cell is its answers' majority verdict (:func:`bayeseval.io.join_labels`).
 
 Declaring the options needs only argparse (``bayeseval --help`` starts without pandas); the
 files are read when the command runs.
@@ -170,88 +170,17 @@ def read_harness(args: argparse.Namespace) -> Any:
         raise ValueError(f"{option}: the files hold no answers")
     if getattr(args, "labels", None) is not None:
         cells = _split(getattr(args, "selected_by", None)) or None
-        in_units = records.design.cluster is not None
-        try:
+        if cells and "inclusion" in records.frame.columns:
+            raise ValueError("selected_by writes the column 'inclusion', which the answers already have")
+        try:  # with epochs join_labels reads the cells per item (its answers' majority verdict)
             records = join_labels(
-                records,
-                args.labels,
-                on=_split(args.labels_on) or "item",
-                column=args.label_column,
-                selected_by=None if in_units else cells,
+                records, args.labels, on=_split(args.labels_on) or "item", column=args.label_column, selected_by=cells
             )
-            if in_units and cells:
-                records = unit_selection(records, cells)
         except (ValueError, TypeError) as exc:
             raise type(exc)(f"--labels {args.labels!r}: {exc}") from exc
     elif getattr(args, "selected_by", None) is not None:
         raise ValueError("--selected-by says how the --labels were chosen: give --labels too")
     return records
-
-
-def unit_selection(records: Any, cells: list[str]) -> Any:
-    """``records`` (human labels joined, in units) with each unit's inclusion probability when the
-    labelled units were drawn at random within the cells of ``cells`` taken per unit.
-
-    A unit is the design's cluster within a task (an item and its epochs). A 0/1 cell column
-    (a judge's verdict) is read per unit as the proxy's unit cell reads it: the majority, a tie
-    a pass; any other cell column must be one value per unit. The probability of a unit is its
-    cell's share of labelled units (as :func:`bayeseval.io.join_labels`' ``selected_by`` gives
-    for rows), copied to the unit's answers; the design gains ``inclusion="inclusion"``.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from bayeseval.counts.design import Design
-    >>> from bayeseval.io import EvalRecords
-    >>> rows = pd.DataFrame({"model": "m", "task": "t", "item": [1, 1, 2, 2, 3, 3], "epoch": [1, 2] * 3,
-    ...                      "outcome": [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], "human": [1.0, 1.0, None, None, 0.0, 0.0]})
-    >>> out = unit_selection(EvalRecords(rows, Design(cluster="item"), "outcome", ("outcome",)), ["outcome"])
-    >>> out.frame["inclusion"].tolist(), out.design.inclusion
-    ([0.5, 0.5, 0.5, 0.5, 1.0, 1.0], 'inclusion')
-    """
-    import pandas as pd  # deferred: fast start-up
-
-    from bayeseval.counts.design import Design
-    from bayeseval.io import EvalRecords
-
-    frame, design = records.frame, records.design
-    if "inclusion" in frame.columns:
-        raise ValueError("selected_by writes the column 'inclusion', which the answers already have")
-    unit = [c for c in ("model", "task") if c in frame.columns] + [design.cluster]
-    key = pd.MultiIndex.from_frame(frame[unit])
-    per_unit: dict[str, Any] = {}
-    for col in cells:
-        if col not in frame.columns:
-            raise ValueError(f"selected_by={col!r} is not a column of the answers; columns are {list(frame.columns)}")
-        values = frame[col]
-        if values.isna().any():
-            raise ValueError(
-                f"selected_by: the column {col!r} has no value on some rows; the cells the labels were drawn in "
-                "must be known on every row"
-            )
-        grouped = values.groupby(key, sort=False)
-        if pd.api.types.is_numeric_dtype(values) and values.isin([0, 1]).all():
-            per_unit[col] = (grouped.mean() >= 0.5).astype(float)  # the unit's majority verdict, a tie a pass
-        elif (grouped.nunique() > 1).any():
-            raise ValueError(
-                f"selected_by: the column {col!r} takes several values within a unit ({design.cluster!r}); "
-                "with units the labels are drawn by a value of the unit (a 0/1 verdict is read as its majority)"
-            )
-        else:
-            per_unit[col] = grouped.first()
-    units = pd.DataFrame(per_unit)
-    units["_labelled"] = frame["human"].notna().groupby(key, sort=False).any().astype(float)
-    if not units["_labelled"].any():
-        raise ValueError("labels: no answer is labelled, so there is no selection to describe")
-    share = units.groupby(cells, sort=False)["_labelled"].transform("mean")
-    inclusion = share.where(share > 0).reindex(key).to_numpy(dtype=float)
-    out = frame.assign(inclusion=inclusion)
-    return EvalRecords(
-        out,
-        Design(cluster=design.cluster, inclusion="inclusion", population=design.population),
-        records.outcome,
-        records.scorers,
-    )
 
 
 def _read_files(args: argparse.Namespace, option: str) -> Any:

@@ -274,7 +274,11 @@ def join_labels(
         was labelled, exact for a draw of a fixed number per cell), and the design
         ``Design(inclusion="inclusion")``, so that ``evaluate(..., proxy=..., design=...)`` and
         :func:`~bayeseval.proxy_ci` weight the labels by it and stay unbiased. With several
-        models, pass the rows of the model whose answers the cells were drawn from.
+        models, pass the rows of the model whose answers the cells were drawn from. When
+        ``frame`` is a reader's result in units (epochs: its design has a cluster), the units
+        were drawn: a unit's cell is its answers' majority for a 0/1 column (a tie a pass, as
+        the proxy reads a unit) or its one value, and its probability its cell's share of
+        labelled units, copied to its answers.
     inclusion : str, optional
         Instead of ``selected_by``: a column of ``labels`` holding each label's inclusion
         probability in (0, 1] (Label Studio: a key of the task's ``data``), copied to the
@@ -337,7 +341,10 @@ def join_labels(
         )
     out = table.copy()
     out[name] = pd.Series(values, index=table.index, dtype=float)
-    if cells:
+    cluster = frame.design.cluster if isinstance(frame, EvalRecords) else None
+    if cells and cluster is not None:
+        out["inclusion"] = _unit_shares(out, cells, name, cluster)
+    elif cells:
         out["inclusion"] = _cell_shares(out, cells, name)
     elif inclusion is not None:
         out["inclusion"] = pd.Series(probabilities, index=table.index, dtype=float)
@@ -385,6 +392,40 @@ def _probability(value: Any, where: str, column: str) -> float:
             f"{where}: the inclusion probability (column {column!r}) must be in (0, 1], got {short_repr(value)}"
         )
     return number
+
+
+def _unit_shares(out: pd.DataFrame, cells: list[str], name: str, cluster: str) -> pd.Series:
+    """Each row's unit's cell's share of labelled units: the chance a unit of the cell was labelled.
+
+    A unit is the cluster within its model and task; a 0/1 cell column is read per unit as its
+    majority (a tie a pass), any other must hold one value per unit.
+    """
+    unit = [c for c in ("model", "task") if c in out.columns] + [cluster]
+    key = pd.MultiIndex.from_frame(out[unit])
+    per_unit: dict[str, Any] = {}
+    for col in cells:
+        values = out[col]
+        if values.isna().any():
+            raise ValueError(
+                f"selected_by: the column {col!r} has no value on some rows; the cells the labels were drawn in "
+                "must be known on every row"
+            )
+        grouped = values.groupby(key, sort=False)
+        if pd.api.types.is_numeric_dtype(values) and values.isin([0, 1]).all():
+            per_unit[col] = (grouped.mean() >= 0.5).astype(float)  # the unit's majority verdict, a tie a pass
+        elif (grouped.nunique() > 1).any():
+            raise ValueError(
+                f"selected_by: the column {col!r} takes several values within a unit ({cluster!r}); "
+                "with units the labels are drawn by a value of the unit (a 0/1 verdict is read as its majority)"
+            )
+        else:
+            per_unit[col] = grouped.first()
+    units = pd.DataFrame(per_unit)
+    units["_labelled"] = out[name].notna().groupby(key, sort=False).any().astype(float)
+    if not units["_labelled"].any():
+        raise ValueError("labels: no row of frame is labelled, so there is no selection to describe")
+    share = units.groupby(cells, sort=False)["_labelled"].transform("mean")
+    return pd.Series(share.where(share > 0).reindex(key).to_numpy(dtype=float), index=out.index)
 
 
 def _cell_shares(out: pd.DataFrame, cells: list[str], name: str) -> pd.Series:

@@ -150,3 +150,31 @@ def test_explicit_inclusion_probabilities_come_from_the_labels_table(tmp_path):
         join_labels(RECORDS, path, inclusion="p", selected_by="match")
     with pytest.raises(ValueError, match="selected_by=.*'nope' is not a column of frame"):
         join_labels(RECORDS, path, selected_by="nope")
+
+
+def test_selected_by_on_records_in_units_reads_each_item_by_its_majority_verdict():
+    """With epochs the items were drawn: an item's cell is its answers' majority verdict (a tie a pass)
+    and its probability the share of labelled items in that cell, on every answer of the item."""
+    from bayeseval import Design
+
+    verdicts = {1: [1, 1, 0], 2: [0, 0, 1], 3: [1, 0, 0], 4: [1, 0, 1], 5: [0, 0, 0], 6: [1, 1, 1]}
+    rows = pd.DataFrame(
+        [
+            {"model": "m", "task": "t", "item": i, "epoch": e + 1, "outcome": float(v)}
+            for i, vs in verdicts.items()
+            for e, v in enumerate(vs)
+        ]
+    )
+    records = EvalRecords(rows, Design(cluster="item"), "outcome", ("outcome",))
+    labels = {1: 1, 2: 0, 5: 0}  # items 1, 4, 6 pass by majority (1 labelled of 3); 2, 3, 5 fail (2 of 3)
+    out = join_labels(records, labels, selected_by="outcome")
+    majority = {i: float(np.mean(vs) >= 0.5) for i, vs in verdicts.items()}
+    share = {1.0: 1 / 3, 0.0: 2 / 3}
+    np.testing.assert_allclose(out.frame["inclusion"], rows["item"].map(lambda i: share[majority[i]]))
+    assert out.design == Design(cluster="item", inclusion="inclusion")
+    # read as rows (no cluster), the answers' own verdicts would give other shares
+    as_rows = join_labels(rows, labels, selected_by="outcome")["inclusion"]
+    assert not np.allclose(as_rows, out.frame["inclusion"])
+    mixed = rows.assign(source=["a", "b", "a"] * 6)
+    with pytest.raises(ValueError, match="takes several values within a unit"):
+        join_labels(EvalRecords(mixed, Design(cluster="item"), "outcome", ("outcome",)), labels, selected_by="source")
