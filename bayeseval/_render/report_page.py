@@ -595,7 +595,10 @@ def _read_cell_title(col: str, reason: Any) -> str:
 
 
 def _read_cell_text(col: str, row: Any, text: str) -> str:
-    """A cell's escaped text; the interval read is bold where it is the adaptive one."""
-    if col in ("read", "lower", "upper") and row.get("read") == "adaptive":
+    """A cell's escaped text; the interval read is bold where it is not the pooled one: the adaptive
+    interval (rows), or a stratum's own units interval beside the pooled model over units."""
+    read = row.get("read")
+    beside_pooled = read == "units" and pd.notna(row.get("pooled_mean", np.nan))
+    if col in ("read", "lower", "upper") and (read == "adaptive" or beside_pooled):
         return f"<b>{html.escape(text)}</b>"
     return html.escape(text)

@@ -327,3 +327,5 @@ def test_average_over_units_reads_an_outlying_stratum_s_unit_interval():
     assert (t.loc[pooled, "lower"] == t.loc[pooled, "pooled_lower"]).all()
     assert any("reads its own units' interval instead of the pooled one: 'c0'" in n for n in rep.notes)
     assert "read" not in _quiet_evaluate(df, guarantee="stratum", **kw).table.columns
+    page = rep.to_html(plot=False)  # the page marks the interval read instead of the pooled one, as for rows
+    assert page.count("><b>units</b></td>") == 1 and f"<b>{t.loc['c0', 'lower']:.4f}</b>" in page
