@@ -180,7 +180,6 @@ def test_a_calibration_set_by_verdict_is_covered_without_bias():
     cover, bias, se = out["weighted"]
     assert (cover >= 0.94).all(), cover
     assert abs(bias) <= 3 * se, (bias, se)
-    assert out["naive"][1] < -10 * out["naive"][2], out["naive"]
     for name in ("naive", "labels only"):
         _, other_bias, other_se = out[name]
         assert other_bias < -5 * other_se, (name, out[name])
@@ -242,4 +241,3 @@ def test_a_paired_difference_with_items_chosen_by_one_models_verdict():
     cover, bias, se = out["weighted"]
     assert (cover >= 0.94).all(), cover
     assert abs(bias) <= 3 * se, (bias, se)
-    assert out["naive"][1] < -10 * out["naive"][2], out["naive"]
