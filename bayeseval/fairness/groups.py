@@ -242,11 +242,15 @@ def _fit_units(s, n, units, cells, level, seed, min_trials: int) -> MetricFit:
     """A metric whose rows come in units: each group's own unit interval, no pooled model."""
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(n > 0, s / np.maximum(n, 1), np.nan)
-    bounds = _unit_bounds(units, cells, n)
-    lo, hi = bounds(level)
     names = [str(name) for name in cells.names]
     per = units.groupby(names, sort=False)["units"].sum() if len(units) else pd.Series(dtype=np.int64)
     n_units = per.reindex(cells, fill_value=0).to_numpy(np.int64)
+    return _own_interval_fit(s, n, rate, _unit_bounds(units, cells, n), n_units, level, seed, min_trials)
+
+
+def _own_interval_fit(s, n, rate, bounds, n_units, level: float, seed: int, min_trials: int) -> MetricFit:
+    """A metric each group reads from its own interval (``bounds``: level -> (lower, upper)), no pooled model."""
+    lo, hi = bounds(level)
     return MetricFit(
         s,
         n,
@@ -254,11 +258,11 @@ def _fit_units(s, n, units, cells, level, seed, min_trials: int) -> MetricFit:
         lo,
         hi,
         (lo, hi),
-        _no_pooled(len(cells)),
-        np.zeros(len(cells), bool),
+        _no_pooled(len(rate)),
+        np.zeros(len(rate), bool),
         bounds,
         n >= max(min_trials, 1),
-        (s[:, None], n[:, None], np.ones(1)),
+        (np.asarray(s)[:, None], np.asarray(n)[:, None], np.ones(1)),
         n,
         int(seed),
         {},
@@ -569,32 +573,14 @@ def fit_pool(names: list[str], counted: PoolCounts, level: float, seed: Any, min
         s, n = own[0], own[1]
         with np.errstate(divide="ignore", invalid="ignore"):
             rate = np.where(n > 0, s / np.maximum(n, 1), np.nan)
-        bounds = _pool_bounds(own, pool, cells)
-        lo, hi = bounds(level)
         if len(own) == 3 and len(own[2]):
             unit_names = [str(c) for c in cells.names]
             per = own[2].groupby(unit_names, sort=False)["units"].sum()
             n_units = per.reindex(cells, fill_value=0).to_numpy(np.int64)
         else:
             n_units = np.asarray(n, np.int64)
-        fits[name] = MetricFit(
-            s,
-            n,
-            rate,
-            lo,
-            hi,
-            (lo, hi),
-            _no_pooled(len(cells)),
-            np.zeros(len(cells), bool),
-            bounds,
-            n >= max(min_trials, 1),
-            (np.asarray(s)[:, None], np.asarray(n)[:, None], np.ones(1)),
-            n,
-            int(rng.integers(2**32)),
-            {},
-            None,
-            UnitFit(n_units, bounds),
-        )
+        bounds = _pool_bounds(own, pool, cells)
+        fits[name] = _own_interval_fit(s, n, rate, bounds, n_units, level, int(rng.integers(2**32)), min_trials)
     if "balanced_accuracy" in names:
         fits["balanced_accuracy"] = _balanced_units(fits["tpr"], fits["tnr"], level, int(rng.integers(2**32)))
     return fits
